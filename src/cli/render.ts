@@ -1,0 +1,161 @@
+// Text renderings of gate reports for a terminal: the server table, one server's full definition (escaped,
+// untruncated) with its diff, and the doctor report. Pure functions of the report; the CLI prints them.
+import { escapeText, quote, renderValue } from '../trust/escape';
+import { diffDefinitions, type DefinitionDiff } from '../trust/diff';
+import type { GateReport, ServerReport } from '../trust/gate';
+
+export function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
+}
+
+/** One line saying what the server runs or reaches, every argument quoted and escaped. */
+export function summary(s: ServerReport): string {
+  const d = s.definition;
+  if (!d) return '(invalid entry)';
+  if (d.type === 'http') return `url ${quote(d.url!)}`;
+  return [d.command!, ...d.args].map(quote).join(' ');
+}
+
+export function stateLabel(s: ServerReport): string {
+  return s.viaEscapeHatch ? 'approved(hatch)' : s.state;
+}
+
+export function fullBlockText(report: GateReport): string {
+  return report.fullBlock.map((b) => `BLOCKED: ${escapeText(b.reason)}\n  files: ${b.files.map(escapeText).join(', ')}`).join('\n');
+}
+
+export function listText(report: GateReport): string {
+  const lines: string[] = [`project ${escapeText(report.project)}`];
+  if (report.escapeHatch) lines.push('WARNING: MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review');
+  if (report.fullBlock.length) lines.push(fullBlockText(report));
+  if (report.servers.length === 0) lines.push('no MCP servers declared');
+  else {
+    const rows = [['STATE', 'SCOPE', 'SOURCE', 'SERVER', 'WHAT']];
+    for (const s of report.servers) rows.push([stateLabel(s), s.gated ? s.scope : 'user', escapeText(s.source), escapeText(s.name), summary(s)]);
+    lines.push(table(rows));
+  }
+  return lines.join('\n');
+}
+
+function diffText(diff: DefinitionDiff): string {
+  const lines: string[] = [];
+  for (const f of diff.fields) {
+    lines.push(`  field ${f.field}:`);
+    lines.push(`    - ${f.before === undefined ? '(absent)' : renderValue(f.before, '      ')}`);
+    lines.push(`    + ${f.after === undefined ? '(absent)' : renderValue(f.after, '      ')}`);
+  }
+  for (const f of diff.files) {
+    lines.push(`  file ${escapeText(f.path)}: ${f.change}${f.before ? ` (was sha256 ${f.before.slice(0, 12)})` : ''}${f.after ? ` (now sha256 ${f.after.slice(0, 12)})` : ''}`);
+    for (const h of f.hunks ?? []) {
+      lines.push(`    @@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);
+      for (const l of h.lines) lines.push(`    ${escapeText(l)}`);
+    }
+    if (!f.hunks && f.change === 'changed') lines.push('    (content not kept: binary or larger than 64 KiB)');
+  }
+  return lines.join('\n');
+}
+
+/** Everything a person needs to decide about one server. Nothing is truncated; hidden characters are escaped. */
+export function serverText(s: ServerReport): string {
+  const lines: string[] = [];
+  lines.push(`server ${quote(s.name)}`);
+  lines.push(`  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`);
+  lines.push(`  state       ${stateLabel(s)}: ${escapeText(s.reason)}`);
+  if (s.definition) {
+    lines.push(s.definition.type === 'http' ? `  connects to ${quote(s.definition.url!)}` : `  runs        ${summary(s)}`);
+    if (s.definition.cwd) lines.push(`  in folder   ${quote(s.definition.cwd)}`);
+  }
+  lines.push('  definition as written:');
+  lines.push('  ' + renderValue(s.raw, '  '));
+  if (s.pinned) {
+    const files = Object.entries(s.pinned.pinned.files);
+    if (files.length) {
+      lines.push('  workspace files it runs (content pinned):');
+      for (const [p, f] of files) lines.push(`    ${escapeText(p)}  ${f.size} bytes  sha256 ${f.sha256}`);
+    }
+    if (s.pinned.pinned.envFile) lines.push(`  envFile ${escapeText(s.pinned.pinned.envFile.path)} ${s.pinned.pinned.envFile.missing ? '(missing)' : `sha256 ${s.pinned.pinned.envFile.sha256}`}`);
+    if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
+    lines.push(`  digest      ${s.pinned.digest}`);
+  }
+  if (s.state === 'approval-changed' && s.record && s.pinned) {
+    lines.push('  changed since approval:');
+    lines.push(diffText(diffDefinitions(s.record, s.pinned)));
+  }
+  return lines.join('\n');
+}
+
+export function doctorText(report: GateReport, storeHow: string): string {
+  const L: string[] = [];
+  L.push(`project   ${escapeText(report.project)}`);
+  const h = report.store.health;
+  L.push(`store     ${escapeText(report.store.file)} (${storeHow}; ${h.status === 'corrupt' ? `CORRUPT: ${escapeText(h.problem)} — nothing is approved until you approve again${h.backup ? `; the unreadable file is kept as ${escapeText(h.backup)}` : ''}` : h.status})`);
+  if (report.escapeHatch) L.push('WARNING   MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review');
+  if (report.fullBlock.length) {
+    L.push('');
+    L.push('FULL BLOCK: no tool of this project may be called until this is fixed');
+    for (const b of report.fullBlock) L.push(`  - ${escapeText(b.reason)}\n    files: ${b.files.map(escapeText).join(', ')}`);
+  }
+  L.push('');
+  L.push('sources:');
+  const present = report.sources.filter((s) => s.status !== 'missing');
+  if (present.length === 0) L.push('  (none of the known configuration files exist)');
+  for (const s of present) {
+    L.push(`  ${s.status.padEnd(10)} ${s.scope.padEnd(10)} ${escapeText(s.file)}  (${s.kind}, ${s.servers} server${s.servers === 1 ? '' : 's'}${s.importedBy.length ? `, imported by ${s.importedBy.map((i) => `${escapeText(i.file)} [${i.scope}]`).join(', ')}` : ''})`);
+    for (const p of s.problems) L.push(`             ${escapeText(p)}`);
+  }
+  if (report.importers.length) {
+    L.push('');
+    L.push('imports:');
+    for (const i of report.importers) L.push(`  ${escapeText(i.file)}:${i.position.line} (${i.scope}) imports ${i.kinds.join(', ')}`);
+    for (const t of report.missingImportTargets) L.push(`  missing import target: ${escapeText(t.file)} (${t.kind}, imported by ${t.importedBy.map(escapeText).join(', ')})`);
+  }
+  if (report.ignoredGrants.length) {
+    L.push('');
+    L.push('ignored (a repository cannot grant):');
+    for (const g of report.ignoredGrants) L.push(`  ${escapeText(g.file)}: "${g.key}"`);
+  }
+  L.push('');
+  L.push('servers:');
+  if (report.servers.length === 0) L.push('  (none declared)');
+  for (const s of report.servers) {
+    L.push(`  ${escapeText(s.name)}  [${stateLabel(s)}]  ${s.scope} scope${s.gated ? ' (gated)' : ' (trusted)'}, ${escapeText(s.source)}:${s.position.line}:${s.position.column}${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''}`);
+    L.push(`      ${escapeText(s.reason)}`);
+  }
+  const review = report.servers.filter((s) => s.state === 'pending' || s.state === 'approval-changed');
+  if (review.length) {
+    L.push('');
+    L.push(`needs review (${review.length}): ${review.map((s) => `${escapeText(s.name)} (${s.state === 'pending' ? 'never decided' : 'changed since approval'})`).join(', ')}`);
+    L.push('  inspect with `mcp-gate get <server>`, then `mcp-gate approve <server>` or `mcp-gate reject <server>`');
+  }
+  if (report.agentFiles.length) {
+    L.push('');
+    L.push('agent and prompt files (not gated: they run no command; from this repository):');
+    for (const a of report.agentFiles) L.push(`  ${escapeText(a.path)}  (${a.what}, from this repository)`);
+  }
+  return L.join('\n');
+}
+
+export function serverJson(s: ServerReport) {
+  return {
+    name: s.name, source: s.source, file: s.file, line: s.position.line, column: s.position.column,
+    scope: s.scope, gated: s.gated, importedBy: s.importedBy, state: s.state, reason: s.reason,
+    viaEscapeHatch: s.viaEscapeHatch, digest: s.pinned?.digest, definition: s.definition,
+  };
+}
+
+export function reportJson(report: GateReport, storeHow: string) {
+  return {
+    project: report.project,
+    blocked: report.fullBlock.length > 0,
+    fullBlock: report.fullBlock,
+    escapeHatch: report.escapeHatch,
+    store: { ...report.store, how: storeHow },
+    sources: report.sources.filter((s) => s.status !== 'missing'),
+    importers: report.importers,
+    missingImportTargets: report.missingImportTargets,
+    ignoredGrants: report.ignoredGrants,
+    servers: report.servers.map(serverJson),
+    agentFiles: report.agentFiles,
+  };
+}

@@ -1,0 +1,68 @@
+// A structured diff between what was approved and what is declared now: field by field over the pinned
+// definition, and line by line for referenced files whose text was kept with the approval.
+import { structuredPatch } from 'diff';
+import { canonicalJson, type Pinned, type PinnedDefinition } from './digest';
+import type { ApprovalRecord } from './store';
+
+export interface FieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface FileChange {
+  path: string;
+  change: 'added' | 'removed' | 'changed';
+  before?: string; // sha256
+  after?: string;
+  /** Unified hunks when both texts are known. */
+  hunks?: { oldStart: number; oldLines: number; newStart: number; newLines: number; lines: string[] }[];
+}
+
+export interface DefinitionDiff {
+  fields: FieldChange[];
+  files: FileChange[];
+}
+
+function flatten(p: PinnedDefinition): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p.definition)) out[k] = v;
+  for (const [k, v] of Object.entries(p.extra)) out[`extra.${k}`] = v;
+  out.inputs = p.inputs;
+  out.envFile = p.envFile;
+  return out;
+}
+
+export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts'>, current: Pinned): DefinitionDiff {
+  const a = flatten(approved.pinned);
+  const b = flatten(current.pinned);
+  const fields: FieldChange[] = [];
+  for (const field of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    if (canonicalJson(a[field]) !== canonicalJson(b[field])) fields.push({ field, before: a[field], after: b[field] });
+  }
+  const files: FileChange[] = [];
+  const fa = approved.pinned.files ?? {};
+  const fb = current.pinned.files;
+  const textKey = (p: string) => p;
+  const envA = approved.pinned.envFile;
+  const envB = current.pinned.envFile;
+  const pairs: [string, string | undefined, string | undefined, string][] = [];
+  for (const p of [...new Set([...Object.keys(fa), ...Object.keys(fb)])].sort()) pairs.push([p, fa[p]?.sha256, fb[p]?.sha256, textKey(p)]);
+  if (envA?.sha256 !== envB?.sha256 && (envA?.path ?? envB?.path)) {
+    const p = (envB?.path ?? envA?.path)!;
+    pairs.push([`envFile ${p}`, envA?.sha256, envB?.sha256, `envFile:${p}`]);
+  }
+  for (const [p, before, after, key] of pairs) {
+    if (before === after) continue;
+    const change: FileChange = { path: p, change: before === undefined ? 'added' : after === undefined ? 'removed' : 'changed', before, after };
+    const ta = approved.texts?.[key] ?? (before === undefined ? '' : undefined);
+    const tb = current.texts[key] ?? (after === undefined ? '' : undefined);
+    if (ta !== undefined && tb !== undefined) {
+      change.hunks = structuredPatch(p, p, ta, tb, '', '', { context: 3 }).hunks.map((h) => ({
+        oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines,
+      }));
+    }
+    files.push(change);
+  }
+  return { fields, files };
+}

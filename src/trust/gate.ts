@@ -1,0 +1,331 @@
+// The gate: reads every source the catalogue names for a project (and what they import), decides each
+// server's state against the approval store, and reports full-block conditions. One function computes the
+// state; the CLI, the extension and the host all consume its report. A per-project cache returns the previous
+// report while every file it read or looked for (missing paths included) keeps its signature.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './catalogue';
+import { readDeclarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
+import { pin, PinError, type Pinned } from './digest';
+import { TrackingReader, unchanged, type Signature } from './fsread';
+import { isInside } from './location';
+import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
+import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
+
+export type GateState = 'trusted' | 'pending' | 'approved' | 'approval-changed' | 'rejected' | 'blocked';
+
+export const ESCAPE_HATCH_ENV = 'MCP_GATE_ALLOW_PROJECT';
+
+export interface GateInput {
+  projectDir: string;
+  storeDir: string;
+  machine: Machine;
+}
+
+export interface SourceReport {
+  file: string;
+  /** How it is shown and keyed: workspace-relative for repository files, absolute for user files. */
+  source: string;
+  scope: Scope;
+  kind: Location['kind'];
+  format: Location['format'];
+  status: 'ok' | 'missing' | 'unreadable' | 'invalid';
+  problems: string[];
+  /** Files whose `imports` brought this one in (empty for a file read by itself). */
+  importedBy: { file: string; scope: Scope }[];
+  /** A person on this machine chose this file: it is user scope and read natively or imported by a user file. */
+  trusted: boolean;
+  servers: number;
+}
+
+export interface ServerReport {
+  name: string;
+  source: string;
+  file: string;
+  position: Position;
+  scope: Scope;
+  kind: Location['kind'];
+  gated: boolean;
+  importedBy: string[];
+  state: GateState;
+  reason: string;
+  viaEscapeHatch: boolean;
+  definition?: ServerDefinition;
+  raw: Record<string, unknown>;
+  pinned?: Pinned;
+  record?: ApprovalRecord;
+}
+
+export interface FullBlock {
+  reason: string;
+  files: string[];
+}
+
+export interface Importer {
+  file: string;
+  scope: Scope;
+  kinds: ImportKind[];
+  position: Position;
+}
+
+export interface GateReport {
+  project: string;
+  store: { file: string; health: StoreHealth };
+  sources: SourceReport[];
+  servers: ServerReport[];
+  fullBlock: FullBlock[];
+  importers: Importer[];
+  missingImportTargets: { kind: ImportKind; file: string; importedBy: string[] }[];
+  escapeHatch: boolean;
+  agentFiles: { path: string; what: string }[];
+  /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
+  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown };
+  /** Repository files that try to set what only user scope may set. */
+  ignoredGrants: { file: string; key: string }[];
+}
+
+export class ProjectError extends Error {}
+
+/** Project identity: the real path of the workspace folder. A fork, rename or second checkout is a new project. */
+export function projectIdentity(dir: string): string {
+  try {
+    const real = fs.realpathSync(dir);
+    if (!fs.statSync(real).isDirectory()) throw new ProjectError(`${dir} is not a folder`);
+    return real;
+  } catch (e) {
+    if (e instanceof ProjectError) throw e;
+    throw new ProjectError(`the project folder ${dir} cannot be opened: ${(e as Error).message}`);
+  }
+}
+
+interface LoadedSource {
+  report: SourceReport;
+  loc: Location;
+  servers: DeclaredServer[];
+  imports?: { kinds: ImportKind[]; position: Position };
+  settings?: ExposureSettings;
+  gate?: { rules?: unknown; secrets?: unknown; localExceptions?: unknown };
+}
+
+function readSource(file: string, source: string, loc: Location, reader: TrackingReader): LoadedSource {
+  const report: SourceReport = {
+    file, source, scope: loc.scope, kind: loc.kind, format: loc.format, status: 'ok', problems: [], importedBy: [],
+    trusted: loc.scope === 'user' && loc.native, servers: 0,
+  };
+  const r = reader.read(file, MAX_CONFIG_BYTES);
+  if (r.kind === 'missing') return { report: { ...report, status: 'missing' }, loc, servers: [] };
+  if (r.kind === 'error') {
+    report.status = 'unreadable';
+    report.problems.push(`${file}: cannot be read: ${r.error.message}`);
+    return { report, loc, servers: [] };
+  }
+  try {
+    const text = decodeUtf8(file, r.data);
+    const doc = loc.format === 'codex' ? parseTomlDocument(file, text) : parseJsonc(file, text);
+    const d = readDeclarations(file, loc, doc);
+    if (d.fileErrors.length) {
+      report.status = 'invalid';
+      report.problems.push(...d.fileErrors);
+    }
+    report.servers = d.servers.length;
+    return { report, loc, servers: d.servers, imports: d.imports, settings: d.settings, gate: d.gate };
+  } catch (e) {
+    report.status = 'unreadable';
+    report.problems.push(e instanceof ConfigParseError ? e.message : `${file}: ${(e as Error).message}`);
+    return { report, loc, servers: [] };
+  }
+}
+
+/** Computes the gate report from scratch. `reader` records every path looked at (for the cache). */
+export function evaluateGate(input: GateInput, reader: TrackingReader = new TrackingReader()): GateReport {
+  const project = projectIdentity(input.projectDir);
+  const m = input.machine;
+  const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1';
+  const store = new ApprovalStore(input.storeDir);
+  const fullBlock: FullBlock[] = [];
+
+  if (isInside(project, path.resolve(input.storeDir))) {
+    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project, where the repository could write its own approvals; use a store outside it (--store or MCP_GATE_STORE)`, files: [input.storeDir] });
+  }
+
+  const loaded = new Map<string, LoadedSource>();
+  const display = (loc: Location, file: string) => (loc.scope === 'repository' ? loc.relPath! : file);
+  for (const loc of CATALOGUE) {
+    if (!loc.native) continue;
+    const file = locate(loc, project, m);
+    if (!file || loaded.has(file)) continue;
+    loaded.set(file, readSource(file, display(loc, file), loc, reader));
+  }
+
+  // Imports: only files read by themselves may import (an imported file's own imports are not followed).
+  const importers: Importer[] = [];
+  const missingImportTargets: GateReport['missingImportTargets'] = [];
+  for (const src of [...loaded.values()]) {
+    if (!src.imports || src.report.status !== 'ok') continue;
+    importers.push({ file: src.report.file, scope: src.loc.scope, kinds: src.imports.kinds, position: src.imports.position });
+    for (const kind of src.imports.kinds) {
+      for (const loc of CATALOGUE) {
+        if (loc.kind !== kind) continue;
+        const file = locate(loc, project, m);
+        if (!file) continue;
+        let target = loaded.get(file);
+        if (!target) {
+          target = readSource(file, display(loc, file), loc, reader);
+          loaded.set(file, target);
+        }
+        target.report.importedBy.push({ file: src.report.file, scope: src.loc.scope });
+        if (loc.scope === 'user' && src.loc.scope === 'user') target.report.trusted = true;
+        if (target.report.status === 'missing' && loc.scope === 'user') {
+          const existing = missingImportTargets.find((t) => t.file === file);
+          if (existing) existing.importedBy.push(src.report.file);
+          else missingImportTargets.push({ kind, file, importedBy: [src.report.file] });
+        }
+      }
+    }
+  }
+  for (const src of loaded.values()) {
+    if (src.imports && src.report.importedBy.length > 0 && !src.loc.native) {
+      src.report.problems.push(`${src.report.file}: its own "imports" are not followed, because it was itself imported`);
+    }
+  }
+
+  const sources = [...loaded.values()];
+  const gatedSource = (s: LoadedSource) => !s.report.trusted;
+
+  // Full block: a gated source that exists but cannot be read or parsed; MCP Gate's own configuration broken.
+  for (const s of sources) {
+    if (s.report.status !== 'unreadable' && s.report.status !== 'invalid') continue;
+    if (s.loc.kind === 'gate') {
+      fullBlock.push({ reason: `your MCP Gate configuration cannot be used, so no rule or server from it can be trusted; fix it: ${s.report.problems.join('; ')}`, files: [s.report.file] });
+    } else if (s.loc.scope === 'repository') {
+      fullBlock.push({ reason: `repository source ${s.report.source} exists but cannot be used, and a present but unreadable source is not an empty one; fix or remove it: ${s.report.problems.join('; ')}`, files: [s.report.file] });
+    } else if (gatedSource(s) && s.report.importedBy.length > 0) {
+      fullBlock.push({ reason: `${s.report.file} is imported by repository configuration (${s.report.importedBy.map((i) => i.file).join(', ')}) but cannot be used: ${s.report.problems.join('; ')}`, files: [s.report.file, ...s.report.importedBy.map((i) => i.file)] });
+    }
+  }
+
+  // Full block: tools exposed without a server prefix, decided across all merged layers (user first, repository last).
+  const layers = [...sources].filter((s) => s.settings && (s.report.trusted || s.loc.scope === 'repository' || s.report.importedBy.length > 0));
+  layers.sort((a, b) => Number(a.loc.scope === 'repository') - Number(b.loc.scope === 'repository'));
+  let directTools: ExposureSettings['directTools'];
+  let toolPrefix: ExposureSettings['toolPrefix'];
+  const contributors: LoadedSource[] = [];
+  for (const s of layers) {
+    if (s.settings!.directTools !== undefined) directTools = s.settings!.directTools;
+    if (s.settings!.toolPrefix !== undefined) toolPrefix = s.settings!.toolPrefix;
+    if (s.settings!.directTools !== undefined || s.settings!.toolPrefix !== undefined) contributors.push(s);
+  }
+  const exposes = directTools === true || (Array.isArray(directTools) && directTools.length > 0);
+  if (exposes && toolPrefix === 'none' && contributors.some((s) => s.loc.scope === 'repository' || gatedSource(s))) {
+    fullBlock.push({
+      reason: 'direct tools are exposed with toolPrefix "none", so a tool\'s server cannot be recovered and approvals cannot be enforced; set toolPrefix to "server" or turn directTools off',
+      files: contributors.map((s) => s.report.file),
+    });
+  }
+
+  // What only user scope may set, found in a repository file.
+  const ignoredGrants: GateReport['ignoredGrants'] = [];
+  for (const s of sources) {
+    if (s.loc.scope !== 'repository' || !s.gate) continue;
+    for (const key of ['rules', 'secrets', 'localExceptions'] as const) if (s.gate[key] !== undefined) ignoredGrants.push({ file: s.report.file, key });
+  }
+
+  // States.
+  const snapshot = store.read(reader);
+  const records = new Map(snapshot.records.map((r) => [recordKey(r.project, r.source, r.server), r]));
+  const servers: ServerReport[] = [];
+  for (const s of sources) {
+    for (const d of s.servers) {
+      const gated = gatedSource(s);
+      const base: ServerReport = {
+        name: d.name, source: s.report.source, file: s.report.file, position: d.position, scope: s.loc.scope, kind: s.loc.kind,
+        gated, importedBy: s.report.importedBy.map((i) => i.file), state: 'pending', reason: '', viaEscapeHatch: false,
+        definition: d.definition, raw: d.raw,
+      };
+      servers.push(decideState(base, d, project, reader, records, fullBlock, escapeHatch));
+    }
+  }
+
+  const agentFiles: GateReport['agentFiles'] = [];
+  for (const a of AGENT_FILES) {
+    const p = path.join(project, ...a.relPath.split('/'));
+    if (a.directory) for (const name of reader.list(p)) agentFiles.push({ path: `${a.relPath}/${name}`, what: a.what });
+    else if (reader.stat(p)?.isFile()) agentFiles.push({ path: a.relPath, what: a.what });
+  }
+
+  const gateSource = sources.find((s) => s.loc.kind === 'gate');
+  return {
+    project,
+    store: { file: snapshot.file, health: snapshot.health },
+    sources: sources.map((s) => s.report),
+    servers,
+    fullBlock,
+    importers,
+    missingImportTargets,
+    escapeHatch,
+    agentFiles,
+    userPolicy: { file: gateSource?.report.file ?? '', ...(gateSource?.report.status === 'ok' ? gateSource.gate : {}) },
+    ignoredGrants,
+  };
+}
+
+function decideState(
+  s: ServerReport, d: DeclaredServer, project: string, reader: TrackingReader,
+  records: Map<string, ApprovalRecord>, fullBlock: FullBlock[], escapeHatch: boolean,
+): ServerReport {
+  if (fullBlock.length > 0) return { ...s, state: 'blocked', reason: `full block: ${fullBlock[0].reason}` };
+  if (d.error) return { ...s, state: 'blocked', reason: d.error };
+  if (!s.gated) return { ...s, state: 'trusted', reason: 'user scope: written by a person on this machine' };
+  let pinned: Pinned;
+  try {
+    pinned = pin(d, project, reader);
+  } catch (e) {
+    if (e instanceof PinError) return { ...s, state: 'blocked', reason: `${s.source}: server "${s.name}": ${e.message}` };
+    throw e;
+  }
+  const record = records.get(recordKey(project, s.source, s.name));
+  const withPin = { ...s, pinned, record };
+  if (record?.decision === 'rejected') return { ...withPin, state: 'rejected', reason: `rejected on ${record.decidedAt}` };
+  if (escapeHatch) return { ...withPin, state: 'approved', viaEscapeHatch: true, reason: `${ESCAPE_HATCH_ENV}=1 trusts every repository server` };
+  if (record?.decision === 'approved') {
+    if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: `approved on ${record.decidedAt}` };
+    return { ...withPin, state: 'approval-changed', reason: `the definition changed since it was approved on ${record.decidedAt}` };
+  }
+  const why = s.importedBy.length > 0 && s.scope === 'user'
+    ? `imported by repository configuration (${s.importedBy.join(', ')}); never decided`
+    : 'declared by the repository; never decided';
+  return { ...withPin, state: 'pending', reason: why };
+}
+
+/** Caches one report per (project, store, environment) and recomputes only when a recorded signature changed. */
+export class GateCache {
+  private entries = new Map<string, { report: GateReport; seen: ReadonlyMap<string, Signature> }>();
+
+  get(input: GateInput): GateReport {
+    const env = input.machine.env;
+    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.machine.home, env[ESCAPE_HATCH_ENV], env.MCP_GATE_CONFIG, env.XDG_CONFIG_HOME, env.CODEX_HOME, env.AGENTTY_MCP_CONFIG]);
+    const hit = this.entries.get(key);
+    if (hit && unchanged(hit.seen)) return hit.report;
+    const reader = new TrackingReader();
+    const report = evaluateGate(input, reader);
+    this.entries.set(key, { report, seen: reader.seen });
+    return report;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+export type ServerLookup = { ok: true; server: ServerReport } | { ok: false; message: string };
+
+/** Finds a server by name (and source, when the name is declared in several files). */
+export function findServer(report: GateReport, name: string, source?: string): ServerLookup {
+  const matches = report.servers.filter((s) => s.name === name && (!source || s.source === source || s.file === path.resolve(report.project, source)));
+  if (matches.length === 1) return { ok: true, server: matches[0] };
+  if (matches.length === 0) {
+    const names = [...new Set(report.servers.map((s) => s.name))].sort();
+    return { ok: false, message: `no server "${name}"${source ? ` in ${source}` : ''} in ${report.project}${names.length ? ` (servers: ${names.join(', ')})` : ' (no servers declared)'}` };
+  }
+  return { ok: false, message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); say which with --source FILE` };
+}
