@@ -7,3 +7,5 @@ const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20'
 
 await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
 chmodSync('dist/cli.js', 0o755);
+
+await build({ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] });

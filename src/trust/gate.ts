@@ -80,11 +80,14 @@ export interface GateReport {
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
   userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown };
-  /** Repository files that try to set what only user scope may set. */
+  /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
   ignoredGrants: { file: string; key: string }[];
 }
 
 export class ProjectError extends Error {}
+
+/** Settings that grant something; application scope only, so a workspace's .vscode/settings.json cannot set them. */
+export const GRANTING_SETTINGS = ['mcpGate.rules', 'mcpGate.secrets', 'mcpGate.servers', 'mcpGate.imports', 'mcpGate.localExceptions', 'mcpGate.settings'];
 
 /** Project identity: the real path of the workspace folder. A fork, rename or second checkout is a new project. */
 export function projectIdentity(dir: string): string {
@@ -225,9 +228,17 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
 
   // What only user scope may set, found in a repository file.
   const ignoredGrants: GateReport['ignoredGrants'] = [];
-  for (const s of sources) {
-    if (s.loc.scope !== 'repository' || !s.gate) continue;
-    for (const key of ['rules', 'secrets', 'localExceptions'] as const) if (s.gate[key] !== undefined) ignoredGrants.push({ file: s.report.file, key });
+  const wsSettings = path.join(project, '.vscode', 'settings.json');
+  const ws = reader.read(wsSettings, MAX_CONFIG_BYTES);
+  if (ws.kind === 'ok') {
+    try {
+      const doc = parseJsonc(wsSettings, decodeUtf8(wsSettings, ws.data)).value;
+      if (doc && typeof doc === 'object') {
+        for (const key of Object.keys(doc)) if (GRANTING_SETTINGS.includes(key)) ignoredGrants.push({ file: wsSettings, key });
+      }
+    } catch {
+      // Not an MCP source: VS Code itself reports a broken settings file; nothing here can grant anyway.
+    }
   }
 
   // States.

@@ -1,0 +1,31 @@
+// Runs every benchmark and rewrites bench/RESULTS.md with the machine, versions, medians and ratios against the
+// baseline measured in the same run. Run with `npm run bench` (which builds first).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const { benchGate } = require(path.join(root, 'out', 'bench', 'gate.js'));
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+const rows = [...(await benchGate())];
+const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
+const lines = [
+  '# Benchmark results',
+  '',
+  'Written by `npm run bench` (bench/run.mjs); do not edit by hand. Medians; each ratio is against the baseline',
+  'measured in the same run.',
+  '',
+  `- date: ${new Date().toISOString()}`,
+  `- machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}`,
+  `- node ${process.version}; mcp-gate ${pkg.version}`,
+  '',
+  '| benchmark | median | baseline | ratio | note |',
+  '| --- | --- | --- | --- | --- |',
+  ...rows.map((r) => `| ${r.name} | ${fmt(r.median)} ${r.unit} | ${r.baseline ?? '—'} | ${r.ratio === undefined ? '—' : r.ratio.toFixed(4)} | ${r.note ?? ''} |`),
+  '',
+];
+fs.writeFileSync(path.join(root, 'bench', 'RESULTS.md'), lines.join('\n'));
+process.stdout.write(lines.join('\n'));

@@ -1,0 +1,71 @@
+// Test helpers: throwaway projects, homes and stores in the temp folder, an in-process gate input, and a runner
+// for the built CLI (dist/cli.js) with a controlled environment.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Machine } from '../../src/trust/catalogue';
+import type { GateInput } from '../../src/trust/gate';
+
+export const ROOT = path.resolve(__dirname, '..', '..', '..');
+export const CLI = path.join(ROOT, 'dist', 'cli.js');
+
+const made: string[] = [];
+
+export function tempDir(prefix = 'mcp-gate-test-'): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+
+export function cleanupTemp(): void {
+  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+}
+
+/** Writes files (relative path → content) under dir, creating folders. */
+export function writeFiles(dir: string, files: Record<string, string | Buffer>): string {
+  for (const [rel, content] of Object.entries(files)) {
+    const p = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, content);
+  }
+  return dir;
+}
+
+export interface World {
+  project: string;
+  home: string;
+  store: string;
+  env: Record<string, string | undefined>;
+  machine: Machine;
+  input: GateInput;
+}
+
+/** A project with the given files, an empty home, and a store outside both. */
+export function world(files: Record<string, string | Buffer> = {}, homeFiles: Record<string, string> = {}, env: Record<string, string> = {}): World {
+  const base = tempDir();
+  const project = writeFiles(path.join(base, 'project'), files);
+  fs.mkdirSync(project, { recursive: true });
+  const home = writeFiles(path.join(base, 'home'), homeFiles);
+  fs.mkdirSync(home, { recursive: true });
+  const store = path.join(base, 'store');
+  const fullEnv: Record<string, string | undefined> = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share'), ...env };
+  const machine: Machine = { home, env: fullEnv, platform: 'linux' };
+  return { project, home, store, env: fullEnv, machine, input: { projectDir: project, storeDir: store, machine } };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI in a clean environment (no inherited MCP_GATE_* variables). */
+export function cli(w: World, args: string[], opts: { input?: string; env?: Record<string, string> } = {}): CliResult {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
+  for (const [k, v] of Object.entries({ ...w.env, ...opts.env })) if (v !== undefined) env[k] = v;
+  const r = spawnSync(process.execPath, [CLI, ...args, '--project', w.project], { env, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export const json = (v: unknown) => JSON.stringify(v, null, 2);
