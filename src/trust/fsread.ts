@@ -50,7 +50,7 @@ export class TrackingReader {
   read(path: string, limit: number): ReadResult {
     let fd: number;
     try {
-      fd = fs.openSync(path, 'r');
+      fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK); // a FIFO or device must not hang the gate
     } catch (e) {
       if (isNotFound(e)) {
         this.seen.set(path, MISSING);

@@ -284,7 +284,7 @@ function decideState(
   s: ServerReport, d: DeclaredServer, project: string, reader: TrackingReader,
   records: Map<string, ApprovalRecord>, fullBlock: FullBlock[], escapeHatch: boolean,
 ): ServerReport {
-  if (fullBlock.length > 0) return { ...s, state: 'blocked', reason: `full block: ${fullBlock[0].reason}` };
+  if (fullBlock.length > 0) return { ...s, state: 'blocked', reason: `the whole project is blocked: ${fullBlock.map((b) => b.files.join(', ')).join('; ')} (see the full block)` };
   if (d.error) return { ...s, state: 'blocked', reason: d.error };
   if (!s.gated) return { ...s, state: 'trusted', reason: 'user scope: written by a person on this machine' };
   let pinned: Pinned;
