@@ -13,6 +13,8 @@ export const MAX_PINNED_FILE_BYTES = 8 * 1024 * 1024;
 export const MAX_PINNED_FILES = 32;
 /** Referenced text files up to this size are kept with the approval so a change can be shown line by line. */
 export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
+/** At most this much kept text per server, so the store stays small enough to read at every check. */
+export const MAX_KEPT_TEXT_TOTAL = 256 * 1024;
 
 export interface PinnedFile {
   sha256: string;
@@ -132,6 +134,11 @@ export function pin(server: DeclaredServer, projectDir: string, reader: Tracking
     pinned.files[rel] = { sha256: sha256(r.data), size: r.data.length };
     const t = utf8Text(r.data);
     if (t !== undefined) texts[rel] = t;
+  }
+  let total = 0;
+  for (const k of Object.keys(texts)) {
+    total += texts[k].length;
+    if (total > MAX_KEPT_TEXT_TOTAL) delete texts[k];
   }
   return { pinned, digest: `sha256:${sha256(canonicalJson(pinned))}`, texts };
 }

@@ -1,0 +1,138 @@
+// The exchange log: one JSON line per event in the store folder (log.jsonl, rotated at a size bound), every line
+// passed through the one masking function first. Events: `mcp.request` (exactly the SPEC §5 fields, plus `at`),
+// `tool.call`, `tool.result`, and gate events. Listeners (the extension's output channel, the panel) receive
+// the same masked events.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { defaultMasker, type Masker } from '../policy/mask';
+
+export type Outcome = 'answered' | 'refused_by_policy' | 'refused_by_address' | 'redirected' | 'no_answer';
+export const OUTCOMES: readonly Outcome[] = ['answered', 'refused_by_policy', 'refused_by_address', 'redirected', 'no_answer'];
+
+export interface McpRequestEvent {
+  kind: 'mcp.request';
+  server: string;
+  /** The remote host, or "stdio" for a local server. */
+  host: string;
+  /** The tool the exchange was about, or "discover" for reading the tool list. */
+  about: string;
+  status?: number;
+  outcome: Outcome;
+  /** Why, for anything but `answered` (masked). */
+  detail?: string;
+}
+
+export interface ToolCallEvent {
+  kind: 'tool.call';
+  server: string;
+  tool: string;
+}
+
+export interface ToolResultEvent {
+  kind: 'tool.result';
+  server: string;
+  tool: string;
+  ok: boolean;
+  bytes: number;
+}
+
+export interface GateEvent {
+  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.refuse' | 'server.start' | 'server.stop' | 'server.dropped';
+  server?: string;
+  source?: string;
+  project?: string;
+  digest?: string;
+  detail?: string;
+}
+
+export type LogEvent = McpRequestEvent | ToolCallEvent | ToolResultEvent | GateEvent;
+export type LoggedEvent = LogEvent & { at: string };
+
+export const LOG_FILE = 'log.jsonl';
+export const DEFAULT_ROTATE_BYTES = 4 * 1024 * 1024;
+const KEEP_ROTATED = 3;
+
+export class EventLog {
+  private listeners = new Set<(e: LoggedEvent) => void>();
+
+  constructor(
+    readonly dir: string | undefined,
+    private readonly masker: Masker = defaultMasker,
+    private readonly rotateBytes = DEFAULT_ROTATE_BYTES,
+  ) {}
+
+  get file(): string | undefined {
+    return this.dir ? path.join(this.dir, LOG_FILE) : undefined;
+  }
+
+  onEvent(listener: (e: LoggedEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Appends one event. Never throws: a log that cannot be written must not take a session down. */
+  write(event: LogEvent): LoggedEvent {
+    const masked = this.masker.maskDeep({ at: new Date().toISOString(), ...event }) as LoggedEvent;
+    const line = this.masker.mask(JSON.stringify(masked)) + '\n';
+    if (this.dir) {
+      try {
+        fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+        this.rotateIfNeeded(Buffer.byteLength(line));
+        fs.appendFileSync(this.file!, line, { mode: 0o600 });
+      } catch {
+        // best effort: listeners still receive the event
+      }
+    }
+    for (const l of this.listeners) {
+      try {
+        l(masked);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+    return masked;
+  }
+
+  private rotateIfNeeded(adding: number): void {
+    const file = this.file!;
+    let size = 0;
+    try {
+      size = fs.statSync(file).size;
+    } catch {
+      return;
+    }
+    if (size + adding <= this.rotateBytes) return;
+    for (let i = KEEP_ROTATED - 1; i >= 1; i--) {
+      try {
+        fs.renameSync(`${file}.${i}`, `${file}.${i + 1}`);
+      } catch {
+        // missing generation
+      }
+    }
+    fs.renameSync(file, `${file}.1`);
+  }
+
+  /** Reads the current log and its rotated generations, oldest first; unparsable lines are skipped. */
+  read(): LoggedEvent[] {
+    if (!this.file) return [];
+    const out: LoggedEvent[] = [];
+    for (let i = KEEP_ROTATED; i >= 0; i--) {
+      const f = i === 0 ? this.file : `${this.file}.${i}`;
+      let text: string;
+      try {
+        text = fs.readFileSync(f, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const line of text.split('\n')) {
+        if (!line) continue;
+        try {
+          out.push(JSON.parse(line) as LoggedEvent);
+        } catch {
+          // a torn line from a crash; the rest of the log stands
+        }
+      }
+    }
+    return out;
+  }
+}

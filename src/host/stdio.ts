@@ -1,0 +1,169 @@
+// Local servers: spawned without a shell, in their own process group, with a minimal environment (nothing
+// inherited but what a program needs to start: PATH, HOME, locale, temp dir) plus the declaration's env and
+// env-bound secrets. stdout carries JSON-RPC lines (bounded per message); stderr is kept, bounded, for the log.
+// Stopping kills the whole process tree — the group and every descendant found in /proc — so servers started
+// through npx, sh -c or uvx leave no orphans.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/** Variables passed through from MCP Gate's own environment; everything else (tokens, keys) stays behind. */
+export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE'];
+
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+export const MAX_STDERR_BYTES = 64 * 1024;
+
+export function minimalEnv(parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of INHERITED_ENV) if (parent[k] !== undefined) env[k] = parent[k]!;
+  return env;
+}
+
+export interface StdioLaunch {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Every descendant of `pid` (children, grandchildren, …) from /proc; empty where /proc is not available. */
+export function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parentOf.set(Number(e), ppid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length) {
+    const p = queue.shift()!;
+    for (const [child, parent] of parentOf) if (parent === p && !out.includes(child)) {
+      out.push(child);
+      queue.push(child);
+    }
+  }
+  return out;
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** Kills a process, its group and all its descendants: SIGTERM, then SIGKILL after `graceMs`. */
+export async function killTree(pid: number, graceMs = 1500): Promise<void> {
+  const tree = [pid, ...descendants(pid)];
+  signal(-pid, 'SIGTERM');
+  for (const p of tree) signal(p, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  const alive = () => tree.filter((p) => {
+    try {
+      process.kill(p, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  while (Date.now() < deadline && alive().length) await new Promise((r) => setTimeout(r, 50));
+  const rest = [...new Set([...alive(), ...descendants(pid)])];
+  signal(-pid, 'SIGKILL');
+  for (const p of rest) signal(p, 'SIGKILL');
+}
+
+export class StdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child?: ChildProcess;
+  private readonly buffer = new ReadBuffer({ maxBufferSize: MAX_MESSAGE_BYTES });
+  private stderrChunks: Buffer[] = [];
+  private stderrBytes = 0;
+  private closed = false;
+
+  constructor(private readonly launch: StdioLaunch) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** The last MAX_STDERR_BYTES of the server's stderr. */
+  stderrText(): string {
+    return Buffer.concat(this.stderrChunks).toString('utf8');
+  }
+
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.launch.command, this.launch.args, {
+        cwd: this.launch.cwd,
+        env: this.launch.env,
+        shell: false,
+        detached: true, // own process group, so the whole tree can be signalled
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+      this.child = child;
+      child.once('error', (e) => {
+        reject(e);
+        this.onerror?.(e);
+        this.finish();
+      });
+      child.once('spawn', () => resolve());
+      child.once('exit', () => this.finish());
+      child.stdin!.on('error', (e) => this.onerror?.(e));
+      child.stdout!.on('data', (chunk: Buffer) => {
+        try {
+          this.buffer.append(chunk);
+          for (let m = this.buffer.readMessage(); m; m = this.buffer.readMessage()) this.onmessage?.(m);
+        } catch (e) {
+          this.onerror?.(e as Error);
+          void this.close();
+        }
+      });
+      child.stderr!.on('data', (chunk: Buffer) => {
+        this.stderrChunks.push(chunk);
+        this.stderrBytes += chunk.length;
+        while (this.stderrBytes > MAX_STDERR_BYTES && this.stderrChunks.length > 1) this.stderrBytes -= this.stderrChunks.shift()!.length;
+      });
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stdin = this.child?.stdin;
+      if (!stdin || this.closed) return reject(new Error('the server is not running'));
+      stdin.write(serializeMessage(message), (e) => (e ? reject(e) : resolve()));
+    });
+  }
+
+  async close(): Promise<void> {
+    const pid = this.child?.pid;
+    this.child?.stdin?.end();
+    if (pid !== undefined) await killTree(pid);
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.buffer.clear();
+    this.onclose?.();
+  }
+}

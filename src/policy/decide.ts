@@ -1,0 +1,284 @@
+// Policy evaluation: which rule decides an action (most specific wins; on a tie deny > ask
+// > allow; no rule is deny), how `ask` is resolved by a person or becomes a refusal, the
+// two-step host/tool checks for MCP servers, and the text `mcp-gate explain` prints.
+
+import { hostAction } from './host';
+import { formatOrigin, quote } from './names';
+import {
+  ActionError,
+  Decision,
+  parseAction,
+  parsePattern,
+  Pattern,
+  patternMatches,
+  Rule,
+  RuleText,
+  ruleText,
+  specificity,
+  toolAction,
+} from './rules';
+
+/** The outcome of checking one action against the rules. */
+export interface Verdict {
+  readonly decision: Decision;
+  /** The action checked, in normal form (as given when it is not a valid action). */
+  readonly action: string;
+  /** The rule that decided, with its origin; absent when no rule matched or the input was invalid. */
+  readonly rule?: Rule;
+  /**
+   * For `deny` and `ask`: the narrowest rule that would have permitted the
+   * action — the exact action with `allow`. Absent when no rule could permit it.
+   */
+  readonly permittedBy?: RuleText;
+  /** One human sentence saying why. */
+  readonly reason: string;
+  /** For combined checks ({@link mayCallTool}): the verdict of each step, in order. */
+  readonly steps?: readonly Verdict[];
+}
+
+/** A person's answer to an `ask`. `always` means: write {@link Verdict.permittedBy} as a rule. */
+export type AskAnswer = 'once' | 'always' | 'deny';
+
+/** What an asker is asked: the action, the rule that says ask, and the rule `always` would write. */
+export interface AskQuestion {
+  readonly action: string;
+  readonly rule: Rule;
+  readonly permittedBy: RuleText;
+  readonly reason: string;
+}
+
+/** Puts an `ask` to a person (Allow once / Always / Deny). Only where someone can answer. */
+export type Asker = (question: AskQuestion) => Promise<AskAnswer>;
+
+/** A verdict after `ask` has been resolved: only allow or deny remain. */
+export interface Resolved extends Verdict {
+  readonly decision: 'allow' | 'deny';
+  /** The person's answer, when one was asked. */
+  readonly answer?: AskAnswer;
+  /** Rules the caller should write because the person answered `always`. */
+  readonly remember?: readonly RuleText[];
+  readonly steps?: readonly Resolved[];
+}
+
+const STRENGTH: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
+
+const patterns = new WeakMap<Rule, Pattern>();
+
+function patternOf(rule: Rule): Pattern {
+  let p = patterns.get(rule);
+  if (p === undefined) {
+    p = parsePattern(rule.action);
+    patterns.set(rule, p);
+  }
+  return p;
+}
+
+/** `rule {"action":…,"decision":…} (rules[2] in /path:7)` */
+function ruleRef(rule: Rule): string {
+  return `rule ${ruleText(rule)} (rules[${rule.index}] in ${formatOrigin(rule.origin)})`;
+}
+
+interface Evaluation {
+  verdict: Verdict;
+  /** Every matching rule, most specific and strongest first. */
+  matches: Rule[];
+}
+
+function allowFor(action: string): RuleText {
+  return { action, decision: 'allow' };
+}
+
+function evaluate(action: string, rules: readonly Rule[]): Evaluation {
+  let target: Pattern;
+  try {
+    target = parseAction(action);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return { verdict: { decision: 'deny', action: String(action), reason: `${quote(action)} is denied: it is not a valid action (${why}).` }, matches: [] };
+  }
+  const normal = target.text;
+  const ranked: { rule: Rule; spec: number }[] = [];
+  for (const rule of rules) {
+    let p: Pattern;
+    try {
+      p = patternOf(rule);
+      if (!(STRENGTH[rule.decision] >= 0)) throw new ActionError(`unknown decision ${quote(rule.decision)}`);
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      const where = rule && rule.origin ? ` (rules[${rule.index}] in ${formatOrigin(rule.origin)})` : '';
+      return {
+        verdict: { decision: 'deny', action: normal, reason: `${normal} is denied: the rule ${quote(rule)}${where} is not valid (${why}), and a rule list holding an invalid rule decides nothing.` },
+        matches: [],
+      };
+    }
+    if (patternMatches(p, target.segments)) ranked.push({ rule, spec: specificity(p) });
+  }
+  ranked.sort((a, b) => b.spec - a.spec || STRENGTH[b.rule.decision] - STRENGTH[a.rule.decision] || a.rule.index - b.rule.index);
+  const matches = ranked.map((r) => r.rule);
+  const permit = allowFor(normal);
+  if (ranked.length === 0) {
+    return {
+      verdict: {
+        decision: 'deny',
+        action: normal,
+        permittedBy: permit,
+        reason: `${normal} is denied: no rule matches it, and no rule means deny; the rule ${ruleText(permit)} would permit it.`,
+      },
+      matches,
+    };
+  }
+  const winner = ranked[0].rule;
+  const exact = ranked[0].spec === Number.MAX_SAFE_INTEGER;
+  let verdict: Verdict;
+  if (winner.decision === 'allow') {
+    verdict = { decision: 'allow', action: normal, rule: winner, reason: `${normal} is allowed by ${ruleRef(winner)}.` };
+  } else {
+    const exactBlocking = ranked.filter((r) => r.spec === Number.MAX_SAFE_INTEGER && r.rule.decision !== 'allow').length;
+    const fix = !exact
+      ? `the rule ${ruleText(permit)} would permit it`
+      : exactBlocking === 1
+        ? `changing that rule to ${ruleText(permit)} would permit it`
+        : `changing the ${exactBlocking} rules for exactly this action to ${ruleText(permit)} would permit it`;
+    const says = winner.decision === 'deny' ? 'is denied by' : 'needs an answer: it is asked by';
+    verdict = { decision: winner.decision, action: normal, rule: winner, permittedBy: permit, reason: `${normal} ${says} ${ruleRef(winner)}; ${fix}.` };
+  }
+  return { verdict, matches };
+}
+
+/**
+ * Decide one action: among the rules that match it, the most specific wins
+ * (an exact action beats any wildcard; a longer wildcard prefix beats a
+ * shorter one); on a tie deny beats ask beats allow; no matching rule is deny.
+ * The host part of `action` is normalised first (case, IDN, trailing dot is an
+ * error in an action). Never throws: an invalid action, or an invalid rule in
+ * the list, is a `deny` saying why.
+ */
+export function decide(action: string, rules: readonly Rule[]): Verdict {
+  return evaluate(action, rules).verdict;
+}
+
+function refuseAsk(v: Verdict, why: string): Resolved {
+  const permit = v.permittedBy ? `; the rule ${ruleText(v.permittedBy)} would permit it` : '';
+  const by = v.rule ? ` (${ruleRef(v.rule)} says ask)` : '';
+  return { ...v, decision: 'deny', steps: undefined, reason: `${v.action} is refused${by}: ${why}${permit}.` };
+}
+
+async function resolveOne(v: Verdict, asker: Asker | undefined): Promise<Resolved> {
+  if (v.decision === 'allow' || v.decision === 'deny') return { ...v, decision: v.decision, steps: undefined };
+  if (asker === undefined || v.rule === undefined || v.permittedBy === undefined) {
+    return refuseAsk(v, 'nobody can answer here');
+  }
+  let answer: unknown;
+  try {
+    answer = await asker({ action: v.action, rule: v.rule, permittedBy: v.permittedBy, reason: v.reason });
+  } catch (e) {
+    return refuseAsk(v, `the question could not be answered (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (answer === 'once') {
+    return { ...v, decision: 'allow', answer, steps: undefined, reason: `${v.action} is allowed once by the person asked (${ruleRef(v.rule)} says ask).` };
+  }
+  if (answer === 'always') {
+    return {
+      ...v,
+      decision: 'allow',
+      answer,
+      steps: undefined,
+      remember: [v.permittedBy],
+      reason: `${v.action} is allowed by the person asked, who chose to always allow it with ${ruleText(v.permittedBy)}.`,
+    };
+  }
+  if (answer === 'deny') {
+    return { ...v, decision: 'deny', answer, steps: undefined, reason: `${v.action} is refused by the person asked (${ruleRef(v.rule)} says ask).` };
+  }
+  return refuseAsk(v, `the answer ${quote(answer)} is not once, always or deny`);
+}
+
+/**
+ * Turn a verdict into allow or deny. `ask` goes to `asker` when one is given
+ * (the extension); without one (CLI, headless, a start with no window) it is a
+ * refusal whose reason names the rule that would have permitted it. An asker
+ * that throws or gives another answer is a refusal. For a combined verdict the
+ * steps are resolved in order and the first refusal decides.
+ */
+export async function resolve(verdict: Verdict, asker?: Asker): Promise<Resolved> {
+  if (verdict.steps === undefined || verdict.steps.length === 0) return resolveOne(verdict, asker);
+  const done: Resolved[] = [];
+  const remember: RuleText[] = [];
+  for (const step of verdict.steps) {
+    const r = await resolveOne(step, asker);
+    done.push(r);
+    if (r.remember) remember.push(...r.remember);
+    if (r.decision === 'deny') return { ...r, steps: done, ...(remember.length ? { remember } : {}) };
+  }
+  const last = done[done.length - 1];
+  return { ...last, steps: done, ...(remember.length ? { remember } : {}) };
+}
+
+function hostVerdict(server: string, host: string, rules: readonly Rule[]): Verdict {
+  let action: string;
+  try {
+    action = hostAction(server, host);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return { decision: 'deny', action: `mcp.${server}.host.${host}`, reason: `server ${quote(server)} may not reach ${quote(host)}: ${why}.` };
+  }
+  return decide(action, rules);
+}
+
+/**
+ * May a remote server's tool list be read? Needs only its host rule
+ * (`mcp.<server>.host.<reversed host>`) to allow. Returns that verdict
+ * (possibly `ask`; pass it to {@link resolve}).
+ */
+export function mayDiscover(server: string, host: string, rules: readonly Rule[]): Verdict {
+  return hostVerdict(server, host, rules);
+}
+
+/**
+ * May the model call `tool` on `server`? For a remote server (`host` given) both
+ * the host rule and `mcp.<server>.tool.<tool>` must allow; for a local server
+ * (`host` undefined) only the tool rule. The combined verdict is the first
+ * `deny` step, else the first `ask` step, else the tool step's `allow`, and
+ * carries every step in `steps` so {@link resolve} can ask each in turn.
+ * An "allow once" answer holds for this request only.
+ */
+export function mayCallTool(server: string, host: string | undefined, tool: string, rules: readonly Rule[]): Verdict {
+  const steps: Verdict[] = [];
+  if (host !== undefined) steps.push(hostVerdict(server, host, rules));
+  let action: string | undefined;
+  try {
+    action = toolAction(server, tool);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    steps.push({ decision: 'deny', action: `mcp.${server}.tool.${tool}`, reason: `the tool ${quote(tool)} of server ${quote(server)} may not be called: ${why}.` });
+  }
+  if (action !== undefined) steps.push(decide(action, rules));
+  const pick = steps.find((s) => s.decision === 'deny') ?? steps.find((s) => s.decision === 'ask') ?? steps[steps.length - 1];
+  return { ...pick, steps };
+}
+
+/**
+ * The text `mcp-gate explain <action>` prints: the action, the decision, the
+ * deciding rule and where it lives, the rule that would permit it, other rules
+ * that match but lost, and the reason.
+ */
+export function explain(action: string, rules: readonly Rule[]): string[] {
+  const { verdict, matches } = evaluate(action, rules);
+  const lines = [`action: ${verdict.action}`, `decision: ${verdict.decision}`];
+  if (verdict.rule) {
+    const written = verdict.rule.written !== undefined ? ` (written ${quote(verdict.rule.written)})` : '';
+    lines.push(`rule: ${ruleText(verdict.rule)}${written} from ${formatOrigin(verdict.rule.origin)} (rules[${verdict.rule.index}])`);
+  } else {
+    lines.push('rule: none');
+  }
+  if (verdict.decision === 'ask') {
+    lines.push('ask: a prompt where a person can answer; a refusal in the CLI or headless');
+  }
+  if (verdict.permittedBy) lines.push(`would permit: ${ruleText(verdict.permittedBy)}`);
+  for (const other of matches) {
+    if (other === verdict.rule) continue;
+    lines.push(`also matches: ${ruleText(other)} from ${formatOrigin(other.origin)} (rules[${other.index}]), not deciding`);
+  }
+  lines.push(`reason: ${verdict.reason}`);
+  return lines;
+}
