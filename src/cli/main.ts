@@ -8,8 +8,14 @@ import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions'
 import { evaluateGate, findServer, ProjectError, type GateInput } from '../trust/gate';
 import { findStoreDir } from '../trust/location';
 import { StoreLockError } from '../trust/store';
-import { err, out } from './output';
-import { doctorText, fullBlockText, listText, reportJson, serverJson, serverText } from './render';
+import { defaultMasker } from '../policy/mask';
+import { explain } from '../policy/decide';
+import { loadUserPolicy, type UserPolicy } from '../policy/user-policy';
+import { err, out, setMask } from './output';
+import { doctorText, fullBlockText, listText, policyText, reportJson, serverJson, serverText } from './render';
+
+/** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
+export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';
 
 const USAGE = `usage: mcp-gate <command> [options]
 
@@ -20,6 +26,7 @@ commands:
   reject <server>                record that this server must not run
   reset <server> | --all         return a server (or every server of the project) to pending
   doctor [--json]                what is declared, imported, unreadable, blocked, and what needs review
+  explain <action>               the decision for an action, the rule that made it, the rule that would permit it
 
 options:
   --project DIR    the workspace folder (default: the current folder)
@@ -79,6 +86,9 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const machine = currentMachine();
+  // Every value that could be sent is masked in everything the CLI writes, before anything is written.
+  for (const [k, v] of Object.entries(machine.env)) if (k.startsWith(SECRET_ENV_PREFIX) && v) defaultMasker.add(v);
+  setMask((t) => defaultMasker.mask(t));
   const store = findStoreDir(machine, o.store);
   const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine };
   const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
@@ -87,6 +97,7 @@ export async function main(argv: string[]): Promise<number> {
     if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
     return rest[0];
   };
+  const policyOf = (report: ReturnType<typeof evaluateGate>): UserPolicy => loadUserPolicy(report.userPolicy);
   const noPositionals = (verb: string) => {
     if (rest.length) throw new UsageError(`mcp-gate ${verb} takes no arguments (got ${rest.join(' ')})`);
   };
@@ -103,9 +114,33 @@ export async function main(argv: string[]): Promise<number> {
       case 'doctor': {
         noPositionals('doctor');
         const report = evaluateGate(input);
-        if (o.json) out(JSON.stringify(reportJson(report, storeHow), null, 2));
-        else out(doctorText(report, storeHow));
-        return report.fullBlock.length ? 1 : 0;
+        const policy = policyOf(report);
+        const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
+        if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
+        else out(doctorText(report, storeHow) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX));
+        return report.fullBlock.length || policy.problems.length ? 1 : 0;
+      }
+      case 'explain': {
+        if (rest.length !== 1) throw new UsageError('mcp-gate explain takes exactly one action, e.g. mcp.notion.host.com.notion.mcp');
+        const report = evaluateGate(input);
+        const policy = policyOf(report);
+        const config = report.sources.find((x) => x.kind === 'gate');
+        if (config && (config.status === 'unreadable' || config.status === 'invalid')) {
+          out(`your MCP Gate configuration cannot be used, so every action is denied until it is fixed:`);
+          for (const p of config.problems) out(`  ${p}`);
+          out(`action: ${rest[0]}\ndecision: deny`);
+          return 1;
+        }
+        if (policy.problems.length) {
+          out(`your policy in ${policy.file} has invalid items, so every action is denied until they are fixed:`);
+          for (const p of policy.problems) out(`  ${p}`);
+          out(`action: ${rest[0]}\ndecision: deny`);
+          return 1;
+        }
+        const lines = explain(rest[0], policy.rules);
+        out(lines.join('\n'));
+        out(`rules from: ${policy.file} (user scope; a repository cannot grant)`);
+        return lines[1] === 'decision: allow' ? 0 : 1;
       }
       case 'get': {
         const name = needName('get');

@@ -3,6 +3,7 @@
 import { escapeText, quote, renderValue } from '../trust/escape';
 import { diffDefinitions, type DefinitionDiff } from '../trust/diff';
 import type { GateReport, ServerReport } from '../trust/gate';
+import type { UserPolicy } from '../policy/user-policy';
 
 export function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -158,4 +159,18 @@ export function reportJson(report: GateReport, storeHow: string) {
     servers: report.servers.map(serverJson),
     agentFiles: report.agentFiles,
   };
+}
+
+export function policyText(policy: UserPolicy, valueSet: (name: string) => boolean, envPrefix: string): string {
+  const L: string[] = ['policy (user scope only; a repository cannot grant):'];
+  L.push(`  file     ${escapeText(policy.file)}`);
+  L.push(`  rules    ${policy.rules.length}${policy.rules.length === 0 ? ' (no rule: everything is denied)' : ''}`);
+  for (const e of policy.secrets) {
+    L.push(`  secret   ${e.name} → ${e.to} as ${e.bind}${e.as ? ` ${e.as}` : ''}: ${valueSet(e.name) ? 'value set' : `no value (set ${envPrefix}${e.name})`}`);
+  }
+  if (policy.problems.length) {
+    L.push(`  INVALID: every action is denied until these are fixed:`);
+    for (const p of policy.problems) L.push(`    ${escapeText(p)}`);
+  }
+  return L.join('\n');
 }

@@ -21,3 +21,5 @@ export { decide, explain, mayCallTool, mayDiscover, resolve } from './decide';
 export type { Bind, BindOptions, ParsedSecrets, SecretBinding, SecretEntry, SecretSource, ServerRef } from './secrets';
 export { bindSecrets, headerValueProblem, parseSecrets, SecretError, secretApplies, serverSecretAction } from './secrets';
 export { defaultMasker, MASK, Masker, MIN_SECRET_LENGTH } from './mask';
+export type { RawUserPolicy, UserPolicy } from './user-policy';
+export { decideUnder, loadUserPolicy } from './user-policy';

@@ -42,7 +42,7 @@ export interface Declarations {
   imports: { kinds: ImportKind[]; position: Position } | undefined;
   settings: ExposureSettings | undefined;
   /** MCP Gate configuration blocks, kept raw for the policy layer (validated there). */
-  gate: { rules?: unknown; secrets?: unknown; localExceptions?: unknown; servers?: unknown };
+  gate: { rules?: unknown; secrets?: unknown; localExceptions?: unknown; servers?: unknown; lineOf?: (keyPath: string[]) => number };
   fileErrors: string[];
 }
 
@@ -101,7 +101,7 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
   }
   if (loc.canImport && 'settings' in root) out.settings = readSettings(file, doc, root.settings, out.fileErrors);
   if (loc.format === 'gate') {
-    out.gate = { rules: root.rules, secrets: root.secrets, localExceptions: root.localExceptions, servers: root.servers };
+    out.gate = { rules: root.rules, secrets: root.secrets, localExceptions: root.localExceptions, servers: root.servers, lineOf: (k) => doc.positionOf(k).line };
   }
 
   // Inputs (VS Code format).

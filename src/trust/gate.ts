@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './catalogue';
-import { readDeclarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
+import { readDeclarations, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
 import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
 import { isInside } from './location';
@@ -79,7 +79,7 @@ export interface GateReport {
   escapeHatch: boolean;
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
-  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown };
+  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; lineOf?: (keyPath: string[]) => number };
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
   ignoredGrants: { file: string; key: string }[];
 }
@@ -107,7 +107,7 @@ interface LoadedSource {
   servers: DeclaredServer[];
   imports?: { kinds: ImportKind[]; position: Position };
   settings?: ExposureSettings;
-  gate?: { rules?: unknown; secrets?: unknown; localExceptions?: unknown };
+  gate?: Declarations['gate'];
 }
 
 function readSource(file: string, source: string, loc: Location, reader: TrackingReader): LoadedSource {

@@ -84,7 +84,10 @@ export function parseJsonc(file: string, text: string): ParsedDocument {
         return obj;
       }
       case 'array':
-        return (node.children ?? []).map((c, i) => toValue(c, [...keyPath, String(i)]));
+        return (node.children ?? []).map((c, i) => {
+          positions.set(JSON.stringify([...keyPath, String(i)]), positionAt(starts, c.offset));
+          return toValue(c, [...keyPath, String(i)]);
+        });
       default:
         return node.value;
     }
