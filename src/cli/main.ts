@@ -7,10 +7,14 @@ import { currentMachine } from '../trust/catalogue';
 import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions';
 import { evaluateGate, findServer, ProjectError, type GateInput } from '../trust/gate';
 import { findStoreDir } from '../trust/location';
+import { escapeText } from '../trust/escape';
 import { StoreLockError } from '../trust/store';
 import { defaultMasker } from '../policy/mask';
 import { explain } from '../policy/decide';
 import { loadUserPolicy, type UserPolicy } from '../policy/user-policy';
+import { EventLog, OUTCOMES, type LoggedEvent } from '../host/log';
+import { Session } from '../host/session';
+import { mayCallTool } from '../policy/decide';
 import { err, out, setMask } from './output';
 import { doctorText, fullBlockText, listText, policyText, reportJson, serverJson, serverText } from './render';
 
@@ -27,6 +31,9 @@ commands:
   reset <server> | --all         return a server (or every server of the project) to pending
   doctor [--json]                what is declared, imported, unreadable, blocked, and what needs review
   explain <action>               the decision for an action, the rule that made it, the rule that would permit it
+  tools <server>                 start the server through the gate and list its tools with what the policy says
+  call <server> <tool> [--args JSON]   call one tool through the gate (ask = refusal here)
+  log [--server S] [--outcome O] [--json]   the exchange log, oldest first
 
 options:
   --project DIR    the workspace folder (default: the current folder)
@@ -69,6 +76,9 @@ export async function main(argv: string[]): Promise<number> {
         yes: { type: 'boolean' },
         all: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        args: { type: 'string' },
+        server: { type: 'string' },
+        outcome: { type: 'string' },
       },
     });
   } catch (e) {
@@ -96,6 +106,18 @@ export async function main(argv: string[]): Promise<number> {
   const needName = (verb: string): string => {
     if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
     return rest[0];
+  };
+  const log = new EventLog(store.dir, defaultMasker);
+  const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
+  const startSession = async (name: string) => {
+    const report = evaluateGate(input);
+    const policy = policyOf(report);
+    if (report.escapeHatch) log.write({ kind: 'gate.escape-hatch', project: report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
+    const found = findServer(report, name, o.source);
+    if (!found.ok) throw new GateRefusal(found.message);
+    const session = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli' }, [found.server]);
+    for (const n of session.notes) err(n);
+    return { report, policy, session, server: found.server };
   };
   const policyOf = (report: ReturnType<typeof evaluateGate>): UserPolicy => loadUserPolicy(report.userPolicy);
   const noPositionals = (verb: string) => {
@@ -174,12 +196,77 @@ export async function main(argv: string[]): Promise<number> {
           }
         }
         const r = await recordDecision(input, name, o.source, 'approved', s.pinned.digest);
+        log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest });
         out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
+        return 0;
+      }
+      case 'tools': {
+        const name = needName('tools');
+        const { policy, session, server } = await startSession(name);
+        try {
+          if (!session.servers().includes(server.name)) return 1;
+          const host = server.definition?.type === 'http' ? new URL(server.definition.url!).hostname.replace(/^\[|\]$/g, '') : undefined;
+          const tools = session.tools();
+          if (o.json) {
+            out(JSON.stringify(tools.map((t) => ({ ...t, policy: mayCallTool(server.name, host, t.name, policy.rules).decision })), null, 2));
+            return 0;
+          }
+          out(`${tools.length} tool${tools.length === 1 ? '' : 's'} from ${server.name} (${server.source})${host ? ` at ${host}` : ''}:`);
+          for (const t of tools) {
+            const v = mayCallTool(server.name, host, t.name, policy.rules);
+            out(`  ${t.name.padEnd(28)} [${v.decision}]  ${escapeText(t.description.split('\n')[0] ?? '')}`);
+          }
+          out('calling a tool needs an allow rule for it: mcp-gate explain mcp.<server>.tool.<name>');
+          return 0;
+        } finally {
+          await session.close();
+        }
+      }
+      case 'call': {
+        if (rest.length !== 2) throw new UsageError('mcp-gate call takes a server and a tool name');
+        let args: Record<string, unknown> = {};
+        if (o.args !== undefined) {
+          try {
+            args = JSON.parse(o.args);
+          } catch (e) {
+            throw new UsageError(`--args is not JSON: ${(e as Error).message}`);
+          }
+          if (!args || typeof args !== 'object' || Array.isArray(args)) throw new UsageError('--args must be a JSON object');
+        }
+        const { session, server } = await startSession(rest[0]);
+        try {
+          if (!session.servers().includes(server.name)) return 1;
+          const r = await session.call(server.name, rest[1], args);
+          if (!r.result) {
+            err(`mcp-gate: ${r.outcome}: ${r.error}`);
+            return 1;
+          }
+          if (o.json) out(JSON.stringify(r.result, null, 2));
+          else {
+            for (const c of r.result.content ?? []) {
+              if (c.type === 'text') out(c.text);
+              else out(`[${c.type}${'mimeType' in c && c.mimeType ? ` ${c.mimeType}` : ''}]`);
+            }
+            if (r.result.structuredContent) out(JSON.stringify(r.result.structuredContent, null, 2));
+          }
+          return r.ok ? 0 : 1;
+        } finally {
+          await session.close();
+        }
+      }
+      case 'log': {
+        noPositionals('log');
+        if (o.outcome && !(OUTCOMES as readonly string[]).includes(o.outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
+        const events = log.read().filter((e: LoggedEvent) => (!o.server || ('server' in e && e.server === o.server)) && (!o.outcome || ('outcome' in e && e.outcome === o.outcome)));
+        if (o.json) out(JSON.stringify(events, null, 2));
+        else if (events.length === 0) out(`no events${log.file ? ` in ${log.file}` : ''}`);
+        else for (const e of events) out(logLine(e));
         return 0;
       }
       case 'reject': {
         const name = needName('reject');
         const r = await recordDecision(input, name, o.source, 'rejected');
+        log.write({ kind: 'gate.reject', server: r.server.name, source: r.server.source, digest: r.server.pinned?.digest });
         out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
         return 0;
       }
@@ -188,7 +275,8 @@ export async function main(argv: string[]): Promise<number> {
         if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
         const removed = await resetDecisions(input, o.all ? undefined : rest[0], o.source);
         if (removed.length === 0) out('nothing to reset: no decision was recorded');
-        else for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
+        for (const r of removed) log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
+        if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
         return 0;
       }
       default:
@@ -216,4 +304,12 @@ if (require.main === module) {
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
+}
+
+function logLine(e: LoggedEvent): string {
+  const f = e as unknown as Record<string, unknown>;
+  const parts = [String(f.at), String(f.kind)];
+  for (const k of ['server', 'host', 'about', 'tool', 'status', 'outcome', 'ok', 'bytes', 'source', 'digest']) if (f[k] !== undefined) parts.push(`${k}=${escapeText(String(f[k]))}`);
+  if (f.detail !== undefined) parts.push(`— ${escapeText(String(f.detail))}`);
+  return parts.join(' ');
 }

@@ -1,7 +1,7 @@
 // Text renderings of gate reports for a terminal: the server table, one server's full definition (escaped,
 // untruncated) with its diff, and the doctor report. Pure functions of the report; the CLI prints them.
 import { escapeText, quote, renderValue } from '../trust/escape';
-import { diffDefinitions, type DefinitionDiff } from '../trust/diff';
+import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
 import type { GateReport, ServerReport } from '../trust/gate';
 import type { UserPolicy } from '../policy/user-policy';
 
@@ -79,9 +79,20 @@ export function serverText(s: ServerReport): string {
     if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
     lines.push(`  digest      ${s.pinned.digest}`);
   }
-  if (s.state === 'approval-changed' && s.record && s.pinned) {
+  if (s.state === 'approval-changed' && s.record && s.pinned && s.record.digest !== s.pinned.digest) {
     lines.push('  changed since approval:');
     lines.push(diffText(diffDefinitions(s.record, s.pinned)));
+  }
+  if (s.record?.toolsChanged && s.record.tools) {
+    const d = diffTools(s.record.tools.snapshot, s.record.toolsChanged.snapshot);
+    lines.push(`  tools changed since approval (seen ${s.record.toolsChanged.observedAt}):`);
+    for (const n of d.added) lines.push(`    + tool ${quote(n)}`);
+    for (const n of d.removed) lines.push(`    - tool ${quote(n)}`);
+    for (const c of d.changed) {
+      lines.push(`    ~ tool ${quote(c.name)}`);
+      for (const f of c.fields) lines.push(`        ${f.field}:\n          - ${renderValue(f.before, '            ')}\n          + ${renderValue(f.after, '            ')}`);
+    }
+    if (d.instructions) lines.push(`    ~ instructions:\n          - ${renderValue(d.instructions.before ?? '', '            ')}\n          + ${renderValue(d.instructions.after ?? '', '            ')}`);
   }
   return lines.join('\n');
 }

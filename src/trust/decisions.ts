@@ -2,7 +2,7 @@
 // recomputes the server's definition inside it, so what is recorded is what the gate sees at that moment; an
 // approval can be bound to the digest that was shown, and is refused if the definition changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type ServerReport } from './gate';
-import { ApprovalStore, recordKey, type ApprovalRecord, type Decision } from './store';
+import { ApprovalStore, recordKey, type ApprovalRecord, type Decision, type PinnedTools } from './store';
 
 export class GateRefusal extends Error {}
 
@@ -32,13 +32,19 @@ export async function recordDecision(
     const key = recordKey(report.project, server.source, server.name);
     const index = records.findIndex((r) => recordKey(r.project, r.source, r.server) === key);
     const previous = index >= 0 ? records[index] : undefined;
-    if (previous && previous.decision === decision && previous.digest === server.pinned.digest) {
+    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged) {
       return { records, result: { server, previous, unchanged: true } };
     }
     const record: ApprovalRecord = {
       project: report.project, source: server.source, server: server.name, decision,
       digest: server.pinned.digest, pinned: server.pinned.pinned, texts: server.pinned.texts, decidedAt: new Date().toISOString(),
     };
+    // Approving again after a tool change consents to the tools that were shown; otherwise they are pinned anew
+    // at the next start.
+    if (decision === 'approved' && previous?.digest === server.pinned.digest) {
+      const tools = previous.toolsChanged ?? previous.tools;
+      if (tools) record.tools = tools;
+    }
     if (index >= 0) records[index] = record;
     else records.push(record);
     return { records, result: { server, previous, unchanged: false } };
@@ -64,5 +70,28 @@ export async function resetDecisions(input: GateInput, name: string | undefined,
     }
     const removed = records.filter(match);
     return { records: records.filter((r) => !match(r)), result: removed };
+  });
+}
+
+/**
+ * Records the tools a server offered at a start after approval: pinned the first time; a different list later
+ * is kept as `toolsChanged`, which re-gates the server. Returns what happened. Only for an approved record whose
+ * definition digest is still the one given.
+ */
+export async function observeTools(
+  storeDir: string, project: string, source: string, server: string, definitionDigest: string, observed: PinnedTools,
+): Promise<'pinned' | 'same' | 'changed' | 'not-approved'> {
+  const store = new ApprovalStore(storeDir);
+  return store.update((records) => {
+    const key = recordKey(project, source, server);
+    const r = records.find((x) => recordKey(x.project, x.source, x.server) === key);
+    if (!r || r.decision !== 'approved' || r.digest !== definitionDigest) return { records, result: 'not-approved' as const };
+    if (!r.tools) {
+      r.tools = observed;
+      return { records, result: 'pinned' as const };
+    }
+    if (r.tools.digest === observed.digest) return { records, result: 'same' as const };
+    if (r.toolsChanged?.digest !== observed.digest) r.toolsChanged = observed;
+    return { records, result: 'changed' as const };
   });
 }

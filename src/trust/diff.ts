@@ -66,3 +66,36 @@ export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts
   }
   return { fields, files };
 }
+
+export interface ToolsDiff {
+  added: string[];
+  removed: string[];
+  changed: { name: string; fields: FieldChange[] }[];
+  instructions?: FieldChange;
+}
+
+/** Tool-level diff between the tools pinned at approval and the tools a server offers now. */
+export function diffTools(
+  before: { instructions?: string; tools: Record<string, unknown>[] },
+  after: { instructions?: string; tools: Record<string, unknown>[] },
+): ToolsDiff {
+  const byName = (l: Record<string, unknown>[]) => new Map(l.map((t) => [String(t.name), t]));
+  const a = byName(before.tools);
+  const b = byName(after.tools);
+  const out: ToolsDiff = {
+    added: [...b.keys()].filter((n) => !a.has(n)).sort(),
+    removed: [...a.keys()].filter((n) => !b.has(n)).sort(),
+    changed: [],
+  };
+  for (const [name, tb] of b) {
+    const ta = a.get(name);
+    if (!ta) continue;
+    const fields: FieldChange[] = [];
+    for (const f of [...new Set([...Object.keys(ta), ...Object.keys(tb)])].sort()) {
+      if (canonicalJson(ta[f]) !== canonicalJson(tb[f])) fields.push({ field: f, before: ta[f], after: tb[f] });
+    }
+    if (fields.length) out.changed.push({ name, fields });
+  }
+  if ((before.instructions ?? '') !== (after.instructions ?? '')) out.instructions = { field: 'instructions', before: before.instructions, after: after.instructions };
+  return out;
+}

@@ -299,6 +299,9 @@ function decideState(
   if (record?.decision === 'rejected') return { ...withPin, state: 'rejected', reason: `rejected on ${record.decidedAt}` };
   if (escapeHatch) return { ...withPin, state: 'approved', viaEscapeHatch: true, reason: `${ESCAPE_HATCH_ENV}=1 trusts every repository server` };
   if (record?.decision === 'approved') {
+    if (record.digest === pinned.digest && record.toolsChanged) {
+      return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${record.toolsChanged.observedAt})` };
+    }
     if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: `approved on ${record.decidedAt}` };
     return { ...withPin, state: 'approval-changed', reason: `the definition changed since it was approved on ${record.decidedAt}` };
   }

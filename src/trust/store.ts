@@ -16,7 +16,19 @@ const MAX_STORE_BYTES = 64 * 1024 * 1024;
 
 export type Decision = 'approved' | 'rejected';
 
+/** What a server offered when it was first started after approval: pinned so a later change re-gates it. */
+export interface PinnedTools {
+  digest: string;
+  /** Tool names, titles, descriptions, schemas, annotations, and the server's instructions, as the server sent them. */
+  snapshot: { instructions?: string; tools: Record<string, unknown>[] };
+  observedAt: string;
+}
+
 export interface ApprovalRecord {
+  /** Pinned at the first start after approval (absent until then). */
+  tools?: PinnedTools;
+  /** A different tool list seen at a later start: the server is re-gated until approved again. */
+  toolsChanged?: PinnedTools;
   project: string;
   source: string;
   server: string;
@@ -42,7 +54,15 @@ export function recordKey(project: string, source: string, server: string): stri
   return JSON.stringify([project, source, server]);
 }
 
-const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt'];
+const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged'];
+
+function validTools(v: unknown): boolean {
+  if (v === undefined) return true;
+  if (typeof v !== 'object' || v === null) return false;
+  const t = v as Record<string, unknown>;
+  const snap = t.snapshot as Record<string, unknown> | undefined;
+  return typeof t.digest === 'string' && typeof t.observedAt === 'string' && !!snap && typeof snap === 'object' && Array.isArray(snap.tools);
+}
 
 /** Strict validation: an unknown key or a wrong type makes the whole file corrupt (fail closed). */
 function validate(v: unknown): ApprovalRecord[] {
@@ -60,6 +80,7 @@ function validate(v: unknown): ApprovalRecord[] {
     if (r.decision !== 'approved' && r.decision !== 'rejected') throw new Error(`record ${i}: unknown decision ${JSON.stringify(r.decision)}`);
     if (!/^sha256:[0-9a-f]{64}$/.test(r.digest as string)) throw new Error(`record ${i}: malformed digest`);
     if (!isObj(r.pinned) || !isObj(r.texts)) throw new Error(`record ${i}: "pinned" or "texts" is not an object`);
+    if (!validTools(r.tools) || !validTools(r.toolsChanged)) throw new Error(`record ${i}: malformed pinned tools`);
     const key = recordKey(r.project as string, r.source as string, r.server as string);
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);

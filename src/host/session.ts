@@ -1,0 +1,429 @@
+// A session: starts the servers the gate and the policy allow (at most 8), reads and freezes each one's tool
+// list (at most 64 tools; a colliding name keeps the whole server out), pins the tools of approved repository
+// servers, and runs tool calls — each checked against `mcp.<server>.tool.<name>` at call time, bounded in time
+// and size, cleaned of hidden characters, masked, and logged. Every server left out gets a line saying why.
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { mayCallTool, mayDiscover, resolve, type Asker, type Verdict } from '../policy/decide';
+import { defaultMasker, type Masker } from '../policy/mask';
+import { bindSecrets, type SecretSource } from '../policy/secrets';
+import type { UserPolicy } from '../policy/user-policy';
+import { canonicalJson, sha256 } from '../trust/digest';
+import { observeTools } from '../trust/decisions';
+import type { GateReport, ServerReport } from '../trust/gate';
+import type { PinnedTools } from '../trust/store';
+import { createGuardedFetch, type GuardedFetch, type Observation } from './guarded-fetch';
+import type { EventLog, Outcome } from './log';
+import type { Resolver } from './resolve';
+import { minimalEnv, StdioTransport } from './stdio';
+import { stripHidden, stripHiddenDeep } from './untrusted';
+
+export const MAX_SERVERS = 8;
+export const MAX_TOOLS = 64;
+export const DISCOVER_TIMEOUT_MS = 10_000;
+export const CALL_TIMEOUT_MS = 60_000;
+export const MAX_RESULT_BYTES = 1024 * 1024;
+
+/** Tool names the gate itself offers; a server offering one of them is left out whole. */
+export const GATE_TOOL_NAMES = ['mcp_gate_status', 'mcp_gate_explain'];
+
+export interface SessionOptions {
+  report: GateReport;
+  policy: UserPolicy;
+  log: EventLog;
+  /** Where the approval store lives (for pinning tools of approved servers). */
+  storeDir: string;
+  secrets: SecretSource;
+  /** Present where a person can answer `ask`; absent in the CLI and headless. */
+  asker?: Asker;
+  masker?: Masker;
+  /** Names the editor already offers (e.g. VS Code's own tools); a colliding server is left out. */
+  reservedToolNames?: readonly string[];
+  /** MCP Gate's own environment, from which a local server inherits only PATH, HOME, locale and temp. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Injectable for tests (the system resolver otherwise) and extra CA roots. */
+  resolver?: Resolver;
+  ca?: string | Buffer;
+  discoverTimeoutMs?: number;
+  callTimeoutMs?: number;
+  clientName?: string;
+}
+
+export interface SessionTool {
+  server: string;
+  /** The tool's name as the server gave it (validated: no hidden characters). */
+  name: string;
+  title?: string;
+  /** Cleaned of ANSI escapes, bidi, zero-width and tag characters. */
+  description: string;
+  inputSchema: Tool['inputSchema'];
+  outputSchema?: Tool['outputSchema'];
+  annotations?: Tool['annotations'];
+}
+
+interface Connection {
+  server: ServerReport;
+  host?: string;
+  client: Client;
+  transport: Transport;
+  fetch?: GuardedFetch;
+  reopen?: () => Promise<{ client: Client; transport: Transport }>;
+  tools: SessionTool[];
+}
+
+export interface CallOutcome {
+  ok: boolean;
+  result?: CallToolResult;
+  /** Why the call did not run or failed (masked). */
+  error?: string;
+  outcome: Outcome;
+}
+
+/** The counts a person (and the tests) can read after a session. */
+export interface SessionCounters {
+  /** Server→client requests (sampling, elicitation, roots, …) refused, by method. */
+  refusedRequests: Record<string, number>;
+  /** Notifications ignored after discovery, by method (tools/list_changed among them). */
+  ignoredNotifications: Record<string, number>;
+}
+
+class DroppedError extends Error {}
+
+const isNotFound = (e: unknown) => e instanceof StreamableHTTPError && e.code === 404;
+
+function substitute(s: string, projectDir: string): string {
+  return s.replace(/\$\{workspaceFolder\}/g, projectDir).replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir)).replace(/\$\{workspaceRoot\}/g, projectDir);
+}
+
+/** `${input:…}` needs VS Code to prompt; `${env:…}` would hand MCP Gate's environment to the server. */
+function unresolvable(values: string[]): string | undefined {
+  for (const v of values) {
+    const m = /\$\{(input|env|command|config):[^}]*\}/.exec(v);
+    if (m) return m[0];
+  }
+  return undefined;
+}
+
+export class Session {
+  readonly notes: string[] = [];
+  readonly counters: SessionCounters = { refusedRequests: {}, ignoredNotifications: {} };
+  private readonly connections = new Map<string, Connection>();
+  private readonly masker: Masker;
+  private discovered = false;
+
+  private constructor(private readonly o: SessionOptions) {
+    this.masker = o.masker ?? defaultMasker;
+  }
+
+  /** Starts every runnable server among `servers` (default: all of the report), in declaration order. */
+  static async start(o: SessionOptions, servers: ServerReport[] = o.report.servers): Promise<Session> {
+    const s = new Session(o);
+    await s.startAll(servers);
+    s.discovered = true;
+    return s;
+  }
+
+  /** The frozen tool list: what discovery found, never extended afterwards. */
+  tools(): SessionTool[] {
+    return [...this.connections.values()].flatMap((c) => c.tools);
+  }
+
+  servers(): string[] {
+    return [...this.connections.keys()];
+  }
+
+  private note(line: string, server?: ServerReport): void {
+    const masked = this.masker.mask(line);
+    this.notes.push(masked);
+    this.o.log.write({ kind: 'server.dropped', server: server?.name, source: server?.source, detail: masked });
+  }
+
+  private async startAll(servers: ServerReport[]): Promise<void> {
+    if (this.o.report.fullBlock.length) {
+      this.note(`no server starts: the project is blocked (${this.o.report.fullBlock.map((b) => b.reason).join('; ')})`);
+      return;
+    }
+    if (this.o.policy.problems.length) {
+      this.note(`no server starts: your policy in ${this.o.policy.file} has invalid items: ${this.o.policy.problems.join('; ')}`);
+      return;
+    }
+    const reserved = new Set([...GATE_TOOL_NAMES, ...(this.o.reservedToolNames ?? [])]);
+    const seenTools = new Map<string, string>();
+    let started = 0;
+    for (const server of servers) {
+      if (server.state !== 'approved' && server.state !== 'trusted') {
+        const how = server.state === 'pending' || server.state === 'approval-changed' ? `; review it with \`mcp-gate get ${server.name}\` and approve it` : '';
+        this.note(`${server.name} (${server.source}) is left out: it is ${server.state}: ${server.reason}${how}`, server);
+        continue;
+      }
+      if (started >= MAX_SERVERS) {
+        this.note(`${server.name} (${server.source}) is left out: a session runs at most ${MAX_SERVERS} servers`, server);
+        continue;
+      }
+      if (this.connections.has(server.name)) {
+        this.note(`${server.name} (${server.source}) is left out: another server of the same name already runs in this session`, server);
+        continue;
+      }
+      try {
+        const conn = await this.open(server);
+        const collision = conn.tools.find((t) => reserved.has(t.name) || seenTools.has(t.name));
+        if (collision) {
+          await this.closeConnection(conn);
+          const other = seenTools.get(collision.name);
+          throw new DroppedError(`its tool "${stripHidden(collision.name)}" collides with ${other ? `a tool of ${other}` : 'a tool the editor or the gate already offers'}`);
+        }
+        for (const t of conn.tools) seenTools.set(t.name, server.name);
+        this.connections.set(server.name, conn);
+        started++;
+        this.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${conn.tools.length} tools` });
+      } catch (e) {
+        const why = e instanceof DroppedError ? e.message : `it could not be started: ${(e as Error).message}`;
+        this.note(`${server.name} (${server.source}) is left out: ${why}`, server);
+      }
+    }
+  }
+
+  private newClient(server: string): Client {
+    const client = new Client({ name: this.o.clientName ?? 'mcp-gate', version: '0.1.0' }, { capabilities: {} });
+    client.fallbackRequestHandler = async (req) => {
+      this.counters.refusedRequests[req.method] = (this.counters.refusedRequests[req.method] ?? 0) + 1;
+      this.o.log.write({ kind: 'gate.refuse', server, detail: `refused a server→client request ${stripHidden(req.method)}` });
+      throw new McpError(ErrorCode.MethodNotFound, `MCP Gate refuses ${req.method}`);
+    };
+    client.fallbackNotificationHandler = async (n) => {
+      this.counters.ignoredNotifications[n.method] = (this.counters.ignoredNotifications[n.method] ?? 0) + 1;
+    };
+    client.onerror = () => undefined;
+    return client;
+  }
+
+  private async open(server: ServerReport): Promise<Connection> {
+    const def = server.definition!;
+    const project = this.o.report.project;
+    const rules = this.o.policy.rules;
+    if (def.type === 'http') {
+      let url: URL;
+      try {
+        url = new URL(def.url!);
+      } catch {
+        throw new DroppedError(`its url ${JSON.stringify(def.url)} is not a URL`);
+      }
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const exception = this.o.policy.localExceptions.get(server.name);
+      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exception?.allowLoopback)) {
+        throw new DroppedError(`its url is ${url.protocol.replace(':', '')}, and only https is allowed (plain http only to loopback under a local-development exception)`);
+      }
+      if (url.username || url.password) throw new DroppedError('its url carries a user name or password; bind credentials through the secrets block');
+      const verdict = await resolve(mayDiscover(server.name, host, rules), this.o.asker);
+      if (verdict.decision !== 'allow') {
+        this.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
+        throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
+      }
+      const bound = await bindSecrets({ name: server.name, host }, this.o.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+      if (bound.drop) throw new DroppedError(bound.reason);
+      for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
+      const declared = Object.entries(def.headers).map(([k, v]) => [k, substitute(v, project)] as const);
+      const bad = unresolvable(declared.map(([, v]) => v));
+      if (bad) throw new DroppedError(`a header uses ${bad}, which MCP Gate does not fill in; bind credentials through the secrets block`);
+      const headers: Record<string, string> = { ...Object.fromEntries(declared), ...bound.headers };
+      const fetch = createGuardedFetch({
+        resolver: this.o.resolver,
+        ca: this.o.ca,
+        policy: { exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
+        timeoutMs: (rpc) => (rpc.some((c) => c.method === 'tools/call') ? this.o.callTimeoutMs ?? CALL_TIMEOUT_MS : this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS),
+        onObservation: (ob) => this.observe(server.name, ob),
+      });
+      const connect = async () => {
+        const transport = new StreamableHTTPClientTransport(url, {
+          fetch,
+          requestInit: { headers },
+          reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+        });
+        const client = this.newClient(server.name);
+        await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS });
+        return { client, transport };
+      };
+      try {
+        let c = await connect();
+        let tools: SessionTool[];
+        try {
+          tools = await this.discover(server, c.client);
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+          await c.client.close().catch(() => undefined);
+          c = await connect();
+          tools = await this.discover(server, c.client);
+        }
+        return { server, host, client: c.client, transport: c.transport, fetch, reopen: connect, tools };
+      } catch (e) {
+        await fetch.close().catch(() => undefined);
+        throw e instanceof DroppedError ? e : new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}`);
+      }
+    }
+
+    // stdio
+    const bound = await bindSecrets({ name: server.name }, this.o.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+    if (bound.drop) throw new DroppedError(bound.reason);
+    for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
+    const args = def.args.map((a) => substitute(a, project));
+    const declaredEnv = Object.entries(def.env).filter(([, v]) => v !== null).map(([k, v]) => [k, substitute(v as string, project)] as const);
+    const bad = unresolvable([def.command!, ...args, ...declaredEnv.map(([, v]) => v)]);
+    if (bad) throw new DroppedError(`it uses ${bad}, which MCP Gate does not fill in (an \${env:…} would hand MCP Gate's own environment to the server); bind credentials through the secrets block`);
+    if (def.envFile) throw new DroppedError('it reads an envFile, which MCP Gate does not load (it would hand the file\'s variables to the server unseen); set the variables in "env" instead');
+    const cwd = def.cwd ? path.resolve(project, substitute(def.cwd, project)) : project;
+    const command = def.command!.startsWith('.') ? path.resolve(cwd, def.command!) : def.command!;
+    const transport = new StdioTransport({ command, args, cwd, env: { ...minimalEnv(this.o.env), ...Object.fromEntries(declaredEnv), ...bound.env } });
+    const client = this.newClient(server.name);
+    try {
+      await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS });
+      const tools = await this.discover(server, client);
+      this.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
+      return { server, client, transport, tools };
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+      if (e instanceof DroppedError) throw e;
+      const stderr = transport.stderrText().trim().split('\n').slice(-3).join(' | ');
+      this.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
+      throw new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}${stderr ? ` (stderr: ${this.masker.mask(stripHidden(stderr))})` : ''}`);
+    }
+  }
+
+  private async discover(server: ServerReport, client: Client): Promise<SessionTool[]> {
+    const timeout = this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS;
+    const raw: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const r = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+      raw.push(...r.tools);
+      if (raw.length > MAX_TOOLS) throw new DroppedError(`it offers more than ${MAX_TOOLS} tools; a session takes at most ${MAX_TOOLS} from one server (nothing is truncated)`);
+      cursor = r.nextCursor;
+      if (!cursor) break;
+    }
+    const names = new Set<string>();
+    for (const t of raw) {
+      if (stripHidden(t.name) !== t.name || !/^[A-Za-z0-9_.-]{1,128}$/.test(t.name)) {
+        throw new DroppedError(`its tool name ${JSON.stringify(t.name)} holds characters a rule cannot name`);
+      }
+      if (names.has(t.name)) throw new DroppedError(`it offers the tool "${t.name}" twice`);
+      names.add(t.name);
+    }
+    await this.pinTools(server, client, raw);
+    return raw.map((t) => ({
+      server: server.name,
+      name: t.name,
+      title: t.title === undefined ? undefined : stripHidden(t.title),
+      description: stripHidden(t.description ?? ''),
+      inputSchema: stripHiddenDeep(t.inputSchema),
+      outputSchema: t.outputSchema === undefined ? undefined : stripHiddenDeep(t.outputSchema),
+      annotations: t.annotations === undefined ? undefined : stripHiddenDeep(t.annotations),
+    }));
+  }
+
+  /** Approved repository servers: the tool list is pinned at the first start and a change re-gates the server. */
+  private async pinTools(server: ServerReport, client: Client, raw: Tool[]): Promise<void> {
+    if (!server.gated || server.viaEscapeHatch || !server.pinned) return;
+    const instructions = client.getInstructions();
+    const snapshot: PinnedTools['snapshot'] = {
+      ...(instructions !== undefined ? { instructions } : {}),
+      tools: raw.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations })) as Record<string, unknown>[],
+    };
+    const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)), observedAt: new Date().toISOString() };
+    const r = await observeTools(this.o.storeDir, this.o.report.project, server.source, server.name, server.pinned.digest, observed);
+    if (r === 'changed') {
+      throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change (\`mcp-gate get ${server.name}\`) and approve it again`);
+    }
+    if (r === 'not-approved') throw new DroppedError('its approval changed while it was starting');
+  }
+
+  private observe(server: string, ob: Observation): void {
+    const about = ob.rpc.find((c) => c.method === 'tools/call');
+    const toolName = about ? String((about as { tool?: string }).tool ?? 'unknown') : undefined;
+    const isList = ob.rpc.some((c) => c.method === 'tools/list');
+    if (!toolName && !isList && ob.outcome === 'answered') return; // initialize, notifications: not an exchange about anything
+    this.o.log.write({
+      kind: 'mcp.request', server, host: ob.host, about: toolName ? stripHidden(toolName) : 'discover',
+      ...(ob.status !== undefined ? { status: ob.status } : {}),
+      outcome: ob.outcome,
+      ...(ob.error ? { detail: describeError(ob.error) } : {}),
+    });
+  }
+
+  /** Calls a tool: frozen list, policy at call time, 60 s, 1 MiB, cleaned and masked result, logged. */
+  async call(serverName: string, tool: string, args: Record<string, unknown> = {}): Promise<CallOutcome> {
+    const conn = this.connections.get(serverName);
+    if (!conn) return { ok: false, outcome: 'refused_by_policy', error: `no server "${serverName}" runs in this session${this.notes.length ? ` (${this.notes.join('; ')})` : ''}` };
+    if (!conn.tools.some((t) => t.name === tool)) {
+      const msg = `"${serverName}" offered no tool "${stripHidden(tool)}" when the session started; the tool list is frozen`;
+      this.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: msg });
+      return { ok: false, outcome: 'refused_by_policy', error: msg };
+    }
+    const verdict: Verdict = mayCallTool(serverName, conn.host, tool, this.o.policy.rules);
+    const decided = await resolve(verdict, this.o.asker);
+    if (decided.decision !== 'allow') {
+      this.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason });
+      return { ok: false, outcome: 'refused_by_policy', error: decided.reason };
+    }
+    this.o.log.write({ kind: 'tool.call', server: serverName, tool });
+    const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
+    const attempt = () => conn.client.callTool({ name: tool, arguments: args }, undefined, { timeout }) as Promise<CallToolResult>;
+    try {
+      let result: CallToolResult;
+      try {
+        result = await attempt();
+      } catch (e) {
+        if (!isNotFound(e) || !conn.reopen) throw e;
+        await conn.client.close().catch(() => undefined);
+        const again = await conn.reopen();
+        conn.client = again.client;
+        conn.transport = again.transport;
+        result = await attempt();
+      }
+      const text = JSON.stringify(result);
+      const bytes = Buffer.byteLength(text);
+      if (bytes > MAX_RESULT_BYTES) throw new Error(`the result is ${bytes} bytes, over the ${MAX_RESULT_BYTES}-byte bound`);
+      const clean = this.masker.maskDeep(stripHiddenDeep(result));
+      if (!conn.host) this.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered' });
+      this.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: !result.isError, bytes });
+      return { ok: !result.isError, result: clean, outcome: 'answered' };
+    } catch (e) {
+      const why = this.masker.mask(describeError(e));
+      if (!conn.host) this.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why });
+      this.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 });
+      return { ok: false, outcome: 'no_answer', error: why };
+    }
+  }
+
+  private async closeConnection(c: Connection): Promise<void> {
+    await c.client.close().catch(() => undefined);
+    await c.transport.close().catch(() => undefined);
+    await c.fetch?.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.connections.values()) {
+      await this.closeConnection(c);
+      this.o.log.write({ kind: 'server.stop', server: c.server.name, source: c.server.source });
+    }
+    this.connections.clear();
+  }
+
+  /** True once discovery is over: from then on nothing is added to the tool list. */
+  get frozen(): boolean {
+    return this.discovered;
+  }
+}
+
+export function describeError(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const parts = [e.message];
+  let cause = (e as { cause?: unknown }).cause;
+  for (let i = 0; cause instanceof Error && i < 3; i++) {
+    if (!parts.includes(cause.message)) parts.push(cause.message);
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return stripHidden(parts.join(' ← '));
+}
