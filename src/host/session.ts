@@ -15,7 +15,7 @@ import { canonicalJson, sha256 } from '../trust/digest';
 import { observeTools } from '../trust/decisions';
 import type { GateReport, ServerReport } from '../trust/gate';
 import type { PinnedTools } from '../trust/store';
-import { createGuardedFetch, type GuardedFetch, type Observation } from './guarded-fetch';
+import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
 import type { Resolver } from './resolve';
 import { minimalEnv, StdioTransport } from './stdio';
@@ -229,6 +229,11 @@ export class Session {
       const bad = unresolvable(declared.map(([, v]) => v));
       if (bad) throw new DroppedError(`a header uses ${bad}, which MCP Gate does not fill in; bind credentials through the secrets block`);
       const headers: Record<string, string> = { ...Object.fromEntries(declared), ...bound.headers };
+      try {
+        validateHeaders(headers); // before the SDK builds a Headers object, whose errors quote values
+      } catch (e) {
+        throw new DroppedError(`its headers cannot be sent: ${this.masker.mask((e as Error).message)}`);
+      }
       const fetch = createGuardedFetch({
         resolver: this.o.resolver,
         ca: this.o.ca,
@@ -341,7 +346,7 @@ export class Session {
 
   private observe(server: string, ob: Observation): void {
     const about = ob.rpc.find((c) => c.method === 'tools/call');
-    const toolName = about ? String((about as { tool?: string }).tool ?? 'unknown') : undefined;
+    const toolName = about ? about.tool ?? 'unknown' : undefined;
     const isList = ob.rpc.some((c) => c.method === 'tools/list');
     if (!toolName && !isList && ob.outcome === 'answered') return; // initialize, notifications: not an exchange about anything
     this.o.log.write({

@@ -3,7 +3,7 @@
 // and secret values masked in everything the CLI prints.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { cleanupTemp, cli, world } from '../helpers';
+import { cleanupTemp, cli, world, type World } from '../helpers';
 
 const CONFIG = `{
   // rules written by the person on this machine
@@ -21,7 +21,10 @@ describe('mcp-gate explain and the user policy', function () {
   this.timeout(60_000);
   after(cleanupTemp);
 
-  const w = world({}, { '.config/mcp-gate/config.json': CONFIG });
+  let w: World;
+  before(() => {
+    w = world({}, { '.config/mcp-gate/config.json': CONFIG });
+  });
 
   const cases: [string, string, RegExp][] = [
     ['mcp.notion.host.com.notion.mcp', 'allow', /rule: .*"mcp\.notion\.host\.com\.notion\.\*".* from .*config\.json:4 \(rules\[0\]\)/],

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { evaluateGate } from '../../../src/trust/gate';
-import { cleanupTemp, world } from '../helpers';
+import { cleanupTemp, world, type World } from '../helpers';
 
 const SEEDS: Record<string, string> = {
   '.vscode/mcp.json': '{ // c\n "inputs": [{"id": "k", "type": "promptString"}],\n "servers": { "a": { "command": "node", "args": ["s.js", "${input:k}"], "env": {"X": "1"} }, "b": { "type": "http", "url": "https://x.example/mcp" } } }',
@@ -27,7 +27,10 @@ const mutate = (text: string, ops: { at: number; del: number; ins: string }[]) =
 describe('property: the gate never throws and never approves by itself', function () {
   this.timeout(120_000);
   after(cleanupTemp);
-  const w = world({ 's.js': 'x' });
+  let w: World;
+  before(() => {
+    w = world({ 's.js': 'x' });
+  });
 
   const check = (file: string, content: string) => {
     const p = path.join(w.project, file);

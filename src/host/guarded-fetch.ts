@@ -1,0 +1,267 @@
+// The fetch handed to the MCP SDK's StreamableHTTPClientTransport: undici's own fetch over the pinned
+// agent (never the global fetch or proxy variables), https only, no redirects, bounded replies, a budget
+// per request, no GET listening stream, and one observation per exchange for the mcp.request log.
+
+import { fetch as undiciFetch, Response as UndiciResponse, type Agent } from 'undici';
+import {
+  AddressRefusedError,
+  ConnectionFailedError,
+  ExchangeTimeoutError,
+  HeaderRefusedError,
+  HostError,
+  InvalidReplyError,
+  InvalidRequestError,
+  RedirectRefusedError,
+  ReplyTooLargeError,
+  type ExchangeOutcome,
+} from './errors';
+import { createPinnedAgent, type PinnedAgentOptions } from './pinned-agent';
+import { boundedStream, checkJsonReply, guardSseReply, readBounded, rpcCallsOf, type RpcCall, type StreamEnd } from './reply-guard';
+
+/** Reply bound for JSON bodies and SSE streams (SPEC §5). */
+export const MAX_REPLY_BYTES = 1024 * 1024;
+
+/** Default per-request budget when the caller gives none (the budget of a tool call). */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** What one exchange came to, for the session layer's `mcp.request` event. */
+export interface Observation {
+  /** URL host name (IPv6 literals keep their brackets). */
+  readonly host: string;
+  /** HTTP method. */
+  readonly method: string;
+  /** The JSON-RPC requests/notifications the request carried. */
+  readonly rpc: readonly RpcCall[];
+  /** HTTP status, where the server gave one. */
+  readonly status?: number;
+  readonly outcome: ExchangeOutcome;
+  /** Why the exchange had no answer or was stopped (typed, see ./errors). */
+  readonly error?: Error;
+}
+
+/** Options of {@link createGuardedFetch}; the pinned-agent options configure its own dispatcher. */
+export interface GuardedFetchOptions extends PinnedAgentOptions {
+  /** Reply bound in bytes. Default {@link MAX_REPLY_BYTES}. */
+  readonly maxBytes?: number;
+  /**
+   * Budget of one exchange, from the call until the reply is complete; when it runs out the HTTP request
+   * is aborted. A function gets the JSON-RPC calls in the body (e.g. 10 s for `tools/list`, 60 s for
+   * `tools/call`). Default {@link DEFAULT_TIMEOUT_MS}.
+   */
+  readonly timeoutMs?: number | ((rpc: readonly RpcCall[]) => number);
+  /** Receives one observation per exchange (never for the GET answered locally). Must not throw. */
+  readonly onObservation?: (observation: Observation) => void;
+}
+
+/** A fetch for the MCP SDK (`StreamableHTTPClientTransport` option `fetch`), with its own dispatcher. */
+export interface GuardedFetch {
+  (input: string | URL, init?: RequestInit): Promise<Response>;
+  /** The pinned agent every exchange goes through. */
+  readonly dispatcher: Agent;
+  /** Closes the dispatcher (open connections are ended). */
+  close(): Promise<void>;
+}
+
+/** Request headers undici or the agent manage; a caller setting them is refused (no Host fronting). */
+const MANAGED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'upgrade', 'keep-alive', 'te', 'trailer', 'expect']);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Validates request headers before undici sees them: names must be HTTP tokens and not managed by the
+ * client; values must not contain control characters (CR, LF, NUL, ...) or characters above U+00FF.
+ * Error messages name the header, never its value. Use it also on headers given to the SDK's
+ * `requestInit`, since the SDK builds a `Headers` object (whose errors quote values) before calling fetch.
+ * @throws HeaderRefusedError
+ */
+export function validateHeaders(headers: RequestInit['headers']): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (headers === undefined || headers === null) return out;
+  let pairs: Iterable<readonly [string, string]>;
+  if (typeof (headers as { entries?: unknown }).entries === 'function' && !Array.isArray(headers)) {
+    pairs = (headers as Headers).entries() as Iterable<[string, string]>;
+  } else if (Array.isArray(headers)) {
+    pairs = headers as Array<[string, string]>;
+  } else {
+    pairs = Object.entries(headers as Record<string, string>);
+  }
+  for (const pair of pairs) {
+    if (!Array.isArray(pair) || pair.length !== 2) throw new HeaderRefusedError('?', 'not a name/value pair');
+    const [name, value] = pair as [unknown, unknown];
+    if (typeof name !== 'string' || !TOKEN.test(name)) throw new HeaderRefusedError(String(name), 'invalid header name');
+    if (MANAGED_HEADERS.has(name.toLowerCase())) throw new HeaderRefusedError(name, 'managed by the client');
+    if (typeof value !== 'string') throw new HeaderRefusedError(name, 'value is not a string');
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if ((c < 0x20 && c !== 0x09) || c === 0x7f || c > 0xff) throw new HeaderRefusedError(name, 'value contains a control or non-Latin-1 character');
+    }
+    out.push([name, value]);
+  }
+  return out;
+}
+
+/**
+ * Creates the guarded fetch. Per call:
+ * - `GET` is answered locally with 405 (the SDK then opens no listening stream); nothing is sent.
+ * - https only; http only under a local-development exception with `allowLoopback` (and the agent
+ *   connects it only to loopback). Otherwise {@link AddressRefusedError}, outcome `refused_by_address`.
+ * - Every 3xx: {@link RedirectRefusedError} (outcome `redirected`), never followed.
+ * - HTTP error status: the response is returned (body bounded) and observed as `no_answer` with status.
+ * - POST carrying requests: a JSON reply is read (bounded) and must hold a response for every id, else
+ *   {@link InvalidReplyError}/{@link ReplyTooLargeError} is thrown; an SSE reply is guarded by
+ *   `guardSseReply` (bounded, fails at once when it ends before the responses, see ./reply-guard).
+ * - The budget aborts the HTTP request ({@link ExchangeTimeoutError}); the caller's `signal` also aborts.
+ * - Network/TLS failures: {@link ConnectionFailedError}; name not resolved: `NameResolutionError`.
+ */
+export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFetch {
+  const dispatcher = createPinnedAgent(options);
+  const maxBytes = options.maxBytes ?? MAX_REPLY_BYTES;
+
+  const guarded = async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
+    const method = (init.method ?? 'GET').toUpperCase();
+    if (method === 'GET') {
+      return new UndiciResponse(null, { status: 405, statusText: 'Method Not Allowed (no listening stream)' }) as unknown as Response;
+    }
+    const url = new URL(input instanceof URL ? input.href : String(input));
+    const host = url.hostname;
+    const bodyText = bodyToText(init.body);
+    const rpc = rpcCallsOf(bodyText);
+    const ids = rpc.flatMap((c) => (c.id === undefined ? [] : [c.id]));
+
+    let observed = false;
+    const observe = (o: Omit<Observation, 'host' | 'method' | 'rpc'>) => {
+      if (observed) return;
+      observed = true;
+      try {
+        options.onObservation?.({ host, method, rpc, ...o });
+      } catch {
+        // the observer's failure must not change the exchange
+      }
+    };
+    const refuse = (error: Error, status?: number): never => {
+      observe({ outcome: error instanceof HostError ? error.outcome : 'no_answer', error, ...(status === undefined ? {} : { status }) });
+      throw error;
+    };
+
+    if (url.protocol !== 'https:') {
+      const loopbackHttp = url.protocol === 'http:' && options.policy?.exception?.allowLoopback === true;
+      if (!loopbackHttp) refuse(new AddressRefusedError(host, undefined, `${url.protocol} URL refused; https required`));
+    }
+    if (url.username || url.password) refuse(new InvalidRequestError(host, 'credentials in the URL are not allowed'));
+    let headers: Array<[string, string]> = [];
+    try {
+      headers = validateHeaders(init.headers);
+    } catch (err) {
+      refuse(err as Error);
+    }
+    if (init.body !== undefined && init.body !== null && bodyText === undefined) {
+      refuse(new InvalidRequestError(host, 'request body must be a string or bytes'));
+    }
+
+    // Budget and abort wiring: our controller aborts the undici request (connect, headers and body).
+    const budget = typeof options.timeoutMs === 'function' ? options.timeoutMs(rpc) : options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new ExchangeTimeoutError(host, budget)), budget);
+    timer.unref(); // the open request keeps the process alive; the timer alone must not
+    const callerSignal = init.signal ?? undefined;
+    const onCallerAbort = () => controller.abort(callerSignal?.reason ?? new Error('aborted by the caller'));
+    if (callerSignal?.aborted) onCallerAbort();
+    else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    const settle = () => {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    };
+    const mapError = (err: unknown): Error => {
+      if (controller.signal.aborted) {
+        const reason: unknown = controller.signal.reason;
+        return reason instanceof Error ? reason : new Error(String(reason));
+      }
+      return hostErrorIn(err) ?? new ConnectionFailedError(host, (err as { cause?: unknown })?.cause ?? err);
+    };
+    const finish = (end: StreamEnd, status: number) => {
+      settle();
+      if (end.answered) observe({ outcome: 'answered', status });
+      else observe({ outcome: end.error instanceof HostError ? end.error.outcome : 'no_answer', status, error: end.error });
+    };
+
+    let res: Awaited<ReturnType<typeof undiciFetch>>;
+    try {
+      res = await undiciFetch(url, {
+        method,
+        headers,
+        body: bodyText ?? null,
+        redirect: 'manual',
+        dispatcher,
+        signal: controller.signal,
+      });
+    } catch (err) {
+      settle();
+      return refuse(mapError(err));
+    }
+
+    const status = res.status;
+    const fail = (error: Error): never => {
+      settle();
+      res.body?.cancel().catch(() => undefined);
+      return refuse(error, status);
+    };
+    if (status >= 300 && status < 400) fail(new RedirectRefusedError(host, status, res.headers.get('location') ?? undefined));
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (declared > maxBytes) fail(new ReplyTooLargeError(host, maxBytes));
+
+    const wrap = (body: ReadableStream<Uint8Array> | null) =>
+      new UndiciResponse(status === 204 || status === 205 ? null : body, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+    const bounded = (onEnd: (end: StreamEnd) => void) =>
+      res.body ? boundedStream(res.body as ReadableStream<Uint8Array>, { host, maxBytes, mapError, onEnd }) : null;
+
+    if (status < 200 || status >= 300) {
+      // Reported at once as no_answer with its status; the body is handed on bounded (the SDK reads it).
+      observe({ outcome: 'no_answer', status });
+      if (!res.body) settle();
+      return wrap(bounded(() => settle()));
+    }
+
+    if (method !== 'POST' || ids.length === 0) {
+      // Notifications, responses, DELETE: no JSON-RPC response is due; a 2xx is the answer.
+      observe({ outcome: 'answered', status });
+      if (!res.body) settle();
+      return wrap(bounded(() => settle()));
+    }
+
+    const type = (res.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
+    if (type === 'text/event-stream' && res.body) {
+      return wrap(guardSseReply(res.body as ReadableStream<Uint8Array>, ids, { host, maxBytes, mapError, onEnd: (end) => finish(end, status) }));
+    }
+    if (type === 'application/json') {
+      let bytes: Uint8Array;
+      try {
+        bytes = await readBounded(res.body as ReadableStream<Uint8Array> | null, host, maxBytes, mapError);
+        checkJsonReply(bytes, host, ids);
+      } catch (err) {
+        return fail(err instanceof Error ? err : new Error(String(err)));
+      }
+      finish({ answered: true }, status);
+      return new UndiciResponse(bytes, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+    }
+    return fail(new InvalidReplyError(host, status === 202 || !res.body ? `no response to a request (HTTP ${status})` : `unexpected content type ${JSON.stringify(type.slice(0, 60))}`));
+  };
+
+  return Object.assign(guarded, {
+    dispatcher,
+    close: () => dispatcher.close(),
+  });
+}
+
+function bodyToText(body: RequestInit['body']): string | undefined {
+  if (typeof body === 'string') return body;
+  if (body instanceof ArrayBuffer) return new TextDecoder().decode(body);
+  if (ArrayBuffer.isView(body)) return new TextDecoder().decode(body);
+  return undefined;
+}
+
+/** Our own typed error somewhere in undici's error chain (undici wraps connect errors as `cause`). */
+function hostErrorIn(err: unknown): HostError | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof HostError) return e;
+  }
+  return undefined;
+}
