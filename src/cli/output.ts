@@ -15,3 +15,11 @@ export function out(text: string): void {
 export function err(text: string): void {
   process.stderr.write(mask(text.endsWith('\n') ? text : text + '\n'));
 }
+
+// A closed pipe (`mcp-gate log | head`) ends the command quietly instead of with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
