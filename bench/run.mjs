@@ -8,9 +8,10 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const { benchGate } = require(path.join(root, 'out', 'bench', 'gate.js'));
+const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-const rows = [...(await benchGate())];
+const rows = [...(await benchGate()), ...(await benchHost())];
 const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
 const lines = [
   '# Benchmark results',
@@ -29,3 +30,4 @@ const lines = [
 ];
 fs.writeFileSync(path.join(root, 'bench', 'RESULTS.md'), lines.join('\n'));
 process.stdout.write(lines.join('\n'));
+process.exit(0);

@@ -1,0 +1,108 @@
+// Benchmarks of the host: (1) tools/call through an MCP Gate session against a plain SDK client talking to the
+// same server (server-everything over stdio); (2) the hardened fetch against plain undici fetch on a 100 KB
+// JSON-RPC reply from a local HTTP server (reached under a loopback local-development exception).
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { createGuardedFetch } from '../src/host/guarded-fetch';
+import { EventLog } from '../src/host/log';
+import { Session } from '../src/host/session';
+import { Masker } from '../src/policy/mask';
+import { loadUserPolicy } from '../src/policy/user-policy';
+import { evaluateGate } from '../src/trust/gate';
+import type { BenchRow } from './gate';
+
+const EVERYTHING = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1];
+}
+
+async function timeEach(n: number, f: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await f();
+    out.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return out;
+}
+
+async function benchCall(): Promise<BenchRow[]> {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-host-'));
+  const home = path.join(base, 'home');
+  fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
+  fs.writeFileSync(path.join(home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
+    servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+    rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }],
+  }));
+  fs.mkdirSync(path.join(base, 'project'));
+  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform } };
+  const report = evaluateGate(input);
+  const masker = new Masker();
+  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
+  const plain = new Client({ name: 'plain', version: '0' });
+  await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
+  const args = { message: 'benchmark' };
+  await timeEach(20, () => session.call('everything', 'echo', args));
+  await timeEach(20, () => plain.callTool({ name: 'echo', arguments: args }));
+  const gated: number[] = [];
+  const direct: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    direct.push(...(await timeEach(60, () => plain.callTool({ name: 'echo', arguments: args }))));
+    gated.push(...(await timeEach(60, () => session.call('everything', 'echo', args))));
+  }
+  await session.close();
+  await plain.close();
+  fs.rmSync(base, { recursive: true, force: true });
+  const d = median(direct);
+  const g = median(gated);
+  return [
+    { name: 'tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
+    { name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)', median: g, unit: 'ms', baseline: 'plain SDK client', ratio: g / d, note: '300 calls, log written' },
+  ];
+}
+
+async function benchFetch(): Promise<BenchRow[]> {
+  const reply = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'x'.repeat(100 * 1024) }] } });
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
+      res.end(reply);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {} } });
+  const init = { method: 'POST', body, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } };
+  const guarded = createGuardedFetch({ policy: { exception: { allowLoopback: true } } });
+  const agent = new Agent();
+  const viaGuard = async () => (await guarded(url, init)).text();
+  const viaUndici = async () => (await undiciFetch(url, { ...init, dispatcher: agent })).text();
+  await timeEach(50, viaGuard);
+  await timeEach(50, viaUndici);
+  const g: number[] = [];
+  const u: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    u.push(...(await timeEach(100, viaUndici)));
+    g.push(...(await timeEach(100, viaGuard)));
+  }
+  await guarded.close();
+  await agent.close();
+  server.close();
+  return [
+    { name: 'POST with a 100 KB reply, plain undici fetch', median: median(u), unit: 'ms', note: '500 requests, keep-alive' },
+    { name: 'POST with a 100 KB reply, hardened fetch (checked, pinned, bounded)', median: median(g), unit: 'ms', baseline: 'plain undici fetch', ratio: median(g) / median(u), note: '500 requests, keep-alive' },
+  ];
+}
+
+export async function benchHost(): Promise<BenchRow[]> {
+  return [...(await benchCall()), ...(await benchFetch())];
+}
