@@ -11,7 +11,7 @@ import { escapeText } from '../trust/escape';
 import { StoreLockError } from '../trust/store';
 import { defaultMasker } from '../policy/mask';
 import { explain } from '../policy/decide';
-import { loadUserPolicy, type UserPolicy } from '../policy/user-policy';
+import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { EventLog, OUTCOMES, type LoggedEvent } from '../host/log';
 import { Session } from '../host/session';
 import { mayCallTool } from '../policy/decide';
@@ -119,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     for (const n of session.notes) err(n);
     return { report, policy, session, server: found.server };
   };
-  const policyOf = (report: ReturnType<typeof evaluateGate>): UserPolicy => loadUserPolicy(report.userPolicy);
+  const policyOf = (report: ReturnType<typeof evaluateGate>): UserPolicy => loadUserPolicies(report.userPolicyLayers);
   const noPositionals = (verb: string) => {
     if (rest.length) throw new UsageError(`mcp-gate ${verb} takes no arguments (got ${rest.join(' ')})`);
   };

@@ -252,17 +252,21 @@ export class Session {
         return { client, transport };
       };
       try {
-        let c = await connect();
-        let tools: SessionTool[];
-        try {
-          tools = await this.discover(server, c.client);
-        } catch (e) {
-          if (!isNotFound(e)) throw e;
-          await c.client.close().catch(() => undefined);
-          c = await connect();
-          tools = await this.discover(server, c.client);
+        // A 404 on the session (during initialisation or the tool list) opens a new session once.
+        let retried = false;
+        let c: { client: Client; transport: Transport } | undefined;
+        let tools: SessionTool[] | undefined;
+        while (!tools) {
+          try {
+            c = await connect();
+            tools = await this.discover(server, c.client);
+          } catch (e) {
+            await c?.client.close().catch(() => undefined);
+            if (!isNotFound(e) || retried) throw e;
+            retried = true;
+          }
         }
-        return { server, host, client: c.client, transport: c.transport, fetch, reopen: connect, tools };
+        return { server, host, client: c!.client, transport: c!.transport, fetch, reopen: connect, tools };
       } catch (e) {
         await fetch.close().catch(() => undefined);
         throw e instanceof DroppedError ? e : new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}`);
@@ -422,8 +426,18 @@ export class Session {
   }
 }
 
+/** Longest server-supplied error text shown in a line (the rest is cut with a note). */
+const MAX_ERROR_TEXT = 500;
+
 export function describeError(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
+  if (e instanceof StreamableHTTPError && e.code === 401) {
+    return 'the server answered HTTP 401 Unauthorized; MCP Gate runs no OAuth flow: bind a token to this server through the secrets block';
+  }
+  if (e instanceof StreamableHTTPError && typeof e.code === 'number' && e.code >= 300) {
+    const body = stripHidden(e.message);
+    return `the server answered HTTP ${e.code}${body ? `: ${body.length > MAX_ERROR_TEXT ? `${body.slice(0, MAX_ERROR_TEXT)}… (cut)` : body}` : ''}`;
+  }
   const parts = [e.message];
   let cause = (e as { cause?: unknown }).cause;
   for (let i = 0; cause instanceof Error && i < 3; i++) {

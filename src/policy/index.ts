@@ -22,4 +22,4 @@ export type { Bind, BindOptions, ParsedSecrets, SecretBinding, SecretEntry, Secr
 export { bindSecrets, headerValueProblem, parseSecrets, SecretError, secretApplies, serverSecretAction } from './secrets';
 export { defaultMasker, MASK, Masker, MIN_SECRET_LENGTH } from './mask';
 export type { RawUserPolicy, UserPolicy } from './user-policy';
-export { decideUnder, loadUserPolicy } from './user-policy';
+export { decideUnder, loadUserPolicies, loadUserPolicy } from './user-policy';

@@ -71,3 +71,23 @@ function parseLocalExceptions(raw: RawUserPolicy): { map: UserPolicy['localExcep
   });
   return { map, problems };
 }
+
+/** Merges several user layers (the extension's settings and the configuration file) into one policy. */
+export function loadUserPolicies(layers: readonly RawUserPolicy[]): UserPolicy {
+  const loaded = layers.map(loadUserPolicy);
+  const localExceptions: UserPolicy['localExceptions'] = new Map();
+  const problems = loaded.flatMap((l) => l.problems);
+  for (const l of loaded) {
+    for (const [k, v] of l.localExceptions) {
+      if (localExceptions.has(k)) problems.push(`${l.file}: a second local-development exception for "${k}"`);
+      else localExceptions.set(k, v);
+    }
+  }
+  return {
+    file: loaded.map((l) => l.file).join(' + ') || '(no user configuration)',
+    rules: loaded.flatMap((l) => l.rules),
+    secrets: loaded.flatMap((l) => l.secrets),
+    localExceptions,
+    problems,
+  };
+}

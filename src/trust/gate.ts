@@ -20,6 +20,11 @@ export interface GateInput {
   projectDir: string;
   storeDir: string;
   machine: Machine;
+  /**
+   * The extension's application-scope settings (`mcpGate.servers`, `mcpGate.imports`, `mcpGate.settings`,
+   * `mcpGate.rules`, …) as one trusted user layer, in MCP Gate's configuration format. Never a workspace value.
+   */
+  userSettings?: { label: string; value: Record<string, unknown> };
 }
 
 export interface SourceReport {
@@ -80,6 +85,8 @@ export interface GateReport {
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
   userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; lineOf?: (keyPath: string[]) => number };
+  /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
+  userPolicyLayers: GateReport['userPolicy'][];
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
   ignoredGrants: { file: string; key: string }[];
 }
@@ -139,6 +146,20 @@ function readSource(file: string, source: string, loc: Location, reader: Trackin
   }
 }
 
+const SETTINGS_LOCATION: Location = { kind: 'gate', scope: 'user', format: 'gate', native: true, canImport: true, openTopLevel: false };
+
+/** The extension's settings as a source: same format and checks as MCP Gate's user configuration file. */
+function settingsSource(label: string, value: Record<string, unknown>): LoadedSource {
+  const report: SourceReport = { file: label, source: label, scope: 'user', kind: 'gate', format: 'gate', status: 'ok', problems: [], importedBy: [], trusted: true, servers: 0 };
+  const d = readDeclarations(label, SETTINGS_LOCATION, { value, positionOf: () => ({ line: 1, column: 1 }) });
+  if (d.fileErrors.length) {
+    report.status = 'invalid';
+    report.problems.push(...d.fileErrors);
+  }
+  report.servers = d.servers.length;
+  return { report, loc: SETTINGS_LOCATION, servers: d.servers, imports: d.imports, settings: d.settings, gate: d.gate };
+}
+
 /** Computes the gate report from scratch. `reader` records every path looked at (for the cache). */
 export function evaluateGate(input: GateInput, reader: TrackingReader = new TrackingReader()): GateReport {
   const project = projectIdentity(input.projectDir);
@@ -153,6 +174,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
 
   const loaded = new Map<string, LoadedSource>();
   const display = (loc: Location, file: string) => (loc.scope === 'repository' ? loc.relPath! : file);
+  if (input.userSettings) loaded.set(input.userSettings.label, settingsSource(input.userSettings.label, input.userSettings.value));
   for (const loc of CATALOGUE) {
     if (!loc.native) continue;
     const file = locate(loc, project, m);
@@ -264,7 +286,8 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     else if (reader.stat(p)?.isFile()) agentFiles.push({ path: a.relPath, what: a.what });
   }
 
-  const gateSource = sources.find((s) => s.loc.kind === 'gate');
+  const gateSources = sources.filter((s) => s.loc.kind === 'gate');
+  const gateSource = gateSources.find((s) => s.report.file !== input.userSettings?.label) ?? gateSources[0];
   return {
     project,
     store: { file: snapshot.file, health: snapshot.health },
@@ -276,6 +299,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     escapeHatch,
     agentFiles,
     userPolicy: { file: gateSource?.report.file ?? '', ...(gateSource?.report.status === 'ok' ? gateSource.gate : {}) },
+    userPolicyLayers: gateSources.map((g) => ({ file: g.report.file, ...(g.report.status === 'ok' ? g.gate : {}) })),
     ignoredGrants,
   };
 }
@@ -317,7 +341,7 @@ export class GateCache {
 
   get(input: GateInput): GateReport {
     const env = input.machine.env;
-    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.machine.home, env[ESCAPE_HATCH_ENV], env.MCP_GATE_CONFIG, env.XDG_CONFIG_HOME, env.CODEX_HOME, env.AGENTTY_MCP_CONFIG]);
+    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.userSettings ? JSON.stringify(input.userSettings.value) : '', input.machine.home, env[ESCAPE_HATCH_ENV], env.MCP_GATE_CONFIG, env.XDG_CONFIG_HOME, env.CODEX_HOME, env.AGENTTY_MCP_CONFIG]);
     const hit = this.entries.get(key);
     if (hit && unchanged(hit.seen)) return hit.report;
     const reader = new TrackingReader();
