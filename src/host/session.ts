@@ -135,6 +135,19 @@ export class Session {
     return [...this.connections.keys()];
   }
 
+  /** What the policy says about calling a tool right now (before any question is asked). */
+  decisionFor(serverName: string, tool: string): Verdict['decision'] {
+    const conn = this.connections.get(serverName);
+    if (!conn) return 'deny';
+    return mayCallTool(serverName, conn.host, tool, this.o.policy.rules).decision;
+  }
+
+  /** The server's instructions, cleaned of hidden characters. */
+  instructionsOf(serverName: string): string | undefined {
+    const i = this.connections.get(serverName)?.client.getInstructions();
+    return i === undefined ? undefined : stripHidden(i);
+  }
+
   private note(line: string, server?: ServerReport): void {
     const masked = this.masker.mask(line);
     this.notes.push(masked);
