@@ -1,23 +1,42 @@
-// VS Code entry point: a thin adapter over the same core as the CLI. Activation does nothing heavy; commands
-// evaluate the gate on demand. (The full extension — prompts, panel, chat gateway — builds on this.)
+// VS Code entry point: wires the adapters in src/vscode to the shared core. Activation stays cheap: it reads the
+// gate (stats and small files), registers commands, the status bar, CodeLens and the chat gateway provider; no
+// server starts until VS Code asks the provider to resolve one.
 import * as vscode from 'vscode';
-import { currentMachine } from './trust/catalogue';
-import { evaluateGate } from './trust/gate';
-import { doctorText } from './cli/render';
+import { registerCommands, DocumentProvider, SCHEME } from './vscode/commands';
+import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
+import { prompts, type Prompts } from './vscode/prompts';
+import { GateService } from './vscode/service';
+import { catalogueSelector, notifications, ServerCodeLens, statusBar } from './vscode/ui';
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What tests (and other extensions) can observe. Holds no secret. */
+export interface McpGateApi {
+  service: GateService;
+  gateway?: GatewayProvider;
+  /** The dialogs; tests inside VS Code replace their methods (a modal cannot be clicked from the extension host). */
+  prompts: Prompts;
+}
+
+export function activate(context: vscode.ExtensionContext): McpGateApi {
   const channel = vscode.window.createOutputChannel('MCP Gate', { log: true });
+  const service = new GateService(context.globalStorageUri.fsPath, context.secrets, channel);
+  const docs = new DocumentProvider();
+  context.subscriptions.push(channel, service, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs));
+
+  let gateway: GatewayProvider | undefined;
+  if (typeof vscode.lm?.registerMcpServerDefinitionProvider === 'function') {
+    gateway = new GatewayProvider(service);
+    context.subscriptions.push(gateway, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, gateway));
+  }
+  registerCommands(context, service, docs, () => gateway?.decisionsChanged());
   context.subscriptions.push(
-    channel,
-    vscode.commands.registerCommand('mcpGate.doctor', () => {
-      const storeDir = context.globalStorageUri.fsPath;
-      for (const folder of vscode.workspace.workspaceFolders ?? []) {
-        const report = evaluateGate({ projectDir: folder.uri.fsPath, storeDir, machine: currentMachine() });
-        channel.info(`doctor for ${folder.uri.fsPath}\n${doctorText(report, 'globalStorage')}`);
-      }
-      channel.show(true);
-    }),
+    statusBar(service),
+    vscode.languages.registerCodeLensProvider(catalogueSelector(), new ServerCodeLens(service)),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => gateway?.decisionsChanged()),
   );
+  if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
+  for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
+  context.subscriptions.push(notifications(service));
+  return { service, gateway, prompts };
 }
 
 export function deactivate(): void {}

@@ -1,0 +1,22 @@
+// `ask` decisions where a person can answer: a modal that names the action and the rule, with Allow once /
+// Always (writes the narrowest allow rule to the user's settings) / Deny.
+import * as vscode from 'vscode';
+import type { Asker } from '../policy/decide';
+import { appendUserRule } from './settings';
+
+export const vscodeAsker: Asker = async (q) => {
+  const once = vscode.l10n.t('Allow once');
+  const always = vscode.l10n.t('Always');
+  const deny = vscode.l10n.t('Deny');
+  const answer = await vscode.window.showWarningMessage(
+    vscode.l10n.t('MCP Gate: allow {0}?', q.action),
+    { modal: true, detail: vscode.l10n.t('The rule {0} says ask. "Always" adds {1} to your user settings (mcpGate.rules).', JSON.stringify({ action: q.rule.action, decision: q.rule.decision }), JSON.stringify(q.permittedBy)) },
+    once, always, deny,
+  );
+  if (answer === once) return 'once';
+  if (answer === always) {
+    await appendUserRule(q.permittedBy);
+    return 'always';
+  }
+  return 'deny';
+};

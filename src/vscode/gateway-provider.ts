@@ -1,0 +1,130 @@
+// Chat integration: approved servers reach VS Code chat only through MCP Gate. An MCP server definition provider
+// offers each allowed server as an HTTP endpoint of the in-extension-host gateway (no token in the provided
+// definition: VS Code caches those); resolveMcpServerDefinition re-checks approval, digest, Workspace Trust, host
+// rule and secrets at every start, opens the server's session, and only then adds the bearer token. A refusal
+// returns undefined — which VS Code does silently — so MCP Gate says why itself.
+import * as vscode from 'vscode';
+import { Gateway, type GatewayTarget } from '../host/gateway';
+import { Session } from '../host/session';
+import type { ServerReport } from '../trust/gate';
+import { prompts } from './prompts';
+import type { FolderState, GateService } from './service';
+
+export const PROVIDER_ID = 'mcpGate';
+
+type Entry = { folder: FolderState; server: ServerReport };
+
+function keyOf(x: Entry): string {
+  return Buffer.from(JSON.stringify([x.folder.folder.uri.fsPath, x.server.source, x.server.name])).toString('base64url');
+}
+
+export class GatewayProvider implements vscode.McpServerDefinitionProvider, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeMcpServerDefinitions = this.changed.event;
+  private gateway?: Gateway;
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(private readonly service: GateService) {}
+
+  /** Called after any decision: VS Code asks for the definitions again; sessions of servers no longer allowed end. */
+  decisionsChanged(): void {
+    const allowed = new Set(this.offered().map(keyOf));
+    for (const [key, s] of this.sessions) {
+      if (!allowed.has(key)) {
+        this.sessions.delete(key);
+        void s.close();
+      }
+    }
+    this.changed.fire();
+  }
+
+  private offered(): Entry[] {
+    return this.service.servers().filter((x) => {
+      if (x.server.state !== 'approved' && x.server.state !== 'trusted') return false;
+      if (x.server.gated && !vscode.workspace.isTrusted) return false;
+      return true;
+    });
+  }
+
+  private async ensureGateway(): Promise<Gateway> {
+    if (!this.gateway) {
+      this.gateway = new Gateway({ log: this.service.log, target: (key) => this.target(key) });
+      await this.gateway.start();
+    }
+    return this.gateway;
+  }
+
+  async provideMcpServerDefinitions(): Promise<vscode.McpServerDefinition[]> {
+    const offered = this.offered();
+    if (!offered.length) return [];
+    const gateway = await this.ensureGateway();
+    const names = new Map<string, number>();
+    for (const x of offered) names.set(x.server.name, (names.get(x.server.name) ?? 0) + 1);
+    return offered.map((x) => {
+      const labelText = (names.get(x.server.name) ?? 0) > 1 ? `${x.server.name} (${x.server.source})` : x.server.name;
+      return new vscode.McpHttpServerDefinition(labelText, vscode.Uri.parse(gateway.urlFor(keyOf(x))), {}, x.server.pinned?.digest.slice(7, 19) ?? 'user');
+    });
+  }
+
+  async resolveMcpServerDefinition(def: vscode.McpServerDefinition): Promise<vscode.McpServerDefinition | undefined> {
+    const refuse = (why: string) => {
+      this.service.log.write({ kind: 'gate.refuse', detail: `VS Code asked to start ${def.label}: ${why}` });
+      void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate did not start "{0}": {1}', def.label, why));
+      return undefined;
+    };
+    if (!(def instanceof vscode.McpHttpServerDefinition)) return refuse('it is not one of MCP Gate\'s definitions');
+    const key = decodeURIComponent(def.uri.path.replace(/^\/mcp\//, ''));
+    this.service.refresh(true);
+    const x = this.offered().find((e) => keyOf(e) === key);
+    if (!x) {
+      const any = this.service.servers().find((e) => keyOf(e) === key);
+      if (!any) return refuse('the server is no longer declared');
+      if (any.server.gated && !vscode.workspace.isTrusted) return refuse('the workspace is in Restricted Mode');
+      return refuse(`it is ${any.server.state}: ${any.server.reason}`);
+    }
+    let session = this.sessions.get(key);
+    if (!session || !session.servers().length) {
+      await session?.close();
+      session = await Session.start({
+        report: x.folder.report!,
+        policy: this.service.policy(x.folder),
+        log: this.service.log,
+        storeDir: this.service.storeDir,
+        secrets: this.service.secrets,
+        asker: (q) => prompts.ask(q),
+        env: process.env,
+        reservedToolNames: vscode.lm.tools.map((t) => t.name),
+        clientName: 'mcp-gate-vscode',
+      }, [x.server]);
+      if (!session.servers().length) {
+        const why = session.notes.join('; ') || 'it could not be started';
+        await session.close();
+        this.service.refresh(true);
+        return refuse(why);
+      }
+      this.sessions.set(key, session);
+    }
+    const gateway = await this.ensureGateway();
+    def.headers = { ...def.headers, Authorization: `Bearer ${gateway.token}` };
+    return def;
+  }
+
+  private async target(key: string): Promise<GatewayTarget | { refused: string }> {
+    const session = this.sessions.get(key);
+    if (!session) return { refused: 'this server was not started through MCP Gate (start it again)' };
+    const name = session.servers()[0];
+    return {
+      tools: () => session.tools(),
+      listed: (tool) => session.decisionFor(name, tool) !== 'deny',
+      call: (tool, args) => session.call(name, tool, args),
+      instructions: session.instructionsOf(name),
+    };
+  }
+
+  dispose(): void {
+    for (const s of this.sessions.values()) void s.close();
+    this.sessions.clear();
+    void this.gateway?.close();
+    this.changed.dispose();
+  }
+}

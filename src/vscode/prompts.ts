@@ -1,0 +1,23 @@
+// Every question the extension puts to a person, in one replaceable object: a modal confirmation, the answer to
+// a policy `ask`, and a password input. The defaults are VS Code's dialogs; tests running inside VS Code replace
+// them through the extension's API (a modal cannot be clicked from the extension host).
+import * as vscode from 'vscode';
+import type { Asker } from '../policy/decide';
+import { vscodeAsker } from './asker';
+
+export interface Prompts {
+  /** A modal question with one affirmative action; true only when that action was chosen. */
+  confirm(message: string, detail: string, action: string): Promise<boolean>;
+  ask: Asker;
+  secretValue(name: string): Promise<string | undefined>;
+}
+
+export const prompts: Prompts = {
+  async confirm(message, detail, action) {
+    return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
+  },
+  ask: (q) => vscodeAsker(q),
+  async secretValue(name) {
+    return vscode.window.showInputBox({ prompt: vscode.l10n.t('Value of {0} (stored in VS Code\'s SecretStorage, never in a file)', name), password: true, ignoreFocusOut: true });
+  },
+};

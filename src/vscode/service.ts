@@ -1,0 +1,122 @@
+// The extension's one view of the gate: a report per workspace folder from the shared core (same catalogue,
+// store and states as the CLI), kept fresh by a cheap stat-only re-check every second and by file and setting
+// changes, with an event when anything a person would see changed. Also owns the log (mirrored to the output
+// channel) and the secret source (SecretStorage).
+import * as vscode from 'vscode';
+import { EventLog, type LoggedEvent } from '../host/log';
+import { defaultMasker } from '../policy/mask';
+import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
+import { currentMachine } from '../trust/catalogue';
+import { GateCache, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
+import { readUserSettings } from './settings';
+
+export const SECRET_KEY_PREFIX = 'mcpGate.secret.';
+
+export interface FolderState {
+  folder: vscode.WorkspaceFolder;
+  input: GateInput;
+  report?: GateReport;
+  error?: string;
+}
+
+export class GateService implements vscode.Disposable {
+  readonly log: EventLog;
+  private readonly cache = new GateCache();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private states: FolderState[] = [];
+  private timer?: NodeJS.Timeout;
+  private disposables: vscode.Disposable[] = [];
+
+  constructor(
+    readonly storeDir: string,
+    private readonly secretStorage: vscode.SecretStorage,
+    readonly channel: vscode.LogOutputChannel,
+  ) {
+    this.log = new EventLog(storeDir, defaultMasker);
+    this.log.onEvent((e) => this.mirror(e));
+    this.disposables.push(
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.refresh()),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh(true)),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('mcpGate')) this.refresh(true);
+      }),
+      vscode.workspace.onDidSaveTextDocument(() => this.refresh()),
+    );
+    this.refresh();
+    this.timer = setInterval(() => this.refresh(), 1000);
+  }
+
+  private mirror(e: LoggedEvent): void {
+    const f = e as unknown as Record<string, unknown>;
+    const parts = [String(f.kind)];
+    for (const k of ['server', 'host', 'about', 'tool', 'status', 'outcome', 'source']) if (f[k] !== undefined) parts.push(`${k}=${String(f[k])}`);
+    if (f.detail !== undefined) parts.push(`— ${String(f.detail)}`);
+    const line = parts.join(' ');
+    if (f.outcome === 'refused_by_address' || f.outcome === 'redirected' || f.kind === 'gate.refuse' || f.kind === 'server.dropped') this.channel.warn(line);
+    else this.channel.info(line);
+  }
+
+  /** Re-checks every folder; fires onDidChange when any report differs. `force` drops the cache first. */
+  refresh(force = false): void {
+    if (force) this.cache.clear();
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    const userSettings = readUserSettings();
+    const machine = currentMachine();
+    let differs = folders.length !== this.states.length;
+    const next: FolderState[] = folders.map((folder, i) => {
+      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings };
+      const prev = this.states[i];
+      try {
+        const report = this.cache.get(input);
+        if (!prev || prev.report !== report || prev.folder !== folder) differs = true;
+        return { folder, input, report };
+      } catch (e) {
+        differs = true;
+        return { folder, input, error: (e as Error).message };
+      }
+    });
+    this.states = next;
+    if (differs) this.changed.fire();
+  }
+
+  folders(): readonly FolderState[] {
+    return this.states;
+  }
+
+  /** Every server of every folder, with its folder. */
+  servers(): { folder: FolderState; server: ServerReport }[] {
+    return this.states.flatMap((f) => (f.report?.servers ?? []).map((server) => ({ folder: f, server })));
+  }
+
+  /** Servers a person must look at: pending or changed, from repository scope. */
+  waiting(): { folder: FolderState; server: ServerReport }[] {
+    return this.servers().filter((s) => s.server.state === 'pending' || s.server.state === 'approval-changed');
+  }
+
+  policy(folder: FolderState): UserPolicy {
+    return loadUserPolicies(folder.report?.userPolicyLayers ?? []);
+  }
+
+  /** Secret values live in SecretStorage; every value read is registered for masking before use. */
+  readonly secrets = async (name: string): Promise<string | undefined> => {
+    const v = await this.secretStorage.get(SECRET_KEY_PREFIX + name);
+    if (v) defaultMasker.add(v);
+    return v || undefined;
+  };
+
+  async setSecret(name: string, value: string): Promise<void> {
+    defaultMasker.add(value);
+    await this.secretStorage.store(SECRET_KEY_PREFIX + name, value);
+  }
+
+  async clearSecret(name: string): Promise<void> {
+    await this.secretStorage.delete(SECRET_KEY_PREFIX + name);
+  }
+
+  dispose(): void {
+    if (this.timer) clearInterval(this.timer);
+    for (const d of this.disposables) d.dispose();
+    this.changed.dispose();
+  }
+}

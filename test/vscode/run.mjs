@@ -1,0 +1,295 @@
+#!/usr/bin/env node
+// Runs the extension's mocha suite inside a real VS Code: code-server 4.112.0 (VS Code 1.112) on 127.0.0.1,
+// its web workbench in Debian's headless Chromium driven by playwright-core. The window opens the workspace
+// folder given on the command line and loads the extension under development (the repository root) and the
+// suite through the workbench URL's payload (extensionDevelopmentPath / extensionTestsPath); VS Code runs the
+// suite in its extension host and reports the exit code to the page (window.codeAutomationExit).
+// The host comes from scripts/vscode-host.sh (`npm run vscode-host`), found through its host.json in
+// $MCP_GATE_VSCODE_DIR (default ~/.cache/mcp-gate-vscode).
+//
+// usage: node test/vscode/run.mjs [--folder] <workspace> [--tests out/test/vscode/suite/index.js]
+//          [--extension <dir>] [--timeout <s>] [--grep <text>] [--settings '<json>'] [--untrusted]
+//          [--run-dir <dir>] [--keep] [--verbose]
+// Each run gets fresh state (user data, extensions, XDG dirs, HOME, browser profile) in a new folder under
+// $TMPDIR, removed after a green run unless --keep, kept (and named) after a red one, with code-server.log,
+// workbench.log (the page's console, extension host included) and results.json. The last line printed is
+// "N passed, N failed"; the exit code is 0 only if VS Code reported 0 and at least one test ran.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import util, { parseArgs } from 'node:util';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const HOST_DIR = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache/mcp-gate-vscode');
+const T0 = Date.now();
+const note = (msg) => console.error(`[vscode-test +${((Date.now() - T0) / 1000).toFixed(1)}s] ${msg}`);
+
+const { values: opt, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    folder: { type: 'string' },
+    tests: { type: 'string', default: path.join(REPO, 'out/test/vscode/suite/index.js') },
+    extension: { type: 'string', default: REPO },
+    timeout: { type: 'string', default: '300' },
+    grep: { type: 'string' },
+    settings: { type: 'string', default: '{}' },
+    untrusted: { type: 'boolean', default: false },
+    'run-dir': { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+
+// Settings that keep the workbench quiet and offline: no telemetry, updates, gallery, experiments,
+// recommendations, walkthroughs, schema downloads, port forwarding, git, or AI features.
+const QUIET_OFFLINE_SETTINGS = {
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'workbench.enableExperiments': false,
+  'workbench.settings.enableNaturalLanguageSearch': false,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'json.schemaDownload.enable': false,
+  'npm.fetchOnlinePackageInfo': false,
+  'typescript.disableAutomaticTypeAcquisition': true,
+  'remote.autoForwardPorts': false,
+  'git.enabled': false,
+  'git.autofetch': false,
+  'chat.disableAIFeatures': true,
+  'security.workspace.trust.startupPrompt': 'never',
+  'security.workspace.trust.banner': 'never',
+};
+
+// ---- what to run ------------------------------------------------------------------------------------------
+function usage(msg) {
+  console.error(`error: ${msg}\nusage: node test/vscode/run.mjs [--folder] <workspace> [--tests <index.js>] [--timeout <s>] [--grep <text>] [--keep]`);
+  console.log('0 passed, 1 failed');
+  process.exit(2);
+}
+const folderArg = opt.folder ?? positionals[0];
+if (!folderArg) usage('no workspace folder given');
+const folder = path.resolve(folderArg);
+const extensionDir = path.resolve(opt.extension);
+const testsFile = path.resolve(opt.tests);
+if (!fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`workspace folder ${folder} does not exist`);
+if (!fs.existsSync(testsFile)) usage(`${testsFile} does not exist (compile the suite: tsc -p tsconfig.vscode.json)`);
+const manifest = JSON.parse(fs.readFileSync(path.join(extensionDir, 'package.json'), 'utf8'));
+if (manifest.main && !fs.existsSync(path.join(extensionDir, manifest.main))) usage(`${manifest.main} is missing (npm run build)`);
+let extraSettings;
+try { extraSettings = JSON.parse(opt.settings); } catch { usage('--settings is not JSON'); }
+const timeoutMs = Number(opt.timeout) * 1000;
+
+const hostFile = path.join(HOST_DIR, 'host.json');
+if (!fs.existsSync(hostFile)) usage(`no VS Code test host in ${HOST_DIR}: run \`npm run vscode-host\` (bash scripts/vscode-host.sh) first`);
+const host = JSON.parse(fs.readFileSync(hostFile, 'utf8'));
+const { chromium } = createRequire(import.meta.url)(host.playwrightCore);
+
+// ---- fresh state -------------------------------------------------------------------------------------------
+let runDir;
+if (opt['run-dir']) {
+  runDir = path.resolve(opt['run-dir']);
+  fs.rmSync(runDir, { recursive: true, force: true });
+  fs.mkdirSync(runDir, { recursive: true });
+} else {
+  runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-vscode-run-'));
+}
+const dir = (...p) => { const d = path.join(runDir, ...p); fs.mkdirSync(d, { recursive: true }); return d; };
+const userData = dir('user-data');
+fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
+  ...QUIET_OFFLINE_SETTINGS,
+  ...(opt.untrusted ? { 'security.workspace.trust.enabled': true } : {}),
+  ...extraSettings,
+}, null, 2));
+const resultsFile = path.join(runDir, 'results.json');
+const configFile = path.join(runDir, 'code-server.yaml');
+fs.writeFileSync(configFile, 'auth: none\ncert: false\n');
+
+// The environment code-server and so the extension host get: ours, without npm's variables (from `npm run`)
+// and without VS Code's or code-server's own (a terminal inside an editor would make code-server hand the
+// request to that editor), with fresh HOME and XDG dirs so no user-level MCP configuration leaks in.
+const env = Object.fromEntries(Object.entries(process.env)
+  .filter(([k]) => !/^(npm_|VSCODE_|CODE_SERVER_|ELECTRON_|PASSWORD$|HASHED_PASSWORD$|PORT$)/i.test(k)));
+Object.assign(env, {
+  HOME: dir('home'),
+  XDG_CONFIG_HOME: dir('xdg', 'config'),
+  XDG_DATA_HOME: dir('xdg', 'data'),
+  XDG_CACHE_HOME: dir('xdg', 'cache'),
+  XDG_STATE_HOME: dir('xdg', 'state'),
+  EXTENSIONS_GALLERY: '{}',            // no marketplace: nothing to query
+  MCP_GATE_VSCODE_RESULTS: resultsFile,
+  MCP_GATE_VSCODE_WORKSPACE: folder,
+  MCP_GATE_VSCODE_TRUSTED: String(!opt.untrusted),
+  ...(opt.grep ? { MCP_GATE_VSCODE_GREP: opt.grep } : {}),
+});
+
+// ---- processes, and stopping them whatever happens ---------------------------------------------------------
+let codeServer;
+let browser;
+function killCodeServer(signal) {
+  // code-server runs in its own process group: the extension host, pty host, file watcher and any server
+  // the tests started go with it.
+  if (codeServer?.pid && codeServer.exitCode === null && codeServer.signalCode === null) {
+    try { process.kill(-codeServer.pid, signal); } catch {}
+  }
+}
+async function stopAll() {
+  await browser?.close().catch(() => {});
+  browser = undefined;
+  if (codeServer && codeServer.exitCode === null && codeServer.signalCode === null) {
+    const exited = new Promise((r) => codeServer.once('exit', r));
+    killCodeServer('SIGTERM');
+    const hard = setTimeout(() => killCodeServer('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(hard);
+  }
+  try { process.kill(-codeServer.pid, 'SIGKILL'); } catch {} // stragglers in the group
+}
+process.on('exit', () => killCodeServer('SIGKILL'));
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, async () => { note(`${sig}: stopping`); await stopAll(); console.log('0 passed, 1 failed'); process.exit(130); });
+}
+
+// '%c INFO', 'color: #33f', 'message %s', 'x' -> 'INFO message x'
+const workbenchLog = [];
+function formatConsole(args) {
+  let [first, ...rest] = args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)));
+  if (typeof first !== 'string') return '';
+  while (first.includes('%c')) { first = first.replace('%c', ''); rest.shift(); }
+  return util.format(first.trim(), ...rest);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+}
+
+async function startCodeServer() {
+  const port = await freePort();
+  const args = [host.codeServer,
+    '--config', configFile,
+    '--auth', 'none',
+    '--bind-addr', `127.0.0.1:${port}`,
+    '--user-data-dir', userData,
+    '--extensions-dir', dir('extensions'),
+    '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override', '--disable-proxy',
+    '--ignore-last-opened',
+    ...(opt.untrusted ? [] : ['--disable-workspace-trust']),
+  ];
+  const log = fs.openSync(path.join(runDir, 'code-server.log'), 'w');
+  codeServer = spawn(host.node, args, { env, cwd: runDir, stdio: ['ignore', log, log], detached: true });
+  fs.closeSync(log);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (codeServer.exitCode !== null || codeServer.signalCode !== null) {
+      throw new Error(`code-server exited (${codeServer.exitCode ?? codeServer.signalCode}) before it was ready; see ${runDir}/code-server.log`);
+    }
+    try { if ((await fetch(`${url}/healthz`)).ok) return url; } catch {}
+    if (Date.now() > deadline) throw new Error(`code-server not ready after 60 s; see ${runDir}/code-server.log`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function workbenchUrl(base) {
+  const remote = (p) => `vscode-remote://${new URL(base).host}${p}`;
+  const u = new URL(base + '/');
+  u.searchParams.set('folder', folder);
+  u.searchParams.set('payload', JSON.stringify([
+    ['extensionDevelopmentPath', remote(extensionDir)],
+    ['extensionTestsPath', remote(testsFile)],
+  ]));
+  return u.toString();
+}
+
+// ---- the run -------------------------------------------------------------------------------------------------
+let hostExit;      // what VS Code reported through codeAutomationExit
+let harnessError;  // why the harness could not get that far
+try {
+  const url = await startCodeServer();
+  note(`code-server ${host.codeServerVersion} (node ${host.nodeVersion}) ready at ${url}, pid ${codeServer.pid}; state in ${runDir}`);
+
+  browser = await chromium.launchPersistentContext(dir('chromium'), {
+    executablePath: host.chromium,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    env: { ...env, HOME: dir('home') },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-sync',
+      '--disable-background-networking', '--disable-component-update', '--disable-breakpad', '--disable-dev-shm-usage',
+      // Chromium looks up Google hosts even so: make every name but loopback fail inside Chromium.
+      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost'],
+  });
+  const page = browser.pages()[0] ?? await browser.newPage();
+
+  let reportExit;
+  const exited = new Promise((resolve) => { reportExit = resolve; });
+  // The hooks VS Code's web workbench calls when it runs extension tests (the same ones @vscode/test-web uses).
+  await page.exposeFunction('codeAutomationExit', (code) => reportExit(code));
+  // The workbench, in test mode, also hands every console message (its own and the extension host's: the
+  // suite's spec reporter, console.log in tests) to codeAutomationLog. Kept in workbench.log; printed with
+  // --verbose, and its tail after a red run.
+  await page.exposeFunction('codeAutomationLog', (type, args) => {
+    const line = formatConsole(Array.isArray(args) ? args : [args]);
+    workbenchLog.push(line);
+    if (opt.verbose) console.error(`[workbench ${type}] ${line}`);
+  });
+  page.on('pageerror', (e) => console.error('[page error]', e.message));
+
+  const failed = new Promise((_, reject) => {
+    const t = setTimeout(() => reject(new Error(`no result from VS Code after ${opt.timeout} s`)), timeoutMs);
+    t.unref();
+    page.on('crash', () => reject(new Error('the workbench page crashed')));
+    browser.on('close', () => reject(new Error('the browser closed')));
+    codeServer.on('exit', (code, sig) => reject(new Error(`code-server exited (${code ?? sig}) during the run`)));
+  });
+  failed.catch(() => {}); // also rejects during the shutdown below; only the race's outcome matters
+  const target = workbenchUrl(url);
+  note(`opening ${target}`);
+  await page.goto(target);
+  hostExit = await Promise.race([exited, failed]);
+  note(`VS Code reported exit code ${hostExit}`);
+} catch (e) {
+  harnessError = e instanceof Error ? e.message : String(e);
+} finally {
+  await stopAll();
+}
+
+// ---- report ----------------------------------------------------------------------------------------------------
+let results;
+try { results = JSON.parse(fs.readFileSync(resultsFile, 'utf8')); } catch {}
+let passed = results?.passed ?? 0;
+let failed = results?.failed ?? 0;
+for (const t of results?.tests ?? []) {
+  console.log(`  ${t.state === 'passed' ? 'ok  ' : 'FAIL'} ${t.title}${t.ms !== undefined ? ` (${t.ms} ms)` : ''}`);
+  if (t.error) console.log(t.error.split('\n').slice(0, 8).map((l) => `         ${l}`).join('\n'));
+}
+if (harnessError) console.log(`harness error: ${harnessError}`);
+else if (!results) console.log(`no test results: VS Code reported exit code ${hostExit} but the suite wrote nothing (did it load?)`);
+else if (hostExit !== 0 && failed === 0) console.log(`VS Code reported exit code ${hostExit} although no test failed`);
+else if (passed + failed === 0) console.log('no test ran');
+// Anything that kept the suite from reporting a clean run counts as one failure, so the closing line can never
+// read as green when the exit code is not.
+const ok = !harnessError && hostExit === 0 && failed === 0 && passed > 0;
+if (!ok && failed === 0) failed = 1;
+fs.writeFileSync(path.join(runDir, 'workbench.log'), workbenchLog.join('\n') + '\n');
+if (!ok && !opt.verbose && workbenchLog.length) {
+  console.error(`[vscode-test] last lines of ${runDir}/workbench.log:`);
+  for (const line of workbenchLog.slice(-40)) console.error(`  ${line}`);
+}
+if (!ok || opt.keep) console.error(`[vscode-test] run state kept in ${runDir} (code-server.log, results.json)`);
+else fs.rmSync(runDir, { recursive: true, force: true });
+console.error(`[vscode-test] wall time ${((Date.now() - T0) / 1000).toFixed(1)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(ok ? 0 : 1);
