@@ -32,6 +32,9 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     statusBar(service),
     vscode.languages.registerCodeLensProvider(catalogueSelector(), new ServerCodeLens(service)),
     vscode.workspace.onDidGrantWorkspaceTrust(() => gateway?.decisionsChanged()),
+    // A definition edited on disk, a decision made by the CLI, a settings change: re-offer, and end sessions of
+    // servers that are no longer allowed.
+    service.onDidChange(() => gateway?.decisionsChanged()),
   );
   if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
   for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });

@@ -32,7 +32,8 @@ export const GATE_TOOL_NAMES = ['mcp_gate_status', 'mcp_gate_explain'];
 
 export interface SessionOptions {
   report: GateReport;
-  policy: UserPolicy;
+  /** The user's policy; a function is asked again at every decision, so a rule edited mid-session applies at once. */
+  policy: UserPolicy | (() => UserPolicy);
   log: EventLog;
   /** Where the approval store lives (for pinning tools of approved servers). */
   storeDir: string;
@@ -118,6 +119,11 @@ export class Session {
     this.masker = o.masker ?? defaultMasker;
   }
 
+  /** The policy in force now. */
+  private get policy(): UserPolicy {
+    return typeof this.o.policy === 'function' ? this.o.policy() : this.o.policy;
+  }
+
   /** Starts every runnable server among `servers` (default: all of the report), in declaration order. */
   static async start(o: SessionOptions, servers: ServerReport[] = o.report.servers): Promise<Session> {
     const s = new Session(o);
@@ -139,7 +145,7 @@ export class Session {
   decisionFor(serverName: string, tool: string): Verdict['decision'] {
     const conn = this.connections.get(serverName);
     if (!conn) return 'deny';
-    return mayCallTool(serverName, conn.host, tool, this.o.policy.rules).decision;
+    return mayCallTool(serverName, conn.host, tool, this.policy.rules).decision;
   }
 
   /** The server's instructions, cleaned of hidden characters. */
@@ -159,8 +165,8 @@ export class Session {
       this.note(`no server starts: the project is blocked (${this.o.report.fullBlock.map((b) => b.reason).join('; ')})`);
       return;
     }
-    if (this.o.policy.problems.length) {
-      this.note(`no server starts: your policy in ${this.o.policy.file} has invalid items: ${this.o.policy.problems.join('; ')}`);
+    if (this.policy.problems.length) {
+      this.note(`no server starts: your policy in ${this.policy.file} has invalid items: ${this.policy.problems.join('; ')}`);
       return;
     }
     const reserved = new Set([...GATE_TOOL_NAMES, ...(this.o.reservedToolNames ?? [])]);
@@ -216,7 +222,7 @@ export class Session {
   private async open(server: ServerReport): Promise<Connection> {
     const def = server.definition!;
     const project = this.o.report.project;
-    const rules = this.o.policy.rules;
+    const rules = this.policy.rules;
     if (def.type === 'http') {
       let url: URL;
       try {
@@ -225,7 +231,7 @@ export class Session {
         throw new DroppedError(`its url ${JSON.stringify(def.url)} is not a URL`);
       }
       const host = url.hostname.replace(/^\[|\]$/g, '');
-      const exception = this.o.policy.localExceptions.get(server.name);
+      const exception = this.policy.localExceptions.get(server.name);
       if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exception?.allowLoopback)) {
         throw new DroppedError(`its url is ${url.protocol.replace(':', '')}, and only https is allowed (plain http only to loopback under a local-development exception)`);
       }
@@ -235,7 +241,7 @@ export class Session {
         this.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
         throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
       }
-      const bound = await bindSecrets({ name: server.name, host }, this.o.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+      const bound = await bindSecrets({ name: server.name, host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
       if (bound.drop) throw new DroppedError(bound.reason);
       for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
       const declared = Object.entries(def.headers).map(([k, v]) => [k, substitute(v, project)] as const);
@@ -287,7 +293,7 @@ export class Session {
     }
 
     // stdio
-    const bound = await bindSecrets({ name: server.name }, this.o.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+    const bound = await bindSecrets({ name: server.name }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
     if (bound.drop) throw new DroppedError(bound.reason);
     for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
     const args = def.args.map((a) => substitute(a, project));
@@ -383,7 +389,7 @@ export class Session {
       this.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: msg });
       return { ok: false, outcome: 'refused_by_policy', error: msg };
     }
-    const verdict: Verdict = mayCallTool(serverName, conn.host, tool, this.o.policy.rules);
+    const verdict: Verdict = mayCallTool(serverName, conn.host, tool, this.policy.rules);
     const decided = await resolve(verdict, this.o.asker);
     if (decided.decision !== 'allow') {
       this.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason });

@@ -87,7 +87,10 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       await session?.close();
       session = await Session.start({
         report: x.folder.report!,
-        policy: this.service.policy(x.folder),
+        policy: () => {
+          const now = this.service.folders().find((f) => f.folder.uri.fsPath === x.folder.folder.uri.fsPath);
+          return this.service.policy(now ?? x.folder);
+        },
         log: this.service.log,
         storeDir: this.service.storeDir,
         secrets: this.service.secrets,

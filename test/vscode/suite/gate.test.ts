@@ -1,0 +1,160 @@
+// MCP Gate working inside a real VS Code on the fixture workspace: a repository cannot grant; its server waits
+// for review (CodeLens, provider offers nothing); Approve… shows the exact definition and records only on
+// confirmation; the approved server reaches VS Code's tools only through the gateway, where the policy decides
+// every call; reject and reset take effect at once; secrets go to SecretStorage. In Restricted Mode nothing
+// from the repository is offered, approved or not.
+import assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { McpGateApi } from '../../../src/extension';
+
+const EXTENSION_ID = 'mcp-gate.mcp-gate';
+const SERVER = 'fixture-echo';
+const trusted = process.env.MCP_GATE_VSCODE_TRUSTED !== 'false';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitFor<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+let api: McpGateApi;
+const folder = () => api.service.folders()[0];
+const server = () => api.service.servers().find((x) => x.server.name === SERVER)!;
+const ref = () => ({ folder: folder().folder.uri.fsPath, source: '.vscode/mcp.json', name: SERVER });
+const setUser = (key: string, value: unknown) => vscode.workspace.getConfiguration('mcpGate').update(key, value, vscode.ConfigurationTarget.Global);
+const echoTool = () => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes('fixture') && t.name.endsWith('_echo'));
+const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('');
+
+async function approve(): Promise<boolean> {
+  const confirm = api.prompts.confirm;
+  api.prompts.confirm = async () => true;
+  try {
+    return (await vscode.commands.executeCommand('mcpGate.approve', ref())) as boolean;
+  } finally {
+    api.prompts.confirm = confirm;
+  }
+}
+
+describe('the gate in VS Code', function () {
+  this.timeout(90_000);
+
+  before(async () => {
+    const ext = vscode.extensions.getExtension<McpGateApi>(EXTENSION_ID)!;
+    api = await ext.activate();
+    await waitFor('the gate report', () => folder()?.report);
+  });
+
+  it('a repository\'s .vscode/settings.json cannot grant: its mcpGate.* values are ignored and reported', async () => {
+    const inspected = vscode.workspace.getConfiguration('mcpGate').inspect('rules');
+    assert.ok(inspected?.workspaceValue !== undefined || inspected?.globalValue === undefined, 'the fixture sets mcpGate.rules in the workspace');
+    assert.deepEqual(api.service.policy(folder()).rules, [], 'no rule comes from the workspace');
+    assert.equal(api.service.policy(folder()).localExceptions.size, 0);
+    const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
+    assert.match(doctor, /ignored \(a repository cannot grant\):\n\s+.*\.vscode\/settings\.json: "mcpGate\.rules"/);
+  });
+
+  it('the repository\'s server waits for review, with a CodeLens above its entry, and nothing is offered to chat', async () => {
+    assert.equal(server().server.state, 'pending');
+    assert.ok(api.service.waiting().some((x) => x.server.name === SERVER));
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder().folder.uri, '.vscode', 'mcp.json'));
+    await vscode.window.showTextDocument(doc);
+    const lenses = await waitFor('CodeLens', async () => {
+      const l = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri)) ?? [];
+      return l.some((c) => c.command?.title === 'MCP Gate: pending') && l;
+    });
+    assert.ok(lenses.some((c) => c.command?.command === 'mcpGate.approve'), lenses.map((c) => c.command?.title).join(', '));
+    assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
+  });
+
+  it('Approve… shows the exact definition and records nothing unless confirmed', async () => {
+    const shown: string[] = [];
+    api.prompts.confirm = async (message, detail) => {
+      shown.push(message, detail);
+      return false;
+    };
+    assert.equal(await vscode.commands.executeCommand('mcpGate.approve', ref()), false);
+    assert.equal(server().server.state, 'pending');
+    assert.match(shown[0], /Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown\?/);
+    assert.ok(shown[1].includes('"${workspaceFolder}/echo-server.mjs"'), shown[1]);
+    assert.match(shown[1], /workspace files it runs \(content pinned\):\n\s+echo-server\.mjs/);
+    const doc = vscode.window.activeTextEditor?.document;
+    assert.equal(doc?.uri.scheme, 'mcp-gate', 'the definition is open for reading');
+    assert.ok(doc?.getText().includes('digest      sha256:'));
+  });
+
+  (trusted ? describe : describe.skip)('trusted workspace', () => {
+    it('an approved server reaches VS Code\'s tools only through the gateway, and its call is logged', async () => {
+      assert.equal(await approve(), true);
+      assert.equal(server().server.state, 'approved');
+      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow' }]);
+      const defs = await waitFor('the provider offering the server', async () => {
+        const d = await api.gateway!.provideMcpServerDefinitions();
+        return d.length > 0 && d;
+      });
+      assert.equal(defs[0].label, SERVER);
+      assert.ok(defs[0] instanceof vscode.McpHttpServerDefinition);
+      assert.match((defs[0] as vscode.McpHttpServerDefinition).uri.toString(), /^http:\/\/127\.0\.0\.1:\d+\/mcp\//);
+      assert.deepEqual((defs[0] as vscode.McpHttpServerDefinition).headers, {}, 'no token in the provided (cached) definition');
+      await waitFor('VS Code starting the server through the gate', async () => {
+        await vscode.commands.executeCommand('workbench.mcp.startServer', `${EXTENSION_ID}/${SERVER}`, { waitForLiveTools: true });
+        return echoTool();
+      });
+      const r = await vscode.lm.invokeTool(echoTool()!.name, { input: { text: 'through the gate' }, toolInvocationToken: undefined });
+      assert.equal(text(r), 'through the gate');
+      const events = api.service.log.read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
+      assert.ok(events.includes('discover:answered'), events.join(' '));
+      assert.ok(events.includes('echo:answered'), events.join(' '));
+    });
+
+    it('the policy decides at call time: an ask answered "deny" refuses the call', async () => {
+      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'ask' }]);
+      await waitFor('the new rules', () => api.service.policy(folder()).rules[0]?.decision === 'ask');
+      const asked: string[] = [];
+      api.prompts.ask = async (q) => (asked.push(q.action), 'deny');
+      const r = await vscode.lm.invokeTool(echoTool()!.name, { input: { text: 'again' }, toolInvocationToken: undefined });
+      assert.match(text(r), /refused by the person asked/);
+      assert.deepEqual(asked, [`mcp.${SERVER}.tool.echo`]);
+    });
+
+    it('reject: the provider stops offering the server and a start is refused with a message', async () => {
+      const defs = await api.gateway!.provideMcpServerDefinitions();
+      assert.equal(await vscode.commands.executeCommand('mcpGate.reject', ref()), true);
+      assert.equal(server().server.state, 'rejected');
+      assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
+      assert.equal(await api.gateway!.resolveMcpServerDefinition(defs[0]), undefined);
+      assert.ok(api.service.log.read().some((e) => e.kind === 'gate.refuse' && /is rejected/.test(String((e as { detail?: string }).detail))));
+    });
+
+    it('reset returns the server to pending', async () => {
+      assert.equal(await vscode.commands.executeCommand('mcpGate.reset', ref()), 1);
+      assert.equal(server().server.state, 'pending');
+    });
+
+    it('Set Secret… stores the value in SecretStorage; Clear Secret… removes it; no value reaches the log', async () => {
+      await setUser('secrets', [{ name: 'DEMO_TOKEN', to: `mcp.${SERVER}.*`, bind: 'env' }]);
+      await waitFor('the secrets block', () => api.service.policy(folder()).secrets.length === 1);
+      api.prompts.secretValue = async () => 'demo-secret-value-123';
+      assert.equal(await vscode.commands.executeCommand('mcpGate.setSecret', 'DEMO_TOKEN'), true);
+      assert.equal(await api.service.secrets('DEMO_TOKEN'), 'demo-secret-value-123');
+      assert.equal(await vscode.commands.executeCommand('mcpGate.clearSecret', 'DEMO_TOKEN'), true);
+      assert.equal(await api.service.secrets('DEMO_TOKEN'), undefined);
+      assert.doesNotMatch(JSON.stringify(api.service.log.read()), /demo-secret-value-123/);
+    });
+  });
+
+  (trusted ? describe.skip : describe)('Restricted Mode', () => {
+    it('an approved repository server is not offered or started', async () => {
+      assert.equal(vscode.workspace.isTrusted, false);
+      assert.equal(await approve(), true);
+      assert.equal(server().server.state, 'approved');
+      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow' }]);
+      await sleep(1500);
+      assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
+    });
+  });
+});
