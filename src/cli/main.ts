@@ -3,7 +3,8 @@
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { currentMachine } from '../trust/catalogue';
+import { currentMachine, gateConfigPath } from '../trust/catalogue';
+import { editServer, EditRefusal } from '../trust/edit';
 import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions';
 import { evaluateGate, findServer, ProjectError, type GateInput } from '../trust/gate';
 import { findStoreDir } from '../trust/location';
@@ -29,6 +30,7 @@ commands:
   approve <server> [--yes]       show the exact definition, then record approval (asks unless --yes)
   reject <server>                record that this server must not run
   reset <server> | --all         return a server (or every server of the project) to pending
+  enable|disable|remove <server> edit a server in MCP Gate's own configuration (others: names the file to edit)
   doctor [--json]                what is declared, imported, unreadable, blocked, and what needs review
   explain <action>               the decision for an action, the rule that made it, the rule that would permit it
   tools <server>                 start the server through the gate and list its tools with what the policy says
@@ -263,6 +265,15 @@ export async function main(argv: string[]): Promise<number> {
         else for (const e of events) out(logLine(e));
         return 0;
       }
+      case 'enable':
+      case 'disable':
+      case 'remove': {
+        const name = needName(command);
+        const report = evaluateGate(input);
+        const msg = await editServer(report, gateConfigPath(machine), name, command, o.source);
+        out(msg);
+        return 0;
+      }
       case 'reject': {
         const name = needName('reject');
         const r = await recordDecision(input, name, o.source, 'rejected');
@@ -291,7 +302,7 @@ export async function main(argv: string[]): Promise<number> {
       err(`mcp-gate: ${e.message}`);
       return 2;
     }
-    if (e instanceof GateRefusal || e instanceof StoreLockError) {
+    if (e instanceof GateRefusal || e instanceof StoreLockError || e instanceof EditRefusal) {
       err(`mcp-gate: ${e.message}`);
       return 1;
     }

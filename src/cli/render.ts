@@ -19,7 +19,7 @@ export function summary(s: ServerReport): string {
 }
 
 export function stateLabel(s: ServerReport): string {
-  return s.viaEscapeHatch ? 'approved(hatch)' : s.state;
+  return (s.viaEscapeHatch ? 'approved(hatch)' : s.state) + (s.disabled ? ',disabled' : '');
 }
 
 export function fullBlockText(report: GateReport): string {
@@ -152,7 +152,7 @@ export function serverJson(s: ServerReport) {
   return {
     name: s.name, source: s.source, file: s.file, line: s.position.line, column: s.position.column,
     scope: s.scope, gated: s.gated, importedBy: s.importedBy, state: s.state, reason: s.reason,
-    viaEscapeHatch: s.viaEscapeHatch, digest: s.pinned?.digest, definition: s.definition,
+    viaEscapeHatch: s.viaEscapeHatch, disabled: s.disabled, digest: s.pinned?.digest, definition: s.definition,
   };
 }
 

@@ -178,6 +178,10 @@ export class Session {
         this.note(`${server.name} (${server.source}) is left out: it is ${server.state}: ${server.reason}${how}`, server);
         continue;
       }
+      if (server.disabled) {
+        this.note(`${server.name} (${server.source}) is left out: it is disabled in ${server.file}`, server);
+        continue;
+      }
       if (started >= MAX_SERVERS) {
         this.note(`${server.name} (${server.source}) is left out: a session runs at most ${MAX_SERVERS} servers`, server);
         continue;

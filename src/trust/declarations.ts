@@ -231,3 +231,8 @@ function normalise(format: Format, e: Record<string, unknown>): ServerDefinition
 function pickGeminiUrl(e: Record<string, unknown>): unknown {
   return e.httpUrl !== undefined ? e.httpUrl : e.url;
 }
+
+/** True when the entry is switched off in its file (`"disabled": true`, or Codex's `enabled = false`). */
+export function isDisabled(raw: Record<string, unknown>): boolean {
+  return raw.disabled === true || raw.enabled === false;
+}

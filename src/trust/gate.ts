@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './catalogue';
-import { readDeclarations, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
+import { isDisabled, readDeclarations, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
 import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
 import { isInside } from './location';
@@ -55,6 +55,8 @@ export interface ServerReport {
   state: GateState;
   reason: string;
   viaEscapeHatch: boolean;
+  /** Switched off in its own file (`"disabled": true`, Codex `enabled = false`): listed, never started. */
+  disabled: boolean;
   definition?: ServerDefinition;
   raw: Record<string, unknown>;
   pinned?: Pinned;
@@ -272,7 +274,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
       const gated = gatedSource(s);
       const base: ServerReport = {
         name: d.name, source: s.report.source, file: s.report.file, position: d.position, scope: s.loc.scope, kind: s.loc.kind,
-        gated, importedBy: s.report.importedBy.map((i) => i.file), state: 'pending', reason: '', viaEscapeHatch: false,
+        gated, importedBy: s.report.importedBy.map((i) => i.file), state: 'pending', reason: '', viaEscapeHatch: false, disabled: isDisabled(d.raw),
         definition: d.definition, raw: d.raw,
       };
       servers.push(decideState(base, d, project, reader, records, fullBlock, escapeHatch));
