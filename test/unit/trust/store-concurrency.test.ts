@@ -42,6 +42,7 @@ describe('approval store across processes', function () {
       const snap = store.read();
       assert.equal(snap.health.status, 'ok', `round ${round}: ${JSON.stringify(snap.health)}`);
       assert.ok(snap.records.length >= lastCount, 'never older than what a previous round left');
+      assert.deepEqual(fs.readdirSync(w.store).filter((f) => f.includes('corrupt')), [], 'no write was ever judged corrupt');
       lastCount = snap.records.length;
       // a lock left behind by the killed writer must not wedge the next one for long (stale after 10 s)
       fs.rmSync(path.join(w.store, 'approvals.json.lock'), { recursive: true, force: true });
