@@ -5,7 +5,7 @@
 // returns undefined — which VS Code does silently — so MCP Gate says why itself.
 import * as vscode from 'vscode';
 import { Gateway, type GatewayTarget } from '../host/gateway';
-import { Session } from '../host/session';
+import { MAX_SERVERS, Session } from '../host/session';
 import type { ServerReport } from '../trust/gate';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
@@ -83,6 +83,9 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       return refuse(`it is ${any.server.state}: ${any.server.reason}`);
     }
     let session = this.sessions.get(key);
+    if (!session && this.sessions.size >= MAX_SERVERS) {
+      return refuse(`at most ${MAX_SERVERS} servers run through MCP Gate at once (running: ${[...this.sessions.values()].flatMap((s) => s.servers()).join(', ')}); stop one first`);
+    }
     if (!session || !session.servers().length) {
       await session?.close();
       session = await Session.start({
