@@ -7,6 +7,7 @@ import { defaultMasker } from '../policy/mask';
 import { recordDecision, resetDecisions } from '../trust/decisions';
 import { escapeText } from '../trust/escape';
 import type { ServerReport } from '../trust/gate';
+import { ownStartsText, routeThroughGate } from './own-starts';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
 
@@ -143,7 +144,7 @@ export function registerCommands(context: vscode.ExtensionContext, service: Gate
 
   reg('mcpGate.doctor', async () => {
     const parts = service.folders().map((f) => (f.report ? `${doctorText(f.report, 'VS Code globalStorage')}\n\n${policyText(service.policy(f), () => false, 'MCP Gate: Set Secret… ')}` : `${f.folder.uri.fsPath}: ${f.error}`));
-    const text = parts.join('\n\n') || vscode.l10n.t('No workspace folder is open.');
+    const text = parts.length ? `${parts.join('\n\n')}\n\n${ownStartsText(service)}` : vscode.l10n.t('No workspace folder is open.');
     await vscode.window.showTextDocument(docs.show('/MCP Gate Doctor.txt', text), { preview: true });
     service.channel.info(`doctor:\n${text}`);
     return text;
@@ -173,4 +174,6 @@ export function registerCommands(context: vscode.ExtensionContext, service: Gate
   });
 
   reg('mcpGate.showLog', () => service.channel.show(true));
+
+  reg('mcpGate.routeVsCodeServers', () => routeThroughGate(service));
 }

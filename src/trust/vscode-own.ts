@@ -1,0 +1,271 @@
+// What VS Code itself starts from a workspace, outside MCP Gate, and the settings that route those servers through
+// MCP Gate instead. Pure: VS Code's setting values come in as plain data (the shape of
+// `WorkspaceConfiguration.inspect(key)`), so the CLI and the tests can use it without VS Code.
+//
+// Measured in VS Code 1.112 (code-server 4.112.0); the evidence and the commands are in docs/vscode-own-starts.md:
+// - `.vscode/mcp.json` of each workspace folder: VS Code lists every server as `mcp.config.ws<folder index>.<name>`
+//   and starts it without any trust prompt in a trusted workspace (in Restricted Mode it asks for Workspace Trust
+//   first). It ignores `"disabled": true` and does not care about MCP Gate's approval.
+// - the `mcp` section of `.vscode/settings.json`, `.mcp.json`, `.gemini/…`, `.codex/…` and the other catalogue files:
+//   not read by VS Code 1.112.
+// - discovery (`chat.mcp.discovery.enabled`, all off by default): Claude Desktop, Windsurf, `~/.cursor/mcp.json`
+//   and the workspace's `.cursor/mcp.json`; each discovered server needs a per-server trust prompt to start.
+// - `chat.mcp.access`: `all` (default) reads all of the above; `registry` keeps only servers installed from an MCP
+//   registry (hand-written entries and every discovery are off) while extension providers — MCP Gate's `mcpGate` —
+//   still work; `none` turns off everything, MCP Gate's provider included.
+// - Both settings are window-scoped: a repository's `.vscode/settings.json` overrides the user's value, in
+//   Restricted Mode too. Only an enterprise policy value cannot be overridden.
+import type { GateReport, GateState, ServerReport } from './gate';
+
+export const ACCESS_KEY = 'chat.mcp.access';
+export const DISCOVERY_KEY = 'chat.mcp.discovery.enabled';
+/** Replaced by `chat.mcp.access` (VS Code migrates `false` to `none`, `true` to `all`). */
+export const LEGACY_ENABLED_KEY = 'chat.mcp.enabled';
+
+export const DISCOVERY_SOURCES = ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace'] as const;
+export type DiscoverySource = (typeof DISCOVERY_SOURCES)[number];
+
+export type McpAccess = 'none' | 'registry' | 'all';
+export type SettingScope = 'default' | 'user' | 'workspace' | 'workspaceFolder' | 'policy';
+
+/** `vscode.WorkspaceConfiguration.inspect(key)` as plain data, plus the policy value when the caller knows it. */
+export interface InspectedSetting {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+  policyValue?: unknown;
+}
+
+export interface VsCodeOwnInput {
+  report: Pick<GateReport, 'servers' | 'sources'>;
+  /** inspect() of `chat.mcp.access`, `chat.mcp.discovery.enabled` and (legacy) `chat.mcp.enabled`; missing = unset. */
+  settings: { [ACCESS_KEY]?: InspectedSetting; [DISCOVERY_KEY]?: InspectedSetting; [LEGACY_ENABLED_KEY]?: InspectedSetting };
+  workspaceTrusted: boolean;
+  /** Index of this folder among the window's workspace folders (VS Code's ids use it). Default 0. */
+  folderIndex?: number;
+  /** The mcp.json of the running VS Code's user profile; user-scope `vscode` sources count only when they are this file. */
+  userMcpJson?: string;
+  /** How to name the file that holds workspace-scope settings. Default `.vscode/settings.json`. */
+  workspaceSettingsFile?: string;
+}
+
+export interface SettingValue {
+  key: string;
+  value: unknown;
+  scope: SettingScope;
+}
+
+export type OwnMechanism = 'workspace-folder-mcp.json' | 'user-mcp.json' | 'discovery:cursor-workspace' | 'discovery:cursor-global';
+
+export interface OwnStart {
+  name: string;
+  /** As the gate report shows it: workspace-relative for repository files. */
+  source: string;
+  file: string;
+  mechanism: OwnMechanism;
+  /** VS Code's server id (`workbench.mcp.startServer <id>`), where it does not depend on the connection. */
+  vscodeId?: string;
+  /** What VS Code asks before it starts the server. */
+  needs: ('workspace-trust' | 'server-trust')[];
+  /** The setting values that make VS Code read it. */
+  enabledBy: SettingValue[];
+  gateState: GateState;
+  notes: string[];
+}
+
+export interface RoutingSetting extends SettingValue {
+  /** Already in force at user (or policy) scope. */
+  inPlace: boolean;
+  why: string;
+}
+
+export interface RepositoryOverride extends SettingValue {
+  file: string;
+  effect: string;
+}
+
+export interface VsCodeOwnReport {
+  /** The value VS Code uses, and where it came from. */
+  access: SettingValue & { value: McpAccess; raw: unknown };
+  discovery: Record<DiscoverySource, SettingValue & { value: boolean }>;
+  /** Servers of this workspace that VS Code itself lists and would start, outside MCP Gate. */
+  starts: OwnStart[];
+  /** Files VS Code reads that MCP Gate could not use: VS Code may still start what they declare. */
+  unreadable: { source: string; file: string; mechanism: OwnMechanism; problems: string[] }[];
+  /** User-scope values that stop VS Code's own starts while MCP Gate's provider keeps working. */
+  routing: RoutingSetting[];
+  /** Workspace values (the repository's) that defeat or change the routing. */
+  overrides: RepositoryOverride[];
+  /** MCP Gate's provider reaches chat (false only with `chat.mcp.access: none`). */
+  providerReachesChat: boolean;
+  notes: string[];
+}
+
+const ROUTED_DISCOVERY: Record<DiscoverySource, boolean> = { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false };
+
+// Highest precedence first. A folder value counts like a workspace value: both are the repository's.
+const LEVELS: { scope: SettingScope; field: keyof InspectedSetting }[] = [
+  { scope: 'policy', field: 'policyValue' },
+  { scope: 'workspaceFolder', field: 'workspaceFolderValue' },
+  { scope: 'workspace', field: 'workspaceValue' },
+  { scope: 'user', field: 'globalValue' },
+  { scope: 'default', field: 'defaultValue' },
+];
+
+/** How VS Code 1.112 treats a value: only `none` and `registry` restrict; anything else reads everything. */
+export function accessBehaviour(value: unknown): McpAccess {
+  return value === 'none' ? 'none' : value === 'registry' ? 'registry' : 'all';
+}
+
+/** `chat.mcp.access` at one level, with the legacy `chat.mcp.enabled` (false = none, true = all) where it is unset. */
+function accessAt(input: VsCodeOwnInput, field: keyof InspectedSetting): unknown {
+  const v = input.settings[ACCESS_KEY]?.[field];
+  if (v !== undefined) return v;
+  if (field === 'defaultValue') return 'all';
+  const legacy = input.settings[LEGACY_ENABLED_KEY]?.[field];
+  return legacy === false ? 'none' : legacy === true ? 'all' : undefined;
+}
+
+function effectiveAccess(input: VsCodeOwnInput): VsCodeOwnReport['access'] {
+  for (const { scope, field } of LEVELS) {
+    const raw = accessAt(input, field);
+    if (raw !== undefined) return { key: ACCESS_KEY, value: accessBehaviour(raw), raw, scope };
+  }
+  return { key: ACCESS_KEY, value: 'all', raw: 'all', scope: 'default' };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One discovery source at one level: a boolean decides every source, an object only the sources it names. */
+function discoveryAt(value: unknown, source: DiscoverySource): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (isObject(value) && Object.prototype.hasOwnProperty.call(value, source)) return value[source] === true;
+  return undefined;
+}
+
+function effectiveDiscovery(input: VsCodeOwnInput): VsCodeOwnReport['discovery'] {
+  const inspected = input.settings[DISCOVERY_KEY];
+  const out = {} as VsCodeOwnReport['discovery'];
+  for (const source of DISCOVERY_SOURCES) {
+    out[source] = { key: `${DISCOVERY_KEY}.${source}`, value: false, scope: 'default' };
+    for (const { scope, field } of LEVELS) {
+      const v = discoveryAt(inspected?.[field], source);
+      if (v !== undefined) {
+        out[source] = { key: `${DISCOVERY_KEY}.${source}`, value: v, scope };
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+const repositoryScope = (s: SettingScope) => s === 'workspace' || s === 'workspaceFolder';
+
+export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
+  const folderIndex = input.folderIndex ?? 0;
+  const settingsFile = input.workspaceSettingsFile ?? '.vscode/settings.json';
+  const access = effectiveAccess(input);
+  const discovery = effectiveDiscovery(input);
+  const notes: string[] = [];
+  const accessValue: SettingValue = { key: ACCESS_KEY, value: access.raw, scope: access.scope };
+
+  // Which mechanism VS Code uses for a server of this report, and whether it is on.
+  const mechanismOf = (s: Pick<ServerReport, 'kind' | 'scope' | 'file'>): { mechanism: OwnMechanism; on: boolean; enabledBy: SettingValue[]; needs: OwnStart['needs']; id?: (name: string) => string } | undefined => {
+    if (s.kind === 'vscode' && s.scope === 'repository') {
+      return { mechanism: 'workspace-folder-mcp.json', on: access.value === 'all', enabledBy: [accessValue], needs: input.workspaceTrusted ? [] : ['workspace-trust'], id: (n) => `mcp.config.ws${folderIndex}.${n}` };
+    }
+    if (s.kind === 'vscode' && s.scope === 'user') {
+      if (!input.userMcpJson || s.file !== input.userMcpJson) return undefined;
+      return { mechanism: 'user-mcp.json', on: access.value === 'all', enabledBy: [accessValue], needs: [] };
+    }
+    if (s.kind === 'cursor') {
+      const source: DiscoverySource = s.scope === 'repository' ? 'cursor-workspace' : 'cursor-global';
+      const d = discovery[source];
+      const needs: OwnStart['needs'] = s.scope === 'repository' && !input.workspaceTrusted ? ['workspace-trust', 'server-trust'] : ['server-trust'];
+      return {
+        mechanism: `discovery:${source}`, on: access.value === 'all' && d.value, enabledBy: [accessValue, d], needs,
+        id: s.scope === 'repository' ? (n) => `cursor-workspace.${folderIndex}.${n}` : undefined,
+      };
+    }
+    return undefined;
+  };
+
+  const starts: OwnStart[] = [];
+  for (const s of input.report.servers) {
+    const m = mechanismOf(s);
+    if (!m || !m.on) continue;
+    const serverNotes: string[] = [];
+    if (s.disabled) serverNotes.push('switched off in its file, but VS Code ignores "disabled" and starts it');
+    if (s.state === 'blocked') serverNotes.push(`MCP Gate blocks it (${s.reason}), VS Code does not`);
+    else if (s.state === 'approved' || s.state === 'trusted') serverNotes.push('VS Code starts it itself as well: its calls bypass MCP Gate\'s policy and log');
+    starts.push({
+      name: s.name, source: s.source, file: s.file, mechanism: m.mechanism, vscodeId: m.id?.(s.name), needs: m.needs,
+      enabledBy: m.enabledBy, gateState: s.state, notes: serverNotes,
+    });
+  }
+
+  const unreadable: VsCodeOwnReport['unreadable'] = [];
+  for (const src of input.report.sources) {
+    if (src.status !== 'unreadable' && src.status !== 'invalid') continue;
+    const m = mechanismOf(src);
+    if (m?.on) unreadable.push({ source: src.source, file: src.file, mechanism: m.mechanism, problems: src.problems });
+  }
+
+  if (access.value === 'all') {
+    for (const source of ['claude-desktop', 'windsurf'] as const) {
+      if (discovery[source].value) notes.push(`VS Code also starts the servers of ${source === 'claude-desktop' ? 'Claude Desktop\'s claude_desktop_config.json' : 'Windsurf\'s ~/.codeium/windsurf/mcp_config.json'} (${discovery[source].key} is on), a file MCP Gate does not read`);
+    }
+  }
+
+  // Routing: `registry` at user scope (or by policy) stops every hand-written and discovered server; discovery off
+  // as well, so that nothing is discovered should access ever be `all` again.
+  const user = (f: 'globalValue' | 'policyValue', key: string) => (key === ACCESS_KEY ? accessAt(input, f) : input.settings[DISCOVERY_KEY]?.[f]);
+  const userAccess = user('policyValue', ACCESS_KEY) ?? user('globalValue', ACCESS_KEY);
+  const routing: RoutingSetting[] = [
+    {
+      key: ACCESS_KEY, value: 'registry', scope: 'user', inPlace: accessBehaviour(userAccess ?? 'all') === 'registry',
+      why: 'VS Code then reads no hand-written mcp.json entry and runs no discovery, while extension providers (MCP Gate\'s "mcpGate") keep working; "none" would switch MCP Gate off too',
+    },
+    {
+      key: DISCOVERY_KEY, value: { ...ROUTED_DISCOVERY }, scope: 'user',
+      inPlace: DISCOVERY_SOURCES.every((src) => {
+        const u = discoveryAt(user('policyValue', DISCOVERY_KEY), src) ?? discoveryAt(user('globalValue', DISCOVERY_KEY), src);
+        return u !== true;
+      }),
+      why: 'no discovery of Claude Desktop, Windsurf or Cursor configurations (the default)',
+    },
+  ];
+  if (accessBehaviour(userAccess ?? 'all') === 'none') {
+    notes.push('chat.mcp.access is "none" in your settings: VS Code starts nothing, and MCP Gate\'s servers do not reach chat either; "registry" keeps MCP Gate working');
+  }
+
+  // The repository's own values: they win over the user's (window scope), even in Restricted Mode. A policy wins over them.
+  const overrides: RepositoryOverride[] = [];
+  if (input.settings[ACCESS_KEY]?.policyValue === undefined) {
+    for (const { scope, field } of LEVELS.filter((l) => repositoryScope(l.scope))) {
+      const raw = accessAt(input, field);
+      if (raw === undefined) continue;
+      const b = accessBehaviour(raw);
+      if (b === 'registry') continue; // what MCP Gate recommends anyway
+      const key = input.settings[ACCESS_KEY]?.[field] !== undefined ? ACCESS_KEY : LEGACY_ENABLED_KEY;
+      const value = key === ACCESS_KEY ? raw : input.settings[LEGACY_ENABLED_KEY]?.[field];
+      overrides.push({
+        key, value, scope, file: settingsFile,
+        effect: b === 'all' ? 'makes VS Code read this workspace\'s .vscode/mcp.json and start its servers itself, over your user setting'
+          : 'switches off MCP in this workspace, MCP Gate\'s servers included',
+      });
+    }
+  }
+  if (input.settings[DISCOVERY_KEY]?.policyValue === undefined) {
+    for (const { scope, field } of LEVELS.filter((l) => repositoryScope(l.scope))) {
+      const v = input.settings[DISCOVERY_KEY]?.[field];
+      if (v === undefined) continue;
+      const on = DISCOVERY_SOURCES.filter((src) => discoveryAt(v, src) === true);
+      if (!on.length) continue;
+      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: settingsFile, effect: `turns on VS Code's discovery of ${on.join(', ')}` });
+    }
+  }
+
+  return { access, discovery, starts, unreadable, routing, overrides, providerReachesChat: access.value !== 'none', notes };
+}

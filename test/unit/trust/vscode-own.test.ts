@@ -1,0 +1,190 @@
+// What VS Code itself would start from a workspace outside MCP Gate, from a gate report and VS Code's setting values
+// (as measured in VS Code 1.112: docs/vscode-own-starts.md), and the settings that route those servers through the gate.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { evaluateGate, type GateReport } from '../../../src/trust/gate';
+import { ACCESS_KEY, DISCOVERY_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
+import { cleanupTemp, world } from '../helpers';
+
+// VS Code 1.112's defaults, as inspect() returns them.
+const ACCESS_DEFAULT: InspectedSetting = { defaultValue: 'all' };
+const DISCOVERY_DEFAULT: InspectedSetting = { defaultValue: { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false } };
+
+const MCP_JSON = '{ "servers": { "echo": { "type": "stdio", "command": "node", "args": ["${workspaceFolder}/echo.mjs"] }, "off": { "command": "node", "disabled": true } } }';
+const CURSOR_JSON = '{ "mcpServers": { "cur": { "command": "node", "args": ["c.js"] } } }';
+
+function report(files: Record<string, string>, home: Record<string, string> = {}, env: Record<string, string> = {}): GateReport {
+  return evaluateGate(world(files, home, env).input);
+}
+
+function run(r: GateReport, settings: VsCodeOwnInput['settings'] = {}, extra: Partial<VsCodeOwnInput> = {}) {
+  return vscodeOwnStarts({
+    report: r,
+    settings: { [ACCESS_KEY]: ACCESS_DEFAULT, [DISCOVERY_KEY]: DISCOVERY_DEFAULT, ...settings },
+    workspaceTrusted: true,
+    ...extra,
+  });
+}
+
+const names = (x: ReturnType<typeof run>) => x.starts.map((s) => `${s.source}:${s.name}:${s.mechanism}`).sort();
+
+describe('vscode-own: what VS Code itself starts from a workspace', () => {
+  after(cleanupTemp);
+
+  it('with the defaults, VS Code starts every .vscode/mcp.json server itself, without a prompt, under mcp.config.ws<i>.<name>', () => {
+    const x = run(report({ '.vscode/mcp.json': MCP_JSON, 'echo.mjs': '' }));
+    assert.deepEqual(names(x), ['.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
+    const echo = x.starts.find((s) => s.name === 'echo')!;
+    assert.equal(echo.vscodeId, 'mcp.config.ws0.echo');
+    assert.deepEqual(echo.needs, []);
+    assert.equal(echo.gateState, 'pending');
+    assert.deepEqual(echo.enabledBy, [{ key: ACCESS_KEY, value: 'all', scope: 'default' }]);
+    assert.deepEqual(x.access, { key: ACCESS_KEY, value: 'all', raw: 'all', scope: 'default' });
+    assert.equal(x.providerReachesChat, true);
+  });
+
+  it('"disabled": true does not stop VS Code: the server is listed, with a note', () => {
+    const off = run(report({ '.vscode/mcp.json': MCP_JSON })).starts.find((s) => s.name === 'off')!;
+    assert.match(off.notes.join(), /VS Code ignores "disabled"/);
+  });
+
+  it('uses the folder index in the id, and asks for Workspace Trust in Restricted Mode', () => {
+    const x = run(report({ '.vscode/mcp.json': MCP_JSON }), {}, { folderIndex: 2, workspaceTrusted: false });
+    assert.equal(x.starts[0].vscodeId, 'mcp.config.ws2.echo');
+    assert.deepEqual(x.starts[0].needs, ['workspace-trust']);
+  });
+
+  it('an approved server is still started by VS Code itself as well, outside the gate\'s policy', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    const echo = r.servers.find((s) => s.name === 'echo')!;
+    const approved = { ...r, servers: [{ ...echo, state: 'approved' as const }] };
+    assert.match(run(approved).starts[0].notes.join(), /bypass MCP Gate's policy/);
+  });
+
+  it('other repository files are not read by VS Code 1.112 (.mcp.json, .gemini, .codex, …), nor .cursor/mcp.json without discovery', () => {
+    const x = run(report({
+      '.mcp.json': '{"mcpServers": {"a": {"command": "node"}}}',
+      '.gemini/settings.json': '{"mcpServers": {"b": {"command": "node"}}}',
+      '.codex/config.toml': '[mcp_servers.c]\ncommand = "node"\n',
+      '.cursor/mcp.json': CURSOR_JSON,
+    }));
+    assert.deepEqual(x.starts, []);
+  });
+
+  it('discovery of .cursor/mcp.json (object or boolean form): listed with a per-server trust prompt, id cursor-workspace.<i>.<name>', () => {
+    const r = report({ '.cursor/mcp.json': CURSOR_JSON });
+    for (const userValue of [{ 'cursor-workspace': true }, true]) {
+      const x = run(r, { [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: userValue } });
+      assert.deepEqual(names(x), ['.cursor/mcp.json:cur:discovery:cursor-workspace']);
+      assert.equal(x.starts[0].vscodeId, 'cursor-workspace.0.cur');
+      assert.deepEqual(x.starts[0].needs, ['server-trust']);
+      assert.deepEqual(x.discovery['cursor-workspace'], { key: `${DISCOVERY_KEY}.cursor-workspace`, value: true, scope: 'user' });
+    }
+    const untrusted = run(r, { [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: true } }, { workspaceTrusted: false });
+    assert.deepEqual(untrusted.starts[0].needs, ['workspace-trust', 'server-trust']);
+    // A later object that names other sources only leaves cursor-workspace as the default says.
+    const other = run(r, { [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: { windsurf: true } } });
+    assert.deepEqual(other.starts, []);
+  });
+
+  it('~/.cursor/mcp.json (when imported) is discovery "cursor-global"; Claude Desktop and Windsurf are noted, MCP Gate does not read them', () => {
+    const r = report({ '.pi/mcp.json': '{"imports": ["cursor"]}' }, { '.cursor/mcp.json': CURSOR_JSON });
+    const x = run(r, { [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: true } });
+    assert.deepEqual(x.starts.map((s) => [s.name, s.mechanism, s.vscodeId]), [['cur', 'discovery:cursor-global', undefined]]);
+    assert.equal(x.notes.length, 2);
+    assert.match(x.notes.join('\n'), /Claude Desktop/);
+    assert.match(x.notes.join('\n'), /Windsurf/);
+  });
+
+  it('the user profile mcp.json counts only when it is the running VS Code\'s', () => {
+    const home = { '.config/Code/User/mcp.json': '{"servers": {"mine": {"command": "node"}}}' };
+    const r = report({ '.pi/mcp.json': '{"imports": ["vscode"]}' }, home);
+    assert.deepEqual(run(r).starts, []);
+    const file = r.servers.find((s) => s.name === 'mine')!.file;
+    const x = run(r, {}, { userMcpJson: file });
+    assert.deepEqual(x.starts.map((s) => [s.name, s.mechanism]), [['mine', 'user-mcp.json']]);
+    assert.deepEqual(run(r, {}, { userMcpJson: path.join('/elsewhere', 'mcp.json') }).starts, []);
+  });
+
+  it('a .vscode/mcp.json MCP Gate cannot use is still read by VS Code: listed as unreadable', () => {
+    const x = run(report({ '.vscode/mcp.json': '{ "servers": { "a": { "command": "node" } }, "extra": 1 }' }));
+    assert.equal(x.unreadable.length, 1);
+    assert.equal(x.unreadable[0].source, '.vscode/mcp.json');
+    assert.equal(x.unreadable[0].mechanism, 'workspace-folder-mcp.json');
+  });
+
+  it('routing: with the defaults, chat.mcp.access "registry" at user scope is what is missing', () => {
+    const x = run(report({ '.vscode/mcp.json': MCP_JSON }));
+    assert.deepEqual(x.routing.map((s) => [s.key, s.value, s.scope, s.inPlace]), [
+      [ACCESS_KEY, 'registry', 'user', false],
+      [DISCOVERY_KEY, { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false }, 'user', true],
+    ]);
+    assert.deepEqual(x.overrides, []);
+  });
+
+  it('with chat.mcp.access "registry" at user scope VS Code starts none of them, even with discovery on; MCP Gate\'s provider still reaches chat', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON, '.cursor/mcp.json': CURSOR_JSON });
+    const x = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' }, [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: true } });
+    assert.deepEqual(x.starts, []);
+    assert.equal(x.access.value, 'registry');
+    assert.equal(x.providerReachesChat, true);
+    assert.deepEqual(x.routing.map((s) => s.inPlace), [true, false], 'discovery is still on at user scope');
+    assert.deepEqual(x.notes, []);
+  });
+
+  it('chat.mcp.access "none" (or the legacy chat.mcp.enabled false) stops everything, MCP Gate included', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    for (const settings of [{ [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'none' } }, { [ACCESS_KEY]: ACCESS_DEFAULT, [LEGACY_ENABLED_KEY]: { globalValue: false } }]) {
+      const x = run(r, settings);
+      assert.deepEqual(x.starts, []);
+      assert.equal(x.providerReachesChat, false);
+      assert.equal(x.routing[0].inPlace, false);
+      assert.match(x.notes.join(), /MCP Gate's servers do not reach chat/);
+    }
+  });
+
+  it('an unknown access value behaves as "all" in VS Code 1.112', () => {
+    const x = run(report({ '.vscode/mcp.json': MCP_JSON }), { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry-only' } });
+    assert.equal(x.access.value, 'all');
+    assert.equal(x.access.raw, 'registry-only');
+    assert.equal(x.starts.length, 2);
+  });
+
+  it('a repository\'s .vscode/settings.json overrides the user\'s "registry" (window scope): reported, and the servers are listed again', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON, '.cursor/mcp.json': CURSOR_JSON });
+    const x = run(r, {
+      [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' },
+      [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, workspaceValue: { 'cursor-workspace': true } },
+    });
+    assert.deepEqual(x.access, { key: ACCESS_KEY, value: 'all', raw: 'all', scope: 'workspace' });
+    assert.deepEqual(names(x), ['.cursor/mcp.json:cur:discovery:cursor-workspace', '.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
+    assert.deepEqual(x.overrides.map((o) => [o.key, o.value, o.scope, o.file]), [
+      [ACCESS_KEY, 'all', 'workspace', '.vscode/settings.json'],
+      [DISCOVERY_KEY, { 'cursor-workspace': true }, 'workspace', '.vscode/settings.json'],
+    ]);
+    assert.match(x.overrides[0].effect, /over your user setting/);
+    assert.equal(x.routing[0].inPlace, true, 'the user value is in place; the repository defeats it');
+    const cur = x.starts.find((s) => s.name === 'cur')!;
+    assert.deepEqual(cur.enabledBy, [{ key: ACCESS_KEY, value: 'all', scope: 'workspace' }, { key: `${DISCOVERY_KEY}.cursor-workspace`, value: true, scope: 'workspace' }]);
+  });
+
+  it('a repository value of "none" is reported (it switches MCP Gate off in that workspace); "registry" is not', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    const none = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, workspaceFolderValue: 'none' } });
+    assert.deepEqual(none.overrides.map((o) => [o.value, o.scope]), [['none', 'workspaceFolder']]);
+    assert.equal(none.providerReachesChat, false);
+    assert.deepEqual(run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, workspaceValue: 'registry' } }).overrides, []);
+    const legacy = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' }, [LEGACY_ENABLED_KEY]: { workspaceValue: true } });
+    assert.deepEqual(legacy.overrides.map((o) => [o.key, o.value]), [[LEGACY_ENABLED_KEY, true]]);
+    assert.equal(legacy.starts.length, 2);
+  });
+
+  it('a policy value wins over the repository: no override, nothing started', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    const x = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, policyValue: 'registry', workspaceValue: 'all' } });
+    assert.deepEqual(x.starts, []);
+    assert.deepEqual(x.overrides, []);
+    assert.equal(x.access.scope, 'policy');
+    assert.equal(x.routing[0].inPlace, true);
+  });
+});

@@ -1,0 +1,43 @@
+// Routing VS Code's own MCP starts through the gate, in a real VS Code: the doctor names the fixture's server that
+// VS Code would start by itself, and "Route VS Code's Servers Through the Gate" writes chat.mcp.access = "registry"
+// to user settings only after the modal is confirmed — after which the doctor finds nothing VS Code starts alone.
+import assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { McpGateApi } from '../../../src/extension';
+
+describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
+  this.timeout(60_000);
+  let api: McpGateApi;
+  let previous: unknown;
+
+  before(async () => {
+    api = await vscode.extensions.getExtension<McpGateApi>('mcp-gate.mcp-gate')!.activate();
+    previous = vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue;
+  });
+  after(async () => {
+    await vscode.workspace.getConfiguration().update('chat.mcp.access', previous, vscode.ConfigurationTarget.Global);
+  });
+
+  it('names the server VS Code would start itself, and routes it only after confirmation', async function () {
+    const access = vscode.workspace.getConfiguration().inspect('chat.mcp.access');
+    if (access?.workspaceValue !== undefined || access?.globalValue === 'registry' || access?.globalValue === 'none') this.skip();
+    const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
+    assert.match(doctor, /VS Code's own MCP starts \(outside MCP Gate\):[\s\S]*fixture-echo from \.vscode\/mcp\.json \(workspace-folder-mcp\.json, id mcp\.config\.ws0\.fixture-echo/);
+    const confirm = api.prompts.confirm;
+    const asked: string[] = [];
+    try {
+      api.prompts.confirm = async (m, d) => (asked.push(d), false);
+      assert.equal(await vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), false);
+      assert.notEqual(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry', 'nothing written without confirmation');
+      assert.match(asked[0], /"chat\.mcp\.access": "registry"/);
+      assert.match(asked[0], /mcpGate\.imports/);
+      api.prompts.confirm = async () => true;
+      assert.equal(await vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), true);
+    } finally {
+      api.prompts.confirm = confirm;
+    }
+    assert.equal(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry');
+    const after = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
+    assert.match(after, /none: VS Code starts no server of this workspace by itself/);
+  });
+});
