@@ -9,10 +9,11 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const { benchGate } = require(path.join(root, 'out', 'bench', 'gate.js'));
 const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
+const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-const rows = [...(await benchGate()), ...(await benchHost())];
-const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
+const rows = [...(await benchGate()), ...(await benchHost()), ...(await benchPanel())];
+const fmt = (x) => (Number.isNaN(x) ? '—' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
 const lines = [
   '# Benchmark results',
   '',

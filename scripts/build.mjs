@@ -1,7 +1,10 @@
 // Bundles the extension and the CLI with esbuild. The extension keeps `vscode` external;
-// the CLI is a self-contained Node script with a shebang.
+// the CLI is a self-contained Node script with a shebang. The trust panel's webview script is a browser bundle in
+// dist/webview/ (with codicons' css and font beside it): the panel loads only from dist/webview/ and media/.
 import { build } from 'esbuild';
-import { chmodSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 
 const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: true, logLevel: 'warning', mainFields: ['module', 'main'] };
 
@@ -9,3 +12,20 @@ await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js
 chmodSync('dist/cli.js', 0o755);
 
 await build({ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] });
+
+await build({
+  entryPoints: ['webview/main.ts'],
+  outfile: 'dist/webview/panel.js',
+  bundle: true,
+  platform: 'browser',
+  format: 'iife',
+  target: 'chrome120',
+  minify: true,
+  sourcemap: false,
+  legalComments: 'linked',
+  logLevel: 'warning',
+});
+
+const codicons = path.dirname(createRequire(import.meta.url).resolve('@vscode/codicons/dist/codicon.css'));
+mkdirSync('dist/webview/codicons', { recursive: true });
+for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(path.join(codicons, f), path.join('dist/webview/codicons', f));

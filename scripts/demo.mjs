@@ -29,7 +29,7 @@ say('building and packaging the extension');
 run('npm', ['run', '--silent', 'build']);
 const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-demo-'));
 const vsix = path.join(runDir, 'mcp-gate.vsix');
-run(process.execPath, [path.join(REPO, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '-o', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
+run(process.execPath, [path.join(REPO, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '-o', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
 
 const dirs = {
   home: path.join(runDir, 'home'), xdgConfig: path.join(runDir, 'xdg/config'), xdgData: path.join(runDir, 'xdg/data'),

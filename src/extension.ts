@@ -4,7 +4,9 @@
 import * as vscode from 'vscode';
 import { registerCommands, DocumentProvider, SCHEME } from './vscode/commands';
 import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
+import { registerTrustPanel } from './vscode/panel';
 import { prompts, type Prompts } from './vscode/prompts';
+import { ownStartsWarnings } from './vscode/own-starts';
 import { GateService } from './vscode/service';
 import { catalogueSelector, notifications, ServerCodeLens, statusBar } from './vscode/ui';
 
@@ -28,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     context.subscriptions.push(gateway, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, gateway));
   }
   registerCommands(context, service, docs, () => gateway?.decisionsChanged());
+  registerTrustPanel(context, service);
   context.subscriptions.push(
     statusBar(service),
     vscode.languages.registerCodeLensProvider(catalogueSelector(), new ServerCodeLens(service)),
@@ -38,7 +41,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   );
   if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
   for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
-  context.subscriptions.push(notifications(service));
+  context.subscriptions.push(notifications(service), ownStartsWarnings(service));
   return { service, gateway, prompts };
 }
 

@@ -24,7 +24,7 @@ export function statusBar(service: GateService): vscode.Disposable {
       item.text = `$(shield) MCP Gate${waiting ? `: ${waiting} waiting` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}`;
       item.tooltip = waiting ? vscode.l10n.t('{0} repository server(s) wait for your review', waiting) : vscode.l10n.t('No repository server waits for review');
     }
-    item.command = waiting ? 'mcpGate.approve' : 'mcpGate.doctor';
+    item.command = 'mcpGate.openPanel';
     item.backgroundColor = blocked || hatch ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     item.show();
   };
@@ -46,7 +46,7 @@ export function notifications(service: GateService): vscode.Disposable {
     const approve = vscode.l10n.t('Approve…');
     const later = vscode.l10n.t('Not now');
     const answer = await vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: this workspace declares MCP servers that have not been approved: {0}. None of them runs until you approve it.', names), review, approve, later);
-    if (answer === review) await vscode.commands.executeCommand('mcpGate.showDefinition', refOf(fresh[0]));
+    if (answer === review) await vscode.commands.executeCommand('mcpGate.openPanel');
     else if (answer === approve) await vscode.commands.executeCommand('mcpGate.approve', fresh.length === 1 ? refOf(fresh[0]) : undefined);
   };
   void check();

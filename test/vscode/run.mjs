@@ -14,17 +14,14 @@
 // $TMPDIR, removed after a green run unless --keep, kept (and named) after a red one, with code-server.log,
 // workbench.log (the page's console, extension host included) and results.json. The last line printed is
 // "N passed, N failed"; the exit code is 0 only if VS Code reported 0 and at least one test ran.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import util, { parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
+import {
+  formatConsole, HOST_DIR, isolatedEnv, launchBrowser, loadHost, QUIET_OFFLINE_SETTINGS, REPO, startCodeServer, workbenchUrl as payloadUrl,
+} from './harness.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const HOST_DIR = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache/mcp-gate-vscode');
 const T0 = Date.now();
 const note = (msg) => console.error(`[vscode-test +${((Date.now() - T0) / 1000).toFixed(1)}s] ${msg}`);
 
@@ -43,31 +40,6 @@ const { values: opt, positionals } = parseArgs({
     verbose: { type: 'boolean', default: false },
   },
 });
-
-// Settings that keep the workbench quiet and offline: no telemetry, updates, gallery, experiments,
-// recommendations, walkthroughs, schema downloads, port forwarding, git, or AI features.
-const QUIET_OFFLINE_SETTINGS = {
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'extensions.autoCheckUpdates': false,
-  'extensions.autoUpdate': false,
-  'extensions.ignoreRecommendations': true,
-  'workbench.enableExperiments': false,
-  'workbench.settings.enableNaturalLanguageSearch': false,
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'workbench.welcomePage.walkthroughs.openOnInstall': false,
-  'workbench.secondarySideBar.defaultVisibility': 'hidden',
-  'json.schemaDownload.enable': false,
-  'npm.fetchOnlinePackageInfo': false,
-  'typescript.disableAutomaticTypeAcquisition': true,
-  'remote.autoForwardPorts': false,
-  'git.enabled': false,
-  'git.autofetch': false,
-  'chat.disableAIFeatures': true,
-  'security.workspace.trust.startupPrompt': 'never',
-  'security.workspace.trust.banner': 'never',
-};
 
 // ---- what to run ------------------------------------------------------------------------------------------
 function usage(msg) {
@@ -88,10 +60,8 @@ let extraSettings;
 try { extraSettings = JSON.parse(opt.settings); } catch { usage('--settings is not JSON'); }
 const timeoutMs = Number(opt.timeout) * 1000;
 
-const hostFile = path.join(HOST_DIR, 'host.json');
-if (!fs.existsSync(hostFile)) usage(`no VS Code test host in ${HOST_DIR}: run \`npm run vscode-host\` (bash scripts/vscode-host.sh) first`);
-const host = JSON.parse(fs.readFileSync(hostFile, 'utf8'));
-const { chromium } = createRequire(import.meta.url)(host.playwrightCore);
+const host = loadHost();
+if (!host) usage(`no VS Code test host in ${HOST_DIR}: run \`npm run vscode-host\` (bash scripts/vscode-host.sh) first`);
 
 // ---- fresh state -------------------------------------------------------------------------------------------
 let runDir;
@@ -111,21 +81,11 @@ fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
   ...extraSettings,
 }, null, 2));
 const resultsFile = path.join(runDir, 'results.json');
-const configFile = path.join(runDir, 'code-server.yaml');
-fs.writeFileSync(configFile, 'auth: none\ncert: false\n');
 
-// The environment code-server and so the extension host get: ours, without npm's variables (from `npm run`)
-// and without VS Code's or code-server's own (a terminal inside an editor would make code-server hand the
-// request to that editor), with fresh HOME and XDG dirs so no user-level MCP configuration leaks in.
-const env = Object.fromEntries(Object.entries(process.env)
-  .filter(([k]) => !/^(npm_|VSCODE_|CODE_SERVER_|ELECTRON_|PASSWORD$|HASHED_PASSWORD$|PORT$)/i.test(k)));
-Object.assign(env, {
-  HOME: dir('home'),
-  XDG_CONFIG_HOME: dir('xdg', 'config'),
-  XDG_DATA_HOME: dir('xdg', 'data'),
-  XDG_CACHE_HOME: dir('xdg', 'cache'),
-  XDG_STATE_HOME: dir('xdg', 'state'),
-  EXTENSIONS_GALLERY: '{}',            // no marketplace: nothing to query
+// The environment code-server and so the extension host get (see harness.mjs: isolated HOME and XDG dirs).
+const env = isolatedEnv({
+  home: dir('home'), xdgConfig: dir('xdg', 'config'), xdgData: dir('xdg', 'data'), xdgCache: dir('xdg', 'cache'), xdgState: dir('xdg', 'state'),
+}, {
   MCP_GATE_VSCODE_RESULTS: resultsFile,
   MCP_GATE_VSCODE_WORKSPACE: folder,
   MCP_GATE_VSCODE_TRUSTED: String(!opt.untrusted),
@@ -135,102 +95,30 @@ Object.assign(env, {
 // ---- processes, and stopping them whatever happens ---------------------------------------------------------
 let codeServer;
 let browser;
-function killCodeServer(signal) {
-  // code-server runs in its own process group: the extension host, pty host, file watcher and any server
-  // the tests started go with it.
-  if (codeServer?.pid && codeServer.exitCode === null && codeServer.signalCode === null) {
-    try { process.kill(-codeServer.pid, signal); } catch {}
-  }
-}
 async function stopAll() {
   await browser?.close().catch(() => {});
   browser = undefined;
-  if (codeServer && codeServer.exitCode === null && codeServer.signalCode === null) {
-    const exited = new Promise((r) => codeServer.once('exit', r));
-    killCodeServer('SIGTERM');
-    const hard = setTimeout(() => killCodeServer('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(hard);
-  }
-  try { process.kill(-codeServer.pid, 'SIGKILL'); } catch {} // stragglers in the group
+  await codeServer?.stop();
 }
-process.on('exit', () => killCodeServer('SIGKILL'));
+process.on('exit', () => codeServer?.kill('SIGKILL'));
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, async () => { note(`${sig}: stopping`); await stopAll(); console.log('0 passed, 1 failed'); process.exit(130); });
 }
 
-// '%c INFO', 'color: #33f', 'message %s', 'x' -> 'INFO message x'
 const workbenchLog = [];
-function formatConsole(args) {
-  let [first, ...rest] = args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)));
-  if (typeof first !== 'string') return '';
-  while (first.includes('%c')) { first = first.replace('%c', ''); rest.shift(); }
-  return util.format(first.trim(), ...rest);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
-  });
-}
-
-async function startCodeServer() {
-  const port = await freePort();
-  const args = [host.codeServer,
-    '--config', configFile,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
-    '--user-data-dir', userData,
-    '--extensions-dir', dir('extensions'),
-    '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override', '--disable-proxy',
-    '--ignore-last-opened',
-    ...(opt.untrusted ? [] : ['--disable-workspace-trust']),
-  ];
-  const log = fs.openSync(path.join(runDir, 'code-server.log'), 'w');
-  codeServer = spawn(host.node, args, { env, cwd: runDir, stdio: ['ignore', log, log], detached: true });
-  fs.closeSync(log);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (codeServer.exitCode !== null || codeServer.signalCode !== null) {
-      throw new Error(`code-server exited (${codeServer.exitCode ?? codeServer.signalCode}) before it was ready; see ${runDir}/code-server.log`);
-    }
-    try { if ((await fetch(`${url}/healthz`)).ok) return url; } catch {}
-    if (Date.now() > deadline) throw new Error(`code-server not ready after 60 s; see ${runDir}/code-server.log`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 function workbenchUrl(base) {
-  const remote = (p) => `vscode-remote://${new URL(base).host}${p}`;
-  const u = new URL(base + '/');
-  u.searchParams.set('folder', folder);
-  u.searchParams.set('payload', JSON.stringify([
-    ['extensionDevelopmentPath', remote(extensionDir)],
-    ['extensionTestsPath', remote(testsFile)],
-  ]));
-  return u.toString();
+  return payloadUrl(base, { folder, extensionDevelopmentPath: extensionDir, extensionTestsPath: testsFile });
 }
 
 // ---- the run -------------------------------------------------------------------------------------------------
 let hostExit;      // what VS Code reported through codeAutomationExit
 let harnessError;  // why the harness could not get that far
 try {
-  const url = await startCodeServer();
-  note(`code-server ${host.codeServerVersion} (node ${host.nodeVersion}) ready at ${url}, pid ${codeServer.pid}; state in ${runDir}`);
+  codeServer = await startCodeServer({ host, runDir, userData, extensionsDir: dir('extensions'), env, trusted: !opt.untrusted });
+  const url = codeServer.url;
+  note(`code-server ${host.codeServerVersion} (node ${host.nodeVersion}) ready at ${url}, pid ${codeServer.child.pid}; state in ${runDir}`);
 
-  browser = await chromium.launchPersistentContext(dir('chromium'), {
-    executablePath: host.chromium,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    env: { ...env, HOME: dir('home') },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-sync',
-      '--disable-background-networking', '--disable-component-update', '--disable-breakpad', '--disable-dev-shm-usage',
-      // Chromium looks up Google hosts even so: make every name but loopback fail inside Chromium.
-      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost'],
-  });
+  browser = await launchBrowser({ host, profileDir: dir('chromium'), env: { ...env, HOME: dir('home') } });
   const page = browser.pages()[0] ?? await browser.newPage();
 
   let reportExit;
@@ -252,7 +140,7 @@ try {
     t.unref();
     page.on('crash', () => reject(new Error('the workbench page crashed')));
     browser.on('close', () => reject(new Error('the browser closed')));
-    codeServer.on('exit', (code, sig) => reject(new Error(`code-server exited (${code ?? sig}) during the run`)));
+    codeServer.child.on('exit', (code, sig) => reject(new Error(`code-server exited (${code ?? sig}) during the run`)));
   });
   failed.catch(() => {}); // also rejects during the shutdown below; only the race's outcome matters
   const target = workbenchUrl(url);

@@ -1,0 +1,322 @@
+// The trust panel's view model, computed in the extension host from the gate's reports: which servers wait for a
+// person and which are decided, each with where it was declared, its exact definition (escaped, untruncated), and
+// for a changed server the diff against what was approved (fields, referenced files line by line, the tool list);
+// and the check every message from the webview passes before anything happens. Pure: no `vscode` import, so plain
+// Node unit tests use it as the host does. (The log view's model is ./log-model.ts, which the webview bundles.)
+import { createHash } from 'node:crypto';
+import { diffLines } from 'diff';
+import { stateLabel, summary } from '../src/cli/render';
+import { diffDefinitions, diffTools, type FileChange } from '../src/trust/diff';
+import { escapeText, hasHiddenCharacters, quote, renderValue } from '../src/trust/escape';
+import type { GateReport, ServerReport } from '../src/trust/gate';
+import {
+  PANEL_ACTIONS, SERVER_KEY,
+  type DiffLine, type FieldDiffView, type FileDiffView, type PanelAction, type PanelModel, type ServerView,
+  type ToolDiffView, type ToolsDiffView, type WebviewMessage,
+} from './protocol';
+import { MAX_UI_STATE_JSON, sanitizeUiState } from './ui-state';
+
+/** Identifies a server the way the palette commands do (src/vscode/commands.ts ServerRef). */
+export interface ServerRefLike {
+  folder: string;
+  source: string;
+  name: string;
+}
+
+export interface FolderInput {
+  /** Display name of the workspace folder. */
+  name: string;
+  /** Its path (the ServerRef's `folder`). */
+  path: string;
+  report?: GateReport;
+  error?: string;
+}
+
+export interface BuiltModel {
+  model: PanelModel;
+  /** key → the server it stands for; the only way a key from the webview becomes a server. */
+  refs: Map<string, ServerRefLike>;
+}
+
+export function serverKey(folder: string, source: string, name: string): string {
+  return 's' + createHash('sha256').update(JSON.stringify([folder, source, name])).digest('hex').slice(0, 32);
+}
+
+const WAITING = new Set(['pending', 'approval-changed']);
+
+/** What a person may do with a server from the panel — the same conditions the palette commands apply. */
+export function allowedActions(s: ServerReport): PanelAction[] {
+  const out: PanelAction[] = [];
+  const decidable = s.gated && s.state !== 'blocked' && !!s.pinned;
+  if (decidable && (s.state === 'pending' || s.state === 'approval-changed' || s.state === 'rejected')) out.push('approve');
+  if (decidable && s.state !== 'rejected') out.push('reject');
+  if (s.gated && s.record) out.push('reset');
+  return out;
+}
+
+/** A line diff of two texts (already escaped renderings): every line kept, marked added, removed or unchanged. */
+export function lineDiff(before: string, after: string): DiffLine[] {
+  const out: DiffLine[] = [];
+  for (const part of diffLines(before, after)) {
+    const kind: DiffLine['kind'] = part.added ? 'add' : part.removed ? 'del' : 'ctx';
+    const lines = part.value.split('\n');
+    if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+    for (const text of lines) out.push({ kind, text });
+  }
+  return out;
+}
+
+function hunkLines(f: FileChange): DiffLine[] {
+  const out: DiffLine[] = [];
+  for (const h of f.hunks ?? []) {
+    out.push({ kind: 'note', text: `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@` });
+    for (const l of h.lines) {
+      const c = l[0];
+      if (c === '+') out.push({ kind: 'add', text: escapeText(l.slice(1)) });
+      else if (c === '-') out.push({ kind: 'del', text: escapeText(l.slice(1)) });
+      else if (c === '\\') out.push({ kind: 'note', text: escapeText(l) });
+      else out.push({ kind: 'ctx', text: escapeText(l.slice(1)) });
+    }
+  }
+  return out;
+}
+
+const shown = (v: unknown) => (v === undefined ? '(absent)' : renderValue(v));
+
+function fileDiff(f: FileChange): FileDiffView {
+  const digests = [f.before ? `was sha256 ${f.before.slice(0, 12)}` : '', f.after ? `now sha256 ${f.after.slice(0, 12)}` : ''].filter(Boolean).join(', ');
+  const view: FileDiffView = { path: escapeText(f.path), change: f.change, digests, lines: hunkLines(f) };
+  if (!f.hunks && f.change === 'changed') view.note = 'content not kept with the approval (binary or larger than 64 KiB): only its digest is compared';
+  return view;
+}
+
+function toolsDiffView(s: ServerReport): ToolsDiffView | undefined {
+  const r = s.record;
+  if (!r?.toolsChanged || !r.tools) return undefined;
+  const before = r.tools.snapshot;
+  const after = r.toolsChanged.snapshot;
+  const d = diffTools(before, after);
+  const find = (list: Record<string, unknown>[], name: string) => list.find((t) => String(t.name) === name) ?? { name };
+  const tools: ToolDiffView[] = [];
+  for (const n of d.added) tools.push({ name: quote(n), change: 'added', lines: renderValue(find(after.tools, n)).split('\n').map((text) => ({ kind: 'add', text })) });
+  for (const n of d.removed) tools.push({ name: quote(n), change: 'removed', lines: renderValue(find(before.tools, n)).split('\n').map((text) => ({ kind: 'del', text })) });
+  for (const c of d.changed) {
+    const lines: DiffLine[] = [];
+    for (const f of c.fields) {
+      lines.push({ kind: 'note', text: `${escapeText(f.field)}:` });
+      lines.push(...lineDiff(shown(f.before), shown(f.after)));
+    }
+    tools.push({ name: quote(c.name), change: 'changed', lines });
+  }
+  const view: ToolsDiffView = { observedAt: escapeText(r.toolsChanged.observedAt), approvedAt: escapeText(r.tools.observedAt), tools };
+  if (d.instructions) view.instructions = lineDiff(shown(d.instructions.before ?? ''), shown(d.instructions.after ?? ''));
+  return view;
+}
+
+function hasHidden(v: unknown): boolean {
+  if (typeof v === 'string') return hasHiddenCharacters(v);
+  if (Array.isArray(v)) return v.some(hasHidden);
+  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => hasHiddenCharacters(k) || hasHidden(x));
+  return false;
+}
+
+export function serverView(folder: FolderInput, s: ServerReport): ServerView {
+  const view: ServerView = {
+    key: serverKey(folder.path, s.source, s.name),
+    section: WAITING.has(s.state) ? 'waiting' : 'decided',
+    folder: escapeText(folder.name),
+    name: escapeText(s.name),
+    state: s.state,
+    stateLabel: stateLabel(s),
+    reason: escapeText(s.reason),
+    gated: s.gated,
+    declared: {
+      file: escapeText(s.file), line: s.position.line, column: s.position.column, scope: s.scope,
+      source: escapeText(s.source), importedBy: s.importedBy.map(escapeText),
+    },
+    summary: s.definition ? (s.definition.type === 'http' ? `url ${quote(s.definition.url!)}` : summary(s)) : '(invalid entry: it cannot run as written)',
+    transport: s.definition?.type,
+    cwd: s.definition?.cwd === undefined ? undefined : quote(s.definition.cwd),
+    definition: renderValue(s.raw),
+    hidden: hasHidden(s.raw) || hasHiddenCharacters(s.name),
+    pinnedFiles: Object.entries(s.pinned?.pinned.files ?? {}).map(([p, f]) => ({ path: escapeText(p), size: f.size, sha256: f.sha256 })),
+    actions: allowedActions(s),
+  };
+  const envFile = s.pinned?.pinned.envFile;
+  if (envFile) view.envFile = `${escapeText(envFile.path)} ${envFile.missing ? '(missing)' : `sha256 ${envFile.sha256}`}`;
+  if (s.pinned?.pinned.inputs.length) view.inputs = renderValue(s.pinned.pinned.inputs);
+  if (s.pinned) view.digest = s.pinned.digest;
+  if (s.record) view.decidedAt = escapeText(s.record.decidedAt);
+  if (s.record?.tools) view.pinnedTools = s.record.tools.snapshot.tools.map((t) => quote(String(t.name)));
+  if (s.state === 'approval-changed' && s.record && s.pinned && s.record.digest !== s.pinned.digest) {
+    const d = diffDefinitions(s.record, s.pinned);
+    view.diff = {
+      approvedAt: escapeText(s.record.decidedAt),
+      fields: d.fields.map((f): FieldDiffView => {
+        const before = shown(f.before);
+        const after = shown(f.after);
+        return { field: escapeText(f.field), before, after, lines: lineDiff(before, after) };
+      }),
+      files: d.files.map(fileDiff),
+    };
+  }
+  const tools = toolsDiffView(s);
+  if (tools) view.toolsDiff = tools;
+  return view;
+}
+
+const STATE_ORDER: Record<string, number> = { 'approval-changed': 0, pending: 1, blocked: 2, rejected: 3, approved: 4, trusted: 5 };
+
+export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date }): BuiltModel {
+  const refs = new Map<string, ServerRefLike>();
+  const servers: ServerView[] = [];
+  const banners: PanelModel['banners'] = [];
+  if (opts.restricted) banners.push({ level: 'info', text: 'Restricted Mode: no repository MCP server is offered or started, approved or not.' });
+  const names = new Set<string>();
+  for (const f of folders) {
+    if (f.error) banners.push({ level: 'error', text: `${escapeText(f.name)}: ${escapeText(f.error)}` });
+    const r = f.report;
+    if (!r) continue;
+    for (const b of r.fullBlock) banners.push({ level: 'error', text: `Full block: no tool of this project may be called until this is fixed: ${escapeText(b.reason)}`, files: b.files.map(escapeText) });
+    if (r.escapeHatch) banners.push({ level: 'warning', text: 'MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review.' });
+    const h = r.store.health;
+    if (h.status === 'corrupt') banners.push({ level: 'error', text: `The approval store ${escapeText(r.store.file)} is corrupt (${escapeText(h.problem)}): nothing is approved until you approve again.${h.backup ? ` The unreadable file is kept as ${escapeText(h.backup)}.` : ''}` });
+    for (const s of r.servers) {
+      const v = serverView(f, s);
+      refs.set(v.key, { folder: f.path, source: s.source, name: s.name });
+      servers.push(v);
+      names.add(v.name);
+    }
+  }
+  servers.sort((a, b) => (STATE_ORDER[a.state] ?? 9) - (STATE_ORDER[b.state] ?? 9) || a.name.localeCompare(b.name) || a.declared.source.localeCompare(b.declared.source));
+  const model: PanelModel = {
+    generatedAt: (opts.now ?? new Date()).toISOString(),
+    folders: folders.map((f) => ({ name: escapeText(f.name), project: escapeText(f.report?.project ?? f.path), ...(f.error ? { error: escapeText(f.error) } : {}) })),
+    banners,
+    servers,
+    counts: { waiting: servers.filter((s) => s.section === 'waiting').length, decided: servers.filter((s) => s.section === 'decided').length },
+    serverNames: [...names].sort(),
+    restricted: opts.restricted,
+  };
+  return { model, refs };
+}
+
+// ---- messages from the webview ------------------------------------------------------------------------------
+
+export type Verdict =
+  | { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRefLike }
+  | { ok: false; why: string };
+
+const SHAPES: Record<WebviewMessage['type'], readonly string[]> = {
+  ready: ['type'],
+  action: ['action', 'key', 'type'],
+  open: ['key', 'type'],
+  state: ['state', 'type'],
+};
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** A short, escaped description of a message for the log line that records why it was dropped. */
+export function describeMessage(raw: unknown): string {
+  let s: string;
+  try {
+    s = isPlainObject(raw) ? `{${Object.keys(raw).slice(0, 8).map((k) => `${k}: ${typeof raw[k] === 'string' ? JSON.stringify(raw[k]) : typeof raw[k]}`).join(', ')}}` : `${raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw}`;
+  } catch {
+    s = 'unprintable';
+  }
+  s = escapeText(s);
+  return s.length > 200 ? `${s.slice(0, 200)}… (${s.length} characters)` : s;
+}
+
+/**
+ * Checks one message from the webview against the current model: its shape (exact keys, types), its type, the
+ * server key (must name a server of the current state) and the action (must be one the server allows now).
+ * Anything else is refused with the reason, and the caller drops it.
+ */
+export function checkMessage(raw: unknown, current: BuiltModel): Verdict {
+  if (!isPlainObject(raw)) return { ok: false, why: 'not an object' };
+  const type = raw.type;
+  if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(SHAPES, type)) return { ok: false, why: 'unknown type' };
+  const keys = Object.keys(raw).sort();
+  const expected = SHAPES[type as WebviewMessage['type']];
+  if (keys.length !== expected.length || keys.some((k, i) => k !== expected[i])) return { ok: false, why: `wrong fields for "${type}" (expected ${expected.join(', ')})` };
+  if (type === 'ready') return { ok: true, message: { type: 'ready' } };
+  if (type === 'state') {
+    let json: string;
+    try {
+      json = JSON.stringify(raw.state) ?? '';
+    } catch {
+      return { ok: false, why: 'state is not JSON' };
+    }
+    if (!raw.state || typeof raw.state !== 'object' || Array.isArray(raw.state)) return { ok: false, why: 'state is not an object' };
+    if (json.length > MAX_UI_STATE_JSON) return { ok: false, why: 'state too large' };
+    return { ok: true, message: { type: 'state', state: sanitizeUiState(raw.state) } };
+  }
+  const key = raw.key;
+  if (typeof key !== 'string' || !SERVER_KEY.test(key)) return { ok: false, why: 'malformed server key' };
+  const ref = current.refs.get(key);
+  const server = current.model.servers.find((s) => s.key === key);
+  if (!ref || !server) return { ok: false, why: 'no such server' };
+  if (type === 'open') return { ok: true, message: { type: 'open', key }, server, ref };
+  const action = raw.action;
+  if (typeof action !== 'string' || !(PANEL_ACTIONS as readonly string[]).includes(action)) return { ok: false, why: 'unknown action' };
+  if (!server.actions.includes(action as PanelAction)) return { ok: false, why: `"${action}" is not allowed for a server in state ${server.state}` };
+  return { ok: true, message: { type: 'action', action: action as PanelAction, key }, server, ref };
+}
+
+// ---- the webview's document ---------------------------------------------------------------------------------
+
+export interface HtmlParts {
+  /** The webview's own origin for resources (webview.cspSource). */
+  cspSource: string;
+  /** Per-load nonce (base64 of 16+ random bytes). */
+  nonce: string;
+  script: string;
+  styles: string[];
+  codicons: string;
+}
+
+function attr(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The Content-Security-Policy of the panel: nothing by default; scripts only with the nonce. */
+export function panelCsp(cspSource: string, nonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src ${cspSource} 'nonce-${nonce}'`,
+    `font-src ${cspSource}`,
+    "img-src 'none'",
+    "connect-src 'none'",
+    "frame-src 'none'",
+    "worker-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+/** The panel's HTML: static markup only; everything else is built by the script as DOM text nodes. */
+export function panelHtml(p: HtmlParts): string {
+  if (!/^[A-Za-z0-9+/]{22,}={0,2}$/.test(p.nonce)) throw new Error('the nonce must be base64 of at least 16 random bytes');
+  const n = attr(p.nonce);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${attr(panelCsp(p.cspSource, p.nonce))}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" id="vscode-codicon-stylesheet" href="${attr(p.codicons)}" nonce="${n}">
+${p.styles.map((s) => `<link rel="stylesheet" href="${attr(s)}" nonce="${n}">`).join('\n')}
+<title>MCP Gate</title>
+</head>
+<body>
+<div id="app" aria-busy="true"></div>
+<script nonce="${n}" src="${attr(p.script)}"></script>
+</body>
+</html>`;
+}
