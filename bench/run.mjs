@@ -12,7 +12,12 @@ const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
 const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-const rows = [...(await benchGate()), ...(await benchHost()), ...(await benchPanel())];
+const rows = [...(await benchGate()), ...(await benchHost()), ...(await benchPanel()), ...bundleRows()];
+function bundleRows() {
+  const kib = (f) => fs.statSync(path.join(root, f)).size / 1024;
+  return ['dist/extension.js', 'dist/cli.js', 'dist/webview/panel.js'].filter((f) => fs.existsSync(path.join(root, f)))
+    .map((f) => ({ name: `bundle size: ${f}`, median: kib(f), unit: 'KiB', note: 'esbuild, not minified' }));
+}
 const fmt = (x) => (Number.isNaN(x) ? '—' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
 const lines = [
   '# Benchmark results',

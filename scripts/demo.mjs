@@ -95,5 +95,6 @@ if (!check) {
   } finally {
     await browser.close();
   }
+  console.log(`\n${code === 0 ? 1 : 0} passed, ${code === 0 ? 0 : 1} failed`);
   await stop(code);
 }
