@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Gateway } from '../src/host/gateway';
 import { createGuardedFetch } from '../src/host/guarded-fetch';
 import { EventLog } from '../src/host/log';
 import { Session } from '../src/host/session';
@@ -49,14 +51,27 @@ async function benchCall(): Promise<BenchRow[]> {
   const plain = new Client({ name: 'plain', version: '0' });
   await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
   const args = { message: 'benchmark' };
+  // The path VS Code chat takes: an SDK client over HTTP to the gateway, which calls through the session.
+  const gateway = new Gateway({
+    log: new EventLog(undefined, masker),
+    target: async () => ({ tools: () => session.tools(), listed: (t) => session.decisionFor('everything', t) !== 'deny', call: (t, a) => session.call('everything', t, a) }),
+  });
+  await gateway.start();
+  const viaGateway = new Client({ name: 'chat-like', version: '0' });
+  await viaGateway.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor('everything')), { requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } } }));
   await timeEach(20, () => session.call('everything', 'echo', args));
   await timeEach(20, () => plain.callTool({ name: 'echo', arguments: args }));
+  await timeEach(20, () => viaGateway.callTool({ name: 'echo', arguments: args }));
   const gated: number[] = [];
   const direct: number[] = [];
+  const gw: number[] = [];
   for (let round = 0; round < 5; round++) {
     direct.push(...(await timeEach(60, () => plain.callTool({ name: 'echo', arguments: args }))));
     gated.push(...(await timeEach(60, () => session.call('everything', 'echo', args))));
+    gw.push(...(await timeEach(60, () => viaGateway.callTool({ name: 'echo', arguments: args }))));
   }
+  await viaGateway.close();
+  await gateway.close();
   await session.close();
   await plain.close();
   fs.rmSync(base, { recursive: true, force: true });
@@ -65,6 +80,7 @@ async function benchCall(): Promise<BenchRow[]> {
   return [
     { name: 'tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
     { name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)', median: g, unit: 'ms', baseline: 'plain SDK client', ratio: g / d, note: '300 calls, log written' },
+    { name: 'tools/call echo through the gateway (HTTP to the gateway, then the session): the chat path', median: median(gw), unit: 'ms', baseline: 'plain SDK client', ratio: median(gw) / d, note: '300 calls; a stateless HTTP exchange per call' },
   ];
 }
 
