@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
+import { spawnSync } from 'node:child_process';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -12,7 +13,27 @@ const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
 const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-const rows = [...(await benchGate()), ...(await benchHost()), ...(await benchPanel()), ...bundleRows()];
+const rows = [...(await benchGate()), ...(await benchHost()), ...(await benchPanel()), ...bundleRows(), ...vscodeRows()];
+/** Activation time and extension-host memory with 8 servers connected, measured inside VS Code 1.112. */
+function vscodeRows() {
+  const out = path.join(os.tmpdir(), `mcp-gate-bench-vscode-${process.pid}.json`);
+  const r = spawnSync(process.execPath, [path.join(root, 'test', 'vscode', 'run.mjs'), '--folder', path.join(root, 'test', 'fixtures', 'vscode-workspace'), '--grep', 'bench'], {
+    cwd: root, env: { ...process.env, MCP_GATE_BENCH_OUT: out }, stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (r.status !== 0 || !fs.existsSync(out)) {
+    console.error('bench: the VS Code benchmark did not run (npm run vscode-host installs the host; npm run test:vscode compiles the suite)');
+    return [];
+  }
+  const m = JSON.parse(fs.readFileSync(out, 'utf8'));
+  fs.rmSync(out, { force: true });
+  const mib = (b) => b / 2 ** 20;
+  return [
+    { name: `extension activation (VS Code ${m.vscode}, code-server)`, median: m.activationMs, unit: 'ms', note: 'activate() in the extension host, one run' },
+    { name: 'extension host memory (RSS) before servers start', median: mib(m.rssBefore), unit: 'MiB', note: 'same window, just before' },
+    { name: `extension host memory (RSS) with ${m.connected} servers connected through the gate`, median: mib(m.rssAfter), unit: 'MiB', baseline: 'before servers start', ratio: m.rssAfter / m.rssBefore, note: '8 user servers (the fixture echo server), each started by VS Code through the provider and called once' },
+  ];
+}
+
 function bundleRows() {
   const kib = (f) => fs.statSync(path.join(root, f)).size / 1024;
   return ['dist/extension.js', 'dist/cli.js', 'dist/webview/panel.js'].filter((f) => fs.existsSync(path.join(root, f)))

@@ -16,9 +16,12 @@ export interface McpGateApi {
   gateway?: GatewayProvider;
   /** The dialogs; tests inside VS Code replace their methods (a modal cannot be clicked from the extension host). */
   prompts: Prompts;
+  /** How long activate() took, in milliseconds (for the benchmark). */
+  activationMs: number;
 }
 
 export function activate(context: vscode.ExtensionContext): McpGateApi {
+  const started = performance.now();
   const channel = vscode.window.createOutputChannel('MCP Gate', { log: true });
   const service = new GateService(context.globalStorageUri.fsPath, context.secrets, channel);
   const docs = new DocumentProvider();
@@ -42,7 +45,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
   for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
   context.subscriptions.push(notifications(service), ownStartsWarnings(service));
-  return { service, gateway, prompts };
+  return { service, gateway, prompts, activationMs: performance.now() - started };
 }
 
 export function deactivate(): void {}
