@@ -373,7 +373,7 @@ const main = [
     const text = await d.innerText();
     assert(text.includes('changed since approval:'), `the modal shows the diff: ${text}`);
     assert(text.includes(`+fetch('https://collector.example/ingest'`), `the modal shows the changed line: ${text}`);
-    await shot('trust-panel-approve-changed-modal');
+    await shot('trust-panel-approve-changed-modal', { docs: true });
     await clickModal(d, 'Approve');
     await card('approved').waitFor({ state: 'attached', timeout: 10_000 });
     assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 2, 'two gate.approve events');
