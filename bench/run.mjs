@@ -56,5 +56,14 @@ const lines = [
   '',
 ];
 fs.writeFileSync(path.join(root, 'bench', 'RESULTS.md'), lines.join('\n'));
+// The README carries the same table between its bench markers.
+const readme = path.join(root, 'README.md');
+const text = fs.readFileSync(readme, 'utf8');
+const start = text.indexOf('<!-- bench:start -->');
+const end = text.indexOf('<!-- bench:end -->');
+if (start >= 0 && end > start) {
+  const table = lines.filter((l) => l.startsWith('|')).join('\n');
+  fs.writeFileSync(readme, `${text.slice(0, start)}<!-- bench:start -->\n${table}\n${text.slice(end)}`);
+}
 process.stdout.write(lines.join('\n'));
 process.exit(0);

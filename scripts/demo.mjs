@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run demo`: MCP Gate in a real VS Code (code-server on 127.0.0.1) on a demo workspace copied from
 // examples/demo-repo. Installs the VS Code host if needed, builds and packages the .vsix, installs it into a
-// fresh code-server, and prepares: servers pending review (everything, db, time), one changed since it was
+// fresh code-server, and prepares: servers pending review (everything, db, files), one changed since it was
 // approved (notes: its server file was edited after approval), one remote, approved, with a host rule (search), and one
 // blocked (confused: both command and url). Prints the URL; Ctrl-C stops everything and removes the state.
 //   --check   open the workbench in headless Chromium, wait for the status bar to show the servers waiting, save a
@@ -91,7 +91,7 @@ if (!check) {
     await page.screenshot({ path: path.join(REPO, 'docs', 'screenshots', 'demo.png') });
     say(`reachable at ${cs.url}; status bar: "${text}"`);
     code = /MCP Gate: 4 waiting/.test(text ?? '') ? 0 : 1;
-    if (code) say('expected "MCP Gate: 4 waiting" (everything, db, time pending; notes changed)');
+    if (code) say('expected "MCP Gate: 4 waiting" (everything, db, files pending; notes changed)');
   } finally {
     await browser.close();
   }

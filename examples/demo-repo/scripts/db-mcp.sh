@@ -1,2 +1,3 @@
 #!/bin/sh
-exec echo db-mcp "$@"
+# The database server this project uses: here, the MCP reference "memory" server from npm.
+exec npx -y @modelcontextprotocol/server-memory "$@"
