@@ -119,6 +119,65 @@ async function benchFetch(): Promise<BenchRow[]> {
   ];
 }
 
+const MCP_REMOTE = path.resolve(__dirname, '..', '..', 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
+
+/** A remote server (server-everything over streamable HTTP on loopback): plain SDK client, MCP Gate, mcp-remote. */
+async function benchRemote(): Promise<BenchRow[]> {
+  const probe = http.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise((r) => probe.close(r));
+  const { spawn } = await import('node:child_process');
+  const server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('server-everything (HTTP) did not start')), 20_000);
+    const on = (d: Buffer) => /listening/i.test(d.toString()) && (clearTimeout(t), resolve());
+    server.stdout!.on('data', on);
+    server.stderr!.on('data', on);
+  });
+  const url = `http://localhost:${port}/mcp`;
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-remote-'));
+  const home = path.join(base, 'home');
+  fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
+  fs.writeFileSync(path.join(home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
+    servers: { remote: { url } },
+    localExceptions: [{ server: 'remote', allowLoopback: true }],
+    rules: [{ action: 'mcp.remote.host.localhost', decision: 'allow' }, { action: 'mcp.remote.tool.echo', decision: 'allow' }],
+  }));
+  fs.mkdirSync(path.join(base, 'project'));
+  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform } };
+  const report = evaluateGate(input);
+  const masker = new Masker();
+  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
+  const plain = new Client({ name: 'plain', version: '0' });
+  await plain.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const proxied = new Client({ name: 'via-mcp-remote', version: '0' });
+  await proxied.connect(new StdioClientTransport({ command: process.execPath, args: [MCP_REMOTE, url, '--allow-http', '--transport', 'http-only'], stderr: 'ignore' }));
+  const args = { message: 'benchmark' };
+  const d: number[] = [];
+  const g: number[] = [];
+  const m: number[] = [];
+  await timeEach(20, () => plain.callTool({ name: 'echo', arguments: args }));
+  await timeEach(20, () => session.call('remote', 'echo', args));
+  await timeEach(20, () => proxied.callTool({ name: 'echo', arguments: args }));
+  for (let round = 0; round < 4; round++) {
+    d.push(...(await timeEach(50, () => plain.callTool({ name: 'echo', arguments: args }))));
+    g.push(...(await timeEach(50, () => session.call('remote', 'echo', args))));
+    m.push(...(await timeEach(50, () => proxied.callTool({ name: 'echo', arguments: args }))));
+  }
+  await session.close();
+  await plain.close();
+  await proxied.close();
+  server.kill('SIGKILL');
+  fs.rmSync(base, { recursive: true, force: true });
+  const dm = median(d);
+  return [
+    { name: 'remote tools/call echo, plain SDK client (streamable HTTP, server-everything on loopback)', median: dm, unit: 'ms', note: '200 calls' },
+    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: median(g), unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: median(g) / dm, note: '200 calls; loopback under a local-development exception' },
+    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: median(m), unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: median(m) / dm, note: '200 calls; mcp-remote 0.15.1 --transport http-only --allow-http' },
+  ];
+}
+
 export async function benchHost(): Promise<BenchRow[]> {
-  return [...(await benchCall()), ...(await benchFetch())];
+  return [...(await benchCall()), ...(await benchRemote()), ...(await benchFetch())];
 }
