@@ -35,6 +35,19 @@ async function timeEach(n: number, f: () => Promise<unknown>): Promise<number[]>
   return out;
 }
 
+/** Warms each contender up, then measures them in interleaved rounds (so drift hits all alike); medians by name. */
+async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<unknown>>): Promise<Record<string, number>> {
+  const samples: Record<string, number[]> = {};
+  for (const [name, f] of Object.entries(contenders)) {
+    await timeEach(20, f);
+    samples[name] = [];
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, f] of Object.entries(contenders)) samples[name].push(...(await timeEach(perRound, f)));
+  }
+  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+}
+
 async function benchCall(): Promise<BenchRow[]> {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-host-'));
   const home = path.join(base, 'home');
@@ -59,28 +72,22 @@ async function benchCall(): Promise<BenchRow[]> {
   await gateway.start();
   const viaGateway = new Client({ name: 'chat-like', version: '0' });
   await viaGateway.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor('everything')), { requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } } }));
-  await timeEach(20, () => session.call('everything', 'echo', args));
-  await timeEach(20, () => plain.callTool({ name: 'echo', arguments: args }));
-  await timeEach(20, () => viaGateway.callTool({ name: 'echo', arguments: args }));
-  const gated: number[] = [];
-  const direct: number[] = [];
-  const gw: number[] = [];
-  for (let round = 0; round < 5; round++) {
-    direct.push(...(await timeEach(60, () => plain.callTool({ name: 'echo', arguments: args }))));
-    gated.push(...(await timeEach(60, () => session.call('everything', 'echo', args))));
-    gw.push(...(await timeEach(60, () => viaGateway.callTool({ name: 'echo', arguments: args }))));
-  }
+  const t = await interleaved(5, 60, {
+    direct: () => plain.callTool({ name: 'echo', arguments: args }),
+    gated: () => session.call('everything', 'echo', args),
+    gateway: () => viaGateway.callTool({ name: 'echo', arguments: args }),
+  });
   await viaGateway.close();
   await gateway.close();
   await session.close();
   await plain.close();
   fs.rmSync(base, { recursive: true, force: true });
-  const d = median(direct);
-  const g = median(gated);
+  const d = t.direct;
+  const g = t.gated;
   return [
     { name: 'tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
     { name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)', median: g, unit: 'ms', baseline: 'plain SDK client', ratio: g / d, note: '300 calls, log written' },
-    { name: 'tools/call echo through the gateway (HTTP to the gateway, then the session): the chat path', median: median(gw), unit: 'ms', baseline: 'plain SDK client', ratio: median(gw) / d, note: '300 calls; a stateless HTTP exchange per call' },
+    { name: 'tools/call echo through the gateway (HTTP to the gateway, then the session): the chat path', median: t.gateway, unit: 'ms', baseline: 'plain SDK client', ratio: t.gateway / d, note: '300 calls; a stateless HTTP exchange per call' },
   ];
 }
 
@@ -102,20 +109,13 @@ async function benchFetch(): Promise<BenchRow[]> {
   const agent = new Agent();
   const viaGuard = async () => (await guarded(url, init)).text();
   const viaUndici = async () => (await undiciFetch(url, { ...init, dispatcher: agent })).text();
-  await timeEach(50, viaGuard);
-  await timeEach(50, viaUndici);
-  const g: number[] = [];
-  const u: number[] = [];
-  for (let round = 0; round < 5; round++) {
-    u.push(...(await timeEach(100, viaUndici)));
-    g.push(...(await timeEach(100, viaGuard)));
-  }
+  const t = await interleaved(5, 100, { undici: viaUndici, guarded: viaGuard });
   await guarded.close();
   await agent.close();
   server.close();
   return [
-    { name: 'POST with a 100 KB reply, plain undici fetch', median: median(u), unit: 'ms', note: '500 requests, keep-alive' },
-    { name: 'POST with a 100 KB reply, hardened fetch (checked, pinned, bounded)', median: median(g), unit: 'ms', baseline: 'plain undici fetch', ratio: median(g) / median(u), note: '500 requests, keep-alive' },
+    { name: 'POST with a 100 KB reply, plain undici fetch', median: t.undici, unit: 'ms', note: '500 requests, keep-alive' },
+    { name: 'POST with a 100 KB reply, hardened fetch (checked, pinned, bounded)', median: t.guarded, unit: 'ms', baseline: 'plain undici fetch', ratio: t.guarded / t.undici, note: '500 requests, keep-alive' },
   ];
 }
 
@@ -154,27 +154,21 @@ async function benchRemote(): Promise<BenchRow[]> {
   const proxied = new Client({ name: 'via-mcp-remote', version: '0' });
   await proxied.connect(new StdioClientTransport({ command: process.execPath, args: [MCP_REMOTE, url, '--allow-http', '--transport', 'http-only'], stderr: 'ignore' }));
   const args = { message: 'benchmark' };
-  const d: number[] = [];
-  const g: number[] = [];
-  const m: number[] = [];
-  await timeEach(20, () => plain.callTool({ name: 'echo', arguments: args }));
-  await timeEach(20, () => session.call('remote', 'echo', args));
-  await timeEach(20, () => proxied.callTool({ name: 'echo', arguments: args }));
-  for (let round = 0; round < 4; round++) {
-    d.push(...(await timeEach(50, () => plain.callTool({ name: 'echo', arguments: args }))));
-    g.push(...(await timeEach(50, () => session.call('remote', 'echo', args))));
-    m.push(...(await timeEach(50, () => proxied.callTool({ name: 'echo', arguments: args }))));
-  }
+  const t = await interleaved(4, 50, {
+    direct: () => plain.callTool({ name: 'echo', arguments: args }),
+    gated: () => session.call('remote', 'echo', args),
+    proxied: () => proxied.callTool({ name: 'echo', arguments: args }),
+  });
   await session.close();
   await plain.close();
   await proxied.close();
   server.kill('SIGKILL');
   fs.rmSync(base, { recursive: true, force: true });
-  const dm = median(d);
+  const dm = t.direct;
   return [
     { name: 'remote tools/call echo, plain SDK client (streamable HTTP, server-everything on loopback)', median: dm, unit: 'ms', note: '200 calls' },
-    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: median(g), unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: median(g) / dm, note: '200 calls; loopback under a local-development exception' },
-    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: median(m), unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: median(m) / dm, note: '200 calls; mcp-remote 0.15.1 --transport http-only --allow-http' },
+    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: t.gated, unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: t.gated / dm, note: '200 calls; loopback under a local-development exception' },
+    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: t.proxied, unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: t.proxied / dm, note: '200 calls; mcp-remote 0.15.1 --transport http-only --allow-http' },
   ];
 }
 

@@ -129,3 +129,31 @@ export function quote(value: unknown, max = 200): string {
   if (text.length > max) text = `${text.slice(0, max)}…(${text.length - max} more characters)`;
   return text;
 }
+
+/**
+ * Walks a list of configuration items (rules, secrets entries): anything but an array is one error; an item that
+ * is not an object is an error naming its index; every object goes to `each` with its origin and a `fail` that
+ * records an error for it. Nothing is dropped silently.
+ */
+export function walkItems<E>(
+  raw: unknown,
+  origin: Origin | ((index: number) => Origin),
+  what: { list: string; item: string },
+  makeError: (origin: Origin, index: number | undefined, text: string, reason: string) => E,
+  each: (obj: Record<string, unknown>, where: Origin, index: number, fail: (why: string) => void) => void,
+): E[] {
+  const originOf = typeof origin === 'function' ? origin : () => origin;
+  const errors: E[] = [];
+  if (!Array.isArray(raw)) {
+    const kind = raw === null ? 'null' : typeof raw;
+    errors.push(makeError(originOf(0), undefined, quote(raw), `${what.list} must be a list, not ${kind}`));
+    return errors;
+  }
+  raw.forEach((item: unknown, index) => {
+    const where = originOf(index);
+    const fail = (why: string) => errors.push(makeError(where, index, quote(item), why));
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail(what.item);
+    each(item as Record<string, unknown>, where, index, fail);
+  });
+  return errors;
+}

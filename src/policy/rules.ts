@@ -13,6 +13,7 @@ import {
   quote,
   SECRET_NAME_RE,
   splitSegments,
+  walkItems,
 } from './names';
 
 /** What a rule says about an action. */
@@ -231,22 +232,9 @@ const RULE_KEYS = new Set(['action', 'decision']);
  *   origin (e.g. its line), called with the item's index.
  */
 export function parseRules(raw: unknown, origin: Origin | ((index: number) => Origin)): ParsedRules {
-  const originOf = typeof origin === 'function' ? origin : () => origin;
   const rules: Rule[] = [];
-  const errors: RuleError[] = [];
-  if (!Array.isArray(raw)) {
-    const what = raw === null ? 'null' : typeof raw;
-    errors.push(new RuleError(originOf(0), undefined, quote(raw), `rules must be a list, not ${what}`));
-    return { rules, errors };
-  }
-  raw.forEach((item: unknown, index) => {
-    const where = originOf(index);
-    const fail = (why: string) => errors.push(new RuleError(where, index, quote(item), why));
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-      fail('a rule is an object {"action": …, "decision": "allow" | "ask" | "deny"}');
-      return;
-    }
-    const obj = item as Record<string, unknown>;
+  const errors = walkItems(raw, origin, { list: 'rules', item: 'a rule is an object {"action": …, "decision": "allow" | "ask" | "deny"}' },
+    (o, i, text, reason) => new RuleError(o, i, text, reason), (obj, where, index, fail) => {
     const problems: string[] = [];
     const unknown = Object.keys(obj).filter((k) => !RULE_KEYS.has(k));
     if (unknown.length > 0) {

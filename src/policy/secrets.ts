@@ -6,7 +6,7 @@ import { decide, resolve } from './decide';
 import type { Asker } from './decide';
 import { hostAction } from './host';
 import { defaultMasker, Masker } from './mask';
-import { formatOrigin, Origin, quote, SECRET_NAME_RE } from './names';
+import { formatOrigin, Origin, quote, SECRET_NAME_RE, walkItems } from './names';
 import { ActionError, networkAction, parsePattern, Pattern, patternMatches, Rule, RuleText, secretAction } from './rules';
 
 /** How a secret reaches a server: a request header (remote) or an environment variable (local). */
@@ -110,22 +110,9 @@ function toPattern(to: string): { pattern?: Pattern; problem?: string } {
  * @param origin where the block came from; a function gives each item its own origin.
  */
 export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => Origin)): ParsedSecrets {
-  const originOf = typeof origin === 'function' ? origin : () => origin;
   const entries: SecretEntry[] = [];
-  const errors: SecretError[] = [];
-  if (!Array.isArray(raw)) {
-    const what = raw === null ? 'null' : typeof raw;
-    errors.push(new SecretError(originOf(0), undefined, quote(raw), `secrets must be a list, not ${what}`));
-    return { entries, errors };
-  }
-  raw.forEach((item: unknown, index) => {
-    const where = originOf(index);
-    const fail = (why: string) => errors.push(new SecretError(where, index, quote(item), why));
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-      fail('a secrets entry is an object {"name", "to", "bind", "as"?}');
-      return;
-    }
-    const obj = item as Record<string, unknown>;
+  const errors = walkItems(raw, origin, { list: 'secrets', item: 'a secrets entry is an object {"name", "to", "bind", "as"?}' },
+    (o, i, text, reason) => new SecretError(o, i, text, reason), (obj, where, index, fail) => {
     const has = (k: string) => Object.prototype.hasOwnProperty.call(obj, k);
     const problems: string[] = [];
     const unknown = Object.keys(obj).filter((k) => !ENTRY_KEYS.has(k));
