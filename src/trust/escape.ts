@@ -1,12 +1,9 @@
 // Shows untrusted text byte for byte: every character a person could not see or that could reorder what they
-// see (controls, bidi overrides, zero-width, Unicode tags, line/paragraph separators, lone surrogates) is
-// written as a visible escape. Nothing is truncated. Used by the CLI's approve preview and every definition view.
-
-// Cc: C0/C1 controls and DEL. Cf: format characters — bidi embeddings/overrides/isolates (U+202A–202E,
-// U+2066–2069), marks (U+200E/200F, U+061C), zero-width (U+200B–200D, U+2060, U+FEFF), tags (U+E0000–E007F).
-// Zl/Zp: U+2028/U+2029. Co: private use (renders as anything a font decides). Cs: lone surrogates.
-// Variation selectors change how the previous character looks; they are shown too.
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}\u{115F}\u{1160}\u{3164}\u{FFA0}\u{180E}]/gu;
+// see (controls, bidi overrides, zero-width, default-ignorable, Unicode tags, variation selectors, line/paragraph
+// separators, private use, lone surrogates) is written as a visible escape. Nothing is truncated. Used by the
+// CLI's approve preview and every definition view. What counts as hidden is one table, src/trust/hidden-chars.ts,
+// shared with what the model is shown (src/host/untrusted.ts).
+import { containsHidden, HIDDEN_CHARS } from './hidden-chars';
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
 
@@ -17,15 +14,12 @@ function codeEscape(ch: string): string {
 
 /** Escapes every invisible or reordering character, and the backslash itself so that escapes are unambiguous. */
 export function escapeText(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(INVISIBLE, (ch) => NAMED[ch] ?? codeEscape(ch));
+  return s.replace(/\\/g, '\\\\').replace(HIDDEN_CHARS, (ch) => NAMED[ch] ?? codeEscape(ch));
 }
 
 /** True when `s` holds any character that escapeText would rewrite (other than a backslash). */
 export function hasHiddenCharacters(s: string): boolean {
-  INVISIBLE.lastIndex = 0;
-  const found = INVISIBLE.test(s);
-  INVISIBLE.lastIndex = 0;
-  return found;
+  return containsHidden(s);
 }
 
 /** A double-quoted, escaped string literal for display. */
