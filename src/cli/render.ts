@@ -52,7 +52,8 @@ function diffText(diff: DefinitionDiff): string {
       lines.push(`    @@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);
       for (const l of h.lines) lines.push(`    ${escapeText(l)}`);
     }
-    if (!f.hunks && f.change === 'changed') lines.push('    (content not kept: binary or larger than 64 KiB)');
+    if (f.tooLarge) lines.push('    (changed, too large to show line by line: compare the file yourself before approving)');
+    else if (!f.hunks && f.change === 'changed') lines.push('    (content not kept: binary or larger than 64 KiB)');
   }
   return lines.join('\n');
 }

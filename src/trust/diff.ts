@@ -1,5 +1,7 @@
 // A structured diff between what was approved and what is declared now: field by field over the pinned
-// definition, and line by line for referenced files whose text was kept with the approval.
+// definition, and line by line for referenced files whose text was kept with the approval. Line diffs are
+// bounded (edit length and text size) so a repository cannot make showing a change slow: past the bound a file
+// is reported as changed, too large to show line by line.
 import { structuredPatch } from 'diff';
 import { canonicalJson, type Pinned, type PinnedDefinition } from './digest';
 import type { ApprovalRecord } from './store';
@@ -15,9 +17,20 @@ export interface FileChange {
   change: 'added' | 'removed' | 'changed';
   before?: string; // sha256
   after?: string;
-  /** Unified hunks when both texts are known. */
+  /** Unified hunks when both texts are known and the change is within the bounds below. */
   hunks?: { oldStart: number; oldLines: number; newStart: number; newLines: number; lines: string[] }[];
+  /** Both texts are known, but the change is over the bounds: shown as changed, not line by line. */
+  tooLarge?: true;
 }
+
+/**
+ * At most this many added plus removed lines are diffed line by line. Myers' diff costs about (lines × edits);
+ * past 1,000 edits a listing would be too long to read anyway. Deterministic (no time limit), so the same change
+ * always shows the same way.
+ */
+export const MAX_DIFF_EDITS = 1000;
+/** Texts longer than this (characters, each side) are not diffed line by line. */
+export const MAX_DIFF_CHARS = 256 * 1024;
 
 export interface DefinitionDiff {
   fields: FieldChange[];
@@ -58,9 +71,14 @@ export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts
     const ta = approved.texts?.[key] ?? (before === undefined ? '' : undefined);
     const tb = current.texts[key] ?? (after === undefined ? '' : undefined);
     if (ta !== undefined && tb !== undefined) {
-      change.hunks = structuredPatch(p, p, ta, tb, '', '', { context: 3 }).hunks.map((h) => ({
-        oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines,
-      }));
+      const patch = ta.length > MAX_DIFF_CHARS || tb.length > MAX_DIFF_CHARS
+        ? undefined
+        : structuredPatch(p, p, ta, tb, '', '', { context: 3, maxEditLength: MAX_DIFF_EDITS });
+      if (patch) {
+        change.hunks = patch.hunks.map((h) => ({
+          oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines,
+        }));
+      } else change.tooLarge = true;
     }
     files.push(change);
   }
