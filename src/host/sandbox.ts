@@ -1,0 +1,466 @@
+// Contained execution (issue 11, the sandbox core): turns a local server's launch into a bubblewrap (bwrap)
+// command line on Linux. No vscode import; the session decides when to use it (see docs/sandbox.md).
+//
+// Why bubblewrap directly, not @anthropic-ai/sandbox-runtime (measured 2026-12-01 on this 2-core Debian 12
+// machine, bubblewrap 0.8.0, Node 20.20, median of 21 interleaved runs; details in docs/sandbox.md):
+//   /bin/true:  plain 1.6 ms · bwrap 5.1 ms · sandbox-runtime library (wrap, proxies already up) 18.7 ms ·
+//               srt CLI 400.7 ms
+//   node -e 0:  plain 80.4 ms · bwrap 108.3 ms · sandbox-runtime library 112.0 ms · srt CLI 535.1 ms
+// On Linux sandbox-runtime is itself a bwrap command line plus a shell script, socat relays, an HTTP/SOCKS
+// proxy in the parent for a domain allow-list, a seccomp helper that blocks AF_UNIX sockets, and ripgrep to
+// find files to deny. Its filesystem model is deny-list for reads (everything readable unless denied), it
+// needs Node >= 22.12 (MCP Gate supports 20.18), socat and ripgrep, runs the command through a shell
+// string, and keeps a proxy process state per manager. MCP Gate already has a hardened network path for
+// remote servers and its approvals pin domains nowhere for stdio servers, so the proxy's domain filtering
+// is the one thing it would add; it is not decisive against an allow-list filesystem, no shell, and no
+// dependencies. Network is all or nothing here (`--unshare-net` or `--share-net`).
+//
+// What the contained process sees:
+//   - the system read-only, from an allow-list, not `--ro-bind / /`: /usr, /bin, /sbin, /lib*, /etc, /opt,
+//     /nix/store (symlinks such as /bin -> usr/bin recreated as symlinks). An allow-list shows nothing that
+//     was not chosen: not /home (other users, other projects), /root, /srv, /mnt, /media, /var, /run or /sys.
+//     A read-only bind still lets a process connect() to a Unix socket in it, so /run (docker.sock, D-Bus,
+//     agent sockets) and /var/run must never be bound. /etc's secrets are masked even where the user could
+//     read them (as root): shadow, gshadow, sudoers, ssh host keys, /etc/ssl/private.
+//   - fresh /dev (`--dev`), /proc of its own PID namespace (`--proc`), a private /tmp (`--tmpfs`);
+//   - HOME replaced by an empty tmpfs at the same path (HOME set to it), then the listed caches bound
+//     read-write into it; ~/.ssh, ~/.aws, ~/.config, ~/.gnupg and every other project are not there;
+//   - the workspace read-write, then each overlay `--ro-bind copy target` over it (what runs is the approved
+//     copy, and the server cannot change it: EROFS on write, EBUSY on unlink/rename), then extraRead
+//     read-only and extraWrite/caches read-write. Mounts are ordered by depth (a parent before anything
+//     inside it), so a workspace or cache inside HOME or /tmp is bound after that tmpfs and stays visible;
+//     at the same depth read-only wins over read-write.
+//   - the executable file itself read-only if no other mount shows it (e.g. nvm's node under HOME; not its
+//     folder, which could be HOME or /tmp); an interpreter that needs its install root gets it in extraRead.
+// Namespaces and process: `--unshare-all` (user, ipc, pid, net, uts, cgroup) plus an explicit
+// `--unshare-user --disable-userns` where bwrap >= 0.8 and the kernel allow it (no nested user namespace
+// from inside, so no way to get capabilities over the sandbox's own mounts); `--share-net` only when
+// profile.network. `--cap-drop ALL` (needed when bwrap runs as root: root keeps its capabilities otherwise;
+// without root bwrap gives none anyway). `--die-with-parent`: bwrap dies with MCP Gate. `--new-session`: no
+// controlling terminal, so no TIOCSTI injection into MCP Gate's terminal. No `--as-pid-1`: bwrap's own init
+// is PID 1 (reaps zombies; a server as PID 1 would ignore SIGTERM without a handler), and when it dies the
+// kernel kills every process of the PID namespace, so killing bwrap (SIGTERM or SIGKILL), MCP Gate dying,
+// or the server exiting leaves nothing behind, double-forked setsid daemons included (tested).
+// The environment is passed to spawn, never as `--setenv` arguments: a command line is readable by every
+// user of the machine in /proc/<pid>/cmdline, an environment only by the same user. HOME is set to the
+// hidden home and TMPDIR/TMP/TEMP (where present) to /tmp.
+// Network: without profile.network the sandbox has only its own loopback: nothing on the host (not even
+// 127.0.0.1 or abstract Unix sockets) is reachable. With it the host's network namespace is shared: the
+// host's loopback services and abstract Unix sockets ARE reachable (tested), there is no filtering.
+// Not done: seccomp filters, resource limits (memory, CPU, processes), filtering by domain.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** The launch to contain: `argv` are the arguments after the executable. */
+export interface SandboxLaunch {
+  /** Absolute real path of the program. */
+  executable: string;
+  argv: string[];
+  /** Real path; must be inside the workspace or another visible path. */
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** A verified private copy of a closure file, mounted read-only where the workspace file is. */
+export interface SandboxOverlay {
+  source: string;
+  /** Absolute path inside the workspace. */
+  target: string;
+}
+
+export interface SandboxProfile {
+  network: boolean;
+  extraRead: string[];
+  extraWrite: string[];
+  /** Bound read-write (e.g. ~/.npm, ~/.cache/uv); `~/` is the profile's home. Missing ones are skipped. */
+  caches: string[];
+  /** The real HOME to hide. */
+  home: string;
+}
+
+export interface SandboxInput {
+  launch: SandboxLaunch;
+  /** Real path of the workspace folder: bound read-write. */
+  workspace: string;
+  overlays: SandboxOverlay[];
+  profile: SandboxProfile;
+}
+
+export interface SandboxDescription {
+  network: boolean;
+  readWrite: string[];
+  readOnly: string[];
+  overlays: string[];
+  /** Paths replaced by an empty tmpfs (HOME, /tmp). */
+  empty: string[];
+  /** Paths asked for that do not exist (skipped). */
+  missing: string[];
+  /** One line per aspect, for the log and the preview. */
+  text: string;
+}
+
+/** What to spawn: `command` is bwrap, `args` its arguments and then the inner command; pass `env` to spawn. */
+export interface SandboxCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Where to spawn bwrap (the inner process gets `--chdir launch.cwd`). */
+  cwd: string;
+  description: SandboxDescription;
+}
+
+export type SandboxProbe =
+  | { ok: true; bwrap: string; version: string; /** `--unshare-user --disable-userns` works here */ userns: boolean }
+  | { ok: false; reason: string; fix: string };
+export type SandboxAvailable = Extract<SandboxProbe, { ok: true }>;
+
+export class SandboxUnavailableError extends Error {
+  constructor(readonly reason: string, readonly fix: string) {
+    super(`contained execution is not available: ${reason} (fix: ${fix})`);
+    this.name = 'SandboxUnavailableError';
+  }
+}
+
+/** The input cannot be contained as asked (a path that would defeat the sandbox, a relative path, …). */
+export class SandboxConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxConfigError';
+  }
+}
+
+/** System trees shown read-only (when they exist). Never /run, /var, /sys, /home, /root, /srv, /mnt, /media. */
+export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix/store'];
+/** Secrets in /etc hidden even from a sandbox running as root. */
+const MASKED_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
+const MASKED_DIRS = ['/etc/sudoers.d', '/etc/ssl/private'];
+
+const BASE_FLAGS = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
+const USERNS_FLAGS = ['--unshare-user', '--disable-userns'];
+
+// ---------------------------------------------------------------------------------------------- the probe
+
+const probeCache = new Map<string, SandboxProbe>();
+
+export interface ProbeOptions {
+  /** A bwrap to use instead of searching PATH. */
+  bwrap?: string;
+  /** The PATH to search (default: this process's). */
+  path?: string;
+  /** Ignore the per-process cache. */
+  refresh?: boolean;
+  /** Reads /proc/sys/<key> (for tests); undefined when absent. */
+  readSysctl?: (key: string) => string | undefined;
+}
+
+function findOnPath(name: string, searchPath: string): string | undefined {
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const p = path.join(dir, name);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      if (fs.statSync(p).isFile()) return fs.realpathSync(p);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function defaultReadSysctl(key: string): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/sys/${key}`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+const MISSING_FIX = 'install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu), `sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch)';
+
+/** Why bwrap could not start a sandbox, from its stderr and the kernel's user-namespace switches. */
+export function diagnoseBwrapFailure(stderr: string, readSysctl: (key: string) => string | undefined = defaultReadSysctl): { reason: string; fix: string } {
+  const said = stderr.trim().split('\n').slice(-3).join(' / ') || 'no message';
+  const namespaceProblem = /namespace|uid map|setting up uid|RTM_NEWADDR|Operation not permitted|Permission denied|No space left on device/i.test(stderr);
+  if (namespaceProblem) {
+    if (readSysctl('kernel/apparmor_restrict_unprivileged_userns') === '1') {
+      return {
+        reason: `unprivileged user namespaces are restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later); bwrap said: ${said}`,
+        fix: 'give bwrap an AppArmor profile that allows user namespaces: write /etc/apparmor.d/bwrap with `abi <abi/4.0>, include <tunables/global> profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, }` and run `sudo apparmor_parser -r /etc/apparmor.d/bwrap`; or turn the restriction off: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (persist it in /etc/sysctl.d/)',
+      };
+    }
+    if (readSysctl('kernel/unprivileged_userns_clone') === '0') {
+      return {
+        reason: `unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0); bwrap said: ${said}`,
+        fix: '`sudo sysctl -w kernel.unprivileged_userns_clone=1` (persist it in /etc/sysctl.d/)',
+      };
+    }
+    if (readSysctl('user/max_user_namespaces') === '0') {
+      return {
+        reason: `user namespaces are disabled (user.max_user_namespaces=0); bwrap said: ${said}`,
+        fix: '`sudo sysctl -w user.max_user_namespaces=15000` (persist it in /etc/sysctl.d/)',
+      };
+    }
+    return {
+      reason: `bwrap could not create its namespaces: ${said}`,
+      fix: 'allow unprivileged user namespaces (sysctls kernel.unprivileged_userns_clone, user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns); in a container, run it with a seccomp/AppArmor profile that permits unshare and mount (e.g. docker --security-opt seccomp=unconfined --security-opt apparmor=unconfined)',
+    };
+  }
+  return { reason: `bwrap failed to start /bin/true: ${said}`, fix: 'run the probe command by hand (bwrap --unshare-all --ro-bind /usr /usr … /usr/bin/true) to see why' };
+}
+
+function versionAtLeast(version: string, major: number, minor: number): boolean {
+  const m = /(\d+)\.(\d+)/.exec(version);
+  if (!m) return false;
+  return Number(m[1]) > major || (Number(m[1]) === major && Number(m[2]) >= minor);
+}
+
+/**
+ * Whether contained execution works here: finds bwrap and actually starts `/bin/true` in a sandbox like the
+ * ones buildSandbox makes. Cached per process (per bwrap/PATH asked for).
+ */
+export function sandboxAvailable(options: ProbeOptions = {}): SandboxProbe {
+  const key = `${options.bwrap ?? ''}\0${options.path ?? process.env.PATH ?? ''}`;
+  const cached = probeCache.get(key);
+  if (cached && !options.refresh && !options.readSysctl) return cached;
+  const result = probe(options);
+  if (!options.readSysctl) probeCache.set(key, result);
+  return result;
+}
+
+function probe(options: ProbeOptions): SandboxProbe {
+  if (process.platform !== 'linux') {
+    return { ok: false, reason: `contained execution uses bubblewrap, which runs on Linux only (this is ${process.platform})`, fix: 'run on Linux, or run the server without containment' };
+  }
+  let bwrap: string | undefined;
+  if (options.bwrap !== undefined) {
+    try {
+      fs.accessSync(options.bwrap, fs.constants.X_OK);
+      bwrap = fs.realpathSync(options.bwrap);
+    } catch {
+      return { ok: false, reason: `bubblewrap not found at ${options.bwrap}`, fix: MISSING_FIX };
+    }
+  } else {
+    bwrap = findOnPath('bwrap', options.path ?? process.env.PATH ?? '');
+    if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) not found on PATH', fix: MISSING_FIX };
+  }
+  const v = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  if (v.error || v.status !== 0) return { ok: false, reason: `${bwrap} --version failed: ${v.error?.message ?? v.stderr.trim()}`, fix: MISSING_FIX };
+  const version = v.stdout.trim().replace(/^bubblewrap\s+/, '');
+  let trueBin = '/usr/bin/true';
+  try {
+    trueBin = fs.realpathSync('/bin/true');
+  } catch {
+    // keep /usr/bin/true
+  }
+  const attempt = (userns: boolean) =>
+    spawnSync(bwrap!, [...BASE_FLAGS, ...(userns ? USERNS_FLAGS : []), ...systemArgs(), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--', trueBin], { encoding: 'utf8', timeout: 10_000, env: {} });
+  const tryUserns = versionAtLeast(version, 0, 8);
+  let r = attempt(tryUserns);
+  let userns = tryUserns;
+  if (r.status !== 0 && tryUserns) {
+    const plain = attempt(false);
+    if (plain.status === 0) {
+      r = plain;
+      userns = false;
+    }
+  }
+  if (r.error) return { ok: false, reason: `${bwrap} did not run: ${r.error.message}`, fix: MISSING_FIX };
+  if (r.status !== 0) return { ok: false, ...diagnoseBwrapFailure(r.stderr ?? '', options.readSysctl) };
+  return { ok: true, bwrap, version, userns };
+}
+
+// ---------------------------------------------------------------------------------------------- the command
+
+/** a is b or inside b */
+function within(a: string, b: string): boolean {
+  const rel = path.relative(b, a);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function depth(p: string): number {
+  return p === '/' ? 0 : p.split('/').length - 1;
+}
+
+function mustBeAbsolute(what: string, p: string): string {
+  if (typeof p !== 'string' || !path.isAbsolute(p) || p.includes('\0')) throw new SandboxConfigError(`${what} must be an absolute path: ${JSON.stringify(p)}`);
+  return path.normalize(p).replace(/(.)\/+$/, '$1');
+}
+
+function real(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The system allow-list as bwrap arguments: directories bound read-only, symlinks recreated. */
+function systemArgs(): string[] {
+  const out: string[] = [];
+  for (const p of SYSTEM_PATHS) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) out.push('--symlink', fs.readlinkSync(p), p);
+    else if (st.isDirectory()) out.push('--ro-bind', p, p);
+  }
+  return out;
+}
+
+/** Rank at equal depth: later wins, so read-only is mounted after read-write on the same path. */
+type Kind = 'tmpfs' | 'rw' | 'ro' | 'overlay' | 'mask-file' | 'mask-dir';
+const RANK: Record<Kind, number> = { tmpfs: 0, rw: 1, ro: 2, overlay: 3, 'mask-file': 4, 'mask-dir': 4 };
+
+interface Mount {
+  kind: Kind;
+  target: string;
+  source: string;
+}
+
+function mountArgs(m: Mount): string[] {
+  switch (m.kind) {
+    case 'tmpfs':
+      return ['--tmpfs', m.target];
+    case 'rw':
+      return ['--bind', m.source, m.target];
+    case 'ro':
+    case 'overlay':
+      return ['--ro-bind', m.source, m.target];
+    case 'mask-file':
+      return ['--ro-bind', '/dev/null', m.target];
+    case 'mask-dir':
+      return ['--tmpfs', m.target, '--remount-ro', m.target];
+  }
+}
+
+function sshHostKeys(): string[] {
+  try {
+    return fs.readdirSync('/etc/ssh').filter((f) => /^ssh_host_.*_key$/.test(f)).map((f) => `/etc/ssh/${f}`);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The bwrap command that runs `input.launch` contained (see the header for what it sees). Throws
+ * SandboxUnavailableError when bwrap cannot run here (`available`: a probe result, default sandboxAvailable()), SandboxConfigError for an input that cannot be
+ * contained as asked (relative paths; a bound path equal to HOME or to /; an overlay outside the workspace;
+ * a cwd the sandbox would not see).
+ */
+export function buildSandbox(input: SandboxInput, available?: SandboxProbe): SandboxCommand {
+  const probeResult = available ?? sandboxAvailable();
+  if (!probeResult.ok) throw new SandboxUnavailableError(probeResult.reason, probeResult.fix);
+  const { launch, profile } = input;
+  const home = mustBeAbsolute('profile.home', profile.home);
+  const workspace = mustBeAbsolute('workspace', input.workspace);
+  const executable = mustBeAbsolute('launch.executable', launch.executable);
+  const cwd = mustBeAbsolute('launch.cwd', launch.cwd);
+  const expand = (p: string) => (p === '~' ? home : p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
+
+  const mounts: Mount[] = [];
+  const missing: string[] = [];
+  const refuseExposing = (what: string, p: string) => {
+    if (p === '/') throw new SandboxConfigError(`${what} is /: that would show the whole machine`);
+    if (p === home) throw new SandboxConfigError(`${what} is the home directory ${home}: that would show ~/.ssh, ~/.aws and every other project`);
+  };
+
+  refuseExposing('the workspace', workspace);
+  mounts.push({ kind: 'tmpfs', target: '/tmp', source: '' });
+  mounts.push({ kind: 'tmpfs', target: home, source: '' });
+  mounts.push({ kind: 'rw', target: workspace, source: workspace });
+
+  const addBind = (kind: 'rw' | 'ro', what: string, raw: string) => {
+    const p = mustBeAbsolute(what, expand(raw));
+    const r = real(p);
+    if (r === undefined) {
+      missing.push(p);
+      return;
+    }
+    refuseExposing(what, r);
+    mounts.push({ kind, target: r, source: r });
+  };
+  for (const p of profile.caches) addBind('rw', 'a cache', p);
+  for (const p of profile.extraWrite) addBind('rw', 'an extraWrite path', p);
+  for (const p of profile.extraRead) addBind('ro', 'an extraRead path', p);
+
+  for (const o of input.overlays) {
+    const source = mustBeAbsolute('an overlay source', o.source);
+    const target = mustBeAbsolute('an overlay target', o.target);
+    if (!within(target, workspace) || target === workspace) throw new SandboxConfigError(`overlay target ${target} is not a file inside the workspace ${workspace}`);
+    const rt = real(target);
+    if (rt !== undefined && (!within(rt, workspace) || rt !== target)) throw new SandboxConfigError(`overlay target ${target} is not a real path inside the workspace (it resolves to ${rt})`);
+    if (!fs.existsSync(source)) throw new SandboxConfigError(`overlay source ${source} does not exist`);
+    mounts.push({ kind: 'overlay', target, source });
+  }
+
+  for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
+  for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
+
+  // Visible = under a system tree or a bind (not merely under a tmpfs, where nothing of the host is).
+  const visible = (p: string) =>
+    SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)) ||
+    mounts.some((m) => (m.kind === 'rw' || m.kind === 'ro' || m.kind === 'overlay') && within(p, m.target));
+  // With the network, DNS may need a resolv.conf that is a symlink out of /etc (systemd-resolved: /run/…).
+  if (profile.network) {
+    const resolv = real('/etc/resolv.conf');
+    if (resolv && !visible(resolv)) mounts.push({ kind: 'ro', target: resolv, source: resolv });
+  }
+  let executableNote: string | undefined;
+  if (!visible(executable)) {
+    // The file alone: its folder could be HOME, /tmp or hold anything else.
+    mounts.push({ kind: 'ro', target: executable, source: executable });
+    executableNote = executable;
+  }
+  if (!visible(cwd)) {
+    throw new SandboxConfigError(`the working folder ${cwd} would not be visible in the sandbox (it must be inside the workspace or a listed path)`);
+  }
+
+  // Parents before children; at the same depth by rank; duplicates dropped (same kind and target).
+  const seen = new Set<string>();
+  const ordered = mounts
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m.target) - depth(b.m.target) || RANK[a.m.kind] - RANK[b.m.kind] || a.i - b.i)
+    .map(({ m }) => m)
+    .filter((m) => {
+      const k = `${m.kind}\0${m.source}\0${m.target}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+
+  const args = [
+    ...BASE_FLAGS,
+    ...(probeResult.userns ? USERNS_FLAGS : []),
+    ...(profile.network ? ['--share-net'] : []),
+    ...systemArgs(),
+    '--dev', '/dev',
+    '--proc', '/proc',
+    ...ordered.flatMap(mountArgs),
+    '--chdir', cwd,
+    '--',
+    executable,
+    ...launch.argv,
+  ];
+
+  const env: Record<string, string> = { ...launch.env, HOME: home };
+  for (const k of ['TMPDIR', 'TMP', 'TEMP']) if (env[k] !== undefined) env[k] = '/tmp';
+
+  const readWrite = ordered.filter((m) => m.kind === 'rw').map((m) => m.target);
+  const readOnly = [...SYSTEM_PATHS.filter((p) => fs.existsSync(p)).map((p) => `${p} (system)`), ...ordered.filter((m) => m.kind === 'ro').map((m) => (m.target === executableNote ? `${m.target} (the executable)` : m.target))];
+  const overlays = ordered.filter((m) => m.kind === 'overlay').map((m) => m.target);
+  const empty = ['/tmp', home];
+  const text = [
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? 'shared with the host (no filtering; host loopback reachable)' : 'none (own loopback only)'}`,
+    `read-write: ${readWrite.join(', ') || '(none)'}`,
+    `read-only: ${readOnly.join(', ')}`,
+    `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
+    `empty: ${home} (HOME), /tmp; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
+    ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
+  ].join('\n');
+
+  return { command: probeResult.bwrap, args, env, cwd: workspace, description: { network: profile.network, readWrite, readOnly, overlays, empty, missing, text } };
+}

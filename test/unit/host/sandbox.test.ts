@@ -1,0 +1,355 @@
+// Contained execution with a REAL bubblewrap: a hostile fixture (test/fixtures/sandbox/attacker.ts) runs as an
+// approved copy overlaid on the workspace and tries to read ~/.ssh, write outside the workspace, reach a TCP
+// listener on the host's 127.0.0.1, change the files it runs, and leave a setsid daemon behind. Nothing is
+// skipped: without bwrap every case fails with the probe's reason and fix (CI installs bubblewrap).
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  buildSandbox,
+  diagnoseBwrapFailure,
+  sandboxAvailable,
+  SandboxConfigError,
+  SandboxUnavailableError,
+  type SandboxProbe,
+  type SandboxInput,
+} from '../../../src/host/sandbox';
+import { StdioTransport } from '../../../src/host/stdio';
+import { cleanupTemp, ROOT, tempDir } from '../helpers';
+
+const ATTACKER = path.join(ROOT, 'out', 'test', 'fixtures', 'sandbox', 'attacker.js');
+const FIXTURE_SERVER = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
+const NODE = fs.realpathSync(process.execPath);
+
+/** Every process whose command line contains `marker` (bwrap's own included), from /proc. */
+function processesWith(marker: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(marker)) out.push(`${e}: ${cmd.slice(0, 200)}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+async function waitFor<T>(f: () => T | undefined, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function noneLeft(marker: string): Promise<void> {
+  const end = Date.now() + 5000;
+  let left = processesWith(marker);
+  while (left.length && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = processesWith(marker);
+  }
+  assert.deepEqual(left, [], 'processes of the sandbox outlived the stop');
+}
+
+type Outcome = { ok: true; value?: string } | { ok: false; code: string };
+
+interface Stage {
+  base: string;
+  home: string;
+  workspace: string;
+  outside: string;
+  copies: string;
+  readOnly: string;
+  writable: string;
+  cache: string;
+  marker: string;
+  port: number;
+  input: (network: boolean) => SandboxInput;
+}
+
+let listener: net.Server;
+let port = 0;
+let available: SandboxProbe;
+
+function stage(): Stage {
+  const base = fs.realpathSync(tempDir('mcp-gate-sandbox-'));
+  const home = path.join(base, 'home');
+  const workspace = path.join(base, 'workspace');
+  const outside = path.join(base, 'outside');
+  const copies = path.join(base, 'copies');
+  const readOnly = path.join(base, 'extra-read');
+  const writable = path.join(base, 'extra-write');
+  const cache = path.join(home, '.cache', 'tool');
+  for (const d of [path.join(home, '.ssh'), path.join(home, '.aws'), workspace, outside, copies, readOnly, writable, cache]) fs.mkdirSync(d, { recursive: true });
+  fs.writeFileSync(path.join(home, '.ssh', 'id_test'), 'PRIVATE KEY');
+  fs.writeFileSync(path.join(home, '.aws', 'credentials'), 'aws_secret_access_key = x');
+  fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside secret');
+  fs.writeFileSync(path.join(readOnly, 'data.txt'), 'readable');
+  // The workspace holds different bytes than what was approved: the sandbox must run and show the copies.
+  fs.writeFileSync(path.join(workspace, 'server.js'), 'process.exit(42) // swapped after approval');
+  fs.writeFileSync(path.join(workspace, 'config.txt'), 'tampered in the workspace');
+  fs.copyFileSync(ATTACKER, path.join(copies, 'server.js'));
+  fs.writeFileSync(path.join(copies, 'config.txt'), 'approved bytes');
+  const marker = `mcp-gate-sandbox-marker-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const input = (network: boolean): SandboxInput => ({
+    launch: {
+      executable: NODE,
+      argv: [path.join(workspace, 'server.js'), marker],
+      cwd: workspace,
+      env: {
+        PATH: '/usr/bin:/bin',
+        HOME: home,
+        TMPDIR: outside,
+        FIXTURE_RESULT: path.join(workspace, 'result.json'),
+        FIXTURE_OVERLAY: path.join(workspace, 'config.txt'),
+        FIXTURE_OUTSIDE_SECRET: path.join(outside, 'secret.txt'),
+        FIXTURE_OUTSIDE_WRITE: path.join(outside, 'pwned.txt'),
+        FIXTURE_WORKSPACE_WRITE: path.join(workspace, 'written.txt'),
+        FIXTURE_EXTRA_READ: path.join(readOnly, 'data.txt'),
+        FIXTURE_EXTRA_WRITE: path.join(writable, 'out.txt'),
+        FIXTURE_CACHE_WRITE: path.join(cache, 'entry'),
+        FIXTURE_PORT: String(port),
+      },
+    },
+    workspace,
+    overlays: [
+      { source: path.join(copies, 'server.js'), target: path.join(workspace, 'server.js') },
+      { source: path.join(copies, 'config.txt'), target: path.join(workspace, 'config.txt') },
+    ],
+    profile: { network, extraRead: [readOnly], extraWrite: [writable], caches: ['~/.cache/tool', '~/.npm-missing'], home },
+  });
+  return { base, home, workspace, outside, copies, readOnly, writable, cache, marker, port, input };
+}
+
+function start(s: Stage, network: boolean): ChildProcess {
+  const c = buildSandbox(s.input(network), available);
+  const child = spawn(c.command, c.args, { cwd: c.cwd, env: c.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.once('exit', (code) => {
+    if (code) err += `\n(exited ${code})`;
+  });
+  (child as ChildProcess & { errText: () => string }).errText = () => err;
+  return child;
+}
+
+async function result(s: Stage, child?: ChildProcess): Promise<Record<string, Outcome> & { daemonStarter: number; home: string }> {
+  const file = path.join(s.workspace, 'result.json');
+  const text = await waitFor(() => {
+    if (child && child.exitCode !== null) throw new Error(`the sandbox exited: ${(child as ChildProcess & { errText: () => string }).errText()}`);
+    try {
+      const t = fs.readFileSync(file, 'utf8');
+      return t.endsWith('}') ? t : undefined;
+    } catch {
+      return undefined;
+    }
+  }, 20_000, 'the fixture result');
+  // The daemon is started before the result is written; wait until it is there to be killed.
+  await waitFor(() => (processesWith(`${s.marker} daemon`).length ? true : undefined), 5000, 'the setsid daemon');
+  return JSON.parse(text);
+}
+
+describe('host/sandbox: contained execution with bubblewrap', function () {
+  this.timeout(60_000);
+
+  before(async function () {
+    const probe = sandboxAvailable();
+    if (!probe.ok) throw new Error(`bubblewrap sandbox unavailable: ${probe.reason} — fix: ${probe.fix}`);
+    available = probe;
+    listener = net.createServer((sock) => sock.end('hello from the host'));
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    port = (listener.address() as net.AddressInfo).port;
+  });
+
+  after(() => {
+    listener?.close();
+    cleanupTemp();
+  });
+
+  it('the probe finds bwrap, names its version and caches the answer', () => {
+    const a = sandboxAvailable();
+    assert.equal(a.ok, true);
+    assert.ok(a.ok && path.isAbsolute(a.bwrap) && /^\d+\.\d+/.test(a.version), JSON.stringify(a));
+    assert.equal(sandboxAvailable(), a, 'cached per process');
+  });
+
+  it('without network: home, outside files and the host loopback are out of reach; the workspace is writable; the approved copies run and cannot be changed; SIGKILL to bwrap leaves nothing', async () => {
+    const s = stage();
+    const child = start(s, false);
+    try {
+      const r = await result(s, child);
+      // The process that ran is the approved copy (the workspace's server.js would exit 42).
+      assert.equal(r.home, s.home);
+      assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' });
+      assert.deepEqual(r.listHome, { ok: true, value: '.cache' }, 'HOME is empty but for the listed cache');
+      assert.equal(r.writeHome.ok, true, 'the write lands in the tmpfs…');
+      assert.equal(fs.existsSync(path.join(s.home, 'pwned')), false, '…and never in the real home');
+      assert.deepEqual(r.readOutside, { ok: false, code: 'ENOENT' });
+      assert.deepEqual(r.writeOutside, { ok: false, code: 'ENOENT' });
+      assert.equal(fs.existsSync(path.join(s.outside, 'pwned.txt')), false);
+      assert.deepEqual(r.writeEtc, { ok: false, code: 'EROFS' });
+      assert.equal(r.readShadow.ok && r.readShadow.value !== '', false, '/etc/shadow is masked');
+      assert.ok(r.listRoot.ok, JSON.stringify(r.listRoot));
+      for (const hidden of ['home', 'root', 'run', 'var', 'sys', 'mnt', 'srv', 'media', 'work']) assert.ok(!r.listRoot.value!.split(',').includes(hidden), `/${hidden} is visible: ${r.listRoot.value}`);
+      assert.deepEqual(r.rootHome, { ok: false, code: 'ENOENT' });
+      assert.equal(r.connect.ok, false, `reached the host's 127.0.0.1 without network: ${JSON.stringify(r.connect)}`);
+      assert.deepEqual(r.writeWorkspace, { ok: true });
+      assert.equal(fs.readFileSync(path.join(s.workspace, 'written.txt'), 'utf8'), 'written inside');
+      // The overlay shows the copy's bytes, and no way of changing it works.
+      assert.deepEqual(r.overlayRead, { ok: true, value: 'approved bytes' });
+      for (const k of ['overlayWrite', 'overlayAppend', 'overlayChmod', 'overlayUnlink', 'overlayRename', 'selfWrite']) assert.equal(r[k].ok, false, `${k}: ${JSON.stringify(r[k])}`);
+      assert.deepEqual(r.overlayWrite, { ok: false, code: 'EROFS' });
+      assert.equal(fs.readFileSync(path.join(s.copies, 'config.txt'), 'utf8'), 'approved bytes');
+      assert.equal(fs.readFileSync(path.join(s.copies, 'server.js'), 'utf8'), fs.readFileSync(ATTACKER, 'utf8'));
+      assert.equal(fs.readFileSync(path.join(s.workspace, 'config.txt'), 'utf8'), 'tampered in the workspace');
+      // extraRead is readable, not writable; extraWrite and the cache are writable.
+      assert.deepEqual(r.extraRead, { ok: true, value: 'readable' });
+      assert.deepEqual(r.extraReadWrite, { ok: false, code: 'EROFS' });
+      assert.deepEqual(r.extraWrite, { ok: true });
+      assert.equal(fs.readFileSync(path.join(s.writable, 'out.txt'), 'utf8'), 'written to extraWrite');
+      assert.deepEqual(r.cacheWrite, { ok: true });
+      assert.equal(fs.readFileSync(path.join(s.cache, 'entry'), 'utf8'), 'cached');
+      // Its own PID namespace: a handful of processes, not the host's.
+      assert.ok(r.pids.ok && r.pids.value!.split(',').length < 10, JSON.stringify(r.pids));
+      assert.equal(r.daemonStarter, 0);
+      assert.ok(processesWith(`${s.marker} daemon`).length === 1, 'the daemon runs');
+      process.kill(child.pid!, 'SIGKILL');
+      await noneLeft(s.marker);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it("with network: true the host's network namespace is shared, so the host's 127.0.0.1 IS reachable", async () => {
+    const s = stage();
+    const child = start(s, true);
+    try {
+      const r = await result(s, child);
+      assert.deepEqual(r.connect, { ok: true, value: 'hello from the host' });
+      assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
+      process.kill(child.pid!, 'SIGKILL');
+      await noneLeft(s.marker);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it("a normal close through the host's StdioTransport leaves no process (daemon included)", async () => {
+    const s = stage();
+    const c = buildSandbox(s.input(false), available);
+    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env });
+    await t.start();
+    try {
+      await result(s);
+      assert.ok(processesWith(s.marker).length >= 3, processesWith(s.marker).join('\n'));
+    } finally {
+      await t.close();
+    }
+    await noneLeft(s.marker);
+  });
+
+  it('the server exiting by itself takes its daemons with it', async () => {
+    const s = stage();
+    fs.writeFileSync(path.join(s.copies, 'server.js'), `${fs.readFileSync(ATTACKER, 'utf8')}\nsetTimeout(() => process.exit(0), 1500);\n`);
+    const child = start(s, false);
+    await result(s, child).catch((e) => {
+      if (!/exited/.test(String(e))) throw e;
+    });
+    await waitFor(() => (child.exitCode !== null ? true : undefined), 10_000, 'the server to exit');
+    await noneLeft(s.marker);
+  });
+
+  it('a real MCP server (SDK, over stdio) works contained: tools listed and called, nothing left after close', async () => {
+    const s = stage();
+    const marker = `${s.marker}-mcp`;
+    const c = buildSandbox({
+      launch: { executable: NODE, argv: [FIXTURE_SERVER, marker], cwd: s.workspace, env: { PATH: '/usr/bin:/bin', HOME: s.home } },
+      workspace: s.workspace,
+      overlays: [],
+      profile: { network: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home: s.home },
+    }, available);
+    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env });
+    const client = new Client({ name: 'sandbox-test', version: '0' });
+    await client.connect(t);
+    try {
+      const tools = await client.listTools();
+      assert.deepEqual(tools.tools.map((x) => x.name), ['t0', 't1']);
+      const r = await client.callTool({ name: 't0', arguments: { text: 'contained' } });
+      assert.match(JSON.stringify(r.content), /t0: contained/);
+    } finally {
+      await client.close();
+    }
+    await noneLeft(marker);
+  });
+
+  it('orders mounts parent first: /tmp and HOME tmpfs before a workspace inside them, overlays after the workspace', () => {
+    const s = stage();
+    const c = buildSandbox(s.input(false), available);
+    const at = (...xs: string[]) => {
+      for (let i = 0; i + xs.length <= c.args.length; i++) if (xs.every((x, j) => c.args[i + j] === x)) return i;
+      assert.fail(`${xs.join(' ')} not in ${c.args.join(' ')}`);
+    };
+    assert.ok(at('--tmpfs', '/tmp') < at('--tmpfs', s.home));
+    assert.ok(at('--tmpfs', s.home) < at('--bind', s.cache, s.cache));
+    assert.ok(at('--tmpfs', '/tmp') < at('--bind', s.workspace, s.workspace));
+    assert.ok(at('--bind', s.workspace, s.workspace) < at('--ro-bind', path.join(s.copies, 'config.txt'), path.join(s.workspace, 'config.txt')));
+    for (const f of ['--unshare-all', '--die-with-parent', '--new-session', '--dev', '--proc']) at(f);
+    at('--cap-drop', 'ALL');
+    assert.equal(c.args.includes('--share-net'), false);
+    assert.ok(buildSandbox(s.input(true), available).args.includes('--share-net'));
+    assert.deepEqual(c.args.slice(at('--') + 1), [NODE, path.join(s.workspace, 'server.js'), s.marker]);
+    // The environment goes to spawn, not on the command line (readable by every user in /proc).
+    assert.equal(c.args.some((a) => a.includes('FIXTURE_') || a === '--setenv'), false);
+    assert.equal(c.env.HOME, s.home);
+    assert.equal(c.env.TMPDIR, '/tmp');
+    assert.match(c.description.text, /network none/);
+    assert.deepEqual(c.description.missing, [path.join(s.home, '.npm-missing')]);
+    assert.ok(c.description.readWrite.includes(s.workspace) && c.description.readOnly.includes(s.readOnly), c.description.text);
+  });
+
+  it('refuses inputs that would defeat it', () => {
+    const s = stage();
+    const base = s.input(false);
+    const refused = (change: (i: SandboxInput) => void, re: RegExp) => {
+      const i = structuredClone(base);
+      change(i);
+      assert.throws(() => buildSandbox(i, available), (e: unknown) => e instanceof SandboxConfigError && re.test((e as Error).message));
+    };
+    refused((i) => (i.workspace = s.home), /home directory/);
+    refused((i) => (i.workspace = '/'), /whole machine/);
+    refused((i) => (i.profile.extraRead = [s.home]), /home directory/);
+    refused((i) => (i.profile.caches = ['~']), /home directory/);
+    refused((i) => (i.overlays = [{ source: path.join(s.copies, 'config.txt'), target: path.join(s.outside, 'secret.txt') }]), /not a file inside the workspace/);
+    refused((i) => (i.launch.cwd = 'relative'), /absolute path/);
+    refused((i) => (i.launch.cwd = s.outside), /would not be visible/);
+  });
+
+  it('the probe reports a missing bwrap with the fix, and namespace trouble by its sysctl', () => {
+    const missing = sandboxAvailable({ path: '/nonexistent:/also-not-here', refresh: true });
+    assert.equal(missing.ok, false);
+    assert.ok(!missing.ok && /bubblewrap \(bwrap\) not found on PATH/.test(missing.reason) && /apt-get install bubblewrap/.test(missing.fix), JSON.stringify(missing));
+    const injected = sandboxAvailable({ bwrap: '/nonexistent/bwrap', refresh: true });
+    assert.ok(!injected.ok && /not found at \/nonexistent\/bwrap/.test(injected.reason) && /apt-get install bubblewrap/.test(injected.fix));
+    assert.throws(() => buildSandbox(stage().input(false), injected), (e: unknown) => e instanceof SandboxUnavailableError && /not available: bubblewrap not found at \/nonexistent\/bwrap.*fix: install bubblewrap/.test((e as Error).message));
+
+    const sysctl = (values: Record<string, string>) => (k: string) => values[k];
+    const apparmor = diagnoseBwrapFailure('bwrap: setting up uid map: Permission denied\n', sysctl({ 'kernel/apparmor_restrict_unprivileged_userns': '1' }));
+    assert.match(apparmor.reason, /kernel\.apparmor_restrict_unprivileged_userns=1/);
+    assert.match(apparmor.fix, /apparmor_parser -r|sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0/);
+    const clone = diagnoseBwrapFailure('bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.', sysctl({ 'kernel/unprivileged_userns_clone': '0' }));
+    assert.match(clone.reason, /kernel\.unprivileged_userns_clone=0/);
+    assert.match(clone.fix, /sysctl -w kernel\.unprivileged_userns_clone=1/);
+    const max = diagnoseBwrapFailure('bwrap: Creating new namespace failed: No space left on device', sysctl({ 'user/max_user_namespaces': '0' }));
+    assert.match(max.fix, /user\.max_user_namespaces=15000/);
+    const unknown = diagnoseBwrapFailure('bwrap: Creating new namespace failed: Operation not permitted', sysctl({}));
+    assert.match(unknown.reason, /could not create its namespaces: bwrap: Creating new namespace failed/);
+  });
+});
