@@ -22,7 +22,10 @@ export function minimalEnv(parent: Readonly<Record<string, string | undefined>>)
 }
 
 export interface StdioLaunch {
+  /** Absolute path of the program (from the launch plan); never looked up on PATH here. */
   command: string;
+  /** argv[0] as the definition wrote it. */
+  argv0?: string;
   args: string[];
   cwd: string;
   env: Record<string, string>;
@@ -112,6 +115,7 @@ export class StdioTransport implements Transport {
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.launch.command, this.launch.args, {
+        argv0: this.launch.argv0,
         cwd: this.launch.cwd,
         env: this.launch.env,
         shell: false,

@@ -1,25 +1,21 @@
 // What an approval consents to, pinned by a SHA-256 digest: the repository-owned fragment of a server's
 // definition in canonical form (sorted keys, every field of the entry as written), the VS Code inputs it uses,
-// its envFile's content, and the content of every file inside the workspace that its command or arguments
-// name (`node server.js`, `./run.sh`, `--config=tools.yaml`). Changing any of these changes the digest.
+// its envFile's content, and — for a local server — its launch plan's execution closure: every workspace file the
+// plan can execute or load (src/trust/closure.ts), its package roots and links. Changing any of these changes
+// the digest. The program's absolute path outside the workspace is machine-owned and not part of it.
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { DeclaredServer, ServerDefinition } from './declarations';
 import type { TrackingReader } from './fsread';
+import { CATALOGUE } from './catalogue';
+import { ClosureError, type PinnedFile } from './closure';
+import { planLaunch, PlanError, substitute, type LaunchPlan } from './launch-plan';
+export type { PinnedFile } from './closure';
 
-/** Referenced files larger than this cannot be pinned; the server is blocked rather than pinned partially. */
+/** An envFile larger than this cannot be pinned. */
 export const MAX_PINNED_FILE_BYTES = 8 * 1024 * 1024;
-/** At most this many referenced files per server. */
-export const MAX_PINNED_FILES = 32;
-/** Referenced text files up to this size are kept with the approval so a change can be shown line by line. */
+/** Kept text per file for diffs. */
 export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
-/** At most this much kept text per server, so the store stays small enough to read at every check. */
-export const MAX_KEPT_TEXT_TOTAL = 256 * 1024;
-
-export interface PinnedFile {
-  sha256: string;
-  size: number;
-}
 
 export interface PinnedDefinition {
   definition: ServerDefinition;
@@ -27,15 +23,23 @@ export interface PinnedDefinition {
   extra: Record<string, unknown>;
   inputs: Record<string, unknown>[];
   envFile?: { path: string; sha256?: string; missing?: true };
-  /** Workspace-relative path (POSIX) → content digest. */
+  /** The execution closure: workspace-relative path (POSIX) → content digest of every file the launch can load. */
   files: Record<string, PinnedFile>;
+  /** Package folders whose trees are pinned (absent in approvals made before closures). */
+  roots?: string[];
+  /** Symlinks and special files in the closure: path → link text. */
+  links?: Record<string, string>;
+  /** The working folder relative to the workspace, as the kernel resolves it. */
+  cwd?: string;
 }
 
 export interface Pinned {
   pinned: PinnedDefinition;
   digest: string;
-  /** Text of small referenced files (and the envFile), for diffs. Not part of the digest. */
+  /** Text of small closure files (and the envFile), for diffs. Not part of the digest. */
   texts: Record<string, string>;
+  /** What will be executed (local servers). The spawner runs this plan; not part of the digest beyond the pinned fields. */
+  plan?: LaunchPlan;
 }
 
 const NORMALISED_FIELDS = new Set(['type', 'transport', 'command', 'args', 'cwd', 'env', 'envFile', 'url', 'httpUrl', 'headers', 'http_headers']);
@@ -59,32 +63,9 @@ export function sha256(data: string | Buffer): string {
 
 export class PinError extends Error {}
 
-function substitute(s: string, projectDir: string): string {
-  return s
-    .replace(/\$\{workspaceFolder\}/g, projectDir)
-    .replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir))
-    .replace(/\$\{workspaceRoot\}/g, projectDir);
-}
-
 function inside(projectDir: string, p: string): boolean {
   const rel = path.relative(projectDir, p);
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
-
-/** Paths the command line could run or load: the command when it is a path, and every non-flag argument. */
-export function candidatePaths(def: ServerDefinition): string[] {
-  const out: string[] = [];
-  if (def.command && (def.command.includes('/') || def.command.includes('\\') || def.command.startsWith('.'))) out.push(def.command);
-  for (const a of def.args) {
-    if (a.includes('://')) continue;
-    if (a.startsWith('-')) {
-      const eq = a.indexOf('=');
-      if (eq > 0 && eq < a.length - 1) out.push(a.slice(eq + 1));
-      continue;
-    }
-    if (a.length > 0 && a.length < 4096) out.push(a);
-  }
-  return out;
 }
 
 function utf8Text(data: Buffer): string | undefined {
@@ -96,15 +77,19 @@ function utf8Text(data: Buffer): string | undefined {
   }
 }
 
-/** Computes the pinned fragment and its digest. Throws PinError when something cannot be pinned (the server is then blocked). */
-export function pin(server: DeclaredServer, projectDir: string, reader: TrackingReader): Pinned {
+/** Repository-relative paths of every MCP configuration file: pinned field by field, so left out of closures. */
+export const CONFIG_FILES: ReadonlySet<string> = new Set(CATALOGUE.filter((l) => l.scope === 'repository' && l.relPath).map((l) => l.relPath!));
+
+/**
+ * Computes the pinned fragment and its digest. `searchPath` is MCP Gate's own PATH (where a bare command is
+ * found). Throws PinError when something cannot be pinned or is refused (the server is then blocked).
+ */
+export function pin(server: DeclaredServer, projectDir: string, reader: TrackingReader, searchPath: string | undefined): Pinned {
   const def = server.definition!;
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(server.raw)) if (!NORMALISED_FIELDS.has(k)) extra[k] = v;
   const texts: Record<string, string> = {};
   const pinned: PinnedDefinition = { definition: def, extra, inputs: server.inputs, files: {} };
-
-  const cwd = def.cwd ? path.resolve(projectDir, substitute(def.cwd, projectDir)) : projectDir;
 
   if (def.envFile) {
     const p = path.resolve(projectDir, substitute(def.envFile, projectDir));
@@ -119,26 +104,20 @@ export function pin(server: DeclaredServer, projectDir: string, reader: Tracking
     }
   }
 
-  for (const cand of candidatePaths(def)) {
-    const abs = path.resolve(cwd, substitute(cand, projectDir));
-    if (!inside(projectDir, abs)) continue;
-    const rel = path.relative(projectDir, abs).split(path.sep).join('/');
-    if (pinned.files[rel]) continue;
-    const st = reader.stat(abs);
-    if (!st || !st.isFile()) continue; // directories and missing paths are not content; the path itself is pinned in args
-    if (Object.keys(pinned.files).length >= MAX_PINNED_FILES) throw new PinError(`the command names more than ${MAX_PINNED_FILES} workspace files; cannot pin them all`);
-    const r = reader.read(abs, MAX_PINNED_FILE_BYTES);
-    if (r.kind !== 'ok') {
-      throw new PinError(`${rel} is run or loaded by the command but cannot be pinned: ${r.kind === 'error' ? r.error.message : 'it disappeared'}`);
+  let plan: LaunchPlan | undefined;
+  if (def.type === 'stdio') {
+    try {
+      const planned = planLaunch(def, projectDir, { searchPath, configFiles: CONFIG_FILES, gated: true }, reader);
+      plan = planned.plan;
+      Object.assign(texts, planned.texts);
+    } catch (e) {
+      if (e instanceof PlanError || e instanceof ClosureError) throw new PinError(e.message);
+      throw e;
     }
-    pinned.files[rel] = { sha256: sha256(r.data), size: r.data.length };
-    const t = utf8Text(r.data);
-    if (t !== undefined) texts[rel] = t;
+    pinned.files = plan.closure.files;
+    pinned.roots = plan.closure.roots.map((r) => r.path);
+    pinned.links = plan.closure.links;
+    pinned.cwd = plan.cwdInWorkspace ?? '(outside the workspace)';
   }
-  let total = 0;
-  for (const k of Object.keys(texts)) {
-    total += texts[k].length;
-    if (total > MAX_KEPT_TEXT_TOTAL) delete texts[k];
-  }
-  return { pinned, digest: `sha256:${sha256(canonicalJson(pinned))}`, texts };
+  return { pinned, digest: `sha256:${sha256(canonicalJson(pinned))}`, texts, plan };
 }

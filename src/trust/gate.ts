@@ -277,7 +277,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
         gated, importedBy: s.report.importedBy.map((i) => i.file), state: 'pending', reason: '', viaEscapeHatch: false, disabled: isDisabled(d.raw),
         definition: d.definition, raw: d.raw,
       };
-      servers.push(decideState(base, d, project, reader, records, fullBlock, escapeHatch));
+      servers.push(decideState(base, d, project, reader, records, fullBlock, escapeHatch, m.env.PATH));
     }
   }
 
@@ -308,14 +308,14 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
 
 function decideState(
   s: ServerReport, d: DeclaredServer, project: string, reader: TrackingReader,
-  records: Map<string, ApprovalRecord>, fullBlock: FullBlock[], escapeHatch: boolean,
+  records: Map<string, ApprovalRecord>, fullBlock: FullBlock[], escapeHatch: boolean, searchPath: string | undefined,
 ): ServerReport {
   if (fullBlock.length > 0) return { ...s, state: 'blocked', reason: `the whole project is blocked: ${fullBlock.map((b) => b.files.join(', ')).join('; ')} (see the full block)` };
   if (d.error) return { ...s, state: 'blocked', reason: d.error };
   if (!s.gated) return { ...s, state: 'trusted', reason: 'user scope: written by a person on this machine' };
   let pinned: Pinned;
   try {
-    pinned = pin(d, project, reader);
+    pinned = pin(d, project, reader, searchPath);
   } catch (e) {
     if (e instanceof PinError) return { ...s, state: 'blocked', reason: `${s.source}: server "${s.name}": ${e.message}` };
     throw e;
@@ -343,7 +343,7 @@ export class GateCache {
 
   get(input: GateInput): GateReport {
     const env = input.machine.env;
-    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.userSettings ? JSON.stringify(input.userSettings.value) : '', input.machine.home, env[ESCAPE_HATCH_ENV], env.MCP_GATE_CONFIG, env.XDG_CONFIG_HOME, env.CODEX_HOME, env.AGENTTY_MCP_CONFIG]);
+    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.userSettings ? JSON.stringify(input.userSettings.value) : '', input.machine.home, env[ESCAPE_HATCH_ENV], env.MCP_GATE_CONFIG, env.XDG_CONFIG_HOME, env.CODEX_HOME, env.AGENTTY_MCP_CONFIG, env.PATH]);
     const hit = this.entries.get(key);
     if (hit && unchanged(hit.seen)) return hit.report;
     const reader = new TrackingReader();

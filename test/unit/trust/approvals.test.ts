@@ -39,13 +39,13 @@ describe('approvals', () => {
     assert.deepEqual(d.files[0].hunks![0].lines, [' line1', '-line2', '+require("child_process").exec("id")']);
   });
 
-  it('pins ./run.sh, ${workspaceFolder} paths, --flag=file values and the envFile', async () => {
+  it('pins ./run.sh (a workspace program: the whole workspace), ${workspaceFolder} paths, --flag=file values and the envFile', async () => {
     const w = world({
       '.vscode/mcp.json': JSON.stringify({ servers: { r: { command: './run.sh', args: ['--config=tools.yaml', '${workspaceFolder}/lib/a.py'], envFile: '${workspaceFolder}/.env' } } }),
       'run.sh': '#!/bin/sh\n', 'tools.yaml': 'a: 1\n', 'lib/a.py': 'print(1)\n', '.env': 'A=1\n',
     });
     const s = state(w.input, 'r');
-    assert.deepEqual(Object.keys(s.pinned!.pinned.files).sort(), ['lib/a.py', 'run.sh', 'tools.yaml']);
+    assert.deepEqual(Object.keys(s.pinned!.pinned.files).sort(), ['.env', 'lib/a.py', 'run.sh', 'tools.yaml']);
     assert.equal(s.pinned!.pinned.envFile?.path, '.env');
     await recordDecision(w.input, 'r', undefined, 'approved');
     for (const [file, content] of [['tools.yaml', 'a: 2\n'], ['.env', 'A=2\n'], ['lib/a.py', 'print(2)\n']]) {

@@ -1,0 +1,288 @@
+// The execution closure: the workspace content a launch can execute or load, pinned file by file. The rule
+// (README, "What an approval pins"): every workspace path the launch plan names — the command, an argument, a
+// flag's value, a file:// URL, the working folder for launchers that resolve code from it — is an *entry*; each
+// entry pins the whole tree of its *package root*: the nearest folder at or above it (inside the workspace) that
+// holds a package manifest (package.json, pyproject.toml, setup.py, …), else the entry's own folder. Code that
+// can load anything (inline `-e`/`-c` code, shell scripts) pins the whole workspace. A JavaScript file whose
+// literal relative imports reach outside the roots found so far adds the roots of what they reach. `.git` and
+// the MCP configuration files themselves (pinned field by field already) are left out; symlinks are pinned as
+// their target text and their target's root is added when it lies in the workspace. When the closure cannot be
+// pinned whole within the budgets, the server is blocked ("cannot pin what this runs: …") — never pinned in part.
+// Each file is read and hashed at most once per evaluation, whatever number of servers name it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import type { TrackingReader } from './fsread';
+import { resolvePhysical, UnpinnablePathError, within } from './realpath';
+
+/** A file is pinned only whole; one larger than this blocks the server. */
+export const MAX_CLOSURE_FILE_BYTES = 8 * 1024 * 1024;
+/** Files in one server's closure. */
+export const MAX_CLOSURE_FILES = 2048;
+/** Bytes in one server's closure. */
+export const MAX_CLOSURE_BYTES = 64 * 1024 * 1024;
+/** Distinct files (and bytes) hashed in one evaluation of a project, across all its servers. */
+export const MAX_EVALUATION_FILES = 16384;
+export const MAX_EVALUATION_BYTES = 256 * 1024 * 1024;
+/** Package roots one server may reach (through imports and links). */
+export const MAX_ROOTS = 64;
+/** Folder depth walked below a root. */
+export const MAX_DEPTH = 48;
+/** Text files up to this size are kept with the approval (line diffs); at most MAX_KEPT_TEXT_TOTAL per server. */
+export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
+export const MAX_KEPT_TEXT_TOTAL = 256 * 1024;
+
+/** Files whose presence makes a folder a package root. */
+export const MANIFESTS = ['package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'deno.json', 'deno.jsonc', 'Cargo.toml', 'go.mod', 'Gemfile', 'composer.json'];
+
+const JS_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx']);
+/** How Node (and tsx/bun) try a relative specifier that has no file of its own. */
+const TRY_SUFFIXES = ['', '.js', '.mjs', '.cjs', '.json', '.ts', '.mts', '.cts', '.node', '/index.js', '/index.mjs', '/index.cjs', '/index.ts', '/index.json'];
+
+export class ClosureError extends Error {
+  constructor(message: string) {
+    super(`cannot pin what this runs: ${message}`);
+  }
+}
+
+export interface PinnedFile {
+  sha256: string;
+  size: number;
+}
+
+export interface ClosureRoot {
+  /** Workspace-relative POSIX path ('.' for the workspace itself). */
+  path: string;
+  /** Why it is in the closure: the entry that led to it. */
+  why: string;
+}
+
+export interface Closure {
+  roots: ClosureRoot[];
+  /** Workspace-relative path → content digest, every regular file under the roots. */
+  files: Record<string, PinnedFile>;
+  /** Workspace-relative path → link target text (or `<fifo>`, `<socket>`, `<device>` for special files). */
+  links: Record<string, string>;
+}
+
+export interface ClosureEntry {
+  /** Absolute path as the server would see it (resolved physically by this module). */
+  path: string;
+  why: string;
+  /** Code that can load anything (inline code, shell): the whole workspace is pinned. */
+  whole?: boolean;
+  /** A data argument: pinned when it exists, ignored when it does not (a missing entry pins its nearest folder). */
+  optional?: boolean;
+}
+
+interface Hashed {
+  sha256: string;
+  size: number;
+  text?: string;
+}
+
+interface Walk {
+  files: Map<string, Hashed>; // abs → hash
+  links: Map<string, string>; // abs → target text
+  /** Link targets inside the workspace, to be pinned by their own roots. */
+  linkTargets: string[];
+}
+
+/** Per-evaluation memo: each file is read and hashed once, each tree walked once, within evaluation budgets. */
+class EvaluationCache {
+  readonly hashes = new Map<string, Hashed | Error>();
+  readonly walks = new Map<string, Walk | Error>();
+  files = 0;
+  bytes = 0;
+}
+
+const caches = new WeakMap<TrackingReader, EvaluationCache>();
+
+function cacheOf(reader: TrackingReader): EvaluationCache {
+  let c = caches.get(reader);
+  if (!c) caches.set(reader, (c = new EvaluationCache()));
+  return c;
+}
+
+function rel(workspace: string, abs: string): string {
+  const r = path.relative(workspace, abs).split(path.sep).join('/');
+  return r === '' ? '.' : r;
+}
+
+function utf8Text(data: Buffer): string | undefined {
+  if (data.length > MAX_KEPT_TEXT_BYTES) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    return undefined;
+  }
+}
+
+function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashed {
+  const cache = cacheOf(reader);
+  const hit = cache.hashes.get(abs);
+  if (hit instanceof Error) throw hit;
+  if (hit) return hit;
+  const r = reader.read(abs, MAX_CLOSURE_FILE_BYTES);
+  let out: Hashed | Error;
+  if (r.kind === 'ok') {
+    cache.files++;
+    cache.bytes += r.data.length;
+    if (cache.files > MAX_EVALUATION_FILES || cache.bytes > MAX_EVALUATION_BYTES) {
+      out = new ClosureError(`the project's servers together load more than ${MAX_EVALUATION_FILES} files or ${MAX_EVALUATION_BYTES / 1024 / 1024} MiB, more than one check reads`);
+    } else {
+      out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text: utf8Text(r.data) };
+    }
+  } else if (r.kind === 'missing') {
+    out = new ClosureError(`${rel(workspace, abs)} disappeared while it was being pinned; check again`);
+  } else {
+    out = new ClosureError(`${rel(workspace, abs)} cannot be read: ${r.error.message}`);
+  }
+  cache.hashes.set(abs, out);
+  if (out instanceof Error) throw out;
+  return out;
+}
+
+/** The package root of an entry: the nearest folder at or above it, inside the workspace, holding a manifest. */
+export function packageRoot(workspace: string, dir: string, reader: TrackingReader): string {
+  for (let d = dir; within(workspace, d); d = path.dirname(d)) {
+    for (const m of MANIFESTS) if (reader.stat(path.join(d, m))) return d;
+    if (d === workspace) break;
+  }
+  return dir;
+}
+
+function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>, reader: TrackingReader): Walk {
+  const cache = cacheOf(reader);
+  const hit = cache.walks.get(root);
+  if (hit instanceof Error) throw hit;
+  if (hit) return hit;
+  const walk: Walk = { files: new Map(), links: new Map(), linkTargets: [] };
+  try {
+    const queue: [string, number][] = [[root, 0]];
+    while (queue.length) {
+      const [dir, depth] = queue.shift()!;
+      if (depth > MAX_DEPTH) throw new ClosureError(`${rel(workspace, dir)} is nested more than ${MAX_DEPTH} folders deep`);
+      reader.stat(dir); // its signature changes when an entry is added or removed
+      let entries: fs.Dirent[];
+      try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+      } catch (e) {
+        throw new ClosureError(`the folder ${rel(workspace, dir)} cannot be listed: ${(e as Error).message}`);
+      }
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const e of entries) {
+        const abs = path.join(dir, e.name);
+        if (e.name === '.git' || excluded.has(rel(workspace, abs))) continue;
+        if (e.isDirectory()) queue.push([abs, depth + 1]);
+        else if (e.isFile()) {
+          walk.files.set(abs, hashFile(reader, abs, workspace));
+          if (walk.files.size > MAX_CLOSURE_FILES) {
+            throw new ClosureError(`${rel(workspace, root)} holds more than ${MAX_CLOSURE_FILES} files (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`);
+          }
+        } else if (e.isSymbolicLink()) {
+          const target = fs.readlinkSync(abs);
+          walk.links.set(abs, target);
+          reader.stat(abs);
+          let r;
+          try {
+            r = resolvePhysical(abs, dir);
+          } catch (err) {
+            throw new ClosureError(`the link ${rel(workspace, abs)} → ${target}: ${(err as Error).message}`);
+          }
+          if (within(workspace, r.real) && !within(root, r.real)) walk.linkTargets.push(r.exists ? r.real : r.existingDir);
+        } else {
+          walk.links.set(abs, e.isFIFO() ? '<fifo>' : e.isSocket() ? '<socket>' : '<device>');
+        }
+      }
+    }
+  } catch (e) {
+    cache.walks.set(root, e as Error);
+    throw e;
+  }
+  cache.walks.set(root, walk);
+  return walk;
+}
+
+const SPECIFIER = /(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(\.\.?\/[^'"`\n]{0,1024})\1/g;
+
+/** Literal relative specifiers of a JavaScript/TypeScript file that reach outside `roots`. */
+function importsOutside(file: string, text: string, roots: readonly string[], workspace: string, reader: TrackingReader): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(SPECIFIER)) {
+    const lexical = path.resolve(path.dirname(file), m[2]);
+    if (!within(workspace, lexical) || roots.some((r) => within(r, lexical))) continue;
+    let found: string | undefined;
+    for (const s of TRY_SUFFIXES) {
+      const st = reader.stat(lexical + s);
+      if (st?.isFile()) {
+        found = lexical + s;
+        break;
+      }
+    }
+    out.push(found ?? lexical);
+  }
+  return out;
+}
+
+/** The closure of a set of entries, with the text of small files for diffs. Throws ClosureError. */
+export function closureOf(
+  workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
+): { closure: Closure; texts: Record<string, string> } {
+  const roots = new Map<string, string>(); // abs root → why
+  const queue: { dir: string; why: string }[] = [];
+  const addEntry = (abs: string, why: string, whole = false, optional = false) => {
+    let r;
+    try {
+      r = resolvePhysical(abs, workspace);
+    } catch (e) {
+      if (e instanceof UnpinnablePathError) throw new ClosureError(`${why}: ${e.message}`);
+      throw e;
+    }
+    if (!within(workspace, r.real)) return;
+    if (whole) return queue.push({ dir: workspace, why });
+    if (optional && !r.exists) return;
+    const st = r.exists ? reader.stat(r.real) : undefined;
+    const dir = st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir;
+    if (!within(workspace, dir)) return;
+    queue.push({ dir: packageRoot(workspace, dir, reader), why });
+  };
+  for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional);
+
+  const files = new Map<string, Hashed>();
+  const links = new Map<string, string>();
+  while (queue.length) {
+    const { dir, why } = queue.shift()!;
+    if ([...roots.keys()].some((r) => within(r, dir))) continue;
+    for (const r of [...roots.keys()]) if (within(dir, r)) roots.delete(r);
+    roots.set(dir, why);
+    if (roots.size > MAX_ROOTS) throw new ClosureError(`it reaches more than ${MAX_ROOTS} package folders`);
+    const walk = walkTree(dir, workspace, excluded, reader);
+    for (const [f, h] of walk.files) files.set(f, h);
+    for (const [f, t] of walk.links) links.set(f, t);
+    if (files.size > MAX_CLOSURE_FILES) throw new ClosureError(`its package folders hold more than ${MAX_CLOSURE_FILES} files`);
+    for (const t of walk.linkTargets) addEntry(t, `${why}, through a link`);
+    const rootList = [...roots.keys()];
+    for (const [f, h] of walk.files) {
+      if (!JS_EXTENSIONS.has(path.extname(f)) || h.text === undefined) continue;
+      for (const target of importsOutside(f, h.text, rootList, workspace, reader)) addEntry(target, `imported by ${rel(workspace, f)}`);
+    }
+  }
+
+  let bytes = 0;
+  const closure: Closure = { roots: [], files: {}, links: {} };
+  for (const [r, why] of [...roots].sort(([a], [b]) => (a < b ? -1 : 1))) closure.roots.push({ path: rel(workspace, r), why });
+  const texts: Record<string, string> = {};
+  let kept = 0;
+  for (const [f, h] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    bytes += h.size;
+    closure.files[rel(workspace, f)] = { sha256: h.sha256, size: h.size };
+    if (h.text !== undefined && kept + h.text.length <= MAX_KEPT_TEXT_TOTAL) {
+      texts[rel(workspace, f)] = h.text;
+      kept += h.text.length;
+    }
+  }
+  if (bytes > MAX_CLOSURE_BYTES) throw new ClosureError(`the files it may load add up to more than ${MAX_CLOSURE_BYTES / 1024 / 1024} MiB`);
+  for (const [f, t] of [...links].sort(([a], [b]) => (a < b ? -1 : 1))) closure.links[rel(workspace, f)] = t;
+  return { closure, texts };
+}

@@ -1,0 +1,327 @@
+// The launch plan: one pure function turns a stdio server's definition and the project into exactly what will
+// be executed — the executable as an absolute real path found on MCP Gate's own PATH (a repository's `env`
+// never decides which program runs), the arguments, the working folder as a real path, the environment the
+// repository declared (variables that control which code an interpreter loads are refused, not passed), and the
+// execution closure (src/trust/closure.ts) of the workspace content it can execute or load. The digest is
+// computed over the plan (src/trust/digest.ts); the host spawns the plan and re-resolves nothing.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { closureOf, ClosureError, type Closure, type ClosureEntry } from './closure';
+import type { ServerDefinition } from './declarations';
+import type { TrackingReader } from './fsread';
+import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
+
+export interface LaunchPlan {
+  /** The command as written. */
+  command: string;
+  /** Absolute real path of the program that will run; absent when it is not found (the start then fails). */
+  executable?: string;
+  /** Why `executable` is absent. */
+  notFound?: string;
+  args: string[];
+  /** Real path of the working folder. */
+  cwd: string;
+  /** The working folder relative to the workspace ('.' for the workspace itself), when it is inside it. */
+  cwdInWorkspace?: string;
+  /** Variables the definition sets (null values dropped), `${workspaceFolder}` filled in. */
+  env: Record<string, string>;
+  /** Entries that put folders into the closure, for the preview ("why is this pinned"). */
+  entries: { path: string; why: string }[];
+  closure: Closure;
+}
+
+export class PlanError extends Error {}
+
+/** Substitutes the workspace variables MCP Gate fills in; any other `${…}` is left as written. */
+export function substitute(s: string, projectDir: string): string {
+  return s
+    .replace(/\$\{workspaceFolder\}/g, projectDir)
+    .replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir))
+    .replace(/\$\{workspaceRoot\}/g, projectDir);
+}
+
+/**
+ * Variables that decide which code runs or which files an interpreter, loader, shell or package manager
+ * loads. A repository may not set them: the server is blocked naming the variable (set it in user scope).
+ */
+const LOADER_EXACT = new Set([
+  'PATH', 'HOME', 'USERPROFILE', 'BASH_ENV', 'ENV', 'ZDOTDIR', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'IFS', 'CDPATH',
+  'GLOBIGNORE', 'CLASSPATH', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH',
+  'HOSTALIASES', 'TMPDIR', 'TEMP', 'TMP', 'ELECTRON_RUN_AS_NODE', 'EDITOR', 'VISUAL', 'PAGER', 'BROWSER', 'SHELL',
+  'MANPAGER', 'LESSOPEN', 'PERLIO', 'TCLLIBPATH', 'LUA_PATH', 'LUA_CPATH', 'R_PROFILE_USER', 'R_LIBS_USER', 'JULIA_LOAD_PATH', 'JULIA_DEPOT_PATH',
+]);
+const LOADER_PREFIXES = [
+  'LD_', 'DYLD_', 'NODE_', 'NPM_CONFIG_', 'PYTHON', 'PIP_', 'UV_', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'JAVA_', 'DENO_', 'BUN_', 'TS_NODE_',
+  'TSX_', 'YARN_', 'PNPM_', 'COREPACK_', 'XDG_', 'GIT_', 'MALLOC_', 'LUA_', 'PHP', 'CARGO_', 'RUSTC', 'RUSTUP_', 'GO', 'CONDA', 'VIRTUAL_ENV', 'POETRY_', 'PIPX_', 'PDM_', 'HATCH_',
+];
+
+/** The reason a repository may not set `name`, or undefined when it may. */
+export function loaderVariable(name: string): string | undefined {
+  const upper = name.toUpperCase();
+  if (LOADER_EXACT.has(upper) || LOADER_PREFIXES.some((p) => upper.startsWith(p)) || upper.startsWith('NPM_') ) {
+    return `${name} decides which program or code runs (interpreter, loader, shell or package-manager setting)`;
+  }
+  return undefined;
+}
+
+type Family = 'node' | 'python' | 'shell' | 'ruby' | 'perl' | 'php' | 'runner' | 'wrapper' | 'other';
+
+const FAMILIES: [RegExp, Family][] = [
+  [/^(node|nodejs|bun|tsx|ts-node|ts-node-esm|esno|esr|vite-node|npx-cli\.js)$/, 'node'],
+  [/^(deno)$/, 'runner'],
+  [/^(python|python[23](\.\d+)?|pypy3?|py)$/, 'python'],
+  [/^(sh|bash|dash|zsh|ksh|mksh|fish|ash|busybox)$/, 'shell'],
+  [/^(ruby|irb)$/, 'ruby'],
+  [/^(perl)$/, 'perl'],
+  [/^(php)$/, 'php'],
+  [/^(npm|npx|pnpm|pnpx|yarn|yarnpkg|bunx|uv|uvx|poetry|pipx|pdm|hatch|rye|corepack|make|gmake|just|task|cargo|go|mix|bundle|rake|gradle|mvn)$/, 'runner'],
+  [/^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|xargs|sudo|doas|unbuffer)$/, 'wrapper'],
+];
+
+function familyOf(...names: (string | undefined)[]): Family {
+  for (const n of names) {
+    if (!n) continue;
+    const base = path.basename(n).replace(/\.exe$/i, '');
+    for (const [re, f] of FAMILIES) if (re.test(base)) return f;
+  }
+  return 'other';
+}
+
+/** Flags whose next argument (or `=value`) is inline code that can load anything. */
+const INLINE_FLAGS: Partial<Record<Family, RegExp>> = {
+  node: /^(-e|--eval|-p|--print|-pe|-ep)$/,
+  python: /^-c$/,
+  shell: /^-[a-z]*c[a-z]*$/,
+  ruby: /^-e$/,
+  perl: /^-[a-zA-Z]*[eE]$/,
+  php: /^-r$/,
+  runner: /^(-c|--call|-e|--eval)$/,
+};
+
+/** Finds `name` on MCP Gate's own PATH (absolute entries only: a relative entry would depend on the server's folder). */
+export function findOnPath(name: string, searchPath: string | undefined): string | undefined {
+  for (const dir of (searchPath ?? '').split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const p = path.join(dir, name);
+    try {
+      const st = fs.statSync(p);
+      if (st.isFile() && (st.mode & 0o111) !== 0) return fs.realpathSync(p);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+export interface PlanOptions {
+  /** MCP Gate's own PATH (never the definition's). */
+  searchPath: string | undefined;
+  /** Repository-relative paths of the MCP configuration files (pinned field by field, left out of closures). */
+  configFiles: ReadonlySet<string>;
+  /** The definition is the repository's: refuse loader variables and pin the closure. */
+  gated: boolean;
+}
+
+/** Turns a stdio definition into the plan. Throws PlanError (or ClosureError) when it cannot be pinned or is refused. */
+export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanOptions, reader: TrackingReader): { plan: LaunchPlan; texts: Record<string, string> } {
+  if (def.type !== 'stdio' || !def.command) throw new PlanError('not a local server');
+  const sub = (s: string) => substitute(s, workspace);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(def.env)) if (v !== null) env[k] = sub(v);
+  if (opts.gated) {
+    for (const k of Object.keys(env)) {
+      const why = loaderVariable(k);
+      if (why) throw new PlanError(`its "env" sets ${k}: ${why}; MCP Gate does not pass a repository's ${k} (remove it, or declare the server in your user configuration)`);
+    }
+  }
+  // The working folder, as the kernel will resolve it.
+  let cwd: string;
+  try {
+    const requested = def.cwd ? rewriteProcPath(path.resolve(workspace, sub(def.cwd)), workspace) : workspace;
+    const r = resolvePhysical(requested, workspace);
+    if (!r.exists) throw new PlanError(`its working folder ${def.cwd} does not exist`);
+    cwd = r.real;
+  } catch (e) {
+    if (e instanceof UnpinnablePathError) throw new PlanError(`its working folder: ${e.message}`);
+    throw e;
+  }
+
+  const command = sub(def.command);
+  const args = def.args.map(sub);
+  const entries: ClosureEntry[] = [];
+  const named: Name = (p, why, how = 'tree') => {
+    let abs: string;
+    try {
+      abs = rewriteProcPath(path.isAbsolute(p) ? p : `${cwd}/${p}`, cwd);
+    } catch (e) {
+      throw new ClosureError(`${why}: ${(e as Error).message}`);
+    }
+    entries.push({ path: abs, why, whole: how === 'whole', optional: how === 'if-exists' });
+    // Node and most interpreters also normalise `..` lexically before opening: pin that spelling too.
+    const lexical = path.resolve(cwd, p);
+    if (lexical !== abs && how !== 'whole') {
+      try {
+        entries.push({ path: rewriteProcPath(lexical, cwd), why, optional: how === 'if-exists' });
+      } catch (e) {
+        throw new ClosureError(`${why}: ${(e as Error).message}`);
+      }
+    }
+  };
+
+  // The executable: a path is resolved against the working folder; a bare name on MCP Gate's PATH.
+  let executable: string | undefined;
+  let notFound: string | undefined;
+  if (command.includes('/') || command.includes('\\')) {
+    named(command, `the command ${command}`);
+    try {
+      const r = resolvePhysical(rewriteProcPath(path.resolve(cwd, command), cwd), cwd);
+      if (r.exists) executable = r.real;
+      else notFound = `${command} does not exist`;
+    } catch (e) {
+      throw new ClosureError(`the command ${command}: ${(e as Error).message}`);
+    }
+  } else {
+    executable = findOnPath(command, opts.searchPath);
+    if (!executable) notFound = `${command} is not on MCP Gate's PATH`;
+  }
+  if (executable && within(workspace, executable)) entries.push({ path: executable, why: `the program ${command}` });
+
+  analyse(command, executable, args, cwd, workspace, opts, named, 0);
+
+  const { closure, texts } = opts.gated ? closureOf(workspace, entries, opts.configFiles, reader) : { closure: { roots: [], files: {}, links: {} }, texts: {} };
+  const relOf = (p: string) => path.relative(workspace, p).split(path.sep).join('/') || '.';
+  const plan: LaunchPlan = {
+    command, executable, notFound, args, cwd, env,
+    cwdInWorkspace: within(workspace, cwd) ? relOf(cwd) : undefined,
+    entries: entries.filter((e) => within(workspace, e.path)).map((e) => ({ path: relOf(e.path), why: e.why })),
+    closure,
+  };
+  return { plan, texts };
+}
+
+/** Node options whose value is the next argument when not written with `=`. */
+const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--env-file-if-exists|--input-type|--title|--watch-path|--disable-warning|--redirect-warnings|--openssl-config|--icu-data-dir|--diagnostic-dir|--report-dir|--localstorage-file|--snapshot-blob|--experimental-config-file|--inspect-port|--stack-trace-limit)$/;
+/** Node options that load a module before the entry: a bare specifier resolves from the working folder's node_modules. */
+const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader)$/;
+const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
+
+type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'if-exists') => void;
+
+/** Walks one command line, naming entries: paths it names, inline code, the folder launchers resolve from. */
+function analyse(
+  command: string, executable: string | undefined, args: readonly string[], cwd: string, workspace: string,
+  opts: PlanOptions, named: Name, depth: number,
+): void {
+  if (depth > 8) throw new ClosureError('the command wraps other commands more than 8 levels deep');
+  const family = familyOf(command, executable);
+  const prog = path.basename(command);
+  const everything = (why: string) => named(workspace, why, 'whole');
+
+  if (family === 'wrapper') {
+    // `env K=V cmd …`, `nice cmd`, `timeout 5 cmd`: the assignments are environment, the rest another command line.
+    let i = 0;
+    for (; i < args.length; i++) {
+      const a = args[i];
+      const eq = a.indexOf('=');
+      if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(a.slice(0, eq))) {
+        const why = loaderVariable(a.slice(0, eq));
+        if (opts.gated && why) throw new PlanError(`it sets ${a.slice(0, eq)} through ${prog}: ${why}; MCP Gate does not pass it`);
+        continue;
+      }
+      if (a.startsWith('-') || /^\d+(\.\d+)?[smhd]?$/.test(a)) continue;
+      break;
+    }
+    if (i < args.length) {
+      const inner = args[i];
+      let innerExe: string | undefined;
+      if (inner.includes('/')) {
+        named(inner, `the command ${inner}`);
+        innerExe = path.resolve(cwd, inner);
+      } else {
+        innerExe = findOnPath(inner, opts.searchPath);
+        if (innerExe && within(workspace, innerExe)) named(innerExe, `the program ${inner}`);
+      }
+      analyse(inner, innerExe, args.slice(i + 1), cwd, workspace, opts, named, depth + 1);
+    }
+    return;
+  }
+  const dataArgs = (from: number) => {
+    for (let i = from; i < args.length; i++) for (const c of candidates(args[i])) named(c, `the argument ${short(args[i])}`, 'if-exists');
+  };
+  if (family === 'shell') {
+    // A shell script or -c code can run any file of the workspace.
+    everything(`${prog} can run any file of the workspace`);
+    return dataArgs(0);
+  }
+  if (executable && within(workspace, executable) && family === 'other') {
+    everything(`${command} is a workspace program that may run any workspace file`);
+    return dataArgs(0);
+  }
+  if (family === 'runner') {
+    // Package scripts, local bins, project settings (.npmrc, pyproject.toml, deno.json): resolved from the working folder.
+    named(cwd, `${prog} resolves what it runs from its working folder`);
+    for (const a of args) if (INLINE_FLAGS.runner!.test(a)) everything(`inline code (${prog} ${a}) can load any file of the workspace`);
+    return dataArgs(0);
+  }
+  if (family === 'other') return dataArgs(0);
+
+  // Interpreters: options, then the entry (a script, -m module, or inline code), then the script's own arguments.
+  const inline = INLINE_FLAGS[family]!;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (inline.test(a) || (family === 'node' && /^--(eval|print)=/.test(a))) {
+      everything(`inline code (${prog} ${a.replace(/=.*$/s, '')}) can load any file of the workspace`);
+      return dataArgs(i + 1);
+    }
+    if (family === 'python' && (a === '-m' || (a.startsWith('-m') && a.length > 2))) {
+      named(cwd, `${prog} -m finds the module from its working folder`);
+      return dataArgs(i + 1);
+    }
+    if (a.startsWith('-')) {
+      const eq = a.indexOf('=');
+      const flag = eq > 0 ? a.slice(0, eq) : a;
+      let value: string | undefined = eq > 0 ? a.slice(eq + 1) : undefined;
+      if (value === undefined && ((family === 'node' && NODE_VALUE_FLAGS.test(flag)) || (family === 'python' && PYTHON_VALUE_FLAGS.test(flag)))) value = args[++i];
+      if (value === undefined) continue;
+      if (family === 'node' && NODE_PRELOAD_FLAGS.test(flag)) {
+        const spec = /^file:/i.test(value) ? candidates(value)[0] : value;
+        if (spec.startsWith('.') || path.isAbsolute(spec)) named(spec, `the module ${short(value)} that ${flag} loads`);
+        else named(cwd, `${flag} ${short(value)} is resolved from the working folder's packages`);
+      } else for (const c of candidates(value)) named(c, `the value of ${flag}`, 'if-exists');
+      continue;
+    }
+    if (a === '-') continue; // the program from stdin: MCP Gate's own pipe
+    for (const c of candidates(a)) named(c, `the entry ${short(a)} that ${prog} runs`);
+    return dataArgs(i + 1);
+  }
+}
+
+function short(a: string): string {
+  return a.length > 120 ? `${a.slice(0, 117)}...` : a;
+}
+
+/** Paths an argument could name: itself, a flag's `=value`, a file:// URL. */
+function candidates(a: string): string[] {
+  const out: string[] = [];
+  const add = (v: string) => {
+    if (!v) return;
+    if (/^file:/i.test(v)) {
+      try {
+        out.push(fileURLToPath(v));
+      } catch {
+        throw new ClosureError(`the argument ${v} is a file URL MCP Gate cannot read`);
+      }
+      return;
+    }
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) return; // another URL scheme: not a local path
+    out.push(v);
+  };
+  if (a.startsWith('-')) {
+    const eq = a.indexOf('=');
+    if (eq > 0) add(a.slice(eq + 1));
+    return out;
+  }
+  add(a);
+  return out;
+}

@@ -1,0 +1,337 @@
+// The execution closure, attacked class by class: for each way a repository could change the code that runs
+// under an existing approval, a fixture repository is approved, started through the built CLI, then changed the
+// way the attack changes it. The state must leave `approved` and the changed code must not run (it would write
+// a marker file). Also: loader variables refused, unpinnable spellings blocked, the check-then-spawn race.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { recordDecision } from '../../../src/trust/decisions';
+import { evaluateGate, type GateInput } from '../../../src/trust/gate';
+import { loaderVariable } from '../../../src/trust/launch-plan';
+import { Session } from '../../../src/host/session';
+import { EventLog } from '../../../src/host/log';
+import { loadUserPolicy } from '../../../src/policy/user-policy';
+import { Masker } from '../../../src/policy/mask';
+import { cleanupTemp, cli, tempDir, world, writeFiles, type World } from '../helpers';
+
+const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
+const state = (input: GateInput, name = 's') => evaluateGate(input).servers.find((x) => x.name === name)!;
+
+/** A dependency-free stdio MCP server with one tool, `hello`. `prelude` runs first (the attack's payload goes there). */
+function serverJs(prelude = ''): string {
+  return `${prelude}
+const { createInterface } = require('node:readline');
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const msg = JSON.parse(line);
+  if (msg.id === undefined) return;
+  if (msg.method === 'initialize') return send({ id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } } });
+  if (msg.method === 'tools/list') return send({ id: msg.id, result: { tools: [{ name: 'hello', description: 'says hello', inputSchema: { type: 'object' } }] } });
+  send({ id: msg.id, error: { code: -32601, message: 'no' } });
+});
+`;
+}
+
+const markerCode = (marker: string) => `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');`;
+
+interface Attack {
+  name: string;
+  files: (w: World) => Record<string, string>;
+  def: (w: World) => Record<string, unknown>;
+  /** Changes what runs; returns nothing. The changed code writes `marker` when it runs. */
+  attack: (w: World, marker: string) => void;
+}
+
+const lib = (extra = '') => `${extra}\nmodule.exports = 1;\n`;
+
+const ATTACKS: Attack[] = [
+  {
+    name: 'a module the approved file requires (./lib.js)',
+    files: () => ({ 'tools/server.js': `require('./lib');\n${serverJs()}`, 'tools/lib.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/lib.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'a module outside the entry folder, reached by a literal ../ import',
+    files: () => ({ 'tools/server.js': `require('../shared/util.js');\n${serverJs()}`, 'shared/util.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'shared/util.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'an ES module import',
+    files: () => ({ 'tools/server.mjs': `import './dep.mjs';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${serverJs()}`, 'tools/dep.mjs': 'export {};\n' }),
+    def: () => ({ command: 'node', args: ['tools/server.mjs'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/dep.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
+  },
+  {
+    name: 'module resolution: node tools/server (Node adds .js)',
+    files: () => ({ 'tools/server.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['tools/server'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'module resolution: a new extensionless file shadows tools/server.js',
+    files: () => ({ 'tools/server.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['tools/server'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/server': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'module resolution: a directory with package.json main',
+    files: () => ({ 'srvdir/package.json': JSON.stringify({ main: 'main.js' }), 'srvdir/main.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['srvdir'] }),
+    attack: (w, m) => writeFiles(w.project, { 'srvdir/main.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'module resolution: a directory whose package.json main is changed to another file',
+    files: () => ({ 'srvdir/package.json': JSON.stringify({ main: 'main.js' }), 'srvdir/main.js': serverJs(), 'srvdir/other.js': serverJs('') }),
+    def: () => ({ command: 'node', args: ['srvdir'] }),
+    attack: (w, m) => writeFiles(w.project, { 'srvdir/other.js': serverJs(markerCode(m)), 'srvdir/package.json': JSON.stringify({ main: 'other.js' }) }),
+  },
+  {
+    name: 'python3 -m pkg (pkg/__main__.py)',
+    files: () => ({
+      'pkg/__init__.py': '',
+      'pkg/__main__.py': 'import sys, json\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": "hello", "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
+    }),
+    def: () => ({ command: 'python3', args: ['-m', 'pkg'] }),
+    attack: (w, m) => {
+      const p = path.join(w.project, 'pkg/__main__.py');
+      fs.writeFileSync(p, `open(${JSON.stringify(m)}, "w").write("ran")\n` + fs.readFileSync(p, 'utf8'));
+    },
+  },
+  {
+    name: 'npm run start: the script text in package.json',
+    files: () => ({ 'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node server.js' } }), 'server.js': serverJs(), 'evil.js': serverJs('') }),
+    def: () => ({ command: 'npm', args: ['--silent', 'run', 'start'] }),
+    attack: (w, m) => writeFiles(w.project, { 'evil.js': serverJs(markerCode(m)), 'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node evil.js' } }) }),
+  },
+  {
+    name: 'npm run start: what the script runs',
+    files: () => ({ 'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node server.js' } }), 'server.js': serverJs() }),
+    def: () => ({ command: 'npm', args: ['--silent', 'run', 'start'] }),
+    attack: (w, m) => writeFiles(w.project, { 'server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'inline code: node -e "require(\'./x\')"',
+    files: () => ({ 'x.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['-e', "require('./x')"] }),
+    attack: (w, m) => writeFiles(w.project, { 'x.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'inline code: sh -c "exec node tools/server.js"',
+    files: () => ({ 'tools/server.js': serverJs() }),
+    def: () => ({ command: 'sh', args: ['-c', 'exec node tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'inline code: bash -lc',
+    files: () => ({ 'tools/server.js': serverJs() }),
+    def: () => ({ command: 'bash', args: ['-lc', 'exec node tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'a workspace script ./run.sh and what it runs',
+    files: () => ({ 'run.sh': '#!/bin/sh\nexec node "$(dirname "$0")/srv/main.js"\n', 'srv/main.js': serverJs() }),
+    def: () => ({ command: './run.sh' }),
+    attack: (w, m) => writeFiles(w.project, { 'srv/main.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'a /proc/self/cwd spelling of the server file',
+    files: () => ({ 'tools/server.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['/proc/self/cwd/tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'a spelling longer than 4096 characters (././././…)',
+    files: () => ({ 'tools/server.js': serverJs() }),
+    def: (w) => ({ command: 'node', args: [`${w.project}/${'./'.repeat(2100)}tools/server.js`] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: '--import file://${workspaceFolder}/tools/pre.mjs',
+    files: () => ({ 'tools/pre.mjs': 'export {};\n', 'main/server.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['--import', 'file://${workspaceFolder}/tools/pre.mjs', 'main/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'tools/pre.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
+  },
+  {
+    name: 'node -r ./pre.js',
+    files: () => ({ 'pre/pre.js': lib(), 'srv/server.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['-r', './pre/pre.js', 'srv/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'pre/pre.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'cwd with .. into another folder of the workspace',
+    files: () => ({ 'a/b/.keep': '', 'srv/server.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['server.js'], cwd: 'a/b/../../srv' }),
+    attack: (w, m) => writeFiles(w.project, { 'srv/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'a symlinked server file retargeted',
+    files: () => ({ 'real/a.js': serverJs(), 'real/b.js': serverJs('') }),
+    def: () => ({ command: 'node', args: ['link/server.js'] }),
+    attack: (w, m) => {
+      writeFiles(w.project, { 'real/b.js': serverJs(markerCode(m)) });
+      fs.unlinkSync(path.join(w.project, 'link/server.js'));
+      fs.symlinkSync('../real/b.js', path.join(w.project, 'link/server.js'));
+    },
+  },
+];
+
+describe('execution closure: no changed code runs under an existing approval', function () {
+  this.timeout(60_000);
+  after(cleanupTemp);
+
+  for (const a of ATTACKS) {
+    it(a.name, async () => {
+      const w = world();
+      writeFiles(w.project, a.files(w));
+      if (fs.existsSync(path.join(w.project, 'run.sh'))) fs.chmodSync(path.join(w.project, 'run.sh'), 0o755);
+      if (a.name.startsWith('a symlinked')) {
+        fs.mkdirSync(path.join(w.project, 'link'));
+        fs.symlinkSync('../real/a.js', path.join(w.project, 'link/server.js'));
+      }
+      writeFiles(w.project, { '.mcp.json': MCP({ s: a.def(w) }) });
+      const before = state(w.input);
+      assert.equal(before.state, 'pending', before.reason);
+      await recordDecision(w.input, 's', undefined, 'approved');
+      const ran = cli(w, ['tools', 's']);
+      assert.match(ran.stdout, /hello/, `the approved server runs: ${ran.stdout}${ran.stderr}`);
+
+      const marker = path.join(tempDir(), 'marker');
+      a.attack(w, marker);
+      const after = state(w.input);
+      assert.ok(['approval-changed', 'blocked'].includes(after.state), `${after.state}: ${after.reason}`);
+      const r = cli(w, ['tools', 's']);
+      assert.doesNotMatch(r.stdout, /hello/);
+      assert.equal(fs.existsSync(marker), false, 'the changed code ran');
+    });
+  }
+
+  it('the check-then-spawn race: a file replaced after the gate checked is refused at spawn', async () => {
+    const w = world({ 'tools/server.js': serverJs(), '.mcp.json': MCP({ s: { command: 'node', args: ['tools/server.js'] } }) });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const report = evaluateGate(w.input);
+    assert.equal(report.servers[0].state, 'approved');
+    const marker = path.join(tempDir(), 'marker');
+    writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(marker)) }); // after the check, before the spawn
+    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, masker: new Masker() });
+    try {
+      assert.equal(session.servers().length, 0);
+      assert.match(session.notes.join('\n'), /changed after the gate checked/);
+      assert.equal(fs.existsSync(marker), false);
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe('launch plan: what a repository may not decide', () => {
+  after(cleanupTemp);
+
+  it('refuses every loader-controlling variable the issue names, and their kin', () => {
+    for (const v of ['NODE_OPTIONS', 'PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'NODE_PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'PERL5OPT', 'RUBYOPT', 'DYLD_INSERT_LIBRARIES', 'npm_config_script_shell', 'NPM_CONFIG_NODE_OPTIONS', 'HOME', 'XDG_CONFIG_HOME', 'GIT_SSH_COMMAND', 'JAVA_TOOL_OPTIONS', 'GLIBC_TUNABLES']) {
+      assert.ok(loaderVariable(v), v);
+    }
+    for (const v of ['DB_URL', 'API_BASE', 'LOG_LEVEL', 'PORT']) assert.equal(loaderVariable(v), undefined, v);
+  });
+
+  for (const [k, v] of [['NODE_OPTIONS', '--require ./pre.js'], ['PATH', 'bin:/usr/bin'], ['LD_PRELOAD', './x.so'], ['PYTHONPATH', '.']]) {
+    it(`a repository "env" setting ${k} blocks the server, naming the variable`, () => {
+      const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'], env: { [k]: v } } }), 's.js': serverJs() });
+      const s = state(w.input);
+      assert.equal(s.state, 'blocked');
+      assert.match(s.reason, new RegExp(`sets ${k}`));
+      assert.match(s.reason, /\.mcp\.json/);
+    });
+  }
+
+  it('env K=V through a wrapper is refused the same way', () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'env', args: ['NODE_OPTIONS=--require=./p.js', 'node', 's.js'] } }), 's.js': serverJs() });
+    assert.match(state(w.input).reason, /sets NODE_OPTIONS through env/);
+  });
+
+  it('the repository\'s bin/node never runs instead of node: the program is found on MCP Gate\'s PATH', () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': serverJs(), 'bin/node': '#!/bin/sh\necho evil\n' }, {}, { PATH: process.env.PATH! });
+    fs.chmodSync(path.join(w.project, 'bin/node'), 0o755);
+    const s = state(w.input);
+    const exe = s.pinned!.plan!.executable!;
+    assert.ok(exe && !exe.startsWith(fs.realpathSync(w.project)), exe);
+    assert.equal(path.basename(exe), 'node');
+  });
+
+  it('a path under /proc other than the server\'s own folders, or /dev/fd, blocks with "cannot pin"', () => {
+    for (const arg of ['/proc/1/root/etc/passwd', '/dev/fd/3', '/proc/self/fd/0']) {
+      const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: [arg] } }) });
+      const s = state(w.input);
+      assert.equal(s.state, 'blocked', arg);
+      assert.match(s.reason, /cannot pin what this runs/);
+    }
+  });
+
+  it('a closure larger than the budget blocks rather than pins part of it', () => {
+    const files: Record<string, string> = { '.mcp.json': MCP({ s: { command: 'node', args: ['big/server.js'] } }), 'big/package.json': '{}' };
+    for (let i = 0; i < 2100; i++) files[`big/f${i}.js`] = `${i}`;
+    const w = world(files);
+    const s = state(w.input);
+    assert.equal(s.state, 'blocked');
+    assert.match(s.reason, /cannot pin what this runs: big holds more than 2048 files/);
+  });
+
+  it('a symlink loop in the closure blocks with a reason', () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['t/server.js'] } }), 't/server.js': serverJs() });
+    fs.symlinkSync('loop2', path.join(w.project, 't/loop1'));
+    fs.symlinkSync('loop1', path.join(w.project, 't/loop2'));
+    const s = state(w.input);
+    assert.equal(s.state, 'blocked');
+    assert.match(s.reason, /loop/);
+  });
+
+  it('each file is hashed once per evaluation, whatever number of servers name it', () => {
+    const servers: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) servers[`s${i}`] = { command: 'node', args: ['lib/server.js', `--n=${i}`] };
+    const w = world({ '.mcp.json': MCP(servers), 'lib/server.js': serverJs(), 'lib/a.js': 'a', 'lib/b.js': 'b' });
+    const { ioCounters } = require('../../../src/trust/fsread') as typeof import('../../../src/trust/fsread');
+    const before = ioCounters.reads;
+    const r = evaluateGate(w.input);
+    assert.equal(r.servers.filter((s) => s.state === 'pending').length, 20);
+    // three closure files, the config file, the store, settings lookups: far fewer than 20 × 3
+    assert.ok(ioCounters.reads - before < 12, `${ioCounters.reads - before} reads`);
+  });
+});
+
+describe('execution closure: property', function () {
+  this.timeout(120_000);
+  after(cleanupTemp);
+
+  it('a random definition over a random workspace tree is never approved after any file of its closure changes', () => {
+    const segment = fc.constantFrom('a', 'b', 'lib', 'src', 'tools');
+    const file = fc.tuple(fc.array(segment, { maxLength: 2 }), fc.constantFrom('x.js', 'y.js', 'main.py', 'run.sh', 'package.json', 'data.txt'));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(file, { minLength: 1, maxLength: 8, selector: ([d, f]) => [...d, f].join('/') }),
+        fc.constantFrom('node', 'python3', 'sh', 'npm', 'cat'),
+        fc.nat(),
+        fc.nat(),
+        (files, command, pick, change) => {
+          const paths = files.map(([d, f]) => [...d, f].join('/'));
+          const entry = paths[pick % paths.length];
+          const w = world(Object.fromEntries(paths.map((p) => [p, `content of ${p}`])));
+          const args = command === 'npm' ? ['run', 'start'] : [entry];
+          writeFiles(w.project, { '.mcp.json': MCP({ s: { command, args } }) });
+          const s = state(w.input);
+          if (s.state !== 'pending') return true; // blocked: never approved
+          const closure = Object.keys(s.pinned!.pinned.files);
+          if (command !== 'cat') assert.ok(closure.includes(entry), `${entry} is in the closure of ${command}`);
+          const digest = s.pinned!.digest;
+          const target = closure[change % closure.length];
+          fs.appendFileSync(path.join(w.project, target), '\n// changed');
+          const after = state(w.input);
+          assert.notEqual(after.pinned?.digest, digest, `changing ${target} must change the digest`);
+          return true;
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
