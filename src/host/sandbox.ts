@@ -11,9 +11,9 @@
 // find files to deny. Its filesystem model is deny-list for reads (everything readable unless denied), it
 // needs Node >= 22.12 (MCP Gate supports 20.18), socat and ripgrep, runs the command through a shell
 // string, and keeps a proxy process state per manager. MCP Gate already has a hardened network path for
-// remote servers and its approvals pin domains nowhere for stdio servers, so the proxy's domain filtering
-// is the one thing it would add; it is not decisive against an allow-list filesystem, no shell, and no
-// dependencies. Network is all or nothing here (`--unshare-net` or `--share-net`).
+// remote servers and its approvals pin no domains for stdio servers, so the proxy's domain filtering is the
+// one thing it would add; not decisive against an allow-list filesystem, no shell and no dependencies.
+// Network is all or nothing here (`--unshare-net` or `--share-net`).
 //
 // What the contained process sees:
 //   - the system read-only, from an allow-list, not `--ro-bind / /`: /usr, /bin, /sbin, /lib*, /etc, /opt,

@@ -1,0 +1,111 @@
+// Benchmark of contained execution (src/host/sandbox.ts): the start-up of a stdio MCP server (the fixture
+// echo server: spawn, initialize, tools/list) through MCP Gate's StdioTransport, plain and inside bubblewrap;
+// the raw cost of bwrap on /bin/true; and building the bwrap command line. Linux with bubblewrap only: where
+// the probe fails, one row says why instead of numbers.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { buildSandbox, sandboxAvailable, type SandboxInput } from '../src/host/sandbox';
+import { StdioTransport, type StdioLaunch } from '../src/host/stdio';
+import type { BenchRow } from './gate';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
+const NODE = fs.realpathSync(process.execPath);
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1];
+}
+
+/** Warm-up once each, then `rounds` interleaved rounds of `perRound` timed runs; medians by name. */
+async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<number>>): Promise<Record<string, number>> {
+  const samples: Record<string, number[]> = {};
+  for (const [name, f] of Object.entries(contenders)) {
+    await f();
+    samples[name] = [];
+  }
+  for (let r = 0; r < rounds; r++) for (const [name, f] of Object.entries(contenders)) for (let i = 0; i < perRound; i++) samples[name].push(await f());
+  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+}
+
+/** Milliseconds from spawn to the answered tools/list; the server is then killed (not timed). */
+async function serverStart(launch: StdioLaunch): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  const transport = new StdioTransport(launch);
+  const client = new Client({ name: 'bench-sandbox', version: '0' });
+  await client.connect(transport);
+  const tools = await client.listTools();
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (tools.tools.length !== 2) throw new Error(`unexpected tools: ${tools.tools.map((x) => x.name).join(',')}`);
+  // SIGKILL to the spawned process is enough: bwrap's PID namespace takes everything inside with it.
+  const closed = new Promise<void>((r) => (transport.onclose = () => r()));
+  process.kill(transport.pid!, 'SIGKILL');
+  await closed;
+  return ms;
+}
+
+function run(command: string, args: string[], env: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const c = spawn(command, args, { env, stdio: 'ignore' });
+    c.once('error', reject);
+    c.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${command} exited ${code}`))));
+  });
+}
+
+/** For bench/run.mjs: `...(await benchSandbox())`. */
+export async function benchSandbox(): Promise<BenchRow[]> {
+  const probe = sandboxAvailable();
+  if (!probe.ok) return [{ name: 'contained start-up (bubblewrap)', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-sandbox-')));
+  const home = path.join(base, 'home');
+  const workspace = path.join(base, 'workspace');
+  fs.mkdirSync(home);
+  fs.mkdirSync(workspace);
+  const env = { PATH: '/usr/bin:/bin', HOME: home };
+  const plain: StdioLaunch = { command: NODE, args: [FIXTURE], cwd: workspace, env };
+  const input = (executable: string, argv: string[]): SandboxInput => ({
+    launch: { executable, argv, cwd: workspace, env },
+    workspace,
+    overlays: [],
+    // The fixture and its node_modules are read from the repository, read-only.
+    profile: { network: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home },
+  });
+  const c = buildSandbox(input(NODE, [FIXTURE]), probe);
+  const contained: StdioLaunch = { command: c.command, args: c.args, cwd: c.cwd, env: c.env };
+  let trueBin = '/usr/bin/true';
+  try {
+    trueBin = fs.realpathSync('/bin/true');
+  } catch {
+    // keep it
+  }
+  const t = buildSandbox(input(trueBin, []), probe);
+  const buildTimes: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t0 = process.hrtime.bigint();
+    buildSandbox(input(NODE, [FIXTURE]), probe);
+    buildTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  try {
+    const raw = await interleaved(5, 10, {
+      plain: () => run(trueBin, [], env),
+      bwrap: () => run(t.command, t.args, t.env),
+    });
+    const server = await interleaved(4, 5, {
+      plain: () => serverStart(plain),
+      contained: () => serverStart(contained),
+    });
+    return [
+      { name: 'spawn /bin/true, plain', median: raw.plain, unit: 'ms', note: '50 runs' },
+      { name: 'spawn /bin/true inside the sandbox (bubblewrap: namespaces, mounts, no network)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; bubblewrap ${probe.version}` },
+      { name: 'stdio MCP server start (spawn, initialize, tools/list), plain', median: server.plain, unit: 'ms', note: '20 starts; the fixture echo server (SDK)' },
+      { name: 'stdio MCP server start inside the sandbox', median: server.contained, unit: 'ms', baseline: 'plain start', ratio: server.contained / server.plain, note: '20 starts; workspace rw, repository ro, empty HOME, no network' },
+      { name: 'building the bwrap command line (buildSandbox)', median: median(buildTimes), unit: 'ms', note: '200 builds; path checks only' },
+    ];
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+}
