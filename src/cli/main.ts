@@ -17,6 +17,7 @@ import { EventLog, OUTCOMES, type LoggedEvent } from '../host/log';
 import { Session } from '../host/session';
 import { mayCallTool } from '../policy/decide';
 import { err, out, setMask } from './output';
+import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
 import { doctorText, fullBlockText, listText, policyText, reportJson, serverJson, serverText } from './render';
 
 /** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
@@ -117,7 +118,11 @@ export async function main(argv: string[]): Promise<number> {
     if (report.escapeHatch) log.write({ kind: 'gate.escape-hatch', project: report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
     const found = findServer(report, name, o.source);
     if (!found.ok) throw new GateRefusal(found.message);
-    const session = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli' }, [found.server]);
+    serversMayStart();
+    const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli' }, [found.server]);
+    // A signal closes the session; closing it normally unregisters it.
+    const untrack = trackSession(started);
+    const session = Object.assign(started, { close: () => Session.prototype.close.call(started).finally(untrack) });
     for (const n of session.notes) err(n);
     return { report, policy, session, server: found.server };
   };
@@ -197,7 +202,7 @@ export async function main(argv: string[]): Promise<number> {
             return 1;
           }
         }
-        const r = await recordDecision(input, name, o.source, 'approved', s.pinned.digest);
+        const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest));
         log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest });
         out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
         return 0;
@@ -270,13 +275,13 @@ export async function main(argv: string[]): Promise<number> {
       case 'remove': {
         const name = needName(command);
         const report = evaluateGate(input);
-        const msg = await editServer(report, gateConfigPath(machine), name, command, o.source);
+        const msg = await finishBeforeStopping(editServer(report, gateConfigPath(machine), name, command, o.source));
         out(msg);
         return 0;
       }
       case 'reject': {
         const name = needName('reject');
-        const r = await recordDecision(input, name, o.source, 'rejected');
+        const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'rejected'));
         log.write({ kind: 'gate.reject', server: r.server.name, source: r.server.source, digest: r.server.pinned?.digest });
         out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
         return 0;
@@ -284,7 +289,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'reset': {
         if (o.all && rest.length) throw new UsageError('mcp-gate reset takes a server name or --all, not both');
         if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
-        const removed = await resetDecisions(input, o.all ? undefined : rest[0], o.source);
+        const removed = await finishBeforeStopping(resetDecisions(input, o.all ? undefined : rest[0], o.source));
         if (removed.length === 0) out('nothing to reset: no decision was recorded');
         for (const r of removed) log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
         if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
@@ -312,6 +317,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  installSignalHandlers();
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
