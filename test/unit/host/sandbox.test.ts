@@ -76,6 +76,8 @@ interface Stage {
 }
 
 let listener: net.Server;
+let abstractListener: net.Server;
+const ABSTRACT = `mcp-gate-sandbox-test-${process.pid}`;
 let port = 0;
 let available: SandboxProbe;
 
@@ -117,6 +119,7 @@ function stage(): Stage {
         FIXTURE_EXTRA_WRITE: path.join(writable, 'out.txt'),
         FIXTURE_CACHE_WRITE: path.join(cache, 'entry'),
         FIXTURE_PORT: String(port),
+        FIXTURE_ABSTRACT: ABSTRACT,
       },
     },
     workspace,
@@ -167,10 +170,13 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     listener = net.createServer((sock) => sock.end('hello from the host'));
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
     port = (listener.address() as net.AddressInfo).port;
+    abstractListener = net.createServer((sock) => sock.end('hello over an abstract socket'));
+    await new Promise<void>((r) => abstractListener.listen(`\0${ABSTRACT}`, r));
   });
 
   after(() => {
     listener?.close();
+    abstractListener?.close();
     cleanupTemp();
   });
 
@@ -201,6 +207,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       for (const hidden of ['home', 'root', 'run', 'var', 'sys', 'mnt', 'srv', 'media', 'work']) assert.ok(!r.listRoot.value!.split(',').includes(hidden), `/${hidden} is visible: ${r.listRoot.value}`);
       assert.deepEqual(r.rootHome, { ok: false, code: 'ENOENT' });
       assert.equal(r.connect.ok, false, `reached the host's 127.0.0.1 without network: ${JSON.stringify(r.connect)}`);
+      assert.equal(r.connectAbstract.ok, false, `reached the host's abstract socket without network: ${JSON.stringify(r.connectAbstract)}`);
       assert.deepEqual(r.writeWorkspace, { ok: true });
       assert.equal(fs.readFileSync(path.join(s.workspace, 'written.txt'), 'utf8'), 'written inside');
       // The overlay shows the copy's bytes, and no way of changing it works.
@@ -228,12 +235,13 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     }
   });
 
-  it("with network: true the host's network namespace is shared, so the host's 127.0.0.1 IS reachable", async () => {
+  it("with network: true the host's network namespace is shared, so the host's 127.0.0.1 and abstract Unix sockets ARE reachable", async () => {
     const s = stage();
     const child = start(s, true);
     try {
       const r = await result(s, child);
       assert.deepEqual(r.connect, { ok: true, value: 'hello from the host' });
+      assert.deepEqual(r.connectAbstract, { ok: true, value: 'hello over an abstract socket' }, 'abstract Unix sockets come with the network namespace');
       assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
       process.kill(child.pid!, 'SIGKILL');
       await noneLeft(s.marker);
