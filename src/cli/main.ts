@@ -16,6 +16,7 @@ import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { EventLog, OUTCOMES, type LoggedEvent } from '../host/log';
 import { Session } from '../host/session';
 import { mayCallTool } from '../policy/decide';
+import { serverIdentity } from '../host/identity';
 import { err, out, setMask } from './output';
 import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
 import { doctorText, fullBlockText, listText, policyText, reportJson, serverJson, serverText } from './render';
@@ -33,7 +34,9 @@ commands:
   reset <server> | --all         return a server (or every server of the project) to pending
   enable|disable|remove <server> edit a server in MCP Gate's own configuration (others: names the file to edit)
   doctor [--json]                what is declared, imported, unreadable, blocked, and what needs review
-  explain <action>               the decision for an action, the rule that made it, the rule that would permit it
+  explain <action> [--scope user|repository]   the decision for an action, the rule that made it, the rule that
+                                 would permit it; for your user-scope servers (default) or for the repository
+                                 servers of --project (rules whose "project" is that folder or "*")
   tools <server>                 start the server through the gate and list its tools with what the policy says
   call <server> <tool> [--args JSON]   call one tool through the gate (ask = refusal here)
   log [--server S] [--outcome O] [--json]   the exchange log, oldest first
@@ -82,6 +85,7 @@ export async function main(argv: string[]): Promise<number> {
         args: { type: 'string' },
         server: { type: 'string' },
         outcome: { type: 'string' },
+        scope: { type: 'string' },
       },
     });
   } catch (e) {
@@ -166,8 +170,16 @@ export async function main(argv: string[]): Promise<number> {
           out(`action: ${rest[0]}\ndecision: deny`);
           return 1;
         }
-        const lines = explain(rest[0], policy.rules);
+        const scope = o.scope ?? 'user';
+        if (scope !== 'user' && scope !== 'repository') throw new UsageError(`--scope must be user or repository, not ${JSON.stringify(scope)}`);
+        const server = /^mcp\.([^.]+)\./.exec(rest[0])?.[1] ?? '*';
+        const who = serverIdentity({ name: server, gated: scope === 'repository' }, report.project);
+        const lines = explain(rest[0], policy.rules, who);
         out(lines.join('\n'));
+        out(scope === 'user'
+          ? 'as seen by: your user-scope servers (rules without "project"; --scope repository for the servers of a repository)'
+          : `as seen by: the repository servers of ${report.project} (rules whose "project" is this folder or "*")`);
+        for (const n of policy.notes) out(`note: ${n}`);
         out(`rules from: ${policy.file} (user scope; a repository cannot grant)`);
         return lines[1] === 'decision: allow' ? 0 : 1;
       }
@@ -178,7 +190,7 @@ export async function main(argv: string[]): Promise<number> {
         const found = findServer(report, name, o.source);
         if (!found.ok) throw new GateRefusal(found.message);
         if (o.json) out(JSON.stringify(serverJson(found.server), null, 2));
-        else out(serverText(found.server));
+        else out(serverText(found.server, { project: report.project, policy: policyOf(report) }));
         return report.fullBlock.length ? 1 : 0;
       }
       case 'approve': {
@@ -190,7 +202,7 @@ export async function main(argv: string[]): Promise<number> {
         const s = found.server;
         if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
         if (s.state === 'blocked' || !s.pinned) throw new GateRefusal(`"${s.name}" is blocked: ${s.reason}`);
-        out(serverText(s));
+        out(serverText(s, { project: report.project, policy: policyOf(report) }));
         if (s.state === 'approved' && !s.viaEscapeHatch) {
           out(`"${s.name}" is already approved with this exact definition.`);
           return 0;
@@ -209,18 +221,19 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'tools': {
         const name = needName('tools');
-        const { policy, session, server } = await startSession(name);
+        const { report, policy, session, server } = await startSession(name);
+        const who = serverIdentity(server, report.project);
         try {
           if (!session.servers().includes(server.name)) return 1;
           const host = server.definition?.type === 'http' ? new URL(server.definition.url!).hostname.replace(/^\[|\]$/g, '') : undefined;
           const tools = session.tools();
           if (o.json) {
-            out(JSON.stringify(tools.map((t) => ({ ...t, policy: mayCallTool(server.name, host, t.name, policy.rules).decision })), null, 2));
+            out(JSON.stringify(tools.map((t) => ({ ...t, policy: mayCallTool(who, host, t.name, policy.rules).decision })), null, 2));
             return 0;
           }
           out(`${tools.length} tool${tools.length === 1 ? '' : 's'} from ${server.name} (${server.source})${host ? ` at ${host}` : ''}:`);
           for (const t of tools) {
-            const v = mayCallTool(server.name, host, t.name, policy.rules);
+            const v = mayCallTool(who, host, t.name, policy.rules);
             out(`  ${t.name.padEnd(28)} [${v.decision}]  ${escapeText(t.description.split('\n')[0] ?? '')}`);
           }
           out('calling a tool needs an allow rule for it: mcp-gate explain mcp.<server>.tool.<name>');

@@ -3,7 +3,10 @@
 import { escapeText, quote, renderValue } from '../trust/escape';
 import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
 import type { GateReport, ServerReport } from '../trust/gate';
-import type { UserPolicy } from '../policy/user-policy';
+import { grantsFor, type UserPolicy } from '../policy/user-policy';
+import { formatOrigin } from '../policy/names';
+import { ruleText } from '../policy/rules';
+import { serverIdentity } from '../host/identity';
 
 export function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -58,8 +61,58 @@ function diffText(diff: DefinitionDiff): string {
   return lines.join('\n');
 }
 
-/** Everything a person needs to decide about one server. Nothing is truncated; hidden characters are escaped. */
-export function serverText(s: ServerReport): string {
+/** Where the grants preview looks: the report's project (a real path) and the user's policy. */
+export interface GrantsContext {
+  project: string;
+  policy: UserPolicy;
+}
+
+/**
+ * "grants that would apply": every rule, secret (name and where it is bound, never a value) and local-development
+ * exception of the user's policy that this server would get, each with its file:line; "none" when none. Entries
+ * that name the server but are for another scope or project are listed as not applying.
+ */
+export function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
+  const who = serverIdentity(s, ctx.project);
+  let host: string | undefined;
+  if (s.definition?.type === 'http') {
+    try {
+      host = new URL(s.definition.url!).hostname.replace(/^\[|\]$/g, '');
+    } catch {
+      host = undefined;
+    }
+  }
+  const g = grantsFor(who, ctx.policy, host);
+  const L: string[] = [];
+  const as = who.scope === 'user' ? `your user-scope server ${quote(s.name)}` : `a repository server of ${escapeText(who.project)}`;
+  const count = g.rules.length + g.secrets.length + (g.exception ? 1 : 0);
+  L.push(`  grants that would apply (to ${as}, from your user policy ${escapeText(ctx.policy.file)}):${count ? '' : ' none'}`);
+  for (const r of g.rules) L.push(`    rule      ${escapeText(ruleText(r))}  ${escapeText(formatOrigin(r.origin))} (rules[${r.index}])`);
+  for (const e of g.secrets) {
+    const where = e.bind === 'header' ? `header ${e.as ?? 'Authorization'}${e.as === undefined ? ' (Bearer)' : ''}` : `env ${e.as ?? e.name}`;
+    L.push(`    secret    ${e.name} → ${where}, needs secret.use.${e.name}  ${escapeText(formatOrigin(e.origin))} (secrets[${e.index}])`);
+  }
+  if (g.exception) {
+    const x = g.exception;
+    const what = [x.allowLoopback ? 'allowLoopback' : '', x.allowPrivate ? 'allowPrivate' : ''].filter(Boolean).join(', ') || 'nothing switched on';
+    L.push(`    exception local development: ${what}  ${escapeText(formatOrigin(x.origin))} (localExceptions[${x.index}])`);
+  }
+  for (const n of g.notApplying) {
+    const why = n.qualifier === undefined ? 'it has no "project", so it is for your user-scope servers only' : `its "project" ${quote(n.qualifier)} is not this server's`;
+    L.push(`    not applying: ${escapeText(n.what)}  ${escapeText(formatOrigin(n.origin))}: ${why}`);
+  }
+  if (count === 0 && who.scope === 'repository') {
+    L.push(`    (rules, secrets and exceptions without "project" are for your user-scope servers; one with "project": ${quote(who.project)} grants this server)`);
+  }
+  if (ctx.policy.problems.length) L.push(`    your policy has ${ctx.policy.problems.length} invalid item(s), so nothing is allowed until they are fixed (mcp-gate doctor)`);
+  return L;
+}
+
+/**
+ * Everything a person needs to decide about one server, with the grants that would apply to it. Nothing is
+ * truncated; hidden characters are escaped.
+ */
+export function serverText(s: ServerReport, grants?: GrantsContext): string {
   const lines: string[] = [];
   lines.push(`server ${quote(s.name)}`);
   lines.push(`  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`);
@@ -95,6 +148,8 @@ export function serverText(s: ServerReport): string {
     }
     if (d.instructions) lines.push(`    ~ instructions:\n          - ${renderValue(d.instructions.before ?? '', '            ')}\n          + ${renderValue(d.instructions.after ?? '', '            ')}`);
   }
+  if (grants) lines.push(...grantsText(s, grants));
+  else lines.push('  grants that would apply: not computed here (`mcp-gate get` shows them)');
   return lines.join('\n');
 }
 
@@ -178,8 +233,9 @@ export function policyText(policy: UserPolicy, valueSet: (name: string) => boole
   L.push(`  file     ${escapeText(policy.file)}`);
   L.push(`  rules    ${policy.rules.length}${policy.rules.length === 0 ? ' (no rule: everything is denied)' : ''}`);
   for (const e of policy.secrets) {
-    L.push(`  secret   ${e.name} → ${e.to} as ${e.bind}${e.as ? ` ${e.as}` : ''}: ${valueSet(e.name) ? 'value set' : `no value (set ${envPrefix}${e.name})`}`);
+    L.push(`  secret   ${e.name} → ${e.to} as ${e.bind}${e.as ? ` ${e.as}` : ''}${e.project !== undefined ? ` for project ${quote(e.project)}` : ''}: ${valueSet(e.name) ? 'value set' : `no value (set ${envPrefix}${e.name})`}`);
   }
+  for (const n of policy.notes) L.push(`  NOTE     ${escapeText(n)}`);
   if (policy.problems.length) {
     L.push(`  INVALID: every action is denied until these are fixed:`);
     for (const p of policy.problems) L.push(`    ${escapeText(p)}`);

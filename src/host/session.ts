@@ -10,13 +10,14 @@ import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelconte
 import { mayCallTool, mayDiscover, resolve, type Asker, type Verdict } from '../policy/decide';
 import { defaultMasker, type Masker } from '../policy/mask';
 import { bindSecrets, type SecretSource } from '../policy/secrets';
-import type { UserPolicy } from '../policy/user-policy';
+import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
 import { canonicalJson, sha256 } from '../trust/digest';
 import { observeTools } from '../trust/decisions';
 import type { GateReport, ServerReport } from '../trust/gate';
 import type { PinnedTools } from '../trust/store';
 import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
+import { serverIdentity } from './identity';
 import type { Resolver } from './resolve';
 import { minimalEnv, StdioTransport } from './stdio';
 import { stripHidden, stripHiddenDeep } from './untrusted';
@@ -145,7 +146,7 @@ export class Session {
   decisionFor(serverName: string, tool: string): Verdict['decision'] {
     const conn = this.connections.get(serverName);
     if (!conn) return 'deny';
-    return mayCallTool(serverName, conn.host, tool, this.policy.rules).decision;
+    return mayCallTool(serverIdentity(conn.server, this.o.report.project), conn.host, tool, this.policy.rules).decision;
   }
 
   /** The server's instructions, cleaned of hidden characters. */
@@ -235,17 +236,17 @@ export class Session {
         throw new DroppedError(`its url ${JSON.stringify(def.url)} is not a URL`);
       }
       const host = url.hostname.replace(/^\[|\]$/g, '');
-      const exception = this.policy.localExceptions.get(server.name);
+      const exception = localExceptionFor(this.policy, serverIdentity(server, project));
       if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exception?.allowLoopback)) {
         throw new DroppedError(`its url is ${url.protocol.replace(':', '')}, and only https is allowed (plain http only to loopback under a local-development exception)`);
       }
       if (url.username || url.password) throw new DroppedError('its url carries a user name or password; bind credentials through the secrets block');
-      const verdict = await resolve(mayDiscover(server.name, host, rules), this.o.asker);
+      const verdict = await resolve(mayDiscover(serverIdentity(server, project), host, rules), this.o.asker);
       if (verdict.decision !== 'allow') {
         this.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
         throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
       }
-      const bound = await bindSecrets({ name: server.name, host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+      const bound = await bindSecrets({ ...serverIdentity(server, project), host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
       if (bound.drop) throw new DroppedError(bound.reason);
       for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
       const declared = Object.entries(def.headers).map(([k, v]) => [k, substitute(v, project)] as const);
@@ -297,7 +298,7 @@ export class Session {
     }
 
     // stdio
-    const bound = await bindSecrets({ name: server.name }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+    const bound = await bindSecrets(serverIdentity(server, project), this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
     if (bound.drop) throw new DroppedError(bound.reason);
     for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
     const args = def.args.map((a) => substitute(a, project));
@@ -393,7 +394,7 @@ export class Session {
       this.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: msg });
       return { ok: false, outcome: 'refused_by_policy', error: msg };
     }
-    const verdict: Verdict = mayCallTool(serverName, conn.host, tool, this.policy.rules);
+    const verdict: Verdict = mayCallTool(serverIdentity(conn.server, this.o.report.project), conn.host, tool, this.policy.rules);
     const decided = await resolve(verdict, this.o.asker);
     if (decided.decision !== 'allow') {
       this.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason });

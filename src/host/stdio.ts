@@ -79,9 +79,15 @@ export async function killTree(pid: number, graceMs = 1500): Promise<void> {
   const alive = () => tree.filter((p) => {
     try {
       process.kill(p, 0);
-      return true;
     } catch {
       return false;
+    }
+    // A zombie has ended; only its parent (or this machine's init) has yet to reap it.
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    } catch {
+      return true;
     }
   });
   while (Date.now() < deadline && alive().length) await new Promise((r) => setTimeout(r, 50));

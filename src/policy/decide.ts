@@ -1,8 +1,11 @@
 // Policy evaluation: which rule decides an action (most specific wins; on a tie deny > ask
 // > allow; no rule is deny), how `ask` is resolved by a person or becomes a refusal, the
-// two-step host/tool checks for MCP servers, and the text `mcp-gate explain` prints.
+// two-step host/tool checks for MCP servers, and the text `mcp-gate explain` prints. Checks about one server
+// see only the rules meant for it (see identity.ts): no "project" for a user-scope server, its project's for a
+// repository server.
 
 import { hostAction } from './host';
+import { appliesTo, describeIdentity, describeQualifier, type ServerIdentity } from './identity';
 import { formatOrigin, quote } from './names';
 import {
   ActionError,
@@ -82,22 +85,34 @@ interface Evaluation {
   verdict: Verdict;
   /** Every matching rule, most specific and strongest first. */
   matches: Rule[];
+  /** Rules that match the action but are for other servers (another scope or project). */
+  ignored: Rule[];
 }
 
-function allowFor(action: string): RuleText {
-  return { action, decision: 'allow' };
+/** The narrowest rule that permits `action` for `who`: a repository server's carries its project's real path. */
+function allowFor(action: string, who?: ServerIdentity): RuleText {
+  return who?.scope === 'repository' ? { action, decision: 'allow', project: who.project } : { action, decision: 'allow' };
 }
 
-function evaluate(action: string, rules: readonly Rule[]): Evaluation {
+/** ` (the rule … matches this action, but having no "project", it applies only to …)` for each ignored rule. */
+function ignoredNote(ignored: readonly Rule[], who: ServerIdentity | undefined): string {
+  if (!who || ignored.length === 0) return '';
+  const shown = ignored.slice(0, 3).map((r) => `${ruleRef(r)} matches it, but ${describeQualifier(r, who)}`);
+  const more = ignored.length > shown.length ? `; and ${ignored.length - shown.length} more such rule(s)` : '';
+  return ` Not applying to ${describeIdentity(who)}: ${shown.join('; ')}${more}.`;
+}
+
+function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity): Evaluation {
   let target: Pattern;
   try {
     target = parseAction(action);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { verdict: { decision: 'deny', action: String(action), reason: `${quote(action)} is denied: it is not a valid action (${why}).` }, matches: [] };
+    return { verdict: { decision: 'deny', action: String(action), reason: `${quote(action)} is denied: it is not a valid action (${why}).` }, matches: [], ignored: [] };
   }
   const normal = target.text;
   const ranked: { rule: Rule; spec: number }[] = [];
+  const ignored: Rule[] = [];
   for (const rule of rules) {
     let p: Pattern;
     try {
@@ -109,22 +124,27 @@ function evaluate(action: string, rules: readonly Rule[]): Evaluation {
       return {
         verdict: { decision: 'deny', action: normal, reason: `${normal} is denied: the rule ${quote(rule)}${where} is not valid (${why}), and a rule list holding an invalid rule decides nothing.` },
         matches: [],
+        ignored: [],
       };
     }
-    if (patternMatches(p, target.segments)) ranked.push({ rule, spec: specificity(p) });
+    if (!patternMatches(p, target.segments)) continue;
+    if (who !== undefined && !appliesTo(rule, who)) ignored.push(rule);
+    else ranked.push({ rule, spec: specificity(p) });
   }
   ranked.sort((a, b) => b.spec - a.spec || STRENGTH[b.rule.decision] - STRENGTH[a.rule.decision] || a.rule.index - b.rule.index);
   const matches = ranked.map((r) => r.rule);
-  const permit = allowFor(normal);
+  const permit = allowFor(normal, who);
+  const forWhom = who?.scope === 'repository' ? ` for ${describeIdentity(who)}` : '';
   if (ranked.length === 0) {
     return {
       verdict: {
         decision: 'deny',
         action: normal,
         permittedBy: permit,
-        reason: `${normal} is denied: no rule matches it, and no rule means deny; the rule ${ruleText(permit)} would permit it.`,
+        reason: `${normal} is denied${forWhom}: no rule matches it, and no rule means deny; the rule ${ruleText(permit)} would permit it.${ignoredNote(ignored, who)}`,
       },
       matches,
+      ignored,
     };
   }
   const winner = ranked[0].rule;
@@ -140,9 +160,9 @@ function evaluate(action: string, rules: readonly Rule[]): Evaluation {
         ? `changing that rule to ${ruleText(permit)} would permit it`
         : `changing the ${exactBlocking} rules for exactly this action to ${ruleText(permit)} would permit it`;
     const says = winner.decision === 'deny' ? 'is denied by' : 'needs an answer: it is asked by';
-    verdict = { decision: winner.decision, action: normal, rule: winner, permittedBy: permit, reason: `${normal} ${says} ${ruleRef(winner)}; ${fix}.` };
+    verdict = { decision: winner.decision, action: normal, rule: winner, permittedBy: permit, reason: `${normal} ${says} ${ruleRef(winner)}; ${fix}.${ignoredNote(ignored, who)}` };
   }
-  return { verdict, matches };
+  return { verdict, matches, ignored };
 }
 
 /**
@@ -155,6 +175,15 @@ function evaluate(action: string, rules: readonly Rule[]): Evaluation {
  */
 export function decide(action: string, rules: readonly Rule[]): Verdict {
   return evaluate(action, rules).verdict;
+}
+
+/**
+ * {@link decide} for an action about one server: only the rules meant for `who` take part (no "project" for a
+ * user-scope server; its project's folder or `*` for a repository server), the rule that would permit it carries
+ * the repository server's project, and a refusal names the rules that matched but are for other servers.
+ */
+export function decideFor(who: ServerIdentity, action: string, rules: readonly Rule[]): Verdict {
+  return evaluate(action, rules, who).verdict;
 }
 
 function refuseAsk(v: Verdict, why: string): Resolved {
@@ -214,7 +243,8 @@ export async function resolve(verdict: Verdict, asker?: Asker): Promise<Resolved
   return { ...last, steps: done, ...(remember.length ? { remember } : {}) };
 }
 
-function hostVerdict(server: string, host: string, rules: readonly Rule[]): Verdict {
+function hostVerdict(who: ServerIdentity, host: string, rules: readonly Rule[]): Verdict {
+  const server = who.name;
   let action: string;
   try {
     action = hostAction(server, host);
@@ -222,7 +252,7 @@ function hostVerdict(server: string, host: string, rules: readonly Rule[]): Verd
     const why = e instanceof Error ? e.message : String(e);
     return { decision: 'deny', action: `mcp.${server}.host.${host}`, reason: `server ${quote(server)} may not reach ${quote(host)}: ${why}.` };
   }
-  return decide(action, rules);
+  return decideFor(who, action, rules);
 }
 
 /**
@@ -230,7 +260,7 @@ function hostVerdict(server: string, host: string, rules: readonly Rule[]): Verd
  * (`mcp.<server>.host.<reversed host>`) to allow. Returns that verdict
  * (possibly `ask`; pass it to {@link resolve}).
  */
-export function mayDiscover(server: string, host: string, rules: readonly Rule[]): Verdict {
+export function mayDiscover(server: ServerIdentity, host: string, rules: readonly Rule[]): Verdict {
   return hostVerdict(server, host, rules);
 }
 
@@ -242,9 +272,10 @@ export function mayDiscover(server: string, host: string, rules: readonly Rule[]
  * carries every step in `steps` so {@link resolve} can ask each in turn.
  * An "allow once" answer holds for this request only.
  */
-export function mayCallTool(server: string, host: string | undefined, tool: string, rules: readonly Rule[]): Verdict {
+export function mayCallTool(who: ServerIdentity, host: string | undefined, tool: string, rules: readonly Rule[]): Verdict {
+  const server = who.name;
   const steps: Verdict[] = [];
-  if (host !== undefined) steps.push(hostVerdict(server, host, rules));
+  if (host !== undefined) steps.push(hostVerdict(who, host, rules));
   let action: string | undefined;
   try {
     action = toolAction(server, tool);
@@ -252,7 +283,7 @@ export function mayCallTool(server: string, host: string | undefined, tool: stri
     const why = e instanceof Error ? e.message : String(e);
     steps.push({ decision: 'deny', action: `mcp.${server}.tool.${tool}`, reason: `the tool ${quote(tool)} of server ${quote(server)} may not be called: ${why}.` });
   }
-  if (action !== undefined) steps.push(decide(action, rules));
+  if (action !== undefined) steps.push(decideFor(who, action, rules));
   const pick = steps.find((s) => s.decision === 'deny') ?? steps.find((s) => s.decision === 'ask') ?? steps[steps.length - 1];
   return { ...pick, steps };
 }
@@ -260,10 +291,11 @@ export function mayCallTool(server: string, host: string | undefined, tool: stri
 /**
  * The text `mcp-gate explain <action>` prints: the action, the decision, the
  * deciding rule and where it lives, the rule that would permit it, other rules
- * that match but lost, and the reason.
+ * that match but lost, rules that match but are for other servers (with `who`),
+ * and the reason.
  */
-export function explain(action: string, rules: readonly Rule[]): string[] {
-  const { verdict, matches } = evaluate(action, rules);
+export function explain(action: string, rules: readonly Rule[], who?: ServerIdentity): string[] {
+  const { verdict, matches, ignored } = evaluate(action, rules, who);
   const lines = [`action: ${verdict.action}`, `decision: ${verdict.decision}`];
   if (verdict.rule) {
     const written = verdict.rule.written !== undefined ? ` (written ${quote(verdict.rule.written)})` : '';
@@ -278,6 +310,9 @@ export function explain(action: string, rules: readonly Rule[]): string[] {
   for (const other of matches) {
     if (other === verdict.rule) continue;
     lines.push(`also matches: ${ruleText(other)} from ${formatOrigin(other.origin)} (rules[${other.index}]), not deciding`);
+  }
+  for (const other of ignored) {
+    lines.push(`not applying: ${ruleText(other)} from ${formatOrigin(other.origin)} (rules[${other.index}]): ${describeQualifier(other, who!)}`);
   }
   lines.push(`reason: ${verdict.reason}`);
   return lines;

@@ -15,6 +15,7 @@ import {
   splitSegments,
   walkItems,
 } from './names';
+import { projectProblem, type ProjectQualified } from './identity';
 
 /** What a rule says about an action. */
 export type Decision = 'allow' | 'ask' | 'deny';
@@ -22,14 +23,18 @@ export type Decision = 'allow' | 'ask' | 'deny';
 /** The three decisions, strongest last. */
 export const DECISIONS: readonly Decision[] = ['allow', 'ask', 'deny'];
 
-/** A rule as it is written in a configuration: exactly these two keys. */
+/**
+ * A rule as it is written in a configuration: `action` and `decision`, and `project` when it is for the
+ * repository servers of one project (a folder) or of any project (`*`) rather than for your user-scope servers.
+ */
 export interface RuleText {
   readonly action: string;
   readonly decision: Decision;
+  readonly project?: string;
 }
 
 /** A validated rule, with the place it came from. */
-export interface Rule extends RuleText {
+export interface Rule extends RuleText, ProjectQualified {
   /** The action in normal form (host part lower-cased, punycode, IPs normalised). */
   readonly action: string;
   /** The action exactly as written, when it differs from `action`. */
@@ -211,7 +216,7 @@ export function specificity(pattern: Pattern): number {
 
 /** A rule written as JSON, the way a user would put it in a file. */
 export function ruleText(rule: RuleText): string {
-  return JSON.stringify({ action: rule.action, decision: rule.decision });
+  return JSON.stringify({ action: rule.action, decision: rule.decision, ...(rule.project !== undefined ? { project: rule.project } : {}) });
 }
 
 /** The result of {@link parseRules}: every input is either a rule or an error. */
@@ -220,7 +225,7 @@ export interface ParsedRules {
   readonly errors: RuleError[];
 }
 
-const RULE_KEYS = new Set(['action', 'decision']);
+const RULE_KEYS = new Set(['action', 'decision', 'project']);
 
 /**
  * Validate raw rule values (e.g. parsed JSON) from one source. Every item ends
@@ -233,12 +238,17 @@ const RULE_KEYS = new Set(['action', 'decision']);
  */
 export function parseRules(raw: unknown, origin: Origin | ((index: number) => Origin)): ParsedRules {
   const rules: Rule[] = [];
-  const errors = walkItems(raw, origin, { list: 'rules', item: 'a rule is an object {"action": …, "decision": "allow" | "ask" | "deny"}' },
+  const errors = walkItems(raw, origin, { list: 'rules', item: 'a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*"}' },
     (o, i, text, reason) => new RuleError(o, i, text, reason), (obj, where, index, fail) => {
     const problems: string[] = [];
     const unknown = Object.keys(obj).filter((k) => !RULE_KEYS.has(k));
     if (unknown.length > 0) {
-      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => quote(k)).join(', ')}; a rule has only "action" and "decision"`);
+      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => quote(k)).join(', ')}; a rule has only "action", "decision" and "project"`);
+    }
+    const hasProject = Object.prototype.hasOwnProperty.call(obj, 'project');
+    if (hasProject) {
+      const p = projectProblem(obj.project);
+      if (p !== undefined) problems.push(p);
     }
     const hasAction = Object.prototype.hasOwnProperty.call(obj, 'action');
     const hasDecision = Object.prototype.hasOwnProperty.call(obj, 'decision');
@@ -268,6 +278,7 @@ export function parseRules(raw: unknown, origin: Origin | ((index: number) => Or
       origin: where,
       index,
       ...(pattern.text !== obj.action ? { written: obj.action as string } : {}),
+      ...(hasProject ? { project: obj.project as string } : {}),
     };
     rules.push(rule);
   });

@@ -1,10 +1,12 @@
-// The secrets block: validating entries {name, to, bind, as?}, and for one server deciding
-// which entries apply, checking secret.use.<NAME>, reading each value once and turning the
-// values into request headers (remote) or environment variables (local), or dropping the server.
+// The secrets block: validating entries {name, to, bind, as?, project?}, and for one server deciding
+// which entries apply (by name, host and scope: an entry without "project" goes to your user-scope servers
+// only), checking secret.use.<NAME>, reading each value once and turning the values into request headers
+// (remote) or environment variables (local), or dropping the server.
 
-import { decide, resolve } from './decide';
+import { decideFor, resolve } from './decide';
 import type { Asker } from './decide';
 import { hostAction } from './host';
+import { appliesTo, projectProblem, type ProjectQualified, type ServerIdentity } from './identity';
 import { defaultMasker, Masker } from './mask';
 import { formatOrigin, Origin, quote, SECRET_NAME_RE, walkItems } from './names';
 import { ActionError, networkAction, parsePattern, Pattern, patternMatches, Rule, RuleText, secretAction } from './rules';
@@ -12,8 +14,8 @@ import { ActionError, networkAction, parsePattern, Pattern, patternMatches, Rule
 /** How a secret reaches a server: a request header (remote) or an environment variable (local). */
 export type Bind = 'header' | 'env';
 
-/** A validated secrets entry. */
-export interface SecretEntry {
+/** A validated secrets entry. `project` (as for rules): absent = your user-scope servers only. */
+export interface SecretEntry extends ProjectQualified {
   /** The secret's name, `[A-Z_][A-Z0-9_]*`; its rule is `secret.use.<name>`. */
   readonly name: string;
   /** Which servers it goes to, in rule-action syntax, normal form (`mcp.*`, `mcp.<server>.*`, `mcp.<server>.host.…`). */
@@ -51,7 +53,7 @@ export interface ParsedSecrets {
   readonly errors: SecretError[];
 }
 
-const ENTRY_KEYS = new Set(['name', 'to', 'bind', 'as']);
+const ENTRY_KEYS = new Set(['name', 'to', 'bind', 'as', 'project']);
 // RFC 9110 token.
 const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -117,7 +119,11 @@ export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => 
     const problems: string[] = [];
     const unknown = Object.keys(obj).filter((k) => !ENTRY_KEYS.has(k));
     if (unknown.length > 0) {
-      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => quote(k)).join(', ')}; an entry has only "name", "to", "bind" and "as"`);
+      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => quote(k)).join(', ')}; an entry has only "name", "to", "bind", "as" and "project"`);
+    }
+    if (has('project')) {
+      const p = projectProblem(obj.project);
+      if (p !== undefined) problems.push(p);
     }
     if (!has('name')) problems.push('"name" is missing');
     else if (typeof obj.name !== 'string' || !SECRET_NAME_RE.test(obj.name)) {
@@ -154,6 +160,7 @@ export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => 
       to: pattern.text,
       bind,
       ...(typeof obj.as === 'string' ? { as: obj.as } : {}),
+      ...(has('project') ? { project: obj.project as string } : {}),
       origin: where,
       index,
     });
@@ -161,11 +168,8 @@ export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => 
   return { entries, errors };
 }
 
-/** A server secrets may go to: remote when `host` is given (the URL's host), local otherwise. */
-export interface ServerRef {
-  readonly name: string;
-  readonly host?: string;
-}
+/** A server secrets may go to (name, scope, project): remote when `host` is given (the URL's host), local otherwise. */
+export type ServerRef = ServerIdentity & { readonly host?: string };
 
 /** Reads a secret's value (SecretStorage in the extension, `MCP_GATE_SECRET_<NAME>` in the CLI). */
 export type SecretSource = (name: string) => Promise<string | undefined>;
@@ -212,12 +216,14 @@ export function serverSecretAction(server: ServerRef): string {
 }
 
 /**
- * Does `entry` apply to `server`? Header entries apply only to remote servers,
+ * Does `entry` apply to `server`? Its "project" must be for the server (absent: user-scope servers only; see
+ * identity.ts). Header entries apply only to remote servers,
  * env entries only to local ones, and `to` must match
  * {@link serverSecretAction}: e.g. `mcp.notion.*`, `mcp.notion.host.com.notion.*`
  * or `mcp.*` for notion at mcp.notion.com.
  */
 export function secretApplies(entry: SecretEntry, server: ServerRef): boolean {
+  if (!appliesTo(entry, server)) return false;
   if ((entry.bind === 'header') !== (server.host !== undefined)) return false;
   let own: string;
   try {
@@ -299,7 +305,7 @@ export async function bindSecrets(server: ServerRef, entries: readonly SecretEnt
   // 2. policy, before reading anything
   const remember: RuleText[] = [];
   for (const name of names) {
-    const verdict = await resolve(decide(secretAction(name), options.rules), options.asker);
+    const verdict = await resolve(decideFor(server, secretAction(name), options.rules), options.asker);
     if (verdict.remember) remember.push(...verdict.remember);
     if (verdict.decision !== 'allow') return drop(`secret ${name} is refused: ${verdict.reason}`);
   }

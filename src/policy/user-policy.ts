@@ -1,11 +1,13 @@
 // The user's policy, read from user scope only (MCP Gate's user configuration file for the CLI; the
-// application-scope settings for the extension): rules and the secrets block, validated, each item with its
-// file and line. Any invalid item makes the whole policy refuse everything, naming the item — a rule that was
-// meant to deny must never be silently dropped.
-import type { Origin } from './names';
-import { parseRules, type Rule } from './rules';
-import { parseSecrets, type SecretEntry } from './secrets';
-import { decide, type Verdict } from './decide';
+// application-scope settings for the extension): rules, the secrets block and local-development exceptions,
+// validated, each item with its file and line, each "project" resolved to a real path. Any invalid item makes the
+// whole policy refuse everything, naming the item — a rule that was meant to deny must never be silently dropped.
+// `grantsFor` lists what would apply to one server (the approve preview).
+import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
+import { formatOrigin, quote, type Origin } from './names';
+import { parsePattern, parseRules, patternMatches, secretAction, type Rule } from './rules';
+import { parseSecrets, secretApplies, type SecretEntry } from './secrets';
+import { decideFor, type Verdict } from './decide';
 
 export interface RawUserPolicy {
   /** The file (or setting group) the blocks were read from. */
@@ -17,70 +19,122 @@ export interface RawUserPolicy {
   lineOf?: (keyPath: string[]) => number;
 }
 
+/** One local-development exception: loopback (and plain http to it) and/or private addresses for one server. */
+export interface LocalException extends ProjectQualified {
+  readonly server: string;
+  readonly allowLoopback: boolean;
+  readonly allowPrivate: boolean;
+  readonly origin: Origin;
+  readonly index: number;
+}
+
 export interface UserPolicy {
   file: string;
   rules: Rule[];
   secrets: SecretEntry[];
-  /** Local-development exceptions by server name: loopback (and plain http to it) and/or private addresses. */
-  localExceptions: Map<string, { allowLoopback: boolean; allowPrivate: boolean }>;
+  /** Local-development exceptions; look one up with {@link localExceptionFor} (never by name alone). */
+  localExceptions: LocalException[];
   /** Every invalid rule or secrets entry, as a message naming file, line, item and why. */
   problems: string[];
+  /** Not errors, but worth saying (doctor, explain): e.g. a "project" naming a folder that does not exist. */
+  notes: string[];
 }
 
-export function loadUserPolicy(raw: RawUserPolicy): UserPolicy {
+export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = systemResolver): UserPolicy {
   const origin = (block: string) => (index: number): Origin => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf([block, String(index)]) } : {}) });
   const rules = raw.rules === undefined ? { rules: [], errors: [] } : parseRules(raw.rules, origin('rules'));
   const secrets = raw.secrets === undefined ? { entries: [], errors: [] } : parseSecrets(raw.secrets, origin('secrets'));
-  const exceptions = parseLocalExceptions(raw);
-  return {
+  const exceptions = parseLocalExceptions(raw, origin('localExceptions'));
+  const policy: UserPolicy = {
     file: raw.file,
-    rules: rules.rules,
-    secrets: secrets.entries,
-    localExceptions: exceptions.map,
+    rules: resolveProjects(rules.rules, resolver),
+    secrets: resolveProjects(secrets.entries, resolver),
+    localExceptions: resolveProjects(exceptions.list, resolver),
     problems: [...rules.errors, ...secrets.errors].map((e) => e.message).concat(exceptions.problems),
+    notes: [],
   };
+  const missing = (what: string, e: ProjectQualified & { origin: Origin; index: number }) => {
+    if (e.projectPath === null) {
+      policy.notes.push(`${formatOrigin(e.origin)}: ${what}[${e.index}] names the project ${quote(e.project)}, which is not an existing folder, so it applies to no server; fix the path or remove the entry`);
+    }
+  };
+  policy.rules.forEach((r) => missing('rules', r));
+  policy.secrets.forEach((e) => missing('secrets', e));
+  policy.localExceptions.forEach((e) => missing('localExceptions', e));
+  return policy;
 }
 
-/** Decides an action under the user's policy; a policy with problems denies everything and says why. */
-export function decideUnder(policy: UserPolicy, action: string): Verdict {
+/** Decides an action about `who` under the user's policy; a policy with problems denies everything and says why. */
+export function decideUnder(policy: UserPolicy, who: ServerIdentity, action: string): Verdict {
   if (policy.problems.length > 0) {
     return { decision: 'deny', action, reason: `your policy in ${policy.file} has ${policy.problems.length} invalid item(s), so nothing is allowed until they are fixed: ${policy.problems.join('; ')}` };
   }
-  return decide(action, policy.rules);
+  return decideFor(who, action, policy.rules);
+}
+
+/** Which exception key a qualifier is: user scope, any project, or one folder (as written, for duplicates). */
+function qualifierKey(e: ProjectQualified): string {
+  return e.project === undefined ? 'user' : e.project === '*' ? '*' : `project:${e.projectPath ?? e.project}`;
 }
 
 /**
- * `localExceptions: [{ "server": "dev", "allowLoopback": true, "allowPrivate": true }]` — each entry names one
- * server; unknown keys, a missing name, a duplicate or a non-boolean switch are errors.
+ * The local-development exception for this server: among the entries that name it and apply to it (see
+ * identity.ts), one for its own project beats `"project": "*"`. Undefined when none applies.
  */
-function parseLocalExceptions(raw: RawUserPolicy): { map: UserPolicy['localExceptions']; problems: string[] } {
-  const map: UserPolicy['localExceptions'] = new Map();
+export function localExceptionFor(policy: Pick<UserPolicy, 'localExceptions'>, who: ServerIdentity): LocalException | undefined {
+  const mine = policy.localExceptions.filter((e) => e.server === who.name && appliesTo(e, who));
+  return mine.find((e) => e.project !== '*') ?? mine[0];
+}
+
+/**
+ * `localExceptions: [{ "server": "dev", "allowLoopback": true, "allowPrivate": true, "project"?: … }]` — each entry
+ * names one server; unknown keys, a missing name, a duplicate (same server and same "project") or a non-boolean
+ * switch are errors.
+ */
+function parseLocalExceptions(raw: RawUserPolicy, originOf: (index: number) => Origin): { list: LocalException[]; problems: string[] } {
+  const list: LocalException[] = [];
   const problems: string[] = [];
-  if (raw.localExceptions === undefined) return { map, problems };
-  const where = (i: number) => `${raw.file}${raw.lineOf ? `:${raw.lineOf(['localExceptions', String(i)])}` : ''}: localExceptions[${i}]`;
-  if (!Array.isArray(raw.localExceptions)) return { map, problems: [`${raw.file}: localExceptions must be a list`] };
+  if (raw.localExceptions === undefined) return { list, problems };
+  const where = (i: number) => `${formatOrigin(originOf(i))}: localExceptions[${i}]`;
+  if (!Array.isArray(raw.localExceptions)) return { list, problems: [`${raw.file}: localExceptions must be a list`] };
+  const seen = new Set<string>();
   raw.localExceptions.forEach((e: unknown, i) => {
-    if (!e || typeof e !== 'object' || Array.isArray(e)) return void problems.push(`${where(i)}: an entry is {"server", "allowLoopback"?, "allowPrivate"?}`);
+    if (!e || typeof e !== 'object' || Array.isArray(e)) return void problems.push(`${where(i)}: an entry is {"server", "allowLoopback"?, "allowPrivate"?, "project"?}`);
     const o = e as Record<string, unknown>;
-    const unknown = Object.keys(o).filter((k) => !['server', 'allowLoopback', 'allowPrivate'].includes(k));
+    const unknown = Object.keys(o).filter((k) => !['server', 'allowLoopback', 'allowPrivate', 'project'].includes(k));
     if (unknown.length) return void problems.push(`${where(i)}: unknown key(s) ${unknown.join(', ')}`);
     if (typeof o.server !== 'string' || !o.server) return void problems.push(`${where(i)}: "server" must name one server`);
     for (const k of ['allowLoopback', 'allowPrivate']) if (o[k] !== undefined && typeof o[k] !== 'boolean') return void problems.push(`${where(i)}: "${k}" must be true or false`);
-    if (map.has(o.server)) return void problems.push(`${where(i)}: a second exception for "${o.server}"`);
-    map.set(o.server, { allowLoopback: o.allowLoopback === true, allowPrivate: o.allowPrivate === true });
+    if (o.project !== undefined) {
+      const p = projectProblem(o.project);
+      if (p !== undefined) return void problems.push(`${where(i)}: ${p}`);
+    }
+    const key = `${o.server}\0${qualifierKey({ project: o.project as string | undefined })}`;
+    if (seen.has(key)) return void problems.push(`${where(i)}: a second exception for "${o.server}"${o.project !== undefined ? ` with "project" ${quote(o.project)}` : ''}`);
+    seen.add(key);
+    list.push({
+      server: o.server, allowLoopback: o.allowLoopback === true, allowPrivate: o.allowPrivate === true,
+      ...(o.project !== undefined ? { project: o.project as string } : {}),
+      origin: originOf(i), index: i,
+    });
   });
-  return { map, problems };
+  return { list, problems };
 }
 
 /** Merges several user layers (the extension's settings and the configuration file) into one policy. */
-export function loadUserPolicies(layers: readonly RawUserPolicy[]): UserPolicy {
-  const loaded = layers.map(loadUserPolicy);
-  const localExceptions: UserPolicy['localExceptions'] = new Map();
+export function loadUserPolicies(layers: readonly RawUserPolicy[], resolver: ProjectResolver = systemResolver): UserPolicy {
+  const loaded = layers.map((l) => loadUserPolicy(l, resolver));
+  const localExceptions: LocalException[] = [];
   const problems = loaded.flatMap((l) => l.problems);
+  const seen = new Set<string>();
   for (const l of loaded) {
-    for (const [k, v] of l.localExceptions) {
-      if (localExceptions.has(k)) problems.push(`${l.file}: a second local-development exception for "${k}"`);
-      else localExceptions.set(k, v);
+    for (const e of l.localExceptions) {
+      const key = `${e.server}\0${qualifierKey(e)}`;
+      if (seen.has(key)) problems.push(`${formatOrigin(e.origin)}: a second local-development exception for "${e.server}"${e.project !== undefined ? ` with "project" ${quote(e.project)}` : ''}`);
+      else {
+        seen.add(key);
+        localExceptions.push(e);
+      }
     }
   }
   return {
@@ -89,5 +143,60 @@ export function loadUserPolicies(layers: readonly RawUserPolicy[]): UserPolicy {
     secrets: loaded.flatMap((l) => l.secrets),
     localExceptions,
     problems,
+    notes: loaded.flatMap((l) => l.notes),
   };
+}
+
+/** What {@link grantsFor} finds for one server. */
+export interface Grants {
+  /** Rules meant for this server whose action is about it (`mcp.<name>.…`, `mcp.*`, `*`) or about a secret it gets. */
+  readonly rules: Rule[];
+  /** Secrets entries that would be bound to it (name, header or env, where written; never a value). */
+  readonly secrets: SecretEntry[];
+  /** Its local-development exception, if any. */
+  readonly exception?: LocalException;
+  /** Entries naming this server that apply to another scope or project (they do not apply; shown so nobody wonders). */
+  readonly notApplying: { readonly what: string; readonly origin: Origin; readonly index: number; readonly qualifier?: string }[];
+}
+
+/**
+ * Every rule, secrets entry and local-development exception that would apply to `who` (remote when `host`, the
+ * URL's host, is given). Pure: reads only `policy`.
+ */
+export function grantsFor(who: ServerIdentity, policy: UserPolicy, host?: string): Grants {
+  const ref = host !== undefined ? { ...who, host } : who;
+  const secrets = policy.secrets.filter((e) => secretApplies(e, ref));
+  const secretActions = [...new Set(secrets.map((e) => secretAction(e.name)))].map((a) => parsePattern(a, false).segments);
+  const aboutServer = (r: Rule): boolean => {
+    let p;
+    try {
+      p = parsePattern(r.action);
+    } catch {
+      return false;
+    }
+    if (p.kind === 'any') return true;
+    if (p.server === who.name) return true;
+    return p.kind === 'secret' && secretActions.some((s) => patternMatches(p, s));
+  };
+  const rules = policy.rules.filter((r) => appliesTo(r, who) && aboutServer(r));
+  const notApplying: Grants['notApplying'][number][] = [];
+  for (const r of policy.rules) {
+    if (appliesTo(r, who)) continue;
+    let p;
+    try {
+      p = parsePattern(r.action);
+    } catch {
+      continue;
+    }
+    if (p.server === who.name) notApplying.push({ what: `rule ${r.action}`, origin: r.origin, index: r.index, qualifier: r.project });
+  }
+  for (const e of policy.secrets) {
+    if (appliesTo(e, who)) continue;
+    if (parsePattern(e.to).server === who.name) notApplying.push({ what: `secret ${e.name}`, origin: e.origin, index: e.index, qualifier: e.project });
+  }
+  for (const e of policy.localExceptions) {
+    if (e.server === who.name && !appliesTo(e, who)) notApplying.push({ what: `local exception for ${e.server}`, origin: e.origin, index: e.index, qualifier: e.project });
+  }
+  const exception = localExceptionFor(policy, who);
+  return { rules, secrets, ...(exception ? { exception } : {}), notApplying };
 }

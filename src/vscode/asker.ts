@@ -1,7 +1,9 @@
 // `ask` decisions where a person can answer: a modal that names the action and the rule, with Allow once /
-// Always (writes the narrowest allow rule to the user's settings) / Deny.
+// Always (writes the narrowest allow rule to the user's settings — for a repository server it carries that
+// server's "project", so it grants nothing to a server of the same name elsewhere) / Deny.
 import * as vscode from 'vscode';
 import type { Asker } from '../policy/decide';
+import { ruleText } from '../policy/rules';
 import { appendUserRule } from './settings';
 
 export const vscodeAsker: Asker = async (q) => {
@@ -10,7 +12,7 @@ export const vscodeAsker: Asker = async (q) => {
   const deny = vscode.l10n.t('Deny');
   const answer = await vscode.window.showWarningMessage(
     vscode.l10n.t('MCP Gate: allow {0}?', q.action),
-    { modal: true, detail: vscode.l10n.t('The rule {0} says ask. "Always" adds {1} to your user settings (mcpGate.rules).', JSON.stringify({ action: q.rule.action, decision: q.rule.decision }), JSON.stringify(q.permittedBy)) },
+    { modal: true, detail: vscode.l10n.t('The rule {0} says ask. "Always" adds {1} to your user settings (mcpGate.rules).', ruleText(q.rule), ruleText(q.permittedBy)) },
     once, always, deny,
   );
   if (answer === once) return 'once';

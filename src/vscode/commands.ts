@@ -2,7 +2,7 @@
 // Each command is a thin adapter: it picks a server, shows the core's rendering, and records the decision through
 // the same core as the CLI. Definitions and reports open as read-only documents (scheme `mcp-gate`).
 import * as vscode from 'vscode';
-import { doctorText, policyText, serverText } from '../cli/render';
+import { doctorText, policyText, serverText, type GrantsContext } from '../cli/render';
 import { defaultMasker } from '../policy/mask';
 import { recordDecision, resetDecisions } from '../trust/decisions';
 import { escapeText } from '../trust/escape';
@@ -63,8 +63,13 @@ export function refOf(x: { folder: FolderState; server: ServerReport }): ServerR
   return { folder: x.folder.folder.uri.fsPath, source: x.server.source, name: x.server.name };
 }
 
-async function showDefinition(docs: DocumentProvider, x: { folder: FolderState; server: ServerReport }): Promise<void> {
-  const uri = docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}.txt`, serverText(x.server));
+/** The grants preview's context: the folder's project (real path) and the user's policy now. */
+function grantsOf(service: GateService, x: { folder: FolderState; server: ServerReport }): GrantsContext {
+  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: service.policy(x.folder) };
+}
+
+async function showDefinition(service: GateService, docs: DocumentProvider, x: { folder: FolderState; server: ServerReport }): Promise<void> {
+  const uri = docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}.txt`, serverText(x.server, grantsOf(service, x)));
   await vscode.window.showTextDocument(uri, { preview: true, preserveFocus: false });
 }
 
@@ -79,10 +84,10 @@ export function registerCommands(context: vscode.ExtensionContext, service: Gate
       void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be approved: {1}', escapeText(s.name), escapeText(s.reason)));
       return false;
     }
-    await showDefinition(docs, x);
+    await showDefinition(service, docs, x);
     const yes = await prompts.confirm(
       vscode.l10n.t('Approve "{0}" from {1} exactly as shown?', escapeText(s.name), escapeText(s.source)),
-      defaultMasker.mask(serverText(s)),
+      defaultMasker.mask(serverText(s, grantsOf(service, x))),
       vscode.l10n.t('Approve'),
     );
     if (!yes) return false;
@@ -138,8 +143,8 @@ export function registerCommands(context: vscode.ExtensionContext, service: Gate
   reg('mcpGate.showDefinition', async (ref?: ServerRef) => {
     const x = ref ? find(service, ref) : await pick(service, () => true, vscode.l10n.t('Show which server\'s definition?'));
     if (!x) return undefined;
-    await showDefinition(docs, x);
-    return serverText(x.server);
+    await showDefinition(service, docs, x);
+    return serverText(x.server, grantsOf(service, x));
   });
 
   reg('mcpGate.doctor', async () => {

@@ -18,9 +18,13 @@ export function readUserSettings(): { label: string; value: Record<string, unkno
   return { label: SETTINGS_LABEL, value };
 }
 
-/** Appends a rule to the user's `mcpGate.rules` (the "Always" answer to an ask). */
-export async function appendUserRule(rule: { action: string; decision: string }): Promise<void> {
+/**
+ * Appends a rule to the user's `mcpGate.rules` (the "Always" answer to an ask), exactly as given: `action`,
+ * `decision`, and `project` when the rule is for a repository server (absent, it would be for user-scope servers).
+ */
+export async function appendUserRule(rule: { action: string; decision: string; project?: string }): Promise<void> {
   const c = vscode.workspace.getConfiguration(SECTION);
   const current = (c.inspect<unknown[]>('rules')?.globalValue ?? []) as unknown[];
-  await c.update('rules', [...current, rule], vscode.ConfigurationTarget.Global);
+  const written = { action: rule.action, decision: rule.decision, ...(rule.project !== undefined ? { project: rule.project } : {}) };
+  await c.update('rules', [...current, written], vscode.ConfigurationTarget.Global);
 }

@@ -46,12 +46,14 @@ interface Case {
   reason?: RegExp;
 }
 
+const user = (name: string) => ({ name, scope: 'user' as const });
+
 function run(c: Case, rs: Rule[]): Verdict {
   const ch = c.check;
   if ('decide' in ch) return decide(ch.decide, rs);
   if ('host' in ch && !('call' in ch)) return decide(hostAction(ch.server ?? 'notion', ch.host), rs);
-  if ('discover' in ch) return mayDiscover(ch.server ?? 'notion', ch.discover, rs);
-  return mayCallTool(ch.server ?? 'notion', ch.host, ch.call, rs);
+  if ('discover' in ch) return mayDiscover(user(ch.server ?? 'notion'), ch.discover, rs);
+  return mayCallTool(user(ch.server ?? 'notion'), ch.host, ch.call, rs);
 }
 
 const N = 'mcp.notion.host.';
@@ -259,7 +261,7 @@ describe('policy/decide resolve', () => {
   it('a call with host ask and tool ask asks both, in order', async () => {
     const seen: AskQuestion[] = [];
     const both = rules([`${N}*`, 'ask'], ['mcp.notion.tool.*', 'ask']);
-    const r = await resolve(mayCallTool('notion', 'mcp.notion.com', 'search', both), asker('always', seen));
+    const r = await resolve(mayCallTool(user('notion'), 'mcp.notion.com', 'search', both), asker('always', seen));
     assert.equal(r.decision, 'allow');
     assert.deepEqual(seen.map((q) => q.action), [action, 'mcp.notion.tool.search']);
     assert.deepEqual(r.remember?.map((x) => x.action), [action, 'mcp.notion.tool.search']);
@@ -268,7 +270,7 @@ describe('policy/decide resolve', () => {
   it('a call whose host is refused by the person is not asked about the tool', async () => {
     const seen: AskQuestion[] = [];
     const both = rules([`${N}*`, 'ask'], ['mcp.notion.tool.*', 'ask']);
-    const r = await resolve(mayCallTool('notion', 'mcp.notion.com', 'search', both), asker('deny', seen));
+    const r = await resolve(mayCallTool(user('notion'), 'mcp.notion.com', 'search', both), asker('deny', seen));
     assert.equal(r.decision, 'deny');
     assert.equal(seen.length, 1);
     assert.equal(r.action, action);
@@ -276,14 +278,14 @@ describe('policy/decide resolve', () => {
 
   it('a call with host deny asks nobody', async () => {
     const seen: AskQuestion[] = [];
-    const v = mayCallTool('notion', 'mcp.notion.com', 'search', rules([`${N}*`, 'deny'], ['mcp.notion.tool.*', 'ask']));
+    const v = mayCallTool(user('notion'), 'mcp.notion.com', 'search', rules([`${N}*`, 'deny'], ['mcp.notion.tool.*', 'ask']));
     const r = await resolve(v, asker('once', seen));
     assert.equal(r.decision, 'deny');
     assert.equal(seen.length, 0);
   });
 
   it('a call with an ask and no asker is refused', async () => {
-    const v = mayCallTool('notion', 'mcp.notion.com', 'search', rules([`${N}*`, 'allow'], ['mcp.notion.tool.search', 'ask']));
+    const v = mayCallTool(user('notion'), 'mcp.notion.com', 'search', rules([`${N}*`, 'allow'], ['mcp.notion.tool.search', 'ask']));
     const r = await resolve(v);
     assert.equal(r.decision, 'deny');
     assert.match(r.reason, /nobody can answer here; the rule \{"action":"mcp.notion.tool.search","decision":"allow"\} would permit it/);

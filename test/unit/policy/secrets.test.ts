@@ -14,11 +14,12 @@ import {
   SecretBinding,
   SecretEntry,
   secretApplies,
+  type ServerRef,
 } from '../../../src/policy/secrets';
 
 const ORIGIN = { file: '/home/me/.config/mcp-gate/config.json', line: 40 };
-const NOTION = { name: 'notion', host: 'mcp.notion.com' };
-const TIME = { name: 'time' };
+const NOTION = { name: 'notion', scope: 'user' as const, host: 'mcp.notion.com' };
+const TIME = { name: 'time', scope: 'user' as const };
 const TOKEN = 'ntn_4f9c2b7e1d8a6035';
 
 function entries(...raw: unknown[]): SecretEntry[] {
@@ -68,7 +69,7 @@ describe('policy/secrets parseSecrets', () => {
   const where = '/home/me/.config/mcp-gate/config.json:40';
   const bad: [unknown, string][] = [
     ['NOTION_TOKEN', `${where}: secrets[0] "NOTION_TOKEN": a secrets entry is an object {"name", "to", "bind", "as"?}`],
-    [{ name: 'T', to: 'mcp.*', bind: 'header', value: 'x' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","value":"x"}: unknown key "value"; an entry has only "name", "to", "bind" and "as"`],
+    [{ name: 'T', to: 'mcp.*', bind: 'header', value: 'x' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","value":"x"}: unknown key "value"; an entry has only "name", "to", "bind", "as" and "project"`],
     [{ name: 'notion_token', to: 'mcp.*', bind: 'header' }, `${where}: secrets[0] {"name":"notion_token","to":"mcp.*","bind":"header"}: "name" must be upper-case letters, digits and "_", not starting with a digit, not "notion_token"`],
     [{ name: '1T', to: 'mcp.*', bind: 'header' }, `${where}: secrets[0] {"name":"1T","to":"mcp.*","bind":"header"}: "name" must be upper-case letters, digits and "_", not starting with a digit, not "1T"`],
     [{ to: 'mcp.*', bind: 'header' }, `${where}: secrets[0] {"to":"mcp.*","bind":"header"}: "name" is missing`],
@@ -114,19 +115,19 @@ describe('policy/secrets parseSecrets', () => {
 });
 
 describe('policy/secrets secretApplies', () => {
-  const table: [string, 'header' | 'env', { name: string; host?: string }, boolean][] = [
+  const table: [string, 'header' | 'env', ServerRef, boolean][] = [
     ['mcp.notion.*', 'header', NOTION, true],
     ['mcp.*', 'header', NOTION, true],
     ['mcp.notion.host.*', 'header', NOTION, true],
     ['mcp.notion.host.com.notion.*', 'header', NOTION, true],
     ['mcp.notion.host.com.notion.mcp', 'header', NOTION, true],
-    ['mcp.notion.host.com.notion.*', 'header', { name: 'notion', host: 'notion.com' }, false],
-    ['mcp.notion.host.com.notion.*', 'header', { name: 'notion', host: 'mcp.notion.com.evil.io' }, false],
-    ['mcp.notion.*', 'header', { name: 'github', host: 'mcp.notion.com' }, false],
-    ['mcp.notion.*', 'header', { name: 'notion' }, false],
+    ['mcp.notion.host.com.notion.*', 'header', { name: 'notion', scope: 'user' as const, host: 'notion.com' }, false],
+    ['mcp.notion.host.com.notion.*', 'header', { name: 'notion', scope: 'user' as const, host: 'mcp.notion.com.evil.io' }, false],
+    ['mcp.notion.*', 'header', { name: 'github', scope: 'user' as const, host: 'mcp.notion.com' }, false],
+    ['mcp.notion.*', 'header', { name: 'notion', scope: 'user' as const }, false],
     ['mcp.time.*', 'env', TIME, true],
     ['mcp.*', 'env', TIME, true],
-    ['mcp.time.*', 'env', { name: 'time', host: 'time.example.com' }, false],
+    ['mcp.time.*', 'env', { name: 'time', scope: 'user' as const, host: 'time.example.com' }, false],
     ['mcp.other.*', 'env', TIME, false],
   ];
   for (const [to, bind, server, want] of table) {
@@ -149,7 +150,7 @@ describe('policy/secrets bindSecrets', () => {
 
   it('header bind with "as": that header carries the raw value', async () => {
     const src = source({ KEY: 'k-123456' });
-    const b = bound(await bindSecrets({ name: 'probe', host: 'probe.example.com' }, entries({ name: 'KEY', to: 'mcp.probe.*', bind: 'header', as: 'X-Api-Key' }), opts(src)));
+    const b = bound(await bindSecrets({ name: 'probe', scope: 'user' as const, host: 'probe.example.com' }, entries({ name: 'KEY', to: 'mcp.probe.*', bind: 'header', as: 'X-Api-Key' }), opts(src)));
     assert.deepEqual(b.headers, { 'X-Api-Key': 'k-123456' });
   });
 
@@ -341,7 +342,7 @@ describe('policy/secrets bindSecrets', () => {
   });
 
   it('a server whose name a rule cannot name is left out', async () => {
-    const reason = dropped(await bindSecrets({ name: 'a.b' }, [], opts(source({}))));
+    const reason = dropped(await bindSecrets({ name: 'a.b', scope: 'user' }, [], opts(source({}))));
     assert.match(reason, /^server "a\.b" is left out: it cannot be matched against secrets: server name "a\.b" cannot be named by a rule/);
   });
 

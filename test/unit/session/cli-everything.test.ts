@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { writeProjectConfig } from '../grants';
 import { cleanupTemp, cli, ROOT, world } from '../helpers';
 
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -26,10 +27,9 @@ describe('CLI tools and call against server-everything', function () {
   });
 
   it('over stdio: pending refuses, approved lists tools with decisions, call answers, log records it', () => {
-    const w = world(
-      { '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }) },
-      { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] }) },
-    );
+    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }) });
+    // a repository server: its rule names its project
+    writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
     const pending = cli(w, ['tools', 'everything']);
     assert.equal(pending.code, 1);
     assert.match(pending.stderr, /everything \(\.mcp\.json\) is left out: it is pending/);

@@ -13,6 +13,7 @@ import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { recordDecision } from '../../../src/trust/decisions';
 import { evaluateGate } from '../../../src/trust/gate';
+import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world } from '../helpers';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
@@ -35,10 +36,9 @@ describe('gateway', function () {
   let gateway: Gateway;
   let log: EventLog;
   before(async () => {
-    const w = world(
-      { '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_TOOLS: '3' } } } }) },
-      { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.fx.tool.t0', decision: 'allow' }, { action: 'mcp.fx.tool.t1', decision: 'ask' }, { action: 'mcp.fx.tool.t2', decision: 'deny' }] }) },
-    );
+    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_TOOLS: '3' } } } }) });
+    // a repository server: its rules name its project
+    writeProjectConfig(w, { rules: [{ action: 'mcp.fx.tool.t0', decision: 'allow' }, { action: 'mcp.fx.tool.t1', decision: 'ask' }, { action: 'mcp.fx.tool.t2', decision: 'deny' }] });
     await recordDecision(w.input, 'fx', undefined, 'approved');
     const report = evaluateGate(w.input);
     const masker = new Masker();

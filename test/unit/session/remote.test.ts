@@ -19,6 +19,7 @@ import { recordDecision } from '../../../src/trust/decisions';
 import { evaluateGate } from '../../../src/trust/gate';
 import { makeTestCerts, type TestCerts } from '../../fixtures/host/certs';
 import { PEER_PORT, createNetns, type Netns } from '../../fixtures/host/netns';
+import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world, type World } from '../helpers';
 
 const PEER_SCRIPT = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'http-peer.js');
@@ -62,7 +63,9 @@ const ev = (server: string, about: string, outcome: string, status?: number, hos
 
 function setup(servers: Record<string, string>, config: Record<string, unknown> = {}): World {
   const decl = Object.fromEntries(Object.entries(servers).map(([name, url]) => [name, { url }]));
-  return world({ '.mcp.json': JSON.stringify({ mcpServers: decl }) }, { '.config/mcp-gate/config.json': JSON.stringify(config) });
+  const w = world({ '.mcp.json': JSON.stringify({ mcpServers: decl }) });
+  writeProjectConfig(w, config); // the grants are for this project's repository servers
+  return w;
 }
 
 async function approveAll(w: World): Promise<void> {

@@ -11,6 +11,7 @@ import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { recordDecision } from '../../../src/trust/decisions';
 import { evaluateGate } from '../../../src/trust/gate';
+import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world, type World } from '../helpers';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
@@ -18,7 +19,9 @@ const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fix
 const fx = (env: Record<string, string> = {}) => ({ command: process.execPath, args: [FIXTURE], env });
 
 function setup(servers: Record<string, unknown>, config: Record<string, unknown> = {}): World {
-  return world({ '.mcp.json': JSON.stringify({ mcpServers: servers }) }, { '.config/mcp-gate/config.json': JSON.stringify(config) });
+  const w = world({ '.mcp.json': JSON.stringify({ mcpServers: servers }) });
+  writeProjectConfig(w, config); // the grants are for this project's repository servers
+  return w;
 }
 
 async function approveAll(w: World): Promise<void> {
@@ -57,7 +60,8 @@ describe('session over stdio', function () {
       assert.match(JSON.stringify(ok.result), /t0: hi/);
       const asked = await s.call('fx', 't1', {});
       assert.equal(asked.outcome, 'refused_by_policy');
-      assert.match(asked.error!, /nobody can answer here; the rule \{"action":"mcp\.fx\.tool\.t1","decision":"allow"\} would permit it/);
+      // the rule that would permit it is for this repository server: it carries the project's real path
+      assert.ok(asked.error!.includes(`nobody can answer here; the rule {"action":"mcp.fx.tool.t1","decision":"allow","project":${JSON.stringify(o.report.project)}} would permit it`), asked.error);
       const unknown = await s.call('fx', 'nope', {});
       assert.match(unknown.error!, /offered no tool "nope"/);
       const events = o.log.read().filter((e) => e.kind === 'mcp.request').map((e) => [(e as { about: string }).about, (e as { outcome: string }).outcome]);

@@ -53,7 +53,7 @@ describe('the gate in VS Code', function () {
     const inspected = vscode.workspace.getConfiguration('mcpGate').inspect('rules');
     assert.ok(inspected?.workspaceValue !== undefined || inspected?.globalValue === undefined, 'the fixture sets mcpGate.rules in the workspace');
     assert.deepEqual(api.service.policy(folder()).rules, [], 'no rule comes from the workspace');
-    assert.equal(api.service.policy(folder()).localExceptions.size, 0);
+    assert.equal(api.service.policy(folder()).localExceptions.length, 0);
     const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
     assert.match(doctor, /ignored \(a repository cannot grant\):\n\s+.*\.vscode\/settings\.json: "mcpGate\.rules"/);
   });
