@@ -19,7 +19,9 @@ import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observatio
 import type { EventLog, Outcome } from './log';
 import { serverIdentity } from './identity';
 import type { Resolver } from './resolve';
+import { LaunchRefused, verifiedPlan } from './launch';
 import { minimalEnv, StdioTransport } from './stdio';
+import type { LaunchPlan } from '../trust/launch-plan';
 import { stripHidden, stripHiddenDeep } from './untrusted';
 
 export const MAX_SERVERS = 8;
@@ -306,9 +308,15 @@ export class Session {
     const bad = unresolvable([def.command!, ...args, ...declaredEnv.map(([, v]) => v)]);
     if (bad) throw new DroppedError(`it uses ${bad}, which MCP Gate does not fill in (an \${env:…} would hand MCP Gate's own environment to the server); bind credentials through the secrets block`);
     if (def.envFile) throw new DroppedError('it reads an envFile, which MCP Gate does not load (it would hand the file\'s variables to the server unseen); set the variables in "env" instead');
-    const cwd = def.cwd ? path.resolve(project, substitute(def.cwd, project)) : project;
-    const command = def.command!.startsWith('.') ? path.resolve(cwd, def.command!) : def.command!;
-    const transport = new StdioTransport({ command, args, cwd, env: { ...minimalEnv(this.o.env), ...Object.fromEntries(declaredEnv), ...bound.env } });
+    let plan: LaunchPlan;
+    try {
+      plan = verifiedPlan(server, project, this.o.env.PATH);
+    } catch (e) {
+      if (e instanceof LaunchRefused) throw new DroppedError(e.message);
+      throw e;
+    }
+    if (!plan.executable) throw new DroppedError(`it cannot be started: ${plan.notFound}`);
+    const transport = new StdioTransport({ command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env } });
     const client = this.newClient(server.name);
     try {
       await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS });
