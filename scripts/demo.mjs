@@ -43,9 +43,10 @@ fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
 fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
   ...QUIET_OFFLINE_SETTINGS,
   'workbench.colorTheme': 'Default Dark Modern',
+  // rules for the demo workspace's (repository) servers name that folder
   'mcpGate.rules': [
-    { action: 'mcp.search.host.com.example.mcp', decision: 'allow' },
-    { action: 'mcp.everything.tool.echo', decision: 'allow' },
+    { action: 'mcp.search.host.com.example.mcp', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
+    { action: 'mcp.everything.tool.echo', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
   ],
 }, null, 2));
 

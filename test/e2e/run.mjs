@@ -75,12 +75,12 @@ const storeDir = path.join(userData, 'User', 'globalStorage', 'mcp-gate.mcp-gate
 const dirs = { home: dir('home'), xdgConfig: dir('xdg', 'config'), xdgData: dir('xdg', 'data'), xdgCache: dir('xdg', 'cache'), xdgState: dir('xdg', 'state') };
 const env = isolatedEnv(dirs);
 for (const k of Object.keys(env)) if (k.startsWith('MCP_GATE_')) delete env[k];
-// MCP Gate's user configuration (the same file for the extension and the CLI): the weather tool may be called.
-fs.mkdirSync(path.join(dirs.xdgConfig, 'mcp-gate'), { recursive: true });
-fs.writeFileSync(path.join(dirs.xdgConfig, 'mcp-gate', 'config.json'), JSON.stringify({ rules: [{ action: 'mcp.weather.tool.forecast', decision: 'allow' }] }, null, 2));
-
 // The repositories: a copy of the fixture (edited by the test), and one generated from the XSS corpus.
 const weatherRepo = path.join(dir('repos'), 'weather-app');
+// MCP Gate's user configuration (the same file for the extension and the CLI): the weather tool of that repository
+// may be called (a rule for a repository server names its project).
+fs.mkdirSync(path.join(dirs.xdgConfig, 'mcp-gate'), { recursive: true });
+fs.writeFileSync(path.join(dirs.xdgConfig, 'mcp-gate', 'config.json'), JSON.stringify({ rules: [{ action: 'mcp.weather.tool.forecast', decision: 'allow', project: weatherRepo }] }, null, 2));
 fs.cpSync(path.join(REPO, 'test/fixtures/panel-workspace'), weatherRepo, { recursive: true });
 const xssRepo = dir('repos', 'hostile-repo');
 {

@@ -26,6 +26,8 @@ let api: McpGateApi;
 const folder = () => api.service.folders()[0];
 const server = () => api.service.servers().find((x) => x.server.name === SERVER)!;
 const ref = () => ({ folder: folder().folder.uri.fsPath, source: '.vscode/mcp.json', name: SERVER });
+// fixture-echo is a repository server: its rules and secrets name its project (without "project" they are for
+// user-scope servers only)
 const setUser = (key: string, value: unknown) => vscode.workspace.getConfiguration('mcpGate').update(key, value, vscode.ConfigurationTarget.Global);
 const echoTool = () => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes('fixture') && t.name.endsWith('_echo'));
 const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('');
@@ -91,7 +93,7 @@ describe('the gate in VS Code', function () {
     it('an approved server reaches VS Code\'s tools only through the gateway, and its call is logged', async () => {
       assert.equal(await approve(), true);
       assert.equal(server().server.state, 'approved');
-      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow' }]);
+      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath }]);
       const defs = await waitFor('the provider offering the server', async () => {
         const d = await api.gateway!.provideMcpServerDefinitions();
         return d.length > 0 && d;
@@ -112,7 +114,7 @@ describe('the gate in VS Code', function () {
     });
 
     it('the policy decides at call time: an ask answered "deny" refuses the call', async () => {
-      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'ask' }]);
+      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'ask', project: folder().folder.uri.fsPath }]);
       await waitFor('the new rules', () => api.service.policy(folder()).rules[0]?.decision === 'ask');
       const asked: string[] = [];
       api.prompts.ask = async (q) => (asked.push(q.action), 'deny');
@@ -136,7 +138,7 @@ describe('the gate in VS Code', function () {
     });
 
     it('Set Secret… stores the value in SecretStorage; Clear Secret… removes it; no value reaches the log', async () => {
-      await setUser('secrets', [{ name: 'DEMO_TOKEN', to: `mcp.${SERVER}.*`, bind: 'env' }]);
+      await setUser('secrets', [{ name: 'DEMO_TOKEN', to: `mcp.${SERVER}.*`, bind: 'env', project: folder().folder.uri.fsPath }]);
       await waitFor('the secrets block', () => api.service.policy(folder()).secrets.length === 1);
       api.prompts.secretValue = async () => 'demo-secret-value-123';
       assert.equal(await vscode.commands.executeCommand('mcpGate.setSecret', 'DEMO_TOKEN'), true);
@@ -152,7 +154,7 @@ describe('the gate in VS Code', function () {
       assert.equal(vscode.workspace.isTrusted, false);
       assert.equal(await approve(), true);
       assert.equal(server().server.state, 'approved');
-      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow' }]);
+      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath }]);
       await sleep(1500);
       assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
     });

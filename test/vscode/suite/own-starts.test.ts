@@ -233,7 +233,7 @@ describe('own-starts: VS Code\'s own MCP starts from the workspace, outside MCP 
     }
     try {
       await setUser('mcpGate.secrets', undefined);
-      await setUser('mcpGate.rules', [{ action: `mcp.${s.name}.tool.*`, decision: 'allow' }]);
+      await setUser('mcpGate.rules', [{ action: `mcp.${s.name}.tool.*`, decision: 'allow', project: folder.uri.fsPath }]); // a repository server: the rule names its project
       const defs = await waitFor('the provider offering the server', async () => {
         const d = await api.gateway!.provideMcpServerDefinitions();
         return d.length > 0 && d;
