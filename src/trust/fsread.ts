@@ -16,7 +16,7 @@ export function signatureOf(st: fs.BigIntStats | undefined): Signature {
 
 export function statSignature(path: string): Signature {
   try {
-    return signatureOf(fs.statSync(path, { bigint: true }));
+    return signatureOf(fs.statSync(path, { bigint: true, throwIfNoEntry: false }));
   } catch (e) {
     if (isNotFound(e)) return MISSING;
     return `error:${(e as NodeJS.ErrnoException).code ?? 'unknown'}`;
@@ -85,11 +85,28 @@ export class TrackingReader {
   stat(path: string): fs.BigIntStats | undefined {
     ioCounters.stats++;
     try {
-      const st = fs.statSync(path, { bigint: true });
+      const st = fs.statSync(path, { bigint: true, throwIfNoEntry: false }); // no exception per missing path
       this.seen.set(path, signatureOf(st));
       return st;
     } catch (e) {
       this.seen.set(path, isNotFound(e) ? MISSING : statSignature(path));
+      return undefined;
+    }
+  }
+
+  /**
+   * Looks at a path without following a final symbolic link. Records what `unchanged` compares (the followed
+   * signature of the path) and the signature of its folder, whose change shows a link added or removed where
+   * the followed signature stays "missing" (a dangling link).
+   */
+  lstat(path: string): fs.BigIntStats | undefined {
+    ioCounters.stats++;
+    if (!this.seen.has(path)) this.seen.set(path, statSignature(path));
+    const dir = path.replace(/[\\/][^\\/]*$/, '') || '/';
+    if (!this.seen.has(dir)) this.seen.set(dir, statSignature(dir));
+    try {
+      return fs.lstatSync(path, { bigint: true });
+    } catch {
       return undefined;
     }
   }

@@ -8,7 +8,7 @@ import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Ma
 import { isDisabled, readDeclarations, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
 import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
-import { isInside } from './location';
+import { storeInsideProject } from './location';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
 import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
 
@@ -124,6 +124,14 @@ function readSource(file: string, source: string, loc: Location, reader: Trackin
     file, source, scope: loc.scope, kind: loc.kind, format: loc.format, status: 'ok', problems: [], importedBy: [],
     trusted: loc.scope === 'user' && loc.native, servers: 0,
   };
+  // A symbolic link that cannot be resolved (dangling, a loop) or that points into /proc or /dev/fd (a different
+  // file for every process that reads it) is not "no source": it is a source that cannot be used.
+  const link = badLink(file, reader);
+  if (link) {
+    report.status = 'unreadable';
+    report.problems.push(`${file}: ${link}; replace it with a regular file or remove it`);
+    return { report, loc, servers: [] };
+  }
   const r = reader.read(file, MAX_CONFIG_BYTES);
   if (r.kind === 'missing') return { report: { ...report, status: 'missing' }, loc, servers: [] };
   if (r.kind === 'error') {
@@ -148,6 +156,36 @@ function readSource(file: string, source: string, loc: Location, reader: Trackin
   }
 }
 
+/** Why the source path is a symbolic link that cannot be used, or undefined (no link, or a usable one). */
+function badLink(file: string, reader: TrackingReader): string | undefined {
+  const st = reader.lstat(file);
+  if (!st?.isSymbolicLink()) return undefined;
+  let at = file;
+  for (let hop = 0; hop < 40; hop++) {
+    let target: string;
+    try {
+      target = path.resolve(path.dirname(at), fs.readlinkSync(at));
+    } catch {
+      break;
+    }
+    if (/^\/(proc|dev\/fd)(\/|$)|^\/dev\/std(in|out|err)$/.test(target)) return `is a symbolic link to ${target}, which names a different file for every process that reads it`;
+    let next: fs.Stats;
+    try {
+      next = fs.lstatSync(target);
+    } catch (e) {
+      return `is a symbolic link that cannot be resolved (${target}: ${(e as NodeJS.ErrnoException).code ?? 'error'})`;
+    }
+    if (!next.isSymbolicLink()) break;
+    at = target;
+  }
+  try {
+    fs.realpathSync(file);
+  } catch (e) {
+    return `is a symbolic link that cannot be resolved (${(e as NodeJS.ErrnoException).code === 'ELOOP' ? 'a loop' : (e as NodeJS.ErrnoException).code ?? 'error'})`;
+  }
+  return undefined;
+}
+
 const SETTINGS_LOCATION: Location = { kind: 'gate', scope: 'user', format: 'gate', native: true, canImport: true, openTopLevel: false };
 
 /** The extension's settings as a source: same format and checks as MCP Gate's user configuration file. */
@@ -170,8 +208,8 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   const store = new ApprovalStore(input.storeDir);
   const fullBlock: FullBlock[] = [];
 
-  if (isInside(project, path.resolve(input.storeDir))) {
-    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project, where the repository could write its own approvals; use a store outside it (--store or MCP_GATE_STORE)`, files: [input.storeDir] });
+  if (storeInsideProject(project, input.storeDir)) {
+    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; use a store outside it (--store or MCP_GATE_STORE)`, files: [input.storeDir] });
   }
 
   const loaded = new Map<string, LoadedSource>();
@@ -231,22 +269,39 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     }
   }
 
-  // Full block: tools exposed without a server prefix, decided across all merged layers (user first, repository last).
+  // Full block: tools exposed without a server prefix. Each tool reads its own files only — its user file, then
+  // its repository file (MCP Gate's own configuration and settings are a kind of their own) — so settings are
+  // merged per tool kind: another tool's file cannot switch the prefix back on for it. Where it is not known how
+  // a tool merges (the files it imports; all layers as one, as before), those merges are judged too: any unsafe
+  // merge with a repository or gated contributor blocks.
   const layers = [...sources].filter((s) => s.settings && (s.report.trusted || s.loc.scope === 'repository' || s.report.importedBy.length > 0));
   layers.sort((a, b) => Number(a.loc.scope === 'repository') - Number(b.loc.scope === 'repository'));
-  let directTools: ExposureSettings['directTools'];
-  let toolPrefix: ExposureSettings['toolPrefix'];
-  const contributors: LoadedSource[] = [];
-  for (const s of layers) {
-    if (s.settings!.directTools !== undefined) directTools = s.settings!.directTools;
-    if (s.settings!.toolPrefix !== undefined) toolPrefix = s.settings!.toolPrefix;
-    if (s.settings!.directTools !== undefined || s.settings!.toolPrefix !== undefined) contributors.push(s);
+  const merges: { what: string; layers: LoadedSource[] }[] = [];
+  for (const kind of [...new Set(layers.map((s) => s.loc.kind))]) merges.push({ what: `${kind === 'gate' ? 'MCP Gate' : kind}'s settings`, layers: layers.filter((s) => s.loc.kind === kind) });
+  for (const src of sources) {
+    if (!src.imports) continue;
+    const imported = layers.filter((l) => l !== src && l.report.importedBy.some((i) => i.file === src.report.file));
+    if (imported.length) merges.push({ what: `${src.report.source} with the files it imports`, layers: [...layers.filter((s) => s.loc.kind === src.loc.kind), ...imported] });
   }
-  const exposes = directTools === true || (Array.isArray(directTools) && directTools.length > 0);
-  if (exposes && toolPrefix === 'none' && contributors.some((s) => s.loc.scope === 'repository' || gatedSource(s))) {
+  merges.push({ what: 'all settings merged as one', layers });
+  const blockedBy = new Set<string>();
+  for (const m of merges) {
+    let directTools: ExposureSettings['directTools'];
+    let toolPrefix: ExposureSettings['toolPrefix'];
+    const contributors: LoadedSource[] = [];
+    for (const s of m.layers) {
+      if (s.settings!.directTools !== undefined) directTools = s.settings!.directTools;
+      if (s.settings!.toolPrefix !== undefined) toolPrefix = s.settings!.toolPrefix;
+      if (s.settings!.directTools !== undefined || s.settings!.toolPrefix !== undefined) contributors.push(s);
+    }
+    const exposes = directTools === true || (Array.isArray(directTools) && directTools.length > 0);
+    if (!exposes || toolPrefix !== 'none' || !contributors.some((s) => s.loc.scope === 'repository' || gatedSource(s))) continue;
+    const files = contributors.map((s) => s.report.file);
+    if (blockedBy.has(files.join('\n'))) continue;
+    blockedBy.add(files.join('\n'));
     fullBlock.push({
-      reason: 'direct tools are exposed with toolPrefix "none", so a tool\'s server cannot be recovered and approvals cannot be enforced; set toolPrefix to "server" or turn directTools off',
-      files: contributors.map((s) => s.report.file),
+      reason: `direct tools are exposed with toolPrefix "none" (${m.what}: ${contributors.map((s) => s.report.source).join(', ')}), so a tool's server cannot be recovered and approvals cannot be enforced; set toolPrefix to "server" or turn directTools off in those files`,
+      files,
     });
   }
 
