@@ -1,6 +1,7 @@
 // Benchmark: gate evaluation of a project with 12 configuration files and 200 servers — cold (a new cache
 // every time: parse, pin, read the store) against warm (an unchanged project re-checked through the cache).
-// Also counts file reads on the warm path, which must be zero.
+// Also counts file reads on the warm path, which must be zero. And the shapes a hostile repository can use to
+// make the gate slow (a long changed file, many large referenced files, a huge TOML file), each as a command.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,6 +9,7 @@ import { GateCache } from '../src/trust/gate';
 import { ioCounters } from '../src/trust/fsread';
 import { recordDecision } from '../src/trust/decisions';
 import type { Machine } from '../src/trust/catalogue';
+import { serverText } from '../src/cli/render';
 
 export interface BenchRow {
   name: string;
@@ -85,4 +87,68 @@ export async function benchGate(): Promise<BenchRow[]> {
     { name: `gate evaluation, cold (${sources} files, ${servers} servers)`, median: cold, unit: 'ms', note: 'parse, pin referenced files, read store' },
     { name: 'gate re-check, warm (unchanged project)', median: warm, unit: 'ms', baseline: 'cold', ratio: warm / cold, note: `${warmReads} file reads, ${warmStats} stats per re-check` },
   ];
+}
+
+/**
+ * What a hostile repository can make slow, each measured as the command a person would run:
+ * - `get` on a changed server whose kept file has 16,000 lines, every line different (evaluate + diff + render);
+ * - `list` on a project with 60 servers that each name the same 32 files of 64 KiB (evaluate);
+ * - `list` on a 1 MiB .codex/config.toml declaring 32,000 servers (evaluate).
+ */
+export async function benchHostile(runs = 3): Promise<BenchRow[]> {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-hostile-'));
+  const mk = (name: string) => {
+    const project = path.join(base, name, 'project');
+    const home = path.join(base, name, 'home');
+    fs.mkdirSync(project, { recursive: true });
+    fs.mkdirSync(home, { recursive: true });
+    const machine: Machine = { home, env: { HOME: home }, platform: 'linux' };
+    return { project, input: { projectDir: project, storeDir: path.join(base, name, 'store'), machine } };
+  };
+  const rows: BenchRow[] = [];
+  try {
+    // 1. A changed 16,000-line file (64,000 bytes: kept with the approval, so it is diffed line by line).
+    {
+      const { project, input } = mk('long-diff');
+      const lines = (offset: number) => Array.from({ length: 16_000 }, (_, i) => (i + offset).toString(36).padStart(3, '0') + '\n').join('');
+      fs.writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: { big: { command: 'node', args: ['big.js'] } } }));
+      fs.writeFileSync(path.join(project, 'big.js'), lines(0));
+      await recordDecision(input, 'big', undefined, 'approved');
+      fs.writeFileSync(path.join(project, 'big.js'), lines(20_000));
+      let shown = '';
+      const t = median(time(() => {
+        const s = new GateCache().get(input).servers[0];
+        shown = serverText(s);
+      }, runs));
+      const note = shown.includes('too large to show line by line') ? 'shown as "changed, too large to show line by line"' : `${shown.split('\n').length} lines of diff shown`;
+      rows.push({ name: 'gate get: changed server, 16,000-line file, every line different', median: t, unit: 'ms', note: `evaluate + diff + render; ${note}` });
+    }
+    // 2. 60 servers × the same 32 files of 64 KiB.
+    {
+      const { project, input } = mk('many-files');
+      const names = Array.from({ length: 32 }, (_, i) => `lib/f${i}.js`);
+      fs.mkdirSync(path.join(project, 'lib'));
+      for (const [i, n] of names.entries()) fs.writeFileSync(path.join(project, n), `// file ${i}\n`.padEnd(64 * 1024 - 1, 'x') + '\n');
+      const servers = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`s${i}`, { command: 'node', args: names }]));
+      fs.writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: servers }));
+      const t = median(time(() => new GateCache().get(input), runs));
+      rows.push({ name: 'gate list: 60 servers × 32 files of 64 KiB (the same files)', median: t, unit: 'ms', note: 'evaluate: parse and pin 1,920 file references (2 MiB of distinct content)' });
+    }
+    // 3. A 1 MiB .codex/config.toml with 32,000 servers.
+    {
+      const { project, input } = mk('big-toml');
+      const text = Array.from({ length: 32_000 }, (_, i) => `[mcp_servers.s${i}]\ncommand="n"\n`).join('');
+      if (Buffer.byteLength(text) > 1024 * 1024) throw new Error(`bench: the TOML shape is ${Buffer.byteLength(text)} bytes, over 1 MiB`);
+      fs.mkdirSync(path.join(project, '.codex'));
+      fs.writeFileSync(path.join(project, '.codex', 'config.toml'), text);
+      let servers = 0;
+      const t = median(time(() => {
+        servers = new GateCache().get(input).servers.length;
+      }, runs));
+      rows.push({ name: `gate list: 1 MiB .codex/config.toml, ${servers} servers`, median: t, unit: 'ms', note: `evaluate: parse (smol-toml), positions, ${Buffer.byteLength(text)} bytes` });
+    }
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+  return rows;
 }

@@ -1,5 +1,7 @@
 // Runs every benchmark and rewrites bench/RESULTS.md with the machine, versions, medians and ratios against the
-// baseline measured in the same run. Run with `npm run bench` (which builds first).
+// baseline measured in the same run. Run with `npm run bench` (which builds first). `node bench/run.mjs gate`
+// (or host, panel, bundle, vscode; several may be named) runs only those groups and keeps the other rows of the
+// table as the last run wrote them.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,12 +10,57 @@ import { spawnSync } from 'node:child_process';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const { benchGate } = require(path.join(root, 'out', 'bench', 'gate.js'));
+const { benchGate, benchHostile } = require(path.join(root, 'out', 'bench', 'gate.js'));
 const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
 const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-const rows = [...(await benchGate()), ...(await benchHost()), ...(await benchPanel()), ...bundleRows(), ...vscodeRows()];
+const GROUPS = {
+  gate: async () => [...(await benchGate()), ...(await benchHostile())],
+  host: () => benchHost(),
+  panel: () => benchPanel(),
+  bundle: () => bundleRows(),
+  vscode: () => vscodeRows(),
+};
+const asked = process.argv.slice(2);
+for (const g of asked) if (!(g in GROUPS)) throw new Error(`bench: unknown group "${g}" (groups: ${Object.keys(GROUPS).join(', ')})`);
+const run = asked.length ? asked : Object.keys(GROUPS);
+const fresh = {};
+for (const g of run) fresh[g] = (await GROUPS[g]()).map((r) => ({ ...r, group: g }));
+const rows = mergeRows(fresh);
+
+/** This run's rows, and for groups not run, the rows the table already has (in their place). */
+function mergeRows(fresh) {
+  if (Object.keys(fresh).length === Object.keys(GROUPS).length) return Object.values(fresh).flat();
+  const previous = previousRows();
+  const out = [];
+  const placed = new Set();
+  for (const r of previous) {
+    const g = groupOf(r.name);
+    if (fresh[g]) {
+      if (!placed.has(g)) out.push(...fresh[g]);
+      placed.add(g);
+    } else out.push(r);
+  }
+  for (const g of Object.keys(fresh)) if (!placed.has(g)) out.push(...fresh[g]);
+  return out;
+}
+function groupOf(name) {
+  if (name.startsWith('gate ')) return 'gate';
+  if (name.startsWith('bundle size')) return 'bundle';
+  if (name.startsWith('extension ')) return 'vscode';
+  if (/log view model|log filter|trust panel|scrolling|jumping/.test(name)) return 'panel';
+  return 'host';
+}
+function previousRows() {
+  const file = path.join(root, 'bench', 'RESULTS.md');
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| benchmark') && !l.startsWith('| ---'))
+    .map((l) => {
+      const [name, median, baseline, ratio, note] = l.slice(2, -2).split(' | ');
+      return { name, raw: { median, baseline, ratio, note } };
+    });
+}
 /** Activation time and extension-host memory with 8 servers connected, measured inside VS Code 1.112. */
 function vscodeRows() {
   const out = path.join(os.tmpdir(), `mcp-gate-bench-vscode-${process.pid}.json`);
@@ -49,10 +96,11 @@ const lines = [
   `- date: ${new Date().toISOString()}`,
   `- machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}`,
   `- node ${process.version}; mcp-gate ${pkg.version}`,
+  ...(asked.length ? [`- this run: ${run.join(', ')} only; the other rows are from an earlier run`] : []),
   '',
   '| benchmark | median | baseline | ratio | note |',
   '| --- | --- | --- | --- | --- |',
-  ...rows.map((r) => `| ${r.name} | ${fmt(r.median)} ${r.unit} | ${r.baseline ?? '—'} | ${r.ratio === undefined ? '—' : r.ratio.toFixed(4)} | ${r.note ?? ''} |`),
+  ...rows.map((r) => (r.raw ? `| ${r.name} | ${r.raw.median} | ${r.raw.baseline} | ${r.raw.ratio} | ${r.raw.note} |` : `| ${r.name} | ${fmt(r.median)} ${r.unit} | ${r.baseline ?? '—'} | ${r.ratio === undefined ? '—' : r.ratio.toFixed(4)} | ${r.note ?? ''} |`)),
   '',
 ];
 fs.writeFileSync(path.join(root, 'bench', 'RESULTS.md'), lines.join('\n'));
