@@ -19,6 +19,8 @@ import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observatio
 import type { EventLog, Outcome } from './log';
 import { serverIdentity } from './identity';
 import type { Resolver } from './resolve';
+import * as os from 'node:os';
+import { ContainRefused, startPlan, type StartPlan } from './contain';
 import { LaunchRefused, verifiedPlan } from './launch';
 import { minimalEnv, StdioTransport } from './stdio';
 import type { LaunchPlan } from '../trust/launch-plan';
@@ -76,6 +78,10 @@ interface Connection {
   fetch?: GuardedFetch;
   reopen?: () => Promise<{ client: Client; transport: Transport }>;
   tools: SessionTool[];
+  /** Removes what the start left behind (the verified closure copy). */
+  cleanup?: () => void;
+  /** What the contained server sees, one line; absent when it runs uncontained. */
+  sandbox?: string;
 }
 
 export interface CallOutcome {
@@ -204,7 +210,7 @@ export class Session {
         for (const t of conn.tools) seenTools.set(t.name, server.name);
         this.connections.set(server.name, conn);
         started++;
-        this.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${conn.tools.length} tools` });
+        this.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${conn.tools.length} tools${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox}` : '; not contained'}` });
       } catch (e) {
         const why = e instanceof DroppedError ? e.message : `it could not be started: ${(e as Error).message}`;
         this.note(`${server.name} (${server.source}) is left out: ${why}`, server);
@@ -316,16 +322,28 @@ export class Session {
       throw e;
     }
     if (!plan.executable) throw new DroppedError(`it cannot be started: ${plan.notFound}`);
-    const transport = new StdioTransport({ command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env } });
+    let start: StartPlan;
+    try {
+      start = await startPlan({
+        server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
+        env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env }, policy: this.policy, home: this.o.env.HOME ?? os.homedir(), asker: this.o.asker,
+      });
+    } catch (e) {
+      if (e instanceof ContainRefused) throw new DroppedError(e.message);
+      throw e;
+    }
+    if (start.optOut) this.o.log.write({ kind: 'sandbox.off', server: server.name, source: server.source, detail: `runs uncontained: your opt-out in ${start.optOut}` });
+    const transport = new StdioTransport(start.launch);
     const client = this.newClient(server.name);
     try {
       await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS });
       const tools = await this.discover(server, client);
       this.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
-      return { server, client, transport, tools };
+      return { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };
     } catch (e) {
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
+      start.cleanup();
       if (e instanceof DroppedError) throw e;
       const stderr = transport.stderrText().trim().split('\n').slice(-3).join(' | ');
       this.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
@@ -442,6 +460,7 @@ export class Session {
     await c.client.close().catch(() => undefined);
     await c.transport.close().catch(() => undefined);
     await c.fetch?.close().catch(() => undefined);
+    c.cleanup?.();
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,7 @@ import { formatOrigin, quote, type Origin } from './names';
 import { parsePattern, parseRules, patternMatches, secretAction, type Rule } from './rules';
 import { parseSecrets, secretApplies, type SecretEntry } from './secrets';
 import { decideFor, type Verdict } from './decide';
+import { mergeSandbox, parseSandbox, type SandboxSettings } from './sandbox-profile';
 
 export interface RawUserPolicy {
   /** The file (or setting group) the blocks were read from. */
@@ -15,6 +16,7 @@ export interface RawUserPolicy {
   rules?: unknown;
   secrets?: unknown;
   localExceptions?: unknown;
+  sandbox?: unknown;
   /** Line of an item, when the source knows it (keyPath like ['rules', '3']). */
   lineOf?: (keyPath: string[]) => number;
 }
@@ -34,6 +36,8 @@ export interface UserPolicy {
   secrets: SecretEntry[];
   /** Local-development exceptions; look one up with {@link localExceptionFor} (never by name alone). */
   localExceptions: LocalException[];
+  /** Which local servers run contained, with what extra reach (src/policy/sandbox-profile.ts). */
+  sandbox: SandboxSettings;
   /** Every invalid rule or secrets entry, as a message naming file, line, item and why. */
   problems: string[];
   /** Not errors, but worth saying (doctor, explain): e.g. a "project" naming a folder that does not exist. */
@@ -50,6 +54,7 @@ export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = s
     rules: resolveProjects(rules.rules, resolver),
     secrets: resolveProjects(secrets.entries, resolver),
     localExceptions: resolveProjects(exceptions.list, resolver),
+    sandbox: parseSandbox(raw.sandbox, (index) => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf(index < 0 ? ['sandbox'] : ['sandbox', 'servers', String(index)]) } : {}) }), resolver),
     problems: [...rules.errors, ...secrets.errors].map((e) => e.message).concat(exceptions.problems),
     notes: [],
   };
@@ -142,6 +147,7 @@ export function loadUserPolicies(layers: readonly RawUserPolicy[], resolver: Pro
     rules: loaded.flatMap((l) => l.rules),
     secrets: loaded.flatMap((l) => l.secrets),
     localExceptions,
+    sandbox: mergeSandbox(loaded.map((l) => l.sandbox)),
     problems,
     notes: loaded.flatMap((l) => l.notes),
   };

@@ -86,7 +86,7 @@ export interface GateReport {
   escapeHatch: boolean;
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
-  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; lineOf?: (keyPath: string[]) => number };
+  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; lineOf?: (keyPath: string[]) => number };
   /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
   userPolicyLayers: GateReport['userPolicy'][];
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
@@ -96,7 +96,7 @@ export interface GateReport {
 export class ProjectError extends Error {}
 
 /** Settings that grant something; application scope only, so a workspace's .vscode/settings.json cannot set them. */
-export const GRANTING_SETTINGS = ['mcpGate.rules', 'mcpGate.secrets', 'mcpGate.servers', 'mcpGate.imports', 'mcpGate.localExceptions', 'mcpGate.settings'];
+export const GRANTING_SETTINGS = ['mcpGate.rules', 'mcpGate.secrets', 'mcpGate.servers', 'mcpGate.imports', 'mcpGate.localExceptions', 'mcpGate.sandbox', 'mcpGate.settings'];
 
 /** Project identity: the real path of the workspace folder. A fork, rename or second checkout is a new project. */
 export function projectIdentity(dir: string): string {

@@ -105,10 +105,10 @@ export function findOnPath(name: string, searchPath: string | undefined): string
     if (!dir || !path.isAbsolute(dir)) continue;
     const p = path.join(dir, name);
     try {
-      const st = fs.statSync(p);
-      if (st.isFile() && (st.mode & 0o111) !== 0) return fs.realpathSync(p);
+      const st = fs.statSync(p, { throwIfNoEntry: false });
+      if (st?.isFile() && (st.mode & 0o111) !== 0) return fs.realpathSync(p);
     } catch {
-      // not here
+      // unreadable entry: not here
     }
   }
   return undefined;

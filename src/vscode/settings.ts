@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 
 export const SECTION = 'mcpGate';
-export const GRANTING_KEYS = ['servers', 'rules', 'secrets', 'imports', 'localExceptions', 'settings'] as const;
+export const GRANTING_KEYS = ['servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings'] as const;
 export const SETTINGS_LABEL = 'VS Code user settings (mcpGate.*)';
 
 /** The user layer in MCP Gate's configuration format, for the gate (`userSettings`). */

@@ -14,9 +14,17 @@ export function forProject(config: Config, project: string): Config {
   return out;
 }
 
-/** Writes MCP Gate's user configuration of this world (XDG config), granting its project's repository servers. */
+/** The checkout's root, where the compiled fixtures and node_modules live (outside every test workspace). */
+const CHECKOUT = path.resolve(__dirname, '..', '..', '..');
+
+/**
+ * Writes MCP Gate's user configuration of this world (XDG config), granting its project's repository servers.
+ * Unless the config says otherwise, the project's contained servers may read this checkout (the fixtures they run
+ * and their node_modules live there, outside the test workspace).
+ */
 export function writeProjectConfig(w: World, config: Config): void {
   const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(forProject(config, w.project)));
+  const withReach = 'sandbox' in config ? config : { ...config, sandbox: { servers: [{ server: '*', project: w.project, read: [CHECKOUT] }] } };
+  fs.writeFileSync(file, JSON.stringify(forProject(withReach, w.project)));
 }

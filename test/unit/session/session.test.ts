@@ -158,6 +158,8 @@ describe('session over stdio', function () {
     const w0 = setup({});
     const desc = path.join(path.dirname(w0.project), 'outside-description.txt');
     fs.writeFileSync(desc, 'Lists files.');
+    // The contained server reads its description from outside the workspace: the user lets it, in user scope.
+    writeProjectConfig(w0, { sandbox: { servers: [{ server: 'fx', project: w0.project, read: [ROOT, desc] }] } });
     const w = { ...w0 };
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fx: fx({ FIXTURE_DESCRIPTION_FILE: desc }) } }));
     await approveAll(w);

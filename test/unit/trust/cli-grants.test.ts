@@ -15,7 +15,8 @@ const fixture = { command: process.execPath, args: [FIXTURE], env: { FIXTURE_ECH
 function setup(repoServer: Record<string, unknown>, grants: (project: string) => Record<string, unknown[]>): World {
   const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { github: repoServer } }) }, {}, { MCP_GATE_SECRET_GITHUB_TOKEN: VALUE });
   const real = fs.realpathSync(w.project);
-  const config = { servers: { github: fixture }, ...grants(real) };
+  // The repository's github runs contained: let it read the checkout, where the fixture and its packages live.
+  const config = { servers: { github: fixture }, sandbox: { servers: [{ server: 'github', project: real, read: [ROOT] }] }, ...grants(real) };
   const file = configFile(w);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(config, null, 2));
@@ -93,6 +94,7 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
     const write = (project: string) => {
       const config = {
         servers: { github: fixture },
+        sandbox: { servers: [{ server: 'github', project: real, read: [ROOT] }] },
         ...bare(),
         rules: [...bare().rules, { action: 'mcp.github.tool.t0', decision: 'allow', project }, { action: 'secret.use.GITHUB_TOKEN', decision: 'allow', project }],
         secrets: [...bare().secrets, { name: 'GITHUB_TOKEN', to: 'mcp.github.*', bind: 'env', project }],

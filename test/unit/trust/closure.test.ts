@@ -94,7 +94,8 @@ const ATTACKS: Attack[] = [
       'pkg/__init__.py': '',
       'pkg/__main__.py': 'import sys, json\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": "hello", "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
     }),
-    def: () => ({ command: 'python3', args: ['-m', 'pkg'] }),
+    // The system's python (a pyenv shim lives under HOME, which the sandbox hides: it would need a read path).
+    def: () => ({ command: '/usr/bin/python3', args: ['-m', 'pkg'] }),
     attack: (w, m) => {
       const p = path.join(w.project, 'pkg/__main__.py');
       fs.writeFileSync(p, `open(${JSON.stringify(m)}, "w").write("ran")\n` + fs.readFileSync(p, 'utf8'));

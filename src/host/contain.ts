@@ -1,0 +1,88 @@
+// How a local server is started: contained (bubblewrap, src/host/sandbox.ts) or, for a user server the user did
+// not ask to contain or a server the user explicitly opted out, as a plain process. For a repository server the
+// execution closure is copied and verified first and mounted read-only over the workspace, so what runs is byte
+// for byte what was approved. Network inside the sandbox is the rule `mcp.<server>.network` (allow; ask where a
+// person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
+// start: the message names the cause, the fix, and the opt-out.
+import { decideUnder, type UserPolicy } from '../policy/user-policy';
+import { resolve, type Asker } from '../policy/decide';
+import { networkAction } from '../policy/rules';
+import type { ServerIdentity } from '../policy/identity';
+import { sandboxFor } from '../policy/sandbox-profile';
+import type { ServerReport } from '../trust/gate';
+import type { LaunchPlan } from '../trust/launch-plan';
+import { copyClosure, CopyRefused } from './closure-copy';
+import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
+import type { StdioLaunch } from './stdio';
+
+/** Package caches a launcher needs (read-write inside the sandbox); nothing else of HOME is visible. */
+export const SANDBOX_CACHES = ['~/.npm', '~/.cache/uv'];
+
+export class ContainRefused extends Error {}
+
+export interface StartPlan {
+  launch: StdioLaunch;
+  /** Present when contained: what the server sees. */
+  sandbox?: SandboxDescription;
+  /** Present when the user's opt-out made this server run uncontained: where it is written. */
+  optOut?: string;
+  /** Removes the verified copy (after the server stopped). */
+  cleanup(): void;
+}
+
+export interface ContainOptions {
+  server: ServerReport;
+  who: ServerIdentity;
+  project: string;
+  plan: LaunchPlan & { executable: string };
+  /** The environment the server gets (minimal + declared + env-bound secrets). */
+  env: Record<string, string>;
+  policy: UserPolicy;
+  home: string;
+  asker?: Asker;
+  /** Injectable probe (tests); the real one otherwise. */
+  probe?: () => SandboxProbe;
+}
+
+const OPT_OUT_HINT = (who: ServerIdentity) =>
+  `or, to run it without containment, add { "server": "${who.name}"${who.scope === 'repository' ? `, "project": ${JSON.stringify(who.project)}` : ''}, "off": true } to "sandbox.servers" in your user configuration`;
+
+export async function startPlan(o: ContainOptions): Promise<StartPlan> {
+  const { plan, who } = o;
+  const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: o.env };
+  const decision = sandboxFor(o.policy.sandbox, who, o.home);
+  if (decision.problems.length) {
+    throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${decision.problems.join('; ')}`);
+  }
+  if (!decision.contain) {
+    return { launch: plain, optOut: decision.optOut ? `${decision.optOut.origin.file}${decision.optOut.origin.line ? `:${decision.optOut.origin.line}` : ''}` : undefined, cleanup: () => undefined };
+  }
+  const probe = (o.probe ?? sandboxAvailable)();
+  if (!probe.ok) throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${probe.reason}; fix: ${probe.fix} (${OPT_OUT_HINT(who)})`);
+
+  const verdict = await resolve(decideUnder(o.policy, who, networkAction(who.name)), o.asker);
+  const network = verdict.decision === 'allow';
+
+  let copy: ReturnType<typeof copyClosure> | undefined;
+  if (o.server.gated && o.server.pinned) {
+    try {
+      copy = copyClosure(o.project, o.server.pinned.pinned.files);
+    } catch (e) {
+      if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — check it again (mcp-gate get)`);
+      throw e;
+    }
+  }
+  try {
+    const cmd = buildSandbox({
+      launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env: o.env },
+      workspace: o.project,
+      overlays: copy?.overlays ?? [],
+      profile: { network, extraRead: [...decision.read], extraWrite: [...decision.write], caches: SANDBOX_CACHES, home: o.home },
+    }, probe);
+    return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, cleanup: () => copy?.remove() };
+  } catch (e) {
+    copy?.remove();
+    if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
+    throw e;
+  }
+}

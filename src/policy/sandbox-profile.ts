@@ -1,0 +1,107 @@
+// The user's sandbox settings: which local servers run contained and with what extra reach. User scope only
+// (MCP Gate's configuration file and the extension's application-scope `mcpGate.sandbox`); a repository file can
+// never loosen them. Shape:
+//   "sandbox": { "userServers": false,
+//                "servers": [{ "server": "db", "project"?: "~/src/app", "read"?: ["/opt/data"], "write"?: ["~/notes"], "off"?: true }] }
+// Every repository server is contained; user-scope servers only with `userServers: true`. An entry matches a
+// server as every grant does ("server": "*" is every server the entry's "project" covers) (src/policy/identity.ts: no "project" = your user servers, a folder = that
+// project's repository servers). `off: true` is the explicit opt-out, shown by doctor and logged at each start.
+// Network is not here: it is the rule `mcp.<server>.network` (allow / ask / deny; no rule = no network).
+import * as path from 'node:path';
+import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
+import { formatOrigin, type Origin } from './names';
+
+export interface SandboxEntry extends ProjectQualified {
+  readonly server: string;
+  readonly read: readonly string[];
+  readonly write: readonly string[];
+  readonly off: boolean;
+  readonly origin: Origin;
+}
+
+export interface SandboxSettings {
+  readonly userServers: boolean;
+  readonly entries: readonly SandboxEntry[];
+  /** An unusable item: every server that would be contained is refused until it is fixed. */
+  readonly problems: readonly string[];
+}
+
+export const NO_SANDBOX_SETTINGS: SandboxSettings = { userServers: false, entries: [], problems: [] };
+
+const KEYS = new Set(['server', 'project', 'read', 'write', 'off']);
+
+function pathList(v: unknown, where: string, problems: string[]): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || !v.every((p) => typeof p === 'string')) {
+    problems.push(`${where}: must be a list of absolute paths or "~/…"`);
+    return [];
+  }
+  for (const p of v as string[]) if (!(path.isAbsolute(p) || p.startsWith('~/'))) problems.push(`${where}: ${JSON.stringify(p)} is not an absolute path or "~/…"`);
+  return v as string[];
+}
+
+/** Parses a `sandbox` block. `origin` says where it was written (for messages). */
+export function parseSandbox(raw: unknown, origin: (index: number) => Origin, resolver: ProjectResolver = systemResolver): SandboxSettings {
+  if (raw === undefined) return NO_SANDBOX_SETTINGS;
+  const problems: string[] = [];
+  const at = formatOrigin(origin(-1));
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ...NO_SANDBOX_SETTINGS, problems: [`${at}: "sandbox" must be an object`] };
+  const r = raw as Record<string, unknown>;
+  for (const k of Object.keys(r)) if (k !== 'userServers' && k !== 'servers') problems.push(`${at}: sandbox: unknown key ${JSON.stringify(k)} (expected userServers, servers)`);
+  if (r.userServers !== undefined && typeof r.userServers !== 'boolean') problems.push(`${at}: sandbox.userServers must be true or false`);
+  const entries: SandboxEntry[] = [];
+  if (r.servers !== undefined && !Array.isArray(r.servers)) problems.push(`${at}: sandbox.servers must be a list`);
+  else (r.servers as unknown[] | undefined ?? []).forEach((e, i) => {
+    const where = `${formatOrigin(origin(i))}: sandbox.servers[${i}]`;
+    if (typeof e !== 'object' || e === null || Array.isArray(e)) return problems.push(`${where}: must be an object`);
+    const o = e as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!KEYS.has(k)) problems.push(`${where}: unknown key ${JSON.stringify(k)} (expected ${[...KEYS].join(', ')})`);
+    if (typeof o.server !== 'string' || !/^([A-Za-z0-9_-]{1,64}|\*)$/.test(o.server)) return problems.push(`${where}: "server" must be a server name or "*"`);
+    if (o.project !== undefined) {
+      const p = projectProblem(o.project);
+      if (p) return problems.push(`${where}: ${p}`);
+    }
+    if (o.off !== undefined && typeof o.off !== 'boolean') problems.push(`${where}: "off" must be true or false`);
+    entries.push({
+      server: o.server, project: o.project as string | undefined,
+      read: pathList(o.read, `${where}.read`, problems), write: pathList(o.write, `${where}.write`, problems),
+      off: o.off === true, origin: origin(i),
+    });
+  });
+  return { userServers: r.userServers === true, entries: resolveProjects(entries, resolver), problems };
+}
+
+/** Several user layers (the extension's settings, the configuration file): entries and problems add up. */
+export function mergeSandbox(layers: readonly SandboxSettings[]): SandboxSettings {
+  return {
+    userServers: layers.some((l) => l.userServers),
+    entries: layers.flatMap((l) => l.entries),
+    problems: layers.flatMap((l) => l.problems),
+  };
+}
+
+export interface SandboxDecision {
+  /** Run contained. */
+  readonly contain: boolean;
+  /** The user's opt-out that switched containment off (only ever for a server that would be contained). */
+  readonly optOut?: SandboxEntry;
+  readonly read: readonly string[];
+  readonly write: readonly string[];
+  /** Settings that cannot be used: the server must not start. */
+  readonly problems: readonly string[];
+}
+
+/** What the user's settings say for one server. `~/` in paths is expanded against `home`. */
+export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home: string): SandboxDecision {
+  const wouldContain = who.scope === 'repository' || settings.userServers;
+  const mine = settings.entries.filter((e) => (e.server === who.name || e.server === '*') && appliesTo(e, who));
+  const expand = (p: string) => (p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
+  const optOut = wouldContain ? mine.find((e) => e.off) : undefined;
+  return {
+    contain: wouldContain && !optOut,
+    optOut,
+    read: mine.flatMap((e) => e.read.map(expand)),
+    write: mine.flatMap((e) => e.write.map(expand)),
+    problems: wouldContain ? settings.problems : [],
+  };
+}

@@ -1,0 +1,182 @@
+// Contained execution end to end, through the built CLI as a user runs it: an approved repository server that
+// tries to read the user's keys, write into HOME and outside the workspace, reach this machine's loopback and a
+// peer in another network namespace, and leave a daemon behind. Only the workspace write succeeds; with the
+// user's `mcp.<server>.network` allow rule the peers are reachable; a user-scope extra read path works and the
+// same field in the repository's file does not; nothing of the server remains after the CLI ends (also on
+// SIGINT/SIGTERM); an opt-out runs it uncontained and is logged.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { recordDecision } from '../../../src/trust/decisions';
+import { evaluateGate } from '../../../src/trust/gate';
+import { createNetns, type Netns } from '../../fixtures/host/netns';
+import { CLI, cleanupTemp, cli, ROOT, tempDir, world, type World } from '../helpers';
+
+const PROBE = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'probe-server.js');
+const PEER = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'tcp-peer.js');
+const PEER_PORT = 9555;
+
+function remaining(marker: string, exclude = -1): number[] {
+  const out: number[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === exclude) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${e}/cmdline`, 'utf8');
+      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      if (cmd.includes(marker) && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') out.push(Number(e));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return cond();
+}
+
+function userConfig(w: World, config: Record<string, unknown>): void {
+  const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(config));
+}
+
+describe('contained execution (bubblewrap) through the CLI', function () {
+  this.timeout(120_000);
+  let listener: ChildProcess;
+  let loopbackPort = 0;
+  let netns: Netns;
+
+  before(async () => {
+    // In its own process: the CLI runs with spawnSync, which would block a listener in this one.
+    const probe = net.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => probe.once('listening', r));
+    loopbackPort = (probe.address() as net.AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    listener = spawn(process.execPath, [PEER], { env: { PEER_HOST: '127.0.0.1', PEER_PORT: String(loopbackPort) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => listener.stdout!.on('data', (d: Buffer) => d.toString().includes('READY') && resolve()));
+    netns = createNetns();
+    await netns.startNode(PEER, { PEER_HOST: netns.peerAddress, PEER_PORT: String(PEER_PORT) });
+  });
+  after(async () => {
+    listener.kill();
+    await netns?.destroy();
+    cleanupTemp();
+  });
+
+  function project(extraEntry: Record<string, unknown> = {}): { w: World; marker: string; args: Record<string, unknown>; outsideWrite: string } {
+    const w = world();
+    fs.copyFileSync(PROBE, path.join(w.project, 'probe-server.js'));
+    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['probe-server.js'], ...extraEntry } } }));
+    fs.mkdirSync(path.join(w.home, '.ssh'), { recursive: true });
+    fs.writeFileSync(path.join(w.home, '.ssh', 'id_test'), 'PRIVATE KEY');
+    const outside = tempDir();
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside secret');
+    const marker = `mcpgate-probe-${randomBytes(6).toString('hex')}`;
+    const outsideWrite = path.join(outside, 'pwned.txt');
+    return { w, marker, outsideWrite, args: { marker, outsideSecret: path.join(outside, 'secret.txt'), outsideWrite, loopbackPort, peerHost: netns.peerAddress, peerPort: PEER_PORT } };
+  }
+
+  const rules = (w: World, extra: unknown[] = []) => [{ action: 'mcp.probe.tool.*', decision: 'allow', project: w.project }, ...extra];
+
+  async function callProbe(w: World, args: Record<string, unknown>): Promise<Record<string, { ok: boolean; value?: string; code?: string }>> {
+    await recordDecision(w.input, 'probe', undefined, 'approved');
+    const r = cli(w, ['call', 'probe', 'probe', '--args', JSON.stringify(args)], { env: { PATH: process.env.PATH! } });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const text = /\{"home".*\}/.exec(r.stdout)?.[0];
+    assert.ok(text, r.stdout);
+    return JSON.parse(text);
+  }
+
+  it('by default: no keys, no HOME, nothing outside the workspace, no network; the workspace is writable; no daemon survives', async () => {
+    const { w, marker, args, outsideWrite } = project();
+    userConfig(w, { rules: rules(w) });
+    const r = await callProbe(w, args);
+    assert.equal(r.readSsh.ok, false, 'reads ~/.ssh');
+    assert.equal(r.writeHome.ok, true, 'HOME is an empty scratch folder inside the sandbox');
+    assert.equal(fs.existsSync(path.join(w.home, 'pwned')), false, 'the write must not reach the real HOME');
+    assert.equal(r.readOutside.ok, false, 'reads outside the workspace');
+    assert.equal(r.writeOutside.ok, false, 'writes outside the workspace');
+    assert.equal(fs.existsSync(outsideWrite), false);
+    assert.equal(r.writeSelf.ok, false, 'the server cannot change the file it runs');
+    assert.equal(r.loopback.ok, false, 'reaches this machine\'s loopback');
+    assert.equal(r.peer.ok, false, 'reaches a peer in another network namespace');
+    assert.equal(r.writeWorkspace.ok, true, 'writes inside the workspace');
+    assert.equal(fs.readFileSync(path.join(w.project, 'written-inside.txt'), 'utf8'), 'inside');
+    assert.ok(await until(() => remaining(marker).length === 0, 5000), `left behind: ${remaining(marker)}`);
+    const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
+    assert.match(log, /"kind":"server.start".*contained: /);
+  });
+
+  it('with the user\'s mcp.<server>.network allow rule, the peers are reachable', async () => {
+    const { w, args } = project();
+    userConfig(w, { rules: rules(w, [{ action: 'mcp.probe.network', decision: 'allow', project: w.project }]) });
+    const r = await callProbe(w, args);
+    assert.equal(r.peer.ok, true, JSON.stringify(r.peer));
+    assert.equal(r.loopback.ok, true, `the host network is shared, loopback included (documented): ${JSON.stringify(r.loopback)}`);
+    assert.equal(r.readSsh.ok, false);
+  });
+
+  it('a network rule without "project" (for a user server of that name) gives the repository server no network', async () => {
+    const { w, args } = project();
+    userConfig(w, { rules: [...rules(w), { action: 'mcp.probe.network', decision: 'allow' }] });
+    const r = await callProbe(w, args);
+    assert.equal(r.peer.ok, false);
+  });
+
+  it('a user-scope extra read path works; the same field in the repository file does not', async () => {
+    const extra = path.join(tempDir(), 'data.txt');
+    fs.writeFileSync(extra, 'shared data');
+    const repo = project({ sandbox: { read: [extra] }, sandboxEnabled: false });
+    userConfig(repo.w, { rules: rules(repo.w) });
+    const r1 = await callProbe(repo.w, { ...repo.args, extraRead: extra });
+    assert.equal(r1.extraRead.ok, false, 'the repository cannot widen its own sandbox');
+
+    const user = project();
+    userConfig(user.w, { rules: rules(user.w), sandbox: { servers: [{ server: 'probe', project: user.w.project, read: [extra] }] } });
+    const r2 = await callProbe(user.w, { ...user.args, extraRead: extra });
+    assert.equal(r2.extraRead.ok, true, JSON.stringify(r2.extraRead));
+    assert.equal(r2.extraRead.value, 'shared data');
+  });
+
+  it('the opt-out runs it uncontained, and each start is logged', async () => {
+    const { w, args } = project();
+    userConfig(w, { rules: rules(w), sandbox: { servers: [{ server: 'probe', project: w.project, off: true }] } });
+    const r = await callProbe(w, args);
+    assert.equal(r.readSsh.ok, true, 'uncontained: it has the user\'s authority (that is what the opt-out means)');
+    const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
+    assert.match(log, /"kind":"sandbox.off".*runs uncontained: your opt-out/);
+  });
+
+  it('an invalid sandbox setting refuses the start, naming the item', async () => {
+    const { w } = project();
+    userConfig(w, { rules: rules(w), sandbox: { servers: [{ server: 'probe', read: ['relative/path'] }] } });
+    await recordDecision(w.input, 'probe', undefined, 'approved');
+    const r = cli(w, ['tools', 'probe'], { env: { PATH: process.env.PATH! } });
+    assert.match(r.stdout + r.stderr, /your sandbox settings cannot be used, so no server that should be contained starts: .*sandbox\.servers\[0\]\.read: "relative\/path" is not an absolute path/);
+  });
+
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${sig} to the CLI mid-call leaves no process of the server`, async () => {
+      const { w, marker } = project();
+      userConfig(w, { rules: rules(w) });
+      await recordDecision(w.input, 'probe', undefined, 'approved');
+      const env: Record<string, string> = { PATH: process.env.PATH!, MCP_GATE_STORE: w.store };
+      for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
+      const child = spawn(process.execPath, [CLI, 'call', 'probe', 'hang', '--args', JSON.stringify({ marker }), '--project', w.project], { env, stdio: 'ignore' });
+      assert.ok(await until(() => remaining(marker, child.pid).length > 0, 20_000), 'the server started its daemon');
+      child.kill(sig);
+      await new Promise((r) => child.once('exit', r));
+      assert.ok(await until(() => remaining(marker).length === 0, 5000), `left behind after ${sig}: ${remaining(marker)}`);
+      assert.equal(evaluateGate(w.input).servers[0].state, 'approved');
+    });
+  }
+});
