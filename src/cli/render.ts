@@ -1,5 +1,8 @@
 // Text renderings of gate reports for a terminal: the server table, one server's full definition (escaped,
 // untruncated) with its diff, and the doctor report. Pure functions of the report; the CLI prints them.
+import * as os from 'node:os';
+import { describeContainment } from '../host/contain';
+import { sandboxAvailable } from '../host/sandbox';
 import { escapeText, quote, renderValue } from '../trust/escape';
 import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
 import type { GateReport, ServerReport } from '../trust/gate';
@@ -65,6 +68,8 @@ function diffText(diff: DefinitionDiff): string {
 export interface GrantsContext {
   project: string;
   policy: UserPolicy;
+  /** The HOME the sandbox hides (default: this process's). */
+  home?: string;
 }
 
 /**
@@ -109,6 +114,40 @@ export function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
 }
 
 /**
+ * The launch plan and its execution closure: what will be executed and every workspace file it can load. For a
+ * server never decided, small text files are shown in full (escaped, nothing cut); larger or binary ones by path,
+ * size and digest. For a changed server the diff below says what changed.
+ */
+export function planText(s: ServerReport): string[] {
+  const L: string[] = [];
+  const plan = s.pinned?.plan;
+  const pinned = s.pinned!.pinned;
+  if (plan) {
+    L.push('  launch plan (what will be executed):');
+    L.push(`    program   ${plan.executable ? escapeText(plan.executable) : `(none: ${escapeText(plan.notFound ?? '')})`}${plan.executable && plan.executable !== plan.command ? `  (for ${quote(plan.command)})` : ''}`);
+    L.push(`    arguments ${plan.args.length ? plan.args.map(quote).join(' ') : '(none)'}`);
+    L.push(`    folder    ${escapeText(plan.cwd)}${plan.cwdInWorkspace ? ` (workspace ${escapeText(plan.cwdInWorkspace)})` : ''}`);
+    const env = Object.entries(plan.env);
+    if (env.length) L.push(`    variables ${env.map(([k, v]) => `${escapeText(k)}=${quote(v)}`).join(' ')}`);
+  }
+  const files = Object.entries(pinned.files);
+  const bytes = files.reduce((n, [, f]) => n + f.size, 0);
+  if (!plan && !files.length) return L;
+  L.push(`  execution closure (every workspace file it can load; content pinned): ${files.length} file(s), ${bytes} bytes`);
+  for (const r of plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }))) {
+    L.push(`    folder ${escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`)}${r.why ? `  — ${escapeText(r.why)}` : ''}`);
+  }
+  const full = !s.record; // first review: read it all
+  for (const [p, f] of files) {
+    const text = s.pinned!.texts[p];
+    L.push(`    file ${escapeText(p)}  ${f.size} bytes  sha256 ${f.sha256}${text === undefined ? '  (not shown: binary, over 64 KiB, or past the 256 KiB shown per server)' : ''}`);
+    if (full && text !== undefined) for (const line of text.split('\n')) L.push(`      | ${escapeText(line)}`);
+  }
+  for (const [p, t] of Object.entries(pinned.links ?? {})) L.push(`    link ${escapeText(p)} -> ${escapeText(t)}`);
+  return L;
+}
+
+/**
  * Everything a person needs to decide about one server, with the grants that would apply to it. Nothing is
  * truncated; hidden characters are escaped.
  */
@@ -124,11 +163,7 @@ export function serverText(s: ServerReport, grants?: GrantsContext): string {
   lines.push('  definition as written:');
   lines.push('  ' + renderValue(s.raw, '  '));
   if (s.pinned) {
-    const files = Object.entries(s.pinned.pinned.files);
-    if (files.length) {
-      lines.push('  workspace files it runs (content pinned):');
-      for (const [p, f] of files) lines.push(`    ${escapeText(p)}  ${f.size} bytes  sha256 ${f.sha256}`);
-    }
+    lines.push(...planText(s));
     if (s.pinned.pinned.envFile) lines.push(`  envFile ${escapeText(s.pinned.pinned.envFile.path)} ${s.pinned.pinned.envFile.missing ? '(missing)' : `sha256 ${s.pinned.pinned.envFile.sha256}`}`);
     if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
     lines.push(`  digest      ${s.pinned.digest}`);
@@ -149,6 +184,10 @@ export function serverText(s: ServerReport, grants?: GrantsContext): string {
     if (d.instructions) lines.push(`    ~ instructions:\n          - ${renderValue(d.instructions.before ?? '', '            ')}\n          + ${renderValue(d.instructions.after ?? '', '            ')}`);
   }
   if (grants) lines.push(...grantsText(s, grants));
+  if (grants && s.definition?.type === 'stdio' && s.state !== 'blocked') {
+    const c = describeContainment(s, serverIdentity(s, grants.project), grants.policy, grants.home ?? os.homedir());
+    if (c.length) lines.push(`  sandbox     ${escapeText(c[0])}`, ...c.slice(1).map((l) => `              ${escapeText(l)}`));
+  }
   else lines.push('  grants that would apply: not computed here (`mcp-gate get` shows them)');
   return lines.join('\n');
 }
@@ -226,6 +265,30 @@ export function reportJson(report: GateReport, storeHow: string) {
     servers: report.servers.map(serverJson),
     agentFiles: report.agentFiles,
   };
+}
+
+/** Repository entry fields that speak about containment: never obeyed (the user owns the sandbox), so reported. */
+const REPOSITORY_SANDBOX_FIELDS = ['sandbox', 'sandboxEnabled', 'sandboxed', 'sandboxOptions', 'containment', 'isolation', 'network', 'allowNetwork'];
+
+/**
+ * The doctor's sandbox section: whether bubblewrap can start here, how each local server would run (contained,
+ * opted out, cannot start), the user's sandbox settings that cannot be used, and repository fields that try to
+ * set the sandbox (ignored: only the user's settings decide; a repository cannot loosen them).
+ */
+export function sandboxText(report: GateReport, policy: UserPolicy, home: string = os.homedir()): string {
+  const L: string[] = ['sandbox (local servers; settings from user scope only):'];
+  const p = sandboxAvailable();
+  L.push(`  bubblewrap ${p.ok ? `${escapeText(p.bwrap)} ${escapeText(p.version)}: available` : `UNAVAILABLE: ${escapeText(p.reason)}; fix: ${escapeText(p.fix)} — repository servers do not start until it is fixed`}`);
+  for (const problem of policy.sandbox.problems) L.push(`  INVALID  ${escapeText(problem)} — no server that should be contained starts until it is fixed`);
+  for (const s of report.servers) {
+    if (s.definition?.type !== 'stdio' || s.state === 'blocked') continue;
+    const c = describeContainment(s, serverIdentity(s, report.project), policy, home, () => p);
+    const net = c.find((l) => l.startsWith('network: '));
+    if (c.length) L.push(`  ${escapeText(s.name)} (${escapeText(s.source)}): ${escapeText(c[0].startsWith('contained') ? `contained (bubblewrap); ${net ? net.replace(/ — .*/, '') : ''}` : c[0])}`);
+    const fields = Object.keys(s.raw).filter((k) => REPOSITORY_SANDBOX_FIELDS.includes(k)).sort();
+    if (s.gated && fields.length) L.push(`    ignored: ${fields.map((f) => `"${f}"`).join(', ')} in ${escapeText(s.source)} — a repository cannot set its own sandbox; your settings decide`);
+  }
+  return L.join('\n');
 }
 
 export function policyText(policy: UserPolicy, valueSet: (name: string) => boolean, envPrefix: string): string {

@@ -62,6 +62,9 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
 
   const verdict = await resolve(decideUnder(o.policy, who, networkAction(who.name)), o.asker);
   const network = verdict.decision === 'allow';
+  // Without network, package launchers work from their caches at once instead of retrying the registry for
+  // minutes: npm/npx offline (a package not in ~/.npm fails with ENOTCACHED), uv offline.
+  const env = network ? o.env : { ...o.env, npm_config_offline: 'true', UV_OFFLINE: '1' };
 
   let copy: ReturnType<typeof copyClosure> | undefined;
   if (o.server.gated && o.server.pinned) {
@@ -74,7 +77,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   }
   try {
     const cmd = buildSandbox({
-      launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env: o.env },
+      launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
       overlays: copy?.overlays ?? [],
       profile: { network, extraRead: [...decision.read], extraWrite: [...decision.write], caches: SANDBOX_CACHES, home: o.home },
@@ -85,4 +88,28 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }
+}
+
+/** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
+export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe = sandboxAvailable): string[] {
+  if (server.definition?.type !== 'stdio') return [];
+  const d = sandboxFor(policy.sandbox, who, home);
+  if (d.problems.length) return [`cannot start: your sandbox settings cannot be used: ${d.problems.join('; ')}`];
+  if (!d.contain) {
+    return [d.optOut
+      ? `NOT contained: your opt-out in ${d.optOut.origin.file}${d.optOut.origin.line ? `:${d.optOut.origin.line}` : ''} — it runs with your full authority (logged at each start)`
+      : 'not contained: a user-scope server runs as you (set "sandbox": { "userServers": true } to contain your own servers too)'];
+  }
+  const p = probe();
+  if (!p.ok) return [`cannot start here: it must run contained and the sandbox is unavailable: ${p.reason}; fix: ${p.fix}`];
+  const net = decideUnder(policy, who, networkAction(who.name));
+  const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
+  const out = [
+    'contained (bubblewrap): the system read-only; HOME empty except ' + SANDBOX_CACHES.join(', ') + '; a private /tmp; its own processes (all end when it stops)',
+    `workspace read-write; the ${files} closure file(s) read-only, from a copy verified against this approval`,
+    `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
+  ];
+  if (d.read.length) out.push(`extra read (your settings): ${d.read.join(', ')}`);
+  if (d.write.length) out.push(`extra write (your settings): ${d.write.join(', ')}`);
+  return out;
 }

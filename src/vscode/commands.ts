@@ -2,7 +2,7 @@
 // Each command is a thin adapter: it picks a server, shows the core's rendering, and records the decision through
 // the same core as the CLI. Definitions and reports open as read-only documents (scheme `mcp-gate`).
 import * as vscode from 'vscode';
-import { doctorText, policyText, serverText, type GrantsContext } from '../cli/render';
+import { doctorText, policyText, sandboxText, serverText, type GrantsContext } from '../cli/render';
 import { defaultMasker } from '../policy/mask';
 import { recordDecision, resetDecisions } from '../trust/decisions';
 import { escapeText } from '../trust/escape';
@@ -148,7 +148,7 @@ export function registerCommands(context: vscode.ExtensionContext, service: Gate
   });
 
   reg('mcpGate.doctor', async () => {
-    const parts = service.folders().map((f) => (f.report ? `${doctorText(f.report, 'VS Code globalStorage')}\n\n${policyText(service.policy(f), () => false, 'MCP Gate: Set Secret… ')}` : `${f.folder.uri.fsPath}: ${f.error}`));
+    const parts = service.folders().map((f) => (f.report ? `${doctorText(f.report, 'VS Code globalStorage')}\n\n${policyText(service.policy(f), () => false, 'MCP Gate: Set Secret… ')}\n\n${sandboxText(f.report, service.policy(f))}` : `${f.folder.uri.fsPath}: ${f.error}`));
     const text = parts.length ? `${parts.join('\n\n')}\n\n${ownStartsText(service)}` : vscode.l10n.t('No workspace folder is open.');
     await vscode.window.showTextDocument(docs.show('/MCP Gate Doctor.txt', text), { preview: true });
     service.channel.info(`doctor:\n${text}`);

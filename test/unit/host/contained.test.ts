@@ -164,6 +164,23 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.match(r.stdout + r.stderr, /your sandbox settings cannot be used, so no server that should be contained starts: .*sandbox\.servers\[0\]\.read: "relative\/path" is not an absolute path/);
   });
 
+  it('get and approve show the launch plan, the closure (small files in full) and the sandbox it will get; doctor reports the profile and ignores a repository\'s own sandbox fields', async () => {
+    const { w } = project({ sandboxEnabled: false, sandbox: { network: true } });
+    userConfig(w, { rules: rules(w, [{ action: 'mcp.probe.network', decision: 'allow', project: w.project }]) });
+    const shown = cli(w, ['approve', 'probe'], { input: 'no\n' });
+    assert.match(shown.stdout, /launch plan \(what will be executed\):\n {4}program {3}\/\S+\/node/);
+    assert.match(shown.stdout, /execution closure .*: 1 file\(s\)/);
+    assert.match(shown.stdout, /file probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
+    assert.match(shown.stdout, /sandbox {5}contained \(bubblewrap\)/);
+    assert.match(shown.stdout, /network: the host's network/);
+    const doctor = cli(w, ['doctor']);
+    assert.match(doctor.stdout, /bubblewrap \S+ \S+: available/);
+    assert.match(doctor.stdout, /probe \(\.mcp\.json\): contained \(bubblewrap\); network: the host's network/);
+    assert.match(doctor.stdout, /ignored: "sandbox", "sandboxEnabled" in \.mcp\.json — a repository cannot set its own sandbox/);
+    userConfig(w, { sandbox: { servers: [{ server: 'probe', project: w.project, off: true }] } });
+    assert.match(cli(w, ['doctor']).stdout, /probe \(\.mcp\.json\): NOT contained: your opt-out in .*config\.json:1/);
+  });
+
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     it(`${sig} to the CLI mid-call leaves no process of the server`, async () => {
       const { w, marker } = project();
