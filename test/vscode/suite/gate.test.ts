@@ -83,7 +83,15 @@ describe('the gate in VS Code', function () {
     assert.equal(server().server.state, 'pending');
     assert.match(shown[0], /Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown\?/);
     assert.ok(shown[1].includes('"${workspaceFolder}/echo-server.mjs"'), shown[1]);
-    assert.match(shown[1], /workspace files it runs \(content pinned\):\n\s+echo-server\.mjs/);
+    // The launch plan, and the execution closure: echo-server.mjs has no package folder above it, so its own
+    // folder (the workspace root) is pinned whole; the server file is among the files listed.
+    assert.match(shown[1], /launch plan \(what will be executed\):\n {4}program {3}\/\S+  \(for "node"\)/);
+    assert.match(shown[1], /execution closure \(every workspace file it can load; content pinned\): \d+ file\(s\)/);
+    assert.match(shown[1], /\n {4}folder \. \(the whole workspace\)/);
+    assert.match(shown[1], /\n {4}file echo-server\.mjs  \d+ bytes  sha256 [0-9a-f]{64}\n/);
+    // The sandbox it will get: a repository server is contained, and without a network rule it has none.
+    assert.match(shown[1], /\n  sandbox {5}contained \(bubblewrap\)/);
+    assert.match(shown[1], /network: none/);
     const doc = vscode.window.activeTextEditor?.document;
     assert.equal(doc?.uri.scheme, 'mcp-gate', 'the definition is open for reading');
     assert.ok(doc?.getText().includes('digest      sha256:'));
