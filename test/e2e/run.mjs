@@ -91,8 +91,12 @@ const xssRepo = dir('repos', 'hostile-repo');
   });
   fs.mkdirSync(path.join(xssRepo, '.vscode'), { recursive: true });
   fs.writeFileSync(path.join(xssRepo, '.vscode', 'mcp.json'), JSON.stringify({ servers }, null, 2));
-  fs.writeFileSync(path.join(xssRepo, '.mcp.json'), JSON.stringify({ mcpServers: { 'tool-server': { command: 'node', args: ['weather-server.mjs'] } } }, null, 2));
-  fs.copyFileSync(path.join(REPO, 'test/fixtures/panel-workspace/weather-server.mjs'), path.join(xssRepo, 'weather-server.mjs'));
+  // tool-server is its own package folder, so its approval pins tool-server/ only; the tools.json it reads from its
+  // working folder (the repository's root) is outside that closure: changing it is seen by tool pinning.
+  fs.writeFileSync(path.join(xssRepo, '.mcp.json'), JSON.stringify({ mcpServers: { 'tool-server': { command: 'node', args: ['tool-server/weather-server.mjs'] } } }, null, 2));
+  fs.mkdirSync(path.join(xssRepo, 'tool-server'));
+  fs.writeFileSync(path.join(xssRepo, 'tool-server', 'package.json'), JSON.stringify({ name: 'tool-server', private: true, type: 'module' }, null, 2));
+  fs.copyFileSync(path.join(REPO, 'test/fixtures/panel-workspace/weather-server.mjs'), path.join(xssRepo, 'tool-server', 'weather-server.mjs'));
 }
 const xssTools = (v) => PAYLOADS.map((p, i) => ({
   name: `tool_${i + 1}`,
@@ -535,9 +539,11 @@ const xssConsole = () => consoleLines.filter((l) => MARKER.test(l.text) || /Cont
 const xss = [
   ['30 hostile strings in server names, commands, args, env values, tool titles and descriptions, and log events are shown as text and none runs', async () => {
     // The repository's servers, and a tool list that changes under an approved server (pinned, then changed).
-    assert(cli(xssRepo, 'approve', 'tool-server', '--yes').status === 0, 'approve tool-server');
+    const approved = cli(xssRepo, 'approve', 'tool-server', '--yes');
+    assert(approved.status === 0, `approve tool-server: ${approved.stdout}${approved.stderr}`);
     fs.writeFileSync(path.join(xssRepo, 'tools.json'), JSON.stringify(xssTools('v1')));
-    assert(cli(xssRepo, 'tools', 'tool-server').status === 0, 'pin the tools');
+    const pinned = cli(xssRepo, 'tools', 'tool-server');
+    assert(pinned.status === 0, `pin the tools: ${pinned.stdout}${pinned.stderr}`);
     fs.writeFileSync(path.join(xssRepo, 'tools.json'), JSON.stringify(xssTools('v2')));
     const changed = cli(xssRepo, 'tools', 'tool-server');
     assert(changed.status !== 0 && /changed since it was approved/.test(changed.stdout + changed.stderr), `tool change seen: ${changed.stdout}${changed.stderr}`);
