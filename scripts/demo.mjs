@@ -36,6 +36,9 @@ const dirs = {
   xdgCache: path.join(runDir, 'xdg/cache'), xdgState: path.join(runDir, 'xdg/state'),
 };
 for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+// npm's cache, as a user who has run npm has it: a contained server sees only ~/.npm (and ~/.cache/uv) of HOME, and
+// only when it exists, so what `npx -y` fetches for "everything" is kept for its next start.
+fs.mkdirSync(path.join(dirs.home, '.npm'), { recursive: true });
 const userData = path.join(runDir, 'user-data');
 const extensionsDir = path.join(runDir, 'extensions');
 const env = isolatedEnv(dirs);
@@ -43,10 +46,12 @@ fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
 fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
   ...QUIET_OFFLINE_SETTINGS,
   'workbench.colorTheme': 'Default Dark Modern',
-  // rules for the demo workspace's (repository) servers name that folder
+  // rules for the demo workspace's (repository) servers name that folder; "everything" runs `npx -y`, which fetches
+  // its package from the registry: inside the sandbox that needs the network rule (the other servers get none)
   'mcpGate.rules': [
     { action: 'mcp.search.host.com.example.mcp', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
     { action: 'mcp.everything.tool.echo', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
+    { action: 'mcp.everything.network', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
   ],
 }, null, 2));
 
@@ -79,6 +84,13 @@ if (!check) {
   say(`MCP Gate demo is running. Open in a browser on this machine:\n\n    ${url}\n`);
   say('the status bar shows the servers waiting; run "MCP Gate: Approve Server…" or "MCP Gate: Doctor" from the palette. Ctrl-C stops.');
 } else {
+  // The states the README's Status describes, as the gate (the same core and store) sees them.
+  const want = { everything: 'pending', db: 'pending', files: 'pending', notes: 'approval-changed', search: 'approved', confused: 'blocked' };
+  const listed = spawnSync(process.execPath, [path.join(REPO, 'dist', 'cli.js'), 'list', '--json', '--project', workspace, '--store', store], { env, encoding: 'utf8' });
+  const states = Object.fromEntries((JSON.parse(listed.stdout || '{}').servers ?? []).map((s) => [s.name, s.state]));
+  const statesOk = JSON.stringify(Object.entries(states).sort()) === JSON.stringify(Object.entries(want).sort());
+  say(`states: ${Object.entries(states).map(([n, st]) => `${n} ${st}`).join(', ')}`);
+  if (!statesOk) say(`expected: ${Object.entries(want).map(([n, st]) => `${n} ${st}`).join(', ')}`);
   let code = 1;
   const browser = await launchBrowser({ host, profileDir: path.join(runDir, 'browser'), env });
   try {
@@ -91,7 +103,7 @@ if (!check) {
     fs.mkdirSync(path.join(REPO, 'docs', 'screenshots'), { recursive: true });
     await page.screenshot({ path: path.join(REPO, 'docs', 'screenshots', 'demo.png') });
     say(`reachable at ${cs.url}; status bar: "${text}"`);
-    code = /MCP Gate: 4 waiting/.test(text ?? '') ? 0 : 1;
+    code = statesOk && /MCP Gate: 4 waiting/.test(text ?? '') ? 0 : 1;
     if (code) say('expected "MCP Gate: 4 waiting" (everything, db, files pending; notes changed)');
   } finally {
     await browser.close();
