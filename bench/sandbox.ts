@@ -59,7 +59,7 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
 /** For bench/run.mjs: `...(await benchSandbox())`. */
 export async function benchSandbox(): Promise<BenchRow[]> {
   const probe = sandboxAvailable();
-  if (!probe.ok) return [{ name: 'contained start-up (bubblewrap)', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
+  if (!probe.ok) return [{ name: 'sandbox: contained start-up (bubblewrap)', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-sandbox-')));
   const home = path.join(base, 'home');
   const workspace = path.join(base, 'workspace');
@@ -99,11 +99,11 @@ export async function benchSandbox(): Promise<BenchRow[]> {
       contained: () => serverStart(contained),
     });
     return [
-      { name: 'spawn /bin/true, plain', median: raw.plain, unit: 'ms', note: '50 runs' },
-      { name: 'spawn /bin/true inside the sandbox (bubblewrap: namespaces, mounts, no network)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; bubblewrap ${probe.version}` },
-      { name: 'stdio MCP server start (spawn, initialize, tools/list), plain', median: server.plain, unit: 'ms', note: '20 starts; the fixture echo server (SDK)' },
-      { name: 'stdio MCP server start inside the sandbox', median: server.contained, unit: 'ms', baseline: 'plain start', ratio: server.contained / server.plain, note: '20 starts; workspace rw, repository ro, empty HOME, no network' },
-      { name: 'building the bwrap command line (buildSandbox)', median: median(buildTimes), unit: 'ms', note: '200 builds; path checks only' },
+      { name: 'sandbox: spawn /bin/true, plain', median: raw.plain, unit: 'ms', note: '50 runs' },
+      { name: 'sandbox: spawn /bin/true inside bubblewrap (namespaces, mounts, no network)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; bubblewrap ${probe.version}` },
+      { name: 'sandbox: stdio MCP server start (spawn, initialize, tools/list), plain', median: server.plain, unit: 'ms', note: '20 starts; the fixture echo server (SDK)' },
+      { name: 'sandbox: stdio MCP server start inside bubblewrap', median: server.contained, unit: 'ms', baseline: 'plain start', ratio: server.contained / server.plain, note: '20 starts; workspace rw, repository ro, empty HOME, no network' },
+      { name: 'sandbox: building the bwrap command line (buildSandbox)', median: median(buildTimes), unit: 'ms', note: '200 builds; path checks only' },
     ];
   } finally {
     fs.rmSync(base, { recursive: true, force: true });

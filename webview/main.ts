@@ -237,8 +237,22 @@ function serverCard(s: ServerView): HTMLElement {
   }
 
   const def: HTMLElement[] = [h('pre', { class: 'definition', text: s.definition })];
+  if (s.plan) {
+    def.push(h('h4', { text: 'Launch plan: what will be executed' }));
+    const rows: [string, string][] = [['Program', s.plan.program], ['Arguments', s.plan.args], ['Folder', s.plan.folder]];
+    if (s.plan.variables) rows.push(['Variables', s.plan.variables]);
+    const pt = h('table', { class: 'files plan' });
+    for (const [k, v] of rows) pt.append(h('tr', {}, h('th', { text: k }), h('td', {}, h('code', { text: v }))));
+    def.push(pt);
+    if (s.plan.roots.length) {
+      def.push(h('h4', { text: 'Execution closure: folders pinned whole' }));
+      const rt = h('table', { class: 'files roots' });
+      for (const r of s.plan.roots) rt.append(h('tr', {}, h('td', {}, h('code', { text: r.path })), h('td', { text: r.why })));
+      def.push(rt);
+    }
+  }
   if (s.pinnedFiles.length) {
-    def.push(h('h4', { text: 'Workspace files it runs (content pinned)' }));
+    def.push(h('h4', { text: 'Files it can execute or load (content pinned)' }));
     const t = h('table', { class: 'files' }, h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Bytes' }), h('th', { text: 'SHA-256' })));
     for (const f of s.pinnedFiles) t.append(h('tr', {}, h('td', {}, h('code', { text: f.path })), h('td', { text: String(f.size) }), h('td', {}, h('code', { class: 'hash', text: f.sha256 }))));
     def.push(t);

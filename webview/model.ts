@@ -142,6 +142,17 @@ export function serverView(folder: FolderInput, s: ServerReport): ServerView {
     pinnedFiles: Object.entries(s.pinned?.pinned.files ?? {}).map(([p, f]) => ({ path: escapeText(p), size: f.size, sha256: f.sha256 })),
     actions: allowedActions(s),
   };
+  const plan = s.pinned?.plan;
+  if (plan) {
+    const env = Object.entries(plan.env);
+    view.plan = {
+      program: plan.executable ? escapeText(plan.executable) : `(none: ${escapeText(plan.notFound ?? '')})`,
+      args: plan.args.length ? plan.args.map(quote).join(' ') : '(none)',
+      folder: escapeText(plan.cwd),
+      roots: plan.closure.roots.map((r) => ({ path: escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`), why: escapeText(r.why) })),
+    };
+    if (env.length) view.plan.variables = env.map(([k, v]) => `${escapeText(k)}=${quote(v)}`).join(' ');
+  }
   const envFile = s.pinned?.pinned.envFile;
   if (envFile) view.envFile = `${escapeText(envFile.path)} ${envFile.missing ? '(missing)' : `sha256 ${envFile.sha256}`}`;
   if (s.pinned?.pinned.inputs.length) view.inputs = renderValue(s.pinned.pinned.inputs);

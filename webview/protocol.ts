@@ -77,6 +77,8 @@ export interface ServerView {
   /** True when any string of the entry holds a character that is shown as an escape. */
   hidden: boolean;
   pinnedFiles: { path: string; size: number; sha256: string }[];
+  /** The launch plan (local servers): what will be executed, and the folders whose trees are pinned and why. */
+  plan?: { program: string; args: string; folder: string; variables?: string; roots: { path: string; why: string }[] };
   envFile?: string;
   inputs?: string;
   digest?: string;

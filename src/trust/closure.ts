@@ -92,6 +92,10 @@ interface Walk {
 class EvaluationCache {
   readonly hashes = new Map<string, Hashed | Error>();
   readonly walks = new Map<string, Walk | Error>();
+  /** Literal relative import targets of a file (resolved), whatever roots ask. */
+  readonly imports = new Map<string, string[]>();
+  /** Closures by their starting folders: servers that start from the same folders share one. */
+  readonly closures = new Map<string, { closure: Closure; texts: Record<string, string> } | Error>();
   files = 0;
   bytes = 0;
 }
@@ -208,28 +212,36 @@ const SPECIFIER = /(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(
 
 /** Literal relative specifiers of a JavaScript/TypeScript file that reach outside `roots`. */
 function importsOutside(file: string, text: string, roots: readonly string[], workspace: string, reader: TrackingReader): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(SPECIFIER)) {
-    const lexical = path.resolve(path.dirname(file), m[2]);
-    if (!within(workspace, lexical) || roots.some((r) => within(r, lexical))) continue;
-    let found: string | undefined;
-    for (const s of TRY_SUFFIXES) {
-      const st = reader.stat(lexical + s);
-      if (st?.isFile()) {
-        found = lexical + s;
-        break;
+  const cache = cacheOf(reader);
+  let targets = cache.imports.get(file);
+  if (!targets) {
+    targets = [];
+    for (const m of text.matchAll(SPECIFIER)) {
+      const lexical = path.resolve(path.dirname(file), m[2]);
+      if (!within(workspace, lexical)) continue;
+      if (within(path.dirname(file), lexical)) {
+        targets.push(lexical); // below its own folder: inside every root that holds the file
+        continue;
       }
+      let found: string | undefined;
+      for (const s of TRY_SUFFIXES) {
+        const st = reader.stat(lexical + s);
+        if (st?.isFile()) {
+          found = lexical + s;
+          break;
+        }
+      }
+      targets.push(found ?? lexical);
     }
-    out.push(found ?? lexical);
+    cache.imports.set(file, targets);
   }
-  return out;
+  return targets.filter((t) => !roots.some((r) => within(r, t)));
 }
 
 /** The closure of a set of entries, with the text of small files for diffs. Throws ClosureError. */
 export function closureOf(
   workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
 ): { closure: Closure; texts: Record<string, string> } {
-  const roots = new Map<string, string>(); // abs root → why
   const queue: { dir: string; why: string }[] = [];
   const addEntry = (abs: string, why: string, whole = false, optional = false) => {
     let r;
@@ -248,6 +260,30 @@ export function closureOf(
     queue.push({ dir: packageRoot(workspace, dir, reader), why });
   };
   for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional);
+  // Servers that start from the same folders have the same closure: computed once per evaluation.
+  const key = JSON.stringify([...new Set(queue.map((q) => q.dir))].sort());
+  const memo = cacheOf(reader).closures;
+  const hit = memo.get(key);
+  if (hit instanceof Error) throw hit;
+  if (hit) {
+    const whyOf = new Map(queue.map((q) => [rel(workspace, q.dir), q.why]));
+    return { closure: { ...hit.closure, roots: hit.closure.roots.map((r) => ({ path: r.path, why: whyOf.get(r.path) ?? r.why })) }, texts: hit.texts };
+  }
+  try {
+    const result = computeClosure(workspace, queue, excluded, reader, addEntry);
+    memo.set(key, result);
+    return result;
+  } catch (e) {
+    if (e instanceof ClosureError) memo.set(key, e);
+    throw e;
+  }
+}
+
+function computeClosure(
+  workspace: string, queue: { dir: string; why: string }[], excluded: ReadonlySet<string>, reader: TrackingReader,
+  addEntry: (abs: string, why: string) => void,
+): { closure: Closure; texts: Record<string, string> } {
+  const roots = new Map<string, string>(); // abs root → why
 
   const files = new Map<string, Hashed>();
   const links = new Map<string, string>();

@@ -61,6 +61,9 @@ const TOP_LEVEL_KEYS: Partial<Record<Format, string[]>> = {
   mcpServers: ['$schema', 'mcpServers'],
 };
 
+/** Servers one configuration file may declare; more make the file unusable (a full block for a repository file). */
+export const MAX_SERVERS_PER_FILE = 1000;
+
 /** Letters, digits, `-` and `_`: a name must survive being written into a rule action (`mcp.<server>.…`). */
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -116,6 +119,12 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
   if (table === undefined) return out;
   if (!isObject(table)) {
     out.fileErrors.push(`${file}:${fmtPos(doc.positionOf([tableKey]))}: "${tableKey}" must be an object of servers`);
+    return out;
+  }
+  const count = Object.keys(table).length;
+  if (count > MAX_SERVERS_PER_FILE) {
+    // Bounded work per file: nobody declares this many, and a repository must not make every check slow.
+    out.fileErrors.push(`${file}:${fmtPos(doc.positionOf([tableKey]))}: "${tableKey}" declares ${count} servers; more than ${MAX_SERVERS_PER_FILE} in one file are refused`);
     return out;
   }
   for (const [name, entry] of Object.entries(table)) {

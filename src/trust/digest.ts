@@ -63,6 +63,16 @@ export function sha256(data: string | Buffer): string {
 
 export class PinError extends Error {}
 
+/** Canonical JSON of closure file tables, by identity: servers that share a closure share its table. */
+const filesJson = new WeakMap<object, string>();
+
+/** The digest of a pinned definition: the canonical JSON of every field, the closure's file table included. */
+export function digestOf(pinned: PinnedDefinition): string {
+  let files = filesJson.get(pinned.files);
+  if (files === undefined) filesJson.set(pinned.files, (files = canonicalJson(pinned.files)));
+  return `sha256:${sha256(`${canonicalJson({ ...pinned, files: undefined })}\nfiles:${files}`)}`;
+}
+
 function inside(projectDir: string, p: string): boolean {
   const rel = path.relative(projectDir, p);
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
@@ -119,5 +129,5 @@ export function pin(server: DeclaredServer, projectDir: string, reader: Tracking
     pinned.links = plan.closure.links;
     pinned.cwd = plan.cwdInWorkspace ?? '(outside the workspace)';
   }
-  return { pinned, digest: `sha256:${sha256(canonicalJson(pinned))}`, texts, plan };
+  return { pinned, digest: digestOf(pinned), texts, plan };
 }

@@ -65,9 +65,16 @@ export class TrackingReader {
       if (!st.isFile()) return { kind: 'error', error: new Error(`${path} is not a regular file`) };
       if (st.size > BigInt(limit)) return { kind: 'error', error: new FileTooLargeError(path, Number(st.size), limit) };
       ioCounters.reads++;
-      const buf = Buffer.alloc(limit + 1);
+      // Sized from fstat (plus one byte to see growth), not from the limit: an 8 MiB buffer per small file is
+      // what made a cold check slow. A file that grows while it is read is read on, up to the limit.
+      let buf = Buffer.allocUnsafe(Number(st.size) + 1);
       let total = 0;
       for (;;) {
+        if (total === buf.length) {
+          const bigger = Buffer.allocUnsafe(Math.min(limit + 1, buf.length * 2));
+          buf.copy(bigger, 0, 0, total);
+          buf = bigger;
+        }
         const n = fs.readSync(fd, buf, total, buf.length - total, null);
         if (n === 0) break;
         total += n;

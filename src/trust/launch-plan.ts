@@ -114,6 +114,20 @@ export function findOnPath(name: string, searchPath: string | undefined): string
   return undefined;
 }
 
+/** Per-evaluation memo: a PATH lookup and a folder's physical resolution are done once, whatever number of servers ask. */
+const memos = new WeakMap<TrackingReader, { onPath: Map<string, string | undefined>; folders: Map<string, ReturnType<typeof resolvePhysical>> }>();
+function memoOf(reader: TrackingReader) {
+  let m = memos.get(reader);
+  if (!m) memos.set(reader, (m = { onPath: new Map(), folders: new Map() }));
+  return m;
+}
+function findOnPathOnce(reader: TrackingReader, name: string, searchPath: string | undefined): string | undefined {
+  const m = memoOf(reader).onPath;
+  const key = `${searchPath ?? ''}\0${name}`;
+  if (!m.has(key)) m.set(key, findOnPath(name, searchPath));
+  return m.get(key);
+}
+
 export interface PlanOptions {
   /** MCP Gate's own PATH (never the definition's). */
   searchPath: string | undefined;
@@ -138,8 +152,12 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   // The working folder, as the kernel will resolve it.
   let cwd: string;
   try {
-    const requested = def.cwd ? rewriteProcPath(path.resolve(workspace, sub(def.cwd)), workspace) : workspace;
-    const r = resolvePhysical(requested, workspace);
+    // As the kernel will resolve it at chdir: physically (`link/..` is the link target's parent), never lexically.
+    const written = def.cwd ? sub(def.cwd) : undefined;
+    const requested = written === undefined ? workspace : path.isAbsolute(written) ? written : `${workspace}/${written}`;
+    const folders = memoOf(reader).folders;
+    let r = folders.get(requested);
+    if (!r) folders.set(requested, (r = resolvePhysical(requested, workspace)));
     if (!r.exists) throw new PlanError(`its working folder ${def.cwd} does not exist`);
     cwd = r.real;
   } catch (e) {
@@ -182,7 +200,7 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
       throw new ClosureError(`the command ${command}: ${(e as Error).message}`);
     }
   } else {
-    executable = findOnPath(command, opts.searchPath);
+    executable = findOnPathOnce(reader, command, opts.searchPath);
     if (!executable) notFound = `${command} is not on MCP Gate's PATH`;
   }
   if (executable && within(workspace, executable)) entries.push({ path: executable, why: `the program ${command}` });

@@ -135,7 +135,7 @@ export class ApprovalStore {
         realpath: false,
         stale: 10_000,
         update: 2_000,
-        retries: { retries: 200, factor: 1.2, minTimeout: 10, maxTimeout: 200, randomize: true },
+        retries: { retries: 600, factor: 1.2, minTimeout: 10, maxTimeout: 200, randomize: true }, // up to about two minutes behind other writers
         onCompromised: (err) => {
           compromised = err;
         },

@@ -73,12 +73,17 @@ describe('parse: TOML positions', () => {
   it('the last of 32,000 servers in a 1 MiB .codex/config.toml is named at its own line', () => {
     const text = Array.from({ length: 32_000 }, (_, i) => `[mcp_servers.s${i}]\ncommand="n"\n`).join('');
     assert.ok(Buffer.byteLength(text) <= 1024 * 1024);
+    const doc = parseTomlDocument('config.toml', text);
+    assert.deepEqual(doc.positionOf(['mcp_servers', 's31999']), { line: 63_999, column: 1 });
+    assert.deepEqual(doc.positionOf(['mcp_servers', 's0']), { line: 1, column: 1 });
+  });
+
+  it('a repository file declaring more than 1,000 servers is unusable: a full block naming the file and the count', () => {
+    const text = Array.from({ length: 32_000 }, (_, i) => `[mcp_servers.s${i}]\ncommand="n"\n`).join('');
     const w = world({ '.codex/config.toml': text });
     const r = evaluateGate(w.input);
-    assert.equal(r.fullBlock.length, 0, JSON.stringify(r.fullBlock));
-    assert.equal(r.servers.length, 32_000);
-    const last = r.servers.find((s) => s.name === 's31999')!;
-    assert.deepEqual(last.position, { line: 63_999, column: 1 });
+    assert.equal(r.servers.length, 0);
+    assert.match(r.fullBlock.map((b) => b.reason).join('\n'), /config\.toml:1:1: "mcp_servers" declares 32000 servers; more than 1000 in one file are refused/);
   });
 });
 

@@ -1,0 +1,53 @@
+// The real servers the project uses, launched as repositories declare them (`npx -y <package>`), still work
+// inside the sandbox, where ~/.npm is the one part of HOME it sees: with the user's network rule (npm online)
+// and without it (npm offline, from that cache).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { recordDecision } from '../../../src/trust/decisions';
+import { cleanupTemp, cli, world } from '../helpers';
+
+const SERVERS: Record<string, { pkg: string; args: string[]; tool: string }> = {
+  everything: { pkg: '@modelcontextprotocol/server-everything', args: ['stdio'], tool: 'echo' },
+  memory: { pkg: '@modelcontextprotocol/server-memory', args: [], tool: 'read_graph' },
+  files: { pkg: '@modelcontextprotocol/server-filesystem', args: ['.'], tool: 'list_directory' },
+};
+
+describe('contained execution: real npx servers', function () {
+  this.timeout(300_000);
+  after(cleanupTemp);
+
+  it('server-everything, server-memory and server-filesystem start contained, online once, then offline from the cache', async () => {
+    const mcpServers = Object.fromEntries(Object.entries(SERVERS).map(([n, s]) => [n, { command: 'npx', args: ['-y', s.pkg, ...s.args] }]));
+    const w = world({ '.mcp.json': JSON.stringify({ mcpServers }), 'notes.txt': 'hello\n' }, {}, { PATH: process.env.PATH! });
+    fs.mkdirSync(path.join(w.home, '.npm'));
+    const config = (network: boolean) => {
+      const rules = Object.keys(SERVERS).flatMap((n) => [
+        { action: `mcp.${n}.tool.*`, decision: 'allow', project: w.project },
+        ...(network ? [{ action: `mcp.${n}.network`, decision: 'allow', project: w.project }] : []),
+      ]);
+      const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify({ rules }));
+    };
+    // As a user who ran these packages before: npx's cache in HOME holds them (MCP Gate reads 10 s for the tool
+    // list, which a first download can exceed).
+    for (const s of Object.values(SERVERS)) {
+      const r = spawnSync('npm', ['exec', '--yes', `--package=${s.pkg}`, '--', 'node', '-e', '0'], { cwd: w.home, env: { PATH: process.env.PATH!, HOME: w.home }, encoding: 'utf8', timeout: 120_000 });
+      assert.equal(r.status, 0, r.stderr);
+    }
+    for (const n of Object.keys(SERVERS)) await recordDecision(w.input, n, undefined, 'approved');
+    for (const network of [true, false]) {
+      config(network);
+      for (const [n, s] of Object.entries(SERVERS)) {
+        const r = cli(w, ['tools', n]);
+        assert.match(r.stdout, new RegExp(`\\b${s.tool}\\s+\\[allow\\]`), `${n} (network ${network}): ${r.stdout}${r.stderr}`);
+      }
+    }
+    const listed = cli(w, ['call', 'files', 'list_directory', '--args', JSON.stringify({ path: '.' })]);
+    assert.match(listed.stdout, /notes\.txt/, listed.stdout + listed.stderr);
+    const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
+    assert.match(log, /"kind":"server.start","server":"memory".*contained: /);
+  });
+});
