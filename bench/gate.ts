@@ -9,7 +9,7 @@ import { GateCache } from '../src/trust/gate';
 import { ioCounters } from '../src/trust/fsread';
 import { recordDecision } from '../src/trust/decisions';
 import type { Machine } from '../src/trust/catalogue';
-import { serverText } from '../src/cli/render';
+import { serverText } from '../src/report/render';
 
 export interface BenchRow {
   name: string;

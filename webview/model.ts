@@ -5,7 +5,7 @@
 // Node unit tests use it as the host does. (The log view's model is ./log-model.ts, which the webview bundles.)
 import { createHash } from 'node:crypto';
 import { diffLines } from 'diff';
-import { stateLabel, summary } from '../src/cli/render';
+import { stateLabel, summary } from '../src/report/render';
 import { diffDefinitions, diffTools, type FileChange } from '../src/trust/diff';
 import { escapeText, hasHiddenCharacters, quote, renderValue } from '../src/trust/escape';
 import type { GateReport, ServerReport } from '../src/trust/gate';

@@ -19,7 +19,7 @@ import { mayCallTool } from '../policy/decide';
 import { serverIdentity } from '../host/identity';
 import { err, out, setMask } from './output';
 import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
-import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from './render';
+import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 
 /** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
 export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';

@@ -4,6 +4,8 @@
 // for byte what was approved. Network inside the sandbox is the rule `mcp.<server>.network` (allow; ask where a
 // person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { decideUnder, type UserPolicy } from '../policy/user-policy';
 import { resolve, type Asker } from '../policy/decide';
 import { networkAction } from '../policy/rules';
@@ -24,6 +26,8 @@ export interface StartPlan {
   launch: StdioLaunch;
   /** Present when contained: what the server sees. */
   sandbox?: SandboxDescription;
+  /** Contained without network: the rule that would give it the network (for a failure message). */
+  networkRule?: string;
   /** Present when the user's opt-out made this server run uncontained: where it is written. */
   optOut?: string;
   /** Removes the verified copy (after the server stopped). */
@@ -66,6 +70,15 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // minutes: npm/npx offline (a package not in ~/.npm fails with ENOTCACHED), uv offline.
   const env = network ? o.env : { ...o.env, npm_config_offline: 'true', UV_OFFLINE: '1' };
 
+  // The caches a launcher needs are bound only when they exist: make them, so what npx or uv fetches is kept
+  // between starts (the rest of the sandbox's HOME is thrown away at every stop).
+  for (const c of SANDBOX_CACHES) {
+    try {
+      fs.mkdirSync(path.join(o.home, c.slice(2)), { recursive: true, mode: 0o700 });
+    } catch {
+      // a cache that cannot be made is skipped by the sandbox
+    }
+  }
   let copy: ReturnType<typeof copyClosure> | undefined;
   if (o.server.gated && o.server.pinned) {
     try {
@@ -82,7 +95,8 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       overlays: copy?.overlays ?? [],
       profile: { network, extraRead: [...decision.read], extraWrite: [...decision.write], caches: SANDBOX_CACHES, home: o.home },
     }, probe);
-    return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, cleanup: () => copy?.remove() };
+    const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
+    return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, networkRule, cleanup: () => copy?.remove() };
   } catch (e) {
     copy?.remove();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);

@@ -347,7 +347,8 @@ export class Session {
       if (e instanceof DroppedError) throw e;
       const stderr = transport.stderrText().trim().split('\n').slice(-3).join(' | ');
       this.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
-      throw new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}${stderr ? ` (stderr: ${this.masker.mask(stripHidden(stderr))})` : ''}`);
+      const offline = start.networkRule ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network` : '';
+      throw new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}${stderr ? ` (stderr: ${this.masker.mask(stripHidden(stderr))})` : ''}${offline}`);
     }
   }
 

@@ -73,6 +73,12 @@ export interface ClosureEntry {
   whole?: boolean;
   /** A data argument: pinned when it exists, ignored when it does not (a missing entry pins its nearest folder). */
   optional?: boolean;
+  /**
+   * Pinned as itself, not through its package folder: `file` — this one file when it exists (its later creation
+   * changes the closure); `tree` — this folder's tree when it exists. For what a package launcher (npx, uvx)
+   * reads from the project: its settings files and node_modules.
+   */
+  exact?: 'file' | 'tree';
 }
 
 interface Hashed {
@@ -243,7 +249,8 @@ export function closureOf(
   workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
 ): { closure: Closure; texts: Record<string, string> } {
   const queue: { dir: string; why: string }[] = [];
-  const addEntry = (abs: string, why: string, whole = false, optional = false) => {
+  const exactFiles: { abs: string; why: string }[] = [];
+  const addEntry = (abs: string, why: string, whole = false, optional = false, exact?: 'file' | 'tree') => {
     let r;
     try {
       r = resolvePhysical(abs, workspace);
@@ -251,17 +258,28 @@ export function closureOf(
       if (e instanceof UnpinnablePathError) throw new ClosureError(`${why}: ${e.message}`);
       throw e;
     }
+    // Recorded for the gate cache: the spelling (a retargeted link anywhere on it changes what it stats to) and
+    // the real path (a missing one that appears later).
+    reader.stat(abs);
+    reader.stat(r.real);
     if (!within(workspace, r.real)) return;
     if (whole) return queue.push({ dir: workspace, why });
+    if (exact) {
+      if (!r.exists) return;
+      const st = reader.stat(r.real);
+      if (exact === 'file' && st?.isFile()) exactFiles.push({ abs: r.real, why });
+      else if (exact === 'tree' && st?.isDirectory()) queue.push({ dir: r.real, why });
+      return;
+    }
     if (optional && !r.exists) return;
     const st = r.exists ? reader.stat(r.real) : undefined;
     const dir = st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir;
     if (!within(workspace, dir)) return;
     queue.push({ dir: packageRoot(workspace, dir, reader), why });
   };
-  for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional);
+  for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional, e.exact);
   // Servers that start from the same folders have the same closure: computed once per evaluation.
-  const key = JSON.stringify([...new Set(queue.map((q) => q.dir))].sort());
+  const key = JSON.stringify([[...new Set(queue.map((q) => q.dir))].sort(), exactFiles.map((f) => f.abs).sort()]);
   const memo = cacheOf(reader).closures;
   const hit = memo.get(key);
   if (hit instanceof Error) throw hit;
@@ -270,7 +288,7 @@ export function closureOf(
     return { closure: { ...hit.closure, roots: hit.closure.roots.map((r) => ({ path: r.path, why: whyOf.get(r.path) ?? r.why })) }, texts: hit.texts };
   }
   try {
-    const result = computeClosure(workspace, queue, excluded, reader, addEntry);
+    const result = computeClosure(workspace, queue, exactFiles, excluded, reader, addEntry);
     memo.set(key, result);
     return result;
   } catch (e) {
@@ -280,12 +298,13 @@ export function closureOf(
 }
 
 function computeClosure(
-  workspace: string, queue: { dir: string; why: string }[], excluded: ReadonlySet<string>, reader: TrackingReader,
-  addEntry: (abs: string, why: string) => void,
+  workspace: string, queue: { dir: string; why: string }[], exactFiles: readonly { abs: string; why: string }[],
+  excluded: ReadonlySet<string>, reader: TrackingReader, addEntry: (abs: string, why: string) => void,
 ): { closure: Closure; texts: Record<string, string> } {
   const roots = new Map<string, string>(); // abs root → why
 
   const files = new Map<string, Hashed>();
+  for (const f of exactFiles) if (!excluded.has(rel(workspace, f.abs))) files.set(f.abs, hashFile(reader, f.abs, workspace));
   const links = new Map<string, string>();
   while (queue.length) {
     const { dir, why } = queue.shift()!;

@@ -175,7 +175,9 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
     } catch (e) {
       throw new ClosureError(`${why}: ${(e as Error).message}`);
     }
-    entries.push({ path: abs, why, whole: how === 'whole', optional: how === 'if-exists' });
+    const exact = how === 'file' ? 'file' : how === 'folder' ? 'tree' : undefined;
+    entries.push({ path: abs, why, whole: how === 'whole', optional: how === 'if-exists', exact });
+    if (exact) return;
     // Node and most interpreters also normalise `..` lexically before opening: pin that spelling too.
     const lexical = path.resolve(cwd, p);
     if (lexical !== abs && how !== 'whole') {
@@ -224,7 +226,26 @@ const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader
 const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader)$/;
 const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
 
-type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'if-exists') => void;
+type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'if-exists' | 'file' | 'folder') => void;
+
+/** What a package launcher (npx, bunx, uvx, …) reads from the project it starts in, at each folder up to the workspace. */
+const LAUNCHER_SETTINGS = ['.npmrc', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.yarnrc.yml', '.pnpmfile.cjs', 'pnpm-workspace.yaml', 'bunfig.toml', 'pyproject.toml', 'uv.toml', '.python-version', 'pip.conf', 'deno.json', 'deno.jsonc'];
+
+/**
+ * A package launcher runs a package by name — from the project's node_modules when it is installed there, else
+ * downloaded into its own cache — and reads the project's settings: those settings files and node_modules are
+ * its closure, not the whole folder. Script runners (`npm run`, `uv run`, `make`, …) run the project itself.
+ */
+function isPackageLauncher(prog: string, args: readonly string[]): boolean {
+  const sub = args.find((a) => !a.startsWith('-'));
+  if (/^(npx|pnpx|bunx|uvx)$/.test(prog)) return true;
+  if (prog === 'npm' && (sub === 'exec' || sub === 'x')) return true;
+  if ((prog === 'pnpm' || prog === 'yarn' || prog === 'yarnpkg') && sub === 'dlx') return true;
+  if (prog === 'bun' && sub === 'x') return true;
+  if (prog === 'pipx' && sub === 'run') return true;
+  if (prog === 'uv' && sub === 'tool') return args[args.indexOf('tool') + 1] === 'run';
+  return false;
+}
 
 /** Walks one command line, naming entries: paths it names, inline code, the folder launchers resolve from. */
 function analyse(
@@ -264,8 +285,10 @@ function analyse(
     }
     return;
   }
+  // Arguments a program reads as data (a config file, a folder to serve): a file named there is pinned as itself;
+  // a folder is data, not code (server-filesystem serves it), and is not pinned.
   const dataArgs = (from: number) => {
-    for (let i = from; i < args.length; i++) for (const c of candidates(args[i])) named(c, `the argument ${short(args[i])}`, 'if-exists');
+    for (let i = from; i < args.length; i++) for (const c of candidates(args[i])) named(c, `the argument ${short(args[i])}`, 'file');
   };
   if (family === 'shell') {
     // A shell script or -c code can run any file of the workspace.
@@ -274,6 +297,16 @@ function analyse(
   }
   if (executable && within(workspace, executable) && family === 'other') {
     everything(`${command} is a workspace program that may run any workspace file`);
+    return dataArgs(0);
+  }
+  if (family === 'runner' && within(workspace, cwd) && isPackageLauncher(prog.replace(/\.exe$/i, '').replace(/-cli\.js$/, ''), args)) {
+    // The project's settings and installed packages, at the working folder and every folder above it in the workspace.
+    for (let d = cwd; within(workspace, d); d = path.dirname(d)) {
+      for (const f of LAUNCHER_SETTINGS) named(path.join(d, f), `${prog} reads the project's ${f}`, 'file');
+      named(path.join(d, 'node_modules'), `${prog} runs a package from the project's node_modules when it is installed there`, 'folder');
+      if (d === workspace) break;
+    }
+    for (const a of args) if (INLINE_FLAGS.runner!.test(a)) everything(`inline code (${prog} ${a}) can load any file of the workspace`);
     return dataArgs(0);
   }
   if (family === 'runner') {
@@ -306,7 +339,7 @@ function analyse(
         const spec = /^file:/i.test(value) ? candidates(value)[0] : value;
         if (spec.startsWith('.') || path.isAbsolute(spec)) named(spec, `the module ${short(value)} that ${flag} loads`);
         else named(cwd, `${flag} ${short(value)} is resolved from the working folder's packages`);
-      } else for (const c of candidates(value)) named(c, `the value of ${flag}`, 'if-exists');
+      } else for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
       continue;
     }
     if (a === '-') continue; // the program from stdin: MCP Gate's own pipe

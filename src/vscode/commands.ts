@@ -2,7 +2,7 @@
 // Each command is a thin adapter: it picks a server, shows the core's rendering, and records the decision through
 // the same core as the CLI. Definitions and reports open as read-only documents (scheme `mcp-gate`).
 import * as vscode from 'vscode';
-import { doctorText, policyText, sandboxText, serverText, type GrantsContext } from '../cli/render';
+import { doctorText, policyText, sandboxText, serverText, type GrantsContext } from '../report/render';
 import { defaultMasker } from '../policy/mask';
 import { recordDecision, resetDecisions } from '../trust/decisions';
 import { escapeText } from '../trust/escape';

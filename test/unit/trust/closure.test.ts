@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { recordDecision } from '../../../src/trust/decisions';
-import { evaluateGate, type GateInput } from '../../../src/trust/gate';
+import { evaluateGate, GateCache, type GateInput } from '../../../src/trust/gate';
 import { loaderVariable } from '../../../src/trust/launch-plan';
 import { Session } from '../../../src/host/session';
 import { EventLog } from '../../../src/host/log';
@@ -298,6 +298,54 @@ describe('launch plan: what a repository may not decide', () => {
     assert.equal(r.servers.filter((s) => s.state === 'pending').length, 20);
     // three closure files, the config file, the store, settings lookups: far fewer than 20 × 3
     assert.ok(ioCounters.reads - before < 12, `${ioCounters.reads - before} reads`);
+  });
+});
+
+describe('execution closure: package launchers pin what they read, not the whole folder', () => {
+  after(cleanupTemp);
+
+  it('npx -y pkg: ordinary edits and a folder it serves do not re-gate; .npmrc, package.json and node_modules do', async () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } }), 'README.md': 'hi\n' }, {}, { PATH: process.env.PATH! });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    writeFiles(w.project, { 'NOTES.md': 'a new note\n', 'README.md': 'changed\n', 'docs/x.md': 'x' });
+    assert.equal(state(w.input).state, 'approved', 'a file the server serves as data is not code');
+    for (const [file, content] of [['.npmrc', 'registry=https://evil.example/\n'], ['package.json', '{"dependencies":{}}'], ['node_modules/.bin/mcp-server-filesystem', '#!/bin/sh\n'], ['sub/../.python-version', '3.1']]) {
+      writeFiles(w.project, { [file]: content });
+      const s = state(w.input);
+      assert.equal(s.state, 'approval-changed', `after writing ${file}`);
+      await recordDecision(w.input, 's', undefined, 'approved');
+    }
+  });
+
+  it('the gate cache notices a launcher setting that appears, and a retargeted link on an entry\'s path', async () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', 'pkg'] }, t: { command: 'node', args: ['link/s.js'] } }), 'a/s.js': '1', 'b/s.js': '2' }, {}, { PATH: process.env.PATH! });
+    fs.symlinkSync('a', path.join(w.project, 'link'));
+    await recordDecision(w.input, 's', undefined, 'approved');
+    await recordDecision(w.input, 't', undefined, 'approved');
+    const cache = new GateCache();
+    const states = () => cache.get(w.input).servers.map((x) => x.state);
+    assert.deepEqual(states(), ['approved', 'approved']);
+    writeFiles(w.project, { '.npmrc': 'registry=https://evil.example/\n' });
+    assert.deepEqual(states(), ['approval-changed', 'approved']);
+    fs.unlinkSync(path.join(w.project, 'link'));
+    fs.symlinkSync('b', path.join(w.project, 'link'));
+    assert.deepEqual(states(), ['approval-changed', 'approval-changed']);
+  });
+
+  it('npm run start still pins the package it runs', async () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'npm', args: ['run', 'start'] } }), 'package.json': '{"scripts":{"start":"node s.js"}}', 's.js': '1', 'lib/x.js': '2' }, {}, { PATH: process.env.PATH! });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    writeFiles(w.project, { 'lib/x.js': '3' });
+    assert.equal(state(w.input).state, 'approval-changed');
+  });
+
+  it('a config file named as a data argument is pinned as itself', async () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['srv/s.js', '--config', 'conf/tools.yaml'] } }), 'srv/s.js': '1', 'conf/tools.yaml': 'a: 1\n', 'conf/other.yaml': 'b' }, {}, { PATH: process.env.PATH! });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    writeFiles(w.project, { 'conf/other.yaml': 'c' });
+    assert.equal(state(w.input).state, 'approved');
+    writeFiles(w.project, { 'conf/tools.yaml': 'a: 2\n' });
+    assert.equal(state(w.input).state, 'approval-changed');
   });
 });
 

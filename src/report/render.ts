@@ -1,5 +1,7 @@
-// Text renderings of gate reports for a terminal: the server table, one server's full definition (escaped,
-// untruncated) with its diff, and the doctor report. Pure functions of the report; the CLI prints them.
+// Text renderings of gate reports, shared by every front end (the CLI prints them; VS Code shows them in its
+// approve modal and documents; the panel's model takes the one-line summary and state label): the server table,
+// one server's full definition (escaped, untruncated) with its launch plan, closure, grants, sandbox and diff,
+// and the doctor report. Pure functions of the report and the user's policy.
 import * as os from 'node:os';
 import { describeContainment } from '../host/contain';
 import { sandboxAvailable } from '../host/sandbox';
@@ -183,12 +185,13 @@ export function serverText(s: ServerReport, grants?: GrantsContext): string {
     }
     if (d.instructions) lines.push(`    ~ instructions:\n          - ${renderValue(d.instructions.before ?? '', '            ')}\n          + ${renderValue(d.instructions.after ?? '', '            ')}`);
   }
-  if (grants) lines.push(...grantsText(s, grants));
-  if (grants && s.definition?.type === 'stdio' && s.state !== 'blocked') {
-    const c = describeContainment(s, serverIdentity(s, grants.project), grants.policy, grants.home ?? os.homedir());
-    if (c.length) lines.push(`  sandbox     ${escapeText(c[0])}`, ...c.slice(1).map((l) => `              ${escapeText(l)}`));
-  }
-  else lines.push('  grants that would apply: not computed here (`mcp-gate get` shows them)');
+  if (grants) {
+    lines.push(...grantsText(s, grants));
+    if (s.definition?.type === 'stdio' && s.state !== 'blocked') {
+      const c = describeContainment(s, serverIdentity(s, grants.project), grants.policy, grants.home ?? os.homedir());
+      if (c.length) lines.push(`  sandbox     ${escapeText(c[0])}`, ...c.slice(1).map((l) => `              ${escapeText(l)}`));
+    }
+  } else lines.push('  grants that would apply: not computed here (`mcp-gate get` shows them)');
   return lines.join('\n');
 }
 

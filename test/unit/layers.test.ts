@@ -1,0 +1,121 @@
+// The layer rules, read from the imports of every source file: `trust` (what is declared and approved) and
+// `policy` (what is allowed) import neither each other nor `host`; `host` (the only code that talks to or starts
+// servers) imports no front end; `report` (shared renderings) imports no front end; nothing imports `cli`; front
+// ends do not import each other; only `src/vscode` and `src/extension.ts` import `vscode`; the panel's browser
+// bundle (webview/main.ts and what it imports) imports nothing from Node.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ROOT } from './helpers';
+
+type Layer = 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview' | 'other';
+
+const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
+  trust: { layers: ['policy', 'host', 'report', 'cli', 'vscode', 'webview'], modules: [/^vscode$/] },
+  policy: { layers: ['trust', 'host', 'report', 'cli', 'vscode', 'webview'], modules: [/^vscode$/] },
+  host: { layers: ['report', 'cli', 'vscode', 'webview'], modules: [/^vscode$/] },
+  report: { layers: ['cli', 'vscode', 'webview'], modules: [/^vscode$/] },
+  cli: { layers: ['vscode', 'webview'], modules: [/^vscode$/] },
+  vscode: { layers: ['cli'], modules: [] },
+  webview: { layers: ['cli', 'vscode'], modules: [/^vscode$/] },
+  other: { layers: ['cli'], modules: [] },
+};
+
+function layerOf(file: string): Layer {
+  const rel = path.relative(ROOT, file).split(path.sep).join('/');
+  const m = /^src\/(trust|policy|host|report|cli|vscode)\//.exec(rel);
+  if (m) return m[1] as Layer;
+  if (rel === 'src/extension.ts') return 'vscode';
+  if (rel.startsWith('webview/')) return 'webview';
+  return 'other';
+}
+
+const SPECIFIER = /(?:^|[^\w.])(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|[^\w.])import\s*['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+
+export function importsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(SPECIFIER)) out.push(m[1] ?? m[2] ?? m[3] ?? m[4]);
+  return out;
+}
+
+function resolveTs(from: string, spec: string): string | undefined {
+  const base = path.resolve(path.dirname(from), spec);
+  for (const c of [base, `${base}.ts`, path.join(base, 'index.ts')]) if (fs.existsSync(c) && fs.statSync(c).isFile()) return c;
+  return undefined;
+}
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...sources(p));
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+/** Every violation of the layer rules in `files` (path → text). */
+export function violations(files: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  for (const [file, text] of files) {
+    const from = layerOf(file);
+    for (const spec of importsOf(text)) {
+      const rule = FORBIDDEN[from];
+      const rel = path.relative(ROOT, file);
+      if (rule.modules.some((re) => re.test(spec))) out.push(`${rel} (${from}) imports "${spec}"`);
+      if (!spec.startsWith('.')) continue;
+      const target = resolveTs(file, spec);
+      if (!target) continue;
+      const to = layerOf(target);
+      if (to !== from && rule.layers.includes(to)) out.push(`${rel} (${from}) imports ${path.relative(ROOT, target)} (${to})`);
+    }
+  }
+  return out;
+}
+
+/** Files of the browser bundle (webview/main.ts and what it imports) that import a Node module. */
+export function browserViolations(entry: string, read: (f: string) => string = (f) => fs.readFileSync(f, 'utf8')): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const queue = [entry];
+  while (queue.length) {
+    const f = queue.shift()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    for (const spec of importsOf(read(f))) {
+      if (spec.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'child_process', 'url', 'util', 'net'].includes(spec)) out.push(`${path.relative(ROOT, f)} (browser bundle) imports "${spec}"`);
+      if (spec.startsWith('.')) {
+        const t = resolveTs(f, spec);
+        if (t) queue.push(t);
+      }
+    }
+  }
+  return out;
+}
+
+describe('layers', () => {
+  const files = new Map([...sources(path.join(ROOT, 'src')), ...sources(path.join(ROOT, 'webview'))].map((f) => [f, fs.readFileSync(f, 'utf8')]));
+
+  it('the checker finds a violation when there is one (it can fail)', () => {
+    const fake = new Map([
+      [path.join(ROOT, 'src', 'trust', 'x.ts'), "import * as vscode from 'vscode';\nimport { decide } from '../policy/decide';\n"],
+      [path.join(ROOT, 'src', 'host', 'y.ts'), "import { main } from '../cli/main';\n"],
+    ]);
+    assert.deepEqual(violations(fake), [
+      'src/trust/x.ts (trust) imports "vscode"',
+      'src/trust/x.ts (trust) imports src/policy/decide.ts (policy)',
+      'src/host/y.ts (host) imports src/cli/main.ts (cli)',
+    ]);
+    const entry = path.join(ROOT, 'webview', 'main.ts');
+    assert.deepEqual(browserViolations(entry, (f) => (f === entry ? "import * as fs from 'node:fs';\n" : '')), ['webview/main.ts (browser bundle) imports "node:fs"']);
+  });
+
+  it('every source file keeps to the layer rules', () => {
+    assert.ok(files.size > 50, `read ${files.size} files`);
+    assert.deepEqual(violations(files), []);
+  });
+
+  it('the panel\'s browser bundle imports nothing from Node', () => {
+    assert.deepEqual(browserViolations(path.join(ROOT, 'webview', 'main.ts')), []);
+  });
+});
