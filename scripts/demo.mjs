@@ -5,7 +5,8 @@
 // approved (notes: its server file was edited after approval), one remote, approved, with a host rule (search), and one
 // blocked (confused: both command and url). Prints the URL; Ctrl-C stops everything and removes the state.
 //   --check   open the workbench in headless Chromium, wait for the status bar to show the servers waiting, save a
-//             screenshot (docs/screenshots/demo.png), and exit (used by the tests).
+//             screenshot (test-results/demo/demo.png; with --docs also docs/screenshots/demo.png), and exit (used by
+//             the tests, which leave the working tree as it was).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +16,7 @@ import { QUIET_OFFLINE_SETTINGS, isolatedEnv, launchBrowser, loadHost, startCode
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const check = process.argv.includes('--check');
+const docs = process.argv.includes('--docs');
 const say = (m) => console.log(`[demo] ${m}`);
 const run = (cmd, args, opts = {}) => {
   const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: REPO, ...opts });
@@ -100,8 +102,11 @@ if (!check) {
     await status.waitFor({ timeout: 90_000 });
     await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')].some((e) => /MCP Gate: \d+ waiting/.test(e.textContent ?? '')), undefined, { timeout: 60_000 });
     const text = (await status.textContent())?.trim();
-    fs.mkdirSync(path.join(REPO, 'docs', 'screenshots'), { recursive: true });
-    await page.screenshot({ path: path.join(REPO, 'docs', 'screenshots', 'demo.png') });
+    const shots = [path.join(REPO, 'test-results', 'demo', 'demo.png'), ...(docs ? [path.join(REPO, 'docs', 'screenshots', 'demo.png')] : [])];
+    for (const shot of shots) {
+      fs.mkdirSync(path.dirname(shot), { recursive: true });
+      await page.screenshot({ path: shot });
+    }
     say(`reachable at ${cs.url}; status bar: "${text}"`);
     code = statesOk && /MCP Gate: 4 waiting/.test(text ?? '') ? 0 : 1;
     if (code) say('expected "MCP Gate: 4 waiting" (everything, db, files pending; notes changed)');
