@@ -51,7 +51,12 @@ function start(w: World, args: string[]): Running {
 }
 
 async function stopped(r: Running, sig: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  process.kill(r.pid, sig);
+  try {
+    process.kill(r.pid, sig);
+  } catch (e) {
+    // It finished before the signal arrived (a fast approve): its exit is the answer.
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`mcp-gate did not stop within ${BOUND_MS} ms of ${sig}; stderr: ${r.stderr()}`)), BOUND_MS);
