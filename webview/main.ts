@@ -251,6 +251,10 @@ function serverCard(s: ServerView): HTMLElement {
       def.push(rt);
     }
   }
+  if (s.sandbox?.length) {
+    def.push(h('h4', { text: 'Sandbox' }));
+    def.push(h('ul', { class: `sandbox${s.sandbox[0].startsWith('contained') ? '' : ' uncontained'}` }, ...s.sandbox.map((l) => h('li', { text: l }))));
+  }
   if (s.pinnedFiles.length) {
     def.push(h('h4', { text: 'Files it can execute or load (content pinned)' }));
     const t = h('table', { class: 'files' }, h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Bytes' }), h('th', { text: 'SHA-256' })));

@@ -3,6 +3,10 @@
 // for a changed server the diff against what was approved (fields, referenced files line by line, the tool list);
 // and the check every message from the webview passes before anything happens. Pure: no `vscode` import, so plain
 // Node unit tests use it as the host does. (The log view's model is ./log-model.ts, which the webview bundles.)
+import * as os from 'node:os';
+import { describeContainment } from '../src/host/contain';
+import { serverIdentity } from '../src/host/identity';
+import type { UserPolicy } from '../src/policy/user-policy';
 import { createHash } from 'node:crypto';
 import { diffLines } from 'diff';
 import { stateLabel, summary } from '../src/report/render';
@@ -30,6 +34,8 @@ export interface FolderInput {
   path: string;
   report?: GateReport;
   error?: string;
+  /** The user's policy for this folder: the panel then shows the sandbox each local server gets. */
+  policy?: UserPolicy;
 }
 
 export interface BuiltModel {
@@ -152,6 +158,10 @@ export function serverView(folder: FolderInput, s: ServerReport): ServerView {
       roots: plan.closure.roots.map((r) => ({ path: escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`), why: escapeText(r.why) })),
     };
     if (env.length) view.plan.variables = env.map(([k, v]) => `${escapeText(k)}=${quote(v)}`).join(' ');
+  }
+  if (folder.policy && folder.report && s.definition?.type === 'stdio' && s.state !== 'blocked') {
+    const lines = describeContainment(s, serverIdentity(s, folder.report.project), folder.policy, os.homedir());
+    if (lines.length) view.sandbox = lines.map(escapeText);
   }
   const envFile = s.pinned?.pinned.envFile;
   if (envFile) view.envFile = `${escapeText(envFile.path)} ${envFile.missing ? '(missing)' : `sha256 ${envFile.sha256}`}`;

@@ -5,6 +5,7 @@
 // person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { decideUnder, type UserPolicy } from '../policy/user-policy';
 import { resolve, type Asker } from '../policy/decide';
@@ -53,7 +54,9 @@ const OPT_OUT_HINT = (who: ServerIdentity) =>
 
 export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const { plan, who } = o;
-  const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: o.env };
+  // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned).
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: path.join(os.tmpdir(), `mcp-gate-pycache-${uid}`) } };
   const decision = sandboxFor(o.policy.sandbox, who, o.home);
   if (decision.problems.length) {
     throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${decision.problems.join('; ')}`);
@@ -68,7 +71,8 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const network = verdict.decision === 'allow';
   // Without network, package launchers work from their caches at once instead of retrying the registry for
   // minutes: npm/npx offline (a package not in ~/.npm fails with ENOTCACHED), uv offline.
-  const env = network ? o.env : { ...o.env, npm_config_offline: 'true', UV_OFFLINE: '1' };
+  const base = { ...o.env, PYTHONPYCACHEPREFIX: '/tmp/mcp-gate-pycache' }; // the sandbox's private /tmp
+  const env = network ? base : { ...base, npm_config_offline: 'true', UV_OFFLINE: '1' };
 
   // The caches a launcher needs are bound only when they exist: make them, so what npx or uv fetches is kept
   // between starts (the rest of the sandbox's HOME is thrown away at every stop).

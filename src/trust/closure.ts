@@ -24,6 +24,9 @@ export const MAX_CLOSURE_BYTES = 64 * 1024 * 1024;
 /** Distinct files (and bytes) hashed in one evaluation of a project, across all its servers. */
 export const MAX_EVALUATION_FILES = 16384;
 export const MAX_EVALUATION_BYTES = 256 * 1024 * 1024;
+/** Entries (files, folders, links) one walk may list, and all walks of one evaluation: empty folders count too. */
+export const MAX_WALK_ENTRIES = 8192;
+export const MAX_EVALUATION_ENTRIES = 65536;
 /** Package roots one server may reach (through imports and links). */
 export const MAX_ROOTS = 64;
 /** Folder depth walked below a root. */
@@ -31,6 +34,9 @@ export const MAX_DEPTH = 48;
 /** Text files up to this size are kept with the approval (line diffs); at most MAX_KEPT_TEXT_TOTAL per server. */
 export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
 export const MAX_KEPT_TEXT_TOTAL = 256 * 1024;
+
+/** What Node, npm and other launchers read from a project folder (at the working folder and every folder above). */
+export const PROJECT_SETTINGS = ['.npmrc', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.yarnrc.yml', '.pnpmfile.cjs', 'pnpm-workspace.yaml', 'bunfig.toml', 'pyproject.toml', 'uv.toml', '.python-version', 'pip.conf', 'deno.json', 'deno.jsonc', 'tsconfig.json', '.node-version', '.nvmrc'];
 
 /** Files whose presence makes a folder a package root. */
 export const MANIFESTS = ['package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'deno.json', 'deno.jsonc', 'Cargo.toml', 'go.mod', 'Gemfile', 'composer.json'];
@@ -84,7 +90,10 @@ export interface ClosureEntry {
 interface Hashed {
   sha256: string;
   size: number;
+  /** UTF-8 text when small enough to keep for diffs. */
   text?: string;
+  /** The whole text of a JavaScript file or a package.json, whatever its size: scanned for what it loads. */
+  scan?: string;
 }
 
 interface Walk {
@@ -104,6 +113,7 @@ class EvaluationCache {
   readonly closures = new Map<string, { closure: Closure; texts: Record<string, string> } | Error>();
   files = 0;
   bytes = 0;
+  entries = 0;
 }
 
 const caches = new WeakMap<TrackingReader, EvaluationCache>();
@@ -141,7 +151,8 @@ function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashe
     if (cache.files > MAX_EVALUATION_FILES || cache.bytes > MAX_EVALUATION_BYTES) {
       out = new ClosureError(`the project's servers together load more than ${MAX_EVALUATION_FILES} files or ${MAX_EVALUATION_BYTES / 1024 / 1024} MiB, more than one check reads`);
     } else {
-      out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text: utf8Text(r.data) };
+      const scanned = JS_EXTENSIONS.has(path.extname(abs)) || path.basename(abs) === 'package.json';
+      out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text: utf8Text(r.data), scan: scanned ? r.data.toString('utf8') : undefined };
     }
   } else if (r.kind === 'missing') {
     out = new ClosureError(`${rel(workspace, abs)} disappeared while it was being pinned; check again`);
@@ -168,22 +179,36 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
   if (hit instanceof Error) throw hit;
   if (hit) return hit;
   const walk: Walk = { files: new Map(), links: new Map(), linkTargets: [] };
+  let listed = 0;
   try {
     const queue: [string, number][] = [[root, 0]];
     while (queue.length) {
       const [dir, depth] = queue.shift()!;
       if (depth > MAX_DEPTH) throw new ClosureError(`${rel(workspace, dir)} is nested more than ${MAX_DEPTH} folders deep`);
       reader.stat(dir); // its signature changes when an entry is added or removed
-      let entries: fs.Dirent[];
+      // Read entry by entry, so a folder of a million entries costs no more than the budget.
+      const entries: fs.Dirent[] = [];
+      let handle: fs.Dir | undefined;
       try {
-        entries = fs.readdirSync(dir, { withFileTypes: true });
+        handle = fs.opendirSync(dir);
+        for (let e = handle.readSync(); e; e = handle.readSync()) {
+          entries.push(e);
+          if (listed + entries.length > MAX_WALK_ENTRIES) break;
+        }
       } catch (e) {
         throw new ClosureError(`the folder ${rel(workspace, dir)} cannot be listed: ${(e as Error).message}`);
+      } finally {
+        handle?.closeSync();
       }
+      listed += entries.length;
+      cache.entries += entries.length;
+      if (listed > MAX_WALK_ENTRIES) throw new ClosureError(`${rel(workspace, root)} holds more than ${MAX_WALK_ENTRIES} files, folders and links (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`);
+      if (cache.entries > MAX_EVALUATION_ENTRIES) throw new ClosureError(`the project's servers together reach more than ${MAX_EVALUATION_ENTRIES} files, folders and links, more than one check lists`);
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of entries) {
         const abs = path.join(dir, e.name);
-        if (e.name === '.git' || excluded.has(rel(workspace, abs))) continue;
+        // `__pycache__` is never read: MCP Gate starts every server with PYTHONPYCACHEPREFIX outside the workspace.
+        if (e.name === '.git' || (e.name === '__pycache__' && e.isDirectory()) || excluded.has(rel(workspace, abs))) continue;
         if (e.isDirectory()) queue.push([abs, depth + 1]);
         else if (e.isFile()) {
           walk.files.set(abs, hashFile(reader, abs, workspace));
@@ -214,7 +239,39 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
   return walk;
 }
 
-const SPECIFIER = /(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(\.\.?\/[^'"`\n]{0,1024})\1/g;
+/** Every string literal of a JavaScript file (quotes and template text), escapes included. */
+const LITERAL = /(['"`])((?:\\[\s\S]|(?!\1)[^\\\n]){0,2048})\1/g;
+
+/** A literal's value with its escapes decoded (`'\x2e\x2e/x'` is `'../x'`). */
+function decodeLiteral(raw: string): string {
+  return raw.replace(/\\(x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|[\s\S])/g, (_, e: string) => {
+    if (e[0] === 'x') return String.fromCharCode(parseInt(e.slice(1), 16));
+    if (e[0] === 'u') return String.fromCodePoint(parseInt(e.replace(/[u{}]/g, ''), 16));
+    return ({ n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', v: '\v', 0: '\0' } as Record<string, string>)[e] ?? e;
+  });
+}
+
+/** Relative paths a package.json names for Node to load: main, module, bin, exports, imports. */
+function manifestPaths(text: string): string[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  const walk = (v: unknown, depth: number) => {
+    if (depth > 16) return;
+    if (typeof v === 'string') {
+      if (v.startsWith('.')) out.push(v);
+    } else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  if (doc && typeof doc === 'object') {
+    const d = doc as Record<string, unknown>;
+    for (const k of ['main', 'module', 'browser', 'bin', 'exports', 'imports', 'types']) walk(d[k], 0);
+  }
+  return out;
+}
 
 /** Literal relative specifiers of a JavaScript/TypeScript file that reach outside `roots`. */
 function importsOutside(file: string, text: string, roots: readonly string[], workspace: string, reader: TrackingReader): string[] {
@@ -222,8 +279,19 @@ function importsOutside(file: string, text: string, roots: readonly string[], wo
   let targets = cache.imports.get(file);
   if (!targets) {
     targets = [];
-    for (const m of text.matchAll(SPECIFIER)) {
-      const lexical = path.resolve(path.dirname(file), m[2]);
+    // Every literal that starts with `../` (a require, an import, createRequire(…)('../x'), path.join(__dirname,
+    // '../x')), and a bare '..' (the parent folder, joined at run time): a superset of what the file can reach.
+    const specs: string[] = [];
+    if (path.basename(file) === 'package.json') specs.push(...manifestPaths(text));
+    else {
+      for (const m of text.matchAll(LITERAL)) {
+        const v = decodeLiteral(m[2]);
+        if (v === '..' || v === '../') specs.push('..');
+        else if (v.startsWith('../') || v.startsWith('..\\') || v.startsWith('./')) specs.push(v.replace(/\\/g, '/'));
+      }
+    }
+    for (const spec of specs) {
+      const lexical = path.resolve(path.dirname(file), spec);
       if (!within(workspace, lexical)) continue;
       if (within(path.dirname(file), lexical)) {
         targets.push(lexical); // below its own folder: inside every root that holds the file
@@ -305,6 +373,15 @@ function computeClosure(
 
   const files = new Map<string, Hashed>();
   for (const f of exactFiles) if (!excluded.has(rel(workspace, f.abs))) files.set(f.abs, hashFile(reader, f.abs, workspace));
+  // git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it.
+  if (queue.length || exactFiles.length) {
+    const gitConfig = path.join(workspace, '.git', 'config');
+    if (reader.stat(gitConfig)?.isFile()) files.set(gitConfig, hashFile(reader, gitConfig, workspace));
+    const gitFile = path.join(workspace, '.git');
+    if (reader.stat(gitFile)?.isFile()) files.set(gitFile, hashFile(reader, gitFile, workspace));
+    const hooks = path.join(workspace, '.git', 'hooks');
+    if (reader.stat(hooks)?.isDirectory()) queue.push({ dir: hooks, why: 'git hooks run for a server that calls git' });
+  }
   const links = new Map<string, string>();
   while (queue.length) {
     const { dir, why } = queue.shift()!;
@@ -319,8 +396,20 @@ function computeClosure(
     for (const t of walk.linkTargets) addEntry(t, `${why}, through a link`);
     const rootList = [...roots.keys()];
     for (const [f, h] of walk.files) {
-      if (!JS_EXTENSIONS.has(path.extname(f)) || h.text === undefined) continue;
-      for (const target of importsOutside(f, h.text, rootList, workspace, reader)) addEntry(target, `imported by ${rel(workspace, f)}`);
+      if (h.scan === undefined) continue;
+      for (const target of importsOutside(f, h.scan, rootList, workspace, reader)) addEntry(target, `named by ${rel(workspace, f)}`);
+    }
+    // Above the root, up to the workspace: what Node, npm and other launchers read from every parent folder —
+    // package.json (module type, imports, workspaces), .npmrc, lock files, and node_modules (bare requires and
+    // npm's PATH of node_modules/.bin resolve there).
+    for (let d = path.dirname(dir); within(workspace, d) && d !== dir; d = path.dirname(d)) {
+      for (const name of PROJECT_SETTINGS) {
+        const p = path.join(d, name);
+        if (reader.stat(p)?.isFile() && !excluded.has(rel(workspace, p))) files.set(p, hashFile(reader, p, workspace));
+      }
+      const nm = path.join(d, 'node_modules');
+      if (reader.stat(nm)?.isDirectory()) queue.push({ dir: nm, why: `packages above ${rel(workspace, dir)} (Node resolves bare imports in every folder above)` });
+      if (d === workspace) break;
     }
   }
 

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closureOf, ClosureError, type Closure, type ClosureEntry } from './closure';
+import { closureOf, ClosureError, PROJECT_SETTINGS, type Closure, type ClosureEntry } from './closure';
 import type { ServerDefinition } from './declarations';
 import type { TrackingReader } from './fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
@@ -50,16 +50,24 @@ const LOADER_EXACT = new Set([
   'GLOBIGNORE', 'CLASSPATH', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH',
   'HOSTALIASES', 'TMPDIR', 'TEMP', 'TMP', 'ELECTRON_RUN_AS_NODE', 'EDITOR', 'VISUAL', 'PAGER', 'BROWSER', 'SHELL',
   'MANPAGER', 'LESSOPEN', 'PERLIO', 'TCLLIBPATH', 'LUA_PATH', 'LUA_CPATH', 'R_PROFILE_USER', 'R_LIBS_USER', 'JULIA_LOAD_PATH', 'JULIA_DEPOT_PATH',
+  'SSH_ASKPASS', 'SUDO_ASKPASS', 'GIT_ASKPASS', 'TERMINFO', 'TERMINFO_DIRS', 'INPUTRC', 'MAVEN_OPTS', 'GRADLE_OPTS', 'SBT_OPTS', 'ANT_OPTS',
+  'CC', 'CXX', 'CPP', 'LD', 'AR', 'CFLAGS', 'CXXFLAGS', 'LDFLAGS', 'CPPFLAGS', 'MAKEFLAGS', 'MFLAGS', 'LIBRARY_PATH', 'CPATH', 'PKG_CONFIG_PATH',
+  'QT_PLUGIN_PATH', 'QT_QPA_PLATFORM_PLUGIN_PATH', 'GTK_PATH', 'GTK_MODULES', 'GIO_MODULE_DIR', 'GST_PLUGIN_PATH', 'GDK_PIXBUF_MODULE_FILE',
+  'KRB5_CONFIG', 'MAGIC', 'WGETRC', 'CURL_HOME', 'SSLKEYLOGFILE', 'ZSH', 'FPATH', 'MAIL', 'MAILPATH', 'HISTFILE', 'LESSKEY', 'SCREENRC', 'VIMINIT', 'EXINIT', 'MYVIMRC',
 ]);
 const LOADER_PREFIXES = [
   'LD_', 'DYLD_', 'NODE_', 'NPM_CONFIG_', 'PYTHON', 'PIP_', 'UV_', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'JAVA_', 'DENO_', 'BUN_', 'TS_NODE_',
-  'TSX_', 'YARN_', 'PNPM_', 'COREPACK_', 'XDG_', 'GIT_', 'MALLOC_', 'LUA_', 'PHP', 'CARGO_', 'RUSTC', 'RUSTUP_', 'GO', 'CONDA', 'VIRTUAL_ENV', 'POETRY_', 'PIPX_', 'PDM_', 'HATCH_',
+  'TSX_', 'YARN_', 'PNPM_', 'COREPACK_', 'XDG_', 'GIT_', 'MALLOC_', 'LUA_', 'PHP', 'CARGO_', 'RUSTC', 'RUSTUP_', 'GOPATH', 'GOROOT', 'GOFLAGS', 'GOENV', 'GOBIN', 'GOTOOLCHAIN', 'GOPROXY', 'GOEXPERIMENT', 'GODEBUG', 'CONDA', 'VIRTUAL_ENV', 'POETRY_', 'PIPX_', 'PDM_', 'HATCH_',
+  'OPENSSL_', 'SSL_', 'PYENV', 'RBENV', 'NODENV', 'NVM_', 'VOLTA_', 'ASDF_', 'MISE_', 'RTX_', 'FNM_', 'JENV', 'SDKMAN', 'BASH_FUNC_', 'DOTNET_', 'CORECLR_',
+  'COMPLUS_', 'MONO_', 'ERL_', 'ELIXIR_', 'MIX_', 'HEX_', 'R_PROFILE', 'R_ENVIRON', 'R_LIBS', 'JULIA_', 'TK_', 'GEMRC', 'BUNDLER_', 'RAILS_', 'NPM_', 'GCONV_',
+  'GLIBC_', 'GTK_', 'QT_', 'GST_', 'GIO_', 'DBUS_', 'GPG', 'GNUPG', 'SSH_', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'GOOGLE_APPLICATION_CREDENTIALS',
+  'KUBECONFIG', 'DOCKER_', 'CONTAINER_', 'PROMPT_', 'PS1', 'PS2', 'PS3', 'VIMINIT', 'VIMRUNTIME', 'MANPATH', 'INFOPATH', 'TEXINPUTS', 'DENO', 'BUN',
 ];
 
 /** The reason a repository may not set `name`, or undefined when it may. */
 export function loaderVariable(name: string): string | undefined {
   const upper = name.toUpperCase();
-  if (LOADER_EXACT.has(upper) || LOADER_PREFIXES.some((p) => upper.startsWith(p)) || upper.startsWith('NPM_') ) {
+  if (LOADER_EXACT.has(upper) || LOADER_PREFIXES.some((p) => upper.startsWith(p)) || name.includes('%') || name.includes('(')) {
     return `${name} decides which program or code runs (interpreter, loader, shell or package-manager setting)`;
   }
   return undefined;
@@ -71,12 +79,14 @@ const FAMILIES: [RegExp, Family][] = [
   [/^(node|nodejs|bun|tsx|ts-node|ts-node-esm|esno|esr|vite-node|npx-cli\.js)$/, 'node'],
   [/^(deno)$/, 'runner'],
   [/^(python|python[23](\.\d+)?|pypy3?|py)$/, 'python'],
-  [/^(sh|bash|dash|zsh|ksh|mksh|fish|ash|busybox)$/, 'shell'],
+  // Shells, and programs that run whatever their arguments (or the repository's own settings) say: git (aliases,
+  // hooks), script, unshare, xargs, find -exec, awk/sed programs, editors, su/sudo, terminal multiplexers.
+  [/^(sh|bash|dash|zsh|ksh|mksh|fish|ash|busybox|git|script|unshare|nsenter|chroot|firejail|watch|parallel|entr|xargs|find|awk|gawk|mawk|nawk|sed|expect|tmux|screen|vim?|nvim|emacs|su|runuser|sudo|doas|flock|bwrap|systemd-run|dbus-run-session|strace|ltrace|gdb|valgrind|perf|ssh)$/, 'shell'],
   [/^(ruby|irb)$/, 'ruby'],
   [/^(perl)$/, 'perl'],
   [/^(php)$/, 'php'],
   [/^(npm|npx|pnpm|pnpx|yarn|yarnpkg|bunx|uv|uvx|poetry|pipx|pdm|hatch|rye|corepack|make|gmake|just|task|cargo|go|mix|bundle|rake|gradle|mvn)$/, 'runner'],
-  [/^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|xargs|sudo|doas|unbuffer)$/, 'wrapper'],
+  [/^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|unbuffer|setpriv|prlimit|numactl|cpulimit)$/, 'wrapper'],
 ];
 
 function familyOf(...names: (string | undefined)[]): Family {
@@ -189,6 +199,14 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
     }
   };
 
+  // A variable whose value names a workspace file (a config a library loads, OPENSSL_CONF-like): that file is pinned.
+  for (const [k, v] of Object.entries(env)) {
+    for (const part of v.split(path.delimiter)) {
+      if (!part || part.length > 4096) continue;
+      for (const c of candidates(part)) named(c, `the variable ${k}`, 'file');
+    }
+  }
+
   // The executable: a path is resolved against the working folder; a bare name on MCP Gate's PATH.
   let executable: string | undefined;
   let notFound: string | undefined;
@@ -229,7 +247,7 @@ const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
 type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'if-exists' | 'file' | 'folder') => void;
 
 /** What a package launcher (npx, bunx, uvx, …) reads from the project it starts in, at each folder up to the workspace. */
-const LAUNCHER_SETTINGS = ['.npmrc', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.yarnrc.yml', '.pnpmfile.cjs', 'pnpm-workspace.yaml', 'bunfig.toml', 'pyproject.toml', 'uv.toml', '.python-version', 'pip.conf', 'deno.json', 'deno.jsonc'];
+const LAUNCHER_SETTINGS = PROJECT_SETTINGS;
 
 /**
  * A package launcher runs a package by name — from the project's node_modules when it is installed there, else
@@ -259,20 +277,52 @@ function analyse(
 
   if (family === 'wrapper') {
     // `env K=V cmd …`, `nice cmd`, `timeout 5 cmd`: the assignments are environment, the rest another command line.
+    // Every `NAME=value` anywhere in a wrapper's arguments is checked (an option's value could hide one), and any
+    // option MCP Gate does not model (it could change the folder, read arguments from a file, …) pins the whole
+    // workspace: a superset, never less.
+    const list = [...args];
+    // `NAME=` anywhere: after option letters (`-SNODE_OPTIONS=…`, `-iS…`) or another option's `=`.
+    const refuse = (a: string) => {
+      const segments = a.split('=');
+      for (let k = 0; k < segments.length - 1; k++) {
+        const seg = segments[k].replace(/^-+/, '');
+        for (let i = 0; i <= Math.min(3, seg.length - 1); i++) {
+          const name = seg.slice(i);
+          if (!/^[A-Za-z_][A-Za-z0-9_]*(%%)?$/.test(name)) continue;
+          const why = loaderVariable(name);
+          if (opts.gated && why) throw new PlanError(`it sets ${name} through ${prog}: ${why}; MCP Gate does not pass it`);
+        }
+      }
+    };
+    for (const a of list) for (const part of a.split(/\s+/)) refuse(part);
     let i = 0;
-    for (; i < args.length; i++) {
-      const a = args[i];
-      const eq = a.indexOf('=');
-      if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(a.slice(0, eq))) {
-        const why = loaderVariable(a.slice(0, eq));
-        if (opts.gated && why) throw new PlanError(`it sets ${a.slice(0, eq)} through ${prog}: ${why}; MCP Gate does not pass it`);
+    for (; i < list.length; i++) {
+      const a = list[i];
+      if (a === '--') {
+        i++;
+        break;
+      }
+      if (prog === 'env' && (a === '-S' || a === '--split-string' || /^-[a-zA-Z]*S./.test(a) || a.startsWith('--split-string='))) {
+        // The value is itself a command line: split it and read on.
+        const value = a === '-S' || a === '--split-string' ? list[i + 1] ?? '' : a.startsWith('--') ? a.slice(a.indexOf('=') + 1) : a.slice(a.indexOf('S') + 1);
+        list.splice(i, a === '-S' || a === '--split-string' ? 2 : 1, ...value.split(/\s+/).filter(Boolean));
+        i--;
         continue;
       }
-      if (a.startsWith('-') || /^\d+(\.\d+)?[smhd]?$/.test(a)) continue;
+      if (prog === 'env' && (a === '-u' || a === '--unset')) {
+        i++; // its value is a name to remove
+        continue;
+      }
+      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(a)) continue;
+      if (/^\d+(\.\d+)?[smhd]?$/.test(a)) continue; // timeout 5, nice 10
+      if (a.startsWith('-')) {
+        if (!/^-(n|i|0|v|-ignore-environment|-null|-debug)$/.test(a)) everything(`${prog} ${a} is an option MCP Gate does not model`);
+        continue;
+      }
       break;
     }
-    if (i < args.length) {
-      const inner = args[i];
+    if (i < list.length) {
+      const inner = list[i];
       let innerExe: string | undefined;
       if (inner.includes('/')) {
         named(inner, `the command ${inner}`);
@@ -281,7 +331,7 @@ function analyse(
         innerExe = findOnPath(inner, opts.searchPath);
         if (innerExe && within(workspace, innerExe)) named(innerExe, `the program ${inner}`);
       }
-      analyse(inner, innerExe, args.slice(i + 1), cwd, workspace, opts, named, depth + 1);
+      analyse(inner, innerExe, list.slice(i + 1), cwd, workspace, opts, named, depth + 1);
     }
     return;
   }

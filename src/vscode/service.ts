@@ -5,6 +5,9 @@
 import * as vscode from 'vscode';
 import { EventLog, type LoggedEvent } from '../host/log';
 import { defaultMasker } from '../policy/mask';
+import * as os from 'node:os';
+import { serverIdentity } from '../host/identity';
+import { sandboxFor } from '../policy/sandbox-profile';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { currentMachine } from '../trust/catalogue';
 import { GateCache, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
@@ -92,6 +95,17 @@ export class GateService implements vscode.Disposable {
   /** Servers a person must look at: pending or changed, from repository scope. */
   waiting(): { folder: FolderState; server: ServerReport }[] {
     return this.servers().filter((s) => s.server.state === 'pending' || s.server.state === 'approval-changed');
+  }
+
+  /** Local servers that would be contained but that the user opted out (`sandbox.servers[].off`), with where. */
+  uncontained(): { folder: FolderState; server: ServerReport; where: string }[] {
+    const out: { folder: FolderState; server: ServerReport; where: string }[] = [];
+    for (const s of this.servers()) {
+      if (s.server.definition?.type !== 'stdio' || s.server.state === 'blocked' || s.server.state === 'rejected') continue;
+      const d = sandboxFor(this.policy(s.folder).sandbox, serverIdentity(s.server, s.folder.report!.project), os.homedir());
+      if (d.optOut) out.push({ ...s, where: `${d.optOut.origin.file}${d.optOut.origin.line ? `:${d.optOut.origin.line}` : ''}` });
+    }
+    return out;
   }
 
   policy(folder: FolderState): UserPolicy {

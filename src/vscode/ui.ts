@@ -14,6 +14,7 @@ export function statusBar(service: GateService): vscode.Disposable {
     const waiting = service.waiting().length;
     const blocked = service.folders().some((f) => (f.report?.fullBlock.length ?? 0) > 0);
     const hatch = service.folders().some((f) => f.report?.escapeHatch);
+    const uncontained = service.uncontained();
     if (!vscode.workspace.isTrusted) {
       item.text = '$(shield) MCP Gate: Restricted Mode';
       item.tooltip = vscode.l10n.t('Restricted Mode: no repository MCP server is offered or started, approved or not.');
@@ -21,11 +22,14 @@ export function statusBar(service: GateService): vscode.Disposable {
       item.text = '$(error) MCP Gate: blocked';
       item.tooltip = vscode.l10n.t('A repository configuration cannot be used: every tool of the project is blocked. Run MCP Gate: Doctor.');
     } else {
-      item.text = `$(shield) MCP Gate${waiting ? `: ${waiting} waiting` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}`;
+      item.text = `$(shield) MCP Gate${waiting ? `: ${waiting} waiting` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${uncontained.length} uncontained` : ''}`;
       item.tooltip = waiting ? vscode.l10n.t('{0} repository server(s) wait for your review', waiting) : vscode.l10n.t('No repository server waits for review');
+      if (uncontained.length) {
+        item.tooltip += '\n' + vscode.l10n.t('Running without the sandbox by your opt-out: {0}', uncontained.map((u) => `${escapeText(u.server.name)} (${escapeText(u.where)})`).join(', '));
+      }
     }
     item.command = 'mcpGate.openPanel';
-    item.backgroundColor = blocked || hatch ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    item.backgroundColor = blocked || hatch || uncontained.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     item.show();
   };
   update();

@@ -3,6 +3,7 @@
 // escaped and nothing cut), the diff of a changed server (fields, file lines, tool list) and what a person may do.
 import assert from 'node:assert/strict';
 import { Masker } from '../../../src/policy/mask';
+import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { observeTools, recordDecision } from '../../../src/trust/decisions';
 import { evaluateGate, type GateReport } from '../../../src/trust/gate';
 import { toBatch } from '../../../webview/log-tail';
@@ -55,6 +56,20 @@ describe('trust panel view model', () => {
     assert.match(s.digest!, /^sha256:[0-9a-f]{64}$/);
     assert.equal(s.diff, undefined);
     assert.equal(s.hidden, false);
+  });
+
+  it('a local server shows its launch plan, the folders pinned whole, and the sandbox it gets (or the opt-out)', () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['tools/s.js'] } }), 'tools/s.js': '1' }, {}, { PATH: process.env.PATH! });
+    const report = evaluateGate(w.input);
+    const policy = (sandbox?: unknown) => loadUserPolicy({ file: 'config.json', sandbox });
+    const v = buildModel([{ ...folder(w, report), policy: policy() }], { restricted: false }).model.servers[0];
+    assert.match(v.plan!.program, /\/node$/);
+    assert.equal(v.plan!.args, '"tools/s.js"');
+    assert.deepEqual(v.plan!.roots.map((r) => r.path), ['tools/']);
+    assert.match(v.sandbox![0], /^contained \(bubblewrap\)/);
+    assert.match(v.sandbox!.join('\n'), /network: none/);
+    const off = buildModel([{ ...folder(w, report), policy: policy({ servers: [{ server: 's', project: w.project, off: true }] }) }], { restricted: false }).model.servers[0];
+    assert.match(off.sandbox![0], /^NOT contained: your opt-out in config\.json/);
   });
 
   it('shows every hidden character as an escape (bidi, zero-width, tag, controls), in names, args, env and keys, and cuts nothing', () => {

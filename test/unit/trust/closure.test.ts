@@ -179,6 +179,66 @@ const ATTACKS: Attack[] = [
   },
 ];
 
+// Found by an attacker working from the README and the built CLI only (each ran changed code under an approval).
+ATTACKS.push(
+  {
+    name: 'review: a hoisted package in the root node_modules, required by bare name',
+    files: () => ({
+      'package.json': JSON.stringify({ name: 'root', private: true, workspaces: ['tools'] }),
+      'tools/package.json': JSON.stringify({ name: 'server', version: '1.0.0' }),
+      'tools/server.js': `require('dep');\n${serverJs()}`,
+      'node_modules/dep/package.json': JSON.stringify({ name: 'dep', main: 'index.js' }),
+      'node_modules/dep/index.js': lib(),
+    }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'node_modules/dep/index.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'review: an optional dependency planted later in a node_modules above the package',
+    files: () => ({ 'tools/package.json': '{"name":"s"}', 'tools/server.js': `try { require('bufferutil'); } catch {}\n${serverJs()}` }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'node_modules/bufferutil/index.js': markerCode(m) }),
+  },
+  {
+    name: 'review: npm run in a subfolder, and a workspace-root .npmrc with node-options added later',
+    files: () => ({ 'tools/package.json': JSON.stringify({ name: 'server', scripts: { start: 'node server.js' } }), 'tools/server.js': serverJs() }),
+    def: () => ({ command: 'npm', args: ['run', 'start', '--silent'], cwd: 'tools' }),
+    attack: (w, m) => writeFiles(w.project, {
+      'package.json': JSON.stringify({ name: 'root', private: true, workspaces: ['tools'] }),
+      '.npmrc': `node-options=--require ${w.project}/evil.js\n`,
+      'evil.js': markerCode(m),
+    }),
+  },
+  {
+    name: 'review: a package.json main that points outside its folder',
+    files: () => ({ 'd/package.json': JSON.stringify({ name: 'x', main: '../lib/server.js' }), 'lib/server.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['d'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'review: imports spelled with escapes, comments and createRequire',
+    files: () => ({
+      'tools/package.json': '{"name":"s"}',
+      'tools/server.js': `require('\\x2e\\x2e/oc/x.js'); require(/* c */ '../od/x.js'); require('module').createRequire(__filename)('../og/x.js');\n${serverJs()}`,
+      'oc/x.js': lib(), 'od/x.js': lib(), 'og/x.js': lib(),
+    }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'og/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'review: env --chdir into another folder',
+    files: () => ({ 'a/b/package.json': '{}', 'c/server.js': serverJs() }),
+    def: () => ({ command: 'env', args: ['--chdir=a/b', 'node', '../../c/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'c/server.js': serverJs(markerCode(m)) }),
+  },
+  {
+    name: 'review: xargs reading the command line from a file',
+    files: () => ({ 'args.txt': 'c/server.js\n', 'c/server.js': serverJs() }),
+    def: () => ({ command: 'xargs', args: ['-a', 'args.txt', 'node'] }),
+    attack: (w, m) => writeFiles(w.project, { 'c/server.js': serverJs(markerCode(m)) }),
+  },
+);
+
 describe('execution closure: no changed code runs under an existing approval', function () {
   this.timeout(60_000);
   after(cleanupTemp);
@@ -326,10 +386,13 @@ describe('execution closure: package launchers pin what they read, not the whole
     const states = () => cache.get(w.input).servers.map((x) => x.state);
     assert.deepEqual(states(), ['approved', 'approved']);
     writeFiles(w.project, { '.npmrc': 'registry=https://evil.example/\n' });
-    assert.deepEqual(states(), ['approval-changed', 'approved']);
+    assert.deepEqual(states(), ['approval-changed', 'approval-changed'], 'npm and node read a workspace .npmrc above them');
+    await recordDecision(w.input, 's', undefined, 'approved');
+    await recordDecision(w.input, 't', undefined, 'approved');
+    assert.deepEqual(states(), ['approved', 'approved']);
     fs.unlinkSync(path.join(w.project, 'link'));
     fs.symlinkSync('b', path.join(w.project, 'link'));
-    assert.deepEqual(states(), ['approval-changed', 'approval-changed']);
+    assert.deepEqual(states(), ['approved', 'approval-changed']);
   });
 
   it('npm run start still pins the package it runs', async () => {
@@ -346,6 +409,70 @@ describe('execution closure: package launchers pin what they read, not the whole
     assert.equal(state(w.input).state, 'approved');
     writeFiles(w.project, { 'conf/tools.yaml': 'a: 2\n' });
     assert.equal(state(w.input).state, 'approval-changed');
+  });
+});
+
+describe('execution closure: what the review found, by state', () => {
+  after(cleanupTemp);
+
+  it('env -S, --split-string= and -u X hide no loader variable', () => {
+    for (const args of [['-SNODE_OPTIONS=--require=./e.js node s.js'], ['--split-string=NODE_OPTIONS=--require=./e.js node s.js'], ['-u', 'X', 'NODE_OPTIONS=--require=./e.js', 'node', 's.js'], ['-u', 'X', 'LD_PRELOAD=/x.so', 'node', 's.js']]) {
+      const w = world({ '.mcp.json': MCP({ s: { command: 'env', args } }), 's.js': '1' });
+      const s = state(w.input);
+      assert.equal(s.state, 'blocked', JSON.stringify(args));
+      assert.match(s.reason, /sets (NODE_OPTIONS|LD_PRELOAD) through env/);
+    }
+  });
+
+  it('OPENSSL_CONF and the other variables the review named are refused', () => {
+    for (const v of ['OPENSSL_CONF', 'OPENSSL_MODULES', 'OPENSSL_ENGINES', 'PYENV_VERSION', 'PYENV_HOOK_PATH', 'BASH_FUNC_x%%', 'SSH_ASKPASS', 'SUDO_ASKPASS', 'TERMINFO', 'INPUTRC', 'MAVEN_OPTS', 'DOTNET_STARTUP_HOOKS', 'CORECLR_PROFILER_PATH', 'ERL_FLAGS', 'CC', 'NVM_DIR', 'VOLTA_HOME', 'ASDF_DIR', 'MISE_CONFIG_FILE']) {
+      assert.ok(loaderVariable(v), v);
+    }
+    for (const v of ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'HOSTNAME_OVERRIDE', 'AWS_REGION', 'LC_ALL']) assert.equal(loaderVariable(v), undefined, v);
+  });
+
+  it('a workspace file named by a variable is pinned', async () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['t/s.js'], env: { APP_CONFIG: 'conf/app.cnf' } } }), 't/s.js': '1', 'conf/app.cnf': 'a' });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    writeFiles(w.project, { 'conf/app.cnf': 'b' });
+    assert.equal(state(w.input).state, 'approval-changed');
+  });
+
+  it('git -c alias and .git/config: a server that runs git is re-gated when they change', async () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'git', args: ['-c', 'alias.x=!node c/server.js', 'x'] }, t: { command: 'node', args: ['t/s.js'] } }), 'c/server.js': '1', 't/s.js': '2', '.git/config': '[core]\n', '.git/HEAD': 'ref: refs/heads/main\n' });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    await recordDecision(w.input, 't', undefined, 'approved');
+    writeFiles(w.project, { 'c/server.js': '3' });
+    assert.equal(state(w.input, 's').state, 'approval-changed', 'git can run any file');
+    await recordDecision(w.input, 's', undefined, 'approved');
+    writeFiles(w.project, { '.git/config': '[core]\n\tfsmonitor = .git/fsm.sh\n' });
+    assert.deepEqual(evaluateGate(w.input).servers.map((x) => x.state), ['approval-changed', 'approval-changed']);
+    await recordDecision(w.input, 's', undefined, 'approved');
+    await recordDecision(w.input, 't', undefined, 'approved');
+    writeFiles(w.project, { '.git/HEAD': 'ref: refs/heads/other\n' });
+    assert.deepEqual(evaluateGate(w.input).servers.map((x) => x.state), ['approved', 'approved'], 'the rest of .git is not code');
+  });
+
+  it('a tree of many empty folders or links is blocked quickly, not walked for minutes', () => {
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['tools/s.js'] } }), 'tools/s.js': '1' });
+    for (let i = 0; i < 9000; i++) fs.mkdirSync(path.join(w.project, 'tools', `d${i}`));
+    const s = state(w.input);
+    assert.equal(s.state, 'blocked');
+    assert.match(s.reason, /tools holds more than 8192 files, folders and links/);
+  });
+
+  it('a Python server\'s own bytecode does not re-gate it (__pycache__ is never read: PYTHONPYCACHEPREFIX)', async () => {
+    const w = world({
+      '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['srv/main.py'] } }),
+      'srv/helper.py': 'NAME = "hello"\n',
+      'srv/main.py': 'import sys, json\nsys.path.insert(0, __import__("os").path.dirname(__file__))\nimport helper\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": helper.NAME, "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
+    });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    assert.match(cli(w, ['tools', 's']).stdout, /hello/);
+    assert.equal(fs.existsSync(path.join(w.project, 'srv', '__pycache__')), false, 'no bytecode written into the workspace');
+    writeFiles(w.project, { 'srv/__pycache__/helper.cpython-311.pyc': 'planted' });
+    assert.equal(state(w.input).state, 'approved');
+    assert.match(cli(w, ['tools', 's']).stdout, /hello/);
   });
 });
 
