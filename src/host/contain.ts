@@ -4,6 +4,7 @@
 // for byte what was approved. Network inside the sandbox is the rule `mcp.<server>.network` (allow; ask where a
 // person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -18,8 +19,20 @@ import { copyClosure, CopyRefused } from './closure-copy';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
 
-/** Package caches a launcher needs (read-write inside the sandbox); nothing else of HOME is visible. */
+/**
+ * Package caches a launcher needs, shown read-write inside the sandbox at these paths of its (otherwise empty)
+ * HOME. Never the user's own: a server that could write the real ~/.npm could plant code that npx then runs on the
+ * host, outside any sandbox. Each server gets its own folder under MCP Gate's cache
+ * (`$XDG_CACHE_HOME/mcp-gate/sandbox/<server>/`), so one server cannot poison another's packages either.
+ */
 export const SANDBOX_CACHES = ['~/.npm', '~/.cache/uv'];
+
+/** The private cache folder of one server (created on first start, mode 0700). */
+export function serverCacheDir(home: string, env: Readonly<Record<string, string | undefined>>, who: ServerIdentity, source: string): string {
+  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache');
+  const key = createHash('sha256').update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`).digest('hex').slice(0, 20);
+  return path.join(base, 'mcp-gate', 'sandbox', `${who.name}-${key}`);
+}
 
 export class ContainRefused extends Error {}
 
@@ -45,6 +58,8 @@ export interface ContainOptions {
   policy: UserPolicy;
   home: string;
   asker?: Asker;
+  /** MCP Gate's own environment (for XDG_CACHE_HOME); this process's by default. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Injectable probe (tests); the real one otherwise. */
   probe?: () => SandboxProbe;
 }
@@ -74,11 +89,12 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const base = { ...o.env, PYTHONPYCACHEPREFIX: '/tmp/mcp-gate-pycache' }; // the sandbox's private /tmp
   const env = network ? base : { ...base, npm_config_offline: 'true', UV_OFFLINE: '1' };
 
-  // The caches a launcher needs are bound only when they exist: make them, so what npx or uv fetches is kept
-  // between starts (the rest of the sandbox's HOME is thrown away at every stop).
-  for (const c of SANDBOX_CACHES) {
+  // This server's own caches, kept between its starts (the rest of the sandbox's HOME is thrown away at every stop).
+  const cacheDir = serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source);
+  const caches = SANDBOX_CACHES.map((target) => ({ source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')), target }));
+  for (const c of caches) {
     try {
-      fs.mkdirSync(path.join(o.home, c.slice(2)), { recursive: true, mode: 0o700 });
+      fs.mkdirSync(c.source, { recursive: true, mode: 0o700 });
     } catch {
       // a cache that cannot be made is skipped by the sandbox
     }
@@ -97,7 +113,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
       overlays: copy?.overlays ?? [],
-      profile: { network, extraRead: [...decision.read], extraWrite: [...decision.write], caches: SANDBOX_CACHES, home: o.home },
+      profile: { network, extraRead: [...decision.read], extraWrite: [...decision.write], caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, networkRule, cleanup: () => copy?.remove() };
@@ -123,7 +139,7 @@ export function describeContainment(server: ServerReport, who: ServerIdentity, p
   const net = decideUnder(policy, who, networkAction(who.name));
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
-    'contained (bubblewrap): the system read-only; HOME empty except ' + SANDBOX_CACHES.join(', ') + '; a private /tmp; its own processes (all end when it stops)',
+    'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
     `workspace read-write; the ${files} closure file(s) read-only, from a copy verified against this approval`,
     `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
   ];

@@ -74,7 +74,7 @@ export interface SandboxProfile {
   extraRead: string[];
   extraWrite: string[];
   /** Bound read-write (e.g. ~/.npm, ~/.cache/uv); `~/` is the profile's home. Missing ones are skipped. */
-  caches: string[];
+  caches: (string | { source: string; target: string })[];
   /** The real HOME to hide. */
   home: string;
 }
@@ -383,7 +383,21 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     refuseExposing(what, r);
     mounts.push({ kind, target: r, source: r });
   };
-  for (const p of profile.caches) addBind('rw', 'a cache', p);
+  for (const c of profile.caches) {
+    if (typeof c === 'string') {
+      addBind('rw', 'a cache', c);
+      continue;
+    }
+    // A private cache folder shown at a path of the hidden HOME (e.g. MCP Gate's own per-server npm cache as ~/.npm).
+    const source = real(mustBeAbsolute('a cache source', c.source));
+    const target = mustBeAbsolute('a cache target', expand(c.target));
+    if (source === undefined) {
+      missing.push(c.source);
+      continue;
+    }
+    refuseExposing('a cache', source);
+    mounts.push({ kind: 'rw', target, source });
+  }
   for (const p of profile.extraWrite) addBind('rw', 'an extraWrite path', p);
   for (const p of profile.extraRead) addBind('ro', 'an extraRead path', p);
 

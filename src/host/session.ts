@@ -30,6 +30,8 @@ export const MAX_SERVERS = 8;
 export const MAX_TOOLS = 64;
 export const DISCOVER_TIMEOUT_MS = 10_000;
 export const CALL_TIMEOUT_MS = 60_000;
+/** How long a package launcher (npx, uvx, …) may take to answer initialize: its first start downloads. */
+export const LAUNCHER_START_TIMEOUT_MS = 60_000;
 export const MAX_RESULT_BYTES = 1024 * 1024;
 
 /** Tool names the gate itself offers; a server offering one of them is left out whole. */
@@ -326,7 +328,7 @@ export class Session {
     try {
       start = await startPlan({
         server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
-        env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env }, policy: this.policy, home: this.o.env.HOME ?? os.homedir(), asker: this.o.asker,
+        env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env }, policy: this.policy, home: this.o.env.HOME ?? os.homedir(), asker: this.o.asker, hostEnv: this.o.env,
       });
     } catch (e) {
       if (e instanceof ContainRefused) throw new DroppedError(e.message);
@@ -336,7 +338,8 @@ export class Session {
     const transport = new StdioTransport(start.launch);
     const client = this.newClient(server.name);
     try {
-      await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS });
+      // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
+      await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? (plan.launcher ? LAUNCHER_START_TIMEOUT_MS : DISCOVER_TIMEOUT_MS) });
       const tools = await this.discover(server, client);
       this.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
       return { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };

@@ -208,7 +208,7 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
       for (const e of entries) {
         const abs = path.join(dir, e.name);
         // `__pycache__` is never read: MCP Gate starts every server with PYTHONPYCACHEPREFIX outside the workspace.
-        if (e.name === '.git' || (e.name === '__pycache__' && e.isDirectory()) || excluded.has(rel(workspace, abs))) continue;
+        if ((e.name === '.git' && dir === workspace) || (e.name === '__pycache__' && e.isDirectory()) || excluded.has(rel(workspace, abs))) continue;
         if (e.isDirectory()) queue.push([abs, depth + 1]);
         else if (e.isFile()) {
           walk.files.set(abs, hashFile(reader, abs, workspace));
@@ -346,8 +346,10 @@ export function closureOf(
     queue.push({ dir: packageRoot(workspace, dir, reader), why });
   };
   for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional, e.exact);
+  // Code that can run anything (a shell) can also run an MCP configuration file as a script: then nothing is left out.
+  if (entries.some((e) => e.whole)) excluded = new Set();
   // Servers that start from the same folders have the same closure: computed once per evaluation.
-  const key = JSON.stringify([[...new Set(queue.map((q) => q.dir))].sort(), exactFiles.map((f) => f.abs).sort()]);
+  const key = JSON.stringify([[...new Set(queue.map((q) => q.dir))].sort(), exactFiles.map((f) => f.abs).sort(), excluded.size]);
   const memo = cacheOf(reader).closures;
   const hit = memo.get(key);
   if (hit instanceof Error) throw hit;
@@ -372,7 +374,7 @@ function computeClosure(
   const roots = new Map<string, string>(); // abs root → why
 
   const files = new Map<string, Hashed>();
-  for (const f of exactFiles) if (!excluded.has(rel(workspace, f.abs))) files.set(f.abs, hashFile(reader, f.abs, workspace));
+  for (const f of exactFiles) files.set(f.abs, hashFile(reader, f.abs, workspace)); // named by the plan: never left out
   // git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it.
   if (queue.length || exactFiles.length) {
     const gitConfig = path.join(workspace, '.git', 'config');

@@ -26,6 +26,8 @@ export interface LaunchPlan {
   cwdInWorkspace?: string;
   /** Variables the definition sets (null values dropped), `${workspaceFolder}` filled in. */
   env: Record<string, string>;
+  /** A package launcher (npx, uvx, …): its first start may download, so the host waits longer for it to answer. */
+  launcher?: boolean;
   /** Entries that put folders into the closure, for the preview ("why is this pinned"). */
   entries: { path: string; why: string }[];
   closure: Closure;
@@ -230,7 +232,7 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   const { closure, texts } = opts.gated ? closureOf(workspace, entries, opts.configFiles, reader) : { closure: { roots: [], files: {}, links: {} }, texts: {} };
   const relOf = (p: string) => path.relative(workspace, p).split(path.sep).join('/') || '.';
   const plan: LaunchPlan = {
-    command, executable, notFound, args, cwd, env,
+    command, executable, notFound, args, cwd, env, launcher: isPackageLauncher(path.basename(command), args) || undefined,
     cwdInWorkspace: within(workspace, cwd) ? relOf(cwd) : undefined,
     entries: entries.filter((e) => within(workspace, e.path)).map((e) => ({ path: relOf(e.path), why: e.why })),
     closure,
@@ -239,10 +241,35 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
 }
 
 /** Node options whose value is the next argument when not written with `=`. */
-const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--env-file-if-exists|--input-type|--title|--watch-path|--disable-warning|--redirect-warnings|--openssl-config|--icu-data-dir|--diagnostic-dir|--report-dir|--localstorage-file|--snapshot-blob|--experimental-config-file|--inspect-port|--stack-trace-limit)$/;
+const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--env-file-if-exists|--input-type|--title|--watch-path|--disable-warning|--redirect-warnings|--openssl-config|--icu-data-dir|--diagnostic-dir|--report-dir|--localstorage-file|--snapshot-blob|--experimental-config-file|--experimental-policy|--experimental-sea-config|--build-snapshot-config|--inspect-port|--stack-trace-limit)$/;
 /** Node options that load a module before the entry: a bare specifier resolves from the working folder's node_modules. */
 const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader)$/;
 const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
+/** Node options that make Node load code named in a file (OpenSSL engines and providers, snapshots, policies). */
+const NODE_CODE_CONFIG_FLAGS = /^(--openssl-config|--openssl-shared-config|--snapshot-blob|--experimental-policy|--experimental-config-file|--experimental-default-config-file|--experimental-sea-config|--build-snapshot|--build-snapshot-config)$/;
+
+/** Variable names a dotenv-style file sets (`NAME=`, `export NAME=`); at most 1 MiB is read. */
+function envFileNames(file: string): string[] {
+  let text: string;
+  try {
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    try {
+      if (!fs.fstatSync(fd).isFile()) return [];
+      const buf = Buffer.alloc(1024 * 1024);
+      text = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=/.exec(line);
+    if (m) out.push(m[1]);
+  }
+  return out;
+}
 
 type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'if-exists' | 'file' | 'folder') => void;
 
@@ -370,7 +397,8 @@ function analyse(
   // Interpreters: options, then the entry (a script, -m module, or inline code), then the script's own arguments.
   const inline = INLINE_FLAGS[family]!;
   for (let i = 0; i < args.length; i++) {
-    const a = args[i];
+    // Node takes `_` for `-` in option names (`--experimental_loader`): read them as Node does.
+    const a = family === 'node' && args[i].startsWith('--') ? args[i].replace(/^--[^=]*/, (n) => n.replace(/_/g, '-')) : args[i];
     if (inline.test(a) || (family === 'node' && /^--(eval|print)=/.test(a))) {
       everything(`inline code (${prog} ${a.replace(/=.*$/s, '')}) can load any file of the workspace`);
       return dataArgs(i + 1);
@@ -384,7 +412,24 @@ function analyse(
       const flag = eq > 0 ? a.slice(0, eq) : a;
       let value: string | undefined = eq > 0 ? a.slice(eq + 1) : undefined;
       if (value === undefined && ((family === 'node' && NODE_VALUE_FLAGS.test(flag)) || (family === 'python' && PYTHON_VALUE_FLAGS.test(flag)))) value = args[++i];
+      if (family === 'node' && NODE_CODE_CONFIG_FLAGS.test(flag)) {
+        // A file that can load native code or any module (an OpenSSL config naming engines, a snapshot, a policy).
+        everything(`${prog} ${flag} can load code from any file of the workspace`);
+        if (value !== undefined) for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
+        continue;
+      }
       if (value === undefined) continue;
+      if (family === 'node' && /^--env-file(-if-exists)?$/.test(flag)) {
+        // Its variables are the repository's too: the same variables are refused as in "env".
+        for (const c of candidates(value)) {
+          named(c, `the variables file of ${flag}`, 'file');
+          if (opts.gated) for (const name of envFileNames(path.resolve(cwd, c))) {
+            const why = loaderVariable(name);
+            if (why) throw new PlanError(`${flag} ${value} sets ${name}: ${why}; MCP Gate does not pass a repository's ${name}`);
+          }
+        }
+        continue;
+      }
       if (family === 'node' && NODE_PRELOAD_FLAGS.test(flag)) {
         const spec = /^file:/i.test(value) ? candidates(value)[0] : value;
         if (spec.startsWith('.') || path.isAbsolute(spec)) named(spec, `the module ${short(value)} that ${flag} loads`);

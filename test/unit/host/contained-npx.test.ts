@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { serverCacheDir } from '../../../src/host/contain';
 import { recordDecision } from '../../../src/trust/decisions';
 import { cleanupTemp, cli, world } from '../helpers';
 
@@ -31,10 +32,12 @@ describe('contained execution: real npx servers', function () {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, JSON.stringify({ rules }));
     };
-    // As a user who ran these packages before: npx's cache in HOME holds them (MCP Gate reads 10 s for the tool
-    // list, which a first download can exceed).
-    for (const s of Object.values(SERVERS)) {
-      const r = spawnSync('npm', ['exec', '--yes', `--package=${s.pkg}`, '--', 'node', '-e', '0'], { cwd: w.home, env: { PATH: process.env.PATH!, HOME: w.home }, encoding: 'utf8', timeout: 120_000 });
+    // As after a first start with the network: each server's own npm cache (never the user's ~/.npm) holds its
+    // package. Filled here by npm itself, so the test does not wait on a first download.
+    const real = fs.realpathSync(w.project);
+    for (const [n, s] of Object.entries(SERVERS)) {
+      const cache = path.join(serverCacheDir(w.home, w.env, { name: n, scope: 'repository', project: real }, '.mcp.json'), 'npm');
+      const r = spawnSync('npm', ['exec', '--yes', `--package=${s.pkg}`, '--', 'node', '-e', '0'], { cwd: w.home, env: { PATH: process.env.PATH!, HOME: w.home, npm_config_cache: cache }, encoding: 'utf8', timeout: 120_000 });
       assert.equal(r.status, 0, r.stderr);
     }
     for (const n of Object.keys(SERVERS)) await recordDecision(w.input, n, undefined, 'approved');
@@ -49,5 +52,6 @@ describe('contained execution: real npx servers', function () {
     assert.match(listed.stdout, /notes\.txt/, listed.stdout + listed.stderr);
     const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
     assert.match(log, /"kind":"server.start","server":"memory".*contained: /);
+    assert.deepEqual(fs.readdirSync(path.join(w.home, '.npm')), [], 'the user\'s own ~/.npm is never written by a contained server');
   });
 });

@@ -77,6 +77,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     fs.copyFileSync(PROBE, path.join(w.project, 'probe-server.js'));
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['probe-server.js'], ...extraEntry } } }));
     fs.mkdirSync(path.join(w.home, '.ssh'), { recursive: true });
+    fs.mkdirSync(path.join(w.home, '.npm'), { recursive: true });
     fs.writeFileSync(path.join(w.home, '.ssh', 'id_test'), 'PRIVATE KEY');
     const outside = tempDir();
     fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside secret');
@@ -103,6 +104,8 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(r.readSsh.ok, false, 'reads ~/.ssh');
     assert.equal(r.writeHome.ok, true, 'HOME is an empty scratch folder inside the sandbox');
     assert.equal(fs.existsSync(path.join(w.home, 'pwned')), false, 'the write must not reach the real HOME');
+    assert.equal(r.writeNpm.ok, true, 'its own npm cache is writable');
+    assert.equal(fs.existsSync(path.join(w.home, '.npm', 'planted.js')), false, 'never the user\'s own ~/.npm (npx there runs on the host)');
     assert.equal(r.readOutside.ok, false, 'reads outside the workspace');
     assert.equal(r.writeOutside.ok, false, 'writes outside the workspace');
     assert.equal(fs.existsSync(outsideWrite), false);

@@ -45,7 +45,7 @@ describe('approvals', () => {
       'run.sh': '#!/bin/sh\n', 'tools.yaml': 'a: 1\n', 'lib/a.py': 'print(1)\n', '.env': 'A=1\n',
     });
     const s = state(w.input, 'r');
-    assert.deepEqual(Object.keys(s.pinned!.pinned.files).sort(), ['.env', 'lib/a.py', 'run.sh', 'tools.yaml']);
+    assert.deepEqual(Object.keys(s.pinned!.pinned.files).sort(), ['.env', '.vscode/mcp.json', 'lib/a.py', 'run.sh', 'tools.yaml']); // a workspace program could run the config file too
     assert.equal(s.pinned!.pinned.envFile?.path, '.env');
     await recordDecision(w.input, 'r', undefined, 'approved');
     for (const [file, content] of [['tools.yaml', 'a: 2\n'], ['.env', 'A=2\n'], ['lib/a.py', 'print(2)\n']]) {

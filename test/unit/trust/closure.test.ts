@@ -239,6 +239,25 @@ ATTACKS.push(
   },
 );
 
+// The second review.
+ATTACKS.push(
+  {
+    name: 'review 2: a loader spelled with underscores (--experimental_loader=) and what it imports',
+    files: () => ({ 'lib/hook.mjs': "import './helper.mjs';\nexport async function resolve(s, c, n) { return n(s, c); }\n", 'lib/helper.mjs': '// helper\n', 'tools/srv.js': serverJs() }),
+    def: () => ({ command: 'node', args: ['--experimental_loader=./lib/hook.mjs', 'tools/srv.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/helper.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
+  },
+  {
+    name: 'review 2: a shell running an MCP configuration file as its script',
+    files: () => ({ 'srv.js': serverJs(), '.vscode/mcp.json': '// harmless ; exec node srv.js\n{}\n' }),
+    def: () => ({ command: 'sh', args: ['.vscode/mcp.json'] }),
+    attack: (w, m) => {
+      const f = path.join(w.project, '.vscode/mcp.json');
+      fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace('// harmless ; exec node srv.js', `// $(echo ran > ${m}) ; exec node srv.js`));
+    },
+  },
+);
+
 describe('execution closure: no changed code runs under an existing approval', function () {
   this.timeout(60_000);
   after(cleanupTemp);
@@ -259,7 +278,7 @@ describe('execution closure: no changed code runs under an existing approval', f
       const ran = cli(w, ['tools', 's']);
       assert.match(ran.stdout, /hello/, `the approved server runs: ${ran.stdout}${ran.stderr}`);
 
-      const marker = path.join(tempDir(), 'marker');
+      const marker = path.join(w.project, 'marker-ran'); // inside the workspace: a contained server's /tmp is its own
       a.attack(w, marker);
       const after = state(w.input);
       assert.ok(['approval-changed', 'blocked'].includes(after.state), `${after.state}: ${after.reason}`);
@@ -274,7 +293,7 @@ describe('execution closure: no changed code runs under an existing approval', f
     await recordDecision(w.input, 's', undefined, 'approved');
     const report = evaluateGate(w.input);
     assert.equal(report.servers[0].state, 'approved');
-    const marker = path.join(tempDir(), 'marker');
+    const marker = path.join(w.project, 'marker-ran'); // inside the workspace: a contained server's /tmp is its own
     writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(marker)) }); // after the check, before the spawn
     const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, masker: new Masker() });
     try {
@@ -451,6 +470,23 @@ describe('execution closure: what the review found, by state', () => {
     await recordDecision(w.input, 't', undefined, 'approved');
     writeFiles(w.project, { '.git/HEAD': 'ref: refs/heads/other\n' });
     assert.deepEqual(evaluateGate(w.input).servers.map((x) => x.state), ['approved', 'approved'], 'the rest of .git is not code');
+  });
+
+  it('node --env-file (either spelling) may not set a loader variable; --openssl-config pins the workspace; a nested .git is pinned', async () => {
+    for (const flag of ['--env-file=lib/env', '--env_file=lib/env']) {
+      const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: [flag, 'tools/srv.js'] } }), 'lib/env': 'NODE_OPTIONS="--require ./lib/pre.js"\n', 'tools/srv.js': '1' });
+      const s = state(w.input);
+      assert.equal(s.state, 'blocked', flag);
+      assert.match(s.reason, /sets NODE_OPTIONS/);
+    }
+    const o = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--openssl-config=lib/ossl.cnf', 'tools/srv.js'] } }), 'lib/ossl.cnf': 'x', 'lib/engine.so': 'elf', 'tools/srv.js': '1' });
+    await recordDecision(o.input, 's', undefined, 'approved');
+    writeFiles(o.project, { 'lib/engine.so': 'changed' });
+    assert.equal(state(o.input).state, 'approval-changed');
+    const g = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['tools/main.js'] } }), 'tools/main.js': "require('./.git/lib.js');", 'tools/.git/lib.js': '1' });
+    await recordDecision(g.input, 's', undefined, 'approved');
+    writeFiles(g.project, { 'tools/.git/lib.js': '2' });
+    assert.equal(state(g.input).state, 'approval-changed');
   });
 
   it('a tree of many empty folders or links is blocked quickly, not walked for minutes', () => {
