@@ -34,6 +34,14 @@ export function serverCacheDir(home: string, env: Readonly<Record<string, string
   return path.join(base, 'mcp-gate', 'sandbox', `${who.name}-${key}`);
 }
 
+/**
+ * Workspace paths that programs on the host run or obey without the person looking — git (hooks, config,
+ * fsmonitor), VS Code (tasks that run on folder open, settings), direnv, the MCP configuration files — read-only
+ * inside the sandbox when they exist (the rest of the workspace stays writable). A user who wants a server to
+ * commit lists `<workspace>/.git` in its sandbox `write` paths.
+ */
+export const PROTECTED_IN_WORKSPACE = ['.git', '.vscode', '.envrc', '.mcp.json', '.cursor', '.gemini', '.codex', '.pi', '.agentty', '.roo', '.kiro', '.amazonq', '.claude', '.idea', '.devcontainer'];
+
 export class ContainRefused extends Error {}
 
 export interface StartPlan {
@@ -113,7 +121,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
       overlays: copy?.overlays ?? [],
-      profile: { network, extraRead: [...decision.read], extraWrite: [...decision.write], caches, home: o.home },
+      profile: { network, extraRead: [...decision.read, ...protectedPaths(o.project, decision.write)], extraWrite: [...decision.write], caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, networkRule, cleanup: () => copy?.remove() };
@@ -122,6 +130,21 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }
+}
+
+function protectedPaths(project: string, writable: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const name of PROTECTED_IN_WORKSPACE) {
+    const p = path.join(project, name);
+    if (writable.some((w) => path.resolve(w) === p)) continue;
+    try {
+      // Only a real entry of the workspace: a link out of it must not make its target visible in the sandbox.
+      if (!fs.lstatSync(p).isSymbolicLink() && fs.realpathSync(p) === p) out.push(p);
+    } catch {
+      // absent: nothing to protect (a server may create it; see README)
+    }
+  }
+  return out;
 }
 
 /** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
@@ -140,7 +163,7 @@ export function describeContainment(server: ServerReport, who: ServerIdentity, p
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
     'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
-    `workspace read-write; the ${files} closure file(s) read-only, from a copy verified against this approval`,
+    `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n.startsWith('.git') || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files} closure file(s) read-only, from a copy verified against this approval`,
     `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
   ];
   if (d.read.length) out.push(`extra read (your settings): ${d.read.join(', ')}`);

@@ -175,7 +175,10 @@ export function packageRoot(workspace: string, dir: string, reader: TrackingRead
 
 function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>, reader: TrackingReader): Walk {
   const cache = cacheOf(reader);
-  const hit = cache.walks.get(root);
+  // A closure that can run anything (excluded is then empty) keeps what others leave out: its own walk.
+  const open = excluded.size === 0;
+  const key = `${root}\0${open ? 'all' : 'code'}`;
+  const hit = cache.walks.get(key);
   if (hit instanceof Error) throw hit;
   if (hit) return hit;
   const walk: Walk = { files: new Map(), links: new Map(), linkTargets: [] };
@@ -207,8 +210,9 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of entries) {
         const abs = path.join(dir, e.name);
-        // `__pycache__` is never read: MCP Gate starts every server with PYTHONPYCACHEPREFIX outside the workspace.
-        if ((e.name === '.git' && dir === workspace) || (e.name === '__pycache__' && e.isDirectory()) || excluded.has(rel(workspace, abs))) continue;
+        // `__pycache__` is not read by a Python MCP Gate starts (PYTHONPYCACHEPREFIX points outside the workspace;
+        // -E/-I, which would ignore it, are refused) — but code that can run anything could start Python otherwise.
+        if ((e.name === '.git' && dir === workspace) || (!open && e.name === '__pycache__' && e.isDirectory()) || excluded.has(rel(workspace, abs))) continue;
         if (e.isDirectory()) queue.push([abs, depth + 1]);
         else if (e.isFile()) {
           walk.files.set(abs, hashFile(reader, abs, workspace));
@@ -232,10 +236,10 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
       }
     }
   } catch (e) {
-    cache.walks.set(root, e as Error);
+    cache.walks.set(key, e as Error);
     throw e;
   }
-  cache.walks.set(root, walk);
+  cache.walks.set(key, walk);
   return walk;
 }
 
@@ -381,8 +385,14 @@ function computeClosure(
     if (reader.stat(gitConfig)?.isFile()) files.set(gitConfig, hashFile(reader, gitConfig, workspace));
     const gitFile = path.join(workspace, '.git');
     if (reader.stat(gitFile)?.isFile()) files.set(gitFile, hashFile(reader, gitFile, workspace));
-    const hooks = path.join(workspace, '.git', 'hooks');
-    if (reader.stat(hooks)?.isDirectory()) queue.push({ dir: hooks, why: 'git hooks run for a server that calls git' });
+    for (const name of ['commondir', 'config.worktree']) {
+      const p = path.join(workspace, '.git', name);
+      if (reader.stat(p)?.isFile()) files.set(p, hashFile(reader, p, workspace));
+    }
+    for (const name of ['hooks', 'info']) {
+      const d = path.join(workspace, '.git', name);
+      if (reader.stat(d)?.isDirectory()) queue.push({ dir: d, why: 'what git runs for a server that calls git' });
+    }
   }
   const links = new Map<string, string>();
   while (queue.length) {

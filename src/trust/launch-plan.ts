@@ -241,9 +241,9 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
 }
 
 /** Node options whose value is the next argument when not written with `=`. */
-const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--env-file-if-exists|--input-type|--title|--watch-path|--disable-warning|--redirect-warnings|--openssl-config|--icu-data-dir|--diagnostic-dir|--report-dir|--localstorage-file|--snapshot-blob|--experimental-config-file|--experimental-policy|--experimental-sea-config|--build-snapshot-config|--inspect-port|--stack-trace-limit)$/;
+const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|--test-reporter|--test-reporter-destination|-C|--conditions|--env-file|--env-file-if-exists|--input-type|--title|--watch-path|--disable-warning|--redirect-warnings|--openssl-config|--icu-data-dir|--diagnostic-dir|--report-dir|--localstorage-file|--snapshot-blob|--experimental-config-file|--experimental-policy|--experimental-sea-config|--build-snapshot-config|--inspect-port|--stack-trace-limit)$/;
 /** Node options that load a module before the entry: a bare specifier resolves from the working folder's node_modules. */
-const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader)$/;
+const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|--test-reporter)$/;
 const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
 /** Node options that make Node load code named in a file (OpenSSL engines and providers, snapshots, policies). */
 const NODE_CODE_CONFIG_FLAGS = /^(--openssl-config|--openssl-shared-config|--snapshot-blob|--experimental-policy|--experimental-config-file|--experimental-default-config-file|--experimental-sea-config|--build-snapshot|--build-snapshot-config)$/;
@@ -402,6 +402,16 @@ function analyse(
     if (inline.test(a) || (family === 'node' && /^--(eval|print)=/.test(a))) {
       everything(`inline code (${prog} ${a.replace(/=.*$/s, '')}) can load any file of the workspace`);
       return dataArgs(i + 1);
+    }
+    if (family === 'python' && /^-[A-Za-z]*[EI]/.test(a) && !a.startsWith('--') && !/^-[XmcwW]/.test(a)) {
+      throw new PlanError(`${prog} ${a} ignores the environment, and with it the bytecode folder MCP Gate sets outside the workspace: bytecode in the workspace would run unpinned; remove ${a}`);
+    }
+    if (family === 'python' && (a === '-X' || a.startsWith('-X')) && /pycache_prefix/.test(a === '-X' ? args[i + 1] ?? '' : a)) {
+      throw new PlanError(`${prog} -X pycache_prefix sets where Python reads bytecode from, which MCP Gate keeps outside the workspace; remove it`);
+    }
+    if (family === 'node' && /^--test(=|$)/.test(a)) {
+      everything(`${prog} --test runs every test file it finds`);
+      continue;
     }
     if (family === 'python' && (a === '-m' || (a.startsWith('-m') && a.length > 2))) {
       named(cwd, `${prog} -m finds the module from its working folder`);

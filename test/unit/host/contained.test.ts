@@ -78,6 +78,10 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['probe-server.js'], ...extraEntry } } }));
     fs.mkdirSync(path.join(w.home, '.ssh'), { recursive: true });
     fs.mkdirSync(path.join(w.home, '.npm'), { recursive: true });
+    fs.mkdirSync(path.join(w.project, '.git', 'hooks'), { recursive: true });
+    fs.writeFileSync(path.join(w.project, '.git', 'config'), '[core]\n');
+    fs.mkdirSync(path.join(w.project, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(w.project, '.vscode', 'settings.json'), '{}');
     fs.writeFileSync(path.join(w.home, '.ssh', 'id_test'), 'PRIVATE KEY');
     const outside = tempDir();
     fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside secret');
@@ -110,6 +114,11 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(r.writeOutside.ok, false, 'writes outside the workspace');
     assert.equal(fs.existsSync(outsideWrite), false);
     assert.equal(r.writeSelf.ok, false, 'the server cannot change the file it runs');
+    assert.equal(r.gitHook.ok, false, 'a git hook would run on the host at the next commit');
+    assert.equal(r.gitRename.ok, false, 'a replaced .git would run its config on the host at the next git status');
+    assert.equal(r.vscodeTask.ok, false, 'a folder-open task would run in VS Code on the host');
+    assert.equal(r.mcpConfig.ok, false, 'the MCP configuration files are read-only inside');
+    assert.equal(fs.existsSync(path.join(w.project, '.git', 'hooks', 'pre-commit')), false);
     assert.equal(r.loopback.ok, false, 'reaches this machine\'s loopback');
     assert.equal(r.peer.ok, false, 'reaches a peer in another network namespace');
     assert.equal(r.writeWorkspace.ok, true, 'writes inside the workspace');
@@ -172,7 +181,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     userConfig(w, { rules: rules(w, [{ action: 'mcp.probe.network', decision: 'allow', project: w.project }]) });
     const shown = cli(w, ['approve', 'probe'], { input: 'no\n' });
     assert.match(shown.stdout, /launch plan \(what will be executed\):\n {4}program {3}\/\S+\/node/);
-    assert.match(shown.stdout, /execution closure .*: 1 file\(s\)/);
+    assert.match(shown.stdout, /execution closure .*: 3 file\(s\)/); // the server, .git/config, .vscode/settings.json
     assert.match(shown.stdout, /file probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
     assert.match(shown.stdout, /sandbox {5}contained \(bubblewrap\)/);
     assert.match(shown.stdout, /network: the host's network/);

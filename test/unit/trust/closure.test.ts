@@ -489,6 +489,25 @@ describe('execution closure: what the review found, by state', () => {
     assert.equal(state(g.input).state, 'approval-changed');
   });
 
+  it('review 3: python -X pycache_prefix, -I and -E are refused; a node test reporter pins what it imports; node --test pins the workspace', async () => {
+    for (const args of [['-X', 'pycache_prefix=pyc', 't/s.py'], ['-Xpycache_prefix=pyc', 't/s.py'], ['-I', 't/s.py'], ['-E', 't/s.py'], ['-BI', 't/s.py']]) {
+      const w = world({ '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args } }), 't/s.py': '1' });
+      const s = state(w.input);
+      assert.equal(s.state, 'blocked', JSON.stringify(args));
+      assert.match(s.reason, /bytecode/);
+    }
+    const ok = world({ '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['-u', '-Wignore', '-X', 'utf8', 't/s.py'] } }), 't/s.py': '1' });
+    assert.equal(state(ok.input).state, 'pending', state(ok.input).reason);
+    const r = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--test-reporter=./rep/r.mjs', 'srv/s.test.js'] } }), 'rep/r.mjs': "import './h.mjs';", 'rep/h.mjs': '1', 'srv/s.test.js': '1' });
+    await recordDecision(r.input, 's', undefined, 'approved');
+    writeFiles(r.project, { 'rep/h.mjs': '2' });
+    assert.equal(state(r.input).state, 'approval-changed');
+    const t = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--test'] } }), 'a/x.test.js': '1' });
+    await recordDecision(t.input, 's', undefined, 'approved');
+    writeFiles(t.project, { 'b/y.test.js': '2' });
+    assert.equal(state(t.input).state, 'approval-changed');
+  });
+
   it('a tree of many empty folders or links is blocked quickly, not walked for minutes', () => {
     const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['tools/s.js'] } }), 'tools/s.js': '1' });
     for (let i = 0; i < 9000; i++) fs.mkdirSync(path.join(w.project, 'tools', `d${i}`));
