@@ -1,7 +1,7 @@
 // Typed errors of the host network layer. Each one knows the logged outcome it stands for, and none of
 // them ever carries a request header value in its message (header values may be secrets).
 
-/** Outcome of one HTTP exchange, as logged in `mcp.request` events (SPEC §5). */
+/** Outcome of one HTTP exchange, as logged in `mcp.request` events (README, "The host"). */
 export type ExchangeOutcome = 'answered' | 'no_answer' | 'refused_by_address' | 'redirected';
 
 /** Base class: every error raised by src/host on purpose. `code` is stable; `outcome` is what to log. */

@@ -18,7 +18,7 @@ import {
 import { createPinnedAgent, type PinnedAgentOptions } from './pinned-agent';
 import { boundedStream, checkJsonReply, guardSseReply, readBounded, rpcCallsOf, type RpcCall, type StreamEnd } from './reply-guard';
 
-/** Reply bound for JSON bodies and SSE streams (SPEC §5). */
+/** Reply bound for JSON bodies and SSE streams (README, "The host"). */
 export const MAX_REPLY_BYTES = 1024 * 1024;
 
 /** Default per-request budget when the caller gives none (the budget of a tool call). */

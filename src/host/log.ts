@@ -1,5 +1,5 @@
 // The exchange log: one JSON line per event in the store folder (log.jsonl, rotated at a size bound), every line
-// passed through the one masking function first. Events: `mcp.request` (exactly the SPEC §5 fields, plus `at`),
+// passed through the one masking function first. Events: `mcp.request` (exactly the fields the README lists under "The host", plus `at`),
 // `tool.call`, `tool.result`, and gate events. Listeners (the extension's output channel, the panel) receive
 // the same masked events.
 import * as fs from 'node:fs';

@@ -8,7 +8,7 @@ import { AddressRefusedError, NameResolutionError } from './errors';
 /** Resolves a host name to every address it has (any IP spelling). Injectable for tests. */
 export type Resolver = (host: string) => Promise<readonly string[]>;
 
-/** A name with more answers than this is refused, not truncated (SPEC §5). */
+/** A name with more answers than this is refused, not truncated (README, "The host"). */
 export const MAX_ADDRESSES = 8;
 
 /** The system resolver, as getaddrinfo sees it (/etc/hosts and the machine's DNS), all answers in its order. */

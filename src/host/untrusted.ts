@@ -1,7 +1,6 @@
 // Text that comes from a server (tool names, descriptions, schemas' text, instructions, results) is untrusted.
 // Before the model sees it, ANSI escape sequences, bidi controls, zero-width and Unicode tag characters and other
 // invisible controls are removed; before a person sees it, they are shown escaped (src/trust/escape.ts).
-export { escapeText as showEscaped } from '../trust/escape';
 import { HIDDEN_CHARS_EXCEPT_NEWLINE_TAB } from '../trust/hidden-chars';
 
 // CSI/OSC/other ESC sequences (ECMA-48), and the 8-bit CSI.

@@ -123,7 +123,7 @@ export class TrustPanel implements vscode.Disposable {
 
   private post(m: HostMessage): void {
     if (!this.ready) return;
-    // Every byte the webview receives passes the one masking function (SPEC §4).
+    // Every byte the webview receives passes the one masking function (README, "Policy": one masking function for every writer).
     void this.panel.webview.postMessage(defaultMasker.maskDeep(m));
   }
 
