@@ -129,7 +129,8 @@ function rel(workspace: string, abs: string): string {
   return r === '' ? '.' : r;
 }
 
-function utf8Text(data: Buffer): string | undefined {
+/** The UTF-8 text of a file small enough to keep for line diffs; undefined for binary or larger content. */
+export function utf8Text(data: Buffer): string | undefined {
   if (data.length > MAX_KEPT_TEXT_BYTES) return undefined;
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(data);

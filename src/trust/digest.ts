@@ -8,15 +8,12 @@ import * as path from 'node:path';
 import type { DeclaredServer, ServerDefinition } from './declarations';
 import type { TrackingReader } from './fsread';
 import { CATALOGUE } from './catalogue';
-import { ClosureError, type PinnedFile } from './closure';
+import { ClosureError, utf8Text, type PinnedFile } from './closure';
 import { planLaunch, PlanError, substitute, type LaunchPlan } from './launch-plan';
 export type { PinnedFile } from './closure';
 
 /** An envFile larger than this cannot be pinned. */
 export const MAX_PINNED_FILE_BYTES = 8 * 1024 * 1024;
-/** Kept text per file for diffs. */
-export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
-
 export interface PinnedDefinition {
   definition: ServerDefinition;
   /** Fields of the entry other than the normalised ones (tool-specific switches such as `trust`, `alwaysAllow`). */
@@ -78,14 +75,6 @@ function inside(projectDir: string, p: string): boolean {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
-function utf8Text(data: Buffer): string | undefined {
-  if (data.length > MAX_KEPT_TEXT_BYTES) return undefined;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(data);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Repository-relative paths of every MCP configuration file: pinned field by field, so left out of closures. */
 export const CONFIG_FILES: ReadonlySet<string> = new Set(CATALOGUE.filter((l) => l.scope === 'repository' && l.relPath).map((l) => l.relPath!));
