@@ -248,20 +248,27 @@ const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
 /** Node options that make Node load code named in a file (OpenSSL engines and providers, snapshots, policies). */
 const NODE_CODE_CONFIG_FLAGS = /^(--openssl-config|--openssl-shared-config|--snapshot-blob|--experimental-policy|--experimental-config-file|--experimental-default-config-file|--experimental-sea-config|--build-snapshot|--build-snapshot-config)$/;
 
-/** Variable names a dotenv-style file sets (`NAME=`, `export NAME=`); at most 1 MiB is read. */
+/**
+ * Variable names a dotenv-style file sets (`NAME=`, `export NAME=`). A file that is missing sets nothing (Node
+ * refuses to start); one that cannot be read whole — not a regular file, over 1 MiB — is refused (PlanError).
+ */
 function envFileNames(file: string): string[] {
   let text: string;
   try {
     const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     try {
-      if (!fs.fstatSync(fd).isFile()) return [];
-      const buf = Buffer.alloc(1024 * 1024);
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new PlanError(`the variables file ${file} is not a regular file`);
+      if (st.size > 1024 * 1024) throw new PlanError(`the variables file ${file} is over 1 MiB, more than MCP Gate checks`);
+      const buf = Buffer.alloc(st.size);
       text = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
     } finally {
       fs.closeSync(fd);
     }
-  } catch {
-    return [];
+  } catch (e) {
+    if (e instanceof PlanError) throw e;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new PlanError(`the variables file ${file} cannot be read: ${(e as Error).message}`);
   }
   const out: string[] = [];
   for (const line of text.split(/\r?\n/)) {

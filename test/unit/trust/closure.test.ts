@@ -479,6 +479,8 @@ describe('execution closure: what the review found, by state', () => {
       assert.equal(s.state, 'blocked', flag);
       assert.match(s.reason, /sets NODE_OPTIONS/);
     }
+    const big = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--env-file=lib/env', 'tools/srv.js'] } }), 'lib/env': `${'A=1\n'.repeat(300_000)}NODE_OPTIONS=--require=./p.js\n`, 'tools/srv.js': '1' });
+    assert.match(state(big.input).reason, /over 1 MiB, more than MCP Gate checks/, 'a variable past what is read must not slip through');
     const o = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--openssl-config=lib/ossl.cnf', 'tools/srv.js'] } }), 'lib/ossl.cnf': 'x', 'lib/engine.so': 'elf', 'tools/srv.js': '1' });
     await recordDecision(o.input, 's', undefined, 'approved');
     writeFiles(o.project, { 'lib/engine.so': 'changed' });
