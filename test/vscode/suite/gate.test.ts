@@ -6,21 +6,12 @@
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
+import { sleep, waitFor } from './wait';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'fixture-echo';
 const trusted = process.env.MCP_GATE_VSCODE_TRUSTED !== 'false';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 let api: McpGateApi;
 const folder = () => api.service.folders()[0];

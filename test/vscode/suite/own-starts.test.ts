@@ -17,21 +17,14 @@ import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import type { ServerReport } from '../../../src/trust/gate';
 import { ACCESS_KEY, DISCOVERY_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type InspectedSetting, type VsCodeOwnReport } from '../../../src/trust/vscode-own';
+import { sleep, waitFor as waitLonger } from './wait';
+
+const waitFor = <T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000) => waitLonger(what, f, ms);
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const trusted = process.env.MCP_GATE_VSCODE_TRUSTED !== 'false';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => console.log(`      [own-starts] ${msg}`);
 
-async function waitFor<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 let api: McpGateApi;
 let folder: vscode.WorkspaceFolder;

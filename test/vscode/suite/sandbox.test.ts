@@ -15,23 +15,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
+import { sleep, waitFor } from './wait';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'sandbox-probe';
 const MARKER = '--mcp-gate-sandbox-probe';
 const NAMESPACES = ['user', 'pid', 'net', 'mnt'] as const;
 const trusted = process.env.MCP_GATE_VSCODE_TRUSTED !== 'false';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 function parentOf(pid: number): number | undefined {
   try {
