@@ -7,7 +7,7 @@ import { currentMachine, gateConfigPath } from '../trust/catalogue';
 import { editServer, EditRefusal } from '../trust/edit';
 import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions';
 import { evaluateGate, findServer, ProjectError, type GateInput } from '../trust/gate';
-import { findStoreDir } from '../trust/location';
+import { findStoreDir } from '../trust/store-location';
 import { escapeText } from '../trust/escape';
 import { StoreLockError } from '../trust/store';
 import { defaultMasker } from '../policy/mask';

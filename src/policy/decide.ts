@@ -4,7 +4,7 @@
 // see only the rules meant for it (see identity.ts): no "project" for a user-scope server, its project's for a
 // repository server.
 
-import { hostAction } from './host';
+import { hostAction } from './hostname';
 import { appliesTo, describeIdentity, describeQualifier, type ServerIdentity } from './identity';
 import { formatOrigin, quote } from './names';
 import {

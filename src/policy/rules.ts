@@ -2,7 +2,7 @@
 // trailing '*'), parsing and validating raw rule values with their origin, and the builders
 // for the actions the rest of the project checks.
 
-import { HostError, normalizeReversedHost } from './host';
+import { HostError, normalizeReversedHost } from './hostname';
 import {
   checkServerName,
   checkToolName,

@@ -5,7 +5,7 @@
 
 import { decideFor, resolve } from './decide';
 import type { Asker } from './decide';
-import { hostAction } from './host';
+import { hostAction } from './hostname';
 import { appliesTo, projectProblem, type ProjectQualified, type ServerIdentity } from './identity';
 import { defaultMasker, Masker } from './mask';
 import { formatOrigin, Origin, quote, SECRET_NAME_RE, walkItems } from './names';

@@ -8,7 +8,7 @@ import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Ma
 import { isDisabled, readDeclarations, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
 import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
-import { storeInsideProject } from './location';
+import { storeInsideProject } from './store-location';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
 import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
 

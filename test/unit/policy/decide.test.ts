@@ -13,7 +13,7 @@ import {
   resolve,
   Verdict,
 } from '../../../src/policy/decide';
-import { hostAction } from '../../../src/policy/host';
+import { hostAction } from '../../../src/policy/hostname';
 import { Decision, parseRules, Rule } from '../../../src/policy/rules';
 
 const ORIGIN = { file: '/home/me/.config/mcp-gate/config.json' };

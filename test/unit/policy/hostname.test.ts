@@ -2,10 +2,10 @@
 // user sees for a host that cannot be named by a rule.
 
 import * as assert from 'node:assert/strict';
-import { hostAction, HostError, reverseHost } from '../../../src/policy/host';
+import { hostAction, HostError, reverseHost } from '../../../src/policy/hostname';
 import { NameError } from '../../../src/policy/names';
 
-describe('policy/host reverseHost', () => {
+describe('policy/hostname reverseHost', () => {
   const good: [string, string][] = [
     ['mcp.notion.com', 'com.notion.mcp'],
     ['MCP.Notion.COM', 'com.notion.mcp'],
@@ -62,7 +62,7 @@ describe('policy/host reverseHost', () => {
   });
 });
 
-describe('policy/host hostAction', () => {
+describe('policy/hostname hostAction', () => {
   it('builds mcp.<server>.host.<reversed>', () => {
     assert.equal(hostAction('notion', 'mcp.notion.com'), 'mcp.notion.host.com.notion.mcp');
     assert.equal(hostAction('probe', '2001:db8::1'), 'mcp.probe.host.[2001:db8::1]');

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decide, resolve } from '../../../src/policy/decide';
-import { HostError, reverseHost } from '../../../src/policy/host';
+import { HostError, reverseHost } from '../../../src/policy/hostname';
 import { Masker } from '../../../src/policy/mask';
 import { Decision, parseRules, Rule } from '../../../src/policy/rules';
 
