@@ -9,9 +9,9 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { filterRows, toRows } from '../webview/log-model';
-import { buildModel, panelHtml } from '../webview/model';
-import type { LogEntry } from '../webview/protocol';
+import { filterRows, toRows } from '../webview/common/log-model';
+import { buildModel, panelHtml } from '../webview/node/model';
+import type { LogEntry } from '../webview/common/protocol';
 import type { BenchRow } from './gate';
 
 const ROOT = path.resolve(__dirname, '..', '..');

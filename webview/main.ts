@@ -17,14 +17,14 @@ import type { VscodeCollapsible } from '@vscode-elements/elements/dist/vscode-co
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { VscodeTabs } from '@vscode-elements/elements/dist/vscode-tabs/vscode-tabs.js';
 import type { VscodeTextfield } from '@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js';
-import { codicon, h, icon } from './dom';
-import { detailsText, filterRows, indexById, KIND_GROUPS, OUTCOME_CHOICES, parseEvent, rowSummary, serversIn, toRow, unbatch, type LogRow } from './log-model';
+import { codicon, h, icon } from './browser/dom';
+import { detailsText, filterRows, indexById, KIND_GROUPS, OUTCOME_CHOICES, parseEvent, rowSummary, serversIn, toRow, unbatch, type LogRow } from './common/log-model';
 import {
   type DiffLine, type HostMessage, type PanelAction, type PanelModel, type ServerView, type UiState,
   type WebviewMessage,
-} from './protocol';
-import { sanitizeUiState, TABS } from './ui-state';
-import { VirtualList } from './virtual-list';
+} from './common/protocol';
+import { sanitizeUiState, TABS } from './common/ui-state';
+import { VirtualList } from './browser/virtual-list';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;

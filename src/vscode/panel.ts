@@ -1,5 +1,5 @@
 // The trust panel (a webview): waiting and decided servers with their exact definitions and diffs, and the exchange
-// log. This side computes the view model (webview/model.ts), masks everything it sends, follows the gate and the
+// log. This side computes the view model (webview/node/model.ts), masks everything it sends, follows the gate and the
 // log file so that a change made anywhere (the palette, the CLI, another window, a file edit) shows within a
 // second, and checks every message from the webview before acting. Actions run the palette's own commands
 // (mcpGate.approve / reject / reset) with a ServerRef found by a key of the current state, never built from what
@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
-import { LogTail, toBatch } from '../../webview/log-tail';
-import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, type FolderInput } from '../../webview/model';
-import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/protocol';
-import { sanitizeUiState } from '../../webview/ui-state';
+import { LogTail, toBatch } from '../../webview/node/log-tail';
+import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, type FolderInput } from '../../webview/node/model';
+import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/common/protocol';
+import { sanitizeUiState } from '../../webview/common/ui-state';
 import type { ServerRef } from './commands';
 import type { GateService } from './service';
 

@@ -2,7 +2,7 @@
 // filters by server, outcome and kind, text search, and the details of one event. Pure and browser-safe (it is
 // bundled into the webview and tested in plain Node). Every value from the log is untrusted: it comes from a file
 // other processes write and carries strings from servers; each becomes display text through escapeText.
-import { escapeText, renderValue } from '../src/trust/escape';
+import { escapeText, renderValue } from '../../src/trust/escape';
 import type { LogBatch, LogEntry } from './protocol';
 
 export interface LogRow {

@@ -3,7 +3,7 @@
 // written by the CLI or another window appear as they are written. A rotation or truncation starts over.
 // Bounded: at most `max` events are kept (the oldest are counted, not kept).
 import * as fs from 'node:fs';
-import type { LogBatch } from './protocol';
+import type { LogBatch } from '../common/protocol';
 
 /** One valid line of the log (it parses to a JSON object), with its sequence number. */
 export interface TailLine {

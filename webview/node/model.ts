@@ -2,23 +2,23 @@
 // person and which are decided, each with where it was declared, its exact definition (escaped, untruncated), and
 // for a changed server the diff against what was approved (fields, referenced files line by line, the tool list);
 // and the check every message from the webview passes before anything happens. Pure: no `vscode` import, so plain
-// Node unit tests use it as the host does. (The log view's model is ./log-model.ts, which the webview bundles.)
+// Node unit tests use it as the host does. (The log view's model is ../common/log-model.ts, which the webview bundles.)
 import * as os from 'node:os';
-import { describeContainment } from '../src/host/contain';
-import { serverIdentity } from '../src/host/identity';
-import type { UserPolicy } from '../src/policy/user-policy';
+import { describeContainment } from '../../src/host/contain';
+import { serverIdentity } from '../../src/host/identity';
+import type { UserPolicy } from '../../src/policy/user-policy';
 import { createHash } from 'node:crypto';
 import { diffLines } from 'diff';
-import { stateLabel, summary } from '../src/report/render';
-import { diffDefinitions, diffTools, type FileChange } from '../src/trust/diff';
-import { escapeText, hasHiddenCharacters, quote, renderValue } from '../src/trust/escape';
-import type { GateReport, ServerReport } from '../src/trust/gate';
+import { stateLabel, summary } from '../../src/report/render';
+import { diffDefinitions, diffTools, type FileChange } from '../../src/trust/diff';
+import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/trust/escape';
+import type { GateReport, ServerReport } from '../../src/trust/gate';
 import {
   PANEL_ACTIONS, SERVER_KEY,
   type DiffLine, type FieldDiffView, type FileDiffView, type PanelAction, type PanelModel, type ServerView,
   type ToolDiffView, type ToolsDiffView, type WebviewMessage,
-} from './protocol';
-import { MAX_UI_STATE_JSON, sanitizeUiState } from './ui-state';
+} from '../common/protocol';
+import { MAX_UI_STATE_JSON, sanitizeUiState } from '../common/ui-state';
 
 /** Identifies a server the way the palette commands do (src/vscode/commands.ts ServerRef). */
 export interface ServerRefLike {

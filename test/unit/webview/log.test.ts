@@ -6,9 +6,9 @@ import * as path from 'node:path';
 import { EventLog } from '../../../src/host/log';
 import { Masker } from '../../../src/policy/mask';
 import { syntheticLog } from '../../../bench/panel';
-import { detailsText, filterRows, indexById, parseEvent, serversIn, toRow, toRows, unbatch } from '../../../webview/log-model';
-import { LogTail, toBatch } from '../../../webview/log-tail';
-import type { LogEntry } from '../../../webview/protocol';
+import { detailsText, filterRows, indexById, parseEvent, serversIn, toRow, toRows, unbatch } from '../../../webview/common/log-model';
+import { LogTail, toBatch } from '../../../webview/node/log-tail';
+import type { LogEntry } from '../../../webview/common/protocol';
 import { cleanupTemp, tempDir } from '../helpers';
 
 const NONE = { server: '', outcome: '', kind: '', text: '' };

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { recordDecision } from '../../../src/trust/decisions';
 import { evaluateGate } from '../../../src/trust/gate';
-import { buildModel, checkMessage, describeMessage, panelCsp, panelHtml, type BuiltModel } from '../../../webview/model';
-import { sanitizeUiState, MAX_UI_STATE_JSON } from '../../../webview/ui-state';
+import { buildModel, checkMessage, describeMessage, panelCsp, panelHtml, type BuiltModel } from '../../../webview/node/model';
+import { sanitizeUiState, MAX_UI_STATE_JSON } from '../../../webview/common/ui-state';
 import { cleanupTemp, world } from '../helpers';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);

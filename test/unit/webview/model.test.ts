@@ -6,9 +6,9 @@ import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { observeTools, recordDecision } from '../../../src/trust/decisions';
 import { evaluateGate, type GateReport } from '../../../src/trust/gate';
-import { toBatch } from '../../../webview/log-tail';
-import { buildModel, lineDiff, serverKey, type FolderInput } from '../../../webview/model';
-import type { ServerView } from '../../../webview/protocol';
+import { toBatch } from '../../../webview/node/log-tail';
+import { buildModel, lineDiff, serverKey, type FolderInput } from '../../../webview/node/model';
+import type { ServerView } from '../../../webview/common/protocol';
 import { cleanupTemp, world, writeFiles, type World } from '../helpers';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
