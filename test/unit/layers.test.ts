@@ -1,23 +1,31 @@
 // The layer rules, read from the imports of every source file: `trust` (what is declared and approved) and
 // `policy` (what is allowed) import neither each other nor `host`; `host` (the only code that talks to or starts
 // servers) imports no front end; `report` (shared renderings) imports no front end; nothing imports `cli`; front
-// ends do not import each other; only `src/vscode` and `src/extension.ts` import `vscode`; the panel's browser
-// bundle (webview/main.ts and what it imports) imports nothing from Node.
+// ends do not import each other; only `src/vscode` and `src/extension.ts` import `vscode`. The panel is split by
+// where its code runs: webview/common (pure: protocol, view-model types, log model) imports neither side;
+// webview/browser and webview/main.ts (the bundle) import nothing from Node and nothing from webview/node (the
+// extension host's side), and the bundle (webview/main.ts and all it imports) reaches no Node module.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
 
-type Layer = 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview' | 'other';
+type Layer = 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'other';
+
+/** A Node built-in module (`node:fs`, `fs`, `fs/promises`, …): nothing the browser bundle may import. */
+const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$`);
 
 const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
-  trust: { layers: ['policy', 'host', 'report', 'cli', 'vscode', 'webview'], modules: [/^vscode$/] },
-  policy: { layers: ['trust', 'host', 'report', 'cli', 'vscode', 'webview'], modules: [/^vscode$/] },
-  host: { layers: ['report', 'cli', 'vscode', 'webview'], modules: [/^vscode$/] },
-  report: { layers: ['cli', 'vscode', 'webview'], modules: [/^vscode$/] },
-  cli: { layers: ['vscode', 'webview'], modules: [/^vscode$/] },
+  trust: { layers: ['policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  policy: { layers: ['trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  host: { layers: ['report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  report: { layers: ['cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  cli: { layers: ['vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
   vscode: { layers: ['cli'], modules: [] },
-  webview: { layers: ['cli', 'vscode'], modules: [/^vscode$/] },
+  'webview/common': { layers: ['cli', 'vscode', 'webview/browser', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
+  'webview/browser': { layers: ['cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
+  'webview/node': { layers: ['cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
   other: { layers: ['cli'], modules: [] },
 };
 
@@ -26,7 +34,9 @@ function layerOf(file: string): Layer {
   const m = /^src\/(trust|policy|host|report|cli|vscode)\//.exec(rel);
   if (m) return m[1] as Layer;
   if (rel === 'src/extension.ts') return 'vscode';
-  if (rel.startsWith('webview/')) return 'webview';
+  const w = /^webview\/(common|browser|node)\//.exec(rel);
+  if (w) return `webview/${w[1]}` as Layer;
+  if (rel === 'webview/main.ts') return 'webview/browser';
   return 'other';
 }
 
@@ -73,7 +83,7 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
   return out;
 }
 
-/** Files of the browser bundle (webview/main.ts and what it imports) that import a Node module. */
+/** Files of the browser bundle (webview/main.ts and all it imports) that import a Node module or are host-side. */
 export function browserViolations(entry: string, read: (f: string) => string = (f) => fs.readFileSync(f, 'utf8')): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
@@ -82,8 +92,9 @@ export function browserViolations(entry: string, read: (f: string) => string = (
     const f = queue.shift()!;
     if (seen.has(f)) continue;
     seen.add(f);
+    if (layerOf(f) === 'webview/node') out.push(`${path.relative(ROOT, f)} (extension host side) is in the browser bundle`);
     for (const spec of importsOf(read(f))) {
-      if (spec.startsWith('node:') || ['fs', 'path', 'os', 'crypto', 'child_process', 'url', 'util', 'net'].includes(spec)) out.push(`${path.relative(ROOT, f)} (browser bundle) imports "${spec}"`);
+      if (NODE_BUILTIN.test(spec)) out.push(`${path.relative(ROOT, f)} (browser bundle) imports "${spec}"`);
       if (spec.startsWith('.')) {
         const t = resolveTs(f, spec);
         if (t) queue.push(t);
@@ -108,6 +119,28 @@ describe('layers', () => {
     ]);
     const entry = path.join(ROOT, 'webview', 'main.ts');
     assert.deepEqual(browserViolations(entry, (f) => (f === entry ? "import * as fs from 'node:fs';\n" : '')), ['webview/main.ts (browser bundle) imports "node:fs"']);
+  });
+
+  it('the checker finds a browser or common file reaching Node or the host side (it can fail)', () => {
+    const fake = new Map([
+      [path.join(ROOT, 'webview', 'browser', 'x.ts'), "import { createHash } from 'crypto';\nimport { buildModel } from '../node/model';\n"],
+      [path.join(ROOT, 'webview', 'common', 'y.ts'), "import { readFileSync } from 'fs/promises';\nimport { h } from '../browser/dom';\n"],
+      [path.join(ROOT, 'webview', 'main.ts'), "import { LogTail } from './node/log-tail';\n"],
+      [path.join(ROOT, 'webview', 'node', 'z.ts'), "import * as fs from 'node:fs';\nimport { LOG_KINDS } from '../common/log-model';\n"],
+    ]);
+    assert.deepEqual(violations(fake), [
+      'webview/browser/x.ts (webview/browser) imports "crypto"',
+      'webview/browser/x.ts (webview/browser) imports webview/node/model.ts (webview/node)',
+      'webview/common/y.ts (webview/common) imports "fs/promises"',
+      'webview/common/y.ts (webview/common) imports webview/browser/dom.ts (webview/browser)',
+      'webview/main.ts (webview/browser) imports webview/node/log-tail.ts (webview/node)',
+    ]);
+    const entry = path.join(ROOT, 'webview', 'main.ts');
+    const texts = new Map([[entry, "import { x } from './common/log-model';\n"], [path.join(ROOT, 'webview', 'common', 'log-model.ts'), "import { y } from '../node/model';\n"]]);
+    assert.deepEqual(browserViolations(entry, (f) => texts.get(f) ?? "import * as os from 'node:os';\n"), [
+      'webview/node/model.ts (extension host side) is in the browser bundle',
+      'webview/node/model.ts (browser bundle) imports "node:os"',
+    ]);
   });
 
   it('every source file keeps to the layer rules', () => {
