@@ -20,6 +20,7 @@ import { serverIdentity } from '../host/identity';
 import { err, out, setMask } from './output';
 import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
 import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
+import { logLine } from '../report/log-line';
 
 /** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
 export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';
@@ -334,12 +335,4 @@ if (require.main === module) {
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
-}
-
-function logLine(e: LoggedEvent): string {
-  const f = e as unknown as Record<string, unknown>;
-  const parts = [String(f.at), String(f.kind)];
-  for (const k of ['server', 'host', 'about', 'tool', 'status', 'outcome', 'ok', 'bytes', 'source', 'digest']) if (f[k] !== undefined) parts.push(`${k}=${escapeText(String(f[k]))}`);
-  if (f.detail !== undefined) parts.push(`— ${escapeText(String(f.detail))}`);
-  return parts.join(' ');
 }

@@ -8,6 +8,7 @@ import { defaultMasker } from '../policy/mask';
 import * as os from 'node:os';
 import { serverIdentity } from '../host/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
+import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { currentMachine } from '../trust/catalogue';
 import { GateCache, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
@@ -52,10 +53,7 @@ export class GateService implements vscode.Disposable {
 
   private mirror(e: LoggedEvent): void {
     const f = e as unknown as Record<string, unknown>;
-    const parts = [String(f.kind)];
-    for (const k of ['server', 'host', 'about', 'tool', 'status', 'outcome', 'source']) if (f[k] !== undefined) parts.push(`${k}=${String(f[k])}`);
-    if (f.detail !== undefined) parts.push(`— ${String(f.detail)}`);
-    const line = parts.join(' ');
+    const line = logLine(e);
     if (f.outcome === 'refused_by_address' || f.outcome === 'redirected' || f.kind === 'gate.refuse' || f.kind === 'server.dropped') this.channel.warn(line);
     else this.channel.info(line);
   }

@@ -2,6 +2,7 @@
 // filters by server, outcome and kind, text search, and the details of one event. Pure and browser-safe (it is
 // bundled into the webview and tested in plain Node). Every value from the log is untrusted: it comes from a file
 // other processes write and carries strings from servers; each becomes display text through escapeText.
+import { logLine } from '../../src/report/log-line';
 import { escapeText, renderValue } from '../../src/trust/escape';
 import type { LogBatch, LogEntry } from './protocol';
 
@@ -22,6 +23,8 @@ export interface LogRow {
   outcome: string;
   status: string;
   detail: string;
+  /** The event as one line (src/report/log-line.ts, as `mcp-gate log` and the output channel print it). */
+  line: string;
   /** Lower-cased text the search matches against. */
   haystack: string;
 }
@@ -81,6 +84,7 @@ export function toRow(entry: LogEntry): LogRow {
     outcome: outcomeOf(e),
     status: field(e.status),
     detail: field(e.detail ?? (e.kind === 'tool.result' ? `${e.bytes ?? '?'} bytes` : e.source)),
+    line: logLine(e),
     haystack: '',
   };
   row.haystack = [row.at, row.kind, row.server, row.about, row.host, row.outcome, row.status, row.detail, field(e.source), field(e.project)]
@@ -134,9 +138,9 @@ export function detailsText(entry: LogEntry): string {
   return renderValue(entry.event ?? {});
 }
 
-/** One line summarising a row (tooltips, screen readers). */
+/** One line summarising a row (tooltips, screen readers): the event's log line. */
 export function rowSummary(r: LogRow): string {
-  return [r.time, r.kind, r.server, r.about, r.outcome, r.status, r.detail].filter(Boolean).join('  ');
+  return r.line;
 }
 
 /** The lines of a batch and their ids. */
