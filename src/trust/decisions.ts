@@ -2,7 +2,7 @@
 // recomputes the server's definition inside it, so what is recorded is what the gate sees at that moment; an
 // approval can be bound to the digest that was shown, and is refused if the definition changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type ServerReport } from './gate';
-import { ApprovalStore, recordKey, type ApprovalRecord, type Decision, type PinnedTools } from './store';
+import { ApprovalStore, recordKey, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
 
 export class GateRefusal extends Error {}
 
@@ -13,7 +13,7 @@ export interface DecisionResult {
 }
 
 export async function recordDecision(
-  input: GateInput, name: string, source: string | undefined, decision: Decision, expectedDigest?: string,
+  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string,
 ): Promise<DecisionResult> {
   const store = new ApprovalStore(input.storeDir);
   return store.update<DecisionResult>((records) => {

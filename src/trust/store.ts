@@ -14,7 +14,8 @@ import { TrackingReader } from './fsread';
 export const STORE_FILE = 'approvals.json';
 const MAX_STORE_BYTES = 64 * 1024 * 1024;
 
-export type Decision = 'approved' | 'rejected';
+/** A person's decision on a server (a rule's allow/ask/deny is policy/rules.ts `Decision`). */
+export type ApprovalDecision = 'approved' | 'rejected';
 
 /** What a server offered when it was first started after approval: pinned so a later change re-gates it. */
 export interface PinnedTools {
@@ -32,7 +33,7 @@ export interface ApprovalRecord {
   project: string;
   source: string;
   server: string;
-  decision: Decision;
+  decision: ApprovalDecision;
   digest: string;
   pinned: PinnedDefinition;
   texts: Record<string, string>;

@@ -224,7 +224,8 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
 
 // ---- messages from the webview ------------------------------------------------------------------------------
 
-export type Verdict =
+/** The result of checking one message from the webview (not a policy `Verdict`). */
+export type MessageCheck =
   | { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRefLike }
   | { ok: false; why: string };
 
@@ -258,7 +259,7 @@ export function describeMessage(raw: unknown): string {
  * server key (must name a server of the current state) and the action (must be one the server allows now).
  * Anything else is refused with the reason, and the caller drops it.
  */
-export function checkMessage(raw: unknown, current: BuiltModel): Verdict {
+export function checkMessage(raw: unknown, current: BuiltModel): MessageCheck {
   if (!isPlainObject(raw)) return { ok: false, why: 'not an object' };
   const type = raw.type;
   if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(SHAPES, type)) return { ok: false, why: 'unknown type' };
