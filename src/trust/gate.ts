@@ -200,20 +200,14 @@ function settingsSource(label: string, value: Record<string, unknown>): LoadedSo
   return { report, loc: SETTINGS_LOCATION, servers: d.servers, imports: d.imports, settings: d.settings, gate: d.gate };
 }
 
-/** Computes the gate report from scratch. `reader` records every path looked at (for the cache). */
-export function evaluateGate(input: GateInput, reader: TrackingReader = new TrackingReader()): GateReport {
-  const project = projectIdentity(input.projectDir);
+/** Whether a source's servers are gated (everything not trusted as the user's own). */
+const gatedSource = (s: LoadedSource) => !s.report.trusted;
+const display = (loc: Location, file: string) => (loc.scope === 'repository' ? loc.relPath! : file);
+
+/** Reads the extension's settings (when given) and every native source of the catalogue that exists for this project. */
+function readNativeSources(input: GateInput, project: string, reader: TrackingReader): Map<string, LoadedSource> {
   const m = input.machine;
-  const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1';
-  const store = new ApprovalStore(input.storeDir);
-  const fullBlock: FullBlock[] = [];
-
-  if (storeInsideProject(project, input.storeDir)) {
-    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; use a store outside it (--store or MCP_GATE_STORE)`, files: [input.storeDir] });
-  }
-
   const loaded = new Map<string, LoadedSource>();
-  const display = (loc: Location, file: string) => (loc.scope === 'repository' ? loc.relPath! : file);
   if (input.userSettings) loaded.set(input.userSettings.label, settingsSource(input.userSettings.label, input.userSettings.value));
   for (const loc of CATALOGUE) {
     if (!loc.native) continue;
@@ -221,8 +215,12 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     if (!file || loaded.has(file)) continue;
     loaded.set(file, readSource(file, display(loc, file), loc, reader));
   }
+  return loaded;
+}
 
-  // Imports: only files read by themselves may import (an imported file's own imports are not followed).
+/** Imports: only files read by themselves may import (an imported file's own imports are not followed). Reads the
+ * imported files into `loaded`. */
+function followImports(loaded: Map<string, LoadedSource>, project: string, m: Machine, reader: TrackingReader): Pick<GateReport, 'importers' | 'missingImportTargets'> {
   const importers: Importer[] = [];
   const missingImportTargets: GateReport['missingImportTargets'] = [];
   for (const src of [...loaded.values()]) {
@@ -253,11 +251,11 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
       src.report.problems.push(`${src.report.file}: its own "imports" are not followed, because it was itself imported`);
     }
   }
+  return { importers, missingImportTargets };
+}
 
-  const sources = [...loaded.values()];
-  const gatedSource = (s: LoadedSource) => !s.report.trusted;
-
-  // Full block: a gated source that exists but cannot be read or parsed; MCP Gate's own configuration broken.
+/** Full block: a gated source that exists but cannot be read or parsed; MCP Gate's own configuration broken. */
+function unusableSourceBlocks(sources: readonly LoadedSource[], fullBlock: FullBlock[]): void {
   for (const s of sources) {
     if (s.report.status !== 'unreadable' && s.report.status !== 'invalid') continue;
     if (s.loc.kind === 'gate') {
@@ -268,12 +266,16 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
       fullBlock.push({ reason: `${s.report.file} is imported by repository configuration (${s.report.importedBy.map((i) => i.file).join(', ')}) but cannot be used: ${s.report.problems.join('; ')}`, files: [s.report.file, ...s.report.importedBy.map((i) => i.file)] });
     }
   }
+}
 
-  // Full block: tools exposed without a server prefix. Each tool reads its own files only — its user file, then
-  // its repository file (MCP Gate's own configuration and settings are a kind of their own) — so settings are
-  // merged per tool kind: another tool's file cannot switch the prefix back on for it. Where it is not known how
-  // a tool merges (the files it imports; all layers as one, as before), those merges are judged too: any unsafe
-  // merge with a repository or gated contributor blocks.
+/**
+ * Full block: tools exposed without a server prefix. Each tool reads its own files only — its user file, then
+ * its repository file (MCP Gate's own configuration and settings are a kind of their own) — so settings are
+ * merged per tool kind: another tool's file cannot switch the prefix back on for it. Where it is not known how
+ * a tool merges (the files it imports; all layers as one, as before), those merges are judged too: any unsafe
+ * merge with a repository or gated contributor blocks.
+ */
+function unprefixedToolBlocks(sources: readonly LoadedSource[], fullBlock: FullBlock[]): void {
   const layers = [...sources].filter((s) => s.settings && (s.report.trusted || s.loc.scope === 'repository' || s.report.importedBy.length > 0));
   layers.sort((a, b) => Number(a.loc.scope === 'repository') - Number(b.loc.scope === 'repository'));
   const merges: { what: string; layers: LoadedSource[] }[] = [];
@@ -304,8 +306,10 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
       files,
     });
   }
+}
 
-  // What only user scope may set, found in a repository file.
+/** What only user scope may set, found in a repository file (the workspace's .vscode/settings.json). */
+function ignoredGrantsIn(project: string, reader: TrackingReader): GateReport['ignoredGrants'] {
   const ignoredGrants: GateReport['ignoredGrants'] = [];
   const wsSettings = path.join(project, '.vscode', 'settings.json');
   const ws = reader.read(wsSettings, MAX_CONFIG_BYTES);
@@ -319,8 +323,13 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
       // Not an MCP source: VS Code itself reports a broken settings file; nothing here can grant anyway.
     }
   }
+  return ignoredGrants;
+}
 
-  // States.
+/** States: each declared server against the approval store. */
+function serverStates(
+  sources: readonly LoadedSource[], project: string, reader: TrackingReader, store: ApprovalStore, fullBlock: FullBlock[], escapeHatch: boolean, m: Machine,
+): { snapshot: ReturnType<ApprovalStore['read']>; servers: ServerReport[] } {
   const snapshot = store.read(reader);
   const records = new Map(snapshot.records.map((r) => [recordKey(r.project, r.source, r.server), r]));
   const servers: ServerReport[] = [];
@@ -335,13 +344,42 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
       servers.push(decideState(base, d, project, reader, records, fullBlock, escapeHatch, m.env.PATH));
     }
   }
+  return { snapshot, servers };
+}
 
+/** Agent instruction files in the project (shown, never gated). */
+function agentFilesIn(project: string, reader: TrackingReader): GateReport['agentFiles'] {
   const agentFiles: GateReport['agentFiles'] = [];
   for (const a of AGENT_FILES) {
     const p = path.join(project, ...a.relPath.split('/'));
     if (a.directory) for (const name of reader.list(p)) agentFiles.push({ path: `${a.relPath}/${name}`, what: a.what });
     else if (reader.stat(p)?.isFile()) agentFiles.push({ path: a.relPath, what: a.what });
   }
+  return agentFiles;
+}
+
+/** Computes the gate report from scratch. `reader` records every path looked at (for the cache). */
+export function evaluateGate(input: GateInput, reader: TrackingReader = new TrackingReader()): GateReport {
+  const project = projectIdentity(input.projectDir);
+  const m = input.machine;
+  const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1';
+  const store = new ApprovalStore(input.storeDir);
+  const fullBlock: FullBlock[] = [];
+
+  if (storeInsideProject(project, input.storeDir)) {
+    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; use a store outside it (--store or MCP_GATE_STORE)`, files: [input.storeDir] });
+  }
+
+  const loaded = readNativeSources(input, project, reader);
+
+  const { importers, missingImportTargets } = followImports(loaded, project, m, reader);
+  const sources = [...loaded.values()];
+
+  unusableSourceBlocks(sources, fullBlock);
+  unprefixedToolBlocks(sources, fullBlock);
+  const ignoredGrants = ignoredGrantsIn(project, reader);
+  const { snapshot, servers } = serverStates(sources, project, reader, store, fullBlock, escapeHatch, m);
+  const agentFiles = agentFilesIn(project, reader);
 
   const gateSources = sources.filter((s) => s.loc.kind === 'gate');
   const gateSource = gateSources.find((s) => s.report.file !== input.userSettings?.label) ?? gateSources[0];
