@@ -1,0 +1,242 @@
+// Each CLI command as one function of its context (./context.ts), and the table main.ts runs them from: one entry
+// per command id of ./usage.ts (the type makes a missing one an error).
+import * as readline from 'node:readline';
+import { gateConfigPath } from '../trust/catalogue';
+import { editServer } from '../trust/edit';
+import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions';
+import { evaluateGate, findServer } from '../trust/gate';
+import { escapeText } from '../trust/escape';
+import { explain as explainAction, mayCallTool } from '../policy/decide';
+import { OUTCOMES, type LoggedEvent } from '../host/log';
+import { serverIdentity } from '../host/identity';
+import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
+import { logLine } from '../report/log-line';
+import { SECRET_ENV_PREFIX, UsageError, type Ctx } from './context';
+import { err, out } from './output';
+import { finishBeforeStopping } from './signals';
+import type { CommandId } from './usage';
+
+async function ask(question: string): Promise<string | undefined> {
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  process.stdout.write(question);
+  return new Promise((resolve) => {
+    let answered = false;
+    rl.once('line', (line) => {
+      answered = true;
+      rl.close();
+      resolve(line);
+    });
+    rl.once('close', () => {
+      if (!answered) resolve(undefined);
+    });
+  });
+}
+
+async function list(ctx: Ctx): Promise<number> {
+  const { o, input, storeHow, noPositionals } = ctx;
+  noPositionals('list');
+  const report = evaluateGate(input);
+  if (o.json) out(JSON.stringify(reportJson(report, storeHow), null, 2));
+  else out(listText(report));
+  return report.fullBlock.length ? 1 : 0;
+}
+
+async function doctor(ctx: Ctx): Promise<number> {
+  const { o, machine, input, storeHow, noPositionals, policyOf } = ctx;
+  noPositionals('doctor');
+  const report = evaluateGate(input);
+  const policy = policyOf(report);
+  const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
+  if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
+  else out(doctorText(report, storeHow) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX) + '\n\n' + sandboxText(report, policy, machine.home));
+  return report.fullBlock.length || policy.problems.length ? 1 : 0;
+}
+
+async function explain(ctx: Ctx): Promise<number> {
+  const { o, rest, input, policyOf } = ctx;
+  if (rest.length !== 1) throw new UsageError('mcp-gate explain takes exactly one action, e.g. mcp.notion.host.com.notion.mcp');
+  const report = evaluateGate(input);
+  const policy = policyOf(report);
+  const config = report.sources.find((x) => x.kind === 'gate');
+  if (config && (config.status === 'unreadable' || config.status === 'invalid')) {
+    out(`your MCP Gate configuration cannot be used, so every action is denied until it is fixed:`);
+    for (const p of config.problems) out(`  ${p}`);
+    out(`action: ${rest[0]}\ndecision: deny`);
+    return 1;
+  }
+  if (policy.problems.length) {
+    out(`your policy in ${policy.file} has invalid items, so every action is denied until they are fixed:`);
+    for (const p of policy.problems) out(`  ${p}`);
+    out(`action: ${rest[0]}\ndecision: deny`);
+    return 1;
+  }
+  const scope = o.scope ?? 'user';
+  if (scope !== 'user' && scope !== 'repository') throw new UsageError(`--scope must be user or repository, not ${JSON.stringify(scope)}`);
+  const server = /^mcp\.([^.]+)\./.exec(rest[0])?.[1] ?? '*';
+  const who = serverIdentity({ name: server, gated: scope === 'repository' }, report.project);
+  const lines = explainAction(rest[0], policy.rules, who);
+  out(lines.join('\n'));
+  out(scope === 'user'
+    ? 'as seen by: your user-scope servers (rules without "project"; --scope repository for the servers of a repository)'
+    : `as seen by: the repository servers of ${report.project} (rules whose "project" is this folder or "*")`);
+  for (const n of policy.notes) out(`note: ${n}`);
+  out(`rules from: ${policy.file} (user scope; a repository cannot grant)`);
+  return lines[1] === 'decision: allow' ? 0 : 1;
+}
+
+async function get(ctx: Ctx): Promise<number> {
+  const { o, input, needName, policyOf } = ctx;
+  const name = needName('get');
+  const report = evaluateGate(input);
+  if (report.fullBlock.length) err(fullBlockText(report));
+  const found = findServer(report, name, o.source);
+  if (!found.ok) throw new GateRefusal(found.message);
+  if (o.json) out(JSON.stringify(serverJson(found.server), null, 2));
+  else out(serverText(found.server, { project: report.project, policy: policyOf(report) }));
+  return report.fullBlock.length ? 1 : 0;
+}
+
+async function approve(ctx: Ctx): Promise<number> {
+  const { o, input, log, needName, policyOf } = ctx;
+  const name = needName('approve');
+  const report = evaluateGate(input);
+  if (report.fullBlock.length) throw new GateRefusal(`the project is blocked, so nothing can be approved:\n${fullBlockText(report)}`);
+  const found = findServer(report, name, o.source);
+  if (!found.ok) throw new GateRefusal(found.message);
+  const s = found.server;
+  if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
+  if (s.state === 'blocked' || !s.pinned) throw new GateRefusal(`"${s.name}" is blocked: ${s.reason}`);
+  out(serverText(s, { project: report.project, policy: policyOf(report) }));
+  if (s.state === 'approved' && !s.viaEscapeHatch) {
+    out(`"${s.name}" is already approved with this exact definition.`);
+    return 0;
+  }
+  if (!o.yes) {
+    const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);
+    if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
+      out('\nnot approved; nothing was recorded');
+      return 1;
+    }
+  }
+  const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest));
+  log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest });
+  out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
+  return 0;
+}
+
+async function tools(ctx: Ctx): Promise<number> {
+  const { o, needName, startSession } = ctx;
+  const name = needName('tools');
+  const { report, policy, session, server } = await startSession(name);
+  const who = serverIdentity(server, report.project);
+  try {
+    if (!session.servers().includes(server.name)) return 1;
+    const host = server.definition?.type === 'http' ? new URL(server.definition.url!).hostname.replace(/^\[|\]$/g, '') : undefined;
+    const tools = session.tools();
+    if (o.json) {
+      out(JSON.stringify(tools.map((t) => ({ ...t, policy: mayCallTool(who, host, t.name, policy.rules).decision })), null, 2));
+      return 0;
+    }
+    out(`${tools.length} tool${tools.length === 1 ? '' : 's'} from ${server.name} (${server.source})${host ? ` at ${host}` : ''}:`);
+    for (const t of tools) {
+      const v = mayCallTool(who, host, t.name, policy.rules);
+      out(`  ${t.name.padEnd(28)} [${v.decision}]  ${escapeText(t.description.split('\n')[0] ?? '')}`);
+    }
+    out('calling a tool needs an allow rule for it: mcp-gate explain mcp.<server>.tool.<name>');
+    return 0;
+  } finally {
+    await session.close();
+  }
+}
+
+async function call(ctx: Ctx): Promise<number> {
+  const { o, rest, startSession } = ctx;
+  if (rest.length !== 2) throw new UsageError('mcp-gate call takes a server and a tool name');
+  let args: Record<string, unknown> = {};
+  if (o.args !== undefined) {
+    try {
+      args = JSON.parse(o.args);
+    } catch (e) {
+      throw new UsageError(`--args is not JSON: ${(e as Error).message}`);
+    }
+    if (!args || typeof args !== 'object' || Array.isArray(args)) throw new UsageError('--args must be a JSON object');
+  }
+  const { session, server } = await startSession(rest[0]);
+  try {
+    if (!session.servers().includes(server.name)) return 1;
+    const r = await session.call(server.name, rest[1], args);
+    if (!r.result) {
+      err(`mcp-gate: ${r.outcome}: ${r.error}`);
+      return 1;
+    }
+    if (o.json) out(JSON.stringify(r.result, null, 2));
+    else {
+      for (const c of r.result.content ?? []) {
+        if (c.type === 'text') out(c.text);
+        else out(`[${c.type}${'mimeType' in c && c.mimeType ? ` ${c.mimeType}` : ''}]`);
+      }
+      if (r.result.structuredContent) out(JSON.stringify(r.result.structuredContent, null, 2));
+    }
+    return r.ok ? 0 : 1;
+  } finally {
+    await session.close();
+  }
+}
+
+async function showLog(ctx: Ctx): Promise<number> {
+  const { o, log, noPositionals } = ctx;
+  noPositionals('log');
+  if (o.outcome && !(OUTCOMES as readonly string[]).includes(o.outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
+  const events = log.read().filter((e: LoggedEvent) => (!o.server || ('server' in e && e.server === o.server)) && (!o.outcome || ('outcome' in e && e.outcome === o.outcome)));
+  if (o.json) out(JSON.stringify(events, null, 2));
+  else if (events.length === 0) out(`no events${log.file ? ` in ${log.file}` : ''}`);
+  else for (const e of events) out(logLine(e));
+  return 0;
+}
+
+async function edit(ctx: Ctx): Promise<number> {
+  const { o, machine, input, needName, command } = ctx;
+  const name = needName(command);
+  const report = evaluateGate(input);
+  const msg = await finishBeforeStopping(editServer(report, gateConfigPath(machine), name, command as 'enable' | 'disable' | 'remove', o.source));
+  out(msg);
+  return 0;
+}
+
+async function reject(ctx: Ctx): Promise<number> {
+  const { o, input, log, needName } = ctx;
+  const name = needName('reject');
+  const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'rejected'));
+  log.write({ kind: 'gate.reject', server: r.server.name, source: r.server.source, digest: r.server.pinned?.digest });
+  out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
+  return 0;
+}
+
+async function reset(ctx: Ctx): Promise<number> {
+  const { o, rest, input, log } = ctx;
+  if (o.all && rest.length) throw new UsageError('mcp-gate reset takes a server name or --all, not both');
+  if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
+  const removed = await finishBeforeStopping(resetDecisions(input, o.all ? undefined : rest[0], o.source));
+  if (removed.length === 0) out('nothing to reset: no decision was recorded');
+  for (const r of removed) log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
+  if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
+  return 0;
+}
+
+export type Command = (ctx: Ctx) => Promise<number>;
+
+export const COMMANDS: Record<CommandId, Command> = {
+  list,
+  get,
+  approve,
+  reject,
+  reset,
+  enable: edit,
+  disable: edit,
+  remove: edit,
+  doctor,
+  explain,
+  tools,
+  call,
+  log: showLog,
+};

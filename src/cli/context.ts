@@ -1,0 +1,92 @@
+// What every CLI command is given: the parsed options and arguments, the machine, the gate input and store, the
+// log, and the helpers commands share (argument checks, the user's policy, a session through the gate).
+import * as path from 'node:path';
+import { currentMachine, type Machine } from '../trust/catalogue';
+import { GateRefusal } from '../trust/decisions';
+import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
+import { findStoreDir } from '../trust/store-location';
+import { defaultMasker } from '../policy/mask';
+import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
+import { EventLog } from '../host/log';
+import { Session } from '../host/session';
+import { err, setMask } from './output';
+import { serversMayStart, trackSession } from './signals';
+import type { CommandId } from './usage';
+
+/** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
+export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';
+
+/** A mistake in how the command was called: exit code 2 with the usage text. */
+export class UsageError extends Error {}
+
+/** The options `parseArgs` gives (see main.ts). */
+export interface Options {
+  project?: string;
+  store?: string;
+  source?: string;
+  json?: boolean;
+  yes?: boolean;
+  all?: boolean;
+  help?: boolean;
+  args?: string;
+  server?: string;
+  outcome?: string;
+  scope?: string;
+}
+
+export interface Ctx {
+  command: CommandId;
+  o: Options;
+  /** The positional arguments after the command. */
+  rest: string[];
+  machine: Machine;
+  input: GateInput;
+  store: { dir: string };
+  /** How the store folder was found, in words. */
+  storeHow: string;
+  log: EventLog;
+  /** The one server name the command takes (a usage error otherwise). */
+  needName(verb: string): string;
+  /** A usage error when the command was given arguments. */
+  noPositionals(verb: string): void;
+  policyOf(report: GateReport): UserPolicy;
+  /** A session through the gate with just this server (started if the gate lets it). */
+  startSession(name: string): Promise<{ report: GateReport; policy: UserPolicy; session: Session; server: ServerReport }>;
+}
+
+export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
+  const machine = currentMachine();
+  // Every value that could be sent is masked in everything the CLI writes, before anything is written.
+  for (const [k, v] of Object.entries(machine.env)) if (k.startsWith(SECRET_ENV_PREFIX) && v) defaultMasker.add(v);
+  setMask((t) => defaultMasker.mask(t));
+  const store = findStoreDir(machine, o.store);
+  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine };
+  const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
+  const log = new EventLog(store.dir, defaultMasker);
+  const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
+  const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
+  return {
+    command, o, rest, machine, input, store, storeHow, log, policyOf,
+    needName(verb) {
+      if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
+      return rest[0];
+    },
+    noPositionals(verb) {
+      if (rest.length) throw new UsageError(`mcp-gate ${verb} takes no arguments (got ${rest.join(' ')})`);
+    },
+    async startSession(name) {
+      const report = evaluateGate(input);
+      const policy = policyOf(report);
+      if (report.escapeHatch) log.write({ kind: 'gate.escape-hatch', project: report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
+      const found = findServer(report, name, o.source);
+      if (!found.ok) throw new GateRefusal(found.message);
+      serversMayStart();
+      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli' }, [found.server]);
+      // A signal closes the session; closing it normally unregisters it.
+      const untrack = trackSession(started);
+      const session = Object.assign(started, { close: () => Session.prototype.close.call(started).finally(untrack) });
+      for (const n of session.notes) err(n);
+      return { report, policy, session, server: found.server };
+    },
+  };
+}

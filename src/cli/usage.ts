@@ -1,0 +1,52 @@
+// The CLI's commands by id, each with its usage line, and the usage text made from them. A command's code is in
+// ./commands.ts, one function per id; adding a command means an id and a help entry here and its function there.
+
+export const COMMAND_IDS = ['list', 'get', 'approve', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log'] as const;
+export type CommandId = (typeof COMMAND_IDS)[number];
+
+export function isCommandId(s: string): s is CommandId {
+  return (COMMAND_IDS as readonly string[]).includes(s);
+}
+
+/** The commands section of the usage text, in order: the commands an entry covers, their synopsis, what they do. */
+export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; what: readonly string[] }[] = [
+  { ids: ['list'], usage: 'list [--json]', what: ['every declared server with its scope, source and state'] },
+  { ids: ['get'], usage: 'get <server>', what: ["one server's exact definition, state, pinned files, and diff if changed"] },
+  { ids: ['approve'], usage: 'approve <server> [--yes]', what: ['show the exact definition, then record approval (asks unless --yes)'] },
+  { ids: ['reject'], usage: 'reject <server>', what: ['record that this server must not run'] },
+  { ids: ['reset'], usage: 'reset <server> | --all', what: ['return a server (or every server of the project) to pending'] },
+  { ids: ['enable', 'disable', 'remove'], usage: 'enable|disable|remove <server>', what: ["edit a server in MCP Gate's own configuration (others: names the file to edit)"] },
+  { ids: ['doctor'], usage: 'doctor [--json]', what: ['what is declared, imported, unreadable, blocked, and what needs review'] },
+  {
+    ids: ['explain'],
+    usage: 'explain <action> [--scope user|repository]',
+    what: [
+      'the decision for an action, the rule that made it, the rule that',
+      'would permit it; for your user-scope servers (default) or for the repository',
+      'servers of --project (rules whose "project" is that folder or "*")',
+    ],
+  },
+  { ids: ['tools'], usage: 'tools <server>', what: ['start the server through the gate and list its tools with what the policy says'] },
+  { ids: ['call'], usage: 'call <server> <tool> [--args JSON]', what: ['call one tool through the gate (ask = refusal here)'] },
+  { ids: ['log'], usage: 'log [--server S] [--outcome O] [--json]', what: ['the exchange log, oldest first'] },
+];
+
+const COLUMN = 30;
+
+function helpLines(e: (typeof COMMAND_HELP)[number]): string {
+  const first = e.usage.length <= COLUMN ? `  ${e.usage.padEnd(COLUMN)} ${e.what[0]}` : `  ${e.usage}   ${e.what[0]}`;
+  return [first, ...e.what.slice(1).map((l) => `${' '.repeat(COLUMN + 3)}${l}`)].join('\n');
+}
+
+export const USAGE = `usage: mcp-gate <command> [options]
+
+commands:
+${COMMAND_HELP.map(helpLines).join('\n')}
+
+options:
+  --project DIR    the workspace folder (default: the current folder)
+  --store DIR      the approval store folder (default: MCP_GATE_STORE, else the extension's globalStorage)
+  --source FILE    which file, when a server name is declared in several
+  -h, --help       this text
+
+exit codes: 0 ok, 1 full block or refusal, 2 usage`;
