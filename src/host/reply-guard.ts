@@ -38,7 +38,7 @@ export function rpcCallsOf(body: string | undefined): RpcCall[] {
 }
 
 /** Key that tells 1 from "1". */
-export function idKey(id: RpcId): string {
+function idKey(id: RpcId): string {
   return `${typeof id}:${String(id)}`;
 }
 

@@ -113,7 +113,6 @@ export interface SandboxCommand {
 export type SandboxProbe =
   | { ok: true; bwrap: string; version: string; /** `--unshare-user --disable-userns` works here */ userns: boolean }
   | { ok: false; reason: string; fix: string };
-export type SandboxAvailable = Extract<SandboxProbe, { ok: true }>;
 
 export class SandboxUnavailableError extends Error {
   constructor(readonly reason: string, readonly fix: string) {

@@ -54,7 +54,7 @@ export const systemResolver: ProjectResolver = {
 };
 
 /** `~` and `~/x` expanded; the real path of the folder, or null when it does not exist (or is not a folder). */
-export function resolveProject(written: string, resolver: ProjectResolver = systemResolver): string | null {
+function resolveProject(written: string, resolver: ProjectResolver = systemResolver): string | null {
   const expanded = written === '~' ? resolver.home() : written.startsWith('~/') ? path.join(resolver.home(), written.slice(2)) : written;
   try {
     return resolver.realFolder(expanded) ?? null;

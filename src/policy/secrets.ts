@@ -211,7 +211,7 @@ export type SecretBinding =
  * the `to` patterns {@link parseSecrets} accepts.
  * @throws when the server name or host cannot be named by a rule.
  */
-export function serverSecretAction(server: ServerRef): string {
+function serverSecretAction(server: ServerRef): string {
   return server.host !== undefined ? hostAction(server.name, server.host) : networkAction(server.name);
 }
 

@@ -79,7 +79,7 @@ export interface GrantsContext {
  * exception of the user's policy that this server would get, each with its file:line; "none" when none. Entries
  * that name the server but are for another scope or project are listed as not applying.
  */
-export function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
+function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
   const who = serverIdentity(s, ctx.project);
   let host: string | undefined;
   if (s.definition?.type === 'http') {
@@ -120,7 +120,7 @@ export function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
  * server never decided, small text files are shown in full (escaped, nothing cut); larger or binary ones by path,
  * size and digest. For a changed server the diff below says what changed.
  */
-export function planText(s: ServerReport): string[] {
+function planText(s: ServerReport): string[] {
   const L: string[] = [];
   const plan = s.pinned?.plan;
   const pinned = s.pinned!.pinned;

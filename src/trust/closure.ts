@@ -166,7 +166,7 @@ function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashe
 }
 
 /** The package root of an entry: the nearest folder at or above it, inside the workspace, holding a manifest. */
-export function packageRoot(workspace: string, dir: string, reader: TrackingReader): string {
+function packageRoot(workspace: string, dir: string, reader: TrackingReader): string {
   for (let d = dir; within(workspace, d); d = path.dirname(d)) {
     for (const m of MANIFESTS) if (reader.stat(path.join(d, m))) return d;
     if (d === workspace) break;

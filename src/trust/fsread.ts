@@ -8,13 +8,13 @@ export type Signature = string; // "missing" | "dir:<…>" | "file:<size>:<mtime
 
 export const MISSING: Signature = 'missing';
 
-export function signatureOf(st: fs.BigIntStats | undefined): Signature {
+function signatureOf(st: fs.BigIntStats | undefined): Signature {
   if (!st) return MISSING;
   const kind = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
   return `${kind}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}:${st.dev}`;
 }
 
-export function statSignature(path: string): Signature {
+function statSignature(path: string): Signature {
   try {
     return signatureOf(fs.statSync(path, { bigint: true, throwIfNoEntry: false }));
   } catch (e) {

@@ -99,7 +99,7 @@ export class ProjectError extends Error {}
 export const GRANTING_SETTINGS = ['mcpGate.rules', 'mcpGate.secrets', 'mcpGate.servers', 'mcpGate.imports', 'mcpGate.localExceptions', 'mcpGate.sandbox', 'mcpGate.settings'];
 
 /** Project identity: the real path of the workspace folder. A fork, rename or second checkout is a new project. */
-export function projectIdentity(dir: string): string {
+function projectIdentity(dir: string): string {
   try {
     const real = fs.realpathSync(dir);
     if (!fs.statSync(real).isDirectory()) throw new ProjectError(`${dir} is not a folder`);

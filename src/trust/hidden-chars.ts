@@ -29,8 +29,3 @@ const ANY = new RegExp(`[${CLASS}]`, 'u');
 export function containsHidden(s: string): boolean {
   return ANY.test(s);
 }
-
-/** True when the code point is in the table. */
-export function isHiddenCodePoint(cp: number): boolean {
-  return ANY.test(String.fromCodePoint(cp));
-}

@@ -155,7 +155,7 @@ const TOML_ESCAPES: Record<string, string> = { b: '\b', t: '\t', n: '\n', f: '\f
  * has (array-of-tables elements by index). Run only on text smol-toml accepted; positions are for messages, so
  * anything this scanner does not understand ends the scan and leaves the nearest known parent (or 1:1).
  */
-export function tomlKeyPositions(text: string): Map<string, Position> {
+function tomlKeyPositions(text: string): Map<string, Position> {
   const positions = new Map<string, Position>();
   const n = text.length;
   let i = 0;

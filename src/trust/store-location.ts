@@ -8,7 +8,7 @@ import type { Machine } from './catalogue';
 
 export const EXTENSION_ID = 'mcp-gate.mcp-gate';
 
-export function knownStoreDirs(m: Machine): string[] {
+function knownStoreDirs(m: Machine): string[] {
   const config = m.env.XDG_CONFIG_HOME || path.join(m.home, '.config');
   const data = m.env.XDG_DATA_HOME || path.join(m.home, '.local', 'share');
   const products = ['Code', 'Code - Insiders', 'VSCodium', 'Cursor'];
@@ -33,7 +33,7 @@ export function findStoreDir(m: Machine, flag?: string): { dir: string; how: Sto
 }
 
 /** True when `dir` lies inside `project` (a store there could be written by the repository itself). */
-export function isInside(project: string, dir: string): boolean {
+function isInside(project: string, dir: string): boolean {
   const rel = path.relative(project, dir);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
@@ -43,7 +43,7 @@ export function isInside(project: string, dir: string): boolean {
  * through realpath (so a link from outside into the project counts as inside, and `link/..` is the link
  * target's parent), the components that do not exist yet appended as written.
  */
-export function realPathOf(dir: string, cwd = process.cwd()): string {
+function realPathOf(dir: string, cwd = process.cwd()): string {
   const parts = (path.isAbsolute(dir) ? dir : `${cwd}${path.sep}${dir}`).split(/[\\/]+/).filter(Boolean);
   let cur = path.parse(path.isAbsolute(dir) ? dir : cwd).root || path.sep;
   let exists = true;

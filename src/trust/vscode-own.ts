@@ -114,7 +114,7 @@ const LEVELS: { scope: SettingScope; field: keyof InspectedSetting }[] = [
 ];
 
 /** How VS Code 1.112 treats a value: only `none` and `registry` restrict; anything else reads everything. */
-export function accessBehaviour(value: unknown): McpAccess {
+function accessBehaviour(value: unknown): McpAccess {
   return value === 'none' ? 'none' : value === 'registry' ? 'registry' : 'all';
 }
 

@@ -51,7 +51,7 @@ export function serverKey(folder: string, source: string, name: string): string 
 const WAITING = new Set(['pending', 'approval-changed']);
 
 /** What a person may do with a server from the panel — the same conditions the palette commands apply. */
-export function allowedActions(s: ServerReport): PanelAction[] {
+function allowedActions(s: ServerReport): PanelAction[] {
   const out: PanelAction[] = [];
   const decidable = s.gated && s.state !== 'blocked' && !!s.pinned;
   if (decidable && (s.state === 'pending' || s.state === 'approval-changed' || s.state === 'rejected')) out.push('approve');
@@ -126,7 +126,7 @@ function hasHidden(v: unknown): boolean {
   return false;
 }
 
-export function serverView(folder: FolderInput, s: ServerReport): ServerView {
+function serverView(folder: FolderInput, s: ServerReport): ServerView {
   const view: ServerView = {
     key: serverKey(folder.path, s.source, s.name),
     section: WAITING.has(s.state) ? 'waiting' : 'decided',

@@ -1,7 +1,7 @@
 // Sessions over streamable HTTP, through the real gate, against an HTTPS MCP peer in a network namespace
 // (test/fixtures/servers/http-peer.ts at 198.18.N.2, reached as mcp.test through an injected resolver):
 // the policy decides which hosts are reached and which tools are called; loopback, redirects, 401 and a
-// lost session end as SPEC §5 says; server→client requests are refused and counted; a server over 64 tools
+// lost session end as the README says ("The host: how servers are run"); server→client requests are refused and counted; a server over 64 tools
 // is left out whole; header-bound secrets reach the peer only and never a written byte; a reply over the
 // bound fails the call at once. Each case checks what a user notices (servers, notes, call outcome) and the
 // `mcp.request` events in the log, field by field.
@@ -38,7 +38,7 @@ interface PeerStats {
   headerNames: string[];
 }
 
-/** The SPEC §5 fields of an mcp.request event; any other key (besides `at` and `detail`) fails the test. */
+/** The fields of an mcp.request event the README lists ("The host: how servers are run"); any other key (besides `at` and `detail`) fails the test. */
 interface Req {
   kind: 'mcp.request';
   server: string;
