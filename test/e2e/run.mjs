@@ -49,6 +49,9 @@ for (const f of ['dist/extension.js', 'dist/cli.js', 'dist/webview/panel.js', 'd
 // The core's escaping, exactly as the panel uses it: what each hostile string must look like on screen.
 const escapeModule = await build({ entryPoints: [path.join(REPO, 'src/trust/escape.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral', logLevel: 'silent' });
 const { escapeText, quote } = await import(`data:text/javascript;base64,${Buffer.from(escapeModule.outputFiles[0].text).toString('base64')}`);
+// The one line of text for a log event (src/report/log-line.ts), as `mcp-gate log` prints it: each log row's tooltip.
+const logLineModule = await build({ entryPoints: [path.join(REPO, 'src/report/log-line.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral', logLevel: 'silent' });
+const { logLine } = await import(`data:text/javascript;base64,${Buffer.from(logLineModule.outputFiles[0].text).toString('base64')}`);
 
 const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-e2e-'));
 const artifacts = path.join(REPO, 'test-results', 'e2e');
@@ -548,7 +551,8 @@ const xss = [
     const changed = cli(xssRepo, 'tools', 'tool-server');
     assert(changed.status !== 0 && /changed since it was approved/.test(changed.stdout + changed.stderr), `tool change seen: ${changed.stdout}${changed.stderr}`);
     // Hostile log lines, as a server's words would reach it.
-    fs.appendFileSync(path.join(storeDir, 'log.jsonl'), PAYLOADS.map((p) => JSON.stringify({ at: new Date().toISOString(), kind: 'mcp.request', server: p, host: p, about: p, outcome: 'no_answer', detail: p })).join('\n') + '\n');
+    const hostileEvents = PAYLOADS.map((p) => ({ at: new Date().toISOString(), kind: 'mcp.request', server: p, host: p, about: p, outcome: 'no_answer', detail: p }));
+    fs.appendFileSync(path.join(storeDir, 'log.jsonl'), hostileEvents.map((e) => JSON.stringify(e)).join('\n') + '\n');
     dialogs.length = 0;
     consoleLines.length = 0;
     await open(xssRepo);
@@ -576,6 +580,7 @@ const xss = [
     // The log: every hostile event, found by its marker, shown as text in the row and in its details.
     await tab('log');
     const search = $('vscode-textfield.search input');
+    const badTitles = [];
     for (let i = 0; i < PAYLOADS.length; i++) {
       await search.fill(`xss-${i + 1}`);
       let seen = [];
@@ -583,7 +588,10 @@ const xss = [
         seen = await $('.vlist-row:not([hidden]) .c-server').allTextContents();
         return seen.includes(escapeText(PAYLOADS[i]));
       }, 5000);
+      const titles = await $('.vlist-row:not([hidden])').evaluateAll((rows) => rows.map((r) => r.title));
+      if (!titles.includes(logLine(hostileEvents[i]))) badTitles.push(`${i + 1}: ${JSON.stringify(titles)}`);
     }
+    assert(badTitles.length === 0, `row tooltips that are not the event's log line: ${badTitles.join(' | ')}`);
     await $('.vlist-row:not([hidden])').first().click();
     assert((await $('.details-body').textContent()).includes(`"server": ${quote(PAYLOADS[PAYLOADS.length - 1])}`), 'details as text');
     await shot('trust-panel-xss-log');
