@@ -5,7 +5,8 @@ import * as readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { currentMachine, gateConfigPath } from '../trust/catalogue';
 import { editServer, EditRefusal } from '../trust/edit';
-import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions';
+import { GateRefusal, recordDecision, resetDecisions, resolveLock } from '../trust/decisions';
+import { updateCommand } from './update';
 import { evaluateGate, findServer, ProjectError, type GateInput } from '../trust/gate';
 import { findStoreDir } from '../trust/location';
 import { escapeText } from '../trust/escape';
@@ -30,6 +31,8 @@ commands:
   list [--json]                  every declared server with its scope, source and state
   get <server>                   one server's exact definition, state, pinned files, and diff if changed
   approve <server> [--yes]       show the exact definition, then record approval (asks unless --yes)
+  update <server> [--yes]        resolve an approved npm server's package again, show the version and file
+                                 diff, then record approval of the new lock (asks unless --yes)
   reject <server>                record that this server must not run
   reset <server> | --all         return a server (or every server of the project) to pending
   enable|disable|remove <server> edit a server in MCP Gate's own configuration (others: names the file to edit)
@@ -202,11 +205,14 @@ export async function main(argv: string[]): Promise<number> {
         const s = found.server;
         if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
         if (s.state === 'blocked' || !s.pinned) throw new GateRefusal(`"${s.name}" is blocked: ${s.reason}`);
-        out(serverText(s, { project: report.project, policy: policyOf(report) }));
         if (s.state === 'approved' && !s.viaEscapeHatch) {
+          out(serverText(s, { project: report.project, policy: policyOf(report) }));
           out(`"${s.name}" is already approved with this exact definition.`);
           return 0;
         }
+        // An npm launch is resolved now, and the exact tree shown is the one recorded.
+        const lock = await resolveLock(input, s);
+        out(serverText(s, { project: report.project, policy: policyOf(report) }, { lock }));
         if (!o.yes) {
           const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);
           if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
@@ -214,8 +220,8 @@ export async function main(argv: string[]): Promise<number> {
             return 1;
           }
         }
-        const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest));
-        log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest });
+        const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest, lock));
+        log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest, ...(lock ? { detail: `package ${lock.name}@${lock.version} ${lock.integrity}` } : {}) });
         out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
         return 0;
       }
@@ -283,6 +289,8 @@ export async function main(argv: string[]): Promise<number> {
         else for (const e of events) out(logLine(e));
         return 0;
       }
+      case 'update':
+        return await updateCommand({ input, name: needName('update'), source: o.source, yes: Boolean(o.yes), ask, log });
       case 'enable':
       case 'disable':
       case 'remove': {
