@@ -273,11 +273,21 @@ export function doctorText(report: GateReport, storeHow: string): string {
   return L.join('\n');
 }
 
+function packageJson(s: ServerReport) {
+  const plan = s.pinned?.plan;
+  const p = plan ? packageLaunchOf(plan.command, plan.args) : undefined;
+  if (!p) return undefined;
+  if (p.kind === 'unpinned') return { launcher: p.launcher, what: p.what, pinned: false, why: p.why };
+  const l = s.record?.decision === 'approved' && s.record.lock?.spec === p.spec ? s.record.lock : undefined;
+  return { launcher: p.launcher, spec: p.spec, pinned: Boolean(l), ...(l ? { name: l.name, version: l.version, integrity: l.integrity, registry: l.registry, dependencies: dependencyCount(l), tree: l.tree, lock: l.digest } : {}) };
+}
+
 export function serverJson(s: ServerReport) {
   return {
     name: s.name, source: s.source, file: s.file, line: s.position.line, column: s.position.column,
     scope: s.scope, gated: s.gated, importedBy: s.importedBy, state: s.state, reason: s.reason,
     viaEscapeHatch: s.viaEscapeHatch, disabled: s.disabled, digest: s.pinned?.digest, definition: s.definition,
+    package: packageJson(s),
   };
 }
 
