@@ -209,6 +209,7 @@ export function describeContainment(server: ServerReport, who: ServerIdentity, p
     `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n.startsWith('.git') || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files} closure file(s) read-only, from a copy verified against this approval`,
     `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
   ];
+  if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');
   if (d.read.length) out.push(`extra read (your settings): ${d.read.join(', ')}`);
   if (d.write.length) out.push(`extra write (your settings): ${d.write.join(', ')}`);
   return out;

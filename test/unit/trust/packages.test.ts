@@ -1,6 +1,10 @@
 // Which package a launcher command line downloads, and whether MCP Gate pins it (src/trust/packages.ts).
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { evaluateGate } from '../../../src/trust/gate';
 import { NOT_PINNED, packageLaunchOf } from '../../../src/trust/packages';
+import { ApprovalStore } from '../../../src/trust/store';
+import { cleanupTemp, world } from '../helpers';
 
 describe('package launchers', () => {
   it('reads the npm spec, command and arguments of npx, npm exec, pnpm dlx, yarn dlx and bunx', () => {
@@ -30,5 +34,20 @@ describe('package launchers', () => {
       assert.ok(p!.kind === 'unpinned' && p.why.startsWith(NOT_PINNED) && why.test(p.why), `${cmd} ${args.join(' ')}: ${p && 'why' in p ? p.why : ''}`);
     }
     assert.equal(packageLaunchOf('docker', ['run', '-i', `mcp/fetch@sha256:${'a'.repeat(64)}`]), undefined, 'an image by digest is pinned by the definition itself');
+  });
+});
+
+describe('approvals of npm launches without a lock', () => {
+  after(cleanupTemp);
+  it('an approval recorded before packages were pinned shows as changed, asking to approve again', async () => {
+    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { srv: { command: 'npx', args: ['-y', 'some-server@^1'] } } }) }, {}, { PATH: process.env.PATH! });
+    const s = evaluateGate(w.input).servers[0];
+    await new ApprovalStore(w.store).update((records) => ({
+      records: [...records, { project: fs.realpathSync(w.project), source: '.mcp.json', server: 'srv', decision: 'approved', digest: s.pinned!.digest, pinned: s.pinned!.pinned, texts: {}, decidedAt: '2026-01-01T00:00:00.000Z' }],
+      result: undefined,
+    }));
+    const after = evaluateGate(w.input).servers[0];
+    assert.equal(after.state, 'approval-changed');
+    assert.match(after.reason, /before MCP Gate pinned the packages a server downloads: approve it again to pin some-server@\^1 to an exact version/);
   });
 });
