@@ -1,7 +1,7 @@
 // Recording a person's decision: approve, reject, reset. Each runs under the store's cross-process lock and
 // recomputes the server's definition inside it, so what is recorded is what the gate sees at that moment; an
 // approval can be bound to the digest that was shown, and is refused if the definition changed meanwhile.
-import { evaluateGate, findServer, type GateInput, type ServerReport } from './gate';
+import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from './gate';
 import { LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
 import { packageLaunchOf, type NpmLaunch } from './packages';
 import { ApprovalStore, recordKey, type ApprovalRecord, type Decision, type PinnedTools } from './store';
@@ -26,12 +26,30 @@ export async function resolveLock(input: GateInput, server: ServerReport): Promi
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const { home, env } = input.machine;
+  const minAge = minReleaseAge(evaluateGate(input));
   try {
-    return await resolveNpm(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env) });
+    return await resolveNpm(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days });
   } catch (e) {
     if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * The user's minimum release age (`"packages": { "minReleaseAgeDays": N }` in MCP Gate's configuration, user
+ * scope only): versions published less than N days ago are never chosen. A value that is not a number >= 0
+ * refuses every npm approval (fail closed).
+ */
+export function minReleaseAge(report: GateReport): { days: number; file: string } | undefined {
+  const p = report.userPolicy.packages;
+  if (p === undefined) return undefined;
+  const file = report.userPolicy.file;
+  const keys = p && typeof p === 'object' && !Array.isArray(p) ? Object.keys(p) : undefined;
+  const days = (p as { minReleaseAgeDays?: unknown } | undefined)?.minReleaseAgeDays;
+  if (!keys || keys.some((k) => k !== 'minReleaseAgeDays') || (days !== undefined && (typeof days !== 'number' || !Number.isFinite(days) || days < 0))) {
+    throw new GateRefusal(`"packages" in ${file} must be { "minReleaseAgeDays": <number of days, 0 or more> }; no npm package is approved until it is fixed`);
+  }
+  return days === undefined ? undefined : { days, file };
 }
 
 /**

@@ -88,7 +88,7 @@ export interface GateReport {
   escapeHatch: boolean;
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
-  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; lineOf?: (keyPath: string[]) => number };
+  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
   /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
   userPolicyLayers: GateReport['userPolicy'][];
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */

@@ -85,11 +85,17 @@ export function dependencyCount(lock: NpmLock): number {
 interface Options {
   registry: string;
   cacheRoot: string;
+  /** Versions published less than this many days ago are not chosen (npm's `before`). */
+  minReleaseAgeDays?: number;
 }
 
 const libOpts = (o: Options, extra: Record<string, unknown> = {}) => ({
   registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...extra,
 });
+
+function before(o: Options): { before?: Date } {
+  return o.minReleaseAgeDays ? { before: new Date(Date.now() - o.minReleaseAgeDays * 86_400_000) } : {};
+}
 
 function npmError(e: unknown): string {
   const x = e as { code?: string; message?: string };
@@ -100,9 +106,10 @@ function npmError(e: unknown): string {
 export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock> {
   let manifest: Record<string, any>;
   try {
-    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true }));
+    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...before(o) }));
   } catch (e) {
-    throw new LockError(`the package ${launch.spec} cannot be resolved at ${o.registry}: ${npmError(e)}`);
+    const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} day(s) ago (your minimum release age)` : '';
+    throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
   }
   const name = String(manifest.name);
   const version = String(manifest.version);
@@ -110,7 +117,7 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
   let packages: Record<string, Record<string, unknown>>;
   try {
     fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: { [name]: version } }));
-    const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true }) }).buildIdealTree();
+    const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...before(o) }) }).buildIdealTree();
     packages = tree.meta.commit().packages as Record<string, Record<string, unknown>>;
   } catch (e) {
     throw new LockError(`the dependencies of ${name}@${version} cannot be resolved at ${o.registry}: ${npmError(e)}`);

@@ -141,4 +141,19 @@ describe('pinned npm launches (verdaccio)', function () {
     assert.match(again.stdout, /package\s+fixture-server 1\.0\.0, sha512-/);
     assert.equal(version().stdout.trim(), 'fixture-server 1.0.0');
   });
+
+  it('a minimum release age in user scope refuses versions younger than it; an invalid one refuses every npm approval', () => {
+    const w2 = world({ '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) }, {}, { PATH: process.env.PATH!, npm_config_registry: reg.url });
+    const config = path.join(w2.home, '.config', 'mcp-gate', 'config.json');
+    fs.mkdirSync(path.dirname(config), { recursive: true });
+    fs.writeFileSync(config, JSON.stringify({ packages: { minReleaseAgeDays: 2 } }));
+    const young = cli(w2, ['approve', 'fix', '--yes']);
+    assert.equal(young.code, 1);
+    assert.match(young.stderr, /"fix" \(\.mcp\.json\) cannot be approved: the package fixture-server published at least 2 day\(s\) ago \(your minimum release age\) cannot be resolved/);
+    fs.writeFileSync(config, JSON.stringify({ packages: { minReleaseAgeDays: 'soon' } }));
+    const bad = cli(w2, ['approve', 'fix', '--yes']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /"packages" in .*config\.json must be \{ "minReleaseAgeDays"/);
+    assert.equal(fs.existsSync(path.join(w2.store, 'approvals.json')), false, 'nothing was approved');
+  });
 });
