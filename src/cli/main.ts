@@ -5,7 +5,7 @@ import * as readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { currentMachine, gateConfigPath } from '../trust/catalogue';
 import { editServer, EditRefusal } from '../trust/edit';
-import { GateRefusal, recordDecision, resetDecisions, resolveLock } from '../trust/decisions';
+import { GateRefusal, lockForApproval, recordDecision, resetDecisions } from '../trust/decisions';
 import { updateCommand } from './update';
 import { evaluateGate, findServer, ProjectError, type GateInput } from '../trust/gate';
 import { findStoreDir } from '../trust/location';
@@ -211,7 +211,7 @@ export async function main(argv: string[]): Promise<number> {
           return 0;
         }
         // An npm launch is resolved now, and the exact tree shown is the one recorded.
-        const lock = await resolveLock(input, s);
+        const lock = await lockForApproval(input, s);
         out(serverText(s, { project: report.project, policy: policyOf(report) }, { lock }));
         if (!o.yes) {
           const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);

@@ -2,7 +2,7 @@
 // recomputes the server's definition inside it, so what is recorded is what the gate sees at that moment; an
 // approval can be bound to the digest that was shown, and is refused if the definition changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from './gate';
-import { LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
+import { lockIntact, LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
 import { packageLaunchOf, type NpmLaunch } from './packages';
 import { ApprovalStore, recordKey, type ApprovalRecord, type Decision, type PinnedTools } from './store';
 
@@ -36,6 +36,18 @@ export async function resolveLock(input: GateInput, server: ServerReport): Promi
 }
 
 /**
+ * The lock an approval of this server records: the one already approved with this same definition (approving
+ * again after a tool change does not move the package — only `mcp-gate update` does), else a fresh resolution.
+ */
+export async function lockForApproval(input: GateInput, server: ServerReport): Promise<NpmLock | undefined> {
+  const launch = npmLaunchOf(server);
+  if (!launch) return undefined;
+  const r = server.record;
+  if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.lock && r.lock.spec === launch.spec && lockIntact(r.lock)) return r.lock;
+  return resolveLock(input, server);
+}
+
+/**
  * The user's minimum release age (`"packages": { "minReleaseAgeDays": N }` in MCP Gate's configuration, user
  * scope only): versions published less than N days ago are never chosen. A value that is not a number >= 0
  * refuses every npm approval (fail closed).
@@ -61,7 +73,7 @@ export async function recordDecision(
 ): Promise<DecisionResult> {
   if (decision === 'approved' && !lock) {
     const found = findServer(evaluateGate(input), name, source);
-    if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') lock = await resolveLock(input, found.server);
+    if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') lock = await lockForApproval(input, found.server);
   }
   const store = new ApprovalStore(input.storeDir);
   return store.update<DecisionResult>((records) => {

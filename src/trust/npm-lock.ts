@@ -152,7 +152,12 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
       fs.writeFileSync(path.join(dir, COMPLETE), lock.digest);
       fs.rmSync(target, { recursive: true, force: true });
       fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-      fs.renameSync(dir, target);
+      try {
+        fs.renameSync(dir, target);
+      } catch (e) {
+        // Another approval installed the same lock meanwhile: theirs is used if it verifies.
+        if (!(fs.existsSync(path.join(target, COMPLETE)) && treeHash(target) === lock.tree)) throw new LockError(`${name}@${version} cannot be put into the package cache ${target}: ${(e as Error).message}`);
+      }
     }
     return lock;
   } finally {
