@@ -1,8 +1,9 @@
 // How a local server is started: contained (bubblewrap, src/host/sandbox.ts) or, for a user server the user did
 // not ask to contain or a server the user explicitly opted out, as a plain process. For a repository server the
 // execution closure is copied and verified first and mounted read-only over the workspace, so what runs is byte
-// for byte what was approved. Network inside the sandbox is the rule `mcp.<server>.network` (allow; ask where a
-// person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
+// for byte what was approved; an approved npm launch runs its locked package tree from MCP Gate's package cache
+// (src/trust/npm-lock.ts), mounted read-only, instead of the launcher. Network inside the sandbox is the rule
+// `mcp.<server>.network` (allow; ask where a person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
