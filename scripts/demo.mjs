@@ -48,8 +48,10 @@ fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
 fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
   ...QUIET_OFFLINE_SETTINGS,
   'workbench.colorTheme': 'Default Dark Modern',
-  // rules for the demo workspace's (repository) servers name that folder; "everything" runs `npx -y`, which fetches
-  // its package from the registry: inside the sandbox that needs the network rule (the other servers get none)
+  // rules for the demo workspace's (repository) servers name that folder. "everything" runs `npx -y`: approving it
+  // pins the package (resolved against the registry at approval; offline the approval is refused, naming the
+  // package — this demo's --check never approves it) and it then runs from MCP Gate's package cache, needing no
+  // network to start; the network rule stays for what the server itself reaches (the other servers get none)
   'mcpGate.rules': [
     { action: 'mcp.search.host.com.example.mcp', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
     { action: 'mcp.everything.tool.echo', decision: 'allow', project: path.join(runDir, 'demo-workspace') },

@@ -3,7 +3,7 @@
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/catalogue';
 import { editServer } from '../trust/edit';
-import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions';
+import { GateRefusal, lockForApproval, recordDecision, resetDecisions } from '../trust/decisions';
 import { evaluateGate, findServer } from '../trust/gate';
 import { escapeText } from '../trust/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
@@ -14,6 +14,7 @@ import { logLine } from '../report/log-line';
 import { SECRET_ENV_PREFIX, UsageError, type Ctx } from './context';
 import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
+import { updateCommand } from './update';
 import type { CommandId } from './usage';
 
 async function ask(question: string): Promise<string | undefined> {
@@ -106,11 +107,14 @@ async function approve(ctx: Ctx): Promise<number> {
   const s = found.server;
   if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
   if (s.state === 'blocked' || !s.pinned) throw new GateRefusal(`"${s.name}" is blocked: ${s.reason}`);
-  out(serverText(s, { project: report.project, policy: policyOf(report) }));
   if (s.state === 'approved' && !s.viaEscapeHatch) {
+    out(serverText(s, { project: report.project, policy: policyOf(report) }));
     out(`"${s.name}" is already approved with this exact definition.`);
     return 0;
   }
+  // An npm launch is resolved now, and the exact tree shown is the one recorded.
+  const lock = await lockForApproval(input, s);
+  out(serverText(s, { project: report.project, policy: policyOf(report) }, { lock }));
   if (!o.yes) {
     const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);
     if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
@@ -118,8 +122,8 @@ async function approve(ctx: Ctx): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest));
-  log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest });
+  const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest, lock));
+  log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest, ...(lock ? { detail: `package ${lock.name}@${lock.version} ${lock.integrity}` } : {}) });
   out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
   return 0;
 }
@@ -183,6 +187,10 @@ async function call(ctx: Ctx): Promise<number> {
   }
 }
 
+async function update(ctx: Ctx): Promise<number> {
+  return updateCommand({ input: ctx.input, name: ctx.needName('update'), source: ctx.o.source, yes: Boolean(ctx.o.yes), ask, log: ctx.log });
+}
+
 async function showLog(ctx: Ctx): Promise<number> {
   const { o, log, noPositionals } = ctx;
   noPositionals('log');
@@ -229,6 +237,7 @@ export const COMMANDS: Record<CommandId, Command> = {
   list,
   get,
   approve,
+  update,
   reject,
   reset,
   enable: edit,

@@ -1,7 +1,7 @@
 // The CLI's commands by id, each with its usage line, and the usage text made from them. A command's code is in
 // ./commands.ts, one function per id; adding a command means an id and a help entry here and its function there.
 
-export const COMMAND_IDS = ['list', 'get', 'approve', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log'] as const;
+export const COMMAND_IDS = ['list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log'] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 
 export function isCommandId(s: string): s is CommandId {
@@ -13,6 +13,7 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   { ids: ['list'], usage: 'list [--json]', what: ['every declared server with its scope, source and state'] },
   { ids: ['get'], usage: 'get <server>', what: ["one server's exact definition, state, pinned files, and diff if changed"] },
   { ids: ['approve'], usage: 'approve <server> [--yes]', what: ['show the exact definition, then record approval (asks unless --yes)'] },
+  { ids: ['update'], usage: 'update <server> [--yes]', what: ['resolve an approved npm server\'s package again, show the version and file', 'diff, then record approval of the new lock (asks unless --yes)'] },
   { ids: ['reject'], usage: 'reject <server>', what: ['record that this server must not run'] },
   { ids: ['reset'], usage: 'reset <server> | --all', what: ['return a server (or every server of the project) to pending'] },
   { ids: ['enable', 'disable', 'remove'], usage: 'enable|disable|remove <server>', what: ["edit a server in MCP Gate's own configuration (others: names the file to edit)"] },

@@ -1,8 +1,9 @@
 // How a local server is started: contained (bubblewrap, src/host/sandbox.ts) or, for a user server the user did
 // not ask to contain or a server the user explicitly opted out, as a plain process. For a repository server the
 // execution closure is copied and verified first and mounted read-only over the workspace, so what runs is byte
-// for byte what was approved. Network inside the sandbox is the rule `mcp.<server>.network` (allow; ask where a
-// person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
+// for byte what was approved; an approved npm launch runs its locked package tree from MCP Gate's package cache
+// (src/trust/npm-lock.ts), mounted read-only, instead of the launcher. Network inside the sandbox is the rule
+// `mcp.<server>.network` (allow; ask where a person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -14,7 +15,9 @@ import { networkAction } from '../policy/rules';
 import type { ServerIdentity } from '../policy/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
 import type { ServerReport } from '../trust/gate';
-import type { LaunchPlan } from '../trust/launch-plan';
+import { npmLaunchOf } from '../trust/decisions';
+import { findOnPath, type LaunchPlan } from '../trust/launch-plan';
+import { ensureInstalled, LockError, packageCacheRoot } from '../trust/npm-lock';
 import { copyClosure, CopyRefused } from './closure-copy';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
@@ -75,8 +78,49 @@ export interface ContainOptions {
 const OPT_OUT_HINT = (who: ServerIdentity) =>
   `or, to run it without containment, add { "server": "${who.name}"${who.scope === 'repository' ? `, "project": ${JSON.stringify(who.project)}` : ''}, "off": true } to "sandbox.servers" in your user configuration`;
 
+/**
+ * An approved npm launch runs its lock: the verified tree in MCP Gate's package cache, its command by path (with
+ * the node on MCP Gate's PATH for a JavaScript command), never `npx` resolving the spec again. Undefined when the
+ * server is not an npm launch or is a user server (run as written).
+ */
+async function fromLock(o: ContainOptions): Promise<{ plan: LaunchPlan & { executable: string }; tree: string } | undefined> {
+  const launch = npmLaunchOf(o.server);
+  if (!launch || !o.server.gated) return undefined;
+  const lock = o.server.record?.lock;
+  if (!lock) {
+    if (o.server.viaEscapeHatch) return undefined;
+    throw new ContainRefused(`"${o.server.name}" has no package lock for ${launch.spec} in its approval; approve it again (mcp-gate approve ${o.server.name})`);
+  }
+  const env = o.hostEnv ?? process.env;
+  let installed;
+  try {
+    installed = await ensureInstalled(lock, packageCacheRoot(o.home, env));
+  } catch (e) {
+    if (e instanceof LockError) throw new ContainRefused(`"${o.server.name}" is not started: its approved package ${lock.name}@${lock.version} cannot be used: ${e.message}`);
+    throw e;
+  }
+  let head = '';
+  try {
+    const fd = fs.openSync(installed.binFile, 'r');
+    const buf = Buffer.alloc(128);
+    head = buf.subarray(0, fs.readSync(fd, buf, 0, 128, 0)).toString('utf8').split('\n')[0];
+    fs.closeSync(fd);
+  } catch (e) {
+    throw new ContainRefused(`"${o.server.name}" is not started: the command ${lock.bin.name} of ${lock.name}@${lock.version} cannot be read: ${(e as Error).message}`);
+  }
+  const script = /\.[cm]?js$/.test(installed.binFile) || /^#!.*\bnode\b/.test(head);
+  const node = script ? findOnPath('node', env.PATH) : undefined;
+  if (script && !node) throw new ContainRefused(`"${o.server.name}" is not started: ${lock.name} is a Node program and node is not on MCP Gate's PATH`);
+  const plan = node
+    ? { ...o.plan, command: 'node', executable: node, args: [installed.binFile, ...launch.rest] }
+    : { ...o.plan, command: installed.binFile, executable: installed.binFile, args: launch.rest };
+  return { plan, tree: installed.dir };
+}
+
 export async function startPlan(o: ContainOptions): Promise<StartPlan> {
-  const { plan, who } = o;
+  const locked = await fromLock(o);
+  const plan = locked?.plan ?? o.plan;
+  const { who } = o;
   // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned).
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
   const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: path.join(os.tmpdir(), `mcp-gate-pycache-${uid}`) } };
@@ -121,7 +165,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
       overlays: copy?.overlays ?? [],
-      profile: { network, extraRead: [...decision.read, ...protectedPaths(o.project, decision.write)], extraWrite: [...decision.write], caches, home: o.home },
+      profile: { network, extraRead: [...decision.read, ...protectedPaths(o.project, decision.write), ...(locked ? [locked.tree] : [])], extraWrite: [...decision.write], caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, networkRule, cleanup: () => copy?.remove() };
@@ -166,6 +210,7 @@ export function describeContainment(server: ServerReport, who: ServerIdentity, p
     `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n.startsWith('.git') || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files} closure file(s) read-only, from a copy verified against this approval`,
     `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
   ];
+  if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');
   if (d.read.length) out.push(`extra read (your settings): ${d.read.join(', ')}`);
   if (d.write.length) out.push(`extra write (your settings): ${d.write.join(', ')}`);
   return out;

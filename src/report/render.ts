@@ -12,6 +12,8 @@ import { grantsFor, type UserPolicy } from '../policy/user-policy';
 import { formatOrigin } from '../policy/names';
 import { ruleText } from '../policy/rules';
 import { serverIdentity } from '../host/identity';
+import { dependencyCount, lockSummary, type NpmLock } from '../trust/npm-lock';
+import { packageLaunchOf } from '../trust/packages';
 
 export function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -153,7 +155,31 @@ function planText(s: ServerReport): string[] {
  * Everything a person needs to decide about one server, with the grants that would apply to it. Nothing is
  * truncated; hidden characters are escaped.
  */
-export function serverText(s: ServerReport, grants?: GrantsContext): string {
+/**
+ * What a package launcher downloads and what of it is pinned: the lock being approved (`shown`), else the one
+ * approved, else that it is resolved at approval; for a launcher MCP Gate cannot pin, "not pinned" and why.
+ */
+export function packageText(s: ServerReport, shown?: NpmLock): string[] {
+  const plan = s.pinned?.plan;
+  const p = plan ? packageLaunchOf(plan.command, plan.args) : undefined;
+  if (!p) return [];
+  if (p.kind === 'unpinned') return [`  package     ${escapeText(p.what)} (${escapeText(p.launcher)}): ${escapeText(p.why)}`];
+  const lock = shown ?? (s.record?.decision === 'approved' && s.record.lock?.spec === p.spec ? s.record.lock : undefined);
+  if (!lock) {
+    return [`  package     ${quote(p.spec)} (${escapeText(p.launcher)}): pinned at approval to an exact version, its integrity and its dependency tree${s.gated ? '' : ' — not for a user server: it runs as written (not pinned: the bytes this downloads can change)'}`];
+  }
+  const n = dependencyCount(lock);
+  const L = [
+    `  package     ${escapeText(lockSummary(lock))}${shown ? '' : ' (approved)'}`,
+    `              ${quote(p.spec)} from ${escapeText(lock.registry)}; runs ${escapeText(lock.bin.name)} (${escapeText(lock.bin.file)}) from MCP Gate's package cache, never re-resolved`,
+    `              integrity ${escapeText(lock.integrity)}`,
+    `              tree ${escapeText(lock.tree)} (${n + 1} package${n ? 's' : ''}); lock ${escapeText(lock.digest)}`,
+  ];
+  if (lock.installScripts.length) L.push(`              install scripts NOT run: ${lock.installScripts.map(escapeText).join(', ')} (a package that needs them may fail to start)`);
+  return L;
+}
+
+export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock }): string {
   const lines: string[] = [];
   lines.push(`server ${quote(s.name)}`);
   lines.push(`  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`);
@@ -166,6 +192,7 @@ export function serverText(s: ServerReport, grants?: GrantsContext): string {
   lines.push('  ' + renderValue(s.raw, '  '));
   if (s.pinned) {
     lines.push(...planText(s));
+    lines.push(...packageText(s, shown?.lock));
     if (s.pinned.pinned.envFile) lines.push(`  envFile ${escapeText(s.pinned.pinned.envFile.path)} ${s.pinned.pinned.envFile.missing ? '(missing)' : `sha256 ${s.pinned.pinned.envFile.sha256}`}`);
     if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
     lines.push(`  digest      ${s.pinned.digest}`);
@@ -246,11 +273,21 @@ export function doctorText(report: GateReport, storeHow: string): string {
   return L.join('\n');
 }
 
+function packageJson(s: ServerReport) {
+  const plan = s.pinned?.plan;
+  const p = plan ? packageLaunchOf(plan.command, plan.args) : undefined;
+  if (!p) return undefined;
+  if (p.kind === 'unpinned') return { launcher: p.launcher, what: p.what, pinned: false, why: p.why };
+  const l = s.record?.decision === 'approved' && s.record.lock?.spec === p.spec ? s.record.lock : undefined;
+  return { launcher: p.launcher, spec: p.spec, pinned: Boolean(l), ...(l ? { name: l.name, version: l.version, integrity: l.integrity, registry: l.registry, dependencies: dependencyCount(l), tree: l.tree, lock: l.digest } : {}) };
+}
+
 export function serverJson(s: ServerReport) {
   return {
     name: s.name, source: s.source, file: s.file, line: s.position.line, column: s.position.column,
     scope: s.scope, gated: s.gated, importedBy: s.importedBy, state: s.state, reason: s.reason,
     viaEscapeHatch: s.viaEscapeHatch, disabled: s.disabled, digest: s.pinned?.digest, definition: s.definition,
+    package: packageJson(s),
   };
 }
 

@@ -1,7 +1,9 @@
 // Recording a person's decision: approve, reject, reset. Each runs under the store's cross-process lock and
 // recomputes the server's definition inside it, so what is recorded is what the gate sees at that moment; an
 // approval can be bound to the digest that was shown, and is refused if the definition changed meanwhile.
-import { evaluateGate, findServer, type GateInput, type ServerReport } from './gate';
+import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from './gate';
+import { lockIntact, LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
+import { packageLaunchOf, type NpmLaunch } from './packages';
 import { ApprovalStore, recordKey, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
 
 export class GateRefusal extends Error {}
@@ -12,9 +14,67 @@ export interface DecisionResult {
   unchanged: boolean;
 }
 
+/** The npm launch of a server that MCP Gate pins with a lock, if it has one. */
+export function npmLaunchOf(server: ServerReport): NpmLaunch | undefined {
+  const plan = server.pinned?.plan;
+  const p = plan ? packageLaunchOf(plan.command, plan.args) : undefined;
+  return p?.kind === 'npm' ? p : undefined;
+}
+
+/** Resolves the lock an approval of this server records (the registry and cache of MCP Gate's own environment). */
+export async function resolveLock(input: GateInput, server: ServerReport): Promise<NpmLock | undefined> {
+  const launch = npmLaunchOf(server);
+  if (!launch) return undefined;
+  const { home, env } = input.machine;
+  const minAge = minReleaseAge(evaluateGate(input));
+  try {
+    return await resolveNpm(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days });
+  } catch (e) {
+    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * The lock an approval of this server records: the one already approved with this same definition (approving
+ * again after a tool change does not move the package — only `mcp-gate update` does), else a fresh resolution.
+ */
+export async function lockForApproval(input: GateInput, server: ServerReport): Promise<NpmLock | undefined> {
+  const launch = npmLaunchOf(server);
+  if (!launch) return undefined;
+  const r = server.record;
+  if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.lock && r.lock.spec === launch.spec && lockIntact(r.lock)) return r.lock;
+  return resolveLock(input, server);
+}
+
+/**
+ * The user's minimum release age (`"packages": { "minReleaseAgeDays": N }` in MCP Gate's configuration, user
+ * scope only): versions published less than N days ago are never chosen. A value that is not a number >= 0
+ * refuses every npm approval (fail closed).
+ */
+export function minReleaseAge(report: GateReport): { days: number; file: string } | undefined {
+  const p = report.userPolicy.packages;
+  if (p === undefined) return undefined;
+  const file = report.userPolicy.file;
+  const keys = p && typeof p === 'object' && !Array.isArray(p) ? Object.keys(p) : undefined;
+  const days = (p as { minReleaseAgeDays?: unknown } | undefined)?.minReleaseAgeDays;
+  if (!keys || keys.some((k) => k !== 'minReleaseAgeDays') || (days !== undefined && (typeof days !== 'number' || !Number.isFinite(days) || days < 0))) {
+    throw new GateRefusal(`"packages" in ${file} must be { "minReleaseAgeDays": <number of days, 0 or more> }; no npm package is approved until it is fixed`);
+  }
+  return days === undefined ? undefined : { days, file };
+}
+
+/**
+ * Records a decision. An approval of an npm launch records `lock` (the one shown to the person); without one it
+ * is resolved here, before the store is locked.
+ */
 export async function recordDecision(
-  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string,
+  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string, lock?: NpmLock,
 ): Promise<DecisionResult> {
+  if (decision === 'approved' && !lock) {
+    const found = findServer(evaluateGate(input), name, source);
+    if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') lock = await lockForApproval(input, found.server);
+  }
   const store = new ApprovalStore(input.storeDir);
   return store.update<DecisionResult>((records) => {
     const report = evaluateGate(input);
@@ -32,16 +92,22 @@ export async function recordDecision(
     const key = recordKey(report.project, server.source, server.name);
     const index = records.findIndex((r) => recordKey(r.project, r.source, r.server) === key);
     const previous = index >= 0 ? records[index] : undefined;
-    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged) {
+    const launch = npmLaunchOf(server);
+    if (decision === 'approved' && launch && (!lock || lock.spec !== launch.spec)) {
+      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs ${launch.spec}); nothing was recorded — review it again`);
+    }
+    const newLock = decision === 'approved' && launch ? lock : undefined;
+    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && previous.lock?.digest === newLock?.digest) {
       return { records, result: { server, previous, unchanged: true } };
     }
     const record: ApprovalRecord = {
       project: report.project, source: server.source, server: server.name, decision,
       digest: server.pinned.digest, pinned: server.pinned.pinned, texts: server.pinned.texts, decidedAt: new Date().toISOString(),
+      ...(newLock ? { lock: newLock } : {}),
     };
     // Approving again after a tool change consents to the tools that were shown; otherwise they are pinned anew
     // at the next start.
-    if (decision === 'approved' && previous?.digest === server.pinned.digest) {
+    if (decision === 'approved' && previous?.digest === server.pinned.digest && previous.lock?.digest === newLock?.digest) {
       const tools = previous.toolsChanged ?? previous.tools;
       if (tools) record.tools = tools;
     }

@@ -42,7 +42,7 @@ export interface Declarations {
   imports: { kinds: ImportKind[]; position: Position } | undefined;
   settings: ExposureSettings | undefined;
   /** MCP Gate configuration blocks, kept raw for the policy layer (validated there). */
-  gate: { rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; servers?: unknown; lineOf?: (keyPath: string[]) => number };
+  gate: { rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; servers?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
   fileErrors: string[];
 }
 
@@ -56,7 +56,7 @@ const SERVER_TABLE: Record<Format, string> = {
 };
 
 const TOP_LEVEL_KEYS: Partial<Record<Format, string[]>> = {
-  gate: ['$schema', 'servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings'],
+  gate: ['$schema', 'servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings', 'packages'],
   vscode: ['$schema', 'servers', 'inputs'],
   mcpServers: ['$schema', 'mcpServers'],
 };
@@ -104,7 +104,7 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
   }
   if (loc.canImport && 'settings' in root) out.settings = readSettings(file, doc, root.settings, out.fileErrors);
   if (loc.format === 'gate') {
-    out.gate = { rules: root.rules, secrets: root.secrets, localExceptions: root.localExceptions, sandbox: root.sandbox, servers: root.servers, lineOf: (k) => doc.positionOf(k).line };
+    out.gate = { rules: root.rules, secrets: root.secrets, localExceptions: root.localExceptions, sandbox: root.sandbox, servers: root.servers, packages: root.packages, lineOf: (k) => doc.positionOf(k).line };
   }
 
   // Inputs (VS Code format).

@@ -9,6 +9,8 @@ import { isDisabled, readDeclarations, type Declarations, type DeclaredServer, t
 import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
 import { storeInsideProject } from './store-location';
+import { lockIntact } from './npm-lock';
+import { packageLaunchOf } from './packages';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
 import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
 
@@ -86,7 +88,7 @@ export interface GateReport {
   escapeHatch: boolean;
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
-  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; lineOf?: (keyPath: string[]) => number };
+  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
   /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
   userPolicyLayers: GateReport['userPolicy'][];
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
@@ -418,6 +420,11 @@ function decideState(
   if (record?.decision === 'rejected') return { ...withPin, state: 'rejected', reason: `rejected on ${record.decidedAt}` };
   if (escapeHatch) return { ...withPin, state: 'approved', viaEscapeHatch: true, reason: `${ESCAPE_HATCH_ENV}=1 trusts every repository server` };
   if (record?.decision === 'approved') {
+    const pkg = pinned.plan ? packageLaunchOf(pinned.plan.command, pinned.plan.args) : undefined;
+    if (record.digest === pinned.digest && pkg?.kind === 'npm') {
+      if (!record.lock) return { ...withPin, state: 'approval-changed', reason: `approved on ${record.decidedAt}, before MCP Gate pinned the packages a server downloads: approve it again to pin ${pkg.spec} to an exact version and integrity` };
+      if (!lockIntact(record.lock) || record.lock.spec !== pkg.spec) return { ...withPin, state: 'approval-changed', reason: `the package lock recorded with its approval does not match its digest or its spec (edited in the store?): approve it again` };
+    }
     if (record.digest === pinned.digest && record.toolsChanged) {
       return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${record.toolsChanged.observedAt})` };
     }

@@ -10,6 +10,7 @@ import * as lockfile from 'proper-lockfile';
 import writeFileAtomic from 'write-file-atomic';
 import { sha256, type PinnedDefinition } from './digest';
 import { TrackingReader } from './fsread';
+import type { NpmLock } from './npm-lock';
 
 export const STORE_FILE = 'approvals.json';
 const MAX_STORE_BYTES = 64 * 1024 * 1024;
@@ -38,6 +39,8 @@ export interface ApprovalRecord {
   pinned: PinnedDefinition;
   texts: Record<string, string>;
   decidedAt: string;
+  /** For an npm launch: the exact package tree approved (src/trust/npm-lock.ts); what the host runs. */
+  lock?: NpmLock;
 }
 
 export type StoreHealth =
@@ -55,7 +58,7 @@ export function recordKey(project: string, source: string, server: string): stri
   return JSON.stringify([project, source, server]);
 }
 
-const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged'];
+const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock'];
 
 function validTools(v: unknown): boolean {
   if (v === undefined) return true;
@@ -82,6 +85,7 @@ function validate(v: unknown): ApprovalRecord[] {
     if (!/^sha256:[0-9a-f]{64}$/.test(r.digest as string)) throw new Error(`record ${i}: malformed digest`);
     if (!isObj(r.pinned) || !isObj(r.texts)) throw new Error(`record ${i}: "pinned" or "texts" is not an object`);
     if (!validTools(r.tools) || !validTools(r.toolsChanged)) throw new Error(`record ${i}: malformed pinned tools`);
+    if (r.lock !== undefined && (!isObj(r.lock) || typeof r.lock.digest !== 'string' || !isObj(r.lock.packages))) throw new Error(`record ${i}: malformed package lock`);
     const key = recordKey(r.project as string, r.source as string, r.server as string);
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);

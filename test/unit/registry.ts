@@ -1,0 +1,84 @@
+// A real npm registry on this machine for package tests: verdaccio (a devDependency) on loopback, on a free port,
+// with its storage in a temp folder, started and stopped by the test. `publish` runs the real npm CLI against it.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { ROOT, tempDir } from './helpers';
+
+export interface Registry {
+  url: string;
+  port: number;
+  storage: string;
+  /** Publishes the package folder `dir` (its package.json names it) and returns npm's output. */
+  publish(dir: string): void;
+  stop(): Promise<void>;
+  /** Starts it again on the same port and storage. */
+  restart(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUp(url: string, child: ChildProcess, log: () => string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`verdaccio exited (${child.exitCode}): ${log()}`);
+    try {
+      const r = await fetch(`${url}-/ping`);
+      if (r.ok) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`verdaccio did not answer at ${url}: ${log()}`);
+}
+
+export async function startRegistry(): Promise<Registry> {
+  const dir = tempDir('mcp-gate-registry-');
+  const storage = path.join(dir, 'storage');
+  fs.mkdirSync(storage);
+  const config = path.join(dir, 'config.yaml');
+  fs.writeFileSync(config, [
+    `storage: ${storage}`,
+    'auth:', '  htpasswd:', `    file: ${path.join(dir, 'htpasswd')}`, '    max_users: -1',
+    'uplinks: {}',
+    'packages:', "  '**':", '    access: $all', '    publish: $all', '    unpublish: $all',
+    'log: { type: stdout, format: pretty, level: error }',
+    '',
+  ].join('\n'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/`;
+  const bin = path.join(ROOT, 'node_modules', 'verdaccio', 'bin', 'verdaccio');
+  let child: ChildProcess;
+  let output = '';
+  const start = async () => {
+    output = '';
+    child = spawn(process.execPath, [bin, '--config', config, '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: dir } });
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    await waitUp(url, child, () => output);
+  };
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const done = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await done;
+  };
+  await start();
+  return {
+    url, port, storage, stop, restart: start,
+    publish(pkg: string) {
+      const r = spawnSync('npm', ['publish', '--registry', url, `--//127.0.0.1:${port}/:_authToken=test`, '--cache', path.join(dir, 'npm-cache'), '--no-audit'], { cwd: pkg, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir }, timeout: 60_000 });
+      if (r.status !== 0) throw new Error(`npm publish failed: ${r.stderr}`);
+    },
+  };
+}
