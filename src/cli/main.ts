@@ -19,6 +19,7 @@ import { mayCallTool } from '../policy/decide';
 import { serverIdentity } from '../host/identity';
 import { err, out, setMask } from './output';
 import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
+import { serveCommand } from './serve';
 import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 
 /** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
@@ -40,6 +41,8 @@ commands:
   tools <server>                 start the server through the gate and list its tools with what the policy says
   call <server> <tool> [--args JSON]   call one tool through the gate (ask = refusal here)
   log [--server S] [--outcome O] [--json]   the exchange log, oldest first
+  serve [<server>]               a stdio MCP server for an agent: one server, or every server of the project that
+                                 may run (tools as <server>__<tool>), through the gate and the policy
 
 options:
   --project DIR    the workspace folder (default: the current folder)
@@ -283,6 +286,8 @@ export async function main(argv: string[]): Promise<number> {
         else for (const e of events) out(logLine(e));
         return 0;
       }
+      case 'serve':
+        return await serveCommand({ input, rest, source: o.source, log, policyOf, secrets: secretSource, env: machine.env });
       case 'enable':
       case 'disable':
       case 'remove': {
