@@ -20,7 +20,8 @@ import { serverIdentity } from '../host/identity';
 import { err, out, setMask } from './output';
 import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
 import { serveCommand } from './serve';
-import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
+import { preApprovalAttempts } from '../trust/preapproval';
+import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 
 /** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
 export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';
@@ -152,8 +153,9 @@ export async function main(argv: string[]): Promise<number> {
         const report = evaluateGate(input);
         const policy = policyOf(report);
         const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
-        if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-        else out(doctorText(report, storeHow) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX) + '\n\n' + sandboxText(report, policy, machine.home));
+        const pre = preApprovalAttempts(report.project);
+        if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
+        else out(doctorText(report, storeHow) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX) + '\n\n' + sandboxText(report, policy, machine.home));
         return report.fullBlock.length || policy.problems.length ? 1 : 0;
       }
       case 'explain': {
