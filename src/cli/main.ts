@@ -20,6 +20,7 @@ import { serverIdentity } from '../host/identity';
 import { err, out, setMask } from './output';
 import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
 import { serveCommand } from './serve';
+import { installCommand } from './install';
 import { preApprovalAttempts } from '../trust/preapproval';
 import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 
@@ -42,6 +43,9 @@ commands:
   tools <server>                 start the server through the gate and list its tools with what the policy says
   call <server> <tool> [--args JSON]   call one tool through the gate (ask = refusal here)
   log [--server S] [--outcome O] [--json]   the exchange log, oldest first
+  install <agent> [--yes]        route an agent's project servers through \`mcp-gate serve\` (claude, codex, gemini,
+                                 cursor): shows the change to its user-level files, keeps a backup
+  uninstall <agent> [--yes]      take that change back (the original file, byte for byte, if untouched since)
   serve [<server>]               a stdio MCP server for an agent: one server, or every server of the project that
                                  may run (tools as <server>__<tool>), through the gate and the policy
 
@@ -290,6 +294,9 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'serve':
         return await serveCommand({ input, rest, source: o.source, log, policyOf, secrets: secretSource, env: machine.env });
+      case 'install':
+      case 'uninstall':
+        return await finishBeforeStopping(installCommand({ verb: command, rest, yes: Boolean(o.yes), projectDir: input.projectDir, storeDir: store.dir, home: machine.home, env: machine.env, ask, isTTY: Boolean(process.stdin.isTTY) }));
       case 'enable':
       case 'disable':
       case 'remove': {
