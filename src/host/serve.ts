@@ -8,6 +8,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
+import { GATE_ENTRY_NAME } from '../trust/preapproval';
 import { frontServer } from './front';
 import type { EventLog } from './log';
 import { MAX_SERVERS, Session, type SessionTool } from './session';
@@ -79,6 +80,10 @@ export async function serve(o: ServeOptions): Promise<void> {
   // name every refusal.
   const ready = (async () => {
     for (const s of wanted) {
+      if (!s.gated && s.name === GATE_ENTRY_NAME) {
+        o.diag(`mcp-gate serve: "${s.name}" (${s.source}) is MCP Gate's own agent entry (imported from that agent's file); it is not served, which would start MCP Gate inside itself`);
+        continue;
+      }
       if (!isRunnable(s)) {
         if (o.server !== undefined || s.gated || !s.disabled) refuse(refusalLine(s, projectFlag), s);
         continue;

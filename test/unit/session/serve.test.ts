@@ -80,4 +80,18 @@ describe('mcp-gate serve (stdio MCP server for any agent)', function () {
       await one.client.close();
     }
   });
+
+  it('does not serve its own agent entry when MCP Gate imports that agent\'s file (no gate inside the gate)', async () => {
+    const w = world({}, {
+      '.config/mcp-gate/config.json': JSON.stringify({ imports: ['claude'] }),
+      '.claude.json': JSON.stringify({ mcpServers: { 'mcp-gate': { type: 'stdio', command: process.execPath, args: [CLI, 'serve'] } } }),
+    });
+    const { client, stderr } = await connect(w, []);
+    try {
+      assert.deepEqual((await client.listTools()).tools, []);
+      assert.match(stderr(), /"mcp-gate" \(.*\) is MCP Gate's own agent entry .* not served/);
+    } finally {
+      await client.close();
+    }
+  });
 });
