@@ -9,12 +9,15 @@ import { escapeText } from '../trust/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
 import { OUTCOMES, type LoggedEvent } from '../host/log';
 import { serverIdentity } from '../host/identity';
-import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
+import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 import { logLine } from '../report/log-line';
 import { SECRET_ENV_PREFIX, UsageError, type Ctx } from './context';
 import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
 import { updateCommand } from './update';
+import { serveCommand } from './serve';
+import { installCommand } from './install';
+import { preApprovalAttempts } from '../trust/preapproval';
 import type { CommandId } from './usage';
 
 async function ask(question: string): Promise<string | undefined> {
@@ -48,8 +51,9 @@ async function doctor(ctx: Ctx): Promise<number> {
   const report = evaluateGate(input);
   const policy = policyOf(report);
   const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
-  if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-  else out(doctorText(report, storeHow) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX) + '\n\n' + sandboxText(report, policy, machine.home));
+  const pre = preApprovalAttempts(report.project);
+  if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
+  else out(doctorText(report, storeHow) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX) + '\n\n' + sandboxText(report, policy, machine.home));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 
@@ -191,6 +195,17 @@ async function update(ctx: Ctx): Promise<number> {
   return updateCommand({ input: ctx.input, name: ctx.needName('update'), source: ctx.o.source, yes: Boolean(ctx.o.yes), ask, log: ctx.log });
 }
 
+async function serve(ctx: Ctx): Promise<number> {
+  const { input, rest, o, log, policyOf, secrets, machine } = ctx;
+  return serveCommand({ input, rest, source: o.source, log, policyOf, secrets, env: machine.env });
+}
+
+async function install(ctx: Ctx): Promise<number> {
+  const { command, rest, o, input, store, machine } = ctx;
+  if (command !== 'install' && command !== 'uninstall') throw new UsageError(`${command} is not install or uninstall`);
+  return finishBeforeStopping(installCommand({ verb: command, rest, yes: Boolean(o.yes), projectDir: input.projectDir, storeDir: store.dir, home: machine.home, env: machine.env, ask, isTTY: Boolean(process.stdin.isTTY) }));
+}
+
 async function showLog(ctx: Ctx): Promise<number> {
   const { o, log, noPositionals } = ctx;
   noPositionals('log');
@@ -248,4 +263,7 @@ export const COMMANDS: Record<CommandId, Command> = {
   tools,
   call,
   log: showLog,
+  install,
+  uninstall: install,
+  serve,
 };

@@ -50,6 +50,8 @@ export interface Ctx {
   /** A usage error when the command was given arguments. */
   noPositionals(verb: string): void;
   policyOf(report: GateReport): UserPolicy;
+  /** A secret's value from the CLI's environment (MCP_GATE_SECRET_<NAME>). */
+  secrets(name: string): Promise<string | undefined>;
   /** A session through the gate with just this server (started if the gate lets it). */
   startSession(name: string): Promise<{ report: GateReport; policy: UserPolicy; session: Session; server: ServerReport }>;
 }
@@ -66,7 +68,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
   const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
   return {
-    command, o, rest, machine, input, store, storeHow, log, policyOf,
+    command, o, rest, machine, input, store, storeHow, log, policyOf, secrets: secretSource,
     needName(verb) {
       if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
       return rest[0];

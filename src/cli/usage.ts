@@ -1,7 +1,7 @@
 // The CLI's commands by id, each with its usage line, and the usage text made from them. A command's code is in
 // ./commands.ts, one function per id; adding a command means an id and a help entry here and its function there.
 
-export const COMMAND_IDS = ['list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log'] as const;
+export const COMMAND_IDS = ['list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 
 export function isCommandId(s: string): s is CommandId {
@@ -30,6 +30,9 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   { ids: ['tools'], usage: 'tools <server>', what: ['start the server through the gate and list its tools with what the policy says'] },
   { ids: ['call'], usage: 'call <server> <tool> [--args JSON]', what: ['call one tool through the gate (ask = refusal here)'] },
   { ids: ['log'], usage: 'log [--server S] [--outcome O] [--json]', what: ['the exchange log, oldest first'] },
+  { ids: ['install'], usage: 'install <agent> [--yes]', what: ["route an agent's project servers through `mcp-gate serve` (claude, codex, gemini,", "cursor): shows the change to its user-level files, keeps a backup"] },
+  { ids: ['uninstall'], usage: 'uninstall <agent> [--yes]', what: ['take that change back (the original file, byte for byte, if untouched since)'] },
+  { ids: ['serve'], usage: 'serve [<server>]', what: ['a stdio MCP server for an agent: one server, or every server of the project that', 'may run (tools as <server>__<tool>), through the gate and the policy'] },
 ];
 
 const COLUMN = 30;

@@ -6,9 +6,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { frontServer } from './front';
 import type { EventLog } from './log';
 import type { SessionTool } from './session';
 
@@ -99,22 +99,7 @@ export class Gateway {
     const target = await this.o.target(key);
     if ('refused' in target) return this.refuse(res, 403, target.refused, key);
 
-    const server = new Server({ name: 'mcp-gate', version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: target.tools().filter((t) => target.listed(t.name)).map((t) => ({
-        name: t.name,
-        ...(t.title !== undefined ? { title: t.title } : {}),
-        description: t.description,
-        inputSchema: t.inputSchema,
-        ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
-        ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-      })),
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (r) => {
-      const out = await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>);
-      if (out.result) return out.result;
-      return { isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] };
-    });
+    const server = frontServer(target);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

@@ -8,6 +8,7 @@ import { sandboxAvailable } from '../host/sandbox';
 import { escapeText, quote, renderValue } from '../trust/escape';
 import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
 import type { GateReport, ServerReport } from '../trust/gate';
+import { preApprovalLine, type PreApprovalReport } from '../trust/preapproval';
 import { grantsFor, type UserPolicy } from '../policy/user-policy';
 import { formatOrigin } from '../policy/names';
 import { ruleText } from '../policy/rules';
@@ -343,5 +344,14 @@ export function policyText(policy: UserPolicy, valueSet: (name: string) => boole
     L.push(`  INVALID: every action is denied until these are fixed:`);
     for (const p of policy.problems) L.push(`    ${escapeText(p)}`);
   }
+  return L.join('\n');
+}
+
+/** Doctor's section on repository files that try to pre-approve servers for an agent (none changes a state). */
+export function preApprovalText(r: PreApprovalReport): string {
+  const L = ['pre-approval attempts (reported only: none of them changes an MCP Gate state):'];
+  if (!r.attempts.length && !r.problems.length) L.push('  (none found)');
+  for (const a of r.attempts) L.push(`  ${escapeText(preApprovalLine(a))}`);
+  for (const p of r.problems) L.push(`  could not read: ${escapeText(p)}`);
   return L.join('\n');
 }

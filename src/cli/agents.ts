@@ -1,0 +1,217 @@
+// What `mcp-gate install <agent>` changes in each agent's user-level configuration, as pure functions of the
+// files' current text: one user entry `mcp-gate` that runs `mcp-gate serve` for the folder the agent works in,
+// and, where the agent has a setting for it, the agent's own loading of project MCP files turned off. Comments and
+// formatting are kept (jsonc-parser edits; for Codex's TOML, one appended block checked with smol-toml).
+//
+// Measured with the agents from npm (Claude Code 2.1.332, Codex CLI 0.171.0, Gemini CLI 0.61.0):
+// - Claude Code starts a user server with the folder it runs in as cwd (and CLAUDE_PROJECT_DIR). Its user
+//   servers live in ~/.claude.json `mcpServers` (not in settings.json). A user-level `allowedMcpServers` in
+//   ~/.claude/settings.json keeps every server it does not list out, `.mcp.json` servers included; a repository's
+//   own `allowedMcpServers` is added to the list (it can admit its servers) — doctor reports that as an attempt.
+//   `enableAllProjectMcpServers` of a repository's .claude/settings.json approves its servers once the folder is
+//   trusted; ours sets it false at user level.
+// - Gemini CLI starts servers with the project folder as cwd, and only in trusted folders. A user-level
+//   `mcp.allowed` blocks every other server name; a repository's `mcp.allowed` cannot admit its own, but a
+//   repository server named `mcp-gate` replaces the user's entry (doctor reports it).
+// - Codex CLI reads a project's .codex/config.toml only for a project its user config marks trusted; it has no
+//   setting that keeps the MCP servers of a trusted project out.
+// - Cursor: ~/.cursor/mcp.json, `${workspaceFolder}` names the project; no setting keeps .cursor/mcp.json out.
+import * as path from 'node:path';
+import { applyEdits, modify, parse as parseJsonc, type ParseError } from 'jsonc-parser';
+import { parseTomlDocument } from '../trust/parse';
+import { GATE_ENTRY_NAME } from '../trust/preapproval';
+
+export const AGENTS = ['claude', 'codex', 'gemini', 'cursor'] as const;
+export type Agent = (typeof AGENTS)[number];
+
+export const AGENT_NAMES: Record<Agent, string> = { claude: 'Claude Code', codex: 'Codex CLI', gemini: 'Gemini CLI', cursor: 'Cursor' };
+
+export interface AgentFile {
+  file: string;
+  format: 'json' | 'toml';
+}
+
+/** One value set at a key path of a JSON file (undefined = remove). */
+export interface JsonSet {
+  path: string[];
+  value: unknown;
+}
+
+export interface FileChange {
+  file: string;
+  before?: string;
+  after: string;
+  /** JSON: the key paths set (uninstall puts back what they held). TOML: the block appended. */
+  sets?: JsonSet[];
+  block?: string;
+}
+
+export class AgentFileError extends Error {}
+
+/** The command an agent runs: this Node and this CLI, whatever PATH the agent has. */
+export interface GateCommand {
+  command: string;
+  args: string[];
+}
+
+export function agentFiles(agent: Agent, home: string, env: Readonly<Record<string, string | undefined>>): AgentFile[] {
+  switch (agent) {
+    case 'claude': {
+      const dir = env.CLAUDE_CONFIG_DIR || path.join(home, '.claude');
+      return [
+        { file: env.CLAUDE_CONFIG_DIR ? path.join(dir, '.claude.json') : path.join(home, '.claude.json'), format: 'json' },
+        { file: path.join(dir, 'settings.json'), format: 'json' },
+      ];
+    }
+    case 'codex':
+      return [{ file: path.join(env.CODEX_HOME || path.join(home, '.codex'), 'config.toml'), format: 'toml' }];
+    case 'gemini':
+      return [{ file: path.join(home, '.gemini', 'settings.json'), format: 'json' }];
+    case 'cursor':
+      return [{ file: path.join(home, '.cursor', 'mcp.json'), format: 'json' }];
+  }
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function readJson(file: string, text: string | undefined): Record<string, unknown> {
+  if (text === undefined || text.trim() === '') return {};
+  const errors: ParseError[] = [];
+  const v = parseJsonc(text, errors, { allowTrailingComma: true });
+  if (errors.length) throw new AgentFileError(`${file} is not valid JSON (offset ${errors[0].offset}); fix it first, nothing was changed`);
+  if (!isObj(v)) throw new AgentFileError(`${file} does not hold a JSON object; fix it first, nothing was changed`);
+  return v;
+}
+
+function indentOf(text: string | undefined): { insertSpaces: boolean; tabSize: number } {
+  const m = /\n([ \t]+)"/.exec(text ?? '');
+  if (m && m[1].startsWith('\t')) return { insertSpaces: false, tabSize: 1 };
+  return { insertSpaces: true, tabSize: m ? m[1].length : 2 };
+}
+
+export function applyJsonSets(text: string | undefined, sets: JsonSet[]): string {
+  let t = text === undefined || text.trim() === '' ? '{}' : text;
+  const fmt = { ...indentOf(text), eol: t.includes('\r\n') ? '\r\n' : '\n' };
+  for (const s of sets) t = applyEdits(t, modify(t, s.path, s.value, { formattingOptions: fmt }));
+  return text === undefined && !t.endsWith('\n') ? t + '\n' : t;
+}
+
+/** Reads the value at a key path (undefined when absent). */
+export function valueAt(v: unknown, keyPath: string[]): unknown {
+  let cur = v;
+  for (const k of keyPath) {
+    if (!isObj(cur) || !Object.prototype.hasOwnProperty.call(cur, k)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+function jsonChange(file: string, before: string | undefined, wanted: JsonSet[]): FileChange {
+  const v = readJson(file, before);
+  const sets = wanted.filter((s) => !sameJson(valueAt(v, s.path), s.value));
+  return { file, before, after: sets.length ? applyJsonSets(before, sets) : before ?? '', sets };
+}
+
+type Entry = { serverCommand: string[] } | { serverUrl: string };
+
+/** Claude Code's allowlist: what it held, MCP Gate's command, and every server the user configured himself. */
+function claudeAllowlist(claudeJson: Record<string, unknown>, settings: Record<string, unknown>, gate: GateCommand): unknown[] {
+  const out: unknown[] = Array.isArray(settings.allowedMcpServers) ? [...settings.allowedMcpServers] : [];
+  const add = (e: Entry) => {
+    if (!out.some((x) => sameJson(x, e))) out.push(e);
+  };
+  add({ serverCommand: [gate.command, ...gate.args] });
+  const userServers: unknown[] = [];
+  if (isObj(claudeJson.mcpServers)) userServers.push(...Object.entries(claudeJson.mcpServers).filter(([k]) => k !== GATE_ENTRY_NAME).map(([, v]) => v));
+  if (isObj(claudeJson.projects)) for (const p of Object.values(claudeJson.projects)) if (isObj(p) && isObj(p.mcpServers)) userServers.push(...Object.values(p.mcpServers));
+  for (const s of userServers) {
+    if (!isObj(s)) continue;
+    if (typeof s.command === 'string') add({ serverCommand: [s.command, ...(Array.isArray(s.args) ? s.args.map(String) : [])] });
+    else if (typeof s.url === 'string') add({ serverUrl: s.url });
+  }
+  return out;
+}
+
+export const CODEX_BLOCK_MARK = '# mcp-gate: added by `mcp-gate install codex`; `mcp-gate uninstall codex` removes it';
+
+const tomlString = (s: string) => JSON.stringify(s); // a JSON string of a path is a valid TOML basic string
+
+export function codexBlock(gate: GateCommand): string {
+  return `${CODEX_BLOCK_MARK}\n[mcp_servers.${GATE_ENTRY_NAME}]\ncommand = ${tomlString(gate.command)}\nargs = [${gate.args.map(tomlString).join(', ')}]\nstartup_timeout_sec = 60\n`;
+}
+
+/** The changes `install` would make, file by file (a file already as wanted has after === before). */
+export function installChanges(agent: Agent, read: (file: string) => string | undefined, files: AgentFile[], gate: GateCommand): FileChange[] {
+  switch (agent) {
+    case 'claude': {
+      const [cj, st] = files;
+      const cjText = read(cj.file);
+      const stText = read(st.file);
+      const claudeJson = readJson(cj.file, cjText);
+      const settings = readJson(st.file, stText);
+      return [
+        jsonChange(cj.file, cjText, [{ path: ['mcpServers', GATE_ENTRY_NAME], value: { type: 'stdio', command: gate.command, args: gate.args, env: {} } }]),
+        jsonChange(st.file, stText, [
+          { path: ['enableAllProjectMcpServers'], value: false },
+          { path: ['allowedMcpServers'], value: claudeAllowlist(claudeJson, settings, gate) },
+        ]),
+      ];
+    }
+    case 'gemini': {
+      const f = files[0].file;
+      const text = read(f);
+      const v = readJson(f, text);
+      const allowed = isObj(v.mcp) && Array.isArray(v.mcp.allowed) ? [...v.mcp.allowed] : [];
+      const names = [GATE_ENTRY_NAME, ...(isObj(v.mcpServers) ? Object.keys(v.mcpServers) : [])];
+      for (const n of names) if (!allowed.includes(n)) allowed.push(n);
+      return [jsonChange(f, text, [
+        { path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: gate.args } },
+        { path: ['mcp', 'allowed'], value: allowed },
+      ])];
+    }
+    case 'cursor': {
+      const f = files[0].file;
+      const text = read(f);
+      return [jsonChange(f, text, [{ path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: [...gate.args, '--project', '${workspaceFolder}'] } }])];
+    }
+    case 'codex': {
+      const f = files[0].file;
+      const text = read(f);
+      let v: Record<string, unknown> = {};
+      try {
+        v = text === undefined ? {} : (parseTomlDocument(f, text).value as Record<string, unknown>);
+      } catch (e) {
+        throw new AgentFileError(`${f} is not valid TOML (${(e as Error).message.split('\n')[0]}); fix it first, nothing was changed`);
+      }
+      const block = codexBlock(gate);
+      if (text?.includes(block)) return [{ file: f, before: text, after: text, block }];
+      if (isObj(v.mcp_servers) && GATE_ENTRY_NAME in v.mcp_servers) {
+        throw new AgentFileError(`${f} already has a [mcp_servers.${GATE_ENTRY_NAME}] that MCP Gate did not write; remove it first, nothing was changed`);
+      }
+      const base = text ?? '';
+      const after = base + (base === '' || base.endsWith('\n\n') ? '' : base.endsWith('\n') ? '\n' : '\n\n') + block;
+      try {
+        parseTomlDocument(f, after);
+      } catch (e) {
+        throw new AgentFileError(`${f}: adding [mcp_servers.${GATE_ENTRY_NAME}] would not be valid TOML here (${(e as Error).message.split('\n')[0]}); nothing was changed`);
+      }
+      return [{ file: f, before: text, after, block }];
+    }
+  }
+}
+
+/** Undoes install's edits in a file changed since (by the agent or by hand): puts back what each key held. */
+export function undoChanges(text: string, undo: { sets?: { path: string[]; had: boolean; previous?: unknown }[]; block?: string }): string {
+  if (undo.block !== undefined) {
+    const i = text.indexOf(undo.block);
+    if (i < 0) return text;
+    let start = i;
+    while (start > 0 && text[start - 1] === '\n' && text[start - 2] === '\n') start--;
+    return text.slice(0, start) + text.slice(i + undo.block.length);
+  }
+  let t = text;
+  for (const s of [...(undo.sets ?? [])].reverse()) t = applyEdits(t, modify(t, s.path, s.had ? s.previous : undefined, { formattingOptions: indentOf(t) }));
+  return t;
+}

@@ -1,0 +1,233 @@
+// `mcp-gate install <agent>` / `mcp-gate uninstall <agent>`: writes (and takes back) the agent's user-level
+// configuration so the project servers it would start go through `mcp-gate serve` (src/cli/agents.ts says what
+// changes per agent). Shows the exact change as a diff first; writes with --yes or after "yes" on a terminal, and
+// refuses without one. Keeps a backup of every file it changes, with a manifest, in MCP Gate's store folder;
+// running it again changes nothing; uninstall puts the original back byte for byte when the file is as install
+// left it, and otherwise takes back only install's own keys. Never writes inside the project folder.
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import writeFileAtomic from 'write-file-atomic';
+import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, installChanges, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand } from './agents';
+import { err, out } from './output';
+
+/** Agent files can be large (~/.claude.json keeps per-project history); anything larger is refused. */
+export const MAX_AGENT_FILE_BYTES = 16 * 1024 * 1024;
+
+interface ManifestFile {
+  file: string;
+  existed: boolean;
+  backup?: string;
+  /** sha256 of what install wrote. */
+  written: string;
+  sets?: { path: string[]; had: boolean; previous?: unknown }[];
+  block?: string;
+}
+
+interface Manifest {
+  agent: Agent;
+  installedAt: string;
+  files: ManifestFile[];
+}
+
+export interface InstallCommand {
+  verb: 'install' | 'uninstall';
+  rest: string[];
+  yes: boolean;
+  projectDir: string;
+  storeDir: string;
+  home: string;
+  env: Readonly<Record<string, string | undefined>>;
+  gate?: GateCommand;
+  ask(question: string): Promise<string | undefined>;
+  isTTY: boolean;
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+function readText(file: string): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new AgentFileError(`${file} cannot be read: ${(e as Error).message}`);
+  }
+  if (!st.isFile()) throw new AgentFileError(`${file} is not a regular file`);
+  if (st.size > MAX_AGENT_FILE_BYTES) throw new AgentFileError(`${file} is ${st.size} bytes, over the ${MAX_AGENT_FILE_BYTES}-byte bound`);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(fs.readFileSync(file));
+  } catch {
+    throw new AgentFileError(`${file} is not valid UTF-8; nothing was changed`);
+  }
+}
+
+/** The real path of a file that may not exist yet (its nearest existing folder resolved). */
+function realTarget(file: string): string {
+  let dir = path.dirname(path.resolve(file));
+  const rest = [path.basename(file)];
+  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) {
+    rest.unshift(path.basename(dir));
+    dir = path.dirname(dir);
+  }
+  return path.join(fs.realpathSync(dir), ...rest);
+}
+
+function insideProject(file: string, projectDir: string): boolean {
+  let project: string;
+  try {
+    project = fs.realpathSync(projectDir);
+  } catch {
+    project = path.resolve(projectDir);
+  }
+  const rel = path.relative(project, realTarget(file));
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+export function defaultGateCommand(): GateCommand {
+  return { command: process.execPath, args: [fs.realpathSync(process.argv[1]), 'serve'] };
+}
+
+function diffText(c: FileChange): string {
+  return createTwoFilesPatch(c.before === undefined ? '/dev/null' : c.file, c.file, c.before ?? '', c.after, c.before === undefined ? '(new file)' : '', '', { context: 3 });
+}
+
+function write(file: string, text: string | Buffer): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeFileAtomic.sync(file, text, { mode: fs.existsSync(file) ? fs.statSync(file).mode & 0o777 : 0o600 });
+}
+
+export async function installCommand(c: InstallCommand): Promise<number> {
+  if (c.rest.length !== 1 || !(AGENTS as readonly string[]).includes(c.rest[0])) {
+    err(`mcp-gate ${c.verb} takes one agent: ${AGENTS.join(', ')}`);
+    return 2;
+  }
+  const agent = c.rest[0] as Agent;
+  const files = agentFiles(agent, c.home, c.env);
+  for (const f of files) {
+    if (insideProject(f.file, c.projectDir)) {
+      err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository (is HOME set to the project?)`);
+      return 1;
+    }
+  }
+  const dir = path.join(c.storeDir, 'agents');
+  const manifestFile = path.join(dir, `${agent}.json`);
+  let manifest: Manifest | undefined;
+  if (fs.existsSync(manifestFile)) {
+    try {
+      manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Manifest;
+    } catch (e) {
+      err(`mcp-gate: the install record ${manifestFile} cannot be read (${(e as Error).message}); nothing was changed`);
+      return 1;
+    }
+  }
+  try {
+    if (c.verb === 'install') return await install(c, agent, files.map((f) => f), manifest, dir, manifestFile);
+    return await uninstall(c, agent, manifest, manifestFile);
+  } catch (e) {
+    if (e instanceof AgentFileError) {
+      err(`mcp-gate: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+async function confirm(c: InstallCommand, question: string): Promise<boolean> {
+  if (c.yes) return true;
+  if (!c.isTTY) {
+    err('mcp-gate: not written: there is no terminal to ask; run again with --yes to write exactly the change shown');
+    return false;
+  }
+  const a = await c.ask(`${question} Type "yes" to write: `);
+  if (a === undefined || !/^(y|yes)$/i.test(a.trim())) {
+    out('not written; nothing was changed');
+    return false;
+  }
+  return true;
+}
+
+async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof agentFiles>, manifest: Manifest | undefined, dir: string, manifestFile: string): Promise<number> {
+  const gate = c.gate ?? defaultGateCommand();
+  const texts = new Map<string, string | undefined>();
+  const read = (f: string) => {
+    if (!texts.has(f)) texts.set(f, readText(f));
+    return texts.get(f);
+  };
+  const changes = installChanges(agent, read, files, gate).filter((ch) => ch.after !== (ch.before ?? ''));
+  if (!changes.length) {
+    out(`${AGENT_NAMES[agent]} already goes through MCP Gate: ${files.map((f) => f.file).join(', ')} ${files.length === 1 ? 'is' : 'are'} as \`mcp-gate install ${agent}\` leaves ${files.length === 1 ? 'it' : 'them'}; nothing to change`);
+    return 0;
+  }
+  out(`mcp-gate install ${agent} would change:\n`);
+  for (const ch of changes) out(diffText(ch));
+  if (!(await confirm(c, `\nWrite these changes to ${changes.map((ch) => ch.file).join(' and ')}?`))) return 1;
+
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const record: Manifest = manifest ?? { agent, installedAt: new Date().toISOString(), files: [] };
+  for (const [i, ch] of changes.entries()) {
+    let entry = record.files.find((f) => f.file === ch.file);
+    if (!entry) {
+      entry = { file: ch.file, existed: ch.before !== undefined, written: '' };
+      if (ch.before !== undefined) {
+        entry.backup = path.join(dir, `${agent}.${record.files.length + i}.${path.basename(ch.file)}.orig`);
+        fs.copyFileSync(ch.file, entry.backup); // the bytes as they are, for a byte-for-byte restore
+        fs.chmodSync(entry.backup, 0o600);
+      }
+      record.files.push(entry);
+    }
+    if (ch.block !== undefined) entry.block = ch.block;
+    if (ch.sets) {
+      const before = readJson(ch.file, ch.before);
+      entry.sets ??= [];
+      for (const s of ch.sets) {
+        if (entry.sets.some((x) => JSON.stringify(x.path) === JSON.stringify(s.path))) continue; // the first value is the original
+        const previous = valueAt(before, s.path);
+        // Absent before: undo removes the outermost key install created (an "mcpServers" it added goes too).
+        let created = s.path;
+        while (previous === undefined && created.length > 1 && valueAt(before, created.slice(0, -1)) === undefined) created = created.slice(0, -1);
+        entry.sets.push({ path: previous === undefined ? created : s.path, had: previous !== undefined, ...(previous !== undefined ? { previous } : {}) });
+      }
+    }
+    entry.written = sha(ch.after);
+    writeFileAtomic.sync(manifestFile, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 }); // the record first: a failed write is still undoable
+    write(ch.file, ch.after);
+    out(`wrote ${ch.file}${entry.backup ? ` (the original is kept as ${entry.backup})` : ' (new file)'}`);
+  }
+  out(`${AGENT_NAMES[agent]} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
+  return 0;
+}
+
+async function uninstall(c: InstallCommand, agent: Agent, manifest: Manifest | undefined, manifestFile: string): Promise<number> {
+  if (!manifest) {
+    out(`nothing to uninstall: MCP Gate has no record of installing into ${AGENT_NAMES[agent]} (${manifestFile})`);
+    return 0;
+  }
+  const plan: { f: ManifestFile; after?: string | Buffer; how: string; current?: string }[] = [];
+  for (const f of manifest.files) {
+    const current = readText(f.file);
+    if (current !== undefined && sha(current) === f.written) {
+      plan.push({ f, current, after: f.backup ? fs.readFileSync(f.backup) : undefined, how: f.backup ? 'restored byte for byte from the backup' : 'removed (install created it)' });
+    } else if (current === undefined) {
+      plan.push({ f, how: 'already gone' });
+    } else {
+      plan.push({ f, current, after: undoChanges(current, f), how: 'changed since install: only what install set was taken back' });
+    }
+  }
+  out(`mcp-gate uninstall ${agent} would change:\n`);
+  for (const p of plan) {
+    if (p.current === undefined) continue;
+    out(diffText({ file: p.f.file, before: p.current, after: p.after === undefined ? '' : p.after.toString() }));
+  }
+  if (!(await confirm(c, '\nWrite these changes?'))) return 1;
+  for (const p of plan) {
+    if (p.current === undefined) continue;
+    if (p.after === undefined) fs.rmSync(p.f.file);
+    else write(p.f.file, p.after);
+    out(`${p.f.file}: ${p.how}`);
+  }
+  for (const f of manifest.files) if (f.backup) fs.rmSync(f.backup, { force: true });
+  fs.rmSync(manifestFile);
+  return 0;
+}

@@ -1,0 +1,36 @@
+// `mcp-gate serve [<server>]`: runs MCP Gate as a stdio MCP server (src/host/serve.ts) for the agent that launched
+// it. stdout carries MCP only; every line for a person goes to stderr (and the log).
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { SecretSource } from '../policy/secrets';
+import type { UserPolicy } from '../policy/user-policy';
+import type { EventLog } from '../host/log';
+import { serve } from '../host/serve';
+import type { GateInput, GateReport } from '../trust/gate';
+import { err } from './output';
+import { serversMayStart, trackSession } from './signals';
+
+export interface ServeCommand {
+  input: GateInput;
+  rest: string[];
+  source?: string;
+  log: EventLog;
+  policyOf(report: GateReport): UserPolicy;
+  secrets: SecretSource;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export async function serveCommand(c: ServeCommand): Promise<number> {
+  if (c.rest.length > 1) {
+    err('mcp-gate serve takes at most one server name');
+    return 2;
+  }
+  serversMayStart();
+  const transport = new StdioServerTransport();
+  // The client closing our stdin ends the session (the SDK's stdio transport does not watch for it).
+  process.stdin.once('end', () => void transport.close());
+  await serve({
+    input: c.input, server: c.rest[0], source: c.source, log: c.log, policyOf: c.policyOf, secrets: c.secrets, env: c.env,
+    transport, diag: (line) => err(line), track: (s) => trackSession(s),
+  });
+  return 0;
+}

@@ -1,0 +1,34 @@
+// The MCP face MCP Gate shows a client, whatever carries it (the chat gateway's HTTP, `mcp-gate serve`'s stdio):
+// an SDK server that lists only the tools the policy does not deny and sends every call to the gate, which checks
+// the policy at call time and logs the exchange. A refusal comes back as a tool error the client shows.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { SessionTool } from './session';
+
+export interface FrontTarget {
+  tools(): SessionTool[] | Promise<SessionTool[]>;
+  /** False when the policy denies the tool outright (it is then not listed at all). */
+  listed(tool: string): boolean;
+  call(tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; result?: CallToolResult; error?: string }>;
+  instructions?: string;
+}
+
+export function frontServer(target: FrontTarget): Server {
+  const server = new Server({ name: 'mcp-gate', version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: (await target.tools()).filter((t) => target.listed(t.name)).map((t) => ({
+      name: t.name,
+      ...(t.title !== undefined ? { title: t.title } : {}),
+      description: t.description,
+      inputSchema: t.inputSchema,
+      ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
+      ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (r) => {
+    const out = await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>);
+    if (out.result) return out.result;
+    return { isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] };
+  });
+  return server;
+}

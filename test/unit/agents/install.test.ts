@@ -1,0 +1,60 @@
+// `mcp-gate install/uninstall` on the agents' files without the agents: idempotent, comments kept, the change shown
+// first, a file changed since install gets only install's keys taken back, broken files and targets inside the
+// project are refused with nothing written.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cleanupTemp, cli, world } from '../helpers';
+
+describe('mcp-gate install / uninstall (agent files)', () => {
+  after(() => cleanupTemp());
+
+  it('Cursor: one entry with ${workspaceFolder}; comments kept; a second install changes nothing; uninstall byte for byte', () => {
+    const w = world({}, { '.cursor/mcp.json': '{\n  // mine\n  "mcpServers": {\n    "other": { "command": "x" }\n  }\n}\n' });
+    const file = path.join(w.home, '.cursor', 'mcp.json');
+    const original = fs.readFileSync(file);
+    const r = cli(w, ['install', 'cursor', '--yes']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\+\s+"mcp-gate": \{/);
+    const text = fs.readFileSync(file, 'utf8');
+    assert.match(text, /\/\/ mine/);
+    assert.match(text, /"--project",\s*"\$\{workspaceFolder\}"/);
+    assert.match(cli(w, ['install', 'cursor', '--yes']).stdout, /nothing to change/);
+    assert.equal(cli(w, ['uninstall', 'cursor', '--yes']).code, 0);
+    assert.deepEqual(fs.readFileSync(file), original);
+  });
+
+  it('a file changed since install: uninstall takes back only install\'s keys and keeps the rest', () => {
+    const w = world({}, { '.gemini/settings.json': '{ "mcpServers": { "mine": { "command": "m" } } }\n' });
+    const file = path.join(w.home, '.gemini', 'settings.json');
+    assert.equal(cli(w, ['install', 'gemini', '--yes']).code, 0);
+    const installed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    assert.deepEqual(installed.mcp.allowed, ['mcp-gate', 'mine'], 'the user\'s own servers stay allowed');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/\}\s*$/, ', "ui": { "theme": "X" } }\n'));
+    const r = cli(w, ['uninstall', 'gemini', '--yes']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /changed since install: only what install set was taken back/);
+    assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), { mcpServers: { mine: { command: 'm' } }, ui: { theme: 'X' } });
+  });
+
+  it('refuses a broken file, a foreign [mcp_servers.mcp-gate], and a target inside the project; nothing is written', () => {
+    const broken = world({}, { '.claude.json': '{ "mcpServers": ' });
+    const r = cli(broken, ['install', 'claude', '--yes']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /\.claude\.json is not valid JSON .*nothing was changed/);
+    assert.equal(fs.existsSync(path.join(broken.home, '.claude', 'settings.json')), false);
+
+    const foreign = world({}, { '.codex/config.toml': '[mcp_servers.mcp-gate]\ncommand = "evil"\n' });
+    const f = cli(foreign, ['install', 'codex', '--yes']);
+    assert.equal(f.code, 1);
+    assert.match(f.stderr, /already has a \[mcp_servers\.mcp-gate\] that MCP Gate did not write/);
+
+    const w = world({});
+    const inside = cli(w, ['install', 'gemini', '--yes'], { env: { HOME: w.project } });
+    assert.equal(inside.code, 1);
+    assert.match(inside.stderr, /is inside the project folder .*never writes into a repository/);
+    assert.equal(fs.existsSync(path.join(w.project, '.gemini')), false);
+
+    assert.equal(cli(w, ['install', 'vim']).code, 2);
+  });
+});
