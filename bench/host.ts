@@ -57,7 +57,7 @@ async function benchCall(): Promise<BenchRow[]> {
     rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }],
   }));
   fs.mkdirSync(path.join(base, 'project'));
-  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform } };
+  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
   const report = evaluateGate(input);
   const masker = new Masker();
   const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
@@ -145,7 +145,7 @@ async function benchRemote(): Promise<BenchRow[]> {
     rules: [{ action: 'mcp.remote.host.localhost', decision: 'allow' }, { action: 'mcp.remote.tool.echo', decision: 'allow' }],
   }));
   fs.mkdirSync(path.join(base, 'project'));
-  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform } };
+  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
   const report = evaluateGate(input);
   const masker = new Masker();
   const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });

@@ -107,7 +107,7 @@ export async function main(argv: string[]): Promise<number> {
   for (const [k, v] of Object.entries(machine.env)) if (k.startsWith(SECRET_ENV_PREFIX) && v) defaultMasker.add(v);
   setMask((t) => defaultMasker.mask(t));
   const store = findStoreDir(machine, o.store);
-  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine };
+  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker };
   const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
 
   const needName = (verb: string): string => {

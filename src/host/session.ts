@@ -14,7 +14,7 @@ import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
 import { canonicalJson, sha256 } from '../trust/digest';
 import { observeTools } from '../trust/decisions';
 import type { GateReport, ServerReport } from '../trust/gate';
-import type { PinnedTools } from '../trust/store';
+import { ApprovalStore, type PinnedTools } from '../trust/store';
 import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
 import { serverIdentity } from './identity';
@@ -395,7 +395,7 @@ export class Session {
       tools: raw.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations })) as Record<string, unknown>[],
     };
     const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)), observedAt: new Date().toISOString() };
-    const r = await observeTools(this.o.storeDir, this.o.report.project, server.source, server.name, server.pinned.digest, observed);
+    const r = await observeTools(new ApprovalStore(this.o.storeDir, this.masker), this.o.report.project, server.source, server.name, server.pinned.digest, observed);
     if (r === 'changed') {
       throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change (\`mcp-gate get ${server.name}\`) and approve it again`);
     }

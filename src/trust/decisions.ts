@@ -15,7 +15,7 @@ export interface DecisionResult {
 export async function recordDecision(
   input: GateInput, name: string, source: string | undefined, decision: Decision, expectedDigest?: string,
 ): Promise<DecisionResult> {
-  const store = new ApprovalStore(input.storeDir);
+  const store = new ApprovalStore(input.storeDir, input.masker);
   return store.update<DecisionResult>((records) => {
     const report = evaluateGate(input);
     if (report.fullBlock.length > 0) {
@@ -53,7 +53,7 @@ export async function recordDecision(
 
 /** Returns servers of the project to pending. With no name, every decision of the project is removed. */
 export async function resetDecisions(input: GateInput, name: string | undefined, source: string | undefined): Promise<ApprovalRecord[]> {
-  const store = new ApprovalStore(input.storeDir);
+  const store = new ApprovalStore(input.storeDir, input.masker);
   return store.update((records) => {
     const report = evaluateGate(input);
     let match: (r: ApprovalRecord) => boolean;
@@ -79,9 +79,8 @@ export async function resetDecisions(input: GateInput, name: string | undefined,
  * definition digest is still the one given.
  */
 export async function observeTools(
-  storeDir: string, project: string, source: string, server: string, definitionDigest: string, observed: PinnedTools,
+  store: ApprovalStore, project: string, source: string, server: string, definitionDigest: string, observed: PinnedTools,
 ): Promise<'pinned' | 'same' | 'changed' | 'not-approved'> {
-  const store = new ApprovalStore(storeDir);
   return store.update((records) => {
     const key = recordKey(project, source, server);
     const r = records.find((x) => recordKey(x.project, x.source, x.server) === key);

@@ -10,7 +10,7 @@ import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
 import { storeInsideProject } from './location';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
-import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
+import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth, type StoreMasker } from './store';
 
 export type GateState = 'trusted' | 'pending' | 'approved' | 'approval-changed' | 'rejected' | 'blocked';
 
@@ -25,6 +25,8 @@ export interface GateInput {
    * `mcpGate.rules`, …) as one trusted user layer, in MCP Gate's configuration format. Never a workspace value.
    */
   userSettings?: { label: string; value: Record<string, unknown> };
+  /** What every write of the approval store masks through (the process's one masker). */
+  masker: StoreMasker;
 }
 
 export interface SourceReport {
@@ -205,7 +207,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   const project = projectIdentity(input.projectDir);
   const m = input.machine;
   const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1';
-  const store = new ApprovalStore(input.storeDir);
+  const store = new ApprovalStore(input.storeDir, input.masker);
   const fullBlock: FullBlock[] = [];
 
   if (storeInsideProject(project, input.storeDir)) {

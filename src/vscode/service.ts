@@ -68,7 +68,7 @@ export class GateService implements vscode.Disposable {
     const machine = currentMachine();
     let differs = folders.length !== this.states.length;
     const next: FolderState[] = folders.map((folder, i) => {
-      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings };
+      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker };
       const prev = this.states[i];
       try {
         const report = this.cache.get(input);
