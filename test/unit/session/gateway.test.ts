@@ -26,7 +26,7 @@ function raw(url: string, headers: Record<string, string>): Promise<number> {
       resolve(res.statusCode ?? 0);
     });
     req.on('error', reject);
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }));
   });
 }
 
