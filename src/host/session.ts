@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { mayCallTool, mayDiscover, resolve, type Asker, type Verdict } from '../policy/decide';
+import { mayCallTool, mayDiscover, privateRangesRefused, resolve, type Asker, type Verdict } from '../policy/decide';
 import { defaultMasker, type Masker } from '../policy/mask';
 import { bindSecrets, type SecretSource } from '../policy/secrets';
 import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
@@ -108,6 +108,11 @@ const isNotFound = (e: unknown) => e instanceof StreamableHTTPError && e.code ==
 
 function substitute(s: string, projectDir: string): string {
   return s.replace(/\$\{workspaceFolder\}/g, projectDir).replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir)).replace(/\$\{workspaceRoot\}/g, projectDir);
+}
+
+/** A rule `mcp.<server>.private` deny turns on the address guard's private-range refusal, naming the rule. */
+function privatePolicy(refusedBy: string | undefined): { refusePrivate?: boolean; refusePrivateBy?: string } {
+  return refusedBy ? { refusePrivate: true, refusePrivateBy: refusedBy } : {};
 }
 
 /** `${input:…}` needs VS Code to prompt; `${env:…}` would hand MCP Gate's environment to the server. */
@@ -271,7 +276,7 @@ export class Session {
       const fetch = createGuardedFetch({
         resolver: this.o.resolver,
         ca: this.o.ca,
-        policy: { exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
+        policy: { ...privatePolicy(privateRangesRefused(serverIdentity(server, project), rules)), exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
         timeoutMs: (rpc) => (rpc.some((c) => c.method === 'tools/call') ? this.o.callTimeoutMs ?? CALL_TIMEOUT_MS : this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS),
         onObservation: (ob) => this.observe(server.name, ob),
       });
