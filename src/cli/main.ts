@@ -115,6 +115,7 @@ export async function main(argv: string[]): Promise<number> {
     return rest[0];
   };
   const log = new EventLog(store.dir, defaultMasker);
+  log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
   const startSession = async (name: string) => {
     const report = evaluateGate(input);

@@ -436,6 +436,11 @@ export class Session {
       return { ok: false, outcome: 'refused_by_policy', error: decided.reason };
     }
     this.o.log.write({ kind: 'tool.call', server: serverName, tool });
+    const unlogged = this.o.report.requireLog ? this.o.log.failure : undefined;
+    if (unlogged) {
+      const msg = this.masker.mask(`the exchange log ${unlogged.file} cannot be written (${unlogged.error.message}), and your setting requireLog refuses calls until it can; make the file writable or turn requireLog off`);
+      return { ok: false, outcome: 'refused_by_policy', error: msg };
+    }
     const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
     const attempt = () => conn.client.callTool({ name: tool, arguments: args }, undefined, { timeout }) as Promise<CallToolResult>;
     try {

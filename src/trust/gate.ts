@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './catalogue';
-import { isDisabled, readDeclarations, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
+import { isDisabled, readDeclarations, USER_ONLY_KEYS, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
 import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
 import { storeInsideProject } from './location';
@@ -91,14 +91,16 @@ export interface GateReport {
   userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; lineOf?: (keyPath: string[]) => number };
   /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
   userPolicyLayers: GateReport['userPolicy'][];
+  /** A user layer says `requireLog`: calls are refused while the exchange log cannot be written. */
+  requireLog: boolean;
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
   ignoredGrants: { file: string; key: string }[];
 }
 
 export class ProjectError extends Error {}
 
-/** Settings that grant something; application scope only, so a workspace's .vscode/settings.json cannot set them. */
-export const GRANTING_SETTINGS = ['mcpGate.rules', 'mcpGate.secrets', 'mcpGate.servers', 'mcpGate.imports', 'mcpGate.localExceptions', 'mcpGate.sandbox', 'mcpGate.settings'];
+/** VS Code settings only user scope may set (application scope), so a workspace's .vscode/settings.json cannot. */
+export const GRANTING_SETTINGS: readonly string[] = USER_ONLY_KEYS.map((k) => `mcpGate.${k}`);
 
 /** Project identity: the real path of the workspace folder. A fork, rename or second checkout is a new project. */
 export function projectIdentity(dir: string): string {
@@ -359,6 +361,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     agentFiles,
     userPolicy: { file: gateSource?.report.file ?? '', ...(gateSource?.report.status === 'ok' ? gateSource.gate : {}) },
     userPolicyLayers: gateSources.map((g) => ({ file: g.report.file, ...(g.report.status === 'ok' ? g.gate : {}) })),
+    requireLog: gateSources.some((g) => g.loc.scope === 'user' && g.report.status === 'ok' && g.gate?.requireLog === true),
     ignoredGrants,
   };
 }
