@@ -1,7 +1,8 @@
 // Benchmark of the chat path: tools/call through the gateway (an SDK client over HTTP to the gateway, which calls
 // through the server's session) against a plain SDK client to the same server (server-everything over stdio), in
-// the same run. Two more contenders say where the time goes: the session alone (no HTTP), and the gateway with a
-// target that answers at once (HTTP, the SDK's HTTP transports, authentication — no session, no server).
+// the same run. Three more contenders say where the time goes: the previous design (a new SDK server and stateless
+// transport per request, bench/stateless-gateway.ts), the session alone (no HTTP), and the gateway with a target
+// that answers at once (HTTP, the SDK's HTTP client, authentication — no session, no server).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +17,7 @@ import { loadUserPolicy } from '../src/policy/user-policy';
 import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
 import { interleaved } from './host';
+import { StatelessGateway } from './stateless-gateway';
 
 const EVERYTHING = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
@@ -44,19 +46,28 @@ export async function benchGateway(): Promise<BenchRow[]> {
       : { tools: () => session.tools(), listed: (t) => session.decisionFor('everything', t) !== 'deny', call: (t, a) => session.call('everything', t, a) }),
   });
   await gateway.start();
-  const chat = async (key: string) => {
+  const stateless = new StatelessGateway({
+    log,
+    target: async () => ({ tools: () => session.tools(), listed: (t) => session.decisionFor('everything', t) !== 'deny', call: (t, a) => session.call('everything', t, a) }),
+  });
+  await stateless.start();
+  const chat = async (g: { urlFor(key: string): string; token: string }, key: string) => {
     const c = new Client({ name: 'chat-like', version: '0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor(key)), { requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } } }));
+    await c.connect(new StreamableHTTPClientTransport(new URL(g.urlFor(key)), { requestInit: { headers: { Authorization: `Bearer ${g.token}` } } }));
     return c;
   };
-  const viaGateway = await chat('everything');
-  const noop = await chat('noop');
+  const viaGateway = await chat(gateway, 'everything');
+  const noop = await chat(gateway, 'noop');
+  const viaStateless = await chat(stateless, 'everything');
   const t = await interleaved(5, 60, {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('everything', 'echo', args),
     gateway: () => viaGateway.callTool({ name: 'echo', arguments: args }),
     noop: () => noop.callTool({ name: 'echo', arguments: args }),
+    stateless: () => viaStateless.callTool({ name: 'echo', arguments: args }),
   });
+  await viaStateless.close();
+  await stateless.close();
   await viaGateway.close();
   await noop.close();
   await gateway.close();
@@ -67,7 +78,8 @@ export async function benchGateway(): Promise<BenchRow[]> {
   return [
     { name: 'gateway baseline: tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
     { name: 'tools/call echo through the gateway (HTTP to the gateway, then the session): the chat path', median: t.gateway, unit: 'ms', baseline: 'plain SDK client', ratio: t.gateway / d, note: '300 calls; one MCP session kept per client' },
+    { name: 'tools/call echo through the previous gateway design (a new SDK server and stateless transport per request)', median: t.stateless, unit: 'ms', baseline: 'plain SDK client', ratio: t.stateless / d, note: '300 calls; bench/stateless-gateway.ts, for reference' },
     { name: 'gateway part: the same call through the session alone (no HTTP)', median: t.gated, unit: 'ms', baseline: 'plain SDK client', ratio: t.gated / d, note: '300 calls, log written' },
-    { name: 'gateway part: HTTP to the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: '300 calls; SDK HTTP client and server transports, authentication' },
+    { name: 'gateway part: HTTP to the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: '300 calls; the SDK HTTP client, loopback HTTP, authentication' },
   ];
 }

@@ -3,17 +3,16 @@
 // endpoint in Host (DNS rebinding), come from no web origin but a loopback or VS Code one, and carry the per-run
 // bearer token (compared in constant time); only then are the path (a malformed one gets 400) and the body read.
 // Headers, the whole request and an idle connection are bounded in time; any failure of a handler answers or
-// closes the socket. A client's MCP session (initialize, then calls under its Mcp-Session-Id) keeps one SDK
-// server, so a call costs one HTTP exchange and no setup (at most MAX_GATEWAY_SESSIONS sessions; the least
-// recently used one ends first). The HTTP side is the gateway's own (JSON replies only, no GET stream): the
-// SDK's HTTP server transport converts every request to a web Request and back, which cost most of a call. It lists only the tools the policy does not deny, and every call goes
+// closes the socket. A client's MCP session (initialize, then calls under its Mcp-Session-Id) is kept, so a call
+// costs one HTTP exchange and no setup (at most MAX_GATEWAY_SESSIONS sessions; the least recently used one ends
+// first). The gateway answers its five methods (initialize, ping, tools/list, tools/call, notifications) itself,
+// with JSON replies and no GET stream: the SDK's server and HTTP transport (a web Request per request, schema
+// parsing of every message) cost most of a call (measured: bench group `gateway`). It lists only the tools the policy does not deny, and every call goes
 // through the server's session, which checks `mcp.<server>.tool.<name>` at call time and logs the exchange.
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { EventLog } from './log';
 import type { SessionTool } from './session';
 
@@ -79,61 +78,13 @@ export function keyOfPath(rawUrl: string | undefined): { key: string } | { statu
 type RequestId = string | number;
 type Message = Record<string, unknown>;
 
-/** One client's MCP session: the SDK server and the transport that carries its messages over the gateway's HTTP. */
-class SessionTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
-  private readonly waiting = new Map<RequestId, (reply: Message) => void>();
-  private closed = false;
-
-  constructor(readonly sessionId: string) {}
-
-  async start(): Promise<void> {}
-
-  /** Replies to requests of an HTTP exchange; anything else the server sends (notifications) has no stream to go to. */
-  async send(message: JSONRPCMessage): Promise<void> {
-    const m = message as Message;
-    if (('result' in m || 'error' in m) && (typeof m.id === 'string' || typeof m.id === 'number')) {
-      const done = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
-      done?.(m);
-    }
-  }
-
-  /** Delivers one exchange's messages; resolves with the replies to its requests, in order. */
-  exchange(messages: Message[], requestIds: RequestId[]): Promise<Message[]> {
-    if (this.closed) return Promise.reject(new Error('the MCP session ended'));
-    const replies = requestIds.map((id) => new Promise<Message>((resolve) => this.waiting.set(id, resolve)));
-    for (const m of messages) this.onmessage?.(m as unknown as JSONRPCMessage);
-    return Promise.all(replies);
-  }
-
-  /** Whether a request id is still waiting for its reply (a second request with it would take the first's). */
-  busy(id: RequestId): boolean {
-    return this.waiting.has(id);
-  }
-
-  /** Forgets the replies of an exchange whose client went away. */
-  abandon(ids: RequestId[]): void {
-    for (const id of ids) this.waiting.delete(id);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.waiting.clear();
-    this.onclose?.();
-  }
-}
-
 interface McpSession {
   id: string;
   key: string;
-  server: Server;
-  transport: SessionTransport;
   /** The target as of the latest request (asked again at every request). */
   target: GatewayTarget;
+  /** Request ids being answered now (a second request with one of them is refused). */
+  busy: Set<RequestId>;
 }
 
 class Refused extends Error {
@@ -292,19 +243,67 @@ export class Gateway {
       throw e;
     }
     s.target = target;
-    if (parsed.requests.some((id) => s.transport.busy(id))) return this.refuse(req, res, 409, 'a request id that is still being answered', key);
-    if (!parsed.requests.length) {
-      await s.transport.exchange(parsed.messages, []);
+    if (parsed.requests.some((id) => s.busy.has(id))) return this.refuse(req, res, 409, 'a request id that is still being answered', key);
+    for (const id of parsed.requests) s.busy.add(id);
+    let replies: (Message | undefined)[];
+    try {
+      replies = await Promise.all(parsed.messages.map((m) => this.answer(s, m)));
+    } finally {
+      for (const id of parsed.requests) s.busy.delete(id);
+    }
+    const answered = replies.filter((r): r is Message => r !== undefined);
+    if (res.destroyed) return;
+    if (!answered.length) {
       res.writeHead(202, { 'mcp-session-id': s.id }).end();
       return;
     }
-    const gone = () => s.transport.abandon(parsed.requests);
-    res.on('close', gone);
-    const replies = await s.transport.exchange(parsed.messages, parsed.requests);
-    res.off('close', gone);
-    if (res.destroyed) return;
-    const text = JSON.stringify(parsed.batch ? replies : replies[0]);
+    const text = JSON.stringify(parsed.batch ? answered : answered[0]);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': s.id }).end(text);
+  }
+
+  /** The reply to one message (undefined for a notification or a response, which need none). */
+  private async answer(s: McpSession, m: Message): Promise<Message | undefined> {
+    if (typeof m.method !== 'string' || !('id' in m)) return undefined;
+    const id = m.id as RequestId;
+    const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
+    const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+    const params = (m.params ?? {}) as Record<string, unknown>;
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) return fail(ErrorCode.InvalidParams, 'params must be an object');
+    switch (m.method) {
+      case 'initialize': {
+        const asked = params.protocolVersion;
+        const protocolVersion = typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
+        return ok({
+          protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'mcp-gate', version: '0.1.0' },
+          ...(s.target.instructions !== undefined ? { instructions: s.target.instructions } : {}),
+        });
+      }
+      case 'ping':
+        return ok({});
+      case 'tools/list':
+        return ok({
+          tools: s.target.tools().filter((t) => s.target.listed(t.name)).map((t) => ({
+            name: t.name,
+            ...(t.title !== undefined ? { title: t.title } : {}),
+            description: t.description,
+            inputSchema: t.inputSchema,
+            ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
+            ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+          })),
+        });
+      case 'tools/call': {
+        const args = params.arguments ?? {};
+        if (typeof params.name !== 'string') return fail(ErrorCode.InvalidParams, 'tools/call needs a tool name');
+        if (typeof args !== 'object' || args === null || Array.isArray(args)) return fail(ErrorCode.InvalidParams, 'tools/call arguments must be an object');
+        const out = await s.target.call(params.name, args as Record<string, unknown>);
+        if (out.result) return ok(out.result);
+        return ok({ isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] });
+      }
+      default:
+        return fail(ErrorCode.MethodNotFound, `MCP Gate's gateway offers tools only; ${m.method.slice(0, 80)} is not one of its methods`);
+    }
   }
 
   /** The MCP session a request belongs to: the one its Mcp-Session-Id names, or a new one for an initialize. */
@@ -323,26 +322,7 @@ export class Gateway {
   }
 
   private async newSession(key: string, target: GatewayTarget): Promise<McpSession> {
-    const server = new Server({ name: 'mcp-gate', version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
-    const transport = new SessionTransport(randomUUID());
-    const s: McpSession = { id: transport.sessionId, key, server, transport, target };
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: s.target.tools().filter((t) => s.target.listed(t.name)).map((t) => ({
-        name: t.name,
-        ...(t.title !== undefined ? { title: t.title } : {}),
-        description: t.description,
-        inputSchema: t.inputSchema,
-        ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
-        ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-      })),
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (r) => {
-      const out = await s.target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>);
-      if (out.result) return out.result;
-      return { isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] };
-    });
-    server.onerror = () => undefined;
-    await server.connect(transport);
+    const s: McpSession = { id: randomUUID(), key, target, busy: new Set() };
     this.sessions.set(s.id, s);
     while (this.sessions.size > MAX_GATEWAY_SESSIONS) {
       const [oldest] = this.sessions.keys();
@@ -352,11 +332,7 @@ export class Gateway {
   }
 
   private async endSession(id: string): Promise<void> {
-    const s = this.sessions.get(id);
-    if (!s) return;
     this.sessions.delete(id);
-    await s.transport.close().catch(() => undefined);
-    await s.server.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {
