@@ -160,7 +160,7 @@ export function checkAddress(text: string, policy: AddressPolicy = {}): AddressV
       return { allowed: true, info };
     case 'private':
       if (!policy.refusePrivate || policy.exception?.allowPrivate) return { allowed: true, info };
-      return { allowed: false, info, reason: `${describe(info)}; private addresses are refused: ${policy.refusePrivateBy ?? 'by rule'}` };
+      return { allowed: false, info, reason: `${describe(info)}; ${policy.refusePrivateBy ? `private addresses are refused: ${policy.refusePrivateBy}` : 'private addresses are refused by rule'}` };
     case 'loopback':
       if (policy.exception?.allowLoopback) return { allowed: true, info };
       return { allowed: false, info, reason: `${describe(info)}; allowed only under a local-development exception` };
