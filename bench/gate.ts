@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GateCache } from '../src/trust/gate';
+import { Masker } from '../src/policy/mask';
 import { ioCounters } from '../src/trust/fsread';
 import { recordDecision } from '../src/trust/decisions';
 import type { Machine } from '../src/trust/catalogue';
@@ -66,7 +67,7 @@ export async function benchGate(): Promise<BenchRow[]> {
   fs.mkdirSync(path.join(home, '.cursor'), { recursive: true });
   fs.writeFileSync(path.join(home, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: perFile }, entry)) }));
   const machine: Machine = { home, env: { HOME: home }, platform: 'linux' };
-  const input = { projectDir: project, storeDir: store, machine };
+  const input = { projectDir: project, storeDir: store, machine, masker: new Masker() };
   for (let i = 0; i < 50; i++) await recordDecision(input, `s${i}`, undefined, 'approved');
 
   const probe = new GateCache().get(input);
@@ -103,7 +104,7 @@ export async function benchHostile(runs = 3): Promise<BenchRow[]> {
     fs.mkdirSync(project, { recursive: true });
     fs.mkdirSync(home, { recursive: true });
     const machine: Machine = { home, env: { HOME: home }, platform: 'linux' };
-    return { project, input: { projectDir: project, storeDir: path.join(base, name, 'store'), machine } };
+    return { project, input: { projectDir: project, storeDir: path.join(base, name, 'store'), machine, masker: new Masker() } };
   };
   const rows: BenchRow[] = [];
   try {

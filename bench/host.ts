@@ -9,7 +9,6 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Gateway } from '../src/host/gateway';
 import { createGuardedFetch } from '../src/host/guarded-fetch';
 import { EventLog } from '../src/host/log';
 import { Session } from '../src/host/session';
@@ -36,7 +35,7 @@ async function timeEach(n: number, f: () => Promise<unknown>): Promise<number[]>
 }
 
 /** Warms each contender up, then measures them in interleaved rounds (so drift hits all alike); medians by name. */
-async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<unknown>>): Promise<Record<string, number>> {
+export async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<unknown>>): Promise<Record<string, number>> {
   const samples: Record<string, number[]> = {};
   for (const [name, f] of Object.entries(contenders)) {
     await timeEach(20, f);
@@ -57,28 +56,17 @@ async function benchCall(): Promise<BenchRow[]> {
     rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }],
   }));
   fs.mkdirSync(path.join(base, 'project'));
-  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform } };
+  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
   const report = evaluateGate(input);
   const masker = new Masker();
   const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
   const plain = new Client({ name: 'plain', version: '0' });
   await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
   const args = { message: 'benchmark' };
-  // The path VS Code chat takes: an SDK client over HTTP to the gateway, which calls through the session.
-  const gateway = new Gateway({
-    log: new EventLog(undefined, masker),
-    target: async () => ({ tools: () => session.tools(), listed: (t) => session.decisionFor('everything', t) !== 'deny', call: (t, a) => session.call('everything', t, a) }),
-  });
-  await gateway.start();
-  const viaGateway = new Client({ name: 'chat-like', version: '0' });
-  await viaGateway.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor('everything')), { requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } } }));
   const t = await interleaved(5, 60, {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('everything', 'echo', args),
-    gateway: () => viaGateway.callTool({ name: 'echo', arguments: args }),
   });
-  await viaGateway.close();
-  await gateway.close();
   await session.close();
   await plain.close();
   fs.rmSync(base, { recursive: true, force: true });
@@ -87,7 +75,6 @@ async function benchCall(): Promise<BenchRow[]> {
   return [
     { name: 'tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
     { name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)', median: g, unit: 'ms', baseline: 'plain SDK client', ratio: g / d, note: '300 calls, log written' },
-    { name: 'tools/call echo through the gateway (HTTP to the gateway, then the session): the chat path', median: t.gateway, unit: 'ms', baseline: 'plain SDK client', ratio: t.gateway / d, note: '300 calls; a stateless HTTP exchange per call' },
   ];
 }
 
@@ -145,7 +132,7 @@ async function benchRemote(): Promise<BenchRow[]> {
     rules: [{ action: 'mcp.remote.host.localhost', decision: 'allow' }, { action: 'mcp.remote.tool.echo', decision: 'allow' }],
   }));
   fs.mkdirSync(path.join(base, 'project'));
-  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform } };
+  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
   const report = evaluateGate(input);
   const masker = new Masker();
   const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });

@@ -1,6 +1,6 @@
 // Runs every benchmark and rewrites bench/RESULTS.md with the machine, versions, medians and ratios against the
 // baseline measured in the same run. Run with `npm run bench` (which builds first). `node bench/run.mjs gate`
-// (or host, sandbox, panel, bundle, vscode; several may be named) runs only those groups and keeps the other rows of the
+// (or host, gateway, sandbox, panel, bundle, vscode; several may be named) runs only those groups and keeps the other rows of the
 // table as the last run wrote them.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,6 +12,7 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const { benchGate, benchHostile } = require(path.join(root, 'out', 'bench', 'gate.js'));
 const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
+const { benchGateway } = require(path.join(root, 'out', 'bench', 'gateway.js'));
 const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
 const { benchSandbox } = require(path.join(root, 'out', 'bench', 'sandbox.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -19,6 +20,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 const GROUPS = {
   gate: async () => [...(await benchGate()), ...(await benchHostile())],
   host: () => benchHost(),
+  gateway: () => benchGateway(),
   sandbox: () => benchSandbox(),
   panel: () => benchPanel(),
   bundle: () => bundleRows(),
@@ -50,6 +52,7 @@ function mergeRows(fresh) {
 function groupOf(name) {
   if (name.startsWith('gate ')) return 'gate';
   if (name.startsWith('bundle size')) return 'bundle';
+  if (/gateway/.test(name)) return 'gateway';
   if (name.startsWith('extension ')) return 'vscode';
   if (/log view model|log filter|trust panel|scrolling|jumping/.test(name)) return 'panel';
   if (/contained|sandbox|bubblewrap/.test(name)) return 'sandbox';

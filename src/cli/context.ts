@@ -1,7 +1,7 @@
 // What every CLI command is given: the parsed options and arguments, the machine, the gate input and store, the
 // log, and the helpers commands share (argument checks, the user's policy, a session through the gate).
 import * as path from 'node:path';
-import { currentMachine, type Machine } from '../trust/catalogue';
+import { currentMachine, gateConfigPath, type Machine } from '../trust/catalogue';
 import { GateRefusal } from '../trust/decisions';
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
 import { findStoreDir } from '../trust/store-location';
@@ -62,9 +62,10 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   for (const [k, v] of Object.entries(machine.env)) if (k.startsWith(SECRET_ENV_PREFIX) && v) defaultMasker.add(v);
   setMask((t) => defaultMasker.mask(t));
   const store = findStoreDir(machine, o.store);
-  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine };
+  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker };
   const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
   const log = new EventLog(store.dir, defaultMasker);
+  log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
   const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
   return {

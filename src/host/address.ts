@@ -48,6 +48,8 @@ export interface LocalDevException {
 export interface AddressPolicy {
   /** Refuse private ranges (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10, 198.18/15, ...). */
   readonly refusePrivate?: boolean;
+  /** What refuses them (the rule), named in the refusal. */
+  readonly refusePrivateBy?: string;
   /** Local-development exception of the server being reached, if any. */
   readonly exception?: LocalDevException;
 }
@@ -158,7 +160,7 @@ export function checkAddress(text: string, policy: AddressPolicy = {}): AddressV
       return { allowed: true, info };
     case 'private':
       if (!policy.refusePrivate || policy.exception?.allowPrivate) return { allowed: true, info };
-      return { allowed: false, info, reason: `${describe(info)}; private addresses are refused by rule` };
+      return { allowed: false, info, reason: `${describe(info)}; ${policy.refusePrivateBy ? `private addresses are refused: ${policy.refusePrivateBy}` : 'private addresses are refused by rule'}` };
     case 'loopback':
       if (policy.exception?.allowLoopback) return { allowed: true, info };
       return { allowed: false, info, reason: `${describe(info)}; allowed only under a local-development exception` };

@@ -13,22 +13,27 @@ export interface FrontTarget {
   instructions?: string;
 }
 
+/** What a client is shown of a server's tools: the ones the policy does not deny outright, as the server gave them. */
+export function listedTools(tools: SessionTool[], target: Pick<FrontTarget, 'listed'>) {
+  return tools.filter((t) => target.listed(t.name)).map((t) => ({
+    name: t.name,
+    ...(t.title !== undefined ? { title: t.title } : {}),
+    description: t.description,
+    inputSchema: t.inputSchema,
+    ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
+    ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+  }));
+}
+
+/** A call's answer to the client: the server's result, or MCP Gate's refusal as a tool error the client shows. */
+export function callAnswer(out: { result?: CallToolResult; error?: string }): CallToolResult {
+  if (out.result) return out.result;
+  return { isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] };
+}
+
 export function frontServer(target: FrontTarget): Server {
   const server = new Server({ name: 'mcp-gate', version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: (await target.tools()).filter((t) => target.listed(t.name)).map((t) => ({
-      name: t.name,
-      ...(t.title !== undefined ? { title: t.title } : {}),
-      description: t.description,
-      inputSchema: t.inputSchema,
-      ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
-      ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-    })),
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (r) => {
-    const out = await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>);
-    if (out.result) return out.result;
-    return { isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(await target.tools(), target) }));
+  server.setRequestHandler(CallToolRequestSchema, async (r) => callAnswer(await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>)));
   return server;
 }

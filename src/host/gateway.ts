@@ -1,32 +1,41 @@
 // The gateway VS Code chat talks to: a streamable-HTTP MCP endpoint on 127.0.0.1 inside the extension host, one
-// path per allowed server. Every request must carry the per-run bearer token (compared in constant time), name
-// this endpoint in Host (DNS rebinding) and come from no web origin but a loopback or VS Code one. It lists only
-// the tools the policy does not deny, and every call goes through the server's session, which checks
-// `mcp.<server>.tool.<name>` at call time and logs the exchange.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+// path per allowed server. Every request is authenticated before anything of it is parsed: it must name this
+// endpoint in Host (DNS rebinding), come from no web origin but a loopback or VS Code one, and carry the per-run
+// bearer token (compared in constant time); only then are the path (a malformed one gets 400) and the body read.
+// Headers, the whole request and an idle connection are bounded in time; any failure of a handler answers or
+// closes the socket. A client's MCP session (initialize, then calls under its Mcp-Session-Id) is kept, so a call
+// costs one HTTP exchange and no setup (at most MAX_GATEWAY_SESSIONS sessions; the least recently used one ends
+// first). The gateway answers its five methods (initialize, ping, tools/list, tools/call, notifications) itself,
+// with JSON replies and no GET stream: the SDK's server and HTTP transport (a web Request per request, schema
+// parsing of every message) cost most of a call (measured: bench group `gateway`). It lists only the tools the policy does not deny, and every call goes
+// through the server's session, which checks `mcp.<server>.tool.<name>` at call time and logs the exchange.
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { frontServer } from './front';
+import type { AddressInfo, Socket } from 'node:net';
+import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { callAnswer, listedTools, type FrontTarget } from './front';
 import type { EventLog } from './log';
 import type { SessionTool } from './session';
 
 export const MAX_GATEWAY_BODY_BYTES = 1024 * 1024;
+export const MAX_GATEWAY_SESSIONS = 32;
 
-/** What the gateway needs from one upstream server: its frozen tools, the policy's view of each, and calls. */
-export interface GatewayTarget {
-  tools(): SessionTool[];
-  /** False when the policy denies the tool outright (it is then not listed at all). */
-  listed(tool: string): boolean;
-  call(tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; result?: CallToolResult; error?: string }>;
-  instructions?: string;
+/** Time bounds of one request: its headers, the whole request (headers and body), an idle keep-alive connection. */
+export interface GatewayTimeouts {
+  headersMs: number;
+  requestMs: number;
+  idleMs: number;
 }
+export const GATEWAY_TIMEOUTS: GatewayTimeouts = { headersMs: 10_000, requestMs: 30_000, idleMs: 5_000 };
+
+/** What the gateway needs from one upstream server (its tools frozen at start): see ./front.ts. */
+export type GatewayTarget = Omit<FrontTarget, 'tools'> & { tools(): SessionTool[] };
 
 export interface GatewayOptions {
-  /** Opens (or returns the open) target for a server key, or a refusal saying why. */
+  /** Opens (or returns the open) target for a server key, or a refusal saying why. Asked at every request. */
   target(key: string): Promise<GatewayTarget | { refused: string }>;
   log: EventLog;
+  timeouts?: Partial<GatewayTimeouts>;
 }
 
 function sameToken(given: string, token: string): boolean {
@@ -47,15 +56,91 @@ export function originAllowed(origin: string | undefined): boolean {
   }
 }
 
+/** The server key of a request path `/mcp/<key>` (a query is ignored), or why it is not one. */
+export function keyOfPath(rawUrl: string | undefined): { key: string } | { status: 400 | 404; why: string } {
+  const raw = rawUrl ?? '';
+  const q = raw.indexOf('?');
+  const p = q >= 0 ? raw.slice(0, q) : raw;
+  const m = /^\/mcp\/([^/]+)$/.exec(p);
+  if (!m) return { status: 404, why: 'no such server' };
+  try {
+    return { key: decodeURIComponent(m[1]) };
+  } catch {
+    return { status: 400, why: 'the request path is malformed' };
+  }
+}
+
+type RequestId = string | number;
+type Message = Record<string, unknown>;
+
+interface McpSession {
+  id: string;
+  key: string;
+  /** The target as of the latest request (asked again at every request). */
+  target: GatewayTarget;
+  /** Request ids being answered now (a second request with one of them is refused). */
+  busy: Set<RequestId>;
+}
+
+class Refused extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+const isRequestId = (v: unknown): v is RequestId => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+
+/** The messages of a POST body, or why it is not JSON-RPC (the SDK server validates each message further). */
+function messagesOf(body: unknown): { messages: Message[]; requests: RequestId[]; initialize: boolean; batch: boolean } | string {
+  const batch = Array.isArray(body);
+  const list = batch ? (body as unknown[]) : [body];
+  if (!list.length) return 'an empty batch';
+  const requests: RequestId[] = [];
+  let initialize = false;
+  for (const m of list) {
+    if (typeof m !== 'object' || m === null || Array.isArray(m) || (m as Message).jsonrpc !== '2.0') return 'a message that is not JSON-RPC 2.0';
+    const msg = m as Message;
+    if (typeof msg.method === 'string') {
+      if ('id' in msg) {
+        if (!isRequestId(msg.id)) return 'a request id that is not a string or a number';
+        if (requests.includes(msg.id)) return 'two requests with the same id';
+        requests.push(msg.id);
+        if (msg.method === 'initialize') initialize = true;
+      }
+    } else if (!('result' in msg || 'error' in msg)) return 'a message that is neither a request, a notification nor a response';
+  }
+  if (initialize && list.length > 1) return 'initialize must be sent alone';
+  return { messages: list as Message[], requests, initialize, batch };
+}
+
 export class Gateway {
   readonly token = randomBytes(24).toString('base64url');
   private server?: http.Server;
   private port = 0;
+  private readonly sessions = new Map<string, McpSession>();
+  private readonly timeouts: GatewayTimeouts;
 
-  constructor(private readonly o: GatewayOptions) {}
+  constructor(private readonly o: GatewayOptions) {
+    this.timeouts = { ...GATEWAY_TIMEOUTS, ...o.timeouts };
+  }
 
   async start(): Promise<void> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
+    const t = this.timeouts;
+    this.server = http.createServer({
+      headersTimeout: t.headersMs,
+      requestTimeout: t.requestMs,
+      keepAliveTimeout: t.idleMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, t.headersMs / 4)),
+      maxHeaderSize: 16 * 1024,
+    }, (req, res) => {
+      this.handle(req, res).catch((e) => this.failed(res, e));
+    });
+    // A connection that never sends a request, or stalls mid-body, is closed when the bounds above pass; a
+    // malformed request gets 400 from Node's parser.
+    this.server.on('clientError', (_e, socket: Socket) => {
+      if (socket.writable && !socket.destroyed) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      else socket.destroy();
+    });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.port = (this.server.address() as AddressInfo).port;
   }
@@ -65,51 +150,179 @@ export class Gateway {
     return `http://127.0.0.1:${this.port}/mcp/${encodeURIComponent(key)}`;
   }
 
-  private refuse(res: http.ServerResponse, status: number, why: string, key?: string): void {
+  /** How many MCP sessions the gateway holds now. */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** A handler failed: answer if nothing was sent yet, else close the socket. Never an unhandled rejection. */
+  private failed(res: http.ServerResponse, e: unknown): void {
+    try {
+      if (!res.headersSent && !res.destroyed) res.writeHead(500, { 'content-type': 'text/plain', connection: 'close' }).end('MCP Gate: the gateway failed on this request');
+      else res.destroy();
+    } catch {
+      res.socket?.destroy();
+    }
+    try {
+      this.o.log.write({ kind: 'gate.refuse', detail: `gateway: a request failed: ${e instanceof Error ? e.message : String(e)}` });
+    } catch {
+      // the log's failure is its own
+    }
+  }
+
+  private refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, why: string, key?: string): void {
     this.o.log.write({ kind: 'gate.refuse', server: key, detail: `gateway: ${why}` });
-    res.writeHead(status, { 'content-type': 'text/plain' }).end(why);
+    // An unread body stays unread: the connection closes after the answer.
+    const close = !req.complete;
+    res.writeHead(status, { 'content-type': 'text/plain', ...(close ? { connection: 'close' } : {}) }).end(why);
+    if (close) req.resume();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    const m = /^\/mcp\/([^/]+)$/.exec(url.pathname);
-    const key = m ? decodeURIComponent(m[1]) : undefined;
-    if (req.headers.host !== `127.0.0.1:${this.port}` && req.headers.host !== `localhost:${this.port}`) return this.refuse(res, 403, `Host ${JSON.stringify(req.headers.host)} is not this endpoint`, key);
-    if (!originAllowed(req.headers.origin)) return this.refuse(res, 403, `Origin ${JSON.stringify(req.headers.origin)} may not call the gateway`, key);
+    // 1. Who is asking: nothing of the request is parsed before these three pass.
+    const host = req.headers.host;
+    if (host !== `127.0.0.1:${this.port}` && host !== `localhost:${this.port}`) return this.refuse(req, res, 403, `Host ${JSON.stringify(host)} is not this endpoint`);
+    const origin = req.headers.origin;
+    if (!originAllowed(origin)) return this.refuse(req, res, 403, `Origin ${JSON.stringify(origin)} may not call the gateway`);
     const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), this.token)) return this.refuse(res, 401, 'missing or wrong gateway token', key);
-    if (!key) return this.refuse(res, 404, 'no such server');
-    if (req.method !== 'POST') {
-      res.writeHead(405, { allow: 'POST' }).end();
+    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), this.token)) return this.refuse(req, res, 401, 'missing or wrong gateway token');
+
+    // 2. What is asked.
+    const path = keyOfPath(req.url);
+    if (!('key' in path)) return this.refuse(req, res, path.status, path.why);
+    const key = path.key;
+    if (req.method !== 'POST' && req.method !== 'DELETE') {
+      res.writeHead(405, { allow: 'POST, DELETE' }).end();
+      req.resume();
       return;
     }
+    const header = req.headers['mcp-session-id'];
+    const sessionId = typeof header === 'string' ? header : undefined;
+    const version = req.headers['mcp-protocol-version'];
+    if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
+      return this.refuse(req, res, 400, `unsupported MCP-Protocol-Version ${JSON.stringify(version)}`, key);
+    }
+    if (req.method === 'DELETE') {
+      req.resume();
+      const s = sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
+      if (!s || s.key !== key) return this.refuse(req, res, 404, 'no such MCP session', key);
+      await this.endSession(s.id);
+      res.writeHead(200).end();
+      return;
+    }
+    const accept = String(req.headers.accept ?? '');
+    if (!/application\/json|\*\/\*/.test(accept)) return this.refuse(req, res, 406, 'the client must accept application/json', key);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req) {
       size += (c as Buffer).length;
-      if (size > MAX_GATEWAY_BODY_BYTES) return this.refuse(res, 413, 'request body over 1 MiB', key);
+      if (size > MAX_GATEWAY_BODY_BYTES) return this.refuse(req, res, 413, 'request body over 1 MiB', key);
       chunks.push(c as Buffer);
     }
     let body: unknown;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch {
-      return this.refuse(res, 400, 'the body is not JSON', key);
+      return this.refuse(req, res, 400, 'the body is not JSON', key);
     }
+    const parsed = messagesOf(body);
+    if (typeof parsed === 'string') return this.refuse(req, res, 400, `the body holds ${parsed}`, key);
     const target = await this.o.target(key);
-    if ('refused' in target) return this.refuse(res, 403, target.refused, key);
+    if ('refused' in target) return this.refuse(req, res, 403, target.refused, key);
 
-    const server = frontServer(target);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    let s: McpSession;
+    try {
+      s = await this.sessionFor(key, sessionId, parsed.initialize, target);
+    } catch (e) {
+      if (e instanceof Refused) return this.refuse(req, res, e.status, e.message, key);
+      throw e;
+    }
+    s.target = target;
+    if (parsed.requests.some((id) => s.busy.has(id))) return this.refuse(req, res, 409, 'a request id that is still being answered', key);
+    for (const id of parsed.requests) s.busy.add(id);
+    let replies: (Message | undefined)[];
+    try {
+      replies = await Promise.all(parsed.messages.map((m) => this.answer(s, m)));
+    } finally {
+      for (const id of parsed.requests) s.busy.delete(id);
+    }
+    const answered = replies.filter((r): r is Message => r !== undefined);
+    if (res.destroyed) return;
+    if (!answered.length) {
+      res.writeHead(202, { 'mcp-session-id': s.id }).end();
+      return;
+    }
+    const text = JSON.stringify(parsed.batch ? answered : answered[0]);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': s.id }).end(text);
+  }
+
+  /** The reply to one message (undefined for a notification or a response, which need none). */
+  private async answer(s: McpSession, m: Message): Promise<Message | undefined> {
+    if (typeof m.method !== 'string' || !('id' in m)) return undefined;
+    const id = m.id as RequestId;
+    const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
+    const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+    const params = (m.params ?? {}) as Record<string, unknown>;
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) return fail(ErrorCode.InvalidParams, 'params must be an object');
+    switch (m.method) {
+      case 'initialize': {
+        const asked = params.protocolVersion;
+        const protocolVersion = typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
+        return ok({
+          protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'mcp-gate', version: '0.1.0' },
+          ...(s.target.instructions !== undefined ? { instructions: s.target.instructions } : {}),
+        });
+      }
+      case 'ping':
+        return ok({});
+      case 'tools/list':
+        return ok({
+          tools: listedTools(s.target.tools(), s.target),
+        });
+      case 'tools/call': {
+        const args = params.arguments ?? {};
+        if (typeof params.name !== 'string') return fail(ErrorCode.InvalidParams, 'tools/call needs a tool name');
+        if (typeof args !== 'object' || args === null || Array.isArray(args)) return fail(ErrorCode.InvalidParams, 'tools/call arguments must be an object');
+        return ok(callAnswer(await s.target.call(params.name, args as Record<string, unknown>)));
+      }
+      default:
+        return fail(ErrorCode.MethodNotFound, `MCP Gate's gateway offers tools only; ${m.method.slice(0, 80)} is not one of its methods`);
+    }
+  }
+
+  /** The MCP session a request belongs to: the one its Mcp-Session-Id names, or a new one for an initialize. */
+  private async sessionFor(key: string, sessionId: string | undefined, initialize: boolean, target: GatewayTarget): Promise<McpSession> {
+    if (initialize) {
+      if (sessionId !== undefined) throw new Refused(400, 'initialize carries no Mcp-Session-Id');
+      return this.newSession(key, target);
+    }
+    if (sessionId === undefined) throw new Refused(400, 'no Mcp-Session-Id: initialize first');
+    const s = this.sessions.get(sessionId);
+    if (!s || s.key !== key) throw new Refused(404, 'no such MCP session (initialize again)');
+    // most recently used last: the oldest is the first to go when the bound is reached
+    this.sessions.delete(sessionId);
+    this.sessions.set(sessionId, s);
+    return s;
+  }
+
+  private async newSession(key: string, target: GatewayTarget): Promise<McpSession> {
+    const s: McpSession = { id: randomUUID(), key, target, busy: new Set() };
+    this.sessions.set(s.id, s);
+    while (this.sessions.size > MAX_GATEWAY_SESSIONS) {
+      const [oldest] = this.sessions.keys();
+      await this.endSession(oldest);
+    }
+    return s;
+  }
+
+  private async endSession(id: string): Promise<void> {
+    this.sessions.delete(id);
   }
 
   async close(): Promise<void> {
+    for (const id of [...this.sessions.keys()]) await this.endSession(id);
     if (!this.server) return;
     this.server.closeAllConnections?.();
     await new Promise((r) => this.server!.close(r));

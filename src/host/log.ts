@@ -1,7 +1,10 @@
 // The exchange log: one JSON line per event in the store folder (log.jsonl, rotated at a size bound), every line
 // passed through the one masking function first. Events: `mcp.request` (exactly the fields the README lists under "The host", plus `at`),
 // `tool.call`, `tool.result`, and gate events. Listeners (the extension's output channel, the panel) receive
-// the same masked events.
+// the same masked events. A write that fails is no exception for the caller: the log remembers the failure
+// (`failure`, cleared by the next write that succeeds) and tells its failure listeners once per run of failures
+// (the CLI's stderr, the extension's output channel), so a session can go on — or refuse calls, by the user's
+// `requireLog`.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultMasker, type Masker } from '../policy/mask';
@@ -52,8 +55,17 @@ export const LOG_FILE = 'log.jsonl';
 export const DEFAULT_ROTATE_BYTES = 4 * 1024 * 1024;
 const KEEP_ROTATED = 3;
 
+/** Why the log could not be written, and which file. */
+export interface LogFailure {
+  file: string;
+  error: Error;
+}
+
 export class EventLog {
   private listeners = new Set<(e: LoggedEvent) => void>();
+  private failureListeners = new Set<(f: LogFailure) => void>();
+  /** Set while writes fail (the last failure); undefined once a write succeeds again. */
+  failure: LogFailure | undefined;
 
   constructor(
     readonly dir: string | undefined,
@@ -70,6 +82,12 @@ export class EventLog {
     return () => this.listeners.delete(listener);
   }
 
+  /** Told once when writes start failing (and again only after a write succeeded in between). */
+  onFailure(listener: (f: LogFailure) => void): () => void {
+    this.failureListeners.add(listener);
+    return () => this.failureListeners.delete(listener);
+  }
+
   /** Appends one event. Never throws: a log that cannot be written must not take a session down. */
   write(event: LogEvent): LoggedEvent {
     const masked = this.masker.maskDeep({ at: new Date().toISOString(), ...event }) as LoggedEvent;
@@ -79,8 +97,20 @@ export class EventLog {
         fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
         this.rotateIfNeeded(Buffer.byteLength(line));
         fs.appendFileSync(this.file!, line, { mode: 0o600 });
-      } catch {
-        // best effort: listeners still receive the event
+        this.failure = undefined;
+      } catch (e) {
+        // listeners still receive the event; the failure is told once
+        const first = !this.failure;
+        this.failure = { file: this.file!, error: e instanceof Error ? e : new Error(String(e)) };
+        if (first) {
+          for (const l of this.failureListeners) {
+            try {
+              l(this.failure);
+            } catch {
+              // a listener's failure is its own
+            }
+          }
+        }
       }
     }
     for (const l of this.listeners) {

@@ -7,14 +7,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { mayCallTool, mayDiscover, resolve, type Asker, type Verdict } from '../policy/decide';
+import { mayCallTool, mayDiscover, privateRangesRefused, resolve, type Asker, type Verdict } from '../policy/decide';
 import { defaultMasker, type Masker } from '../policy/mask';
 import { bindSecrets, type SecretSource } from '../policy/secrets';
 import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
 import { canonicalJson, sha256 } from '../trust/digest';
 import { observeTools } from '../trust/decisions';
 import type { GateReport, ServerReport } from '../trust/gate';
-import type { PinnedTools } from '../trust/store';
+import { ApprovalStore, type PinnedTools } from '../trust/store';
 import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
 import { serverIdentity } from './identity';
@@ -108,6 +108,11 @@ const isNotFound = (e: unknown) => e instanceof StreamableHTTPError && e.code ==
 
 function substitute(s: string, projectDir: string): string {
   return s.replace(/\$\{workspaceFolder\}/g, projectDir).replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir)).replace(/\$\{workspaceRoot\}/g, projectDir);
+}
+
+/** A rule `mcp.<server>.private` deny turns on the address guard's private-range refusal, naming the rule. */
+function privatePolicy(refusedBy: string | undefined): { refusePrivate?: boolean; refusePrivateBy?: string } {
+  return refusedBy ? { refusePrivate: true, refusePrivateBy: refusedBy } : {};
 }
 
 /** `${input:…}` needs VS Code to prompt; `${env:…}` would hand MCP Gate's environment to the server. */
@@ -271,7 +276,7 @@ export class Session {
       const fetch = createGuardedFetch({
         resolver: this.o.resolver,
         ca: this.o.ca,
-        policy: { exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
+        policy: { ...privatePolicy(privateRangesRefused(serverIdentity(server, project), rules)), exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
         timeoutMs: (rpc) => (rpc.some((c) => c.method === 'tools/call') ? this.o.callTimeoutMs ?? CALL_TIMEOUT_MS : this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS),
         onObservation: (ob) => this.observe(server.name, ob),
       });
@@ -395,7 +400,7 @@ export class Session {
       tools: raw.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations })) as Record<string, unknown>[],
     };
     const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)), observedAt: new Date().toISOString() };
-    const r = await observeTools(this.o.storeDir, this.o.report.project, server.source, server.name, server.pinned.digest, observed);
+    const r = await observeTools(new ApprovalStore(this.o.storeDir, this.masker), this.o.report.project, server.source, server.name, server.pinned.digest, observed);
     if (r === 'changed') {
       throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change (\`mcp-gate get ${server.name}\`) and approve it again`);
     }
@@ -431,6 +436,11 @@ export class Session {
       return { ok: false, outcome: 'refused_by_policy', error: decided.reason };
     }
     this.o.log.write({ kind: 'tool.call', server: serverName, tool });
+    const unlogged = this.o.report.requireLog ? this.o.log.failure : undefined;
+    if (unlogged) {
+      const msg = this.masker.mask(`the exchange log ${unlogged.file} cannot be written (${unlogged.error.message}), and your setting requireLog refuses calls until it can; make the file writable or turn requireLog off`);
+      return { ok: false, outcome: 'refused_by_policy', error: msg };
+    }
     const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
     const attempt = () => conn.client.callTool({ name: tool, arguments: args }, undefined, { timeout }) as Promise<CallToolResult>;
     try {

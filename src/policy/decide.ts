@@ -18,6 +18,7 @@ import {
   RuleText,
   ruleText,
   specificity,
+  privateAction,
   toolAction,
 } from './rules';
 
@@ -286,6 +287,26 @@ export function mayCallTool(who: ServerIdentity, host: string | undefined, tool:
   if (action !== undefined) steps.push(decideFor(who, action, rules));
   const pick = steps.find((s) => s.decision === 'deny') ?? steps.find((s) => s.decision === 'ask') ?? steps[steps.length - 1];
   return { ...pick, steps };
+}
+
+/**
+ * Does a rule refuse private address ranges to this remote server? Only rules for exactly
+ * `mcp.<server>.private` take part (a broad `mcp.<server>.*` or `*` does not change address checks); the most
+ * specific of those for `who` decides, and no such rule means private ranges stay reachable. Returns the reason
+ * naming the deciding rule when they are refused.
+ */
+export function privateRangesRefused(who: ServerIdentity, rules: readonly Rule[]): string | undefined {
+  let action: string;
+  try {
+    action = privateAction(who.name);
+  } catch {
+    return undefined; // a server a rule cannot name has no such rule
+  }
+  const exact = rules.filter((r) => r.action === action);
+  if (!exact.length) return undefined;
+  const v = decideFor(who, action, exact);
+  if (v.decision !== 'deny' || !v.rule) return undefined;
+  return `${action} is denied by ${ruleRef(v.rule)}`;
 }
 
 /**

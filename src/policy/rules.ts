@@ -1,4 +1,4 @@
-// Policy rules: the action grammar (mcp.<server>.host|tool|network…, secret.use.<NAME>, a
+// Policy rules: the action grammar (mcp.<server>.host|tool|network|private…, secret.use.<NAME>, a
 // trailing '*'), parsing and validating raw rule values with their origin, and the builders
 // for the actions the rest of the project checks.
 
@@ -46,7 +46,7 @@ export interface Rule extends RuleText, ProjectQualified {
 }
 
 /** What an action or pattern is about. `any` is `*` or `mcp.*`; `server` is `mcp.<server>.*`. */
-export type ActionKind = 'any' | 'server' | 'host' | 'tool' | 'network' | 'secret';
+export type ActionKind = 'any' | 'server' | 'host' | 'tool' | 'network' | 'private' | 'secret';
 
 /** A parsed action or rule pattern. */
 export interface Pattern {
@@ -101,6 +101,7 @@ function bad(why: string): never {
  * - `mcp.<server>.host.<reversed host>` or `mcp.<server>.host.[<ip>]`
  * - `mcp.<server>.tool.<tool>` (a tool name may itself contain dots)
  * - `mcp.<server>.network`
+ * - `mcp.<server>.private`: reaching private address ranges (only a rule for exactly this action decides it)
  * - `secret.use.<NAME>`
  * - with `allowWildcard`, `*` as the whole last segment, matching one or more
  *   further segments: `mcp.notion.host.com.notion.*`, `mcp.notion.*`, `mcp.*`, `*`.
@@ -145,7 +146,7 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
     if (body.length === 2) {
       return wildcard
         ? done(body, 'server', server)
-        : incomplete(`after the server name comes host, tool or network (mcp.${server}.* covers all of them)`);
+        : incomplete(`after the server name comes host, tool, network or private (mcp.${server}.* covers all of them)`);
     }
     const sub = body[2];
     const rest = body.slice(3);
@@ -175,7 +176,11 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
       if (rest.length > 0 || wildcard) bad(`nothing follows "network" (mcp.${server}.network is the whole action)`);
       return done(body, 'network', server);
     }
-    return bad(`unknown kind ${quote(sub)} after the server name; expected host, tool or network`);
+    if (sub === 'private') {
+      if (rest.length > 0 || wildcard) bad(`nothing follows "private" (mcp.${server}.private is the whole action)`);
+      return done(body, 'private', server);
+    }
+    return bad(`unknown kind ${quote(sub)} after the server name; expected host, tool, network or private`);
   }
   if (head === 'secret') {
     if (body.length === 1) return wildcard ? done(body, 'secret') : incomplete('expected secret.use.<NAME>');
@@ -268,6 +273,9 @@ export function parseRules(raw: unknown, origin: Origin | ((index: number) => Or
     else if (typeof decision !== 'string' || !(DECISIONS as readonly string[]).includes(decision)) {
       problems.push(`"decision" must be "allow", "ask" or "deny", not ${quote(decision)}`);
     }
+    if (pattern?.kind === 'private' && decision === 'ask') {
+      problems.push(`${pattern.text} takes "allow" or "deny": an address check cannot wait for an answer`);
+    }
     if (problems.length > 0 || pattern === undefined) {
       fail(problems.join('; '));
       return;
@@ -302,6 +310,16 @@ export function toolAction(server: string, tool: string): string {
 export function networkAction(server: string): string {
   checkServerName(server);
   return `mcp.${server}.network`;
+}
+
+/**
+ * `mcp.<server>.private`: a remote server reaching private address ranges (10/8, 172.16/12, 192.168/16, fc00::/7,
+ * 100.64/10, 198.18/15, …). Reachable unless a rule for exactly this action says deny.
+ * @throws {NameError} when the server name cannot be named by a rule.
+ */
+export function privateAction(server: string): string {
+  checkServerName(server);
+  return `mcp.${server}.private`;
 }
 
 /**

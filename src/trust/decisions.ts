@@ -75,7 +75,7 @@ export async function recordDecision(
     const found = findServer(evaluateGate(input), name, source);
     if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') lock = await lockForApproval(input, found.server);
   }
-  const store = new ApprovalStore(input.storeDir);
+  const store = new ApprovalStore(input.storeDir, input.masker);
   return store.update<DecisionResult>((records) => {
     const report = evaluateGate(input);
     if (report.fullBlock.length > 0) {
@@ -119,7 +119,7 @@ export async function recordDecision(
 
 /** Returns servers of the project to pending. With no name, every decision of the project is removed. */
 export async function resetDecisions(input: GateInput, name: string | undefined, source: string | undefined): Promise<ApprovalRecord[]> {
-  const store = new ApprovalStore(input.storeDir);
+  const store = new ApprovalStore(input.storeDir, input.masker);
   return store.update((records) => {
     const report = evaluateGate(input);
     let match: (r: ApprovalRecord) => boolean;
@@ -145,9 +145,8 @@ export async function resetDecisions(input: GateInput, name: string | undefined,
  * definition digest is still the one given.
  */
 export async function observeTools(
-  storeDir: string, project: string, source: string, server: string, definitionDigest: string, observed: PinnedTools,
+  store: ApprovalStore, project: string, source: string, server: string, definitionDigest: string, observed: PinnedTools,
 ): Promise<'pinned' | 'same' | 'changed' | 'not-approved'> {
-  const store = new ApprovalStore(storeDir);
   return store.update((records) => {
     const key = recordKey(project, source, server);
     const r = records.find((x) => recordKey(x.project, x.source, x.server) === key);

@@ -42,7 +42,7 @@ export interface Declarations {
   imports: { kinds: ImportKind[]; position: Position } | undefined;
   settings: ExposureSettings | undefined;
   /** MCP Gate configuration blocks, kept raw for the policy layer (validated there). */
-  gate: { rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; servers?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
+  gate: { rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; servers?: unknown; packages?: unknown; requireLog?: boolean; lineOf?: (keyPath: string[]) => number };
   fileErrors: string[];
 }
 
@@ -55,8 +55,15 @@ const SERVER_TABLE: Record<Format, string> = {
   'claude-user': 'mcpServers',
 };
 
+/**
+ * The one list of what only user scope may set: the keys of MCP Gate's configuration that grant something (or, as
+ * `requireLog`, protect the person), read from the user's configuration file and, as `mcpGate.<key>`, from VS
+ * Code's user settings only (application scope, restricted in untrusted workspaces). package.json agrees (a test).
+ */
+export const USER_ONLY_KEYS = ['servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings', 'requireLog'] as const;
+
 const TOP_LEVEL_KEYS: Partial<Record<Format, string[]>> = {
-  gate: ['$schema', 'servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings', 'packages'],
+  gate: ['$schema', ...USER_ONLY_KEYS, 'packages'],
   vscode: ['$schema', 'servers', 'inputs'],
   mcpServers: ['$schema', 'mcpServers'],
 };
@@ -105,6 +112,10 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
   if (loc.canImport && 'settings' in root) out.settings = readSettings(file, doc, root.settings, out.fileErrors);
   if (loc.format === 'gate') {
     out.gate = { rules: root.rules, secrets: root.secrets, localExceptions: root.localExceptions, sandbox: root.sandbox, servers: root.servers, packages: root.packages, lineOf: (k) => doc.positionOf(k).line };
+    if ('requireLog' in root) {
+      if (typeof root.requireLog === 'boolean') out.gate.requireLog = root.requireLog;
+      else out.fileErrors.push(`${file}:${fmtPos(doc.positionOf(['requireLog']))}: "requireLog" must be true or false`);
+    }
   }
 
   // Inputs (VS Code format).

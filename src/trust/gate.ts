@@ -5,14 +5,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './catalogue';
-import { isDisabled, readDeclarations, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
+import { isDisabled, readDeclarations, USER_ONLY_KEYS, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
 import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
 import { storeInsideProject } from './store-location';
 import { lockIntact } from './npm-lock';
 import { packageLaunchOf } from './packages';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
-import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
+import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth, type StoreMasker } from './store';
 
 export type GateState = 'trusted' | 'pending' | 'approved' | 'approval-changed' | 'rejected' | 'blocked';
 
@@ -27,6 +27,8 @@ export interface GateInput {
    * `mcpGate.rules`, …) as one trusted user layer, in MCP Gate's configuration format. Never a workspace value.
    */
   userSettings?: { label: string; value: Record<string, unknown> };
+  /** What every write of the approval store masks through (the process's one masker). */
+  masker: StoreMasker;
 }
 
 export interface SourceReport {
@@ -91,14 +93,16 @@ export interface GateReport {
   userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
   /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
   userPolicyLayers: GateReport['userPolicy'][];
+  /** A user layer says `requireLog`: calls are refused while the exchange log cannot be written. */
+  requireLog: boolean;
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
   ignoredGrants: { file: string; key: string }[];
 }
 
 export class ProjectError extends Error {}
 
-/** Settings that grant something; application scope only, so a workspace's .vscode/settings.json cannot set them. */
-export const GRANTING_SETTINGS = ['mcpGate.rules', 'mcpGate.secrets', 'mcpGate.servers', 'mcpGate.imports', 'mcpGate.localExceptions', 'mcpGate.sandbox', 'mcpGate.settings'];
+/** VS Code settings only user scope may set (application scope), so a workspace's .vscode/settings.json cannot. */
+export const GRANTING_SETTINGS: readonly string[] = USER_ONLY_KEYS.map((k) => `mcpGate.${k}`);
 
 /** Project identity: the real path of the workspace folder. A fork, rename or second checkout is a new project. */
 function projectIdentity(dir: string): string {
@@ -365,7 +369,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   const project = projectIdentity(input.projectDir);
   const m = input.machine;
   const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1';
-  const store = new ApprovalStore(input.storeDir);
+  const store = new ApprovalStore(input.storeDir, input.masker);
   const fullBlock: FullBlock[] = [];
 
   if (storeInsideProject(project, input.storeDir)) {
@@ -397,6 +401,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     agentFiles,
     userPolicy: { file: gateSource?.report.file ?? '', ...(gateSource?.report.status === 'ok' ? gateSource.gate : {}) },
     userPolicyLayers: gateSources.map((g) => ({ file: g.report.file, ...(g.report.status === 'ok' ? g.gate : {}) })),
+    requireLog: gateSources.some((g) => g.loc.scope === 'user' && g.report.status === 'ok' && g.gate?.requireLog === true),
     ignoredGrants,
   };
 }

@@ -3,7 +3,9 @@
 // (project real path, source file, server name), with the digest it was made for and the pinned definition
 // kept for diffs. Writes are atomic (write-file-atomic) and locked across processes (proper-lockfile). A file
 // that fails validation approves nothing, is copied to a backup before anything is written over it, and is
-// reported as corrupt.
+// reported as corrupt. Every write passes the records through the masking function the store is made with (the
+// one masker of src/policy, injected by the CLI and the extension): a secret a server puts in its tool
+// descriptions or instructions never reaches the file raw, and each write re-masks what an earlier one kept.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
@@ -95,10 +97,17 @@ function validate(v: unknown): ApprovalRecord[] {
 
 export class StoreLockError extends Error {}
 
+/** The masking the store writes through (src/policy's Masker satisfies it; trust does not import policy). */
+export interface StoreMasker {
+  maskDeep<T>(value: T): T;
+}
+
 export class ApprovalStore {
   readonly file: string;
 
-  constructor(readonly dir: string) {
+  /** `masker` is required: there is no way to write the store without it. */
+  constructor(readonly dir: string, private readonly masker: StoreMasker) {
+    if (!masker || typeof masker.maskDeep !== 'function') throw new TypeError('the approval store needs a masker');
     this.file = path.join(dir, STORE_FILE);
   }
 
@@ -155,7 +164,7 @@ export class ApprovalStore {
       }
       const { records, result } = change(snapshot.records.slice(), snapshot);
       if (compromised) throw new StoreLockError(`lost the lock on ${this.file} (${compromised.message}); nothing was written`);
-      const body = JSON.stringify({ version: 1, records }, null, 1) + '\n';
+      const body = JSON.stringify({ version: 1, records: this.masker.maskDeep(records) }, null, 1) + '\n';
       await writeFileAtomic(this.file, body, { mode: 0o600, fsync: true });
       return result;
     } finally {

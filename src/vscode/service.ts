@@ -39,6 +39,11 @@ export class GateService implements vscode.Disposable {
   ) {
     this.log = new EventLog(storeDir, defaultMasker);
     this.log.onEvent((e) => this.mirror(e));
+    this.log.onFailure((f) => {
+      const why = vscode.l10n.t('The exchange log {0} cannot be written ({1}). Tool calls go on without a record unless the user setting mcpGate.requireLog is on.', f.file, defaultMasker.mask(f.error.message));
+      this.channel.warn(why);
+      void vscode.window.showWarningMessage(why);
+    });
     this.disposables.push(
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.refresh()),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh(true)),
@@ -66,7 +71,7 @@ export class GateService implements vscode.Disposable {
     const machine = currentMachine();
     let differs = folders.length !== this.states.length;
     const next: FolderState[] = folders.map((folder, i) => {
-      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings };
+      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker };
       const prev = this.states[i];
       try {
         const report = this.cache.get(input);

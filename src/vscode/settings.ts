@@ -2,9 +2,11 @@
 // with "scope": "application" in the manifest, and is read here through inspect().globalValue as well, so a
 // workspace's .vscode/settings.json can never supply it.
 import * as vscode from 'vscode';
+import { USER_ONLY_KEYS } from '../trust/declarations';
 
 export const SECTION = 'mcpGate';
-export const GRANTING_KEYS = ['servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings'] as const;
+/** The keys read from user settings only: the one list in src/trust/declarations.ts. */
+export const GRANTING_KEYS = USER_ONLY_KEYS;
 export const SETTINGS_LABEL = 'VS Code user settings (mcpGate.*)';
 
 /** The user layer in MCP Gate's configuration format, for the gate (`userSettings`). */

@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Machine } from '../../src/trust/catalogue';
 import type { GateInput } from '../../src/trust/gate';
+import { Masker } from '../../src/policy/mask';
 
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -51,7 +52,7 @@ export function world(files: Record<string, string | Buffer> = {}, homeFiles: Re
   const store = path.join(base, 'store');
   const fullEnv: Record<string, string | undefined> = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share'), ...env };
   const machine: Machine = { home, env: fullEnv, platform: 'linux' };
-  return { project, home, store, env: fullEnv, machine, input: { projectDir: project, storeDir: store, machine } };
+  return { project, home, store, env: fullEnv, machine, input: { projectDir: project, storeDir: store, machine, masker: new Masker() } };
 }
 
 export interface CliResult {

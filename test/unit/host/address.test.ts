@@ -159,6 +159,8 @@ describe('host/address: policy', () => {
       assert.equal(refused.allowed, false, s);
       assert.match((refused as { reason: string }).reason, /private addresses are refused by rule/);
       assert.equal(checkAddress(s, { refusePrivate: true, exception: { allowPrivate: true } }).allowed, true, s);
+      const named = checkAddress(s, { refusePrivate: true, refusePrivateBy: 'mcp.corp.private is denied by rule X' });
+      assert.match((named as { reason: string }).reason, /private addresses are refused: mcp\.corp\.private is denied by rule X$/);
     }
   });
   it('loopback is allowed only with allowLoopback; allowPrivate does not allow it', () => {

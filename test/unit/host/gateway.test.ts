@@ -26,7 +26,7 @@ function raw(url: string, headers: Record<string, string>): Promise<number> {
       resolve(res.statusCode ?? 0);
     });
     req.on('error', reject);
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }));
   });
 }
 
@@ -94,6 +94,37 @@ describe('gateway', function () {
     assert.equal(await raw(url, { ...auth }), 200);
     assert.equal(await raw(gateway.urlFor('other'), auth), 403);
     assert.ok(log.read().some((e) => e.kind === 'gate.refuse' && /Origin "https:\/\/evil\.example"/.test(String((e as { detail?: string }).detail))));
+  });
+
+  it('keeps the client\'s MCP session: calls need its Mcp-Session-Id, unknown methods are errors, DELETE ends it', async () => {
+    const url = new URL(gateway.urlFor('fx'));
+    const post = async (body: unknown, headers: Record<string, string> = {}, method = 'POST') => {
+      const r = await fetch(url, { method, headers: { authorization: `Bearer ${gateway.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, ...(method === 'POST' ? { body: JSON.stringify(body) } : {}) });
+      const text = await r.text();
+      return { status: r.status, session: r.headers.get('mcp-session-id'), json: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
+    };
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    assert.equal(init.status, 200);
+    assert.equal(init.json.result.protocolVersion, '2025-06-18');
+    assert.deepEqual(init.json.result.capabilities, { tools: {} });
+    const sid = init.session!;
+    assert.match(sid, /^[0-9a-f-]{36}$/);
+    const h = { 'mcp-session-id': sid };
+    assert.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, h)).status, 202);
+    assert.deepEqual((await post({ jsonrpc: '2.0', id: 2, method: 'ping' }, h)).json, { jsonrpc: '2.0', id: 2, result: {} });
+    const unknown = await post({ jsonrpc: '2.0', id: 3, method: 'sampling/createMessage', params: {} }, h);
+    assert.equal(unknown.json.error.code, -32601);
+    const badArgs = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 't0', arguments: [1] } }, h);
+    assert.equal(badArgs.json.error.code, -32602);
+    const batch = await post([{ jsonrpc: '2.0', id: 5, method: 'ping' }, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 't0', arguments: { text: 'batched' } } }], h);
+    assert.equal(batch.json.length, 2);
+    assert.match(JSON.stringify(batch.json[1].result), /t0: batched/);
+    assert.equal((await post({ jsonrpc: '2.0', id: 7, method: 'tools/list' })).status, 400, 'no session id');
+    assert.equal((await post({ jsonrpc: '2.0', id: 8, method: 'tools/list' }, { 'mcp-session-id': 'not-a-session' })).status, 404);
+    assert.equal((await post({ jsonrpc: '2.0', id: 9, method: 'tools/list' }, { ...h, 'mcp-protocol-version': '1999-01-01' })).status, 400);
+    assert.equal((await post(undefined, h, 'GET')).status, 405, 'no GET stream');
+    assert.equal((await post(undefined, h, 'DELETE')).status, 200);
+    assert.equal((await post({ jsonrpc: '2.0', id: 10, method: 'ping' }, h)).status, 404, 'the session ended');
   });
 
   it('knows which origins are legitimate', () => {

@@ -46,6 +46,25 @@ describe('event log', () => {
     assert.equal(back[back.length - 1], 't59');
   });
 
+  it('a log that cannot be written: listeners still get events, the failure is told once, and cleared when writes work again', () => {
+    const dir = tempDir();
+    fs.mkdirSync(path.join(dir, 'log.jsonl')); // appending to a folder fails, even as root
+    const log = new EventLog(dir, new Masker());
+    const told: string[] = [];
+    const seen: string[] = [];
+    log.onFailure((f) => told.push(`${f.file}: ${f.error.message}`));
+    log.onEvent((e) => seen.push(e.kind));
+    for (let i = 0; i < 5; i++) log.write({ kind: 'tool.call', server: 's', tool: `t${i}` });
+    assert.equal(told.length, 1, told.join('\n'));
+    assert.match(told[0], new RegExp(`^${path.join(dir, 'log.jsonl')}: EISDIR`));
+    assert.equal(seen.length, 5);
+    assert.equal(log.failure?.file, path.join(dir, 'log.jsonl'));
+    fs.rmdirSync(path.join(dir, 'log.jsonl'));
+    log.write({ kind: 'tool.call', server: 's', tool: 'back' });
+    assert.equal(log.failure, undefined);
+    assert.deepEqual(log.read().map((e) => (e as { tool: string }).tool), ['back']);
+  });
+
   it('a torn line does not hide the rest of the log', () => {
     const dir = tempDir();
     const log = new EventLog(dir, new Masker());

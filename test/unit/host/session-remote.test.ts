@@ -248,6 +248,32 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     assert.equal(sentinelHits, hits, 'the loopback sentinel was never reached');
   });
 
+  it('a rule mcp.<server>.private deny: a server resolving to a private address is left out naming the rule; without it, it runs', async () => {
+    // the peer's 198.18.N.2 is a private range (benchmarking, RFC 2544)
+    const deny = { action: 'mcp.corp.private', decision: 'deny' };
+    const w = setup({ corp: URL_OF('/mcp') }, { rules: [HOST_RULE('corp'), TOOL_RULE('corp'), deny] });
+    await approveAll(w);
+    const o = options(w);
+    const before = await peerStats();
+    const s = await timed(5_000, () => start(o));
+    assert.deepEqual(s.servers(), []);
+    const notes = s.notes.join('\n');
+    assert.match(notes, /corp \(\.mcp\.json\) is left out: .*198\.18\.\d+\.2.*private addresses are refused: mcp\.corp\.private is denied by rule \{"action":"mcp\.corp\.private","decision":"deny","project":/);
+    assert.deepEqual(mcpRequests(o.log), [ev('corp', 'discover', 'refused_by_address')]);
+    assert.deepEqual((await peerStats()).paths, before.paths, 'the peer saw nothing');
+    // the same server without the rule is reached
+    const w2 = setup({ corp: URL_OF('/mcp') }, { rules: [HOST_RULE('corp'), TOOL_RULE('corp')] });
+    await approveAll(w2);
+    const s2 = await timed(10_000, () => start(options(w2)));
+    assert.deepEqual(s2.servers(), ['corp'], s2.notes.join('; '));
+    assert.equal((await s2.call('corp', 'echo', { text: 'private ok' })).ok, true);
+    // and a local-development exception with allowPrivate lets it through despite the rule
+    const w3 = setup({ corp: URL_OF('/mcp') }, { rules: [HOST_RULE('corp'), TOOL_RULE('corp'), deny], localExceptions: [{ server: 'corp', allowPrivate: true }] });
+    await approveAll(w3);
+    const s3 = await timed(10_000, () => start(options(w3)));
+    assert.deepEqual(s3.servers(), ['corp'], s3.notes.join('; '));
+  });
+
   it('a redirect (307 to /mcp on the same origin) is not followed: left out, redirected with status 307', async () => {
     const w = setup({ moved: URL_OF('/moved') }, { rules: [HOST_RULE('moved'), TOOL_RULE('moved')] });
     await approveAll(w);

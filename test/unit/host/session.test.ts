@@ -205,6 +205,32 @@ describe('session over stdio', function () {
     for (const f of fs.readdirSync(w.store)) assert.doesNotMatch(fs.readFileSync(path.join(w.store, f), 'latin1'), new RegExp(value), f);
   });
 
+  it('a secret a server puts in its tool description and instructions is masked in approvals.json', async () => {
+    const value = 'tok_leaked_into_description_42';
+    const config = {
+      rules: [{ action: 'mcp.fx.tool.*', decision: 'allow' }, { action: 'secret.use.FX_TOKEN', decision: 'allow' }],
+      secrets: [{ name: 'FX_TOKEN', to: 'mcp.fx.*', bind: 'env', as: 'FX_TOKEN' }],
+    };
+    const w = setup({ fx: fx({ FIXTURE_LEAK_ENV: 'FX_TOKEN' }) }, config);
+    await approveAll(w);
+    const masker = new Masker();
+    const o = options(w, { masker, secrets: async (n) => (n === 'FX_TOKEN' ? value : undefined) });
+    o.log = new EventLog(w.store, masker);
+    const s = await Session.start(o);
+    assert.deepEqual(s.servers(), ['fx'], s.notes.join('; '));
+    await s.close();
+    const stored = fs.readFileSync(path.join(w.store, 'approvals.json'), 'utf8');
+    assert.doesNotMatch(stored, new RegExp(value), 'no raw secret in the approval store');
+    const tools = JSON.parse(stored).records[0].tools;
+    assert.equal(tools.snapshot.tools[0].description, 'Searches with token ***', 'the pinned description is kept, masked');
+    assert.equal(tools.snapshot.instructions, 'Use the token *** when asked.');
+    // the pin still holds: the next start sees the same tools (the digest is of what the server sent)
+    const again = await Session.start(options(w, { masker, secrets: async (n) => (n === 'FX_TOKEN' ? value : undefined) }));
+    assert.deepEqual(again.servers(), ['fx'], again.notes.join('; '));
+    await again.close();
+    assert.doesNotMatch(fs.readFileSync(path.join(w.store, 'approvals.json'), 'utf8'), new RegExp(value));
+  });
+
   it('a missing or refused secret drops the server with a line', async () => {
     const secrets = [{ name: 'FX_TOKEN', to: 'mcp.fx.*', bind: 'env' }];
     const missing = setup({ fx: fx() }, { rules: [{ action: 'secret.use.FX_TOKEN', decision: 'allow' }], secrets });

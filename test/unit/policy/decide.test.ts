@@ -10,6 +10,7 @@ import {
   explain,
   mayCallTool,
   mayDiscover,
+  privateRangesRefused,
   resolve,
   Verdict,
 } from '../../../src/policy/decide';
@@ -345,5 +346,31 @@ describe('policy/decide explain', () => {
     const lines = explain('mcp.notion.*', rules(['*', 'allow']));
     assert.deepEqual(lines.slice(0, 3), ['action: mcp.notion.*', 'decision: deny', 'rule: none']);
     assert.match(lines[lines.length - 1], /not a valid action/);
+  });
+});
+
+describe('policy/decide private ranges (mcp.<server>.private)', () => {
+  const user = { name: 'corp', scope: 'user' } as const;
+  const parse = (raw: unknown[]) => parseRules(raw, ORIGIN);
+  it('no rule: private ranges stay reachable; a deny for exactly the action refuses them, naming the rule', () => {
+    assert.equal(privateRangesRefused(user, parse([]).rules), undefined);
+    const r = privateRangesRefused(user, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules);
+    assert.equal(r, `mcp.corp.private is denied by rule {"action":"mcp.corp.private","decision":"deny"} (rules[0] in ${ORIGIN.file})`);
+    assert.equal(privateRangesRefused(user, parse([{ action: 'mcp.corp.private', decision: 'allow' }]).rules), undefined);
+    assert.equal(privateRangesRefused({ name: 'other', scope: 'user' }, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules), undefined, 'another server');
+  });
+  it('a broad deny (mcp.<server>.*, *) does not change address checks', () => {
+    assert.equal(privateRangesRefused(user, parse([{ action: '*', decision: 'deny' }, { action: 'mcp.corp.*', decision: 'deny' }]).rules), undefined);
+  });
+  it('a repository server: only a rule for its project refuses', () => {
+    const repo = { name: 'corp', scope: 'repository', project: '/work/p' } as const;
+    assert.equal(privateRangesRefused(repo, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules), undefined, 'a user-scope rule is not for a repository server');
+    assert.match(privateRangesRefused(repo, parse([{ action: 'mcp.corp.private', decision: 'deny', project: '*' }]).rules) ?? '', /mcp\.corp\.private is denied/);
+  });
+  it('ask is not a decision for it: the rule is invalid with a reason', () => {
+    const p = parse([{ action: 'mcp.corp.private', decision: 'ask' }, { action: 'mcp.corp.private.x', decision: 'deny' }]);
+    assert.equal(p.rules.length, 0);
+    assert.match(p.errors[0].message, /mcp\.corp\.private takes "allow" or "deny": an address check cannot wait for an answer/);
+    assert.match(p.errors[1].message, /nothing follows "private"/);
   });
 });

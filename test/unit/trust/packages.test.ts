@@ -42,7 +42,7 @@ describe('approvals of npm launches without a lock', () => {
   it('an approval recorded before packages were pinned shows as changed, asking to approve again', async () => {
     const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { srv: { command: 'npx', args: ['-y', 'some-server@^1'] } } }) }, {}, { PATH: process.env.PATH! });
     const s = evaluateGate(w.input).servers[0];
-    await new ApprovalStore(w.store).update((records) => ({
+    await new ApprovalStore(w.store, w.input.masker).update((records) => ({
       records: [...records, { project: fs.realpathSync(w.project), source: '.mcp.json', server: 'srv', decision: 'approved', digest: s.pinned!.digest, pinned: s.pinned!.pinned, texts: {}, decidedAt: '2026-01-01T00:00:00.000Z' }],
       result: undefined,
     }));

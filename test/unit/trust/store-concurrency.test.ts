@@ -26,12 +26,12 @@ describe('approval store across processes', function () {
     assert.deepEqual(codes, [0, 0, 0, 0]);
     const r = evaluateGate(w.input);
     assert.equal(r.servers.filter((s) => s.state === 'approved').length, 400);
-    assert.equal(new ApprovalStore(w.store).read().records.length, 400);
+    assert.equal(new ApprovalStore(w.store, w.input.masker).read().records.length, 400);
   });
 
   it('kill -9 during writes leaves the old or the new file, never a broken one', async () => {
     const w = world();
-    const store = new ApprovalStore(w.store);
+    const store = new ApprovalStore(w.store, w.input.masker);
     let lastCount = 0;
     for (let round = 0; round < 6; round++) {
       const child = fork(WORKER, ['churn', w.store], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });

@@ -1,0 +1,59 @@
+// When the exchange log cannot be written, the CLI says so once on stderr and calls go on; with `requireLog`
+// in the user's MCP Gate configuration, calls are refused with a line naming the log file. A repository cannot
+// set requireLog (it is a user-only key; see user-only-keys.test.ts).
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { writeProjectConfig } from '../grants';
+import { cleanupTemp, cli, ROOT, world, type World } from '../helpers';
+
+const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
+
+function approvedWithBrokenLog(config: Record<string, unknown> = {}): { w: World; logFile: string } {
+  const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE] } } }) });
+  writeProjectConfig(w, { rules: [{ action: 'mcp.fx.tool.*', decision: 'allow' }], ...config });
+  const approved = cli(w, ['approve', 'fx', '--yes']);
+  assert.equal(approved.code, 0, approved.stderr);
+  const logFile = path.join(w.store, 'log.jsonl');
+  fs.rmSync(logFile, { force: true });
+  fs.mkdirSync(logFile); // the log cannot be appended to (even as root)
+  return { w, logFile };
+}
+
+const count = (text: string, re: RegExp) => (text.match(new RegExp(re.source, 'g')) ?? []).length;
+
+describe('exchange log that cannot be written (CLI)', function () {
+  this.timeout(120_000);
+  after(cleanupTemp);
+
+  it('by default: one warning naming the log file, and the call answers', () => {
+    const { w, logFile } = approvedWithBrokenLog();
+    const r = cli(w, ['call', 'fx', 't0', '--args', '{"text":"unlogged"}']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /t0: unlogged/);
+    assert.equal(count(r.stderr, /cannot be written/), 1, r.stderr);
+    assert.ok(r.stderr.includes(`warning: the exchange log ${logFile} cannot be written`), r.stderr);
+    assert.match(r.stderr, /"requireLog": true/);
+  });
+
+  it('with "requireLog": true: the call is refused with a line naming the log file, and never reaches the server', () => {
+    const { w, logFile } = approvedWithBrokenLog({ requireLog: true });
+    const r = cli(w, ['call', 'fx', 't0', '--args', '{"text":"must not run"}']);
+    assert.equal(r.code, 1, r.stdout);
+    assert.doesNotMatch(r.stdout, /must not run/);
+    assert.ok(r.stderr.includes(`refused_by_policy: the exchange log ${logFile} cannot be written`), r.stderr);
+    assert.match(r.stderr, /your setting requireLog refuses calls until it can/);
+    // once the log can be written again, the same call answers
+    fs.rmdirSync(logFile);
+    const again = cli(w, ['call', 'fx', 't0', '--args', '{"text":"logged"}']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /t0: logged/);
+  });
+
+  it('"requireLog" that is not a boolean makes the configuration invalid, naming it', () => {
+    const w = world({});
+    writeProjectConfig(w, { requireLog: 'yes' });
+    const r = cli(w, ['doctor']);
+    assert.match(r.stdout + r.stderr, /"requireLog" must be true or false/);
+  });
+});
