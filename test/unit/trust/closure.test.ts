@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { recordDecision } from '../../../src/trust/decisions';
+import { approveOffline } from '../locks';
 import { evaluateGate, GateCache, type GateInput } from '../../../src/trust/gate';
 import { loaderVariable } from '../../../src/trust/launch-plan';
 import { Session } from '../../../src/host/session';
@@ -385,29 +386,29 @@ describe('execution closure: package launchers pin what they read, not the whole
 
   it('npx -y pkg: ordinary edits and a folder it serves do not re-gate; .npmrc, package.json and node_modules do', async () => {
     const w = world({ '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } }), 'README.md': 'hi\n' }, {}, { PATH: process.env.PATH! });
-    await recordDecision(w.input, 's', undefined, 'approved');
+    await approveOffline(w.input, 's');
     writeFiles(w.project, { 'NOTES.md': 'a new note\n', 'README.md': 'changed\n', 'docs/x.md': 'x' });
     assert.equal(state(w.input).state, 'approved', 'a file the server serves as data is not code');
     for (const [file, content] of [['.npmrc', 'registry=https://evil.example/\n'], ['package.json', '{"dependencies":{}}'], ['node_modules/.bin/mcp-server-filesystem', '#!/bin/sh\n'], ['sub/../.python-version', '3.1']]) {
       writeFiles(w.project, { [file]: content });
       const s = state(w.input);
       assert.equal(s.state, 'approval-changed', `after writing ${file}`);
-      await recordDecision(w.input, 's', undefined, 'approved');
+      await approveOffline(w.input, 's');
     }
   });
 
   it('the gate cache notices a launcher setting that appears, and a retargeted link on an entry\'s path', async () => {
     const w = world({ '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', 'pkg'] }, t: { command: 'node', args: ['link/s.js'] } }), 'a/s.js': '1', 'b/s.js': '2' }, {}, { PATH: process.env.PATH! });
     fs.symlinkSync('a', path.join(w.project, 'link'));
-    await recordDecision(w.input, 's', undefined, 'approved');
-    await recordDecision(w.input, 't', undefined, 'approved');
+    await approveOffline(w.input, 's');
+    await approveOffline(w.input, 't');
     const cache = new GateCache();
     const states = () => cache.get(w.input).servers.map((x) => x.state);
     assert.deepEqual(states(), ['approved', 'approved']);
     writeFiles(w.project, { '.npmrc': 'registry=https://evil.example/\n' });
     assert.deepEqual(states(), ['approval-changed', 'approval-changed'], 'npm and node read a workspace .npmrc above them');
-    await recordDecision(w.input, 's', undefined, 'approved');
-    await recordDecision(w.input, 't', undefined, 'approved');
+    await approveOffline(w.input, 's');
+    await approveOffline(w.input, 't');
     assert.deepEqual(states(), ['approved', 'approved']);
     fs.unlinkSync(path.join(w.project, 'link'));
     fs.symlinkSync('b', path.join(w.project, 'link'));
