@@ -147,11 +147,12 @@ export async function launchBrowser({ host, profileDir, env, viewport = { width:
   });
 }
 
-/** The workbench URL that opens `folder` with the extension under development (and optionally a test suite). */
-export function workbenchUrl(base, { folder, extensionDevelopmentPath, extensionTestsPath }) {
+/** The workbench URL that opens `folder` (or the `.code-workspace` file `workspace`) with the extension under development (and optionally a test suite). */
+export function workbenchUrl(base, { folder, workspace, extensionDevelopmentPath, extensionTestsPath }) {
   const remote = (p) => `vscode-remote://${new URL(base).host}${p}`;
   const u = new URL(base + '/');
-  u.searchParams.set('folder', folder);
+  if (workspace) u.searchParams.set('workspace', workspace);
+  else u.searchParams.set('folder', folder);
   const payload = [];
   if (extensionDevelopmentPath) payload.push(['extensionDevelopmentPath', remote(extensionDevelopmentPath)]);
   if (extensionTestsPath) payload.push(['extensionTestsPath', remote(extensionTestsPath)]);
