@@ -1,8 +1,7 @@
 // Secure by default, once: whether VS Code itself would start any server of this window outside MCP Gate, said in
 // one line ("VS Code starts nothing outside the gate", or exactly what still would) for the status bar, the panel
-// and the doctor; the first-run step (a walkthrough whose one step routes VS Code's own starts through the gate
-// and offers to import the user's own mcp.json servers in the same modal); and the fix a repository cannot undo
-// (reopening its folders inside a workspace file MCP Gate keeps in its own storage, where a folder's
+// and the doctor; the first-run step (one modal that routes VS Code's own starts through the gate and offers to
+// import the user's own mcp.json servers in the same answer); and the fix a repository cannot undo (reopening its folders inside a workspace file MCP Gate keeps in its own storage, where a folder's
 // window-scope chat.mcp.* values are not applied). Evidence: docs/vscode-own-starts.md.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -15,7 +14,6 @@ import { ownStartsOf, ownStartsText } from './own-starts';
 import type { GateService } from './service';
 
 export const NOTHING_OUTSIDE = 'VS Code starts nothing outside the gate';
-export const WALKTHROUGH_ID = 'mcp-gate.mcp-gate#mcpGate.setup';
 const SETUP_SHOWN_KEY = 'mcpGate.setupShown';
 
 export interface RoutingView {
@@ -120,9 +118,10 @@ export async function reopenThroughGate(service: GateService, open = true): Prom
 }
 
 /**
- * The first-run step and the context key the walkthrough completes on. Opens the walkthrough on first activation
- * and whenever the routing is found missing while VS Code would start something of this window by itself — unless
- * the user switched walkthroughs off on install (workbench.welcomePage.walkthroughs.openOnInstall: false).
+ * The first-run step: the routing modal, on first activation and whenever the routing is found missing while VS
+ * Code would start something of this window by itself — unless the user switched onboarding off
+ * (workbench.welcomePage.walkthroughs.openOnInstall: false, as the test runs do). A contributed walkthrough was
+ * tried first: VS Code 1.112's web workbench (code-server) did not open it by id, so it is not shipped.
  */
 export function registerRouting(context: vscode.ExtensionContext, service: GateService): { view: () => RoutingView; disposable: vscode.Disposable } {
   let view = routingView(service);
@@ -147,7 +146,10 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
   const allowed = vscode.workspace.getConfiguration().get<boolean>('workbench.welcomePage.walkthroughs.openOnInstall') !== false;
   if (missing && allowed && (first || !view.nothingOutside)) {
     void context.globalState.update(SETUP_SHOWN_KEY, true);
-    void vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH_ID, false);
+    // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
+    // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them.
+    const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
+    subs.push({ dispose: () => clearTimeout(t) });
   }
   return { view: () => view, disposable: vscode.Disposable.from(...subs) };
 }

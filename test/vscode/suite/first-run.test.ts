@@ -1,8 +1,8 @@
-// first-run: secure by default, once. On first activation with VS Code's own starts not routed, MCP Gate opens its
-// walkthrough (one step: route, naming what VS Code would start itself and the side effect on the user's own
-// mcp.json servers, with the offer to import them) — unless walkthroughs are switched off on install, as the other
-// runs do. The step's command then writes the routing and the import in one answer, after which the status bar's
-// source, the panel's banner and the doctor say "VS Code starts nothing outside the gate". Settings are put back.
+// first-run: secure by default, once. The step (a modal MCP Gate shows on first activation; that it shows on open
+// is asserted by Playwright in test/e2e/run.mjs, "first run", since a modal cannot be answered from here) names
+// what VS Code would start itself and the side effect on the user's own mcp.json servers, and routes and imports
+// them in one answer, after which the status bar's source, the panel's banner and the doctor say "VS Code starts
+// nothing outside the gate". Settings are put back.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -11,7 +11,6 @@ import type { McpGateApi } from '../../../src/extension';
 import { waitFor } from './wait';
 
 const log = (msg: string) => console.log(`      [first-run] ${msg}`);
-const tabLabels = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => t.label));
 
 describe('first-run: one step routes VS Code\'s own MCP starts through the gate', function () {
   this.timeout(60_000);
@@ -33,13 +32,7 @@ describe('first-run: one step routes VS Code\'s own MCP starts through the gate'
     fs.rmSync(userMcpJson, { force: true });
   });
 
-  it('opens the walkthrough on first activation exactly when walkthroughs open on install', async () => {
-    const opens = vscode.workspace.getConfiguration().get<boolean>('workbench.welcomePage.walkthroughs.openOnInstall') !== false;
-    // VS Code's walkthrough editor is its Welcome page, open on the walkthrough.
-    const walkthrough = (l: string) => /Welcome|Walkthrough|Secure VS Code's MCP servers/i.test(l);
-    await waitFor('the walkthrough tab', () => tabLabels().some(walkthrough), opens ? 20_000 : 3000).catch(() => undefined);
-    log(`openOnInstall=${JSON.stringify(vscode.workspace.getConfiguration().inspect('workbench.welcomePage.walkthroughs.openOnInstall'))}; tabs: ${JSON.stringify(tabLabels())}`);
-    assert.equal(tabLabels().some(walkthrough), opens);
+  it('before the step: the status line names the server VS Code would start itself, and the panel banner the fix', async () => {
     assert.match(api.routing().status, /^VS Code itself would start 1 server outside the gate: fixture-echo$/);
     assert.ok(api.routing().banners.some((b) => b.level === 'warning' && /Route VS Code's Servers Through the Gate/.test(b.text)), 'the panel banner names the fix');
   });
