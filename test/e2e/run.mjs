@@ -627,6 +627,8 @@ const setup = [
     assert(/Route VS Code's own MCP starts through MCP Gate\?/.test(text), `the step: ${text}`);
     assert(/fixture-echo \(\.vscode\/mcp\.json\)/.test(text), `names what VS Code would start: ${text}`);
     assert(/Side effect/.test(text) && /mcpGate\.imports/.test(text), `names the side effect and the import: ${text}`);
+    const status = await page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first().innerText();
+    assert(/1 outside the gate/.test(status), `the status bar says VS Code would start one server outside the gate: ${status}`);
   }],
   ['on open: one notification beside the step, not two', async () => {
     await sleep(4000); // everything the extension shows on open has been shown by now
