@@ -119,8 +119,8 @@ export async function reopenThroughGate(service: GateService, open = true): Prom
 
 /**
  * The first-run step: the routing modal, on first activation and whenever the routing is found missing while VS
- * Code would start something of this window by itself — unless the user switched onboarding off
- * (workbench.welcomePage.walkthroughs.openOnInstall: false, as the test runs do). A contributed walkthrough was
+ * Code would start something of this window by itself — unless the user switched it off in user settings
+ * (mcpGate.askToRoute: false, as the test runs do; the status bar, panel and doctor still say it). A contributed walkthrough was
  * tried first: VS Code 1.112's web workbench (code-server) did not open it by id, so it is not shipped.
  */
 export function registerRouting(context: vscode.ExtensionContext, service: GateService): { view: () => RoutingView; disposable: vscode.Disposable } {
@@ -143,7 +143,7 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
   ];
   const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
   const missing = !view.routedAtUser && !view.gatedWorkspace;
-  const allowed = vscode.workspace.getConfiguration().get<boolean>('workbench.welcomePage.walkthroughs.openOnInstall') !== false;
+  const allowed = vscode.workspace.getConfiguration('mcpGate').inspect<boolean>('askToRoute')?.globalValue !== false;
   if (missing && allowed && (first || !view.nothingOutside)) {
     void context.globalState.update(SETUP_SHOWN_KEY, true);
     // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code

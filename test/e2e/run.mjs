@@ -614,8 +614,8 @@ const xss = [
 ];
 
 // ---- first run: secure by default, once -------------------------------------------------------------------------------
-// A fresh window on a repository whose .vscode/mcp.json VS Code would start by itself, onboarding allowed (as it is
-// by default: workbench.welcomePage.walkthroughs.openOnInstall): MCP Gate asks once, in one modal, and routes.
+// A fresh window on a repository whose .vscode/mcp.json VS Code would start by itself, with MCP Gate's first-run
+// modal on (mcpGate.askToRoute, the default; the other runs switch it off): MCP Gate asks once, in one modal, and routes.
 const setupRepo = path.join(dir('repos'), 'first-run');
 fs.cpSync(path.join(REPO, 'test/fixtures/vscode-workspace'), setupRepo, { recursive: true });
 fs.rmSync(path.join(setupRepo, '.vscode', 'settings.json'), { force: true });
@@ -654,7 +654,7 @@ try {
   }
   if (!opt.only || opt.only === 'setup') {
     await stopAll();
-    writeSettings({ 'workbench.welcomePage.walkthroughs.openOnInstall': true });
+    writeSettings({ 'mcpGate.askToRoute': true });
     await start(setupRepo);
     await scenario('first run', setup);
   }

@@ -15,7 +15,7 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const HOST_DIR = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache/mcp-gate-vscode');
 
 // Settings that keep the workbench quiet and offline: no telemetry, updates, gallery, experiments,
-// recommendations, walkthroughs, schema downloads, port forwarding, git, or AI features.
+// recommendations, walkthroughs, schema downloads, port forwarding, git, AI features, or MCP Gate's first-run modal.
 export const QUIET_OFFLINE_SETTINGS = {
   'telemetry.telemetryLevel': 'off',
   'update.mode': 'none',
@@ -37,6 +37,8 @@ export const QUIET_OFFLINE_SETTINGS = {
   'chat.disableAIFeatures': true,
   'security.workspace.trust.startupPrompt': 'never',
   'security.workspace.trust.banner': 'never',
+  // MCP Gate's first-run modal (routing VS Code's own starts); test/e2e's "first run" scenario switches it on.
+  'mcpGate.askToRoute': false,
 };
 
 /** The host described by scripts/vscode-host.sh's host.json, or undefined when it is not installed. */
