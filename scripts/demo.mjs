@@ -47,6 +47,8 @@ const env = isolatedEnv(dirs);
 fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
 fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
   ...QUIET_OFFLINE_SETTINGS,
+  // As a new user sees it: MCP Gate's first-run step (routing VS Code's own starts) on; the --check run keeps it off.
+  'mcpGate.askToRoute': !check,
   'workbench.colorTheme': 'Default Dark Modern',
   // rules for the demo workspace's (repository) servers name that folder. "everything" runs `npx -y`: approving it
   // pins the package (resolved against the registry at approval; offline the approval is refused, naming the

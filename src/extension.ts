@@ -6,7 +6,7 @@ import { registerCommands, DocumentProvider, SCHEME } from './vscode/commands';
 import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
 import { registerTrustPanel } from './vscode/panel';
 import { prompts, type Prompts } from './vscode/prompts';
-import { ownStartsWarnings } from './vscode/own-starts';
+import { registerRouting, type RoutingView } from './vscode/routing';
 import { GateService } from './vscode/service';
 import { catalogueSelector, notifications, ServerCodeLens, statusBar } from './vscode/ui';
 
@@ -16,6 +16,8 @@ export interface McpGateApi {
   gateway?: GatewayProvider;
   /** The dialogs; tests inside VS Code replace their methods (a modal cannot be clicked from the extension host). */
   prompts: Prompts;
+  /** Whether VS Code itself would start anything outside the gate, as the status bar, panel and doctor say it. */
+  routing: () => RoutingView;
   /** How long activate() took, in milliseconds (for the benchmark). */
   activationMs: number;
 }
@@ -34,9 +36,11 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   }
   registerCommands(context, service, docs, () => gateway?.decisionsChanged());
   registerTrustPanel(context, service);
+  const routing = registerRouting(context, service);
   context.subscriptions.push(
-    statusBar(service),
-    vscode.languages.registerCodeLensProvider(catalogueSelector(), new ServerCodeLens(service)),
+    routing.disposable,
+    statusBar(service, routing.view),
+    vscode.languages.registerCodeLensProvider(catalogueSelector(), new ServerCodeLens(service, routing.view)),
     vscode.workspace.onDidGrantWorkspaceTrust(() => gateway?.decisionsChanged()),
     // A definition edited on disk, a decision made by the CLI, a settings change: re-offer, and end sessions of
     // servers that are no longer allowed.
@@ -44,8 +48,8 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   );
   if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
   for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
-  context.subscriptions.push(notifications(service), ownStartsWarnings(service));
-  return { service, gateway, prompts, activationMs: performance.now() - started };
+  context.subscriptions.push(notifications(service));
+  return { service, gateway, prompts, routing: routing.view, activationMs: performance.now() - started };
 }
 
 export function deactivate(): void {}

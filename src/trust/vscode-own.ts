@@ -46,7 +46,11 @@ export interface VsCodeOwnInput {
   folderIndex?: number;
   /** The mcp.json of the running VS Code's user profile; user-scope `vscode` sources count only when they are this file. */
   userMcpJson?: string;
-  /** How to name the file that holds workspace-scope settings. Default `.vscode/settings.json`. */
+  /**
+   * How to name the file that holds workspace-scope settings: `.vscode/settings.json` (the default) for a folder
+   * opened by itself, the `.code-workspace` file when one is open. Folder-scope values are always the folder's
+   * `.vscode/settings.json`.
+   */
   workspaceSettingsFile?: string;
 }
 
@@ -251,7 +255,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       const key = input.settings[ACCESS_KEY]?.[field] !== undefined ? ACCESS_KEY : LEGACY_ENABLED_KEY;
       const value = key === ACCESS_KEY ? raw : input.settings[LEGACY_ENABLED_KEY]?.[field];
       overrides.push({
-        key, value, scope, file: settingsFile,
+        key, value, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile,
         effect: b === 'all' ? 'makes VS Code read this workspace\'s .vscode/mcp.json and start its servers itself, over your user setting'
           : 'switches off MCP in this workspace, MCP Gate\'s servers included',
       });
@@ -263,9 +267,56 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       if (v === undefined) continue;
       const on = DISCOVERY_SOURCES.filter((src) => discoveryAt(v, src) === true);
       if (!on.length) continue;
-      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: settingsFile, effect: `turns on VS Code's discovery of ${on.join(', ')}` });
+      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile, effect: `turns on VS Code's discovery of ${on.join(', ')}` });
     }
   }
 
-  return { access, discovery, starts, unreadable, routing, overrides, providerReachesChat: access.value !== 'none', notes };
+  // A folder opened by itself: VS Code reports its .vscode/settings.json as both the workspace and the folder value.
+  const seen = new Set<string>();
+  const distinct = overrides.filter((o) => {
+    const k = JSON.stringify([o.key, o.file, o.value]);
+    return !seen.has(k) && !!seen.add(k);
+  });
+  return { access, discovery, starts, unreadable, routing, overrides: distinct, providerReachesChat: access.value !== 'none', notes };
+}
+
+// ---- A repository cannot undo the routing ------------------------------------------------------------------
+// Measured in VS Code 1.112 (docs/vscode-own-starts.md, "A repository cannot undo it"): when folders are opened
+// through a `.code-workspace` file, the window-scope settings of each folder's `.vscode/settings.json` are not
+// applied (chat.mcp.access and chat.mcp.discovery.enabled included) — only the workspace file's and the user's. So
+// MCP Gate keeps a one-folder workspace file of its own, outside the repository, with the routing in its settings,
+// and reopens a repository that overrides the routing through it. A repository's own `.code-workspace` is just
+// such a file: its settings do apply, so the same reopening (with the same folders) is the fix for it too.
+
+/** What MCP Gate writes into its own workspace files: the routing, at workspace scope. */
+export const GATED_WORKSPACE_SETTINGS: Readonly<Record<string, unknown>> = Object.freeze({
+  [ACCESS_KEY]: 'registry',
+  [DISCOVERY_KEY]: { ...ROUTED_DISCOVERY },
+});
+
+/** Marks a workspace file as MCP Gate's own (and so the settings in it as MCP Gate's, not a repository's). */
+export const GATED_WORKSPACE_MARK = 'mcpGate.gatedWorkspace';
+
+/** The text of MCP Gate's workspace file for these folders (absolute paths): the folders and the routing, nothing else. */
+export function gatedWorkspaceText(folders: readonly string[]): string {
+  if (!folders.length) throw new Error('a gated workspace needs at least one folder');
+  for (const f of folders) if (!f.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(f)) throw new Error(`not an absolute path: ${f}`);
+  return JSON.stringify({
+    folders: folders.map((path) => ({ path })),
+    settings: { ...GATED_WORKSPACE_SETTINGS },
+    // Read back by MCP Gate to know the window is routed by its own file; a key VS Code ignores.
+    [GATED_WORKSPACE_MARK]: 1,
+  }, null, 2) + '\n';
+}
+
+/** True when the parsed workspace file is one MCP Gate wrote (its mark, the routing, nothing more in its settings). */
+export function isGatedWorkspace(parsed: unknown): boolean {
+  if (!isObject(parsed) || parsed[GATED_WORKSPACE_MARK] !== 1 || !isObject(parsed.settings)) return false;
+  return parsed.settings[ACCESS_KEY] === 'registry';
+}
+
+/** The file name MCP Gate keeps a gated workspace under: readable, and unique per folder set. */
+export function gatedWorkspaceName(folders: readonly string[], hash: (s: string) => string): string {
+  const base = (folders[0].split(/[\\/]/).filter(Boolean).pop() ?? 'workspace').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40);
+  return `${base}-${hash(folders.join('\u0000')).slice(0, 12)}.code-workspace`;
 }

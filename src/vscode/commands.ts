@@ -7,7 +7,8 @@ import { defaultMasker } from '../policy/mask';
 import { recordDecision, resetDecisions } from '../trust/decisions';
 import { escapeText } from '../trust/escape';
 import type { ServerReport } from '../trust/gate';
-import { ownStartsText, routeThroughGate } from './own-starts';
+import { routeThroughGate } from './own-starts';
+import { routingText } from './routing';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
 
@@ -149,7 +150,7 @@ export function registerCommands(context: vscode.ExtensionContext, service: Gate
 
   reg('mcpGate.doctor', async () => {
     const parts = service.folders().map((f) => (f.report ? `${doctorText(f.report, 'VS Code globalStorage')}\n\n${policyText(service.policy(f), () => false, 'MCP Gate: Set Secret… ')}\n\n${sandboxText(f.report, service.policy(f))}` : `${f.folder.uri.fsPath}: ${f.error}`));
-    const text = parts.length ? `${parts.join('\n\n')}\n\n${ownStartsText(service)}` : vscode.l10n.t('No workspace folder is open.');
+    const text = parts.length ? `${parts.join('\n\n')}\n\n${routingText(service)}` : vscode.l10n.t('No workspace folder is open.');
     await vscode.window.showTextDocument(docs.show('/MCP Gate Doctor.txt', text), { preview: true });
     service.channel.info(`doctor:\n${text}`);
     return text;

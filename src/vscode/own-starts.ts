@@ -1,15 +1,18 @@
 // VS Code's own MCP starts: servers VS Code itself reads from this workspace (its .vscode/mcp.json, discovered
 // files) and would start outside MCP Gate, found by the pure core (src/trust/vscode-own.ts) from the gate report and
-// VS Code's settings. The extension says so once per set (with the user-scope settings that route them through
-// the gate, which "Route through MCP Gate" writes after a modal that names the side effect), and the doctor lists
-// them. A repository that sets the routing settings back in its .vscode/settings.json is named as such.
+// VS Code's settings, and the one modal that routes them through the gate (user-scope settings, naming the side
+// effect on the user's own mcp.json servers and offering to import them). The doctor lists them; a repository
+// that sets the routing back is named as such (src/vscode/routing.ts shows it in full width, with the fix).
 import * as vscode from 'vscode';
 import { ACCESS_KEY, DISCOVERY_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { escapeText } from '../trust/escape';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
 
-export function ownStartsOf(folder: FolderState, index: number): VsCodeOwnReport | undefined {
+export function ownStartsOf(folder: FolderState, index: number, workspaceSettingsFile?: string): VsCodeOwnReport | undefined {
   if (!folder.report) return undefined;
   const c = vscode.workspace.getConfiguration(undefined, folder.folder.uri);
   const inspect = (k: string) => {
@@ -21,18 +24,19 @@ export function ownStartsOf(folder: FolderState, index: number): VsCodeOwnReport
     settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY) },
     workspaceTrusted: vscode.workspace.isTrusted,
     folderIndex: index,
+    workspaceSettingsFile,
   });
 }
 
-export function ownStartsText(service: GateService): string {
-  const L: string[] = ['VS Code\'s own MCP starts (outside MCP Gate):'];
+export function ownStartsText(service: GateService, status: string, workspaceSettingsFile?: string): string {
+  const L: string[] = ['VS Code\'s own MCP starts (outside MCP Gate):', `  ${status}`];
   service.folders().forEach((f, i) => {
-    const r = ownStartsOf(f, i);
+    const r = ownStartsOf(f, i, workspaceSettingsFile);
     if (!r) return;
     L.push(`  chat.mcp.access = ${JSON.stringify(r.access.raw)} (${r.access.scope})`);
     if (!r.starts.length) L.push('  none: VS Code starts no server of this workspace by itself');
     for (const s of r.starts) L.push(`  ${escapeText(s.name)} from ${escapeText(s.source)} (${s.mechanism}${s.vscodeId ? `, id ${s.vscodeId}` : ''}; MCP Gate state ${s.gateState})`);
-    for (const o of r.overrides) L.push(`  REPOSITORY OVERRIDE: ${escapeText(o.file)} sets ${o.key} = ${JSON.stringify(o.value)}: ${escapeText(o.effect)}`);
+    for (const o of r.overrides) L.push(`  REPOSITORY OVERRIDE: ${escapeText(o.file)} sets ${o.key} = ${JSON.stringify(o.value)}: ${escapeText(o.effect)} (fix: MCP Gate: Reopen Through MCP Gate)`);
     const todo = r.routing.filter((x) => !x.inPlace);
     if (todo.length) L.push(`  to route them through MCP Gate, set in your user settings: ${todo.map((x) => `"${x.key}": ${JSON.stringify(x.value)}`).join(', ')} (MCP Gate: Route VS Code's Servers Through the Gate)`);
     for (const n of r.notes) L.push(`  note: ${escapeText(n)}`);
@@ -40,7 +44,24 @@ export function ownStartsText(service: GateService): string {
   return L.join('\n');
 }
 
-/** Writes the user-scope routing settings after a modal that names what they also switch off. */
+/** The servers the user wrote in this profile's own mcp.json (User/mcp.json beside MCP Gate's globalStorage). */
+export function userMcpJsonServers(service: GateService): { file: string; names: string[] } {
+  const file = path.join(service.storeDir, '..', '..', 'mcp.json');
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile() || st.size > 1024 * 1024) return { file, names: [] };
+    const v = parseJsonc(fs.readFileSync(file, 'utf8')) as { servers?: unknown };
+    return { file, names: v && typeof v.servers === 'object' && v.servers ? Object.keys(v.servers) : [] };
+  } catch {
+    return { file, names: [] };
+  }
+}
+
+/**
+ * The one step that routes VS Code's own starts through the gate: writes the user-scope routing settings after a
+ * modal that names what VS Code would start by itself and the side effect on the user's own mcp.json servers, and
+ * offers to import those into MCP Gate in the same answer. Returns true when the routing was written.
+ */
 export async function routeThroughGate(service: GateService): Promise<boolean> {
   const reports = service.folders().map((f, i) => ownStartsOf(f, i)).filter((r): r is VsCodeOwnReport => !!r);
   const todo = new Map<string, unknown>();
@@ -49,35 +70,29 @@ export async function routeThroughGate(service: GateService): Promise<boolean> {
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: VS Code already starts no workspace server by itself.'));
     return false;
   }
-  const detail = [...todo].map(([k, v]) => `"${k}": ${JSON.stringify(v)}`).join('\n') +
-    '\n\n' + vscode.l10n.t('chat.mcp.access "registry" also hides the servers you wrote in your own profile mcp.json from VS Code; to keep them, add "vscode" to mcpGate.imports so they run through MCP Gate. A repository can set these settings back in its .vscode/settings.json; MCP Gate will tell you when one does.');
-  const yes = await prompts.confirm(vscode.l10n.t('Set these in your user settings so that VS Code starts workspace MCP servers only through MCP Gate?'), detail, vscode.l10n.t('Route through MCP Gate'));
-  if (!yes) return false;
+  const starts = reports.flatMap((r) => r.starts);
+  const mine = userMcpJsonServers(service);
+  const imports = (vscode.workspace.getConfiguration('mcpGate').inspect<string[]>('imports')?.globalValue ?? []);
+  const importable = mine.names.length > 0 && !imports.includes('vscode');
+  const detail = [
+    starts.length
+      ? vscode.l10n.t('Today VS Code itself would start, outside the gate and without a prompt: {0}.', starts.map((s) => `${escapeText(s.name)} (${escapeText(s.source)})`).join(', '))
+      : vscode.l10n.t('VS Code itself starts the servers of every repository\'s .vscode/mcp.json, outside the gate and without a prompt.'),
+    vscode.l10n.t('MCP Gate sets in your user settings:') + '\n' + [...todo].map(([k, v]) => `"${k}": ${JSON.stringify(v)}`).join('\n'),
+    mine.names.length
+      ? vscode.l10n.t('Side effect: VS Code then no longer starts the servers you wrote in your own mcp.json ({0}).', mine.names.map(escapeText).join(', ')) +
+        (importable ? ' ' + vscode.l10n.t('"Route and Import My Servers" adds "vscode" to mcpGate.imports, so they run through MCP Gate instead.') : ' ' + vscode.l10n.t('mcpGate.imports already has "vscode": they run through MCP Gate.'))
+      : vscode.l10n.t('Side effect: VS Code no longer starts servers written by hand in your own mcp.json either (it has none now); add "vscode" to mcpGate.imports to run them through MCP Gate.'),
+    vscode.l10n.t('A repository\'s .vscode/settings.json or .code-workspace can set these back; MCP Gate then shows it across the panel, with the fix.'),
+  ].join('\n\n');
+  const routeOnly = vscode.l10n.t('Route through MCP Gate');
+  const routeImport = vscode.l10n.t('Route and Import My Servers');
+  const answer = await prompts.choose(
+    vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate?'), detail, importable ? [routeImport, routeOnly] : [routeOnly]);
+  if (answer !== routeOnly && answer !== routeImport) return false;
   const c = vscode.workspace.getConfiguration();
   for (const [k, v] of todo) await c.update(k, v, vscode.ConfigurationTarget.Global);
-  service.log.write({ kind: 'gate.approve', detail: `user settings set: ${[...todo.keys()].join(', ')} (VS Code's own MCP starts routed through MCP Gate)` });
+  if (answer === routeImport) await vscode.workspace.getConfiguration('mcpGate').update('imports', [...imports, 'vscode'], vscode.ConfigurationTarget.Global);
+  service.log.write({ kind: 'gate.approve', detail: `user settings set: ${[...todo.keys()].join(', ')}${answer === routeImport ? ', mcpGate.imports += vscode' : ''} (VS Code's own MCP starts routed through MCP Gate)` });
   return true;
-}
-
-/** One warning per distinct set of own starts or overrides. */
-export function ownStartsWarnings(service: GateService): vscode.Disposable {
-  let told = '';
-  const check = async () => {
-    const reports = service.folders().map((f, i) => ownStartsOf(f, i)).filter((r): r is VsCodeOwnReport => !!r);
-    const starts = reports.flatMap((r) => r.starts);
-    const overrides = reports.flatMap((r) => r.overrides);
-    const key = JSON.stringify([starts.map((s) => [s.source, s.name]), overrides.map((o) => [o.file, o.key, o.value])]);
-    if ((!starts.length && !overrides.length) || key === told) return;
-    told = key;
-    const route = vscode.l10n.t('Route through MCP Gate');
-    const msg = overrides.length
-      ? vscode.l10n.t('MCP Gate: this repository\'s settings ({0}) make VS Code start MCP servers itself, outside the gate, whatever your user settings say.', overrides.map((o) => `${o.key} = ${JSON.stringify(o.value)}`).join(', '))
-      : vscode.l10n.t('MCP Gate: VS Code itself would start {0} server(s) of this workspace outside the gate: {1}.', starts.length, starts.map((s) => escapeText(s.name)).join(', '));
-    const answer = await vscode.window.showWarningMessage(msg, route);
-    if (answer === route) await vscode.commands.executeCommand('mcpGate.routeVsCodeServers');
-  };
-  void check();
-  return vscode.Disposable.from(service.onDidChange(() => void check()), vscode.workspace.onDidChangeConfiguration((e) => {
-    if (e.affectsConfiguration('chat.mcp')) void check();
-  }));
 }

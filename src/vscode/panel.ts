@@ -11,6 +11,7 @@ import { LogTail, toBatch } from '../../webview/node/log-tail';
 import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, type FolderInput } from '../../webview/node/model';
 import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/common/protocol';
 import { sanitizeUiState } from '../../webview/common/ui-state';
+import { routingView } from './routing';
 import type { ServerRef } from './commands';
 import type { GateService } from './service';
 
@@ -130,6 +131,7 @@ export class TrustPanel implements vscode.Disposable {
   private rebuild(): BuiltModel {
     const folders: FolderInput[] = this.service.folders().map((f) => ({ name: f.folder.name, path: f.folder.uri.fsPath, report: f.report, error: f.error, policy: f.report ? this.service.policy(f) : undefined }));
     this.built = buildModel(folders, { restricted: vscode.workspace.isTrusted === false });
+    this.built.model.banners.push(...routingView(this.service).banners);
     return this.built;
   }
 

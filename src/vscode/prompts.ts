@@ -8,6 +8,8 @@ import { vscodeAsker } from './asker';
 export interface Prompts {
   /** A modal question with one affirmative action; true only when that action was chosen. */
   confirm(message: string, detail: string, action: string): Promise<boolean>;
+  /** A modal question with several actions; the one chosen, or undefined when dismissed. */
+  choose(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   ask: Asker;
   secretValue(name: string): Promise<string | undefined>;
 }
@@ -15,6 +17,9 @@ export interface Prompts {
 export const prompts: Prompts = {
   async confirm(message, detail, action) {
     return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
+  },
+  async choose(message, detail, actions) {
+    return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
   },
   ask: (q) => vscodeAsker(q),
   async secretValue(name) {

@@ -49,6 +49,8 @@ export class GateService implements vscode.Disposable {
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh(true)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('mcpGate')) this.refresh(true);
+        // VS Code's own MCP settings change what VS Code starts outside the gate (src/vscode/routing.ts).
+        else if (e.affectsConfiguration('chat.mcp')) this.changed.fire();
       }),
       vscode.workspace.onDidSaveTextDocument(() => this.refresh()),
     );

@@ -5,9 +5,10 @@ import * as vscode from 'vscode';
 import { CATALOGUE } from '../trust/catalogue';
 import { escapeText } from '../trust/escape';
 import { refOf } from './commands';
+import type { RoutingView } from './routing';
 import type { GateService } from './service';
 
-export function statusBar(service: GateService): vscode.Disposable {
+export function statusBar(service: GateService, routing?: () => RoutingView): vscode.Disposable {
   const item = vscode.window.createStatusBarItem('mcpGate.status', vscode.StatusBarAlignment.Left, 100);
   item.name = 'MCP Gate';
   const update = () => {
@@ -28,8 +29,14 @@ export function statusBar(service: GateService): vscode.Disposable {
         item.tooltip += '\n' + vscode.l10n.t('Running without the sandbox by your opt-out: {0}', uncontained.map((u) => `${escapeText(u.server.name)} (${escapeText(u.where)})`).join(', '));
       }
     }
+    // What VS Code itself would still start outside the gate (src/vscode/routing.ts), always said.
+    const r = routing?.();
+    if (r) {
+      if (!r.nothingOutside) item.text += ` $(warning) ${r.starts.length || '!'} outside the gate`;
+      item.tooltip = `${item.tooltip}\n${r.status}${r.overrides.length ? ` — ${vscode.l10n.t('a repository setting undoes the routing: run MCP Gate: Reopen Through MCP Gate')}` : ''}`;
+    }
     item.command = 'mcpGate.openPanel';
-    item.backgroundColor = blocked || hatch || uncontained.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    item.backgroundColor = blocked || hatch || uncontained.length || (r && !r.nothingOutside) ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     item.show();
   };
   update();
@@ -61,7 +68,7 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changed.event;
 
-  constructor(private readonly service: GateService) {
+  constructor(private readonly service: GateService, private readonly routing?: () => RoutingView) {
     service.onDidChange(() => this.changed.fire());
   }
 
@@ -77,6 +84,16 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
         lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: 'mcpGate.approve', arguments: [ref] }));
       }
       if (x.server.state === 'approval-changed') lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: 'mcpGate.showDefinition', arguments: [ref] }));
+      // VS Code's own ▷Start sits on the same line while it would start this server itself: say that it bypasses the gate.
+      const own = this.routing?.().starts.find((s) => s.file === x.server.file && s.name === x.server.name);
+      if (own) {
+        const overridden = (this.routing?.().overrides.length ?? 0) > 0;
+        lenses.push(new vscode.CodeLens(range, {
+          title: vscode.l10n.t('$(warning) VS Code\'s own Start bypasses MCP Gate — {0}', overridden ? vscode.l10n.t('Reopen Through MCP Gate') : vscode.l10n.t('Route Through the Gate')),
+          command: overridden ? 'mcpGate.reopenThroughGate' : 'mcpGate.routeVsCodeServers',
+          tooltip: vscode.l10n.t('VS Code itself would start "{0}" ({1}) outside MCP Gate: unpinned, uncontained, not logged.', escapeText(x.server.name), own.vscodeId ?? own.mechanism),
+        }));
+      }
     }
     return lenses;
   }

@@ -5,7 +5,7 @@
 // CLI (dist/cli.js) acts on the same approval store and log from outside, files are edited on disk, the window is
 // reloaded and restarted, and forged messages are posted through the webview's real message channel.
 //
-// usage: node test/e2e/run.mjs [--docs] [--keep] [--verbose] [--only main|xss]
+// usage: node test/e2e/run.mjs [--docs] [--keep] [--verbose] [--only main|xss|setup]
 //   --docs     also copy the README's screenshots to docs/screenshots/
 //   --keep     keep the run folder (code-server.log, workbench state) even after a green run
 // Screenshots and a results.json go to test-results/e2e/ (gitignored). The last line is "N passed, N failed".
@@ -621,11 +621,51 @@ const xss = [
   }],
 ];
 
+// ---- first run: secure by default, once -------------------------------------------------------------------------------
+// A fresh window on a repository whose .vscode/mcp.json VS Code would start by itself, with MCP Gate's first-run
+// modal on (mcpGate.askToRoute, the default; the other runs switch it off): MCP Gate asks once, in one modal, and routes.
+const setupRepo = path.join(dir('repos'), 'first-run');
+fs.cpSync(path.join(REPO, 'test/fixtures/vscode-workspace'), setupRepo, { recursive: true });
+fs.rmSync(path.join(setupRepo, '.vscode', 'settings.json'), { force: true });
+const userSettings = () => JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
+const setup = [
+  ['a fresh window asks once: the routing modal names what VS Code would start by itself and the side effect', async () => {
+    const d = await modal();
+    const text = await d.innerText();
+    assert(/Route VS Code's own MCP starts through MCP Gate\?/.test(text), `the step: ${text}`);
+    assert(/fixture-echo \(\.vscode\/mcp\.json\)/.test(text), `names what VS Code would start: ${text}`);
+    assert(/Side effect/.test(text) && /mcpGate\.imports/.test(text), `names the side effect and the import: ${text}`);
+    const status = await page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first().innerText();
+    assert(/1 outside the gate/.test(status), `the status bar says VS Code would start one server outside the gate: ${status}`);
+  }],
+  ['on open: one notification beside the step, not two', async () => {
+    await sleep(4000); // everything the extension shows on open has been shown by now
+    const texts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+    assert(texts.length <= 1, `at most one notification, got ${texts.length}: ${texts.join(' | ')}`);
+    assert(!texts.some((t) => /outside the gate/.test(t)), `no second notice about VS Code's own starts: ${texts.join(' | ')}`);
+    await shot('first-run', { docs: true });
+  }],
+  ['routing from the step: the user setting is written and the status bar no longer warns', async () => {
+    await clickModal(page.locator('.monaco-dialog-box'), 'Route through MCP Gate');
+    await until('the user setting', () => userSettings()['chat.mcp.access'] === 'registry', 10_000);
+    const item = page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first();
+    await until('the status bar without the outside warning', async () => !/outside the gate/.test(await item.innerText()), 10_000);
+  }],
+];
+
 // ---- run ------------------------------------------------------------------------------------------------------------
 try {
-  await start(weatherRepo);
-  if (opt.only !== 'xss') await scenario('trust panel', main);
-  if (opt.only !== 'main') await scenario('XSS corpus', xss);
+  if (opt.only !== 'setup') {
+    await start(weatherRepo);
+    if (opt.only !== 'xss') await scenario('trust panel', main);
+    if (opt.only !== 'main') await scenario('XSS corpus', xss);
+  }
+  if (!opt.only || opt.only === 'setup') {
+    await stopAll();
+    writeSettings({ 'mcpGate.askToRoute': true });
+    await start(setupRepo);
+    await scenario('first run', setup);
+  }
 } catch (e) {
   results.push({ title: 'harness', state: 'failed', error: String(e?.stack ?? e) });
   console.log(`  FAIL harness\n         ${String(e?.stack ?? e).split('\n').slice(0, 8).join('\n         ')}`);

@@ -15,7 +15,7 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const HOST_DIR = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache/mcp-gate-vscode');
 
 // Settings that keep the workbench quiet and offline: no telemetry, updates, gallery, experiments,
-// recommendations, walkthroughs, schema downloads, port forwarding, git, or AI features.
+// recommendations, walkthroughs, schema downloads, port forwarding, git, AI features, or MCP Gate's first-run modal.
 export const QUIET_OFFLINE_SETTINGS = {
   'telemetry.telemetryLevel': 'off',
   'update.mode': 'none',
@@ -37,6 +37,8 @@ export const QUIET_OFFLINE_SETTINGS = {
   'chat.disableAIFeatures': true,
   'security.workspace.trust.startupPrompt': 'never',
   'security.workspace.trust.banner': 'never',
+  // MCP Gate's first-run modal (routing VS Code's own starts); test/e2e's "first run" scenario switches it on.
+  'mcpGate.askToRoute': false,
 };
 
 /** The host described by scripts/vscode-host.sh's host.json, or undefined when it is not installed. */
@@ -147,11 +149,12 @@ export async function launchBrowser({ host, profileDir, env, viewport = { width:
   });
 }
 
-/** The workbench URL that opens `folder` with the extension under development (and optionally a test suite). */
-export function workbenchUrl(base, { folder, extensionDevelopmentPath, extensionTestsPath }) {
+/** The workbench URL that opens `folder` (or the `.code-workspace` file `workspace`) with the extension under development (and optionally a test suite). */
+export function workbenchUrl(base, { folder, workspace, extensionDevelopmentPath, extensionTestsPath }) {
   const remote = (p) => `vscode-remote://${new URL(base).host}${p}`;
   const u = new URL(base + '/');
-  u.searchParams.set('folder', folder);
+  if (workspace) u.searchParams.set('workspace', workspace);
+  else u.searchParams.set('folder', folder);
   const payload = [];
   if (extensionDevelopmentPath) payload.push(['extensionDevelopmentPath', remote(extensionDevelopmentPath)]);
   if (extensionTestsPath) payload.push(['extensionTestsPath', remote(extensionTestsPath)]);

@@ -9,7 +9,9 @@
 //
 // usage: node test/vscode/run.mjs [--folder] <workspace> [--tests out/test/vscode/suite/index.js]
 //          [--extension <dir>] [--timeout <s>] [--grep <text>] [--settings '<json>'] [--untrusted]
-//          [--run-dir <dir>] [--keep] [--verbose]
+//          [--workspace <file.code-workspace> | --gated] [--run-dir <dir>] [--keep] [--verbose]
+// --workspace opens a workspace file (its folders) instead of the folder; --gated opens the folder through the
+// one-folder workspace file MCP Gate itself writes to route it (src/trust/vscode-own.ts, gatedWorkspaceText).
 // Each run gets fresh state (user data, extensions, XDG dirs, HOME, browser profile) in a new folder under
 // $TMPDIR, removed after a green run unless --keep, kept (and named) after a red one, with code-server.log,
 // workbench.log (the page's console, extension host included) and results.json. The last line printed is
@@ -18,6 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { createRequire } from 'node:module';
 import {
   formatConsole, HOST_DIR, isolatedEnv, launchBrowser, loadHost, QUIET_OFFLINE_SETTINGS, REPO, startCodeServer, workbenchUrl as payloadUrl,
 } from './harness.mjs';
@@ -35,6 +38,8 @@ const { values: opt, positionals } = parseArgs({
     grep: { type: 'string' },
     settings: { type: 'string', default: '{}' },
     untrusted: { type: 'boolean', default: false },
+    workspace: { type: 'string' },
+    gated: { type: 'boolean', default: false },
     'run-dir': { type: 'string' },
     keep: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
@@ -47,9 +52,11 @@ function usage(msg) {
   console.log('0 passed, 1 failed');
   process.exit(2);
 }
-const folderArg = opt.folder ?? positionals[0];
+const folderArg = opt.folder ?? positionals[0] ?? (opt.workspace ? path.dirname(opt.workspace) : undefined);
 if (!folderArg) usage('no workspace folder given');
 const folder = path.resolve(folderArg);
+if (opt.workspace && !fs.statSync(opt.workspace, { throwIfNoEntry: false })?.isFile()) usage(`workspace file ${opt.workspace} does not exist`);
+if (opt.workspace && opt.gated) usage('--workspace and --gated exclude each other');
 const extensionDir = path.resolve(opt.extension);
 const testsFile = path.resolve(opt.tests);
 if (!fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`workspace folder ${folder} does not exist`);
@@ -81,6 +88,14 @@ fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
   ...extraSettings,
 }, null, 2));
 const resultsFile = path.join(runDir, 'results.json');
+let workspaceFile = opt.workspace ? path.resolve(opt.workspace) : undefined;
+if (opt.gated) {
+  const own = path.join(REPO, 'out/src/trust/vscode-own.js');
+  if (!fs.existsSync(own)) usage(`${own} is missing (tsc -p tsconfig.vscode.json)`);
+  const { gatedWorkspaceText } = createRequire(import.meta.url)(own);
+  workspaceFile = path.join(dir('gated'), `${path.basename(folder)}.code-workspace`);
+  fs.writeFileSync(workspaceFile, gatedWorkspaceText([folder]));
+}
 
 // The environment code-server and so the extension host get (see harness.mjs: isolated HOME and XDG dirs).
 const env = isolatedEnv({
@@ -89,6 +104,7 @@ const env = isolatedEnv({
   MCP_GATE_VSCODE_RESULTS: resultsFile,
   MCP_GATE_VSCODE_WORKSPACE: folder,
   MCP_GATE_VSCODE_TRUSTED: String(!opt.untrusted),
+  ...(workspaceFile ? { MCP_GATE_VSCODE_WORKSPACE_FILE: workspaceFile } : {}),
   ...(opt.grep ? { MCP_GATE_VSCODE_GREP: opt.grep } : {}),
 });
 
@@ -107,7 +123,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 const workbenchLog = [];
 function workbenchUrl(base) {
-  return payloadUrl(base, { folder, extensionDevelopmentPath: extensionDir, extensionTestsPath: testsFile });
+  return payloadUrl(base, { folder, workspace: workspaceFile, extensionDevelopmentPath: extensionDir, extensionTestsPath: testsFile });
 }
 
 // ---- the run -------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { evaluateGate, type GateReport } from '../../../src/trust/gate';
-import { ACCESS_KEY, DISCOVERY_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
+import { ACCESS_KEY, DISCOVERY_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, vscodeOwnStarts, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
 import { cleanupTemp, world } from '../helpers';
 
 // VS Code 1.112's defaults, as inspect() returns them.
@@ -186,5 +186,41 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
     assert.deepEqual(x.overrides, []);
     assert.equal(x.access.scope, 'policy');
     assert.equal(x.routing[0].inPlace, true);
+  });
+
+  it('a folder opened by itself (VS Code reports its settings.json as workspace and folder value): one override, not two; with a .code-workspace the workspace value is named by that file', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    const both = { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all', workspaceFolderValue: 'all' } };
+    assert.deepEqual(run(r, both).overrides.map((o) => [o.key, o.value, o.file]), [[ACCESS_KEY, 'all', '.vscode/settings.json']]);
+    const ws = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' } }, { workspaceSettingsFile: 'override.code-workspace' });
+    assert.deepEqual(ws.overrides.map((o) => [o.value, o.scope, o.file]), [['all', 'workspace', 'override.code-workspace']]);
+  });
+});
+
+describe('vscode-own: MCP Gate\'s own workspace file (a repository cannot undo the routing)', () => {
+  it('holds the folders and the routing at workspace scope, nothing else, and is recognised as MCP Gate\'s', () => {
+    const text = gatedWorkspaceText(['/home/u/src/repo']);
+    const parsed = JSON.parse(text);
+    assert.deepEqual(parsed.folders, [{ path: '/home/u/src/repo' }]);
+    assert.deepEqual(parsed.settings, { [ACCESS_KEY]: 'registry', [DISCOVERY_KEY]: { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false } });
+    assert.equal(isGatedWorkspace(parsed), true);
+    // Read as VS Code would: the workspace value routes, the folder's value is not applied.
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    assert.deepEqual(run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, workspaceValue: parsed.settings[ACCESS_KEY] } }).starts, []);
+  });
+
+  it('a repository\'s workspace file is not MCP Gate\'s, even with the mark, unless it routes', () => {
+    assert.equal(isGatedWorkspace({ folders: [{ path: '.' }], settings: { [ACCESS_KEY]: 'all' } }), false);
+    assert.equal(isGatedWorkspace({ folders: [{ path: '.' }], settings: { [ACCESS_KEY]: 'all' }, 'mcpGate.gatedWorkspace': 1 }), false);
+    assert.equal(isGatedWorkspace(null), false);
+    assert.equal(isGatedWorkspace('x'), false);
+  });
+
+  it('refuses relative paths and no folder; names files per folder set', () => {
+    assert.throws(() => gatedWorkspaceText([]), /at least one folder/);
+    assert.throws(() => gatedWorkspaceText(['repo']), /not an absolute path: repo/);
+    const h = (s: string) => Buffer.from(s).toString('hex').padEnd(12, '0');
+    assert.match(gatedWorkspaceName(['/a/my repo'], h), /^my_repo-[0-9a-f]{12}\.code-workspace$/);
+    assert.notEqual(gatedWorkspaceName(['/a/x'], h), gatedWorkspaceName(['/b/x'], h));
   });
 });

@@ -23,21 +23,24 @@ describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
     if (access?.workspaceValue !== undefined || access?.globalValue === 'registry' || access?.globalValue === 'none') this.skip();
     const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
     assert.match(doctor, /VS Code's own MCP starts \(outside MCP Gate\):[\s\S]*fixture-echo from \.vscode\/mcp\.json \(workspace-folder-mcp\.json, id mcp\.config\.ws0\.fixture-echo/);
-    const confirm = api.prompts.confirm;
+    const choose = api.prompts.choose;
     const asked: string[] = [];
     try {
-      api.prompts.confirm = async (m, d) => (asked.push(d), false);
+      api.prompts.choose = async (m, d) => (asked.push(d), undefined);
       assert.equal(await vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), false);
       assert.notEqual(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry', 'nothing written without confirmation');
       assert.match(asked[0], /"chat\.mcp\.access": "registry"/);
       assert.match(asked[0], /mcpGate\.imports/);
-      api.prompts.confirm = async () => true;
+      assert.match(asked[0], /fixture-echo \(\.vscode\/mcp\.json\)/, 'names what VS Code would start by itself');
+      api.prompts.choose = async (m, d, actions) => actions.find((a) => a === 'Route through MCP Gate');
       assert.equal(await vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), true);
     } finally {
-      api.prompts.confirm = confirm;
+      api.prompts.choose = choose;
     }
     assert.equal(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry');
     const after = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
     assert.match(after, /none: VS Code starts no server of this workspace by itself/);
+    assert.match(after, /VS Code's own MCP starts \(outside MCP Gate\):\n  VS Code starts nothing outside the gate\n/);
+    assert.equal(api.routing().status, 'VS Code starts nothing outside the gate');
   });
 });

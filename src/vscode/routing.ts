@@ -1,0 +1,155 @@
+// Secure by default, once: whether VS Code itself would start any server of this window outside MCP Gate, said in
+// one line ("VS Code starts nothing outside the gate", or exactly what still would) for the status bar, the panel
+// and the doctor; the first-run step (one modal that routes VS Code's own starts through the gate and offers to
+// import the user's own mcp.json servers in the same answer); and the fix a repository cannot undo (reopening its folders inside a workspace file MCP Gate keeps in its own storage, where a folder's
+// window-scope chat.mcp.* values are not applied). Evidence: docs/vscode-own-starts.md.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
+import * as vscode from 'vscode';
+import { gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, type OwnStart, type RepositoryOverride, type VsCodeOwnReport } from '../trust/vscode-own';
+import { escapeText } from '../trust/escape';
+import { ownStartsOf, ownStartsText } from './own-starts';
+import type { GateService } from './service';
+
+export const NOTHING_OUTSIDE = 'VS Code starts nothing outside the gate';
+const SETUP_SHOWN_KEY = 'mcpGate.setupShown';
+
+export interface RoutingView {
+  /** One line: NOTHING_OUTSIDE, or what VS Code itself would still start. */
+  status: string;
+  nothingOutside: boolean;
+  /** The user-scope routing settings are in place (or a policy sets them). */
+  routedAtUser: boolean;
+  /** This window is one of MCP Gate's own workspace files. */
+  gatedWorkspace: boolean;
+  starts: (OwnStart & { folder: string })[];
+  overrides: (RepositoryOverride & { folder: string })[];
+  /** Full-width warnings with their fix, for the panel. */
+  banners: { level: 'warning' | 'info'; text: string }[];
+}
+
+/** The window's workspace file, when it is one MCP Gate wrote. */
+function gatedWorkspaceOpen(): boolean {
+  const f = vscode.workspace.workspaceFile;
+  if (!f || f.scheme !== 'file') return false;
+  try {
+    const st = fs.statSync(f.fsPath);
+    if (!st.isFile() || st.size > 64 * 1024) return false;
+    return isGatedWorkspace(parseJsonc(fs.readFileSync(f.fsPath, 'utf8')));
+  } catch {
+    return false;
+  }
+}
+
+/** How the workspace-scope settings file is named in messages: the .code-workspace file, or .vscode/settings.json. */
+function workspaceSettingsFile(): string | undefined {
+  const f = vscode.workspace.workspaceFile;
+  return f && f.scheme !== 'untitled' ? path.basename(f.fsPath) : undefined;
+}
+
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
+
+export function routingView(service: GateService): RoutingView {
+  const gated = gatedWorkspaceOpen();
+  const reports: { folder: string; r: VsCodeOwnReport }[] = [];
+  service.folders().forEach((f, i) => {
+    const r = ownStartsOf(f, i, workspaceSettingsFile());
+    if (r) reports.push({ folder: f.folder.name, r });
+  });
+  const starts = reports.flatMap(({ folder, r }) => r.starts.map((s) => ({ ...s, folder })));
+  const overrides = reports.flatMap(({ folder, r }) => r.overrides.map((o) => ({ ...o, folder })));
+  const discovered = (n: string): string | undefined => (/Claude Desktop/.test(n) ? 'Claude Desktop\'s servers (discovery)' : /Windsurf/.test(n) ? 'Windsurf\'s servers (discovery)' : undefined);
+  const elsewhere = [...new Set(reports.flatMap(({ r }) => [
+    ...r.unreadable.map((u) => `${u.source} (unreadable for MCP Gate)`),
+    ...r.notes.map(discovered).filter((x): x is string => !!x),
+  ]))];
+  const routedAtUser = reports.length > 0 && reports.every(({ r }) => r.routing.every((x) => x.inPlace));
+  const off = reports.some(({ r }) => !r.providerReachesChat);
+  const nothingOutside = !starts.length && !elsewhere.length;
+  let status: string;
+  if (!nothingOutside) {
+    const names = starts.map((s) => escapeText(s.name));
+    status = starts.length
+      ? `VS Code itself would start ${starts.length} ${plural(starts.length, 'server', 'servers')} outside the gate: ${names.join(', ')}`
+      : 'VS Code itself would start servers outside the gate';
+    if (elsewhere.length) status += ` (also: ${elsewhere.map(escapeText).join('; ')})`;
+  } else status = off ? `${NOTHING_OUTSIDE} (chat.mcp.access is "none": MCP Gate's servers do not reach chat either)` : NOTHING_OUTSIDE;
+
+  const banners: RoutingView['banners'] = [];
+  const byFile = new Map<string, (RepositoryOverride & { folder: string })[]>();
+  for (const o of overrides) byFile.set(`${o.folder}\u0000${o.file}`, [...(byFile.get(`${o.folder}\u0000${o.file}`) ?? []), o]);
+  for (const list of byFile.values()) {
+    const o = list[0];
+    const where = o.file.endsWith('.code-workspace') ? `the workspace file ${escapeText(o.file)}` : `${escapeText(o.folder)}'s ${escapeText(o.file)}`;
+    banners.push({
+      level: 'warning',
+      text: `${where} sets ${list.map((x) => `${x.key} = ${JSON.stringify(x.value)}`).join(', ')}: ${escapeText(o.effect)}. ` +
+        `Your user settings cannot stop it. Fix: run "MCP Gate: Reopen Through MCP Gate" — it reopens ${plural(service.folders().length, 'this folder', 'these folders')} inside a workspace file MCP Gate keeps in its own storage, where ${o.file.endsWith('.code-workspace') ? 'this workspace file\'s settings are not used' : 'a folder\'s chat.mcp settings are not applied'}.`,
+    });
+  }
+  if (!nothingOutside && !overrides.length) {
+    banners.push({ level: 'warning', text: `${status}. Fix: run "MCP Gate: Route VS Code's Servers Through the Gate".` });
+  } else if (nothingOutside) banners.push({ level: 'info', text: `${status}.` });
+  return { status, nothingOutside, routedAtUser, gatedWorkspace: gated, starts, overrides, banners };
+}
+
+/** The doctor's section: the one-line status, then per folder what VS Code reads and what overrides the routing. */
+export function routingText(service: GateService): string {
+  return ownStartsText(service, routingView(service).status, workspaceSettingsFile());
+}
+
+/** Writes MCP Gate's own workspace file for the window's folders and reopens the window through it. */
+export async function reopenThroughGate(service: GateService, open = true): Promise<string | undefined> {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  if (!folders.length) {
+    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: no workspace folder is open.'));
+    return undefined;
+  }
+  const dir = path.join(service.storeDir, 'workspaces');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, gatedWorkspaceName(folders, (s) => crypto.createHash('sha256').update(s).digest('hex')));
+  fs.writeFileSync(`${file}.tmp`, gatedWorkspaceText(folders), { mode: 0o600 });
+  fs.renameSync(`${file}.tmp`, file);
+  service.log.write({ kind: 'gate.approve', detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)` });
+  if (open) await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(file), { forceReuseWindow: true });
+  return file;
+}
+
+/**
+ * The first-run step: the routing modal, on first activation and whenever the routing is found missing while VS
+ * Code would start something of this window by itself — unless the user switched it off in user settings
+ * (mcpGate.askToRoute: false, as the test runs do; the status bar, panel and doctor still say it). A contributed walkthrough was
+ * tried first: VS Code 1.112's web workbench (code-server) did not open it by id, so it is not shipped.
+ */
+export function registerRouting(context: vscode.ExtensionContext, service: GateService): { view: () => RoutingView; disposable: vscode.Disposable } {
+  let view = routingView(service);
+  let shownFor = '';
+  const update = () => {
+    view = routingView(service);
+    // A repository that undoes the routing: shown in full width (the trust panel's banner), once per override set.
+    const key = JSON.stringify(view.overrides.map((o) => [o.folder, o.file, o.key, o.value]));
+    if (view.overrides.length && key !== shownFor) void vscode.commands.executeCommand('mcpGate.openPanel');
+    shownFor = key;
+    void vscode.commands.executeCommand('setContext', 'mcpGate.routed', view.routedAtUser || view.gatedWorkspace);
+    void vscode.commands.executeCommand('setContext', 'mcpGate.nothingOutside', view.nothingOutside);
+  };
+  update();
+  const subs = [
+    service.onDidChange(update),
+    vscode.workspace.onDidGrantWorkspaceTrust(update),
+    vscode.commands.registerCommand('mcpGate.reopenThroughGate', (opts?: { open?: boolean }) => reopenThroughGate(service, opts?.open !== false)),
+  ];
+  const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
+  const missing = !view.routedAtUser && !view.gatedWorkspace;
+  const allowed = vscode.workspace.getConfiguration('mcpGate').inspect<boolean>('askToRoute')?.globalValue !== false;
+  if (missing && allowed && (first || !view.nothingOutside)) {
+    void context.globalState.update(SETUP_SHOWN_KEY, true);
+    // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
+    // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them.
+    const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
+    subs.push({ dispose: () => clearTimeout(t) });
+  }
+  return { view: () => view, disposable: vscode.Disposable.from(...subs) };
+}
