@@ -5,7 +5,8 @@ import * as readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { currentMachine, gateConfigPath } from '../trust/catalogue';
 import { editServer, EditRefusal } from '../trust/edit';
-import { GateRefusal, recordDecision, resetDecisions } from '../trust/decisions';
+import { decide, GateRefusal, reset } from '../trust/decisions';
+import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
 import { evaluateGate, findServer, ProjectError, type GateInput } from '../trust/gate';
 import { findStoreDir } from '../trust/location';
 import { escapeText } from '../trust/escape';
@@ -22,7 +23,6 @@ import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSess
 import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 
 /** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
-export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';
 
 const USAGE = `usage: mcp-gate <command> [options]
 
@@ -107,7 +107,7 @@ export async function main(argv: string[]): Promise<number> {
   for (const [k, v] of Object.entries(machine.env)) if (k.startsWith(SECRET_ENV_PREFIX) && v) defaultMasker.add(v);
   setMask((t) => defaultMasker.mask(t));
   const store = findStoreDir(machine, o.store);
-  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine };
+  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, words: CLI_WORDS };
   const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
 
   const needName = (verb: string): string => {
@@ -120,10 +120,10 @@ export async function main(argv: string[]): Promise<number> {
     const report = evaluateGate(input);
     const policy = policyOf(report);
     if (report.escapeHatch) log.write({ kind: 'gate.escape-hatch', project: report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
-    const found = findServer(report, name, o.source);
+    const found = findServer(report, name, o.source, CLI_WORDS);
     if (!found.ok) throw new GateRefusal(found.message);
     serversMayStart();
-    const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli' }, [found.server]);
+    const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli', words: CLI_WORDS }, [found.server]);
     // A signal closes the session; closing it normally unregisters it.
     const untrack = trackSession(started);
     const session = Object.assign(started, { close: () => Session.prototype.close.call(started).finally(untrack) });
@@ -150,7 +150,7 @@ export async function main(argv: string[]): Promise<number> {
         const policy = policyOf(report);
         const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
         if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-        else out(doctorText(report, storeHow) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX) + '\n\n' + sandboxText(report, policy, machine.home));
+        else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home));
         return report.fullBlock.length || policy.problems.length ? 1 : 0;
       }
       case 'explain': {
@@ -187,22 +187,22 @@ export async function main(argv: string[]): Promise<number> {
         const name = needName('get');
         const report = evaluateGate(input);
         if (report.fullBlock.length) err(fullBlockText(report));
-        const found = findServer(report, name, o.source);
+        const found = findServer(report, name, o.source, CLI_WORDS);
         if (!found.ok) throw new GateRefusal(found.message);
         if (o.json) out(JSON.stringify(serverJson(found.server), null, 2));
-        else out(serverText(found.server, { project: report.project, policy: policyOf(report) }));
+        else out(serverText(found.server, { project: report.project, policy: policyOf(report), words: CLI_WORDS }));
         return report.fullBlock.length ? 1 : 0;
       }
       case 'approve': {
         const name = needName('approve');
         const report = evaluateGate(input);
         if (report.fullBlock.length) throw new GateRefusal(`the project is blocked, so nothing can be approved:\n${fullBlockText(report)}`);
-        const found = findServer(report, name, o.source);
+        const found = findServer(report, name, o.source, CLI_WORDS);
         if (!found.ok) throw new GateRefusal(found.message);
         const s = found.server;
         if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
         if (s.state === 'blocked' || !s.pinned) throw new GateRefusal(`"${s.name}" is blocked: ${s.reason}`);
-        out(serverText(s, { project: report.project, policy: policyOf(report) }));
+        out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }));
         if (s.state === 'approved' && !s.viaEscapeHatch) {
           out(`"${s.name}" is already approved with this exact definition.`);
           return 0;
@@ -214,8 +214,7 @@ export async function main(argv: string[]): Promise<number> {
             return 1;
           }
         }
-        const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest));
-        log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest });
+        const r = await finishBeforeStopping(decide(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest }));
         out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
         return 0;
       }
@@ -294,17 +293,15 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'reject': {
         const name = needName('reject');
-        const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'rejected'));
-        log.write({ kind: 'gate.reject', server: r.server.name, source: r.server.source, digest: r.server.pinned?.digest });
+        const r = await finishBeforeStopping(decide(input, name, o.source, 'rejected', { log }));
         out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
         return 0;
       }
       case 'reset': {
         if (o.all && rest.length) throw new UsageError('mcp-gate reset takes a server name or --all, not both');
         if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
-        const removed = await finishBeforeStopping(resetDecisions(input, o.all ? undefined : rest[0], o.source));
+        const removed = await finishBeforeStopping(reset(input, o.all ? undefined : rest[0], o.source, { log }));
         if (removed.length === 0) out('nothing to reset: no decision was recorded');
-        for (const r of removed) log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
         if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
         return 0;
       }

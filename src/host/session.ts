@@ -14,6 +14,8 @@ import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
 import { canonicalJson, sha256 } from '../trust/digest';
 import { observeTools } from '../trust/decisions';
 import type { GateReport, ServerReport } from '../trust/gate';
+import { isWaiting, mayRun } from '../trust/states';
+import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import type { PinnedTools } from '../trust/store';
 import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
@@ -58,6 +60,10 @@ export interface SessionOptions {
   discoverTimeoutMs?: number;
   callTimeoutMs?: number;
   clientName?: string;
+  /** Whether VS Code's Workspace Trust is granted (the CLI has none: true). A repository server starts only when it is. */
+  workspaceTrusted?: boolean;
+  /** The front end's wording for the next step in notes (src/trust/words.ts). */
+  words?: FrontEndWords;
 }
 
 export interface SessionTool {
@@ -126,6 +132,10 @@ export class Session {
   private readonly masker: Masker;
   private discovered = false;
 
+  private get words(): FrontEndWords {
+    return this.o.words ?? NEUTRAL_WORDS;
+  }
+
   private constructor(private readonly o: SessionOptions) {
     this.masker = o.masker ?? defaultMasker;
   }
@@ -184,9 +194,10 @@ export class Session {
     const seenTools = new Map<string, string>();
     let started = 0;
     for (const server of servers) {
-      if (server.state !== 'approved' && server.state !== 'trusted') {
-        const how = server.state === 'pending' || server.state === 'approval-changed' ? `; review it with \`mcp-gate get ${server.name}\` and approve it` : '';
-        this.note(`${server.name} (${server.source}) is left out: it is ${server.state}: ${server.reason}${how}`, server);
+      if (!mayRun(server, this.o.workspaceTrusted ?? true)) {
+        const how = isWaiting(server) ? `; ${this.words.review(server.name)}` : '';
+        const why = mayRun(server, true) ? 'the workspace is in Restricted Mode' : `it is ${server.state}: ${server.reason}`;
+        this.note(`${server.name} (${server.source}) is left out: ${why}${how}`, server);
         continue;
       }
       if (server.disabled) {
@@ -256,7 +267,7 @@ export class Session {
         this.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
         throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
       }
-      const bound = await bindSecrets({ ...serverIdentity(server, project), host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+      const bound = await bindSecrets({ ...serverIdentity(server, project), host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => this.words.setSecret(n) });
       if (bound.drop) throw new DroppedError(bound.reason);
       for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
       const declared = Object.entries(def.headers).map(([k, v]) => [k, substitute(v, project)] as const);
@@ -308,7 +319,7 @@ export class Session {
     }
 
     // stdio
-    const bound = await bindSecrets(serverIdentity(server, project), this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+    const bound = await bindSecrets(serverIdentity(server, project), this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => this.words.setSecret(n) });
     if (bound.drop) throw new DroppedError(bound.reason);
     for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
     const args = def.args.map((a) => substitute(a, project));
@@ -397,7 +408,7 @@ export class Session {
     const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)), observedAt: new Date().toISOString() };
     const r = await observeTools(this.o.storeDir, this.o.report.project, server.source, server.name, server.pinned.digest, observed);
     if (r === 'changed') {
-      throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change (\`mcp-gate get ${server.name}\`) and approve it again`);
+      throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change and approve it again (${this.words.review(server.name)})`);
     }
     if (r === 'not-approved') throw new DroppedError('its approval changed while it was starting');
   }

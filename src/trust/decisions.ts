@@ -2,11 +2,14 @@
 // recomputes the server's definition inside it, so what is recorded is what the gate sees at that moment; an
 // approval can be bound to the digest that was shown, and is refused if the definition changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type ServerReport } from './gate';
+import { NEUTRAL_WORDS } from './words';
 import { ApprovalStore, recordKey, type ApprovalRecord, type Decision, type PinnedTools } from './store';
 
 export class GateRefusal extends Error {}
 
 export interface DecisionResult {
+  /** The project's identity (the real path of its folder). */
+  project: string;
   server: ServerReport;
   previous?: ApprovalRecord;
   unchanged: boolean;
@@ -21,7 +24,7 @@ export async function recordDecision(
     if (report.fullBlock.length > 0) {
       throw new GateRefusal(`the project is blocked, so nothing can be ${decision}: ${report.fullBlock.map((b) => b.reason).join('; ')}`);
     }
-    const found = findServer(report, name, source);
+    const found = findServer(report, name, source, input.words);
     if (!found.ok) throw new GateRefusal(found.message);
     const server = found.server;
     if (!server.gated) throw new GateRefusal(`"${server.name}" comes from user scope (${server.source}); it is trusted and needs no decision`);
@@ -33,7 +36,7 @@ export async function recordDecision(
     const index = records.findIndex((r) => recordKey(r.project, r.source, r.server) === key);
     const previous = index >= 0 ? records[index] : undefined;
     if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged) {
-      return { records, result: { server, previous, unchanged: true } };
+      return { records, result: { project: report.project, server, previous, unchanged: true } };
     }
     const record: ApprovalRecord = {
       project: report.project, source: server.source, server: server.name, decision,
@@ -47,7 +50,7 @@ export async function recordDecision(
     }
     if (index >= 0) records[index] = record;
     else records.push(record);
-    return { records, result: { server, previous, unchanged: false } };
+    return { records, result: { project: report.project, server, previous, unchanged: false } };
   });
 }
 
@@ -61,11 +64,11 @@ export async function resetDecisions(input: GateInput, name: string | undefined,
     else {
       const candidates = records.filter((r) => r.project === report.project && r.server === name && (!source || r.source === source));
       if (candidates.length === 0) {
-        const found = findServer(report, name, source);
+        const found = findServer(report, name, source, input.words);
         if (!found.ok) throw new GateRefusal(found.message);
         return { records, result: [] };
       }
-      if (candidates.length > 1) throw new GateRefusal(`"${name}" has decisions in ${candidates.length} files (${candidates.map((c) => c.source).join(', ')}); say which with --source FILE`);
+      if (candidates.length > 1) throw new GateRefusal(`"${name}" has decisions in ${candidates.length} files (${candidates.map((c) => c.source).join(', ')}); ${(input.words ?? NEUTRAL_WORDS).chooseSource}`);
       match = (r) => r === candidates[0];
     }
     const removed = records.filter(match);
@@ -95,3 +98,31 @@ export async function observeTools(
     return { records, result: 'changed' as const };
   });
 }
+
+/** Where a decision's audit event goes (the host's EventLog; trust does not import it). */
+export interface AuditLog {
+  write(e: { kind: 'gate.approve' | 'gate.reject' | 'gate.reset'; server?: string; source?: string; project?: string; digest?: string; detail?: string }): void;
+}
+
+/**
+ * A person's approval or rejection, as one operation: recorded under the store's lock, then its `gate.*` event
+ * written, then `after` (a front end's refresh). The CLI and the extension both decide through this.
+ */
+export async function decide(
+  input: GateInput, name: string, source: string | undefined, decision: Decision,
+  o: { log: AuditLog; expectedDigest?: string; after?: () => void },
+): Promise<DecisionResult> {
+  const r = await recordDecision(input, name, source, decision, o.expectedDigest);
+  o.log.write({ kind: decision === 'approved' ? 'gate.approve' : 'gate.reject', server: r.server.name, source: r.server.source, project: r.project, digest: r.server.pinned?.digest });
+  o.after?.();
+  return r;
+}
+
+/** Returning servers to pending, as one operation: removed under the lock, one `gate.reset` per record, then `after`. */
+export async function reset(input: GateInput, name: string | undefined, source: string | undefined, o: { log: AuditLog; after?: () => void }): Promise<ApprovalRecord[]> {
+  const removed = await resetDecisions(input, name, source);
+  for (const r of removed) o.log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
+  o.after?.();
+  return removed;
+}
+

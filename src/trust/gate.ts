@@ -11,6 +11,7 @@ import { TrackingReader, unchanged, type Signature } from './fsread';
 import { storeInsideProject } from './location';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
 import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
+import { NEUTRAL_WORDS, type FrontEndWords } from './words';
 
 export type GateState = 'trusted' | 'pending' | 'approved' | 'approval-changed' | 'rejected' | 'blocked';
 
@@ -25,6 +26,8 @@ export interface GateInput {
    * `mcpGate.rules`, …) as one trusted user layer, in MCP Gate's configuration format. Never a workspace value.
    */
   userSettings?: { label: string; value: Record<string, unknown> };
+  /** The front end's wording for the next step in messages (./words.ts). */
+  words?: FrontEndWords;
 }
 
 export interface SourceReport {
@@ -209,7 +212,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   const fullBlock: FullBlock[] = [];
 
   if (storeInsideProject(project, input.storeDir)) {
-    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; use a store outside it (--store or MCP_GATE_STORE)`, files: [input.storeDir] });
+    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; ${(input.words ?? NEUTRAL_WORDS).storeOutside}`, files: [input.storeDir] });
   }
 
   const loaded = new Map<string, LoadedSource>();
@@ -415,12 +418,12 @@ export class GateCache {
 export type ServerLookup = { ok: true; server: ServerReport } | { ok: false; message: string };
 
 /** Finds a server by name (and source, when the name is declared in several files). */
-export function findServer(report: GateReport, name: string, source?: string): ServerLookup {
+export function findServer(report: GateReport, name: string, source?: string, words: FrontEndWords = NEUTRAL_WORDS): ServerLookup {
   const matches = report.servers.filter((s) => s.name === name && (!source || s.source === source || s.file === path.resolve(report.project, source)));
   if (matches.length === 1) return { ok: true, server: matches[0] };
   if (matches.length === 0) {
     const names = [...new Set(report.servers.map((s) => s.name))].sort();
     return { ok: false, message: `no server "${name}"${source ? ` in ${source}` : ''} in ${report.project}${names.length ? ` (servers: ${names.join(', ')})` : ' (no servers declared)'}` };
   }
-  return { ok: false, message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); say which with --source FILE` };
+  return { ok: false, message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); ${words.chooseSource}` };
 }
