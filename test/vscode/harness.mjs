@@ -151,7 +151,8 @@ export async function launchBrowser({ host, profileDir, env, viewport = { width:
 export function workbenchUrl(base, { folder, extensionDevelopmentPath, extensionTestsPath }) {
   const remote = (p) => `vscode-remote://${new URL(base).host}${p}`;
   const u = new URL(base + '/');
-  u.searchParams.set('folder', folder);
+  // A .code-workspace file opens as a (multi-root) workspace; anything else as a folder.
+  u.searchParams.set(folder.endsWith('.code-workspace') ? 'workspace' : 'folder', folder);
   const payload = [];
   if (extensionDevelopmentPath) payload.push(['extensionDevelopmentPath', remote(extensionDevelopmentPath)]);
   if (extensionTestsPath) payload.push(['extensionTestsPath', remote(extensionTestsPath)]);

@@ -98,9 +98,10 @@ describe('the gate in VS Code', function () {
   });
 
   (trusted ? it : it.skip)('the status bar counts with a plural form', () => {
-    assert.equal(api.service.waiting().length, 1);
-    assert.equal(api.status.tooltip, '1 repository server waits for your review');
-    assert.match(api.status.text, /MCP Gate: 1 waiting/);
+    // fixture-echo (.vscode/mcp.json) and sandbox-probe (.mcp.json) wait.
+    assert.equal(api.service.waiting().length, 2);
+    assert.equal(api.status.tooltip, '2 repository servers wait for your review');
+    assert.match(api.status.text, /MCP Gate: 2 waiting/);
   });
 
   it('Reject asks first, like Approve: declining records nothing', async () => {
