@@ -103,7 +103,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}`;
     yes = changedSinceApproval(s) && diffs > 0
       ? await ctx.prompts.confirmChange(
-        vscode.l10n.t('"{0}" changed since you approved it {1}', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : ''),
+        vscode.l10n.t('"{0}" changed since it was approved ({1})', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : ''),
         vscode.l10n.t('Approve these changes to "{0}"', escapeText(s.name)),
         short)
       : await ctx.prompts.confirm(
