@@ -8,7 +8,7 @@ export const CLI_WORDS: FrontEndWords = {
   reviewAll: 'inspect with `mcp-gate get <server>`, then `mcp-gate approve <server>` or `mcp-gate reject <server>`',
   chooseSource: 'say which with --source FILE',
   storeOutside: 'use a store outside it (--store or MCP_GATE_STORE)',
-  setSecret: (n) => `set it with ${SECRET_ENV_PREFIX}${n}`,
+  setSecret: (n) => `set ${SECRET_ENV_PREFIX}${n}`,
   doctor: 'mcp-gate doctor',
   showGrants: (server) => `\`mcp-gate get ${server}\` shows them`,
 };

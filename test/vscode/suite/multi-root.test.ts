@@ -27,6 +27,18 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     original = fs.readFileSync(serverFile, 'utf8');
   });
 
+  // The real quick pick is shown; the wrapper only tells the test when it was asked for (then it waits until the
+  // widget is up before pressing keys).
+  let asked = 0;
+  before(() => {
+    const real = api.prompts.confirmChange;
+    api.prompts.confirmChange = (...a) => (asked++, real(...a));
+  });
+  const shown = async (n: number) => {
+    await waitFor('the question', () => asked >= n);
+    await sleep(1500);
+  };
+
   after(async () => {
     fs.writeFileSync(serverFile, original);
     await vscode.commands.executeCommand('mcpGate.reset', 'all');
@@ -75,7 +87,7 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     assert.match((await vscode.workspace.openTextDocument(def.original)).getText(), /server\.mjs {2}\d+ bytes {2}sha256 [0-9a-f]{64}/);
 
     // Enter on the question: its first, active choice keeps the server waiting.
-    await sleep(800);
+    await shown(1);
     await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
     assert.equal(await answer, false);
     assert.equal(entry('alpha-tool').server.state, 'approval-changed');
@@ -86,7 +98,7 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
   it('approving the change takes choosing it: down, then Enter', async () => {
     const answer = vscode.commands.executeCommand<boolean>('mcpGate.approve', ref('alpha-tool'));
     await waitFor('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.includes('definition (approved'));
-    await sleep(800);
+    await shown(2);
     await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
     await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
     assert.equal(await answer, true);
