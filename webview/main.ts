@@ -24,7 +24,7 @@ import {
   type WebviewMessage,
 } from './protocol';
 import { exactTime, relativeTime } from '../src/report/relative-time';
-import { STATE_CODICON } from '../src/trust/states';
+import { STATE_CODICON } from '../src/trust/gate-state';
 import { sanitizeUiState, TABS } from './ui-state';
 import { VirtualList } from './virtual-list';
 

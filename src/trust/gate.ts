@@ -13,7 +13,9 @@ import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDo
 import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth } from './store';
 import { NEUTRAL_WORDS, type FrontEndWords } from './words';
 
-export type GateState = 'trusted' | 'pending' | 'approved' | 'approval-changed' | 'rejected' | 'blocked';
+import type { GateState } from './gate-state';
+
+export type { GateState } from './gate-state';
 
 export const ESCAPE_HATCH_ENV = 'MCP_GATE_ALLOW_PROJECT';
 

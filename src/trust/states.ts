@@ -1,6 +1,6 @@
 // What a gate state means for a person and for a start: one predicate per question, used by every front end,
 // the host and the shared renderings (the states themselves are decided in gate.ts).
-import type { GateState, ServerReport } from './gate';
+import type { ServerReport } from './gate';
 
 type S = Pick<ServerReport, 'state' | 'gated' | 'pinned' | 'record'>;
 
@@ -48,10 +48,4 @@ export function changedSinceApproval(s: S): boolean {
   return s.state === 'approval-changed';
 }
 
-/** The order a person reads servers in: what changed, what is new, then what is decided. */
-export const STATE_ORDER: Record<GateState, number> = { 'approval-changed': 0, pending: 1, blocked: 2, rejected: 3, approved: 4, trusted: 5 };
-
-/** The codicon each state is shown with (quick picks, lenses, the panel). */
-export const STATE_CODICON: Record<GateState, string> = {
-  pending: 'question', 'approval-changed': 'diff', approved: 'pass', rejected: 'circle-slash', blocked: 'error', trusted: 'verified',
-};
+export { STATE_CODICON, STATE_ORDER } from './gate-state';
