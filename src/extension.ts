@@ -2,7 +2,8 @@
 // gate (stats and small files), registers commands, the status bar, CodeLens and the chat gateway provider; no
 // server starts until VS Code asks the provider to resolve one.
 import * as vscode from 'vscode';
-import { registerCommands, DocumentProvider, SCHEME } from './vscode/commands';
+import { registerCommands } from './vscode/commands';
+import { DocumentProvider, SCHEME } from './vscode/review';
 import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
 import { registerTrustPanel } from './vscode/panel';
 import { prompts, type Prompts } from './vscode/prompts';
@@ -18,6 +19,8 @@ export interface McpGateApi {
   prompts: Prompts;
   /** Whether VS Code itself would start anything outside the gate, as the status bar, panel and doctor say it. */
   routing: () => RoutingView;
+  /** The status bar item (tests read what a person sees on it). */
+  status: vscode.StatusBarItem;
   /** How long activate() took, in milliseconds (for the benchmark). */
   activationMs: number;
 }
@@ -34,12 +37,13 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     gateway = new GatewayProvider(service);
     context.subscriptions.push(gateway, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, gateway));
   }
-  registerCommands(context, service, docs, () => gateway?.decisionsChanged());
+  registerCommands({ context, service, docs, prompts, decided: () => gateway?.decisionsChanged() });
   registerTrustPanel(context, service);
   const routing = registerRouting(context, service);
+  const status = statusBar(service, routing.view);
   context.subscriptions.push(
     routing.disposable,
-    statusBar(service, routing.view),
+    status,
     vscode.languages.registerCodeLensProvider(catalogueSelector(), new ServerCodeLens(service, routing.view)),
     vscode.workspace.onDidGrantWorkspaceTrust(() => gateway?.decisionsChanged()),
     // A definition edited on disk, a decision made by the CLI, a settings change: re-offer, and end sessions of
@@ -49,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
   for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
   context.subscriptions.push(notifications(service));
-  return { service, gateway, prompts, routing: routing.view, activationMs: performance.now() - started };
+  return { service, gateway, prompts, routing: routing.view, status: status.item, activationMs: performance.now() - started };
 }
 
 export function deactivate(): void {}

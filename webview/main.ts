@@ -25,6 +25,8 @@ import {
 } from './common/protocol';
 import { sanitizeUiState, TABS } from './common/ui-state';
 import { VirtualList } from './browser/virtual-list';
+import { exactTime, relativeTime } from '../src/report/relative-time';
+import { STATE_CODICON } from '../src/trust/gate-state';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -66,7 +68,6 @@ let events: (Record<string, unknown> | undefined)[] = [];
 let rowCache: (LogRow | undefined)[] = [];
 let shownLength = 0;
 let truncated = 0;
-const armed = new Set<string>();
 const busy = new Set<string>();
 
 // ---- skeleton -----------------------------------------------------------------------------------------------
@@ -128,9 +129,7 @@ tabs.addEventListener('vsc-tabs-select', (e) => {
 });
 
 // ---- servers ------------------------------------------------------------------------------------------------
-const STATE_ICON: Record<string, string> = {
-  pending: 'question', 'approval-changed': 'diff', approved: 'pass', rejected: 'circle-slash', blocked: 'error', trusted: 'verified',
-};
+const STATE_ICON: Record<string, string> = STATE_CODICON;
 const ACTION_LABEL: Record<PanelAction, string> = { approve: 'Approve', reject: 'Reject', reset: 'Reset' };
 const ACTION_ICON: Record<PanelAction, string> = { approve: 'check', reject: 'close', reset: 'discard' };
 
@@ -166,6 +165,27 @@ function collapsible(key: string, part: 'def' | 'diff', heading: string, descrip
   return c;
 }
 
+/** A time as read ("3 minutes ago"), exact on hover; kept current by the minute tick below. */
+function when(iso: string, prefix = ''): HTMLElement {
+  return h('time', { class: 'when', text: `${prefix}${relativeTime(iso, Date.now(), navigator.language)}`, attrs: { datetime: iso, title: exactTime(iso), 'data-prefix': prefix } });
+}
+setInterval(() => {
+  for (const t of document.querySelectorAll<HTMLElement>('time.when')) t.textContent = `${t.dataset.prefix ?? ''}${relativeTime(t.getAttribute('datetime') ?? '', Date.now(), navigator.language)}`;
+}, 30_000);
+
+/** A digest shortened for reading, the full one on hover and in what a copy takes. */
+function digest(full: string): HTMLElement {
+  const short = full.length > 19 ? `${full.slice(0, 19)}…` : full;
+  const code = h('code', { class: 'hash', text: short, attrs: { title: full } });
+  code.addEventListener('copy', (e) => {
+    e.clipboardData?.setData('text/plain', full);
+    e.preventDefault();
+  });
+  const copy = h('vscode-button', { class: 'copy', attrs: { secondary: true, icon: 'copy', title: `Copy ${full}`, 'aria-label': 'Copy the full digest' } });
+  copy.addEventListener('click', () => void navigator.clipboard?.writeText(full).then(() => setStatus('Digest copied.'), () => setStatus('The digest could not be copied.', 'error')));
+  return h('span', { class: 'digest-value' }, code, copy);
+}
+
 function meta(label: string, ...value: (string | HTMLElement)[]): HTMLElement[] {
   return [h('dt', { text: label }), h('dd', {}, ...value)];
 }
@@ -177,7 +197,7 @@ function serverCard(s: ServerView): HTMLElement {
     const b = h('vscode-button', {
       class: `act act-${a}`,
       attrs: { icon: ACTION_ICON[a], ...(a === 'approve' ? {} : { secondary: true }), ...(busy.has(s.key) ? { disabled: true } : {}), 'data-action': a },
-      text: a === 'approve' && armed.has(s.key) ? 'Approve these changes' : ACTION_LABEL[a],
+      text: a === 'approve' && (s.diff || s.toolsDiff) ? 'Review changes and approve…' : a === 'approve' ? 'Approve…' : a === 'reject' ? 'Reject…' : ACTION_LABEL[a],
     });
     b.addEventListener('click', () => onAction(s, a, card));
     actions.append(b);
@@ -195,13 +215,16 @@ function serverCard(s: ServerView): HTMLElement {
   card.append(h('p', { class: 'reason', text: s.reason }));
 
   const dl = h('dl', { class: 'meta' });
-  dl.append(...meta('Declared in', h('code', { text: `${s.declared.file}:${s.declared.line}:${s.declared.column}` })));
-  dl.append(...meta('Scope', `${s.declared.scope} scope, ${s.gated ? 'gated: runs only once approved' : 'trusted: written by a person on this machine'}`));
+  // Repository files by their workspace-relative path; the full path on hover.
+  const declared = s.declared.scope === 'repository' ? s.declared.source : s.declared.file;
+  dl.append(...meta('Declared in', h('code', { text: `${declared}:${s.declared.line}:${s.declared.column}`, attrs: { title: s.declared.file } })));
+  // "repository scope, gated" is what every waiting server is; the line is shown only where it says more.
+  if (!s.gated || s.declared.scope !== 'repository') dl.append(...meta('Scope', `${s.declared.scope} scope, ${s.gated ? 'gated: runs only once approved' : 'trusted: written by a person on this machine'}`));
   if (s.declared.importedBy.length) dl.append(...meta('Imported by', ...s.declared.importedBy.flatMap((f, i) => [i ? ', ' : '', h('code', { text: f })])));
   if (model && model.folders.length > 1) dl.append(...meta('Folder', s.folder));
   dl.append(...meta(s.transport === 'http' ? 'Connects to' : 'Runs', h('code', { class: 'summary', text: s.summary })));
   if (s.cwd) dl.append(...meta('In folder', h('code', { text: s.cwd })));
-  if (s.decidedAt) dl.append(...meta('Decided', s.decidedAt));
+  if (s.decidedAt) dl.append(...meta('Decided', when(s.decidedAt)));
   card.append(dl);
 
   if (s.hidden) {
@@ -230,7 +253,8 @@ function serverCard(s: ServerView): HTMLElement {
       }
       if (s.toolsDiff.instructions) parts.push(h('div', { class: 'diff-item instructions' }, h('div', { class: 'diff-title' }, codicon('book'), ' server instructions'), diffBlock(s.toolsDiff.instructions, 'instructions')));
     }
-    const since = s.diff ? `approved ${s.diff.approvedAt}` : s.decidedAt ? `approved ${s.decidedAt}` : '';
+    const at = s.diff?.approvedAt ?? s.decidedAt;
+    const since = at ? `approved ${relativeTime(at, Date.now(), navigator.language)}` : '';
     const c = collapsible(s.key, 'diff', 'Changes since approval', since, true, ...parts);
     c.classList.add('changes');
     card.append(c);
@@ -258,35 +282,25 @@ function serverCard(s: ServerView): HTMLElement {
   if (s.pinnedFiles.length) {
     def.push(h('h4', { text: 'Files it can execute or load (content pinned)' }));
     const t = h('table', { class: 'files' }, h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Bytes' }), h('th', { text: 'SHA-256' })));
-    for (const f of s.pinnedFiles) t.append(h('tr', {}, h('td', {}, h('code', { text: f.path })), h('td', { text: String(f.size) }), h('td', {}, h('code', { class: 'hash', text: f.sha256 }))));
+    for (const f of s.pinnedFiles) t.append(h('tr', {}, h('td', {}, h('code', { text: f.path })), h('td', { text: String(f.size) }), h('td', {}, digest(f.sha256))));
     def.push(t);
   }
   if (s.envFile) def.push(h('p', {}, 'envFile ', h('code', { text: s.envFile })));
   if (s.inputs) def.push(h('h4', { text: 'Inputs it asks for' }), h('pre', { class: 'definition', text: s.inputs }));
   if (s.pinnedTools?.length) def.push(h('p', { class: 'tools' }, `Tools pinned at the first start: `, ...s.pinnedTools.flatMap((t, i) => [i ? ', ' : '', h('code', { text: t })])));
-  if (s.digest) def.push(h('p', { class: 'digest' }, 'digest ', h('code', { text: s.digest })));
+  if (s.digest) def.push(h('p', { class: 'digest' }, 'digest ', digest(s.digest)));
   card.append(collapsible(s.key, 'def', 'Definition as written', s.declared.source, s.section === 'waiting', ...def));
   return card;
 }
 
 function onAction(s: ServerView, a: PanelAction, card: HTMLElement): void {
   if (busy.has(s.key)) return;
-  if (a === 'approve' && (s.diff || s.toolsDiff) && !armed.has(s.key)) {
-    // Approve on a changed server shows the diff first; the second press asks VS Code, which shows it again.
-    armed.add(s.key);
-    const c = card.querySelector<VscodeCollapsible>('vscode-collapsible.changes');
-    if (c) {
-      c.open = true;
-      c.scrollIntoView({ block: 'start', behavior: 'smooth' });
-    }
-    const b = card.querySelector<HTMLElement>('.act-approve');
-    if (b) b.textContent = 'Approve these changes';
-    setStatus(`Review the changes to ${s.name} shown above, then press "Approve these changes". VS Code shows the definition and asks once more.`);
-    return;
-  }
+  // One press: VS Code opens the definition (for a changed server, the change in its diff editor) and asks.
   busy.add(s.key);
   for (const b of card.querySelectorAll<HTMLElement>('.act')) b.setAttribute('disabled', '');
-  setStatus(`${ACTION_LABEL[a]} ${s.name}…`);
+  setStatus(a === 'approve' && (s.diff || s.toolsDiff)
+    ? `VS Code shows the changes to ${s.name} side by side and asks whether to approve them.`
+    : `${ACTION_LABEL[a]} ${s.name}…`);
   post({ type: 'action', action: a, key: s.key });
 }
 
@@ -297,16 +311,21 @@ function renderServers(): void {
   const seen = new Set<string>();
   for (const section of ['waiting', 'decided'] as const) {
     const container = lists[section];
-    const items = model.servers.filter((s) => s.section === section);
+    const order = new Map(model.folders.map((f, i) => [f.name, i]));
+    const items = model.servers.filter((s) => s.section === section).sort((a, b) => (order.get(a.folder) ?? 0) - (order.get(b.folder) ?? 0));
     const nodes: HTMLElement[] = [];
+    let lastFolder: string | undefined;
     for (const s of items) {
-      const sig = JSON.stringify([s, armed.has(s.key), busy.has(s.key), model.folders.length > 1]);
+      const sig = JSON.stringify([s, busy.has(s.key), model.folders.length > 1]);
       let c = cards.get(s.key);
       if (!c || c.sig !== sig) {
         c = { sig, el: serverCard(s) };
         cards.set(s.key, c);
       }
       seen.add(s.key);
+      // In a multi-root workspace each folder is its own group, under its name.
+      if (model.folders.length > 1 && s.folder !== lastFolder) nodes.push(h('h2', { class: 'folder-group', text: s.folder }));
+      lastFolder = s.folder;
       nodes.push(c.el);
     }
     if (!items.length) {
@@ -454,7 +473,8 @@ function applyFilter(keepScroll: boolean): void {
   }
   // New events arrive at the top (newest first): keep what the reader is looking at in place.
   if (keepScroll && top > 0 && shownLength > before) list.scrollTo(top + (shownLength - before) * ROW_HEIGHT);
-  logCount.textContent = filtered ? `${shownLength} of ${lines.length} events` : `${lines.length} events${truncated ? ` (the ${truncated} oldest are not shown)` : ''}`;
+  const eventsText = (n: number) => `${n} event${n === 1 ? '' : 's'}`;
+  logCount.textContent = filtered ? `${shownLength} of ${eventsText(lines.length)}` : `${eventsText(lines.length)}${truncated ? ` (the ${truncated} oldest are not shown)` : ''}`;
   logEmpty.hidden = shownLength > 0;
   logEmpty.textContent = lines.length ? 'No event matches the filters.' : 'No event logged yet: exchanges with servers, tool calls and decisions appear here.';
   badges.log.textContent = String(lines.length);
@@ -564,7 +584,6 @@ window.addEventListener('message', (e: MessageEvent) => {
     case 'model':
       model = m.model;
       for (const k of [...busy]) busy.delete(k);
-      for (const k of [...armed]) if (!model.servers.some((s) => s.key === k && s.actions.includes('approve'))) armed.delete(k);
       renderModel();
       if (ui.tab !== 'log' && ui.scroll[ui.tab] && !restoredScroll) {
         restoredScroll = true;
@@ -584,7 +603,6 @@ window.addEventListener('message', (e: MessageEvent) => {
     }
     case 'result':
       busy.delete(m.key);
-      if (m.ok) armed.delete(m.key);
       setStatus(m.text, m.ok ? 'info' : 'error');
       renderServers();
       break;

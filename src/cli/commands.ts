@@ -3,7 +3,7 @@
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/catalogue';
 import { editServer } from '../trust/edit';
-import { GateRefusal, lockForApproval, recordDecision, resetDecisions } from '../trust/decisions';
+import { decide, GateRefusal, lockForApproval, reset as resetServers } from '../trust/decisions';
 import { evaluateGate, findServer } from '../trust/gate';
 import { escapeText } from '../trust/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
@@ -11,7 +11,8 @@ import { OUTCOMES, type LoggedEvent } from '../host/log';
 import { serverIdentity } from '../host/identity';
 import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 import { logLine } from '../report/log-line';
-import { SECRET_ENV_PREFIX, UsageError, type Ctx } from './context';
+import { UsageError, type Ctx } from './context';
+import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
 import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
 import { updateCommand } from './update';
@@ -53,7 +54,7 @@ async function doctor(ctx: Ctx): Promise<number> {
   const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
   const pre = preApprovalAttempts(report.project);
   if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-  else out(doctorText(report, storeHow) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, SECRET_ENV_PREFIX) + '\n\n' + sandboxText(report, policy, machine.home));
+  else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 
@@ -94,10 +95,10 @@ async function get(ctx: Ctx): Promise<number> {
   const name = needName('get');
   const report = evaluateGate(input);
   if (report.fullBlock.length) err(fullBlockText(report));
-  const found = findServer(report, name, o.source);
+  const found = findServer(report, name, o.source, CLI_WORDS);
   if (!found.ok) throw new GateRefusal(found.message);
   if (o.json) out(JSON.stringify(serverJson(found.server), null, 2));
-  else out(serverText(found.server, { project: report.project, policy: policyOf(report) }));
+  else out(serverText(found.server, { project: report.project, policy: policyOf(report), words: CLI_WORDS }));
   return report.fullBlock.length ? 1 : 0;
 }
 
@@ -106,19 +107,19 @@ async function approve(ctx: Ctx): Promise<number> {
   const name = needName('approve');
   const report = evaluateGate(input);
   if (report.fullBlock.length) throw new GateRefusal(`the project is blocked, so nothing can be approved:\n${fullBlockText(report)}`);
-  const found = findServer(report, name, o.source);
+  const found = findServer(report, name, o.source, CLI_WORDS);
   if (!found.ok) throw new GateRefusal(found.message);
   const s = found.server;
   if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
   if (s.state === 'blocked' || !s.pinned) throw new GateRefusal(`"${s.name}" is blocked: ${s.reason}`);
   if (s.state === 'approved' && !s.viaEscapeHatch) {
-    out(serverText(s, { project: report.project, policy: policyOf(report) }));
+    out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }));
     out(`"${s.name}" is already approved with this exact definition.`);
     return 0;
   }
   // An npm launch is resolved now, and the exact tree shown is the one recorded.
   const lock = await lockForApproval(input, s);
-  out(serverText(s, { project: report.project, policy: policyOf(report) }, { lock }));
+  out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }, { lock }));
   if (!o.yes) {
     const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);
     if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
@@ -126,8 +127,7 @@ async function approve(ctx: Ctx): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'approved', s.pinned.digest, lock));
-  log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest, ...(lock ? { detail: `package ${lock.name}@${lock.version} ${lock.integrity}` } : {}) });
+  const r = await finishBeforeStopping(decide(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock }));
   out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
   return 0;
 }
@@ -229,8 +229,7 @@ async function edit(ctx: Ctx): Promise<number> {
 async function reject(ctx: Ctx): Promise<number> {
   const { o, input, log, needName } = ctx;
   const name = needName('reject');
-  const r = await finishBeforeStopping(recordDecision(input, name, o.source, 'rejected'));
-  log.write({ kind: 'gate.reject', server: r.server.name, source: r.server.source, digest: r.server.pinned?.digest });
+  const r = await finishBeforeStopping(decide(input, name, o.source, 'rejected', { log }));
   out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
   return 0;
 }
@@ -239,9 +238,8 @@ async function reset(ctx: Ctx): Promise<number> {
   const { o, rest, input, log } = ctx;
   if (o.all && rest.length) throw new UsageError('mcp-gate reset takes a server name or --all, not both');
   if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
-  const removed = await finishBeforeStopping(resetDecisions(input, o.all ? undefined : rest[0], o.source));
+  const removed = await finishBeforeStopping(resetServers(input, o.all ? undefined : rest[0], o.source, { log }));
   if (removed.length === 0) out('nothing to reset: no decision was recorded');
-  for (const r of removed) log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
   if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
   return 0;
 }

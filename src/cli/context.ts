@@ -12,9 +12,8 @@ import { Session } from '../host/session';
 import { err, setMask } from './output';
 import { serversMayStart, trackSession } from './signals';
 import type { CommandId } from './usage';
+import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
 
-/** The CLI's secret values come from its own environment: MCP_GATE_SECRET_<NAME>. */
-export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';
 
 /** A mistake in how the command was called: exit code 2 with the usage text. */
 export class UsageError extends Error {}
@@ -62,7 +61,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   for (const [k, v] of Object.entries(machine.env)) if (k.startsWith(SECRET_ENV_PREFIX) && v) defaultMasker.add(v);
   setMask((t) => defaultMasker.mask(t));
   const store = findStoreDir(machine, o.store);
-  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker };
+  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker, words: CLI_WORDS };
   const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
   const log = new EventLog(store.dir, defaultMasker);
   log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));
@@ -81,10 +80,10 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
       const report = evaluateGate(input);
       const policy = policyOf(report);
       if (report.escapeHatch) log.write({ kind: 'gate.escape-hatch', project: report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
-      const found = findServer(report, name, o.source);
+      const found = findServer(report, name, o.source, CLI_WORDS);
       if (!found.ok) throw new GateRefusal(found.message);
       serversMayStart();
-      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli' }, [found.server]);
+      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli', words: CLI_WORDS }, [found.server]);
       // A signal closes the session; closing it normally unregisters it.
       const untrack = trackSession(started);
       const session = Object.assign(started, { close: () => Session.prototype.close.call(started).finally(untrack) });

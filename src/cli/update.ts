@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { GateRefusal, npmLaunchOf, recordDecision, resolveLock } from '../trust/decisions';
+import { decide, GateRefusal, npmLaunchOf, resolveLock } from '../trust/decisions';
+import { CLI_WORDS } from './words';
 import { escapeText } from '../trust/escape';
 import { evaluateGate, findServer, type GateInput } from '../trust/gate';
 import { ensureInstalled, LockError, lockSummary, packageCacheRoot, type NpmLock } from '../trust/npm-lock';
@@ -30,7 +31,7 @@ const MAX_DIFF_LINES = 400;
 
 export async function updateCommand(c: UpdateContext): Promise<number> {
   const report = evaluateGate(c.input);
-  const found = findServer(report, c.name, c.source);
+  const found = findServer(report, c.name, c.source, CLI_WORDS);
   if (!found.ok) throw new GateRefusal(found.message);
   const s = found.server;
   const launch = npmLaunchOf(s);
@@ -58,8 +59,7 @@ export async function updateCommand(c: UpdateContext): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(recordDecision(c.input, s.name, s.source, 'approved', s.pinned.digest, fresh));
-  c.log.write({ kind: 'gate.approve', server: r.server.name, source: r.server.source, project: report.project, digest: r.server.pinned!.digest, detail: `update ${old.name} ${old.version} → ${fresh.version} ${fresh.integrity}` });
+  const r = await finishBeforeStopping(decide(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned.digest, lock: fresh, detail: `update ${old.name} ${old.version} → ${fresh.version} ${fresh.integrity}` }));
   out(`approved "${r.server.name}" (${r.server.source}) running ${fresh.name} ${fresh.version}`);
   return 0;
 }

@@ -156,7 +156,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     try {
       copy = copyClosure(o.project, o.server.pinned.pinned.files);
     } catch (e) {
-      if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — check it again (mcp-gate get)`);
+      if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — review it again before it can start`);
       throw e;
     }
   }

@@ -33,7 +33,7 @@ export function verifiedPlan(server: ServerReport, project: string, searchPath: 
   }
   const approved = server.viaEscapeHatch ? server.pinned.digest : server.record?.digest;
   if (now.digest !== server.pinned.digest || now.digest !== approved) {
-    throw new LaunchRefused('what it runs changed after the gate checked it (a file of its closure was replaced); it is not started — check it again (mcp-gate get)');
+    throw new LaunchRefused('what it runs changed after the gate checked it (a file of its closure was replaced); it is not started — review it again before it can start');
   }
   return now.plan!;
 }

@@ -15,6 +15,8 @@ import { canonicalJson, sha256 } from '../trust/digest';
 import { observeTools } from '../trust/decisions';
 import type { GateReport, ServerReport } from '../trust/gate';
 import { ApprovalStore, type PinnedTools } from '../trust/store';
+import { isWaiting, mayRun } from '../trust/states';
+import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
 import { serverIdentity } from './identity';
@@ -58,6 +60,10 @@ export interface SessionOptions {
   discoverTimeoutMs?: number;
   callTimeoutMs?: number;
   clientName?: string;
+  /** Whether VS Code's Workspace Trust is granted (the CLI has none: true). A repository server starts only when it is. */
+  workspaceTrusted?: boolean;
+  /** The front end's wording for the next step in notes (src/trust/words.ts). */
+  words?: FrontEndWords;
 }
 
 export interface SessionTool {
@@ -131,6 +137,10 @@ export class Session {
   private readonly masker: Masker;
   private discovered = false;
 
+  private get words(): FrontEndWords {
+    return this.o.words ?? NEUTRAL_WORDS;
+  }
+
   private constructor(private readonly o: SessionOptions) {
     this.masker = o.masker ?? defaultMasker;
   }
@@ -189,9 +199,10 @@ export class Session {
     const seenTools = new Map<string, string>();
     let started = 0;
     for (const server of servers) {
-      if (server.state !== 'approved' && server.state !== 'trusted') {
-        const how = server.state === 'pending' || server.state === 'approval-changed' ? `; review it with \`mcp-gate get ${server.name}\` and approve it` : '';
-        this.note(`${server.name} (${server.source}) is left out: it is ${server.state}: ${server.reason}${how}`, server);
+      if (!mayRun(server, this.o.workspaceTrusted ?? true)) {
+        const how = isWaiting(server) ? `; ${this.words.review(server.name)}` : '';
+        const why = mayRun(server, true) ? 'the workspace is in Restricted Mode' : `it is ${server.state}: ${server.reason}`;
+        this.note(`${server.name} (${server.source}) is left out: ${why}${how}`, server);
         continue;
       }
       if (server.disabled) {
@@ -261,7 +272,7 @@ export class Session {
         this.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
         throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
       }
-      const bound = await bindSecrets({ ...serverIdentity(server, project), host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+      const bound = await bindSecrets({ ...serverIdentity(server, project), host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => this.words.setSecret(n) });
       if (bound.drop) throw new DroppedError(bound.reason);
       for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
       const declared = Object.entries(def.headers).map(([k, v]) => [k, substitute(v, project)] as const);
@@ -313,7 +324,7 @@ export class Session {
     }
 
     // stdio
-    const bound = await bindSecrets(serverIdentity(server, project), this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => `set it with MCP Gate: Set Secret… or MCP_GATE_SECRET_${n}` });
+    const bound = await bindSecrets(serverIdentity(server, project), this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => this.words.setSecret(n) });
     if (bound.drop) throw new DroppedError(bound.reason);
     for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
     const args = def.args.map((a) => substitute(a, project));
@@ -402,7 +413,7 @@ export class Session {
     const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)), observedAt: new Date().toISOString() };
     const r = await observeTools(new ApprovalStore(this.o.storeDir, this.masker), this.o.report.project, server.source, server.name, server.pinned.digest, observed);
     if (r === 'changed') {
-      throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change (\`mcp-gate get ${server.name}\`) and approve it again`);
+      throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change and approve it again (${this.words.review(server.name)})`);
     }
     if (r === 'not-approved') throw new DroppedError('its approval changed while it was starting');
   }

@@ -7,8 +7,11 @@ import { describeContainment } from '../host/contain';
 import { sandboxAvailable } from '../host/sandbox';
 import { escapeText, quote, renderValue } from '../trust/escape';
 import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
+import { canonicalJson, type PinnedDefinition } from '../trust/digest';
 import type { GateReport, ServerReport } from '../trust/gate';
 import { preApprovalLine, type PreApprovalReport } from '../trust/preapproval';
+import { definitionChanged, isWaiting } from '../trust/states';
+import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { grantsFor, type UserPolicy } from '../policy/user-policy';
 import { formatOrigin } from '../policy/names';
 import { ruleText } from '../policy/rules';
@@ -75,6 +78,8 @@ export interface GrantsContext {
   policy: UserPolicy;
   /** The HOME the sandbox hides (default: this process's). */
   home?: string;
+  /** The front end's wording for the next step. */
+  words?: FrontEndWords;
 }
 
 /**
@@ -114,7 +119,7 @@ function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
   if (count === 0 && who.scope === 'repository') {
     L.push(`    (rules, secrets and exceptions without "project" are for your user-scope servers; one with "project": ${quote(who.project)} grants this server)`);
   }
-  if (ctx.policy.problems.length) L.push(`    your policy has ${ctx.policy.problems.length} invalid item(s), so nothing is allowed until they are fixed (mcp-gate doctor)`);
+  if (ctx.policy.problems.length) L.push(`    your policy has ${ctx.policy.problems.length} invalid item(s), so nothing is allowed until they are fixed (${(ctx.words ?? NEUTRAL_WORDS).doctor})`);
   return L;
 }
 
@@ -180,7 +185,7 @@ export function packageText(s: ServerReport, shown?: NpmLock): string[] {
   return L;
 }
 
-export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock }): string {
+export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock }, words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS): string {
   const lines: string[] = [];
   lines.push(`server ${quote(s.name)}`);
   lines.push(`  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`);
@@ -198,9 +203,9 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
     if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
     lines.push(`  digest      ${s.pinned.digest}`);
   }
-  if (s.state === 'approval-changed' && s.record && s.pinned && s.record.digest !== s.pinned.digest) {
+  if (definitionChanged(s)) {
     lines.push('  changed since approval:');
-    lines.push(diffText(diffDefinitions(s.record, s.pinned)));
+    lines.push(diffText(diffDefinitions(s.record!, s.pinned!)));
   }
   if (s.record?.toolsChanged && s.record.tools) {
     const d = diffTools(s.record.tools.snapshot, s.record.toolsChanged.snapshot);
@@ -219,11 +224,11 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
       const c = describeContainment(s, serverIdentity(s, grants.project), grants.policy, grants.home ?? os.homedir());
       if (c.length) lines.push(`  sandbox     ${escapeText(c[0])}`, ...c.slice(1).map((l) => `              ${escapeText(l)}`));
     }
-  } else lines.push('  grants that would apply: not computed here (`mcp-gate get` shows them)');
+  } else lines.push(`  grants that would apply: not computed here (${words.showGrants(s.name)})`);
   return lines.join('\n');
 }
 
-export function doctorText(report: GateReport, storeHow: string): string {
+export function doctorText(report: GateReport, storeHow: string, words: FrontEndWords = NEUTRAL_WORDS): string {
   const L: string[] = [];
   L.push(`project   ${escapeText(report.project)}`);
   const h = report.store.health;
@@ -260,11 +265,11 @@ export function doctorText(report: GateReport, storeHow: string): string {
     L.push(`  ${escapeText(s.name)}  [${stateLabel(s)}]  ${s.scope} scope${s.gated ? ' (gated)' : ' (trusted)'}, ${escapeText(s.source)}:${s.position.line}:${s.position.column}${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''}`);
     L.push(`      ${escapeText(s.reason)}`);
   }
-  const review = report.servers.filter((s) => s.state === 'pending' || s.state === 'approval-changed');
+  const review = report.servers.filter(isWaiting);
   if (review.length) {
     L.push('');
     L.push(`needs review (${review.length}): ${review.map((s) => `${escapeText(s.name)} (${s.state === 'pending' ? 'never decided' : 'changed since approval'})`).join(', ')}`);
-    L.push('  inspect with `mcp-gate get <server>`, then `mcp-gate approve <server>` or `mcp-gate reject <server>`');
+    L.push(`  ${words.reviewAll}`);
   }
   if (report.agentFiles.length) {
     L.push('');
@@ -332,12 +337,12 @@ export function sandboxText(report: GateReport, policy: UserPolicy, home: string
   return L.join('\n');
 }
 
-export function policyText(policy: UserPolicy, valueSet: (name: string) => boolean, envPrefix: string): string {
+export function policyText(policy: UserPolicy, valueSet: (name: string) => boolean, words: FrontEndWords = NEUTRAL_WORDS): string {
   const L: string[] = ['policy (user scope only; a repository cannot grant):'];
   L.push(`  file     ${escapeText(policy.file)}`);
   L.push(`  rules    ${policy.rules.length}${policy.rules.length === 0 ? ' (no rule: everything is denied)' : ''}`);
   for (const e of policy.secrets) {
-    L.push(`  secret   ${e.name} → ${e.to} as ${e.bind}${e.as ? ` ${e.as}` : ''}${e.project !== undefined ? ` for project ${quote(e.project)}` : ''}: ${valueSet(e.name) ? 'value set' : `no value (set ${envPrefix}${e.name})`}`);
+    L.push(`  secret   ${e.name} → ${e.to} as ${e.bind}${e.as ? ` ${e.as}` : ''}${e.project !== undefined ? ` for project ${quote(e.project)}` : ''}: ${valueSet(e.name) ? 'value set' : `no value (${words.setSecret(e.name)})`}`);
   }
   for (const n of policy.notes) L.push(`  NOTE     ${escapeText(n)}`);
   if (policy.problems.length) {
@@ -354,4 +359,54 @@ export function preApprovalText(r: PreApprovalReport): string {
   for (const a of r.attempts) L.push(`  ${escapeText(preApprovalLine(a))}`);
   for (const p of r.problems) L.push(`  could not read: ${escapeText(p)}`);
   return L.join('\n');
+}
+
+/** One side-by-side comparison of a changed server: what was approved and what is declared now, as plain text. */
+export interface ChangeDocument {
+  /** What it compares: "definition", a file's workspace-relative path, "tools". */
+  label: string;
+  approved: string;
+  now: string;
+}
+
+function definitionDocument(p: PinnedDefinition): string {
+  const { files, ...rest } = p;
+  const lines = [renderValue(JSON.parse(canonicalJson(rest)))];
+  lines.push('', 'files it runs (content pinned):');
+  for (const [f, x] of Object.entries(files ?? {}).sort(([a], [b]) => a.localeCompare(b))) lines.push(`  ${escapeText(f)}  ${x.size} bytes  sha256 ${x.sha256}`);
+  return lines.join('\n') + '\n';
+}
+
+/** A kept text as shown in a diff: line for line, every hidden character escaped (line breaks kept). */
+function shownText(t: string): string {
+  return t.split('\n').map(escapeText).join('\n');
+}
+
+/**
+ * The documents a person compares before approving a changed server: the pinned definition (approved vs. now)
+ * and each changed file whose text was kept with the approval; a file whose text was not kept shows its digests.
+ * For a server whose tools changed, the tool list. Empty when nothing changed since approval.
+ */
+export function changeDocuments(s: ServerReport): ChangeDocument[] {
+  const out: ChangeDocument[] = [];
+  if (definitionChanged(s)) {
+    const r = s.record!;
+    const p = s.pinned!;
+    out.push({ label: 'definition', approved: definitionDocument(r.pinned), now: definitionDocument(p.pinned) });
+    for (const f of diffDefinitions(r, p).files) {
+      const key = f.path.startsWith('envFile ') ? `envFile:${f.path.slice(8)}` : f.path;
+      const side = (texts: Record<string, string> | undefined, digest: string | undefined) => {
+        if (digest === undefined) return '(absent)\n';
+        const t = texts?.[key];
+        return t === undefined ? `(content not kept: binary or larger than 64 KiB)\nsha256 ${digest}\n` : shownText(t);
+      };
+      out.push({ label: escapeText(f.path), approved: side(r.texts, f.before), now: side(p.texts, f.after) });
+    }
+  }
+  if (s.record?.toolsChanged && s.record.tools) {
+    const doc = (t: { instructions?: string; tools: Record<string, unknown>[] }) =>
+      `${renderValue(JSON.parse(canonicalJson({ instructions: t.instructions ?? '', tools: [...t.tools].sort((a, b) => String(a.name).localeCompare(String(b.name))) })))}\n`;
+    out.push({ label: 'tools', approved: doc(s.record.tools.snapshot), now: doc(s.record.toolsChanged.snapshot) });
+  }
+  return out;
 }

@@ -5,10 +5,13 @@ import { evaluateGate, findServer, type GateInput, type GateReport, type ServerR
 import { lockIntact, LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
 import { packageLaunchOf, type NpmLaunch } from './packages';
 import { ApprovalStore, recordKey, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
+import { NEUTRAL_WORDS } from './words';
 
 export class GateRefusal extends Error {}
 
 export interface DecisionResult {
+  /** The project's identity (the real path of its folder). */
+  project: string;
   server: ServerReport;
   previous?: ApprovalRecord;
   unchanged: boolean;
@@ -81,7 +84,7 @@ export async function recordDecision(
     if (report.fullBlock.length > 0) {
       throw new GateRefusal(`the project is blocked, so nothing can be ${decision}: ${report.fullBlock.map((b) => b.reason).join('; ')}`);
     }
-    const found = findServer(report, name, source);
+    const found = findServer(report, name, source, input.words);
     if (!found.ok) throw new GateRefusal(found.message);
     const server = found.server;
     if (!server.gated) throw new GateRefusal(`"${server.name}" comes from user scope (${server.source}); it is trusted and needs no decision`);
@@ -98,7 +101,7 @@ export async function recordDecision(
     }
     const newLock = decision === 'approved' && launch ? lock : undefined;
     if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && previous.lock?.digest === newLock?.digest) {
-      return { records, result: { server, previous, unchanged: true } };
+      return { records, result: { project: report.project, server, previous, unchanged: true } };
     }
     const record: ApprovalRecord = {
       project: report.project, source: server.source, server: server.name, decision,
@@ -113,7 +116,7 @@ export async function recordDecision(
     }
     if (index >= 0) records[index] = record;
     else records.push(record);
-    return { records, result: { server, previous, unchanged: false } };
+    return { records, result: { project: report.project, server, previous, unchanged: false } };
   });
 }
 
@@ -127,11 +130,11 @@ export async function resetDecisions(input: GateInput, name: string | undefined,
     else {
       const candidates = records.filter((r) => r.project === report.project && r.server === name && (!source || r.source === source));
       if (candidates.length === 0) {
-        const found = findServer(report, name, source);
+        const found = findServer(report, name, source, input.words);
         if (!found.ok) throw new GateRefusal(found.message);
         return { records, result: [] };
       }
-      if (candidates.length > 1) throw new GateRefusal(`"${name}" has decisions in ${candidates.length} files (${candidates.map((c) => c.source).join(', ')}); say which with --source FILE`);
+      if (candidates.length > 1) throw new GateRefusal(`"${name}" has decisions in ${candidates.length} files (${candidates.map((c) => c.source).join(', ')}); ${(input.words ?? NEUTRAL_WORDS).chooseSource}`);
       match = (r) => r === candidates[0];
     }
     const removed = records.filter(match);
@@ -160,3 +163,33 @@ export async function observeTools(
     return { records, result: 'changed' as const };
   });
 }
+
+/** Where a decision's audit event goes (the host's EventLog; trust does not import it). */
+export interface AuditLog {
+  write(e: { kind: 'gate.approve' | 'gate.reject' | 'gate.reset'; server?: string; source?: string; project?: string; digest?: string; detail?: string }): void;
+}
+
+/**
+ * A person's approval or rejection, as one operation: recorded under the store's lock, then its `gate.*` event
+ * written, then `after` (a front end's refresh). The CLI and the extension both decide through this.
+ */
+export async function decide(
+  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision,
+  o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; detail?: string; after?: () => void },
+): Promise<DecisionResult> {
+  const r = await recordDecision(input, name, source, decision, o.expectedDigest, o.lock);
+  const lock = decision === 'approved' ? r.server.record?.lock ?? o.lock : undefined;
+  const detail = o.detail ?? (lock ? `package ${lock.name}@${lock.version} ${lock.integrity}` : undefined);
+  o.log.write({ kind: decision === 'approved' ? 'gate.approve' : 'gate.reject', server: r.server.name, source: r.server.source, project: r.project, digest: r.server.pinned?.digest, ...(detail ? { detail } : {}) });
+  o.after?.();
+  return r;
+}
+
+/** Returning servers to pending, as one operation: removed under the lock, one `gate.reset` per record, then `after`. */
+export async function reset(input: GateInput, name: string | undefined, source: string | undefined, o: { log: AuditLog; after?: () => void }): Promise<ApprovalRecord[]> {
+  const removed = await resetDecisions(input, name, source);
+  for (const r of removed) o.log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
+  o.after?.();
+  return removed;
+}
+

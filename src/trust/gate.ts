@@ -13,8 +13,11 @@ import { lockIntact } from './npm-lock';
 import { packageLaunchOf } from './packages';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
 import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth, type StoreMasker } from './store';
+import { NEUTRAL_WORDS, type FrontEndWords } from './words';
 
-export type GateState = 'trusted' | 'pending' | 'approved' | 'approval-changed' | 'rejected' | 'blocked';
+import type { GateState } from './gate-state';
+
+export type { GateState } from './gate-state';
 
 export const ESCAPE_HATCH_ENV = 'MCP_GATE_ALLOW_PROJECT';
 
@@ -29,6 +32,8 @@ export interface GateInput {
   userSettings?: { label: string; value: Record<string, unknown> };
   /** What every write of the approval store masks through (the process's one masker). */
   masker: StoreMasker;
+  /** The front end's wording for the next step in messages (./words.ts). */
+  words?: FrontEndWords;
 }
 
 export interface SourceReport {
@@ -373,7 +378,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   const fullBlock: FullBlock[] = [];
 
   if (storeInsideProject(project, input.storeDir)) {
-    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; use a store outside it (--store or MCP_GATE_STORE)`, files: [input.storeDir] });
+    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; ${(input.words ?? NEUTRAL_WORDS).storeOutside}`, files: [input.storeDir] });
   }
 
   const loaded = readNativeSources(input, project, reader);
@@ -465,12 +470,12 @@ export class GateCache {
 export type ServerLookup = { ok: true; server: ServerReport } | { ok: false; message: string };
 
 /** Finds a server by name (and source, when the name is declared in several files). */
-export function findServer(report: GateReport, name: string, source?: string): ServerLookup {
+export function findServer(report: GateReport, name: string, source?: string, words: FrontEndWords = NEUTRAL_WORDS): ServerLookup {
   const matches = report.servers.filter((s) => s.name === name && (!source || s.source === source || s.file === path.resolve(report.project, source)));
   if (matches.length === 1) return { ok: true, server: matches[0] };
   if (matches.length === 0) {
     const names = [...new Set(report.servers.map((s) => s.name))].sort();
     return { ok: false, message: `no server "${name}"${source ? ` in ${source}` : ''} in ${report.project}${names.length ? ` (servers: ${names.join(', ')})` : ' (no servers declared)'}` };
   }
-  return { ok: false, message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); say which with --source FILE` };
+  return { ok: false, message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); ${words.chooseSource}` };
 }

@@ -1,54 +1,61 @@
-// The palette (category "MCP Gate"): approve, reject, reset, show definition, set/clear secret, show log, doctor.
-// Each command is a thin adapter: it picks a server, shows the core's rendering, and records the decision through
-// the same core as the CLI. Definitions and reports open as read-only documents (scheme `mcp-gate`).
+// The palette (category "MCP Gate"), registered from one table: each command is a factory `(ctx) => handler`
+// over the Ctx that extension.ts wires (service, documents, prompts). Each is a thin adapter: it picks a server,
+// shows the core's rendering (a changed server's change in the diff editor, see ./review.ts), and decides through
+// the same core operation as the CLI (src/trust/decisions.ts: record + gate.* event + refresh).
 import * as vscode from 'vscode';
-import { doctorText, policyText, sandboxText, serverText, type GrantsContext } from '../report/render';
-import { defaultMasker } from '../policy/mask';
-import { recordDecision, resetDecisions } from '../trust/decisions';
+import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
+import { decide, reset } from '../trust/decisions';
 import { escapeText } from '../trust/escape';
 import type { ServerReport } from '../trust/gate';
+import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/server-ref';
+import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON } from '../trust/states';
+import { CMD, type CommandId } from './command-ids';
 import { routeThroughGate } from './own-starts';
-import { routingText } from './routing';
-import { prompts } from './prompts';
+import { TrustPanel } from './panel';
+import type { Prompts } from './prompts';
+import { Review, type DocumentProvider } from './review';
+import { reopenThroughGate, routingText } from './routing';
 import type { FolderState, GateService } from './service';
+import { relativeTime, shortDigest, VSCODE_WORDS, workspacePath } from './words';
 
-export const SCHEME = 'mcp-gate';
+export { SCHEME, DocumentProvider } from './review';
+export type { ServerRef } from '../trust/server-ref';
 
-/** Identifies one server from a CodeLens, the panel or a test: folder path, source, name. */
-export interface ServerRef {
-  folder: string;
-  source: string;
-  name: string;
+/** What every command works with. */
+export interface Ctx {
+  context: vscode.ExtensionContext;
+  service: GateService;
+  docs: DocumentProvider;
+  prompts: Prompts;
+  /** After a decision: VS Code asks the gateway provider for its definitions again. */
+  decided(): void;
 }
 
-export class DocumentProvider implements vscode.TextDocumentContentProvider {
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-  private readonly texts = new Map<string, string>();
+type Entry = { folder: FolderState; server: ServerReport };
 
-  show(path: string, text: string): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: SCHEME, path });
-    this.texts.set(uri.toString(), defaultMasker.mask(text));
-    this.changed.fire(uri);
-    return uri;
-  }
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.toString()) ?? '';
-  }
+export function refOf(x: Entry): ServerRef {
+  return refIn(x.folder.folder.uri.fsPath, x.server);
 }
 
-function label(s: ServerReport): string {
-  return `${s.name}  (${s.state})`;
+function find(ctx: Ctx, ref: ServerRef): Entry | undefined {
+  return ctx.service.servers().find((x) => sameRef(refOf(x), ref));
 }
 
-async function pick(service: GateService, filter: (s: ServerReport) => boolean, placeHolder: string): Promise<{ folder: FolderState; server: ServerReport } | undefined> {
-  const items = service.servers().filter((x) => filter(x.server)).map((x) => ({
-    label: escapeText(label(x.server)),
-    description: escapeText(x.server.source),
-    detail: escapeText(x.server.reason),
+/** A quick-pick row: the state's codicon and name; state, folder and source; the reason. */
+function item(ctx: Ctx, x: Entry) {
+  const s = x.server;
+  const multi = ctx.service.folders().length > 1;
+  const decided = s.record ? ` · ${vscode.l10n.t('decided {0}', relativeTime(s.record.decidedAt))}` : '';
+  return {
+    label: `$(${STATE_CODICON[s.state]}) ${escapeText(s.name)}`,
+    description: `${s.state}${multi ? ` · ${escapeText(x.folder.folder.name)}` : ''} · ${escapeText(s.source)}${decided}`,
+    detail: escapeText(s.reason),
     item: x,
-  }));
+  };
+}
+
+async function pick(ctx: Ctx, filter: (s: ServerReport) => boolean, placeHolder: string): Promise<Entry | undefined> {
+  const items = ctx.service.servers().filter((x) => filter(x.server)).map((x) => item(ctx, x));
   if (items.length === 0) {
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: no server to choose from.'));
     return undefined;
@@ -56,130 +63,194 @@ async function pick(service: GateService, filter: (s: ServerReport) => boolean, 
   return (await vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true }))?.item;
 }
 
-function find(service: GateService, ref: ServerRef): { folder: FolderState; server: ServerReport } | undefined {
-  return service.servers().find((x) => x.folder.folder.uri.fsPath === ref.folder && x.server.source === ref.source && x.server.name === ref.name);
-}
-
-export function refOf(x: { folder: FolderState; server: ServerReport }): ServerRef {
-  return { folder: x.folder.folder.uri.fsPath, source: x.server.source, name: x.server.name };
+/** The server a command is about: the one its argument names, or the one a person picks. */
+async function target(ctx: Ctx, arg: unknown, filter: (s: ServerReport) => boolean, placeHolder: string): Promise<Entry | undefined> {
+  const ref = asRef(arg);
+  return ref ? find(ctx, ref) : pick(ctx, filter, placeHolder);
 }
 
 /** The grants preview's context: the folder's project (real path) and the user's policy now. */
-function grantsOf(service: GateService, x: { folder: FolderState; server: ServerReport }): GrantsContext {
-  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: service.policy(x.folder) };
+function grantsOf(ctx: Ctx, x: Entry): GrantsContext {
+  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: ctx.service.policy(x.folder), words: VSCODE_WORDS };
 }
 
-async function showDefinition(service: GateService, docs: DocumentProvider, x: { folder: FolderState; server: ServerReport }): Promise<void> {
-  const uri = docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}.txt`, serverText(x.server, grantsOf(service, x)));
+async function showDefinition(ctx: Ctx, x: Entry): Promise<void> {
+  const uri = ctx.docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}.txt`, serverText(x.server, grantsOf(ctx, x)));
   await vscode.window.showTextDocument(uri, { preview: true, preserveFocus: false });
 }
 
-export function registerCommands(context: vscode.ExtensionContext, service: GateService, docs: DocumentProvider, onDecision: () => void): void {
-  const reg = (id: string, f: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, f));
+function failed(e: unknown): false {
+  void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate: {0}', (e as Error).message));
+  return false;
+}
 
-  reg('mcpGate.approve', async (ref?: ServerRef) => {
-    const x = ref ? find(service, ref) : await pick(service, (s) => s.gated && (s.state === 'pending' || s.state === 'approval-changed' || s.state === 'rejected'), vscode.l10n.t('Approve which server? Its exact definition is shown first.'));
-    if (!x) return false;
-    const s = x.server;
-    if (!s.gated || s.state === 'blocked' || !s.pinned) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be approved: {1}', escapeText(s.name), escapeText(s.reason)));
-      return false;
-    }
-    await showDefinition(service, docs, x);
-    const yes = await prompts.confirm(
-      vscode.l10n.t('Approve "{0}" from {1} exactly as shown?', escapeText(s.name), escapeText(s.source)),
-      defaultMasker.mask(serverText(s, grantsOf(service, x))),
-      vscode.l10n.t('Approve'),
-    );
+/** Where a server is declared, as a person of this workspace reads it. */
+function where(x: Entry): string {
+  return `${workspacePath(x.server.file, x.folder.folder.uri.fsPath)}:${x.server.position.line}`;
+}
+
+const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
+  const x = await target(ctx, arg, isApprovable, vscode.l10n.t('Approve which server? Its exact definition is shown first.'));
+  if (!x) return false;
+  const s = x.server;
+  if (!isApprovable(s) || !s.pinned) {
+    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be approved: {1}', escapeText(s.name), escapeText(s.reason)));
+    return false;
+  }
+  const review = new Review(ctx.docs);
+  let yes: boolean;
+  try {
+    const diffs = await review.open(s, serverText(s, grantsOf(ctx, x)));
+    const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}`;
+    yes = changedSinceApproval(s) && diffs > 0
+      ? await ctx.prompts.confirmChange(
+        vscode.l10n.t('"{0}" changed since it was approved ({1})', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : ''),
+        vscode.l10n.t('Approve these changes to "{0}"', escapeText(s.name)),
+        short)
+      : await ctx.prompts.confirm(
+        vscode.l10n.t('Approve "{0}" from {1} exactly as shown in the editor?', escapeText(s.name), escapeText(s.source)),
+        short,
+        vscode.l10n.t('Approve'));
+  } catch (e) {
+    await review.close();
+    return failed(e);
+  }
+  try {
     if (!yes) return false;
-    try {
-      const r = await recordDecision(x.folder.input, s.name, s.source, 'approved', s.pinned.digest);
-      service.log.write({ kind: 'gate.approve', server: s.name, source: s.source, project: x.folder.report?.project, digest: r.server.pinned?.digest });
-      service.refresh(true);
-      onDecision();
-      void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
-      return true;
-    } catch (e) {
-      void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate: {0}', (e as Error).message));
-      return false;
-    }
-  });
-
-  reg('mcpGate.reject', async (ref?: ServerRef) => {
-    const x = ref ? find(service, ref) : await pick(service, (s) => s.gated && s.state !== 'rejected' && s.state !== 'blocked', vscode.l10n.t('Reject which server?'));
-    if (!x) return false;
-    try {
-      await recordDecision(x.folder.input, x.server.name, x.server.source, 'rejected');
-      service.log.write({ kind: 'gate.reject', server: x.server.name, source: x.server.source, project: x.folder.report?.project });
-      service.refresh(true);
-      onDecision();
-      return true;
-    } catch (e) {
-      void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate: {0}', (e as Error).message));
-      return false;
-    }
-  });
-
-  reg('mcpGate.reset', async (ref?: ServerRef | 'all') => {
-    let target: { folder: FolderState; name?: string; source?: string } | undefined;
-    if (ref === 'all') target = service.folders()[0] ? { folder: service.folders()[0] } : undefined;
-    else if (ref) {
-      const x = find(service, ref);
-      target = x && { folder: x.folder, name: x.server.name, source: x.server.source };
-    } else {
-      const all = { label: vscode.l10n.t('$(clear-all) Every server of this workspace'), item: 'all' as const };
-      const items = [all, ...service.servers().filter((x) => x.server.record).map((x) => ({ label: escapeText(label(x.server)), description: escapeText(x.server.source), item: x }))];
-      const chosen = await vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Return which server to pending?') });
-      if (!chosen) return false;
-      target = chosen.item === 'all' ? (service.folders()[0] ? { folder: service.folders()[0] } : undefined) : { folder: chosen.item.folder, name: chosen.item.server.name, source: chosen.item.server.source };
-    }
-    if (!target) return false;
-    const removed = await resetDecisions(target.folder.input, target.name, target.source);
-    for (const r of removed) service.log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
-    service.refresh(true);
-    onDecision();
-    return removed.length;
-  });
-
-  reg('mcpGate.showDefinition', async (ref?: ServerRef) => {
-    const x = ref ? find(service, ref) : await pick(service, () => true, vscode.l10n.t('Show which server\'s definition?'));
-    if (!x) return undefined;
-    await showDefinition(service, docs, x);
-    return serverText(x.server, grantsOf(service, x));
-  });
-
-  reg('mcpGate.doctor', async () => {
-    const parts = service.folders().map((f) => (f.report ? `${doctorText(f.report, 'VS Code globalStorage')}\n\n${policyText(service.policy(f), () => false, 'MCP Gate: Set Secret… ')}\n\n${sandboxText(f.report, service.policy(f))}` : `${f.folder.uri.fsPath}: ${f.error}`));
-    const text = parts.length ? `${parts.join('\n\n')}\n\n${routingText(service)}` : vscode.l10n.t('No workspace folder is open.');
-    await vscode.window.showTextDocument(docs.show('/MCP Gate Doctor.txt', text), { preview: true });
-    service.channel.info(`doctor:\n${text}`);
-    return text;
-  });
-
-  reg('mcpGate.setSecret', async (name?: string) => {
-    const names = [...new Set(service.folders().flatMap((f) => service.policy(f).secrets.map((e) => e.name)))];
-    const chosen = name ?? (names.length ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Which secret from mcpGate.secrets?') }) : undefined);
-    if (!chosen) {
-      if (!names.length) void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: the secrets block (mcpGate.secrets) names no secret yet.'));
-      return false;
-    }
-    const value = await prompts.secretValue(chosen);
-    if (!value) return false;
-    await service.setSecret(chosen, value);
-    service.log.write({ kind: 'secret.set', detail: `secret ${chosen} set` });
+    await decide(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, after: () => refresh(ctx) });
+    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
     return true;
-  });
+  } catch (e) {
+    return failed(e);
+  } finally {
+    await review.close();
+  }
+};
 
-  reg('mcpGate.clearSecret', async (name?: string) => {
-    const names = [...new Set(service.folders().flatMap((f) => service.policy(f).secrets.map((e) => e.name)))];
-    const chosen = name ?? (names.length ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Clear which secret?') }) : undefined);
-    if (!chosen) return false;
-    await service.clearSecret(chosen);
-    service.log.write({ kind: 'secret.clear', detail: `secret ${chosen} cleared` });
+const reject = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
+  const x = await target(ctx, arg, isRejectable, vscode.l10n.t('Reject which server?'));
+  if (!x) return false;
+  if (!isRejectable(x.server)) {
+    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be rejected: {1}', escapeText(x.server.name), escapeText(x.server.reason)));
+    return false;
+  }
+  const yes = await ctx.prompts.confirm(
+    vscode.l10n.t('Reject "{0}" from {1}?', escapeText(x.server.name), escapeText(x.server.source)),
+    vscode.l10n.t('It will not run, and MCP Gate will not ask about it again, until you approve or reset it.'),
+    vscode.l10n.t('Reject'));
+  if (!yes) return false;
+  try {
+    await decide(x.folder.input, x.server.name, x.server.source, 'rejected', { log: ctx.service.log, after: () => refresh(ctx) });
     return true;
-  });
+  } catch (e) {
+    return failed(e);
+  }
+};
 
-  reg('mcpGate.showLog', () => service.channel.show(true));
+/** Returns servers to pending. 'all': every server of every folder of the workspace. Returns how many. */
+const resetCmd = (ctx: Ctx) => async (arg?: unknown): Promise<number> => {
+  let targets: { folder: FolderState; name?: string; source?: string }[];
+  const ref = asRef(arg);
+  if (arg === 'all') targets = ctx.service.folders().map((folder) => ({ folder }));
+  else if (ref) {
+    const x = find(ctx, ref);
+    targets = x ? [{ folder: x.folder, name: x.server.name, source: x.server.source }] : [];
+  } else {
+    const all = { label: `$(clear-all) ${vscode.l10n.t('Every server of this workspace')}`, description: '', detail: undefined as string | undefined, item: 'all' as const };
+    const items = [all, ...ctx.service.servers().filter((x) => x.server.record).map((x) => item(ctx, x))];
+    const chosen = await vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Return which server to pending?') });
+    if (!chosen) return 0;
+    targets = chosen.item === 'all'
+      ? ctx.service.folders().map((folder) => ({ folder }))
+      : [{ folder: chosen.item.folder, name: chosen.item.server.name, source: chosen.item.server.source }];
+  }
+  let removed = 0;
+  try {
+    for (const t of targets) removed += (await reset(t.folder.input, t.name, t.source, { log: ctx.service.log })).length;
+  } catch (e) {
+    failed(e);
+  }
+  refresh(ctx);
+  return removed;
+};
 
-  reg('mcpGate.routeVsCodeServers', () => routeThroughGate(service));
+function refresh(ctx: Ctx): void {
+  ctx.service.refresh(true);
+  ctx.decided();
+}
+
+const showDefinitionCmd = (ctx: Ctx) => async (arg?: unknown): Promise<string | undefined> => {
+  const x = await target(ctx, arg, () => true, vscode.l10n.t('Show which server\'s definition?'));
+  if (!x) return undefined;
+  if (changedSinceApproval(x.server) && (await new Review(ctx.docs).open(x.server, '')) > 0) return serverText(x.server, grantsOf(ctx, x));
+  await showDefinition(ctx, x);
+  return serverText(x.server, grantsOf(ctx, x));
+};
+
+const doctor = (ctx: Ctx) => async (): Promise<string> => {
+  const { service } = ctx;
+  const parts = service.folders().map((f) => (f.report
+    ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f))}`
+    : `${f.folder.uri.fsPath}: ${f.error}`));
+  const text = parts.length ? `${parts.join('\n\n')}\n\n${routingText(service)}` : vscode.l10n.t('No workspace folder is open.');
+  await vscode.window.showTextDocument(ctx.docs.show('/MCP Gate Doctor.txt', text), { preview: true });
+  return text;
+};
+
+function secretNames(ctx: Ctx): string[] {
+  return [...new Set(ctx.service.folders().flatMap((f) => ctx.service.policy(f).secrets.map((e) => e.name)))];
+}
+
+const setSecret = (ctx: Ctx) => async (name?: string): Promise<boolean> => {
+  const names = secretNames(ctx);
+  const chosen = name ?? (names.length ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Which secret from mcpGate.secrets?') }) : undefined);
+  if (!chosen) {
+    if (!names.length) void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: the secrets block (mcpGate.secrets) names no secret yet.'));
+    return false;
+  }
+  const value = await ctx.prompts.secretValue(chosen);
+  if (!value) return false;
+  await ctx.service.setSecret(chosen, value);
+  ctx.service.log.write({ kind: 'secret.set', detail: `secret ${chosen} set` });
+  return true;
+};
+
+const clearSecret = (ctx: Ctx) => async (name?: string): Promise<boolean> => {
+  const names = secretNames(ctx);
+  const chosen = name ?? (names.length ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Clear which secret?') }) : undefined);
+  if (!chosen) return false;
+  await ctx.service.clearSecret(chosen);
+  ctx.service.log.write({ kind: 'secret.clear', detail: `secret ${chosen} cleared` });
+  return true;
+};
+
+/** The exchange log: the output channel that carries every mcp.request, tool.* and gate.* event. */
+const showLog = (ctx: Ctx) => () => ctx.service.channel.show(true);
+
+const openPanel = (ctx: Ctx) => () => {
+  TrustPanel.show(ctx.context, ctx.service);
+};
+
+const routeVsCodeServers = (ctx: Ctx) => () => routeThroughGate(ctx.service);
+
+/** Reopens the window through MCP Gate's own workspace file, out of a repository's reach (./routing.ts). */
+const reopen = (ctx: Ctx) => (opts?: { open?: boolean }) => reopenThroughGate(ctx.service, opts?.open !== false);
+
+/** Every command, by id. */
+export const COMMANDS: Record<CommandId, (ctx: Ctx) => (...args: never[]) => unknown> = {
+  [CMD.openPanel]: openPanel,
+  [CMD.approve]: approve,
+  [CMD.reject]: reject,
+  [CMD.reset]: resetCmd,
+  [CMD.showDefinition]: showDefinitionCmd,
+  [CMD.doctor]: doctor,
+  [CMD.setSecret]: setSecret,
+  [CMD.clearSecret]: clearSecret,
+  [CMD.showLog]: showLog,
+  [CMD.routeVsCodeServers]: routeVsCodeServers,
+  [CMD.reopenThroughGate]: reopen,
+};
+
+export function registerCommands(ctx: Ctx): void {
+  for (const [id, factory] of Object.entries(COMMANDS)) ctx.context.subscriptions.push(vscode.commands.registerCommand(id, factory(ctx)));
 }

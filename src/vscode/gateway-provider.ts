@@ -7,6 +7,9 @@ import * as vscode from 'vscode';
 import { Gateway, type GatewayTarget } from '../host/gateway';
 import { MAX_SERVERS, Session } from '../host/session';
 import type { ServerReport } from '../trust/gate';
+import { refKey, refOf } from '../trust/server-ref';
+import { mayRun } from '../trust/states';
+import { VSCODE_WORDS } from './words';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
 
@@ -15,7 +18,7 @@ export const PROVIDER_ID = 'mcpGate';
 type Entry = { folder: FolderState; server: ServerReport };
 
 function keyOf(x: Entry): string {
-  return Buffer.from(JSON.stringify([x.folder.folder.uri.fsPath, x.server.source, x.server.name])).toString('base64url');
+  return Buffer.from(refKey(refOf(x.folder.folder.uri.fsPath, x.server))).toString('base64url');
 }
 
 export class GatewayProvider implements vscode.McpServerDefinitionProvider, vscode.Disposable {
@@ -39,11 +42,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
   }
 
   private offered(): Entry[] {
-    return this.service.servers().filter((x) => {
-      if (x.server.state !== 'approved' && x.server.state !== 'trusted') return false;
-      if (x.server.gated && !vscode.workspace.isTrusted) return false;
-      return true;
-    });
+    return this.service.servers().filter((x) => mayRun(x.server, vscode.workspace.isTrusted));
   }
 
   private async ensureGateway(): Promise<Gateway> {
@@ -79,7 +78,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     if (!x) {
       const any = this.service.servers().find((e) => keyOf(e) === key);
       if (!any) return refuse('the server is no longer declared');
-      if (any.server.gated && !vscode.workspace.isTrusted) return refuse('the workspace is in Restricted Mode');
+      if (mayRun(any.server, true)) return refuse('the workspace is in Restricted Mode');
       return refuse(`it is ${any.server.state}: ${any.server.reason}`);
     }
     let session = this.sessions.get(key);
@@ -101,6 +100,8 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
         env: process.env,
         reservedToolNames: vscode.lm.tools.map((t) => t.name),
         clientName: 'mcp-gate-vscode',
+        workspaceTrusted: vscode.workspace.isTrusted,
+        words: VSCODE_WORDS,
       }, [x.server]);
       if (!session.servers().length) {
         const why = session.notes.join('; ') || 'it could not be started';

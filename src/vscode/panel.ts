@@ -12,14 +12,15 @@ import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, 
 import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/common/protocol';
 import { sanitizeUiState } from '../../webview/common/ui-state';
 import { routingView } from './routing';
-import type { ServerRef } from './commands';
+import { sameRef, type ServerRef } from '../trust/server-ref';
+import { CMD } from './command-ids';
 import type { GateService } from './service';
 
-export const OPEN_PANEL_COMMAND = 'mcpGate.openPanel';
+export const OPEN_PANEL_COMMAND = CMD.openPanel;
 const TITLE = 'MCP Gate: Trust Panel';
 /** While the panel is visible: how often the gate (stat-only) and the log file are re-checked. */
 const POLL_MS = 250;
-const COMMAND: Record<PanelAction, string> = { approve: 'mcpGate.approve', reject: 'mcpGate.reject', reset: 'mcpGate.reset' };
+const COMMAND: Record<PanelAction, string> = { approve: CMD.approve, reject: CMD.reject, reset: CMD.reset };
 const MAX_DROP_LINES = 50;
 /** The host's copy of the webview's UI state, per workspace (see webview/main.ts: the newer copy wins). */
 const UI_STATE_KEY = 'mcpGate.trustPanel.ui';
@@ -183,9 +184,9 @@ export class TrustPanel implements vscode.Disposable {
       await this.context.workspaceState.update(UI_STATE_KEY, m.state);
       return;
     }
-    const ref: ServerRef = { folder: v.ref!.folder, source: v.ref!.source, name: v.ref!.name };
+    const ref: ServerRef = v.ref!;
     if (m.type === 'open') {
-      const x = this.service.servers().find((s) => s.folder.folder.uri.fsPath === ref.folder && s.server.source === ref.source && s.server.name === ref.name);
+      const x = this.service.servers().find((s) => sameRef({ folder: s.folder.folder.uri.fsPath, source: s.server.source, name: s.server.name }, ref));
       if (!x) return;
       const pos = new vscode.Position(Math.max(0, x.server.position.line - 1), Math.max(0, x.server.position.column - 1));
       await vscode.window.showTextDocument(vscode.Uri.file(x.server.file), { selection: new vscode.Range(pos, pos), viewColumn: vscode.ViewColumn.Beside, preview: true });
@@ -225,12 +226,9 @@ export class TrustPanel implements vscode.Disposable {
   }
 }
 
-/** The command, the serializer that restores the panel after a reload or restart, and nothing else. */
+/** The serializer that restores the panel after a reload or restart (its command is in ./commands.ts). */
 export function registerTrustPanel(context: vscode.ExtensionContext, service: GateService): void {
   context.subscriptions.push(
-    vscode.commands.registerCommand(OPEN_PANEL_COMMAND, () => {
-      TrustPanel.show(context, service);
-    }),
     vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
       async deserializeWebviewPanel(panel: vscode.WebviewPanel) {
         TrustPanel.revive(panel, context, service);

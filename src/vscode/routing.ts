@@ -139,7 +139,6 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
   const subs = [
     service.onDidChange(update),
     vscode.workspace.onDidGrantWorkspaceTrust(update),
-    vscode.commands.registerCommand('mcpGate.reopenThroughGate', (opts?: { open?: boolean }) => reopenThroughGate(service, opts?.open !== false)),
   ];
   const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
   const missing = !view.routedAtUser && !view.gatedWorkspace;

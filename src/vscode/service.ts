@@ -12,6 +12,8 @@ import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { currentMachine } from '../trust/catalogue';
 import { GateCache, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
+import { isWaiting } from '../trust/states';
+import { VSCODE_WORDS } from './words';
 import { readUserSettings } from './settings';
 
 export const SECRET_KEY_PREFIX = 'mcpGate.secret.';
@@ -73,7 +75,7 @@ export class GateService implements vscode.Disposable {
     const machine = currentMachine();
     let differs = folders.length !== this.states.length;
     const next: FolderState[] = folders.map((folder, i) => {
-      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker };
+      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker, words: VSCODE_WORDS };
       const prev = this.states[i];
       try {
         const report = this.cache.get(input);
@@ -99,7 +101,7 @@ export class GateService implements vscode.Disposable {
 
   /** Servers a person must look at: pending or changed, from repository scope. */
   waiting(): { folder: FolderState; server: ServerReport }[] {
-    return this.servers().filter((s) => s.server.state === 'pending' || s.server.state === 'approval-changed');
+    return this.servers().filter((s) => isWaiting(s.server));
   }
 
   /** Local servers that would be contained but that the user opted out (`sandbox.servers[].off`), with where. */

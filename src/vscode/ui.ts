@@ -4,61 +4,84 @@
 import * as vscode from 'vscode';
 import { CATALOGUE } from '../trust/catalogue';
 import { escapeText } from '../trust/escape';
+import { refKey } from '../trust/server-ref';
+import { changedSinceApproval, isApprovable, STATE_CODICON } from '../trust/states';
+import { CMD } from './command-ids';
 import { refOf } from './commands';
 import type { RoutingView } from './routing';
 import type { GateService } from './service';
+import { relativeTime, serverCount, waitingText } from './words';
 
-export function statusBar(service: GateService, routing?: () => RoutingView): vscode.Disposable {
+/** The status bar's text and tooltip now (kept apart from the item so a test can read what a person sees). */
+export function statusBarText(service: GateService, routing?: () => RoutingView): { text: string; tooltip: string; warn: boolean } {
+  const waiting = service.waiting();
+  const blocked = service.folders().some((f) => (f.report?.fullBlock.length ?? 0) > 0);
+  const hatch = service.folders().some((f) => f.report?.escapeHatch);
+  const uncontained = service.uncontained();
+  const warn = blocked || !!hatch || uncontained.length > 0;
+  if (!vscode.workspace.isTrusted) {
+    return { text: '$(shield) MCP Gate: Restricted Mode', tooltip: vscode.l10n.t('Restricted Mode: no repository MCP server is offered or started, approved or not.'), warn };
+  }
+  if (blocked) {
+    return { text: '$(error) MCP Gate: blocked', tooltip: vscode.l10n.t('A repository configuration cannot be used: every tool of the project is blocked. Run MCP Gate: Doctor.'), warn };
+  }
+  const text = `$(shield) MCP Gate${waiting.length ? `: ${vscode.l10n.t('{0} waiting', waiting.length)}` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${vscode.l10n.t('{0} uncontained', uncontained.length)}` : ''}`;
+  let tooltip: string;
+  const folders = service.folders();
+  if (folders.length > 1) {
+    // One line per folder: each is gated with its own identity.
+    tooltip = folders.map((f) => {
+      const n = waiting.filter((x) => x.folder === f).length;
+      const all = f.report?.servers.length ?? 0;
+      return `${f.folder.name}: ${f.error ? escapeText(f.error) : `${serverCount(all)}, ${n ? vscode.l10n.t('{0} waiting', n) : vscode.l10n.t('none waiting')}`}`;
+    }).join('\n');
+    tooltip = `${waitingText(waiting.length)}\n${tooltip}`;
+  } else tooltip = waitingText(waiting.length);
+  if (uncontained.length) {
+    tooltip += '\n' + vscode.l10n.t('Running without the sandbox by your opt-out: {0}', uncontained.map((u) => `${escapeText(u.server.name)} (${escapeText(u.where)})`).join(', '));
+  }
+  // What VS Code itself would still start outside the gate (src/vscode/routing.ts), always said.
+  const r = routing?.();
+  if (!r) return { text, tooltip, warn };
+  return {
+    text: r.nothingOutside ? text : `${text} $(warning) ${vscode.l10n.t('{0} outside the gate', r.starts.length || '!')}`,
+    tooltip: `${tooltip}\n${r.status}${r.overrides.length ? ` — ${vscode.l10n.t('a repository setting undoes the routing: run MCP Gate: Reopen Through MCP Gate')}` : ''}`,
+    warn: warn || !r.nothingOutside,
+  };
+}
+
+export function statusBar(service: GateService, routing?: () => RoutingView): vscode.Disposable & { item: vscode.StatusBarItem } {
   const item = vscode.window.createStatusBarItem('mcpGate.status', vscode.StatusBarAlignment.Left, 100);
   item.name = 'MCP Gate';
   const update = () => {
-    const waiting = service.waiting().length;
-    const blocked = service.folders().some((f) => (f.report?.fullBlock.length ?? 0) > 0);
-    const hatch = service.folders().some((f) => f.report?.escapeHatch);
-    const uncontained = service.uncontained();
-    if (!vscode.workspace.isTrusted) {
-      item.text = '$(shield) MCP Gate: Restricted Mode';
-      item.tooltip = vscode.l10n.t('Restricted Mode: no repository MCP server is offered or started, approved or not.');
-    } else if (blocked) {
-      item.text = '$(error) MCP Gate: blocked';
-      item.tooltip = vscode.l10n.t('A repository configuration cannot be used: every tool of the project is blocked. Run MCP Gate: Doctor.');
-    } else {
-      item.text = `$(shield) MCP Gate${waiting ? `: ${waiting} waiting` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${uncontained.length} uncontained` : ''}`;
-      item.tooltip = waiting ? vscode.l10n.t('{0} repository server(s) wait for your review', waiting) : vscode.l10n.t('No repository server waits for review');
-      if (uncontained.length) {
-        item.tooltip += '\n' + vscode.l10n.t('Running without the sandbox by your opt-out: {0}', uncontained.map((u) => `${escapeText(u.server.name)} (${escapeText(u.where)})`).join(', '));
-      }
-    }
-    // What VS Code itself would still start outside the gate (src/vscode/routing.ts), always said.
-    const r = routing?.();
-    if (r) {
-      if (!r.nothingOutside) item.text += ` $(warning) ${r.starts.length || '!'} outside the gate`;
-      item.tooltip = `${item.tooltip}\n${r.status}${r.overrides.length ? ` — ${vscode.l10n.t('a repository setting undoes the routing: run MCP Gate: Reopen Through MCP Gate')}` : ''}`;
-    }
-    item.command = 'mcpGate.openPanel';
-    item.backgroundColor = blocked || hatch || uncontained.length || (r && !r.nothingOutside) ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    const t = statusBarText(service, routing);
+    item.text = t.text;
+    item.tooltip = t.tooltip;
+    item.command = CMD.openPanel;
+    item.backgroundColor = t.warn ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     item.show();
   };
   update();
   const sub = service.onDidChange(update);
   const trust = vscode.workspace.onDidGrantWorkspaceTrust(update);
-  return vscode.Disposable.from(item, sub, trust);
+  return Object.assign(vscode.Disposable.from(item, sub, trust), { item });
 }
 
 /** One notification per newly waiting server set: names them, with Review / Approve… / Not now. */
 export function notifications(service: GateService): vscode.Disposable {
   const told = new Set<string>();
   const check = async () => {
-    const fresh = service.waiting().filter((x) => !told.has(`${x.folder.folder.uri.fsPath}\u0000${x.server.source}\u0000${x.server.name}\u0000${x.server.pinned?.digest}`));
+    const seen = (x: ReturnType<GateService['waiting']>[number]) => `${refKey(refOf(x))}@${x.server.pinned?.digest}`;
+    const fresh = service.waiting().filter((x) => !told.has(seen(x)));
     if (!fresh.length) return;
-    for (const x of fresh) told.add(`${x.folder.folder.uri.fsPath}\u0000${x.server.source}\u0000${x.server.name}\u0000${x.server.pinned?.digest}`);
+    for (const x of fresh) told.add(seen(x));
     const names = fresh.map((x) => `${escapeText(x.server.name)} (${x.server.state === 'pending' ? vscode.l10n.t('new') : vscode.l10n.t('changed')}, ${escapeText(x.server.source)})`).join(', ');
     const review = vscode.l10n.t('Review');
     const approve = vscode.l10n.t('Approve…');
     const later = vscode.l10n.t('Not now');
     const answer = await vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: this workspace declares MCP servers that have not been approved: {0}. None of them runs until you approve it.', names), review, approve, later);
-    if (answer === review) await vscode.commands.executeCommand('mcpGate.openPanel');
-    else if (answer === approve) await vscode.commands.executeCommand('mcpGate.approve', fresh.length === 1 ? refOf(fresh[0]) : undefined);
+    if (answer === review) await vscode.commands.executeCommand(CMD.openPanel);
+    else if (answer === approve) await vscode.commands.executeCommand(CMD.approve, fresh.length === 1 ? refOf(fresh[0]) : undefined);
   };
   void check();
   return service.onDidChange(() => void check());
@@ -79,18 +102,17 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
       const line = Math.max(0, Math.min(doc.lineCount - 1, x.server.position.line - 1));
       const range = new vscode.Range(line, 0, line, 0);
       const ref = refOf(x);
-      lenses.push(new vscode.CodeLens(range, { title: `MCP Gate: ${x.server.state}`, command: 'mcpGate.showDefinition', arguments: [ref], tooltip: x.server.reason }));
-      if (x.server.gated && (x.server.state === 'pending' || x.server.state === 'approval-changed' || x.server.state === 'rejected')) {
-        lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: 'mcpGate.approve', arguments: [ref] }));
-      }
-      if (x.server.state === 'approval-changed') lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: 'mcpGate.showDefinition', arguments: [ref] }));
+      const decided = x.server.record ? `\n${vscode.l10n.t('decided {0} ({1})', relativeTime(x.server.record.decidedAt), x.server.record.decidedAt)}` : '';
+      lenses.push(new vscode.CodeLens(range, { title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${x.server.state}`, command: CMD.showDefinition, arguments: [ref], tooltip: `${x.server.reason}${decided}` }));
+      if (isApprovable(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: CMD.approve, arguments: [ref] }));
+      if (changedSinceApproval(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: CMD.showDefinition, arguments: [ref] }));
       // VS Code's own ▷Start sits on the same line while it would start this server itself: say that it bypasses the gate.
       const own = this.routing?.().starts.find((s) => s.file === x.server.file && s.name === x.server.name);
       if (own) {
         const overridden = (this.routing?.().overrides.length ?? 0) > 0;
         lenses.push(new vscode.CodeLens(range, {
           title: vscode.l10n.t('$(warning) VS Code\'s own Start bypasses MCP Gate — {0}', overridden ? vscode.l10n.t('Reopen Through MCP Gate') : vscode.l10n.t('Route Through the Gate')),
-          command: overridden ? 'mcpGate.reopenThroughGate' : 'mcpGate.routeVsCodeServers',
+          command: overridden ? CMD.reopenThroughGate : CMD.routeVsCodeServers,
           tooltip: vscode.l10n.t('VS Code itself would start "{0}" ({1}) outside MCP Gate: unpinned, uncontained, not logged.', escapeText(x.server.name), own.vscodeId ?? own.mechanism),
         }));
       }

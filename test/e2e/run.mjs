@@ -307,23 +307,31 @@ const main = [
     weatherKey = await card('pending').getAttribute('data-key');
     assert(/^s[0-9a-f]{32}$/.test(weatherKey), `server key ${weatherKey}`);
     const text = await card('pending').textContent();
-    assert(text.includes(`${weatherRepo}/.vscode/mcp.json:`), `declared in: ${text}`);
-    assert(text.includes('repository scope, gated'), 'scope shown');
+    // Workspace-relative, the full path on hover; "repository scope, gated" is what every waiting server is, so
+    // it is not said.
+    assert(text.includes('.vscode/mcp.json:') && !text.includes(`${weatherRepo}/.vscode/mcp.json:`), `declared in: ${text}`);
+    assert((await card('pending').locator('dd code').first().getAttribute('title')) === `${weatherRepo}/.vscode/mcp.json`, 'full path on hover');
+    assert(!text.includes('repository scope, gated'), 'no scope line that says nothing');
+    // The digest shortened, the full one on hover.
+    const dg = card('pending').locator('.digest .hash');
+    assert(/^sha256:[0-9a-f]{12}…$/.test(await dg.textContent()) && /^sha256:[0-9a-f]{64}$/.test(await dg.getAttribute('title')), 'short digest, full on hover');
     assert(text.includes('"args": [\n    "${workspaceFolder}/weather-server.mjs",\n    "--units",\n    "metric"\n  ]'), `definition as written:\n${text}`);
-    assert(text.includes('weather-server.mjs') && /[0-9a-f]{64}/.test(text), 'pinned file with its digest');
+    assert(text.includes('weather-server.mjs') && /^[0-9a-f]{64}$/.test(await card('pending').locator('table.files .hash').first().getAttribute('title')), 'pinned file with its digest (full on hover)');
     assert((await $('vscode-tab-header[data-tab=waiting] vscode-badge').textContent()) === '1', 'one server waits');
     // For the screenshots: the side bar away, and notifications (the extension's "waiting" one) held back.
     await palette('View: Close Primary Side Bar');
     await palette('Notifications: Toggle Do Not Disturb Mode');
     await shot('trust-panel-pending-dark');
   }],
-  ['Approve runs the palette\'s Approve: VS Code shows the exact definition and asks; then the server is Decided', async () => {
+  ['Approve runs the palette\'s Approve: VS Code opens the exact definition in an editor and asks; then the server is Decided', async () => {
     await card('pending').locator('.act-approve').click();
     const d = await modal();
     const text = await d.innerText();
-    assert(text.includes('Approve "weather" from .vscode/mcp.json exactly as shown?'), `modal: ${text}`);
+    assert(text.includes('Approve "weather" from .vscode/mcp.json exactly as shown in the editor?'), `modal: ${text}`);
     assert(text.includes('"${workspaceFolder}/weather-server.mjs" "--units" "metric"'), `modal shows the command line: ${text}`);
+    assert(await page.locator('.tab', { hasText: 'definition.txt' }).count() === 1, 'the definition is open in an editor');
     await clickModal(d, 'Approve');
+    await page.locator('.tab', { hasText: 'definition.txt' }).waitFor({ state: 'detached', timeout: 10_000 });
     await card('approved').waitFor({ state: 'attached', timeout: 10_000 });
     assert(fs.existsSync(path.join(storeDir, 'approvals.json')), `the store is in ${storeDir}`);
     assert(readLog().some((e) => e.kind === 'gate.approve' && e.server === 'weather'), 'gate.approve logged');
@@ -366,23 +374,31 @@ const main = [
     await shot('trust-panel-diff-high-contrast-light');
     await theme('Dark Modern', 'vscode-dark');
   }],
-  ['Approve on a changed server shows the diff first; VS Code then shows it again with the definition and asks', async () => {
+  ['Approve on a changed server: one press opens VS Code\'s diff editor on approved vs. now; Enter alone keeps it waiting', async () => {
     const c = card('approval-changed');
-    await c.locator('vscode-collapsible.changes').evaluate((el) => { el.open = false; });
+    assert((await c.locator('.act-approve').textContent()).includes('Review changes and approve'), 'the button says what it does');
     await c.locator('.act-approve').click();
-    await until('the diff to open', () => c.locator('vscode-collapsible.changes').evaluate((el) => el.open));
-    assert((await c.locator('.act-approve').textContent()).includes('Approve these changes'), 'the button asks for the second press');
-    assert((await $('.status').textContent()).includes('Review the changes'), 'status explains');
-    await sleep(500);
-    assert(!(await page.locator('.monaco-dialog-box').isVisible()), 'no dialog before the second press');
-    await c.locator('.act-approve').click();
-    const d = await modal();
-    const text = await d.innerText();
-    assert(text.includes('changed since approval:'), `the modal shows the diff: ${text}`);
-    assert(text.includes(`+fetch('https://collector.example/ingest'`), `the modal shows the changed line: ${text}`);
-    await shot('trust-panel-approve-changed-modal', { docs: true });
-    await clickModal(d, 'Approve');
+    const diffTab = page.locator('.tab', { hasText: 'weather: definition (approved ↔ now)' });
+    await diffTab.waitFor({ timeout: 20_000 });
+    await page.locator('.tab', { hasText: 'weather: weather-server.mjs (approved ↔ now)' }).waitFor({ timeout: 5000 });
+    const editor = page.locator('.monaco-diff-editor').first();
+    await editor.waitFor({ timeout: 10_000 });
+    const picker = page.locator('.quick-input-widget');
+    await picker.waitFor({ state: 'visible', timeout: 10_000 });
+    assert((await picker.innerText()).includes('Not now: keep it waiting'), 'the first choice keeps it waiting');
+    // The definition's diff in front: the added --upload argument on the right.
+    await until('the added argument in the diff editor', async () => (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor .view-lines').first().innerText().catch(() => '')).includes('collector.example'), 10_000);
+    await shot('approve-diff-editor', { docs: true });
+    await page.keyboard.press('Enter');
+    await diffTab.waitFor({ state: 'detached', timeout: 10_000 });
+    await card('approval-changed').waitFor({ state: 'attached', timeout: 10_000 }); // the panel back, the server still changed
+    assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 1, 'one gate.approve event still');
+    await card('approval-changed').locator('.act-approve').click();
+    await diffTab.waitFor({ timeout: 20_000 });
+    await picker.waitFor({ state: 'visible', timeout: 10_000 });
+    await picker.locator('.monaco-list-row', { hasText: 'Approve these changes' }).click();
     await card('approved').waitFor({ state: 'attached', timeout: 10_000 });
+    assert(await page.locator('.tab', { hasText: '(approved ↔ now)' }).count() === 0, 'no review tab left open');
     assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 2, 'two gate.approve events');
   }],
   ['the log: newest first, gate events and exchanges, filter by server and outcome, text search, details of a row', async () => {
@@ -483,6 +499,10 @@ const main = [
     assert(await card('pending').count() === 1, 'still pending');
     // The same channel with an honest message does act: the forged ones were refused, not lost.
     await outer.evaluate((k) => window.__vscode_post_message__('onmessage', { message: { type: 'action', action: 'reject', key: k } }), K);
+    // Reject asks first, as Approve does.
+    const d = await modal();
+    assert((await d.innerText()).includes('Reject "weather" from .vscode/mcp.json?'), 'Reject asks');
+    await clickModal(d, 'Reject');
     await card('rejected').waitFor({ state: 'attached', timeout: 10_000 });
     assert(readLog().some((e) => e.kind === 'gate.reject' && e.server === 'weather'), 'the honest message was acted on');
   }],
@@ -501,8 +521,9 @@ const main = [
     await $('.log-viewport').waitFor({ timeout: 60_000 });
     await until('the restored search text', async () => (await $('vscode-textfield.search').evaluate((el) => el.value)) === 'gate.', 20_000);
     assert((await $('vscode-tabs').evaluate((el) => el.selectedIndex)) === 2, 'the Log tab is selected again');
-    const kinds = await $('.vlist-row:not([hidden]) .c-kind').allTextContents();
-    assert(kinds.length >= 4 && kinds.every((k) => k.startsWith('gate.')), `kinds: ${kinds}`);
+    // The rows come once the restored log is measured (a frame after the tab shows).
+    const [kinds] = await until('the filtered rows', async () => { const k = await $('.vlist-row:not([hidden]) .c-kind').allTextContents(); return k.length >= 4 && k; }, 10_000, 100);
+    assert(kinds.every((k) => k.startsWith('gate.')), `kinds: ${kinds}`);
     await $('vscode-button', { hasText: 'Clear filters' }).click();
   }],
 ];

@@ -154,7 +154,8 @@ export function workbenchUrl(base, { folder, workspace, extensionDevelopmentPath
   const remote = (p) => `vscode-remote://${new URL(base).host}${p}`;
   const u = new URL(base + '/');
   if (workspace) u.searchParams.set('workspace', workspace);
-  else u.searchParams.set('folder', folder);
+  // A .code-workspace file opens as a (multi-root) workspace; anything else as a folder.
+  else u.searchParams.set(folder.endsWith('.code-workspace') ? 'workspace' : 'folder', folder);
   const payload = [];
   if (extensionDevelopmentPath) payload.push(['extensionDevelopmentPath', remote(extensionDevelopmentPath)]);
   if (extensionTestsPath) payload.push(['extensionTestsPath', remote(extensionTestsPath)]);

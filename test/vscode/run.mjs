@@ -7,7 +7,7 @@
 // The host comes from scripts/vscode-host.sh (`npm run vscode-host`), found through its host.json in
 // $MCP_GATE_VSCODE_DIR (default ~/.cache/mcp-gate-vscode).
 //
-// usage: node test/vscode/run.mjs [--folder] <workspace> [--tests out/test/vscode/suite/index.js]
+// usage: node test/vscode/run.mjs [--folder] <workspace folder or .code-workspace file> [--tests out/test/vscode/suite/index.js]
 //          [--extension <dir>] [--timeout <s>] [--grep <text>] [--settings '<json>'] [--untrusted]
 //          [--workspace <file.code-workspace> | --gated] [--run-dir <dir>] [--keep] [--verbose]
 // --workspace opens a workspace file (its folders) instead of the folder; --gated opens the folder through the
@@ -59,7 +59,8 @@ if (opt.workspace && !fs.statSync(opt.workspace, { throwIfNoEntry: false })?.isF
 if (opt.workspace && opt.gated) usage('--workspace and --gated exclude each other');
 const extensionDir = path.resolve(opt.extension);
 const testsFile = path.resolve(opt.tests);
-if (!fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`workspace folder ${folder} does not exist`);
+const isWorkspaceFile = folder.endsWith('.code-workspace') && fs.statSync(folder, { throwIfNoEntry: false })?.isFile();
+if (!isWorkspaceFile && !fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`workspace folder ${folder} does not exist`);
 if (!fs.existsSync(testsFile)) usage(`${testsFile} does not exist (compile the suite: tsc -p tsconfig.vscode.json)`);
 const manifest = JSON.parse(fs.readFileSync(path.join(extensionDir, 'package.json'), 'utf8'));
 if (manifest.main && !fs.existsSync(path.join(extensionDir, manifest.main))) usage(`${manifest.main} is missing (npm run build)`);

@@ -13,6 +13,8 @@ import { stateLabel, summary } from '../../src/report/render';
 import { diffDefinitions, diffTools, type FileChange } from '../../src/trust/diff';
 import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/trust/escape';
 import type { GateReport, ServerReport } from '../../src/trust/gate';
+import { refKey, type ServerRef } from '../../src/trust/server-ref';
+import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/states';
 import {
   PANEL_ACTIONS, SERVER_KEY,
   type DiffLine, type FieldDiffView, type FileDiffView, type PanelAction, type PanelModel, type ServerView,
@@ -20,12 +22,8 @@ import {
 } from '../common/protocol';
 import { MAX_UI_STATE_JSON, sanitizeUiState } from '../common/ui-state';
 
-/** Identifies a server the way the palette commands do (src/vscode/commands.ts ServerRef). */
-export interface ServerRefLike {
-  folder: string;
-  source: string;
-  name: string;
-}
+/** A server's identity (src/trust/server-ref.ts), as the palette commands take it. */
+export type ServerRefLike = ServerRef;
 
 export interface FolderInput {
   /** Display name of the workspace folder. */
@@ -45,18 +43,15 @@ export interface BuiltModel {
 }
 
 export function serverKey(folder: string, source: string, name: string): string {
-  return 's' + createHash('sha256').update(JSON.stringify([folder, source, name])).digest('hex').slice(0, 32);
+  return 's' + createHash('sha256').update(refKey({ folder, source, name })).digest('hex').slice(0, 32);
 }
-
-const WAITING = new Set(['pending', 'approval-changed']);
 
 /** What a person may do with a server from the panel — the same conditions the palette commands apply. */
 function allowedActions(s: ServerReport): PanelAction[] {
   const out: PanelAction[] = [];
-  const decidable = s.gated && s.state !== 'blocked' && !!s.pinned;
-  if (decidable && (s.state === 'pending' || s.state === 'approval-changed' || s.state === 'rejected')) out.push('approve');
-  if (decidable && s.state !== 'rejected') out.push('reject');
-  if (s.gated && s.record) out.push('reset');
+  if (isApprovable(s)) out.push('approve');
+  if (isRejectable(s)) out.push('reject');
+  if (isResettable(s)) out.push('reset');
   return out;
 }
 
@@ -129,7 +124,7 @@ function hasHidden(v: unknown): boolean {
 function serverView(folder: FolderInput, s: ServerReport): ServerView {
   const view: ServerView = {
     key: serverKey(folder.path, s.source, s.name),
-    section: WAITING.has(s.state) ? 'waiting' : 'decided',
+    section: isWaiting(s) ? 'waiting' : 'decided',
     folder: escapeText(folder.name),
     name: escapeText(s.name),
     state: s.state,
@@ -140,7 +135,7 @@ function serverView(folder: FolderInput, s: ServerReport): ServerView {
       file: escapeText(s.file), line: s.position.line, column: s.position.column, scope: s.scope,
       source: escapeText(s.source), importedBy: s.importedBy.map(escapeText),
     },
-    summary: s.definition ? (s.definition.type === 'http' ? `url ${quote(s.definition.url!)}` : summary(s)) : '(invalid entry: it cannot run as written)',
+    summary: s.definition ? summary(s) : '(invalid entry: it cannot run as written)',
     transport: s.definition?.type,
     cwd: s.definition?.cwd === undefined ? undefined : quote(s.definition.cwd),
     definition: renderValue(s.raw),
@@ -169,10 +164,10 @@ function serverView(folder: FolderInput, s: ServerReport): ServerView {
   if (s.pinned) view.digest = s.pinned.digest;
   if (s.record) view.decidedAt = escapeText(s.record.decidedAt);
   if (s.record?.tools) view.pinnedTools = s.record.tools.snapshot.tools.map((t) => quote(String(t.name)));
-  if (s.state === 'approval-changed' && s.record && s.pinned && s.record.digest !== s.pinned.digest) {
-    const d = diffDefinitions(s.record, s.pinned);
+  if (definitionChanged(s)) {
+    const d = diffDefinitions(s.record!, s.pinned!);
     view.diff = {
-      approvedAt: escapeText(s.record.decidedAt),
+      approvedAt: escapeText(s.record!.decidedAt),
       fields: d.fields.map((f): FieldDiffView => {
         const before = shown(f.before);
         const after = shown(f.after);
@@ -186,7 +181,6 @@ function serverView(folder: FolderInput, s: ServerReport): ServerView {
   return view;
 }
 
-const STATE_ORDER: Record<string, number> = { 'approval-changed': 0, pending: 1, blocked: 2, rejected: 3, approved: 4, trusted: 5 };
 
 export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date }): BuiltModel {
   const refs = new Map<string, ServerRefLike>();
@@ -209,7 +203,7 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
       names.add(v.name);
     }
   }
-  servers.sort((a, b) => (STATE_ORDER[a.state] ?? 9) - (STATE_ORDER[b.state] ?? 9) || a.name.localeCompare(b.name) || a.declared.source.localeCompare(b.declared.source));
+  servers.sort((a, b) => (STATE_ORDER[a.state as keyof typeof STATE_ORDER] ?? 9) - (STATE_ORDER[b.state as keyof typeof STATE_ORDER] ?? 9) || a.name.localeCompare(b.name) || a.declared.source.localeCompare(b.declared.source));
   const model: PanelModel = {
     generatedAt: (opts.now ?? new Date()).toISOString(),
     folders: folders.map((f) => ({ name: escapeText(f.name), project: escapeText(f.report?.project ?? f.path), ...(f.error ? { error: escapeText(f.error) } : {}) })),

@@ -32,7 +32,7 @@ describe('CLI tools and call against server-everything', function () {
     writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
     const pending = cli(w, ['tools', 'everything']);
     assert.equal(pending.code, 1);
-    assert.match(pending.stderr, /everything \(\.mcp\.json\) is left out: it is pending/);
+    assert.match(pending.stderr, /everything \(\.mcp\.json\) is left out: it is pending: .*review it with `mcp-gate get everything` and approve it/);
     assert.equal(cli(w, ['approve', 'everything', '--yes']).code, 0);
     const tools = cli(w, ['tools', 'everything']);
     assert.equal(tools.code, 0, tools.stderr);

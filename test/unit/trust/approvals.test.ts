@@ -89,7 +89,7 @@ describe('approvals', () => {
 
   it('the same name in two files is two servers; an approval names its file', async () => {
     const w = world({ '.mcp.json': MCP({ x: { command: 'a' } }), '.cursor/mcp.json': MCP({ x: { command: 'a' } }) });
-    await assert.rejects(recordDecision(w.input, 'x', undefined, 'approved'), /declared in 2 files .* --source/);
+    await assert.rejects(recordDecision(w.input, 'x', undefined, 'approved'), /declared in 2 files .* name the file that declares it/);
     await recordDecision(w.input, 'x', '.cursor/mcp.json', 'approved');
     const r = evaluateGate(w.input);
     assert.deepEqual(r.servers.map((s) => [s.source, s.state]), [['.mcp.json', 'pending'], ['.cursor/mcp.json', 'approved']]);

@@ -1,0 +1,43 @@
+// Words a person reads in VS Code: the extension's wording for the core's next steps (VS Code commands, not CLI
+// flags), counts with their plural forms and relative times, all through vscode.l10n.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { relativeTime as relative } from '../report/relative-time';
+import type { FrontEndWords } from '../trust/words';
+
+export const VSCODE_WORDS: FrontEndWords = {
+  review: () => vscode.l10n.t('review it with MCP Gate: Approve… or in the trust panel'),
+  reviewAll: vscode.l10n.t('review each one in MCP Gate: Open Trust Panel, then approve or reject it'),
+  chooseSource: vscode.l10n.t('choose the entry from the list'),
+  storeOutside: vscode.l10n.t('open a folder that does not contain VS Code\'s own storage'),
+  setSecret: () => vscode.l10n.t('set it with MCP Gate: Set Secret…'),
+  doctor: vscode.l10n.t('MCP Gate: Doctor'),
+  showGrants: () => vscode.l10n.t('MCP Gate: Show Definition shows them'),
+};
+
+/** "1 server" / "3 servers" (each form its own l10n message, so a translation can say it its own way). */
+export function serverCount(n: number): string {
+  return n === 1 ? vscode.l10n.t('1 server') : vscode.l10n.t('{0} servers', n);
+}
+
+/** "1 repository server waits for your review" / "3 repository servers wait for your review". */
+export function waitingText(n: number): string {
+  if (n === 0) return vscode.l10n.t('No repository server waits for review');
+  return n === 1 ? vscode.l10n.t('1 repository server waits for your review') : vscode.l10n.t('{0} repository servers wait for your review', n);
+}
+
+/** "3 minutes ago", in VS Code's display language. */
+export function relativeTime(iso: string, now = Date.now()): string {
+  return relative(iso, now, vscode.env.language || 'en');
+}
+
+/** A file as a person of this workspace knows it: relative to its folder when inside it. */
+export function workspacePath(file: string, folder: string): string {
+  const rel = path.relative(folder, file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+/** A digest as read: "sha256:0123456789ab…" (the full one goes into hovers and copies). */
+export function shortDigest(d: string): string {
+  return d.length > 19 ? `${d.slice(0, 19)}…` : d;
+}
