@@ -1,11 +1,9 @@
 // The real servers the project uses, launched as repositories declare them (`npx -y <package>`), still work
-// inside the sandbox, where ~/.npm is the one part of HOME it sees: with the user's network rule (npm online)
-// and without it (npm offline, from that cache).
+// inside the sandbox: approval pins each package (resolved on the public registry), and the locked tree runs from
+// MCP Gate's package cache with the user's network rule and without it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { serverCacheDir } from '../../../src/host/contain';
 import { recordDecision } from '../../../src/trust/decisions';
 import { cleanupTemp, cli, world } from '../helpers';
 
@@ -16,10 +14,10 @@ const SERVERS: Record<string, { pkg: string; args: string[]; tool: string }> = {
 };
 
 describe('contained execution: real npx servers', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   after(cleanupTemp);
 
-  it('server-everything, server-memory and server-filesystem start contained, online once, then offline from the cache', async () => {
+  it('server-everything, server-memory and server-filesystem start contained from their approved locks, with and without network', async () => {
     const mcpServers = Object.fromEntries(Object.entries(SERVERS).map(([n, s]) => [n, { command: 'npx', args: ['-y', s.pkg, ...s.args] }]));
     const w = world({ '.mcp.json': JSON.stringify({ mcpServers }), 'notes.txt': 'hello\n' }, {}, { PATH: process.env.PATH! });
     fs.mkdirSync(path.join(w.home, '.npm'));
@@ -32,14 +30,8 @@ describe('contained execution: real npx servers', function () {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, JSON.stringify({ rules }));
     };
-    // As after a first start with the network: each server's own npm cache (never the user's ~/.npm) holds its
-    // package. Filled here by npm itself, so the test does not wait on a first download.
-    const real = fs.realpathSync(w.project);
-    for (const [n, s] of Object.entries(SERVERS)) {
-      const cache = path.join(serverCacheDir(w.home, w.env, { name: n, scope: 'repository', project: real }, '.mcp.json'), 'npm');
-      const r = spawnSync('npm', ['exec', '--yes', `--package=${s.pkg}`, '--', 'node', '-e', '0'], { cwd: w.home, env: { PATH: process.env.PATH!, HOME: w.home, npm_config_cache: cache }, encoding: 'utf8', timeout: 120_000 });
-      assert.equal(r.status, 0, r.stderr);
-    }
+    // Approval resolves each package against the registry and installs its locked tree into MCP Gate's package
+    // cache (src/trust/npm-lock.ts); every start then runs that tree, with or without the network rule.
     for (const n of Object.keys(SERVERS)) await recordDecision(w.input, n, undefined, 'approved');
     for (const network of [true, false]) {
       config(network);
