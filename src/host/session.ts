@@ -270,7 +270,7 @@ export class Session {
     });
     client.fallbackRequestHandler = async (req) => {
       this.refuseRequest(server, req.method, 'a server→client request');
-      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `MCP Gate refuses ${req.method}`);
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `MCP Gate refused ${req.method}: it answers no sampling, elicitation or roots request`);
     };
     client.fallbackNotificationHandler = async (n) => {
       this.counters.ignoredNotifications[n.method] = (this.counters.ignoredNotifications[n.method] ?? 0) + 1;
