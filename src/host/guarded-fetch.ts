@@ -50,8 +50,8 @@ export interface GuardedFetchOptions extends PinnedAgentOptions {
    */
   readonly timeoutMs?: number | ((rpc: readonly RpcCall[]) => number);
   /**
-   * The headers MCP Gate configured for this server (declared ones and bound secrets). A request may carry
-   * one of them only with this value; Authorization, Cookie and Proxy-Authorization only if configured here.
+   * The headers MCP Gate configured for this server (declared ones and bound secrets). When given, a request may
+   * carry one of them only with this value, and Authorization, Cookie and Proxy-Authorization only if configured.
    */
   readonly ownedHeaders?: Readonly<Record<string, string>>;
   /** Receives one observation per exchange (never for the GET answered locally). Must not throw. */
@@ -127,7 +127,7 @@ export function validateHeaders(headers: RequestInit['headers']): Array<[string,
 export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFetch {
   const dispatcher = createPinnedAgent(options);
   const maxBytes = options.maxBytes ?? MAX_REPLY_BYTES;
-  const owned = ownedHeaderValues(options.ownedHeaders);
+  const owned = options.ownedHeaders ? ownedHeaderValues(options.ownedHeaders) : undefined;
   const guarded = noListeningStream(async (input, init = {}) => {
     const ex = exchangeOf(input, init, options.onObservation);
     const headers = checkedRequest(ex, init, options, owned);
@@ -199,7 +199,7 @@ function ownedHeaderValues(headers: Readonly<Record<string, string>> | undefined
 }
 
 /** Stage: the request may be sent (scheme, no URL credentials, valid headers, owned headers untouched, a text body). */
-function checkedRequest(ex: Exchange, init: RequestInit, options: GuardedFetchOptions, owned: ReadonlyMap<string, string>): Array<[string, string]> {
+function checkedRequest(ex: Exchange, init: RequestInit, options: GuardedFetchOptions, owned: ReadonlyMap<string, string> | undefined): Array<[string, string]> {
   if (ex.url.protocol !== 'https:') {
     const loopbackHttp = ex.url.protocol === 'http:' && options.policy?.exception?.allowLoopback === true;
     if (!loopbackHttp) ex.refuse(new AddressRefusedError(ex.host, undefined, `${ex.url.protocol} URL refused; https required`));
@@ -208,9 +208,9 @@ function checkedRequest(ex: Exchange, init: RequestInit, options: GuardedFetchOp
   let headers: Array<[string, string]> = [];
   try {
     headers = validateHeaders(init.headers);
-    for (const [name, value] of headers) {
+    for (const [name, value] of owned ? headers : []) {
       const key = name.toLowerCase();
-      const mine = owned.get(key);
+      const mine = owned!.get(key);
       if (mine !== undefined ? value !== mine : OWNED_HEADER_NAMES.has(key)) throw new HeaderRefusedError(name, 'MCP Gate sets this header itself');
     }
   } catch (err) {
