@@ -1,6 +1,6 @@
 // Runs every benchmark and rewrites bench/RESULTS.md with the machine, versions, medians and ratios against the
 // baseline measured in the same run. Run with `npm run bench` (which builds first). `node bench/run.mjs gate`
-// (or host, gateway, sandbox, panel, bundle, vscode; several may be named) runs only those groups and keeps the other rows of the
+// (or host, gateway, protocol, sandbox, panel, bundle, vscode; several may be named) runs only those groups and keeps the other rows of the
 // table as the last run wrote them.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,12 +15,14 @@ const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
 const { benchGateway } = require(path.join(root, 'out', 'bench', 'gateway.js'));
 const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
 const { benchSandbox } = require(path.join(root, 'out', 'bench', 'sandbox.js'));
+const { benchProtocol } = require(path.join(root, 'out', 'bench', 'protocol.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
 const GROUPS = {
   gate: async () => [...(await benchGate()), ...(await benchHostile())],
   host: () => benchHost(),
   gateway: () => benchGateway(),
+  protocol: () => benchProtocol(),
   sandbox: () => benchSandbox(),
   panel: () => benchPanel(),
   bundle: () => bundleRows(),
@@ -53,6 +55,7 @@ function groupOf(name) {
   if (name.startsWith('gate ')) return 'gate';
   if (name.startsWith('bundle size')) return 'bundle';
   if (/gateway/.test(name)) return 'gateway';
+  if (/SDK v2 client|2026-07-28 fixture|2025-11-25 server-everything/.test(name)) return 'protocol';
   if (name.startsWith('extension ')) return 'vscode';
   if (/log view model|log filter|trust panel|scrolling|jumping/.test(name)) return 'panel';
   if (/contained|sandbox|bubblewrap/.test(name)) return 'sandbox';

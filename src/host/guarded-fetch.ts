@@ -49,6 +49,11 @@ export interface GuardedFetchOptions extends PinnedAgentOptions {
    * `tools/call`). Default {@link DEFAULT_TIMEOUT_MS}.
    */
   readonly timeoutMs?: number | ((rpc: readonly RpcCall[]) => number);
+  /**
+   * The headers MCP Gate configured for this server (declared ones and bound secrets). When given, a request may
+   * carry one of them only with this value, and Authorization, Cookie and Proxy-Authorization only if configured.
+   */
+  readonly ownedHeaders?: Readonly<Record<string, string>>;
   /** Receives one observation per exchange (never for the GET answered locally). Must not throw. */
   readonly onObservation?: (observation: Observation) => void;
 }
@@ -64,6 +69,8 @@ export interface GuardedFetch {
 
 /** Request headers undici or the agent manage; a caller setting them is refused (no Host fronting). */
 const MANAGED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'upgrade', 'keep-alive', 'te', 'trailer', 'expect']);
+/** Headers MCP Gate owns beyond the configured ones: a request may carry them only as configured. */
+export const OWNED_HEADER_NAMES: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization', ...MANAGED_HEADERS]);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
@@ -104,6 +111,8 @@ export function validateHeaders(headers: RequestInit['headers']): Array<[string,
  * - `GET` is answered locally with 405 (the SDK then opens no listening stream); nothing is sent.
  * - https only; http only under a local-development exception with `allowLoopback` (and the agent
  *   connects it only to loopback). Otherwise {@link AddressRefusedError}, outcome `refused_by_address`.
+ * - A header MCP Gate owns (Authorization, Cookie, a configured header, …) may carry only the value MCP Gate
+ *   configured: a header the SDK mirrors from a tool's arguments (`Mcp-Param-*`) can never set one.
  * - Every 3xx: {@link RedirectRefusedError} (outcome `redirected`), never followed.
  * - HTTP error status: the response is returned (body bounded) and observed as `no_answer` with status.
  * - POST carrying requests: a JSON reply is read (bounded) and must hold a response for every id, else
@@ -111,144 +120,205 @@ export function validateHeaders(headers: RequestInit['headers']): Array<[string,
  *   `guardSseReply` (bounded, fails at once when it ends before the responses, see ./reply-guard).
  * - The budget aborts the HTTP request ({@link ExchangeTimeoutError}); the caller's `signal` also aborts.
  * - Network/TLS failures: {@link ConnectionFailedError}; name not resolved: `NameResolutionError`.
+ *
+ * Built as stages in the shape of the MCP SDK's client middleware (`(next) => fetch`): {@link noListeningStream}
+ * → {@link checkedRequest} → {@link budgeted} → {@link send} → {@link guardedReply}.
  */
 export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFetch {
   const dispatcher = createPinnedAgent(options);
   const maxBytes = options.maxBytes ?? MAX_REPLY_BYTES;
-
-  const guarded = async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
-    const method = (init.method ?? 'GET').toUpperCase();
-    if (method === 'GET') {
-      return new UndiciResponse(null, { status: 405, statusText: 'Method Not Allowed (no listening stream)' }) as unknown as Response;
-    }
-    const url = new URL(input instanceof URL ? input.href : String(input));
-    const host = url.hostname;
-    const bodyText = bodyToText(init.body);
-    const rpc = rpcCallsOf(bodyText);
-    const ids = rpc.flatMap((c) => (c.id === undefined ? [] : [c.id]));
-
-    let observed = false;
-    const observe = (o: Omit<Observation, 'host' | 'method' | 'rpc'>) => {
-      if (observed) return;
-      observed = true;
-      try {
-        options.onObservation?.({ host, method, rpc, ...o });
-      } catch {
-        // the observer's failure must not change the exchange
-      }
-    };
-    const refuse = (error: Error, status?: number): never => {
-      observe({ outcome: error instanceof HostError ? error.outcome : 'no_answer', error, ...(status === undefined ? {} : { status }) });
-      throw error;
-    };
-
-    if (url.protocol !== 'https:') {
-      const loopbackHttp = url.protocol === 'http:' && options.policy?.exception?.allowLoopback === true;
-      if (!loopbackHttp) refuse(new AddressRefusedError(host, undefined, `${url.protocol} URL refused; https required`));
-    }
-    if (url.username || url.password) refuse(new InvalidRequestError(host, 'credentials in the URL are not allowed'));
-    let headers: Array<[string, string]> = [];
-    try {
-      headers = validateHeaders(init.headers);
-    } catch (err) {
-      refuse(err as Error);
-    }
-    if (init.body !== undefined && init.body !== null && bodyText === undefined) {
-      refuse(new InvalidRequestError(host, 'request body must be a string or bytes'));
-    }
-
-    // Budget and abort wiring: our controller aborts the undici request (connect, headers and body).
-    const budget = typeof options.timeoutMs === 'function' ? options.timeoutMs(rpc) : options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new ExchangeTimeoutError(host, budget)), budget);
-    timer.unref(); // the open request keeps the process alive; the timer alone must not
-    const callerSignal = init.signal ?? undefined;
-    const onCallerAbort = () => controller.abort(callerSignal?.reason ?? new Error('aborted by the caller'));
-    if (callerSignal?.aborted) onCallerAbort();
-    else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-    const settle = () => {
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
-    };
-    const mapError = (err: unknown): Error => {
-      if (controller.signal.aborted) {
-        const reason: unknown = controller.signal.reason;
-        return reason instanceof Error ? reason : new Error(String(reason));
-      }
-      return hostErrorIn(err) ?? new ConnectionFailedError(host, (err as { cause?: unknown })?.cause ?? err);
-    };
-    const finish = (end: StreamEnd, status: number) => {
-      settle();
-      if (end.answered) observe({ outcome: 'answered', status });
-      else observe({ outcome: end.error instanceof HostError ? end.error.outcome : 'no_answer', status, error: end.error });
-    };
-
-    let res: Awaited<ReturnType<typeof undiciFetch>>;
-    try {
-      res = await undiciFetch(url, {
-        method,
-        headers,
-        body: bodyText ?? null,
-        redirect: 'manual',
-        dispatcher,
-        signal: controller.signal,
-      });
-    } catch (err) {
-      settle();
-      return refuse(mapError(err));
-    }
-
-    const status = res.status;
-    const fail = (error: Error): never => {
-      settle();
-      res.body?.cancel().catch(() => undefined);
-      return refuse(error, status);
-    };
-    if (status >= 300 && status < 400) fail(new RedirectRefusedError(host, status, res.headers.get('location') ?? undefined));
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (declared > maxBytes) fail(new ReplyTooLargeError(host, maxBytes));
-
-    const wrap = (body: ReadableStream<Uint8Array> | null) =>
-      new UndiciResponse(status === 204 || status === 205 ? null : body, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
-    const bounded = (onEnd: (end: StreamEnd) => void) =>
-      res.body ? boundedStream(res.body as ReadableStream<Uint8Array>, { host, maxBytes, mapError, onEnd }) : null;
-
-    if (status < 200 || status >= 300) {
-      // Reported at once as no_answer with its status; the body is handed on bounded (the SDK reads it).
-      observe({ outcome: 'no_answer', status });
-      if (!res.body) settle();
-      return wrap(bounded(() => settle()));
-    }
-
-    if (method !== 'POST' || ids.length === 0) {
-      // Notifications, responses, DELETE: no JSON-RPC response is due; a 2xx is the answer.
-      observe({ outcome: 'answered', status });
-      if (!res.body) settle();
-      return wrap(bounded(() => settle()));
-    }
-
-    const type = (res.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
-    if (type === 'text/event-stream' && res.body) {
-      return wrap(guardSseReply(res.body as ReadableStream<Uint8Array>, ids, { host, maxBytes, mapError, onEnd: (end) => finish(end, status) }));
-    }
-    if (type === 'application/json') {
-      let bytes: Uint8Array;
-      try {
-        bytes = await readBounded(res.body as ReadableStream<Uint8Array> | null, host, maxBytes, mapError);
-        checkJsonReply(bytes, host, ids);
-      } catch (err) {
-        return fail(err instanceof Error ? err : new Error(String(err)));
-      }
-      finish({ answered: true }, status);
-      return new UndiciResponse(bytes, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
-    }
-    return fail(new InvalidReplyError(host, status === 202 || !res.body ? `no response to a request (HTTP ${status})` : `unexpected content type ${JSON.stringify(type.slice(0, 60))}`));
-  };
-
+  const owned = options.ownedHeaders ? ownedHeaderValues(options.ownedHeaders) : undefined;
+  const guarded = noListeningStream(async (input, init = {}) => {
+    const ex = exchangeOf(input, init, options.onObservation);
+    const headers = checkedRequest(ex, init, options, owned);
+    const budget = budgeted(ex, init.signal ?? undefined, typeof options.timeoutMs === 'function' ? options.timeoutMs(ex.rpc) : options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const res = await send(ex, budget, { method: ex.method, headers, body: ex.bodyText ?? null, redirect: 'manual', dispatcher, signal: budget.signal });
+    return guardedReply(ex, budget, res, maxBytes);
+  });
   return Object.assign(guarded, {
     dispatcher,
     close: () => dispatcher.close(),
   });
+}
+
+type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** Stage: a GET (the SDK's listening stream) is answered here with 405 and never sent. */
+function noListeningStream(next: FetchLike): FetchLike {
+  return async (input, init = {}) => {
+    if ((init.method ?? 'GET').toUpperCase() === 'GET') {
+      return new UndiciResponse(null, { status: 405, statusText: 'Method Not Allowed (no listening stream)' }) as unknown as Response;
+    }
+    return next(input, init);
+  };
+}
+
+/** One exchange: what it carries, and its single observation. */
+interface Exchange {
+  readonly url: URL;
+  readonly host: string;
+  readonly method: string;
+  readonly bodyText: string | undefined;
+  readonly rpc: readonly RpcCall[];
+  /** Ids of the JSON-RPC requests a reply must answer. */
+  readonly ids: ReadonlyArray<string | number>;
+  observe(o: Omit<Observation, 'host' | 'method' | 'rpc'>): void;
+  /** Observes the failure and throws it. */
+  refuse(error: Error, status?: number): never;
+}
+
+function exchangeOf(input: string | URL, init: RequestInit, onObservation: GuardedFetchOptions['onObservation']): Exchange {
+  const method = (init.method ?? 'GET').toUpperCase();
+  const url = new URL(input instanceof URL ? input.href : String(input));
+  const host = url.hostname;
+  const bodyText = bodyToText(init.body);
+  const rpc = rpcCallsOf(bodyText);
+  let observed = false;
+  const observe = (o: Omit<Observation, 'host' | 'method' | 'rpc'>) => {
+    if (observed) return;
+    observed = true;
+    try {
+      onObservation?.({ host, method, rpc, ...o });
+    } catch {
+      // the observer's failure must not change the exchange
+    }
+  };
+  return {
+    url, host, method, bodyText, rpc, observe,
+    ids: rpc.flatMap((c) => (c.id === undefined ? [] : [c.id])),
+    refuse(error: Error, status?: number): never {
+      observe({ outcome: error instanceof HostError ? error.outcome : 'no_answer', error, ...(status === undefined ? {} : { status }) });
+      throw error;
+    },
+  };
+}
+
+/** The configured headers, by lower-case name. */
+function ownedHeaderValues(headers: Readonly<Record<string, string>> | undefined): Map<string, string> {
+  return new Map(Object.entries(headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+/** Stage: the request may be sent (scheme, no URL credentials, valid headers, owned headers untouched, a text body). */
+function checkedRequest(ex: Exchange, init: RequestInit, options: GuardedFetchOptions, owned: ReadonlyMap<string, string> | undefined): Array<[string, string]> {
+  if (ex.url.protocol !== 'https:') {
+    const loopbackHttp = ex.url.protocol === 'http:' && options.policy?.exception?.allowLoopback === true;
+    if (!loopbackHttp) ex.refuse(new AddressRefusedError(ex.host, undefined, `${ex.url.protocol} URL refused; https required`));
+  }
+  if (ex.url.username || ex.url.password) ex.refuse(new InvalidRequestError(ex.host, 'credentials in the URL are not allowed'));
+  let headers: Array<[string, string]> = [];
+  try {
+    headers = validateHeaders(init.headers);
+    for (const [name, value] of owned ? headers : []) {
+      const key = name.toLowerCase();
+      const mine = owned!.get(key);
+      if (mine !== undefined ? value !== mine : OWNED_HEADER_NAMES.has(key)) throw new HeaderRefusedError(name, 'MCP Gate sets this header itself');
+    }
+  } catch (err) {
+    ex.refuse(err as Error);
+  }
+  if (init.body !== undefined && init.body !== null && ex.bodyText === undefined) {
+    ex.refuse(new InvalidRequestError(ex.host, 'request body must be a string or bytes'));
+  }
+  return headers;
+}
+
+/** The budget of one exchange: an abort signal, and how a failure reads once it fired. */
+interface Budget {
+  readonly signal: AbortSignal;
+  /** Stops the timer and the caller's abort wiring (the reply is complete or failed). */
+  settle(): void;
+  /** The error to report: the budget's or the caller's abort reason, else our typed error for `err`. */
+  mapError(err: unknown): Error;
+}
+
+/** Stage: our controller aborts the undici request (connect, headers and body) when the budget or the caller ends it. */
+function budgeted(ex: Exchange, callerSignal: AbortSignal | undefined, budgetMs: number): Budget {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new ExchangeTimeoutError(ex.host, budgetMs)), budgetMs);
+  timer.unref(); // the open request keeps the process alive; the timer alone must not
+  const onCallerAbort = () => controller.abort(callerSignal?.reason ?? new Error('aborted by the caller'));
+  if (callerSignal?.aborted) onCallerAbort();
+  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  return {
+    signal: controller.signal,
+    settle() {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    },
+    mapError(err: unknown): Error {
+      if (controller.signal.aborted) {
+        const reason: unknown = controller.signal.reason;
+        return reason instanceof Error ? reason : new Error(String(reason));
+      }
+      return hostErrorIn(err) ?? new ConnectionFailedError(ex.host, (err as { cause?: unknown })?.cause ?? err);
+    },
+  };
+}
+
+type UndiciReply = Awaited<ReturnType<typeof undiciFetch>>;
+
+/** Stage: undici's own fetch over the pinned agent; its failures become our typed errors. */
+async function send(ex: Exchange, budget: Budget, init: Parameters<typeof undiciFetch>[1]): Promise<UndiciReply> {
+  try {
+    return await undiciFetch(ex.url, init);
+  } catch (err) {
+    budget.settle();
+    return ex.refuse(budget.mapError(err));
+  }
+}
+
+/** Stage: the reply — no redirects, bounded, and for requests a response to every id (JSON or SSE). */
+async function guardedReply(ex: Exchange, budget: Budget, res: UndiciReply, maxBytes: number): Promise<Response> {
+  const { host } = ex;
+  const { mapError } = budget;
+  const status = res.status;
+  const fail = (error: Error): never => {
+    budget.settle();
+    res.body?.cancel().catch(() => undefined);
+    return ex.refuse(error, status);
+  };
+  const finish = (end: StreamEnd) => {
+    budget.settle();
+    if (end.answered) ex.observe({ outcome: 'answered', status });
+    else ex.observe({ outcome: end.error instanceof HostError ? end.error.outcome : 'no_answer', status, error: end.error });
+  };
+  if (status >= 300 && status < 400) fail(new RedirectRefusedError(host, status, res.headers.get('location') ?? undefined));
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) fail(new ReplyTooLargeError(host, maxBytes));
+
+  const wrap = (body: ReadableStream<Uint8Array> | null) =>
+    new UndiciResponse(status === 204 || status === 205 ? null : body, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+  const passBounded = () => {
+    if (!res.body) budget.settle();
+    return wrap(res.body ? boundedStream(res.body as ReadableStream<Uint8Array>, { host, maxBytes, mapError, onEnd: () => budget.settle() }) : null);
+  };
+
+  if (status < 200 || status >= 300) {
+    // Reported at once as no_answer with its status; the body is handed on bounded (the SDK reads it).
+    ex.observe({ outcome: 'no_answer', status });
+    return passBounded();
+  }
+  if (ex.method !== 'POST' || ex.ids.length === 0) {
+    // Notifications, responses, DELETE: no JSON-RPC response is due; a 2xx is the answer.
+    ex.observe({ outcome: 'answered', status });
+    return passBounded();
+  }
+  const type = (res.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (type === 'text/event-stream' && res.body) {
+    return wrap(guardSseReply(res.body as ReadableStream<Uint8Array>, ex.ids, { host, maxBytes, mapError, onEnd: finish }));
+  }
+  if (type === 'application/json') {
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBounded(res.body as ReadableStream<Uint8Array> | null, host, maxBytes, mapError);
+      checkJsonReply(bytes, host, ex.ids);
+    } catch (err) {
+      return fail(err instanceof Error ? err : new Error(String(err)));
+    }
+    finish({ answered: true });
+    return new UndiciResponse(bytes, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+  }
+  return fail(new InvalidReplyError(host, status === 202 || !res.body ? `no response to a request (HTTP ${status})` : `unexpected content type ${JSON.stringify(type.slice(0, 60))}`));
 }
 
 function bodyToText(body: RequestInit['body']): string | undefined {

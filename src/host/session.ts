@@ -3,10 +3,23 @@
 // servers, and runs tool calls — each checked against `mcp.<server>.tool.<name>` at call time, bounded in time
 // and size, cleaned of hidden characters, masked, and logged. Every server left out gets a line saying why.
 import * as path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  isInputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type InputRequiredResult,
+  type Tool,
+  type Transport,
+} from '@modelcontextprotocol/client';
+// The chat gateway serves results with the 1.x server package; its CallToolResult types structuredContent as an
+// object where v2 says unknown (the same JSON on the wire). A CallOutcome carries the type the gateway serves.
+import type { CallToolResult as ServedResult } from '@modelcontextprotocol/sdk/types.js';
 import { mayCallTool, mayDiscover, privateRangesRefused, resolve, type Asker, type Verdict } from '../policy/decide';
 import { defaultMasker, type Masker } from '../policy/mask';
 import { bindSecrets, type SecretSource } from '../policy/secrets';
@@ -17,7 +30,7 @@ import type { GateReport, ServerReport } from '../trust/gate';
 import { ApprovalStore, type PinnedTools } from '../trust/store';
 import { isWaiting, mayRun } from '../trust/states';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
-import { createGuardedFetch, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
+import { createGuardedFetch, OWNED_HEADER_NAMES, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
 import { serverIdentity } from './identity';
 import type { Resolver } from './resolve';
@@ -35,6 +48,8 @@ export const CALL_TIMEOUT_MS = 60_000;
 /** How long a package launcher (npx, uvx, …) may take to answer initialize: its first start downloads. */
 export const LAUNCHER_START_TIMEOUT_MS = 60_000;
 export const MAX_RESULT_BYTES = 1024 * 1024;
+/** Pages of a tool list read at most; a list still going on after them keeps the server out. */
+export const MAX_TOOL_PAGES = 20;
 
 /** Tool names the gate itself offers; a server offering one of them is left out whole. */
 export const GATE_TOOL_NAMES = ['mcp_gate_status', 'mcp_gate_explain'];
@@ -94,7 +109,7 @@ interface Connection {
 
 export interface CallOutcome {
   ok: boolean;
-  result?: CallToolResult;
+  result?: ServedResult;
   /** Why the call did not run or failed (masked). */
   error?: string;
   outcome: Outcome;
@@ -110,7 +125,8 @@ export interface SessionCounters {
 
 class DroppedError extends Error {}
 
-const isNotFound = (e: unknown) => e instanceof StreamableHTTPError && e.code === 404;
+const httpStatus = (e: unknown): number | undefined => (e instanceof SdkHttpError && typeof e.status === 'number' ? e.status : undefined);
+const isNotFound = (e: unknown) => httpStatus(e) === 404;
 
 function substitute(s: string, projectDir: string): string {
   return s.replace(/\$\{workspaceFolder\}/g, projectDir).replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir)).replace(/\$\{workspaceRoot\}/g, projectDir);
@@ -128,6 +144,19 @@ function unresolvable(values: string[]): string | undefined {
     if (m) return m[0];
   }
   return undefined;
+}
+
+/** The `x-mcp-header` names a tool's input schema declares along chains of `properties` (2026-07-28). */
+function mirroredHeaders(schema: unknown, depth = 0): string[] {
+  const props = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (!props || typeof props !== 'object' || depth > 32) return [];
+  const out: string[] = [];
+  for (const p of Object.values(props)) {
+    const h = (p as Record<string, unknown> | null)?.['x-mcp-header'];
+    if (typeof h === 'string') out.push(h);
+    out.push(...mirroredHeaders(p, depth + 1));
+  }
+  return out;
 }
 
 export class Session {
@@ -228,7 +257,7 @@ export class Session {
         for (const t of conn.tools) seenTools.set(t.name, server.name);
         this.connections.set(server.name, conn);
         started++;
-        this.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${conn.tools.length} tools${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox}` : '; not contained'}` });
+        this.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${conn.tools.length} tools; protocol ${conn.client.getNegotiatedProtocolVersion() ?? 'unknown'}${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox}` : '; not contained'}` });
       } catch (e) {
         const why = e instanceof DroppedError ? e.message : `it could not be started: ${(e as Error).message}`;
         this.note(`${server.name} (${server.source}) is left out: ${why}`, server);
@@ -236,12 +265,28 @@ export class Session {
     }
   }
 
-  private newClient(server: string): Client {
-    const client = new Client({ name: this.o.clientName ?? 'mcp-gate', version: '0.1.0' }, { capabilities: {} });
+  /** Counts and logs a server→client request (or an input request inside a result) MCP Gate refuses. */
+  private refuseRequest(server: string, method: string, how: string): void {
+    this.counters.refusedRequests[method] = (this.counters.refusedRequests[method] ?? 0) + 1;
+    this.o.log.write({ kind: 'gate.refuse', server, detail: `refused ${how} ${stripHidden(method)}` });
+  }
+
+  /**
+   * A client for one server. It negotiates the revision per server: `server/discover` first (2026-07-28,
+   * session-less, `_meta` on every request), `initialize` when the server answers as a 2025 server. Every
+   * server→client request is refused with a JSON-RPC error at once (the server's call then ends promptly);
+   * an InputRequiredResult is handed back to {@link call}, which refuses it the same way.
+   */
+  private newClient(server: string, timeoutMs: number): Client {
+    const client = new Client({ name: this.o.clientName ?? 'mcp-gate', version: '0.1.0' }, {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs } },
+      inputRequired: { autoFulfill: false },
+      listMaxPages: MAX_TOOL_PAGES,
+    });
     client.fallbackRequestHandler = async (req) => {
-      this.counters.refusedRequests[req.method] = (this.counters.refusedRequests[req.method] ?? 0) + 1;
-      this.o.log.write({ kind: 'gate.refuse', server, detail: `refused a server→client request ${stripHidden(req.method)}` });
-      throw new McpError(ErrorCode.MethodNotFound, `MCP Gate refuses ${req.method}`);
+      this.refuseRequest(server, req.method, 'a server→client request');
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `MCP Gate refused ${req.method}: it answers no sampling, elicitation or roots request`);
     };
     client.fallbackNotificationHandler = async (n) => {
       this.counters.ignoredNotifications[n.method] = (this.counters.ignoredNotifications[n.method] ?? 0) + 1;
@@ -250,81 +295,109 @@ export class Session {
     return client;
   }
 
-  private async open(server: ServerReport): Promise<Connection> {
+  /** Opens one server: a remote one over the guarded HTTP client, a local one as a (contained) process. */
+  private open(server: ServerReport): Promise<Connection> {
+    return server.definition!.type === 'http' ? this.openRemote(server) : this.openLocal(server);
+  }
+
+  private secretsFor(server: ServerReport, host?: string) {
+    const who = serverIdentity(server, this.o.report.project);
+    return bindSecrets(host === undefined ? who : { ...who, host }, this.policy.secrets, {
+      source: this.o.secrets, rules: this.policy.rules, asker: this.o.asker, masker: this.masker,
+      missingHint: (n) => this.words.setSecret(n),
+    });
+  }
+
+  /** Remote stage 1: the URL may be reached (https, no credentials in it, the policy allows the host). */
+  private async remoteTarget(server: ServerReport): Promise<{ url: URL; host: string; exception: ReturnType<typeof localExceptionFor> }> {
+    const def = server.definition!;
+    let url: URL;
+    try {
+      url = new URL(def.url!);
+    } catch {
+      throw new DroppedError(`its url ${JSON.stringify(def.url)} is not a URL`);
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const who = serverIdentity(server, this.o.report.project);
+    const exception = localExceptionFor(this.policy, who);
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exception?.allowLoopback)) {
+      throw new DroppedError(`its url is ${url.protocol.replace(':', '')}, and only https is allowed (plain http only to loopback under a local-development exception)`);
+    }
+    if (url.username || url.password) throw new DroppedError('its url carries a user name or password; bind credentials through the secrets block');
+    const verdict = await resolve(mayDiscover(who, host, this.policy.rules), this.o.asker);
+    if (verdict.decision !== 'allow') {
+      this.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
+      throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
+    }
+    return { url, host, exception };
+  }
+
+  /** Remote stage 2: the headers MCP Gate sends (declared ones, then bound secrets), validated. */
+  private async remoteHeaders(server: ServerReport, host: string): Promise<Record<string, string>> {
+    const bound = await this.secretsFor(server, host);
+    if (bound.drop) throw new DroppedError(bound.reason);
+    for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
+    const declared = Object.entries(server.definition!.headers).map(([k, v]) => [k, substitute(v, this.o.report.project)] as const);
+    const bad = unresolvable(declared.map(([, v]) => v));
+    if (bad) throw new DroppedError(`a header uses ${bad}, which MCP Gate does not fill in; bind credentials through the secrets block`);
+    const headers: Record<string, string> = { ...Object.fromEntries(declared), ...bound.headers };
+    try {
+      validateHeaders(headers); // before the SDK builds a Headers object, whose errors quote values
+    } catch (e) {
+      throw new DroppedError(`its headers cannot be sent: ${this.masker.mask((e as Error).message)}`);
+    }
+    return headers;
+  }
+
+  private async openRemote(server: ServerReport): Promise<Connection> {
+    const { url, host, exception } = await this.remoteTarget(server);
+    const headers = await this.remoteHeaders(server, host);
+    const discoverTimeout = this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS;
+    const fetch = createGuardedFetch({
+      resolver: this.o.resolver,
+      ca: this.o.ca,
+      policy: { ...privatePolicy(privateRangesRefused(serverIdentity(server, this.o.report.project), this.policy.rules)), exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
+      timeoutMs: (rpc) => (rpc.some((c) => c.method === 'tools/call') ? this.o.callTimeoutMs ?? CALL_TIMEOUT_MS : discoverTimeout),
+      ownedHeaders: headers,
+      onObservation: (ob) => this.observe(server.name, ob),
+    });
+    const connect = async () => {
+      const transport = new StreamableHTTPClientTransport(url, {
+        fetch,
+        requestInit: { headers },
+        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+      });
+      const client = this.newClient(server.name, discoverTimeout);
+      await client.connect(transport, { timeout: discoverTimeout });
+      return { client, transport };
+    };
+    try {
+      // A 404 on the session (during initialisation or the tool list) opens a new session once.
+      let retried = false;
+      let c: { client: Client; transport: Transport } | undefined;
+      let tools: SessionTool[] | undefined;
+      while (!tools) {
+        try {
+          c = await connect();
+          tools = await this.discover(server, c.client, headers);
+        } catch (e) {
+          await c?.client.close().catch(() => undefined);
+          if (!isNotFound(e) || retried) throw e;
+          retried = true;
+        }
+      }
+      return { server, host, client: c!.client, transport: c!.transport, fetch, reopen: connect, tools };
+    } catch (e) {
+      await fetch.close().catch(() => undefined);
+      throw e instanceof DroppedError ? e : new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}`);
+    }
+  }
+
+  /** Local stage 1: the verified launch plan and how it starts (contained or by the user's opt-out). */
+  private async localStart(server: ServerReport): Promise<{ plan: LaunchPlan; start: StartPlan }> {
     const def = server.definition!;
     const project = this.o.report.project;
-    const rules = this.policy.rules;
-    if (def.type === 'http') {
-      let url: URL;
-      try {
-        url = new URL(def.url!);
-      } catch {
-        throw new DroppedError(`its url ${JSON.stringify(def.url)} is not a URL`);
-      }
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      const exception = localExceptionFor(this.policy, serverIdentity(server, project));
-      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exception?.allowLoopback)) {
-        throw new DroppedError(`its url is ${url.protocol.replace(':', '')}, and only https is allowed (plain http only to loopback under a local-development exception)`);
-      }
-      if (url.username || url.password) throw new DroppedError('its url carries a user name or password; bind credentials through the secrets block');
-      const verdict = await resolve(mayDiscover(serverIdentity(server, project), host, rules), this.o.asker);
-      if (verdict.decision !== 'allow') {
-        this.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
-        throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
-      }
-      const bound = await bindSecrets({ ...serverIdentity(server, project), host }, this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => this.words.setSecret(n) });
-      if (bound.drop) throw new DroppedError(bound.reason);
-      for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
-      const declared = Object.entries(def.headers).map(([k, v]) => [k, substitute(v, project)] as const);
-      const bad = unresolvable(declared.map(([, v]) => v));
-      if (bad) throw new DroppedError(`a header uses ${bad}, which MCP Gate does not fill in; bind credentials through the secrets block`);
-      const headers: Record<string, string> = { ...Object.fromEntries(declared), ...bound.headers };
-      try {
-        validateHeaders(headers); // before the SDK builds a Headers object, whose errors quote values
-      } catch (e) {
-        throw new DroppedError(`its headers cannot be sent: ${this.masker.mask((e as Error).message)}`);
-      }
-      const fetch = createGuardedFetch({
-        resolver: this.o.resolver,
-        ca: this.o.ca,
-        policy: { ...privatePolicy(privateRangesRefused(serverIdentity(server, project), rules)), exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
-        timeoutMs: (rpc) => (rpc.some((c) => c.method === 'tools/call') ? this.o.callTimeoutMs ?? CALL_TIMEOUT_MS : this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS),
-        onObservation: (ob) => this.observe(server.name, ob),
-      });
-      const connect = async () => {
-        const transport = new StreamableHTTPClientTransport(url, {
-          fetch,
-          requestInit: { headers },
-          reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
-        });
-        const client = this.newClient(server.name);
-        await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS });
-        return { client, transport };
-      };
-      try {
-        // A 404 on the session (during initialisation or the tool list) opens a new session once.
-        let retried = false;
-        let c: { client: Client; transport: Transport } | undefined;
-        let tools: SessionTool[] | undefined;
-        while (!tools) {
-          try {
-            c = await connect();
-            tools = await this.discover(server, c.client);
-          } catch (e) {
-            await c?.client.close().catch(() => undefined);
-            if (!isNotFound(e) || retried) throw e;
-            retried = true;
-          }
-        }
-        return { server, host, client: c!.client, transport: c!.transport, fetch, reopen: connect, tools };
-      } catch (e) {
-        await fetch.close().catch(() => undefined);
-        throw e instanceof DroppedError ? e : new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}`);
-      }
-    }
-
-    // stdio
-    const bound = await bindSecrets(serverIdentity(server, project), this.policy.secrets, { source: this.o.secrets, rules, asker: this.o.asker, masker: this.masker, missingHint: (n) => this.words.setSecret(n) });
+    const bound = await this.secretsFor(server);
     if (bound.drop) throw new DroppedError(bound.reason);
     for (const n of bound.notes) this.note(`${server.name}: ${n}`, server);
     const args = def.args.map((a) => substitute(a, project));
@@ -351,11 +424,17 @@ export class Session {
       throw e;
     }
     if (start.optOut) this.o.log.write({ kind: 'sandbox.off', server: server.name, source: server.source, detail: `runs uncontained: your opt-out in ${start.optOut}` });
+    return { plan, start };
+  }
+
+  private async openLocal(server: ServerReport): Promise<Connection> {
+    const { plan, start } = await this.localStart(server);
     const transport = new StdioTransport(start.launch);
-    const client = this.newClient(server.name);
+    // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
+    const timeout = this.o.discoverTimeoutMs ?? (plan.launcher ? LAUNCHER_START_TIMEOUT_MS : DISCOVER_TIMEOUT_MS);
+    const client = this.newClient(server.name, timeout);
     try {
-      // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
-      await client.connect(transport, { timeout: this.o.discoverTimeoutMs ?? (plan.launcher ? LAUNCHER_START_TIMEOUT_MS : DISCOVER_TIMEOUT_MS) });
+      await client.connect(transport, { timeout });
       const tools = await this.discover(server, client);
       this.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
       return { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };
@@ -370,17 +449,31 @@ export class Session {
       throw new DroppedError(`reading its tools failed: ${this.masker.mask(describeError(e))}${stderr ? ` (stderr: ${this.masker.mask(stripHidden(stderr))})` : ''}${offline}`);
     }
   }
-
-  private async discover(server: ServerReport, client: Client): Promise<SessionTool[]> {
+  /**
+   * Reads the whole tool list (at most MAX_TOOL_PAGES pages, through the SDK's aggregating read, which also
+   * keeps the list the 2026-07-28 header mirroring reads) and checks it: names a rule can name, no name twice,
+   * at most MAX_TOOLS, and no `x-mcp-header` that would set a header MCP Gate sends itself.
+   */
+  private async discover(server: ServerReport, client: Client, ownedHeaders: Record<string, string> = {}): Promise<SessionTool[]> {
     const timeout = this.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS;
-    const raw: Tool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 20; page++) {
-      const r = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-      raw.push(...r.tools);
-      if (raw.length > MAX_TOOLS) throw new DroppedError(`it offers more than ${MAX_TOOLS} tools; a session takes at most ${MAX_TOOLS} from one server (nothing is truncated)`);
-      cursor = r.nextCursor;
-      if (!cursor) break;
+    let raw: Tool[];
+    try {
+      raw = (await client.listTools(undefined, { timeout })).tools;
+    } catch (e) {
+      if (e instanceof SdkError && e.code === SdkErrorCode.ListPaginationExceeded) {
+        throw new DroppedError(`its tool list goes on past ${MAX_TOOL_PAGES} pages (a nextCursor after the last page read); a session reads at most ${MAX_TOOL_PAGES} pages and does not take part of a list`);
+      }
+      throw e;
+    }
+    if (raw.length > MAX_TOOLS) throw new DroppedError(`it offers more than ${MAX_TOOLS} tools; a session takes at most ${MAX_TOOLS} from one server (nothing is truncated)`);
+    const owned = new Set(Object.keys(ownedHeaders).map((h) => h.toLowerCase()));
+    for (const t of raw) {
+      for (const name of mirroredHeaders(t.inputSchema)) {
+        const header = `mcp-param-${name.toLowerCase()}`;
+        if (owned.has(header) || OWNED_HEADER_NAMES.has(header)) {
+          throw new DroppedError(`its tool ${JSON.stringify(stripHidden(t.name))} would mirror an argument into the header Mcp-Param-${stripHidden(name)}, which MCP Gate sends itself`);
+        }
+      }
     }
     const names = new Set<string>();
     for (const t of raw) {
@@ -423,6 +516,9 @@ export class Session {
     const toolName = about ? about.tool ?? 'unknown' : undefined;
     const isList = ob.rpc.some((c) => c.method === 'tools/list');
     if (!toolName && !isList && ob.outcome === 'answered') return; // initialize, notifications: not an exchange about anything
+    // The revision probe: a 2025 server answers `server/discover` with HTTP 400, 404 or 405, and the client goes on
+    // with initialize. Any other probe outcome (refused, no connection, timeout, 401, 5xx) is an exchange to log.
+    if (ob.rpc.some((c) => c.method === 'server/discover') && (ob.status === 400 || ob.status === 404 || ob.status === 405)) return;
     this.o.log.write({
       kind: 'mcp.request', server, host: ob.host, about: toolName ? stripHidden(toolName) : 'discover',
       ...(ob.status !== undefined ? { status: ob.status } : {}),
@@ -453,9 +549,9 @@ export class Session {
       return { ok: false, outcome: 'refused_by_policy', error: msg };
     }
     const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
-    const attempt = () => conn.client.callTool({ name: tool, arguments: args }, undefined, { timeout }) as Promise<CallToolResult>;
+    const attempt = () => conn.client.callTool({ name: tool, arguments: args }, { timeout, allowInputRequired: true }) as Promise<CallToolResult | InputRequiredResult>;
     try {
-      let result: CallToolResult;
+      let result: CallToolResult | InputRequiredResult;
       try {
         result = await attempt();
       } catch (e) {
@@ -466,19 +562,32 @@ export class Session {
         conn.transport = again.transport;
         result = await attempt();
       }
+      if (isInputRequiredResult(result)) throw new DroppedError(this.refuseInput(serverName, result));
       const text = JSON.stringify(result);
       const bytes = Buffer.byteLength(text);
       if (bytes > MAX_RESULT_BYTES) throw new Error(`the result is ${bytes} bytes, over the ${MAX_RESULT_BYTES}-byte bound`);
       const clean = this.masker.maskDeep(stripHiddenDeep(result));
       if (!conn.host) this.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered' });
       this.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: !result.isError, bytes });
-      return { ok: !result.isError, result: clean, outcome: 'answered' };
+      return { ok: !result.isError, result: clean as ServedResult, outcome: 'answered' };
     } catch (e) {
       const why = this.masker.mask(describeError(e));
       if (!conn.host) this.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why });
       this.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 });
       return { ok: false, outcome: 'no_answer', error: why };
     }
+  }
+
+  /**
+   * A 2026-07-28 server asked for input inside a tool's result (a multi round-trip InputRequiredResult): the
+   * same policy as a server→client request — refused, counted, logged, and the call ends now (no retry round).
+   */
+  private refuseInput(server: string, result: InputRequiredResult): string {
+    const requests = Object.values((result as { inputRequests?: Record<string, { method?: unknown }> }).inputRequests ?? {});
+    const methods = requests.map((r) => (typeof r?.method === 'string' ? r.method : 'input request'));
+    if (!methods.length) methods.push('input request');
+    for (const m of methods) this.refuseRequest(server, m, 'an input request in a result,');
+    return `the server asked for input (${[...new Set(methods.map((m) => stripHidden(m)))].join(', ')}); MCP Gate refused it: it answers no sampling, elicitation or roots request`;
   }
 
   private async closeConnection(c: Connection): Promise<void> {
@@ -507,12 +616,13 @@ const MAX_ERROR_TEXT = 500;
 
 export function describeError(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
-  if (e instanceof StreamableHTTPError && e.code === 401) {
+  const status = httpStatus(e);
+  if (status === 401) {
     return 'the server answered HTTP 401 Unauthorized; MCP Gate runs no OAuth flow: bind a token to this server through the secrets block';
   }
-  if (e instanceof StreamableHTTPError && typeof e.code === 'number' && e.code >= 300) {
+  if (status !== undefined && status >= 300) {
     const body = stripHidden(e.message);
-    return `the server answered HTTP ${e.code}${body ? `: ${body.length > MAX_ERROR_TEXT ? `${body.slice(0, MAX_ERROR_TEXT)}… (cut)` : body}` : ''}`;
+    return `the server answered HTTP ${status}${body ? `: ${body.length > MAX_ERROR_TEXT ? `${body.slice(0, MAX_ERROR_TEXT)}… (cut)` : body}` : ''}`;
   }
   const parts = [e.message];
   let cause = (e as { cause?: unknown }).cause;

@@ -521,6 +521,16 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       const j = (await res.json()) as { result: { headerNames: string[] } };
       assert.ok(j.result.headerNames.includes('authorization'));
     });
+
+    it('with ownedHeaders, a header MCP Gate owns carries only the configured value; nothing else is sent', async () => {
+      const { f, obs } = probe({ ownedHeaders: { Authorization: 'Bearer configured', 'X-Api-Key': 'k' } });
+      const ok = await f(`${PEER}/echo`, { ...rpcInit(), headers: { authorization: 'Bearer configured', 'mcp-param-region': 'eu' } });
+      assert.equal(ok.status, 200);
+      for (const headers of [{ Authorization: 'Bearer other' }, { 'x-api-key': 'changed' }, { Cookie: 'a=b' }, { 'Proxy-Authorization': 'x' }] as Array<Record<string, string>>) {
+        await assert.rejects(f(`${PEER}/echo`, { ...rpcInit(), headers }), (e: unknown) => e instanceof HeaderRefusedError && /MCP Gate sets this header itself/.test(e.message));
+      }
+      assert.equal(obs.filter((o) => o.error instanceof HeaderRefusedError).length, 4);
+    });
   });
 
   describe('MCP SDK wiring (StreamableHTTPClientTransport + Client with the guarded fetch)', () => {

@@ -360,10 +360,13 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     await approveAll(w);
     const o = options(w);
     const s = await timed(10_000, () => start(o));
+    const t0 = Date.now();
     const r = await timed(10_000, () => s.call('web', 'ask'));
+    // each refusal reaches the peer as a JSON-RPC error at once: the call ends promptly, not at the budget
+    assert.ok(Date.now() - t0 < 1000, `the call took ${Date.now() - t0} ms`);
     assert.equal(r.ok, true, r.error);
     const text = JSON.stringify(r.result);
-    for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list']) assert.match(text, new RegExp(`${m}: MCP error -32601`));
+    for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list']) assert.match(text, new RegExp(`${m}: MCP error -32601: MCP Gate refused ${m}`));
     assert.doesNotMatch(text, /answered/);
     assert.deepEqual(s.counters.refusedRequests, { 'sampling/createMessage': 1, 'elicitation/create': 1, 'roots/list': 1 });
     assert.deepEqual(mcpRequests(o.log), [ev('web', 'discover', 'answered', 200), ev('web', 'ask', 'answered', 200)]);
