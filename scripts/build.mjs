@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: true, logLevel: 'warning', mainFields: ['module', 'main'] };
+const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', minify: true, keepNames: true, sourcemap: 'linked', logLevel: 'warning', mainFields: ['module', 'main'] };
 
 await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
 chmodSync('dist/cli.js', 0o755);
