@@ -232,11 +232,16 @@ export async function main(argv: string[]): Promise<number> {
             return 0;
           }
           out(`${tools.length} tool${tools.length === 1 ? '' : 's'} from ${server.name} (${server.source})${host ? ` at ${host}` : ''}:`);
-          for (const t of tools) {
-            const v = mayCallTool(who, host, t.name, policy.rules);
-            out(`  ${t.name.padEnd(28)} [${v.decision}]  ${escapeText(t.description.split('\n')[0] ?? '')}`);
+          // Columns: name, [decision], first line of the description; each as wide as its widest cell.
+          const rows = tools.map((t) => ({ name: escapeText(t.name), decision: `[${mayCallTool(who, host, t.name, policy.rules).decision}]`, description: escapeText(t.description.split('\n')[0] ?? '') }));
+          const nameWidth = Math.max(0, ...rows.map((r) => r.name.length));
+          const decisionWidth = Math.max(0, ...rows.map((r) => r.decision.length));
+          for (const r of rows) out(`  ${r.name.padEnd(nameWidth)}  ${r.decision.padEnd(decisionWidth)}  ${r.description}`.trimEnd());
+          // The hint only when it tells something: some tool cannot be called (the CLI refuses ask and deny).
+          const blocked = rows.filter((r) => r.decision !== '[allow]');
+          if (blocked.length > 0) {
+            out(`${blocked.length} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp.${server.name}.tool.${blocked[0]!.name}`);
           }
-          out('calling a tool needs an allow rule for it: mcp-gate explain mcp.<server>.tool.<name>');
           return 0;
         } finally {
           await session.close();
