@@ -18,6 +18,7 @@ import { Session } from '../host/session';
 import { mayCallTool } from '../policy/decide';
 import { serverIdentity } from '../host/identity';
 import { err, out, setMask } from './output';
+import { writeInitialConfig } from './init';
 import { finishBeforeStopping, installSignalHandlers, serversMayStart, trackSession } from './signals';
 import { doctorText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 
@@ -27,6 +28,7 @@ export const SECRET_ENV_PREFIX = 'MCP_GATE_SECRET_';
 const USAGE = `usage: mcp-gate <command> [options]
 
 commands:
+  init                           write your user configuration (commented examples for --project), if none exists
   list [--json]                  every declared server with its scope, source and state
   get <server>                   one server's exact definition, state, pinned files, and diff if changed
   approve <server> [--yes]       show the exact definition, then record approval (asks unless --yes)
@@ -137,6 +139,16 @@ export async function main(argv: string[]): Promise<number> {
 
   try {
     switch (command) {
+      case 'init': {
+        noPositionals('init');
+        const r = writeInitialConfig(gateConfigPath(machine), input.projectDir);
+        if (!r.ok) {
+          err(`mcp-gate: ${r.message}`);
+          return 1;
+        }
+        out(`wrote ${r.file}: every example in it is a comment; uncomment the rules you want (mcp-gate explain <action> checks one)`);
+        return 0;
+      }
       case 'list': {
         noPositionals('list');
         const report = evaluateGate(input);
