@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ROOT, tempDir } from './helpers';
+import { cleanupTemp, ROOT, tempDir } from './helpers';
 
 // yauzl 3 has no bundled types; the little of it used here.
 interface ZipEntry { fileName: string }
@@ -60,6 +60,7 @@ describe('package: the .vsix (npm run package)', function () {
   this.timeout(180_000);
   let files: Map<string, Buffer>;
   let output: string;
+  after(cleanupTemp);
 
   before(async () => {
     const out = path.join(tempDir('mcp-gate-vsix-'), 'mcp-gate.vsix');
