@@ -1,18 +1,16 @@
-// Bundles the extension and the CLI with esbuild. The extension keeps `vscode` external;
+// Bundles the extension and the CLI with esbuild (minified; options in build-options.mjs). The extension keeps `vscode` external;
 // the CLI is a self-contained Node script with a shebang. The trust panel's webview script is a browser bundle in
 // dist/webview/ (with codicons' css and font beside it): the panel loads only from dist/webview/ and media/.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { cli, extension } from './build-options.mjs';
 
-// @npmcli/run-script resolves node-gyp only to run install scripts, which MCP Gate never runs (ignoreScripts).
-const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: true, logLevel: 'warning', mainFields: ['module', 'main'], logOverride: { 'require-resolve-not-external': 'silent' } };
-
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
+await build(cli);
 chmodSync('dist/cli.js', 0o755);
 
-await build({ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] });
+await build(extension);
 
 await build({
   entryPoints: ['webview/main.ts'],

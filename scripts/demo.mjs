@@ -31,7 +31,7 @@ say('building and packaging the extension');
 run('npm', ['run', '--silent', 'build']);
 const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-demo-'));
 const vsix = path.join(runDir, 'mcp-gate.vsix');
-run(process.execPath, [path.join(REPO, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '-o', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
+run(process.execPath, [path.join(REPO, 'scripts', 'package.mjs'), '--no-build', '--out', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
 
 const dirs = {
   home: path.join(runDir, 'home'), xdgConfig: path.join(runDir, 'xdg/config'), xdgData: path.join(runDir, 'xdg/data'),
@@ -86,6 +86,57 @@ const stop = async (code = 0) => {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
+// The installed extension's details page, as a user opens it from the Extensions view: its icon (packaged) and
+// every image of its README (README.extension.md; vsce rewrote its relative images to the repository's
+// https://github.com/mcp-gate/mcp-gate/raw/HEAD/<path>) must have loaded. This machine has no internet, so the
+// browser answers that one URL prefix from this checkout (what the published repository serves); a path that is
+// not a committed file here is a 404 and the image stays broken. Screenshot test-results/demo/extension-page.png
+// (with --docs also docs/screenshots/extension-page.png).
+const RAW = 'https://github.com/mcp-gate/mcp-gate/raw/HEAD/';
+async function extensionPage(page) {
+  await page.context().route(`${RAW}**`, async (route) => {
+    const rel = decodeURIComponent(new URL(route.request().url()).pathname.slice(new URL(RAW).pathname.length));
+    const tracked = spawnSync('git', ['ls-files', '--error-unmatch', '--', rel], { cwd: REPO, stdio: 'ignore' }).status === 0;
+    if (!tracked || rel.split('/').includes('..')) return route.fulfill({ status: 404, body: 'not found' });
+    return route.fulfill({ status: 200, contentType: rel.endsWith('.png') ? 'image/png' : 'application/octet-stream', body: fs.readFileSync(path.join(REPO, rel)) });
+  });
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+Shift+X');
+  const search = page.locator('.extensions-viewlet .suggest-input-container').first();
+  await search.waitFor({ timeout: 30_000 });
+  await search.click();
+  await page.keyboard.type('@installed MCP Gate');
+  const item = page.locator('.extensions-viewlet .extension-list-item', { hasText: 'MCP Gate' }).first();
+  await item.waitFor({ timeout: 30_000 });
+  await item.click();
+  const editor = page.locator('.extension-editor').first();
+  await editor.waitFor({ timeout: 30_000 });
+  // The icon in the header: a loaded image of the packaged media/icon.png, drawn at its size.
+  const icon = editor.locator('.header .icon-container img.icon').first();
+  await page.waitForFunction((el) => el.complete && el.naturalWidth > 0, await icon.elementHandle(), { timeout: 30_000 }).catch(() => {});
+  const iconInfo = await icon.evaluate((el) => ({ src: el.getAttribute('src'), w: el.naturalWidth, h: el.naturalHeight }));
+  // The README renders in a webview (nested iframes); find the frame that holds its heading.
+  let readme;
+  for (let i = 0; i < 60 && !readme; i++) {
+    for (const f of page.frames()) {
+      if (await f.locator('h1', { hasText: 'MCP Gate' }).count().catch(() => 0)) { readme = f; break; }
+    }
+    if (!readme) await sleep(500);
+  }
+  let images = [];
+  if (readme) {
+    await readme.waitForFunction(() => [...document.images].every((i) => i.complete), undefined, { timeout: 30_000 }).catch(() => {});
+    images = await readme.evaluate(() => [...document.images].map((i) => ({ src: i.getAttribute('src'), alt: i.alt, w: i.naturalWidth })));
+  }
+  const shots = [path.join(REPO, 'test-results', 'demo', 'extension-page.png'), ...(docs ? [path.join(REPO, 'docs', 'screenshots', 'extension-page.png')] : [])];
+  for (const shot of shots) await page.screenshot({ path: shot });
+  const iconOk = iconInfo.w === 128 && iconInfo.h === 128;
+  const broken = images.filter((i) => !(i.w > 0));
+  say(`extension page: icon ${iconInfo.w}x${iconInfo.h}; README ${readme ? 'rendered' : 'NOT rendered'}, ${images.length} images, ${broken.length} broken${broken.length ? ` (${broken.map((i) => i.src).join(', ')})` : ''}`);
+  return iconOk && !!readme && images.length >= 4 && broken.length === 0;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 if (!check) {
   say(`MCP Gate demo is running. Open in a browser on this machine:\n\n    ${url}\n`);
   say('the status bar shows the servers waiting; run "MCP Gate: Approve Server…" or "MCP Gate: Doctor" from the palette. Ctrl-C stops.');
@@ -114,6 +165,8 @@ if (!check) {
     say(`reachable at ${cs.url}; status bar: "${text}"`);
     code = statesOk && /MCP Gate: 4 waiting/.test(text ?? '') ? 0 : 1;
     if (code) say('expected "MCP Gate: 4 waiting" (everything, db, files pending; notes changed)');
+    const pageOk = await extensionPage(page);
+    if (!pageOk) code = 1;
   } finally {
     await browser.close();
   }

@@ -7,7 +7,8 @@
 #   - playwright-core (the library only: it never downloads a browser; Debian's chromium is used).
 # Everything but the Debian packages goes into one cache folder: $MCP_GATE_VSCODE_DIR, default
 # $HOME/.cache/mcp-gate-vscode. Idempotent: what is already complete is kept, a half-finished step is redone.
-# Needs root (apt) and reaches only the npm registry and Debian's mirrors. Writes host.json for run.mjs.
+# Needs root (apt) and reaches only the npm registry and Debian's mirrors (MCP_GATE_NET_LOG=FILE records every host
+# a Node process of the install looks up or connects to: scripts/net-observe.cjs). Writes host.json for run.mjs.
 set -euo pipefail
 
 HOST_DIR="${MCP_GATE_VSCODE_DIR:-$HOME/.cache/mcp-gate-vscode}"
@@ -21,6 +22,10 @@ RIPGREP_PKG_VERSION=1.17.1
 RIPGREP_ASSET=ripgrep-v15.0.1-x86_64-unknown-linux-musl.tar.gz
 
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "${MCP_GATE_NET_LOG:-}" ]; then
+  export MCP_GATE_NET_LOG
+  export NODE_OPTIONS="--require $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/net-observe.cjs ${NODE_OPTIONS:-}"
+fi
 T_START=$(date +%s)
 mkdir -p "$HOST_DIR/logs" "$HOST_DIR/tmp"
 HOST_DIR="$(cd "$HOST_DIR" && pwd)"
@@ -113,13 +118,19 @@ else
   # Node 22 first on PATH (npm and every postinstall run on it; code-server's postinstall checks the major);
   # nodedir: node-gyp builds against Node 22's own headers (nodejs.org is unreachable);
   # unsafe_perm: code-server's postinstall refuses to run as root without it;
-  # yes: node-pty's postinstall runs `npx node-gyp`, and this machine's npmrc says yes=false.
+  # yes: node-pty's postinstall runs `npx node-gyp`, and this machine's npmrc says yes=false;
+  # build_from_source: kerberos installs with `prebuild-install || node-gyp rebuild`, and prebuild-install would
+  # first try to download a prebuilt binary from github.com (refused here; it then fell back to the build). With
+  # it prebuild-install does not try ("--build-from-source specified, not attempting download") and node-gyp
+  # builds against Node 22's headers, as before. Nothing else in the install reaches beyond the npm registry
+  # (@vscode/ripgrep is seeded above; node-pty and @parcel/watcher use bundled prebuilds or build locally).
   run_logged code-server-install env \
     PATH="$NODE22_DIR/bin:$PATH" \
     TMPDIR="$HOST_DIR/tmp" \
     npm_config_nodedir="$NODE22_DIR" \
     npm_config_unsafe_perm=true \
     npm_config_yes=true \
+    npm_config_build_from_source=true \
     npm_config_update_notifier=false \
     npm install --prefix "$CS_DIR" --no-audit --no-fund --save-exact --foreground-scripts \
       "code-server@$CODE_SERVER_VERSION"

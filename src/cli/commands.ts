@@ -15,6 +15,7 @@ import { UsageError, type Ctx } from './context';
 import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
 import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
+import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
 import { serveCommand } from './serve';
 import { installCommand } from './install';
@@ -35,6 +36,18 @@ async function ask(question: string): Promise<string | undefined> {
       if (!answered) resolve(undefined);
     });
   });
+}
+
+async function init(ctx: Ctx): Promise<number> {
+  const { machine, input, noPositionals } = ctx;
+  noPositionals('init');
+  const r = writeInitialConfig(gateConfigPath(machine), input.projectDir);
+  if (!r.ok) {
+    err(`mcp-gate: ${r.message}`);
+    return 1;
+  }
+  out(`wrote ${r.file}: every example in it is a comment; uncomment the rules you want (mcp-gate explain <action> checks one)`);
+  return 0;
 }
 
 async function list(ctx: Ctx): Promise<number> {
@@ -146,11 +159,16 @@ async function tools(ctx: Ctx): Promise<number> {
       return 0;
     }
     out(`${tools.length} tool${tools.length === 1 ? '' : 's'} from ${server.name} (${server.source})${host ? ` at ${host}` : ''}:`);
-    for (const t of tools) {
-      const v = mayCallTool(who, host, t.name, policy.rules);
-      out(`  ${t.name.padEnd(28)} [${v.decision}]  ${escapeText(t.description.split('\n')[0] ?? '')}`);
+    // Columns: name, [decision], first line of the description; each as wide as its widest cell.
+    const rows = tools.map((t) => ({ name: escapeText(t.name), decision: `[${mayCallTool(who, host, t.name, policy.rules).decision}]`, description: escapeText(t.description.split('\n')[0] ?? '') }));
+    const nameWidth = Math.max(0, ...rows.map((r) => r.name.length));
+    const decisionWidth = Math.max(0, ...rows.map((r) => r.decision.length));
+    for (const r of rows) out(`  ${r.name.padEnd(nameWidth)}  ${r.decision.padEnd(decisionWidth)}  ${r.description}`.trimEnd());
+    // The hint only when it tells something: some tool cannot be called (the CLI refuses ask and deny).
+    const blocked = rows.filter((r) => r.decision !== '[allow]');
+    if (blocked.length > 0) {
+      out(`${blocked.length} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp.${server.name}.tool.${blocked[0]!.name}`);
     }
-    out('calling a tool needs an allow rule for it: mcp-gate explain mcp.<server>.tool.<name>');
     return 0;
   } finally {
     await session.close();
@@ -247,6 +265,7 @@ async function reset(ctx: Ctx): Promise<number> {
 export type Command = (ctx: Ctx) => Promise<number>;
 
 export const COMMANDS: Record<CommandId, Command> = {
+  init,
   list,
   get,
   approve,

@@ -1,7 +1,7 @@
 // The CLI's commands by id, each with its usage line, and the usage text made from them. A command's code is in
 // ./commands.ts, one function per id; adding a command means an id and a help entry here and its function there.
 
-export const COMMAND_IDS = ['list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
+export const COMMAND_IDS = ['init', 'list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 
 export function isCommandId(s: string): s is CommandId {
@@ -10,6 +10,7 @@ export function isCommandId(s: string): s is CommandId {
 
 /** The commands section of the usage text, in order: the commands an entry covers, their synopsis, what they do. */
 export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; what: readonly string[] }[] = [
+  { ids: ['init'], usage: 'init', what: ['write your user configuration (commented examples for --project), if none exists'] },
   { ids: ['list'], usage: 'list [--json]', what: ['every declared server with its scope, source and state'] },
   { ids: ['get'], usage: 'get <server>', what: ["one server's exact definition, state, pinned files, and diff if changed"] },
   { ids: ['approve'], usage: 'approve <server> [--yes]', what: ['show the exact definition, then record approval (asks unless --yes)'] },

@@ -50,6 +50,29 @@ describe('CLI tools and call against server-everything', function () {
     assert.match(cli(w, ['log', '--outcome', 'refused_by_policy']).stdout, /about=get-env outcome=refused_by_policy/);
   });
 
+  it('tools: aligned columns; the allow-rule hint only while some tool lacks an allow rule', () => {
+    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }) });
+    writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
+    assert.equal(cli(w, ['approve', 'everything', '--yes']).code, 0);
+    const some = cli(w, ['tools', 'everything']);
+    assert.equal(some.code, 0, some.stderr);
+    const rows = some.stdout.split('\n').filter((l) => /^  \S+\s+\[(allow|ask|deny)\]/.test(l));
+    assert.ok(rows.length >= 10, some.stdout);
+    // every [decision] starts in the same column, and so does every description
+    const at = (re: RegExp) => new Set(rows.map((l) => l.search(re)));
+    assert.equal(at(/\[(allow|ask|deny)\]/).size, 1, `decisions not aligned:\n${some.stdout}`);
+    const descriptionAt = new Set(rows.map((l) => { const m = /\[(allow|ask|deny)\] +(?=\S)/.exec(l)!; return m.index + m[0].length; }));
+    assert.equal(descriptionAt.size, 1, `descriptions not aligned:\n${some.stdout}`);
+    const denied = rows.filter((l) => /\[deny\]/.test(l)).length;
+    assert.match(some.stdout, new RegExp(`^${denied} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp\\.everything\\.tool\\.\\S+$`, 'm'));
+
+    writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.*', decision: 'allow' }] });
+    const all = cli(w, ['tools', 'everything']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.doesNotMatch(all.stdout, /\[deny\]|\[ask\]/);
+    assert.doesNotMatch(all.stdout, /allow rule/, 'every tool is allowed: no hint');
+  });
+
   it('over streamable HTTP on loopback, only under the local-development exception', async () => {
     const port = await freePort();
     httpServer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });

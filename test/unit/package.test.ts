@@ -1,0 +1,140 @@
+// The .vsix as the Marketplace and VS Code's extension page see it: `npm run package` (scripts/package.mjs) into a
+// temp folder, then the zip itself is read (yauzl): icon, README for users with images that resolve, manifest
+// fields a search finds, minified bundles without source maps, no warning from vsce.
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cleanupTemp, ROOT, tempDir } from './helpers';
+
+// yauzl 3 has no bundled types; the little of it used here.
+interface ZipEntry { fileName: string }
+interface ZipFile {
+  on(ev: 'entry', cb: (e: ZipEntry) => void): void; on(ev: 'end', cb: () => void): void; on(ev: 'error', cb: (e: Error) => void): void;
+  readEntry(): void; openReadStream(e: ZipEntry, cb: (err: Error | null, s: NodeJS.ReadableStream) => void): void;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const yauzl = require('yauzl') as { open(p: string, o: { lazyEntries: boolean }, cb: (err: Error | null, z: ZipFile) => void): void };
+
+function readZip(file: string): Promise<Map<string, Buffer>> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true }, (err, zip) => {
+      if (err) return reject(err);
+      const files = new Map<string, Buffer>();
+      zip.on('error', reject);
+      zip.on('end', () => resolve(files));
+      zip.on('entry', (e) => {
+        if (e.fileName.endsWith('/')) return zip.readEntry();
+        zip.openReadStream(e, (err2, s) => {
+          if (err2) return reject(err2);
+          const chunks: Buffer[] = [];
+          s.on('data', (c: Buffer) => chunks.push(c));
+          s.on('end', () => { files.set(e.fileName, Buffer.concat(chunks)); zip.readEntry(); });
+          s.on('error', reject);
+        });
+      });
+      zip.readEntry();
+    });
+  });
+}
+
+/** Width and height from a PNG's IHDR chunk; throws when the bytes are not a PNG. */
+function pngSize(b: Buffer): { width: number; height: number } {
+  assert.equal(b.subarray(0, 8).toString('hex'), '89504e470d0a1a0a', 'not a PNG');
+  assert.equal(b.subarray(12, 16).toString('latin1'), 'IHDR');
+  return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+}
+
+/** Image sources of a Markdown text: ![alt](src "title") and <img src="…">. */
+function imageSources(md: string): string[] {
+  const out: string[] = [];
+  for (const m of md.matchAll(/!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) out.push(m[1]!);
+  for (const m of md.matchAll(/<img\b[^>]*\bsrc\s*=\s*["']([^"']+)["']/gi)) out.push(m[1]!);
+  return out;
+}
+
+const RAW = 'https://github.com/mcp-gate/mcp-gate/raw/HEAD/';
+const tracked = (rel: string) => spawnSync('git', ['ls-files', '--error-unmatch', '--', rel], { cwd: ROOT, stdio: 'ignore' }).status === 0;
+
+describe('package: the .vsix (npm run package)', function () {
+  this.timeout(180_000);
+  let files: Map<string, Buffer>;
+  let output: string;
+  after(cleanupTemp);
+
+  before(async () => {
+    const out = path.join(tempDir('mcp-gate-vsix-'), 'mcp-gate.vsix');
+    // dist/ is built by `npm test`'s pretest; --no-build packages exactly that.
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    output = `${r.stdout}${r.stderr}`;
+    assert.equal(r.status, 0, `npm run package failed:\n${output}`);
+    files = await readZip(out);
+  });
+
+  it('vsce prints no warning', () => {
+    const warnings = output.split('\n').filter((l) => /warn/i.test(l));
+    assert.deepEqual(warnings, []);
+    assert.match(output, /DONE\s+Packaged/);
+  });
+
+  it('has a 128×128 PNG icon, named by the manifest and present in the package', () => {
+    const manifest = files.get('extension.vsixmanifest')!.toString('utf8');
+    assert.match(manifest, /<Icon>extension\/media\/icon\.png<\/Icon>/);
+    const pkg = JSON.parse(files.get('extension/package.json')!.toString('utf8')) as { icon: string };
+    assert.equal(pkg.icon, 'media/icon.png');
+    assert.deepEqual(pngSize(files.get('extension/media/icon.png')!), { width: 128, height: 128 });
+  });
+
+  it("carries the users' README, whose every image resolves (https of a committed file, or inside the .vsix)", () => {
+    const readme = files.get('extension/readme.md')!.toString('utf8');
+    assert.match(readme, /^# MCP Gate/);
+    assert.match(readme, /## How to use it/);
+    assert.match(readme, /## Settings/);
+    assert.doesNotMatch(readme, /npm run test:all|## Development|npm ci/, 'the developer setup belongs to the repository README');
+    const images = imageSources(readme);
+    assert.ok(images.length >= 4, `expected the README's screenshots, found ${images.length}`);
+    for (const src of images) {
+      if (src.startsWith(RAW)) {
+        // vsce rewrote a relative image to the repository's raw URL: it resolves once this checkout is published.
+        const rel = decodeURIComponent(src.slice(RAW.length));
+        assert.ok(tracked(rel), `${src}: ${rel} is not a committed file`);
+      } else if (/^https:\/\//.test(src)) {
+        // another https image: fine for the extension page
+      } else {
+        // VS Code's extension page shows only http(s) images; a packaged relative one renders nowhere.
+        assert.fail(`README image ${src} is neither https nor resolvable`);
+      }
+    }
+  });
+
+  it('the image check catches a broken image', () => {
+    assert.deepEqual(imageSources('![a](docs/x.png) <img src="./y.png"> ![b](https://e.example/z.png "t")'), ['docs/x.png', 'https://e.example/z.png', './y.png']);
+    assert.equal(tracked('docs/screenshots/no-such-shot.png'), false);
+    assert.equal(tracked('docs/screenshots/demo.png'), true);
+  });
+
+  it('is found by a search for MCP, security, trust; has repository, bugs and homepage', () => {
+    const pkg = JSON.parse(files.get('extension/package.json')!.toString('utf8')) as Record<string, unknown>;
+    const keywords = pkg.keywords as string[];
+    for (const k of ['mcp', 'security', 'trust']) assert.ok(keywords.includes(k), `keyword ${k}`);
+    assert.ok((pkg.categories as string[]).includes('AI'));
+    assert.ok(!(pkg.categories as string[]).every((c) => c === 'Other'));
+    assert.match((pkg.repository as { url: string }).url, /^https:\/\/github\.com\//);
+    assert.match((pkg.bugs as { url: string }).url, /^https:\/\//);
+    assert.match(pkg.homepage as string, /^https:\/\//);
+    const manifest = files.get('extension.vsixmanifest')!.toString('utf8');
+    assert.match(manifest, /<Tags>[^<]*\bmcp\b[^<]*\bsecurity\b[^<]*\btrust\b/);
+  });
+
+  it('ships minified bundles, no source maps, nothing from the source tree', () => {
+    const names = [...files.keys()];
+    assert.deepEqual(names.filter((n) => n.endsWith('.map')), []);
+    assert.deepEqual(names.filter((n) => /^extension\/(src|test|bench|scripts|node_modules|webview|docs)\//.test(n)), []);
+    for (const f of ['extension/dist/extension.js', 'extension/dist/cli.js']) {
+      const text = files.get(f)!.toString('utf8');
+      assert.ok(text.split('\n').length < 2_000, `${f} has ${text.split('\n').length} lines: not minified`);
+    }
+    // The source maps stay in dist/ for debugging.
+    assert.ok(fs.existsSync(path.join(ROOT, 'dist/extension.js.map')));
+  });
+});
