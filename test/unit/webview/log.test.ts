@@ -69,15 +69,18 @@ describe('trust panel: log rows', () => {
     assert.deepEqual(serversIn([{ server: 'a\u202E' }, { server: 'a\u202E' }, {}, { server: null }]), ['a\\u202E']);
   });
 
-  it('10,000 events become rows and filter fast enough to run at every keystroke', () => {
+  // How fast rows are built and filtered is measured by the bench (`node bench/run.mjs panel`), not asserted here.
+  it('10,000 events all become rows, and a search finds exactly the events that carry its text', () => {
     const entries = syntheticLog(10_000);
-    const t0 = process.hrtime.bigint();
     const rows = toRows(entries);
-    const t1 = process.hrtime.bigint();
-    for (let i = 0; i < 20; i++) filterRows(rows, { ...NONE, text: `tool_${i % 7}` });
-    const t2 = process.hrtime.bigint();
-    assert.ok(Number(t1 - t0) / 1e6 < 500, `rows in ${Number(t1 - t0) / 1e6} ms`);
-    assert.ok(Number(t2 - t1) / 1e6 / 20 < 50, `a search in ${Number(t2 - t1) / 1e6 / 20} ms`);
+    assert.equal(rows.length, 10_000);
+    const byId = new Map(entries.map((e) => [e.id, JSON.stringify(e.event)]));
+    for (let i = 0; i < 7; i++) {
+      const hits = filterRows(rows, { ...NONE, text: `tool_${i}` });
+      const carrying = entries.filter((e) => JSON.stringify(e.event).includes(`tool_${i}`)).length;
+      assert.ok(hits.length > 0, `tool_${i} is found`);
+      assert.ok(hits.length <= carrying && hits.every((r) => byId.get(r.id)!.includes(`tool_${i}`)), `every hit for tool_${i} carries it`);
+    }
   });
 
   it('the details of an event show every field, escaped, nothing cut', () => {
