@@ -7,6 +7,7 @@ import type { EventLog } from '../host/log';
 import { serve } from '../host/serve';
 import type { GateInput, GateReport } from '../trust/gate';
 import { err } from './output';
+import { cliWords } from './words';
 import { serversMayStart, trackSession } from './signals';
 
 export interface ServeCommand {
@@ -30,7 +31,7 @@ export async function serveCommand(c: ServeCommand): Promise<number> {
   process.stdin.once('end', () => void transport.close());
   await serve({
     input: c.input, server: c.rest[0], source: c.source, log: c.log, policyOf: c.policyOf, secrets: c.secrets, env: c.env,
-    transport, diag: (line) => err(line), track: (s) => trackSession(s),
+    transport, diag: (line) => err(line), track: (s) => trackSession(s), words: cliWords(`--project ${JSON.stringify(c.input.projectDir)}`),
   });
   return 0;
 }

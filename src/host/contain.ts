@@ -5,6 +5,7 @@
 // (src/trust/npm-lock.ts), mounted read-only, instead of the launcher. Network inside the sandbox is the rule
 // `mcp.<server>.network` (allow; ask where a person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
+import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -73,6 +74,8 @@ export interface ContainOptions {
   hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Injectable probe (tests); the real one otherwise. */
   probe?: () => SandboxProbe;
+  /** The front end's wording for the next step (src/trust/words.ts). */
+  words?: FrontEndWords;
 }
 
 const OPT_OUT_HINT = (who: ServerIdentity) =>
@@ -89,7 +92,7 @@ async function fromLock(o: ContainOptions): Promise<{ plan: LaunchPlan & { execu
   const lock = o.server.record?.lock;
   if (!lock) {
     if (o.server.viaEscapeHatch) return undefined;
-    throw new ContainRefused(`"${o.server.name}" has no package lock for ${launch.spec} in its approval; approve it again (mcp-gate approve ${o.server.name})`);
+    throw new ContainRefused(`"${o.server.name}" has no package lock for ${launch.spec} in its approval; ${(o.words ?? NEUTRAL_WORDS).review(o.server.name)} again`);
   }
   const env = o.hostEnv ?? process.env;
   let installed;

@@ -54,6 +54,8 @@ export type LoggedEvent = LogEvent & { at: string };
 export const LOG_FILE = 'log.jsonl';
 export const DEFAULT_ROTATE_BYTES = 4 * 1024 * 1024;
 const KEEP_ROTATED = 3;
+/** How often an open log file is checked against its path (another process may have rotated or removed it). */
+const CHECK_MS = 500;
 
 /** Why the log could not be written, and which file. */
 export interface LogFailure {
@@ -94,11 +96,10 @@ export class EventLog {
     const line = this.masker.mask(JSON.stringify(masked)) + '\n';
     if (this.dir) {
       try {
-        fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-        this.rotateIfNeeded(Buffer.byteLength(line));
-        fs.appendFileSync(this.file!, line, { mode: 0o600 });
+        this.append(line);
         this.failure = undefined;
       } catch (e) {
+        this.closeFile();
         // listeners still receive the event; the failure is told once
         const first = !this.failure;
         this.failure = { file: this.file!, error: e instanceof Error ? e : new Error(String(e)) };
@@ -123,15 +124,73 @@ export class EventLog {
     return masked;
   }
 
-  private rotateIfNeeded(adding: number): void {
-    const file = this.file!;
-    let size = 0;
-    try {
-      size = fs.statSync(file).size;
-    } catch {
-      return;
+  // The file stays open between writes (the call path writes three events per tool call: opening, checking and
+  // closing the file each time was most of a call's cost through a session — bench group `protocol`). Another
+  // process (the CLI beside the extension) may rotate or remove it: the path is checked against the open file at
+  // most every CHECK_MS and before rotating, and reopened when it is no longer the same file.
+  private fd: number | undefined;
+  private ino = 0;
+  private size = 0;
+  private checkedAt = 0;
+
+  private append(line: string): void {
+    const adding = Buffer.byteLength(line);
+    const now = Date.now();
+    if (this.fd !== undefined && (now - this.checkedAt > CHECK_MS || this.size + adding > this.rotateBytes)) {
+      this.checkedAt = now;
+      let current: fs.Stats | undefined;
+      try {
+        current = fs.statSync(this.file!);
+      } catch {
+        // removed: reopened below
+      }
+      if (!current || current.ino !== this.ino) this.closeFile();
+      else this.size = current.size;
     }
-    if (size + adding <= this.rotateBytes) return;
+    if (this.fd === undefined) {
+      fs.mkdirSync(this.dir!, { recursive: true, mode: 0o700 });
+      this.openFile();
+      this.checkedAt = now;
+    }
+    if (this.size + adding > this.rotateBytes && this.size > 0) {
+      this.closeFile();
+      this.rotate();
+      this.openFile();
+    }
+    fs.writeSync(this.fd!, line);
+    this.size += adding;
+  }
+
+  private openFile(): void {
+    const fd = fs.openSync(this.file!, 'a', 0o600);
+    try {
+      const st = fs.fstatSync(fd);
+      this.ino = st.ino;
+      this.size = st.size;
+    } catch (e) {
+      fs.closeSync(fd);
+      throw e;
+    }
+    this.fd = fd;
+  }
+
+  private closeFile(): void {
+    if (this.fd === undefined) return;
+    try {
+      fs.closeSync(this.fd);
+    } catch {
+      // already gone
+    }
+    this.fd = undefined;
+  }
+
+  /** Closes the file (a later write opens it again). */
+  close(): void {
+    this.closeFile();
+  }
+
+  private rotate(): void {
+    const file = this.file!;
     for (let i = KEEP_ROTATED - 1; i >= 1; i--) {
       try {
         fs.renameSync(`${file}.${i}`, `${file}.${i + 1}`);

@@ -9,6 +9,7 @@ import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
 import { GATE_ENTRY_NAME } from '../trust/preapproval';
+import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { frontServer } from './front';
 import type { EventLog } from './log';
 import { MAX_SERVERS, Session, type SessionTool } from './session';
@@ -30,8 +31,8 @@ export interface ServeOptions {
   diag(line: string): void;
   /** Registers an open session (signals close it); returns the unregistering function. */
   track?(s: Session): () => void;
-  /** How to name the project in the approve hint (default: --project <dir>). */
-  projectFlag?: string;
+  /** The front end's wording for what to do about a refused server (src/trust/words.ts). */
+  words?: FrontEndWords;
   discoverTimeoutMs?: number;
   callTimeoutMs?: number;
 }
@@ -45,17 +46,17 @@ interface Fronted {
 const isRunnable = (s: ServerReport) => (s.state === 'approved' || s.state === 'trusted') && !s.disabled;
 
 /** The line a refused server gets: its name, source, state, why, and the commands that approve it. */
-export function refusalLine(s: ServerReport, projectFlag: string): string {
+export function refusalLine(s: ServerReport, words: FrontEndWords): string {
   if (s.disabled) return `"${s.name}" (${s.source}) is not served: it is disabled in ${s.file}`;
   const how = s.state === 'pending' || s.state === 'approval-changed'
-    ? `; review it with \`mcp-gate get ${s.name} ${projectFlag}\` and approve it with \`mcp-gate approve ${s.name} ${projectFlag}\`, then restart this server`
-    : s.state === 'rejected' ? `; \`mcp-gate reset ${s.name} ${projectFlag}\` returns it to pending` : '';
+    ? `; ${words.review(s.name)}, then restart this server`
+    : s.state === 'rejected' ? `; ${words.resetServer(s.name)}` : '';
   return `"${s.name}" (${s.source}) is not served: it is ${s.state}: ${s.reason}${how}`;
 }
 
 /** Runs until the client closes the transport; resolves after every session is closed. */
 export async function serve(o: ServeOptions): Promise<void> {
-  const projectFlag = o.projectFlag ?? `--project ${JSON.stringify(o.input.projectDir)}`;
+  const words = o.words ?? NEUTRAL_WORDS;
   const fronted: Fronted[] = [];
   const refusals: string[] = [];
   let policy: UserPolicy | undefined;
@@ -69,9 +70,9 @@ export async function serve(o: ServeOptions): Promise<void> {
   const report = evaluateGate(o.input);
   policy = o.policyOf(report);
   let wanted: ServerReport[] = [];
-  if (report.fullBlock.length) refuse(`no server is served: the project is blocked (${report.fullBlock.map((b) => b.reason).join('; ')}); \`mcp-gate doctor ${projectFlag}\` shows why`);
+  if (report.fullBlock.length) refuse(`no server is served: the project is blocked (${report.fullBlock.map((b) => b.reason).join('; ')}); ${words.doctor} shows why`);
   else if (o.server !== undefined) {
-    const found = findServer(report, o.server, o.source);
+    const found = findServer(report, o.server, o.source, words);
     if (!found.ok) refuse(found.message);
     else wanted = [found.server];
   } else wanted = report.servers;
@@ -85,7 +86,7 @@ export async function serve(o: ServeOptions): Promise<void> {
         continue;
       }
       if (!isRunnable(s)) {
-        if (o.server !== undefined || s.gated || !s.disabled) refuse(refusalLine(s, projectFlag), s);
+        if (o.server !== undefined || s.gated || !s.disabled) refuse(refusalLine(s, words), s);
         continue;
       }
       if (fronted.length >= MAX_SERVERS) {
@@ -129,7 +130,7 @@ export async function serve(o: ServeOptions): Promise<void> {
     if (now.fullBlock.length) return `the project is now blocked (${now.fullBlock.map((b) => b.reason).join('; ')})`;
     const s = now.servers.find((x) => x.name === f.server.name && x.source === f.server.source);
     if (!s) return `"${f.server.name}" is no longer declared in ${f.server.source}`;
-    if (!isRunnable(s)) return refusalLine(s, projectFlag);
+    if (!isRunnable(s)) return refusalLine(s, words);
     if ((s.pinned?.digest ?? '') !== (f.server.pinned?.digest ?? '')) return `"${s.name}" (${s.source}) changed since this server started; restart it`;
     return undefined;
   };

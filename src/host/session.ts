@@ -417,7 +417,7 @@ export class Session {
     try {
       start = await startPlan({
         server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
-        env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env }, policy: this.policy, home: this.o.env.HOME ?? os.homedir(), asker: this.o.asker, hostEnv: this.o.env,
+        env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env }, policy: this.policy, home: this.o.env.HOME ?? os.homedir(), asker: this.o.asker, hostEnv: this.o.env, words: this.words,
       });
     } catch (e) {
       if (e instanceof ContainRefused) throw new DroppedError(e.message);

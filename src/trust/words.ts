@@ -16,6 +16,8 @@ export interface FrontEndWords {
   doctor: string;
   /** How to see the grants of one server. */
   showGrants(server: string): string;
+  /** How to return a rejected server to pending. */
+  resetServer(server: string): string;
 }
 
 export const NEUTRAL_WORDS: FrontEndWords = {
@@ -26,4 +28,5 @@ export const NEUTRAL_WORDS: FrontEndWords = {
   setSecret: (n) => `give ${n} a value`,
   doctor: 'see the doctor report',
   showGrants: () => 'shown with the server',
+  resetServer: () => 'reset it to return it to pending',
 };

@@ -13,6 +13,7 @@ export const VSCODE_WORDS: FrontEndWords = {
   setSecret: () => vscode.l10n.t('set it with MCP Gate: Set Secret…'),
   doctor: vscode.l10n.t('MCP Gate: Doctor'),
   showGrants: () => vscode.l10n.t('MCP Gate: Show Definition shows them'),
+  resetServer: () => vscode.l10n.t('MCP Gate: Reset Approvals… returns it to pending'),
 };
 
 /** "1 server" / "3 servers" (each form its own l10n message, so a translation can say it its own way). */
