@@ -13,6 +13,7 @@ import { stateLabel, summary } from '../../src/report/render';
 import { diffDefinitions, diffTools, type FileChange } from '../../src/trust/diff';
 import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/trust/escape';
 import type { GateReport, ServerReport } from '../../src/trust/gate';
+import { preApprovalAttempts, preApprovalLine } from '../../src/trust/preapproval';
 import { refKey, type ServerRef } from '../../src/trust/server-ref';
 import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/states';
 import {
@@ -194,6 +195,9 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
     if (!r) continue;
     for (const b of r.fullBlock) banners.push({ level: 'error', text: `Full block: no tool of this project may be called until this is fixed: ${escapeText(b.reason)}`, files: b.files.map(escapeText) });
     if (r.escapeHatch) banners.push({ level: 'warning', text: 'MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review.' });
+    // A repository's files that try to approve servers for another agent: reported, never a state (src/trust/preapproval.ts).
+    const pre = preApprovalAttempts(r.project);
+    for (const a of pre.attempts) banners.push({ level: 'warning', text: `${escapeText(f.name)}: ${escapeText(preApprovalLine(a))}. MCP Gate ignores it: no state changes, and nothing runs without your approval.`, files: [escapeText(a.file)] });
     const h = r.store.health;
     if (h.status === 'corrupt') banners.push({ level: 'error', text: `The approval store ${escapeText(r.store.file)} is corrupt (${escapeText(h.problem)}): nothing is approved until you approve again.${h.backup ? ` The unreadable file is kept as ${escapeText(h.backup)}.` : ''}` });
     for (const s of r.servers) {

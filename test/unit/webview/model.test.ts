@@ -35,6 +35,25 @@ const tools = (description: string, extra: Record<string, unknown>[] = []) => ({
 describe('trust panel view model', () => {
   after(cleanupTemp);
 
+  it("a repository's attempt to pre-approve its servers for another agent is a warning banner, and the server still waits", () => {
+    const w = world({
+      '.mcp.json': MCP({ db: { command: 'node', args: ['server.js'] } }),
+      'server.js': 'serve()\n',
+      '.claude/settings.json': JSON.stringify({ enableAllProjectMcpServers: true }),
+    });
+    const { model: m } = model(w);
+    const b = m.banners.find((x) => x.text.includes('tries to approve'));
+    assert.ok(b, `no pre-approval banner in ${JSON.stringify(m.banners)}`);
+    assert.equal(b.level, 'warning');
+    assert.match(b.text, /Claude Code/);
+    assert.match(b.text, /enableAllProjectMcpServers/);
+    assert.deepEqual(b.files, ['.claude/settings.json']);
+    assert.equal(m.servers.find((s) => s.name === 'db')!.state, 'pending');
+    // Without the file, no such banner.
+    const clean = world({ '.mcp.json': MCP({ db: { command: 'node', args: ['server.js'] } }), 'server.js': 'serve()\n' });
+    assert.equal(model(clean).model.banners.some((x) => x.text.includes('tries to approve')), false);
+  });
+
   it('a pending repository server waits, with where it was declared, its definition as written, its pinned file, and Approve/Reject', () => {
     const w = world({ '.mcp.json': MCP({ db: { command: 'node', args: ['server.js', '--port', '5432'] } }), 'server.js': 'serve()\n' });
     const { model: m, refs } = model(w);
