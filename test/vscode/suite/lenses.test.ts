@@ -34,7 +34,7 @@ describe('lenses: MCP Gate\'s lens never sits beside a Start that bypasses it wi
     log(`access=${JSON.stringify(vscode.workspace.getConfiguration().get('chat.mcp.access'))} wouldStart=${wouldStart}; lenses on line ${line + 1}: ${JSON.stringify(titles)}`);
     const vsCodeStart = titles.some((t) => /Start/.test(t) && !/bypasses MCP Gate/.test(t));
     const gateWarning = titles.some((t) => /VS Code's own Start bypasses MCP Gate/.test(t));
-    assert.ok(titles.some((t) => /^MCP Gate: /.test(t)), 'MCP Gate\'s state lens');
+    assert.ok(titles.some((t) => /^(\$\([\w-]+\) )?MCP Gate: /.test(t)), 'MCP Gate\'s state lens');
     assert.equal(vsCodeStart, wouldStart, 'VS Code shows its Start exactly when it would start the server itself');
     assert.equal(gateWarning, wouldStart, 'MCP Gate says so exactly then');
   });

@@ -62,7 +62,8 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     for (const [name, suffix, , expected] of calls) {
       // VS Code names a server's tools after its label, shortened; the new tool after this start is the server's
       const known = new Set(vscode.lm.tools.map((t) => t.name));
-      const find = () => vscode.lm.tools.find((t) => !known.has(t.name) && t.name.startsWith('mcp_') && t.name.endsWith(suffix));
+      // (other suites' servers, such as fixture-echo's echo, may register tools meanwhile: only this run's rev-* count)
+      const find = () => vscode.lm.tools.find((t) => !known.has(t.name) && t.name.startsWith('mcp_') && t.name.includes('rev') && t.name.endsWith(suffix));
       const tool = await waitFor(`VS Code starting ${name} through the gate (tools: ${[...known].filter((n) => n.startsWith('mcp_')).join(', ')})`, async () => {
         if (!find()) {
           await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${name}`, { waitForLiveTools: true });
