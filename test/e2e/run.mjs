@@ -536,7 +536,7 @@ async function chooseOption(label, value) {
 }
 
 // ---- the XSS scenario ----------------------------------------------------------------------------------------------
-const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'link', 'title', 'body', 'script', 'div', 'span', 'section', 'header', 'h1', 'h3', 'h4', 'p', 'dl', 'dt', 'dd', 'code', 'pre', 'table', 'tbody', 'tr', 'th', 'td', 'ul', 'li']); // ul/li: the sandbox lines of a local server
+const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'link', 'title', 'body', 'script', 'div', 'span', 'section', 'header', 'h1', 'h3', 'h4', 'p', 'dl', 'dt', 'dd', 'code', 'pre', 'table', 'tbody', 'tr', 'th', 'td', 'ul', 'li', 'time']); // ul/li: the sandbox lines of a local server; time: a decision's relative time (exact on hover)
 
 /** Elements in the panel's document that the panel does not make, and any attribute that is an event handler. */
 async function injected(inner) {
