@@ -1,48 +1,20 @@
 // Bench only: the gateway as it was before the MCP session was kept (a new SDK server and stateless streamable-HTTP
 // transport for every request), kept as a reference contender so the gateway group shows, in the same run, what
 // the per-request setup cost. Not used by MCP Gate.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { frontServer } from '../src/host/front';
+import { originAllowed, sameToken, type GatewayTarget } from '../src/host/gateway';
 import type { EventLog } from '../src/host/log';
-import type { SessionTool } from '../src/host/session';
 
 export const MAX_GATEWAY_BODY_BYTES = 1024 * 1024;
-
-/** What the gateway needs from one upstream server: its frozen tools, the policy's view of each, and calls. */
-export interface GatewayTarget {
-  tools(): SessionTool[];
-  /** False when the policy denies the tool outright (it is then not listed at all). */
-  listed(tool: string): boolean;
-  call(tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; result?: CallToolResult; error?: string }>;
-  instructions?: string;
-}
 
 export interface GatewayOptions {
   /** Opens (or returns the open) target for a server key, or a refusal saying why. */
   target(key: string): Promise<GatewayTarget | { refused: string }>;
   log: EventLog;
-}
-
-function sameToken(given: string, token: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** Origins a legitimate caller can have: none (Node), VS Code's own, or a loopback page (a local workbench). */
-export function originAllowed(origin: string | undefined): boolean {
-  if (origin === undefined) return true;
-  if (/^vscode-(file|webview):\/\//.test(origin)) return true;
-  try {
-    const u = new URL(origin);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]');
-  } catch {
-    return false;
-  }
 }
 
 export class StatelessGateway {
@@ -97,22 +69,7 @@ export class StatelessGateway {
     const target = await this.o.target(key);
     if ('refused' in target) return this.refuse(res, 403, target.refused, key);
 
-    const server = new Server({ name: 'mcp-gate', version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: target.tools().filter((t) => target.listed(t.name)).map((t) => ({
-        name: t.name,
-        ...(t.title !== undefined ? { title: t.title } : {}),
-        description: t.description,
-        inputSchema: t.inputSchema,
-        ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
-        ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-      })),
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (r) => {
-      const out = await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>);
-      if (out.result) return out.result;
-      return { isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] };
-    });
+    const server = frontServer(target);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

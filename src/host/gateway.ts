@@ -38,7 +38,8 @@ export interface GatewayOptions {
   timeouts?: Partial<GatewayTimeouts>;
 }
 
-function sameToken(given: string, token: string): boolean {
+/** The bearer token compared in constant time. */
+export function sameToken(given: string, token: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
