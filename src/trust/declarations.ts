@@ -60,7 +60,7 @@ const SERVER_TABLE: Record<Format, string> = {
  * `requireLog`, protect the person), read from the user's configuration file and, as `mcpGate.<key>`, from VS
  * Code's user settings only (application scope, restricted in untrusted workspaces). package.json agrees (a test).
  */
-export const USER_ONLY_KEYS = ['servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings', 'requireLog', 'askToRoute'] as const;
+export const USER_ONLY_KEYS = ['servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings', 'requireLog', 'askToRoute', 'reopenOverridden'] as const;
 
 const TOP_LEVEL_KEYS: Partial<Record<Format, string[]>> = {
   gate: ['$schema', ...USER_ONLY_KEYS, 'packages'],

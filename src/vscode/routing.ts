@@ -1,8 +1,10 @@
 // Secure by default, once: whether VS Code itself would start any server of this window outside MCP Gate, said in
 // one line ("VS Code starts nothing outside the gate", or exactly what still would) for the status bar, the panel
 // and the doctor; the first-run step (one modal that routes VS Code's own starts through the gate and offers to
-// import the user's own mcp.json servers in the same answer); and the fix a repository cannot undo (reopening its folders inside a workspace file MCP Gate keeps in its own storage, where a folder's
-// window-scope chat.mcp.* values are not applied). Evidence: docs/vscode-own-starts.md.
+// import the user's own mcp.json servers in the same answer); and the fix a repository cannot undo: once routed,
+// a window whose repository sets the routing back is reopened at once (mcpGate.reopenOverridden) inside a workspace
+// file MCP Gate keeps in its own storage, where a folder's window-scope chat.mcp.* values are not applied.
+// Evidence: docs/vscode-own-starts.md.
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,6 +17,8 @@ import type { GateService } from './service';
 
 export const NOTHING_OUTSIDE = 'VS Code starts nothing outside the gate';
 const SETUP_SHOWN_KEY = 'mcpGate.setupShown';
+/** Why MCP Gate reopened a window, kept across the reload for the reopened window's banner: { file, because }. */
+const REOPENED_KEY = 'mcpGate.reopened';
 
 export interface RoutingView {
   /** One line: NOTHING_OUTSIDE, or what VS Code itself would still start. */
@@ -51,6 +55,21 @@ function workspaceSettingsFile(): string | undefined {
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
 
+/** The user switched the automatic reopen off (user settings only: a repository cannot). */
+function reopenOff(): boolean {
+  return vscode.workspace.getConfiguration('mcpGate').inspect<boolean>('reopenOverridden')?.globalValue === false;
+}
+
+/** The overrides of a view, said in one phrase: "<file> sets chat.mcp.access = "all"". */
+function overridesText(overrides: RepositoryOverride[]): string {
+  const byFile = new Map<string, string[]>();
+  for (const o of overrides) byFile.set(o.file, [...(byFile.get(o.file) ?? []), `${o.key} = ${JSON.stringify(o.value)}`]);
+  return [...byFile].map(([file, kv]) => `${escapeText(file)} sets ${kv.join(', ')}`).join('; ');
+}
+
+/** In a window MCP Gate reopened because of an override: why (set once by registerRouting, for every view). */
+let reopenedBecause: string | undefined;
+
 export function routingView(service: GateService): RoutingView {
   const gated = gatedWorkspaceOpen();
   const reports: { folder: string; r: VsCodeOwnReport }[] = [];
@@ -86,12 +105,15 @@ export function routingView(service: GateService): RoutingView {
     banners.push({
       level: 'warning',
       text: `${where} sets ${list.map((x) => `${x.key} = ${JSON.stringify(x.value)}`).join(', ')}: ${escapeText(o.effect)}. ` +
-        `Your user settings cannot stop it. Fix: run "MCP Gate: Reopen Through MCP Gate" — it reopens ${plural(service.folders().length, 'this folder', 'these folders')} inside a workspace file MCP Gate keeps in its own storage, where ${o.file.endsWith('.code-workspace') ? 'this workspace file\'s settings are not used' : 'a folder\'s chat.mcp settings are not applied'}.`,
+        `Your user settings cannot stop it${reopenOff() ? ' (mcpGate.reopenOverridden is off, so MCP Gate does not reopen the window by itself)' : ''}. Fix: run "MCP Gate: Reopen Through MCP Gate" — it reopens ${plural(service.folders().length, 'this folder', 'these folders')} inside a workspace file MCP Gate keeps in its own storage, where ${o.file.endsWith('.code-workspace') ? 'this workspace file\'s settings are not used' : 'a folder\'s chat.mcp settings are not applied'}.`,
     });
   }
   if (!nothingOutside && !overrides.length) {
     banners.push({ level: 'warning', text: `${status}. Fix: run "MCP Gate: Route VS Code's Servers Through the Gate".` });
   } else if (nothingOutside) banners.push({ level: 'info', text: `${status}.` });
+  if (gated && reopenedBecause) {
+    banners.unshift({ level: 'info', text: `MCP Gate reopened this window inside its own workspace file because ${reopenedBecause}, which would have made VS Code start the repository's servers outside the gate. That file's window settings are not applied here (mcpGate.reopenOverridden).` });
+  }
   return { status, nothingOutside, routedAtUser, gatedWorkspace: gated, starts, overrides, banners };
 }
 
@@ -101,7 +123,7 @@ export function routingText(service: GateService): string {
 }
 
 /** Writes MCP Gate's own workspace file for the window's folders and reopens the window through it. */
-export async function reopenThroughGate(service: GateService, open = true): Promise<string | undefined> {
+export async function reopenThroughGate(service: GateService, open = true, because?: { state: vscode.Memento; text: string }): Promise<string | undefined> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
   if (!folders.length) {
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: no workspace folder is open.'));
@@ -112,7 +134,8 @@ export async function reopenThroughGate(service: GateService, open = true): Prom
   const file = path.join(dir, gatedWorkspaceName(folders, (s) => crypto.createHash('sha256').update(s).digest('hex')));
   fs.writeFileSync(`${file}.tmp`, gatedWorkspaceText(folders), { mode: 0o600 });
   fs.renameSync(`${file}.tmp`, file);
-  service.log.write({ kind: 'gate.approve', detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)` });
+  service.log.write({ kind: 'gate.approve', detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)${because ? `: ${because.text}` : ''}` });
+  if (because) await because.state.update(REOPENED_KEY, { file, because: because.text });
   if (open) await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(file), { forceReuseWindow: true });
   return file;
 }
@@ -124,21 +147,52 @@ export async function reopenThroughGate(service: GateService, open = true): Prom
  * tried first: VS Code 1.112's web workbench (code-server) did not open it by id, so it is not shipped.
  */
 export function registerRouting(context: vscode.ExtensionContext, service: GateService): { view: () => RoutingView; disposable: vscode.Disposable } {
+  // The reopened window: why MCP Gate reopened it, said once in its own banner (the note is consumed here).
+  const note = context.globalState.get<{ file?: unknown; because?: unknown }>(REOPENED_KEY);
+  const wsFile = vscode.workspace.workspaceFile?.fsPath;
+  reopenedBecause = note && wsFile && note.file === wsFile && typeof note.because === 'string' ? note.because : undefined;
+  if (note) void context.globalState.update(REOPENED_KEY, undefined);
   let view = routingView(service);
   let shownFor = '';
+  let reopening = false;
+  /**
+   * A repository that undoes the routing the user chose: VS Code's own servers of the window are stopped and the
+   * window reopened at once inside MCP Gate's workspace file — unless the user switched that off. Between the
+   * window opening and this, VS Code starts a repository server only when the user or a chat request asks it to
+   * (docs/vscode-own-starts.md).
+   */
+  const guard = async () => {
+    if (reopening || !view.overrides.length || view.gatedWorkspace || !view.routedAtUser || reopenOff()) return;
+    reopening = true;
+    for (const s of view.starts) {
+      if (s.vscodeId) await Promise.resolve(vscode.commands.executeCommand('workbench.mcp.stopServer', s.vscodeId)).catch(() => undefined);
+    }
+    try {
+      await reopenThroughGate(service, true, { state: context.globalState, text: overridesText(view.overrides) });
+    } catch (e) {
+      reopening = false;
+      void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate could not reopen this window through its own workspace file ({0}); VS Code may start this repository\'s servers by itself. Run "MCP Gate: Reopen Through MCP Gate".', escapeText((e as Error)?.message ?? String(e))));
+    }
+  };
   const update = () => {
     view = routingView(service);
-    // A repository that undoes the routing: shown in full width (the trust panel's banner), once per override set.
+    // A repository that undoes the routing: shown in full width (the trust panel's banner), once per override set
+    // (and, in a window MCP Gate reopened, once to say why).
     const key = JSON.stringify(view.overrides.map((o) => [o.folder, o.file, o.key, o.value]));
-    if (view.overrides.length && key !== shownFor) void vscode.commands.executeCommand('mcpGate.openPanel');
+    if ((view.overrides.length || reopenedBecause) && key !== shownFor) void vscode.commands.executeCommand('mcpGate.openPanel');
     shownFor = key;
     void vscode.commands.executeCommand('setContext', 'mcpGate.routed', view.routedAtUser || view.gatedWorkspace);
     void vscode.commands.executeCommand('setContext', 'mcpGate.nothingOutside', view.nothingOutside);
+    void guard();
   };
   update();
   const subs = [
     service.onDidChange(update),
     vscode.workspace.onDidGrantWorkspaceTrust(update),
+    // A checkout that changes .vscode/settings.json while the window is open, or the user's own routing change.
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('chat.mcp') || e.affectsConfiguration('mcpGate.reopenOverridden')) update();
+    }),
   ];
   const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
   const missing = !view.routedAtUser && !view.gatedWorkspace;
@@ -146,7 +200,8 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
   if (missing && allowed && (first || !view.nothingOutside)) {
     void context.globalState.update(SETUP_SHOWN_KEY, true);
     // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
-    // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them.
+    // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them. Once it
+    // has routed, a repository override met later reopens the window (guard above).
     const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
     subs.push({ dispose: () => clearTimeout(t) });
   }

@@ -9,9 +9,14 @@
 //
 // usage: node test/vscode/run.mjs [--folder] <workspace folder or .code-workspace file> [--tests out/test/vscode/suite/index.js]
 //          [--extension <dir>] [--timeout <s>] [--grep <text>] [--settings '<json>'] [--untrusted]
-//          [--workspace <file.code-workspace> | --gated] [--run-dir <dir>] [--keep] [--verbose]
+//          [--workspace <file.code-workspace> | --gated] [--expect-reopen [--override-after-open]] [--run-dir <dir>] [--keep] [--verbose]
 // --workspace opens a workspace file (its folders) instead of the folder; --gated opens the folder through the
 // one-folder workspace file MCP Gate itself writes to route it (src/trust/vscode-own.ts, gatedWorkspaceText).
+// --expect-reopen first opens the window as a user would (the extension, no suite) and waits for MCP Gate to reopen
+// it by itself inside its own workspace file (a repository override, src/vscode/routing.ts); the suite then runs in
+// that reopened window (VS Code keeps only extensionDevelopmentPath across a reopen, so the harness adds the suite).
+// --override-after-open opens a copy of the folder without its .vscode/settings.json and writes that file back once
+// MCP Gate is up (a checkout that brings the override into an open window).
 // Each run gets fresh state (user data, extensions, XDG dirs, HOME, browser profile) in a new folder under
 // $TMPDIR, removed after a green run unless --keep, kept (and named) after a red one, with code-server.log,
 // workbench.log (the page's console, extension host included) and results.json. The last line printed is
@@ -40,6 +45,8 @@ const { values: opt, positionals } = parseArgs({
     untrusted: { type: 'boolean', default: false },
     workspace: { type: 'string' },
     gated: { type: 'boolean', default: false },
+    'expect-reopen': { type: 'boolean', default: false },
+    'override-after-open': { type: 'boolean', default: false },
     'run-dir': { type: 'string' },
     keep: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
@@ -54,9 +61,11 @@ function usage(msg) {
 }
 const folderArg = opt.folder ?? positionals[0] ?? (opt.workspace ? path.dirname(opt.workspace) : undefined);
 if (!folderArg) usage('no workspace folder given');
-const folder = path.resolve(folderArg);
+let folder = path.resolve(folderArg);
 if (opt.workspace && !fs.statSync(opt.workspace, { throwIfNoEntry: false })?.isFile()) usage(`workspace file ${opt.workspace} does not exist`);
 if (opt.workspace && opt.gated) usage('--workspace and --gated exclude each other');
+if (opt.gated && opt['expect-reopen']) usage('--gated and --expect-reopen exclude each other');
+if (opt['override-after-open'] && (!opt['expect-reopen'] || opt.workspace)) usage('--override-after-open needs --expect-reopen and a folder');
 const extensionDir = path.resolve(opt.extension);
 const testsFile = path.resolve(opt.tests);
 const isWorkspaceFile = folder.endsWith('.code-workspace') && fs.statSync(folder, { throwIfNoEntry: false })?.isFile();
@@ -89,6 +98,15 @@ fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
   ...extraSettings,
 }, null, 2));
 const resultsFile = path.join(runDir, 'results.json');
+let heldOverride; // --override-after-open: [file, its bytes], written back once MCP Gate is up
+if (opt['override-after-open']) {
+  const copy = path.join(dir('copy'), path.basename(folder));
+  fs.cpSync(folder, copy, { recursive: true });
+  folder = copy;
+  const f = path.join(copy, '.vscode/settings.json');
+  heldOverride = [f, fs.readFileSync(f)];
+  fs.rmSync(f);
+}
 let workspaceFile = opt.workspace ? path.resolve(opt.workspace) : undefined;
 if (opt.gated) {
   const own = path.join(REPO, 'out/src/trust/vscode-own.js');
@@ -105,6 +123,7 @@ const env = isolatedEnv({
   MCP_GATE_VSCODE_RESULTS: resultsFile,
   MCP_GATE_VSCODE_WORKSPACE: folder,
   MCP_GATE_VSCODE_TRUSTED: String(!opt.untrusted),
+  ...(opt['expect-reopen'] ? { MCP_GATE_VSCODE_EXPECT_REOPEN: '1' } : {}),
   ...(workspaceFile ? { MCP_GATE_VSCODE_WORKSPACE_FILE: workspaceFile } : {}),
   ...(opt.grep ? { MCP_GATE_VSCODE_GREP: opt.grep } : {}),
 });
@@ -125,6 +144,24 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 const workbenchLog = [];
 function workbenchUrl(base) {
   return payloadUrl(base, { folder, workspace: workspaceFile, extensionDevelopmentPath: extensionDir, extensionTestsPath: testsFile });
+}
+
+/** Waits until the page's workspace is a gated workspace file MCP Gate wrote (not `before`); returns its path. */
+async function waitForReopen(page, before) {
+  const own = path.join(REPO, 'out/src/trust/vscode-own.js');
+  if (!fs.existsSync(own)) throw new Error(`${own} is missing (tsc -p tsconfig.vscode.json)`);
+  const { isGatedWorkspace } = createRequire(import.meta.url)(own);
+  const end = Date.now() + 90_000;
+  while (Date.now() < end) {
+    const ws = new URL(page.url()).searchParams.get('workspace');
+    const file = ws?.replace(/^vscode-remote:\/\/[^/]*/, '');
+    if (file && file !== before && fs.existsSync(file)) {
+      if (!isGatedWorkspace(JSON.parse(fs.readFileSync(file, 'utf8')))) throw new Error(`the window was reopened inside ${file}, which is not MCP Gate's gated workspace file`);
+      return file;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`MCP Gate did not reopen the window within 90 s (still at ${page.url()})`);
 }
 
 // ---- the run -------------------------------------------------------------------------------------------------
@@ -160,7 +197,20 @@ try {
     codeServer.child.on('exit', (code, sig) => reject(new Error(`code-server exited (${code ?? sig}) during the run`)));
   });
   failed.catch(() => {}); // also rejects during the shutdown below; only the race's outcome matters
-  const target = workbenchUrl(url);
+  let target = workbenchUrl(url);
+  if (opt['expect-reopen']) {
+    const first = payloadUrl(url, { folder, workspace: workspaceFile, extensionDevelopmentPath: extensionDir });
+    note(`opening ${first} (no suite), waiting for MCP Gate to reopen the window`);
+    await page.goto(first);
+    if (heldOverride) {
+      await page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first().waitFor({ timeout: 90_000 });
+      fs.writeFileSync(...heldOverride);
+      note(`MCP Gate is up; wrote ${heldOverride[0]}`);
+    }
+    const reopened = await waitForReopen(page, workspaceFile);
+    note(`MCP Gate reopened the window inside ${reopened}`);
+    target = payloadUrl(url, { folder, workspace: reopened, extensionDevelopmentPath: extensionDir, extensionTestsPath: testsFile });
+  }
   note(`opening ${target}`);
   await page.goto(target);
   hostExit = await Promise.race([exited, failed]);

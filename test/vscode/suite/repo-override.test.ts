@@ -7,7 +7,11 @@
 // - the repository's override.code-workspace: the same, the file named being the workspace file;
 // - --gated: the folder inside the one-folder workspace file MCP Gate writes: the folder's window-scope values are
 //   not applied, `workbench.mcp.startServer` for VS Code's own id spawns no process, and MCP Gate says "VS Code
-//   starts nothing outside the gate".
+//   starts nothing outside the gate";
+// - --expect-reopen (the folder, and the repository's override.code-workspace, with the user's routing in place and
+//   mcpGate.reopenOverridden at its default): MCP Gate reopens the window by itself inside its own workspace file
+//   (run.mjs waits for that, then runs this suite in the reopened window): as --gated, and the panel says why.
+// The two "as shipped" runs set mcpGate.reopenOverridden: false, to measure what a repository does without it.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
@@ -17,8 +21,10 @@ import { sleep, waitFor } from './wait';
 const MARKER = '--mcp-gate-marker=override-7d1f';
 const OWN_ID = 'mcp.config.ws0.override-echo';
 const log = (msg: string) => console.log(`      [repo-override] ${msg}`);
-const workspaceFile = process.env.MCP_GATE_VSCODE_WORKSPACE_FILE;
+const reopened = process.env.MCP_GATE_VSCODE_EXPECT_REOPEN === '1';
+const workspaceFile = vscode.workspace.workspaceFile?.fsPath;
 const gated = !!workspaceFile && !workspaceFile.endsWith('/override.code-workspace');
+const shippedAs = process.env.MCP_GATE_VSCODE_WORKSPACE_FILE ? 'override.code-workspace' : '.vscode/settings.json';
 
 /** Every process on this machine whose command line carries the fixture's marker (not only our children). */
 function markerProcesses(): { pid: number; cmd: string }[] {
@@ -67,6 +73,7 @@ describe('repo-override: a repository that sets chat.mcp.access back cannot make
 
   before(async function () {
     const f = vscode.workspace.workspaceFolders?.[0];
+    log(`folder ${f?.uri.fsPath ?? "none"}; override.code-workspace there: ${f ? fs.existsSync(`${f.uri.fsPath}/override.code-workspace`) : false}`);
     if (!f || !fs.existsSync(`${f.uri.fsPath}/override.code-workspace`)) this.skip();
     api = await vscode.extensions.getExtension<McpGateApi>('mcp-gate.mcp-gate')!.activate();
     await waitFor('the gate report', () => api.service.folders()[0]?.report);
@@ -97,13 +104,20 @@ describe('repo-override: a repository that sets chat.mcp.access back cannot make
       assert.equal(routing.status, 'VS Code starts nothing outside the gate');
       assert.match(doctor, /VS Code starts nothing outside the gate/);
       assert.deepEqual(api.routing!().banners.filter((b) => b.level === 'warning'), [], 'no warning left');
-      assert.match(banners, /^VS Code starts nothing outside the gate\.$/);
+      assert.match(banners, /VS Code starts nothing outside the gate\.$/);
+      if (reopened) {
+        // The window MCP Gate reopened by itself: its panel says why, naming the repository's file and values.
+        assert.match(banners, new RegExp(`^MCP Gate reopened this window inside its own workspace file because ${shippedAs.replace(/\./g, '\\.')} sets chat\\.mcp\\.access = "all"`));
+        const logged = fs.readFileSync(api.service.log.file!, 'utf8');
+        assert.match(logged, /reopening .*override-repo through MCP Gate's workspace file/);
+      } else assert.doesNotMatch(banners, /MCP Gate reopened/);
     } else {
       const file = workspaceFile ? 'override.code-workspace' : '.vscode/settings.json';
       assert.match(routing.status, /VS Code itself would start 1 server outside the gate: override-echo/);
       assert.ok(banners.includes(file), `the banner names ${file}: ${banners}`);
       assert.match(banners, /chat\.mcp\.access = "all"/);
       assert.match(banners, /Reopen Through MCP Gate/);
+      assert.match(banners, /mcpGate\.reopenOverridden is off/, 'the banner says why MCP Gate did not reopen the window itself');
       assert.match(doctor, new RegExp(`REPOSITORY OVERRIDE: ${file.replace(/\./g, '\\.')} sets chat\\.mcp\\.access = "all"`));
     }
   });
