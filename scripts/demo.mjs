@@ -137,6 +137,23 @@ async function extensionPage(page) {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// The demo's npx server, approved as a person would (`mcp-gate approve everything`, the same store as the window):
+// the approval pins its exact tree (resolved against the npm registry, the one network this check needs), and its
+// start runs that tree read-only from MCP Gate's package cache (the log's server.start names the tree), not npx.
+async function npxFromLock() {
+  const cli = (...args) => spawnSync(process.execPath, [path.join(REPO, 'dist', 'cli.js'), ...args, '--project', workspace, '--store', store], { env, encoding: 'utf8', timeout: 180_000 });
+  const approved = cli('approve', 'everything', '--yes');
+  const pinned = /package\s+@modelcontextprotocol\/server-everything (\d+\.\d+\.\d+[^,\s]*), (sha512-[^,\s]+)/.exec(approved.stdout ?? '');
+  const tools = cli('tools', 'everything');
+  const starts = fs.readFileSync(path.join(store, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    .filter((e) => e.kind === 'server.start' && e.server === 'everything');
+  const fromLock = starts.some((e) => /mcp-gate\/packages\/trees\/[0-9a-f]{32}/.test(e.detail ?? ''));
+  const ok = approved.status === 0 && !!pinned && tools.status === 0 && /^\s+echo\s/m.test(tools.stdout ?? '') && fromLock;
+  say(`everything (npx -y): ${pinned ? `pinned to ${pinned[1]}, ${pinned[2]}` : `NOT pinned (${(approved.stderr || approved.stdout || '').trim().split('\n').pop()})`}; ` +
+    `tools ${tools.status === 0 ? 'listed' : `failed: ${(tools.stderr ?? '').trim().split('\n').pop()}`}; started from the locked tree in MCP Gate's package cache: ${fromLock ? 'yes' : 'NO'}`);
+  return ok;
+}
+
 if (!check) {
   say(`MCP Gate demo is running. Open in a browser on this machine:\n\n    ${url}\n`);
   say('the status bar shows the servers waiting; run "MCP Gate: Approve Server…" or "MCP Gate: Doctor" from the palette. Ctrl-C stops.');
@@ -167,6 +184,7 @@ if (!check) {
     if (code) say('expected "MCP Gate: 4 waiting" (everything, db, files pending; notes changed)');
     const pageOk = await extensionPage(page);
     if (!pageOk) code = 1;
+    if (!(await npxFromLock())) code = 1;
   } finally {
     await browser.close();
   }
