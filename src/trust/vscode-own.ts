@@ -38,7 +38,8 @@ export interface InspectedSetting {
 }
 
 export interface VsCodeOwnInput {
-  report: Pick<GateReport, 'servers' | 'sources'>;
+  /** Undefined when MCP Gate could not check the folder at all: the repository's overrides are still reported. */
+  report: Pick<GateReport, 'servers' | 'sources'> | undefined;
   /** inspect() of `chat.mcp.access`, `chat.mcp.discovery.enabled` and (legacy) `chat.mcp.enabled`; missing = unset. */
   settings: { [ACCESS_KEY]?: InspectedSetting; [DISCOVERY_KEY]?: InspectedSetting; [LEGACY_ENABLED_KEY]?: InspectedSetting };
   workspaceTrusted: boolean;
@@ -196,7 +197,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   };
 
   const starts: OwnStart[] = [];
-  for (const s of input.report.servers) {
+  for (const s of input.report?.servers ?? []) {
     const m = mechanismOf(s);
     if (!m || !m.on) continue;
     const serverNotes: string[] = [];
@@ -210,7 +211,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   }
 
   const unreadable: VsCodeOwnReport['unreadable'] = [];
-  for (const src of input.report.sources) {
+  for (const src of input.report?.sources ?? []) {
     if (src.status !== 'unreadable' && src.status !== 'invalid') continue;
     const m = mechanismOf(src);
     if (m?.on) unreadable.push({ source: src.source, file: src.file, mechanism: m.mechanism, problems: src.problems });

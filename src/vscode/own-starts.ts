@@ -12,8 +12,8 @@ import { escapeText } from '../trust/escape';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
 
-export function ownStartsOf(folder: FolderState, index: number, workspaceSettingsFile?: string): VsCodeOwnReport | undefined {
-  if (!folder.report) return undefined;
+/** Also for a folder MCP Gate could not check (no report): its settings overrides still count (the reopen). */
+export function ownStartsOf(folder: FolderState, index: number, workspaceSettingsFile?: string): VsCodeOwnReport {
   const c = vscode.workspace.getConfiguration(undefined, folder.folder.uri);
   const inspect = (k: string) => {
     const i = c.inspect(k);
