@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { GateCache } from '../src/trust/gate';
 import { Masker } from '../src/policy/mask';
 import { ioCounters } from '../src/trust/fsread';
-import { recordDecision } from '../src/trust/decisions';
+import { recordDecision } from '../src/trust/approvals';
 import type { Machine } from '../src/trust/catalogue';
 import { serverText } from '../src/report/render';
 

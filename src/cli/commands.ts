@@ -3,7 +3,7 @@
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/catalogue';
 import { editServer } from '../trust/edit';
-import { decide, GateRefusal, lockForApproval, reset as resetServers } from '../trust/decisions';
+import { decide, GateRefusal, lockForApproval, reset as resetServers } from '../trust/approvals';
 import { evaluateGate, findServer } from '../trust/gate';
 import { escapeText } from '../trust/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';

@@ -2,7 +2,7 @@
 // log, and the helpers commands share (argument checks, the user's policy, a session through the gate).
 import * as path from 'node:path';
 import { currentMachine, gateConfigPath, type Machine } from '../trust/catalogue';
-import { GateRefusal } from '../trust/decisions';
+import { GateRefusal } from '../trust/approvals';
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
 import { findStoreDir } from '../trust/store-location';
 import { defaultMasker } from '../policy/mask';

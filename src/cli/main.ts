@@ -3,7 +3,7 @@
 // Exit codes: 0 ok, 1 full block or refusal, 2 usage.
 import { parseArgs } from 'node:util';
 import { EditRefusal } from '../trust/edit';
-import { GateRefusal } from '../trust/decisions';
+import { GateRefusal } from '../trust/approvals';
 import { ProjectError } from '../trust/gate';
 import { StoreLockError } from '../trust/store';
 import { COMMANDS } from './commands';

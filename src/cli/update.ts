@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { decide, GateRefusal, npmLaunchOf, resolveLock } from '../trust/decisions';
+import { decide, GateRefusal, npmLaunchOf, resolveLock } from '../trust/approvals';
 import { CLI_WORDS } from './words';
 import { escapeText } from '../trust/escape';
 import { evaluateGate, findServer, type GateInput } from '../trust/gate';

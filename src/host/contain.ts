@@ -16,7 +16,7 @@ import { networkAction } from '../policy/rules';
 import type { ServerIdentity } from '../policy/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
 import type { ServerReport } from '../trust/gate';
-import { npmLaunchOf } from '../trust/decisions';
+import { npmLaunchOf } from '../trust/approvals';
 import { findOnPath, type LaunchPlan } from '../trust/launch-plan';
 import { ensureInstalled, LockError, packageCacheRoot } from '../trust/npm-lock';
 import { copyClosure, CopyRefused } from './closure-copy';

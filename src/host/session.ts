@@ -25,7 +25,7 @@ import { defaultMasker, type Masker } from '../policy/mask';
 import { bindSecrets, type SecretSource } from '../policy/secrets';
 import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
 import { canonicalJson, sha256 } from '../trust/digest';
-import { observeTools } from '../trust/decisions';
+import { observeTools } from '../trust/approvals';
 import type { GateReport, ServerReport } from '../trust/gate';
 import { ApprovalStore, type PinnedTools } from '../trust/store';
 import { isWaiting, mayRun } from '../trust/states';

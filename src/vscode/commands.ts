@@ -1,10 +1,10 @@
 // The palette (category "MCP Gate"), registered from one table: each command is a factory `(ctx) => handler`
 // over the Ctx that extension.ts wires (service, documents, prompts). Each is a thin adapter: it picks a server,
 // shows the core's rendering (a changed server's change in the diff editor, see ./review.ts), and decides through
-// the same core operation as the CLI (src/trust/decisions.ts: record + gate.* event + refresh).
+// the same core operation as the CLI (src/trust/approvals.ts: record + gate.* event + refresh).
 import * as vscode from 'vscode';
 import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
-import { decide, reset } from '../trust/decisions';
+import { decide, reset } from '../trust/approvals';
 import { escapeText } from '../trust/escape';
 import type { ServerReport } from '../trust/gate';
 import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/server-ref';

@@ -1,7 +1,7 @@
 // Gate-level tests that approve an `npx` server without a registry: a lock that names the server's spec and
 // carries a valid digest, so the gate's states can be tested offline. Nothing is installed from it (starting
 // such a server would fail: its tree does not exist); the real registry tests are test/unit/trust/npm-lock.test.ts.
-import { npmLaunchOf, recordDecision } from '../../src/trust/decisions';
+import { npmLaunchOf, recordDecision } from '../../src/trust/approvals';
 import { evaluateGate, findServer, type GateInput } from '../../src/trust/gate';
 import { lockDigest, type NpmLock } from '../../src/trust/npm-lock';
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { recordDecision } from '../../../src/trust/decisions';
+import { recordDecision } from '../../../src/trust/approvals';
 import { cleanupTemp, cli, world } from '../helpers';
 
 const SERVERS: Record<string, { pkg: string; args: string[]; tool: string }> = {

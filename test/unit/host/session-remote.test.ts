@@ -15,7 +15,7 @@ import type { Resolver } from '../../../src/host/resolve';
 import { Session, type SessionOptions } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
-import { recordDecision } from '../../../src/trust/decisions';
+import { recordDecision } from '../../../src/trust/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { makeTestCerts, type TestCerts } from '../../fixtures/host/certs';
 import { PEER_PORT, createNetns, type Netns } from '../../fixtures/host/netns';

@@ -9,7 +9,7 @@ import { EventLog } from '../../../src/host/log';
 import { Session, type SessionOptions } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
-import { recordDecision } from '../../../src/trust/decisions';
+import { recordDecision } from '../../../src/trust/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world, type World } from '../helpers';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { recordDecision, resetDecisions, GateRefusal } from '../../../src/trust/decisions';
+import { recordDecision, resetDecisions, GateRefusal } from '../../../src/trust/approvals';
 import { diffDefinitions } from '../../../src/trust/diff';
 import { evaluateGate, type GateInput } from '../../../src/trust/gate';
 import { cleanupTemp, world, writeFiles } from '../helpers';

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GateCache } from '../../../src/trust/gate';
 import { ioCounters } from '../../../src/trust/fsread';
-import { recordDecision } from '../../../src/trust/decisions';
+import { recordDecision } from '../../../src/trust/approvals';
 import { cleanupTemp, world, writeFiles } from '../helpers';
 
 function reads<T>(f: () => T): { value: T; reads: number } {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { recordDecision } from '../../../src/trust/decisions';
+import { recordDecision } from '../../../src/trust/approvals';
 import { approveOffline } from '../locks';
 import { evaluateGate, GateCache, type GateInput } from '../../../src/trust/gate';
 import { loaderVariable } from '../../../src/trust/launch-plan';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { diffDefinitions, MAX_DIFF_EDITS } from '../../../src/trust/diff';
-import { recordDecision } from '../../../src/trust/decisions';
+import { recordDecision } from '../../../src/trust/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { cleanupTemp, cli, world } from '../helpers';
 

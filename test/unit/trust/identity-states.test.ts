@@ -1,12 +1,12 @@
 // A server's one identity (src/trust/server-ref.ts), the gate-state predicates every front end uses
-// (src/trust/states.ts), a decision as one operation with its audit event (src/trust/decisions.ts decide/reset),
+// (src/trust/states.ts), a decision as one operation with its audit event (src/trust/approvals.ts decide/reset),
 // the change documents the diff editor shows (src/report/render.ts changeDocuments), and that no core file spells
 // a front end's wording (src/trust/words.ts).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { changeDocuments } from '../../../src/report/render';
-import { decide, reset, type AuditLog } from '../../../src/trust/decisions';
+import { decide, reset, type AuditLog } from '../../../src/trust/approvals';
 import { evaluateGate, findServer, type GateInput, type ServerReport } from '../../../src/trust/gate';
 import { asRef, refKey, refOf, sameRef } from '../../../src/trust/server-ref';
 import { changedSinceApproval, definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, mayRun } from '../../../src/trust/states';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
-import { observeTools, recordDecision } from '../../../src/trust/decisions';
+import { observeTools, recordDecision } from '../../../src/trust/approvals';
 import { evaluateGate, type GateReport } from '../../../src/trust/gate';
 import { toBatch } from '../../../webview/node/log-tail';
 import { buildModel, lineDiff, serverKey, type FolderInput } from '../../../webview/node/model';

@@ -1,6 +1,6 @@
-// Recording a person's decision: approve, reject, reset. Each runs under the store's cross-process lock and
-// recomputes the server's definition inside it, so what is recorded is what the gate sees at that moment; an
-// approval can be bound to the digest that was shown, and is refused if the definition changed meanwhile.
+// Recording a person's approval decision (approve, reject, reset), each with its audit event. Each runs under the
+// store's cross-process lock and recomputes the server's definition inside it, so what is recorded is what the gate
+// sees at that moment; an approval can be bound to the digest that was shown, and is refused if it changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from './gate';
 import { lockIntact, LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
 import { packageLaunchOf, type NpmLaunch } from './packages';
