@@ -152,8 +152,8 @@ function containerRun(prog: 'docker' | 'podman', a: string[]): PackageLaunch | u
 
 /** Why `ref` is not an image reference MCP Gate can pin, or undefined when it is (`[host[:port]/]path[:tag]`). */
 export function imageReferenceProblem(ref: string): string | undefined {
-  if (!IMAGE_REF.test(ref)) return `${JSON.stringify(ref)} is not an image reference MCP Gate reads ([registry/]name[:tag])`;
   if (/@/.test(ref)) return `${JSON.stringify(ref)} has a digest that is not sha256:<64 hex>`;
+  if (!IMAGE_REF.test(ref)) return `${JSON.stringify(ref)} is not an image reference MCP Gate reads ([registry/]name[:tag])`;
   return undefined;
 }
 const IMAGE_REF = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/;
