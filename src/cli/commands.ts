@@ -4,6 +4,7 @@ import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/catalogue';
 import { editServer } from '../trust/edit';
 import { decide, GateRefusal, lockForApproval, reset as resetServers } from '../trust/approvals';
+import { imagePinForApproval } from '../trust/image-pin';
 import { evaluateGate, findServer } from '../trust/gate';
 import { escapeText } from '../trust/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
@@ -132,7 +133,8 @@ async function approve(ctx: Ctx): Promise<number> {
   }
   // An npm launch is resolved now, and the exact tree shown is the one recorded.
   const lock = await lockForApproval(input, s);
-  out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }, { lock }));
+  const image = await imagePinForApproval(input, s);
+  out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }, { lock, image }));
   if (!o.yes) {
     const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);
     if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
@@ -140,7 +142,7 @@ async function approve(ctx: Ctx): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(decide(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock }));
+  const r = await finishBeforeStopping(decide(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock, image }));
   out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
   return 0;
 }

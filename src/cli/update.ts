@@ -1,7 +1,8 @@
 // `mcp-gate update <server>`: an approved npm server keeps running its locked package until a person asks for
 // a newer one. This resolves the spec again (src/trust/npm-lock.ts), shows what would change — the version, the
 // dependencies added, removed or changed, and for a small package a file-level diff of its contents — and records
-// the new lock only once the person says yes (or --yes).
+// the new lock only once the person says yes (or --yes). An approved container launch by tag pulls the tag again
+// and shows the digest it now names against the approved one (src/trust/image-pin.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
@@ -9,6 +10,9 @@ import { decide, GateRefusal, npmLaunchOf, resolveLock } from '../trust/approval
 import { CLI_WORDS } from './words';
 import { escapeText } from '../trust/escape';
 import { evaluateGate, findServer, type GateInput } from '../trust/gate';
+import { imageLaunchOf, resolveImage } from '../trust/image-pin';
+import type { ServerReport } from '../trust/gate';
+import type { ImageLaunch } from '../trust/packages';
 import { ensureInstalled, LockError, lockSummary, packageCacheRoot, type NpmLock } from '../trust/npm-lock';
 import type { EventLog } from '../host/log';
 import { finishBeforeStopping } from './signals';
@@ -34,8 +38,10 @@ export async function updateCommand(c: UpdateContext): Promise<number> {
   const found = findServer(report, c.name, c.source, CLI_WORDS);
   if (!found.ok) throw new GateRefusal(found.message);
   const s = found.server;
+  const container = imageLaunchOf(s);
+  if (container) return updateImage(c, s, container);
   const launch = npmLaunchOf(s);
-  if (!launch) throw new GateRefusal(`"${s.name}" (${s.source}) does not run an npm package MCP Gate pins; there is nothing to update`);
+  if (!launch) throw new GateRefusal(`"${s.name}" (${s.source}) does not run an npm package or a container image MCP Gate pins; there is nothing to update`);
   const old = s.record?.decision === 'approved' ? s.record.lock : undefined;
   if (s.state !== 'approved' || !old || !s.pinned) {
     throw new GateRefusal(`"${s.name}" is ${s.state}, not approved with a package lock (${s.reason}); review it with mcp-gate approve ${s.name}`);
@@ -61,6 +67,32 @@ export async function updateCommand(c: UpdateContext): Promise<number> {
   }
   const r = await finishBeforeStopping(decide(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned.digest, lock: fresh, detail: `update ${old.name} ${old.version} → ${fresh.version} ${fresh.integrity}` }));
   out(`approved "${r.server.name}" (${r.server.source}) running ${fresh.name} ${fresh.version}`);
+  return 0;
+}
+
+async function updateImage(c: UpdateContext, s: ServerReport, launch: ImageLaunch): Promise<number> {
+  const old = s.record?.decision === 'approved' ? s.record.image : undefined;
+  if (s.state !== 'approved' || !old || !s.pinned) {
+    throw new GateRefusal(`"${s.name}" is ${s.state}, not approved with an image pin (${s.reason}); review it with mcp-gate approve ${s.name}`);
+  }
+  const fresh = await resolveImage(launch, s.pinned.plan?.executable, c.input.machine.env, { pull: true });
+  if (!fresh.pinned) throw new GateRefusal(`"${s.name}" (${s.source}): ${fresh.why}; nothing was recorded, it keeps running ${old.pinned ?? old.image}`);
+  out(`server "${escapeText(s.name)}" (${escapeText(s.source)}): ${escapeText(launch.image)} (${escapeText(launch.launcher)})`);
+  out(`  approved  ${escapeText(old.pinned ?? `not pinned (${old.why ?? ''})`)}`);
+  out(`  now       ${escapeText(fresh.pinned)}`);
+  if (fresh.pinned === old.pinned) {
+    out(`"${s.name}" is up to date: ${launch.image} names the approved image.`);
+    return 0;
+  }
+  if (!c.yes) {
+    const answer = await c.ask(`\nApprove "${s.name}" running ${fresh.pinned} exactly as shown above? Type "yes" to approve: `);
+    if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
+      out(`\nnot approved; "${s.name}" keeps running ${old.pinned ?? launch.image}`);
+      return 1;
+    }
+  }
+  const r = await finishBeforeStopping(decide(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned.digest, image: fresh, detail: `update ${old.pinned ?? launch.image} → ${fresh.pinned}` }));
+  out(`approved "${r.server.name}" (${r.server.source}) running ${fresh.pinned}`);
   return 0;
 }
 

@@ -14,7 +14,7 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   { ids: ['list'], usage: 'list [--json]', what: ['every declared server with its scope, source and state'] },
   { ids: ['get'], usage: 'get <server>', what: ["one server's exact definition, state, pinned files, and diff if changed"] },
   { ids: ['approve'], usage: 'approve <server> [--yes]', what: ['show the exact definition, then record approval (asks unless --yes)'] },
-  { ids: ['update'], usage: 'update <server> [--yes]', what: ['resolve an approved npm server\'s package again, show the version and file', 'diff, then record approval of the new lock (asks unless --yes)'] },
+  { ids: ['update'], usage: 'update <server> [--yes]', what: ['resolve an approved npm server\'s package again, show the version and file', 'diff, then record approval of the new lock (asks unless --yes); for a container', 'image: pull its tag again and show the digest it names now'] },
   { ids: ['reject'], usage: 'reject <server>', what: ['record that this server must not run'] },
   { ids: ['reset'], usage: 'reset <server> | --all', what: ['return a server (or every server of the project) to pending'] },
   { ids: ['enable', 'disable', 'remove'], usage: 'enable|disable|remove <server>', what: ["edit a server in MCP Gate's own configuration (others: names the file to edit)"] },

@@ -2,7 +2,8 @@
 // not ask to contain or a server the user explicitly opted out, as a plain process. For a repository server the
 // execution closure is copied and verified first and mounted read-only over the workspace, so what runs is byte
 // for byte what was approved; an approved npm launch runs its locked package tree from MCP Gate's package cache
-// (src/trust/npm-lock.ts), mounted read-only, instead of the launcher. Network inside the sandbox is the rule
+// (src/trust/npm-lock.ts), mounted read-only, instead of the launcher; an approved `docker run image:tag` runs the
+// image digest its approval recorded (src/trust/image-pin.ts), `name@sha256:…` in place of the tag. Network inside the sandbox is the rule
 // `mcp.<server>.network` (allow; ask where a person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
@@ -17,6 +18,7 @@ import type { ServerIdentity } from '../policy/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
 import type { ServerReport } from '../trust/gate';
 import { npmLaunchOf } from '../trust/approvals';
+import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/image-pin';
 import { findOnPath, type LaunchPlan } from '../trust/launch-plan';
 import { ensureInstalled, LockError, packageCacheRoot } from '../trust/npm-lock';
 import { copyClosure, CopyRefused } from './closure-copy';
@@ -120,9 +122,36 @@ async function fromLock(o: ContainOptions): Promise<{ plan: LaunchPlan & { execu
   return { plan, tree: installed.dir };
 }
 
+/**
+ * An approved container launch by tag runs the digest its approval recorded: the runtime must have that image
+ * (pulled by digest when it does not), and the image argument becomes `name@sha256:…`. Undefined when the server
+ * is not such a launch, is a user server, or was approved without a digest (the preview said "not pinned").
+ */
+async function fromImagePin(o: ContainOptions): Promise<(LaunchPlan & { executable: string }) | undefined> {
+  const launch = imageLaunchOf(o.server);
+  if (!launch || !o.server.gated) return undefined;
+  const pin = o.server.record?.image;
+  const words = o.words ?? NEUTRAL_WORDS;
+  if (!pin) {
+    if (o.server.viaEscapeHatch) return undefined;
+    throw new ContainRefused(`"${o.server.name}" has no image pin for ${launch.image} in its approval; ${words.review(o.server.name)} again`);
+  }
+  if (!pin.pinned) return undefined;
+  try {
+    const args = pinnedArgs(o.plan.args, launch, pin);
+    await ensureImage(o.plan.executable, pin, o.hostEnv ?? process.env);
+    return { ...o.plan, args };
+  } catch (e) {
+    if (e instanceof ImagePinError) {
+      throw new ContainRefused(`"${o.server.name}" is not started: its approved image ${pin.pinned} (pinned from ${pin.image}) cannot be used: ${e.message}; make that image available to ${pin.runtime} (e.g. ${pin.runtime} pull ${pin.pinned} where the registry is reachable), or approve what ${pin.image} names now (mcp-gate update ${o.server.name})`);
+    }
+    throw e;
+  }
+}
+
 export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const locked = await fromLock(o);
-  const plan = locked?.plan ?? o.plan;
+  const plan = locked?.plan ?? (await fromImagePin(o)) ?? o.plan;
   const { who } = o;
   // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned).
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
@@ -214,6 +243,8 @@ export function describeContainment(server: ServerReport, who: ServerIdentity, p
     `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
   ];
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');
+  const image = imageLaunchOf(server);
+  if (image) out.push(`its container: run by the ${image.runtime} ${image.runtime === 'docker' ? 'daemon' : 'runtime'}, outside this sandbox — the sandbox holds only the ${image.runtime} command, which reaches no daemon socket (/run and /var/run are never shown) unless your extra read paths show one; what the container may do is what ${image.runtime} and the options in the definition allow`);
   if (d.read.length) out.push(`extra read (your settings): ${d.read.join(', ')}`);
   if (d.write.length) out.push(`extra write (your settings): ${d.write.join(', ')}`);
   return out;

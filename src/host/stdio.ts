@@ -5,19 +5,13 @@
 // through npx, sh -c or uvx leave no orphans.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+// The minimal environment is defined with the launch plan (the image pin's runtime calls use it too).
+export { INHERITED_ENV, minimalEnv } from '../trust/launch-plan';
 import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 
-/** Variables passed through from MCP Gate's own environment; everything else (tokens, keys) stays behind. */
-export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE'];
 
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
 export const MAX_STDERR_BYTES = 64 * 1024;
-
-export function minimalEnv(parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const k of INHERITED_ENV) if (parent[k] !== undefined) env[k] = parent[k]!;
-  return env;
-}
 
 export interface StdioLaunch {
   /** Absolute path of the program (from the launch plan); never looked up on PATH here. */

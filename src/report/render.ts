@@ -17,7 +17,8 @@ import { formatOrigin } from '../policy/names';
 import { ruleText } from '../policy/rules';
 import { serverIdentity } from '../host/identity';
 import { dependencyCount, lockSummary, type NpmLock } from '../trust/npm-lock';
-import { packageLaunchOf } from '../trust/packages';
+import type { ImagePin } from '../trust/image-pin';
+import { NOT_PINNED, packageLaunchOf, type ImageLaunch } from '../trust/packages';
 
 export function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -165,11 +166,12 @@ function planText(s: ServerReport): string[] {
  * What a package launcher downloads and what of it is pinned: the lock being approved (`shown`), else the one
  * approved, else that it is resolved at approval; for a launcher MCP Gate cannot pin, "not pinned" and why.
  */
-export function packageText(s: ServerReport, shown?: NpmLock): string[] {
+export function packageText(s: ServerReport, shown?: NpmLock, shownImage?: ImagePin): string[] {
   const plan = s.pinned?.plan;
   const p = plan ? packageLaunchOf(plan.command, plan.args) : undefined;
   if (!p) return [];
   if (p.kind === 'unpinned') return [`  package     ${escapeText(p.what)} (${escapeText(p.launcher)}): ${escapeText(p.why)}`];
+  if (p.kind === 'image') return imageText(s, p, shownImage);
   const lock = shown ?? (s.record?.decision === 'approved' && s.record.lock?.spec === p.spec ? s.record.lock : undefined);
   if (!lock) {
     return [`  package     ${quote(p.spec)} (${escapeText(p.launcher)}): pinned at approval to an exact version, its integrity and its dependency tree${s.gated ? '' : ' — not for a user server: it runs as written (not pinned: the bytes this downloads can change)'}`];
@@ -185,7 +187,26 @@ export function packageText(s: ServerReport, shown?: NpmLock): string[] {
   return L;
 }
 
-export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock }, words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS): string {
+/** The image approved for this container launch, when it is the one the definition names. */
+function approvedImage(s: ServerReport, p: ImageLaunch): ImagePin | undefined {
+  const r = s.record;
+  return r?.decision === 'approved' && r.image?.image === p.image && r.image.runtime === p.runtime ? r.image : undefined;
+}
+
+/** A container launch by tag: the digest being approved (`shown`), else the one approved, else that it is resolved at approval. */
+function imageText(s: ServerReport, p: ImageLaunch, shown?: ImagePin): string[] {
+  const head = `  image       ${quote(p.image)} (${escapeText(p.launcher)})`;
+  if (!s.gated) return [`${head}: not for a user server: it runs as written (${NOT_PINNED})`];
+  const pin = shown ?? approvedImage(s, p);
+  if (!pin) return [`${head}: pinned at approval to its content digest (name@sha256:…), read from ${escapeText(p.runtime)}`];
+  if (!pin.pinned) return [`${head}: ${escapeText(pin.why ?? NOT_PINNED)}${shown ? '' : ' (approved so)'}`];
+  return [
+    `${head}: pinned${shown ? '' : ' (approved)'} to ${escapeText(pin.pinned)}`,
+    `              read from ${escapeText(pin.runtime)} at ${escapeText(pin.resolvedAt)}; every start runs that digest, never the tag (a re-tagged image does not run)`,
+  ];
+}
+
+export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock; image?: ImagePin }, words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS): string {
   const lines: string[] = [];
   lines.push(`server ${quote(s.name)}`);
   lines.push(`  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`);
@@ -198,7 +219,7 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   lines.push('  ' + renderValue(s.raw, '  '));
   if (s.pinned) {
     lines.push(...planText(s));
-    lines.push(...packageText(s, shown?.lock));
+    lines.push(...packageText(s, shown?.lock, shown?.image));
     if (s.pinned.pinned.envFile) lines.push(`  envFile ${escapeText(s.pinned.pinned.envFile.path)} ${s.pinned.pinned.envFile.missing ? '(missing)' : `sha256 ${s.pinned.pinned.envFile.sha256}`}`);
     if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
     lines.push(`  digest      ${s.pinned.digest}`);
@@ -284,6 +305,10 @@ function packageJson(s: ServerReport) {
   const p = plan ? packageLaunchOf(plan.command, plan.args) : undefined;
   if (!p) return undefined;
   if (p.kind === 'unpinned') return { launcher: p.launcher, what: p.what, pinned: false, why: p.why };
+  if (p.kind === 'image') {
+    const pin = s.gated ? approvedImage(s, p) : undefined;
+    return { launcher: p.launcher, image: p.image, pinned: Boolean(pin?.pinned), ...(pin?.pinned ? { reference: pin.pinned, resolvedAt: pin.resolvedAt } : {}), ...(pin?.why ? { why: pin.why } : !s.gated ? { why: NOT_PINNED } : {}) };
+  }
   const l = s.record?.decision === 'approved' && s.record.lock?.spec === p.spec ? s.record.lock : undefined;
   return { launcher: p.launcher, spec: p.spec, pinned: Boolean(l), ...(l ? { name: l.name, version: l.version, integrity: l.integrity, registry: l.registry, dependencies: dependencyCount(l), tree: l.tree, lock: l.digest } : {}) };
 }

@@ -2,6 +2,7 @@
 // store's cross-process lock and recomputes the server's definition inside it, so what is recorded is what the gate
 // sees at that moment; an approval can be bound to the digest that was shown, and is refused if it changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from './gate';
+import { imageLaunchOf, imagePinForApproval, type ImagePin } from './image-pin';
 import { lockIntact, LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
 import { packageLaunchOf, type NpmLaunch } from './packages';
 import { ApprovalStore, recordKey, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
@@ -14,6 +15,8 @@ export interface DecisionResult {
   project: string;
   server: ServerReport;
   previous?: ApprovalRecord;
+  /** What is recorded now (absent after a reset). */
+  record?: ApprovalRecord;
   unchanged: boolean;
 }
 
@@ -68,15 +71,19 @@ export function minReleaseAge(report: GateReport): { days: number; file: string 
 }
 
 /**
- * Records a decision. An approval of an npm launch records `lock` (the one shown to the person); without one it
- * is resolved here, before the store is locked.
+ * Records a decision. An approval of an npm launch records `lock` (the one shown to the person), of a container
+ * launch `image` (its pinned digest, or why there is none); without one it is resolved here, before the store is
+ * locked.
  */
 export async function recordDecision(
-  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string, lock?: NpmLock,
+  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string, lock?: NpmLock, image?: ImagePin,
 ): Promise<DecisionResult> {
-  if (decision === 'approved' && !lock) {
+  if (decision === 'approved' && (!lock || !image)) {
     const found = findServer(evaluateGate(input), name, source);
-    if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') lock = await lockForApproval(input, found.server);
+    if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') {
+      lock ??= await lockForApproval(input, found.server);
+      image ??= await imagePinForApproval(input, found.server);
+    }
   }
   const store = new ApprovalStore(input.storeDir, input.masker);
   return store.update<DecisionResult>((records) => {
@@ -100,23 +107,29 @@ export async function recordDecision(
       throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs ${launch.spec}); nothing was recorded — review it again`);
     }
     const newLock = decision === 'approved' && launch ? lock : undefined;
-    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && previous.lock?.digest === newLock?.digest) {
-      return { records, result: { project: report.project, server, previous, unchanged: true } };
+    const container = imageLaunchOf(server);
+    if (decision === 'approved' && container && (!image || image.image !== container.image || image.runtime !== container.runtime)) {
+      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs the image ${container.image}); nothing was recorded — review it again`);
+    }
+    const newImage = decision === 'approved' && container ? image : undefined;
+    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && previous.lock?.digest === newLock?.digest && previous.image?.digest === newImage?.digest) {
+      return { records, result: { project: report.project, server, previous, record: previous, unchanged: true } };
     }
     const record: ApprovalRecord = {
       project: report.project, source: server.source, server: server.name, decision,
       digest: server.pinned.digest, pinned: server.pinned.pinned, texts: server.pinned.texts, decidedAt: new Date().toISOString(),
       ...(newLock ? { lock: newLock } : {}),
+      ...(newImage ? { image: newImage } : {}),
     };
     // Approving again after a tool change consents to the tools that were shown; otherwise they are pinned anew
     // at the next start.
-    if (decision === 'approved' && previous?.digest === server.pinned.digest && previous.lock?.digest === newLock?.digest) {
+    if (decision === 'approved' && previous?.digest === server.pinned.digest && previous.lock?.digest === newLock?.digest && previous.image?.digest === newImage?.digest) {
       const tools = previous.toolsChanged ?? previous.tools;
       if (tools) record.tools = tools;
     }
     if (index >= 0) records[index] = record;
     else records.push(record);
-    return { records, result: { project: report.project, server, previous, unchanged: false } };
+    return { records, result: { project: report.project, server, previous, record, unchanged: false } };
   });
 }
 
@@ -175,11 +188,12 @@ export interface AuditLog {
  */
 export async function decide(
   input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision,
-  o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; detail?: string; after?: () => void },
+  o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; image?: ImagePin; detail?: string; after?: () => void },
 ): Promise<DecisionResult> {
-  const r = await recordDecision(input, name, source, decision, o.expectedDigest, o.lock);
+  const r = await recordDecision(input, name, source, decision, o.expectedDigest, o.lock, o.image);
   const lock = decision === 'approved' ? r.server.record?.lock ?? o.lock : undefined;
-  const detail = o.detail ?? (lock ? `package ${lock.name}@${lock.version} ${lock.integrity}` : undefined);
+  const image = decision === 'approved' ? r.record?.image : undefined;
+  const detail = o.detail ?? (lock ? `package ${lock.name}@${lock.version} ${lock.integrity}` : image ? `image ${image.pinned ?? `${image.image} not pinned`}` : undefined);
   o.log.write({ kind: decision === 'approved' ? 'gate.approve' : 'gate.reject', server: r.server.name, source: r.server.source, project: r.project, digest: r.server.pinned?.digest, ...(detail ? { detail } : {}) });
   o.after?.();
   return r;

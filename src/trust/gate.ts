@@ -10,6 +10,7 @@ import { pin, PinError, type Pinned } from './digest';
 import { TrackingReader, unchanged, type Signature } from './fsread';
 import { storeInsideProject } from './store-location';
 import { lockIntact } from './npm-lock';
+import { imagePinIntact } from './image-pin';
 import { packageLaunchOf } from './packages';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
 import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth, type StoreMasker } from './store';
@@ -434,6 +435,10 @@ function decideState(
     if (record.digest === pinned.digest && pkg?.kind === 'npm') {
       if (!record.lock) return { ...withPin, state: 'approval-changed', reason: `approved on ${record.decidedAt}, before MCP Gate pinned the packages a server downloads: approve it again to pin ${pkg.spec} to an exact version and integrity` };
       if (!lockIntact(record.lock) || record.lock.spec !== pkg.spec) return { ...withPin, state: 'approval-changed', reason: `the package lock recorded with its approval does not match its digest or its spec (edited in the store?): approve it again` };
+    }
+    if (record.digest === pinned.digest && pkg?.kind === 'image') {
+      if (!record.image) return { ...withPin, state: 'approval-changed', reason: `approved on ${record.decidedAt}, before MCP Gate pinned container images: approve it again to pin ${pkg.image} to its digest` };
+      if (!imagePinIntact(record.image) || record.image.image !== pkg.image || record.image.runtime !== pkg.runtime) return { ...withPin, state: 'approval-changed', reason: `the image pin recorded with its approval does not match its digest or its image (edited in the store?): approve it again` };
     }
     if (record.digest === pinned.digest && record.toolsChanged) {
       return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${record.toolsChanged.observedAt})` };

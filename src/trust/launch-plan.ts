@@ -35,6 +35,17 @@ export interface LaunchPlan {
 
 export class PlanError extends Error {}
 
+/** Variables passed through from MCP Gate's own environment; everything else (tokens, keys) stays behind. */
+export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE'];
+
+/** What a local server (and a container runtime MCP Gate asks about its image) gets of MCP Gate's environment. */
+export function minimalEnv(parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of INHERITED_ENV) if (parent[k] !== undefined) env[k] = parent[k]!;
+  return env;
+}
+
+
 /** Substitutes the workspace variables MCP Gate fills in; any other `${…}` is left as written. */
 export function substitute(s: string, projectDir: string): string {
   return s

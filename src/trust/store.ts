@@ -12,6 +12,7 @@ import * as lockfile from 'proper-lockfile';
 import writeFileAtomic from 'write-file-atomic';
 import { sha256, type PinnedDefinition } from './digest';
 import { TrackingReader } from './fsread';
+import type { ImagePin } from './image-pin';
 import type { NpmLock } from './npm-lock';
 
 export const STORE_FILE = 'approvals.json';
@@ -43,6 +44,8 @@ export interface ApprovalRecord {
   decidedAt: string;
   /** For an npm launch: the exact package tree approved (src/trust/npm-lock.ts); what the host runs. */
   lock?: NpmLock;
+  /** For a container launch by tag: the image digest approved (src/trust/image-pin.ts), or why there is none. */
+  image?: ImagePin;
 }
 
 export type StoreHealth =
@@ -60,7 +63,7 @@ export function recordKey(project: string, source: string, server: string): stri
   return JSON.stringify([project, source, server]);
 }
 
-const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock'];
+const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock', 'image'];
 
 function validTools(v: unknown): boolean {
   if (v === undefined) return true;
@@ -88,6 +91,7 @@ function validate(v: unknown): ApprovalRecord[] {
     if (!isObj(r.pinned) || !isObj(r.texts)) throw new Error(`record ${i}: "pinned" or "texts" is not an object`);
     if (!validTools(r.tools) || !validTools(r.toolsChanged)) throw new Error(`record ${i}: malformed pinned tools`);
     if (r.lock !== undefined && (!isObj(r.lock) || typeof r.lock.digest !== 'string' || !isObj(r.lock.packages))) throw new Error(`record ${i}: malformed package lock`);
+    if (r.image !== undefined && (!isObj(r.image) || typeof r.image.digest !== 'string' || typeof r.image.image !== 'string')) throw new Error(`record ${i}: malformed image pin`);
     const key = recordKey(r.project as string, r.source as string, r.server as string);
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);
