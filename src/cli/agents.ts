@@ -169,6 +169,14 @@ export function claudeManagedChanges(read: (file: string) => string | undefined,
   const claudeJson = readJson(claudeJsonFile, cjText);
   const text = read(managedFile);
   const managed = readJson(managedFile, text);
+  if (text !== undefined && text.trim() !== '') {
+    try {
+      JSON.parse(text);
+    } catch {
+      // Measured: Claude Code 2.1.332 then refuses to start ("could not be parsed as a JSON object").
+      throw new AgentFileError(`${managedFile} is not strict JSON (a comment or a trailing comma?), which Claude Code reads it as: it would refuse to start with it; fix it first, nothing was changed`);
+    }
+  }
   return [jsonChange(managedFile, text, [
     { path: ['allowManagedMcpServersOnly'], value: true },
     { path: ['allowedMcpServers'], value: claudeAllowlist(claudeJson, managed, gate) },

@@ -206,8 +206,8 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
   out(`mcp-gate install ${how} would change:\n`);
   for (const ch of changes) out(diffText(ch));
   const modes = c.managed ? MANAGED_MODES : USER_MODES;
-  if (c.managed && !mayWrite(managedFile)) {
-    err(`mcp-gate: not written: ${path.dirname(managedFile)} is not writable by this user; \`mcp-gate install claude --managed\` is an administrator's step: run it as root (e.g. sudo, keeping HOME so that your own servers in ${files[0].file} are listed)`);
+  if (c.managed && !mayWrite(files[1].file)) {
+    err(`mcp-gate: not written: ${path.dirname(files[1].file)} is not writable by this user; \`mcp-gate install claude --managed\` is an administrator's step: run it as root (e.g. sudo, keeping HOME so that your own servers in ${files[0].file} are listed)`);
     return 1;
   }
   if (!(await confirm(c, `\nWrite these changes to ${changes.map((ch) => ch.file).join(' and ')}?`))) return 1;
