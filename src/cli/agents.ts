@@ -217,9 +217,11 @@ export interface AllowlistGap {
 
 /**
  * The user's Claude Code servers that an allowlist install wrote does not admit: the user-level one (when it holds
- * MCP Gate's entry) and the managed one (when it is in force: allowManagedMcpServersOnly with a list).
+ * MCP Gate's entry) and the managed one (when it is in force: allowManagedMcpServersOnly with a list). The managed
+ * list is managed-settings.json's with those of the drop-in folder beside it (`managed-settings.d/*.json`, not
+ * dot files), which Claude Code adds to it (measured).
  */
-export function claudeAllowlistGaps(read: (file: string) => string | undefined, home: string, env: Readonly<Record<string, string | undefined>>, gate: GateCommand, platform: NodeJS.Platform = process.platform): AllowlistGap[] {
+export function claudeAllowlistGaps(read: (file: string) => string | undefined, listDir: (dir: string) => string[], home: string, env: Readonly<Record<string, string | undefined>>, gate: GateCommand, platform: NodeJS.Platform = process.platform): AllowlistGap[] {
   const [cj, st] = agentFiles('claude', home, env);
   const servers = claudeUserServers(readJson(cj.file, read(cj.file)), true);
   const gaps: AllowlistGap[] = [];
@@ -228,9 +230,11 @@ export function claudeAllowlistGaps(read: (file: string) => string | undefined, 
     for (const s of servers) if (!claudeAllows(list, s)) gaps.push({ server: s, allowlist: file, fix });
   };
   const managedFile = claudeManagedSettingsFile(platform);
-  const managed = readJson(managedFile, read(managedFile));
-  const managedInForce = managed.allowManagedMcpServersOnly === true && Array.isArray(managed.allowedMcpServers);
-  if (managedInForce) check(managedFile, managed.allowedMcpServers, 'mcp-gate install claude --managed');
+  const dropInDir = path.join(path.dirname(managedFile), 'managed-settings.d');
+  const docs = [managedFile, ...listDir(dropInDir).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort().map((n) => path.join(dropInDir, n))].map((f) => readJson(f, read(f)));
+  const lists = docs.filter((d) => Array.isArray(d.allowedMcpServers)).flatMap((d) => d.allowedMcpServers as unknown[]);
+  const managedInForce = docs.some((d) => d.allowManagedMcpServersOnly === true) && docs.some((d) => Array.isArray(d.allowedMcpServers));
+  if (managedInForce) check(managedFile, lists, 'mcp-gate install claude --managed');
   const settings = readJson(st.file, read(st.file));
   const list = settings.allowedMcpServers;
   const ours = Array.isArray(list) && list.some((e) => isObj(e) && sameJson(e.serverCommand, [gate.command, ...gate.args]));

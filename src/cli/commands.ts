@@ -1,5 +1,6 @@
 // Each CLI command as one function of its context (./context.ts), and the table main.ts runs them from: one entry
 // per command id of ./usage.ts (the type makes a missing one an error).
+import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/catalogue';
 import { editServer } from '../trust/edit';
@@ -76,7 +77,14 @@ async function doctor(ctx: Ctx): Promise<number> {
 /** Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code). */
 function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>): { gaps: AllowlistGap[]; problems: string[] } {
   try {
-    return { gaps: claudeAllowlistGaps(readText, home, env, defaultGateCommand()), problems: [] };
+    const listDir = (dir: string) => {
+      try {
+        return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
+      } catch {
+        return []; // no drop-in folder
+      }
+    };
+    return { gaps: claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand()), problems: [] };
   } catch (e) {
     if (e instanceof AgentFileError) return { gaps: [], problems: [e.message] };
     throw e;

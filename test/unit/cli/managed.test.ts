@@ -120,6 +120,13 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     assert.doesNotMatch(doctor.stdout, /"mine" is not/);
     const json = JSON.parse(gate(w, etc, ['doctor', '--json']).stdout) as { agentAllowlists: { gaps: { server: { name: string } }[] } };
     assert.deepEqual(json.agentAllowlists.gaps.map((g) => g.server.name), ['later']);
+    // An administrator's drop-in file adds to the managed list (Claude Code reads managed-settings.d/*.json too).
+    fs.mkdirSync(path.join(etc, 'managed-settings.d'));
+    fs.writeFileSync(path.join(etc, 'managed-settings.d', '10-it.json'), JSON.stringify({ allowedMcpServers: [{ serverCommand: [later.def.command, ...later.def.args] }] }));
+    assert.match(gate(w, etc, ['doctor']).stdout, /agent allowlists .*\n {2}\(up to date, or none installed\)/);
+    assert.match(claude(w, etc, ['mcp', 'list']).stdout, /later: .* - ✔ Connected/);
+    fs.rmSync(path.join(etc, 'managed-settings.d'), { recursive: true });
+    fs.rmSync(later.marker);
     assert.equal(gate(w, etc, ['install', 'claude', '--managed', '--yes']).code, 0);
     assert.match(claude(w, etc, ['mcp', 'list']).stdout, /later: .* - ✔ Connected/);
 
@@ -178,6 +185,15 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     assert.match(refused.stderr, /managed-settings\.json is not strict JSON .*Claude Code .*nothing was changed/);
     assert.equal(fs.readFileSync(path.join(etc, 'managed-settings.json'), 'utf8'), commented);
     fs.rmSync(path.join(etc, 'managed-settings.json'));
+
+    // Not root: the diff is shown, nothing is written, and the message says whose step it is.
+    const user = world({});
+    for (const d of [path.dirname(user.home), user.home, etc]) fs.chmodSync(d, 0o755);
+    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'install', 'claude', '--managed', '--yes', '--project', user.project], user.project, envOf(user));
+    assert.equal(asUser.code, 1, asUser.stderr);
+    assert.match(asUser.stdout, /\+\s+"allowManagedMcpServersOnly": true/);
+    assert.match(asUser.stderr, /not written: \/etc\/claude-code is not writable by this user; `mcp-gate install claude --managed` is an administrator's step: run it as root/);
+    assert.deepEqual(fs.readdirSync(etc), []);
 
     assert.equal(gate(w, etc, ['install', 'claude', '--yes']).code, 0);
     const cjFile = path.join(w.home, '.claude.json');
