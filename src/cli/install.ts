@@ -14,6 +14,7 @@ import { createTwoFilesPatch } from 'diff';
 import writeFileAtomic from 'write-file-atomic';
 import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, claudeManagedSettingsFile, installChanges, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand } from './agents';
 import { err, out } from './output';
+import { GATE_ENTRY_NAME } from '../trust/preapproval';
 
 /** Agent files can be large (~/.claude.json keeps per-project history); anything larger is refused. */
 export const MAX_AGENT_FILE_BYTES = 16 * 1024 * 1024;
@@ -246,7 +247,11 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
     write(ch.file, ch.after, modes);
     out(`wrote ${ch.file}${entry.backup ? ` (the original is kept as ${entry.backup})` : ' (new file)'}`);
   }
-  if (c.managed) out(`${AGENT_NAMES[agent]} now admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it. Run it again after you add a server of your own; \`mcp-gate uninstall claude --managed\` takes it back`);
+  if (c.managed) {
+    out(`${AGENT_NAMES[agent]} now admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it. Run it again after you add a server of your own; \`mcp-gate uninstall claude --managed\` takes it back`);
+    const entry = valueAt(readJson(files[0].file, read(files[0].file)), ['mcpServers', GATE_ENTRY_NAME]);
+    if (entry === undefined) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install claude\` as that user to add it`);
+  }
   else out(`${AGENT_NAMES[agent]} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
   return 0;
 }
