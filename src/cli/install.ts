@@ -154,6 +154,11 @@ export async function installCommand(c: InstallCommand): Promise<number> {
   }
   const dir = c.managed ? path.join(path.dirname(managedFile), 'mcp-gate') : path.join(c.storeDir, 'agents');
   const manifestFile = path.join(dir, c.managed ? 'install.json' : `${agent}.json`);
+  if (c.managed && c.verb === 'uninstall' && !mayWrite(manifestFile)) {
+    // Checked first: MCP Gate's record there is root's alone, so another user could not even see it.
+    err(`mcp-gate: not changed: ${path.dirname(manifestFile)} is not writable by this user; \`mcp-gate uninstall claude --managed\` is an administrator's step: run it as root`);
+    return 1;
+  }
   let manifest: Manifest | undefined;
   if (fs.existsSync(manifestFile)) {
     try {
@@ -260,10 +265,6 @@ async function uninstall(c: InstallCommand, agent: Agent, manifest: Manifest | u
   if (!manifest) {
     out(`nothing to uninstall: MCP Gate has no record of installing into ${AGENT_NAMES[agent]}${c.managed ? "'s managed settings" : ''} (${manifestFile})`);
     return 0;
-  }
-  if (c.managed && !mayWrite(manifestFile)) {
-    err(`mcp-gate: not changed: ${path.dirname(manifestFile)} is not writable by this user; \`mcp-gate uninstall claude --managed\` is an administrator's step: run it as root`);
-    return 1;
   }
   const plan: { f: ManifestFile; after?: string | Buffer; how: string; current?: string }[] = [];
   for (const f of manifest.files) {

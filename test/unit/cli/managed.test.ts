@@ -130,6 +130,13 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     assert.equal(gate(w, etc, ['install', 'claude', '--managed', '--yes']).code, 0);
     assert.match(claude(w, etc, ['mcp', 'list']).stdout, /later: .* - ✔ Connected/);
 
+    // Not root: uninstall refuses (MCP Gate's record beside the file is root's alone) and changes nothing.
+    for (const d of [path.dirname(w.home), w.home, etc]) fs.chmodSync(d, 0o755);
+    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'uninstall', 'claude', '--managed', '--yes', '--project', w.project], w.project, envOf(w));
+    assert.equal(asUser.code, 1, asUser.stdout);
+    assert.match(asUser.stderr, /not changed: \/etc\/claude-code\/mcp-gate is not writable by this user; .*run it as root/);
+    assert.ok(fs.existsSync(managedFile));
+
     const removed = gate(w, etc, ['uninstall', 'claude', '--managed', '--yes']);
     assert.equal(removed.code, 0, removed.stderr);
     assert.match(removed.stdout, /managed-settings\.json: removed \(install created it\)/);
