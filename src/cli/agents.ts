@@ -16,6 +16,10 @@
 // - Codex CLI reads a project's .codex/config.toml only for a project its user config marks trusted; it has no
 //   setting that keeps the MCP servers of a trusted project out.
 // - Cursor: ~/.cursor/mcp.json, `${workspaceFolder}` names the project; no setting keeps .cursor/mcp.json out.
+// - Claude Code's managed settings (`install claude --managed`, docs/agents.md has the evidence): a fixed path per
+//   platform (Linux /etc/claude-code/managed-settings.json; CLAUDE_CODE_MANAGED_SETTINGS_PATH has no effect in the
+//   npm build). `allowManagedMcpServersOnly: true` there makes Claude Code read `allowedMcpServers` only from
+//   managed settings (a repository's list no longer adds to it); the flag without a managed list is dropped.
 import * as path from 'node:path';
 import { applyEdits, modify, parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import { parseTomlDocument } from '../trust/parse';
@@ -116,6 +120,31 @@ function jsonChange(file: string, before: string | undefined, wanted: JsonSet[])
 
 type Entry = { serverCommand: string[] } | { serverUrl: string };
 
+/** A server the user configured in ~/.claude.json: user scope, or local scope of one project. */
+export interface ClaudeUserServer {
+  name: string;
+  /** `user`, or `local (<project folder>)`. */
+  scope: string;
+  entry?: Entry;
+}
+
+/** The user's own Claude Code servers (not MCP Gate's entry), each with the allowlist entry that admits it. */
+export function claudeUserServers(claudeJson: Record<string, unknown>, withGate = false): ClaudeUserServer[] {
+  const found: ClaudeUserServer[] = [];
+  const take = (servers: unknown, scope: string) => {
+    if (!isObj(servers)) return;
+    for (const [name, s] of Object.entries(servers)) {
+      if (scope === 'user' && name === GATE_ENTRY_NAME && !withGate) continue;
+      if (!isObj(s)) continue;
+      const entry: Entry | undefined = typeof s.command === 'string' ? { serverCommand: [s.command, ...(Array.isArray(s.args) ? s.args.map(String) : [])] } : typeof s.url === 'string' ? { serverUrl: s.url } : undefined;
+      found.push({ name, scope, entry });
+    }
+  };
+  take(claudeJson.mcpServers, 'user');
+  if (isObj(claudeJson.projects)) for (const [dir, p] of Object.entries(claudeJson.projects)) if (isObj(p)) take(p.mcpServers, `local (${dir})`);
+  return found;
+}
+
 /** Claude Code's allowlist: what it held, MCP Gate's command, and every server the user configured himself. */
 function claudeAllowlist(claudeJson: Record<string, unknown>, settings: Record<string, unknown>, gate: GateCommand): unknown[] {
   const out: unknown[] = Array.isArray(settings.allowedMcpServers) ? [...settings.allowedMcpServers] : [];
@@ -123,15 +152,94 @@ function claudeAllowlist(claudeJson: Record<string, unknown>, settings: Record<s
     if (!out.some((x) => sameJson(x, e))) out.push(e);
   };
   add({ serverCommand: [gate.command, ...gate.args] });
-  const userServers: unknown[] = [];
-  if (isObj(claudeJson.mcpServers)) userServers.push(...Object.entries(claudeJson.mcpServers).filter(([k]) => k !== GATE_ENTRY_NAME).map(([, v]) => v));
-  if (isObj(claudeJson.projects)) for (const p of Object.values(claudeJson.projects)) if (isObj(p) && isObj(p.mcpServers)) userServers.push(...Object.values(p.mcpServers));
-  for (const s of userServers) {
-    if (!isObj(s)) continue;
-    if (typeof s.command === 'string') add({ serverCommand: [s.command, ...(Array.isArray(s.args) ? s.args.map(String) : [])] });
-    else if (typeof s.url === 'string') add({ serverUrl: s.url });
-  }
+  for (const s of claudeUserServers(claudeJson)) if (s.entry) add(s.entry);
   return out;
+}
+
+/** Where Claude Code reads managed settings on this platform (fixed by Claude Code; nothing overrides it). */
+export function claudeManagedSettingsFile(platform: NodeJS.Platform = process.platform): string {
+  if (platform === 'darwin') return '/Library/Application Support/ClaudeCode/managed-settings.json';
+  if (platform === 'win32') return 'C:\\Program Files\\ClaudeCode\\managed-settings.json';
+  return '/etc/claude-code/managed-settings.json';
+}
+
+/** `install claude --managed`: the managed settings file admits only its own list: the gate and the user's servers. */
+export function claudeManagedChanges(read: (file: string) => string | undefined, claudeJsonFile: string, managedFile: string, gate: GateCommand): FileChange[] {
+  const cjText = read(claudeJsonFile);
+  const claudeJson = readJson(claudeJsonFile, cjText);
+  const text = read(managedFile);
+  const managed = readJson(managedFile, text);
+  if (text !== undefined && text.trim() !== '') {
+    try {
+      JSON.parse(text);
+    } catch {
+      // Measured: Claude Code 2.1.332 then refuses to start ("could not be parsed as a JSON object").
+      throw new AgentFileError(`${managedFile} is not strict JSON (a comment or a trailing comma?), which Claude Code reads it as: it would refuse to start with it; fix it first, nothing was changed`);
+    }
+  }
+  return [jsonChange(managedFile, text, [
+    { path: ['allowManagedMcpServersOnly'], value: true },
+    { path: ['allowedMcpServers'], value: claudeAllowlist(claudeJson, managed, gate) },
+  ])];
+}
+
+/** Glob match of Claude Code's serverUrl entries (`*` matches any run of characters). */
+function urlMatches(pattern: string, url: string): boolean {
+  const re = new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$');
+  return re.test(url);
+}
+
+/**
+ * Whether an allowlist admits a server, as Claude Code matches (observed with 2.1.332): a stdio server must match a
+ * `serverCommand` entry exactly once the list has any; a remote one a `serverUrl` pattern once it has any;
+ * otherwise a `serverName` entry admits it by name.
+ */
+export function claudeAllows(list: unknown[], server: ClaudeUserServer): boolean {
+  const entries = list.filter(isObj);
+  if (server.entry && 'serverCommand' in server.entry) {
+    const commands = entries.filter((e) => Array.isArray(e.serverCommand));
+    if (commands.length) return commands.some((e) => sameJson(e.serverCommand, (server.entry as { serverCommand: string[] }).serverCommand));
+  } else if (server.entry && 'serverUrl' in server.entry) {
+    const urls = entries.filter((e) => typeof e.serverUrl === 'string');
+    if (urls.length) return urls.some((e) => urlMatches(e.serverUrl as string, (server.entry as { serverUrl: string }).serverUrl));
+  }
+  return entries.some((e) => e.serverName === server.name);
+}
+
+/** A server of the user's that an allowlist MCP Gate wrote leaves out (the user added it after install). */
+export interface AllowlistGap {
+  server: ClaudeUserServer;
+  /** The file whose allowedMcpServers leaves it out. */
+  allowlist: string;
+  /** The command that brings the list up to date. */
+  fix: string;
+}
+
+/**
+ * The user's Claude Code servers that an allowlist install wrote does not admit: the user-level one (when it holds
+ * MCP Gate's entry) and the managed one (when it is in force: allowManagedMcpServersOnly with a list). The managed
+ * list is managed-settings.json's with those of the drop-in folder beside it (`managed-settings.d/*.json`, not
+ * dot files), which Claude Code adds to it (measured).
+ */
+export function claudeAllowlistGaps(read: (file: string) => string | undefined, listDir: (dir: string) => string[], home: string, env: Readonly<Record<string, string | undefined>>, gate: GateCommand, platform: NodeJS.Platform = process.platform): AllowlistGap[] {
+  const [cj, st] = agentFiles('claude', home, env);
+  const servers = claudeUserServers(readJson(cj.file, read(cj.file)), true);
+  const gaps: AllowlistGap[] = [];
+  const check = (file: string, list: unknown, fix: string) => {
+    if (!Array.isArray(list)) return;
+    for (const s of servers) if (!claudeAllows(list, s)) gaps.push({ server: s, allowlist: file, fix });
+  };
+  const managedFile = claudeManagedSettingsFile(platform);
+  const dropInDir = path.join(path.dirname(managedFile), 'managed-settings.d');
+  const docs = [managedFile, ...listDir(dropInDir).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort().map((n) => path.join(dropInDir, n))].map((f) => readJson(f, read(f)));
+  const lists = docs.filter((d) => Array.isArray(d.allowedMcpServers)).flatMap((d) => d.allowedMcpServers as unknown[]);
+  const managedInForce = docs.some((d) => d.allowManagedMcpServersOnly === true) && docs.some((d) => Array.isArray(d.allowedMcpServers));
+  if (managedInForce) check(managedFile, lists, 'mcp-gate install claude --managed');
+  const settings = readJson(st.file, read(st.file));
+  const list = settings.allowedMcpServers;
+  const ours = Array.isArray(list) && list.some((e) => isObj(e) && sameJson(e.serverCommand, [gate.command, ...gate.args]));
+  if (ours && !managedInForce) check(st.file, list, 'mcp-gate install claude');
+  return gaps;
 }
 
 export const CODEX_BLOCK_MARK = '# mcp-gate: added by `mcp-gate install codex`; `mcp-gate uninstall codex` removes it';

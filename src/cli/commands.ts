@@ -1,5 +1,6 @@
 // Each CLI command as one function of its context (./context.ts), and the table main.ts runs them from: one entry
 // per command id of ./usage.ts (the type makes a missing one an error).
+import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/catalogue';
 import { editServer } from '../trust/edit';
@@ -19,7 +20,8 @@ import { finishBeforeStopping } from './signals';
 import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
 import { serveCommand } from './serve';
-import { installCommand } from './install';
+import { defaultGateCommand, installCommand, readText } from './install';
+import { AgentFileError, claudeAllowlistGaps, type AllowlistGap } from './agents';
 import { preApprovalAttempts } from '../trust/preapproval';
 import type { CommandId } from './usage';
 
@@ -67,9 +69,37 @@ async function doctor(ctx: Ctx): Promise<number> {
   const policy = policyOf(report);
   const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
   const pre = preApprovalAttempts(report.project);
-  if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-  else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home));
+  const allowlists = agentAllowlists(machine.home, machine.env);
+  if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
+  else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home) + '\n\n' + agentAllowlistText(allowlists));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
+}
+
+/** Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code). */
+function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>): { gaps: AllowlistGap[]; problems: string[] } {
+  try {
+    const listDir = (dir: string) => {
+      try {
+        return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
+      } catch {
+        return []; // no drop-in folder
+      }
+    };
+    return { gaps: claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand()), problems: [] };
+  } catch (e) {
+    if (e instanceof AgentFileError) return { gaps: [], problems: [e.message] };
+    throw e;
+  }
+}
+
+function agentAllowlistText(r: { gaps: AllowlistGap[]; problems: string[] }): string {
+  const L = ["agent allowlists (Claude Code's allowedMcpServers that mcp-gate install wrote):"];
+  if (!r.gaps.length && !r.problems.length) L.push('  (up to date, or none installed)');
+  for (const g of r.gaps) {
+    L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the allowedMcpServers of ${escapeText(g.allowlist)}: Claude Code does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
+  }
+  for (const p of r.problems) L.push(`  could not check: ${escapeText(p)}`);
+  return L.join('\n');
 }
 
 async function explain(ctx: Ctx): Promise<number> {
@@ -223,7 +253,7 @@ async function serve(ctx: Ctx): Promise<number> {
 async function install(ctx: Ctx): Promise<number> {
   const { command, rest, o, input, store, machine } = ctx;
   if (command !== 'install' && command !== 'uninstall') throw new UsageError(`${command} is not install or uninstall`);
-  return finishBeforeStopping(installCommand({ verb: command, rest, yes: Boolean(o.yes), projectDir: input.projectDir, storeDir: store.dir, home: machine.home, env: machine.env, ask, isTTY: Boolean(process.stdin.isTTY) }));
+  return finishBeforeStopping(installCommand({ verb: command, rest, yes: Boolean(o.yes), managed: Boolean(o.managed), projectDir: input.projectDir, storeDir: store.dir, home: machine.home, env: machine.env, ask, isTTY: Boolean(process.stdin.isTTY) }));
 }
 
 async function showLog(ctx: Ctx): Promise<number> {

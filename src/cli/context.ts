@@ -25,6 +25,7 @@ export interface Options {
   source?: string;
   json?: boolean;
   yes?: boolean;
+  managed?: boolean;
   all?: boolean;
   help?: boolean;
   args?: string;

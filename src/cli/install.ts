@@ -4,13 +4,17 @@
 // refuses without one. Keeps a backup of every file it changes, with a manifest, in MCP Gate's store folder;
 // running it again changes nothing; uninstall puts the original back byte for byte when the file is as install
 // left it, and otherwise takes back only install's own keys. Never writes inside the project folder.
+// `install claude --managed` is the administrator's variant: it changes Claude Code's managed settings file at the
+// path Claude Code reads (nothing overrides it), keeps that file's record and backup beside it (in an `mcp-gate`
+// folder there, root's alone), and needs write access to that folder.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import writeFileAtomic from 'write-file-atomic';
-import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, installChanges, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand } from './agents';
+import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, claudeManagedSettingsFile, installChanges, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand } from './agents';
 import { err, out } from './output';
+import { GATE_ENTRY_NAME } from '../trust/preapproval';
 
 /** Agent files can be large (~/.claude.json keeps per-project history); anything larger is refused. */
 export const MAX_AGENT_FILE_BYTES = 16 * 1024 * 1024;
@@ -27,14 +31,19 @@ interface ManifestFile {
 
 interface Manifest {
   agent: Agent;
+  managed?: boolean;
   installedAt: string;
   files: ManifestFile[];
+  /** Folders install created (deepest last): uninstall removes each that is empty again. */
+  createdDirs?: string[];
 }
 
 export interface InstallCommand {
   verb: 'install' | 'uninstall';
   rest: string[];
   yes: boolean;
+  /** Claude Code's managed settings instead of the user's files (an administrator's step). */
+  managed: boolean;
   projectDir: string;
   storeDir: string;
   home: string;
@@ -46,7 +55,7 @@ export interface InstallCommand {
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
-function readText(file: string): string | undefined {
+export function readText(file: string): string | undefined {
   let st: fs.Stats;
   try {
     st = fs.statSync(file);
@@ -93,9 +102,36 @@ function diffText(c: FileChange): string {
   return createTwoFilesPatch(c.before === undefined ? '/dev/null' : c.file, c.file, c.before ?? '', c.after, c.before === undefined ? '(new file)' : '', '', { context: 3 });
 }
 
-function write(file: string, text: string | Buffer): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  writeFileAtomic.sync(file, text, { mode: fs.existsSync(file) ? fs.statSync(file).mode & 0o777 : 0o600 });
+/** Managed settings are read by every user's Claude Code: a new file is world-readable, its folder too. */
+interface Modes {
+  file: number;
+  dir: number;
+}
+const USER_MODES: Modes = { file: 0o600, dir: 0o777 };
+const MANAGED_MODES: Modes = { file: 0o644, dir: 0o755 };
+
+function write(file: string, text: string | Buffer, modes: Modes = USER_MODES): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: modes.dir });
+  writeFileAtomic.sync(file, text, { mode: fs.existsSync(file) ? fs.statSync(file).mode & 0o777 : modes.file });
+}
+
+/** The folders mkdir -p would create for a file, outermost first. */
+function missingDirs(file: string): string[] {
+  const dirs: string[] = [];
+  for (let d = path.dirname(path.resolve(file)); !fs.existsSync(d) && path.dirname(d) !== d; d = path.dirname(d)) dirs.unshift(d);
+  return dirs;
+}
+
+/** Whether this process may create or replace the file (write access to its nearest existing folder). */
+function mayWrite(file: string): boolean {
+  let d = path.dirname(path.resolve(file));
+  while (!fs.existsSync(d) && path.dirname(d) !== d) d = path.dirname(d);
+  try {
+    fs.accessSync(d, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function installCommand(c: InstallCommand): Promise<number> {
@@ -104,15 +140,25 @@ export async function installCommand(c: InstallCommand): Promise<number> {
     return 2;
   }
   const agent = c.rest[0] as Agent;
-  const files = agentFiles(agent, c.home, c.env);
+  if (c.managed && agent !== 'claude') {
+    err(`mcp-gate ${c.verb} --managed is for claude only (Claude Code's managed settings); ${AGENT_NAMES[agent]} has no such file`);
+    return 2;
+  }
+  const managedFile = claudeManagedSettingsFile();
+  const files = c.managed ? [agentFiles(agent, c.home, c.env)[0], { file: managedFile, format: 'json' as const }] : agentFiles(agent, c.home, c.env);
   for (const f of files) {
     if (insideProject(f.file, c.projectDir)) {
       err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository (is HOME set to the project?)`);
       return 1;
     }
   }
-  const dir = path.join(c.storeDir, 'agents');
-  const manifestFile = path.join(dir, `${agent}.json`);
+  const dir = c.managed ? path.join(path.dirname(managedFile), 'mcp-gate') : path.join(c.storeDir, 'agents');
+  const manifestFile = path.join(dir, c.managed ? 'install.json' : `${agent}.json`);
+  if (c.managed && c.verb === 'uninstall' && !mayWrite(manifestFile)) {
+    // Checked first: MCP Gate's record there is root's alone, so another user could not even see it.
+    err(`mcp-gate: not changed: ${path.dirname(manifestFile)} is not writable by this user; \`mcp-gate uninstall claude --managed\` is an administrator's step: run it as root`);
+    return 1;
+  }
   let manifest: Manifest | undefined;
   if (fs.existsSync(manifestFile)) {
     try {
@@ -123,7 +169,7 @@ export async function installCommand(c: InstallCommand): Promise<number> {
     }
   }
   try {
-    if (c.verb === 'install') return await install(c, agent, files.map((f) => f), manifest, dir, manifestFile);
+    if (c.verb === 'install') return await install(c, agent, files, manifest, dir, manifestFile);
     return await uninstall(c, agent, manifest, manifestFile);
   } catch (e) {
     if (e instanceof AgentFileError) {
@@ -155,17 +201,28 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
     if (!texts.has(f)) texts.set(f, readText(f));
     return texts.get(f);
   };
-  const changes = installChanges(agent, read, files, gate).filter((ch) => ch.after !== (ch.before ?? ''));
+  const how = c.managed ? `${agent} --managed` : agent;
+  const all = c.managed ? claudeManagedChanges(read, files[0].file, files[1].file, gate) : installChanges(agent, read, files, gate);
+  const changes = all.filter((ch) => ch.after !== (ch.before ?? ''));
   if (!changes.length) {
-    out(`${AGENT_NAMES[agent]} already goes through MCP Gate: ${files.map((f) => f.file).join(', ')} ${files.length === 1 ? 'is' : 'are'} as \`mcp-gate install ${agent}\` leaves ${files.length === 1 ? 'it' : 'them'}; nothing to change`);
+    const shown = all.map((ch) => ch.file);
+    out(`${AGENT_NAMES[agent]} already goes through MCP Gate: ${shown.join(', ')} ${shown.length === 1 ? 'is' : 'are'} as \`mcp-gate install ${how}\` leaves ${shown.length === 1 ? 'it' : 'them'}; nothing to change`);
     return 0;
   }
-  out(`mcp-gate install ${agent} would change:\n`);
+  out(`mcp-gate install ${how} would change:\n`);
   for (const ch of changes) out(diffText(ch));
+  const modes = c.managed ? MANAGED_MODES : USER_MODES;
+  if (c.managed && !mayWrite(files[1].file)) {
+    err(`mcp-gate: not written: ${path.dirname(files[1].file)} is not writable by this user; \`mcp-gate install claude --managed\` is an administrator's step: run it as root (e.g. sudo, keeping HOME so that your own servers in ${files[0].file} are listed)`);
+    return 1;
+  }
   if (!(await confirm(c, `\nWrite these changes to ${changes.map((ch) => ch.file).join(' and ')}?`))) return 1;
 
+  const createdDirs = c.managed ? missingDirs(manifestFile) : [];
+  if (c.managed) fs.mkdirSync(path.dirname(dir), { recursive: true, mode: modes.dir });
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const record: Manifest = manifest ?? { agent, installedAt: new Date().toISOString(), files: [] };
+  const record: Manifest = manifest ?? { agent, ...(c.managed ? { managed: true } : {}), installedAt: new Date().toISOString(), files: [] };
+  if (createdDirs.length) record.createdDirs = [...(record.createdDirs ?? []), ...createdDirs];
   for (const [i, ch] of changes.entries()) {
     let entry = record.files.find((f) => f.file === ch.file);
     if (!entry) {
@@ -192,16 +249,21 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
     }
     entry.written = sha(ch.after);
     writeFileAtomic.sync(manifestFile, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 }); // the record first: a failed write is still undoable
-    write(ch.file, ch.after);
+    write(ch.file, ch.after, modes);
     out(`wrote ${ch.file}${entry.backup ? ` (the original is kept as ${entry.backup})` : ' (new file)'}`);
   }
-  out(`${AGENT_NAMES[agent]} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
+  if (c.managed) {
+    out(`${AGENT_NAMES[agent]} now admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it. Run it again after you add a server of your own; \`mcp-gate uninstall claude --managed\` takes it back`);
+    const entry = valueAt(readJson(files[0].file, read(files[0].file)), ['mcpServers', GATE_ENTRY_NAME]);
+    if (entry === undefined) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install claude\` as that user to add it`);
+  }
+  else out(`${AGENT_NAMES[agent]} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
   return 0;
 }
 
 async function uninstall(c: InstallCommand, agent: Agent, manifest: Manifest | undefined, manifestFile: string): Promise<number> {
   if (!manifest) {
-    out(`nothing to uninstall: MCP Gate has no record of installing into ${AGENT_NAMES[agent]} (${manifestFile})`);
+    out(`nothing to uninstall: MCP Gate has no record of installing into ${AGENT_NAMES[agent]}${c.managed ? "'s managed settings" : ''} (${manifestFile})`);
     return 0;
   }
   const plan: { f: ManifestFile; after?: string | Buffer; how: string; current?: string }[] = [];
@@ -215,7 +277,7 @@ async function uninstall(c: InstallCommand, agent: Agent, manifest: Manifest | u
       plan.push({ f, current, after: undoChanges(current, f), how: 'changed since install: only what install set was taken back' });
     }
   }
-  out(`mcp-gate uninstall ${agent} would change:\n`);
+  out(`mcp-gate uninstall ${agent}${c.managed ? ' --managed' : ''} would change:\n`);
   for (const p of plan) {
     if (p.current === undefined) continue;
     out(diffText({ file: p.f.file, before: p.current, after: p.after === undefined ? '' : p.after.toString() }));
@@ -224,10 +286,20 @@ async function uninstall(c: InstallCommand, agent: Agent, manifest: Manifest | u
   for (const p of plan) {
     if (p.current === undefined) continue;
     if (p.after === undefined) fs.rmSync(p.f.file);
-    else write(p.f.file, p.after);
+    else write(p.f.file, p.after, c.managed ? MANAGED_MODES : USER_MODES);
     out(`${p.f.file}: ${p.how}`);
   }
   for (const f of manifest.files) if (f.backup) fs.rmSync(f.backup, { force: true });
   fs.rmSync(manifestFile);
+  if (c.managed) {
+    // The record's own folder, and any folder install created, go when nothing else is left in them.
+    for (const d of [path.dirname(manifestFile), ...[...(manifest.createdDirs ?? [])].reverse()]) {
+      try {
+        fs.rmdirSync(d);
+      } catch {
+        // not empty (or already gone): left as it is
+      }
+    }
+  }
   return 0;
 }

@@ -25,6 +25,7 @@ export async function main(argv: string[]): Promise<number> {
         source: { type: 'string' },
         json: { type: 'boolean' },
         yes: { type: 'boolean' },
+        managed: { type: 'boolean' },
         all: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         args: { type: 'string' },

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, cli, world } from '../helpers';
+import { claudeAllows, claudeManagedSettingsFile } from '../../../src/cli/agents';
 
 describe('mcp-gate install / uninstall (agent files)', () => {
   after(() => cleanupTemp());
@@ -56,5 +57,20 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.equal(fs.existsSync(path.join(w.project, '.gemini')), false);
 
     assert.equal(cli(w, ['install', 'vim']).code, 2);
+  });
+
+  it('Claude Code\'s allowlist matching, as doctor applies it: exact command, URL pattern, name only where the list has no entry of that kind', () => {
+    const stdio = { name: 'mine', scope: 'user', entry: { serverCommand: ['node', 'a.js'] } };
+    const remote = { name: 'web', scope: 'user', entry: { serverUrl: 'https://mcp.example.com/v1' } };
+    assert.equal(claudeAllows([{ serverCommand: ['node', 'a.js'] }], stdio), true);
+    assert.equal(claudeAllows([{ serverCommand: ['node', 'a.js', '--x'] }], stdio), false);
+    assert.equal(claudeAllows([{ serverCommand: ['node', 'b.js'] }, { serverName: 'mine' }], stdio), false, 'a name does not admit a stdio server once commands are listed');
+    assert.equal(claudeAllows([{ serverName: 'mine' }], stdio), true);
+    assert.equal(claudeAllows([{ serverUrl: 'https://*.example.com/*' }], remote), true);
+    assert.equal(claudeAllows([{ serverUrl: 'https://other.example.org/*' }, { serverName: 'web' }], remote), false);
+    assert.equal(claudeAllows([{ serverCommand: ['x'] }, { serverName: 'web' }], remote), true, 'command entries say nothing about a remote server');
+    assert.equal(claudeAllows([], stdio), false);
+    assert.equal(claudeManagedSettingsFile('linux'), '/etc/claude-code/managed-settings.json');
+    assert.equal(claudeManagedSettingsFile('darwin'), '/Library/Application Support/ClaudeCode/managed-settings.json');
   });
 });
