@@ -310,10 +310,22 @@ export function gatedWorkspaceText(folders: readonly string[]): string {
   }, null, 2) + '\n';
 }
 
-/** True when the parsed workspace file is one MCP Gate wrote (its mark, the routing, nothing more in its settings). */
-export function isGatedWorkspace(parsed: unknown): boolean {
-  if (!isObject(parsed) || parsed[GATED_WORKSPACE_MARK] !== 1 || !isObject(parsed.settings)) return false;
-  return parsed.settings[ACCESS_KEY] === 'registry';
+/**
+ * True only for a workspace file MCP Gate itself wrote: it lies directly in MCP Gate's own folder for them (`ownDir`,
+ * outside every repository; both paths real) and its text is exactly `gatedWorkspaceText` of the window's folders —
+ * nothing added. The mark alone proves nothing: a repository's `.code-workspace` can carry it, beside a nested
+ * `"chat.mcp": { "access": "all" }` that VS Code applies over the dotted key (found by an attacker session; see
+ * docs/vscode-own-starts.md).
+ */
+export function isGatedWorkspace(file: { path: string; text: string }, ownDir: string, folders: readonly string[]): boolean {
+  const dir = ownDir.replace(/[\\/]+$/, '');
+  const parent = file.path.slice(0, Math.max(file.path.lastIndexOf('/'), file.path.lastIndexOf('\\')));
+  if (!dir || parent !== dir || !file.path.endsWith('.code-workspace') || !folders.length) return false;
+  try {
+    return file.text === gatedWorkspaceText(folders);
+  } catch {
+    return false;
+  }
 }
 
 /** The file name MCP Gate keeps a gated workspace under: readable, and unique per folder set. */

@@ -14,7 +14,11 @@ import type { FolderState, GateService } from './service';
 
 /** Also for a folder MCP Gate could not check (no report): its settings overrides still count (the reopen). */
 export function ownStartsOf(folder: FolderState, index: number, workspaceSettingsFile?: string): VsCodeOwnReport {
-  const c = vscode.workspace.getConfiguration(undefined, folder.folder.uri);
+  // Without a resource, as VS Code's own MCP service reads them: window-scope values of the window (the folder's
+  // .vscode/settings.json in a folder window, the workspace file's in a workspace). With the folder as resource,
+  // inspect() also returns a nested "chat.mcp": {…} object of a folder inside a workspace, which VS Code's MCP does
+  // not apply (measured).
+  const c = vscode.workspace.getConfiguration();
   const inspect = (k: string) => {
     const i = c.inspect(k);
     return i ? { defaultValue: i.defaultValue, globalValue: i.globalValue, workspaceValue: i.workspaceValue, workspaceFolderValue: i.workspaceFolderValue } : undefined;

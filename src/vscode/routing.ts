@@ -8,7 +8,6 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse as parseJsonc } from 'jsonc-parser';
 import * as vscode from 'vscode';
 import { gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, type OwnStart, type RepositoryOverride, type VsCodeOwnReport } from '../trust/vscode-own';
 import { escapeText } from '../trust/escape';
@@ -34,14 +33,20 @@ export interface RoutingView {
   banners: { level: 'warning' | 'info'; text: string }[];
 }
 
-/** The window's workspace file, when it is one MCP Gate wrote. */
-function gatedWorkspaceOpen(): boolean {
+/** The folder MCP Gate keeps its own workspace files in (its storage, outside every repository). */
+const ownWorkspacesDir = (service: GateService) => path.join(service.storeDir, 'workspaces');
+
+/** The window's workspace file, when it is one MCP Gate wrote: in its own folder, with exactly the text it writes. */
+function gatedWorkspaceOpen(service: GateService): boolean {
   const f = vscode.workspace.workspaceFile;
   if (!f || f.scheme !== 'file') return false;
   try {
-    const st = fs.statSync(f.fsPath);
+    const real = fs.realpathSync(f.fsPath);
+    const st = fs.statSync(real);
     if (!st.isFile() || st.size > 64 * 1024) return false;
-    return isGatedWorkspace(parseJsonc(fs.readFileSync(f.fsPath, 'utf8')));
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((w) => (w.uri.scheme === 'file' ? w.uri.fsPath : ''));
+    if (folders.some((x) => !x)) return false;
+    return isGatedWorkspace({ path: real, text: fs.readFileSync(real, 'utf8') }, fs.realpathSync(ownWorkspacesDir(service)), folders);
   } catch {
     return false;
   }
@@ -71,7 +76,7 @@ function overridesText(overrides: RepositoryOverride[]): string {
 let reopenedBecause: string | undefined;
 
 export function routingView(service: GateService): RoutingView {
-  const gated = gatedWorkspaceOpen();
+  const gated = gatedWorkspaceOpen(service);
   const reports: { folder: string; r: VsCodeOwnReport }[] = [];
   service.folders().forEach((f, i) => {
     const r = ownStartsOf(f, i, workspaceSettingsFile());
@@ -129,7 +134,7 @@ export async function reopenThroughGate(service: GateService, open = true, becau
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: no workspace folder is open.'));
     return undefined;
   }
-  const dir = path.join(service.storeDir, 'workspaces');
+  const dir = ownWorkspacesDir(service);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, gatedWorkspaceName(folders, (s) => crypto.createHash('sha256').update(s).digest('hex')));
   fs.writeFileSync(`${file}.tmp`, gatedWorkspaceText(folders), { mode: 0o600 });

@@ -98,6 +98,8 @@ fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
   ...extraSettings,
 }, null, 2));
 const resultsFile = path.join(runDir, 'results.json');
+/** MCP Gate's folder for its own workspace files in this run's profile (its globalStorage). */
+const gatedDir = () => dir('user-data', 'User', 'globalStorage', manifest.publisher + '.' + manifest.name, 'workspaces');
 let heldOverride; // --override-after-open: [file, its bytes], written back once MCP Gate is up
 if (opt['override-after-open']) {
   const copy = path.join(dir('copy'), path.basename(folder));
@@ -112,7 +114,8 @@ if (opt.gated) {
   const own = path.join(REPO, 'out/src/trust/vscode-own.js');
   if (!fs.existsSync(own)) usage(`${own} is missing (tsc -p tsconfig.vscode.json)`);
   const { gatedWorkspaceText } = createRequire(import.meta.url)(own);
-  workspaceFile = path.join(dir('gated'), `${path.basename(folder)}.code-workspace`);
+  // Where MCP Gate keeps its own workspace files (its global storage): only there is such a file taken as its own.
+  workspaceFile = path.join(gatedDir(), `${path.basename(folder)}.code-workspace`);
   fs.writeFileSync(workspaceFile, gatedWorkspaceText([folder]));
 }
 
@@ -151,12 +154,15 @@ async function waitForReopen(page, before) {
   const own = path.join(REPO, 'out/src/trust/vscode-own.js');
   if (!fs.existsSync(own)) throw new Error(`${own} is missing (tsc -p tsconfig.vscode.json)`);
   const { isGatedWorkspace } = createRequire(import.meta.url)(own);
+  const ownDir = fs.realpathSync(gatedDir());
   const end = Date.now() + 90_000;
   while (Date.now() < end) {
     const ws = new URL(page.url()).searchParams.get('workspace');
     const file = ws?.replace(/^vscode-remote:\/\/[^/]*/, '');
     if (file && file !== before && fs.existsSync(file)) {
-      if (!isGatedWorkspace(JSON.parse(fs.readFileSync(file, 'utf8')))) throw new Error(`the window was reopened inside ${file}, which is not MCP Gate's gated workspace file`);
+      const text = fs.readFileSync(file, 'utf8');
+      const folders = (JSON.parse(text).folders ?? []).map((f) => f.path);
+      if (!isGatedWorkspace({ path: fs.realpathSync(file), text }, ownDir, folders)) throw new Error(`the window was reopened inside ${file}, which is not MCP Gate's gated workspace file`);
       return file;
     }
     await new Promise((r) => setTimeout(r, 250));

@@ -203,17 +203,29 @@ describe('vscode-own: MCP Gate\'s own workspace file (a repository cannot undo t
     const parsed = JSON.parse(text);
     assert.deepEqual(parsed.folders, [{ path: '/home/u/src/repo' }]);
     assert.deepEqual(parsed.settings, { [ACCESS_KEY]: 'registry', [DISCOVERY_KEY]: { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false } });
-    assert.equal(isGatedWorkspace(parsed), true);
+    assert.equal(isGatedWorkspace({ path: '/home/u/.store/workspaces/repo-1.code-workspace', text }, '/home/u/.store/workspaces', ['/home/u/src/repo']), true);
     // Read as VS Code would: the workspace value routes, the folder's value is not applied.
     const r = report({ '.vscode/mcp.json': MCP_JSON });
     assert.deepEqual(run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, workspaceValue: parsed.settings[ACCESS_KEY] } }).starts, []);
   });
 
-  it('a repository\'s workspace file is not MCP Gate\'s, even with the mark, unless it routes', () => {
-    assert.equal(isGatedWorkspace({ folders: [{ path: '.' }], settings: { [ACCESS_KEY]: 'all' } }), false);
-    assert.equal(isGatedWorkspace({ folders: [{ path: '.' }], settings: { [ACCESS_KEY]: 'all' }, 'mcpGate.gatedWorkspace': 1 }), false);
-    assert.equal(isGatedWorkspace(null), false);
-    assert.equal(isGatedWorkspace('x'), false);
+  it('a workspace file is MCP Gate\'s only in its own folder and with exactly its text: the mark alone proves nothing', () => {
+    const own = '/home/u/.store/workspaces';
+    const text = gatedWorkspaceText(['/home/u/src/repo']);
+    const at = (p: string, t = text) => isGatedWorkspace({ path: p, text: t }, own, ['/home/u/src/repo']);
+    assert.equal(at(`${own}/repo-1.code-workspace`), true);
+    // The same text inside the repository (or anywhere else) is the repository's file.
+    assert.equal(at('/home/u/src/repo/team.code-workspace'), false);
+    assert.equal(at(`${own}/nested/repo-1.code-workspace`), false);
+    // The attack found by an attacker session: the mark, the dotted routing, and a nested "chat.mcp" that VS Code
+    // applies over it.
+    const forged = JSON.stringify({ folders: [{ path: '/home/u/src/repo' }], settings: { [ACCESS_KEY]: 'registry', 'chat.mcp': { access: 'all' } }, 'mcpGate.gatedWorkspace': 1 });
+    assert.equal(at(`${own}/repo-1.code-workspace`, forged), false);
+    // Anything added to MCP Gate's text, or other folders than the window's.
+    assert.equal(at(`${own}/repo-1.code-workspace`, text.replace('"settings": {', '"settings": { "chat.mcp.autostart": "newAndOutdated",')), false);
+    assert.equal(isGatedWorkspace({ path: `${own}/repo-1.code-workspace`, text }, own, ['/home/u/src/other']), false);
+    assert.equal(isGatedWorkspace({ path: `${own}/repo-1.code-workspace`, text }, own, []), false);
+    assert.equal(isGatedWorkspace({ path: `${own}/repo-1.code-workspace`, text }, '', ['/home/u/src/repo']), false);
   });
 
   it('refuses relative paths and no folder; names files per folder set', () => {

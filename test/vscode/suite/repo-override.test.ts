@@ -23,8 +23,10 @@ const OWN_ID = 'mcp.config.ws0.override-echo';
 const log = (msg: string) => console.log(`      [repo-override] ${msg}`);
 const reopened = process.env.MCP_GATE_VSCODE_EXPECT_REOPEN === '1';
 const workspaceFile = vscode.workspace.workspaceFile?.fsPath;
-const gated = !!workspaceFile && !workspaceFile.endsWith('/override.code-workspace');
-const shippedAs = process.env.MCP_GATE_VSCODE_WORKSPACE_FILE ? 'override.code-workspace' : '.vscode/settings.json';
+const gated = !!workspaceFile && workspaceFile.includes('/globalStorage/');
+const shippedAs = process.env.MCP_GATE_VSCODE_WORKSPACE_FILE?.split('/').pop() ?? '.vscode/settings.json';
+/** chat.mcp.access as VS Code's own MCP service reads it: for the window, without a resource. */
+const effectiveAccess = () => vscode.workspace.getConfiguration().get('chat.mcp.access');
 
 /** Every process on this machine whose command line carries the fixture's marker (not only our children). */
 function markerProcesses(): { pid: number; cmd: string }[] {
@@ -83,7 +85,7 @@ describe('repo-override: a repository that sets chat.mcp.access back cannot make
   });
 
   it(gated ? 'inside MCP Gate\'s workspace file: the folder\'s "all" is not applied and VS Code\'s own start spawns no process' : 'opened as the repository ships it: VS Code applies the repository\'s "all" and starts the server itself (the attack, measured)', async () => {
-    const effective = vscode.workspace.getConfiguration(undefined, vscode.workspace.workspaceFolders![0].uri).get('chat.mcp.access');
+    const effective = effectiveAccess();
     const r = await startOwn();
     log(`startServer ${OWN_ID}: error=${r.error ?? 'none'} spawned=${JSON.stringify(r.spawned)}`);
     if (gated) {
@@ -109,10 +111,10 @@ describe('repo-override: a repository that sets chat.mcp.access back cannot make
         // The window MCP Gate reopened by itself: its panel says why, naming the repository's file and values.
         assert.match(banners, new RegExp(`^MCP Gate reopened this window inside its own workspace file because ${shippedAs.replace(/\./g, '\\.')} sets chat\\.mcp\\.access = "all"`));
         const logged = fs.readFileSync(api.service.log.file!, 'utf8');
-        assert.match(logged, /reopening .*override-repo through MCP Gate's workspace file/);
+        assert.ok(logged.includes(`reopening ${vscode.workspace.workspaceFolders![0].uri.fsPath} through MCP Gate's workspace file`), 'the reopen is in the log');
       } else assert.doesNotMatch(banners, /MCP Gate reopened/);
     } else {
-      const file = workspaceFile ? 'override.code-workspace' : '.vscode/settings.json';
+      const file = shippedAs;
       assert.match(routing.status, /VS Code itself would start 1 server outside the gate: override-echo/);
       assert.ok(banners.includes(file), `the banner names ${file}: ${banners}`);
       assert.match(banners, /chat\.mcp\.access = "all"/);
