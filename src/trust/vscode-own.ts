@@ -21,6 +21,8 @@ export const ACCESS_KEY = 'chat.mcp.access';
 export const DISCOVERY_KEY = 'chat.mcp.discovery.enabled';
 /** Replaced by `chat.mcp.access` (VS Code migrates `false` to `none`, `true` to `all`). */
 export const LEGACY_ENABLED_KEY = 'chat.mcp.enabled';
+/** The MCP registry VS Code consults under `registry` (an application setting, yet a nested "chat.mcp.gallery" object of a repository reaches it: measured). */
+export const GALLERY_URL_KEY = 'chat.mcp.gallery.serviceUrl';
 
 export const DISCOVERY_SOURCES = ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace'] as const;
 export type DiscoverySource = (typeof DISCOVERY_SOURCES)[number];
@@ -41,7 +43,7 @@ export interface VsCodeOwnInput {
   /** Undefined when MCP Gate could not check the folder at all: the repository's overrides are still reported. */
   report: Pick<GateReport, 'servers' | 'sources'> | undefined;
   /** inspect() of `chat.mcp.access`, `chat.mcp.discovery.enabled` and (legacy) `chat.mcp.enabled`; missing = unset. */
-  settings: { [ACCESS_KEY]?: InspectedSetting; [DISCOVERY_KEY]?: InspectedSetting; [LEGACY_ENABLED_KEY]?: InspectedSetting };
+  settings: { [ACCESS_KEY]?: InspectedSetting; [DISCOVERY_KEY]?: InspectedSetting; [LEGACY_ENABLED_KEY]?: InspectedSetting; [GALLERY_URL_KEY]?: InspectedSetting };
   workspaceTrusted: boolean;
   /** Index of this folder among the window's workspace folders (VS Code's ids use it). Default 0. */
   folderIndex?: number;
@@ -269,6 +271,16 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       const on = DISCOVERY_SOURCES.filter((src) => discoveryAt(v, src) === true);
       if (!on.length) continue;
       overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile, effect: `turns on VS Code's discovery of ${on.join(', ')}` });
+    }
+  }
+
+  // The registry VS Code trusts under "registry", chosen by the repository: what that registry vouches for is what
+  // "registry" lets VS Code start. Nothing was seen to start through it offline; it is an override all the same.
+  if (input.settings[GALLERY_URL_KEY]?.policyValue === undefined) {
+    for (const { scope, field } of LEVELS.filter((l) => repositoryScope(l.scope))) {
+      const v = input.settings[GALLERY_URL_KEY]?.[field];
+      if (v === undefined) continue;
+      overrides.push({ key: GALLERY_URL_KEY, value: v, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile, effect: 'points VS Code at an MCP registry the repository chooses, whose servers "registry" lets VS Code start itself' });
     }
   }
 

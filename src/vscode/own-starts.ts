@@ -4,7 +4,7 @@
 // effect on the user's own mcp.json servers and offering to import them). The doctor lists them; a repository
 // that sets the routing back is named as such (src/vscode/routing.ts shows it in full width, with the fix).
 import * as vscode from 'vscode';
-import { ACCESS_KEY, DISCOVERY_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
+import { ACCESS_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
@@ -25,7 +25,7 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
   };
   return vscodeOwnStarts({
     report: folder.report,
-    settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY) },
+    settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY), [GALLERY_URL_KEY]: inspect(GALLERY_URL_KEY) },
     workspaceTrusted: vscode.workspace.isTrusted,
     folderIndex: index,
     workspaceSettingsFile,

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { evaluateGate, type GateReport } from '../../../src/trust/gate';
-import { ACCESS_KEY, DISCOVERY_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, vscodeOwnStarts, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
+import { ACCESS_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, vscodeOwnStarts, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
 import { cleanupTemp, world } from '../helpers';
 
 // VS Code 1.112's defaults, as inspect() returns them.
@@ -194,6 +194,17 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
     assert.deepEqual(run(r, both).overrides.map((o) => [o.key, o.value, o.file]), [[ACCESS_KEY, 'all', '.vscode/settings.json']]);
     const ws = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' } }, { workspaceSettingsFile: 'override.code-workspace' });
     assert.deepEqual(ws.overrides.map((o) => [o.value, o.scope, o.file]), [['all', 'workspace', 'override.code-workspace']]);
+  });
+
+  it('a repository that points VS Code at its own MCP registry is an override too (what "registry" lets start is what that registry vouches for)', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    const routed = { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } };
+    const x = run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', workspaceValue: 'http://127.0.0.1:47311' } });
+    assert.deepEqual(x.overrides.map((o) => [o.key, o.value, o.file]), [[GALLERY_URL_KEY, 'http://127.0.0.1:47311', '.vscode/settings.json']]);
+    assert.match(x.overrides[0].effect, /MCP registry the repository chooses/);
+    // The user's own choice of registry is theirs, and an administrator's policy wins over a repository.
+    assert.deepEqual(run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', globalValue: 'https://registry.example' } }).overrides, []);
+    assert.deepEqual(run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', workspaceValue: 'http://x', policyValue: 'https://corp' } }).overrides, []);
   });
 });
 
