@@ -54,8 +54,6 @@ export type LoggedEvent = LogEvent & { at: string };
 export const LOG_FILE = 'log.jsonl';
 export const DEFAULT_ROTATE_BYTES = 4 * 1024 * 1024;
 const KEEP_ROTATED = 3;
-/** How often an open log file is checked against its path (another process may have rotated or removed it). */
-const CHECK_MS = 500;
 
 /** Why the log could not be written, and which file. */
 export interface LogFailure {
@@ -126,18 +124,16 @@ export class EventLog {
 
   // The file stays open between writes (the call path writes three events per tool call: opening, checking and
   // closing the file each time was most of a call's cost through a session — bench group `protocol`). Another
-  // process (the CLI beside the extension) may rotate or remove it: the path is checked against the open file at
-  // most every CHECK_MS and before rotating, and reopened when it is no longer the same file.
+  // process (the CLI beside the extension) may rotate or remove it: before every write the path is checked against
+  // the open file (one stat, far cheaper than an open and close) and the file reopened when it is no longer the
+  // same one, so no line goes to a removed file and requireLog sees a path that cannot be written at once.
   private fd: number | undefined;
   private ino = 0;
   private size = 0;
-  private checkedAt = 0;
 
   private append(line: string): void {
     const adding = Buffer.byteLength(line);
-    const now = Date.now();
-    if (this.fd !== undefined && (now - this.checkedAt > CHECK_MS || this.size + adding > this.rotateBytes)) {
-      this.checkedAt = now;
+    if (this.fd !== undefined) {
       let current: fs.Stats | undefined;
       try {
         current = fs.statSync(this.file!);
@@ -150,7 +146,6 @@ export class EventLog {
     if (this.fd === undefined) {
       fs.mkdirSync(this.dir!, { recursive: true, mode: 0o700 });
       this.openFile();
-      this.checkedAt = now;
     }
     if (this.size + adding > this.rotateBytes && this.size > 0) {
       this.closeFile();

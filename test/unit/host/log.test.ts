@@ -46,6 +46,27 @@ describe('event log', () => {
     assert.equal(back[back.length - 1], 't59');
   });
 
+  it('a log file another process removes or replaces between writes: the very next line goes to the file at the path, none to the removed one', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'log.jsonl');
+    const log = new EventLog(dir, new Masker());
+    log.write({ kind: 'tool.call', server: 's', tool: 'before' });
+    fs.rmSync(file);
+    log.write({ kind: 'tool.call', server: 's', tool: 'after-remove' });
+    assert.deepEqual(log.read().map((e) => (e as { tool: string }).tool), ['after-remove']);
+    fs.renameSync(file, `${file}.moved`);
+    fs.writeFileSync(file, '');
+    log.write({ kind: 'tool.call', server: 's', tool: 'after-replace' });
+    assert.deepEqual(log.read().map((e) => (e as { tool: string }).tool).filter((t) => t === 'after-replace'), ['after-replace']);
+    assert.doesNotMatch(fs.readFileSync(`${file}.moved`, 'utf8'), /after-replace/);
+    // A path that can no longer be written is noticed at the next write (what requireLog refuses calls on).
+    fs.rmSync(file);
+    fs.mkdirSync(file);
+    log.write({ kind: 'tool.call', server: 's', tool: 'into-a-folder' });
+    assert.match(String(log.failure?.error.message), /EISDIR/);
+    log.close();
+  });
+
   it('a log that cannot be written: listeners still get events, the failure is told once, and cleared when writes work again', () => {
     const dir = tempDir();
     fs.mkdirSync(path.join(dir, 'log.jsonl')); // appending to a folder fails, even as root
