@@ -130,8 +130,8 @@ tabs.addEventListener('vsc-tabs-select', (e) => {
 
 // ---- servers ------------------------------------------------------------------------------------------------
 const STATE_ICON: Record<string, string> = STATE_CODICON;
-const ACTION_LABEL: Record<PanelAction, string> = { approve: 'Approve', reject: 'Reject', reset: 'Reset' };
-const ACTION_ICON: Record<PanelAction, string> = { approve: 'check', reject: 'close', reset: 'discard' };
+const ACTION_LABEL: Record<PanelAction, string> = { approve: 'Approve', reject: 'Reject', reset: 'Reset', update: 'Update' };
+const ACTION_ICON: Record<PanelAction, string> = { approve: 'check', reject: 'close', reset: 'discard', update: 'cloud-download' };
 
 function post(m: WebviewMessage): void {
   vscode.postMessage(m);
@@ -197,7 +197,7 @@ function serverCard(s: ServerView): HTMLElement {
     const b = h('vscode-button', {
       class: `act act-${a}`,
       attrs: { icon: ACTION_ICON[a], ...(a === 'approve' ? {} : { secondary: true }), ...(busy.has(s.key) ? { disabled: true } : {}), 'data-action': a },
-      text: a === 'approve' && (s.diff || s.toolsDiff) ? 'Review changes and approve…' : a === 'approve' ? 'Approve…' : a === 'reject' ? 'Reject…' : ACTION_LABEL[a],
+      text: a === 'approve' && (s.diff || s.toolsDiff) ? 'Review changes and approve…' : a === 'approve' ? 'Approve…' : a === 'reject' ? 'Reject…' : a === 'update' ? 'Update package…' : ACTION_LABEL[a],
     });
     b.addEventListener('click', () => onAction(s, a, card));
     actions.append(b);
@@ -300,6 +300,7 @@ function onAction(s: ServerView, a: PanelAction, card: HTMLElement): void {
   for (const b of card.querySelectorAll<HTMLElement>('.act')) b.setAttribute('disabled', '');
   setStatus(a === 'approve' && (s.diff || s.toolsDiff)
     ? `VS Code shows the changes to ${s.name} side by side and asks whether to approve them.`
+    : a === 'update' ? `VS Code asks the registry for ${s.name}'s package again and shows what changed before asking.`
     : `${ACTION_LABEL[a]} ${s.name}…`);
   post({ type: 'action', action: a, key: s.key });
 }

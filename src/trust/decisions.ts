@@ -25,15 +25,15 @@ export function npmLaunchOf(server: ServerReport): NpmLaunch | undefined {
 }
 
 /** Resolves the lock an approval of this server records (the registry and cache of MCP Gate's own environment). */
-export async function resolveLock(input: GateInput, server: ServerReport): Promise<NpmLock | undefined> {
+export async function resolveLock(input: GateInput, server: ServerReport, signal?: AbortSignal): Promise<NpmLock | undefined> {
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const { home, env } = input.machine;
   const minAge = minReleaseAge(evaluateGate(input));
   try {
-    return await resolveNpm(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days });
+    return await resolveNpm(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days, signal });
   } catch (e) {
-    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}`);
+    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}. Nothing was recorded; check that the registry answers and has ${launch.spec} (MCP Gate resolves from npm_config_registry, else registry= in ~/.npmrc), then try again`);
     throw e;
   }
 }
@@ -42,12 +42,12 @@ export async function resolveLock(input: GateInput, server: ServerReport): Promi
  * The lock an approval of this server records: the one already approved with this same definition (approving
  * again after a tool change does not move the package — only `mcp-gate update` does), else a fresh resolution.
  */
-export async function lockForApproval(input: GateInput, server: ServerReport): Promise<NpmLock | undefined> {
+export async function lockForApproval(input: GateInput, server: ServerReport, signal?: AbortSignal): Promise<NpmLock | undefined> {
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const r = server.record;
   if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.lock && r.lock.spec === launch.spec && lockIntact(r.lock)) return r.lock;
-  return resolveLock(input, server);
+  return resolveLock(input, server, signal);
 }
 
 /**

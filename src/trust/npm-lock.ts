@@ -87,11 +87,20 @@ interface Options {
   cacheRoot: string;
   /** Versions published less than this many days ago are not chosen (npm's `before`). */
   minReleaseAgeDays?: number;
+  /** Stops the registry requests (a front end's cancel or time limit); the resolution then throws LockError. */
+  signal?: AbortSignal;
 }
 
 const libOpts = (o: Options, extra: Record<string, unknown> = {}) => ({
-  registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...extra,
+  registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...(o.signal ? { signal: o.signal } : {}), ...extra,
 });
+
+/** Throws when the front end stopped the resolution: its reason (a LockError naming why), else a plain LockError. */
+function checkStopped(o: Options, spec: string): void {
+  if (!o.signal?.aborted) return;
+  const r = o.signal.reason;
+  throw r instanceof LockError ? r : new LockError(`resolving ${spec} at ${o.registry} was stopped`);
+}
 
 function before(o: Options): { before?: Date } {
   return o.minReleaseAgeDays ? { before: new Date(Date.now() - o.minReleaseAgeDays * 86_400_000) } : {};
@@ -108,6 +117,7 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
   try {
     manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...before(o) }));
   } catch (e) {
+    checkStopped(o, launch.spec);
     const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} day(s) ago (your minimum release age)` : '';
     throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
   }
@@ -120,6 +130,7 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
     const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...before(o) }) }).buildIdealTree();
     packages = tree.meta.commit().packages as Record<string, Record<string, unknown>>;
   } catch (e) {
+    checkStopped(o, launch.spec);
     throw new LockError(`the dependencies of ${name}@${version} cannot be resolved at ${o.registry}: ${npmError(e)}`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
@@ -142,9 +153,15 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
     installScripts: Object.entries(packages).filter(([, p]) => p.hasInstallScript).map(([k]) => k.replace(/^.*node_modules\//, '')),
   };
   // Installed now, so what is approved includes the hash of the very files that will run.
+  checkStopped(o, launch.spec);
   const dir = tempDir(o.cacheRoot);
   try {
-    await install(packages, dir, o, `${name}@${version}`);
+    try {
+      await install(packages, dir, o, `${name}@${version}`);
+    } catch (e) {
+      checkStopped(o, launch.spec);
+      throw e;
+    }
     const lock = { ...partial, tree: treeHash(dir) } as NpmLock;
     lock.digest = lockDigest(lock);
     const target = treeDir(o.cacheRoot, lock);
