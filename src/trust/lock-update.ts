@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { GateRefusal, npmLaunchOf, resolveLock } from './decisions';
+import { GateRefusal, npmLaunchOf, resolveLock, type LockOptions } from './decisions';
 import type { GateInput, ServerReport } from './gate';
 import { NEUTRAL_WORDS } from './words';
-import { ensureInstalled, LockError, packageCacheRoot, type NpmLock } from './npm-lock';
+import { inProcess, LockError, packageCacheRoot, type NpmLock } from './npm-lock';
 
 /** A package folder's files at most this many, this large in total, get a file-level diff. */
 export const SMALL_FILES = 300;
@@ -63,17 +63,17 @@ export function isUpdatable(s: ServerReport): boolean {
  * Resolves the server's spec again and compares it with the approved lock. Network: the registry. Throws
  * GateRefusal naming the server, the package and what to do.
  */
-export async function planUpdate(input: GateInput, s: ServerReport, signal?: AbortSignal): Promise<LockUpdate> {
+export async function planUpdate(input: GateInput, s: ServerReport, o: LockOptions = {}): Promise<LockUpdate> {
   const launch = npmLaunchOf(s);
   if (!launch) throw new GateRefusal(`"${s.name}" (${s.source}) does not run an npm package MCP Gate pins; there is nothing to update`);
   const old = approvedLock(s);
   if (!old) throw new GateRefusal(`"${s.name}" is ${s.state}, not approved with a package lock (${s.reason}); ${(input.words ?? NEUTRAL_WORDS).review(s.name)}`);
-  const fresh = (await resolveLock(input, s, signal))!;
+  const fresh = (await resolveLock(input, s, o))!;
   const upToDate = fresh.tree === old.tree && JSON.stringify(fresh.packages) === JSON.stringify(old.packages);
   return {
     server: s, spec: launch.spec, old, fresh, upToDate,
     dependencies: upToDate ? [] : dependencyChanges(old, fresh),
-    files: upToDate ? { compared: true, files: [] } : await fileChanges(input, old, fresh),
+    files: upToDate ? { compared: true, files: [] } : await fileChanges(input, old, fresh, o),
   };
 }
 
@@ -125,13 +125,14 @@ function side(d: Buffer | undefined): FileChange['before'] {
 }
 
 /** The package's own folder, old tree against new, when both are small. */
-async function fileChanges(input: GateInput, a: NpmLock, b: NpmLock): Promise<FileComparison> {
+async function fileChanges(input: GateInput, a: NpmLock, b: NpmLock, o: LockOptions): Promise<FileComparison> {
   const cache = packageCacheRoot(input.machine.home, input.machine.env);
   let before: Map<string, Buffer> | undefined;
   let after: Map<string, Buffer> | undefined;
   try {
-    const x = await ensureInstalled(a, cache);
-    const y = await ensureInstalled(b, cache);
+    const npm = o.npm ?? inProcess;
+    const x = await npm.install(a, cache, o.signal);
+    const y = await npm.install(b, cache, o.signal);
     before = filesOf(path.join(x.dir, 'node_modules', ...a.name.split('/')));
     after = filesOf(path.join(y.dir, 'node_modules', ...b.name.split('/')));
   } catch (e) {

@@ -82,7 +82,7 @@ export function dependencyCount(lock: NpmLock): number {
   return Object.keys(lock.packages).filter((k) => k !== '' && k !== `node_modules/${lock.name}`).length;
 }
 
-interface Options {
+export interface ResolveOptions {
   registry: string;
   cacheRoot: string;
   /** Versions published less than this many days ago are not chosen (npm's `before`). */
@@ -90,6 +90,23 @@ interface Options {
   /** Stops the registry requests (a front end's cancel or time limit); the resolution then throws LockError. */
   signal?: AbortSignal;
 }
+
+type Options = ResolveOptions;
+
+/**
+ * The two operations that use the registry and the npm libraries. The CLI runs them here (`inProcess`); VS Code runs
+ * them in a worker thread (src/host/lock-worker.ts), outside the extension host's patched network stack, where a
+ * cancel or a time limit ends them for good.
+ */
+export interface NpmOps {
+  resolve(launch: NpmLaunch, o: ResolveOptions): Promise<NpmLock>;
+  install(lock: NpmLock, cacheRoot: string, signal?: AbortSignal): Promise<{ dir: string; binFile: string }>;
+}
+
+export const inProcess: NpmOps = {
+  resolve: (launch, o) => resolveNpm(launch, o),
+  install: (lock, cacheRoot) => ensureInstalled(lock, cacheRoot),
+};
 
 const libOpts = (o: Options, extra: Record<string, unknown> = {}) => ({
   registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...(o.signal ? { signal: o.signal } : {}), ...extra,
@@ -114,12 +131,17 @@ function npmError(e: unknown): string {
 /** Resolves an npm launch to its lock (and installs it into the cache). Network: the registry. Throws LockError. */
 export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock> {
   let manifest: Record<string, any>;
+  // The registry itself answers, never a cached copy: npm's cache serves a stale copy when the registry cannot be
+  // reached, and an approval would then pin, or an update call "up to date", what the registry never said today.
+  const meta = tempDir(o.cacheRoot);
   try {
-    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...before(o) }));
+    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, cache: path.join(meta, '_cacache'), ...before(o) }));
   } catch (e) {
     checkStopped(o, launch.spec);
     const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} day(s) ago (your minimum release age)` : '';
     throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
+  } finally {
+    fs.rmSync(meta, { recursive: true, force: true });
   }
   const name = String(manifest.name);
   const version = String(manifest.version);

@@ -18,6 +18,7 @@ import { CMD, type CommandId } from './command-ids';
 import { routeThroughGate } from './own-starts';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
+import { workerOps } from '../host/lock-worker';
 import { withResolution } from './resolving';
 import { Review, type DocumentProvider } from './review';
 import { reopenThroughGate, routingText } from './routing';
@@ -107,7 +108,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   let shown: { lock?: NpmLock; minAge?: MinAge };
   try {
     const minAge = minAgeOf(x);
-    const lock = npmLaunchOf(s) ? await resolve(x, (signal) => lockForApproval(x.folder.input, s, signal), 'approved') : undefined;
+    const lock = npmLaunchOf(s) ? await resolve(x, (signal) => lockForApproval(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'approved') : undefined;
     shown = { lock, minAge };
   } catch (e) {
     return failed(e);
@@ -141,6 +142,11 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     await review.close();
   }
 };
+
+/** The npm libraries run in a worker thread (src/host/lock-worker.ts), not in the extension host. */
+function npmOps(ctx: Ctx) {
+  return workerOps(vscode.Uri.joinPath(ctx.context.extensionUri, 'dist', 'lock-worker.js').fsPath);
+}
 
 function minAgeOf(x: Entry): MinAge | undefined {
   return x.folder.report ? minReleaseAge(x.folder.report) : undefined;
@@ -184,7 +190,7 @@ const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   let u: Awaited<ReturnType<typeof planUpdate>>;
   try {
     minAge = minAgeOf(x);
-    u = await resolve(x, (signal) => planUpdate(x.folder.input, s, signal), 'updated');
+    u = await resolve(x, (signal) => planUpdate(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'updated');
   } catch (e) {
     return failed(e);
   }
