@@ -130,18 +130,26 @@ function npmError(e: unknown): string {
 
 /** Resolves an npm launch to its lock (and installs it into the cache). Network: the registry. Throws LockError. */
 export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock> {
-  let manifest: Record<string, any>;
   // The registry itself answers, never a cached copy: npm's cache serves a stale copy when the registry cannot be
   // reached, and an approval would then pin, or an update call "up to date", what the registry never said today.
+  // The metadata (the package's and its dependencies') goes to a cache of this resolution only.
   const meta = tempDir(o.cacheRoot);
+  const fresh = { cache: path.join(meta, '_cacache') };
   try {
-    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, cache: path.join(meta, '_cacache'), ...before(o) }));
+    return await resolveWith(launch, o, fresh);
+  } finally {
+    fs.rmSync(meta, { recursive: true, force: true });
+  }
+}
+
+async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string }): Promise<NpmLock> {
+  let manifest: Record<string, any>;
+  try {
+    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...fresh, ...before(o) }));
   } catch (e) {
     checkStopped(o, launch.spec);
     const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} day(s) ago (your minimum release age)` : '';
     throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
-  } finally {
-    fs.rmSync(meta, { recursive: true, force: true });
   }
   const name = String(manifest.name);
   const version = String(manifest.version);
@@ -149,7 +157,7 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
   let packages: Record<string, Record<string, unknown>>;
   try {
     fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: { [name]: version } }));
-    const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...before(o) }) }).buildIdealTree();
+    const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...fresh, ...before(o) }) }).buildIdealTree();
     packages = tree.meta.commit().packages as Record<string, Record<string, unknown>>;
   } catch (e) {
     checkStopped(o, launch.spec);

@@ -1,7 +1,7 @@
 // The package worker VS Code resolves pinned npm packages in (dist/lock-worker.js, src/host/lock-worker.ts),
 // against a real registry (verdaccio): it returns the same lock as resolving in process; stopping it (a cancel
 // or a time limit) ends the job with the reason given, and nothing is returned; a failed resolution keeps its
-// LockError and its words.
+// LockError and its words; an unreachable registry is a failure, never a stale answer from the cache.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -55,5 +55,14 @@ describe('package worker (verdaccio)', function () {
   it('a worker file that is not there: a LockError naming it', async () => {
     await assert.rejects(workerOps(path.join(ROOT, 'dist', 'no-such-worker.js')).resolve(launch, { registry: reg.url, cacheRoot: tempDir('mcp-gate-worker-cache-') }),
       (e: Error) => e instanceof LockError && e.message.includes('no-such-worker.js'));
+  });
+
+  it('with the registry stopped, resolving again fails, in the worker and in process, though the cache holds its last answer', async () => {
+    const cacheRoot = tempDir('mcp-gate-worker-cache-');
+    await resolveNpm(launch, { registry: reg.url, cacheRoot });
+    await reg.stop();
+    const refused = (e: Error) => e instanceof LockError && /^the package fixture-server cannot be resolved at http:\/\/127\.0\.0\.1:\d+\/: ECONNREFUSED/.test(e.message);
+    await assert.rejects(resolveNpm(launch, { registry: reg.url, cacheRoot }), refused);
+    await assert.rejects(workerOps(WORKER).resolve(launch, { registry: reg.url, cacheRoot }), refused);
   });
 });

@@ -138,7 +138,7 @@ describe('pinned npm launches (verdaccio)', function () {
     const r = version();
     assert.equal(r.code, 1);
     const again = cli(w, ['approve', 'fix', '--yes']);
-    assert.match(again.stdout, /package\s+fixture-server 1\.0\.0, sha512-/);
+    assert.match(again.stdout, /package\s+fixture-server 1\.0\.0, sha512-/, again.stderr);
     assert.equal(version().stdout.trim(), 'fixture-server 1.0.0');
   });
 
