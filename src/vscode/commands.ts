@@ -205,7 +205,8 @@ const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     yes = await ctx.prompts.confirmChange(
       vscode.l10n.t('Update "{0}": {1} {2} → {3}', escapeText(s.name), escapeText(u.old.name), escapeText(u.old.version), escapeText(u.fresh.version)),
       vscode.l10n.t('Approve "{0}" running {1} {2}', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
-      packageLine({ lock: u.fresh, minAge }).slice(1));
+      packageLine({ lock: u.fresh, minAge }).slice(1),
+      { label: vscode.l10n.t('Not now: keep {0} {1}', escapeText(u.old.name), escapeText(u.old.version)), detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.') });
   } catch (e) {
     await review.close();
     return failed(e);

@@ -94,15 +94,15 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
   });
 
   it('Update Pinned Package… shows 1.0.0 → 1.0.1 and the file diff in the diff editor; declining keeps 1.0.0, approving records 1.0.1', async () => {
-    const seen: { title: string; approve: string; labels: string[]; front?: string; left: string; right: string; file: string }[] = [];
+    const seen: { title: string; approve: string; keep?: string; labels: string[]; front?: string; left: string; right: string; file: string }[] = [];
     let answer = false;
-    api.prompts.confirmChange = async (title, approve) => {
+    api.prompts.confirmChange = async (title, approve, _detail, keep) => {
       const tabs = reviewTabs();
       const front = vscode.window.tabGroups.activeTabGroup.activeTab;
       const input = front?.input as vscode.TabInputTextDiff;
       const file = tabs.find((t) => t.label.includes('package file server.js'))?.input as vscode.TabInputTextDiff | undefined;
       seen.push({
-        title, approve, labels: tabs.map((t) => t.label).sort(), front: front?.label,
+        title, approve, keep: keep?.label, labels: tabs.map((t) => t.label).sort(), front: front?.label,
         left: await textOf(input.original), right: await textOf(input.modified), file: file ? await textOf(file.modified) : '',
       });
       return answer;
@@ -114,6 +114,7 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     for (const s of seen) {
       assert.equal(s.title, `Update "${SERVER}": fixture-server 1.0.0 → 1.0.1`);
       assert.equal(s.approve, `Approve "${SERVER}" running fixture-server 1.0.1`);
+      assert.equal(s.keep, 'Not now: keep fixture-server 1.0.0', 'the first choice keeps the approved package');
       assert.deepEqual(s.labels, [`${SERVER}: package (approved ↔ update)`, `${SERVER}: package file package.json (approved ↔ update)`, `${SERVER}: package file server.js (approved ↔ update)`]);
       assert.equal(s.front, `${SERVER}: package (approved ↔ update)`);
       assert.match(s.left, /^package {6}fixture-server\nversion {6}1\.0\.0\nintegrity {4}sha512-/);
