@@ -24,7 +24,7 @@ export async function withResolution<T>(title: string, run: (signal: AbortSignal
         reject(e);
       };
       sub = token.onCancellationRequested(() => stop(vscode.l10n.t('was cancelled')));
-      timer = setTimeout(() => stop(vscode.l10n.t('took longer than {0} s', Math.round(limitMs / 1000))), limitMs);
+      timer = setTimeout(() => stop(vscode.l10n.t('took longer than {0} s', Math.ceil(limitMs / 1000))), limitMs);
     });
     const work = run(ac.signal);
     work.catch(() => undefined); // once halted, its own (later) failure is not news

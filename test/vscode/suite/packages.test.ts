@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { cleanupTemp, ROOT, tempDir } from '../../unit/helpers';
 import { startRegistry, type Registry } from '../../unit/registry';
+import { withResolution } from '../../../src/vscode/resolving';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'pinned-fixture';
@@ -127,6 +128,14 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.match(seen[1].right, new RegExp(`\\nintegrity {4}${lock!.integrity.replace(/[+/=]/g, '\\$&')}\\n`), 'the lock approved is the one shown');
     assert.deepEqual(reviewTabs().map((t) => t.label), [], 'the review closed');
     assert.ok(api.service.log.read().some((e) => e.kind === 'gate.approve' && /update fixture-server 1\.0\.0 → 1\.0\.1/.test(String((e as { detail?: string }).detail))));
+  });
+
+  it('a resolution past its time limit stops: its work is told to stop, and the error says why', async () => {
+    let stoppedWork: unknown;
+    const never = (signal: AbortSignal) => new Promise<never>((_r, reject) => signal.addEventListener('abort', () => reject((stoppedWork = signal.reason))));
+    await assert.rejects(withResolution('MCP Gate: resolving (test)…', never, (why) => `"x" was not approved: resolving pkg ${why}`, 300),
+      (e: Error) => e.message === '"x" was not approved: resolving pkg took longer than 1 s');
+    assert.ok(stoppedWork instanceof Error && /took longer than/.test(stoppedWork.message), 'the work got the stop');
   });
 
   it('with the registry stopped, Approve… records nothing and the error names the server, the package and what to do', async () => {
