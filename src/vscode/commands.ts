@@ -18,8 +18,7 @@ import { CMD, type CommandId } from './command-ids';
 import { routeThroughGate } from './own-starts';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
-import { workerOps } from '../host/lock-worker';
-import { withResolution } from './resolving';
+import { packageWorker, withResolution } from './resolving';
 import { Review, type DocumentProvider } from './review';
 import { reopenThroughGate, routingText } from './routing';
 import type { FolderState, GateService } from './service';
@@ -145,7 +144,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
 
 /** The npm libraries run in a worker thread (src/host/lock-worker.ts), not in the extension host. */
 function npmOps(ctx: Ctx) {
-  return workerOps(vscode.Uri.joinPath(ctx.context.extensionUri, 'dist', 'lock-worker.js').fsPath);
+  return packageWorker(ctx.context);
 }
 
 function minAgeOf(x: Entry): MinAge | undefined {

@@ -1,9 +1,16 @@
 // Resolving a pinned package from VS Code: the registry is asked while a notification shows progress, which the
 // person can cancel, and which stops on its own after RESOLVE_LIMIT_MS — nothing a repository names (a spec that
 // resolves slowly, a huge dependency tree) keeps a review waiting in the extension host. The registry requests
-// are aborted (src/trust/npm-lock.ts takes the signal); the review goes on only with a whole result.
+// are aborted (src/trust/npm-lock.ts takes the signal; the package worker, src/host/lock-worker.ts, is ended); the
+// review goes on only with a whole result.
 import * as vscode from 'vscode';
-import { LockError } from '../trust/npm-lock';
+import { workerOps } from '../host/lock-worker';
+import { LockError, type NpmOps } from '../trust/npm-lock';
+
+/** The npm libraries as the extension runs them: in the package worker shipped beside it (dist/lock-worker.js). */
+export function packageWorker(context: vscode.ExtensionContext): NpmOps {
+  return workerOps(vscode.Uri.joinPath(context.extensionUri, 'dist', 'lock-worker.js').fsPath);
+}
 
 /** How long an approval or an update waits for the registry. */
 export const RESOLVE_LIMIT_MS = 120_000;

@@ -3,7 +3,8 @@
 // resolves the package before it asks and shows the exact version and integrity in the read-only preview; the
 // approval records the lock that was shown even when a newer version is published while the person reads;
 // Update Pinned Package… shows 1.0.0 → 1.0.1 and the file diff in the diff editor and moves the lock only when
-// chosen; with the registry stopped, nothing is approved and the error says which server, package and what to do.
+// chosen; a locked tree that is gone is installed again at start (through the package worker) and runs; with the
+// registry stopped, nothing is approved and the error says which server, package and what to do.
 // Runs on test/fixtures/npm-workspace (skipped in any other workspace).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -128,6 +129,21 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.match(seen[1].right, new RegExp(`\\nintegrity {4}${lock!.integrity.replace(/[+/=]/g, '\\$&')}\\n`), 'the lock approved is the one shown');
     assert.deepEqual(reviewTabs().map((t) => t.label), [], 'the review closed');
     assert.ok(api.service.log.read().some((e) => e.kind === 'gate.approve' && /update fixture-server 1\.0\.0 → 1\.0\.1/.test(String((e as { detail?: string }).detail))));
+  });
+
+  it('at start, a locked tree whose files and cached tarballs are gone is installed again from the registry, and that version runs', async () => {
+    const cache = path.join(process.env.XDG_CACHE_HOME!, 'mcp-gate', 'packages');
+    for (const d of ['trees', '_cacache']) fs.rmSync(path.join(cache, d), { recursive: true, force: true });
+    await vscode.workspace.getConfiguration('mcpGate').update('rules', [{ action: `mcp.${SERVER}.tool.version`, decision: 'allow', project: ref().folder }], vscode.ConfigurationTarget.Global);
+    const tool = () => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes('pinned') && t.name.endsWith('_version'));
+    for (let i = 0; i < 60 && !tool(); i++) {
+      await vscode.commands.executeCommand('workbench.mcp.startServer', `${EXTENSION_ID}/${SERVER}`, { waitForLiveTools: true });
+      if (!tool()) await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.ok(tool(), `the server started through the gate: ${vscode.lm.tools.map((t) => t.name).join(', ')}`);
+    const r = await vscode.lm.invokeTool(tool()!.name, { input: {}, toolInvocationToken: undefined });
+    assert.equal(r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join(''), 'fixture-server 1.0.1');
+    assert.ok(fs.readdirSync(path.join(cache, 'trees')).length > 0, 'the tree is back in the package cache');
   });
 
   it('a resolution past its time limit stops: its work is told to stop, and the error says why', async () => {
