@@ -1,4 +1,4 @@
-// The esbuild options of the two Node bundles (dist/extension.js, dist/cli.js), shared by scripts/build.mjs and the
+// The esbuild options of the Node bundles (dist/extension.js, dist/cli.js, dist/lock-worker.js), shared by scripts/build.mjs and the
 // bundle-size benchmark (bench/run.mjs builds the same bundles unminified as its baseline). Minified with names
 // kept (error messages and stack traces keep class and function names); source maps beside the bundles in dist/,
 // never in the .vsix (.vscodeignore). @npmcli/run-script resolves node-gyp only to run install scripts, which MCP
@@ -6,3 +6,5 @@
 export const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', minify: true, keepNames: true, sourcemap: 'linked', logLevel: 'warning', mainFields: ['module', 'main'], logOverride: { 'require-resolve-not-external': 'silent' } };
 export const cli = { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } };
 export const extension = { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] };
+// The worker thread the extension resolves and installs pinned npm packages in (src/host/lock-worker.ts).
+export const lockWorker = { ...common, entryPoints: ['src/host/lock-worker.ts'], outfile: 'dist/lock-worker.js' };

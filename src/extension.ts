@@ -2,6 +2,7 @@
 // gate (stats and small files), registers commands, the status bar, CodeLens and the chat gateway provider; no
 // server starts until VS Code asks the provider to resolve one.
 import * as vscode from 'vscode';
+import { packageWorker } from './vscode/resolving';
 import { registerCommands } from './vscode/commands';
 import { DocumentProvider, SCHEME } from './vscode/review';
 import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
@@ -34,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
 
   let gateway: GatewayProvider | undefined;
   if (typeof vscode.lm?.registerMcpServerDefinitionProvider === 'function') {
-    gateway = new GatewayProvider(service);
+    gateway = new GatewayProvider(service, packageWorker(context));
     context.subscriptions.push(gateway, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, gateway));
   }
   registerCommands({ context, service, docs, prompts, decided: () => gateway?.decisionsChanged() });

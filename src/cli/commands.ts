@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/catalogue';
 import { editServer } from '../trust/edit';
-import { decide, GateRefusal, lockForApproval, reset as resetServers } from '../trust/approvals';
+import { decide, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approvals';
 import { imagePinForApproval } from '../trust/image-pin';
 import { evaluateGate, findServer } from '../trust/gate';
 import { escapeText } from '../trust/escape';
@@ -162,9 +162,10 @@ async function approve(ctx: Ctx): Promise<number> {
     return 0;
   }
   // An npm launch is resolved now, and the exact tree shown is the one recorded.
+  const minAge = minReleaseAge(report);
   const lock = await lockForApproval(input, s);
   const image = await imagePinForApproval(input, s);
-  out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }, { lock, image }));
+  out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }, { lock, minAge, image }));
   if (!o.yes) {
     const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);
     if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {

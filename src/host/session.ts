@@ -24,6 +24,7 @@ import { mayCallTool, mayDiscover, privateRangesRefused, resolve, type Asker, ty
 import { defaultMasker, type Masker } from '../policy/mask';
 import { bindSecrets, type SecretSource } from '../policy/secrets';
 import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
+import type { NpmOps } from '../trust/npm-lock';
 import { canonicalJson, sha256 } from '../trust/digest';
 import { observeTools } from '../trust/approvals';
 import type { GateReport, ServerReport } from '../trust/gate';
@@ -79,6 +80,8 @@ export interface SessionOptions {
   workspaceTrusted?: boolean;
   /** The front end's wording for the next step in notes (src/trust/words.ts). */
   words?: FrontEndWords;
+  /** Where the npm libraries run when a pinned package's tree must be installed again (src/trust/npm-lock.ts NpmOps). */
+  npm?: NpmOps;
 }
 
 export interface SessionTool {
@@ -417,7 +420,7 @@ export class Session {
     try {
       start = await startPlan({
         server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
-        env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env }, policy: this.policy, home: this.o.env.HOME ?? os.homedir(), asker: this.o.asker, hostEnv: this.o.env, words: this.words,
+        env: { ...minimalEnv(this.o.env), ...plan.env, ...bound.env }, policy: this.policy, home: this.o.env.HOME ?? os.homedir(), asker: this.o.asker, hostEnv: this.o.env, words: this.words, npm: this.o.npm,
       });
     } catch (e) {
       if (e instanceof ContainRefused) throw new DroppedError(e.message);

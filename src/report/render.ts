@@ -5,7 +5,7 @@
 import * as os from 'node:os';
 import { describeContainment } from '../host/contain';
 import { sandboxAvailable } from '../host/sandbox';
-import { escapeText, quote, renderValue } from '../trust/escape';
+import { escapeLines, escapeText, quote, renderValue } from '../trust/escape';
 import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
 import { canonicalJson, type PinnedDefinition } from '../trust/digest';
 import type { GateReport, ServerReport } from '../trust/gate';
@@ -18,6 +18,7 @@ import { ruleText } from '../policy/rules';
 import { serverIdentity } from '../host/identity';
 import { dependencyCount, lockSummary, type NpmLock } from '../trust/npm-lock';
 import type { ImagePin } from '../trust/image-pin';
+import { lockDocument, minAgeVerdict, type MinAge } from './lock-text';
 import { NOT_PINNED, packageLaunchOf, type ImageLaunch } from '../trust/packages';
 
 export function table(rows: string[][]): string {
@@ -166,7 +167,7 @@ function planText(s: ServerReport): string[] {
  * What a package launcher downloads and what of it is pinned: the lock being approved (`shown`), else the one
  * approved, else that it is resolved at approval; for a launcher MCP Gate cannot pin, "not pinned" and why.
  */
-export function packageText(s: ServerReport, shown?: NpmLock, shownImage?: ImagePin): string[] {
+export function packageText(s: ServerReport, shown?: NpmLock, minAge?: MinAge, shownImage?: ImagePin): string[] {
   const plan = s.pinned?.plan;
   const p = plan ? packageLaunchOf(plan.command, plan.args) : undefined;
   if (!p) return [];
@@ -183,6 +184,8 @@ export function packageText(s: ServerReport, shown?: NpmLock, shownImage?: Image
     `              integrity ${escapeText(lock.integrity)}`,
     `              tree ${escapeText(lock.tree)} (${n + 1} package${n ? 's' : ''}); lock ${escapeText(lock.digest)}`,
   ];
+  const verdict = shown ? minAgeVerdict(lock, minAge) : undefined;
+  if (verdict) L.push(`              ${escapeText(verdict)}`);
   if (lock.installScripts.length) L.push(`              install scripts NOT run: ${lock.installScripts.map(escapeText).join(', ')} (a package that needs them may fail to start)`);
   return L;
 }
@@ -206,7 +209,7 @@ function imageText(s: ServerReport, p: ImageLaunch, shown?: ImagePin): string[] 
   ];
 }
 
-export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock; image?: ImagePin }, words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS): string {
+export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin }, words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS): string {
   const lines: string[] = [];
   lines.push(`server ${quote(s.name)}`);
   lines.push(`  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`);
@@ -219,7 +222,7 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   lines.push('  ' + renderValue(s.raw, '  '));
   if (s.pinned) {
     lines.push(...planText(s));
-    lines.push(...packageText(s, shown?.lock, shown?.image));
+    lines.push(...packageText(s, shown?.lock, shown?.minAge, shown?.image));
     if (s.pinned.pinned.envFile) lines.push(`  envFile ${escapeText(s.pinned.pinned.envFile.path)} ${s.pinned.pinned.envFile.missing ? '(missing)' : `sha256 ${s.pinned.pinned.envFile.sha256}`}`);
     if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
     lines.push(`  digest      ${s.pinned.digest}`);
@@ -402,17 +405,13 @@ function definitionDocument(p: PinnedDefinition): string {
   return lines.join('\n') + '\n';
 }
 
-/** A kept text as shown in a diff: line for line, every hidden character escaped (line breaks kept). */
-function shownText(t: string): string {
-  return t.split('\n').map(escapeText).join('\n');
-}
-
 /**
  * The documents a person compares before approving a changed server: the pinned definition (approved vs. now)
  * and each changed file whose text was kept with the approval; a file whose text was not kept shows its digests.
- * For a server whose tools changed, the tool list. Empty when nothing changed since approval.
+ * For a server whose tools changed, the tool list. With the package lock about to be approved (`shown`) when it is
+ * not the approved one: the package, approved lock against that one. Empty when nothing changed since approval.
  */
-export function changeDocuments(s: ServerReport): ChangeDocument[] {
+export function changeDocuments(s: ServerReport, shown?: { lock?: NpmLock; minAge?: MinAge }): ChangeDocument[] {
   const out: ChangeDocument[] = [];
   if (definitionChanged(s)) {
     const r = s.record!;
@@ -423,7 +422,7 @@ export function changeDocuments(s: ServerReport): ChangeDocument[] {
       const side = (texts: Record<string, string> | undefined, digest: string | undefined) => {
         if (digest === undefined) return '(absent)\n';
         const t = texts?.[key];
-        return t === undefined ? `(content not kept: binary or larger than 64 KiB)\nsha256 ${digest}\n` : shownText(t);
+        return t === undefined ? `(content not kept: binary or larger than 64 KiB)\nsha256 ${digest}\n` : escapeLines(t);
       };
       out.push({ label: escapeText(f.path), approved: side(r.texts, f.before), now: side(p.texts, f.after) });
     }
@@ -432,6 +431,11 @@ export function changeDocuments(s: ServerReport): ChangeDocument[] {
     const doc = (t: { instructions?: string; tools: Record<string, unknown>[] }) =>
       `${renderValue(JSON.parse(canonicalJson({ instructions: t.instructions ?? '', tools: [...t.tools].sort((a, b) => String(a.name).localeCompare(String(b.name))) })))}\n`;
     out.push({ label: 'tools', approved: doc(s.record.tools.snapshot), now: doc(s.record.toolsChanged.snapshot) });
+  }
+  const lock = shown?.lock;
+  const approved = s.record?.decision === 'approved' ? s.record.lock : undefined;
+  if (out.length && lock && lock.digest !== approved?.digest) {
+    out.push({ label: 'package', approved: approved ? lockDocument(approved, shown?.minAge) : '(no package lock approved)\n', now: lockDocument(lock, shown?.minAge) });
   }
   return out;
 }

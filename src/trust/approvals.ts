@@ -3,7 +3,7 @@
 // sees at that moment; an approval can be bound to the digest that was shown, and is refused if it changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from './gate';
 import { imageLaunchOf, imagePinForApproval, type ImagePin } from './image-pin';
-import { lockIntact, LockError, packageCacheRoot, registryOf, resolveNpm, type NpmLock } from './npm-lock';
+import { inProcess, lockIntact, LockError, packageCacheRoot, registryOf, type NpmLock, type NpmOps } from './npm-lock';
 import { packageLaunchOf, type NpmLaunch } from './packages';
 import { ApprovalStore, recordKey, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
 import { NEUTRAL_WORDS } from './words';
@@ -27,16 +27,22 @@ export function npmLaunchOf(server: ServerReport): NpmLaunch | undefined {
   return p?.kind === 'npm' ? p : undefined;
 }
 
+/** How a front end has the registry asked: a signal that stops it, and where the npm libraries run. */
+export interface LockOptions {
+  signal?: AbortSignal;
+  npm?: NpmOps;
+}
+
 /** Resolves the lock an approval of this server records (the registry and cache of MCP Gate's own environment). */
-export async function resolveLock(input: GateInput, server: ServerReport): Promise<NpmLock | undefined> {
+export async function resolveLock(input: GateInput, server: ServerReport, o: LockOptions = {}): Promise<NpmLock | undefined> {
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const { home, env } = input.machine;
   const minAge = minReleaseAge(evaluateGate(input));
   try {
-    return await resolveNpm(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days });
+    return await (o.npm ?? inProcess).resolve(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days, signal: o.signal });
   } catch (e) {
-    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}`);
+    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}. Nothing was recorded; check that the registry answers and has ${launch.spec} (MCP Gate resolves from npm_config_registry, else registry= in ~/.npmrc), then try again`);
     throw e;
   }
 }
@@ -45,12 +51,12 @@ export async function resolveLock(input: GateInput, server: ServerReport): Promi
  * The lock an approval of this server records: the one already approved with this same definition (approving
  * again after a tool change does not move the package — only `mcp-gate update` does), else a fresh resolution.
  */
-export async function lockForApproval(input: GateInput, server: ServerReport): Promise<NpmLock | undefined> {
+export async function lockForApproval(input: GateInput, server: ServerReport, o: LockOptions = {}): Promise<NpmLock | undefined> {
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const r = server.record;
   if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.lock && r.lock.spec === launch.spec && lockIntact(r.lock)) return r.lock;
-  return resolveLock(input, server);
+  return resolveLock(input, server, o);
 }
 
 /**

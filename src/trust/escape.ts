@@ -18,6 +18,11 @@ export function escapeText(s: string): string {
 }
 
 /** True when `s` holds any character that escapeText would rewrite (other than a backslash). */
+/** A kept text as shown in a diff: line for line, every hidden character escaped (line breaks kept). */
+export function escapeLines(t: string): string {
+  return t.split('\n').map(escapeText).join('\n');
+}
+
 export function hasHiddenCharacters(s: string): boolean {
   return containsHidden(s);
 }

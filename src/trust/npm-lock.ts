@@ -82,16 +82,42 @@ export function dependencyCount(lock: NpmLock): number {
   return Object.keys(lock.packages).filter((k) => k !== '' && k !== `node_modules/${lock.name}`).length;
 }
 
-interface Options {
+export interface ResolveOptions {
   registry: string;
   cacheRoot: string;
   /** Versions published less than this many days ago are not chosen (npm's `before`). */
   minReleaseAgeDays?: number;
+  /** Stops the registry requests (a front end's cancel or time limit); the resolution then throws LockError. */
+  signal?: AbortSignal;
 }
 
+type Options = ResolveOptions;
+
+/**
+ * The two operations that use the registry and the npm libraries. The CLI runs them here (`inProcess`); VS Code runs
+ * them in a worker thread (src/host/lock-worker.ts), outside the extension host's patched network stack, where a
+ * cancel or a time limit ends them for good.
+ */
+export interface NpmOps {
+  resolve(launch: NpmLaunch, o: ResolveOptions): Promise<NpmLock>;
+  install(lock: NpmLock, cacheRoot: string, signal?: AbortSignal): Promise<{ dir: string; binFile: string }>;
+}
+
+export const inProcess: NpmOps = {
+  resolve: (launch, o) => resolveNpm(launch, o),
+  install: (lock, cacheRoot) => ensureInstalled(lock, cacheRoot),
+};
+
 const libOpts = (o: Options, extra: Record<string, unknown> = {}) => ({
-  registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...extra,
+  registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...(o.signal ? { signal: o.signal } : {}), ...extra,
 });
+
+/** Throws when the front end stopped the resolution: its reason (a LockError naming why), else a plain LockError. */
+function checkStopped(o: Options, spec: string): void {
+  if (!o.signal?.aborted) return;
+  const r = o.signal.reason;
+  throw r instanceof LockError ? r : new LockError(`resolving ${spec} at ${o.registry} was stopped`);
+}
 
 function before(o: Options): { before?: Date } {
   return o.minReleaseAgeDays ? { before: new Date(Date.now() - o.minReleaseAgeDays * 86_400_000) } : {};
@@ -104,10 +130,24 @@ function npmError(e: unknown): string {
 
 /** Resolves an npm launch to its lock (and installs it into the cache). Network: the registry. Throws LockError. */
 export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock> {
+  // The registry itself answers, never a cached copy: npm's cache serves a stale copy when the registry cannot be
+  // reached, and an approval would then pin, or an update call "up to date", what the registry never said today.
+  // The metadata (the package's and its dependencies') goes to a cache of this resolution only.
+  const meta = tempDir(o.cacheRoot);
+  const fresh = { cache: path.join(meta, '_cacache') };
+  try {
+    return await resolveWith(launch, o, fresh);
+  } finally {
+    fs.rmSync(meta, { recursive: true, force: true });
+  }
+}
+
+async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string }): Promise<NpmLock> {
   let manifest: Record<string, any>;
   try {
-    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...before(o) }));
+    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...fresh, ...before(o) }));
   } catch (e) {
+    checkStopped(o, launch.spec);
     const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} day(s) ago (your minimum release age)` : '';
     throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
   }
@@ -117,9 +157,10 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
   let packages: Record<string, Record<string, unknown>>;
   try {
     fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: { [name]: version } }));
-    const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...before(o) }) }).buildIdealTree();
+    const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...fresh, ...before(o) }) }).buildIdealTree();
     packages = tree.meta.commit().packages as Record<string, Record<string, unknown>>;
   } catch (e) {
+    checkStopped(o, launch.spec);
     throw new LockError(`the dependencies of ${name}@${version} cannot be resolved at ${o.registry}: ${npmError(e)}`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
@@ -142,9 +183,15 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
     installScripts: Object.entries(packages).filter(([, p]) => p.hasInstallScript).map(([k]) => k.replace(/^.*node_modules\//, '')),
   };
   // Installed now, so what is approved includes the hash of the very files that will run.
+  checkStopped(o, launch.spec);
   const dir = tempDir(o.cacheRoot);
   try {
-    await install(packages, dir, o, `${name}@${version}`);
+    try {
+      await install(packages, dir, o, `${name}@${version}`);
+    } catch (e) {
+      checkStopped(o, launch.spec);
+      throw e;
+    }
     const lock = { ...partial, tree: treeHash(dir) } as NpmLock;
     lock.digest = lockDigest(lock);
     const target = treeDir(o.cacheRoot, lock);

@@ -5,6 +5,7 @@ export const CMD = {
   approve: 'mcpGate.approve',
   reject: 'mcpGate.reject',
   reset: 'mcpGate.reset',
+  updatePackage: 'mcpGate.updatePackage',
   showDefinition: 'mcpGate.showDefinition',
   setSecret: 'mcpGate.setSecret',
   clearSecret: 'mcpGate.clearSecret',

@@ -1,10 +1,15 @@
 // The palette (category "MCP Gate"), registered from one table: each command is a factory `(ctx) => handler`
 // over the Ctx that extension.ts wires (service, documents, prompts). Each is a thin adapter: it picks a server,
 // shows the core's rendering (a changed server's change in the diff editor, see ./review.ts), and decides through
-// the same core operation as the CLI (src/trust/approvals.ts: record + gate.* event + refresh).
+// the same core operation as the CLI (src/trust/approvals.ts: record + gate.* event + refresh). An npm server's
+// package is resolved before anything is shown (./resolving.ts), and the lock shown is the lock recorded; Update
+// Pinned Package… resolves it again (src/trust/lock-update.ts) and shows the new lock against the approved one.
 import * as vscode from 'vscode';
-import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
-import { decide, reset } from '../trust/approvals';
+import { changeDocuments, doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
+import { lockSummary, minAgeVerdict, updateDocuments, type MinAge } from '../report/lock-text';
+import { decide, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approvals';
+import { isUpdatable, planUpdate } from '../trust/lock-update';
+import { registryOf, type NpmLock } from '../trust/npm-lock';
 import { escapeText } from '../trust/escape';
 import type { ServerReport } from '../trust/gate';
 import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/server-ref';
@@ -13,6 +18,7 @@ import { CMD, type CommandId } from './command-ids';
 import { routeThroughGate } from './own-starts';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
+import { packageWorker, withResolution } from './resolving';
 import { Review, type DocumentProvider } from './review';
 import { reopenThroughGate, routingText } from './routing';
 import type { FolderState, GateService } from './service';
@@ -97,11 +103,20 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be approved: {1}', escapeText(s.name), escapeText(s.reason)));
     return false;
   }
+  // An npm launch: the exact lock is resolved first, shown, and recorded as shown (never resolved again).
+  let shown: { lock?: NpmLock; minAge?: MinAge };
+  try {
+    const minAge = minAgeOf(x);
+    const lock = npmLaunchOf(s) ? await resolve(x, (signal) => lockForApproval(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'approved') : undefined;
+    shown = { lock, minAge };
+  } catch (e) {
+    return failed(e);
+  }
   const review = new Review(ctx.docs);
   let yes: boolean;
   try {
-    const diffs = await review.open(s, serverText(s, grantsOf(ctx, x)));
-    const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}`;
+    const diffs = await review.open(s, serverText(s, grantsOf(ctx, x), shown), shown);
+    const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}`;
     yes = changedSinceApproval(s) && diffs > 0
       ? await ctx.prompts.confirmChange(
         vscode.l10n.t('"{0}" changed since it was approved ({1})', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : ''),
@@ -117,8 +132,91 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   }
   try {
     if (!yes) return false;
-    await decide(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, after: () => refresh(ctx) });
+    await decide(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, after: () => refresh(ctx) });
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
+    return true;
+  } catch (e) {
+    return failed(e);
+  } finally {
+    await review.close();
+  }
+};
+
+/** The npm libraries run in a worker thread (src/host/lock-worker.ts), not in the extension host. */
+function npmOps(ctx: Ctx) {
+  return packageWorker(ctx.context);
+}
+
+function minAgeOf(x: Entry): MinAge | undefined {
+  return x.folder.report ? minReleaseAge(x.folder.report) : undefined;
+}
+
+/** The modal's line for the lock: name, exact version, integrity shortened, dependencies, age (and the verdict). */
+function packageLine(shown: { lock?: NpmLock; minAge?: MinAge }): string {
+  if (!shown.lock) return '';
+  const verdict = minAgeVerdict(shown.lock, shown.minAge);
+  return `\n${vscode.l10n.t('package {0}', escapeText(lockSummary(shown.lock)))}${verdict ? `\n${escapeText(verdict)}` : ''}`;
+}
+
+/** Resolves a server's package under a cancellable, time-bounded progress notification (./resolving.ts). */
+function resolve<T>(x: Entry, run: (signal: AbortSignal) => Promise<T>, verb: 'approved' | 'updated'): Promise<T> {
+  const s = x.server;
+  const spec = npmLaunchOf(s)?.spec ?? s.name;
+  const registry = registryOf(x.folder.input.machine.home, x.folder.input.machine.env);
+  return withResolution(
+    vscode.l10n.t('MCP Gate: resolving {0} for "{1}" at {2}…', escapeText(spec), escapeText(s.name), registry),
+    run,
+    (why) => verb === 'approved'
+      ? vscode.l10n.t('"{0}" ({1}) was not approved: resolving {2} at {3} {4}. Nothing was recorded; check that the registry answers, then approve it again.', escapeText(s.name), escapeText(s.source), escapeText(spec), registry, why)
+      : vscode.l10n.t('"{0}" ({1}) was not updated: resolving {2} at {3} {4}. It keeps running its approved package; check that the registry answers, then update it again.', escapeText(s.name), escapeText(s.source), escapeText(spec), registry, why),
+  );
+}
+
+/**
+ * Update Pinned Package…: resolves an approved npm server's spec again, opens the new lock against the approved
+ * one in the diff editor (and, for a small package, one diff per changed file), and records the new lock only when
+ * the person chooses to (a quick pick that Enter alone does not approve). True when the new lock was approved.
+ */
+const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
+  const x = await target(ctx, arg, isUpdatable, vscode.l10n.t('Update which pinned package? The registry is asked again and what changed is shown first.'));
+  if (!x) return false;
+  const s = x.server;
+  if (!isUpdatable(s) || !s.pinned) {
+    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" has no approved package lock to update ({1}).', escapeText(s.name), escapeText(s.reason)));
+    return false;
+  }
+  let minAge: MinAge | undefined;
+  let u: Awaited<ReturnType<typeof planUpdate>>;
+  try {
+    minAge = minAgeOf(x);
+    u = await resolve(x, (signal) => planUpdate(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'updated');
+  } catch (e) {
+    return failed(e);
+  }
+  if (u.upToDate && !changedSinceApproval(s)) {
+    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: "{0}" is up to date: the registry resolves {1} to the approved {2} {3}.', escapeText(s.name), escapeText(u.spec), escapeText(u.old.name), escapeText(u.old.version)));
+    return false;
+  }
+  const review = new Review(ctx.docs);
+  let yes: boolean;
+  try {
+    await review.diffs(s, [...updateDocuments(u, minAge), ...changeDocuments(s)], vscode.l10n.t('approved ↔ update'));
+    yes = await ctx.prompts.confirmChange(
+      vscode.l10n.t('Update "{0}": {1} {2} → {3}', escapeText(s.name), escapeText(u.old.name), escapeText(u.old.version), escapeText(u.fresh.version)),
+      vscode.l10n.t('Approve "{0}" running {1} {2}', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
+      packageLine({ lock: u.fresh, minAge }).slice(1),
+      { label: vscode.l10n.t('Not now: keep {0} {1}', escapeText(u.old.name), escapeText(u.old.version)), detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.') });
+  } catch (e) {
+    await review.close();
+    return failed(e);
+  }
+  try {
+    if (!yes) return false;
+    await decide(x.folder.input, s.name, s.source, 'approved', {
+      log: ctx.service.log, expectedDigest: s.pinned.digest, lock: u.fresh,
+      detail: `update ${u.old.name} ${u.old.version} → ${u.fresh.version} ${u.fresh.integrity}`, after: () => refresh(ctx),
+    });
+    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: "{0}" now runs {1} {2}.', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)));
     return true;
   } catch (e) {
     return failed(e);
@@ -242,6 +340,7 @@ export const COMMANDS: Record<CommandId, (ctx: Ctx) => (...args: never[]) => unk
   [CMD.approve]: approve,
   [CMD.reject]: reject,
   [CMD.reset]: resetCmd,
+  [CMD.updatePackage]: updatePackage,
   [CMD.showDefinition]: showDefinitionCmd,
   [CMD.doctor]: doctor,
   [CMD.setSecret]: setSecret,

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { Gateway, type GatewayTarget } from '../host/gateway';
 import { MAX_SERVERS, Session } from '../host/session';
 import type { ServerReport } from '../trust/gate';
+import type { NpmOps } from '../trust/npm-lock';
 import { refKey, refOf } from '../trust/server-ref';
 import { mayRun } from '../trust/states';
 import { VSCODE_WORDS } from './words';
@@ -27,7 +28,8 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
   private gateway?: Gateway;
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly service: GateService) {}
+  /** `npm`: where a pinned package's tree is installed again when it must be (the package worker, ./resolving.ts). */
+  constructor(private readonly service: GateService, private readonly npm?: NpmOps) {}
 
   /** Called after any decision: VS Code asks for the definitions again; sessions of servers no longer allowed end. */
   decisionsChanged(): void {
@@ -102,6 +104,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
         clientName: 'mcp-gate-vscode',
         workspaceTrusted: vscode.workspace.isTrusted,
         words: VSCODE_WORDS,
+        npm: this.npm,
       }, [x.server]);
       if (!session.servers().length) {
         const why = session.notes.join('; ') || 'it could not be started';

@@ -2,7 +2,7 @@
 // log. This side computes the view model (webview/node/model.ts), masks everything it sends, follows the gate and the
 // log file so that a change made anywhere (the palette, the CLI, another window, a file edit) shows within a
 // second, and checks every message from the webview before acting. Actions run the palette's own commands
-// (mcpGate.approve / reject / reset) with a ServerRef found by a key of the current state, never built from what
+// (mcpGate.approve / reject / reset / updatePackage) with a ServerRef found by a key of the current state, never built from what
 // the webview sent. The webview loads only from dist/webview and media/ under a CSP with a per-load nonce.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
@@ -20,7 +20,7 @@ export const OPEN_PANEL_COMMAND = CMD.openPanel;
 const TITLE = 'MCP Gate: Trust Panel';
 /** While the panel is visible: how often the gate (stat-only) and the log file are re-checked. */
 const POLL_MS = 250;
-const COMMAND: Record<PanelAction, string> = { approve: CMD.approve, reject: CMD.reject, reset: CMD.reset };
+const COMMAND: Record<PanelAction, string> = { approve: CMD.approve, reject: CMD.reject, reset: CMD.reset, update: CMD.updatePackage };
 const MAX_DROP_LINES = 50;
 /** The host's copy of the webview's UI state, per workspace (see webview/main.ts: the newer copy wins). */
 const UI_STATE_KEY = 'mcpGate.trustPanel.ui';
@@ -202,14 +202,14 @@ export class TrustPanel implements vscode.Disposable {
       ok = m.action === 'reset' ? typeof result === 'number' && result > 0 : result === true;
       const name = v.server!.name;
       text = ok
-        ? { approve: `Approved ${name}.`, reject: `Rejected ${name}.`, reset: `Reset ${name}: it is pending again.` }[m.action]
-        : { approve: `${name} was not approved.`, reject: `${name} was not rejected.`, reset: `${name} had no decision to reset.` }[m.action];
+        ? { approve: `Approved ${name}.`, reject: `Rejected ${name}.`, reset: `Reset ${name}: it is pending again.`, update: `Approved the new package of ${name}.` }[m.action]
+        : { approve: `${name} was not approved.`, reject: `${name} was not rejected.`, reset: `${name} had no decision to reset.`, update: `${name} keeps its approved package.` }[m.action];
     } catch (e) {
       text = `${m.action} failed: ${(e as Error).message}`;
     } finally {
       this.acting = false;
     }
-    if (m.action === 'approve') this.panel.reveal(this.panel.viewColumn, false);
+    if (m.action === 'approve' || m.action === 'update') this.panel.reveal(this.panel.viewColumn, false);
     this.pushModel();
     this.post({ type: 'result', action: m.action, key: m.key, ok, text });
     this.pushLog();

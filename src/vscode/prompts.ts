@@ -13,9 +13,10 @@ export interface Prompts {
   choose(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   /**
    * Approving a changed server: a quick pick whose first (active) item keeps it waiting, so Enter alone never
-   * approves; the approving item must be chosen. True only when it was.
+   * approves; the approving item must be chosen. True only when it was. `keep`: that first item's words, when
+   * not keeping it waiting (an update keeps the approved package).
    */
-  confirmChange(title: string, approve: string, detail: string): Promise<boolean>;
+  confirmChange(title: string, approve: string, detail: string, keep?: { label: string; detail: string }): Promise<boolean>;
   ask: Asker;
   secretValue(name: string): Promise<string | undefined>;
 }
@@ -27,8 +28,8 @@ export const prompts: Prompts = {
   async choose(message, detail, actions) {
     return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
   },
-  async confirmChange(title, approve, detail) {
-    const keep = { label: `$(circle-slash) ${vscode.l10n.t('Not now: keep it waiting')}`, detail: vscode.l10n.t('Nothing is recorded; it does not run.'), yes: false };
+  async confirmChange(title, approve, detail, keepWords) {
+    const keep = { label: `$(circle-slash) ${keepWords?.label ?? vscode.l10n.t('Not now: keep it waiting')}`, detail: keepWords?.detail ?? vscode.l10n.t('Nothing is recorded; it does not run.'), yes: false };
     const yes = { label: `$(check) ${approve}`, detail, yes: true };
     const chosen = await vscode.window.showQuickPick([keep, yes], { title, placeHolder: vscode.l10n.t('Read the changes in the diff editor, then choose'), ignoreFocusOut: true });
     return chosen?.yes === true;

@@ -1,10 +1,14 @@
 // Approving is reading: before a decision, the server's definition opens as a read-only document — and for a
 // changed server, what was approved against what is declared now opens in VS Code's own diff editor, one diff for
-// the definition and one per changed file (or tool list). Every document is a virtual one of the `mcp-gate`
-// scheme (masked, read-only). After the decision the review's tabs close and focus returns where it was.
+// the definition and one per changed file (or tool list, or package lock). An update of a pinned package opens
+// the same way: the package (version, integrity, dependencies) approved against the new lock, and one diff per
+// changed file of the package. Every document is a virtual one of the `mcp-gate` scheme (masked, read-only).
+// After the decision the review's tabs close and focus returns where it was.
 import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
-import { changeDocuments } from '../report/render';
+import { changeDocuments, type ChangeDocument } from '../report/render';
+import type { MinAge } from '../report/lock-text';
+import type { NpmLock } from '../trust/npm-lock';
 import type { ServerReport } from '../trust/gate';
 
 export const SCHEME = 'mcp-gate';
@@ -62,25 +66,37 @@ export class Review {
     this.focus = uri && uri.scheme !== SCHEME ? { uri, column: tab.group.viewColumn } : {};
   }
 
-  /** Opens the definition (a new server) or the diffs (a changed one). Returns how many diffs opened. */
-  async open(s: ServerReport, definitionText: string): Promise<number> {
-    const changes = changeDocuments(s);
-    const dir = `${this.prefix}${part(s.name)} — ${part(s.source)}`;
+  /**
+   * Opens the definition (a new server) or the diffs (a changed one); `shown` is the package lock the approval
+   * would record (in the definition, or its own diff when it is not the approved one). Returns how many diffs opened.
+   */
+  async open(s: ServerReport, definitionText: string, shown?: { lock?: NpmLock; minAge?: MinAge }): Promise<number> {
+    const changes = changeDocuments(s, shown);
     if (!changes.length) {
-      const uri = this.docs.show(`${dir}/definition.txt`, definitionText);
+      const uri = this.docs.show(`${this.dir(s)}/definition.txt`, definitionText);
       await vscode.window.showTextDocument(uri, { preview: false, preserveFocus: false });
       return 0;
     }
-    // The definition's diff is opened last, so it is the one in front; each file's diff is a tab beside it.
+    return this.diffs(s, changes, vscode.l10n.t('approved ↔ now'));
+  }
+
+  /** Opens one diff per document, the first in front and each other one a tab beside it. Returns how many. */
+  async diffs(s: ServerReport, changes: readonly ChangeDocument[], sides: string): Promise<number> {
+    const dir = this.dir(s);
+    // The first diff is opened last, so it is the one in front.
     const ordered = [...changes.slice(1), changes[0]];
     for (const c of ordered) {
       const name = part(c.label);
       const left = this.docs.show(`${dir}/approved/${name}`, c.approved);
       const right = this.docs.show(`${dir}/now/${name}`, c.now);
-      const title = vscode.l10n.t('{0}: {1} (approved ↔ now)', s.name, c.label);
+      const title = vscode.l10n.t('{0}: {1} ({2})', s.name, c.label, sides);
       await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: false, preserveFocus: false });
     }
     return changes.length;
+  }
+
+  private dir(s: ServerReport): string {
+    return `${this.prefix}${part(s.name)} — ${part(s.source)}`;
   }
 
   /** Closes every tab of this review and returns focus where it was before it began. */

@@ -5,7 +5,7 @@
 // CLI (dist/cli.js) acts on the same approval store and log from outside, files are edited on disk, the window is
 // reloaded and restarted, and forged messages are posted through the webview's real message channel.
 //
-// usage: node test/e2e/run.mjs [--docs] [--keep] [--verbose] [--only main|xss|setup]
+// usage: node test/e2e/run.mjs [--docs] [--keep] [--verbose] [--only main|xss|setup|pinned]
 //   --docs     also copy the README's screenshots to docs/screenshots/
 //   --keep     keep the run folder (code-server.log, workbench state) even after a green run
 // Screenshots and a results.json go to test-results/e2e/ (gitignored). The last line is "N passed, N failed".
@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { isolatedEnv, launchBrowser, loadHost, QUIET_OFFLINE_SETTINGS, REPO, startCodeServer, workbenchUrl } from '../vscode/harness.mjs';
@@ -674,9 +675,81 @@ const setup = [
   }],
 ];
 
+// ---- a pinned npm package: the panel's Update ---------------------------------------------------------------------
+// A repository with an npx server and a plain one, both approved with the CLI against a real registry on loopback
+// (verdaccio, test/unit/registry.ts; MCP Gate is told its address through npm_config_registry, in the CLI's and the
+// extension's environment). Only the npm server's card has Update; pressing it resolves again and opens the package
+// diff in VS Code's diff editor, and choosing the approving item records the newer lock.
+const pinnedRepo = path.join(dir('repos'), 'pinned-app');
+let registry;
+async function startPinned() {
+  // registry.ts as the unit tests run it (compiled to out/test/unit: helpers.ts finds the repository from there).
+  const bundle = path.join(runDir, 'registry.cjs');
+  await build({ entryPoints: [path.join(REPO, 'test/unit/registry.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: bundle, logLevel: 'silent', define: { __dirname: JSON.stringify(path.join(REPO, 'out', 'test', 'unit')) } });
+  const { startRegistry } = createRequire(import.meta.url)(bundle);
+  registry = await startRegistry();
+  registry.publish(fixturePackage('1.0.0'));
+  env.npm_config_registry = registry.url;
+  fs.mkdirSync(pinnedRepo, { recursive: true });
+  fs.writeFileSync(path.join(pinnedRepo, 'server.js'), 'process.stdin.resume();\n');
+  fs.mkdirSync(path.join(pinnedRepo, '.vscode'), { recursive: true });
+  fs.writeFileSync(path.join(pinnedRepo, '.vscode', 'mcp.json'), JSON.stringify({ servers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] }, plain: { command: 'node', args: ['${workspaceFolder}/server.js'] } } }, null, 2));
+  writeSettings({ 'mcpGate.askToRoute': false });
+  for (const name of ['fix', 'plain']) {
+    const r = cli(pinnedRepo, 'approve', name, '--yes');
+    if (r.status !== 0) throw new Error(`mcp-gate approve ${name}: ${r.stdout}${r.stderr}`);
+  }
+}
+/** The fixture package at `version` (its server gets a marker line for a visible file diff). */
+function fixturePackage(version) {
+  const d = dir('packages', version);
+  fs.cpSync(path.join(REPO, 'test/fixtures/npm-fixture-server'), d, { recursive: true });
+  const pkg = JSON.parse(fs.readFileSync(path.join(d, 'package.json'), 'utf8'));
+  fs.writeFileSync(path.join(d, 'package.json'), JSON.stringify({ ...pkg, version }, null, 2));
+  fs.appendFileSync(path.join(d, 'server.js'), `\n// fixture ${version}\n`);
+  return d;
+}
+const pinnedCard = (name) => $('.card').filter({ has: $('h3.name', { hasText: new RegExp(`^${name}$`) }) });
+const pinned = [
+  ['Update is on the card of the npm server approved with a lock, and on no other', async () => {
+    await palette('MCP Gate: Open Trust Panel');
+    await page.locator('.tab', { hasText: 'MCP Gate: Trust Panel' }).waitFor({ timeout: 30_000 });
+    await tab('decided');
+    await pinnedCard('fix').waitFor({ timeout: 30_000 });
+    await pinnedCard('plain').waitFor({ timeout: 30_000 });
+    assert((await pinnedCard('fix').locator('.act-update').count()) === 1, 'fix has Update');
+    assert((await pinnedCard('fix').locator('.act-update').textContent()).includes('Update package'), 'the button says what it does');
+    assert((await pinnedCard('plain').locator('.act-update').count()) === 0, 'plain has no Update');
+    assert((await $('.act-update').count()) === 1, 'one Update button in all');
+  }],
+  ['pressing it resolves again and opens the package diff; choosing the approving item records 1.0.1', async () => {
+    registry.publish(fixturePackage('1.0.1'));
+    await pinnedCard('fix').locator('.act-update').click();
+    const diffTab = page.locator('.tab', { hasText: 'fix: package (approved ↔ update)' });
+    await diffTab.waitFor({ timeout: 60_000 });
+    await page.locator('.tab', { hasText: 'fix: package file server.js (approved ↔ update)' }).waitFor({ timeout: 5000 });
+    const picker = page.locator('.quick-input-widget');
+    await picker.waitFor({ state: 'visible', timeout: 10_000 });
+    const text = await picker.innerText();
+    assert(text.includes('Not now: keep fixture-server 1.0.0'), `the first choice keeps the approved package: ${text}`);
+    await until('the new version in the diff editor', async () => (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor .view-lines').first().innerText().catch(() => '')).includes('1.0.1'), 10_000);
+    await shot('update-package-diff');
+    await picker.locator('.monaco-list-row', { hasText: 'Approve "fix" running fixture-server 1.0.1' }).click();
+    await diffTab.waitFor({ state: 'detached', timeout: 10_000 });
+    await until('the approval of 1.0.1', () => /"version": "1\.0\.1"/.test(storeBytes()), 10_000);
+    assert(readLog().some((e) => e.kind === 'gate.approve' && e.server === 'fix' && /update fixture-server 1\.0\.0 → 1\.0\.1/.test(e.detail ?? '')), 'a gate.approve event for the update');
+    const get = cli(pinnedRepo, 'get', 'fix');
+    assert(/package\s+fixture-server 1\.0\.1, sha512-/.test(get.stdout), `the CLI sees the new lock: ${get.stdout}`);
+  }],
+];
+
 // ---- run ------------------------------------------------------------------------------------------------------------
 try {
-  if (opt.only !== 'setup') {
+  if (opt.only === 'pinned') {
+    await startPinned();
+    await start(pinnedRepo);
+    await scenario('pinned package', pinned);
+  } else if (opt.only !== 'setup') {
     await start(weatherRepo);
     if (opt.only !== 'xss') await scenario('trust panel', main);
     if (opt.only !== 'main') await scenario('XSS corpus', xss);
@@ -687,12 +760,19 @@ try {
     await start(setupRepo);
     await scenario('first run', setup);
   }
+  if (!opt.only) {
+    await stopAll();
+    await startPinned();
+    await start(pinnedRepo);
+    await scenario('pinned package', pinned);
+  }
 } catch (e) {
   results.push({ title: 'harness', state: 'failed', error: String(e?.stack ?? e) });
   console.log(`  FAIL harness\n         ${String(e?.stack ?? e).split('\n').slice(0, 8).join('\n         ')}`);
   await page?.screenshot({ path: path.join(shotsDir, 'failure-harness.png') }).catch(() => {});
 } finally {
   await stopAll();
+  await registry?.stop();
 }
 
 const passed = results.filter((r) => r.state === 'passed').length;

@@ -1,4 +1,4 @@
-// One server's card: its state, why, its actions (Approve…, Reject…, Reset, Open file), where it is declared and
+// One server's card: its state, why, its actions (Approve…, Reject…, Reset, Update package…, Open file), where it is declared and
 // what it runs, its changes since approval (server-diff.ts) and its definition as written with the launch plan,
 // sandbox, pinned files and digest.
 import type { VscodeCollapsible } from '@vscode-elements/elements/dist/vscode-collapsible/vscode-collapsible.js';
@@ -12,8 +12,8 @@ import { changeParts } from './server-diff';
 import type { StatusLine } from './status';
 
 const STATE_ICON: Record<string, string> = STATE_CODICON;
-export const ACTION_LABEL: Record<PanelAction, string> = { approve: 'Approve', reject: 'Reject', reset: 'Reset' };
-const ACTION_ICON: Record<PanelAction, string> = { approve: 'check', reject: 'close', reset: 'discard' };
+export const ACTION_LABEL: Record<PanelAction, string> = { approve: 'Approve', reject: 'Reject', reset: 'Reset', update: 'Update' };
+const ACTION_ICON: Record<PanelAction, string> = { approve: 'check', reject: 'close', reset: 'discard', update: 'cloud-download' };
 
 export interface CardContext {
   ctx: PanelContext;
@@ -44,7 +44,7 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
     const b = h('vscode-button', {
       class: `act act-${a}`,
       attrs: { icon: ACTION_ICON[a], ...(a === 'approve' ? {} : { secondary: true }), ...(o.busy ? { disabled: true } : {}), 'data-action': a },
-      text: a === 'approve' && (s.diff || s.toolsDiff) ? 'Review changes and approve…' : a === 'approve' ? 'Approve…' : a === 'reject' ? 'Reject…' : ACTION_LABEL[a],
+      text: a === 'approve' && (s.diff || s.toolsDiff) ? 'Review changes and approve…' : a === 'approve' ? 'Approve…' : a === 'reject' ? 'Reject…' : a === 'update' ? 'Update package…' : ACTION_LABEL[a],
     });
     b.addEventListener('click', () => o.onAction(s, a, card));
     actions.append(b);

@@ -31,6 +31,7 @@ export function createServerLists(ctx: PanelContext, status: StatusLine, badges:
     for (const b of card.querySelectorAll<HTMLElement>('.act')) b.setAttribute('disabled', '');
     status.set(a === 'approve' && (s.diff || s.toolsDiff)
       ? `VS Code shows the changes to ${s.name} side by side and asks whether to approve them.`
+      : a === 'update' ? `VS Code asks the registry for ${s.name}'s package again and shows what changed before asking.`
       : `${ACTION_LABEL[a]} ${s.name}…`);
     ctx.post({ type: 'action', action: a, key: s.key });
   }

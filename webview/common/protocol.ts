@@ -8,8 +8,9 @@ export const VIEW_TYPE = 'mcpGate.trustPanel';
 /** A server key: opaque, fixed-length, derived from (folder, source, name) by the host. Never parsed back. */
 export const SERVER_KEY = /^s[0-9a-f]{32}$/;
 
-export type PanelAction = 'approve' | 'reject' | 'reset';
-export const PANEL_ACTIONS: readonly PanelAction[] = ['approve', 'reject', 'reset'];
+/** `update`: resolve an approved npm server's package again and review the new lock (pinned npm servers only). */
+export type PanelAction = 'approve' | 'reject' | 'reset' | 'update';
+export const PANEL_ACTIONS: readonly PanelAction[] = ['approve', 'reject', 'reset', 'update'];
 
 export type Section = 'waiting' | 'decided';
 

@@ -14,6 +14,7 @@ import { diffDefinitions, diffTools, type FileChange } from '../../src/trust/dif
 import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/trust/escape';
 import type { GateReport, ServerReport } from '../../src/trust/gate';
 import { preApprovalAttempts, preApprovalLine } from '../../src/trust/preapproval';
+import { isUpdatable } from '../../src/trust/lock-update';
 import { refKey, type ServerRef } from '../../src/trust/server-ref';
 import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/states';
 import {
@@ -53,6 +54,7 @@ function allowedActions(s: ServerReport): PanelAction[] {
   if (isApprovable(s)) out.push('approve');
   if (isRejectable(s)) out.push('reject');
   if (isResettable(s)) out.push('reset');
+  if (isUpdatable(s)) out.push('update');
   return out;
 }
 

@@ -138,8 +138,21 @@ describe('pinned npm launches (verdaccio)', function () {
     const r = version();
     assert.equal(r.code, 1);
     const again = cli(w, ['approve', 'fix', '--yes']);
-    assert.match(again.stdout, /package\s+fixture-server 1\.0\.0, sha512-/);
+    assert.match(again.stdout, /package\s+fixture-server 1\.0\.0, sha512-/, again.stderr);
     assert.equal(version().stdout.trim(), 'fixture-server 1.0.0');
+  });
+
+  it('update on a server changed since its approval shows the change first, and approving the update approves it', () => {
+    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server@1.0.0'], env: { FIX_MODE: 'on' } } } }));
+    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approval-changed: the definition changed/);
+    const declined = cli(w, ['update', 'fix'], { input: 'no\n' });
+    assert.equal(declined.code, 1, declined.stdout + declined.stderr);
+    assert.match(declined.stdout, /changed since approval:[\s\S]*FIX_MODE[\s\S]*\n {2}approved {2}fixture-server 1\.0\.0, sha512-\S+…/);
+    assert.match(declined.stdout, /not approved; "fix" keeps running fixture-server 1\.0\.0/);
+    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approval-changed/);
+    const yes = cli(w, ['update', 'fix', '--yes']);
+    assert.equal(yes.code, 0, yes.stdout + yes.stderr);
+    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approved/);
   });
 
   it('a minimum release age in user scope refuses versions younger than it; an invalid one refuses every npm approval', () => {
