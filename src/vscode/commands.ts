@@ -10,6 +10,7 @@ import { lockSummary, minAgeVerdict, updateDocuments, type MinAge } from '../rep
 import { decide, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approvals';
 import { isUpdatable, planUpdate } from '../trust/lock-update';
 import { registryOf, type NpmLock } from '../trust/npm-lock';
+import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/image-pin';
 import { escapeText } from '../trust/escape';
 import type { ServerReport } from '../trust/gate';
 import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/server-ref';
@@ -103,12 +104,20 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be approved: {1}', escapeText(s.name), escapeText(s.reason)));
     return false;
   }
-  // An npm launch: the exact lock is resolved first, shown, and recorded as shown (never resolved again).
-  let shown: { lock?: NpmLock; minAge?: MinAge };
+  // An npm launch: the exact lock is resolved first, shown, and recorded as shown (never resolved again). A
+  // container launch by tag: its digest is read first (src/trust/image-pin.ts), shown, and recorded as shown.
+  let shown: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin };
   try {
     const minAge = minAgeOf(x);
     const lock = npmLaunchOf(s) ? await resolve(x, (signal) => lockForApproval(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'approved') : undefined;
-    shown = { lock, minAge };
+    const container = imageLaunchOf(s);
+    const image = container
+      ? await withResolution(
+        vscode.l10n.t('MCP Gate: reading the digest of {0} for "{1}"…', escapeText(container.image), escapeText(s.name)),
+        () => imagePinForApproval(x.folder.input, s),
+        (why) => vscode.l10n.t('reading the digest of {0} for "{1}" {2}; nothing was approved.', escapeText(container.image), escapeText(s.name), why))
+      : undefined;
+    shown = { lock, minAge, image };
   } catch (e) {
     return failed(e);
   }
@@ -132,7 +141,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   }
   try {
     if (!yes) return false;
-    await decide(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, after: () => refresh(ctx) });
+    await decide(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, image: shown.image, after: () => refresh(ctx) });
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
     return true;
   } catch (e) {
@@ -152,7 +161,8 @@ function minAgeOf(x: Entry): MinAge | undefined {
 }
 
 /** The modal's line for the lock: name, exact version, integrity shortened, dependencies, age (and the verdict). */
-function packageLine(shown: { lock?: NpmLock; minAge?: MinAge }): string {
+function packageLine(shown: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin }): string {
+  if (shown.image) return `\n${vscode.l10n.t('image {0}', escapeText(shown.image.pinned ?? `${shown.image.image}: ${shown.image.why ?? 'not pinned'}`))}`;
   if (!shown.lock) return '';
   const verdict = minAgeVerdict(shown.lock, shown.minAge);
   return `\n${vscode.l10n.t('package {0}', escapeText(lockSummary(shown.lock)))}${verdict ? `\n${escapeText(verdict)}` : ''}`;
