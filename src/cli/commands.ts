@@ -21,7 +21,7 @@ import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
 import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText } from './install';
-import { AgentFileError, claudeAllowlistGaps, type AllowlistGap } from './agents';
+import { AGENT_NAMES, AgentFileError, claudeAllowlistGaps, managedLayers, type AllowlistGap, type ManagedLayer } from './agents';
 import { preApprovalAttempts } from '../trust/preapproval';
 import type { CommandId } from './usage';
 
@@ -75,30 +75,52 @@ async function doctor(ctx: Ctx): Promise<number> {
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 
-/** Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code). */
-function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>): { gaps: AllowlistGap[]; problems: string[] } {
-  try {
-    const listDir = (dir: string) => {
-      try {
-        return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
-      } catch {
-        return []; // no drop-in folder
-      }
-    };
-    return { gaps: claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand()), problems: [] };
-  } catch (e) {
-    if (e instanceof AgentFileError) return { gaps: [], problems: [e.message] };
-    throw e;
-  }
+/**
+ * Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code; Gemini CLI
+ * and Codex CLI with --managed), and which administrator layers (`install <agent> --managed`) are in place.
+ */
+function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>): { gaps: AllowlistGap[]; managed: ManagedLayer[]; problems: string[] } {
+  const problems: string[] = [];
+  const gaps: AllowlistGap[] = [];
+  let managed: ManagedLayer[] = [];
+  const listDir = (dir: string) => {
+    try {
+      return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
+    } catch {
+      return []; // no drop-in folder
+    }
+  };
+  const attempt = (f: () => void) => {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof AgentFileError) problems.push(e.message);
+      else throw e;
+    }
+  };
+  attempt(() => gaps.push(...claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand())));
+  attempt(() => {
+    const m = managedLayers(readText, home, env, defaultGateCommand());
+    managed = m.layers;
+    gaps.push(...m.gaps);
+  });
+  return { gaps, managed, problems };
 }
 
-function agentAllowlistText(r: { gaps: AllowlistGap[]; problems: string[] }): string {
-  const L = ["agent allowlists (Claude Code's allowedMcpServers that mcp-gate install wrote):"];
+function agentAllowlistText(r: { gaps: AllowlistGap[]; managed: ManagedLayer[]; problems: string[] }): string {
+  const L = ["agent allowlists (the allowlists mcp-gate install wrote):"];
   if (!r.gaps.length && !r.problems.length) L.push('  (up to date, or none installed)');
   for (const g of r.gaps) {
-    L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the allowedMcpServers of ${escapeText(g.allowlist)}: Claude Code does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
+    L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the ${g.key ?? 'allowedMcpServers'} of ${escapeText(g.allowlist)}: ${g.agent ?? 'Claude Code'} does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
   }
   for (const p of r.problems) L.push(`  could not check: ${escapeText(p)}`);
+  L.push('', 'administrator layers (mcp-gate install <agent> --managed, as root):');
+  const closes: Record<ManagedLayer['agent'], string> = {
+    claude: "a repository's allowedMcpServers adds nothing",
+    gemini: 'a repository server named "mcp-gate" cannot take the gate\'s place',
+    codex: "a trusted project's servers are disabled",
+  };
+  for (const m of r.managed) L.push(`  ${AGENT_NAMES[m.agent]}: ${m.installed ? `installed in ${escapeText(m.file)}: ${closes[m.agent]}` : `not installed (${escapeText(m.file)})`}`);
   return L.join('\n');
 }
 
