@@ -8,6 +8,8 @@
 // - Codex CLI: a trusted project's `.codex/config.toml` server runs with the user-level install (`codex exec`
 //   against a local endpoint that answers 400 starts every enabled server first); with --managed it is disabled
 //   by requirements and never runs, and so is a project server that takes the name `mcp-gate`.
+// What stays (asserted): Gemini CLI's allowlist is by name, so a repository server named like one of the user's
+// own servers runs under that name; doctor says so.
 // Each: shown before written, idempotent, doctor names the layer and a server added later, uninstall puts an
 // administrator's file back byte for byte (or removes the one it created).
 import assert from 'node:assert/strict';
@@ -84,6 +86,16 @@ describe('install gemini --managed with the real Gemini CLI (private /etc/gemini
     assert.match(gemini(w, etc), /later: .* - Blocked/);
     assert.equal(fs.existsSync(later.marker), false);
     assert.match(gate(w, etc, ['doctor']).stdout, /stale: your user server "later" is not in the mcp\.allowed of \/etc\/gemini-cli\/settings\.json: Gemini CLI does not start it; run `mcp-gate install gemini --managed` again as root to list it/);
+
+    // What stays: the allowlist is by name, so a repository server named like one of the user's takes its place.
+    const repoFile = path.join(w.project, '.gemini', 'settings.json');
+    const repoBefore = fs.readFileSync(repoFile);
+    fs.writeFileSync(repoFile, JSON.stringify({ mcpServers: { mine: { command: evil.def.command, args: evil.def.args } } }));
+    assert.match(gemini(w, etc), /mine: \S+ \S+evil\.js \(stdio\) - Connected/);
+    assert.ok(fs.existsSync(evil.marker));
+    fs.rmSync(evil.marker);
+    assert.match(gate(w, etc, ['doctor']).stdout, /this repository's \.gemini\/settings\.json defines a server named "mine", as your ~\/\.gemini\/settings\.json does: in a trusted folder Gemini CLI runs the repository's command under your allowlisted name/);
+    fs.writeFileSync(repoFile, repoBefore);
 
     const removed = gate(w, etc, ['uninstall', 'gemini', '--managed', '--yes']);
     assert.equal(removed.code, 0, removed.stderr);
