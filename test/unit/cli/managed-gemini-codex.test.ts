@@ -234,7 +234,7 @@ describe('install codex --managed with the real Codex CLI (private /etc/codex, o
     }
   });
 
-  it('an administrator\'s requirements.toml: kept, entries added after it; uninstall restores it byte for byte; its own mcp-gate entry is refused', () => {
+  it('an administrator\'s requirements.toml: kept, entries added after it; uninstall restores it byte for byte; its own mcp-gate entry, bad TOML and a non-root user are refused', () => {
     const w = world({});
     const etc = tempDir('mcp-gate-codex-');
     const reqFile = path.join(etc, 'requirements.toml');
@@ -253,5 +253,24 @@ describe('install codex --managed with the real Codex CLI (private /etc/codex, o
     const refused = gate(w, etc, ['install', 'codex', '--managed', '--yes']);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /requirements\.toml already has a \[mcp_servers\.mcp-gate\] that MCP Gate did not write; remove it first, nothing was changed/);
+    for (const [text, message] of [
+      ['allowed_approval_policies = [', /\/etc\/codex\/requirements\.toml is not valid TOML \(.*\); fix it first, nothing was changed/],
+      ['mcp_servers = { corp = { identity = { command = "corp" } } }\n', /\/etc\/codex\/requirements\.toml: adding MCP Gate's \[mcp_servers\] entries would not be valid TOML here .*nothing was changed/],
+    ] as const) {
+      fs.writeFileSync(reqFile, text);
+      const bad = gate(w, etc, ['install', 'codex', '--managed', '--yes']);
+      assert.equal(bad.code, 1, bad.stdout);
+      assert.match(bad.stderr, message);
+      assert.equal(fs.readFileSync(reqFile, 'utf8'), text);
+    }
+    fs.rmSync(reqFile);
+
+    // Not root: the change is shown, nothing is written, and the message says whose step it is.
+    for (const d of [path.dirname(w.home), w.home, etc]) fs.chmodSync(d, 0o755);
+    const asUser = ns(w, etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'install', 'codex', '--managed', '--yes', '--project', w.project]);
+    assert.equal(asUser.code, 1, asUser.stderr);
+    assert.match(asUser.stdout, /\+\[mcp_servers\.mcp-gate\.identity\]/);
+    assert.match(asUser.stderr, /not written: \/etc\/codex is not writable by this user; `mcp-gate install codex --managed` is an administrator's step: run it as root/);
+    assert.deepEqual(fs.readdirSync(etc), []);
   });
 });
