@@ -422,12 +422,7 @@ export function installChanges(agent: Agent, read: (file: string) => string | un
     case 'codex': {
       const f = files[0].file;
       const text = read(f);
-      let v: Record<string, unknown> = {};
-      try {
-        v = text === undefined ? {} : (parseTomlDocument(f, text).value as Record<string, unknown>);
-      } catch (e) {
-        throw new AgentFileError(`${f} is not valid TOML (${(e as Error).message.split('\n')[0]}); fix it first, nothing was changed`);
-      }
+      const v = parseToml(f, text);
       const block = codexBlock(gate);
       if (text?.includes(block)) return [{ file: f, before: text, after: text, block }];
       if (isObj(v.mcp_servers) && GATE_ENTRY_NAME in v.mcp_servers) {
