@@ -20,6 +20,14 @@
 //   platform (Linux /etc/claude-code/managed-settings.json; CLAUDE_CODE_MANAGED_SETTINGS_PATH has no effect in the
 //   npm build). `allowManagedMcpServersOnly: true` there makes Claude Code read `allowedMcpServers` only from
 //   managed settings (a repository's list no longer adds to it); the flag without a managed list is dropped.
+// - Gemini CLI's system settings (`install gemini --managed`): /etc/gemini-cli/settings.json on Linux, merged
+//   last (over the workspace's): `mcpServers` merge per name, so the system's `mcp-gate` wins over a repository
+//   server of that name; `mcp.allowed` is the intersection of every scope's list (a repository can narrow it, not
+//   widen it). GEMINI_CLI_SYSTEM_SETTINGS_PATH moves the file for whoever sets it, so MCP Gate writes the default.
+// - Codex CLI's requirements (`install codex --managed`): /etc/codex/requirements.toml, `[mcp_servers.<name>]
+//   identity` tables: an allowlist by name and command (or URL); every other server, a trusted project's
+//   included, is disabled ("requirements (/etc/codex/requirements.toml)"), and so is a server of a listed name
+//   whose command does not match. No variable moves that file.
 import * as path from 'node:path';
 import { applyEdits, modify, parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import { parseTomlDocument } from '../trust/parse';
@@ -183,6 +191,130 @@ export function claudeManagedChanges(read: (file: string) => string | undefined,
   ])];
 }
 
+/** The agents with an administrator's layer `install --managed` writes. */
+export const MANAGED_AGENTS = ['claude', 'gemini', 'codex'] as const;
+export type ManagedAgent = (typeof MANAGED_AGENTS)[number];
+
+/** Where Gemini CLI reads system settings by default (GEMINI_CLI_SYSTEM_SETTINGS_PATH is not followed: whoever sets it moves it). */
+export function geminiSystemSettingsFile(platform: NodeJS.Platform = process.platform): string {
+  if (platform === 'darwin') return '/Library/Application Support/GeminiCli/settings.json';
+  if (platform === 'win32') return 'C:\\ProgramData\\gemini-cli\\settings.json';
+  return '/etc/gemini-cli/settings.json';
+}
+
+/** Where Codex CLI reads requirements (the path in its Unix binary; none is known for Windows). */
+export function codexRequirementsFile(platform: NodeJS.Platform = process.platform): string | undefined {
+  return platform === 'win32' ? undefined : '/etc/codex/requirements.toml';
+}
+
+export function managedFileOf(agent: ManagedAgent, platform: NodeJS.Platform = process.platform): string | undefined {
+  if (agent === 'claude') return claudeManagedSettingsFile(platform);
+  if (agent === 'gemini') return geminiSystemSettingsFile(platform);
+  return codexRequirementsFile(platform);
+}
+
+/** Gemini CLI reads its settings files with comments stripped, then JSON.parse: a trailing comma is an error there. */
+function strictJsonc(file: string, text: string | undefined, agent: string): Record<string, unknown> {
+  const v = readJson(file, text);
+  if (text !== undefined && text.trim() !== '') {
+    const errors: ParseError[] = [];
+    parseJsonc(text, errors, { allowTrailingComma: false });
+    if (errors.length) throw new AgentFileError(`${file} has a trailing comma (offset ${errors[0].offset}), which ${agent} cannot read; fix it first, nothing was changed`);
+  }
+  return v;
+}
+
+/** The user's own Gemini CLI servers in ~/.gemini/settings.json (not MCP Gate's entry). */
+export function geminiUserServers(settings: Record<string, unknown>): string[] {
+  return isObj(settings.mcpServers) ? Object.keys(settings.mcpServers).filter((n) => n !== GATE_ENTRY_NAME) : [];
+}
+
+/**
+ * `install gemini --managed`: the system settings define `mcp-gate` (merged last, so a repository's server of that
+ * name no longer takes its place) and `mcp.allowed` = what it held, `mcp-gate` and the user's own server names.
+ */
+export function geminiManagedChanges(read: (file: string) => string | undefined, userFile: string, systemFile: string, gate: GateCommand): FileChange[] {
+  const user = readJson(userFile, read(userFile));
+  const text = read(systemFile);
+  const sys = strictJsonc(systemFile, text, 'Gemini CLI');
+  const allowed = isObj(sys.mcp) && Array.isArray(sys.mcp.allowed) ? [...sys.mcp.allowed] : [];
+  for (const n of [GATE_ENTRY_NAME, ...geminiUserServers(user)]) if (!allowed.includes(n)) allowed.push(n);
+  return [jsonChange(systemFile, text, [
+    { path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: gate.args } },
+    { path: ['mcp', 'allowed'], value: allowed },
+  ])];
+}
+
+export const CODEX_MANAGED_BEGIN = '# mcp-gate: begin: added by `mcp-gate install codex --managed`; `mcp-gate uninstall codex --managed` removes it';
+export const CODEX_MANAGED_END = '# mcp-gate: end';
+
+const tomlKey = (k: string) => (/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k));
+
+/** A Codex server's identity for requirements.toml: its exact executable and arguments, or its exact URL. */
+function codexIdentity(def: unknown): string | undefined {
+  if (!isObj(def)) return undefined;
+  if (typeof def.command === 'string') {
+    const args = Array.isArray(def.args) ? def.args.map(String) : [];
+    return `command = { executable = ${tomlString(def.command)}, args = [${args.map((a) => `{ match = "exact", value = ${tomlString(a)} }`).join(', ')}] }`;
+  }
+  if (typeof def.url === 'string') return `url = ${tomlString(def.url)}`;
+  return undefined;
+}
+
+/** The user's own Codex servers in config.toml (not MCP Gate's entry), with their identity line. */
+export function codexUserServers(config: Record<string, unknown>): { name: string; identity?: string }[] {
+  return isObj(config.mcp_servers) ? Object.entries(config.mcp_servers).filter(([n]) => n !== GATE_ENTRY_NAME).map(([name, def]) => ({ name, identity: codexIdentity(def) })) : [];
+}
+
+function parseToml(file: string, text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  try {
+    return parseTomlDocument(file, text).value as Record<string, unknown>;
+  } catch (e) {
+    throw new AgentFileError(`${file} is not valid TOML (${(e as Error).message.split('\n')[0]}); fix it first, nothing was changed`);
+  }
+}
+
+/** The region `install codex --managed` wrote (from its begin line to its end line), if any. */
+function codexManagedRegion(text: string): { start: number; end: number } | undefined {
+  const start = text.indexOf(CODEX_MANAGED_BEGIN);
+  if (start < 0) return undefined;
+  const e = text.indexOf(CODEX_MANAGED_END + '\n', start);
+  return { start, end: e < 0 ? text.length : e + CODEX_MANAGED_END.length + 1 };
+}
+
+/**
+ * `install codex --managed`: requirements.toml lists `mcp-gate` by its exact command and each of the user's own
+ * servers by theirs (one marked region, replaced when run again); the administrator's own entries stay.
+ */
+export function codexManagedChanges(read: (file: string) => string | undefined, userFile: string, reqFile: string, gate: GateCommand): FileChange[] {
+  const user = parseToml(userFile, read(userFile));
+  const text = read(reqFile);
+  const region = text === undefined ? undefined : codexManagedRegion(text);
+  const outside = text === undefined ? '' : region ? text.slice(0, region.start) + text.slice(region.end) : text;
+  const theirs = parseToml(reqFile, outside);
+  const held = isObj(theirs.mcp_servers) ? theirs.mcp_servers : {};
+  if (GATE_ENTRY_NAME in held) throw new AgentFileError(`${reqFile} already has a [mcp_servers.${GATE_ENTRY_NAME}] that MCP Gate did not write; remove it first, nothing was changed`);
+  const lines = [CODEX_MANAGED_BEGIN];
+  const entry = (name: string, identity: string) => lines.push(`[mcp_servers.${tomlKey(name)}.identity]`, identity, '');
+  entry(GATE_ENTRY_NAME, codexIdentity({ command: gate.command, args: gate.args }) as string);
+  for (const s of codexUserServers(user)) if (s.identity && !(s.name in held)) entry(s.name, s.identity);
+  lines.push(CODEX_MANAGED_END, '');
+  const block = lines.join('\n');
+  let after: string;
+  if (region && text !== undefined) after = text.slice(0, region.start) + block + text.slice(region.end);
+  else {
+    const base = text ?? '';
+    after = base + (base === '' || base.endsWith('\n\n') ? '' : base.endsWith('\n') ? '\n' : '\n\n') + block;
+  }
+  try {
+    parseTomlDocument(reqFile, after);
+  } catch (e) {
+    throw new AgentFileError(`${reqFile}: adding MCP Gate's [mcp_servers] entries would not be valid TOML here (${(e as Error).message.split('\n')[0]}); nothing was changed`);
+  }
+  return [{ file: reqFile, before: text, after, block }];
+}
+
 /** Glob match of Claude Code's serverUrl entries (`*` matches any run of characters). */
 function urlMatches(pattern: string, url: string): boolean {
   const re = new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$');
@@ -213,6 +345,9 @@ export interface AllowlistGap {
   allowlist: string;
   /** The command that brings the list up to date. */
   fix: string;
+  /** The agent, and the key of that file that lists servers. */
+  agent?: string;
+  key?: string;
 }
 
 /**
@@ -287,12 +422,7 @@ export function installChanges(agent: Agent, read: (file: string) => string | un
     case 'codex': {
       const f = files[0].file;
       const text = read(f);
-      let v: Record<string, unknown> = {};
-      try {
-        v = text === undefined ? {} : (parseTomlDocument(f, text).value as Record<string, unknown>);
-      } catch (e) {
-        throw new AgentFileError(`${f} is not valid TOML (${(e as Error).message.split('\n')[0]}); fix it first, nothing was changed`);
-      }
+      const v = parseToml(f, text);
       const block = codexBlock(gate);
       if (text?.includes(block)) return [{ file: f, before: text, after: text, block }];
       if (isObj(v.mcp_servers) && GATE_ENTRY_NAME in v.mcp_servers) {
@@ -322,4 +452,53 @@ export function undoChanges(text: string, undo: { sets?: { path: string[]; had: 
   let t = text;
   for (const s of [...(undo.sets ?? [])].reverse()) t = applyEdits(t, modify(t, s.path, s.had ? s.previous : undefined, { formattingOptions: indentOf(t) }));
   return t;
+}
+
+/** Whether an agent's administrator layer holds what `install <agent> --managed` writes. */
+export interface ManagedLayer {
+  agent: ManagedAgent;
+  file: string;
+  installed: boolean;
+}
+
+const sameGate = (def: unknown, gate: GateCommand) => isObj(def) && def.command === gate.command && sameJson(def.args, gate.args);
+
+/**
+ * Each administrator layer MCP Gate knows, whether `install --managed` is in it, and (Gemini CLI, Codex CLI) the
+ * user's own servers it leaves out (added after install: the agent then does not start them).
+ */
+export function managedLayers(read: (file: string) => string | undefined, home: string, env: Readonly<Record<string, string | undefined>>, gate: GateCommand, platform: NodeJS.Platform = process.platform): { layers: ManagedLayer[]; gaps: AllowlistGap[] } {
+  const layers: ManagedLayer[] = [];
+  const gaps: AllowlistGap[] = [];
+  const claudeFile = claudeManagedSettingsFile(platform);
+  const claude = readJson(claudeFile, read(claudeFile));
+  layers.push({ agent: 'claude', file: claudeFile, installed: claude.allowManagedMcpServersOnly === true && Array.isArray(claude.allowedMcpServers) && claude.allowedMcpServers.some((e) => isObj(e) && sameJson(e.serverCommand, [gate.command, ...gate.args])) });
+
+  const geminiFile = geminiSystemSettingsFile(platform);
+  const sys = readJson(geminiFile, read(geminiFile));
+  const gInstalled = sameGate(valueAt(sys, ['mcpServers', GATE_ENTRY_NAME]), gate);
+  layers.push({ agent: 'gemini', file: geminiFile, installed: gInstalled });
+  const allowed = valueAt(sys, ['mcp', 'allowed']);
+  if (gInstalled && Array.isArray(allowed)) {
+    const userFile = agentFiles('gemini', home, env)[0].file;
+    for (const name of geminiUserServers(readJson(userFile, read(userFile)))) {
+      if (!allowed.some((a) => typeof a === 'string' && a.toLowerCase().trim() === name.toLowerCase().trim())) gaps.push({ server: { name, scope: 'user' }, allowlist: geminiFile, fix: 'mcp-gate install gemini --managed', agent: 'Gemini CLI', key: 'mcp.allowed' });
+    }
+  }
+
+  const codexFile = codexRequirementsFile(platform);
+  if (codexFile !== undefined) {
+    const text = read(codexFile);
+    const cInstalled = text !== undefined && text.includes(CODEX_MANAGED_BEGIN);
+    layers.push({ agent: 'codex', file: codexFile, installed: cInstalled });
+    if (cInstalled) {
+      const req = parseToml(codexFile, text);
+      const listed = isObj(req.mcp_servers) ? req.mcp_servers : {};
+      const userFile = agentFiles('codex', home, env)[0].file;
+      for (const s of codexUserServers(parseToml(userFile, read(userFile)))) {
+        if (!(s.name in listed)) gaps.push({ server: { name: s.name, scope: 'user' }, allowlist: codexFile, fix: 'mcp-gate install codex --managed', agent: 'Codex CLI', key: '[mcp_servers]' });
+      }
+    }
+  }
+  return { layers, gaps };
 }

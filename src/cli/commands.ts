@@ -21,7 +21,7 @@ import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
 import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText } from './install';
-import { AgentFileError, claudeAllowlistGaps, type AllowlistGap } from './agents';
+import { AGENT_NAMES, AgentFileError, agentFiles, claudeAllowlistGaps, geminiUserServers, managedLayers, readJson, type AllowlistGap, type ManagedLayer } from './agents';
 import { preApprovalAttempts } from '../trust/preapproval';
 import type { CommandId } from './usage';
 
@@ -69,36 +69,68 @@ async function doctor(ctx: Ctx): Promise<number> {
   const policy = policyOf(report);
   const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
   const pre = preApprovalAttempts(report.project);
-  const allowlists = agentAllowlists(machine.home, machine.env);
+  const allowlists = agentAllowlists(machine.home, machine.env, report.servers.filter((x) => x.scope === 'repository' && x.source === '.gemini/settings.json').map((x) => x.name));
   if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
   else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home) + '\n\n' + agentAllowlistText(allowlists));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 
-/** Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code). */
-function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>): { gaps: AllowlistGap[]; problems: string[] } {
-  try {
-    const listDir = (dir: string) => {
-      try {
-        return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
-      } catch {
-        return []; // no drop-in folder
-      }
-    };
-    return { gaps: claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand()), problems: [] };
-  } catch (e) {
-    if (e instanceof AgentFileError) return { gaps: [], problems: [e.message] };
-    throw e;
-  }
+/**
+ * Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code; Gemini CLI
+ * and Codex CLI with --managed), and which administrator layers (`install <agent> --managed`) are in place.
+ */
+function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>, repositoryGemini: string[]): { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[] } {
+  const problems: string[] = [];
+  const gaps: AllowlistGap[] = [];
+  let managed: ManagedLayer[] = [];
+  let geminiNamesTaken: string[] = [];
+  const listDir = (dir: string) => {
+    try {
+      return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
+    } catch {
+      return []; // no drop-in folder
+    }
+  };
+  const attempt = (f: () => void) => {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof AgentFileError) problems.push(e.message);
+      else throw e;
+    }
+  };
+  attempt(() => gaps.push(...claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand())));
+  attempt(() => {
+    const m = managedLayers(readText, home, env, defaultGateCommand());
+    managed = m.layers;
+    gaps.push(...m.gaps);
+  });
+  // Gemini CLI's allowlist is by name: a repository server named like one of the user's takes its place.
+  attempt(() => {
+    const userFile = agentFiles('gemini', home, env)[0].file;
+    const mine = new Set(geminiUserServers(readJson(userFile, readText(userFile))));
+    geminiNamesTaken = repositoryGemini.filter((n) => mine.has(n));
+  });
+  return { gaps, managed, geminiNamesTaken, problems };
 }
 
-function agentAllowlistText(r: { gaps: AllowlistGap[]; problems: string[] }): string {
-  const L = ["agent allowlists (Claude Code's allowedMcpServers that mcp-gate install wrote):"];
-  if (!r.gaps.length && !r.problems.length) L.push('  (up to date, or none installed)');
+function agentAllowlistText(r: { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[] }): string {
+  const L = ["agent allowlists (the allowlists mcp-gate install wrote):"];
+  if (!r.gaps.length && !r.problems.length && !r.geminiNamesTaken.length) L.push('  (up to date, or none installed)');
   for (const g of r.gaps) {
-    L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the allowedMcpServers of ${escapeText(g.allowlist)}: Claude Code does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
+    L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the ${g.key ?? 'allowedMcpServers'} of ${escapeText(g.allowlist)}: ${g.agent ?? 'Claude Code'} does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
+  }
+  for (const n of r.geminiNamesTaken) {
+    L.push(`  this repository's .gemini/settings.json defines a server named ${escapeText(JSON.stringify(n))}, as your ~/.gemini/settings.json does: in a trusted folder Gemini CLI runs the repository's command under your allowlisted name (its allowlist is by name; neither install closes this: rename your server, or keep the folder untrusted)`);
   }
   for (const p of r.problems) L.push(`  could not check: ${escapeText(p)}`);
+  L.push('', 'administrator layers (mcp-gate install <agent> --managed, as root):');
+  const closes: Record<ManagedLayer['agent'], string> = {
+    claude: "a repository's allowedMcpServers adds nothing",
+    gemini: 'a repository server named "mcp-gate" cannot take the gate\'s place',
+    codex: "a trusted project's servers are disabled",
+  };
+  for (const m of r.managed) L.push(`  ${AGENT_NAMES[m.agent]}: ${m.installed ? `installed in ${escapeText(m.file)}: ${closes[m.agent]}` : `not installed (${escapeText(m.file)})`}`);
   return L.join('\n');
 }
 

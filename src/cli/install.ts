@@ -4,15 +4,16 @@
 // refuses without one. Keeps a backup of every file it changes, with a manifest, in MCP Gate's store folder;
 // running it again changes nothing; uninstall puts the original back byte for byte when the file is as install
 // left it, and otherwise takes back only install's own keys. Never writes inside the project folder.
-// `install claude --managed` is the administrator's variant: it changes Claude Code's managed settings file at the
-// path Claude Code reads (nothing overrides it), keeps that file's record and backup beside it (in an `mcp-gate`
-// folder there, root's alone), and needs write access to that folder.
+// `install <agent> --managed` is the administrator's variant (claude, gemini, codex): it changes the agent's own
+// administrator file at the path the agent reads by default (Claude Code's managed settings, Gemini CLI's system
+// settings, Codex CLI's requirements.toml), keeps that file's record and backup beside it (in an `mcp-gate` folder
+// there, root's alone), and needs write access to that folder.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import writeFileAtomic from 'write-file-atomic';
-import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, claudeManagedSettingsFile, installChanges, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand } from './agents';
+import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, codexManagedChanges, geminiManagedChanges, installChanges, MANAGED_AGENTS, managedFileOf, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand, type ManagedAgent } from './agents';
 import { err, out } from './output';
 import { GATE_ENTRY_NAME } from '../trust/preapproval';
 
@@ -42,7 +43,7 @@ export interface InstallCommand {
   verb: 'install' | 'uninstall';
   rest: string[];
   yes: boolean;
-  /** Claude Code's managed settings instead of the user's files (an administrator's step). */
+  /** The agent's administrator file instead of the user's files (an administrator's step). */
   managed: boolean;
   projectDir: string;
   storeDir: string;
@@ -140,23 +141,27 @@ export async function installCommand(c: InstallCommand): Promise<number> {
     return 2;
   }
   const agent = c.rest[0] as Agent;
-  if (c.managed && agent !== 'claude') {
-    err(`mcp-gate ${c.verb} --managed is for claude only (Claude Code's managed settings); ${AGENT_NAMES[agent]} has no such file`);
+  if (c.managed && !(MANAGED_AGENTS as readonly string[]).includes(agent)) {
+    err(`mcp-gate ${c.verb} --managed is for ${MANAGED_AGENTS.join(', ')} (their administrator files); ${AGENT_NAMES[agent]} has no setting that keeps a project's MCP servers out`);
     return 2;
   }
-  const managedFile = claudeManagedSettingsFile();
-  const files = c.managed ? [agentFiles(agent, c.home, c.env)[0], { file: managedFile, format: 'json' as const }] : agentFiles(agent, c.home, c.env);
+  const managedFile = c.managed ? managedFileOf(agent as ManagedAgent) : undefined;
+  if (c.managed && managedFile === undefined) {
+    err(`mcp-gate ${c.verb} ${agent} --managed: where ${AGENT_NAMES[agent]} reads its administrator file on ${process.platform} is not known to MCP Gate; nothing was changed`);
+    return 1;
+  }
+  const files = managedFile !== undefined ? [agentFiles(agent, c.home, c.env)[0], { file: managedFile, format: agent === 'codex' ? 'toml' as const : 'json' as const }] : agentFiles(agent, c.home, c.env);
   for (const f of files) {
     if (insideProject(f.file, c.projectDir)) {
       err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository (is HOME set to the project?)`);
       return 1;
     }
   }
-  const dir = c.managed ? path.join(path.dirname(managedFile), 'mcp-gate') : path.join(c.storeDir, 'agents');
+  const dir = managedFile !== undefined ? path.join(path.dirname(managedFile), 'mcp-gate') : path.join(c.storeDir, 'agents');
   const manifestFile = path.join(dir, c.managed ? 'install.json' : `${agent}.json`);
   if (c.managed && c.verb === 'uninstall' && !mayWrite(manifestFile)) {
     // Checked first: MCP Gate's record there is root's alone, so another user could not even see it.
-    err(`mcp-gate: not changed: ${path.dirname(manifestFile)} is not writable by this user; \`mcp-gate uninstall claude --managed\` is an administrator's step: run it as root`);
+    err(`mcp-gate: not changed: ${path.dirname(manifestFile)} is not writable by this user; \`mcp-gate uninstall ${agent} --managed\` is an administrator's step: run it as root`);
     return 1;
   }
   let manifest: Manifest | undefined;
@@ -202,7 +207,8 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
     return texts.get(f);
   };
   const how = c.managed ? `${agent} --managed` : agent;
-  const all = c.managed ? claudeManagedChanges(read, files[0].file, files[1].file, gate) : installChanges(agent, read, files, gate);
+  const managedChanges = agent === 'claude' ? claudeManagedChanges : agent === 'gemini' ? geminiManagedChanges : codexManagedChanges;
+  const all = c.managed ? managedChanges(read, files[0].file, files[1].file, gate) : installChanges(agent, read, files, gate);
   const changes = all.filter((ch) => ch.after !== (ch.before ?? ''));
   if (!changes.length) {
     const shown = all.map((ch) => ch.file);
@@ -213,7 +219,7 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
   for (const ch of changes) out(diffText(ch));
   const modes = c.managed ? MANAGED_MODES : USER_MODES;
   if (c.managed && !mayWrite(files[1].file)) {
-    err(`mcp-gate: not written: ${path.dirname(files[1].file)} is not writable by this user; \`mcp-gate install claude --managed\` is an administrator's step: run it as root (e.g. sudo, keeping HOME so that your own servers in ${files[0].file} are listed)`);
+    err(`mcp-gate: not written: ${path.dirname(files[1].file)} is not writable by this user; \`mcp-gate install ${agent} --managed\` is an administrator's step: run it as root (e.g. sudo, keeping HOME so that your own servers in ${files[0].file} are listed)`);
     return 1;
   }
   if (!(await confirm(c, `\nWrite these changes to ${changes.map((ch) => ch.file).join(' and ')}?`))) return 1;
@@ -253,9 +259,17 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
     out(`wrote ${ch.file}${entry.backup ? ` (the original is kept as ${entry.backup})` : ' (new file)'}`);
   }
   if (c.managed) {
-    out(`${AGENT_NAMES[agent]} now admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it. Run it again after you add a server of your own; \`mcp-gate uninstall claude --managed\` takes it back`);
-    const entry = valueAt(readJson(files[0].file, read(files[0].file)), ['mcpServers', GATE_ENTRY_NAME]);
-    if (entry === undefined) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install claude\` as that user to add it`);
+    const what: Record<ManagedAgent, string> = {
+      claude: "admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it",
+      gemini: `starts \`mcp-gate\` as these system settings define it (a repository server of that name no longer takes its place) and allows only the names listed (MCP Gate and your own)`,
+      codex: "starts only the servers these requirements list, each by its exact command (MCP Gate and your own); every other server, a trusted project's included, is disabled",
+    };
+    out(`${AGENT_NAMES[agent]} now ${what[agent as ManagedAgent]}. Run it again after you add a server of your own; \`mcp-gate uninstall ${agent} --managed\` takes it back`);
+    if (agent === 'claude') {
+      const entry = valueAt(readJson(files[0].file, read(files[0].file)), ['mcpServers', GATE_ENTRY_NAME]);
+      if (entry === undefined) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install claude\` as that user to add it`);
+    }
+    if (agent === 'codex' && !(read(files[0].file) ?? '').includes(`[mcp_servers.${GATE_ENTRY_NAME}]`)) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install codex\` as that user to add it`);
   }
   else out(`${AGENT_NAMES[agent]} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
   return 0;

@@ -7,52 +7,16 @@
 // it once the folder is trusted (the gap); with --managed it does not, and the gate and the user's own server
 // connect; doctor reports a server the user adds afterwards; uninstall leaves the folder as it was.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, CLI, ROOT, tempDir, world, type World } from '../helpers';
+import { envOf, inNamespace as inNs, markerServer as server } from './namespace';
 
-/** Runs argv with /etc/claude-code bound to `etc`, in its own mount namespace. */
-function inNamespace(etc: string, argv: string[], cwd: string, env: Record<string, string>): { code: number; stdout: string; stderr: string } {
-  const scratch = tempDir('mcp-gate-etc-');
-  fs.mkdirSync(path.join(scratch, 'up'));
-  fs.mkdirSync(path.join(scratch, 'work'));
-  const script = [
-    'set -e',
-    'if [ ! -d /etc/claude-code ]; then mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/up,workdir=$1/work" /etc; mkdir /etc/claude-code; fi',
-    'mount --bind "$2" /etc/claude-code',
-    'shift 2',
-    'exec "$@"',
-  ].join('\n');
-  const r = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script, 'sh', scratch, etc, ...argv], { cwd, env, encoding: 'utf8', timeout: 120_000 });
-  if (r.error) throw new Error(`unshare could not run (this test needs root and util-linux unshare): ${r.error.message}`);
-  const plain = (t: string) => (t ?? '').replace(/\x1b\[[0-9;]*m/g, '');
-  return { code: r.status ?? -1, stdout: plain(r.stdout), stderr: plain(r.stderr) };
-}
-
-function envOf(w: World): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store, NO_COLOR: '1', CI: '1' };
-  for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
-  return env;
-}
+const inNamespace = (etc: string, argv: string[], cwd: string, env: Record<string, string>) => inNs('/etc/claude-code', etc, argv, cwd, env);
 
 const claudeBin = path.join(ROOT, 'node_modules', '.bin', 'claude');
 const claude = (w: World, etc: string, args: string[]) => inNamespace(etc, [claudeBin, ...args], w.project, envOf(w));
 const gate = (w: World, etc: string, args: string[]) => inNamespace(etc, [process.execPath, CLI, ...args, '--project', w.project], w.project, envOf(w));
-
-/** A stdio MCP server whose only effect is a marker file (written before it answers). */
-function server(dir: string, name: string) {
-  const marker = path.join(dir, `${name}.ran`);
-  const script = path.join(dir, `${name}.js`);
-  const sdk = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'cjs', 'server');
-  fs.writeFileSync(script, [
-    `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');`,
-    `const { McpServer } = require(${JSON.stringify(path.join(sdk, 'mcp.js'))});`,
-    `const { StdioServerTransport } = require(${JSON.stringify(path.join(sdk, 'stdio.js'))});`,
-    `new McpServer({ name: ${JSON.stringify(name)}, version: '1' }).connect(new StdioServerTransport());`,
-  ].join('\n'));
-  return { marker, def: { type: 'stdio', command: process.execPath, args: [script] } };
-}
 
 const gateCommand = [process.execPath, fs.realpathSync(CLI), 'serve'];
 
@@ -170,12 +134,12 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     assert.deepEqual(fs.readdirSync(etc), ['managed-settings.json']);
   });
 
-  it('refusals: --managed is for claude only; a broken or commented managed file is left as it is; the user-level allowlist goes stale too', () => {
+  it('refusals: --managed is not for cursor; a broken or commented managed file is left as it is; the user-level allowlist goes stale too', () => {
     const w = world({});
     const etc = tempDir('mcp-gate-claude-code-');
-    const codex = gate(w, etc, ['install', 'codex', '--managed', '--yes']);
-    assert.equal(codex.code, 2);
-    assert.match(codex.stderr, /--managed is for claude only/);
+    const cursor = gate(w, etc, ['install', 'cursor', '--managed', '--yes']);
+    assert.equal(cursor.code, 2);
+    assert.match(cursor.stderr, /--managed is for claude, gemini, codex .*Cursor has no setting that keeps a project's MCP servers out/);
     fs.writeFileSync(path.join(etc, 'managed-settings.json'), '{ "allowedMcpServers": [');
     const broken = gate(w, etc, ['install', 'claude', '--managed', '--yes']);
     assert.equal(broken.code, 1);
