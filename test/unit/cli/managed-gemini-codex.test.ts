@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { cleanupTemp, CLI, ROOT, tempDir, world, type World } from '../helpers';
-import { envOf, inNamespace, inNamespaceAsync, markerServer } from './namespace';
+import { cliForOtherUser, envOf, inNamespace, inNamespaceAsync, markerServer } from './namespace';
 
 const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
 const gateCommand = [process.execPath, fs.realpathSync(CLI), 'serve'];
@@ -267,7 +267,7 @@ describe('install codex --managed with the real Codex CLI (private /etc/codex, o
 
     // Not root: the change is shown, nothing is written, and the message says whose step it is.
     for (const d of [path.dirname(w.home), w.home, etc]) fs.chmodSync(d, 0o755);
-    const asUser = ns(w, etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'install', 'codex', '--managed', '--yes', '--project', w.project]);
+    const asUser = ns(w, etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cliForOtherUser(), 'install', 'codex', '--managed', '--yes', '--project', w.project]);
     assert.equal(asUser.code, 1, asUser.stderr);
     assert.match(asUser.stdout, /\+\[mcp_servers\.mcp-gate\.identity\]/);
     assert.match(asUser.stderr, /not written: \/etc\/codex is not writable by this user; `mcp-gate install codex --managed` is an administrator's step: run it as root/);

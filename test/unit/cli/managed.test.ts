@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, CLI, ROOT, tempDir, world, type World } from '../helpers';
-import { envOf, inNamespace as inNs, markerServer as server } from './namespace';
+import { cliForOtherUser, envOf, inNamespace as inNs, markerServer as server } from './namespace';
 
 const inNamespace = (etc: string, argv: string[], cwd: string, env: Record<string, string>) => inNs('/etc/claude-code', etc, argv, cwd, env);
 
@@ -96,7 +96,7 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
 
     // Not root: uninstall refuses (MCP Gate's record beside the file is root's alone) and changes nothing.
     for (const d of [path.dirname(w.home), w.home, etc]) fs.chmodSync(d, 0o755);
-    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'uninstall', 'claude', '--managed', '--yes', '--project', w.project], w.project, envOf(w));
+    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cliForOtherUser(), 'uninstall', 'claude', '--managed', '--yes', '--project', w.project], w.project, envOf(w));
     assert.equal(asUser.code, 1, asUser.stdout);
     assert.match(asUser.stderr, /not changed: \/etc\/claude-code\/mcp-gate is not writable by this user; .*run it as root/);
     assert.ok(fs.existsSync(managedFile));
@@ -160,7 +160,7 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     // Not root: the diff is shown, nothing is written, and the message says whose step it is.
     const user = world({});
     for (const d of [path.dirname(user.home), user.home, etc]) fs.chmodSync(d, 0o755);
-    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, CLI, 'install', 'claude', '--managed', '--yes', '--project', user.project], user.project, envOf(user));
+    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cliForOtherUser(), 'install', 'claude', '--managed', '--yes', '--project', user.project], user.project, envOf(user));
     assert.equal(asUser.code, 1, asUser.stderr);
     assert.match(asUser.stdout, /\+\s+"allowManagedMcpServersOnly": true/);
     assert.match(asUser.stderr, /not written: \/etc\/claude-code is not writable by this user; `mcp-gate install claude --managed` is an administrator's step: run it as root/);

@@ -5,8 +5,9 @@
 // a marker file (written before it answers), for "this server never ran".
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { ROOT, tempDir, type World } from '../helpers';
+import { CLI, ROOT, tempDir, type World } from '../helpers';
 
 export interface Ran {
   code: number;
@@ -70,4 +71,21 @@ export function markerServer(dir: string, name: string): { marker: string; def: 
     `s.connect(new StdioServerTransport());`,
   ].join('\n'));
   return { marker, def: { type: 'stdio', command: process.execPath, args: [file] } };
+}
+
+let otherUserCli: string | undefined;
+/**
+ * The built CLI where another user (uid 65534, for the "not root" refusals) can run it: a copy in a folder every
+ * user may traverse. The checkout itself may lie under a folder only root enters (a clean clone in a 0700 temporary
+ * folder, as CI makes it), and dist/cli.js is one self-contained bundle.
+ */
+export function cliForOtherUser(): string {
+  if (otherUserCli && fs.existsSync(otherUserCli)) return otherUserCli;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-cli-'));
+  fs.chmodSync(dir, 0o755);
+  otherUserCli = path.join(dir, 'cli.js');
+  fs.copyFileSync(CLI, otherUserCli);
+  fs.chmodSync(otherUserCli, 0o644);
+  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return otherUserCli;
 }
