@@ -109,7 +109,7 @@ describe('repo-override: a repository that sets chat.mcp.access back cannot make
       assert.match(banners, /VS Code starts nothing outside the gate\.$/);
       if (reopened) {
         // The window MCP Gate reopened by itself: its panel says why, naming the repository's file and values.
-        assert.match(banners, new RegExp(`^MCP Gate reopened this window inside its own workspace file because ${shippedAs.replace(/\./g, '\\.')} sets chat\\.mcp\\.access = "all"`));
+        assert.match(banners, new RegExp(`^MCP Gate reopened this window inside its own workspace file because ${shippedAs.replace(/\./g, '\\.')} sets chat\\.mcp\\.(access = "all"|enabled = true|gallery\\.serviceUrl = )`));
         const logged = fs.readFileSync(api.service.log.file!, 'utf8');
         assert.ok(logged.includes(`reopening ${vscode.workspace.workspaceFolders![0].uri.fsPath} through MCP Gate's workspace file`), 'the reopen is in the log');
       } else assert.doesNotMatch(banners, /MCP Gate reopened/);
