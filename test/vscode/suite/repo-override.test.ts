@@ -74,6 +74,9 @@ describe('repo-override: a repository that sets chat.mcp.access back cannot make
   let api: McpGateApi;
 
   before(async function () {
+    // A window opened on a workspace file (MCP Gate's, after a reopen) can start its extension host before VS Code
+    // has read the file's folders: wait for them rather than skip.
+    if (vscode.workspace.workspaceFile) await waitFor('the workspace file\'s folders', () => vscode.workspace.workspaceFolders?.length, 30_000).catch(() => undefined);
     const f = vscode.workspace.workspaceFolders?.[0];
     log(`folder ${f?.uri.fsPath ?? "none"}; override.code-workspace there: ${f ? fs.existsSync(`${f.uri.fsPath}/override.code-workspace`) : false}`);
     if (!f || !fs.existsSync(`${f.uri.fsPath}/override.code-workspace`)) this.skip();
