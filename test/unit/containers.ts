@@ -7,9 +7,8 @@
 // libc6-dev, and a docker CLI (docker.io or a static client); .ci/run installs them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
-import { ROOT, tempDir } from './helpers';
+import { freePort, ROOT, tempDir } from './helpers';
 
 export interface Containers {
   /** `127.0.0.1:<port>`: the registry. */
@@ -41,17 +40,6 @@ function must(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: strin
   const r = spawnSync(cmd, args, { env, input, encoding: 'utf8', timeout: 300_000 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}${r.error ? ` ${r.error.message}` : ''}`);
   return r.stdout;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Waits until `ready()` is true or the process exits (readiness, not a timed assertion). */

@@ -2,6 +2,7 @@
 // for the built CLI (dist/cli.js) with a controlled environment.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Machine } from '../../src/trust/catalogue';
@@ -70,3 +71,15 @@ export function cli(w: World, args: string[], opts: { input?: string; env?: Reco
 }
 
 export const json = (v: unknown) => JSON.stringify(v, null, 2);
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}

@@ -2,9 +2,8 @@
 // with its storage in a temp folder, started and stopped by the test. `publish` runs the real npm CLI against it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
-import { ROOT, tempDir } from './helpers';
+import { freePort, ROOT, tempDir } from './helpers';
 
 export interface Registry {
   url: string;
@@ -15,17 +14,6 @@ export interface Registry {
   stop(): Promise<void>;
   /** Starts it again on the same port and storage. */
   restart(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitUp(url: string, child: ChildProcess, log: () => string): Promise<void> {
@@ -81,4 +69,17 @@ export async function startRegistry(): Promise<Registry> {
       if (r.status !== 0) throw new Error(`npm publish failed: ${r.stderr}`);
     },
   };
+}
+
+/** A copy of the fixture package at `version`; `extra` is code put at the top of its server. */
+export function fixturePackage(version: string, extra = ''): string {
+  const dir = tempDir('mcp-gate-fixture-pkg-');
+  fs.cpSync(path.join(ROOT, 'test', 'fixtures', 'npm-fixture-server'), dir, { recursive: true });
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pkg, version }, null, 2));
+  if (extra) {
+    const js = fs.readFileSync(path.join(dir, 'server.js'), 'utf8').split('\n');
+    fs.writeFileSync(path.join(dir, 'server.js'), [js[0], extra, ...js.slice(1)].join('\n'));
+  }
+  return dir;
 }

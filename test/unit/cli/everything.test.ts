@@ -3,20 +3,11 @@
 // local-development exception), with the log showing each exchange.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { writeProjectConfig } from '../grants';
-import { cleanupTemp, cli, ROOT, world } from '../helpers';
+import { cleanupTemp, cli, freePort, ROOT, world } from '../helpers';
 
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe('CLI tools and call against server-everything', function () {
   this.timeout(120_000);

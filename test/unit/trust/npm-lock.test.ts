@@ -6,23 +6,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, cli, ROOT, tempDir, world, type World } from '../helpers';
-import { startRegistry, type Registry } from '../registry';
+import { fixturePackage, startRegistry, type Registry } from '../registry';
 
-const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'npm-fixture-server');
 const MARKER = 'marker-1.0.1';
 
-/** A copy of the fixture package at `version`; `extra` is code put at the top of its server. */
-function fixture(version: string, extra = ''): string {
-  const dir = tempDir('mcp-gate-fixture-pkg-');
-  fs.cpSync(FIXTURE, dir, { recursive: true });
-  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pkg, version }, null, 2));
-  if (extra) {
-    const js = fs.readFileSync(path.join(dir, 'server.js'), 'utf8').split('\n');
-    fs.writeFileSync(path.join(dir, 'server.js'), [js[0], extra, ...js.slice(1)].join('\n'));
-  }
-  return dir;
-}
 
 function walk(dir: string, out: string[] = []): string[] {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -42,7 +29,7 @@ describe('pinned npm launches (verdaccio)', function () {
 
   before(async () => {
     reg = await startRegistry();
-    reg.publish(fixture('1.0.0'));
+    reg.publish(fixturePackage('1.0.0'));
     w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) }, {}, { PATH: process.env.PATH!, npm_config_registry: reg.url });
     const config = path.join(w.home, '.config', 'mcp-gate', 'config.json');
     fs.mkdirSync(path.dirname(config), { recursive: true });
@@ -70,7 +57,7 @@ describe('pinned npm launches (verdaccio)', function () {
   });
 
   it('a version published later under the same spec does not run, and does not re-gate', () => {
-    reg.publish(fixture('1.0.1', `require('fs').writeFileSync(require('path').join(process.cwd(), '${MARKER}'), 'ran');`));
+    reg.publish(fixturePackage('1.0.1', `require('fs').writeFileSync(require('path').join(process.cwd(), '${MARKER}'), 'ran');`));
     assert.equal(version().stdout.trim(), 'fixture-server 1.0.0');
     assert.equal(fs.existsSync(path.join(w.project, MARKER)), false, '1.0.1 never ran');
     assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approved/);

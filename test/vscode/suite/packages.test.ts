@@ -12,28 +12,15 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { cleanupTemp, ROOT, tempDir } from '../../unit/helpers';
-import { startRegistry, type Registry } from '../../unit/registry';
+import { fixturePackage, startRegistry, type Registry } from '../../unit/registry';
 import { withResolution } from '../../../src/vscode/resolving';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'pinned-fixture';
-const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'npm-fixture-server');
 const MARKER = '// marker of 1.0.1';
 const workspace = process.env.MCP_GATE_VSCODE_WORKSPACE ?? '';
 const here = path.basename(workspace) === 'npm-workspace';
 
-/** A copy of the fixture package at `version`, with `extra` as the server's second line. */
-function fixture(version: string, extra = ''): string {
-  const dir = tempDir('mcp-gate-fixture-pkg-');
-  fs.cpSync(FIXTURE, dir, { recursive: true });
-  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pkg, version }, null, 2));
-  if (extra) {
-    const js = fs.readFileSync(path.join(dir, 'server.js'), 'utf8').split('\n');
-    fs.writeFileSync(path.join(dir, 'server.js'), [js[0], extra, ...js.slice(1)].join('\n'));
-  }
-  return dir;
-}
 
 /** The review's open diff tabs (virtual documents of the mcp-gate scheme). */
 const reviewTabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'mcp-gate');
@@ -51,7 +38,7 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
 
   before(async () => {
     reg = await startRegistry();
-    reg.publish(fixture('1.0.0'));
+    reg.publish(fixturePackage('1.0.0'));
     process.env.npm_config_registry = reg.url;
     api = await vscode.extensions.getExtension<McpGateApi>(EXTENSION_ID)!.activate();
     for (let i = 0; i < 200 && !server(); i++) await new Promise((r) => setTimeout(r, 150));
@@ -78,7 +65,7 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
       detail = d;
       text = vscode.window.activeTextEditor?.document.uri.scheme === 'mcp-gate' ? vscode.window.activeTextEditor.document.getText() : '';
       // While the person reads, the registry gets a newer version under the same spec.
-      reg.publish(fixture('1.0.1', MARKER));
+      reg.publish(fixturePackage('1.0.1', MARKER));
       return true;
     };
     assert.equal(await vscode.commands.executeCommand('mcpGate.approve', ref()), true);
