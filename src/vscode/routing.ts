@@ -16,8 +16,6 @@ import type { GateService } from './service';
 
 export const NOTHING_OUTSIDE = 'VS Code starts nothing outside the gate';
 const SETUP_SHOWN_KEY = 'mcpGate.setupShown';
-/** Why MCP Gate reopened a window, kept across the reload for the reopened window's banner: { file, because }. */
-const REOPENED_KEY = 'mcpGate.reopened';
 
 export interface RoutingView {
   /** One line: NOTHING_OUTSIDE, or what VS Code itself would still start. */
@@ -128,7 +126,7 @@ export function routingText(service: GateService): string {
 }
 
 /** Writes MCP Gate's own workspace file for the window's folders and reopens the window through it. */
-export async function reopenThroughGate(service: GateService, open = true, because?: { state: vscode.Memento; text: string }): Promise<string | undefined> {
+export async function reopenThroughGate(service: GateService, open = true, because?: { text: string }): Promise<string | undefined> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
   if (!folders.length) {
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: no workspace folder is open.'));
@@ -140,7 +138,9 @@ export async function reopenThroughGate(service: GateService, open = true, becau
   fs.writeFileSync(`${file}.tmp`, gatedWorkspaceText(folders), { mode: 0o600 });
   fs.renameSync(`${file}.tmp`, file);
   service.log.write({ kind: 'gate.approve', detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)${because ? `: ${because.text}` : ''}` });
-  if (because) await because.state.update(REOPENED_KEY, { file, because: because.text });
+  // Why, for the reopened window's banner: beside the workspace file, written before the reopen (global state may not
+  // be flushed before the window navigates away).
+  if (because) fs.writeFileSync(`${file}.why`, because.text, { mode: 0o600 });
   if (open) await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(file), { forceReuseWindow: true });
   return file;
 }
@@ -153,10 +153,15 @@ export async function reopenThroughGate(service: GateService, open = true, becau
  */
 export function registerRouting(context: vscode.ExtensionContext, service: GateService): { view: () => RoutingView; disposable: vscode.Disposable } {
   // The reopened window: why MCP Gate reopened it, said once in its own banner (the note is consumed here).
-  const note = context.globalState.get<{ file?: unknown; because?: unknown }>(REOPENED_KEY);
-  const wsFile = vscode.workspace.workspaceFile?.fsPath;
-  reopenedBecause = note && wsFile && note.file === wsFile && typeof note.because === 'string' ? note.because : undefined;
-  if (note) void context.globalState.update(REOPENED_KEY, undefined);
+  const wsFile = vscode.workspace.workspaceFile?.scheme === 'file' ? vscode.workspace.workspaceFile.fsPath : undefined;
+  if (wsFile && path.dirname(wsFile) === ownWorkspacesDir(service)) {
+    try {
+      reopenedBecause = fs.readFileSync(`${wsFile}.why`, 'utf8').slice(0, 4096);
+      fs.rmSync(`${wsFile}.why`, { force: true });
+    } catch {
+      reopenedBecause = undefined; // opened again later, or by hand: nothing to say
+    }
+  }
   let view = routingView(service);
   let shownFor = '';
   let reopening = false;
@@ -173,7 +178,7 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
       if (s.vscodeId) await Promise.resolve(vscode.commands.executeCommand('workbench.mcp.stopServer', s.vscodeId)).catch(() => undefined);
     }
     try {
-      await reopenThroughGate(service, true, { state: context.globalState, text: overridesText(view.overrides) });
+      await reopenThroughGate(service, true, { text: overridesText(view.overrides) });
     } catch (e) {
       reopening = false;
       void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate could not reopen this window through its own workspace file ({0}); VS Code may start this repository\'s servers by itself. Run "MCP Gate: Reopen Through MCP Gate".', escapeText((e as Error)?.message ?? String(e))));
