@@ -169,13 +169,15 @@ async function palette(label, timeoutMs = 60_000) {
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input.input');
-    await input.waitFor({ state: 'visible', timeout: 15_000 });
-    await input.fill('>' + label);
     // The row whose label is exactly this command (a longer command may rank first).
     const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(label)}$`) }) }).first();
     try {
+      // The palette can close again as it opens (focus moving after the previous command, e.g. the side bar
+      // closing): then the next attempt opens it again instead of waiting on a hidden input.
+      await input.waitFor({ state: 'visible', timeout: 15_000 });
+      await input.fill('>' + label, { timeout: 5000 });
       await row.waitFor({ timeout: 3000 });
-      await row.click();
+      await row.click({ timeout: 5000 });
       return;
     } catch {
       if (Date.now() > deadline) throw new Error(`command "${label}" not in the palette after ${attempt} tries`);
