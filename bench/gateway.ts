@@ -18,6 +18,7 @@ import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
 import { interleaved } from './host';
 import { StatelessGateway } from './stateless-gateway';
+import { inProcess } from '../src/trust/npm-resolve';
 
 const EVERYTHING = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
@@ -34,7 +35,7 @@ export async function benchGateway(): Promise<BenchRow[]> {
   const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker };
   const report = evaluateGate(input);
   const log = new EventLog(input.storeDir, masker);
-  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
+  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
   const plain = new Client({ name: 'plain', version: '0' });
   await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
   const args = { message: 'benchmark' };

@@ -16,6 +16,7 @@ import { Masker } from '../src/policy/mask';
 import { loadUserPolicy } from '../src/policy/user-policy';
 import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
+import { inProcess } from '../src/trust/npm-resolve';
 
 const EVERYTHING = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
@@ -59,7 +60,7 @@ async function benchCall(): Promise<BenchRow[]> {
   const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
   const report = evaluateGate(input);
   const masker = new Masker();
-  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
+  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
   const plain = new Client({ name: 'plain', version: '0' });
   await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
   const args = { message: 'benchmark' };
@@ -135,7 +136,7 @@ async function benchRemote(): Promise<BenchRow[]> {
   const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
   const report = evaluateGate(input);
   const masker = new Masker();
-  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
+  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
   const plain = new Client({ name: 'plain', version: '0' });
   await plain.connect(new StreamableHTTPClientTransport(new URL(url)));
   const proxied = new Client({ name: 'via-mcp-remote', version: '0' });

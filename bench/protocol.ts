@@ -13,6 +13,7 @@ import { Masker } from '../src/policy/mask';
 import { loadUserPolicy } from '../src/policy/user-policy';
 import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
+import { inProcess } from '../src/trust/npm-resolve';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const MODERN = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'modern-server.js');
@@ -51,7 +52,7 @@ async function sessionFor(base: string, args: string[], tool: string, logToFile:
   const masker = new Masker();
   const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker };
   const report = evaluateGate(input);
-  return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(logToFile ? input.storeDir : undefined, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, masker });
+  return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(logToFile ? input.storeDir : undefined, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
 }
 
 async function one(label: string, args: string[], tool: string, toolArgs: Record<string, unknown>): Promise<BenchRow[]> {

@@ -1,6 +1,7 @@
-// VS Code entry point: wires the adapters in src/vscode to the shared core. Activation stays cheap: it reads the
-// gate (stats and small files), registers commands, the status bar, CodeLens and the chat gateway provider; no
-// server starts until VS Code asks the provider to resolve one.
+// VS Code entry point: wires the adapters in src/vscode to the shared core. Activation stays cheap: it registers
+// commands, the status bar, CodeLens and the chat gateway provider; the first gate check (stats and small files)
+// runs right after it returns, or at once when VS Code asks a provider first (src/vscode/service.ts). No server
+// starts until VS Code asks the provider to resolve one.
 import * as vscode from 'vscode';
 import { packageWorker } from './vscode/resolving';
 import { registerCommands } from './vscode/commands';
@@ -52,7 +53,9 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     service.onDidChange(() => gateway?.decisionsChanged()),
   );
   if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
-  for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
+  context.subscriptions.push(service.whenReady(() => {
+    for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
+  }));
   context.subscriptions.push(notifications(service));
   return { service, gateway, prompts, routing: routing.view, status: status.item, activationMs: performance.now() - started };
 }

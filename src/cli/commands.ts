@@ -13,7 +13,7 @@ import { OUTCOMES, type LoggedEvent } from '../host/log';
 import { serverIdentity } from '../host/identity';
 import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 import { logLine } from '../report/log-line';
-import { UsageError, type Ctx } from './context';
+import { packageOps, UsageError, type Ctx } from './context';
 import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
 import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
@@ -195,7 +195,7 @@ async function approve(ctx: Ctx): Promise<number> {
   }
   // An npm launch is resolved now, and the exact tree shown is the one recorded.
   const minAge = minReleaseAge(report);
-  const lock = await lockForApproval(input, s);
+  const lock = await lockForApproval(input, s, { npm: packageOps });
   const image = await imagePinForApproval(input, s);
   out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }, { lock, minAge, image }));
   if (!o.yes) {

@@ -13,7 +13,19 @@ import { err, setMask } from './output';
 import { serversMayStart, trackSession } from './signals';
 import type { CommandId } from './usage';
 import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
+import { workerOps } from '../host/package-worker';
+import { installedTree, type NpmOps } from '../trust/npm-lock';
 
+/**
+ * Where the CLI runs the npm libraries: the package worker beside it (dist/lock-worker.js), as VS Code does, so
+ * the CLI's own bundle carries none of them. A start whose approved tree is in the cache and verifies needs no npm
+ * library: the CLI checks that here and starts no worker (VS Code hashes in the worker too, off its extension host).
+ */
+const worker = workerOps(path.join(__dirname, 'lock-worker.js'));
+export const packageOps: NpmOps = {
+  resolve: worker.resolve,
+  install: async (lock, cacheRoot, signal) => installedTree(lock, cacheRoot) ?? worker.install(lock, cacheRoot, signal),
+};
 
 /** A mistake in how the command was called: exit code 2 with the usage text. */
 export class UsageError extends Error {}
@@ -84,7 +96,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
       const found = findServer(report, name, o.source, CLI_WORDS);
       if (!found.ok) throw new GateRefusal(found.message);
       serversMayStart();
-      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, clientName: 'mcp-gate-cli', words: CLI_WORDS }, [found.server]);
+      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, npm: packageOps, clientName: 'mcp-gate-cli', words: CLI_WORDS }, [found.server]);
       // A signal closes the session; closing it normally unregisters it.
       const untrack = trackSession(started);
       const session = Object.assign(started, { close: () => Session.prototype.close.call(started).finally(untrack) });

@@ -8,6 +8,7 @@ import { serve } from '../host/serve';
 import type { GateInput, GateReport } from '../trust/gate';
 import { err } from './output';
 import { cliWords } from './words';
+import { packageOps } from './context';
 import { serversMayStart, trackSession } from './signals';
 
 export interface ServeCommand {
@@ -30,7 +31,7 @@ export async function serveCommand(c: ServeCommand): Promise<number> {
   // The client closing our stdin ends the session (the SDK's stdio transport does not watch for it).
   process.stdin.once('end', () => void transport.close());
   await serve({
-    input: c.input, server: c.rest[0], source: c.source, log: c.log, policyOf: c.policyOf, secrets: c.secrets, env: c.env,
+    input: c.input, server: c.rest[0], source: c.source, log: c.log, policyOf: c.policyOf, secrets: c.secrets, env: c.env, npm: packageOps,
     transport, diag: (line) => err(line), track: (s) => trackSession(s), words: cliWords(`--project ${JSON.stringify(c.input.projectDir)}`),
   });
   return 0;

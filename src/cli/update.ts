@@ -16,6 +16,7 @@ import { changedSinceApproval } from '../trust/states';
 import { lockSummary, minAgeVerdict, updateLines } from '../report/lock-text';
 import { serverText } from '../report/render';
 import type { EventLog } from '../host/log';
+import { packageOps } from './context';
 import { finishBeforeStopping } from './signals';
 import { out } from './output';
 
@@ -36,7 +37,7 @@ export async function updateCommand(c: UpdateContext): Promise<number> {
   const container = imageLaunchOf(s);
   if (container) return updateImage(c, s, container);
   const minAge = minReleaseAge(report);
-  const u = await planUpdate({ ...c.input, words: c.input.words ?? CLI_WORDS }, s);
+  const u = await planUpdate({ ...c.input, words: c.input.words ?? CLI_WORDS }, s, { npm: packageOps });
   const { old, fresh } = u;
   // A server changed since its approval: the change is shown too, since approving the update approves it.
   if (changedSinceApproval(s)) out(`${serverText(s, undefined, { lock: fresh, minAge }, CLI_WORDS)}\n`);

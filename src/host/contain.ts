@@ -20,7 +20,7 @@ import type { ServerReport } from '../trust/gate';
 import { npmLaunchOf } from '../trust/approvals';
 import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/image-pin';
 import { findOnPath, type LaunchPlan } from '../trust/launch-plan';
-import { inProcess, LockError, packageCacheRoot, type NpmOps } from '../trust/npm-lock';
+import { LockError, packageCacheRoot, type NpmOps } from '../trust/npm-lock';
 import { copyClosure, CopyRefused } from './closure-copy';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
@@ -78,8 +78,8 @@ export interface ContainOptions {
   probe?: () => SandboxProbe;
   /** The front end's wording for the next step (src/trust/words.ts). */
   words?: FrontEndWords;
-  /** Where the npm libraries run to install a locked tree again (VS Code: a worker thread); here by default. */
-  npm?: NpmOps;
+  /** Where the npm libraries run to install a locked tree again: the CLI's process, VS Code's package worker. */
+  npm: NpmOps;
 }
 
 const OPT_OUT_HINT = (who: ServerIdentity) =>
@@ -101,7 +101,7 @@ async function fromLock(o: ContainOptions): Promise<{ plan: LaunchPlan & { execu
   const env = o.hostEnv ?? process.env;
   let installed;
   try {
-    installed = await (o.npm ?? inProcess).install(lock, packageCacheRoot(o.home, env));
+    installed = await o.npm.install(lock, packageCacheRoot(o.home, env));
   } catch (e) {
     if (e instanceof LockError) throw new ContainRefused(`"${o.server.name}" is not started: its approved package ${lock.name}@${lock.version} cannot be used: ${e.message}`);
     throw e;

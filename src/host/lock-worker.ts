@@ -1,55 +1,10 @@
-// The npm libraries in a worker thread (dist/lock-worker.js, this file's bundle): VS Code resolves and installs
-// pinned packages here rather than in its extension host, whose network stack is patched for VS Code's proxy
-// support (the npm libraries' own HTTP agent does not survive that patch) and where a slow registry or a large
-// tree must not keep a review waiting. A worker has Node's own modules; a cancel or a time limit terminates it,
-// which ends its requests and its hashing for good. `workerOps(file)` is the extension's side (src/trust's NpmOps);
-// loaded as a worker with a job, this file runs the job and posts the result.
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import type { NpmLaunch } from '../trust/packages';
-import { ensureInstalled, LockError, resolveNpm, type NpmLock, type NpmOps, type ResolveOptions } from '../trust/npm-lock';
-
-type Job =
-  | { op: 'resolve'; launch: NpmLaunch; options: Omit<ResolveOptions, 'signal'> }
-  | { op: 'install'; lock: NpmLock; cacheRoot: string };
-
-type Reply = { ok: true; value: unknown } | { ok: false; lockError: boolean; message: string };
-
-const JOB = 'mcpGateLockJob';
-
-function stopped(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new LockError('the registry request was stopped');
-}
-
-/** NpmOps that run each operation in a new worker thread loaded from `file` (the built dist/lock-worker.js). */
-export function workerOps(file: string): NpmOps {
-  const run = <T>(job: Job, signal?: AbortSignal) => new Promise<T>((resolve, reject) => {
-    if (signal?.aborted) return reject(stopped(signal));
-    let w: Worker;
-    try {
-      w = new Worker(file, { workerData: { [JOB]: job } });
-    } catch (e) {
-      return reject(new LockError(`the package worker ${file} cannot start: ${(e as Error).message}`));
-    }
-    let settled = false;
-    const done = (f: () => void) => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      // A finished job may leave keep-alive sockets open: the worker is ended either way.
-      void w.terminate();
-      f();
-    };
-    const onAbort = () => done(() => reject(stopped(signal!)));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    w.once('message', (r: Reply) => done(() => (r.ok ? resolve(r.value as T) : reject(r.lockError ? new LockError(r.message) : new Error(r.message)))));
-    w.once('error', (e) => done(() => reject(new LockError(`the package worker failed: ${e.message}`))));
-    w.once('exit', (code) => done(() => reject(new LockError(`the package worker stopped (exit code ${code}) before it answered`))));
-  });
-  return {
-    resolve: (launch, o) => run<NpmLock>({ op: 'resolve', launch, options: { registry: o.registry, cacheRoot: o.cacheRoot, minReleaseAgeDays: o.minReleaseAgeDays } }, o.signal),
-    install: (lock, cacheRoot, signal) => run<{ dir: string; binFile: string }>({ op: 'install', lock, cacheRoot }, signal),
-  };
-}
+// The package worker's own code (bundled alone as dist/lock-worker.js): loaded as a worker thread with a job from
+// ./package-worker.ts, it runs the npm libraries (src/trust/npm-resolve.ts) with Node's own network stack and
+// posts the result.
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { LockError } from '../trust/npm-lock';
+import { ensureInstalled, resolveNpm } from '../trust/npm-resolve';
+import { JOB, type Job, type Reply } from './package-worker';
 
 async function perform(job: Job): Promise<unknown> {
   if (job.op === 'resolve') return resolveNpm(job.launch, job.options);

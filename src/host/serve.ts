@@ -8,6 +8,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
+import type { NpmOps } from '../trust/npm-lock';
 import { GATE_ENTRY_NAME } from '../trust/preapproval';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { frontServer } from './front';
@@ -26,6 +27,8 @@ export interface ServeOptions {
   policyOf(report: GateReport): UserPolicy;
   secrets: SecretSource;
   env: Readonly<Record<string, string | undefined>>;
+  /** Where the npm libraries run when a pinned package's tree must be installed again. */
+  npm: NpmOps;
   transport: Transport;
   /** A line for a person (stderr); never the transport. */
   diag(line: string): void;
@@ -98,7 +101,7 @@ export async function serve(o: ServeOptions): Promise<void> {
         continue;
       }
       const session = await Session.start({
-        report, policy: currentPolicy, log: o.log, storeDir: o.input.storeDir, secrets: o.secrets, env: o.env,
+        report, policy: currentPolicy, log: o.log, storeDir: o.input.storeDir, secrets: o.secrets, env: o.env, npm: o.npm,
         clientName: 'mcp-gate-serve', discoverTimeoutMs: o.discoverTimeoutMs, callTimeoutMs: o.callTimeoutMs,
       }, [s]);
       if (!session.servers().length) {

@@ -81,7 +81,7 @@ export interface SessionOptions {
   /** The front end's wording for the next step in notes (src/trust/words.ts). */
   words?: FrontEndWords;
   /** Where the npm libraries run when a pinned package's tree must be installed again (src/trust/npm-lock.ts NpmOps). */
-  npm?: NpmOps;
+  npm: NpmOps;
 }
 
 export interface SessionTool {

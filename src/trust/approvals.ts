@@ -3,7 +3,7 @@
 // sees at that moment; an approval can be bound to the digest that was shown, and is refused if it changed meanwhile.
 import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from './gate';
 import { imageLaunchOf, imagePinForApproval, type ImagePin } from './image-pin';
-import { inProcess, lockIntact, LockError, packageCacheRoot, registryOf, type NpmLock, type NpmOps } from './npm-lock';
+import { lockIntact, LockError, packageCacheRoot, registryOf, type NpmLock, type NpmOps } from './npm-lock';
 import { packageLaunchOf, type NpmLaunch } from './packages';
 import { ApprovalStore, recordKey, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
 import { NEUTRAL_WORDS } from './words';
@@ -30,17 +30,17 @@ export function npmLaunchOf(server: ServerReport): NpmLaunch | undefined {
 /** How a front end has the registry asked: a signal that stops it, and where the npm libraries run. */
 export interface LockOptions {
   signal?: AbortSignal;
-  npm?: NpmOps;
+  npm: NpmOps;
 }
 
 /** Resolves the lock an approval of this server records (the registry and cache of MCP Gate's own environment). */
-export async function resolveLock(input: GateInput, server: ServerReport, o: LockOptions = {}): Promise<NpmLock | undefined> {
+export async function resolveLock(input: GateInput, server: ServerReport, o: LockOptions): Promise<NpmLock | undefined> {
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const { home, env } = input.machine;
   const minAge = minReleaseAge(evaluateGate(input));
   try {
-    return await (o.npm ?? inProcess).resolve(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days, signal: o.signal });
+    return await o.npm.resolve(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days, signal: o.signal });
   } catch (e) {
     if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}. Nothing was recorded; check that the registry answers and has ${launch.spec} (MCP Gate resolves from npm_config_registry, else registry= in ~/.npmrc), then try again`);
     throw e;
@@ -51,7 +51,7 @@ export async function resolveLock(input: GateInput, server: ServerReport, o: Loc
  * The lock an approval of this server records: the one already approved with this same definition (approving
  * again after a tool change does not move the package — only `mcp-gate update` does), else a fresh resolution.
  */
-export async function lockForApproval(input: GateInput, server: ServerReport, o: LockOptions = {}): Promise<NpmLock | undefined> {
+export async function lockForApproval(input: GateInput, server: ServerReport, o: LockOptions): Promise<NpmLock | undefined> {
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const r = server.record;
@@ -79,15 +79,16 @@ export function minReleaseAge(report: GateReport): { days: number; file: string 
 /**
  * Records a decision. An approval of an npm launch records `lock` (the one shown to the person), of a container
  * launch `image` (its pinned digest, or why there is none); without one it is resolved here, before the store is
- * locked.
+ * locked, with `npm` (a front end that gives none must have resolved the lock: else nothing is recorded).
  */
 export async function recordDecision(
-  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string, lock?: NpmLock, image?: ImagePin,
+  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string, lock?: NpmLock, image?: ImagePin, npm?: NpmOps,
 ): Promise<DecisionResult> {
   if (decision === 'approved' && (!lock || !image)) {
     const found = findServer(evaluateGate(input), name, source);
     if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') {
-      lock ??= await lockForApproval(input, found.server);
+      if (!lock && npmLaunchOf(found.server) && !npm) throw new GateRefusal(`"${found.server.name}" (${found.server.source}) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again`);
+      lock ??= npm ? await lockForApproval(input, found.server, { npm }) : undefined;
       image ??= await imagePinForApproval(input, found.server);
     }
   }
@@ -194,9 +195,9 @@ export interface AuditLog {
  */
 export async function decide(
   input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision,
-  o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; image?: ImagePin; detail?: string; after?: () => void },
+  o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; image?: ImagePin; npm?: NpmOps; detail?: string; after?: () => void },
 ): Promise<DecisionResult> {
-  const r = await recordDecision(input, name, source, decision, o.expectedDigest, o.lock, o.image);
+  const r = await recordDecision(input, name, source, decision, o.expectedDigest, o.lock, o.image, o.npm);
   const lock = decision === 'approved' ? r.server.record?.lock ?? o.lock : undefined;
   const image = decision === 'approved' ? r.record?.image : undefined;
   const detail = o.detail ?? (lock ? `package ${lock.name}@${lock.version} ${lock.integrity}` : image ? `image ${image.pinned ?? `${image.image} not pinned`}` : undefined);

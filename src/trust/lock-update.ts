@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { GateRefusal, npmLaunchOf, resolveLock, type LockOptions } from './approvals';
 import type { GateInput, ServerReport } from './gate';
 import { NEUTRAL_WORDS } from './words';
-import { inProcess, LockError, packageCacheRoot, type NpmLock } from './npm-lock';
+import { LockError, packageCacheRoot, type NpmLock } from './npm-lock';
 
 /** A package folder's files at most this many, this large in total, get a file-level diff. */
 export const SMALL_FILES = 300;
@@ -63,7 +63,7 @@ export function isUpdatable(s: ServerReport): boolean {
  * Resolves the server's spec again and compares it with the approved lock. Network: the registry. Throws
  * GateRefusal naming the server, the package and what to do.
  */
-export async function planUpdate(input: GateInput, s: ServerReport, o: LockOptions = {}): Promise<LockUpdate> {
+export async function planUpdate(input: GateInput, s: ServerReport, o: LockOptions): Promise<LockUpdate> {
   const launch = npmLaunchOf(s);
   if (!launch) throw new GateRefusal(`"${s.name}" (${s.source}) does not run an npm package MCP Gate pins; there is nothing to update`);
   const old = approvedLock(s);
@@ -130,7 +130,7 @@ async function fileChanges(input: GateInput, a: NpmLock, b: NpmLock, o: LockOpti
   let before: Map<string, Buffer> | undefined;
   let after: Map<string, Buffer> | undefined;
   try {
-    const npm = o.npm ?? inProcess;
+    const npm = o.npm;
     const x = await npm.install(a, cache, o.signal);
     const y = await npm.install(b, cache, o.signal);
     before = filesOf(path.join(x.dir, 'node_modules', ...a.name.split('/')));

@@ -5,12 +5,12 @@
 // repository, install scripts never run) and hashed file by file. The lock, with its own digest, is part of the
 // approval record. At start the host runs that tree (ensureInstalled): it is hashed again and must match; a tree
 // that is missing or does not match is installed again from the lock (every tarball checked against its
-// integrity); a package that cannot be fetched or fails its check does not start.
-import { createHash, randomBytes } from 'node:crypto';
+// integrity); a package that cannot be fetched or fails its check does not start. This file holds the lock and
+// what reads it; the operations that use the registry and the npm libraries are in src/trust/npm-resolve.ts, given
+// to the core as `NpmOps` by each front end.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type ArboristType from '@npmcli/arborist';
-import type * as PacoteType from 'pacote';
 import { canonicalJson, sha256 } from './digest';
 import type { NpmLaunch } from './packages';
 
@@ -39,10 +39,6 @@ export interface NpmLock {
 }
 
 export class LockError extends Error {}
-
-// Loaded when first used: the gate reads locks on every evaluation and needs neither library for that.
-const pacoteLib = (): typeof PacoteType => require('pacote');
-const arboristLib = (): typeof ArboristType => require('@npmcli/arborist');
 
 /** MCP Gate's package cache: outside every repository, one per user. */
 export function packageCacheRoot(home: string, env: Readonly<Record<string, string | undefined>>): string {
@@ -91,10 +87,9 @@ export interface ResolveOptions {
   signal?: AbortSignal;
 }
 
-type Options = ResolveOptions;
-
 /**
- * The two operations that use the registry and the npm libraries. The CLI runs them here (`inProcess`); VS Code runs
+ * The two operations that use the registry and the npm libraries. The CLI runs them in its process (`inProcess`,
+ * src/trust/npm-resolve.ts); VS Code runs
  * them in a worker thread (src/host/lock-worker.ts), outside the extension host's patched network stack, where a
  * cancel or a time limit ends them for good.
  */
@@ -103,157 +98,10 @@ export interface NpmOps {
   install(lock: NpmLock, cacheRoot: string, signal?: AbortSignal): Promise<{ dir: string; binFile: string }>;
 }
 
-export const inProcess: NpmOps = {
-  resolve: (launch, o) => resolveNpm(launch, o),
-  install: (lock, cacheRoot) => ensureInstalled(lock, cacheRoot),
-};
+export const COMPLETE = '.mcp-gate-complete';
 
-const libOpts = (o: Options, extra: Record<string, unknown> = {}) => ({
-  registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...(o.signal ? { signal: o.signal } : {}), ...extra,
-});
-
-/** Throws when the front end stopped the resolution: its reason (a LockError naming why), else a plain LockError. */
-function checkStopped(o: Options, spec: string): void {
-  if (!o.signal?.aborted) return;
-  const r = o.signal.reason;
-  throw r instanceof LockError ? r : new LockError(`resolving ${spec} at ${o.registry} was stopped`);
-}
-
-function before(o: Options): { before?: Date } {
-  return o.minReleaseAgeDays ? { before: new Date(Date.now() - o.minReleaseAgeDays * 86_400_000) } : {};
-}
-
-function npmError(e: unknown): string {
-  const x = e as { code?: string; message?: string };
-  return `${x.code ? `${x.code}: ` : ''}${(x.message ?? String(e)).split('\n')[0]}`;
-}
-
-/** Resolves an npm launch to its lock (and installs it into the cache). Network: the registry. Throws LockError. */
-export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock> {
-  // The registry itself answers, never a cached copy: npm's cache serves a stale copy when the registry cannot be
-  // reached, and an approval would then pin, or an update call "up to date", what the registry never said today.
-  // The metadata (the package's and its dependencies') goes to a cache of this resolution only.
-  const meta = tempDir(o.cacheRoot);
-  const fresh = { cache: path.join(meta, '_cacache') };
-  try {
-    return await resolveWith(launch, o, fresh);
-  } finally {
-    fs.rmSync(meta, { recursive: true, force: true });
-  }
-}
-
-async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string }): Promise<NpmLock> {
-  let manifest: Record<string, any>;
-  try {
-    manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...fresh, ...before(o) }));
-  } catch (e) {
-    checkStopped(o, launch.spec);
-    const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} day(s) ago (your minimum release age)` : '';
-    throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
-  }
-  const name = String(manifest.name);
-  const version = String(manifest.version);
-  const work = tempDir(o.cacheRoot);
-  let packages: Record<string, Record<string, unknown>>;
-  try {
-    fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: { [name]: version } }));
-    const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...fresh, ...before(o) }) }).buildIdealTree();
-    packages = tree.meta.commit().packages as Record<string, Record<string, unknown>>;
-  } catch (e) {
-    checkStopped(o, launch.spec);
-    throw new LockError(`the dependencies of ${name}@${version} cannot be resolved at ${o.registry}: ${npmError(e)}`);
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
-  const root = packages[`node_modules/${name}`];
-  if (!root || typeof root.integrity !== 'string') throw new LockError(`the registry gave no integrity for ${name}@${version}; it cannot be pinned`);
-  for (const [k, p] of Object.entries(packages)) {
-    if (k !== '' && !p.link && typeof p.integrity !== 'string') throw new LockError(`the registry gave no integrity for ${k.replace(/^.*node_modules\//, '')}; ${name} cannot be pinned`);
-  }
-  const bins = (root.bin ?? {}) as Record<string, string>;
-  const binName = launch.command ?? chooseBin(name, bins);
-  const binFile = launch.command !== undefined
-    ? binOfTree(packages, launch.command)
-    : `node_modules/${name}/${path.posix.normalize(bins[binName])}`;
-  if (!binFile) throw new LockError(`${launch.command} is not a command of ${name}@${version} or its dependencies`);
-  const partial: Omit<NpmLock, 'digest' | 'tree'> = {
-    spec: launch.spec, launcher: launch.launcher, registry: o.registry, name, version, integrity: root.integrity as string,
-    resolved: String(root.resolved ?? manifest._resolved), publishedAt: typeof manifest._time === 'string' ? manifest._time : undefined,
-    bin: { name: binName, file: binFile }, packages,
-    installScripts: Object.entries(packages).filter(([, p]) => p.hasInstallScript).map(([k]) => k.replace(/^.*node_modules\//, '')),
-  };
-  // Installed now, so what is approved includes the hash of the very files that will run.
-  checkStopped(o, launch.spec);
-  const dir = tempDir(o.cacheRoot);
-  try {
-    try {
-      await install(packages, dir, o, `${name}@${version}`);
-    } catch (e) {
-      checkStopped(o, launch.spec);
-      throw e;
-    }
-    const lock = { ...partial, tree: treeHash(dir) } as NpmLock;
-    lock.digest = lockDigest(lock);
-    const target = treeDir(o.cacheRoot, lock);
-    if (!fs.existsSync(path.join(target, COMPLETE))) {
-      fs.writeFileSync(path.join(dir, COMPLETE), lock.digest);
-      fs.rmSync(target, { recursive: true, force: true });
-      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-      try {
-        fs.renameSync(dir, target);
-      } catch (e) {
-        // Another approval installed the same lock meanwhile: theirs is used if it verifies.
-        if (!(fs.existsSync(path.join(target, COMPLETE)) && treeHash(target) === lock.tree)) throw new LockError(`${name}@${version} cannot be put into the package cache ${target}: ${(e as Error).message}`);
-      }
-    }
-    return lock;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** npx's choice: the only bin, else the bin named like the package (without its scope). */
-function chooseBin(name: string, bins: Record<string, string>): string {
-  const names = Object.keys(bins);
-  if (names.length === 1) return names[0];
-  const own = name.replace(/^@[^/]+\//, '');
-  if (bins[own]) return own;
-  throw new LockError(names.length === 0 ? `${name} has no command to run (no "bin" in its package.json)` : `${name} has several commands (${names.join(', ')}) and none is named ${own}; name one with --package=${name} <command>`);
-}
-
-function binOfTree(packages: Record<string, Record<string, unknown>>, command: string): string | undefined {
-  for (const [k, p] of Object.entries(packages)) {
-    if (!/^node_modules\/(@[^/]+\/)?[^/]+$/.test(k)) continue; // top level only: what npx puts on PATH
-    const bins = (p.bin ?? {}) as Record<string, string>;
-    if (bins[command]) return `${k}/${path.posix.normalize(bins[command])}`;
-  }
-  return undefined;
-}
-
-const COMPLETE = '.mcp-gate-complete';
-
-function treeDir(cacheRoot: string, lock: NpmLock): string {
+export function treeDir(cacheRoot: string, lock: NpmLock): string {
   return path.join(cacheRoot, 'trees', lock.digest.slice('sha256:'.length, 'sha256:'.length + 32));
-}
-
-function tempDir(cacheRoot: string): string {
-  const d = path.join(cacheRoot, 'tmp', `${process.pid}-${randomBytes(6).toString('hex')}`);
-  fs.mkdirSync(d, { recursive: true, mode: 0o700 });
-  return d;
-}
-
-/** Installs exactly `packages` into `dir` (Arborist reify from the lock, scripts off, tarballs checked). */
-async function install(packages: Record<string, Record<string, unknown>>, dir: string, o: Options, what: string): Promise<void> {
-  const rootPkg = packages[''] ?? {};
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: rootPkg.dependencies ?? {} }));
-  fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', lockfileVersion: 3, requires: true, packages }));
-  try {
-    await new (arboristLib())({ path: dir, ...libOpts(o, { preferOffline: true }) }).reify({ save: false });
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    const why = code === 'EINTEGRITY' ? 'a tarball does not match the integrity recorded in the approval' : code === 'ENOTCACHED' || code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'it is not in the cache and the registry cannot be reached' : 'it cannot be installed';
-    throw new LockError(`${what}: ${why} (${npmError(e)})`);
-  }
 }
 
 /** sha256 over every path of the installed node_modules (sorted), file contents, executable bits and link texts. */
@@ -278,33 +126,15 @@ export function treeHash(dir: string): string {
 }
 
 /**
- * The installed tree of an approved lock, verified: returns its folder and the absolute path of its command.
- * Installs it again from the lock when it is missing or its files no longer hash to the approved tree. Throws
- * LockError when it cannot be fetched or does not verify.
+ * The installed tree of an approved lock when it is in the cache and its files hash to the approved tree (no npm
+ * library needed: a start that finds it does not load them); undefined when it must be installed again. Throws
+ * LockError for a lock whose digest does not match its content.
  */
-export async function ensureInstalled(lock: NpmLock, cacheRoot: string): Promise<{ dir: string; binFile: string }> {
+export function installedTree(lock: NpmLock, cacheRoot: string): { dir: string; binFile: string } | undefined {
   if (!lockIntact(lock)) throw new LockError(`the lock of ${lock?.name ?? 'its package'} in the approval store does not match its digest`);
   const dir = treeDir(cacheRoot, lock);
-  const result = () => ({ dir, binFile: path.join(dir, ...lock.bin.file.split('/')) });
-  if (fs.existsSync(path.join(dir, COMPLETE)) && treeHash(dir) === lock.tree) return result();
-  const work = tempDir(cacheRoot);
-  try {
-    await install(lock.packages, work, { registry: lock.registry, cacheRoot }, `${lock.name}@${lock.version}`);
-    const got = treeHash(work);
-    if (got !== lock.tree) throw new LockError(`${lock.name}@${lock.version}: the installed files do not match the approved tree (${got}, approved ${lock.tree})`);
-    fs.writeFileSync(path.join(work, COMPLETE), lock.digest);
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
-    try {
-      fs.renameSync(work, dir);
-    } catch (e) {
-      // Another start installed it meanwhile: use theirs if it verifies.
-      if (!(fs.existsSync(path.join(dir, COMPLETE)) && treeHash(dir) === lock.tree)) throw e;
-    }
-    return result();
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
+  if (!(fs.existsSync(path.join(dir, COMPLETE)) && treeHash(dir) === lock.tree)) return undefined;
+  return { dir, binFile: path.join(dir, ...lock.bin.file.split('/')) };
 }
 
 /** How long ago, in words ("3 days ago"). */

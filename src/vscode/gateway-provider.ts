@@ -29,7 +29,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
   private readonly sessions = new Map<string, Session>();
 
   /** `npm`: where a pinned package's tree is installed again when it must be (the package worker, ./resolving.ts). */
-  constructor(private readonly service: GateService, private readonly npm?: NpmOps) {}
+  constructor(private readonly service: GateService, private readonly npm: NpmOps) {}
 
   /** Called after any decision: VS Code asks for the definitions again; sessions of servers no longer allowed end. */
   decisionsChanged(): void {

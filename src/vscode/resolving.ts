@@ -4,7 +4,7 @@
 // are aborted (src/trust/npm-lock.ts takes the signal; the package worker, src/host/lock-worker.ts, is ended); the
 // review goes on only with a whole result.
 import * as vscode from 'vscode';
-import { workerOps } from '../host/lock-worker';
+import { workerOps } from '../host/package-worker';
 import { LockError, type NpmOps } from '../trust/npm-lock';
 
 /** The npm libraries as the extension runs them: in the package worker shipped beside it (dist/lock-worker.js). */

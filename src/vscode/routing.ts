@@ -162,7 +162,9 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
       reopenedBecause = undefined; // opened again later, or by hand: nothing to say
     }
   }
-  let view = routingView(service);
+  // Read at the first check (right after activation: ./service.ts), or when something asks before.
+  let view: RoutingView | undefined;
+  const current = () => (view ??= routingView(service));
   let shownFor = '';
   let reopening = false;
   /**
@@ -172,31 +174,32 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
    * (docs/vscode-own-starts.md).
    */
   const guard = async () => {
-    if (reopening || !view.overrides.length || view.gatedWorkspace || !view.routedAtUser || reopenOff()) return;
+    const v = current();
+    if (reopening || !v.overrides.length || v.gatedWorkspace || !v.routedAtUser || reopenOff()) return;
     reopening = true;
-    for (const s of view.starts) {
+    for (const s of v.starts) {
       if (s.vscodeId) await Promise.resolve(vscode.commands.executeCommand('workbench.mcp.stopServer', s.vscodeId)).catch(() => undefined);
     }
     try {
-      await reopenThroughGate(service, true, { text: overridesText(view.overrides) });
+      await reopenThroughGate(service, true, { text: overridesText(v.overrides) });
     } catch (e) {
       reopening = false;
       void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate could not reopen this window through its own workspace file ({0}); VS Code may start this repository\'s servers by itself. Run "MCP Gate: Reopen Through MCP Gate".', escapeText((e as Error)?.message ?? String(e))));
     }
   };
   const update = () => {
-    view = routingView(service);
+    const v = (view = routingView(service));
     // A repository that undoes the routing: shown in full width (the trust panel's banner), once per override set
     // (and, in a window MCP Gate reopened, once to say why).
-    const key = JSON.stringify(view.overrides.map((o) => [o.folder, o.file, o.key, o.value]));
-    if ((view.overrides.length || reopenedBecause) && key !== shownFor) void vscode.commands.executeCommand('mcpGate.openPanel');
+    const key = JSON.stringify(v.overrides.map((o) => [o.folder, o.file, o.key, o.value]));
+    if ((v.overrides.length || reopenedBecause) && key !== shownFor) void vscode.commands.executeCommand('mcpGate.openPanel');
     shownFor = key;
-    void vscode.commands.executeCommand('setContext', 'mcpGate.routed', view.routedAtUser || view.gatedWorkspace);
-    void vscode.commands.executeCommand('setContext', 'mcpGate.nothingOutside', view.nothingOutside);
+    void vscode.commands.executeCommand('setContext', 'mcpGate.routed', v.routedAtUser || v.gatedWorkspace);
+    void vscode.commands.executeCommand('setContext', 'mcpGate.nothingOutside', v.nothingOutside);
     void guard();
   };
-  update();
   const subs = [
+    // The first check fires this too (right after activation).
     service.onDidChange(update),
     vscode.workspace.onDidGrantWorkspaceTrust(update),
     // A checkout that changes .vscode/settings.json while the window is open, or the user's own routing change.
@@ -204,16 +207,21 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
       if (e.affectsConfiguration('chat.mcp') || e.affectsConfiguration('mcpGate.reopenOverridden')) update();
     }),
   ];
-  const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
-  const missing = !view.routedAtUser && !view.gatedWorkspace;
-  const allowed = vscode.workspace.getConfiguration('mcpGate').inspect<boolean>('askToRoute')?.globalValue !== false;
-  if (missing && allowed && (first || !view.nothingOutside)) {
-    void context.globalState.update(SETUP_SHOWN_KEY, true);
-    // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
-    // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them. Once it
-    // has routed, a repository override met later reopens the window (guard above).
-    const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
-    subs.push({ dispose: () => clearTimeout(t) });
-  }
-  return { view: () => view, disposable: vscode.Disposable.from(...subs) };
+  if (service.ready) update();
+  // The first-run step, once the first check has run.
+  subs.push(service.whenReady(() => {
+    const v = current();
+    const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
+    const missing = !v.routedAtUser && !v.gatedWorkspace;
+    const allowed = vscode.workspace.getConfiguration('mcpGate').inspect<boolean>('askToRoute')?.globalValue !== false;
+    if (missing && allowed && (first || !v.nothingOutside)) {
+      void context.globalState.update(SETUP_SHOWN_KEY, true);
+      // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
+      // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them. Once
+      // it has routed, a repository override met later reopens the window (guard above).
+      const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
+      subs.push({ dispose: () => clearTimeout(t) });
+    }
+  }));
+  return { view: current, disposable: vscode.Disposable.from(...subs) };
 }

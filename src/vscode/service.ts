@@ -1,7 +1,9 @@
 // The extension's one view of the gate: a report per workspace folder from the shared core (same catalogue,
 // store and states as the CLI), kept fresh by a cheap stat-only re-check every second and by file and setting
 // changes, with an event when anything a person would see changed. Also owns the log (mirrored to the output
-// channel) and the secret source (SecretStorage).
+// channel) and the secret source (SecretStorage). The first check runs right after activation, so that activate()
+// only registers; whatever reads the gate before then (a provider VS Code asks at once) runs it there and then:
+// nothing is ever read from an unchecked gate. The first check always fires onDidChange.
 import * as vscode from 'vscode';
 import { EventLog, type LoggedEvent } from '../host/log';
 import { defaultMasker } from '../policy/mask';
@@ -31,6 +33,10 @@ export class GateService implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private states: FolderState[] = [];
+  private checked = false;
+  /** How long the first check took, in milliseconds (for the benchmark beside the activation time). */
+  firstCheckMs?: number;
+  private readonly firstCheck: NodeJS.Immediate;
   private timer?: NodeJS.Timeout;
   private disposables: vscode.Disposable[] = [];
 
@@ -56,7 +62,7 @@ export class GateService implements vscode.Disposable {
       }),
       vscode.workspace.onDidSaveTextDocument(() => this.refresh()),
     );
-    this.refresh();
+    this.firstCheck = setImmediate(() => this.checked || this.refresh());
     this.timer = setInterval(() => this.refresh(), 1000);
   }
 
@@ -70,10 +76,13 @@ export class GateService implements vscode.Disposable {
   /** Re-checks every folder; fires onDidChange when any report differs. `force` drops the cache first. */
   refresh(force = false): void {
     if (force) this.cache.clear();
+    const first = !this.checked;
+    const started = first ? performance.now() : 0;
+    this.checked = true;
     const folders = vscode.workspace.workspaceFolders ?? [];
     const userSettings = readUserSettings();
     const machine = currentMachine();
-    let differs = folders.length !== this.states.length;
+    let differs = first || folders.length !== this.states.length;
     const next: FolderState[] = folders.map((folder, i) => {
       const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker, words: VSCODE_WORDS };
       const prev = this.states[i];
@@ -87,16 +96,36 @@ export class GateService implements vscode.Disposable {
       }
     });
     this.states = next;
+    if (first) this.firstCheckMs = performance.now() - started;
     if (differs) this.changed.fire();
   }
 
   folders(): readonly FolderState[] {
+    if (!this.checked) this.refresh();
     return this.states;
+  }
+
+  /** Whether the first check has run (before it, front ends show "checking" rather than run it early). */
+  get ready(): boolean {
+    return this.checked;
+  }
+
+  /** Runs `f` once the first check has run: now, if it has. */
+  whenReady(f: () => void): vscode.Disposable {
+    if (this.checked) {
+      f();
+      return new vscode.Disposable(() => undefined);
+    }
+    const sub = this.onDidChange(() => {
+      sub.dispose();
+      f();
+    });
+    return sub;
   }
 
   /** Every server of every folder, with its folder. */
   servers(): { folder: FolderState; server: ServerReport }[] {
-    return this.states.flatMap((f) => (f.report?.servers ?? []).map((server) => ({ folder: f, server })));
+    return this.folders().flatMap((f) => (f.report?.servers ?? []).map((server) => ({ folder: f, server })));
   }
 
   /** Servers a person must look at: pending or changed, from repository scope. */
@@ -136,6 +165,7 @@ export class GateService implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearImmediate(this.firstCheck);
     if (this.timer) clearInterval(this.timer);
     for (const d of this.disposables) d.dispose();
     this.changed.dispose();

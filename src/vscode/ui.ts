@@ -61,7 +61,14 @@ export function statusBar(service: GateService, routing?: () => RoutingView): vs
     item.backgroundColor = t.warn ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     item.show();
   };
-  update();
+  if (service.ready) update();
+  else {
+    // Until the first check, right after activation (./service.ts).
+    item.text = '$(sync~spin) MCP Gate';
+    item.tooltip = vscode.l10n.t('Checking the MCP servers of this workspace…');
+    item.command = CMD.openPanel;
+    item.show();
+  }
   const sub = service.onDidChange(update);
   const trust = vscode.workspace.onDidGrantWorkspaceTrust(update);
   return Object.assign(vscode.Disposable.from(item, sub, trust), { item });
@@ -83,7 +90,7 @@ export function notifications(service: GateService): vscode.Disposable {
     if (answer === review) await vscode.commands.executeCommand(CMD.openPanel);
     else if (answer === approve) await vscode.commands.executeCommand(CMD.approve, fresh.length === 1 ? refOf(fresh[0]) : undefined);
   };
-  void check();
+  if (service.ready) void check();
   return service.onDidChange(() => void check());
 }
 

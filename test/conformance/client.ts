@@ -11,6 +11,7 @@ import { Session } from '../../src/host/session';
 import { Masker } from '../../src/policy/mask';
 import { loadUserPolicy } from '../../src/policy/user-policy';
 import { evaluateGate } from '../../src/trust/gate';
+import { inProcess } from '../../src/trust/npm-resolve';
 
 /** String values that need the header encoding (http-custom-headers names its properties after them). */
 const UNSAFE: Array<[RegExp, string]> = [
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
     const masker = new Masker();
     const report = evaluateGate({ projectDir: project, storeDir: store, machine: { home, env, platform: 'linux' }, masker });
     const log = new EventLog(store, masker);
-    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: store, secrets: async () => undefined, env: process.env, masker, discoverTimeoutMs: 10_000, callTimeoutMs: 10_000 });
+    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: store, secrets: async () => undefined, env: process.env, npm: inProcess, masker, discoverTimeoutMs: 10_000, callTimeoutMs: 10_000 });
     try {
       for (const n of session.notes) console.error(n);
       if (!session.servers().length) process.exitCode = 1;

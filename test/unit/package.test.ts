@@ -137,4 +137,15 @@ describe('package: the .vsix (npm run package)', function () {
     // The source maps stay in dist/ for debugging.
     assert.ok(fs.existsSync(path.join(ROOT, 'dist/extension.js.map')));
   });
+
+  it('the npm libraries are in the package worker only: the extension and the CLI start it instead of carrying them', () => {
+    // Each bundle's source map lists the files it was built from.
+    const sources = (f: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, 'dist', `${f}.map`), 'utf8')) as { sources: string[] }).sources;
+    const npm = (list: string[]) => list.filter((s) => /node_modules\/(pacote|@npmcli\/arborist|cacache|npm-registry-fetch)\//.test(s));
+    assert.deepEqual(npm(sources('extension.js')), [], 'dist/extension.js carries npm libraries');
+    assert.deepEqual(npm(sources('cli.js')), [], 'dist/cli.js carries npm libraries');
+    assert.ok(npm(sources('lock-worker.js')).length > 0, 'the package worker carries them');
+    assert.ok(sources('lock-worker.js').some((s) => s.endsWith('src/trust/npm-resolve.ts')));
+    assert.ok(!sources('extension.js').some((s) => s.endsWith('src/trust/npm-resolve.ts')) && !sources('cli.js').some((s) => s.endsWith('src/trust/npm-resolve.ts')));
+  });
 });

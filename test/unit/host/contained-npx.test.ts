@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { recordDecision } from '../../../src/trust/approvals';
 import { cleanupTemp, cli, world } from '../helpers';
 
 const SERVERS: Record<string, { pkg: string; args: string[]; tool: string }> = {
@@ -19,7 +18,9 @@ describe('contained execution: real npx servers', function () {
 
   it('server-everything, server-memory and server-filesystem start contained from their approved locks, with and without network', async () => {
     const mcpServers = Object.fromEntries(Object.entries(SERVERS).map(([n, s]) => [n, { command: 'npx', args: ['-y', s.pkg, ...s.args] }]));
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers }), 'notes.txt': 'hello\n' }, {}, { PATH: process.env.PATH! });
+    // The registry as this machine reaches it (its proxy's CA included): the approving CLI resolves there.
+    const reach = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'npm_config_registry'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]));
+    const w = world({ '.mcp.json': JSON.stringify({ mcpServers }), 'notes.txt': 'hello\n' }, {}, { PATH: process.env.PATH!, ...reach });
     fs.mkdirSync(path.join(w.home, '.npm'));
     const config = (network: boolean) => {
       const rules = Object.keys(SERVERS).flatMap((n) => [
@@ -31,8 +32,12 @@ describe('contained execution: real npx servers', function () {
       fs.writeFileSync(file, JSON.stringify({ rules }));
     };
     // Approval resolves each package against the registry and installs its locked tree into MCP Gate's package
-    // cache (src/trust/npm-lock.ts); every start then runs that tree, with or without the network rule.
-    for (const n of Object.keys(SERVERS)) await recordDecision(w.input, n, undefined, 'approved');
+    // cache (src/trust/npm-resolve.ts, in the package worker); every start then runs that tree, with or without the
+    // network rule.
+    for (const n of Object.keys(SERVERS)) {
+      const r = cli(w, ['approve', n, '--yes']);
+      assert.equal(r.code, 0, `approve ${n}: ${r.stdout}${r.stderr}`);
+    }
     for (const network of [true, false]) {
       config(network);
       for (const [n, s] of Object.entries(SERVERS)) {

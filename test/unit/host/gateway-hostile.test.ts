@@ -17,6 +17,7 @@ import { recordDecision } from '../../../src/trust/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world } from '../helpers';
+import { inProcess } from '../../../src/trust/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 
@@ -70,7 +71,7 @@ describe('gateway under hostile requests', function () {
     const report = evaluateGate(w.input);
     const masker = new Masker();
     log = new EventLog(w.store, masker);
-    session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, masker });
+    session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
     const fx: GatewayTarget = {
       tools: () => session.tools(),
       listed: () => true,

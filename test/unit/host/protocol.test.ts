@@ -14,6 +14,7 @@ import { recordDecision } from '../../../src/trust/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, cli, ROOT, world, type World } from '../helpers';
+import { inProcess } from '../../../src/trust/npm-resolve';
 
 const MODERN = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'modern-server.js');
 const LEGACY = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
@@ -41,7 +42,7 @@ function httpWorld(name: string, port: number, extra: Record<string, unknown> = 
 function options(w: World): SessionOptions & { log: EventLog } {
   const report = evaluateGate(w.input);
   const log = new EventLog(w.store, new Masker());
-  return { report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, masker: new Masker() } as SessionOptions & { log: EventLog };
+  return { report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() } as SessionOptions & { log: EventLog };
 }
 
 const startDetail = (log: EventLog, server: string) => (log.read().find((e) => e.kind === 'server.start' && e.server === server) as { detail?: string } | undefined)?.detail ?? '';

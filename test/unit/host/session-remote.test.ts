@@ -21,6 +21,7 @@ import { makeTestCerts, type TestCerts } from '../../fixtures/host/certs';
 import { PEER_PORT, createNetns, type Netns } from '../../fixtures/host/netns';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world, type World } from '../helpers';
+import { inProcess } from '../../../src/trust/npm-resolve';
 
 const PEER_SCRIPT = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'http-peer.js');
 const URL_OF = (route: string) => `https://mcp.test:${PEER_PORT}${route}`;
@@ -116,7 +117,7 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     const masker = (extra.masker as Masker | undefined) ?? new Masker();
     const log = new EventLog(w.store, masker);
     return {
-      report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env,
+      report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess,
       resolver, ca: certs!.mcp.cert, ...extra, masker,
     } as SessionOptions & { log: EventLog; masker: Masker };
   }

@@ -15,6 +15,7 @@ import { EventLog } from '../../../src/host/log';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { Masker } from '../../../src/policy/mask';
 import { cleanupTemp, cli, tempDir, world, writeFiles, type World } from '../helpers';
+import { inProcess } from '../../../src/trust/npm-resolve';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
 const state = (input: GateInput, name = 's') => evaluateGate(input).servers.find((x) => x.name === name)!;
@@ -296,7 +297,7 @@ describe('execution closure: no changed code runs under an existing approval', f
     assert.equal(report.servers[0].state, 'approved');
     const marker = path.join(w.project, 'marker-ran'); // inside the workspace: a contained server's /tmp is its own
     writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(marker)) }); // after the check, before the spawn
-    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, masker: new Masker() });
+    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
     try {
       assert.equal(session.servers().length, 0);
       assert.match(session.notes.join('\n'), /changed after the gate checked/);

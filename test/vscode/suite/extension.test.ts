@@ -1,9 +1,13 @@
 // The extension as a user gets it: loaded by a real VS Code (1.112, code-server) from the repository's
 // package.json and dist/extension.js, in a window on test/fixtures/vscode-workspace.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import * as vscode from 'vscode';
+import type { McpGateApi } from '../../../src/extension';
+import type { GateService } from '../../../src/vscode/service';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 
@@ -46,5 +50,37 @@ describe('MCP Gate in VS Code', function () {
     const config = parseJsonc(text) as { servers?: Record<string, { type?: string; command?: string }> };
     const stdio = Object.entries(config.servers ?? {}).filter(([, s]) => s.type === 'stdio' && s.command);
     assert.deepEqual(stdio.map(([name]) => name), ['fixture-echo']);
+  });
+
+  it('activation only registers; the gate is checked right after, and whatever reads it first runs the check there and then', async () => {
+    const api = await vscode.extensions.getExtension<McpGateApi>(EXTENSION_ID)!.activate();
+    assert.equal(api.service.ready, true, 'checked once activation is over');
+    // Two more services of the extension's own class, on a store of their own.
+    const Service = api.service.constructor as new (...a: ConstructorParameters<typeof GateService>) => GateService;
+    const store = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-first-check-'));
+    const secrets = { get: async () => undefined, store: async () => undefined, delete: async () => undefined, keys: async () => [], onDidChange: new vscode.EventEmitter<vscode.SecretStorageChangeEvent>().event } as vscode.SecretStorage;
+    const channel = vscode.window.createOutputChannel('MCP Gate first check (test)', { log: true });
+    const early = new Service(store, secrets, channel);
+    const later = new Service(store, secrets, channel);
+    try {
+      // Read before its first check: the read runs it, and the servers are there, with their states.
+      assert.equal(early.ready, false);
+      const read = early.servers();
+      assert.equal(early.ready, true);
+      assert.ok(read.some((x) => x.server.name === 'fixture-echo' && x.server.state === 'pending'), JSON.stringify(read.map((x) => [x.server.name, x.server.state])));
+      // Left alone: the first check comes by itself right after, and says so once.
+      let fired = 0;
+      later.onDidChange(() => fired++);
+      assert.equal(later.ready, false);
+      await new Promise((r) => setImmediate(r));
+      assert.equal(later.ready, true);
+      assert.equal(fired, 1);
+      assert.deepEqual(later.servers().map((x) => x.server.name), read.map((x) => x.server.name));
+    } finally {
+      early.dispose();
+      later.dispose();
+      channel.dispose();
+      fs.rmSync(store, { recursive: true, force: true });
+    }
   });
 });

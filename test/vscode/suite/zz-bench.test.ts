@@ -37,7 +37,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     }
     await sleep(1000);
     const after = process.memoryUsage().rss;
-    fs.writeFileSync(OUT!, JSON.stringify({ activationMs: api.activationMs, rssBefore: before, rssAfter: after, connected, vscode: vscode.version }));
+    fs.writeFileSync(OUT!, JSON.stringify({ activationMs: api.activationMs, firstCheckMs: api.service.firstCheckMs, rssBefore: before, rssAfter: after, connected, vscode: vscode.version }));
     await c.update('servers', undefined, vscode.ConfigurationTarget.Global);
     await c.update('rules', undefined, vscode.ConfigurationTarget.Global);
   });

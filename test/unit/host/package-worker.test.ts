@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { workerOps } from '../../../src/host/lock-worker';
-import { LockError, resolveNpm } from '../../../src/trust/npm-lock';
+import { workerOps } from '../../../src/host/package-worker';
+import { LockError } from '../../../src/trust/npm-lock';
+import { resolveNpm } from '../../../src/trust/npm-resolve';
 import { packageLaunchOf, type NpmLaunch } from '../../../src/trust/packages';
 import { cleanupTemp, ROOT, tempDir } from '../helpers';
 import { startRegistry, type Registry } from '../registry';
