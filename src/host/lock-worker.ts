@@ -8,7 +8,7 @@ import { JOB, type Job, type Reply } from './package-worker';
 
 async function perform(job: Job): Promise<unknown> {
   if (job.op === 'resolve') return resolveNpm(job.launch, job.options);
-  return ensureInstalled(job.lock, job.cacheRoot);
+  return ensureInstalled(job.lock, job.cacheRoot, job.scratch);
 }
 
 if (!isMainThread && parentPort && (workerData as Record<string, unknown> | undefined)?.[JOB]) {

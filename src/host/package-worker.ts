@@ -4,13 +4,16 @@
 // slow registry or a large tree must not keep a review waiting. A cancel or a time limit terminates the worker,
 // which ends its requests and its hashing for good. This file holds no npm library: the extension's bundle
 // carries none (a unit test checks dist/extension.js).
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { NpmLaunch } from '../trust/packages';
 import { LockError, type NpmLock, type NpmOps, type ResolveOptions } from '../trust/npm-lock';
 
 export type Job =
   | { op: 'resolve'; launch: NpmLaunch; options: Omit<ResolveOptions, 'signal'> }
-  | { op: 'install'; lock: NpmLock; cacheRoot: string };
+  | { op: 'install'; lock: NpmLock; cacheRoot: string; scratch: string };
 
 export type Reply = { ok: true; value: unknown } | { ok: false; lockError: boolean; message: string };
 
@@ -20,9 +23,17 @@ function stopped(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new LockError('the registry request was stopped');
 }
 
-/** NpmOps that run each operation in a new worker thread loaded from `file` (the built dist/lock-worker.js). */
+/** A job's own folder for its temporary folders, in the cache's tmp/; removed when the job ends. */
+function scratchOf(cacheRoot: string): string {
+  return path.join(cacheRoot, 'tmp', `job-${process.pid}-${randomBytes(6).toString('hex')}`);
+}
+
+/**
+ * NpmOps that run each operation in a new worker thread loaded from `file` (the built dist/lock-worker.js). A job
+ * answers once its worker has ended and the job's temporary folders are gone (a job stopped halfway leaves none).
+ */
 export function workerOps(file: string): NpmOps {
-  const run = <T>(job: Job, signal?: AbortSignal) => new Promise<T>((resolve, reject) => {
+  const run = <T>(job: Job, scratch: string, signal?: AbortSignal) => new Promise<T>((resolve, reject) => {
     if (signal?.aborted) return reject(stopped(signal));
     let w: Worker;
     try {
@@ -35,9 +46,8 @@ export function workerOps(file: string): NpmOps {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onAbort);
-      // A finished job may leave keep-alive sockets open: the worker is ended either way.
-      void w.terminate();
-      f();
+      // A finished job may leave keep-alive sockets open: the worker is ended either way, then its folders removed.
+      w.terminate().catch(() => undefined).then(() => fs.rmSync(scratch, { recursive: true, force: true })).catch(() => undefined).then(f);
     };
     const onAbort = () => done(() => reject(stopped(signal!)));
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -46,7 +56,13 @@ export function workerOps(file: string): NpmOps {
     w.once('exit', (code) => done(() => reject(new LockError(`the package worker stopped (exit code ${code}) before it answered`))));
   });
   return {
-    resolve: (launch, o) => run<NpmLock>({ op: 'resolve', launch, options: { registry: o.registry, cacheRoot: o.cacheRoot, minReleaseAgeDays: o.minReleaseAgeDays } }, o.signal),
-    install: (lock, cacheRoot, signal) => run<{ dir: string; binFile: string }>({ op: 'install', lock, cacheRoot }, signal),
+    resolve: (launch, o) => {
+      const scratch = scratchOf(o.cacheRoot);
+      return run<NpmLock>({ op: 'resolve', launch, options: { registry: o.registry, cacheRoot: o.cacheRoot, minReleaseAgeDays: o.minReleaseAgeDays, scratch } }, scratch, o.signal);
+    },
+    install: (lock, cacheRoot, signal) => {
+      const scratch = scratchOf(cacheRoot);
+      return run<{ dir: string; binFile: string }>({ op: 'install', lock, cacheRoot, scratch }, scratch, signal);
+    },
   };
 }

@@ -85,6 +85,11 @@ export interface ResolveOptions {
   minReleaseAgeDays?: number;
   /** Stops the registry requests (a front end's cancel or time limit); the resolution then throws LockError. */
   signal?: AbortSignal;
+  /**
+   * The folder its temporary folders go in (default: `<cacheRoot>/tmp`). The package worker gives each job its own
+   * and removes it when the job ends, however it ends.
+   */
+  scratch?: string;
 }
 
 /**

@@ -47,7 +47,7 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
   // The registry itself answers, never a cached copy: npm's cache serves a stale copy when the registry cannot be
   // reached, and an approval would then pin, or an update call "up to date", what the registry never said today.
   // The metadata (the package's and its dependencies') goes to a cache of this resolution only.
-  const meta = tempDir(o.cacheRoot);
+  const meta = tempDir(o);
   const fresh = { cache: path.join(meta, '_cacache') };
   try {
     return await resolveWith(launch, o, fresh);
@@ -67,7 +67,7 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
   }
   const name = String(manifest.name);
   const version = String(manifest.version);
-  const work = tempDir(o.cacheRoot);
+  const work = tempDir(o);
   let packages: Record<string, Record<string, unknown>>;
   try {
     fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: { [name]: version } }));
@@ -98,7 +98,7 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
   };
   // Installed now, so what is approved includes the hash of the very files that will run.
   checkStopped(o, launch.spec);
-  const dir = tempDir(o.cacheRoot);
+  const dir = tempDir(o);
   try {
     try {
       await install(packages, dir, o, `${name}@${version}`);
@@ -134,8 +134,8 @@ function binOfTree(packages: Record<string, Record<string, unknown>>, command: s
   return undefined;
 }
 
-function tempDir(cacheRoot: string): string {
-  const d = path.join(cacheRoot, 'tmp', `${process.pid}-${randomBytes(6).toString('hex')}`);
+function tempDir(o: { cacheRoot: string; scratch?: string }): string {
+  const d = path.join(o.scratch ?? path.join(o.cacheRoot, 'tmp'), `${process.pid}-${randomBytes(6).toString('hex')}`);
   fs.mkdirSync(d, { recursive: true, mode: 0o700 });
   return d;
 }
@@ -174,12 +174,12 @@ function putInCache(work: string, target: string, lock: NpmLock): void {
  * Installs it again from the lock when it is missing or its files no longer hash to the approved tree. Throws
  * LockError when it cannot be fetched or does not verify.
  */
-export async function ensureInstalled(lock: NpmLock, cacheRoot: string): Promise<{ dir: string; binFile: string }> {
+export async function ensureInstalled(lock: NpmLock, cacheRoot: string, scratch?: string): Promise<{ dir: string; binFile: string }> {
   const ready = installedTree(lock, cacheRoot);
   if (ready) return ready;
   const dir = treeDir(cacheRoot, lock);
   const result = () => ({ dir, binFile: path.join(dir, ...lock.bin.file.split('/')) });
-  const work = tempDir(cacheRoot);
+  const work = tempDir({ cacheRoot, scratch });
   try {
     await install(lock.packages, work, { registry: lock.registry, cacheRoot }, `${lock.name}@${lock.version}`);
     const got = treeHash(work);

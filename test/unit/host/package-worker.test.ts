@@ -1,6 +1,6 @@
 // The package worker VS Code resolves pinned npm packages in (dist/lock-worker.js, src/host/lock-worker.ts),
 // against a real registry (verdaccio): it returns the same lock as resolving in process; stopping it (a cancel
-// or a time limit) ends the job with the reason given, and nothing is returned; a failed resolution keeps its
+// or a time limit) ends the job with the reason given, nothing is returned and no temporary folder is left; a failed resolution keeps its
 // LockError and its words; an unreachable registry is a failure, never a stale answer from the cache.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -45,6 +45,24 @@ describe('package worker (verdaccio)', function () {
     const job = workerOps(WORKER).resolve(launch, { registry: reg.url, cacheRoot: tempDir('mcp-gate-worker-cache-'), signal: ac.signal });
     ac.abort(new LockError('resolving fixture-server was cancelled'));
     await assert.rejects(job, (e: Error) => e instanceof LockError && e.message === 'resolving fixture-server was cancelled');
+  });
+
+  it('a job stopped halfway leaves no temporary folder in the package cache, and neither does a finished one', async () => {
+    const cacheRoot = tempDir('mcp-gate-worker-cache-');
+    const tmp = path.join(cacheRoot, 'tmp');
+    const jobs = () => (fs.existsSync(tmp) ? fs.readdirSync(tmp).filter((n) => n.startsWith('job-')) : []);
+    const ac = new AbortController();
+    const job = workerOps(WORKER).resolve(launch, { registry: reg.url, cacheRoot, signal: ac.signal });
+    job.catch(() => undefined);
+    // Stopped once the worker has made its first temporary folder (the registry's answers go there).
+    for (let i = 0; i < 20_000 && !jobs().some((j) => fs.readdirSync(path.join(tmp, j)).length > 0); i++) await new Promise((r) => setTimeout(r, 1));
+    assert.equal(jobs().length, 1, 'the job made its folder');
+    ac.abort(new LockError('resolving fixture-server was cancelled'));
+    await assert.rejects(job, /was cancelled/);
+    assert.deepEqual(fs.readdirSync(tmp), [], 'nothing of the stopped job is left');
+    const lock = await workerOps(WORKER).resolve(launch, { registry: reg.url, cacheRoot });
+    await workerOps(WORKER).install(lock, cacheRoot);
+    assert.deepEqual(fs.readdirSync(tmp), [], 'nothing of the finished jobs is left');
   });
 
   it('a package the registry does not have: a LockError naming it and the registry', async () => {
