@@ -93,10 +93,9 @@ export interface ResolveOptions {
 }
 
 /**
- * The two operations that use the registry and the npm libraries. The CLI runs them in its process (`inProcess`,
- * src/trust/npm-resolve.ts); VS Code runs
- * them in a worker thread (src/host/lock-worker.ts), outside the extension host's patched network stack, where a
- * cancel or a time limit ends them for good.
+ * The two operations that use the registry and the npm libraries (src/trust/npm-resolve.ts). The CLI and VS Code
+ * run them in a worker thread (src/host/package-worker.ts), outside the extension host's patched network stack,
+ * where a cancel or a time limit ends them for good.
  */
 export interface NpmOps {
   resolve(launch: NpmLaunch, o: ResolveOptions): Promise<NpmLock>;

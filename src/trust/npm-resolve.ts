@@ -1,8 +1,9 @@
 // The npm operations behind an approval's lock (the lock itself and what reads it: src/trust/npm-lock.ts): resolving
 // a spec with the npm team's own libraries (pacote for the manifest, @npmcli/arborist for the dependency tree) and
-// installing a lock's tree into MCP Gate's package cache, hashed file by file. They use the registry. The CLI runs
-// them in its own process (`inProcess`); VS Code runs them in the package worker (src/host/lock-worker.ts), so
-// neither library is in the extension's bundle (a test checks the bundle).
+// installing a lock's tree into MCP Gate's package cache, hashed file by file. They use the registry. The CLI and
+// VS Code run them in the package worker (src/host/lock-worker.ts, started by src/host/package-worker.ts), so
+// neither library is in their bundles (a test reads the bundles' source maps); `inProcess` runs them in the
+// calling process, for the tests and benchmarks that call the core directly.
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -17,6 +18,7 @@ const arboristLib = (): typeof ArboristType => require('@npmcli/arborist');
 
 type Options = ResolveOptions;
 
+/** The operations in this process (tests and benchmarks that call the core directly). */
 export const inProcess: NpmOps = {
   resolve: (launch, o) => resolveNpm(launch, o),
   install: (lock, cacheRoot) => ensureInstalled(lock, cacheRoot),
