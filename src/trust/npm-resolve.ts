@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import type ArboristType from '@npmcli/arborist';
 import type * as PacoteType from 'pacote';
 import { COMPLETE, installedTree, LockError, lockDigest, treeDir, treeHash, type NpmLock, type NpmOps, type ResolveOptions } from './npm-lock';
+import npa from 'npm-package-arg';
 import type { NpmLaunch } from './packages';
 
 // Loaded when first used.
@@ -69,6 +70,10 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
   }
   const name = String(manifest.name);
   const version = String(manifest.version);
+  // The registry's manifest must be of the package the repository names: a registry may answer for one name with
+  // another package's manifest, and the approval would then name one package and run another.
+  const asked = npa(launch.spec).name;
+  if (name !== asked) throw new LockError(`the registry answered for ${asked} with the manifest of another package (${name}@${version}); it cannot be pinned`);
   const work = tempDir(o);
   let packages: Record<string, Record<string, unknown>>;
   try {
@@ -84,7 +89,10 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
   const root = packages[`node_modules/${name}`];
   if (!root || typeof root.integrity !== 'string') throw new LockError(`the registry gave no integrity for ${name}@${version}; it cannot be pinned`);
   for (const [k, p] of Object.entries(packages)) {
-    if (k !== '' && !p.link && typeof p.integrity !== 'string') throw new LockError(`the registry gave no integrity for ${k.replace(/^.*node_modules\//, '')}; ${name} cannot be pinned`);
+    if (k === '' || p.link) continue;
+    // A dependency that is a folder on this machine (`file:`), not a registry package: nothing to pin it by.
+    if (!/(^|\/)node_modules\//.test(k) || String(p.resolved ?? '').startsWith('file:')) throw new LockError(`a dependency of ${name}@${version} is a folder on this machine (${k}), not a registry package; it cannot be pinned`);
+    if (typeof p.integrity !== 'string') throw new LockError(`the registry gave no integrity for ${k.replace(/^.*node_modules\//, '')}; ${name} cannot be pinned`);
   }
   const bins = (root.bin ?? {}) as Record<string, string>;
   const binName = launch.command ?? chooseBin(name, bins);
@@ -108,6 +116,16 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
       checkStopped(o, launch.spec);
       throw e;
     }
+    // The command must be a file of the installed tree (a manifest may name a bin that is not there, or outside it).
+    const bin = path.resolve(dir, ...binFile.split('/'));
+    let binOk = false;
+    try {
+      const real = fs.realpathSync(bin);
+      binOk = real.startsWith(path.join(fs.realpathSync(dir), 'node_modules') + path.sep) && fs.statSync(real).isFile();
+    } catch {
+      // not there
+    }
+    if (!binOk) throw new LockError(`the command ${binName} of ${name}@${version} is ${binFile}, which is not a file of the installed package; it cannot be pinned`);
     const lock = { ...partial, tree: treeHash(dir) } as NpmLock;
     lock.digest = lockDigest(lock);
     const target = treeDir(o.cacheRoot, lock);

@@ -1,6 +1,8 @@
 // A real npm registry on this machine for package tests: verdaccio (a devDependency) on loopback, on a free port,
-// with its storage in a temp folder, started and stopped by the test. `publish` runs the real npm CLI against it.
+// with its storage in a temp folder, started and stopped by the test. `publish` runs the real npm CLI against it;
+// `publishRaw` PUTs a packument written by hand, as a hostile publisher's client may.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { freePort, ROOT, tempDir } from './helpers';
@@ -82,4 +84,33 @@ export function fixturePackage(version: string, extra = ''): string {
     fs.writeFileSync(path.join(dir, 'server.js'), [js[0], extra, ...js.slice(1)].join('\n'));
   }
   return dir;
+}
+
+/** The fixture package renamed `name` at `version` (its one bin named like it), `fields` merged into package.json. */
+export function namedPackage(name: string, version: string, fields: Record<string, unknown> = {}, extra = ''): string {
+  const dir = fixturePackage(version, extra);
+  const pj = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pj, name, bin: { [name]: 'server.js' }, ...fields }, null, 2));
+  return dir;
+}
+
+/**
+ * Publishes the tarball of `dir` with a packument written by hand (what any registry client may PUT): `edit`
+ * changes the version's manifest (its name, its bin, its dist) as `npm publish` never would.
+ */
+export async function publishRaw(reg: Registry, dir: string, edit: (manifest: Record<string, any>) => void): Promise<void> {
+  const out = tempDir('mcp-gate-raw-pack-');
+  const r = spawnSync('npm', ['pack', '--pack-destination', out, '--ignore-scripts'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: out } });
+  if (r.status !== 0) throw new Error(`npm pack failed: ${r.stderr}`);
+  const file = fs.readdirSync(out).find((f) => f.endsWith('.tgz'))!;
+  const tgz = fs.readFileSync(path.join(out, file));
+  const pj = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const manifest: Record<string, any> = {
+    ...pj, _id: `${pj.name}@${pj.version}`,
+    dist: { tarball: `${reg.url}${pj.name}/-/${file}`, shasum: createHash('sha1').update(tgz).digest('hex'), integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}` },
+  };
+  edit(manifest);
+  const body = { _id: pj.name, name: pj.name, 'dist-tags': { latest: pj.version }, versions: { [pj.version]: manifest }, _attachments: { [file]: { content_type: 'application/octet-stream', data: tgz.toString('base64'), length: tgz.length } } };
+  const res = await fetch(`${reg.url}${encodeURIComponent(pj.name).replace('%40', '@')}`, { method: 'PUT', headers: { 'content-type': 'application/json', authorization: 'Bearer test' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`the raw publish of ${pj.name} failed: ${res.status} ${await res.text()}`);
 }
