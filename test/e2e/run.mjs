@@ -215,11 +215,19 @@ async function shot(name, { docs = false } = {}) {
 
 /** Picks a colour theme through the workbench's own picker (Preferences: Color Theme). */
 async function theme(label, bodyClass) {
-  await palette('Preferences: Color Theme');
-  await page.locator('.quick-input-widget input.input').fill(label);
   const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(label)}$`) }) }).first();
-  await row.waitFor({ timeout: 15_000 });
-  await row.click();
+  // The picker can close as it opens, as the palette can (see palette()): then it is opened again.
+  for (let attempt = 1; ; attempt++) {
+    await palette('Preferences: Color Theme');
+    try {
+      await page.locator('.quick-input-widget input.input').fill(label, { timeout: 5000 });
+      await row.waitFor({ timeout: 15_000 });
+      await row.click({ timeout: 5000 });
+      break;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
   await $(`body.${bodyClass}`).waitFor({ state: 'attached', timeout: 20_000 });
   await sleep(800);
 }
