@@ -78,7 +78,7 @@ export interface ContainOptions {
   probe?: () => SandboxProbe;
   /** The front end's wording for the next step (src/trust/words.ts). */
   words?: FrontEndWords;
-  /** Where the npm libraries run to install a locked tree again: the CLI's process, VS Code's package worker. */
+  /** Where the npm libraries run to install a locked tree again (the package worker, for the CLI and VS Code). */
   npm: NpmOps;
 }
 

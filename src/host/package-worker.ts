@@ -1,9 +1,9 @@
-// The extension's side of the package worker: VS Code resolves and installs pinned packages in a worker thread
-// (dist/lock-worker.js, built from ./lock-worker.ts) rather than in its extension host, whose network stack is
-// patched for VS Code's proxy support (the npm libraries' own HTTP agent does not survive that patch) and where a
-// slow registry or a large tree must not keep a review waiting. A cancel or a time limit terminates the worker,
-// which ends its requests and its hashing for good. This file holds no npm library: the extension's bundle
-// carries none (a unit test checks dist/extension.js).
+// The front ends' side of the package worker: the CLI and VS Code resolve and install pinned packages in a worker
+// thread (dist/lock-worker.js, built from ./lock-worker.ts). In VS Code that keeps them out of the extension host,
+// whose network stack is patched for VS Code's proxy support (the npm libraries' own HTTP agent does not survive
+// that patch) and where a slow registry or a large tree must not keep a review waiting. A cancel or a time limit
+// terminates the worker, which ends its requests and its hashing for good. This file holds no npm library: neither
+// front end's bundle carries one (a unit test reads dist/extension.js and dist/cli.js).
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -27,6 +27,14 @@ describe('approvals', () => {
     assert.deepEqual(d.fields.find((f) => f.field === 'command'), { field: 'command', before: '/opt/db-mcp', after: 'sh' });
   });
 
+  it('an npm server approved without its lock and without the means to resolve one: refused, nothing recorded', async () => {
+    const w = world({ '.mcp.json': MCP({ pkg: { command: 'npx', args: ['-y', 'fixture-server'] } }) });
+    await assert.rejects(recordDecision(w.input, 'pkg', undefined, 'approved'),
+      (e: Error) => e instanceof GateRefusal && e.message === '"pkg" (.mcp.json) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again');
+    assert.equal(state(w.input, 'pkg').state, 'pending');
+    assert.equal(fs.existsSync(path.join(w.store, 'approvals.json')), false);
+  });
+
   it('approve → edit server.js content → approval-changed, with a line diff of the file', async () => {
     const w = world({ '.mcp.json': MCP({ local: { command: 'node', args: ['server.js'] } }), 'server.js': 'line1\nline2\n' });
     await recordDecision(w.input, 'local', undefined, 'approved');
