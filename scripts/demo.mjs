@@ -23,6 +23,9 @@ const run = (cmd, args, opts = {}) => {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal})`);
 };
 
+// System packages first (bubblewrap, so the demo's servers can start; chromium for --check): installed as root, else
+// the one command to run is printed and the demo stops here.
+if (spawnSync(process.execPath, [path.join(REPO, 'scripts', 'preflight.mjs'), 'demo'], { stdio: 'inherit' }).status !== 0) process.exit(2);
 say('VS Code host (code-server 4.112.0): installing if needed');
 run('bash', ['scripts/vscode-host.sh']);
 const host = loadHost();

