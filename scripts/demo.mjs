@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { QUIET_OFFLINE_SETTINGS, isolatedEnv, launchBrowser, loadHost, startCodeServer } from '../test/vscode/harness.mjs';
+import { QUIET_OFFLINE_SETTINGS, hostVersion, isolatedEnv, launchBrowser, loadHost, startCodeServer } from '../test/vscode/harness.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const check = process.argv.includes('--check');
@@ -26,8 +26,8 @@ const run = (cmd, args, opts = {}) => {
 // System packages first (bubblewrap, so the demo's servers can start; chromium for --check): installed as root, else
 // the one command to run is printed and the demo stops here.
 if (spawnSync(process.execPath, [path.join(REPO, 'scripts', 'preflight.mjs'), 'demo'], { stdio: 'inherit' }).status !== 0) process.exit(2);
-say('VS Code host (code-server 4.112.0): installing if needed');
-run('bash', ['scripts/vscode-host.sh']);
+say(`VS Code host (code-server ${hostVersion()}): installing if needed`);
+run('bash', ['scripts/vscode-host.sh', hostVersion()]);
 const host = loadHost();
 if (!host) throw new Error('the VS Code host is not installed (scripts/vscode-host.sh)');
 say('building and packaging the extension');

@@ -11,6 +11,17 @@ export interface FrontTarget {
   listed(tool: string): boolean;
   call(tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; result?: CallToolResult; error?: string }>;
   instructions?: string;
+  /**
+   * The name the client is told in `initialize`'s serverInfo. VS Code (1.139 on) names a server's tools after it
+   * (`mcp_<name>_<tool>`), so a gated endpoint answers with its server's label, never one name for all.
+   */
+  serverName?: string;
+}
+
+/** `serverInfo.name` for a target: its server's label kept to letters, digits, `.`, `_` and `-`, at most 64; else `mcp-gate`. */
+export function serverInfoName(label: string | undefined): string {
+  const name = (label ?? '').normalize('NFKC').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 64).replace(/[-.]+$/, '');
+  return name || 'mcp-gate';
 }
 
 /** What a client is shown of a server's tools: the ones the policy does not deny outright, as the server gave them. */
@@ -32,7 +43,7 @@ export function callAnswer(out: { result?: CallToolResult; error?: string }): Ca
 }
 
 export function frontServer(target: FrontTarget): Server {
-  const server = new Server({ name: 'mcp-gate', version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
+  const server = new Server({ name: serverInfoName(target.serverName), version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(await target.tools(), target) }));
   server.setRequestHandler(CallToolRequestSchema, async (r) => callAnswer(await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>)));
   return server;

@@ -13,7 +13,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { callAnswer, listedTools, type FrontTarget } from './front';
+import { callAnswer, listedTools, serverInfoName, type FrontTarget } from './front';
 import type { EventLog } from './log';
 import type { SessionTool } from './session';
 
@@ -272,7 +272,7 @@ export class Gateway {
         return ok({
           protocolVersion,
           capabilities: { tools: {} },
-          serverInfo: { name: 'mcp-gate', version: '0.1.0' },
+          serverInfo: { name: serverInfoName(s.target.serverName), version: '0.1.0' },
           ...(s.target.instructions !== undefined ? { instructions: s.target.instructions } : {}),
         });
       }

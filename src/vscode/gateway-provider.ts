@@ -128,6 +128,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       listed: (tool) => session.decisionFor(name, tool) !== 'deny',
       call: (tool, args) => session.call(name, tool, args),
       instructions: session.instructionsOf(name),
+      serverName: name,
     };
   }
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The trust panel end to end, in a real VS Code 1.112 (code-server 4.112.0) driven through its web workbench in
+// The trust panel end to end, in a real VS Code (--vscode <version>; default the first of test/vscode/hosts.json) driven through its web workbench in
 // Debian's headless Chromium (playwright-core), with the extension under development loaded from this repository.
 // Nothing is stubbed: the panel is opened from the command palette, decisions go through VS Code's own modal, the
 // CLI (dist/cli.js) acts on the same approval store and log from outside, files are edited on disk, the window is
 // reloaded and restarted, and forged messages are posted through the webview's real message channel.
 //
-// usage: node test/e2e/run.mjs [--docs] [--keep] [--verbose] [--only main|xss|setup|pinned]
+// usage: node test/e2e/run.mjs [--docs] [--keep] [--verbose] [--only main|xss|setup|pinned] [--vscode <version>]
 //   --docs     also copy the README's screenshots to docs/screenshots/
 //   --keep     keep the run folder (code-server.log, workbench state) even after a green run
 // Screenshots and a results.json go to test-results/e2e/ (gitignored). The last line is "N passed, N failed".
@@ -25,6 +25,7 @@ const { values: opt } = parseArgs({
     keep: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
     only: { type: 'string' },
+    vscode: { type: 'string' },
   },
 });
 
@@ -33,9 +34,9 @@ const note = (msg) => console.error(`[e2e +${((Date.now() - T0) / 1000).toFixed(
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- the host and a fresh state ------------------------------------------------------------------------------
-const host = loadHost();
+const host = loadHost(opt.vscode);
 if (!host) {
-  console.error('error: no VS Code test host: run `npm run vscode-host` first');
+  console.error(`error: no VS Code test host for ${opt.vscode ?? 'the default version'}: run \`npm run vscode-host\` first`);
   console.log('0 passed, 1 failed');
   process.exit(2);
 }

@@ -1,6 +1,6 @@
 // Shared by the VS Code runners (test/vscode/run.mjs: mocha in the extension host; test/e2e/run.mjs: Playwright
 // against the workbench): the test host from scripts/vscode-host.sh, quiet offline settings, an isolated
-// environment, code-server 4.112.0 (VS Code 1.112) in its own process group on 127.0.0.1, Debian's headless
+// environment, code-server (each tested version: hosts.json) in its own process group on 127.0.0.1, Debian's headless
 // Chromium, and the workbench URL with its payload (extensionDevelopmentPath / extensionTestsPath).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,12 +41,28 @@ export const QUIET_OFFLINE_SETTINGS = {
   'mcpGate.askToRoute': false,
 };
 
-/** The host described by scripts/vscode-host.sh's host.json, or undefined when it is not installed. */
-export function loadHost() {
-  const hostFile = path.join(HOST_DIR, 'host.json');
+/** The tested VS Code versions (test/vscode/hosts.json), the first being the default. */
+export const HOSTS = JSON.parse(fs.readFileSync(path.join(REPO, 'test/vscode/hosts.json'), 'utf8')).hosts;
+
+/**
+ * The code-server version a runner uses: `wanted` (a runner's --vscode), else $MCP_GATE_VSCODE_VERSION, else the
+ * first of hosts.json. A VS Code version (1.139) or its prefix names the code-server whose minor it is (4.139.x).
+ */
+export function hostVersion(wanted = process.env.MCP_GATE_VSCODE_VERSION) {
+  if (!wanted) return HOSTS[0].codeServer;
+  const vscodeMinor = /^1\.(\d+)/.exec(wanted)?.[1];
+  const hit = HOSTS.find((h) => h.codeServer === wanted || (vscodeMinor && h.codeServer.split('.')[1] === vscodeMinor));
+  if (!hit) throw new Error(`VS Code ${wanted} is not a tested version (test/vscode/hosts.json: ${HOSTS.map((h) => h.codeServer).join(', ')})`);
+  return hit.codeServer;
+}
+
+/** The host scripts/vscode-host.sh described in host-<code-server version>.json, or undefined when it is not installed. */
+export function loadHost(wanted) {
+  const version = hostVersion(wanted);
+  const hostFile = path.join(HOST_DIR, `host-${version}.json`);
   if (!fs.existsSync(hostFile)) return undefined;
   const host = JSON.parse(fs.readFileSync(hostFile, 'utf8'));
-  return { ...host, file: hostFile };
+  return { ...host, codeServerArgs: host.codeServerArgs ?? [], file: hostFile };
 }
 
 /** playwright-core's `chromium` from the host's tools folder. */
@@ -99,6 +115,7 @@ export async function startCodeServer({ host, runDir, userData, extensionsDir, e
     '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override', '--disable-proxy',
     '--ignore-last-opened',
     ...(trusted ? ['--disable-workspace-trust'] : []),
+    ...host.codeServerArgs,
   ];
   const log = fs.openSync(logFile ?? path.join(runDir, 'code-server.log'), 'w');
   const child = spawn(host.node, args, { env, cwd: runDir, stdio: ['ignore', log, log], detached: true });

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs the extension's mocha suite inside a real VS Code: code-server 4.112.0 (VS Code 1.112) on 127.0.0.1,
+// Runs the extension's mocha suite inside a real VS Code: code-server (--vscode <version>, default the first of
+// test/vscode/hosts.json; test/vscode/all.mjs runs every configuration on every tested version) on 127.0.0.1,
 // its web workbench in Debian's headless Chromium driven by playwright-core. The window opens the workspace
 // folder given on the command line and loads the extension under development (the repository root) and the
 // suite through the workbench URL's payload (extensionDevelopmentPath / extensionTestsPath); VS Code runs the
@@ -10,7 +11,7 @@
 // usage: node test/vscode/run.mjs [--folder] <workspace folder or .code-workspace file> [--tests out/test/vscode/suite/index.js]
 //          [--extension <dir>] [--timeout <s>] [--grep <text>] [--settings '<json>'] [--untrusted]
 //          [--workspace <file.code-workspace> | --gated] [--expect-reopen [--override-after-open]] [--folder-settings '<json>']
-//          [--run-dir <dir>] [--keep] [--verbose]
+//          [--run-dir <dir>] [--keep] [--verbose] [--vscode <code-server or VS Code version>]
 // --workspace opens a workspace file (its folders) instead of the folder; --gated opens the folder through the
 // one-folder workspace file MCP Gate itself writes to route it (src/trust/vscode-own.ts, gatedWorkspaceText).
 // --expect-reopen first opens the window as a user would (the extension, no suite) and waits for MCP Gate to reopen
@@ -29,7 +30,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createRequire } from 'node:module';
 import {
-  formatConsole, HOST_DIR, isolatedEnv, launchBrowser, loadHost, QUIET_OFFLINE_SETTINGS, REPO, startCodeServer, workbenchUrl as payloadUrl,
+  formatConsole, HOST_DIR, hostVersion, isolatedEnv, launchBrowser, loadHost, QUIET_OFFLINE_SETTINGS, REPO, startCodeServer, workbenchUrl as payloadUrl,
 } from './harness.mjs';
 
 const T0 = Date.now();
@@ -53,6 +54,7 @@ const { values: opt, positionals } = parseArgs({
     'run-dir': { type: 'string' },
     keep: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
+    vscode: { type: 'string' },
   },
 });
 
@@ -80,8 +82,9 @@ let extraSettings;
 try { extraSettings = JSON.parse(opt.settings); } catch { usage('--settings is not JSON'); }
 const timeoutMs = Number(opt.timeout) * 1000;
 
-const host = loadHost();
-if (!host) usage(`no VS Code test host in ${HOST_DIR}: run \`npm run vscode-host\` (bash scripts/vscode-host.sh) first`);
+let host;
+try { host = loadHost(opt.vscode); } catch (e) { usage(e.message); }
+if (!host) usage(`no VS Code test host for ${hostVersion(opt.vscode)} in ${HOST_DIR}: run \`npm run vscode-host\` (bash scripts/vscode-host.sh) first`);
 
 // ---- fresh state -------------------------------------------------------------------------------------------
 let runDir;
@@ -183,7 +186,7 @@ let harnessError;  // why the harness could not get that far
 try {
   codeServer = await startCodeServer({ host, runDir, userData, extensionsDir: dir('extensions'), env, trusted: !opt.untrusted });
   const url = codeServer.url;
-  note(`code-server ${host.codeServerVersion} (node ${host.nodeVersion}) ready at ${url}, pid ${codeServer.child.pid}; state in ${runDir}`);
+  note(`code-server ${host.codeServerVersion} = VS Code ${host.vscodeVersion} (node ${host.nodeVersion}) ready at ${url}, pid ${codeServer.child.pid}; state in ${runDir}`);
 
   browser = await launchBrowser({ host, profileDir: dir('chromium'), env: { ...env, HOME: dir('home') } });
   const page = browser.pages()[0] ?? await browser.newPage();

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// `npm run test:vscode`: every configuration of the extension's suite (the list below: which folder or workspace
+// file, which user and folder settings, trusted or not, opened as a user would and reopened by MCP Gate) on every
+// tested VS Code version (test/vscode/hosts.json), one test/vscode/run.mjs per pair. Every pair runs even after a
+// red one; the closing line sums them ("N passed, N failed") and the exit code is 0 only if every run was green.
+//   node test/vscode/all.mjs [--vscode <version>] [--match <text>]   (one version; only runs whose arguments contain text)
+//   node test/vscode/all.mjs --e2e [--vscode <version>]               (test/e2e/run.mjs on every tested version instead)
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { HOSTS, REPO, hostVersion } from './harness.mjs';
+
+const ROUTED = { 'chat.mcp.access': 'registry' };
+const json = (v) => JSON.stringify(v);
+/** Each configuration: run.mjs's arguments. */
+export const RUNS = [
+  ['--folder', 'test/fixtures/vscode-workspace'],
+  ['--folder', 'test/fixtures/vscode-workspace', '--untrusted'],
+  ['--folder', 'test/fixtures/multi-root/multi.code-workspace', '--grep', 'multi-root'],
+  ['--folder', 'test/fixtures/vscode-workspace', '--settings', json(ROUTED), '--grep', 'own-starts|lenses'],
+  ['--folder', 'test/fixtures/override-repo', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
+  ['--workspace', 'test/fixtures/override-repo/override.code-workspace', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/override-repo', '--gated', '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/override-repo', '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
+  ['--workspace', 'test/fixtures/override-repo/override.code-workspace', '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/override-repo', '--settings', json(ROUTED), '--expect-reopen', '--override-after-open', '--grep', 'repo-override'],
+  ['--workspace', 'test/fixtures/override-repo/forged.code-workspace', '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/override-repo', '--folder-settings', json({ 'chat.mcp': { access: 'all' } }), '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/override-repo', '--folder-settings', json({ 'chat.mcp.enabled': true }), '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/override-repo', '--folder-settings', json({ 'chat.mcp.gallery': { serviceUrl: 'http://127.0.0.1:9' } }), '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/override-repo', '--settings', json(ROUTED), '--expect-reopen', '--untrusted', '--grep', 'repo-override'],
+  ['--folder', 'test/fixtures/npm-workspace', '--grep', 'pinned packages'],
+];
+
+const { values: opt } = parseArgs({ options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false } } });
+const versions = opt.vscode ? [hostVersion(opt.vscode)] : HOSTS.map((h) => h.codeServer);
+const runner = path.join(REPO, opt.e2e ? 'test/e2e/run.mjs' : 'test/vscode/run.mjs');
+const runs = opt.e2e ? [[]] : RUNS.filter((r) => !opt.match || r.join(' ').includes(opt.match));
+let passed = 0;
+let failed = 0;
+const red = [];
+const t0 = Date.now();
+for (const version of versions) {
+  for (const args of runs) {
+    const label = `VS Code ${version}: ${path.relative(REPO, runner)} ${args.join(' ')}`;
+    console.error(`[vscode-all] ${label}`);
+    const r = spawnSync(process.execPath, [runner, '--vscode', version, ...args], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    process.stdout.write(r.stdout ?? '');
+    const last = /(\d+) passed, (\d+) failed\s*$/.exec(r.stdout ?? '');
+    const p = Number(last?.[1] ?? 0);
+    const f = Number(last?.[2] ?? 0) || (r.status === 0 ? 0 : 1);
+    passed += p;
+    failed += f;
+    if (r.status !== 0) red.push(label);
+  }
+}
+console.error(`[vscode-all] ${versions.length} version(s) × ${runs.length} run(s) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+for (const l of red) console.error(`[vscode-all] RED ${l}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(red.length ? 1 : 0);
