@@ -15,6 +15,17 @@
 //   still work; `none` turns off everything, MCP Gate's provider included.
 // - Both settings are window-scoped: a repository's `.vscode/settings.json` overrides the user's value, in
 //   Restricted Mode too. Only an enterprise policy value cannot be overridden.
+// Measured in VS Code 1.139.1 (code-server 4.139.1), what changed (`VSCODE_READS` below; a version between two
+// measured ones is treated like the next measured one up, a newer one like the newest: report more, never less):
+// - the workspace-root `.mcp.json` of each folder (the catalogue's `claude` file at repository scope): VS Code reads
+//   it by itself, whatever `chat.mcp.workspaceRootConfig.enabled` says (that setting only picks where VS Code writes
+//   new servers), lists each server as `workspace-dot-mcp.<folder index>.<name>` and starts it without a prompt in a
+//   trusted workspace (Workspace Trust in Restricted Mode). It is a discovery that is not from the registry, so
+//   `registry` turns it off like the others.
+// - discovery has a fifth source, `copilot` (`~/.copilot/mcp-config.json`, or `$COPILOT_HOME/mcp-config.json`;
+//   per-server trust), off by default;
+// - `chat.mcp.collisionBehavior` (`disable`, the default, or `suffix`): servers of the same label across sources are
+//   grouped and, under `disable`, only the first registered stays enabled.
 import type { GateReport, GateState, ServerReport } from './gate';
 
 export const ACCESS_KEY = 'chat.mcp.access';
@@ -24,8 +35,63 @@ export const LEGACY_ENABLED_KEY = 'chat.mcp.enabled';
 /** The MCP registry VS Code consults under `registry` (an application setting, yet a nested "chat.mcp.gallery" object of a repository reaches it: measured). */
 export const GALLERY_URL_KEY = 'chat.mcp.gallery.serviceUrl';
 
-export const DISCOVERY_SOURCES = ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace'] as const;
+/** Every discovery source of every measured version (VS Code 1.112 has the first four; 1.139 adds `copilot`). */
+export const DISCOVERY_SOURCES = ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace', 'copilot'] as const;
 export type DiscoverySource = (typeof DISCOVERY_SOURCES)[number];
+/** Same label across sources: `disable` keeps the first registered enabled, `suffix` renames the others (VS Code 1.139). */
+export const COLLISION_KEY = 'chat.mcp.collisionBehavior';
+/** Application scope (a repository's value is not applied: measured), checked by VS Code at every start (1.139). */
+export const ALLOWED_KEY = 'chat.mcp.allowedServers';
+/** MCP Gate's gateway: every definition of its provider is HTTP on 127.0.0.1 under /mcp/ (host/gateway.ts urlFor). */
+export const GATEWAY_ALLOWED_ENTRY = Object.freeze({ serverUrl: 'http://127.0.0.1:*/mcp/*' });
+
+/** What one VS Code version reads and starts by itself, as measured (docs/vscode-own-starts.md). */
+export interface VsCodeReads {
+  /** The measured version this row is (major.minor). */
+  measured: string;
+  /** The workspace-root `.mcp.json` of each folder, as `workspace-dot-mcp.<folder index>.<name>`. */
+  workspaceRootMcpJson: boolean;
+  /** The keys of `chat.mcp.discovery.enabled` this version knows. */
+  discovery: readonly DiscoverySource[];
+  /** `chat.mcp.collisionBehavior` exists. */
+  collisionBehavior: boolean;
+  /**
+   * A switch back to `registry` at runtime may leave the workspace's servers listed and startable until the window
+   * reloads: measured in 1.139 for a window opened under `registry`, switched to `all` and back (not for a window
+   * opened under `all`; the cause was not found, so any window that ran under `all` counts).
+   */
+  registryAfterAllKeepsWorkspaceServers: boolean;
+  /** `chat.mcp.allowedServers` exists (matched by name, URL or command before every start). */
+  allowedServers: boolean;
+}
+
+/** Oldest first. */
+export const VSCODE_READS: readonly VsCodeReads[] = Object.freeze([
+  { measured: '1.112', workspaceRootMcpJson: false, discovery: ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace'], collisionBehavior: false, registryAfterAllKeepsWorkspaceServers: false, allowedServers: false },
+  { measured: '1.139', workspaceRootMcpJson: true, discovery: ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace', 'copilot'], collisionBehavior: true, registryAfterAllKeepsWorkspaceServers: true, allowedServers: true },
+] as VsCodeReads[]);
+
+const minorOf = (v: string): [number, number] | undefined => {
+  const m = /^(\d+)\.(\d+)(?:\.|$|-)/.exec(v.trim());
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+};
+
+/**
+ * The row for a running VS Code version (`vscode.version`, e.g. "1.139.1"). Undefined: 1.112 (what this module
+ * assumed before it knew versions). A version between two measured ones reads like the next measured one up, a
+ * newer or unparseable one like the newest, one older than the oldest like the oldest: MCP Gate then reports more
+ * of VS Code's own starts, never fewer.
+ */
+export function vscodeReads(version?: string): VsCodeReads {
+  if (version === undefined) return VSCODE_READS[0];
+  const v = minorOf(version);
+  if (!v) return VSCODE_READS[VSCODE_READS.length - 1];
+  for (const row of VSCODE_READS) {
+    const [maj, min] = minorOf(row.measured)!;
+    if (v[0] < maj || (v[0] === maj && v[1] <= min)) return row;
+  }
+  return VSCODE_READS[VSCODE_READS.length - 1];
+}
 
 export type McpAccess = 'none' | 'registry' | 'all';
 export type SettingScope = 'default' | 'user' | 'workspace' | 'workspaceFolder' | 'policy';
@@ -43,8 +109,12 @@ export interface VsCodeOwnInput {
   /** Undefined when MCP Gate could not check the folder at all: the repository's overrides are still reported. */
   report: Pick<GateReport, 'servers' | 'sources'> | undefined;
   /** inspect() of `chat.mcp.access`, `chat.mcp.discovery.enabled` and (legacy) `chat.mcp.enabled`; missing = unset. */
-  settings: { [ACCESS_KEY]?: InspectedSetting; [DISCOVERY_KEY]?: InspectedSetting; [LEGACY_ENABLED_KEY]?: InspectedSetting; [GALLERY_URL_KEY]?: InspectedSetting };
+  settings: { [ACCESS_KEY]?: InspectedSetting; [DISCOVERY_KEY]?: InspectedSetting; [LEGACY_ENABLED_KEY]?: InspectedSetting; [GALLERY_URL_KEY]?: InspectedSetting; [COLLISION_KEY]?: InspectedSetting; [ALLOWED_KEY]?: InspectedSetting };
   workspaceTrusted: boolean;
+  /** The running VS Code's version (`vscode.version`, e.g. "1.139.1"); undefined = VS Code 1.112 (see `vscodeReads`). */
+  vscodeVersion?: string;
+  /** The effective `chat.mcp.access` was `all` at some time since this window opened (see `registryAfterAllKeepsWorkspaceServers`). */
+  accessWasAllInWindow?: boolean;
   /** Index of this folder among the window's workspace folders (VS Code's ids use it). Default 0. */
   folderIndex?: number;
   /** The mcp.json of the running VS Code's user profile; user-scope `vscode` sources count only when they are this file. */
@@ -63,7 +133,7 @@ export interface SettingValue {
   scope: SettingScope;
 }
 
-export type OwnMechanism = 'workspace-folder-mcp.json' | 'user-mcp.json' | 'discovery:cursor-workspace' | 'discovery:cursor-global';
+export type OwnMechanism = 'workspace-folder-mcp.json' | 'workspace-root-.mcp.json' | 'user-mcp.json' | 'discovery:cursor-workspace' | 'discovery:cursor-global';
 
 export interface OwnStart {
   name: string;
@@ -79,6 +149,8 @@ export interface OwnStart {
   enabledBy: SettingValue[];
   gateState: GateState;
   notes: string[];
+  /** Set when VS Code may start it, or may not (a measured VS Code quirk): MCP Gate reports it all the same. */
+  uncertain?: string;
 }
 
 export interface RoutingSetting extends SettingValue {
@@ -95,7 +167,12 @@ export interface RepositoryOverride extends SettingValue {
 export interface VsCodeOwnReport {
   /** The value VS Code uses, and where it came from. */
   access: SettingValue & { value: McpAccess; raw: unknown };
-  discovery: Record<DiscoverySource, SettingValue & { value: boolean }>;
+  /** Every source this VS Code version knows (`reads.discovery`). */
+  discovery: Partial<Record<DiscoverySource, SettingValue & { value: boolean }>> & Record<'claude-desktop' | 'windsurf' | 'cursor-global' | 'cursor-workspace', SettingValue & { value: boolean }>;
+  /** `chat.mcp.collisionBehavior` where the version has it (1.139): same-label servers across sources. */
+  collision?: SettingValue & { value: 'disable' | 'suffix' };
+  /** What the running version reads by itself (the measured row it is treated as). */
+  reads: VsCodeReads;
   /** Servers of this workspace that VS Code itself lists and would start, outside MCP Gate. */
   starts: OwnStart[];
   /** Files VS Code reads that MCP Gate could not use: VS Code may still start what they declare. */
@@ -109,7 +186,10 @@ export interface VsCodeOwnReport {
   notes: string[];
 }
 
-const ROUTED_DISCOVERY: Record<DiscoverySource, boolean> = { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false };
+// VS Code 1.112's keys: MCP Gate's own workspace file keeps them (its text is how MCP Gate knows the file; under
+// "registry" no discovery runs at all, so the discovery value there only matters should access ever be "all").
+const ROUTED_DISCOVERY = { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false } as const;
+const routedDiscovery = (reads: VsCodeReads): Partial<Record<DiscoverySource, boolean>> => Object.fromEntries(reads.discovery.map((d) => [d, false]));
 
 // Highest precedence first. A folder value counts like a workspace value: both are the repository's.
 const LEVELS: { scope: SettingScope; field: keyof InspectedSetting }[] = [
@@ -151,10 +231,10 @@ function discoveryAt(value: unknown, source: DiscoverySource): boolean | undefin
   return undefined;
 }
 
-function effectiveDiscovery(input: VsCodeOwnInput): VsCodeOwnReport['discovery'] {
+function effectiveDiscovery(input: VsCodeOwnInput, reads: VsCodeReads): VsCodeOwnReport['discovery'] {
   const inspected = input.settings[DISCOVERY_KEY];
   const out = {} as VsCodeOwnReport['discovery'];
-  for (const source of DISCOVERY_SOURCES) {
+  for (const source of reads.discovery) {
     out[source] = { key: `${DISCOVERY_KEY}.${source}`, value: false, scope: 'default' };
     for (const { scope, field } of LEVELS) {
       const v = discoveryAt(inspected?.[field], source);
@@ -172,15 +252,27 @@ const repositoryScope = (s: SettingScope) => s === 'workspace' || s === 'workspa
 export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   const folderIndex = input.folderIndex ?? 0;
   const settingsFile = input.workspaceSettingsFile ?? '.vscode/settings.json';
+  const reads = vscodeReads(input.vscodeVersion);
   const access = effectiveAccess(input);
-  const discovery = effectiveDiscovery(input);
+  const discovery = effectiveDiscovery(input, reads);
+  const on = (d: DiscoverySource) => discovery[d]?.value === true;
   const notes: string[] = [];
   const accessValue: SettingValue = { key: ACCESS_KEY, value: access.raw, scope: access.scope };
 
   // Which mechanism VS Code uses for a server of this report, and whether it is on.
-  const mechanismOf = (s: Pick<ServerReport, 'kind' | 'scope' | 'file'>): { mechanism: OwnMechanism; on: boolean; enabledBy: SettingValue[]; needs: OwnStart['needs']; id?: (name: string) => string } | undefined => {
+  // A window that ran under "all" and is now under "registry": VS Code 1.139 was seen to keep (and start) the
+  // workspace's servers until the window reloads. Reported as possible starts: more, never less.
+  const sticky = access.value === 'registry' && reads.registryAfterAllKeepsWorkspaceServers && input.accessWasAllInWindow === true
+    ? `VS Code ${reads.measured} may still start it: this window ran with ${ACCESS_KEY} "all", and a switch back to "registry" at runtime was seen to leave the workspace's servers startable until the window reloads (Developer: Reload Window)`
+    : undefined;
+  const workspaceOn = access.value === 'all' || sticky !== undefined;
+  const mechanismOf = (s: Pick<ServerReport, 'kind' | 'scope' | 'file'>): { mechanism: OwnMechanism; on: boolean; enabledBy: SettingValue[]; needs: OwnStart['needs']; id?: (name: string) => string; uncertain?: string } | undefined => {
     if (s.kind === 'vscode' && s.scope === 'repository') {
-      return { mechanism: 'workspace-folder-mcp.json', on: access.value === 'all', enabledBy: [accessValue], needs: input.workspaceTrusted ? [] : ['workspace-trust'], id: (n) => `mcp.config.ws${folderIndex}.${n}` };
+      return { mechanism: 'workspace-folder-mcp.json', on: workspaceOn, enabledBy: [accessValue], needs: input.workspaceTrusted ? [] : ['workspace-trust'], id: (n) => `mcp.config.ws${folderIndex}.${n}`, uncertain: access.value === 'all' ? undefined : sticky };
+    }
+    if (reads.workspaceRootMcpJson && s.kind === 'claude' && s.scope === 'repository') {
+      // The folder's root .mcp.json: a discovery VS Code trusts by itself (no per-server prompt), not from the registry.
+      return { mechanism: 'workspace-root-.mcp.json', on: workspaceOn, enabledBy: [accessValue], needs: input.workspaceTrusted ? [] : ['workspace-trust'], id: (n) => `workspace-dot-mcp.${folderIndex}.${n}`, uncertain: access.value === 'all' ? undefined : sticky };
     }
     if (s.kind === 'vscode' && s.scope === 'user') {
       if (!input.userMcpJson || s.file !== input.userMcpJson) return undefined;
@@ -188,7 +280,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     }
     if (s.kind === 'cursor') {
       const source: DiscoverySource = s.scope === 'repository' ? 'cursor-workspace' : 'cursor-global';
-      const d = discovery[source];
+      const d = discovery[source]!;
       const needs: OwnStart['needs'] = s.scope === 'repository' && !input.workspaceTrusted ? ['workspace-trust', 'server-trust'] : ['server-trust'];
       return {
         mechanism: `discovery:${source}`, on: access.value === 'all' && d.value, enabledBy: [accessValue, d], needs,
@@ -198,17 +290,27 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     return undefined;
   };
 
+  // chat.mcp.allowedServers (application scope: only the policy or the user value counts): a stdio server VS Code
+  // starts itself passes only an entry of its name or any command entry (not matched here: counted as passing).
+  const allowed = reads.allowedServers ? (input.settings[ALLOWED_KEY]?.policyValue ?? input.settings[ALLOWED_KEY]?.globalValue) : undefined;
+  const allowList = Array.isArray(allowed) ? allowed.filter(isObject) : undefined;
+  const blockedByAllowList = (s: Pick<ServerReport, 'name' | 'definition'>) => {
+    if (!allowList) return false;
+    const http = typeof (s.definition as { url?: unknown } | undefined)?.url === 'string';
+    return !allowList.some((e) => e.serverName === s.name || (!http && Array.isArray(e.serverCommand)) || (http && typeof e.serverUrl === 'string'));
+  };
+
   const starts: OwnStart[] = [];
   for (const s of input.report?.servers ?? []) {
     const m = mechanismOf(s);
-    if (!m || !m.on) continue;
+    if (!m || !m.on || blockedByAllowList(s)) continue;
     const serverNotes: string[] = [];
     if (s.disabled) serverNotes.push('switched off in its file, but VS Code ignores "disabled" and starts it');
     if (s.state === 'blocked') serverNotes.push(`MCP Gate blocks it (${s.reason}), VS Code does not`);
     else if (s.state === 'approved' || s.state === 'trusted') serverNotes.push('VS Code starts it itself as well: its calls bypass MCP Gate\'s policy and log');
     starts.push({
       name: s.name, source: s.source, file: s.file, mechanism: m.mechanism, vscodeId: m.id?.(s.name), needs: m.needs,
-      enabledBy: m.enabledBy, gateState: s.state, notes: serverNotes,
+      enabledBy: m.enabledBy, gateState: s.state, notes: serverNotes, ...(m.uncertain ? { uncertain: m.uncertain } : {}),
     });
   }
 
@@ -220,29 +322,60 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   }
 
   if (access.value === 'all') {
-    for (const source of ['claude-desktop', 'windsurf'] as const) {
-      if (discovery[source].value) notes.push(`VS Code also starts the servers of ${source === 'claude-desktop' ? 'Claude Desktop\'s claude_desktop_config.json' : 'Windsurf\'s ~/.codeium/windsurf/mcp_config.json'} (${discovery[source].key} is on), a file MCP Gate does not read`);
+    const files: Partial<Record<DiscoverySource, string>> = {
+      'claude-desktop': 'Claude Desktop\'s claude_desktop_config.json',
+      windsurf: 'Windsurf\'s ~/.codeium/windsurf/mcp_config.json',
+      copilot: 'GitHub Copilot\'s ~/.copilot/mcp-config.json (or $COPILOT_HOME/mcp-config.json)',
+    };
+    for (const source of ['claude-desktop', 'windsurf', 'copilot'] as const) {
+      if (on(source)) notes.push(`VS Code also starts the servers of ${files[source]} (${discovery[source]!.key} is on), a file MCP Gate does not read`);
+    }
+  }
+
+  // VS Code 1.139 groups same-label servers across sources; under "disable" only the first registered stays
+  // enabled, and VS Code's own files register before extension providers such as MCP Gate's.
+  let collision: VsCodeOwnReport['collision'];
+  if (reads.collisionBehavior) {
+    const i = input.settings[COLLISION_KEY];
+    const level = LEVELS.find((l) => i?.[l.field] !== undefined);
+    const raw = level ? i![level.field] : 'disable';
+    collision = { key: COLLISION_KEY, value: raw === 'suffix' ? 'suffix' : 'disable', scope: level?.scope ?? 'default' };
+    if (collision.value === 'disable' && starts.length) {
+      notes.push(`${COLLISION_KEY} is "disable": where one of MCP Gate's servers has the label of a server VS Code starts itself (${starts.map((s) => s.name).join(', ')}), VS Code keeps only the first registered enabled — its own`);
     }
   }
 
   // Routing: `registry` at user scope (or by policy) stops every hand-written and discovered server; discovery off
   // as well, so that nothing is discovered should access ever be `all` again.
   const user = (f: 'globalValue' | 'policyValue', key: string) => (key === ACCESS_KEY ? accessAt(input, f) : input.settings[DISCOVERY_KEY]?.[f]);
+  const routed = routedDiscovery(reads);
   const userAccess = user('policyValue', ACCESS_KEY) ?? user('globalValue', ACCESS_KEY);
   const routing: RoutingSetting[] = [
     {
       key: ACCESS_KEY, value: 'registry', scope: 'user', inPlace: accessBehaviour(userAccess ?? 'all') === 'registry',
-      why: 'VS Code then reads no hand-written mcp.json entry and runs no discovery, while extension providers (MCP Gate\'s "mcpGate") keep working; "none" would switch MCP Gate off too',
+      why: `VS Code then reads no hand-written mcp.json entry${reads.workspaceRootMcpJson ? ' nor any folder\'s root .mcp.json' : ''} and runs no discovery, while extension providers (MCP Gate's "mcpGate") keep working; "none" would switch MCP Gate off too`,
     },
     {
-      key: DISCOVERY_KEY, value: { ...ROUTED_DISCOVERY }, scope: 'user',
-      inPlace: DISCOVERY_SOURCES.every((src) => {
+      key: DISCOVERY_KEY, value: { ...routed }, scope: 'user',
+      inPlace: reads.discovery.every((src) => {
         const u = discoveryAt(user('policyValue', DISCOVERY_KEY), src) ?? discoveryAt(user('globalValue', DISCOVERY_KEY), src);
         return u !== true;
       }),
-      why: 'no discovery of Claude Desktop, Windsurf or Cursor configurations (the default)',
+      why: `no discovery of Claude Desktop, Windsurf${reads.discovery.includes('copilot') ? ', GitHub Copilot' : ''} or Cursor configurations (the default)`,
     },
   ];
+  if (reads.allowedServers) {
+    // Measured in 1.139: with this at user scope MCP Gate's provider works and VS Code starts no .vscode/mcp.json or
+    // .mcp.json server, also where a repository sets access "all", allowedServers null or a nested "chat.mcp"
+    // object, and after a switch back to "registry" at runtime. The user's own entries are kept beside it.
+    const mine = Array.isArray(input.settings[ALLOWED_KEY]?.globalValue) ? (input.settings[ALLOWED_KEY]!.globalValue as unknown[]) : [];
+    const has = (v: unknown) => Array.isArray(v) && v.some((e) => isObject(e) && e.serverUrl === GATEWAY_ALLOWED_ENTRY.serverUrl);
+    routing.push({
+      key: ALLOWED_KEY, value: has(mine) ? mine : [...mine, { ...GATEWAY_ALLOWED_ENTRY }], scope: 'user',
+      inPlace: has(input.settings[ALLOWED_KEY]?.policyValue) || (input.settings[ALLOWED_KEY]?.policyValue === undefined && has(mine)),
+      why: 'VS Code then starts only servers on MCP Gate\'s gateway (127.0.0.1, /mcp/) and those you list yourself; an application setting, so no repository can set it back',
+    });
+  }
   if (accessBehaviour(userAccess ?? 'all') === 'none') {
     notes.push('chat.mcp.access is "none" in your settings: VS Code starts nothing, and MCP Gate\'s servers do not reach chat either; "registry" keeps MCP Gate working');
   }
@@ -259,7 +392,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       const value = key === ACCESS_KEY ? raw : input.settings[LEGACY_ENABLED_KEY]?.[field];
       overrides.push({
         key, value, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile,
-        effect: b === 'all' ? 'makes VS Code read this workspace\'s .vscode/mcp.json and start its servers itself, over your user setting'
+        effect: b === 'all' ? `makes VS Code read this workspace's .vscode/mcp.json${reads.workspaceRootMcpJson ? ' and .mcp.json' : ''} and start its servers itself, over your user setting`
           : 'switches off MCP in this workspace, MCP Gate\'s servers included',
       });
     }
@@ -268,9 +401,9 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     for (const { scope, field } of LEVELS.filter((l) => repositoryScope(l.scope))) {
       const v = input.settings[DISCOVERY_KEY]?.[field];
       if (v === undefined) continue;
-      const on = DISCOVERY_SOURCES.filter((src) => discoveryAt(v, src) === true);
-      if (!on.length) continue;
-      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile, effect: `turns on VS Code's discovery of ${on.join(', ')}` });
+      const turnedOn = reads.discovery.filter((src) => discoveryAt(v, src) === true);
+      if (!turnedOn.length) continue;
+      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile, effect: `turns on VS Code's discovery of ${turnedOn.join(', ')}` });
     }
   }
 
@@ -290,7 +423,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     const k = JSON.stringify([o.key, o.file, o.value]);
     return !seen.has(k) && !!seen.add(k);
   });
-  return { access, discovery, starts, unreadable, routing, overrides: distinct, providerReachesChat: access.value !== 'none', notes };
+  return { access, discovery, collision, reads, starts, unreadable, routing, overrides: distinct, providerReachesChat: access.value !== 'none', notes };
 }
 
 // ---- A repository cannot undo the routing ------------------------------------------------------------------

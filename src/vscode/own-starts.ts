@@ -4,13 +4,17 @@
 // effect on the user's own mcp.json servers and offering to import them). The doctor lists them; a repository
 // that sets the routing back is named as such (src/vscode/routing.ts shows it in full width, with the fix).
 import * as vscode from 'vscode';
-import { ACCESS_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
+import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { escapeText } from '../trust/escape';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
+
+// Whether this window ran with chat.mcp.access "all" (VS Code 1.139 may keep the workspace's servers after a switch
+// back to "registry" until the window reloads; vscode-own reports them then). Seen at each computation.
+let accessWasAll = false;
 
 /** Also for a folder MCP Gate could not check (no report): its settings overrides still count (the reopen). */
 export function ownStartsOf(folder: FolderState, index: number, workspaceSettingsFile?: string): VsCodeOwnReport {
@@ -23,13 +27,18 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
     const i = c.inspect(k);
     return i ? { defaultValue: i.defaultValue, globalValue: i.globalValue, workspaceValue: i.workspaceValue, workspaceFolderValue: i.workspaceFolderValue } : undefined;
   };
-  return vscodeOwnStarts({
+  const r = vscodeOwnStarts({
     report: folder.report,
-    settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY), [GALLERY_URL_KEY]: inspect(GALLERY_URL_KEY) },
+    settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY), [GALLERY_URL_KEY]: inspect(GALLERY_URL_KEY), [COLLISION_KEY]: inspect(COLLISION_KEY), [ALLOWED_KEY]: inspect(ALLOWED_KEY) },
     workspaceTrusted: vscode.workspace.isTrusted,
+    // What VS Code reads by itself differs by version (1.139 also starts each folder's root .mcp.json).
+    vscodeVersion: vscode.version,
     folderIndex: index,
     workspaceSettingsFile,
+    accessWasAllInWindow: accessWasAll,
   });
+  if (r.access.value === 'all') accessWasAll = true;
+  return r;
 }
 
 export function ownStartsText(service: GateService, status: string, workspaceSettingsFile?: string): string {

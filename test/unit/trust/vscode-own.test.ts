@@ -1,9 +1,9 @@
 // What VS Code itself would start from a workspace outside MCP Gate, from a gate report and VS Code's setting values
-// (as measured in VS Code 1.112: docs/vscode-own-starts.md), and the settings that route those servers through the gate.
+// (as measured in VS Code 1.112 and 1.139: docs/vscode-own-starts.md), and the settings that route those servers through the gate.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { evaluateGate, type GateReport } from '../../../src/trust/gate';
-import { ACCESS_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, vscodeOwnStarts, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
+import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, vscodeOwnStarts, vscodeReads, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
 import { cleanupTemp, world } from '../helpers';
 
 // VS Code 1.112's defaults, as inspect() returns them.
@@ -205,6 +205,131 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
     // The user's own choice of registry is theirs, and an administrator's policy wins over a repository.
     assert.deepEqual(run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', globalValue: 'https://registry.example' } }).overrides, []);
     assert.deepEqual(run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', workspaceValue: 'http://x', policyValue: 'https://corp' } }).overrides, []);
+  });
+});
+
+describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more by itself', () => {
+  after(cleanupTemp);
+  const V139 = { vscodeVersion: '1.139.1' };
+  const DISCOVERY_139: InspectedSetting = { defaultValue: { ...(DISCOVERY_DEFAULT.defaultValue as object), copilot: false } };
+  const ROOT = '{"mcpServers": {"root-echo": {"command": "node", "args": ["echo.mjs"]}}}';
+  const run139 = (r: GateReport, settings: VsCodeOwnInput['settings'] = {}, extra: Partial<VsCodeOwnInput> = {}) =>
+    run(r, { [DISCOVERY_KEY]: DISCOVERY_139, ...settings }, { ...V139, ...extra });
+
+  it('which measured row a version is treated as: undefined is 1.112; between two measured ones the next one up; newer or unparseable the newest', () => {
+    const row = (v?: string) => vscodeReads(v).measured;
+    assert.equal(row(undefined), '1.112');
+    assert.equal(row('1.112.0'), '1.112');
+    assert.equal(row('1.100.3'), '1.112', 'older than the oldest measured: like the oldest');
+    assert.equal(row('1.113.0'), '1.139', 'between: like the next measured one up (reports more, never less)');
+    assert.equal(row('1.130.0-insider'), '1.139');
+    assert.equal(row('1.139.1'), '1.139');
+    assert.equal(row('1.150.0'), '1.139');
+    assert.equal(row('2.0.0'), '1.139');
+    assert.equal(row('nonsense'), '1.139');
+    assert.deepEqual(vscodeReads('1.139.1').discovery, ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace', 'copilot']);
+  });
+
+  it('the folder\'s root .mcp.json is an own start on 1.139 (workspace-dot-mcp.<i>.<name>, no prompt; Workspace Trust in Restricted Mode), never on 1.112', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON, '.mcp.json': ROOT, 'echo.mjs': '' });
+    assert.deepEqual(names(run(r)), ['.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
+    const x = run139(r, {}, { folderIndex: 1 });
+    assert.deepEqual(names(x), ['.mcp.json:root-echo:workspace-root-.mcp.json', '.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
+    const root = x.starts.find((s) => s.name === 'root-echo')!;
+    assert.equal(root.vscodeId, 'workspace-dot-mcp.1.root-echo');
+    assert.deepEqual(root.needs, []);
+    assert.deepEqual(root.enabledBy, [{ key: ACCESS_KEY, value: 'all', scope: 'default' }]);
+    assert.equal(root.gateState, 'pending');
+    assert.equal(x.reads.measured, '1.139');
+    assert.deepEqual(run139(r, {}, { workspaceTrusted: false }).starts.find((s) => s.name === 'root-echo')!.needs, ['workspace-trust']);
+    // A version between 1.112 and 1.139 is treated like 1.139.
+    assert.ok(run(r, {}, { vscodeVersion: '1.120.0' }).starts.some((s) => s.mechanism === 'workspace-root-.mcp.json'));
+    // ~/.claude.json (the user-scope claude file) is not the root .mcp.json.
+    const user = report({ '.pi/mcp.json': '{"imports": ["claude"]}' }, { '.claude.json': '{"mcpServers": {"u": {"command": "node"}}}' });
+    assert.deepEqual(run139(user).starts, []);
+  });
+
+  it('a root .mcp.json MCP Gate cannot use is still read by VS Code 1.139: listed as unreadable', () => {
+    const x = run139(report({ '.mcp.json': '{"mcpServers": {"a": {"command": "node"}}' }));
+    assert.deepEqual(x.unreadable.map((u) => [u.source, u.mechanism]), [['.mcp.json', 'workspace-root-.mcp.json']]);
+    assert.deepEqual(run(report({ '.mcp.json': '{"mcpServers": {"a": {"command": "node"}}' })).unreadable, []);
+  });
+
+  it('"registry" at user scope stops the root .mcp.json too; a repository\'s "all" brings it back and says so', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON, '.mcp.json': ROOT });
+    const routed = run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } });
+    assert.deepEqual(routed.starts, []);
+    assert.equal(routed.providerReachesChat, true);
+    assert.match(routed.routing[0].why, /root \.mcp\.json/);
+    const over = run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' } });
+    assert.ok(over.starts.some((s) => s.vscodeId === 'workspace-dot-mcp.0.root-echo'));
+    assert.match(over.overrides[0].effect, /\.vscode\/mcp\.json and \.mcp\.json/);
+  });
+
+  it('copilot discovery: a source of 1.139 (noted: a file MCP Gate does not read), routed off with the others; unknown to 1.112', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    const x = run139(r, { [DISCOVERY_KEY]: { ...DISCOVERY_139, globalValue: { copilot: true } } });
+    assert.deepEqual(x.discovery.copilot, { key: `${DISCOVERY_KEY}.copilot`, value: true, scope: 'user' });
+    assert.match(x.notes.join('\n'), /~\/\.copilot\/mcp-config\.json \(or \$COPILOT_HOME/);
+    assert.deepEqual(x.routing[1].value, { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false, copilot: false });
+    assert.equal(x.routing[1].inPlace, false, 'copilot discovery is on at user scope');
+    assert.match(x.routing[1].why, /GitHub Copilot/);
+    // Under "registry" VS Code runs no discovery: no note.
+    assert.deepEqual(run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' }, [DISCOVERY_KEY]: { ...DISCOVERY_139, globalValue: true } }).notes.filter((n) => /copilot/i.test(n)), []);
+    // A repository turning it on is an override.
+    const over = run139(r, { [DISCOVERY_KEY]: { ...DISCOVERY_139, workspaceValue: { copilot: true } } });
+    assert.deepEqual(over.overrides.map((o) => [o.key, o.effect]), [[DISCOVERY_KEY, 'turns on VS Code\'s discovery of copilot']]);
+    // 1.112 has no such source: nothing reported, nothing routed.
+    const old = run(r, { [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: { copilot: true }, workspaceValue: { copilot: true } } });
+    assert.equal(old.discovery.copilot, undefined);
+    assert.deepEqual(old.notes, []);
+    assert.deepEqual(old.overrides, []);
+    assert.deepEqual(old.routing[1].value, { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false });
+  });
+
+  it('a 1.139 window that ran under "all" and is back on "registry": the workspace\'s servers are reported as possible starts (seen kept until a reload); not on 1.112, not without "all" earlier', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON, '.mcp.json': ROOT });
+    const routed = { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } };
+    const x = run139(r, routed, { accessWasAllInWindow: true });
+    assert.deepEqual(names(x), ['.mcp.json:root-echo:workspace-root-.mcp.json', '.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
+    for (const s of x.starts) assert.match(s.uncertain ?? '', /until the window reloads/);
+    assert.equal(x.routing[0].inPlace, true);
+    assert.deepEqual(run139(r, routed, { accessWasAllInWindow: false }).starts, []);
+    assert.deepEqual(run(r, routed, { accessWasAllInWindow: true }).starts, [], '1.112 follows the switch');
+    assert.equal(run139(r, {}, { accessWasAllInWindow: true }).starts.every((s) => s.uncertain === undefined), true, 'under "all" they are certain');
+  });
+
+  it('chat.mcp.allowedServers with MCP Gate\'s gateway URL (1.139, user or policy): VS Code starts none of the workspace\'s servers, whatever the repository sets; a routing setting', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON, '.mcp.json': ROOT });
+    const gate = [{ serverUrl: 'http://127.0.0.1:*/mcp/*' }];
+    const before = run139(r);
+    assert.deepEqual(before.routing.map((x) => [x.key, x.value, x.inPlace]).slice(2), [[ALLOWED_KEY, gate, false]]);
+    const x = run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' }, [ALLOWED_KEY]: { defaultValue: null, globalValue: gate, workspaceValue: null } });
+    assert.deepEqual(x.starts, []);
+    assert.equal(x.routing[2].inPlace, true);
+    assert.equal(x.overrides.length, 1, 'the repository\'s access "all" is still named');
+    // An entry naming the server, or any command entry, lets it through (fail closed: counted as started).
+    assert.deepEqual(names(run139(r, { [ALLOWED_KEY]: { globalValue: [...gate, { serverName: 'root-echo' }] } })), ['.mcp.json:root-echo:workspace-root-.mcp.json']);
+    assert.equal(run139(r, { [ALLOWED_KEY]: { globalValue: [{ serverCommand: ['node'] }] } }).starts.length, 3);
+    // The user's own entries are kept in the routing value.
+    assert.deepEqual(run139(r, { [ALLOWED_KEY]: { globalValue: [{ serverName: 'mine' }] } }).routing[2].value, [{ serverName: 'mine' }, ...gate]);
+    // 1.112 has no such setting: not routed, not applied.
+    assert.equal(run(r, { [ALLOWED_KEY]: { globalValue: gate } }).starts.length, 2);
+    assert.equal(run(r).routing.length, 2);
+  });
+
+  it('chat.mcp.collisionBehavior is reported on 1.139 (default "disable", noted when VS Code starts servers by itself), absent on 1.112', () => {
+    const r = report({ '.vscode/mcp.json': MCP_JSON });
+    const x = run139(r, { [COLLISION_KEY]: { defaultValue: 'disable' } });
+    assert.deepEqual(x.collision, { key: COLLISION_KEY, value: 'disable', scope: 'default' });
+    assert.match(x.notes.join('\n'), /chat\.mcp\.collisionBehavior is "disable".*echo, off/);
+    assert.deepEqual(run139(r).collision, { key: COLLISION_KEY, value: 'disable', scope: 'default' }, 'unset: VS Code\'s default');
+    const suffix = run139(r, { [COLLISION_KEY]: { defaultValue: 'disable', workspaceValue: 'suffix' } });
+    assert.deepEqual(suffix.collision, { key: COLLISION_KEY, value: 'suffix', scope: 'workspace' });
+    assert.deepEqual(suffix.notes, []);
+    assert.equal(run(r).collision, undefined);
+    // Routed: nothing of VS Code's own to collide with.
+    assert.deepEqual(run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } }).notes, []);
   });
 });
 
