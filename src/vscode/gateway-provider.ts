@@ -16,6 +16,24 @@ import type { FolderState, GateService } from './service';
 
 export const PROVIDER_ID = 'mcpGate';
 
+/** True where VS Code groups same-labelled servers and may switch all but one off (the setting exists from 1.139). */
+export function collisionGrouping(): boolean {
+  return vscode.workspace.getConfiguration().inspect('chat.mcp.collisionBehavior')?.defaultValue !== undefined;
+}
+
+/**
+ * The label of a gated server's definition (VS Code's id for it is `mcp-gate.mcp-gate/<label>`): its name, with its
+ * source when two servers of the window share the name. VS Code 1.139 groups servers of the same label across
+ * sources and, under chat.mcp.collisionBehavior "disable" (its default), keeps only the first registered enabled;
+ * VS Code's own `.vscode/mcp.json` and `.mcp.json` copies register before any provider, so a gated server labelled
+ * like them would be the one switched off. Where that grouping exists the label says it is gated, and so never
+ * equals a server VS Code reads by itself; its tools are still named after the server (the gateway answers
+ * initialize with the server's name: host/front.ts serverInfoName).
+ */
+export function gatedLabel(name: string, sameNamed?: string): string {
+  return (sameNamed !== undefined ? `${name} (${sameNamed})` : name) + (collisionGrouping() ? ' · MCP Gate' : '');
+}
+
 type Entry = { folder: FolderState; server: ServerReport };
 
 function keyOf(x: Entry): string {
@@ -62,7 +80,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     const names = new Map<string, number>();
     for (const x of offered) names.set(x.server.name, (names.get(x.server.name) ?? 0) + 1);
     return offered.map((x) => {
-      const labelText = (names.get(x.server.name) ?? 0) > 1 ? `${x.server.name} (${x.server.source})` : x.server.name;
+      const labelText = gatedLabel(x.server.name, (names.get(x.server.name) ?? 0) > 1 ? x.server.source : undefined);
       return new vscode.McpHttpServerDefinition(labelText, vscode.Uri.parse(gateway.urlFor(keyOf(x))), {}, x.server.pinned?.digest.slice(7, 19) ?? 'user');
     });
   }

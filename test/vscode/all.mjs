@@ -17,7 +17,9 @@ export const RUNS = [
   ['--folder', 'test/fixtures/vscode-workspace'],
   ['--folder', 'test/fixtures/vscode-workspace', '--untrusted'],
   ['--folder', 'test/fixtures/multi-root/multi.code-workspace', '--grep', 'multi-root'],
-  ['--folder', 'test/fixtures/vscode-workspace', '--settings', json(ROUTED), '--grep', 'own-starts|lenses'],
+  ['--folder', 'test/fixtures/vscode-workspace', '--settings', json(ROUTED), '--grep', 'own-starts|lenses|the gate in VS Code'],
+  // VS Code 1.139's other collision behaviour (1.112 has none: the setting is unknown there and ignored)
+  ['--folder', 'test/fixtures/vscode-workspace', '--settings', json({ 'chat.mcp.collisionBehavior': 'suffix' }), '--grep', 'the gate in VS Code'],
   ['--folder', 'test/fixtures/override-repo', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
   ['--workspace', 'test/fixtures/override-repo/override.code-workspace', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
   ['--folder', 'test/fixtures/override-repo', '--gated', '--grep', 'repo-override'],

@@ -14,6 +14,7 @@ import type { McpGateApi } from '../../../src/extension';
 import { cleanupTemp, ROOT, tempDir } from '../../unit/helpers';
 import { fixturePackage, startRegistry, type Registry } from '../../unit/registry';
 import { withResolution } from '../../../src/vscode/resolving';
+import { gatedLabel } from '../../../src/vscode/gateway-provider';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'pinned-fixture';
@@ -124,7 +125,7 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     await vscode.workspace.getConfiguration('mcpGate').update('rules', [{ action: `mcp.${SERVER}.tool.version`, decision: 'allow', project: ref().folder }], vscode.ConfigurationTarget.Global);
     const tool = () => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes('pinned') && t.name.endsWith('_version'));
     for (let i = 0; i < 60 && !tool(); i++) {
-      await vscode.commands.executeCommand('workbench.mcp.startServer', `${EXTENSION_ID}/${SERVER}`, { waitForLiveTools: true });
+      await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
       if (!tool()) await new Promise((r) => setTimeout(r, 500));
     }
     assert.ok(tool(), `the server started through the gate: ${vscode.lm.tools.map((t) => t.name).join(', ')}`);

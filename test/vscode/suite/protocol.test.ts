@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
+import { gatedLabel } from '../../../src/vscode/gateway-provider';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 const MODERN = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'modern-server.js');
@@ -66,7 +67,7 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
       const find = () => vscode.lm.tools.find((t) => !known.has(t.name) && t.name.startsWith('mcp_') && t.name.includes('rev') && t.name.endsWith(suffix));
       const tool = await waitFor(`VS Code starting ${name} through the gate (tools: ${[...known].filter((n) => n.startsWith('mcp_')).join(', ')})`, async () => {
         if (!find()) {
-          await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${name}`, { waitForLiveTools: true });
+          await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(name)}`, { waitForLiveTools: true });
           await sleep(100);
         }
         return find();

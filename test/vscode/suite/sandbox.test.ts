@@ -16,6 +16,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
+import { gatedLabel } from '../../../src/vscode/gateway-provider';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'sandbox-probe';
@@ -87,7 +88,7 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
   after(async () => {
     fs.rmSync(planted, { force: true });
     fs.rmSync(written(), { force: true });
-    await vscode.commands.executeCommand('workbench.mcp.stopServer', `${EXTENSION_ID}/${SERVER}`).then(undefined, () => undefined);
+    await vscode.commands.executeCommand('workbench.mcp.stopServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`).then(undefined, () => undefined);
     await vscode.commands.executeCommand('mcpGate.reset', ref);
     await vscode.workspace.getConfiguration('mcpGate').update('rules', rules, vscode.ConfigurationTarget.Global);
   });
@@ -105,11 +106,11 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     }
     // A repository server: its tool rule names its project.
     await vscode.workspace.getConfiguration('mcpGate').update('rules', [{ action: `mcp.${SERVER}.tool.*`, decision: 'allow', project: folder }], vscode.ConfigurationTarget.Global);
-    const def = await waitFor('the provider offering sandbox-probe', async () => (await api.gateway!.provideMcpServerDefinitions()).find((d) => d.label === SERVER));
+    const def = await waitFor('the provider offering sandbox-probe', async () => (await api.gateway!.provideMcpServerDefinitions()).find((d) => d.label === gatedLabel(SERVER)));
     const gatewayPort = Number(new URL((def as vscode.McpHttpServerDefinition).uri.toString(true)).port);
     assert.ok(gatewayPort > 0);
     await waitFor('VS Code starting sandbox-probe through the gate', async () => {
-      await vscode.commands.executeCommand('workbench.mcp.startServer', `${EXTENSION_ID}/${SERVER}`, { waitForLiveTools: true });
+      await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
       return tool('read') && tool('write') && tool('connect');
     }).catch((e) => {
       throw new Error(`${(e as Error).message}; MCP Gate's log ends with ${JSON.stringify(api.service.log.read().slice(-4))}`);

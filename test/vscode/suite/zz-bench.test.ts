@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
+import { gatedLabel } from '../../../src/vscode/gateway-provider';
 
 const OUT = process.env.MCP_GATE_BENCH_OUT;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,7 +27,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const before = process.memoryUsage().rss;
     for (const n of names) {
       for (let i = 0; i < 100 && !vscode.lm.tools.some((t) => t.name.includes(n)); i++) {
-        await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${n}`, { waitForLiveTools: true });
+        await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(n)}`, { waitForLiveTools: true });
         await sleep(100);
       }
     }
