@@ -46,7 +46,7 @@ function onPath(name) {
     try { fs.accessSync(path.join(dir, name), fs.constants.X_OK); return true; } catch {}
   }
   // root's sbin folders are not on every PATH (`ip` lives in /usr/sbin)
-  return ['/usr/sbin', '/sbin', '/usr/bin'].some((d) => { try { fs.accessSync(path.join(d, name), fs.constants.X_OK); return true; } catch { return false; } });
+  return ['/usr/sbin', '/sbin'].some((d) => { try { fs.accessSync(path.join(d, name), fs.constants.X_OK); return true; } catch { return false; } });
 }
 
 /** The rows `commands` need, in table order, each once. */

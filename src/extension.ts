@@ -11,7 +11,7 @@ import { registerTrustPanel } from './vscode/panel';
 import { prompts, type Prompts } from './vscode/prompts';
 import { registerRouting, type RoutingView } from './vscode/routing';
 import { GateService } from './vscode/service';
-import { catalogueSelector, notifications, ServerCodeLens, statusBar } from './vscode/ui';
+import { catalogueSelector, notifications, sandboxNotice, ServerCodeLens, statusBar } from './vscode/ui';
 
 /** What tests (and other extensions) can observe. Holds no secret. */
 export interface McpGateApi {
@@ -56,7 +56,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   context.subscriptions.push(service.whenReady(() => {
     for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
   }));
-  context.subscriptions.push(notifications(service));
+  context.subscriptions.push(notifications(service), sandboxNotice(service));
   return { service, gateway, prompts, routing: routing.view, status: status.item, activationMs: performance.now() - started };
 }
 

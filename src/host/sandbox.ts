@@ -112,7 +112,7 @@ export interface SandboxCommand {
 
 export type SandboxProbe =
   | { ok: true; bwrap: string; version: string; /** `--unshare-user --disable-userns` works here */ userns: boolean }
-  | { ok: false; reason: string; fix: string };
+  | { ok: false; reason: string; fix: string; /** One command that installs bubblewrap with this machine's package manager, when that is the fix. */ install?: string };
 
 export class SandboxUnavailableError extends Error {
   constructor(readonly reason: string, readonly fix: string) {
@@ -177,6 +177,21 @@ function defaultReadSysctl(key: string): string | undefined {
 
 const MISSING_FIX = 'install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu), `sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch)';
 
+/** The package managers MCP Gate knows, in the order looked for, with the command that installs bubblewrap. */
+const INSTALLERS: [string, string][] = [
+  ['apt-get', 'apt-get install -y bubblewrap'],
+  ['dnf', 'dnf install -y bubblewrap'],
+  ['pacman', 'pacman -S --noconfirm bubblewrap'],
+  ['zypper', 'zypper install -y bubblewrap'],
+  ['apk', 'apk add bubblewrap'],
+];
+
+/** The one command that installs bubblewrap here (with sudo unless root), or undefined when no known package manager is on PATH. */
+export function bubblewrapInstallCommand(searchPath = process.env.PATH ?? '', root = process.getuid?.() === 0): string | undefined {
+  const hit = INSTALLERS.find(([exe]) => findOnPath(exe, searchPath) !== undefined);
+  return hit ? `${root ? '' : 'sudo '}${hit[1]}` : undefined;
+}
+
 /** Why bwrap could not start a sandbox, from its stderr and the kernel's user-namespace switches. */
 export function diagnoseBwrapFailure(stderr: string, readSysctl: (key: string) => string | undefined = defaultReadSysctl): { reason: string; fix: string } {
   const said = stderr.trim().split('\n').slice(-3).join(' / ') || 'no message';
@@ -237,11 +252,11 @@ function probe(options: ProbeOptions): SandboxProbe {
       fs.accessSync(options.bwrap, fs.constants.X_OK);
       bwrap = fs.realpathSync(options.bwrap);
     } catch {
-      return { ok: false, reason: `bubblewrap not found at ${options.bwrap}`, fix: MISSING_FIX };
+      return { ok: false, reason: `bubblewrap not found at ${options.bwrap}`, fix: MISSING_FIX, install: bubblewrapInstallCommand(options.path) };
     }
   } else {
     bwrap = findOnPath('bwrap', options.path ?? process.env.PATH ?? '');
-    if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) not found on PATH', fix: MISSING_FIX };
+    if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) not found on PATH', fix: MISSING_FIX, install: bubblewrapInstallCommand(options.path) };
   }
   const v = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
   if (v.error || v.status !== 0) return { ok: false, reason: `${bwrap} --version failed: ${v.error?.message ?? v.stderr.trim()}`, fix: MISSING_FIX };

@@ -4,7 +4,7 @@
 // and the doctor report. Pure functions of the report and the user's policy.
 import * as os from 'node:os';
 import { describeContainment } from '../host/contain';
-import { sandboxAvailable } from '../host/sandbox';
+import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
 import { escapeLines, escapeText, quote, renderValue } from '../trust/escape';
 import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
 import { canonicalJson, type PinnedDefinition } from '../trust/digest';
@@ -349,16 +349,18 @@ const REPOSITORY_SANDBOX_FIELDS = ['sandbox', 'sandboxEnabled', 'sandboxed', 'sa
  * opted out, cannot start), the user's sandbox settings that cannot be used, and repository fields that try to
  * set the sandbox (ignored: only the user's settings decide; a repository cannot loosen them).
  */
-export function sandboxText(report: GateReport, policy: UserPolicy, home: string = os.homedir()): string {
+export function sandboxText(report: GateReport, policy: UserPolicy, home: string = os.homedir(), p: SandboxProbe = sandboxAvailable()): string {
   const L: string[] = ['sandbox (local servers; settings from user scope only):'];
-  const p = sandboxAvailable();
-  L.push(`  bubblewrap ${p.ok ? `${escapeText(p.bwrap)} ${escapeText(p.version)}: available` : `UNAVAILABLE: ${escapeText(p.reason)}; fix: ${escapeText(p.fix)} — repository servers do not start until it is fixed`}`);
+  L.push(`  bubblewrap ${p.ok ? `${escapeText(p.bwrap)} ${escapeText(p.version)}: available` : `UNAVAILABLE: ${escapeText(p.reason)}; fix: ${escapeText(p.install ? `\`${p.install}\`` : p.fix)} — repository servers do not start until it is fixed`}`);
   for (const problem of policy.sandbox.problems) L.push(`  INVALID  ${escapeText(problem)} — no server that should be contained starts until it is fixed`);
   for (const s of report.servers) {
     if (s.definition?.type !== 'stdio' || s.state === 'blocked') continue;
     const c = describeContainment(s, serverIdentity(s, report.project), policy, home, () => p);
     const net = c.find((l) => l.startsWith('network: '));
-    if (c.length) L.push(`  ${escapeText(s.name)} (${escapeText(s.source)}): ${escapeText(c[0].startsWith('contained') ? `contained (bubblewrap); ${net ? net.replace(/ — .*/, '') : ''}` : c[0])}`);
+    // The fix is said once, on the bubblewrap line above; each server only says that it waits for it.
+    const line = c[0]?.startsWith('contained') ? `contained (bubblewrap); ${net ? net.replace(/ — .*/, '') : ''}`
+      : !p.ok && c[0]?.startsWith('cannot start here') ? 'cannot start here: it must run contained (see the bubblewrap line above)' : c[0];
+    if (c.length) L.push(`  ${escapeText(s.name)} (${escapeText(s.source)}): ${escapeText(line)}`);
     const fields = Object.keys(s.raw).filter((k) => REPOSITORY_SANDBOX_FIELDS.includes(k)).sort();
     if (s.gated && fields.length) L.push(`    ignored: ${fields.map((f) => `"${f}"`).join(', ')} in ${escapeText(s.source)} — a repository cannot set its own sandbox; your settings decide`);
   }

@@ -13,6 +13,7 @@ export const CMD = {
   doctor: 'mcpGate.doctor',
   routeVsCodeServers: 'mcpGate.routeVsCodeServers',
   reopenThroughGate: 'mcpGate.reopenThroughGate',
+  installSandbox: 'mcpGate.installSandbox',
 } as const;
 
 export type CommandId = (typeof CMD)[keyof typeof CMD];

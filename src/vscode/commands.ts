@@ -16,6 +16,7 @@ import type { ServerReport } from '../trust/gate';
 import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/server-ref';
 import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON } from '../trust/states';
 import { CMD, type CommandId } from './command-ids';
+import { sandboxAvailable } from '../host/sandbox';
 import { routeThroughGate } from './own-starts';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
@@ -125,7 +126,10 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   let yes: boolean;
   try {
     const diffs = await review.open(s, serverText(s, grantsOf(ctx, x), shown), shown);
-    const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}`;
+    const here = ctx.service.cannotStartHere();
+    const cannot = here?.servers.some((c) => c.server.name === s.name && c.server.source === s.source && c.folder.folder === x.folder.folder) ? here : undefined;
+    const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}`
+      + (cannot ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}` : '');
     yes = changedSinceApproval(s) && diffs > 0
       ? await ctx.prompts.confirmChange(
         vscode.l10n.t('"{0}" changed since it was approved ({1})', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : ''),
@@ -298,7 +302,7 @@ const showDefinitionCmd = (ctx: Ctx) => async (arg?: unknown): Promise<string | 
 const doctor = (ctx: Ctx) => async (): Promise<string> => {
   const { service } = ctx;
   const parts = service.folders().map((f) => (f.report
-    ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f))}`
+    ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f), undefined, service.probeSandbox())}`
     : `${f.folder.uri.fsPath}: ${f.error}`));
   const text = parts.length ? `${parts.join('\n\n')}\n\n${routingText(service)}` : vscode.l10n.t('No workspace folder is open.');
   await vscode.window.showTextDocument(ctx.docs.show('/MCP Gate Doctor.txt', text), { preview: true });
@@ -344,6 +348,30 @@ const routeVsCodeServers = (ctx: Ctx) => () => routeThroughGate(ctx.service);
 /** Reopens the window through MCP Gate's own workspace file, out of a repository's reach (./routing.ts). */
 const reopen = (ctx: Ctx) => (opts?: { open?: boolean }) => reopenThroughGate(ctx.service, opts?.open !== false);
 
+/**
+ * When the sandbox cannot start here: a terminal with the command that installs bubblewrap typed in, not run (the
+ * person presses Enter; sudo asks for their password there), or the fix in words with a Copy button where MCP Gate
+ * knows no package manager. Returns what it did, for the tests.
+ */
+const installSandbox = (ctx: Ctx) => async (): Promise<'works' | 'terminal' | 'told'> => {
+  const p = sandboxAvailable({ refresh: true });
+  if (p.ok) {
+    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: the sandbox works here (bubblewrap {0} at {1}).', p.version, p.bwrap));
+    ctx.service.refresh(true);
+    return 'works';
+  }
+  if (p.install) {
+    const term = vscode.window.createTerminal({ name: vscode.l10n.t('MCP Gate: install bubblewrap') });
+    term.show();
+    term.sendText(p.install, false);
+    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate typed "{0}" into a terminal: press Enter there to run it, then MCP Gate checks again by itself.', p.install));
+    return 'terminal';
+  }
+  const copy = vscode.l10n.t('Copy the fix');
+  if (await vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: repository servers cannot start here: {0}. Fix: {1}', p.reason, p.fix), copy) === copy) await vscode.env.clipboard.writeText(p.fix);
+  return 'told';
+};
+
 /** Every command, by id. */
 export const COMMANDS: Record<CommandId, (ctx: Ctx) => (...args: never[]) => unknown> = {
   [CMD.openPanel]: openPanel,
@@ -358,6 +386,7 @@ export const COMMANDS: Record<CommandId, (ctx: Ctx) => (...args: never[]) => unk
   [CMD.showLog]: showLog,
   [CMD.routeVsCodeServers]: routeVsCodeServers,
   [CMD.reopenThroughGate]: reopen,
+  [CMD.installSandbox]: installSandbox,
 };
 
 export function registerCommands(ctx: Ctx): void {

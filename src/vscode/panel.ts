@@ -15,6 +15,7 @@ import { routingView } from './routing';
 import { sameRef, type ServerRef } from '../trust/server-ref';
 import { CMD } from './command-ids';
 import type { GateService } from './service';
+import { sandboxMissingText } from './words';
 
 export const OPEN_PANEL_COMMAND = CMD.openPanel;
 const TITLE = 'MCP Gate: Trust Panel';
@@ -132,6 +133,8 @@ export class TrustPanel implements vscode.Disposable {
   private rebuild(): BuiltModel {
     const folders: FolderInput[] = this.service.folders().map((f) => ({ name: f.folder.name, path: f.folder.uri.fsPath, report: f.report, error: f.error, policy: f.report ? this.service.policy(f) : undefined }));
     this.built = buildModel(folders, { restricted: vscode.workspace.isTrusted === false });
+    const cannot = this.service.cannotStartHere();
+    if (cannot) this.built.model.banners.unshift({ level: 'warning', text: sandboxMissingText(cannot) });
     this.built.model.banners.push(...routingView(this.service).banners);
     return this.built;
   }

@@ -10,6 +10,7 @@ import { defaultMasker } from '../policy/mask';
 import * as os from 'node:os';
 import { serverIdentity } from '../host/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
+import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
 import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { currentMachine } from '../trust/catalogue';
@@ -143,6 +144,22 @@ export class GateService implements vscode.Disposable {
     }
     return out;
   }
+
+  /**
+   * When the sandbox cannot start here: why, the fix, and the servers of this window it keeps from starting (local
+   * servers that must run contained and are not blocked or rejected). Undefined when it works or nothing needs it.
+   */
+  cannotStartHere(): { reason: string; fix: string; install?: string; servers: { folder: FolderState; server: ServerReport }[] } | undefined {
+    const probe = this.probeSandbox;
+    const need = this.servers().filter((s) => s.server.definition?.type === 'stdio' && s.server.state !== 'blocked' && s.server.state !== 'rejected'
+      && sandboxFor(this.policy(s.folder).sandbox, serverIdentity(s.server, s.folder.report!.project), os.homedir()).contain);
+    if (!need.length) return undefined;
+    const p = probe();
+    return p.ok ? undefined : { reason: p.reason, fix: p.fix, install: p.install, servers: need };
+  }
+
+  /** Whether bubblewrap can start a sandbox here (cached per process; the VS Code tests put another machine's answer here). */
+  probeSandbox: () => SandboxProbe = sandboxAvailable;
 
   policy(folder: FolderState): UserPolicy {
     return loadUserPolicies(folder.report?.userPolicyLayers ?? []);

@@ -10,7 +10,21 @@ import { CMD } from './command-ids';
 import { refOf } from './commands';
 import type { RoutingView } from './routing';
 import type { GateService } from './service';
-import { relativeTime, serverCount, waitingText } from './words';
+import { relativeTime, sandboxMissingText, serverCount, waitingText } from './words';
+
+/** Once per window: the sandbox cannot start here, with the button that opens a terminal holding the install command. */
+export function sandboxNotice(service: GateService): vscode.Disposable {
+  let told = false;
+  const check = async () => {
+    const c = told ? undefined : service.cannotStartHere();
+    if (!c) return;
+    told = true;
+    const fix = vscode.l10n.t('Install bubblewrap…');
+    if (await vscode.window.showErrorMessage(`MCP Gate: ${sandboxMissingText(c)}`, fix) === fix) await vscode.commands.executeCommand(CMD.installSandbox);
+  };
+  if (service.ready) void check();
+  return service.onDidChange(() => void check());
+}
 
 /** The status bar's text and tooltip now (kept apart from the item so a test can read what a person sees). */
 export function statusBarText(service: GateService, routing?: () => RoutingView): { text: string; tooltip: string; warn: boolean } {
@@ -18,14 +32,15 @@ export function statusBarText(service: GateService, routing?: () => RoutingView)
   const blocked = service.folders().some((f) => (f.report?.fullBlock.length ?? 0) > 0);
   const hatch = service.folders().some((f) => f.report?.escapeHatch);
   const uncontained = service.uncontained();
-  const warn = blocked || !!hatch || uncontained.length > 0;
+  const warn = blocked || !!hatch || uncontained.length > 0 || service.cannotStartHere() !== undefined;
   if (!vscode.workspace.isTrusted) {
     return { text: '$(shield) MCP Gate: Restricted Mode', tooltip: vscode.l10n.t('Restricted Mode: no repository MCP server is offered or started, approved or not.'), warn };
   }
   if (blocked) {
     return { text: '$(error) MCP Gate: blocked', tooltip: vscode.l10n.t('A repository configuration cannot be used: every tool of the project is blocked. Run MCP Gate: Doctor.'), warn };
   }
-  const text = `$(shield) MCP Gate${waiting.length ? `: ${vscode.l10n.t('{0} waiting', waiting.length)}` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${vscode.l10n.t('{0} uncontained', uncontained.length)}` : ''}`;
+  const cannot = service.cannotStartHere();
+  const text = `$(shield) MCP Gate${waiting.length ? `: ${vscode.l10n.t('{0} waiting', waiting.length)}` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${vscode.l10n.t('{0} uncontained', uncontained.length)}` : ''}${cannot ? ` $(error) ${vscode.l10n.t('no sandbox')}` : ''}`;
   let tooltip: string;
   const folders = service.folders();
   if (folders.length > 1) {
@@ -40,6 +55,7 @@ export function statusBarText(service: GateService, routing?: () => RoutingView)
   if (uncontained.length) {
     tooltip += '\n' + vscode.l10n.t('Running without the sandbox by your opt-out: {0}', uncontained.map((u) => `${escapeText(u.server.name)} (${escapeText(u.where)})`).join(', '));
   }
+  if (cannot) tooltip += '\n' + sandboxMissingText(cannot);
   // What VS Code itself would still start outside the gate (src/vscode/routing.ts), always said.
   const r = routing?.();
   if (!r) return { text, tooltip, warn };

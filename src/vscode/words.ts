@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { relativeTime as relative } from '../report/relative-time';
+import { escapeText } from '../trust/escape';
 import type { FrontEndWords } from '../trust/words';
 
 export const VSCODE_WORDS: FrontEndWords = {
@@ -41,4 +42,10 @@ export function workspacePath(file: string, folder: string): string {
 /** A digest as read: "sha256:0123456789ab…" (the full one goes into hovers and copies). */
 export function shortDigest(d: string): string {
   return d.length > 19 ? `${d.slice(0, 19)}…` : d;
+}
+
+/** What the window says when the sandbox cannot start here: which servers, why, and the fix (one sentence, one place). */
+export function sandboxMissingText(c: { reason: string; fix: string; install?: string; servers: { server: { name: string } }[] }): string {
+  const names = c.servers.map((s) => `"${escapeText(s.server.name)}"`).join(', ');
+  return vscode.l10n.t('Repository servers cannot start on this machine ({0}): {1}. Fix: {2} (MCP Gate: Install the Sandbox…).', names, escapeText(c.reason), escapeText(c.install ?? c.fix));
 }

@@ -9,6 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  bubblewrapInstallCommand,
   buildSandbox,
   diagnoseBwrapFailure,
   sandboxAvailable,
@@ -338,6 +339,21 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     refused((i) => (i.overlays = [{ source: path.join(s.copies, 'config.txt'), target: path.join(s.outside, 'secret.txt') }]), /not a file inside the workspace/);
     refused((i) => (i.launch.cwd = 'relative'), /absolute path/);
     refused((i) => (i.launch.cwd = s.outside), /would not be visible/);
+  });
+
+  it('a missing bwrap comes with the one command that installs it with the package manager on PATH (and none where there is none)', () => {
+    const bin = tempDir('mcp-gate-pm-');
+    fs.writeFileSync(path.join(bin, 'dnf'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    assert.equal(bubblewrapInstallCommand(bin, false), 'sudo dnf install -y bubblewrap');
+    assert.equal(bubblewrapInstallCommand(bin, true), 'dnf install -y bubblewrap');
+    fs.writeFileSync(path.join(bin, 'apt-get'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    assert.equal(bubblewrapInstallCommand(bin, false), 'sudo apt-get install -y bubblewrap', 'apt-get is looked for first');
+    fs.writeFileSync(path.join(bin, 'pacman'), 'not executable', { mode: 0o644 });
+    assert.equal(bubblewrapInstallCommand(path.join(bin, 'none'), false), undefined);
+    const probe = sandboxAvailable({ path: bin, refresh: true });
+    assert.ok(!probe.ok && probe.install === `${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y bubblewrap`, JSON.stringify(probe));
+    const nowhere = sandboxAvailable({ path: '/nonexistent', refresh: true });
+    assert.ok(!nowhere.ok && nowhere.install === undefined, JSON.stringify(nowhere));
   });
 
   it('the probe reports a missing bwrap with the fix, and namespace trouble by its sysctl', () => {
