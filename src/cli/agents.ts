@@ -502,3 +502,33 @@ export function managedLayers(read: (file: string) => string | undefined, home: 
   }
   return { layers, gaps };
 }
+
+/** An agent's "mcp-gate" entry whose program or CLI file is gone (the checkout it was installed from moved, say). */
+export interface BrokenGateEntry {
+  agent: Agent;
+  file: string;
+  /** The absolute path the entry runs that does not exist. */
+  missing: string;
+}
+
+/**
+ * Every user-level agent file whose "mcp-gate" entry names an absolute command or CLI file that no longer exists
+ * (doctor says so: the agent then fails to start MCP Gate, often silently). Unreadable files are not guessed at.
+ */
+export function brokenGateEntries(read: (file: string) => string | undefined, home: string, env: Readonly<Record<string, string | undefined>>, exists: (file: string) => boolean): BrokenGateEntry[] {
+  const out: BrokenGateEntry[] = [];
+  for (const agent of AGENTS) {
+    for (const f of agentFiles(agent, home, env)) {
+      const text = read(f.file);
+      if (text === undefined) continue;
+      const v = f.format === 'toml' ? parseToml(f.file, text) : readJson(f.file, text);
+      const entry = valueAt(v, [f.format === 'toml' ? 'mcp_servers' : 'mcpServers', GATE_ENTRY_NAME]);
+      if (!isObj(entry) || typeof entry.command !== 'string') continue;
+      const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
+      const paths = [entry.command, ...args.filter((a) => /\.[cm]?js$/.test(a))].filter((p) => path.isAbsolute(p));
+      const missing = paths.find((p) => !exists(p));
+      if (missing) out.push({ agent, file: f.file, missing });
+    }
+  }
+  return out;
+}

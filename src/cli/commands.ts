@@ -21,7 +21,7 @@ import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
 import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText } from './install';
-import { AGENT_NAMES, AgentFileError, agentFiles, claudeAllowlistGaps, geminiUserServers, managedLayers, readJson, type AllowlistGap, type ManagedLayer } from './agents';
+import { AGENT_NAMES, AgentFileError, agentFiles, brokenGateEntries, claudeAllowlistGaps, geminiUserServers, managedLayers, readJson, type AllowlistGap, type BrokenGateEntry, type ManagedLayer } from './agents';
 import { preApprovalAttempts } from '../trust/preapproval';
 import type { CommandId } from './usage';
 
@@ -69,7 +69,7 @@ async function doctor(ctx: Ctx): Promise<number> {
   const policy = policyOf(report);
   const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
   const pre = preApprovalAttempts(report.project);
-  const allowlists = agentAllowlists(machine.home, machine.env, report.servers.filter((x) => x.scope === 'repository' && x.source === '.gemini/settings.json').map((x) => x.name));
+  const allowlists = agentAllowlists(machine.home, machine.env, input.storeDir, report.servers.filter((x) => x.scope === 'repository' && x.source === '.gemini/settings.json').map((x) => x.name));
   if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
   else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home) + '\n\n' + agentAllowlistText(allowlists));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
@@ -79,7 +79,7 @@ async function doctor(ctx: Ctx): Promise<number> {
  * Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code; Gemini CLI
  * and Codex CLI with --managed), and which administrator layers (`install <agent> --managed`) are in place.
  */
-function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>, repositoryGemini: string[]): { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[] } {
+function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>, storeDir: string, repositoryGemini: string[]): { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[]; broken: BrokenGateEntry[] } {
   const problems: string[] = [];
   const gaps: AllowlistGap[] = [];
   let managed: ManagedLayer[] = [];
@@ -99,7 +99,9 @@ function agentAllowlists(home: string, env: Readonly<Record<string, string | und
       else throw e;
     }
   };
-  attempt(() => gaps.push(...claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand())));
+  attempt(() => gaps.push(...claudeAllowlistGaps(readText, listDir, home, env, defaultGateCommand(storeDir, { write: false }))));
+  const broken: BrokenGateEntry[] = [];
+  attempt(() => broken.push(...brokenGateEntries(readText, home, env, fs.existsSync)));
   attempt(() => {
     const m = managedLayers(readText, home, env, defaultGateCommand());
     managed = m.layers;
@@ -111,12 +113,15 @@ function agentAllowlists(home: string, env: Readonly<Record<string, string | und
     const mine = new Set(geminiUserServers(readJson(userFile, readText(userFile))));
     geminiNamesTaken = repositoryGemini.filter((n) => mine.has(n));
   });
-  return { gaps, managed, geminiNamesTaken, problems };
+  return { gaps, managed, geminiNamesTaken, problems, broken };
 }
 
-function agentAllowlistText(r: { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[] }): string {
+function agentAllowlistText(r: { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[]; broken: BrokenGateEntry[] }): string {
   const L = ["agent allowlists (the allowlists mcp-gate install wrote):"];
-  if (!r.gaps.length && !r.problems.length && !r.geminiNamesTaken.length) L.push('  (up to date, or none installed)');
+  if (!r.gaps.length && !r.problems.length && !r.geminiNamesTaken.length && !r.broken.length) L.push('  (up to date, or none installed)');
+  for (const b of r.broken) {
+    L.push(`  broken: ${AGENT_NAMES[b.agent]}'s "mcp-gate" entry in ${escapeText(b.file)} runs ${escapeText(b.missing)}, which no longer exists: ${AGENT_NAMES[b.agent]} cannot start MCP Gate; run \`mcp-gate install ${b.agent}\` again`);
+  }
   for (const g of r.gaps) {
     L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the ${g.key ?? 'allowedMcpServers'} of ${escapeText(g.allowlist)}: ${g.agent ?? 'Claude Code'} does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
   }

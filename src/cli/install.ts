@@ -95,8 +95,46 @@ function insideProject(file: string, projectDir: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
-export function defaultGateCommand(): GateCommand {
-  return { command: process.execPath, args: [fs.realpathSync(process.argv[1]), 'serve'] };
+/** The folder of the package this CLI file belongs to (the nearest with a package.json), or undefined. */
+function packageRoot(file: string): string | undefined {
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+/** The files the CLI needs beside it at run time (src/cli/context.ts loads the package worker from its own folder). */
+const CLI_FILES = ['cli.js', 'lock-worker.js'];
+
+/**
+ * The command an agent runs to reach MCP Gate: one that keeps working when the checkout it was installed from moves
+ * or is deleted. A CLI installed as a package (`npm i -g mcp-gate-<version>.tgz`: no `.git` beside its package.json)
+ * is used where it is. One run from a checkout is first copied, with the package worker, into MCP Gate's own storage
+ * (`<store>/cli/<sha256 of cli.js, 12>/`, the same folder for the same build), and the agent runs that copy. `write:
+ * false` only computes it (doctor compares the agents' entries with it). The Node binary is this one's real path.
+ */
+export function defaultGateCommand(storeDir?: string, o: { write?: boolean; cli?: string } = {}): GateCommand {
+  const cli = fs.realpathSync(o.cli ?? process.argv[1]);
+  const root = packageRoot(cli);
+  const checkout = root !== undefined && fs.existsSync(path.join(root, '.git'));
+  if (!checkout || storeDir === undefined) return { command: fs.realpathSync(process.execPath), args: [cli, 'serve'] };
+  const dir = path.join(storeDir, 'cli', sha(fs.readFileSync(cli, 'utf8')).slice(0, 12));
+  const target = path.join(dir, 'cli.js');
+  if (o.write !== false && !fs.existsSync(target)) {
+    const tmp = `${dir}.${process.pid}.tmp`;
+    fs.mkdirSync(tmp, { recursive: true, mode: 0o755 });
+    for (const name of CLI_FILES) {
+      const from = path.join(path.dirname(cli), name);
+      if (fs.existsSync(from)) fs.copyFileSync(from, path.join(tmp, name));
+    }
+    fs.chmodSync(path.join(tmp, 'cli.js'), 0o755);
+    try {
+      fs.renameSync(tmp, dir);
+    } catch {
+      fs.rmSync(tmp, { recursive: true, force: true }); // another install made it meanwhile
+    }
+  }
+  return { command: fs.realpathSync(process.execPath), args: [target, 'serve'] };
 }
 
 function diffText(c: FileChange): string {
@@ -200,7 +238,8 @@ async function confirm(c: InstallCommand, question: string): Promise<boolean> {
 }
 
 async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof agentFiles>, manifest: Manifest | undefined, dir: string, manifestFile: string): Promise<number> {
-  const gate = c.gate ?? defaultGateCommand();
+  // A managed layer is read by every user's agent: it names the CLI where it is (MCP Gate's storage is private).
+  const gate = c.gate ?? defaultGateCommand(c.managed ? undefined : c.storeDir);
   const texts = new Map<string, string | undefined>();
   const read = (f: string) => {
     if (!texts.has(f)) texts.set(f, readText(f));

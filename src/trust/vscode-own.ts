@@ -364,7 +364,14 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       why: `no discovery of Claude Desktop, Windsurf${reads.discovery.includes('copilot') ? ', GitHub Copilot' : ''} or Cursor configurations (the default)`,
     },
   ];
-  if (reads.allowedServers) {
+  // VS Code 1.139 stable does not register the setting (`included: false`): it reads a value written into
+  // settings.json by hand, but refuses an extension's write ("not a registered configuration"). So it is part of the
+  // routing step only where it is registered (inspect() then has a default), and otherwise a note for the person.
+  const allowedRegistered = input.settings[ALLOWED_KEY]?.defaultValue !== undefined;
+  if (reads.allowedServers && !allowedRegistered && !Array.isArray(input.settings[ALLOWED_KEY]?.globalValue) && input.settings[ALLOWED_KEY]?.policyValue === undefined) {
+    notes.push(`for a routing no repository can undo, add "${ALLOWED_KEY}": [${JSON.stringify(GATEWAY_ALLOWED_ENTRY)}] to your user settings.json by hand (an application setting VS Code reads but lets no extension write): VS Code then starts only MCP Gate's servers and those you list`);
+  }
+  if (reads.allowedServers && allowedRegistered) {
     // Measured in 1.139: with this at user scope MCP Gate's provider works and VS Code starts no .vscode/mcp.json or
     // .mcp.json server, also where a repository sets access "all", allowedServers null or a nested "chat.mcp"
     // object, and after a switch back to "registry" at runtime. The user's own entries are kept beside it.

@@ -1,6 +1,7 @@
 // Test helpers: throwaway projects, homes and stores in the temp folder, an in-process gate input, and a runner
 // for the built CLI (dist/cli.js) with a controlled environment.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -82,4 +83,13 @@ export async function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * The command `mcp-gate install <agent>` writes when the CLI runs from this checkout: this Node and MCP Gate's own
+ * copy of the built CLI in the store (src/cli/install.ts defaultGateCommand), so the entry survives the checkout moving.
+ */
+export function installedGateCommand(store: string): string[] {
+  const hash = createHash('sha256').update(fs.readFileSync(fs.realpathSync(CLI), 'utf8')).digest('hex').slice(0, 12);
+  return [fs.realpathSync(process.execPath), path.join(store, 'cli', hash, 'cli.js'), 'serve'];
 }

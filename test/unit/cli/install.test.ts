@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupTemp, cli, world } from '../helpers';
+import { spawnSync } from 'node:child_process';
+import { cleanupTemp, cli, installedGateCommand, ROOT, world } from '../helpers';
 import { claudeAllows, claudeManagedSettingsFile } from '../../../src/cli/agents';
 
 describe('mcp-gate install / uninstall (agent files)', () => {
@@ -23,6 +24,27 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.match(cli(w, ['install', 'cursor', '--yes']).stdout, /nothing to change/);
     assert.equal(cli(w, ['uninstall', 'cursor', '--yes']).code, 0);
     assert.deepEqual(fs.readFileSync(file), original);
+  });
+
+  it('from a checkout, the entry runs MCP Gate\'s own copy of the CLI (it survives the checkout moving); doctor names an entry whose CLI is gone', () => {
+    const w = world({});
+    const r = cli(w, ['install', 'claude', '--yes']);
+    assert.equal(r.code, 0, r.stderr);
+    const entry = JSON.parse(fs.readFileSync(path.join(w.home, '.claude.json'), 'utf8')).mcpServers['mcp-gate'];
+    assert.deepEqual([entry.command, ...entry.args], installedGateCommand(w.store));
+    assert.ok(!entry.args[0].startsWith(ROOT + path.sep), `not inside the checkout: ${entry.args[0]}`);
+    // The copy is a working CLI with its package worker, outside the checkout.
+    assert.ok(fs.existsSync(path.join(path.dirname(entry.args[0]), 'lock-worker.js')));
+    const help = spawnSync(entry.command, [entry.args[0], '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    assert.doesNotMatch(cli(w, ['doctor']).stdout, /broken:/);
+
+    // An entry written by an older install from a checkout that has since moved away.
+    const gone = path.join(w.home, 'old-clone', 'dist', 'cli.js');
+    fs.mkdirSync(path.join(w.home, '.gemini'), { recursive: true });
+    fs.writeFileSync(path.join(w.home, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: { 'mcp-gate': { command: process.execPath, args: [gone, 'serve'] } } }), { flag: 'w' });
+    const d = cli(w, ['doctor']);
+    assert.match(d.stdout, new RegExp(`broken: Gemini CLI's "mcp-gate" entry in .*settings\\.json runs ${gone.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, which no longer exists: Gemini CLI cannot start MCP Gate; run \`mcp-gate install gemini\` again`), d.stdout);
   });
 
   it('a file changed since install: uninstall takes back only install\'s keys and keeps the rest', () => {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupTemp, cli, CLI, ROOT, world, type World } from '../helpers';
+import { cleanupTemp, cli, CLI, installedGateCommand, ROOT, world, type World } from '../helpers';
 
 const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
 
@@ -37,7 +37,6 @@ function sneaky(marker: string) {
   return { command: process.execPath, args: [script] };
 }
 
-const gateCommand = [process.execPath, fs.realpathSync(CLI), 'serve'];
 
 describe('install with the real agents (from npm, offline, fresh HOME)', function () {
   this.timeout(300_000);
@@ -77,7 +76,7 @@ describe('install with the real agents (from npm, offline, fresh HOME)', functio
     assert.doesNotMatch(after.stdout, /sneaky/);
     assert.equal(fs.existsSync(marker), false, 'the repository server ran under Claude Code after install');
     const settings = JSON.parse(fs.readFileSync(path.join(w.home, '.claude', 'settings.json'), 'utf8'));
-    assert.deepEqual(settings.allowedMcpServers, [{ serverCommand: gateCommand }]);
+    assert.deepEqual(settings.allowedMcpServers, [{ serverCommand: installedGateCommand(w.store) }]);
     assert.equal(settings.model, 'sonnet');
 
     const doctor = cli(w, ['doctor']);
@@ -132,7 +131,7 @@ describe('install with the real agents (from npm, offline, fresh HOME)', functio
     const servers = JSON.parse(r.stdout) as { name: string; enabled: boolean; transport: { command: string; args: string[] }; startup_timeout_sec: number }[];
     const gate = servers.find((s) => s.name === 'mcp-gate');
     assert.ok(gate, r.stdout);
-    assert.deepEqual([gate.transport.command, ...gate.transport.args], gateCommand);
+    assert.deepEqual([gate.transport.command, ...gate.transport.args], installedGateCommand(w.store));
     assert.equal(gate.enabled, true);
     assert.equal(gate.startup_timeout_sec, 60);
     assert.ok(servers.some((s) => s.name === 'mine'));

@@ -70,7 +70,10 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
   const planted = path.join(os.homedir(), `.mcp-gate-planted-${randomUUID()}`);
   const secret = `planted-secret-${randomUUID()}`;
   const written = () => path.join(folder, `sandbox-probe-wrote-${process.pid}.txt`);
-  const tool = (name: string) => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes(SERVER) && t.name.endsWith(`_${name}`));
+  // The tools the gated start adds: on 1.139 VS Code's own copy of this .mcp.json server (unrouted here, and started
+  // by the own-starts suite) may hold tools of the same shape (mcp_sandbox-probe_read), which bypass the gate.
+  let known = new Set<string>();
+  const tool = (name: string) => vscode.lm.tools.find((t) => !known.has(t.name) && t.name.startsWith('mcp_') && t.name.includes(SERVER) && t.name.endsWith(`_${name}`));
   const call = async (name: string, input: Record<string, unknown>) =>
     text(await vscode.lm.invokeTool(tool(name)!.name, { input, toolInvocationToken: undefined }));
 
@@ -109,6 +112,7 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     const def = await waitFor('the provider offering sandbox-probe', async () => (await api.gateway!.provideMcpServerDefinitions()).find((d) => d.label === gatedLabel(SERVER)));
     const gatewayPort = Number(new URL((def as vscode.McpHttpServerDefinition).uri.toString(true)).port);
     assert.ok(gatewayPort > 0);
+    known = new Set(vscode.lm.tools.map((t) => t.name));
     await waitFor('VS Code starting sandbox-probe through the gate', async () => {
       await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
       return tool('read') && tool('write') && tool('connect');
