@@ -30,3 +30,16 @@ describe('README: benchmark numbers', () => {
     assert.deepEqual(measurements('activates in about 28 ms, about 1.3× plain, 23 MiB, 260–290 ms'), ['28 ms', '1.3×', '23 MiB', '260–290 ms']);
   });
 });
+
+describe('README.md and README.extension.md agree on what is pinned', () => {
+  const dev = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+  const ext = fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8').replace(/\s+/g, ' ');
+
+  it('both say a docker run by tag is pinned to its image digest, and neither calls it unpinned', () => {
+    for (const [name, text] of [['README.md', dev], ['README.extension.md', ext]] as const) {
+      assert.match(text, /`docker run image:tag` to its image digest/, `${name} says docker run image:tag is pinned`);
+      assert.doesNotMatch(text, /`docker run image:tag` download at run time/, `${name} does not call it unpinned`);
+      assert.match(text, /uvx`?,? (or )?`?pipx run/, `${name} names what is not pinned`);
+    }
+  });
+});

@@ -14,10 +14,10 @@ const EXTENSION_ID = 'mcp-gate.mcp-gate';
 describe('MCP Gate in VS Code', function () {
   this.timeout(60_000);
 
-  it('runs in VS Code 1.101 or later, which has vscode.lm.registerMcpServerDefinitionProvider', () => {
+  it('runs in a VS Code its engines.vscode admits (1.112, the oldest tested), which has vscode.lm.registerMcpServerDefinitionProvider', () => {
     console.log(`  VS Code ${vscode.version} (${vscode.env.appName}, ${vscode.UIKind[vscode.env.uiKind]}), extension host node ${process.version}`);
     const [major, minor] = vscode.version.split('.').map(Number);
-    assert.ok(major > 1 || (major === 1 && minor >= 101), `VS Code ${vscode.version} is older than 1.101`);
+    assert.ok(major > 1 || (major === 1 && minor >= 112), `VS Code ${vscode.version} is older than 1.112`);
     assert.equal(typeof vscode.lm?.registerMcpServerDefinitionProvider, 'function');
   });
 
