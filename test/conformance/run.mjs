@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the official MCP conformance suite's client scenarios (@modelcontextprotocol/conformance, pinned in
 // devDependencies) with MCP Gate's host as the client (test/conformance/client.ts, built to out/). The suite
-// needs Node 22: NODE22 or the VS Code host's (~/.cache/mcp-gate-vscode/node22, `npm run vscode-host`).
+// needs Node 22: NODE22, or the Node 22 that `npm run vscode-host` installs for a tested VS Code (test/vscode/hosts.json).
 // Every scenario is time-bound; those MCP Gate refuses by design are expected failures, each with its reason,
 // and must still end within the bound. Fails when a scenario that applies fails, an expected failure
 // unexpectedly passes (the list is stale), or any scenario hangs. Results go to a temporary directory.
@@ -10,11 +10,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HOST_DIR, HOSTS } from '../vscode/harness.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SUITE = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const CLIENT = path.join(ROOT, 'out', 'test', 'conformance', 'client.js');
-const NODE22 = process.env.NODE22 ?? path.join(os.homedir(), '.cache', 'mcp-gate-vscode', 'node22', 'bin', 'node');
+const node22 = HOSTS.find((h) => h.node.startsWith('22.'));
+const NODE22 = process.env.NODE22 ?? (node22 ? path.join(HOST_DIR, `node-${node22.node}`, 'bin', 'node') : 'no Node 22 in test/vscode/hosts.json');
 const BOUND_MS = 90_000;
 
 /** The non-OAuth client scenarios of 0.2.0-alpha.12. */
