@@ -467,16 +467,16 @@ const sameGate = (def: unknown, gate: GateCommand) => isObj(def) && def.command 
  * Each administrator layer MCP Gate knows, whether `install --managed` is in it, and (Gemini CLI, Codex CLI) the
  * user's own servers it leaves out (added after install: the agent then does not start them).
  */
-export function managedLayers(read: (file: string) => string | undefined, home: string, env: Readonly<Record<string, string | undefined>>, gate: GateCommand, platform: NodeJS.Platform = process.platform): { layers: ManagedLayer[]; gaps: AllowlistGap[] } {
+export function managedLayers(read: (file: string) => string | undefined, home: string, env: Readonly<Record<string, string | undefined>>, gateOf: (agent: ManagedAgent) => GateCommand, platform: NodeJS.Platform = process.platform): { layers: ManagedLayer[]; gaps: AllowlistGap[] } {
   const layers: ManagedLayer[] = [];
   const gaps: AllowlistGap[] = [];
   const claudeFile = claudeManagedSettingsFile(platform);
   const claude = readJson(claudeFile, read(claudeFile));
-  layers.push({ agent: 'claude', file: claudeFile, installed: claude.allowManagedMcpServersOnly === true && Array.isArray(claude.allowedMcpServers) && claude.allowedMcpServers.some((e) => isObj(e) && sameJson(e.serverCommand, [gate.command, ...gate.args])) });
+  layers.push({ agent: 'claude', file: claudeFile, installed: claude.allowManagedMcpServersOnly === true && Array.isArray(claude.allowedMcpServers) && claude.allowedMcpServers.some((e) => isObj(e) && sameJson(e.serverCommand, [gateOf('claude').command, ...gateOf('claude').args])) });
 
   const geminiFile = geminiSystemSettingsFile(platform);
   const sys = readJson(geminiFile, read(geminiFile));
-  const gInstalled = sameGate(valueAt(sys, ['mcpServers', GATE_ENTRY_NAME]), gate);
+  const gInstalled = sameGate(valueAt(sys, ['mcpServers', GATE_ENTRY_NAME]), gateOf('gemini'));
   layers.push({ agent: 'gemini', file: geminiFile, installed: gInstalled });
   const allowed = valueAt(sys, ['mcp', 'allowed']);
   if (gInstalled && Array.isArray(allowed)) {
@@ -531,4 +531,27 @@ export function brokenGateEntries(read: (file: string) => string | undefined, ho
     }
   }
   return out;
+}
+
+/**
+ * The gate command an agent's user-level "mcp-gate" entry runs now, when its program and CLI file exist (what a
+ * managed layer must then admit, so that the user's entry keeps working under it); undefined otherwise.
+ */
+export function installedGateOf(agent: Agent, read: (file: string) => string | undefined, home: string, env: Readonly<Record<string, string | undefined>>, exists: (file: string) => boolean): GateCommand | undefined {
+  for (const f of agentFiles(agent, home, env)) {
+    const text = read(f.file);
+    if (text === undefined) continue;
+    let v: Record<string, unknown>;
+    try {
+      v = f.format === 'toml' ? parseToml(f.file, text) : readJson(f.file, text);
+    } catch {
+      return undefined;
+    }
+    const entry = valueAt(v, [f.format === 'toml' ? 'mcp_servers' : 'mcpServers', GATE_ENTRY_NAME]);
+    if (!isObj(entry) || typeof entry.command !== 'string' || !Array.isArray(entry.args)) continue;
+    const args = entry.args.filter((a): a is string => typeof a === 'string');
+    if (args.length !== 2 || args[1] !== 'serve' || !path.isAbsolute(entry.command) || !path.isAbsolute(args[0])) continue;
+    if (exists(entry.command) && exists(args[0])) return { command: entry.command, args };
+  }
+  return undefined;
 }

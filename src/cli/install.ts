@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import writeFileAtomic from 'write-file-atomic';
-import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, codexManagedChanges, geminiManagedChanges, installChanges, MANAGED_AGENTS, managedFileOf, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand, type ManagedAgent } from './agents';
+import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, codexManagedChanges, geminiManagedChanges, installChanges, installedGateOf, MANAGED_AGENTS, managedFileOf, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand, type ManagedAgent } from './agents';
 import { err, out } from './output';
 import { GATE_ENTRY_NAME } from '../trust/preapproval';
 
@@ -238,8 +238,9 @@ async function confirm(c: InstallCommand, question: string): Promise<boolean> {
 }
 
 async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof agentFiles>, manifest: Manifest | undefined, dir: string, manifestFile: string): Promise<number> {
-  // A managed layer is read by every user's agent: it names the CLI where it is (MCP Gate's storage is private).
-  const gate = c.gate ?? defaultGateCommand(c.managed ? undefined : c.storeDir);
+  // A managed layer admits the command the user's own entry runs, if it has a working one (so that entry keeps
+  // working under it), else the CLI where it is; a user-level install writes the stable command.
+  const gate = c.gate ?? (c.managed ? installedGateOf(agent, readText, c.home, c.env, fs.existsSync) ?? defaultGateCommand() : defaultGateCommand(c.storeDir));
   const texts = new Map<string, string | undefined>();
   const read = (f: string) => {
     if (!texts.has(f)) texts.set(f, readText(f));

@@ -17,6 +17,31 @@ import type { FolderState, GateService } from './service';
 let accessWasAll = false;
 
 /** Also for a folder MCP Gate could not check (no report): its settings overrides still count (the reopen). */
+/**
+ * A setting's value in a settings file as VS Code would merge it, whatever the spelling (`"a.b.c"`, `"a": {"b.c"}`,
+ * `"a": {"b": {"c"}}`); `inWorkspaceFile`: the file is a `.code-workspace` (its settings object). Undefined when absent
+ * or unreadable.
+ */
+function settingIn(file: string, key: string, inWorkspaceFile = false): unknown {
+  let root: unknown;
+  try {
+    root = parseJsonc(fs.readFileSync(file, 'utf8'), [], { allowTrailingComma: true });
+  } catch {
+    return undefined;
+  }
+  if (inWorkspaceFile) root = (root as { settings?: unknown } | undefined)?.settings;
+  const find = (v: unknown, rest: string): unknown => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+    let found: unknown;
+    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+      if (k === rest) found = child;
+      else if (rest.startsWith(k + '.')) found = find(child, rest.slice(k.length + 1)) ?? found;
+    }
+    return found;
+  };
+  return find(root, key);
+}
+
 export function ownStartsOf(folder: FolderState, index: number, workspaceSettingsFile?: string): VsCodeOwnReport {
   // Without a resource, as VS Code's own MCP service reads them: window-scope values of the window (the folder's
   // .vscode/settings.json in a folder window, the workspace file's in a workspace). With the folder as resource,
@@ -27,9 +52,24 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
     const i = c.inspect(k);
     return i ? { defaultValue: i.defaultValue, globalValue: i.globalValue, workspaceValue: i.workspaceValue, workspaceFolderValue: i.workspaceFolderValue } : undefined;
   };
+  // VS Code 1.139 stable does not register chat.mcp.gallery.serviceUrl (`included: false`), and inspect() of the
+  // dotted key then misses a nested "chat.mcp.gallery": { "serviceUrl" } object: read both spellings (fail closed).
+  // So the repository's files are read as well, in every spelling (dotted, nested, partly nested).
+  const gallery = (() => {
+    const dotted = inspect(GALLERY_URL_KEY);
+    const wsFile = vscode.workspace.workspaceFile?.scheme === 'file' ? vscode.workspace.workspaceFile.fsPath : undefined;
+    const folderFile = path.join(folder.folder.uri.fsPath, '.vscode', 'settings.json');
+    return {
+      defaultValue: dotted?.defaultValue,
+      globalValue: dotted?.globalValue,
+      workspaceValue: dotted?.workspaceValue ?? (wsFile ? settingIn(wsFile, GALLERY_URL_KEY, true) : settingIn(folderFile, GALLERY_URL_KEY)),
+      // Inside a workspace file VS Code applies no folder's window settings (measured for chat.mcp.access).
+      workspaceFolderValue: dotted?.workspaceFolderValue ?? (wsFile ? undefined : settingIn(folderFile, GALLERY_URL_KEY)),
+    };
+  })();
   const r = vscodeOwnStarts({
     report: folder.report,
-    settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY), [GALLERY_URL_KEY]: inspect(GALLERY_URL_KEY), [COLLISION_KEY]: inspect(COLLISION_KEY), [ALLOWED_KEY]: inspect(ALLOWED_KEY) },
+    settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY), [GALLERY_URL_KEY]: gallery, [COLLISION_KEY]: inspect(COLLISION_KEY), [ALLOWED_KEY]: inspect(ALLOWED_KEY) },
     workspaceTrusted: vscode.workspace.isTrusted,
     // What VS Code reads by itself differs by version (1.139 also starts each folder's root .mcp.json).
     vscodeVersion: vscode.version,

@@ -18,7 +18,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { cleanupTemp, CLI, ROOT, tempDir, world, type World } from '../helpers';
+import { cleanupTemp, CLI, installedGateCommand, ROOT, tempDir, world, type World } from '../helpers';
 import { cliForOtherUser, envOf, inNamespace, inNamespaceAsync, markerServer } from './namespace';
 
 const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
@@ -62,7 +62,7 @@ describe('install gemini --managed with the real Gemini CLI (private /etc/gemini
     assert.equal(installed.code, 0, installed.stderr);
     const systemFile = path.join(etc, 'settings.json');
     assert.deepEqual(JSON.parse(fs.readFileSync(systemFile, 'utf8')), {
-      mcpServers: { 'mcp-gate': { command: gateCommand[0], args: gateCommand.slice(1) } },
+      mcpServers: { 'mcp-gate': { command: installedGateCommand(w.store)[0], args: installedGateCommand(w.store).slice(1) } },
       mcp: { allowed: ['mcp-gate', 'mine'] },
     });
     assert.equal(fs.statSync(systemFile).mode & 0o777, 0o644, 'every user\'s Gemini CLI reads it');

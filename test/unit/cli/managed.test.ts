@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupTemp, CLI, ROOT, tempDir, world, type World } from '../helpers';
+import { cleanupTemp, CLI, installedGateCommand, ROOT, tempDir, world, type World } from '../helpers';
 import { cliForOtherUser, envOf, inNamespace as inNs, markerServer as server } from './namespace';
 
 const inNamespace = (etc: string, argv: string[], cwd: string, env: Record<string, string>) => inNs('/etc/claude-code', etc, argv, cwd, env);
@@ -59,7 +59,8 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     const managedFile = path.join(etc, 'managed-settings.json');
     assert.deepEqual(JSON.parse(fs.readFileSync(managedFile, 'utf8')), {
       allowManagedMcpServersOnly: true,
-      allowedMcpServers: [{ serverCommand: gateCommand }, { serverCommand: [mine.def.command, ...mine.def.args] }],
+      // The command the user-level install wrote (MCP Gate's copy of the CLI): the managed layer admits it.
+      allowedMcpServers: [{ serverCommand: installedGateCommand(w.store) }, { serverCommand: [mine.def.command, ...mine.def.args] }],
     });
     assert.equal(fs.statSync(managedFile).mode & 0o777, 0o644, 'every user\'s Claude Code reads it');
     assert.match(gate(w, etc, ['install', 'claude', '--managed', '--yes']).stdout, /already goes through MCP Gate: .*managed-settings\.json is as `mcp-gate install claude --managed` leaves it; nothing to change/);
