@@ -12,8 +12,11 @@ import { escapeText } from '../trust/escape';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
 
-// Whether this window ran with chat.mcp.access "all" (VS Code 1.139 may keep the workspace's servers after a switch
-// back to "registry" until the window reloads; vscode-own reports them then). Seen at each computation.
+// Whether this window went from chat.mcp.access "registry" to "all" (VS Code 1.139 may then keep the workspace's
+// servers after the switch back to "registry" until the window reloads; vscode-own reports them then). Seen at each
+// computation. A window opened under "all" and routed once (the first-run step) dropped them (measured, twice), so
+// only "all" after "registry" counts.
+let sawRegistry = false;
 let accessWasAll = false;
 
 /** Also for a folder MCP Gate could not check (no report): its settings overrides still count (the reopen). */
@@ -77,7 +80,8 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
     workspaceSettingsFile,
     accessWasAllInWindow: accessWasAll,
   });
-  if (r.access.value === 'all') accessWasAll = true;
+  if (r.access.value === 'registry') sawRegistry = true;
+  else if (r.access.value === 'all' && sawRegistry) accessWasAll = true;
   return r;
 }
 
