@@ -32,6 +32,8 @@ export const RUNS = [
   ['--folder', 'test/fixtures/override-repo', '--folder-settings', json({ 'chat.mcp.gallery': { serviceUrl: 'http://127.0.0.1:9' } }), '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
   ['--folder', 'test/fixtures/override-repo', '--settings', json(ROUTED), '--expect-reopen', '--untrusted', '--grep', 'repo-override'],
   ['--folder', 'test/fixtures/npm-workspace', '--grep', 'pinned packages'],
+  // the same server in .vscode/mcp.json and .mcp.json, routed: the gated tool, named after it, and nothing outside
+  ['--folder', 'test/fixtures/same-name-repo', '--settings', json(ROUTED), '--grep', 'same-named'],
 ];
 
 const { values: opt } = parseArgs({ options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false } } });

@@ -39,6 +39,14 @@ describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
     }
     assert.equal(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry');
     const after = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
+    // VS Code 1.139 was seen to keep a window's workspace servers startable after registry → all → registry at
+    // runtime (the own-starts suite switches it in this window): then MCP Gate says they may still start until a
+    // reload, and never "nothing".
+    if (api.routing().starts.some((s) => s.uncertain)) {
+      for (const s of api.routing().starts) assert.match(s.uncertain ?? '', /may still start it: this window ran with chat\.mcp\.access "all".*until the window reloads/);
+      assert.notEqual(api.routing().status, 'VS Code starts nothing outside the gate');
+      return;
+    }
     assert.match(after, /none: VS Code starts no server of this workspace by itself/);
     assert.match(after, /VS Code's own MCP starts \(outside MCP Gate\):\n  VS Code starts nothing outside the gate\n/);
     assert.equal(api.routing().status, 'VS Code starts nothing outside the gate');

@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
-import { gatedLabel } from '../../../src/vscode/gateway-provider';
+import { collisionGrouping, gatedLabel } from '../../../src/vscode/gateway-provider';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'sandbox-probe';
@@ -70,10 +70,11 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
   const planted = path.join(os.homedir(), `.mcp-gate-planted-${randomUUID()}`);
   const secret = `planted-secret-${randomUUID()}`;
   const written = () => path.join(folder, `sandbox-probe-wrote-${process.pid}.txt`);
-  // The tools the gated start adds: on 1.139 VS Code's own copy of this .mcp.json server (unrouted here, and started
-  // by the own-starts suite) may hold tools of the same shape (mcp_sandbox-probe_read), which bypass the gate.
-  let known = new Set<string>();
-  const tool = (name: string) => vscode.lm.tools.find((t) => !known.has(t.name) && t.name.startsWith('mcp_') && t.name.includes(SERVER) && t.name.endsWith(`_${name}`));
+  // On 1.139 VS Code's own copy of this .mcp.json server (unrouted in the default run, and started by the own-starts
+  // suite before this one) keeps its tool names registered, and the gated server's same-named tools are then not
+  // listed; this suite is about containment, so it routes VS Code's own starts first (restored after), as a user does.
+  let previousAccess: unknown;
+  const tool = (name: string) => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes(SERVER) && t.name.endsWith(`_${name}`));
   const call = async (name: string, input: Record<string, unknown>) =>
     text(await vscode.lm.invokeTool(tool(name)!.name, { input, toolInvocationToken: undefined }));
 
@@ -86,6 +87,11 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     // The real HOME of this extension host (run.mjs gives it a fresh one): what a server must never see.
     assert.ok(path.resolve(os.homedir()) !== '/' && !path.resolve(folder).startsWith(path.resolve(os.homedir()) + path.sep), 'the workspace is not inside HOME');
     fs.writeFileSync(planted, secret, { mode: 0o600 });
+    previousAccess = vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue;
+    if (collisionGrouping() && previousAccess === undefined) {
+      await vscode.workspace.getConfiguration().update('chat.mcp.access', 'registry', vscode.ConfigurationTarget.Global);
+      await waitFor('VS Code\'s own copy gone from the tools', () => !vscode.lm.tools.some((t) => t.name.includes(SERVER)), 20_000).catch(() => undefined);
+    }
   });
 
   after(async () => {
@@ -94,6 +100,7 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     await vscode.commands.executeCommand('workbench.mcp.stopServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`).then(undefined, () => undefined);
     await vscode.commands.executeCommand('mcpGate.reset', ref);
     await vscode.workspace.getConfiguration('mcpGate').update('rules', rules, vscode.ConfigurationTarget.Global);
+    if (collisionGrouping() && previousAccess === undefined) await vscode.workspace.getConfiguration().update('chat.mcp.access', undefined, vscode.ConfigurationTarget.Global);
   });
 
   it('VS Code starts it through the gateway; its user, pid, net and mount namespaces are not the extension host\'s; HOME, the approved files and the host loopback are out of reach; the workspace is writable', async () => {
@@ -112,7 +119,6 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     const def = await waitFor('the provider offering sandbox-probe', async () => (await api.gateway!.provideMcpServerDefinitions()).find((d) => d.label === gatedLabel(SERVER)));
     const gatewayPort = Number(new URL((def as vscode.McpHttpServerDefinition).uri.toString(true)).port);
     assert.ok(gatewayPort > 0);
-    known = new Set(vscode.lm.tools.map((t) => t.name));
     await waitFor('VS Code starting sandbox-probe through the gate', async () => {
       await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
       return tool('read') && tool('write') && tool('connect');
