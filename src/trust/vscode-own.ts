@@ -26,6 +26,8 @@
 //   per-server trust), off by default;
 // - `chat.mcp.collisionBehavior` (`disable`, the default, or `suffix`): servers of the same label across sources are
 //   grouped and, under `disable`, only the first registered stays enabled.
+import { parse as parseJsonc } from 'jsonc-parser';
+import type { ReadResult } from './fsread';
 import type { GateReport, GateState, ServerReport } from './gate';
 
 export const ACCESS_KEY = 'chat.mcp.access';
@@ -484,4 +486,32 @@ export function isGatedWorkspace(file: { path: string; text: string }, ownDir: s
 export function gatedWorkspaceName(folders: readonly string[], hash: (s: string) => string): string {
   const base = (folders[0].split(/[\\/]/).filter(Boolean).pop() ?? 'workspace').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40);
   return `${base}-${hash(folders.join('\u0000')).slice(0, 12)}.code-workspace`;
+}
+
+/** The bound on a settings file MCP Gate reads itself (VS Code's own settings files are small). */
+export const SETTINGS_FILE_LIMIT = 1024 * 1024;
+
+/**
+ * A setting's value in a repository's settings file as VS Code would merge it, whatever the spelling (`"a.b.c"`,
+ * `"a": {"b.c"}`, `"a": {"b": {"c"}}`); `inWorkspaceFile`: the file is a `.code-workspace` (its settings object).
+ * `read` is a bounded, non-blocking reader (TrackingReader.read). Undefined when the file is missing or does not
+ * set it; a file that exists but cannot be read (not a regular file, too large, unreadable) fails closed: the
+ * value is reported as `{ unreadable: <why> }`, so whoever asks treats the file as setting it.
+ */
+export function settingInFile(read: (file: string, limit: number) => ReadResult, file: string, key: string, inWorkspaceFile = false): unknown {
+  const r = read(file, SETTINGS_FILE_LIMIT);
+  if (r.kind === 'missing') return undefined;
+  if (r.kind === 'error') return { unreadable: `${file}: ${r.error.message}` };
+  let root: unknown = parseJsonc(r.data.toString('utf8'), [], { allowTrailingComma: true });
+  if (inWorkspaceFile) root = (root as { settings?: unknown } | undefined)?.settings;
+  const find = (v: unknown, rest: string): unknown => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+    let found: unknown;
+    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+      if (k === rest) found = child;
+      else if (rest.startsWith(k + '.')) found = find(child, rest.slice(k.length + 1)) ?? found;
+    }
+    return found;
+  };
+  return find(root, key);
 }

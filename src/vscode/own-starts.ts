@@ -4,10 +4,11 @@
 // effect on the user's own mcp.json servers and offering to import them). The doctor lists them; a repository
 // that sets the routing back is named as such (src/vscode/routing.ts shows it in full width, with the fix).
 import * as vscode from 'vscode';
-import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
+import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, settingInFile, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
+import { TrackingReader } from '../trust/fsread';
+import { parse as parseJsonc } from 'jsonc-parser';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parse as parseJsonc } from 'jsonc-parser';
 import { escapeText } from '../trust/escape';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
@@ -20,29 +21,10 @@ let sawRegistry = false;
 let accessWasAll = false;
 
 /** Also for a folder MCP Gate could not check (no report): its settings overrides still count (the reopen). */
-/**
- * A setting's value in a settings file as VS Code would merge it, whatever the spelling (`"a.b.c"`, `"a": {"b.c"}`,
- * `"a": {"b": {"c"}}`); `inWorkspaceFile`: the file is a `.code-workspace` (its settings object). Undefined when absent
- * or unreadable.
- */
+/** A repository settings file's value for `key` (bounded, non-blocking: a FIFO or a huge file cannot hang the host). */
 function settingIn(file: string, key: string, inWorkspaceFile = false): unknown {
-  let root: unknown;
-  try {
-    root = parseJsonc(fs.readFileSync(file, 'utf8'), [], { allowTrailingComma: true });
-  } catch {
-    return undefined;
-  }
-  if (inWorkspaceFile) root = (root as { settings?: unknown } | undefined)?.settings;
-  const find = (v: unknown, rest: string): unknown => {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-    let found: unknown;
-    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
-      if (k === rest) found = child;
-      else if (rest.startsWith(k + '.')) found = find(child, rest.slice(k.length + 1)) ?? found;
-    }
-    return found;
-  };
-  return find(root, key);
+  const reader = new TrackingReader();
+  return settingInFile((f, limit) => reader.read(f, limit), file, key, inWorkspaceFile);
 }
 
 export function ownStartsOf(folder: FolderState, index: number, workspaceSettingsFile?: string): VsCodeOwnReport {

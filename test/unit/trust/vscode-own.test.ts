@@ -1,9 +1,13 @@
 // What VS Code itself would start from a workspace outside MCP Gate, from a gate report and VS Code's setting values
 // (as measured in VS Code 1.112 and 1.139: docs/vscode-own-starts.md), and the settings that route those servers through the gate.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { TrackingReader } from '../../../src/trust/fsread';
 import { evaluateGate, type GateReport } from '../../../src/trust/gate';
-import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, vscodeOwnStarts, vscodeReads, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
+import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, settingInFile, SETTINGS_FILE_LIMIT, vscodeOwnStarts, vscodeReads, type InspectedSetting, type VsCodeOwnInput } from '../../../src/trust/vscode-own';
 import { cleanupTemp, world } from '../helpers';
 
 // VS Code 1.112's defaults, as inspect() returns them.
@@ -375,5 +379,42 @@ describe('vscode-own: MCP Gate\'s own workspace file (a repository cannot undo t
     const h = (s: string) => Buffer.from(s).toString('hex').padEnd(12, '0');
     assert.match(gatedWorkspaceName(['/a/my repo'], h), /^my_repo-[0-9a-f]{12}\.code-workspace$/);
     assert.notEqual(gatedWorkspaceName(['/a/x'], h), gatedWorkspaceName(['/b/x'], h));
+  });
+});
+
+describe('vscode-own: a repository settings file read by MCP Gate itself (settingInFile)', () => {
+  const read = (f: string, limit: number) => new TrackingReader().read(f, limit);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-settings-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const KEY = 'chat.mcp.gallery.serviceUrl';
+
+  it('finds the value in every spelling, and nothing where the file is missing or does not set it', () => {
+    for (const [i, text] of [
+      '{ "chat.mcp.gallery.serviceUrl": "http://a" }',
+      '{ "chat.mcp": { "gallery": { "serviceUrl": "http://a" } } }',
+      '{ "chat": { "mcp.gallery": { "serviceUrl": "http://a" } }, }', // trailing comma, as VS Code accepts
+      '// a comment\n{ "chat.mcp.gallery": { "serviceUrl": "http://a" } }',
+    ].entries()) {
+      const f = path.join(dir, `s${i}.json`);
+      fs.writeFileSync(f, text);
+      assert.equal(settingInFile(read, f, KEY), 'http://a', text);
+    }
+    fs.writeFileSync(path.join(dir, 'ws.code-workspace'), '{ "folders": [], "settings": { "chat.mcp": { "gallery.serviceUrl": "http://w" } } }');
+    assert.equal(settingInFile(read, path.join(dir, 'ws.code-workspace'), KEY, true), 'http://w');
+    assert.equal(settingInFile(read, path.join(dir, 'none.json'), KEY), undefined);
+    fs.writeFileSync(path.join(dir, 'other.json'), '{ "editor.tabSize": 2 }');
+    assert.equal(settingInFile(read, path.join(dir, 'other.json'), KEY), undefined);
+  });
+
+  it('a FIFO or an oversized file does not hang or load: reported as setting it (fail closed), naming the file', () => {
+    const fifo = path.join(dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    const t0 = Date.now();
+    const v = settingInFile(read, fifo, KEY) as { unreadable: string };
+    assert.ok(Date.now() - t0 < 2000, 'returned at once');
+    assert.match(v.unreadable, /fifo\.json: .*not a regular file/);
+    const big = path.join(dir, 'big.json');
+    fs.writeFileSync(big, `{ "x": "${'a'.repeat(SETTINGS_FILE_LIMIT)}" }`);
+    assert.match((settingInFile(read, big, KEY) as { unreadable: string }).unreadable, /big\.json.*refused/);
   });
 });
