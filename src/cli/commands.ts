@@ -20,7 +20,7 @@ import { finishBeforeStopping } from './signals';
 import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
 import { serveCommand } from './serve';
-import { defaultGateCommand, installCommand, readText } from './install';
+import { defaultGateCommand, installCommand, readText, sameBuildGate } from './install';
 import { AGENT_NAMES, AgentFileError, agentFiles, brokenGateEntries, installedGateOf, claudeAllowlistGaps, geminiUserServers, managedLayers, readJson, type AllowlistGap, type BrokenGateEntry, type ManagedLayer } from './agents';
 import { preApprovalAttempts } from '../trust/preapproval';
 import type { CommandId } from './usage';
@@ -99,11 +99,11 @@ function agentAllowlists(home: string, env: Readonly<Record<string, string | und
       else throw e;
     }
   };
-  attempt(() => gaps.push(...claudeAllowlistGaps(readText, listDir, home, env, installedGateOf('claude', readText, home, env, fs.existsSync) ?? defaultGateCommand(storeDir, { write: false }))));
+  attempt(() => gaps.push(...claudeAllowlistGaps(readText, listDir, home, env, sameBuildGate(installedGateOf('claude', readText, home, env, fs.existsSync)) ?? defaultGateCommand(storeDir, { write: false }))));
   const broken: BrokenGateEntry[] = [];
   attempt(() => broken.push(...brokenGateEntries(readText, home, env, fs.existsSync)));
   attempt(() => {
-    const m = managedLayers(readText, home, env, (agent) => installedGateOf(agent, readText, home, env, fs.existsSync) ?? defaultGateCommand());
+    const m = managedLayers(readText, home, env, (agent) => sameBuildGate(installedGateOf(agent, readText, home, env, fs.existsSync)) ?? defaultGateCommand());
     managed = m.layers;
     gaps.push(...m.gaps);
   });

@@ -118,9 +118,19 @@ export function defaultGateCommand(storeDir?: string, o: { write?: boolean; cli?
   const root = packageRoot(cli);
   const checkout = root !== undefined && fs.existsSync(path.join(root, '.git'));
   if (!checkout || storeDir === undefined) return { command: fs.realpathSync(process.execPath), args: [cli, 'serve'] };
-  const dir = path.join(storeDir, 'cli', sha(fs.readFileSync(cli, 'utf8')).slice(0, 12));
+  const hash = sha(fs.readFileSync(cli, 'utf8'));
+  const dir = path.join(storeDir, 'cli', hash.slice(0, 12));
   const target = path.join(dir, 'cli.js');
-  if (o.write !== false && !fs.existsSync(target)) {
+  // A copy is used only while its bytes are this build's; one that differs (changed on disk) is replaced.
+  const intact = () => CLI_FILES.every((name) => {
+    try {
+      return sha(fs.readFileSync(path.join(dir, name), 'utf8')) === sha(fs.readFileSync(path.join(path.dirname(cli), name), 'utf8'));
+    } catch {
+      return name !== 'cli.js' && !fs.existsSync(path.join(path.dirname(cli), name));
+    }
+  });
+  if (o.write !== false && !intact()) {
+    fs.rmSync(dir, { recursive: true, force: true });
     const tmp = `${dir}.${process.pid}.tmp`;
     fs.mkdirSync(tmp, { recursive: true, mode: 0o755 });
     for (const name of CLI_FILES) {
@@ -135,6 +145,22 @@ export function defaultGateCommand(storeDir?: string, o: { write?: boolean; cli?
     }
   }
   return { command: fs.realpathSync(process.execPath), args: [target, 'serve'] };
+}
+
+/**
+ * `gate` when it runs this very build of the CLI (its file's bytes equal this one's) with a Node binary, else
+ * undefined: a managed layer admits the user's own entry only when it is MCP Gate as installed now, never whatever
+ * command a user's file names.
+ */
+export function sameBuildGate(gate: GateCommand | undefined, cli = process.argv[1]): GateCommand | undefined {
+  if (!gate) return undefined;
+  try {
+    const mine = sha(fs.readFileSync(fs.realpathSync(cli), 'utf8'));
+    if (sha(fs.readFileSync(gate.args[0], 'utf8')) !== mine) return undefined;
+    return path.basename(fs.realpathSync(gate.command)).startsWith('node') ? gate : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function diffText(c: FileChange): string {
@@ -240,7 +266,7 @@ async function confirm(c: InstallCommand, question: string): Promise<boolean> {
 async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof agentFiles>, manifest: Manifest | undefined, dir: string, manifestFile: string): Promise<number> {
   // A managed layer admits the command the user's own entry runs, if it has a working one (so that entry keeps
   // working under it), else the CLI where it is; a user-level install writes the stable command.
-  const gate = c.gate ?? (c.managed ? installedGateOf(agent, readText, c.home, c.env, fs.existsSync) ?? defaultGateCommand() : defaultGateCommand(c.storeDir));
+  const gate = c.gate ?? (c.managed ? sameBuildGate(installedGateOf(agent, readText, c.home, c.env, fs.existsSync)) ?? defaultGateCommand() : defaultGateCommand(c.storeDir));
   const texts = new Map<string, string | undefined>();
   const read = (f: string) => {
     if (!texts.has(f)) texts.set(f, readText(f));

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { cleanupTemp, cli, installedGateCommand, ROOT, world } from '../helpers';
+import { cleanupTemp, cli, CLI, installedGateCommand, ROOT, world } from '../helpers';
+import { sameBuildGate } from '../../../src/cli/install';
 import { claudeAllows, claudeManagedSettingsFile } from '../../../src/cli/agents';
 
 describe('mcp-gate install / uninstall (agent files)', () => {
@@ -38,6 +39,20 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     const help = spawnSync(entry.command, [entry.args[0], '--help'], { encoding: 'utf8' });
     assert.equal(help.status, 0, help.stderr);
     assert.doesNotMatch(cli(w, ['doctor']).stdout, /broken:/);
+
+    // A copy changed on disk is not used: the next install puts this build back before writing the entry.
+    fs.writeFileSync(entry.args[0], 'require("fs").writeFileSync(process.env.HOME + "/pwned", "")\n');
+    fs.rmSync(path.join(w.home, '.claude.json'));
+    assert.equal(cli(w, ['install', 'claude', '--yes']).code, 0);
+    assert.deepEqual(fs.readFileSync(entry.args[0]), fs.readFileSync(CLI), 'the copy is this build again');
+
+    // A managed layer admits the user's entry only when it runs this very build.
+    assert.deepEqual(sameBuildGate({ command: entry.command, args: [entry.args[0], 'serve'] }, CLI), { command: entry.command, args: [entry.args[0], 'serve'] });
+    const other = path.join(w.home, 'other.js');
+    fs.writeFileSync(other, '// not MCP Gate\n');
+    assert.equal(sameBuildGate({ command: entry.command, args: [other, 'serve'] }, CLI), undefined);
+    assert.equal(sameBuildGate({ command: '/bin/sh', args: [entry.args[0], 'serve'] }, CLI), undefined, 'not a Node binary');
+    assert.equal(sameBuildGate({ command: entry.command, args: [path.join(w.home, 'gone.js'), 'serve'] }, CLI), undefined);
 
     // An entry written by an older install from a checkout that has since moved away.
     const gone = path.join(w.home, 'old-clone', 'dist', 'cli.js');
