@@ -64,7 +64,10 @@ export class GateService implements vscode.Disposable {
       vscode.workspace.onDidSaveTextDocument(() => this.refresh()),
     );
     this.firstCheck = setImmediate(() => this.checked || this.refresh());
-    this.timer = setInterval(() => this.refresh(), 1000);
+    this.timer = setInterval(() => {
+      this.refresh();
+      if (this.lastProbe && !this.lastProbe.probe.ok) this.probeSandbox(); // bubblewrap installed meanwhile: say so
+    }, 1000);
   }
 
   private mirror(e: LoggedEvent): void {
@@ -158,8 +161,20 @@ export class GateService implements vscode.Disposable {
     return p.ok ? undefined : { reason: p.reason, fix: p.fix, install: p.install, servers: need };
   }
 
-  /** Whether bubblewrap can start a sandbox here (cached per process; the VS Code tests put another machine's answer here). */
-  probeSandbox: () => SandboxProbe = sandboxAvailable;
+  /**
+   * Whether bubblewrap can start a sandbox here (the VS Code tests put another machine's answer here). Cached; while
+   * bwrap is missing from PATH (a cheap check: no process is started) it is looked for again every 5 s, so that
+   * installing it ("MCP Gate: Install the Sandbox…") is seen without a reload.
+   */
+  probeSandbox: () => SandboxProbe = () => {
+    const last = this.lastProbe;
+    if (last && (last.probe.ok || last.probe.install === undefined || Date.now() - last.at < 5000)) return last.probe;
+    const probe = sandboxAvailable({ refresh: last !== undefined });
+    this.lastProbe = { at: Date.now(), probe };
+    if (last && !last.probe.ok && probe.ok) this.changed.fire();
+    return probe;
+  };
+  private lastProbe?: { at: number; probe: SandboxProbe };
 
   policy(folder: FolderState): UserPolicy {
     return loadUserPolicies(folder.report?.userPolicyLayers ?? []);
