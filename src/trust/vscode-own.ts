@@ -308,6 +308,8 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     if (!m || !m.on || blockedByAllowList(s)) continue;
     const serverNotes: string[] = [];
     if (s.disabled) serverNotes.push('switched off in its file, but VS Code ignores "disabled" and starts it');
+    // Gated servers' labels say "· MCP Gate" (1.139): a server VS Code starts itself under such a name imitates one.
+    if (/mcp[\s_-]*gate/i.test(s.name)) serverNotes.push('its name imitates a server of MCP Gate, but VS Code starts it itself, outside the gate');
     if (s.state === 'blocked') serverNotes.push(`MCP Gate blocks it (${s.reason}), VS Code does not`);
     else if (s.state === 'approved' || s.state === 'trusted') serverNotes.push('VS Code starts it itself as well: its calls bypass MCP Gate\'s policy and log');
     starts.push({

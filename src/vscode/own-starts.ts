@@ -74,7 +74,10 @@ export function ownStartsText(service: GateService, status: string, workspaceSet
     if (!r) return;
     L.push(`  chat.mcp.access = ${JSON.stringify(r.access.raw)} (${r.access.scope})`);
     if (!r.starts.length) L.push('  none: VS Code starts no server of this workspace by itself');
-    for (const s of r.starts) L.push(`  ${escapeText(s.name)} from ${escapeText(s.source)} (${s.mechanism}${s.vscodeId ? `, id ${s.vscodeId}` : ''}; MCP Gate state ${s.gateState})`);
+    for (const s of r.starts) {
+      L.push(`  ${escapeText(s.name)} from ${escapeText(s.source)} (${s.mechanism}${s.vscodeId ? `, id ${s.vscodeId}` : ''}; MCP Gate state ${s.gateState})`);
+      for (const n of [...(s.uncertain ? [s.uncertain] : []), ...s.notes]) L.push(`    ${escapeText(n)}`);
+    }
     for (const o of r.overrides) L.push(`  REPOSITORY OVERRIDE: ${escapeText(o.file)} sets ${o.key} = ${JSON.stringify(o.value)}: ${escapeText(o.effect)} (fix: MCP Gate: Reopen Through MCP Gate)`);
     const todo = r.routing.filter((x) => !x.inPlace);
     if (todo.length) L.push(`  to route them through MCP Gate, set in your user settings: ${todo.map((x) => `"${x.key}": ${JSON.stringify(x.value)}`).join(', ')} (MCP Gate: Route VS Code's Servers Through the Gate)`);

@@ -220,6 +220,13 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
   const run139 = (r: GateReport, settings: VsCodeOwnInput['settings'] = {}, extra: Partial<VsCodeOwnInput> = {}) =>
     run(r, { [DISCOVERY_KEY]: DISCOVERY_139, ...settings }, { ...V139, ...extra });
 
+  it('a server VS Code starts itself under a name that imitates a gated one ("· MCP Gate") is named as such', () => {
+    const r = report({ '.vscode/mcp.json': '{ "servers": { "notes · MCP Gate": { "command": "node", "args": ["x.mjs"] }, "plain": { "command": "node" } } }' });
+    const starts = run139(r).starts;
+    assert.deepEqual(starts.find((s) => s.name === 'notes · MCP Gate')?.notes.filter((n) => /imitates/.test(n)).length, 1);
+    assert.deepEqual(starts.find((s) => s.name === 'plain')?.notes.filter((n) => /imitates/.test(n)), []);
+  });
+
   it('which measured row a version is treated as: undefined is 1.112; between two measured ones the next one up; newer or unparseable the newest', () => {
     const row = (v?: string) => vscodeReads(v).measured;
     assert.equal(row(undefined), '1.112');
