@@ -30,8 +30,8 @@
 //   whose command does not match. No variable moves that file.
 import * as path from 'node:path';
 import { applyEdits, modify, parse as parseJsonc, type ParseError } from 'jsonc-parser';
-import { parseTomlDocument } from '../trust/parse';
-import { GATE_ENTRY_NAME } from '../trust/preapproval';
+import { parseTomlDocument } from '../trust/sources/parse';
+import { GATE_ENTRY_NAME } from '../trust/sources/preapproval';
 
 export const AGENTS = ['claude', 'codex', 'gemini', 'cursor'] as const;
 export type Agent = (typeof AGENTS)[number];

@@ -2,12 +2,13 @@
 // per command id of ./usage.ts (the type makes a missing one an error).
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
-import { gateConfigPath } from '../trust/catalogue';
-import { editServer } from '../trust/edit';
-import { decide, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approvals';
-import { imagePinForApproval } from '../trust/image-pin';
-import { evaluateGate, findServer } from '../trust/gate';
-import { escapeText } from '../trust/escape';
+import { gateConfigPath } from '../trust/sources/catalogue';
+import { editServer } from '../trust/sources/edit';
+import { decide, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approval/approvals';
+import { imagePinForApproval } from '../trust/packages/image-pin';
+import { evaluateGate } from '../trust/gate';
+import { findServer } from '../trust/report';
+import { escapeText } from '../text/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
 import { OUTCOMES, type LoggedEvent } from '../host/log';
 import { serverIdentity } from '../host/identity';
@@ -22,7 +23,7 @@ import { updateCommand } from './update';
 import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText, sameBuildGate } from './install';
 import { AGENT_NAMES, AgentFileError, agentFiles, brokenGateEntries, installedGateOf, claudeAllowlistGaps, geminiUserServers, managedLayers, readJson, type AllowlistGap, type BrokenGateEntry, type ManagedLayer } from './agents';
-import { preApprovalAttempts } from '../trust/preapproval';
+import { preApprovalAttempts } from '../trust/sources/preapproval';
 import type { CommandId } from './usage';
 
 async function ask(question: string): Promise<string | undefined> {

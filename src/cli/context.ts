@@ -1,10 +1,11 @@
 // What every CLI command is given: the parsed options and arguments, the machine, the gate input and store, the
 // log, and the helpers commands share (argument checks, the user's policy, a session through the gate).
 import * as path from 'node:path';
-import { currentMachine, gateConfigPath, type Machine } from '../trust/catalogue';
-import { GateRefusal } from '../trust/approvals';
-import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
-import { findStoreDir } from '../trust/store-location';
+import { currentMachine, gateConfigPath, type Machine } from '../trust/sources/catalogue';
+import { GateRefusal } from '../trust/approval/approvals';
+import { evaluateGate } from '../trust/gate';
+import { findServer, type GateInput, type GateReport, type ServerReport } from '../trust/report';
+import { findStoreDir } from '../trust/approval/store-location';
 import { defaultMasker } from '../policy/mask';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { EventLog } from '../host/log';
@@ -14,7 +15,7 @@ import { serversMayStart, trackSession } from './signals';
 import type { CommandId } from './usage';
 import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
 import { workerOps } from '../host/package-worker';
-import { installedTree, type NpmOps } from '../trust/npm-lock';
+import { installedTree, type NpmOps } from '../trust/packages/npm-lock';
 
 /**
  * Where the CLI runs the npm libraries: the package worker beside it (dist/lock-worker.js), as VS Code does, so

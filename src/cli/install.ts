@@ -15,7 +15,7 @@ import { createTwoFilesPatch } from 'diff';
 import writeFileAtomic from 'write-file-atomic';
 import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, codexManagedChanges, geminiManagedChanges, installChanges, installedGateOf, MANAGED_AGENTS, managedFileOf, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand, type ManagedAgent } from './agents';
 import { err, out } from './output';
-import { GATE_ENTRY_NAME } from '../trust/preapproval';
+import { GATE_ENTRY_NAME } from '../trust/sources/preapproval';
 
 /** Agent files can be large (~/.claude.json keeps per-project history); anything larger is refused. */
 export const MAX_AGENT_FILE_BYTES = 16 * 1024 * 1024;

@@ -2,10 +2,10 @@
 // states. Parses the arguments and runs the command from the table (./commands.ts; ids and usage in ./usage.ts).
 // Exit codes: 0 ok, 1 full block or refusal, 2 usage.
 import { parseArgs } from 'node:util';
-import { EditRefusal } from '../trust/edit';
-import { GateRefusal } from '../trust/approvals';
+import { EditRefusal } from '../trust/sources/edit';
+import { GateRefusal } from '../trust/approval/approvals';
 import { ProjectError } from '../trust/gate';
-import { StoreLockError } from '../trust/store';
+import { StoreLockError } from '../trust/approval/store';
 import { COMMANDS } from './commands';
 import { createCtx, UsageError } from './context';
 import { err, out } from './output';

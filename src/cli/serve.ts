@@ -5,7 +5,7 @@ import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
 import type { EventLog } from '../host/log';
 import { serve } from '../host/serve';
-import type { GateInput, GateReport } from '../trust/gate';
+import type { GateInput, GateReport } from '../trust/report';
 import { err } from './output';
 import { cliWords } from './words';
 import { packageOps } from './context';

@@ -1,18 +1,19 @@
 // `mcp-gate update <server>`: an approved npm server keeps running its locked package until a person asks for
-// a newer one. The core (src/trust/lock-update.ts) resolves the spec again and compares; this prints what would
+// a newer one. The core (src/trust/approval/lock-update.ts) resolves the spec again and compares; this prints what would
 // change — the version, the dependencies added, removed or changed, and for a small package a file-level diff of
 // its contents (src/report/lock-text.ts) — and records the new lock only once the person says yes (or --yes). An
 // approved container launch by tag pulls the tag again and shows the digest it now names against the approved one
-// (src/trust/image-pin.ts).
-import { decide, GateRefusal, minReleaseAge } from '../trust/approvals';
+// (src/trust/packages/image-pin.ts).
+import { decide, GateRefusal, minReleaseAge } from '../trust/approval/approvals';
 import { CLI_WORDS } from './words';
-import { escapeText } from '../trust/escape';
-import { evaluateGate, findServer, type GateInput } from '../trust/gate';
-import { imageLaunchOf, resolveImage } from '../trust/image-pin';
-import { planUpdate } from '../trust/lock-update';
-import type { ServerReport } from '../trust/gate';
-import type { ImageLaunch } from '../trust/packages';
-import { changedSinceApproval } from '../trust/states';
+import { escapeText } from '../text/escape';
+import { evaluateGate } from '../trust/gate';
+import { findServer, type GateInput } from '../trust/report';
+import { imageLaunchOf, resolveImage } from '../trust/packages/image-pin';
+import { planUpdate } from '../trust/approval/lock-update';
+import type { ServerReport } from '../trust/report';
+import type { ImageLaunch } from '../trust/plan/launchers';
+import { changedSinceApproval } from '../trust/approval/states';
 import { lockSummary, minAgeVerdict, updateLines } from '../report/lock-text';
 import { serverText } from '../report/render';
 import type { EventLog } from '../host/log';

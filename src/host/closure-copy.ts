@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { PinnedFile } from '../trust/closure';
-import { MAX_CLOSURE_FILE_BYTES } from '../trust/closure';
+import type { PinnedFile } from '../trust/plan/closure';
+import { MAX_CLOSURE_FILE_BYTES } from '../trust/plan/closure';
 import type { SandboxOverlay } from './sandbox';
 
 export class CopyRefused extends Error {}

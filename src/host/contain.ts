@@ -2,8 +2,8 @@
 // not ask to contain or a server the user explicitly opted out, as a plain process. For a repository server the
 // execution closure is copied and verified first and mounted read-only over the workspace, so what runs is byte
 // for byte what was approved; an approved npm launch runs its locked package tree from MCP Gate's package cache
-// (src/trust/npm-lock.ts), mounted read-only, instead of the launcher; an approved `docker run image:tag` runs the
-// image digest its approval recorded (src/trust/image-pin.ts), `name@sha256:…` in place of the tag. Network inside the sandbox is the rule
+// (src/trust/packages/npm-lock.ts), mounted read-only, instead of the launcher; an approved `docker run image:tag` runs the
+// image digest its approval recorded (src/trust/packages/image-pin.ts), `name@sha256:…` in place of the tag. Network inside the sandbox is the rule
 // `mcp.<server>.network` (allow; ask where a person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out.
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
@@ -16,11 +16,11 @@ import { resolve, type Asker } from '../policy/decide';
 import { networkAction } from '../policy/rules';
 import type { ServerIdentity } from '../policy/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
-import type { ServerReport } from '../trust/gate';
-import { npmLaunchOf } from '../trust/approvals';
-import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/image-pin';
-import { findOnPath, type LaunchPlan } from '../trust/launch-plan';
-import { LockError, packageCacheRoot, type NpmOps } from '../trust/npm-lock';
+import type { ServerReport } from '../trust/report';
+import { npmLaunchOf } from '../trust/approval/approvals';
+import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/packages/image-pin';
+import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
+import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused } from './closure-copy';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';

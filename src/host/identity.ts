@@ -2,7 +2,7 @@
 // is a user-scope server; every gated one — from the repository, or a user file only a repository imported — is a
 // repository server of the report's project (its real path). Rules, secrets and exceptions are matched by it.
 import type { ServerIdentity } from '../policy/identity';
-import type { ServerReport } from '../trust/gate';
+import type { ServerReport } from '../trust/report';
 
 export function serverIdentity(server: Pick<ServerReport, 'name' | 'gated'>, project: string): ServerIdentity {
   return server.gated ? { name: server.name, scope: 'repository', project } : { name: server.name, scope: 'user' };

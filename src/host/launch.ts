@@ -2,11 +2,11 @@
 // and, for a repository server, its digest must equal the one the gate approved — so a file swapped after the
 // gate's check is refused here rather than run. The plan returned is what the spawner executes, as is: the
 // program by its absolute path (argv[0] as written), the arguments, the working folder, the declared variables.
-import { pin, PinError } from '../trust/digest';
-import { TrackingReader } from '../trust/fsread';
-import type { ServerReport } from '../trust/gate';
-import { planLaunch, PlanError, type LaunchPlan } from '../trust/launch-plan';
-import { ClosureError } from '../trust/closure';
+import { pin, PinError } from '../trust/plan/digest';
+import { TrackingReader } from '../trust/sources/fsread';
+import type { ServerReport } from '../trust/report';
+import { planLaunch, PlanError, type LaunchPlan } from '../trust/plan/launch-plan';
+import { ClosureError } from '../trust/plan/closure';
 
 export class LaunchRefused extends Error {}
 

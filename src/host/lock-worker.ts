@@ -1,9 +1,9 @@
 // The package worker's own code (bundled alone as dist/lock-worker.js): loaded as a worker thread with a job from
-// ./package-worker.ts, it runs the npm libraries (src/trust/npm-resolve.ts) with Node's own network stack and
+// ./package-worker.ts, it runs the npm libraries (src/trust/packages/npm-resolve.ts) with Node's own network stack and
 // posts the result.
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { LockError } from '../trust/npm-lock';
-import { ensureInstalled, resolveNpm } from '../trust/npm-resolve';
+import { LockError } from '../trust/packages/npm-lock';
+import { ensureInstalled, resolveNpm } from '../trust/packages/npm-resolve';
 import { JOB, type Job, type Reply } from './package-worker';
 
 async function perform(job: Job): Promise<unknown> {

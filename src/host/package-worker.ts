@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { NpmLaunch } from '../trust/packages';
-import { LockError, type NpmLock, type NpmOps, type ResolveOptions } from '../trust/npm-lock';
+import type { NpmLaunch } from '../trust/plan/launchers';
+import { LockError, type NpmLock, type NpmOps, type ResolveOptions } from '../trust/packages/npm-lock';
 
 export type Job =
   | { op: 'resolve'; launch: NpmLaunch; options: Omit<ResolveOptions, 'signal'> }

@@ -7,9 +7,10 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
-import { evaluateGate, findServer, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
-import type { NpmOps } from '../trust/npm-lock';
-import { GATE_ENTRY_NAME } from '../trust/preapproval';
+import { evaluateGate } from '../trust/gate';
+import { findServer, type GateInput, type GateReport, type ServerReport } from '../trust/report';
+import type { NpmOps } from '../trust/packages/npm-lock';
+import { GATE_ENTRY_NAME } from '../trust/sources/preapproval';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { frontServer } from './front';
 import type { EventLog } from './log';

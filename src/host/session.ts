@@ -24,12 +24,12 @@ import { mayCallTool, mayDiscover, privateRangesRefused, resolve, type Asker, ty
 import { defaultMasker, type Masker } from '../policy/mask';
 import { bindSecrets, type SecretSource } from '../policy/secrets';
 import { localExceptionFor, type UserPolicy } from '../policy/user-policy';
-import type { NpmOps } from '../trust/npm-lock';
-import { canonicalJson, sha256 } from '../trust/digest';
-import { observeTools } from '../trust/approvals';
-import type { GateReport, ServerReport } from '../trust/gate';
-import { ApprovalStore, type PinnedTools } from '../trust/store';
-import { isWaiting, mayRun } from '../trust/states';
+import type { NpmOps } from '../trust/packages/npm-lock';
+import { canonicalJson, sha256 } from '../trust/plan/digest';
+import { observeTools } from '../trust/approval/approvals';
+import type { GateReport, ServerReport } from '../trust/report';
+import { ApprovalStore, type PinnedTools } from '../trust/approval/store';
+import { isWaiting, mayRun } from '../trust/approval/states';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createGuardedFetch, OWNED_HEADER_NAMES, validateHeaders, type GuardedFetch, type Observation } from './guarded-fetch';
 import type { EventLog, Outcome } from './log';
@@ -39,7 +39,7 @@ import * as os from 'node:os';
 import { ContainRefused, startPlan, type StartPlan } from './contain';
 import { LaunchRefused, verifiedPlan } from './launch';
 import { minimalEnv, StdioTransport } from './stdio';
-import type { LaunchPlan } from '../trust/launch-plan';
+import type { LaunchPlan } from '../trust/plan/launch-plan';
 import { stripHidden, stripHiddenDeep } from './untrusted';
 
 export const MAX_SERVERS = 8;
@@ -80,7 +80,7 @@ export interface SessionOptions {
   workspaceTrusted?: boolean;
   /** The front end's wording for the next step in notes (src/trust/words.ts). */
   words?: FrontEndWords;
-  /** Where the npm libraries run when a pinned package's tree must be installed again (src/trust/npm-lock.ts NpmOps). */
+  /** Where the npm libraries run when a pinned package's tree must be installed again (src/trust/packages/npm-lock.ts NpmOps). */
   npm: NpmOps;
 }
 

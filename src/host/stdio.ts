@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 // The minimal environment is defined with the launch plan (the image pin's runtime calls use it too).
-export { INHERITED_ENV, minimalEnv } from '../trust/launch-plan';
+export { INHERITED_ENV, minimalEnv } from '../trust/plan/launch-plan';
 import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 
 

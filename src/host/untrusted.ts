@@ -1,11 +1,11 @@
 // Text that comes from a server (tool names, descriptions, schemas' text, instructions, results) is untrusted.
 // Before the model sees it, ANSI escape sequences, bidi controls, zero-width and Unicode tag characters and other
-// invisible controls are removed; before a person sees it, they are shown escaped (src/trust/escape.ts).
-import { HIDDEN_CHARS_EXCEPT_NEWLINE_TAB } from '../trust/hidden-chars';
+// invisible controls are removed; before a person sees it, they are shown escaped (src/text/escape.ts).
+import { HIDDEN_CHARS_EXCEPT_NEWLINE_TAB } from '../text/hidden-chars';
 
 // CSI/OSC/other ESC sequences (ECMA-48), and the 8-bit CSI.
 const ANSI = /\u001B(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001B]*(?:\u0007|\u001B\\)|[PX^_][^\u001B]*\u001B\\|[@-Z\\-_])|\u009B[0-?]*[ -/]*[@-~]/g;
-// Invisible or reordering characters come from the one table (src/trust/hidden-chars.ts); \n and \t are kept,
+// Invisible or reordering characters come from the one table (src/text/hidden-chars.ts); \n and \t are kept,
 // which text legitimately carries.
 
 /** Removes ANSI escapes and hidden characters; keeps newlines and tabs. */

@@ -1,16 +1,15 @@
 // The words for a package lock, shared by every front end: the one-line summary a confirmation shows, the
 // user's minimum-release-age verdict, the lock as a document (one side of VS Code's package diff), and an
-// update's comparison as lines (the CLI prints them) or as diff documents (VS Code opens them). Pure functions
-// of the lock, the update (src/trust/lock-update.ts) and the clock; every text is escaped.
+// update's comparison as lines (the CLI prints them; its diff documents are in ./change-text.ts). Pure functions
+// of the lock, the update (src/trust/approval/lock-update.ts) and the clock; every text is escaped.
 import { createTwoFilesPatch } from 'diff';
-import { escapeLines, escapeText, quote } from '../trust/escape';
-import type { FileChange, LockUpdate } from '../trust/lock-update';
-import type { ChangeDocument } from './render';
-import { ago, dependencyCount, lockSummary, type NpmLock } from '../trust/npm-lock';
+import { escapeText, quote } from '../text/escape';
+import type { LockUpdate } from '../trust/approval/lock-update';
+import { ago, dependencyCount, lockSummary, type NpmLock } from '../trust/packages/npm-lock';
 
 export { lockSummary };
 
-/** The user's minimum release age (src/trust/approvals.ts minReleaseAge), when set. */
+/** The user's minimum release age (src/trust/approval/approvals.ts minReleaseAge), when set. */
 export interface MinAge {
   days: number;
   file: string;
@@ -94,22 +93,3 @@ export function updateLines(u: LockUpdate): string[] {
   return L;
 }
 
-function fileSide(f: FileChange['before']): string {
-  if (!f) return '(absent)\n';
-  return f.text === undefined ? `(binary or larger than 64 KiB: not shown)\nsha256 ${f.sha256}\n` : escapeLines(f.text);
-}
-
-/**
- * The update as diff documents: first the package (version, integrity, dependencies), then one per changed
- * file of the package's own folder (hidden characters escaped; the documents' provider masks them).
- */
-export function updateDocuments(u: LockUpdate, minAge?: MinAge, now = Date.now()): ChangeDocument[] {
-  const files = u.files.compared
-    ? u.files.files.length ? `files        ${u.files.files.length} of the package's own files changed (one diff each, beside this one)` : 'files        no file of the package itself changed'
-    : `files        not compared (${escapeText(u.files.why)})`;
-  const out: ChangeDocument[] = [{ label: 'package', approved: lockDocument(u.old, minAge, now), now: `${lockDocument(u.fresh, minAge, now)}${files}\n` }];
-  if (u.files.compared) {
-    for (const f of u.files.files) out.push({ label: `package file ${escapeText(f.path)}`, approved: fileSide(f.before), now: fileSide(f.after) });
-  }
-  return out;
-}

@@ -1,9 +1,9 @@
 // The one line of text for an exchange-log event, wherever a person reads it: `mcp-gate log`, the extension's
 // output channel and the trust panel's row tooltip. Every value comes from the log file (which other processes
-// write) or from a server, so every one is escaped (src/trust/escape.ts, which hides nothing: hidden and control
+// write) or from a server, so every one is escaped (src/text/escape.ts, which hides nothing: hidden and control
 // characters become visible escapes). Browser-safe: the panel's bundle uses it too, so it imports nothing but
 // the escaper.
-import { escapeText } from '../trust/escape';
+import { escapeText } from '../text/escape';
 
 /** The fields shown as `key=value`, in this order, after the time and kind; `detail` follows after a dash. */
 export const LOG_LINE_FIELDS = ['server', 'host', 'about', 'tool', 'status', 'outcome', 'ok', 'bytes', 'source', 'digest'] as const;

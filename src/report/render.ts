@@ -5,21 +5,21 @@
 import * as os from 'node:os';
 import { describeContainment } from '../host/contain';
 import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
-import { escapeLines, escapeText, quote, renderValue } from '../trust/escape';
-import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/diff';
-import { canonicalJson, type PinnedDefinition } from '../trust/digest';
-import type { GateReport, ServerReport } from '../trust/gate';
-import { preApprovalLine, type PreApprovalReport } from '../trust/preapproval';
-import { definitionChanged, isWaiting } from '../trust/states';
+import { escapeLines, escapeText, quote, renderValue } from '../text/escape';
+import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/approval/diff';
+import { canonicalJson, type PinnedDefinition } from '../trust/plan/digest';
+import type { GateReport, ServerReport } from '../trust/report';
+import { preApprovalLine, type PreApprovalReport } from '../trust/sources/preapproval';
+import { definitionChanged, isWaiting } from '../trust/approval/states';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { grantsFor, type UserPolicy } from '../policy/user-policy';
 import { formatOrigin } from '../policy/names';
 import { ruleText } from '../policy/rules';
 import { serverIdentity } from '../host/identity';
-import { dependencyCount, lockSummary, type NpmLock } from '../trust/npm-lock';
-import type { ImagePin } from '../trust/image-pin';
+import { dependencyCount, lockSummary, type NpmLock } from '../trust/packages/npm-lock';
+import type { ImagePin } from '../trust/packages/image-pin';
 import { lockDocument, minAgeVerdict, type MinAge } from './lock-text';
-import { NOT_PINNED, packageLaunchOf, type ImageLaunch } from '../trust/packages';
+import { NOT_PINNED, packageLaunchOf, type ImageLaunch } from '../trust/plan/launchers';
 
 export function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -391,53 +391,3 @@ export function preApprovalText(r: PreApprovalReport): string {
   return L.join('\n');
 }
 
-/** One side-by-side comparison of a changed server: what was approved and what is declared now, as plain text. */
-export interface ChangeDocument {
-  /** What it compares: "definition", a file's workspace-relative path, "tools". */
-  label: string;
-  approved: string;
-  now: string;
-}
-
-function definitionDocument(p: PinnedDefinition): string {
-  const { files, ...rest } = p;
-  const lines = [renderValue(JSON.parse(canonicalJson(rest)))];
-  lines.push('', 'files it runs (content pinned):');
-  for (const [f, x] of Object.entries(files ?? {}).sort(([a], [b]) => a.localeCompare(b))) lines.push(`  ${escapeText(f)}  ${x.size} bytes  sha256 ${x.sha256}`);
-  return lines.join('\n') + '\n';
-}
-
-/**
- * The documents a person compares before approving a changed server: the pinned definition (approved vs. now)
- * and each changed file whose text was kept with the approval; a file whose text was not kept shows its digests.
- * For a server whose tools changed, the tool list. With the package lock about to be approved (`shown`) when it is
- * not the approved one: the package, approved lock against that one. Empty when nothing changed since approval.
- */
-export function changeDocuments(s: ServerReport, shown?: { lock?: NpmLock; minAge?: MinAge }): ChangeDocument[] {
-  const out: ChangeDocument[] = [];
-  if (definitionChanged(s)) {
-    const r = s.record!;
-    const p = s.pinned!;
-    out.push({ label: 'definition', approved: definitionDocument(r.pinned), now: definitionDocument(p.pinned) });
-    for (const f of diffDefinitions(r, p).files) {
-      const key = f.path.startsWith('envFile ') ? `envFile:${f.path.slice(8)}` : f.path;
-      const side = (texts: Record<string, string> | undefined, digest: string | undefined) => {
-        if (digest === undefined) return '(absent)\n';
-        const t = texts?.[key];
-        return t === undefined ? `(content not kept: binary or larger than 64 KiB)\nsha256 ${digest}\n` : escapeLines(t);
-      };
-      out.push({ label: escapeText(f.path), approved: side(r.texts, f.before), now: side(p.texts, f.after) });
-    }
-  }
-  if (s.record?.toolsChanged && s.record.tools) {
-    const doc = (t: { instructions?: string; tools: Record<string, unknown>[] }) =>
-      `${renderValue(JSON.parse(canonicalJson({ instructions: t.instructions ?? '', tools: [...t.tools].sort((a, b) => String(a.name).localeCompare(String(b.name))) })))}\n`;
-    out.push({ label: 'tools', approved: doc(s.record.tools.snapshot), now: doc(s.record.toolsChanged.snapshot) });
-  }
-  const lock = shown?.lock;
-  const approved = s.record?.decision === 'approved' ? s.record.lock : undefined;
-  if (out.length && lock && lock.digest !== approved?.digest) {
-    out.push({ label: 'package', approved: approved ? lockDocument(approved, shown?.minAge) : '(no package lock approved)\n', now: lockDocument(lock, shown?.minAge) });
-  }
-  return out;
-}

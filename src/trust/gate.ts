@@ -4,106 +4,20 @@
 // report while every file it read or looked for (missing paths included) keeps its signature.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './catalogue';
-import { isDisabled, readDeclarations, USER_ONLY_KEYS, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './declarations';
-import { pin, PinError, type Pinned } from './digest';
-import { TrackingReader, unchanged, type Signature } from './fsread';
-import { storeInsideProject } from './store-location';
-import { lockIntact } from './npm-lock';
-import { imagePinIntact } from './image-pin';
-import { packageLaunchOf } from './packages';
-import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './parse';
-import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth, type StoreMasker } from './store';
-import { NEUTRAL_WORDS, type FrontEndWords } from './words';
+import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './sources/catalogue';
+import { isDisabled, readDeclarations, USER_ONLY_KEYS, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './sources/declarations';
+import { pin, PinError, type Pinned } from './plan/digest';
+import { TrackingReader, unchanged, type Signature } from './sources/fsread';
+import { storeInsideProject } from './approval/store-location';
+import { lockIntact } from './packages/npm-lock';
+import { imagePinIntact } from './packages/image-pin';
+import { packageLaunchOf } from './plan/launchers';
+import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './sources/parse';
+import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth, type StoreMasker } from './approval/store';
+import { ESCAPE_HATCH_ENV, type FullBlock, type GateInput, type GateReport, type Importer, type ServerReport, type SourceReport } from './report';
+import { NEUTRAL_WORDS } from './words';
 
-import type { GateState } from './gate-state';
-
-export type { GateState } from './gate-state';
-
-export const ESCAPE_HATCH_ENV = 'MCP_GATE_ALLOW_PROJECT';
-
-export interface GateInput {
-  projectDir: string;
-  storeDir: string;
-  machine: Machine;
-  /**
-   * The extension's application-scope settings (`mcpGate.servers`, `mcpGate.imports`, `mcpGate.settings`,
-   * `mcpGate.rules`, …) as one trusted user layer, in MCP Gate's configuration format. Never a workspace value.
-   */
-  userSettings?: { label: string; value: Record<string, unknown> };
-  /** What every write of the approval store masks through (the process's one masker). */
-  masker: StoreMasker;
-  /** The front end's wording for the next step in messages (./words.ts). */
-  words?: FrontEndWords;
-}
-
-export interface SourceReport {
-  file: string;
-  /** How it is shown and keyed: workspace-relative for repository files, absolute for user files. */
-  source: string;
-  scope: Scope;
-  kind: Location['kind'];
-  format: Location['format'];
-  status: 'ok' | 'missing' | 'unreadable' | 'invalid';
-  problems: string[];
-  /** Files whose `imports` brought this one in (empty for a file read by itself). */
-  importedBy: { file: string; scope: Scope }[];
-  /** A person on this machine chose this file: it is user scope and read natively or imported by a user file. */
-  trusted: boolean;
-  servers: number;
-}
-
-export interface ServerReport {
-  name: string;
-  source: string;
-  file: string;
-  position: Position;
-  scope: Scope;
-  kind: Location['kind'];
-  gated: boolean;
-  importedBy: string[];
-  state: GateState;
-  reason: string;
-  viaEscapeHatch: boolean;
-  /** Switched off in its own file (`"disabled": true`, Codex `enabled = false`): listed, never started. */
-  disabled: boolean;
-  definition?: ServerDefinition;
-  raw: Record<string, unknown>;
-  pinned?: Pinned;
-  record?: ApprovalRecord;
-}
-
-export interface FullBlock {
-  reason: string;
-  files: string[];
-}
-
-export interface Importer {
-  file: string;
-  scope: Scope;
-  kinds: ImportKind[];
-  position: Position;
-}
-
-export interface GateReport {
-  project: string;
-  store: { file: string; health: StoreHealth };
-  sources: SourceReport[];
-  servers: ServerReport[];
-  fullBlock: FullBlock[];
-  importers: Importer[];
-  missingImportTargets: { kind: ImportKind; file: string; importedBy: string[] }[];
-  escapeHatch: boolean;
-  agentFiles: { path: string; what: string }[];
-  /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
-  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
-  /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
-  userPolicyLayers: GateReport['userPolicy'][];
-  /** A user layer says `requireLog`: calls are refused while the exchange log cannot be written. */
-  requireLog: boolean;
-  /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
-  ignoredGrants: { file: string; key: string }[];
-}
+import type { GateState } from './approval/gate-state';
 
 export class ProjectError extends Error {}
 
@@ -472,15 +386,3 @@ export class GateCache {
   }
 }
 
-export type ServerLookup = { ok: true; server: ServerReport } | { ok: false; message: string };
-
-/** Finds a server by name (and source, when the name is declared in several files). */
-export function findServer(report: GateReport, name: string, source?: string, words: FrontEndWords = NEUTRAL_WORDS): ServerLookup {
-  const matches = report.servers.filter((s) => s.name === name && (!source || s.source === source || s.file === path.resolve(report.project, source)));
-  if (matches.length === 1) return { ok: true, server: matches[0] };
-  if (matches.length === 0) {
-    const names = [...new Set(report.servers.map((s) => s.name))].sort();
-    return { ok: false, message: `no server "${name}"${source ? ` in ${source}` : ''} in ${report.project}${names.length ? ` (servers: ${names.join(', ')})` : ' (no servers declared)'}` };
-  }
-  return { ok: false, message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); ${words.chooseSource}` };
-}

@@ -1,20 +1,21 @@
 // The palette (category "MCP Gate"), registered from one table: each command is a factory `(ctx) => handler`
 // over the Ctx that extension.ts wires (service, documents, prompts). Each is a thin adapter: it picks a server,
 // shows the core's rendering (a changed server's change in the diff editor, see ./review.ts), and decides through
-// the same core operation as the CLI (src/trust/approvals.ts: record + gate.* event + refresh). An npm server's
+// the same core operation as the CLI (src/trust/approval/approvals.ts: record + gate.* event + refresh). An npm server's
 // package is resolved before anything is shown (./resolving.ts), and the lock shown is the lock recorded; Update
-// Pinned Package… resolves it again (src/trust/lock-update.ts) and shows the new lock against the approved one.
+// Pinned Package… resolves it again (src/trust/approval/lock-update.ts) and shows the new lock against the approved one.
 import * as vscode from 'vscode';
-import { changeDocuments, doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
-import { lockSummary, minAgeVerdict, updateDocuments, type MinAge } from '../report/lock-text';
-import { decide, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approvals';
-import { isUpdatable, planUpdate } from '../trust/lock-update';
-import { registryOf, type NpmLock } from '../trust/npm-lock';
-import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/image-pin';
-import { escapeText } from '../trust/escape';
-import type { ServerReport } from '../trust/gate';
-import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/server-ref';
-import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON } from '../trust/states';
+import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
+import { lockSummary, minAgeVerdict, type MinAge } from '../report/lock-text';
+import { changeDocuments, updateDocuments } from '../report/change-text';
+import { decide, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
+import { isUpdatable, planUpdate } from '../trust/approval/lock-update';
+import { registryOf, type NpmLock } from '../trust/packages/npm-lock';
+import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/packages/image-pin';
+import { escapeText } from '../text/escape';
+import type { ServerReport } from '../trust/report';
+import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/approval/server-ref';
+import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON } from '../trust/approval/states';
 import { CMD, type CommandId } from './command-ids';
 import { sandboxAvailable } from '../host/sandbox';
 import { routeThroughGate } from './own-starts';
@@ -27,7 +28,7 @@ import type { FolderState, GateService } from './service';
 import { relativeTime, shortDigest, VSCODE_WORDS, workspacePath } from './words';
 
 export { SCHEME, DocumentProvider } from './review';
-export type { ServerRef } from '../trust/server-ref';
+export type { ServerRef } from '../trust/approval/server-ref';
 
 /** What every command works with. */
 export interface Ctx {
@@ -106,7 +107,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     return false;
   }
   // An npm launch: the exact lock is resolved first, shown, and recorded as shown (never resolved again). A
-  // container launch by tag: its digest is read first (src/trust/image-pin.ts), shown, and recorded as shown.
+  // container launch by tag: its digest is read first (src/trust/packages/image-pin.ts), shown, and recorded as shown.
   let shown: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin };
   try {
     const minAge = minAgeOf(x);

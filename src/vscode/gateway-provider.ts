@@ -6,10 +6,10 @@
 import * as vscode from 'vscode';
 import { Gateway, type GatewayTarget } from '../host/gateway';
 import { MAX_SERVERS, Session } from '../host/session';
-import type { ServerReport } from '../trust/gate';
-import type { NpmOps } from '../trust/npm-lock';
-import { refKey, refOf } from '../trust/server-ref';
-import { mayRun } from '../trust/states';
+import type { ServerReport } from '../trust/report';
+import type { NpmOps } from '../trust/packages/npm-lock';
+import { refKey, refOf } from '../trust/approval/server-ref';
+import { mayRun } from '../trust/approval/states';
 import { VSCODE_WORDS } from './words';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';

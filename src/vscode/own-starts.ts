@@ -1,15 +1,15 @@
 // VS Code's own MCP starts: servers VS Code itself reads from this workspace (its .vscode/mcp.json, discovered
-// files) and would start outside MCP Gate, found by the pure core (src/trust/vscode-own.ts) from the gate report and
+// files) and would start outside MCP Gate, found by the pure core (src/trust/sources/vscode-own.ts) from the gate report and
 // VS Code's settings, and the one modal that routes them through the gate (user-scope settings, naming the side
 // effect on the user's own mcp.json servers and offering to import them). The doctor lists them; a repository
 // that sets the routing back is named as such (src/vscode/routing.ts shows it in full width, with the fix).
 import * as vscode from 'vscode';
-import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, settingInFile, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/vscode-own';
-import { TrackingReader } from '../trust/fsread';
+import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, settingInFile, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/sources/vscode-own';
+import { TrackingReader } from '../trust/sources/fsread';
 import { parse as parseJsonc } from 'jsonc-parser';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { escapeText } from '../trust/escape';
+import { escapeText } from '../text/escape';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
 

@@ -12,7 +12,7 @@ import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, 
 import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/common/protocol';
 import { sanitizeUiState } from '../../webview/common/ui-state';
 import { routingView } from './routing';
-import { sameRef, type ServerRef } from '../trust/server-ref';
+import { sameRef, type ServerRef } from '../trust/approval/server-ref';
 import { CMD } from './command-ids';
 import type { GateService } from './service';
 import { sandboxMissingText } from './words';

@@ -6,10 +6,10 @@
 // After the decision the review's tabs close and focus returns where it was.
 import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
-import { changeDocuments, type ChangeDocument } from '../report/render';
+import { changeDocuments, type ChangeDocument } from '../report/change-text';
 import type { MinAge } from '../report/lock-text';
-import type { NpmLock } from '../trust/npm-lock';
-import type { ServerReport } from '../trust/gate';
+import type { NpmLock } from '../trust/packages/npm-lock';
+import type { ServerReport } from '../trust/report';
 
 export const SCHEME = 'mcp-gate';
 

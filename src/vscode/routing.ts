@@ -9,8 +9,8 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, type OwnStart, type RepositoryOverride, type VsCodeOwnReport } from '../trust/vscode-own';
-import { escapeText } from '../trust/escape';
+import { gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, type OwnStart, type RepositoryOverride, type VsCodeOwnReport } from '../trust/sources/vscode-own';
+import { escapeText } from '../text/escape';
 import { ownStartsOf, ownStartsText } from './own-starts';
 import type { GateService } from './service';
 

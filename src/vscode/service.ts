@@ -13,9 +13,10 @@ import { sandboxFor } from '../policy/sandbox-profile';
 import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
 import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
-import { currentMachine } from '../trust/catalogue';
-import { GateCache, type GateInput, type GateReport, type ServerReport } from '../trust/gate';
-import { isWaiting } from '../trust/states';
+import { currentMachine } from '../trust/sources/catalogue';
+import { GateCache } from '../trust/gate';
+import { type GateInput, type GateReport, type ServerReport } from '../trust/report';
+import { isWaiting } from '../trust/approval/states';
 import { VSCODE_WORDS } from './words';
 import { readUserSettings } from './settings';
 

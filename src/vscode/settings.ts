@@ -2,10 +2,10 @@
 // with "scope": "application" in the manifest, and is read here through inspect().globalValue as well, so a
 // workspace's .vscode/settings.json can never supply it.
 import * as vscode from 'vscode';
-import { USER_ONLY_KEYS } from '../trust/declarations';
+import { USER_ONLY_KEYS } from '../trust/sources/declarations';
 
 export const SECTION = 'mcpGate';
-/** The keys read from user settings only: the one list in src/trust/declarations.ts. */
+/** The keys read from user settings only: the one list in src/trust/sources/declarations.ts. */
 export const GRANTING_KEYS = USER_ONLY_KEYS;
 export const SETTINGS_LABEL = 'VS Code user settings (mcpGate.*)';
 

@@ -2,10 +2,10 @@
 // notification when a folder declares pending or changed servers, and CodeLens above each server entry in every
 // configuration file of the catalogue.
 import * as vscode from 'vscode';
-import { CATALOGUE } from '../trust/catalogue';
-import { escapeText } from '../trust/escape';
-import { refKey } from '../trust/server-ref';
-import { changedSinceApproval, isApprovable, STATE_CODICON } from '../trust/states';
+import { CATALOGUE } from '../trust/sources/catalogue';
+import { escapeText } from '../text/escape';
+import { refKey } from '../trust/approval/server-ref';
+import { changedSinceApproval, isApprovable, STATE_CODICON } from '../trust/approval/states';
 import { CMD } from './command-ids';
 import { refOf } from './commands';
 import type { RoutingView } from './routing';

@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { relativeTime as relative } from '../report/relative-time';
-import { escapeText } from '../trust/escape';
+import { escapeText } from '../text/escape';
 import type { FrontEndWords } from '../trust/words';
 
 export const VSCODE_WORDS: FrontEndWords = {

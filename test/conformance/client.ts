@@ -11,7 +11,7 @@ import { Session } from '../../src/host/session';
 import { Masker } from '../../src/policy/mask';
 import { loadUserPolicy } from '../../src/policy/user-policy';
 import { evaluateGate } from '../../src/trust/gate';
-import { inProcess } from '../../src/trust/npm-resolve';
+import { inProcess } from '../../src/trust/packages/npm-resolve';
 
 /** String values that need the header encoding (http-custom-headers names its properties after them). */
 const UNSAFE: Array<[RegExp, string]> = [

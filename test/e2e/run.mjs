@@ -48,15 +48,17 @@ for (const f of ['dist/extension.js', 'dist/cli.js', 'dist/webview/panel.js', 'd
   }
 }
 
+// A core module bundled for this test process (Node, ESM), so the page is checked against the core's own functions.
+async function coreModule(file) {
+  const out = await build({ entryPoints: [path.join(REPO, file)], bundle: true, write: false, format: 'esm', platform: 'node', mainFields: ['module', 'main'], logLevel: 'silent' });
+  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+}
 // The core's escaping, exactly as the panel uses it: what each hostile string must look like on screen.
-const escapeModule = await build({ entryPoints: [path.join(REPO, 'src/trust/escape.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral', logLevel: 'silent' });
-const { escapeText, quote } = await import(`data:text/javascript;base64,${Buffer.from(escapeModule.outputFiles[0].text).toString('base64')}`);
+const { escapeText, quote } = await coreModule('src/text/escape.ts');
+// What the running VS Code version starts by itself (src/trust/sources/vscode-own.ts): 1.139 also starts the root .mcp.json.
+const { vscodeReads } = await coreModule('src/trust/sources/vscode-own.ts');
 // The one line of text for a log event (src/report/log-line.ts), as `mcp-gate log` prints it: each log row's tooltip.
-// What the running VS Code version starts by itself (src/trust/vscode-own.ts): 1.139 also starts the root .mcp.json.
-const ownModule = await build({ entryPoints: [path.join(REPO, 'src/trust/vscode-own.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral', logLevel: 'silent' });
-const { vscodeReads } = await import(`data:text/javascript;base64,${Buffer.from(ownModule.outputFiles[0].text).toString('base64')}`);
-const logLineModule = await build({ entryPoints: [path.join(REPO, 'src/report/log-line.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral', logLevel: 'silent' });
-const { logLine } = await import(`data:text/javascript;base64,${Buffer.from(logLineModule.outputFiles[0].text).toString('base64')}`);
+const { logLine } = await coreModule('src/report/log-line.ts');
 
 const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-e2e-'));
 const artifacts = path.join(REPO, 'test-results', 'e2e');

@@ -6,8 +6,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Machine } from '../../src/trust/catalogue';
-import type { GateInput } from '../../src/trust/gate';
+import type { Machine } from '../../src/trust/sources/catalogue';
+import type { GateInput } from '../../src/trust/report';
 import { Masker } from '../../src/policy/mask';
 
 export const ROOT = path.resolve(__dirname, '..', '..', '..');

@@ -11,12 +11,13 @@ import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
 
-type Layer = 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'other';
+type Layer = 'text' | 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'other';
 
 /** A Node built-in module (`node:fs`, `fs`, `fs/promises`, …): nothing the browser bundle may import. */
 const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$`);
 
 const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
+  text: { layers: ['trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^vscode$/] },
   trust: { layers: ['policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
   policy: { layers: ['trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
   host: { layers: ['report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
@@ -31,7 +32,7 @@ const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
 
 function layerOf(file: string): Layer {
   const rel = path.relative(ROOT, file).split(path.sep).join('/');
-  const m = /^src\/(trust|policy|host|report|cli|vscode)\//.exec(rel);
+  const m = /^src\/(text|trust|policy|host|report|cli|vscode)\//.exec(rel);
   if (m) return m[1] as Layer;
   if (rel === 'src/extension.ts') return 'vscode';
   const w = /^webview\/(common|browser|node)\//.exec(rel);
@@ -64,6 +65,31 @@ function sources(dir: string): string[] {
   return out;
 }
 
+/**
+ * The rooms of `src/trust`, in pipeline order: a room imports only rooms before it (sources → plan → packages →
+ * approval). The front door (gate.ts) and the report's shapes (report.ts) and words (words.ts) sit at its root:
+ * any room may take the report's shapes and the words; only `approval` calls the gate (a decision re-reads the
+ * project under the store's lock); the root takes from every room.
+ */
+const TRUST_ROOMS = ['sources', 'plan', 'packages', 'approval'] as const;
+type TrustRoom = (typeof TRUST_ROOMS)[number] | 'root';
+
+function trustRoomOf(rel: string): TrustRoom | undefined {
+  const m = /^src\/trust\/(?:(sources|plan|packages|approval)\/)?[^/]+$/.exec(rel);
+  if (!m) return undefined;
+  return (m[1] as TrustRoom | undefined) ?? 'root';
+}
+
+function trustRoomViolation(fromRel: string, toRel: string): string | undefined {
+  const from = trustRoomOf(fromRel);
+  const to = trustRoomOf(toRel);
+  if (!from || !to || from === to || from === 'root') return undefined;
+  if (toRel === 'src/trust/report.ts' || toRel === 'src/trust/words.ts') return undefined;
+  if (from === 'approval' && toRel === 'src/trust/gate.ts') return undefined;
+  if (to !== 'root' && TRUST_ROOMS.indexOf(to) < TRUST_ROOMS.indexOf(from)) return undefined;
+  return `${fromRel} (trust/${from}) imports ${toRel} (trust/${to}), a later room of the pipeline`;
+}
+
 /** Every violation of the layer rules in `files` (path → text). */
 export function violations(files: ReadonlyMap<string, string>): string[] {
   const out: string[] = [];
@@ -78,8 +104,33 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
       if (!target) continue;
       const to = layerOf(target);
       if (to !== from && rule.layers.includes(to)) out.push(`${rel} (${from}) imports ${path.relative(ROOT, target)} (${to})`);
+      const room = trustRoomViolation(rel.split(path.sep).join('/'), path.relative(ROOT, target).split(path.sep).join('/'));
+      if (room) out.push(room);
     }
   }
+  return out;
+}
+
+/** Every circle of imports among `files` (type-only imports count: they tie the files as much), as file lists. */
+export function circles(files: ReadonlyMap<string, string>, resolve: (from: string, spec: string) => string | undefined = resolveTs): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const [file, text] of files) {
+    edges.set(file, importsOf(text).filter((s) => s.startsWith('.')).map((s) => resolve(file, s)).filter((t): t is string => !!t && files.has(t)));
+  }
+  const out: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (f: string): void => {
+    state.set(f, 'open');
+    stack.push(f);
+    for (const t of edges.get(f) ?? []) {
+      if (state.get(t) === 'open') out.push(stack.slice(stack.indexOf(t)).map((x) => path.relative(ROOT, x)));
+      else if (!state.has(t)) visit(t);
+    }
+    stack.pop();
+    state.set(f, 'done');
+  };
+  for (const f of [...files.keys()].sort()) if (!state.has(f)) visit(f);
   return out;
 }
 
@@ -141,6 +192,31 @@ describe('layers', () => {
       'webview/node/model.ts (extension host side) is in the browser bundle',
       'webview/node/model.ts (browser bundle) imports "node:os"',
     ]);
+  });
+
+  it('the checker finds a later room of src/trust and a circle (it can fail)', () => {
+    const t = (f: string) => path.join(ROOT, 'src', 'trust', f);
+    const fake = new Map([
+      [t('sources/a.ts'), "import { planLaunch } from '../plan/launch-plan';\nimport type { ServerReport } from '../report';\n"],
+      [t('plan/b.ts'), "import { evaluateGate } from '../gate';\nimport { parseJsonc } from '../sources/parse';\n"],
+      [t('approval/c.ts'), "import { evaluateGate } from '../gate';\nimport { pin } from '../plan/digest';\n"],
+    ]);
+    assert.deepEqual(violations(fake), [
+      'src/trust/sources/a.ts (trust/sources) imports src/trust/plan/launch-plan.ts (trust/plan), a later room of the pipeline',
+      'src/trust/plan/b.ts (trust/plan) imports src/trust/gate.ts (trust/root), a later room of the pipeline',
+    ]);
+    const ring = new Map([
+      [t('x.ts'), "import type { Y } from './y';\n"],
+      [t('y.ts'), "import { z } from './z';\n"],
+      [t('z.ts'), "import { x } from './x';\n"],
+      [t('w.ts'), "import { x } from './x';\n"],
+    ]);
+    const inRing = (from: string, spec: string) => { const f = path.resolve(path.dirname(from), `${spec}.ts`); return ring.has(f) ? f : undefined; };
+    assert.deepEqual(circles(ring, inRing), [['src/trust/x.ts', 'src/trust/y.ts', 'src/trust/z.ts']]);
+  });
+
+  it('no circle of imports anywhere in src or webview', () => {
+    assert.deepEqual(circles(files), []);
   });
 
   it('every source file keeps to the layer rules', () => {

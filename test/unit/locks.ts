@@ -1,9 +1,10 @@
 // Gate-level tests that approve an `npx` server without a registry: a lock that names the server's spec and
 // carries a valid digest, so the gate's states can be tested offline. Nothing is installed from it (starting
-// such a server would fail: its tree does not exist); the real registry tests are test/unit/trust/npm-lock.test.ts.
-import { npmLaunchOf, recordDecision } from '../../src/trust/approvals';
-import { evaluateGate, findServer, type GateInput } from '../../src/trust/gate';
-import { lockDigest, type NpmLock } from '../../src/trust/npm-lock';
+// such a server would fail: its tree does not exist); the real registry tests are test/unit/trust/packages/npm-lock.test.ts.
+import { npmLaunchOf, recordDecision } from '../../src/trust/approval/approvals';
+import { evaluateGate } from '../../src/trust/gate';
+import { findServer, type GateInput } from '../../src/trust/report';
+import { lockDigest, type NpmLock } from '../../src/trust/packages/npm-lock';
 
 export function offlineLock(spec: string): NpmLock {
   const lock = {

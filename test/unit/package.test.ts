@@ -145,7 +145,7 @@ describe('package: the .vsix (npm run package)', function () {
     assert.deepEqual(npm(sources('extension.js')), [], 'dist/extension.js carries npm libraries');
     assert.deepEqual(npm(sources('cli.js')), [], 'dist/cli.js carries npm libraries');
     assert.ok(npm(sources('lock-worker.js')).length > 0, 'the package worker carries them');
-    assert.ok(sources('lock-worker.js').some((s) => s.endsWith('src/trust/npm-resolve.ts')));
-    assert.ok(!sources('extension.js').some((s) => s.endsWith('src/trust/npm-resolve.ts')) && !sources('cli.js').some((s) => s.endsWith('src/trust/npm-resolve.ts')));
+    assert.ok(sources('lock-worker.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
+    assert.ok(!sources('extension.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')) && !sources('cli.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
   });
 });

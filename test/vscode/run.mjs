@@ -13,7 +13,7 @@
 //          [--workspace <file.code-workspace> | --gated] [--expect-reopen [--override-after-open]] [--folder-settings '<json>']
 //          [--run-dir <dir>] [--keep] [--verbose] [--vscode <code-server or VS Code version>]
 // --workspace opens a workspace file (its folders) instead of the folder; --gated opens the folder through the
-// one-folder workspace file MCP Gate itself writes to route it (src/trust/vscode-own.ts, gatedWorkspaceText).
+// one-folder workspace file MCP Gate itself writes to route it (src/trust/sources/vscode-own.ts, gatedWorkspaceText).
 // --expect-reopen first opens the window as a user would (the extension, no suite) and waits for MCP Gate to reopen
 // it by itself inside its own workspace file (a repository override, src/vscode/routing.ts); the suite then runs in
 // that reopened window (VS Code keeps only extensionDevelopmentPath across a reopen, so the harness adds the suite).
@@ -121,7 +121,7 @@ if (opt['override-after-open'] || opt['folder-settings'] !== undefined) {
 }
 let workspaceFile = opt.workspace ? path.resolve(opt.workspace) : undefined;
 if (opt.gated) {
-  const own = path.join(REPO, 'out/src/trust/vscode-own.js');
+  const own = path.join(REPO, 'out/src/trust/sources/vscode-own.js');
   if (!fs.existsSync(own)) usage(`${own} is missing (tsc -p tsconfig.vscode.json)`);
   const { gatedWorkspaceText } = createRequire(import.meta.url)(own);
   // Where MCP Gate keeps its own workspace files (its global storage): only there is such a file taken as its own.
@@ -161,7 +161,7 @@ function workbenchUrl(base) {
 
 /** Waits until the page's workspace is a gated workspace file MCP Gate wrote (not `before`); returns its path. */
 async function waitForReopen(page, before) {
-  const own = path.join(REPO, 'out/src/trust/vscode-own.js');
+  const own = path.join(REPO, 'out/src/trust/sources/vscode-own.js');
   if (!fs.existsSync(own)) throw new Error(`${own} is missing (tsc -p tsconfig.vscode.json)`);
   const { isGatedWorkspace } = createRequire(import.meta.url)(own);
   const ownDir = fs.realpathSync(gatedDir());

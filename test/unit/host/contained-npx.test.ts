@@ -32,7 +32,7 @@ describe('contained execution: real npx servers', function () {
       fs.writeFileSync(file, JSON.stringify({ rules }));
     };
     // Approval resolves each package against the registry and installs its locked tree into MCP Gate's package
-    // cache (src/trust/npm-resolve.ts, in the package worker); every start then runs that tree, with or without the
+    // cache (src/trust/packages/npm-resolve.ts, in the package worker); every start then runs that tree, with or without the
     // network rule.
     for (const n of Object.keys(SERVERS)) {
       const r = cli(w, ['approve', n, '--yes']);

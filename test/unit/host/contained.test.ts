@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { recordDecision } from '../../../src/trust/approvals';
+import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { createNetns, type Netns } from '../../fixtures/host/netns';
 import { CLI, cleanupTemp, cli, ROOT, tempDir, world, type World } from '../helpers';

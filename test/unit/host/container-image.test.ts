@@ -1,4 +1,4 @@
-// `docker run image:tag` is pinned to the image's digest (src/trust/image-pin.ts), against a real registry, the
+// `docker run image:tag` is pinned to the image's digest (src/trust/packages/image-pin.ts), against a real registry, the
 // real Docker CLI and Podman's Docker API service on this machine (test/unit/containers.ts): the approval records
 // `name@sha256:…`, the contained start runs that digest even after the tag is moved (locally and in the
 // registry), pulls it by digest when it is gone from the machine, refuses to start when it cannot be had, and a

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { workerOps } from '../../../src/host/package-worker';
-import { LockError } from '../../../src/trust/npm-lock';
-import { resolveNpm } from '../../../src/trust/npm-resolve';
-import { packageLaunchOf, type NpmLaunch } from '../../../src/trust/packages';
+import { LockError } from '../../../src/trust/packages/npm-lock';
+import { resolveNpm } from '../../../src/trust/packages/npm-resolve';
+import { packageLaunchOf, type NpmLaunch } from '../../../src/trust/plan/launchers';
 import { cleanupTemp, ROOT, tempDir } from '../helpers';
 import { startRegistry, type Registry } from '../registry';
 

@@ -15,13 +15,13 @@ import type { Resolver } from '../../../src/host/resolve';
 import { Session, type SessionOptions } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
-import { recordDecision } from '../../../src/trust/approvals';
+import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { makeTestCerts, type TestCerts } from '../../fixtures/host/certs';
 import { PEER_PORT, createNetns, type Netns } from '../../fixtures/host/netns';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world, type World } from '../helpers';
-import { inProcess } from '../../../src/trust/npm-resolve';
+import { inProcess } from '../../../src/trust/packages/npm-resolve';
 
 const PEER_SCRIPT = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'http-peer.js');
 const URL_OF = (route: string) => `https://mcp.test:${PEER_PORT}${route}`;

@@ -9,11 +9,11 @@ import { EventLog } from '../../../src/host/log';
 import { Session, type SessionOptions } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
-import { recordDecision } from '../../../src/trust/approvals';
+import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world, type World } from '../helpers';
-import { inProcess } from '../../../src/trust/npm-resolve';
+import { inProcess } from '../../../src/trust/packages/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 

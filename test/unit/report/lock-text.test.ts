@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { lockDocument, minAgeVerdict } from '../../../src/report/lock-text';
 import { serverText } from '../../../src/report/render';
-import { evaluateGate, findServer } from '../../../src/trust/gate';
-import { lockDigest, type NpmLock } from '../../../src/trust/npm-lock';
+import { evaluateGate } from '../../../src/trust/gate';
+import { findServer } from '../../../src/trust/report';
+import { lockDigest, type NpmLock } from '../../../src/trust/packages/npm-lock';
 import { cleanupTemp, world } from '../helpers';
 import { offlineLock } from '../locks';
 

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GateCache } from '../../../src/trust/gate';
-import { ioCounters } from '../../../src/trust/fsread';
-import { recordDecision } from '../../../src/trust/approvals';
+import { ioCounters } from '../../../src/trust/sources/fsread';
+import { recordDecision } from '../../../src/trust/approval/approvals';
 import { cleanupTemp, world, writeFiles } from '../helpers';
 
 function reads<T>(f: () => T): { value: T; reads: number } {

@@ -1,10 +1,10 @@
-// One vocabulary for what only user scope may set: the list in src/trust/declarations.ts is what the gate ignores
+// One vocabulary for what only user scope may set: the list in src/trust/sources/declarations.ts is what the gate ignores
 // in a workspace's .vscode/settings.json, what the extension reads from user settings, and what package.json
 // declares application-scope and restricted in untrusted workspaces.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { USER_ONLY_KEYS } from '../../../src/trust/declarations';
+import { USER_ONLY_KEYS } from '../../../src/trust/sources/declarations';
 import { evaluateGate, GRANTING_SETTINGS } from '../../../src/trust/gate';
 import { cleanupTemp, ROOT, world } from '../helpers';
 

@@ -3,7 +3,7 @@
 // (the host drops it and logs the reason). Also the webview document: its CSP and nonce.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { recordDecision } from '../../../src/trust/approvals';
+import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { buildModel, checkMessage, describeMessage, panelCsp, panelHtml, type BuiltModel } from '../../../webview/node/model';
 import { sanitizeUiState, MAX_UI_STATE_JSON } from '../../../webview/common/ui-state';

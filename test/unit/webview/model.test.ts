@@ -4,12 +4,13 @@
 import assert from 'node:assert/strict';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
-import { observeTools, recordDecision } from '../../../src/trust/approvals';
-import { evaluateGate, type GateReport } from '../../../src/trust/gate';
+import { observeTools, recordDecision } from '../../../src/trust/approval/approvals';
+import { evaluateGate } from '../../../src/trust/gate';
+import { type GateReport } from '../../../src/trust/report';
 import { toBatch } from '../../../webview/node/log-tail';
 import { buildModel, lineDiff, serverKey, type FolderInput } from '../../../webview/node/model';
 import type { ServerView } from '../../../webview/common/protocol';
-import { ApprovalStore } from '../../../src/trust/store';
+import { ApprovalStore } from '../../../src/trust/approval/store';
 import { cleanupTemp, world, writeFiles, type World } from '../helpers';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);

@@ -2,7 +2,7 @@
 // launch MCP Gate pins), never for a pending one, an unpinned one or a plain command; the host accepts an
 // `update` message only for such a server (the host then runs the palette's Update Pinned Package… for it).
 import assert from 'node:assert/strict';
-import { recordDecision } from '../../../src/trust/approvals';
+import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { buildModel, checkMessage } from '../../../webview/node/model';
 import { cleanupTemp, world } from '../helpers';

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { waitFor } from './wait';
-import { vscodeReads } from '../../../src/trust/vscode-own';
+import { vscodeReads } from '../../../src/trust/sources/vscode-own';
 
 const log = (msg: string) => console.log(`      [first-run] ${msg}`);
 
@@ -35,7 +35,7 @@ describe('first-run: one step routes VS Code\'s own MCP starts through the gate'
   });
 
   it('before the step: the status line names the server VS Code would start itself, and the panel banner the fix', async () => {
-    // 1.139 also starts the folder's root .mcp.json by itself (src/trust/vscode-own.ts, per version).
+    // 1.139 also starts the folder's root .mcp.json by itself (src/trust/sources/vscode-own.ts, per version).
     assert.match(api.routing().status, rootMcpJson
       ? /^VS Code itself would start 2 servers outside the gate: fixture-echo, sandbox-probe$/
       : /^VS Code itself would start 1 server outside the gate: fixture-echo$/);

@@ -1,6 +1,6 @@
 // own-starts: what VS Code itself (1.112, 1.139: every expectation is vscode-own's for vscode.version) lists and
 // starts from the workspace, outside MCP Gate, under the settings this run uses — and that MCP Gate's provider keeps working under the settings that stop it. Every expectation
-// comes from src/trust/vscode-own.ts (fed with VS Code's own setting values, read here with inspect()), so the same
+// comes from src/trust/sources/vscode-own.ts (fed with VS Code's own setting values, read here with inspect()), so the same
 // tests hold in the default runs (VS Code starts the fixture's server itself) and in a run with
 // --settings '{"chat.mcp.access":"registry"}' (it does not). Findings: docs/vscode-own-starts.md.
 //
@@ -17,8 +17,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
-import type { ServerReport } from '../../../src/trust/gate';
-import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, vscodeReads, type InspectedSetting, type OwnMechanism, type OwnStart, type VsCodeOwnReport } from '../../../src/trust/vscode-own';
+import type { ServerReport } from '../../../src/trust/report';
+import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, LEGACY_ENABLED_KEY, vscodeOwnStarts, vscodeReads, type InspectedSetting, type OwnMechanism, type OwnStart, type VsCodeOwnReport } from '../../../src/trust/sources/vscode-own';
 import { sleep, waitFor as waitLonger } from './wait';
 
 const waitFor = <T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000) => waitLonger(what, f, ms);

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { collisionGrouping, gatedLabel } from '../../../src/vscode/gateway-provider';
-import { vscodeReads } from '../../../src/trust/vscode-own';
+import { vscodeReads } from '../../../src/trust/sources/vscode-own';
 import { sleep, waitFor } from './wait';
 
 const SERVER = 'notes';

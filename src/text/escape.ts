@@ -1,0 +1,53 @@
+// Shows untrusted text byte for byte: every character a person could not see or that could reorder what they
+// see (controls, bidi overrides, zero-width, default-ignorable, Unicode tags, variation selectors, line/paragraph
+// separators, private use, lone surrogates) is written as a visible escape. Nothing is truncated. Used by the
+// CLI's approve preview and every definition view. What counts as hidden is one table, src/text/hidden-chars.ts,
+// shared with what the model is shown (src/host/untrusted.ts).
+import { containsHidden, HIDDEN_CHARS } from './hidden-chars';
+
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
+
+function codeEscape(ch: string): string {
+  const cp = ch.codePointAt(0)!;
+  return cp <= 0xffff ? `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}` : `\\u{${cp.toString(16).toUpperCase()}}`;
+}
+
+/** Escapes every invisible or reordering character, and the backslash itself so that escapes are unambiguous. */
+export function escapeText(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(HIDDEN_CHARS, (ch) => NAMED[ch] ?? codeEscape(ch));
+}
+
+/** True when `s` holds any character that escapeText would rewrite (other than a backslash). */
+/** A kept text as shown in a diff: line for line, every hidden character escaped (line breaks kept). */
+export function escapeLines(t: string): string {
+  return t.split('\n').map(escapeText).join('\n');
+}
+
+export function hasHiddenCharacters(s: string): boolean {
+  return containsHidden(s);
+}
+
+/** A double-quoted, escaped string literal for display. */
+export function quote(s: string): string {
+  return `"${escapeText(s).replace(/"/g, '\\"')}"`;
+}
+
+/**
+ * Renders a JSON-like value for a person: keys and strings quoted and escaped, every element on its own line,
+ * nothing elided. Deterministic: object keys keep their order (callers pass canonical objects).
+ */
+export function renderValue(value: unknown, indent = ''): string {
+  const next = indent + '  ';
+  if (typeof value === 'string') return quote(value);
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[\n${value.map((v) => next + renderValue(v, next)).join(',\n')}\n${indent}]`;
+  }
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return '{}';
+    return `{\n${entries.map(([k, v]) => `${next}${quote(k)}: ${renderValue(v, next)}`).join(',\n')}\n${indent}}`;
+  }
+  return quote(String(value));
+}

@@ -1,0 +1,119 @@
+// A structured diff between what was approved and what is declared now: field by field over the pinned
+// definition, and line by line for referenced files whose text was kept with the approval. Line diffs are
+// bounded (edit length and text size) so a repository cannot make showing a change slow: past the bound a file
+// is reported as changed, too large to show line by line.
+import { structuredPatch } from 'diff';
+import { canonicalJson, type Pinned, type PinnedDefinition } from '../plan/digest';
+import type { ApprovalRecord } from './store';
+
+export interface FieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface FileChange {
+  path: string;
+  change: 'added' | 'removed' | 'changed';
+  before?: string; // sha256
+  after?: string;
+  /** Unified hunks when both texts are known and the change is within the bounds below. */
+  hunks?: { oldStart: number; oldLines: number; newStart: number; newLines: number; lines: string[] }[];
+  /** Both texts are known, but the change is over the bounds: shown as changed, not line by line. */
+  tooLarge?: true;
+}
+
+/**
+ * At most this many added plus removed lines are diffed line by line. Myers' diff costs about (lines × edits);
+ * past 1,000 edits a listing would be too long to read anyway. Deterministic (no time limit), so the same change
+ * always shows the same way.
+ */
+export const MAX_DIFF_EDITS = 1000;
+/** Texts longer than this (characters, each side) are not diffed line by line. */
+export const MAX_DIFF_CHARS = 256 * 1024;
+
+export interface DefinitionDiff {
+  fields: FieldChange[];
+  files: FileChange[];
+}
+
+function flatten(p: PinnedDefinition): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p.definition)) out[k] = v;
+  for (const [k, v] of Object.entries(p.extra)) out[`extra.${k}`] = v;
+  out.inputs = p.inputs;
+  out.envFile = p.envFile;
+  return out;
+}
+
+export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts'>, current: Pinned): DefinitionDiff {
+  const a = flatten(approved.pinned);
+  const b = flatten(current.pinned);
+  const fields: FieldChange[] = [];
+  for (const field of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    if (canonicalJson(a[field]) !== canonicalJson(b[field])) fields.push({ field, before: a[field], after: b[field] });
+  }
+  const files: FileChange[] = [];
+  const fa = approved.pinned.files ?? {};
+  const fb = current.pinned.files;
+  const textKey = (p: string) => p;
+  const envA = approved.pinned.envFile;
+  const envB = current.pinned.envFile;
+  const pairs: [string, string | undefined, string | undefined, string][] = [];
+  for (const p of [...new Set([...Object.keys(fa), ...Object.keys(fb)])].sort()) pairs.push([p, fa[p]?.sha256, fb[p]?.sha256, textKey(p)]);
+  if (envA?.sha256 !== envB?.sha256 && (envA?.path ?? envB?.path)) {
+    const p = (envB?.path ?? envA?.path)!;
+    pairs.push([`envFile ${p}`, envA?.sha256, envB?.sha256, `envFile:${p}`]);
+  }
+  for (const [p, before, after, key] of pairs) {
+    if (before === after) continue;
+    const change: FileChange = { path: p, change: before === undefined ? 'added' : after === undefined ? 'removed' : 'changed', before, after };
+    const ta = approved.texts?.[key] ?? (before === undefined ? '' : undefined);
+    const tb = current.texts[key] ?? (after === undefined ? '' : undefined);
+    if (ta !== undefined && tb !== undefined) {
+      const patch = ta.length > MAX_DIFF_CHARS || tb.length > MAX_DIFF_CHARS
+        ? undefined
+        : structuredPatch(p, p, ta, tb, '', '', { context: 3, maxEditLength: MAX_DIFF_EDITS });
+      if (patch) {
+        change.hunks = patch.hunks.map((h) => ({
+          oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines,
+        }));
+      } else change.tooLarge = true;
+    }
+    files.push(change);
+  }
+  return { fields, files };
+}
+
+export interface ToolsDiff {
+  added: string[];
+  removed: string[];
+  changed: { name: string; fields: FieldChange[] }[];
+  instructions?: FieldChange;
+}
+
+/** Tool-level diff between the tools pinned at approval and the tools a server offers now. */
+export function diffTools(
+  before: { instructions?: string; tools: Record<string, unknown>[] },
+  after: { instructions?: string; tools: Record<string, unknown>[] },
+): ToolsDiff {
+  const byName = (l: Record<string, unknown>[]) => new Map(l.map((t) => [String(t.name), t]));
+  const a = byName(before.tools);
+  const b = byName(after.tools);
+  const out: ToolsDiff = {
+    added: [...b.keys()].filter((n) => !a.has(n)).sort(),
+    removed: [...a.keys()].filter((n) => !b.has(n)).sort(),
+    changed: [],
+  };
+  for (const [name, tb] of b) {
+    const ta = a.get(name);
+    if (!ta) continue;
+    const fields: FieldChange[] = [];
+    for (const f of [...new Set([...Object.keys(ta), ...Object.keys(tb)])].sort()) {
+      if (canonicalJson(ta[f]) !== canonicalJson(tb[f])) fields.push({ field: f, before: ta[f], after: tb[f] });
+    }
+    if (fields.length) out.changed.push({ name, fields });
+  }
+  if ((before.instructions ?? '') !== (after.instructions ?? '')) out.instructions = { field: 'instructions', before: before.instructions, after: after.instructions };
+  return out;
+}

@@ -1,0 +1,445 @@
+// The execution closure: the workspace content a launch can execute or load, pinned file by file. The rule
+// (README, "What an approval pins"): every workspace path the launch plan names — the command, an argument, a
+// flag's value, a file:// URL, the working folder for launchers that resolve code from it — is an *entry*; each
+// entry pins the whole tree of its *package root*: the nearest folder at or above it (inside the workspace) that
+// holds a package manifest (package.json, pyproject.toml, setup.py, …), else the entry's own folder. Code that
+// can load anything (inline `-e`/`-c` code, shell scripts) pins the whole workspace. A JavaScript file whose
+// literal relative imports reach outside the roots found so far adds the roots of what they reach. `.git` and
+// the MCP configuration files themselves (pinned field by field already) are left out; symlinks are pinned as
+// their target text and their target's root is added when it lies in the workspace. When the closure cannot be
+// pinned whole within the budgets, the server is blocked ("cannot pin what this runs: …") — never pinned in part.
+// Each file is read and hashed at most once per evaluation, whatever number of servers name it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import type { TrackingReader } from '../sources/fsread';
+import { resolvePhysical, UnpinnablePathError, within } from './realpath';
+
+/** A file is pinned only whole; one larger than this blocks the server. */
+export const MAX_CLOSURE_FILE_BYTES = 8 * 1024 * 1024;
+/** Files in one server's closure. */
+export const MAX_CLOSURE_FILES = 2048;
+/** Bytes in one server's closure. */
+export const MAX_CLOSURE_BYTES = 64 * 1024 * 1024;
+/** Distinct files (and bytes) hashed in one evaluation of a project, across all its servers. */
+export const MAX_EVALUATION_FILES = 16384;
+export const MAX_EVALUATION_BYTES = 256 * 1024 * 1024;
+/** Entries (files, folders, links) one walk may list, and all walks of one evaluation: empty folders count too. */
+export const MAX_WALK_ENTRIES = 8192;
+export const MAX_EVALUATION_ENTRIES = 65536;
+/** Package roots one server may reach (through imports and links). */
+export const MAX_ROOTS = 64;
+/** Folder depth walked below a root. */
+export const MAX_DEPTH = 48;
+/** Text files up to this size are kept with the approval (line diffs); at most MAX_KEPT_TEXT_TOTAL per server. */
+export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
+export const MAX_KEPT_TEXT_TOTAL = 256 * 1024;
+
+/** What Node, npm and other launchers read from a project folder (at the working folder and every folder above). */
+export const PROJECT_SETTINGS = ['.npmrc', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.yarnrc.yml', '.pnpmfile.cjs', 'pnpm-workspace.yaml', 'bunfig.toml', 'pyproject.toml', 'uv.toml', '.python-version', 'pip.conf', 'deno.json', 'deno.jsonc', 'tsconfig.json', '.node-version', '.nvmrc'];
+
+/** Files whose presence makes a folder a package root. */
+export const MANIFESTS = ['package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'deno.json', 'deno.jsonc', 'Cargo.toml', 'go.mod', 'Gemfile', 'composer.json'];
+
+const JS_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx']);
+/** How Node (and tsx/bun) try a relative specifier that has no file of its own. */
+const TRY_SUFFIXES = ['', '.js', '.mjs', '.cjs', '.json', '.ts', '.mts', '.cts', '.node', '/index.js', '/index.mjs', '/index.cjs', '/index.ts', '/index.json'];
+
+export class ClosureError extends Error {
+  constructor(message: string) {
+    super(`cannot pin what this runs: ${message}`);
+  }
+}
+
+export interface PinnedFile {
+  sha256: string;
+  size: number;
+}
+
+export interface ClosureRoot {
+  /** Workspace-relative POSIX path ('.' for the workspace itself). */
+  path: string;
+  /** Why it is in the closure: the entry that led to it. */
+  why: string;
+}
+
+export interface Closure {
+  roots: ClosureRoot[];
+  /** Workspace-relative path → content digest, every regular file under the roots. */
+  files: Record<string, PinnedFile>;
+  /** Workspace-relative path → link target text (or `<fifo>`, `<socket>`, `<device>` for special files). */
+  links: Record<string, string>;
+}
+
+export interface ClosureEntry {
+  /** Absolute path as the server would see it (resolved physically by this module). */
+  path: string;
+  why: string;
+  /** Code that can load anything (inline code, shell): the whole workspace is pinned. */
+  whole?: boolean;
+  /** A data argument: pinned when it exists, ignored when it does not (a missing entry pins its nearest folder). */
+  optional?: boolean;
+  /**
+   * Pinned as itself, not through its package folder: `file` — this one file when it exists (its later creation
+   * changes the closure); `tree` — this folder's tree when it exists. For what a package launcher (npx, uvx)
+   * reads from the project: its settings files and node_modules.
+   */
+  exact?: 'file' | 'tree';
+}
+
+interface Hashed {
+  sha256: string;
+  size: number;
+  /** UTF-8 text when small enough to keep for diffs. */
+  text?: string;
+  /** The whole text of a JavaScript file or a package.json, whatever its size: scanned for what it loads. */
+  scan?: string;
+}
+
+interface Walk {
+  files: Map<string, Hashed>; // abs → hash
+  links: Map<string, string>; // abs → target text
+  /** Link targets inside the workspace, to be pinned by their own roots. */
+  linkTargets: string[];
+}
+
+/** Per-evaluation memo: each file is read and hashed once, each tree walked once, within evaluation budgets. */
+class EvaluationCache {
+  readonly hashes = new Map<string, Hashed | Error>();
+  readonly walks = new Map<string, Walk | Error>();
+  /** Literal relative import targets of a file (resolved), whatever roots ask. */
+  readonly imports = new Map<string, string[]>();
+  /** Closures by their starting folders: servers that start from the same folders share one. */
+  readonly closures = new Map<string, { closure: Closure; texts: Record<string, string> } | Error>();
+  files = 0;
+  bytes = 0;
+  entries = 0;
+}
+
+const caches = new WeakMap<TrackingReader, EvaluationCache>();
+
+function cacheOf(reader: TrackingReader): EvaluationCache {
+  let c = caches.get(reader);
+  if (!c) caches.set(reader, (c = new EvaluationCache()));
+  return c;
+}
+
+function rel(workspace: string, abs: string): string {
+  const r = path.relative(workspace, abs).split(path.sep).join('/');
+  return r === '' ? '.' : r;
+}
+
+/** The UTF-8 text of a file small enough to keep for line diffs; undefined for binary or larger content. */
+export function utf8Text(data: Buffer): string | undefined {
+  if (data.length > MAX_KEPT_TEXT_BYTES) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    return undefined;
+  }
+}
+
+function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashed {
+  const cache = cacheOf(reader);
+  const hit = cache.hashes.get(abs);
+  if (hit instanceof Error) throw hit;
+  if (hit) return hit;
+  const r = reader.read(abs, MAX_CLOSURE_FILE_BYTES);
+  let out: Hashed | Error;
+  if (r.kind === 'ok') {
+    cache.files++;
+    cache.bytes += r.data.length;
+    if (cache.files > MAX_EVALUATION_FILES || cache.bytes > MAX_EVALUATION_BYTES) {
+      out = new ClosureError(`the project's servers together load more than ${MAX_EVALUATION_FILES} files or ${MAX_EVALUATION_BYTES / 1024 / 1024} MiB, more than one check reads`);
+    } else {
+      const scanned = JS_EXTENSIONS.has(path.extname(abs)) || path.basename(abs) === 'package.json';
+      out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text: utf8Text(r.data), scan: scanned ? r.data.toString('utf8') : undefined };
+    }
+  } else if (r.kind === 'missing') {
+    out = new ClosureError(`${rel(workspace, abs)} disappeared while it was being pinned; check again`);
+  } else {
+    out = new ClosureError(`${rel(workspace, abs)} cannot be read: ${r.error.message}`);
+  }
+  cache.hashes.set(abs, out);
+  if (out instanceof Error) throw out;
+  return out;
+}
+
+/** The package root of an entry: the nearest folder at or above it, inside the workspace, holding a manifest. */
+function packageRoot(workspace: string, dir: string, reader: TrackingReader): string {
+  for (let d = dir; within(workspace, d); d = path.dirname(d)) {
+    for (const m of MANIFESTS) if (reader.stat(path.join(d, m))) return d;
+    if (d === workspace) break;
+  }
+  return dir;
+}
+
+function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>, reader: TrackingReader): Walk {
+  const cache = cacheOf(reader);
+  // A closure that can run anything (excluded is then empty) keeps what others leave out: its own walk.
+  const open = excluded.size === 0;
+  const key = `${root}\0${open ? 'all' : 'code'}`;
+  const hit = cache.walks.get(key);
+  if (hit instanceof Error) throw hit;
+  if (hit) return hit;
+  const walk: Walk = { files: new Map(), links: new Map(), linkTargets: [] };
+  let listed = 0;
+  try {
+    const queue: [string, number][] = [[root, 0]];
+    while (queue.length) {
+      const [dir, depth] = queue.shift()!;
+      if (depth > MAX_DEPTH) throw new ClosureError(`${rel(workspace, dir)} is nested more than ${MAX_DEPTH} folders deep`);
+      reader.stat(dir); // its signature changes when an entry is added or removed
+      // Read entry by entry, so a folder of a million entries costs no more than the budget.
+      const entries: fs.Dirent[] = [];
+      let handle: fs.Dir | undefined;
+      try {
+        handle = fs.opendirSync(dir);
+        for (let e = handle.readSync(); e; e = handle.readSync()) {
+          entries.push(e);
+          if (listed + entries.length > MAX_WALK_ENTRIES) break;
+        }
+      } catch (e) {
+        throw new ClosureError(`the folder ${rel(workspace, dir)} cannot be listed: ${(e as Error).message}`);
+      } finally {
+        handle?.closeSync();
+      }
+      listed += entries.length;
+      cache.entries += entries.length;
+      if (listed > MAX_WALK_ENTRIES) throw new ClosureError(`${rel(workspace, root)} holds more than ${MAX_WALK_ENTRIES} files, folders and links (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`);
+      if (cache.entries > MAX_EVALUATION_ENTRIES) throw new ClosureError(`the project's servers together reach more than ${MAX_EVALUATION_ENTRIES} files, folders and links, more than one check lists`);
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const e of entries) {
+        const abs = path.join(dir, e.name);
+        // `__pycache__` is not read by a Python MCP Gate starts (PYTHONPYCACHEPREFIX points outside the workspace;
+        // -E/-I, which would ignore it, are refused) — but code that can run anything could start Python otherwise.
+        if ((e.name === '.git' && dir === workspace) || (!open && e.name === '__pycache__' && e.isDirectory()) || excluded.has(rel(workspace, abs))) continue;
+        if (e.isDirectory()) queue.push([abs, depth + 1]);
+        else if (e.isFile()) {
+          walk.files.set(abs, hashFile(reader, abs, workspace));
+          if (walk.files.size > MAX_CLOSURE_FILES) {
+            throw new ClosureError(`${rel(workspace, root)} holds more than ${MAX_CLOSURE_FILES} files (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`);
+          }
+        } else if (e.isSymbolicLink()) {
+          const target = fs.readlinkSync(abs);
+          walk.links.set(abs, target);
+          reader.stat(abs);
+          let r;
+          try {
+            r = resolvePhysical(abs, dir);
+          } catch (err) {
+            throw new ClosureError(`the link ${rel(workspace, abs)} → ${target}: ${(err as Error).message}`);
+          }
+          if (within(workspace, r.real) && !within(root, r.real)) walk.linkTargets.push(r.exists ? r.real : r.existingDir);
+        } else {
+          walk.links.set(abs, e.isFIFO() ? '<fifo>' : e.isSocket() ? '<socket>' : '<device>');
+        }
+      }
+    }
+  } catch (e) {
+    cache.walks.set(key, e as Error);
+    throw e;
+  }
+  cache.walks.set(key, walk);
+  return walk;
+}
+
+/** Every string literal of a JavaScript file (quotes and template text), escapes included. */
+const LITERAL = /(['"`])((?:\\[\s\S]|(?!\1)[^\\\n]){0,2048})\1/g;
+
+/** A literal's value with its escapes decoded (`'\x2e\x2e/x'` is `'../x'`). */
+function decodeLiteral(raw: string): string {
+  return raw.replace(/\\(x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|[\s\S])/g, (_, e: string) => {
+    if (e[0] === 'x') return String.fromCharCode(parseInt(e.slice(1), 16));
+    if (e[0] === 'u') return String.fromCodePoint(parseInt(e.replace(/[u{}]/g, ''), 16));
+    return ({ n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', v: '\v', 0: '\0' } as Record<string, string>)[e] ?? e;
+  });
+}
+
+/** Relative paths a package.json names for Node to load: main, module, bin, exports, imports. */
+function manifestPaths(text: string): string[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  const walk = (v: unknown, depth: number) => {
+    if (depth > 16) return;
+    if (typeof v === 'string') {
+      if (v.startsWith('.')) out.push(v);
+    } else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  if (doc && typeof doc === 'object') {
+    const d = doc as Record<string, unknown>;
+    for (const k of ['main', 'module', 'browser', 'bin', 'exports', 'imports', 'types']) walk(d[k], 0);
+  }
+  return out;
+}
+
+/** Literal relative specifiers of a JavaScript/TypeScript file that reach outside `roots`. */
+function importsOutside(file: string, text: string, roots: readonly string[], workspace: string, reader: TrackingReader): string[] {
+  const cache = cacheOf(reader);
+  let targets = cache.imports.get(file);
+  if (!targets) {
+    targets = [];
+    // Every literal that starts with `../` (a require, an import, createRequire(…)('../x'), path.join(__dirname,
+    // '../x')), and a bare '..' (the parent folder, joined at run time): a superset of what the file can reach.
+    const specs: string[] = [];
+    if (path.basename(file) === 'package.json') specs.push(...manifestPaths(text));
+    else {
+      for (const m of text.matchAll(LITERAL)) {
+        const v = decodeLiteral(m[2]);
+        if (v === '..' || v === '../') specs.push('..');
+        else if (v.startsWith('../') || v.startsWith('..\\') || v.startsWith('./')) specs.push(v.replace(/\\/g, '/'));
+      }
+    }
+    for (const spec of specs) {
+      const lexical = path.resolve(path.dirname(file), spec);
+      if (!within(workspace, lexical)) continue;
+      if (within(path.dirname(file), lexical)) {
+        targets.push(lexical); // below its own folder: inside every root that holds the file
+        continue;
+      }
+      let found: string | undefined;
+      for (const s of TRY_SUFFIXES) {
+        const st = reader.stat(lexical + s);
+        if (st?.isFile()) {
+          found = lexical + s;
+          break;
+        }
+      }
+      targets.push(found ?? lexical);
+    }
+    cache.imports.set(file, targets);
+  }
+  return targets.filter((t) => !roots.some((r) => within(r, t)));
+}
+
+/** The closure of a set of entries, with the text of small files for diffs. Throws ClosureError. */
+export function closureOf(
+  workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
+): { closure: Closure; texts: Record<string, string> } {
+  const queue: { dir: string; why: string }[] = [];
+  const exactFiles: { abs: string; why: string }[] = [];
+  const addEntry = (abs: string, why: string, whole = false, optional = false, exact?: 'file' | 'tree') => {
+    let r;
+    try {
+      r = resolvePhysical(abs, workspace);
+    } catch (e) {
+      if (e instanceof UnpinnablePathError) throw new ClosureError(`${why}: ${e.message}`);
+      throw e;
+    }
+    // Recorded for the gate cache: the spelling (a retargeted link anywhere on it changes what it stats to) and
+    // the real path (a missing one that appears later).
+    reader.stat(abs);
+    reader.stat(r.real);
+    if (!within(workspace, r.real)) return;
+    if (whole) return queue.push({ dir: workspace, why });
+    if (exact) {
+      if (!r.exists) return;
+      const st = reader.stat(r.real);
+      if (exact === 'file' && st?.isFile()) exactFiles.push({ abs: r.real, why });
+      else if (exact === 'tree' && st?.isDirectory()) queue.push({ dir: r.real, why });
+      return;
+    }
+    if (optional && !r.exists) return;
+    const st = r.exists ? reader.stat(r.real) : undefined;
+    const dir = st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir;
+    if (!within(workspace, dir)) return;
+    queue.push({ dir: packageRoot(workspace, dir, reader), why });
+  };
+  for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional, e.exact);
+  // Code that can run anything (a shell) can also run an MCP configuration file as a script: then nothing is left out.
+  if (entries.some((e) => e.whole)) excluded = new Set();
+  // Servers that start from the same folders have the same closure: computed once per evaluation.
+  const key = JSON.stringify([[...new Set(queue.map((q) => q.dir))].sort(), exactFiles.map((f) => f.abs).sort(), excluded.size]);
+  const memo = cacheOf(reader).closures;
+  const hit = memo.get(key);
+  if (hit instanceof Error) throw hit;
+  if (hit) {
+    const whyOf = new Map(queue.map((q) => [rel(workspace, q.dir), q.why]));
+    return { closure: { ...hit.closure, roots: hit.closure.roots.map((r) => ({ path: r.path, why: whyOf.get(r.path) ?? r.why })) }, texts: hit.texts };
+  }
+  try {
+    const result = computeClosure(workspace, queue, exactFiles, excluded, reader, addEntry);
+    memo.set(key, result);
+    return result;
+  } catch (e) {
+    if (e instanceof ClosureError) memo.set(key, e);
+    throw e;
+  }
+}
+
+function computeClosure(
+  workspace: string, queue: { dir: string; why: string }[], exactFiles: readonly { abs: string; why: string }[],
+  excluded: ReadonlySet<string>, reader: TrackingReader, addEntry: (abs: string, why: string) => void,
+): { closure: Closure; texts: Record<string, string> } {
+  const roots = new Map<string, string>(); // abs root → why
+
+  const files = new Map<string, Hashed>();
+  for (const f of exactFiles) files.set(f.abs, hashFile(reader, f.abs, workspace)); // named by the plan: never left out
+  // git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it.
+  if (queue.length || exactFiles.length) {
+    const gitConfig = path.join(workspace, '.git', 'config');
+    if (reader.stat(gitConfig)?.isFile()) files.set(gitConfig, hashFile(reader, gitConfig, workspace));
+    const gitFile = path.join(workspace, '.git');
+    if (reader.stat(gitFile)?.isFile()) files.set(gitFile, hashFile(reader, gitFile, workspace));
+    for (const name of ['commondir', 'config.worktree']) {
+      const p = path.join(workspace, '.git', name);
+      if (reader.stat(p)?.isFile()) files.set(p, hashFile(reader, p, workspace));
+    }
+    for (const name of ['hooks', 'info']) {
+      const d = path.join(workspace, '.git', name);
+      if (reader.stat(d)?.isDirectory()) queue.push({ dir: d, why: 'what git runs for a server that calls git' });
+    }
+  }
+  const links = new Map<string, string>();
+  while (queue.length) {
+    const { dir, why } = queue.shift()!;
+    if ([...roots.keys()].some((r) => within(r, dir))) continue;
+    for (const r of [...roots.keys()]) if (within(dir, r)) roots.delete(r);
+    roots.set(dir, why);
+    if (roots.size > MAX_ROOTS) throw new ClosureError(`it reaches more than ${MAX_ROOTS} package folders`);
+    const walk = walkTree(dir, workspace, excluded, reader);
+    for (const [f, h] of walk.files) files.set(f, h);
+    for (const [f, t] of walk.links) links.set(f, t);
+    if (files.size > MAX_CLOSURE_FILES) throw new ClosureError(`its package folders hold more than ${MAX_CLOSURE_FILES} files`);
+    for (const t of walk.linkTargets) addEntry(t, `${why}, through a link`);
+    const rootList = [...roots.keys()];
+    for (const [f, h] of walk.files) {
+      if (h.scan === undefined) continue;
+      for (const target of importsOutside(f, h.scan, rootList, workspace, reader)) addEntry(target, `named by ${rel(workspace, f)}`);
+    }
+    // Above the root, up to the workspace: what Node, npm and other launchers read from every parent folder —
+    // package.json (module type, imports, workspaces), .npmrc, lock files, and node_modules (bare requires and
+    // npm's PATH of node_modules/.bin resolve there).
+    for (let d = path.dirname(dir); within(workspace, d) && d !== dir; d = path.dirname(d)) {
+      for (const name of PROJECT_SETTINGS) {
+        const p = path.join(d, name);
+        if (reader.stat(p)?.isFile() && !excluded.has(rel(workspace, p))) files.set(p, hashFile(reader, p, workspace));
+      }
+      const nm = path.join(d, 'node_modules');
+      if (reader.stat(nm)?.isDirectory()) queue.push({ dir: nm, why: `packages above ${rel(workspace, dir)} (Node resolves bare imports in every folder above)` });
+      if (d === workspace) break;
+    }
+  }
+
+  let bytes = 0;
+  const closure: Closure = { roots: [], files: {}, links: {} };
+  for (const [r, why] of [...roots].sort(([a], [b]) => (a < b ? -1 : 1))) closure.roots.push({ path: rel(workspace, r), why });
+  const texts: Record<string, string> = {};
+  let kept = 0;
+  for (const [f, h] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    bytes += h.size;
+    closure.files[rel(workspace, f)] = { sha256: h.sha256, size: h.size };
+    if (h.text !== undefined && kept + h.text.length <= MAX_KEPT_TEXT_TOTAL) {
+      texts[rel(workspace, f)] = h.text;
+      kept += h.text.length;
+    }
+  }
+  if (bytes > MAX_CLOSURE_BYTES) throw new ClosureError(`the files it may load add up to more than ${MAX_CLOSURE_BYTES / 1024 / 1024} MiB`);
+  for (const [f, t] of [...links].sort(([a], [b]) => (a < b ? -1 : 1))) closure.links[rel(workspace, f)] = t;
+  return { closure, texts };
+}

@@ -1,0 +1,501 @@
+// The launch plan: one pure function turns a stdio server's definition and the project into exactly what will
+// be executed — the executable as an absolute real path found on MCP Gate's own PATH (a repository's `env`
+// never decides which program runs), the arguments, the working folder as a real path, the environment the
+// repository declared (variables that control which code an interpreter loads are refused, not passed), and the
+// execution closure (src/trust/plan/closure.ts) of the workspace content it can execute or load. The digest is
+// computed over the plan (src/trust/plan/digest.ts); the host spawns the plan and re-resolves nothing.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { closureOf, ClosureError, PROJECT_SETTINGS, type Closure, type ClosureEntry } from './closure';
+import type { ServerDefinition } from '../sources/declarations';
+import type { TrackingReader } from '../sources/fsread';
+import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
+
+export interface LaunchPlan {
+  /** The command as written. */
+  command: string;
+  /** Absolute real path of the program that will run; absent when it is not found (the start then fails). */
+  executable?: string;
+  /** Why `executable` is absent. */
+  notFound?: string;
+  args: string[];
+  /** Real path of the working folder. */
+  cwd: string;
+  /** The working folder relative to the workspace ('.' for the workspace itself), when it is inside it. */
+  cwdInWorkspace?: string;
+  /** Variables the definition sets (null values dropped), `${workspaceFolder}` filled in. */
+  env: Record<string, string>;
+  /** A package launcher (npx, uvx, …): its first start may download, so the host waits longer for it to answer. */
+  launcher?: boolean;
+  /** Entries that put folders into the closure, for the preview ("why is this pinned"). */
+  entries: { path: string; why: string }[];
+  closure: Closure;
+}
+
+export class PlanError extends Error {}
+
+/** Variables passed through from MCP Gate's own environment; everything else (tokens, keys) stays behind. */
+export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE'];
+
+/** What a local server (and a container runtime MCP Gate asks about its image) gets of MCP Gate's environment. */
+export function minimalEnv(parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of INHERITED_ENV) if (parent[k] !== undefined) env[k] = parent[k]!;
+  return env;
+}
+
+
+/** Substitutes the workspace variables MCP Gate fills in; any other `${…}` is left as written. */
+export function substitute(s: string, projectDir: string): string {
+  return s
+    .replace(/\$\{workspaceFolder\}/g, projectDir)
+    .replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir))
+    .replace(/\$\{workspaceRoot\}/g, projectDir);
+}
+
+/**
+ * Variables that decide which code runs or which files an interpreter, loader, shell or package manager
+ * loads. A repository may not set them: the server is blocked naming the variable (set it in user scope).
+ */
+const LOADER_EXACT = new Set([
+  'PATH', 'HOME', 'USERPROFILE', 'BASH_ENV', 'ENV', 'ZDOTDIR', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'IFS', 'CDPATH',
+  'GLOBIGNORE', 'CLASSPATH', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH',
+  'HOSTALIASES', 'TMPDIR', 'TEMP', 'TMP', 'ELECTRON_RUN_AS_NODE', 'EDITOR', 'VISUAL', 'PAGER', 'BROWSER', 'SHELL',
+  'MANPAGER', 'LESSOPEN', 'PERLIO', 'TCLLIBPATH', 'LUA_PATH', 'LUA_CPATH', 'R_PROFILE_USER', 'R_LIBS_USER', 'JULIA_LOAD_PATH', 'JULIA_DEPOT_PATH',
+  'SSH_ASKPASS', 'SUDO_ASKPASS', 'GIT_ASKPASS', 'TERMINFO', 'TERMINFO_DIRS', 'INPUTRC', 'MAVEN_OPTS', 'GRADLE_OPTS', 'SBT_OPTS', 'ANT_OPTS',
+  'CC', 'CXX', 'CPP', 'LD', 'AR', 'CFLAGS', 'CXXFLAGS', 'LDFLAGS', 'CPPFLAGS', 'MAKEFLAGS', 'MFLAGS', 'LIBRARY_PATH', 'CPATH', 'PKG_CONFIG_PATH',
+  'QT_PLUGIN_PATH', 'QT_QPA_PLATFORM_PLUGIN_PATH', 'GTK_PATH', 'GTK_MODULES', 'GIO_MODULE_DIR', 'GST_PLUGIN_PATH', 'GDK_PIXBUF_MODULE_FILE',
+  'KRB5_CONFIG', 'MAGIC', 'WGETRC', 'CURL_HOME', 'SSLKEYLOGFILE', 'ZSH', 'FPATH', 'MAIL', 'MAILPATH', 'HISTFILE', 'LESSKEY', 'SCREENRC', 'VIMINIT', 'EXINIT', 'MYVIMRC',
+]);
+const LOADER_PREFIXES = [
+  'LD_', 'DYLD_', 'NODE_', 'NPM_CONFIG_', 'PYTHON', 'PIP_', 'UV_', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'JAVA_', 'DENO_', 'BUN_', 'TS_NODE_',
+  'TSX_', 'YARN_', 'PNPM_', 'COREPACK_', 'XDG_', 'GIT_', 'MALLOC_', 'LUA_', 'PHP', 'CARGO_', 'RUSTC', 'RUSTUP_', 'GOPATH', 'GOROOT', 'GOFLAGS', 'GOENV', 'GOBIN', 'GOTOOLCHAIN', 'GOPROXY', 'GOEXPERIMENT', 'GODEBUG', 'CONDA', 'VIRTUAL_ENV', 'POETRY_', 'PIPX_', 'PDM_', 'HATCH_',
+  'OPENSSL_', 'SSL_', 'PYENV', 'RBENV', 'NODENV', 'NVM_', 'VOLTA_', 'ASDF_', 'MISE_', 'RTX_', 'FNM_', 'JENV', 'SDKMAN', 'BASH_FUNC_', 'DOTNET_', 'CORECLR_',
+  'COMPLUS_', 'MONO_', 'ERL_', 'ELIXIR_', 'MIX_', 'HEX_', 'R_PROFILE', 'R_ENVIRON', 'R_LIBS', 'JULIA_', 'TK_', 'GEMRC', 'BUNDLER_', 'RAILS_', 'NPM_', 'GCONV_',
+  'GLIBC_', 'GTK_', 'QT_', 'GST_', 'GIO_', 'DBUS_', 'GPG', 'GNUPG', 'SSH_', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'GOOGLE_APPLICATION_CREDENTIALS',
+  'KUBECONFIG', 'DOCKER_', 'CONTAINER_', 'PROMPT_', 'PS1', 'PS2', 'PS3', 'VIMINIT', 'VIMRUNTIME', 'MANPATH', 'INFOPATH', 'TEXINPUTS', 'DENO', 'BUN',
+];
+
+/** The reason a repository may not set `name`, or undefined when it may. */
+export function loaderVariable(name: string): string | undefined {
+  const upper = name.toUpperCase();
+  if (LOADER_EXACT.has(upper) || LOADER_PREFIXES.some((p) => upper.startsWith(p)) || name.includes('%') || name.includes('(')) {
+    return `${name} decides which program or code runs (interpreter, loader, shell or package-manager setting)`;
+  }
+  return undefined;
+}
+
+type Family = 'node' | 'python' | 'shell' | 'ruby' | 'perl' | 'php' | 'runner' | 'wrapper' | 'other';
+
+const FAMILIES: [RegExp, Family][] = [
+  [/^(node|nodejs|bun|tsx|ts-node|ts-node-esm|esno|esr|vite-node|npx-cli\.js)$/, 'node'],
+  [/^(deno)$/, 'runner'],
+  [/^(python|python[23](\.\d+)?|pypy3?|py)$/, 'python'],
+  // Shells, and programs that run whatever their arguments (or the repository's own settings) say: git (aliases,
+  // hooks), script, unshare, xargs, find -exec, awk/sed programs, editors, su/sudo, terminal multiplexers.
+  [/^(sh|bash|dash|zsh|ksh|mksh|fish|ash|busybox|git|script|unshare|nsenter|chroot|firejail|watch|parallel|entr|xargs|find|awk|gawk|mawk|nawk|sed|expect|tmux|screen|vim?|nvim|emacs|su|runuser|sudo|doas|flock|bwrap|systemd-run|dbus-run-session|strace|ltrace|gdb|valgrind|perf|ssh)$/, 'shell'],
+  [/^(ruby|irb)$/, 'ruby'],
+  [/^(perl)$/, 'perl'],
+  [/^(php)$/, 'php'],
+  [/^(npm|npx|pnpm|pnpx|yarn|yarnpkg|bunx|uv|uvx|poetry|pipx|pdm|hatch|rye|corepack|make|gmake|just|task|cargo|go|mix|bundle|rake|gradle|mvn)$/, 'runner'],
+  [/^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|unbuffer|setpriv|prlimit|numactl|cpulimit)$/, 'wrapper'],
+];
+
+function familyOf(...names: (string | undefined)[]): Family {
+  for (const n of names) {
+    if (!n) continue;
+    const base = path.basename(n).replace(/\.exe$/i, '');
+    for (const [re, f] of FAMILIES) if (re.test(base)) return f;
+  }
+  return 'other';
+}
+
+/** Flags whose next argument (or `=value`) is inline code that can load anything. */
+const INLINE_FLAGS: Partial<Record<Family, RegExp>> = {
+  node: /^(-e|--eval|-p|--print|-pe|-ep)$/,
+  python: /^-c$/,
+  shell: /^-[a-z]*c[a-z]*$/,
+  ruby: /^-e$/,
+  perl: /^-[a-zA-Z]*[eE]$/,
+  php: /^-r$/,
+  runner: /^(-c|--call|-e|--eval)$/,
+};
+
+/** Finds `name` on MCP Gate's own PATH (absolute entries only: a relative entry would depend on the server's folder). */
+export function findOnPath(name: string, searchPath: string | undefined): string | undefined {
+  for (const dir of (searchPath ?? '').split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const p = path.join(dir, name);
+    try {
+      const st = fs.statSync(p, { throwIfNoEntry: false });
+      if (st?.isFile() && (st.mode & 0o111) !== 0) return fs.realpathSync(p);
+    } catch {
+      // unreadable entry: not here
+    }
+  }
+  return undefined;
+}
+
+/** Per-evaluation memo: a PATH lookup and a folder's physical resolution are done once, whatever number of servers ask. */
+const memos = new WeakMap<TrackingReader, { onPath: Map<string, string | undefined>; folders: Map<string, ReturnType<typeof resolvePhysical>> }>();
+function memoOf(reader: TrackingReader) {
+  let m = memos.get(reader);
+  if (!m) memos.set(reader, (m = { onPath: new Map(), folders: new Map() }));
+  return m;
+}
+function findOnPathOnce(reader: TrackingReader, name: string, searchPath: string | undefined): string | undefined {
+  const m = memoOf(reader).onPath;
+  const key = `${searchPath ?? ''}\0${name}`;
+  if (!m.has(key)) m.set(key, findOnPath(name, searchPath));
+  return m.get(key);
+}
+
+export interface PlanOptions {
+  /** MCP Gate's own PATH (never the definition's). */
+  searchPath: string | undefined;
+  /** Repository-relative paths of the MCP configuration files (pinned field by field, left out of closures). */
+  configFiles: ReadonlySet<string>;
+  /** The definition is the repository's: refuse loader variables and pin the closure. */
+  gated: boolean;
+}
+
+/** Turns a stdio definition into the plan. Throws PlanError (or ClosureError) when it cannot be pinned or is refused. */
+export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanOptions, reader: TrackingReader): { plan: LaunchPlan; texts: Record<string, string> } {
+  if (def.type !== 'stdio' || !def.command) throw new PlanError('not a local server');
+  const sub = (s: string) => substitute(s, workspace);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(def.env)) if (v !== null) env[k] = sub(v);
+  if (opts.gated) {
+    for (const k of Object.keys(env)) {
+      const why = loaderVariable(k);
+      if (why) throw new PlanError(`its "env" sets ${k}: ${why}; MCP Gate does not pass a repository's ${k} (remove it, or declare the server in your user configuration)`);
+    }
+  }
+  // The working folder, as the kernel will resolve it.
+  let cwd: string;
+  try {
+    // As the kernel will resolve it at chdir: physically (`link/..` is the link target's parent), never lexically.
+    const written = def.cwd ? sub(def.cwd) : undefined;
+    const requested = written === undefined ? workspace : path.isAbsolute(written) ? written : `${workspace}/${written}`;
+    const folders = memoOf(reader).folders;
+    let r = folders.get(requested);
+    if (!r) folders.set(requested, (r = resolvePhysical(requested, workspace)));
+    if (!r.exists) throw new PlanError(`its working folder ${def.cwd} does not exist`);
+    cwd = r.real;
+  } catch (e) {
+    if (e instanceof UnpinnablePathError) throw new PlanError(`its working folder: ${e.message}`);
+    throw e;
+  }
+
+  const command = sub(def.command);
+  const args = def.args.map(sub);
+  const entries: ClosureEntry[] = [];
+  const named: Name = (p, why, how = 'tree') => {
+    let abs: string;
+    try {
+      abs = rewriteProcPath(path.isAbsolute(p) ? p : `${cwd}/${p}`, cwd);
+    } catch (e) {
+      throw new ClosureError(`${why}: ${(e as Error).message}`);
+    }
+    const exact = how === 'file' ? 'file' : how === 'folder' ? 'tree' : undefined;
+    entries.push({ path: abs, why, whole: how === 'whole', optional: how === 'if-exists', exact });
+    if (exact) return;
+    // Node and most interpreters also normalise `..` lexically before opening: pin that spelling too.
+    const lexical = path.resolve(cwd, p);
+    if (lexical !== abs && how !== 'whole') {
+      try {
+        entries.push({ path: rewriteProcPath(lexical, cwd), why, optional: how === 'if-exists' });
+      } catch (e) {
+        throw new ClosureError(`${why}: ${(e as Error).message}`);
+      }
+    }
+  };
+
+  // A variable whose value names a workspace file (a config a library loads, OPENSSL_CONF-like): that file is pinned.
+  for (const [k, v] of Object.entries(env)) {
+    for (const part of v.split(path.delimiter)) {
+      if (!part || part.length > 4096) continue;
+      for (const c of candidates(part)) named(c, `the variable ${k}`, 'file');
+    }
+  }
+
+  // The executable: a path is resolved against the working folder; a bare name on MCP Gate's PATH.
+  let executable: string | undefined;
+  let notFound: string | undefined;
+  if (command.includes('/') || command.includes('\\')) {
+    named(command, `the command ${command}`);
+    try {
+      const r = resolvePhysical(rewriteProcPath(path.resolve(cwd, command), cwd), cwd);
+      if (r.exists) executable = r.real;
+      else notFound = `${command} does not exist`;
+    } catch (e) {
+      throw new ClosureError(`the command ${command}: ${(e as Error).message}`);
+    }
+  } else {
+    executable = findOnPathOnce(reader, command, opts.searchPath);
+    if (!executable) notFound = `${command} is not on MCP Gate's PATH`;
+  }
+  if (executable && within(workspace, executable)) entries.push({ path: executable, why: `the program ${command}` });
+
+  analyse(command, executable, args, cwd, workspace, opts, named, 0);
+
+  const { closure, texts } = opts.gated ? closureOf(workspace, entries, opts.configFiles, reader) : { closure: { roots: [], files: {}, links: {} }, texts: {} };
+  const relOf = (p: string) => path.relative(workspace, p).split(path.sep).join('/') || '.';
+  const plan: LaunchPlan = {
+    command, executable, notFound, args, cwd, env, launcher: isPackageLauncher(path.basename(command), args) || undefined,
+    cwdInWorkspace: within(workspace, cwd) ? relOf(cwd) : undefined,
+    entries: entries.filter((e) => within(workspace, e.path)).map((e) => ({ path: relOf(e.path), why: e.why })),
+    closure,
+  };
+  return { plan, texts };
+}
+
+/** Node options whose value is the next argument when not written with `=`. */
+const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|--test-reporter|--test-reporter-destination|-C|--conditions|--env-file|--env-file-if-exists|--input-type|--title|--watch-path|--disable-warning|--redirect-warnings|--openssl-config|--icu-data-dir|--diagnostic-dir|--report-dir|--localstorage-file|--snapshot-blob|--experimental-config-file|--experimental-policy|--experimental-sea-config|--build-snapshot-config|--inspect-port|--stack-trace-limit)$/;
+/** Node options that load a module before the entry: a bare specifier resolves from the working folder's node_modules. */
+const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|--test-reporter)$/;
+const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
+/** Node options that make Node load code named in a file (OpenSSL engines and providers, snapshots, policies). */
+const NODE_CODE_CONFIG_FLAGS = /^(--openssl-config|--openssl-shared-config|--snapshot-blob|--experimental-policy|--experimental-config-file|--experimental-default-config-file|--experimental-sea-config|--build-snapshot|--build-snapshot-config)$/;
+
+/**
+ * Variable names a dotenv-style file sets (`NAME=`, `export NAME=`). A file that is missing sets nothing (Node
+ * refuses to start); one that cannot be read whole — not a regular file, over 1 MiB — is refused (PlanError).
+ */
+function envFileNames(file: string): string[] {
+  let text: string;
+  try {
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new PlanError(`the variables file ${file} is not a regular file`);
+      if (st.size > 1024 * 1024) throw new PlanError(`the variables file ${file} is over 1 MiB, more than MCP Gate checks`);
+      const buf = Buffer.alloc(st.size);
+      text = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (e) {
+    if (e instanceof PlanError) throw e;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new PlanError(`the variables file ${file} cannot be read: ${(e as Error).message}`);
+  }
+  const out: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=/.exec(line);
+    if (m) out.push(m[1]);
+  }
+  return out;
+}
+
+type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'if-exists' | 'file' | 'folder') => void;
+
+/** What a package launcher (npx, bunx, uvx, …) reads from the project it starts in, at each folder up to the workspace. */
+const LAUNCHER_SETTINGS = PROJECT_SETTINGS;
+
+/**
+ * A package launcher runs a package by name — from the project's node_modules when it is installed there, else
+ * downloaded into its own cache — and reads the project's settings: those settings files and node_modules are
+ * its closure, not the whole folder. Script runners (`npm run`, `uv run`, `make`, …) run the project itself.
+ */
+function isPackageLauncher(prog: string, args: readonly string[]): boolean {
+  const sub = args.find((a) => !a.startsWith('-'));
+  if (/^(npx|pnpx|bunx|uvx)$/.test(prog)) return true;
+  if (prog === 'npm' && (sub === 'exec' || sub === 'x')) return true;
+  if ((prog === 'pnpm' || prog === 'yarn' || prog === 'yarnpkg') && sub === 'dlx') return true;
+  if (prog === 'bun' && sub === 'x') return true;
+  if (prog === 'pipx' && sub === 'run') return true;
+  if (prog === 'uv' && sub === 'tool') return args[args.indexOf('tool') + 1] === 'run';
+  return false;
+}
+
+/** Walks one command line, naming entries: paths it names, inline code, the folder launchers resolve from. */
+function analyse(
+  command: string, executable: string | undefined, args: readonly string[], cwd: string, workspace: string,
+  opts: PlanOptions, named: Name, depth: number,
+): void {
+  if (depth > 8) throw new ClosureError('the command wraps other commands more than 8 levels deep');
+  const family = familyOf(command, executable);
+  const prog = path.basename(command);
+  const everything = (why: string) => named(workspace, why, 'whole');
+
+  if (family === 'wrapper') {
+    // `env K=V cmd …`, `nice cmd`, `timeout 5 cmd`: the assignments are environment, the rest another command line.
+    // Every `NAME=value` anywhere in a wrapper's arguments is checked (an option's value could hide one), and any
+    // option MCP Gate does not model (it could change the folder, read arguments from a file, …) pins the whole
+    // workspace: a superset, never less.
+    const list = [...args];
+    // `NAME=` anywhere: after option letters (`-SNODE_OPTIONS=…`, `-iS…`) or another option's `=`.
+    const refuse = (a: string) => {
+      const segments = a.split('=');
+      for (let k = 0; k < segments.length - 1; k++) {
+        const seg = segments[k].replace(/^-+/, '');
+        for (let i = 0; i <= Math.min(3, seg.length - 1); i++) {
+          const name = seg.slice(i);
+          if (!/^[A-Za-z_][A-Za-z0-9_]*(%%)?$/.test(name)) continue;
+          const why = loaderVariable(name);
+          if (opts.gated && why) throw new PlanError(`it sets ${name} through ${prog}: ${why}; MCP Gate does not pass it`);
+        }
+      }
+    };
+    for (const a of list) for (const part of a.split(/\s+/)) refuse(part);
+    let i = 0;
+    for (; i < list.length; i++) {
+      const a = list[i];
+      if (a === '--') {
+        i++;
+        break;
+      }
+      if (prog === 'env' && (a === '-S' || a === '--split-string' || /^-[a-zA-Z]*S./.test(a) || a.startsWith('--split-string='))) {
+        // The value is itself a command line: split it and read on.
+        const value = a === '-S' || a === '--split-string' ? list[i + 1] ?? '' : a.startsWith('--') ? a.slice(a.indexOf('=') + 1) : a.slice(a.indexOf('S') + 1);
+        list.splice(i, a === '-S' || a === '--split-string' ? 2 : 1, ...value.split(/\s+/).filter(Boolean));
+        i--;
+        continue;
+      }
+      if (prog === 'env' && (a === '-u' || a === '--unset')) {
+        i++; // its value is a name to remove
+        continue;
+      }
+      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(a)) continue;
+      if (/^\d+(\.\d+)?[smhd]?$/.test(a)) continue; // timeout 5, nice 10
+      if (a.startsWith('-')) {
+        if (!/^-(n|i|0|v|-ignore-environment|-null|-debug)$/.test(a)) everything(`${prog} ${a} is an option MCP Gate does not model`);
+        continue;
+      }
+      break;
+    }
+    if (i < list.length) {
+      const inner = list[i];
+      let innerExe: string | undefined;
+      if (inner.includes('/')) {
+        named(inner, `the command ${inner}`);
+        innerExe = path.resolve(cwd, inner);
+      } else {
+        innerExe = findOnPath(inner, opts.searchPath);
+        if (innerExe && within(workspace, innerExe)) named(innerExe, `the program ${inner}`);
+      }
+      analyse(inner, innerExe, list.slice(i + 1), cwd, workspace, opts, named, depth + 1);
+    }
+    return;
+  }
+  // Arguments a program reads as data (a config file, a folder to serve): a file named there is pinned as itself;
+  // a folder is data, not code (server-filesystem serves it), and is not pinned.
+  const dataArgs = (from: number) => {
+    for (let i = from; i < args.length; i++) for (const c of candidates(args[i])) named(c, `the argument ${short(args[i])}`, 'file');
+  };
+  if (family === 'shell') {
+    // A shell script or -c code can run any file of the workspace.
+    everything(`${prog} can run any file of the workspace`);
+    return dataArgs(0);
+  }
+  if (executable && within(workspace, executable) && family === 'other') {
+    everything(`${command} is a workspace program that may run any workspace file`);
+    return dataArgs(0);
+  }
+  if (family === 'runner' && within(workspace, cwd) && isPackageLauncher(prog.replace(/\.exe$/i, '').replace(/-cli\.js$/, ''), args)) {
+    // The project's settings and installed packages, at the working folder and every folder above it in the workspace.
+    for (let d = cwd; within(workspace, d); d = path.dirname(d)) {
+      for (const f of LAUNCHER_SETTINGS) named(path.join(d, f), `${prog} reads the project's ${f}`, 'file');
+      named(path.join(d, 'node_modules'), `${prog} runs a package from the project's node_modules when it is installed there`, 'folder');
+      if (d === workspace) break;
+    }
+    for (const a of args) if (INLINE_FLAGS.runner!.test(a)) everything(`inline code (${prog} ${a}) can load any file of the workspace`);
+    return dataArgs(0);
+  }
+  if (family === 'runner') {
+    // Package scripts, local bins, project settings (.npmrc, pyproject.toml, deno.json): resolved from the working folder.
+    named(cwd, `${prog} resolves what it runs from its working folder`);
+    for (const a of args) if (INLINE_FLAGS.runner!.test(a)) everything(`inline code (${prog} ${a}) can load any file of the workspace`);
+    return dataArgs(0);
+  }
+  if (family === 'other') return dataArgs(0);
+
+  // Interpreters: options, then the entry (a script, -m module, or inline code), then the script's own arguments.
+  const inline = INLINE_FLAGS[family]!;
+  for (let i = 0; i < args.length; i++) {
+    // Node takes `_` for `-` in option names (`--experimental_loader`): read them as Node does.
+    const a = family === 'node' && args[i].startsWith('--') ? args[i].replace(/^--[^=]*/, (n) => n.replace(/_/g, '-')) : args[i];
+    if (inline.test(a) || (family === 'node' && /^--(eval|print)=/.test(a))) {
+      everything(`inline code (${prog} ${a.replace(/=.*$/s, '')}) can load any file of the workspace`);
+      return dataArgs(i + 1);
+    }
+    if (family === 'python' && /^-[A-Za-z]*[EI]/.test(a) && !a.startsWith('--') && !/^-[XmcwW]/.test(a)) {
+      throw new PlanError(`${prog} ${a} ignores the environment, and with it the bytecode folder MCP Gate sets outside the workspace: bytecode in the workspace would run unpinned; remove ${a}`);
+    }
+    if (family === 'python' && (a === '-X' || a.startsWith('-X')) && /pycache_prefix/.test(a === '-X' ? args[i + 1] ?? '' : a)) {
+      throw new PlanError(`${prog} -X pycache_prefix sets where Python reads bytecode from, which MCP Gate keeps outside the workspace; remove it`);
+    }
+    if (family === 'node' && /^--test(=|$)/.test(a)) {
+      everything(`${prog} --test runs every test file it finds`);
+      continue;
+    }
+    if (family === 'python' && (a === '-m' || (a.startsWith('-m') && a.length > 2))) {
+      named(cwd, `${prog} -m finds the module from its working folder`);
+      return dataArgs(i + 1);
+    }
+    if (a.startsWith('-')) {
+      const eq = a.indexOf('=');
+      const flag = eq > 0 ? a.slice(0, eq) : a;
+      let value: string | undefined = eq > 0 ? a.slice(eq + 1) : undefined;
+      if (value === undefined && ((family === 'node' && NODE_VALUE_FLAGS.test(flag)) || (family === 'python' && PYTHON_VALUE_FLAGS.test(flag)))) value = args[++i];
+      if (family === 'node' && NODE_CODE_CONFIG_FLAGS.test(flag)) {
+        // A file that can load native code or any module (an OpenSSL config naming engines, a snapshot, a policy).
+        everything(`${prog} ${flag} can load code from any file of the workspace`);
+        if (value !== undefined) for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
+        continue;
+      }
+      if (value === undefined) continue;
+      if (family === 'node' && /^--env-file(-if-exists)?$/.test(flag)) {
+        // Its variables are the repository's too: the same variables are refused as in "env".
+        for (const c of candidates(value)) {
+          named(c, `the variables file of ${flag}`, 'file');
+          if (opts.gated) for (const name of envFileNames(path.resolve(cwd, c))) {
+            const why = loaderVariable(name);
+            if (why) throw new PlanError(`${flag} ${value} sets ${name}: ${why}; MCP Gate does not pass a repository's ${name}`);
+          }
+        }
+        continue;
+      }
+      if (family === 'node' && NODE_PRELOAD_FLAGS.test(flag)) {
+        const spec = /^file:/i.test(value) ? candidates(value)[0] : value;
+        if (spec.startsWith('.') || path.isAbsolute(spec)) named(spec, `the module ${short(value)} that ${flag} loads`);
+        else named(cwd, `${flag} ${short(value)} is resolved from the working folder's packages`);
+      } else for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
+      continue;
+    }
+    if (a === '-') continue; // the program from stdin: MCP Gate's own pipe
+    for (const c of candidates(a)) named(c, `the entry ${short(a)} that ${prog} runs`);
+    return dataArgs(i + 1);
+  }
+}
+
+function short(a: string): string {
+  return a.length > 120 ? `${a.slice(0, 117)}...` : a;
+}
+
+/** Paths an argument could name: itself, a flag's `=value`, a file:// URL. */
+function candidates(a: string): string[] {
+  const out: string[] = [];
+  const add = (v: string) => {
+    if (!v) return;
+    if (/^file:/i.test(v)) {
+      try {
+        out.push(fileURLToPath(v));
+      } catch {
+        throw new ClosureError(`the argument ${v} is a file URL MCP Gate cannot read`);
+      }
+      return;
+    }
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) return; // another URL scheme: not a local path
+    out.push(v);
+  };
+  if (a.startsWith('-')) {
+    const eq = a.indexOf('=');
+    if (eq > 0) add(a.slice(eq + 1));
+    return out;
+  }
+  add(a);
+  return out;
+}
