@@ -7,9 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { GateCache } from '../src/trust/gate';
 import { Masker } from '../src/policy/mask';
-import { ioCounters } from '../src/trust/fsread';
-import { recordDecision } from '../src/trust/approvals';
-import type { Machine } from '../src/trust/catalogue';
+import { ioCounters } from '../src/trust/sources/fsread';
+import { recordDecision } from '../src/trust/approval/approvals';
+import type { Machine } from '../src/trust/sources/catalogue';
 import { serverText } from '../src/report/render';
 
 export interface BenchRow {

@@ -18,7 +18,7 @@ import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
 import { interleaved } from './host';
 import { StatelessGateway } from './stateless-gateway';
-import { inProcess } from '../src/trust/npm-resolve';
+import { inProcess } from '../src/trust/packages/npm-resolve';
 
 const EVERYTHING = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 

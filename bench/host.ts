@@ -16,7 +16,7 @@ import { Masker } from '../src/policy/mask';
 import { loadUserPolicy } from '../src/policy/user-policy';
 import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
-import { inProcess } from '../src/trust/npm-resolve';
+import { inProcess } from '../src/trust/packages/npm-resolve';
 
 const EVERYTHING = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 

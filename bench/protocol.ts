@@ -13,7 +13,7 @@ import { Masker } from '../src/policy/mask';
 import { loadUserPolicy } from '../src/policy/user-policy';
 import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
-import { inProcess } from '../src/trust/npm-resolve';
+import { inProcess } from '../src/trust/packages/npm-resolve';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const MODERN = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'modern-server.js');

@@ -4,7 +4,7 @@
 import type { VscodeCollapsible } from '@vscode-elements/elements/dist/vscode-collapsible/vscode-collapsible.js';
 import type { PanelAction, ServerView } from '../common/protocol';
 import { relativeTime } from '../../src/report/relative-time';
-import { STATE_CODICON } from '../../src/trust/gate-state';
+import { STATE_CODICON } from '../../src/trust/approval/gate-state';
 import type { PanelContext } from './context';
 import { digest, meta, when } from './display';
 import { codicon, h, icon } from './dom';

@@ -3,7 +3,7 @@
 // bundled into the webview and tested in plain Node). Every value from the log is untrusted: it comes from a file
 // other processes write and carries strings from servers; each becomes display text through escapeText.
 import { logLine } from '../../src/report/log-line';
-import { escapeText, renderValue } from '../../src/trust/escape';
+import { escapeText, renderValue } from '../../src/text/escape';
 import type { LogBatch, LogEntry } from './protocol';
 
 export interface LogRow {

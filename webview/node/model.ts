@@ -10,13 +10,13 @@ import type { UserPolicy } from '../../src/policy/user-policy';
 import { createHash } from 'node:crypto';
 import { diffLines } from 'diff';
 import { stateLabel, summary } from '../../src/report/render';
-import { diffDefinitions, diffTools, type FileChange } from '../../src/trust/diff';
-import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/trust/escape';
-import type { GateReport, ServerReport } from '../../src/trust/gate';
-import { preApprovalAttempts, preApprovalLine } from '../../src/trust/preapproval';
-import { isUpdatable } from '../../src/trust/lock-update';
-import { refKey, type ServerRef } from '../../src/trust/server-ref';
-import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/states';
+import { diffDefinitions, diffTools, type FileChange } from '../../src/trust/approval/diff';
+import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/text/escape';
+import type { GateReport, ServerReport } from '../../src/trust/report';
+import { preApprovalAttempts, preApprovalLine } from '../../src/trust/sources/preapproval';
+import { isUpdatable } from '../../src/trust/approval/lock-update';
+import { refKey, type ServerRef } from '../../src/trust/approval/server-ref';
+import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/approval/states';
 import {
   PANEL_ACTIONS, SERVER_KEY,
   type DiffLine, type FieldDiffView, type FileDiffView, type PanelAction, type PanelModel, type ServerView,
@@ -24,7 +24,7 @@ import {
 } from '../common/protocol';
 import { MAX_UI_STATE_JSON, sanitizeUiState } from '../common/ui-state';
 
-/** A server's identity (src/trust/server-ref.ts), as the palette commands take it. */
+/** A server's identity (src/trust/approval/server-ref.ts), as the palette commands take it. */
 export type ServerRefLike = ServerRef;
 
 export interface FolderInput {
@@ -197,7 +197,7 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
     if (!r) continue;
     for (const b of r.fullBlock) banners.push({ level: 'error', text: `Full block: no tool of this project may be called until this is fixed: ${escapeText(b.reason)}`, files: b.files.map(escapeText) });
     if (r.escapeHatch) banners.push({ level: 'warning', text: 'MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review.' });
-    // A repository's files that try to approve servers for another agent: reported, never a state (src/trust/preapproval.ts).
+    // A repository's files that try to approve servers for another agent: reported, never a state (src/trust/sources/preapproval.ts).
     const pre = preApprovalAttempts(r.project);
     for (const a of pre.attempts) banners.push({ level: 'warning', text: `${escapeText(f.name)}: ${escapeText(preApprovalLine(a))}. MCP Gate ignores it: no state changes, and nothing runs without your approval.`, files: [escapeText(a.file)] });
     const h = r.store.health;
