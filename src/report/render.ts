@@ -146,7 +146,9 @@ function planText(s: ServerReport): string[] {
   const bytes = files.reduce((n, [, f]) => n + f.size, 0);
   if (!plan && !files.length) return L;
   L.push(`  execution closure (every workspace file it can load; content pinned): ${files.length} file(s), ${bytes} bytes`);
-  for (const r of plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }))) {
+  const roots = plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }));
+  if (plan && roots.length && !roots.some((r) => r.path === '.')) L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
+  for (const r of roots) {
     L.push(`    folder ${escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`)}${r.why ? `  — ${escapeText(r.why)}` : ''}`);
   }
   const full = !s.record; // first review: read it all

@@ -3,8 +3,11 @@
 // flag's value, a file:// URL, the working folder for launchers that resolve code from it — is an *entry*; each
 // entry pins the whole tree of its *package root*: the nearest folder at or above it (inside the workspace) that
 // holds a package manifest (package.json, pyproject.toml, setup.py, …), else the entry's own folder. Code that
-// can load anything (inline `-e`/`-c` code, shell scripts) pins the whole workspace. A JavaScript file whose
-// literal relative imports reach outside the roots found so far adds the roots of what they reach. `.git` and
+// can load anything (inline `-e`/`-c` code, shell scripts) pins the whole workspace. Every JavaScript or
+// TypeScript file of the closure, every entry and every file a literal names is read with a parser (./loads.ts):
+// the relative paths it names that reach outside the roots found so far add the roots of what they reach, and a
+// load of a path computed at run time (or a file that does not parse) pins the whole workspace, naming the file
+// and line. A workspace `.npmrc` with a setting MCP Gate does not model pins the whole workspace too. `.git` and
 // the MCP configuration files themselves (pinned field by field already) are left out; symlinks are pinned as
 // their target text and their target's root is added when it lies in the workspace. When the closure cannot be
 // pinned whole within the budgets, the server is blocked ("cannot pin what this runs: …") — never pinned in part.
@@ -13,6 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { TrackingReader } from '../sources/fsread';
+import { loadsOf } from './loads';
 import { resolvePhysical, UnpinnablePathError, within } from './realpath';
 
 /** A file is pinned only whole; one larger than this blocks the server. */
@@ -107,8 +111,8 @@ interface Walk {
 class EvaluationCache {
   readonly hashes = new Map<string, Hashed | Error>();
   readonly walks = new Map<string, Walk | Error>();
-  /** Literal relative import targets of a file (resolved), whatever roots ask. */
-  readonly imports = new Map<string, string[]>();
+  /** What a file reaches (its resolved literal targets, a computed load), whatever roots ask. */
+  readonly imports = new Map<string, Reach>();
   /** Closures by their starting folders: servers that start from the same folders share one. */
   readonly closures = new Map<string, { closure: Closure; texts: Record<string, string> } | Error>();
   files = 0;
@@ -139,6 +143,13 @@ export function utf8Text(data: Buffer): string | undefined {
   }
 }
 
+/** An extensionless file that starts `#!…node` (or deno, bun, tsx, ts-node): Node runs it as JavaScript. */
+function nodeScript(abs: string, data: Buffer): boolean {
+  if (path.extname(abs) !== '') return false;
+  const first = data.subarray(0, 256).toString('latin1').split('\n')[0];
+  return /^#!.*\b(node|nodejs|deno|bun|tsx|ts-node)\b/.test(first);
+}
+
 function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashed {
   const cache = cacheOf(reader);
   const hit = cache.hashes.get(abs);
@@ -152,7 +163,7 @@ function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashe
     if (cache.files > MAX_EVALUATION_FILES || cache.bytes > MAX_EVALUATION_BYTES) {
       out = new ClosureError(`the project's servers together load more than ${MAX_EVALUATION_FILES} files or ${MAX_EVALUATION_BYTES / 1024 / 1024} MiB, more than one check reads`);
     } else {
-      const scanned = JS_EXTENSIONS.has(path.extname(abs)) || path.basename(abs) === 'package.json';
+      const scanned = JS_EXTENSIONS.has(path.extname(abs)) || path.basename(abs) === 'package.json' || nodeScript(abs, r.data);
       out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text: utf8Text(r.data), scan: scanned ? r.data.toString('utf8') : undefined };
     }
   } else if (r.kind === 'missing') {
@@ -211,9 +222,9 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of entries) {
         const abs = path.join(dir, e.name);
-        // `__pycache__` is not read by a Python MCP Gate starts (PYTHONPYCACHEPREFIX points outside the workspace;
-        // -E/-I, which would ignore it, are refused) — but code that can run anything could start Python otherwise.
-        if ((e.name === '.git' && dir === workspace) || (!open && e.name === '__pycache__' && e.isDirectory()) || excluded.has(rel(workspace, abs))) continue;
+        // `__pycache__` is pinned like any folder: a Python MCP Gate starts writes none there (PYTHONPYCACHEPREFIX
+        // points outside), but a child that ignores the environment (`python3 -E`) would read a planted `.pyc`.
+        if ((e.name === '.git' && dir === workspace) || excluded.has(rel(workspace, abs))) continue;
         if (e.isDirectory()) queue.push([abs, depth + 1]);
         else if (e.isFile()) {
           walk.files.set(abs, hashFile(reader, abs, workspace));
@@ -244,18 +255,6 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
   return walk;
 }
 
-/** Every string literal of a JavaScript file (quotes and template text), escapes included. */
-const LITERAL = /(['"`])((?:\\[\s\S]|(?!\1)[^\\\n]){0,2048})\1/g;
-
-/** A literal's value with its escapes decoded (`'\x2e\x2e/x'` is `'../x'`). */
-function decodeLiteral(raw: string): string {
-  return raw.replace(/\\(x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|u[0-9a-fA-F]{4}|[\s\S])/g, (_, e: string) => {
-    if (e[0] === 'x') return String.fromCharCode(parseInt(e.slice(1), 16));
-    if (e[0] === 'u') return String.fromCodePoint(parseInt(e.replace(/[u{}]/g, ''), 16));
-    return ({ n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', v: '\v', 0: '\0' } as Record<string, string>)[e] ?? e;
-  });
-}
-
 /** Relative paths a package.json names for Node to load: main, module, bin, exports, imports. */
 function manifestPaths(text: string): string[] {
   let doc: unknown;
@@ -278,43 +277,70 @@ function manifestPaths(text: string): string[] {
   return out;
 }
 
-/** Literal relative specifiers of a JavaScript/TypeScript file that reach outside `roots`. */
-function importsOutside(file: string, text: string, roots: readonly string[], workspace: string, reader: TrackingReader): string[] {
+/** Files no loader runs as code (data a literal may name): not read for what they load. */
+const NOT_CODE = /\.(json|node|wasm|md|txt|ya?ml|toml|ini|csv|html?|css|svg|png|jpe?g|gif|ico|map|d\.ts|lock|sql|env)$/i;
+
+/** The text of a file already hashed (read again: only files too large to keep come here), or undefined. */
+function textOf(reader: TrackingReader, abs: string): string | undefined {
+  const r = reader.read(abs, MAX_CLOSURE_FILE_BYTES);
+  return r.kind === 'ok' ? r.data.toString('utf8') : undefined;
+}
+
+/** What a scanned file reaches: the files its relative literals name (resolved), and a load computed at run time. */
+interface Reach {
+  targets: string[];
+  computed?: string;
+}
+
+/**
+ * What a file can load (./loads.ts; a package.json: its main, bin, exports, imports). `strict` for a file Node
+ * runs as JavaScript by its name (a .js/.ts/… file, a node script): one that does not parse can load anything.
+ * Otherwise (an entry, a data argument, a target of any other name) a file that does not parse is not code.
+ */
+function reachOf(file: string, text: string, strict: boolean, workspace: string, reader: TrackingReader): Reach {
   const cache = cacheOf(reader);
-  let targets = cache.imports.get(file);
-  if (!targets) {
-    targets = [];
-    // Every literal that starts with `../` (a require, an import, createRequire(…)('../x'), path.join(__dirname,
-    // '../x')), and a bare '..' (the parent folder, joined at run time): a superset of what the file can reach.
-    const specs: string[] = [];
-    if (path.basename(file) === 'package.json') specs.push(...manifestPaths(text));
-    else {
-      for (const m of text.matchAll(LITERAL)) {
-        const v = decodeLiteral(m[2]);
-        if (v === '..' || v === '../') specs.push('..');
-        else if (v.startsWith('../') || v.startsWith('..\\') || v.startsWith('./')) specs.push(v.replace(/\\/g, '/'));
-      }
-    }
-    for (const spec of specs) {
-      const lexical = path.resolve(path.dirname(file), spec);
-      if (!within(workspace, lexical)) continue;
-      if (within(path.dirname(file), lexical)) {
-        targets.push(lexical); // below its own folder: inside every root that holds the file
-        continue;
-      }
-      let found: string | undefined;
-      for (const s of TRY_SUFFIXES) {
-        const st = reader.stat(lexical + s);
-        if (st?.isFile()) {
-          found = lexical + s;
-          break;
-        }
-      }
-      targets.push(found ?? lexical);
-    }
-    cache.imports.set(file, targets);
+  const key = `${strict ? 's' : 'l'}\0${file}`;
+  const hit = cache.imports.get(key);
+  if (hit) return hit;
+  const specs: string[] = [];
+  let computed: string | undefined;
+  if (path.basename(file) === 'package.json') specs.push(...manifestPaths(text));
+  else {
+    const l = loadsOf(file, text);
+    specs.push(...l.specs);
+    const unparsed = l.computed && l.specs.length === 0 && /^it cannot be read as /.test(l.computed.what);
+    if (l.computed && (strict || !unparsed)) computed = `${rel(workspace, file)}:${l.computed.line} ${l.computed.what}`;
   }
-  return targets.filter((t) => !roots.some((r) => within(r, t)));
+  const targets: string[] = [];
+  for (const spec of specs) {
+    const lexical = path.resolve(path.dirname(file), spec);
+    if (!within(workspace, lexical)) continue;
+    let found: string | undefined;
+    for (const s of TRY_SUFFIXES) {
+      const st = reader.stat(lexical + s);
+      if (st?.isFile()) {
+        found = lexical + s;
+        break;
+      }
+    }
+    targets.push(found ?? lexical);
+  }
+  const out = { targets, computed };
+  cache.imports.set(key, out);
+  return out;
+}
+
+/** A workspace `.npmrc` setting npm reads when it starts code (node-options, script-shell, …): any it does not model. */
+const NPMRC_SAFE = /^(registry|@[^:]+:registry|\/\/.*|strict-ssl|ca|cafile|save-exact|save-prefix|fund|audit|audit-level|loglevel|progress|package-lock|package-lock-only|legacy-peer-deps|engine-strict|always-auth|update-notifier|lockfile-version|auto-install-peers|strict-peer-dependencies|shamefully-hoist|color|unicode|prefer-offline|prefer-online|offline|fetch-retries|fetch-timeout|maxsockets|omit|include|save|save-dev|workspaces-update|install-links|dedupe-peer-dependents)$/;
+
+function npmrcUnmodelled(text: string): string | undefined {
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const key = line.split('=')[0].trim().toLowerCase().replace(/_/g, '-');
+    if (!NPMRC_SAFE.test(key)) return key;
+  }
+  return undefined;
 }
 
 /** The closure of a set of entries, with the text of small files for diffs. Throws ClosureError. */
@@ -323,6 +349,8 @@ export function closureOf(
 ): { closure: Closure; texts: Record<string, string> } {
   const queue: { dir: string; why: string }[] = [];
   const exactFiles: { abs: string; why: string }[] = [];
+  /** Files to read for what they load: entries, data arguments, literal targets (whatever their name). */
+  const toScan: string[] = [];
   const addEntry = (abs: string, why: string, whole = false, optional = false, exact?: 'file' | 'tree') => {
     let r;
     try {
@@ -340,12 +368,16 @@ export function closureOf(
     if (exact) {
       if (!r.exists) return;
       const st = reader.stat(r.real);
-      if (exact === 'file' && st?.isFile()) exactFiles.push({ abs: r.real, why });
+      if (exact === 'file' && st?.isFile()) {
+        exactFiles.push({ abs: r.real, why });
+        toScan.push(r.real);
+      }
       else if (exact === 'tree' && st?.isDirectory()) queue.push({ dir: r.real, why });
       return;
     }
     if (optional && !r.exists) return;
     const st = r.exists ? reader.stat(r.real) : undefined;
+    if (st?.isFile()) toScan.push(r.real);
     const dir = st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir;
     if (!within(workspace, dir)) return;
     queue.push({ dir: packageRoot(workspace, dir, reader), why });
@@ -363,7 +395,7 @@ export function closureOf(
     return { closure: { ...hit.closure, roots: hit.closure.roots.map((r) => ({ path: r.path, why: whyOf.get(r.path) ?? r.why })) }, texts: hit.texts };
   }
   try {
-    const result = computeClosure(workspace, queue, exactFiles, excluded, reader, addEntry);
+    const result = computeClosure(workspace, queue, exactFiles, toScan, excluded, reader, addEntry);
     memo.set(key, result);
     return result;
   } catch (e) {
@@ -373,13 +405,50 @@ export function closureOf(
 }
 
 function computeClosure(
-  workspace: string, queue: { dir: string; why: string }[], exactFiles: readonly { abs: string; why: string }[],
+  workspace: string, queue: { dir: string; why: string }[], exactFiles: readonly { abs: string; why: string }[], toScan: string[],
   excluded: ReadonlySet<string>, reader: TrackingReader, addEntry: (abs: string, why: string) => void,
 ): { closure: Closure; texts: Record<string, string> } {
+  // Once a file can load a path computed at run time, the whole workspace is pinned (configuration files
+  // included: such code could run what another server's entry says) and nothing more needs reading.
+  let whole = queue.some((q) => q.dir === workspace) && excluded.size === 0;
+  const pinWhole = (why: string) => {
+    if (whole) return;
+    whole = true;
+    excluded = new Set();
+    queue.push({ dir: workspace, why: `${why}: MCP Gate pins the whole workspace for this server` });
+  };
+  const npmrc = (f: string, h: Hashed) => {
+    if (path.basename(f) !== '.npmrc') return;
+    const key = npmrcUnmodelled(h.text ?? textOf(reader, f) ?? '\0');
+    if (key !== undefined) pinWhole(`${rel(workspace, f)} sets ${key}, which npm can use to run code MCP Gate does not model`);
+  };
+  const scanned = new Set<string>();
+  const follow = (file: string, reach: Reach, rootList: readonly string[]) => {
+    if (reach.computed) return pinWhole(reach.computed);
+    for (const t of reach.targets) {
+      if (!rootList.some((r) => within(r, t))) addEntry(t, `named by ${rel(workspace, file)}`);
+      else if (!JS_EXTENSIONS.has(path.extname(t)) && !NOT_CODE.test(t)) toScan.push(t);
+    }
+  };
+  const scanNamed = (rootList: readonly string[]) => {
+    while (toScan.length && !whole) {
+      const f = toScan.shift()!;
+      if (scanned.has(f) || NOT_CODE.test(f)) continue;
+      scanned.add(f);
+      const h = hashFile(reader, f, workspace);
+      const text = h.scan ?? h.text ?? textOf(reader, f);
+      if (text === undefined) continue;
+      follow(f, reachOf(f, text, h.scan !== undefined, workspace, reader), rootList);
+    }
+  };
   const roots = new Map<string, string>(); // abs root → why
 
   const files = new Map<string, Hashed>();
-  for (const f of exactFiles) files.set(f.abs, hashFile(reader, f.abs, workspace)); // named by the plan: never left out
+  for (const f of exactFiles) {
+    const h = hashFile(reader, f.abs, workspace);
+    files.set(f.abs, h); // named by the plan: never left out
+    npmrc(f.abs, h);
+  }
   // git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it.
   if (queue.length || exactFiles.length) {
     const gitConfig = path.join(workspace, '.git', 'config');
@@ -390,12 +459,18 @@ function computeClosure(
       const p = path.join(workspace, '.git', name);
       if (reader.stat(p)?.isFile()) files.set(p, hashFile(reader, p, workspace));
     }
-    for (const name of ['hooks', 'info']) {
-      const d = path.join(workspace, '.git', name);
-      if (reader.stat(d)?.isDirectory()) queue.push({ dir: d, why: 'what git runs for a server that calls git' });
-    }
   }
   const links = new Map<string, string>();
+  if (queue.length || exactFiles.length) {
+    // Walked as themselves, not as roots: the whole workspace's walk leaves the workspace's .git out.
+    for (const name of ['hooks', 'info']) {
+      const d = path.join(workspace, '.git', name);
+      if (!reader.stat(d)?.isDirectory()) continue;
+      const walk = walkTree(d, workspace, excluded, reader);
+      for (const [f, h] of walk.files) files.set(f, h);
+      for (const [f, t] of walk.links) links.set(f, t);
+    }
+  }
   while (queue.length) {
     const { dir, why } = queue.shift()!;
     if ([...roots.keys()].some((r) => within(r, dir))) continue;
@@ -409,16 +484,21 @@ function computeClosure(
     for (const t of walk.linkTargets) addEntry(t, `${why}, through a link`);
     const rootList = [...roots.keys()];
     for (const [f, h] of walk.files) {
-      if (h.scan === undefined) continue;
-      for (const target of importsOutside(f, h.scan, rootList, workspace, reader)) addEntry(target, `named by ${rel(workspace, f)}`);
+      if (whole) break;
+      npmrc(f, h);
+      if (h.scan !== undefined) follow(f, reachOf(f, h.scan, true, workspace, reader), rootList);
     }
+    scanNamed(rootList);
     // Above the root, up to the workspace: what Node, npm and other launchers read from every parent folder —
     // package.json (module type, imports, workspaces), .npmrc, lock files, and node_modules (bare requires and
     // npm's PATH of node_modules/.bin resolve there).
     for (let d = path.dirname(dir); within(workspace, d) && d !== dir; d = path.dirname(d)) {
       for (const name of PROJECT_SETTINGS) {
         const p = path.join(d, name);
-        if (reader.stat(p)?.isFile() && !excluded.has(rel(workspace, p))) files.set(p, hashFile(reader, p, workspace));
+        if (!reader.stat(p)?.isFile() || excluded.has(rel(workspace, p))) continue;
+        const h = hashFile(reader, p, workspace);
+        files.set(p, h);
+        npmrc(p, h);
       }
       const nm = path.join(d, 'node_modules');
       if (reader.stat(nm)?.isDirectory()) queue.push({ dir: nm, why: `packages above ${rel(workspace, dir)} (Node resolves bare imports in every folder above)` });

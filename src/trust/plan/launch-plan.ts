@@ -48,10 +48,8 @@ export function minimalEnv(parent: Readonly<Record<string, string | undefined>>)
 
 /** Substitutes the workspace variables MCP Gate fills in; any other `${…}` is left as written. */
 export function substitute(s: string, projectDir: string): string {
-  return s
-    .replace(/\$\{workspaceFolder\}/g, projectDir)
-    .replace(/\$\{workspaceFolderBasename\}/g, path.basename(projectDir))
-    .replace(/\$\{workspaceRoot\}/g, projectDir);
+  // One pass: a value put in (a folder named `a-${workspaceRoot}`) is never substituted again.
+  return s.replace(/\$\{(workspaceFolder|workspaceFolderBasename|workspaceRoot)\}/g, (_, v: string) => (v === 'workspaceFolderBasename' ? path.basename(projectDir) : projectDir));
 }
 
 /**
@@ -405,13 +403,16 @@ function analyse(
     return dataArgs(0);
   }
   if (family === 'runner') {
-    // Package scripts, local bins, project settings (.npmrc, pyproject.toml, deno.json): resolved from the working folder.
-    named(cwd, `${prog} resolves what it runs from its working folder`);
-    for (const a of args) if (INLINE_FLAGS.runner!.test(a)) everything(`inline code (${prog} ${a}) can load any file of the workspace`);
+    // Package scripts, make recipes, tasks: shell command lines of the project's own, which can run any file.
+    everything(`${prog} runs the project's own scripts or tasks (shell command lines), which can run any file of the workspace`);
     return dataArgs(0);
   }
   if (family === 'other') return dataArgs(0);
 
+  // Python finds modules along sys.path, which its code may change at run time (sys.path, importlib, __import__,
+  // runpy, .pth files of an environment): MCP Gate does not read Python sources, so a Python server pins the
+  // whole workspace (its options are still checked below).
+  if (family === 'python') everything(`${prog} imports along a path its code can change at run time (MCP Gate does not read Python sources)`);
   // Interpreters: options, then the entry (a script, -m module, or inline code), then the script's own arguments.
   const inline = INLINE_FLAGS[family]!;
   for (let i = 0; i < args.length; i++) {

@@ -17,6 +17,7 @@ import { loadUserPolicy } from '../../../../src/policy/user-policy';
 import { Masker } from '../../../../src/policy/mask';
 import { cleanupTemp, cli, tempDir, world, writeFiles, type World } from '../../helpers';
 import { inProcess } from '../../../../src/trust/packages/npm-resolve';
+import { serverText } from '../../../../src/report/render';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
 const state = (input: GateInput, name = 's') => evaluateGate(input).servers.find((x) => x.name === name)!;
@@ -179,6 +180,67 @@ const ATTACKS: Attack[] = [
       fs.unlinkSync(path.join(w.project, 'link/server.js'));
       fs.symlinkSync('../real/b.js', path.join(w.project, 'link/server.js'));
     },
+  },
+  // The shapes that threw the literal scanner off (issue "The closure is known, not guessed"): read with a parser now.
+  {
+    name: 'a quote inside a regular expression literal before the require',
+    files: () => ({ 'tools/server.js': `const re = /'/; require('../lib/x.js'); const t = '';\n${serverJs()}`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'a legacy octal escape in the path (\'\\56\\56/lib/x.js\')',
+    files: () => ({ 'tools/server.js': `require('\\56\\56/lib/x.js');\n${serverJs()}`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'a line continuation inside the string',
+    files: () => ({ 'tools/server.js': `require('..\\\n/lib/x.js');\n${serverJs()}`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'a path built at run time (__dirname + \'/../lib/x.js\'): the whole workspace is pinned',
+    files: () => ({ 'tools/server.js': `require(__dirname + '/../lib/x.js');\n${serverJs()}`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'require handed on as a value (const r = require; r(p))',
+    files: () => ({ 'tools/server.js': `const r = require;\nr(['..', 'lib', 'x.js'].join('/'));\n${serverJs()}`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'an extensionless entry (CommonJS runs it as JavaScript) that requires outside its folder',
+    files: () => ({ 'tools/serve': `require('../lib/x.js');\n${serverJs()}`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/serve'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'a plugin named as a data argument, whose own require reaches outside',
+    files: () => ({ 'tools/server.js': `require(require('path').resolve(process.argv[3]));\n${serverJs()}`, 'plugins/main.js': `require('../lib/x.js');\n`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js', '--plugin', 'plugins/main.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'a file of an unknown extension that CommonJS loads as JavaScript',
+    files: () => ({ 'tools/server.js': `require('./boot.weird');\n${serverJs()}`, 'tools/boot.weird': `require('../lib/x.js');\n`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
+  },
+  {
+    name: 'a dynamic import of a computed path',
+    files: () => ({ 'tools/server.mjs': `const n = 'x';\nawait import(\`../lib/\${n}.mjs\`);\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${serverJs()}`, 'lib/x.mjs': 'export {};\n' }),
+    def: () => ({ command: 'node', args: ['tools/server.mjs'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
+  },
+  {
+    name: 'eval of code the server builds',
+    files: () => ({ 'tools/server.js': `eval("require('../lib/" + "x.js')");\n${serverJs()}`, 'lib/x.js': lib() }),
+    def: () => ({ command: 'node', args: ['tools/server.js'] }),
+    attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
   },
 ];
 
@@ -434,6 +496,63 @@ describe('execution closure: package launchers pin what they read, not the whole
   });
 });
 
+describe('execution closure: what runs code MCP Gate does not read pins the whole workspace', function () {
+  this.timeout(60_000);
+  after(cleanupTemp);
+  const PATH = { PATH: process.env.PATH! };
+  /** Approves `s`, changes `file`, and returns the state after; the preview before says why the whole workspace. */
+  async function changeAfterApproval(files: Record<string, string>, def: Record<string, unknown>, file: string): Promise<{ preview: string; after: string }> {
+    const w = world({ '.mcp.json': MCP({ s: def }), ...files }, {}, PATH);
+    const before = state(w.input);
+    assert.equal(before.state, 'pending', before.reason);
+    const preview = serverText(before);
+    await approveOffline(w.input, 's');
+    writeFiles(w.project, { [file]: `${files[file] ?? ''}\n// changed\n` });
+    return { preview, after: state(w.input).state };
+  }
+
+  it('npm run start whose script runs node ../lib/server.js: a change there re-gates', async () => {
+    const r = await changeAfterApproval({ 'app/package.json': '{"scripts":{"start":"node ../lib/server.js"}}', 'lib/server.js': '1' }, { command: 'npm', args: ['run', 'start'], cwd: 'app' }, 'lib/server.js');
+    assert.equal(r.after, 'approval-changed');
+    assert.match(r.preview, /folder \. \(the whole workspace\)\s+— npm runs the project's own scripts/);
+  });
+
+  it('make serve whose recipe runs node ../lib/server.js: a change there re-gates', async () => {
+    const r = await changeAfterApproval({ 'app/Makefile': 'serve:\n\tnode ../lib/server.js\n', 'lib/server.js': '1' }, { command: 'make', args: ['serve'], cwd: 'app' }, 'lib/server.js');
+    assert.equal(r.after, 'approval-changed');
+  });
+
+  it('a project .npmrc with node-options=--require ../lib/boot.js: the whole workspace, and the preview names the setting', async () => {
+    const r = await changeAfterApproval({ 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
+    assert.equal(r.after, 'approval-changed');
+    assert.match(r.preview, /app\/\.npmrc sets node-options, which npm can use to run code MCP Gate does not model: MCP Gate pins the whole workspace/);
+  });
+
+  it('a .npmrc with only a registry keeps the launcher closure (an ordinary edit does not re-gate)', async () => {
+    const r = await changeAfterApproval({ 'app/.npmrc': 'registry=http://127.0.0.1:1/\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
+    assert.equal(r.after, 'approved');
+  });
+
+  it('Python: a .pth file added to a workspace virtual environment re-gates; so does sys.path.insert of ../lib', async () => {
+    const venv = await changeAfterApproval({ '.venv/pyvenv.cfg': 'home = /usr/bin\n', '.venv/lib/python3.11/site-packages/ok.pth': '', 'srv/main.py': 'print(1)\n' }, { command: 'python3', args: ['srv/main.py'] }, '.venv/lib/python3.11/site-packages/evil.pth');
+    assert.equal(venv.after, 'approval-changed');
+    assert.match(venv.preview, /python3 imports along a path its code can change at run time/);
+    const sysPath = await changeAfterApproval({ 'srv/main.py': 'import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))\nimport helper\n', 'lib/helper.py': 'X = 1\n' }, { command: 'python3', args: ['srv/main.py'] }, 'lib/helper.py');
+    assert.equal(sysPath.after, 'approval-changed');
+  });
+
+  it('the preview names the file and line of a computed load', async () => {
+    const r = await changeAfterApproval({ 'tools/server.js': 'const p = require("path");\nrequire(p.join(__dirname, "../lib/x.js"));\n', 'lib/x.js': '1' }, { command: 'node', args: ['tools/server.js'] }, 'lib/x.js');
+    assert.equal(r.after, 'approval-changed');
+    assert.match(r.preview, /tools\/server\.js:2 require\(\) loads a path computed at run time: MCP Gate pins the whole workspace for this server/);
+  });
+
+  it('literal loads keep the closure to the package folders: an unrelated file does not re-gate', async () => {
+    const r = await changeAfterApproval({ 'tools/server.js': 'require("../lib/x.js");\n', 'lib/x.js': '1', 'docs/readme.md': 'hi' }, { command: 'node', args: ['tools/server.js'] }, 'docs/readme.md');
+    assert.equal(r.after, 'approved');
+  });
+});
+
 describe('execution closure: what the review found, by state', () => {
   after(cleanupTemp);
 
@@ -521,7 +640,7 @@ describe('execution closure: what the review found, by state', () => {
     assert.match(s.reason, /tools holds more than 8192 files, folders and links/);
   });
 
-  it('a Python server\'s own bytecode does not re-gate it (__pycache__ is never read: PYTHONPYCACHEPREFIX)', async () => {
+  it('a Python server writes no bytecode into the workspace (PYTHONPYCACHEPREFIX); a .pyc planted there re-gates it (a child `python3 -E` would load it)', async () => {
     const w = world({
       '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['srv/main.py'] } }),
       'srv/helper.py': 'NAME = "hello"\n',
@@ -531,8 +650,8 @@ describe('execution closure: what the review found, by state', () => {
     assert.match(cli(w, ['tools', 's']).stdout, /hello/);
     assert.equal(fs.existsSync(path.join(w.project, 'srv', '__pycache__')), false, 'no bytecode written into the workspace');
     writeFiles(w.project, { 'srv/__pycache__/helper.cpython-311.pyc': 'planted' });
-    assert.equal(state(w.input).state, 'approved');
-    assert.match(cli(w, ['tools', 's']).stdout, /hello/);
+    assert.equal(state(w.input).state, 'approval-changed');
+    assert.doesNotMatch(cli(w, ['tools', 's']).stdout, /hello/);
   });
 });
 

@@ -1,0 +1,78 @@
+// What a file can load, read with a parser (src/trust/plan/loads.ts): literal paths found whatever their spelling,
+// and every load of a path computed at run time reported with its line, so the closure pins the whole workspace.
+import assert from 'node:assert/strict';
+import { loadsOf } from '../../../../src/trust/plan/loads';
+import { substitute } from '../../../../src/trust/plan/launch-plan';
+
+const computed = (file: string, text: string) => loadsOf(file, text).computed?.what;
+
+describe('loads: what a JavaScript or TypeScript file can load', () => {
+  it('finds literal paths however they are spelled (escapes, octal, line continuation, templates, comments around)', () => {
+    assert.deepEqual(loadsOf('a.js', "require('\\x2e\\x2e/a.js'); require('\\56\\56/b.js'); require('..\\\n/c.js'); import(`../d.mjs`); /* require('../e') */").specs, ['../a.js', '../b.js', '../c.js', '../d.mjs']);
+    assert.deepEqual(loadsOf('a.mjs', "import x from '../lib/a.js';\nexport * from './b.js';\nexport { y } from '../c.js';").specs, ['../lib/a.js', './b.js', '../c.js']);
+  });
+
+  it('reads TypeScript (and TSX) by the file name, types included', () => {
+    const l = loadsOf('a.ts', "import type { T } from '../types';\nimport x = require('../lib/x');\nconst f = <U,>(u: U): U => u;\nexport = f;");
+    assert.equal(l.computed, undefined);
+    assert.deepEqual(l.specs, ['../types', '../lib/x']);
+    assert.equal(loadsOf('a.tsx', "import '../x'; const e = <div a={1 as number} />;").computed, undefined);
+  });
+
+  it('a load of a computed path names its line and what does it', () => {
+    assert.deepEqual(loadsOf('a.js', "const p = require('path');\nrequire(p.join(__dirname, 'x'));").computed, { line: 2, what: 'require() loads a path computed at run time' });
+    assert.match(computed('a.js', "require(__dirname + '/../x')")!, /require\(\) loads a path computed/);
+    assert.match(computed('a.mjs', 'await import(`./p/${n}.js`)')!, /import\(\) loads a path computed/);
+    assert.match(computed('a.js', 'require.resolve(name)')!, /require\.resolve\(\) names a path computed/);
+    assert.match(computed('a.mjs', 'import.meta.resolve(name)')!, /import\.meta\.resolve\(\)/);
+    assert.match(computed('a.js', "const { Worker } = require('worker_threads'); new Worker(file)")!, /new Worker\(\) runs a path computed/);
+    assert.match(computed('a.js', 'process.dlopen(module, file)')!, /process\.dlopen\(\)/);
+    assert.match(computed('a.js', "const m = require('module'); m.register(hook, import.meta.url)")!, /register\(\) loads a module hook/);
+  });
+
+  it('a loader under another name is a loader: createRequire, an alias, require handed on as a value', () => {
+    assert.equal(computed('a.mjs', "import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nreq('./x.json');"), undefined);
+    assert.match(computed('a.mjs', "import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nreq(name);")!, /req\(\) loads a path computed/);
+    assert.match(computed('a.js', 'createRequire(base)(name)')!, /createRequire/);
+    assert.match(computed('a.js', 'const r = require; r(x)')!, /r\(\) loads a path computed/);
+    assert.match(computed('a.js', 'plugins.load(require)')!, /hands require on as a value/);
+    assert.match(computed('a.js', 'require.call(null, x)')!, /require\.call\(\)/);
+    assert.equal(computed('a.js', "if (require.main === module) main(); typeof require; module.exports = {};"), undefined);
+  });
+
+  it('code built at run time: eval, Function, vm, a function looked up by a computed name', () => {
+    assert.match(computed('a.js', "eval('1')")!, /eval\(\) runs code/);
+    assert.match(computed('a.js', "new Function('return this')")!, /Function\(\) runs code/);
+    assert.match(computed('a.js', "globalThis['ev' + 'al'](s)")!, /looks up by a name computed/);
+    assert.match(computed('a.mjs', "import vm from 'node:vm';")!, /imports node:vm/);
+    assert.match(computed('a.js', "require('vm')")!, /requires vm/);
+    assert.equal(computed('a.js', "handlers['list'](x); arr[0](y)"), undefined);
+  });
+
+  it('child processes: a shell or a computed program is a computed load; a literal program and arguments are not', () => {
+    assert.equal(computed('a.js', "const { spawn } = require('child_process'); spawn('node', ['../lib/s.js'])"), undefined);
+    assert.deepEqual(loadsOf('a.js', "const { spawn } = require('child_process'); spawn('node', ['../lib/s.js'])").specs, ['../lib/s.js']);
+    assert.match(computed('a.js', "const cp = require('child_process'); cp.spawn(process.execPath, [file])")!, /spawn\(\) starts a program computed/);
+    assert.match(computed('a.js', "const cp = require('node:child_process'); cp.execSync('ls')")!, /execSync\(\) runs a shell command line/);
+    assert.match(computed('a.js', "const { spawn } = require('child_process'); spawn('node', ['x'], { shell: true })")!, /with a shell/);
+    // Without child_process, `.exec` is a regular expression's or a database's.
+    assert.equal(computed('a.js', "/a/.exec(s); db.exec(q)"), undefined);
+  });
+
+  it('new Worker(new URL(literal, import.meta.url)) is a literal path', () => {
+    const l = loadsOf('a.mjs', "import { Worker } from 'node:worker_threads'; new Worker(new URL('./w.js', import.meta.url));");
+    assert.equal(l.computed, undefined);
+    assert.deepEqual(l.specs, ['./w.js']);
+  });
+
+  it('a file that does not parse says so (the closure then pins the whole workspace for a .js file)', () => {
+    assert.match(computed('a.js', 'this is not javascript')!, /cannot be read as JavaScript/);
+    assert.match(computed('a.ts', 'let x: = 1')!, /cannot be read as TypeScript/);
+  });
+});
+
+describe('launch plan: workspace variables', () => {
+  it('are substituted in one pass: a folder whose name holds ${workspaceRoot} is not substituted again', () => {
+    assert.equal(substitute('${workspaceFolder}/x:${workspaceFolderBasename}', '/tmp/a-${workspaceRoot}'), '/tmp/a-${workspaceRoot}/x:a-${workspaceRoot}');
+  });
+});
