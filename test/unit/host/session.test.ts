@@ -256,4 +256,28 @@ describe('session over stdio', function () {
     assert.match(s.notes.join('\n'), /uses \$\{env:GITHUB_TOKEN\}/);
     await s.close();
   });
+
+  it('a value is substituted once, by the launch plan: `${…}`-looking text it holds afterwards reaches the server as it is', async () => {
+    // The workspace's own path holds `${env:HOME}`: ${workspaceFolder} fills it into the value, and the session
+    // neither fills it in again nor reads it as a variable it refuses; the `${HOME}` written in the value stays too.
+    const w = world();
+    const odd = path.join(path.dirname(w.project), 'p-${env:HOME}');
+    fs.renameSync(w.project, odd);
+    w.project = odd;
+    w.input = { ...w.input, projectDir: odd };
+    fs.writeFileSync(path.join(odd, '.mcp.json'), JSON.stringify({ mcpServers: { fx: fx({ FIXTURE_ECHO_ENV: 'WHERE', WHERE: '${workspaceFolder}|${HOME}' }) } }));
+    writeProjectConfig(w, allowAll('fx'));
+    await approveAll(w);
+    const o = options(w);
+    const s = await Session.start(o);
+    try {
+      assert.deepEqual(s.servers(), ['fx'], s.notes.join('\n'));
+      assert.ok(o.report.project.endsWith('/p-${env:HOME}'), o.report.project);
+      const r = await s.call('fx', 't0', {});
+      assert.equal(r.ok, true, r.error);
+      assert.equal((r.result!.content[0] as { text: string }).text, `t0:  env=${o.report.project}|\${HOME}`);
+    } finally {
+      await s.close();
+    }
+  });
 });

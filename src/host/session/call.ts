@@ -1,0 +1,77 @@
+// Calls: `tools/call` on a running server, only for a tool of the list frozen at discovery, and only when
+// `mcp.<server>.tool.<name>` allows it at call time (an `ask` goes to the asker where a person can answer).
+// Every call is logged before it runs, refused while a required log cannot be written, bounded (60 s, 1 MiB),
+// retried once on a new HTTP session after a 404, and its result cleaned of hidden characters and masked. A
+// server that asks for input inside a result is refused the same way as a server→client request.
+import { isInputRequiredResult, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/client';
+import type { CallToolResult as ServedResult } from '@modelcontextprotocol/sdk/types.js';
+import { mayCallTool, resolve, type Verdict } from '../../policy/decide';
+import { serverIdentity } from '../identity';
+import { stripHidden, stripHiddenDeep } from '../untrusted';
+import { CALL_TIMEOUT_MS, describeError, DroppedError, isNotFound, MAX_RESULT_BYTES, type CallOutcome, type Connection, type SessionContext } from './context';
+
+/** What the policy says now about calling `tool` of this connection's server (before any question is asked). */
+export function callVerdict(ctx: SessionContext, conn: Connection, tool: string): Verdict {
+  return mayCallTool(serverIdentity(conn.server, ctx.project), conn.host, tool, ctx.policy.rules);
+}
+
+/** Calls a tool of `conn` (absent: no server of that name runs in the session). */
+export async function callTool(ctx: SessionContext, conn: Connection | undefined, serverName: string, tool: string, args: Record<string, unknown>): Promise<CallOutcome> {
+  if (!conn) return { ok: false, outcome: 'refused_by_policy', error: `no server "${serverName}" runs in this session${ctx.notes.length ? ` (${ctx.notes.join('; ')})` : ''}` };
+  if (!conn.tools.some((t) => t.name === tool)) {
+    const msg = `"${serverName}" offered no tool "${stripHidden(tool)}" when the session started; the tool list is frozen`;
+    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: msg });
+    return { ok: false, outcome: 'refused_by_policy', error: msg };
+  }
+  const decided = await resolve(callVerdict(ctx, conn, tool), ctx.o.asker);
+  if (decided.decision !== 'allow') {
+    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason });
+    return { ok: false, outcome: 'refused_by_policy', error: decided.reason };
+  }
+  ctx.o.log.write({ kind: 'tool.call', server: serverName, tool });
+  const unlogged = ctx.o.report.requireLog ? ctx.o.log.failure : undefined;
+  if (unlogged) {
+    const msg = ctx.masker.mask(`the exchange log ${unlogged.file} cannot be written (${unlogged.error.message}), and your setting requireLog refuses calls until it can; make the file writable or turn requireLog off`);
+    return { ok: false, outcome: 'refused_by_policy', error: msg };
+  }
+  const timeout = ctx.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
+  const attempt = () => conn.client.callTool({ name: tool, arguments: args }, { timeout, allowInputRequired: true }) as Promise<CallToolResult | InputRequiredResult>;
+  try {
+    let result: CallToolResult | InputRequiredResult;
+    try {
+      result = await attempt();
+    } catch (e) {
+      if (!isNotFound(e) || !conn.reopen) throw e;
+      await conn.client.close().catch(() => undefined);
+      const again = await conn.reopen();
+      conn.client = again.client;
+      conn.transport = again.transport;
+      result = await attempt();
+    }
+    if (isInputRequiredResult(result)) throw new DroppedError(refuseInput(ctx, serverName, result));
+    const text = JSON.stringify(result);
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_RESULT_BYTES) throw new Error(`the result is ${bytes} bytes, over the ${MAX_RESULT_BYTES}-byte bound`);
+    const clean = ctx.masker.maskDeep(stripHiddenDeep(result));
+    if (!conn.host) ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered' });
+    ctx.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: !result.isError, bytes });
+    return { ok: !result.isError, result: clean as ServedResult, outcome: 'answered' };
+  } catch (e) {
+    const why = ctx.masker.mask(describeError(e));
+    if (!conn.host) ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why });
+    ctx.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 });
+    return { ok: false, outcome: 'no_answer', error: why };
+  }
+}
+
+/**
+ * A 2026-07-28 server asked for input inside a tool's result (a multi round-trip InputRequiredResult): the
+ * same policy as a server→client request — refused, counted, logged, and the call ends now (no retry round).
+ */
+function refuseInput(ctx: SessionContext, server: string, result: InputRequiredResult): string {
+  const requests = Object.values((result as { inputRequests?: Record<string, { method?: unknown }> }).inputRequests ?? {});
+  const methods = requests.map((r) => (typeof r?.method === 'string' ? r.method : 'input request'));
+  if (!methods.length) methods.push('input request');
+  for (const m of methods) ctx.refuseRequest(server, m, 'an input request in a result,');
+  return `the server asked for input (${[...new Set(methods.map((m) => stripHidden(m)))].join(', ')}); MCP Gate refused it: it answers no sampling, elicitation or roots request`;
+}

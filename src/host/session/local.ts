@@ -1,0 +1,78 @@
+// Local start: a stdio server is started from its verified launch plan (src/host/launch.ts) — the plan's program,
+// arguments, working folder and declared variables, substituted once, by the plan — through the start the
+// sandbox and the user's policy decide (src/host/contain.ts: contained, or uncontained by the user's opt-out),
+// with the secrets bound to it and nothing else of MCP Gate's environment but PATH, HOME, locale and temp. The
+// transport is the process's stdio; the connection is ready once its tools are discovered.
+import * as os from 'node:os';
+import type { LaunchPlan } from '../../trust/plan/launch-plan';
+import type { ServerReport } from '../../trust/report';
+import { ContainRefused, startPlan, type StartPlan } from '../contain';
+import { serverIdentity } from '../identity';
+import { LaunchRefused, verifiedPlan } from '../launch';
+import { minimalEnv, StdioTransport } from '../stdio';
+import { stripHidden } from '../untrusted';
+import { newClient } from './client';
+import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, unresolvable, type Connection, type SessionContext } from './context';
+import { discover } from './discover';
+
+/**
+ * The verified launch plan and how it starts (contained or by the user's opt-out). The session substitutes
+ * nothing itself: a `${…}` MCP Gate does not fill in is looked for in the definition as written, and what runs
+ * is the plan's arguments and variables as the plan substituted them — so a value that holds `${…}`-looking text
+ * only after that substitution (the workspace's own path) reaches the server as it is.
+ */
+async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ plan: LaunchPlan; start: StartPlan }> {
+  const def = server.definition!;
+  const project = ctx.project;
+  const bound = await ctx.secretsFor(server);
+  if (bound.drop) throw new DroppedError(bound.reason);
+  for (const n of bound.notes) ctx.note(`${server.name}: ${n}`, server);
+  const declaredEnv = Object.values(def.env).filter((v): v is string => v !== null);
+  const bad = unresolvable([def.command!, ...def.args, ...declaredEnv]);
+  if (bad) throw new DroppedError(`it uses ${bad}, which MCP Gate does not fill in (an \${env:…} would hand MCP Gate's own environment to the server); bind credentials through the secrets block`);
+  if (def.envFile) throw new DroppedError('it reads an envFile, which MCP Gate does not load (it would hand the file\'s variables to the server unseen); set the variables in "env" instead');
+  let plan: LaunchPlan;
+  try {
+    plan = verifiedPlan(server, project, ctx.o.env.PATH);
+  } catch (e) {
+    if (e instanceof LaunchRefused) throw new DroppedError(e.message);
+    throw e;
+  }
+  if (!plan.executable) throw new DroppedError(`it cannot be started: ${plan.notFound}`);
+  let start: StartPlan;
+  try {
+    start = await startPlan({
+      server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
+      env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env }, policy: ctx.policy, home: ctx.o.env.HOME ?? os.homedir(), asker: ctx.o.asker, hostEnv: ctx.o.env, words: ctx.words, npm: ctx.o.npm,
+    });
+  } catch (e) {
+    if (e instanceof ContainRefused) throw new DroppedError(e.message);
+    throw e;
+  }
+  if (start.optOut) ctx.o.log.write({ kind: 'sandbox.off', server: server.name, source: server.source, detail: `runs uncontained: your opt-out in ${start.optOut}` });
+  return { plan, start };
+}
+
+/** Starts a local server and discovers its tools. Throws DroppedError when it is left out. */
+export async function openLocal(ctx: SessionContext, server: ServerReport): Promise<Connection> {
+  const { plan, start } = await localStart(ctx, server);
+  const transport = new StdioTransport(start.launch);
+  // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
+  const timeout = ctx.o.discoverTimeoutMs ?? (plan.launcher ? LAUNCHER_START_TIMEOUT_MS : DISCOVER_TIMEOUT_MS);
+  const client = newClient(ctx, server.name, timeout);
+  try {
+    await client.connect(transport, { timeout });
+    const tools = await discover(ctx, server, client);
+    ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
+    return { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };
+  } catch (e) {
+    await client.close().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+    start.cleanup();
+    if (e instanceof DroppedError) throw e;
+    const stderr = transport.stderrText().trim().split('\n').slice(-3).join(' | ');
+    ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
+    const offline = start.networkRule ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network` : '';
+    throw new DroppedError(`reading its tools failed: ${ctx.masker.mask(describeError(e))}${stderr ? ` (stderr: ${ctx.masker.mask(stripHidden(stderr))})` : ''}${offline}`);
+  }
+}
