@@ -25,6 +25,7 @@ const NEEDS = [
   { pkg: 'runc', has: bin('runc'), why: 'the OCI runtime podman runs the fixture image with', for: ['tests'], recommends: true },
   { pkg: 'docker-registry', has: bin('docker-registry'), why: 'a container registry on 127.0.0.1 for the image-pin tests', for: ['tests'], recommends: true },
   { pkg: 'docker.io', has: bin('docker'), why: 'the docker CLI that `docker run` servers use', for: ['tests'], recommends: true },
+  { pkg: 'strace', has: bin('strace'), why: 'the runtime oracle of the execution closure records every file a server opens (test/unit/trust/plan/oracle*)', for: ['tests'], recommends: true },
   { pkg: 'gcc', has: bin('gcc'), why: 'builds the static fixture server of the image-pin tests', for: ['tests'], recommends: true },
   { pkg: 'libc6-dev', has: file('/usr/lib/x86_64-linux-gnu/libc.a', '/usr/lib/aarch64-linux-gnu/libc.a'), why: 'static libc for that fixture', for: ['tests'], recommends: true },
   // the VS Code host (code-server from npm, built here) and the browser that drives it
@@ -32,7 +33,7 @@ const NEEDS = [
   { pkg: 'ripgrep', has: bin('rg'), why: "VS Code's search binary (seeded into code-server 4.112's install)", for: ['vscode-host'] },
   { pkg: 'libkrb5-dev', has: file('/usr/include/gssapi/gssapi.h'), why: "headers for code-server's kerberos addon", for: ['vscode-host'] },
   { pkg: 'python3', has: bin('python3'), why: "node-gyp, for code-server's native addons", for: ['vscode-host'] },
-  { pkg: 'make', has: bin('make'), why: 'node-gyp', for: ['vscode-host'] },
+  { pkg: 'make', has: bin('make'), why: "node-gyp; the closure oracle's make-started server", for: ['vscode-host', 'tests'] },
   { pkg: 'g++', has: bin('g++'), why: 'node-gyp', for: ['vscode-host'] },
   { pkg: 'tar', has: bin('tar'), why: 'unpacks the Node builds the VS Code host runs on', for: ['vscode-host'] },
   { pkg: 'git', has: bin('git'), why: '`npm run test:all` checks the working tree stays clean', for: ['tests'] },

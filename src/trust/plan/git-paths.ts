@@ -1,0 +1,97 @@
+// What git runs or obeys from a worktree, read from the repository's own `.git/config` and the files it includes:
+// `core.hooksPath` (git runs the hooks there on the user's next commit, outside every sandbox), `core.fsmonitor`,
+// filter, diff and merge drivers, pagers, editors, credential helpers, and any other value that names a path in
+// the workspace. The sandbox keeps each such path read-only, like `.git` itself, so a contained server cannot
+// plant code that the user's own git later runs. A superset on purpose: every value token that reads as a path
+// inside the workspace counts. Bounded: at most 16 included files, each at most 1 MiB.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { within } from './realpath';
+
+const MAX_INCLUDES = 16;
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** `key = value` pairs of a git config text, keys as `section.subsection.name` lower-cased (subsection kept). */
+export function gitConfigEntries(text: string): { key: string; value: string }[] {
+  const out: { key: string; value: string }[] = [];
+  let section = '';
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const sec = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)$/.exec(line);
+    if (sec) {
+      section = sec[2] !== undefined ? `${sec[1].toLowerCase()}.${sec[2]}` : sec[1].toLowerCase();
+      const rest = sec[3].trim();
+      if (!rest) continue;
+      // `[core] hooksPath = x` on one line
+      const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(rest);
+      if (kv) out.push({ key: `${section}.${kv[1].toLowerCase()}`, value: unquote(kv[2] ?? 'true') });
+      continue;
+    }
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
+    if (kv && section) out.push({ key: `${section}.${kv[1].toLowerCase()}`, value: unquote(kv[2] ?? 'true') });
+  }
+  return out;
+}
+
+function unquote(v: string): string {
+  let out = '';
+  let quoted = false;
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i];
+    if (c === '"') quoted = !quoted;
+    else if (c === '\\' && i + 1 < v.length) out += v[++i] === 'n' ? '\n' : v[i] === 't' ? '\t' : v[i];
+    else if (!quoted && (c === '#' || c === ';')) break;
+    else out += c;
+  }
+  return out.trim();
+}
+
+/**
+ * Workspace paths (real, absolute) that the repository's git configuration names as something git runs or reads
+ * as configuration: the sandbox mounts each that exists read-only (one that does not exist yet is listed too; the
+ * sandbox cannot mount it, and says so in its description).
+ */
+export function gitExecutedPaths(workspace: string): string[] {
+  const gitDir = path.join(workspace, '.git');
+  const out = new Set<string>();
+  const seen = new Set<string>();
+  const queue = [path.join(gitDir, 'config')];
+  const add = (p: string) => {
+    const abs = path.resolve(p);
+    if (within(workspace, abs) && abs !== workspace && !within(gitDir, abs)) out.add(abs);
+  };
+  while (queue.length && seen.size < MAX_INCLUDES) {
+    const file = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    let text: string;
+    try {
+      const st = fs.statSync(file);
+      if (!st.isFile() || st.size > MAX_CONFIG_BYTES) continue;
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const { key, value } of gitConfigEntries(text)) {
+      if (key === 'include.path' || (key.startsWith('includeif.') && key.endsWith('.path'))) {
+        const target = path.resolve(path.dirname(file), value.replace(/^~(?=\/)/, '\0'));
+        if (!target.includes('\0')) {
+          queue.push(target);
+          add(target);
+        }
+        continue;
+      }
+      if (key === 'core.hookspath') {
+        add(path.resolve(workspace, value));
+        continue;
+      }
+      // Commands and other paths: every token that reads as a relative or absolute path.
+      for (const token of value.split(/[\s'"=:]+/)) {
+        if (!token || /^[a-z][a-z0-9+.-]*:\/\//i.test(token)) continue;
+        if (token.startsWith('/') || token.startsWith('./') || token.startsWith('../') || token.includes('/')) add(path.resolve(workspace, token));
+      }
+    }
+  }
+  return [...out].sort();
+}

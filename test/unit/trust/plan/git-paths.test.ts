@@ -1,0 +1,32 @@
+// What git runs or obeys from the worktree (src/trust/plan/git-paths.ts): every path the repository's own git
+// configuration names as a hook folder, a command or an included configuration file, inside the workspace.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { gitConfigEntries, gitExecutedPaths } from '../../../../src/trust/plan/git-paths';
+import { cleanupTemp, tempDir, writeFiles } from '../../helpers';
+
+describe('git paths: what git runs from the worktree', () => {
+  after(cleanupTemp);
+
+  it('reads git config syntax: sections, subsections, quotes, comments, one-line sections', () => {
+    assert.deepEqual(gitConfigEntries('[core]\n\thooksPath = .husky # comment\n[filter "lfs"]\n\tclean = "./tools/clean.sh" %f\n[Core] fsmonitor = ./fsm\n'), [
+      { key: 'core.hookspath', value: '.husky' },
+      { key: 'filter.lfs.clean', value: './tools/clean.sh %f' },
+      { key: 'core.fsmonitor', value: './fsm' },
+    ]);
+  });
+
+  it('names hooksPath, fsmonitor, drivers and included files inside the workspace, not outside or in .git', () => {
+    const w = writeFiles(path.join(tempDir(), 'w'), {
+      '.git/config': '[core]\n\thooksPath = .husky\n\tfsmonitor = tools/fsmonitor.js\n[include]\n\tpath = ../extra.gitconfig\n[diff "x"]\n\ttextconv = /usr/bin/cat\n[remote "origin"]\n\turl = https://example.com/r.git\n',
+      'extra.gitconfig': '[merge "m"]\n\tdriver = ./scripts/merge.sh %O %A %B\n[include]\n\tpath = .git/hooks-config\n',
+      '.husky/pre-commit': 'echo hi',
+    });
+    assert.deepEqual(gitExecutedPaths(w).map((p) => path.relative(w, p)), ['.husky', 'extra.gitconfig', 'scripts/merge.sh', 'tools/fsmonitor.js']);
+  });
+
+  it('no .git, or an unreadable config: nothing named', () => {
+    const w = writeFiles(path.join(tempDir(), 'w'), { 'a.txt': '1' });
+    assert.deepEqual(gitExecutedPaths(w), []);
+  });
+});
