@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/sources/catalogue';
 import { editServer } from '../trust/sources/edit';
-import { decide, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approval/approvals';
+import { approveOrReject, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approval/approvals';
 import { imagePinForApproval } from '../trust/packages/image-pin';
 import { evaluateGate } from '../trust/gate';
 import { findServer } from '../trust/report';
@@ -211,7 +211,7 @@ async function approve(ctx: Ctx): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(decide(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock, image }));
+  const r = await finishBeforeStopping(approveOrReject(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock, image }));
   out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
   return 0;
 }
@@ -318,7 +318,7 @@ async function edit(ctx: Ctx): Promise<number> {
 async function reject(ctx: Ctx): Promise<number> {
   const { o, input, log, needName } = ctx;
   const name = needName('reject');
-  const r = await finishBeforeStopping(decide(input, name, o.source, 'rejected', { log }));
+  const r = await finishBeforeStopping(approveOrReject(input, name, o.source, 'rejected', { log }));
   out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
   return 0;
 }

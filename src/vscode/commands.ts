@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
 import { lockSummary, minAgeVerdict, type MinAge } from '../report/lock-text';
 import { changeDocuments, updateDocuments } from '../report/change-text';
-import { decide, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
+import { approveOrReject, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
 import { isUpdatable, planUpdate } from '../trust/approval/lock-update';
 import { registryOf, type NpmLock } from '../trust/packages/npm-lock';
 import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/packages/image-pin';
@@ -146,7 +146,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   }
   try {
     if (!yes) return false;
-    await decide(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, image: shown.image, after: () => refresh(ctx) });
+    await approveOrReject(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, image: shown.image, after: () => refresh(ctx) });
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
     return true;
   } catch (e) {
@@ -227,7 +227,7 @@ const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   }
   try {
     if (!yes) return false;
-    await decide(x.folder.input, s.name, s.source, 'approved', {
+    await approveOrReject(x.folder.input, s.name, s.source, 'approved', {
       log: ctx.service.log, expectedDigest: s.pinned.digest, lock: u.fresh,
       detail: `update ${u.old.name} ${u.old.version} → ${u.fresh.version} ${u.fresh.integrity}`, after: () => refresh(ctx),
     });
@@ -253,7 +253,7 @@ const reject = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     vscode.l10n.t('Reject'));
   if (!yes) return false;
   try {
-    await decide(x.folder.input, x.server.name, x.server.source, 'rejected', { log: ctx.service.log, after: () => refresh(ctx) });
+    await approveOrReject(x.folder.input, x.server.name, x.server.source, 'rejected', { log: ctx.service.log, after: () => refresh(ctx) });
     return true;
   } catch (e) {
     return failed(e);

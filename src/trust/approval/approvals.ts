@@ -192,9 +192,9 @@ export interface AuditLog {
 
 /**
  * A person's approval or rejection, as one operation: recorded under the store's lock, then its `gate.*` event
- * written, then `after` (a front end's refresh). The CLI and the extension both decide through this.
+ * written, then `after` (a front end's refresh). The CLI and the extension both record a decision through this (policy decisions are src/policy/decide.ts).
  */
-export async function decide(
+export async function approveOrReject(
   input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision,
   o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; image?: ImagePin; npm?: NpmOps; detail?: string; after?: () => void },
 ): Promise<DecisionResult> {
