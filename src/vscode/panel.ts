@@ -5,6 +5,7 @@
 // (mcpGate.approve / reject / reset / updatePackage) with a ServerRef found by a key of the current state, never built from what
 // the webview sent. The webview loads only from dist/webview and media/ under a CSP with a per-load nonce.
 import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
 import { LogTail, toBatch } from '../../webview/node/log-tail';
@@ -132,7 +133,7 @@ export class TrustPanel implements vscode.Disposable {
 
   private rebuild(): BuiltModel {
     const folders: FolderInput[] = this.service.folders().map((f) => ({ name: f.folder.name, path: f.folder.uri.fsPath, report: f.report, error: f.error, policy: f.report ? this.service.policy(f) : undefined }));
-    this.built = buildModel(folders, { restricted: vscode.workspace.isTrusted === false });
+    this.built = buildModel(folders, { restricted: vscode.workspace.isTrusted === false, sandbox: { home: os.homedir(), probe: this.service.probeSandbox } });
     const cannot = this.service.cannotStartHere();
     if (cannot) this.built.model.banners.unshift({ level: 'warning', text: sandboxMissingText(cannot) });
     this.built.model.banners.push(...routingView(this.service).banners);

@@ -5,6 +5,7 @@
 // Node unit tests use it as the host does. (The log view's model is ../common/log-model.ts, which the webview bundles.)
 import * as os from 'node:os';
 import { describeContainment } from '../../src/host/contain';
+import { sandboxAvailable, type SandboxProbe } from '../../src/host/sandbox';
 import { serverIdentity } from '../../src/host/identity';
 import type { UserPolicy } from '../../src/policy/user-policy';
 import { createHash } from 'node:crypto';
@@ -124,7 +125,7 @@ function hasHidden(v: unknown): boolean {
   return false;
 }
 
-function serverView(folder: FolderInput, s: ServerReport): ServerView {
+function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere): ServerView {
   const view: ServerView = {
     key: serverKey(folder.path, s.source, s.name),
     section: isWaiting(s) ? 'waiting' : 'decided',
@@ -158,7 +159,7 @@ function serverView(folder: FolderInput, s: ServerReport): ServerView {
     if (env.length) view.plan.variables = env.map(([k, v]) => `${escapeText(k)}=${quote(v)}`).join(' ');
   }
   if (folder.policy && folder.report && s.definition?.type === 'stdio' && s.state !== 'blocked') {
-    const lines = describeContainment(s, serverIdentity(s, folder.report.project), folder.policy, os.homedir());
+    const lines = describeContainment(s, serverIdentity(s, folder.report.project), folder.policy, sandbox.home, sandbox.probe);
     if (lines.length) view.sandbox = lines.map(escapeText);
   }
   const envFile = s.pinned?.pinned.envFile;
@@ -185,7 +186,13 @@ function serverView(folder: FolderInput, s: ServerReport): ServerView {
 }
 
 
-export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date }): BuiltModel {
+/** The HOME a sandbox hides and whether bubblewrap starts here (the extension passes its cached probe). */
+export interface SandboxHere {
+  home: string;
+  probe: () => SandboxProbe;
+}
+
+export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date; /** default: this process's HOME, probed now */ sandbox?: SandboxHere }): BuiltModel {
   const refs = new Map<string, ServerRefLike>();
   const servers: ServerView[] = [];
   const banners: PanelModel['banners'] = [];
@@ -203,7 +210,7 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
     const h = r.store.health;
     if (h.status === 'corrupt') banners.push({ level: 'error', text: `The approval store ${escapeText(r.store.file)} is corrupt (${escapeText(h.problem)}): nothing is approved until you approve again.${h.backup ? ` The unreadable file is kept as ${escapeText(h.backup)}.` : ''}` });
     for (const s of r.servers) {
-      const v = serverView(f, s);
+      const v = serverView(f, s, opts.sandbox ?? { home: os.homedir(), probe: sandboxAvailable });
       refs.set(v.key, { folder: f.path, source: s.source, name: s.name });
       servers.push(v);
       names.add(v.name);
