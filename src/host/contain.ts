@@ -21,6 +21,7 @@ import { sandboxFor, type SandboxEntry } from '../policy/sandbox-profile';
 import type { Verdict } from '../policy/decide';
 import type { ServerReport } from '../trust/report';
 import { npmLaunchOf } from '../trust/approval/approvals';
+import { refOf, serverKey } from '../trust/approval/server-ref';
 import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/packages/image-pin';
 import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
@@ -36,11 +37,31 @@ import type { StdioLaunch } from './stdio';
  */
 export const SANDBOX_CACHES = ['~/.npm', '~/.cache/uv'];
 
-/** The private cache folder of one server (created on first start, mode 0700). */
+/**
+ * The private cache folder of one server (created on first start, mode 0700), named by the server's one key
+ * (src/trust/approval/server-ref.ts). A user-scope server is the same server in every project, so its folder is
+ * the empty one: it keeps one cache wherever it runs; a repository server's is its project's real path.
+ */
 export function serverCacheDir(home: string, env: Readonly<Record<string, string | undefined>>, who: ServerIdentity, source: string): string {
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache');
-  const key = createHash('sha256').update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`).digest('hex').slice(0, 20);
-  return path.join(base, 'mcp-gate', 'sandbox', `${who.name}-${key}`);
+  const ref = refOf(who.scope === 'repository' ? who.project : '', { source, name: who.name });
+  return path.join(cacheBase(home, env), `${who.name}-${createHash('sha256').update(serverKey(ref)).digest('hex').slice(0, 20)}`);
+}
+
+function cacheBase(home: string, env: Readonly<Record<string, string | undefined>>): string {
+  return path.join(env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache'), 'mcp-gate', 'sandbox');
+}
+
+/**
+ * Releases before the one key named the folder by a digest of `scope NUL project NUL source NUL name`; an existing
+ * folder of that name is moved to the new one at the server's next start, so its packages are kept.
+ */
+function moveOldCacheDir(home: string, env: Readonly<Record<string, string | undefined>>, who: ServerIdentity, source: string, to: string): void {
+  const old = path.join(cacheBase(home, env), `${who.name}-${createHash('sha256').update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`).digest('hex').slice(0, 20)}`);
+  try {
+    if (!fs.existsSync(to) && fs.lstatSync(old).isDirectory()) fs.renameSync(old, to);
+  } catch {
+    // no old folder (or it cannot be moved): the server starts with an empty cache
+  }
 }
 
 /**
@@ -178,6 +199,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
 
   // This server's own caches, kept between its starts (the rest of the sandbox's HOME is thrown away at every stop).
   const cacheDir = serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source);
+  moveOldCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source, cacheDir);
   const caches = SANDBOX_CACHES.map((target) => ({ source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')), target }));
   for (const c of caches) {
     try {

@@ -13,7 +13,7 @@ import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, 
 import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/common/protocol';
 import { sanitizeUiState } from '../../webview/common/ui-state';
 import { routingView } from './routing';
-import { sameRef, type ServerRef } from '../trust/approval/server-ref';
+import { refOf, sameRef, type ServerRef } from '../trust/approval/server-ref';
 import { CMD } from './command-ids';
 import type { GateService } from './service';
 import { sandboxMissingText } from './words';
@@ -190,7 +190,7 @@ export class TrustPanel implements vscode.Disposable {
     }
     const ref: ServerRef = v.ref!;
     if (m.type === 'open') {
-      const x = this.service.servers().find((s) => sameRef({ folder: s.folder.folder.uri.fsPath, source: s.server.source, name: s.server.name }, ref));
+      const x = this.service.servers().find((s) => sameRef(refOf(s.folder.folder.uri.fsPath, s.server), ref));
       if (!x) return;
       const pos = new vscode.Position(Math.max(0, x.server.position.line - 1), Math.max(0, x.server.position.column - 1));
       await vscode.window.showTextDocument(vscode.Uri.file(x.server.file), { selection: new vscode.Range(pos, pos), viewColumn: vscode.ViewColumn.Beside, preview: true });

@@ -16,7 +16,7 @@ import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/t
 import type { GateReport, ServerReport } from '../../src/trust/report';
 import { preApprovalAttempts, preApprovalLine } from '../../src/trust/sources/preapproval';
 import { isUpdatable } from '../../src/trust/approval/lock-update';
-import { refKey, type ServerRef } from '../../src/trust/approval/server-ref';
+import { serverKey, type ServerRef } from '../../src/trust/approval/server-ref';
 import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/approval/states';
 import {
   PANEL_ACTIONS, SERVER_KEY,
@@ -24,9 +24,6 @@ import {
   type ToolDiffView, type ToolsDiffView, type WebviewMessage,
 } from '../common/protocol';
 import { MAX_UI_STATE_JSON, sanitizeUiState } from '../common/ui-state';
-
-/** A server's identity (src/trust/approval/server-ref.ts), as the palette commands take it. */
-export type ServerRefLike = ServerRef;
 
 export interface FolderInput {
   /** Display name of the workspace folder. */
@@ -42,11 +39,12 @@ export interface FolderInput {
 export interface BuiltModel {
   model: PanelModel;
   /** key → the server it stands for; the only way a key from the webview becomes a server. */
-  refs: Map<string, ServerRefLike>;
+  refs: Map<string, ServerRef>;
 }
 
-export function serverKey(folder: string, source: string, name: string): string {
-  return 's' + createHash('sha256').update(refKey({ folder, source, name })).digest('hex').slice(0, 32);
+/** The panel's key of a server: a digest of its one key (../../src/trust/approval/server-ref.ts), safe in HTML. */
+export function viewKey(folder: string, source: string, name: string): string {
+  return 's' + createHash('sha256').update(serverKey({ folder, source, name })).digest('hex').slice(0, 32);
 }
 
 /** What a person may do with a server from the panel — the same conditions the palette commands apply. */
@@ -127,7 +125,7 @@ function hasHidden(v: unknown): boolean {
 
 function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere): ServerView {
   const view: ServerView = {
-    key: serverKey(folder.path, s.source, s.name),
+    key: viewKey(folder.path, s.source, s.name),
     section: isWaiting(s) ? 'waiting' : 'decided',
     folder: escapeText(folder.name),
     name: escapeText(s.name),
@@ -193,7 +191,7 @@ export interface SandboxHere {
 }
 
 export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date; /** default: this process's HOME, probed now */ sandbox?: SandboxHere }): BuiltModel {
-  const refs = new Map<string, ServerRefLike>();
+  const refs = new Map<string, ServerRef>();
   const servers: ServerView[] = [];
   const banners: PanelModel['banners'] = [];
   if (opts.restricted) banners.push({ level: 'info', text: 'Restricted Mode: no repository MCP server is offered or started, approved or not.' });
@@ -233,7 +231,7 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
 
 /** The result of checking one message from the webview (not a policy `Verdict`). */
 export type MessageCheck =
-  | { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRefLike }
+  | { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRef }
   | { ok: false; why: string };
 
 const SHAPES: Record<WebviewMessage['type'], readonly string[]> = {

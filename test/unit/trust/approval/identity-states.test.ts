@@ -9,7 +9,7 @@ import { changeDocuments } from '../../../../src/report/change-text';
 import { approveOrReject, reset, type AuditLog } from '../../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { findServer, type GateInput, type ServerReport } from '../../../../src/trust/report';
-import { asRef, refKey, refOf, sameRef } from '../../../../src/trust/approval/server-ref';
+import { asRef, recordRef, refOf, sameRef, serverKey } from '../../../../src/trust/approval/server-ref';
 import { changedSinceApproval, definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, mayRun } from '../../../../src/trust/approval/states';
 import { NEUTRAL_WORDS } from '../../../../src/trust/words';
 import { cleanupTemp, cli, ROOT, world, writeFiles } from '../../helpers';
@@ -20,23 +20,31 @@ const server = (input: GateInput, name: string) => evaluateGate(input).servers.f
 describe('a server\'s identity (ServerRef)', () => {
   it('keys differ whenever folder, source or name differ, even where a separator could be forged', () => {
     const a = { folder: '/w/a', source: '.mcp.json', name: 'x' };
-    assert.equal(refKey(a), refKey({ ...a }));
+    assert.equal(serverKey(a), serverKey({ ...a }));
     assert.ok(sameRef(a, { ...a }));
     for (const b of [{ ...a, folder: '/w/b' }, { ...a, source: '.cursor/mcp.json' }, { ...a, name: 'y' }]) {
-      assert.notEqual(refKey(a), refKey(b));
+      assert.notEqual(serverKey(a), serverKey(b));
       assert.ok(!sameRef(a, b));
     }
     // A NUL- or comma-joined key would make these two equal.
     const x = { folder: '/w', source: 'a\u0000b', name: 'c' };
     const y = { folder: '/w', source: 'a', name: 'b\u0000c' };
-    assert.notEqual(refKey(x), refKey(y));
-    assert.notEqual(refKey({ folder: '/w","a', source: 'b', name: 'c' }), refKey({ folder: '/w', source: 'a","b', name: 'c' }));
+    assert.notEqual(serverKey(x), serverKey(y));
+    assert.notEqual(serverKey({ folder: '/w","a', source: 'b', name: 'c' }), serverKey({ folder: '/w', source: 'a","b', name: 'c' }));
   });
 
   it('refOf takes a report server; asRef accepts exactly three strings and nothing else', () => {
     assert.deepEqual(refOf('/w', { source: '.mcp.json', name: 'x', state: 'pending' } as unknown as ServerReport), { folder: '/w', source: '.mcp.json', name: 'x' });
     assert.deepEqual(asRef({ folder: '/w', source: 's', name: 'n', extra: 1 }), { folder: '/w', source: 's', name: 'n' });
     for (const bad of [undefined, null, 'all', 3, { folder: '/w', source: 's' }, { folder: 1, source: 's', name: 'n' }]) assert.equal(asRef(bad), undefined);
+  });
+
+  it('the one key is the store\'s key of old, byte for byte, so existing stores keep their approvals', () => {
+    // The string every release so far computed for this server (the store's recordKey, the front ends' refKey).
+    const today = '["/home/me/src/app",".vscode/mcp.json","db \\"x\\" \\u0000"]';
+    assert.equal(serverKey({ folder: '/home/me/src/app', source: '.vscode/mcp.json', name: 'db "x" \u0000' }), today);
+    assert.equal(serverKey(recordRef({ project: '/home/me/src/app', source: '.vscode/mcp.json', server: 'db "x" \u0000' })), today);
+    assert.equal(serverKey(refOf('/home/me/src/app', { source: '.vscode/mcp.json', name: 'db "x" \u0000' })), today);
   });
 });
 
