@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { gateConfigPath } from '../trust/sources/catalogue';
 import { editServer } from '../trust/sources/edit';
-import { decide, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approval/approvals';
+import { approveOrReject, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approval/approvals';
 import { imagePinForApproval } from '../trust/packages/image-pin';
 import { evaluateGate } from '../trust/gate';
 import { findServer } from '../trust/report';
@@ -72,7 +72,7 @@ async function doctor(ctx: Ctx): Promise<number> {
   const pre = preApprovalAttempts(report.project);
   const allowlists = agentAllowlists(machine.home, machine.env, input.storeDir, report.servers.filter((x) => x.scope === 'repository' && x.source === '.gemini/settings.json').map((x) => x.name));
   if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-  else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home) + '\n\n' + agentAllowlistText(allowlists));
+  else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home, ctx.sandboxProbe()) + '\n\n' + agentAllowlistText(allowlists));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 
@@ -180,7 +180,7 @@ async function get(ctx: Ctx): Promise<number> {
   const found = findServer(report, name, o.source, CLI_WORDS);
   if (!found.ok) throw new GateRefusal(found.message);
   if (o.json) out(JSON.stringify(serverJson(found.server), null, 2));
-  else out(serverText(found.server, { project: report.project, policy: policyOf(report), words: CLI_WORDS }));
+  else out(serverText(found.server, ctx.grantsOf(report)));
   return report.fullBlock.length ? 1 : 0;
 }
 
@@ -195,7 +195,7 @@ async function approve(ctx: Ctx): Promise<number> {
   if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
   if (s.state === 'blocked' || !s.pinned) throw new GateRefusal(`"${s.name}" is blocked: ${s.reason}`);
   if (s.state === 'approved' && !s.viaEscapeHatch) {
-    out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }));
+    out(serverText(s, ctx.grantsOf(report)));
     out(`"${s.name}" is already approved with this exact definition.`);
     return 0;
   }
@@ -203,7 +203,7 @@ async function approve(ctx: Ctx): Promise<number> {
   const minAge = minReleaseAge(report);
   const lock = await lockForApproval(input, s, { npm: packageOps });
   const image = await imagePinForApproval(input, s);
-  out(serverText(s, { project: report.project, policy: policyOf(report), words: CLI_WORDS }, { lock, minAge, image }));
+  out(serverText(s, ctx.grantsOf(report), { lock, minAge, image }));
   if (!o.yes) {
     const answer = await ask(`\nApprove "${s.name}" from ${s.source} exactly as shown above? Type "yes" to approve: `);
     if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
@@ -211,7 +211,7 @@ async function approve(ctx: Ctx): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(decide(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock, image }));
+  const r = await finishBeforeStopping(approveOrReject(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock, image }));
   out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
   return 0;
 }
@@ -318,7 +318,7 @@ async function edit(ctx: Ctx): Promise<number> {
 async function reject(ctx: Ctx): Promise<number> {
   const { o, input, log, needName } = ctx;
   const name = needName('reject');
-  const r = await finishBeforeStopping(decide(input, name, o.source, 'rejected', { log }));
+  const r = await finishBeforeStopping(approveOrReject(input, name, o.source, 'rejected', { log }));
   out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
   return 0;
 }

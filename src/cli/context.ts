@@ -10,6 +10,8 @@ import { defaultMasker } from '../policy/mask';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { EventLog } from '../host/log';
 import { Session } from '../host/session';
+import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
+import type { GrantsContext } from '../report/render';
 import { err, setMask } from './output';
 import { serversMayStart, trackSession } from './signals';
 import type { CommandId } from './usage';
@@ -63,6 +65,10 @@ export interface Ctx {
   /** A usage error when the command was given arguments. */
   noPositionals(verb: string): void;
   policyOf(report: GateReport): UserPolicy;
+  /** What a rendering of one server needs to show its grants and sandbox: project, policy, HOME, bubblewrap here. */
+  grantsOf(report: GateReport): GrantsContext;
+  /** Whether bubblewrap can start a sandbox on this machine (probed when first asked). */
+  sandboxProbe(): SandboxProbe;
   /** A secret's value from the CLI's environment (MCP_GATE_SECRET_<NAME>). */
   secrets(name: string): Promise<string | undefined>;
   /** A session through the gate with just this server (started if the gate lets it). */
@@ -81,8 +87,10 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
   const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
+  const sandboxProbe = () => sandboxAvailable();
+  const grantsOf = (report: GateReport): GrantsContext => ({ project: report.project, policy: policyOf(report), words: CLI_WORDS, home: machine.home, sandbox: sandboxProbe() });
   return {
-    command, o, rest, machine, input, store, storeHow, log, policyOf, secrets: secretSource,
+    command, o, rest, machine, input, store, storeHow, log, policyOf, grantsOf, sandboxProbe, secrets: secretSource,
     needName(verb) {
       if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
       return rest[0];

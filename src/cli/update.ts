@@ -4,7 +4,7 @@
 // its contents (src/report/lock-text.ts) — and records the new lock only once the person says yes (or --yes). An
 // approved container launch by tag pulls the tag again and shows the digest it now names against the approved one
 // (src/trust/packages/image-pin.ts).
-import { decide, GateRefusal, minReleaseAge } from '../trust/approval/approvals';
+import { approveOrReject, GateRefusal, minReleaseAge } from '../trust/approval/approvals';
 import { CLI_WORDS } from './words';
 import { escapeText } from '../text/escape';
 import { evaluateGate } from '../trust/gate';
@@ -60,7 +60,7 @@ export async function updateCommand(c: UpdateContext): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(decide(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned!.digest, lock: fresh, detail: `update ${old.name} ${old.version} → ${fresh.version} ${fresh.integrity}` }));
+  const r = await finishBeforeStopping(approveOrReject(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned!.digest, lock: fresh, detail: `update ${old.name} ${old.version} → ${fresh.version} ${fresh.integrity}` }));
   out(`approved "${r.server.name}" (${r.server.source}) running ${fresh.name} ${fresh.version}`);
   return 0;
 }
@@ -86,7 +86,7 @@ async function updateImage(c: UpdateContext, s: ServerReport, launch: ImageLaunc
       return 1;
     }
   }
-  const r = await finishBeforeStopping(decide(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned.digest, image: fresh, detail: `update ${old.pinned ?? launch.image} → ${fresh.pinned}` }));
+  const r = await finishBeforeStopping(approveOrReject(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned.digest, image: fresh, detail: `update ${old.pinned ?? launch.image} → ${fresh.pinned}` }));
   out(`approved "${r.server.name}" (${r.server.source}) running ${fresh.pinned}`);
   return 0;
 }

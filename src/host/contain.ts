@@ -5,7 +5,9 @@
 // (src/trust/packages/npm-lock.ts), mounted read-only, instead of the launcher; an approved `docker run image:tag` runs the
 // image digest its approval recorded (src/trust/packages/image-pin.ts), `name@sha256:…` in place of the tag. Network inside the sandbox is the rule
 // `mcp.<server>.network` (allow; ask where a person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
-// start: the message names the cause, the fix, and the opt-out.
+// start: the message names the cause, the fix, and the opt-out. One decision (containmentFor: the user's settings,
+// the network rule, whether bubblewrap starts) is what startPlan runs and what describeContainment words, so the
+// words cannot drift from what runs.
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -15,9 +17,11 @@ import { decideUnder, type UserPolicy } from '../policy/user-policy';
 import { resolve, type Asker } from '../policy/decide';
 import { networkAction } from '../policy/rules';
 import type { ServerIdentity } from '../policy/identity';
-import { sandboxFor } from '../policy/sandbox-profile';
+import { sandboxFor, type SandboxEntry } from '../policy/sandbox-profile';
+import type { Verdict } from '../policy/decide';
 import type { ServerReport } from '../trust/report';
 import { npmLaunchOf } from '../trust/approval/approvals';
+import { refOf, serverKey } from '../trust/approval/server-ref';
 import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/packages/image-pin';
 import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
@@ -33,11 +37,31 @@ import type { StdioLaunch } from './stdio';
  */
 export const SANDBOX_CACHES = ['~/.npm', '~/.cache/uv'];
 
-/** The private cache folder of one server (created on first start, mode 0700). */
+/**
+ * The private cache folder of one server (created on first start, mode 0700), named by the server's one key
+ * (src/trust/approval/server-ref.ts). A user-scope server is the same server in every project, so its folder is
+ * the empty one: it keeps one cache wherever it runs; a repository server's is its project's real path.
+ */
 export function serverCacheDir(home: string, env: Readonly<Record<string, string | undefined>>, who: ServerIdentity, source: string): string {
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache');
-  const key = createHash('sha256').update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`).digest('hex').slice(0, 20);
-  return path.join(base, 'mcp-gate', 'sandbox', `${who.name}-${key}`);
+  const ref = refOf(who.scope === 'repository' ? who.project : '', { source, name: who.name });
+  return path.join(cacheBase(home, env), `${who.name}-${createHash('sha256').update(serverKey(ref)).digest('hex').slice(0, 20)}`);
+}
+
+function cacheBase(home: string, env: Readonly<Record<string, string | undefined>>): string {
+  return path.join(env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache'), 'mcp-gate', 'sandbox');
+}
+
+/**
+ * Releases before the one key named the folder by a digest of `scope NUL project NUL source NUL name`; an existing
+ * folder of that name is moved to the new one at the server's next start, so its packages are kept.
+ */
+function moveOldCacheDir(home: string, env: Readonly<Record<string, string | undefined>>, who: ServerIdentity, source: string, to: string): void {
+  const old = path.join(cacheBase(home, env), `${who.name}-${createHash('sha256').update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`).digest('hex').slice(0, 20)}`);
+  try {
+    if (!fs.existsSync(to) && fs.lstatSync(old).isDirectory()) fs.renameSync(old, to);
+  } catch {
+    // no old folder (or it cannot be moved): the server starts with an empty cache
+  }
 }
 
 /**
@@ -158,17 +182,15 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned).
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
   const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: path.join(os.tmpdir(), `mcp-gate-pycache-${uid}`) } };
-  const decision = sandboxFor(o.policy.sandbox, who, o.home);
-  if (decision.problems.length) {
-    throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${decision.problems.join('; ')}`);
+  const c = containmentFor(who, o.policy, o.home, o.probe ?? sandboxAvailable);
+  if (c.kind === 'refused') {
+    throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`);
   }
-  if (!decision.contain) {
-    return { launch: plain, optOut: decision.optOut ? `${decision.optOut.origin.file}${decision.optOut.origin.line ? `:${decision.optOut.origin.line}` : ''}` : undefined, cleanup: () => undefined };
-  }
-  const probe = (o.probe ?? sandboxAvailable)();
-  if (!probe.ok) throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${probe.reason}; fix: ${probe.fix} (${OPT_OUT_HINT(who)})`);
+  if (c.kind === 'uncontained') return { launch: plain, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
+  if (c.kind === 'unavailable') throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`);
+  const { probe } = c;
 
-  const verdict = await resolve(decideUnder(o.policy, who, networkAction(who.name)), o.asker);
+  const verdict = await resolve(c.network, o.asker);
   const network = verdict.decision === 'allow';
   // Without network, package launchers work from their caches at once instead of retrying the registry for
   // minutes: npm/npx offline (a package not in ~/.npm fails with ENOTCACHED), uv offline.
@@ -177,6 +199,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
 
   // This server's own caches, kept between its starts (the rest of the sandbox's HOME is thrown away at every stop).
   const cacheDir = serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source);
+  moveOldCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source, cacheDir);
   const caches = SANDBOX_CACHES.map((target) => ({ source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')), target }));
   for (const c of caches) {
     try {
@@ -199,7 +222,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
       overlays: copy?.overlays ?? [],
-      profile: { network, extraRead: [...decision.read, ...protectedPaths(o.project, decision.write), ...(locked ? [locked.tree] : [])], extraWrite: [...decision.write], caches, home: o.home },
+      profile: { network, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, networkRule, cleanup: () => copy?.remove() };
@@ -208,6 +231,31 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * How a local server runs under the user's policy here: refused (settings that cannot be used), a plain process
+ * (the user's opt-out, or a user server not asked to be contained), not at all (it must be contained and
+ * bubblewrap cannot start), or contained with this profile and the network rule's verdict (`ask` is asked at
+ * start). The one decision: startPlan does what it says, describeContainment says it in words.
+ */
+export type Containment =
+  | { readonly kind: 'refused'; readonly problems: readonly string[] }
+  | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
+  | { readonly kind: 'unavailable'; readonly probe: Extract<SandboxProbe, { ok: false }> }
+  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[] };
+
+export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe): Containment {
+  const d = sandboxFor(policy.sandbox, who, home);
+  if (d.kind !== 'contained') return d;
+  const p = probe();
+  if (!p.ok) return { kind: 'unavailable', probe: p };
+  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), extraRead: d.extraRead, extraWrite: d.extraWrite };
+}
+
+/** Where an opt-out is written: `file:line`. */
+export function optOutWhere(e: SandboxEntry): string {
+  return `${e.origin.file}${e.origin.line ? `:${e.origin.line}` : ''}`;
 }
 
 function protectedPaths(project: string, writable: readonly string[]): string[] {
@@ -226,18 +274,21 @@ function protectedPaths(project: string, writable: readonly string[]): string[] 
 }
 
 /** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
-export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe = sandboxAvailable): string[] {
+export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe): string[] {
   if (server.definition?.type !== 'stdio') return [];
-  const d = sandboxFor(policy.sandbox, who, home);
-  if (d.problems.length) return [`cannot start: your sandbox settings cannot be used: ${d.problems.join('; ')}`];
-  if (!d.contain) {
-    return [d.optOut
-      ? `NOT contained: your opt-out in ${d.optOut.origin.file}${d.optOut.origin.line ? `:${d.optOut.origin.line}` : ''} — it runs with your full authority (logged at each start)`
+  return containmentWords(server, containmentFor(who, policy, home, probe));
+}
+
+/** A {@link Containment} in words: the first line says how it runs, the rest what a contained server sees. */
+export function containmentWords(server: ServerReport, c: Containment): string[] {
+  if (c.kind === 'refused') return [`cannot start: your sandbox settings cannot be used: ${c.problems.join('; ')}`];
+  if (c.kind === 'uncontained') {
+    return [c.optOut
+      ? `NOT contained: your opt-out in ${optOutWhere(c.optOut)} — it runs with your full authority (logged at each start)`
       : 'not contained: a user-scope server runs as you (set "sandbox": { "userServers": true } to contain your own servers too)'];
   }
-  const p = probe();
-  if (!p.ok) return [`cannot start here: it must run contained and the sandbox is unavailable: ${p.reason}; fix: ${p.fix}`];
-  const net = decideUnder(policy, who, networkAction(who.name));
+  if (c.kind === 'unavailable') return [`cannot start here: it must run contained and the sandbox is unavailable: ${c.probe.reason}; fix: ${c.probe.fix}`];
+  const net = c.network;
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
     'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
@@ -247,7 +298,7 @@ export function describeContainment(server: ServerReport, who: ServerIdentity, p
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');
   const image = imageLaunchOf(server);
   if (image) out.push(`its container: run by the ${image.runtime} ${image.runtime === 'docker' ? 'daemon' : 'runtime'}, outside this sandbox — the sandbox holds only the ${image.runtime} command, which reaches no daemon socket (/run and /var/run are never shown) unless your extra read paths show one; what the container may do is what ${image.runtime} and the options in the definition allow`);
-  if (d.read.length) out.push(`extra read (your settings): ${d.read.join(', ')}`);
-  if (d.write.length) out.push(`extra write (your settings): ${d.write.join(', ')}`);
+  if (c.extraRead.length) out.push(`extra read (your settings): ${c.extraRead.join(', ')}`);
+  if (c.extraWrite.length) out.push(`extra write (your settings): ${c.extraWrite.join(', ')}`);
   return out;
 }

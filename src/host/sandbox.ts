@@ -51,6 +51,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { SandboxProfile } from '../policy/sandbox-profile';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
 export interface SandboxLaunch {
@@ -69,12 +70,13 @@ export interface SandboxOverlay {
   target: string;
 }
 
-export interface SandboxProfile {
-  network: boolean;
-  extraRead: string[];
-  extraWrite: string[];
+/**
+ * The profile bwrap gets: the user's part (src/policy/sandbox-profile.ts — network, extra read and write paths),
+ * and the host's additions: the server's own caches and the HOME to hide.
+ */
+export interface SandboxMounts extends SandboxProfile {
   /** Bound read-write (e.g. ~/.npm, ~/.cache/uv); `~/` is the profile's home. Missing ones are skipped. */
-  caches: (string | { source: string; target: string })[];
+  caches: readonly (string | { source: string; target: string })[];
   /** The real HOME to hide. */
   home: string;
 }
@@ -84,7 +86,7 @@ export interface SandboxInput {
   /** Real path of the workspace folder: bound read-write. */
   workspace: string;
   overlays: SandboxOverlay[];
-  profile: SandboxProfile;
+  profile: SandboxMounts;
 }
 
 export interface SandboxDescription {

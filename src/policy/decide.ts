@@ -6,7 +6,7 @@
 
 import { hostAction } from './hostname';
 import { appliesTo, describeIdentity, describeQualifier, type ServerIdentity } from './identity';
-import { formatOrigin, quote } from './names';
+import { formatOrigin, jsonExcerpt } from './names';
 import {
   ActionError,
   Decision,
@@ -109,7 +109,7 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
     target = parseAction(action);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { verdict: { decision: 'deny', action: String(action), reason: `${quote(action)} is denied: it is not a valid action (${why}).` }, matches: [], ignored: [] };
+    return { verdict: { decision: 'deny', action: String(action), reason: `${jsonExcerpt(action)} is denied: it is not a valid action (${why}).` }, matches: [], ignored: [] };
   }
   const normal = target.text;
   const ranked: { rule: Rule; spec: number }[] = [];
@@ -118,12 +118,12 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
     let p: Pattern;
     try {
       p = patternOf(rule);
-      if (!(STRENGTH[rule.decision] >= 0)) throw new ActionError(`unknown decision ${quote(rule.decision)}`);
+      if (!(STRENGTH[rule.decision] >= 0)) throw new ActionError(`unknown decision ${jsonExcerpt(rule.decision)}`);
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       const where = rule && rule.origin ? ` (rules[${rule.index}] in ${formatOrigin(rule.origin)})` : '';
       return {
-        verdict: { decision: 'deny', action: normal, reason: `${normal} is denied: the rule ${quote(rule)}${where} is not valid (${why}), and a rule list holding an invalid rule decides nothing.` },
+        verdict: { decision: 'deny', action: normal, reason: `${normal} is denied: the rule ${jsonExcerpt(rule)}${where} is not valid (${why}), and a rule list holding an invalid rule decides nothing.` },
         matches: [],
         ignored: [],
       };
@@ -220,7 +220,7 @@ async function resolveOne(v: Verdict, asker: Asker | undefined): Promise<Resolve
   if (answer === 'deny') {
     return { ...v, decision: 'deny', answer, steps: undefined, reason: `${v.action} is refused by the person asked (${ruleRef(v.rule)} says ask).` };
   }
-  return refuseAsk(v, `the answer ${quote(answer)} is not once, always or deny`);
+  return refuseAsk(v, `the answer ${jsonExcerpt(answer)} is not once, always or deny`);
 }
 
 /**
@@ -251,7 +251,7 @@ function hostVerdict(who: ServerIdentity, host: string, rules: readonly Rule[]):
     action = hostAction(server, host);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { decision: 'deny', action: `mcp.${server}.host.${host}`, reason: `server ${quote(server)} may not reach ${quote(host)}: ${why}.` };
+    return { decision: 'deny', action: `mcp.${server}.host.${host}`, reason: `server ${jsonExcerpt(server)} may not reach ${jsonExcerpt(host)}: ${why}.` };
   }
   return decideFor(who, action, rules);
 }
@@ -282,7 +282,7 @@ export function mayCallTool(who: ServerIdentity, host: string | undefined, tool:
     action = toolAction(server, tool);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    steps.push({ decision: 'deny', action: `mcp.${server}.tool.${tool}`, reason: `the tool ${quote(tool)} of server ${quote(server)} may not be called: ${why}.` });
+    steps.push({ decision: 'deny', action: `mcp.${server}.tool.${tool}`, reason: `the tool ${jsonExcerpt(tool)} of server ${jsonExcerpt(server)} may not be called: ${why}.` });
   }
   if (action !== undefined) steps.push(decideFor(who, action, rules));
   const pick = steps.find((s) => s.decision === 'deny') ?? steps.find((s) => s.decision === 'ask') ?? steps[steps.length - 1];
@@ -319,7 +319,7 @@ export function explain(action: string, rules: readonly Rule[], who?: ServerIden
   const { verdict, matches, ignored } = evaluate(action, rules, who);
   const lines = [`action: ${verdict.action}`, `decision: ${verdict.decision}`];
   if (verdict.rule) {
-    const written = verdict.rule.written !== undefined ? ` (written ${quote(verdict.rule.written)})` : '';
+    const written = verdict.rule.written !== undefined ? ` (written ${jsonExcerpt(verdict.rule.written)})` : '';
     lines.push(`rule: ${ruleText(verdict.rule)}${written} from ${formatOrigin(verdict.rule.origin)} (rules[${verdict.rule.index}])`);
   } else {
     lines.push('rule: none');

@@ -4,7 +4,7 @@
 
 import { domainToASCII } from 'node:url';
 import * as ipaddr from 'ipaddr.js';
-import { checkServerName, quote } from './names';
+import { checkServerName, jsonExcerpt } from './names';
 
 /** Thrown when a string cannot be used as a host in a policy action; the message says why. */
 export class HostError extends Error {
@@ -23,7 +23,7 @@ const ASCII_OK = /^[A-Za-z0-9._-]$/;
 const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/i;
 
 function fail(host: string, why: string): never {
-  throw new HostError(`host ${quote(host)} is not valid: ${why}`);
+  throw new HostError(`host ${jsonExcerpt(host)} is not valid: ${why}`);
 }
 
 function ipLiteral(original: string, inner: string): string {
@@ -40,12 +40,12 @@ function checkAscii(original: string, text: string): void {
       // a character that IDN mapping turns into ASCII punctuation (e.g. a full-width '/')
       const mapped = ch.normalize('NFKC');
       if (mapped !== ch && [...mapped].some((m) => m.codePointAt(0)! < 0x80 && !ASCII_OK.test(m))) {
-        fail(original, `it contains ${quote(ch)}, which reads as ${quote(mapped)}, which a host name cannot hold`);
+        fail(original, `it contains ${jsonExcerpt(ch)}, which reads as ${jsonExcerpt(mapped)}, which a host name cannot hold`);
       }
       continue;
     }
     if (ch === '*') fail(original, 'it contains "*"; wildcards belong in rules, after the reversed labels');
-    if (!ASCII_OK.test(ch)) fail(original, `it contains ${quote(ch)}, which a host name cannot hold`);
+    if (!ASCII_OK.test(ch)) fail(original, `it contains ${jsonExcerpt(ch)}, which a host name cannot hold`);
   }
 }
 
@@ -98,8 +98,8 @@ export function reverseHost(host: string): string {
   const labels = ascii.split('.');
   checkLabels(host, labels);
   for (const label of labels) {
-    if (label.length > MAX_LABEL) fail(host, `the label ${quote(label)} is longer than ${MAX_LABEL} characters`);
-    if (!LABEL_RE.test(label)) fail(host, `the label ${quote(label)} holds a character a host name cannot`);
+    if (label.length > MAX_LABEL) fail(host, `the label ${jsonExcerpt(label)} is longer than ${MAX_LABEL} characters`);
+    if (!LABEL_RE.test(label)) fail(host, `the label ${jsonExcerpt(label)} holds a character a host name cannot`);
   }
   if (ascii.length > MAX_NAME) fail(host, `it is longer than ${MAX_NAME} characters`);
   return labels.reverse().join('.');
@@ -129,7 +129,7 @@ export function normalizeReversedHost(labels: readonly string[]): string[] {
   } catch (e) {
     if (e instanceof HostError && NUMERIC_LABEL.test(labels[0])) {
       throw new HostError(
-        `the host part ${quote(labels.join('.'))} looks like an IP address; ` +
+        `the host part ${jsonExcerpt(labels.join('.'))} looks like an IP address; ` +
           'write one address whole in brackets, not reversed, e.g. [198.51.100.7]',
       );
     }
@@ -137,7 +137,7 @@ export function normalizeReversedHost(labels: readonly string[]): string[] {
   }
   if (reversed.startsWith('[')) {
     throw new HostError(
-      `the host part ${quote(labels.join('.'))} spells an IP address; ` +
+      `the host part ${jsonExcerpt(labels.join('.'))} spells an IP address; ` +
         'write it whole in brackets, not reversed, e.g. [198.51.100.7]',
     );
   }

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { quote } from './names';
+import { jsonExcerpt } from './names';
 
 /** A server as the policy sees it. A repository server carries the real path of its project folder. */
 export type ServerIdentity =
@@ -30,11 +30,11 @@ export interface ProjectQualified {
 export function projectProblem(value: unknown): string | undefined {
   if (typeof value !== 'string') return '"project" must be a string: an absolute folder path, "~/…", or "*"';
   if (value === ANY_PROJECT) return undefined;
-  if (value === '' || value.trim() !== value) return `"project" must be an absolute folder path, "~/…", or "*", not ${quote(value)}`;
-  if (/[\0\r\n]/.test(value)) return `"project" may not hold a NUL or line break (${quote(value)})`;
+  if (value === '' || value.trim() !== value) return `"project" must be an absolute folder path, "~/…", or "*", not ${jsonExcerpt(value)}`;
+  if (/[\0\r\n]/.test(value)) return `"project" may not hold a NUL or line break (${jsonExcerpt(value)})`;
   if (value === '~' || value.startsWith('~/')) return undefined;
-  if (value.startsWith('~')) return `"project" ${quote(value)}: only "~/" (your own home folder) is expanded`;
-  if (!path.isAbsolute(value)) return `"project" must be an absolute folder path, "~/…", or "*", not the relative path ${quote(value)}`;
+  if (value.startsWith('~')) return `"project" ${jsonExcerpt(value)}: only "~/" (your own home folder) is expanded`;
+  if (!path.isAbsolute(value)) return `"project" must be an absolute folder path, "~/…", or "*", not the relative path ${jsonExcerpt(value)}`;
   return undefined;
 }
 
@@ -91,14 +91,14 @@ export function appliesTo(entry: ProjectQualified, who: ServerIdentity): boolean
 /** "your user-scope servers" / "repository servers of /real/path" — for messages. */
 export function describeIdentity(who: ServerIdentity): string {
   if (who.name === '*') return who.scope === 'user' ? 'your user-scope servers' : `the repository servers of ${who.project}`;
-  return who.scope === 'user' ? `your user-scope server ${quote(who.name)}` : `the repository server ${quote(who.name)} of ${who.project}`;
+  return who.scope === 'user' ? `your user-scope server ${jsonExcerpt(who.name)}` : `the repository server ${jsonExcerpt(who.name)} of ${who.project}`;
 }
 
 /** Why an entry that matched an action does not apply to `who`, in words. */
 export function describeQualifier(entry: ProjectQualified, who: ServerIdentity): string {
   if (entry.project === undefined) return 'having no "project", it applies only to your user-scope servers';
-  if (who.scope === 'user') return `its "project" ${quote(entry.project)} makes it apply only to repository servers`;
-  if (entry.projectPath === null) return `its "project" ${quote(entry.project)} names no existing folder, so it applies to nothing`;
-  if (entry.projectPath === undefined) return `its "project" ${quote(entry.project)} was not resolved to a folder, so it applies to nothing`;
-  return `its "project" ${quote(entry.project)} is another folder (${entry.projectPath})`;
+  if (who.scope === 'user') return `its "project" ${jsonExcerpt(entry.project)} makes it apply only to repository servers`;
+  if (entry.projectPath === null) return `its "project" ${jsonExcerpt(entry.project)} names no existing folder, so it applies to nothing`;
+  if (entry.projectPath === undefined) return `its "project" ${jsonExcerpt(entry.project)} was not resolved to a folder, so it applies to nothing`;
+  return `its "project" ${jsonExcerpt(entry.project)} is another folder (${entry.projectPath})`;
 }

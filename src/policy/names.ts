@@ -1,6 +1,8 @@
 // Names and segments shared by every policy action: how an action string is cut into
 // segments, which server/tool/secret names a rule can express, and how an origin or a
-// raw value is quoted in a message.
+// raw value is shown in a message (jsonExcerpt: escaped by src/text, the one table of
+// hidden characters, then cut).
+import { escapeText, inlineValue } from '../text/escape';
 
 /**
  * Where a rule or a secrets entry came from: a file path or a setting name
@@ -89,7 +91,7 @@ export class NameError extends Error {
  */
 export function checkServerName(server: string): string {
   const why = nameProblem(server);
-  if (why !== undefined) throw new NameError(`server name ${quote(server)} cannot be named by a rule: ${why}`);
+  if (why !== undefined) throw new NameError(`server name ${jsonExcerpt(server)} cannot be named by a rule: ${why}`);
   return server;
 }
 
@@ -102,7 +104,7 @@ export function checkToolName(tool: string): string {
   if (tool === '') throw new NameError('tool name is empty');
   for (const part of tool.split('.')) {
     const why = part === '' ? 'it has an empty dot-separated part' : nameProblem(part);
-    if (why !== undefined) throw new NameError(`tool name ${quote(tool)} cannot be named by a rule: ${why}`);
+    if (why !== undefined) throw new NameError(`tool name ${jsonExcerpt(tool)} cannot be named by a rule: ${why}`);
   }
   return tool;
 }
@@ -111,21 +113,17 @@ export function checkToolName(tool: string): string {
 export const SECRET_NAME_RE = /^[A-Z_][A-Z0-9_]*$/;
 
 /**
- * Quote any value for a message: JSON, with characters that could hide or
- * reorder text (bidi controls, zero-width and other format characters, line
- * and paragraph separators) escaped as \uXXXX, and cut after `max` characters.
+ * Any value (a name, a rule as written, a whole list) for a message: one line of JSON whose strings are escaped
+ * as src/text/escape.ts escapes every string shown to a person (the one table of hidden characters), cut after
+ * `max` characters. Not src/text's `quote`: that one quotes a whole string and never cuts.
  */
-export function quote(value: unknown, max = 200): string {
+export function jsonExcerpt(value: unknown, max = 200): string {
   let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    text = inlineValue(value) ?? escapeText(String(value));
   } catch {
-    text = String(value);
+    text = escapeText(String(value));
   }
-  text = text.replace(/[\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\u0080-\u009f]/gu, (c) => {
-    const cp = c.codePointAt(0)!;
-    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : '\\u' + cp.toString(16).padStart(4, '0');
-  });
   if (text.length > max) text = `${text.slice(0, max)}…(${text.length - max} more characters)`;
   return text;
 }
@@ -146,12 +144,12 @@ export function walkItems<E>(
   const errors: E[] = [];
   if (!Array.isArray(raw)) {
     const kind = raw === null ? 'null' : typeof raw;
-    errors.push(makeError(originOf(0), undefined, quote(raw), `${what.list} must be a list, not ${kind}`));
+    errors.push(makeError(originOf(0), undefined, jsonExcerpt(raw), `${what.list} must be a list, not ${kind}`));
     return errors;
   }
   raw.forEach((item: unknown, index) => {
     const where = originOf(index);
-    const fail = (why: string) => errors.push(makeError(where, index, quote(item), why));
+    const fail = (why: string) => errors.push(makeError(where, index, jsonExcerpt(item), why));
     if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail(what.item);
     each(item as Record<string, unknown>, where, index, fail);
   });

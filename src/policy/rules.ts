@@ -10,7 +10,7 @@ import {
   nameProblem,
   NameError,
   Origin,
-  quote,
+  jsonExcerpt,
   SECRET_NAME_RE,
   splitSegments,
   walkItems,
@@ -142,7 +142,7 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
     if (body.length === 1) return wildcard ? done(body, 'any') : incomplete('expected mcp.<server>.…');
     const server = body[1];
     const why = nameProblem(server);
-    if (why !== undefined) bad(`the server name ${quote(server)} is invalid: ${why}`);
+    if (why !== undefined) bad(`the server name ${jsonExcerpt(server)} is invalid: ${why}`);
     if (body.length === 2) {
       return wildcard
         ? done(body, 'server', server)
@@ -168,7 +168,7 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
       if (rest.length === 0) return wildcard ? done(body, 'tool', server) : incomplete('expected a tool name after "tool"');
       for (const part of rest) {
         const problem = nameProblem(part);
-        if (problem !== undefined) bad(`the tool name part ${quote(part)} is invalid: ${problem}`);
+        if (problem !== undefined) bad(`the tool name part ${jsonExcerpt(part)} is invalid: ${problem}`);
       }
       return done(body, 'tool', server);
     }
@@ -180,22 +180,22 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
       if (rest.length > 0 || wildcard) bad(`nothing follows "private" (mcp.${server}.private is the whole action)`);
       return done(body, 'private', server);
     }
-    return bad(`unknown kind ${quote(sub)} after the server name; expected host, tool, network or private`);
+    return bad(`unknown kind ${jsonExcerpt(sub)} after the server name; expected host, tool, network or private`);
   }
   if (head === 'secret') {
     if (body.length === 1) return wildcard ? done(body, 'secret') : incomplete('expected secret.use.<NAME>');
-    if (body[1] !== 'use') bad(`unknown secret action ${quote(body[1])}; expected secret.use.<NAME>`);
+    if (body[1] !== 'use') bad(`unknown secret action ${jsonExcerpt(body[1])}; expected secret.use.<NAME>`);
     if (body.length === 2) return wildcard ? done(body, 'secret') : incomplete('expected a secret name after "secret.use"');
     const name = body[2];
     if (!SECRET_NAME_RE.test(name)) {
-      bad(`the secret name ${quote(name)} is invalid: it must be upper-case letters, digits and "_", not starting with a digit`);
+      bad(`the secret name ${jsonExcerpt(name)} is invalid: it must be upper-case letters, digits and "_", not starting with a digit`);
     }
     if (body.length > 3 || wildcard) bad('nothing follows the secret name');
     return done(body, 'secret');
   }
   const lower = head.toLowerCase();
-  if (lower === 'mcp' || lower === 'secret') bad(`unknown action kind ${quote(head)}; kinds are lower case ("${lower}")`);
-  return bad(`unknown action kind ${quote(head)}; an action starts with "mcp." or "secret."`);
+  if (lower === 'mcp' || lower === 'secret') bad(`unknown action kind ${jsonExcerpt(head)}; kinds are lower case ("${lower}")`);
+  return bad(`unknown action kind ${jsonExcerpt(head)}; an action starts with "mcp." or "secret."`);
 }
 
 /**
@@ -248,7 +248,7 @@ export function parseRules(raw: unknown, origin: Origin | ((index: number) => Or
     const problems: string[] = [];
     const unknown = Object.keys(obj).filter((k) => !RULE_KEYS.has(k));
     if (unknown.length > 0) {
-      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => quote(k)).join(', ')}; a rule has only "action", "decision" and "project"`);
+      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; a rule has only "action", "decision" and "project"`);
     }
     const hasProject = Object.prototype.hasOwnProperty.call(obj, 'project');
     if (hasProject) {
@@ -271,7 +271,7 @@ export function parseRules(raw: unknown, origin: Origin | ((index: number) => Or
     const decision = obj.decision;
     if (!hasDecision) problems.push('"decision" is missing');
     else if (typeof decision !== 'string' || !(DECISIONS as readonly string[]).includes(decision)) {
-      problems.push(`"decision" must be "allow", "ask" or "deny", not ${quote(decision)}`);
+      problems.push(`"decision" must be "allow", "ask" or "deny", not ${jsonExcerpt(decision)}`);
     }
     if (pattern?.kind === 'private' && decision === 'ask') {
       problems.push(`${pattern.text} takes "allow" or "deny": an address check cannot wait for an answer`);
@@ -327,6 +327,6 @@ export function privateAction(server: string): string {
  * @throws {NameError} when the name is not upper-case letters, digits and '_'.
  */
 export function secretAction(name: string): string {
-  if (!SECRET_NAME_RE.test(name)) throw new NameError(`secret name ${quote(name)} is invalid`);
+  if (!SECRET_NAME_RE.test(name)) throw new NameError(`secret name ${jsonExcerpt(name)} is invalid`);
   return `secret.use.${name}`;
 }

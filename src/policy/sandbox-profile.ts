@@ -1,4 +1,8 @@
-// The user's sandbox settings: which local servers run contained and with what extra reach. User scope only
+// The user's sandbox settings and the one profile type: which local servers run contained and with what extra
+// reach (SandboxProfile: network, extra read and write paths), decided here (sandboxFor) from the settings alone;
+// src/host/contain.ts adds the rule's network verdict and whether bubblewrap starts (containmentFor), runs that
+// (startPlan) and words it (describeContainment), and src/host/sandbox.ts builds the bwrap command for the
+// profile. The settings' schema for the extension is package.json's `mcpGate.sandbox`. User scope only
 // (MCP Gate's configuration file and the extension's application-scope `mcpGate.sandbox`); a repository file can
 // never loosen them. Shape:
 //   "sandbox": { "userServers": false,
@@ -28,7 +32,10 @@ export interface SandboxSettings {
 
 export const NO_SANDBOX_SETTINGS: SandboxSettings = { userServers: false, entries: [], problems: [] };
 
-const KEYS = new Set(['server', 'project', 'read', 'write', 'off']);
+/** The keys of a `sandbox` block and of one of its `servers` entries (package.json's schema lists the same). */
+export const SANDBOX_KEYS = ['userServers', 'servers'] as const;
+export const SANDBOX_ENTRY_KEYS = ['server', 'project', 'read', 'write', 'off'] as const;
+const KEYS = new Set<string>(SANDBOX_ENTRY_KEYS);
 
 function pathList(v: unknown, where: string, problems: string[]): string[] {
   if (v === undefined) return [];
@@ -47,7 +54,7 @@ export function parseSandbox(raw: unknown, origin: (index: number) => Origin, re
   const at = formatOrigin(origin(-1));
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ...NO_SANDBOX_SETTINGS, problems: [`${at}: "sandbox" must be an object`] };
   const r = raw as Record<string, unknown>;
-  for (const k of Object.keys(r)) if (k !== 'userServers' && k !== 'servers') problems.push(`${at}: sandbox: unknown key ${JSON.stringify(k)} (expected userServers, servers)`);
+  for (const k of Object.keys(r)) if (!(SANDBOX_KEYS as readonly string[]).includes(k)) problems.push(`${at}: sandbox: unknown key ${JSON.stringify(k)} (expected userServers, servers)`);
   if (r.userServers !== undefined && typeof r.userServers !== 'boolean') problems.push(`${at}: sandbox.userServers must be true or false`);
   const entries: SandboxEntry[] = [];
   if (r.servers !== undefined && !Array.isArray(r.servers)) problems.push(`${at}: sandbox.servers must be a list`);
@@ -80,28 +87,34 @@ export function mergeSandbox(layers: readonly SandboxSettings[]): SandboxSetting
   };
 }
 
-export interface SandboxDecision {
-  /** Run contained. */
-  readonly contain: boolean;
-  /** The user's opt-out that switched containment off (only ever for a server that would be contained). */
-  readonly optOut?: SandboxEntry;
-  readonly read: readonly string[];
-  readonly write: readonly string[];
-  /** Settings that cannot be used: the server must not start. */
-  readonly problems: readonly string[];
+/**
+ * What a contained server may reach beyond the fixed sandbox (the system read-only, an empty HOME with its own
+ * caches, a private /tmp, the workspace with its protected paths): the one profile type, from the user's
+ * settings and rules to the bwrap command (src/host/sandbox.ts takes it with the host's own additions).
+ */
+export interface SandboxProfile {
+  /** The host's network (the rule `mcp.<server>.network` allowed it), or only its own loopback. */
+  network: boolean;
+  extraRead: readonly string[];
+  extraWrite: readonly string[];
 }
+
+/** What the user's settings say for one local server: run it contained (with these paths), plainly, or not at all. */
+export type SandboxDecision =
+  /** Settings that cannot be used: a server that would be contained must not start. */
+  | { readonly kind: 'refused'; readonly problems: readonly string[] }
+  /** A plain process: the user's opt-out (`optOut`), or a user-scope server the user did not ask to contain. */
+  | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
+  /** Contained, with the extra paths of every entry that applies (`~/` expanded). */
+  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[] };
 
 /** What the user's settings say for one server. `~/` in paths is expanded against `home`. */
 export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home: string): SandboxDecision {
-  const wouldContain = who.scope === 'repository' || settings.userServers;
+  if (who.scope !== 'repository' && !settings.userServers) return { kind: 'uncontained' };
+  if (settings.problems.length) return { kind: 'refused', problems: settings.problems };
   const mine = settings.entries.filter((e) => (e.server === who.name || e.server === '*') && appliesTo(e, who));
+  const optOut = mine.find((e) => e.off);
+  if (optOut) return { kind: 'uncontained', optOut };
   const expand = (p: string) => (p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
-  const optOut = wouldContain ? mine.find((e) => e.off) : undefined;
-  return {
-    contain: wouldContain && !optOut,
-    optOut,
-    read: mine.flatMap((e) => e.read.map(expand)),
-    write: mine.flatMap((e) => e.write.map(expand)),
-    problems: wouldContain ? settings.problems : [],
-  };
+  return { kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)) };
 }

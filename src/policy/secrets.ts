@@ -8,7 +8,7 @@ import type { Asker } from './decide';
 import { hostAction } from './hostname';
 import { appliesTo, projectProblem, type ProjectQualified, type ServerIdentity } from './identity';
 import { defaultMasker, Masker } from './mask';
-import { formatOrigin, Origin, quote, SECRET_NAME_RE, walkItems } from './names';
+import { formatOrigin, Origin, jsonExcerpt, SECRET_NAME_RE, walkItems } from './names';
 import { ActionError, networkAction, parsePattern, Pattern, patternMatches, Rule, RuleText, secretAction } from './rules';
 
 /** How a secret reaches a server: a request header (remote) or an environment variable (local). */
@@ -65,15 +65,15 @@ const RESERVED_HEADERS = new Set([
 const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
 function asProblem(bind: Bind, as: string): string | undefined {
-  if (RESERVED_NAMES.has(as.toLowerCase())) return `"as" may not be ${quote(as)}`;
+  if (RESERVED_NAMES.has(as.toLowerCase())) return `"as" may not be ${jsonExcerpt(as)}`;
   if (bind === 'header') {
-    if (!HEADER_NAME_RE.test(as)) return `"as" must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~), not ${quote(as)}`;
+    if (!HEADER_NAME_RE.test(as)) return `"as" must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~), not ${jsonExcerpt(as)}`;
     const lower = as.toLowerCase();
     if (RESERVED_HEADERS.has(lower) || lower.startsWith('proxy-')) {
-      return `"as" may not be ${quote(as)}: that header belongs to the transport`;
+      return `"as" may not be ${jsonExcerpt(as)}: that header belongs to the transport`;
     }
   } else if (!ENV_NAME_RE.test(as)) {
-    return `"as" must be an environment variable name (letters, digits and "_", not starting with a digit), not ${quote(as)}`;
+    return `"as" must be an environment variable name (letters, digits and "_", not starting with a digit), not ${jsonExcerpt(as)}`;
   }
   return undefined;
 }
@@ -86,7 +86,7 @@ function toPattern(to: string): { pattern?: Pattern; problem?: string } {
     if (e instanceof ActionError) return { problem: `invalid "to": ${e.message}` };
     throw e;
   }
-  if (pattern.segments[0] !== 'mcp') return { problem: `"to" must start with "mcp.", not ${quote(to)}` };
+  if (pattern.segments[0] !== 'mcp') return { problem: `"to" must start with "mcp.", not ${jsonExcerpt(to)}` };
   if (pattern.kind === 'tool' || pattern.kind === 'network') {
     return { problem: `"to" names a ${pattern.kind}, but a secret goes to a whole server (mcp.<server>.*) or its host (mcp.<server>.host.…)` };
   }
@@ -119,7 +119,7 @@ export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => 
     const problems: string[] = [];
     const unknown = Object.keys(obj).filter((k) => !ENTRY_KEYS.has(k));
     if (unknown.length > 0) {
-      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => quote(k)).join(', ')}; an entry has only "name", "to", "bind", "as" and "project"`);
+      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; an entry has only "name", "to", "bind", "as" and "project"`);
     }
     if (has('project')) {
       const p = projectProblem(obj.project);
@@ -127,7 +127,7 @@ export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => 
     }
     if (!has('name')) problems.push('"name" is missing');
     else if (typeof obj.name !== 'string' || !SECRET_NAME_RE.test(obj.name)) {
-      problems.push(`"name" must be upper-case letters, digits and "_", not starting with a digit, not ${quote(obj.name)}`);
+      problems.push(`"name" must be upper-case letters, digits and "_", not starting with a digit, not ${jsonExcerpt(obj.name)}`);
     }
     let pattern: Pattern | undefined;
     if (!has('to')) problems.push('"to" is missing');
@@ -140,7 +140,7 @@ export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => 
     const bind = obj.bind;
     const bindOk = bind === 'header' || bind === 'env';
     if (!has('bind')) problems.push('"bind" is missing');
-    else if (!bindOk) problems.push(`"bind" must be "header" or "env", not ${quote(bind)}`);
+    else if (!bindOk) problems.push(`"bind" must be "header" or "env", not ${jsonExcerpt(bind)}`);
     if (has('as')) {
       if (typeof obj.as !== 'string') problems.push('"as" must be a string');
       else if (bindOk) {
@@ -273,7 +273,7 @@ function setOwn(target: Record<string, string>, key: string, value: string): voi
  */
 export async function bindSecrets(server: ServerRef, entries: readonly SecretEntry[], options: BindOptions): Promise<SecretBinding> {
   const masker = options.masker ?? defaultMasker;
-  const who = `server ${quote(server.name)}`;
+  const who = `server ${jsonExcerpt(server.name)}`;
   const drop = (why: string): SecretBinding => ({ drop: true, reason: `${who} is left out: ${why}` });
   try {
     serverSecretAction(server);

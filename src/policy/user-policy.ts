@@ -4,7 +4,7 @@
 // whole policy refuse everything, naming the item — a rule that was meant to deny must never be silently dropped.
 // `grantsFor` lists what would apply to one server (the approve preview).
 import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
-import { formatOrigin, quote, type Origin } from './names';
+import { formatOrigin, jsonExcerpt, type Origin } from './names';
 import { parsePattern, parseRules, patternMatches, secretAction, type Rule } from './rules';
 import { parseSecrets, secretApplies, type SecretEntry } from './secrets';
 import { decideFor, type Verdict } from './decide';
@@ -60,7 +60,7 @@ export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = s
   };
   const missing = (what: string, e: ProjectQualified & { origin: Origin; index: number }) => {
     if (e.projectPath === null) {
-      policy.notes.push(`${formatOrigin(e.origin)}: ${what}[${e.index}] names the project ${quote(e.project)}, which is not an existing folder, so it applies to no server; fix the path or remove the entry`);
+      policy.notes.push(`${formatOrigin(e.origin)}: ${what}[${e.index}] names the project ${jsonExcerpt(e.project)}, which is not an existing folder, so it applies to no server; fix the path or remove the entry`);
     }
   };
   policy.rules.forEach((r) => missing('rules', r));
@@ -115,7 +115,7 @@ function parseLocalExceptions(raw: RawUserPolicy, originOf: (index: number) => O
       if (p !== undefined) return void problems.push(`${where(i)}: ${p}`);
     }
     const key = `${o.server}\0${qualifierKey({ project: o.project as string | undefined })}`;
-    if (seen.has(key)) return void problems.push(`${where(i)}: a second exception for "${o.server}"${o.project !== undefined ? ` with "project" ${quote(o.project)}` : ''}`);
+    if (seen.has(key)) return void problems.push(`${where(i)}: a second exception for "${o.server}"${o.project !== undefined ? ` with "project" ${jsonExcerpt(o.project)}` : ''}`);
     seen.add(key);
     list.push({
       server: o.server, allowLoopback: o.allowLoopback === true, allowPrivate: o.allowPrivate === true,
@@ -135,7 +135,7 @@ export function loadUserPolicies(layers: readonly RawUserPolicy[], resolver: Pro
   for (const l of loaded) {
     for (const e of l.localExceptions) {
       const key = `${e.server}\0${qualifierKey(e)}`;
-      if (seen.has(key)) problems.push(`${formatOrigin(e.origin)}: a second local-development exception for "${e.server}"${e.project !== undefined ? ` with "project" ${quote(e.project)}` : ''}`);
+      if (seen.has(key)) problems.push(`${formatOrigin(e.origin)}: a second local-development exception for "${e.server}"${e.project !== undefined ? ` with "project" ${jsonExcerpt(e.project)}` : ''}`);
       else {
         seen.add(key);
         localExceptions.push(e);

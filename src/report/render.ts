@@ -1,10 +1,11 @@
 // Text renderings of gate reports, shared by every front end (the CLI prints them; VS Code shows them in its
 // approve modal and documents; the panel's model takes the one-line summary and state label): the server table,
 // one server's full definition (escaped, untruncated) with its launch plan, closure, grants, sandbox and diff,
-// and the doctor report. Pure functions of the report and the user's policy.
-import * as os from 'node:os';
+// and the doctor report. Pure functions of their inputs: the report, the user's policy, and — for the sandbox
+// lines — the HOME the sandbox hides and whether bubblewrap starts here, which the front end passes (this module
+// reads no home folder and starts no process).
 import { describeContainment } from '../host/contain';
-import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
+import type { SandboxProbe } from '../host/sandbox';
 import { escapeLines, escapeText, quote, renderValue } from '../text/escape';
 import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/approval/diff';
 import { canonicalJson, type PinnedDefinition } from '../trust/plan/digest';
@@ -78,8 +79,10 @@ function diffText(diff: DefinitionDiff): string {
 export interface GrantsContext {
   project: string;
   policy: UserPolicy;
-  /** The HOME the sandbox hides (default: this process's). */
-  home?: string;
+  /** The HOME the sandbox hides (the front end's machine's). */
+  home: string;
+  /** Whether bubblewrap can start a sandbox here (the front end probes it: src/host/sandbox.ts sandboxAvailable). */
+  sandbox: SandboxProbe;
   /** The front end's wording for the next step. */
   words?: FrontEndWords;
 }
@@ -247,7 +250,7 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   if (grants) {
     lines.push(...grantsText(s, grants));
     if (s.definition?.type === 'stdio' && s.state !== 'blocked') {
-      const c = describeContainment(s, serverIdentity(s, grants.project), grants.policy, grants.home ?? os.homedir());
+      const c = describeContainment(s, serverIdentity(s, grants.project), grants.policy, grants.home, () => grants.sandbox);
       if (c.length) lines.push(`  sandbox     ${escapeText(c[0])}`, ...c.slice(1).map((l) => `              ${escapeText(l)}`));
     }
   } else lines.push(`  grants that would apply: not computed here (${words.showGrants(s.name)})`);
@@ -351,7 +354,7 @@ const REPOSITORY_SANDBOX_FIELDS = ['sandbox', 'sandboxEnabled', 'sandboxed', 'sa
  * opted out, cannot start), the user's sandbox settings that cannot be used, and repository fields that try to
  * set the sandbox (ignored: only the user's settings decide; a repository cannot loosen them).
  */
-export function sandboxText(report: GateReport, policy: UserPolicy, home: string = os.homedir(), p: SandboxProbe = sandboxAvailable()): string {
+export function sandboxText(report: GateReport, policy: UserPolicy, home: string, p: SandboxProbe): string {
   const L: string[] = ['sandbox (local servers; settings from user scope only):'];
   L.push(`  bubblewrap ${p.ok ? `${escapeText(p.bwrap)} ${escapeText(p.version)}: available` : `UNAVAILABLE: ${escapeText(p.reason)}; fix: ${escapeText(p.install ? `\`${p.install}\`` : p.fix)} — repository servers do not start until it is fixed`}`);
   for (const problem of policy.sandbox.problems) L.push(`  INVALID  ${escapeText(problem)} — no server that should be contained starts until it is fixed`);

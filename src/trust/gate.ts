@@ -13,7 +13,8 @@ import { lockIntact } from './packages/npm-lock';
 import { imagePinIntact } from './packages/image-pin';
 import { packageLaunchOf } from './plan/launchers';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './sources/parse';
-import { ApprovalStore, recordKey, type ApprovalRecord, type StoreHealth, type StoreMasker } from './approval/store';
+import { ApprovalStore, type ApprovalRecord, type StoreHealth, type StoreMasker } from './approval/store';
+import { recordRef, refOf, serverKey } from './approval/server-ref';
 import { ESCAPE_HATCH_ENV, type FullBlock, type GateInput, type GateReport, type Importer, type ServerReport, type SourceReport } from './report';
 import { NEUTRAL_WORDS } from './words';
 
@@ -257,7 +258,7 @@ function serverStates(
   sources: readonly LoadedSource[], project: string, reader: TrackingReader, store: ApprovalStore, fullBlock: FullBlock[], escapeHatch: boolean, m: Machine,
 ): { snapshot: ReturnType<ApprovalStore['read']>; servers: ServerReport[] } {
   const snapshot = store.read(reader);
-  const records = new Map(snapshot.records.map((r) => [recordKey(r.project, r.source, r.server), r]));
+  const records = new Map(snapshot.records.map((r) => [serverKey(recordRef(r)), r]));
   const servers: ServerReport[] = [];
   for (const s of sources) {
     for (const d of s.servers) {
@@ -340,7 +341,7 @@ function decideState(
     if (e instanceof PinError) return { ...s, state: 'blocked', reason: `${s.source}: server "${s.name}": ${e.message}` };
     throw e;
   }
-  const record = records.get(recordKey(project, s.source, s.name));
+  const record = records.get(serverKey(refOf(project, s)));
   const withPin = { ...s, pinned, record };
   if (record?.decision === 'rejected') return { ...withPin, state: 'rejected', reason: `rejected on ${record.decidedAt}` };
   if (escapeHatch) return { ...withPin, state: 'approved', viaEscapeHatch: true, reason: `${ESCAPE_HATCH_ENV}=1 trusts every repository server` };

@@ -1,5 +1,5 @@
 // Every command id the extension registers or runs, in one place (package.json's contributes.commands lists the
-// same ids; test/unit/vscode-commands.test.ts keeps the two equal).
+// same ids; test/unit/vscode/command-ids.test.ts keeps the two equal).
 export const CMD = {
   openPanel: 'mcpGate.openPanel',
   approve: 'mcpGate.approve',

@@ -4,11 +4,12 @@
 // the same core operation as the CLI (src/trust/approval/approvals.ts: record + gate.* event + refresh). An npm server's
 // package is resolved before anything is shown (./resolving.ts), and the lock shown is the lock recorded; Update
 // Pinned Package… resolves it again (src/trust/approval/lock-update.ts) and shows the new lock against the approved one.
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
 import { lockSummary, minAgeVerdict, type MinAge } from '../report/lock-text';
 import { changeDocuments, updateDocuments } from '../report/change-text';
-import { decide, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
+import { approveOrReject, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
 import { isUpdatable, planUpdate } from '../trust/approval/lock-update';
 import { registryOf, type NpmLock } from '../trust/packages/npm-lock';
 import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/packages/image-pin';
@@ -80,7 +81,7 @@ async function target(ctx: Ctx, arg: unknown, filter: (s: ServerReport) => boole
 
 /** The grants preview's context: the folder's project (real path) and the user's policy now. */
 function grantsOf(ctx: Ctx, x: Entry): GrantsContext {
-  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: ctx.service.policy(x.folder), words: VSCODE_WORDS };
+  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: ctx.service.policy(x.folder), words: VSCODE_WORDS, home: os.homedir(), sandbox: ctx.service.probeSandbox() };
 }
 
 async function showDefinition(ctx: Ctx, x: Entry): Promise<void> {
@@ -146,7 +147,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   }
   try {
     if (!yes) return false;
-    await decide(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, image: shown.image, after: () => refresh(ctx) });
+    await approveOrReject(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, image: shown.image, after: () => refresh(ctx) });
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
     return true;
   } catch (e) {
@@ -227,7 +228,7 @@ const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   }
   try {
     if (!yes) return false;
-    await decide(x.folder.input, s.name, s.source, 'approved', {
+    await approveOrReject(x.folder.input, s.name, s.source, 'approved', {
       log: ctx.service.log, expectedDigest: s.pinned.digest, lock: u.fresh,
       detail: `update ${u.old.name} ${u.old.version} → ${u.fresh.version} ${u.fresh.integrity}`, after: () => refresh(ctx),
     });
@@ -253,7 +254,7 @@ const reject = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     vscode.l10n.t('Reject'));
   if (!yes) return false;
   try {
-    await decide(x.folder.input, x.server.name, x.server.source, 'rejected', { log: ctx.service.log, after: () => refresh(ctx) });
+    await approveOrReject(x.folder.input, x.server.name, x.server.source, 'rejected', { log: ctx.service.log, after: () => refresh(ctx) });
     return true;
   } catch (e) {
     return failed(e);
@@ -303,7 +304,7 @@ const showDefinitionCmd = (ctx: Ctx) => async (arg?: unknown): Promise<string | 
 const doctor = (ctx: Ctx) => async (): Promise<string> => {
   const { service } = ctx;
   const parts = service.folders().map((f) => (f.report
-    ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f), undefined, service.probeSandbox())}`
+    ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f), os.homedir(), service.probeSandbox())}`
     : `${f.folder.uri.fsPath}: ${f.error}`));
   const text = parts.length ? `${parts.join('\n\n')}\n\n${routingText(service)}` : vscode.l10n.t('No workspace folder is open.');
   await vscode.window.showTextDocument(ctx.docs.show('/MCP Gate Doctor.txt', text), { preview: true });

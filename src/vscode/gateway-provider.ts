@@ -8,7 +8,7 @@ import { Gateway, type GatewayTarget } from '../host/gateway';
 import { MAX_SERVERS, Session } from '../host/session';
 import type { ServerReport } from '../trust/report';
 import type { NpmOps } from '../trust/packages/npm-lock';
-import { refKey, refOf } from '../trust/approval/server-ref';
+import { refOf, serverKey } from '../trust/approval/server-ref';
 import { mayRun } from '../trust/approval/states';
 import { VSCODE_WORDS } from './words';
 import { prompts } from './prompts';
@@ -37,7 +37,7 @@ export function gatedLabel(name: string, sameNamed?: string): string {
 type Entry = { folder: FolderState; server: ServerReport };
 
 function keyOf(x: Entry): string {
-  return Buffer.from(refKey(refOf(x.folder.folder.uri.fsPath, x.server))).toString('base64url');
+  return Buffer.from(serverKey(refOf(x.folder.folder.uri.fsPath, x.server))).toString('base64url');
 }
 
 export class GatewayProvider implements vscode.McpServerDefinitionProvider, vscode.Disposable {

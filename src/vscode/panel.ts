@@ -5,6 +5,7 @@
 // (mcpGate.approve / reject / reset / updatePackage) with a ServerRef found by a key of the current state, never built from what
 // the webview sent. The webview loads only from dist/webview and media/ under a CSP with a per-load nonce.
 import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
 import { LogTail, toBatch } from '../../webview/node/log-tail';
@@ -12,7 +13,7 @@ import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, 
 import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/common/protocol';
 import { sanitizeUiState } from '../../webview/common/ui-state';
 import { routingView } from './routing';
-import { sameRef, type ServerRef } from '../trust/approval/server-ref';
+import { refOf, sameRef, type ServerRef } from '../trust/approval/server-ref';
 import { CMD } from './command-ids';
 import type { GateService } from './service';
 import { sandboxMissingText } from './words';
@@ -132,7 +133,7 @@ export class TrustPanel implements vscode.Disposable {
 
   private rebuild(): BuiltModel {
     const folders: FolderInput[] = this.service.folders().map((f) => ({ name: f.folder.name, path: f.folder.uri.fsPath, report: f.report, error: f.error, policy: f.report ? this.service.policy(f) : undefined }));
-    this.built = buildModel(folders, { restricted: vscode.workspace.isTrusted === false });
+    this.built = buildModel(folders, { restricted: vscode.workspace.isTrusted === false, sandbox: { home: os.homedir(), probe: this.service.probeSandbox } });
     const cannot = this.service.cannotStartHere();
     if (cannot) this.built.model.banners.unshift({ level: 'warning', text: sandboxMissingText(cannot) });
     this.built.model.banners.push(...routingView(this.service).banners);
@@ -189,7 +190,7 @@ export class TrustPanel implements vscode.Disposable {
     }
     const ref: ServerRef = v.ref!;
     if (m.type === 'open') {
-      const x = this.service.servers().find((s) => sameRef({ folder: s.folder.folder.uri.fsPath, source: s.server.source, name: s.server.name }, ref));
+      const x = this.service.servers().find((s) => sameRef(refOf(s.folder.folder.uri.fsPath, s.server), ref));
       if (!x) return;
       const pos = new vscode.Position(Math.max(0, x.server.position.line - 1), Math.max(0, x.server.position.column - 1));
       await vscode.window.showTextDocument(vscode.Uri.file(x.server.file), { selection: new vscode.Range(pos, pos), viewColumn: vscode.ViewColumn.Beside, preview: true });

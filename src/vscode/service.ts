@@ -10,6 +10,7 @@ import { defaultMasker } from '../policy/mask';
 import * as os from 'node:os';
 import { serverIdentity } from '../host/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
+import { optOutWhere } from '../host/contain';
 import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
 import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
@@ -144,7 +145,7 @@ export class GateService implements vscode.Disposable {
     for (const s of this.servers()) {
       if (s.server.definition?.type !== 'stdio' || s.server.state === 'blocked' || s.server.state === 'rejected') continue;
       const d = sandboxFor(this.policy(s.folder).sandbox, serverIdentity(s.server, s.folder.report!.project), os.homedir());
-      if (d.optOut) out.push({ ...s, where: `${d.optOut.origin.file}${d.optOut.origin.line ? `:${d.optOut.origin.line}` : ''}` });
+      if (d.kind === 'uncontained' && d.optOut) out.push({ ...s, where: optOutWhere(d.optOut) });
     }
     return out;
   }
@@ -156,7 +157,7 @@ export class GateService implements vscode.Disposable {
   cannotStartHere(): { reason: string; fix: string; install?: string; servers: { folder: FolderState; server: ServerReport }[] } | undefined {
     const probe = this.probeSandbox;
     const need = this.servers().filter((s) => s.server.definition?.type === 'stdio' && s.server.state !== 'blocked' && s.server.state !== 'rejected'
-      && sandboxFor(this.policy(s.folder).sandbox, serverIdentity(s.server, s.folder.report!.project), os.homedir()).contain);
+      && sandboxFor(this.policy(s.folder).sandbox, serverIdentity(s.server, s.folder.report!.project), os.homedir()).kind !== 'uncontained');
     if (!need.length) return undefined;
     const p = probe();
     return p.ok ? undefined : { reason: p.reason, fix: p.fix, install: p.install, servers: need };

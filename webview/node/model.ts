@@ -5,6 +5,7 @@
 // Node unit tests use it as the host does. (The log view's model is ../common/log-model.ts, which the webview bundles.)
 import * as os from 'node:os';
 import { describeContainment } from '../../src/host/contain';
+import { sandboxAvailable, type SandboxProbe } from '../../src/host/sandbox';
 import { serverIdentity } from '../../src/host/identity';
 import type { UserPolicy } from '../../src/policy/user-policy';
 import { createHash } from 'node:crypto';
@@ -15,7 +16,7 @@ import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/t
 import type { GateReport, ServerReport } from '../../src/trust/report';
 import { preApprovalAttempts, preApprovalLine } from '../../src/trust/sources/preapproval';
 import { isUpdatable } from '../../src/trust/approval/lock-update';
-import { refKey, type ServerRef } from '../../src/trust/approval/server-ref';
+import { serverKey, type ServerRef } from '../../src/trust/approval/server-ref';
 import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/approval/states';
 import {
   PANEL_ACTIONS, SERVER_KEY,
@@ -23,9 +24,6 @@ import {
   type ToolDiffView, type ToolsDiffView, type WebviewMessage,
 } from '../common/protocol';
 import { MAX_UI_STATE_JSON, sanitizeUiState } from '../common/ui-state';
-
-/** A server's identity (src/trust/approval/server-ref.ts), as the palette commands take it. */
-export type ServerRefLike = ServerRef;
 
 export interface FolderInput {
   /** Display name of the workspace folder. */
@@ -41,11 +39,12 @@ export interface FolderInput {
 export interface BuiltModel {
   model: PanelModel;
   /** key → the server it stands for; the only way a key from the webview becomes a server. */
-  refs: Map<string, ServerRefLike>;
+  refs: Map<string, ServerRef>;
 }
 
-export function serverKey(folder: string, source: string, name: string): string {
-  return 's' + createHash('sha256').update(refKey({ folder, source, name })).digest('hex').slice(0, 32);
+/** The panel's key of a server: a digest of its one key (../../src/trust/approval/server-ref.ts), safe in HTML. */
+export function viewKey(folder: string, source: string, name: string): string {
+  return 's' + createHash('sha256').update(serverKey({ folder, source, name })).digest('hex').slice(0, 32);
 }
 
 /** What a person may do with a server from the panel — the same conditions the palette commands apply. */
@@ -124,9 +123,9 @@ function hasHidden(v: unknown): boolean {
   return false;
 }
 
-function serverView(folder: FolderInput, s: ServerReport): ServerView {
+function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere): ServerView {
   const view: ServerView = {
-    key: serverKey(folder.path, s.source, s.name),
+    key: viewKey(folder.path, s.source, s.name),
     section: isWaiting(s) ? 'waiting' : 'decided',
     folder: escapeText(folder.name),
     name: escapeText(s.name),
@@ -158,7 +157,7 @@ function serverView(folder: FolderInput, s: ServerReport): ServerView {
     if (env.length) view.plan.variables = env.map(([k, v]) => `${escapeText(k)}=${quote(v)}`).join(' ');
   }
   if (folder.policy && folder.report && s.definition?.type === 'stdio' && s.state !== 'blocked') {
-    const lines = describeContainment(s, serverIdentity(s, folder.report.project), folder.policy, os.homedir());
+    const lines = describeContainment(s, serverIdentity(s, folder.report.project), folder.policy, sandbox.home, sandbox.probe);
     if (lines.length) view.sandbox = lines.map(escapeText);
   }
   const envFile = s.pinned?.pinned.envFile;
@@ -185,8 +184,14 @@ function serverView(folder: FolderInput, s: ServerReport): ServerView {
 }
 
 
-export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date }): BuiltModel {
-  const refs = new Map<string, ServerRefLike>();
+/** The HOME a sandbox hides and whether bubblewrap starts here (the extension passes its cached probe). */
+export interface SandboxHere {
+  home: string;
+  probe: () => SandboxProbe;
+}
+
+export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date; /** default: this process's HOME, probed now */ sandbox?: SandboxHere }): BuiltModel {
+  const refs = new Map<string, ServerRef>();
   const servers: ServerView[] = [];
   const banners: PanelModel['banners'] = [];
   if (opts.restricted) banners.push({ level: 'info', text: 'Restricted Mode: no repository MCP server is offered or started, approved or not.' });
@@ -203,7 +208,7 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
     const h = r.store.health;
     if (h.status === 'corrupt') banners.push({ level: 'error', text: `The approval store ${escapeText(r.store.file)} is corrupt (${escapeText(h.problem)}): nothing is approved until you approve again.${h.backup ? ` The unreadable file is kept as ${escapeText(h.backup)}.` : ''}` });
     for (const s of r.servers) {
-      const v = serverView(f, s);
+      const v = serverView(f, s, opts.sandbox ?? { home: os.homedir(), probe: sandboxAvailable });
       refs.set(v.key, { folder: f.path, source: s.source, name: s.name });
       servers.push(v);
       names.add(v.name);
@@ -226,7 +231,7 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
 
 /** The result of checking one message from the webview (not a policy `Verdict`). */
 export type MessageCheck =
-  | { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRefLike }
+  | { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRef }
   | { ok: false; why: string };
 
 const SHAPES: Record<WebviewMessage['type'], readonly string[]> = {

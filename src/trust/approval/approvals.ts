@@ -6,8 +6,9 @@ import { findServer, type GateInput, type GateReport, type ServerReport } from '
 import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../packages/image-pin';
 import { lockIntact, LockError, packageCacheRoot, registryOf, type NpmLock, type NpmOps } from '../packages/npm-lock';
 import { packageLaunchOf, type NpmLaunch } from '../plan/launchers';
-import { ApprovalStore, recordKey, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
+import { ApprovalStore, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
 import { NEUTRAL_WORDS } from '../words';
+import { recordRef, refOf, serverKey } from './server-ref';
 
 export class GateRefusal extends Error {}
 
@@ -107,8 +108,8 @@ export async function recordDecision(
     if (expectedDigest && expectedDigest !== server.pinned.digest) {
       throw new GateRefusal(`"${server.name}" changed while it was being reviewed (shown ${expectedDigest}, now ${server.pinned.digest}); nothing was recorded — review it again`);
     }
-    const key = recordKey(report.project, server.source, server.name);
-    const index = records.findIndex((r) => recordKey(r.project, r.source, r.server) === key);
+    const key = serverKey(refOf(report.project, server));
+    const index = records.findIndex((r) => serverKey(recordRef(r)) === key);
     const previous = index >= 0 ? records[index] : undefined;
     const launch = npmLaunchOf(server);
     if (decision === 'approved' && launch && (!lock || lock.spec !== launch.spec)) {
@@ -172,8 +173,8 @@ export async function observeTools(
   store: ApprovalStore, project: string, source: string, server: string, definitionDigest: string, observed: PinnedTools,
 ): Promise<'pinned' | 'same' | 'changed' | 'not-approved'> {
   return store.update((records) => {
-    const key = recordKey(project, source, server);
-    const r = records.find((x) => recordKey(x.project, x.source, x.server) === key);
+    const key = serverKey({ folder: project, source, name: server });
+    const r = records.find((x) => serverKey(recordRef(x)) === key);
     if (!r || r.decision !== 'approved' || r.digest !== definitionDigest) return { records, result: 'not-approved' as const };
     if (!r.tools) {
       r.tools = observed;
@@ -192,9 +193,9 @@ export interface AuditLog {
 
 /**
  * A person's approval or rejection, as one operation: recorded under the store's lock, then its `gate.*` event
- * written, then `after` (a front end's refresh). The CLI and the extension both decide through this.
+ * written, then `after` (a front end's refresh). The CLI and the extension both record a decision through this (policy decisions are src/policy/decide.ts).
  */
-export async function decide(
+export async function approveOrReject(
   input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision,
   o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; image?: ImagePin; npm?: NpmOps; detail?: string; after?: () => void },
 ): Promise<DecisionResult> {

@@ -1,8 +1,8 @@
 // Updating a pinned npm package, for every front end (`mcp-gate update`, VS Code's Update Pinned Package… and the
 // trust panel's Update): an approved npm server keeps running its locked tree until a person asks for a newer
-// one. This says which servers can be updated, resolves the spec again (./npm-lock.ts, through ./decisions.ts)
+// one. This says which servers can be updated, resolves the spec again (../packages/npm-lock.ts, through ./approvals.ts)
 // and compares the approved lock with the new one: the version, the dependencies added, removed or changed, and
-// for a small package its own files, old against new. Recording the new lock is ./decisions.ts's `decide`.
+// for a small package its own files, old against new. Recording the new lock is ./approvals.ts's `approveOrReject`.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

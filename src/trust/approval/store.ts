@@ -1,6 +1,6 @@
 // The approval store: one JSON file outside every repository (VS Code's globalStorage for the extension; the CLI
 // finds the same file). Each record is a person's decision about one server of one project, keyed by
-// (project real path, source file, server name), with the digest it was made for and the pinned definition
+// (project real path, source file, server name) — the server's identity and its one key (./server-ref.ts), with the digest it was made for and the pinned definition
 // kept for diffs. Writes are atomic (write-file-atomic) and locked across processes (proper-lockfile). A file
 // that fails validation approves nothing, is copied to a backup before anything is written over it, and is
 // reported as corrupt. Every write passes the records through the masking function the store is made with (the
@@ -14,6 +14,7 @@ import { sha256, type PinnedDefinition } from '../plan/digest';
 import { TrackingReader } from '../sources/fsread';
 import type { ImagePin } from '../packages/image-pin';
 import type { NpmLock } from '../packages/npm-lock';
+import { recordRef, serverKey } from './server-ref';
 
 export const STORE_FILE = 'approvals.json';
 const MAX_STORE_BYTES = 64 * 1024 * 1024;
@@ -59,10 +60,6 @@ export interface StoreSnapshot {
   records: ApprovalRecord[];
 }
 
-export function recordKey(project: string, source: string, server: string): string {
-  return JSON.stringify([project, source, server]);
-}
-
 const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock', 'image'];
 
 function validTools(v: unknown): boolean {
@@ -92,7 +89,7 @@ function validate(v: unknown): ApprovalRecord[] {
     if (!validTools(r.tools) || !validTools(r.toolsChanged)) throw new Error(`record ${i}: malformed pinned tools`);
     if (r.lock !== undefined && (!isObj(r.lock) || typeof r.lock.digest !== 'string' || !isObj(r.lock.packages))) throw new Error(`record ${i}: malformed package lock`);
     if (r.image !== undefined && (!isObj(r.image) || typeof r.image.digest !== 'string' || typeof r.image.image !== 'string')) throw new Error(`record ${i}: malformed image pin`);
-    const key = recordKey(r.project as string, r.source as string, r.server as string);
+    const key = serverKey(recordRef(r as { project: string; source: string; server: string }));
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);
     return r as unknown as ApprovalRecord;

@@ -8,7 +8,7 @@ import { observeTools, recordDecision } from '../../../src/trust/approval/approv
 import { evaluateGate } from '../../../src/trust/gate';
 import { type GateReport } from '../../../src/trust/report';
 import { toBatch } from '../../../webview/node/log-tail';
-import { buildModel, lineDiff, serverKey, type FolderInput } from '../../../webview/node/model';
+import { buildModel, lineDiff, viewKey, type FolderInput } from '../../../webview/node/model';
 import type { ServerView } from '../../../webview/common/protocol';
 import { ApprovalStore } from '../../../src/trust/approval/store';
 import { cleanupTemp, world, writeFiles, type World } from '../helpers';
@@ -65,7 +65,7 @@ describe('trust panel view model', () => {
     assert.equal(s.state, 'pending');
     assert.deepEqual(s.actions, ['approve', 'reject']);
     assert.match(s.key, /^s[0-9a-f]{32}$/);
-    assert.equal(s.key, serverKey(w.project, '.mcp.json', 'db'));
+    assert.equal(s.key, viewKey(w.project, '.mcp.json', 'db'));
     assert.deepEqual(refs.get(s.key), { folder: w.project, source: '.mcp.json', name: 'db' });
     assert.equal(s.declared.source, '.mcp.json');
     assert.equal(s.declared.scope, 'repository');

@@ -1,0 +1,139 @@
+// One containment decision (src/host/contain.ts containmentFor) is what startPlan runs and what
+// describeContainment says: for a contained server (no network rule, a network rule that allows, one that asks,
+// extra paths), an opt-out, a user server not contained, settings that cannot be used and a machine without
+// bubblewrap, the words describe the decision returned, and startPlan does what the words say. The settings'
+// schema in package.json has the keys the parser accepts.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { containmentFor, ContainRefused, describeContainment, startPlan, type Containment, type StartPlan } from '../../../src/host/contain';
+import type { SandboxProbe } from '../../../src/host/sandbox';
+import type { ServerIdentity } from '../../../src/policy/identity';
+import { SANDBOX_ENTRY_KEYS, SANDBOX_KEYS } from '../../../src/policy/sandbox-profile';
+import { loadUserPolicy, type RawUserPolicy } from '../../../src/policy/user-policy';
+import { evaluateGate } from '../../../src/trust/gate';
+import type { NpmOps } from '../../../src/trust/packages/npm-lock';
+import type { ServerReport } from '../../../src/trust/report';
+import { cleanupTemp, ROOT, tempDir, world } from '../helpers';
+
+const BWRAP: SandboxProbe = { ok: true, bwrap: '/usr/bin/bwrap', version: '0.8.0', userns: false };
+const NO_BWRAP: SandboxProbe = { ok: false, reason: 'bubblewrap (bwrap) not found on PATH', fix: 'install bubblewrap' };
+
+describe('containment: one decision, in words and in what starts', () => {
+  after(cleanupTemp);
+
+  let server: ServerReport;
+  let project: string;
+  let home: string;
+  before(() => {
+    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['tools/s.js'] } } }), 'tools/s.js': '1' }, {}, { PATH: process.env.PATH! });
+    const report = evaluateGate(w.input);
+    server = report.servers[0];
+    project = report.project;
+    home = w.home;
+  });
+
+  const repo = (): ServerIdentity => ({ name: 's', scope: 'repository', project });
+  const policy = (raw: Omit<RawUserPolicy, 'file'>) => loadUserPolicy({ file: 'config.json', ...raw });
+
+  function run(who: ServerIdentity, raw: Omit<RawUserPolicy, 'file'>, probe: SandboxProbe, answer?: 'once' | 'deny'): { c: Containment; words: string[]; plan: Promise<StartPlan> } {
+    const p = policy(raw);
+    const c = containmentFor(who, p, home, () => probe);
+    const words = describeContainment(server, who, p, home, () => probe);
+    const plan = startPlan({
+      server, who, project, plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! }, env: {}, policy: p, home,
+      asker: answer ? async () => answer : undefined, hostEnv: { XDG_CACHE_HOME: tempDir('mcp-gate-cache-') }, probe: () => probe, npm: {} as NpmOps,
+    });
+    return { c, words, plan };
+  }
+
+  it('contained, no network rule: words say none; it runs in bubblewrap without the network', async () => {
+    const { c, words, plan } = run(repo(), {}, BWRAP);
+    assert.equal(c.kind, 'contained');
+    assert.equal(c.kind === 'contained' && c.network.decision, 'deny');
+    assert.match(words[0], /^contained \(bubblewrap\)/);
+    assert.ok(words.some((l) => l.startsWith('network: none — ')), words.join('\n'));
+    const p = await plan;
+    assert.equal(p.sandbox?.network, false);
+    assert.equal(p.launch.command, BWRAP.bwrap);
+    assert.match(p.networkRule!, /"action":"mcp\.s\.network","decision":"allow"/);
+    p.cleanup();
+  });
+
+  it('a network rule that allows: words say the host\'s network; it runs with it', async () => {
+    const { c, words, plan } = run(repo(), { rules: [{ action: 'mcp.s.network', decision: 'allow', project }] }, BWRAP);
+    assert.equal(c.kind === 'contained' && c.network.decision, 'allow');
+    assert.ok(words.some((l) => l.startsWith('network: the host\'s network')), words.join('\n'));
+    const p = await plan;
+    assert.equal(p.sandbox?.network, true);
+    assert.equal(p.networkRule, undefined);
+    p.cleanup();
+  });
+
+  it('a network rule that asks: words say it is asked at start; the answer decides', async () => {
+    const { c, words, plan } = run(repo(), { rules: [{ action: 'mcp.s.network', decision: 'ask', project }] }, BWRAP, 'once');
+    assert.equal(c.kind === 'contained' && c.network.decision, 'ask');
+    assert.ok(words.includes('network: asked at start where a person can answer; none otherwise'), words.join('\n'));
+    const p = await plan;
+    assert.equal(p.sandbox?.network, true);
+    p.cleanup();
+    const denied = await run(repo(), { rules: [{ action: 'mcp.s.network', decision: 'ask', project }] }, BWRAP).plan;
+    assert.equal(denied.sandbox?.network, false, 'nobody to ask: no network');
+    denied.cleanup();
+  });
+
+  it('extra paths from the settings: words list them; bwrap binds them', async () => {
+    const extra = fs.realpathSync(path.join(ROOT, 'docs'));
+    const { c, words, plan } = run(repo(), { sandbox: { servers: [{ server: 's', project, read: [extra] }] } }, BWRAP);
+    assert.deepEqual(c.kind === 'contained' && c.extraRead, [extra]);
+    assert.ok(words.includes(`extra read (your settings): ${extra}`), words.join('\n'));
+    const p = await plan;
+    assert.ok(p.sandbox!.readOnly.includes(extra), p.sandbox!.readOnly.join(', '));
+    p.cleanup();
+  });
+
+  it('opted out: words name the opt-out; it runs as a plain process', async () => {
+    const { c, words, plan } = run(repo(), { sandbox: { servers: [{ server: 's', project, off: true }] } }, BWRAP);
+    assert.equal(c.kind, 'uncontained');
+    assert.equal(c.kind === 'uncontained' && c.optOut?.origin.file, 'config.json');
+    assert.deepEqual(words, ['NOT contained: your opt-out in config.json — it runs with your full authority (logged at each start)']);
+    const p = await plan;
+    assert.equal(p.sandbox, undefined);
+    assert.equal(p.optOut, 'config.json');
+    assert.equal(p.launch.command, server.pinned!.plan!.executable);
+  });
+
+  it('a user server the user did not ask to contain: words say so; it runs plainly, with no opt-out', async () => {
+    const { c, words, plan } = run({ name: 's', scope: 'user' }, {}, NO_BWRAP);
+    assert.deepEqual(c, { kind: 'uncontained' });
+    assert.match(words[0], /^not contained: a user-scope server runs as you/);
+    const p = await plan;
+    assert.equal(p.sandbox, undefined);
+    assert.equal(p.optOut, undefined);
+  });
+
+  it('settings that cannot be used: words say it cannot start and why; it does not start', async () => {
+    const { c, words, plan } = run(repo(), { sandbox: { bogus: true } }, BWRAP);
+    assert.equal(c.kind, 'refused');
+    const problem = c.kind === 'refused' ? c.problems[0] : '';
+    assert.match(problem, /unknown key "bogus"/);
+    assert.deepEqual(words, [`cannot start: your sandbox settings cannot be used: ${problem}`]);
+    await assert.rejects(plan, (e: Error) => e instanceof ContainRefused && e.message.includes(problem));
+  });
+
+  it('no bubblewrap here: words say it cannot start here; it does not start, naming the cause and the fix', async () => {
+    const { c, words, plan } = run(repo(), {}, NO_BWRAP);
+    assert.equal(c.kind, 'unavailable');
+    assert.deepEqual(words, [`cannot start here: it must run contained and the sandbox is unavailable: ${NO_BWRAP.reason}; fix: ${NO_BWRAP.fix}`]);
+    await assert.rejects(plan, (e: Error) => e instanceof ContainRefused && e.message.includes(NO_BWRAP.reason) && e.message.includes(NO_BWRAP.fix));
+  });
+
+  it('package.json\'s mcpGate.sandbox schema has the keys the parser accepts', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    const conf = pkg.contributes.configuration;
+    const props = (Array.isArray(conf) ? conf.map((c: { properties: Record<string, unknown> }) => c.properties) : [conf.properties]).find((p: Record<string, unknown>) => p['mcpGate.sandbox']);
+    const schema = props['mcpGate.sandbox'];
+    assert.deepEqual(Object.keys(schema.properties), [...SANDBOX_KEYS]);
+    assert.deepEqual(Object.keys(schema.properties.servers.items.properties), [...SANDBOX_ENTRY_KEYS]);
+  });
+});
