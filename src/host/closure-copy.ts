@@ -1,8 +1,12 @@
 // The verified copy of an execution closure: every pinned file is read once, hashed, compared with the digest
-// the approval covers, and written from those same bytes into a private folder (0700, files read-only). The
-// sandbox mounts each copy read-only over its workspace path, so what runs is byte for byte what was approved,
-// whatever happens to the workspace file after the check — the check-then-spawn race is closed, and the server
-// cannot change the files it runs. A file that no longer matches refuses the start.
+// the approval covers, and written from those same bytes into a private folder (0700, files read-only). Each
+// package folder of the closure (its roots) is copied as a tree — its pinned files, its links, and an empty
+// placeholder for every path the sandbox mounts inside it (protected folders, grants) — and the sandbox mounts
+// that tree read-only over the workspace folder: a file renamed over, unlinked, added or checked out on the host
+// while the server runs never reaches it (a per-file bind would be detached by a rename on the host), and the
+// server cannot write into its own code folders. Pinned files outside the roots (settings above them, files a
+// plan names) are mounted one by one. What runs is byte for byte what was approved; a file that no longer
+// matches refuses the start.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -39,15 +43,40 @@ function readExact(file: string, limit: number): { data: Buffer; mode: number } 
   }
 }
 
-/** Copies and verifies `files` (workspace-relative → pinned digest) of `workspace`. Throws CopyRefused. */
-export function copyClosure(workspace: string, files: Readonly<Record<string, PinnedFile>>): ClosureCopy {
+/** What a copy is made from: the pinned files, and (when the approval has them) its links and package folders. */
+export interface ClosureToCopy {
+  files: Readonly<Record<string, PinnedFile>>;
+  links?: Readonly<Record<string, string>>;
+  roots?: readonly string[];
+}
+
+const within = (p: string, dir: string) => dir === '.' || p === dir || p.startsWith(`${dir}/`);
+
+/**
+ * Copies and verifies the closure of `workspace`. `mountPoints` are absolute paths the sandbox mounts over the
+ * copy (they get an empty placeholder of the same kind inside a copied tree). Throws CopyRefused.
+ */
+export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoints: readonly string[] = []): ClosureCopy {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-run-'));
   fs.chmodSync(dir, 0o700);
-  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  const remove = () => {
+    writable(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
   const overlays: SandboxOverlay[] = [];
+  // Outermost roots only (a root inside another is part of its tree).
+  const roots = [...new Set(closure.roots ?? [])].sort().filter((r, i, all) => !all.slice(0, i).some((o) => within(r, o)));
+  // `.git` is mounted live and read-only over any tree: what of it is pinned is mounted file by file on top.
+  const rootOf = (rel: string) => (rel === '.git' || rel.startsWith('.git/') ? -1 : roots.findIndex((r) => within(rel, r)));
+  const treeDir = (i: number) => path.join(dir, `tree-${i}`);
+  const inTree = (i: number, rel: string) => path.join(treeDir(i), ...(roots[i] === '.' ? rel : rel.slice(roots[i].length + 1)).split('/').filter(Boolean));
   try {
-    let i = 0;
-    for (const [rel, pinned] of Object.entries(files)) {
+    roots.forEach((r, i) => {
+      fs.mkdirSync(treeDir(i), { mode: 0o700 });
+      overlays.push({ source: treeDir(i), target: r === '.' ? workspace : path.join(workspace, ...r.split('/')) });
+    });
+    let n = 0;
+    for (const [rel, pinned] of Object.entries(closure.files)) {
       const source = path.join(workspace, ...rel.split('/'));
       let read;
       try {
@@ -59,14 +88,57 @@ export function copyClosure(workspace: string, files: Readonly<Record<string, Pi
       if (digest !== pinned.sha256 || read.data.length !== pinned.size) {
         throw new CopyRefused(`${rel} is not the file that was approved (it changed after the gate checked it)`);
       }
-      const copy = path.join(dir, String(i++));
+      const root = rootOf(rel);
+      const copy = root >= 0 ? inTree(root, rel) : path.join(dir, String(n++));
+      fs.mkdirSync(path.dirname(copy), { recursive: true, mode: 0o700 });
       fs.writeFileSync(copy, read.data, { mode: 0o600, flag: 'wx' });
       fs.chmodSync(copy, (read.mode & 0o111 ? 0o500 : 0o400));
-      overlays.push({ source: copy, target: source });
+      if (root < 0) overlays.push({ source: copy, target: source });
     }
+    for (const [rel, target] of Object.entries(closure.links ?? {})) {
+      const root = rootOf(rel);
+      if (root < 0) continue; // a link outside every root is the workspace's own (mounted live, read as pinned)
+      const at = inTree(root, rel);
+      fs.mkdirSync(path.dirname(at), { recursive: true, mode: 0o700 });
+      if (target.startsWith('<') && target.endsWith('>')) fs.writeFileSync(at, '', { mode: 0o400, flag: 'wx' }); // a fifo, socket or device: not code
+      else fs.symlinkSync(target, at);
+    }
+    for (const p of mountPoints) {
+      const rel = path.relative(workspace, p).split(path.sep).join('/');
+      if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      const root = rootOf(rel || '.');
+      if (root < 0) continue;
+      const at = rel === '' ? treeDir(root) : inTree(root, rel);
+      if (fs.existsSync(at)) continue;
+      let isDir = true;
+      try {
+        isDir = fs.statSync(p).isDirectory();
+      } catch {
+        // missing on the host: a folder placeholder (the sandbox mounts what exists)
+      }
+      fs.mkdirSync(isDir ? at : path.dirname(at), { recursive: true, mode: 0o700 });
+      if (!isDir) fs.writeFileSync(at, '', { mode: 0o400, flag: 'wx' });
+    }
+    // Read-only folders: the server cannot add a file to its own code, even inside its private copy.
+    for (let i = 0; i < roots.length; i++) chmodTree(treeDir(i));
   } catch (e) {
     remove();
     throw e;
   }
   return { dir, overlays, remove };
+}
+
+/** Gives the folders back their write bit, so the copy can be removed by a user who is not root. */
+function writable(d: string): void {
+  try {
+    fs.chmodSync(d, 0o700);
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) writable(path.join(d, e.name));
+  } catch {
+    // gone already
+  }
+}
+
+function chmodTree(d: string): void {
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) chmodTree(path.join(d, e.name));
+  fs.chmodSync(d, 0o500);
 }

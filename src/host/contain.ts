@@ -26,6 +26,7 @@ import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/
 import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused } from './closure-copy';
+import { gitExecutedPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
 
@@ -211,7 +212,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   let copy: ReturnType<typeof copyClosure> | undefined;
   if (o.server.gated && o.server.pinned) {
     try {
-      copy = copyClosure(o.project, o.server.pinned.pinned.files);
+      copy = copyClosure(o.project, o.server.pinned.pinned, [...protectedPaths(o.project, c.extraWrite), ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)]);
     } catch (e) {
       if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — review it again before it can start`);
       throw e;
@@ -260,8 +261,8 @@ export function optOutWhere(e: SandboxEntry): string {
 
 function protectedPaths(project: string, writable: readonly string[]): string[] {
   const out: string[] = [];
-  for (const name of PROTECTED_IN_WORKSPACE) {
-    const p = path.join(project, name);
+  // The workspace entries tools read as configuration, and what the repository's git config names for git to run.
+  for (const p of [...PROTECTED_IN_WORKSPACE.map((name) => path.join(project, name)), ...gitExecutedPaths(project)]) {
     if (writable.some((w) => path.resolve(w) === p)) continue;
     try {
       // Only a real entry of the workspace: a link out of it must not make its target visible in the sandbox.

@@ -25,8 +25,9 @@
 //   - fresh /dev (`--dev`), /proc of its own PID namespace (`--proc`), a private /tmp (`--tmpfs`);
 //   - HOME replaced by an empty tmpfs at the same path (HOME set to it), then the listed caches bound
 //     read-write into it; ~/.ssh, ~/.aws, ~/.config, ~/.gnupg and every other project are not there;
-//   - the workspace read-write, then each overlay `--ro-bind copy target` over it (what runs is the approved
-//     copy, and the server cannot change it: EROFS on write, EBUSY on unlink/rename), then extraRead
+//   - the workspace read-write, then each overlay `--ro-bind copy target` over it — a package folder's verified
+//     tree, or one file (what runs is the approved copy, whatever the host does to the workspace meanwhile, and
+//     the server cannot change it: EROFS on write, EBUSY on unlink/rename), then extraRead
 //     read-only and extraWrite/caches read-write. Mounts are ordered by depth (a parent before anything
 //     inside it), so a workspace or cache inside HOME or /tmp is bound after that tmpfs and stays visible;
 //     at the same depth read-only wins over read-write.
@@ -63,7 +64,7 @@ export interface SandboxLaunch {
   env: Record<string, string>;
 }
 
-/** A verified private copy of a closure file, mounted read-only where the workspace file is. */
+/** A verified private copy of a closure file or of a package folder's tree, mounted read-only where the workspace has it. */
 export interface SandboxOverlay {
   source: string;
   /** Absolute path inside the workspace. */
@@ -420,7 +421,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   for (const o of input.overlays) {
     const source = mustBeAbsolute('an overlay source', o.source);
     const target = mustBeAbsolute('an overlay target', o.target);
-    if (!within(target, workspace) || target === workspace) throw new SandboxConfigError(`overlay target ${target} is not a file inside the workspace ${workspace}`);
+    if (!within(target, workspace)) throw new SandboxConfigError(`overlay target ${target} is not inside the workspace ${workspace}`);
     const rt = real(target);
     if (rt !== undefined && (!within(rt, workspace) || rt !== target)) throw new SandboxConfigError(`overlay target ${target} is not a real path inside the workspace (it resolves to ${rt})`);
     if (!fs.existsSync(source)) throw new SandboxConfigError(`overlay source ${source} does not exist`);
