@@ -18,6 +18,10 @@ export function callVerdict(ctx: SessionContext, conn: Connection, tool: string)
 /** Calls a tool of `conn` (absent: no server of that name runs in the session). */
 export async function callTool(ctx: SessionContext, conn: Connection | undefined, serverName: string, tool: string, args: Record<string, unknown>): Promise<CallOutcome> {
   if (!conn) return { ok: false, outcome: 'refused_by_policy', error: `no server "${serverName}" runs in this session${ctx.notes.length ? ` (${ctx.notes.join('; ')})` : ''}` };
+  if (conn.changed) {
+    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: conn.changed });
+    return { ok: false, outcome: 'refused_by_policy', error: conn.changed };
+  }
   if (!conn.tools.some((t) => t.name === tool)) {
     const msg = `"${serverName}" offered no tool "${stripHidden(tool)}" when the session started; the tool list is frozen`;
     ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: msg });

@@ -87,6 +87,10 @@ export interface Connection {
   cleanup?: () => void;
   /** What the contained server sees, one line; absent when it runs uncontained. */
   sandbox?: string;
+  /** Set when a file its approval pins changed on disk while it ran: it was stopped and its calls are refused. */
+  changed?: string;
+  /** Stops watching its closure. */
+  unwatch?: () => void;
 }
 
 export interface CallOutcome {

@@ -137,6 +137,7 @@ export class Session {
 }
 
 async function closeConnection(c: Connection): Promise<void> {
+  c.unwatch?.();
   await c.client.close().catch(() => undefined);
   await c.transport.close().catch(() => undefined);
   await c.fetch?.close().catch(() => undefined);

@@ -14,6 +14,7 @@ import { stripHidden } from '../untrusted';
 import { newClient } from './client';
 import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, unresolvable, type Connection, type SessionContext } from './context';
 import { discover } from './discover';
+import { watchClosure } from './watch';
 
 /**
  * The verified launch plan and how it starts (contained or by the user's opt-out). The session substitutes
@@ -64,7 +65,15 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
     await client.connect(transport, { timeout });
     const tools = await discover(ctx, server, client);
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
-    return { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };
+    const conn: Connection = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };
+    const watching = watchClosure(ctx.project, server, (file) => {
+      conn.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
+      ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
+      void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
+    });
+    if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });
+    conn.unwatch = watching.stop;
+    return conn;
   } catch (e) {
     await client.close().catch(() => undefined);
     await transport.close().catch(() => undefined);

@@ -2,7 +2,8 @@
 // changed on the host the ways editors, git and attackers change them — renamed over, unlinked and created again,
 // a new file added to its folder, a `git checkout` of another commit — and then a tool call makes it load them
 // lazily. The changed code must never run (it would write a marker file in the workspace, which the server can
-// write) and the old code answers; the gate shows the server as changed.
+// write): the old code answers, and within a second the session notices the change, stops the server and refuses
+// its calls, saying why; the gate shows the server as changed.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -94,7 +95,14 @@ describe('a running server sees only what was approved', function () {
       try {
         c.change(w, marker);
         const r = await session.call('s', 'hello');
-        assert.match(answer(r), /approved/, `the old code answers: ${answer(r)}`);
+        // The old code answers, or the watch has stopped the server already and says why.
+        assert.match(answer(r), /approved|changed on disk since/, `the old code answers: ${answer(r)}`);
+        assert.equal(fs.existsSync(marker), false, 'the changed code ran');
+        // Within a second the change is noticed: the server is stopped and its calls are refused, saying why.
+        await new Promise((res) => setTimeout(res, 1000));
+        const later = await session.call('s', 'hello');
+        assert.equal(later.ok, false);
+        assert.match(later.error ?? '', /tools\/(lib|late)\.js changed on disk since "s" was approved and started; it was stopped/);
         assert.equal(fs.existsSync(marker), false, 'the changed code ran');
       } finally {
         await session.close();
