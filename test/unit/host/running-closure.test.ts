@@ -5,7 +5,7 @@
 // write): the old code answers, and within a second the session notices the change, stops the server and refuses
 // its calls, saying why; the gate shows the server as changed.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { recordDecision } from '../../../src/trust/approval/approvals';
@@ -123,6 +123,38 @@ describe('a running server sees only what was approved', function () {
     } finally {
       await session.close();
     }
+  });
+
+  it('at start: a renamer swapping the file every few milliseconds during 200 starts never gets the changed code run', async function () {
+    this.timeout(300_000);
+    const w = world({ 'tools/server.js': miniServer("require('./lib.js');"), 'tools/lib.js': lib('approved'), '.mcp.json': MCP({ s: { command: 'node', args: ['tools/server.js'] } }) });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const marker = path.join(w.project, 'marker-ran');
+    // The two versions wait outside the workspace (in HOME, on the same file system) and are renamed over lib.js.
+    fs.writeFileSync(path.join(w.home, 'good.js'), lib('approved'));
+    fs.writeFileSync(path.join(w.home, 'evil.js'), lib('changed', marker));
+    // A separate process, so the swaps go on while this one waits for each start.
+    const renamer = spawn(process.execPath, ['-e', `const fs = require('fs'); const h = ${JSON.stringify(w.home)}; const lib = ${JSON.stringify(path.join(w.project, 'tools', 'lib.js'))}; let i = 0;
+      setInterval(() => { const src = (i++ % 2) ? 'good.js' : 'evil.js'; fs.copyFileSync(h + '/' + src, h + '/.swap'); fs.renameSync(h + '/.swap', lib); }, 3);`], { stdio: 'ignore' });
+    let started = 0;
+    let refused = 0;
+    try {
+      const report = (() => {
+        writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
+        return evaluateGate(w.input);
+      })();
+      for (let i = 0; i < 200; i++) {
+        // The report as the gate computed it once, while lib.js was the approved one: each start checks again.
+        const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+        if (session.servers().length) started++;
+        else refused++;
+        await session.close();
+      }
+    } finally {
+      renamer.kill('SIGKILL');
+    }
+    assert.equal(fs.existsSync(marker), false, 'the changed code ran at a start');
+    assert.ok(started > 0 && refused > 0, `both outcomes seen: ${started} started, ${refused} refused`);
   });
 
   it('the server cannot write into its own code folder (it is the read-only approved copy)', async () => {
