@@ -78,6 +78,8 @@ export function loadsOf(file: string, text: string): Loads {
   // Names bound to a loader (`const req = createRequire(import.meta.url)`, `const r = require`): calls through them
   // are loads too. Collected before the walk's checks, in a first pass.
   const loaderNames = new Set(['require']);
+  /** Names of createRequire itself (`import { createRequire as cr } from 'module'`, `const { createRequire: cr } = …`). */
+  const makers = new Set(['createRequire']);
   // The modules it names anywhere (import, require, a string): calls named like theirs are checked only then.
   let usesChild = false;
   let usesModule = false;
@@ -112,6 +114,17 @@ export function loadsOf(file: string, text: string): Loads {
     return undefined;
   };
   visitAll(ast, (n) => {
+    if (n.type === 'ImportSpecifier' && ((n.imported as Node).name ?? (n.imported as Node).value) === 'createRequire') makers.add((n.local as Node).name as string);
+    if (n.type === 'ObjectPattern') {
+      for (const p of n.properties as Node[]) {
+        if (p.type !== 'ObjectProperty' || (p.value as Node).type !== 'Identifier') continue;
+        const k = keyName(p);
+        if (k === 'createRequire') makers.add((p.value as Node).name as string);
+        if (k === 'require') loaderNames.add((p.value as Node).name as string);
+      }
+    }
+  });
+  visitAll(ast, (n) => {
     if (n.type === 'StringLiteral') {
       const m = bareModule(n.value as string);
       if (m === 'child_process') usesChild = true;
@@ -120,7 +133,7 @@ export function loadsOf(file: string, text: string): Loads {
     if (n.type === 'VariableDeclarator' && (n.id as Node).type === 'Identifier' && n.init) {
       let init = n.init as Node;
       while (init.type === 'TSAsExpression' || init.type === 'TSNonNullExpression' || init.type === 'ParenthesizedExpression') init = init.expression as Node;
-      if ((init.type === 'CallExpression' && calleeName(init.callee as Node) === 'createRequire') || (init.type === 'Identifier' && init.name === 'require')) loaderNames.add((n.id as Node).name as string);
+      if ((init.type === 'CallExpression' && makers.has(calleeName(init.callee as Node) ?? '')) || (init.type === 'Identifier' && init.name === 'require')) loaderNames.add((n.id as Node).name as string);
     }
   });
   const checkCall = (n: Node) => {
@@ -129,8 +142,11 @@ export function loadsOf(file: string, text: string): Loads {
     const computedArg = (a: Node | undefined, what: string) => {
       if (!isLiteral(a)) flag(n, what);
     };
-    if (callee.type === 'Import') return computedArg(args[0], 'import() loads a path computed at run time');
-    if (callee.type === 'CallExpression' && calleeName(callee.callee as Node) === 'createRequire') return computedArg(args[0], 'a require made by createRequire loads a path computed at run time');
+    if (callee.type === 'Import') {
+      if (args[0]?.type === 'StringLiteral' && CODE_MODULES.has(bareModule(args[0].value as string))) return flag(n, `it imports ${args[0].value as string}, which runs code it is given at run time`);
+      return computedArg(args[0], 'import() loads a path computed at run time');
+    }
+    if (callee.type === 'CallExpression' && makers.has(calleeName(callee.callee as Node) ?? '')) return computedArg(args[0], 'a require made by createRequire loads a path computed at run time');
     const name = calleeName(callee);
     if (name === undefined) {
       // `x[k](…)` with a key computed at run time can be any function, a loader included.
@@ -146,6 +162,7 @@ export function loadsOf(file: string, text: string): Loads {
       if (opts?.type === 'ObjectExpression' && (opts.properties as Node[]).some((p) => p.type !== 'ObjectProperty' || keyName(p) === 'eval')) return flag(n, 'new Worker() with eval runs code it is given');
       return computedArg(args[0], 'new Worker() runs a path computed at run time');
     }
+    if (!isMember && makers.has(name)) return; // what it makes is checked where it is called
     if (!isMember && loaderNames.has(name)) {
       const a0 = args[0];
       if (a0?.type === 'StringLiteral' && CODE_MODULES.has(bareModule(a0.value as string))) return flag(n, `it requires ${a0.value as string}, which runs code it is given at run time`);
@@ -154,15 +171,15 @@ export function loadsOf(file: string, text: string): Loads {
     if (isMember && name === 'resolve' && ((objectName !== undefined && loaderNames.has(objectName)) || object?.type === 'MetaProperty')) return computedArg(args[0], `${objectName ?? 'import.meta'}.resolve() names a path computed at run time`);
     if (isMember && objectName !== undefined && loaderNames.has(objectName) && /^(call|apply|bind)$/.test(name)) return flag(n, `${objectName}.${name}() loads what it is given at run time`);
     if (isMember && name === 'require') return computedArg(args[0], `${objectName ?? 'a'}.require() loads a path computed at run time`);
-    if (isMember && objectName === 'process' && name === 'dlopen') return computedArg(args[1], 'process.dlopen() loads a path computed at run time');
-    if (isMember && objectName === 'process' && (name === 'binding' || name === '_linkedBinding')) return flag(n, `process.${name}() reaches Node's internals (it can start programs)`);
+    if (isMember && name === 'dlopen') return computedArg(args[1], 'process.dlopen() loads a path computed at run time');
+    if (isMember && (name === 'binding' || name === '_linkedBinding')) return flag(n, `${name}() reaches Node's internals (it can start programs)`);
     if (/^(_load|_resolveFilename|_compile|_extensions)$/.test(name)) return flag(n, `${name}() is Node's module loader, called with what the file computes`);
     if (usesModule && name === 'register') return computedArg(args[0], 'register() loads a module hook computed at run time');
     if (usesChild && CHILD_SHELL.test(name)) return flag(n, `${name}() runs a shell command line, which can run any file`);
     if (usesChild && CHILD_START.test(name)) {
       for (const a of args) {
         if (a.type === 'ObjectExpression') {
-          if ((a.properties as Node[]).some((p) => p.type !== 'ObjectProperty' || keyName(p) === 'shell')) return flag(n, `${name}() with a shell (or options computed at run time) runs a command line, which can run any file`);
+          if ((a.properties as Node[]).some((p) => p.type !== 'ObjectProperty' || keyName(p) === 'shell' || keyName(p) === 'env' || keyName(p) === 'execArgv')) return flag(n, `${name}() with a shell, its own variables (NODE_OPTIONS can load any file) or options computed at run time runs what MCP Gate cannot read`);
         } else if (!isLiteral(a)) return flag(n, `${name}() starts a program computed at run time`);
       }
     }
@@ -183,6 +200,21 @@ export function loadsOf(file: string, text: string): Loads {
       case 'ExportAllDeclaration': {
         const src = n.source as Node | null;
         if (src && CODE_MODULES.has(bareModule(src.value as string))) flag(n, `it imports ${src.value as string}, which runs code it is given at run time`);
+        return;
+      }
+      case 'AssignmentExpression': {
+        // `process.env.NODE_OPTIONS = '--require …'` before starting a child: the child loads what the value says.
+        const left = n.left as Node;
+        if (usesChild && (left.type === 'MemberExpression' || left.type === 'OptionalMemberExpression')) {
+          const o = left.object as Node;
+          if ((o.type === 'MemberExpression' && (o.object as Node).type === 'Identifier' && (o.object as Node).name === 'process' && calleeName(o) === 'env') || (o.type === 'Identifier' && o.name === 'process' && calleeName(left) === 'env')) flag(n, 'it changes process.env before starting a child process (NODE_OPTIONS and its kin load any file)');
+        }
+        return;
+      }
+      case 'MemberExpression':
+      case 'OptionalMemberExpression': {
+        // `Module.prototype.require.call(…)`, `const r = module.require`: a require taken as a value.
+        if (!n.computed && (n.property as Node).type === 'Identifier' && loaderNames.has((n.property as Node).name as string) && !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression') && key === 'callee') && !(parent?.type === 'AssignmentExpression' && key === 'left')) flag(n, `it takes ${(n.property as Node).name as string} as a value, so what it loads through it is not seen`);
         return;
       }
       case 'ImportExpression': {

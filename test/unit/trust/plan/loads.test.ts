@@ -40,6 +40,22 @@ describe('loads: what a JavaScript or TypeScript file can load', () => {
     assert.equal(computed('a.js', "if (require.main === module) main(); typeof require; module.exports = {};"), undefined);
   });
 
+  it('loaders reached another way: renamed createRequire, a destructured require, Module.prototype.require, process.binding, import("vm")', () => {
+    assert.match(computed('a.mjs', "import { createRequire as cr } from 'node:module';\nconst q = cr(import.meta.url);\nq(name);")!, /q\(\) loads a path computed/);
+    assert.match(computed('a.js', "const { createRequire: cr } = require('module'); cr(__filename)(name)")!, /createRequire loads a path computed/);
+    assert.match(computed('a.js', 'const { require: r } = module; r(name)')!, /r\(\) loads a path computed|hands r on as a value/);
+    assert.match(computed('a.js', "const M = require('module'); M.prototype.require.call(module, name)")!, /takes require as a value/);
+    assert.match(computed('a.js', "globalThis.process.binding('spawn_sync')")!, /binding\(\) reaches Node's internals/);
+    assert.match(computed('a.mjs', "await import('node:vm')")!, /imports node:vm/);
+    assert.equal(computed('a.js', "module.exports.require = 1; const o = { require: 2 };"), undefined);
+  });
+
+  it('a child process given its own variables, or process.env changed before one starts, is a computed load', () => {
+    assert.match(computed('a.js', "const { spawn } = require('child_process'); spawn('node', ['s.js'], { env: { NODE_OPTIONS: '--require ../x.js' } })")!, /its own variables/);
+    assert.match(computed('a.js', "const cp = require('child_process'); process.env.NODE_OPTIONS = '--require ../x.js'; cp.spawn('node', ['s.js'])")!, /changes process\.env before starting a child/);
+    assert.equal(computed('a.js', "process.env.FOO = '1';"), undefined);
+  });
+
   it('code built at run time: eval, Function, vm, a function looked up by a computed name', () => {
     assert.match(computed('a.js', "eval('1')")!, /eval\(\) runs code/);
     assert.match(computed('a.js', "new Function('return this')")!, /Function\(\) runs code/);
