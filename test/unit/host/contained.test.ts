@@ -74,8 +74,10 @@ describe('contained execution (bubblewrap) through the CLI', function () {
 
   function project(extraEntry: Record<string, unknown> = {}): { w: World; marker: string; args: Record<string, unknown>; outsideWrite: string } {
     const w = world();
-    fs.copyFileSync(PROBE, path.join(w.project, 'probe-server.js'));
-    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['probe-server.js'], ...extraEntry } } }));
+    // In a folder of its own: that folder is its code (the approved copy, read-only); the rest of the workspace is data.
+    fs.mkdirSync(path.join(w.project, 'srv'));
+    fs.copyFileSync(PROBE, path.join(w.project, 'srv', 'probe-server.js'));
+    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'], ...extraEntry } } }));
     fs.mkdirSync(path.join(w.home, '.ssh'), { recursive: true });
     fs.mkdirSync(path.join(w.home, '.npm'), { recursive: true });
     fs.mkdirSync(path.join(w.project, '.git', 'hooks'), { recursive: true });

@@ -336,7 +336,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     refused((i) => (i.workspace = '/'), /whole machine/);
     refused((i) => (i.profile.extraRead = [s.home]), /home directory/);
     refused((i) => (i.profile.caches = ['~']), /home directory/);
-    refused((i) => (i.overlays = [{ source: path.join(s.copies, 'config.txt'), target: path.join(s.outside, 'secret.txt') }]), /not a file inside the workspace/);
+    refused((i) => (i.overlays = [{ source: path.join(s.copies, 'config.txt'), target: path.join(s.outside, 'secret.txt') }]), /is not inside the workspace/);
     refused((i) => (i.launch.cwd = 'relative'), /absolute path/);
     refused((i) => (i.launch.cwd = s.outside), /would not be visible/);
   });
