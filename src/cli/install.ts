@@ -1,13 +1,14 @@
 // `mcp-gate install <agent>` / `mcp-gate uninstall <agent>`: writes (and takes back) the agent's user-level
 // configuration so the project servers it would start go through `mcp-gate serve` (each agent's adapter in
-// src/trust/sources/tools/ says what changes, as pure edits of the files' text; this file does the I/O). Shows
-// the exact change as a diff first; writes with --yes or after "yes" on a terminal, and refuses without one. Keeps a backup of every file it changes, with a manifest, in MCP Gate's store folder;
-// running it again changes nothing; uninstall puts the original back byte for byte when the file is as install
-// left it, and otherwise takes back only install's own keys. Never writes inside the project folder.
-// `install <agent> --managed` is the administrator's variant (claude, gemini, codex): it changes the agent's own
-// administrator file at the path the agent reads by default (Claude Code's managed settings, Gemini CLI's system
-// settings, Codex CLI's requirements.toml), keeps that file's record and backup beside it (in an `mcp-gate` folder
-// there, root's alone), and needs write access to that folder.
+// src/trust/sources/tools/ says what changes, as pure edits of the files' text; this file does the I/O). Shows the
+// exact change as a diff first; writes with --yes or after "yes" on a terminal, and refuses without one. Keeps a
+// backup of every file it changes, with a manifest, in MCP Gate's store folder; running it again changes nothing;
+// uninstall puts the original back byte for byte when the file is as install left it, and otherwise takes back only
+// install's own keys. Never writes inside the project folder. `install <agent> --managed` is the administrator's
+// variant (claude, gemini, codex): it changes the agent's own administrator file at the path the agent reads by
+// default (Claude Code's managed settings, Gemini CLI's system settings, Codex CLI's requirements.toml), keeps that
+// file's record and backup beside it (in an `mcp-gate` folder there, root's alone), and needs write access to that
+// folder.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
