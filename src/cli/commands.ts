@@ -2,7 +2,7 @@
 // per command id of ./usage.ts (the type makes a missing one an error).
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
-import { gateConfigPath } from '../trust/sources/catalogue';
+import { gateConfigPath, type Machine } from '../trust/sources/catalogue';
 import { editServer } from '../trust/sources/edit';
 import { approveOrReject, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approval/approvals';
 import { imagePinForApproval } from '../trust/packages/image-pin';
@@ -22,7 +22,9 @@ import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
 import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText, sameBuildGate } from './install';
-import { AGENT_NAMES, AgentFileError, agentFiles, brokenGateEntries, installedGateOf, claudeAllowlistGaps, geminiUserServers, managedLayers, readJson, type AllowlistGap, type BrokenGateEntry, type ManagedLayer } from './agents';
+import { agentName, managedEdits, type Agent, type ManagedAgent } from '../trust/sources/tools';
+import { AgentFileError } from '../trust/sources/tools/edits';
+import { brokenGateEntries, installedGateOf, managedLayers, namesTaken, userAllowlistGaps, type AllowlistGap, type BrokenGateEntry, type ManagedLayer, type NameTaken } from '../trust/sources/tools/installed';
 import { preApprovalAttempts } from '../trust/sources/preapproval';
 import type { CommandId } from './usage';
 
@@ -70,7 +72,7 @@ async function doctor(ctx: Ctx): Promise<number> {
   const policy = policyOf(report);
   const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
   const pre = preApprovalAttempts(report.project);
-  const allowlists = agentAllowlists(machine.home, machine.env, input.storeDir, report.servers.filter((x) => x.scope === 'repository' && x.source === '.gemini/settings.json').map((x) => x.name));
+  const allowlists = agentAllowlists(machine, input.storeDir, report.servers.filter((x) => x.scope === 'repository'));
   if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
   else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home, ctx.sandboxProbe()) + '\n\n' + agentAllowlistText(allowlists));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
@@ -78,13 +80,16 @@ async function doctor(ctx: Ctx): Promise<number> {
 
 /**
  * Allowlists `mcp-gate install` wrote that no longer list a server the user added since (Claude Code; Gemini CLI
- * and Codex CLI with --managed), and which administrator layers (`install <agent> --managed`) are in place.
+ * and Codex CLI with --managed), which administrator layers (`install <agent> --managed`) are in place, and the
+ * repository servers that take a user server's name where an agent allows by name (each agent's adapter knows how).
  */
-function agentAllowlists(home: string, env: Readonly<Record<string, string | undefined>>, storeDir: string, repositoryGemini: string[]): { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[]; broken: BrokenGateEntry[] } {
+type AgentAllowlists = { gaps: AllowlistGap[]; managed: ManagedLayer<ManagedAgent>[]; namesTaken: NameTaken[]; problems: string[]; broken: BrokenGateEntry[] };
+
+function agentAllowlists(machine: Machine, storeDir: string, repositoryServers: readonly { name: string; source: string }[]): AgentAllowlists {
   const problems: string[] = [];
   const gaps: AllowlistGap[] = [];
-  let managed: ManagedLayer[] = [];
-  let geminiNamesTaken: string[] = [];
+  let managed: ManagedLayer<ManagedAgent>[] = [];
+  const taken: NameTaken[] = [];
   const listDir = (dir: string) => {
     try {
       return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
@@ -100,43 +105,32 @@ function agentAllowlists(home: string, env: Readonly<Record<string, string | und
       else throw e;
     }
   };
-  attempt(() => gaps.push(...claudeAllowlistGaps(readText, listDir, home, env, sameBuildGate(installedGateOf('claude', readText, home, env, fs.existsSync)) ?? defaultGateCommand(storeDir, { write: false }))));
+  const installed = (agent: Agent) => sameBuildGate(installedGateOf(agent, readText, machine, fs.existsSync));
+  attempt(() => gaps.push(...userAllowlistGaps(readText, listDir, machine, (agent) => installed(agent) ?? defaultGateCommand(storeDir, { write: false }))));
   const broken: BrokenGateEntry[] = [];
-  attempt(() => broken.push(...brokenGateEntries(readText, home, env, fs.existsSync)));
+  attempt(() => broken.push(...brokenGateEntries(readText, machine, fs.existsSync)));
   attempt(() => {
-    const m = managedLayers(readText, home, env, (agent) => sameBuildGate(installedGateOf(agent, readText, home, env, fs.existsSync)) ?? defaultGateCommand());
+    const m = managedLayers(readText, machine, (agent) => installed(agent) ?? defaultGateCommand());
     managed = m.layers;
     gaps.push(...m.gaps);
   });
-  // Gemini CLI's allowlist is by name: a repository server named like one of the user's takes its place.
-  attempt(() => {
-    const userFile = agentFiles('gemini', home, env)[0].file;
-    const mine = new Set(geminiUserServers(readJson(userFile, readText(userFile))));
-    geminiNamesTaken = repositoryGemini.filter((n) => mine.has(n));
-  });
-  return { gaps, managed, geminiNamesTaken, problems, broken };
+  attempt(() => taken.push(...namesTaken(readText, machine, repositoryServers)));
+  return { gaps, managed, namesTaken: taken, problems, broken };
 }
 
-function agentAllowlistText(r: { gaps: AllowlistGap[]; managed: ManagedLayer[]; geminiNamesTaken: string[]; problems: string[]; broken: BrokenGateEntry[] }): string {
+function agentAllowlistText(r: AgentAllowlists): string {
   const L = ["agent allowlists (the allowlists mcp-gate install wrote):"];
-  if (!r.gaps.length && !r.problems.length && !r.geminiNamesTaken.length && !r.broken.length) L.push('  (up to date, or none installed)');
+  if (!r.gaps.length && !r.problems.length && !r.namesTaken.length && !r.broken.length) L.push('  (up to date, or none installed)');
   for (const b of r.broken) {
-    L.push(`  broken: ${AGENT_NAMES[b.agent]}'s "mcp-gate" entry in ${escapeText(b.file)} runs ${escapeText(b.missing)}, which no longer exists: ${AGENT_NAMES[b.agent]} cannot start MCP Gate; run \`mcp-gate install ${b.agent}\` again`);
+    L.push(`  broken: ${agentName(b.agent)}'s "mcp-gate" entry in ${escapeText(b.file)} runs ${escapeText(b.missing)}, which no longer exists: ${agentName(b.agent)} cannot start MCP Gate; run \`mcp-gate install ${b.agent}\` again`);
   }
   for (const g of r.gaps) {
     L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the ${g.key ?? 'allowedMcpServers'} of ${escapeText(g.allowlist)}: ${g.agent ?? 'Claude Code'} does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
   }
-  for (const n of r.geminiNamesTaken) {
-    L.push(`  this repository's .gemini/settings.json defines a server named ${escapeText(JSON.stringify(n))}, as your ~/.gemini/settings.json does: in a trusted folder Gemini CLI runs the repository's command under your allowlisted name (its allowlist is by name; neither install closes this: rename your server, or keep the folder untrusted)`);
-  }
+  for (const n of r.namesTaken) L.push(`  ${n.note}`);
   for (const p of r.problems) L.push(`  could not check: ${escapeText(p)}`);
   L.push('', 'administrator layers (mcp-gate install <agent> --managed, as root):');
-  const closes: Record<ManagedLayer['agent'], string> = {
-    claude: "a repository's allowedMcpServers adds nothing",
-    gemini: 'a repository server named "mcp-gate" cannot take the gate\'s place',
-    codex: "a trusted project's servers are disabled",
-  };
-  for (const m of r.managed) L.push(`  ${AGENT_NAMES[m.agent]}: ${m.installed ? `installed in ${escapeText(m.file)}: ${closes[m.agent]}` : `not installed (${escapeText(m.file)})`}`);
+  for (const m of r.managed) L.push(`  ${agentName(m.agent)}: ${m.installed ? `installed in ${escapeText(m.file)}: ${managedEdits(m.agent).closes}` : `not installed (${escapeText(m.file)})`}`);
   return L.join('\n');
 }
 

@@ -1,21 +1,24 @@
 // `mcp-gate install <agent>` / `mcp-gate uninstall <agent>`: writes (and takes back) the agent's user-level
-// configuration so the project servers it would start go through `mcp-gate serve` (src/cli/agents.ts says what
-// changes per agent). Shows the exact change as a diff first; writes with --yes or after "yes" on a terminal, and
-// refuses without one. Keeps a backup of every file it changes, with a manifest, in MCP Gate's store folder;
-// running it again changes nothing; uninstall puts the original back byte for byte when the file is as install
-// left it, and otherwise takes back only install's own keys. Never writes inside the project folder.
-// `install <agent> --managed` is the administrator's variant (claude, gemini, codex): it changes the agent's own
-// administrator file at the path the agent reads by default (Claude Code's managed settings, Gemini CLI's system
-// settings, Codex CLI's requirements.toml), keeps that file's record and backup beside it (in an `mcp-gate` folder
-// there, root's alone), and needs write access to that folder.
+// configuration so the project servers it would start go through `mcp-gate serve` (each agent's adapter in
+// src/trust/sources/tools/ says what changes, as pure edits of the files' text; this file does the I/O). Shows the
+// exact change as a diff first; writes with --yes or after "yes" on a terminal, and refuses without one. Keeps a
+// backup of every file it changes, with a manifest, in MCP Gate's store folder; running it again changes nothing;
+// uninstall puts the original back byte for byte when the file is as install left it, and otherwise takes back only
+// install's own keys. Never writes inside the project folder. `install <agent> --managed` is the administrator's
+// variant (claude, gemini, codex): it changes the agent's own administrator file at the path the agent reads by
+// default (Claude Code's managed settings, Gemini CLI's system settings, Codex CLI's requirements.toml), keeps that
+// file's record and backup beside it (in an `mcp-gate` folder there, root's alone), and needs write access to that
+// folder.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import writeFileAtomic from 'write-file-atomic';
-import { AGENT_NAMES, AGENTS, AgentFileError, agentFiles, claudeManagedChanges, codexManagedChanges, geminiManagedChanges, installChanges, installedGateOf, MANAGED_AGENTS, managedFileOf, readJson, undoChanges, valueAt, type Agent, type FileChange, type GateCommand, type ManagedAgent } from './agents';
+import { agentName, agentTool, AGENTS, isAgent, isManagedAgent, MANAGED_AGENTS, managedEdits, type Agent } from '../trust/sources/tools';
+import { AgentFileError, readJson, undoChanges, valueAt, type AgentFile, type FileChange, type GateCommand } from '../trust/sources/tools/edits';
+import { installedGateOf } from '../trust/sources/tools/installed';
+import { GATE_ENTRY_NAME, type Machine } from '../trust/sources/tools/tool';
 import { err, out } from './output';
-import { GATE_ENTRY_NAME } from '../trust/sources/preapproval';
 
 /** Agent files can be large (~/.claude.json keeps per-project history); anything larger is refused. */
 export const MAX_AGENT_FILE_BYTES = 16 * 1024 * 1024;
@@ -199,22 +202,29 @@ function mayWrite(file: string): boolean {
   }
 }
 
+/** The machine the agents' paths are computed for (their own variables in `c.env`). */
+function machineOf(c: Pick<InstallCommand, 'home' | 'env'>): Machine {
+  return { home: c.home, env: c.env, platform: process.platform };
+}
+
 export async function installCommand(c: InstallCommand): Promise<number> {
-  if (c.rest.length !== 1 || !(AGENTS as readonly string[]).includes(c.rest[0])) {
+  if (c.rest.length !== 1 || !isAgent(c.rest[0])) {
     err(`mcp-gate ${c.verb} takes one agent: ${AGENTS.join(', ')}`);
     return 2;
   }
-  const agent = c.rest[0] as Agent;
-  if (c.managed && !(MANAGED_AGENTS as readonly string[]).includes(agent)) {
-    err(`mcp-gate ${c.verb} --managed is for ${MANAGED_AGENTS.join(', ')} (their administrator files); ${AGENT_NAMES[agent]} has no setting that keeps a project's MCP servers out`);
+  const agent = c.rest[0];
+  if (c.managed && !isManagedAgent(agent)) {
+    err(`mcp-gate ${c.verb} --managed is for ${MANAGED_AGENTS.join(', ')} (their administrator files); ${agentName(agent)} has no setting that keeps a project's MCP servers out`);
     return 2;
   }
-  const managedFile = c.managed ? managedFileOf(agent as ManagedAgent) : undefined;
-  if (c.managed && managedFile === undefined) {
-    err(`mcp-gate ${c.verb} ${agent} --managed: where ${AGENT_NAMES[agent]} reads its administrator file on ${process.platform} is not known to MCP Gate; nothing was changed`);
+  const managed = c.managed && isManagedAgent(agent) ? managedEdits(agent) : undefined;
+  const managedFile = managed?.file(process.platform);
+  if (managed && managedFile === undefined) {
+    err(`mcp-gate ${c.verb} ${agent} --managed: where ${agentName(agent)} reads its administrator file on ${process.platform} is not known to MCP Gate; nothing was changed`);
     return 1;
   }
-  const files = managedFile !== undefined ? [agentFiles(agent, c.home, c.env)[0], { file: managedFile, format: agent === 'codex' ? 'toml' as const : 'json' as const }] : agentFiles(agent, c.home, c.env);
+  const userFiles = agentTool(agent).agent.files(machineOf(c));
+  const files: AgentFile[] = managed && managedFile !== undefined ? [userFiles[0], { file: managedFile, format: managed.format }] : userFiles;
   for (const f of files) {
     if (insideProject(f.file, c.projectDir)) {
       err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository (is HOME set to the project?)`);
@@ -263,22 +273,22 @@ async function confirm(c: InstallCommand, question: string): Promise<boolean> {
   return true;
 }
 
-async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof agentFiles>, manifest: Manifest | undefined, dir: string, manifestFile: string): Promise<number> {
+async function install(c: InstallCommand, agent: Agent, files: AgentFile[], manifest: Manifest | undefined, dir: string, manifestFile: string): Promise<number> {
   // A managed layer admits the command the user's own entry runs, if it has a working one (so that entry keeps
   // working under it), else the CLI where it is; a user-level install writes the stable command.
-  const gate = c.gate ?? (c.managed ? sameBuildGate(installedGateOf(agent, readText, c.home, c.env, fs.existsSync)) ?? defaultGateCommand() : defaultGateCommand(c.storeDir));
+  const gate = c.gate ?? (c.managed ? sameBuildGate(installedGateOf(agent, readText, machineOf(c), fs.existsSync)) ?? defaultGateCommand() : defaultGateCommand(c.storeDir));
   const texts = new Map<string, string | undefined>();
   const read = (f: string) => {
     if (!texts.has(f)) texts.set(f, readText(f));
     return texts.get(f);
   };
   const how = c.managed ? `${agent} --managed` : agent;
-  const managedChanges = agent === 'claude' ? claudeManagedChanges : agent === 'gemini' ? geminiManagedChanges : codexManagedChanges;
-  const all = c.managed ? managedChanges(read, files[0].file, files[1].file, gate) : installChanges(agent, read, files, gate);
+  const managed = c.managed && isManagedAgent(agent) ? managedEdits(agent) : undefined;
+  const all = managed ? managed.changes(read, files[0].file, files[1].file, gate) : agentTool(agent).agent.install(read, files, gate);
   const changes = all.filter((ch) => ch.after !== (ch.before ?? ''));
   if (!changes.length) {
     const shown = all.map((ch) => ch.file);
-    out(`${AGENT_NAMES[agent]} already goes through MCP Gate: ${shown.join(', ')} ${shown.length === 1 ? 'is' : 'are'} as \`mcp-gate install ${how}\` leaves ${shown.length === 1 ? 'it' : 'them'}; nothing to change`);
+    out(`${agentName(agent)} already goes through MCP Gate: ${shown.join(', ')} ${shown.length === 1 ? 'is' : 'are'} as \`mcp-gate install ${how}\` leaves ${shown.length === 1 ? 'it' : 'them'}; nothing to change`);
     return 0;
   }
   out(`mcp-gate install ${how} would change:\n`);
@@ -324,26 +334,17 @@ async function install(c: InstallCommand, agent: Agent, files: ReturnType<typeof
     write(ch.file, ch.after, modes);
     out(`wrote ${ch.file}${entry.backup ? ` (the original is kept as ${entry.backup})` : ' (new file)'}`);
   }
-  if (c.managed) {
-    const what: Record<ManagedAgent, string> = {
-      claude: "admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it",
-      gemini: `starts \`mcp-gate\` as these system settings define it (a repository server of that name no longer takes its place) and allows only the names listed (MCP Gate and your own)`,
-      codex: "starts only the servers these requirements list, each by its exact command (MCP Gate and your own); every other server, a trusted project's included, is disabled",
-    };
-    out(`${AGENT_NAMES[agent]} now ${what[agent as ManagedAgent]}. Run it again after you add a server of your own; \`mcp-gate uninstall ${agent} --managed\` takes it back`);
-    if (agent === 'claude') {
-      const entry = valueAt(readJson(files[0].file, read(files[0].file)), ['mcpServers', GATE_ENTRY_NAME]);
-      if (entry === undefined) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install claude\` as that user to add it`);
-    }
-    if (agent === 'codex' && !(read(files[0].file) ?? '').includes(`[mcp_servers.${GATE_ENTRY_NAME}]`)) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install codex\` as that user to add it`);
+  if (managed) {
+    out(`${agentName(agent)} now ${managed.effect}. Run it again after you add a server of your own; \`mcp-gate uninstall ${agent} --managed\` takes it back`);
+    if (managed.userEntryMissing?.(read, files[0].file)) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install ${agent}\` as that user to add it`);
   }
-  else out(`${AGENT_NAMES[agent]} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
+  else out(`${agentName(agent)} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
   return 0;
 }
 
 async function uninstall(c: InstallCommand, agent: Agent, manifest: Manifest | undefined, manifestFile: string): Promise<number> {
   if (!manifest) {
-    out(`nothing to uninstall: MCP Gate has no record of installing into ${AGENT_NAMES[agent]}${c.managed ? "'s managed settings" : ''} (${manifestFile})`);
+    out(`nothing to uninstall: MCP Gate has no record of installing into ${agentName(agent)}${c.managed ? "'s managed settings" : ''} (${manifestFile})`);
     return 0;
   }
   const plan: { f: ManifestFile; after?: string | Buffer; how: string; current?: string }[] = [];

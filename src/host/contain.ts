@@ -29,6 +29,7 @@ import { copyClosure, CopyRefused } from './closure-copy';
 import { gitExecutedPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
+import { TOOLS, workspaceProtection } from '../trust/sources/tools';
 
 /**
  * Package caches a launcher needs, shown read-write inside the sandbox at these paths of its (otherwise empty)
@@ -66,12 +67,27 @@ function moveOldCacheDir(home: string, env: Readonly<Record<string, string | und
 }
 
 /**
- * Workspace paths that programs on the host run or obey without the person looking — git (hooks, config,
- * fsmonitor), VS Code (tasks that run on folder open, settings), direnv, the MCP configuration files — read-only
- * inside the sandbox when they exist (the rest of the workspace stays writable). A user who wants a server to
- * commit lists `<workspace>/.git` in its sandbox `write` paths.
+ * Workspace entries that programs on the host other than the MCP tools run or obey without the person looking —
+ * git (hooks, config, fsmonitor), direnv, JetBrains IDEs (run configurations), dev containers (their build and
+ * lifecycle commands). They belong to no tool adapter (the adapters are the MCP tools whose files MCP Gate reads),
+ * so they are listed here.
  */
-export const PROTECTED_IN_WORKSPACE = ['.git', '.vscode', '.envrc', '.mcp.json', '.cursor', '.gemini', '.codex', '.pi', '.agentty', '.roo', '.kiro', '.amazonq', '.claude', '.idea', '.devcontainer'];
+export const HOST_PROTECTED_IN_WORKSPACE = ['.git', '.envrc', '.idea', '.devcontainer'];
+
+/**
+ * The workspace entries a contained server must not write, built from `tools` (each tool's repository sources and
+ * the folders its adapter names: VS Code's tasks and settings, Claude Code's .claude, …) and the host's own.
+ */
+export function protectedInWorkspace(tools: Parameters<typeof workspaceProtection>[0] = TOOLS): string[] {
+  return [...new Set([...HOST_PROTECTED_IN_WORKSPACE, ...workspaceProtection(tools)])];
+}
+
+/**
+ * Workspace paths read-only inside the sandbox when they exist (the rest of the workspace stays writable): the
+ * host's entries above and every MCP configuration file and tool folder. A user who wants a server to commit lists
+ * `<workspace>/.git` in its sandbox `write` paths.
+ */
+export const PROTECTED_IN_WORKSPACE = protectedInWorkspace();
 
 export class ContainRefused extends Error {}
 
@@ -293,7 +309,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
     'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
-    `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n.startsWith('.git') || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files} closure file(s) read-only, from a copy verified against this approval`,
+    `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files} closure file(s) read-only, from a copy verified against this approval`,
     `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
   ];
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');

@@ -4,7 +4,7 @@
 // report while every file it read or looked for (missing paths included) keeps its signature.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AGENT_FILES, CATALOGUE, locate, type ImportKind, type Location, type Machine, type Scope } from './sources/catalogue';
+import { AGENT_FILES, CATALOGUE, CATALOGUE_ENV, locate, type ImportKind, type Location, type Machine, type Scope } from './sources/catalogue';
 import { isDisabled, readDeclarations, USER_ONLY_KEYS, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './sources/declarations';
 import { pin, PinError, type Pinned } from './plan/digest';
 import { TrackingReader, unchanged, type Signature } from './sources/fsread';
@@ -17,6 +17,7 @@ import { ApprovalStore, type ApprovalRecord, type StoreHealth, type StoreMasker 
 import { recordRef, refOf, serverKey } from './approval/server-ref';
 import { ESCAPE_HATCH_ENV, type FullBlock, type GateInput, type GateReport, type Importer, type ServerReport, type SourceReport } from './report';
 import { NEUTRAL_WORDS } from './words';
+import { VSCODE_WORKSPACE_SETTINGS } from './sources/tools/vscode';
 
 import type { GateState } from './approval/gate-state';
 
@@ -238,7 +239,7 @@ function unprefixedToolBlocks(sources: readonly LoadedSource[], fullBlock: FullB
 /** What only user scope may set, found in a repository file (the workspace's .vscode/settings.json). */
 function ignoredGrantsIn(project: string, reader: TrackingReader): GateReport['ignoredGrants'] {
   const ignoredGrants: GateReport['ignoredGrants'] = [];
-  const wsSettings = path.join(project, '.vscode', 'settings.json');
+  const wsSettings = path.join(project, ...VSCODE_WORKSPACE_SETTINGS.split('/'));
   const ws = reader.read(wsSettings, MAX_CONFIG_BYTES);
   if (ws.kind === 'ok') {
     try {
@@ -373,7 +374,7 @@ export class GateCache {
 
   get(input: GateInput): GateReport {
     const env = input.machine.env;
-    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.userSettings ? JSON.stringify(input.userSettings.value) : '', input.machine.home, env[ESCAPE_HATCH_ENV], env.MCP_GATE_CONFIG, env.XDG_CONFIG_HOME, env.CODEX_HOME, env.AGENTTY_MCP_CONFIG, env.PATH]);
+    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.userSettings ? JSON.stringify(input.userSettings.value) : '', input.machine.home, env[ESCAPE_HATCH_ENV], ...CATALOGUE_ENV.map((v) => env[v]), env.PATH]);
     const hit = this.entries.get(key);
     if (hit && unchanged(hit.seen)) return hit.report;
     const reader = new TrackingReader();

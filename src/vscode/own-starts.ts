@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, settingInFile, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/sources/vscode-own';
 import { TrackingReader } from '../trust/sources/fsread';
+import { vscodeProfileMcpJson, VSCODE_WORKSPACE_SETTINGS } from '../trust/sources/tools/vscode';
 import { parse as parseJsonc } from 'jsonc-parser';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -43,7 +44,7 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
   const gallery = (() => {
     const dotted = inspect(GALLERY_URL_KEY);
     const wsFile = vscode.workspace.workspaceFile?.scheme === 'file' ? vscode.workspace.workspaceFile.fsPath : undefined;
-    const folderFile = path.join(folder.folder.uri.fsPath, '.vscode', 'settings.json');
+    const folderFile = path.join(folder.folder.uri.fsPath, ...VSCODE_WORKSPACE_SETTINGS.split('/'));
     return {
       defaultValue: dotted?.defaultValue,
       globalValue: dotted?.globalValue,
@@ -88,7 +89,7 @@ export function ownStartsText(service: GateService, status: string, workspaceSet
 
 /** The servers the user wrote in this profile's own mcp.json (User/mcp.json beside MCP Gate's globalStorage). */
 export function userMcpJsonServers(service: GateService): { file: string; names: string[] } {
-  const file = path.join(service.storeDir, '..', '..', 'mcp.json');
+  const file = vscodeProfileMcpJson(service.storeDir);
   try {
     const st = fs.statSync(file);
     if (!st.isFile() || st.size > 1024 * 1024) return { file, names: [] };

@@ -28,6 +28,7 @@
 //   grouped and, under `disable`, only the first registered stays enabled.
 import { parse as parseJsonc } from 'jsonc-parser';
 import type { ReadResult } from './fsread';
+import { VSCODE_WORKSPACE_SETTINGS } from './tools/vscode';
 import type { GateReport, GateState, ServerReport } from '../report';
 
 export const ACCESS_KEY = 'chat.mcp.access';
@@ -253,7 +254,7 @@ const repositoryScope = (s: SettingScope) => s === 'workspace' || s === 'workspa
 
 export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   const folderIndex = input.folderIndex ?? 0;
-  const settingsFile = input.workspaceSettingsFile ?? '.vscode/settings.json';
+  const settingsFile = input.workspaceSettingsFile ?? VSCODE_WORKSPACE_SETTINGS;
   const reads = vscodeReads(input.vscodeVersion);
   const access = effectiveAccess(input);
   const discovery = effectiveDiscovery(input, reads);
@@ -402,7 +403,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       const key = input.settings[ACCESS_KEY]?.[field] !== undefined ? ACCESS_KEY : LEGACY_ENABLED_KEY;
       const value = key === ACCESS_KEY ? raw : input.settings[LEGACY_ENABLED_KEY]?.[field];
       overrides.push({
-        key, value, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile,
+        key, value, scope, file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile,
         effect: b === 'all' ? `makes VS Code read this workspace's .vscode/mcp.json${reads.workspaceRootMcpJson ? ' and .mcp.json' : ''} and start its servers itself, over your user setting`
           : 'switches off MCP in this workspace, MCP Gate\'s servers included',
       });
@@ -414,7 +415,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       if (v === undefined) continue;
       const turnedOn = reads.discovery.filter((src) => discoveryAt(v, src) === true);
       if (!turnedOn.length) continue;
-      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile, effect: `turns on VS Code's discovery of ${turnedOn.join(', ')}` });
+      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile, effect: `turns on VS Code's discovery of ${turnedOn.join(', ')}` });
     }
   }
 
@@ -424,7 +425,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     for (const { scope, field } of LEVELS.filter((l) => repositoryScope(l.scope))) {
       const v = input.settings[GALLERY_URL_KEY]?.[field];
       if (v === undefined) continue;
-      overrides.push({ key: GALLERY_URL_KEY, value: v, scope, file: scope === 'workspaceFolder' ? '.vscode/settings.json' : settingsFile, effect: 'points VS Code at an MCP registry the repository chooses, whose servers "registry" lets VS Code start itself' });
+      overrides.push({ key: GALLERY_URL_KEY, value: v, scope, file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile, effect: 'points VS Code at an MCP registry the repository chooses, whose servers "registry" lets VS Code start itself' });
     }
   }
 

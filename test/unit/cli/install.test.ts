@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { cleanupTemp, cli, CLI, installedGateCommand, ROOT, world } from '../helpers';
 import { sameBuildGate } from '../../../src/cli/install';
-import { claudeAllows, claudeManagedSettingsFile } from '../../../src/cli/agents';
+import { claudeAllows, claudeManagedSettingsFile } from '../../../src/trust/sources/tools/claude';
 
 describe('mcp-gate install / uninstall (agent files)', () => {
   after(() => cleanupTemp());
