@@ -66,8 +66,11 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
   const overlays: SandboxOverlay[] = [];
   // Outermost roots only (a root inside another is part of its tree).
   const roots = [...new Set(closure.roots ?? [])].sort().filter((r, i, all) => !all.slice(0, i).some((o) => within(r, o)));
-  // `.git` is mounted live and read-only over any tree: what of it is pinned is mounted file by file on top.
-  const rootOf = (rel: string) => (rel === '.git' || rel.startsWith('.git/') ? -1 : roots.findIndex((r) => within(rel, r)));
+  const treeOf = (rel: string) => roots.findIndex((r) => within(rel, r));
+  // The workspace's `.git` is hidden in the sandbox (src/host/contain.ts): what of it is pinned is checked here
+  // and never mounted.
+  const isGit = (rel: string) => rel === '.git' || rel.startsWith('.git/');
+  const rootOf = (rel: string) => (isGit(rel) ? -1 : treeOf(rel));
   const treeDir = (i: number) => path.join(dir, `tree-${i}`);
   const inTree = (i: number, rel: string) => path.join(treeDir(i), ...(roots[i] === '.' ? rel : rel.slice(roots[i].length + 1)).split('/').filter(Boolean));
   try {
@@ -88,6 +91,7 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
       if (digest !== pinned.sha256 || read.data.length !== pinned.size) {
         throw new CopyRefused(`${rel} is not the file that was approved (it changed after the gate checked it)`);
       }
+      if (isGit(rel)) continue;
       const root = rootOf(rel);
       const copy = root >= 0 ? inTree(root, rel) : path.join(dir, String(n++));
       fs.mkdirSync(path.dirname(copy), { recursive: true, mode: 0o700 });
@@ -106,7 +110,7 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
     for (const p of mountPoints) {
       const rel = path.relative(workspace, p).split(path.sep).join('/');
       if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
-      const root = rootOf(rel || '.');
+      const root = treeOf(rel || '.');
       if (root < 0) continue;
       const at = rel === '' ? treeDir(root) : inTree(root, rel);
       if (fs.existsSync(at)) continue;

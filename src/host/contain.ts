@@ -225,10 +225,15 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       // a cache that cannot be made is skipped by the sandbox
     }
   }
+  // The workspace's .git is hidden (an empty read-only folder) unless the user grants it: a server that runs git
+  // would otherwise run code from what `git fetch` brought in (`git show origin/x:plugin.js | node -`), which no
+  // approval pins. Granted, it is visible (read-only as a read path, as a protected folder; writable as a write path).
+  const gitDir = path.join(o.project, '.git');
+  const hidden = [...c.extraRead, ...c.extraWrite].some((p) => path.resolve(p) === gitDir) ? [] : [gitDir];
   let copy: ReturnType<typeof copyClosure> | undefined;
   if (o.server.gated && o.server.pinned) {
     try {
-      copy = copyClosure(o.project, o.server.pinned.pinned, [...protectedPaths(o.project, c.extraWrite), ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)]);
+      copy = copyClosure(o.project, o.server.pinned.pinned, [...protectedPaths(o.project, c.extraWrite), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)]);
     } catch (e) {
       if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — review it again before it can start`);
       throw e;
@@ -239,6 +244,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
       overlays: copy?.overlays ?? [],
+      hidden,
       profile: { network, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });

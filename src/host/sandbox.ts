@@ -88,6 +88,8 @@ export interface SandboxInput {
   workspace: string;
   overlays: SandboxOverlay[];
   profile: SandboxMounts;
+  /** Folders of the workspace shown empty and read-only (the workspace's `.git`, unless the user grants it). */
+  hidden?: string[];
 }
 
 export interface SandboxDescription {
@@ -428,6 +430,11 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     mounts.push({ kind: 'overlay', target, source });
   }
 
+  for (const h of input.hidden ?? []) {
+    const target = mustBeAbsolute('a hidden folder', h);
+    if (!within(target, workspace) || target === workspace) throw new SandboxConfigError(`hidden folder ${target} is not a folder inside the workspace ${workspace}`);
+    if (real(target) === target && fs.statSync(target).isDirectory()) mounts.push({ kind: 'mask-dir', target, source: '' });
+  }
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
 
@@ -483,13 +490,14 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const readWrite = ordered.filter((m) => m.kind === 'rw').map((m) => m.target);
   const readOnly = [...SYSTEM_PATHS.filter((p) => fs.existsSync(p)).map((p) => `${p} (system)`), ...ordered.filter((m) => m.kind === 'ro').map((m) => (m.target === executableNote ? `${m.target} (the executable)` : m.target))];
   const overlays = ordered.filter((m) => m.kind === 'overlay').map((m) => m.target);
-  const empty = ['/tmp', home];
+  const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
+  const empty = ['/tmp', home, ...hiddenHere];
   const text = [
     `contained by bubblewrap ${probeResult.version}: network ${profile.network ? 'shared with the host (no filtering; host loopback reachable)' : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
-    `empty: ${home} (HOME), /tmp; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
+    `empty: ${home} (HOME), /tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
     ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
   ].join('\n');
 

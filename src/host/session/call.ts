@@ -40,6 +40,17 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
   }
   const timeout = ctx.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
   const attempt = () => conn.client.callTool({ name: tool, arguments: args }, { timeout, allowInputRequired: true }) as Promise<CallToolResult | InputRequiredResult>;
+  conn.inflight = (conn.inflight ?? 0) + 1;
+  try {
+    return await runCall(ctx, conn, serverName, tool, attempt);
+  } finally {
+    conn.inflight--;
+    // A change on disk seen during the call stops the server once its calls have answered.
+    if (conn.inflight === 0 && conn.closeWhenIdle) conn.closeWhenIdle();
+  }
+}
+
+async function runCall(ctx: SessionContext, conn: Connection, serverName: string, tool: string, attempt: () => Promise<CallToolResult | InputRequiredResult>): Promise<CallOutcome> {
   try {
     let result: CallToolResult | InputRequiredResult;
     try {

@@ -91,6 +91,9 @@ export interface Connection {
   changed?: string;
   /** Stops watching its closure. */
   unwatch?: () => void;
+  /** Calls running now; a change seen meanwhile stops the server when they are done (closeWhenIdle). */
+  inflight?: number;
+  closeWhenIdle?: () => void;
 }
 
 export interface CallOutcome {

@@ -69,7 +69,12 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
     const watching = watchClosure(ctx.project, server, (file) => {
       conn.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
       ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
-      void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
+      const stop = () => {
+        conn.closeWhenIdle = undefined;
+        void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
+      };
+      if (conn.inflight) conn.closeWhenIdle = stop; // its calls answer first (a server's own write is a change too)
+      else stop();
     });
     if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });
     conn.unwatch = watching.stop;

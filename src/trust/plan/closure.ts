@@ -233,6 +233,8 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
           }
         } else if (e.isSymbolicLink()) {
           const target = fs.readlinkSync(abs);
+          // Resolved by the process that follows it, from where it stands: MCP Gate cannot say what it names.
+          if (/^\/(proc|dev\/fd)(\/|$)/.test(target)) throw new ClosureError(`the link ${rel(workspace, abs)} → ${target} points into /proc or /dev/fd, which the server resolves at run time`);
           walk.links.set(abs, target);
           reader.stat(abs);
           let r;
@@ -267,7 +269,7 @@ function manifestPaths(text: string): string[] {
   const walk = (v: unknown, depth: number) => {
     if (depth > 16) return;
     if (typeof v === 'string') {
-      if (v.startsWith('.')) out.push(v);
+      if (v.startsWith('.') || v.startsWith('/')) out.push(v);
     } else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
   };
   if (doc && typeof doc === 'object') {
@@ -277,8 +279,13 @@ function manifestPaths(text: string): string[] {
   return out;
 }
 
-/** Files no loader runs as code (data a literal may name): not read for what they load. */
-const NOT_CODE = /\.(json|node|wasm|md|txt|ya?ml|toml|ini|csv|html?|css|svg|png|jpe?g|gif|ico|map|d\.ts|lock|sql|env)$/i;
+/**
+ * What a literal may name that no loader runs as JavaScript: JSON (parsed as data). CommonJS runs every other
+ * name as JavaScript (`require('./x.md')`), so every other file is read — one that does not parse is not code.
+ */
+const NOT_CODE = /\.json$/i;
+/** A native addon: its machine code can open any file. */
+const NATIVE = /\.node$/i;
 
 /** The text of a file already hashed (read again: only files too large to keep come here), or undefined. */
 function textOf(reader: TrackingReader, abs: string): string | undefined {
@@ -304,7 +311,11 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
   if (hit) return hit;
   const specs: string[] = [];
   let computed: string | undefined;
-  if (path.basename(file) === 'package.json') specs.push(...manifestPaths(text));
+  if (path.basename(file) === 'package.json') {
+    specs.push(...manifestPaths(text));
+    const proc = specs.find((x) => /^\/(proc|dev\/fd)\//.test(x));
+    if (proc) computed = `${rel(workspace, file)} names ${proc.slice(0, 60)}, a path the process resolves at run time`;
+  }
   else {
     const l = loadsOf(file, text);
     specs.push(...l.specs);
@@ -426,6 +437,7 @@ function computeClosure(
   const follow = (file: string, reach: Reach, rootList: readonly string[]) => {
     if (reach.computed) return pinWhole(reach.computed);
     for (const t of reach.targets) {
+      if (NATIVE.test(t) && reader.stat(t)?.isFile()) return pinWhole(`${rel(workspace, file)} loads the native addon ${rel(workspace, t)}, whose machine code can open any file`);
       if (!rootList.some((r) => within(r, t))) addEntry(t, `named by ${rel(workspace, file)}`);
       else if (!JS_EXTENSIONS.has(path.extname(t)) && !NOT_CODE.test(t)) toScan.push(t);
     }
@@ -433,7 +445,7 @@ function computeClosure(
   const scanNamed = (rootList: readonly string[]) => {
     while (toScan.length && !whole) {
       const f = toScan.shift()!;
-      if (scanned.has(f) || NOT_CODE.test(f)) continue;
+      if (scanned.has(f) || NOT_CODE.test(f) || !reader.stat(f)?.isFile()) continue;
       scanned.add(f);
       const h = hashFile(reader, f, workspace);
       const text = h.scan ?? h.text ?? textOf(reader, f);

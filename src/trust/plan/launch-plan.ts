@@ -460,6 +460,11 @@ function analyse(
         continue;
       }
       if (family === 'node' && NODE_PRELOAD_FLAGS.test(flag)) {
+        // A data: URL is inline code (`--import data:text/javascript,import(…)`): it can load any file.
+        if (/^data:/i.test(value)) {
+          everything(`inline code (${prog} ${flag} data:…) can load any file of the workspace`);
+          continue;
+        }
         const spec = /^file:/i.test(value) ? candidates(value)[0] : value;
         if (spec.startsWith('.') || path.isAbsolute(spec)) named(spec, `the module ${short(value)} that ${flag} loads`);
         else named(cwd, `${flag} ${short(value)} is resolved from the working folder's packages`);

@@ -53,25 +53,50 @@ function lineOf(n: Node): number {
   return n.loc?.start.line ?? 0;
 }
 
-/** What `file` (its name decides TypeScript and JSX) with this text can load. */
+/**
+ * How Node may compile the file: an `.mjs` as a module, a `.cjs` as a script; any other (`.js`, extensionless,
+ * unknown) as either — its package.json `type`, or Node's own syntax detection, decides at run time — so it is
+ * read both ways and what either reading loads counts (`<!--` is a comment in a script, not in a module).
+ */
+function goals(file: string): ('script' | 'module')[] {
+  if (/\.mjs$/i.test(file)) return ['module'];
+  if (/\.cjs$/i.test(file)) return ['script'];
+  if (TS.test(file) || TSX.test(file)) return ['module'];
+  return ['script', 'module'];
+}
+
+/** What `file` (its name decides TypeScript, JSX and how Node compiles it) with this text can load. */
 export function loadsOf(file: string, text: string): Loads {
-  let ast: Node;
-  try {
-    ast = parse(text, {
-      sourceType: 'unambiguous', plugins: pluginsFor(file), errorRecovery: false,
-      allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, allowImportExportEverywhere: true, allowSuperOutsideMethod: true, allowUndeclaredExports: true,
-    }) as unknown as Node;
-  } catch (e) {
-    const line = (e as { loc?: { line: number } }).loc?.line ?? 0;
-    return { specs: [], computed: { line, what: `it cannot be read as ${TS.test(file) || TSX.test(file) ? 'TypeScript' : 'JavaScript'} (${(e as Error).message.replace(/\s*\(\d+:\d+\)$/, '')}), so what it loads is not known` } };
+  const readings: Loads[] = [];
+  let failure: { line: number; message: string } | undefined;
+  for (const goal of goals(file)) {
+    let ast: Node;
+    try {
+      ast = parse(text, {
+        sourceType: goal, plugins: pluginsFor(file), errorRecovery: false, allowHashBang: true,
+        allowReturnOutsideFunction: goal === 'script', allowAwaitOutsideFunction: true, allowImportExportEverywhere: goal === 'module', allowSuperOutsideMethod: true, allowUndeclaredExports: true,
+      } as Parameters<typeof parse>[1]) as unknown as Node;
+    } catch (e) {
+      failure ??= { line: (e as { loc?: { line: number } }).loc?.line ?? 0, message: (e as Error).message.replace(/\s*\(\d+:\d+\)$/, '') };
+      continue;
+    }
+    readings.push(loadsOfAst(ast));
   }
+  if (!readings.length) return { specs: [], computed: { line: failure?.line ?? 0, what: `it cannot be read as ${TS.test(file) || TSX.test(file) ? 'TypeScript' : 'JavaScript'} (${failure?.message ?? 'no reading'}), so what it loads is not known` } };
+  return { specs: [...new Set(readings.flatMap((r) => r.specs))], computed: readings.find((r) => r.computed)?.computed };
+}
+
+function loadsOfAst(ast: Node): Loads {
   const specs = new Set<string>();
   let computed: Loads['computed'];
   const flag = (n: Node, what: string) => {
     if (!computed) computed = { line: lineOf(n), what };
   };
-  const addString = (v: string) => {
+  const addString = (v: string, at: Node) => {
     const s = v.replace(/\\/g, '/');
+    // `/proc/self/cwd/…` names the workspace from wherever the process stands: not a path MCP Gate can pin.
+    if (/^\/(proc|dev\/fd)\//.test(s)) return flag(at, `it names ${s.slice(0, 60)}, a path the process resolves at run time`);
+    if (s.startsWith('/') && s.length > 1) specs.add(s);
     if (s === '..' || s === '../') specs.add('..');
     else if (s.startsWith('../') || s.startsWith('./')) specs.add(s);
   };
@@ -175,24 +200,21 @@ export function loadsOf(file: string, text: string): Loads {
     if (isMember && (name === 'binding' || name === '_linkedBinding')) return flag(n, `${name}() reaches Node's internals (it can start programs)`);
     if (/^(_load|_resolveFilename|_compile|_extensions)$/.test(name)) return flag(n, `${name}() is Node's module loader, called with what the file computes`);
     if (usesModule && name === 'register') return computedArg(args[0], 'register() loads a module hook computed at run time');
-    if (usesChild && CHILD_SHELL.test(name)) return flag(n, `${name}() runs a shell command line, which can run any file`);
-    if (usesChild && CHILD_START.test(name)) {
-      for (const a of args) {
-        if (a.type === 'ObjectExpression') {
-          if ((a.properties as Node[]).some((p) => p.type !== 'ObjectProperty' || keyName(p) === 'shell' || keyName(p) === 'env' || keyName(p) === 'execArgv')) return flag(n, `${name}() with a shell, its own variables (NODE_OPTIONS can load any file) or options computed at run time runs what MCP Gate cannot read`);
-        } else if (!isLiteral(a)) return flag(n, `${name}() starts a program computed at run time`);
-      }
-    }
+    // A child process runs a program that reads what it likes (a path relative to its own folder, code on stdin,
+    // `git show` of fetched objects): none of it is pinned, so the whole workspace is.
+    if (usesChild && (CHILD_SHELL.test(name) || CHILD_START.test(name))) return flag(n, `${name}() starts a program, which can run any file of the workspace`);
+    // Reflection that reaches any function or constructor by value.
+    if (isMember && objectName === 'Reflect' && /^(apply|construct|get)$/.test(name)) return flag(n, `Reflect.${name}() calls or reaches what it is given at run time (a loader or eval included)`);
   };
   visitAll(ast, (n, parent, key) => {
     switch (n.type) {
       case 'StringLiteral':
-        addString(n.value as string);
+        addString(n.value as string, n);
         return;
       case 'TemplateLiteral':
         for (const q of n.quasis as Node[]) {
           const cooked = (q.value as { cooked?: string | null }).cooked;
-          if (typeof cooked === 'string') addString(cooked);
+          if (typeof cooked === 'string') addString(cooked, q);
         }
         return;
       case 'ImportDeclaration':
@@ -200,6 +222,8 @@ export function loadsOf(file: string, text: string): Loads {
       case 'ExportAllDeclaration': {
         const src = n.source as Node | null;
         if (src && CODE_MODULES.has(bareModule(src.value as string))) flag(n, `it imports ${src.value as string}, which runs code it is given at run time`);
+        // From node:module only createRequire (whose requires are checked): Module itself loads anything.
+        if (src && bareModule(src.value as string) === 'module' && (n.type !== 'ImportDeclaration' || (n.specifiers as Node[]).some((x) => x.type !== 'ImportSpecifier' || ((x.imported as Node).name ?? (x.imported as Node).value) !== 'createRequire'))) flag(n, `it takes more than createRequire from ${src.value as string} (the module loader itself)`);
         return;
       }
       case 'AssignmentExpression': {
@@ -213,6 +237,10 @@ export function loadsOf(file: string, text: string): Loads {
       }
       case 'MemberExpression':
       case 'OptionalMemberExpression': {
+        // `(() => {}).constructor(code)`: Function reached through any function's constructor; comparing is fine.
+        const prop = n.computed ? undefined : (n.property as Node).type === 'Identifier' ? ((n.property as Node).name as string) : undefined;
+        if (prop === 'constructor' && !(parent?.type === 'BinaryExpression' && /^[!=]==?$/.test(parent.operator as string))) flag(n, 'it reaches a constructor by value (Function runs code it is given)');
+        if (n.computed && !isLiteral(n.property as Node) && (n.object as Node).type === 'Identifier' && (loaderNames.has((n.object as Node).name as string) || (n.object as Node).name === 'module' || (n.object as Node).name === 'process' || (n.object as Node).name === 'globalThis' || (n.object as Node).name === 'global')) flag(n, `it looks up ${(n.object as Node).name as string}[…] by a name computed at run time`);
         // `Module.prototype.require.call(…)`, `const r = module.require`: a require taken as a value.
         if (!n.computed && (n.property as Node).type === 'Identifier' && loaderNames.has((n.property as Node).name as string) && !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression') && key === 'callee') && !(parent?.type === 'AssignmentExpression' && key === 'left')) flag(n, `it takes ${(n.property as Node).name as string} as a value, so what it loads through it is not seen`);
         return;
@@ -223,12 +251,31 @@ export function loadsOf(file: string, text: string): Loads {
       }
       case 'NewExpression':
       case 'CallExpression':
-      case 'OptionalCallExpression':
+      case 'OptionalCallExpression': {
+        const a0 = ((n.arguments as Node[]) ?? [])[0];
+        if ((n.callee as Node).type === 'Identifier' && loaderNames.has((n.callee as Node).name as string) && a0?.type === 'StringLiteral' && bareModule(a0.value as string) === 'module') {
+          const onlyMaker = (parent?.type === 'VariableDeclarator' && key === 'init' && (parent.id as Node).type === 'ObjectPattern' && ((parent.id as Node).properties as Node[]).every((p) => p.type === 'ObjectProperty' && keyName(p) === 'createRequire'))
+            || ((parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') && key === 'object' && !parent.computed && (parent.property as Node).name === 'createRequire');
+          if (!onlyMaker) flag(n, `it takes more than createRequire from ${a0.value as string} (the module loader itself)`);
+        }
         checkCall(n);
         return;
+      }
       case 'Identifier': {
+        const id = n.name as string;
+        const asProperty = parent && (parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'property' && !parent.computed;
+        const asKey = parent && (parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod') && key === 'key' && !parent.computed;
+        // eval and Function run code however they are reached (`(0, eval)(s)`, `[eval][0](s)`, `Reflect.apply(eval, …)`).
+        if ((id === 'eval' || id === 'Function') && !asKey && !(asProperty && id === 'Function') && !(parent?.type === 'BinaryExpression' && parent.operator === 'instanceof')) return flag(n, `it uses ${id}, which runs code the file builds at run time`);
+        // process.getBuiltinModule(name) reaches vm, module and child_process by a name it may compute.
+        if (id === 'getBuiltinModule' && !asKey) return flag(n, 'process.getBuiltinModule() reaches any built-in module (vm, child_process) by a name it may compute');
+        // `module.paths.unshift(…)`, `module.constructor`, `module[k]`: the loader's own state.
+        if (id === 'module' && parent && (parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'object') {
+          const prop = parent.computed ? undefined : ((parent.property as Node).name as string | undefined);
+          if (prop === undefined || !/^(exports|id|filename|loaded|parent|children|path|hot)$/.test(prop)) return flag(n, `module.${prop ?? '[…]'} reaches the module loader itself`);
+        }
         // A loader handed on as a value (`foo(require)`, `x = require`, `[require]`): calls through it are not seen.
-        if (!loaderNames.has(n.name as string) || !parent) return;
+        if (!loaderNames.has(id) || !parent) return;
         const p = parent;
         if ((p.type === 'CallExpression' || p.type === 'OptionalCallExpression' || p.type === 'NewExpression') && key === 'callee') return;
         if ((p.type === 'MemberExpression' || p.type === 'OptionalMemberExpression') && key === 'object') return; // require.resolve, require.main, require.cache

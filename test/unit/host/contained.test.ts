@@ -103,7 +103,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     return JSON.parse(text);
   }
 
-  it('by default: no keys, no HOME, nothing outside the workspace, no network; the workspace is writable; no daemon survives', async () => {
+  it('by default: no keys, no HOME, nothing outside the workspace, no network; a workspace that is all its closure is read-only; no daemon survives', async () => {
     const { w, marker, args, outsideWrite } = project();
     userConfig(w, { rules: rules(w) });
     const r = await callProbe(w, args);
@@ -123,8 +123,9 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(fs.existsSync(path.join(w.project, '.git', 'hooks', 'pre-commit')), false);
     assert.equal(r.loopback.ok, false, 'reaches this machine\'s loopback');
     assert.equal(r.peer.ok, false, 'reaches a peer in another network namespace');
-    assert.equal(r.writeWorkspace.ok, true, 'writes inside the workspace');
-    assert.equal(fs.readFileSync(path.join(w.project, 'written-inside.txt'), 'utf8'), 'inside');
+    // It starts programs, so its closure is the whole workspace: it sees the approved workspace, read-only.
+    assert.equal(r.writeWorkspace.ok, false, 'writes into a workspace that is all its approved code');
+    assert.equal(fs.existsSync(path.join(w.project, 'written-inside.txt')), false);
     assert.ok(await until(() => remaining(marker).length === 0, 5000), `left behind: ${remaining(marker)}`);
     const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
     assert.match(log, /"kind":"server.start".*contained: /);
@@ -183,8 +184,10 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     userConfig(w, { rules: rules(w, [{ action: 'mcp.probe.network', decision: 'allow', project: w.project }]) });
     const shown = cli(w, ['approve', 'probe'], { input: 'no\n' });
     assert.match(shown.stdout, /launch plan \(what will be executed\):\n {4}program {3}\/\S+\/node/);
-    assert.match(shown.stdout, /execution closure .*: 3 file\(s\)/); // the server, .git/config, .vscode/settings.json
-    assert.match(shown.stdout, /file probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
+    // It starts programs (a daemon, for the test below): its closure is the whole workspace, and the preview says why.
+    assert.match(shown.stdout, /execution closure .*: \d+ file\(s\)/);
+    assert.match(shown.stdout, /folder \. \(the whole workspace\)\s+— srv\/probe-server\.js:\d+ spawn\(\) starts a program, which can run any file of the workspace: MCP Gate pins the whole workspace for this server/);
+    assert.match(shown.stdout, /file srv\/probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
     assert.match(shown.stdout, /sandbox {5}contained \(bubblewrap\)/);
     assert.match(shown.stdout, /network: the host's network/);
     const doctor = cli(w, ['doctor']);

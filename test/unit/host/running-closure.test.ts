@@ -157,14 +157,16 @@ describe('a running server sees only what was approved', function () {
     assert.ok(started > 0 && refused > 0, `both outcomes seen: ${started} started, ${refused} refused`);
   });
 
-  it('the server cannot write into its own code folder (it is the read-only approved copy)', async () => {
-    const w = world({ 'tools/server.js': miniServer('', "(() => { try { require('fs').writeFileSync(__dirname + '/new.js', '1'); return 'wrote'; } catch (e) { return e.code; } })()"), '.mcp.json': MCP({ s: { command: 'node', args: ['tools/server.js'] } }) });
+  it('the server cannot write into its own code folder (the read-only approved copy); the workspace around it stays writable data', async () => {
+    const w = world({ 'tools/server.js': miniServer('', "(() => { require('fs').writeFileSync(require('path').join(process.cwd(), 'data.txt'), 'data'); try { require('fs').writeFileSync(__dirname + '/new.js', '1'); return 'wrote'; } catch (e) { return e.code; } })()"), '.mcp.json': MCP({ s: { command: 'node', args: ['tools/server.js'] } }) });
     await recordDecision(w.input, 's', undefined, 'approved');
     const session = await running(w);
     try {
       const r = await session.call('s', 'hello');
       assert.match(answer(r), /EROFS|EACCES/, answer(r));
       assert.equal(fs.existsSync(path.join(w.project, 'tools', 'new.js')), false);
+      // The rest of the workspace is data: its write lands in the real folder.
+      assert.equal(fs.readFileSync(path.join(w.project, 'data.txt'), 'utf8'), 'data');
     } finally {
       await session.close();
     }
