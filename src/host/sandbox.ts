@@ -53,6 +53,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SandboxProfile } from '../policy/sandbox-profile';
+import { findOnPath } from '../trust/plan/launch-plan';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
 export interface SandboxLaunch {
@@ -158,19 +159,6 @@ export interface ProbeOptions {
   readSysctl?: (key: string) => string | undefined;
 }
 
-function findOnPath(name: string, searchPath: string): string | undefined {
-  for (const dir of searchPath.split(path.delimiter)) {
-    if (!dir || !path.isAbsolute(dir)) continue;
-    const p = path.join(dir, name);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      if (fs.statSync(p).isFile()) return fs.realpathSync(p);
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 function defaultReadSysctl(key: string): string | undefined {
   try {

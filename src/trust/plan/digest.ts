@@ -8,12 +8,13 @@ import * as path from 'node:path';
 import type { DeclaredServer, ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { CATALOGUE } from '../sources/catalogue';
-import { ClosureError, utf8Text, type PinnedFile } from './closure';
+import { ClosureError, MAX_CLOSURE_FILE_BYTES, utf8Text, type PinnedFile } from './closure';
 import { planLaunch, PlanError, substitute, type LaunchPlan } from './launch-plan';
 export type { PinnedFile } from './closure';
 
-/** An envFile larger than this cannot be pinned. */
-export const MAX_PINNED_FILE_BYTES = 8 * 1024 * 1024;
+/** A referenced file (envFile, a file a variable names) is pinned only whole: the closure's bound. */
+export const MAX_PINNED_FILE_BYTES = MAX_CLOSURE_FILE_BYTES;
+
 export interface PinnedDefinition {
   definition: ServerDefinition;
   /** Fields of the entry other than the normalised ones (tool-specific switches such as `trust`, `alwaysAllow`). */

@@ -11,6 +11,7 @@ import { closureOf, ClosureError, PROJECT_SETTINGS, type Closure, type ClosureEn
 import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
+import { WRAPPERS } from './launchers';
 
 export interface LaunchPlan {
   /** The command as written. */
@@ -97,7 +98,7 @@ const FAMILIES: [RegExp, Family][] = [
   [/^(perl)$/, 'perl'],
   [/^(php)$/, 'php'],
   [/^(npm|npx|pnpm|pnpx|yarn|yarnpkg|bunx|uv|uvx|poetry|pipx|pdm|hatch|rye|corepack|make|gmake|just|task|cargo|go|mix|bundle|rake|gradle|mvn)$/, 'runner'],
-  [/^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|unbuffer|setpriv|prlimit|numactl|cpulimit)$/, 'wrapper'],
+  [WRAPPERS, 'wrapper'],
 ];
 
 function familyOf(...names: (string | undefined)[]): Family {

@@ -77,7 +77,8 @@ export function packageLaunchOf(command: string, args: readonly string[]): Packa
   return undefined;
 }
 
-const WRAPPERS = /^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|unbuffer|setpriv|prlimit|numactl|cpulimit)$/;
+/** Programs that run another command line after their own options: the one list, used by the launch plan too. */
+export const WRAPPERS = /^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|unbuffer|setpriv|prlimit|numactl|cpulimit)$/;
 const LAUNCHERS = /^(npx|npm|pnpm|pnpx|yarn|yarnpkg|bunx|bun|uvx|uv|pipx|docker|podman)$/;
 
 /** Options npx, npm exec, pnpm dlx, yarn dlx and bunx take that do not change what is downloaded. */
