@@ -1,10 +1,11 @@
 // The README's benchmark prose quotes no measurement the generated table (bench/run.mjs writes it between the
 // bench markers) does not show: every number with a unit or a ratio sign in the section's prose must appear in
-// the table as written.
+// the table as written. And "What an approval pins" states the closure's own bounds, manifests and parser.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
+import * as closure from '../../src/trust/plan/closure';
 
 /** Numbers with a unit (ms, s, KiB, MiB, KB, MB, %) or a ratio (1.3×, ×1.3) in a text. */
 export function measurements(text: string): string[] {
@@ -41,5 +42,37 @@ describe('README.md and README.extension.md agree on what is pinned', () => {
       assert.doesNotMatch(text, /`docker run image:tag` download at run time/, `${name} does not call it unpinned`);
       assert.match(text, /uvx`?,? (or )?`?pipx run/, `${name} names what is not pinned`);
     }
+  });
+});
+
+describe('README: "What an approval pins" states the code\'s own rule', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('**What an approval pins.**');
+  const section = readme.slice(start, readme.indexOf('### Pinned packages', start)).replace(/\s+/g, ' ');
+  const n = (x: number) => x.toLocaleString('en-US');
+  const mib = (x: number) => `${x / 1024 / 1024} MiB`;
+
+  it('finds the section', () => {
+    assert.ok(start > 0 && section.length > 1000);
+  });
+
+  it('every bound the closure enforces, as the code sets it', () => {
+    for (const said of [
+      `a file of at most ${mib(closure.MAX_CLOSURE_FILE_BYTES)}`,
+      `at most ${n(closure.MAX_CLOSURE_FILES)} files and ${mib(closure.MAX_CLOSURE_BYTES)} per server`,
+      `${n(closure.MAX_WALK_ENTRIES)} entries`,
+      `${n(closure.MAX_EVALUATION_FILES)} files, ${mib(closure.MAX_EVALUATION_BYTES)} and ${n(closure.MAX_EVALUATION_ENTRIES)} entries per check`,
+      `Text files up to ${closure.MAX_KEPT_TEXT_BYTES / 1024} KiB (${closure.MAX_KEPT_TEXT_TOTAL / 1024} KiB per server)`,
+    ]) assert.ok(section.includes(said), `the README says: ${said}`);
+  });
+
+  it('every manifest that makes a package folder, and the parser the closure reads code with', () => {
+    for (const m of closure.MANIFESTS) assert.ok(section.includes(`\`${m}\``), `manifest ${m} is listed`);
+    assert.ok(section.includes('`@babel/parser`'));
+    assert.ok(section.includes('src/trust/plan/loads.ts'));
+  });
+
+  it('the check can fail: a bound the README does not state is seen', () => {
+    assert.equal(section.includes(`at most ${n(closure.MAX_CLOSURE_FILES + 1)} files`), false);
   });
 });
