@@ -162,6 +162,24 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(r2.extraRead.value, 'shared data');
   });
 
+  it('the workspace .git is hidden (code git fetch brought in is never pinned); granting it as a read path shows it, read-only', async () => {
+    const hidden = project();
+    userConfig(hidden.w, { rules: rules(hidden.w) });
+    const gitConfig = path.join(hidden.w.project, '.git', 'config');
+    const r1 = await callProbe(hidden.w, { ...hidden.args, extraRead: gitConfig });
+    assert.equal(r1.extraRead.ok, false, JSON.stringify(r1.extraRead));
+    // What the start logs says so, and how to show it.
+    assert.match(fs.readFileSync(path.join(hidden.w.store, 'log.jsonl'), 'utf8'), /\.git \(hidden: grant it as a read or write path to show it\)/);
+
+    const granted = project();
+    const git = path.join(granted.w.project, '.git');
+    userConfig(granted.w, { rules: rules(granted.w), sandbox: { servers: [{ server: 'probe', project: granted.w.project, read: [git] }] } });
+    const r2 = await callProbe(granted.w, { ...granted.args, extraRead: path.join(git, 'config') });
+    assert.equal(r2.extraRead.ok, true, JSON.stringify(r2.extraRead));
+    assert.equal(r2.extraRead.value, '[core]\n');
+    assert.equal(r2.gitHook.ok, false, 'granted as a read path, it stays read-only');
+  });
+
   it('the opt-out runs it uncontained, and each start is logged', async () => {
     const { w, args } = project();
     userConfig(w, { rules: rules(w), sandbox: { servers: [{ server: 'probe', project: w.project, off: true }] } });
