@@ -18,24 +18,13 @@ import { Masker } from '../../../../src/policy/mask';
 import { cleanupTemp, cli, tempDir, world, writeFiles, type World } from '../../helpers';
 import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 import { serverText } from '../../../../src/report/render';
+import { miniServer } from '../../mini-server';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
 const state = (input: GateInput, name = 's') => evaluateGate(input).servers.find((x) => x.name === name)!;
 
 /** A dependency-free stdio MCP server with one tool, `hello`. `prelude` runs first (the attack's payload goes there). */
-function serverJs(prelude = ''): string {
-  return `${prelude}
-const { createInterface } = require('node:readline');
-const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
-createInterface({ input: process.stdin }).on('line', (line) => {
-  const msg = JSON.parse(line);
-  if (msg.id === undefined) return;
-  if (msg.method === 'initialize') return send({ id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } } });
-  if (msg.method === 'tools/list') return send({ id: msg.id, result: { tools: [{ name: 'hello', description: 'says hello', inputSchema: { type: 'object' } }] } });
-  send({ id: msg.id, error: { code: -32601, message: 'no' } });
-});
-`;
-}
+const serverJs = (prelude = '') => miniServer(prelude);
 
 const markerCode = (marker: string) => `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');`;
 
