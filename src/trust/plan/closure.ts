@@ -449,7 +449,8 @@ function computeClosure(
       scanned.add(f);
       const h = hashFile(reader, f, workspace);
       const text = h.scan ?? h.text ?? textOf(reader, f);
-      if (text === undefined) continue;
+      // Fail closed: what cannot be read for what it loads can load anything.
+      if (text === undefined) return pinWhole(`${rel(workspace, f)} cannot be read again for what it loads`);
       follow(f, reachOf(f, text, h.scan !== undefined, workspace, reader), rootList);
     }
   };
