@@ -11,6 +11,7 @@ import { ioCounters } from '../src/trust/sources/fsread';
 import { recordDecision } from '../src/trust/approval/approvals';
 import type { Machine } from '../src/trust/sources/catalogue';
 import { serverText } from '../src/report/render';
+import { FolderWatcher } from '../src/trust/sources/fswatch';
 
 export interface BenchRow {
   name: string;
@@ -88,6 +89,58 @@ export async function benchGate(): Promise<BenchRow[]> {
     { name: `gate evaluation, cold (${sources} files, ${servers} servers)`, median: cold, unit: 'ms', note: 'parse, pin referenced files, read store' },
     { name: 'gate re-check, warm (unchanged project)', median: warm, unit: 'ms', baseline: 'cold', ratio: warm / cold, note: `${warmReads} file reads, ${warmStats} stats per re-check` },
   ];
+}
+
+/**
+ * The whole-workspace fallback (a server whose code loads a path computed at run time): a generated repository of
+ * 20,000 files in 1,000 folders. Cold: a new cache (walk, read and hash every file, compare with the approval).
+ * Warm, watched: the extension's 1-second re-check with folder watches (stats only what an event named). Warm,
+ * stat walk: the same without watches (every recorded path stat-checked; what the watched cache does every 30 s).
+ */
+export async function benchWholeWorkspace(files = 20_000, runs = 5): Promise<BenchRow[]> {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-whole-'));
+  const project = path.join(base, 'project');
+  const home = path.join(base, 'home');
+  fs.mkdirSync(path.join(project, 'srv'), { recursive: true });
+  fs.mkdirSync(home);
+  fs.writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: { app: { command: 'node', args: ['srv/server.js'] } } }));
+  fs.writeFileSync(path.join(project, 'srv', 'server.js'), "const plugin = process.env.PLUGIN || './default';\nrequire(plugin);\n");
+  for (let i = 1; i < files; i++) {
+    const dir = path.join(project, 'src', `m${Math.floor(i / 20) % 1000}`);
+    if (i % 20 === 0 || i < 20) fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `f${i}.js`), `// module ${i}\nexports.value = ${i};\n`.repeat(12));
+  }
+  const machine: Machine = { home, env: { HOME: home }, platform: 'linux' };
+  const input = { projectDir: project, storeDir: path.join(base, 'store'), machine, masker: new Masker() };
+  await recordDecision(input, 'app', undefined, 'approved');
+  const check = new GateCache().get(input).servers[0];
+  const pinned = Object.keys(check.pinned?.pinned.files ?? {}).length;
+  if (check.state !== 'approved' || pinned < files) throw new Error(`bench: the whole workspace is not pinned (${check.state}: ${check.reason}; ${pinned} files)`);
+  const watcher = new FolderWatcher();
+  try {
+    time(() => new GateCache().get(input), 1);
+    const cold = median(time(() => new GateCache().get(input), runs));
+    const watched = new GateCache(watcher);
+    watched.get(input);
+    watched.get(input); // the first re-check verifies with every watch live
+    await new Promise((r) => setTimeout(r, 50)); // let the watches settle
+    let before = { ...ioCounters };
+    const warmWatched = median(time(() => watched.get(input), 200));
+    const watchedStats = (ioCounters.stats - before.stats) / 200;
+    const walk = new GateCache();
+    walk.get(input);
+    before = { ...ioCounters };
+    const warmWalk = median(time(() => walk.get(input), runs * 4));
+    const walkStats = (ioCounters.stats - before.stats) / (runs * 4);
+    return [
+      { name: `gate whole-workspace pin, cold (${files.toLocaleString('en-US')} files)`, median: cold, unit: 'ms', note: `a server that loads a computed path: walk, read and hash ${pinned.toLocaleString('en-US')} files, compare with its approval` },
+      { name: 'gate whole-workspace re-check, warm, folder watches', median: warmWatched, unit: 'ms', baseline: 'cold', ratio: warmWatched / cold, note: `the extension's 1-second re-check: ${watchedStats} stats (${watcher.size} folders watched)` },
+      { name: 'gate whole-workspace re-check, warm, stat walk', median: warmWalk, unit: 'ms', baseline: 'cold', ratio: warmWalk / cold, note: `no watches (the CLI's gateway; every 30 s in the extension): ${walkStats} stats` },
+    ];
+  } finally {
+    watcher.close();
+    fs.rmSync(base, { recursive: true, force: true });
+  }
 }
 
 /**

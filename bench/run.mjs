@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const { benchGate, benchHostile } = require(path.join(root, 'out', 'bench', 'gate.js'));
+const { benchGate, benchHostile, benchWholeWorkspace } = require(path.join(root, 'out', 'bench', 'gate.js'));
 const { benchHost } = require(path.join(root, 'out', 'bench', 'host.js'));
 const { benchGateway } = require(path.join(root, 'out', 'bench', 'gateway.js'));
 const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
@@ -19,7 +19,7 @@ const { benchProtocol } = require(path.join(root, 'out', 'bench', 'protocol.js')
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
 const GROUPS = {
-  gate: async () => [...(await benchGate()), ...(await benchHostile())],
+  gate: async () => [...(await benchGate()), ...(await benchWholeWorkspace()), ...(await benchHostile())],
   host: () => benchHost(),
   gateway: () => benchGateway(),
   protocol: () => benchProtocol(),

@@ -56,6 +56,9 @@ export function listText(report: GateReport): string {
   return lines.join('\n');
 }
 
+/** Changed files listed one by one (a whole-workspace server after a `git pull` may change thousands). */
+export const MAX_LISTED_FILE_CHANGES = 500;
+
 function diffText(diff: DefinitionDiff): string {
   const lines: string[] = [];
   for (const f of diff.fields) {
@@ -63,7 +66,12 @@ function diffText(diff: DefinitionDiff): string {
     lines.push(`    - ${f.before === undefined ? '(absent)' : renderValue(f.before, '      ')}`);
     lines.push(`    + ${f.after === undefined ? '(absent)' : renderValue(f.after, '      ')}`);
   }
-  for (const f of diff.files) {
+  if (diff.files.length) {
+    const n = (k: string) => diff.files.filter((f) => f.change === k).length;
+    const count = (x: number) => `${x} file${x === 1 ? '' : 's'}`;
+    lines.push(`  ${count(diff.files.length)}: ${n('added')} added, ${n('removed')} removed, ${n('changed')} changed${diff.files.length > MAX_LISTED_FILE_CHANGES ? ` (the first ${MAX_LISTED_FILE_CHANGES} listed)` : ''}`);
+  }
+  for (const f of diff.files.slice(0, MAX_LISTED_FILE_CHANGES)) {
     lines.push(`  file ${escapeText(f.path)}: ${f.change}${f.before ? ` (was sha256 ${f.before.slice(0, 12)})` : ''}${f.after ? ` (now sha256 ${f.after.slice(0, 12)})` : ''}`);
     for (const h of f.hunks ?? []) {
       lines.push(`    @@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);
@@ -72,6 +80,8 @@ function diffText(diff: DefinitionDiff): string {
     if (f.tooLarge) lines.push('    (changed, too large to show line by line: compare the file yourself before approving)');
     else if (!f.hunks && f.change === 'changed') lines.push('    (content not kept: binary or larger than 64 KiB)');
   }
+  const rest = diff.files.slice(MAX_LISTED_FILE_CHANGES);
+  if (rest.length) lines.push(`  … and ${rest.length} more file${rest.length === 1 ? '' : 's'} (${rest.slice(0, 3).map((f) => escapeText(f.path)).join(', ')}, …): every one of them re-gates this server`);
   return lines.join('\n');
 }
 

@@ -8,6 +8,7 @@ import { AGENT_FILES, CATALOGUE, CATALOGUE_ENV, locate, type ImportKind, type Lo
 import { isDisabled, readDeclarations, USER_ONLY_KEYS, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './sources/declarations';
 import { pin, PinError, type Pinned } from './plan/digest';
 import { TrackingReader, unchanged, type Signature } from './sources/fsread';
+import type { FolderWatcher } from './sources/fswatch';
 import { storeInsideProject } from './approval/store-location';
 import { lockIntact } from './packages/npm-lock';
 import { imagePinIntact } from './packages/image-pin';
@@ -368,21 +369,83 @@ function decideState(
   return { ...withPin, state: 'pending', reason: why };
 }
 
-/** Caches one report per (project, store, environment) and recomputes only when a recorded signature changed. */
-export class GateCache {
-  private entries = new Map<string, { report: GateReport; seen: ReadonlyMap<string, Signature> }>();
+/** Without an event, the stat walk still runs this often: what no watch reports (a write through a hard link elsewhere) shows. */
+export const FULL_CHECK_MS = 30_000;
 
-  get(input: GateInput): GateReport {
+interface CacheEntry {
+  report: GateReport;
+  seen: ReadonlyMap<string, Signature>;
+  /** The recorded paths by the folder whose watch reports their change (a folder: also its own entries). */
+  byDir: Map<string, [string, Signature][]>;
+  /** The watcher's clock when the last full verification began (undefined: not verified with every watch live). */
+  verifiedAt?: number;
+  /** When the stat walk last ran over every path. */
+  fullAt: number;
+}
+
+function groupByDir(seen: ReadonlyMap<string, Signature>): Map<string, [string, Signature][]> {
+  const byDir = new Map<string, [string, Signature][]>();
+  const add = (d: string, p: string, sig: Signature) => {
+    let g = byDir.get(d);
+    if (!g) byDir.set(d, (g = []));
+    g.push([p, sig]);
+  };
+  for (const [p, sig] of seen) {
+    add(path.dirname(p), p, sig);
+    if (sig.startsWith('dir:')) add(p, p, sig);
+  }
+  return byDir;
+}
+
+/**
+ * Caches one report per (project, store, environment) and recomputes only when a recorded signature changed.
+ * With a FolderWatcher (./sources/fswatch.ts), a re-check stats only the paths of folders that saw an event (and
+ * of folders it cannot watch), and the whole stat walk runs at least every FULL_CHECK_MS; `exact` (before a
+ * start) always runs the stat walk. Without one, every re-check is the stat walk.
+ */
+export class GateCache {
+  private entries = new Map<string, CacheEntry>();
+
+  constructor(private readonly watcher?: FolderWatcher, private readonly clock: () => number = Date.now) {}
+
+  get(input: GateInput, opts: { exact?: boolean } = {}): GateReport {
     const env = input.machine.env;
     const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.userSettings ? JSON.stringify(input.userSettings.value) : '', input.machine.home, env[ESCAPE_HATCH_ENV], ...CATALOGUE_ENV.map((v) => env[v]), env.PATH]);
     const hit = this.entries.get(key);
-    if (hit && unchanged(hit.seen)) return hit.report;
+    if (hit && this.stillTrue(hit, opts.exact === true)) return hit.report;
     const reader = new TrackingReader();
     const report = evaluateGate(input, reader);
-    this.entries.set(key, { report, seen: reader.seen });
+    const entry: CacheEntry = { report, seen: reader.seen, byDir: groupByDir(reader.seen), fullAt: this.clock() };
+    // Watched after the reads: verified with live watches on the next re-check, by one stat walk.
+    this.watcher?.watch(entry.byDir.keys());
+    this.entries.set(key, entry);
     return report;
   }
 
+  private stillTrue(e: CacheEntry, exact: boolean): boolean {
+    const w = this.watcher;
+    const now = this.clock();
+    if (w && !exact && e.verifiedAt !== undefined && now - e.fullAt < FULL_CHECK_MS) {
+      const started = w.now();
+      for (const [dir, paths] of e.byDir) {
+        if (w.quietSince([dir], e.verifiedAt)) continue;
+        if (!unchanged(new Map(paths))) return false;
+      }
+      // Quiet folders saw nothing since the last verification, the others were stat-checked after `started`.
+      e.verifiedAt = started;
+      return true;
+    }
+    w?.watch(e.byDir.keys());
+    const started = w?.now();
+    if (!unchanged(e.seen)) return false;
+    e.fullAt = now;
+    // Watches began before the walk: a change after a path's stat is an event from now on (a folder watched
+    // later counts as changed since; one that cannot be watched is stat-checked every time).
+    e.verifiedAt = started;
+    return true;
+  }
+
+  /** Forgets every report (the watcher, if any, is the caller's to close). */
   clear(): void {
     this.entries.clear();
   }

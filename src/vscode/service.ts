@@ -1,5 +1,6 @@
 // The extension's one view of the gate: a report per workspace folder from the shared core (same catalogue,
-// store and states as the CLI), kept fresh by a cheap stat-only re-check every second and by file and setting
+// store and states as the CLI), kept fresh by a re-check every second that stats only what folder watches saw
+// change (the whole stat walk at least every 30 s; a start always re-checks exactly) and by file and setting
 // changes, with an event when anything a person would see changed. Also owns the log (mirrored to the output
 // channel) and the secret source (SecretStorage). The first check runs right after activation, so that activate()
 // only registers; whatever reads the gate before then (a provider VS Code asks at once) runs it there and then:
@@ -16,6 +17,7 @@ import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { currentMachine } from '../trust/sources/catalogue';
 import { GateCache } from '../trust/gate';
+import { FolderWatcher } from '../trust/sources/fswatch';
 import { type GateInput, type GateReport, type ServerReport } from '../trust/report';
 import { isWaiting } from '../trust/approval/states';
 import { VSCODE_WORDS } from './words';
@@ -32,7 +34,9 @@ export interface FolderState {
 
 export class GateService implements vscode.Disposable {
   readonly log: EventLog;
-  private readonly cache = new GateCache();
+  /** Folder watches: the 1-second re-check stats only what changed (a start re-checks exactly: refresh(true)). */
+  private readonly watcher = new FolderWatcher();
+  private readonly cache = new GateCache(this.watcher);
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private states: FolderState[] = [];
@@ -201,6 +205,7 @@ export class GateService implements vscode.Disposable {
   dispose(): void {
     clearImmediate(this.firstCheck);
     if (this.timer) clearInterval(this.timer);
+    this.watcher.close();
     for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }

@@ -21,16 +21,21 @@ import { resolvePhysical, UnpinnablePathError, within } from './realpath';
 
 /** A file is pinned only whole; one larger than this blocks the server. */
 export const MAX_CLOSURE_FILE_BYTES = 8 * 1024 * 1024;
-/** Files in one server's closure. */
-export const MAX_CLOSURE_FILES = 2048;
+/**
+ * Files in one server's closure. Large enough for the whole workspace of most repositories (the fallback of
+ * every computed load): bench/RESULTS.md times a cold pin and a re-check of a 20,000-file workspace.
+ */
+export const MAX_CLOSURE_FILES = 32768;
 /** Bytes in one server's closure. */
-export const MAX_CLOSURE_BYTES = 64 * 1024 * 1024;
+export const MAX_CLOSURE_BYTES = 256 * 1024 * 1024;
 /** Distinct files (and bytes) hashed in one evaluation of a project, across all its servers. */
-export const MAX_EVALUATION_FILES = 16384;
+export const MAX_EVALUATION_FILES = 65536;
 export const MAX_EVALUATION_BYTES = 256 * 1024 * 1024;
 /** Entries (files, folders, links) one walk may list, and all walks of one evaluation: empty folders count too. */
-export const MAX_WALK_ENTRIES = 8192;
-export const MAX_EVALUATION_ENTRIES = 65536;
+export const MAX_WALK_ENTRIES = 65536;
+export const MAX_EVALUATION_ENTRIES = 262144;
+/** Text kept in memory for line diffs during one evaluation, across all files (past it, a change shows without lines). */
+export const MAX_EVALUATION_TEXT = 16 * 1024 * 1024;
 /** Package roots one server may reach (through imports and links). */
 export const MAX_ROOTS = 64;
 /** Folder depth walked below a root. */
@@ -118,6 +123,7 @@ class EvaluationCache {
   files = 0;
   bytes = 0;
   entries = 0;
+  text = 0;
 }
 
 const caches = new WeakMap<TrackingReader, EvaluationCache>();
@@ -129,6 +135,10 @@ function cacheOf(reader: TrackingReader): EvaluationCache {
 }
 
 function rel(workspace: string, abs: string): string {
+  // The common case (a path under the workspace, as every walk makes them) without path.relative's resolving.
+  if (path.sep === '/' && abs.length > workspace.length + 1 && abs.startsWith(workspace) && abs[workspace.length] === '/' && !workspace.endsWith('/')) {
+    return abs.slice(workspace.length + 1);
+  }
   const r = path.relative(workspace, abs).split(path.sep).join('/');
   return r === '' ? '.' : r;
 }
@@ -164,7 +174,9 @@ function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashe
       out = new ClosureError(`the project's servers together load more than ${MAX_EVALUATION_FILES} files or ${MAX_EVALUATION_BYTES / 1024 / 1024} MiB, more than one check reads`);
     } else {
       const scanned = JS_EXTENSIONS.has(path.extname(abs)) || path.basename(abs) === 'package.json' || nodeScript(abs, r.data);
-      out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text: utf8Text(r.data), scan: scanned ? r.data.toString('utf8') : undefined };
+      const text = cache.text + r.data.length <= MAX_EVALUATION_TEXT ? utf8Text(r.data) : undefined;
+      if (text !== undefined) cache.text += r.data.length;
+      out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text, scan: scanned ? text ?? r.data.toString('utf8') : undefined };
     }
   } else if (r.kind === 'missing') {
     out = new ClosureError(`${rel(workspace, abs)} disappeared while it was being pinned; check again`);

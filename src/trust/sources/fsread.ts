@@ -75,10 +75,14 @@ export class TrackingReader {
           buf.copy(bigger, 0, 0, total);
           buf = bigger;
         }
-        const n = fs.readSync(fd, buf, total, buf.length - total, null);
+        const want = buf.length - total;
+        const n = fs.readSync(fd, buf, total, want, null);
         if (n === 0) break;
         total += n;
         if (total > limit) return { kind: 'error', error: new FileTooLargeError(path, total, limit) };
+        // A short read that reached the size fstat gave is the end: no second read to learn it (a file that grew
+        // fills the extra byte and is read on).
+        if (n < want && total >= Number(st.size)) break;
       }
       return { kind: 'ok', data: buf.subarray(0, total) };
     } catch (e) {

@@ -11,6 +11,7 @@ import { approveOffline } from '../../locks';
 import { evaluateGate, GateCache } from '../../../../src/trust/gate';
 import { type GateInput } from '../../../../src/trust/report';
 import { loaderVariable } from '../../../../src/trust/plan/launch-plan';
+import { MAX_CLOSURE_FILES, MAX_WALK_ENTRIES } from '../../../../src/trust/plan/closure';
 import { Session } from '../../../../src/host/session';
 import { EventLog } from '../../../../src/host/log';
 import { loadUserPolicy } from '../../../../src/policy/user-policy';
@@ -405,11 +406,11 @@ describe('launch plan: what a repository may not decide', () => {
 
   it('a closure larger than the budget blocks rather than pins part of it', () => {
     const files: Record<string, string> = { '.mcp.json': MCP({ s: { command: 'node', args: ['big/server.js'] } }), 'big/package.json': '{}' };
-    for (let i = 0; i < 2100; i++) files[`big/f${i}.js`] = `${i}`;
     const w = world(files);
+    for (let i = 0; i <= MAX_CLOSURE_FILES; i++) fs.writeFileSync(path.join(w.project, 'big', `f${i}.js`), `${i}`);
     const s = state(w.input);
     assert.equal(s.state, 'blocked');
-    assert.match(s.reason, /cannot pin what this runs: big holds more than 2048 files/);
+    assert.match(s.reason, new RegExp(`cannot pin what this runs: big holds more than ${MAX_CLOSURE_FILES} files`));
   });
 
   it('a symlink loop in the closure blocks with a reason', () => {
@@ -623,10 +624,10 @@ describe('execution closure: what the review found, by state', () => {
 
   it('a tree of many empty folders or links is blocked quickly, not walked for minutes', () => {
     const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['tools/s.js'] } }), 'tools/s.js': '1' });
-    for (let i = 0; i < 9000; i++) fs.mkdirSync(path.join(w.project, 'tools', `d${i}`));
+    for (let i = 0; i <= MAX_WALK_ENTRIES; i++) fs.mkdirSync(path.join(w.project, 'tools', `d${i}`));
     const s = state(w.input);
     assert.equal(s.state, 'blocked');
-    assert.match(s.reason, /tools holds more than 8192 files, folders and links/);
+    assert.match(s.reason, new RegExp(`tools holds more than ${MAX_WALK_ENTRIES} files, folders and links`));
   });
 
   it('a Python server writes no bytecode into the workspace (PYTHONPYCACHEPREFIX); a .pyc planted there re-gates it (a child `python3 -E` would load it)', async () => {
