@@ -66,14 +66,16 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
     const tools = await discover(ctx, server, client);
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
     const conn: Connection = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };
-    const watching = watchClosure(ctx.project, server, (file) => {
+    const watching = watchClosure(ctx.project, server, (file, live) => {
       conn.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
       ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
       const stop = () => {
         conn.closeWhenIdle = undefined;
         void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
       };
-      if (conn.inflight) conn.closeWhenIdle = stop; // its calls answer first (a server's own write is a change too)
+      // Its calls answer first (a server's own write is a change too) — unless the change is one the server can see:
+      // a file Node or npm looks up above its folders that was not there at approval (not in its verified copy).
+      if (conn.inflight && !live) conn.closeWhenIdle = stop;
       else stop();
     });
     if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });

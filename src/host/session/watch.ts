@@ -7,9 +7,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerReport } from '../../trust/report';
+import { PROJECT_SETTINGS } from '../../trust/plan/closure';
 
-/** Watches what `server`'s approval pins; calls `changed` once with the first changed path. Returns a stopper. */
-export function watchClosure(project: string, server: ServerReport, changed: (what: string) => void): { stop(): void; problem?: string } {
+/** Names Node and npm look up in every folder above a package folder. */
+const LOOKED_UP = new Set([...PROJECT_SETTINGS, 'node_modules']);
+
+/**
+ * Watches what `server`'s approval pins; calls `changed` once with the first changed path, and `live` when the
+ * running server can see that path (a name looked up above its folders that is not in its verified copy: a
+ * `node_modules` or `package.json` created there after approval). Returns a stopper.
+ */
+export function watchClosure(project: string, server: ServerReport, changed: (what: string, live: boolean) => void): { stop(): void; problem?: string } {
   const pinned = server.pinned?.pinned;
   if (!server.gated || !pinned) return { stop() {} };
   const roots = [...new Set(pinned.roots ?? [])];
@@ -17,10 +25,10 @@ export function watchClosure(project: string, server: ServerReport, changed: (wh
   const single = Object.keys(pinned.files).filter((f) => !inRoot(f) || f.startsWith('.git/'));
   const watchers: fs.FSWatcher[] = [];
   let fired = false;
-  const fire = (rel: string) => {
+  const fire = (rel: string, live = false) => {
     if (fired) return;
     fired = true;
-    changed(rel);
+    changed(rel, live);
   };
   let problem: string | undefined;
   const watch = (dir: string, recursive: boolean, relevant: (name: string) => string | undefined) => {
@@ -49,6 +57,25 @@ export function watchClosure(project: string, server: ServerReport, changed: (wh
     byDir.set(dir, (byDir.get(dir) ?? new Set()).add(path.posix.basename(f)));
   }
   for (const [dir, names] of byDir) watch(path.join(project, ...dir.split('/')), false, (name) => (names.has(name) ? path.posix.join(dir, name) : undefined));
+  // Above each package folder, up to the workspace: what Node and npm look up in every parent folder. One that
+  // exists was pinned (and is mounted from the copy); one created while the server runs is live in its view.
+  const above = new Set<string>();
+  for (const r of roots) {
+    if (r === '.') continue;
+    for (let d = path.posix.dirname(r); ; d = path.posix.dirname(d)) {
+      above.add(d);
+      if (d === '.' || d === '/') break;
+    }
+  }
+  for (const dir of above) {
+    const names = byDir.get(dir);
+    watch(dir === '.' ? project : path.join(project, ...dir.split('/')), false, (name) => {
+      if (!LOOKED_UP.has(name)) return undefined;
+      const rel = path.posix.join(dir, name);
+      if (!names?.has(name)) fire(rel, true);
+      return undefined;
+    });
+  }
   return {
     stop: () => {
       for (const w of watchers) w.close();

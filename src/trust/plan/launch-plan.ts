@@ -11,6 +11,7 @@ import { closureOf, ClosureError, PROJECT_SETTINGS, type Closure, type ClosureEn
 import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
+import { nodeOptionKind } from './node-options';
 import { WRAPPERS } from './launchers';
 
 export interface LaunchPlan {
@@ -250,8 +251,11 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   return { plan, texts };
 }
 
-/** Node options whose value is the next argument when not written with `=`. */
-const NODE_VALUE_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|--test-reporter|--test-reporter-destination|-C|--conditions|--env-file|--env-file-if-exists|--input-type|--title|--watch-path|--disable-warning|--redirect-warnings|--openssl-config|--icu-data-dir|--diagnostic-dir|--report-dir|--localstorage-file|--snapshot-blob|--experimental-config-file|--experimental-policy|--experimental-sea-config|--build-snapshot-config|--inspect-port|--stack-trace-limit)$/;
+/**
+ * Node options that make resolution follow what MCP Gate does not read: links resolved from their own folders
+ * (`--preserve-symlinks`), a package map, a URL entry, a package script (`--run`), a global test setup module.
+ */
+const NODE_RESOLUTION_FLAGS = /^(--preserve-symlinks|--preserve-symlinks-main|--experimental-package-map|--entry-url|--run|--test-global-setup)$/;
 /** Node options that load a module before the entry: a bare specifier resolves from the working folder's node_modules. */
 const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|--test-reporter)$/;
 const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
@@ -408,7 +412,14 @@ function analyse(
     everything(`${prog} runs the project's own scripts or tasks (shell command lines), which can run any file of the workspace`);
     return dataArgs(0);
   }
-  if (family === 'other') return dataArgs(0);
+  if (family === 'other') {
+    // A program MCP Gate does not read (not an interpreter, launcher or wrapper it models: `setarch`, `fakeroot`,
+    // `ld.so`, `perl5.36`, a server binary) may run or load any file it is given or finds: the whole workspace.
+    // Not for a container run (its image is pinned; the workspace reaches it only through mounts it names) nor for
+    // a program that is not there (nothing runs; its appearance changes the plan).
+    if (executable && !/^(docker|podman)$/.test(prog.replace(/\.exe$/i, ''))) everything(`${prog} is a program MCP Gate does not model: it may run or load any file of the workspace`);
+    return dataArgs(0);
+  }
 
   // Python finds modules along sys.path, which its code may change at run time (sys.path, importlib, __import__,
   // runpy, .pth files of an environment): MCP Gate does not read Python sources, so a Python server pins the
@@ -437,11 +448,25 @@ function analyse(
       named(cwd, `${prog} -m finds the module from its working folder`);
       return dataArgs(i + 1);
     }
+    if (family === 'node' && a === '--') {
+      // The end of Node's options: the next argument is the entry, whatever it looks like.
+      if (i + 1 < args.length) for (const c of candidates(args[i + 1]) ) named(c, `the entry ${short(args[i + 1])} that ${prog} runs`);
+      return dataArgs(i + 2);
+    }
     if (a.startsWith('-')) {
       const eq = a.indexOf('=');
       const flag = eq > 0 ? a.slice(0, eq) : a;
       let value: string | undefined = eq > 0 ? a.slice(eq + 1) : undefined;
-      if (value === undefined && ((family === 'node' && NODE_VALUE_FLAGS.test(flag)) || (family === 'python' && PYTHON_VALUE_FLAGS.test(flag)))) value = args[++i];
+      if (family === 'node') {
+        // Read with Node's own option table (./node-options.ts): what takes the next argument decides the entry.
+        const kind = nodeOptionKind(flag);
+        if (kind === 'unknown' || (kind === 'v8-value' && value === undefined)) {
+          everything(`${prog} ${flag} is an option MCP Gate does not model (Node's --help does not list it${kind === 'v8-value' ? ' without =' : ''}), so what it runs is uncertain`);
+          continue;
+        }
+        if (NODE_RESOLUTION_FLAGS.test(flag)) everything(`${prog} ${flag} changes which files Node resolves modules to (or runs the project's scripts)`);
+        if (value === undefined && kind === 'value') value = args[++i];
+      } else if (value === undefined && family === 'python' && PYTHON_VALUE_FLAGS.test(flag)) value = args[++i];
       if (family === 'node' && NODE_CODE_CONFIG_FLAGS.test(flag)) {
         // A file that can load native code or any module (an OpenSSL config naming engines, a snapshot, a policy).
         everything(`${prog} ${flag} can load code from any file of the workspace`);

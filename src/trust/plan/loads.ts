@@ -29,8 +29,11 @@ function pluginsFor(file: string): ParserPlugin[] {
   return [];
 }
 
-/** Modules whose use lets a file run code it is given at run time (vm, the REPL, the inspector's evaluate). */
-const CODE_MODULES = new Set(['vm', 'repl', 'inspector']);
+/**
+ * Modules whose use lets a file run code it is given at run time: vm, the REPL, the inspector's evaluate, cluster
+ * (`setupPrimary({ exec })` forks any file), node:test (`run({ files })`), v8 (`setFlagsFromString`), wasi.
+ */
+const CODE_MODULES = new Set(['vm', 'repl', 'inspector', 'cluster', 'test', 'v8', 'wasi']);
 const bareModule = (s: string) => s.replace(/^node:/, '');
 const CHILD_START = /^(execFile|execFileSync|spawn|spawnSync|fork)$/;
 const CHILD_SHELL = /^(exec|execSync)$/;
@@ -238,11 +241,26 @@ function loadsOfAst(ast: Node): Loads {
       case 'MemberExpression':
       case 'OptionalMemberExpression': {
         // `(() => {}).constructor(code)`: Function reached through any function's constructor; comparing is fine.
-        const prop = n.computed ? undefined : (n.property as Node).type === 'Identifier' ? ((n.property as Node).name as string) : undefined;
+        const property = n.property as Node;
+        const prop = n.computed ? (property.type === 'StringLiteral' ? (property.value as string) : property.type === 'TemplateLiteral' && (property.expressions as Node[]).length === 0 ? ((property.quasis as Node[])[0].value as { cooked?: string }).cooked : undefined) : property.type === 'Identifier' ? (property.name as string) : undefined;
         if (prop === 'constructor' && !(parent?.type === 'BinaryExpression' && /^[!=]==?$/.test(parent.operator as string))) flag(n, 'it reaches a constructor by value (Function runs code it is given)');
+        // `Object.getPrototypeOf(f)[k]`, `f.__proto__[k]`: a computed name on a function's prototype can be its constructor.
+        const obj = n.object as Node;
+        if (n.computed && !isLiteral(property) && ((obj.type === 'CallExpression' && calleeName(obj.callee as Node) === 'getPrototypeOf') || ((obj.type === 'MemberExpression' || obj.type === 'OptionalMemberExpression') && !obj.computed && (obj.property as Node).name === '__proto__'))) flag(n, 'it looks up a prototype\'s member by a name computed at run time (it could be Function)');
+        // `require.extensions[…] = …`: a handler for what every later require loads.
+        if (prop === 'extensions' && obj.type === 'Identifier' && (loaderNames.has(obj.name as string) || obj.name === 'require')) flag(n, 'it reaches require.extensions, which decides how every later file is loaded');
         if (n.computed && !isLiteral(n.property as Node) && (n.object as Node).type === 'Identifier' && (loaderNames.has((n.object as Node).name as string) || (n.object as Node).name === 'module' || (n.object as Node).name === 'process' || (n.object as Node).name === 'globalThis' || (n.object as Node).name === 'global')) flag(n, `it looks up ${(n.object as Node).name as string}[…] by a name computed at run time`);
         // `Module.prototype.require.call(…)`, `const r = module.require`: a require taken as a value.
         if (!n.computed && (n.property as Node).type === 'Identifier' && loaderNames.has((n.property as Node).name as string) && !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression') && key === 'callee') && !(parent?.type === 'AssignmentExpression' && key === 'left')) flag(n, `it takes ${(n.property as Node).name as string} as a value, so what it loads through it is not seen`);
+        return;
+      }
+      case 'ObjectPattern': {
+        // `const { constructor: F } = () => {}`: Function taken by destructuring; a computed key can be anything.
+        for (const p of n.properties as Node[]) {
+          if (p.type !== 'ObjectProperty') continue;
+          if (keyName(p) === 'constructor') flag(p, 'it reaches a constructor by destructuring (Function runs code it is given)');
+          else if (p.computed && !isLiteral(p.key as Node)) flag(p, 'it destructures a member by a name computed at run time (it could be a constructor or a loader)');
+        }
         return;
       }
       case 'ImportExpression': {
@@ -267,6 +285,7 @@ function loadsOfAst(ast: Node): Loads {
         const asKey = parent && (parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod') && key === 'key' && !parent.computed;
         // eval and Function run code however they are reached (`(0, eval)(s)`, `[eval][0](s)`, `Reflect.apply(eval, …)`).
         if ((id === 'eval' || id === 'Function') && !asKey && !(asProperty && id === 'Function') && !(parent?.type === 'BinaryExpression' && parent.operator === 'instanceof')) return flag(n, `it uses ${id}, which runs code the file builds at run time`);
+        if (id === 'WebAssembly' && !asKey && !asProperty) return flag(n, 'it compiles WebAssembly, code it may read at run time');
         // process.getBuiltinModule(name) reaches vm, module and child_process by a name it may compute.
         if (id === 'getBuiltinModule' && !asKey) return flag(n, 'process.getBuiltinModule() reaches any built-in module (vm, child_process) by a name it may compute');
         // `module.paths.unshift(…)`, `module.constructor`, `module[k]`: the loader's own state.

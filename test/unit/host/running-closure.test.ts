@@ -111,6 +111,29 @@ describe('a running server sees only what was approved', function () {
     });
   }
 
+  it('a node_modules created above its folder while a call runs (not in its verified copy): the server is stopped before it can load it', async () => {
+    const onCall = "(() => { const fs = require('fs'); fs.writeFileSync(require('path').join(process.cwd(), 'incall'), '1'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500); try { return require('dep'); } catch { return 'approved, no dep'; } })()";
+    const w = world({ 'tools/package.json': '{"name":"tools"}', 'tools/server.js': miniServer('', onCall), '.mcp.json': MCP({ s: { command: 'node', args: ['tools/server.js'] } }) });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const session = await running(w);
+    const marker = path.join(w.project, 'marker-ran');
+    try {
+      const call = session.call('s', 'hello');
+      const deadline = Date.now() + 10_000;
+      while (!fs.existsSync(path.join(w.project, 'incall')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 5));
+      writeFiles(w.project, { 'node_modules/dep/index.js': lib('changed', marker) });
+      const r = await call;
+      assert.equal(r.ok, false, `the call answered: ${answer(r)}`);
+      await new Promise((res) => setTimeout(res, 1700));
+      assert.equal(fs.existsSync(marker), false, 'the changed code ran');
+      const later = await session.call('s', 'hello');
+      assert.match(later.error ?? '', /node_modules changed on disk since "s" was approved and started; it was stopped/);
+    } finally {
+      await session.close();
+    }
+    assert.equal(evaluateGate(w.input).servers[0].state, 'approval-changed');
+  });
+
   it('a change made by another contained server (its own mount namespace, the workspace writable for it)', async () => {
     const marker = path.join('MARKER');
     const write = `(() => { const fs = require('fs'), p = require('path'); const t = p.join(process.cwd(), 'tools', '.swap'); fs.writeFileSync(t, ${JSON.stringify(lib('changed', 'MARKER_PATH'))}.replace('MARKER_PATH', p.join(process.cwd(), ${JSON.stringify(marker)}))); fs.renameSync(t, p.join(process.cwd(), 'tools', 'lib.js')); return 'swapped'; })()`;

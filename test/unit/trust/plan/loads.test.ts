@@ -92,6 +92,21 @@ describe('loads: what a JavaScript or TypeScript file can load', () => {
     assert.deepEqual(loadsOf('a.js', "require('/abs/lib/x.js')").specs, ['/abs/lib/x.js']);
   });
 
+  it('what the second red team found: a destructured constructor, cluster, node:test, v8, WebAssembly, prototype lookups, require.extensions', () => {
+    assert.match(computed('a.js', "const { constructor: F } = () => {}; F(src)()")!, /constructor by destructuring/);
+    assert.match(computed('a.js', "const { [k]: f } = obj; f(p)")!, /destructures a member by a name computed/);
+    assert.match(computed('a.js', "(() => {})['constructor'](src)()")!, /constructor by value/);
+    assert.match(computed('a.js', "require('cluster').setupPrimary({ exec: p })")!, /requires cluster/);
+    assert.match(computed('a.mjs', "import { run } from 'node:test'; run({ files: [p] })")!, /imports node:test/);
+    assert.match(computed('a.js', "require('v8').setFlagsFromString(f)")!, /requires v8/);
+    assert.match(computed('a.js', "new WebAssembly.Module(bytes)")!, /WebAssembly/);
+    assert.match(computed('a.js', "Reflect.getPrototypeOf(f)['const' + 'ructor'](src)")!, /computed at run time/);
+    assert.match(computed('a.js', "Object.getPrototypeOf(f)[k](src)")!, /prototype's member|computed/);
+    assert.match(computed('a.js', "require.extensions['.txt'] = (m, f) => m._compile(read(f), f)")!, /require\.extensions|_compile/);
+    // Ordinary code stays computed-free.
+    assert.equal(computed('a.js', "const { readFileSync: r, join } = require('fs'); class A { constructor() {} }; const o = { constructor: 1 };"), undefined);
+  });
+
   it('new Worker(new URL(literal, import.meta.url)) is a literal path', () => {
     const l = loadsOf('a.mjs', "import { Worker } from 'node:worker_threads'; new Worker(new URL('./w.js', import.meta.url));");
     assert.equal(l.computed, undefined);
