@@ -11,7 +11,6 @@
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { decideUnder, type UserPolicy } from '../policy/user-policy';
 import { resolve, type Asker } from '../policy/decide';
@@ -51,6 +50,26 @@ export function serverCacheDir(home: string, env: Readonly<Record<string, string
 
 function cacheBase(home: string, env: Readonly<Record<string, string | undefined>>): string {
   return path.join(env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache'), 'mcp-gate', 'sandbox');
+}
+
+/**
+ * A folder MCP Gate gives a server for its own state: made (with its parents) mode 0700 when missing, and used
+ * only when it is a real folder (not a link) owned by this user that no one else may write to or read; anything
+ * else refuses the start with the fix. Returns the folder.
+ */
+export function privateDir(dir: string, server: string): string {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw new ContainRefused(`"${server}" is not started: its private folder ${dir} cannot be made (${(e as Error).message})`);
+  }
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  const st = fs.lstatSync(dir);
+  const fix = `remove it (MCP Gate makes it again, yours, mode 0700) and look into who made it`;
+  if (!st.isDirectory()) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} is not a folder (a link or a file); ${fix}`);
+  if (uid !== undefined && st.uid !== uid) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} belongs to uid ${st.uid}, not to you (uid ${uid}), so another user could put code in it; ${fix}`);
+  if ((st.mode & 0o077) !== 0) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}, which lets other users in; ${fix}`);
+  return dir;
 }
 
 /**
@@ -196,14 +215,18 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const locked = await fromLock(o);
   const plan = locked?.plan ?? (await fromImagePin(o)) ?? o.plan;
   const { who } = o;
-  // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned).
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: path.join(os.tmpdir(), `mcp-gate-pycache-${uid}`) } };
   const c = containmentFor(who, o.policy, o.home, o.probe ?? sandboxAvailable);
   if (c.kind === 'refused') {
     throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`);
   }
-  if (c.kind === 'uncontained') return { launch: plain, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
+  if (c.kind === 'uncontained') {
+    // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned), in
+    // this server's own folder of the user's cache — never a predictable name in the shared /tmp, where another
+    // user could plant the .pyc files it would import (checked: the user's, 0700, see privateDir).
+    const pycache = privateDir(path.join(serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source), 'pycache'), o.server.name);
+    const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: pycache } };
+    return { launch: plain, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
+  }
   if (c.kind === 'unavailable') throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`);
   const { probe } = c;
 

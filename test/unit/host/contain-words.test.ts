@@ -112,6 +112,50 @@ describe('containment: one decision, in words and in what starts', () => {
     assert.equal(p.optOut, undefined);
   });
 
+  describe('the bytecode folder of an uncontained server (PYTHONPYCACHEPREFIX): the user\'s own, checked', () => {
+    const NOBODY = 65534;
+    const user: ServerIdentity = { name: 's', scope: 'user' };
+    const startWith = (cache: string) => startPlan({
+      server, who: user, project, plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! }, env: {}, policy: policy({}), home,
+      hostEnv: { XDG_CACHE_HOME: cache }, probe: () => NO_BWRAP, npm: {} as NpmOps,
+    });
+
+    it('is made under the user\'s cache, mode 0700, never in the shared /tmp (a folder planted there by another user is not used)', async () => {
+      const shared = `/tmp/mcp-gate-pycache-${process.getuid!()}`;
+      const planted = !fs.existsSync(shared);
+      if (planted) {
+        fs.mkdirSync(shared, { mode: 0o777 });
+        fs.chownSync(shared, NOBODY, NOBODY);
+      }
+      try {
+        const cache = tempDir('mcp-gate-cache-');
+        const p = await startWith(cache);
+        const dir = p.launch.env!.PYTHONPYCACHEPREFIX!;
+        assert.ok(dir.startsWith(`${cache}/mcp-gate/`), dir);
+        assert.notEqual(dir, shared);
+        const st = fs.statSync(dir);
+        assert.equal(st.mode & 0o777, 0o700);
+        assert.equal(st.uid, process.getuid!());
+      } finally {
+        if (planted) fs.rmdirSync(shared);
+      }
+    });
+
+    it('a folder of that name owned by another user is refused with the fix; so is one others may write to', async () => {
+      const cache = tempDir('mcp-gate-cache-');
+      const first = await startWith(cache);
+      const dir = first.launch.env!.PYTHONPYCACHEPREFIX!;
+      fs.chownSync(dir, NOBODY, NOBODY);
+      await assert.rejects(startWith(cache), (e: unknown) => e instanceof ContainRefused && /its private folder .*pycache belongs to uid 65534, not to you \(uid 0\), so another user could put code in it; remove it/.test((e as Error).message));
+      fs.chownSync(dir, process.getuid!(), process.getgid!());
+      fs.chmodSync(dir, 0o777);
+      await assert.rejects(startWith(cache), (e: unknown) => e instanceof ContainRefused && /has mode 0777, which lets other users in/.test((e as Error).message));
+      fs.rmdirSync(dir);
+      fs.symlinkSync(tempDir('mcp-gate-elsewhere-'), dir);
+      await assert.rejects(startWith(cache), (e: unknown) => e instanceof ContainRefused && /is not a folder \(a link or a file\)/.test((e as Error).message));
+    });
+  });
+
   it('settings that cannot be used: words say it cannot start and why; it does not start', async () => {
     const { c, words, plan } = run(repo(), { sandbox: { bogus: true } }, BWRAP);
     assert.equal(c.kind, 'refused');
