@@ -53,6 +53,27 @@ function cacheBase(home: string, env: Readonly<Record<string, string | undefined
 }
 
 /**
+ * Bubblewrap flags that give an uncontained server its own PID namespace and no other containment: the whole
+ * filesystem as it is (`--dev-bind / /`, devices included), the host's network, its user's authority. When the
+ * namespace's first process ends (MCP Gate's stop kills bwrap; `--die-with-parent` if MCP Gate itself dies), the
+ * kernel ends every process in it — double-forked `setsid` daemons and `nohup` children included, which a process
+ * group kill misses. Chosen by measurement over `unshare --pid --fork --kill-child` (needs root, or a user namespace
+ * it does not set up itself) and cgroups (systemd-run scopes: a user manager that a CLI or a container may not
+ * have); bubblewrap is already what contains repository servers. The cost: ~0.1 s more at start, `argv[0]` is the
+ * program's path, and setuid programs (sudo) do not gain privileges inside (bubblewrap sets no_new_privs).
+ */
+export const PID_NAMESPACE_FLAGS = ['--unshare-pid', '--dev-bind', '/', '/', '--die-with-parent'] as const;
+
+/** An uncontained launch in its own PID namespace when bubblewrap starts here; else as it is (process group stop). */
+export function ownProcesses(plain: StdioLaunch, probe: SandboxProbe): { launch: StdioLaunch; processes: NonNullable<StartPlan['processes']> } {
+  if (!probe.ok) {
+    return { launch: plain, processes: { pidNamespace: false, why: `bubblewrap cannot start here (${probe.reason}), so a stop ends its process group and their descendants only; a daemon that left both may outlive it (fix: ${probe.install ?? probe.fix})` } };
+  }
+  const { argv0: _argv0, ...rest } = plain;
+  return { launch: { ...rest, command: probe.bwrap, args: [...PID_NAMESPACE_FLAGS, '--', plain.command, ...plain.args] }, processes: { pidNamespace: true } };
+}
+
+/**
  * A folder MCP Gate gives a server for its own state: made (with its parents) mode 0700 when missing, and used
  * only when it is a real folder (not a link) owned by this user that no one else may write to or read; anything
  * else refuses the start with the fix. Returns the folder.
@@ -118,6 +139,11 @@ export interface StartPlan {
   networkRule?: string;
   /** Present when the user's opt-out made this server run uncontained: where it is written. */
   optOut?: string;
+  /**
+   * Uncontained: how a stop reaches everything it started — its own PID namespace (bubblewrap), or, without
+   * bubblewrap, its process group and descendants only (the line says so; a daemon that left both may survive).
+   */
+  processes?: { pidNamespace: true } | { pidNamespace: false; why: string };
   /** Removes the verified copy (after the server stopped). */
   cleanup(): void;
 }
@@ -225,7 +251,8 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     // user could plant the .pyc files it would import (checked: the user's, 0700, see privateDir).
     const pycache = privateDir(path.join(serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source), 'pycache'), o.server.name);
     const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: pycache } };
-    return { launch: plain, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
+    const own = ownProcesses(plain, (o.probe ?? sandboxAvailable)());
+    return { launch: own.launch, processes: own.processes, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
   }
   if (c.kind === 'unavailable') throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`);
   const { probe } = c;
@@ -322,7 +349,14 @@ function protectedPaths(project: string, writable: readonly string[]): string[] 
 /** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
 export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe): string[] {
   if (server.definition?.type !== 'stdio') return [];
-  return containmentWords(server, containmentFor(who, policy, home, probe));
+  const c = containmentFor(who, policy, home, probe);
+  const words = containmentWords(server, c);
+  if (c.kind === 'uncontained') {
+    const p = probe();
+    words.push(p.ok ? 'its own processes: it runs in its own PID namespace (bubblewrap, nothing else contained), so everything it starts ends when it stops'
+      : `its own processes: bubblewrap cannot start here (${p.reason}), so a stop ends its process group and their descendants only — a double-forked daemon may outlive it (fix: ${p.install ?? p.fix})`);
+  }
+  return words;
 }
 
 /** A {@link Containment} in words: the first line says how it runs, the rest what a contained server sees. */

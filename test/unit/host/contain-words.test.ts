@@ -92,24 +92,34 @@ describe('containment: one decision, in words and in what starts', () => {
     p.cleanup();
   });
 
-  it('opted out: words name the opt-out; it runs as a plain process', async () => {
+  it('opted out: words name the opt-out; it runs uncontained, in its own PID namespace only', async () => {
     const { c, words, plan } = run(repo(), { sandbox: { servers: [{ server: 's', project, off: true }] } }, BWRAP);
     assert.equal(c.kind, 'uncontained');
     assert.equal(c.kind === 'uncontained' && c.optOut?.origin.file, 'config.json');
-    assert.deepEqual(words, ['NOT contained: your opt-out in config.json — it runs with your full authority (logged at each start)']);
+    assert.deepEqual(words, [
+      'NOT contained: your opt-out in config.json — it runs with your full authority (logged at each start)',
+      'its own processes: it runs in its own PID namespace (bubblewrap, nothing else contained), so everything it starts ends when it stops',
+    ]);
     const p = await plan;
     assert.equal(p.sandbox, undefined);
     assert.equal(p.optOut, 'config.json');
-    assert.equal(p.launch.command, server.pinned!.plan!.executable);
+    assert.deepEqual(p.processes, { pidNamespace: true });
+    assert.equal(p.launch.command, BWRAP.bwrap);
+    // only a PID namespace: the whole filesystem as it is, no other unshare, no capability drop
+    assert.deepEqual(p.launch.args, ['--unshare-pid', '--dev-bind', '/', '/', '--die-with-parent', '--', server.pinned!.plan!.executable, ...server.pinned!.plan!.args]);
   });
 
-  it('a user server the user did not ask to contain: words say so; it runs plainly, with no opt-out', async () => {
+  it('a user server the user did not ask to contain, without bubblewrap: words say so and that a daemon may outlive it; it still starts, plainly', async () => {
     const { c, words, plan } = run({ name: 's', scope: 'user' }, {}, NO_BWRAP);
     assert.deepEqual(c, { kind: 'uncontained' });
     assert.match(words[0], /^not contained: a user-scope server runs as you/);
+    assert.equal(words[1], 'its own processes: bubblewrap cannot start here (bubblewrap (bwrap) not found on PATH), so a stop ends its process group and their descendants only — a double-forked daemon may outlive it (fix: install bubblewrap)');
     const p = await plan;
     assert.equal(p.sandbox, undefined);
     assert.equal(p.optOut, undefined);
+    assert.equal(p.launch.command, server.pinned!.plan!.executable);
+    assert.equal(p.processes?.pidNamespace, false);
+    assert.match(p.processes?.pidNamespace === false ? p.processes.why : '', /a daemon that left both may outlive it \(fix: install bubblewrap\)/);
   });
 
   describe('the bytecode folder of an uncontained server (PYTHONPYCACHEPREFIX): the user\'s own, checked', () => {
