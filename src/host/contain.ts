@@ -11,7 +11,6 @@
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { decideUnder, type UserPolicy } from '../policy/user-policy';
 import { resolve, type Asker } from '../policy/decide';
@@ -51,6 +50,47 @@ export function serverCacheDir(home: string, env: Readonly<Record<string, string
 
 function cacheBase(home: string, env: Readonly<Record<string, string | undefined>>): string {
   return path.join(env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache'), 'mcp-gate', 'sandbox');
+}
+
+/**
+ * Bubblewrap flags that give an uncontained server its own PID namespace and no other containment: the whole
+ * filesystem as it is (`--dev-bind / /`, devices included), the host's network, its user's authority. When the
+ * namespace's first process ends (MCP Gate's stop kills bwrap; `--die-with-parent` if MCP Gate itself dies), the
+ * kernel ends every process in it — double-forked `setsid` daemons and `nohup` children included, which a process
+ * group kill misses. Chosen by measurement over `unshare --pid --fork --kill-child` (needs root, or a user namespace
+ * it does not set up itself) and cgroups (systemd-run scopes: a user manager that a CLI or a container may not
+ * have); bubblewrap is already what contains repository servers. The cost: ~0.1 s more at start, `argv[0]` is the
+ * program's path, and setuid programs (sudo) do not gain privileges inside (bubblewrap sets no_new_privs).
+ */
+export const PID_NAMESPACE_FLAGS = ['--unshare-pid', '--dev-bind', '/', '/', '--die-with-parent'] as const;
+
+/** An uncontained launch in its own PID namespace when bubblewrap starts here; else as it is (process group stop). */
+export function ownProcesses(plain: StdioLaunch, probe: SandboxProbe): { launch: StdioLaunch; processes: NonNullable<StartPlan['processes']> } {
+  if (!probe.ok) {
+    return { launch: plain, processes: { pidNamespace: false, why: `bubblewrap cannot start here (${probe.reason}), so a stop ends its process group and their descendants only; a daemon that left both may outlive it (fix: ${probe.install ?? probe.fix})` } };
+  }
+  const { argv0: _argv0, ...rest } = plain;
+  return { launch: { ...rest, command: probe.bwrap, args: [...PID_NAMESPACE_FLAGS, '--', plain.command, ...plain.args] }, processes: { pidNamespace: true } };
+}
+
+/**
+ * A folder MCP Gate gives a server for its own state: made (with its parents) mode 0700 when missing, and used
+ * only when it is a real folder (not a link) owned by this user that no one else may write to or read; anything
+ * else refuses the start with the fix. Returns the folder.
+ */
+export function privateDir(dir: string, server: string): string {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw new ContainRefused(`"${server}" is not started: its private folder ${dir} cannot be made (${(e as Error).message})`);
+  }
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  const st = fs.lstatSync(dir);
+  const fix = `remove it (MCP Gate makes it again, yours, mode 0700) and look into who made it`;
+  if (!st.isDirectory()) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} is not a folder (a link or a file); ${fix}`);
+  if (uid !== undefined && st.uid !== uid) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} belongs to uid ${st.uid}, not to you (uid ${uid}), so another user could put code in it; ${fix}`);
+  if ((st.mode & 0o077) !== 0) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}, which lets other users in; ${fix}`);
+  return dir;
 }
 
 /**
@@ -99,6 +139,11 @@ export interface StartPlan {
   networkRule?: string;
   /** Present when the user's opt-out made this server run uncontained: where it is written. */
   optOut?: string;
+  /**
+   * Uncontained: how a stop reaches everything it started — its own PID namespace (bubblewrap), or, without
+   * bubblewrap, its process group and descendants only (the line says so; a daemon that left both may survive).
+   */
+  processes?: { pidNamespace: true } | { pidNamespace: false; why: string };
   /** Removes the verified copy (after the server stopped). */
   cleanup(): void;
 }
@@ -196,14 +241,19 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const locked = await fromLock(o);
   const plan = locked?.plan ?? (await fromImagePin(o)) ?? o.plan;
   const { who } = o;
-  // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned).
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: path.join(os.tmpdir(), `mcp-gate-pycache-${uid}`) } };
   const c = containmentFor(who, o.policy, o.home, o.probe ?? sandboxAvailable);
   if (c.kind === 'refused') {
     throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`);
   }
-  if (c.kind === 'uncontained') return { launch: plain, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
+  if (c.kind === 'uncontained') {
+    // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned), in
+    // this server's own folder of the user's cache — never a predictable name in the shared /tmp, where another
+    // user could plant the .pyc files it would import (checked: the user's, 0700, see privateDir).
+    const pycache = privateDir(path.join(serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source), 'pycache'), o.server.name);
+    const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: pycache } };
+    const own = ownProcesses(plain, (o.probe ?? sandboxAvailable)());
+    return { launch: own.launch, processes: own.processes, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
+  }
   if (c.kind === 'unavailable') throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`);
   const { probe } = c;
 
@@ -299,7 +349,14 @@ function protectedPaths(project: string, writable: readonly string[]): string[] 
 /** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
 export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe): string[] {
   if (server.definition?.type !== 'stdio') return [];
-  return containmentWords(server, containmentFor(who, policy, home, probe));
+  const c = containmentFor(who, policy, home, probe);
+  const words = containmentWords(server, c);
+  if (c.kind === 'uncontained') {
+    const p = probe();
+    words.push(p.ok ? 'its own processes: it runs in its own PID namespace (bubblewrap, nothing else contained), so everything it starts ends when it stops'
+      : `its own processes: bubblewrap cannot start here (${p.reason}), so a stop ends its process group and their descendants only — a double-forked daemon may outlive it (fix: ${p.install ?? p.fix})`);
+  }
+  return words;
 }
 
 /** A {@link Containment} in words: the first line says how it runs, the rest what a contained server sees. */

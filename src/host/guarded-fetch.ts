@@ -1,6 +1,7 @@
 // The fetch handed to the MCP SDK's StreamableHTTPClientTransport: undici's own fetch over the pinned
 // agent (never the global fetch or proxy variables), https only, no redirects, bounded replies, a budget
-// per request, no GET listening stream, and one observation per exchange for the mcp.request log.
+// per request (none for the GET listening stream, whose events are bounded one by one), and one observation per
+// exchange for the mcp.request log.
 
 import { fetch as undiciFetch, Response as UndiciResponse, type Agent } from 'undici';
 import {
@@ -16,7 +17,7 @@ import {
   type ExchangeOutcome,
 } from './errors';
 import { createPinnedAgent, type PinnedAgentOptions } from './pinned-agent';
-import { boundedStream, checkJsonReply, guardSseReply, readBounded, rpcCallsOf, type RpcCall, type StreamEnd } from './reply-guard';
+import { boundedStream, checkJsonReply, guardListeningStream, guardSseReply, readBounded, rpcCallsOf, type RpcCall, type StreamEnd } from './reply-guard';
 
 /** Reply bound for JSON bodies and SSE streams (README, "The host"). */
 export const MAX_REPLY_BYTES = 1024 * 1024;
@@ -108,7 +109,10 @@ export function validateHeaders(headers: RequestInit['headers']): Array<[string,
 
 /**
  * Creates the guarded fetch. Per call:
- * - `GET` is answered locally with 405 (the SDK then opens no listening stream); nothing is sent.
+ * - `GET` is the SDK's listening stream (a 2025 session's server→client requests that belong to no call arrive on it,
+ *   and MCP Gate must see them to refuse them at once): sent like any request but with no time budget (it lives as
+ *   long as the session; the SDK aborts it at close), and an event-stream reply is guarded event by event
+ *   (`guardListeningStream`: complete events only, no single event over `maxBytes`).
  * - https only; http only under a local-development exception with `allowLoopback` (and the agent
  *   connects it only to loopback). Otherwise {@link AddressRefusedError}, outcome `refused_by_address`.
  * - A header MCP Gate owns (Authorization, Cookie, a configured header, …) may carry only the value MCP Gate
@@ -128,13 +132,14 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
   const dispatcher = createPinnedAgent(options);
   const maxBytes = options.maxBytes ?? MAX_REPLY_BYTES;
   const owned = options.ownedHeaders ? ownedHeaderValues(options.ownedHeaders) : undefined;
-  const guarded = noListeningStream(async (input, init = {}) => {
+  const guarded: FetchLike = async (input, init = {}) => {
     const ex = exchangeOf(input, init, options.onObservation);
     const headers = checkedRequest(ex, init, options, owned);
-    const budget = budgeted(ex, init.signal ?? undefined, typeof options.timeoutMs === 'function' ? options.timeoutMs(ex.rpc) : options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const budgetMs = ex.method === 'GET' ? undefined : typeof options.timeoutMs === 'function' ? options.timeoutMs(ex.rpc) : options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const budget = budgeted(ex, init.signal ?? undefined, budgetMs);
     const res = await send(ex, budget, { method: ex.method, headers, body: ex.bodyText ?? null, redirect: 'manual', dispatcher, signal: budget.signal });
     return guardedReply(ex, budget, res, maxBytes);
-  });
+  };
   return Object.assign(guarded, {
     dispatcher,
     close: () => dispatcher.close(),
@@ -142,16 +147,6 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
 }
 
 type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
-
-/** Stage: a GET (the SDK's listening stream) is answered here with 405 and never sent. */
-function noListeningStream(next: FetchLike): FetchLike {
-  return async (input, init = {}) => {
-    if ((init.method ?? 'GET').toUpperCase() === 'GET') {
-      return new UndiciResponse(null, { status: 405, statusText: 'Method Not Allowed (no listening stream)' }) as unknown as Response;
-    }
-    return next(input, init);
-  };
-}
 
 /** One exchange: what it carries, and its single observation. */
 interface Exchange {
@@ -231,11 +226,14 @@ interface Budget {
   mapError(err: unknown): Error;
 }
 
-/** Stage: our controller aborts the undici request (connect, headers and body) when the budget or the caller ends it. */
-function budgeted(ex: Exchange, callerSignal: AbortSignal | undefined, budgetMs: number): Budget {
+/**
+ * Stage: our controller aborts the undici request (connect, headers and body) when the budget or the caller ends
+ * it. No budget (`undefined`): the listening stream, which only the caller (the SDK's close) ends.
+ */
+function budgeted(ex: Exchange, callerSignal: AbortSignal | undefined, budgetMs: number | undefined): Budget {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new ExchangeTimeoutError(ex.host, budgetMs)), budgetMs);
-  timer.unref(); // the open request keeps the process alive; the timer alone must not
+  const timer = budgetMs === undefined ? undefined : setTimeout(() => controller.abort(new ExchangeTimeoutError(ex.host, budgetMs)), budgetMs);
+  timer?.unref(); // the open request keeps the process alive; the timer alone must not
   const onCallerAbort = () => controller.abort(callerSignal?.reason ?? new Error('aborted by the caller'));
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
@@ -298,12 +296,18 @@ async function guardedReply(ex: Exchange, budget: Budget, res: UndiciReply, maxB
     ex.observe({ outcome: 'no_answer', status });
     return passBounded();
   }
+  const type = (res.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (ex.method === 'GET' && type === 'text/event-stream' && res.body) {
+    // The listening stream: open as long as the session, each event bounded; what it carries the SDK hands to
+    // the client, which refuses every request on it at once (src/host/session/client.ts).
+    ex.observe({ outcome: 'answered', status });
+    return wrap(guardListeningStream(res.body as ReadableStream<Uint8Array>, { host, maxBytes, mapError, onEnd: () => budget.settle() }));
+  }
   if (ex.method !== 'POST' || ex.ids.length === 0) {
     // Notifications, responses, DELETE: no JSON-RPC response is due; a 2xx is the answer.
     ex.observe({ outcome: 'answered', status });
     return passBounded();
   }
-  const type = (res.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
   if (type === 'text/event-stream' && res.body) {
     return wrap(guardSseReply(res.body as ReadableStream<Uint8Array>, ex.ids, { host, maxBytes, mapError, onEnd: finish }));
   }

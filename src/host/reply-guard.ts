@@ -250,6 +250,64 @@ export function guardSseReply(upstream: ReadableStream<Uint8Array>, ids: readonl
   );
 }
 
+/**
+ * Guards a GET listening stream: it may stay open as long as the session, so no total bound; instead only
+ * complete events are forwarded and an event (the bytes since the last complete one) over `maxBytes` errors the
+ * stream (ReplyTooLargeError; the SDK, allowed no reconnection, then gives the stream up).
+ */
+export function guardListeningStream(upstream: ReadableStream<Uint8Array>, options: StreamGuardOptions): ReadableStream<Uint8Array> {
+  const reader = upstream.getReader();
+  const scanner = new SseScanner();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let open = 0; // bytes read since the last complete event
+  let ended = false;
+  const end = (e: StreamEnd) => {
+    if (!ended) {
+      ended = true;
+      options.onEnd(e);
+    }
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(ctl) {
+        for (;;) {
+          let r: ReadableStreamReadResult<Uint8Array>;
+          try {
+            r = await reader.read();
+          } catch (err) {
+            const e = options.mapError(err);
+            end({ answered: false, error: e });
+            return ctl.error(e);
+          }
+          if (r.done) {
+            end({ answered: true });
+            return ctl.close();
+          }
+          open += r.value.byteLength;
+          const { forward } = scanner.push(decoder.decode(r.value, { stream: true }));
+          if (forward.length > 0) {
+            open = Buffer.byteLength(scanner.pending);
+            ctl.enqueue(encoder.encode(forward));
+          }
+          if (open > options.maxBytes) {
+            const e = new ReplyTooLargeError(options.host, options.maxBytes);
+            reader.cancel(e).catch(() => undefined);
+            end({ answered: false, error: e });
+            return ctl.error(e);
+          }
+          if (forward.length > 0) return;
+        }
+      },
+      cancel(reason) {
+        end({ answered: false, error: reason instanceof Error ? reason : new Error('listening stream cancelled by the reader') });
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 /** One dispatched SSE event. */
 export interface SseEvent {
   readonly type: string;
@@ -266,6 +324,11 @@ export class SseScanner {
   private raw = '';
   private data: string[] = [];
   private type = '';
+
+  /** The text of the event not yet complete (read, not forwarded). */
+  get pending(): string {
+    return this.raw + this.buf;
+  }
 
   push(text: string): { forward: string; events: SseEvent[] } {
     this.buf += text;

@@ -376,6 +376,9 @@ export function sandboxText(report: GateReport, policy: UserPolicy, home: string
     const line = c[0]?.startsWith('contained') ? `contained (bubblewrap); ${net ? net.replace(/ — .*/, '') : ''}`
       : !p.ok && c[0]?.startsWith('cannot start here') ? 'cannot start here: it must run contained (see the bubblewrap line above)' : c[0];
     if (c.length) L.push(`  ${escapeText(s.name)} (${escapeText(s.source)}): ${escapeText(line)}`);
+    // An uncontained server: whether a stop reaches every process it starts (its own PID namespace, or not here).
+    const own = c.find((l) => l.startsWith('its own processes: '));
+    if (own) L.push(`    ${escapeText(own)}`);
     const fields = Object.keys(s.raw).filter((k) => REPOSITORY_SANDBOX_FIELDS.includes(k)).sort();
     if (s.gated && fields.length) L.push(`    ignored: ${fields.map((f) => `"${f}"`).join(', ')} in ${escapeText(s.source)} — a repository cannot set its own sandbox; your settings decide`);
   }

@@ -2,7 +2,7 @@
 // `node out/test/conformance/client.js <server-url>` (scenario in MCP_CONFORMANCE_SCENARIO). It declares the
 // scenario's server as a user server on loopback (local-development exception, every tool allowed), starts a
 // Session, which negotiates the revision, reads the tool list through every bound, and calls each tool once
-// with arguments built from its input schema. Exit code 0 when the session started, 1 otherwise.
+// with arguments built from its input schema, printing how long each call took. Exit code 0 when the session started, 1 otherwise.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -74,8 +74,10 @@ async function main(): Promise<void> {
       for (const t of tools) {
         // json-schema-2020-12-preservation: the echo tool takes another tool's input schema, as the client read it
         const echo = t.name === 'json_schema_echo' ? tools.find((o) => o.name !== t.name) : undefined;
+        const t0 = Date.now();
         const r = await session.call(t.server, t.name, echo ? { schema: echo.inputSchema } : argsFor(t.inputSchema));
-        console.log(`${t.name}: ${r.ok ? 'ok' : `failed: ${r.error ?? JSON.stringify(r.result)}`}`);
+        // test/conformance/run.mjs reads the duration: every call ends within its bound (a refusal at once)
+        console.log(`${t.name}: ${r.ok ? 'ok' : `failed: ${r.error ?? JSON.stringify(r.result)}`} (call ${Date.now() - t0} ms)`);
       }
       console.log(`refused server→client requests: ${JSON.stringify(session.counters.refusedRequests)}`);
     } finally {

@@ -2,8 +2,10 @@
 // Runs the official MCP conformance suite's client scenarios (@modelcontextprotocol/conformance, pinned in
 // devDependencies) with MCP Gate's host as the client (test/conformance/client.ts, built to out/). The suite
 // needs Node 22: NODE22, or the Node 22 that `npm run vscode-host` installs for a tested VS Code (test/vscode/hosts.json).
-// Every scenario is time-bound; those MCP Gate refuses by design are expected failures, each with its reason,
-// and must still end within the bound. Fails when a scenario that applies fails, an expected failure
+// Every scenario is time-bound, and so is every tool call the client makes in it (CALL_BOUND_MS, read from the
+// client's output): those MCP Gate refuses by design are expected failures, each with its reason, and a refusal
+// must still end the call at once — a server→client request MCP Gate refuses is answered with an error, so the
+// server is never left waiting. Fails when a scenario that applies fails, an expected failure
 // unexpectedly passes (the list is stale), or any scenario hangs. Results go to a temporary directory.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -17,7 +19,9 @@ const SUITE = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conforma
 const CLIENT = path.join(ROOT, 'out', 'test', 'conformance', 'client.js');
 const node22 = HOSTS.find((h) => h.node.startsWith('22.'));
 const NODE22 = process.env.NODE22 ?? (node22 ? path.join(HOST_DIR, `node-${node22.node}`, 'bin', 'node') : 'no Node 22 in test/vscode/hosts.json');
-const BOUND_MS = 90_000;
+const BOUND_MS = 60_000;
+/** A call ends within 2 s, answered or refused (README, "Every refusal ends the exchange at once"). */
+const CALL_BOUND_MS = 2_000;
 
 /** The non-OAuth client scenarios of 0.2.0-alpha.12. */
 const ALL = [
@@ -25,12 +29,14 @@ const ALL = [
   'json-schema-ref-no-deref', 'json-schema-2020-12-preservation', 'sep-2322-client-request-state',
   'elicitation-sep1034-client-defaults', 'sse-retry',
 ];
+/** Scenarios whose point is a call: without a call recorded they prove nothing about the call bound. */
+const MUST_CALL = ['tools_call', 'elicitation-sep1034-client-defaults', 'sep-2322-client-request-state', 'sse-retry'];
 const SCENARIOS = process.argv.length > 2 ? ALL.filter((s) => process.argv.slice(2).includes(s)) : ALL;
 
 /** Scenarios MCP Gate fails by design, and why. (The OAuth scenarios are not run: MCP Gate runs no OAuth flow.) */
 const EXPECTED_FAILURES = {
   'elicitation-sep1034-client-defaults': 'needs the client to answer an elicitation; MCP Gate refuses every server→client request',
-  'sse-retry': 'needs a GET listening stream; MCP Gate opens none (the guarded fetch answers GET with 405 locally)',
+  'sse-retry': 'needs the client to resume a call\'s stream that ended before its answer; MCP Gate fails that call at once (it resumes no stream)',
   'sep-2322-client-request-state': 'needs the client to answer an InputRequiredResult with input responses; MCP Gate refuses input requests',
 };
 
@@ -43,10 +49,20 @@ if (!fs.existsSync(CLIENT)) {
   process.exit(1);
 }
 
+/** The client's own output (the suite saves it under the results folder), for the call durations. */
+function clientOutput(results) {
+  if (!fs.existsSync(results)) return '';
+  return fs.readdirSync(results).map((d) => {
+    const f = path.join(results, d, 'stdout.txt');
+    return fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '';
+  }).join('\n');
+}
+
 function run(scenario, cwd) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(NODE22, [SUITE, 'client', '--command', `${process.execPath} ${CLIENT}`, '--scenario', scenario, '--timeout', '30000'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const results = path.join(cwd, `results-${scenario}`);
+    const child = spawn(NODE22, [SUITE, 'client', '--command', `${process.execPath} ${CLIENT}`, '--scenario', scenario, '--timeout', '30000', '-o', results], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -55,7 +71,8 @@ function run(scenario, cwd) {
     }, BOUND_MS);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, hung: signal === 'SIGKILL', ms: Date.now() - started, out });
+      const calls = [...clientOutput(results).matchAll(/^(\S+): .*\(call (\d+) ms\)$/gm)].map((m) => ({ tool: m[1], ms: Number(m[2]) }));
+      resolve({ code, hung: signal === 'SIGKILL', ms: Date.now() - started, out, calls });
     });
   });
 }
@@ -68,13 +85,17 @@ try {
     const passed = r.code === 0 && /OVERALL: PASSED/.test(r.out);
     const expectedFail = EXPECTED_FAILURES[scenario];
     const summary = (/Passed: \d+\/\d+[^\n]*/.exec(r.out) ?? [''])[0];
+    const slow = r.calls.filter((c) => c.ms > CALL_BOUND_MS);
+    if (MUST_CALL.includes(scenario) && !r.calls.length) slow.push({ tool: 'no call recorded', ms: NaN });
+    const calls = r.calls.map((c) => `${c.tool} ${c.ms} ms`).join(', ');
     let verdict;
     if (r.hung) verdict = `HUNG (killed after ${BOUND_MS} ms)`;
+    else if (slow.length) verdict = `a call took over ${CALL_BOUND_MS} ms: ${slow.map((c) => `${c.tool} ${c.ms} ms`).join(', ')}`;
     else if (passed) verdict = expectedFail ? 'passed, but listed as an expected failure (update the list)' : 'pass';
     else verdict = expectedFail ? `expected failure: ${expectedFail}` : 'FAIL';
-    const ok = !r.hung && (expectedFail ? !passed : passed);
+    const ok = !r.hung && !slow.length && (expectedFail ? !passed : passed);
     if (!ok) bad++;
-    console.log(`${ok ? '✔' : '✘'} ${scenario.padEnd(38)} ${verdict} (${(r.ms / 1000).toFixed(1)} s${summary ? `; ${summary}` : ''})`);
+    console.log(`${ok ? '✔' : '✘'} ${scenario.padEnd(38)} ${verdict} (${(r.ms / 1000).toFixed(1)} s${summary ? `; ${summary}` : ''}${calls ? `; calls: ${calls}` : ''})`);
     if (!ok) console.log(r.out.split('\n').filter((l) => /FAILURE|Error|error/.test(l)).slice(0, 12).map((l) => `    ${l}`).join('\n'));
   }
 } finally {

@@ -1,8 +1,9 @@
 // Discovery and tool pinning, once per server when it starts: the whole tool list is read (at most
-// MAX_TOOL_PAGES pages, at most MAX_TOOLS tools), checked (names a rule can name, no name twice, no
+// MAX_TOOL_PAGES pages — MCP Gate's own count of the pages on the wire, so a repeated or never-ending cursor keeps
+// the server out whatever the SDK's aggregation makes of it — and at most MAX_TOOLS tools), checked (names a rule can name, no name twice, no
 // `x-mcp-header` that would set a header MCP Gate sends itself) and cleaned of hidden characters. For an approved
 // repository server the list (and the instructions) is pinned at the first start; a later change re-gates it.
-import { SdkError, SdkErrorCode, type Client, type Tool } from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode, type Client, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
 import { observeTools } from '../../trust/approval/approvals';
 import { ApprovalStore, type PinnedTools } from '../../trust/approval/store';
 import { canonicalJson, sha256 } from '../../trust/plan/digest';
@@ -25,20 +26,72 @@ function mirroredHeaders(schema: unknown, depth = 0): string[] {
 }
 
 /**
+ * Counts the `tools/list` pages on the wire while the SDK aggregates them: the cursor each page carried (absent on
+ * the last page of a finished list). The SDK ends its walk early on a page that repeats the previous one (same
+ * items, same cursor) and takes that as the whole list; MCP Gate judges the pages itself.
+ */
+function watchPages(client: Client): { cursors: Array<string | undefined>; stop(): void } {
+  const cursors: Array<string | undefined> = [];
+  const t = client.transport;
+  if (!t) return { cursors, stop() {} };
+  const ids = new Set<string | number>();
+  const send = t.send;
+  const onmessage = t.onmessage;
+  t.send = (m: JSONRPCMessage, opts?: unknown) => {
+    const r = m as { method?: unknown; id?: unknown };
+    if (r.method === 'tools/list' && (typeof r.id === 'string' || typeof r.id === 'number')) ids.add(r.id);
+    return (send as (m: JSONRPCMessage, o?: unknown) => Promise<void>).call(t, m, opts);
+  };
+  t.onmessage = ((m: JSONRPCMessage, extra?: unknown) => {
+    const r = m as { id?: unknown; result?: { nextCursor?: unknown } };
+    if ((typeof r.id === 'string' || typeof r.id === 'number') && ids.delete(r.id) && r.result && typeof r.result === 'object') {
+      cursors.push(typeof r.result.nextCursor === 'string' ? r.result.nextCursor : undefined);
+    }
+    (onmessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined)?.call(t, m, extra);
+  }) as typeof t.onmessage;
+  return {
+    cursors,
+    stop() {
+      t.send = send;
+      t.onmessage = onmessage;
+    },
+  };
+}
+
+/** Why the pages read do not make a whole list within the bound (undefined: they do). */
+function pagesProblem(cursors: ReadonlyArray<string | undefined>): string | undefined {
+  const shown = (c: string) => JSON.stringify(stripHidden(c).slice(0, 40));
+  if (cursors.length === 0) return 'its tool list was answered with no page MCP Gate could count';
+  const seen = new Set<string>();
+  for (const c of cursors) {
+    if (c === undefined) continue;
+    if (seen.has(c)) return `its tool list repeats the cursor ${shown(c)} (a list that never ends); a session takes no part of a list`;
+    seen.add(c);
+  }
+  if (cursors.length > MAX_TOOL_PAGES || cursors.at(-1) !== undefined) {
+    return `its tool list goes on past ${MAX_TOOL_PAGES} pages (a nextCursor after the last page read); a session reads at most ${MAX_TOOL_PAGES} pages and does not take part of a list`;
+  }
+  return undefined;
+}
+
+/**
  * Reads the whole tool list (through the SDK's aggregating read, which also keeps the list the 2026-07-28 header
  * mirroring reads), checks it, pins it, and returns it cleaned. Throws DroppedError when the server is left out.
  */
 export async function discover(ctx: SessionContext, server: ServerReport, client: Client, ownedHeaders: Record<string, string> = {}): Promise<SessionTool[]> {
   const timeout = ctx.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS;
   let raw: Tool[];
+  const pages = watchPages(client);
   try {
     raw = (await client.listTools(undefined, { timeout })).tools;
   } catch (e) {
-    if (e instanceof SdkError && e.code === SdkErrorCode.ListPaginationExceeded) {
-      throw new DroppedError(`its tool list goes on past ${MAX_TOOL_PAGES} pages (a nextCursor after the last page read); a session reads at most ${MAX_TOOL_PAGES} pages and does not take part of a list`);
-    }
+    if (e instanceof SdkError && e.code === SdkErrorCode.ListPaginationExceeded) throw new DroppedError(pagesProblem([...pages.cursors, 'past the bound'])!);
     throw e;
+  } finally {
+    pages.stop();
   }
+  const paging = pagesProblem(pages.cursors);
+  if (paging) throw new DroppedError(paging);
   if (raw.length > MAX_TOOLS) throw new DroppedError(`it offers more than ${MAX_TOOLS} tools; a session takes at most ${MAX_TOOLS} from one server (nothing is truncated)`);
   const owned = new Set(Object.keys(ownedHeaders).map((h) => h.toLowerCase()));
   for (const t of raw) {

@@ -51,6 +51,7 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
     throw e;
   }
   if (start.optOut) ctx.o.log.write({ kind: 'sandbox.off', server: server.name, source: server.source, detail: `runs uncontained: your opt-out in ${start.optOut}` });
+  if (start.processes && !start.processes.pidNamespace) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `runs without its own PID namespace: ${start.processes.why}` });
   return { plan, start };
 }
 

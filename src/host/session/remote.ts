@@ -64,6 +64,8 @@ async function remoteHeaders(ctx: SessionContext, server: ServerReport, host: st
 
 /** Logs one HTTP exchange the guarded fetch observed, when it is about a tool list or a call. */
 function observe(ctx: SessionContext, server: string, ob: Observation): void {
+  // The listening stream (GET) is about no tool list or call; what arrives on it is refused and logged as such.
+  if (ob.method === 'GET') return;
   const about = ob.rpc.find((c) => c.method === 'tools/call');
   const toolName = about ? about.tool ?? 'unknown' : undefined;
   const isList = ob.rpc.some((c) => c.method === 'tools/list');

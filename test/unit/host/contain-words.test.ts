@@ -92,24 +92,78 @@ describe('containment: one decision, in words and in what starts', () => {
     p.cleanup();
   });
 
-  it('opted out: words name the opt-out; it runs as a plain process', async () => {
+  it('opted out: words name the opt-out; it runs uncontained, in its own PID namespace only', async () => {
     const { c, words, plan } = run(repo(), { sandbox: { servers: [{ server: 's', project, off: true }] } }, BWRAP);
     assert.equal(c.kind, 'uncontained');
     assert.equal(c.kind === 'uncontained' && c.optOut?.origin.file, 'config.json');
-    assert.deepEqual(words, ['NOT contained: your opt-out in config.json — it runs with your full authority (logged at each start)']);
+    assert.deepEqual(words, [
+      'NOT contained: your opt-out in config.json — it runs with your full authority (logged at each start)',
+      'its own processes: it runs in its own PID namespace (bubblewrap, nothing else contained), so everything it starts ends when it stops',
+    ]);
     const p = await plan;
     assert.equal(p.sandbox, undefined);
     assert.equal(p.optOut, 'config.json');
-    assert.equal(p.launch.command, server.pinned!.plan!.executable);
+    assert.deepEqual(p.processes, { pidNamespace: true });
+    assert.equal(p.launch.command, BWRAP.bwrap);
+    // only a PID namespace: the whole filesystem as it is, no other unshare, no capability drop
+    assert.deepEqual(p.launch.args, ['--unshare-pid', '--dev-bind', '/', '/', '--die-with-parent', '--', server.pinned!.plan!.executable, ...server.pinned!.plan!.args]);
   });
 
-  it('a user server the user did not ask to contain: words say so; it runs plainly, with no opt-out', async () => {
+  it('a user server the user did not ask to contain, without bubblewrap: words say so and that a daemon may outlive it; it still starts, plainly', async () => {
     const { c, words, plan } = run({ name: 's', scope: 'user' }, {}, NO_BWRAP);
     assert.deepEqual(c, { kind: 'uncontained' });
     assert.match(words[0], /^not contained: a user-scope server runs as you/);
+    assert.equal(words[1], 'its own processes: bubblewrap cannot start here (bubblewrap (bwrap) not found on PATH), so a stop ends its process group and their descendants only — a double-forked daemon may outlive it (fix: install bubblewrap)');
     const p = await plan;
     assert.equal(p.sandbox, undefined);
     assert.equal(p.optOut, undefined);
+    assert.equal(p.launch.command, server.pinned!.plan!.executable);
+    assert.equal(p.processes?.pidNamespace, false);
+    assert.match(p.processes?.pidNamespace === false ? p.processes.why : '', /a daemon that left both may outlive it \(fix: install bubblewrap\)/);
+  });
+
+  describe('the bytecode folder of an uncontained server (PYTHONPYCACHEPREFIX): the user\'s own, checked', () => {
+    const NOBODY = 65534;
+    const user: ServerIdentity = { name: 's', scope: 'user' };
+    const startWith = (cache: string) => startPlan({
+      server, who: user, project, plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! }, env: {}, policy: policy({}), home,
+      hostEnv: { XDG_CACHE_HOME: cache }, probe: () => NO_BWRAP, npm: {} as NpmOps,
+    });
+
+    it('is made under the user\'s cache, mode 0700, never in the shared /tmp (a folder planted there by another user is not used)', async () => {
+      const shared = `/tmp/mcp-gate-pycache-${process.getuid!()}`;
+      const planted = !fs.existsSync(shared);
+      if (planted) {
+        fs.mkdirSync(shared, { mode: 0o777 });
+        fs.chownSync(shared, NOBODY, NOBODY);
+      }
+      try {
+        const cache = tempDir('mcp-gate-cache-');
+        const p = await startWith(cache);
+        const dir = p.launch.env!.PYTHONPYCACHEPREFIX!;
+        assert.ok(dir.startsWith(`${cache}/mcp-gate/`), dir);
+        assert.notEqual(dir, shared);
+        const st = fs.statSync(dir);
+        assert.equal(st.mode & 0o777, 0o700);
+        assert.equal(st.uid, process.getuid!());
+      } finally {
+        if (planted) fs.rmdirSync(shared);
+      }
+    });
+
+    it('a folder of that name owned by another user is refused with the fix; so is one others may write to', async () => {
+      const cache = tempDir('mcp-gate-cache-');
+      const first = await startWith(cache);
+      const dir = first.launch.env!.PYTHONPYCACHEPREFIX!;
+      fs.chownSync(dir, NOBODY, NOBODY);
+      await assert.rejects(startWith(cache), (e: unknown) => e instanceof ContainRefused && /its private folder .*pycache belongs to uid 65534, not to you \(uid 0\), so another user could put code in it; remove it/.test((e as Error).message));
+      fs.chownSync(dir, process.getuid!(), process.getgid!());
+      fs.chmodSync(dir, 0o777);
+      await assert.rejects(startWith(cache), (e: unknown) => e instanceof ContainRefused && /has mode 0777, which lets other users in/.test((e as Error).message));
+      fs.rmdirSync(dir);
+      fs.symlinkSync(tempDir('mcp-gate-elsewhere-'), dir);
+      await assert.rejects(startWith(cache), (e: unknown) => e instanceof ContainRefused && /is not a folder \(a link or a file\)/.test((e as Error).message));
+    });
   });
 
   it('settings that cannot be used: words say it cannot start and why; it does not start', async () => {

@@ -480,12 +480,29 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
   });
 
   describe('requests refused before the network', () => {
-    it('a GET is answered 405 locally without touching the network or resolving', async () => {
-      const { f, obs, conns } = probe({ resolver: async () => assert.fail('no resolution for GET') });
-      const res = await f('https://unknown.test/mcp', { method: 'GET', headers: { accept: 'text/event-stream' } });
-      assert.equal(res.status, 405);
-      assert.equal(obs.length, 0);
-      assert.equal(conns.length, 0);
+    it('a GET (the listening stream) is sent and outlives the budget; its events pass whole, past 1 MiB in all', async () => {
+      const { f, obs } = probe({ timeoutMs: 300 });
+      const ctl = new AbortController();
+      const res = await f(`${PEER}/drip`, { method: 'GET', headers: { accept: 'text/event-stream' }, signal: ctl.signal });
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      const t0 = Date.now();
+      let text = '';
+      while (Date.now() - t0 < 1_000) text += new TextDecoder().decode((await reader.read()).value);
+      assert.match(text, /: drip\n\n/, 'still open after three budgets');
+      ctl.abort();
+      await reader.read().catch(() => undefined);
+      const big = await f(`${PEER}/big-sse`, { method: 'GET', headers: { accept: 'text/event-stream' } });
+      const all = await big.text();
+      assert.ok(all.length > 2 * 1024 * 1024, `${all.length} bytes`);
+      assert.deepEqual(obs.map((o) => [o.method, o.outcome]), [['GET', 'answered'], ['GET', 'answered']]);
+    });
+
+    it('a listening-stream event over 1 MiB ends the stream (ReplyTooLargeError)', async () => {
+      const { f } = probe();
+      const res = await f(`${PEER}/big-sse-one`, { method: 'GET', headers: { accept: 'text/event-stream' } });
+      const text = await res.text().catch((e: unknown) => e);
+      assert.ok(text instanceof ReplyTooLargeError, String(text).slice(0, 80));
     });
 
     it('header values with CR/LF/NUL/controls are refused without quoting the value', async () => {
@@ -557,8 +574,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       } finally {
         await client.close();
       }
-      const methods = obs.map((o) => `${o.method} ${o.rpc.map((c) => c.method).join()} ${o.outcome}`);
+      const methods = obs.filter((o) => o.method === 'POST').map((o) => `${o.method} ${o.rpc.map((c) => c.method).join()} ${o.outcome}`);
       assert.deepEqual(methods, ['POST initialize answered', 'POST notifications/initialized answered', 'POST tools/list answered', 'POST tools/call answered']);
+      // the SDK opens its listening stream after initialized (server→client requests of no call arrive there)
+      assert.deepEqual(obs.filter((o) => o.method !== 'POST').map((o) => `${o.method} ${o.outcome}`), ['GET answered']);
       assert.ok(conns.every((c) => c.address === PEER_ADDRESS && c.servername === 'mcp.test'));
     });
 

@@ -147,6 +147,18 @@ describe('protocol revisions 2026-07-28 and 2025-11-25', function () {
     }
   });
 
+  it('a tool list that repeats its cursor (same page every time) leaves the server out with a line, not an empty list', async () => {
+    const w = await repoWorld({ same: stdio(MODERN, { FIXTURE_SAME_CURSOR: '1' }), modern: stdio(MODERN) });
+    const s = await Session.start(options(w));
+    try {
+      // the SDK's own walk stops at the repeated page and calls the list complete (no tools): MCP Gate does not
+      assert.deepEqual(s.servers(), ['modern']);
+      assert.match(s.notes.join('\n'), /same \(\.mcp\.json\) is left out: its tool list repeats the cursor "again" \(a list that never ends\)/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a tool list with a nextCursor after the page bound leaves the server out with a line', async () => {
     const w = await repoWorld({ endless: stdio(MODERN, { FIXTURE_ENDLESS_PAGES: '1' }), modern: stdio(MODERN) });
     const s = await Session.start(options(w));

@@ -194,7 +194,7 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
       const s = await start(o);
       assert.deepEqual(s.notes, []);
       assert.deepEqual(s.servers(), ['web']);
-      assert.deepEqual(s.tools().map((t) => t.name).sort(), ['ask', 'big', 'echo', 'expire', 'show_headers']);
+      assert.deepEqual(s.tools().map((t) => t.name).sort(), ['ask', 'ask_unrelated', 'big', 'echo', 'expire', 'show_headers']);
       const r = await s.call('web', 'echo', { text: 'hello over https' });
       assert.equal(r.ok, true, r.error);
       assert.equal(r.outcome, 'answered');
@@ -372,6 +372,29 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     assert.deepEqual(s.counters.refusedRequests, { 'sampling/createMessage': 1, 'elicitation/create': 1, 'roots/list': 1 });
     assert.deepEqual(mcpRequests(o.log), [ev('web', 'discover', 'answered', 200), ev('web', 'ask', 'answered', 200)]);
     assert.equal(o.log.read().filter((e) => e.kind === 'gate.refuse').length, 3);
+  });
+
+  it('requests of no call (they come on the GET listening stream) are refused at once too: the call ends within 2 s', async () => {
+    const w = setup({ web: URL_OF('/mcp') }, { rules: [HOST_RULE('web'), TOOL_RULE('web')] });
+    await approveAll(w);
+    const o = options(w);
+    const s = await timed(10_000, () => start(o));
+    const before = await peerStats();
+    const t0 = Date.now();
+    const r = await timed(15_000, () => s.call('web', 'ask_unrelated'));
+    // before the listening stream was opened, the server's requests were dropped and it waited its 10 s out
+    assert.ok(Date.now() - t0 < 2000, `the call took ${Date.now() - t0} ms`);
+    assert.equal(r.ok, true, r.error);
+    const text = JSON.stringify(r.result);
+    for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list']) assert.match(text, new RegExp(`${m}: MCP error -32601: MCP Gate refused ${m}`));
+    assert.deepEqual(s.counters.refusedRequests, { 'sampling/createMessage': 1, 'elicitation/create': 1, 'roots/list': 1 });
+    const refusals = o.log.read().filter((e) => e.kind === 'gate.refuse').map((e) => (e as { detail?: string }).detail ?? '');
+    assert.equal(refusals.length, 3);
+    for (const d of refusals) assert.match(d, /refused/);
+    // the listening stream is no exchange about a tool list or a call: the log holds the call, once
+    assert.deepEqual(mcpRequests(o.log), [ev('web', 'discover', 'answered', 200), ev('web', 'ask_unrelated', 'answered', 200)]);
+    const after = await peerStats();
+    assert.ok((after.paths['/mcp'] ?? 0) > (before.paths['/mcp'] ?? 0));
   });
 
   it('a server offering 65 tools is left out whole, with a line; another server still starts', async () => {
