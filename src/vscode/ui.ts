@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { CATALOGUE } from '../trust/sources/catalogue';
 import { escapeText } from '../text/escape';
 import { serverKey } from '../trust/approval/server-ref';
-import { changedSinceApproval, isApprovable, STATE_CODICON } from '../trust/approval/states';
+import { changedSinceApproval, isApprovable, STATE_CODICON, stateWords } from '../trust/approval/states';
 import { CMD } from './command-ids';
 import { refOf } from './commands';
 import type { RoutingView } from './routing';
@@ -126,7 +126,7 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
       const range = new vscode.Range(line, 0, line, 0);
       const ref = refOf(x);
       const decided = x.server.record ? `\n${vscode.l10n.t('decided {0} ({1})', relativeTime(x.server.record.decidedAt), x.server.record.decidedAt)}` : '';
-      lenses.push(new vscode.CodeLens(range, { title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${x.server.state}`, command: CMD.showDefinition, arguments: [ref], tooltip: `${x.server.reason}${decided}` }));
+      lenses.push(new vscode.CodeLens(range, { title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${vscode.l10n.t(stateWords(x.server))}`, command: CMD.showDefinition, arguments: [ref], tooltip: `${x.server.reason}${decided}` }));
       if (isApprovable(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: CMD.approve, arguments: [ref] }));
       if (changedSinceApproval(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: CMD.showDefinition, arguments: [ref] }));
       // VS Code's own ▷Start sits on the same line while it would start this server itself: say that it bypasses the gate.

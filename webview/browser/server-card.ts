@@ -3,7 +3,7 @@
 // sandbox, pinned files and digest.
 import type { VscodeCollapsible } from '@vscode-elements/elements/dist/vscode-collapsible/vscode-collapsible.js';
 import type { PanelAction, ServerView } from '../common/protocol';
-import { relativeTime } from '../../src/report/relative-time';
+import { relativeTime } from '../../src/text/time';
 import { STATE_CODICON } from '../../src/trust/approval/gate-state';
 import type { PanelContext } from './context';
 import { digest, meta, when } from './display';

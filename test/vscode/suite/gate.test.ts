@@ -59,7 +59,7 @@ describe('the gate in VS Code', function () {
     await vscode.window.showTextDocument(doc);
     const lenses = await waitFor('CodeLens', async () => {
       const l = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri)) ?? [];
-      return l.some((c) => c.command?.title.endsWith('MCP Gate: pending')) && l;
+      return l.some((c) => c.command?.title.endsWith('MCP Gate: waiting for review')) && l;
     });
     assert.ok(lenses.some((c) => c.command?.command === 'mcpGate.approve'), lenses.map((c) => c.command?.title).join(', '));
     assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
