@@ -20,6 +20,7 @@ import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON, stateW
 import { CMD, type CommandId } from './command-ids';
 import { sandboxAvailable } from '../host/sandbox';
 import { routeThroughGate } from './own-starts';
+import { reviewFile, showServerActions } from './menus';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
 import { packageWorker, withResolution } from './resolving';
@@ -389,6 +390,8 @@ export const COMMANDS: Record<CommandId, (ctx: Ctx) => (...args: never[]) => unk
   [CMD.routeVsCodeServers]: routeVsCodeServers,
   [CMD.reopenThroughGate]: reopen,
   [CMD.installSandbox]: installSandbox,
+  [CMD.reviewFile]: (ctx: Ctx) => (arg?: unknown) => reviewFile(ctx.service, arg),
+  [CMD.serverActions]: (ctx: Ctx) => (arg?: unknown) => showServerActions(ctx.service, arg),
 };
 
 export function registerCommands(ctx: Ctx): void {

@@ -129,6 +129,8 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
       lenses.push(new vscode.CodeLens(range, { title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${vscode.l10n.t(stateWords(x.server))}`, command: CMD.showDefinition, arguments: [ref], tooltip: `${x.server.reason}${decided}` }));
       if (isApprovable(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: CMD.approve, arguments: [ref] }));
       if (changedSinceApproval(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: CMD.showDefinition, arguments: [ref] }));
+      // The lens's menu: every action that applies to this server (src/vscode/menus.ts).
+      lenses.push(new vscode.CodeLens(range, { title: '$(ellipsis)', command: CMD.serverActions, arguments: [ref], tooltip: vscode.l10n.t('More actions for "{0}"', escapeText(x.server.name)) }));
       // VS Code's own ▷Start sits on the same line while it would start this server itself: say that it bypasses the gate.
       const own = this.routing?.().starts.find((s) => s.file === x.server.file && s.name === x.server.name);
       if (own) {

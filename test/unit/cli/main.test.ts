@@ -16,7 +16,7 @@ describe('mcp-gate CLI', function () {
     const r = cli(w, ['list']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /waiting for review\s+repository\s+\.mcp\.json\s+db\s+"node" "db\.js"/);
-    assert.match(r.stdout, /trusted\s+user\s+.*config\.json\s+mine/);
+    assert.match(r.stdout, /trusted \(your own\)\s+user\s+.*config\.json\s+mine/);
     const j = JSON.parse(cli(w, ['list', '--json']).stdout);
     assert.equal(j.blocked, false);
     assert.deepEqual(j.servers.map((s: { name: string; state: string }) => [s.name, s.state]), [['mine', 'trusted'], ['db', 'pending']]);
