@@ -2,7 +2,7 @@
 // flags), counts with their plural forms and relative times, all through vscode.l10n.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { relativeTime as relative } from '../text/time';
+import { relativeTime as relative, whenText } from '../text/time';
 import { escapeText } from '../text/escape';
 import type { FrontEndWords } from '../trust/words';
 
@@ -32,6 +32,11 @@ export function waitingText(n: number): string {
 /** "3 minutes ago", in VS Code's display language. */
 export function relativeTime(iso: string, now = Date.now()): string {
   return relative(iso, now, vscode.env.language || 'en');
+}
+
+/** "3 minutes ago (2026-12-01 19:35:53 UTC)": the one time format of plain text (src/text/time.ts). */
+export function timeText(iso: string, now = Date.now()): string {
+  return whenText(iso, now, vscode.env.language || 'en');
 }
 
 /** A file as a person of this workspace knows it: relative to its folder when inside it. */
