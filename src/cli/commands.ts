@@ -288,7 +288,7 @@ async function update(ctx: Ctx): Promise<number> {
 
 async function serve(ctx: Ctx): Promise<number> {
   const { input, rest, o, log, policyOf, secrets, machine } = ctx;
-  return serveCommand({ input, rest, source: o.source, log, policyOf, secrets, env: machine.env });
+  return serveCommand({ input, rest, source: o.source, log, policyOf, secrets, env: machine.env, flags: ctx.flags });
 }
 
 async function install(ctx: Ctx): Promise<number> {
