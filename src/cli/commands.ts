@@ -331,7 +331,7 @@ async function reset(ctx: Ctx): Promise<number> {
   if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
   const removed = await finishBeforeStopping(resetServers(input, o.all ? undefined : rest[0], o.source, { log }));
   if (removed.length === 0) out('nothing to reset: no decision was recorded');
-  if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
+  if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now waiting for review`);
   return 0;
 }
 

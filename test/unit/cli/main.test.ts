@@ -87,7 +87,7 @@ describe('mcp-gate CLI', function () {
     assert.equal(cli(w, ['reject', 'a']).code, 0);
     assert.equal(cli(w, ['approve', 'b', '--yes']).code, 0);
     assert.match(cli(w, ['list']).stdout, /rejected\s+repository\s+\.mcp\.json\s+a/);
-    assert.match(cli(w, ['reset', 'a']).stdout, /reset "a" \(\.mcp\.json\): was rejected; now pending/);
+    assert.match(cli(w, ['reset', 'a']).stdout, /reset "a" \(\.mcp\.json\): was rejected; now waiting for review/);
     const all = cli(w, ['reset', '--all']);
     assert.match(all.stdout, /reset "b"/);
     assert.equal((cli(w, ['list']).stdout.match(/waiting for review/g) ?? []).length, 2);
