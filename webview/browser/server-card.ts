@@ -38,15 +38,18 @@ export function cardOpen(ctx: PanelContext, s: Pick<ServerView, 'key' | 'section
   return ctx.ui.expanded[s.key] ?? s.section === 'waiting';
 }
 
-/** The head's toggle: a button (Enter/Space, aria-expanded) that shows or hides the card's details and keeps it. */
+/**
+ * The head's toggle: an action icon (a button inside vscode-icon: Enter/Space, a label for screen readers) that
+ * shows or hides the card's details and keeps the choice. aria-expanded is on the element the panel makes.
+ */
 function cardToggle(ctx: PanelContext, s: ServerView, card: HTMLElement, body: HTMLElement): HTMLElement {
-  const b = h('button', { class: 'card-toggle', attrs: { type: 'button', 'aria-controls': `body-${s.key}`, title: 'Show or hide the details' } });
+  const b = h('vscode-icon', { class: 'card-toggle', attrs: { 'action-icon': true, 'aria-controls': `body-${s.key}`, title: 'Show or hide the details' } });
   const set = (open: boolean) => {
     body.hidden = !open;
     card.classList.toggle('collapsed', !open);
     b.setAttribute('aria-expanded', String(open));
-    b.setAttribute('aria-label', `${open ? 'Hide' : 'Show'} the details of ${s.name}`);
-    b.replaceChildren(codicon(open ? 'chevron-down' : 'chevron-right'));
+    b.setAttribute('name', open ? 'chevron-down' : 'chevron-right');
+    b.setAttribute('label', `${open ? 'Hide' : 'Show'} the details of ${s.name}`);
   };
   set(cardOpen(ctx, s));
   b.addEventListener('click', () => {
