@@ -11,6 +11,7 @@ import { registerTrustPanel } from './vscode/panel';
 import { prompts, type Prompts } from './vscode/prompts';
 import { registerRouting, type RoutingView } from './vscode/routing';
 import { GateService } from './vscode/service';
+import { contextKeys, type ContextKey } from './vscode/menus';
 import { catalogueSelector, notifications, sandboxNotice, ServerCodeLens, statusBar } from './vscode/ui';
 
 /** What tests (and other extensions) can observe. Holds no secret. */
@@ -23,6 +24,8 @@ export interface McpGateApi {
   routing: () => RoutingView;
   /** The status bar item (tests read what a person sees on it). */
   status: vscode.StatusBarItem;
+  /** The context keys package.json's menus read, as last set (src/vscode/menus.ts). */
+  contextKeys: () => Record<ContextKey, boolean>;
   /** How long activate() took, in milliseconds (for the benchmark). */
   activationMs: number;
 }
@@ -43,7 +46,9 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   registerTrustPanel(context, service);
   const routing = registerRouting(context, service);
   const status = statusBar(service, routing.view);
+  const keys = contextKeys(service, routing.view);
   context.subscriptions.push(
+    keys,
     routing.disposable,
     status,
     vscode.languages.registerCodeLensProvider(catalogueSelector(), new ServerCodeLens(service, routing.view)),
@@ -57,7 +62,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
   }));
   context.subscriptions.push(notifications(service), sandboxNotice(service));
-  return { service, gateway, prompts, routing: routing.view, status: status.item, activationMs: performance.now() - started };
+  return { service, gateway, prompts, routing: routing.view, status: status.item, contextKeys: () => keys.current(), activationMs: performance.now() - started };
 }
 
 export function deactivate(): void {}

@@ -10,12 +10,13 @@ import { evaluateGate } from '../trust/gate';
 import { findServer } from '../trust/report';
 import { escapeText } from '../text/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
+import { ruleText } from '../policy/rules';
 import { OUTCOMES, type LoggedEvent } from '../host/log';
 import { serverIdentity } from '../host/identity';
 import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 import { logLine } from '../report/log-line';
 import { packageOps, UsageError, type Ctx } from './context';
-import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
+import { SECRET_ENV_PREFIX, shellArg } from './words';
 import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
 import { writeInitialConfig } from './init';
@@ -74,7 +75,7 @@ async function doctor(ctx: Ctx): Promise<number> {
   const pre = preApprovalAttempts(report.project);
   const allowlists = agentAllowlists(machine, input.storeDir, report.servers.filter((x) => x.scope === 'repository'));
   if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-  else out(doctorText(report, storeHow, CLI_WORDS) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, CLI_WORDS) + '\n\n' + sandboxText(report, policy, machine.home, ctx.sandboxProbe()) + '\n\n' + agentAllowlistText(allowlists));
+  else out(doctorText(report, storeHow, ctx.words) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, ctx.words) + '\n\n' + sandboxText(report, policy, machine.home, ctx.sandboxProbe()) + '\n\n' + agentAllowlistText(allowlists));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 
@@ -171,7 +172,7 @@ async function get(ctx: Ctx): Promise<number> {
   const name = needName('get');
   const report = evaluateGate(input);
   if (report.fullBlock.length) err(fullBlockText(report));
-  const found = findServer(report, name, o.source, CLI_WORDS);
+  const found = findServer(report, name, o.source, ctx.words);
   if (!found.ok) throw new GateRefusal(found.message);
   if (o.json) out(JSON.stringify(serverJson(found.server), null, 2));
   else out(serverText(found.server, ctx.grantsOf(report)));
@@ -183,7 +184,7 @@ async function approve(ctx: Ctx): Promise<number> {
   const name = needName('approve');
   const report = evaluateGate(input);
   if (report.fullBlock.length) throw new GateRefusal(`the project is blocked, so nothing can be approved:\n${fullBlockText(report)}`);
-  const found = findServer(report, name, o.source, CLI_WORDS);
+  const found = findServer(report, name, o.source, ctx.words);
   if (!found.ok) throw new GateRefusal(found.message);
   const s = found.server;
   if (!s.gated) throw new GateRefusal(`"${s.name}" comes from user scope (${s.source}); it is trusted and needs no approval`);
@@ -230,9 +231,16 @@ async function tools(ctx: Ctx): Promise<number> {
     const decisionWidth = Math.max(0, ...rows.map((r) => r.decision.length));
     for (const r of rows) out(`  ${r.name.padEnd(nameWidth)}  ${r.decision.padEnd(decisionWidth)}  ${r.description}`.trimEnd());
     // The hint only when it tells something: some tool cannot be called (the CLI refuses ask and deny).
-    const blocked = rows.filter((r) => r.decision !== '[allow]');
+    // Each hint, run as written, explains this very server: its scope (a repository server's rules need its
+    // "project") and the command's --project/--store (test/unit/cli/hints.test.ts runs them).
+    const blocked = tools.filter((t) => mayCallTool(who, host, t.name, policy.rules).decision !== 'allow');
     if (blocked.length > 0) {
-      out(`${blocked.length} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp.${server.name}.tool.${blocked[0]!.name}`);
+      const scope = server.gated ? ' --scope repository' : '';
+      const project = server.gated && !/--project /.test(ctx.flags) ? ` --project ${shellArg(report.project)}` : '';
+      const first = blocked[0]!;
+      const permit = mayCallTool(who, host, first.name, policy.rules).steps?.filter((s) => s.decision !== 'allow' && s.permittedBy).map((s) => ruleText(s.permittedBy!)) ?? [];
+      out(`${blocked.length} of ${tools.length} cannot be called without an allow rule; why: mcp-gate explain ${shellArg(`mcp.${server.name}.tool.${first.name}`)}${scope}${project}${ctx.flags ? ` ${ctx.flags}` : ''}`);
+      if (permit.length) out(`to allow ${escapeText(first.name)}, add to "rules" in ${escapeText(policy.file)}: ${permit.map(escapeText).join(' and ')}`);
     }
     return 0;
   } finally {
@@ -275,12 +283,12 @@ async function call(ctx: Ctx): Promise<number> {
 }
 
 async function update(ctx: Ctx): Promise<number> {
-  return updateCommand({ input: ctx.input, name: ctx.needName('update'), source: ctx.o.source, yes: Boolean(ctx.o.yes), ask, log: ctx.log });
+  return updateCommand({ input: ctx.input, name: ctx.needName('update'), source: ctx.o.source, yes: Boolean(ctx.o.yes), ask, log: ctx.log, words: ctx.words });
 }
 
 async function serve(ctx: Ctx): Promise<number> {
   const { input, rest, o, log, policyOf, secrets, machine } = ctx;
-  return serveCommand({ input, rest, source: o.source, log, policyOf, secrets, env: machine.env });
+  return serveCommand({ input, rest, source: o.source, log, policyOf, secrets, env: machine.env, flags: ctx.flags });
 }
 
 async function install(ctx: Ctx): Promise<number> {
@@ -323,7 +331,7 @@ async function reset(ctx: Ctx): Promise<number> {
   if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
   const removed = await finishBeforeStopping(resetServers(input, o.all ? undefined : rest[0], o.source, { log }));
   if (removed.length === 0) out('nothing to reset: no decision was recorded');
-  if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now pending`);
+  if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now waiting for review`);
   return 0;
 }
 

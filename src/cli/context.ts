@@ -15,7 +15,8 @@ import type { GrantsContext } from '../report/render';
 import { err, setMask } from './output';
 import { serversMayStart, trackSession } from './signals';
 import type { CommandId } from './usage';
-import { CLI_WORDS, SECRET_ENV_PREFIX } from './words';
+import { cliWords, hintFlags, SECRET_ENV_PREFIX } from './words';
+import type { FrontEndWords } from '../trust/words';
 import { workerOps } from '../host/package-worker';
 import { installedTree, type NpmOps } from '../trust/packages/npm-lock';
 
@@ -60,6 +61,10 @@ export interface Ctx {
   /** How the store folder was found, in words. */
   storeHow: string;
   log: EventLog;
+  /** The CLI's wording of next steps, carrying this command's --project and --store (./words.ts hintFlags). */
+  words: FrontEndWords;
+  /** Those flags alone, for a hint a command writes itself. */
+  flags: string;
   /** The one server name the command takes (a usage error otherwise). */
   needName(verb: string): string;
   /** A usage error when the command was given arguments. */
@@ -81,16 +86,18 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   for (const [k, v] of Object.entries(machine.env)) if (k.startsWith(SECRET_ENV_PREFIX) && v) defaultMasker.add(v);
   setMask((t) => defaultMasker.mask(t));
   const store = findStoreDir(machine, o.store);
-  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker, words: CLI_WORDS };
+  const flags = hintFlags(o, (p) => path.resolve(p));
+  const words = cliWords(flags);
+  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker, words };
   const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
   const log = new EventLog(store.dir, defaultMasker);
   log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
   const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
   const sandboxProbe = () => sandboxAvailable();
-  const grantsOf = (report: GateReport): GrantsContext => ({ project: report.project, policy: policyOf(report), words: CLI_WORDS, home: machine.home, sandbox: sandboxProbe() });
+  const grantsOf = (report: GateReport): GrantsContext => ({ project: report.project, policy: policyOf(report), words, home: machine.home, sandbox: sandboxProbe() });
   return {
-    command, o, rest, machine, input, store, storeHow, log, policyOf, grantsOf, sandboxProbe, secrets: secretSource,
+    command, o, rest, machine, input, store, storeHow, log, words, flags, policyOf, grantsOf, sandboxProbe, secrets: secretSource,
     needName(verb) {
       if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
       return rest[0];
@@ -102,10 +109,10 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
       const report = evaluateGate(input);
       const policy = policyOf(report);
       if (report.escapeHatch) log.write({ kind: 'gate.escape-hatch', project: report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
-      const found = findServer(report, name, o.source, CLI_WORDS);
+      const found = findServer(report, name, o.source, words);
       if (!found.ok) throw new GateRefusal(found.message);
       serversMayStart();
-      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, npm: packageOps, clientName: 'mcp-gate-cli', words: CLI_WORDS }, [found.server]);
+      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, npm: packageOps, clientName: 'mcp-gate-cli', words }, [found.server]);
       // A signal closes the session; closing it normally unregisters it.
       const untrack = trackSession(started);
       const session = Object.assign(started, { close: () => Session.prototype.close.call(started).finally(untrack) });

@@ -7,7 +7,7 @@ import type { EventLog } from '../host/log';
 import { serve } from '../host/serve';
 import type { GateInput, GateReport } from '../trust/report';
 import { err } from './output';
-import { cliWords } from './words';
+import { cliWords, shellArg } from './words';
 import { packageOps } from './context';
 import { serversMayStart, trackSession } from './signals';
 
@@ -19,6 +19,8 @@ export interface ServeCommand {
   policyOf(report: GateReport): UserPolicy;
   secrets: SecretSource;
   env: Readonly<Record<string, string | undefined>>;
+  /** The hint flags of the command (--project/--store as given); the project is always named, for an agent elsewhere. */
+  flags: string;
 }
 
 export async function serveCommand(c: ServeCommand): Promise<number> {
@@ -32,7 +34,7 @@ export async function serveCommand(c: ServeCommand): Promise<number> {
   process.stdin.once('end', () => void transport.close());
   await serve({
     input: c.input, server: c.rest[0], source: c.source, log: c.log, policyOf: c.policyOf, secrets: c.secrets, env: c.env, npm: packageOps,
-    transport, diag: (line) => err(line), track: (s) => trackSession(s), words: cliWords(`--project ${JSON.stringify(c.input.projectDir)}`),
+    transport, diag: (line) => err(line), track: (s) => trackSession(s), words: cliWords(c.flags.includes('--project ') ? c.flags : [`--project ${shellArg(c.input.projectDir)}`, c.flags].filter(Boolean).join(' ')),
   });
   return 0;
 }

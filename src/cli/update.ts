@@ -5,7 +5,8 @@
 // approved container launch by tag pulls the tag again and shows the digest it now names against the approved one
 // (src/trust/packages/image-pin.ts).
 import { approveOrReject, GateRefusal, minReleaseAge } from '../trust/approval/approvals';
-import { CLI_WORDS } from './words';
+import { stateWords } from '../trust/approval/gate-state';
+import type { FrontEndWords } from '../trust/words';
 import { escapeText } from '../text/escape';
 import { evaluateGate } from '../trust/gate';
 import { findServer, type GateInput } from '../trust/report';
@@ -28,20 +29,22 @@ export interface UpdateContext {
   yes: boolean;
   ask: (question: string) => Promise<string | undefined>;
   log: EventLog;
+  /** The CLI's wording, with the command's --project and --store. */
+  words: FrontEndWords;
 }
 
 export async function updateCommand(c: UpdateContext): Promise<number> {
   const report = evaluateGate(c.input);
-  const found = findServer(report, c.name, c.source, CLI_WORDS);
+  const found = findServer(report, c.name, c.source, c.words);
   if (!found.ok) throw new GateRefusal(found.message);
   const s = found.server;
   const container = imageLaunchOf(s);
   if (container) return updateImage(c, s, container);
   const minAge = minReleaseAge(report);
-  const u = await planUpdate({ ...c.input, words: c.input.words ?? CLI_WORDS }, s, { npm: packageOps });
+  const u = await planUpdate({ ...c.input, words: c.words }, s, { npm: packageOps });
   const { old, fresh } = u;
   // A server changed since its approval: the change is shown too, since approving the update approves it.
-  if (changedSinceApproval(s)) out(`${serverText(s, undefined, { lock: fresh, minAge }, CLI_WORDS)}\n`);
+  if (changedSinceApproval(s)) out(`${serverText(s, undefined, { lock: fresh, minAge }, c.words)}\n`);
   out(`server "${escapeText(s.name)}" (${escapeText(s.source)}): ${escapeText(u.spec)} from ${escapeText(fresh.registry)}`);
   out(`  approved  ${escapeText(lockSummary(old))}`);
   out(`  now       ${escapeText(lockSummary(fresh))}`);
@@ -68,7 +71,7 @@ export async function updateCommand(c: UpdateContext): Promise<number> {
 async function updateImage(c: UpdateContext, s: ServerReport, launch: ImageLaunch): Promise<number> {
   const old = s.record?.decision === 'approved' ? s.record.image : undefined;
   if (s.state !== 'approved' || !old || !s.pinned) {
-    throw new GateRefusal(`"${s.name}" is ${s.state}, not approved with an image pin (${s.reason}); review it with mcp-gate approve ${s.name}`);
+    throw new GateRefusal(`"${s.name}" is ${stateWords(s)}, not approved with an image pin (${s.reason}); ${c.words.review(s.name)}`);
   }
   const fresh = await resolveImage(launch, s.pinned.plan?.executable, c.input.machine.env, { pull: true });
   if (!fresh.pinned) throw new GateRefusal(`"${s.name}" (${s.source}): ${fresh.why}; nothing was recorded, it keeps running ${old.pinned ?? old.image}`);

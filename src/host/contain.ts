@@ -372,7 +372,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
     'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
-    `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files} closure file(s) read-only, from a copy verified against this approval`,
+    `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
     `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
   ];
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');

@@ -40,7 +40,7 @@ export interface ToolResultEvent {
 }
 
 export interface GateEvent {
-  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.refuse' | 'server.start' | 'server.stop' | 'server.dropped' | 'sandbox.off' | 'secret.set' | 'secret.clear';
+  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.route' | 'gate.reopen' | 'gate.refuse' | 'server.start' | 'server.stop' | 'server.dropped' | 'sandbox.off' | 'secret.set' | 'secret.clear';
   server?: string;
   source?: string;
   project?: string;

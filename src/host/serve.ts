@@ -11,6 +11,10 @@ import { evaluateGate } from '../trust/gate';
 import { findServer, type GateInput, type GateReport, type ServerReport } from '../trust/report';
 import type { NpmOps } from '../trust/packages/npm-lock';
 import { GATE_ENTRY_NAME } from '../trust/sources/preapproval';
+import { stateWords } from '../trust/approval/gate-state';
+import { ruleText } from '../policy/rules';
+import type { Verdict } from '../policy/decide';
+import { count } from '../text/count';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { frontServer } from './front';
 import type { EventLog } from './log';
@@ -55,7 +59,19 @@ export function refusalLine(s: ServerReport, words: FrontEndWords): string {
   const how = s.state === 'pending' || s.state === 'approval-changed'
     ? `; ${words.review(s.name)}, then restart this server`
     : s.state === 'rejected' ? `; ${words.resetServer(s.name)}` : '';
-  return `"${s.name}" (${s.source}) is not served: it is ${s.state}: ${s.reason}${how}`;
+  return `"${s.name}" (${s.source}) is not served: it is ${stateWords(s)}: ${s.reason}${how}`;
+}
+
+/** At most this many hidden tools of one server are listed one by one (the rest are counted). */
+export const MAX_HIDDEN_LISTED = 20;
+
+/** One hidden tool: its name as served, and every rule that would allow it (host and tool, for a remote server). */
+function hiddenLine(f: Fronted, tool: string, prefixed: boolean, v: Verdict, policyFile: string): string {
+  const name = prefixed ? `${f.server.name}${PREFIX_SEPARATOR}${tool}` : tool;
+  const rules = (v.steps ?? [v]).filter((s) => s.decision !== 'allow' && s.permittedBy).map((s) => ruleText(s.permittedBy!));
+  return rules.length
+    ? `${name} of "${f.server.name}": allowed by adding ${rules.join(' and ')} to "rules" in ${policyFile}`
+    : `${name} of "${f.server.name}": ${v.reason}`;
 }
 
 /** Runs until the client closes the transport; resolves after every session is closed. */
@@ -73,6 +89,8 @@ export async function serve(o: ServeOptions): Promise<void> {
 
   const report = evaluateGate(o.input);
   policy = o.policyOf(report);
+  const prefixed = o.server === undefined;
+  const hidden: string[] = [];
   let wanted: ServerReport[] = [];
   if (report.fullBlock.length) refuse(`no server is served: the project is blocked (${report.fullBlock.map((b) => b.reason).join('; ')}); ${words.doctor} shows why`);
   else if (o.server !== undefined) {
@@ -113,11 +131,19 @@ export async function serve(o: ServeOptions): Promise<void> {
       for (const n of session.notes) o.diag(`mcp-gate serve: ${n}`);
       fronted.push({ server: s, session, untrack: o.track?.(session) ?? (() => undefined) });
     }
-    const served = fronted.map((f) => `${f.server.name} (${f.session.tools().length} tools)`);
+    // What the policy hides, told to the person (stderr, the log) and the agent (instructions): how many tools
+    // of each server, and for each the exact rule that would allow it.
+    const served = fronted.map((f) => {
+      const all = f.session.tools();
+      const denied = all.filter((t) => f.session.verdictFor(f.server.name, t.name).decision === 'deny');
+      for (const t of denied.slice(0, MAX_HIDDEN_LISTED)) hidden.push(hiddenLine(f, t.name, prefixed, f.session.verdictFor(f.server.name, t.name), policy!.file));
+      if (denied.length > MAX_HIDDEN_LISTED) hidden.push(`and ${count(denied.length - MAX_HIDDEN_LISTED, 'more tool')} of "${f.server.name}" (${words.showTools(f.server.name)} lists each with its decision)`);
+      return `${f.server.name} (${count(all.length - denied.length, 'tool')}${denied.length ? `; ${denied.length} hidden by your policy` : ''})`;
+    });
     o.diag(`mcp-gate serve: ${served.length ? `serving ${served.join(', ')}` : 'serving no server'} for ${report.project}`);
+    for (const line of hidden) o.diag(`mcp-gate serve: hidden by policy: ${line}`);
   })();
 
-  const prefixed = o.server === undefined;
   const exposed = () => {
     const map = new Map<string, { f: Fronted; tool: SessionTool; original: string }>();
     for (const f of fronted) {
@@ -145,7 +171,12 @@ export async function serve(o: ServeOptions): Promise<void> {
     f.untrack();
   };
 
-  const instructions = () => (refusals.length ? `MCP Gate refused to serve:\n${refusals.map((r) => `- ${r}`).join('\n')}` : undefined);
+  const instructions = () => {
+    const parts: string[] = [];
+    if (refusals.length) parts.push(`MCP Gate refused to serve:\n${refusals.map((r) => `- ${r}`).join('\n')}`);
+    if (hidden.length) parts.push(`MCP Gate's policy hides these tools (the person can allow each in their user policy, not you):\n${hidden.map((r) => `- ${r}`).join('\n')}`);
+    return parts.length ? parts.join('\n\n') : undefined;
+  };
   await ready.catch((e) => refuse(`starting failed: ${(e as Error).message}`));
   const server = frontServer({
     tools: async () => [...exposed().values()].map((x) => x.tool),

@@ -99,7 +99,7 @@ function allowFor(action: string, who?: ServerIdentity): RuleText {
 function ignoredNote(ignored: readonly Rule[], who: ServerIdentity | undefined): string {
   if (!who || ignored.length === 0) return '';
   const shown = ignored.slice(0, 3).map((r) => `${ruleRef(r)} matches it, but ${describeQualifier(r, who)}`);
-  const more = ignored.length > shown.length ? `; and ${ignored.length - shown.length} more such rule(s)` : '';
+  const more = ignored.length > shown.length ? `; and ${ignored.length - shown.length} more such ${ignored.length - shown.length === 1 ? 'rule' : 'rules'}` : '';
   return ` Not applying to ${describeIdentity(who)}: ${shown.join('; ')}${more}.`;
 }
 

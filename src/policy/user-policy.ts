@@ -72,7 +72,7 @@ export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = s
 /** Decides an action about `who` under the user's policy; a policy with problems denies everything and says why. */
 export function decideUnder(policy: UserPolicy, who: ServerIdentity, action: string): Verdict {
   if (policy.problems.length > 0) {
-    return { decision: 'deny', action, reason: `your policy in ${policy.file} has ${policy.problems.length} invalid item(s), so nothing is allowed until they are fixed: ${policy.problems.join('; ')}` };
+    return { decision: 'deny', action, reason: `your policy in ${policy.file} has ${policy.problems.length} invalid ${policy.problems.length === 1 ? 'item' : 'items'}, so nothing is allowed until they are fixed: ${policy.problems.join('; ')}` };
   }
   return decideFor(who, action, policy.rules);
 }
@@ -107,7 +107,7 @@ function parseLocalExceptions(raw: RawUserPolicy, originOf: (index: number) => O
     if (!e || typeof e !== 'object' || Array.isArray(e)) return void problems.push(`${where(i)}: an entry is {"server", "allowLoopback"?, "allowPrivate"?, "project"?}`);
     const o = e as Record<string, unknown>;
     const unknown = Object.keys(o).filter((k) => !['server', 'allowLoopback', 'allowPrivate', 'project'].includes(k));
-    if (unknown.length) return void problems.push(`${where(i)}: unknown key(s) ${unknown.join(', ')}`);
+    if (unknown.length) return void problems.push(`${where(i)}: unknown ${unknown.length === 1 ? 'key' : 'keys'} ${unknown.join(', ')}`);
     if (typeof o.server !== 'string' || !o.server) return void problems.push(`${where(i)}: "server" must name one server`);
     for (const k of ['allowLoopback', 'allowPrivate']) if (o[k] !== undefined && typeof o[k] !== 'boolean') return void problems.push(`${where(i)}: "${k}" must be true or false`);
     if (o.project !== undefined) {

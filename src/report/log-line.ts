@@ -19,10 +19,13 @@ function text(v: unknown): string {
   }
 }
 
-/** `<at> <kind> server=… host=… … — <detail>`: one log event as one line, every value escaped. */
-export function logLine(event: object): string {
+/**
+ * `<at> <kind> server=… host=… … — <detail>`: one log event as one line, every value escaped. `time: false` leaves
+ * the time out, for a reader that puts its own in front (VS Code's log output channel): one timestamp per line.
+ */
+export function logLine(event: object, o: { time?: boolean } = {}): string {
   const f = event as Record<string, unknown>;
-  const parts = [text(f.at), text(f.kind)];
+  const parts = o.time === false ? [text(f.kind)] : [text(f.at), text(f.kind)];
   for (const k of LOG_LINE_FIELDS) if (f[k] !== undefined) parts.push(`${k}=${text(f[k])}`);
   if (f.detail !== undefined) parts.push(`— ${text(f.detail)}`);
   return parts.join(' ');

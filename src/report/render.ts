@@ -19,6 +19,9 @@ import { ruleText } from '../policy/rules';
 import { serverIdentity } from '../host/identity';
 import { dependencyCount, lockSummary, type NpmLock } from '../trust/packages/npm-lock';
 import type { ImagePin } from '../trust/packages/image-pin';
+import { stateWords } from '../trust/approval/gate-state';
+import { count as counted } from '../text/count';
+import { exactTime } from '../text/time';
 import { lockDocument, minAgeVerdict, type MinAge } from './lock-text';
 import { NOT_PINNED, packageLaunchOf, type ImageLaunch } from '../trust/plan/launchers';
 
@@ -35,8 +38,9 @@ export function summary(s: ServerReport): string {
   return [d.command!, ...d.args].map(quote).join(' ');
 }
 
+/** The state as a person reads it (src/trust/approval/gate-state.ts); JSON output keeps the state's code. */
 export function stateLabel(s: ServerReport): string {
-  return (s.viaEscapeHatch ? 'approved(hatch)' : s.state) + (s.disabled ? ',disabled' : '');
+  return stateWords(s);
 }
 
 export function fullBlockText(report: GateReport): string {
@@ -134,7 +138,7 @@ function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
   if (count === 0 && who.scope === 'repository') {
     L.push(`    (rules, secrets and exceptions without "project" are for your user-scope servers; one with "project": ${quote(who.project)} grants this server)`);
   }
-  if (ctx.policy.problems.length) L.push(`    your policy has ${ctx.policy.problems.length} invalid item(s), so nothing is allowed until they are fixed (${(ctx.words ?? NEUTRAL_WORDS).doctor})`);
+  if (ctx.policy.problems.length) L.push(`    your policy has ${counted(ctx.policy.problems.length, 'invalid item')}, so nothing is allowed until they are fixed (${(ctx.words ?? NEUTRAL_WORDS).doctor})`);
   return L;
 }
 
@@ -158,7 +162,7 @@ function planText(s: ServerReport): string[] {
   const files = Object.entries(pinned.files);
   const bytes = files.reduce((n, [, f]) => n + f.size, 0);
   if (!plan && !files.length) return L;
-  L.push(`  execution closure (every workspace file it can load; content pinned): ${files.length} file(s), ${bytes} bytes`);
+  L.push(`  execution closure (every workspace file it can load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
   const roots = plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }));
   if (plan && roots.length && !roots.some((r) => r.path === '.')) L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
   for (const r of roots) {
@@ -248,7 +252,7 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   }
   if (s.record?.toolsChanged && s.record.tools) {
     const d = diffTools(s.record.tools.snapshot, s.record.toolsChanged.snapshot);
-    lines.push(`  tools changed since approval (seen ${s.record.toolsChanged.observedAt}):`);
+    lines.push(`  tools changed since approval (seen ${exactTime(s.record.toolsChanged.observedAt)}):`);
     for (const n of d.added) lines.push(`    + tool ${quote(n)}`);
     for (const n of d.removed) lines.push(`    - tool ${quote(n)}`);
     for (const c of d.changed) {

@@ -18,6 +18,8 @@ import { ApprovalStore, type ApprovalRecord, type StoreHealth, type StoreMasker 
 import { recordRef, refOf, serverKey } from './approval/server-ref';
 import { ESCAPE_HATCH_ENV, type FullBlock, type GateInput, type GateReport, type Importer, type ServerReport, type SourceReport } from './report';
 import { NEUTRAL_WORDS } from './words';
+import { changedFilesOnly } from './approval/diff';
+import { exactTime } from '../text/time';
 import { VSCODE_WORKSPACE_SETTINGS } from './sources/tools/vscode';
 
 import type { GateState } from './approval/gate-state';
@@ -345,23 +347,29 @@ function decideState(
   }
   const record = records.get(serverKey(refOf(project, s)));
   const withPin = { ...s, pinned, record };
-  if (record?.decision === 'rejected') return { ...withPin, state: 'rejected', reason: `rejected on ${record.decidedAt}` };
+  if (record?.decision === 'rejected') return { ...withPin, state: 'rejected', reason: `rejected on ${exactTime(record.decidedAt)}` };
   if (escapeHatch) return { ...withPin, state: 'approved', viaEscapeHatch: true, reason: `${ESCAPE_HATCH_ENV}=1 trusts every repository server` };
   if (record?.decision === 'approved') {
     const pkg = pinned.plan ? packageLaunchOf(pinned.plan.command, pinned.plan.args) : undefined;
     if (record.digest === pinned.digest && pkg?.kind === 'npm') {
-      if (!record.lock) return { ...withPin, state: 'approval-changed', reason: `approved on ${record.decidedAt}, before MCP Gate pinned the packages a server downloads: approve it again to pin ${pkg.spec} to an exact version and integrity` };
+      if (!record.lock) return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)}, before MCP Gate pinned the packages a server downloads: approve it again to pin ${pkg.spec} to an exact version and integrity` };
       if (!lockIntact(record.lock) || record.lock.spec !== pkg.spec) return { ...withPin, state: 'approval-changed', reason: `the package lock recorded with its approval does not match its digest or its spec (edited in the store?): approve it again` };
     }
     if (record.digest === pinned.digest && pkg?.kind === 'image') {
-      if (!record.image) return { ...withPin, state: 'approval-changed', reason: `approved on ${record.decidedAt}, before MCP Gate pinned container images: approve it again to pin ${pkg.image} to its digest` };
+      if (!record.image) return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)}, before MCP Gate pinned container images: approve it again to pin ${pkg.image} to its digest` };
       if (!imagePinIntact(record.image) || record.image.image !== pkg.image || record.image.runtime !== pkg.runtime) return { ...withPin, state: 'approval-changed', reason: `the image pin recorded with its approval does not match its digest or its image (edited in the store?): approve it again` };
     }
     if (record.digest === pinned.digest && record.toolsChanged) {
-      return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${record.toolsChanged.observedAt})` };
+      return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${exactTime(record.toolsChanged.observedAt)})` };
     }
-    if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: `approved on ${record.decidedAt}` };
-    return { ...withPin, state: 'approval-changed', reason: `the definition changed since it was approved on ${record.decidedAt}` };
+    if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: `approved on ${exactTime(record.decidedAt)}` };
+    // "A file it runs changed" (the entry as written is the same) is told apart from "its definition changed".
+    const files = changedFilesOnly(record.pinned, pinned.pinned);
+    if (files) {
+      const which = files.length === 1 ? `a file it runs changed (${files[0]})` : `${files.length} files it runs changed (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''})`;
+      return { ...withPin, state: 'approval-changed', reason: `${which} since it was approved on ${exactTime(record.decidedAt)}; its definition as written is the same` };
+    }
+    return { ...withPin, state: 'approval-changed', reason: `its definition changed since it was approved on ${exactTime(record.decidedAt)}` };
   }
   const why = s.importedBy.length > 0 && s.scope === 'user'
     ? `imported by repository configuration (${s.importedBy.join(', ')}); never decided`

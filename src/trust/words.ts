@@ -18,6 +18,8 @@ export interface FrontEndWords {
   showGrants(server: string): string;
   /** How to return a rejected server to pending. */
   resetServer(server: string): string;
+  /** How to list a server's tools with what the policy says of each. */
+  showTools(server: string): string;
 }
 
 export const NEUTRAL_WORDS: FrontEndWords = {
@@ -29,4 +31,5 @@ export const NEUTRAL_WORDS: FrontEndWords = {
   doctor: 'see the doctor report',
   showGrants: () => 'shown with the server',
   resetServer: () => 'reset it to return it to pending',
+  showTools: () => 'listing its tools',
 };

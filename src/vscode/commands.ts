@@ -16,10 +16,11 @@ import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/pack
 import { escapeText } from '../text/escape';
 import type { ServerReport } from '../trust/report';
 import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/approval/server-ref';
-import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON } from '../trust/approval/states';
+import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON, stateWords } from '../trust/approval/states';
 import { CMD, type CommandId } from './command-ids';
 import { sandboxAvailable } from '../host/sandbox';
 import { routeThroughGate } from './own-starts';
+import { reviewFile, showServerActions } from './menus';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
 import { packageWorker, withResolution } from './resolving';
@@ -58,7 +59,7 @@ function item(ctx: Ctx, x: Entry) {
   const decided = s.record ? ` · ${vscode.l10n.t('decided {0}', relativeTime(s.record.decidedAt))}` : '';
   return {
     label: `$(${STATE_CODICON[s.state]}) ${escapeText(s.name)}`,
-    description: `${s.state}${multi ? ` · ${escapeText(x.folder.folder.name)}` : ''} · ${escapeText(s.source)}${decided}`,
+    description: `${vscode.l10n.t(stateWords(s))}${multi ? ` · ${escapeText(x.folder.folder.name)}` : ''} · ${escapeText(s.source)}${decided}`,
     detail: escapeText(s.reason),
     item: x,
   };
@@ -389,6 +390,8 @@ export const COMMANDS: Record<CommandId, (ctx: Ctx) => (...args: never[]) => unk
   [CMD.routeVsCodeServers]: routeVsCodeServers,
   [CMD.reopenThroughGate]: reopen,
   [CMD.installSandbox]: installSandbox,
+  [CMD.reviewFile]: (ctx: Ctx) => (arg?: unknown) => reviewFile(ctx.service, arg),
+  [CMD.serverActions]: (ctx: Ctx) => (arg?: unknown) => showServerActions(ctx.service, arg),
 };
 
 export function registerCommands(ctx: Ctx): void {

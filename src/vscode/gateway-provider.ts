@@ -4,6 +4,7 @@
 // rule and secrets at every start, opens the server's session, and only then adds the bearer token. A refusal
 // returns undefined — which VS Code does silently — so MCP Gate says why itself.
 import * as vscode from 'vscode';
+import { stateWords } from '../trust/approval/gate-state';
 import { Gateway, type GatewayTarget } from '../host/gateway';
 import { MAX_SERVERS, Session } from '../host/session';
 import type { ServerReport } from '../trust/report';
@@ -99,7 +100,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       const any = this.service.servers().find((e) => keyOf(e) === key);
       if (!any) return refuse('the server is no longer declared');
       if (mayRun(any.server, true)) return refuse('the workspace is in Restricted Mode');
-      return refuse(`it is ${any.server.state}: ${any.server.reason}`);
+      return refuse(`it is ${vscode.l10n.t(stateWords(any.server))}: ${any.server.reason}`);
     }
     let session = this.sessions.get(key);
     if (!session && this.sessions.size >= MAX_SERVERS) {

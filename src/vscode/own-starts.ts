@@ -136,6 +136,9 @@ export async function routeThroughGate(service: GateService): Promise<boolean> {
   const c = vscode.workspace.getConfiguration();
   for (const [k, v] of todo) await c.update(k, v, vscode.ConfigurationTarget.Global);
   if (answer === routeImport) await vscode.workspace.getConfiguration('mcpGate').update('imports', [...imports, 'vscode'], vscode.ConfigurationTarget.Global);
-  service.log.write({ kind: 'gate.approve', detail: `user settings set: ${[...todo.keys()].join(', ')}${answer === routeImport ? ', mcpGate.imports += vscode' : ''} (VS Code's own MCP starts routed through MCP Gate)` });
+  service.log.write({ kind: 'gate.route', detail: `user settings set: ${[...todo.keys()].join(', ')}${answer === routeImport ? ', mcpGate.imports += vscode' : ''} (VS Code's own MCP starts routed through MCP Gate)` });
+  // The step is confirmed to the person, with what it changed.
+  void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: VS Code\'s own MCP starts now go through MCP Gate ({0} set in your user settings{1}).',
+    [...todo.keys()].join(', '), answer === routeImport ? vscode.l10n.t('; your own mcp.json servers run through MCP Gate') : ''));
   return true;
 }

@@ -137,7 +137,7 @@ export async function reopenThroughGate(service: GateService, open = true, becau
   const file = path.join(dir, gatedWorkspaceName(folders, (s) => crypto.createHash('sha256').update(s).digest('hex')));
   fs.writeFileSync(`${file}.tmp`, gatedWorkspaceText(folders), { mode: 0o600 });
   fs.renameSync(`${file}.tmp`, file);
-  service.log.write({ kind: 'gate.approve', detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)${because ? `: ${because.text}` : ''}` });
+  service.log.write({ kind: 'gate.reopen', detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)${because ? `: ${because.text}` : ''}` });
   // Why, for the reopened window's banner: beside the workspace file, written before the reopen (global state may not
   // be flushed before the window navigates away).
   if (because) fs.writeFileSync(`${file}.why`, because.text, { mode: 0o600 });

@@ -78,7 +78,8 @@ export class GateService implements vscode.Disposable {
 
   private mirror(e: LoggedEvent): void {
     const f = e as unknown as Record<string, unknown>;
-    const line = logLine(e);
+    // The log output channel stamps each line with its own time: the event's is left out (one timestamp a line).
+    const line = logLine(e, { time: false });
     if (f.outcome === 'refused_by_address' || f.outcome === 'redirected' || f.kind === 'gate.refuse' || f.kind === 'server.dropped') this.channel.warn(line);
     else this.channel.info(line);
   }

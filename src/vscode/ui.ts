@@ -5,12 +5,12 @@ import * as vscode from 'vscode';
 import { CATALOGUE } from '../trust/sources/catalogue';
 import { escapeText } from '../text/escape';
 import { serverKey } from '../trust/approval/server-ref';
-import { changedSinceApproval, isApprovable, STATE_CODICON } from '../trust/approval/states';
+import { changedSinceApproval, isApprovable, STATE_CODICON, stateWords } from '../trust/approval/states';
 import { CMD } from './command-ids';
 import { refOf } from './commands';
 import type { RoutingView } from './routing';
 import type { GateService } from './service';
-import { relativeTime, sandboxMissingText, serverCount, waitingText } from './words';
+import { sandboxMissingText, serverCount, timeText, waitingText } from './words';
 
 /** Once per window: the sandbox cannot start here, with the button that opens a terminal holding the install command. */
 export function sandboxNotice(service: GateService): vscode.Disposable {
@@ -125,10 +125,12 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
       const line = Math.max(0, Math.min(doc.lineCount - 1, x.server.position.line - 1));
       const range = new vscode.Range(line, 0, line, 0);
       const ref = refOf(x);
-      const decided = x.server.record ? `\n${vscode.l10n.t('decided {0} ({1})', relativeTime(x.server.record.decidedAt), x.server.record.decidedAt)}` : '';
-      lenses.push(new vscode.CodeLens(range, { title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${x.server.state}`, command: CMD.showDefinition, arguments: [ref], tooltip: `${x.server.reason}${decided}` }));
+      const decided = x.server.record ? `\n${vscode.l10n.t('decided {0}', timeText(x.server.record.decidedAt))}` : '';
+      lenses.push(new vscode.CodeLens(range, { title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${vscode.l10n.t(stateWords(x.server))}`, command: CMD.showDefinition, arguments: [ref], tooltip: `${x.server.reason}${decided}` }));
       if (isApprovable(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: CMD.approve, arguments: [ref] }));
       if (changedSinceApproval(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: CMD.showDefinition, arguments: [ref] }));
+      // The lens's menu: every action that applies to this server (src/vscode/menus.ts).
+      lenses.push(new vscode.CodeLens(range, { title: '$(ellipsis)', command: CMD.serverActions, arguments: [ref], tooltip: vscode.l10n.t('More actions for "{0}"', escapeText(x.server.name)) }));
       // VS Code's own ▷Start sits on the same line while it would start this server itself: say that it bypasses the gate.
       const own = this.routing?.().starts.find((s) => s.file === x.server.file && s.name === x.server.name);
       if (own) {

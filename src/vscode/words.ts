@@ -2,7 +2,7 @@
 // flags), counts with their plural forms and relative times, all through vscode.l10n.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { relativeTime as relative } from '../report/relative-time';
+import { relativeTime as relative, whenText } from '../text/time';
 import { escapeText } from '../text/escape';
 import type { FrontEndWords } from '../trust/words';
 
@@ -15,6 +15,7 @@ export const VSCODE_WORDS: FrontEndWords = {
   doctor: vscode.l10n.t('MCP Gate: Doctor'),
   showGrants: () => vscode.l10n.t('MCP Gate: Show Definition shows them'),
   resetServer: () => vscode.l10n.t('MCP Gate: Reset Approvals… returns it to pending'),
+  showTools: () => vscode.l10n.t('the trust panel'),
 };
 
 /** "1 server" / "3 servers" (each form its own l10n message, so a translation can say it its own way). */
@@ -31,6 +32,11 @@ export function waitingText(n: number): string {
 /** "3 minutes ago", in VS Code's display language. */
 export function relativeTime(iso: string, now = Date.now()): string {
   return relative(iso, now, vscode.env.language || 'en');
+}
+
+/** "3 minutes ago (2026-12-01 19:35:53 UTC)": the one time format of plain text (src/text/time.ts). */
+export function timeText(iso: string, now = Date.now()): string {
+  return whenText(iso, now, vscode.env.language || 'en');
 }
 
 /** A file as a person of this workspace knows it: relative to its folder when inside it. */

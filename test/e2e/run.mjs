@@ -322,6 +322,7 @@ const main = [
     await page.locator('.tab', { hasText: 'MCP Gate: Trust Panel' }).waitFor({ timeout: 30_000 });
     await card('pending').waitFor({ timeout: 30_000 });
     weatherKey = await card('pending').getAttribute('data-key');
+    assert(await card('pending').locator('.card-toggle').getAttribute('aria-expanded') === 'true', 'a waiting card starts open');
     assert(/^s[0-9a-f]{32}$/.test(weatherKey), `server key ${weatherKey}`);
     const text = await card('pending').textContent();
     // Workspace-relative, the full path on hover; "repository scope, gated" is what every waiting server is, so
@@ -361,6 +362,22 @@ const main = [
     assert(call.status === 0 && call.stdout.includes('Sunny in Oslo'), `mcp-gate call: ${call.stdout}${call.stderr}`);
     await tab('log');
     await $('.vlist-row:not([hidden]) .c-kind', { hasText: 'tool.result' }).first().waitFor({ timeout: 5000 });
+    await tab('waiting');
+  }],
+  ['a decided server\'s card is collapsed to one line; its toggle shows the details, and a waiting one starts open', async () => {
+    await tab('decided');
+    const c = card('approved');
+    await c.waitFor({ timeout: 5000 });
+    const toggle = c.locator('.card-toggle');
+    assert(await toggle.getAttribute('aria-expanded') === 'false', 'a decided card starts collapsed');
+    assert(!(await c.locator('.card-body').isVisible()), 'its details are hidden');
+    assert(await c.locator('.reason').isVisible() && await c.locator('.act-reset').isVisible(), 'its state, why and actions stay in view');
+    await toggle.click();
+    await c.locator('.card-body').waitFor({ state: 'visible', timeout: 5000 });
+    assert(await toggle.getAttribute('aria-expanded') === 'true', 'expanded');
+    assert((await c.locator('.card-body').textContent()).includes('weather-server.mjs'), 'the details are the server\'s');
+    await toggle.locator('button').press('Enter'); // the keyboard works the toggle too
+    await c.locator('.card-body').waitFor({ state: 'hidden', timeout: 5000 });
     await tab('waiting');
   }],
   ['a changed command line and server file re-gate it within a second, with the field and line diff', async () => {

@@ -113,6 +113,13 @@ describe('package: the .vsix (npm run package)', function () {
     assert.equal(tracked('docs/screenshots/demo.png'), true);
   });
 
+  it('carries the walkthrough\'s media: every step\'s page is in the package', () => {
+    const pkg = JSON.parse(files.get('extension/package.json')!.toString('utf8')) as { contributes: { walkthroughs: { steps: { media: { markdown: string } }[] }[] } };
+    const pages = pkg.contributes.walkthroughs.flatMap((w) => w.steps.map((st) => st.media.markdown));
+    assert.ok(pages.length >= 3);
+    for (const md of pages) assert.ok(files.has(`extension/${md}`), `${md} packaged`);
+  });
+
   it('is found by a search for MCP, security, trust; has repository, bugs and homepage', () => {
     const pkg = JSON.parse(files.get('extension/package.json')!.toString('utf8')) as Record<string, unknown>;
     const keywords = pkg.keywords as string[];

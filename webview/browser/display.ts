@@ -1,6 +1,6 @@
 // Small display pieces of a server's card: a time as read (kept current), a digest shortened for reading, a
 // label/value pair of its details.
-import { exactTime, relativeTime } from '../../src/report/relative-time';
+import { exactTime, relativeTime } from '../../src/text/time';
 import { h } from './dom';
 import type { StatusLine } from './status';
 

@@ -3,7 +3,7 @@
 // sandbox, pinned files and digest.
 import type { VscodeCollapsible } from '@vscode-elements/elements/dist/vscode-collapsible/vscode-collapsible.js';
 import type { PanelAction, ServerView } from '../common/protocol';
-import { relativeTime } from '../../src/report/relative-time';
+import { relativeTime } from '../../src/text/time';
 import { STATE_CODICON } from '../../src/trust/approval/gate-state';
 import type { PanelContext } from './context';
 import { digest, meta, when } from './display';
@@ -23,17 +23,42 @@ export interface CardContext {
   onAction(s: ServerView, a: PanelAction, card: HTMLElement): void;
 }
 
-function collapsible(ctx: PanelContext, key: string, part: 'def' | 'diff', heading: string, description: string, defaultOpen: boolean, ...content: HTMLElement[]): VscodeCollapsible {
+function collapsible(part: 'def' | 'diff', heading: string, description: string, open: boolean, ...content: HTMLElement[]): VscodeCollapsible {
   const c = h('vscode-collapsible', { class: `part-${part}`, attrs: { heading, description } }, ...content) as VscodeCollapsible;
-  // The definition's open/closed state is kept per server; the diff of a changed server always starts open.
-  c.open = part === 'def' ? ctx.ui.expanded[key] ?? defaultOpen : defaultOpen;
-  if (part === 'def') {
-    c.addEventListener('vsc-collapsible-toggle', (e) => {
-      ctx.ui.expanded[key] = e.detail.open;
-      ctx.save();
-    });
-  }
+  c.open = open;
   return c;
+}
+
+/**
+ * Whether a card shows its details (where it is declared, what it runs, its changes and definition): kept per
+ * server in the UI state; by default open while it waits for a decision, collapsed once decided, so a list of
+ * decided servers reads as one line each (name, state, why, actions).
+ */
+export function cardOpen(ctx: PanelContext, s: Pick<ServerView, 'key' | 'section'>): boolean {
+  return ctx.ui.expanded[s.key] ?? s.section === 'waiting';
+}
+
+/**
+ * The head's toggle: an action icon (a button inside vscode-icon: Enter/Space, a label for screen readers) that
+ * shows or hides the card's details and keeps the choice. aria-expanded is on the element the panel makes.
+ */
+function cardToggle(ctx: PanelContext, s: ServerView, card: HTMLElement, body: HTMLElement): HTMLElement {
+  const b = h('vscode-icon', { class: 'card-toggle', attrs: { 'action-icon': true, 'aria-controls': `body-${s.key}`, title: 'Show or hide the details' } });
+  const set = (open: boolean) => {
+    body.hidden = !open;
+    card.classList.toggle('collapsed', !open);
+    b.setAttribute('aria-expanded', String(open));
+    b.setAttribute('name', open ? 'chevron-down' : 'chevron-right');
+    b.setAttribute('label', `${open ? 'Hide' : 'Show'} the details of ${s.name}`);
+  };
+  set(cardOpen(ctx, s));
+  b.addEventListener('click', () => {
+    const open = body.hidden;
+    set(open);
+    ctx.ui.expanded[s.key] = open;
+    ctx.save();
+  });
+  return b;
 }
 
 export function serverCard(s: ServerView, o: CardContext): HTMLElement {
@@ -53,13 +78,16 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   open.addEventListener('click', () => ctx.post({ type: 'open', key: s.key }));
   actions.append(open);
 
+  const body = h('div', { class: 'card-body', attrs: { id: `body-${s.key}` } });
   card.append(h('div', { class: 'head' },
+    cardToggle(ctx, s, card, body),
     icon(STATE_ICON[s.state] ?? 'circle', s.stateLabel),
     h('h3', { class: 'name', text: s.name }),
     h('span', { class: `state state-${s.state}`, text: s.stateLabel }),
     h('span', { class: 'source', text: s.declared.source }),
     actions));
   card.append(h('p', { class: 'reason', text: s.reason }));
+  card.append(body);
 
   const dl = h('dl', { class: 'meta' });
   // Repository files by their workspace-relative path; the full path on hover.
@@ -72,10 +100,10 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   dl.append(...meta(s.transport === 'http' ? 'Connects to' : 'Runs', h('code', { class: 'summary', text: s.summary })));
   if (s.cwd) dl.append(...meta('In folder', h('code', { text: s.cwd })));
   if (s.decidedAt) dl.append(...meta('Decided', when(s.decidedAt)));
-  card.append(dl);
+  body.append(dl);
 
   if (s.hidden) {
-    card.append(h('div', { class: 'warn hidden-chars', attrs: { role: 'note' } }, codicon('warning'),
+    body.append(h('div', { class: 'warn hidden-chars', attrs: { role: 'note' } }, codicon('warning'),
       ' This definition contains invisible, control or reordering characters. Each is shown as an escape (such as \\u202E); nothing is hidden or cut.'));
   }
 
@@ -84,9 +112,9 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
     const parts = changeParts(s);
     const at = s.diff?.approvedAt ?? s.decidedAt;
     const since = at ? `approved ${relativeTime(at, Date.now(), navigator.language)}` : '';
-    const c = collapsible(ctx, s.key, 'diff', 'Changes since approval', since, true, ...parts);
+    const c = collapsible('diff', 'Changes since approval', since, true, ...parts);
     c.classList.add('changes');
-    card.append(c);
+    body.append(c);
   }
 
   const def: HTMLElement[] = [h('pre', { class: 'definition', text: s.definition })];
@@ -118,6 +146,6 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   if (s.inputs) def.push(h('h4', { text: 'Inputs it asks for' }), h('pre', { class: 'definition', text: s.inputs }));
   if (s.pinnedTools?.length) def.push(h('p', { class: 'tools' }, `Tools pinned at the first start: `, ...s.pinnedTools.flatMap((t, i) => [i ? ', ' : '', h('code', { text: t })])));
   if (s.digest) def.push(h('p', { class: 'digest' }, 'digest ', digest(s.digest, status)));
-  card.append(collapsible(ctx, s.key, 'def', 'Definition as written', s.declared.source, s.section === 'waiting', ...def));
+  body.append(collapsible('def', 'Definition as written', s.declared.source, s.section === 'waiting', ...def));
   return card;
 }

@@ -1,6 +1,7 @@
 // A changed server's diff, as its card shows it under "Changes since approval": the changed fields, the files it
 // runs, the tools it offers and the server's instructions, each as added/removed lines.
 import type { DiffLine, ServerView } from '../common/protocol';
+import { when } from './display';
 import { codicon, h } from './dom';
 
 export function diffBlock(lines: DiffLine[], label: string): HTMLElement {
@@ -28,7 +29,8 @@ export function changeParts(s: ServerView): HTMLElement[] {
     }
   }
   if (s.toolsDiff) {
-    parts.push(h('h4', { text: `Tools it offers (seen ${s.toolsDiff.observedAt}${s.toolsDiff.approvedAt ? `; pinned ${s.toolsDiff.approvedAt}` : ''})` }));
+    // Times as everywhere in the panel: relative, exact on hover (display.ts when).
+    parts.push(h('h4', {}, 'Tools it offers (seen ', when(s.toolsDiff.observedAt), ...(s.toolsDiff.approvedAt ? ['; pinned ', when(s.toolsDiff.approvedAt)] : []), ')'));
     for (const t of s.toolsDiff.tools) {
       parts.push(h('div', { class: 'diff-item tool' }, h('div', { class: 'diff-title' }, codicon('tools'), ' tool ', h('code', { text: t.name }), ` ${t.change}`), diffBlock(t.lines, `tool ${t.name}`)));
     }

@@ -140,7 +140,7 @@ export type WebviewMessage =
 export interface UiState {
   tab: 'waiting' | 'decided' | 'log';
   filter: { server: string; outcome: string; kind: string; text: string };
-  /** Server key → whether its details are expanded (absent: the default for its section). */
+  /** Server key → whether its card shows its details (absent: open while waiting, collapsed once decided). */
   expanded: Record<string, boolean>;
   selectedLog?: number;
   scroll: Record<string, number>;

@@ -133,7 +133,7 @@ async function pinTools(ctx: SessionContext, server: ServerReport, client: Clien
   const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)), observedAt: new Date().toISOString() };
   const r = await observeTools(new ApprovalStore(ctx.o.storeDir, ctx.masker), ctx.project, server.source, server.name, server.pinned.digest, observed);
   if (r === 'changed') {
-    throw new DroppedError(`the tools it offers changed since it was approved; it is approval-changed until you review the change and approve it again (${ctx.words.review(server.name)})`);
+    throw new DroppedError(`the tools it offers changed since it was approved; it is changed since approval until you review the change and approve it again (${ctx.words.review(server.name)})`);
   }
   if (r === 'not-approved') throw new DroppedError('its approval changed while it was starting');
 }

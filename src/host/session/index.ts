@@ -6,6 +6,8 @@
 // (local.ts) and remote connect (remote.ts) open a server, discovery and tool pinning (discover.ts) freeze its
 // tools, calls (call.ts) run them; what they share is context.ts.
 import type { Verdict } from '../../policy/decide';
+import { stateWords } from '../../trust/approval/gate-state';
+import { count } from '../../text/count';
 import { isWaiting, mayRun } from '../../trust/approval/states';
 import type { ServerReport } from '../../trust/report';
 import { stripHidden } from '../untrusted';
@@ -49,9 +51,14 @@ export class Session {
 
   /** What the policy says about calling a tool right now (before any question is asked). */
   decisionFor(serverName: string, tool: string): Verdict['decision'] {
+    return this.verdictFor(serverName, tool).decision;
+  }
+
+  /** The policy's whole verdict on calling this tool now (each step, and the rule that would permit it). */
+  verdictFor(serverName: string, tool: string): Verdict {
     const conn = this.connections.get(serverName);
-    if (!conn) return 'deny';
-    return callVerdict(this.ctx, conn, tool).decision;
+    if (!conn) return { decision: 'deny', action: `mcp.${serverName}.tool.${tool}`, reason: `"${serverName}" is not running in this session` };
+    return callVerdict(this.ctx, conn, tool);
   }
 
   /** The server's instructions, cleaned of hidden characters. */
@@ -76,8 +83,8 @@ export class Session {
     let started = 0;
     for (const server of servers) {
       if (!mayRun(server, o.workspaceTrusted ?? true)) {
-        const how = isWaiting(server) ? `; ${ctx.words.review(server.name)}` : '';
-        const why = mayRun(server, true) ? 'the workspace is in Restricted Mode' : `it is ${server.state}: ${server.reason}`;
+        const how = isWaiting(server) ? `; ${ctx.words.review(server.name)}` : server.state === 'rejected' ? `; ${ctx.words.resetServer(server.name)}` : '';
+        const why = mayRun(server, true) ? 'the workspace is in Restricted Mode' : `it is ${stateWords(server)}: ${server.reason}`;
         ctx.note(`${server.name} (${server.source}) is left out: ${why}${how}`, server);
         continue;
       }
@@ -104,7 +111,7 @@ export class Session {
         for (const t of conn.tools) seenTools.set(t.name, server.name);
         this.connections.set(server.name, conn);
         started++;
-        o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${conn.tools.length} tools; protocol ${conn.client.getNegotiatedProtocolVersion() ?? 'unknown'}${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox}` : '; not contained'}` });
+        o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${count(conn.tools.length, 'tool')}; protocol ${conn.client.getNegotiatedProtocolVersion() ?? 'unknown'}${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox}` : '; not contained'}` });
       } catch (e) {
         const why = e instanceof DroppedError ? e.message : `it could not be started: ${(e as Error).message}`;
         ctx.note(`${server.name} (${server.source}) is left out: ${why}`, server);

@@ -85,6 +85,30 @@ export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts
   return { fields, files };
 }
 
+/** What the definition is without its closure: the fields a person wrote (command, args, env, url, …). */
+function written(p: PinnedDefinition): string {
+  return canonicalJson({ definition: p.definition, extra: p.extra, inputs: p.inputs, envFile: p.envFile ? { path: p.envFile.path, missing: p.envFile.missing ?? false } : null, cwd: p.cwd ?? null });
+}
+
+/**
+ * The files it runs that changed, when nothing else did: the entry as written is the same and only the content of
+ * its execution closure (a script, a module it loads, its envFile's content, a link) differs. Undefined when the
+ * definition itself changed, or when nothing did. Tells "a file it runs changed" from "its definition changed".
+ */
+export function changedFilesOnly(approved: PinnedDefinition, current: PinnedDefinition): string[] | undefined {
+  if (written(approved) !== written(current)) return undefined;
+  const paths = new Set<string>();
+  const fa = approved.files ?? {};
+  const fb = current.files ?? {};
+  for (const p of new Set([...Object.keys(fa), ...Object.keys(fb)])) if (fa[p]?.sha256 !== fb[p]?.sha256) paths.add(p);
+  const la = approved.links ?? {};
+  const lb = current.links ?? {};
+  for (const p of new Set([...Object.keys(la), ...Object.keys(lb)])) if (la[p] !== lb[p]) paths.add(p);
+  for (const r of new Set([...(approved.roots ?? []), ...(current.roots ?? [])])) if (!(approved.roots ?? []).includes(r) || !current.roots?.includes(r)) paths.add(`${r}/`);
+  if (approved.envFile?.sha256 !== current.envFile?.sha256 && current.envFile) paths.add(current.envFile.path);
+  return paths.size ? [...paths].sort() : undefined;
+}
+
 export interface ToolsDiff {
   added: string[];
   removed: string[];

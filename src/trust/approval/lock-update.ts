@@ -4,6 +4,7 @@
 // and compares the approved lock with the new one: the version, the dependencies added, removed or changed, and
 // for a small package its own files, old against new. Recording the new lock is ./approvals.ts's `approveOrReject`.
 import { createHash } from 'node:crypto';
+import { stateWords } from './gate-state';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GateRefusal, npmLaunchOf, resolveLock, type LockOptions } from './approvals';
@@ -67,7 +68,7 @@ export async function planUpdate(input: GateInput, s: ServerReport, o: LockOptio
   const launch = npmLaunchOf(s);
   if (!launch) throw new GateRefusal(`"${s.name}" (${s.source}) does not run an npm package MCP Gate pins; there is nothing to update`);
   const old = approvedLock(s);
-  if (!old) throw new GateRefusal(`"${s.name}" is ${s.state}, not approved with a package lock (${s.reason}); ${(input.words ?? NEUTRAL_WORDS).review(s.name)}`);
+  if (!old) throw new GateRefusal(`"${s.name}" is ${stateWords(s)}, not approved with a package lock (${s.reason}); ${(input.words ?? NEUTRAL_WORDS).review(s.name)}`);
   const fresh = (await resolveLock(input, s, o))!;
   const upToDate = fresh.tree === old.tree && JSON.stringify(fresh.packages) === JSON.stringify(old.packages);
   return {

@@ -48,4 +48,4 @@ export function changedSinceApproval(s: S): boolean {
   return s.state === 'approval-changed';
 }
 
-export { STATE_CODICON, STATE_ORDER } from './gate-state';
+export { STATE_CODICON, STATE_LABEL, STATE_ORDER, stateWords } from './gate-state';

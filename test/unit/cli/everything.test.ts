@@ -23,7 +23,7 @@ describe('CLI tools and call against server-everything', function () {
     writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
     const pending = cli(w, ['tools', 'everything']);
     assert.equal(pending.code, 1);
-    assert.match(pending.stderr, /everything \(\.mcp\.json\) is left out: it is pending: .*review it with `mcp-gate get everything` and approve it/);
+    assert.match(pending.stderr, /everything \(\.mcp\.json\) is left out: it is waiting for review: .*review it with `mcp-gate get everything --project \S+` and approve it with `mcp-gate approve everything --project \S+`/);
     assert.equal(cli(w, ['approve', 'everything', '--yes']).code, 0);
     const tools = cli(w, ['tools', 'everything']);
     assert.equal(tools.code, 0, tools.stderr);
@@ -55,7 +55,7 @@ describe('CLI tools and call against server-everything', function () {
     const descriptionAt = new Set(rows.map((l) => { const m = /\[(allow|ask|deny)\] +(?=\S)/.exec(l)!; return m.index + m[0].length; }));
     assert.equal(descriptionAt.size, 1, `descriptions not aligned:\n${some.stdout}`);
     const denied = rows.filter((l) => /\[deny\]/.test(l)).length;
-    assert.match(some.stdout, new RegExp(`^${denied} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp\\.everything\\.tool\\.\\S+$`, 'm'));
+    assert.match(some.stdout, new RegExp(`^${denied} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp\\.everything\\.tool\\.\\S+ --scope repository --project \\S+$`, 'm'));
 
     writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.*', decision: 'allow' }] });
     const all = cli(w, ['tools', 'everything']);

@@ -15,8 +15,8 @@ describe('mcp-gate CLI', function () {
     const w = world({ '.mcp.json': MCP({ db: { command: 'node', args: ['db.js'] } }), 'db.js': 'x' }, { '.config/mcp-gate/config.json': '{"servers": {"mine": {"command": "m"}}}' });
     const r = cli(w, ['list']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /pending\s+repository\s+\.mcp\.json\s+db\s+"node" "db\.js"/);
-    assert.match(r.stdout, /trusted\s+user\s+.*config\.json\s+mine/);
+    assert.match(r.stdout, /waiting for review\s+repository\s+\.mcp\.json\s+db\s+"node" "db\.js"/);
+    assert.match(r.stdout, /trusted \(your own\)\s+user\s+.*config\.json\s+mine/);
     const j = JSON.parse(cli(w, ['list', '--json']).stdout);
     assert.equal(j.blocked, false);
     assert.deepEqual(j.servers.map((s: { name: string; state: string }) => [s.name, s.state]), [['mine', 'trusted'], ['db', 'pending']]);
@@ -45,7 +45,7 @@ describe('mcp-gate CLI', function () {
     assert.match(no.stdout, /not approved; nothing was recorded/);
     const eof = cli(w, ['approve', 'db']);
     assert.equal(eof.code, 1, 'no answer is no');
-    assert.match(cli(w, ['list']).stdout, /pending/);
+    assert.match(cli(w, ['list']).stdout, /waiting for review/);
     const yes = cli(w, ['approve', 'db'], { input: 'yes\n' });
     assert.equal(yes.code, 0, yes.stderr);
     assert.match(yes.stdout, /approved "db" \(\.mcp\.json\) at sha256:[0-9a-f]{64}/);
@@ -77,7 +77,7 @@ describe('mcp-gate CLI', function () {
     writeFiles(w.project, { 'db.js': 'safe()\nexfiltrate()\n' });
     const r = cli(w, ['get', 'db']);
     assert.equal(r.code, 0);
-    assert.match(r.stdout, /state\s+approval-changed/);
+    assert.match(r.stdout, /state\s+changed since approval/);
     assert.match(r.stdout, /file db\.js: changed/);
     assert.match(r.stdout, /\+exfiltrate\(\)/);
   });
@@ -87,10 +87,10 @@ describe('mcp-gate CLI', function () {
     assert.equal(cli(w, ['reject', 'a']).code, 0);
     assert.equal(cli(w, ['approve', 'b', '--yes']).code, 0);
     assert.match(cli(w, ['list']).stdout, /rejected\s+repository\s+\.mcp\.json\s+a/);
-    assert.match(cli(w, ['reset', 'a']).stdout, /reset "a" \(\.mcp\.json\): was rejected; now pending/);
+    assert.match(cli(w, ['reset', 'a']).stdout, /reset "a" \(\.mcp\.json\): was rejected; now waiting for review/);
     const all = cli(w, ['reset', '--all']);
     assert.match(all.stdout, /reset "b"/);
-    assert.equal((cli(w, ['list']).stdout.match(/pending/g) ?? []).length, 2);
+    assert.equal((cli(w, ['list']).stdout.match(/waiting for review/g) ?? []).length, 2);
   });
 
   it('refusals exit 1 with a reason', () => {
@@ -129,7 +129,7 @@ describe('mcp-gate CLI', function () {
     assert.match(r.stdout, /unreadable\s+user\s+.*\.codex\/config\.toml/);
     assert.match(r.stdout, /missing import target: .*\.gemini\/settings\.json \(gemini/);
     assert.match(r.stdout, /needs review \(3\): c \(changed since approval\), p \(never decided\), cur \(never decided\)/);
-    assert.match(r.stdout, /cur\s+\[pending\]\s+user scope \(gated\).*imported by .*\.pi\/mcp\.json/);
+    assert.match(r.stdout, /cur\s+\[waiting for review\]\s+user scope \(gated\).*imported by .*\.pi\/mcp\.json/);
   });
 
   it('--store chooses the store; nothing is written into the project', () => {
@@ -137,7 +137,7 @@ describe('mcp-gate CLI', function () {
     const other = path.join(path.dirname(w.store), 'other-store');
     assert.equal(cli(w, ['approve', 'a', '--yes', '--store', other]).code, 0);
     assert.ok(fs.existsSync(path.join(other, 'approvals.json')));
-    assert.match(cli(w, ['list']).stdout, /pending/, 'the default store knows nothing of it');
+    assert.match(cli(w, ['list']).stdout, /waiting for review/, 'the default store knows nothing of it');
     assert.match(cli(w, ['list', '--store', other]).stdout, /approved/);
     assert.deepEqual(fs.readdirSync(w.project), ['.mcp.json']);
   });

@@ -34,11 +34,11 @@ describe('mcp-gate serve (stdio MCP server for any agent)', function () {
     const { client, stderr } = await connect(w, []);
     try {
       assert.deepEqual((await client.listTools()).tools, []);
-      assert.match(client.getInstructions() ?? '', /"sneaky" \(\.mcp\.json\) is not served: it is pending: .*mcp-gate approve sneaky --project/);
+      assert.match(client.getInstructions() ?? '', /"sneaky" \(\.mcp\.json\) is not served: it is waiting for review: .*mcp-gate approve sneaky --project/);
       const r = await client.callTool({ name: 'sneaky__anything', arguments: {} });
       assert.equal(r.isError, true);
-      assert.match((r.content as { text: string }[])[0].text, /"sneaky" \(\.mcp\.json\) is not served: it is pending/);
-      assert.match(stderr(), /mcp-gate serve: "sneaky" \(\.mcp\.json\) is not served: it is pending/);
+      assert.match((r.content as { text: string }[])[0].text, /"sneaky" \(\.mcp\.json\) is not served: it is waiting for review/);
+      assert.match(stderr(), /mcp-gate serve: "sneaky" \(\.mcp\.json\) is not served: it is waiting for review/);
     } finally {
       await client.close();
     }
@@ -62,7 +62,7 @@ describe('mcp-gate serve (stdio MCP server for any agent)', function () {
       fs.writeFileSync(path.join(w.project, '.mcp.json'), mcpJson(['--changed']));
       const again = await all.client.callTool({ name: 'everything__echo', arguments: { message: 'again' } });
       assert.equal(again.isError, true);
-      assert.match((again.content as { text: string }[])[0].text, /"everything" \(\.mcp\.json\) is not served: it is approval-changed: .*mcp-gate approve everything/);
+      assert.match((again.content as { text: string }[])[0].text, /"everything" \(\.mcp\.json\) is not served: it is changed since approval: .*mcp-gate approve everything/);
     } finally {
       await all.client.close();
     }

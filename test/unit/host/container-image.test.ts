@@ -87,7 +87,7 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
     // A changed image in the definition re-gates (the definition's digest covers its arguments).
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fx: { command: 'docker', args: ['run', '--rm', '-i', `${c.registry}/fixture:2`] } } }));
     const changed = cli(w, ['get', 'fx']);
-    assert.match(changed.stdout, /state\s+approval-changed: the definition changed/);
+    assert.match(changed.stdout, /state\s+changed since approval: its definition changed/);
     assert.notEqual(cli(w, ['tools', 'fx']).code, 0);
   });
 

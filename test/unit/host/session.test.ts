@@ -45,7 +45,7 @@ describe('session over stdio', function () {
     const w = setup({ fx: fx() });
     const s = await Session.start(options(w));
     assert.deepEqual(s.servers(), []);
-    assert.match(s.notes[0], /fx \(\.mcp\.json\) is left out: it is pending: .*review its definition and approve it/);
+    assert.match(s.notes[0], /fx \(\.mcp\.json\) is left out: it is waiting for review: .*review its definition and approve it/);
     await s.close();
   });
 

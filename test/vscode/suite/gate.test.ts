@@ -59,7 +59,7 @@ describe('the gate in VS Code', function () {
     await vscode.window.showTextDocument(doc);
     const lenses = await waitFor('CodeLens', async () => {
       const l = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri)) ?? [];
-      return l.some((c) => c.command?.title.endsWith('MCP Gate: pending')) && l;
+      return l.some((c) => c.command?.title.endsWith('MCP Gate: waiting for review')) && l;
     });
     assert.ok(lenses.some((c) => c.command?.command === 'mcpGate.approve'), lenses.map((c) => c.command?.title).join(', '));
     assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
@@ -85,7 +85,7 @@ describe('the gate in VS Code', function () {
     // The launch plan, and the execution closure: echo-server.mjs has no package folder above it, so its own
     // folder (the workspace root) is pinned whole; the server file is among the files listed.
     assert.match(text, /launch plan \(what will be executed\):\n {4}program {3}\/\S+  \(for "node"\)/);
-    assert.match(text, /execution closure \(every workspace file it can load; content pinned\): \d+ file\(s\)/);
+    assert.match(text, /execution closure \(every workspace file it can load; content pinned\): \d+ files?, \d+ bytes/);
     assert.match(text, /\n {4}folder \. \(the whole workspace\)/);
     assert.match(text, /\n {4}file echo-server\.mjs  \d+ bytes  sha256 [0-9a-f]{64}\n/);
     // The sandbox it will get: a repository server is contained, and without a network rule it has none.

@@ -38,6 +38,10 @@ describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
       api.prompts.choose = choose;
     }
     assert.equal(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry');
+    // The step is its own event in the log (not an approval of a server with no name).
+    const routed = api.service.log.read().filter((e) => e.kind === 'gate.route');
+    assert.ok(routed.some((e) => /user settings set: .*chat\.mcp\.access/.test(String((e as { detail?: string }).detail))), JSON.stringify(routed));
+    assert.ok(!api.service.log.read().some((e) => e.kind === 'gate.approve' && !(e as { server?: string }).server), 'no gate.approve without a server');
     const after = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
     // VS Code 1.139 was seen to keep a window's workspace servers startable after registry → all → registry at
     // runtime (the own-starts suite switches it in this window): then MCP Gate says they may still start until a

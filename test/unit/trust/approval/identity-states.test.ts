@@ -157,6 +157,6 @@ describe('front-end wording stays out of the core', () => {
     const r = cli(w, ['approve', 'x', '--yes']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /declared in 2 files .*; say which with --source FILE/);
-    assert.match(cli(w, ['doctor']).stdout, /inspect with `mcp-gate get <server>`, then `mcp-gate approve <server>`/);
+    assert.match(cli(w, ['doctor']).stdout, /inspect with `mcp-gate get <server> --project \S+`, then `mcp-gate approve <server> --project \S+`/);
   });
 });

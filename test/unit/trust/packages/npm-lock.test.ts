@@ -117,11 +117,11 @@ describe('pinned npm launches (verdaccio)', function () {
     const doc = JSON.parse(saved);
     doc.records[0].lock.version = '9.9.9';
     fs.writeFileSync(file, JSON.stringify(doc));
-    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approval-changed: the package lock recorded with its approval does not match/);
+    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+changed since approval: the package lock recorded with its approval does not match/);
     assert.equal(version().code, 1);
     fs.writeFileSync(file, saved);
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server@1.0.0'] } } }));
-    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approval-changed: the definition changed/);
+    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+changed since approval: its definition changed/);
     const r = version();
     assert.equal(r.code, 1);
     const again = cli(w, ['approve', 'fix', '--yes']);
@@ -131,12 +131,12 @@ describe('pinned npm launches (verdaccio)', function () {
 
   it('update on a server changed since its approval shows the change first, and approving the update approves it', () => {
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server@1.0.0'], env: { FIX_MODE: 'on' } } } }));
-    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approval-changed: the definition changed/);
+    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+changed since approval: its definition changed/);
     const declined = cli(w, ['update', 'fix'], { input: 'no\n' });
     assert.equal(declined.code, 1, declined.stdout + declined.stderr);
     assert.match(declined.stdout, /changed since approval:[\s\S]*FIX_MODE[\s\S]*\n {2}approved {2}fixture-server 1\.0\.0, sha512-\S+…/);
     assert.match(declined.stdout, /not approved; "fix" keeps running fixture-server 1\.0\.0/);
-    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approval-changed/);
+    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+changed since approval/);
     const yes = cli(w, ['update', 'fix', '--yes']);
     assert.equal(yes.code, 0, yes.stdout + yes.stderr);
     assert.match(cli(w, ['get', 'fix']).stdout, /state\s+approved/);

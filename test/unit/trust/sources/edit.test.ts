@@ -20,7 +20,7 @@ describe('editing servers: enable, disable, remove', function () {
     const text = fs.readFileSync(file, 'utf8');
     assert.match(text, /\/\/ my servers/);
     assert.match(text, /\/\/ keep this comment/);
-    assert.match(cli(w, ['list']).stdout, /trusted,disabled\s+user\s+.*mine/);
+    assert.match(cli(w, ['list']).stdout, /trusted \(your own\), disabled\s+user\s+.*mine/);
     const t = cli(w, ['tools', 'mine']);
     assert.equal(t.code, 1);
     assert.match(t.stderr, /mine .* is left out: it is disabled in .*config\.json/);
@@ -54,6 +54,6 @@ describe('editing servers: enable, disable, remove', function () {
 
   it('a disabled repository server is listed as such and never started', () => {
     const w = world({ '.roo/mcp.json': '{"mcpServers": {"off": {"command": "node", "disabled": true}}}' });
-    assert.match(cli(w, ['list']).stdout, /pending,disabled\s+repository\s+\.roo\/mcp\.json\s+off/);
+    assert.match(cli(w, ['list']).stdout, /waiting for review, disabled\s+repository\s+\.roo\/mcp\.json\s+off/);
   });
 });

@@ -1,6 +1,6 @@
-// Times as people read them (src/report/relative-time.ts, shared by the panel and the extension host).
+// Times as people read them (src/text/time.ts, shared by the panel and the extension host).
 import assert from 'node:assert/strict';
-import { exactTime, relativeTime } from '../../../src/report/relative-time';
+import { exactTime, relativeTime } from '../../../src/text/time';
 
 describe('relative times', () => {
   const now = Date.parse('2026-12-01T10:00:00Z');
