@@ -105,6 +105,7 @@ export class Review {
       const right = this.docs.show(`${dir}/now/${name}`, c.now);
       return [right, left, right] as const;
     });
+    // VS Code's tab label is this title, with " (N files)" after it.
     const title = vscode.l10n.t('{0}: what changed ({1})', s.name, sides);
     this.titles.push(title);
     await vscode.commands.executeCommand('vscode.changes', title, resources);
@@ -123,7 +124,7 @@ export class Review {
   }
 
   private mine(t: vscode.Tab): boolean {
-    return tabUris(t).some((u) => u.scheme === SCHEME && u.path.startsWith(this.prefix)) || (!!multiDiffOf(t) && this.titles.includes(t.label));
+    return tabUris(t).some((u) => u.scheme === SCHEME && u.path.startsWith(this.prefix)) || (!!multiDiffOf(t) && this.titles.some((x) => t.label.startsWith(x)));
   }
 
   /** Closes every tab of this review and returns focus where it was before it began. */

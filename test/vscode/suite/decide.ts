@@ -14,9 +14,9 @@ export interface Waiting {
   click(titlePart: RegExp): Promise<void>;
 }
 
-/** The review document waiting for a decision now, with its lenses. */
+/** The review document waiting for a decision now (the newest), with its lenses. */
 export async function waitingDecision(api: McpGateApi): Promise<Waiting> {
-  const key = await waitFor('a review document waiting for a decision', () => api.decisions.pending()[0]);
+  const key = await waitFor('a review document waiting for a decision', () => api.decisions.pending().at(-1));
   const uri = vscode.Uri.parse(key);
   const lenses = await waitFor('its lenses', async () => {
     const l = ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? []).filter((c) => c.command?.command === 'mcpGate.decide');
