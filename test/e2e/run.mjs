@@ -257,6 +257,8 @@ async function clickLens(text) {
   await lens(text).waitFor({ timeout: 20_000 });
   await lens(text).click();
 }
+/** The visible lines of the first editor on the page, as text (Monaco renders some spaces as no-break spaces). */
+const editorText = async () => (await page.locator('.monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
 /** No modal and no quick pick over the workbench. */
 async function nothingOver() {
   assert(await page.locator('.monaco-dialog-box').count() === 0, 'no modal');
@@ -362,15 +364,14 @@ const main = [
     await nothingOver();
     const lenses = await page.locator('.monaco-editor .codelens-decoration a').allInnerTexts();
     assert(/Not now/.test(lenses[0] ?? ''), `the safe choice first: ${lenses}`);
-    const lines = page.locator('.monaco-editor .view-lines').first();
-    assert((await lines.innerText()).includes('Approve "weather" from .vscode/mcp.json exactly as shown in the editor?'), 'the question on the first line');
+    assert((await editorText()).includes('Approve "weather" from .vscode/mcp.json exactly as shown in the editor?'), `the question on the first line: ${await editorText()}`);
     await shot('approve-review', { docs: true });
     // Enter (and PageDown, Ctrl+End: the document scrolls to its end, nothing covers it) approves nothing.
     await page.locator('.monaco-editor .view-lines').first().click();
     await page.keyboard.press('Enter');
     await page.keyboard.press('PageDown');
     await page.keyboard.press('Control+End');
-    await until('the end of the review', async () => (await lines.innerText()).includes('End of the review of'), 10_000);
+    await until('the end of the review', async () => (await editorText()).includes('End of the review of'), 10_000);
     await page.keyboard.press('Enter');
     await sleep(1000);
     assert(!readLog().some((e) => e.kind === 'gate.approve' && e.server === 'weather'), 'Enter recorded nothing');
@@ -709,7 +710,7 @@ const setup = [
     await page.locator('.tab', { hasText: 'Route VS Code\'s own MCP starts through MCP Gate' }).waitFor({ timeout: 60_000 });
     await lens('Route through MCP Gate').waitFor({ timeout: 20_000 });
     await nothingOver();
-    const text = await page.locator('.monaco-editor .view-lines').first().innerText();
+    const text = await editorText();
     assert(/Route VS Code's own MCP starts through MCP Gate\?/.test(text), `the step: ${text}`);
     const rootMcpJson = vscodeReads(host.vscodeVersion).workspaceRootMcpJson;
     assert(/fixture-echo \(\.vscode\/mcp\.json\)/.test(text), `names what VS Code would start: ${text}`);
