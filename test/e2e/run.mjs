@@ -250,12 +250,19 @@ async function modal() {
   return d;
 }
 
-/** A lens of the review document in front (src/vscode/decision.ts), by its words. */
-const lens = (text) => page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).first();
-/** Clicks a lens and waits for the review's tabs to close. */
+/** A lens of the review document in front (src/vscode/decision.ts), by its words: the first one visible (the same
+ * choices are above the first line and below the last; the one scrolled away stays in the DOM, hidden). */
+async function lens(text, timeoutMs = 20_000) {
+  const all = page.locator('.monaco-editor .codelens-decoration a', { hasText: text });
+  const [found] = await until(`a visible lens "${text}"`, async () => {
+    for (let i = 0; i < await all.count(); i++) if (await all.nth(i).isVisible()) return all.nth(i);
+    return undefined;
+  }, timeoutMs, 200);
+  return found;
+}
+/** Clicks a visible lens. */
 async function clickLens(text) {
-  await lens(text).waitFor({ timeout: 20_000 });
-  await lens(text).click();
+  await (await lens(text)).click();
 }
 /** The visible lines of the first editor on the page, as text (Monaco renders some spaces as no-break spaces). */
 const editorText = async () => (await page.locator('.monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
@@ -360,7 +367,7 @@ const main = [
     await card('pending').locator('.act-approve').click();
     const reviewTab = page.locator('.tab', { hasText: 'weather — approve?' });
     await reviewTab.waitFor({ timeout: 20_000 });
-    await lens('Approve "weather" exactly as shown').waitFor({ timeout: 20_000 });
+    await lens('Approve "weather" exactly as shown');
     await nothingOver();
     const lenses = await page.locator('.monaco-editor .codelens-decoration a').allInnerTexts();
     assert(/Not now/.test(lenses[0] ?? ''), `the safe choice first: ${lenses}`);
@@ -438,7 +445,7 @@ const main = [
     assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 1, 'Enter: one gate.approve event still');
     // The decision is in the review document, the tab beside the diff.
     await reviewTab.click();
-    await lens('Not now').waitFor({ timeout: 20_000 });
+    await lens('Not now');
     await shot('approve-change-review');
     await page.keyboard.press('Enter');
     await sleep(500);
@@ -708,7 +715,7 @@ const userSettings = () => { try { return JSON.parse(fs.readFileSync(settingsFil
 const setup = [
   ['a fresh window asks once: the routing step\'s review document names what VS Code would start by itself and the side effect', async () => {
     await page.locator('.tab', { hasText: 'Route VS Code\'s own MCP starts through MCP Gate' }).waitFor({ timeout: 60_000 });
-    await lens('Route through MCP Gate').waitFor({ timeout: 20_000 });
+    await lens('Route through MCP Gate');
     await nothingOver();
     const text = await editorText();
     assert(/Route VS Code's own MCP starts through MCP Gate\?/.test(text), `the step: ${text}`);
@@ -800,7 +807,7 @@ const pinned = [
     await shot('update-package-diff');
     await page.keyboard.press('Enter');
     await reviewTab.click();
-    await lens('Not now: keep fixture-server 1.0.0').waitFor({ timeout: 20_000 });
+    await lens('Not now: keep fixture-server 1.0.0');
     await page.keyboard.press('Enter');
     await sleep(1000);
     assert(!/"version": "1\.0\.1"/.test(storeBytes()), 'Enter recorded nothing');
