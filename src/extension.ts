@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { packageWorker } from './vscode/resolving';
 import { registerCommands } from './vscode/commands';
+import { decisions, type Decisions } from './vscode/decision';
 import { DocumentProvider, SCHEME } from './vscode/review';
 import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
 import { registerTrustPanel } from './vscode/panel';
@@ -18,8 +19,10 @@ import { catalogueSelector, notifications, sandboxNotice, ServerCodeLens, status
 export interface McpGateApi {
   service: GateService;
   gateway?: GatewayProvider;
-  /** The dialogs; tests inside VS Code replace their methods (a modal cannot be clicked from the extension host). */
+  /** The questions; tests inside VS Code replace their methods, or run them and click their lenses (./vscode/decision.ts). */
   prompts: Prompts;
+  /** The review documents waiting for a decision (each with its lenses: ./vscode/decision.ts). */
+  decisions: Decisions;
   /** Whether VS Code itself would start anything outside the gate, as the status bar, panel and doctor say it. */
   routing: () => RoutingView;
   /** The status bar item (tests read what a person sees on it). */
@@ -35,7 +38,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   const channel = vscode.window.createOutputChannel('MCP Gate', { log: true });
   const service = new GateService(context.globalStorageUri.fsPath, context.secrets, channel);
   const docs = new DocumentProvider();
-  context.subscriptions.push(channel, service, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs));
+  context.subscriptions.push(channel, service, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs), decisions.register());
 
   let gateway: GatewayProvider | undefined;
   if (typeof vscode.lm?.registerMcpServerDefinitionProvider === 'function') {
@@ -62,7 +65,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
   }));
   context.subscriptions.push(notifications(service), sandboxNotice(service));
-  return { service, gateway, prompts, routing: routing.view, status: status.item, contextKeys: () => keys.current(), activationMs: performance.now() - started };
+  return { service, gateway, prompts, decisions, routing: routing.view, status: status.item, contextKeys: () => keys.current(), activationMs: performance.now() - started };
 }
 
 export function deactivate(): void {}

@@ -1,6 +1,7 @@
 // The palette (category "MCP Gate"), registered from one table: each command is a factory `(ctx) => handler`
 // over the Ctx that extension.ts wires (service, documents, prompts). Each is a thin adapter: it picks a server,
-// shows the core's rendering (a changed server's change in the diff editor, see ./review.ts), and decides through
+// shows the core's rendering in a review document, with the decision in it (a changed server's code first, in the
+// multi-file diff editor: see ./review.ts and ./decision.ts), and decides through
 // the same core operation as the CLI (src/trust/approval/approvals.ts: record + gate.* event + refresh). An npm server's
 // package is resolved before anything is shown (./resolving.ts), and the lock shown is the lock recorded; Update
 // Pinned Package… resolves it again (src/trust/approval/lock-update.ts) and shows the new lock against the approved one.
@@ -128,20 +129,24 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   const review = new Review(ctx.docs);
   let yes: boolean;
   try {
-    const diffs = await review.open(s, serverText(s, grantsOf(ctx, x), shown), shown);
     const here = ctx.service.cannotStartHere();
     const cannot = here?.servers.some((c) => c.server.name === s.name && c.server.source === s.source && c.folder.folder === x.folder.folder) ? here : undefined;
     const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}`
       + (cannot ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}` : '');
-    yes = changedSinceApproval(s) && diffs > 0
-      ? await ctx.prompts.confirmChange(
-        vscode.l10n.t('"{0}" changed since it was approved ({1})', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : ''),
-        vscode.l10n.t('Approve these changes to "{0}"', escapeText(s.name)),
-        short)
-      : await ctx.prompts.confirm(
-        vscode.l10n.t('Approve "{0}" from {1} exactly as shown in the editor?', escapeText(s.name), escapeText(s.source)),
-        short,
-        vscode.l10n.t('Approve'));
+    const changes = changedSinceApproval(s) ? changeDocuments(s, shown) : [];
+    const sides = vscode.l10n.t('approved ↔ now');
+    const definition = serverText(s, grantsOf(ctx, x), shown);
+    if (changes.length) {
+      // The code first: the multi-file diff in front, the review document (the decision) the tab beside it.
+      const title = vscode.l10n.t('"{0}" changed since it was approved ({1})', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : '');
+      const view = await review.document(s, vscode.l10n.t('{0} — approve the change?', s.name), reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, short, definition));
+      await review.diffs(s, changes, sides);
+      yes = await ctx.prompts.confirmChange(title, vscode.l10n.t('Approve these changes to "{0}"', escapeText(s.name)), short, undefined, view);
+    } else {
+      const message = vscode.l10n.t('Approve "{0}" from {1} exactly as shown in the editor?', escapeText(s.name), escapeText(s.source));
+      const view = await review.document(s, vscode.l10n.t('{0} — approve?', s.name), reviewText(message, short, definition));
+      yes = await ctx.prompts.confirm(message, short, vscode.l10n.t('Approve "{0}" exactly as shown', escapeText(s.name)), view);
+    }
   } catch (e) {
     await review.close();
     return failed(e);
@@ -157,6 +162,15 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     await review.close();
   }
 };
+
+/**
+ * A review document: the question on its first line (the choices are the lenses above it and below the last
+ * line), the short summary, then everything that is decided, to its end.
+ */
+function reviewText(question: string, short: string, body: string): string {
+  const rule = '─'.repeat(80);
+  return `${question}\n${vscode.l10n.t('Read it to the end; choose above the first line or below the last. Closing this tab means Not now.')}\n${rule}\n${short}\n${rule}\n\n${body.replace(/\n*$/, '\n')}\n${rule}\n${vscode.l10n.t('End of the review of "{0}".', escapeText(question))}\n`;
+}
 
 /** The npm libraries run in a worker thread (src/host/lock-worker.ts), not in the extension host. */
 function npmOps(ctx: Ctx) {
@@ -191,8 +205,8 @@ function resolve<T>(x: Entry, run: (signal: AbortSignal) => Promise<T>, verb: 'a
 
 /**
  * Update Pinned Package…: resolves an approved npm server's spec again, opens the new lock against the approved
- * one in the diff editor (and, for a small package, one diff per changed file), and records the new lock only when
- * the person chooses to (a quick pick that Enter alone does not approve). True when the new lock was approved.
+ * one in the multi-file diff editor (for a small package, each changed file first), and records the new lock only
+ * when the person chooses to in the review document (no key press approves). True when the new lock was approved.
  */
 const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   const x = await target(ctx, arg, isUpdatable, vscode.l10n.t('Update which pinned package? The registry is asked again and what changed is shown first.'));
@@ -217,12 +231,18 @@ const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
   const review = new Review(ctx.docs);
   let yes: boolean;
   try {
-    await review.diffs(s, [...updateDocuments(u, minAge), ...changeDocuments(s)], vscode.l10n.t('approved ↔ update'));
+    const sides = vscode.l10n.t('approved ↔ update');
+    const changes = [...updateDocuments(u, minAge), ...changeDocuments(s)];
+    const title = vscode.l10n.t('Update "{0}": {1} {2} → {3}', escapeText(s.name), escapeText(u.old.name), escapeText(u.old.version), escapeText(u.fresh.version));
+    const line = packageLine({ lock: u.fresh, minAge }).slice(1);
+    const view = await review.document(s, vscode.l10n.t('{0} — approve the update?', s.name), reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, line, changes[0].now));
+    await review.diffs(s, changes, sides);
     yes = await ctx.prompts.confirmChange(
-      vscode.l10n.t('Update "{0}": {1} {2} → {3}', escapeText(s.name), escapeText(u.old.name), escapeText(u.old.version), escapeText(u.fresh.version)),
+      title,
       vscode.l10n.t('Approve "{0}" running {1} {2}', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
-      packageLine({ lock: u.fresh, minAge }).slice(1),
-      { label: vscode.l10n.t('Not now: keep {0} {1}', escapeText(u.old.name), escapeText(u.old.version)), detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.') });
+      line,
+      { label: vscode.l10n.t('Not now: keep {0} {1}', escapeText(u.old.name), escapeText(u.old.version)), detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.') },
+      view);
   } catch (e) {
     await review.close();
     return failed(e);
@@ -297,7 +317,7 @@ function refresh(ctx: Ctx): void {
 const showDefinitionCmd = (ctx: Ctx) => async (arg?: unknown): Promise<string | undefined> => {
   const x = await target(ctx, arg, () => true, vscode.l10n.t('Show which server\'s definition?'));
   if (!x) return undefined;
-  if (changedSinceApproval(x.server) && (await new Review(ctx.docs).open(x.server, '')) > 0) return serverText(x.server, grantsOf(ctx, x));
+  if (changedSinceApproval(x.server) && (await new Review(ctx.docs).diffs(x.server, changeDocuments(x.server), vscode.l10n.t('approved ↔ now'))) > 0) return serverText(x.server, grantsOf(ctx, x));
   await showDefinition(ctx, x);
   return serverText(x.server, grantsOf(ctx, x));
 };
@@ -346,7 +366,7 @@ const openPanel = (ctx: Ctx) => () => {
   TrustPanel.show(ctx.context, ctx.service);
 };
 
-const routeVsCodeServers = (ctx: Ctx) => () => routeThroughGate(ctx.service);
+const routeVsCodeServers = (ctx: Ctx) => () => routeThroughGate(ctx.service, ctx.docs);
 
 /** Reopens the window through MCP Gate's own workspace file, out of a repository's reach (./routing.ts). */
 const reopen = (ctx: Ctx) => (opts?: { open?: boolean }) => reopenThroughGate(ctx.service, opts?.open !== false);

@@ -1,7 +1,8 @@
 // VS Code's own MCP starts: servers VS Code itself reads from this workspace (its .vscode/mcp.json, discovered
 // files) and would start outside MCP Gate, found by the pure core (src/trust/sources/vscode-own.ts) from the gate report and
-// VS Code's settings, and the one modal that routes them through the gate (user-scope settings, naming the side
-// effect on the user's own mcp.json servers and offering to import them). The doctor lists them; a repository
+// VS Code's settings, and the one step that routes them through the gate (user-scope settings, naming the side
+// effect on the user's own mcp.json servers and offering to import them): a review document decided in it, "Not
+// now" first (./decision.ts). The doctor lists them; a repository
 // that sets the routing back is named as such (src/vscode/routing.ts shows it in full width, with the fix).
 import * as vscode from 'vscode';
 import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, settingInFile, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/sources/vscode-own';
@@ -12,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { escapeText } from '../text/escape';
 import { prompts } from './prompts';
+import { Review, type DocumentProvider } from './review';
 import type { FolderState, GateService } from './service';
 
 // Whether this window went from chat.mcp.access "registry" to "all" (VS Code 1.139 may then keep the workspace's
@@ -101,11 +103,12 @@ export function userMcpJsonServers(service: GateService): { file: string; names:
 }
 
 /**
- * The one step that routes VS Code's own starts through the gate: writes the user-scope routing settings after a
- * modal that names what VS Code would start by itself and the side effect on the user's own mcp.json servers, and
- * offers to import those into MCP Gate in the same answer. Returns true when the routing was written.
+ * The one step that routes VS Code's own starts through the gate: writes the user-scope routing settings after the
+ * person chose to in a review document that names what VS Code would start by itself and the side effect on the
+ * user's own mcp.json servers, and offers to import those into MCP Gate in the same choice ("Not now" first; no key
+ * press chooses). Returns true when the routing was written.
  */
-export async function routeThroughGate(service: GateService): Promise<boolean> {
+export async function routeThroughGate(service: GateService, docs: DocumentProvider): Promise<boolean> {
   const reports = service.folders().map((f, i) => ownStartsOf(f, i)).filter((r): r is VsCodeOwnReport => !!r);
   const todo = new Map<string, unknown>();
   for (const r of reports) for (const x of r.routing) if (!x.inPlace) todo.set(x.key, x.value);
@@ -130,8 +133,16 @@ export async function routeThroughGate(service: GateService): Promise<boolean> {
   ].join('\n\n');
   const routeOnly = vscode.l10n.t('Route through MCP Gate');
   const routeImport = vscode.l10n.t('Route and Import My Servers');
-  const answer = await prompts.choose(
-    vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate?'), detail, importable ? [routeImport, routeOnly] : [routeOnly]);
+  const question = vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate?');
+  const review = new Review(docs);
+  let answer: string | undefined;
+  try {
+    const view = await review.document({ name: 'VS Code', source: 'settings' }, vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate.txt'),
+      `${question}\n${vscode.l10n.t('Choose above the first line or below the last. Closing this tab means Not now.')}\n\n${detail}\n`);
+    answer = await prompts.choose(question, detail, importable ? [routeImport, routeOnly] : [routeOnly], view);
+  } finally {
+    await review.close();
+  }
   if (answer !== routeOnly && answer !== routeImport) return false;
   const c = vscode.workspace.getConfiguration();
   for (const [k, v] of todo) await c.update(k, v, vscode.ConfigurationTarget.Global);

@@ -1,38 +1,58 @@
-// Every question the extension puts to a person, in one replaceable object: a modal confirmation, the choice
-// that approves a changed server (a quick pick that Enter alone cannot approve), the answer to a policy `ask`,
-// and a password input. The defaults are VS Code's dialogs; tests running inside VS Code replace
-// them through the extension's API (a modal cannot be clicked from the extension host).
+// Every question the extension puts to a person, in one replaceable object. Approving (a pending server, a change,
+// a package update) and the routing step are decided in the view that shows what is decided (`view`: a review
+// document, ./review.ts) through lenses at its top and end (./decision.ts), whose first choice is the safe one and
+// which no key press chooses: Enter never approves. Rejecting (nothing runs) is a modal; a policy `ask` is the
+// asker's modal; a secret is a password input. Tests inside VS Code replace these methods through the extension's
+// API, or run the real ones and click the lenses (run their commands) as a person would.
 import * as vscode from 'vscode';
 import type { Asker } from '../policy/decide';
 import { vscodeAsker } from './asker';
+import { decisions } from './decision';
 
 export interface Prompts {
-  /** A modal question with one affirmative action; true only when that action was chosen. */
-  confirm(message: string, detail: string, action: string): Promise<boolean>;
-  /** A modal question with several actions; the one chosen, or undefined when dismissed. */
-  choose(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   /**
-   * Approving a changed server: a quick pick whose first (active) item keeps it waiting, so Enter alone never
-   * approves; the approving item must be chosen. True only when it was. `keep`: that first item's words, when
-   * not keeping it waiting (an update keeps the approved package).
+   * A question with one affirmative action; true only when that action was chosen. With `view`: decided in that
+   * document ("Not now" first, then the action); without: a modal (only for actions that grant nothing: Reject).
    */
-  confirmChange(title: string, approve: string, detail: string, keep?: { label: string; detail: string }): Promise<boolean>;
+  confirm(message: string, detail: string, action: string, view?: vscode.Uri): Promise<boolean>;
+  /** A question with several actions, decided in `view` ("Not now" first); the one chosen, or undefined. */
+  choose(message: string, detail: string, actions: string[], view?: vscode.Uri): Promise<string | undefined>;
+  /**
+   * Approving a changed server (or a package update), decided in `view` (the review's decision document, beside the
+   * diff): the first choice keeps it waiting. True only when the approving one was chosen. `keep`: that first
+   * choice's words, when not keeping it waiting (an update keeps the approved package).
+   */
+  confirmChange(title: string, approve: string, detail: string, keep?: { label: string; detail: string }, view?: vscode.Uri): Promise<boolean>;
   ask: Asker;
   secretValue(name: string): Promise<string | undefined>;
 }
 
+const NOT_NOW = () => ({ label: vscode.l10n.t('Not now: keep it waiting'), detail: vscode.l10n.t('Nothing is recorded; it does not run.') });
+
+/** The lens choices: the safe one first, then the actions; the id of each is its position ("0": safe). */
+async function decide(view: vscode.Uri, notice: string, safe: { label: string; detail: string }, actions: { title: string; tooltip: string }[]): Promise<number> {
+  const chosen = await decisions.ask(view, [
+    { id: '0', title: `$(circle-slash) ${safe.label}`, tooltip: safe.detail },
+    ...actions.map((a, i) => ({ id: String(i + 1), title: `$(check) ${a.title}`, tooltip: a.tooltip })),
+  ], notice);
+  return chosen === undefined ? 0 : Number(chosen);
+}
+
+const where = () => vscode.l10n.t('the choices are above its first line and below its last; closing it or Cancel means Not now');
+
 export const prompts: Prompts = {
-  async confirm(message, detail, action) {
-    return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
+  async confirm(message, detail, action, view) {
+    if (!view) return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
+    return (await decide(view, `MCP Gate: ${message} ${vscode.l10n.t('Read it in the editor to its end: {0}.', where())}`, NOT_NOW(), [{ title: action, tooltip: detail }])) === 1;
   },
-  async choose(message, detail, actions) {
-    return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
+  async choose(message, detail, actions, view) {
+    if (!view) return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
+    const i = await decide(view, '', { label: vscode.l10n.t('Not now'), detail: vscode.l10n.t('Nothing is changed.') }, actions.map((a) => ({ title: a, tooltip: detail })));
+    return i > 0 ? actions[i - 1] : undefined;
   },
-  async confirmChange(title, approve, detail, keepWords) {
-    const keep = { label: `$(circle-slash) ${keepWords?.label ?? vscode.l10n.t('Not now: keep it waiting')}`, detail: keepWords?.detail ?? vscode.l10n.t('Nothing is recorded; it does not run.'), yes: false };
-    const yes = { label: `$(check) ${approve}`, detail, yes: true };
-    const chosen = await vscode.window.showQuickPick([keep, yes], { title, placeHolder: vscode.l10n.t('Read the changes in the diff editor, then choose'), ignoreFocusOut: true });
-    return chosen?.yes === true;
+  async confirmChange(title, approve, detail, keepWords, view) {
+    if (!view) return false; // no view, nothing read: nothing approved
+    return (await decide(view, `MCP Gate: ${title}. ${vscode.l10n.t('Read the code diff, then decide in the review document: {0}.', where())}`, keepWords ?? NOT_NOW(), [{ title: approve, tooltip: detail }])) === 1;
   },
   ask: (q) => vscodeAsker(q),
   async secretValue(name) {

@@ -1,15 +1,14 @@
-// Approving is reading: before a decision, the server's definition opens as a read-only document — and for a
-// changed server, what was approved against what is declared now opens in VS Code's own diff editor, one diff for
-// the definition and one per changed file (or tool list, or package lock). An update of a pinned package opens
-// the same way: the package (version, integrity, dependencies) approved against the new lock, and one diff per
-// changed file of the package. Every document is a virtual one of the `mcp-gate` scheme (masked, read-only).
-// After the decision the review's tabs close and focus returns where it was.
+// Approving is reading: before a decision, what is decided opens as a read-only review document (a virtual one of
+// the `mcp-gate` scheme: masked, scrolled and searched like any editor, nothing over it), and the decision is made
+// in that document (./decision.ts: lenses at its top and end, the safe one first). For a changed server the code
+// comes first: VS Code's multi-file diff editor (`vscode.changes`) opens in front with every changed file, approved
+// (the text kept with the approval) against now, then the definition, the tool list and the package lock; the
+// review document with the decision is the tab beside it. An update of a pinned package opens the same way (the
+// package's changed files, then the package: version, integrity, dependencies). After the decision the review's
+// tabs close and focus returns where it was.
 import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
-import { changeDocuments, type ChangeDocument } from '../report/change-text';
-import type { MinAge } from '../report/lock-text';
-import type { NpmLock } from '../trust/packages/npm-lock';
-import type { ServerReport } from '../trust/report';
+import type { ChangeDocument } from '../report/change-text';
 
 export const SCHEME = 'mcp-gate';
 
@@ -48,17 +47,33 @@ interface Focus {
   column?: vscode.ViewColumn;
 }
 
+/** VS Code's multi-file diff tab input (vscode.TabInputTextMultiDiff: in 1.112 and 1.139, newer than @types/vscode here). */
+export interface MultiDiffInput {
+  textDiffs: readonly { original: vscode.Uri; modified: vscode.Uri }[];
+}
+
+export function multiDiffOf(tab: vscode.Tab): MultiDiffInput | undefined {
+  const C = (vscode as unknown as { TabInputTextMultiDiff?: new (...a: never[]) => MultiDiffInput }).TabInputTextMultiDiff;
+  return C && tab.input instanceof C ? (tab.input as MultiDiffInput) : undefined;
+}
+
 function tabUris(tab: vscode.Tab): vscode.Uri[] {
   const i = tab.input;
   if (i instanceof vscode.TabInputTextDiff) return [i.original, i.modified];
   if (i instanceof vscode.TabInputText) return [i.uri];
+  const m = multiDiffOf(tab);
+  if (m) return m.textDiffs.flatMap((d) => [d.original, d.modified]);
   return [];
 }
+
+/** Labels of what a change compares besides the files: they come after the code in the multi-file diff. */
+const META = new Set(['definition', 'tools', 'package']);
 
 /** One review of one server: the documents it opened, closed together when the decision is made. */
 export class Review {
   private readonly prefix = `/review-${++reviews}/`;
   private readonly focus: Focus;
+  private readonly titles: string[] = [];
 
   constructor(private readonly docs: DocumentProvider) {
     const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
@@ -67,41 +82,54 @@ export class Review {
   }
 
   /**
-   * Opens the definition (a new server) or the diffs (a changed one); `shown` is the package lock the approval
-   * would record (in the definition, or its own diff when it is not the approved one). Returns how many diffs opened.
+   * Opens the review document (what is decided, in full; the decision's lenses go on it) and returns its URI.
+   * `name`: its file name (the tab's label). `background`: opened without taking focus (a diff goes in front next).
    */
-  async open(s: ServerReport, definitionText: string, shown?: { lock?: NpmLock; minAge?: MinAge }): Promise<number> {
-    const changes = changeDocuments(s, shown);
-    if (!changes.length) {
-      const uri = this.docs.show(`${this.dir(s)}/definition.txt`, definitionText);
-      await vscode.window.showTextDocument(uri, { preview: false, preserveFocus: false });
-      return 0;
-    }
-    return this.diffs(s, changes, vscode.l10n.t('approved ↔ now'));
+  async document(s: { name: string; source: string }, name: string, text: string, background = false): Promise<vscode.Uri> {
+    const uri = this.docs.show(`${this.dir(s)}/${part(name)}`, text);
+    await vscode.window.showTextDocument(uri, { preview: false, preserveFocus: background });
+    return uri;
   }
 
-  /** Opens one diff per document, the first in front and each other one a tab beside it. Returns how many. */
-  async diffs(s: ServerReport, changes: readonly ChangeDocument[], sides: string): Promise<number> {
+  /**
+   * A changed server (or an update): the multi-file diff editor in front, every changed file first (approved ↔ now,
+   * from the texts kept with the approval), then the definition, tool list and package lock. Returns how many.
+   */
+  async diffs(s: { name: string; source: string }, changes: readonly ChangeDocument[], sides: string): Promise<number> {
+    if (!changes.length) return 0;
     const dir = this.dir(s);
-    // The first diff is opened last, so it is the one in front.
-    const ordered = [...changes.slice(1), changes[0]];
-    for (const c of ordered) {
+    const ordered = [...changes.filter((c) => !META.has(c.label)), ...changes.filter((c) => META.has(c.label))];
+    const resources = ordered.map((c) => {
       const name = part(c.label);
       const left = this.docs.show(`${dir}/approved/${name}`, c.approved);
       const right = this.docs.show(`${dir}/now/${name}`, c.now);
-      const title = vscode.l10n.t('{0}: {1} ({2})', s.name, c.label, sides);
-      await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: false, preserveFocus: false });
-    }
+      return [right, left, right] as const;
+    });
+    // VS Code's tab label is this title, with " (N files)" after it.
+    const title = vscode.l10n.t('{0}: what changed ({1})', s.name, sides);
+    this.titles.push(title);
+    await vscode.commands.executeCommand('vscode.changes', title, resources);
     return changes.length;
   }
 
-  private dir(s: ServerReport): string {
+  /** The review document's title line for a changed server: what changed, where the diff is. */
+  static changedHeading(s: { name: string }, changes: readonly ChangeDocument[], sides: string): string {
+    const files = changes.filter((c) => !META.has(c.label)).map((c) => c.label);
+    const other = changes.filter((c) => META.has(c.label)).map((c) => c.label);
+    return vscode.l10n.t('What changed (the tab "{0}"): {1}.', vscode.l10n.t('{0}: what changed ({1})', s.name, sides), [...files, ...other].join(', '));
+  }
+
+  private dir(s: { name: string; source: string }): string {
     return `${this.prefix}${part(s.name)} — ${part(s.source)}`;
+  }
+
+  private mine(t: vscode.Tab): boolean {
+    return tabUris(t).some((u) => u.scheme === SCHEME && u.path.startsWith(this.prefix)) || (!!multiDiffOf(t) && this.titles.some((x) => t.label.startsWith(x)));
   }
 
   /** Closes every tab of this review and returns focus where it was before it began. */
   async close(): Promise<void> {
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => tabUris(t).some((u) => u.scheme === SCHEME && u.path.startsWith(this.prefix)));
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => this.mine(t));
     if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
     this.docs.forget(this.prefix);
     if (this.focus.uri) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The trust panel end to end, in a real VS Code (--vscode <version>; default the first of test/vscode/hosts.json) driven through its web workbench in
 // Debian's headless Chromium (playwright-core), with the extension under development loaded from this repository.
-// Nothing is stubbed: the panel is opened from the command palette, decisions go through VS Code's own modal, the
+// Nothing is stubbed: the panel is opened from the command palette, decisions are clicked on the review document's
+// lenses (and Enter is pressed first, to see that it approves nothing), the
 // CLI (dist/cli.js) acts on the same approval store and log from outside, files are edited on disk, the window is
 // reloaded and restarted, and forged messages are posted through the webview's real message channel.
 //
@@ -249,6 +250,28 @@ async function modal() {
   return d;
 }
 
+/** A lens of the review document in front (src/vscode/decision.ts), by its words: the first one visible (the same
+ * choices are above the first line and below the last; the one scrolled away stays in the DOM, hidden). */
+async function lens(text, timeoutMs = 20_000) {
+  const all = page.locator('.monaco-editor .codelens-decoration a', { hasText: text });
+  const [found] = await until(`a visible lens "${text}"`, async () => {
+    for (let i = 0; i < await all.count(); i++) if (await all.nth(i).isVisible()) return all.nth(i);
+    return undefined;
+  }, timeoutMs, 200);
+  return found;
+}
+/** Clicks a visible lens. */
+async function clickLens(text) {
+  await (await lens(text)).click();
+}
+/** The visible lines of the first editor on the page, as text (Monaco renders some spaces as no-break spaces). */
+const editorText = async () => (await page.locator('.monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+/** No modal and no quick pick over the workbench. */
+async function nothingOver() {
+  assert(await page.locator('.monaco-dialog-box').count() === 0, 'no modal');
+  assert(!(await page.locator('.quick-input-widget').isVisible().catch(() => false)), 'no quick pick over the tabs');
+}
+
 async function clickModal(d, label) {
   await d.locator('.dialog-buttons .monaco-button', { hasText: label }).first().click();
   await d.waitFor({ state: 'detached', timeout: 10_000 });
@@ -341,15 +364,29 @@ const main = [
     await palette('Notifications: Toggle Do Not Disturb Mode');
     await shot('trust-panel-pending-dark');
   }],
-  ['Approve runs the palette\'s Approve: VS Code opens the exact definition in an editor and asks; then the server is Decided', async () => {
+  ['Approve runs the palette\'s Approve: the exact definition in a review document, read to its end, decided in it; Enter approves nothing', async () => {
     await card('pending').locator('.act-approve').click();
-    const d = await modal();
-    const text = await d.innerText();
-    assert(text.includes('Approve "weather" from .vscode/mcp.json exactly as shown in the editor?'), `modal: ${text}`);
-    assert(text.includes('"${workspaceFolder}/weather-server.mjs" "--units" "metric"'), `modal shows the command line: ${text}`);
-    assert(await page.locator('.tab', { hasText: 'definition.txt' }).count() === 1, 'the definition is open in an editor');
-    await clickModal(d, 'Approve');
-    await page.locator('.tab', { hasText: 'definition.txt' }).waitFor({ state: 'detached', timeout: 10_000 });
+    const reviewTab = page.locator('.tab', { hasText: 'weather — approve?' });
+    await reviewTab.waitFor({ timeout: 20_000 });
+    await lens('Approve "weather" exactly as shown');
+    await nothingOver();
+    const lenses = await page.locator('.monaco-editor .codelens-decoration a').allInnerTexts();
+    assert(/Not now/.test(lenses[0] ?? ''), `the safe choice first: ${lenses}`);
+    assert((await editorText()).includes('Approve "weather" from .vscode/mcp.json exactly as shown in the editor?'), `the question on the first line: ${await editorText()}`);
+    await shot('approve-review', { docs: true });
+    // Enter (and PageDown, Ctrl+End: the document scrolls to its end, nothing covers it) approves nothing.
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('PageDown');
+    await page.keyboard.press('Control+End');
+    await until('the end of the review', async () => (await editorText()).includes('End of the review of'), 10_000);
+    await page.keyboard.press('Enter');
+    await sleep(1000);
+    assert(!readLog().some((e) => e.kind === 'gate.approve' && e.server === 'weather'), 'Enter recorded nothing');
+    assert(!storeBytes().includes('"weather"'), 'nothing in the store');
+    // The lens below the last line, a deliberate click.
+    await clickLens('Approve "weather" exactly as shown');
+    await reviewTab.waitFor({ state: 'detached', timeout: 10_000 });
     await card('approved').waitFor({ state: 'attached', timeout: 10_000 });
     assert(fs.existsSync(path.join(storeDir, 'approvals.json')), `the store is in ${storeDir}`);
     assert(readLog().some((e) => e.kind === 'gate.approve' && e.server === 'weather'), 'gate.approve logged');
@@ -408,31 +445,38 @@ const main = [
     await shot('trust-panel-diff-high-contrast-light');
     await theme('Dark Modern', 'vscode-dark');
   }],
-  ['Approve on a changed server: one press opens VS Code\'s diff editor on approved vs. now; Enter alone keeps it waiting', async () => {
+  ['Approve on a changed server: one press opens VS Code\'s multi-file diff editor, the code first; nothing covers the tabs; Enter keeps it waiting', async () => {
     const c = card('approval-changed');
     assert((await c.locator('.act-approve').textContent()).includes('Review changes and approve'), 'the button says what it does');
     await c.locator('.act-approve').click();
-    const diffTab = page.locator('.tab', { hasText: 'weather: definition (approved ↔ now)' });
+    const diffTab = page.locator('.tab', { hasText: 'weather: what changed (approved ↔ now)' });
+    const reviewTab = page.locator('.tab', { hasText: 'weather — approve the change?' });
     await diffTab.waitFor({ timeout: 20_000 });
-    await page.locator('.tab', { hasText: 'weather: weather-server.mjs (approved ↔ now)' }).waitFor({ timeout: 5000 });
-    const editor = page.locator('.monaco-diff-editor').first();
-    await editor.waitFor({ timeout: 10_000 });
-    const picker = page.locator('.quick-input-widget');
-    await picker.waitFor({ state: 'visible', timeout: 10_000 });
-    assert((await picker.innerText()).includes('Not now: keep it waiting'), 'the first choice keeps it waiting');
-    // The definition's diff in front: the added --upload argument on the right.
-    await until('the added argument in the diff editor', async () => (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor .view-lines').first().innerText().catch(() => '')).includes('collector.example'), 10_000);
+    await reviewTab.waitFor({ timeout: 5000 });
+    // The file first, with the added line on the right.
+    await until('the added fetch in the multi-file diff', async () => (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor .view-lines').first().innerText().catch(() => '')).includes("fetch('https://collector.example/ingest'"), 20_000);
+    await nothingOver();
     await shot('approve-diff-editor', { docs: true });
     await page.keyboard.press('Enter');
+    await sleep(1000);
+    assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 1, 'Enter: one gate.approve event still');
+    // The decision is in the review document, the tab beside the diff.
+    await reviewTab.click();
+    await lens('Not now');
+    await shot('approve-change-review');
+    await page.keyboard.press('Enter');
+    await sleep(500);
+    assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 1, 'Enter in the review: still one');
+    await clickLens('Not now');
     await diffTab.waitFor({ state: 'detached', timeout: 10_000 });
     await card('approval-changed').waitFor({ state: 'attached', timeout: 10_000 }); // the panel back, the server still changed
     assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 1, 'one gate.approve event still');
     await card('approval-changed').locator('.act-approve').click();
     await diffTab.waitFor({ timeout: 20_000 });
-    await picker.waitFor({ state: 'visible', timeout: 10_000 });
-    await picker.locator('.monaco-list-row', { hasText: 'Approve these changes' }).click();
+    await reviewTab.click();
+    await clickLens('Approve these changes to "weather"');
     await card('approved').waitFor({ state: 'attached', timeout: 10_000 });
-    assert(await page.locator('.tab', { hasText: '(approved ↔ now)' }).count() === 0, 'no review tab left open');
+    assert(await page.locator('.tab', { hasText: 'what changed' }).count() === 0, 'no review tab left open');
     assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 2, 'two gate.approve events');
   }],
   ['the log: newest first, gate events and exchanges, filter by server and outcome, text search, details of a row', async () => {
@@ -678,21 +722,26 @@ const xss = [
 
 // ---- first run: secure by default, once -------------------------------------------------------------------------------
 // A fresh window on a repository whose .vscode/mcp.json VS Code would start by itself, with MCP Gate's first-run
-// modal on (mcpGate.askToRoute, the default; the other runs switch it off): MCP Gate asks once, in one modal, and routes.
+// step on (mcpGate.askToRoute, the default; the other runs switch it off): MCP Gate asks once, in one review document with
+// the choice in it ("Not now" first), and routes.
 const setupRepo = path.join(dir('repos'), 'first-run');
 fs.cpSync(path.join(REPO, 'test/fixtures/vscode-workspace'), setupRepo, { recursive: true });
 fs.rmSync(path.join(setupRepo, '.vscode', 'settings.json'), { force: true });
 // VS Code rewrites the file in place: a read in the middle of that sees it empty (seen on 1.139), so retry until then.
 const userSettings = () => { try { return JSON.parse(fs.readFileSync(settingsFile, 'utf8')); } catch { return {}; } };
 const setup = [
-  ['a fresh window asks once: the routing modal names what VS Code would start by itself and the side effect', async () => {
-    const d = await modal();
-    const text = await d.innerText();
+  ['a fresh window asks once: the routing step\'s review document names what VS Code would start by itself and the side effect', async () => {
+    await page.locator('.tab', { hasText: 'Route VS Code\'s own MCP starts through MCP Gate' }).waitFor({ timeout: 60_000 });
+    await lens('Route through MCP Gate');
+    await nothingOver();
+    const text = await editorText();
     assert(/Route VS Code's own MCP starts through MCP Gate\?/.test(text), `the step: ${text}`);
     const rootMcpJson = vscodeReads(host.vscodeVersion).workspaceRootMcpJson;
     assert(/fixture-echo \(\.vscode\/mcp\.json\)/.test(text), `names what VS Code would start: ${text}`);
     if (rootMcpJson) assert(/sandbox-probe \(\.mcp\.json\)/.test(text), `names the root .mcp.json server VS Code ${host.vscodeVersion} would start: ${text}`);
     assert(/Side effect/.test(text) && /mcpGate\.imports/.test(text), `names the side effect and the import: ${text}`);
+    const lenses = await page.locator('.monaco-editor .codelens-decoration a').allInnerTexts();
+    assert(/Not now/.test(lenses[0] ?? ''), `the safe choice first: ${lenses}`);
     const status = await page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first().innerText();
     const outside = rootMcpJson ? 2 : 1;
     assert(new RegExp(`${outside} outside the gate`).test(status), `the status bar says VS Code ${host.vscodeVersion} would start ${outside} server(s) outside the gate: ${status}`);
@@ -704,8 +753,12 @@ const setup = [
     assert(!texts.some((t) => /outside the gate/.test(t)), `no second notice about VS Code's own starts: ${texts.join(' | ')}`);
     await shot('first-run', { docs: true });
   }],
-  ['routing from the step: the user setting is written and the status bar no longer warns', async () => {
-    await clickModal(page.locator('.monaco-dialog-box'), 'Route through MCP Gate');
+  ['Enter routes nothing; routing from the step\'s lens: the user setting is written and the status bar no longer warns', async () => {
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Enter');
+    await sleep(1000);
+    assert(userSettings()['chat.mcp.access'] === undefined, 'Enter wrote nothing');
+    await clickLens('Route through MCP Gate');
     await until('the user setting', () => userSettings()['chat.mcp.access'] === 'registry', 10_000);
     const item = page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first();
     await until('the status bar without the outside warning', async () => !/outside the gate/.test(await item.innerText()), 10_000);
@@ -759,19 +812,23 @@ const pinned = [
     assert((await pinnedCard('plain').locator('.act-update').count()) === 0, 'plain has no Update');
     assert((await $('.act-update').count()) === 1, 'one Update button in all');
   }],
-  ['pressing it resolves again and opens the package diff; choosing the approving item records 1.0.1', async () => {
+  ['pressing it resolves again and opens the multi-file diff, the package\'s files first; Enter keeps 1.0.0; the approving lens records 1.0.1', async () => {
     registry.publish(fixturePackage('1.0.1'));
     await pinnedCard('fix').locator('.act-update').click();
-    const diffTab = page.locator('.tab', { hasText: 'fix: package (approved ↔ update)' });
+    const diffTab = page.locator('.tab', { hasText: 'fix: what changed (approved ↔ update)' });
+    const reviewTab = page.locator('.tab', { hasText: 'fix — approve the update?' });
     await diffTab.waitFor({ timeout: 60_000 });
-    await page.locator('.tab', { hasText: 'fix: package file server.js (approved ↔ update)' }).waitFor({ timeout: 5000 });
-    const picker = page.locator('.quick-input-widget');
-    await picker.waitFor({ state: 'visible', timeout: 10_000 });
-    const text = await picker.innerText();
-    assert(text.includes('Not now: keep fixture-server 1.0.0'), `the first choice keeps the approved package: ${text}`);
-    await until('the new version in the diff editor', async () => (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor .view-lines').first().innerText().catch(() => '')).includes('1.0.1'), 10_000);
+    await reviewTab.waitFor({ timeout: 5000 });
+    await until('the new version in the multi-file diff', async () => (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor .view-lines').first().innerText().catch(() => '')).includes('1.0.1'), 20_000);
+    await nothingOver();
     await shot('update-package-diff');
-    await picker.locator('.monaco-list-row', { hasText: 'Approve "fix" running fixture-server 1.0.1' }).click();
+    await page.keyboard.press('Enter');
+    await reviewTab.click();
+    await lens('Not now: keep fixture-server 1.0.0');
+    await page.keyboard.press('Enter');
+    await sleep(1000);
+    assert(!/"version": "1\.0\.1"/.test(storeBytes()), 'Enter recorded nothing');
+    await clickLens('Approve "fix" running fixture-server 1.0.1');
     await diffTab.waitFor({ state: 'detached', timeout: 10_000 });
     await until('the approval of 1.0.1', () => /"version": "1\.0\.1"/.test(storeBytes()), 10_000);
     assert(readLog().some((e) => e.kind === 'gate.approve' && e.server === 'fix' && /update fixture-server 1\.0\.0 → 1\.0\.1/.test(e.detail ?? '')), 'a gate.approve event for the update');

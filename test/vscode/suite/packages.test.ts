@@ -2,8 +2,8 @@
 // extension host and named to MCP Gate through npm_config_registry, as a person's environment would): Approve…
 // resolves the package before it asks and shows the exact version and integrity in the read-only preview; the
 // approval records the lock that was shown even when a newer version is published while the person reads;
-// Update Pinned Package… shows 1.0.0 → 1.0.1 and the file diff in the diff editor and moves the lock only when
-// chosen; a locked tree that is gone is installed again at start (through the package worker) and runs; with the
+// Update Pinned Package… shows 1.0.0 → 1.0.1 and the file diff in the multi-file diff editor and moves the lock
+// only when its lens is clicked (Enter does not); a locked tree that is gone is installed again at start (through the package worker) and runs; with the
 // registry stopped, nothing is approved and the error says which server, package and what to do.
 // Runs on test/fixtures/npm-workspace (skipped in any other workspace).
 import assert from 'node:assert/strict';
@@ -15,6 +15,9 @@ import { cleanupTemp, ROOT, tempDir } from '../../unit/helpers';
 import { fixturePackage, startRegistry, type Registry } from '../../unit/registry';
 import { withResolution } from '../../../src/vscode/resolving';
 import { gatedLabel } from '../../../src/vscode/gateway-provider';
+import { multiDiffOf } from '../../../src/vscode/review';
+import { pressEnter, settled, waitingDecision } from './decide';
+import { waitFor } from './wait';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'pinned-fixture';
@@ -23,8 +26,8 @@ const workspace = process.env.MCP_GATE_VSCODE_WORKSPACE ?? '';
 const here = path.basename(workspace) === 'npm-workspace';
 
 
-/** The review's open diff tabs (virtual documents of the mcp-gate scheme). */
-const reviewTabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'mcp-gate');
+/** The review's open tabs: the multi-file diff editor and the review document (virtual documents of the mcp-gate scheme). */
+const reviewTabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => multiDiffOf(t) || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate'));
 const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocument(uri)).getText();
 
 (here ? describe : describe.skip)('pinned packages in VS Code (verdaccio)', function () {
@@ -36,12 +39,14 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
   const approvedLock = () => (server().server.record?.decision === 'approved' ? server().server.record!.lock : undefined);
   const errors: string[] = [];
   let showError: typeof vscode.window.showErrorMessage;
+  let real: McpGateApi['prompts'];
 
   before(async () => {
     reg = await startRegistry();
     reg.publish(fixturePackage('1.0.0'));
     process.env.npm_config_registry = reg.url;
     api = await vscode.extensions.getExtension<McpGateApi>(EXTENSION_ID)!.activate();
+    real = { ...api.prompts };
     for (let i = 0; i < 200 && !server(); i++) await new Promise((r) => setTimeout(r, 150));
     assert.ok(server(), `the workspace declares ${SERVER}`);
     // The error notifications the extension shows (a notification cannot be read back from the extension host).
@@ -83,30 +88,42 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.equal(server().server.state, 'approved');
   });
 
-  it('Update Pinned Package… shows 1.0.0 → 1.0.1 and the file diff in the diff editor; declining keeps 1.0.0, approving records 1.0.1', async () => {
-    const seen: { title: string; approve: string; keep?: string; labels: string[]; front?: string; left: string; right: string; file: string }[] = [];
-    let answer = false;
-    api.prompts.confirmChange = async (title, approve, _detail, keep) => {
-      const tabs = reviewTabs();
-      const front = vscode.window.tabGroups.activeTabGroup.activeTab;
-      const input = front?.input as vscode.TabInputTextDiff;
-      const file = tabs.find((t) => t.label.includes('package file server.js'))?.input as vscode.TabInputTextDiff | undefined;
-      seen.push({
-        title, approve, keep: keep?.label, labels: tabs.map((t) => t.label).sort(), front: front?.label,
-        left: await textOf(input.original), right: await textOf(input.modified), file: file ? await textOf(file.modified) : '',
+  it('Update Pinned Package… shows 1.0.0 → 1.0.1 in the multi-file diff editor, the package\'s files first; Enter keeps 1.0.0, the approving lens records 1.0.1', async () => {
+    Object.assign(api.prompts, real);
+    const updates = () => api.service.log.read().filter((e) => e.kind === 'gate.approve' && /update fixture-server/.test(String((e as { detail?: string }).detail))).length;
+    const seen: { front: string; files: string[]; left: string; right: string; file: string; titles: string[]; text: string }[] = [];
+    const review = async () => {
+      const front = await waitFor('the multi-file diff in front', () => {
+        const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+        const m = tab && multiDiffOf(tab);
+        return m && m.textDiffs.length >= 3 && { tab: tab!, m };
       });
-      return answer;
+      const pkg = front.m.textDiffs.find((d) => d.modified.path.endsWith('/package'))!;
+      const file = front.m.textDiffs.find((d) => d.modified.path.endsWith('/package file server.js'))!;
+      const w = await waitingDecision(api);
+      seen.push({
+        front: front.tab.label, files: front.m.textDiffs.map((d) => d.modified.path.split('/').pop()!),
+        left: await textOf(pkg.original), right: await textOf(pkg.modified), file: await textOf(file.modified), titles: w.titles, text: w.text,
+      });
+      return w;
     };
-    assert.equal(await vscode.commands.executeCommand('mcpGate.updatePackage', ref()), false);
+    const first = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.updatePackage', ref()));
+    const w1 = await review();
+    await pressEnter();
+    assert.equal(await settled(first), false, 'Enter decided nothing');
+    assert.equal(approvedLock()?.version, '1.0.0', 'Enter: nothing moved');
+    await w1.click(/Not now/);
+    assert.equal(await first, false);
     assert.equal(approvedLock()?.version, '1.0.0', 'declined: nothing moved');
-    answer = true;
-    assert.equal(await vscode.commands.executeCommand('mcpGate.updatePackage', ref()), true);
+    assert.equal(updates(), 0);
+    const second = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.updatePackage', ref()));
+    await (await review()).click(/Approve "pinned-fixture" running fixture-server 1\.0\.1/);
+    assert.equal(await second, true);
     for (const s of seen) {
-      assert.equal(s.title, `Update "${SERVER}": fixture-server 1.0.0 → 1.0.1`);
-      assert.equal(s.approve, `Approve "${SERVER}" running fixture-server 1.0.1`);
-      assert.equal(s.keep, 'Not now: keep fixture-server 1.0.0', 'the first choice keeps the approved package');
-      assert.deepEqual(s.labels, [`${SERVER}: package (approved ↔ update)`, `${SERVER}: package file package.json (approved ↔ update)`, `${SERVER}: package file server.js (approved ↔ update)`]);
-      assert.equal(s.front, `${SERVER}: package (approved ↔ update)`);
+      assert.match(s.front, new RegExp(`^${SERVER}: what changed \\(approved ↔ update\\)( \\(3 files\\))?$`));
+      assert.deepEqual(s.files, ['package file package.json', 'package file server.js', 'package'], 'the package\'s own files first');
+      assert.deepEqual(s.titles, ['$(circle-slash) Not now: keep fixture-server 1.0.0', `$(check) Approve "${SERVER}" running fixture-server 1.0.1`]);
+      assert.match(s.text, new RegExp(`^Update "${SERVER}": fixture-server 1\\.0\\.0 → 1\\.0\\.1\\. What changed`));
       assert.match(s.left, /^package {6}fixture-server\nversion {6}1\.0\.0\nintegrity {4}sha512-/);
       assert.match(s.right, /^package {6}fixture-server\nversion {6}1\.0\.1\nintegrity {4}sha512-/);
       assert.match(s.right, /\nfiles {8}2 of the package's own files changed/);
@@ -116,7 +133,7 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.equal(lock?.version, '1.0.1');
     assert.match(seen[1].right, new RegExp(`\\nintegrity {4}${lock!.integrity.replace(/[+/=]/g, '\\$&')}\\n`), 'the lock approved is the one shown');
     assert.deepEqual(reviewTabs().map((t) => t.label), [], 'the review closed');
-    assert.ok(api.service.log.read().some((e) => e.kind === 'gate.approve' && /update fixture-server 1\.0\.0 → 1\.0\.1/.test(String((e as { detail?: string }).detail))));
+    assert.equal(updates(), 1);
   });
 
   it('at start, a locked tree whose files and cached tarballs are gone is installed again from the registry, and that version runs', async () => {

@@ -1,9 +1,11 @@
 // Routing VS Code's own MCP starts through the gate, in a real VS Code: the doctor names the fixture's server that
 // VS Code would start by itself, and "Route VS Code's Servers Through the Gate" writes chat.mcp.access = "registry"
-// to user settings only after the modal is confirmed — after which the doctor finds nothing VS Code starts alone.
+// to user settings only after its lens is clicked in the step's review document (Enter and closing it write
+// nothing) — after which the doctor finds nothing VS Code starts alone.
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
+import { closeTab, pressEnter, settled, waitingDecision } from './decide';
 
 describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
   this.timeout(60_000);
@@ -18,25 +20,33 @@ describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
     await vscode.workspace.getConfiguration().update('chat.mcp.access', previous, vscode.ConfigurationTarget.Global);
   });
 
-  it('names the server VS Code would start itself, and routes it only after confirmation', async function () {
+  it('names the server VS Code would start itself, and routes it only after the deliberate choice', async function () {
     const access = vscode.workspace.getConfiguration().inspect('chat.mcp.access');
     if (access?.workspaceValue !== undefined || access?.globalValue === 'registry' || access?.globalValue === 'none') this.skip();
     const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
     assert.match(doctor, /VS Code's own MCP starts \(outside MCP Gate\):[\s\S]*fixture-echo from \.vscode\/mcp\.json \(workspace-folder-mcp\.json, id mcp\.config\.ws0\.fixture-echo/);
-    const choose = api.prompts.choose;
-    const asked: string[] = [];
-    try {
-      api.prompts.choose = async (m, d) => (asked.push(d), undefined);
-      assert.equal(await vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), false);
-      assert.notEqual(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry', 'nothing written without confirmation');
-      assert.match(asked[0], /"chat\.mcp\.access": "registry"/);
-      assert.match(asked[0], /mcpGate\.imports/);
-      assert.match(asked[0], /fixture-echo \(\.vscode\/mcp\.json\)/, 'names what VS Code would start by itself');
-      api.prompts.choose = async (m, d, actions) => actions.find((a) => a === 'Route through MCP Gate');
-      assert.equal(await vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), true);
-    } finally {
-      api.prompts.choose = choose;
-    }
+    const written = () => vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue === 'registry';
+    // The real step: a review document with the decision in it, "Not now" first.
+    const first = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.routeVsCodeServers'));
+    const w = await waitingDecision(api);
+    assert.match(w.text, /^Route VS Code's own MCP starts through MCP Gate\?\n/);
+    assert.match(w.text, /"chat\.mcp\.access": "registry"/);
+    assert.match(w.text, /mcpGate\.imports/);
+    assert.match(w.text, /fixture-echo \(\.vscode\/mcp\.json\)/, 'names what VS Code would start by itself');
+    assert.equal(w.titles[0], '$(circle-slash) Not now');
+    assert.ok(w.titles.includes('$(check) Route through MCP Gate'), w.titles.join(' | '));
+    // Enter routes nothing; closing the document is Not now.
+    await pressEnter();
+    assert.equal(await settled(first), false);
+    assert.equal(written(), false, 'nothing written on Enter');
+    await closeTab(w.uri);
+    assert.equal(await first, false);
+    assert.equal(written(), false, 'nothing written without the choice');
+    // The deliberate choice.
+    const second = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.routeVsCodeServers'));
+    await (await waitingDecision(api)).click(/^\$\(check\) Route through MCP Gate$/);
+    assert.equal(await second, true);
+    assert.deepEqual(api.decisions.pending(), []);
     assert.equal(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry');
     // The step is its own event in the log (not an approval of a server with no name).
     const routed = api.service.log.read().filter((e) => e.kind === 'gate.route');
