@@ -1,13 +1,21 @@
 #!/usr/bin/env node
 // `npm run package`: builds the bundles and packages the extension with vsce into mcp-gate-<version>.vsix (or the
 // file given with --out). The .vsix carries README.extension.md as its README (written for extension users; the
-// developer setup stays in README.md). Its relative links are rewritten by vsce to absolute URLs of the repository
-// (package.json `repository`: https://github.com/mcp-gate/mcp-gate/raw/HEAD/<path> for images, /blob/HEAD/ for
-// links): VS Code's extension page renders only http(s) images (its sanitizer drops relative, file: and data:
-// sources: measured in VS Code 1.112), and so does the Marketplace. The icon is packaged (media/icon.png).
+// developer setup stays in README.md). Its images are what an installed extension's details page can show offline:
+// VS Code (1.112 and 1.139, measured) renders that page's Markdown in a webview whose CSP is `img-src https: data:`
+// and whose sanitizer drops relative sources (no base URI), so a packaged file or a relative path renders nowhere,
+// an https image only online, and a data: URI always. Each relative image of README.extension.md is therefore
+// inlined as a data:image/png URI of the committed file into out/package/README.extension.md, which vsce packages
+// with --no-rewrite-relative-links (its "images must be https" check belongs to that rewriting). A relative link or
+// an image that is not a PNG file of this checkout fails the packaging.
+// --base-images-url URL packages for the Marketplace instead: README.extension.md as written, its relative images
+// rewritten by vsce to URL/<path> (vsce --baseImagesUrl; the Marketplace asks for https images); URL must serve
+// this checkout's files (e.g. https://raw.githubusercontent.com/<owner>/<repo>/<tag>/). Offline, that page shows
+// the images' alt text only. The icon is packaged (media/icon.png) either way.
 // Fails when vsce prints a warning (test/unit/package.test.ts checks the .vsix itself).
-//   --out FILE      where to write the .vsix
-//   --no-build      package what dist/ holds now
+//   --out FILE               where to write the .vsix
+//   --no-build               package what dist/ holds now
+//   --base-images-url URL    images as URL/<path> (for the Marketplace) instead of inlined
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({ options: { out: { type: 'string' }, 'no-build': { type: 'boolean', default: false } } });
+const { values: opt } = parseArgs({ options: { out: { type: 'string' }, 'no-build': { type: 'boolean', default: false }, 'base-images-url': { type: 'string' } } });
 const { version } = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
 const out = path.resolve(opt.out ?? path.join(REPO, `mcp-gate-${version}.vsix`));
 
@@ -23,8 +31,38 @@ if (!opt['no-build']) {
   const b = spawnSync(process.execPath, [path.join(REPO, 'scripts/build.mjs')], { cwd: REPO, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
+/** README.extension.md with every relative image as a data: URI of the committed PNG; throws on anything else relative. */
+export function inlineImages(md, repo = REPO) {
+  const bad = [];
+  const inline = (src) => {
+    if (/^(https:|data:image\/png;)/.test(src)) return src;
+    const file = path.resolve(repo, decodeURIComponent(src));
+    if (!file.startsWith(repo + path.sep) || !/\.png$/i.test(file) || !fs.existsSync(file)) { bad.push(`image ${src}: not a PNG file of this checkout`); return src; }
+    return `data:image/png;base64,${fs.readFileSync(file).toString('base64')}`;
+  };
+  let text = md.replace(/(!\[[^\]]*\]\(\s*)([^)\s]+)/g, (_, pre, src) => pre + inline(src));
+  text = text.replace(/(<img\b[^>]*\bsrc\s*=\s*["'])([^"']+)/gi, (_, pre, src) => pre + inline(src));
+  // a relative link that is not an image would be relative to nothing in the installed extension
+  for (const m of text.matchAll(/(?<!!)\[[^\]]*\]\(\s*([^)\s]+)/g)) if (!/^(https?:|mailto:|#)/.test(m[1])) bad.push(`link ${m[1]}: relative, leads nowhere in the .vsix`);
+  if (bad.length) throw new Error(`README.extension.md: ${bad.join('; ')}`);
+  return text;
+}
+
+let readmePath = 'README.extension.md';
+const extra = [];
+if (opt['base-images-url']) {
+  if (!/^https:\/\//.test(opt['base-images-url'])) { console.error('package: --base-images-url must be an https URL'); process.exit(1); }
+  extra.push('--baseImagesUrl', opt['base-images-url']);
+} else {
+  let inlined;
+  try { inlined = inlineImages(fs.readFileSync(path.join(REPO, 'README.extension.md'), 'utf8')); } catch (e) { console.error(`package: ${e.message}`); process.exit(1); }
+  readmePath = 'out/package/README.extension.md'; // out/ is gitignored; vsce takes the readme from inside the folder
+  fs.mkdirSync(path.join(REPO, 'out/package'), { recursive: true });
+  fs.writeFileSync(path.join(REPO, readmePath), inlined);
+  extra.push('--no-rewrite-relative-links');
+}
 const vsce = path.join(REPO, 'node_modules/@vscode/vsce/vsce');
-const r = spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--readme-path', 'README.extension.md',
+const r = spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--readme-path', readmePath, ...extra,
   '--out', out], { cwd: REPO, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
 const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
 process.stdout.write(text);

@@ -1,5 +1,5 @@
 // The .vsix as the Marketplace and VS Code's extension page see it: `npm run package` (scripts/package.mjs) into a
-// temp folder, then the zip itself is read (yauzl): icon, README for users with images that resolve, manifest
+// temp folder, then the zip itself is read (yauzl): icon, README for users with its images inlined, manifest
 // fields a search finds, minified bundles without source maps, no warning from vsce.
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -53,7 +53,6 @@ function imageSources(md: string): string[] {
   return out;
 }
 
-const RAW = 'https://github.com/mcp-gate/mcp-gate/raw/HEAD/';
 const tracked = (rel: string) => spawnSync('git', ['ls-files', '--error-unmatch', '--', rel], { cwd: ROOT, stdio: 'ignore' }).status === 0;
 
 describe('package: the .vsix (npm run package)', function () {
@@ -85,32 +84,45 @@ describe('package: the .vsix (npm run package)', function () {
     assert.deepEqual(pngSize(files.get('extension/media/icon.png')!), { width: 128, height: 128 });
   });
 
-  it("carries the users' README, whose every image resolves (https of a committed file, or inside the .vsix)", () => {
+  it("carries the users' README, every image inlined as the committed PNG (the only source an installed extension's page shows offline)", () => {
     const readme = files.get('extension/readme.md')!.toString('utf8');
     assert.match(readme, /^# MCP Gate/);
     assert.match(readme, /## How to use it/);
     assert.match(readme, /## Settings/);
     assert.doesNotMatch(readme, /npm run test:all|## Development|npm ci/, 'the developer setup belongs to the repository README');
+    const written = imageSources(fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8'));
     const images = imageSources(readme);
-    assert.ok(images.length >= 4, `expected the README's screenshots, found ${images.length}`);
-    for (const src of images) {
-      if (src.startsWith(RAW)) {
-        // vsce rewrote a relative image to the repository's raw URL: it resolves once this checkout is published.
-        const rel = decodeURIComponent(src.slice(RAW.length));
-        assert.ok(tracked(rel), `${src}: ${rel} is not a committed file`);
-      } else if (/^https:\/\//.test(src)) {
-        // another https image: fine for the extension page
-      } else {
-        // VS Code's extension page shows only http(s) images; a packaged relative one renders nowhere.
-        assert.fail(`README image ${src} is neither https nor resolvable`);
-      }
-    }
+    assert.ok(written.length >= 4, `expected the README's screenshots, found ${written.length}`);
+    assert.equal(images.length, written.length);
+    images.forEach((src, i) => {
+      const m = /^data:image\/png;base64,([A-Za-z0-9+/=]+)$/.exec(src);
+      assert.ok(m, `image ${i + 1} (${written[i]}) is inlined as a PNG data: URI, not ${src.slice(0, 60)}`);
+      assert.ok(tracked(written[i]!), `${written[i]} is a committed file`);
+      assert.deepEqual(Buffer.from(m[1]!, 'base64'), fs.readFileSync(path.join(ROOT, written[i]!)), `image ${i + 1} is ${written[i]} byte for byte`);
+      pngSize(Buffer.from(m[1]!, 'base64'));
+    });
+    // no relative link is left: it would lead nowhere inside an installed extension
+    for (const l of readme.matchAll(/(?<!!)\[[^\]]*\]\(([^)\s]+)/g)) assert.match(l[1]!, /^(https?:|mailto:|#)/, `relative link ${l[1]}`);
+    assert.equal(files.has('extension/README.extension.md'), false, 'the README is packaged once, as readme.md');
   });
 
   it('the image check catches a broken image', () => {
     assert.deepEqual(imageSources('![a](docs/x.png) <img src="./y.png"> ![b](https://e.example/z.png "t")'), ['docs/x.png', 'https://e.example/z.png', './y.png']);
     assert.equal(tracked('docs/screenshots/no-such-shot.png'), false);
     assert.equal(tracked('docs/screenshots/demo.png'), true);
+  });
+
+  it('for the Marketplace (--base-images-url): the README as written, each image at that https URL, nothing inlined', async () => {
+    const out = path.join(tempDir('mcp-gate-vsix-'), 'm.vsix');
+    const base = 'https://raw.githubusercontent.com/mcp-gate/mcp-gate/v0.1.0/';
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', base, '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+    const readme = (await readZip(out)).get('extension/readme.md')!.toString('utf8');
+    const written = imageSources(fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8'));
+    assert.deepEqual(imageSources(readme), written.map((w) => base + w));
+    const bad = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', 'http://e.example/', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /--base-images-url must be an https URL/);
   });
 
   it('is found by a search for MCP, security, trust; has repository, bugs and homepage', () => {
