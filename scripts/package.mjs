@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { inlineImages } from './inline-images.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({ options: { out: { type: 'string' }, 'no-build': { type: 'boolean', default: false }, 'base-images-url': { type: 'string' } } });
@@ -31,23 +32,6 @@ if (!opt['no-build']) {
   const b = spawnSync(process.execPath, [path.join(REPO, 'scripts/build.mjs')], { cwd: REPO, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
-/** README.extension.md with every relative image as a data: URI of the committed PNG; throws on anything else relative. */
-export function inlineImages(md, repo = REPO) {
-  const bad = [];
-  const inline = (src) => {
-    if (/^(https:|data:image\/png;)/.test(src)) return src;
-    const file = path.resolve(repo, decodeURIComponent(src));
-    if (!file.startsWith(repo + path.sep) || !/\.png$/i.test(file) || !fs.existsSync(file)) { bad.push(`image ${src}: not a PNG file of this checkout`); return src; }
-    return `data:image/png;base64,${fs.readFileSync(file).toString('base64')}`;
-  };
-  let text = md.replace(/(!\[[^\]]*\]\(\s*)([^)\s]+)/g, (_, pre, src) => pre + inline(src));
-  text = text.replace(/(<img\b[^>]*\bsrc\s*=\s*["'])([^"']+)/gi, (_, pre, src) => pre + inline(src));
-  // a relative link that is not an image would be relative to nothing in the installed extension
-  for (const m of text.matchAll(/(?<!!)\[[^\]]*\]\(\s*([^)\s]+)/g)) if (!/^(https?:|mailto:|#)/.test(m[1])) bad.push(`link ${m[1]}: relative, leads nowhere in the .vsix`);
-  if (bad.length) throw new Error(`README.extension.md: ${bad.join('; ')}`);
-  return text;
-}
-
 let readmePath = 'README.extension.md';
 const extra = [];
 if (opt['base-images-url']) {
@@ -55,7 +39,7 @@ if (opt['base-images-url']) {
   extra.push('--baseImagesUrl', opt['base-images-url']);
 } else {
   let inlined;
-  try { inlined = inlineImages(fs.readFileSync(path.join(REPO, 'README.extension.md'), 'utf8')); } catch (e) { console.error(`package: ${e.message}`); process.exit(1); }
+  try { inlined = inlineImages(fs.readFileSync(path.join(REPO, 'README.extension.md'), 'utf8'), REPO); } catch (e) { console.error(`package: ${e.message}`); process.exit(1); }
   readmePath = 'out/package/README.extension.md'; // out/ is gitignored; vsce takes the readme from inside the folder
   fs.mkdirSync(path.join(REPO, 'out/package'), { recursive: true });
   fs.writeFileSync(path.join(REPO, readmePath), inlined);

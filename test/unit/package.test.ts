@@ -112,6 +112,22 @@ describe('package: the .vsix (npm run package)', function () {
     assert.equal(tracked('docs/screenshots/demo.png'), true);
   });
 
+  it('inlining refuses what an installed page cannot show: a missing or non-PNG image, a file outside the checkout, a relative link', () => {
+    const repo = tempDir('mcp-gate-inline-');
+    fs.mkdirSync(path.join(repo, 'docs'));
+    fs.copyFileSync(path.join(ROOT, 'media/icon.png'), path.join(repo, 'docs/a.png'));
+    fs.writeFileSync(path.join(repo, 'docs/b.svg'), '<svg/>');
+    const inline = (md: string) => spawnSync(process.execPath, ['--input-type=module', '-e',
+      `import { inlineImages } from ${JSON.stringify(path.join(ROOT, 'scripts/inline-images.mjs'))}; process.stdout.write(inlineImages(process.argv[1], process.argv[2]))`, md, repo], { encoding: 'utf8' });
+    const ok = inline('![a](docs/a.png) <img src="docs/a.png"> ![w](https://e.example/w.png) [site](https://e.example/)');
+    assert.equal(ok.status, 0, ok.stderr);
+    const b64 = fs.readFileSync(path.join(repo, 'docs/a.png')).toString('base64');
+    assert.equal(ok.stdout, `![a](data:image/png;base64,${b64}) <img src="data:image/png;base64,${b64}"> ![w](https://e.example/w.png) [site](https://e.example/)`);
+    const bad = inline('![m](docs/missing.png) ![s](docs/b.svg) ![o](../outside.png) [more](docs/more.md)');
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /README\.extension\.md: image docs\/missing\.png: not a PNG file of this checkout; image docs\/b\.svg: not a PNG file of this checkout; image \.\.\/outside\.png: not a PNG file of this checkout; link docs\/more\.md: relative, leads nowhere in the \.vsix/);
+  });
+
   it('for the Marketplace (--base-images-url): the README as written, each image at that https URL, nothing inlined', async () => {
     const out = path.join(tempDir('mcp-gate-vsix-'), 'm.vsix');
     const base = 'https://raw.githubusercontent.com/mcp-gate/mcp-gate/v0.1.0/';
