@@ -89,10 +89,10 @@ const stop = async (code = 0) => {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
-// The installed extension's details page, as a user opens it from the Extensions view: its icon (packaged) and
-// every image of its README (README.extension.md, each image inlined by scripts/package.mjs as a data: URI) must
-// have loaded, with nothing answered for the browser: like every name but loopback, github.com does not resolve in
-// it (harness launchBrowser), so an image that needs the network stays broken here as it does for a user offline.
+// The installed extension's details page, as a user opens it from the Extensions view: its icon (packaged) loaded,
+// its README rendered, and no broken image. Nothing is answered for the browser (every name but loopback fails in
+// it: harness launchBrowser), as for a user offline; VS Code shows no image there offline (scripts/package.mjs), so
+// the packaged README carries each screenshot as its alt text, and any image left must have loaded.
 // Screenshot test-results/demo/extension-page.png (with --docs also docs/screenshots/extension-page.png).
 async function extensionPage(page) {
   await page.keyboard.press('Escape');
@@ -128,7 +128,7 @@ async function extensionPage(page) {
   const iconOk = iconInfo.w === 128 && iconInfo.h === 128;
   const broken = images.filter((i) => !(i.w > 0));
   say(`extension page: icon ${iconInfo.w}x${iconInfo.h}; README ${readme ? 'rendered' : 'NOT rendered'}, ${images.length} images, ${broken.length} broken${broken.length ? ` (${broken.map((i) => i.src).join(', ')})` : ''}`);
-  return iconOk && !!readme && images.length >= 4 && broken.length === 0;
+  return iconOk && !!readme && broken.length === 0;
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

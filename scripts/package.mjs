@@ -1,27 +1,27 @@
 #!/usr/bin/env node
 // `npm run package`: builds the bundles and packages the extension with vsce into mcp-gate-<version>.vsix (or the
 // file given with --out). The .vsix carries README.extension.md as its README (written for extension users; the
-// developer setup stays in README.md). Its images are what an installed extension's details page can show offline:
-// VS Code (1.112 and 1.139, measured) renders that page's Markdown in a webview whose CSP is `img-src https: data:`
-// and whose sanitizer drops relative sources (no base URI), so a packaged file or a relative path renders nowhere,
-// an https image only online, and a data: URI always. Each relative image of README.extension.md is therefore
-// inlined as a data:image/png URI of the committed file into out/package/README.extension.md, which vsce packages
-// with --no-rewrite-relative-links (its "images must be https" check belongs to that rewriting). A relative link or
-// an image that is not a PNG file of this checkout fails the packaging.
+// developer setup stays in README.md). An installed extension's details page shows no image offline — measured in
+// VS Code 1.112 and 1.139 (code-server, an installed .vsix, no network; the webview's CSP says `img-src https:
+// data:` but its sanitizer drops every source that is not http(s): relative paths, packaged files, <img>, SVG and
+// data: URIs alike) — so by default each relative image of README.extension.md becomes its alt text as an italic
+// line (scripts/inline-images.mjs, into out/package/README.extension.md, packaged with --no-rewrite-relative-links):
+// words, never a broken image. A relative link that is not an image, or an image that is not a PNG of this
+// checkout, fails the packaging.
 // --base-images-url URL packages for the Marketplace instead: README.extension.md as written, its relative images
-// rewritten by vsce to URL/<path> (vsce --baseImagesUrl; the Marketplace asks for https images); URL must serve
-// this checkout's files (e.g. https://raw.githubusercontent.com/<owner>/<repo>/<tag>/). Offline, that page shows
-// the images' alt text only. The icon is packaged (media/icon.png) either way.
+// rewritten by vsce to URL/<path> (vsce --baseImagesUrl; https, which the Marketplace and VS Code show online);
+// URL must serve this checkout's files (e.g. https://raw.githubusercontent.com/<owner>/<repo>/<tag>/). Offline
+// that page shows broken images. The icon is packaged (media/icon.png) either way.
 // Fails when vsce prints a warning (test/unit/package.test.ts checks the .vsix itself).
 //   --out FILE               where to write the .vsix
 //   --no-build               package what dist/ holds now
-//   --base-images-url URL    images as URL/<path> (for the Marketplace) instead of inlined
+//   --base-images-url URL    images as URL/<path> (for the Marketplace) instead of their alt text
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { inlineImages } from './inline-images.mjs';
+import { imagesAsText } from './inline-images.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({ options: { out: { type: 'string' }, 'no-build': { type: 'boolean', default: false }, 'base-images-url': { type: 'string' } } });
@@ -39,7 +39,7 @@ if (opt['base-images-url']) {
   extra.push('--baseImagesUrl', opt['base-images-url']);
 } else {
   let inlined;
-  try { inlined = inlineImages(fs.readFileSync(path.join(REPO, 'README.extension.md'), 'utf8'), REPO); } catch (e) { console.error(`package: ${e.message}`); process.exit(1); }
+  try { inlined = imagesAsText(fs.readFileSync(path.join(REPO, 'README.extension.md'), 'utf8'), REPO); } catch (e) { console.error(`package: ${e.message}`); process.exit(1); }
   readmePath = 'out/package/README.extension.md'; // out/ is gitignored; vsce takes the readme from inside the folder
   fs.mkdirSync(path.join(REPO, 'out/package'), { recursive: true });
   fs.writeFileSync(path.join(REPO, readmePath), inlined);

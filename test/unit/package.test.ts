@@ -1,5 +1,5 @@
 // The .vsix as the Marketplace and VS Code's extension page see it: `npm run package` (scripts/package.mjs) into a
-// temp folder, then the zip itself is read (yauzl): icon, README for users with its images inlined, manifest
+// temp folder, then the zip itself is read (yauzl): icon, README for users (images as alt text; https images with --base-images-url), manifest
 // fields a search finds, minified bundles without source maps, no warning from vsce.
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -84,24 +84,18 @@ describe('package: the .vsix (npm run package)', function () {
     assert.deepEqual(pngSize(files.get('extension/media/icon.png')!), { width: 128, height: 128 });
   });
 
-  it("carries the users' README, every image inlined as the committed PNG (the only source an installed extension's page shows offline)", () => {
+  it("carries the users' README, each image as its alt text (an installed extension's page shows no image offline)", () => {
     const readme = files.get('extension/readme.md')!.toString('utf8');
     assert.match(readme, /^# MCP Gate/);
     assert.match(readme, /## How to use it/);
     assert.match(readme, /## Settings/);
     assert.doesNotMatch(readme, /npm run test:all|## Development|npm ci/, 'the developer setup belongs to the repository README');
-    const written = imageSources(fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8'));
-    const images = imageSources(readme);
+    const source = fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8');
+    const written = imageSources(source);
     assert.ok(written.length >= 4, `expected the README's screenshots, found ${written.length}`);
-    assert.equal(images.length, written.length);
-    images.forEach((src, i) => {
-      const m = /^data:image\/png;base64,([A-Za-z0-9+/=]+)$/.exec(src);
-      assert.ok(m, `image ${i + 1} (${written[i]}) is inlined as a PNG data: URI, not ${src.slice(0, 60)}`);
-      assert.ok(tracked(written[i]!), `${written[i]} is a committed file`);
-      assert.deepEqual(Buffer.from(m[1]!, 'base64'), fs.readFileSync(path.join(ROOT, written[i]!)), `image ${i + 1} is ${written[i]} byte for byte`);
-      pngSize(Buffer.from(m[1]!, 'base64'));
-    });
-    // no relative link is left: it would lead nowhere inside an installed extension
+    for (const w of written) assert.ok(tracked(w), `${w} is a committed file`);
+    assert.deepEqual(imageSources(readme), [], 'no image is left to show broken');
+    for (const m of source.matchAll(/!\[([^\]]*)\]/g)) assert.ok(readme.includes(`*${m[1]}*`), `the alt text "${m[1]}" is on the page`);
     for (const l of readme.matchAll(/(?<!!)\[[^\]]*\]\(([^)\s]+)/g)) assert.match(l[1]!, /^(https?:|mailto:|#)/, `relative link ${l[1]}`);
     assert.equal(files.has('extension/README.extension.md'), false, 'the README is packaged once, as readme.md');
   });
@@ -112,23 +106,22 @@ describe('package: the .vsix (npm run package)', function () {
     assert.equal(tracked('docs/screenshots/demo.png'), true);
   });
 
-  it('inlining refuses what an installed page cannot show: a missing or non-PNG image, a file outside the checkout, a relative link', () => {
+  it('images as text refuses a missing or non-PNG image, a file outside the checkout, a relative link', () => {
     const repo = tempDir('mcp-gate-inline-');
     fs.mkdirSync(path.join(repo, 'docs'));
     fs.copyFileSync(path.join(ROOT, 'media/icon.png'), path.join(repo, 'docs/a.png'));
     fs.writeFileSync(path.join(repo, 'docs/b.svg'), '<svg/>');
-    const inline = (md: string) => spawnSync(process.execPath, ['--input-type=module', '-e',
-      `import { inlineImages } from ${JSON.stringify(path.join(ROOT, 'scripts/inline-images.mjs'))}; process.stdout.write(inlineImages(process.argv[1], process.argv[2]))`, md, repo], { encoding: 'utf8' });
-    const ok = inline('![a](docs/a.png) <img src="docs/a.png"> ![w](https://e.example/w.png) [site](https://e.example/)');
+    const run = (md: string) => spawnSync(process.execPath, ['--input-type=module', '-e',
+      `import { imagesAsText } from ${JSON.stringify(path.join(ROOT, 'scripts/inline-images.mjs'))}; process.stdout.write(imagesAsText(process.argv[1], process.argv[2]))`, md, repo], { encoding: 'utf8' });
+    const ok = run('![A shot](docs/a.png) <img src="docs/a.png" alt="B shot"> ![w](https://e.example/w.png) [site](https://e.example/)');
     assert.equal(ok.status, 0, ok.stderr);
-    const b64 = fs.readFileSync(path.join(repo, 'docs/a.png')).toString('base64');
-    assert.equal(ok.stdout, `![a](data:image/png;base64,${b64}) <img src="data:image/png;base64,${b64}"> ![w](https://e.example/w.png) [site](https://e.example/)`);
-    const bad = inline('![m](docs/missing.png) ![s](docs/b.svg) ![o](../outside.png) [more](docs/more.md)');
+    assert.equal(ok.stdout, '*A shot* *B shot* ![w](https://e.example/w.png) [site](https://e.example/)');
+    const bad = run('![m](docs/missing.png) ![s](docs/b.svg) ![o](../outside.png) [more](docs/more.md)');
     assert.notEqual(bad.status, 0);
     assert.match(bad.stderr, /README\.extension\.md: image docs\/missing\.png: not a PNG file of this checkout; image docs\/b\.svg: not a PNG file of this checkout; image \.\.\/outside\.png: not a PNG file of this checkout; link docs\/more\.md: relative, leads nowhere in the \.vsix/);
   });
 
-  it('for the Marketplace (--base-images-url): the README as written, each image at that https URL, nothing inlined', async () => {
+  it('for the Marketplace (--base-images-url): the README as written, each image at that https URL', async () => {
     const out = path.join(tempDir('mcp-gate-vsix-'), 'm.vsix');
     const base = 'https://raw.githubusercontent.com/mcp-gate/mcp-gate/v0.1.0/';
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', base, '--out', out], { cwd: ROOT, encoding: 'utf8' });
