@@ -89,20 +89,12 @@ const stop = async (code = 0) => {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
-// The installed extension's details page, as a user opens it from the Extensions view: its icon (packaged) and
-// every image of its README (README.extension.md; vsce rewrote its relative images to the repository's
-// https://github.com/mcp-gate/mcp-gate/raw/HEAD/<path>) must have loaded. This machine has no internet, so the
-// browser answers that one URL prefix from this checkout (what the published repository serves); a path that is
-// not a committed file here is a 404 and the image stays broken. Screenshot test-results/demo/extension-page.png
-// (with --docs also docs/screenshots/extension-page.png).
-const RAW = 'https://github.com/mcp-gate/mcp-gate/raw/HEAD/';
+// The installed extension's details page, as a user opens it from the Extensions view: its icon (packaged) loaded,
+// its README rendered, and no broken image. Nothing is answered for the browser (every name but loopback fails in
+// it: harness launchBrowser), as for a user offline; VS Code shows no image there offline (scripts/package.mjs), so
+// the packaged README carries each screenshot as its alt text, and any image left must have loaded.
+// Screenshot test-results/demo/extension-page.png (with --docs also docs/screenshots/extension-page.png).
 async function extensionPage(page) {
-  await page.context().route(`${RAW}**`, async (route) => {
-    const rel = decodeURIComponent(new URL(route.request().url()).pathname.slice(new URL(RAW).pathname.length));
-    const tracked = spawnSync('git', ['ls-files', '--error-unmatch', '--', rel], { cwd: REPO, stdio: 'ignore' }).status === 0;
-    if (!tracked || rel.split('/').includes('..')) return route.fulfill({ status: 404, body: 'not found' });
-    return route.fulfill({ status: 200, contentType: rel.endsWith('.png') ? 'image/png' : 'application/octet-stream', body: fs.readFileSync(path.join(REPO, rel)) });
-  });
   await page.keyboard.press('Escape');
   await page.keyboard.press('Control+Shift+X');
   const search = page.locator('.extensions-viewlet .suggest-input-container').first();
@@ -136,7 +128,7 @@ async function extensionPage(page) {
   const iconOk = iconInfo.w === 128 && iconInfo.h === 128;
   const broken = images.filter((i) => !(i.w > 0));
   say(`extension page: icon ${iconInfo.w}x${iconInfo.h}; README ${readme ? 'rendered' : 'NOT rendered'}, ${images.length} images, ${broken.length} broken${broken.length ? ` (${broken.map((i) => i.src).join(', ')})` : ''}`);
-  return iconOk && !!readme && images.length >= 4 && broken.length === 0;
+  return iconOk && !!readme && broken.length === 0;
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the official MCP conformance suite's client scenarios (@modelcontextprotocol/conformance, pinned in
-// devDependencies) with MCP Gate's host as the client (test/conformance/client.ts, built to out/). The suite
+// test/tools/package.json: it needs Node 22, so the root `npm ci` does not install it; scripts/test-tools.mjs does) with MCP Gate's host as the client (test/conformance/client.ts, built to out/). The suite
 // needs Node 22: NODE22, or the Node 22 that `npm run vscode-host` installs for a tested VS Code (test/vscode/hosts.json).
 // Every scenario is time-bound, and so is every tool call the client makes in it (CALL_BOUND_MS, read from the
 // client's output): those MCP Gate refuses by design are expected failures, each with its reason, and a refusal
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { HOST_DIR, HOSTS } from '../vscode/harness.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SUITE = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+const SUITE = path.join(ROOT, 'test', 'tools', 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const CLIENT = path.join(ROOT, 'out', 'test', 'conformance', 'client.js');
 const node22 = HOSTS.find((h) => h.node.startsWith('22.'));
 const NODE22 = process.env.NODE22 ?? (node22 ? path.join(HOST_DIR, `node-${node22.node}`, 'bin', 'node') : 'no Node 22 in test/vscode/hosts.json');
@@ -42,6 +42,10 @@ const EXPECTED_FAILURES = {
 
 if (!fs.existsSync(NODE22)) {
   console.error(`conformance: Node 22 not found at ${NODE22}; run \`npm run vscode-host\` or set NODE22`);
+  process.exit(1);
+}
+if (!fs.existsSync(SUITE)) {
+  console.error(`conformance: ${SUITE} is missing; run \`npm run test:tools\``);
   process.exit(1);
 }
 if (!fs.existsSync(CLIENT)) {

@@ -13,6 +13,17 @@ import { Masker } from '../../src/policy/mask';
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'cli.js');
 
+/**
+ * A file of the Node-22-only development tools (test/tools: Claude Code, the conformance suite), which the root
+ * `npm ci` does not install; `npm run test:all` installs them (scripts/test-tools.mjs) before the unit suite.
+ * Missing, it throws the command that installs them.
+ */
+export function testTool(rel: string): string {
+  const file = path.join(ROOT, 'test', 'tools', 'node_modules', rel);
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`npm run test:tools\` (installs test/tools with the Node 22 of \`npm run vscode-host\`)`);
+  return file;
+}
+
 const made: string[] = [];
 
 export function tempDir(prefix = 'mcp-gate-test-'): string {

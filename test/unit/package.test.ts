@@ -1,5 +1,5 @@
 // The .vsix as the Marketplace and VS Code's extension page see it: `npm run package` (scripts/package.mjs) into a
-// temp folder, then the zip itself is read (yauzl): icon, README for users with images that resolve, manifest
+// temp folder, then the zip itself is read (yauzl): icon, README for users (images as alt text; https images with --base-images-url), manifest
 // fields a search finds, minified bundles without source maps, no warning from vsce.
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -53,7 +53,6 @@ function imageSources(md: string): string[] {
   return out;
 }
 
-const RAW = 'https://github.com/mcp-gate/mcp-gate/raw/HEAD/';
 const tracked = (rel: string) => spawnSync('git', ['ls-files', '--error-unmatch', '--', rel], { cwd: ROOT, stdio: 'ignore' }).status === 0;
 
 describe('package: the .vsix (npm run package)', function () {
@@ -85,26 +84,20 @@ describe('package: the .vsix (npm run package)', function () {
     assert.deepEqual(pngSize(files.get('extension/media/icon.png')!), { width: 128, height: 128 });
   });
 
-  it("carries the users' README, whose every image resolves (https of a committed file, or inside the .vsix)", () => {
+  it("carries the users' README, each image as its alt text (an installed extension's page shows no image offline)", () => {
     const readme = files.get('extension/readme.md')!.toString('utf8');
     assert.match(readme, /^# MCP Gate/);
     assert.match(readme, /## How to use it/);
     assert.match(readme, /## Settings/);
     assert.doesNotMatch(readme, /npm run test:all|## Development|npm ci/, 'the developer setup belongs to the repository README');
-    const images = imageSources(readme);
-    assert.ok(images.length >= 4, `expected the README's screenshots, found ${images.length}`);
-    for (const src of images) {
-      if (src.startsWith(RAW)) {
-        // vsce rewrote a relative image to the repository's raw URL: it resolves once this checkout is published.
-        const rel = decodeURIComponent(src.slice(RAW.length));
-        assert.ok(tracked(rel), `${src}: ${rel} is not a committed file`);
-      } else if (/^https:\/\//.test(src)) {
-        // another https image: fine for the extension page
-      } else {
-        // VS Code's extension page shows only http(s) images; a packaged relative one renders nowhere.
-        assert.fail(`README image ${src} is neither https nor resolvable`);
-      }
-    }
+    const source = fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8');
+    const written = imageSources(source);
+    assert.ok(written.length >= 4, `expected the README's screenshots, found ${written.length}`);
+    for (const w of written) assert.ok(tracked(w), `${w} is a committed file`);
+    assert.deepEqual(imageSources(readme), [], 'no image is left to show broken');
+    for (const m of source.matchAll(/!\[([^\]]*)\]/g)) assert.ok(readme.includes(`*${m[1]}*`), `the alt text "${m[1]}" is on the page`);
+    for (const l of readme.matchAll(/(?<!!)\[[^\]]*\]\(([^)\s]+)/g)) assert.match(l[1]!, /^(https?:|mailto:|#)/, `relative link ${l[1]}`);
+    assert.equal(files.has('extension/README.extension.md'), false, 'the README is packaged once, as readme.md');
   });
 
   it('the image check catches a broken image', () => {
@@ -118,6 +111,34 @@ describe('package: the .vsix (npm run package)', function () {
     const pages = pkg.contributes.walkthroughs.flatMap((w) => w.steps.map((st) => st.media.markdown));
     assert.ok(pages.length >= 3);
     for (const md of pages) assert.ok(files.has(`extension/${md}`), `${md} packaged`);
+  });
+
+  it('images as text refuses a missing or non-PNG image, a file outside the checkout, a relative link', () => {
+    const repo = tempDir('mcp-gate-inline-');
+    fs.mkdirSync(path.join(repo, 'docs'));
+    fs.copyFileSync(path.join(ROOT, 'media/icon.png'), path.join(repo, 'docs/a.png'));
+    fs.writeFileSync(path.join(repo, 'docs/b.svg'), '<svg/>');
+    const run = (md: string) => spawnSync(process.execPath, ['--input-type=module', '-e',
+      `import { imagesAsText } from ${JSON.stringify(path.join(ROOT, 'scripts/inline-images.mjs'))}; process.stdout.write(imagesAsText(process.argv[1], process.argv[2]))`, md, repo], { encoding: 'utf8' });
+    const ok = run('![A shot](docs/a.png) <img src="docs/a.png" alt="B shot"> ![w](https://e.example/w.png) [site](https://e.example/)');
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.equal(ok.stdout, '*A shot* *B shot* ![w](https://e.example/w.png) [site](https://e.example/)');
+    const bad = run('![m](docs/missing.png) ![s](docs/b.svg) ![o](../outside.png) [more](docs/more.md)');
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /README\.extension\.md: image docs\/missing\.png: not a PNG file of this checkout; image docs\/b\.svg: not a PNG file of this checkout; image \.\.\/outside\.png: not a PNG file of this checkout; link docs\/more\.md: relative, leads nowhere in the \.vsix/);
+  });
+
+  it('for the Marketplace (--base-images-url): the README as written, each image at that https URL', async () => {
+    const out = path.join(tempDir('mcp-gate-vsix-'), 'm.vsix');
+    const base = 'https://raw.githubusercontent.com/mcp-gate/mcp-gate/v0.1.0/';
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', base, '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+    const readme = (await readZip(out)).get('extension/readme.md')!.toString('utf8');
+    const written = imageSources(fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8'));
+    assert.deepEqual(imageSources(readme), written.map((w) => base + w));
+    const bad = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', 'http://e.example/', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /--base-images-url must be an https URL/);
   });
 
   it('is found by a search for MCP, security, trust; has repository, bugs and homepage', () => {

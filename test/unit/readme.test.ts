@@ -1,6 +1,6 @@
-// The README's benchmark prose quotes no measurement the generated table (bench/run.mjs writes it between the
-// bench markers) does not show: every number with a unit or a ratio sign in the section's prose must appear in
-// the table as written. And "What an approval pins" states the closure's own bounds, manifests and parser.
+// The benchmark prose (docs/benchmarks.md) quotes no measurement the generated table (bench/run.mjs writes it between
+// the bench markers) does not show: every number with a unit or a ratio sign in the prose must appear in the table
+// as written. And "What an approval pins" (docs/concepts.md) states the closure's own bounds, manifests and parser.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -12,9 +12,8 @@ export function measurements(text: string): string[] {
   return [...text.matchAll(/(?:×\s*)?\d[\d,.]*\s*(?:–\s*\d[\d,.]*\s*)?(?:ms|s|KiB|MiB|GiB|KB|MB|%|×)(?![\w])/g)].map((m) => m[0].replace(/\s+/g, ' ').trim());
 }
 
-describe('README: benchmark numbers', () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Benchmarks'), readme.indexOf('\n## ', readme.indexOf('## Benchmarks') + 3));
+describe('docs/benchmarks.md: benchmark numbers', () => {
+  const section = fs.readFileSync(path.join(ROOT, 'docs', 'benchmarks.md'), 'utf8');
   const prose = section.slice(0, section.indexOf('<!-- bench:start -->'));
   const table = section.slice(section.indexOf('<!-- bench:start -->'), section.indexOf('<!-- bench:end -->'));
 
@@ -32,23 +31,10 @@ describe('README: benchmark numbers', () => {
   });
 });
 
-describe('README.md and README.extension.md agree on what is pinned', () => {
-  const dev = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
-  const ext = fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8').replace(/\s+/g, ' ');
-
-  it('both say a docker run by tag is pinned to its image digest, and neither calls it unpinned', () => {
-    for (const [name, text] of [['README.md', dev], ['README.extension.md', ext]] as const) {
-      assert.match(text, /`docker run image:tag` to its image digest/, `${name} says docker run image:tag is pinned`);
-      assert.doesNotMatch(text, /`docker run image:tag` download at run time/, `${name} does not call it unpinned`);
-      assert.match(text, /uvx`?,? (or )?`?pipx run/, `${name} names what is not pinned`);
-    }
-  });
-});
-
-describe('README: "What an approval pins" states the code\'s own rule', () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+describe('docs/concepts.md: "What an approval pins" states the code\'s own rule', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'docs', 'concepts.md'), 'utf8');
   const start = readme.indexOf('**What an approval pins.**');
-  const section = readme.slice(start, readme.indexOf('### Pinned packages', start)).replace(/\s+/g, ' ');
+  const section = readme.slice(start, readme.indexOf('## Pinned packages', start)).replace(/\s+/g, ' ');
   const n = (x: number) => x.toLocaleString('en-US');
   const mib = (x: number) => `${x / 1024 / 1024} MiB`;
 
@@ -63,7 +49,7 @@ describe('README: "What an approval pins" states the code\'s own rule', () => {
       `${n(closure.MAX_WALK_ENTRIES)} entries`,
       `${n(closure.MAX_EVALUATION_FILES)} files, ${mib(closure.MAX_EVALUATION_BYTES)} and ${n(closure.MAX_EVALUATION_ENTRIES)} entries per check`,
       `Text files up to ${closure.MAX_KEPT_TEXT_BYTES / 1024} KiB (${closure.MAX_KEPT_TEXT_TOTAL / 1024} KiB per server)`,
-    ]) assert.ok(section.includes(said), `the README says: ${said}`);
+    ]) assert.ok(section.includes(said), `docs/concepts.md says: ${said}`);
   });
 
   it('every manifest that makes a package folder, and the parser the closure reads code with', () => {

@@ -9,13 +9,12 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupTemp, CLI, installedGateCommand, ROOT, tempDir, world, type World } from '../helpers';
+import { cleanupTemp, CLI, installedGateCommand, tempDir, testTool, world, type World } from '../helpers';
 import { cliForOtherUser, envOf, inNamespace as inNs, markerServer as server } from './namespace';
 
 const inNamespace = (etc: string, argv: string[], cwd: string, env: Record<string, string>) => inNs('/etc/claude-code', etc, argv, cwd, env);
 
-const claudeBin = path.join(ROOT, 'node_modules', '.bin', 'claude');
-const claude = (w: World, etc: string, args: string[]) => inNamespace(etc, [claudeBin, ...args], w.project, envOf(w));
+const claude = (w: World, etc: string, args: string[]) => inNamespace(etc, [testTool('.bin/claude'), ...args], w.project, envOf(w));
 const gate = (w: World, etc: string, args: string[]) => inNamespace(etc, [process.execPath, CLI, ...args, '--project', w.project], w.project, envOf(w));
 
 const gateCommand = [process.execPath, fs.realpathSync(CLI), 'serve'];

@@ -1,4 +1,4 @@
-// `mcp-gate install` with the real agents from npm (pinned devDependencies), each in a fresh HOME, offline:
+// `mcp-gate install` with the real agents from npm (pinned devDependencies; Claude Code in test/tools), each in a fresh HOME, offline:
 // - Claude Code: in a repository that pre-approves its own server (`.claude/settings.json`
 //   enableAllProjectMcpServers, the folder trusted once), `claude mcp list` runs that server — until
 //   `mcp-gate install claude`: then only the gate's entry is there and connected, the repository's command never
@@ -11,9 +11,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupTemp, cli, CLI, installedGateCommand, ROOT, world, type World } from '../helpers';
+import { cleanupTemp, cli, CLI, installedGateCommand, ROOT, testTool, world, type World } from '../helpers';
 
-const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
+// Claude Code needs Node 22 (test/tools); Gemini CLI and Codex are root devDependencies.
+const bin = (name: string) => (name === 'claude' ? testTool('.bin/claude') : path.join(ROOT, 'node_modules', '.bin', name));
 
 function agent(w: World, name: string, args: string[]): { code: number; stdout: string; stderr: string } {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store, NO_COLOR: '1', CI: '1' };

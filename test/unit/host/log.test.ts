@@ -1,4 +1,4 @@
-// The event log: JSON lines in the store folder with the mcp.request shape the README lists ("The host: how servers are run"), masked before writing,
+// The event log: JSON lines in the store folder with the mcp.request shape docs/host.md lists ("The host: how servers are run"), masked before writing,
 // rotated at its bound, readable back; the untrusted-text filter removes what a person or model cannot see.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -11,7 +11,7 @@ import { cleanupTemp, tempDir } from '../helpers';
 describe('event log', () => {
   after(cleanupTemp);
 
-  it('writes one mcp.request line with exactly the README fields (plus the time)', () => {
+  it('writes one mcp.request line with exactly the fields docs/host.md lists (plus the time)', () => {
     const dir = tempDir();
     const log = new EventLog(dir, new Masker());
     log.write({ kind: 'mcp.request', server: 'notion', host: 'mcp.notion.com', about: 'search', status: 200, outcome: 'answered' });

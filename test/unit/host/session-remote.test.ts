@@ -39,7 +39,7 @@ interface PeerStats {
   headerNames: string[];
 }
 
-/** The fields of an mcp.request event the README lists ("The host: how servers are run"); any other key (besides `at` and `detail`) fails the test. */
+/** The fields of an mcp.request event docs/host.md lists ("The host: how servers are run"); any other key (besides `at` and `detail`) fails the test. */
 interface Req {
   kind: 'mcp.request';
   server: string;
