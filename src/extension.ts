@@ -7,7 +7,8 @@ import { packageWorker } from './vscode/resolving';
 import { registerCommands } from './vscode/commands';
 import { DocumentProvider, SCHEME } from './vscode/review';
 import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
-import { registerTrustPanel } from './vscode/panel';
+import { registerTrustPanel, TrustPanel } from './vscode/panel';
+import type { PanelModel } from '../webview/common/protocol';
 import { prompts, type Prompts } from './vscode/prompts';
 import { registerRouting, type RoutingView } from './vscode/routing';
 import { GateService } from './vscode/service';
@@ -23,6 +24,8 @@ export interface McpGateApi {
   routing: () => RoutingView;
   /** The status bar item (tests read what a person sees on it). */
   status: vscode.StatusBarItem;
+  /** What the open trust panel last sent its webview (tests read what a person sees in it); undefined while none is open. */
+  panel: () => PanelModel | undefined;
   /** How long activate() took, in milliseconds (for the benchmark). */
   activationMs: number;
 }
@@ -57,7 +60,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
   }));
   context.subscriptions.push(notifications(service), sandboxNotice(service));
-  return { service, gateway, prompts, routing: routing.view, status: status.item, activationMs: performance.now() - started };
+  return { service, gateway, prompts, routing: routing.view, status: status.item, panel: () => TrustPanel.shown(), activationMs: performance.now() - started };
 }
 
 export function deactivate(): void {}

@@ -75,6 +75,11 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
       };
       if (conn.inflight) conn.closeWhenIdle = stop; // its calls answer first (a server's own write is a change too)
       else stop();
+      try {
+        ctx.o.onClosureChanged?.(server.name, file);
+      } catch {
+        // the front end's re-check failing changes nothing here: the server is stopped and its calls are refused
+      }
     });
     if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });
     conn.unwatch = watching.stop;
