@@ -8,7 +8,8 @@ import { registerCommands } from './vscode/commands';
 import { decisions, type Decisions } from './vscode/decision';
 import { DocumentProvider, SCHEME } from './vscode/review';
 import { GatewayProvider, PROVIDER_ID } from './vscode/gateway-provider';
-import { registerTrustPanel } from './vscode/panel';
+import { registerTrustPanel, TrustPanel } from './vscode/panel';
+import type { PanelModel } from '../webview/common/protocol';
 import { prompts, type Prompts } from './vscode/prompts';
 import { registerRouting, type RoutingView } from './vscode/routing';
 import { GateService } from './vscode/service';
@@ -29,6 +30,8 @@ export interface McpGateApi {
   status: vscode.StatusBarItem;
   /** The context keys package.json's menus read, as last set (src/vscode/menus.ts). */
   contextKeys: () => Record<ContextKey, boolean>;
+  /** What the open trust panel last sent its webview (tests read what a person sees in it); undefined while none is open. */
+  panel: () => PanelModel | undefined;
   /** How long activate() took, in milliseconds (for the benchmark). */
   activationMs: number;
 }
@@ -65,7 +68,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
   }));
   context.subscriptions.push(notifications(service), sandboxNotice(service));
-  return { service, gateway, prompts, decisions, routing: routing.view, status: status.item, contextKeys: () => keys.current(), activationMs: performance.now() - started };
+  return { service, gateway, prompts, decisions, routing: routing.view, status: status.item, contextKeys: () => keys.current(), panel: () => TrustPanel.shown(), activationMs: performance.now() - started };
 }
 
 export function deactivate(): void {}

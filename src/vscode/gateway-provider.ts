@@ -2,7 +2,9 @@
 // offers each allowed server as an HTTP endpoint of the in-extension-host gateway (no token in the provided
 // definition: VS Code caches those); resolveMcpServerDefinition re-checks approval, digest, Workspace Trust, host
 // rule and secrets at every start, opens the server's session, and only then adds the bearer token. A refusal
-// returns undefined — which VS Code does silently — so MCP Gate says why itself.
+// returns undefined — which VS Code does silently — so MCP Gate says why itself. A session whose server a change
+// on disk stopped (src/host/session/watch.ts) has the gate checked again at once, so the window shows it changed
+// and VS Code is no longer offered it; a call to an ended session is told why it ended.
 import * as vscode from 'vscode';
 import { stateWords } from '../trust/approval/gate-state';
 import { Gateway, type GatewayTarget } from '../host/gateway';
@@ -46,6 +48,8 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
   readonly onDidChangeMcpServerDefinitions = this.changed.event;
   private gateway?: Gateway;
   private readonly sessions = new Map<string, Session>();
+  /** Why the session of a key was ended while VS Code may still call it (what its next call is told). */
+  private readonly ended = new Map<string, string>();
 
   /** `npm`: where a pinned package's tree is installed again when it must be (the package worker, ./resolving.ts). */
   constructor(private readonly service: GateService, private readonly npm: NpmOps) {}
@@ -55,6 +59,11 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     const allowed = new Set(this.offered().map(keyOf));
     for (const [key, s] of this.sessions) {
       if (!allowed.has(key)) {
+        const now = this.service.servers().find((e) => keyOf(e) === key)?.server;
+        const name = s.servers()[0];
+        const why = (name !== undefined ? s.changedOnDisk(name) : undefined)
+          ?? (now ? `it is ${now.state}: ${now.reason}` : 'it is no longer declared');
+        this.ended.set(key, why);
         this.sessions.delete(key);
         void s.close();
       }
@@ -106,7 +115,8 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     if (!session && this.sessions.size >= MAX_SERVERS) {
       return refuse(`at most ${MAX_SERVERS} servers run through MCP Gate at once (running: ${[...this.sessions.values()].flatMap((s) => s.servers()).join(', ')}); stop one first`);
     }
-    if (!session || !session.servers().length) {
+    // A session whose server a change on disk stopped starts again, on what the gate approves now.
+    if (!session || !session.servers().length || session.changedOnDisk(session.servers()[0]) !== undefined) {
       await session?.close();
       session = await Session.start({
         report: x.folder.report!,
@@ -124,6 +134,10 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
         workspaceTrusted: vscode.workspace.isTrusted,
         words: VSCODE_WORDS,
         npm: this.npm,
+        // A file of its closure changed on disk while it ran (src/host/session/watch.ts): the session stopped it;
+        // the gate is checked again now, not at the next tick, so the status bar, the panel and VS Code's list
+        // (through onDidChange: decisionsChanged) show it as changed at once.
+        onClosureChanged: () => this.service.refresh(true),
       }, [x.server]);
       if (!session.servers().length) {
         const why = session.notes.join('; ') || 'it could not be started';
@@ -132,6 +146,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
         return refuse(why);
       }
       this.sessions.set(key, session);
+      this.ended.delete(key);
     }
     const gateway = await this.ensureGateway();
     def.headers = { ...def.headers, Authorization: `Bearer ${gateway.token}` };
@@ -140,7 +155,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
 
   private async target(key: string): Promise<GatewayTarget | { refused: string }> {
     const session = this.sessions.get(key);
-    if (!session) return { refused: 'this server was not started through MCP Gate (start it again)' };
+    if (!session) return { refused: this.ended.get(key) ?? 'this server was not started through MCP Gate (start it again)' };
     const name = session.servers()[0];
     return {
       tools: () => session.tools(),

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
 import { LogTail, toBatch } from '../../webview/node/log-tail';
 import { buildModel, checkMessage, describeMessage, panelHtml, type BuiltModel, type FolderInput } from '../../webview/node/model';
-import { VIEW_TYPE, type HostMessage, type PanelAction } from '../../webview/common/protocol';
+import { VIEW_TYPE, type HostMessage, type PanelAction, type PanelModel } from '../../webview/common/protocol';
 import { sanitizeUiState } from '../../webview/common/ui-state';
 import { routingView } from './routing';
 import { refOf, sameRef, type ServerRef } from '../trust/approval/server-ref';
@@ -38,8 +38,14 @@ export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions 
 export class TrustPanel implements vscode.Disposable {
   static current: TrustPanel | undefined;
 
+  /** What the open panel last sent its webview (the tests read what a person sees), or undefined. */
+  static shown(): PanelModel | undefined {
+    return TrustPanel.current?.ready ? TrustPanel.current.sent : undefined;
+  }
+
   private built: BuiltModel = buildModel([], { restricted: false });
   private lastModel = '';
+  private sent: PanelModel | undefined;
   private readonly tail: LogTail;
   private ready = false;
   private timer: NodeJS.Timeout | undefined;
@@ -146,6 +152,7 @@ export class TrustPanel implements vscode.Disposable {
     if (!force && sig === this.lastModel) return;
     this.lastModel = sig;
     this.post({ type: 'model', model });
+    if (this.ready) this.sent = model;
   }
 
   private pushLog(): void {

@@ -34,6 +34,8 @@ export const RUNS = [
   ['--folder', 'test/fixtures/npm-workspace', '--grep', 'pinned packages'],
   // the same server in .vscode/mcp.json and .mcp.json, routed: the gated tool, named after it, and nothing outside
   ['--folder', 'test/fixtures/same-name-repo', '--settings', json(ROUTED), '--grep', 'same-named'],
+  // a change on disk to a running server's code (issue 28): on a copy of the folder, which the suite changes
+  ['--folder', 'test/fixtures/watch-repo', '--copy', '--settings', json(ROUTED), '--grep', 'running closure'],
 ];
 
 const { values: opt } = parseArgs({ options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false } } });

@@ -10,7 +10,7 @@
 //
 // usage: node test/vscode/run.mjs [--folder] <workspace folder or .code-workspace file> [--tests out/test/vscode/suite/index.js]
 //          [--extension <dir>] [--timeout <s>] [--grep <text>] [--settings '<json>'] [--untrusted]
-//          [--workspace <file.code-workspace> | --gated] [--expect-reopen [--override-after-open]] [--folder-settings '<json>']
+//          [--workspace <file.code-workspace> | --gated] [--expect-reopen [--override-after-open]] [--folder-settings '<json>'] [--copy]
 //          [--run-dir <dir>] [--keep] [--verbose] [--vscode <code-server or VS Code version>]
 // --workspace opens a workspace file (its folders) instead of the folder; --gated opens the folder through the
 // one-folder workspace file MCP Gate itself writes to route it (src/trust/sources/vscode-own.ts, gatedWorkspaceText).
@@ -19,7 +19,8 @@
 // that reopened window (VS Code keeps only extensionDevelopmentPath across a reopen, so the harness adds the suite).
 // --override-after-open opens a copy of the folder without its .vscode/settings.json and writes that file back once
 // MCP Gate is up (a checkout that brings the override into an open window). --folder-settings opens a copy of the
-// folder whose .vscode/settings.json is the given text instead (another spelling of an override).
+// folder whose .vscode/settings.json is the given text instead (another spelling of an override). --copy opens a
+// copy of the folder (in the run's folder) as it is, for a suite that changes the workspace's files.
 // Each run gets fresh state (user data, extensions, XDG dirs, HOME, browser profile) in a new folder under
 // $TMPDIR, removed after a green run unless --keep, kept (and named) after a red one, with code-server.log,
 // workbench.log (the page's console, extension host included) and results.json. The last line printed is
@@ -51,6 +52,7 @@ const { values: opt, positionals } = parseArgs({
     'expect-reopen': { type: 'boolean', default: false },
     'override-after-open': { type: 'boolean', default: false },
     'folder-settings': { type: 'string' },
+    copy: { type: 'boolean', default: false },
     'run-dir': { type: 'string' },
     keep: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
@@ -107,8 +109,8 @@ const resultsFile = path.join(runDir, 'results.json');
 /** MCP Gate's folder for its own workspace files in this run's profile (its globalStorage). */
 const gatedDir = () => dir('user-data', 'User', 'globalStorage', manifest.publisher + '.' + manifest.name, 'workspaces');
 let heldOverride; // --override-after-open: [file, its bytes], written back once MCP Gate is up
-if (opt['override-after-open'] || opt['folder-settings'] !== undefined) {
-  if (opt.workspace) usage('--folder-settings and --override-after-open open a folder, not --workspace');
+if (opt['override-after-open'] || opt['folder-settings'] !== undefined || opt.copy) {
+  if (opt.workspace) usage('--copy, --folder-settings and --override-after-open open a folder, not --workspace');
   const copy = path.join(dir('copy'), path.basename(folder));
   fs.cpSync(folder, copy, { recursive: true });
   folder = copy;

@@ -60,6 +60,12 @@ export interface SessionOptions {
   words?: FrontEndWords;
   /** Where the npm libraries run when a pinned package's tree must be installed again (src/trust/packages/npm-lock.ts NpmOps). */
   npm: NpmOps;
+  /**
+   * Told at once when a running server was stopped because a file its approval pins changed on disk (after the
+   * session has marked it and refused its calls): a front end re-checks the gate there and then, so the change
+   * shows without waiting for its next periodic check.
+   */
+  onClosureChanged?: (server: string, file: string) => void;
 }
 
 export interface SessionTool {

@@ -61,6 +61,11 @@ export class Session {
     return callVerdict(this.ctx, conn, tool);
   }
 
+  /** Why `serverName` was stopped while it ran (a file its approval pins changed on disk), or undefined. */
+  changedOnDisk(serverName: string): string | undefined {
+    return this.connections.get(serverName)?.changed;
+  }
+
   /** The server's instructions, cleaned of hidden characters. */
   instructionsOf(serverName: string): string | undefined {
     const i = this.connections.get(serverName)?.client.getInstructions();

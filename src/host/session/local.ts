@@ -78,6 +78,11 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
       // a file Node or npm looks up above its folders that was not there at approval (not in its verified copy).
       if (conn.inflight && !live) conn.closeWhenIdle = stop;
       else stop();
+      try {
+        ctx.o.onClosureChanged?.(server.name, file);
+      } catch {
+        // the front end's re-check failing changes nothing here: the server is stopped and its calls are refused
+      }
     });
     if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });
     conn.unwatch = watching.stop;
