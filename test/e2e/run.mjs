@@ -260,8 +260,10 @@ async function lens(text, timeoutMs = 20_000) {
   }, timeoutMs, 200);
   return found;
 }
-/** Clicks a visible lens. */
+/** Clicks a visible lens, as a person would after reading: Escape first closes what a key press opened over it
+ * (Enter in the read-only review shows "Cannot edit in read-only editor" over its first line). */
 async function clickLens(text) {
+  await page.keyboard.press('Escape');
   await (await lens(text)).click();
 }
 /** The visible lines of the first editor on the page, as text (Monaco renders some spaces as no-break spaces). */
