@@ -99,7 +99,7 @@ describe('CLI: signals stop every command and leave nothing behind', function ()
     const r = start(w, ['approve', 'db']);
     await until(() => r.stdout().includes('Type "yes"'), 15_000, 'the prompt');
     assert.deepEqual(await stopped(r, 'SIGTERM'), { code: 143, signal: null });
-    assert.match(cli(w, ['list']).stdout, /pending\s+repository\s+\.mcp\.json\s+db/);
+    assert.match(cli(w, ['list']).stdout, /waiting for review\s+repository\s+\.mcp\.json\s+db/);
     const again = cli(w, ['approve', 'db', '--yes']);
     assert.equal(again.code, 0, again.stderr);
   });

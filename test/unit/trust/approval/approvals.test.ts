@@ -67,7 +67,9 @@ describe('approvals', () => {
   it('files outside the workspace are not pinned (they are not the repository\'s)', () => {
     const w = world({ '.mcp.json': MCP({ o: { command: '/usr/bin/env', args: ['../outside.js'] } }) });
     writeFiles(path.dirname(w.project), { 'outside.js': 'x' });
-    assert.deepEqual(state(w.input, 'o').pinned!.pinned.files, {});
+    // env runs a program MCP Gate does not model, so the workspace itself is pinned whole — never the file outside it.
+    const files = Object.keys(state(w.input, 'o').pinned!.pinned.files);
+    assert.deepEqual(files.filter((f) => f.startsWith('..') || f.includes('outside')), []);
   });
 
   it('a new server added beside an approved one starts pending; editing one re-gates only that one', async () => {
