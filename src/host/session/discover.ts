@@ -80,6 +80,12 @@ function pagesProblem(cursors: ReadonlyArray<string | undefined>): string | unde
  */
 export async function discover(ctx: SessionContext, server: ServerReport, client: Client, ownedHeaders: Record<string, string> = {}): Promise<SessionTool[]> {
   const timeout = ctx.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS;
+  // a server that does not declare the tools capability offers none: nothing is asked, and the (empty) list is pinned
+  const offersTools = client.getServerCapabilities()?.tools !== undefined;
+  if (!offersTools) {
+    await pinTools(ctx, server, client, []);
+    return [];
+  }
   let raw: Tool[];
   const pages = watchPages(client);
   try {

@@ -147,6 +147,18 @@ describe('protocol revisions 2026-07-28 and 2025-11-25', function () {
     }
   });
 
+  it('a server that declares no tools capability starts with no tools and no line (nothing to count is not a refused list)', async () => {
+    const w = await repoWorld({ bare: stdio(MODERN, { FIXTURE_NO_TOOLS: '1' }), modern: stdio(MODERN) });
+    const s = await Session.start(options(w));
+    try {
+      assert.deepEqual(s.notes, []);
+      assert.deepEqual(s.servers().sort(), ['bare', 'modern']);
+      assert.deepEqual(s.tools().filter((t) => t.server === 'bare'), []);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a tool list that repeats its cursor (same page every time) leaves the server out with a line, not an empty list', async () => {
     const w = await repoWorld({ same: stdio(MODERN, { FIXTURE_SAME_CURSOR: '1' }), modern: stdio(MODERN) });
     const s = await Session.start(options(w));
