@@ -48,7 +48,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     gateway = new GatewayProvider(service, packageWorker(context));
     context.subscriptions.push(gateway, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, gateway));
   }
-  registerCommands({ context, service, docs, prompts, decided: () => gateway?.decisionsChanged() });
+  registerCommands({ context, service, docs, prompts, decided: () => gateway?.decisionsChanged(), gateway });
   registerTrustPanel(context, service);
   const routing = registerRouting(context, service);
   const status = statusBar(service, routing.view);

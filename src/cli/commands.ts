@@ -15,6 +15,7 @@ import { OUTCOMES, type LoggedEvent } from '../host/log';
 import { serverIdentity } from '../host/identity';
 import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 import { logLine } from '../report/log-line';
+import { resultLines } from '../report/tool-text';
 import { packageOps, UsageError, type Ctx } from './context';
 import { SECRET_ENV_PREFIX, shellArg } from './words';
 import { err, out } from './output';
@@ -270,11 +271,7 @@ async function call(ctx: Ctx): Promise<number> {
     }
     if (o.json) out(JSON.stringify(r.result, null, 2));
     else {
-      for (const c of r.result.content ?? []) {
-        if (c.type === 'text') out(c.text);
-        else out(`[${c.type}${'mimeType' in c && c.mimeType ? ` ${c.mimeType}` : ''}]`);
-      }
-      if (r.result.structuredContent) out(JSON.stringify(r.result.structuredContent, null, 2));
+      for (const line of resultLines(r.result)) out(line);
     }
     return r.ok ? 0 : 1;
   } finally {

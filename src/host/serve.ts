@@ -12,8 +12,7 @@ import { findServer, type GateInput, type GateReport, type ServerReport } from '
 import type { NpmOps } from '../trust/packages/npm-lock';
 import { GATE_ENTRY_NAME } from '../trust/sources/preapproval';
 import { stateWords } from '../trust/approval/gate-state';
-import { ruleText } from '../policy/rules';
-import type { Verdict } from '../policy/decide';
+import { allowingRules, type Verdict } from '../policy/decide';
 import { count } from '../text/count';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { frontServer } from './front';
@@ -68,7 +67,7 @@ export const MAX_HIDDEN_LISTED = 20;
 /** One hidden tool: its name as served, and every rule that would allow it (host and tool, for a remote server). */
 function hiddenLine(f: Fronted, tool: string, prefixed: boolean, v: Verdict, policyFile: string): string {
   const name = prefixed ? `${f.server.name}${PREFIX_SEPARATOR}${tool}` : tool;
-  const rules = (v.steps ?? [v]).filter((s) => s.decision !== 'allow' && s.permittedBy).map((s) => ruleText(s.permittedBy!));
+  const rules = allowingRules(v);
   return rules.length
     ? `${name} of "${f.server.name}": allowed by adding ${rules.join(' and ')} to "rules" in ${policyFile}`
     : `${name} of "${f.server.name}": ${v.reason}`;

@@ -40,6 +40,11 @@ export interface Verdict {
   readonly steps?: readonly Verdict[];
 }
 
+/** The rules (as a person writes them) that would allow what a verdict does not: one per step that does not allow. */
+export function allowingRules(v: Verdict): string[] {
+  return (v.steps ?? [v]).filter((s) => s.decision !== 'allow' && s.permittedBy).map((s) => ruleText(s.permittedBy!));
+}
+
 /** A person's answer to an `ask`. `always` means: write {@link Verdict.permittedBy} as a rule. */
 export type AskAnswer = 'once' | 'always' | 'deny';
 

@@ -17,6 +17,7 @@ export const CMD = {
   installSandbox: 'mcpGate.installSandbox',
   reviewFile: 'mcpGate.reviewFile',
   serverActions: 'mcpGate.serverActions',
+  tryTool: 'mcpGate.tryTool',
 } as const;
 
 export type CommandId = (typeof CMD)[keyof typeof CMD];

@@ -22,6 +22,8 @@ import { CMD, type CommandId } from './command-ids';
 import { sandboxAvailable } from '../host/sandbox';
 import { routeThroughGate } from './own-starts';
 import { reviewFile, showServerActions } from './menus';
+import type { GatewayProvider } from './gateway-provider';
+import { tryTool, type TryArgs } from './try-tool';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
 import { packageWorker, withResolution } from './resolving';
@@ -41,6 +43,8 @@ export interface Ctx {
   prompts: Prompts;
   /** After a decision: VS Code asks the gateway provider for its definitions again. */
   decided(): void;
+  /** The chat gateway's provider (absent where VS Code has no MCP API): "Try a Tool…" calls through it. */
+  gateway?: GatewayProvider;
 }
 
 type Entry = { folder: FolderState; server: ServerReport };
@@ -412,6 +416,7 @@ export const COMMANDS: Record<CommandId, (ctx: Ctx) => (...args: never[]) => unk
   [CMD.installSandbox]: installSandbox,
   [CMD.reviewFile]: (ctx: Ctx) => (arg?: unknown) => reviewFile(ctx.service, arg),
   [CMD.serverActions]: (ctx: Ctx) => (arg?: unknown) => showServerActions(ctx.service, arg),
+  [CMD.tryTool]: (ctx: Ctx) => (arg?: TryArgs) => tryTool(ctx.service, ctx.docs, ctx.gateway, arg ?? {}),
 };
 
 export function registerCommands(ctx: Ctx): void {

@@ -13,6 +13,7 @@ import type { ServerReport } from '../trust/report';
 import type { NpmOps } from '../trust/packages/npm-lock';
 import { refOf, serverKey } from '../trust/approval/server-ref';
 import { mayRun } from '../trust/approval/states';
+import { allowingRules } from '../policy/decide';
 import { VSCODE_WORDS } from './words';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
@@ -97,12 +98,56 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
 
   async resolveMcpServerDefinition(def: vscode.McpServerDefinition): Promise<vscode.McpServerDefinition | undefined> {
     const refuse = (why: string) => {
-      this.service.log.write({ kind: 'gate.refuse', detail: `VS Code asked to start ${def.label}: ${why}` });
       void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate did not start "{0}": {1}', def.label, why));
       return undefined;
     };
-    if (!(def instanceof vscode.McpHttpServerDefinition)) return refuse('it is not one of MCP Gate\'s definitions');
+    if (!(def instanceof vscode.McpHttpServerDefinition)) return refuse(this.refused(`VS Code asked to start ${def.label}`, 'it is not one of MCP Gate\'s definitions'));
     const key = decodeURIComponent(def.uri.path.replace(/^\/mcp\//, ''));
+    const ready = await this.ready(key, `VS Code asked to start ${def.label}`);
+    if (typeof ready === 'string') return refuse(ready);
+    def.headers = { ...def.headers, Authorization: `Bearer ${ready.token}` };
+    return def;
+  }
+
+  /** The servers VS Code is offered now (what "Try a Tool…" offers too). */
+  offeredServers(): Entry[] {
+    return this.offered();
+  }
+
+  /**
+   * The gateway endpoint of an offered server, started as VS Code's start does (the same checks, the same session),
+   * for a client that then asks as chat does (src/host/gateway-client.ts); or why it was not started. `hidden`: the
+   * tools the policy hides from chat, each with the rule that would allow it.
+   */
+  async endpoint(x: Entry, who: string): Promise<{ url: string; token: string; hidden(): Array<{ name: string; allow: string[]; reason: string }> } | string> {
+    const key = keyOf(x);
+    const ready = await this.ready(key, who);
+    if (typeof ready === 'string') return ready;
+    const session = this.sessions.get(key)!;
+    const name = session.servers()[0];
+    return {
+      url: ready.gateway.urlFor(key),
+      token: ready.token,
+      hidden: () => session.tools().filter((t) => session.decisionFor(name, t.name) === 'deny').map((t) => {
+        const v = session.verdictFor(name, t.name);
+        return { name: t.name, allow: allowingRules(v), reason: v.reason };
+      }),
+    };
+  }
+
+  /** Logs a refusal to start and returns its reason. */
+  private refused(who: string, why: string): string {
+    this.service.log.write({ kind: 'gate.refuse', detail: `${who}: ${why}` });
+    return why;
+  }
+
+  /**
+   * Every start goes through here: the gate is checked again (approval, digest, Workspace Trust, host rule,
+   * secrets), the server's session opened (or the open one kept), and the gateway started. A refusal is logged and
+   * its reason returned.
+   */
+  private async ready(key: string, who: string): Promise<{ gateway: Gateway; token: string } | string> {
+    const refuse = (why: string) => this.refused(who, why);
     this.service.refresh(true);
     const x = this.offered().find((e) => keyOf(e) === key);
     if (!x) {
@@ -149,8 +194,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       this.ended.delete(key);
     }
     const gateway = await this.ensureGateway();
-    def.headers = { ...def.headers, Authorization: `Bearer ${gateway.token}` };
-    return def;
+    return { gateway, token: gateway.token };
   }
 
   private async target(key: string): Promise<GatewayTarget | { refused: string }> {

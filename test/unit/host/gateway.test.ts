@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Gateway, originAllowed } from '../../../src/host/gateway';
+import { GatewayClient } from '../../../src/host/gateway-client';
+import { resultLines } from '../../../src/report/tool-text';
 import { EventLog } from '../../../src/host/log';
 import { Session } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
@@ -126,6 +128,26 @@ describe('gateway', function () {
     assert.equal((await post(undefined, h, 'GET')).status, 405, 'no GET stream');
     assert.equal((await post(undefined, h, 'DELETE')).status, 200);
     assert.equal((await post({ jsonrpc: '2.0', id: 10, method: 'ping' }, h)).status, 404, 'the session ended');
+  });
+
+  it('GatewayClient ("Try a Tool…") asks as chat does: the same listing under the policy, the same call path and log, the session ended after', async () => {
+    const c = await GatewayClient.connect(gateway.urlFor('fx'), gateway.token, 'try-a-tool');
+    assert.equal(gateway.sessionCount > 0, true);
+    const before = gateway.sessionCount;
+    assert.deepEqual((await c.listTools()).map((t) => t.name), ['t0', 't1']);
+    const ok = await c.call('t0', { text: 'tried' });
+    assert.equal(ok.isError, undefined);
+    assert.deepEqual(resultLines(ok), ['t0: tried']);
+    const denied = await c.call('t2', {});
+    assert.equal(denied.isError, true);
+    assert.match(resultLines(denied).join('\n'), /MCP Gate: .*mcp\.fx\.tool\.t2 is denied/);
+    const outcomes = log.read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
+    assert.deepEqual(outcomes.slice(-2), ['t0:answered', 't2:refused_by_policy']);
+    await c.close();
+    assert.equal(gateway.sessionCount, before - 1, 'closing ends its MCP session (DELETE)');
+    await assert.rejects(GatewayClient.connect(gateway.urlFor('fx'), 'not-the-token', 'try-a-tool'), /the gateway refused \(401\): missing or wrong gateway token/);
+    await assert.rejects(GatewayClient.connect(gateway.urlFor('other'), gateway.token, 'try-a-tool'), /the gateway refused \(403\): no allowed server "other"/);
+    await assert.rejects(GatewayClient.connect('http://198.18.0.1:1/mcp/fx', gateway.token, 'try-a-tool'), /is not MCP Gate's gateway on 127\.0\.0\.1/);
   });
 
   it('knows which origins are legitimate', () => {

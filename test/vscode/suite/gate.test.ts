@@ -9,6 +9,7 @@ import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
 import { closeTab, pressEnter, settled, waitingDecision } from './decide';
 import { gatedLabel } from '../../../src/vscode/gateway-provider';
+import type { Tried } from '../../../src/vscode/try-tool';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'fixture-echo';
@@ -185,6 +186,29 @@ describe('the gate in VS Code', function () {
       const events = api.service.log.read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
       assert.ok(events.includes('discover:answered'), events.join(' '));
       assert.ok(events.includes('echo:answered'), events.join(' '));
+    });
+
+    it('Try a Tool… calls through the gateway as chat does: the result beside the log lines the call wrote; a hidden tool names its rule', async () => {
+      const tried = (await vscode.commands.executeCommand('mcpGate.tryTool', { server: ref(), tool: 'echo', arguments: { text: 'tried through the gate' } })) as Tried;
+      assert.equal(tried?.kind, 'called');
+      if (tried.kind !== 'called') return;
+      assert.equal(tried.ok, true);
+      assert.match(tried.text, /^Result:\ntried through the gate$/m);
+      assert.ok(tried.log.some((l) => /tool\.call server=fixture-echo tool=echo/.test(l)), tried.log.join('\n'));
+      assert.ok(tried.log.some((l) => /mcp\.request server=fixture-echo host=stdio about=echo outcome=answered/.test(l)), tried.log.join('\n'));
+      // what the person reads: the document in front holds the same text
+      assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), tried.uri.toString());
+      assert.equal(vscode.window.activeTextEditor?.document.getText(), tried.text);
+      await closeTab(tried.uri);
+      // no rule allows it any more: chat is not shown it, and Try a Tool says which rule would allow it
+      await setUser('rules', []);
+      await waitFor('the rules removed', () => api.service.policy(folder()).rules.length === 0);
+      const hidden = (await vscode.commands.executeCommand('mcpGate.tryTool', { server: ref(), tool: 'echo' })) as Tried;
+      assert.equal(hidden?.kind, 'hidden');
+      if (hidden.kind !== 'hidden') return;
+      assert.deepEqual(hidden.allow, [JSON.stringify({ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath })]);
+      await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath }]);
+      await waitFor('the rule back', () => api.service.policy(folder()).rules.length === 1);
     });
 
     it('the policy decides at call time: an ask answered "deny" refuses the call', async () => {
