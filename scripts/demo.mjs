@@ -57,10 +57,18 @@ fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
   // pins the package (resolved against the registry at approval; offline the approval is refused, naming the
   // package — this demo's --check never approves it) and it then runs from MCP Gate's package cache, needing no
   // network to start; the network rule stays for what the server itself reaches (the other servers get none)
+  // "notes" may be called once its change is approved again ("MCP Gate: Try a Tool…" calls it through the gate);
+  // "search" may be reached on its host and is sent the person's key (MCP Gate: Set Secret… SEARCH_API_KEY) as
+  // X-Api-Key — offline its host does not resolve, and the log says so
   'mcpGate.rules': [
     { action: 'mcp.search.host.com.example.mcp', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
+    { action: 'secret.use.SEARCH_API_KEY', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
+    { action: 'mcp.notes.tool.list_notes', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
     { action: 'mcp.everything.tool.echo', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
     { action: 'mcp.everything.network', decision: 'allow', project: path.join(runDir, 'demo-workspace') },
+  ],
+  'mcpGate.secrets': [
+    { name: 'SEARCH_API_KEY', to: 'mcp.search.*', bind: 'header', as: 'X-Api-Key', project: path.join(runDir, 'demo-workspace') },
   ],
 }, null, 2));
 

@@ -189,7 +189,7 @@ export interface BindOptions {
 
 /** The outcome for one server: dropped with a reason, or the headers / env to start it with. */
 export type SecretBinding =
-  | { readonly drop: true; readonly reason: string }
+  | { readonly drop: true; readonly reason: string; /** The reason without the server's name (for a line that names it already). */ readonly why: string }
   | {
       readonly drop: false;
       /** Request headers for a remote server. */
@@ -274,7 +274,7 @@ function setOwn(target: Record<string, string>, key: string, value: string): voi
 export async function bindSecrets(server: ServerRef, entries: readonly SecretEntry[], options: BindOptions): Promise<SecretBinding> {
   const masker = options.masker ?? defaultMasker;
   const who = `server ${jsonExcerpt(server.name)}`;
-  const drop = (why: string): SecretBinding => ({ drop: true, reason: `${who} is left out: ${why}` });
+  const drop = (why: string): SecretBinding => ({ drop: true, reason: `${who} is left out: ${why}`, why });
   try {
     serverSecretAction(server);
   } catch (e) {

@@ -403,6 +403,27 @@ const main = [
     await $('.vlist-row:not([hidden]) .c-kind', { hasText: 'tool.result' }).first().waitFor({ timeout: 5000 });
     await tab('waiting');
   }],
+  ['Try a Tool… from the palette: the tool chat is shown, arguments from its schema, one call through the gateway; the result and its log lines in an editor', async () => {
+    await palette('MCP Gate: Try a Tool…');
+    // one server can run (weather): no server to pick; the tools are the ones the gateway lists, as chat sees them
+    const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^forecast$/ }) }).first();
+    await row.waitFor({ timeout: 60_000 });
+    await row.click();
+    const input = page.locator('.quick-input-widget input.input');
+    await until('the arguments box, started from the schema', async () => (await input.inputValue().catch(() => '')) === '{"city":""}', 10_000);
+    await input.fill('{"city":"Bergen"}');
+    await page.keyboard.press('Enter');
+    const tried = page.locator('.tab', { hasText: 'weather — forecast' });
+    await tried.waitFor({ timeout: 30_000 });
+    await until('the result and its log lines', async () => {
+      const t = await editorText();
+      return /Sunny in Bergen/.test(t) && /tool\.call server=weather tool=forecast/.test(t) && /about=forecast outcome=answered/.test(t);
+    }, 10_000);
+    assert(readLog().some((e) => e.kind === 'mcp.request' && e.server === 'weather' && e.about === 'forecast' && e.outcome === 'answered'), 'the call is in the exchange log');
+    await shot('try-a-tool', { docs: true });
+    await palette('View: Close Editor');
+    await tried.waitFor({ state: 'detached', timeout: 10_000 });
+  }],
   ['a decided server\'s card is collapsed to one line; its toggle shows the details, and a waiting one starts open', async () => {
     await tab('decided');
     const c = card('approved');

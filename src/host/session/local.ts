@@ -26,7 +26,7 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
   const def = server.definition!;
   const project = ctx.project;
   const bound = await ctx.secretsFor(server);
-  if (bound.drop) throw new DroppedError(bound.reason);
+  if (bound.drop) throw new DroppedError(bound.why);
   for (const n of bound.notes) ctx.note(`${server.name}: ${n}`, server);
   const declaredEnv = Object.values(def.env).filter((v): v is string => v !== null);
   const bad = unresolvable([def.command!, ...def.args, ...declaredEnv]);

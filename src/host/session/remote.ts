@@ -48,7 +48,7 @@ async function remoteTarget(ctx: SessionContext, server: ServerReport): Promise<
 /** Stage 2: the headers MCP Gate sends (declared ones, then bound secrets), validated. */
 async function remoteHeaders(ctx: SessionContext, server: ServerReport, host: string): Promise<Record<string, string>> {
   const bound = await ctx.secretsFor(server, host);
-  if (bound.drop) throw new DroppedError(bound.reason);
+  if (bound.drop) throw new DroppedError(bound.why);
   for (const n of bound.notes) ctx.note(`${server.name}: ${n}`, server);
   const declared = Object.entries(server.definition!.headers).map(([k, v]) => [k, substitute(v, ctx.project)] as const);
   const bad = unresolvable(declared.map(([, v]) => v));
