@@ -27,7 +27,7 @@ import { tryTool, type TryArgs } from './try-tool';
 import { TrustPanel } from './panel';
 import type { Prompts } from './prompts';
 import { packageWorker, withResolution } from './resolving';
-import { Review, type DocumentProvider } from './review';
+import { Review, showDocument, type DocumentProvider } from './review';
 import { reopenThroughGate, routingText } from './routing';
 import type { FolderState, GateService } from './service';
 import { relativeTime, shortDigest, VSCODE_WORDS, workspacePath } from './words';
@@ -91,8 +91,8 @@ function grantsOf(ctx: Ctx, x: Entry): GrantsContext {
 }
 
 async function showDefinition(ctx: Ctx, x: Entry): Promise<void> {
-  const uri = ctx.docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}.txt`, serverText(x.server, grantsOf(ctx, x)));
-  await vscode.window.showTextDocument(uri, { preview: true, preserveFocus: false });
+  const uri = ctx.docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}`, serverText(x.server, grantsOf(ctx, x)));
+  await showDocument(uri, { preview: true, preserveFocus: false });
 }
 
 function failed(e: unknown): false {
@@ -332,7 +332,7 @@ const doctor = (ctx: Ctx) => async (): Promise<string> => {
     ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f), os.homedir(), service.probeSandbox())}`
     : `${f.folder.uri.fsPath}: ${f.error}`));
   const text = parts.length ? `${parts.join('\n\n')}\n\n${routingText(service)}` : vscode.l10n.t('No workspace folder is open.');
-  await vscode.window.showTextDocument(ctx.docs.show('/MCP Gate Doctor.txt', text), { preview: true });
+  await showDocument(ctx.docs.show('/MCP Gate Doctor', text), { preview: true });
   return text;
 };
 

@@ -137,7 +137,7 @@ export async function routeThroughGate(service: GateService, docs: DocumentProvi
   const review = new Review(docs);
   let answer: string | undefined;
   try {
-    const view = await review.document({ name: 'VS Code', source: 'settings' }, vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate.txt'),
+    const view = await review.document({ name: 'VS Code', source: 'settings' }, vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate'),
       `${question}\n${vscode.l10n.t('Choose above the first line or below the last. Closing this tab means Not now.')}\n\n${detail}\n`);
     answer = await prompts.choose(question, detail, importable ? [routeImport, routeOnly] : [routeOnly], view);
   } finally {

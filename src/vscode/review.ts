@@ -11,6 +11,18 @@ import { defaultMasker } from '../policy/mask';
 import type { ChangeDocument } from '../report/change-text';
 
 export const SCHEME = 'mcp-gate';
+/** The language mode of every `mcp-gate` document (package.json contributes it, with syntaxes/mcp-gate.tmLanguage.json). */
+export const LANGUAGE = 'mcp-gate';
+
+/**
+ * Opens an `mcp-gate` document in the "MCP Gate" language mode (headings, digests, quoted values and log events
+ * coloured; the status bar names it) and shows it. The mode is set before the tab opens, so no tab closes for it.
+ */
+export async function showDocument(uri: vscode.Uri, options: vscode.TextDocumentShowOptions): Promise<vscode.TextEditor> {
+  let doc = await vscode.workspace.openTextDocument(uri);
+  if (doc.languageId !== LANGUAGE) doc = await vscode.languages.setTextDocumentLanguage(doc, LANGUAGE);
+  return vscode.window.showTextDocument(doc, options);
+}
 
 /** The read-only documents of the `mcp-gate` scheme: definitions, reviews, reports. Every text is masked. */
 export class DocumentProvider implements vscode.TextDocumentContentProvider {
@@ -87,7 +99,7 @@ export class Review {
    */
   async document(s: { name: string; source: string }, name: string, text: string, background = false): Promise<vscode.Uri> {
     const uri = this.docs.show(`${this.dir(s)}/${part(name)}`, text);
-    await vscode.window.showTextDocument(uri, { preview: false, preserveFocus: background });
+    await showDocument(uri, { preview: false, preserveFocus: background });
     return uri;
   }
 

@@ -13,7 +13,7 @@ import { asRef, refOf, sameRef } from '../trust/approval/server-ref';
 import { escapeText } from '../text/escape';
 import type { ServerReport } from '../trust/report';
 import type { GatewayProvider } from './gateway-provider';
-import type { DocumentProvider } from './review';
+import { showDocument, type DocumentProvider } from './review';
 import type { FolderState, GateService } from './service';
 import { CMD } from './command-ids';
 
@@ -153,7 +153,7 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
       '',
     ].join('\n');
     const uri = docs.show(`/Try a Tool/${name.replace(/[/\\]/g, '∕')} — ${tool.name.replace(/[/\\]/g, '∕')}`, text);
-    await vscode.window.showTextDocument(uri, { preview: true });
+    await showDocument(uri, { preview: true });
     return { kind: 'called', server: name, tool: tool.name, ok, text, log, uri };
   } catch (e) {
     void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: trying a tool of "{0}" failed: {1}', name, e instanceof Error ? e.message : String(e)));

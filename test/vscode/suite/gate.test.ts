@@ -111,6 +111,8 @@ describe('the gate in VS Code', function () {
     // What is approved is the whole document, to its last line, in the editor in front: nothing covers it.
     assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), w.uri.toString());
     assert.equal(w.uri.scheme, 'mcp-gate');
+    // a named document in its own language mode (the status bar says "MCP Gate", not "Plain Text")
+    assert.equal(vscode.window.activeTextEditor?.document.languageId, 'mcp-gate');
     assert.match(w.text, /^Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown in the editor\?\n/);
     assert.match(w.text, /launch plan \(what will be executed\):/);
     assert.match(w.text, /End of the review of "Approve "fixture-echo"/);
@@ -199,6 +201,7 @@ describe('the gate in VS Code', function () {
       // what the person reads: the document in front holds the same text
       assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), tried.uri.toString());
       assert.equal(vscode.window.activeTextEditor?.document.getText(), tried.text);
+      assert.equal(vscode.window.activeTextEditor?.document.languageId, 'mcp-gate');
       await closeTab(tried.uri);
       // no rule allows it any more: chat is not shown it, and Try a Tool says which rule would allow it
       await setUser('rules', []);
