@@ -5,8 +5,9 @@
 // approved (notes: its server file was edited after approval), one remote, approved, with a host rule (search), and one
 // blocked (confused: both command and url). Prints the URL; Ctrl-C stops everything and removes the state.
 //   --check   open the workbench in headless Chromium, wait for the status bar to show the servers waiting, save a
-//             screenshot (test-results/demo/demo.png; with --docs also docs/screenshots/demo.png), and exit (used by
-//             the tests, which leave the working tree as it was).
+//             screenshot (test-results/demo/demo.png; with --docs also docs/screenshots/demo.png), check the extension
+//             page, approve "everything" (its package pinned) and call its echo tool through "MCP Gate: Try a Tool…"
+//             from the palette, and exit (used by the tests, which leave the working tree as it was).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -157,6 +158,45 @@ async function npxFromLock() {
   return ok;
 }
 
+// The payoff, as a person gets it offline (no chat): "MCP Gate: Try a Tool…" from the palette on the approved
+// "everything", its echo tool (allowed by the demo's rule) called through the gateway as chat calls it, and the
+// result document with the log lines of that call. Screenshot test-results/demo/try-a-tool.png.
+async function tryATool(page) {
+  const row = (label) => page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${label}$`) }) }).first();
+  const input = page.locator('.quick-input-widget input.input');
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    try {
+      await input.waitFor({ state: 'visible', timeout: 15_000 });
+      await input.fill('>MCP Gate: Try a Tool…', { timeout: 5000 });
+      await row('MCP Gate: Try a Tool…').click({ timeout: 5000 });
+      // the servers VS Code is offered now: "everything" and "search" (approved); the tools of "everything"
+      await row('everything').click({ timeout: 20_000 });
+      break;
+    } catch (e) {
+      if (attempt >= 5) throw e;
+    }
+  }
+  await row('echo').click({ timeout: 120_000 });
+  await page.waitForFunction(() => /"message"/.test(document.querySelector('.quick-input-widget input.input')?.value ?? ''), undefined, { timeout: 10_000 });
+  await input.fill('{"message":"hello from the demo"}');
+  await page.keyboard.press('Enter');
+  const tab = page.locator('.tab', { hasText: 'everything — echo' });
+  await tab.waitFor({ timeout: 60_000 });
+  // the result in the document in front, and the call in the exchange log (the same store as the window)
+  const shown = await page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: /Echo:\shello\sfrom\sthe\sdemo/ }).first()
+    .waitFor({ timeout: 30_000 }).then(() => true, () => false);
+  const logged = fs.readFileSync(path.join(store, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    .some((e) => e.kind === 'mcp.request' && e.server === 'everything' && e.about === 'echo' && e.outcome === 'answered');
+  const logLines = await page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: /tool\.call\sserver=everything\stool=echo/ }).count();
+  const ok = shown && logged && logLines > 0;
+  const shot = path.join(REPO, 'test-results', 'demo', 'try-a-tool.png');
+  await page.screenshot({ path: shot });
+  say(`Try a Tool… on everything/echo: ${ok ? 'answered through the gateway, with its log lines' : `NOT as expected (result shown: ${shown}, call logged: ${logged}, log lines shown: ${logLines})`}`);
+  return ok;
+}
+
 if (!check) {
   say(`MCP Gate demo is running. Open in a browser on this machine:\n\n    ${url}\n`);
   say('the status bar shows the servers waiting; run "MCP Gate: Approve Server…" or "MCP Gate: Doctor" from the palette. Ctrl-C stops.');
@@ -188,6 +228,7 @@ if (!check) {
     const pageOk = await extensionPage(page);
     if (!pageOk) code = 1;
     if (!(await npxFromLock())) code = 1;
+    else if (!(await tryATool(page).catch((e) => (say(`Try a Tool… failed: ${e.message}`), false)))) code = 1;
   } finally {
     await browser.close();
   }
