@@ -18,6 +18,20 @@ export function escapeText(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(HIDDEN_CHARS, (ch) => NAMED[ch] ?? codeEscape(ch));
 }
 
+/**
+ * Untrusted text where VS Code renders its icon syntax (quick-pick rows, lens titles): escaped as {@link escapeText}
+ * does, and every `$(` written `\$(`, which VS Code shows literally — so a server named "$(pass) notes" cannot put
+ * a state's codicon beside itself.
+ */
+export function escapeLabel(s: string): string {
+  return literalIcons(escapeText(s));
+}
+
+/** VS Code's icon syntax made literal (`$(` → `\$(`), for text that is already escaped or is MCP Gate's own. */
+export function literalIcons(s: string): string {
+  return s.replace(/\$\(/g, '\\$(');
+}
+
 /** A kept text as shown in a diff: line for line, every hidden character escaped (line breaks kept). */
 export function escapeLines(t: string): string {
   return t.split('\n').map(escapeText).join('\n');

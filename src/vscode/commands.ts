@@ -14,7 +14,7 @@ import { approveOrReject, lockForApproval, minReleaseAge, npmLaunchOf, reset } f
 import { isUpdatable, planUpdate } from '../trust/approval/lock-update';
 import { registryOf, type NpmLock } from '../trust/packages/npm-lock';
 import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/packages/image-pin';
-import { escapeText } from '../text/escape';
+import { escapeLabel, escapeText } from '../text/escape';
 import type { ServerReport } from '../trust/report';
 import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/approval/server-ref';
 import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON, stateWords } from '../trust/approval/states';
@@ -63,9 +63,9 @@ function item(ctx: Ctx, x: Entry) {
   const multi = ctx.service.folders().length > 1;
   const decided = s.record ? ` · ${vscode.l10n.t('decided {0}', relativeTime(s.record.decidedAt))}` : '';
   return {
-    label: `$(${STATE_CODICON[s.state]}) ${escapeText(s.name)}`,
-    description: `${vscode.l10n.t(stateWords(s))}${multi ? ` · ${escapeText(x.folder.folder.name)}` : ''} · ${escapeText(s.source)}${decided}`,
-    detail: escapeText(s.reason),
+    label: `$(${STATE_CODICON[s.state]}) ${escapeLabel(s.name)}`,
+    description: `${vscode.l10n.t(stateWords(s))}${multi ? ` · ${escapeLabel(x.folder.folder.name)}` : ''} · ${escapeLabel(s.source)}${decided}`,
+    detail: escapeLabel(s.reason),
     item: x,
   };
 }
@@ -245,7 +245,7 @@ const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
       title,
       vscode.l10n.t('Approve "{0}" running {1} {2}', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
       line,
-      { label: vscode.l10n.t('Not now: keep {0} {1}', escapeText(u.old.name), escapeText(u.old.version)), detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.') },
+      { label: vscode.l10n.t('Not now: keep {0} {1}', escapeLabel(u.old.name), escapeLabel(u.old.version)), detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.') },
       view);
   } catch (e) {
     await review.close();

@@ -5,10 +5,10 @@
 // server's CodeLens. Every action this menu offers runs the same command as the palette; the first, safe choice
 // (Show Definition) is what Enter picks.
 import * as vscode from 'vscode';
+import { escapeLabel } from '../text/escape';
 import { isUpdatable } from '../trust/approval/lock-update';
 import { refOf, sameRef, type ServerRef } from '../trust/approval/server-ref';
 import { isApprovable, isRejectable, isResettable, stateWords, STATE_CODICON } from '../trust/approval/states';
-import { escapeText } from '../text/escape';
 import { CMD, CONTEXT_KEYS, type ContextKey } from './command-ids';
 
 export { CONTEXT_KEYS, type ContextKey } from './command-ids';
@@ -72,7 +72,7 @@ export async function showServerActions(service: GateService, arg?: unknown): Pr
   if (!x) return undefined;
   const items = serverActions(x);
   const chosen = await vscode.window.showQuickPick(items, {
-    title: vscode.l10n.t('MCP Gate: "{0}" ({1}, {2})', escapeText(x.server.name), vscode.l10n.t(stateWords(x.server)), escapeText(x.server.source)),
+    title: vscode.l10n.t('MCP Gate: "{0}" ({1}, {2})', escapeLabel(x.server.name), vscode.l10n.t(stateWords(x.server)), escapeLabel(x.server.source)),
     placeHolder: vscode.l10n.t('What to do with this server'),
   });
   if (!chosen) return undefined;
@@ -93,7 +93,7 @@ export async function reviewFile(service: GateService, arg?: unknown): Promise<s
   let x = inFile[0];
   if (inFile.length > 1) {
     const picked = await vscode.window.showQuickPick(inFile.map((e) => ({
-      label: `$(${STATE_CODICON[e.server.state]}) ${escapeText(e.server.name)}`, description: vscode.l10n.t(stateWords(e.server)), detail: escapeText(e.server.reason), e,
+      label: `$(${STATE_CODICON[e.server.state]}) ${escapeLabel(e.server.name)}`, description: vscode.l10n.t(stateWords(e.server)), detail: escapeLabel(e.server.reason), e,
     })), { title: vscode.l10n.t('MCP Gate: the servers of {0}', vscode.workspace.asRelativePath(uri!)) });
     if (!picked) return undefined;
     x = picked.e;

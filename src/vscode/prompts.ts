@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { Asker } from '../policy/decide';
 import { vscodeAsker } from './asker';
 import { decisions } from './decision';
+import { literalIcons } from '../text/escape';
 
 export interface Prompts {
   /**
@@ -31,9 +32,11 @@ const NOT_NOW = () => ({ label: vscode.l10n.t('Not now: keep it waiting'), detai
 
 /** The lens choices: the safe one first, then the actions; the id of each is its position ("0": safe). */
 async function decide(view: vscode.Uri, notice: string, safe: { label: string; detail: string }, actions: { title: string; tooltip: string }[]): Promise<number> {
+  // A lens title renders icon syntax: a server's name in it ("$(check) …") is made literal, so only our icons show.
+  const literal = literalIcons;
   const chosen = await decisions.ask(view, [
-    { id: '0', title: `$(circle-slash) ${safe.label}`, tooltip: safe.detail },
-    ...actions.map((a, i) => ({ id: String(i + 1), title: `$(check) ${a.title}`, tooltip: a.tooltip })),
+    { id: '0', title: `$(circle-slash) ${literal(safe.label)}`, tooltip: safe.detail },
+    ...actions.map((a, i) => ({ id: String(i + 1), title: `$(check) ${literal(a.title)}`, tooltip: a.tooltip })),
   ], notice);
   return chosen === undefined ? 0 : Number(chosen);
 }

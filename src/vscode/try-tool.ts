@@ -10,7 +10,7 @@ import type { LoggedEvent } from '../host/log';
 import { logLine } from '../report/log-line';
 import { argumentSkeleton, resultLines } from '../report/tool-text';
 import { asRef, refOf, sameRef } from '../trust/approval/server-ref';
-import { escapeText } from '../text/escape';
+import { escapeLabel, escapeText } from '../text/escape';
 import type { ServerReport } from '../trust/report';
 import type { GatewayProvider } from './gateway-provider';
 import { showDocument, type DocumentProvider } from './review';
@@ -44,8 +44,8 @@ function parseArgs(text: string): Record<string, unknown> | string {
 async function pickServer(service: GateService, entries: Entry[]): Promise<Entry | undefined> {
   const multi = service.folders().length > 1;
   const items = entries.map((x) => ({
-    label: escapeText(x.server.name),
-    description: `${escapeText(x.server.source)}${multi ? ` · ${escapeText(x.folder.folder.name)}` : ''}`,
+    label: escapeLabel(x.server.name),
+    description: `${escapeLabel(x.server.source)}${multi ? ` · ${escapeLabel(x.folder.folder.name)}` : ''}`,
     x,
   }));
   return (await vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Which server? (the ones VS Code chat is offered now)') }))?.x;
@@ -54,10 +54,10 @@ async function pickServer(service: GateService, entries: Entry[]): Promise<Entry
 type ToolItem = vscode.QuickPickItem & { tool?: ListedTool; hidden?: { name: string; allow: string[]; reason: string } };
 
 async function pickTool(listed: ListedTool[], hidden: Array<{ name: string; allow: string[]; reason: string }>): Promise<ToolItem | undefined> {
-  const items: ToolItem[] = listed.map((t) => ({ label: escapeText(t.name), description: escapeText(t.title ?? ''), detail: escapeText((t.description ?? '').split('\n')[0].slice(0, 200)), tool: t }));
+  const items: ToolItem[] = listed.map((t) => ({ label: escapeLabel(t.name), description: escapeLabel(t.title ?? ''), detail: escapeLabel((t.description ?? '').split('\n')[0].slice(0, 200)), tool: t }));
   if (hidden.length) {
     items.push({ label: vscode.l10n.t('Hidden from chat by your policy'), kind: vscode.QuickPickItemKind.Separator });
-    for (const h of hidden) items.push({ label: `$(circle-slash) ${escapeText(h.name)}`, detail: escapeText(h.reason), hidden: h });
+    for (const h of hidden) items.push({ label: `$(circle-slash) ${escapeLabel(h.name)}`, detail: escapeLabel(h.reason), hidden: h });
   }
   return vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Which tool? (as chat lists them; the hidden ones say which rule allows them)'), matchOnDetail: true });
 }

@@ -3,7 +3,7 @@
 // and through the built CLI on a server whose argument hides a COMBINING GRAPHEME JOINER.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { escapeText, hasHiddenCharacters } from '../../../src/text/escape';
+import { escapeLabel, escapeText, hasHiddenCharacters, literalIcons } from '../../../src/text/escape';
 import { stripHidden } from '../../../src/host/untrusted';
 import { cleanupTemp, cli, world } from '../helpers';
 
@@ -116,5 +116,12 @@ describe('hidden characters: one table for people and for the model', function (
     assert.equal(r.code, 0, r.stderr);
     assert.ok(!r.stdout.includes('\u034F'), 'the raw character reached the terminal');
     assert.match(r.stdout, /tools\/ser\\u034Fver\.js/);
+  });
+
+  it('where VS Code renders icons (quick picks, lens titles), a name\'s "$(pass)" stays literal text: only MCP Gate puts a codicon there', () => {
+    assert.equal(escapeLabel('$(pass) notes'), '\\$(pass) notes');
+    assert.equal(escapeLabel('a $(check)$(shield)\u202E'), 'a \\$(check)\\$(shield)\\u202E');
+    assert.equal(literalIcons('Approve "$(pass) x" exactly as shown'), 'Approve "\\$(pass) x" exactly as shown');
+    assert.equal(escapeLabel('plain'), 'plain');
   });
 });
