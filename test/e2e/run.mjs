@@ -844,7 +844,7 @@ const pinned = [
     await reviewTab.waitFor({ timeout: 5000 });
     await until('the new version in the multi-file diff', async () => (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor .view-lines').first().innerText().catch(() => '')).includes('1.0.1'), 20_000);
     await nothingOver();
-    await shot('update-package-diff');
+    await shot('update-package-diff', { docs: true });
     await page.keyboard.press('Enter');
     await reviewTab.click();
     await lens('Not now: keep fixture-server 1.0.0');
