@@ -9,7 +9,7 @@ import * as path from 'node:path';
 export function initialConfig(project: string): string {
   const p = JSON.stringify(project);
   return `// MCP Gate's user configuration (user scope: only you write it; a repository never can).
-// JSON with comments. Reference: the README's "Policy" section; check a rule with \`mcp-gate explain <action>\`.
+// JSON with comments. Reference: docs/policy.md in MCP Gate's repository; check a rule with \`mcp-gate explain <action>\`.
 {
   // Servers you declare yourself (trusted, not gated):
   // "servers": { "everything-http": { "url": "http://localhost:3001/mcp" } },
