@@ -14,14 +14,14 @@ describe('tool text', () => {
     assert.deepEqual(argumentSkeleton({ required: 'message' }), {}, 'a malformed schema gives no arguments, not an error');
   });
 
-  it('shows text parts line by line, other parts by type, structured content as JSON; escapes stay visible', () => {
+  it('shows text parts line by line, other parts by type, structured content as JSON; escapes stay visible, backslashes stay as given (JSON a script reads)', () => {
     assert.deepEqual(resultLines({
       content: [
-        { type: 'text', text: 'line one\nred \u001b[31malert' },
+        { type: 'text', text: 'line one\nred \u001b[31malert {"v":"a\\nb"}' },
         { type: 'image', mimeType: 'image/png' },
         { type: 'resource', resource: { uri: 'file:///x' } },
       ],
       structuredContent: { ok: true },
-    }), ['line one\nred \\u001B[31malert', '[image image/png]', '[resource file:///x]', '{\n  "ok": true\n}']);
+    }), ['line one\nred \\u001B[31malert {"v":"a\\nb"}', '[image image/png]', '[resource file:///x]', '{\n  "ok": true\n}']);
   });
 });

@@ -54,9 +54,9 @@ describe('package.json menus and walkthrough', () => {
     }
   });
 
-  it('the walkthrough routes, checks the sandbox and approves, each step with packaged media and a command', () => {
+  it('the walkthrough routes, checks the sandbox, approves and tries a tool, each step with packaged media and a command', () => {
     const [w] = pkg.contributes.walkthroughs;
-    assert.deepEqual(w.steps.map((s: { id: string }) => s.id), ['route', 'sandbox', 'approve']);
+    assert.deepEqual(w.steps.map((s: { id: string }) => s.id), ['route', 'sandbox', 'approve', 'try']);
     const nls = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.nls.json'), 'utf8'));
     const ignore = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8');
     for (const s of w.steps) {
