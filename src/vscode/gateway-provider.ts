@@ -123,7 +123,9 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     const key = keyOf(x);
     const ready = await this.ready(key, who);
     if (typeof ready === 'string') return ready;
-    const session = this.sessions.get(key)!;
+    const session = this.sessions.get(key);
+    // a decision made meanwhile may have ended the session it opened: nothing is called then
+    if (!session) return this.refused(who, this.ended.get(key) ?? 'its session ended before the call');
     const name = session.servers()[0];
     return {
       url: ready.gateway.urlFor(key),

@@ -151,6 +151,15 @@ describe('the gate in VS Code', function () {
     assert.match(api.status.text, /MCP Gate: 2 waiting/);
   });
 
+  it('Try a Tool… on a server waiting for review starts nothing and calls nothing', async () => {
+    assert.equal(server().server.state, 'pending');
+    const starts = () => api.service.log.read().filter((e) => (e.kind === 'server.start' || e.kind === 'tool.call') && (e as { server?: string }).server === SERVER).length;
+    const before = starts();
+    const tried = await vscode.commands.executeCommand('mcpGate.tryTool', { server: ref(), tool: 'echo', arguments: { text: 'must not run' } });
+    assert.equal(tried, undefined);
+    assert.equal(starts(), before, 'no server.start or tool.call for a pending server');
+  });
+
   it('Reject asks first, like Approve: declining records nothing', async () => {
     const asked: string[] = [];
     api.prompts.confirm = async (m) => (asked.push(m), false);
