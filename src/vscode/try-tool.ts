@@ -147,7 +147,7 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
       ok ? vscode.l10n.t('Result:') : vscode.l10n.t('Result (a tool error: what chat would be shown):'),
       ...resultLines(result),
       '',
-      vscode.l10n.t('The exchange log recorded (MCP Gate: Show Exchange Log shows it all):'),
+      vscode.l10n.t('The exchange log recorded (MCP Gate: Show Log shows it all):'),
       ...(log.length ? log : [vscode.l10n.t('(nothing)')]),
       ...(tool.inputSchema ? ['', vscode.l10n.t('Input schema of {0}:', escapeText(tool.name)), JSON.stringify(tool.inputSchema, null, 2)] : []),
       '',
