@@ -84,6 +84,17 @@ export function cli(w: World, args: string[], opts: { input?: string; env?: Reco
 
 export const json = (v: unknown) => JSON.stringify(v, null, 2);
 
+/** The project's own tsx (a devDependency): its package folder, and the folder of its bin for PATH. */
+export const TSX_PACKAGE = path.join(ROOT, 'node_modules', 'tsx');
+export const TSX_BIN = path.join(ROOT, 'node_modules', '.bin');
+
+/** tsx installed into a workspace's node_modules as `npm install tsx` leaves it (its bin linked). */
+export function installTsx(project: string): void {
+  fs.cpSync(TSX_PACKAGE, path.join(project, 'node_modules', 'tsx'), { recursive: true, verbatimSymlinks: true });
+  fs.mkdirSync(path.join(project, 'node_modules', '.bin'), { recursive: true });
+  fs.symlinkSync('../tsx/dist/cli.mjs', path.join(project, 'node_modules', '.bin', 'tsx'));
+}
+
 /** A TCP port on 127.0.0.1 that nothing listens on right now. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -15,12 +15,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
+import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import type { TrackingReader } from '../sources/fsread';
 import { loadsOf } from './loads';
 import { resolvePhysical, UnpinnablePathError, within } from './realpath';
 
-/** A file is pinned only whole; one larger than this blocks the server. */
-export const MAX_CLOSURE_FILE_BYTES = 8 * 1024 * 1024;
+/**
+ * A file is pinned only whole; one larger than this blocks the server. Large enough for the native programs
+ * packages install (esbuild's 11 MiB binary under tsx, swc, biome, prisma's engines).
+ */
+export const MAX_CLOSURE_FILE_BYTES = 64 * 1024 * 1024;
 /**
  * Files in one server's closure. Large enough for the whole workspace of most repositories (the fallback of
  * every computed load): bench/RESULTS.md times a cold pin and a re-check of a 20,000-file workspace.
@@ -45,7 +49,7 @@ export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
 export const MAX_KEPT_TEXT_TOTAL = 256 * 1024;
 
 /** What Node, npm and other launchers read from a project folder (at the working folder and every folder above). */
-export const PROJECT_SETTINGS = ['.npmrc', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.yarnrc.yml', '.pnpmfile.cjs', 'pnpm-workspace.yaml', 'bunfig.toml', 'pyproject.toml', 'uv.toml', '.python-version', 'pip.conf', 'deno.json', 'deno.jsonc', 'tsconfig.json', '.node-version', '.nvmrc'];
+export const PROJECT_SETTINGS = ['.npmrc', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.yarnrc.yml', '.pnpmfile.cjs', 'pnpm-workspace.yaml', 'bunfig.toml', 'pyproject.toml', 'uv.toml', '.python-version', 'pip.conf', 'deno.json', 'deno.jsonc', 'tsconfig.json', 'jsconfig.json', '.node-version', '.nvmrc'];
 
 /** Files whose presence makes a folder a package root. */
 export const MANIFESTS = ['package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'deno.json', 'deno.jsonc', 'Cargo.toml', 'go.mod', 'Gemfile', 'composer.json'];
@@ -353,6 +357,47 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
   return out;
 }
 
+/** TypeScript's project files: tsx, ts-node, bun and vite-node resolve bare imports through their `paths` and `baseUrl`. */
+const TSCONFIG = /^(tsconfig(\..*)?|jsconfig)\.json$/i;
+
+/**
+ * What a tsconfig.json (or jsconfig.json) makes reachable: the folders its `compilerOptions.paths` map bare
+ * imports to (the part of each target before its `*`), its `baseUrl` (bare imports resolve from there), and the
+ * files it `extends` by a relative path (a bare one is a package, in a node_modules the closure pins). A file that
+ * does not parse is `computed`: MCP Gate cannot say where such a project resolves imports to.
+ */
+function tsconfigReach(file: string, text: string, workspace: string): { targets: { path: string; why: string; extends?: boolean }[]; computed?: string } {
+  const errors: ParseError[] = [];
+  const doc = parseJsonc(text, errors, { allowTrailingComma: true });
+  const name = rel(workspace, file);
+  if (errors.length || !doc || typeof doc !== 'object' || Array.isArray(doc)) return { targets: [], computed: `${name} does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known` };
+  const targets: { path: string; why: string; extends?: boolean }[] = [];
+  const dir = path.dirname(file);
+  const d = doc as { extends?: unknown; compilerOptions?: { baseUrl?: unknown; paths?: unknown } };
+  for (const x of Array.isArray(d.extends) ? d.extends : [d.extends]) {
+    if (typeof x === 'string' && (x.startsWith('.') || path.isAbsolute(x))) {
+      const p = path.resolve(dir, x);
+      targets.push({ path: !/\.json$/i.test(p) && !fs.existsSync(p) ? `${p}.json` : p, why: `extended by ${name}`, extends: true });
+    }
+  }
+  const opts = d.compilerOptions && typeof d.compilerOptions === 'object' ? d.compilerOptions : {};
+  const base = typeof opts.baseUrl === 'string' ? path.resolve(dir, opts.baseUrl) : undefined;
+  if (base) targets.push({ path: base, why: `${name} sets baseUrl, from which TypeScript loaders resolve bare imports` });
+  if (opts.paths && typeof opts.paths === 'object') {
+    for (const [alias, list] of Object.entries(opts.paths as Record<string, unknown>)) {
+      for (const t of Array.isArray(list) ? list : []) {
+        if (typeof t !== 'string') continue;
+        // `lib/*` and `lib/` name the folder lib, `lib/x*` the folder lib, `lib/x.ts` that file.
+        const literal = t.split('*')[0];
+        const p = path.resolve(base ?? dir, literal);
+        const target = t.includes('*') && !literal.endsWith('/') ? path.dirname(p) : p;
+        targets.push({ path: target, why: `${name} maps ${alias} there (paths)` });
+      }
+    }
+  }
+  return { targets };
+}
+
 /** A workspace `.npmrc` setting npm reads when it starts code (node-options, script-shell, …): any it does not model. */
 const NPMRC_SAFE = /^(registry|@[^:]+:registry|\/\/.*|strict-ssl|ca|cafile|save-exact|save-prefix|fund|audit|audit-level|loglevel|progress|package-lock|package-lock-only|legacy-peer-deps|engine-strict|always-auth|update-notifier|lockfile-version|auto-install-peers|strict-peer-dependencies|shamefully-hoist|color|unicode|prefer-offline|prefer-online|offline|fetch-retries|fetch-timeout|maxsockets|omit|include|save|save-dev|workspaces-update|install-links|dedupe-peer-dependents)$/;
 
@@ -440,10 +485,28 @@ function computeClosure(
     excluded = new Set();
     queue.push({ dir: workspace, why: `${why}: MCP Gate pins the whole workspace for this server` });
   };
-  const npmrc = (f: string, h: Hashed) => {
-    if (path.basename(f) !== '.npmrc') return;
-    const key = npmrcUnmodelled(h.text ?? textOf(reader, f) ?? '\0');
-    if (key !== undefined) pinWhole(`${rel(workspace, f)} sets ${key}, which npm can use to run code MCP Gate does not model`);
+  /** Settings files that change what runs: an .npmrc's settings, a tsconfig's import paths. */
+  const settings = (f: string, h: Hashed) => {
+    const base = path.basename(f);
+    if (base === '.npmrc') {
+      const key = npmrcUnmodelled(h.text ?? textOf(reader, f) ?? '\0');
+      if (key !== undefined) pinWhole(`${rel(workspace, f)} sets ${key}, which npm can use to run code MCP Gate does not model`);
+    } else if (TSCONFIG.test(base)) tsconfig(f, h);
+  };
+  /** A tsconfig's import paths, and those of what it extends (whatever its name), each file once. */
+  const tsconfigsRead = new Set<string>();
+  const tsconfig = (f: string, h: Hashed): void => {
+    if (tsconfigsRead.has(f)) return;
+    tsconfigsRead.add(f);
+    const text = h.text ?? textOf(reader, f);
+    if (text === undefined) return pinWhole(`${rel(workspace, f)} cannot be read again for where it resolves imports`);
+    const r = tsconfigReach(f, text, workspace);
+    if (r.computed) return pinWhole(r.computed);
+    for (const t of r.targets) {
+      if (!within(workspace, t.path)) continue;
+      addEntry(t.path, t.why);
+      if (t.extends && reader.stat(t.path)?.isFile()) tsconfig(t.path, hashFile(reader, t.path, workspace));
+    }
   };
   const scanned = new Set<string>();
   const follow = (file: string, reach: Reach, rootList: readonly string[]) => {
@@ -472,7 +535,7 @@ function computeClosure(
   for (const f of exactFiles) {
     const h = hashFile(reader, f.abs, workspace);
     files.set(f.abs, h); // named by the plan: never left out
-    npmrc(f.abs, h);
+    settings(f.abs, h);
   }
   // git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it.
   if (queue.length || exactFiles.length) {
@@ -510,7 +573,7 @@ function computeClosure(
     const rootList = [...roots.keys()];
     for (const [f, h] of walk.files) {
       if (whole) break;
-      npmrc(f, h);
+      settings(f, h);
       if (h.scan !== undefined) follow(f, reachOf(f, h.scan, true, workspace, reader), rootList);
     }
     scanNamed(rootList);
@@ -523,7 +586,7 @@ function computeClosure(
         if (!reader.stat(p)?.isFile() || excluded.has(rel(workspace, p))) continue;
         const h = hashFile(reader, p, workspace);
         files.set(p, h);
-        npmrc(p, h);
+        settings(p, h);
       }
       const nm = path.join(d, 'node_modules');
       if (reader.stat(nm)?.isDirectory()) queue.push({ dir: nm, why: `packages above ${rel(workspace, dir)} (Node resolves bare imports in every folder above)` });

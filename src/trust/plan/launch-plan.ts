@@ -425,6 +425,14 @@ function analyse(
   // runpy, .pth files of an environment): MCP Gate does not read Python sources, so a Python server pins the
   // whole workspace (its options are still checked below).
   if (family === 'python') everything(`${prog} imports along a path its code can change at run time (MCP Gate does not read Python sources)`);
+  // TypeScript loaders (tsx, ts-node, bun, a `--import tsx`) read the working folder's tsconfig.json, whose
+  // `paths` and `baseUrl` map bare imports into the workspace: each one from there up is pinned as itself.
+  if (family === 'node') {
+    for (let d = cwd; within(workspace, d); d = path.dirname(d)) {
+      for (const f of ['tsconfig.json', 'jsconfig.json']) named(path.join(d, f), `TypeScript loaders resolve imports through the working folder's ${f}`, 'file');
+      if (d === workspace) break;
+    }
+  }
   // Interpreters: options, then the entry (a script, -m module, or inline code), then the script's own arguments.
   const inline = INLINE_FLAGS[family]!;
   for (let i = 0; i < args.length; i++) {

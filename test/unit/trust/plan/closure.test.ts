@@ -16,7 +16,7 @@ import { Session } from '../../../../src/host/session';
 import { EventLog } from '../../../../src/host/log';
 import { loadUserPolicy } from '../../../../src/policy/user-policy';
 import { Masker } from '../../../../src/policy/mask';
-import { cleanupTemp, cli, tempDir, world, writeFiles, type World } from '../../helpers';
+import { cleanupTemp, cli, installTsx, tempDir, TSX_BIN, world, writeFiles, type World } from '../../helpers';
 import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 import { serverText } from '../../../../src/report/render';
 import { miniServer } from '../../mini-server';
@@ -540,6 +540,70 @@ describe('execution closure: what runs code MCP Gate does not read pins the whol
   it('literal loads keep the closure to the package folders: an unrelated file does not re-gate', async () => {
     const r = await changeAfterApproval({ 'tools/server.js': 'require("../lib/x.js");\n', 'lib/x.js': '1', 'docs/readme.md': 'hi' }, { command: 'node', args: ['tools/server.js'] }, 'docs/readme.md');
     assert.equal(r.after, 'approved');
+  });
+});
+
+describe('execution closure: TypeScript loaders resolve bare imports through tsconfig.json', function () {
+  this.timeout(120_000);
+  after(cleanupTemp);
+  const PATH = { PATH: `${TSX_BIN}${path.delimiter}${process.env.PATH!}` };
+  const tsServer = (imports: string) => `${imports}\nconst typed: number = 1;\n${serverJs()}`;
+  const def = { command: 'tsx', args: ['tools/server.ts'] };
+  async function approved(files: Record<string, string>): Promise<World> {
+    const w = world({ '.mcp.json': MCP({ s: def }), ...files }, {}, PATH);
+    const before = state(w.input);
+    assert.equal(before.state, 'pending', before.reason);
+    await approveOffline(w.input, 's');
+    return w;
+  }
+
+  it('a paths alias (no baseUrl) pins the folder it maps to: a change there re-gates, a file elsewhere does not', async () => {
+    const files = { 'tsconfig.json': '{\n  // TypeScript allows comments and trailing commas\n  "compilerOptions": { "paths": { "~/*": ["./src/lib/*"], } }\n}\n', 'tools/server.ts': tsServer("import '~/h';"), 'src/lib/h.ts': 'export const h = 1;\n', 'docs/notes.md': 'hi\n' };
+    const w = await approved(files);
+    assert.ok(Object.keys(state(w.input).pinned!.pinned.files).includes('src/lib/h.ts'));
+    writeFiles(w.project, { 'docs/notes.md': 'changed\n' });
+    assert.equal(state(w.input).state, 'approved', 'a file outside the closure re-gated');
+    writeFiles(w.project, { 'src/lib/h.ts': 'export const h = 2;\n' });
+    assert.equal(state(w.input).state, 'approval-changed');
+  });
+
+  it('a tsconfig.json created after approval (paths into the workspace) re-gates', async () => {
+    const w = await approved({ 'tools/server.ts': tsServer(''), 'src/lib/h.ts': 'export const h = 1;\n' });
+    writeFiles(w.project, { 'tsconfig.json': '{"compilerOptions":{"paths":{"fs":["./src/lib/h.ts"]}}}' });
+    assert.equal(state(w.input).state, 'approval-changed');
+  });
+
+  it('paths in a file the tsconfig extends are followed; baseUrl pins the folder bare imports resolve from', async () => {
+    const w = await approved({ 'tsconfig.json': '{"extends":"./config/base"}', 'config/base.json': '{"compilerOptions":{"paths":{"@x":["../vendor/x.ts"]}}}', 'tools/server.ts': tsServer("import '@x';"), 'vendor/x.ts': 'export {};\n' });
+    writeFiles(w.project, { 'vendor/x.ts': 'export const changed = 1;\n' });
+    assert.equal(state(w.input).state, 'approval-changed');
+    const b = await approved({ 'tsconfig.json': '{"compilerOptions":{"baseUrl":"./src"}}', 'tools/server.ts': tsServer("import 'lib/h';"), 'src/lib/h.ts': 'export {};\n' });
+    writeFiles(b.project, { 'src/lib/h.ts': 'export const changed = 1;\n' });
+    assert.equal(state(b.input).state, 'approval-changed');
+  });
+
+  it('a tsconfig.json that does not parse pins the whole workspace, and the preview says why', () => {
+    const w = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"compilerOptions": {', 'tools/server.ts': tsServer('') }, {}, PATH);
+    const s = state(w.input);
+    assert.equal(s.state, 'pending', s.reason);
+    assert.match(serverText(s), /tsconfig\.json does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known: MCP Gate pins the whole workspace/);
+  });
+
+  it('tsx installed in the workspace (its esbuild binary, 11 MiB, pinned): the approved server runs; a changed import never does', async () => {
+    const w = world();
+    installTsx(w.project);
+    writeFiles(w.project, { 'package.json': '{"devDependencies":{"tsx":"*"}}', 'tsconfig.json': '{"compilerOptions":{"paths":{"@lib/*":["./lib/*"]}}}', 'tools/server.ts': tsServer("import '@lib/h';"), 'lib/h.ts': 'export const h: number = 1;\n', '.mcp.json': MCP({ s: { command: 'node_modules/.bin/tsx', args: ['tools/server.ts'] } }) });
+    const before = state(w.input);
+    assert.equal(before.state, 'pending', before.reason);
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const ran = cli(w, ['tools', 's']);
+    assert.match(ran.stdout, /hello/, `the approved server runs: ${ran.stdout}${ran.stderr}`);
+    const marker = path.join(w.project, 'marker-ran');
+    writeFiles(w.project, { 'lib/h.ts': `${markerCode(marker)}\nexport const h: number = 1;\n` });
+    assert.equal(state(w.input).state, 'approval-changed');
+    const r = cli(w, ['tools', 's']);
+    assert.doesNotMatch(r.stdout, /hello/);
+    assert.equal(fs.existsSync(marker), false, 'the changed code ran');
   });
 });
 

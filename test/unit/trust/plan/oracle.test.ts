@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { minimalEnv } from '../../../../src/trust/plan/launch-plan';
-import { cleanupTemp, tempDir, world } from '../../helpers';
+import { cleanupTemp, installTsx, tempDir, TSX_BIN, world } from '../../helpers';
 import { miniServer as server } from '../../mini-server';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
@@ -24,7 +24,14 @@ interface Shape {
   name: string;
   files: Record<string, string>;
   def: Record<string, unknown>;
+  /** Runs on the written workspace before the gate pins it (a package installed into it). */
+  setup?: (project: string) => void;
+  /** Folders put first on PATH for the gate and the run (a program installed outside the workspace). */
+  path?: string[];
 }
+
+/** A TypeScript server for tsx: type annotations, an import without an extension that tsx resolves to .ts. */
+const tsServer = (imports: string, onCall = '') => `${imports}\nconst typed: number = 1;\n${server('', onCall)}`;
 
 const SHAPES: Shape[] = [
   { name: 'node CJS, a literal require beside it', files: { 'tools/server.js': server("require('./lib.js');"), 'tools/lib.js': 'module.exports = 1;' }, def: { command: 'node', args: ['tools/server.js'] } },
@@ -59,6 +66,12 @@ const SHAPES: Shape[] = [
   { name: 'env wrapping node', files: { 'tools/server.js': server("require('../lib/x.js');"), 'lib/x.js': '1;' }, def: { command: 'env', args: ['A=1', 'node', 'tools/server.js'] } },
   { name: 'npm run start running a file outside the package', files: { 'app/package.json': '{"scripts":{"start":"node ../tools/server.js"}}', 'tools/server.js': server(), 'lib/x.js': '1;' }, def: { command: 'npm', args: ['run', '--silent', 'start'], cwd: 'app' } },
   { name: 'make running node', files: { 'Makefile': 'serve:\n\t@node tools/server.js\n', 'tools/server.js': server("require('../lib/x.js');"), 'lib/x.js': '1;' }, def: { command: 'make', args: ['-s', 'serve'] } },
+  { name: 'TypeScript via tsx on PATH, an extensionless import of a .ts file outside', files: { 'tools/server.ts': tsServer("import '../lib/x';"), 'lib/x.ts': 'export const x: number = 1;' }, def: { command: 'tsx', args: ['tools/server.ts'] }, path: [TSX_BIN] },
+  { name: 'TypeScript via tsx on PATH, an import through a tsconfig paths alias (no baseUrl)', files: { 'tsconfig.json': '{ // comments, as TypeScript allows\n"compilerOptions":{"paths":{"~/*":["./src/lib/*"],}}}', 'tools/server.ts': tsServer("import '~/h';"), 'src/lib/h.ts': 'export const h: number = 1;', 'src/other/o.ts': 'export {};' }, def: { command: 'tsx', args: ['tools/server.ts'] }, path: [TSX_BIN] },
+  { name: 'TypeScript via tsx on PATH, a lazy import through a tsconfig paths alias', files: { 'tsconfig.json': '{"compilerOptions":{"baseUrl":".","paths":{"@lib/*":["lib/*"]}}}', 'tools/server.ts': tsServer('', "require('@lib/h')"), 'lib/h.ts': 'export const h: number = 1;' }, def: { command: 'tsx', args: ['tools/server.ts'] }, path: [TSX_BIN] },
+  { name: 'TypeScript via npx tsx installed in the workspace', files: { 'package.json': '{"devDependencies":{"tsx":"*"}}', 'tools/server.ts': tsServer("import '../lib/x';"), 'lib/x.ts': 'export {};' }, def: { command: 'npx', args: ['tsx', 'tools/server.ts'] }, setup: installTsx },
+  { name: 'TypeScript via node --import tsx from the workspace', files: { 'package.json': '{"devDependencies":{"tsx":"*"}}', 'tools/server.ts': tsServer("import '../lib/x';"), 'lib/x.ts': 'export {};' }, def: { command: 'node', args: ['--import', 'tsx', 'tools/server.ts'] }, setup: installTsx },
+  { name: 'TypeScript via the workspace\'s node_modules/.bin/tsx', files: { 'package.json': '{"devDependencies":{"tsx":"*"}}', 'tools/server.ts': tsServer("import '../lib/x';"), 'lib/x.ts': 'export {};' }, def: { command: 'node_modules/.bin/tsx', args: ['tools/server.ts'] }, setup: installTsx },
   { name: 'a Python script importing beside it and through sys.path', files: { 'srv/main.py': `import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))\nimport helper\n${PY_SERVER}`, 'lib/helper.py': 'X = 1\n' }, def: { command: 'python3', args: ['srv/main.py'] } },
   { name: 'python3 -m of a workspace package', files: { 'pkg/__init__.py': '', 'pkg/__main__.py': `from . import impl\n${PY_SERVER}`, 'pkg/impl.py': 'X = 1\n' }, def: { command: 'python3', args: ['-m', 'pkg'] } },
   { name: 'a Python virtual environment in the workspace with a .pth file', files: { '.venv/pyvenv.cfg': 'home = /usr/bin\ninclude-system-site-packages = false\n', 'srv/main.py': PY_SERVER }, def: { command: 'python3', args: ['srv/main.py'] } },
@@ -108,6 +121,8 @@ function graphShape(g: Graph, i: number): Shape {
   files[names[0]] = files[names[0]].replace("if (msg.method === 'tools/call') {", `if (msg.method === 'tools/call') { try { for (const m of Object.values(require.cache)) m.exports && typeof m.exports.run === 'function' && m.exports.run(); } catch {}`);
   return { name: `generated graph ${i}`, files, def: { command: 'node', args: [names[0]] } };
 }
+
+const log = (line: string) => process.env.MCP_GATE_ORACLE_LOG && console.log(`    ${line}`);
 
 /** Every file under `workspace` the traced process tree opened for reading or executed (successfully). */
 function openedFiles(trace: string, cwd: string, workspace: string): string[] {
@@ -163,15 +178,20 @@ async function traced(plan: { executable?: string; args: string[]; cwd: string; 
 
 /** Pins the shape, runs it traced, and asserts every workspace file it opened was pinned (or all of them were). */
 async function oracle(shape: Shape): Promise<{ opened: string[]; whole: boolean; blocked: boolean }> {
-  const w = world({ ...shape.files, '.mcp.json': MCP({ s: shape.def }) }, {}, { PATH: process.env.PATH! });
+  const w = world({ ...shape.files, '.mcp.json': MCP({ s: shape.def }) }, {}, { PATH: [...(shape.path ?? []), process.env.PATH!].join(path.delimiter) });
+  shape.setup?.(w.project);
   if (shape.files['run.sh'] !== undefined) fs.chmodSync(path.join(w.project, 'run.sh'), 0o755);
   if (shape.name === 'a symlinked server file') fs.symlinkSync('real', path.join(w.project, 'link'));
   const s = evaluateGate(w.input).servers.find((x) => x.name === 's')!;
-  if (s.state === 'blocked') return { opened: [], whole: false, blocked: true };
+  if (s.state === 'blocked') {
+    log(`${shape.name}: blocked (${s.reason})`);
+    return { opened: [], whole: false, blocked: true };
+  }
   assert.equal(s.state, 'pending', `${shape.name}: ${s.reason}`);
   const plan = s.pinned!.plan!;
   const pinned = new Set(Object.keys(s.pinned!.pinned.files));
   const whole = plan.closure.roots.some((r) => r.path === '.');
+  log(`${shape.name}: ${whole ? 'the whole workspace' : `${pinned.size} files`} pinned (${plan.closure.roots.map((r) => r.path).join(', ')})`);
   const trace = await traced(plan, tempDir());
   assert.ok(trace.length > 0, `${shape.name}: no trace`);
   const opened = openedFiles(trace, plan.cwd, fs.realpathSync(w.project));
