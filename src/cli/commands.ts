@@ -76,7 +76,7 @@ async function doctor(ctx: Ctx): Promise<number> {
   const pre = preApprovalAttempts(report.project);
   const allowlists = agentAllowlists(machine, input.storeDir, report.servers.filter((x) => x.scope === 'repository'));
   if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-  else out(doctorText(report, storeHow, ctx.words) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, ctx.words) + '\n\n' + sandboxText(report, policy, machine.home, ctx.sandboxProbe()) + '\n\n' + agentAllowlistText(allowlists));
+  else out(doctorText(report, storeHow, ctx.words, ctx.store.others.map((d) => `another MCP Gate store holds approvals: ${d} — those are not seen here; to use it instead: export MCP_GATE_STORE=${shellArg(d)}`)) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, ctx.words) + '\n\n' + sandboxText(report, policy, machine.home, ctx.sandboxProbe()) + '\n\n' + agentAllowlistText(allowlists));
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 

@@ -5,7 +5,7 @@ import { currentMachine, gateConfigPath, type Machine } from '../trust/sources/c
 import { GateRefusal } from '../trust/approval/approvals';
 import { evaluateGate } from '../trust/gate';
 import { findServer, type GateInput, type GateReport, type ServerReport } from '../trust/report';
-import { findStoreDir } from '../trust/approval/store-location';
+import { findStoreDir, type StoreChoice } from '../trust/approval/store-location';
 import { defaultMasker } from '../policy/mask';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { EventLog } from '../host/log';
@@ -57,7 +57,7 @@ export interface Ctx {
   rest: string[];
   machine: Machine;
   input: GateInput;
-  store: { dir: string };
+  store: StoreChoice;
   /** How the store folder was found, in words. */
   storeHow: string;
   log: EventLog;
@@ -89,7 +89,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   const flags = hintFlags(o, (p) => path.resolve(p));
   const words = cliWords(flags);
   const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker, words };
-  const storeHow = { flag: '--store', env: 'MCP_GATE_STORE', found: 'found', default: 'default location' }[store.how];
+  const storeHow = { flag: 'chosen by --store', env: 'chosen by MCP_GATE_STORE', found: 'the MCP Gate extension\'s store', default: 'where the VS Code extension keeps it' }[store.how];
   const log = new EventLog(store.dir, defaultMasker);
   log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;

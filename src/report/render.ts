@@ -162,7 +162,7 @@ function planText(s: ServerReport): string[] {
   const files = Object.entries(pinned.files);
   const bytes = files.reduce((n, [, f]) => n + f.size, 0);
   if (!plan && !files.length) return L;
-  L.push(`  execution closure (every workspace file it can load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
+  L.push(`  files it can load (every workspace file it may run or load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
   const roots = plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }));
   if (plan && roots.length && !roots.some((r) => r.path === '.')) L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
   for (const r of roots) {
@@ -271,11 +271,13 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   return lines.join('\n');
 }
 
-export function doctorText(report: GateReport, storeHow: string, words: FrontEndWords = NEUTRAL_WORDS): string {
+export function doctorText(report: GateReport, storeHow: string, words: FrontEndWords = NEUTRAL_WORDS, storeNotes: readonly string[] = []): string {
   const L: string[] = [];
   L.push(`project   ${escapeText(report.project)}`);
   const h = report.store.health;
-  L.push(`store     ${escapeText(report.store.file)} (${storeHow}; ${h.status === 'corrupt' ? `CORRUPT: ${escapeText(h.problem)} — nothing is approved until you approve again${h.backup ? `; the unreadable file is kept as ${escapeText(h.backup)}` : ''}` : h.status})`);
+  const health = h.status === 'corrupt' ? `CORRUPT: ${escapeText(h.problem)} — nothing is approved until you approve again${h.backup ? `; the unreadable file is kept as ${escapeText(h.backup)}` : ''}` : h.status === 'missing' ? 'nothing decided yet' : 'readable';
+  L.push(`store     ${escapeText(report.store.file)} (${storeHow}; ${health})`);
+  for (const note of storeNotes) L.push(`WARNING   ${escapeText(note)}`);
   if (report.escapeHatch) L.push('WARNING   MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review');
   if (report.fullBlock.length) {
     L.push('');

@@ -366,7 +366,18 @@ function decideState(
     // "A file it runs changed" (the entry as written is the same) is told apart from "its definition changed".
     const files = changedFilesOnly(record.pinned, pinned.pinned);
     if (files) {
-      const which = files.length === 1 ? `a file it runs changed (${files[0]})` : `${files.length} files it runs changed (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''})`;
+      // Said as what happened: a file of its folders added or removed is not a file it ran.
+      const before = record.pinned.files ?? {};
+      const now = pinned.pinned.files ?? {};
+      const added = files.filter((f) => !(f in before) && f in now);
+      const removed = files.filter((f) => f in before && !(f in now));
+      const changed = files.filter((f) => !added.includes(f) && !removed.includes(f));
+      const list = (l: string[]) => `${l.slice(0, 3).join(', ')}${l.length > 3 ? ', …' : ''}`;
+      const which = [
+        changed.length ? `${changed.length === 1 ? 'a file it runs' : `${changed.length} files it runs`} changed (${list(changed)})` : '',
+        added.length ? `${added.length === 1 ? 'a file was' : `${added.length} files were`} added to a folder it runs from (${list(added)})` : '',
+        removed.length ? `${removed.length === 1 ? 'a file it may load was' : `${removed.length} files it may load were`} removed (${list(removed)})` : '',
+      ].filter(Boolean).join(' and ');
       return { ...withPin, state: 'approval-changed', reason: `${which} since it was approved on ${exactTime(record.decidedAt)}; its definition as written is the same` };
     }
     return { ...withPin, state: 'approval-changed', reason: `its definition changed since it was approved on ${exactTime(record.decidedAt)}` };
@@ -374,7 +385,21 @@ function decideState(
   const why = s.importedBy.length > 0 && s.scope === 'user'
     ? `imported by repository configuration (${s.importedBy.join(', ')}); never decided`
     : 'declared by the repository; never decided';
-  return { ...withPin, state: 'pending', reason: why };
+  return { ...withPin, state: 'pending', reason: `${why}${decidedElsewhere(records, project, s, pinned.digest, reader)}` };
+}
+
+/**
+ * A decision on the same server (source and name) in another folder — the clone moved, or another clone: said
+ * beside "never decided", since approvals belong to the folder they were made in. The same content first.
+ */
+function decidedElsewhere(records: Map<string, ApprovalRecord>, project: string, s: { source: string; name: string }, digest: string, reader: TrackingReader): string {
+  const others = [...records.values()].filter((r) => r.project !== project && r.source === s.source && r.server === s.name);
+  if (!others.length) return '';
+  const r = others.find((x) => x.digest === digest) ?? others.sort((a, b) => (a.decidedAt < b.decidedAt ? 1 : -1))[0];
+  const what = `${r.decision} on ${exactTime(r.decidedAt)} in ${r.project}${r.digest === digest ? ' (the same definition and files)' : ''}`;
+  return reader.stat(r.project)
+    ? ` in this folder — it was ${what}, another copy of it; approvals belong to the folder they were made in`
+    : ` in this folder — it was ${what}, which no longer exists (moved?); approvals belong to the folder they were made in, so review it here`;
 }
 
 /** Without an event, the stat walk still runs this often: what no watch reports (a write through a hard link elsewhere) shows. */

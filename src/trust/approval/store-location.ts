@@ -1,10 +1,13 @@
 // Where the approval store lives. The extension uses its globalStorageUri; the CLI finds the same folder:
-// `--store DIR`, else `MCP_GATE_STORE`, else the first known globalStorage folder of the extension that exists,
-// else VS Code's (created on first write). Never inside a repository: the check uses the store's real path
+// `--store DIR`, else `MCP_GATE_STORE`, else the known globalStorage folder of the extension (VS Code, Insiders,
+// VSCodium, Cursor, code-server) that holds approvals — the most recently written when several do, the others
+// named so that doctor can say approvals made there are not seen —, else one that exists, else VS Code's
+// (created on first write). A folder that only exists (the CLI made it) never wins over one holding approvals. Never inside a repository: the check uses the store's real path
 // (symbolic links and `..` followed as the file system does), also for a folder that does not exist yet.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Machine } from '../sources/catalogue';
+import { STORE_FILE } from './store';
 
 export const EXTENSION_ID = 'mcp-gate.mcp-gate';
 
@@ -24,12 +27,30 @@ function knownStoreDirs(m: Machine): string[] {
 
 export type StoreSource = 'flag' | 'env' | 'found' | 'default';
 
-export function findStoreDir(m: Machine, flag?: string): { dir: string; how: StoreSource } {
-  if (flag) return { dir: path.resolve(flag), how: 'flag' };
-  if (m.env.MCP_GATE_STORE) return { dir: path.resolve(m.env.MCP_GATE_STORE), how: 'env' };
+export interface StoreChoice {
+  dir: string;
+  how: StoreSource;
+  /** Other known store folders that hold approvals (not read: the person is told, with the variable to pick one). */
+  others: string[];
+}
+
+export function findStoreDir(m: Machine, flag?: string): StoreChoice {
+  if (flag) return { dir: path.resolve(flag), how: 'flag', others: [] };
+  if (m.env.MCP_GATE_STORE) return { dir: path.resolve(m.env.MCP_GATE_STORE), how: 'env', others: [] };
   const known = knownStoreDirs(m);
+  const written = known
+    .map((dir) => {
+      try {
+        return { dir, mtime: fs.statSync(path.join(dir, STORE_FILE)).mtimeMs };
+      } catch {
+        return undefined;
+      }
+    })
+    .filter((x): x is { dir: string; mtime: number } => x !== undefined)
+    .sort((a, b) => b.mtime - a.mtime);
+  if (written.length) return { dir: written[0].dir, how: 'found', others: written.slice(1).map((w) => w.dir) };
   const found = known.find((d) => fs.existsSync(d));
-  return found ? { dir: found, how: 'found' } : { dir: known[0], how: 'default' };
+  return found ? { dir: found, how: 'found', others: [] } : { dir: known[0], how: 'default', others: [] };
 }
 
 /** True when `dir` lies inside `project` (a store there could be written by the repository itself). */

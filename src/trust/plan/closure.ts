@@ -448,7 +448,10 @@ export function closureOf(
     if (st?.isFile()) toScan.push(r.real);
     const dir = st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir;
     if (!within(workspace, dir)) return;
-    queue.push({ dir: packageRoot(workspace, dir, reader), why });
+    const root = packageRoot(workspace, dir, reader);
+    // Said when it surprises: a single file with no manifest at or above its folder pins that whole folder.
+    const unpackaged = root === dir && !MANIFESTS.some((m) => reader.stat(path.join(dir, m)));
+    queue.push({ dir: root, why: unpackaged && st?.isFile() ? `${why} (no package manifest at or above its folder, so the folder is its package)` : why });
   };
   for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional, e.exact);
   // Code that can run anything (a shell) can also run an MCP configuration file as a script: then nothing is left out.

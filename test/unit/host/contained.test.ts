@@ -203,7 +203,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     const shown = cli(w, ['approve', 'probe'], { input: 'no\n' });
     assert.match(shown.stdout, /launch plan \(what will be executed\):\n {4}program {3}\/\S+\/node/);
     // It starts programs (a daemon, for the test below): its closure is the whole workspace, and the preview says why.
-    assert.match(shown.stdout, /execution closure .*: \d+ files?,/);
+    assert.match(shown.stdout, /files it can load .*: \d+ files?,/);
     assert.match(shown.stdout, /folder \. \(the whole workspace\)\s+— srv\/probe-server\.js:\d+ spawn\(\) starts a program, which can run any file of the workspace: MCP Gate pins the whole workspace for this server/);
     assert.match(shown.stdout, /file srv\/probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
     assert.match(shown.stdout, /sandbox {5}contained \(bubblewrap\)/);

@@ -89,7 +89,7 @@ describe('the gate in VS Code', function () {
     // The launch plan, and the execution closure: echo-server.mjs has no package folder above it, so its own
     // folder (the workspace root) is pinned whole; the server file is among the files listed.
     assert.match(text, /launch plan \(what will be executed\):\n {4}program {3}\/\S+  \(for "node"\)/);
-    assert.match(text, /execution closure \(every workspace file it can load; content pinned\): \d+ files?, \d+ bytes/);
+    assert.match(text, /files it can load \(every workspace file it may run or load; content pinned\): \d+ files?, \d+ bytes/);
     assert.match(text, /\n {4}folder \. \(the whole workspace\)/);
     assert.match(text, /\n {4}file echo-server\.mjs  \d+ bytes  sha256 [0-9a-f]{64}\n/);
     // The sandbox it will get: a repository server is contained, and without a network rule it has none.
