@@ -11,7 +11,7 @@ import { findServer } from '../trust/report';
 import { escapeText } from '../text/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
 import { ruleText } from '../policy/rules';
-import { OUTCOMES, type LoggedEvent } from '../host/log';
+import { OUTCOME_WORDS, OUTCOMES, type LoggedEvent } from '../host/log';
 import { serverIdentity } from '../host/identity';
 import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 import { logLine } from '../report/log-line';
@@ -26,7 +26,7 @@ import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText, sameBuildGate } from './install';
 import { agentName, managedEdits, type Agent, type ManagedAgent } from '../trust/sources/tools';
 import { AgentFileError } from '../trust/sources/tools/edits';
-import { brokenGateEntries, installedGateOf, managedLayers, namesTaken, userAllowlistGaps, type AllowlistGap, type BrokenGateEntry, type ManagedLayer, type NameTaken } from '../trust/sources/tools/installed';
+import { brokenGateEntries, gateEntries, installedGateOf, managedLayers, namesTaken, userAllowlistGaps, type AllowlistGap, type BrokenGateEntry, type GateEntry, type ManagedLayer, type NameTaken } from '../trust/sources/tools/installed';
 import { preApprovalAttempts } from '../trust/sources/preapproval';
 import type { CommandId } from './usage';
 
@@ -85,7 +85,7 @@ async function doctor(ctx: Ctx): Promise<number> {
  * and Codex CLI with --managed), which administrator layers (`install <agent> --managed`) are in place, and the
  * repository servers that take a user server's name where an agent allows by name (each agent's adapter knows how).
  */
-type AgentAllowlists = { gaps: AllowlistGap[]; managed: ManagedLayer<ManagedAgent>[]; namesTaken: NameTaken[]; problems: string[]; broken: BrokenGateEntry[] };
+type AgentAllowlists = { gaps: AllowlistGap[]; managed: ManagedLayer<ManagedAgent>[]; namesTaken: NameTaken[]; problems: string[]; broken: BrokenGateEntry[]; entries: GateEntry[] };
 
 function agentAllowlists(machine: Machine, storeDir: string, repositoryServers: readonly { name: string; source: string }[]): AgentAllowlists {
   const problems: string[] = [];
@@ -111,17 +111,24 @@ function agentAllowlists(machine: Machine, storeDir: string, repositoryServers: 
   attempt(() => gaps.push(...userAllowlistGaps(readText, listDir, machine, (agent) => installed(agent) ?? defaultGateCommand(storeDir, { write: false }))));
   const broken: BrokenGateEntry[] = [];
   attempt(() => broken.push(...brokenGateEntries(readText, machine, fs.existsSync)));
+  const entries: GateEntry[] = [];
+  attempt(() => entries.push(...gateEntries(readText, machine)));
   attempt(() => {
     const m = managedLayers(readText, machine, (agent) => installed(agent) ?? defaultGateCommand());
     managed = m.layers;
     gaps.push(...m.gaps);
   });
   attempt(() => taken.push(...namesTaken(readText, machine, repositoryServers)));
-  return { gaps, managed, namesTaken: taken, problems, broken };
+  return { gaps, managed, namesTaken: taken, problems, broken, entries };
 }
 
 function agentAllowlistText(r: AgentAllowlists): string {
-  const L = ["agent allowlists (the allowlists mcp-gate install wrote):"];
+  const L = ['agents behind the gate (mcp-gate install <agent>):'];
+  const working = r.entries.filter((e) => !r.broken.some((b) => b.file === e.file));
+  if (!r.entries.length) L.push('  (none: `mcp-gate install claude`, `codex`, `gemini` or `cursor` puts one behind it)');
+  for (const e of working) L.push(`  ${agentName(e.agent)}: starts MCP Gate from ${escapeText(e.file)} (${escapeText([e.command, ...e.args].join(' '))}); its program is there`);
+  for (const b of r.broken) L.push(`  ${agentName(b.agent)}: BROKEN — see below`);
+  L.push('', 'agent allowlists (the allowlists mcp-gate install wrote):');
   if (!r.gaps.length && !r.problems.length && !r.namesTaken.length && !r.broken.length) L.push('  (up to date, or none installed)');
   for (const b of r.broken) {
     L.push(`  broken: ${agentName(b.agent)}'s "mcp-gate" entry in ${escapeText(b.file)} runs ${escapeText(b.missing)}, which no longer exists: ${agentName(b.agent)} cannot start MCP Gate; run \`mcp-gate install ${b.agent}\` again`);
@@ -154,15 +161,18 @@ async function explain(ctx: Ctx): Promise<number> {
     out(`action: ${rest[0]}\ndecision: deny`);
     return 1;
   }
-  const scope = o.scope ?? 'user';
-  if (scope !== 'user' && scope !== 'repository') throw new UsageError(`--scope must be user or repository, not ${JSON.stringify(scope)}`);
   const server = /^mcp\.([^.]+)\./.exec(rest[0])?.[1] ?? '*';
+  // Without --scope: the scope of the server the action names, when the project declares it in one scope only
+  // (a repository server's rule needs its "project"); else the user's servers.
+  const declared = new Set(report.servers.filter((x) => x.name === server).map((x) => (x.gated ? 'repository' : 'user')));
+  const scope = o.scope ?? (declared.size === 1 && declared.has('repository') ? 'repository' : 'user');
+  if (scope !== 'user' && scope !== 'repository') throw new UsageError(`--scope must be user or repository, not ${JSON.stringify(scope)}`);
   const who = serverIdentity({ name: server, gated: scope === 'repository' }, report.project);
   const lines = explainAction(rest[0], policy.rules, who);
   out(lines.join('\n'));
   out(scope === 'user'
     ? 'as seen by: your user-scope servers (rules without "project"; --scope repository for the servers of a repository)'
-    : `as seen by: the repository servers of ${report.project} (rules whose "project" is this folder or "*")`);
+    : `as seen by: the repository servers of ${report.project} (rules whose "project" is this folder or "*")${o.scope ? '' : `; "${server}" is declared by this repository (--scope user for your own server of that name)`}`);
   for (const n of policy.notes) out(`note: ${n}`);
   out(`rules from: ${policy.file} (user scope; a repository cannot grant)`);
   return lines[1] === 'decision: allow' ? 0 : 1;
@@ -266,7 +276,7 @@ async function call(ctx: Ctx): Promise<number> {
     if (!session.servers().includes(server.name)) return 1;
     const r = await session.call(server.name, rest[1], args);
     if (!r.result) {
-      err(`mcp-gate: ${r.outcome}: ${r.error}`);
+      err(`mcp-gate: ${r.outcome ? OUTCOME_WORDS[r.outcome] : 'refused'}: ${r.error}`);
       return 1;
     }
     if (o.json) out(JSON.stringify(r.result, null, 2));
@@ -291,7 +301,7 @@ async function serve(ctx: Ctx): Promise<number> {
 async function install(ctx: Ctx): Promise<number> {
   const { command, rest, o, input, store, machine } = ctx;
   if (command !== 'install' && command !== 'uninstall') throw new UsageError(`${command} is not install or uninstall`);
-  return finishBeforeStopping(installCommand({ verb: command, rest, yes: Boolean(o.yes), managed: Boolean(o.managed), projectDir: input.projectDir, storeDir: store.dir, home: machine.home, env: machine.env, ask, isTTY: Boolean(process.stdin.isTTY) }));
+  return finishBeforeStopping(installCommand({ verb: command, rest, yes: Boolean(o.yes), managed: Boolean(o.managed), projectDir: input.projectDir, projectGiven: o.project !== undefined, storeDir: store.dir, home: machine.home, env: machine.env, ask, isTTY: Boolean(process.stdin.isTTY) }));
 }
 
 async function showLog(ctx: Ctx): Promise<number> {

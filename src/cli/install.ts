@@ -49,6 +49,8 @@ export interface InstallCommand {
   /** The agent's administrator file instead of the user's files (an administrator's step). */
   managed: boolean;
   projectDir: string;
+  /** Whether --project named the project (else it is the current folder). */
+  projectGiven?: boolean;
   storeDir: string;
   home: string;
   env: Readonly<Record<string, string | undefined>>;
@@ -209,7 +211,9 @@ function machineOf(c: Pick<InstallCommand, 'home' | 'env'>): Machine {
 
 export async function installCommand(c: InstallCommand): Promise<number> {
   if (c.rest.length !== 1 || !isAgent(c.rest[0])) {
-    err(`mcp-gate ${c.verb} takes one agent: ${AGENTS.join(', ')}`);
+    // `claude-code`, `gemini-cli`, `Codex`: the agent whose name it holds.
+    const near = c.rest.length === 1 ? AGENTS.find((a) => c.rest[0].toLowerCase().includes(a)) : undefined;
+    err(`mcp-gate ${c.verb} takes one agent: ${AGENTS.join(', ')}${near ? ` — did you mean \`mcp-gate ${c.verb} ${near}\`?` : ''}`);
     return 2;
   }
   const agent = c.rest[0];
@@ -225,9 +229,11 @@ export async function installCommand(c: InstallCommand): Promise<number> {
   }
   const userFiles = agentTool(agent).agent.files(machineOf(c));
   const files: AgentFile[] = managed && managedFile !== undefined ? [userFiles[0], { file: managedFile, format: managed.format }] : userFiles;
+  // Run from the home folder (or above it) with no --project, there is no repository to keep out of.
+  const noProject = !c.projectGiven && insideProject(c.home, c.projectDir);
   for (const f of files) {
-    if (insideProject(f.file, c.projectDir)) {
-      err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository (is HOME set to the project?)`);
+    if (!noProject && insideProject(f.file, c.projectDir)) {
+      err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository. ${c.projectGiven ? 'Leave out --project (install needs none)' : `Run it from another folder (\`cd ~ && mcp-gate ${c.verb} ${agent}\`)`}, or check that HOME (${c.home}) is your home, not a repository`);
       return 1;
     }
   }
@@ -310,7 +316,7 @@ async function install(c: InstallCommand, agent: Agent, files: AgentFile[], mani
     if (!entry) {
       entry = { file: ch.file, existed: ch.before !== undefined, written: '' };
       if (ch.before !== undefined) {
-        entry.backup = path.join(dir, `${agent}.${record.files.length + i}.${path.basename(ch.file)}.orig`);
+        entry.backup = path.join(dir, `${agent}-${record.files.length + i + 1}-${path.basename(ch.file).replace(/^\./, '')}.orig`);
         fs.copyFileSync(ch.file, entry.backup); // the bytes as they are, for a byte-for-byte restore
         fs.chmodSync(entry.backup, 0o600);
       }

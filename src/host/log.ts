@@ -11,6 +11,14 @@ import { defaultMasker, type Masker } from '../policy/mask';
 
 export type Outcome = 'answered' | 'refused_by_policy' | 'refused_by_address' | 'redirected' | 'no_answer';
 export const OUTCOMES: readonly Outcome[] = ['answered', 'refused_by_policy', 'refused_by_address', 'redirected', 'no_answer'];
+/** Each outcome as a person reads it (the log and `--outcome` keep the code). */
+export const OUTCOME_WORDS: Readonly<Record<Outcome, string>> = {
+  answered: 'answered',
+  refused_by_policy: 'refused',
+  refused_by_address: 'refused (the address)',
+  redirected: 'refused (a redirect)',
+  no_answer: 'no answer',
+};
 
 export interface McpRequestEvent {
   kind: 'mcp.request';

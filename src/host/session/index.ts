@@ -116,7 +116,7 @@ export class Session {
         for (const t of conn.tools) seenTools.set(t.name, server.name);
         this.connections.set(server.name, conn);
         started++;
-        o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${count(conn.tools.length, 'tool')}; protocol ${conn.client.getNegotiatedProtocolVersion() ?? 'unknown'}${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox}` : '; not contained'}` });
+        o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${count(conn.tools.length, 'tool')}; protocol ${conn.client.getNegotiatedProtocolVersion() ?? 'unknown'}${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox.split('\n').join('; ')}` : '; not contained'}` });
       } catch (e) {
         const why = e instanceof DroppedError ? e.message : `it could not be started: ${(e as Error).message}`;
         ctx.note(`${server.name} (${server.source}) is left out: ${why}`, server);

@@ -34,7 +34,7 @@ describe('CLI tools and call against server-everything', function () {
     assert.match(call.stdout, /Echo: through the gate/);
     const denied = cli(w, ['call', 'everything', 'get-env']);
     assert.equal(denied.code, 1);
-    assert.match(denied.stderr, /refused_by_policy: .*mcp\.everything\.tool\.get-env/);
+    assert.match(denied.stderr, /mcp-gate: refused: .*mcp\.everything\.tool\.get-env/);
     const log = cli(w, ['log', '--server', 'everything', '--json']);
     const events = JSON.parse(log.stdout).filter((e: { kind: string }) => e.kind === 'mcp.request').map((e: { about: string; outcome: string }) => `${e.about}:${e.outcome}`);
     assert.deepEqual(events, ['discover:answered', 'discover:answered', 'echo:answered', 'discover:answered', 'get-env:refused_by_policy']);

@@ -94,6 +94,22 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.equal(fs.existsSync(path.join(w.project, '.gemini')), false);
 
     assert.equal(cli(w, ['install', 'vim']).code, 2);
+    const near = cli(w, ['install', 'claude-code']);
+    assert.equal(near.code, 2);
+    assert.match(near.stderr, /takes one agent: .* — did you mean `mcp-gate install claude`\?/);
+  });
+
+  it('run from the home folder with no --project (no repository there): it installs, and doctor says the agent is behind the gate', () => {
+    const w = world({});
+    const env = { PATH: process.env.PATH!, HOME: w.home, MCP_GATE_STORE: w.store, XDG_CONFIG_HOME: path.join(w.home, '.config') };
+    const r = spawnSync(process.execPath, [CLI, 'install', 'claude', '--yes'], { cwd: w.home, env, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(fs.existsSync(path.join(w.home, '.claude.json')));
+    assert.match(cli(w, ['doctor']).stdout, /agents behind the gate .*:\n\s+Claude Code: starts MCP Gate from \S+\.claude\.json \(\S+ \S+cli\.js serve\); its program is there/);
+    // Named explicitly, the home folder is a project like any other: refused, with what to do.
+    const named = cli({ ...w, project: w.home }, ['install', 'gemini', '--yes']);
+    assert.equal(named.code, 1);
+    assert.match(named.stderr, /never writes into a repository\. Leave out --project \(install needs none\)/);
   });
 
   it('Claude Code\'s allowlist matching, as doctor applies it: exact command, URL pattern, name only where the list has no entry of that kind', () => {

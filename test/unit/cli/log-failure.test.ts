@@ -41,7 +41,7 @@ describe('exchange log that cannot be written (CLI)', function () {
     const r = cli(w, ['call', 'fx', 't0', '--args', '{"text":"must not run"}']);
     assert.equal(r.code, 1, r.stdout);
     assert.doesNotMatch(r.stdout, /must not run/);
-    assert.ok(r.stderr.includes(`refused_by_policy: the exchange log ${logFile} cannot be written`), r.stderr);
+    assert.ok(r.stderr.includes(`mcp-gate: refused: the exchange log ${logFile} cannot be written`), r.stderr);
     assert.match(r.stderr, /your setting requireLog refuses calls until it can/);
     // once the log can be written again, the same call answers
     fs.rmdirSync(logFile);

@@ -112,7 +112,7 @@ describe('install gemini --managed with the real Gemini CLI (private /etc/gemini
     fs.writeFileSync(systemFile, original);
     const r = gate(w, etc, ['install', 'gemini', '--managed', '--yes']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /the original is kept as \/etc\/gemini-cli\/mcp-gate\/gemini\.0\.settings\.json\.orig/);
+    assert.match(r.stdout, /the original is kept as \/etc\/gemini-cli\/mcp-gate\/gemini-1-settings\.json\.orig/);
     const text = fs.readFileSync(systemFile, 'utf8');
     assert.match(text, /^\/\/ set by IT\n\{\n {4}"ui": \{ "theme": "GitHub" \}, \/\/ keep\n/);
     assert.match(text, /"allowed": \[\s*"corp",\s*"mcp-gate"\s*\]/);

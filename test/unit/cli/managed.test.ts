@@ -119,7 +119,7 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     fs.chmodSync(managedFile, 0o640);
     const r = gate(w, etc, ['install', 'claude', '--managed', '--yes']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /the original is kept as \/etc\/claude-code\/mcp-gate\/claude\.0\.managed-settings\.json\.orig/);
+    assert.match(r.stdout, /the original is kept as \/etc\/claude-code\/mcp-gate\/claude-1-managed-settings\.json\.orig/);
     const text = fs.readFileSync(managedFile, 'utf8');
     assert.match(text, /^\{\n {4}"permissions": \{ "deny": \["WebFetch"\] \},\n/, 'its formatting kept');
     assert.equal(fs.statSync(managedFile).mode & 0o777, 0o640, 'the file keeps its mode');

@@ -45,6 +45,14 @@ describe('mcp-gate explain and the user policy', function () {
     });
   }
 
+  it('without --scope, a server the repository declares is explained as a repository server: the rule offered names the project', () => {
+    const repo = world({ '.mcp.json': JSON.stringify({ mcpServers: { notes: { command: 'node', args: ['n.js'] } } }), 'n.js': '1' });
+    const r = cli(repo, ['explain', 'mcp.notes.tool.list']);
+    assert.match(r.stdout, new RegExp(`would permit: \\{"action":"mcp\\.notes\\.tool\\.list","decision":"allow","project":${JSON.stringify(repo.project).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\}`));
+    assert.match(r.stdout, /as seen by: the repository servers of .*; "notes" is declared by this repository \(--scope user for your own server of that name\)/);
+    assert.match(cli(repo, ['explain', 'mcp.notes.tool.list', '--scope', 'user']).stdout, /would permit: \{"action":"mcp\.notes\.tool\.list","decision":"allow"\}/);
+  });
+
   it('a rule placed in the repository grants nothing, and doctor says so', () => {
     const repo = world({ '.vscode/settings.json': '{ "mcpGate.rules": [{ "action": "*", "decision": "allow" }] }' });
     const r = cli(repo, ['explain', 'mcp.anything.tool.x']);

@@ -129,6 +129,10 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.ok(await until(() => remaining(marker).length === 0, 5000), `left behind: ${remaining(marker)}`);
     const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
     assert.match(log, /"kind":"server.start".*contained: /);
+    // One line in `mcp-gate log`: the containment's parts joined by "; ", never a newline shown as \n.
+    const start = log.split('\n').find((l) => l.includes('"kind":"server.start"') && l.includes('contained: '))!;
+    assert.doesNotMatch(JSON.parse(start).detail, /\n/);
+    assert.match(cli(w, ['log']).stdout, /server\.start .*contained: contained by bubblewrap [^\n]*; read-write: /);
   });
 
   it('with the user\'s mcp.<server>.network allow rule, the peers are reachable', async () => {

@@ -26,21 +26,37 @@ function gateEntry(read: ReadText, f: { file: string; format: 'json' | 'toml' })
   return isObj(entry) ? entry : undefined;
 }
 
+/** An agent's "mcp-gate" entry in one of its user files: the command line the agent starts. */
+export interface GateEntry {
+  agent: Agent;
+  file: string;
+  command: string;
+  args: string[];
+}
+
+/** Every user-level agent file that holds an "mcp-gate" entry (doctor says each agent behind the gate). */
+export function gateEntries(read: ReadText, m: Machine): GateEntry[] {
+  const out: GateEntry[] = [];
+  for (const t of AGENT_TOOLS) {
+    for (const f of t.agent.files(m)) {
+      const entry = gateEntry(read, f);
+      if (!entry || typeof entry.command !== 'string') continue;
+      out.push({ agent: t.kind, file: f.file, command: entry.command, args: Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [] });
+    }
+  }
+  return out;
+}
+
 /**
  * Every user-level agent file whose "mcp-gate" entry names an absolute command or CLI file that no longer exists
  * (doctor says so: the agent then fails to start MCP Gate, often silently). Unreadable files are not guessed at.
  */
 export function brokenGateEntries(read: ReadText, m: Machine, exists: (file: string) => boolean): BrokenGateEntry[] {
   const out: BrokenGateEntry[] = [];
-  for (const t of AGENT_TOOLS) {
-    for (const f of t.agent.files(m)) {
-      const entry = gateEntry(read, f);
-      if (!entry || typeof entry.command !== 'string') continue;
-      const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
-      const paths = [entry.command, ...args.filter((a) => /\.[cm]?js$/.test(a))].filter((p) => path.isAbsolute(p));
-      const missing = paths.find((p) => !exists(p));
-      if (missing) out.push({ agent: t.kind, file: f.file, missing });
-    }
+  for (const e of gateEntries(read, m)) {
+    const paths = [e.command, ...e.args.filter((a) => /\.[cm]?js$/.test(a))].filter((p) => path.isAbsolute(p));
+    const missing = paths.find((p) => !exists(p));
+    if (missing) out.push({ agent: e.agent, file: e.file, missing });
   }
   return out;
 }
