@@ -3,7 +3,9 @@
 // per request (none for the GET listening stream, whose events are bounded one by one), and one observation per
 // exchange for the mcp.request log.
 
-import { fetch as undiciFetch, Response as UndiciResponse, type Agent } from 'undici';
+import type { Agent } from 'undici';
+import { fetch as undiciFetch } from 'undici/lib/web/fetch/index.js';
+import { Response as UndiciResponse } from 'undici/lib/web/fetch/response.js';
 import {
   AddressRefusedError,
   ConnectionFailedError,

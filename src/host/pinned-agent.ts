@@ -1,7 +1,8 @@
 // An undici Agent whose every new connection resolves the host, checks all its addresses, and connects
 // to a checked address while TLS SNI and certificate verification stay on the host name.
 
-import { Agent, buildConnector } from 'undici';
+import Agent from 'undici/lib/dispatcher/agent.js';
+import buildConnector from 'undici/lib/core/connect.js';
 import { AddressRefusedError } from './errors';
 import { allLoopback, resolveChecked, type ResolveOptions } from './resolve';
 
