@@ -360,42 +360,130 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
 /** TypeScript's project files: tsx, ts-node, bun and vite-node resolve bare imports through their `paths` and `baseUrl`. */
 const TSCONFIG = /^(tsconfig(\..*)?|jsconfig)\.json$/i;
 
+/** Configs one tsconfig's `extends` chain may hold (a package's JSON files count as candidates). */
+const MAX_TSCONFIG_CHAIN = 256;
+
+interface TsConfigDoc {
+  file: string;
+  extends?: unknown;
+  compilerOptions?: { baseUrl?: unknown; paths?: unknown; jsxImportSource?: unknown };
+}
+
 /**
- * What a tsconfig.json (or jsconfig.json) makes reachable: the folders its `compilerOptions.paths` map bare
- * imports to (the part of each target before its `*`), its `baseUrl` (bare imports resolve from there), and the
- * files it `extends` by a relative path (a bare one is a package, in a node_modules the closure pins). A file that
- * does not parse is `computed`: MCP Gate cannot say where such a project resolves imports to.
+ * What a tsconfig.json (or jsconfig.json) makes reachable, read as a superset of how tsx (get-tsconfig),
+ * ts-node and bun merge it: the whole `extends` chain — relative files (`x`, `x.json`, `x/tsconfig.json`) and
+ * packages in a workspace node_modules (every JSON file of the package is taken as a possible base: its
+ * `tsconfig` field, `exports` and subpaths all name one of them) —, then every `baseUrl` of the chain resolved
+ * against its own folder and the root config's (`${configDir}` as either), and every `paths` target against
+ * every such base. Each folder reached joins the closure, as does each config file. What MCP Gate cannot bound
+ * is `computed`: a root config or a relative base that does not parse, a `jsxImportSource` that is a path (each
+ * .tsx file then imports its runtime from where it lies), a chain longer than MAX_TSCONFIG_CHAIN.
  */
-function tsconfigReach(file: string, text: string, workspace: string): { targets: { path: string; why: string; extends?: boolean }[]; computed?: string } {
-  const errors: ParseError[] = [];
-  const doc = parseJsonc(text, errors, { allowTrailingComma: true });
-  const name = rel(workspace, file);
-  if (errors.length || !doc || typeof doc !== 'object' || Array.isArray(doc)) return { targets: [], computed: `${name} does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known` };
-  const targets: { path: string; why: string; extends?: boolean }[] = [];
-  const dir = path.dirname(file);
-  const d = doc as { extends?: unknown; compilerOptions?: { baseUrl?: unknown; paths?: unknown } };
-  for (const x of Array.isArray(d.extends) ? d.extends : [d.extends]) {
-    if (typeof x === 'string' && (x.startsWith('.') || path.isAbsolute(x))) {
-      const p = path.resolve(dir, x);
-      targets.push({ path: !/\.json$/i.test(p) && !fs.existsSync(p) ? `${p}.json` : p, why: `extended by ${name}`, extends: true });
+function tsconfigReach(root: string, workspace: string, read: (file: string) => string | undefined, isFile: (file: string) => boolean, isDir: (dir: string) => boolean): { targets: { path: string; why: string }[]; computed?: string } {
+  const rootName = rel(workspace, root);
+  const rootDir = path.dirname(root);
+  const configs: TsConfigDoc[] = [];
+  const seen = new Set<string>();
+  const parseConfig = (file: string): TsConfigDoc | undefined | 'bad' => {
+    const text = read(file);
+    if (text === undefined) return 'bad';
+    const errors: ParseError[] = [];
+    const doc = parseJsonc(text, errors, { allowTrailingComma: true });
+    if (errors.length || !doc || typeof doc !== 'object' || Array.isArray(doc)) return 'bad';
+    return { file, ...(doc as Omit<TsConfigDoc, 'file'>) };
+  };
+  const queue: { file: string; strict: boolean }[] = [{ file: root, strict: true }];
+  const missing: string[] = [];
+  while (queue.length) {
+    const { file, strict } = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    if (seen.size > MAX_TSCONFIG_CHAIN) return { targets: [], computed: `${rootName} extends more than ${MAX_TSCONFIG_CHAIN} configuration files, more than MCP Gate reads` };
+    const doc = parseConfig(file);
+    if (doc === 'bad' || doc === undefined) {
+      if (strict) return { targets: [], computed: `${rel(workspace, file)} does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known` };
+      continue; // a package's other JSON files: not a config
     }
-  }
-  const opts = d.compilerOptions && typeof d.compilerOptions === 'object' ? d.compilerOptions : {};
-  const base = typeof opts.baseUrl === 'string' ? path.resolve(dir, opts.baseUrl) : undefined;
-  if (base) targets.push({ path: base, why: `${name} sets baseUrl, from which TypeScript loaders resolve bare imports` });
-  if (opts.paths && typeof opts.paths === 'object') {
-    for (const [alias, list] of Object.entries(opts.paths as Record<string, unknown>)) {
-      for (const t of Array.isArray(list) ? list : []) {
-        if (typeof t !== 'string') continue;
-        // `lib/*` and `lib/` name the folder lib, `lib/x*` the folder lib, `lib/x.ts` that file.
-        const literal = t.split('*')[0];
-        const p = path.resolve(base ?? dir, literal);
-        const target = t.includes('*') && !literal.endsWith('/') ? path.dirname(p) : p;
-        targets.push({ path: target, why: `${name} maps ${alias} there (paths)` });
+    configs.push(doc);
+    const dir = path.dirname(file);
+    for (const x of Array.isArray(doc.extends) ? doc.extends : [doc.extends]) {
+      if (typeof x !== 'string') continue;
+      if (x.startsWith('.') || path.isAbsolute(x)) {
+        const p = path.resolve(dir, x);
+        const found = [p, `${p}.json`, path.join(p, 'tsconfig.json')].find((c) => within(workspace, c) && isFile(c));
+        if (found) queue.push({ file: found, strict: true });
+        else missing.push(p); // pinned where it would appear: its creation changes what the chain says
+        continue;
+      }
+      // A package: the first node_modules/<name> at or above the config, inside the workspace.
+      const name = x.startsWith('@') ? x.split('/').slice(0, 2).join('/') : x.split('/')[0];
+      for (let d = dir; within(workspace, d); d = path.dirname(d)) {
+        const pkg = path.join(d, 'node_modules', name);
+        if (isDir(pkg)) {
+          for (const f of jsonFilesUnder(pkg, MAX_TSCONFIG_CHAIN)) queue.push({ file: f, strict: false });
+          break;
+        }
+        if (d === workspace) break;
       }
     }
   }
-  return { targets };
+  const targets: { path: string; why: string }[] = [...configs.slice(1).map((c) => c.file), ...missing].map((f) => ({ path: f, why: `extended by ${rootName}` }));
+  const subst = (v: string, own: string) => [...new Set([v.replaceAll('${configDir}', rootDir), v.replaceAll('${configDir}', own)])];
+  const bases = new Set<string>([rootDir]);
+  for (const c of configs) {
+    const own = path.dirname(c.file);
+    bases.add(own);
+    const b = c.compilerOptions?.baseUrl;
+    if (typeof b !== 'string') continue;
+    for (const v of subst(b, own)) for (const from of [own, rootDir]) {
+      const p = path.resolve(from, v);
+      bases.add(p);
+      targets.push({ path: p, why: `${rootName} (or what it extends) sets baseUrl, from which TypeScript loaders resolve bare imports` });
+    }
+  }
+  for (const c of configs) {
+    const own = path.dirname(c.file);
+    const src = c.compilerOptions?.jsxImportSource;
+    if (typeof src === 'string' && (src.startsWith('.') || path.isAbsolute(src))) {
+      return { targets: [], computed: `${rel(workspace, c.file)} sets jsxImportSource to the path ${src.slice(0, 60)}: each JSX file imports its runtime from where it lies` };
+    }
+    const paths = c.compilerOptions?.paths;
+    if (!paths || typeof paths !== 'object') continue;
+    for (const [alias, list] of Object.entries(paths as Record<string, unknown>)) {
+      for (const t of Array.isArray(list) ? list : []) {
+        if (typeof t !== 'string') continue;
+        for (const v of subst(t, own)) for (const base of bases) {
+          // `lib/*` and `lib/` name the folder lib, `lib/x*` the folder lib, `lib/x.ts` that file.
+          const literal = v.split('*')[0];
+          const p = path.resolve(base, literal);
+          targets.push({ path: v.includes('*') && !literal.endsWith('/') ? path.dirname(p) : p, why: `${rel(workspace, c.file)} maps ${alias} there (paths)` });
+        }
+      }
+    }
+  }
+  const unique = new Map(targets.map((t) => [t.path, t]));
+  return { targets: [...unique.values()] };
+}
+
+/** The JSON files under a folder (a package a tsconfig extends), at most `max`, node_modules below it left out. */
+function jsonFilesUnder(dir: string, max: number): string[] {
+  const out: string[] = [];
+  const queue = [dir];
+  while (queue.length && out.length < max) {
+    const d = queue.shift()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (e.isDirectory() && e.name !== 'node_modules') queue.push(path.join(d, e.name));
+      else if (e.isFile() && /\.json$/i.test(e.name)) out.push(path.join(d, e.name));
+      if (out.length >= max) break;
+    }
+  }
+  return out;
 }
 
 /** A workspace `.npmrc` setting npm reads when it starts code (node-options, script-shell, …): any it does not model. */
@@ -496,20 +584,15 @@ function computeClosure(
       if (key !== undefined) pinWhole(`${rel(workspace, f)} sets ${key}, which npm can use to run code MCP Gate does not model`);
     } else if (TSCONFIG.test(base)) tsconfig(f, h);
   };
-  /** A tsconfig's import paths, and those of what it extends (whatever its name), each file once. */
+  /** A tsconfig's import paths, those of what it extends, its JSX runtime (./tsconfigReach), each root config once. */
   const tsconfigsRead = new Set<string>();
   const tsconfig = (f: string, h: Hashed): void => {
     if (tsconfigsRead.has(f)) return;
     tsconfigsRead.add(f);
-    const text = h.text ?? textOf(reader, f);
-    if (text === undefined) return pinWhole(`${rel(workspace, f)} cannot be read again for where it resolves imports`);
-    const r = tsconfigReach(f, text, workspace);
+    const read = (file: string) => (file === f ? h.text ?? textOf(reader, f) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined);
+    const r = tsconfigReach(f, workspace, read, (p) => !!reader.stat(p)?.isFile(), (p) => !!reader.stat(p)?.isDirectory());
     if (r.computed) return pinWhole(r.computed);
-    for (const t of r.targets) {
-      if (!within(workspace, t.path)) continue;
-      addEntry(t.path, t.why);
-      if (t.extends && reader.stat(t.path)?.isFile()) tsconfig(t.path, hashFile(reader, t.path, workspace));
-    }
+    for (const t of r.targets) if (within(workspace, t.path)) addEntry(t.path, t.why);
   };
   const scanned = new Set<string>();
   const follow = (file: string, reach: Reach, rootList: readonly string[]) => {

@@ -103,6 +103,13 @@ function loadsOfAst(ast: Node): Loads {
     if (s === '..' || s === '../') specs.add('..');
     else if (s.startsWith('../') || s.startsWith('./')) specs.add(s);
   };
+  // A JSX pragma in any comment (`/** @jsxImportSource ../x */`): esbuild, tsx and Babel then import
+  // `<source>/jsx-runtime` (or `jsx-dev-runtime`) into the file, a load no string literal of the code names.
+  for (const c of ((ast as { comments?: Node[] }).comments ?? [])) {
+    for (const m of String(c.value ?? '').matchAll(/@jsxImportSource\s+(\S+)/g)) {
+      for (const runtime of ['jsx-runtime', 'jsx-dev-runtime']) addString(`${m[1].replace(/\/+$/, '')}/${runtime}`, c);
+    }
+  }
   // Names bound to a loader (`const req = createRequire(import.meta.url)`, `const r = require`): calls through them
   // are loads too. Collected before the walk's checks, in a first pass.
   const loaderNames = new Set(['require']);

@@ -582,6 +582,34 @@ describe('execution closure: TypeScript loaders resolve bare imports through tsc
     assert.equal(state(b.input).state, 'approval-changed');
   });
 
+  // The red team's ways in (tsx on PATH; the package folder is tools/): each changes a file tsx loads.
+  const redTeam: { name: string; files: Record<string, string>; server?: string; target: string }[] = [
+    { name: 'a @jsxImportSource pragma in a comment', files: { 'tools/server.tsx': '/** @jsxRuntime automatic */\n/** @jsxImportSource ../evil */\nexport const el = <div/>;\n', 'evil/jsx-runtime.ts': 'export function jsx() { return {}; }\n' }, server: 'tools/server.tsx', target: 'evil/jsx-runtime.ts' },
+    { name: 'paths in an extended config resolved against the child\'s baseUrl', files: { 'cfg/b.json': '{"compilerOptions":{"paths":{"@ev/*":["../x/*"]}}}', 'tsconfig.json': '{"extends":"./cfg/b.json","compilerOptions":{"baseUrl":"./a/b"}}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'a/x/lib.ts': 'export {};\n', 'x/lib.ts': 'export {};\n' }, target: 'a/x/lib.ts' },
+    { name: 'a baseUrl inherited from the base config, paths in the child', files: { 'cfg/b.json': '{"compilerOptions":{"baseUrl":"./q"}}', 'tsconfig.json': '{"extends":"./cfg/b.json","compilerOptions":{"paths":{"@ev/*":["../../x2/*"]}}}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'x2/lib.ts': 'export {};\n' }, target: 'x2/lib.ts' },
+    { name: '${configDir} in an inherited baseUrl', files: { 'cfg/b.json': '{"compilerOptions":{"baseUrl":"${configDir}/lib"}}', 'tsconfig.json': '{"extends":"./cfg/b.json"}', 'tools/server.ts': tsServer("import 'evmod';"), 'lib/evmod.ts': 'export {};\n' }, target: 'lib/evmod.ts' },
+    { name: 'extends through a package\'s "tsconfig" field', files: { 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","tsconfig":"conf/base.json"}', 'node_modules/cfgpkg/conf/base.json': '{"compilerOptions":{"paths":{"@ev/*":["../../../evil/*"]}}}', 'tsconfig.json': '{"extends":"cfgpkg"}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'evil/lib.ts': 'export {};\n' }, target: 'evil/lib.ts' },
+    { name: 'extends through a package exports subpath', files: { 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","exports":{"./base":"./conf/base.json"}}', 'node_modules/cfgpkg/conf/base.json': '{"compilerOptions":{"baseUrl":"../../../lib"}}', 'tsconfig.json': '{"extends":"cfgpkg/base"}', 'tools/server.ts': tsServer("import 'evmod';"), 'lib/evmod.ts': 'export {};\n' }, target: 'lib/evmod.ts' },
+    { name: 'an extended config created after approval', files: { 'tsconfig.json': '{"extends":"./cfg/later.json"}', 'tools/server.ts': tsServer(''), 'cfg/keep.txt': '' }, target: 'cfg/later.json' },
+  ];
+  for (const r of redTeam) {
+    it(`red team: ${r.name} — a change there re-gates`, async () => {
+      const w = world({ '.mcp.json': MCP({ s: { command: 'tsx', args: [r.server ?? 'tools/server.ts'] } }), ...r.files, ...(r.server ? { [r.server]: `${r.files[r.server]}${serverJs()}` } : {}) }, {}, PATH);
+      const before = state(w.input);
+      assert.equal(before.state, 'pending', before.reason);
+      await approveOffline(w.input, 's');
+      writeFiles(w.project, { [r.target]: r.target.endsWith('.json') ? '{"compilerOptions":{"paths":{"@x":["../elsewhere/x.ts"]}}}' : 'export const changed = 1;\n' });
+      assert.equal(state(w.input).state, 'approval-changed');
+    });
+  }
+
+  it('a jsxImportSource in tsconfig that is a path pins the whole workspace; a package name (react) does not', () => {
+    const path_ = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"compilerOptions":{"jsx":"react-jsx","jsxImportSource":"../evil"}}', 'tools/server.ts': tsServer('') }, {}, PATH);
+    assert.match(serverText(state(path_.input)), /tsconfig\.json sets jsxImportSource to the path \.\.\/evil: each JSX file imports its runtime from where it lies: MCP Gate pins the whole workspace/);
+    const pkg = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"compilerOptions":{"jsx":"react-jsx","jsxImportSource":"preact"}}', 'tools/server.ts': tsServer('') }, {}, PATH);
+    assert.doesNotMatch(serverText(state(pkg.input)), /the whole workspace/);
+  });
+
   it('a tsconfig.json that does not parse pins the whole workspace, and the preview says why', () => {
     const w = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"compilerOptions": {', 'tools/server.ts': tsServer('') }, {}, PATH);
     const s = state(w.input);
