@@ -76,7 +76,7 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     const start = api.service.log.read().filter((e) => e.kind === 'server.start' && (e as { server?: string }).server === SERVER).at(-1) as { detail?: string } | undefined;
     assert.match(String(start?.detail), /contained: /, JSON.stringify(start));
     // Only its package folder is its approved copy: the workspace, where the marker would go, stays writable for it.
-    assert.match(String(start?.detail), /approved copies mounted read-only: \S*\/watch-repo\/tools\n/, JSON.stringify(start));
+    assert.match(String(start?.detail), /approved copies mounted read-only: \S*\/watch-repo\/tools(;|$)/, JSON.stringify(start));
 
     await vscode.commands.executeCommand('mcpGate.openPanel');
     await waitFor('the trust panel showing lazy-probe approved', () => panelState() === 'approved');
