@@ -396,10 +396,13 @@ function decidedElsewhere(records: Map<string, ApprovalRecord>, project: string,
   const others = [...records.values()].filter((r) => r.project !== project && r.source === s.source && r.server === s.name);
   if (!others.length) return '';
   const r = others.find((x) => x.digest === digest) ?? others.sort((a, b) => (a.decidedAt < b.decidedAt ? 1 : -1))[0];
-  const what = `${r.decision} on ${exactTime(r.decidedAt)} in ${r.project}${r.digest === digest ? ' (the same definition and files)' : ''}`;
+  const same = r.digest === digest;
+  const what = same
+    ? `it was ${r.decision} on ${exactTime(r.decidedAt)} in ${r.project} (the same definition and files)`
+    : `a server of that name and source was ${r.decision} on ${exactTime(r.decidedAt)} in ${r.project} (with a different definition or files)`;
   return reader.stat(r.project)
-    ? ` in this folder — it was ${what}, another copy of it; approvals belong to the folder they were made in`
-    : ` in this folder — it was ${what}, which no longer exists (moved?); approvals belong to the folder they were made in, so review it here`;
+    ? ` in this folder — ${what}, another copy of the repository?; approvals belong to the folder they were made in`
+    : ` in this folder — ${what}, which no longer exists (moved?); approvals belong to the folder they were made in, so review it here`;
 }
 
 /** Without an event, the stat walk still runs this often: what no watch reports (a write through a hard link elsewhere) shows. */

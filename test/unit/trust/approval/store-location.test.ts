@@ -63,6 +63,6 @@ describe('the approval store the CLI reads', () => {
     const r = cli({ ...w, project: moved }, ['doctor']);
     assert.match(r.stdout, /never decided in this folder — it was approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC in \S+\/project \(the same definition and files\), which no longer exists \(moved\?\); approvals belong to the folder they were made in, so review it here/);
     fs.cpSync(moved, w.project, { recursive: true });
-    assert.match(cli({ ...w, project: moved }, ['list', '--json']).stdout, /another copy of it/);
+    assert.match(cli({ ...w, project: moved }, ['list', '--json']).stdout, /another copy of the repository\?/);
   });
 });
