@@ -229,11 +229,12 @@ export async function installCommand(c: InstallCommand): Promise<number> {
   }
   const userFiles = agentTool(agent).agent.files(machineOf(c));
   const files: AgentFile[] = managed && managedFile !== undefined ? [userFiles[0], { file: managedFile, format: managed.format }] : userFiles;
-  // Run from the home folder (or above it) with no --project, there is no repository to keep out of.
-  const noProject = !c.projectGiven && insideProject(c.home, c.projectDir);
+  // Run from the home folder (or above it) with no --project, there is no repository to keep out of — unless
+  // that folder is a git work tree (HOME set to a clone, or a home kept in git): then refused as before.
+  const noProject = !c.projectGiven && insideProject(c.home, c.projectDir) && !fs.existsSync(path.join(c.projectDir, '.git'));
   for (const f of files) {
     if (!noProject && insideProject(f.file, c.projectDir)) {
-      err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository. ${c.projectGiven ? 'Leave out --project (install needs none)' : `Run it from another folder (\`cd ~ && mcp-gate ${c.verb} ${agent}\`)`}, or check that HOME (${c.home}) is your home, not a repository`);
+      err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository. ${c.projectGiven ? 'Leave out --project (install needs none)' : 'Run it from another folder'}, or check that HOME (${c.home}) is your home, not a repository`);
       return 1;
     }
   }

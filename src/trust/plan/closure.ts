@@ -420,7 +420,9 @@ function tsconfigReach(root: string, workspace: string, read: (file: string) => 
       for (let d = dir; within(workspace, d); d = path.dirname(d)) {
         const pkg = path.join(d, 'node_modules', name);
         if (isDir(pkg)) {
-          for (const f of jsonFilesUnder(pkg, MAX_TSCONFIG_CHAIN)) queue.push({ file: f, strict: false });
+          const candidates = jsonFilesUnder(pkg, MAX_TSCONFIG_CHAIN);
+          if (!candidates) return { targets: [], computed: `${rel(workspace, file)} extends the package ${name}, whose JSON files MCP Gate cannot list whole (over ${MAX_TSCONFIG_CHAIN}, or a linked folder or file), so which one it uses is not known` };
+          for (const f of candidates) queue.push({ file: f, strict: false });
           break;
         }
         if (d === workspace) break;
@@ -465,11 +467,15 @@ function tsconfigReach(root: string, workspace: string, read: (file: string) => 
   return { targets: [...unique.values()] };
 }
 
-/** The JSON files under a folder (a package a tsconfig extends), at most `max`, node_modules below it left out. */
-function jsonFilesUnder(dir: string, max: number): string[] {
+/**
+ * The JSON files under a folder (a package a tsconfig extends), node_modules below it left out.
+ * Undefined past `max`, or for a linked folder or JSON file (the caller fails closed).
+ */
+function jsonFilesUnder(dir: string, max: number): string[] | undefined {
   const out: string[] = [];
   const queue = [dir];
-  while (queue.length && out.length < max) {
+  let listed = 0;
+  while (queue.length) {
     const d = queue.shift()!;
     let entries: fs.Dirent[];
     try {
@@ -477,10 +483,23 @@ function jsonFilesUnder(dir: string, max: number): string[] {
     } catch {
       continue;
     }
+    if ((listed += entries.length) > MAX_WALK_ENTRIES) return undefined;
     for (const e of entries) {
-      if (e.isDirectory() && e.name !== 'node_modules') queue.push(path.join(d, e.name));
-      else if (e.isFile() && /\.json$/i.test(e.name)) out.push(path.join(d, e.name));
-      if (out.length >= max) break;
+      const p = path.join(d, e.name);
+      let kind: 'dir' | 'file' | undefined = e.isDirectory() ? 'dir' : e.isFile() ? 'file' : undefined;
+      if (e.isSymbolicLink()) {
+        try {
+          const st = fs.statSync(p);
+          // A linked folder or JSON file could be the config, resolved from a folder MCP Gate does not model: fail closed.
+          if (st.isDirectory() || /\.json$/i.test(e.name)) return undefined;
+          kind = undefined;
+        } catch {
+          kind = undefined;
+        }
+      }
+      if (kind === 'dir' && e.name !== 'node_modules') queue.push(p);
+      else if (kind === 'file' && /\.json$/i.test(e.name)) out.push(p);
+      if (out.length > max) return undefined;
     }
   }
   return out;

@@ -106,6 +106,12 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.ok(fs.existsSync(path.join(w.home, '.claude.json')));
     assert.match(cli(w, ['doctor']).stdout, /agents behind the gate .*:\n\s+Claude Code: starts MCP Gate from \S+\.claude\.json \(\S+ \S+cli\.js serve\); its program is there/);
+    // A home folder that is a git work tree (HOME set to a clone): refused as before, with the fix.
+    const clone = world({ '.git/HEAD': 'ref: refs/heads/main\n' });
+    const inClone = spawnSync(process.execPath, [CLI, 'install', 'codex', '--yes'], { cwd: clone.project, env: { ...env, HOME: clone.project }, encoding: 'utf8' });
+    assert.equal(inClone.status, 1);
+    assert.match(inClone.stderr, /is inside the project folder .*never writes into a repository\. Run it from another folder/);
+    assert.equal(fs.existsSync(path.join(clone.project, '.codex')), false);
     // Named explicitly, the home folder is a project like any other: refused, with what to do.
     const named = cli({ ...w, project: w.home }, ['install', 'gemini', '--yes']);
     assert.equal(named.code, 1);

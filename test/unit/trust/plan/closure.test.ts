@@ -592,6 +592,17 @@ describe('execution closure: TypeScript loaders resolve bare imports through tsc
     { name: 'extends through a package exports subpath', files: { 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","exports":{"./base":"./conf/base.json"}}', 'node_modules/cfgpkg/conf/base.json': '{"compilerOptions":{"baseUrl":"../../../lib"}}', 'tsconfig.json': '{"extends":"cfgpkg/base"}', 'tools/server.ts': tsServer("import 'evmod';"), 'lib/evmod.ts': 'export {};\n' }, target: 'lib/evmod.ts' },
     { name: 'an extended config created after approval', files: { 'tsconfig.json': '{"extends":"./cfg/later.json"}', 'tools/server.ts': tsServer(''), 'cfg/keep.txt': '' }, target: 'cfg/later.json' },
   ];
+  it('review: a package base config reached through a link, a linked folder, or too many JSON files pin the whole workspace', async () => {
+    const w = world({ '.mcp.json': MCP({ s: def }), 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","tsconfig":"base.json"}', 'real/base.json': '{"compilerOptions":{"paths":{"@ev/*":["../evil/*"]}}}', 'tsconfig.json': '{"extends":"cfgpkg"}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'evil/lib.ts': 'export {};\n' }, {}, PATH);
+    fs.symlinkSync('../../real/base.json', path.join(w.project, 'node_modules/cfgpkg/base.json'));
+    assert.match(serverText(state(w.input)), /tsconfig\.json extends the package cfgpkg, whose JSON files MCP Gate cannot list whole \(over 256, or a linked folder or file\).*: MCP Gate pins the whole workspace/);
+    const linked = world({ '.mcp.json': MCP({ s: def }), 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg"}', 'real/conf/base.json': '{}', 'tsconfig.json': '{"extends":"cfgpkg/conf/base.json"}', 'tools/server.ts': tsServer('') }, {}, PATH);
+    fs.symlinkSync('../../real/conf', path.join(linked.project, 'node_modules/cfgpkg/conf'));
+    assert.match(serverText(state(linked.input)), /tsconfig\.json extends the package cfgpkg, whose JSON files MCP Gate cannot list whole \(over 256, or a linked folder or file\).*: MCP Gate pins the whole workspace/);
+    const many = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"extends":"big"}', 'tools/server.ts': tsServer(''), ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`node_modules/big/c${i}.json`, '{}'])) }, {}, PATH);
+    assert.match(serverText(state(many.input)), /extends the package big, whose JSON files MCP Gate cannot list whole/);
+  });
+
   for (const r of redTeam) {
     it(`red team: ${r.name} — a change there re-gates`, async () => {
       const w = world({ '.mcp.json': MCP({ s: { command: 'tsx', args: [r.server ?? 'tools/server.ts'] } }), ...r.files, ...(r.server ? { [r.server]: `${r.files[r.server]}${serverJs()}` } : {}) }, {}, PATH);
