@@ -1,15 +1,16 @@
-// Benchmark of the chat path: tools/call through the gateway (an SDK client over HTTP to the gateway, which calls
-// through the server's session) against a plain SDK client to the same server (server-everything over stdio), in
-// the same run. Three more contenders say where the time goes: the previous design (a new SDK server and stateless
-// transport per request, bench/stateless-gateway.ts), the session alone (no HTTP), and the gateway with a target
-// that answers at once (HTTP, the SDK's HTTP client, authentication — no session, no server).
+// Benchmark of the chat path: tools/call through the relay and the gateway (an SDK stdio client, as VS Code starts a
+// gated server's definition, to the relay, which carries it to the gateway's local endpoint, which calls through the
+// server's session) against a plain SDK client to the same server (server-everything over stdio), in the same run.
+// Three more contenders say where the time goes and what the relay was chosen over: the HTTP gateway on 127.0.0.1
+// (src/host/gateway-http.ts, still offered where chat.mcp.allowedServers is set), the session alone, and the relay with a target that answers at once.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Gateway } from '../src/host/gateway';
+import { Gateway, type GatewayTarget } from '../src/host/gateway';
+import { HttpGateway } from '../src/host/gateway-http';
 import { EventLog } from '../src/host/log';
 import { Session } from '../src/host/session';
 import { Masker } from '../src/policy/mask';
@@ -17,7 +18,6 @@ import { loadUserPolicy } from '../src/policy/user-policy';
 import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
 import { interleaved } from './host';
-import { StatelessGateway } from './stateless-gateway';
 import { inProcess } from '../src/trust/packages/npm-resolve';
 
 const EVERYTHING = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -40,37 +40,36 @@ export async function benchGateway(): Promise<BenchRow[]> {
   await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
   const args = { message: 'benchmark' };
   const echo = { content: [{ type: 'text' as const, text: 'Echo: benchmark' }] };
-  const gateway = new Gateway({
-    log,
-    target: async (key) => (key === 'noop'
-      ? { tools: () => session.tools(), listed: () => true, call: async () => ({ ok: true, result: echo }) }
-      : { tools: () => session.tools(), listed: (t) => session.decisionFor('everything', t) !== 'deny', call: (t, a) => session.call('everything', t, a) }),
-  });
+  const everything = (): GatewayTarget => ({ tools: () => session.tools(), listed: (t) => session.decisionFor('everything', t) !== 'deny', call: (t, a) => session.call('everything', t, a) });
+  const noopTarget = (): GatewayTarget => ({ tools: () => session.tools(), listed: () => true, call: async () => ({ ok: true, result: echo }) });
+  const target = async (key: string) => (key === 'noop' ? noopTarget() : everything());
+  const gateway = new Gateway({ log, target });
   await gateway.start();
-  const stateless = new StatelessGateway({
-    log,
-    target: async () => ({ tools: () => session.tools(), listed: (t) => session.decisionFor('everything', t) !== 'deny', call: (t, a) => session.call('everything', t, a) }),
-  });
-  await stateless.start();
-  const chat = async (g: { urlFor(key: string): string; token: string }, key: string) => {
+  const http = new HttpGateway({ log, target });
+  await http.start();
+  // The chat path as VS Code takes it: a stdio definition that starts the relay, which carries the messages to the
+  // gateway's local endpoint (src/host/relay.ts).
+  const relayed = async (key: string) => {
     const c = new Client({ name: 'chat-like', version: '0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(g.urlFor(key)), { requestInit: { headers: { Authorization: `Bearer ${g.token}` } } }));
+    const relay = gateway.relayCommand(key);
+    await c.connect(new StdioClientTransport({ ...relay, env: { ...(process.env as Record<string, string>), ...gateway.relayEnv() } }));
     return c;
   };
-  const viaGateway = await chat(gateway, 'everything');
-  const noop = await chat(gateway, 'noop');
-  const viaStateless = await chat(stateless, 'everything');
+  const overHttp = new Client({ name: 'chat-like-http', version: '0' });
+  await overHttp.connect(new StreamableHTTPClientTransport(new URL(http.urlFor('everything')), { requestInit: { headers: { Authorization: `Bearer ${http.token}` } } }));
+  const viaRelay = await relayed('everything');
+  const noop = await relayed('noop');
   const t = await interleaved(5, 60, {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('everything', 'echo', args),
-    gateway: () => viaGateway.callTool({ name: 'echo', arguments: args }),
+    relay: () => viaRelay.callTool({ name: 'echo', arguments: args }),
+    http: () => overHttp.callTool({ name: 'echo', arguments: args }),
     noop: () => noop.callTool({ name: 'echo', arguments: args }),
-    stateless: () => viaStateless.callTool({ name: 'echo', arguments: args }),
   });
-  await viaStateless.close();
-  await stateless.close();
-  await viaGateway.close();
+  await viaRelay.close();
   await noop.close();
+  await overHttp.close();
+  await http.close();
   await gateway.close();
   await session.close();
   await plain.close();
@@ -78,9 +77,9 @@ export async function benchGateway(): Promise<BenchRow[]> {
   const d = t.direct;
   return [
     { name: 'gateway baseline: tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
-    { name: 'tools/call echo through the gateway (HTTP to the gateway, then the session): the chat path', median: t.gateway, unit: 'ms', baseline: 'plain SDK client', ratio: t.gateway / d, note: '300 calls; one MCP session kept per client' },
-    { name: 'tools/call echo through the previous gateway design (a new SDK server and stateless transport per request)', median: t.stateless, unit: 'ms', baseline: 'plain SDK client', ratio: t.stateless / d, note: '300 calls; bench/stateless-gateway.ts, for reference' },
-    { name: 'gateway part: the same call through the session alone (no HTTP)', median: t.gated, unit: 'ms', baseline: 'plain SDK client', ratio: t.gated / d, note: '300 calls, log written' },
-    { name: 'gateway part: HTTP to the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: '300 calls; the SDK HTTP client, loopback HTTP, authentication' },
+    { name: 'tools/call echo through the relay and the gateway (stdio to the relay, its socket to the gateway, then the session): the chat path', median: t.relay, unit: 'ms', baseline: 'plain SDK client', ratio: t.relay / d, note: '300 calls; what VS Code starts for a gated server (src/host/relay.ts)' },
+    { name: 'tools/call echo through the gateway\'s HTTP door on 127.0.0.1 (the design before the relay)', median: t.http, unit: 'ms', baseline: 'plain SDK client', ratio: t.http / d, note: '300 calls; the SDK HTTP client, one MCP session kept per client; src/host/gateway-http.ts, the door offered where chat.mcp.allowedServers is set' },
+    { name: 'gateway part: the same call through the session alone (no relay)', median: t.gated, unit: 'ms', baseline: 'plain SDK client', ratio: t.gated / d, note: '300 calls, log written' },
+    { name: 'gateway part: the relay and the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: '300 calls; the SDK stdio client, the relay process, the socket, authentication' },
   ];
 }

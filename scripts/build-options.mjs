@@ -1,4 +1,4 @@
-// The esbuild options of the Node bundles (dist/extension.js, dist/cli.js, dist/lock-worker.js), shared by scripts/build.mjs and the
+// The esbuild options of the Node bundles (dist/extension.js, dist/cli.js, dist/lock-worker.js, dist/relay.js), shared by scripts/build.mjs and the
 // bundle-size benchmark (bench/run.mjs builds the same bundles unminified as its baseline). Minified with names
 // kept (error messages and stack traces keep class and function names); source maps beside the bundles in dist/,
 // never in the .vsix (.vscodeignore). @npmcli/run-script resolves node-gyp only to run install scripts, which MCP
@@ -7,4 +7,6 @@ export const common = { bundle: true, platform: 'node', format: 'cjs', target: '
 export const cli = { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } };
 export const extension = { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] };
 // The worker thread the extension resolves and installs pinned npm packages in (src/host/lock-worker.ts).
+// The relay a gated server's stdio definition starts (src/host/relay.ts): Node's own modules only.
+export const relay = { ...common, entryPoints: ['src/host/relay.ts'], outfile: 'dist/relay.js' };
 export const lockWorker = { ...common, entryPoints: ['src/host/lock-worker.ts'], outfile: 'dist/lock-worker.js' };

@@ -1,41 +1,42 @@
-// The gateway VS Code chat talks to: a streamable-HTTP MCP endpoint on 127.0.0.1 inside the extension host, one
-// path per allowed server. Every request is authenticated before anything of it is parsed: it must name this
-// endpoint in Host (DNS rebinding), come from no web origin but a loopback or VS Code one, and carry the per-run
-// bearer token (compared in constant time); only then are the path (a malformed one gets 400) and the body read.
-// Headers, the whole request and an idle connection are bounded in time; any failure of a handler answers or
-// closes the socket. A client's MCP session (initialize, then calls under its Mcp-Session-Id) is kept, so a call
-// costs one HTTP exchange and no setup (at most MAX_GATEWAY_SESSIONS sessions; the least recently used one ends
-// first). The gateway answers its five methods (initialize, ping, tools/list, tools/call, notifications) itself,
-// with JSON replies and no GET stream: the SDK's server and HTTP transport (a web Request per request, schema
-// parsing of every message) cost most of a call (measured: bench group `gateway`). It lists only the tools the policy does not deny, and every call goes
-// through the server's session, which checks `mcp.<server>.tool.<name>` at call time and logs the exchange.
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import * as http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+// The gateway VS Code chat reaches gated servers through: a local endpoint inside the extension host — a Unix
+// socket in a folder made fresh for each run (mode 0700, its owner checked; a named pipe of a random name on
+// Windows) — that the relay a gated server's stdio definition starts (./relay.ts) connects to. No TCP port is
+// open, so no web page, DNS rebinding or other local user reaches it; each connection must also open with a
+// greeting that carries the per-run token (compared in constant time) before anything else of it is read. A
+// connection is one MCP session: newline-delimited JSON-RPC, each line at most MAX_GATEWAY_BODY_BYTES, at most
+// MAX_LOCAL_IN_FLIGHT requests at once. The gateway answers its five methods (initialize, ping, tools/list,
+// tools/call, notifications) itself; the SDK's server costs most of a call. It lists only the tools the policy
+// does not deny, and every call goes through the server's session, which checks `mcp.<server>.tool.<name>` at call
+// time and logs the exchange. (Chosen by measurement over an HTTP endpoint on 127.0.0.1: bench group `gateway`,
+// bench/http-gateway.ts.)
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { callAnswer, listedTools, serverInfoName, type FrontTarget } from './front';
 import type { EventLog } from './log';
 import type { SessionTool } from './session';
 
 export const MAX_GATEWAY_BODY_BYTES = 1024 * 1024;
-export const MAX_GATEWAY_SESSIONS = 32;
-
-/** Time bounds of one request: its headers, the whole request (headers and body), an idle keep-alive connection. */
-export interface GatewayTimeouts {
-  headersMs: number;
-  requestMs: number;
-  idleMs: number;
-}
-export const GATEWAY_TIMEOUTS: GatewayTimeouts = { headersMs: 10_000, requestMs: 30_000, idleMs: 5_000 };
+/** Relay connections at once (each is one MCP session of one started server). */
+export const MAX_GATEWAY_CONNECTIONS = 128;
+/** Requests of one connection answered at once; more are refused until one ends. */
+export const MAX_LOCAL_IN_FLIGHT = 64;
+/** How long a new connection may take to send its greeting. */
+export const GREETING_MS = 10_000;
+/** The relay the stdio definitions start (dist/relay.js beside the bundle; out/src/host/relay.js beside this file). */
+export const RELAY_SCRIPT = path.join(__dirname, 'relay.js');
 
 /** What the gateway needs from one upstream server (its tools frozen at start): see ./front.ts. */
 export type GatewayTarget = Omit<FrontTarget, 'tools'> & { tools(): SessionTool[] };
 
 export interface GatewayOptions {
-  /** Opens (or returns the open) target for a server key, or a refusal saying why. Asked at every request. */
+  /** Opens (or returns the open) target for a server key, or a refusal saying why. Asked at every message. */
   target(key: string): Promise<GatewayTarget | { refused: string }>;
   log: EventLog;
-  timeouts?: Partial<GatewayTimeouts>;
+  greetingMs?: number;
 }
 
 /** The bearer token compared in constant time. */
@@ -45,54 +46,13 @@ export function sameToken(given: string, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Origins a legitimate caller can have: none (Node), VS Code's own, or a loopback page (a local workbench). */
-export function originAllowed(origin: string | undefined): boolean {
-  if (origin === undefined) return true;
-  if (/^vscode-(file|webview):\/\//.test(origin)) return true;
-  try {
-    const u = new URL(origin);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]');
-  } catch {
-    return false;
-  }
-}
-
-/** The server key of a request path `/mcp/<key>` (a query is ignored), or why it is not one. */
-export function keyOfPath(rawUrl: string | undefined): { key: string } | { status: 400 | 404; why: string } {
-  const raw = rawUrl ?? '';
-  const q = raw.indexOf('?');
-  const p = q >= 0 ? raw.slice(0, q) : raw;
-  const m = /^\/mcp\/([^/]+)$/.exec(p);
-  if (!m) return { status: 404, why: 'no such server' };
-  try {
-    return { key: decodeURIComponent(m[1]) };
-  } catch {
-    return { status: 400, why: 'the request path is malformed' };
-  }
-}
-
-type RequestId = string | number;
-type Message = Record<string, unknown>;
-
-interface McpSession {
-  id: string;
-  key: string;
-  /** The target as of the latest request (asked again at every request). */
-  target: GatewayTarget;
-  /** Request ids being answered now (a second request with one of them is refused). */
-  busy: Set<RequestId>;
-}
-
-class Refused extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
-}
+export type RequestId = string | number;
+export type Message = Record<string, unknown>;
 
 const isRequestId = (v: unknown): v is RequestId => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
-/** The messages of a POST body, or why it is not JSON-RPC (the SDK server validates each message further). */
-function messagesOf(body: unknown): { messages: Message[]; requests: RequestId[]; initialize: boolean; batch: boolean } | string {
+/** The messages of one line (or POST body), or why it is not JSON-RPC. */
+export function messagesOf(body: unknown): { messages: Message[]; requests: RequestId[]; initialize: boolean; batch: boolean } | string {
   const batch = Array.isArray(body);
   const list = batch ? (body as unknown[]) : [body];
   if (!list.length) return 'an empty batch';
@@ -114,218 +74,216 @@ function messagesOf(body: unknown): { messages: Message[]; requests: RequestId[]
   return { messages: list as Message[], requests, initialize, batch };
 }
 
+/** The reply to one message (undefined for a notification or a response, which need none). */
+export async function answerMessage(target: GatewayTarget, m: Message): Promise<Message | undefined> {
+  if (typeof m.method !== 'string' || !('id' in m)) return undefined;
+  const id = m.id as RequestId;
+  const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
+  const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+  const params = (m.params ?? {}) as Record<string, unknown>;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return fail(ErrorCode.InvalidParams, 'params must be an object');
+  switch (m.method) {
+    case 'initialize': {
+      const asked = params.protocolVersion;
+      const protocolVersion = typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
+      return ok({
+        protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: serverInfoName(target.serverName), version: '0.1.0' },
+        ...(target.instructions !== undefined ? { instructions: target.instructions } : {}),
+      });
+    }
+    case 'ping':
+      return ok({});
+    case 'tools/list':
+      return ok({
+        tools: listedTools(target.tools(), target),
+      });
+    case 'tools/call': {
+      const args = params.arguments ?? {};
+      if (typeof params.name !== 'string') return fail(ErrorCode.InvalidParams, 'tools/call needs a tool name');
+      if (typeof args !== 'object' || args === null || Array.isArray(args)) return fail(ErrorCode.InvalidParams, 'tools/call arguments must be an object');
+      return ok(callAnswer(await target.call(params.name, args as Record<string, unknown>)));
+    }
+    default:
+      return fail(ErrorCode.MethodNotFound, `MCP Gate's gateway offers tools only; ${m.method.slice(0, 80)} is not one of its methods`);
+  }
+}
+
+/** One relay connection's MCP session. */
+interface LocalSession {
+  key: string;
+  /** Request ids being answered now (a second request with one of them is refused). */
+  busy: Set<RequestId>;
+}
+
 export class Gateway {
   readonly token = randomBytes(24).toString('base64url');
-  private server?: http.Server;
-  private port = 0;
-  private readonly sessions = new Map<string, McpSession>();
-  private readonly timeouts: GatewayTimeouts;
+  private server?: net.Server;
+  private dir?: string;
+  private where = '';
+  private readonly connections = new Set<net.Socket>();
 
-  constructor(private readonly o: GatewayOptions) {
-    this.timeouts = { ...GATEWAY_TIMEOUTS, ...o.timeouts };
-  }
+  constructor(private readonly o: GatewayOptions) {}
 
-  async start(): Promise<void> {
-    const t = this.timeouts;
-    this.server = http.createServer({
-      headersTimeout: t.headersMs,
-      requestTimeout: t.requestMs,
-      keepAliveTimeout: t.idleMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, t.headersMs / 4)),
-      maxHeaderSize: 16 * 1024,
-    }, (req, res) => {
-      this.handle(req, res).catch((e) => this.failed(res, e));
-    });
-    // A connection that never sends a request, or stalls mid-body, is closed when the bounds above pass; a
-    // malformed request gets 400 from Node's parser.
-    this.server.on('clientError', (_e, socket: Socket) => {
-      if (socket.writable && !socket.destroyed) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-      else socket.destroy();
-    });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  /** The endpoint of one server; the key is opaque (no secret in it: VS Code caches provided definitions). */
-  urlFor(key: string): string {
-    return `http://127.0.0.1:${this.port}/mcp/${encodeURIComponent(key)}`;
-  }
-
-  /** How many MCP sessions the gateway holds now. */
-  get sessionCount(): number {
-    return this.sessions.size;
-  }
-
-  /** A handler failed: answer if nothing was sent yet, else close the socket. Never an unhandled rejection. */
-  private failed(res: http.ServerResponse, e: unknown): void {
-    try {
-      if (!res.headersSent && !res.destroyed) res.writeHead(500, { 'content-type': 'text/plain', connection: 'close' }).end('MCP Gate: the gateway failed on this request');
-      else res.destroy();
-    } catch {
-      res.socket?.destroy();
+  /** Opens the local endpoint (once) and returns where it is. */
+  async start(): Promise<string> {
+    if (this.where) return this.where;
+    let where: string;
+    if (process.platform === 'win32') where = `\\\\.\\pipe\\mcp-gate-${randomBytes(16).toString('hex')}`;
+    else {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-gw-'));
+      const st = fs.lstatSync(dir);
+      if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0) {
+        throw new Error(`MCP Gate: the gateway's folder ${dir} is not a private folder of this user; the chat gateway is not started`);
+      }
+      this.dir = dir;
+      where = path.join(dir, 'gateway.sock');
     }
+    const server = net.createServer((c) => this.connection(c));
+    server.maxConnections = MAX_GATEWAY_CONNECTIONS;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(where, () => resolve());
+    });
+    this.server = server;
+    this.where = where;
+    return where;
+  }
+
+  /**
+   * How VS Code starts the relay for a server key (what the provided, cached definition holds: nothing secret); where
+   * the endpoint is and the token (`relayEnv`) are added only at a start. VS Code's desktop host is Electron: its
+   * binary runs the relay as Node only with ELECTRON_RUN_AS_NODE, also a cached definition started unresolved.
+   */
+  relayCommand(key: string): { command: string; args: string[]; env: Record<string, string> } {
+    return { command: process.execPath, args: [RELAY_SCRIPT, key], env: { ELECTRON_RUN_AS_NODE: '1' } };
+  }
+
+  /** Where the relay connects and the token it greets with. */
+  relayEnv(): Record<string, string> {
+    if (!this.where) throw new Error('MCP Gate: the gateway is not started');
+    return { ELECTRON_RUN_AS_NODE: '1', MCP_GATE_GATEWAY: this.where, MCP_GATE_GATEWAY_TOKEN: this.token };
+  }
+
+  /** How many relay connections the gateway holds now. */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** One relay connection: authenticated by its first line, then one MCP session until it closes. */
+  private connection(c: net.Socket): void {
+    this.connections.add(c);
+    c.setNoDelay(true);
+    let buffered: Buffer[] = [];
+    let size = 0;
+    let s: LocalSession | undefined;
+    let closing = false;
+    const send = (m: unknown) => {
+      if (!c.destroyed && c.writable) c.write(`${JSON.stringify(m)}\n`);
+    };
+    const close = (why: string, key?: string) => {
+      if (closing) return;
+      closing = true;
+      this.log(why, key);
+      send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: ${why}` } });
+      c.end();
+      setTimeout(() => c.destroy(), 1000).unref();
+    };
+    const greeting = setTimeout(() => close('the relay sent no greeting in time'), this.o.greetingMs ?? GREETING_MS);
+    greeting.unref();
+    const line = (text: string) => {
+      if (!s) {
+        clearTimeout(greeting);
+        let h: { mcpGate?: unknown; key?: unknown; token?: unknown } | null;
+        try {
+          h = JSON.parse(text);
+        } catch {
+          return close('the relay\'s greeting is not JSON');
+        }
+        if (h === null || typeof h !== 'object' || h.mcpGate !== 1 || typeof h.key !== 'string' || typeof h.token !== 'string') return close('the relay\'s greeting is malformed');
+        if (!sameToken(h.token, this.token)) return close('missing or wrong gateway token');
+        s = { key: h.key, busy: new Set() };
+        return;
+      }
+      const session = s;
+      this.message(session, text, send).catch((e) => {
+        this.log(`a request failed: ${e instanceof Error ? e.message : String(e)}`, session.key);
+        send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'MCP Gate: the gateway failed on this message' } });
+      });
+    };
+    c.on('data', (chunk: Buffer) => {
+      if (closing) return;
+      let start = 0;
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
+        const piece = chunk.subarray(start, i);
+        const text = buffered.length ? Buffer.concat([...buffered, piece]).toString('utf8') : piece.toString('utf8');
+        buffered = [];
+        size = 0;
+        start = i + 1;
+        if (text.trim()) line(text);
+        if (closing || c.destroyed) return;
+      }
+      if (start < chunk.length) {
+        size += chunk.length - start;
+        if (size > MAX_GATEWAY_BODY_BYTES) return close('a message over 1 MiB', s?.key);
+        buffered.push(chunk.subarray(start));
+      }
+    });
+    c.on('error', () => c.destroy());
+    c.on('close', () => {
+      clearTimeout(greeting);
+      this.connections.delete(c);
+    });
+  }
+
+  private log(why: string, key?: string): void {
     try {
-      this.o.log.write({ kind: 'gate.refuse', detail: `gateway: a request failed: ${e instanceof Error ? e.message : String(e)}` });
+      this.o.log.write({ kind: 'gate.refuse', server: key, detail: `gateway: ${why}` });
     } catch {
       // the log's failure is its own
     }
   }
 
-  private refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, why: string, key?: string): void {
-    this.o.log.write({ kind: 'gate.refuse', server: key, detail: `gateway: ${why}` });
-    // An unread body stays unread: the connection closes after the answer.
-    const close = !req.complete;
-    res.writeHead(status, { 'content-type': 'text/plain', ...(close ? { connection: 'close' } : {}) }).end(why);
-    if (close) req.resume();
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    // 1. Who is asking: nothing of the request is parsed before these three pass.
-    const host = req.headers.host;
-    if (host !== `127.0.0.1:${this.port}` && host !== `localhost:${this.port}`) return this.refuse(req, res, 403, `Host ${JSON.stringify(host)} is not this endpoint`);
-    const origin = req.headers.origin;
-    if (!originAllowed(origin)) return this.refuse(req, res, 403, `Origin ${JSON.stringify(origin)} may not call the gateway`);
-    const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), this.token)) return this.refuse(req, res, 401, 'missing or wrong gateway token');
-
-    // 2. What is asked.
-    const path = keyOfPath(req.url);
-    if (!('key' in path)) return this.refuse(req, res, path.status, path.why);
-    const key = path.key;
-    if (req.method !== 'POST' && req.method !== 'DELETE') {
-      res.writeHead(405, { allow: 'POST, DELETE' }).end();
-      req.resume();
-      return;
-    }
-    const header = req.headers['mcp-session-id'];
-    const sessionId = typeof header === 'string' ? header : undefined;
-    const version = req.headers['mcp-protocol-version'];
-    if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
-      return this.refuse(req, res, 400, `unsupported MCP-Protocol-Version ${JSON.stringify(version)}`, key);
-    }
-    if (req.method === 'DELETE') {
-      req.resume();
-      const s = sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
-      if (!s || s.key !== key) return this.refuse(req, res, 404, 'no such MCP session', key);
-      await this.endSession(s.id);
-      res.writeHead(200).end();
-      return;
-    }
-    const accept = String(req.headers.accept ?? '');
-    if (!/application\/json|\*\/\*/.test(accept)) return this.refuse(req, res, 406, 'the client must accept application/json', key);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const c of req) {
-      size += (c as Buffer).length;
-      if (size > MAX_GATEWAY_BODY_BYTES) return this.refuse(req, res, 413, 'request body over 1 MiB', key);
-      chunks.push(c as Buffer);
-    }
+  /** One line of a session: its messages answered (concurrently, a batch as one line), the replies as a line. */
+  private async message(s: LocalSession, text: string, send: (m: unknown) => void): Promise<void> {
     let body: unknown;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      body = JSON.parse(text);
     } catch {
-      return this.refuse(req, res, 400, 'the body is not JSON', key);
+      return send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.ParseError, message: 'MCP Gate: the message is not JSON' } });
     }
     const parsed = messagesOf(body);
-    if (typeof parsed === 'string') return this.refuse(req, res, 400, `the body holds ${parsed}`, key);
-    const target = await this.o.target(key);
-    if ('refused' in target) return this.refuse(req, res, 403, target.refused, key);
-
-    let s: McpSession;
-    try {
-      s = await this.sessionFor(key, sessionId, parsed.initialize, target);
-    } catch (e) {
-      if (e instanceof Refused) return this.refuse(req, res, e.status, e.message, key);
-      throw e;
-    }
-    s.target = target;
-    if (parsed.requests.some((id) => s.busy.has(id))) return this.refuse(req, res, 409, 'a request id that is still being answered', key);
+    if (typeof parsed === 'string') return send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: the message holds ${parsed}` } });
+    const fail = (why: string) => {
+      const errors = parsed.requests.map((id) => ({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: ${why}` } }));
+      if (errors.length) send(parsed.batch ? errors : errors[0]);
+    };
+    if (parsed.requests.some((id) => s.busy.has(id))) return fail('a request id that is still being answered');
+    if (s.busy.size + parsed.requests.length > MAX_LOCAL_IN_FLIGHT) return fail(`more than ${MAX_LOCAL_IN_FLIGHT} requests at once`);
     for (const id of parsed.requests) s.busy.add(id);
     let replies: (Message | undefined)[];
     try {
-      replies = await Promise.all(parsed.messages.map((m) => this.answer(s, m)));
+      const target = await this.o.target(s.key);
+      if ('refused' in target) {
+        this.log(target.refused, s.key);
+        return fail(target.refused);
+      }
+      replies = await Promise.all(parsed.messages.map((m) => answerMessage(target, m)));
     } finally {
       for (const id of parsed.requests) s.busy.delete(id);
     }
     const answered = replies.filter((r): r is Message => r !== undefined);
-    if (res.destroyed) return;
-    if (!answered.length) {
-      res.writeHead(202, { 'mcp-session-id': s.id }).end();
-      return;
-    }
-    const text = JSON.stringify(parsed.batch ? answered : answered[0]);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': s.id }).end(text);
-  }
-
-  /** The reply to one message (undefined for a notification or a response, which need none). */
-  private async answer(s: McpSession, m: Message): Promise<Message | undefined> {
-    if (typeof m.method !== 'string' || !('id' in m)) return undefined;
-    const id = m.id as RequestId;
-    const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
-    const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
-    const params = (m.params ?? {}) as Record<string, unknown>;
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) return fail(ErrorCode.InvalidParams, 'params must be an object');
-    switch (m.method) {
-      case 'initialize': {
-        const asked = params.protocolVersion;
-        const protocolVersion = typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION;
-        return ok({
-          protocolVersion,
-          capabilities: { tools: {} },
-          serverInfo: { name: serverInfoName(s.target.serverName), version: '0.1.0' },
-          ...(s.target.instructions !== undefined ? { instructions: s.target.instructions } : {}),
-        });
-      }
-      case 'ping':
-        return ok({});
-      case 'tools/list':
-        return ok({
-          tools: listedTools(s.target.tools(), s.target),
-        });
-      case 'tools/call': {
-        const args = params.arguments ?? {};
-        if (typeof params.name !== 'string') return fail(ErrorCode.InvalidParams, 'tools/call needs a tool name');
-        if (typeof args !== 'object' || args === null || Array.isArray(args)) return fail(ErrorCode.InvalidParams, 'tools/call arguments must be an object');
-        return ok(callAnswer(await s.target.call(params.name, args as Record<string, unknown>)));
-      }
-      default:
-        return fail(ErrorCode.MethodNotFound, `MCP Gate's gateway offers tools only; ${m.method.slice(0, 80)} is not one of its methods`);
-    }
-  }
-
-  /** The MCP session a request belongs to: the one its Mcp-Session-Id names, or a new one for an initialize. */
-  private async sessionFor(key: string, sessionId: string | undefined, initialize: boolean, target: GatewayTarget): Promise<McpSession> {
-    if (initialize) {
-      if (sessionId !== undefined) throw new Refused(400, 'initialize carries no Mcp-Session-Id');
-      return this.newSession(key, target);
-    }
-    if (sessionId === undefined) throw new Refused(400, 'no Mcp-Session-Id: initialize first');
-    const s = this.sessions.get(sessionId);
-    if (!s || s.key !== key) throw new Refused(404, 'no such MCP session (initialize again)');
-    // most recently used last: the oldest is the first to go when the bound is reached
-    this.sessions.delete(sessionId);
-    this.sessions.set(sessionId, s);
-    return s;
-  }
-
-  private async newSession(key: string, target: GatewayTarget): Promise<McpSession> {
-    const s: McpSession = { id: randomUUID(), key, target, busy: new Set() };
-    this.sessions.set(s.id, s);
-    while (this.sessions.size > MAX_GATEWAY_SESSIONS) {
-      const [oldest] = this.sessions.keys();
-      await this.endSession(oldest);
-    }
-    return s;
-  }
-
-  private async endSession(id: string): Promise<void> {
-    this.sessions.delete(id);
+    if (answered.length) send(parsed.batch ? answered : answered[0]);
   }
 
   async close(): Promise<void> {
-    for (const id of [...this.sessions.keys()]) await this.endSession(id);
-    if (!this.server) return;
-    this.server.closeAllConnections?.();
-    await new Promise((r) => this.server!.close(r));
+    const server = this.server;
+    this.server = undefined;
+    for (const c of this.connections) c.destroy();
+    if (server) await new Promise((r) => server.close(r));
+    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+    this.where = '';
   }
 }

@@ -1,19 +1,27 @@
 // Chat integration: approved servers reach VS Code chat only through MCP Gate. An MCP server definition provider
-// offers each allowed server as an HTTP endpoint of the in-extension-host gateway (no token in the provided
-// definition: VS Code caches those); resolveMcpServerDefinition re-checks approval, digest, Workspace Trust, host
-// rule and secrets at every start, opens the server's session, and only then adds the bearer token. A refusal
-// returns undefined — which VS Code does silently — so MCP Gate says why itself. A session whose server a change
-// on disk stopped (src/host/session/watch.ts) has the gate checked again at once, so the window shows it changed
-// and VS Code is no longer offered it; a call to an ended session is told why it ended.
+// offers each allowed server as a stdio definition that starts MCP Gate's relay (src/host/relay.ts), which carries
+// the messages to the gateway's local endpoint in this extension host (src/host/gateway.ts); where
+// `chat.mcp.allowedServers` is set (policy or user settings), as an HTTP definition of the gateway's door on
+// 127.0.0.1 instead (src/host/gateway-http.ts), because VS Code matches an extension's stdio definition there by
+// name only, which a repository can copy, and an HTTP one by URL. Neither provided definition carries the endpoint
+// or a token (VS Code caches those). resolveMcpServerDefinition re-checks approval, digest, Workspace Trust, host
+// rule and secrets at every start, opens the server's session, and only then adds the relay's environment (or the
+// bearer token). A refusal returns undefined — which VS Code does silently — so MCP Gate says why itself. A session
+// whose server a change on disk stopped (src/host/session/watch.ts) has the gate checked again at once, so the
+// window shows it changed and VS Code is no longer offered it; a call to an ended session is told why it ended.
+// (The relay was chosen by measurement: bench group `gateway`.)
 import * as vscode from 'vscode';
 import { stateWords } from '../trust/approval/gate-state';
-import { Gateway, type GatewayTarget } from '../host/gateway';
+import { Gateway, RELAY_SCRIPT, type GatewayTarget } from '../host/gateway';
+import { HttpGateway } from '../host/gateway-http';
+import type { RelayLaunch } from '../host/gateway-client';
 import { MAX_SERVERS, Session } from '../host/session';
 import type { ServerReport } from '../trust/report';
 import type { NpmOps } from '../trust/packages/npm-lock';
 import { refOf, serverKey } from '../trust/approval/server-ref';
 import { mayRun } from '../trust/approval/states';
 import { allowingRules } from '../policy/decide';
+import { ALLOWED_KEY } from '../trust/sources/vscode-own';
 import { VSCODE_WORDS } from './words';
 import { prompts } from './prompts';
 import type { FolderState, GateService } from './service';
@@ -38,6 +46,19 @@ export function gatedLabel(name: string, sameNamed?: string): string {
   return (sameNamed !== undefined ? `${name} (${sameNamed})` : name) + (collisionGrouping() ? ' · MCP Gate' : '');
 }
 
+/**
+ * True where `chat.mcp.allowedServers` is set in the user's settings or by policy (an application setting: a
+ * repository's value is not applied, and one is not read here): VS Code then lets through only what an entry
+ * matches, and MCP Gate's servers are offered on the HTTP door its URL entry names.
+ */
+export function matchedByUrl(): boolean {
+  const c = vscode.workspace.getConfiguration();
+  const i = c.inspect(ALLOWED_KEY);
+  if (Array.isArray(i?.globalValue)) return true;
+  // a policy's value shows only in get(); without a repository value, get() is the policy's (or the default)
+  return i?.workspaceValue === undefined && i?.workspaceFolderValue === undefined && Array.isArray(c.get(ALLOWED_KEY));
+}
+
 type Entry = { folder: FolderState; server: ServerReport };
 
 function keyOf(x: Entry): string {
@@ -48,12 +69,19 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeMcpServerDefinitions = this.changed.event;
   private gateway?: Gateway;
+  private http?: HttpGateway;
+  private readonly configListener: vscode.Disposable;
   private readonly sessions = new Map<string, Session>();
   /** Why the session of a key was ended while VS Code may still call it (what its next call is told). */
   private readonly ended = new Map<string, string>();
 
   /** `npm`: where a pinned package's tree is installed again when it must be (the package worker, ./resolving.ts). */
-  constructor(private readonly service: GateService, private readonly npm: NpmOps) {}
+  constructor(private readonly service: GateService, private readonly npm: NpmOps) {
+    // a switch of chat.mcp.allowedServers switches the door VS Code is offered
+    this.configListener = vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(ALLOWED_KEY)) this.changed.fire();
+    });
+  }
 
   /** Called after any decision: VS Code asks for the definitions again; sessions of servers no longer allowed end. */
   decisionsChanged(): void {
@@ -78,21 +106,36 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
 
   private async ensureGateway(): Promise<Gateway> {
     if (!this.gateway) {
-      this.gateway = new Gateway({ log: this.service.log, target: (key) => this.target(key) });
-      await this.gateway.start();
+      const gateway = new Gateway({ log: this.service.log, target: (key) => this.target(key) });
+      await gateway.start();
+      this.gateway = gateway;
     }
     return this.gateway;
+  }
+
+  private async ensureHttp(): Promise<HttpGateway> {
+    if (!this.http) {
+      const http = new HttpGateway({ log: this.service.log, target: (key) => this.target(key) });
+      await http.start();
+      this.http = http;
+    }
+    return this.http;
   }
 
   async provideMcpServerDefinitions(): Promise<vscode.McpServerDefinition[]> {
     const offered = this.offered();
     if (!offered.length) return [];
-    const gateway = await this.ensureGateway();
+    const byUrl = matchedByUrl();
+    const gateway = byUrl ? undefined : await this.ensureGateway();
+    const http = byUrl ? await this.ensureHttp() : undefined;
     const names = new Map<string, number>();
     for (const x of offered) names.set(x.server.name, (names.get(x.server.name) ?? 0) + 1);
     return offered.map((x) => {
       const labelText = gatedLabel(x.server.name, (names.get(x.server.name) ?? 0) > 1 ? x.server.source : undefined);
-      return new vscode.McpHttpServerDefinition(labelText, vscode.Uri.parse(gateway.urlFor(keyOf(x))), {}, x.server.pinned?.digest.slice(7, 19) ?? 'user');
+      const version = x.server.pinned?.digest.slice(7, 19) ?? 'user';
+      if (http) return new vscode.McpHttpServerDefinition(labelText, vscode.Uri.parse(http.urlFor(keyOf(x))), {}, version);
+      const relay = gateway!.relayCommand(keyOf(x));
+      return new vscode.McpStdioServerDefinition(labelText, relay.command, relay.args, relay.env, version);
     });
   }
 
@@ -101,11 +144,21 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate did not start "{0}": {1}', def.label, why));
       return undefined;
     };
-    if (!(def instanceof vscode.McpHttpServerDefinition)) return refuse(this.refused(`VS Code asked to start ${def.label}`, 'it is not one of MCP Gate\'s definitions'));
-    const key = decodeURIComponent(def.uri.path.replace(/^\/mcp\//, ''));
-    const ready = await this.ready(key, `VS Code asked to start ${def.label}`);
+    const who = `VS Code asked to start ${def.label}`;
+    if (def instanceof vscode.McpHttpServerDefinition) {
+      const key = decodeURIComponent(def.uri.path.replace(/^\/mcp\//, ''));
+      const ready = await this.ready(key, who);
+      if (typeof ready === 'string') return refuse(ready);
+      const http = await this.ensureHttp();
+      def.headers = { ...def.headers, Authorization: `Bearer ${http.token}` };
+      return def;
+    }
+    if (!(def instanceof vscode.McpStdioServerDefinition) || def.args[0] !== RELAY_SCRIPT || def.args.length !== 2) {
+      return refuse(this.refused(who, 'it is not one of MCP Gate\'s definitions'));
+    }
+    const ready = await this.ready(def.args[1], who);
     if (typeof ready === 'string') return refuse(ready);
-    def.headers = { ...def.headers, Authorization: `Bearer ${ready.token}` };
+    def.env = { ...def.env, ...ready.gateway.relayEnv() };
     return def;
   }
 
@@ -115,11 +168,11 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
   }
 
   /**
-   * The gateway endpoint of an offered server, started as VS Code's start does (the same checks, the same session),
-   * for a client that then asks as chat does (src/host/gateway-client.ts); or why it was not started. `hidden`: the
+   * How to reach an offered server as VS Code's start does (the same checks, the same session, the relay and its
+   * environment), for a client that then asks as chat does (src/host/gateway-client.ts); or why it was not started. `hidden`: the
    * tools the policy hides from chat, each with the rule that would allow it.
    */
-  async endpoint(x: Entry, who: string): Promise<{ url: string; token: string; hidden(): Array<{ name: string; allow: string[]; reason: string }> } | string> {
+  async endpoint(x: Entry, who: string): Promise<{ launch: RelayLaunch; hidden(): Array<{ name: string; allow: string[]; reason: string }> } | string> {
     const key = keyOf(x);
     const ready = await this.ready(key, who);
     if (typeof ready === 'string') return ready;
@@ -128,8 +181,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     if (!session) return this.refused(who, this.ended.get(key) ?? 'its session ended before the call');
     const name = session.servers()[0];
     return {
-      url: ready.gateway.urlFor(key),
-      token: ready.token,
+      launch: { ...ready.gateway.relayCommand(key), env: ready.gateway.relayEnv() },
       hidden: () => session.tools().filter((t) => session.decisionFor(name, t.name) === 'deny').map((t) => {
         const v = session.verdictFor(name, t.name);
         return { name: t.name, allow: allowingRules(v), reason: v.reason };
@@ -148,7 +200,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
    * secrets), the server's session opened (or the open one kept), and the gateway started. A refusal is logged and
    * its reason returned.
    */
-  private async ready(key: string, who: string): Promise<{ gateway: Gateway; token: string } | string> {
+  private async ready(key: string, who: string): Promise<{ gateway: Gateway } | string> {
     const refuse = (why: string) => this.refused(who, why);
     this.service.refresh(true);
     const x = this.offered().find((e) => keyOf(e) === key);
@@ -195,8 +247,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       this.sessions.set(key, session);
       this.ended.delete(key);
     }
-    const gateway = await this.ensureGateway();
-    return { gateway, token: gateway.token };
+    return { gateway: await this.ensureGateway() };
   }
 
   private async target(key: string): Promise<GatewayTarget | { refused: string }> {
@@ -216,6 +267,8 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     for (const s of this.sessions.values()) void s.close();
     this.sessions.clear();
     void this.gateway?.close();
+    void this.http?.close();
+    this.configListener.dispose();
     this.changed.dispose();
   }
 }

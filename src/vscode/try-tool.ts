@@ -91,7 +91,7 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
   }
   let client: GatewayClient | undefined;
   try {
-    client = await GatewayClient.connect(end.url, end.token, 'mcp-gate-try-a-tool');
+    client = await GatewayClient.connect(end.launch, 'mcp-gate-try-a-tool');
     const listed = await client.listTools();
     const hidden = end.hidden();
     let tool: ListedTool | undefined;

@@ -158,7 +158,7 @@ describe('package: the .vsix (npm run package)', function () {
     const names = [...files.keys()];
     assert.deepEqual(names.filter((n) => n.endsWith('.map')), []);
     assert.deepEqual(names.filter((n) => /^extension\/(src|test|bench|scripts|node_modules|webview|docs)\//.test(n)), []);
-    for (const f of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/lock-worker.js']) {
+    for (const f of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/lock-worker.js', 'extension/dist/relay.js']) {
       const text = files.get(f)!.toString('utf8');
       assert.ok(text.split('\n').length < 2_000, `${f} has ${text.split('\n').length} lines: not minified`);
     }
@@ -174,6 +174,8 @@ describe('package: the .vsix (npm run package)', function () {
     assert.deepEqual(npm(sources('cli.js')), [], 'dist/cli.js carries npm libraries');
     assert.ok(npm(sources('lock-worker.js')).length > 0, 'the package worker carries them');
     assert.ok(sources('lock-worker.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
+    // The relay VS Code starts for each gated server is Node's modules only (it starts fast, carries no library).
+    assert.deepEqual(sources('relay.js').map((s) => s.replace(/^(\.\.\/)+/, '')), ['src/host/relay.ts']);
     assert.ok(!sources('extension.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')) && !sources('cli.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
   });
 });

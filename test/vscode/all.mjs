@@ -20,6 +20,8 @@ export const RUNS = [
   ['--folder', 'test/fixtures/vscode-workspace', '--settings', json(ROUTED), '--grep', 'own-starts|lenses|the gate in VS Code'],
   // VS Code 1.139's other collision behaviour (1.112 has none: the setting is unknown there and ignored)
   ['--folder', 'test/fixtures/vscode-workspace', '--settings', json({ 'chat.mcp.collisionBehavior': 'suffix' }), '--grep', 'the gate in VS Code'],
+  // chat.mcp.allowedServers in the user's settings: the gated servers are offered on the gateway's HTTP door (by URL)
+  ['--folder', 'test/fixtures/vscode-workspace', '--settings', json({ 'chat.mcp.allowedServers': [{ serverUrl: 'http://127.0.0.1:*/mcp/*' }] }), '--grep', 'the gate in VS Code'],
   ['--folder', 'test/fixtures/override-repo', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
   ['--workspace', 'test/fixtures/override-repo/override.code-workspace', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
   ['--folder', 'test/fixtures/override-repo', '--gated', '--grep', 'repo-override'],

@@ -1,14 +1,16 @@
-// The gateway under hostile requests: whoever does not hold the token gets nothing parsed (a malformed path without
-// the token is 401, not a crash; with it, 400), a handler's failure answers 500 instead of hanging or killing the
-// process, a client that stalls (no request, half the headers, half the body) is cut off, and a fuzzed stream of
-// requests without the token (paths, methods, headers, bodies) reaches no tool and leaves the gateway serving.
+// The gateway's local endpoint under hostile connections: whoever does not greet with the token gets nothing read
+// (no greeting in time, a greeting that is not JSON or carries the wrong token: one error line, the connection
+// closed, the refusal logged), a line over 1 MiB closes the connection, a message that is not JSON-RPC gets an
+// error and the session goes on, a handler's failure is an error answer instead of a hang or a dead process, one
+// request id cannot be answered twice at once, and a fuzzed stream without the token reaches no tool and leaves the
+// gateway serving.
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Gateway, keyOfPath, type GatewayTarget } from '../../../src/host/gateway';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Gateway, type GatewayTarget } from '../../../src/host/gateway';
 import { EventLog } from '../../../src/host/log';
 import { Session } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
@@ -21,30 +23,33 @@ import { inProcess } from '../../../src/trust/packages/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 
-/** Sends raw bytes, returns what came back (the status line's code, or 0 if the socket closed with no answer). */
-function rawExchange(port: number, bytes: Buffer | string, waitMs = 5_000): Promise<{ status: number; text: string; closedMs: number }> {
+type Line = { id?: unknown; result?: unknown; error?: { code: number; message: string } };
+
+/** Writes bytes to the endpoint; the lines that came back and when the connection closed (waits for the close, or `lines` lines). */
+function exchange(where: string, bytes: Buffer | string, o: { lines?: number; waitMs?: number } = {}): Promise<{ lines: Line[]; closedMs: number; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
-    const sock = net.connect(port, '127.0.0.1');
-    const got: Buffer[] = [];
+    const sock = net.connect(where);
+    let text = '';
+    const lines = () => text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Line);
     const timer = setTimeout(() => {
       sock.destroy();
-      reject(new Error(`no answer and no close within ${waitMs} ms`));
-    }, waitMs);
-    sock.on('data', (d) => {
-      got.push(d);
-      // one answer is enough: stop at the end of a response whose body length is given
-      const text = Buffer.concat(got).toString('latin1');
-      const head = text.indexOf('\r\n\r\n');
-      const len = /content-length: (\d+)/i.exec(text.slice(0, head));
-      if (head >= 0 && len && text.length >= head + 4 + Number(len[1])) sock.end();
+      if (o.lines !== undefined) resolve({ lines: lines(), closedMs: Date.now() - t0, closed: false });
+      else reject(new Error(`no close within ${o.waitMs ?? 5000} ms: ${text}`));
+    }, o.waitMs ?? 5_000);
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => {
+      text += d;
+      if (o.lines !== undefined && lines().length >= o.lines) {
+        clearTimeout(timer);
+        sock.destroy();
+        resolve({ lines: lines(), closedMs: Date.now() - t0, closed: false });
+      }
     });
     sock.on('error', () => undefined);
     sock.on('close', () => {
       clearTimeout(timer);
-      const text = Buffer.concat(got).toString('latin1');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      resolve({ status: m ? Number(m[1]) : 0, text, closedMs: Date.now() - t0 });
+      resolve({ lines: lines(), closedMs: Date.now() - t0, closed: true });
     });
     if (bytes.length) sock.write(bytes);
   });
@@ -52,16 +57,19 @@ function rawExchange(port: number, bytes: Buffer | string, waitMs = 5_000): Prom
 
 const CALL_T0 = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 't0', arguments: { text: 'pwned' } } });
 
-describe('gateway under hostile requests', function () {
+describe('gateway under hostile connections', function () {
   this.timeout(120_000);
   let session: Session;
   let gateway: Gateway;
   let log: EventLog;
-  let port: number;
+  let where: string;
   let calls = 0;
   let failTarget = false;
+  let slow: Promise<void> | undefined;
   const rejections: unknown[] = [];
   const onRejection = (e: unknown) => rejections.push(e);
+  const greet = (key = 'fx', token?: string) => `${JSON.stringify({ mcpGate: 1, key, token: token ?? gateway.token })}\n`;
+  const refusals = () => log.read().filter((e) => e.kind === 'gate.refuse').map((e) => String((e as { detail?: string }).detail));
 
   before(async () => {
     process.on('unhandledRejection', onRejection);
@@ -75,21 +83,21 @@ describe('gateway under hostile requests', function () {
     const fx: GatewayTarget = {
       tools: () => session.tools(),
       listed: () => true,
-      call: (t, a) => {
+      call: async (t, a) => {
         calls++;
+        if (slow) await slow;
         return session.call('fx', t, a);
       },
     };
     gateway = new Gateway({
       log,
-      timeouts: { headersMs: 400, requestMs: 800, idleMs: 400 },
+      greetingMs: 400,
       target: async (key) => {
         if (failTarget) throw new Error('the target broke');
         return key === 'fx' ? fx : { refused: `no allowed server "${key}"` };
       },
     });
-    await gateway.start();
-    port = Number(new URL(gateway.urlFor('fx')).port);
+    where = await gateway.start();
   });
   after(async () => {
     process.off('unhandledRejection', onRejection);
@@ -98,94 +106,102 @@ describe('gateway under hostile requests', function () {
     cleanupTemp();
   });
 
-  const head = (method: string, p: string, headers: Record<string, string>) =>
-    `${method} ${p} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
-  const auth = () => ({ host: `127.0.0.1:${port}`, authorization: `Bearer ${gateway.token}` });
-
-  it('a malformed path: 401 without the token (nothing parsed first), 400 with it; no unhandled rejection', async () => {
-    const bad = '/mcp/%E0%A4%A';
-    const without = await rawExchange(port, head('POST', bad, { host: `127.0.0.1:${port}`, 'content-length': '2', connection: 'close' }) + '{}');
-    assert.equal(without.status, 401, without.text);
-    const withToken = await rawExchange(port, head('POST', bad, { ...auth(), 'content-type': 'application/json', 'content-length': '2', connection: 'close' }) + '{}');
-    assert.equal(withToken.status, 400, withToken.text);
-    assert.match(withToken.text, /the request path is malformed/);
-    assert.deepEqual(keyOfPath('/mcp/%E0%A4%A'), { status: 400, why: 'the request path is malformed' });
-    assert.deepEqual(keyOfPath('/mcp/fx?x=%'), { key: 'fx' });
-    await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(rejections, []);
+  it('a connection that does not greet in time, greets with junk or with the wrong token is told once and closed; nothing after is read', async () => {
+    const idle = await exchange(where, '');
+    assert.ok(idle.closed && idle.closedMs < 3_000, `closed after ${idle.closedMs} ms`);
+    assert.match(idle.lines[0].error!.message, /MCP Gate: the relay sent no greeting in time/);
+    const junk = await exchange(where, `not json\n${CALL_T0}\n`);
+    assert.deepEqual(junk.lines.map((l) => l.error?.message), ['MCP Gate: the relay\'s greeting is not JSON']);
+    const shape = await exchange(where, `${JSON.stringify({ mcpGate: 2, key: 'fx', token: gateway.token })}\n${CALL_T0}\n`);
+    assert.deepEqual(shape.lines.map((l) => l.error?.message), ['MCP Gate: the relay\'s greeting is malformed']);
+    const wrong = await exchange(where, greet('fx', gateway.token.slice(0, -1) + 'x') + CALL_T0 + '\n');
+    assert.deepEqual(wrong.lines.map((l) => l.error?.message), ['MCP Gate: missing or wrong gateway token']);
+    // a call sent with the CALL_T0 line right behind a bad greeting reaches no tool
+    assert.equal(calls, 0);
+    assert.ok(refusals().some((d) => d === 'gateway: missing or wrong gateway token'));
   });
 
-  it('a handler that fails answers 500 and the gateway goes on', async () => {
+  it('a line over 1 MiB closes the connection, before or after the greeting', async () => {
+    const before = await exchange(where, Buffer.alloc(1024 * 1024 + 10, 'a'));
+    assert.ok(before.closed);
+    assert.match(before.lines[0].error!.message, /a message over 1 MiB/);
+    const after = await exchange(where, greet() + 'x'.repeat(1024 * 1024 + 10));
+    assert.ok(after.closed);
+    assert.match(after.lines[0].error!.message, /a message over 1 MiB/);
+  });
+
+  it('after the greeting: what is not JSON-RPC gets an error, an unknown server is refused, and the session goes on', async () => {
+    const r = await exchange(where, greet() + [
+      '{not json',
+      JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }),
+      JSON.stringify([]),
+      JSON.stringify([{ jsonrpc: '2.0', id: 2, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]),
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
+    ].join('\n') + '\n', { lines: 5 });
+    assert.deepEqual(r.lines.map((l) => l.error?.code ?? 'ok'), [-32700, -32600, -32600, -32600, 'ok']);
+    assert.deepEqual(r.lines[4], { jsonrpc: '2.0', id: 3, result: {} });
+    const other = await exchange(where, greet('other') + JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) + '\n', { lines: 1 });
+    assert.equal(other.lines[0].id, 1);
+    assert.match(other.lines[0].error!.message, /MCP Gate: no allowed server "other"/);
+  });
+
+  it('a handler that fails is an error answer and the gateway goes on', async () => {
     failTarget = true;
     try {
-      const r = await rawExchange(port, head('POST', '/mcp/fx', { ...auth(), 'content-type': 'application/json', accept: 'application/json', 'content-length': String(CALL_T0.length), connection: 'close' }) + CALL_T0);
-      assert.equal(r.status, 500, r.text);
+      const r = await exchange(where, greet() + CALL_T0 + '\n', { lines: 1 });
+      assert.match(r.lines[0].error!.message, /the gateway failed on this message/);
     } finally {
       failTarget = false;
     }
+    await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(rejections, []);
-    assert.ok(log.read().some((e) => e.kind === 'gate.refuse' && /a request failed: the target broke/.test(String((e as { detail?: string }).detail))));
+    assert.ok(refusals().some((d) => /a request failed: the target broke/.test(d)));
   });
 
-  it('a client that sends nothing, half the headers or half the body is cut off', async () => {
-    const idle = await rawExchange(port, '');
-    assert.ok(idle.closedMs < 4_000, `closed after ${idle.closedMs} ms`);
-    const halfHeaders = await rawExchange(port, `POST /mcp/fx HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n`);
-    assert.ok(halfHeaders.closedMs < 4_000, `closed after ${halfHeaders.closedMs} ms`);
-    const halfBody = await rawExchange(port, head('POST', '/mcp/fx', { ...auth(), 'content-type': 'application/json', accept: 'application/json', 'content-length': '1000' }) + CALL_T0.slice(0, 20));
-    assert.ok(halfBody.closedMs < 4_000, `closed after ${halfBody.closedMs} ms`);
-    assert.notEqual(halfBody.status, 200);
-    assert.equal(calls, 0);
+  it('one request id is not answered twice at once', async () => {
+    let release!: () => void;
+    slow = new Promise((r) => (release = r));
+    const before = calls;
+    try {
+      const call = (text: string) => JSON.stringify({ jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 't0', arguments: { text } } });
+      const pending = exchange(where, greet() + call('first') + '\n' + call('second') + '\n', { lines: 2, waitMs: 10_000 });
+      setTimeout(() => release(), 300);
+      const r = await pending;
+      assert.match(r.lines[0].error!.message, /a request id that is still being answered/);
+      assert.match(JSON.stringify(r.lines[1].result), /t0: first/);
+      assert.equal(calls - before, 1);
+    } finally {
+      slow = undefined;
+      release();
+    }
   });
 
-  it('fuzzed requests without the token reach no tool, get no 2xx, and the gateway still serves', async () => {
-    const seg = fc.oneof(
-      fc.constantFrom('fx', 'mcp', '%E0%A4%A', '%', '%%', '%00', '%2F', '..', '', 'fx%', '\u00e9', '%C0%AF'),
-      fc.string({ maxLength: 12 }).map((s) => s.replace(/[\s]/g, '')),
-    );
-    const pathArb = fc.oneof(
-      fc.array(seg, { minLength: 0, maxLength: 4 }).map((p) => `/${p.join('/')}`),
-      fc.tuple(seg, seg).map(([a, b]) => `/mcp/${a}?${b}`),
-      fc.constantFrom('*', '/mcp/fx', '/mcp/fx/', '//mcp/fx', `http://127.0.0.1:${'PORT'}/mcp/fx`, '/mcp/%E0%A4%A'),
-    );
-    const methodArb = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'HEAD', 'CONNECT', 'TRACE', 'BREW', 'post');
-    const authArb = fc.oneof(
-      fc.constant(undefined),
-      fc.string({ maxLength: 40 }).map((s) => `Bearer ${s.replace(/[\r\n]/g, '')}`),
-      fc.constantFrom('Bearer', 'Bearer ', 'Basic Zm9vOmJhcg==', 'bearer x', 'Bearer %E0%A4%A'),
-    );
-    const hostArb = fc.constantFrom(undefined, 'HOST_OK', 'localhost:HOST_PORT', 'evil.example', '127.0.0.1', '', '127.0.0.1:1');
-    const originArb = fc.constantFrom(undefined, 'null', 'https://evil.example', 'http://127.0.0.1:1', 'vscode-file://vscode-app', '%');
-    const bodyArb = fc.oneof(
-      fc.constant(CALL_T0),
-      fc.constant(`[${CALL_T0},${CALL_T0}]`),
-      fc.constant(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } } })),
-      fc.string({ maxLength: 200 }),
+  it('fuzzed connections without the token reach no tool, and the gateway still serves', async () => {
+    const before = calls;
+    const tokenArb = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 40 }), fc.constant(''), fc.constant(gateway.token.slice(1)), fc.constant(gateway.token + ' '));
+    const greetingArb = fc.oneof(
+      tokenArb.map((t) => `${JSON.stringify({ mcpGate: 1, key: 'fx', ...(t !== undefined ? { token: t } : {}) })}\n`),
+      fc.string({ maxLength: 200 }).map((s) => `${s}\n`),
       fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')),
-      fc.constant(''),
+      fc.constant(`${CALL_T0}\n`),
+      fc.constant(`{"mcpGate":1,"key":"fx","token":${JSON.stringify(gateway.token)}`),
     );
-    const extraArb = fc.dictionary(fc.constantFrom('mcp-session-id', 'mcp-protocol-version', 'content-type', 'accept', 'transfer-encoding', 'expect', 'x-forwarded-host'), fc.string({ maxLength: 30 }).map((s) => s.replace(/[\r\n]/g, '')), { maxKeys: 3 });
+    const restArb = fc.oneof(fc.constant(`${CALL_T0}\n`), fc.constant(`[${CALL_T0},${CALL_T0}]\n`), fc.string({ maxLength: 100 }), fc.constant(''));
     await fc.assert(
-      fc.asyncProperty(methodArb, pathArb, authArb, hostArb, originArb, bodyArb, extraArb, async (method, p, authz, host, origin, body, extra) => {
-        const headers: Record<string, string> = { ...extra, 'content-length': String(Buffer.byteLength(body, 'latin1')), connection: 'close' };
-        delete headers['transfer-encoding'];
-        if (host !== undefined) headers.host = host === 'HOST_OK' ? `127.0.0.1:${port}` : host.replace('HOST_PORT', String(port));
-        if (origin !== undefined) headers.origin = origin;
-        if (authz !== undefined) headers.authorization = authz;
-        const r = await rawExchange(port, Buffer.concat([Buffer.from(head(method, p.replace('PORT', String(port)), headers), 'latin1'), Buffer.from(body, 'latin1')]));
-        assert.ok(r.status === 0 || r.status >= 400, `${method} ${p} got ${r.status}`);
+      fc.asyncProperty(greetingArb, restArb, async (g, rest) => {
+        const r = await exchange(where, Buffer.from(g + rest, 'latin1'), { waitMs: 3_000 });
+        assert.ok(r.closed);
+        assert.ok(r.lines.every((l) => l.error !== undefined), JSON.stringify(r.lines));
       }),
-      { numRuns: 150 },
+      { numRuns: 60 },
     );
-    assert.equal(calls, 0, 'no request without the token reached a tool');
-    assert.equal(log.read().filter((e) => e.kind === 'tool.call').length, 0);
+    assert.equal(calls, before, 'no connection without the token reached a tool');
     assert.deepEqual(rejections, []);
-    // and the gateway still serves the token holder
     const c = new Client({ name: 'after-fuzz', version: '0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor('fx')), { requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } } }));
+    await c.connect(new StdioClientTransport({ ...gateway.relayCommand('fx'), env: { ...(process.env as Record<string, string>), ...gateway.relayEnv() } }));
     const ok = await c.callTool({ name: 't0', arguments: { text: 'still here' } });
     assert.match(JSON.stringify(ok.content), /t0: still here/);
     await c.close();
-    assert.equal(calls, 1);
+    assert.equal(calls, before + 1);
   });
 });

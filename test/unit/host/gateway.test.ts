@@ -1,12 +1,14 @@
-// The gateway VS Code chat talks to, tested from plain Node with the SDK client: only the token holder gets in,
-// a foreign Host or web Origin is refused (DNS rebinding), denied tools are not even listed, and every call goes
-// through the session's policy check and log.
+// The gateway VS Code chat reaches gated servers through, tested from plain Node as VS Code uses it: an SDK stdio
+// client starts the relay with the environment a start is given. Only the token holder gets in, the endpoint is a
+// socket in a private folder (no TCP port), denied tools are not even listed, and every call goes through the
+// session's policy check and log. The relay itself says what to do when it is started wrongly or the window closed.
 import assert from 'node:assert/strict';
-import * as http from 'node:http';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Gateway, originAllowed } from '../../../src/host/gateway';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Gateway, RELAY_SCRIPT } from '../../../src/host/gateway';
 import { GatewayClient } from '../../../src/host/gateway-client';
 import { resultLines } from '../../../src/report/tool-text';
 import { EventLog } from '../../../src/host/log';
@@ -21,23 +23,12 @@ import { inProcess } from '../../../src/trust/packages/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 
-function raw(url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const req = http.request({ host: '127.0.0.1', port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }));
-  });
-}
-
 describe('gateway', function () {
   this.timeout(60_000);
   let session: Session;
   let gateway: Gateway;
   let log: EventLog;
+  let where: string;
   before(async () => {
     const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_TOOLS: '3' } } } }) });
     // a repository server: its rules name its project
@@ -53,19 +44,32 @@ describe('gateway', function () {
         ? { tools: () => session.tools(), listed: (t) => session.decisionFor('fx', t) !== 'deny', call: (t, a) => session.call('fx', t, a) }
         : { refused: `no allowed server "${key}"` }),
     });
-    await gateway.start();
+    where = await gateway.start();
   });
   after(async () => {
     await gateway.close();
+    assert.ok(!fs.existsSync(path.dirname(where)), 'the socket\'s folder goes with the gateway');
     await session.close();
     cleanupTemp();
   });
 
   const connect = async (key: string, token = gateway.token) => {
     const client = new Client({ name: 'vscode-like', version: '0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor(key)), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    const relay = gateway.relayCommand(key);
+    await client.connect(new StdioClientTransport({ ...relay, env: { ...(process.env as Record<string, string>), ...gateway.relayEnv(), MCP_GATE_GATEWAY_TOKEN: token }, stderr: 'pipe' }));
     return client;
   };
+
+  it('is a socket in a folder only this user may open, named by no definition (no TCP port)', () => {
+    assert.ok(fs.statSync(where).isSocket());
+    const dir = fs.statSync(path.dirname(where));
+    assert.equal(dir.mode & 0o777, 0o700);
+    assert.equal(dir.uid, process.getuid!());
+    const relay = gateway.relayCommand('fx');
+    assert.deepEqual(relay, { command: process.execPath, args: [RELAY_SCRIPT, 'fx'], env: { ELECTRON_RUN_AS_NODE: '1' } });
+    assert.ok(!JSON.stringify(relay).includes(gateway.token), 'no token in what VS Code caches');
+    assert.deepEqual(Object.keys(gateway.relayEnv()).sort(), ['ELECTRON_RUN_AS_NODE', 'MCP_GATE_GATEWAY', 'MCP_GATE_GATEWAY_TOKEN']);
+  });
 
   it('lists only the tools the policy does not deny', async () => {
     const c = await connect('fx');
@@ -88,52 +92,37 @@ describe('gateway', function () {
     assert.deepEqual(outcomes.slice(-3), ['t0:answered', 't1:refused_by_policy', 't2:refused_by_policy']);
   });
 
-  it('a wrong token, a foreign Host, a web Origin and an unknown server are refused', async () => {
-    await assert.rejects(connect('fx', 'not-the-token'), /401|Unauthorized|missing or wrong gateway token/);
-    const url = gateway.urlFor('fx');
-    const auth = { authorization: `Bearer ${gateway.token}` };
-    assert.equal(await raw(url, { ...auth, host: 'evil.example:80' }), 403);
-    assert.equal(await raw(url, { ...auth, origin: 'https://evil.example' }), 403);
-    assert.equal(await raw(url, { ...auth }), 200);
-    assert.equal(await raw(gateway.urlFor('other'), auth), 403);
-    assert.ok(log.read().some((e) => e.kind === 'gate.refuse' && /Origin "https:\/\/evil\.example"/.test(String((e as { detail?: string }).detail))));
+  it('a wrong token and an unknown server are refused, and say why', async () => {
+    await assert.rejects(connect('fx', 'not-the-token'), /Connection closed/i);
+    assert.ok(log.read().some((e) => e.kind === 'gate.refuse' && /gateway: missing or wrong gateway token/.test(String((e as { detail?: string }).detail))));
+    await assert.rejects(connect('other'), /no allowed server "other"/);
   });
 
-  it('keeps the client\'s MCP session: calls need its Mcp-Session-Id, unknown methods are errors, DELETE ends it', async () => {
-    const url = new URL(gateway.urlFor('fx'));
-    const post = async (body: unknown, headers: Record<string, string> = {}, method = 'POST') => {
-      const r = await fetch(url, { method, headers: { authorization: `Bearer ${gateway.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, ...(method === 'POST' ? { body: JSON.stringify(body) } : {}) });
-      const text = await r.text();
-      return { status: r.status, session: r.headers.get('mcp-session-id'), json: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
-    };
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
-    assert.equal(init.status, 200);
-    assert.equal(init.json.result.protocolVersion, '2025-06-18');
-    assert.deepEqual(init.json.result.capabilities, { tools: {} });
-    const sid = init.session!;
-    assert.match(sid, /^[0-9a-f-]{36}$/);
-    const h = { 'mcp-session-id': sid };
-    assert.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, h)).status, 202);
-    assert.deepEqual((await post({ jsonrpc: '2.0', id: 2, method: 'ping' }, h)).json, { jsonrpc: '2.0', id: 2, result: {} });
-    const unknown = await post({ jsonrpc: '2.0', id: 3, method: 'sampling/createMessage', params: {} }, h);
-    assert.equal(unknown.json.error.code, -32601);
-    const badArgs = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 't0', arguments: [1] } }, h);
-    assert.equal(badArgs.json.error.code, -32602);
-    const batch = await post([{ jsonrpc: '2.0', id: 5, method: 'ping' }, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 't0', arguments: { text: 'batched' } } }], h);
-    assert.equal(batch.json.length, 2);
-    assert.match(JSON.stringify(batch.json[1].result), /t0: batched/);
-    assert.equal((await post({ jsonrpc: '2.0', id: 7, method: 'tools/list' })).status, 400, 'no session id');
-    assert.equal((await post({ jsonrpc: '2.0', id: 8, method: 'tools/list' }, { 'mcp-session-id': 'not-a-session' })).status, 404);
-    assert.equal((await post({ jsonrpc: '2.0', id: 9, method: 'tools/list' }, { ...h, 'mcp-protocol-version': '1999-01-01' })).status, 400);
-    assert.equal((await post(undefined, h, 'GET')).status, 405, 'no GET stream');
-    assert.equal((await post(undefined, h, 'DELETE')).status, 200);
-    assert.equal((await post({ jsonrpc: '2.0', id: 10, method: 'ping' }, h)).status, 404, 'the session ended');
+  it('answers the MCP methods of its session: unknown methods and bad arguments are errors', async () => {
+    const c = await connect('fx');
+    const init = c.getServerVersion();
+    assert.equal(init?.name, 'mcp-gate');
+    assert.deepEqual(c.getServerCapabilities(), { tools: {} });
+    assert.deepEqual(await c.ping(), {});
+    await assert.rejects(c.request({ method: 'resources/list', params: {} }, (await import('@modelcontextprotocol/sdk/types.js')).ListResourcesResultSchema), /-32601|offers tools only/);
+    await assert.rejects(c.callTool({ name: 't0', arguments: [1] as unknown as Record<string, unknown> }), /-32602|arguments must be an object/);
+    await c.close();
   });
 
-  it('GatewayClient ("Try a Tool…") asks as chat does: the same listing under the policy, the same call path and log, the session ended after', async () => {
-    const c = await GatewayClient.connect(gateway.urlFor('fx'), gateway.token, 'try-a-tool');
-    assert.equal(gateway.sessionCount > 0, true);
-    const before = gateway.sessionCount;
+  it('the relay started wrongly, or after the window closed, says what to do and exits', async () => {
+    const bare = spawnSync(process.execPath, [RELAY_SCRIPT, 'fx'], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 10_000 });
+    assert.equal(bare.status, 1);
+    assert.match(bare.stderr, /MCP Gate: this relay is started by MCP Gate in VS Code only .*start the server from VS Code/);
+    const gone = spawnSync(process.execPath, [RELAY_SCRIPT, 'fx'], { env: { PATH: process.env.PATH, MCP_GATE_GATEWAY: path.join(path.dirname(where), 'gone.sock'), MCP_GATE_GATEWAY_TOKEN: gateway.token }, encoding: 'utf8', timeout: 10_000 });
+    assert.equal(gone.status, 1);
+    assert.match(gone.stderr, /MCP Gate: the gateway in VS Code cannot be reached \(.*ENOENT.*\): the window that started this server closed or reloaded; start the server again/);
+  });
+
+  it('GatewayClient ("Try a Tool…") asks as chat does: through the relay, the same listing under the policy, the same call path and log', async () => {
+    const launch = () => ({ ...gateway.relayCommand('fx'), env: gateway.relayEnv() });
+    const before = gateway.connectionCount;
+    const c = await GatewayClient.connect(launch(), 'try-a-tool');
+    assert.equal(gateway.connectionCount, before + 1);
     assert.deepEqual((await c.listTools()).map((t) => t.name), ['t0', 't1']);
     const ok = await c.call('t0', { text: 'tried' });
     assert.equal(ok.isError, undefined);
@@ -144,18 +133,9 @@ describe('gateway', function () {
     const outcomes = log.read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
     assert.deepEqual(outcomes.slice(-2), ['t0:answered', 't2:refused_by_policy']);
     await c.close();
-    assert.equal(gateway.sessionCount, before - 1, 'closing ends its MCP session (DELETE)');
-    await assert.rejects(GatewayClient.connect(gateway.urlFor('fx'), 'not-the-token', 'try-a-tool'), /the gateway refused \(401\): missing or wrong gateway token/);
-    await assert.rejects(GatewayClient.connect(gateway.urlFor('other'), gateway.token, 'try-a-tool'), /the gateway refused \(403\): no allowed server "other"/);
-    await assert.rejects(GatewayClient.connect('http://198.18.0.1:1/mcp/fx', gateway.token, 'try-a-tool'), /is not MCP Gate's gateway on 127\.0\.0\.1/);
-  });
-
-  it('knows which origins are legitimate', () => {
-    assert.equal(originAllowed(undefined), true);
-    assert.equal(originAllowed('vscode-file://vscode-app'), true);
-    assert.equal(originAllowed('http://127.0.0.1:8080'), true);
-    assert.equal(originAllowed('https://attacker.example'), false);
-    assert.equal(originAllowed('http://127.0.0.1.attacker.example'), false);
-    assert.equal(originAllowed('null'), false);
+    for (let i = 0; i < 50 && gateway.connectionCount !== before; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(gateway.connectionCount, before, 'closing ends its relay and its connection');
+    await assert.rejects(GatewayClient.connect({ ...launch(), env: { ...launch().env, MCP_GATE_GATEWAY_TOKEN: 'not-the-token' } }, 'try-a-tool'), /the gateway refused: MCP Gate: missing or wrong gateway token/);
+    await assert.rejects(GatewayClient.connect({ ...gateway.relayCommand('other'), env: gateway.relayEnv() }, 'try-a-tool'), /the gateway answered with an error: MCP Gate: no allowed server "other"/);
   });
 });

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
 import { closeTab, pressEnter, settled, waitingDecision } from './decide';
-import { gatedLabel } from '../../../src/vscode/gateway-provider';
+import { gatedLabel, matchedByUrl } from '../../../src/vscode/gateway-provider';
 import type { Tried } from '../../../src/vscode/try-tool';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
@@ -180,9 +180,20 @@ describe('the gate in VS Code', function () {
       // On 1.139 the label says "· MCP Gate" so that VS Code's own same-named copy (this folder's .vscode/mcp.json,
       // unrouted in the default run) never switches the gated one off (chat.mcp.collisionBehavior "disable").
       assert.equal(defs[0].label, gatedLabel(SERVER));
-      assert.ok(defs[0] instanceof vscode.McpHttpServerDefinition);
-      assert.match((defs[0] as vscode.McpHttpServerDefinition).uri.toString(), /^http:\/\/127\.0\.0\.1:\d+\/mcp\//);
-      assert.deepEqual((defs[0] as vscode.McpHttpServerDefinition).headers, {}, 'no token in the provided (cached) definition');
+      if (matchedByUrl()) {
+        // chat.mcp.allowedServers set (a run of test/vscode/all.mjs): the HTTP door its URL entry names.
+        assert.ok(defs[0] instanceof vscode.McpHttpServerDefinition, `chat.mcp.allowedServers=${JSON.stringify(vscode.workspace.getConfiguration().get('chat.mcp.allowedServers'))}: an HTTP definition`);
+        assert.match((defs[0] as vscode.McpHttpServerDefinition).uri.toString(), /^http:\/\/127\.0\.0\.1:\d+\/mcp\//);
+        assert.deepEqual((defs[0] as vscode.McpHttpServerDefinition).headers, {}, 'no token in the provided (cached) definition');
+      } else {
+        // A stdio definition that starts MCP Gate's relay: nothing of the endpoint or token in what VS Code caches.
+        assert.ok(defs[0] instanceof vscode.McpStdioServerDefinition);
+        const def = defs[0] as vscode.McpStdioServerDefinition;
+        assert.equal(def.command, process.execPath);
+        assert.match(def.args[0], /[/\\]relay\.js$/);
+        assert.equal(def.args.length, 2);
+        assert.deepEqual(def.env, { ELECTRON_RUN_AS_NODE: '1' }, 'no endpoint or token in the provided (cached) definition');
+      }
       await waitFor('VS Code starting the server through the gate', async () => {
         await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
         return echoTool();

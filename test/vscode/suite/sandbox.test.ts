@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -117,8 +118,11 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     // A repository server: its tool rule names its project.
     await vscode.workspace.getConfiguration('mcpGate').update('rules', [{ action: `mcp.${SERVER}.tool.*`, decision: 'allow', project: folder }], vscode.ConfigurationTarget.Global);
     const def = await waitFor('the provider offering sandbox-probe', async () => (await api.gateway!.provideMcpServerDefinitions()).find((d) => d.label === gatedLabel(SERVER)));
-    const gatewayPort = Number(new URL((def as vscode.McpHttpServerDefinition).uri.toString(true)).port);
-    assert.ok(gatewayPort > 0);
+    assert.ok(def);
+    // A service of the host on its loopback, which the server must not reach.
+    const hostService = net.createServer((c) => c.end('host service\n'));
+    await new Promise<void>((r) => hostService.listen(0, '127.0.0.1', r));
+    const hostPort = (hostService.address() as net.AddressInfo).port;
     await waitFor('VS Code starting sandbox-probe through the gate', async () => {
       await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
       return tool('read') && tool('write') && tool('connect');
@@ -163,9 +167,16 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     if (after !== before) fs.writeFileSync(serverFile, before); // put the fixture back before failing
     assert.match(overwrite, /^failed: (EROFS|EACCES|EPERM|EBUSY)/, overwrite);
     assert.equal(after, before, 'the server changed its approved file in the real workspace');
-    // No network rule: the host's loopback (the gateway listening on 127.0.0.1) is not reachable.
-    const connect = await call('connect', { port: gatewayPort });
+    // No network rule: the host's loopback (a service listening on 127.0.0.1) is not reachable.
+    const connect = await call('connect', { port: hostPort });
+    hostService.close();
     assert.match(connect, /^failed: (ECONNREFUSED|ENETUNREACH|EADDRNOTAVAIL|timeout)/, connect);
+    // Nor is the gateway's own socket (a private folder of the host's /tmp).
+    const end = await api.gateway!.endpoint(s, 'the sandbox test');
+    assert.ok(typeof end !== 'string', String(end));
+    const socket = end.launch.env.MCP_GATE_GATEWAY;
+    assert.ok(fs.statSync(socket).isSocket());
+    assert.match(await call('read', { path: socket }), /^failed: ENOENT/);
     // The workspace is read-write: the write lands in the real folder.
     const token = `written inside the sandbox ${randomUUID()}`;
     assert.match(await call('write', { path: written(), text: token }), /^wrote /);
