@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { frontServer } from '../src/host/front';
+import { frontServer } from '../src/host/serve';
 import { originAllowed, sameToken, type GatewayTarget } from '../src/host/gateway';
 import type { EventLog } from '../src/host/log';
 

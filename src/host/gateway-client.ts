@@ -3,7 +3,7 @@
 // Mcp-Session-Id it was given), JSON replies. "MCP Gate: Try a Tool…" uses it, so the call a person tries takes the
 // whole path a chat call takes: the gateway's checks, the listing under the policy, the session's call-time check
 // and its log lines. It talks only to the gateway on 127.0.0.1; each exchange is bounded in time and size.
-import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/client';
 
 /** A tool as the gateway lists it (what chat would be shown). */
 export interface ListedTool {
