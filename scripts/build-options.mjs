@@ -8,5 +8,7 @@ const sdkShims = { '@modelcontextprotocol/client/_shims': './src/host/sdk-shims.
 export const common = { bundle: true, alias: sdkShims, platform: 'node', format: 'cjs', target: 'node20', minify: true, keepNames: true, sourcemap: 'linked', logLevel: 'warning', mainFields: ['module', 'main'], logOverride: { 'require-resolve-not-external': 'silent' } };
 export const cli = { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } };
 export const extension = { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] };
-// The worker thread the extension resolves and installs pinned npm packages in (src/host/lock-worker.ts).
-export const lockWorker = { ...common, entryPoints: ['src/host/lock-worker.ts'], outfile: 'dist/lock-worker.js' };
+// The worker thread the extension resolves and installs pinned npm packages in (src/host/lock-worker.ts). Three
+// libraries the npm libraries require but MCP Gate never has them call are stand-ins (src/host/npm-absent.ts).
+const npmAbsent = { 'iconv-lite': './src/host/npm-absent.ts', sigstore: './src/host/npm-absent.ts', '@npmcli/query': './src/host/npm-absent.ts' };
+export const lockWorker = { ...common, alias: { ...sdkShims, ...npmAbsent }, entryPoints: ['src/host/lock-worker.ts'], outfile: 'dist/lock-worker.js' };
