@@ -1,4 +1,5 @@
-// Bundles the extension, the CLI, the extension's package worker (dist/lock-worker.js) and the chat relay (dist/relay.js) with esbuild (minified; options in
+// Bundles the extension, the CLI, the extension's package worker (dist/lock-worker.js), the chat relay (dist/relay.js)
+// and the parts they load when first needed (dist/parser.js, dist/undici.js) with esbuild (minified; options in
 // build-options.mjs). The extension keeps `vscode` external;
 // the CLI is a self-contained Node script with a shebang. The trust panel's webview script is a browser bundle in
 // dist/webview/ (with codicons' css and font beside it): the panel loads only from dist/webview/ and media/.
@@ -6,7 +7,7 @@ import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { cli, extension, lockWorker, relay } from './build-options.mjs';
+import { cli, extension, lockWorker, parser, relay, undiciPart } from './build-options.mjs';
 
 await build(cli);
 chmodSync('dist/cli.js', 0o755);
@@ -14,6 +15,8 @@ chmodSync('dist/cli.js', 0o755);
 await build(extension);
 await build(lockWorker);
 await build(relay);
+await build(parser);
+await build(undiciPart);
 
 await build({
   entryPoints: ['webview/main.ts'],

@@ -17,6 +17,7 @@ const { values: opt } = parseArgs({ options: { out: { type: 'string' }, 'no-buil
 const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
 const outDir = path.resolve(opt.out ?? REPO);
 
+const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js'];
 if (!opt['no-build']) {
   const b = spawnSync(process.execPath, [path.join(REPO, 'scripts/build.mjs')], { cwd: REPO, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
@@ -24,7 +25,8 @@ if (!opt['no-build']) {
 const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-pack-'));
 try {
   fs.mkdirSync(path.join(stage, 'dist'));
-  for (const f of ['cli.js', 'lock-worker.js']) {
+  // the CLI, its package worker, and the parts they load when first needed (scripts/build-options.mjs)
+  for (const f of CLI_FILES) {
     const from = path.join(REPO, 'dist', f);
     if (!fs.existsSync(from)) throw new Error(`${from} is missing (npm run build)`);
     fs.copyFileSync(from, path.join(stage, 'dist', f));
@@ -37,7 +39,7 @@ try {
     description: 'MCP Gate command line: the trust gate and hardened client for MCP servers (mcp-gate)',
     license: manifest.license,
     bin: { 'mcp-gate': 'dist/cli.js' },
-    files: ['dist/cli.js', 'dist/lock-worker.js', 'CHANGELOG.md'],
+    files: [...CLI_FILES.map((f) => `dist/${f}`), 'CHANGELOG.md'],
     engines: { node: manifest.engines.node },
   }, null, 2) + '\n');
   const r = spawnSync('npm', ['pack', '--silent', '--pack-destination', outDir], { cwd: stage, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });

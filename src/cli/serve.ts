@@ -1,6 +1,6 @@
 // `mcp-gate serve [<server>]`: runs MCP Gate as a stdio MCP server (src/host/serve.ts) for the agent that launched
 // it. stdout carries MCP only; every line for a person goes to stderr (and the log).
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
 import type { EventLog } from '../host/log';

@@ -1,8 +1,8 @@
 // The MCP face MCP Gate shows a client, whatever carries it (the chat gateway's HTTP, `mcp-gate serve`'s stdio):
-// an SDK server that lists only the tools the policy does not deny and sends every call to the gate, which checks
-// the policy at call time and logs the exchange. A refusal comes back as a tool error the client shows.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+// it lists only the tools the policy does not deny and sends every call to the gate, which checks the policy at
+// call time and logs the exchange. A refusal comes back as a tool error the client shows. The SDK server that
+// carries it over stdio is in ./serve.ts, so the extension (the gateway answers its methods itself) bundles none.
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { SessionTool } from './session';
 
 export interface FrontTarget {
@@ -40,11 +40,4 @@ export function listedTools(tools: SessionTool[], target: Pick<FrontTarget, 'lis
 export function callAnswer(out: { result?: CallToolResult; error?: string }): CallToolResult {
   if (out.result) return out.result;
   return { isError: true, content: [{ type: 'text', text: `MCP Gate: ${out.error ?? 'the call failed'}` }] };
-}
-
-export function frontServer(target: FrontTarget): Server {
-  const server = new Server({ name: serverInfoName(target.serverName), version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listedTools(await target.tools(), target) }));
-  server.setRequestHandler(CallToolRequestSchema, async (r) => callAnswer(await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>)));
-  return server;
 }

@@ -5,7 +5,7 @@
 // relay, the gateway's checks, the listing under the policy, the session's call-time check and its log lines. Each
 // exchange is bounded in time and size; close ends the relay.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/client';
 
 /** A tool as the gateway lists it (what chat would be shown). */
 export interface ListedTool {

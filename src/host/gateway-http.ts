@@ -12,7 +12,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import { answerMessage, MAX_GATEWAY_BODY_BYTES, messagesOf, sameToken, type GatewayTarget, type Message, type RequestId } from './gateway';
 import type { EventLog } from './log';
 

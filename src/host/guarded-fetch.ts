@@ -4,8 +4,8 @@
 // exchange for the mcp.request log.
 
 import type { Agent } from 'undici';
-import { fetch as undiciFetch } from 'undici/lib/web/fetch/index.js';
-import { Response as UndiciResponse } from 'undici/lib/web/fetch/response.js';
+import type { fetch as UndiciFetch } from 'undici/lib/web/fetch/index.js';
+import { undici } from './undici-load';
 import {
   AddressRefusedError,
   ConnectionFailedError,
@@ -255,12 +255,12 @@ function budgeted(ex: Exchange, callerSignal: AbortSignal | undefined, budgetMs:
   };
 }
 
-type UndiciReply = Awaited<ReturnType<typeof undiciFetch>>;
+type UndiciReply = Awaited<ReturnType<typeof UndiciFetch>>;
 
 /** Stage: undici's own fetch over the pinned agent; its failures become our typed errors. */
-async function send(ex: Exchange, budget: Budget, init: Parameters<typeof undiciFetch>[1]): Promise<UndiciReply> {
+async function send(ex: Exchange, budget: Budget, init: Parameters<typeof UndiciFetch>[1]): Promise<UndiciReply> {
   try {
-    return await undiciFetch(ex.url, init);
+    return await undici().fetch(ex.url, init);
   } catch (err) {
     budget.settle();
     return ex.refuse(budget.mapError(err));
@@ -287,7 +287,7 @@ async function guardedReply(ex: Exchange, budget: Budget, res: UndiciReply, maxB
   if (declared > maxBytes) fail(new ReplyTooLargeError(host, maxBytes));
 
   const wrap = (body: ReadableStream<Uint8Array> | null) =>
-    new UndiciResponse(status === 204 || status === 205 ? null : body, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+    new (undici().Response)(status === 204 || status === 205 ? null : body, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
   const passBounded = () => {
     if (!res.body) budget.settle();
     return wrap(res.body ? boundedStream(res.body as ReadableStream<Uint8Array>, { host, maxBytes, mapError, onEnd: () => budget.settle() }) : null);
@@ -322,7 +322,7 @@ async function guardedReply(ex: Exchange, budget: Budget, res: UndiciReply, maxB
       return fail(err instanceof Error ? err : new Error(String(err)));
     }
     finish({ answered: true });
-    return new UndiciResponse(bytes, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+    return new (undici().Response)(bytes, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
   }
   return fail(new InvalidReplyError(host, status === 202 || !res.body ? `no response to a request (HTTP ${status})` : `unexpected content type ${JSON.stringify(type.slice(0, 60))}`));
 }

@@ -1,8 +1,9 @@
 // An undici Agent whose every new connection resolves the host, checks all its addresses, and connects
 // to a checked address while TLS SNI and certificate verification stay on the host name.
 
-import Agent from 'undici/lib/dispatcher/agent.js';
-import buildConnector from 'undici/lib/core/connect.js';
+import type Agent from 'undici/lib/dispatcher/agent.js';
+import type buildConnector from 'undici/lib/core/connect.js';
+import { undici } from './undici-load';
 import { AddressRefusedError } from './errors';
 import { allLoopback, resolveChecked, type ResolveOptions } from './resolve';
 
@@ -37,7 +38,7 @@ const TRY_NEXT = new Set(['ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRN
  * Plain http is connected only when every address is loopback and the exception allows loopback.
  */
 export function createPinnedAgent(options: PinnedAgentOptions = {}): Agent {
-  const base = buildConnector({
+  const base = undici().buildConnector({
     ca: options.ca as string | Buffer | Array<string | Buffer> | undefined,
     rejectUnauthorized: true,
     minVersion: 'TLSv1.2',
@@ -84,5 +85,5 @@ export function createPinnedAgent(options: PinnedAgentOptions = {}): Agent {
     ).catch((err: unknown) => finish(err instanceof Error ? err : new Error(String(err)), null));
   };
 
-  return new Agent({ connect, allowH2: false });
+  return new (undici().Agent)({ connect, allowH2: false });
 }

@@ -3,8 +3,9 @@
 // server's prefix, `<server>__<tool>`), through the same sessions the chat gateway uses: gate and policy at start,
 // the gate again and the policy at every call, the same log, sandbox and bounds. A server that may not run is not
 // started: it adds no tool, and the client is told (instructions, stderr, and the error of any call) which server,
-// in what state, and how to approve it. Nothing but MCP is written to the transport.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+// in what state, and how to approve it. Nothing but MCP is written to the transport, by the SDK's low-level server
+// (frontServer below: tools only, answered through ./front.ts).
+import { Server, type Transport } from '@modelcontextprotocol/server';
 import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
 import { evaluateGate } from '../trust/gate';
@@ -15,8 +16,9 @@ import { stateWords } from '../trust/approval/gate-state';
 import { allowingRules, type Verdict } from '../policy/decide';
 import { count } from '../text/count';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
-import { frontServer } from './front';
+import { callAnswer, listedTools, serverInfoName, type FrontTarget } from './front';
 import type { EventLog } from './log';
+import { DefaultJsonSchemaValidator } from './sdk-shims';
 import { MAX_SERVERS, Session, type SessionTool } from './session';
 
 /** Separates a server's name from its tool's in the names `serve` (all servers) offers. */
@@ -71,6 +73,14 @@ function hiddenLine(f: Fronted, tool: string, prefixed: boolean, v: Verdict, pol
   return rules.length
     ? `${name} of "${f.server.name}": allowed by adding ${rules.join(' and ')} to "rules" in ${policyFile}`
     : `${name} of "${f.server.name}": ${v.reason}`;
+}
+
+/** The SDK server of a front target: `tools/list` and `tools/call`, the rest (initialize, ping) the SDK's. */
+export function frontServer(target: FrontTarget): Server {
+  const server = new Server({ name: serverInfoName(target.serverName), version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions, jsonSchemaValidator: new DefaultJsonSchemaValidator() });
+  server.setRequestHandler('tools/list', async () => ({ tools: listedTools(await target.tools(), target) }));
+  server.setRequestHandler('tools/call', async (r) => callAnswer(await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>)));
+  return server;
 }
 
 /** Runs until the client closes the transport; resolves after every session is closed. */

@@ -4,7 +4,6 @@
 // retried once on a new HTTP session after a 404, and its result cleaned of hidden characters and masked. A
 // server that asks for input inside a result is refused the same way as a server→client request.
 import { isInputRequiredResult, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/client';
-import type { CallToolResult as ServedResult } from '@modelcontextprotocol/sdk/types.js';
 import { mayCallTool, resolve, type Verdict } from '../../policy/decide';
 import { serverIdentity } from '../identity';
 import { stripHidden, stripHiddenDeep } from '../untrusted';
@@ -70,7 +69,7 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
     const clean = ctx.masker.maskDeep(stripHiddenDeep(result));
     if (!conn.host) ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered' });
     ctx.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: !result.isError, bytes });
-    return { ok: !result.isError, result: clean as ServedResult, outcome: 'answered' };
+    return { ok: !result.isError, result: clean as CallToolResult, outcome: 'answered' };
   } catch (e) {
     const why = ctx.masker.mask(describeError(e));
     if (!conn.host) ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why });

@@ -3,8 +3,10 @@
 // session-less, `_meta` on every request), `initialize` when the server answers as a 2025 server. Every
 // server→client request is refused with a JSON-RPC error at once (the server's call then ends promptly) and
 // counted; notifications are counted and ignored. An InputRequiredResult is handed back to the call, which refuses
-// it the same way (src/host/session/call.ts).
+// it the same way (src/host/session/call.ts). A tool's output schema is checked by the SDK's interpreting
+// validator (../sdk-shims.ts), the one the bundles carry.
 import { Client, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { DefaultJsonSchemaValidator } from '../sdk-shims';
 import { MAX_TOOL_PAGES, type SessionContext } from './context';
 
 /** A client for one server, answering nothing the server asks. */
@@ -14,6 +16,7 @@ export function newClient(ctx: SessionContext, server: string, timeoutMs: number
     versionNegotiation: { mode: 'auto', probe: { timeoutMs } },
     inputRequired: { autoFulfill: false },
     listMaxPages: MAX_TOOL_PAGES,
+    jsonSchemaValidator: new DefaultJsonSchemaValidator(),
   });
   client.fallbackRequestHandler = async (req) => {
     ctx.refuseRequest(server, req.method, 'a server→client request');

@@ -2,11 +2,8 @@
 // the counts a person can read), the error that leaves one server out with a line, and the session's own state —
 // its options, the policy in force now, its notes and counters, and the secrets bound to one server. The parts
 // (local start, remote connect, discovery and pinning, calls) each take this context; it imports none of them.
-import type { Client, Tool, Transport } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
 import { SdkHttpError } from '@modelcontextprotocol/client';
-// The chat gateway serves results with the 1.x server package; its CallToolResult types structuredContent as an
-// object where v2 says unknown (the same JSON on the wire). A CallOutcome carries the type the gateway serves.
-import type { CallToolResult as ServedResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Asker } from '../../policy/decide';
 import { defaultMasker, type Masker } from '../../policy/mask';
 import { bindSecrets, type SecretSource } from '../../policy/secrets';
@@ -104,7 +101,7 @@ export interface Connection {
 
 export interface CallOutcome {
   ok: boolean;
-  result?: ServedResult;
+  result?: CallToolResult;
   /** Why the call did not run or failed (masked). */
   error?: string;
   outcome: Outcome;

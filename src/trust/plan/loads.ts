@@ -5,8 +5,17 @@
 // `process.dlopen`, `new Worker`, a child process, `eval`/`Function`/`vm` — whose argument is not a literal, or a
 // loader handed on as a value (`const r = require`). A computed load, or a file that does not parse, means the
 // file can load any file of the workspace: the closure (./closure.ts) then pins the whole workspace, and says
-// why with the file and line. Pure: text in, verdict out.
-import { parse, type ParserPlugin } from '@babel/parser';
+// why with the file and line. Pure: text in, verdict out. The parser is loaded at the first parse (./babel.ts).
+import type { ParserPlugin } from '@babel/parser';
+import type * as Babel from './babel';
+
+let babel: typeof Babel | undefined;
+/** @babel/parser, loaded once, when a file is first read (the bundles carry it in dist/parser.js). */
+function parse(...args: Parameters<typeof Babel.parse>): ReturnType<typeof Babel.parse> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  babel ??= require('./babel') as typeof Babel;
+  return babel.parse(...args);
+}
 
 export interface Loads {
   /** Relative-looking literals (`./x`, `../x`, `..`), decoded, with `/` separators: a superset of what it loads. */

@@ -32,5 +32,15 @@ describe('the CLI package (npm i -g)', function () {
     assert.equal(entry.args[0], fs.realpathSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'cli.js')), 'the installed file, where it is');
     assert.ok(!entry.args[0].startsWith(ROOT + path.sep));
     assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate')).sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
+    // the parts the CLI loads when first needed are installed beside it: a JavaScript server's files are read (the
+    // parser), and its closure shown
+    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist')).sort(), ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js']);
+    fs.writeFileSync(path.join(w.project, 'server.js'), "import './lib/tool.js';\n");
+    fs.mkdirSync(path.join(w.project, 'lib'));
+    fs.writeFileSync(path.join(w.project, 'lib', 'tool.js'), 'export {};\n');
+    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { js: { command: 'node', args: ['server.js'] } } }));
+    const get = spawnSync(bin, ['get', 'js', '--project', w.project], { env, encoding: 'utf8' });
+    assert.equal(get.status, 0, get.stderr);
+    assert.match(get.stdout, /lib\/tool\.js/, 'the file it imports is among the files it can load');
   });
 });
