@@ -1,5 +1,6 @@
 // Benchmarks of the host: (1) tools/call through an MCP Gate session against a plain SDK client talking to the
-// same server (server-everything over stdio); (2) the hardened fetch against plain undici fetch on a 100 KB
+// same server (server-everything over stdio); (2) the same over streamable HTTP against a plain client of the SDK
+// generation the session uses, beside mcp-remote; (3) the hardened fetch against plain undici fetch on a 100 KB
 // JSON-RPC reply from a local HTTP server (reached under a loopback local-development exception).
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -9,6 +10,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { createGuardedFetch } from '../src/host/guarded-fetch';
 import { EventLog } from '../src/host/log';
 import { Session } from '../src/host/session';
@@ -109,7 +111,12 @@ async function benchFetch(): Promise<BenchRow[]> {
 
 const MCP_REMOTE = path.resolve(__dirname, '..', '..', 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
 
-/** A remote server (server-everything over streamable HTTP on loopback): plain SDK client, MCP Gate, mcp-remote. */
+/**
+ * A remote server (server-everything over streamable HTTP on loopback): the baseline is a plain client of the SDK
+ * generation MCP Gate's session is built on (2.x, @modelcontextprotocol/client, with the same version negotiation),
+ * so the ratio is what the gate adds; the 1.x client and mcp-remote (a 1.x client of its own behind a stdio proxy)
+ * are measured in the same rounds.
+ */
 async function benchRemote(): Promise<BenchRow[]> {
   const probe = http.createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
@@ -137,8 +144,10 @@ async function benchRemote(): Promise<BenchRow[]> {
   const report = evaluateGate(input);
   const masker = new Masker();
   const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
-  const plain = new Client({ name: 'plain', version: '0' });
-  await plain.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const plain = new ClientV2({ name: 'plain', version: '0' }, { versionNegotiation: { mode: 'auto' } });
+  await plain.connect(new StreamableHTTPClientTransportV2(new URL(url)));
+  const plainV1 = new Client({ name: 'plain-v1', version: '0' });
+  await plainV1.connect(new StreamableHTTPClientTransport(new URL(url)));
   const proxied = new Client({ name: 'via-mcp-remote', version: '0' });
   await proxied.connect(new StdioClientTransport({ command: process.execPath, args: [MCP_REMOTE, url, '--allow-http', '--transport', 'http-only'], stderr: 'ignore' }));
   const args = { message: 'benchmark' };
@@ -146,17 +155,20 @@ async function benchRemote(): Promise<BenchRow[]> {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('remote', 'echo', args),
     proxied: () => proxied.callTool({ name: 'echo', arguments: args }),
+    v1: () => plainV1.callTool({ name: 'echo', arguments: args }),
   });
   await session.close();
   await plain.close();
+  await plainV1.close();
   await proxied.close();
   server.kill('SIGKILL');
   fs.rmSync(base, { recursive: true, force: true });
   const dm = t.direct;
   return [
-    { name: 'remote tools/call echo, plain SDK client (streamable HTTP, server-everything on loopback)', median: dm, unit: 'ms', note: '200 calls' },
-    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: t.gated, unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: t.gated / dm, note: '200 calls; loopback under a local-development exception' },
-    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: t.proxied, unit: 'ms', baseline: 'plain SDK client (HTTP)', ratio: t.proxied / dm, note: '200 calls; mcp-remote 0.15.1 --transport http-only --allow-http' },
+    { name: 'remote tools/call echo, plain SDK v2 client (streamable HTTP, server-everything on loopback)', median: dm, unit: 'ms', note: '200 calls; @modelcontextprotocol/client, the SDK generation the session uses' },
+    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: t.gated, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.gated / dm, note: '200 calls, log written; loopback under a local-development exception' },
+    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: t.proxied, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.proxied / dm, note: '200 calls; mcp-remote 0.15.1 --transport http-only --allow-http' },
+    { name: 'remote tools/call echo, plain SDK v1 client (for reference)', median: t.v1, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.v1 / dm, note: '200 calls; @modelcontextprotocol/sdk 1.x, the baseline of earlier runs' },
   ];
 }
 

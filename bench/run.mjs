@@ -55,6 +55,7 @@ function groupOf(name) {
   if (name.startsWith('gate ')) return 'gate';
   if (name.startsWith('bundle size')) return 'bundle';
   if (/gateway/.test(name)) return 'gateway';
+  if (name.startsWith('remote ')) return 'host';
   if (/SDK v2 client|2026-07-28 fixture|2025-11-25 server-everything/.test(name)) return 'protocol';
   if (name.startsWith('extension ')) return 'vscode';
   if (/log view model|log filter|trust panel|scrolling|jumping/.test(name)) return 'panel';

@@ -1,7 +1,9 @@
 // The exchange log: one JSON line per event in the store folder (log.jsonl, rotated at a size bound), every line
 // passed through the one masking function first. Events: `mcp.request` (exactly the fields the README lists under "The host", plus `at`),
 // `tool.call`, `tool.result`, and gate events. Listeners (the extension's output channel, the panel) receive
-// the same masked events. A write that fails is no exception for the caller: the log remembers the failure
+// the same masked events. Several events may go in one append (`writeAll`), and an event may be held for the next
+// append (`hold`: a call's exchange goes to the file with the call's tool.result, before the result is handed back;
+// a held line is appended on the next turn of the event loop at the latest, and at exit). A write that fails is no exception for the caller: the log remembers the failure
 // (`failure`, cleared by the next write that succeeds) and tells its failure listeners once per run of failures
 // (the CLI's stderr, the extension's output channel), so a session can go on — or refuse calls, by the user's
 // `requireLog`.
@@ -98,28 +100,88 @@ export class EventLog {
 
   /** Appends one event. Never throws: a log that cannot be written must not take a session down. */
   write(event: LogEvent): LoggedEvent {
-    const masked = this.masker.maskDeep({ at: new Date().toISOString(), ...event }) as LoggedEvent;
-    const line = this.masker.mask(JSON.stringify(masked)) + '\n';
+    return this.writeAll([event])[0]!;
+  }
+
+  /**
+   * Appends events in order in one write (one check of the file, one system call), after any held lines. Never
+   * throws; a failure is the failure of every line in it.
+   */
+  writeAll(events: readonly LogEvent[]): LoggedEvent[] {
+    const out = events.map((e) => this.format(e));
+    this.commit(out.map((o) => o.line).join(''));
+    for (const o of out) this.tell(o.masked);
+    return out.map((o) => o.masked);
+  }
+
+  /**
+   * Takes one event now — its time, its masking, the listeners — and appends it with the next write, in order
+   * before that write's lines: for an exchange observed inside a tool call, the call's `tool.result`, written
+   * before the result is handed back, carries it to the file in the same append. A held line is never left
+   * behind: it is also appended on the next turn of the event loop, by {@link flush}, {@link read} and
+   * {@link close}, and synchronously when the process exits.
+   */
+  hold(event: LogEvent): LoggedEvent {
+    const o = this.format(event);
     if (this.dir) {
-      try {
-        this.append(line);
-        this.failure = undefined;
-      } catch (e) {
-        this.closeFile();
-        // listeners still receive the event; the failure is told once
-        const first = !this.failure;
-        this.failure = { file: this.file!, error: e instanceof Error ? e : new Error(String(e)) };
-        if (first) {
-          for (const l of this.failureListeners) {
-            try {
-              l(this.failure);
-            } catch {
-              // a listener's failure is its own
-            }
+      this.held.push(o.line);
+      if (!this.flushSoon) {
+        this.flushSoon = setImmediate(() => this.flush());
+        holding.add(this);
+        watchExit();
+      }
+    }
+    this.tell(o.masked);
+    return o.masked;
+  }
+
+  /** Appends the held lines now (nothing when none are held). */
+  flush(): void {
+    if (this.held.length) this.commit('');
+  }
+
+  private held: string[] = [];
+  private flushSoon: NodeJS.Immediate | undefined;
+
+  private format(event: LogEvent): { masked: LoggedEvent; line: string } {
+    const masked = this.masker.maskDeep({ at: new Date().toISOString(), ...event }) as LoggedEvent;
+    return { masked, line: this.masker.mask(JSON.stringify(masked)) + '\n' };
+  }
+
+  /** Appends the held lines and `lines` in one write, remembering and telling a failure. */
+  private commit(lines: string): void {
+    let text = lines;
+    if (this.held.length) {
+      text = this.held.join('') + lines;
+      this.held = [];
+    }
+    if (this.flushSoon) {
+      clearImmediate(this.flushSoon);
+      this.flushSoon = undefined;
+      holding.delete(this);
+    }
+    if (!this.dir || !text) return;
+    try {
+      this.append(text);
+      this.failure = undefined;
+    } catch (e) {
+      this.closeFile();
+      // listeners still receive the events; the failure is told once
+      const first = !this.failure;
+      this.failure = { file: this.file!, error: e instanceof Error ? e : new Error(String(e)) };
+      if (first) {
+        for (const l of this.failureListeners) {
+          try {
+            l(this.failure);
+          } catch {
+            // a listener's failure is its own
           }
         }
       }
     }
+  }
+
+  private tell(masked: LoggedEvent): void {
     for (const l of this.listeners) {
       try {
         l(masked);
@@ -127,7 +189,6 @@ export class EventLog {
         // a listener's failure is its own
       }
     }
-    return masked;
   }
 
   // The file stays open between writes (the call path writes three events per tool call: opening, checking and
@@ -139,8 +200,8 @@ export class EventLog {
   private ino = 0;
   private size = 0;
 
-  private append(line: string): void {
-    const adding = Buffer.byteLength(line);
+  private append(lines: string): void {
+    const adding = Buffer.byteLength(lines);
     if (this.fd !== undefined) {
       let current: fs.Stats | undefined;
       try {
@@ -160,7 +221,7 @@ export class EventLog {
       this.rotate();
       this.openFile();
     }
-    fs.writeSync(this.fd!, line);
+    fs.writeSync(this.fd!, lines);
     this.size += adding;
   }
 
@@ -187,8 +248,9 @@ export class EventLog {
     this.fd = undefined;
   }
 
-  /** Closes the file (a later write opens it again). */
+  /** Appends the held lines and closes the file (a later write opens it again). */
   close(): void {
+    this.flush();
     this.closeFile();
   }
 
@@ -207,6 +269,7 @@ export class EventLog {
   /** Reads the current log and its rotated generations, oldest first; unparsable lines are skipped. */
   read(): LoggedEvent[] {
     if (!this.file) return [];
+    this.flush();
     const out: LoggedEvent[] = [];
     for (let i = KEEP_ROTATED; i >= 0; i--) {
       const f = i === 0 ? this.file : `${this.file}.${i}`;
@@ -227,4 +290,15 @@ export class EventLog {
     }
     return out;
   }
+}
+
+/** Logs holding lines now; at exit they are appended synchronously (an 'exit' listener may do only that). */
+const holding = new Set<EventLog>();
+let exitWatched = false;
+function watchExit(): void {
+  if (exitWatched) return;
+  exitWatched = true;
+  process.on('exit', () => {
+    for (const log of [...holding]) log.flush();
+  });
 }

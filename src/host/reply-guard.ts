@@ -161,7 +161,8 @@ export function boundedStream(upstream: ReadableStream<Uint8Array>, options: Str
 /**
  * Guards the SSE reply to a POST carrying the requests `ids`:
  * - only complete events are forwarded (a cut-off event is never handed on);
- * - once every id has its response, the stream is closed and the upstream cancelled;
+ * - once every id has its response, the stream is closed and the upstream cancelled (unless it ends within the
+ *   turn of the event loop, see letGo);
  * - past `maxBytes`, on an upstream error, or when the stream ends with ids still pending, the stream
  *   first delivers one synthetic JSON-RPC error response per pending id (code {@link GATE_RPC_ERROR_CODE},
  *   so an SDK client fails the call at once instead of waiting for its timeout) and then errors with
@@ -234,8 +235,8 @@ export function guardSseReply(upstream: ReadableStream<Uint8Array>, ids: readonl
           if (forward.length > 0) ctl.enqueue(encoder.encode(forward));
           if (pending.size === 0) {
             // Every request has its response: nothing more is needed from this stream.
-            reader.cancel().catch(() => undefined);
             end({ answered: true });
+            await letGo(reader);
             return ctl.close();
           }
           if (forward.length > 0) return;
@@ -248,6 +249,24 @@ export function guardSseReply(upstream: ReadableStream<Uint8Array>, ids: readonl
     },
     { highWaterMark: 0 },
   );
+}
+
+const NOT_YET: unique symbol = Symbol('not yet');
+
+/**
+ * Stops reading an upstream whose reader needs nothing more: cancelled, unless it ends by the next turn of the event
+ * loop (the usual case: a server ends the reply with its response, and undici hands the end on within the turn its
+ * bytes arrived), when there is nothing to cancel — undici's cancel would make an abort error and tear the finished
+ * fetch down for nothing. Whatever it still sends is not forwarded.
+ */
+async function letGo(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  let r: ReadableStreamReadResult<Uint8Array> | typeof NOT_YET;
+  try {
+    r = await Promise.race([reader.read(), nextMacrotask(NOT_YET)]);
+  } catch {
+    return; // the upstream failed after the answer: nothing left to stop
+  }
+  if (r === NOT_YET || !r.done) reader.cancel().catch(() => undefined);
 }
 
 /**

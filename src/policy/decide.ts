@@ -4,9 +4,9 @@
 // see only the rules meant for it (see identity.ts): no "project" for a user-scope server, its project's for a
 // repository server.
 
-import { hostAction } from './hostname';
+import { HostError, hostAction } from './hostname';
 import { appliesTo, describeIdentity, describeQualifier, type ServerIdentity } from './identity';
-import { formatOrigin, jsonExcerpt } from './names';
+import { formatOrigin, jsonExcerpt, NameError } from './names';
 import {
   ActionError,
   Decision,
@@ -82,9 +82,53 @@ function patternOf(rule: Rule): Pattern {
   return p;
 }
 
-/** `rule {"action":…,"decision":…} (rules[2] in /path:7)` */
+/**
+ * Pure functions of their text, asked again at every call's check (`mcp.<server>.host.<host>` normalises the host
+ * twice: IDN, IP spellings): their answers — or the error they threw — are kept by input, a bounded number
+ * (emptied when full), so a call checks the same rules with no parsing. The rules themselves are read at every
+ * decision as before (a rule edited mid-session applies at once).
+ */
+const MEMO_SIZE = 512;
+function memo<T>(cache: Map<string, T | Error>, key: string, compute: () => T, keep: (e: unknown) => e is Error): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    try {
+      v = compute();
+    } catch (e) {
+      if (!keep(e)) throw e;
+      v = e;
+    }
+    if (cache.size >= MEMO_SIZE) cache.clear();
+    cache.set(key, v);
+  }
+  if (v instanceof Error) throw v;
+  return v;
+}
+const actionMemo = new Map<string, Pattern | Error>();
+const hostActionMemo = new Map<string, string | Error>();
+const isActionError = (e: unknown): e is Error => e instanceof ActionError;
+const isNameOrHostError = (e: unknown): e is Error => e instanceof NameError || e instanceof HostError;
+
+/** {@link parseAction}, kept by text. */
+function actionOf(text: string): Pattern {
+  return typeof text === 'string' ? memo(actionMemo, text, () => parseAction(text), isActionError) : parseAction(text);
+}
+
+/** {@link hostAction}, kept by server and host. */
+function hostActionOf(server: string, host: string): string {
+  return typeof server === 'string' && typeof host === 'string' ? memo(hostActionMemo, JSON.stringify([server, host]), () => hostAction(server, host), isNameOrHostError) : hostAction(server, host);
+}
+
+const refs = new WeakMap<Rule, string>();
+
+/** `rule {"action":…,"decision":…} (rules[2] in /path:7)` (kept per rule, as its pattern is). */
 function ruleRef(rule: Rule): string {
-  return `rule ${ruleText(rule)} (rules[${rule.index}] in ${formatOrigin(rule.origin)})`;
+  let r = refs.get(rule);
+  if (r === undefined) {
+    r = `rule ${ruleText(rule)} (rules[${rule.index}] in ${formatOrigin(rule.origin)})`;
+    refs.set(rule, r);
+  }
+  return r;
 }
 
 interface Evaluation {
@@ -111,7 +155,7 @@ function ignoredNote(ignored: readonly Rule[], who: ServerIdentity | undefined):
 function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity): Evaluation {
   let target: Pattern;
   try {
-    target = parseAction(action);
+    target = actionOf(action);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return { verdict: { decision: 'deny', action: String(action), reason: `${jsonExcerpt(action)} is denied: it is not a valid action (${why}).` }, matches: [], ignored: [] };
@@ -253,7 +297,7 @@ function hostVerdict(who: ServerIdentity, host: string, rules: readonly Rule[]):
   const server = who.name;
   let action: string;
   try {
-    action = hostAction(server, host);
+    action = hostActionOf(server, host);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return { decision: 'deny', action: `mcp.${server}.host.${host}`, reason: `server ${jsonExcerpt(server)} may not reach ${jsonExcerpt(host)}: ${why}.` };

@@ -67,13 +67,18 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
     const bytes = Buffer.byteLength(text);
     if (bytes > MAX_RESULT_BYTES) throw new Error(`the result is ${bytes} bytes, over the ${MAX_RESULT_BYTES}-byte bound`);
     const clean = ctx.masker.maskDeep(stripHiddenDeep(result));
-    if (!conn.host) ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered' });
-    ctx.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: !result.isError, bytes });
+    // One append for both lines; for a remote server it also carries the exchange the guarded fetch observed (held).
+    ctx.o.log.writeAll([
+      ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered' } as const]),
+      { kind: 'tool.result', server: serverName, tool, ok: !result.isError, bytes },
+    ]);
     return { ok: !result.isError, result: clean as CallToolResult, outcome: 'answered' };
   } catch (e) {
     const why = ctx.masker.mask(describeError(e));
-    if (!conn.host) ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why });
-    ctx.o.log.write({ kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 });
+    ctx.o.log.writeAll([
+      ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why } as const]),
+      { kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 },
+    ]);
     return { ok: false, outcome: 'no_answer', error: why };
   }
 }

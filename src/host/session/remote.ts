@@ -3,7 +3,7 @@
 // a time budget per request) — only at an https URL without credentials (plain http to loopback under a
 // local-development exception), at a host the policy allows, with the declared headers and the bound secrets,
 // validated before they are sent. A 404 on the session opens a new one once. Every exchange about a tool list or a
-// call is logged as the guarded fetch observed it.
+// call is logged as the guarded fetch observed it (a call's in the same append as its tool.result, src/host/log.ts).
 import { StreamableHTTPClientTransport, type Client, type Transport } from '@modelcontextprotocol/client';
 import { mayDiscover, privateRangesRefused, resolve } from '../../policy/decide';
 import { localExceptionFor } from '../../policy/user-policy';
@@ -73,7 +73,8 @@ function observe(ctx: SessionContext, server: string, ob: Observation): void {
   // The revision probe: a 2025 server answers `server/discover` with HTTP 400, 404 or 405, and the client goes on
   // with initialize. Any other probe outcome (refused, no connection, timeout, 401, 5xx) is an exchange to log.
   if (ob.rpc.some((c) => c.method === 'server/discover') && (ob.status === 400 || ob.status === 404 || ob.status === 405)) return;
-  ctx.o.log.write({
+  // A call's exchange is held for the call's tool.result line (one append, before the result is handed back).
+  ctx.o.log[toolName ? 'hold' : 'write']({
     kind: 'mcp.request', server, host: ob.host, about: toolName ? stripHidden(toolName) : 'discover',
     ...(ob.status !== undefined ? { status: ob.status } : {}),
     outcome: ob.outcome,

@@ -1,7 +1,8 @@
 // The event log: JSON lines in the store folder with the mcp.request shape docs/host.md lists ("The host: how servers are run"), masked before writing,
-// rotated at its bound, readable back; the untrusted-text filter removes what a person or model cannot see.
+// rotated at its bound, readable back, several events in one append and a held event with the next; the untrusted-text filter removes what a person or model cannot see.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { EventLog } from '../../../src/host/log';
 import { stripHidden, stripHiddenDeep } from '../../../src/host/untrusted';
@@ -84,6 +85,44 @@ describe('event log', () => {
     log.write({ kind: 'tool.call', server: 's', tool: 'back' });
     assert.equal(log.failure, undefined);
     assert.deepEqual(log.read().map((e) => (e as { tool: string }).tool), ['back']);
+  });
+
+  it('a held event goes to the file with the next write, before its lines, in one append; listeners get it at once', () => {
+    const dir = tempDir();
+    const masker = new Masker();
+    masker.add('s3cr3t-value-123');
+    const log = new EventLog(dir, masker);
+    const seen: string[] = [];
+    log.onEvent((e) => seen.push(e.kind));
+    const file = path.join(dir, 'log.jsonl');
+    log.write({ kind: 'tool.call', server: 'x', tool: 't' });
+    log.hold({ kind: 'mcp.request', server: 'x', host: 'h', about: 't', outcome: 'no_answer', detail: 'said s3cr3t-value-123' });
+    assert.deepEqual(seen, ['tool.call', 'mcp.request']);
+    assert.equal(fs.readFileSync(file, 'utf8').trim().split('\n').length, 1, 'held, not yet written');
+    const writes: number[] = [];
+    const nodeFs = createRequire(__filename)('node:fs') as { writeSync: (...a: unknown[]) => number };
+    const real = nodeFs.writeSync;
+    nodeFs.writeSync = (...a: unknown[]) => (writes.push(1), real(...a));
+    try {
+      log.writeAll([{ kind: 'tool.result', server: 'x', tool: 't', ok: false, bytes: 0 }]);
+    } finally {
+      nodeFs.writeSync = real;
+    }
+    assert.equal(writes.length, 1, 'one append for the held line and the new one');
+    const text = fs.readFileSync(file, 'utf8');
+    assert.doesNotMatch(text, /s3cr3t-value-123/);
+    assert.deepEqual(text.trim().split('\n').map((l) => JSON.parse(l).kind), ['tool.call', 'mcp.request', 'tool.result']);
+  });
+
+  it('a held event with no write after it is appended on the next turn, and by read()', async () => {
+    const dir = tempDir();
+    const log = new EventLog(dir, new Masker());
+    log.hold({ kind: 'mcp.request', server: 'x', host: 'h', about: 't', outcome: 'answered' });
+    assert.deepEqual(log.read().map((e) => e.kind), ['mcp.request']);
+    log.hold({ kind: 'mcp.request', server: 'x', host: 'h', about: 'u', outcome: 'answered' });
+    await new Promise((r) => setImmediate(r));
+    const lines = fs.readFileSync(path.join(dir, 'log.jsonl'), 'utf8').trim().split('\n');
+    assert.deepEqual(lines.map((l) => JSON.parse(l).about), ['t', 'u']);
   });
 
   it('a torn line does not hide the rest of the log', () => {

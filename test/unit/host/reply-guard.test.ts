@@ -97,6 +97,18 @@ describe('host/reply-guard: guardSseReply', () => {
     assert.deepEqual(ends, [{ answered: true }]);
     assert.equal(src.cancelled(), true);
   });
+  it('an upstream that ends with its response is not cancelled (nothing to cancel); one that goes on sending is', async () => {
+    const ends: StreamEnd[] = [];
+    const done = source([`data: ${resp(1)}\n\n`]);
+    const out = await drain(guardSseReply(done.stream, [1], opts(ends)));
+    assert.match(out.text, /"id":1/);
+    assert.equal(done.cancelled(), false);
+    const more = source([`data: ${resp(1)}\n\n`, 'data: {"jsonrpc":"2.0","method":"notifications/message"}\n\n'], { hang: true });
+    const out2 = await drain(guardSseReply(more.stream, [1], opts([])));
+    assert.doesNotMatch(out2.text, /notifications\/message/);
+    assert.equal(more.cancelled(), true);
+    assert.deepEqual(ends, [{ answered: true }]);
+  });
   it('an event type other than message does not answer', async () => {
     const ends: StreamEnd[] = [];
     const out = await drain(guardSseReply(source([`event: other\ndata: ${resp(1)}\n\n`]).stream, [1], opts(ends)));
