@@ -1,8 +1,9 @@
 // Benchmark of the chat path: tools/call through the relay and the gateway (an SDK stdio client, as VS Code starts a
 // gated server's definition, to the relay, which carries it to the gateway's local endpoint, which calls through the
 // server's session) against a plain SDK client to the same server (server-everything over stdio), in the same run.
-// Three more contenders say where the time goes and what the relay was chosen over: the HTTP gateway on 127.0.0.1
-// (src/host/gateway-http.ts, still offered where chat.mcp.allowedServers is set), the session alone, and the relay with a target that answers at once.
+// Four more contenders say where the time goes and what the relay was chosen over: the HTTP gateway on 127.0.0.1
+// (src/host/gateway-http.ts, still offered where chat.mcp.allowedServers is set), a stdio definition that starts
+// `mcp-gate serve` (the built CLI), the session alone, and the relay with a target that answers at once.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -58,15 +59,25 @@ export async function benchGateway(): Promise<BenchRow[]> {
   const overHttp = new Client({ name: 'chat-like-http', version: '0' });
   await overHttp.connect(new StreamableHTTPClientTransport(new URL(http.urlFor('everything')), { requestInit: { headers: { Authorization: `Bearer ${http.token}` } } }));
   const viaRelay = await relayed('everything');
+  // The alternative the issue names: a stdio definition that starts `mcp-gate serve <server>` (the CLI's own session,
+  // out of the extension host), measured with the built CLI on the same user server.
+  const viaServe = new Client({ name: 'chat-like-serve', version: '0' });
+  await viaServe.connect(new StdioClientTransport({
+    command: process.execPath, args: [path.resolve(__dirname, '..', '..', 'dist', 'cli.js'), 'serve', 'everything', '--project', input.projectDir],
+    env: { ...(process.env as Record<string, string>), HOME: home, MCP_GATE_STORE: path.join(base, 'serve-store') },
+    stderr: 'ignore',
+  }));
   const noop = await relayed('noop');
   const t = await interleaved(5, 60, {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('everything', 'echo', args),
     relay: () => viaRelay.callTool({ name: 'echo', arguments: args }),
+    serve: () => viaServe.callTool({ name: 'echo', arguments: args }),
     http: () => overHttp.callTool({ name: 'echo', arguments: args }),
     noop: () => noop.callTool({ name: 'echo', arguments: args }),
   });
   await viaRelay.close();
+  await viaServe.close();
   await noop.close();
   await overHttp.close();
   await http.close();
@@ -79,6 +90,7 @@ export async function benchGateway(): Promise<BenchRow[]> {
     { name: 'gateway baseline: tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
     { name: 'tools/call echo through the relay and the gateway (stdio to the relay, its socket to the gateway, then the session): the chat path', median: t.relay, unit: 'ms', baseline: 'plain SDK client', ratio: t.relay / d, note: '300 calls; what VS Code starts for a gated server (src/host/relay.ts)' },
     { name: 'tools/call echo through the gateway\'s HTTP door on 127.0.0.1 (the design before the relay)', median: t.http, unit: 'ms', baseline: 'plain SDK client', ratio: t.http / d, note: '300 calls; the SDK HTTP client, one MCP session kept per client; src/host/gateway-http.ts, the door offered where chat.mcp.allowedServers is set' },
+    { name: 'tools/call echo through `mcp-gate serve` (stdio to the CLI, its own session; no gateway)', median: t.serve, unit: 'ms', baseline: 'plain SDK client', ratio: t.serve / d, note: '300 calls; the alternative of a stdio definition that starts the CLI: its session is out of the extension host (no VS Code prompt, status or closure watch there)' },
     { name: 'gateway part: the same call through the session alone (no relay)', median: t.gated, unit: 'ms', baseline: 'plain SDK client', ratio: t.gated / d, note: '300 calls, log written' },
     { name: 'gateway part: the relay and the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: '300 calls; the SDK stdio client, the relay process, the socket, authentication' },
   ];
