@@ -7,7 +7,8 @@
 // pid, net and mount namespaces are not the extension host's; then, through vscode.lm.invokeTool, that a file
 // planted in the real HOME cannot be read (HOME is an empty folder in there), that a workspace write lands in the
 // real workspace, that the approved server file cannot be overwritten (mounted read-only from the verified copy),
-// and that the host's loopback (the gateway's own port) is unreachable without a network rule.
+// and that the host's loopback (a service this test opens on 127.0.0.1) and the gateway's own socket are unreachable
+// without a network rule.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
