@@ -10,11 +10,19 @@ import type { ParserPlugin } from '@babel/parser';
 import type * as Babel from './babel';
 
 let babel: typeof Babel | undefined;
-/** @babel/parser, loaded once, when a file is first read (the bundles carry it in dist/parser.js). */
-function parse(...args: Parameters<typeof Babel.parse>): ReturnType<typeof Babel.parse> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  babel ??= require('./babel') as typeof Babel;
-  return babel.parse(...args);
+/**
+ * @babel/parser, loaded once, when a file is first read (the bundles carry it in dist/parser.js). A parser that
+ * cannot be loaded is MCP Gate's own failure, never a file that "does not parse": it throws, and the check refuses.
+ */
+function parser(): typeof Babel {
+  if (babel) return babel;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    babel = require('./babel') as typeof Babel;
+  } catch (e) {
+    throw new Error(`MCP Gate cannot read JavaScript or TypeScript files: its parser (parser.js beside MCP Gate's own files) cannot be loaded (${(e as Error).message.split('\n')[0]}); install MCP Gate again`);
+  }
+  return babel;
 }
 
 export interface Loads {
@@ -79,6 +87,7 @@ function goals(file: string): ('script' | 'module')[] {
 
 /** What `file` (its name decides TypeScript, JSX and how Node compiles it) with this text can load. */
 export function loadsOf(file: string, text: string): Loads {
+  const { parse } = parser();
   const readings: Loads[] = [];
   let failure: { line: number; message: string } | undefined;
   for (const goal of goals(file)) {

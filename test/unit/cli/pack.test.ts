@@ -42,5 +42,14 @@ describe('the CLI package (npm i -g)', function () {
     const get = spawnSync(bin, ['get', 'js', '--project', w.project], { env, encoding: 'utf8' });
     assert.equal(get.status, 0, get.stderr);
     assert.match(get.stdout, /lib\/tool\.js/, 'the file it imports is among the files it can load');
+    // an installed copy whose parser is gone refuses (nothing read as "does not parse", nothing approved) and says what to do
+    fs.writeFileSync(path.join(w.project, 'package.json'), JSON.stringify({ name: 'p', type: 'module' }));
+    fs.rmSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'parser.js'));
+    const broken = spawnSync(bin, ['get', 'js', '--project', w.project], { env, encoding: 'utf8' });
+    assert.equal(broken.status, 1, broken.stdout);
+    assert.match(broken.stderr, /MCP Gate cannot read JavaScript or TypeScript files: its parser \(parser\.js beside MCP Gate's own files\) cannot be loaded .*; install MCP Gate again/);
+    const approve = spawnSync(bin, ['approve', 'js', '--yes', '--project', w.project], { env, encoding: 'utf8' });
+    assert.notEqual(approve.status, 0);
+    assert.ok(!fs.existsSync(path.join(w.store, 'approvals.json')), 'nothing approved');
   });
 });
