@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HttpGateway, originAllowed } from '../../../src/host/gateway-http';
 import { EventLog } from '../../../src/host/log';
+import { policyThroughDoor } from './gateway-cases';
 import { Session } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
@@ -65,26 +66,7 @@ describe('gateway, HTTP door', function () {
     return client;
   };
 
-  it('lists only the tools the policy does not deny', async () => {
-    const c = await connect('fx');
-    assert.deepEqual((await c.listTools()).tools.map((t) => t.name), ['t0', 't1']);
-    await c.close();
-  });
-
-  it('an allowed call answers; an ask without a person and a denied tool are refused with the reason', async () => {
-    const c = await connect('fx');
-    const ok = await c.callTool({ name: 't0', arguments: { text: 'via gateway' } });
-    assert.match(JSON.stringify(ok.content), /t0: via gateway/);
-    const asked = await c.callTool({ name: 't1', arguments: {} });
-    assert.equal(asked.isError, true);
-    assert.match(JSON.stringify(asked.content), /nobody can answer here/);
-    const denied = await c.callTool({ name: 't2', arguments: {} });
-    assert.equal(denied.isError, true);
-    assert.match(JSON.stringify(denied.content), /mcp\.fx\.tool\.t2 is denied/);
-    await c.close();
-    const outcomes = log.read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
-    assert.deepEqual(outcomes.slice(-3), ['t0:answered', 't1:refused_by_policy', 't2:refused_by_policy']);
-  });
+  policyThroughDoor(connect, () => log);
 
   it('a wrong token, a foreign Host, a web Origin and an unknown server are refused', async () => {
     await assert.rejects(connect('fx', 'not-the-token'), /401|Unauthorized|missing or wrong gateway token/);
