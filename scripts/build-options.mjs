@@ -61,3 +61,7 @@ export const relay = { ...common, entryPoints: ['src/host/relay.ts'], outfile: '
 // The parts (above): each a bundle of its own library, required by the bundles above when first needed.
 export const parser = { ...common, entryPoints: ['src/trust/plan/babel.ts'], outfile: 'dist/parser.js' };
 export const undiciPart = { ...common, entryPoints: ['src/host/undici.ts'], outfile: 'dist/undici.js' };
+// The files the CLI runs from (dist/): itself, its package worker and the parts. The CLI package ships them
+// (scripts/pack-cli.mjs), and src/cli/install.ts copies them into the store for an agent's entry (a unit test
+// holds its list equal to this one).
+export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js'];

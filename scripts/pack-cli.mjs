@@ -11,13 +11,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CLI_FILES } from './build-options.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({ options: { out: { type: 'string' }, 'no-build': { type: 'boolean', default: false } } });
 const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
 const outDir = path.resolve(opt.out ?? REPO);
 
-const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js'];
 if (!opt['no-build']) {
   const b = spawnSync(process.execPath, [path.join(REPO, 'scripts/build.mjs')], { cwd: REPO, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);

@@ -108,8 +108,12 @@ function packageRoot(file: string): string | undefined {
   }
 }
 
-/** The files the CLI needs beside it at run time (src/cli/context.ts loads the package worker from its own folder). */
-const CLI_FILES = ['cli.js', 'lock-worker.js'];
+/**
+ * The files the CLI needs beside it at run time: src/cli/context.ts loads the package worker from its own folder, and
+ * the parts (the closure's parser, undici) are required from it when first needed. The same list as
+ * scripts/build-options.mjs's CLI_FILES (a unit test holds them equal).
+ */
+export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js'];
 
 /**
  * The command an agent runs to reach MCP Gate: one that keeps working when the checkout it was installed from moves

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { cleanupTemp, cli, CLI, installedGateCommand, ROOT, world } from '../helpers';
-import { sameBuildGate } from '../../../src/cli/install';
+import { CLI_FILES, sameBuildGate } from '../../../src/cli/install';
 import { claudeAllows, claudeManagedSettingsFile } from '../../../src/trust/sources/tools/claude';
 
 describe('mcp-gate install / uninstall (agent files)', () => {
@@ -34,10 +34,18 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     const entry = JSON.parse(fs.readFileSync(path.join(w.home, '.claude.json'), 'utf8')).mcpServers['mcp-gate'];
     assert.deepEqual([entry.command, ...entry.args], installedGateCommand(w.store));
     assert.ok(!entry.args[0].startsWith(ROOT + path.sep), `not inside the checkout: ${entry.args[0]}`);
-    // The copy is a working CLI with its package worker, outside the checkout.
-    assert.ok(fs.existsSync(path.join(path.dirname(entry.args[0]), 'lock-worker.js')));
+    // The copy is a working CLI with its package worker and the parts it loads when first needed, outside the
+    // checkout: it reads a JavaScript server's files (the closure's parser) as the checkout's CLI does.
+    for (const f of CLI_FILES) assert.ok(fs.existsSync(path.join(path.dirname(entry.args[0]), f)), `${f} beside the copy`);
     const help = spawnSync(entry.command, [entry.args[0], '--help'], { encoding: 'utf8' });
     assert.equal(help.status, 0, help.stderr);
+    fs.writeFileSync(path.join(w.project, 'server.js'), "require('./helper.js');\n");
+    fs.writeFileSync(path.join(w.project, 'helper.js'), '// helper\n');
+    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { js: { command: 'node', args: ['server.js'] } } }));
+    const list = spawnSync(entry.command, [entry.args[0], 'list', '--project', w.project], { encoding: 'utf8', env: w.env });
+    assert.equal(list.status, 0, list.stderr + list.stdout);
+    assert.doesNotMatch(list.stdout + list.stderr, /cannot read JavaScript/);
+    fs.rmSync(path.join(w.project, '.mcp.json'));
     assert.doesNotMatch(cli(w, ['doctor']).stdout, /broken:/);
 
     // A copy changed on disk is not used: the next install puts this build back before writing the entry.
@@ -60,6 +68,11 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     fs.writeFileSync(path.join(w.home, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: { 'mcp-gate': { command: process.execPath, args: [gone, 'serve'] } } }), { flag: 'w' });
     const d = cli(w, ['doctor']);
     assert.match(d.stdout, new RegExp(`broken: Gemini CLI's "mcp-gate" entry in .*settings\\.json runs ${gone.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, which no longer exists: Gemini CLI cannot start MCP Gate; run \`mcp-gate install gemini\` again`), d.stdout);
+  });
+
+  it('the store copy holds the same files as the CLI package (scripts/build-options.mjs CLI_FILES)', async () => {
+    const options = await import(path.join(ROOT, 'scripts', 'build-options.mjs'));
+    assert.deepEqual(CLI_FILES, options.CLI_FILES);
   });
 
   it('a file changed since install: uninstall takes back only install\'s keys and keeps the rest', () => {
