@@ -47,10 +47,11 @@ async function serverStart(launch: StdioLaunch): Promise<number> {
   return ms;
 }
 
-function run(command: string, args: string[], env: Record<string, string>): Promise<number> {
+function run(command: string, args: string[], env: Record<string, string>, seccomp?: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const c = spawn(command, args, { env, stdio: 'ignore' });
+    const c = spawn(command, args, { env, stdio: seccomp ? ['ignore', 'ignore', 'ignore', 'pipe'] : 'ignore' });
+    if (seccomp) (c.stdio[3] as NodeJS.WritableStream).end(seccomp);
     c.once('error', reject);
     c.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${command} exited ${code}`))));
   });
@@ -72,10 +73,10 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     workspace,
     overlays: [],
     // The fixture and its node_modules are read from the repository, read-only.
-    profile: { network: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home },
+    profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home },
   });
   const c = buildSandbox(input(NODE, [FIXTURE]), probe);
-  const contained: StdioLaunch = { command: c.command, args: c.args, cwd: c.cwd, env: c.env };
+  const contained: StdioLaunch = { command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp };
   let trueBin = '/usr/bin/true';
   try {
     trueBin = fs.realpathSync('/bin/true');
@@ -83,6 +84,9 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     // keep it
   }
   const t = buildSandbox(input(trueBin, []), probe);
+  // The same command without `--seccomp 3`: only to measure what the filter costs (every contained start has it).
+  const at = t.args.indexOf('--seccomp');
+  const u = { ...t, args: [...t.args.slice(0, at), ...t.args.slice(at + 2)] };
   const buildTimes: number[] = [];
   for (let i = 0; i < 200; i++) {
     const t0 = process.hrtime.bigint();
@@ -92,7 +96,8 @@ export async function benchSandbox(): Promise<BenchRow[]> {
   try {
     const raw = await interleaved(5, 10, {
       plain: () => run(trueBin, [], env),
-      bwrap: () => run(t.command, t.args, t.env),
+      unfiltered: () => run(u.command, u.args, u.env),
+      bwrap: () => run(t.command, t.args, t.env, t.seccomp),
     });
     const server = await interleaved(4, 5, {
       plain: () => serverStart(plain),
@@ -100,7 +105,8 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     });
     return [
       { name: 'sandbox: spawn /bin/true, plain', median: raw.plain, unit: 'ms', note: '50 runs' },
-      { name: 'sandbox: spawn /bin/true inside bubblewrap (namespaces, mounts, no network)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; bubblewrap ${probe.version}` },
+      { name: 'sandbox: spawn /bin/true inside bubblewrap without the seccomp filter (for comparison only)', median: raw.unfiltered, unit: 'ms', baseline: 'plain', ratio: raw.unfiltered / raw.plain, note: `50 runs; bubblewrap ${probe.version}; namespaces, mounts, no network; no contained start runs like this` },
+      { name: 'sandbox: spawn /bin/true inside bubblewrap (namespaces, mounts, no network, the socket seccomp filter)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; what every contained start pays; the filter alone: ${(raw.bwrap - raw.unfiltered).toFixed(2)} ms (${(raw.bwrap / raw.unfiltered).toFixed(3)}× the start without it)` },
       { name: 'sandbox: stdio MCP server start (spawn, initialize, tools/list), plain', median: server.plain, unit: 'ms', note: '20 starts; the fixture echo server (SDK)' },
       { name: 'sandbox: stdio MCP server start inside bubblewrap', median: server.contained, unit: 'ms', baseline: 'plain start', ratio: server.contained / server.plain, note: '20 starts; workspace rw, repository ro, empty HOME, no network' },
       { name: 'sandbox: building the bwrap command line (buildSandbox)', median: median(buildTimes), unit: 'ms', note: '200 builds; path checks only' },

@@ -137,6 +137,11 @@ export interface StartPlan {
   sandbox?: SandboxDescription;
   /** Contained without network: the rule that would give it the network (for a failure message). */
   networkRule?: string;
+  /**
+   * Contained with Unix sockets refused: what allows them, for a failure message — always said when a path the user
+   * showed it is a socket (`shown`), otherwise when its error reads like a refused socket (refusedSocketError).
+   */
+  unixSocketsRefused?: { hint: string; shown: boolean };
   /** Present when the user's opt-out made this server run uncontained: where it is written. */
   optOut?: string;
   /**
@@ -295,10 +300,12 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       workspace: o.project,
       overlays: copy?.overlays ?? [],
       hidden,
-      profile: { network, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
+      profile: { network, unixSockets: c.unixSockets !== undefined, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
-    return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env }, sandbox: cmd.description, networkRule, cleanup: () => copy?.remove() };
+    const sockets = c.unixSockets ? [] : shownSockets(c);
+    const unixSocketsRefused = c.unixSockets ? undefined : { hint: sockets.length ? unixSocketsWords(sockets) : UNIX_SOCKETS_REFUSED, shown: sockets.length > 0 };
+    return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp }, sandbox: cmd.description, networkRule, unixSocketsRefused, cleanup: () => copy?.remove() };
   } catch (e) {
     copy?.remove();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
@@ -316,17 +323,37 @@ export type Containment =
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
   | { readonly kind: 'unavailable'; readonly probe: Extract<SandboxProbe, { ok: false }> }
-  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[] };
+  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry };
 
 export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe): Containment {
   const d = sandboxFor(policy.sandbox, who, home);
   if (d.kind !== 'contained') return d;
   const p = probe();
   if (!p.ok) return { kind: 'unavailable', probe: p };
-  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), extraRead: d.extraRead, extraWrite: d.extraWrite };
+  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets };
 }
 
-/** Where an opt-out is written: `file:line`. */
+/** The user's read and write paths that are Unix socket files (a daemon's socket shown to the server). */
+function shownSockets(c: { extraRead: readonly string[]; extraWrite: readonly string[] }): string[] {
+  return [...c.extraRead, ...c.extraWrite].filter((p) => {
+    try {
+      return fs.statSync(p).isSocket();
+    } catch {
+      return false;
+    }
+  });
+}
+
+const UNIX_SOCKETS_REFUSED = 'Unix sockets are refused in its sandbox and its error reads like one was (a server that makes its own, as the tsx command does for its IPC, needs them): "unixSockets": true in its sandbox entry allows them';
+
+/** The line of a server's stderr that reads like a Unix socket the seccomp filter refused (Node, Go, Python, docker CLI wordings), if one does. */
+export function refusedSocketError(stderr: string): string | undefined {
+  return stderr.split('\n').find((l) => /\b(listen|connect|bind) EPERM\b|socket: operation not permitted|\[Errno 1\] Operation not permitted/i.test(l))?.trim().slice(0, 300);
+}
+
+const unixSocketsWords = (sockets: string[]) => `your path ${sockets.join(', ')} is a Unix socket, which it cannot connect to while Unix sockets are refused: "unixSockets": true in its sandbox entry allows them`;
+
+/** Where an opt-out (or any sandbox entry) is written: `file:line`. */
 export function optOutWhere(e: SandboxEntry): string {
   return `${e.origin.file}${e.origin.line ? `:${e.origin.line}` : ''}`;
 }
@@ -378,6 +405,9 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');
   const image = imageLaunchOf(server);
   if (image) out.push(`its container: run by the ${image.runtime} ${image.runtime === 'docker' ? 'daemon' : 'runtime'}, outside this sandbox — the sandbox holds only the ${image.runtime} command, which reaches no daemon socket (/run and /var/run are never shown) unless your extra read paths show one; what the container may do is what ${image.runtime} and the options in the definition allow`);
+  out.push(c.unixSockets
+    ? `Unix sockets: allowed by your setting in ${optOutWhere(c.unixSockets)} (unixSockets: true): it can connect to any socket file it can see`
+    : `Unix sockets: refused (a seccomp filter): it cannot connect to a socket file it can see, in the workspace or a read path${shownSockets(c).length ? ` — ${unixSocketsWords(shownSockets(c))}` : ' (set "unixSockets": true in its sandbox entry to allow them)'}`);
   if (c.extraRead.length) out.push(`extra read (your settings): ${c.extraRead.join(', ')}`);
   if (c.extraWrite.length) out.push(`extra write (your settings): ${c.extraWrite.join(', ')}`);
   return out;

@@ -47,13 +47,19 @@
 // hidden home and TMPDIR/TMP/TEMP (where present) to /tmp.
 // Network: without profile.network the sandbox has only its own loopback: nothing on the host (not even
 // 127.0.0.1 or abstract Unix sockets) is reachable. With it the host's network namespace is shared: the
-// host's loopback services and abstract Unix sockets ARE reachable (tested), there is no filtering.
-// Not done: seccomp filters, resource limits (memory, CPU, processes), filtering by domain.
+// host's loopback services ARE reachable (tested), there is no filtering; its abstract Unix sockets only with
+// profile.unixSockets too (the seccomp filter below).
+// Sockets: a seccomp filter (./seccomp.ts, loaded by bwrap from fd 3: `--seccomp 3`) allows only IP and netlink
+// sockets and refuses socket(AF_UNIX) and datagram socketpairs, so a server cannot connect to a socket file it can
+// see (the workspace, a read path) unless the user's entry says `unixSockets: true`; no io_uring, no other family
+// (AF_VSOCK reaches a VM's host). Stream and seqpacket pairs (child processes' stdio) work.
+// Not done: resource limits (memory, CPU, processes), filtering by domain.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SandboxProfile } from '../policy/sandbox-profile';
 import { findOnPath } from '../trust/plan/launch-plan';
+import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
 export interface SandboxLaunch {
@@ -95,6 +101,8 @@ export interface SandboxInput {
 
 export interface SandboxDescription {
   network: boolean;
+  /** Unix sockets allowed (the seccomp filter lets the server make them). */
+  unixSockets: boolean;
   readWrite: string[];
   readOnly: string[];
   overlays: string[];
@@ -113,6 +121,11 @@ export interface SandboxCommand {
   env: Record<string, string>;
   /** Where to spawn bwrap (the inner process gets `--chdir launch.cwd`). */
   cwd: string;
+  /**
+   * The seccomp program bwrap reads from fd 3 (`--seccomp 3` is in args): spawn with a fourth stdio pipe and write
+   * it there (./stdio.ts StdioTransport does). Without it bwrap does not start the server.
+   */
+  seccomp: Buffer;
   description: SandboxDescription;
 }
 
@@ -188,6 +201,9 @@ export function bubblewrapInstallCommand(searchPath = process.env.PATH ?? '', ro
 /** Why bwrap could not start a sandbox, from its stderr and the kernel's user-namespace switches. */
 export function diagnoseBwrapFailure(stderr: string, readSysctl: (key: string) => string | undefined = defaultReadSysctl): { reason: string; fix: string } {
   const said = stderr.trim().split('\n').slice(-3).join(' / ') || 'no message';
+  if (/seccomp/i.test(stderr)) {
+    return { reason: `bwrap could not load MCP Gate's seccomp filter (sockets): ${said}`, fix: 'use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER), or, in a container, allow prctl(PR_SET_SECCOMP) and seccomp(2)' };
+  }
   const namespaceProblem = /namespace|uid map|setting up uid|RTM_NEWADDR|Operation not permitted|Permission denied|No space left on device/i.test(stderr);
   if (namespaceProblem) {
     if (readSysctl('kernel/apparmor_restrict_unprivileged_userns') === '1') {
@@ -260,8 +276,11 @@ function probe(options: ProbeOptions): SandboxProbe {
   } catch {
     // keep /usr/bin/true
   }
+  // The probe loads the Unix-socket filter as every contained start does (from fd 0 here: /bin/true reads nothing).
+  const filter = socketFilter({ unixSockets: false });
+  if (!filter) return { ok: false, reason: `MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, fix: 'run the server without containment (the opt-out), on a machine of those architectures' };
   const attempt = (userns: boolean) =>
-    spawnSync(bwrap!, [...BASE_FLAGS, ...(userns ? USERNS_FLAGS : []), ...systemArgs(), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--', trueBin], { encoding: 'utf8', timeout: 10_000, env: {} });
+    spawnSync(bwrap!, [...BASE_FLAGS, ...(userns ? USERNS_FLAGS : []), ...systemArgs(), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--seccomp', '0', '--', trueBin], { encoding: 'utf8', timeout: 10_000, env: {}, input: filter });
   const tryUserns = versionAtLeast(version, 0, 8);
   let r = attempt(tryUserns);
   let userns = tryUserns;
@@ -467,10 +486,13 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     '--proc', '/proc',
     ...ordered.flatMap(mountArgs),
     '--chdir', cwd,
+    '--seccomp', '3',
     '--',
     executable,
     ...launch.argv,
   ];
+  const seccomp = socketFilter({ unixSockets: profile.unixSockets });
+  if (!seccomp) throw new SandboxUnavailableError(`MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, 'run the server without containment (the opt-out)');
 
   const env: Record<string, string> = { ...launch.env, HOME: home };
   for (const k of ['TMPDIR', 'TMP', 'TEMP']) if (env[k] !== undefined) env[k] = '/tmp';
@@ -486,8 +508,9 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
     `empty: ${home} (HOME), /tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
+    `sockets (seccomp): IP and netlink; ${profile.unixSockets ? 'Unix sockets allowed (your setting unixSockets: true): it can connect to any socket file it can see' : 'no Unix socket, so no socket file it can see is reachable'}; no other family, no io_uring`,
     ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
   ].join('\n');
 
-  return { command: probeResult.bwrap, args, env, cwd: workspace, description: { network: profile.network, readWrite, readOnly, overlays, empty, missing, text } };
+  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, description: { network: profile.network, unixSockets: profile.unixSockets, readWrite, readOnly, overlays, empty, missing, text } };
 }

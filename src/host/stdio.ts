@@ -21,6 +21,8 @@ export interface StdioLaunch {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** Bytes the program reads from fd 3 (a contained start: bubblewrap's seccomp filter, `--seccomp 3`). */
+  seccomp?: Buffer;
 }
 
 /** Every descendant of `pid` (children, grandchildren, …) from /proc; empty where /proc is not available. */
@@ -118,10 +120,15 @@ export class StdioTransport implements Transport {
         env: this.launch.env,
         shell: false,
         detached: true, // own process group, so the whole tree can be signalled
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: this.launch.seccomp ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });
       this.child = child;
+      if (this.launch.seccomp) {
+        const fd3 = child.stdio[3] as NodeJS.WritableStream & { on(e: 'error', f: () => void): unknown };
+        fd3.on('error', () => undefined); // bwrap reports a filter it could not read on stderr and exits
+        fd3.end(this.launch.seccomp);
+      }
       child.once('error', (e) => {
         reject(e);
         this.onerror?.(e);

@@ -6,10 +6,13 @@
 // (MCP Gate's configuration file and the extension's application-scope `mcpGate.sandbox`); a repository file can
 // never loosen them. Shape:
 //   "sandbox": { "userServers": false,
-//                "servers": [{ "server": "db", "project"?: "~/src/app", "read"?: ["/opt/data"], "write"?: ["~/notes"], "off"?: true }] }
+//                "servers": [{ "server": "db", "project"?: "~/src/app", "read"?: ["/opt/data"], "write"?: ["~/notes"],
+//                              "unixSockets"?: true, "off"?: true }] }
 // Every repository server is contained; user-scope servers only with `userServers: true`. An entry matches a
 // server as every grant does ("server": "*" is every server the entry's "project" covers) (src/policy/identity.ts: no "project" = your user servers, a folder = that
 // project's repository servers). `off: true` is the explicit opt-out, shown by doctor and logged at each start.
+// `unixSockets: true` lets a contained server make Unix sockets (and so connect to a socket file it can see: a
+// docker.sock shown as a read path); without it the sandbox's seccomp filter refuses them (src/host/seccomp.ts).
 // Network is not here: it is the rule `mcp.<server>.network` (allow / ask / deny; no rule = no network).
 import * as path from 'node:path';
 import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
@@ -19,6 +22,7 @@ export interface SandboxEntry extends ProjectQualified {
   readonly server: string;
   readonly read: readonly string[];
   readonly write: readonly string[];
+  readonly unixSockets: boolean;
   readonly off: boolean;
   readonly origin: Origin;
 }
@@ -34,7 +38,7 @@ export const NO_SANDBOX_SETTINGS: SandboxSettings = { userServers: false, entrie
 
 /** The keys of a `sandbox` block and of one of its `servers` entries (package.json's schema lists the same). */
 export const SANDBOX_KEYS = ['userServers', 'servers'] as const;
-export const SANDBOX_ENTRY_KEYS = ['server', 'project', 'read', 'write', 'off'] as const;
+export const SANDBOX_ENTRY_KEYS = ['server', 'project', 'read', 'write', 'unixSockets', 'off'] as const;
 const KEYS = new Set<string>(SANDBOX_ENTRY_KEYS);
 
 function pathList(v: unknown, where: string, problems: string[]): string[] {
@@ -69,10 +73,11 @@ export function parseSandbox(raw: unknown, origin: (index: number) => Origin, re
       if (p) return problems.push(`${where}: ${p}`);
     }
     if (o.off !== undefined && typeof o.off !== 'boolean') problems.push(`${where}: "off" must be true or false`);
+    if (o.unixSockets !== undefined && typeof o.unixSockets !== 'boolean') problems.push(`${where}: "unixSockets" must be true or false`);
     entries.push({
       server: o.server, project: o.project as string | undefined,
       read: pathList(o.read, `${where}.read`, problems), write: pathList(o.write, `${where}.write`, problems),
-      off: o.off === true, origin: origin(i),
+      unixSockets: o.unixSockets === true, off: o.off === true, origin: origin(i),
     });
   });
   return { userServers: r.userServers === true, entries: resolveProjects(entries, resolver), problems };
@@ -97,6 +102,8 @@ export interface SandboxProfile {
   network: boolean;
   extraRead: readonly string[];
   extraWrite: readonly string[];
+  /** Unix sockets allowed (an entry's `unixSockets: true`); otherwise the seccomp filter refuses making them. */
+  unixSockets: boolean;
 }
 
 /** What the user's settings say for one local server: run it contained (with these paths), plainly, or not at all. */
@@ -105,8 +112,8 @@ export type SandboxDecision =
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
   /** A plain process: the user's opt-out (`optOut`), or a user-scope server the user did not ask to contain. */
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
-  /** Contained, with the extra paths of every entry that applies (`~/` expanded). */
-  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[] };
+  /** Contained, with the extra paths of every entry that applies (`~/` expanded), Unix sockets if one allows them. */
+  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry };
 
 /** What the user's settings say for one server. `~/` in paths is expanded against `home`. */
 export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home: string): SandboxDecision {
@@ -116,5 +123,5 @@ export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home:
   const optOut = mine.find((e) => e.off);
   if (optOut) return { kind: 'uncontained', optOut };
   const expand = (p: string) => (p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
-  return { kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)) };
+  return { kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)), unixSockets: mine.find((e) => e.unixSockets) };
 }

@@ -6,7 +6,7 @@
 import * as os from 'node:os';
 import type { LaunchPlan } from '../../trust/plan/launch-plan';
 import type { ServerReport } from '../../trust/report';
-import { ContainRefused, startPlan, type StartPlan } from '../contain';
+import { ContainRefused, refusedSocketError, startPlan, type StartPlan } from '../contain';
 import { serverIdentity } from '../identity';
 import { LaunchRefused, verifiedPlan } from '../launch';
 import { minimalEnv, StdioTransport } from '../stdio';
@@ -95,6 +95,9 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
     const stderr = transport.stderrText().trim().split('\n').slice(-3).join(' | ');
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
     const offline = start.networkRule ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network` : '';
-    throw new DroppedError(`reading its tools failed: ${ctx.masker.mask(describeError(e))}${stderr ? ` (stderr: ${ctx.masker.mask(stripHidden(stderr))})` : ''}${offline}`);
+    const refused = start.unixSocketsRefused;
+    const said = refused ? refusedSocketError(transport.stderrText()) : undefined;
+    const sockets = refused && (refused.shown || said) ? `; ${refused.hint}${said ? ` (it said: ${ctx.masker.mask(stripHidden(said))})` : ''}` : '';
+    throw new DroppedError(`reading its tools failed: ${ctx.masker.mask(describeError(e))}${stderr ? ` (stderr: ${ctx.masker.mask(stripHidden(stderr))})` : ''}${sockets}${offline}`);
   }
 }

@@ -57,7 +57,30 @@ describe('containment: one decision, in words and in what starts', () => {
     assert.equal(p.sandbox?.network, false);
     assert.equal(p.launch.command, BWRAP.bwrap);
     assert.match(p.networkRule!, /"action":"mcp\.s\.network","decision":"allow"/);
+    // Unix sockets refused: the words say so, and the start carries the seccomp filter for bwrap's fd 3.
+    assert.ok(words.some((l) => l.startsWith('Unix sockets: refused (a seccomp filter)')), words.join('\n'));
+    assert.equal(p.sandbox?.unixSockets, false);
+    assert.ok(p.launch.seccomp && p.launch.seccomp.length > 0 && p.launch.seccomp.length % 8 === 0, 'a BPF program');
+    assert.deepEqual(p.launch.args.slice(p.launch.args.indexOf('--seccomp'), p.launch.args.indexOf('--seccomp') + 2), ['--seccomp', '3']);
+    assert.ok(p.launch.args.indexOf('--seccomp') < p.launch.args.indexOf('--'), 'a bwrap option, not the server\'s');
     p.cleanup();
+  });
+
+  it('unixSockets: true in its entry: words name the setting and where it is; it starts without the filter', async () => {
+    const { c, words, plan } = run(repo(), { sandbox: { servers: [{ server: 's', project, unixSockets: true }] } }, BWRAP);
+    assert.equal(c.kind === 'contained' && c.unixSockets?.origin.file, 'config.json');
+    assert.ok(words.includes('Unix sockets: allowed by your setting in config.json (unixSockets: true): it can connect to any socket file it can see'), words.join('\n'));
+    const p = await plan;
+    assert.equal(p.sandbox?.unixSockets, true);
+    assert.ok(p.launch.seccomp && p.launch.args.includes('--seccomp'), 'the rest of the filter stays (other families, io_uring)');
+    p.cleanup();
+  });
+
+  it('unixSockets that is not true or false: the settings cannot be used, and no contained server starts', async () => {
+    const { c, plan } = run(repo(), { sandbox: { servers: [{ server: 's', project, unixSockets: 'yes' }] } }, BWRAP);
+    assert.equal(c.kind, 'refused');
+    assert.match(c.kind === 'refused' ? c.problems.join('; ') : '', /sandbox\.servers\[0\]: "unixSockets" must be true or false/);
+    await assert.rejects(plan, (e: Error) => e instanceof ContainRefused && /"unixSockets" must be true or false/.test(e.message));
   });
 
   it('a network rule that allows: words say the host\'s network; it runs with it', async () => {

@@ -24,14 +24,18 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
   function project(runtime: string, image: string): World {
     const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: runtime, args: ['run', '--rm', '-i', image] } } }) }, {}, { PATH: process.env.PATH! });
     c.dockerHome(w.home);
+    config(w, true);
+    return w;
+  }
+  /** The user's configuration: the tools allowed; the sandbox shows the docker CLI the daemon's socket, with Unix sockets allowed or not. */
+  function config(w: World, unixSockets: boolean): void {
     const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, JSON.stringify({
       rules: [{ action: 'mcp.fx.tool.*', decision: 'allow', project: w.project }],
       // The sandbox holds the docker CLI; it reaches the daemon only through a socket the user shows it.
-      sandbox: { servers: [{ server: 'fx', project: w.project, read: [path.join(w.home, '.docker'), c.socket] }] },
+      sandbox: { servers: [{ server: 'fx', project: w.project, read: [path.join(w.home, '.docker'), c.socket], ...(unixSockets ? { unixSockets } : {}) }] },
     }));
-    return w;
   }
   const digestIn = (text: string) => /fixture@(sha256:[0-9a-f]{64})/.exec(text)?.[1];
 
@@ -47,6 +51,12 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
     assert.ok(d1, approved.stdout);
     assert.match(cli(w, ['get', 'fx']).stdout, new RegExp(`pinned \\(approved\\) to .*fixture@${d1}`));
 
+    // Without unixSockets the docker CLI cannot reach the socket it is shown: the failure names the setting.
+    config(w, false);
+    assert.match(cli(w, ['get', 'fx']).stdout, new RegExp(`Unix sockets: refused .*your path ${c.socket.replace(/[.]/g, '\\.')} is a Unix socket, which it cannot connect to while Unix sockets are refused: "unixSockets": true in its sandbox entry allows them`));
+    const blocked = cli(w, ['tools', 'fx']);
+    assert.match(blocked.stdout + blocked.stderr, /operation not permitted.*your path .* is a Unix socket, which it cannot connect to while Unix sockets are refused: "unixSockets": true in its sandbox entry allows them/, blocked.stdout + blocked.stderr);
+    config(w, true);
     const first = cli(w, ['tools', 'fx']);
     assert.match(first.stdout, /fixture_v1\s+\[allow\]/, first.stdout + first.stderr);
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -18,6 +19,7 @@ import {
   type SandboxProbe,
   type SandboxInput,
 } from '../../../src/host/sandbox';
+import { socketFilter } from '../../../src/host/seccomp';
 import { StdioTransport } from '../../../src/host/stdio';
 import { cleanupTemp, ROOT, tempDir } from '../helpers';
 
@@ -73,7 +75,7 @@ interface Stage {
   cache: string;
   marker: string;
   port: number;
-  input: (network: boolean) => SandboxInput;
+  input: (network: boolean, unixSockets?: boolean) => SandboxInput;
 }
 
 let listener: net.Server;
@@ -102,7 +104,7 @@ function stage(): Stage {
   fs.copyFileSync(ATTACKER, path.join(copies, 'server.js'));
   fs.writeFileSync(path.join(copies, 'config.txt'), 'approved bytes');
   const marker = `mcp-gate-sandbox-marker-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  const input = (network: boolean): SandboxInput => ({
+  const input = (network: boolean, unixSockets = false): SandboxInput => ({
     launch: {
       executable: NODE,
       argv: [path.join(workspace, 'server.js'), marker],
@@ -121,6 +123,7 @@ function stage(): Stage {
         FIXTURE_CACHE_WRITE: path.join(cache, 'entry'),
         FIXTURE_PORT: String(port),
         FIXTURE_ABSTRACT: ABSTRACT,
+        FIXTURE_SOCKET_FILE: path.join(workspace, 'host.sock'),
       },
     },
     workspace,
@@ -128,14 +131,32 @@ function stage(): Stage {
       { source: path.join(copies, 'server.js'), target: path.join(workspace, 'server.js') },
       { source: path.join(copies, 'config.txt'), target: path.join(workspace, 'config.txt') },
     ],
-    profile: { network, extraRead: [readOnly], extraWrite: [writable], caches: ['~/.cache/tool', '~/.npm-missing'], home },
+    profile: { network, unixSockets, extraRead: [readOnly], extraWrite: [writable], caches: ['~/.cache/tool', '~/.npm-missing'], home },
   });
   return { base, home, workspace, outside, copies, readOnly, writable, cache, marker, port, input };
 }
 
-function start(s: Stage, network: boolean): ChildProcess {
-  const c = buildSandbox(s.input(network), available);
-  const child = spawn(c.command, c.args, { cwd: c.cwd, env: c.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+/** A service of the host listening on a socket file in the workspace (closed with the test's other listeners). */
+const socketFiles: net.Server[] = [];
+async function hostSocketFile(s: Stage): Promise<void> {
+  const l = net.createServer((sock) => {
+    sock.on('error', () => undefined); // a client that closes without reading
+    sock.end('hello over a socket file');
+  });
+  await new Promise<void>((r) => l.listen(path.join(s.workspace, 'host.sock'), r));
+  socketFiles.push(l);
+}
+
+/** Spawns a sandbox command as the host does: with its seccomp program on fd 3 (see SandboxCommand.seccomp). */
+function spawnContained(c: ReturnType<typeof buildSandbox>): ChildProcess {
+  const child = spawn(c.command, c.args, { cwd: c.cwd, env: c.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  (child.stdio[3] as NodeJS.WritableStream).end(c.seccomp);
+  return child;
+}
+
+function start(s: Stage, network: boolean, unixSockets = false): ChildProcess {
+  const c = buildSandbox(s.input(network, unixSockets), available);
+  const child = spawnContained(c);
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   child.once('exit', (code) => {
@@ -178,6 +199,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
   after(() => {
     listener?.close();
     abstractListener?.close();
+    for (const l of socketFiles) l.close();
     cleanupTemp();
   });
 
@@ -188,8 +210,9 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     assert.equal(sandboxAvailable(), a, 'cached per process');
   });
 
-  it('without network: home, outside files and the host loopback are out of reach; the workspace is writable; the approved copies run and cannot be changed; SIGKILL to bwrap leaves nothing', async () => {
+  it('without network: home, outside files, the host loopback and a host socket file in the workspace are out of reach; the workspace is writable; the approved copies run and cannot be changed; SIGKILL to bwrap leaves nothing', async () => {
     const s = stage();
+    await hostSocketFile(s);
     const child = start(s, false);
     try {
       const r = await result(s, child);
@@ -209,6 +232,9 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       assert.deepEqual(r.rootHome, { ok: false, code: 'ENOENT' });
       assert.equal(r.connect.ok, false, `reached the host's 127.0.0.1 without network: ${JSON.stringify(r.connect)}`);
       assert.equal(r.connectAbstract.ok, false, `reached the host's abstract socket without network: ${JSON.stringify(r.connectAbstract)}`);
+      // The socket file is visible (the workspace is), and the seccomp filter refuses the socket to reach it with.
+      assert.deepEqual(r.connectSocketFile, { ok: false, code: 'EPERM' }, 'a host service\'s socket file in the workspace');
+      assert.deepEqual(r.childStdio, { ok: true, value: 'child ok' }, 'child processes with piped stdio still work');
       assert.deepEqual(r.writeWorkspace, { ok: true });
       assert.equal(fs.readFileSync(path.join(s.workspace, 'written.txt'), 'utf8'), 'written inside');
       // The overlay shows the copy's bytes, and no way of changing it works.
@@ -236,14 +262,44 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     }
   });
 
-  it("with network: true the host's network namespace is shared, so the host's 127.0.0.1 and abstract Unix sockets ARE reachable", async () => {
+  it("with network: true the host's network namespace is shared, so the host's 127.0.0.1 IS reachable; its abstract Unix sockets only with unixSockets: true too", async () => {
     const s = stage();
     const child = start(s, true);
     try {
       const r = await result(s, child);
       assert.deepEqual(r.connect, { ok: true, value: 'hello from the host' });
+      assert.deepEqual(r.connectAbstract, { ok: false, code: 'EPERM' }, 'the seccomp filter: no Unix socket to reach an abstract one with');
+      assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
+      process.kill(child.pid!, 'SIGKILL');
+      await noneLeft(s.marker);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    const t = stage();
+    const both = start(t, true, true);
+    try {
+      const r = await result(t, both);
       assert.deepEqual(r.connectAbstract, { ok: true, value: 'hello over an abstract socket' }, 'abstract Unix sockets come with the network namespace');
       assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
+      process.kill(both.pid!, 'SIGKILL');
+      await noneLeft(t.marker);
+    } finally {
+      if (both.exitCode === null) both.kill('SIGKILL');
+    }
+  });
+
+  it('with unixSockets: true (the user\'s setting) the socket file in the workspace is reachable; the rest stays contained', async () => {
+    const s = stage();
+    await hostSocketFile(s);
+    const c = buildSandbox(s.input(false, true), available);
+    assert.ok(c.args.includes('--seccomp'), 'the rest of the filter stays');
+    assert.match(c.description.text, /Unix sockets allowed \(your setting unixSockets: true\)/);
+    const child = start(s, false, true);
+    try {
+      const r = await result(s, child);
+      assert.deepEqual(r.connectSocketFile, { ok: true, value: 'hello over a socket file' });
+      assert.equal(r.connect.ok, false, 'still no host loopback');
+      assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' });
       process.kill(child.pid!, 'SIGKILL');
       await noneLeft(s.marker);
     } finally {
@@ -251,10 +307,72 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     }
   });
 
+  it('the seccomp filter, shape by shape (Python in the sandbox), without and with unixSockets: IP and netlink only, no Unix socket or datagram pair unless allowed, no other family, no io_uring', async () => {
+    const s = stage();
+    await hostSocketFile(s);
+    const probe = [
+      'import socket, ctypes, json',
+      'out = {}',
+      'def t(name, f):',
+      '    try:',
+      '        f(); out[name] = "ok"',
+      '    except OSError as e:',
+      '        out[name] = e.errno',
+      `t("connect_file", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(${JSON.stringify(path.join(s.workspace, 'host.sock'))}))`,
+      't("unix_dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))',
+      't("unix_stream_cloexec", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC))',
+      't("pair_stream", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM))',
+      't("pair_seqpacket", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET))',
+      't("pair_dgram", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))',
+      't("pair_dgram_nonblock", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK))',
+      't("inet", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))',
+      't("inet6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))',
+      't("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))',
+      // AF_VSOCK reaches a VM's host whatever the network namespace; AF_ALG and AF_PACKET are kernel surface.
+      't("vsock", lambda: socket.socket(40, socket.SOCK_STREAM))',
+      't("alg", lambda: socket.socket(38, socket.SOCK_SEQPACKET))',
+      't("packet", lambda: socket.socket(17, socket.SOCK_RAW))',
+      // The family in the upper half of the 64-bit argument: the kernel reads an int, and so does the filter.
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'libc.syscall.restype = ctypes.c_long',
+      'r = libc.syscall(ctypes.c_long(41 if ctypes.sizeof(ctypes.c_void_p) == 8 and __import__("platform").machine() == "x86_64" else 198), ctypes.c_long((1 << 32) | 1), ctypes.c_long(1), ctypes.c_long(0))',
+      'out["unix_high_bits"] = "ok" if r >= 0 else ctypes.get_errno()',
+      'params = ctypes.create_string_buffer(120)',
+      'r = libc.syscall(ctypes.c_long(425), ctypes.c_long(8), params)',
+      'out["io_uring_setup"] = "ok" if r >= 0 else ctypes.get_errno()',
+      'print(json.dumps(out))',
+    ].join('\n');
+    fs.writeFileSync(path.join(s.workspace, 'probe.py'), probe);
+    const runProbe = async (unixSockets: boolean) => {
+      const c = buildSandbox({
+        launch: { executable: fs.realpathSync('/usr/bin/python3'), argv: [path.join(s.workspace, 'probe.py')], cwd: s.workspace, env: { PATH: '/usr/bin:/bin' } },
+        workspace: s.workspace,
+        overlays: [],
+        profile: { network: false, unixSockets, extraRead: [], extraWrite: [], caches: [], home: s.home },
+      }, available);
+      const child = spawnContained(c);
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d));
+      child.stderr!.on('data', (d: Buffer) => (err += d));
+      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      assert.equal(code, 0, err);
+      return JSON.parse(out);
+    };
+    const { EPERM, ENOSYS, EAFNOSUPPORT } = os.constants.errno;
+    const always = { pair_stream: 'ok', pair_seqpacket: 'ok', inet: 'ok', inet6: 'ok', netlink: 'ok', vsock: EAFNOSUPPORT, alg: EAFNOSUPPORT, packet: EAFNOSUPPORT, io_uring_setup: ENOSYS };
+    assert.deepEqual(await runProbe(false), {
+      ...always, connect_file: EPERM, unix_dgram: EPERM, unix_stream_cloexec: EPERM, pair_dgram: EPERM, pair_dgram_nonblock: EPERM, unix_high_bits: EPERM,
+    });
+    assert.deepEqual(await runProbe(true), {
+      ...always, connect_file: 'ok', unix_dgram: 'ok', unix_stream_cloexec: 'ok', pair_dgram: 'ok', pair_dgram_nonblock: 'ok', unix_high_bits: 'ok',
+    });
+  });
+
   it("a normal close through the host's StdioTransport leaves no process (daemon included)", async () => {
     const s = stage();
     const c = buildSandbox(s.input(false), available);
-    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env });
+    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp });
     await t.start();
     try {
       await result(s);
@@ -283,9 +401,9 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       launch: { executable: NODE, argv: [FIXTURE_SERVER, marker], cwd: s.workspace, env: { PATH: '/usr/bin:/bin', HOME: s.home } },
       workspace: s.workspace,
       overlays: [],
-      profile: { network: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home: s.home },
+      profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home: s.home },
     }, available);
-    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env });
+    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp });
     const client = new Client({ name: 'sandbox-test', version: '0' });
     await client.connect(t);
     try {
@@ -375,5 +493,28 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     assert.match(max.fix, /user\.max_user_namespaces=15000/);
     const unknown = diagnoseBwrapFailure('bwrap: Creating new namespace failed: Operation not permitted', sysctl({}));
     assert.match(unknown.reason, /could not create its namespaces: bwrap: Creating new namespace failed/);
+  });
+
+  it('the probe loads the seccomp filter: a bwrap that cannot is "unavailable" with the reason (no contained start without the filter)', () => {
+    // A stand-in bwrap that runs everything but refuses a seccomp program, as a kernel without seccomp filters does.
+    const dir = tempDir('mcp-gate-fake-bwrap-');
+    const fake = path.join(dir, 'bwrap');
+    fs.writeFileSync(fake, `#!/bin/sh\ncase "$*" in --version) echo 'bubblewrap 0.8.0'; exit 0;; *--seccomp*) echo 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument' >&2; exit 1;; esac\nexit 0\n`, { mode: 0o755 });
+    const p = sandboxAvailable({ bwrap: fake, refresh: true, readSysctl: () => undefined });
+    assert.equal(p.ok, false);
+    assert.ok(!p.ok && /could not load MCP Gate's seccomp filter \(sockets\): bwrap: prctl\(PR_SET_SECCOMP\): Invalid argument/.test(p.reason) && /CONFIG_SECCOMP_FILTER/.test(p.fix), JSON.stringify(p));
+  });
+
+  it('the seccomp filter is built for x64 and arm64, and for no other architecture (containment is refused there)', () => {
+    for (const arch of ['x64', 'arm64']) {
+      const f = socketFilter({ unixSockets: false }, arch)!;
+      assert.ok(f.length > 0 && f.length % 8 === 0 && f.length / 8 < 64, `${arch}: ${f.length} bytes`);
+      // The first instruction loads seccomp_data.arch (offset 4), the second compares it with the architecture's.
+      assert.equal(f.readUInt16LE(0), 0x20);
+      assert.equal(f.readUInt32LE(4), 4);
+      assert.equal(f.readUInt32LE(12), arch === 'x64' ? 0xc000003e : 0xc00000b7);
+    }
+    assert.notDeepEqual(socketFilter({ unixSockets: false }, 'x64'), socketFilter({ unixSockets: false }, 'arm64'));
+    for (const arch of ['ia32', 'riscv64', 's390x', 'ppc64']) assert.equal(socketFilter({ unixSockets: false }, arch), undefined, arch);
   });
 });
