@@ -348,8 +348,12 @@ const UNIX_SOCKETS_REFUSED = 'Unix sockets are refused in its sandbox and its er
 
 /** The line of a server's stderr that reads like a Unix socket the seccomp filter refused (Node, Go, Python, docker CLI wordings), if one does. */
 export function refusedSocketError(stderr: string): string | undefined {
-  return stderr.split('\n').find((l) => /\b(listen|connect|bind) EPERM\b|socket: operation not permitted|\[Errno 1\] Operation not permitted/i.test(l))?.trim().slice(0, 300);
+  // Python names the path for a file's EPERM ("…permitted: '/x'") and none for socket(): only the bare line counts.
+  return stderr.split('\n').map((l) => l.trim()).find((l) => /\b(listen|connect|bind) EPERM\b|socket: operation not permitted|\[Errno 1\] Operation not permitted$/i.test(l))?.slice(0, 300);
 }
+
+const unixSocketsRefusedWords = (shown: string[]) =>
+  `Unix sockets: refused (a seccomp filter): it cannot connect to a socket file it can see, in the workspace or a read path${shown.length ? ` — ${unixSocketsWords(shown)}` : ' (set "unixSockets": true in its sandbox entry to allow them)'}`;
 
 const unixSocketsWords = (sockets: string[]) => `your path ${sockets.join(', ')} is a Unix socket, which it cannot connect to while Unix sockets are refused: "unixSockets": true in its sandbox entry allows them`;
 
@@ -407,7 +411,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   if (image) out.push(`its container: run by the ${image.runtime} ${image.runtime === 'docker' ? 'daemon' : 'runtime'}, outside this sandbox — the sandbox holds only the ${image.runtime} command, which reaches no daemon socket (/run and /var/run are never shown) unless your extra read paths show one; what the container may do is what ${image.runtime} and the options in the definition allow`);
   out.push(c.unixSockets
     ? `Unix sockets: allowed by your setting in ${optOutWhere(c.unixSockets)} (unixSockets: true): it can connect to any socket file it can see`
-    : `Unix sockets: refused (a seccomp filter): it cannot connect to a socket file it can see, in the workspace or a read path${shownSockets(c).length ? ` — ${unixSocketsWords(shownSockets(c))}` : ' (set "unixSockets": true in its sandbox entry to allow them)'}`);
+    : unixSocketsRefusedWords(shownSockets(c)));
   if (c.extraRead.length) out.push(`extra read (your settings): ${c.extraRead.join(', ')}`);
   if (c.extraWrite.length) out.push(`extra write (your settings): ${c.extraWrite.join(', ')}`);
   return out;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { containmentFor, ContainRefused, describeContainment, startPlan, type Containment, type StartPlan } from '../../../src/host/contain';
+import { containmentFor, ContainRefused, describeContainment, refusedSocketError, startPlan, type Containment, type StartPlan } from '../../../src/host/contain';
 import type { SandboxProbe } from '../../../src/host/sandbox';
 import type { ServerIdentity } from '../../../src/policy/identity';
 import { SANDBOX_ENTRY_KEYS, SANDBOX_KEYS } from '../../../src/policy/sandbox-profile';
@@ -74,6 +74,15 @@ describe('containment: one decision, in words and in what starts', () => {
     assert.equal(p.sandbox?.unixSockets, true);
     assert.ok(p.launch.seccomp && p.launch.args.includes('--seccomp'), 'the rest of the filter stays (other families, io_uring)');
     p.cleanup();
+  });
+
+  it('a start failure reads like a refused Unix socket only for the socket wordings, not for any EPERM', () => {
+    assert.equal(refusedSocketError('x\nError: listen EPERM: operation not permitted /tmp/tsx-0/9.pipe\n    at y'), 'Error: listen EPERM: operation not permitted /tmp/tsx-0/9.pipe');
+    assert.match(refusedSocketError('dial unix /x.sock: socket: operation not permitted')!, /socket: operation not permitted/);
+    assert.equal(refusedSocketError('PermissionError: [Errno 1] Operation not permitted'), 'PermissionError: [Errno 1] Operation not permitted');
+    assert.equal(refusedSocketError("PermissionError: [Errno 1] Operation not permitted: '/etc/x'"), undefined, 'a file\'s EPERM names its path');
+    assert.equal(refusedSocketError('Error: EPERM: operation not permitted, open \'/x\''), undefined);
+    assert.equal(refusedSocketError(''), undefined);
   });
 
   it('unixSockets that is not true or false: the settings cannot be used, and no contained server starts', async () => {

@@ -138,8 +138,12 @@ function stage(): Stage {
 
 /** A service of the host listening on a socket file in the workspace (closed with the test's other listeners). */
 const socketFiles: net.Server[] = [];
+/** Connections the host's socket-file services accepted, by workspace: a refused server must leave none. */
+const accepted = new Map<string, number>();
 async function hostSocketFile(s: Stage): Promise<void> {
+  accepted.set(s.workspace, 0);
   const l = net.createServer((sock) => {
+    accepted.set(s.workspace, (accepted.get(s.workspace) ?? 0) + 1);
     sock.on('error', () => undefined); // a client that closes without reading
     sock.end('hello over a socket file');
   });
@@ -234,6 +238,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       assert.equal(r.connectAbstract.ok, false, `reached the host's abstract socket without network: ${JSON.stringify(r.connectAbstract)}`);
       // The socket file is visible (the workspace is), and the seccomp filter refuses the socket to reach it with.
       assert.deepEqual(r.connectSocketFile, { ok: false, code: 'EPERM' }, 'a host service\'s socket file in the workspace');
+      assert.equal(accepted.get(s.workspace), 0, 'the host service saw no connection');
       assert.deepEqual(r.childStdio, { ok: true, value: 'child ok' }, 'child processes with piped stdio still work');
       assert.deepEqual(r.writeWorkspace, { ok: true });
       assert.equal(fs.readFileSync(path.join(s.workspace, 'written.txt'), 'utf8'), 'written inside');
@@ -298,6 +303,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     try {
       const r = await result(s, child);
       assert.deepEqual(r.connectSocketFile, { ok: true, value: 'hello over a socket file' });
+      assert.equal(accepted.get(s.workspace), 1, 'the host service saw it');
       assert.equal(r.connect.ok, false, 'still no host loopback');
       assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' });
       process.kill(child.pid!, 'SIGKILL');
