@@ -262,6 +262,15 @@ async function lens(text, timeoutMs = 20_000) {
 }
 /** Clicks a visible lens, as a person would after reading: Escape first closes what a key press opened over it
  * (Enter in the read-only review shows "Cannot edit in read-only editor" over its first line). */
+/** The texts of the lenses shown, in order, once there are any: VS Code drops and redraws lenses when their provider
+ * fires a change (the status refresh on open does), so a single read can fall between the two. */
+async function lensTexts(timeoutMs = 10_000) {
+  const [texts] = await until('the lenses shown', async () => {
+    const t = await page.locator('.monaco-editor .codelens-decoration a').allInnerTexts();
+    return t.length > 0 ? t : undefined;
+  }, timeoutMs, 100);
+  return texts;
+}
 async function clickLens(text) {
   await page.keyboard.press('Escape');
   await (await lens(text)).click();
@@ -372,7 +381,7 @@ const main = [
     await reviewTab.waitFor({ timeout: 20_000 });
     await lens('Approve "weather" exactly as shown');
     await nothingOver();
-    const lenses = await page.locator('.monaco-editor .codelens-decoration a').allInnerTexts();
+    const lenses = await lensTexts();
     assert(/Not now/.test(lenses[0] ?? ''), `the safe choice first: ${lenses}`);
     assert((await editorText()).includes('Approve "weather" from .vscode/mcp.json exactly as shown in the editor?'), `the question on the first line: ${await editorText()}`);
     await shot('approve-review', { docs: true });
@@ -763,7 +772,7 @@ const setup = [
     assert(/fixture-echo \(\.vscode\/mcp\.json\)/.test(text), `names what VS Code would start: ${text}`);
     if (rootMcpJson) assert(/sandbox-probe \(\.mcp\.json\)/.test(text), `names the root .mcp.json server VS Code ${host.vscodeVersion} would start: ${text}`);
     assert(/Side effect/.test(text) && /mcpGate\.imports/.test(text), `names the side effect and the import: ${text}`);
-    const lenses = await page.locator('.monaco-editor .codelens-decoration a').allInnerTexts();
+    const lenses = await lensTexts();
     assert(/Not now/.test(lenses[0] ?? ''), `the safe choice first: ${lenses}`);
     const status = await page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first().innerText();
     const outside = rootMcpJson ? 2 : 1;
