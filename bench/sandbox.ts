@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { buildSandbox, sandboxAvailable, type SandboxInput } from '../src/host/sandbox';
 import { StdioTransport, type StdioLaunch } from '../src/host/stdio';
+import { DEFAULT_LIMITS } from '../src/policy/sandbox-profile';
+import { joinCgroup, limitMechanism, serverLimits } from '../src/host/limits';
 import type { BenchRow } from './gate';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -73,7 +75,7 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     workspace,
     overlays: [],
     // The fixture and its node_modules are read from the repository, read-only.
-    profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home },
+    profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
   });
   const c = buildSandbox(input(NODE, [FIXTURE]), probe);
   const contained: StdioLaunch = { command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp };
@@ -87,6 +89,22 @@ export async function benchSandbox(): Promise<BenchRow[]> {
   // The same command without `--seccomp 3`: only to measure what the filter costs (every contained start has it).
   const at = t.args.indexOf('--seccomp');
   const u = { ...t, args: [...t.args.slice(0, at), ...t.args.slice(at + 2)] };
+  // The same command without prlimit (the limits' first command inside): only to measure what the rlimits cost.
+  const pl = t.args.indexOf(probe.prlimit);
+  const n = { ...t, args: [...t.args.slice(0, pl), ...t.args.slice(t.args.indexOf('--', pl) + 1)] };
+  // And with the cgroup a start joins where MCP Gate can make one (made and removed each time, as a start does).
+  const mechanism = limitMechanism();
+  const withCgroup = async (): Promise<number> => {
+    const t0 = process.hrtime.bigint();
+    const held = serverLimits(DEFAULT_LIMITS, mechanism);
+    const j = joinCgroup(held.procsFiles, t.command, t.args);
+    try {
+      await run(j.command, j.args, t.env, t.seccomp);
+    } finally {
+      held.remove();
+    }
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
   const buildTimes: number[] = [];
   for (let i = 0; i < 200; i++) {
     const t0 = process.hrtime.bigint();
@@ -97,7 +115,9 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     const raw = await interleaved(5, 10, {
       plain: () => run(trueBin, [], env),
       unfiltered: () => run(u.command, u.args, u.env),
+      unlimited: () => run(n.command, n.args, n.env, n.seccomp),
       bwrap: () => run(t.command, t.args, t.env, t.seccomp),
+      ...(mechanism.cgroup ? { cgroup: withCgroup } : {}),
     });
     const server = await interleaved(4, 5, {
       plain: () => serverStart(plain),
@@ -105,8 +125,12 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     });
     return [
       { name: 'sandbox: spawn /bin/true, plain', median: raw.plain, unit: 'ms', note: '50 runs' },
-      { name: 'sandbox: spawn /bin/true inside bubblewrap without the seccomp filter (for comparison only)', median: raw.unfiltered, unit: 'ms', baseline: 'plain', ratio: raw.unfiltered / raw.plain, note: `50 runs; bubblewrap ${probe.version}; namespaces, mounts, no network; no contained start runs like this` },
-      { name: 'sandbox: spawn /bin/true inside bubblewrap (namespaces, mounts, no network, the socket seccomp filter)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; what every contained start pays; the filter alone: ${(raw.bwrap - raw.unfiltered).toFixed(2)} ms (${(raw.bwrap / raw.unfiltered).toFixed(3)}× the start without it)` },
+      { name: 'sandbox: spawn /bin/true inside bubblewrap without the seccomp filter (for comparison only)', median: raw.unfiltered, unit: 'ms', baseline: 'plain', ratio: raw.unfiltered / raw.plain, note: `50 runs; bubblewrap ${probe.version}; namespaces, mounts, no network, the rlimits; no contained start runs like this` },
+      { name: 'sandbox: spawn /bin/true inside bubblewrap without prlimit (for comparison only)', median: raw.unlimited, unit: 'ms', baseline: 'plain', ratio: raw.unlimited / raw.plain, note: '50 runs; the seccomp filter, no rlimits; no contained start runs like this' },
+      { name: 'sandbox: spawn /bin/true inside bubblewrap (namespaces, mounts, no network, the socket seccomp filter, the rlimits)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; what every contained start pays; the filter alone: ${(raw.bwrap - raw.unfiltered).toFixed(2)} ms (${(raw.bwrap / raw.unfiltered).toFixed(3)}× the start without it); prlimit alone: ${(raw.bwrap - raw.unlimited).toFixed(2)} ms (${(raw.bwrap / raw.unlimited).toFixed(3)}×)` },
+      raw.cgroup !== undefined
+        ? { name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup (made, joined by /bin/sh, removed)', median: raw.cgroup, unit: 'ms', baseline: 'bwrap with the rlimits', ratio: raw.cgroup / raw.bwrap, note: `50 runs; what a start pays where MCP Gate makes a cgroup (root on cgroup v1): ${(raw.cgroup - raw.bwrap).toFixed(2)} ms more` }
+        : { name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup', median: NaN, unit: 'ms', note: `not measured: no cgroup here (${'why' in mechanism ? mechanism.why : ''})` },
       { name: 'sandbox: stdio MCP server start (spawn, initialize, tools/list), plain', median: server.plain, unit: 'ms', note: '20 starts; the fixture echo server (SDK)' },
       { name: 'sandbox: stdio MCP server start inside bubblewrap', median: server.contained, unit: 'ms', baseline: 'plain start', ratio: server.contained / server.plain, note: '20 starts; workspace rw, repository ro, empty HOME, no network' },
       { name: 'sandbox: building the bwrap command line (buildSandbox)', median: median(buildTimes), unit: 'ms', note: '200 builds; path checks only' },

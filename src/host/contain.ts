@@ -16,7 +16,7 @@ import { decideUnder, type UserPolicy } from '../policy/user-policy';
 import { resolve, type Asker } from '../policy/decide';
 import { networkAction } from '../policy/rules';
 import type { ServerIdentity } from '../policy/identity';
-import { sandboxFor, type SandboxEntry } from '../policy/sandbox-profile';
+import { sandboxFor, type LimitsDecision, type SandboxEntry } from '../policy/sandbox-profile';
 import type { Verdict } from '../policy/decide';
 import type { ServerReport } from '../trust/report';
 import { npmLaunchOf } from '../trust/approval/approvals';
@@ -28,6 +28,7 @@ import { copyClosure, CopyRefused } from './closure-copy';
 import { gitExecutedPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
+import { joinCgroup, limitMechanism, limitsWords, raiseWords, serverLimits, type LimitMechanism, type LimitReached, type ServerLimits } from './limits';
 import { TOOLS, workspaceProtection } from '../trust/sources/tools';
 
 /**
@@ -149,7 +150,9 @@ export interface StartPlan {
    * bubblewrap, its process group and descendants only (the line says so; a daemon that left both may survive).
    */
   processes?: { pidNamespace: true } | { pidNamespace: false; why: string };
-  /** Removes the verified copy (after the server stopped). */
+  /** Contained: its limits (./limits.ts) — watch them once it runs, explain its exit — and the words for one reached. */
+  limits?: { held: ServerLimits; reached(r: LimitReached): string };
+  /** Removes the verified copy and the server's cgroup (after the server stopped). */
   cleanup(): void;
 }
 
@@ -167,6 +170,8 @@ export interface ContainOptions {
   hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Injectable probe (tests); the real one otherwise. */
   probe?: () => SandboxProbe;
+  /** Injectable limit mechanism (tests: the rlimits alone where this machine has a cgroup); the real one otherwise. */
+  limits?: () => LimitMechanism;
   /** The front end's wording for the next step (src/trust/words.ts). */
   words?: FrontEndWords;
   /** Where the npm libraries run to install a locked tree again (the package worker, for the CLI and VS Code). */
@@ -246,7 +251,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const locked = await fromLock(o);
   const plan = locked?.plan ?? (await fromImagePin(o)) ?? o.plan;
   const { who } = o;
-  const c = containmentFor(who, o.policy, o.home, o.probe ?? sandboxAvailable);
+  const c = containmentFor(who, o.policy, o.home, o.probe ?? sandboxAvailable, o.limits);
   if (c.kind === 'refused') {
     throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`);
   }
@@ -300,12 +305,29 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       workspace: o.project,
       overlays: copy?.overlays ?? [],
       hidden,
-      profile: { network, unixSockets: c.unixSockets !== undefined, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
+      profile: { network, unixSockets: c.unixSockets !== undefined, limits: c.limits.values, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     const sockets = c.unixSockets ? [] : shownSockets(c);
     const unixSocketsRefused = c.unixSockets ? undefined : { hint: sockets.length ? unixSocketsWords(sockets) : UNIX_SOCKETS_REFUSED, shown: sockets.length > 0 };
-    return { launch: { command: cmd.command, args: cmd.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp }, sandbox: cmd.description, networkRule, unixSocketsRefused, cleanup: () => copy?.remove() };
+    let held: ServerLimits;
+    try {
+      held = serverLimits(c.limits.values, c.mechanism);
+    } catch (e) {
+      throw new ContainRefused(`"${o.server.name}" is not started: ${(e as Error).message}; its limits cannot be held as this machine's probe said they would (fix: make the cgroup hierarchies writable again, or restart MCP Gate to probe again)`);
+    }
+    const joined = joinCgroup(held.procsFiles, cmd.command, cmd.args);
+    const limits = c.limits;
+    return {
+      launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp },
+      sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}` },
+      networkRule, unixSocketsRefused,
+      limits: { held, reached: (r) => `${r.detail}; MCP Gate stopped it and everything it started; if it needs more, ${raiseWords(r.limit, limits, optOutWhere)}` },
+      cleanup: () => {
+        copy?.remove();
+        held.remove();
+      },
+    };
   } catch (e) {
     copy?.remove();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
@@ -323,14 +345,16 @@ export type Containment =
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
   | { readonly kind: 'unavailable'; readonly probe: Extract<SandboxProbe, { ok: false }> }
-  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry };
+  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; readonly mechanism: LimitMechanism };
 
-export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe): Containment {
+export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe, mechanism: () => LimitMechanism = limitMechanism): Containment {
   const d = sandboxFor(policy.sandbox, who, home);
   if (d.kind !== 'contained') return d;
   const p = probe();
   if (!p.ok) return { kind: 'unavailable', probe: p };
-  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets };
+  const m = mechanism();
+  if (m.refused) return { kind: 'unavailable', probe: { ok: false, ...m.refused } };
+  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets, limits: d.limits, mechanism: m };
 }
 
 /** The user's read and write paths that are Unix socket files (a daemon's socket shown to the server). */
@@ -378,9 +402,9 @@ function protectedPaths(project: string, writable: readonly string[]): string[] 
 }
 
 /** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
-export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe): string[] {
+export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe, mechanism: () => LimitMechanism = limitMechanism): string[] {
   if (server.definition?.type !== 'stdio') return [];
-  const c = containmentFor(who, policy, home, probe);
+  const c = containmentFor(who, policy, home, probe, mechanism);
   const words = containmentWords(server, c);
   if (c.kind === 'uncontained') {
     const p = probe();
@@ -412,6 +436,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   out.push(c.unixSockets
     ? `Unix sockets: allowed by your setting in ${optOutWhere(c.unixSockets)} (unixSockets: true): it can connect to any socket file it can see`
     : unixSocketsRefusedWords(shownSockets(c)));
+  out.push(limitsWords(c.limits, c.mechanism));
   if (c.extraRead.length) out.push(`extra read (your settings): ${c.extraRead.join(', ')}`);
   if (c.extraWrite.length) out.push(`extra write (your settings): ${c.extraWrite.join(', ')}`);
   return out;

@@ -53,12 +53,15 @@
 // sockets and refuses socket(AF_UNIX) and datagram socketpairs, so a server cannot connect to a socket file it can
 // see (the workspace, a read path) unless the user's entry says `unixSockets: true`; no io_uring, no other family
 // (AF_VSOCK reaches a VM's host). Stream and seqpacket pairs (child processes' stdio) work.
-// Not done: resource limits (memory, CPU, processes), filtering by domain.
+// Limits: the inner command is util-linux's prlimit setting the server's rlimits, then the server (./limits.ts
+// says what is held how, and the cgroup a start may add outside bwrap).
+// Not done: filtering by domain.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SandboxProfile } from '../policy/sandbox-profile';
+import { DEFAULT_LIMITS, type SandboxProfile } from '../policy/sandbox-profile';
 import { findOnPath } from '../trust/plan/launch-plan';
+import { rlimitArgs } from './limits';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
@@ -130,7 +133,7 @@ export interface SandboxCommand {
 }
 
 export type SandboxProbe =
-  | { ok: true; bwrap: string; version: string; /** `--unshare-user --disable-userns` works here */ userns: boolean }
+  | { ok: true; bwrap: string; version: string; /** `--unshare-user --disable-userns` works here */ userns: boolean; /** util-linux's prlimit (system paths): the sandbox's first command, it sets the limits */ prlimit: string }
   | { ok: false; reason: string; fix: string; /** One command that installs bubblewrap with this machine's package manager, when that is the fix. */ install?: string };
 
 export class SandboxUnavailableError extends Error {
@@ -279,8 +282,11 @@ function probe(options: ProbeOptions): SandboxProbe {
   // The probe loads the Unix-socket filter as every contained start does (from fd 0 here: /bin/true reads nothing).
   const filter = socketFilter({ unixSockets: false });
   if (!filter) return { ok: false, reason: `MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, fix: 'run the server without containment (the opt-out), on a machine of those architectures' };
+  // The limits are set inside by util-linux's prlimit, from the system paths the sandbox shows; the probe runs it.
+  const prlimit = SYSTEM_PATHS.map((d) => real(path.join(d, 'prlimit'))).find((p) => p !== undefined && SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)));
+  if (!prlimit) return { ok: false, reason: 'prlimit (util-linux), which sets a contained server\'s limits, is not in /usr/bin or /bin', fix: 'install util-linux (`sudo apt-get install util-linux`, `sudo dnf install util-linux`)' };
   const attempt = (userns: boolean) =>
-    spawnSync(bwrap!, [...BASE_FLAGS, ...(userns ? USERNS_FLAGS : []), ...systemArgs(), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--seccomp', '0', '--', trueBin], { encoding: 'utf8', timeout: 10_000, env: {}, input: filter });
+    spawnSync(bwrap!, [...BASE_FLAGS, ...(userns ? USERNS_FLAGS : []), ...systemArgs(), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--seccomp', '0', '--', prlimit, ...rlimitArgs(DEFAULT_LIMITS), '--', trueBin], { encoding: 'utf8', timeout: 10_000, env: {}, input: filter });
   const tryUserns = versionAtLeast(version, 0, 8);
   let r = attempt(tryUserns);
   let userns = tryUserns;
@@ -293,7 +299,7 @@ function probe(options: ProbeOptions): SandboxProbe {
   }
   if (r.error) return { ok: false, reason: `${bwrap} did not run: ${r.error.message}`, fix: MISSING_FIX };
   if (r.status !== 0) return { ok: false, ...diagnoseBwrapFailure(r.stderr ?? '', options.readSysctl) };
-  return { ok: true, bwrap, version, userns };
+  return { ok: true, bwrap, version, userns, prlimit };
 }
 
 // ---------------------------------------------------------------------------------------------- the command
@@ -488,6 +494,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     '--chdir', cwd,
     '--seccomp', '3',
     '--',
+    probeResult.prlimit, ...rlimitArgs(profile.limits), '--',
     executable,
     ...launch.argv,
   ];

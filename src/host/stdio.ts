@@ -94,6 +94,10 @@ export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Called once the process runs, with its pid (before any message): a watch on it starts here. */
+  onspawn?: (pid: number) => void;
+  /** Called when the process ended by itself or was stopped: its exit code (null when a signal ended it). */
+  onexit?: (code: number | null, signal: NodeJS.Signals | null) => void;
 
   private child?: ChildProcess;
   private readonly buffer = new ReadBuffer({ maxBufferSize: MAX_MESSAGE_BYTES });
@@ -134,8 +138,14 @@ export class StdioTransport implements Transport {
         this.onerror?.(e);
         this.finish();
       });
-      child.once('spawn', () => resolve());
-      child.once('exit', () => this.finish());
+      child.once('spawn', () => {
+        if (child.pid !== undefined) this.onspawn?.(child.pid);
+        resolve();
+      });
+      child.once('exit', (code, sig) => {
+        this.onexit?.(code, sig);
+        this.finish();
+      });
       child.stdin!.on('error', (e) => this.onerror?.(e));
       child.stdout!.on('data', (chunk: Buffer) => {
         try {

@@ -7,12 +7,15 @@
 // never loosen them. Shape:
 //   "sandbox": { "userServers": false,
 //                "servers": [{ "server": "db", "project"?: "~/src/app", "read"?: ["/opt/data"], "write"?: ["~/notes"],
-//                              "unixSockets"?: true, "off"?: true }] }
+//                              "unixSockets"?: true, "memoryMiB"?: 8192, "processes"?: 4096, "cpuSeconds"?: 86400,
+//                              "off"?: true }] }
 // Every repository server is contained; user-scope servers only with `userServers: true`. An entry matches a
 // server as every grant does ("server": "*" is every server the entry's "project" covers) (src/policy/identity.ts: no "project" = your user servers, a folder = that
 // project's repository servers). `off: true` is the explicit opt-out, shown by doctor and logged at each start.
 // `unixSockets: true` lets a contained server make Unix sockets (and so connect to a socket file it can see: a
 // docker.sock shown as a read path); without it the sandbox's seccomp filter refuses them (src/host/seccomp.ts).
+// `memoryMiB`, `processes`, `cpuSeconds` set a contained server's limits (DEFAULT_LIMITS otherwise, chosen so a real
+// server never meets them; several entries that apply: the largest value); src/host/limits.ts enforces them.
 // Network is not here: it is the rule `mcp.<server>.network` (allow / ask / deny; no rule = no network).
 import * as path from 'node:path';
 import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
@@ -23,9 +26,31 @@ export interface SandboxEntry extends ProjectQualified {
   readonly read: readonly string[];
   readonly write: readonly string[];
   readonly unixSockets: boolean;
+  /** The limits this entry sets (the others are left to other entries or the defaults). */
+  readonly limits: Partial<ResourceLimits>;
   readonly off: boolean;
   readonly origin: Origin;
 }
+
+/**
+ * What a contained server may use. `memoryMiB`: each of its processes' data (RLIMIT_DATA: heap and private
+ * mappings), and the whole server's memory where a cgroup holds it; `processes`: processes and threads of the
+ * server together; `cpuSeconds`: CPU time of each of its processes (RLIMIT_CPU).
+ */
+export interface ResourceLimits {
+  readonly memoryMiB: number;
+  readonly processes: number;
+  readonly cpuSeconds: number;
+}
+
+/**
+ * The defaults: far above what a real MCP server uses (a Node server is ~60 MiB and ~12 threads; a browser-driving
+ * one a few hundred threads), far below what takes a machine down (a fork bomb, an allocation that never stops).
+ */
+export const DEFAULT_LIMITS: ResourceLimits = { memoryMiB: 4096, processes: 1024, cpuSeconds: 14_400 };
+
+/** The limit keys of a sandbox entry, each with the least value MCP Gate accepts (below it no server would start). */
+export const LIMIT_KEYS: Readonly<Record<keyof ResourceLimits, number>> = { memoryMiB: 64, processes: 16, cpuSeconds: 1 };
 
 export interface SandboxSettings {
   readonly userServers: boolean;
@@ -38,7 +63,7 @@ export const NO_SANDBOX_SETTINGS: SandboxSettings = { userServers: false, entrie
 
 /** The keys of a `sandbox` block and of one of its `servers` entries (package.json's schema lists the same). */
 export const SANDBOX_KEYS = ['userServers', 'servers'] as const;
-export const SANDBOX_ENTRY_KEYS = ['server', 'project', 'read', 'write', 'unixSockets', 'off'] as const;
+export const SANDBOX_ENTRY_KEYS = ['server', 'project', 'read', 'write', 'unixSockets', 'memoryMiB', 'processes', 'cpuSeconds', 'off'] as const;
 const KEYS = new Set<string>(SANDBOX_ENTRY_KEYS);
 
 function pathList(v: unknown, where: string, problems: string[]): string[] {
@@ -74,10 +99,17 @@ export function parseSandbox(raw: unknown, origin: (index: number) => Origin, re
     }
     if (o.off !== undefined && typeof o.off !== 'boolean') problems.push(`${where}: "off" must be true or false`);
     if (o.unixSockets !== undefined && typeof o.unixSockets !== 'boolean') problems.push(`${where}: "unixSockets" must be true or false`);
+    const limits: Partial<Record<keyof ResourceLimits, number>> = {};
+    for (const [k, least] of Object.entries(LIMIT_KEYS) as [keyof ResourceLimits, number][]) {
+      const v = o[k];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < least) problems.push(`${where}: "${k}" must be a whole number of at least ${least}`);
+      else limits[k] = v;
+    }
     entries.push({
       server: o.server, project: o.project as string | undefined,
       read: pathList(o.read, `${where}.read`, problems), write: pathList(o.write, `${where}.write`, problems),
-      unixSockets: o.unixSockets === true, off: o.off === true, origin: origin(i),
+      unixSockets: o.unixSockets === true, limits, off: o.off === true, origin: origin(i),
     });
   });
   return { userServers: r.userServers === true, entries: resolveProjects(entries, resolver), problems };
@@ -104,6 +136,13 @@ export interface SandboxProfile {
   extraWrite: readonly string[];
   /** Unix sockets allowed (an entry's `unixSockets: true`); otherwise the seccomp filter refuses making them. */
   unixSockets: boolean;
+  limits: ResourceLimits;
+}
+
+/** A server's limits and, for each one an entry set, that entry (where to raise it). */
+export interface LimitsDecision {
+  readonly values: ResourceLimits;
+  readonly setBy: Partial<Record<keyof ResourceLimits, SandboxEntry>>;
 }
 
 /** What the user's settings say for one local server: run it contained (with these paths), plainly, or not at all. */
@@ -112,8 +151,8 @@ export type SandboxDecision =
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
   /** A plain process: the user's opt-out (`optOut`), or a user-scope server the user did not ask to contain. */
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
-  /** Contained, with the extra paths of every entry that applies (`~/` expanded), Unix sockets if one allows them. */
-  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry };
+  /** Contained, with the extra paths of every entry that applies (`~/` expanded), Unix sockets if one allows them, its limits. */
+  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision };
 
 /** What the user's settings say for one server. `~/` in paths is expanded against `home`. */
 export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home: string): SandboxDecision {
@@ -123,5 +162,21 @@ export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home:
   const optOut = mine.find((e) => e.off);
   if (optOut) return { kind: 'uncontained', optOut };
   const expand = (p: string) => (p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
-  return { kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)), unixSockets: mine.find((e) => e.unixSockets) };
+  return { kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)), unixSockets: mine.find((e) => e.unixSockets), limits: limitsOf(mine) };
+}
+
+/** The limits the entries that apply set: for each, the largest value one of them sets, else the default. */
+function limitsOf(entries: readonly SandboxEntry[]): LimitsDecision {
+  const values = { ...DEFAULT_LIMITS };
+  const setBy: Partial<Record<keyof ResourceLimits, SandboxEntry>> = {};
+  for (const k of Object.keys(LIMIT_KEYS) as (keyof ResourceLimits)[]) {
+    for (const e of entries) {
+      const v = e.limits[k];
+      if (v !== undefined && (setBy[k] === undefined || v > values[k])) {
+        values[k] = v;
+        setBy[k] = e;
+      }
+    }
+  }
+  return { values, setBy };
 }

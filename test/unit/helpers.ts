@@ -115,3 +115,32 @@ export function installedGateCommand(store: string): string[] {
   const hash = createHash('sha256').update(fs.readFileSync(fs.realpathSync(CLI), 'utf8')).digest('hex').slice(0, 12);
   return [fs.realpathSync(process.execPath), path.join(store, 'cli', hash, 'cli.js'), 'serve'];
 }
+
+/** Pids on this machine whose command line holds `marker` (not `exclude`; zombies too unless `skipZombies`). */
+export function processesWith(marker: string, o: { exclude?: number; skipZombies?: boolean } = {}): number[] {
+  const out: number[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === o.exclude) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(marker)) continue;
+      if (o.skipZombies) {
+        const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+        if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue;
+      }
+      out.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Waits (polling every 50 ms) until `cond` holds or `ms` passed; whether it holds. */
+export async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return cond();
+}

@@ -17,9 +17,10 @@ export function callVerdict(ctx: SessionContext, conn: Connection, tool: string)
 /** Calls a tool of `conn` (absent: no server of that name runs in the session). */
 export async function callTool(ctx: SessionContext, conn: Connection | undefined, serverName: string, tool: string, args: Record<string, unknown>): Promise<CallOutcome> {
   if (!conn) return { ok: false, outcome: 'refused_by_policy', error: `no server "${serverName}" runs in this session${ctx.notes.length ? ` (${ctx.notes.join('; ')})` : ''}` };
-  if (conn.changed) {
-    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: conn.changed });
-    return { ok: false, outcome: 'refused_by_policy', error: conn.changed };
+  const stopped = conn.changed ?? conn.stopped;
+  if (stopped) {
+    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: stopped });
+    return { ok: false, outcome: 'refused_by_policy', error: stopped };
   }
   if (!conn.tools.some((t) => t.name === tool)) {
     const msg = `"${serverName}" offered no tool "${stripHidden(tool)}" when the session started; the tool list is frozen`;
@@ -74,7 +75,8 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
     ]);
     return { ok: !result.isError, result: clean as CallToolResult, outcome: 'answered' };
   } catch (e) {
-    const why = ctx.masker.mask(describeError(e));
+    // A server stopped for a limit during the call: the call's error is why.
+    const why = conn.stopped ?? ctx.masker.mask(describeError(e));
     ctx.o.log.writeAll([
       ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why } as const]),
       { kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 },

@@ -2,6 +2,7 @@
 // the counts a person can read), the error that leaves one server out with a line, and the session's own state —
 // its options, the policy in force now, its notes and counters, and the secrets bound to one server. The parts
 // (local start, remote connect, discovery and pinning, calls) each take this context; it imports none of them.
+import type { LimitMechanism } from '../limits';
 import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
 import { SdkHttpError } from '@modelcontextprotocol/client';
 import type { Asker } from '../../policy/decide';
@@ -63,6 +64,8 @@ export interface SessionOptions {
    * shows without waiting for its next periodic check.
    */
   onClosureChanged?: (server: string, file: string) => void;
+  /** Injectable for tests: how limits are held (src/host/limits.ts limitMechanism otherwise). */
+  limitMechanism?: () => LimitMechanism;
 }
 
 export interface SessionTool {
@@ -92,6 +95,8 @@ export interface Connection {
   sandbox?: string;
   /** Set when a file its approval pins changed on disk while it ran: it was stopped and its calls are refused. */
   changed?: string;
+  /** Set when it reached one of its limits (src/host/limits.ts): it was stopped, and its calls are refused with this. */
+  stopped?: string;
   /** Stops watching its closure. */
   unwatch?: () => void;
   /** Calls running now; a change seen meanwhile stops the server when they are done (closeWhenIdle). */

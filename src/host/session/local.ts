@@ -44,7 +44,7 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
   try {
     start = await startPlan({
       server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
-      env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env }, policy: ctx.policy, home: ctx.o.env.HOME ?? os.homedir(), asker: ctx.o.asker, hostEnv: ctx.o.env, words: ctx.words, npm: ctx.o.npm,
+      env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env }, policy: ctx.policy, home: ctx.o.env.HOME ?? os.homedir(), asker: ctx.o.asker, hostEnv: ctx.o.env, words: ctx.words, npm: ctx.o.npm, limits: ctx.o.limitMechanism,
     });
   } catch (e) {
     if (e instanceof ContainRefused) throw new DroppedError(e.message);
@@ -62,21 +62,45 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
   // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
   const timeout = ctx.o.discoverTimeoutMs ?? (plan.launcher ? LAUNCHER_START_TIMEOUT_MS : DISCOVER_TIMEOUT_MS);
   const client = newClient(ctx, server.name, timeout);
+  // Its limits are watched from its first instant (a bomb during discovery too); one reached stops it, logged once.
+  let stopped: string | undefined;
+  let conn: Connection | undefined;
+  const stopFor = (why: string) => {
+    if (stopped) return;
+    stopped = why;
+    if (conn) conn.stopped = why;
+    ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: why });
+  };
+  const limits = start.limits;
+  let unwatchLimits = () => undefined as void;
+  if (limits) {
+    transport.onspawn = (pid) => {
+      unwatchLimits = limits.held.watch(pid, (r) => {
+        stopFor(limits.reached(r));
+        void transport.close().catch(() => undefined);
+      });
+    };
+    transport.onexit = (code) => {
+      unwatchLimits();
+      const r = stopped ? undefined : limits.held.explainExit(code, transport.stderrText());
+      if (r) stopFor(limits.reached(r));
+    };
+  }
   try {
     await client.connect(transport, { timeout });
     const tools = await discover(ctx, server, client);
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
-    const conn: Connection = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text };
+    conn = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text, stopped };
     const watching = watchClosure(ctx.project, server, (file, live) => {
-      conn.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
+      conn!.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
       ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
       const stop = () => {
-        conn.closeWhenIdle = undefined;
+        conn!.closeWhenIdle = undefined;
         void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
       };
       // Its calls answer first (a server's own write is a change too) — unless the change is one the server can see:
       // a file Node or npm looks up above its folders that was not there at approval (not in its verified copy).
-      if (conn.inflight && !live) conn.closeWhenIdle = stop;
+      if (conn!.inflight && !live) conn!.closeWhenIdle = stop;
       else stop();
       try {
         ctx.o.onClosureChanged?.(server.name, file);
@@ -85,13 +109,17 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
       }
     });
     if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });
-    conn.unwatch = watching.stop;
+    conn.unwatch = () => {
+      watching.stop();
+      unwatchLimits();
+    };
     return conn;
   } catch (e) {
     await client.close().catch(() => undefined);
     await transport.close().catch(() => undefined);
     start.cleanup();
     if (e instanceof DroppedError) throw e;
+    if (stopped) throw new DroppedError(`reading its tools failed: ${stopped}`);
     const stderr = transport.stderrText().trim().split('\n').slice(-3).join(' | ');
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
     const offline = start.networkRule ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network` : '';

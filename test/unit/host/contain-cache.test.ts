@@ -36,7 +36,7 @@ describe('sandbox cache folders: named by the one key', () => {
     const plan = await startPlan({
       server, who, project: report.project, plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! }, env: {},
       policy: loadUserPolicy({ file: 'config.json' }), home: w.home, hostEnv, npm: {} as NpmOps,
-      probe: () => ({ ok: true, bwrap: '/usr/bin/bwrap', version: '0.8.0', userns: false }),
+      probe: () => ({ ok: true, bwrap: '/usr/bin/bwrap', version: '0.8.0', userns: false, prlimit: '/usr/bin/prlimit' }),
     });
     plan.cleanup();
     const now = serverCacheDir(w.home, hostEnv, who, '.mcp.json');

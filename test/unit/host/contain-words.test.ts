@@ -9,14 +9,15 @@ import * as path from 'node:path';
 import { containmentFor, ContainRefused, describeContainment, refusedSocketError, startPlan, type Containment, type StartPlan } from '../../../src/host/contain';
 import type { SandboxProbe } from '../../../src/host/sandbox';
 import type { ServerIdentity } from '../../../src/policy/identity';
-import { SANDBOX_ENTRY_KEYS, SANDBOX_KEYS } from '../../../src/policy/sandbox-profile';
+import { DEFAULT_LIMITS, LIMIT_KEYS, SANDBOX_ENTRY_KEYS, SANDBOX_KEYS } from '../../../src/policy/sandbox-profile';
+import { limitMechanism, mechanismFor, type LimitMechanism } from '../../../src/host/limits';
 import { loadUserPolicy, type RawUserPolicy } from '../../../src/policy/user-policy';
 import { evaluateGate } from '../../../src/trust/gate';
 import type { NpmOps } from '../../../src/trust/packages/npm-lock';
 import type { ServerReport } from '../../../src/trust/report';
 import { cleanupTemp, ROOT, tempDir, world } from '../helpers';
 
-const BWRAP: SandboxProbe = { ok: true, bwrap: '/usr/bin/bwrap', version: '0.8.0', userns: false };
+const BWRAP: SandboxProbe = { ok: true, bwrap: '/usr/bin/bwrap', version: '0.8.0', userns: false, prlimit: '/usr/bin/prlimit' };
 const NO_BWRAP: SandboxProbe = { ok: false, reason: 'bubblewrap (bwrap) not found on PATH', fix: 'install bubblewrap' };
 
 describe('containment: one decision, in words and in what starts', () => {
@@ -36,13 +37,15 @@ describe('containment: one decision, in words and in what starts', () => {
   const repo = (): ServerIdentity => ({ name: 's', scope: 'repository', project });
   const policy = (raw: Omit<RawUserPolicy, 'file'>) => loadUserPolicy({ file: 'config.json', ...raw });
 
-  function run(who: ServerIdentity, raw: Omit<RawUserPolicy, 'file'>, probe: SandboxProbe, answer?: 'once' | 'deny'): { c: Containment; words: string[]; plan: Promise<StartPlan> } {
+  /** How limits are held in these tests unless one asks for this machine's own (a cgroup here: see limits.test.ts). */
+  const RLIMITS: LimitMechanism = { why: 'no cgroup in this test' };
+  function run(who: ServerIdentity, raw: Omit<RawUserPolicy, 'file'>, probe: SandboxProbe, answer?: 'once' | 'deny', mechanism: LimitMechanism = RLIMITS): { c: Containment; words: string[]; plan: Promise<StartPlan> } {
     const p = policy(raw);
-    const c = containmentFor(who, p, home, () => probe);
-    const words = describeContainment(server, who, p, home, () => probe);
+    const c = containmentFor(who, p, home, () => probe, () => mechanism);
+    const words = describeContainment(server, who, p, home, () => probe, () => mechanism);
     const plan = startPlan({
       server, who, project, plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! }, env: {}, policy: p, home,
-      asker: answer ? async () => answer : undefined, hostEnv: { XDG_CACHE_HOME: tempDir('mcp-gate-cache-') }, probe: () => probe, npm: {} as NpmOps,
+      asker: answer ? async () => answer : undefined, hostEnv: { XDG_CACHE_HOME: tempDir('mcp-gate-cache-') }, probe: () => probe, npm: {} as NpmOps, limits: () => mechanism,
     });
     return { c, words, plan };
   }
@@ -214,6 +217,62 @@ describe('containment: one decision, in words and in what starts', () => {
     await assert.rejects(plan, (e: Error) => e instanceof ContainRefused && e.message.includes(NO_BWRAP.reason) && e.message.includes(NO_BWRAP.fix));
   });
 
+  it('limits by default: the words give each one; the sandbox\'s first command is prlimit with them (hard = soft), then the server', async () => {
+    const { words, plan } = run(repo(), {}, BWRAP);
+    const line = words.find((l) => l.startsWith('limits'));
+    assert.equal(line, `limits: memory ${DEFAULT_LIMITS.memoryMiB} MiB per process (no cgroup: no cgroup in this test); ${DEFAULT_LIMITS.processes} processes and threads (its own, counted in its user namespace); CPU time ${DEFAULT_LIMITS.cpuSeconds} s per process; a server that reaches one is stopped and the log says which`);
+    const p = await plan;
+    assert.equal(p.launch.command, BWRAP.bwrap, 'no cgroup to join: bwrap itself');
+    const inner = p.launch.args.slice(p.launch.args.indexOf('--') + 1);
+    const bytes = DEFAULT_LIMITS.memoryMiB * 1024 * 1024;
+    assert.deepEqual(inner.slice(0, 6), ['/usr/bin/prlimit', `--nproc=${DEFAULT_LIMITS.processes}:${DEFAULT_LIMITS.processes}`, `--data=${bytes}:${bytes}`, `--cpu=${DEFAULT_LIMITS.cpuSeconds}:${DEFAULT_LIMITS.cpuSeconds + 5}`, '--core=0:0', '--']);
+    assert.equal(inner[6], server.pinned!.plan!.executable);
+    assert.match(p.sandbox!.text, /\nlimits: memory 4096 MiB per process/);
+    p.cleanup();
+  });
+
+  it('as root without a cgroup: the server cannot start here, and the preview and the start say why and what to do', async () => {
+    const { c, words, plan } = run(repo(), {}, BWRAP, undefined, mechanismFor(undefined, 'this test has no cgroup', true));
+    assert.equal(c.kind, 'unavailable');
+    assert.deepEqual(words, ['cannot start here: it must run contained and the sandbox is unavailable: MCP Gate runs as root and this test has no cgroup: the kernel exempts root from the process limit, so a contained server\'s processes could not be limited (a fork bomb would take every process slot of this machine); fix: run MCP Gate as a normal user, or as root where the cgroup v1 pids and memory hierarchies are mounted and writable']);
+    await assert.rejects(plan, (e: Error) => e instanceof ContainRefused && /MCP Gate runs as root .*fix: run MCP Gate as a normal user/.test(e.message));
+    // Not root: the rlimits alone hold (the kernel counts the process limit for a normal user).
+    assert.equal(mechanismFor(undefined, 'no cgroup', false).refused, undefined);
+  });
+
+  it('with a cgroup: the launch joins it before bwrap runs (sh writes its pid, then execs bwrap), with the server\'s limits in it; cleanup removes it', async () => {
+    const m = limitMechanism(true);
+    assert.ok(m.cgroup, 'this machine kind gives root a cgroup v1 hierarchy');
+    const { words, plan } = run(repo(), { sandbox: { servers: [{ server: 's', project, processes: 200, memoryMiB: 512 }] } }, BWRAP, undefined, m);
+    assert.ok(words.includes('limits (some set by your sandbox entries): memory 512 MiB for the whole server (a cgroup) and per process; 200 processes and threads (a cgroup); CPU time 14400 s per process; a server that reaches one is stopped and the log says which'), words.join('\n'));
+    const p = await plan;
+    assert.equal(p.launch.command, '/bin/sh');
+    const files = p.launch.args.slice(4, 6);
+    assert.equal(p.launch.args[3], '2');
+    assert.deepEqual(files.map((f) => path.basename(f)), ['cgroup.procs', 'cgroup.procs']);
+    assert.equal(fs.readFileSync(path.join(path.dirname(files[0]), 'pids.max'), 'utf8').trim(), '200');
+    assert.equal(fs.readFileSync(path.join(path.dirname(files[1]), 'memory.limit_in_bytes'), 'utf8').trim(), String(512 * 1024 * 1024));
+    assert.equal(p.launch.args[6], BWRAP.bwrap);
+    p.cleanup();
+    assert.ok(files.every((f) => !fs.existsSync(path.dirname(f))), 'its cgroup is gone');
+  });
+
+  it('an entry sets a limit: the largest of the entries that apply wins, and a stop names that entry; a bad value refuses the settings, naming the key', async () => {
+    const { c } = run(repo(), { sandbox: { servers: [{ server: '*', project, processes: 2000 }, { server: 's', project, processes: 3000, cpuSeconds: 60 }] } }, BWRAP);
+    assert.ok(c.kind === 'contained');
+    assert.deepEqual(c.limits.values, { memoryMiB: DEFAULT_LIMITS.memoryMiB, processes: 3000, cpuSeconds: 60 });
+    const p = await run(repo(), { sandbox: { servers: [{ server: 's', project, cpuSeconds: 60 }] } }, BWRAP).plan;
+    assert.match(p.limits!.reached({ limit: 'cpuSeconds', detail: 'x' }), /^x; MCP Gate stopped it and everything it started; if it needs more, raise "cpuSeconds" in its sandbox entry in config\.json$/);
+    assert.match(p.limits!.reached({ limit: 'processes', detail: 'y' }), /raise it with "processes": 4096 in a sandbox entry for it in your user configuration$/);
+    p.cleanup();
+    for (const [key, value] of [['processes', 0], ['memoryMiB', '8g'], ['cpuSeconds', 1.5], ['memoryMiB', 32]] as const) {
+      const bad = run(repo(), { sandbox: { servers: [{ server: 's', project, [key]: value }] } }, BWRAP);
+      assert.equal(bad.c.kind, 'refused');
+      assert.match(bad.c.kind === 'refused' ? bad.c.problems[0] : '', new RegExp(`sandbox\\.servers\\[0\\]: "${key}" must be a whole number of at least ${LIMIT_KEYS[key]}`));
+      await assert.rejects(bad.plan, ContainRefused);
+    }
+  });
+
   it('package.json\'s mcpGate.sandbox schema has the keys the parser accepts', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     const conf = pkg.contributes.configuration;
@@ -221,5 +280,6 @@ describe('containment: one decision, in words and in what starts', () => {
     const schema = props['mcpGate.sandbox'];
     assert.deepEqual(Object.keys(schema.properties), [...SANDBOX_KEYS]);
     assert.deepEqual(Object.keys(schema.properties.servers.items.properties), [...SANDBOX_ENTRY_KEYS]);
+    for (const [k, least] of Object.entries(LIMIT_KEYS)) assert.deepEqual(schema.properties.servers.items.properties[k], { type: 'integer', minimum: least }, k);
   });
 });

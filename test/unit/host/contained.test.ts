@@ -13,35 +13,13 @@ import { randomBytes } from 'node:crypto';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { createNetns, type Netns } from '../../fixtures/host/netns';
-import { CLI, cleanupTemp, cli, ROOT, tempDir, world, type World } from '../helpers';
+import { CLI, cleanupTemp, cli, processesWith, ROOT, tempDir, until, world, type World } from '../helpers';
 
 const PROBE = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'probe-server.js');
 const PEER = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'tcp-peer.js');
 const PEER_PORT = 9555;
 
-function remaining(marker: string, exclude = -1): number[] {
-  const out: number[] = [];
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e) || Number(e) === exclude) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${e}/cmdline`, 'utf8');
-      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      if (cmd.includes(marker) && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') out.push(Number(e));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return cond();
-}
+const remaining = (marker: string, exclude = -1) => processesWith(marker, { exclude, skipZombies: true });
 
 function userConfig(w: World, config: Record<string, unknown>): void {
   const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');

@@ -19,7 +19,9 @@ import {
   type SandboxProbe,
   type SandboxInput,
 } from '../../../src/host/sandbox';
+import { rlimitArgs } from '../../../src/host/limits';
 import { socketFilter } from '../../../src/host/seccomp';
+import { DEFAULT_LIMITS } from '../../../src/policy/sandbox-profile';
 import { StdioTransport } from '../../../src/host/stdio';
 import { cleanupTemp, ROOT, tempDir } from '../helpers';
 
@@ -131,7 +133,7 @@ function stage(): Stage {
       { source: path.join(copies, 'server.js'), target: path.join(workspace, 'server.js') },
       { source: path.join(copies, 'config.txt'), target: path.join(workspace, 'config.txt') },
     ],
-    profile: { network, unixSockets, extraRead: [readOnly], extraWrite: [writable], caches: ['~/.cache/tool', '~/.npm-missing'], home },
+    profile: { network, unixSockets, extraRead: [readOnly], extraWrite: [writable], caches: ['~/.cache/tool', '~/.npm-missing'], home, limits: DEFAULT_LIMITS },
   });
   return { base, home, workspace, outside, copies, readOnly, writable, cache, marker, port, input };
 }
@@ -354,7 +356,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
         launch: { executable: fs.realpathSync('/usr/bin/python3'), argv: [path.join(s.workspace, 'probe.py')], cwd: s.workspace, env: { PATH: '/usr/bin:/bin' } },
         workspace: s.workspace,
         overlays: [],
-        profile: { network: false, unixSockets, extraRead: [], extraWrite: [], caches: [], home: s.home },
+        profile: { network: false, unixSockets, extraRead: [], extraWrite: [], caches: [], home: s.home, limits: DEFAULT_LIMITS },
       }, available);
       const child = spawnContained(c);
       let out = '';
@@ -407,7 +409,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       launch: { executable: NODE, argv: [FIXTURE_SERVER, marker], cwd: s.workspace, env: { PATH: '/usr/bin:/bin', HOME: s.home } },
       workspace: s.workspace,
       overlays: [],
-      profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home: s.home },
+      profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home: s.home, limits: DEFAULT_LIMITS },
     }, available);
     const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp });
     const client = new Client({ name: 'sandbox-test', version: '0' });
@@ -438,7 +440,8 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     at('--cap-drop', 'ALL');
     assert.equal(c.args.includes('--share-net'), false);
     assert.ok(buildSandbox(s.input(true), available).args.includes('--share-net'));
-    assert.deepEqual(c.args.slice(at('--') + 1), [NODE, path.join(s.workspace, 'server.js'), s.marker]);
+    // The first command inside is prlimit with the server's limits (hard = soft), then the server itself.
+    assert.deepEqual(c.args.slice(at('--') + 1), [available.ok && available.prlimit, ...rlimitArgs(DEFAULT_LIMITS), '--', NODE, path.join(s.workspace, 'server.js'), s.marker]);
     // The environment goes to spawn, not on the command line (readable by every user in /proc).
     assert.equal(c.args.some((a) => a.includes('FIXTURE_') || a === '--setenv'), false);
     assert.equal(c.env.HOME, s.home);

@@ -14,31 +14,11 @@ import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { inProcess } from '../../../src/trust/packages/npm-resolve';
-import { cleanupTemp, world, type World } from '../helpers';
+import { cleanupTemp, processesWith, until, world, type World } from '../helpers';
 import { miniServer } from '../mini-server';
 
 /** Pids whose command line holds `marker`. */
-function withMarker(marker: string): number[] {
-  const out: number[] = [];
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
-    try {
-      if (fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker)) out.push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-async function until(ok: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (ok()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return ok();
-}
+const withMarker = (marker: string) => processesWith(marker, { exclude: process.pid });
 
 /** A dependency-free MCP server that starts the three shapes, each carrying `marker` in its arguments. */
 function serverSource(marker: string, exitAfterMs?: number): string {
