@@ -20,7 +20,7 @@
 //     could not be measured here); a cgroup v2 child of the editor's own cgroup (v2 lets a cgroup with controllers
 //     hold no processes of its own, and the editor's has them — that is why systemd makes scopes).
 // Noticed: a watch, once a second, reads the cgroup's pids.events and memory.oom_control, or, without a cgroup,
-// counts the server's processes and threads in /proc; a limit reached stops the whole server (its PID namespace
+// counts the server's processes and threads and sums their resident memory in /proc; a limit reached stops the whole server (its PID namespace
 // ends with it) with a log line that names the limit and where to raise it. An exit the limits explain (SIGXCPU, a
 // kill by the memory cgroup, an out-of-memory message on stderr) is worded the same way. As root without a cgroup,
 // contained starts are refused (the kernel exempts root from the process limit; see LimitMechanism).
@@ -168,18 +168,23 @@ function readNumber(file: string, pattern: RegExp): number {
   }
 }
 
-/** Processes and threads of the tree under `pid` (not counting `pid`, the bwrap outside the sandbox). */
-export function tasksUnder(pid: number): number {
-  let n = 0;
+const PAGE_MIB = 4096 / (1024 * 1024);
+
+/** Processes and threads of the tree under `pid` (not counting `pid`, the bwrap outside the sandbox), and their resident memory together. */
+export function treeUnder(pid: number): { tasks: number; rssMiB: number } {
+  let tasks = 0;
+  let pages = 0;
   for (const p of descendants(pid)) {
     try {
       const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      n += Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[17]) || 1;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      tasks += Number(f[17]) || 1;
+      pages += Number(f[21]) || 0;
     } catch {
       // gone meanwhile
     }
   }
-  return n;
+  return { tasks, rssMiB: pages * PAGE_MIB };
 }
 
 const CHECK_EVERY_MS = 1000;
@@ -218,6 +223,14 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
     if (readNumber(path.join(memoryDir, 'memory.oom_control'), /^oom_kill (\d+)/m) > 0) return { limit: 'memoryMiB', detail: `it reached its memory limit of ${values.memoryMiB} MiB (the kernel ended a process of it)` };
     return undefined;
   };
+  // Without a cgroup: the tree's processes and threads, and its processes' memory together (each one is held by
+  // RLIMIT_DATA; many under it could still fill the machine), once a second.
+  const treeReached = (pid: number): LimitReached | undefined => {
+    const t = treeUnder(pid);
+    if (t.tasks >= values.processes - NEAR_LIMIT) return { limit: 'processes', detail: `it reached its limit of ${values.processes} processes and threads` };
+    if (t.rssMiB > values.memoryMiB) return { limit: 'memoryMiB', detail: `its processes together held ${Math.round(t.rssMiB)} MiB, over its memory limit of ${values.memoryMiB} MiB` };
+    return undefined;
+  };
   return {
     values,
     procsFiles: dirs.map((d) => path.join(d, 'cgroup.procs')),
@@ -225,7 +238,7 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
       let done = false;
       const check = () => {
         if (done) return;
-        const r = cgroupReached() ?? (tasksUnder(pid) >= values.processes - NEAR_LIMIT ? { limit: 'processes' as const, detail: `it reached its limit of ${values.processes} processes and threads` } : undefined);
+        const r = cgroupReached() ?? (pidsDir ? undefined : treeReached(pid));
         if (r) {
           done = true;
           clearInterval(timer);
@@ -288,5 +301,5 @@ export function limitsWords(d: LimitsDecision, m: LimitMechanism): string {
     return `limits${setting}: memory ${v.memoryMiB} MiB for the whole server (a cgroup) and per process; ${v.processes} processes and threads (a cgroup); CPU time ${v.cpuSeconds} s per process; a server that reaches one is stopped and the log says which`;
   }
   if (m.refused) return `limits: cannot be held here: ${m.refused.reason}; fix: ${m.refused.fix}`;
-  return `limits${setting}: memory ${v.memoryMiB} MiB per process (no cgroup: ${m.why}); ${v.processes} processes and threads (its own, counted in its user namespace); CPU time ${v.cpuSeconds} s per process; a server that reaches one is stopped and the log says which`;
+  return `limits${setting}: memory ${v.memoryMiB} MiB per process, and for the whole server counted once a second (no cgroup: ${m.why}); ${v.processes} processes and threads (its own, counted in its user namespace); CPU time ${v.cpuSeconds} s per process; a server that reaches one is stopped and the log says which`;
 }

@@ -220,7 +220,7 @@ describe('containment: one decision, in words and in what starts', () => {
   it('limits by default: the words give each one; the sandbox\'s first command is prlimit with them (hard = soft), then the server', async () => {
     const { words, plan } = run(repo(), {}, BWRAP);
     const line = words.find((l) => l.startsWith('limits'));
-    assert.equal(line, `limits: memory ${DEFAULT_LIMITS.memoryMiB} MiB per process (no cgroup: no cgroup in this test); ${DEFAULT_LIMITS.processes} processes and threads (its own, counted in its user namespace); CPU time ${DEFAULT_LIMITS.cpuSeconds} s per process; a server that reaches one is stopped and the log says which`);
+    assert.equal(line, `limits: memory ${DEFAULT_LIMITS.memoryMiB} MiB per process, and for the whole server counted once a second (no cgroup: no cgroup in this test); ${DEFAULT_LIMITS.processes} processes and threads (its own, counted in its user namespace); CPU time ${DEFAULT_LIMITS.cpuSeconds} s per process; a server that reaches one is stopped and the log says which`);
     const p = await plan;
     assert.equal(p.launch.command, BWRAP.bwrap, 'no cgroup to join: bwrap itself');
     const inner = p.launch.args.slice(p.launch.args.indexOf('--') + 1);
