@@ -46,6 +46,17 @@ function options(w: World, mechanism?: () => LimitMechanism): SessionOptions & {
   return { report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker(), callTimeoutMs: 90_000, limitMechanism: mechanism };
 }
 
+/** Runs `f` in a session over the bomb repository with these limits (the mechanism this machine gives), then closes it. */
+async function inSession(limits: Record<string, number>, f: (s: Session, w: World) => Promise<void>): Promise<void> {
+  const w = await repository(limits);
+  const s = await Session.start(options(w));
+  try {
+    await f(s, w);
+  } finally {
+    await s.close();
+  }
+}
+
 const stops = (w: World) => fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'server.stop' && e.server === 'bomb');
 
 const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
@@ -81,75 +92,55 @@ describe('limits of a contained server (real bubblewrap)', function () {
 
   describe('with a cgroup (in one session)', () => {
     it('a fork bomb: the server is stopped, all its processes end, the call and the log say which limit and where to raise it; the other server answers', async () => {
-      const w = await repository({ processes: 64 });
-      const s = await Session.start(options(w));
-      try {
-        const r = await s.call('bomb', 'forkbomb', {});
-        assert.equal(r.ok, false);
-        assert.match(r.error!, /it reached its limit of 64 processes and threads; MCP Gate stopped it and everything it started; if it needs more, raise "processes" in its sandbox entry in .*config\.json/);
-        const [line] = stops(w);
-        assert.match(line?.detail ?? '', /reached its limit of 64 processes and threads/, JSON.stringify(stops(w)));
-        assert.ok(await until(() => bombProcesses() === 0, 10_000), `bomb processes left: ${bombProcesses()}`);
-        const again = await s.call('bomb', 'ok', {});
-        assert.equal(again.ok, false, 'a stopped server is not called again');
-        assert.match(again.error!, /reached its limit of 64 processes/);
-        const calm = await s.call('calm', 'still', {});
-        assert.equal(calm.ok, true, JSON.stringify(calm));
-      } finally {
-        await s.close();
-      }
+      await inSession({ processes: 64 }, async (s, w) => {
+      const r = await s.call('bomb', 'forkbomb', {});
+      assert.equal(r.ok, false);
+      assert.match(r.error!, /it reached its limit of 64 processes and threads; MCP Gate stopped it and everything it started; if it needs more, raise "processes" in its sandbox entry in .*config\.json/);
+      const [line] = stops(w);
+      assert.match(line?.detail ?? '', /reached its limit of 64 processes and threads/, JSON.stringify(stops(w)));
+      assert.ok(await until(() => bombProcesses() === 0, 10_000), `bomb processes left: ${bombProcesses()}`);
+      const again = await s.call('bomb', 'ok', {});
+      assert.equal(again.ok, false, 'a stopped server is not called again');
+      assert.match(again.error!, /reached its limit of 64 processes/);
+      const calm = await s.call('calm', 'still', {});
+      assert.equal(calm.ok, true, JSON.stringify(calm));
+      });
     });
 
     it('a memory bomb: stopped with the memory limit in the call and the log; the other server answers', async () => {
-      const w = await repository({ memoryMiB: 256 });
-      const s = await Session.start(options(w));
-      try {
-        const r = await s.call('bomb', 'membomb', {});
-        assert.equal(r.ok, false);
-        assert.match(r.error!, /(memory limit of|out of memory under its limit of) 256 MiB.*; MCP Gate stopped it and everything it started; if it needs more, raise "memoryMiB"/);
-        assert.match(stops(w)[0]?.detail ?? '', /(memory limit of|out of memory under its limit of) 256 MiB/);
-        assert.equal((await s.call('calm', 'still', {})).ok, true);
-      } finally {
-        await s.close();
-      }
+      await inSession({ memoryMiB: 256 }, async (s, w) => {
+      const r = await s.call('bomb', 'membomb', {});
+      assert.equal(r.ok, false);
+      assert.match(r.error!, /(memory limit of|out of memory under its limit of) 256 MiB.*; MCP Gate stopped it and everything it started; if it needs more, raise "memoryMiB"/);
+      assert.match(stops(w)[0]?.detail ?? '', /(memory limit of|out of memory under its limit of) 256 MiB/);
+      assert.equal((await s.call('calm', 'still', {})).ok, true);
+      });
     });
 
     it('memory spread over several processes, each under the limit: the cgroup holds the sum, and the server is stopped', async () => {
-      const w = await repository({ memoryMiB: 256 });
-      const s = await Session.start(options(w));
-      try {
-        const r = await s.call('bomb', 'memsplit', { count: 4, mib: 120 });
-        assert.equal(r.ok, false);
-        assert.match(r.error!, /it reached its memory limit of 256 MiB \(the kernel ended a process of it\); MCP Gate stopped it/);
-      } finally {
-        await s.close();
-      }
+      await inSession({ memoryMiB: 256 }, async (s, w) => {
+      const r = await s.call('bomb', 'memsplit', { count: 4, mib: 120 });
+      assert.equal(r.ok, false);
+      assert.match(r.error!, /it reached its memory limit of 256 MiB \(the kernel ended a process of it\); MCP Gate stopped it/);
+      });
     });
 
     it('a process that computes without end: ended at its CPU time, said so', async () => {
-      const w = await repository({ cpuSeconds: 2 });
-      const s = await Session.start(options(w));
-      try {
-        const r = await s.call('bomb', 'spin', {});
-        assert.equal(r.ok, false);
-        assert.match(r.error!, /used its CPU time limit of 2 s; MCP Gate stopped it .*raise "cpuSeconds"/);
-        assert.match(stops(w)[0]?.detail ?? '', /CPU time limit of 2 s/);
-      } finally {
-        await s.close();
-      }
+      await inSession({ cpuSeconds: 2 }, async (s, w) => {
+      const r = await s.call('bomb', 'spin', {});
+      assert.equal(r.ok, false);
+      assert.match(r.error!, /used its CPU time limit of 2 s; MCP Gate stopped it .*raise "cpuSeconds"/);
+      assert.match(stops(w)[0]?.detail ?? '', /CPU time limit of 2 s/);
+      });
     });
 
     it('a server that starts a few workers is not stopped (the defaults are far above what a real server uses)', async () => {
-      const w = await repository({});
-      const s = await Session.start(options(w));
-      try {
-        const r = await s.call('bomb', 'children', { count: 40 });
-        assert.equal(r.ok, true, JSON.stringify(r));
-        assert.match(JSON.stringify(r.result), /started 40/);
-        assert.deepEqual(stops(w), []);
-      } finally {
-        await s.close();
-      }
+      await inSession({}, async (s, w) => {
+      const r = await s.call('bomb', 'children', { count: 40 });
+      assert.equal(r.ok, true, JSON.stringify(r));
+      assert.match(JSON.stringify(r.result), /started 40/);
+      assert.deepEqual(stops(w), []);
+      });
     });
   });
 
@@ -174,6 +165,15 @@ describe('limits of a contained server (real bubblewrap)', function () {
       assert.notEqual(r.code, 0, r.out);
       assert.match(r.out, /out of memory under its limit of 256 MiB per process; MCP Gate stopped it .*raise "memoryMiB"/);
       assert.match(stops(w)[0]?.detail ?? '', /out of memory under its limit of 256 MiB/);
+    });
+
+    it('memory spread over several processes, each under the per-process limit: their sum is counted, and the server is stopped', async () => {
+      const w = await repository({ memoryMiB: 256 });
+      toNobody(w);
+      const r = callAsNobody(w, 'bomb', 'memsplit', { count: 4, mib: 120 });
+      assert.notEqual(r.code, 0, r.out);
+      assert.match(r.out, /its processes together held \d+ MiB, over its memory limit of 256 MiB; MCP Gate stopped it .*raise "memoryMiB"/);
+      assert.match(stops(w)[0]?.detail ?? '', /together held \d+ MiB, over its memory limit of 256 MiB/);
     });
 
     it('a process that computes without end: ended at its CPU time, said so', async () => {
