@@ -214,6 +214,8 @@ export class HttpGateway {
     }
     const text = JSON.stringify(parsed.batch ? answered : answered[0]);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'mcp-session-id': s.id }).end(text);
+    // The calls' log lines, taken when they ran, go to the file now that the reply is on its way (session/call.ts).
+    this.o.log.flush();
   }
 
   /** The MCP session a request belongs to: the one its Mcp-Session-Id names, or a new one for an initialize. */

@@ -16,6 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ProtocolErrorCode as ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import { callAnswer, listedTools, serverInfoName, type FrontTarget } from './front';
+import { isRpcKind, rpcKind } from './jsonrpc';
 import type { EventLog } from './log';
 import type { SessionTool } from './session';
 
@@ -49,8 +50,6 @@ export function sameToken(given: string, token: string): boolean {
 export type RequestId = string | number;
 export type Message = Record<string, unknown>;
 
-const isRequestId = (v: unknown): v is RequestId => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
-
 /** The messages of one line (or POST body), or why it is not JSON-RPC. */
 export function messagesOf(body: unknown): { messages: Message[]; requests: RequestId[]; initialize: boolean; batch: boolean } | string {
   const batch = Array.isArray(body);
@@ -59,16 +58,14 @@ export function messagesOf(body: unknown): { messages: Message[]; requests: Requ
   const requests: RequestId[] = [];
   let initialize = false;
   for (const m of list) {
-    if (typeof m !== 'object' || m === null || Array.isArray(m) || (m as Message).jsonrpc !== '2.0') return 'a message that is not JSON-RPC 2.0';
-    const msg = m as Message;
-    if (typeof msg.method === 'string') {
-      if ('id' in msg) {
-        if (!isRequestId(msg.id)) return 'a request id that is not a string or a number';
-        if (requests.includes(msg.id)) return 'two requests with the same id';
-        requests.push(msg.id);
-        if (msg.method === 'initialize') initialize = true;
-      }
-    } else if (!('result' in msg || 'error' in msg)) return 'a message that is neither a request, a notification nor a response';
+    const kind = rpcKind(m, false);
+    if (!isRpcKind(kind)) return kind;
+    if (kind === 'request') {
+      const msg = m as Message;
+      if (requests.includes(msg.id as RequestId)) return 'two requests with the same id';
+      requests.push(msg.id as RequestId);
+      if (msg.method === 'initialize') initialize = true;
+    }
   }
   if (initialize && list.length > 1) return 'initialize must be sent alone';
   return { messages: list as Message[], requests, initialize, batch };
@@ -275,6 +272,8 @@ export class Gateway {
     }
     const answered = replies.filter((r): r is Message => r !== undefined);
     if (answered.length) send(parsed.batch ? answered : answered[0]);
+    // The calls' log lines, taken when they ran, go to the file now that the reply is on its way (session/call.ts).
+    this.o.log.flush();
   }
 
   async close(): Promise<void> {

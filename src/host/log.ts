@@ -2,8 +2,9 @@
 // passed through the one masking function first. Events: `mcp.request` (exactly the fields the README lists under "The host", plus `at`),
 // `tool.call`, `tool.result`, and gate events. Listeners (the extension's output channel, the panel) receive
 // the same masked events. Several events may go in one append (`writeAll`), and an event may be held for the next
-// append (`hold`: a call's exchange goes to the file with the call's tool.result, before the result is handed back;
-// a held line is appended on the next turn of the event loop at the latest, and at exit). A write that fails is no exception for the caller: the log remembers the failure
+// append (`hold`: a call's lines, with the exchange a remote call observed, go to the file in one append once the
+// reply is on its way; a held line is appended on the next turn of the event loop at the latest, and at exit).
+// A write that fails is no exception for the caller: the log remembers the failure
 // (`failure`, cleared by the next write that succeeds) and tells its failure listeners once per run of failures
 // (the CLI's stderr, the extension's output channel), so a session can go on — or refuse calls, by the user's
 // `requireLog`.
@@ -108,53 +109,50 @@ export class EventLog {
    * throws; a failure is the failure of every line in it.
    */
   writeAll(events: readonly LogEvent[]): LoggedEvent[] {
+    const held = this.held.map((h) => this.format(h.event, h.at));
+    this.held = [];
     const out = events.map((e) => this.format(e));
-    this.commit(out.map((o) => o.line).join(''));
+    this.commit([...held, ...out].map((o) => o.line).join(''));
+    for (const o of held) this.tell(o.masked);
     for (const o of out) this.tell(o.masked);
     return out.map((o) => o.masked);
   }
 
   /**
-   * Takes one event now — its time, its masking, the listeners — and appends it with the next write, in order
-   * before that write's lines: for an exchange observed inside a tool call, the call's `tool.result`, written
-   * before the result is handed back, carries it to the file in the same append. A held line is never left
-   * behind: it is also appended on the next turn of the event loop, by {@link flush}, {@link read} and
-   * {@link close}, and synchronously when the process exits.
+   * Takes one event now (its time) and appends it with the next write, in order before that write's lines, or on
+   * the next turn of the event loop, whichever comes first; the listeners get it when it is appended. A call's lines
+   * are held so that no file write (nor their masking) stands between a request and its server, or a reply and
+   * its client (src/host/session/call.ts). A held line is never left behind: it is also appended by {@link flush},
+   * {@link read} and {@link close}, and synchronously when the process exits.
    */
-  hold(event: LogEvent): LoggedEvent {
-    const o = this.format(event);
-    if (this.dir) {
-      this.held.push(o.line);
-      if (!this.flushSoon) {
-        this.flushSoon = setImmediate(() => this.flush());
-        holding.add(this);
-        watchExit();
-      }
+  hold(event: LogEvent): void {
+    if (!this.dir && !this.listeners.size) return;
+    this.held.push({ event, at: Date.now() });
+    if (!this.flushSoon) {
+      this.flushSoon = setImmediate(() => this.flush());
+      holding.add(this);
+      watchExit();
     }
-    this.tell(o.masked);
-    return o.masked;
   }
 
   /** Appends the held lines now (nothing when none are held). */
   flush(): void {
-    if (this.held.length) this.commit('');
+    if (this.held.length) this.writeAll([]);
   }
 
-  private held: string[] = [];
+  private held: { event: LogEvent; at: number }[] = [];
   private flushSoon: NodeJS.Immediate | undefined;
 
-  private format(event: LogEvent): { masked: LoggedEvent; line: string } {
-    const masked = this.masker.maskDeep({ at: new Date().toISOString(), ...event }) as LoggedEvent;
+  private format(event: LogEvent, time = Date.now()): { masked: LoggedEvent; line: string } {
+    const at = { at: new Date(time).toISOString(), ...event } as LoggedEvent;
+    // With no secret known, masking changes nothing: the event (flat, of strings and numbers) is its own copy.
+    if (this.masker.size === 0) return { masked: at, line: JSON.stringify(at) + '\n' };
+    const masked = this.masker.maskDeep(at);
     return { masked, line: this.masker.mask(JSON.stringify(masked)) + '\n' };
   }
 
   /** Appends the held lines and `lines` in one write, remembering and telling a failure. */
-  private commit(lines: string): void {
-    let text = lines;
-    if (this.held.length) {
-      text = this.held.join('') + lines;
-      this.held = [];
-    }
+  private commit(text: string): void {
     if (this.flushSoon) {
       clearImmediate(this.flushSoon);
       this.flushSoon = undefined;

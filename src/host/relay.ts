@@ -20,8 +20,15 @@ const socket = net.connect(endpoint);
 socket.setNoDelay?.(true);
 socket.once('connect', () => {
   socket.write(`${JSON.stringify({ mcpGate: 1, key, token })}\n`);
-  process.stdin.pipe(socket);
-  socket.pipe(process.stdout);
+  // Chunks are handed on as they come (no stream pipe between them: a pipe's flow control costs each message a turn).
+  process.stdin.on('data', (chunk: Buffer) => {
+    if (!socket.write(chunk)) process.stdin.pause();
+  });
+  socket.on('drain', () => process.stdin.resume());
+  socket.on('data', (chunk: Buffer) => {
+    if (!process.stdout.write(chunk)) socket.pause();
+  });
+  process.stdout.on('drain', () => socket.resume());
 });
 socket.on('error', (e) => fail(`the gateway in VS Code cannot be reached (${e.message}): the window that started this server closed or reloaded; start the server again`));
 socket.on('close', () => process.exit(0));

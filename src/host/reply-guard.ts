@@ -82,6 +82,9 @@ export async function readBounded(
   return Buffer.concat(chunks, total);
 }
 
+/** One decoder for every JSON reply (a whole-body decode keeps no state; making one per reply cost each call). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Checks a JSON reply to a POST carrying requests: valid JSON, and a response for every request id.
  * @throws InvalidReplyError
@@ -89,7 +92,7 @@ export async function readBounded(
 export function checkJsonReply(bytes: Uint8Array, host: string, ids: readonly RpcId[]): void {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    parsed = JSON.parse(STRICT_UTF8.decode(bytes));
   } catch {
     throw new InvalidReplyError(host, 'body is not JSON');
   }

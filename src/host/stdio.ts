@@ -1,13 +1,15 @@
 // Local servers: spawned without a shell, in their own process group, with a minimal environment (nothing
 // inherited but what a program needs to start: PATH, HOME, locale, temp dir) plus the declaration's env and
-// env-bound secrets. stdout carries JSON-RPC lines (bounded per message); stderr is kept, bounded, for the log.
+// env-bound secrets. stdout carries JSON-RPC lines (bounded per message, read by ./jsonrpc.ts); stderr is kept,
+// bounded, for the log.
 // Stopping kills the whole process tree — the group and every descendant found in /proc — so servers started
 // through npx, sh -c or uvx leave no orphans.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 // The minimal environment is defined with the launch plan (the image pin's runtime calls use it too).
 export { INHERITED_ENV, minimalEnv } from '../trust/plan/launch-plan';
-import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import { LineReader } from './jsonrpc';
 
 
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -100,7 +102,7 @@ export class StdioTransport implements Transport {
   onexit?: (code: number | null, signal: NodeJS.Signals | null) => void;
 
   private child?: ChildProcess;
-  private readonly buffer = new ReadBuffer({ maxBufferSize: MAX_MESSAGE_BYTES });
+  private readonly buffer = new LineReader(MAX_MESSAGE_BYTES);
   private stderrChunks: Buffer[] = [];
   private stderrBytes = 0;
   private closed = false;
@@ -150,7 +152,7 @@ export class StdioTransport implements Transport {
       child.stdout!.on('data', (chunk: Buffer) => {
         try {
           this.buffer.append(chunk);
-          for (let m = this.buffer.readMessage(); m; m = this.buffer.readMessage()) this.onmessage?.(m);
+          for (let m = this.buffer.next(); m; m = this.buffer.next()) this.onmessage?.(m);
         } catch (e) {
           this.onerror?.(e as Error);
           void this.close();

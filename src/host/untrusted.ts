@@ -19,7 +19,12 @@ export function stripHiddenDeep<T>(value: T): T {
   if (Array.isArray(value)) return value.map(stripHiddenDeep) as T;
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[stripHidden(k)] = stripHiddenDeep(v);
+    for (const [k, v] of Object.entries(value)) {
+      const key = stripHidden(k);
+      // "__proto__" (an own key of parsed JSON) stays an own key, not the copy's prototype.
+      if (key === '__proto__') Object.defineProperty(out, key, { value: stripHiddenDeep(v), enumerable: true, writable: true, configurable: true });
+      else out[key] = stripHiddenDeep(v);
+    }
     return out as T;
   }
   return value;

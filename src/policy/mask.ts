@@ -131,14 +131,17 @@ export class Masker {
    * value) are masked, object keys too (two keys that mask alike keep the
    * later value). Errors become `{ name, message }` (masked); objects with
    * `toJSON` are masked as what they serialise to; cycles become "[Circular]".
+   * `before`, when given, rewrites every string and key first (the session
+   * cleans a server's text of hidden characters in the same walk).
    */
-  maskDeep<T>(value: T): T {
-    return this.deep(value, new Set()) as T;
+  maskDeep<T>(value: T, before?: (text: string) => string): T {
+    return this.deep(value, new Set(), before) as T;
   }
 
-  private deep(value: unknown, seen: Set<object>): unknown {
-    if (typeof value === 'string') return this.mask(value);
+  private deep(value: unknown, seen: Set<object>, before: ((text: string) => string) | undefined): unknown {
+    if (typeof value === 'string') return this.mask(before ? before(value) : value);
     if (typeof value === 'number' || typeof value === 'bigint') {
+      if (this.values.size === 0) return value;
       const s = String(value);
       const m = this.mask(s);
       return m === s ? value : m;
@@ -150,14 +153,18 @@ export class Masker {
       if (value instanceof Error) {
         return { name: this.mask(value.name), message: this.mask(value.message) };
       }
-      if (Array.isArray(value)) return value.map((v) => this.deep(v, seen));
+      if (Array.isArray(value)) return value.map((v) => this.deep(v, seen, before));
       const withJson = value as { toJSON?: unknown };
       if (typeof withJson.toJSON === 'function') {
-        return this.deep((withJson.toJSON as () => unknown).call(value), seen);
+        return this.deep((withJson.toJSON as () => unknown).call(value), seen, before);
       }
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) {
-        Object.defineProperty(out, this.mask(k), { value: this.deep(v, seen), enumerable: true, writable: true, configurable: true });
+      for (const k of Object.keys(value)) {
+        const key = this.mask(before ? before(k) : k);
+        const v = this.deep((value as Record<string, unknown>)[k], seen, before);
+        // "__proto__" (a key JSON.parse makes an own property) stays an own property, not the copy's prototype.
+        if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+        else out[key] = v;
       }
       return out;
     } finally {

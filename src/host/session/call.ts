@@ -1,12 +1,13 @@
 // Calls: `tools/call` on a running server, only for a tool of the list frozen at discovery, and only when
 // `mcp.<server>.tool.<name>` allows it at call time (an `ask` goes to the asker where a person can answer).
-// Every call is logged before it runs, refused while a required log cannot be written, bounded (60 s, 1 MiB),
+// Every call is logged (see `callLines`), refused while a required log cannot be written, bounded (60 s, 1 MiB),
 // retried once on a new HTTP session after a 404, and its result cleaned of hidden characters and masked. A
 // server that asks for input inside a result is refused the same way as a server→client request.
 import { isInputRequiredResult, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/client';
 import { mayCallTool, resolve, type Verdict } from '../../policy/decide';
 import { serverIdentity } from '../identity';
-import { stripHidden, stripHiddenDeep } from '../untrusted';
+import type { LogEvent } from '../log';
+import { stripHidden } from '../untrusted';
 import { CALL_TIMEOUT_MS, describeError, DroppedError, isNotFound, MAX_RESULT_BYTES, type CallOutcome, type Connection, type SessionContext } from './context';
 
 /** What the policy says now about calling `tool` of this connection's server (before any question is asked). */
@@ -32,7 +33,7 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
     ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason });
     return { ok: false, outcome: 'refused_by_policy', error: decided.reason };
   }
-  ctx.o.log.write({ kind: 'tool.call', server: serverName, tool });
+  callLines(ctx, [{ kind: 'tool.call', server: serverName, tool }]);
   const unlogged = ctx.o.report.requireLog ? ctx.o.log.failure : undefined;
   if (unlogged) {
     const msg = ctx.masker.mask(`the exchange log ${unlogged.file} cannot be written (${unlogged.error.message}), and your setting requireLog refuses calls until it can; make the file writable or turn requireLog off`);
@@ -48,6 +49,19 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
     // A change on disk seen during the call stops the server once its calls have answered.
     if (conn.inflight === 0 && conn.closeWhenIdle) conn.closeWhenIdle();
   }
+}
+
+/**
+ * A call's log lines. With `requireLog` they are appended before the call goes on (the line of the call before it
+ * is sent, its result's before the result is handed back), so a log that cannot be written refuses the next call.
+ * Otherwise they are held with the time they happened and appended (masked, then told to the output channel and the
+ * panel) in the same turn of the event loop, after the request is sent or the reply handed on (the gateway appends
+ * right after it sends, ./gateway.ts): the server's answer is never read before the call's line is in the file, and
+ * no file write stands between the client, the gate and the server (bench group `gateway`).
+ */
+function callLines(ctx: SessionContext, events: LogEvent[]): void {
+  if (ctx.o.report.requireLog) ctx.o.log.writeAll(events);
+  else for (const e of events) ctx.o.log.hold(e);
 }
 
 async function runCall(ctx: SessionContext, conn: Connection, serverName: string, tool: string, attempt: () => Promise<CallToolResult | InputRequiredResult>): Promise<CallOutcome> {
@@ -67,9 +81,9 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
     const text = JSON.stringify(result);
     const bytes = Buffer.byteLength(text);
     if (bytes > MAX_RESULT_BYTES) throw new Error(`the result is ${bytes} bytes, over the ${MAX_RESULT_BYTES}-byte bound`);
-    const clean = ctx.masker.maskDeep(stripHiddenDeep(result));
+    const clean = ctx.masker.maskDeep(result, stripHidden);
     // One append for both lines; for a remote server it also carries the exchange the guarded fetch observed (held).
-    ctx.o.log.writeAll([
+    callLines(ctx, [
       ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered' } as const]),
       { kind: 'tool.result', server: serverName, tool, ok: !result.isError, bytes },
     ]);
@@ -77,7 +91,7 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
   } catch (e) {
     // A server stopped for a limit during the call: the call's error is why.
     const why = conn.stopped ?? ctx.masker.mask(describeError(e));
-    ctx.o.log.writeAll([
+    callLines(ctx, [
       ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why } as const]),
       { kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 },
     ]);

@@ -87,7 +87,7 @@ describe('event log', () => {
     assert.deepEqual(log.read().map((e) => (e as { tool: string }).tool), ['back']);
   });
 
-  it('a held event goes to the file with the next write, before its lines, in one append; listeners get it at once', () => {
+  it('a held event goes to the file with the next write, before its lines, in one append; listeners get it then, with the time it was held', () => {
     const dir = tempDir();
     const masker = new Masker();
     masker.add('s3cr3t-value-123');
@@ -96,8 +96,10 @@ describe('event log', () => {
     log.onEvent((e) => seen.push(e.kind));
     const file = path.join(dir, 'log.jsonl');
     log.write({ kind: 'tool.call', server: 'x', tool: 't' });
+    const before = Date.now();
     log.hold({ kind: 'mcp.request', server: 'x', host: 'h', about: 't', outcome: 'no_answer', detail: 'said s3cr3t-value-123' });
-    assert.deepEqual(seen, ['tool.call', 'mcp.request']);
+    const after = Date.now();
+    assert.deepEqual(seen, ['tool.call'], 'told when appended');
     assert.equal(fs.readFileSync(file, 'utf8').trim().split('\n').length, 1, 'held, not yet written');
     const writes: number[] = [];
     const nodeFs = createRequire(__filename)('node:fs') as { writeSync: (...a: unknown[]) => number };
@@ -109,7 +111,10 @@ describe('event log', () => {
       nodeFs.writeSync = real;
     }
     assert.equal(writes.length, 1, 'one append for the held line and the new one');
+    assert.deepEqual(seen, ['tool.call', 'mcp.request', 'tool.result']);
     const text = fs.readFileSync(file, 'utf8');
+    const heldAt = Date.parse(JSON.parse(text.trim().split('\n')[1]).at);
+    assert.ok(heldAt >= before - 1 && heldAt <= after + 1, 'the held line carries the time it was held');
     assert.doesNotMatch(text, /s3cr3t-value-123/);
     assert.deepEqual(text.trim().split('\n').map((l) => JSON.parse(l).kind), ['tool.call', 'mcp.request', 'tool.result']);
   });

@@ -82,7 +82,7 @@ describe('stdio transport', function () {
     const closed = new Promise<void>((r) => (t.onclose = () => r()));
     await t.start();
     await closed;
-    assert.match(errors.map((e) => e.message).join(' '), /exceeded maximum size/);
+    assert.match(errors.map((e) => e.message).join(' '), /a message over 1048576 bytes/);
   });
 
   it('stderr is kept bounded', async () => {

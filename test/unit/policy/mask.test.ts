@@ -135,6 +135,20 @@ describe('policy/mask errors and JSON', () => {
     assert.equal(Object.getOwnPropertyDescriptor(out, '__proto__')?.value, MASK);
   });
 
+  it('maskDeep with a text step rewrites strings and keys before masking, also with no secret known, and keeps "__proto__" as data', () => {
+    const drop = (t: string) => t.replace(/\u200b/g, '');
+    const parsed = JSON.parse(`{"k\u200bey": ["a\u200b${VALUE}"], "__proto__": {"polluted": "x\u200b"}, "n": 5}`);
+    const out = m.maskDeep(parsed, drop) as Record<string, unknown>;
+    assert.deepEqual(out.key, [`a${MASK}`]);
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(out, '__proto__')?.value, { polluted: 'x' });
+    const none = new Masker().maskDeep(parsed, drop) as Record<string, unknown>;
+    assert.deepEqual(none.key, [`a${VALUE}`]);
+    assert.equal(none.n, 5);
+    assert.notEqual(none, parsed, 'a copy');
+    assert.equal((none as { polluted?: unknown }).polluted, undefined);
+  });
+
   it('a JSON log line written after masking carries no form of the value', () => {
     const line = JSON.stringify(m.maskDeep({ kind: 'mcp.request', headers: { authorization: `Bearer ${VALUE}` }, echo: Buffer.from(VALUE).toString('base64') }));
     assert.ok(!line.includes(VALUE));
