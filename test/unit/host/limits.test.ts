@@ -19,6 +19,7 @@ import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { inProcess } from '../../../src/trust/packages/npm-resolve';
+import { CLI_FILES } from '../../../src/cli/install';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, processesWith, ROOT, tempDir, until, world, type World } from '../helpers';
 
@@ -60,11 +61,14 @@ async function inSession(limits: Record<string, number>, f: (s: Session, w: Worl
 const stops = (w: World) => fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'server.stop' && e.server === 'bomb');
 
 const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
-const CLI = path.join(ROOT, 'dist', 'cli.js');
+/** Where `nobody` runs the CLI from: a copy in its world (the checkout may lie in a folder only root can enter). */
+const cliOf = (w: World) => path.join(path.dirname(w.project), 'mcp-gate-cli', 'cli.js');
 
-/** Hands the world to the unprivileged user `nobody` (its files, its store), as a normal user's machine has it. */
+/** Hands the world to the unprivileged user `nobody` (its files, its store, a copy of the CLI), as a normal user's machine has it. */
 function toNobody(w: World): void {
   const base = path.dirname(w.project);
+  fs.mkdirSync(path.dirname(cliOf(w)));
+  for (const f of CLI_FILES) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(path.dirname(cliOf(w)), f));
   fs.chmodSync(base, 0o755);
   const r = spawnSync('chown', ['-R', '65534:65534', base], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
@@ -74,7 +78,7 @@ function toNobody(w: World): void {
 function callAsNobody(w: World, server: string, tool: string, args: object = {}): { code: number; out: string } {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
   for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
-  const r = spawnSync('setpriv', [...NOBODY, process.execPath, CLI, 'call', server, tool, '--args', JSON.stringify(args), '--project', w.project], { env, cwd: '/', encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync('setpriv', [...NOBODY, process.execPath, cliOf(w), 'call', server, tool, '--args', JSON.stringify(args), '--project', w.project], { env, cwd: '/', encoding: 'utf8', timeout: 120_000 });
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
 }
 
