@@ -3,8 +3,9 @@
 // execution closure is copied and verified first and mounted read-only over the workspace, so what runs is byte
 // for byte what was approved; an approved npm launch runs its locked package tree from MCP Gate's package cache
 // (src/trust/packages/npm-lock.ts), mounted read-only, instead of the launcher; an approved `docker run image:tag` runs the
-// image digest its approval recorded (src/trust/packages/image-pin.ts), `name@sha256:…` in place of the tag. Network inside the sandbox is the rule
-// `mcp.<server>.network` (allow; ask where a person can answer; otherwise none). Where the sandbox cannot start, a server that should be contained does not
+// image digest its approval recorded (src/trust/packages/image-pin.ts), `name@sha256:…` in place of the tag. Network inside the sandbox is
+// one door to a filtering proxy (./egress.ts), opened when the rule `mcp.<server>.network` allows (any public host;
+// ask where a person can answer) or rules `mcp.<server>.network.<host>` name hosts (those hosts); otherwise none. Where the sandbox cannot start, a server that should be contained does not
 // start: the message names the cause, the fix, and the opt-out. One decision (containmentFor: the user's settings,
 // the network rule, whether bubblewrap starts) is what startPlan runs and what describeContainment words, so the
 // words cannot drift from what runs.
@@ -12,9 +13,9 @@ import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { decideUnder, type UserPolicy } from '../policy/user-policy';
-import { resolve, type Asker } from '../policy/decide';
-import { networkAction } from '../policy/rules';
+import { decideUnder, networkHostRulesUnder, reachUnder, type UserPolicy } from '../policy/user-policy';
+import { resolve, type Asker, type Resolved } from '../policy/decide';
+import { networkAction, ruleText, type Rule } from '../policy/rules';
 import type { ServerIdentity } from '../policy/identity';
 import { sandboxFor, type LimitsDecision, type SandboxEntry } from '../policy/sandbox-profile';
 import type { Verdict } from '../policy/decide';
@@ -28,6 +29,8 @@ import { copyClosure, CopyRefused } from './closure-copy';
 import { gitExecutedPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
+import { Egress, openDoor, type EgressEvent } from './egress';
+import type { Resolver } from './resolve';
 import { joinCgroup, limitMechanism, limitsWords, raiseWords, serverLimits, type LimitMechanism, type LimitReached, type ServerLimits } from './limits';
 import { TOOLS, workspaceProtection } from '../trust/sources/tools';
 
@@ -176,6 +179,10 @@ export interface ContainOptions {
   words?: FrontEndWords;
   /** Where the npm libraries run to install a locked tree again (the package worker, for the CLI and VS Code). */
   npm: NpmOps;
+  /** Each connection through a contained server's network door (for the log). */
+  onNetwork?: (e: EgressEvent) => void;
+  /** The resolver the network door uses (tests); the system's otherwise. */
+  resolver?: Resolver;
 }
 
 const OPT_OUT_HINT = (who: ServerIdentity) =>
@@ -267,8 +274,9 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   if (c.kind === 'unavailable') throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`);
   const { probe } = c;
 
+  // The door opens when the bare rule allows (any public host) or a rule names hosts for it (those hosts only).
   const verdict = await resolve(c.network, o.asker);
-  const network = verdict.decision === 'allow';
+  const network = verdict.decision === 'allow' || c.networkHosts.length > 0;
   // Without network, package launchers work from their caches at once instead of retrying the registry for
   // minutes: npm/npx offline (a package not in ~/.npm fails with ENOTCACHED), uv offline.
   const base = { ...o.env, PYTHONPYCACHEPREFIX: '/tmp/mcp-gate-pycache' }; // the sandbox's private /tmp
@@ -299,6 +307,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       throw e;
     }
   }
+  const egress = network ? networkDoor(o, verdict) : undefined;
   try {
     const cmd = buildSandbox({
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
@@ -319,20 +328,49 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     const joined = joinCgroup(held.procsFiles, cmd.command, cmd.args);
     const limits = c.limits;
     return {
-      launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp },
+      launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp, ...(egress && cmd.door ? { door: (pid: number) => openDoor(pid, egress) } : {}) },
       sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}` },
       networkRule, unixSocketsRefused,
       limits: { held, reached: (r) => `${r.detail}; MCP Gate stopped it and everything it started; if it needs more, ${raiseWords(r.limit, limits, optOutWhere)}` },
       cleanup: () => {
+        egress?.close();
         copy?.remove();
         held.remove();
       },
     };
   } catch (e) {
+    egress?.close();
     copy?.remove();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }
+}
+
+/**
+ * The filtering proxy behind a contained server's network door (./egress.ts): each host by the rules as they are
+ * at that connection. A host rule (`mcp.<server>.network.<host>`) decides its host — `ask` asked once per host for
+ * this start, where a person can answer; otherwise the bare rule's verdict at start (`bare`, asked then) decides,
+ * for public addresses only.
+ */
+function networkDoor(o: ContainOptions, bare: Resolved): Egress {
+  const asked = new Map<string, Promise<Resolved>>();
+  return new Egress({
+    resolver: o.resolver,
+    onEvent: (e) => o.onNetwork?.(e),
+    decide: async (host) => {
+      const r = reachUnder(o.policy, o.who, host, bare);
+      let v = r.verdict as Resolved;
+      if (r.byHostRule) {
+        let pending = asked.get(host);
+        if (!pending) {
+          pending = resolve(r.verdict, o.asker);
+          if (r.verdict.decision === 'ask') asked.set(host, pending);
+        }
+        v = await pending;
+      }
+      return { allow: v.decision === 'allow', named: r.named && v.decision === 'allow', reason: v.reason, permit: r.permit ? ruleText(r.permit) : undefined };
+    },
+  });
 }
 
 /**
@@ -345,7 +383,7 @@ export type Containment =
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
   | { readonly kind: 'unavailable'; readonly probe: Extract<SandboxProbe, { ok: false }> }
-  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; readonly mechanism: LimitMechanism };
+  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; /** Rules that name hosts it may reach (allow or ask). */ readonly networkHosts: readonly Rule[]; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; readonly mechanism: LimitMechanism };
 
 export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe, mechanism: () => LimitMechanism = limitMechanism): Containment {
   const d = sandboxFor(policy.sandbox, who, home);
@@ -354,7 +392,7 @@ export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: st
   if (!p.ok) return { kind: 'unavailable', probe: p };
   const m = mechanism();
   if (m.refused) return { kind: 'unavailable', probe: { ok: false, ...m.refused } };
-  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets, limits: d.limits, mechanism: m };
+  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), networkHosts: networkHostRulesUnder(policy, who), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets, limits: d.limits, mechanism: m };
 }
 
 /** The user's read and write paths that are Unix socket files (a daemon's socket shown to the server). */
@@ -414,6 +452,18 @@ export function describeContainment(server: ServerReport, who: ServerIdentity, p
   return words;
 }
 
+/** The network line of a contained server's preview: what its door lets through, or none. */
+function networkWords(c: Extract<Containment, { kind: 'contained' }>): string {
+  const net = c.network;
+  const hosts = c.networkHosts.map((r) => `${r.action}${r.decision === 'ask' ? ' (asked)' : ''}`);
+  const named = hosts.length ? `the hosts your rules name (${hosts.join(', ')}, private addresses included)` : '';
+  const door = "its own network namespace, whose one way out is MCP Gate's filtering proxy (never this machine: not its loopback, not its addresses, not its abstract sockets; never link-local or metadata addresses)";
+  if (net.decision === 'allow') return `network: any public host${named ? ` and ${named}` : ''}, through ${door} (${net.reason})`;
+  const bare = net.decision === 'ask' ? 'any public host if you answer yes at start (asked where a person can answer)' : '';
+  if (named || bare) return `network: ${[named, bare].filter(Boolean).join('; and ')}, through ${door}`;
+  return `network: none — ${net.reason}`;
+}
+
 /** A {@link Containment} in words: the first line says how it runs, the rest what a contained server sees. */
 export function containmentWords(server: ServerReport, c: Containment): string[] {
   if (c.kind === 'refused') return [`cannot start: your sandbox settings cannot be used: ${c.problems.join('; ')}`];
@@ -428,7 +478,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   const out = [
     'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
     `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
-    `network: ${net.decision === 'allow' ? `the host's network (${net.reason})` : net.decision === 'ask' ? 'asked at start where a person can answer; none otherwise' : `none — ${net.reason}`}`,
+    networkWords(c),
   ];
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');
   const image = imageLaunchOf(server);

@@ -59,7 +59,24 @@ export interface GateEvent {
   detail?: string;
 }
 
-export type LogEvent = McpRequestEvent | ToolCallEvent | ToolResultEvent | GateEvent;
+/**
+ * A connection through a contained server's network door (src/host/egress.ts): made, refused (with the rule that
+ * would allow it, when one would), or failed (no such name, no answer).
+ */
+export interface NetworkEvent {
+  kind: 'network.connect' | 'network.blocked' | 'network.failed';
+  server: string;
+  source?: string;
+  /** `host:port` as the server asked. */
+  host: string;
+  /** The address connected to or refused. */
+  address?: string;
+  detail: string;
+  /** For a block: the rule, as a person writes it, that would allow it. */
+  rule?: string;
+}
+
+export type LogEvent = McpRequestEvent | ToolCallEvent | ToolResultEvent | GateEvent | NetworkEvent;
 export type LoggedEvent = LogEvent & { at: string };
 
 export const LOG_FILE = 'log.jsonl';

@@ -13,7 +13,7 @@
 // string, and keeps a proxy process state per manager. MCP Gate already has a hardened network path for
 // remote servers and its approvals pin no domains for stdio servers, so the proxy's domain filtering is the
 // one thing it would add; not decisive against an allow-list filesystem, no shell and no dependencies.
-// Network is all or nothing here (`--unshare-net` or `--share-net`).
+// MCP Gate's network door (./egress.ts) filters by host, and by address, which sandbox-runtime's does not.
 //
 // What the contained process sees:
 //   - the system read-only, from an allow-list, not `--ro-bind / /`: /usr, /bin, /sbin, /lib*, /etc, /opt,
@@ -35,8 +35,9 @@
 //     folder, which could be HOME or /tmp); an interpreter that needs its install root gets it in extraRead.
 // Namespaces and process: `--unshare-all` (user, ipc, pid, net, uts, cgroup) plus an explicit
 // `--unshare-user --disable-userns` where bwrap >= 0.8 and the kernel allow it (no nested user namespace
-// from inside, so no way to get capabilities over the sandbox's own mounts); `--share-net` only when
-// profile.network. `--cap-drop ALL` (needed when bwrap runs as root: root keeps its capabilities otherwise;
+// from inside, so no way to get capabilities over the sandbox's own mounts) — with a network door only
+// `--unshare-user` (the door enters the sandbox's user namespace, which must own its network namespace), and the
+// seccomp filter refuses new user namespaces in every sandbox; never `--share-net`. `--cap-drop ALL` (needed when bwrap runs as root: root keeps its capabilities otherwise;
 // without root bwrap gives none anyway). `--die-with-parent`: bwrap dies with MCP Gate. `--new-session`: no
 // controlling terminal, so no TIOCSTI injection into MCP Gate's terminal. No `--as-pid-1`: bwrap's own init
 // is PID 1 (reaps zombies; a server as PID 1 would ignore SIGTERM without a handler), and when it dies the
@@ -45,22 +46,23 @@
 // The environment is passed to spawn, never as `--setenv` arguments: a command line is readable by every
 // user of the machine in /proc/<pid>/cmdline, an environment only by the same user. HOME is set to the
 // hidden home and TMPDIR/TMP/TEMP (where present) to /tmp.
-// Network: without profile.network the sandbox has only its own loopback: nothing on the host (not even
-// 127.0.0.1 or abstract Unix sockets) is reachable. With it the host's network namespace is shared: the
-// host's loopback services ARE reachable (tested), there is no filtering; its abstract Unix sockets only with
-// profile.unixSockets too (the seccomp filter below).
+// Network: the sandbox always has its own network namespace, with only its own loopback: nothing on the host
+// (not 127.0.0.1, not ::1, not an abstract Unix socket) is reachable, whatever the rules. With profile.network it
+// also gets a door: bwrap reports its first process on fd 4 (`--info-fd 4`) and waits on fd 5 (`--block-fd 5`)
+// until the caller has opened a listener on the sandbox's 127.0.0.1:3128 (./egress.ts openDoor), the filtering
+// proxy the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, npm's) point at; there is no route around it.
 // Sockets: a seccomp filter (./seccomp.ts, loaded by bwrap from fd 3: `--seccomp 3`) allows only IP and netlink
 // sockets and refuses socket(AF_UNIX) and datagram socketpairs, so a server cannot connect to a socket file it can
 // see (the workspace, a read path) unless the user's entry says `unixSockets: true`; no io_uring, no other family
 // (AF_VSOCK reaches a VM's host). Stream and seqpacket pairs (child processes' stdio) work.
 // Limits: the inner command is util-linux's prlimit setting the server's rlimits, then the server (./limits.ts
 // says what is held how, and the cgroup a start may add outside bwrap).
-// Not done: filtering by domain.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_LIMITS, type SandboxProfile } from '../policy/sandbox-profile';
 import { findOnPath } from '../trust/plan/launch-plan';
+import { PROXY_ENV } from './egress';
 import { rlimitArgs } from './limits';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
@@ -129,6 +131,11 @@ export interface SandboxCommand {
    * it there (./stdio.ts StdioTransport does). Without it bwrap does not start the server.
    */
   seccomp: Buffer;
+  /**
+   * With profile.network: bwrap writes its info JSON (`child-pid`) to fd 4 and waits for a byte on fd 5; open the
+   * door into that process's namespaces in between (./stdio.ts does, with StdioLaunch.door). Without it bwrap waits.
+   */
+  door: boolean;
   description: SandboxDescription;
 }
 
@@ -455,11 +462,6 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const visible = (p: string) =>
     SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)) ||
     mounts.some((m) => (m.kind === 'rw' || m.kind === 'ro' || m.kind === 'overlay') && within(p, m.target));
-  // With the network, DNS may need a resolv.conf that is a symlink out of /etc (systemd-resolved: /run/…).
-  if (profile.network) {
-    const resolv = real('/etc/resolv.conf');
-    if (resolv && !visible(resolv)) mounts.push({ kind: 'ro', target: resolv, source: resolv });
-  }
   let executableNote: string | undefined;
   if (!visible(executable)) {
     // The file alone: its folder could be HOME, /tmp or hold anything else.
@@ -485,8 +487,8 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
 
   const args = [
     ...BASE_FLAGS,
-    ...(probeResult.userns ? USERNS_FLAGS : []),
-    ...(profile.network ? ['--share-net'] : []),
+    // A door enters the sandbox's user namespace from outside: it must be the one that owns its network namespace.
+    ...(profile.network ? ['--unshare-user', '--info-fd', '4', '--block-fd', '5'] : probeResult.userns ? USERNS_FLAGS : []),
     ...systemArgs(),
     '--dev', '/dev',
     '--proc', '/proc',
@@ -501,7 +503,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const seccomp = socketFilter({ unixSockets: profile.unixSockets });
   if (!seccomp) throw new SandboxUnavailableError(`MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, 'run the server without containment (the opt-out)');
 
-  const env: Record<string, string> = { ...launch.env, HOME: home };
+  const env: Record<string, string> = { ...launch.env, HOME: home, ...(profile.network ? PROXY_ENV : {}) };
   for (const k of ['TMPDIR', 'TMP', 'TEMP']) if (env[k] !== undefined) env[k] = '/tmp';
 
   const readWrite = ordered.filter((m) => m.kind === 'rw').map((m) => m.target);
@@ -510,7 +512,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
   const empty = ['/tmp', home, ...hiddenHere];
   const text = [
-    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? 'shared with the host (no filtering; host loopback reachable)' : 'none (own loopback only)'}`,
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)` : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
@@ -519,5 +521,5 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
   ].join('\n');
 
-  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, description: { network: profile.network, unixSockets: profile.unixSockets, readWrite, readOnly, overlays, empty, missing, text } };
+  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, door: profile.network, description: { network: profile.network, unixSockets: profile.unixSockets, readWrite, readOnly, overlays, empty, missing, text } };
 }

@@ -1,7 +1,7 @@
 // The seccomp filter every contained server runs under (bubblewrap loads it with `--seccomp FD`): a small classic
 // BPF program, generated here, that keeps a server to the sockets the sandbox means it to have. Without it a server
 // could connect() to a host service's socket file in a path it can see (the workspace, a read path: a docker.sock,
-// an agent's socket), reach the host's abstract sockets when it shares the host's network, or open a socket family
+// an agent's socket), reach the host's abstract sockets had it the host's network namespace, or open a socket family
 // no network namespace contains (AF_VSOCK reaches the hypervisor's host from a VM, whatever the namespace).
 //
 // What it answers, for the host's own architecture (x86-64 or arm64):
@@ -12,7 +12,13 @@
 //     connect() is EISCONN), what Node, Python and libuv make for child processes' stdio; a datagram pair could be
 //     pointed at any socket path (connect() again, sendto()), so it is EPERM unless Unix sockets are allowed;
 //   - io_uring_setup, io_uring_enter, io_uring_register: ENOSYS. io_uring opens sockets (IORING_OP_SOCKET)
-//     without the socket() call this filter sees; programs fall back to plain system calls.
+//     without the socket() call this filter sees; programs fall back to plain system calls;
+//   - no new user namespace: unshare(…CLONE_NEWUSER…) and clone(…CLONE_NEWUSER…) are EPERM, clone3 is ENOSYS (its
+//     flags are in memory a filter cannot read; glibc and libuv fall back to clone, as under Docker's and Flatpak's
+//     filters). bubblewrap's `--disable-userns` does the same with a second user namespace, but a sandbox with a
+//     network door (./egress.ts) cannot have that one: the door is opened from outside by entering the sandbox's
+//     user namespace, which must be the one that owns its network namespace. The filter holds either way, on every
+//     bubblewrap version.
 // Every system call of another architecture (i386 through int 0x80 on x86-64, which has socketcall) and of the
 // x32 ABI ends the process: a filter is written for one system call table.
 // Measured (2026-12-02): no npm package builds seccomp programs without a native addon; Debian has libseccomp
@@ -22,8 +28,14 @@ import { constants } from 'node:os';
 
 const AUDIT_ARCH: Record<string, number> = { x64: 0xc000003e, arm64: 0xc00000b7 };
 /** System call numbers (x86-64's table; arm64 uses the generic one). io_uring's are the same on both. */
-const NR: Record<string, { socket: number; socketpair: number }> = { x64: { socket: 41, socketpair: 53 }, arm64: { socket: 198, socketpair: 199 } };
+const NR: Record<string, { socket: number; socketpair: number; unshare: number; clone: number }> = {
+  x64: { socket: 41, socketpair: 53, unshare: 272, clone: 56 },
+  arm64: { socket: 198, socketpair: 199, unshare: 97, clone: 220 },
+};
 const IO_URING = [425, 426, 427];
+const CLONE3 = 435;
+/** linux/sched.h; the first argument of unshare and of clone (flags) on both architectures. */
+const CLONE_NEWUSER = 0x10000000;
 const X32_BIT = 0x40000000;
 
 const AF_UNIX = 1;
@@ -38,6 +50,7 @@ const SOCK_TYPE_MASK = 0xf;
 const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
 const JGE_K = 0x35;
+const JSET_K = 0x45;
 const AND_K = 0x54;
 const RET_K = 0x06;
 const RET_ALLOW = 0x7fff0000;
@@ -80,7 +93,12 @@ export function socketFilter(o: { unixSockets: boolean }, arch: string = process
     { code: JEQ_K, k: nr.socket, jt: 'socket', jf: 0 },
     { code: JEQ_K, k: nr.socketpair, jt: 'pair', jf: 0 },
     ...IO_URING.map((n) => ({ code: JEQ_K, k: n, jt: 'enosys', jf: 0 })),
+    { code: JEQ_K, k: CLONE3, jt: 'enosys', jf: 0 },
+    { code: JEQ_K, k: nr.unshare, jt: 'userns', jf: 0 },
+    { code: JEQ_K, k: nr.clone, jt: 'userns', jf: 0 },
     { code: RET_K, k: RET_ALLOW },
+    { label: 'userns', code: LD_W_ABS, k: argLow(0) },
+    { code: JSET_K, k: CLONE_NEWUSER, jt: 'eperm', jf: 'allow' },
     { label: 'socket', code: LD_W_ABS, k: argLow(0) },
     { code: JEQ_K, k: AF_INET, jt: 'allow', jf: 0 },
     { code: JEQ_K, k: AF_INET6, jt: 'allow', jf: 0 },

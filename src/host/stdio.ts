@@ -25,6 +25,37 @@ export interface StdioLaunch {
   env: Record<string, string>;
   /** Bytes the program reads from fd 3 (a contained start: bubblewrap's seccomp filter, `--seccomp 3`). */
   seccomp?: Buffer;
+  /**
+   * A contained start with a network door (bubblewrap's `--info-fd 4 --block-fd 5`): called with the sandbox's first
+   * process once bubblewrap reports it; the server starts only after it resolves, and not at all if it rejects.
+   */
+  door?: (pid: number) => Promise<void>;
+}
+
+/** The `child-pid` bubblewrap writes to its info fd, once the JSON object is complete (bounded: 64 KiB). */
+function readChildPid(stream: NodeJS.ReadableStream): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const fail = (why: string) => {
+      stream.removeAllListeners('data');
+      reject(new Error(`bubblewrap did not report its sandbox: ${why}`));
+    };
+    stream.on('error', (e: Error) => fail(e.message));
+    stream.on('data', (d: Buffer) => {
+      text += d.toString('utf8');
+      if (text.length > 65536) return fail('its report is too long');
+      if (!text.includes('}')) return;
+      stream.removeAllListeners('data');
+      try {
+        const pid = (JSON.parse(text) as { 'child-pid'?: unknown })['child-pid'];
+        if (typeof pid === 'number' && Number.isInteger(pid) && pid > 0) resolve(pid);
+        else fail(`no child-pid in ${JSON.stringify(text.slice(0, 200))}`);
+      } catch (e) {
+        fail(`${(e as Error).message} in ${JSON.stringify(text.slice(0, 200))}`);
+      }
+    });
+    stream.once('end', () => fail('it ended before saying'));
+  });
 }
 
 /** Every descendant of `pid` (children, grandchildren, …) from /proc; empty where /proc is not available. */
@@ -126,7 +157,7 @@ export class StdioTransport implements Transport {
         env: this.launch.env,
         shell: false,
         detached: true, // own process group, so the whole tree can be signalled
-        stdio: this.launch.seccomp ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+        stdio: this.launch.door ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : this.launch.seccomp ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });
       this.child = child;
@@ -142,7 +173,22 @@ export class StdioTransport implements Transport {
       });
       child.once('spawn', () => {
         if (child.pid !== undefined) this.onspawn?.(child.pid);
-        resolve();
+        const door = this.launch.door;
+        if (!door) return resolve();
+        // bubblewrap says which process the sandbox is (fd 4) and waits (fd 5) until the door is open.
+        const fds = child.stdio as unknown as unknown[];
+        const info = fds[4] as NodeJS.ReadableStream;
+        const block = fds[5] as NodeJS.WritableStream & { on(e: 'error', f: () => void): unknown };
+        block.on('error', () => undefined);
+        readChildPid(info)
+          .then((pid) => door(pid))
+          .then(() => {
+            block.end('1');
+            resolve();
+          }, (e: Error) => {
+            reject(new Error(`the server was not started: ${e.message}`));
+            void this.close();
+          });
       });
       child.once('exit', (code, sig) => {
         this.onexit?.(code, sig);

@@ -4,7 +4,7 @@
 // see only the rules meant for it (see identity.ts): no "project" for a user-scope server, its project's for a
 // repository server.
 
-import { HostError, hostAction } from './hostname';
+import { HostError, hostAction, networkHostAction } from './hostname';
 import { appliesTo, describeIdentity, describeQualifier, type ServerIdentity } from './identity';
 import { formatOrigin, jsonExcerpt, NameError } from './names';
 import {
@@ -18,6 +18,7 @@ import {
   RuleText,
   ruleText,
   specificity,
+  networkAction,
   privateAction,
   toolAction,
 } from './rules';
@@ -336,6 +337,63 @@ export function mayCallTool(who: ServerIdentity, host: string | undefined, tool:
   if (action !== undefined) steps.push(decideFor(who, action, rules));
   const pick = steps.find((s) => s.decision === 'deny') ?? steps.find((s) => s.decision === 'ask') ?? steps[steps.length - 1];
   return { ...pick, steps };
+}
+
+/** What the rules say about a local server reaching one host through its network door. */
+export interface NetworkVerdict {
+  readonly verdict: Verdict;
+  /**
+   * A rule for this server's network that names hosts decided (`mcp.<server>.network.<host>` or a `.*` of one);
+   * false when the bare `mcp.<server>.network` (or a broader rule) decided.
+   */
+  readonly byHostRule: boolean;
+  /** The deciding rule names this host (not only a `mcp.<server>.network.*`): private addresses are reachable. */
+  readonly named: boolean;
+  /** The narrowest rule that would allow exactly this host. */
+  readonly permit?: RuleText;
+}
+
+/**
+ * May a contained server reach `host`? A rule for `mcp.<server>.network.<reversed host>` (exact, or a wildcard over
+ * this server's network hosts) decides when one matches; otherwise the bare `mcp.<server>.network` decides (and
+ * allows public addresses only: the caller refuses private ones unless `named`). `bare`: that verdict as resolved
+ * already (a start asks the bare rule's `ask` once). Loopback, link-local and metadata addresses are no rule's to
+ * give (the host refuses them whatever this says).
+ */
+export function mayReachNetwork(who: ServerIdentity, host: string, rules: readonly Rule[], bare?: Verdict): NetworkVerdict {
+  let action: string;
+  try {
+    action = networkHostAction(who.name, host);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return { verdict: { decision: 'deny', action: `mcp.${who.name}.network.${host}`, reason: `server ${jsonExcerpt(who.name)} may not reach ${jsonExcerpt(host)}: ${why}.` }, byHostRule: false, named: false };
+  }
+  const permit = allowFor(action, who);
+  const byHost = decideFor(who, action, rules);
+  if (byHost.rule) {
+    const p = patternOf(byHost.rule);
+    if (p.kind === 'network') return { verdict: byHost, byHostRule: true, named: p.segments.length > 3, permit };
+  }
+  const b = bare ?? decideFor(who, networkAction(who.name), rules);
+  const verdict = b.decision === 'allow' ? b : { ...b, action, reason: `${action} is refused: no rule names this host, and ${b.reason}` };
+  return { verdict, byHostRule: false, named: false, permit };
+}
+
+/**
+ * Rules that may open a contained server's network to some host by name (allow or ask, for `who`): a door is opened
+ * for them even when the bare `mcp.<server>.network` does not allow.
+ */
+export function networkHostRules(who: ServerIdentity, rules: readonly Rule[]): Rule[] {
+  return rules.filter((r) => {
+    if (r.decision === 'deny' || !appliesTo(r, who)) return false;
+    let p: Pattern;
+    try {
+      p = patternOf(r);
+    } catch {
+      return false;
+    }
+    return p.kind === 'network' && p.server === who.name && (p.segments.length > 3 || p.wildcard);
+  });
 }
 
 /**

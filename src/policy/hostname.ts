@@ -154,3 +154,15 @@ export function hostAction(server: string, host: string): string {
   checkServerName(server);
   return `mcp.${server}.host.${reverseHost(host)}`;
 }
+
+/**
+ * The policy action for a server this machine runs (contained, with its network door) reaching a host:
+ * `mcp.<server>.network.<reverseHost(host)>`. The bare `mcp.<server>.network` is any public host.
+ *
+ * @throws {NameError} when the server name cannot be named by a rule.
+ * @throws {HostError} when the host is not valid.
+ */
+export function networkHostAction(server: string, host: string): string {
+  checkServerName(server);
+  return `mcp.${server}.network.${reverseHost(host)}`;
+}

@@ -100,7 +100,8 @@ function bad(why: string): never {
  * Grammar (segments are split on '.', a bracketed IP literal is one segment):
  * - `mcp.<server>.host.<reversed host>` or `mcp.<server>.host.[<ip>]`
  * - `mcp.<server>.tool.<tool>` (a tool name may itself contain dots)
- * - `mcp.<server>.network`
+ * - `mcp.<server>.network` (a local server reaching any public host) or
+ *   `mcp.<server>.network.<reversed host>` / `mcp.<server>.network.[<ip>]` (that host, private addresses included)
  * - `mcp.<server>.private`: reaching private address ranges (only a rule for exactly this action decides it)
  * - `secret.use.<NAME>`
  * - with `allowWildcard`, `*` as the whole last segment, matching one or more
@@ -173,8 +174,17 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
       return done(body, 'tool', server);
     }
     if (sub === 'network') {
-      if (rest.length > 0 || wildcard) bad(`nothing follows "network" (mcp.${server}.network is the whole action)`);
-      return done(body, 'network', server);
+      // mcp.<server>.network: any public host; mcp.<server>.network.<reversed host> (or a .* prefix): that host.
+      if (rest.length === 0) return done(body, 'network', server);
+      let host: string[];
+      try {
+        host = normalizeReversedHost(rest);
+      } catch (e) {
+        if (e instanceof HostError) bad(e.message);
+        throw e;
+      }
+      if (wildcard && host[0].startsWith('[')) bad('"*" after an IP literal matches nothing; an IP rule names one address');
+      return done([...body.slice(0, 3), ...host], 'network', server);
     }
     if (sub === 'private') {
       if (rest.length > 0 || wildcard) bad(`nothing follows "private" (mcp.${server}.private is the whole action)`);

@@ -130,7 +130,7 @@ export function mergeSandbox(layers: readonly SandboxSettings[]): SandboxSetting
  * settings and rules to the bwrap command (src/host/sandbox.ts takes it with the host's own additions).
  */
 export interface SandboxProfile {
-  /** The host's network (the rule `mcp.<server>.network` allowed it), or only its own loopback. */
+  /** A network door (./egress.ts in the host): the rule `mcp.<server>.network` or a host rule allowed it; otherwise only its own loopback. */
   network: boolean;
   extraRead: readonly string[];
   extraWrite: readonly string[];

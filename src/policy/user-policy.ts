@@ -7,7 +7,7 @@ import { appliesTo, projectProblem, resolveProjects, systemResolver, type Projec
 import { formatOrigin, jsonExcerpt, type Origin } from './names';
 import { parsePattern, parseRules, patternMatches, secretAction, type Rule } from './rules';
 import { parseSecrets, secretApplies, type SecretEntry } from './secrets';
-import { decideFor, type Verdict } from './decide';
+import { decideFor, mayReachNetwork, networkHostRules, type NetworkVerdict, type Verdict } from './decide';
 import { mergeSandbox, parseSandbox, type SandboxSettings } from './sandbox-profile';
 
 export interface RawUserPolicy {
@@ -75,6 +75,17 @@ export function decideUnder(policy: UserPolicy, who: ServerIdentity, action: str
     return { decision: 'deny', action, reason: `your policy in ${policy.file} has ${policy.problems.length} invalid ${policy.problems.length === 1 ? 'item' : 'items'}, so nothing is allowed until they are fixed: ${policy.problems.join('; ')}` };
   }
   return decideFor(who, action, policy.rules);
+}
+
+/** {@link mayReachNetwork} under the user's policy: a policy with problems refuses every host and says why. */
+export function reachUnder(policy: UserPolicy, who: ServerIdentity, host: string, bare?: Verdict): NetworkVerdict {
+  if (policy.problems.length > 0) return { verdict: decideUnder(policy, who, `mcp.${who.name}.network`), byHostRule: false, named: false };
+  return mayReachNetwork(who, host, policy.rules, bare);
+}
+
+/** The rules that may open a door to named hosts for `who` ({@link networkHostRules}); none under a policy with problems. */
+export function networkHostRulesUnder(policy: UserPolicy, who: ServerIdentity): Rule[] {
+  return policy.problems.length > 0 ? [] : networkHostRules(who, policy.rules);
 }
 
 /** Which exception key a qualifier is: user scope, any project, or one folder (as written, for duplicates). */

@@ -12,7 +12,7 @@ import { VirtualList } from './virtual-list';
 
 const ROW_HEIGHT = 22;
 const MAX_ENTRIES = 50_000;
-const GROUP_ICON: Record<string, string> = { 'mcp.request': 'arrow-swap', tool: 'tools', gate: 'shield', server: 'server-process', secret: 'key', other: 'circle-small' };
+const GROUP_ICON: Record<string, string> = { 'mcp.request': 'arrow-swap', tool: 'tools', gate: 'shield', server: 'server-process', secret: 'key', network: 'globe', other: 'circle-small' };
 const OUTCOME_CLASS: Record<string, string> = {
   answered: 'ok', ok: 'ok', refused_by_policy: 'bad', refused_by_address: 'bad', error: 'bad', redirected: 'warn', no_answer: 'warn',
 };

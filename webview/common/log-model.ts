@@ -13,7 +13,7 @@ export interface LogRow {
   /** "12:03:04.123" for the table. */
   time: string;
   kind: string;
-  /** The filter group of the kind: mcp.request, tool, gate, server, secret, other. */
+  /** The filter group of the kind: mcp.request, tool, gate, server, network, secret, other. */
   group: string;
   server: string;
   /** The tool or `discover` an exchange was about, or the tool of a call. */
@@ -36,8 +36,8 @@ export interface LogFilter {
   text: string;
 }
 
-export const KIND_GROUPS = ['mcp.request', 'tool', 'gate', 'server', 'secret'] as const;
-export const OUTCOME_CHOICES = ['answered', 'refused_by_policy', 'refused_by_address', 'redirected', 'no_answer', 'ok', 'error'] as const;
+export const KIND_GROUPS = ['mcp.request', 'tool', 'gate', 'server', 'network', 'secret'] as const;
+export const OUTCOME_CHOICES = ['answered', 'refused_by_policy', 'refused_by_address', 'redirected', 'no_answer', 'ok', 'error', 'blocked'] as const;
 
 /** Any JSON value as one line of display text. */
 export function field(v: unknown): string {
@@ -60,6 +60,7 @@ export function groupOf(kind: string): string {
 export function outcomeOf(e: Record<string, unknown>): string {
   if (e.kind === 'mcp.request') return field(e.outcome);
   if (e.kind === 'tool.result') return e.ok === true ? 'ok' : 'error';
+  if (e.kind === 'network.blocked') return 'blocked';
   return '';
 }
 

@@ -45,6 +45,13 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
     start = await startPlan({
       server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
       env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env }, policy: ctx.policy, home: ctx.o.env.HOME ?? os.homedir(), asker: ctx.o.asker, hostEnv: ctx.o.env, words: ctx.words, npm: ctx.o.npm, limits: ctx.o.limitMechanism,
+      onNetwork: (e) => ctx.o.log.write({
+        kind: e.outcome === 'connected' ? 'network.connect' : e.outcome === 'blocked' ? 'network.blocked' : 'network.failed',
+        server: server.name, source: server.source, host: `${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`,
+        ...(e.address ? { address: e.address } : {}),
+        detail: e.permit ? `${e.detail}; the rule ${e.permit} would allow it` : e.detail,
+        ...(e.permit ? { rule: e.permit } : {}),
+      }),
     });
   } catch (e) {
     if (e instanceof ContainRefused) throw new DroppedError(e.message);

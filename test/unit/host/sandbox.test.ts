@@ -23,6 +23,7 @@ import { rlimitArgs } from '../../../src/host/limits';
 import { socketFilter } from '../../../src/host/seccomp';
 import { DEFAULT_LIMITS } from '../../../src/policy/sandbox-profile';
 import { StdioTransport } from '../../../src/host/stdio';
+import { Egress, openDoor } from '../../../src/host/egress';
 import { cleanupTemp, ROOT, tempDir } from '../helpers';
 
 const ATTACKER = path.join(ROOT, 'out', 'test', 'fixtures', 'sandbox', 'attacker.js');
@@ -155,8 +156,21 @@ async function hostSocketFile(s: Stage): Promise<void> {
 
 /** Spawns a sandbox command as the host does: with its seccomp program on fd 3 (see SandboxCommand.seccomp). */
 function spawnContained(c: ReturnType<typeof buildSandbox>): ChildProcess {
-  const child = spawn(c.command, c.args, { cwd: c.cwd, env: c.env, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(c.command, c.args, { cwd: c.cwd, env: c.env, detached: true, stdio: c.door ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'] });
   (child.stdio[3] as NodeJS.WritableStream).end(c.seccomp);
+  if (c.door) {
+    // The door as a start opens it (src/host/stdio.ts), to a proxy that lets nothing through.
+    const fds = child.stdio as unknown as [unknown, unknown, unknown, unknown, NodeJS.ReadableStream, NodeJS.WritableStream];
+    let info = '';
+    fds[4].on('data', (d: Buffer) => {
+      info += d;
+      if (!info.includes('}')) return;
+      fds[4].removeAllListeners('data');
+      const egress = new Egress({ decide: async () => ({ allow: false, named: false, reason: 'nothing allowed here' }), onEvent: () => undefined });
+      child.once('exit', () => egress.close());
+      void openDoor(JSON.parse(info)['child-pid'], egress).then(() => fds[5].end('1'));
+    });
+  }
   return child;
 }
 
@@ -269,29 +283,21 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     }
   });
 
-  it("with network: true the host's network namespace is shared, so the host's 127.0.0.1 IS reachable; its abstract Unix sockets only with unixSockets: true too", async () => {
-    const s = stage();
-    const child = start(s, true);
-    try {
-      const r = await result(s, child);
-      assert.deepEqual(r.connect, { ok: true, value: 'hello from the host' });
-      assert.deepEqual(r.connectAbstract, { ok: false, code: 'EPERM' }, 'the seccomp filter: no Unix socket to reach an abstract one with');
-      assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
-      process.kill(child.pid!, 'SIGKILL');
-      await noneLeft(s.marker);
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-    const t = stage();
-    const both = start(t, true, true);
-    try {
-      const r = await result(t, both);
-      assert.deepEqual(r.connectAbstract, { ok: true, value: 'hello over an abstract socket' }, 'abstract Unix sockets come with the network namespace');
-      assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
-      process.kill(both.pid!, 'SIGKILL');
-      await noneLeft(t.marker);
-    } finally {
-      if (both.exitCode === null) both.kill('SIGKILL');
+  it("with network: true the sandbox keeps its own network namespace (one door, ./egress.ts): the host's 127.0.0.1 and its abstract Unix sockets stay out of reach, unixSockets: true or not", async () => {
+    for (const unixSockets of [false, true]) {
+      const s = stage();
+      const child = start(s, true, unixSockets);
+      try {
+        const r = await result(s, child);
+        assert.equal(r.connect.ok, false, `reached the host's 127.0.0.1 with network: ${JSON.stringify(r.connect)}`);
+        assert.equal(r.connectAbstract.ok, false, `reached the host's abstract socket with network (unixSockets ${unixSockets}): ${JSON.stringify(r.connectAbstract)}`);
+        if (!unixSockets) assert.deepEqual(r.connectAbstract, { ok: false, code: 'EPERM' }, 'the seccomp filter: no Unix socket to reach one with');
+        assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
+        process.kill(child.pid!, 'SIGKILL');
+        await noneLeft(s.marker);
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
     }
   });
 
@@ -315,7 +321,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     }
   });
 
-  it('the seccomp filter, shape by shape (Python in the sandbox), without and with unixSockets: IP and netlink only, no Unix socket or datagram pair unless allowed, no other family, no io_uring', async () => {
+  it('the seccomp filter, shape by shape (Python in the sandbox), without and with unixSockets: IP and netlink only, no Unix socket or datagram pair unless allowed, no other family, no io_uring, no user namespace (fork still works)', async () => {
     const s = stage();
     await hostSocketFile(s);
     const probe = [
@@ -348,6 +354,15 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       'params = ctypes.create_string_buffer(120)',
       'r = libc.syscall(ctypes.c_long(425), ctypes.c_long(8), params)',
       'out["io_uring_setup"] = "ok" if r >= 0 else ctypes.get_errno()',
+      // No user namespace of its own (unshare and clone with CLONE_NEWUSER; clone3, whose flags a filter cannot read).
+      'out["unshare_user"] = "ok" if libc.unshare(0x10000000) == 0 else ctypes.get_errno()',
+      'args = ctypes.create_string_buffer(88)',
+      'r = libc.syscall(ctypes.c_long(435), args, ctypes.c_long(88))',
+      'out["clone3"] = "ok" if r >= 0 else ctypes.get_errno()',
+      'import os',
+      'pid = os.fork()',
+      'os._exit(0) if pid == 0 else None',
+      'out["fork"] = "ok" if os.waitpid(pid, 0)[1] == 0 else "failed"',
       'print(json.dumps(out))',
     ].join('\n');
     fs.writeFileSync(path.join(s.workspace, 'probe.py'), probe);
@@ -368,7 +383,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       return JSON.parse(out);
     };
     const { EPERM, ENOSYS, EAFNOSUPPORT } = os.constants.errno;
-    const always = { pair_stream: 'ok', pair_seqpacket: 'ok', inet: 'ok', inet6: 'ok', netlink: 'ok', vsock: EAFNOSUPPORT, alg: EAFNOSUPPORT, packet: EAFNOSUPPORT, io_uring_setup: ENOSYS };
+    const always = { pair_stream: 'ok', pair_seqpacket: 'ok', inet: 'ok', inet6: 'ok', netlink: 'ok', vsock: EAFNOSUPPORT, alg: EAFNOSUPPORT, packet: EAFNOSUPPORT, io_uring_setup: ENOSYS, unshare_user: EPERM, clone3: ENOSYS, fork: 'ok' };
     assert.deepEqual(await runProbe(false), {
       ...always, connect_file: EPERM, unix_dgram: EPERM, unix_stream_cloexec: EPERM, pair_dgram: EPERM, pair_dgram_nonblock: EPERM, unix_high_bits: EPERM,
     });
@@ -439,7 +454,11 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     for (const f of ['--unshare-all', '--die-with-parent', '--new-session', '--dev', '--proc']) at(f);
     at('--cap-drop', 'ALL');
     assert.equal(c.args.includes('--share-net'), false);
-    assert.ok(buildSandbox(s.input(true), available).args.includes('--share-net'));
+    const withDoor = buildSandbox(s.input(true), available);
+    assert.equal(withDoor.args.includes('--share-net'), false, 'never the host\'s network namespace');
+    assert.equal(withDoor.door, true);
+    assert.deepEqual(withDoor.args.slice(withDoor.args.indexOf('--info-fd'), withDoor.args.indexOf('--info-fd') + 4), ['--info-fd', '4', '--block-fd', '5']);
+    assert.equal(withDoor.env.HTTPS_PROXY, 'http://127.0.0.1:3128');
     // The first command inside is prlimit with the server's limits (hard = soft), then the server itself.
     assert.deepEqual(c.args.slice(at('--') + 1), [available.ok && available.prlimit, ...rlimitArgs(DEFAULT_LIMITS), '--', NODE, path.join(s.workspace, 'server.js'), s.marker]);
     // The environment goes to spawn, not on the command line (readable by every user in /proc).

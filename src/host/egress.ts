@@ -1,0 +1,382 @@
+// The network of a contained server (issue 26): it never shares the host's network namespace. Its sandbox has its
+// own (bubblewrap's `--unshare-net`: a loopback and nothing else, no route anywhere), and one door in it — a TCP
+// listener on the sandbox's own 127.0.0.1:3128 whose socket MCP Gate holds. Everything that goes out goes through
+// that door to the filtering proxy here, which decides each connection by the user's rules and the address policy
+// and connects itself, to the address it checked. There is no other way out: no route, no DNS, no shared loopback,
+// no abstract socket of the host (those belong to a network namespace), so a server that ignores the proxy
+// variables reaches nothing at all; one that uses them reaches what the rules allow.
+//
+// The door (measured 2026-12-03/04 on this machine, bubblewrap 0.8.0, 3 runs each; docs/sandbox.md):
+//   - pasta (Debian's passt) and slirp4netns give a namespace user-mode networking, but neither can join a sandbox
+//     made with `--disable-userns` ("Couldn't switch to pasta namespaces", "setns(CLONE_NEWNET): Operation not
+//     permitted"), both route to every address they can (slirp4netns reaches the host's loopback as 10.0.2.2 by
+//     default), and both are system packages a fresh machine lacks.
+//   - chosen: util-linux's nsenter (always present) enters the sandbox's user and network namespaces and runs a
+//     few lines of Node there that listen on 127.0.0.1:3128 and pass the listening socket to MCP Gate over the IPC
+//     channel, then exit. The listener lives in the sandbox's namespace; its accepted connections arrive here.
+//     About 110 ms a start (Node's own start-up), bench row "network door".
+//   bubblewrap reports the sandbox's first process (`--info-fd`) and waits (`--block-fd`) until the door is open,
+//   so the server never runs without it. The door needs the sandbox's user namespace to own its network namespace,
+//   so a sandbox with a door has no `--disable-userns` (its second user namespace); the seccomp filter refuses new
+//   user namespaces instead (./seccomp.ts).
+//
+// What the proxy takes: `CONNECT host:port` (HTTPS and any TCP protocol a client tunnels) and absolute-form plain
+// HTTP requests (`GET http://host/path`), each decided alone. For each: the rules (`decide`, src/policy's
+// mayReachNetwork: a rule naming the host, or the bare `mcp.<server>.network` for public hosts), then the name
+// resolved once and every answer checked (./resolve.ts): loopback, link-local, metadata and the other always-refused
+// ranges are refused whatever a rule says, private ranges unless a rule names the host, and every address of this
+// machine's own interfaces always. It connects to the checked address, so a name that answers differently the next
+// time (DNS rebinding) changes nothing. Each connection is an event (`network.connect` or `network.blocked`, with
+// the host and the rule that decided or would allow it). Bounded: a connect timeout, a bound on open connections,
+// a bound on request headers.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { classifyAddress, type AddressInfo } from './address';
+import { AddressRefusedError, NameResolutionError } from './errors';
+import { resolveChecked, type Resolver } from './resolve';
+
+/** The door's port inside the sandbox (its network namespace is new and empty, so the port is always free). */
+export const DOOR_PORT = 3128;
+const PROXY_URL = `http://127.0.0.1:${DOOR_PORT}`;
+
+/** The variables that point clients at the door (curl, Python, Go, npm; Node 24+ with NODE_USE_ENV_PROXY). */
+export const PROXY_ENV: Readonly<Record<string, string>> = {
+  HTTP_PROXY: PROXY_URL, HTTPS_PROXY: PROXY_URL, ALL_PROXY: PROXY_URL,
+  http_proxy: PROXY_URL, https_proxy: PROXY_URL, all_proxy: PROXY_URL,
+  npm_config_proxy: PROXY_URL, npm_config_https_proxy: PROXY_URL,
+  NODE_USE_ENV_PROXY: '1',
+};
+
+export const CONNECT_TIMEOUT_MS = 10_000;
+export const MAX_CONNECTIONS = 64;
+const DOOR_TIMEOUT_MS = 10_000;
+
+/** What the rules say about one host (src/policy/decide.ts mayReachNetwork, with `ask` resolved). */
+export interface EgressVerdict {
+  allow: boolean;
+  /** A rule names this host: private addresses are reachable. */
+  named: boolean;
+  /** Why (the deciding rule, or why refused). */
+  reason: string;
+  /** The rule, as a person writes it, that would allow this host (for a refusal). */
+  permit?: string;
+}
+
+export interface EgressEvent {
+  outcome: 'connected' | 'blocked' | 'failed';
+  host: string;
+  port: number;
+  /** The address connected to (or refused). */
+  address?: string;
+  detail: string;
+  /** For a block: the rule that would allow it, when one would. */
+  permit?: string;
+}
+
+export interface EgressOptions {
+  decide(host: string): Promise<EgressVerdict>;
+  onEvent(e: EgressEvent): void;
+  /** Defaults to the system resolver. */
+  resolver?: Resolver;
+  connectTimeoutMs?: number;
+  maxConnections?: number;
+}
+
+/** This machine's own interface addresses (canonical spelling), read at each decision: they are never reachable. */
+function ownAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) {
+      const info = classifyAddress(a.address);
+      if (info) out.add(info.address);
+    }
+  }
+  return out;
+}
+
+function isOwn(info: AddressInfo, own: Set<string>): boolean {
+  return own.has(info.address) || (info.embedded !== undefined && own.has(info.embedded.address));
+}
+
+class Refused extends Error {
+  constructor(message: string, readonly permit?: string, readonly status = 403) {
+    super(message);
+  }
+}
+
+/** `host:port` of a CONNECT, `[v6]:port` included; undefined when it is not one. */
+function authority(text: string): { host: string; port: number } | undefined {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/?#@[\]]+):(\d{1,5})$/.exec(text);
+  if (!m) return undefined;
+  const port = Number(m[2]);
+  if (!(port >= 1 && port <= 65535)) return undefined;
+  return { host: m[1].startsWith('[') ? m[1].slice(1, -1) : m[1], port };
+}
+
+/**
+ * The filtering proxy of one server: serves the connections its doors accept (never a listener of its own on the
+ * host). Close it when the server stops: every tunnel ends.
+ */
+export class Egress {
+  private readonly http: http.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly doors = new Set<net.Server>();
+  private closed = false;
+
+  constructor(private readonly o: EgressOptions) {
+    this.http = http.createServer({ requestTimeout: 0, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 });
+    this.http.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.tunnel(req, socket, head));
+    this.http.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void this.forward(req, res));
+    this.http.on('clientError', (_e, socket: net.Socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      else socket.destroy();
+    });
+  }
+
+  /** Serves a door: each connection its listener accepts is a proxy connection. */
+  serve(door: net.Server): void {
+    if (this.closed) {
+      door.close();
+      return;
+    }
+    this.doors.add(door);
+    door.on('error', () => undefined);
+    door.on('connection', (socket: net.Socket) => {
+      if (this.closed || this.sockets.size >= (this.o.maxConnections ?? MAX_CONNECTIONS)) {
+        socket.destroy();
+        return;
+      }
+      this.track(socket);
+      this.http.emit('connection', socket);
+    });
+  }
+
+  /** Ends every door and connection. */
+  close(): void {
+    this.closed = true;
+    for (const d of this.doors) d.close();
+    this.doors.clear();
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    this.http.close();
+  }
+
+  private track(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** Decides and resolves `host`: the checked address to connect to, or Refused (with the event written). */
+  private async admit(host: string, port: number): Promise<{ address: string; family: 4 | 6; reason: string }> {
+    let verdict: EgressVerdict;
+    try {
+      verdict = await this.o.decide(host);
+    } catch (e) {
+      verdict = { allow: false, named: false, reason: `the rules could not be read (${(e as Error).message})` };
+    }
+    if (!verdict.allow) {
+      // An address no rule opens (loopback, metadata, this machine's own, …) is not offered a rule that would not help.
+      const literal = classifyAddress(host);
+      const never = literal !== undefined && ((literal.range !== 'public' && literal.range !== 'private') || isOwn(literal, ownAddresses()));
+      const detail = never ? `${verdict.reason} (${literal.address} is an address no rule opens to a contained server)` : verdict.reason;
+      const permit = never ? undefined : verdict.permit;
+      this.o.onEvent({ outcome: 'blocked', host, port, detail, permit });
+      throw new Refused(detail, permit);
+    }
+    let checked;
+    try {
+      checked = await resolveChecked(host, {
+        resolver: this.o.resolver,
+        policy: { refusePrivate: !verdict.named, refusePrivateBy: 'only a rule that names the host reaches a private address' },
+      });
+    } catch (e) {
+      if (e instanceof AddressRefusedError) {
+        const detail = `${host} is refused: ${e.reason}`;
+        // Only a private address is one a rule naming the host would let through.
+        const permit = !verdict.named && e.address !== undefined && classifyAddress(e.address)?.range === 'private' ? verdict.permit : undefined;
+        this.o.onEvent({ outcome: 'blocked', host, port, address: e.address, detail, permit });
+        throw new Refused(detail, permit);
+      }
+      const detail = e instanceof NameResolutionError ? e.message : `${host}: ${(e as Error).message}`;
+      this.o.onEvent({ outcome: 'failed', host, port, detail });
+      throw new Refused(detail, undefined, 502);
+    }
+    const own = ownAddresses();
+    const mine = checked.addresses.find((a) => isOwn(a, own));
+    if (mine) {
+      const detail = `${host} is refused: ${mine.address} is an address of this machine, which a contained server never reaches`;
+      this.o.onEvent({ outcome: 'blocked', host, port, address: mine.address, detail });
+      throw new Refused(detail);
+    }
+    const first = checked.addresses[0];
+    return { address: first.address, family: first.family, reason: verdict.reason };
+  }
+
+  private connect(address: string, family: 4 | 6, port: number): Promise<net.Socket> {
+    return new Promise((resolve, reject) => {
+      const upstream = net.connect({ host: address, port, family });
+      const timer = setTimeout(() => {
+        upstream.destroy();
+        reject(new Error(`no connection to ${address} port ${port} within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`));
+      }, this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+      upstream.once('connect', () => {
+        clearTimeout(timer);
+        resolve(upstream);
+      });
+      upstream.once('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+    });
+  }
+
+  private async tunnel(req: http.IncomingMessage, socket: net.Socket, head: Buffer): Promise<void> {
+    const target = authority(req.url ?? '');
+    const answer = (status: number, text: string, why: string): void => {
+      if (!socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const body = `${why}\n`;
+      socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    };
+    if (!target) return answer(400, 'Bad Request', 'MCP Gate: CONNECT takes host:port');
+    let upstream: net.Socket;
+    try {
+      const a = await this.admit(target.host, target.port);
+      try {
+        upstream = await this.connect(a.address, a.family, target.port);
+      } catch (e) {
+        const detail = `${target.host} (${a.address}) port ${target.port}: ${(e as Error).message}`;
+        this.o.onEvent({ outcome: 'failed', host: target.host, port: target.port, address: a.address, detail });
+        return answer(502, 'Bad Gateway', `MCP Gate: ${detail}`);
+      }
+      this.o.onEvent({ outcome: 'connected', host: target.host, port: target.port, address: a.address, detail: a.reason });
+    } catch (e) {
+      if (e instanceof Refused) return answer(e.status, e.status === 403 ? 'Forbidden' : 'Bad Gateway', `MCP Gate refused ${target.host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
+      return answer(502, 'Bad Gateway', `MCP Gate: ${(e as Error).message}`);
+    }
+    if (this.closed || socket.destroyed) return void upstream.destroy();
+    this.track(upstream);
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length) upstream.write(head);
+    socket.pipe(upstream);
+    upstream.pipe(socket);
+    const end = () => {
+      socket.destroy();
+      upstream.destroy();
+    };
+    socket.once('close', end);
+    upstream.once('close', end);
+  }
+
+  private async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const fail = (status: number, why: string): void => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      res.end(`${why}\n`);
+    };
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      return fail(400, 'MCP Gate: this is a proxy; send absolute-form requests (http://host/path) or CONNECT host:port');
+    }
+    if (url.protocol !== 'http:') return fail(400, `MCP Gate: only http:// is forwarded as a request (${url.protocol} goes through CONNECT)`);
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const port = url.port ? Number(url.port) : 80;
+    let a;
+    try {
+      a = await this.admit(host, port);
+    } catch (e) {
+      if (e instanceof Refused) return fail(e.status, `MCP Gate refused ${host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
+      return fail(502, `MCP Gate: ${(e as Error).message}`);
+    }
+    const headers = { ...req.headers };
+    for (const k of Object.keys(headers)) if (k.startsWith('proxy-')) delete headers[k];
+    const upstream = http.request({ host: a.address, family: a.family, port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent: false });
+    const timer = setTimeout(() => upstream.destroy(new Error(`no connection within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`)), this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+    upstream.once('socket', (s) => {
+      this.track(s);
+      s.once('connect', () => {
+        clearTimeout(timer);
+        this.o.onEvent({ outcome: 'connected', host, port, address: a.address, detail: a.reason });
+      });
+    });
+    upstream.once('response', (r) => {
+      res.writeHead(r.statusCode ?? 502, r.rawHeaders);
+      r.pipe(res);
+    });
+    upstream.once('error', (e) => {
+      clearTimeout(timer);
+      if (!res.headersSent) this.o.onEvent({ outcome: 'failed', host, port, address: a.address, detail: `${host} (${a.address}) port ${port}: ${e.message}` });
+      fail(502, `MCP Gate: ${host} (${a.address}) port ${port}: ${e.message}`);
+    });
+    req.pipe(upstream);
+  }
+}
+
+/** util-linux's nsenter from the system paths (never PATH: a workspace's bin folder could name one). */
+export function findNsenter(): string | undefined {
+  for (const p of ['/usr/bin/nsenter', '/bin/nsenter', '/usr/sbin/nsenter', '/sbin/nsenter']) {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.realpathSync(p);
+    } catch {
+      // next
+    }
+  }
+  return undefined;
+}
+
+// Runs inside the sandbox's network namespace: listen on its loopback, hand the listening socket over, exit.
+const DOOR_SCRIPT = `const s=require('net').createServer();s.on('error',e=>{console.error(e.message);process.exit(3)});s.listen(${DOOR_PORT},'127.0.0.1',()=>process.send('door',s,()=>process.exit(0)))`;
+
+/**
+ * Opens the door of the sandbox whose first process is `pid` (bubblewrap's `child-pid`, still blocked): a listener
+ * on its 127.0.0.1:3128, served by `egress`. Rejects (with what nsenter or the listener said) within 10 s.
+ */
+export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_MS): Promise<void> {
+  const nsenter = findNsenter();
+  if (!nsenter) return Promise.reject(new Error('nsenter (util-linux) is not in /usr/bin or /bin, so the network door of a contained server cannot be opened (install util-linux)'));
+  return new Promise((resolve, reject) => {
+    const helper = spawn(nsenter, ['--target', String(pid), '--user', '--preserve-credentials', '--net', '--', process.execPath, '-e', DOOR_SCRIPT], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: { ELECTRON_RUN_AS_NODE: '1' },
+      serialization: 'json',
+    });
+    let stderr = '';
+    let done = false;
+    const finish = (e?: Error) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (e) {
+        try {
+          helper.kill('SIGKILL');
+        } catch {
+          // gone
+        }
+        reject(e);
+      } else resolve();
+    };
+    const timer = setTimeout(() => finish(new Error(`the network door did not open within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}`)), timeoutMs);
+    helper.stderr!.on('data', (d: Buffer) => {
+      if (stderr.length < 4096) stderr += d.toString('utf8');
+    });
+    helper.once('error', (e) => finish(new Error(`the network door could not be opened: ${e.message}`)));
+    helper.once('message', (m: unknown, handle: unknown) => {
+      if (m !== 'door' || !(handle instanceof net.Server)) return finish(new Error('the network door helper sent something else than its listener'));
+      egress.serve(handle);
+      finish();
+    });
+    helper.once('close', (code, sig) => finish(new Error(`the network door could not be opened: nsenter ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}`)));
+  });
+}
