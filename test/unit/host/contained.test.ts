@@ -1,7 +1,8 @@
 // Contained execution end to end, through the built CLI as a user runs it: an approved repository server that
 // tries to read the user's keys, write into HOME and outside the workspace, reach this machine's loopback and a
 // peer in another network namespace, and leave a daemon behind. Only the workspace write succeeds; with the
-// user's `mcp.<server>.network` allow rule the peers are reachable; a user-scope extra read path works and the
+// user's rule naming the peer it reaches the peer through its network door, never the host's loopback, and the log
+// has both; the bare `mcp.<server>.network` refuses a private peer with the rule that would allow it; a user-scope extra read path works and the
 // same field in the repository's file does not; nothing of the server remains after the CLI ends (also on
 // SIGINT/SIGTERM); an opt-out runs it uncontained and is logged.
 import assert from 'node:assert/strict';
@@ -113,13 +114,31 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.match(cli(w, ['log']).stdout, /server\.start .*contained: contained by bubblewrap [^\n]*; read-write: /);
   });
 
-  it('with the user\'s mcp.<server>.network allow rule, the peers are reachable', async () => {
+  it('with a rule naming the peer, the server reaches it through its door only, and never this machine\'s loopback; both are in the log', async () => {
+    const { w, args } = project();
+    userConfig(w, { rules: rules(w, [{ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }]) });
+    const r = await callProbe(w, args);
+    assert.deepEqual(r.peerProxied, { ok: true, value: 'peer' }, JSON.stringify(r.peerProxied));
+    assert.equal(r.peer.ok, false, 'a direct connection has no route');
+    assert.equal(r.loopback.ok, false, `the host's loopback: ${JSON.stringify(r.loopback)}`);
+    assert.equal(r.loopbackProxied.code, 'HTTP 403', JSON.stringify(r.loopbackProxied));
+    assert.equal(r.readSsh.ok, false);
+    const log = cli(w, ['log']).stdout;
+    assert.match(log, new RegExp(`network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_PORT} address=${netns.peerAddress.replace(/\./g, '\\.')} .*— mcp\\.probe\\.network\\.\\[${netns.peerAddress.replace(/\./g, '\\.')}\\] is allowed by rule`));
+    assert.match(log, new RegExp(`network\\.blocked server=probe host=127\\.0\\.0\\.1:${loopbackPort} .*— .*127\\.0\\.0\\.1 is an address no rule opens to a contained server`));
+  });
+
+  it('with the bare mcp.<server>.network rule, a private peer is refused, and the log names the rule that would allow it', async () => {
     const { w, args } = project();
     userConfig(w, { rules: rules(w, [{ action: 'mcp.probe.network', decision: 'allow', project: w.project }]) });
     const r = await callProbe(w, args);
-    assert.equal(r.peer.ok, true, JSON.stringify(r.peer));
-    assert.equal(r.loopback.ok, true, `the host network is shared, loopback included (documented): ${JSON.stringify(r.loopback)}`);
-    assert.equal(r.readSsh.ok, false);
+    assert.equal(r.peerProxied.code, 'HTTP 403', JSON.stringify(r.peerProxied));
+    assert.match(r.peerProxied.value!, /private addresses are refused: only a rule that names the host reaches a private address/);
+    assert.equal(r.loopback.ok, false, 'never the host\'s loopback, whatever the rule');
+    const events = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const blocked = events.find((e) => e.kind === 'network.blocked' && e.host === `${netns.peerAddress}:${PEER_PORT}`);
+    assert.ok(blocked, JSON.stringify(events.filter((e) => String(e.kind).startsWith('network'))));
+    assert.equal(blocked.rule, JSON.stringify({ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }));
   });
 
   it('a network rule without "project" (for a user server of that name) gives the repository server no network', async () => {
@@ -189,10 +208,10 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.match(shown.stdout, /folder \. \(the whole workspace\)\s+— srv\/probe-server\.js:\d+ spawn\(\) starts a program, which can run any file of the workspace: MCP Gate pins the whole workspace for this server/);
     assert.match(shown.stdout, /file srv\/probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
     assert.match(shown.stdout, /sandbox {5}contained \(bubblewrap\)/);
-    assert.match(shown.stdout, /network: the host's network/);
+    assert.match(shown.stdout, /network: any public host, through its own network namespace, whose one way out is MCP Gate's filtering proxy \(never this machine/);
     const doctor = cli(w, ['doctor']);
     assert.match(doctor.stdout, /bubblewrap \S+ \S+: available/);
-    assert.match(doctor.stdout, /probe \(\.mcp\.json\): contained \(bubblewrap\); network: the host's network/);
+    assert.match(doctor.stdout, /probe \(\.mcp\.json\): contained \(bubblewrap\); network: any public host, through its own network namespace/);
     assert.match(doctor.stdout, /ignored: "sandbox", "sandboxEnabled" in \.mcp\.json — a repository cannot set its own sandbox/);
     userConfig(w, { sandbox: { servers: [{ server: 'probe', project: w.project, off: true }] } });
     assert.match(cli(w, ['doctor']).stdout, /probe \(\.mcp\.json\): NOT contained: your opt-out in .*config\.json:1/);
