@@ -10,6 +10,8 @@ import {
   explain,
   mayCallTool,
   mayDiscover,
+  mayReachNetwork,
+  networkHostRules,
   privateRangesRefused,
   resolve,
   Verdict,
@@ -372,5 +374,50 @@ describe('policy/decide private ranges (mcp.<server>.private)', () => {
     assert.equal(p.rules.length, 0);
     assert.match(p.errors[0].message, /mcp\.corp\.private takes "allow" or "deny": an address check cannot wait for an answer/);
     assert.match(p.errors[1].message, /nothing follows "private"/);
+  });
+});
+
+describe('policy/decide mayReachNetwork: a contained server reaching one host through its door', () => {
+  const who = { name: 'fetch', scope: 'user' } as const;
+  const repo = { name: 'fetch', scope: 'repository', project: '/work/p' } as const;
+  const reach = (host: string, ...pairs: [string, Decision][]) => mayReachNetwork(who, host, rules(...pairs));
+
+  it('a rule naming the host decides and makes private addresses reachable; the bare rule allows public hosts only', () => {
+    const named = reach('api.example.com', ['mcp.fetch.network.com.example.api', 'allow']);
+    assert.equal(named.verdict.decision, 'allow');
+    assert.deepEqual([named.byHostRule, named.named], [true, true]);
+    const bare = reach('api.example.com', ['mcp.fetch.network', 'allow']);
+    assert.equal(bare.verdict.decision, 'allow');
+    assert.deepEqual([bare.byHostRule, bare.named], [false, false]);
+    assert.deepEqual(bare.permit, { action: 'mcp.fetch.network.com.example.api', decision: 'allow' });
+    const domain = reach('a.example.com', ['mcp.fetch.network.com.example.*', 'allow']);
+    assert.deepEqual([domain.verdict.decision, domain.named], ['allow', true]);
+    const any = reach('a.example.com', ['mcp.fetch.network.*', 'allow']);
+    assert.deepEqual([any.verdict.decision, any.byHostRule, any.named], ['allow', true, false], 'a wildcard over every host names none');
+    const literal = reach('198.18.0.2', ['mcp.fetch.network.[198.18.0.2]', 'allow']);
+    assert.deepEqual([literal.verdict.decision, literal.named], ['allow', true]);
+  });
+
+  it('a host rule beats the bare rule either way; a broader mcp.<server>.* leaves it to the bare rule', () => {
+    assert.equal(reach('evil.example.com', ['mcp.fetch.network', 'allow'], ['mcp.fetch.network.com.example.evil', 'deny']).verdict.decision, 'deny');
+    assert.equal(reach('api.example.com', ['mcp.fetch.network', 'deny'], ['mcp.fetch.network.com.example.api', 'allow']).verdict.decision, 'allow');
+    const broad = reach('api.example.com', ['mcp.fetch.*', 'allow']);
+    assert.deepEqual([broad.verdict.decision, broad.byHostRule], ['allow', false]);
+    assert.equal(reach('api.example.com', ['mcp.fetch.*', 'allow'], ['mcp.fetch.network', 'deny']).verdict.decision, 'deny');
+  });
+
+  it('no rule: refused, naming this host and the bare rule; an invalid host is refused with why', () => {
+    const none = reach('api.example.com');
+    assert.equal(none.verdict.decision, 'deny');
+    assert.match(none.verdict.reason, /^mcp\.fetch\.network\.com\.example\.api is refused: no rule names this host, and mcp\.fetch\.network is denied: no rule matches it/);
+    const bad = reach('exa mple.com', ['mcp.fetch.network', 'allow']);
+    assert.equal(bad.verdict.decision, 'deny');
+    assert.match(bad.verdict.reason, /may not reach "exa mple\.com"/);
+  });
+
+  it('the rules that open a door by host: allow and ask for this server, not deny, not another server\'s, not a repository server\'s without its project', () => {
+    const list = rules(['mcp.fetch.network.com.example', 'allow'], ['mcp.fetch.network.org.example', 'ask'], ['mcp.fetch.network.net.example', 'deny'], ['mcp.other.network.com.example', 'allow'], ['mcp.fetch.network', 'allow'], ['mcp.fetch.network.*', 'allow']);
+    assert.deepEqual(networkHostRules(who, list).map((r) => r.action), ['mcp.fetch.network.com.example', 'mcp.fetch.network.org.example', 'mcp.fetch.network.*']);
+    assert.deepEqual(networkHostRules(repo, list), []);
   });
 });
