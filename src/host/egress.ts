@@ -244,7 +244,7 @@ export class Egress {
       const body = `${why}\n`;
       socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     };
-    if (!target) return answer(400, 'Bad Request', 'MCP Gate: CONNECT takes host:port');
+    if (!target) return answer(400, 'Bad Request', 'MCP Gate: a CONNECT takes host:port');
     let upstream: net.Socket;
     try {
       const a = await this.admit(target.host, target.port);

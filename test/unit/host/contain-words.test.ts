@@ -95,10 +95,10 @@ describe('containment: one decision, in words and in what starts', () => {
     await assert.rejects(plan, (e: Error) => e instanceof ContainRefused && /"unixSockets" must be true or false/.test(e.message));
   });
 
-  it('a network rule that allows: words say the host\'s network; it runs with it', async () => {
+  it('a network rule that allows: words say any public host through its door, never this machine; it runs with the door', async () => {
     const { c, words, plan } = run(repo(), { rules: [{ action: 'mcp.s.network', decision: 'allow', project }] }, BWRAP);
     assert.equal(c.kind === 'contained' && c.network.decision, 'allow');
-    assert.ok(words.some((l) => l.startsWith('network: the host\'s network')), words.join('\n'));
+    assert.ok(words.some((l) => l.startsWith('network: any public host, through its own network namespace, whose one way out is MCP Gate\'s filtering proxy (never this machine')), words.join('\n'));
     const p = await plan;
     assert.equal(p.sandbox?.network, true);
     assert.equal(p.networkRule, undefined);
@@ -108,13 +108,30 @@ describe('containment: one decision, in words and in what starts', () => {
   it('a network rule that asks: words say it is asked at start; the answer decides', async () => {
     const { c, words, plan } = run(repo(), { rules: [{ action: 'mcp.s.network', decision: 'ask', project }] }, BWRAP, 'once');
     assert.equal(c.kind === 'contained' && c.network.decision, 'ask');
-    assert.ok(words.includes('network: asked at start where a person can answer; none otherwise'), words.join('\n'));
+    assert.ok(words.some((l) => l.startsWith('network: any public host if you answer yes at start (asked where a person can answer), through its own network namespace')), words.join('\n'));
     const p = await plan;
     assert.equal(p.sandbox?.network, true);
     p.cleanup();
     const denied = await run(repo(), { rules: [{ action: 'mcp.s.network', decision: 'ask', project }] }, BWRAP).plan;
     assert.equal(denied.sandbox?.network, false, 'nobody to ask: no network');
     denied.cleanup();
+  });
+
+  it('rules naming hosts open the door to those hosts only, without the bare rule: words list them; a deny rule for a host opens nothing', async () => {
+    const { c, words, plan } = run(repo(), { rules: [{ action: 'mcp.s.network.com.example.api', decision: 'allow', project }, { action: 'mcp.s.network.org.example', decision: 'ask', project }] }, BWRAP);
+    assert.equal(c.kind === 'contained' && c.network.decision, 'deny');
+    assert.ok(words.includes('network: the hosts your rules name (mcp.s.network.com.example.api, mcp.s.network.org.example (asked), private addresses included), through its own network namespace, whose one way out is MCP Gate\'s filtering proxy (never this machine: not its loopback, not its addresses, not its abstract sockets; never link-local or metadata addresses)'), words.join('\n'));
+    const p = await plan;
+    assert.equal(p.sandbox?.network, true);
+    assert.equal(typeof p.launch.door, 'function', 'the start opens a door');
+    assert.equal(p.launch.env.HTTPS_PROXY, 'http://127.0.0.1:3128');
+    p.cleanup();
+    const denied = run(repo(), { rules: [{ action: 'mcp.s.network.com.example.api', decision: 'deny', project }] }, BWRAP);
+    assert.ok(denied.words.some((l) => l.startsWith('network: none — ')), denied.words.join('\n'));
+    const none = await denied.plan;
+    assert.equal(none.sandbox?.network, false);
+    assert.equal(none.launch.door, undefined);
+    none.cleanup();
   });
 
   it('extra paths from the settings: words list them; bwrap binds them', async () => {
