@@ -36,8 +36,9 @@
 // Namespaces and process: `--unshare-all` (user, ipc, pid, net, uts, cgroup) plus an explicit
 // `--unshare-user --disable-userns` where bwrap >= 0.8 and the kernel allow it (no nested user namespace
 // from inside, so no way to get capabilities over the sandbox's own mounts) — with a network door only
-// `--unshare-user` (the door enters the sandbox's user namespace, which must own its network namespace), and the
-// seccomp filter refuses new user namespaces in every sandbox; never `--share-net`. `--cap-drop ALL` (needed when bwrap runs as root: root keeps its capabilities otherwise;
+// `--unshare-user` (the door enters the sandbox's user namespace, which must own its network namespace) and a
+// /dev built here without pseudo-terminals (doorDevArgs: `--dev` makes a second user namespace when not root), and
+// the seccomp filter refuses new user namespaces in every sandbox; never `--share-net`. `--cap-drop ALL` (needed when bwrap runs as root: root keeps its capabilities otherwise;
 // without root bwrap gives none anyway). `--die-with-parent`: bwrap dies with MCP Gate. `--new-session`: no
 // controlling terminal, so no TIOCSTI injection into MCP Gate's terminal. No `--as-pid-1`: bwrap's own init
 // is PID 1 (reaps zombies; a server as PID 1 would ignore SIGTERM without a handler), and when it dies the
@@ -350,6 +351,20 @@ function systemArgs(): string[] {
   return out;
 }
 
+/**
+ * /dev of a sandbox with a network door, built here rather than by `--dev`: bubblewrap run by a user mounts `--dev`'s
+ * devpts as root of a first user namespace and then makes a second one for the server, and the door must enter the
+ * user namespace that owns the sandbox's network namespace (the first), which nsenter cannot reach from the second.
+ * The same device nodes as `--dev` (bound from the host), the same links, a private /dev/shm — and no pseudo-terminals
+ * (/dev/pts, /dev/ptmx).
+ */
+function doorDevArgs(): string[] {
+  const out = ['--tmpfs', '/dev'];
+  for (const d of ['null', 'zero', 'full', 'random', 'urandom', 'tty']) if (fs.existsSync(`/dev/${d}`)) out.push('--dev-bind', `/dev/${d}`, `/dev/${d}`);
+  out.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr', '--tmpfs', '/dev/shm');
+  return out;
+}
+
 /** Rank at equal depth: later wins, so read-only is mounted after read-write on the same path. */
 type Kind = 'tmpfs' | 'rw' | 'ro' | 'overlay' | 'mask-file' | 'mask-dir';
 const RANK: Record<Kind, number> = { tmpfs: 0, rw: 1, ro: 2, overlay: 3, 'mask-file': 4, 'mask-dir': 4 };
@@ -490,7 +505,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     // A door enters the sandbox's user namespace from outside: it must be the one that owns its network namespace.
     ...(profile.network ? ['--unshare-user', '--info-fd', '4', '--block-fd', '5'] : probeResult.userns ? USERNS_FLAGS : []),
     ...systemArgs(),
-    '--dev', '/dev',
+    ...(profile.network ? doorDevArgs() : ['--dev', '/dev']),
     '--proc', '/proc',
     ...ordered.flatMap(mountArgs),
     '--chdir', cwd,

@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
+import { cliAsNobody, toNobody } from '../nobody';
 import { createNetns, type Netns } from '../../fixtures/host/netns';
 import { CLI, cleanupTemp, cli, processesWith, ROOT, tempDir, until, world, type World } from '../helpers';
 
@@ -126,6 +127,20 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     const log = cli(w, ['log']).stdout;
     assert.match(log, new RegExp(`network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_PORT} address=${netns.peerAddress.replace(/\./g, '\\.')} .*— mcp\\.probe\\.network\\.\\[${netns.peerAddress.replace(/\./g, '\\.')}\\] is allowed by rule`));
     assert.match(log, new RegExp(`network\\.blocked server=probe host=127\\.0\\.0\\.1:${loopbackPort} .*— .*127\\.0\\.0\\.1 is an address no rule opens to a contained server`));
+  });
+
+  it('as an unprivileged user (nobody) the door opens the same way: the named peer through it, never the host\'s loopback', async () => {
+    const { w, args } = project();
+    userConfig(w, { rules: rules(w, [{ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }]) });
+    await recordDecision(w.input, 'probe', undefined, 'approved');
+    toNobody(w);
+    const run = cliAsNobody(w, ['call', 'probe', 'probe', '--args', JSON.stringify(args)]);
+    assert.equal(run.code, 0, run.out);
+    const r = JSON.parse(/\{"home".*\}/.exec(run.stdout)![0]);
+    assert.deepEqual(r.peerProxied, { ok: true, value: 'peer' }, JSON.stringify(r.peerProxied));
+    assert.equal(r.peer.ok, false, 'a direct connection has no route');
+    assert.equal(r.loopback.ok, false);
+    assert.equal(r.loopbackProxied.code, 'HTTP 403', JSON.stringify(r.loopbackProxied));
   });
 
   it('with the bare mcp.<server>.network rule, a private peer is refused, and the log names the rule that would allow it', async () => {

@@ -38,6 +38,7 @@ interface ProbeResult {
   abstract?: Direct;
   dns: Direct;
   via: Record<string, Via>;
+  devices: Record<string, unknown>;
 }
 
 /** The door's decision exactly as a start makes it for a user server (src/host/contain.ts networkDoor, without ask). */
@@ -181,6 +182,7 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     ], resolver);
     assert.equal(r.error, undefined);
     assert.match(r.proxyEnv.HTTPS_PROXY ?? '', /^http:\/\/127\.0\.0\.1:3128$/);
+    assert.deepEqual(r.devices, { null: true, urandom: true, pts: false }, 'its /dev: the usual devices, no pseudo-terminals');
     // No way out but the door: not the host's loopback (v4, v6), not its abstract socket, no route, no DNS.
     assert.equal(r.hostLoopback4.ok, false, JSON.stringify(r.hostLoopback4));
     assert.equal(r.hostLoopback6.ok, false, JSON.stringify(r.hostLoopback6));

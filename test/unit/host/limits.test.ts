@@ -19,9 +19,9 @@ import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { inProcess } from '../../../src/trust/packages/npm-resolve';
-import { CLI_FILES } from '../../../src/cli/install';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, processesWith, ROOT, tempDir, until, world, type World } from '../helpers';
+import { cliAsNobody, NOBODY, toNobody } from '../nobody';
 
 const BOMB = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'bomb-server.js');
 const FORK_BOMB_MARK = 'b() { b & b & wait; }';
@@ -60,26 +60,9 @@ async function inSession(limits: Record<string, number>, f: (s: Session, w: Worl
 
 const stops = (w: World) => fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'server.stop' && e.server === 'bomb');
 
-const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
-/** Where `nobody` runs the CLI from: a copy in its world (the checkout may lie in a folder only root can enter). */
-const cliOf = (w: World) => path.join(path.dirname(w.project), 'mcp-gate-cli', 'cli.js');
-
-/** Hands the world to the unprivileged user `nobody` (its files, its store, a copy of the CLI), as a normal user's machine has it. */
-function toNobody(w: World): void {
-  const base = path.dirname(w.project);
-  fs.mkdirSync(path.dirname(cliOf(w)));
-  for (const f of CLI_FILES) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(path.dirname(cliOf(w)), f));
-  fs.chmodSync(base, 0o755);
-  const r = spawnSync('chown', ['-R', '65534:65534', base], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-}
-
 /** `mcp-gate call` as `nobody`: no cgroup can be made, so the rlimits alone hold (what a cgroup v2 desktop gives). */
 function callAsNobody(w: World, server: string, tool: string, args: object = {}): { code: number; out: string } {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
-  for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
-  const r = spawnSync('setpriv', [...NOBODY, process.execPath, cliOf(w), 'call', server, tool, '--args', JSON.stringify(args), '--project', w.project], { env, cwd: '/', encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
+  return cliAsNobody(w, ['call', server, tool, '--args', JSON.stringify(args)]);
 }
 
 describe('limits of a contained server (real bubblewrap)', function () {
@@ -237,7 +220,7 @@ describe('limits of a contained server (real bubblewrap)', function () {
       launch: { executable: fs.realpathSync('/usr/bin/python3'), argv: [path.join(workspace, 'forks.py')], cwd: workspace, env: { PATH: '/usr/bin:/bin' } },
       workspace, overlays: [], profile: { network: false, unixSockets: false, extraRead: [], extraWrite: [], caches: [], home: path.join(base, 'home'), limits: { ...DEFAULT_LIMITS, processes: 32 } },
     }, probe);
-    const asNobody = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+    const asNobody = NOBODY;
     // 60 processes of the same user outside the sandbox.
     const outside = spawn('setpriv', [...asNobody, 'sh', '-c', 'for i in $(seq 1 60); do sleep 20 & done; wait'], { stdio: 'ignore', detached: true });
     try {
