@@ -1,6 +1,7 @@
 // Benchmark of contained execution (src/host/sandbox.ts): the start-up of a stdio MCP server (the fixture
 // echo server: spawn, initialize, tools/list) through MCP Gate's StdioTransport, plain and inside bubblewrap;
-// the raw cost of bwrap on /bin/true; and building the bwrap command line. Linux with bubblewrap only: where
+// the raw cost of bwrap on /bin/true, with and without a network door (src/host/egress.ts); and building the bwrap
+// command line. Linux with bubblewrap only: where
 // the probe fails, one row says why instead of numbers.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -11,6 +12,7 @@ import { buildSandbox, sandboxAvailable, type SandboxInput } from '../src/host/s
 import { StdioTransport, type StdioLaunch } from '../src/host/stdio';
 import { DEFAULT_LIMITS } from '../src/policy/sandbox-profile';
 import { joinCgroup, limitMechanism, serverLimits } from '../src/host/limits';
+import { Egress, openDoor } from '../src/host/egress';
 import type { BenchRow } from './gate';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -59,6 +61,16 @@ function run(command: string, args: string[], env: Record<string, string>, secco
   });
 }
 
+/** Milliseconds from spawn to the exit of a sandbox with a network door (opened before bwrap runs the command). */
+function runWithDoor(c: ReturnType<typeof buildSandbox>, egress: Egress): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp, door: (pid) => openDoor(pid, egress) });
+    t.onexit = (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`bwrap exited ${code}: ${t.stderrText()}`)));
+    t.start().catch(reject);
+  });
+}
+
 /** For bench/run.mjs: `...(await benchSandbox())`. */
 export async function benchSandbox(): Promise<BenchRow[]> {
   const probe = sandboxAvailable();
@@ -86,6 +98,12 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     // keep it
   }
   const t = buildSandbox(input(trueBin, []), probe);
+  // With a network door (a rule gives it the network): the door opened by nsenter and a Node listener, a proxy that lets nothing through.
+  const withNet = (i: SandboxInput): SandboxInput => ({ ...i, profile: { ...i.profile, network: true } });
+  const d = buildSandbox(withNet(input(trueBin, [])), probe);
+  const egress = new Egress({ decide: async () => ({ allow: false, named: false, reason: 'a benchmark' }), onEvent: () => undefined });
+  const cd = buildSandbox(withNet(input(NODE, [FIXTURE])), probe);
+  const containedDoor: StdioLaunch = { command: cd.command, args: cd.args, cwd: cd.cwd, env: cd.env, seccomp: cd.seccomp, door: (pid) => openDoor(pid, egress) };
   // The same command without `--seccomp 3`: only to measure what the filter costs (every contained start has it).
   const at = t.args.indexOf('--seccomp');
   const u = { ...t, args: [...t.args.slice(0, at), ...t.args.slice(at + 2)] };
@@ -117,11 +135,13 @@ export async function benchSandbox(): Promise<BenchRow[]> {
       unfiltered: () => run(u.command, u.args, u.env),
       unlimited: () => run(n.command, n.args, n.env, n.seccomp),
       bwrap: () => run(t.command, t.args, t.env, t.seccomp),
+      door: () => runWithDoor(d, egress),
       ...(mechanism.cgroup ? { cgroup: withCgroup } : {}),
     });
     const server = await interleaved(4, 5, {
       plain: () => serverStart(plain),
       contained: () => serverStart(contained),
+      door: () => serverStart(containedDoor),
     });
     return [
       { name: 'sandbox: spawn /bin/true, plain', median: raw.plain, unit: 'ms', note: '50 runs' },
@@ -132,10 +152,13 @@ export async function benchSandbox(): Promise<BenchRow[]> {
         ? { name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup (made, joined by /bin/sh, removed)', median: raw.cgroup, unit: 'ms', baseline: 'bwrap with the rlimits', ratio: raw.cgroup / raw.bwrap, note: `50 runs; what a start pays where MCP Gate makes a cgroup (root on cgroup v1): ${(raw.cgroup - raw.bwrap).toFixed(2)} ms more` }
         : { name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup', median: NaN, unit: 'ms', note: `not measured: no cgroup here (${'why' in mechanism ? mechanism.why : ''})` },
       { name: 'sandbox: stdio MCP server start (spawn, initialize, tools/list), plain', median: server.plain, unit: 'ms', note: '20 starts; the fixture echo server (SDK)' },
+      { name: 'sandbox: spawn /bin/true inside bubblewrap with a network door (nsenter + a Node listener in its namespace)', median: raw.door, unit: 'ms', baseline: 'bwrap with the rlimits', ratio: raw.door / raw.bwrap, note: `50 runs; what a start with a network rule pays: the door ${(raw.door - raw.bwrap).toFixed(1)} ms more (mostly Node's start-up)` },
       { name: 'sandbox: stdio MCP server start inside bubblewrap', median: server.contained, unit: 'ms', baseline: 'plain start', ratio: server.contained / server.plain, note: '20 starts; workspace rw, repository ro, empty HOME, no network' },
+      { name: 'sandbox: stdio MCP server start inside bubblewrap with a network door', median: server.door, unit: 'ms', baseline: 'contained start', ratio: server.door / server.contained, note: `20 starts; the same server with a network rule: ${(server.door - server.contained).toFixed(1)} ms more` },
       { name: 'sandbox: building the bwrap command line (buildSandbox)', median: median(buildTimes), unit: 'ms', note: '200 builds; path checks only' },
     ];
   } finally {
+    egress.close();
     fs.rmSync(base, { recursive: true, force: true });
   }
 }

@@ -14,7 +14,7 @@
 //   - chosen: util-linux's nsenter (always present) enters the sandbox's user and network namespaces and runs a
 //     few lines of Node there that listen on 127.0.0.1:3128 and pass the listening socket to MCP Gate over the IPC
 //     channel, then exit. The listener lives in the sandbox's namespace; its accepted connections arrive here.
-//     About 110 ms a start (Node's own start-up), bench row "network door".
+//     It costs a start about what Node's own start-up costs (bench/RESULTS.md, the sandbox rows "with a network door").
 //   bubblewrap reports the sandbox's first process (`--info-fd`) and waits (`--block-fd`) until the door is open,
 //   so the server never runs without it. The door needs the sandbox's user namespace to own its network namespace,
 //   so a sandbox with a door has no `--disable-userns` (its second user namespace); the seccomp filter refuses new
