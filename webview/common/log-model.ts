@@ -16,7 +16,7 @@ export interface LogRow {
   /** The filter group of the kind: mcp.request, tool, gate, server, network, secret, other. */
   group: string;
   server: string;
-  /** The tool or `discover` an exchange was about, or the tool of a call. */
+  /** The tool or `discover` an exchange was about, the tool of a call, or the host:port of a network event. */
   about: string;
   host: string;
   /** The outcome of an exchange, ok/error of a tool result, or empty. */
@@ -80,7 +80,8 @@ export function toRow(entry: LogEntry): LogRow {
     kind,
     group: groupOf(kind),
     server: field(e.server),
-    about: field(e.about ?? e.tool),
+    // A network event is about the host it reached or was refused.
+    about: field(e.about ?? e.tool ?? (typeof e.kind === 'string' && e.kind.startsWith('network.') ? e.host : undefined)),
     host: field(e.host),
     outcome: outcomeOf(e),
     status: field(e.status),

@@ -36,6 +36,23 @@ describe('trust panel: log rows', () => {
     ]);
   });
 
+  it('network events of a contained server: their own group, the host as what they are about, a refusal "blocked" with the rule that would allow it', () => {
+    const rule = '{"action":"mcp.fetch.network.com.example.evil","decision":"allow"}';
+    const rows = toRows([
+      entry(1, { kind: 'network.connect', server: 'fetch', host: 'api.example.com:443', address: '198.51.100.7', detail: 'mcp.fetch.network.com.example.api is allowed by rule …' }),
+      entry(2, { kind: 'network.blocked', server: 'fetch', host: 'evil.example.com:443', detail: `mcp.fetch.network.com.example.evil is refused: no rule names this host; the rule ${rule} would allow it`, rule }),
+      entry(3, { kind: 'network.blocked', server: 'fetch', host: '127.0.0.1:5432', detail: '127.0.0.1 is an address no rule opens to a contained server' }),
+    ]);
+    assert.deepEqual(rows.map((r) => [r.kind, r.group, r.about, r.outcome]), [
+      ['network.connect', 'network', 'api.example.com:443', ''],
+      ['network.blocked', 'network', 'evil.example.com:443', 'blocked'],
+      ['network.blocked', 'network', '127.0.0.1:5432', 'blocked'],
+    ]);
+    assert.match(rows[1].detail, /would allow it$/);
+    assert.match(rows[1].line, / rule=\{"action":"mcp\.fetch\.network\.com\.example\.evil","decision":"allow"\}/);
+    assert.deepEqual(filterRows(rows, { ...NONE, kind: 'network', outcome: 'blocked' }).map((r) => r.id), [3, 2]);
+  });
+
   it('every field from the log is display text: hidden characters escaped, odd types stringified, nothing executes', () => {
     const r = toRow(entry(1, { kind: 'mcp.request\u202E', server: '<img src=x onerror=alert(1)>', about: { toString: 1 }, status: ['x'], detail: 'a\u200Bb\nc', outcome: 'answered' }));
     assert.equal(r.kind, 'mcp.request\\u202E');
