@@ -29,7 +29,7 @@ import { copyClosure, CopyRefused } from './closure-copy';
 import { gitExecutedPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
-import { Egress, openDoor, type EgressEvent } from './egress';
+import { Egress, openDoor, type EgressEvent, type EgressVerdict } from './egress';
 import type { Resolver } from './resolve';
 import { joinCgroup, limitMechanism, limitsWords, raiseWords, serverLimits, type LimitMechanism, type LimitReached, type ServerLimits } from './limits';
 import { TOOLS, workspaceProtection } from '../trust/sources/tools';
@@ -181,6 +181,8 @@ export interface ContainOptions {
   npm: NpmOps;
   /** Each connection through a contained server's network door (for the log). */
   onNetwork?: (e: EgressEvent) => void;
+  /** The policy in force now (a session's, re-read at each decision), for the network door's connections. */
+  livePolicy?: () => UserPolicy;
   /** The resolver the network door uses (tests); the system's otherwise. */
   resolver?: Resolver;
 }
@@ -353,24 +355,31 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
  * for public addresses only.
  */
 function networkDoor(o: ContainOptions, bare: Resolved): Egress {
+  return new Egress({ resolver: o.resolver, onEvent: (e) => o.onNetwork?.(e), decide: networkDecider(o, bare) });
+}
+
+/**
+ * The door's decision for one host, by the policy in force at that connection (`livePolicy`, else the start's): a
+ * bare rule removed or turned to deny since the start closes the public hosts at once; a bare `ask` keeps its answer
+ * at start (`bare`).
+ */
+export function networkDecider(o: ContainOptions, bare: Resolved): (host: string) => Promise<EgressVerdict> {
   const asked = new Map<string, Promise<Resolved>>();
-  return new Egress({
-    resolver: o.resolver,
-    onEvent: (e) => o.onNetwork?.(e),
-    decide: async (host) => {
-      const r = reachUnder(o.policy, o.who, host, bare);
-      let v = r.verdict as Resolved;
-      if (r.byHostRule) {
-        let pending = asked.get(host);
-        if (!pending) {
-          pending = resolve(r.verdict, o.asker);
-          if (r.verdict.decision === 'ask') asked.set(host, pending);
-        }
-        v = await pending;
+  return async (host) => {
+    const policy = o.livePolicy?.() ?? o.policy;
+    const now = decideUnder(policy, o.who, networkAction(o.who.name));
+    const r = reachUnder(policy, o.who, host, now.decision === 'ask' ? bare : now);
+    let v = r.verdict as Resolved;
+    if (r.byHostRule) {
+      let pending = asked.get(host);
+      if (!pending) {
+        pending = resolve(r.verdict, o.asker);
+        if (r.verdict.decision === 'ask') asked.set(host, pending);
       }
-      return { allow: v.decision === 'allow', named: r.named && v.decision === 'allow', reason: v.reason, permit: r.permit ? ruleText(r.permit) : undefined };
-    },
-  });
+      v = await pending;
+    }
+    return { allow: v.decision === 'allow', named: r.named && v.decision === 'allow', reason: v.reason, permit: r.permit ? ruleText(r.permit) : undefined };
+  };
 }
 
 /**

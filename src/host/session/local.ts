@@ -45,6 +45,7 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
     start = await startPlan({
       server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
       env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env }, policy: ctx.policy, home: ctx.o.env.HOME ?? os.homedir(), asker: ctx.o.asker, hostEnv: ctx.o.env, words: ctx.words, npm: ctx.o.npm, limits: ctx.o.limitMechanism,
+      livePolicy: () => ctx.policy,
       onNetwork: (e) => ctx.o.log.write({
         kind: e.outcome === 'connected' ? 'network.connect' : e.outcome === 'blocked' ? 'network.blocked' : 'network.failed',
         server: server.name, source: server.source, host: `${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`,

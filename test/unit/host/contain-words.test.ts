@@ -6,12 +6,13 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { containmentFor, ContainRefused, describeContainment, refusedSocketError, startPlan, type Containment, type StartPlan } from '../../../src/host/contain';
+import { containmentFor, ContainRefused, describeContainment, networkDecider, refusedSocketError, startPlan, type Containment, type StartPlan } from '../../../src/host/contain';
 import type { SandboxProbe } from '../../../src/host/sandbox';
 import type { ServerIdentity } from '../../../src/policy/identity';
 import { DEFAULT_LIMITS, LIMIT_KEYS, SANDBOX_ENTRY_KEYS, SANDBOX_KEYS } from '../../../src/policy/sandbox-profile';
 import { limitMechanism, mechanismFor, type LimitMechanism } from '../../../src/host/limits';
 import { loadUserPolicy, type RawUserPolicy } from '../../../src/policy/user-policy';
+import { decideFor, resolve } from '../../../src/policy/decide';
 import { evaluateGate } from '../../../src/trust/gate';
 import type { NpmOps } from '../../../src/trust/packages/npm-lock';
 import type { ServerReport } from '../../../src/trust/report';
@@ -132,6 +133,25 @@ describe('containment: one decision, in words and in what starts', () => {
     assert.equal(none.sandbox?.network, false);
     assert.equal(none.launch.door, undefined);
     none.cleanup();
+  });
+
+  it('the door decides each connection by the policy in force then: a rule added or removed mid-session applies at once; an ask is asked once per host', async () => {
+    let raw: Omit<RawUserPolicy, 'file'> = { rules: [{ action: 'mcp.s.network', decision: 'allow', project }] };
+    const asked: string[] = [];
+    const o = {
+      server, who: repo(), project, plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! }, env: {}, policy: policy(raw), home,
+      livePolicy: () => policy(raw), asker: async (q: { action: string }) => (asked.push(q.action), 'once' as const), npm: {} as NpmOps,
+    };
+    const bare = await resolve(decideFor(repo(), 'mcp.s.network', policy(raw).rules));
+    const decide = networkDecider(o, bare);
+    assert.deepEqual(await decide('api.example.com'), { allow: true, named: false, reason: bare.reason, permit: JSON.stringify({ action: 'mcp.s.network.com.example.api', decision: 'allow', project }) });
+    raw = { rules: [] };
+    const closed = await decide('api.example.com');
+    assert.equal(closed.allow, false, 'the bare rule removed: public hosts closed at once');
+    assert.match(closed.reason, /^mcp\.s\.network\.com\.example\.api is refused: no rule names this host, and mcp\.s\.network is denied/);
+    raw = { rules: [{ action: 'mcp.s.network.com.example.api', decision: 'ask', project }] };
+    assert.deepEqual([(await decide('api.example.com')).allow, (await decide('api.example.com')).named], [true, true]);
+    assert.deepEqual(asked, ['mcp.s.network.com.example.api'], 'asked once for the host');
   });
 
   it('extra paths from the settings: words list them; bwrap binds them', async () => {
