@@ -34,6 +34,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
+import ipaddr from 'ipaddr.js';
 import { classifyAddress, type AddressInfo } from './address';
 import { AddressRefusedError, NameResolutionError } from './errors';
 import { resolveChecked, type Resolver } from './resolve';
@@ -83,22 +84,67 @@ export interface EgressOptions {
   resolver?: Resolver;
   connectTimeoutMs?: number;
   maxConnections?: number;
+  /** How long a new proxy connection may take to send its request head (default 10 s). */
+  headTimeoutMs?: number;
 }
 
-/** This machine's own interface addresses (canonical spelling), read at each decision: they are never reachable. */
-function ownAddresses(): Set<string> {
-  const out = new Set<string>();
-  for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) {
-      const info = classifyAddress(a.address);
-      if (info) out.add(info.address);
+/** A local range of this machine: an address (canonical) and its prefix length. */
+type Local = { net: ipaddr.IPv4 | ipaddr.IPv6; bits: number };
+
+/**
+ * Every address this machine answers on itself, read at each decision: the kernel's local routes (IPv4 from
+ * /proc/net/fib_trie, "host LOCAL" entries, AnyIP ranges included; IPv6 from /proc/net/ipv6_route, RTF_LOCAL) and the
+ * addresses of /proc/net/if_inet6 and os.networkInterfaces(). The kernel's tables list an interface that is down or
+ * has no carrier too (os.networkInterfaces() leaves those out), and such an address still reaches this machine.
+ */
+function ownAddresses(): Local[] {
+  const out: Local[] = [];
+  const add = (text: string, bits?: number) => {
+    try {
+      const ip = ipaddr.parse(text);
+      out.push({ net: ip, bits: bits ?? (ip.kind() === 'ipv4' ? 32 : 128) });
+    } catch {
+      // not an address
     }
+  };
+  const read = (file: string) => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  let last: string | undefined;
+  for (const line of read('/proc/net/fib_trie').split('\n')) {
+    const leaf = /\|-- (\d+\.\d+\.\d+\.\d+)\s*$/.exec(line);
+    if (leaf) last = leaf[1];
+    const kind = /^\s+\/(\d+) (host|link) (LOCAL|BROADCAST)/.exec(line);
+    if (kind && last) add(last, Number(kind[1]));
   }
+  const hex6 = (h: string) => h.match(/.{4}/g)!.join(':');
+  for (const line of read('/proc/net/ipv6_route').split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length >= 10 && (parseInt(f[8], 16) & 0x80000000) !== 0) add(hex6(f[0]), parseInt(f[1], 16));
+  }
+  for (const line of read('/proc/net/if_inet6').split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f[0]?.length === 32) add(hex6(f[0]));
+  }
+  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) add(a.address.replace(/%.*$/, ''));
   return out;
 }
 
-function isOwn(info: AddressInfo, own: Set<string>): boolean {
-  return own.has(info.address) || (info.embedded !== undefined && own.has(info.embedded.address));
+function isOwn(info: AddressInfo, own: readonly Local[]): boolean {
+  const candidates = [info.address, ...(info.embedded ? [info.embedded.address] : [])];
+  return candidates.some((text) => {
+    let ip: ipaddr.IPv4 | ipaddr.IPv6;
+    try {
+      ip = ipaddr.parse(text);
+    } catch {
+      return false;
+    }
+    return own.some((l) => l.net.kind() === ip.kind() && ip.match(l.net as never, l.bits));
+  });
 }
 
 class Refused extends Error {
@@ -116,6 +162,16 @@ function authority(text: string): { host: string; port: number } | undefined {
   return { host: m[1].startsWith('[') ? m[1].slice(1, -1) : m[1], port };
 }
 
+/** Network events logged one by one per start; beyond them, one summary line a minute (a flood cannot rotate the log away). */
+export const EVENTS_LOGGED = 500;
+const SUMMARY_MS = 60_000;
+/** A proxy connection must send its request head within this, and an idle keep-alive connection ends after IDLE_MS. */
+const HEAD_MS = 10_000;
+const IDLE_MS = 60_000;
+
+/** The connection went to this machine after all (the kernel answered it locally): closed at once. */
+const LOCAL_AFTER_CONNECT = 'the connection reached this machine (the kernel answered it locally), which a contained server never reaches';
+
 /**
  * The filtering proxy of one server: serves the connections its doors accept (never a listener of its own on the
  * host). Close it when the server stops: every tunnel ends.
@@ -125,12 +181,26 @@ export class Egress {
   private readonly sockets = new Set<net.Socket>();
   private readonly doors = new Set<net.Server>();
   private closed = false;
+  private logged = 0;
+  private unlogged = { count: 0, blocked: 0, hosts: new Set<string>() };
+  private summary?: NodeJS.Timeout;
 
   constructor(private readonly o: EgressOptions) {
-    this.http = http.createServer({ requestTimeout: 0, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 });
-    this.http.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.tunnel(req, socket, head));
-    this.http.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void this.forward(req, res));
-    this.http.on('clientError', (_e, socket: net.Socket) => {
+    // Never listening itself, node's own header and request timeouts do not run: the sockets get MCP Gate's (serve).
+    this.http = http.createServer({ maxHeaderSize: 16 * 1024 });
+    this.http.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+      // The head is in; a tunnel being decided (a person asked, a name resolved) waits as long as that takes.
+      socket.setTimeout(0);
+      void this.tunnel(req, socket, head).catch(() => socket.destroy());
+    });
+    this.http.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      // No bound while a request is answered (a long poll); idle again after it, until the next request head.
+      req.socket.setTimeout(0);
+      res.once('close', () => req.socket.setTimeout(IDLE_MS, () => req.socket.destroy()));
+      void this.forward(req, res).catch(() => res.destroy());
+    });
+    this.http.on('clientError', (e: Error, socket: net.Socket) => {
+      this.event({ outcome: 'blocked', host: '(malformed request)', port: 0, detail: `a request MCP Gate could not read as HTTP was refused (${(e as NodeJS.ErrnoException).code ?? e.message})` });
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       else socket.destroy();
     });
@@ -145,11 +215,14 @@ export class Egress {
     this.doors.add(door);
     door.on('error', () => undefined);
     door.on('connection', (socket: net.Socket) => {
-      if (this.closed || this.sockets.size >= (this.o.maxConnections ?? MAX_CONNECTIONS)) {
-        socket.destroy();
-        return;
+      if (this.closed) return void socket.destroy();
+      if (this.sockets.size >= (this.o.maxConnections ?? MAX_CONNECTIONS)) {
+        this.event({ outcome: 'blocked', host: '(any)', port: 0, detail: `a connection was refused: ${this.o.maxConnections ?? MAX_CONNECTIONS} are open already` });
+        return void socket.destroy();
       }
       this.track(socket);
+      // Its request head within HEAD_MS; idle between requests no longer than IDLE_MS.
+      socket.setTimeout(this.o.headTimeoutMs ?? HEAD_MS, () => socket.destroy());
       this.http.emit('connection', socket);
     });
   }
@@ -162,12 +235,43 @@ export class Egress {
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
     this.http.close();
+    if (this.summary) clearTimeout(this.summary);
+    this.flushSummary();
   }
 
   private track(socket: net.Socket): void {
     this.sockets.add(socket);
     socket.on('error', () => undefined);
     socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** Reports an event: the first EVENTS_LOGGED one by one, then a summary a minute. */
+  private event(e: EgressEvent): void {
+    if (this.logged < EVENTS_LOGGED) {
+      this.logged++;
+      this.o.onEvent(e);
+      return;
+    }
+    this.unlogged.count++;
+    if (e.outcome === 'blocked') this.unlogged.blocked++;
+    if (this.unlogged.hosts.size < 5) this.unlogged.hosts.add(e.port ? `${e.host}:${e.port}` : e.host);
+    if (!this.summary && !this.closed) {
+      this.summary = setTimeout(() => {
+        this.summary = undefined;
+        this.flushSummary();
+      }, SUMMARY_MS);
+      this.summary.unref();
+    }
+  }
+
+  private flushSummary(): void {
+    const u = this.unlogged;
+    if (!u.count) return;
+    this.o.onEvent({
+      outcome: u.blocked ? 'blocked' : 'connected', host: '(several)', port: 0,
+      detail: `${u.count} more connections (${u.blocked} refused) since the last line, not logged one by one after the first ${EVENTS_LOGGED} of this start; hosts among them: ${[...u.hosts].join(', ')}`,
+    });
+    this.unlogged = { count: 0, blocked: 0, hosts: new Set() };
   }
 
   /** Decides and resolves `host`: the checked address to connect to, or Refused (with the event written). */
@@ -184,7 +288,7 @@ export class Egress {
       const never = literal !== undefined && ((literal.range !== 'public' && literal.range !== 'private') || isOwn(literal, ownAddresses()));
       const detail = never ? `${verdict.reason} (${literal.address} is an address no rule opens to a contained server)` : verdict.reason;
       const permit = never ? undefined : verdict.permit;
-      this.o.onEvent({ outcome: 'blocked', host, port, detail, permit });
+      this.event({ outcome: 'blocked', host, port, detail, permit });
       throw new Refused(detail, permit);
     }
     let checked;
@@ -198,18 +302,18 @@ export class Egress {
         const detail = `${host} is refused: ${e.reason}`;
         // Only a private address is one a rule naming the host would let through.
         const permit = !verdict.named && e.address !== undefined && classifyAddress(e.address)?.range === 'private' ? verdict.permit : undefined;
-        this.o.onEvent({ outcome: 'blocked', host, port, address: e.address, detail, permit });
+        this.event({ outcome: 'blocked', host, port, address: e.address, detail, permit });
         throw new Refused(detail, permit);
       }
       const detail = e instanceof NameResolutionError ? e.message : `${host}: ${(e as Error).message}`;
-      this.o.onEvent({ outcome: 'failed', host, port, detail });
+      this.event({ outcome: 'failed', host, port, detail });
       throw new Refused(detail, undefined, 502);
     }
     const own = ownAddresses();
     const mine = checked.addresses.find((a) => isOwn(a, own));
     if (mine) {
       const detail = `${host} is refused: ${mine.address} is an address of this machine, which a contained server never reaches`;
-      this.o.onEvent({ outcome: 'blocked', host, port, address: mine.address, detail });
+      this.event({ outcome: 'blocked', host, port, address: mine.address, detail });
       throw new Refused(detail);
     }
     const first = checked.addresses[0];
@@ -219,12 +323,18 @@ export class Egress {
   private connect(address: string, family: 4 | 6, port: number): Promise<net.Socket> {
     return new Promise((resolve, reject) => {
       const upstream = net.connect({ host: address, port, family });
+      upstream.on('error', () => undefined);
       const timer = setTimeout(() => {
         upstream.destroy();
         reject(new Error(`no connection to ${address} port ${port} within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`));
       }, this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
       upstream.once('connect', () => {
         clearTimeout(timer);
+        // A destination the kernel answers itself has its own address as the source: this machine, after all.
+        if (upstream.localAddress !== undefined && upstream.localAddress === upstream.remoteAddress) {
+          upstream.destroy();
+          return reject(new Refused(`${address} is refused: ${LOCAL_AFTER_CONNECT}`));
+        }
         resolve(upstream);
       });
       upstream.once('error', (e) => {
@@ -244,24 +354,34 @@ export class Egress {
       const body = `${why}\n`;
       socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     };
-    if (!target) return answer(400, 'Bad Request', 'MCP Gate: a CONNECT takes host:port');
+    if (!target) {
+      const what = JSON.stringify((req.url ?? '').slice(0, 100));
+      this.event({ outcome: 'blocked', host: '(malformed CONNECT)', port: 0, detail: `CONNECT ${what} was refused: a CONNECT takes host:port (a port from 1 to 65535, no zone id)` });
+      return answer(400, 'Bad Request', 'MCP Gate: a CONNECT takes host:port');
+    }
     let upstream: net.Socket;
     try {
       const a = await this.admit(target.host, target.port);
       try {
         upstream = await this.connect(a.address, a.family, target.port);
       } catch (e) {
+        if (e instanceof Refused) {
+          this.event({ outcome: 'blocked', host: target.host, port: target.port, address: a.address, detail: e.message });
+          throw e;
+        }
         const detail = `${target.host} (${a.address}) port ${target.port}: ${(e as Error).message}`;
-        this.o.onEvent({ outcome: 'failed', host: target.host, port: target.port, address: a.address, detail });
+        this.event({ outcome: 'failed', host: target.host, port: target.port, address: a.address, detail });
         return answer(502, 'Bad Gateway', `MCP Gate: ${detail}`);
       }
-      this.o.onEvent({ outcome: 'connected', host: target.host, port: target.port, address: a.address, detail: a.reason });
+      this.event({ outcome: 'connected', host: target.host, port: target.port, address: a.address, detail: a.reason });
     } catch (e) {
       if (e instanceof Refused) return answer(e.status, e.status === 403 ? 'Forbidden' : 'Bad Gateway', `MCP Gate refused ${target.host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
       return answer(502, 'Bad Gateway', `MCP Gate: ${(e as Error).message}`);
     }
     if (this.closed || socket.destroyed) return void upstream.destroy();
     this.track(upstream);
+    // A tunnel may be quiet for long (a WebSocket): no idle bound once it is open.
+    socket.setTimeout(0);
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length) upstream.write(head);
     socket.pipe(upstream);
@@ -283,13 +403,17 @@ export class Egress {
       res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
       res.end(`${why}\n`);
     };
+    const refuseForm = (why: string) => {
+      this.event({ outcome: 'blocked', host: '(malformed request)', port: 0, detail: `${req.method} ${JSON.stringify((req.url ?? '').slice(0, 100))} was refused: ${why}` });
+      fail(400, `MCP Gate: ${why}`);
+    };
     let url: URL;
     try {
       url = new URL(req.url ?? '');
     } catch {
-      return fail(400, 'MCP Gate: this is a proxy; send absolute-form requests (http://host/path) or CONNECT host:port');
+      return refuseForm('this is a proxy; send absolute-form requests (http://host/path) or CONNECT host:port');
     }
-    if (url.protocol !== 'http:') return fail(400, `MCP Gate: only http:// is forwarded as a request (${url.protocol} goes through CONNECT)`);
+    if (url.protocol !== 'http:') return refuseForm(`only http:// is forwarded as a request (${url.protocol} goes through CONNECT)`);
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const port = url.port ? Number(url.port) : 80;
     let a;
@@ -303,22 +427,44 @@ export class Egress {
     for (const k of Object.keys(headers)) if (k.startsWith('proxy-')) delete headers[k];
     const upstream = http.request({ host: a.address, family: a.family, port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent: false });
     const timer = setTimeout(() => upstream.destroy(new Error(`no connection within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`)), this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
-    upstream.once('socket', (s) => {
+    upstream.once('socket', (s: net.Socket) => {
       this.track(s);
       s.once('connect', () => {
         clearTimeout(timer);
-        this.o.onEvent({ outcome: 'connected', host, port, address: a.address, detail: a.reason });
+        if (s.localAddress !== undefined && s.localAddress === s.remoteAddress) {
+          this.event({ outcome: 'blocked', host, port, address: a.address, detail: `${host} is refused: ${LOCAL_AFTER_CONNECT}` });
+          upstream.destroy(new Refused(LOCAL_AFTER_CONNECT));
+          return;
+        }
+        this.event({ outcome: 'connected', host, port, address: a.address, detail: a.reason });
       });
     });
-    upstream.once('response', (r) => {
-      res.writeHead(r.statusCode ?? 502, r.rawHeaders);
+    upstream.once('response', (r: http.IncomingMessage) => {
+      // What an upstream says is untrusted too: a status Node cannot send on (000, 1xx) ends this request, not the gate.
+      try {
+        res.writeHead(r.statusCode ?? 502, r.rawHeaders);
+      } catch (e) {
+        r.destroy();
+        return fail(502, `MCP Gate: ${host} answered what cannot be passed on (${(e as Error).message})`);
+      }
+      r.on('error', () => res.destroy());
+      r.once('aborted', () => res.destroy());
+      r.once('close', () => {
+        if (!r.complete) res.destroy();
+      });
       r.pipe(res);
+    });
+    upstream.once('upgrade', (r: http.IncomingMessage, s: net.Socket) => {
+      s.destroy();
+      fail(502, `MCP Gate: ${host} asked to switch protocols (${r.statusCode}); a request is not upgraded here, open a CONNECT tunnel instead`);
     });
     upstream.once('error', (e) => {
       clearTimeout(timer);
-      if (!res.headersSent) this.o.onEvent({ outcome: 'failed', host, port, address: a.address, detail: `${host} (${a.address}) port ${port}: ${e.message}` });
+      if (e instanceof Refused) return fail(403, `MCP Gate refused ${host}: ${e.message}`);
+      if (!res.headersSent) this.event({ outcome: 'failed', host, port, address: a.address, detail: `${host} (${a.address}) port ${port}: ${e.message}` });
       fail(502, `MCP Gate: ${host} (${a.address}) port ${port}: ${e.message}`);
     });
+    req.on('error', () => upstream.destroy());
     req.pipe(upstream);
   }
 }

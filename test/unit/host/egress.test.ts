@@ -6,8 +6,10 @@
 // together with the event the door reports for it. Names resolve through an injected resolver (peer.test,
 // rebind.test, …), as a DNS server under an attacker's control would answer.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSandbox, sandboxAvailable, type SandboxProbe } from '../../../src/host/sandbox';
 import { Egress, openDoor, type EgressEvent, type EgressVerdict } from '../../../src/host/egress';
@@ -94,7 +96,7 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
   });
 
   /** Runs the probe contained with a door deciding by `rules`; returns what it saw and the door's events. */
-  async function run(rules: object[], targets: { name: string; host: string; port?: number; get?: boolean }[], resolver: Resolver, env: Record<string, string> = {}): Promise<{ r: ProbeResult; events: EgressEvent[] }> {
+  async function run(rules: object[], targets: { name: string; host: string; port?: number; get?: boolean; path?: string; raw?: string }[], resolver: Resolver, env: Record<string, string> = {}): Promise<{ r: ProbeResult; events: EgressEvent[] }> {
     const base = fs.realpathSync(tempDir('mcp-gate-egress-'));
     const workspace = path.join(base, 'workspace');
     const home = path.join(base, 'home');
@@ -179,6 +181,12 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
       { name: 'metadataLiteral', host: '169.254.169.254', port: 80 },
       { name: 'thisMachine', host: netns.hostAddress },
       { name: 'unknownName', host: 'nowhere.test' },
+      { name: 'theDoorItself', host: '127.0.0.1', port: 3128 },
+      { name: 'zoneId', host: 'x', raw: 'CONNECT [::1%lo]:80 HTTP/1.1\r\nHost: x\r\n\r\n' },
+      // Hostile answers of an allowed host: none may take the gate down or leave the connection hanging.
+      { name: 'statusZero', host: 'peer.test', get: true, path: '/zero' },
+      { name: 'upgrade', host: 'peer.test', get: true, path: '/upgrade' },
+      { name: 'truncated', host: 'peer.test', get: true, path: '/truncated' },
     ], resolver);
     assert.equal(r.error, undefined);
     assert.match(r.proxyEnv.HTTPS_PROXY ?? '', /^http:\/\/127\.0\.0\.1:3128$/);
@@ -201,17 +209,24 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     }
     assert.equal(r.via.rebindFirst.status, 200, 'the first answer was the named peer');
     assert.equal(r.via.unknownName.status, 502, 'a named host that does not resolve');
+    assert.equal(r.via.theDoorItself.status, 403);
+    assert.equal(r.via.zoneId.status, 400);
+    assert.match(events.find((e) => e.host === '(malformed CONNECT)')?.detail ?? '', /CONNECT "\[::1%lo\]:80" was refused/);
+    assert.equal(r.via.statusZero.status, 502, JSON.stringify(r.via.statusZero));
+    assert.match(r.via.statusZero.body, /answered what cannot be passed on/);
+    assert.equal(r.via.upgrade.status, 502, JSON.stringify(r.via.upgrade));
+    assert.equal(r.via.truncated.code, undefined, `a body cut short ends the connection: ${JSON.stringify(r.via.truncated)}`);
     assert.deepEqual(hits, [], `a host service was reached: ${hits.join(', ')}`);
     // The events: one per connection, with the host, and the rule that would allow a host no rule names.
     const blocked = (host: string) => events.filter((e) => e.outcome === 'blocked' && e.host === host);
-    assert.equal(events.filter((e) => e.outcome === 'connected' && e.host === 'peer.test').length, 2);
+    assert.equal(events.filter((e) => e.outcome === 'connected' && e.host === 'peer.test').length, 5, 'CONNECT, GET and the three hostile answers');
     assert.equal(events.filter((e) => e.outcome === 'connected' && e.host === 'rebind.test' && e.address === peer()).length, 1);
     assert.equal(blocked('evil.test')[0].permit, '{"action":"mcp.probe.network.test.evil","decision":"allow"}');
     assert.match(blocked('evil.test')[0].detail, /^mcp\.probe\.network\.test\.evil is refused: no rule names this host, and mcp\.probe\.network is denied/);
     assert.equal(blocked(peer())[0].permit, `{"action":"mcp.probe.network.[${peer()}]","decision":"allow"}`);
     for (const h of ['loop.test', '127.0.0.1', '::1', 'rebind.test', 'meta.test', '169.254.169.254', netns.hostAddress]) {
-      assert.equal(blocked(h).length, 1, `${h}: ${JSON.stringify(events)}`);
-      assert.equal(blocked(h)[0].permit, undefined, `no rule allows ${h}`);
+      assert.ok(blocked(h).length >= 1, `${h}: ${JSON.stringify(events)}`);
+      assert.ok(blocked(h).every((e) => e.permit === undefined), `no rule allows ${h}`);
     }
     assert.match(blocked('loop.test')[0].detail, /127\.0\.0\.1 is loopback/);
     assert.match(blocked('rebind.test')[0].detail, /127\.0\.0\.1 is loopback/);
@@ -255,6 +270,63 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     assert.equal(r.via.b.status, 403);
     assert.equal(r.via.public.status, 403);
     assert.match(events.find((e) => e.host === 'b.peer.test')!.detail, /is denied by rule \{"action":"mcp\.probe\.network\.test\.peer\.b","decision":"deny"\}/);
+  });
+
+  it('an address of this machine on an interface without carrier (not listed by os.networkInterfaces) is refused even when a rule names it', async function () {
+    const n = 64 + (process.pid % 64);
+    const dev = `mgd${process.pid.toString(36)}`;
+    const address = `198.18.${n}.1`;
+    // A veth pair whose other end stays down: this end has no carrier, and its address is still this machine's.
+    execFileSync('ip', ['link', 'add', dev, 'type', 'veth', 'peer', 'name', `${dev}p`]);
+    try {
+      execFileSync('ip', ['addr', 'add', `${address}/30`, 'dev', dev]);
+      execFileSync('ip', ['link', 'set', dev, 'up']);
+      assert.ok(!Object.values(os.networkInterfaces()).flat().some((a) => a?.address === address), 'os.networkInterfaces() lists it after all: the case is not made');
+      const listener = await listen(`down ${address}`, PEER_PORT + 1, address);
+      try {
+        const { r, events } = await run([{ action: `mcp.probe.network.[${address}]`, decision: 'allow' }], [{ name: 'down', host: address, port: PEER_PORT + 1 }], peerResolver({}));
+        assert.equal(r.via.down.status, 403, JSON.stringify(r.via.down));
+        assert.match(events.find((e) => e.host === address)?.detail ?? '', /is an address of this machine/);
+        assert.ok(!hits.includes(`down ${address}`), 'the host service on the down interface was reached');
+      } finally {
+        listener.close();
+      }
+    } finally {
+      execFileSync('ip', ['link', 'del', dev]);
+    }
+  });
+
+  it('a flood of refused connections cannot rotate the log away: the first 500 events one by one, then one summary; a request head that never ends is cut off', async () => {
+    const events: EgressEvent[] = [];
+    const egress = new Egress({ decide: decideBy([]), onEvent: (e) => events.push(e), headTimeoutMs: 500 });
+    egresses.push(egress);
+    // A plain listener on the host's loopback stands in for a door (serve takes any listener).
+    const door = net.createServer();
+    await new Promise<void>((r) => door.listen(0, '127.0.0.1', r));
+    egress.serve(door);
+    const port = (door.address() as net.AddressInfo).port;
+    const one = (i: number) => new Promise<string>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => s.write(`CONNECT flood${i}.test:443 HTTP/1.1\r\nHost: x\r\n\r\n`));
+      let got = '';
+      s.on('data', (d) => (got += d));
+      s.on('close', () => resolve(got.split('\r\n')[0]));
+      s.on('error', () => undefined);
+    });
+    for (let i = 0; i < 600; i += 50) {
+      const answers = await Promise.all(Array.from({ length: 50 }, (_, k) => one(i + k)));
+      assert.ok(answers.every((a) => a === 'HTTP/1.1 403 Forbidden'), answers.find((a) => a !== 'HTTP/1.1 403 Forbidden'));
+    }
+    assert.equal(events.length, 500);
+    const slow = await new Promise<number>((resolve) => {
+      const t0 = Date.now();
+      const s = net.connect(port, '127.0.0.1', () => s.write('CONNECT slow.test:443 HTTP/1.1\r\nHost: x\r\n'));
+      s.on('close', () => resolve(Date.now() - t0));
+      s.on('error', () => undefined);
+    });
+    assert.ok(slow < 5000, `a head that never ends was held ${slow} ms`);
+    egress.close();
+    assert.equal(events.length, 501);
+    assert.match(events[500].detail, /^100 more connections \(100 refused\) since the last line, not logged one by one after the first 500 of this start; hosts among them: flood/);
   });
 
   it('a server cannot make a user namespace of its own in a sandbox with a door (the seccomp filter, in place of --disable-userns)', async () => {
