@@ -83,7 +83,10 @@ export interface EgressOptions {
   /** Defaults to the system resolver. */
   resolver?: Resolver;
   connectTimeoutMs?: number;
+  /** Open connections from the sandbox to the door (default 64). */
   maxConnections?: number;
+  /** Open connections from MCP Gate to hosts, tunnels and forwarded requests together (default 64). */
+  maxUpstreams?: number;
   /** How long a new proxy connection may take to send its request head (default 10 s). */
   headTimeoutMs?: number;
 }
@@ -165,6 +168,11 @@ function authority(text: string): { host: string; port: number } | undefined {
 /** Network events logged one by one per start; beyond them, one summary line a minute (a flood cannot rotate the log away). */
 export const EVENTS_LOGGED = 500;
 const SUMMARY_MS = 60_000;
+/** Hosts whose first connection is logged by name even after EVENTS_LOGGED. */
+const MAX_NAMED = 2000;
+/** Requests one connection may send before their answers (pipelining). */
+const MAX_PIPELINED = 8;
+const PENDING = Symbol('pending requests');
 /** A proxy connection must send its request head within this, and an idle keep-alive connection ends after IDLE_MS. */
 const HEAD_MS = 10_000;
 const IDLE_MS = 60_000;
@@ -178,11 +186,16 @@ const LOCAL_AFTER_CONNECT = 'the connection reached this machine (the kernel ans
  */
 export class Egress {
   private readonly http: http.Server;
+  /** Connections the doors accepted. */
   private readonly sockets = new Set<net.Socket>();
+  /** Connections MCP Gate opened to hosts (tunnels and forwarded requests), bounded on their own. */
+  private readonly upstreams = new Set<net.Socket>();
   private readonly doors = new Set<net.Server>();
   private closed = false;
   private logged = 0;
-  private unlogged = { count: 0, blocked: 0, hosts: new Set<string>() };
+  /** Hosts whose first connection of this start was logged by name (a connection to a new host always is). */
+  private readonly named = new Set<string>();
+  private unlogged = { connected: 0, blocked: 0, failed: 0, reached: new Set<string>(), refused: new Set<string>() };
   private summary?: NodeJS.Timeout;
 
   constructor(private readonly o: EgressOptions) {
@@ -194,9 +207,20 @@ export class Egress {
       void this.tunnel(req, socket, head).catch(() => socket.destroy());
     });
     this.http.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      // Pipelined requests are answered in order, one upstream each: a connection may have a few in hand, no more.
+      const socket = req.socket as net.Socket & { [PENDING]?: number };
+      socket[PENDING] = (socket[PENDING] ?? 0) + 1;
+      if (socket[PENDING]! > MAX_PIPELINED) {
+        this.event({ outcome: 'blocked', host: '(pipelined requests)', port: 0, detail: `a connection that sent more than ${MAX_PIPELINED} requests before their answers was closed` });
+        socket.destroy();
+        return;
+      }
       // No bound while a request is answered (a long poll); idle again after it, until the next request head.
-      req.socket.setTimeout(0);
-      res.once('close', () => req.socket.setTimeout(IDLE_MS, () => req.socket.destroy()));
+      socket.setTimeout(0);
+      res.once('close', () => {
+        socket[PENDING]! -= 1;
+        if (!socket[PENDING]) socket.setTimeout(IDLE_MS, () => socket.destroy());
+      });
       void this.forward(req, res).catch(() => res.destroy());
     });
     this.http.on('clientError', (e: Error, socket: net.Socket) => {
@@ -220,42 +244,61 @@ export class Egress {
         this.event({ outcome: 'blocked', host: '(any)', port: 0, detail: `a connection was refused: ${this.o.maxConnections ?? MAX_CONNECTIONS} are open already` });
         return void socket.destroy();
       }
-      this.track(socket);
+      this.track(this.sockets, socket);
       // Its request head within HEAD_MS; idle between requests no longer than IDLE_MS.
       socket.setTimeout(this.o.headTimeoutMs ?? HEAD_MS, () => socket.destroy());
       this.http.emit('connection', socket);
     });
   }
 
-  /** Ends every door and connection. */
+  /** Ends every door and connection; what was not logged one by one is summed up now. */
   close(): void {
     this.closed = true;
     for (const d of this.doors) d.close();
     this.doors.clear();
-    for (const s of this.sockets) s.destroy();
+    for (const s of [...this.sockets, ...this.upstreams]) s.destroy();
     this.sockets.clear();
+    this.upstreams.clear();
     this.http.close();
     if (this.summary) clearTimeout(this.summary);
+    this.summary = undefined;
     this.flushSummary();
   }
 
-  private track(socket: net.Socket): void {
-    this.sockets.add(socket);
+  private track(set: Set<net.Socket>, socket: net.Socket): void {
+    set.add(socket);
     socket.on('error', () => undefined);
-    socket.once('close', () => this.sockets.delete(socket));
+    socket.once('close', () => set.delete(socket));
   }
 
-  /** Reports an event: the first EVENTS_LOGGED one by one, then a summary a minute. */
+  /** Room for one more upstream connection, or Refused (with the event written). */
+  private roomFor(host: string, port: number): void {
+    const max = this.o.maxUpstreams ?? MAX_CONNECTIONS;
+    if (this.upstreams.size < max) return;
+    const detail = `${host} port ${port} was refused: ${max} connections to hosts are open already`;
+    this.event({ outcome: 'blocked', host, port, detail });
+    throw new Refused(detail, undefined, 503);
+  }
+
+  /**
+   * Reports an event: the first EVENTS_LOGGED of a start one by one, and the first connection to each host (up to
+   * MAX_NAMED hosts) whatever came before; the rest as one summary a minute (and at close) that names hosts reached and
+   * refused.
+   */
   private event(e: EgressEvent): void {
-    if (this.logged < EVENTS_LOGGED) {
+    const key = e.port ? `${e.host}:${e.port}` : e.host;
+    const newHost = e.outcome === 'connected' && !this.named.has(key) && this.named.size < MAX_NAMED;
+    if (e.outcome === 'connected') this.named.add(key);
+    if (this.logged < EVENTS_LOGGED || newHost || this.closed) {
       this.logged++;
       this.o.onEvent(e);
       return;
     }
-    this.unlogged.count++;
-    if (e.outcome === 'blocked') this.unlogged.blocked++;
-    if (this.unlogged.hosts.size < 5) this.unlogged.hosts.add(e.port ? `${e.host}:${e.port}` : e.host);
-    if (!this.summary && !this.closed) {
+    const u = this.unlogged;
+    u[e.outcome]++;
+    const list = e.outcome === 'connected' ? u.reached : u.refused;
+    if (list.size < 20) list.add(key);
+    if (!this.summary) {
       this.summary = setTimeout(() => {
         this.summary = undefined;
         this.flushSummary();
@@ -266,12 +309,10 @@ export class Egress {
 
   private flushSummary(): void {
     const u = this.unlogged;
-    if (!u.count) return;
-    this.o.onEvent({
-      outcome: u.blocked ? 'blocked' : 'connected', host: '(several)', port: 0,
-      detail: `${u.count} more connections (${u.blocked} refused) since the last line, not logged one by one after the first ${EVENTS_LOGGED} of this start; hosts among them: ${[...u.hosts].join(', ')}`,
-    });
-    this.unlogged = { count: 0, blocked: 0, hosts: new Set() };
+    const why = `not logged one by one after the first ${EVENTS_LOGGED} events of this start`;
+    if (u.connected) this.o.onEvent({ outcome: 'connected', host: '(several)', port: 0, detail: `${u.connected} more connections made since the last line (${why}), to hosts already logged: ${[...u.reached].join(', ')}` });
+    if (u.blocked || u.failed) this.o.onEvent({ outcome: 'blocked', host: '(several)', port: 0, detail: `${u.blocked} more connections refused and ${u.failed} failed since the last line (${why}); hosts among them: ${[...u.refused].join(', ')}` });
+    this.unlogged = { connected: 0, blocked: 0, failed: 0, reached: new Set(), refused: new Set() };
   }
 
   /** Decides and resolves `host`: the checked address to connect to, or Refused (with the event written). */
@@ -323,7 +364,7 @@ export class Egress {
   private connect(address: string, family: 4 | 6, port: number): Promise<net.Socket> {
     return new Promise((resolve, reject) => {
       const upstream = net.connect({ host: address, port, family });
-      upstream.on('error', () => undefined);
+      this.track(this.upstreams, upstream);
       const timer = setTimeout(() => {
         upstream.destroy();
         reject(new Error(`no connection to ${address} port ${port} within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`));
@@ -362,6 +403,7 @@ export class Egress {
     let upstream: net.Socket;
     try {
       const a = await this.admit(target.host, target.port);
+      this.roomFor(target.host, target.port);
       try {
         upstream = await this.connect(a.address, a.family, target.port);
       } catch (e) {
@@ -375,11 +417,10 @@ export class Egress {
       }
       this.event({ outcome: 'connected', host: target.host, port: target.port, address: a.address, detail: a.reason });
     } catch (e) {
-      if (e instanceof Refused) return answer(e.status, e.status === 403 ? 'Forbidden' : 'Bad Gateway', `MCP Gate refused ${target.host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
+      if (e instanceof Refused) return answer(e.status, e.status === 403 ? 'Forbidden' : e.status === 503 ? 'Service Unavailable' : 'Bad Gateway', `MCP Gate refused ${target.host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
       return answer(502, 'Bad Gateway', `MCP Gate: ${(e as Error).message}`);
     }
     if (this.closed || socket.destroyed) return void upstream.destroy();
-    this.track(upstream);
     // A tunnel may be quiet for long (a WebSocket): no idle bound once it is open.
     socket.setTimeout(0);
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -419,6 +460,7 @@ export class Egress {
     let a;
     try {
       a = await this.admit(host, port);
+      this.roomFor(host, port);
     } catch (e) {
       if (e instanceof Refused) return fail(e.status, `MCP Gate refused ${host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
       return fail(502, `MCP Gate: ${(e as Error).message}`);
@@ -428,7 +470,7 @@ export class Egress {
     const upstream = http.request({ host: a.address, family: a.family, port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent: false });
     const timer = setTimeout(() => upstream.destroy(new Error(`no connection within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`)), this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
     upstream.once('socket', (s: net.Socket) => {
-      this.track(s);
+      this.track(this.upstreams, s);
       s.once('connect', () => {
         clearTimeout(timer);
         if (s.localAddress !== undefined && s.localAddress === s.remoteAddress) {

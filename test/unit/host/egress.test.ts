@@ -296,37 +296,50 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     }
   });
 
-  it('a flood of refused connections cannot rotate the log away: the first 500 events one by one, then one summary; a request head that never ends is cut off', async () => {
+  it('floods: the first 500 events one by one, then a summary, and a new host reached is named all the same; connections to hosts, pipelined requests and request heads are bounded', async () => {
     const events: EgressEvent[] = [];
-    const egress = new Egress({ decide: decideBy([]), onEvent: (e) => events.push(e), headTimeoutMs: 500 });
+    const resolver = peerResolver({ 'peer.test': [[netns.peerAddress]] });
+    const egress = new Egress({ decide: decideBy([{ action: 'mcp.probe.network.test.peer', decision: 'allow' }]), onEvent: (e) => events.push(e), resolver, headTimeoutMs: 500, maxUpstreams: 4 });
     egresses.push(egress);
     // A plain listener on the host's loopback stands in for a door (serve takes any listener).
     const door = net.createServer();
     await new Promise<void>((r) => door.listen(0, '127.0.0.1', r));
     egress.serve(door);
     const port = (door.address() as net.AddressInfo).port;
-    const one = (i: number) => new Promise<string>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => s.write(`CONNECT flood${i}.test:443 HTTP/1.1\r\nHost: x\r\n\r\n`));
+    const open = (first: string) => {
+      const s = net.connect(port, '127.0.0.1', () => s.write(first));
       let got = '';
       s.on('data', (d) => (got += d));
-      s.on('close', () => resolve(got.split('\r\n')[0]));
       s.on('error', () => undefined);
-    });
+      return { s, text: () => got, status: new Promise<string>((resolve) => { const check = () => (got.includes('\r\n') ? resolve(got.split('\r\n')[0]) : undefined); s.on('data', check); s.on('close', () => resolve(got.split('\r\n')[0])); }), closed: new Promise<void>((r) => s.on('close', () => r())) };
+    };
     for (let i = 0; i < 600; i += 50) {
-      const answers = await Promise.all(Array.from({ length: 50 }, (_, k) => one(i + k)));
+      const answers = await Promise.all(Array.from({ length: 50 }, (_, k) => open(`CONNECT flood${i + k}.test:443 HTTP/1.1\r\nHost: x\r\n\r\n`).status));
       assert.ok(answers.every((a) => a === 'HTTP/1.1 403 Forbidden'), answers.find((a) => a !== 'HTTP/1.1 403 Forbidden'));
     }
     assert.equal(events.length, 500);
-    const slow = await new Promise<number>((resolve) => {
-      const t0 = Date.now();
-      const s = net.connect(port, '127.0.0.1', () => s.write('CONNECT slow.test:443 HTTP/1.1\r\nHost: x\r\n'));
-      s.on('close', () => resolve(Date.now() - t0));
-      s.on('error', () => undefined);
-    });
-    assert.ok(slow < 5000, `a head that never ends was held ${slow} ms`);
-    egress.close();
+    // Past the budget, a host reached for the first time is still logged by name.
+    const tunnels = Array.from({ length: 4 }, () => open(`CONNECT peer.test:${PEER_PORT} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    assert.deepEqual(await Promise.all(tunnels.map((t) => t.status)), Array(4).fill('HTTP/1.1 200 Connection Established'));
     assert.equal(events.length, 501);
-    assert.match(events[500].detail, /^100 more connections \(100 refused\) since the last line, not logged one by one after the first 500 of this start; hosts among them: flood/);
+    assert.deepEqual([events[500].outcome, events[500].host], ['connected', 'peer.test']);
+    // Four tunnels are open: a fifth connection to a host is refused, whatever the door holds.
+    assert.equal(await open(`CONNECT peer.test:${PEER_PORT} HTTP/1.1\r\nHost: x\r\n\r\n`).status, 'HTTP/1.1 503 Service Unavailable');
+    for (const t of tunnels) t.s.destroy();
+    await Promise.all(tunnels.map((t) => t.closed));
+    await new Promise((r) => setTimeout(r, 100));
+    // Pipelining: more than 8 requests before their answers close the connection.
+    const piped = open(Array.from({ length: 20 }, () => `GET http://peer.test:${PEER_PORT}/p HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+    await piped.closed;
+    assert.ok((piped.text().match(/HTTP\/1\.1 /g) ?? []).length < 20, 'all 20 pipelined requests were answered');
+    // A request head that never ends is cut off.
+    const t0 = Date.now();
+    await open('CONNECT slow.test:443 HTTP/1.1\r\nHost: x\r\n').closed;
+    assert.ok(Date.now() - t0 < 5000, `a head that never ends was held ${Date.now() - t0} ms`);
+    egress.close();
+    const summary = events.filter((e) => e.host === '(several)');
+    assert.ok(summary.some((e) => e.outcome === 'blocked' && /^\d+ more connections refused and \d+ failed since the last line \(not logged one by one after the first 500 events of this start\); hosts among them: /.test(e.detail)), JSON.stringify(summary));
+    assert.ok(Number(/^(\d+) more connections refused/.exec(summary.find((e) => e.outcome === 'blocked')!.detail)![1]) >= 102, 'the floods, the fifth tunnel and the pipelining are counted');
   });
 
   it('a server cannot make a user namespace of its own in a sandbox with a door (the seccomp filter, in place of --disable-userns)', async () => {
