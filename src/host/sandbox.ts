@@ -305,7 +305,8 @@ function probe(options: ProbeOptions): SandboxProbe {
       userns = false;
     }
   }
-  if (r.error) return { ok: false, reason: `${bwrap} did not run: ${r.error.message}`, fix: MISSING_FIX };
+  // EPIPE: it ran and ended before reading its filter from stdin (a bwrap that refuses seccomp); its status and stderr say why.
+  if (r.error && (r.error as NodeJS.ErrnoException).code !== 'EPIPE') return { ok: false, reason: `${bwrap} did not run: ${r.error.message}`, fix: MISSING_FIX };
   if (r.status !== 0) return { ok: false, ...diagnoseBwrapFailure(r.stderr ?? '', options.readSysctl) };
   return { ok: true, bwrap, version, userns, prlimit };
 }
