@@ -94,6 +94,19 @@ function bad(why: string): never {
   throw new ActionError(why);
 }
 
+/** The reversed-host part of a host or network action, normalised; a `*` after an IP literal is an error. */
+function hostPart(labels: readonly string[], wildcard: boolean): string[] {
+  let host: string[];
+  try {
+    host = normalizeReversedHost(labels);
+  } catch (e) {
+    if (e instanceof HostError) bad(e.message);
+    throw e;
+  }
+  if (wildcard && host[0].startsWith('[')) bad('"*" after an IP literal matches nothing; an IP rule names one address');
+  return host;
+}
+
 /**
  * Parse an action or a rule pattern.
  *
@@ -153,17 +166,7 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
     const rest = body.slice(3);
     if (sub === 'host') {
       if (rest.length === 0) return wildcard ? done(body, 'host', server) : incomplete('expected a host after "host"');
-      let host: string[];
-      try {
-        host = normalizeReversedHost(rest);
-      } catch (e) {
-        if (e instanceof HostError) bad(e.message);
-        throw e;
-      }
-      if (wildcard && host[0].startsWith('[')) {
-        bad('"*" after an IP literal matches nothing; an IP rule names one address');
-      }
-      return done([...body.slice(0, 3), ...host], 'host', server);
+      return done([...body.slice(0, 3), ...hostPart(rest, wildcard)], 'host', server);
     }
     if (sub === 'tool') {
       if (rest.length === 0) return wildcard ? done(body, 'tool', server) : incomplete('expected a tool name after "tool"');
@@ -176,15 +179,7 @@ export function parsePattern(text: string, allowWildcard = true): Pattern {
     if (sub === 'network') {
       // mcp.<server>.network: any public host; mcp.<server>.network.<reversed host> (or a .* prefix): that host.
       if (rest.length === 0) return done(body, 'network', server);
-      let host: string[];
-      try {
-        host = normalizeReversedHost(rest);
-      } catch (e) {
-        if (e instanceof HostError) bad(e.message);
-        throw e;
-      }
-      if (wildcard && host[0].startsWith('[')) bad('"*" after an IP literal matches nothing; an IP rule names one address');
-      return done([...body.slice(0, 3), ...host], 'network', server);
+      return done([...body.slice(0, 3), ...hostPart(rest, wildcard)], 'network', server);
     }
     if (sub === 'private') {
       if (rest.length > 0 || wildcard) bad(`nothing follows "private" (mcp.${server}.private is the whole action)`);
