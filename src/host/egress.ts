@@ -524,6 +524,9 @@ export function findNsenter(): string | undefined {
   return undefined;
 }
 
+/** What to do when a door cannot open (the server then does not start). */
+const DOOR_FIX = 'the server is not started without it: allow nsenter (util-linux) to enter the user and network namespaces of a bubblewrap sandbox here (a container may need seccomp/AppArmor to allow setns), or remove the network rules for this server to run it without network';
+
 // Runs inside the sandbox's network namespace: listen on its loopback, hand the listening socket over, exit.
 const DOOR_SCRIPT = `const s=require('net').createServer();s.on('error',e=>{console.error(e.message);process.exit(3)});s.listen(${DOOR_PORT},'127.0.0.1',()=>process.send('door',s,()=>process.exit(0)))`;
 
@@ -555,7 +558,7 @@ export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_M
         reject(e);
       } else resolve();
     };
-    const timer = setTimeout(() => finish(new Error(`the network door did not open within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}`)), timeoutMs);
+    const timer = setTimeout(() => finish(new Error(`the network door did not open within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}; ${DOOR_FIX}`)), timeoutMs);
     helper.stderr!.on('data', (d: Buffer) => {
       if (stderr.length < 4096) stderr += d.toString('utf8');
     });
@@ -565,6 +568,6 @@ export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_M
       egress.serve(handle);
       finish();
     });
-    helper.once('close', (code, sig) => finish(new Error(`the network door could not be opened: nsenter ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}`)));
+    helper.once('close', (code, sig) => finish(new Error(`the network door could not be opened: nsenter ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}; ${DOOR_FIX}`)));
   });
 }

@@ -22,7 +22,7 @@
 //     A read-only bind still lets a process connect() to a Unix socket in it, so /run (docker.sock, D-Bus,
 //     agent sockets) and /var/run must never be bound. /etc's secrets are masked even where the user could
 //     read them (as root): shadow, gshadow, sudoers, ssh host keys, /etc/ssl/private.
-//   - fresh /dev (`--dev`), /proc of its own PID namespace (`--proc`), a private /tmp (`--tmpfs`);
+//   - fresh /dev (`--dev`; with a network door doorDevArgs, no pseudo-terminals), /proc of its own PID namespace (`--proc`), a private /tmp (`--tmpfs`);
 //   - HOME replaced by an empty tmpfs at the same path (HOME set to it), then the listed caches bound
 //     read-write into it; ~/.ssh, ~/.aws, ~/.config, ~/.gnupg and every other project are not there;
 //   - the workspace read-write, then each overlay `--ro-bind copy target` over it — a package folder's verified

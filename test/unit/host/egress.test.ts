@@ -371,5 +371,9 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     await assert.rejects(t.start(), /the server was not started: no door today/);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(fs.existsSync(marker), false, 'the server ran without its door');
+    // A real door that cannot open (no such process) says why and what to do.
+    const egress = new Egress({ decide: decideBy([]), onEvent: () => undefined });
+    egresses.push(egress);
+    await assert.rejects(openDoor(2 ** 22 + 1, egress), /the network door could not be opened: nsenter ended \(exit \d+\): .*; the server is not started without it: .*or remove the network rules for this server/);
   });
 });
