@@ -68,7 +68,8 @@ export async function benchGateway(): Promise<BenchRow[]> {
     stderr: 'ignore',
   }));
   const noop = await relayed('noop');
-  const t = await interleaved(5, 60, {
+  const [rounds, each] = [20, 30];
+  const t = await interleaved(rounds, each, {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('everything', 'echo', args),
     relay: () => viaRelay.callTool({ name: 'echo', arguments: args }),
@@ -87,11 +88,11 @@ export async function benchGateway(): Promise<BenchRow[]> {
   fs.rmSync(base, { recursive: true, force: true });
   const d = t.direct;
   return [
-    { name: 'gateway baseline: tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
-    { name: 'tools/call echo through the relay and the gateway (stdio to the relay, its socket to the gateway, then the session): the chat path', median: t.relay, unit: 'ms', baseline: 'plain SDK client', ratio: t.relay / d, note: '300 calls; what VS Code starts for a gated server (src/host/relay.ts)' },
-    { name: 'tools/call echo through the gateway\'s HTTP door on 127.0.0.1 (the design before the relay)', median: t.http, unit: 'ms', baseline: 'plain SDK client', ratio: t.http / d, note: '300 calls; the SDK HTTP client, one MCP session kept per client; src/host/gateway-http.ts, the door offered where chat.mcp.allowedServers is set' },
-    { name: 'tools/call echo through `mcp-gate serve` (stdio to the CLI, its own session; no gateway)', median: t.serve, unit: 'ms', baseline: 'plain SDK client', ratio: t.serve / d, note: '300 calls; the alternative of a stdio definition that starts the CLI: its session is out of the extension host (no VS Code prompt, status or closure watch there)' },
-    { name: 'gateway part: the same call through the session alone (no relay)', median: t.gated, unit: 'ms', baseline: 'plain SDK client', ratio: t.gated / d, note: '300 calls, log written' },
-    { name: 'gateway part: the relay and the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: '300 calls; the SDK stdio client, the relay process, the socket, authentication' },
+    { name: 'gateway baseline: tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: `${rounds * each} calls` },
+    { name: 'tools/call echo through the relay and the gateway (stdio to the relay, its socket to the gateway, then the session): the chat path', median: t.relay, unit: 'ms', baseline: 'plain SDK client', ratio: t.relay / d, note: `${rounds * each} calls; what VS Code starts for a gated server (src/host/relay.ts)` },
+    { name: 'tools/call echo through the gateway\'s HTTP door on 127.0.0.1 (the design before the relay)', median: t.http, unit: 'ms', baseline: 'plain SDK client', ratio: t.http / d, note: `${rounds * each} calls; the SDK HTTP client, one MCP session kept per client; src/host/gateway-http.ts, the door offered where chat.mcp.allowedServers is set` },
+    { name: 'tools/call echo through `mcp-gate serve` (stdio to the CLI, its own session; no gateway)', median: t.serve, unit: 'ms', baseline: 'plain SDK client', ratio: t.serve / d, note: `${rounds * each} calls; the alternative of a stdio definition that starts the CLI: its session is out of the extension host (no VS Code prompt, status or closure watch there)` },
+    { name: 'gateway part: the same call through the session alone (no relay)', median: t.gated, unit: 'ms', baseline: 'plain SDK client', ratio: t.gated / d, note: `${rounds * each} calls, log written` },
+    { name: 'gateway part: the relay and the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: `${rounds * each} calls; the SDK stdio client, the relay process, the socket, authentication` },
   ];
 }

@@ -37,11 +37,17 @@ async function timeEach(n: number, f: () => Promise<unknown>): Promise<number[]>
   return out;
 }
 
-/** Warms each contender up, then measures them in interleaved rounds (so drift hits all alike); medians by name. */
+/** Calls each contender makes before any is measured (so the compiler has tiered up every path alike). */
+export const WARM_UP_CALLS = 100;
+
+/**
+ * Warms each contender up, then measures them in interleaved rounds (so drift hits all alike): many short rounds,
+ * since a call's time wanders with the machine's load more than contenders differ. Medians by name.
+ */
 export async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<unknown>>): Promise<Record<string, number>> {
   const samples: Record<string, number[]> = {};
   for (const [name, f] of Object.entries(contenders)) {
-    await timeEach(20, f);
+    await timeEach(WARM_UP_CALLS, f);
     samples[name] = [];
   }
   for (let round = 0; round < rounds; round++) {
@@ -66,7 +72,8 @@ async function benchCall(): Promise<BenchRow[]> {
   const plain = new Client({ name: 'plain', version: '0' });
   await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
   const args = { message: 'benchmark' };
-  const t = await interleaved(5, 60, {
+  const [rounds, each] = [20, 30];
+  const t = await interleaved(rounds, each, {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('everything', 'echo', args),
   });
@@ -76,8 +83,8 @@ async function benchCall(): Promise<BenchRow[]> {
   const d = t.direct;
   const g = t.gated;
   return [
-    { name: 'tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: '300 calls' },
-    { name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)', median: g, unit: 'ms', baseline: 'plain SDK client', ratio: g / d, note: '300 calls, log written' },
+    { name: 'tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: `${rounds * each} calls` },
+    { name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)', median: g, unit: 'ms', baseline: 'plain SDK client', ratio: g / d, note: `${rounds * each} calls, log written` },
   ];
 }
 
@@ -151,7 +158,8 @@ async function benchRemote(): Promise<BenchRow[]> {
   const proxied = new Client({ name: 'via-mcp-remote', version: '0' });
   await proxied.connect(new StdioClientTransport({ command: process.execPath, args: [MCP_REMOTE, url, '--allow-http', '--transport', 'http-only'], stderr: 'ignore' }));
   const args = { message: 'benchmark' };
-  const t = await interleaved(4, 50, {
+  const [rounds, each] = [40, 10];
+  const t = await interleaved(rounds, each, {
     direct: () => plain.callTool({ name: 'echo', arguments: args }),
     gated: () => session.call('remote', 'echo', args),
     proxied: () => proxied.callTool({ name: 'echo', arguments: args }),
@@ -165,10 +173,10 @@ async function benchRemote(): Promise<BenchRow[]> {
   fs.rmSync(base, { recursive: true, force: true });
   const dm = t.direct;
   return [
-    { name: 'remote tools/call echo, plain SDK v2 client (streamable HTTP, server-everything on loopback)', median: dm, unit: 'ms', note: '200 calls; @modelcontextprotocol/client, the SDK generation the session uses' },
-    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: t.gated, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.gated / dm, note: '200 calls, log written; loopback under a local-development exception' },
-    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: t.proxied, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.proxied / dm, note: '200 calls; mcp-remote 0.15.1 --transport http-only --allow-http' },
-    { name: 'remote tools/call echo, plain SDK v1 client (for reference)', median: t.v1, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.v1 / dm, note: '200 calls; @modelcontextprotocol/sdk 1.x, the baseline of earlier runs' },
+    { name: 'remote tools/call echo, plain SDK v2 client (streamable HTTP, server-everything on loopback)', median: dm, unit: 'ms', note: `${rounds * each} calls; @modelcontextprotocol/client, the SDK generation the session uses` },
+    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: t.gated, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.gated / dm, note: `${rounds * each} calls, log written; loopback under a local-development exception` },
+    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: t.proxied, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.proxied / dm, note: `${rounds * each} calls; mcp-remote 0.15.1 --transport http-only --allow-http` },
+    { name: 'remote tools/call echo, plain SDK v1 client (for reference)', median: t.v1, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.v1 / dm, note: `${rounds * each} calls; @modelcontextprotocol/sdk 1.x, the baseline of earlier runs` },
   ];
 }
 

@@ -13,33 +13,13 @@ import { Masker } from '../src/policy/mask';
 import { loadUserPolicy } from '../src/policy/user-policy';
 import { evaluateGate } from '../src/trust/gate';
 import type { BenchRow } from './gate';
+import { interleaved } from './host';
 import { inProcess } from '../src/trust/packages/npm-resolve';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const MODERN = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'modern-server.js');
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
-}
-
-async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<unknown>>): Promise<Record<string, number>> {
-  const samples: Record<string, number[]> = {};
-  const each = async (f: () => Promise<unknown>, n: number, into?: number[]) => {
-    for (let i = 0; i < n; i++) {
-      const t = process.hrtime.bigint();
-      await f();
-      into?.push(Number(process.hrtime.bigint() - t) / 1e6);
-    }
-  };
-  for (const [name, f] of Object.entries(contenders)) {
-    await each(f, 20);
-    samples[name] = [];
-  }
-  for (let r = 0; r < rounds; r++) for (const [name, f] of Object.entries(contenders)) await each(f, perRound, samples[name]);
-  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
-}
 
 async function sessionFor(base: string, args: string[], tool: string, logToFile: boolean): Promise<Session> {
   const home = path.join(base, `home-${logToFile ? 'file' : 'mem'}`);
@@ -62,7 +42,8 @@ async function one(label: string, args: string[], tool: string, toolArgs: Record
   if (!gated.servers().length) throw new Error(`bench: the ${label} server did not start: ${gated.notes.join('; ')}`);
   const plain = new Client({ name: 'plain', version: '0' }, { versionNegotiation: { mode: 'auto' } });
   await plain.connect(new StdioClientTransport({ command: process.execPath, args }));
-  const t = await interleaved(5, 60, {
+  const [rounds, each] = [20, 30];
+  const t = await interleaved(rounds, each, {
     direct: () => plain.callTool({ name: tool, arguments: toolArgs }),
     gated: () => gated.call('s', tool, toolArgs),
     memory: () => memory.call('s', tool, toolArgs),
@@ -72,9 +53,9 @@ async function one(label: string, args: string[], tool: string, toolArgs: Record
   await plain.close();
   fs.rmSync(base, { recursive: true, force: true });
   return [
-    { name: `tools/call, plain SDK v2 client (stdio, ${label})`, median: t.direct, unit: 'ms', note: '300 calls' },
-    { name: `tools/call through an MCP Gate session (${label})`, median: t.gated, unit: 'ms', baseline: 'plain SDK v2 client', ratio: t.gated / t.direct, note: '300 calls, log written to the store' },
-    { name: `tools/call through an MCP Gate session, log in memory (${label})`, median: t.memory, unit: 'ms', baseline: 'plain SDK v2 client', ratio: t.memory / t.direct, note: '300 calls: what the log file write costs' },
+    { name: `tools/call, plain SDK v2 client (stdio, ${label})`, median: t.direct, unit: 'ms', note: `${rounds * each} calls` },
+    { name: `tools/call through an MCP Gate session (${label})`, median: t.gated, unit: 'ms', baseline: 'plain SDK v2 client', ratio: t.gated / t.direct, note: `${rounds * each} calls, log written to the store` },
+    { name: `tools/call through an MCP Gate session, log in memory (${label})`, median: t.memory, unit: 'ms', baseline: 'plain SDK v2 client', ratio: t.memory / t.direct, note: `${rounds * each} calls: what the log file write costs` },
   ];
 }
 

@@ -81,6 +81,8 @@ export type LoggedEvent = LogEvent & { at: string };
 
 export const LOG_FILE = 'log.jsonl';
 export const DEFAULT_ROTATE_BYTES = 4 * 1024 * 1024;
+/** How old the last check of the log's path may be when held lines are appended (see `EventLog.append`). */
+export const PATH_RECHECK_MS = 250;
 const KEEP_ROTATED = 3;
 
 /** Why the log could not be written, and which file. */
@@ -126,10 +128,15 @@ export class EventLog {
    * throws; a failure is the failure of every line in it.
    */
   writeAll(events: readonly LogEvent[]): LoggedEvent[] {
+    return this.appendEvents(events, true);
+  }
+
+  /** The held lines and `events` in one append; `checkPath`: the path is checked before this write (see `append`). */
+  private appendEvents(events: readonly LogEvent[], checkPath: boolean): LoggedEvent[] {
     const held = this.held.map((h) => this.format(h.event, h.at));
     this.held = [];
     const out = events.map((e) => this.format(e));
-    this.commit([...held, ...out].map((o) => o.line).join(''));
+    this.commit([...held, ...out].map((o) => o.line).join(''), checkPath);
     for (const o of held) this.tell(o.masked);
     for (const o of out) this.tell(o.masked);
     return out.map((o) => o.masked);
@@ -154,7 +161,7 @@ export class EventLog {
 
   /** Appends the held lines now (nothing when none are held). */
   flush(): void {
-    if (this.held.length) this.writeAll([]);
+    if (this.held.length) this.appendEvents([], false);
   }
 
   private held: { event: LogEvent; at: number }[] = [];
@@ -169,7 +176,7 @@ export class EventLog {
   }
 
   /** Appends the held lines and `lines` in one write, remembering and telling a failure. */
-  private commit(text: string): void {
+  private commit(text: string, checkPath: boolean): void {
     if (this.flushSoon) {
       clearImmediate(this.flushSoon);
       this.flushSoon = undefined;
@@ -177,7 +184,7 @@ export class EventLog {
     }
     if (!this.dir || !text) return;
     try {
-      this.append(text);
+      this.append(text, checkPath);
       this.failure = undefined;
     } catch (e) {
       this.closeFile();
@@ -208,16 +215,23 @@ export class EventLog {
 
   // The file stays open between writes (the call path writes three events per tool call: opening, checking and
   // closing the file each time was most of a call's cost through a session — bench group `protocol`). Another
-  // process (the CLI beside the extension) may rotate or remove it: before every write the path is checked against
-  // the open file (one stat, far cheaper than an open and close) and the file reopened when it is no longer the
-  // same one, so no line goes to a removed file and requireLog sees a path that cannot be written at once.
+  // process (the CLI beside the extension) may rotate or remove it: before a write the path is checked against the
+  // open file (one stat, far cheaper than an open and close) and the file reopened when it is no longer the same
+  // one, so requireLog sees a path that cannot be written at once. Every write checks, except the append of held
+  // lines (a call's lines without requireLog, on the call path), which checks when the last check is
+  // PATH_RECHECK_MS old: for that long after another process rotates the file they may go to the generation it
+  // became (read back with the others), or after a removal to the removed file (bench group `gateway`: the stat was
+  // a tenth of what the log costs a chat call).
   private fd: number | undefined;
   private ino = 0;
   private size = 0;
+  private checkedAt = 0;
 
-  private append(lines: string): void {
+  private append(lines: string, checkPath: boolean): void {
     const adding = Buffer.byteLength(lines);
-    if (this.fd !== undefined) {
+    const now = Date.now();
+    if (this.fd !== undefined && (checkPath || now - this.checkedAt >= PATH_RECHECK_MS)) {
+      this.checkedAt = now;
       let current: fs.Stats | undefined;
       try {
         current = fs.statSync(this.file!);
@@ -246,6 +260,7 @@ export class EventLog {
       const st = fs.fstatSync(fd);
       this.ino = st.ino;
       this.size = st.size;
+      this.checkedAt = Date.now();
     } catch (e) {
       fs.closeSync(fd);
       throw e;

@@ -10,9 +10,23 @@ import type { LogEvent } from '../log';
 import { stripHidden } from '../untrusted';
 import { CALL_TIMEOUT_MS, describeError, DroppedError, isNotFound, MAX_RESULT_BYTES, type CallOutcome, type Connection, type SessionContext } from './context';
 
-/** What the policy says now about calling `tool` of this connection's server (before any question is asked). */
+/** Verdicts kept per connection (its frozen tool list is bounded by discovery; this bounds any other name asked). */
+const MAX_KEPT_VERDICTS = 4096;
+
+/**
+ * What the policy says now about calling `tool` of this connection's server (before any question is asked). A
+ * verdict depends only on the server, its host, the tool and the rules, so it is kept per connection for as long as
+ * the policy in force holds the same rule list (a changed policy is a new list: decided afresh at its first call).
+ */
 export function callVerdict(ctx: SessionContext, conn: Connection, tool: string): Verdict {
-  return mayCallTool(serverIdentity(conn.server, ctx.project), conn.host, tool, ctx.policy.rules);
+  const rules = ctx.policy.rules;
+  if (conn.verdicts?.rules !== rules) conn.verdicts = { rules, byTool: new Map() };
+  let v = conn.verdicts.byTool.get(tool);
+  if (!v) {
+    v = mayCallTool(serverIdentity(conn.server, ctx.project), conn.host, tool, rules);
+    if (conn.verdicts.byTool.size < MAX_KEPT_VERDICTS) conn.verdicts.byTool.set(tool, v);
+  }
+  return v;
 }
 
 /** Calls a tool of `conn` (absent: no server of that name runs in the session). */
@@ -28,7 +42,9 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
     ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: msg });
     return { ok: false, outcome: 'refused_by_policy', error: msg };
   }
-  const decided = await resolve(callVerdict(ctx, conn, tool), ctx.o.asker);
+  const verdict = callVerdict(ctx, conn, tool);
+  // An allow is an allow of every step (mayCallTool picks a deny or an ask first): nothing to ask, no turn to wait.
+  const decided = verdict.decision === 'allow' ? verdict : await resolve(verdict, ctx.o.asker);
   if (decided.decision !== 'allow') {
     ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason });
     return { ok: false, outcome: 'refused_by_policy', error: decided.reason };

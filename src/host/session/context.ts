@@ -5,7 +5,7 @@
 import type { LimitMechanism } from '../limits';
 import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
 import { SdkHttpError } from '@modelcontextprotocol/client';
-import type { Asker } from '../../policy/decide';
+import type { Asker, Verdict } from '../../policy/decide';
 import { defaultMasker, type Masker } from '../../policy/mask';
 import { bindSecrets, type SecretSource } from '../../policy/secrets';
 import type { UserPolicy } from '../../policy/user-policy';
@@ -102,6 +102,8 @@ export interface Connection {
   /** Calls running now; a change seen meanwhile stops the server when they are done (closeWhenIdle). */
   inflight?: number;
   closeWhenIdle?: () => void;
+  /** The call verdicts of its tools under one rule list (src/host/session/call.ts `callVerdict`). */
+  verdicts?: { rules: UserPolicy['rules']; byTool: Map<string, Verdict> };
 }
 
 export interface CallOutcome {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { EventLog } from '../../../src/host/log';
+import { EventLog, PATH_RECHECK_MS } from '../../../src/host/log';
 import { stripHidden, stripHiddenDeep } from '../../../src/host/untrusted';
 import { Masker } from '../../../src/policy/mask';
 import { cleanupTemp, tempDir } from '../helpers';
@@ -65,6 +65,28 @@ describe('event log', () => {
     fs.mkdirSync(file);
     log.write({ kind: 'tool.call', server: 's', tool: 'into-a-folder' });
     assert.match(String(log.failure?.error.message), /EISDIR/);
+    log.close();
+  });
+
+  it('held lines (a call\'s, without requireLog) check the path at most every PATH_RECHECK_MS: after another process rotates the file they go to the generation it became, and are read back; a later append goes to the path', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'log.jsonl');
+    const log = new EventLog(dir, new Masker());
+    log.write({ kind: 'tool.call', server: 's', tool: 'first' });
+    fs.renameSync(file, `${file}.1`); // what another process's rotation does
+    log.hold({ kind: 'tool.call', server: 's', tool: 'held-at-once' });
+    log.flush();
+    assert.match(fs.readFileSync(`${file}.1`, 'utf8'), /held-at-once/);
+    assert.deepEqual(log.read().map((e) => (e as { tool: string }).tool), ['first', 'held-at-once']);
+    await new Promise((r) => setTimeout(r, PATH_RECHECK_MS + 20));
+    log.hold({ kind: 'tool.call', server: 's', tool: 'held-later' });
+    log.flush();
+    assert.match(fs.readFileSync(file, 'utf8'), /held-later/);
+    assert.doesNotMatch(fs.readFileSync(`${file}.1`, 'utf8'), /held-later/);
+    // Any other write checks the path at once.
+    fs.renameSync(file, `${file}.2`);
+    log.write({ kind: 'tool.call', server: 's', tool: 'written' });
+    assert.match(fs.readFileSync(file, 'utf8'), /written/);
     log.close();
   });
 

@@ -85,6 +85,29 @@ describe('session over stdio', function () {
     }
   });
 
+  it('a live policy: the call after a change of the rules is decided by the new rules (a decision is kept only while the rule list stays the same)', async () => {
+    const w = setup({ fx: fx() }, allowAll('fx'));
+    await approveAll(w);
+    const base = options(w);
+    const allowing = base.policy as ReturnType<typeof loadUserPolicy>;
+    let now = allowing;
+    const s = await Session.start({ ...base, policy: () => now });
+    try {
+      assert.equal((await s.call('fx', 't0', { text: 'a' })).ok, true);
+      assert.equal((await s.call('fx', 't0', { text: 'b' })).ok, true);
+      now = { ...allowing, rules: [...allowing.rules, { ...allowing.rules[0]!, action: 'mcp.fx.tool.t0', written: undefined, decision: 'deny', index: 99 }] };
+      const refused = await s.call('fx', 't0', { text: 'c' });
+      assert.equal(refused.outcome, 'refused_by_policy');
+      assert.equal(s.decisionFor('fx', 't0'), 'deny');
+      now = allowing;
+      assert.equal((await s.call('fx', 't0', { text: 'd' })).ok, true);
+      const outcomes = base.log.read().filter((e) => e.kind === 'mcp.request' && (e as { about: string }).about === 't0').map((e) => (e as { outcome: string }).outcome);
+      assert.deepEqual(outcomes, ['answered', 'answered', 'refused_by_policy', 'answered']);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a server with more than 64 tools is left out whole, with a line', async () => {
     const w = setup({ big: fx({ FIXTURE_TOOLS: '65' }), small: fx({ FIXTURE_TOOLS: '64' }) }, allowAll('big'));
     await approveAll(w);
