@@ -183,9 +183,22 @@ export class GateService implements vscode.Disposable {
   };
   private lastProbe?: { at: number; probe: SandboxProbe };
 
+  /**
+   * The policy in force for a folder: loaded from its report's configuration layers, once per report (the re-check
+   * keeps the report while nothing changed, and makes a new one when a configuration file changes). One rule list
+   * per report lets a running server keep its call verdicts until the policy changes (src/host/session/call.ts).
+   */
   policy(folder: FolderState): UserPolicy {
-    return loadUserPolicies(folder.report?.userPolicyLayers ?? []);
+    const layers = folder.report?.userPolicyLayers;
+    if (!layers) return loadUserPolicies([]);
+    let p = this.policies.get(layers);
+    if (!p) {
+      p = loadUserPolicies(layers);
+      this.policies.set(layers, p);
+    }
+    return p;
   }
+  private readonly policies = new WeakMap<object, UserPolicy>();
 
   /** Secret values live in SecretStorage; every value read is registered for masking before use. */
   readonly secrets = async (name: string): Promise<string | undefined> => {
