@@ -1,6 +1,7 @@
 // Each CLI command as one function of its context (./context.ts), and the table main.ts runs them from: one entry
 // per command id of ./usage.ts (the type makes a missing one an error).
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { gateConfigPath, type Machine } from '../trust/sources/catalogue';
 import { editServer } from '../trust/sources/edit';
@@ -12,6 +13,7 @@ import { escapeText } from '../text/escape';
 import { explain as explainAction, mayCallTool } from '../policy/decide';
 import { ruleText } from '../policy/rules';
 import { OUTCOME_WORDS, OUTCOMES, type LoggedEvent } from '../host/log';
+import type { ChainReport } from '../host/log-chain';
 import { serverIdentity } from '../host/identity';
 import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
 import { logLine } from '../report/log-line';
@@ -307,12 +309,27 @@ async function install(ctx: Ctx): Promise<number> {
 async function showLog(ctx: Ctx): Promise<number> {
   const { o, log, noPositionals } = ctx;
   noPositionals('log');
+  if (o.verify) {
+    if (o.server || o.outcome) throw new UsageError('mcp-gate log --verify checks the whole log: it takes no --server or --outcome');
+    const r = log.verify();
+    out(o.json ? JSON.stringify(r, null, 2) : chainText(r));
+    return r.breaks.length ? 1 : 0;
+  }
   if (o.outcome && !(OUTCOMES as readonly string[]).includes(o.outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
   const events = log.read().filter((e: LoggedEvent) => (!o.server || ('server' in e && e.server === o.server)) && (!o.outcome || ('outcome' in e && e.outcome === o.outcome)));
   if (o.json) out(JSON.stringify(events, null, 2));
   else if (events.length === 0) out(`no events${log.file ? ` in ${log.file}` : ''}`);
   else for (const e of events) out(logLine(e));
   return 0;
+}
+
+/** What `log --verify` found, as a person reads it. */
+function chainText(r: ChainReport): string {
+  const where = `${r.lines} line${r.lines === 1 ? '' : 's'} in ${r.files.length} file${r.files.length === 1 ? '' : 's'}${r.files.length ? ` (${r.files.map((f) => path.basename(f)).join(', ')})` : ''}, ${r.runs} writer run${r.runs === 1 ? '' : 's'}`;
+  const head = r.breaks.length
+    ? [`the log's chain is broken: ${where}`, ...r.breaks.map((b) => `  ${b.file}:${b.line}  ${b.why}`), 'those lines were changed, removed, moved or added after MCP Gate wrote them (or a write did not complete)']
+    : [`the log's chain holds: ${where}`];
+  return [...head, ...r.notes.map((n) => `note: ${n}`), 'a chain cannot show the last lines of a run removed with nothing after them, nor a log rewritten whole with new hashes: keep a copy elsewhere for that'].join('\n');
 }
 
 async function edit(ctx: Ctx): Promise<number> {

@@ -48,6 +48,7 @@ export interface Options {
   server?: string;
   outcome?: string;
   scope?: string;
+  verify?: boolean;
 }
 
 export interface Ctx {

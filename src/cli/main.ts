@@ -32,6 +32,7 @@ export async function main(argv: string[]): Promise<number> {
         server: { type: 'string' },
         outcome: { type: 'string' },
         scope: { type: 'string' },
+        verify: { type: 'boolean' },
       },
     });
   } catch (e) {

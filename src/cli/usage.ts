@@ -30,7 +30,7 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   },
   { ids: ['tools'], usage: 'tools <server>', what: ['start the server through the gate and list its tools with what the policy says'] },
   { ids: ['call'], usage: 'call <server> <tool> [--args JSON]', what: ['call one tool through the gate (ask = refusal here)'] },
-  { ids: ['log'], usage: 'log [--server S] [--outcome O] [--json]', what: ['the exchange log, oldest first'] },
+  { ids: ['log'], usage: 'log [--server S] [--outcome O] [--json] [--verify]', what: ['the exchange log, oldest first; with --verify: check its hash chain, naming each', 'line changed, removed, moved or added since MCP Gate wrote it (exit 1 if one is)'] },
   { ids: ['install'], usage: 'install <agent> [--yes]', what: ["route an agent's project servers through `mcp-gate serve` (claude, codex, gemini,", "cursor): shows the change to its user-level files, keeps a backup;", "`install claude|gemini|codex --managed` (as root): the agent's administrator", "file instead (managed settings, system settings, requirements.toml)"] },
   { ids: ['uninstall'], usage: 'uninstall <agent> [--yes]', what: ['take that change back (the original file, byte for byte, if untouched since)', '(`--managed`: the administrator file)'] },
   { ids: ['serve'], usage: 'serve [<server>]', what: ['a stdio MCP server for an agent: one server, or every server of the project that', 'may run (tools as <server>__<tool>), through the gate and the policy'] },

@@ -1,5 +1,5 @@
 // The exchange log: one JSON line per event in the store folder (log.jsonl, rotated at a size bound), every line
-// passed through the one masking function first. Events: `mcp.request` (exactly the fields the README lists under "The host", plus `at`),
+// passed through the one masking function first. Events: `mcp.request` (exactly the fields the README lists under "The host", plus `at` and `chain`),
 // `tool.call`, `tool.result`, and gate events. Listeners (the extension's output channel, the panel) receive
 // the same masked events. Several events may go in one append (`writeAll`), and an event may be held for the next
 // append (`hold`: a call's lines, with the exchange a remote call observed, go to the file in one append once the
@@ -7,10 +7,12 @@
 // A write that fails is no exception for the caller: the log remembers the failure
 // (`failure`, cleared by the next write that succeeds) and tells its failure listeners once per run of failures
 // (the CLI's stderr, the extension's output channel), so a session can go on — or refuse calls, by the user's
-// `requireLog`.
+// `requireLog`. Every line is chained to the one before it in its writer's run (`chain`, ./log-chain.ts), which
+// `verify` (`mcp-gate log --verify`) checks.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultMasker, type Masker } from '../policy/mask';
+import { ChainWriter, lastLineOf, lineHash, verifyChain, type ChainReport } from './log-chain';
 
 export type Outcome = 'answered' | 'refused_by_policy' | 'refused_by_address' | 'redirected' | 'no_answer';
 export const OUTCOMES: readonly Outcome[] = ['answered', 'refused_by_policy', 'refused_by_address', 'redirected', 'no_answer'];
@@ -81,6 +83,10 @@ export type LoggedEvent = LogEvent & { at: string };
 
 export const LOG_FILE = 'log.jsonl';
 export const DEFAULT_ROTATE_BYTES = 4 * 1024 * 1024;
+/** How much of the log's end is read for the line a new run of the chain links to (more only for a longer line). */
+const ANCHOR_TAIL_BYTES = 64 * 1024;
+/** Past this a line is not looked for (the anchor is then "", which `mcp-gate log --verify` reports). */
+const MAX_ANCHOR_BYTES = 16 * 1024 * 1024;
 /** How old the last check of the log's path may be when held lines are appended (see `EventLog.append`). */
 export const PATH_RECHECK_MS = 250;
 const KEEP_ROTATED = 3;
@@ -136,7 +142,7 @@ export class EventLog {
     const held = this.held.map((h) => this.format(h.event, h.at));
     this.held = [];
     const out = events.map((e) => this.format(e));
-    this.commit([...held, ...out].map((o) => o.line).join(''), checkPath);
+    this.commit([...held, ...out].map((o) => o.line), checkPath);
     for (const o of held) this.tell(o.masked);
     for (const o of out) this.tell(o.masked);
     return out.map((o) => o.masked);
@@ -170,21 +176,21 @@ export class EventLog {
   private format(event: LogEvent, time = Date.now()): { masked: LoggedEvent; line: string } {
     const at = { at: new Date(time).toISOString(), ...event } as LoggedEvent;
     // With no secret known, masking changes nothing: the event (flat, of strings and numbers) is its own copy.
-    if (this.masker.size === 0) return { masked: at, line: JSON.stringify(at) + '\n' };
+    if (this.masker.size === 0) return { masked: at, line: JSON.stringify(at) };
     const masked = this.masker.maskDeep(at);
-    return { masked, line: this.masker.mask(JSON.stringify(masked)) + '\n' };
+    return { masked, line: this.masker.mask(JSON.stringify(masked)) };
   }
 
-  /** Appends the held lines and `lines` in one write, remembering and telling a failure. */
-  private commit(text: string, checkPath: boolean): void {
+  /** Appends `lines` (the held ones first) in one write, chained, remembering and telling a failure. */
+  private commit(lines: readonly string[], checkPath: boolean): void {
     if (this.flushSoon) {
       clearImmediate(this.flushSoon);
       this.flushSoon = undefined;
       holding.delete(this);
     }
-    if (!this.dir || !text) return;
+    if (!this.dir || !lines.length) return;
     try {
-      this.append(text, checkPath);
+      this.append(lines, checkPath);
       this.failure = undefined;
     } catch (e) {
       this.closeFile();
@@ -227,8 +233,7 @@ export class EventLog {
   private size = 0;
   private checkedAt = 0;
 
-  private append(lines: string, checkPath: boolean): void {
-    const adding = Buffer.byteLength(lines);
+  private append(lines: readonly string[], checkPath: boolean): void {
     const now = Date.now();
     if (this.fd !== undefined && (checkPath || now - this.checkedAt >= PATH_RECHECK_MS)) {
       this.checkedAt = now;
@@ -245,13 +250,42 @@ export class EventLog {
       fs.mkdirSync(this.dir!, { recursive: true, mode: 0o700 });
       this.openFile();
     }
+    const link = this.chain.link(lines);
+    // After a torn end (a write that did not complete, here or by another process) the first line starts a new line.
+    const text = (this.tornEnd ? '\n' : '') + link.text;
+    const adding = Buffer.byteLength(text);
     if (this.size + adding > this.rotateBytes && this.size > 0) {
       this.closeFile();
       this.rotate();
       this.openFile();
     }
-    fs.writeSync(this.fd!, lines);
-    this.size += adding;
+    const written = fs.writeSync(this.fd!, text);
+    this.size += written;
+    if (written !== adding) {
+      this.tornEnd = true;
+      throw new Error(`only ${written} of ${adding} bytes were written`);
+    }
+    this.tornEnd = false;
+    link.commit();
+  }
+
+  /** The chain of this log's lines (./log-chain.ts): one run per EventLog. */
+  private readonly chain = new ChainWriter(() => this.anchor());
+  /** The file at the path ends without a newline. */
+  private tornEnd = false;
+
+  /** The hash of the log's last complete line (the current file's, else the generation before it), "" for none. */
+  private anchor(): string {
+    for (const f of [this.file!, `${this.file!}.1`]) {
+      for (const bytes of [ANCHOR_TAIL_BYTES, MAX_ANCHOR_BYTES]) {
+        const tail = readTail(f, bytes);
+        if (!tail || !tail.text) break; // missing or empty: the generation before, or none
+        const last = lastLineOf(tail.text, tail.whole);
+        if (last !== undefined) return lineHash(last);
+        if (tail.whole) return ''; // no complete line at all
+      }
+    }
+    return '';
   }
 
   private openFile(): void {
@@ -261,6 +295,7 @@ export class EventLog {
       this.ino = st.ino;
       this.size = st.size;
       this.checkedAt = Date.now();
+      this.tornEnd = st.size > 0 && readTail(this.file!, 1)?.text !== '\n';
     } catch (e) {
       fs.closeSync(fd);
       throw e;
@@ -294,6 +329,25 @@ export class EventLog {
       }
     }
     fs.renameSync(file, `${file}.1`);
+  }
+
+  /**
+   * Verifies the hash chain over the current log and its rotated generations (./log-chain.ts): every line a writer
+   * appended follows the line before it in its run. Held lines are appended first.
+   */
+  verify(): ChainReport {
+    if (!this.file) return { lines: 0, files: [], runs: 0, breaks: [], notes: ['this log is kept in memory only'] };
+    this.flush();
+    const generations: { file: string; text: string }[] = [];
+    for (let i = KEEP_ROTATED; i >= 0; i--) {
+      const f = i === 0 ? this.file : `${this.file}.${i}`;
+      try {
+        generations.push({ file: f, text: fs.readFileSync(f, 'utf8') });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
+    }
+    return verifyChain(generations, fs.existsSync(`${this.file}.${KEEP_ROTATED}`));
   }
 
   /** Reads the current log and its rotated generations, oldest first; unparsable lines are skipped. */
@@ -331,4 +385,21 @@ function watchExit(): void {
   process.on('exit', () => {
     for (const log of [...holding]) log.flush();
   });
+}
+
+/** The last `bytes` of a file as text (`whole`: that is all of it), or undefined when it cannot be read. */
+function readTail(file: string, bytes: number): { text: string; whole: boolean } | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const size = fs.fstatSync(fd).size;
+    const n = Math.min(size, bytes);
+    const buf = Buffer.alloc(n);
+    const got = fs.readSync(fd, buf, 0, n, size - n);
+    return { text: buf.subarray(0, got).toString('utf8'), whole: n === size };
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
 }

@@ -12,13 +12,16 @@ import { cleanupTemp, tempDir } from '../helpers';
 describe('event log', () => {
   after(cleanupTemp);
 
-  it('writes one mcp.request line with exactly the fields docs/host.md lists (plus the time)', () => {
+  it('writes one mcp.request line with exactly the fields docs/host.md lists (plus the time and the chain)', () => {
     const dir = tempDir();
     const log = new EventLog(dir, new Masker());
     log.write({ kind: 'mcp.request', server: 'notion', host: 'mcp.notion.com', about: 'search', status: 200, outcome: 'answered' });
     const line = JSON.parse(fs.readFileSync(path.join(dir, 'log.jsonl'), 'utf8').trim());
-    const { at, ...rest } = line;
+    const { at, chain, ...rest } = line;
     assert.match(at, /^\d{4}-\d\d-\d\dT/);
+    assert.deepEqual(Object.keys(chain), ['run', 'n', 'prev']);
+    assert.equal(chain.n, 0);
+    assert.equal(chain.prev, '', 'the first line of an empty log links to nothing');
     assert.deepEqual(rest, { kind: 'mcp.request', server: 'notion', host: 'mcp.notion.com', about: 'search', status: 200, outcome: 'answered' });
   });
 
