@@ -347,7 +347,13 @@ export class EventLog {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       }
     }
-    return verifyChain(generations, fs.existsSync(`${this.file}.${KEEP_ROTATED}`));
+    const report = verifyChain(generations, fs.existsSync(`${this.file}.${KEEP_ROTATED}`));
+    // Rotation only ever moves generations up one (.1 to .2 to .3): one missing below one present was removed.
+    for (let i = 1; i < KEEP_ROTATED; i++) {
+      const older = Array.from({ length: KEEP_ROTATED - i }, (_, k) => `${this.file}.${i + k + 1}`).find((f) => fs.existsSync(f));
+      if (older && !fs.existsSync(`${this.file}.${i}`)) report.breaks.unshift({ file: `${this.file}.${i}`, line: 0, why: `this generation is missing while ${path.basename(older)} exists: it was removed (rotation never leaves a gap)` });
+    }
+    return report;
   }
 
   /** Reads the current log and its rotated generations, oldest first; unparsable lines are skipped. */

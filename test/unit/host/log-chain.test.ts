@@ -102,6 +102,20 @@ describe('event log: hash chain', () => {
     assert.match(r.notes.join('\n'), /1 writer run in the oldest generation begins after lines rotated away/);
   });
 
+  it('a generation removed (or a file renamed to pass for the oldest one) is found: rotation never leaves a gap', () => {
+    const dir = tempDir();
+    const log = new EventLog(dir, new Masker(), 1500);
+    for (let i = 0; i < 40; i++) log.write(call(`t${i}`));
+    assert.ok(fs.existsSync(path.join(dir, 'log.jsonl.2')));
+    fs.rmSync(path.join(dir, 'log.jsonl.1'));
+    assert.match(why(log).join('\n'), /log\.jsonl\.1:0 this generation is missing while log\.jsonl\.2 exists/);
+    // The current file's first lines removed and the rest renamed to the oldest generation's name, to pass as cut by rotation.
+    const other = written(4);
+    put(path.join(other.dir, 'log.jsonl.3'), lines(other.file).slice(2));
+    fs.rmSync(other.file);
+    assert.match(why(other.log).join('\n'), /log\.jsonl\.1:0 this generation is missing while log\.jsonl\.3 exists/);
+  });
+
   it('a torn write: the next line starts a line of its own, the torn one is named, the chain goes on', () => {
     const { dir, file } = written(2);
     fs.appendFileSync(file, '{"at":"2026-12-04T00:00:00.000Z","kind":"tool.ca');
