@@ -339,15 +339,18 @@ export class EventLog {
     if (!this.file) return { lines: 0, files: [], runs: 0, breaks: [], notes: ['this log is kept in memory only'] };
     this.flush();
     const generations: { file: string; text: string }[] = [];
+    const unreadable: { file: string; line: number; why: string }[] = [];
     for (let i = KEEP_ROTATED; i >= 0; i--) {
       const f = i === 0 ? this.file : `${this.file}.${i}`;
       try {
         generations.push({ file: f, text: fs.readFileSync(f, 'utf8') });
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT') unreadable.push({ file: f, line: 0, why: `this generation cannot be read (${code ?? (e as Error).message}): nothing in it can be verified` });
       }
     }
     const report = verifyChain(generations, fs.existsSync(`${this.file}.${KEEP_ROTATED}`));
+    report.breaks.unshift(...unreadable);
     // Rotation only ever moves generations up one (.1 to .2 to .3): one missing below one present was removed.
     for (let i = 1; i < KEEP_ROTATED; i++) {
       const older = Array.from({ length: KEEP_ROTATED - i }, (_, k) => `${this.file}.${i + k + 1}`).find((f) => fs.existsSync(f));

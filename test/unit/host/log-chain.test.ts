@@ -116,6 +116,15 @@ describe('event log: hash chain', () => {
     assert.match(why(other.log).join('\n'), /log\.jsonl\.1:0 this generation is missing while log\.jsonl\.3 exists/);
   });
 
+  it('a generation that cannot be read is a break naming it, not an error', () => {
+    const dir = tempDir();
+    const log = new EventLog(dir, new Masker(), 1500);
+    for (let i = 0; i < 20; i++) log.write(call(`t${i}`));
+    fs.rmSync(path.join(dir, 'log.jsonl.1'));
+    fs.mkdirSync(path.join(dir, 'log.jsonl.1'));
+    assert.match(why(log)[0], /^log\.jsonl\.1:0 this generation cannot be read \(EISDIR\)/);
+  });
+
   it('a torn write: the next line starts a line of its own, the torn one is named, the chain goes on', () => {
     const { dir, file } = written(2);
     fs.appendFileSync(file, '{"at":"2026-12-04T00:00:00.000Z","kind":"tool.ca');
