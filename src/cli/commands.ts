@@ -24,6 +24,7 @@ import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
 import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
+import { checkCommand } from './check';
 import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText, sameBuildGate } from './install';
 import { agentName, managedEdits, type Agent, type ManagedAgent } from '../trust/sources/tools';
@@ -373,6 +374,7 @@ export const COMMANDS: Record<CommandId, Command> = {
   disable: edit,
   remove: edit,
   doctor,
+  check: checkCommand,
   explain,
   tools,
   call,

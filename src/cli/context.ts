@@ -49,6 +49,8 @@ export interface Options {
   outcome?: string;
   scope?: string;
   verify?: boolean;
+  /** `check`: the categories that fail it (./check.ts). */
+  'fail-on'?: string;
 }
 
 export interface Ctx {

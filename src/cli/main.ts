@@ -1,6 +1,6 @@
 // `mcp-gate`: the command-line face of the same core the extension uses — same catalogue, same store, same
 // states. Parses the arguments and runs the command from the table (./commands.ts; ids and usage in ./usage.ts).
-// Exit codes: 0 ok, 1 full block or refusal, 2 usage.
+// Exit codes: 0 ok, 1 full block or refusal, 2 usage; `check` exits with its categories' bits (./check.ts).
 import { parseArgs } from 'node:util';
 import { EditRefusal } from '../trust/sources/edit';
 import { GateRefusal } from '../trust/approval/approvals';
@@ -33,6 +33,7 @@ export async function main(argv: string[]): Promise<number> {
         outcome: { type: 'string' },
         scope: { type: 'string' },
         verify: { type: 'boolean' },
+        'fail-on': { type: 'string' },
       },
     });
   } catch (e) {

@@ -1,7 +1,9 @@
-// The CLI's commands by id, each with its usage line, and the usage text made from them. A command's code is in
-// ./commands.ts, one function per id; adding a command means an id and a help entry here and its function there.
+// The CLI's commands by id, each with its usage line, and the usage text made from them, with the exit codes (those
+// of `check` too: its categories and their bits). A command's code is in ./commands.ts, one function per id (or a
+// file of its own it calls, such as ./check.ts); adding a command means an id and a help entry here and its
+// function there.
 
-export const COMMAND_IDS = ['init', 'list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
+export const COMMAND_IDS = ['init', 'list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'check', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 
 export function isCommandId(s: string): s is CommandId {
@@ -20,6 +22,15 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   { ids: ['enable', 'disable', 'remove'], usage: 'enable|disable|remove <server>', what: ["edit a server in MCP Gate's own configuration (others: names the file to edit)"] },
   { ids: ['doctor'], usage: 'doctor [--json]', what: ['what is declared, imported, unreadable, blocked, and what needs review'] },
   {
+    ids: ['check'],
+    usage: 'check [--json] [--fail-on LIST]',
+    what: [
+      'for CI: servers pending, changed since approval, rejected or blocked, sources',
+      'that cannot be read, pre-approval attempts for other agents; the exit code adds',
+      'the bit of each category of --fail-on that has an entry (default: all four)',
+    ],
+  },
+  {
     ids: ['explain'],
     usage: 'explain <action> [--scope user|repository]',
     what: [
@@ -35,6 +46,13 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   { ids: ['uninstall'], usage: 'uninstall <agent> [--yes]', what: ['take that change back (the original file, byte for byte, if untouched since)', '(`--managed`: the administrator file)'] },
   { ids: ['serve'], usage: 'serve [<server>]', what: ['a stdio MCP server for an agent: one server, or every server of the project that', 'may run (tools as <server>__<tool>), through the gate and the policy'] },
 ];
+
+/** What `mcp-gate check` sorts its findings into (./check.ts), in the order it reports them; --fail-on names them. */
+export const CHECK_CATEGORIES = ['pending', 'changed', 'blocked', 'preapproval'] as const;
+export type CheckCategory = (typeof CHECK_CATEGORIES)[number];
+
+/** The exit code bit of each category; `check` exits with the sum of those in --fail-on that have an entry. */
+export const CHECK_BITS: Record<CheckCategory, number> = { pending: 8, changed: 16, blocked: 32, preapproval: 64 };
 
 const COLUMN = 30;
 
@@ -52,6 +70,9 @@ options:
   --project DIR    the workspace folder (default: the current folder)
   --store DIR      the approval store folder (default: MCP_GATE_STORE, else the extension's globalStorage)
   --source FILE    which file, when a server name is declared in several
+  --fail-on LIST   check: the categories that fail it (pending,changed,blocked,preapproval)
   -h, --help       this text
 
-exit codes: 0 ok, 1 full block or refusal, 2 usage`;
+exit codes: 0 ok, 1 full block or refusal, 2 usage;
+  check: 0 when no category of --fail-on has an entry, else the sum of the bits of
+  those that have: ${CHECK_CATEGORIES.map((c) => `${CHECK_BITS[c]} ${c}`).join(', ')}; 1 when the approval store cannot be read`;

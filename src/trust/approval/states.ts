@@ -1,6 +1,7 @@
 // What a gate state means for a person and for a start: one predicate per question, used by every front end,
 // the host and the shared renderings (the states themselves are decided in gate.ts).
 import type { ServerReport } from '../report';
+import type { GateState } from './gate-state';
 
 type S = Pick<ServerReport, 'state' | 'gated' | 'pinned' | 'record'>;
 
@@ -46,6 +47,20 @@ export function toolsChanged(s: S): boolean {
 /** Changed since approval in any way (definition or tools). */
 export function changedSinceApproval(s: S): boolean {
   return s.state === 'approval-changed';
+}
+
+/**
+ * What keeps a server from running until a person acts: `pending` (never decided), `changed` (changed since
+ * approval), `blocked` (rejected, or blocked by the gate: no approval lets it run as it stands). A server that may
+ * run (approved, or user scope) has none. `mcp-gate check` counts servers by it.
+ */
+export type Hold = 'pending' | 'changed' | 'blocked';
+
+const HOLD: Record<GateState, Hold | undefined> = { pending: 'pending', 'approval-changed': 'changed', rejected: 'blocked', blocked: 'blocked', approved: undefined, trusted: undefined };
+
+/** The hold on a server, by its state (undefined: nothing holds it back). */
+export function holdOf(s: Pick<ServerReport, 'state'>): Hold | undefined {
+  return HOLD[s.state];
 }
 
 export { STATE_CODICON, STATE_LABEL, STATE_ORDER, stateWords } from './gate-state';

@@ -1,0 +1,179 @@
+// `mcp-gate check`: the gate's verdict on a project for a CI pipeline. It evaluates the project as doctor does and
+// sorts what it finds into four categories — servers waiting for a first review (pending), servers changed since
+// approval (changed), servers rejected or blocked and sources MCP Gate cannot use (blocked), and repository files
+// that try to pre-approve servers for other agents or that the pre-approval check cannot read (preapproval) — and
+// exits with the sum of the bits of the categories that have entries and are in --fail-on (8, 16, 32, 64), or 1 when
+// the project cannot be evaluated at all (the approval store cannot be read). Text for a person, or one JSON object.
+import { evaluateGate } from '../trust/gate';
+import type { GateReport, ServerReport, SourceReport } from '../trust/report';
+import { holdOf, type Hold } from '../trust/approval/states';
+import { stateWords } from '../trust/approval/gate-state';
+import { preApprovalAttempts, preApprovalLine, type PreApproval, type PreApprovalReport } from '../trust/sources/preapproval';
+import { escapeText } from '../text/escape';
+import { UsageError, type Ctx } from './context';
+import { err, out } from './output';
+import { cliWords, shellArg } from './words';
+import { CHECK_BITS, CHECK_CATEGORIES, type CheckCategory } from './usage';
+
+/** A server the gate holds back, as the check reports it. */
+interface ServerEntry {
+  kind: 'server';
+  name: string;
+  source: string;
+  file: string;
+  line: number;
+  scope: string;
+  gated: boolean;
+  state: ServerReport['state'];
+  disabled: boolean;
+  reason: string;
+  next: string;
+}
+
+/** A reason the whole project is blocked (the report's full block). */
+interface FullBlockEntry {
+  kind: 'full-block';
+  reason: string;
+  files: string[];
+  next: string;
+}
+
+/** A configuration file MCP Gate found but cannot read or parse (not already a full block). */
+interface SourceEntry {
+  kind: 'source';
+  source: string;
+  file: string;
+  scope: string;
+  status: SourceReport['status'];
+  problems: string[];
+  next: string;
+}
+
+/** A repository file that tries to pre-approve servers for another agent (file, agent, key, what, position). */
+type AttemptEntry = { kind: 'attempt' } & PreApproval & { next: string };
+
+/** A file the pre-approval check could not read or parse: what it pre-approves is unknown, so it fails closed. */
+interface UnreadableEntry {
+  kind: 'unreadable';
+  problem: string;
+  next: string;
+}
+
+export interface CheckResult {
+  project: string;
+  ok: boolean;
+  exitCode: number;
+  failOn: CheckCategory[];
+  store: { file: string; health: GateReport['store']['health'] };
+  escapeHatch: boolean;
+  /** Why the project could not be evaluated (exit 1), when it could not. */
+  error?: string;
+  pending: ServerEntry[];
+  changed: ServerEntry[];
+  blocked: (ServerEntry | FullBlockEntry | SourceEntry)[];
+  preapproval: (AttemptEntry | UnreadableEntry)[];
+}
+
+/** The categories of `--fail-on a,b`, in their own order; every category without the option. */
+export function failOnCategories(value: string | undefined): CheckCategory[] {
+  if (value === undefined) return [...CHECK_CATEGORIES];
+  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
+  const valid = `the categories are ${CHECK_CATEGORIES.join(', ')}`;
+  if (!names.length) throw new UsageError(`--fail-on takes a comma-separated list of categories; ${valid}`);
+  const unknown = names.filter((n) => !(CHECK_CATEGORIES as readonly string[]).includes(n));
+  if (unknown.length) throw new UsageError(`--fail-on: unknown ${unknown.length === 1 ? 'category' : 'categories'} ${unknown.map((n) => JSON.stringify(n)).join(', ')}; ${valid}`);
+  return CHECK_CATEGORIES.filter((c) => names.includes(c));
+}
+
+/** What a person does about a server the gate holds back (commands without this machine's paths: run in a clone). */
+function serverNext(s: ServerReport, report: GateReport): string {
+  // A name declared in several files needs --source in each command.
+  const words = cliWords(report.servers.filter((x) => x.name === s.name).length > 1 ? `--source ${shellArg(s.source)}` : '');
+  const hold = holdOf(s);
+  if (hold === 'pending') return `${words.review(s.name)} on a machine you trust`;
+  if (hold === 'changed') return `${words.review(s.name)} again on a machine you trust (\`get\` shows what changed)`;
+  if (s.state === 'rejected') return `a person rejected it in this store: remove it from ${s.source}, or ${words.resetServer(s.name)}`;
+  if (report.fullBlock.length) return 'fix what blocks the whole project (listed in this category)';
+  return `fix or remove its entry in ${s.source}`;
+}
+
+function serverEntry(s: ServerReport, report: GateReport): ServerEntry {
+  return { kind: 'server', name: s.name, source: s.source, file: s.file, line: s.position.line, scope: s.scope, gated: s.gated, state: s.state, disabled: s.disabled, reason: s.reason, next: serverNext(s, report) };
+}
+
+/** Sorts a report and the pre-approval check into the four categories, with the exit code for `failOn`. */
+export function checkResult(report: GateReport, pre: PreApprovalReport, failOn: CheckCategory[]): CheckResult {
+  const servers = (hold: Hold) => report.servers.filter((s) => holdOf(s) === hold).map((s) => serverEntry(s, report));
+  const inFullBlock = new Set(report.fullBlock.flatMap((b) => b.files));
+  const blocked: CheckResult['blocked'] = [
+    ...report.fullBlock.map((b): FullBlockEntry => ({ kind: 'full-block', reason: b.reason, files: b.files, next: 'nothing of this project may run until it is fixed' })),
+    // A source that exists but cannot be used is not an empty one: it fails closed, in any scope.
+    ...report.sources
+      .filter((s) => (s.status === 'unreadable' || s.status === 'invalid') && !inFullBlock.has(s.file))
+      .map((s): SourceEntry => ({ kind: 'source', source: s.source, file: s.file, scope: s.scope, status: s.status, problems: s.problems, next: `MCP Gate cannot tell what it declares: fix or remove ${s.source}` })),
+    ...servers('blocked'),
+  ];
+  const preapproval: CheckResult['preapproval'] = [
+    ...pre.attempts.map((a): AttemptEntry => ({ kind: 'attempt', ...a, next: `remove ${a.key} from ${a.file}: MCP Gate ignores it, but ${a.agent} obeys it where MCP Gate is not in front of it` })),
+    ...pre.problems.map((p): UnreadableEntry => ({ kind: 'unreadable', problem: p, next: 'MCP Gate cannot tell what it pre-approves: fix or remove it' })),
+  ];
+  const r = { pending: servers('pending'), changed: servers('changed'), blocked, preapproval };
+  const health = report.store.health;
+  const error = health.status === 'corrupt' ? `the approval store ${report.store.file} cannot be read (${health.problem}), so what is approved is unknown` : undefined;
+  const exitCode = error ? 1 : failOn.reduce((code, c) => code + (r[c].length ? CHECK_BITS[c] : 0), 0);
+  return { project: report.project, ok: exitCode === 0, exitCode, failOn, store: report.store, escapeHatch: report.escapeHatch, ...(error ? { error } : {}), ...r };
+}
+
+function serverLine(e: ServerEntry): string {
+  return `${escapeText(e.name)}  ${escapeText(e.source)}:${e.line}  ${e.scope} scope  ${stateWords(e)}: ${escapeText(e.reason)} — ${escapeText(e.next)}`;
+}
+
+function entryLine(e: CheckResult[CheckCategory][number]): string {
+  switch (e.kind) {
+    case 'server':
+      return serverLine(e);
+    case 'full-block':
+      return `the whole project: ${escapeText(e.reason)} (files: ${e.files.map(escapeText).join(', ')}) — ${e.next}`;
+    case 'source':
+      return `${escapeText(e.source)}  ${e.scope} scope  ${e.status}: ${e.problems.map(escapeText).join('; ')} — ${escapeText(e.next)}`;
+    case 'attempt':
+      return `${escapeText(preApprovalLine(e))} — ${escapeText(e.next)}`;
+    case 'unreadable':
+      return `could not read: ${escapeText(e.problem)} — ${e.next}`;
+  }
+}
+
+const HEADINGS: Record<CheckCategory, string> = {
+  pending: 'waiting for a first review',
+  changed: 'changed since approval',
+  blocked: 'rejected, blocked, or cannot be read',
+  preapproval: 'pre-approval attempts for other agents',
+};
+
+/** The check as a person reads it: the project and store, each entry under its category, then the summary. */
+export function checkText(r: CheckResult): string {
+  const health = r.store.health.status === 'missing' ? 'nothing approved yet' : r.store.health.status === 'ok' ? 'readable' : 'CANNOT BE READ';
+  const L = [`project ${escapeText(r.project)}`, `store   ${escapeText(r.store.file)} (${health})`];
+  if (r.escapeHatch) L.push('WARNING MCP_GATE_ALLOW_PROJECT=1 is set: every repository server counts as approved without review');
+  for (const c of CHECK_CATEGORIES) {
+    if (!r[c].length) continue;
+    L.push('', `${c} (${r[c].length}, ${HEADINGS[c]}${r.failOn.includes(c) ? '' : '; not in --fail-on, reported only'}):`);
+    for (const e of r[c]) L.push(`  ${entryLine(e)}`);
+  }
+  const failing = r.failOn.filter((c) => r[c].length);
+  const why = r.error ? `could not evaluate: ${escapeText(r.error)}` : failing.length ? failing.map((c) => `${CHECK_BITS[c]} ${c}`).join(' + ') : 'nothing to fail on';
+  L.push('', `check: ${CHECK_CATEGORIES.map((c) => `${r[c].length} ${c}`).join(', ')}; fails on ${r.failOn.join(', ')}; exit ${r.exitCode} (${why})`);
+  return L.join('\n');
+}
+
+export async function checkCommand(ctx: Ctx): Promise<number> {
+  const { o, input, noPositionals } = ctx;
+  noPositionals('check');
+  const failOn = failOnCategories(o['fail-on']);
+  const report = evaluateGate(input);
+  const r = checkResult(report, preApprovalAttempts(report.project), failOn);
+  out(o.json ? JSON.stringify(r, null, 2) : checkText(r));
+  if (r.error) err(`mcp-gate: ${r.error}`);
+  return r.exitCode;
+}
+
