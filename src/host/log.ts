@@ -87,6 +87,10 @@ export const DEFAULT_ROTATE_BYTES = 4 * 1024 * 1024;
 const ANCHOR_TAIL_BYTES = 64 * 1024;
 /** Past this a line is not looked for (the anchor is then "", which `mcp-gate log --verify` reports). */
 const MAX_ANCHOR_BYTES = 16 * 1024 * 1024;
+/** A rotation lock older than this was left by a writer that died while rotating. */
+const ROTATION_LOCK_STALE_MS = 10_000;
+/** A generation larger than this is not read (a log rotates at 4 MiB). */
+export const MAX_GENERATION_BYTES = 64 * 1024 * 1024;
 /** How old the last check of the log's path may be when held lines are appended (see `EventLog.append`). */
 export const PATH_RECHECK_MS = 250;
 const KEEP_ROTATED = 3;
@@ -254,11 +258,7 @@ export class EventLog {
     // After a torn end (a write that did not complete, here or by another process) the first line starts a new line.
     const text = (this.tornEnd ? '\n' : '') + link.text;
     const adding = Buffer.byteLength(text);
-    if (this.size + adding > this.rotateBytes && this.size > 0) {
-      this.closeFile();
-      this.rotate();
-      this.openFile();
-    }
+    if (this.size + adding > this.rotateBytes && this.size > 0) this.rotateIfFull(adding);
     const written = fs.writeSync(this.fd!, text);
     this.size += written;
     if (written !== adding) {
@@ -289,9 +289,12 @@ export class EventLog {
   }
 
   private openFile(): void {
-    const fd = fs.openSync(this.file!, 'a', 0o600);
+    // Only a regular file at the path: a symlink, FIFO or device there is refused (a FIFO would block the open).
+    const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+    const fd = fs.openSync(this.file!, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
     try {
       const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new Error(`${this.file} is not a regular file`);
       this.ino = st.ino;
       this.size = st.size;
       this.checkedAt = Date.now();
@@ -319,6 +322,55 @@ export class EventLog {
     this.closeFile();
   }
 
+  /**
+   * Rotates when the file at the path is still the one this log writes and still full, with the rotation lock held:
+   * two writers (the extension and the CLI) reaching the bound together rotate once, not twice (a second rotation
+   * would push a full generation out and leave a gap). While another writer holds the lock, the line goes to the
+   * file being rotated (it becomes the first generation, read and verified with the rest); a lock left by a writer
+   * that died is taken over after ROTATION_LOCK_STALE_MS.
+   */
+  private rotateIfFull(adding: number): void {
+    const lock = `${this.file!}.rotating`;
+    let held: number | undefined;
+    for (let attempt = 0; attempt < 2 && held === undefined; attempt++) {
+      try {
+        held = fs.openSync(lock, 'wx', 0o600);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        let age = 0;
+        try {
+          age = Date.now() - fs.statSync(lock).mtimeMs;
+        } catch {
+          continue; // released meanwhile: try again
+        }
+        if (age < ROTATION_LOCK_STALE_MS) return; // another writer rotates now
+        fs.rmSync(lock, { force: true });
+      }
+    }
+    if (held === undefined) return;
+    try {
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.statSync(this.file!);
+      } catch {
+        // gone: rotated by another writer, not yet reopened
+      }
+      if (!st || st.ino !== this.ino) {
+        this.closeFile();
+        this.openFile();
+        return;
+      }
+      this.size = st.size;
+      if (st.size + adding <= this.rotateBytes) return;
+      this.closeFile();
+      this.rotate();
+      this.openFile();
+    } finally {
+      fs.closeSync(held);
+      fs.rmSync(lock, { force: true });
+    }
+  }
+
   private rotate(): void {
     const file = this.file!;
     for (let i = KEEP_ROTATED - 1; i >= 1; i--) {
@@ -342,12 +394,9 @@ export class EventLog {
     const unreadable: { file: string; line: number; why: string }[] = [];
     for (let i = KEEP_ROTATED; i >= 0; i--) {
       const f = i === 0 ? this.file : `${this.file}.${i}`;
-      try {
-        generations.push({ file: f, text: fs.readFileSync(f, 'utf8') });
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code !== 'ENOENT') unreadable.push({ file: f, line: 0, why: `this generation cannot be read (${code ?? (e as Error).message}): nothing in it can be verified` });
-      }
+      const got = readGeneration(f);
+      if (typeof got === 'object') generations.push({ file: f, text: got.text });
+      else if (got !== 'missing') unreadable.push({ file: f, line: 0, why: `this generation cannot be read (${got}): nothing in it can be verified` });
     }
     const report = verifyChain(generations, fs.existsSync(`${this.file}.${KEEP_ROTATED}`));
     report.breaks.unshift(...unreadable);
@@ -359,23 +408,22 @@ export class EventLog {
     return report;
   }
 
-  /** Reads the current log and its rotated generations, oldest first; unparsable lines are skipped. */
+  /** Reads the current log and its rotated generations, oldest first (the events, without their chain marks); unparsable lines are skipped. */
   read(): LoggedEvent[] {
     if (!this.file) return [];
     this.flush();
     const out: LoggedEvent[] = [];
     for (let i = KEEP_ROTATED; i >= 0; i--) {
       const f = i === 0 ? this.file : `${this.file}.${i}`;
-      let text: string;
-      try {
-        text = fs.readFileSync(f, 'utf8');
-      } catch {
-        continue;
-      }
+      const got = readGeneration(f);
+      if (typeof got !== 'object') continue;
+      const text = got.text;
       for (const line of text.split('\n')) {
         if (!line) continue;
         try {
-          out.push(JSON.parse(line) as LoggedEvent);
+          // The chain mark frames the line (./log-chain.ts, `verify`); the event is the rest.
+          const { chain: _mark, ...event } = JSON.parse(line) as LoggedEvent & { chain?: unknown };
+          out.push(event as LoggedEvent);
         } catch {
           // a torn line from a crash; the rest of the log stands
         }
@@ -400,14 +448,38 @@ function watchExit(): void {
 function readTail(file: string, bytes: number): { text: string; whole: boolean } | undefined {
   let fd: number | undefined;
   try {
-    fd = fs.openSync(file, 'r');
-    const size = fs.fstatSync(fd).size;
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const size = st.size;
     const n = Math.min(size, bytes);
     const buf = Buffer.alloc(n);
     const got = fs.readSync(fd, buf, 0, n, size - n);
     return { text: buf.subarray(0, got).toString('utf8'), whole: n === size };
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
+ * One generation's text: only a regular file (no symlink, folder, FIFO or device: nothing there can hang or flood a
+ * reader) of at most MAX_GENERATION_BYTES; 'missing', or why it cannot be read.
+ */
+function readGeneration(file: string): { text: string } | 'missing' | string {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return 'not a regular file';
+    if (st.size > MAX_GENERATION_BYTES) return `${st.size} bytes, over the ${MAX_GENERATION_BYTES}-byte bound of a generation`;
+    return { text: fs.readFileSync(fd, 'utf8') };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'missing';
+    if (code === 'ELOOP') return 'a symbolic link, not the file MCP Gate writes';
+    return code ?? (e as Error).message;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }

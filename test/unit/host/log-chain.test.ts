@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventLog } from '../../../src/host/log';
+import { execFileSync } from 'node:child_process';
+import { EventLog, MAX_GENERATION_BYTES } from '../../../src/host/log';
 import { lineHash } from '../../../src/host/log-chain';
 import { Masker } from '../../../src/policy/mask';
 import { cleanupTemp, tempDir } from '../helpers';
@@ -122,7 +123,54 @@ describe('event log: hash chain', () => {
     for (let i = 0; i < 20; i++) log.write(call(`t${i}`));
     fs.rmSync(path.join(dir, 'log.jsonl.1'));
     fs.mkdirSync(path.join(dir, 'log.jsonl.1'));
-    assert.match(why(log)[0], /^log\.jsonl\.1:0 this generation cannot be read \(EISDIR\)/);
+    assert.match(why(log)[0], /^log\.jsonl\.1:0 this generation cannot be read \(not a regular file\)/);
+  });
+
+  it('hostile files in the store: a FIFO, a symlink to /dev/zero, a folder, a file over the bound are breaks naming them; nothing hangs or floods', () => {
+    const dir = tempDir();
+    const log = new EventLog(dir, new Masker(), 1500);
+    for (let i = 0; i < 30; i++) log.write(call(`t${i}`));
+    const g = (n: number) => path.join(dir, `log.jsonl.${n}`);
+    fs.rmSync(g(1));
+    execFileSync('mkfifo', [g(1)]);
+    fs.rmSync(g(2));
+    fs.symlinkSync('/dev/zero', g(2));
+    const big = path.join(dir, 'big');
+    fs.writeFileSync(big, '');
+    fs.truncateSync(big, MAX_GENERATION_BYTES + 1);
+    fs.renameSync(big, g(3));
+    const found = why(log).join('\n');
+    assert.match(found, /log\.jsonl\.1:0 this generation cannot be read \(not a regular file\)/);
+    assert.match(found, /log\.jsonl\.2:0 this generation cannot be read \(a symbolic link, not the file MCP Gate writes\)/);
+    assert.match(found, /log\.jsonl\.3:0 this generation cannot be read \(\d+ bytes, over the \d+-byte bound of a generation\)/);
+    assert.deepEqual(log.read().length > 0, true, 'read() skips them and reads the rest');
+    // A FIFO at the log's own path: the writer refuses it at once instead of waiting for a reader.
+    const other = tempDir();
+    execFileSync('mkfifo', [path.join(other, 'log.jsonl')]);
+    const blocked = new EventLog(other, new Masker());
+    blocked.write(call('x'));
+    assert.match(String(blocked.failure?.error.message), /not a regular file|ENXIO/);
+  });
+
+  it('a writer whose view of the file is old does not rotate a file another writer just rotated: no generation pushed out, every line kept', () => {
+    const dir = tempDir();
+    const a = new EventLog(dir, new Masker(), 3000);
+    const b = new EventLog(dir, new Masker(), 3000);
+    let lines = 0;
+    for (let round = 0; round < 2; round++) {
+      const size = () => (fs.existsSync(path.join(dir, 'log.jsonl')) ? fs.statSync(path.join(dir, 'log.jsonl')).size : 0);
+      if (round === 0) for (let i = 0; i < 2; i++) a.write(call(`a${String(lines++).padStart(4, '0')}`));
+      const text = fs.readFileSync(path.join(dir, 'log.jsonl'), 'utf8').split('\n');
+      const line = text[text.length - 2].length + 1; // one chained line; b writes when one more line of a overflows
+      while (size() <= 3000 - 2 * line) a.write(call(`a${String(lines++).padStart(4, '0')}`));
+      b.write(call(`b${String(lines++).padStart(4, '0')}`)); // b opens the full file and learns its size
+      a.write(call(`a${String(lines++).padStart(4, '0')}`)); // a rotates it
+      b.hold(call(`h${String(lines++).padStart(4, '0')}`)); // b's held lines do not check the path (250 ms): its size is the old file's
+      b.flush();
+    }
+    assert.ok(!fs.existsSync(path.join(dir, 'log.jsonl.3')), 'two rotations, not four');
+    assert.equal(a.read().length, lines, 'every line of both writers is kept');
+    assert.deepEqual(a.verify().breaks, []);
   });
 
   it('a torn write: the next line starts a line of its own, the torn one is named, the chain goes on', () => {
