@@ -1,7 +1,8 @@
 // The exchange log's hash chain (tamper evidence): every line an EventLog appends ends with
 // `"chain":{"run","n","prev"}` — the writer's run (random, one per EventLog, so the extension and the CLI can append
 // to one file without a lock), the line's number in that run, and the SHA-256 of the run's line before it. A run's
-// first line links to the log's last line when the run began ("" on an empty log), so runs hold on to each other.
+// first line links to the log's last line when the run began ("" on an empty log), and a line written after
+// another writer appended also links to that writer's last line (`after`), so runs hold on to each other.
 // `verifyChain` walks the generations oldest first and names every line that does not follow: a line changed (the
 // next line of its run no longer links to it), removed (a gap in a run's numbers, or a link to no line), moved, or
 // added without a chain. What a chain cannot show without a copy kept elsewhere: the last lines of a run removed or
@@ -13,6 +14,8 @@ export interface ChainMark {
   run: string;
   n: number;
   prev: string;
+  /** The last line another writer had appended when this one was written, when this writer saw one (else absent). */
+  after?: string;
 }
 
 /** The hash one line is linked by: SHA-256 of its text as written (without the newline), base64url. */
@@ -34,16 +37,21 @@ export class ChainWriter {
   /** `anchor`: the hash of the log's last complete line now ("" when it has none), asked once, at the run's first line. */
   constructor(private readonly anchor: () => string) {}
 
+  /** This run has written a line. */
+  get started(): boolean {
+    return this.last !== undefined;
+  }
+
   /**
    * Chains `lines` in order. The chain moves on only when `commit` is called (the append succeeded): after a
    * failed append the next line links to the last line that was written.
    */
-  link(lines: readonly string[]): { text: string; commit(): void } {
+  link(lines: readonly string[], after?: string): { text: string; commit(): void } {
     let prev = this.last ?? this.anchor();
     let n = this.n;
     const out: string[] = [];
     for (const line of lines) {
-      const text = marked(line, { run: this.run, n, prev });
+      const text = marked(line, n === this.n && after !== undefined && after !== prev ? { run: this.run, n, prev, after } : { run: this.run, n, prev });
       out.push(text, '\n');
       prev = lineHash(text);
       n++;
@@ -135,11 +143,15 @@ export function verifyChain(generations: readonly { file: string; text: string }
         return;
       }
       const m = mark as Partial<ChainMark>;
-      if (typeof m !== 'object' || m === null || typeof m.run !== 'string' || !Number.isSafeInteger(m.n) || (m.n as number) < 0 || typeof m.prev !== 'string') {
+      if (typeof m !== 'object' || m === null || typeof m.run !== 'string' || !Number.isSafeInteger(m.n) || (m.n as number) < 0 || typeof m.prev !== 'string' || (m.after !== undefined && typeof m.after !== 'string')) {
         fail(file, at, 'its chain mark is malformed');
         return;
       }
       chainedSeen = true;
+      if (m.after !== undefined && !seen.has(m.after)) {
+        if (mayBeCut) cutRuns++;
+        else fail(file, at, `the line another writer had written last when this one was written is not in the log (removed or changed)`);
+      }
       const run = runs.get(m.run);
       if (!run) {
         if (m.n !== 0) {

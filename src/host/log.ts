@@ -248,13 +248,16 @@ export class EventLog {
         // removed: reopened below
       }
       if (!current || current.ino !== this.ino) this.closeFile();
-      else this.size = current.size;
+      else if (current.size !== this.size) {
+        this.size = current.size;
+        this.noticeOthers();
+      }
     }
     if (this.fd === undefined) {
       fs.mkdirSync(this.dir!, { recursive: true, mode: 0o700 });
       this.openFile();
     }
-    const link = this.chain.link(lines);
+    const link = this.chain.link(lines, this.others);
     // After a torn end (a write that did not complete, here or by another process) the first line starts a new line.
     const text = (this.tornEnd ? '\n' : '') + link.text;
     const adding = Buffer.byteLength(text);
@@ -267,7 +270,21 @@ export class EventLog {
     }
     this.tornEnd = false;
     link.commit();
+    this.others = undefined;
   }
+
+  /**
+   * Another writer appended since this log last wrote (seen at a check of the path, or at an open): the next line
+   * also links to the file's last line (`after`), so what the other writer's run ended with is linked by something.
+   */
+  private noticeOthers(): void {
+    if (!this.chain.started) return; // a run's first line links to the log's last line anyway
+    const tail = readTail(this.file!, ANCHOR_TAIL_BYTES);
+    const last = tail && lastLineOf(tail.text, tail.whole);
+    if (last !== undefined) this.others = lineHash(last);
+  }
+  /** The hash of another writer's last line, for the next line's `after`. */
+  private others: string | undefined;
 
   /** The chain of this log's lines (./log-chain.ts): one run per EventLog. */
   private readonly chain = new ChainWriter(() => this.anchor());
@@ -299,6 +316,7 @@ export class EventLog {
       this.size = st.size;
       this.checkedAt = Date.now();
       this.tornEnd = st.size > 0 && readTail(this.file!, 1)?.text !== '\n';
+      if (st.size > 0) this.noticeOthers();
     } catch (e) {
       fs.closeSync(fd);
       throw e;

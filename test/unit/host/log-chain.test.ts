@@ -54,6 +54,23 @@ describe('event log: hash chain', () => {
     assert.equal(marks[2].prev, lineHash(ls[1]));
   });
 
+  it('a CLI command\'s only line, written while the extension writes: the extension\'s next line links to it (after), so removing or changing it is found', () => {
+    const dir = tempDir();
+    const extension = new EventLog(dir, new Masker());
+    extension.write(call('e0'));
+    const cliRun = new EventLog(dir, new Masker());
+    cliRun.write({ kind: 'gate.approve', server: 'b' });
+    extension.write(call('e1'));
+    const file = path.join(dir, 'log.jsonl');
+    const ls = lines(file);
+    assert.equal(JSON.parse(ls[2]).chain.after, lineHash(ls[1]));
+    assert.deepEqual(extension.verify().breaks, []);
+    put(file, [ls[0], ls[2]]);
+    assert.match(why(extension).join('\n'), /log\.jsonl:2 the line another writer had written last when this one was written is not in the log/);
+    put(file, [ls[0], ls[1].replace('gate.approve', 'gate.reject'), ls[2]]);
+    assert.match(why(extension).join('\n'), /log\.jsonl:3 the line another writer had written last/);
+  });
+
   it('a line edited (a tool name changed) is found at the line after it', () => {
     const { file, log } = written(4);
     const ls = lines(file);
