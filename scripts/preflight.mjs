@@ -25,6 +25,7 @@ const NEEDS = [
   { pkg: 'runc', has: bin('runc'), why: 'the OCI runtime podman runs the fixture image with', for: ['tests'], recommends: true },
   { pkg: 'docker-registry', has: bin('docker-registry'), why: 'a container registry on 127.0.0.1 for the image-pin tests', for: ['tests'], recommends: true },
   { pkg: 'docker.io', has: bin('docker'), why: 'the docker CLI that `docker run` servers use', for: ['tests'], recommends: true },
+  { pkg: 'openssh-client', has: bin('ssh-keygen'), why: 'ssh-keygen signs and verifies team approvals (test/unit/cli/team*)', for: ['tests'] },
   { pkg: 'strace', has: bin('strace'), why: 'the runtime oracle of the execution closure records every file a server opens (test/unit/trust/plan/oracle*)', for: ['tests'], recommends: true },
   { pkg: 'gcc', has: bin('gcc'), why: 'builds the static fixture server of the image-pin tests', for: ['tests'], recommends: true },
   { pkg: 'libc6-dev', has: file('/usr/lib/x86_64-linux-gnu/libc.a', '/usr/lib/aarch64-linux-gnu/libc.a'), why: 'static libc for that fixture', for: ['tests'], recommends: true },

@@ -10,7 +10,10 @@ import { holdOf, type Hold } from '../trust/approval/states';
 import { stateWords } from '../trust/approval/gate-state';
 import { preApprovalAttempts, preApprovalLine, type PreApproval, type PreApprovalReport } from '../trust/sources/preapproval';
 import { escapeText } from '../text/escape';
+import * as path from 'node:path';
+import type { ImportOutcome } from '../trust/approval/team';
 import { UsageError, type Ctx } from './context';
+import { importText, withTeamApprovals } from './team';
 import { err, out } from './output';
 import { cliWords, shellArg } from './words';
 import { CHECK_BITS, CHECK_CATEGORIES, type CheckCategory } from './usage';
@@ -72,6 +75,8 @@ export interface CheckResult {
   changed: ServerEntry[];
   blocked: (ServerEntry | FullBlockEntry | SourceEntry)[];
   preapproval: (AttemptEntry | UnreadableEntry)[];
+  /** With --team: the team file and what became of each of its entries. */
+  team?: { file: string; entries: ImportOutcome[] };
 }
 
 /** The categories of `--fail-on a,b`, in their own order; every category without the option. */
@@ -170,10 +175,21 @@ export async function checkCommand(ctx: Ctx): Promise<number> {
   const { o, input, noPositionals } = ctx;
   noPositionals('check');
   const failOn = failOnCategories(o['fail-on']);
-  const report = evaluateGate(input);
-  const r = checkResult(report, preApprovalAttempts(report.project), failOn);
-  out(o.json ? JSON.stringify(r, null, 2) : checkText(r));
-  if (r.error) err(`mcp-gate: ${r.error}`);
-  return r.exitCode;
+  // With --team: the team file's signed approvals count, checked as `approvals import` checks them, on a private
+  // copy of the store (nothing is written to yours).
+  const team = o.team !== undefined ? await withTeamApprovals(ctx, o.team) : undefined;
+  try {
+    const report = evaluateGate(team?.input ?? input);
+    const r = checkResult(report, preApprovalAttempts(report.project), failOn);
+    if (team) {
+      r.team = { file: path.resolve(o.team!), entries: team.outcomes };
+      r.store = { ...r.store, file: team.ownStore };
+    }
+    out(o.json ? JSON.stringify(r, null, 2) : `${team ? `${importText(path.resolve(o.team!), team.outcomes)}\n\n` : ''}${checkText(r)}`);
+    if (r.error) err(`mcp-gate: ${r.error}`);
+    return r.exitCode;
+  } finally {
+    team?.done();
+  }
 }
 

@@ -24,6 +24,7 @@ import { err, out } from './output';
 import { finishBeforeStopping } from './signals';
 import { writeInitialConfig } from './init';
 import { updateCommand } from './update';
+import { approvalsCommand } from './team';
 import { checkCommand } from './check';
 import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText, sameBuildGate } from './install';
@@ -171,7 +172,7 @@ async function explain(ctx: Ctx): Promise<number> {
   const scope = o.scope ?? (declared.size === 1 && declared.has('repository') ? 'repository' : 'user');
   if (scope !== 'user' && scope !== 'repository') throw new UsageError(`--scope must be user or repository, not ${JSON.stringify(scope)}`);
   const who = serverIdentity({ name: server, gated: scope === 'repository' }, report.project);
-  const lines = explainAction(rest[0], policy.rules, who);
+  const lines = explainAction(rest[0], policy.rules, who, o.args !== undefined ? { args: jsonArgs(o.args), workspace: report.project } : { workspace: report.project });
   out(lines.join('\n'));
   out(scope === 'user'
     ? 'as seen by: your user-scope servers (rules without "project"; --scope repository for the servers of a repository)'
@@ -262,18 +263,22 @@ async function tools(ctx: Ctx): Promise<number> {
   }
 }
 
+/** `--args`: a tool call's arguments, a JSON object. */
+function jsonArgs(text: string): Record<string, unknown> {
+  let args: unknown;
+  try {
+    args = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`--args is not JSON: ${(e as Error).message}`);
+  }
+  if (!args || typeof args !== 'object' || Array.isArray(args)) throw new UsageError('--args must be a JSON object');
+  return args as Record<string, unknown>;
+}
+
 async function call(ctx: Ctx): Promise<number> {
   const { o, rest, startSession } = ctx;
   if (rest.length !== 2) throw new UsageError('mcp-gate call takes a server and a tool name');
-  let args: Record<string, unknown> = {};
-  if (o.args !== undefined) {
-    try {
-      args = JSON.parse(o.args);
-    } catch (e) {
-      throw new UsageError(`--args is not JSON: ${(e as Error).message}`);
-    }
-    if (!args || typeof args !== 'object' || Array.isArray(args)) throw new UsageError('--args must be a JSON object');
-  }
+  const args = o.args !== undefined ? jsonArgs(o.args) : {};
   const { session, server } = await startSession(rest[0]);
   try {
     if (!session.servers().includes(server.name)) return 1;
@@ -375,6 +380,7 @@ export const COMMANDS: Record<CommandId, Command> = {
   remove: edit,
   doctor,
   check: checkCommand,
+  approvals: approvalsCommand,
   explain,
   tools,
   call,

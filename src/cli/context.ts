@@ -51,6 +51,14 @@ export interface Options {
   verify?: boolean;
   /** `check`: the categories that fail it (./check.ts). */
   'fail-on'?: string;
+  /** `approvals export`: the team file, the SSH key that signs, the signer's principal (./team.ts). */
+  out?: string;
+  key?: string;
+  as?: string;
+  /** `check`: a team file whose signed approvals count (./team.ts). */
+  team?: string;
+  /** `approvals import`, `check --team`: the allowed-signers file (default beside the user configuration). */
+  'allowed-signers'?: string;
 }
 
 export interface Ctx {

@@ -34,6 +34,11 @@ export async function main(argv: string[]): Promise<number> {
         scope: { type: 'string' },
         verify: { type: 'boolean' },
         'fail-on': { type: 'string' },
+        out: { type: 'string' },
+        key: { type: 'string' },
+        as: { type: 'string' },
+        team: { type: 'string' },
+        'allowed-signers': { type: 'string' },
       },
     });
   } catch (e) {

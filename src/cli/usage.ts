@@ -3,7 +3,7 @@
 // file of its own it calls, such as ./check.ts); adding a command means an id and a help entry here and its
 // function there.
 
-export const COMMAND_IDS = ['init', 'list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'check', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
+export const COMMAND_IDS = ['init', 'list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'check', 'approvals', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 
 export function isCommandId(s: string): s is CommandId {
@@ -31,12 +31,23 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
     ],
   },
   {
+    ids: ['approvals'],
+    usage: 'approvals export|import …',
+    what: [
+      'share approvals with a team: `approvals export --out FILE --key KEY --as NAME',
+      '[<server>]` writes the project\'s approvals to a team file, each signed with your',
+      'SSH key; `approvals import FILE [--allowed-signers F]` records each entry signed',
+      'by a key of your allowed-signers file whose digest is what would run here',
+    ],
+  },
+  {
     ids: ['explain'],
-    usage: 'explain <action> [--scope user|repository]',
+    usage: 'explain <action> [--scope user|repository] [--args JSON]',
     what: [
       'the decision for an action, the rule that made it, the rule that',
       'would permit it; for your user-scope servers (default) or for the repository',
-      'servers of --project (rules whose "project" is that folder or "*")',
+      'servers of --project (rules whose "project" is that folder or "*"); --args:',
+      "a tool call's arguments, checked against the deciding rule's \"args\"",
     ],
   },
   { ids: ['tools'], usage: 'tools <server>', what: ['start the server through the gate and list its tools with what the policy says'] },
@@ -71,6 +82,9 @@ options:
   --store DIR      the approval store folder (default: MCP_GATE_STORE, else the extension's globalStorage)
   --source FILE    which file, when a server name is declared in several
   --fail-on LIST   check: the categories that fail it (pending,changed,blocked,preapproval)
+  --team FILE      check: a team file whose signed approvals count (see approvals)
+  --allowed-signers FILE   approvals import, check --team: whose signatures you accept
+                   (default: allowed_signers beside your MCP Gate configuration)
   -h, --help       this text
 
 exit codes: 0 ok, 1 full block or refusal, 2 usage;

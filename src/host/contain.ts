@@ -392,7 +392,7 @@ export type Containment =
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
   | { readonly kind: 'unavailable'; readonly probe: Extract<SandboxProbe, { ok: false }> }
-  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; /** Rules that name hosts it may reach (allow or ask). */ readonly networkHosts: readonly Rule[]; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; readonly mechanism: LimitMechanism };
+  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; /** Rules that name hosts it may reach (allow or ask). */ readonly networkHosts: readonly Rule[]; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; readonly mechanism: LimitMechanism; readonly overridden?: { readonly entry: SandboxEntry; readonly by: string } };
 
 export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe, mechanism: () => LimitMechanism = limitMechanism): Containment {
   const d = sandboxFor(policy.sandbox, who, home);
@@ -401,7 +401,7 @@ export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: st
   if (!p.ok) return { kind: 'unavailable', probe: p };
   const m = mechanism();
   if (m.refused) return { kind: 'unavailable', probe: { ok: false, ...m.refused } };
-  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), networkHosts: networkHostRulesUnder(policy, who), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets, limits: d.limits, mechanism: m };
+  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), networkHosts: networkHostRulesUnder(policy, who), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets, limits: d.limits, mechanism: m, ...(d.overridden ? { overridden: d.overridden } : {}) };
 }
 
 /** The user's read and write paths that are Unix socket files (a daemon's socket shown to the server). */
@@ -496,6 +496,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
     ? `Unix sockets: allowed by your setting in ${optOutWhere(c.unixSockets)} (unixSockets: true): it can connect to any socket file it can see`
     : unixSocketsRefusedWords(shownSockets(c)));
   out.push(limitsWords(c.limits, c.mechanism));
+  if (c.overridden) out.push(`your opt-out in ${optOutWhere(c.overridden.entry)} does not apply: the administrator's policy ${c.overridden.by} requires the sandbox`);
   if (c.extraRead.length) out.push(`extra read (your settings): ${c.extraRead.join(', ')}`);
   if (c.extraWrite.length) out.push(`extra write (your settings): ${c.extraWrite.join(', ')}`);
   return out;

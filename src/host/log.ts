@@ -36,6 +36,8 @@ export interface McpRequestEvent {
   outcome: Outcome;
   /** Why, for anything but `answered` (masked). */
   detail?: string;
+  /** For a call a rule refused (a deny rule, or an allow whose argument constraints the call broke): that rule, as written. */
+  rule?: string;
 }
 
 export interface ToolCallEvent {

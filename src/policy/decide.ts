@@ -4,6 +4,7 @@
 // see only the rules meant for it (see identity.ts): no "project" for a user-scope server, its project's for a
 // repository server.
 
+import { argumentsRefusal, describeArgRules } from './args';
 import { HostError, hostAction, networkHostAction } from './hostname';
 import { appliesTo, describeIdentity, describeQualifier, type ServerIdentity } from './identity';
 import { formatOrigin, jsonExcerpt, NameError } from './names';
@@ -163,6 +164,7 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
   }
   const normal = target.text;
   const ranked: { rule: Rule; spec: number }[] = [];
+  const admin: { rule: Rule; spec: number }[] = [];
   const ignored: Rule[] = [];
   for (const rule of rules) {
     let p: Pattern;
@@ -179,10 +181,37 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
       };
     }
     if (!patternMatches(p, target.segments)) continue;
-    if (who !== undefined && !appliesTo(rule, who)) ignored.push(rule);
+    // The administrator's rules: without "project", for every server of the name (user-scope and repository).
+    if (rule.layer === 'admin') {
+      if (who === undefined || rule.project === undefined || appliesTo(rule, who)) admin.push({ rule, spec: specificity(p) });
+      else ignored.push(rule);
+    } else if (who !== undefined && !appliesTo(rule, who)) ignored.push(rule);
     else ranked.push({ rule, spec: specificity(p) });
   }
-  ranked.sort((a, b) => b.spec - a.spec || STRENGTH[b.rule.decision] - STRENGTH[a.rule.decision] || a.rule.index - b.rule.index);
+  const order = (a: { rule: Rule; spec: number }, b: { rule: Rule; spec: number }) => b.spec - a.spec || STRENGTH[b.rule.decision] - STRENGTH[a.rule.decision] || a.rule.index - b.rule.index;
+  ranked.sort(order);
+  admin.sort(order);
+  const user = userVerdict(normal, ranked, ignored, who);
+  const matches = [...admin.map((r) => r.rule), ...user.matches];
+  // The administrator's layer only restricts: its deciding rule holds when it is stricter than the user's verdict.
+  const top = admin[0]?.rule;
+  if (top && STRENGTH[top.decision] > STRENGTH[user.verdict.decision]) {
+    const says = top.decision === 'deny' ? 'is denied by' : 'needs an answer: it is asked by';
+    const permit = allowFor(normal, who);
+    return {
+      verdict: {
+        decision: top.decision, action: normal, rule: top, ...(top.decision === 'ask' ? { permittedBy: permit } : {}),
+        reason: `${normal} ${says} the administrator's ${ruleRef(top)}; a user's rule cannot loosen it${top.decision === 'ask' ? ' (an answer holds for this once)' : ''}.`,
+      },
+      matches,
+      ignored,
+    };
+  }
+  return { verdict: user.verdict, matches, ignored };
+}
+
+/** The verdict of the user's rules that match (`ranked`, most specific and strongest first). */
+function userVerdict(normal: string, ranked: readonly { rule: Rule; spec: number }[], ignored: Rule[], who: ServerIdentity | undefined): { verdict: Verdict; matches: Rule[] } {
   const matches = ranked.map((r) => r.rule);
   const permit = allowFor(normal, who);
   const forWhom = who?.scope === 'repository' ? ` for ${describeIdentity(who)}` : '';
@@ -195,7 +224,6 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
         reason: `${normal} is denied${forWhom}: no rule matches it, and no rule means deny; the rule ${ruleText(permit)} would permit it.${ignoredNote(ignored, who)}`,
       },
       matches,
-      ignored,
     };
   }
   const winner = ranked[0].rule;
@@ -213,7 +241,7 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
     const says = winner.decision === 'deny' ? 'is denied by' : 'needs an answer: it is asked by';
     verdict = { decision: winner.decision, action: normal, rule: winner, permittedBy: permit, reason: `${normal} ${says} ${ruleRef(winner)}; ${fix}.${ignoredNote(ignored, who)}` };
   }
-  return { verdict, matches, ignored };
+  return { verdict, matches };
 }
 
 /**
@@ -339,6 +367,20 @@ export function mayCallTool(who: ServerIdentity, host: string | undefined, tool:
   return { ...pick, steps };
 }
 
+/**
+ * A call's arguments against the rule that allowed its tool (./args.ts): the verdict itself when that rule has no
+ * `args` (or the verdict does not allow), else a `deny` naming the rule and the first argument that breaks it.
+ * Decided per call, after the tool's verdict (which does not depend on arguments and may be kept).
+ * @param workspace the project folder the call is made for (`${workspaceFolder}` in a rule).
+ */
+export function checkCallArguments(verdict: Verdict, args: unknown, workspace: string | undefined): Verdict {
+  const rule = verdict.decision === 'allow' ? verdict.rule : undefined;
+  if (!rule?.args) return verdict;
+  const why = argumentsRefusal(rule.args, args, workspace);
+  if (why === undefined) return verdict;
+  return { decision: 'deny', action: verdict.action, rule, reason: `${verdict.action} is refused by ${ruleRef(rule)}: ${why}.` };
+}
+
 /** What the rules say about a local server reaching one host through its network door. */
 export interface NetworkVerdict {
   readonly verdict: Verdict;
@@ -385,7 +427,7 @@ export function mayReachNetwork(who: ServerIdentity, host: string, rules: readon
  */
 export function networkHostRules(who: ServerIdentity, rules: readonly Rule[]): Rule[] {
   return rules.filter((r) => {
-    if (r.decision === 'deny' || !appliesTo(r, who)) return false;
+    if (r.decision === 'deny' || r.layer === 'admin' || !appliesTo(r, who)) return false;
     let p: Pattern;
     try {
       p = patternOf(r);
@@ -422,17 +464,26 @@ export function privateRangesRefused(who: ServerIdentity, rules: readonly Rule[]
  * that match but lost, rules that match but are for other servers (with `who`),
  * and the reason.
  */
-export function explain(action: string, rules: readonly Rule[], who?: ServerIdentity): string[] {
-  const { verdict, matches, ignored } = evaluate(action, rules, who);
+export function explain(action: string, rules: readonly Rule[], who?: ServerIdentity, call?: { args?: unknown; workspace?: string }): string[] {
+  const evaluation = evaluate(action, rules, who);
+  const { matches, ignored } = evaluation;
+  const decided = evaluation.verdict;
+  const verdict = call?.args !== undefined ? checkCallArguments(decided, call.args, call.workspace) : decided;
   const lines = [`action: ${verdict.action}`, `decision: ${verdict.decision}`];
   if (verdict.rule) {
     const written = verdict.rule.written !== undefined ? ` (written ${jsonExcerpt(verdict.rule.written)})` : '';
     lines.push(`rule: ${ruleText(verdict.rule)}${written} from ${formatOrigin(verdict.rule.origin)} (rules[${verdict.rule.index}])`);
+    if (verdict.rule.layer === 'admin') lines.push('layer: the administrator\'s (a user\'s rule cannot loosen it)');
   } else {
     lines.push('rule: none');
   }
   if (verdict.decision === 'ask') {
     lines.push('ask: a prompt where a person can answer; a refusal in the CLI or headless');
+  }
+  if (verdict.rule?.args) {
+    for (const a of describeArgRules(verdict.rule.args, call?.workspace)) lines.push(`arguments: ${a}`);
+    if (call?.args === undefined) lines.push('arguments: checked at each call (give --args JSON to check one); a call that breaks one is refused by this rule');
+    else if (verdict === decided) lines.push('arguments: these hold every constraint');
   }
   if (verdict.permittedBy) lines.push(`would permit: ${ruleText(verdict.permittedBy)}`);
   for (const other of matches) {

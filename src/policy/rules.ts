@@ -16,6 +16,7 @@ import {
   walkItems,
 } from './names';
 import { projectProblem, type ProjectQualified } from './identity';
+import { parseArgRules, type ArgRules } from './args';
 
 /** What a rule says about an action. */
 export type Decision = 'allow' | 'ask' | 'deny';
@@ -31,6 +32,8 @@ export interface RuleText {
   readonly action: string;
   readonly decision: Decision;
   readonly project?: string;
+  /** For an `allow` of a tool: what the call's arguments must be (./args.ts). */
+  readonly args?: ArgRules;
 }
 
 /** A validated rule, with the place it came from. */
@@ -43,6 +46,8 @@ export interface Rule extends RuleText, ProjectQualified {
   readonly origin: Origin;
   /** Its position in the list it was parsed from (0-based). */
   readonly index: number;
+  /** `admin`: from the administrator's layer (only restricts: src/policy/decide.ts). */
+  readonly layer?: 'admin';
 }
 
 /** What an action or pattern is about. `any` is `*` or `mcp.*`; `server` is `mcp.<server>.*`. */
@@ -226,7 +231,7 @@ export function specificity(pattern: Pattern): number {
 
 /** A rule written as JSON, the way a user would put it in a file. */
 export function ruleText(rule: RuleText): string {
-  return JSON.stringify({ action: rule.action, decision: rule.decision, ...(rule.project !== undefined ? { project: rule.project } : {}) });
+  return JSON.stringify({ action: rule.action, decision: rule.decision, ...(rule.project !== undefined ? { project: rule.project } : {}), ...(rule.args !== undefined ? { args: rule.args } : {}) });
 }
 
 /** The result of {@link parseRules}: every input is either a rule or an error. */
@@ -235,7 +240,7 @@ export interface ParsedRules {
   readonly errors: RuleError[];
 }
 
-const RULE_KEYS = new Set(['action', 'decision', 'project']);
+const RULE_KEYS = new Set(['action', 'decision', 'project', 'args']);
 
 /**
  * Validate raw rule values (e.g. parsed JSON) from one source. Every item ends
@@ -248,12 +253,12 @@ const RULE_KEYS = new Set(['action', 'decision', 'project']);
  */
 export function parseRules(raw: unknown, origin: Origin | ((index: number) => Origin)): ParsedRules {
   const rules: Rule[] = [];
-  const errors = walkItems(raw, origin, { list: 'rules', item: 'a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*"}' },
+  const errors = walkItems(raw, origin, { list: 'rules', item: 'a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*", "args"?: {…}}' },
     (o, i, text, reason) => new RuleError(o, i, text, reason), (obj, where, index, fail) => {
     const problems: string[] = [];
     const unknown = Object.keys(obj).filter((k) => !RULE_KEYS.has(k));
     if (unknown.length > 0) {
-      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; a rule has only "action", "decision" and "project"`);
+      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; a rule has only "action", "decision", "project" and "args"`);
     }
     const hasProject = Object.prototype.hasOwnProperty.call(obj, 'project');
     if (hasProject) {
@@ -281,6 +286,14 @@ export function parseRules(raw: unknown, origin: Origin | ((index: number) => Or
     if (pattern?.kind === 'private' && decision === 'ask') {
       problems.push(`${pattern.text} takes "allow" or "deny": an address check cannot wait for an answer`);
     }
+    let args: ArgRules | undefined;
+    if (Object.prototype.hasOwnProperty.call(obj, 'args')) {
+      const parsed = parseArgRules(obj.args);
+      if ('problem' in parsed) problems.push(parsed.problem);
+      else args = parsed.args;
+      if (pattern !== undefined && pattern.kind !== 'tool') problems.push(`"args" constrains a tool's arguments: it belongs on a rule for mcp.<server>.tool.<tool> (or mcp.<server>.tool.*), not on ${pattern.text}`);
+      else if (decision !== 'allow' && (DECISIONS as readonly string[]).includes(decision as string)) problems.push(`"args" belongs on an "allow" rule (it says which calls are allowed), not on ${jsonExcerpt(decision)}`);
+    }
     if (problems.length > 0 || pattern === undefined) {
       fail(problems.join('; '));
       return;
@@ -292,6 +305,7 @@ export function parseRules(raw: unknown, origin: Origin | ((index: number) => Or
       index,
       ...(pattern.text !== obj.action ? { written: obj.action as string } : {}),
       ...(hasProject ? { project: obj.project as string } : {}),
+      ...(args !== undefined ? { args } : {}),
     };
     rules.push(rule);
   });

@@ -57,6 +57,11 @@ export interface SandboxSettings {
   readonly entries: readonly SandboxEntry[];
   /** An unusable item: every server that would be contained is refused until it is fixed. */
   readonly problems: readonly string[];
+  /**
+   * The administrator's layer requires the sandbox (its file): every local server runs contained, the user's own
+   * too, and no `off` opt-out applies.
+   */
+  readonly required?: string;
 }
 
 export const NO_SANDBOX_SETTINGS: SandboxSettings = { userServers: false, entries: [], problems: [] };
@@ -117,10 +122,12 @@ export function parseSandbox(raw: unknown, origin: (index: number) => Origin, re
 
 /** Several user layers (the extension's settings, the configuration file): entries and problems add up. */
 export function mergeSandbox(layers: readonly SandboxSettings[]): SandboxSettings {
+  const required = layers.find((l) => l.required)?.required;
   return {
-    userServers: layers.some((l) => l.userServers),
+    userServers: layers.some((l) => l.userServers) || required !== undefined,
     entries: layers.flatMap((l) => l.entries),
     problems: layers.flatMap((l) => l.problems),
+    ...(required !== undefined ? { required } : {}),
   };
 }
 
@@ -152,17 +159,20 @@ export type SandboxDecision =
   /** A plain process: the user's opt-out (`optOut`), or a user-scope server the user did not ask to contain. */
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
   /** Contained, with the extra paths of every entry that applies (`~/` expanded), Unix sockets if one allows them, its limits. */
-  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision };
+  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; /** An opt-out of the user's that the administrator's required sandbox overrides. */ readonly overridden?: { readonly entry: SandboxEntry; readonly by: string } };
 
 /** What the user's settings say for one server. `~/` in paths is expanded against `home`. */
 export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home: string): SandboxDecision {
-  if (who.scope !== 'repository' && !settings.userServers) return { kind: 'uncontained' };
+  if (who.scope !== 'repository' && !settings.userServers && settings.required === undefined) return { kind: 'uncontained' };
   if (settings.problems.length) return { kind: 'refused', problems: settings.problems };
   const mine = settings.entries.filter((e) => (e.server === who.name || e.server === '*') && appliesTo(e, who));
   const optOut = mine.find((e) => e.off);
-  if (optOut) return { kind: 'uncontained', optOut };
+  if (optOut && settings.required === undefined) return { kind: 'uncontained', optOut };
   const expand = (p: string) => (p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
-  return { kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)), unixSockets: mine.find((e) => e.unixSockets), limits: limitsOf(mine) };
+  return {
+    kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)), unixSockets: mine.find((e) => e.unixSockets), limits: limitsOf(mine),
+    ...(optOut && settings.required !== undefined ? { overridden: { entry: optOut, by: settings.required } } : {}),
+  };
 }
 
 /** The limits the entries that apply set: for each, the largest value one of them sets, else the default. */

@@ -19,6 +19,8 @@ export interface RawUserPolicy {
   sandbox?: unknown;
   /** Line of an item, when the source knows it (keyPath like ['rules', '3']). */
   lineOf?: (keyPath: string[]) => number;
+  /** `admin`: the administrator's layer (its rules only restrict; it holds nothing else). */
+  layer?: 'admin';
 }
 
 /** One local-development exception: loopback (and plain http to it) and/or private addresses for one server. */
@@ -46,7 +48,8 @@ export interface UserPolicy {
 
 export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = systemResolver): UserPolicy {
   const origin = (block: string) => (index: number): Origin => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf([block, String(index)]) } : {}) });
-  const rules = raw.rules === undefined ? { rules: [], errors: [] } : parseRules(raw.rules, origin('rules'));
+  const parsed = raw.rules === undefined ? { rules: [], errors: [] } : parseRules(raw.rules, origin('rules'));
+  const rules = raw.layer === 'admin' ? { rules: parsed.rules.map((r) => ({ ...r, layer: 'admin' as const })), errors: parsed.errors } : parsed;
   const secrets = raw.secrets === undefined ? { entries: [], errors: [] } : parseSecrets(raw.secrets, origin('secrets'));
   const exceptions = parseLocalExceptions(raw, origin('localExceptions'));
   const policy: UserPolicy = {
@@ -54,7 +57,10 @@ export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = s
     rules: resolveProjects(rules.rules, resolver),
     secrets: resolveProjects(secrets.entries, resolver),
     localExceptions: resolveProjects(exceptions.list, resolver),
-    sandbox: parseSandbox(raw.sandbox, (index) => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf(index < 0 ? ['sandbox'] : ['sandbox', 'servers', String(index)]) } : {}) }), resolver),
+    // The administrator's "sandbox" says only whether it is required (src/trust/sources/admin.ts validated it).
+    sandbox: raw.layer === 'admin'
+      ? { userServers: false, entries: [], problems: [], ...((raw.sandbox as { required?: unknown } | undefined)?.required === true ? { required: raw.file } : {}) }
+      : parseSandbox(raw.sandbox, (index) => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf(index < 0 ? ['sandbox'] : ['sandbox', 'servers', String(index)]) } : {}) }), resolver),
     problems: [...rules.errors, ...secrets.errors].map((e) => e.message).concat(exceptions.problems),
     notes: [],
   };

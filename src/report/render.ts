@@ -271,6 +271,19 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   return lines.join('\n');
 }
 
+/** The administrator's layer in one line: none, in force (what it holds), or unusable. */
+function adminLine(report: GateReport): string {
+  const a = report.adminPolicy;
+  if (a.status === 'absent') return `no administrator's policy (${escapeText(a.file)} does not exist)`;
+  if (a.status === 'invalid') return `${escapeText(a.file)} CANNOT BE USED: ${a.problems.map(escapeText).join('; ')} (a full block until an administrator fixes it)`;
+  const rules = Array.isArray(a.rules) ? a.rules.length : 0;
+  const parts = [`${rules} ${rules === 1 ? 'rule' : 'rules'} that your rules cannot loosen`, `${a.blockedServers.length} blocked ${a.blockedServers.length === 1 ? 'server' : 'servers'}`, `escape hatch ${a.escapeHatch ? 'allowed' : 'off'}`];
+  if (a.sandboxRequired) parts.push('sandbox required for every local server');
+  if (a.packages.minReleaseAgeDays !== undefined) parts.push(`npm versions at least ${a.packages.minReleaseAgeDays} days old`);
+  if (a.packages.registries) parts.push(`npm only from ${a.packages.registries.map(escapeText).join(', ')}`);
+  return `${escapeText(a.file)} in force: ${parts.join(', ')}`;
+}
+
 export function doctorText(report: GateReport, storeHow: string, words: FrontEndWords = NEUTRAL_WORDS, storeNotes: readonly string[] = []): string {
   const L: string[] = [];
   L.push(`project   ${escapeText(report.project)}`);
@@ -279,6 +292,8 @@ export function doctorText(report: GateReport, storeHow: string, words: FrontEnd
   L.push(`store     ${escapeText(report.store.file)} (${storeHow}; ${health})`);
   for (const note of storeNotes) L.push(`WARNING   ${escapeText(note)}`);
   if (report.escapeHatch) L.push('WARNING   MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review');
+  L.push(`admin     ${adminLine(report)}`);
+  if (report.escapeHatchRefused) L.push(`note      ${escapeText(report.escapeHatchRefused)}`);
   if (report.fullBlock.length) {
     L.push('');
     L.push('FULL BLOCK: no tool of this project may be called until this is fixed');
@@ -352,6 +367,7 @@ export function reportJson(report: GateReport, storeHow: string) {
     blocked: report.fullBlock.length > 0,
     fullBlock: report.fullBlock,
     escapeHatch: report.escapeHatch,
+    admin: { file: report.adminPolicy.file, status: report.adminPolicy.status, problems: report.adminPolicy.problems, blockedServers: report.adminPolicy.blockedServers, escapeHatch: report.adminPolicy.escapeHatch, sandboxRequired: report.adminPolicy.sandboxRequired, packages: report.adminPolicy.packages },
     store: { ...report.store, how: storeHow },
     sources: report.sources.filter((s) => s.status !== 'missing'),
     importers: report.importers,

@@ -16,6 +16,7 @@ import { packageLaunchOf } from './plan/launchers';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDocument, type Position } from './sources/parse';
 import { ApprovalStore, type ApprovalRecord, type StoreHealth, type StoreMasker } from './approval/store';
 import { recordRef, refOf, serverKey } from './approval/server-ref';
+import { readAdminPolicy, registryListed, type AdminPolicy } from './sources/admin';
 import { ESCAPE_HATCH_ENV, type FullBlock, type GateInput, type GateReport, type Importer, type ServerReport, type SourceReport } from './report';
 import { NEUTRAL_WORDS } from './words';
 import { changedFilesOnly } from './approval/diff';
@@ -260,6 +261,7 @@ function ignoredGrantsIn(project: string, reader: TrackingReader): GateReport['i
 /** States: each declared server against the approval store. */
 function serverStates(
   sources: readonly LoadedSource[], project: string, reader: TrackingReader, store: ApprovalStore, fullBlock: FullBlock[], escapeHatch: boolean, m: Machine,
+  admin: AdminPolicy,
 ): { snapshot: ReturnType<ApprovalStore['read']>; servers: ServerReport[] } {
   const snapshot = store.read(reader);
   const records = new Map(snapshot.records.map((r) => [serverKey(recordRef(r)), r]));
@@ -272,7 +274,7 @@ function serverStates(
         gated, importedBy: s.report.importedBy.map((i) => i.file), state: 'pending', reason: '', viaEscapeHatch: false, disabled: isDisabled(d.raw),
         definition: d.definition, raw: d.raw,
       };
-      servers.push(decideState(base, d, project, reader, records, fullBlock, escapeHatch, m.env.PATH));
+      servers.push(adminBlock(decideState(base, d, project, reader, records, fullBlock, escapeHatch, m.env.PATH), admin));
     }
   }
   return { snapshot, servers };
@@ -293,9 +295,16 @@ function agentFilesIn(project: string, reader: TrackingReader): GateReport['agen
 export function evaluateGate(input: GateInput, reader: TrackingReader = new TrackingReader()): GateReport {
   const project = projectIdentity(input.projectDir);
   const m = input.machine;
-  const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1';
+  const admin = readAdminPolicy(reader);
+  const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1' && admin.escapeHatch;
+  const escapeHatchRefused = m.env[ESCAPE_HATCH_ENV] === '1' && !escapeHatch
+    ? `${ESCAPE_HATCH_ENV}=1 is ignored: ${admin.status === 'ok' ? `the administrator's policy ${admin.file} turns the escape hatch off` : `the administrator's policy ${admin.file} cannot be used`}`
+    : undefined;
   const store = new ApprovalStore(input.storeDir, input.masker);
   const fullBlock: FullBlock[] = [];
+  if (admin.status === 'invalid') {
+    fullBlock.push({ reason: `the administrator's policy ${admin.file} cannot be used (${admin.problems.join('; ')}), so no repository server runs until an administrator fixes it`, files: [admin.file] });
+  }
 
   if (storeInsideProject(project, input.storeDir)) {
     fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; ${(input.words ?? NEUTRAL_WORDS).storeOutside}`, files: [input.storeDir] });
@@ -309,7 +318,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   unusableSourceBlocks(sources, fullBlock);
   unprefixedToolBlocks(sources, fullBlock);
   const ignoredGrants = ignoredGrantsIn(project, reader);
-  const { snapshot, servers } = serverStates(sources, project, reader, store, fullBlock, escapeHatch, m);
+  const { snapshot, servers } = serverStates(sources, project, reader, store, fullBlock, escapeHatch, m, admin);
   const agentFiles = agentFilesIn(project, reader);
 
   const gateSources = sources.filter((s) => s.loc.kind === 'gate');
@@ -325,10 +334,34 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     escapeHatch,
     agentFiles,
     userPolicy: { file: gateSource?.report.file ?? '', ...(gateSource?.report.status === 'ok' ? gateSource.gate : {}) },
-    userPolicyLayers: gateSources.map((g) => ({ file: g.report.file, ...(g.report.status === 'ok' ? g.gate : {}) })),
+    userPolicyLayers: [
+      ...(admin.status === 'ok' ? [{ file: admin.file, layer: 'admin' as const, rules: admin.rules, sandbox: { required: admin.sandboxRequired }, lineOf: admin.lineOf }] : []),
+      ...gateSources.map((g) => ({ file: g.report.file, ...(g.report.status === 'ok' ? g.gate : {}) })),
+    ],
+    adminPolicy: admin,
+    ...(escapeHatchRefused ? { escapeHatchRefused } : {}),
     requireLog: gateSources.some((g) => g.loc.scope === 'user' && g.report.status === 'ok' && g.gate?.requireLog === true),
     ignoredGrants,
   };
+}
+
+/**
+ * What the administrator's layer does to a server's state. A server it keeps blocked: every server of that name
+ * (any scope), or, with a digest, the definition with that digest — whoever approved it, whatever the escape hatch
+ * says. An approval whose package lock came from a registry the layer does not list no longer holds: the server
+ * waits for approval again, which resolves from an allowed registry (src/trust/approval/approvals.ts).
+ */
+function adminBlock(s: ServerReport, admin: AdminPolicy): ServerReport {
+  const b = admin.blockedServers.find((x) => x.server === s.name && (x.digest === undefined || x.digest === s.pinned?.digest));
+  if (b) {
+    const what = b.digest ? `this definition of "${s.name}" (${b.digest})` : `every server named "${s.name}"`;
+    return { ...s, state: 'blocked', viaEscapeHatch: false, reason: `blocked by the administrator's policy ${admin.file}, which blocks ${what}${b.why ? `: ${b.why}` : ''}` };
+  }
+  const lock = s.state === 'approved' && !s.viaEscapeHatch ? s.record?.lock : undefined;
+  if (lock && !registryListed(admin, lock.registry)) {
+    return { ...s, state: 'approval-changed', reason: `its package lock was resolved from ${lock.registry}, and the administrator's policy ${admin.file} allows packages only from ${admin.packages.registries!.join(', ')}: approve it again to resolve ${lock.spec} from an allowed registry` };
+  }
+  return s;
 }
 
 function decideState(
@@ -362,7 +395,7 @@ function decideState(
     if (record.digest === pinned.digest && record.toolsChanged) {
       return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${exactTime(record.toolsChanged.observedAt)})` };
     }
-    if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: `approved on ${exactTime(record.decidedAt)}` };
+    if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: record.team ? `approved by ${record.team.by} (key ${record.team.key}, team file ${record.team.file}), imported on ${exactTime(record.decidedAt)}` : `approved on ${exactTime(record.decidedAt)}` };
     // "A file it runs changed" (the entry as written is the same) is told apart from "its definition changed".
     const files = changedFilesOnly(record.pinned, pinned.pinned);
     if (files) {

@@ -12,6 +12,8 @@ import { NEUTRAL_WORDS, type FrontEndWords } from './words';
 
 export type { GateState } from './approval/gate-state';
 
+import type { AdminPolicy } from './sources/admin';
+
 export const ESCAPE_HATCH_ENV = 'MCP_GATE_ALLOW_PROJECT';
 
 export interface GateInput {
@@ -89,8 +91,15 @@ export interface GateReport {
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
   userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
-  /** Every user layer that may hold policy: the extension's settings (when given) and the configuration file. */
-  userPolicyLayers: GateReport['userPolicy'][];
+  /**
+   * Every layer that may hold policy: the administrator's (first, `layer: 'admin'`, when its file is in force), the
+   * extension's settings (when given) and the configuration file.
+   */
+  userPolicyLayers: (GateReport['userPolicy'] & { layer?: 'admin' })[];
+  /** The administrator's layer (./sources/admin.ts): absent, in force, or invalid (then a full block). */
+  adminPolicy: AdminPolicy;
+  /** MCP_GATE_ALLOW_PROJECT=1 was set, and the administrator's layer turned the escape hatch off. */
+  escapeHatchRefused?: string;
   /** A user layer says `requireLog`: calls are refused while the exchange log cannot be written. */
   requireLog: boolean;
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */

@@ -91,7 +91,17 @@ const weatherRepo = path.join(dir('repos'), 'weather-app');
 // MCP Gate's user configuration (the same file for the extension and the CLI): the weather tool of that repository
 // may be called (a rule for a repository server names its project).
 fs.mkdirSync(path.join(dirs.xdgConfig, 'mcp-gate'), { recursive: true });
-fs.writeFileSync(path.join(dirs.xdgConfig, 'mcp-gate', 'config.json'), JSON.stringify({ rules: [{ action: 'mcp.weather.tool.forecast', decision: 'allow', project: weatherRepo }] }, null, 2));
+// A second repository (the CLI's only: not a workspace folder) with a contained server that may reach any public
+// host (the bare network rule) and tries a private address and the host's loopback through its network door.
+const netRepo = path.join(dir('repos'), 'net-probe');
+fs.writeFileSync(path.join(dirs.xdgConfig, 'mcp-gate', 'config.json'), JSON.stringify({ rules: [
+  { action: 'mcp.weather.tool.forecast', decision: 'allow', project: weatherRepo },
+  { action: 'mcp.probe.tool.probe', decision: 'allow', project: netRepo },
+  { action: 'mcp.probe.network', decision: 'allow', project: netRepo },
+] }, null, 2));
+fs.mkdirSync(path.join(netRepo, 'srv'), { recursive: true });
+fs.copyFileSync(path.join(REPO, 'test/fixtures/sandbox/probe-server.js'), path.join(netRepo, 'srv', 'probe-server.js'));
+fs.writeFileSync(path.join(netRepo, '.mcp.json'), JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }));
 fs.cpSync(path.join(REPO, 'test/fixtures/panel-workspace'), weatherRepo, { recursive: true });
 const xssRepo = dir('repos', 'hostile-repo');
 {
@@ -412,6 +422,31 @@ const main = [
     await $('.vlist-row:not([hidden]) .c-kind', { hasText: 'tool.result' }).first().waitFor({ timeout: 5000 });
     await tab('waiting');
   }],
+  ['a contained server\'s blocked connections show in the log with the host, and the rule that would allow one', async () => {
+    const approve = cli(netRepo, 'approve', 'probe', '--yes');
+    assert(approve.status === 0, `mcp-gate approve: ${approve.stdout}${approve.stderr}`);
+    const PRIVATE = '10.255.255.1:9555';
+    const call = cli(netRepo, 'call', 'probe', 'probe', '--args', JSON.stringify({ marker: 'mcpgate-e2e-net', loopbackPort: 9, peerHost: '10.255.255.1', peerPort: 9555 }));
+    assert(call.status === 0, `mcp-gate call: ${call.stdout}${call.stderr}`);
+    const answer = JSON.parse(call.stdout.slice(call.stdout.indexOf('{'), call.stdout.lastIndexOf('}') + 1));
+    assert(answer.peerProxied?.ok === false && answer.loopbackProxied?.ok === false && answer.peer?.ok === false, `nothing reached: ${call.stdout}`);
+    const blocked = readLog().filter((e) => e.kind === 'network.blocked' && e.server === 'probe');
+    assert(blocked.some((e) => e.host === PRIVATE && /mcp\.probe\.network\.\[10\.255\.255\.1\]/.test(e.rule ?? '')), `the private address, with the rule that would allow it: ${JSON.stringify(blocked)}`);
+    assert(blocked.some((e) => e.host === '127.0.0.1:9' && !e.rule), `the host's loopback, with no rule that would allow it: ${JSON.stringify(blocked)}`);
+    await tab('log');
+    await chooseOption('Filter by outcome', 'blocked');
+    const rows = $('.vlist-row:not([hidden])');
+    await until('the blocked connections', async () => (await rows.count()) >= 2 && (await rows.locator('.c-outcome').allTextContents()).every((o) => o === 'blocked'), 10_000);
+    const row = rows.filter({ has: $('.c-about', { hasText: PRIVATE }) }).first();
+    assert((await row.locator('.c-kind').textContent()) === 'network.blocked' && (await row.locator('.c-server').textContent()) === 'probe', 'kind and server');
+    assert(/would allow it/.test(await row.locator('.c-detail').textContent()), `the row says a rule would allow it: ${await row.locator('.c-detail').textContent()}`);
+    await row.click();
+    const details = await $('.details-body').textContent();
+    assert(details.includes('"kind": "network.blocked"') && details.includes(`"host": "${PRIVATE}"`) && details.includes('mcp.probe.network.[10.255.255.1]'), `details: ${details}`);
+    await shot('trust-panel-log-network-blocked');
+    await $('vscode-button', { hasText: 'Clear filters' }).click();
+    await tab('waiting');
+  }],
   ['Try a Tool… from the palette: the tool chat is shown, arguments from its schema, one call through the gateway; the result and its log lines in an editor', async () => {
     await palette('MCP Gate: Try a Tool…');
     // one server can run (weather): no server to pick; the tools are the ones the gateway lists, as chat sees them
@@ -527,8 +562,11 @@ const main = [
     await theme('Dark Modern', 'vscode-dark');
     const search = $('vscode-textfield.search input');
     await search.fill('gate.approve');
-    await until('the search', async () => (await $('.log-count').textContent()) === `2 of ${total} events`);
-    assert((await $('.vlist-row:not([hidden])').count()) === 2, 'two rows');
+    // weather's two approvals, and the network probe's (approved by the CLI)
+    const approvals = readLog().filter((e) => e.kind === 'gate.approve').length;
+    assert(approvals === 3, `three gate.approve events: ${approvals}`);
+    await until('the search', async () => (await $('.log-count').textContent()) === `${approvals} of ${total} events`);
+    assert((await $('.vlist-row:not([hidden])').count()) === approvals, `${approvals} rows`);
     await search.fill('');
     await chooseOption('Filter by outcome', 'answered');
     await until('the outcome filter', async () => /^\d+ of \d+ events$/.test(await $('.log-count').textContent()));
@@ -635,6 +673,32 @@ const main = [
     const [kinds] = await until('the filtered rows', async () => { const k = await $('.vlist-row:not([hidden]) .c-kind').allTextContents(); return k.length >= 4 && k; }, 10_000, 100);
     assert(kinds.every((k) => k.startsWith('gate.')), `kinds: ${kinds}`);
     await $('vscode-button', { hasText: 'Clear filters' }).click();
+  }],
+  ['a team approval the CLI imports (signed with an SSH key on another store) shows on the card who signed it', async () => {
+    const keys = dir('keys');
+    const key = path.join(keys, 'alice');
+    assert(spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'alice', '-f', key]).status === 0, 'ssh-keygen');
+    fs.writeFileSync(path.join(dirs.xdgConfig, 'mcp-gate', 'allowed_signers'), `alice@example.com ${fs.readFileSync(`${key}.pub`, 'utf8')}`);
+    // "Another machine": its own store, where alice approves the same server and exports it.
+    const other = dir('other-store');
+    const run = (...args) => spawnSync(process.execPath, [path.join(REPO, 'dist/cli.js'), ...args, '--project', weatherRepo, '--store', other], { env, encoding: 'utf8', timeout: 60_000 });
+    assert(run('approve', 'weather', '--yes').status === 0, 'approved on the other store');
+    const teamFile = path.join(dir('team'), 'weather-app.json');
+    const exp = run('approvals', 'export', '--out', teamFile, '--key', key, '--as', 'alice@example.com');
+    assert(exp.status === 0, `export: ${exp.stdout}${exp.stderr}`);
+    assert(cli(weatherRepo, 'reset', 'weather').status === 0, 'reset here');
+    await tab('waiting');
+    await card('pending').waitFor({ state: 'attached', timeout: 10_000 });
+    const imp = cli(weatherRepo, 'approvals', 'import', teamFile);
+    assert(imp.status === 0 && /approved\s+weather/.test(imp.stdout), `import: ${imp.stdout}${imp.stderr}`);
+    await tab('decided');
+    const c = card('approved');
+    await c.waitFor({ timeout: 10_000 });
+    if ((await c.locator('.card-toggle').getAttribute('aria-expanded')) !== 'true') await c.locator('.card-toggle').click();
+    await c.locator('.approved-by').waitFor({ timeout: 5000 });
+    const text = await c.innerText();
+    assert(/Approved by\s*alice@example\.com \(team file, key SHA256:[A-Za-z0-9+/]+, signed/.test(text), `the card: ${text}`);
+    await shot('trust-panel-team-approval');
   }],
 ];
 

@@ -100,6 +100,9 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   dl.append(...meta(s.transport === 'http' ? 'Connects to' : 'Runs', h('code', { class: 'summary', text: s.summary })));
   if (s.cwd) dl.append(...meta('In folder', h('code', { text: s.cwd })));
   if (s.decidedAt) dl.append(...meta('Decided', when(s.decidedAt)));
+  if (s.approvedBy) {
+    dl.append(...meta('Approved by', h('strong', { class: 'approved-by', text: s.approvedBy.by }), ` (team file, key `, h('code', { text: s.approvedBy.key, attrs: { title: s.approvedBy.file } }), `, signed `, when(s.approvedBy.at), ')'));
+  }
   body.append(dl);
 
   if (s.hidden) {

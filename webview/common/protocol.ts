@@ -86,6 +86,8 @@ export interface ServerView {
   inputs?: string;
   digest?: string;
   decidedAt?: string;
+  /** An approval imported from a team file: who signed it, the key's fingerprint, the file, when they signed. */
+  approvedBy?: { by: string; key: string; file: string; at: string };
   /** Tool names pinned at the first start after approval. */
   pinnedTools?: string[];
   diff?: DefinitionDiffView;

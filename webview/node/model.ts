@@ -165,6 +165,10 @@ function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere):
   if (s.pinned?.pinned.inputs.length) view.inputs = renderValue(s.pinned.pinned.inputs);
   if (s.pinned) view.digest = s.pinned.digest;
   if (s.record) view.decidedAt = escapeText(s.record.decidedAt);
+  if (s.record?.decision === 'approved' && s.record.team) {
+    const t = s.record.team;
+    view.approvedBy = { by: escapeText(t.by), key: escapeText(t.key), file: escapeText(t.file), at: escapeText(t.approvedAt) };
+  }
   if (s.record?.tools) view.pinnedTools = s.record.tools.snapshot.tools.map((t) => quote(String(t.name)));
   if (definitionChanged(s)) {
     const d = diffDefinitions(s.record!, s.pinned!);

@@ -4,7 +4,8 @@
 // retried once on a new HTTP session after a 404, and its result cleaned of hidden characters and masked. A
 // server that asks for input inside a result is refused the same way as a server→client request.
 import { isInputRequiredResult, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/client';
-import { mayCallTool, resolve, type Verdict } from '../../policy/decide';
+import { checkCallArguments, mayCallTool, resolve, type Verdict } from '../../policy/decide';
+import { ruleText } from '../../policy/rules';
 import { serverIdentity } from '../identity';
 import type { LogEvent } from '../log';
 import { stripHidden } from '../untrusted';
@@ -44,9 +45,13 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
   }
   const verdict = callVerdict(ctx, conn, tool);
   // An allow is an allow of every step (mayCallTool picks a deny or an ask first): nothing to ask, no turn to wait.
-  const decided = verdict.decision === 'allow' ? verdict : await resolve(verdict, ctx.o.asker);
+  // The allowing rule's argument constraints are checked on this call's arguments (src/policy/args.ts).
+  const decided = verdict.decision === 'allow' ? checkCallArguments(verdict, args, ctx.project) : await resolve(verdict, ctx.o.asker);
   if (decided.decision !== 'allow') {
-    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason });
+    ctx.o.log.write({
+      kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason,
+      ...(decided.rule && decided.decision === 'deny' ? { rule: ruleText(decided.rule) } : {}),
+    });
     return { ok: false, outcome: 'refused_by_policy', error: decided.reason };
   }
   callLines(ctx, [{ kind: 'tool.call', server: serverName, tool }]);

@@ -9,6 +9,7 @@ import { packageLaunchOf, type NpmLaunch } from '../plan/launchers';
 import { ApprovalStore, type ApprovalRecord, type ApprovalDecision, type PinnedTools } from './store';
 import { NEUTRAL_WORDS } from '../words';
 import { recordRef, refOf, serverKey } from './server-ref';
+import { registryListed } from '../sources/admin';
 
 export class GateRefusal extends Error {}
 
@@ -40,11 +41,16 @@ export async function resolveLock(input: GateInput, server: ServerReport, o: Loc
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const { home, env } = input.machine;
-  const minAge = minReleaseAge(evaluateGate(input));
+  const report = evaluateGate(input);
+  const minAge = minReleaseAge(report);
+  const registry = registryOf(home, env);
+  if (!registryAllowed(report, registry)) {
+    throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: MCP Gate resolves npm packages from ${registry}, and the administrator's policy (${report.adminPolicy.file}) allows only ${report.adminPolicy.packages.registries!.join(', ')}. Nothing was recorded; set npm_config_registry (or registry= in ~/.npmrc) to an allowed registry`);
+  }
   try {
-    return await o.npm.resolve(launch, { registry: registryOf(home, env), cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days, signal: o.signal });
+    return await o.npm.resolve(launch, { registry, cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days, signal: o.signal });
   } catch (e) {
-    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}. Nothing was recorded; check that the registry answers and has ${launch.spec} (MCP Gate resolves from npm_config_registry, else registry= in ~/.npmrc), then try again`);
+    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}${minAge ? ` (the minimum release age of ${minAge.days} ${minAge.days === 1 ? 'day' : 'days'} is set in ${minAge.file})` : ''}. Nothing was recorded; check that the registry answers and has ${launch.spec} (MCP Gate resolves from npm_config_registry, else registry= in ~/.npmrc), then try again`);
     throw e;
   }
 }
@@ -57,16 +63,28 @@ export async function lockForApproval(input: GateInput, server: ServerReport, o:
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const r = server.record;
-  if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.lock && r.lock.spec === launch.spec && lockIntact(r.lock)) return r.lock;
+  if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.lock && r.lock.spec === launch.spec && lockIntact(r.lock) && registryAllowed(evaluateGate(input), r.lock.registry)) return r.lock;
   return resolveLock(input, server, o);
 }
 
 /**
- * The user's minimum release age (`"packages": { "minReleaseAgeDays": N }` in MCP Gate's configuration, user
- * scope only): versions published less than N days ago are never chosen. A value that is not a number >= 0
+ * The minimum release age: the larger of the user's (`"packages": { "minReleaseAgeDays": N }` in MCP Gate's
+ * configuration, user scope only) and the administrator's; versions published less than N days ago are never chosen. A value that is not a number >= 0
  * refuses every npm approval (fail closed).
  */
 export function minReleaseAge(report: GateReport): { days: number; file: string } | undefined {
+  const user = userMinReleaseAge(report);
+  const admin = report.adminPolicy.packages.minReleaseAgeDays;
+  if (admin !== undefined && admin > 0 && (!user || admin > user.days)) return { days: admin, file: report.adminPolicy.file };
+  return user;
+}
+
+/** Whether the administrator's policy lets a package come from this registry (any, when it names none). */
+export function registryAllowed(report: GateReport, registry: string): boolean {
+  return registryListed(report.adminPolicy, registry);
+}
+
+function userMinReleaseAge(report: GateReport): { days: number; file: string } | undefined {
   const p = report.userPolicy.packages;
   if (p === undefined) return undefined;
   const file = report.userPolicy.file;

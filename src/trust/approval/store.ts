@@ -47,6 +47,8 @@ export interface ApprovalRecord {
   lock?: NpmLock;
   /** For a container launch by tag: the image digest approved (src/trust/packages/image-pin.ts), or why there is none. */
   image?: ImagePin;
+  /** Imported from a team file (./team.ts): who signed the approval, with which key, from which file. */
+  team?: { by: string; key: string; file: string; approvedAt: string };
 }
 
 export type StoreHealth =
@@ -60,7 +62,7 @@ export interface StoreSnapshot {
   records: ApprovalRecord[];
 }
 
-const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock', 'image'];
+const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock', 'image', 'team'];
 
 function validTools(v: unknown): boolean {
   if (v === undefined) return true;
@@ -89,6 +91,7 @@ function validate(v: unknown): ApprovalRecord[] {
     if (!validTools(r.tools) || !validTools(r.toolsChanged)) throw new Error(`record ${i}: malformed pinned tools`);
     if (r.lock !== undefined && (!isObj(r.lock) || typeof r.lock.digest !== 'string' || !isObj(r.lock.packages))) throw new Error(`record ${i}: malformed package lock`);
     if (r.image !== undefined && (!isObj(r.image) || typeof r.image.digest !== 'string' || typeof r.image.image !== 'string')) throw new Error(`record ${i}: malformed image pin`);
+    if (r.team !== undefined && (!isObj(r.team) || ['by', 'key', 'file', 'approvedAt'].some((k) => typeof (r.team as Record<string, unknown>)[k] !== 'string'))) throw new Error(`record ${i}: malformed team approval`);
     const key = serverKey(recordRef(r as { project: string; source: string; server: string }));
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);

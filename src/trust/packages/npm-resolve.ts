@@ -65,7 +65,7 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
     manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...fresh, ...before(o) }));
   } catch (e) {
     checkStopped(o, launch.spec);
-    const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} ${o.minReleaseAgeDays === 1 ? 'day' : 'days'} ago (your minimum release age)` : '';
+    const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} ${o.minReleaseAgeDays === 1 ? 'day' : 'days'} ago (the minimum release age)` : '';
     throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
   }
   const name = String(manifest.name);

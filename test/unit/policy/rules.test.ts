@@ -54,9 +54,9 @@ describe('policy/rules parseRules accepts and normalises', () => {
 describe('policy/rules parseRules rejects with exact messages', () => {
   const where = '/home/me/.config/mcp-gate/config.json:12';
   const cases: [unknown, string][] = [
-    ['mcp.*', `${where}: rules[0] "mcp.*": a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*"}`],
-    [null, `${where}: rules[0] null: a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*"}`],
-    [{ action: 'mcp.*', decision: 'allow', why: 'x' }, `${where}: rules[0] {"action":"mcp.*","decision":"allow","why":"x"}: unknown key "why"; a rule has only "action", "decision" and "project"`],
+    ['mcp.*', `${where}: rules[0] "mcp.*": a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*", "args"?: {…}}`],
+    [null, `${where}: rules[0] null: a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*", "args"?: {…}}`],
+    [{ action: 'mcp.*', decision: 'allow', why: 'x' }, `${where}: rules[0] {"action":"mcp.*","decision":"allow","why":"x"}: unknown key "why"; a rule has only "action", "decision", "project" and "args"`],
     [{ decision: 'allow' }, `${where}: rules[0] {"decision":"allow"}: "action" is missing`],
     [{ action: 'mcp.*' }, `${where}: rules[0] {"action":"mcp.*"}: "decision" is missing`],
     [{ action: 7, decision: 'allow' }, `${where}: rules[0] {"action":7,"decision":"allow"}: "action" must be a string`],
@@ -88,7 +88,7 @@ describe('policy/rules parseRules rejects with exact messages', () => {
     [{ action: 'mcp.notion.host.com.exa mple', decision: 'allow' }, `${where}: rules[0] {"action":"mcp.notion.host.com.exa mple","decision":"allow"}: invalid action: host "exa mple.com" is not valid: it contains " ", which a host name cannot hold`],
     [{ action: 'mcp.bad\u202eserver.*', decision: 'allow' }, `${where}: rules[0] {"action":"mcp.bad\\u202Eserver.*","decision":"allow"}: invalid action: the server name "bad\\u202Eserver" is invalid: it contains whitespace other than single inner spaces, or a control or invisible formatting character`],
     [{ action: 'mcp.[x].*', decision: 'allow' }, `${where}: rules[0] {"action":"mcp.[x].*","decision":"allow"}: invalid action: the server name "[x]" is invalid: it contains a bracket`],
-    [{ action: 'mcp.*', decision: 'Deny', note: 1 }, `${where}: rules[0] {"action":"mcp.*","decision":"Deny","note":1}: unknown key "note"; a rule has only "action", "decision" and "project"; "decision" must be "allow", "ask" or "deny", not "Deny"`],
+    [{ action: 'mcp.*', decision: 'Deny', note: 1 }, `${where}: rules[0] {"action":"mcp.*","decision":"Deny","note":1}: unknown key "note"; a rule has only "action", "decision", "project" and "args"; "decision" must be "allow", "ask" or "deny", not "Deny"`],
   ];
   for (const [raw, message] of cases) {
     it(`rejects ${JSON.stringify(raw)}`, () => {

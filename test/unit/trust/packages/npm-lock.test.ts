@@ -149,7 +149,7 @@ describe('pinned npm launches (verdaccio)', function () {
     fs.writeFileSync(config, JSON.stringify({ packages: { minReleaseAgeDays: 2 } }));
     const young = cli(w2, ['approve', 'fix', '--yes']);
     assert.equal(young.code, 1);
-    assert.match(young.stderr, /"fix" \(\.mcp\.json\) cannot be approved: the package fixture-server published at least 2 days ago \(your minimum release age\) cannot be resolved/);
+    assert.match(young.stderr, /"fix" \(\.mcp\.json\) cannot be approved: the package fixture-server published at least 2 days ago \(the minimum release age\) cannot be resolved at .*\(the minimum release age of 2 days is set in .*config\.json\)/);
     fs.writeFileSync(config, JSON.stringify({ packages: { minReleaseAgeDays: 'soon' } }));
     const bad = cli(w2, ['approve', 'fix', '--yes']);
     assert.equal(bad.code, 1);
