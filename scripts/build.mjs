@@ -8,6 +8,7 @@ import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { cli, extension, lockWorker, parser, relay, undiciPart } from './build-options.mjs';
+import { buildGuard } from './build-guard.mjs';
 
 await build(cli);
 chmodSync('dist/cli.js', 0o755);
@@ -17,6 +18,11 @@ await build(lockWorker);
 await build(relay);
 await build(parser);
 await build(undiciPart);
+// The load guard: its own bundle, loaded inside servers' processes (src/guard/; scripts/build-guard.mjs), and the
+// Python guard beside it as it is written.
+await buildGuard();
+mkdirSync('dist/guard', { recursive: true });
+copyFileSync('src/guard/python/mcp_gate_guard.py', 'dist/guard/mcp_gate_guard.py');
 
 await build({
   entryPoints: ['webview/main.ts'],

@@ -29,6 +29,7 @@ try {
   for (const f of CLI_FILES) {
     const from = path.join(REPO, 'dist', f);
     if (!fs.existsSync(from)) throw new Error(`${from} is missing (npm run build)`);
+    fs.mkdirSync(path.dirname(path.join(stage, 'dist', f)), { recursive: true });
     fs.copyFileSync(from, path.join(stage, 'dist', f));
   }
   fs.chmodSync(path.join(stage, 'dist', 'cli.js'), 0o755);

@@ -99,7 +99,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   const store = findStoreDir(machine, o.store);
   const flags = hintFlags(o, (p) => path.resolve(p));
   const words = cliWords(flags);
-  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker, words };
+  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker, words, loadGuard: true };
   const storeHow = { flag: 'chosen by --store', env: 'chosen by MCP_GATE_STORE', found: 'the MCP Gate extension\'s store', default: 'where the VS Code extension keeps it' }[store.how];
   const log = new EventLog(store.dir, defaultMasker);
   log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));

@@ -110,10 +110,11 @@ function packageRoot(file: string): string | undefined {
 
 /**
  * The files the CLI needs beside it at run time: src/cli/context.ts loads the package worker from its own folder, and
- * the parts (the closure's parser, undici) are required from it when first needed. The same list as
+ * the parts (the closure's parser, undici) are required from it when first needed, and the load guard's files
+ * (src/host/load-guard.ts finds them in `guard/` beside it). The same list as
  * scripts/build-options.mjs's CLI_FILES (a unit test holds them equal).
  */
-export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js'];
+export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js', 'guard/node-guard.cjs', 'guard/mcp_gate_guard.py'];
 
 /**
  * The command an agent runs to reach MCP Gate: one that keeps working when the checkout it was installed from moves
@@ -144,7 +145,9 @@ export function defaultGateCommand(storeDir?: string, o: { write?: boolean; cli?
     fs.mkdirSync(tmp, { recursive: true, mode: 0o755 });
     for (const name of CLI_FILES) {
       const from = path.join(path.dirname(cli), name);
-      if (fs.existsSync(from)) fs.copyFileSync(from, path.join(tmp, name));
+      if (!fs.existsSync(from)) continue;
+      fs.mkdirSync(path.dirname(path.join(tmp, name)), { recursive: true });
+      fs.copyFileSync(from, path.join(tmp, name));
     }
     fs.chmodSync(path.join(tmp, 'cli.js'), 0o755);
     try {

@@ -9,6 +9,7 @@
 // start: the message names the cause, the fix, and the opt-out. One decision (containmentFor: the user's settings,
 // the network rule, whether bubblewrap starts) is what startPlan runs and what describeContainment words, so the
 // words cannot drift from what runs.
+import { defaultGuardDir, GuardUnavailable, prepareGuard } from './load-guard';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -155,6 +156,8 @@ export interface StartPlan {
   processes?: { pidNamespace: true } | { pidNamespace: false; why: string };
   /** Contained: its limits (./limits.ts) — watch them once it runs, explain its exit — and the words for one reached. */
   limits?: { held: ServerLimits; reached(r: LimitReached): string };
+  /** Under the load guard (./load-guard.ts): the report file its refusals are appended to (watch it once it runs). */
+  guardReport?: string;
   /** Removes the verified copy and the server's cgroup (after the server stopped). */
   cleanup(): void;
 }
@@ -185,6 +188,10 @@ export interface ContainOptions {
   livePolicy?: () => UserPolicy;
   /** The resolver the network door uses (tests); the system's otherwise. */
   resolver?: Resolver;
+  /** The approval store's folder: the workspace manifest of a guarded server's approval is read from there. */
+  storeDir?: string;
+  /** MCP Gate's load guard files (dist/guard/); found beside the running bundle by default. */
+  guardDir?: string;
 }
 
 const OPT_OUT_HINT = (who: ServerIdentity) =>
@@ -264,14 +271,26 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   if (c.kind === 'refused') {
     throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`);
   }
+  // A server whose approval relies on the load guard starts only under it (./load-guard.ts).
+  const guardFor = (contained: boolean, extraWrite: readonly string[]) => {
+    if (!o.server.gated || o.server.viaEscapeHatch || !o.server.pinned?.pinned.guarded) return undefined;
+    try {
+      if (!o.storeDir) throw new GuardUnavailable(`"${o.server.name}" runs only under the load guard, and this start has no approval store to read the workspace as approved from`);
+      return prepareGuard({ server: o.server.name, project: o.project, storeDir: o.storeDir, manifest: o.server.record?.manifest, guardDir: o.guardDir ?? defaultGuardDir(), executable: plan.executable, args: plan.args, env: o.env, contained, home: o.home, extraWrite });
+    } catch (e) {
+      if (e instanceof GuardUnavailable) throw new ContainRefused(e.message);
+      throw e;
+    }
+  };
   if (c.kind === 'uncontained') {
     // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned), in
     // this server's own folder of the user's cache — never a predictable name in the shared /tmp, where another
     // user could plant the .pyc files it would import (checked: the user's, 0700, see privateDir).
     const pycache = privateDir(path.join(serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source), 'pycache'), o.server.name);
-    const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: plan.args, cwd: plan.cwd, env: { ...o.env, PYTHONPYCACHEPREFIX: pycache } };
+    const guard = guardFor(false, []);
+    const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: guard?.args ?? plan.args, cwd: plan.cwd, env: { ...(guard?.env ?? o.env), PYTHONPYCACHEPREFIX: pycache } };
     const own = ownProcesses(plain, (o.probe ?? sandboxAvailable)());
-    return { launch: own.launch, processes: own.processes, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, cleanup: () => undefined };
+    return { launch: own.launch, processes: own.processes, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, guardReport: guard?.report, cleanup: () => guard?.cleanup() };
   }
   if (c.kind === 'unavailable') throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`);
   const { probe } = c;
@@ -309,6 +328,13 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       throw e;
     }
   }
+  let guard: ReturnType<typeof guardFor>;
+  try {
+    guard = guardFor(true, c.extraWrite);
+  } catch (e) {
+    copy?.remove();
+    throw e;
+  }
   const egress = network ? networkDoor(o, verdict) : undefined;
   try {
     const cmd = buildSandbox({
@@ -316,6 +342,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       workspace: o.project,
       overlays: copy?.overlays ?? [],
       hidden,
+      binds: guard?.binds,
       profile: { network, unixSockets: c.unixSockets !== undefined, limits: c.limits.values, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
@@ -331,18 +358,20 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     const limits = c.limits;
     return {
       launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp, ...(egress && cmd.door ? { door: (pid: number) => openDoor(pid, egress) } : {}) },
-      sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}` },
-      networkRule, unixSocketsRefused,
+      sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}${guard ? `\n${guard.text}` : ''}` },
+      networkRule, unixSocketsRefused, guardReport: guard?.report,
       limits: { held, reached: (r) => `${r.detail}; MCP Gate stopped it and everything it started; if it needs more, ${raiseWords(r.limit, limits, optOutWhere)}` },
       cleanup: () => {
         egress?.close();
         copy?.remove();
+        guard?.cleanup();
         held.remove();
       },
     };
   } catch (e) {
     egress?.close();
     copy?.remove();
+    guard?.cleanup();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }

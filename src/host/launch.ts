@@ -26,7 +26,8 @@ export function verifiedPlan(server: ServerReport, project: string, searchPath: 
   if (!server.pinned) throw new LaunchRefused('it has no pinned definition');
   let now;
   try {
-    now = pin({ name: server.name, position: server.position, raw: server.raw, definition: def, inputs: server.pinned.pinned.inputs }, project, new TrackingReader(), searchPath);
+    // In the mode it was pinned in: a guarded closure when it has one (a fallback from the guarded mode pins as the other).
+    now = pin({ name: server.name, position: server.position, raw: server.raw, definition: def, inputs: server.pinned.pinned.inputs }, project, new TrackingReader(), searchPath, server.pinned.pinned.guarded !== undefined);
   } catch (e) {
     if (e instanceof PinError) throw new LaunchRefused(e.message);
     throw e;

@@ -55,7 +55,9 @@ export interface ToolResultEvent {
 }
 
 export interface GateEvent {
-  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.route' | 'gate.reopen' | 'gate.refuse' | 'server.start' | 'server.stop' | 'server.dropped' | 'sandbox.off' | 'secret.set' | 'secret.clear';
+  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.route' | 'gate.reopen' | 'gate.refuse' | 'guard.refused' | 'server.start' | 'server.stop' | 'server.dropped' | 'sandbox.off' | 'secret.set' | 'secret.clear';
+  /** guard.refused: the file the load guard refused (workspace-relative, or absolute outside it). */
+  file?: string;
   server?: string;
   source?: string;
   project?: string;

@@ -103,6 +103,12 @@ export interface SandboxInput {
   profile: SandboxMounts;
   /** Folders of the workspace shown empty and read-only (the workspace's `.git`, unless the user grants it). */
   hidden?: string[];
+  /**
+   * MCP Gate's own files shown at fixed paths (the load guard's, ./load-guard.ts: its files, the manifest, the
+   * report folder, the real interpreters, and wrappers over them): bound after everything else, read-only unless
+   * `writable`.
+   */
+  binds?: { source: string; target: string; writable?: boolean }[];
 }
 
 export interface SandboxDescription {
@@ -470,6 +476,11 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     const target = mustBeAbsolute('a hidden folder', h);
     if (!within(target, workspace) || target === workspace) throw new SandboxConfigError(`hidden folder ${target} is not a folder inside the workspace ${workspace}`);
     if (real(target) === target && fs.statSync(target).isDirectory()) mounts.push({ kind: 'mask-dir', target, source: '' });
+  }
+  for (const b of input.binds ?? []) {
+    const source = mustBeAbsolute('a bind source', b.source);
+    if (!fs.existsSync(source)) throw new SandboxConfigError(`bind source ${source} does not exist`);
+    mounts.push({ kind: b.writable ? 'rw' : 'ro', target: mustBeAbsolute('a bind target', b.target), source });
   }
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });

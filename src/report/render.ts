@@ -162,9 +162,12 @@ function planText(s: ServerReport): string[] {
   const files = Object.entries(pinned.files);
   const bytes = files.reduce((n, [, f]) => n + f.size, 0);
   if (!plan && !files.length) return L;
-  L.push(`  files it can load (every workspace file it may run or load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
+  if (pinned.guarded) {
+    L.push(`  files it names (content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}; every other file it loads is checked when it loads against the workspace as it is when you approve (the load guard in each of its Node and Python processes: a file changed or added since is refused and the server stopped)`);
+    for (const why of pinned.guarded) L.push(`    checked when it loads: ${escapeText(why)}`);
+  } else L.push(`  files it can load (every workspace file it may run or load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
   const roots = plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }));
-  if (plan && roots.length && !roots.some((r) => r.path === '.')) L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
+  if (plan && roots.length && !roots.some((r) => r.path === '.') && !pinned.guarded) L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
   for (const r of roots) {
     L.push(`    folder ${escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`)}${r.why ? `  — ${escapeText(r.why)}` : ''}`);
   }

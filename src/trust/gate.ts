@@ -20,6 +20,7 @@ import { readAdminPolicy, registryListed, type AdminPolicy } from './sources/adm
 import { ESCAPE_HATCH_ENV, type FullBlock, type GateInput, type GateReport, type Importer, type ServerReport, type SourceReport } from './report';
 import { NEUTRAL_WORDS } from './words';
 import { changedFilesOnly } from './approval/diff';
+import { refusalWords } from './approval/workspace-manifest';
 import { exactTime } from '../text/time';
 import { VSCODE_WORKSPACE_SETTINGS } from './sources/tools/vscode';
 
@@ -261,7 +262,7 @@ function ignoredGrantsIn(project: string, reader: TrackingReader): GateReport['i
 /** States: each declared server against the approval store. */
 function serverStates(
   sources: readonly LoadedSource[], project: string, reader: TrackingReader, store: ApprovalStore, fullBlock: FullBlock[], escapeHatch: boolean, m: Machine,
-  admin: AdminPolicy,
+  admin: AdminPolicy, guard: boolean,
 ): { snapshot: ReturnType<ApprovalStore['read']>; servers: ServerReport[] } {
   const snapshot = store.read(reader);
   const records = new Map(snapshot.records.map((r) => [serverKey(recordRef(r)), r]));
@@ -274,7 +275,7 @@ function serverStates(
         gated, importedBy: s.report.importedBy.map((i) => i.file), state: 'pending', reason: '', viaEscapeHatch: false, disabled: isDisabled(d.raw),
         definition: d.definition, raw: d.raw,
       };
-      servers.push(adminBlock(decideState(base, d, project, reader, records, fullBlock, escapeHatch, m.env.PATH), admin));
+      servers.push(adminBlock(decideState(base, d, project, reader, records, fullBlock, escapeHatch, m.env.PATH, guard), admin));
     }
   }
   return { snapshot, servers };
@@ -318,7 +319,7 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   unusableSourceBlocks(sources, fullBlock);
   unprefixedToolBlocks(sources, fullBlock);
   const ignoredGrants = ignoredGrantsIn(project, reader);
-  const { snapshot, servers } = serverStates(sources, project, reader, store, fullBlock, escapeHatch, m, admin);
+  const { snapshot, servers } = serverStates(sources, project, reader, store, fullBlock, escapeHatch, m, admin, input.loadGuard === true);
   const agentFiles = agentFilesIn(project, reader);
 
   const gateSources = sources.filter((s) => s.loc.kind === 'gate');
@@ -366,14 +367,14 @@ function adminBlock(s: ServerReport, admin: AdminPolicy): ServerReport {
 
 function decideState(
   s: ServerReport, d: DeclaredServer, project: string, reader: TrackingReader,
-  records: Map<string, ApprovalRecord>, fullBlock: FullBlock[], escapeHatch: boolean, searchPath: string | undefined,
+  records: Map<string, ApprovalRecord>, fullBlock: FullBlock[], escapeHatch: boolean, searchPath: string | undefined, guard: boolean,
 ): ServerReport {
   if (fullBlock.length > 0) return { ...s, state: 'blocked', reason: `the whole project is blocked: ${fullBlock.map((b) => b.files.join(', ')).join('; ')} (see the full block)` };
   if (d.error) return { ...s, state: 'blocked', reason: d.error };
   if (!s.gated) return { ...s, state: 'trusted', reason: 'user scope: written by a person on this machine' };
   let pinned: Pinned;
   try {
-    pinned = pin(d, project, reader, searchPath);
+    pinned = pin(d, project, reader, searchPath, guard);
   } catch (e) {
     if (e instanceof PinError) return { ...s, state: 'blocked', reason: `${s.source}: server "${s.name}": ${e.message}` };
     throw e;
@@ -394,6 +395,13 @@ function decideState(
     }
     if (record.digest === pinned.digest && record.toolsChanged) {
       return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${exactTime(record.toolsChanged.observedAt)})` };
+    }
+    if (record.digest === pinned.digest && record.guardRefused) {
+      const g = record.guardRefused;
+      return { ...withPin, state: 'approval-changed', reason: `${refusalWords(g)} (on ${exactTime(record.decidedAt)}); it tried to load it on ${exactTime(g.at)}: the load guard refused it and MCP Gate stopped the server` };
+    }
+    if (record.digest === pinned.digest && pinned.pinned.guarded && !record.manifest) {
+      return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)} without a record of the workspace as it was, which its loads are checked against now: approve it again` };
     }
     if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: record.team ? `approved by ${record.team.by} (key ${record.team.key}, team file ${record.team.file}), imported on ${exactTime(record.decidedAt)}` : `approved on ${exactTime(record.decidedAt)}` };
     // "A file it runs changed" (the entry as written is the same) is told apart from "its definition changed".

@@ -29,6 +29,12 @@ export interface GateInput {
   masker: StoreMasker;
   /** The front end's wording for the next step in messages (./words.ts). */
   words?: FrontEndWords;
+  /**
+   * Local servers' Node and Python processes run under the load guard (src/guard/), so a closure is pinned in its
+   * guarded form where it can be (src/trust/plan/closure.ts guardedClosureOf). The CLI and the extension set it;
+   * without it every closure is pinned as a prediction (what the guarded form falls back to).
+   */
+  loadGuard?: boolean;
 }
 
 export interface SourceReport {

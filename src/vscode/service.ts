@@ -95,7 +95,7 @@ export class GateService implements vscode.Disposable {
     const machine = currentMachine();
     let differs = first || folders.length !== this.states.length;
     const next: FolderState[] = folders.map((folder, i) => {
-      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker, words: VSCODE_WORDS };
+      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker, words: VSCODE_WORDS, loadGuard: true };
       const prev = this.states[i];
       try {
         const report = this.cache.get(input);

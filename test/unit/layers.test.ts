@@ -4,35 +4,42 @@
 // ends do not import each other; only `src/vscode` and `src/extension.ts` import `vscode`. The panel is split by
 // where its code runs: webview/common (pure: protocol, view-model types, log model) imports neither side;
 // webview/browser and webview/main.ts (the bundle) import nothing from Node and nothing from webview/node (the
-// extension host's side), and the bundle (webview/main.ts and all it imports) reaches no Node module.
+// extension host's side), and the bundle (webview/main.ts and all it imports) reaches no Node module. `src/guard`
+// (the load guard, run inside servers' processes as its own bundle) imports only Node's built-ins, and nothing
+// imports it.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
 
-type Layer = 'text' | 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'other';
+type Layer = 'text' | 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'guard' | 'other';
 
 /** A Node built-in module (`node:fs`, `fs`, `fs/promises`, …): nothing the browser bundle may import. */
 const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$`);
 
+/** A package name that is not a Node built-in (`undici`, `@scope/x/sub`): code the guard would have to carry. */
+const NOT_BUILTIN_PACKAGE = new RegExp(`^(?!(node:|(${builtinModules.join('|')})(/|$)))@?[a-z0-9][\\w.-]*(/[\\w.-]+)*$`);
+
 const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
-  text: { layers: ['trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^vscode$/] },
-  trust: { layers: ['policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  policy: { layers: ['trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  host: { layers: ['report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  report: { layers: ['cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  cli: { layers: ['vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  vscode: { layers: ['cli'], modules: [] },
-  'webview/common': { layers: ['cli', 'vscode', 'webview/browser', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
-  'webview/browser': { layers: ['cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
-  'webview/node': { layers: ['cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
-  other: { layers: ['cli'], modules: [] },
+  text: { layers: ['guard', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^vscode$/] },
+  trust: { layers: ['guard', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  policy: { layers: ['guard', 'trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  host: { layers: ['guard', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  report: { layers: ['guard', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  cli: { layers: ['guard', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  vscode: { layers: ['guard', 'cli'], modules: [] },
+  'webview/common': { layers: ['guard', 'cli', 'vscode', 'webview/browser', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
+  'webview/browser': { layers: ['guard', 'cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
+  'webview/node': { layers: ['guard', 'cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
+  other: { layers: ['guard', 'cli'], modules: [] },
+  // The load guard runs inside servers' own processes, its own bundle: Node's built-ins and nothing of ours.
+  guard: { layers: ['text', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE] },
 };
 
 function layerOf(file: string): Layer {
   const rel = path.relative(ROOT, file).split(path.sep).join('/');
-  const m = /^src\/(text|trust|policy|host|report|cli|vscode)\//.exec(rel);
+  const m = /^src\/(text|trust|policy|host|report|cli|vscode|guard)\//.exec(rel);
   if (m) return m[1] as Layer;
   if (rel === 'src/extension.ts') return 'vscode';
   const w = /^webview\/(common|browser|node)\//.exec(rel);

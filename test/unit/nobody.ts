@@ -17,7 +17,10 @@ export const cliOf = (w: World) => path.join(path.dirname(w.project), 'mcp-gate-
 export function toNobody(w: World): void {
   const base = path.dirname(w.project);
   fs.mkdirSync(path.dirname(cliOf(w)));
-  for (const f of CLI_FILES) fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(path.dirname(cliOf(w)), f));
+  for (const f of CLI_FILES) {
+    fs.mkdirSync(path.dirname(path.join(path.dirname(cliOf(w)), f)), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'dist', f), path.join(path.dirname(cliOf(w)), f));
+  }
   fs.chmodSync(base, 0o755);
   const r = spawnSync('chown', ['-R', '65534:65534', base], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);

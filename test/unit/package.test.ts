@@ -162,6 +162,8 @@ describe('package: the .vsix (npm run package)', function () {
       const text = files.get(f)!.toString('utf8');
       assert.ok(text.split('\n').length < 2_000, `${f} has ${text.split('\n').length} lines: not minified`);
     }
+    // The load guard ships beside the bundles: a guarded server does not start without it (src/host/load-guard.ts).
+    for (const f of ['extension/dist/guard/node-guard.cjs', 'extension/dist/guard/mcp_gate_guard.py']) assert.ok(files.has(f), `${f} is not in the package`);
     // The source maps stay in dist/ for debugging.
     assert.ok(fs.existsSync(path.join(ROOT, 'dist/extension.js.map')));
   });

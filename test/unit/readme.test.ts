@@ -6,6 +6,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
 import * as closure from '../../src/trust/plan/closure';
+import * as manifest from '../../src/trust/approval/workspace-manifest';
+import { GUARDED_PROGRAM } from '../../src/trust/plan/launch-plan';
+import { GUARD_MOUNT } from '../../src/host/load-guard';
 
 /** Numbers with a unit (ms, s, KiB, MiB, KB, MB, %) or a ratio (1.3×, ×1.3) in a text. */
 export function measurements(text: string): string[] {
@@ -56,6 +59,18 @@ describe('docs/concepts.md: "What an approval pins" states the code\'s own rule'
     for (const m of closure.MANIFESTS) assert.ok(section.includes(`\`${m}\``), `manifest ${m} is listed`);
     assert.ok(section.includes('`@babel/parser`'));
     assert.ok(section.includes('src/trust/plan/loads.ts'));
+  });
+
+  it('what the load guard enforces: the programs, the record of the workspace and its bounds', () => {
+    for (const prog of ['node', 'nodejs', 'python3', 'python3.11']) {
+      assert.ok(GUARDED_PROGRAM.test(prog), `${prog} is guarded`);
+      assert.ok(section.includes(`\`${prog}\``), `docs/concepts.md names ${prog}`);
+    }
+    assert.equal(GUARDED_PROGRAM.test('bun'), false);
+    assert.ok(section.includes(`a file over ${manifest.MAX_HASHED_BYTES / 1024 / 1024} MiB is recorded unhashed`));
+    assert.ok(section.includes(`at most ${n(manifest.MAX_MANIFEST_ENTRIES)} entries`));
+    assert.ok(section.includes(`\`${manifest.MANIFEST_DIR}/<sha256>.json\``));
+    assert.ok(section.includes(`${GUARD_MOUNT}/real/`));
   });
 
   it('the check can fail: a bound the README does not state is seen', () => {

@@ -64,7 +64,14 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
   const attempt = () => conn.client.callTool({ name: tool, arguments: args }, { timeout, allowInputRequired: true }) as Promise<CallToolResult | InputRequiredResult>;
   conn.inflight = (conn.inflight ?? 0) + 1;
   try {
-    return await runCall(ctx, conn, serverName, tool, attempt);
+    const outcome = await runCall(ctx, conn, serverName, tool, attempt);
+    // The load guard refused a file during the call: what the server answered after that is not handed on.
+    const refused = await conn.guardCheck?.();
+    if (refused) {
+      ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: refused });
+      return { ok: false, outcome: 'refused_by_policy', error: refused };
+    }
+    return outcome;
   } finally {
     conn.inflight--;
     // A change on disk seen during the call stops the server once its calls have answered.

@@ -38,6 +38,8 @@ export interface SessionOptions {
   log: EventLog;
   /** Where the approval store lives (for pinning tools of approved servers). */
   storeDir: string;
+  /** MCP Gate's load guard files (dist/guard/); beside the running bundle by default (./load-guard.ts). */
+  guardDir?: string;
   secrets: SecretSource;
   /** Present where a person can answer `ask`; absent in the CLI and headless. */
   asker?: Asker;
@@ -99,6 +101,8 @@ export interface Connection {
   stopped?: string;
   /** Stops watching its closure. */
   unwatch?: () => void;
+  /** Under the load guard: whether it refused a file (then the server is stopped, and this says why). */
+  guardCheck?: () => Promise<string | undefined>;
   /** Calls running now; a change seen meanwhile stops the server when they are done (closeWhenIdle). */
   inflight?: number;
   closeWhenIdle?: () => void;

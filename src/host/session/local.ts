@@ -15,6 +15,10 @@ import { newClient } from './client';
 import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, unresolvable, type Connection, type SessionContext } from './context';
 import { discover } from './discover';
 import { watchClosure } from './watch';
+import { readRefusals, watchRefusals, type Refusal } from '../load-guard';
+import { observeGuardRefusal } from '../../trust/approval/approvals';
+import { ApprovalStore } from '../../trust/approval/store';
+import { refusalWords } from '../../trust/approval/workspace-manifest';
 
 /**
  * The verified launch plan and how it starts (contained or by the user's opt-out). The session substitutes
@@ -45,7 +49,7 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
     start = await startPlan({
       server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
       env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env }, policy: ctx.policy, home: ctx.o.env.HOME ?? os.homedir(), asker: ctx.o.asker, hostEnv: ctx.o.env, words: ctx.words, npm: ctx.o.npm, limits: ctx.o.limitMechanism,
-      livePolicy: () => ctx.policy,
+      livePolicy: () => ctx.policy, storeDir: ctx.o.storeDir, guardDir: ctx.o.guardDir,
       onNetwork: (e) => ctx.o.log.write({
         kind: e.outcome === 'connected' ? 'network.connect' : e.outcome === 'blocked' ? 'network.blocked' : 'network.failed',
         server: server.name, source: server.source, host: `${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`,
@@ -61,6 +65,17 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
   if (start.optOut) ctx.o.log.write({ kind: 'sandbox.off', server: server.name, source: server.source, detail: `runs uncontained: your opt-out in ${start.optOut}` });
   if (start.processes && !start.processes.pidNamespace) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `runs without its own PID namespace: ${start.processes.why}` });
   return { plan, start };
+}
+
+/** A refusal of the load guard: logged, and recorded with the server's approval (it then waits for a review). */
+async function guardRefused(ctx: SessionContext, server: ServerReport, r: Refusal): Promise<void> {
+  ctx.o.log.write({ kind: 'guard.refused', server: server.name, source: server.source, file: r.file, detail: `${refusalWords(r)}: the load guard refused to load it${r.how ? ` (${r.runtime ?? ''} ${r.how})`.replace('( ', '(') : ''}; the server was stopped` });
+  if (!server.pinned) return;
+  try {
+    await observeGuardRefusal(new ApprovalStore(ctx.o.storeDir, ctx.masker), ctx.project, server.source, server.name, server.pinned.digest, { file: r.file, why: r.why, at: r.at });
+  } catch {
+    // the store cannot be written: the server is stopped all the same, and the log names the file
+  }
 }
 
 /** Starts a local server and discovers its tools. Throws DroppedError when it is left out. */
@@ -97,6 +112,8 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
   try {
     await client.connect(transport, { timeout });
     const tools = await discover(ctx, server, client);
+    // A file refused while it started (a load its code caught, so it went on): it is not offered.
+    if (start.guardReport && readRefusals(start.guardReport, ctx.project).length > 0) throw new Error('the load guard refused a file while it started');
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
     conn = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text, stopped };
     const watching = watchClosure(ctx.project, server, (file, live) => {
@@ -117,18 +134,54 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
       }
     });
     if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });
+    // A file the load guard refused: the server is stopped at once (its running calls too: the refusal happened
+    // inside one), the file named in the log, and the approval records it, so the server waits for a review. Seen by
+    // a watch of the guard's report, and checked again when each call answers (session/call.ts), so an answer given
+    // after a refusal is never handed on.
+    let recorded: Promise<void> | undefined;
+    const onRefusal = (r: Refusal): Promise<void> => {
+      if (recorded) return recorded;
+      conn!.changed = `${refusalWords(r)}; "${server.name}" tried to load it, the load guard refused it and MCP Gate stopped the server: ${ctx.words.review(server.name)}`;
+      recorded = guardRefused(ctx, server, r);
+      void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
+      try {
+        ctx.o.onClosureChanged?.(server.name, r.file);
+      } catch {
+        // as for a changed file above: the server is stopped whatever the front end does
+      }
+      return recorded;
+    };
+    const report = start.guardReport;
+    const unwatchGuard = report ? watchRefusals(report, ctx.project, (r) => void onRefusal(r)) : () => undefined;
+    if (report) {
+      conn.guardCheck = async () => {
+        const first = readRefusals(report, ctx.project)[0];
+        if (first) await onRefusal(first);
+        return first ? conn!.changed : undefined;
+      };
+    }
     conn.unwatch = () => {
       watching.stop();
+      unwatchGuard();
       unwatchLimits();
     };
     return conn;
   } catch (e) {
     await client.close().catch(() => undefined);
     await transport.close().catch(() => undefined);
+    // Read before cleanup removes the report with the rest of the start's files.
+    const guardRefusal = start.guardReport ? readRefusals(start.guardReport, ctx.project)[0] : undefined;
     start.cleanup();
+    if (guardRefusal) {
+      await guardRefused(ctx, server, guardRefusal);
+      throw new DroppedError(`${refusalWords(guardRefusal)}; it tried to load it while starting, the load guard refused it and MCP Gate stopped the server: ${ctx.words.review(server.name)}`);
+    }
     if (e instanceof DroppedError) throw e;
     if (stopped) throw new DroppedError(`reading its tools failed: ${stopped}`);
-    const stderr = transport.stderrText().trim().split('\n').slice(-3).join(' | ');
+    // The last lines, and the line that names the error when a stack trace pushed it out of them.
+    const lines = transport.stderrText().trim().split('\n');
+    const named = lines.find((l) => /^(mcp-gate-guard:|[A-Z]\w*Error\b|Error\b)/.test(l.trim()));
+    const stderr = [...(named && !lines.slice(-3).includes(named) ? [named.trim(), '…'] : []), ...lines.slice(-3)].join(' | ');
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
     const offline = start.networkRule ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network` : '';
     const refused = start.unixSocketsRefused;

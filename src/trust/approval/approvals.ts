@@ -10,6 +10,7 @@ import { ApprovalStore, type ApprovalRecord, type ApprovalDecision, type PinnedT
 import { NEUTRAL_WORDS } from '../words';
 import { recordRef, refOf, serverKey } from './server-ref';
 import { registryListed } from '../sources/admin';
+import { ManifestError, saveManifest, takeManifest, type GuardRefusal, type ManifestRef } from './workspace-manifest';
 
 export class GateRefusal extends Error {}
 
@@ -112,6 +113,19 @@ export async function recordDecision(
       image ??= await imagePinForApproval(input, found.server);
     }
   }
+  // The workspace as it is now, for a server under the load guard: what its loads are checked against.
+  let manifest: ManifestRef | undefined;
+  if (decision === 'approved') {
+    const found = findServer(evaluateGate(input), name, source);
+    if (found.ok && found.server.gated && found.server.pinned?.pinned.guarded) {
+      try {
+        manifest = await saveManifest(input.storeDir, takeManifest(input.projectDir));
+      } catch (e) {
+        if (e instanceof ManifestError) throw new GateRefusal(`"${found.server.name}" cannot be approved: ${e.message}; nothing was recorded`);
+        throw e;
+      }
+    }
+  }
   const store = new ApprovalStore(input.storeDir, input.masker);
   return store.update<DecisionResult>((records) => {
     const report = evaluateGate(input);
@@ -139,7 +153,11 @@ export async function recordDecision(
       throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs the image ${container.image}); nothing was recorded — review it again`);
     }
     const newImage = decision === 'approved' && container ? image : undefined;
-    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && previous.lock?.digest === newLock?.digest && previous.image?.digest === newImage?.digest) {
+    const newManifest = decision === 'approved' && server.pinned.pinned.guarded ? manifest : undefined;
+    if (decision === 'approved' && server.pinned.pinned.guarded && !newManifest) {
+      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (its loads are now checked against the workspace as approved); nothing was recorded — review it again`);
+    }
+    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && !previous.guardRefused && previous.manifest?.sha256 === newManifest?.sha256 && previous.lock?.digest === newLock?.digest && previous.image?.digest === newImage?.digest) {
       return { records, result: { project: report.project, server, previous, record: previous, unchanged: true } };
     }
     const record: ApprovalRecord = {
@@ -147,6 +165,7 @@ export async function recordDecision(
       digest: server.pinned.digest, pinned: server.pinned.pinned, texts: server.pinned.texts, decidedAt: new Date().toISOString(),
       ...(newLock ? { lock: newLock } : {}),
       ...(newImage ? { image: newImage } : {}),
+      ...(newManifest ? { manifest: newManifest } : {}),
     };
     // Approving again after a tool change consents to the tools that were shown; otherwise they are pinned anew
     // at the next start.
@@ -201,6 +220,24 @@ export async function observeTools(
     if (r.tools.digest === observed.digest) return { records, result: 'same' as const };
     if (r.toolsChanged?.digest !== observed.digest) r.toolsChanged = observed;
     return { records, result: 'changed' as const };
+  });
+}
+
+/**
+ * Records that the load guard refused a file of an approved server (it was stopped): the server is changed since
+ * approval until a person approves it again (which takes the workspace anew). Only for an approved record whose
+ * definition digest is still the one given; the first refusal is kept.
+ */
+export async function observeGuardRefusal(
+  store: ApprovalStore, project: string, source: string, server: string, definitionDigest: string, refusal: GuardRefusal,
+): Promise<'recorded' | 'kept' | 'not-approved'> {
+  return store.update((records) => {
+    const key = serverKey({ folder: project, source, name: server });
+    const r = records.find((x) => serverKey(recordRef(x)) === key);
+    if (!r || r.decision !== 'approved' || r.digest !== definitionDigest) return { records, result: 'not-approved' as const };
+    if (r.guardRefused) return { records, result: 'kept' as const };
+    r.guardRefused = refusal;
+    return { records, result: 'recorded' as const };
   });
 }
 

@@ -15,6 +15,7 @@ import { TrackingReader } from '../sources/fsread';
 import type { ImagePin } from '../packages/image-pin';
 import type { NpmLock } from '../packages/npm-lock';
 import { recordRef, serverKey } from './server-ref';
+import type { GuardRefusal, ManifestRef } from './workspace-manifest';
 
 export const STORE_FILE = 'approvals.json';
 const MAX_STORE_BYTES = 64 * 1024 * 1024;
@@ -49,7 +50,12 @@ export interface ApprovalRecord {
   image?: ImagePin;
   /** Imported from a team file (./team.ts): who signed the approval, with which key, from which file. */
   team?: { by: string; key: string; file: string; approvedAt: string };
+  /** For a server under the load guard: the workspace as it was at approval (./workspace-manifest.ts). */
+  manifest?: ManifestRef;
+  /** The load guard refused a file since approval (the server was stopped): it waits for a review again. */
+  guardRefused?: GuardRefusal;
 }
+
 
 export type StoreHealth =
   | { status: 'ok' }
@@ -62,7 +68,7 @@ export interface StoreSnapshot {
   records: ApprovalRecord[];
 }
 
-const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock', 'image', 'team'];
+const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock', 'image', 'team', 'manifest', 'guardRefused'];
 
 function validTools(v: unknown): boolean {
   if (v === undefined) return true;
@@ -92,6 +98,8 @@ function validate(v: unknown): ApprovalRecord[] {
     if (r.lock !== undefined && (!isObj(r.lock) || typeof r.lock.digest !== 'string' || !isObj(r.lock.packages))) throw new Error(`record ${i}: malformed package lock`);
     if (r.image !== undefined && (!isObj(r.image) || typeof r.image.digest !== 'string' || typeof r.image.image !== 'string')) throw new Error(`record ${i}: malformed image pin`);
     if (r.team !== undefined && (!isObj(r.team) || ['by', 'key', 'file', 'approvedAt'].some((k) => typeof (r.team as Record<string, unknown>)[k] !== 'string'))) throw new Error(`record ${i}: malformed team approval`);
+    if (r.manifest !== undefined && (!isObj(r.manifest) || typeof r.manifest.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(r.manifest.sha256) || typeof r.manifest.files !== 'number' || typeof r.manifest.takenAt !== 'string')) throw new Error(`record ${i}: malformed workspace manifest`);
+    if (r.guardRefused !== undefined && (!isObj(r.guardRefused) || typeof r.guardRefused.file !== 'string' || !['changed', 'new', 'scratch'].includes(r.guardRefused.why as string) || typeof r.guardRefused.at !== 'string')) throw new Error(`record ${i}: malformed load-guard refusal`);
     const key = serverKey(recordRef(r as { project: string; source: string; server: string }));
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);

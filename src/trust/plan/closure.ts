@@ -78,6 +78,11 @@ export interface ClosureRoot {
 
 export interface Closure {
   roots: ClosureRoot[];
+  /**
+   * A guarded closure (guardedClosureOf): what is left to the load guard — each load computed at run time, with
+   * file and line, whose file is checked against the workspace as approved when it loads. Absent otherwise.
+   */
+  guarded?: string[];
   /** Workspace-relative path → content digest, every regular file under the roots. */
   files: Record<string, PinnedFile>;
   /** Workspace-relative path → link target text (or `<fifo>`, `<socket>`, `<device>` for special files). */
@@ -98,6 +103,8 @@ export interface ClosureEntry {
    * reads from the project: its settings files and node_modules.
    */
   exact?: 'file' | 'tree';
+  /** With `whole`: the whole workspace unless the server runs under the load guard (guardedClosureOf), which checks it. */
+  guardable?: boolean;
 }
 
 interface Hashed {
@@ -313,6 +320,8 @@ function textOf(reader: TrackingReader, abs: string): string | undefined {
 interface Reach {
   targets: string[];
   computed?: string;
+  /** What it does at run time that is not a load of a file (./loads.ts `code`): a load guard cannot check it. */
+  code?: string;
 }
 
 /**
@@ -327,6 +336,7 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
   if (hit) return hit;
   const specs: string[] = [];
   let computed: string | undefined;
+  let code: string | undefined;
   if (path.basename(file) === 'package.json') {
     specs.push(...manifestPaths(text));
     const proc = specs.find((x) => /^\/(proc|dev\/fd)\//.test(x));
@@ -337,6 +347,7 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
     specs.push(...l.specs);
     const unparsed = l.computed && l.specs.length === 0 && /^it cannot be read as /.test(l.computed.what);
     if (l.computed && (strict || !unparsed)) computed = `${rel(workspace, file)}:${l.computed.line} ${l.computed.what}`;
+    if (l.code && (strict || !unparsed)) code = `${rel(workspace, file)}:${l.code.line} ${l.code.what}`;
   }
   const targets: string[] = [];
   for (const spec of specs) {
@@ -352,7 +363,7 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
     }
     targets.push(found ?? lexical);
   }
-  const out = { targets, computed };
+  const out = { targets, computed, code };
   cache.imports.set(key, out);
   return out;
 }
@@ -518,6 +529,158 @@ function npmrcUnmodelled(text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it: those
+ * files, and the hooks and info folders walked as themselves (the whole workspace's walk leaves .git out).
+ */
+function pinGit(workspace: string, excluded: ReadonlySet<string>, reader: TrackingReader, files: Map<string, Hashed>, links: Map<string, string>): void {
+  const gitConfig = path.join(workspace, '.git', 'config');
+  if (reader.stat(gitConfig)?.isFile()) files.set(gitConfig, hashFile(reader, gitConfig, workspace));
+  const gitFile = path.join(workspace, '.git');
+  if (reader.stat(gitFile)?.isFile()) files.set(gitFile, hashFile(reader, gitFile, workspace));
+  for (const name of ['commondir', 'config.worktree']) {
+    const p = path.join(workspace, '.git', name);
+    if (reader.stat(p)?.isFile()) files.set(p, hashFile(reader, p, workspace));
+  }
+  for (const name of ['hooks', 'info']) {
+    const d = path.join(workspace, '.git', name);
+    if (!reader.stat(d)?.isDirectory()) continue;
+    const walk = walkTree(d, workspace, excluded, reader);
+    for (const [f, h] of walk.files) files.set(f, h);
+    for (const [f, t] of walk.links) links.set(f, t);
+  }
+}
+
+/** The closure's tables from what was pinned: sorted, workspace-relative, with the texts kept for diffs. */
+function closureTables(workspace: string, roots: ReadonlyMap<string, string>, files: ReadonlyMap<string, Hashed>, links: ReadonlyMap<string, string>): { closure: Closure; texts: Record<string, string> } {
+  let bytes = 0;
+  const closure: Closure = { roots: [], files: {}, links: {} };
+  for (const [r, why] of [...roots].sort(([a], [b]) => (a < b ? -1 : 1))) closure.roots.push({ path: rel(workspace, r), why });
+  const texts: Record<string, string> = {};
+  let kept = 0;
+  for (const [f, h] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    bytes += h.size;
+    closure.files[rel(workspace, f)] = { sha256: h.sha256, size: h.size };
+    if (h.text !== undefined && kept + h.text.length <= MAX_KEPT_TEXT_TOTAL) {
+      texts[rel(workspace, f)] = h.text;
+      kept += h.text.length;
+    }
+  }
+  if (bytes > MAX_CLOSURE_BYTES) throw new ClosureError(`the files it may load add up to more than ${MAX_CLOSURE_BYTES / 1024 / 1024} MiB`);
+  for (const [f, t] of [...links].sort(([a], [b]) => (a < b ? -1 : 1))) closure.links[rel(workspace, f)] = t;
+  return { closure, texts };
+}
+
+/**
+ * The closure of a server whose every Node or Python process runs under the load guard (src/guard/), which checks
+ * each file that becomes code against the workspace as approved when it loads. What is pinned here is what the
+ * person reviews and what is checked before a start: the files the plan names, the files their literal paths reach
+ * (transitively), the settings files Node, npm and Python read in their folders and above, and git's own files —
+ * never a package folder's whole tree nor the whole workspace. A load computed at run time is left to the guard,
+ * named in `guarded`. Returns `{ fallback }` with the first reason when something here is not a load of a file
+ * (code built from strings, a child process, a shell, npm's script settings) or names a package launcher's tree:
+ * the server is then pinned by closureOf, as before.
+ */
+export function guardedClosureOf(
+  workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
+): { closure: Closure; texts: Record<string, string> } | { fallback: string } {
+  const whole = entries.find((e) => (e.whole && !e.guardable) || e.exact === 'tree');
+  if (whole) return { fallback: whole.why };
+  const guarded: string[] = [];
+  entries = entries.filter((e) => {
+    if (e.guardable) guarded.push(`${e.why}: each file it loads is checked when it loads`);
+    return !e.guardable;
+  });
+  const files = new Map<string, Hashed>();
+  const links = new Map<string, string>();
+  const toScan: { abs: string; strict: boolean }[] = [];
+  const dirs = new Set<string>();
+  let fallback: string | undefined;
+  const settings = (f: string, h: Hashed) => {
+    const base = path.basename(f);
+    if (base === '.npmrc') {
+      const key = npmrcUnmodelled(h.text ?? textOf(reader, f) ?? '\0');
+      if (key !== undefined) fallback ??= `${rel(workspace, f)} sets ${key}, which npm can use to run code MCP Gate does not model`;
+    } else if (TSCONFIG.test(base)) {
+      const read = (file: string) => (file === f ? h.text ?? textOf(reader, f) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined);
+      const r = tsconfigReach(f, workspace, read, (p) => !!reader.stat(p)?.isFile(), (p) => !!reader.stat(p)?.isDirectory());
+      if (r.computed) guarded.push(r.computed);
+      // What its paths reach loads as files, each checked by the guard; the configs of its chain are pinned.
+      for (const t of r.targets) if (within(workspace, t.path) && TSCONFIG.test(path.basename(t.path)) && reader.stat(t.path)?.isFile()) pinFile(t.path, false);
+    }
+  };
+  const pinFile = (abs: string, scan: boolean): void => {
+    if (files.has(abs) || excluded.has(rel(workspace, abs))) return;
+    const h = hashFile(reader, abs, workspace);
+    files.set(abs, h);
+    if (files.size > MAX_CLOSURE_FILES) throw new ClosureError(`it names more than ${MAX_CLOSURE_FILES} files`);
+    dirs.add(path.dirname(abs));
+    settings(abs, h);
+    if (scan && !NOT_CODE.test(abs) && !NATIVE.test(abs)) toScan.push({ abs, strict: h.scan !== undefined });
+  };
+  const add = (e: ClosureEntry) => {
+    let r;
+    try {
+      r = resolvePhysical(e.path, workspace);
+    } catch (err) {
+      if (err instanceof UnpinnablePathError) throw new ClosureError(`${e.why}: ${err.message}`);
+      throw err;
+    }
+    reader.stat(e.path);
+    reader.stat(r.real);
+    if (!within(workspace, r.real)) return;
+    const st = r.exists ? reader.stat(r.real) : undefined;
+    if (st?.isFile()) return pinFile(r.real, true);
+    dirs.add(st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir);
+    // A folder (`python -m` from the working folder, `node lib/`) or a missing entry: what loads from it is checked.
+    if (!e.exact && !e.optional) guarded.push(`${e.why} (${rel(workspace, r.real)}${st?.isDirectory() ? '/' : ', not there now'}): what it loads from there is checked when it loads`);
+  };
+  for (const e of entries) add(e);
+  const scanAll = () => {
+    while (toScan.length && fallback === undefined) {
+      const { abs, strict } = toScan.shift()!;
+      const h = hashFile(reader, abs, workspace);
+      const text = h.scan ?? h.text ?? textOf(reader, abs);
+      if (text === undefined) {
+        fallback = `${rel(workspace, abs)} cannot be read again for what it does`;
+        return;
+      }
+      const reach = reachOf(abs, text, strict, workspace, reader);
+      if (reach.code) fallback = reach.code;
+      else if (reach.computed) guarded.push(reach.computed);
+      for (const t of reach.targets) {
+        const st = reader.stat(t);
+        if (st?.isFile()) {
+          if (NATIVE.test(t)) guarded.push(`${rel(workspace, abs)} loads the native addon ${rel(workspace, t)}: checked when it loads`);
+          pinFile(t, true);
+        } else if (st?.isDirectory() && reader.stat(path.join(t, 'package.json'))?.isFile()) pinFile(path.join(t, 'package.json'), true);
+      }
+    }
+  };
+  scanAll();
+  // What Node, npm and Python read from each folder of a pinned file up to the workspace (module type, imports
+  // maps, .npmrc, tsconfig paths, pyproject): pinned as files, also when they appear later.
+  const seen = new Set<string>();
+  for (let pass = 0; pass < 2 && fallback === undefined; pass++) {
+    for (const start of [...dirs]) {
+      for (let d = start; within(workspace, d) && !seen.has(d); d = path.dirname(d)) {
+        seen.add(d);
+        for (const name of PROJECT_SETTINGS) {
+          const p = path.join(d, name);
+          if (reader.stat(p)?.isFile()) pinFile(p, name === 'package.json');
+        }
+        if (d === workspace) break;
+      }
+    }
+    scanAll();
+  }
+  if (fallback !== undefined) return { fallback };
+  pinGit(workspace, excluded, reader, files, links);
+  const out = closureTables(workspace, new Map(), files, links);
+  out.closure.guarded = [...new Set(guarded)];
+  return out;
+}
+
 /** The closure of a set of entries, with the text of small files for diffs. Throws ClosureError. */
 export function closureOf(
   workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
@@ -643,27 +806,8 @@ function computeClosure(
     settings(f.abs, h);
   }
   // git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it.
-  if (queue.length || exactFiles.length) {
-    const gitConfig = path.join(workspace, '.git', 'config');
-    if (reader.stat(gitConfig)?.isFile()) files.set(gitConfig, hashFile(reader, gitConfig, workspace));
-    const gitFile = path.join(workspace, '.git');
-    if (reader.stat(gitFile)?.isFile()) files.set(gitFile, hashFile(reader, gitFile, workspace));
-    for (const name of ['commondir', 'config.worktree']) {
-      const p = path.join(workspace, '.git', name);
-      if (reader.stat(p)?.isFile()) files.set(p, hashFile(reader, p, workspace));
-    }
-  }
   const links = new Map<string, string>();
-  if (queue.length || exactFiles.length) {
-    // Walked as themselves, not as roots: the whole workspace's walk leaves the workspace's .git out.
-    for (const name of ['hooks', 'info']) {
-      const d = path.join(workspace, '.git', name);
-      if (!reader.stat(d)?.isDirectory()) continue;
-      const walk = walkTree(d, workspace, excluded, reader);
-      for (const [f, h] of walk.files) files.set(f, h);
-      for (const [f, t] of walk.links) links.set(f, t);
-    }
-  }
+  if (queue.length || exactFiles.length) pinGit(workspace, excluded, reader, files, links);
   while (queue.length) {
     const { dir, why } = queue.shift()!;
     if ([...roots.keys()].some((r) => within(r, dir))) continue;
@@ -699,20 +843,5 @@ function computeClosure(
     }
   }
 
-  let bytes = 0;
-  const closure: Closure = { roots: [], files: {}, links: {} };
-  for (const [r, why] of [...roots].sort(([a], [b]) => (a < b ? -1 : 1))) closure.roots.push({ path: rel(workspace, r), why });
-  const texts: Record<string, string> = {};
-  let kept = 0;
-  for (const [f, h] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    bytes += h.size;
-    closure.files[rel(workspace, f)] = { sha256: h.sha256, size: h.size };
-    if (h.text !== undefined && kept + h.text.length <= MAX_KEPT_TEXT_TOTAL) {
-      texts[rel(workspace, f)] = h.text;
-      kept += h.text.length;
-    }
-  }
-  if (bytes > MAX_CLOSURE_BYTES) throw new ClosureError(`the files it may load add up to more than ${MAX_CLOSURE_BYTES / 1024 / 1024} MiB`);
-  for (const [f, t] of [...links].sort(([a], [b]) => (a < b ? -1 : 1))) closure.links[rel(workspace, f)] = t;
-  return { closure, texts };
+  return closureTables(workspace, roots, files, links);
 }

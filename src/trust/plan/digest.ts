@@ -29,6 +29,11 @@ export interface PinnedDefinition {
   links?: Record<string, string>;
   /** The working folder relative to the workspace, as the kernel resolves it. */
   cwd?: string;
+  /**
+   * Present when its Node or Python processes run under the load guard (closure.ts guardedClosureOf): the loads
+   * left to the guard, each checked against the workspace as approved when it loads (may be empty).
+   */
+  guarded?: string[];
 }
 
 export interface Pinned {
@@ -82,9 +87,11 @@ export const CONFIG_FILES: ReadonlySet<string> = new Set(CATALOGUE.filter((l) =>
 
 /**
  * Computes the pinned fragment and its digest. `searchPath` is MCP Gate's own PATH (where a bare command is
- * found). Throws PinError when something cannot be pinned or is refused (the server is then blocked).
+ * found). `guard`: its Node or Python processes will run under the load guard, so its closure is the guarded one
+ * where it can be (./launch-plan.ts). Throws PinError when something cannot be pinned or is refused (the server is
+ * then blocked).
  */
-export function pin(server: DeclaredServer, projectDir: string, reader: TrackingReader, searchPath: string | undefined): Pinned {
+export function pin(server: DeclaredServer, projectDir: string, reader: TrackingReader, searchPath: string | undefined, guard = false): Pinned {
   const def = server.definition!;
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(server.raw)) if (!NORMALISED_FIELDS.has(k)) extra[k] = v;
@@ -107,7 +114,7 @@ export function pin(server: DeclaredServer, projectDir: string, reader: Tracking
   let plan: LaunchPlan | undefined;
   if (def.type === 'stdio') {
     try {
-      const planned = planLaunch(def, projectDir, { searchPath, configFiles: CONFIG_FILES, gated: true }, reader);
+      const planned = planLaunch(def, projectDir, { searchPath, configFiles: CONFIG_FILES, gated: true, guard }, reader);
       plan = planned.plan;
       Object.assign(texts, planned.texts);
     } catch (e) {
@@ -118,6 +125,7 @@ export function pin(server: DeclaredServer, projectDir: string, reader: Tracking
     pinned.roots = plan.closure.roots.map((r) => r.path);
     pinned.links = plan.closure.links;
     pinned.cwd = plan.cwdInWorkspace ?? '(outside the workspace)';
+    if (plan.closure.guarded) pinned.guarded = plan.closure.guarded;
   }
   return { pinned, digest: digestOf(pinned), texts, plan };
 }

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closureOf, ClosureError, PROJECT_SETTINGS, type Closure, type ClosureEntry } from './closure';
+import { closureOf, ClosureError, guardedClosureOf, PROJECT_SETTINGS, type Closure, type ClosureEntry } from './closure';
 import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
@@ -158,7 +158,15 @@ export interface PlanOptions {
   configFiles: ReadonlySet<string>;
   /** The definition is the repository's: refuse loader variables and pin the closure. */
   gated: boolean;
+  /**
+   * Its Node or Python processes will run under the load guard (src/guard/), which checks each file that becomes
+   * code when it loads: the closure is then the guarded one (closure.ts guardedClosureOf) when it can be.
+   */
+  guard?: boolean;
 }
+
+/** The interpreters the load guard runs in (by the real path's name): Node and CPython. */
+export const GUARDED_PROGRAM = /^(node|nodejs|python[23]?(\.\d+)?)$/;
 
 /** Turns a stdio definition into the plan. Throws PlanError (or ClosureError) when it cannot be pinned or is refused. */
 export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanOptions, reader: TrackingReader): { plan: LaunchPlan; texts: Record<string, string> } {
@@ -199,11 +207,11 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
       throw new ClosureError(`${why}: ${(e as Error).message}`);
     }
     const exact = how === 'file' ? 'file' : how === 'folder' ? 'tree' : undefined;
-    entries.push({ path: abs, why, whole: how === 'whole', optional: how === 'if-exists', exact });
+    entries.push({ path: abs, why, whole: how === 'whole' || how === 'guardable', guardable: how === 'guardable' || undefined, optional: how === 'if-exists', exact });
     if (exact) return;
     // Node and most interpreters also normalise `..` lexically before opening: pin that spelling too.
     const lexical = path.resolve(cwd, p);
-    if (lexical !== abs && how !== 'whole') {
+    if (lexical !== abs && how !== 'whole' && how !== 'guardable') {
       try {
         entries.push({ path: rewriteProcPath(lexical, cwd), why, optional: how === 'if-exists' });
       } catch (e) {
@@ -240,7 +248,9 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
 
   analyse(command, executable, args, cwd, workspace, opts, named, 0);
 
-  const { closure, texts } = opts.gated ? closureOf(workspace, entries, opts.configFiles, reader) : { closure: { roots: [], files: {}, links: {} }, texts: {} };
+  // By the program's real name, or as written when it is not found (it then does not start, whatever its closure).
+  const guarded = opts.gated && opts.guard && GUARDED_PROGRAM.test(path.basename(executable ?? command)) ? guardedClosureOf(workspace, entries, opts.configFiles, reader) : undefined;
+  const { closure, texts } = guarded && !('fallback' in guarded) ? guarded : opts.gated ? closureOf(workspace, entries, opts.configFiles, reader) : { closure: { roots: [], files: {}, links: {} }, texts: {} };
   const relOf = (p: string) => path.relative(workspace, p).split(path.sep).join('/') || '.';
   const plan: LaunchPlan = {
     command, executable, notFound, args, cwd, env, launcher: isPackageLauncher(path.basename(command), args) || undefined,
@@ -292,7 +302,8 @@ function envFileNames(file: string): string[] {
   return out;
 }
 
-type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'if-exists' | 'file' | 'folder') => void;
+/** `guardable`: the whole workspace, unless every process runs under the load guard (the guard then checks it). */
+type Name = (p: string, why: string, how?: 'tree' | 'whole' | 'guardable' | 'if-exists' | 'file' | 'folder') => void;
 
 /** What a package launcher (npx, bunx, uvx, …) reads from the project it starts in, at each folder up to the workspace. */
 const LAUNCHER_SETTINGS = PROJECT_SETTINGS;
@@ -424,7 +435,7 @@ function analyse(
   // Python finds modules along sys.path, which its code may change at run time (sys.path, importlib, __import__,
   // runpy, .pth files of an environment): MCP Gate does not read Python sources, so a Python server pins the
   // whole workspace (its options are still checked below).
-  if (family === 'python') everything(`${prog} imports along a path its code can change at run time (MCP Gate does not read Python sources)`);
+  if (family === 'python') named(workspace, `${prog} imports along a path its code can change at run time (MCP Gate does not read Python sources)`, 'guardable');
   // TypeScript loaders (tsx, ts-node, bun, a `--import tsx`) read the working folder's tsconfig.json, whose
   // `paths` and `baseUrl` map bare imports into the workspace: each one from there up is pinned as itself.
   if (family === 'node') {

@@ -30,6 +30,11 @@ export interface Loads {
   specs: string[];
   /** Set when the file can load a path computed at run time (or cannot be read as code): line and what does it. */
   computed?: { line: number; what: string };
+  /**
+   * Set when what it does at run time is not a load of a file (code built from strings, a child process, Node's
+   * loader internals): the first such, which a load guard cannot check (`computed` is then set too).
+   */
+  code?: { line: number; what: string };
 }
 
 type Node = { type: string; loc?: { start: { line: number } } | null; [k: string]: unknown };
@@ -103,20 +108,27 @@ export function loadsOf(file: string, text: string): Loads {
     }
     readings.push(loadsOfAst(ast));
   }
-  if (!readings.length) return { specs: [], computed: { line: failure?.line ?? 0, what: `it cannot be read as ${TS.test(file) || TSX.test(file) ? 'TypeScript' : 'JavaScript'} (${failure?.message ?? 'no reading'}), so what it loads is not known` } };
-  return { specs: [...new Set(readings.flatMap((r) => r.specs))], computed: readings.find((r) => r.computed)?.computed };
+  if (!readings.length) {
+    // Nothing is known of it: what it does at run time may be more than loading files.
+    const unread = { line: failure?.line ?? 0, what: `it cannot be read as ${TS.test(file) || TSX.test(file) ? 'TypeScript' : 'JavaScript'} (${failure?.message ?? 'no reading'}), so what it loads is not known` };
+    return { specs: [], computed: unread, code: unread };
+  }
+  return { specs: [...new Set(readings.flatMap((r) => r.specs))], computed: readings.find((r) => r.computed)?.computed, code: readings.find((r) => r.code)?.code };
 }
 
 function loadsOfAst(ast: Node): Loads {
   const specs = new Set<string>();
   let computed: Loads['computed'];
-  const flag = (n: Node, what: string) => {
+  let code: Loads['code'];
+  /** `load`: a load of a file (a guard at load sees it); `code`: anything else (the default). */
+  const flag = (n: Node, what: string, kind: 'load' | 'code' = 'code') => {
     if (!computed) computed = { line: lineOf(n), what };
+    if (kind === 'code' && !code) code = { line: lineOf(n), what };
   };
   const addString = (v: string, at: Node) => {
     const s = v.replace(/\\/g, '/');
     // `/proc/self/cwd/…` names the workspace from wherever the process stands: not a path MCP Gate can pin.
-    if (/^\/(proc|dev\/fd)\//.test(s)) return flag(at, `it names ${s.slice(0, 60)}, a path the process resolves at run time`);
+    if (/^\/(proc|dev\/fd)\//.test(s)) return flag(at, `it names ${s.slice(0, 60)}, a path the process resolves at run time`, 'load');
     if (s.startsWith('/') && s.length > 1) specs.add(s);
     if (s === '..' || s === '../') specs.add('..');
     else if (s.startsWith('../') || s.startsWith('./')) specs.add(s);
@@ -193,7 +205,7 @@ function loadsOfAst(ast: Node): Loads {
     const callee = n.callee as Node;
     const args = (n.arguments as Node[]) ?? [];
     const computedArg = (a: Node | undefined, what: string) => {
-      if (!isLiteral(a)) flag(n, what);
+      if (!isLiteral(a)) flag(n, what, 'load');
     };
     if (callee.type === 'Import') {
       if (args[0]?.type === 'StringLiteral' && CODE_MODULES.has(bareModule(args[0].value as string))) return flag(n, `it imports ${args[0].value as string}, which runs code it is given at run time`);
@@ -222,7 +234,7 @@ function loadsOfAst(ast: Node): Loads {
       return computedArg(a0, `${name}() loads a path computed at run time`);
     }
     if (isMember && name === 'resolve' && ((objectName !== undefined && loaderNames.has(objectName)) || object?.type === 'MetaProperty')) return computedArg(args[0], `${objectName ?? 'import.meta'}.resolve() names a path computed at run time`);
-    if (isMember && objectName !== undefined && loaderNames.has(objectName) && /^(call|apply|bind)$/.test(name)) return flag(n, `${objectName}.${name}() loads what it is given at run time`);
+    if (isMember && objectName !== undefined && loaderNames.has(objectName) && /^(call|apply|bind)$/.test(name)) return flag(n, `${objectName}.${name}() loads what it is given at run time`, 'load');
     if (isMember && name === 'require') return computedArg(args[0], `${objectName ?? 'a'}.require() loads a path computed at run time`);
     if (isMember && name === 'dlopen') return computedArg(args[1], 'process.dlopen() loads a path computed at run time');
     if (isMember && (name === 'binding' || name === '_linkedBinding')) return flag(n, `${name}() reaches Node's internals (it can start programs)`);
@@ -276,7 +288,7 @@ function loadsOfAst(ast: Node): Loads {
         if (prop === 'extensions' && obj.type === 'Identifier' && (loaderNames.has(obj.name as string) || obj.name === 'require')) flag(n, 'it reaches require.extensions, which decides how every later file is loaded');
         if (n.computed && !isLiteral(n.property as Node) && (n.object as Node).type === 'Identifier' && (loaderNames.has((n.object as Node).name as string) || (n.object as Node).name === 'module' || (n.object as Node).name === 'process' || (n.object as Node).name === 'globalThis' || (n.object as Node).name === 'global')) flag(n, `it looks up ${(n.object as Node).name as string}[…] by a name computed at run time`);
         // `Module.prototype.require.call(…)`, `const r = module.require`: a require taken as a value.
-        if (!n.computed && (n.property as Node).type === 'Identifier' && loaderNames.has((n.property as Node).name as string) && !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression') && key === 'callee') && !(parent?.type === 'AssignmentExpression' && key === 'left')) flag(n, `it takes ${(n.property as Node).name as string} as a value, so what it loads through it is not seen`);
+        if (!n.computed && (n.property as Node).type === 'Identifier' && loaderNames.has((n.property as Node).name as string) && !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression') && key === 'callee') && !(parent?.type === 'AssignmentExpression' && key === 'left')) flag(n, `it takes ${(n.property as Node).name as string} as a value, so what it loads through it is not seen`, 'load');
         return;
       }
       case 'ObjectPattern': {
@@ -289,7 +301,7 @@ function loadsOfAst(ast: Node): Loads {
         return;
       }
       case 'ImportExpression': {
-        if (!isLiteral(n.source as Node)) flag(n, 'import() loads a path computed at run time');
+        if (!isLiteral(n.source as Node)) flag(n, 'import() loads a path computed at run time', 'load');
         return;
       }
       case 'NewExpression':
@@ -338,5 +350,5 @@ function loadsOfAst(ast: Node): Loads {
         return;
     }
   });
-  return { specs: [...specs], computed };
+  return { specs: [...specs], computed, code };
 }

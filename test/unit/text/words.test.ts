@@ -46,12 +46,13 @@ describe('words a person uses', function () {
   });
 
   it('a file added to the folder a single-file server runs from is said as added, not as a file it runs; the folder says why it is pinned', () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': 'safe()\n' });
+    // Code built from strings is no load the load guard sees: this server's folder is pinned as a whole.
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': 'eval("safe()")\n' });
     assert.match(cli(w, ['get', 's']).stdout, /folder \. \(the whole workspace\)\s+— the entry s\.js that node runs \(no package manifest at or above its folder, so the folder is its package\)/);
     assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
     writeFiles(w.project, { 'notes.txt': 'hi\n' });
     assert.match(cli(w, ['get', 's']).stdout, /state\s+changed since approval: a file was added to a folder it runs from \(notes\.txt\) since it was approved/);
-    writeFiles(w.project, { 's.js': 'changed()\n' });
+    writeFiles(w.project, { 's.js': 'eval("changed()")\n' });
     assert.match(cli(w, ['get', 's']).stdout, /state\s+changed since approval: a file it runs changed \(s\.js\) and a file was added to a folder it runs from \(notes\.txt\)/);
   });
 
@@ -62,7 +63,7 @@ describe('words a person uses', function () {
     const file = cli(w, ['get', 'db']).stdout;
     assert.match(file, /state\s+changed since approval: a file it runs changed \(db\.js\) since it was approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; its definition as written is the same/);
     assert.doesNotMatch(file, /\d{4}-\d\d-\d\dT\d\d:\d\d/, 'no raw ISO time');
-    assert.match(file, /files it can load .*: 1 file, \d+ bytes/);
+    assert.match(file, /files it names \(content pinned\): 1 file, \d+ bytes/);
     assert.equal(JSON.parse(cli(w, ['list', '--json']).stdout).servers[0].state, 'approval-changed');
 
     writeFiles(w.project, { 'db.js': 'safe()\n', '.mcp.json': MCP({ db: { command: 'node', args: ['db.js', '--verbose'] } }) });

@@ -86,11 +86,12 @@ describe('the gate in VS Code', function () {
     assert.equal(doc?.uri.scheme, 'mcp-gate', 'the definition is open for reading');
     const text = doc!.getText();
     assert.ok(text.includes('"${workspaceFolder}/echo-server.mjs"'), text);
-    // The launch plan, and the execution closure: echo-server.mjs has no package folder above it, so its own
-    // folder (the workspace root) is pinned whole; the server file is among the files listed.
+    // The launch plan, and the guarded closure: node runs under the load guard, so the files the plan names are
+    // pinned (the server file among them) and every other file it loads is checked when it loads — the workspace
+    // root it stands in is not pinned whole.
     assert.match(text, /launch plan \(what will be executed\):\n {4}program {3}\/\S+  \(for "node"\)/);
-    assert.match(text, /files it can load \(every workspace file it may run or load; content pinned\): \d+ files?, \d+ bytes/);
-    assert.match(text, /\n {4}folder \. \(the whole workspace\)/);
+    assert.match(text, /files it names \(content pinned\): \d+ files?, \d+ bytes; every other file it loads is checked when it loads/);
+    assert.doesNotMatch(text, /\n {4}folder \. \(the whole workspace\)/);
     assert.match(text, /\n {4}file echo-server\.mjs  \d+ bytes  sha256 [0-9a-f]{64}\n/);
     // The sandbox it will get: a repository server is contained, and without a network rule it has none.
     assert.match(text, /\n  sandbox {5}contained \(bubblewrap\)/);

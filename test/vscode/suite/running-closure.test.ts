@@ -75,8 +75,9 @@ const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p inst
     assert.equal(await call(), APPROVED);
     const start = api.service.log.read().filter((e) => e.kind === 'server.start' && (e as { server?: string }).server === SERVER).at(-1) as { detail?: string } | undefined;
     assert.match(String(start?.detail), /contained: /, JSON.stringify(start));
-    // Only its package folder is its approved copy: the workspace, where the marker would go, stays writable for it.
-    assert.match(String(start?.detail), /approved copies mounted read-only: \S*\/watch-repo\/tools(;|$)/, JSON.stringify(start));
+    // Only the files it names are approved copies (lib.js among them: a literal require): the workspace, where the
+    // marker would go, stays writable for it.
+    assert.match(String(start?.detail), /approved copies mounted read-only: [^;]*\/watch-repo\/tools\/lib\.js/, JSON.stringify(start));
 
     await vscode.commands.executeCommand('mcpGate.openPanel');
     await waitFor('the trust panel showing lazy-probe approved', () => panelState() === 'approved');

@@ -3,6 +3,7 @@
 // way the attack changes it. The state must leave `approved` and the changed code must not run (it would write
 // a marker file). Also: loader variables refused, unpinnable spellings blocked, the check-then-spawn race.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -319,7 +320,9 @@ describe('execution closure: no changed code runs under an existing approval', f
 
   for (const a of ATTACKS) {
     it(a.name, async () => {
+      // As the CLI runs it: Node and Python under the load guard, pinned in the guarded form where they can be.
       const w = world();
+      w.input.loadGuard = true;
       writeFiles(w.project, a.files(w));
       if (fs.existsSync(path.join(w.project, 'run.sh'))) fs.chmodSync(path.join(w.project, 'run.sh'), 0o755);
       if (a.name.startsWith('a symlinked')) {
@@ -336,8 +339,12 @@ describe('execution closure: no changed code runs under an existing approval', f
       const marker = path.join(w.project, 'marker-ran'); // inside the workspace: a contained server's /tmp is its own
       a.attack(w, marker);
       const after = state(w.input);
-      assert.ok(['approval-changed', 'blocked'].includes(after.state), `${after.state}: ${after.reason}`);
       const r = cli(w, ['tools', 's']);
+      if (after.state === 'approved' && after.pinned?.pinned.guarded) {
+        // Left to the load guard: refused when it loads, and said so.
+        assert.match(r.stdout + r.stderr, /the load guard refused it/, `${r.stdout}${r.stderr}`);
+        assert.equal(state(w.input).state, 'approval-changed', 'a refusal re-gates the server');
+      } else assert.ok(['approval-changed', 'blocked'].includes(after.state), `${after.state}: ${after.reason}`);
       assert.doesNotMatch(r.stdout, /hello/);
       assert.equal(fs.existsSync(marker), false, 'the changed code ran');
     });
@@ -740,18 +747,27 @@ describe('execution closure: what the review found, by state', () => {
     assert.match(s.reason, new RegExp(`tools holds more than ${MAX_WALK_ENTRIES} files, folders and links`));
   });
 
-  it('a Python server writes no bytecode into the workspace (PYTHONPYCACHEPREFIX); a .pyc planted there re-gates it (a child `python3 -E` would load it)', async () => {
-    const w = world({
+  it('a Python server writes no bytecode into the workspace; valid bytecode planted there never runs (the load guard compiles the approved source), and it stays approved', async () => {
+    const g = world({
       '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['srv/main.py'] } }),
       'srv/helper.py': 'NAME = "hello"\n',
       'srv/main.py': 'import sys, json\nsys.path.insert(0, __import__("os").path.dirname(__file__))\nimport helper\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": helper.NAME, "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
     });
-    await recordDecision(w.input, 's', undefined, 'approved');
-    assert.match(cli(w, ['tools', 's']).stdout, /hello/);
-    assert.equal(fs.existsSync(path.join(w.project, 'srv', '__pycache__')), false, 'no bytecode written into the workspace');
-    writeFiles(w.project, { 'srv/__pycache__/helper.cpython-311.pyc': 'planted' });
-    assert.equal(state(w.input).state, 'approval-changed');
-    assert.doesNotMatch(cli(w, ['tools', 's']).stdout, /hello/);
+    g.input.loadGuard = true;
+    await recordDecision(g.input, 's', undefined, 'approved');
+    assert.match(cli(g, ['tools', 's']).stdout, /hello/);
+    assert.equal(fs.existsSync(path.join(g.project, 'srv', '__pycache__')), false, 'no bytecode written into the workspace');
+    // Valid bytecode of another helper (NAME = "planted"), at the name Python would read it from.
+    const plant = 'import sys, os, importlib._bootstrap_external as b\nsrc, out = sys.argv[1], sys.argv[2]\nst = os.stat(src)\nos.makedirs(os.path.dirname(out), exist_ok=True)\nopen(out, "wb").write(b._code_to_timestamp_pyc(compile(\'NAME = "planted"\', src, "exec"), int(st.st_mtime), st.st_size))\n';
+    const planted = spawnSync('/usr/bin/python3', ['-c', plant, path.join(g.project, 'srv/helper.py'), path.join(g.project, 'srv/__pycache__/helper.cpython-311.pyc')], { encoding: 'utf8' });
+    assert.equal(planted.status, 0, planted.stderr);
+    // Without the guard, Python runs it (so the check below can fail).
+    const plain = spawnSync('/usr/bin/python3', ['-c', 'import sys; sys.path.insert(0, "srv"); import helper; print(helper.NAME)'], { cwd: g.project, encoding: 'utf8' });
+    assert.equal(plain.stdout.trim(), 'planted', plain.stderr);
+    assert.equal(state(g.input).state, 'approved');
+    const tools = cli(g, ['tools', 's']).stdout;
+    assert.match(tools, /hello/);
+    assert.doesNotMatch(tools, /planted/);
   });
 });
 

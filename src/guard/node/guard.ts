@@ -1,0 +1,337 @@
+// MCP Gate's Node.js load guard (contract: src/guard/CONTRACT.md). Built to dist/guard/node-guard.cjs by
+// scripts/build-guard.mjs and preloaded into an MCP server's Node processes:
+//
+//   MCP_GATE_GUARD=/abs/manifest.json node --require /abs/dist/guard/node-guard.cjs server.js
+//
+// It refuses, before any of its code runs, every file about to become code whose bytes differ from what a person
+// approved (the manifest's sha256 per workspace file; a copy in a scratch folder must match some approved file).
+// Where loads are seen:
+//   - Module.prototype._compile       every CommonJS source, hashed as the exact text V8 compiles
+//   - Module._extensions['.json']     JSON read once, checked, parsed from the same bytes
+//   - process.dlopen                  native addons
+//   - module.register load hook       ESM, JSON and WASM modules, hook modules (this same file is the hooks module;
+//                                     it runs in Node's loader thread, where this file is preloaded too)
+//   - --loader / --import at preload  files named in execArgv / NODE_OPTIONS
+//   - Worker                          entry checked; an explicit execArgv / env gets the guard put back
+//   - ChildProcess.prototype.spawn and the spawn_sync binding (every spawn/exec/fork and *Sync form): the exec check
+//                                     on the arguments, and MCP_GATE_GUARD + NODE_OPTIONS=--require <this file> put
+//                                     into the child's environment even when the caller passed its own env
+// Only Node built-ins; nothing else of MCP Gate. With MCP_GATE_GUARD unset it does nothing.
+import crypto = require('node:crypto');
+import fs = require('node:fs');
+import Module = require('node:module');
+import path = require('node:path');
+import url = require('node:url');
+import wt = require('node:worker_threads');
+import childProcess = require('node:child_process');
+
+type Bytes = string | Uint8Array;
+type LoadResult = { format?: string | null; source?: string | ArrayBuffer | ArrayBufferView | null } & Record<string, unknown>;
+type NextLoad = (u: string, context?: unknown) => LoadResult | Promise<LoadResult>;
+
+interface Config {
+  root: string;                     // real path of the workspace, with a trailing separator
+  rootDir: string;
+  files: Record<string, string>;    // rel posix path → sha256
+  scratch: string[];                // real paths, each with a trailing separator
+  report: string | null;
+}
+
+const VAR = 'MCP_GATE_GUARD';
+const MANIFEST = process.env[VAR] || '';
+const ACTIVE = MANIFEST !== '';
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+const real = (p: string): string | null => { try { return fs.realpathSync.native(p); } catch { return null; } };
+const withSep = (d: string): string => (d.endsWith(path.sep) ? d : d + path.sep);
+const SELF = real(__filename) ?? __filename;
+const REQUIRE_FLAG = `--require ${JSON.stringify(SELF)}`;
+
+// ---------------------------------------------------------------------------------------------- the manifest
+let config: Config | null | undefined;          // undefined: not read yet; null: could not be read (fail closed)
+let failure = '';
+let failRoot: string | null = null;            // when failing closed: root and report salvaged from the text, if any
+let failReport: string | null = null;
+let approvedHashes: Set<string> | undefined;    // every value of files, built at the first scratch check
+
+function salvage(text: string, key: string): string | null {
+  const m = new RegExp(`"${key}"\\s*:\\s*("(?:[^"\\\\]|\\\\.)*")`).exec(text);
+  try { return m ? (JSON.parse(m[1]) as string) : null; } catch { return null; }
+}
+
+function getConfig(): Config | null {
+  if (config !== undefined) return config;
+  let text = '';
+  try {
+    text = fs.readFileSync(MANIFEST, 'utf8');
+    const m = JSON.parse(text) as Record<string, unknown>;
+    if (!m || typeof m !== 'object') throw new Error('not a JSON object');
+    if (m.version !== 1) throw new Error(`unknown version ${JSON.stringify(m.version)}`);
+    if (typeof m.root !== 'string' || !path.isAbsolute(m.root)) throw new Error('"root" is not an absolute path');
+    const files = m.files;
+    if (!files || typeof files !== 'object' || Array.isArray(files)) throw new Error('"files" is not an object');
+    for (const v of Object.values(files)) if (typeof v !== 'string') throw new Error('"files" has a value that is not a string');
+    const scratch = m.scratch === undefined ? [] : m.scratch;
+    if (!Array.isArray(scratch) || scratch.some((s) => typeof s !== 'string')) throw new Error('"scratch" is not a list of paths');
+    const rootDir = real(m.root) ?? path.resolve(m.root);
+    config = {
+      root: withSep(rootDir),
+      rootDir,
+      files: files as Record<string, string>,
+      scratch: [...new Set((scratch as string[]).map((s) => real(s)).filter((s): s is string => s !== null).map(withSep))],
+      report: typeof m.report === 'string' ? m.report : null,
+    };
+  } catch (err) {
+    failure = `${MANIFEST}: ${(err as Error).message}`;
+    const r = text ? salvage(text, 'root') : null;
+    failRoot = r && path.isAbsolute(r) ? withSep(real(r) ?? r) : null;
+    failReport = text ? salvage(text, 'report') : null;
+    config = null;
+  }
+  return config;
+}
+
+// When failing closed, only the runtime's own installation (and this guard) may load: everything else is refused.
+const RUNTIME_PREFIX = ((): string | null => {
+  const prefix = path.dirname(path.dirname(real(process.execPath) ?? process.execPath));
+  return prefix === path.parse(prefix).root ? null : withSep(prefix);
+})();
+
+// ---------------------------------------------------------------------------------------------- the rule
+const sha256 = (data: Bytes): string => {
+  const h = (crypto as unknown as { hash?: (alg: string, d: Bytes, enc: string) => string }).hash;
+  return h ? h('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
+};
+const stripBOM = (s: string): string => (s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
+const allowed = new Set<string>();             // `${realpath}\0${sha256}` already allowed
+
+interface Refusal { p: string; rel: string | null; why: string; sum: string; how: string }
+
+function refuse(r: Refusal): never {
+  const tail = r.why === 'changed' ? 'it changed since approval'
+    : r.why === 'new' ? 'it is not in what was approved'
+      : r.why === 'scratch' ? 'a file written outside the workspace that was not approved'
+        : `the approval manifest could not be read (${failure})`;
+  const msg = `mcp-gate-guard: refused to load ${r.p}${r.rel !== null ? ` (${r.rel})` : ''}: ${tail}`;
+  const report = config ? config.report : failReport;
+  if (report) {
+    const line = { file: r.p, rel: r.rel, why: r.why, sha256: r.sum, runtime: 'node', how: r.how, pid: process.pid, time: new Date().toISOString() };
+    try { fs.appendFileSync(report, JSON.stringify(line) + '\n'); } catch { /* missing or unwritable: ignored */ }
+  }
+  try { fs.writeSync(2, msg + '\n'); } catch { /* no stderr */ }
+  throw Object.assign(new Error(msg), { code: 'ERR_MCP_GATE_GUARD' });
+}
+
+/**
+ * Throws the guard error unless `file` may become code with `content` (the exact string or bytes about to be
+ * compiled / loaded; read from the file when not given). A name that is not an existing file is not a file load.
+ */
+export function check(file: string, how: string, content?: Bytes): void {
+  if (!ACTIVE) return;
+  const p = real(file);
+  if (p === null || p === SELF) return;
+  const cfg = getConfig();
+  let rel: string | null = null;
+  let zone: 'root' | 'scratch' | 'failed';
+  if (cfg === null) {
+    if (failRoot && p.startsWith(failRoot)) rel = p.slice(failRoot.length).split(path.sep).join('/');
+    else if (RUNTIME_PREFIX && p.startsWith(RUNTIME_PREFIX)) return;
+    zone = 'failed';
+  } else if (p.startsWith(cfg.root)) {
+    zone = 'root';
+    rel = p.slice(cfg.root.length);
+    if (path.sep !== '/') rel = rel.split(path.sep).join('/');
+  } else if (cfg.scratch.some((d) => p.startsWith(d))) zone = 'scratch';
+  else return;
+
+  const ok = (sum: string): boolean => {
+    if (zone === 'root') return hasOwn(cfg!.files, rel!) && cfg!.files[rel!] === sum;
+    if (zone === 'scratch') return (approvedHashes ??= new Set(Object.values(cfg!.files))).has(sum);
+    return false;
+  };
+  let bytes: Bytes;
+  try { bytes = content ?? fs.readFileSync(p); } catch { return; }  // gone or unreadable: the load itself fails
+  let sum = sha256(bytes);
+  if (allowed.has(p + '\0' + sum)) return;
+  if (!ok(sum) && typeof bytes === 'string') {
+    // The compiled text may differ from the file's bytes (a BOM stripped, invalid UTF-8 replaced): accept it when it
+    // is exactly the text of the file on disk and those bytes are the approved ones.
+    let disk: Buffer | null = null;
+    try { disk = fs.readFileSync(p); } catch { /* keep the text's hash */ }
+    if (disk) {
+      const text = disk.toString('utf8');
+      if (text === bytes || stripBOM(text) === bytes) sum = sha256(disk);
+    }
+  }
+  if (ok(sum)) { allowed.add(p + '\0' + sum); return; }
+  const why = zone === 'failed' ? 'manifest' : zone === 'scratch' ? 'scratch' : hasOwn(cfg!.files, rel!) ? 'changed' : 'new';
+  refuse({ p, rel, why, sum, how });
+}
+
+// ------------------------------------------------------------------------------------- the ESM load hook (exported)
+const toBytes = (s: string | ArrayBuffer | ArrayBufferView): Bytes =>
+  typeof s === 'string' ? s : s instanceof Uint8Array ? s
+    : ArrayBuffer.isView(s) ? new Uint8Array(s.buffer, s.byteOffset, s.byteLength) : new Uint8Array(s);
+
+function checkLoaded(u: string, r: LoadResult): void {
+  if (!ACTIVE || typeof u !== 'string' || !u.startsWith('file:') || !r || r.source == null) return;
+  // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
+  const how = r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : 'import';
+  check(url.fileURLToPath(u), how, toBytes(r.source));
+}
+
+/** module.register load hook: asks the next loader for the source and checks it for every file: URL. */
+export async function load(u: string, context: unknown, nextLoad: NextLoad): Promise<LoadResult> {
+  const r = await nextLoad(u, context);
+  checkLoaded(u, r);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------- installation
+function tokenize(s: string): string[] {           // NODE_OPTIONS: space-separated, "double quotes" with \ escapes
+  const out: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"|(\S+)/g;
+  for (let m = re.exec(s); m; m = re.exec(s)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]);
+  return out;
+}
+
+const withOurOptions = (nodeOptions: string | undefined): string =>
+  nodeOptions && nodeOptions.includes(REQUIRE_FLAG) ? nodeOptions : `${REQUIRE_FLAG} ${nodeOptions ?? ''}`.trim();
+
+/** --loader / --experimental-loader / --import files: the loader thread imports loaders before any hook exists. */
+function checkPreloadFlags(): void {
+  const args = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')];
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--(experimental-loader|loader|import)(?:=(.*))?$/.exec(args[i]);
+    if (!m) continue;
+    const spec = m[2] ?? args[++i];
+    if (!spec) continue;
+    let file: string | null = null;
+    try {
+      if (spec.startsWith('file:')) file = url.fileURLToPath(spec);
+      else if (path.isAbsolute(spec) || /^\.\.?[\\/]/.test(spec)) file = path.resolve(spec);
+      else if (!/^[a-z][a-z0-9+.-]*:/i.test(spec)) file = Module.createRequire(path.join(process.cwd(), 'noop.js')).resolve(spec);
+    } catch { /* a bare name that does not resolve here: the ESM hook still sees it when --import loads it */ }
+    if (file) check(file, m[1] === 'import' ? 'import' : 'loader');
+  }
+}
+
+/** The exec check: every argument naming an existing regular file inside root or scratch must pass the rule. */
+function execCheck(file: unknown, args: unknown, cwd: unknown): void {
+  const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
+  const words = new Set<string>();
+  for (const a of [file, ...(Array.isArray(args) ? args : [])]) {
+    if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
+    words.add(a);
+    if (/\s/.test(a)) for (const w of a.split(/\s+/)) if (w) words.add(w.replace(/^['"]+|['"]+$/g, ''));
+  }
+  for (const w of words) {
+    if (!w) continue;
+    const abs = path.resolve(base, w);
+    let st: fs.Stats | undefined;
+    try { st = fs.statSync(abs, { throwIfNoEntry: false }); } catch { continue; }
+    if (st && st.isFile()) check(abs, 'exec');
+  }
+}
+
+/** Spawn options as ChildProcess.prototype.spawn and the spawn_sync binding get them (file, args, cwd, envPairs). */
+function prepareSpawn(o: unknown): void {
+  if (!o || typeof o !== 'object') return;
+  const opts = o as { file?: unknown; args?: unknown; cwd?: unknown; envPairs?: unknown };
+  execCheck(opts.file, opts.args, opts.cwd);
+  if (!Array.isArray(opts.envPairs)) return;
+  const pairs = (opts.envPairs as unknown[]).filter((kv) => !(typeof kv === 'string' && kv.startsWith(VAR + '=')));
+  const i = pairs.findIndex((kv) => typeof kv === 'string' && kv.startsWith('NODE_OPTIONS='));
+  const theirs = i < 0 ? undefined : (pairs.splice(i, 1)[0] as string).slice('NODE_OPTIONS='.length);
+  opts.envPairs = [...pairs, `${VAR}=${MANIFEST}`, `NODE_OPTIONS=${withOurOptions(theirs)}`];
+}
+
+function workerEntry(filename: unknown): string | null {
+  try {
+    if (filename instanceof URL) return filename.protocol === 'file:' ? url.fileURLToPath(filename) : null;
+    if (typeof filename !== 'string') return null;
+    if (filename.startsWith('file:')) return url.fileURLToPath(filename);
+    if (/^[a-z][a-z0-9+.-]*:/i.test(filename) && !path.isAbsolute(filename)) return null;   // data:, node:
+    return path.resolve(filename);
+  } catch { return null; }
+}
+
+function install(): void {
+  const internal = (wt as { isInternalThread?: boolean }).isInternalThread ?? (!wt.isMainThread && wt.parentPort === null);
+
+  // CommonJS: the exact text compiled.
+  const proto = (Module as unknown as { prototype: { _compile: (...a: unknown[]) => unknown } }).prototype;
+  const compile = proto._compile;
+  proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
+    if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array)) check(filename, 'require', content);
+    return compile.call(this, content, filename, ...rest);
+  };
+
+  // JSON: read once, check, parse the same bytes.
+  const exts = (Module as unknown as { _extensions: Record<string, (m: { exports: unknown }, f: string) => void> })._extensions;
+  exts['.json'] = function (module, filename) {
+    const buf = fs.readFileSync(filename);
+    check(filename, 'json', buf);
+    try { module.exports = JSON.parse(stripBOM(buf.toString('utf8'))); } catch (err) {
+      (err as Error).message = `${filename}: ${(err as Error).message}`;
+      throw err;
+    }
+  };
+
+  // Native addons.
+  const dlopen = process.dlopen;
+  process.dlopen = function (this: unknown, module: object, filename: string, ...rest: unknown[]) {
+    if (typeof filename === 'string') check(filename, 'dlopen');
+    return (dlopen as (...a: unknown[]) => void).call(this, module, filename, ...rest);
+  } as typeof process.dlopen;
+
+  checkPreloadFlags();
+  if (internal) return;   // Node's loader thread: it only runs the hook (registered by the thread that uses it)
+
+  // In MCP Gate's sandbox node is a wrapper that starts the real binary (at a hidden path) with this guard: the
+  // wrapper names itself in MCP_GATE_GUARD_EXEC, so a child started by process.execPath goes through it too.
+  const wrapper = process.env.MCP_GATE_GUARD_EXEC;
+  if (wrapper && path.isAbsolute(wrapper)) process.execPath = wrapper;
+
+  // Children and workers carry the guard.
+  process.env.NODE_OPTIONS = withOurOptions(process.env.NODE_OPTIONS);
+  process.env[VAR] = MANIFEST;
+
+  const CP = childProcess.ChildProcess.prototype as unknown as { spawn: (o: unknown) => unknown };
+  const spawnAsync = CP.spawn;
+  CP.spawn = function (this: unknown, o: unknown) { prepareSpawn(o); return spawnAsync.call(this, o); };
+  try {
+    const binding = (process as unknown as { binding: (n: string) => { spawn: (o: unknown) => unknown } }).binding('spawn_sync');
+    const spawnSync = binding.spawn;
+    binding.spawn = function (this: unknown, o: unknown) { prepareSpawn(o); return spawnSync.call(this, o); };
+  } catch { /* no spawn_sync binding on this Node: the *Sync forms are guarded by NODE_OPTIONS only */ }
+
+  const Original = wt.Worker;
+  class Worker extends Original {
+    constructor(filename: string | URL, options?: wt.WorkerOptions) {
+      let o = options;
+      if (o && typeof o === 'object') {
+        o = { ...o };
+        if (Array.isArray(o.execArgv) && !o.execArgv.some((a, i) => a === SELF && o!.execArgv![i - 1] === '--require')) {
+          o.execArgv = ['--require', SELF, ...o.execArgv];
+        }
+        if (o.env && typeof o.env === 'object') {
+          const env = o.env as Record<string, string | undefined>;
+          o.env = { ...env, [VAR]: MANIFEST, NODE_OPTIONS: withOurOptions(env.NODE_OPTIONS) };
+        }
+      }
+      if (!(o && o.eval)) {
+        const entry = workerEntry(filename);
+        if (entry) check(entry, 'worker');
+      }
+      super(filename, o);
+    }
+  }
+  (wt as { Worker: typeof Original }).Worker = Worker;
+  Module.syncBuiltinESMExports();   // so `import { Worker } from 'node:worker_threads'` gets the patched class
+
+  // ESM: this same file is the hooks module (its `load` export). Registered in the main thread and in each worker.
+  const register = (Module as unknown as { register?: (specifier: string) => void }).register;
+  if (typeof register === 'function') register(url.pathToFileURL(SELF).href);
+}
+
+if (ACTIVE) install();

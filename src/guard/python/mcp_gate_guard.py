@@ -1,0 +1,884 @@
+# mcp_gate_guard.py — MCP Gate's Python load guard (issue 43; the rule is src/guard/CONTRACT.md).
+#
+# Runs INSIDE an MCP server's Python processes and refuses to load any workspace file whose content differs
+# from what a person approved. The sandbox's python wrapper starts EVERY python as
+#
+#     <real python> -S <this file> <the original python arguments...>
+#
+# so this file parses Python's own command-line grammar, installs the guard (a path hook with checking
+# loaders + a PEP 578 audit hook), runs site.main() unless the original arguments had -S (so .pth files are
+# opened under the audit hook), and then runs the target like Python would (script, -m module, -c code).
+# Standard library only; Python 3.8+ syntax. Configuration: MCP_GATE_GUARD = path of the JSON manifest.
+import _thread
+import os
+import sys
+from importlib import machinery as _M
+
+try:
+    from _sha256 import sha256 as _sha256          # 3.8-3.11: cheaper to import than hashlib (OpenSSL)
+except ImportError:  # pragma: no cover - newer Pythons
+    try:
+        from _sha2 import sha256 as _sha256
+    except ImportError:
+        from hashlib import sha256 as _sha256
+
+CODE_SUFFIXES = ('.py', '.pyc', '.pyw', '.pth', '.so', '.zip', '.egg', '.whl', '.pyz')
+TAINT_MAX = 1 << 20            # other files read inside root/scratch larger than this are not remembered
+GUARD_FILE = os.path.abspath(__file__)
+
+
+class McpGateGuardRefused(ImportError):
+    """Raised when a file about to become code is not what was approved."""
+
+
+McpGateGuardRefused.__module__ = 'mcp_gate_guard'
+
+_tls = _thread._local()        # .busy: the guard's own reads and compiles must not re-enter the audit hook
+_tainted = {}                  # sha256 of a non-matching file's text read inside root/scratch -> (p, rel, why, sha)
+_told = set()                  # (p, sha, how) already reported
+_state = {'on': False}
+ROOT = None                    # real path of the workspace ('' when the manifest could not be read)
+ROOT_PREFIX = None
+FILES = {}
+APPROVED = frozenset()
+SCRATCH = ()
+REPORT = None
+BROKEN = None                  # reason the manifest could not be read, or None
+SYSTEM = ()                    # with a broken manifest: the interpreter's own folders (everything else refused)
+OPTIMIZE = 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The rule
+# ---------------------------------------------------------------------------------------------------------
+
+def _sha(data):
+    return _sha256(data).hexdigest()
+
+
+def _read(p):
+    _tls.busy = True
+    try:
+        with open(p, 'rb') as f:
+            return f.read()
+    finally:
+        _tls.busy = False
+
+
+def _where(p):
+    """'root' (with rel), 'scratch', or None (not ours to check) for a real path p."""
+    if not _state['on']:
+        return None, None
+    if BROKEN is not None:
+        for d in SYSTEM:
+            if p == d or p.startswith(d):
+                return None, None
+        return 'broken', None
+    if p.startswith(ROOT_PREFIX):
+        return 'root', p[len(ROOT_PREFIX):].replace(os.sep, '/')
+    for d in SCRATCH:
+        if p.startswith(d):
+            return 'scratch', None
+    return None, None
+
+
+def _verdict(p, data=None):
+    """None when the real path p may become code; else (why, rel, sha)."""
+    kind, rel = _where(p)
+    if kind is None:
+        return None
+    if data is None:
+        try:
+            data = _read(p)
+        except (OSError, ValueError):
+            return None                              # the runtime cannot read it either: its own error follows
+    h = _sha(data)
+    if kind == 'root':
+        want = FILES.get(rel)
+        if want == h:
+            return None
+        return ('changed' if want is not None else 'new'), rel, h
+    if kind == 'scratch':
+        return (None if h in APPROVED else ('scratch', None, h))
+    return 'manifest', rel, h
+
+
+_REASONS = {
+    'changed': 'it changed since approval',
+    'new': 'it is not in what was approved',
+    'scratch': 'a file written outside the workspace that was not approved',
+}
+
+
+def _message(p, rel, why):
+    if why == 'manifest':
+        reason = 'the approval manifest %s could not be read (%s)' % (os.environ.get('MCP_GATE_GUARD'), BROKEN)
+    else:
+        reason = _REASONS[why]
+    return 'mcp-gate-guard: refused to load %s (%s): %s' % (p, rel if rel is not None else 'null', reason)
+
+
+def _refuse(p, rel, why, h, how):
+    msg = _message(p, rel, why)
+    key = (p, h, how)
+    if key not in _told:
+        _told.add(key)
+        try:
+            os.write(2, (msg + '\n').encode('utf-8', 'replace'))
+        except OSError:
+            pass
+        if REPORT:
+            _append_report(p, rel, why, h, how)
+    raise McpGateGuardRefused(msg, path=p)
+
+
+def _append_report(p, rel, why, h, how):
+    import json
+    import time
+    now = time.time()
+    stamp = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now)) + '.%03dZ' % int((now % 1) * 1000)
+    line = json.dumps({'file': p, 'rel': rel, 'why': why, 'sha256': h, 'runtime': 'python', 'how': how,
+                       'pid': os.getpid(), 'time': stamp}, ensure_ascii=False) + '\n'
+    _tls.busy = True
+    try:
+        fd = os.open(REPORT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode('utf-8'))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    finally:
+        _tls.busy = False
+
+
+def check(path, data=None, how='open'):
+    """Applies the rule to a file about to become code; raises McpGateGuardRefused when it is refused."""
+    p = os.path.realpath(path)
+    v = _verdict(p, data)
+    if v is not None:
+        _refuse(p, v[1], v[0], v[2], how)
+    return p
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Imports: a path hook whose loaders check the exact bytes before compile / unmarshal / dlopen
+# ---------------------------------------------------------------------------------------------------------
+
+def _compile(data, path):
+    _tls.busy = True
+    try:
+        return compile(data, path, 'exec', dont_inherit=True, optimize=OPTIMIZE)
+    finally:
+        _tls.busy = False
+
+
+class _Source(_M.SourceFileLoader):
+    def get_code(self, fullname):
+        p = os.path.realpath(self.path)
+        if _where(p)[0] is None:
+            return super().get_code(fullname)          # python's usual path (and bytecode cache)
+        _tls.busy = True
+        try:
+            data = self.get_data(self.path)           # read once: these bytes are checked, then compiled
+        finally:
+            _tls.busy = False
+        check(p, data, 'python-import')
+        # never the repository's __pycache__ (a planted or stale .pyc there is ignored); no cache is written
+        return _compile(data, self.path)
+
+    def source_to_code(self, data, path, *, _optimize=-1):
+        return compile(data, path, 'exec', dont_inherit=True, optimize=OPTIMIZE)
+
+
+class _Sourceless(_M.SourcelessFileLoader):
+    def get_data(self, path):
+        _tls.busy = True
+        try:
+            data = super().get_data(path)
+        finally:
+            _tls.busy = False
+        if path == self.path:
+            check(path, data, 'python-import')
+        return data
+
+
+class _Extension(_M.ExtensionFileLoader):
+    def create_module(self, spec):
+        check(self.path, None, 'dlopen')             # before dlopen runs the library's constructors
+        return super().create_module(spec)
+
+
+class _RefusedEntry(object):
+    """Path entry finder for a refused archive on sys.path: keeps zipimport from loading it."""
+
+    def __init__(self, path, verdict):
+        self.path, self.verdict = path, verdict
+
+    def find_spec(self, fullname, target=None):
+        v = self.verdict
+        _refuse(self.path, v[1], v[0], v[2], 'zipimport')
+
+    def invalidate_caches(self):
+        pass
+
+
+_file_finder_hook = None
+
+
+def _path_hook(entry):
+    try:
+        return _file_finder_hook(entry)
+    except ImportError:
+        pass
+    # not a folder: an archive (zipimport) whose name may not end in .zip/.egg/.whl — check it here
+    try:
+        p = os.path.realpath(os.fspath(entry) or '.')
+        if _where(p)[0] is not None and os.path.isfile(p) and not p.endswith(CODE_SUFFIXES):
+            data = _read(p)
+            if b'PK\x05\x06' in data[-65557:]:
+                v = _verdict(p, data)
+                if v is not None:
+                    return _RefusedEntry(p, v)
+    except (OSError, TypeError, ValueError):
+        pass
+    raise ImportError('not a folder', path=entry)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# PEP 578 audit hook: opens of code files, compile of a non-matching file's text, ctypes, program starts
+# ---------------------------------------------------------------------------------------------------------
+
+_TEXT_READERS = ('linecache', 'tokenize', 'traceback', 'inspect')
+
+
+def _read_for_display():
+    """True when the open comes from traceback/source display (linecache): not a load."""
+    try:
+        f = sys._getframe(3)
+        n = 0
+        while f is not None and n < 12:
+            if f.f_globals.get('__name__') in _TEXT_READERS:
+                return True
+            f, n = f.f_back, n + 1
+    except Exception:
+        pass
+    return False
+
+
+def _taint(p, v, data):
+    _tainted[v[2]] = (p, v[1], v[0], v[2])
+    if b'\r' in data:                           # the same text read in text mode (universal newlines)
+        try:
+            t = data.replace(b'\r\n', b'\n').replace(b'\r', b'\n')
+            _tainted[_sha(t)] = (p, v[1], v[0], v[2])
+        except Exception:
+            pass
+
+
+def _on_open(args):
+    path, mode = args[0], args[1]
+    if isinstance(path, int):
+        return
+    if mode is None:                            # os.open(path, flags)
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        if flags & 3 == os.O_WRONLY or flags & os.O_TRUNC:
+            return
+    elif not isinstance(mode, str) or not ('r' in mode or ('+' in mode and 'w' not in mode)):
+        return
+    try:
+        name = os.fsdecode(path)
+    except TypeError:
+        return
+    p = os.path.realpath(name)
+    if _where(p)[0] is None:
+        return
+    try:
+        st = os.stat(p)
+    except OSError:
+        return
+    if st.st_mode & 0o170000 != 0o100000:        # not a regular file
+        return
+    if p.endswith(CODE_SUFFIXES) or name.endswith(CODE_SUFFIXES):
+        try:
+            data = _read(p)
+        except OSError:
+            return
+        v = _verdict(p, data)
+        if v is None:
+            return
+        if _read_for_display():
+            _taint(p, v, data)                  # a traceback showing source is not a load; compile of it is
+            return
+        _refuse(p, v[1], v[0], v[2], 'open')
+    if st.st_size > TAINT_MAX:
+        return
+    try:
+        data = _read(p)
+    except OSError:
+        return
+    v = _verdict(p, data)
+    if v is not None:
+        _taint(p, v, data)
+
+
+def _on_compile(args):
+    if not _tainted:
+        return
+    src = args[0]
+    if isinstance(src, str):
+        try:
+            src = src.encode('utf-8')
+        except UnicodeError:
+            return
+    elif not isinstance(src, (bytes, bytearray)):
+        return
+    t = _tainted.get(_sha(src))
+    if t is not None:
+        _refuse(t[0], t[1], t[2], t[3], 'exec')
+
+
+def _on_dlopen(args):
+    name = args[0] if args else None
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    if isinstance(name, str) and '/' in name:    # a bare name is looked up in the system's library path
+        check(name, None, 'dlopen')
+
+
+def _words(arg):
+    try:
+        a = os.fsdecode(arg)
+    except TypeError:
+        return ()
+    out = [a]
+    if any(c.isspace() for c in a):
+        for w in a.split():
+            w = w.strip('\'"();&|<>`')
+            if w:
+                out.append(w)
+    more = []
+    for w in out:
+        if w.startswith('-') and '=' in w:
+            more.append(w.split('=', 1)[1])
+    return out + more
+
+
+def _check_program(items, cwd):
+    try:
+        base = os.fsdecode(cwd) if cwd is not None else os.getcwd()
+    except (TypeError, OSError):
+        base = '.'
+    seen = set()
+    for item in items:
+        if item is None:
+            continue
+        for w in _words(item):
+            if not w or w in seen or '\0' in w:
+                continue
+            seen.add(w)
+            f = w if os.path.isabs(w) else os.path.join(base, w)
+            p = os.path.realpath(f)
+            if _where(p)[0] is None:
+                continue
+            try:
+                st = os.stat(p)
+            except (OSError, ValueError):
+                continue
+            if st.st_mode & 0o170000 != 0o100000:
+                continue
+            v = _verdict(p)
+            if v is not None:
+                _refuse(p, v[1], v[0], v[2], 'spawn')
+
+
+def _seq(x):
+    if x is None:
+        return []
+    if isinstance(x, (str, bytes)) or hasattr(x, '__fspath__'):
+        return [x]
+    try:
+        return list(x)
+    except TypeError:
+        return [x]
+
+
+def _on_popen(args):      # subprocess.Popen: (executable, args, cwd, env)
+    _check_program([args[0]] + _seq(args[1]), args[2])
+
+
+def _on_exec(args):       # os.exec: (path, args, env); os.posix_spawn: (path, argv, env)
+    _check_program([args[0]] + _seq(args[1]), None)
+
+
+def _on_spawn(args):      # os.spawn: (mode, path, args, env)
+    _check_program([args[1]] + _seq(args[2]), None)
+
+
+def _on_system(args):     # os.system: (command,)
+    _check_program([args[0]], None)
+
+
+_EVENTS = {
+    'open': _on_open,
+    'compile': _on_compile,
+    'ctypes.dlopen': _on_dlopen,
+    'subprocess.Popen': _on_popen,
+    'os.exec': _on_exec,
+    'os.posix_spawn': _on_exec,
+    'os.spawn': _on_spawn,
+    'os.system': _on_system,
+}
+
+
+def _audit(event, args):
+    handler = _EVENTS.get(event)
+    if handler is None or getattr(_tls, 'busy', False):
+        return
+    try:
+        handler(args)
+    except McpGateGuardRefused:
+        raise
+    except Exception:                            # the guard's own trouble never breaks an unrelated call
+        pass
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Installation
+# ---------------------------------------------------------------------------------------------------------
+
+def _prefix(d):
+    return d if d.endswith(os.sep) else d + os.sep
+
+
+class _JsonContext(object):
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo = None
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError('invalid constant %s' % name)
+
+
+def _parse_json(text):
+    """json.loads without importing json (and so re): its C scanner, when present."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        make_scanner = None
+    if make_scanner is None:
+        import json
+        return json.loads(text)
+    ctx = _JsonContext()
+    ctx.memo = {}
+    start = len(text) - len(text.lstrip(' \t\n\r'))
+    try:
+        value, end = make_scanner(ctx)(text, start)
+    except StopIteration:
+        raise ValueError('not JSON')
+    if text[end:].strip(' \t\n\r'):
+        raise ValueError('extra data after the JSON value')
+    return value
+
+
+def _load_manifest(path):
+    with open(path, 'rb') as f:
+        m = _parse_json(f.read().decode('utf-8-sig'))
+    if not isinstance(m, dict) or m.get('version') != 1:
+        raise ValueError('not a version 1 manifest')
+    root, files = m.get('root'), m.get('files')
+    scratch, report = m.get('scratch', []), m.get('report')
+    if not isinstance(root, str) or not os.path.isabs(root):
+        raise ValueError('"root" is not an absolute path')
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        raise ValueError('"files" is not an object of path -> sha256')
+    if not isinstance(scratch, list) or not all(isinstance(s, str) and os.path.isabs(s) for s in scratch):
+        raise ValueError('"scratch" is not a list of absolute paths')
+    if report is not None and not isinstance(report, str):
+        raise ValueError('"report" is not a path')
+    return root, files, scratch, report
+
+
+def install():
+    """Reads the manifest (fail closed) and installs the path hook and the audit hook. Idempotent."""
+    global ROOT, ROOT_PREFIX, FILES, APPROVED, SCRATCH, REPORT, BROKEN, SYSTEM, _file_finder_hook
+    if _state['on']:
+        return True
+    manifest = os.environ.get('MCP_GATE_GUARD')
+    if not manifest:
+        return False
+    try:
+        root, files, scratch, report = _load_manifest(manifest)
+        ROOT = os.path.realpath(root)
+        ROOT_PREFIX = _prefix(ROOT)
+        FILES = {k.replace('\\', '/'): v.lower() for k, v in files.items()}
+        APPROVED = frozenset(FILES.values())
+        SCRATCH = tuple(sorted({_prefix(os.path.realpath(s)) for s in scratch}))
+        REPORT = report
+    except Exception as e:  # unreadable or unparsable: every file outside the interpreter's own folders refused
+        BROKEN = '%s: %s' % (type(e).__name__, e)
+        ROOT, ROOT_PREFIX = '', '\0'
+        dirs = {sys.base_prefix, sys.base_exec_prefix, os.path.dirname(getattr(os, '__file__', '') or '')}
+        SYSTEM = tuple(sorted({_prefix(os.path.realpath(d)) for d in dirs if d}))
+    _file_finder_hook = _M.FileFinder.path_hook(
+        (_Extension, _M.EXTENSION_SUFFIXES), (_Source, _M.SOURCE_SUFFIXES), (_Sourceless, _M.BYTECODE_SUFFIXES))
+    sys.path_hooks.insert(0, _path_hook)
+    sys.path_importer_cache.clear()
+    # a bytecode cache prefix inside root/scratch would hold unchecked code for files outside them
+    prefix = getattr(sys, 'pycache_prefix', None)
+    if prefix and _where(os.path.realpath(prefix))[0] is not None:
+        sys.pycache_prefix = None
+    sys.addaudithook(_audit)
+    _state['on'] = True
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Python's command line
+# ---------------------------------------------------------------------------------------------------------
+
+class _Usage(Exception):
+    pass
+
+
+_SIMPLE = 'bBdEhiIOPqsSuvVx?'
+
+
+def parse_args(args):
+    """Python's command-line grammar -> dict (flags, W, X, command | module | script, rest)."""
+    o = {'flags': {}, 'W': [], 'X': [], 'command': None, 'module': None, 'script': None, 'rest': [],
+         'help': None, 'check_hash_based_pycs': None}
+    flags = o['flags']
+    i, n = 0, len(args)
+    while i < n:
+        a = args[i]
+        if a == '--':
+            i += 1
+            break
+        if a == '-' or not a.startswith('-'):
+            break
+        if a.startswith('--'):
+            if a in ('--help', '--help-env', '--help-xoptions', '--help-all', '--version'):
+                o['help'] = o['help'] or a
+                i += 1
+                continue
+            if a == '--check-hash-based-pycs' or a.startswith('--check-hash-based-pycs='):
+                if '=' in a:
+                    val = a.split('=', 1)[1]
+                else:
+                    if i + 1 >= n:
+                        raise _Usage('Argument expected for the --check-hash-based-pycs option')
+                    i += 1
+                    val = args[i]
+                if val not in ('always', 'default', 'never'):
+                    raise _Usage('--check-hash-based-pycs must be one of \'default\', \'always\', or \'never\'')
+                o['check_hash_based_pycs'] = val
+                i += 1
+                continue
+            raise _Usage('unknown option %s' % a)
+        j = 1
+        while j < len(a):
+            c = a[j]
+            if c in 'cmWX':
+                val = a[j + 1:]
+                if not val:
+                    if i + 1 >= n:
+                        raise _Usage('Argument expected for the -%s option' % c)
+                    i += 1
+                    val = args[i]
+                if c == 'c':
+                    o['command'], o['rest'] = val, args[i + 1:]
+                    return o
+                if c == 'm':
+                    o['module'], o['rest'] = val, args[i + 1:]
+                    return o
+                o[c].append(val)
+                break
+            if c not in _SIMPLE:
+                raise _Usage('Unknown option: -%s' % c)
+            if c in 'hV?':
+                o['help'] = o['help'] or ('-h' if c in 'h?' else '-V')
+                if c == 'V':
+                    flags['V'] = flags.get('V', 0) + 1
+            else:
+                flags[c] = flags.get(c, 0) + 1
+            j += 1
+        i += 1
+    if i < n:
+        o['script'], o['rest'] = args[i], args[i + 1:]
+    return o
+
+
+def _flags_object(values):
+    """A stand-in for sys.flags carrying the ORIGINAL command line's flags (children inherit them through
+    subprocess._args_from_interpreter_flags, e.g. multiprocessing), not the guard's own -S."""
+    fields = tuple(values)
+    ns = {'__slots__': (), '__match_args__': fields, 'n_fields': len(fields),
+          'n_sequence_fields': len(fields), 'n_unnamed_fields': 0,
+          '__repr__': lambda s: 'sys.flags(%s)' % ', '.join('%s=%r' % fv for fv in zip(fields, s)),
+          '__reduce__': lambda s: (tuple, (tuple(s),))}
+    for k, name in enumerate(fields):
+        ns[name] = property(lambda s, k=k: tuple.__getitem__(s, k))
+    return type('flags', (tuple,), ns)(values.values())
+
+
+def _real_flag_names():
+    names = getattr(type(sys.flags), '__match_args__', None)
+    if names:
+        return names
+    return tuple(n for n in ('debug', 'inspect', 'interactive', 'optimize', 'dont_write_bytecode', 'no_user_site',
+                             'no_site', 'ignore_environment', 'verbose', 'bytes_warning', 'quiet',
+                             'hash_randomization', 'isolated', 'dev_mode', 'utf8_mode', 'warn_default_encoding',
+                             'safe_path', 'int_max_str_digits') if hasattr(sys.flags, n))
+
+
+def _apply_options(o):
+    """Honours the original flags as far as a running interpreter can. Returns the emulated sys.flags values."""
+    global OPTIMIZE
+    f = o['flags']
+    isolated = bool(f.get('I'))
+    use_env = not (isolated or f.get('E'))       # the real interpreter read the environment (no -E given to it)
+    real = sys.flags
+    xopts = {}
+    for x in o['X']:
+        k, eq, v = x.partition('=')
+        xopts[k] = v if eq else True
+
+    def env(name, cli):
+        r = getattr(real, name, 0)
+        return max(int(cli), int(r)) if use_env else int(cli)
+
+    values = {}
+    for name in _real_flag_names():
+        values[name] = getattr(real, name)
+    values.update(
+        debug=env('debug', f.get('d', 0)),
+        inspect=env('inspect', f.get('i', 0)),
+        interactive=int(f.get('i', 0)),
+        optimize=env('optimize', f.get('O', 0)),
+        dont_write_bytecode=env('dont_write_bytecode', bool(f.get('B'))),
+        no_user_site=env('no_user_site', bool(f.get('s')) or isolated),
+        no_site=int(bool(f.get('S'))),
+        ignore_environment=int(bool(f.get('E')) or isolated),
+        verbose=env('verbose', f.get('v', 0)),
+        bytes_warning=int(f.get('b', 0)),
+        quiet=int(bool(f.get('q'))),
+        isolated=int(isolated),
+    )
+    if 'dev_mode' in values:
+        values['dev_mode'] = bool('dev' in xopts) or (use_env and bool(real.dev_mode))
+    if 'safe_path' in values:
+        values['safe_path'] = bool(f.get('P')) or isolated or (use_env and bool(real.safe_path))
+    if 'warn_default_encoding' in values:
+        values['warn_default_encoding'] = int('warn_default_encoding' in xopts) or (
+            int(real.warn_default_encoding) if use_env else 0)
+    if 'int_max_str_digits' in values and 'int_max_str_digits' in xopts:
+        try:
+            values['int_max_str_digits'] = int(xopts['int_max_str_digits'])
+            sys.set_int_max_str_digits(values['int_max_str_digits'])
+        except (ValueError, AttributeError):
+            pass
+    for name in values:
+        if isinstance(getattr(real, name), bool):
+            values[name] = bool(values[name])
+    OPTIMIZE = values['optimize']
+    sys.dont_write_bytecode = bool(values['dont_write_bytecode'])
+    if not use_env:
+        # -E / -I: drop what the environment put on sys.path and in the warning options
+        pp = os.environ.get('PYTHONPATH')
+        if pp:
+            drop = set()
+            for e in pp.split(os.pathsep):
+                if e:
+                    drop.add(e)
+                    drop.add(os.path.abspath(e))
+            sys.path[:] = [e for e in sys.path if e not in drop]
+        if 'warnings' not in sys.modules:
+            del sys.warnoptions[:]
+    if o['W']:
+        sys.warnoptions.extend(o['W'])
+        if 'warnings' in sys.modules:
+            sys.modules['warnings']._processoptions(o['W'])
+    if values.get('dev_mode') and 'warnings' not in sys.modules and not o['W']:
+        sys.warnoptions.insert(0, 'default')
+    sys._xoptions.update(xopts)
+    if 'pycache_prefix' in xopts and isinstance(xopts['pycache_prefix'], str):
+        pre = os.path.abspath(xopts['pycache_prefix'])
+        if _where(os.path.realpath(pre))[0] is None:
+            sys.pycache_prefix = pre
+    if 'faulthandler' in xopts or values.get('dev_mode'):
+        import faulthandler
+        faulthandler.enable()
+    if 'tracemalloc' in xopts:
+        import tracemalloc
+        v = xopts['tracemalloc']
+        tracemalloc.start(int(v) if v is not True else 1)
+    if o['check_hash_based_pycs']:
+        try:
+            import _imp
+            _imp.check_hash_based_pycs = o['check_hash_based_pycs']
+        except (ImportError, AttributeError):
+            pass
+    if f.get('u'):
+        _unbuffered()
+    sys.flags = _flags_object(values)
+    return values
+
+
+def _unbuffered():
+    import io
+    for name, fd in (('stdout', 1), ('stderr', 2)):
+        old = getattr(sys, name)
+        if old is None:
+            continue
+        try:
+            old.flush()
+            new = io.TextIOWrapper(io.FileIO(fd, 'w', closefd=False), encoding=old.encoding, errors=old.errors,
+                                   write_through=True, line_buffering=False)
+        except (AttributeError, OSError, ValueError):
+            continue
+        setattr(sys, name, new)
+        setattr(sys, '__%s__' % name, new)
+
+
+def _fresh_main(**extra):
+    import builtins
+    m = type(sys)('__main__')
+    m.__dict__.update(__builtins__=builtins, __loader__=_M.BuiltinImporter, __spec__=None, __package__=None,
+                      __annotations__={})
+    m.__dict__.update(extra)
+    sys.modules['__main__'] = m
+    return m
+
+
+def _is_zip(data):
+    return b'PK\x05\x06' in data[-65557:]
+
+
+def _run(o, values):
+    safe = bool(values.get('safe_path'))
+    if o['command'] is not None:
+        sys.argv = ['-c'] + o['rest']
+        if not safe:
+            sys.path.insert(0, '')
+        g = _fresh_main().__dict__
+        exec(compile(o['command'], '<string>', 'exec', dont_inherit=True, optimize=OPTIMIZE), g)
+        return
+    import runpy
+    if o['module'] is not None:
+        sys.argv = ['-m'] + o['rest']
+        if not safe:
+            sys.path.insert(0, os.getcwd())
+        _fresh_main()
+        runpy._run_module_as_main(o['module'], True)
+        return
+    script = o['script']
+    sys.argv = [script] + o['rest']
+    full = os.path.abspath(script)
+    if os.path.isdir(full):
+        sys.path.insert(0, script)
+        _fresh_main()
+        runpy._run_module_as_main('__main__', False)
+        return
+    try:
+        data = _read(full)                         # read once, checked here whatever its name, then compiled
+    except OSError as e:
+        sys.stderr.write("%s: can't open file %r: [Errno %s] %s\n" % (
+            (getattr(sys, 'orig_argv', None) or [sys.executable])[0], full, e.errno, e.strerror))
+        sys.exit(2)
+    try:
+        check(full, data, 'script')
+    except McpGateGuardRefused:
+        sys.exit(1)
+    if _is_zip(data):
+        sys.path.insert(0, script)
+        _fresh_main()
+        runpy._run_module_as_main('__main__', False)
+        return
+    if not safe:
+        sys.path.insert(0, os.path.dirname(os.path.realpath(full)))
+    if values.get('x_skip'):
+        nl = data.find(b'\n')
+        data = data[nl:] if nl >= 0 else b''
+    g = _fresh_main(__file__=full, __cached__=None, __loader__=_M.SourceFileLoader('__main__', full)).__dict__
+    code = _compile(data, full)
+    del data
+    exec(code, g)
+
+
+def _trim(tb):
+    skip = {GUARD_FILE}
+    rp = sys.modules.get('runpy')
+    if rp is not None and getattr(rp, '__file__', None):
+        skip.add(rp.__file__)
+    while tb is not None and (tb.tb_frame.f_code.co_filename in skip or
+                              tb.tb_frame.f_code.co_filename.endswith('runpy>')):
+        tb = tb.tb_next
+    return tb
+
+
+def main(argv):
+    prog = (getattr(sys, 'orig_argv', None) or [sys.executable])[0]
+    try:
+        o = parse_args(argv)
+    except _Usage as e:
+        sys.stderr.write('%s\nusage: %s [option] ... [-c cmd | -m mod | file | -] [arg] ...\n'
+                         'Try `python -h\' for more information.\n' % (e, prog))
+        sys.exit(2)
+    if o['help']:
+        # prints help or the version and exits without running anything: the real binary may do it
+        flag = o['help']
+        if flag == '-V':
+            flag = '-' + 'V' * min(2, o['flags'].get('V', 1))
+        real = '/proc/self/exe' if os.path.exists('/proc/self/exe') else sys.executable
+        sys.stdout.flush()
+        os.execv(real, [prog, flag])
+    if o['command'] is None and o['module'] is None and o['script'] in (None, '-'):
+        sys.stderr.write('mcp-gate-guard: refused to run a program read from standard input (or an interactive '
+                         'session): MCP Gate\'s load guard only runs a script, -m module or -c code\n')
+        sys.exit(2)
+    install()
+    # the guard's own folder is not the program's sys.path[0]
+    if not getattr(sys.flags, 'safe_path', False) and sys.path and \
+            os.path.realpath(sys.path[0] or '.') == os.path.dirname(os.path.realpath(GUARD_FILE)):
+        del sys.path[0]
+    me = sys.modules.get('__main__')
+    if me is not None:
+        sys.modules['mcp_gate_guard'] = me
+    values = _apply_options(o)
+    values['x_skip'] = bool(o['flags'].get('x'))
+    if hasattr(sys, 'orig_argv'):
+        sys.orig_argv = [prog] + list(argv)
+    if not o['flags'].get('S'):
+        import site
+        try:
+            site.main()                              # .pth files are opened under the audit hook now
+        except McpGateGuardRefused:
+            sys.exit(1)
+    inspect = bool(values.get('inspect'))
+    try:
+        _run(o, values)
+    except SystemExit:
+        if inspect:
+            os.environ['PYTHONINSPECT'] = '1'
+        raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        tb = _trim(e.__traceback__)
+        e.__traceback__ = tb                     # the program's frames, not the guard's (as python shows it)
+        sys.excepthook(type(e), e, tb)
+        if inspect:
+            os.environ['PYTHONINSPECT'] = '1'
+            return
+        sys.exit(1)
+    if inspect:
+        os.environ['PYTHONINSPECT'] = '1'
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])

@@ -1,0 +1,148 @@
+// What the workspace was when a server was approved: the content digest of every regular file of the workspace
+// (the workspace's own `.git` folder left out), recorded with the approval of a server whose Node or Python
+// processes run under the load guard (src/guard/). The guard checks each file that becomes code against it when
+// it loads: a file whose content differs, or that was not there, fails to load. The manifest is kept beside the
+// approval store, named by its own digest (`manifests/<sha256>.json`), and the record carries that digest: a
+// manifest that is missing or does not hash to it is refused at start, never trusted. A file larger than
+// MAX_HASHED_BYTES is recorded unhashed (`TOO_LARGE`): it may be there, but it can never load as code.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import writeFileAtomic from 'write-file-atomic';
+
+/** The folder of manifests inside the approval store's folder. */
+export const MANIFEST_DIR = 'manifests';
+/** A file larger than this is recorded without its digest: it never loads as code under the guard. */
+export const MAX_HASHED_BYTES = 256 * 1024 * 1024;
+/** Bounds of one manifest: entries walked (files, folders, links) and bytes hashed. */
+export const MAX_MANIFEST_ENTRIES = 1_000_000;
+export const MAX_MANIFEST_BYTES = 8 * 1024 * 1024 * 1024;
+/** The value recorded for a file too large to hash. */
+export const TOO_LARGE = 'too-large';
+
+export class ManifestError extends Error {}
+
+export interface WorkspaceManifest {
+  version: 1;
+  /** Real path of the workspace. */
+  root: string;
+  /** Workspace-relative POSIX path → sha256 hex (or TOO_LARGE). */
+  files: Record<string, string>;
+  takenAt: string;
+}
+
+/** What an approval record carries about its manifest. */
+export interface ManifestRef {
+  /** sha256 hex of the manifest file's bytes. */
+  sha256: string;
+  files: number;
+  takenAt: string;
+}
+
+function hashFile(abs: string, size: number): string {
+  if (size > MAX_HASHED_BYTES) return TOO_LARGE;
+  const h = createHash('sha256');
+  const fd = fs.openSync(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  try {
+    const buf = Buffer.allocUnsafe(1024 * 1024);
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      h.update(buf.subarray(0, n));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return h.digest('hex');
+}
+
+/**
+ * Walks the workspace and hashes every regular file. Links are not followed (a load through one is checked at
+ * its target's real path); special files are left out. Throws ManifestError naming the bound or the file that
+ * cannot be read.
+ */
+export function takeManifest(workspace: string, now: () => Date = () => new Date()): WorkspaceManifest {
+  const root = fs.realpathSync(workspace);
+  const files: Record<string, string> = {};
+  let entries = 0;
+  let bytes = 0;
+  const queue: string[] = [''];
+  while (queue.length) {
+    const relDir = queue.pop()!;
+    const dir = relDir ? path.join(root, relDir) : root;
+    let list: fs.Dirent[];
+    try {
+      list = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (e) {
+      throw new ManifestError(`the folder ${dir} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`);
+    }
+    for (const d of list) {
+      if (++entries > MAX_MANIFEST_ENTRIES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_ENTRIES} files and folders, more than an approval records`);
+      const rel = relDir ? `${relDir}/${d.name}` : d.name;
+      if (!relDir && d.name === '.git') continue;
+      if (d.isDirectory()) queue.push(rel);
+      else if (d.isFile()) {
+        const abs = path.join(root, rel);
+        try {
+          const st = fs.lstatSync(abs);
+          if (!st.isFile()) continue;
+          bytes += Math.min(st.size, MAX_HASHED_BYTES + 1);
+          if (bytes > MAX_MANIFEST_BYTES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_BYTES / 1024 ** 3} GiB of files, more than an approval records`);
+          files[rel.split(path.sep).join('/')] = hashFile(abs, st.size);
+        } catch (e) {
+          if (e instanceof ManifestError) throw e;
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT' || code === 'ELOOP') continue; // removed or replaced by a link while walking
+          throw new ManifestError(`${abs} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`);
+        }
+      }
+    }
+  }
+  const sorted: Record<string, string> = {};
+  for (const k of Object.keys(files).sort()) sorted[k] = files[k];
+  return { version: 1, root, files: sorted, takenAt: now().toISOString() };
+}
+
+/** Writes a manifest beside the store (named by its digest) and returns the reference an approval keeps. */
+export async function saveManifest(storeDir: string, m: WorkspaceManifest): Promise<ManifestRef> {
+  const body = `${JSON.stringify(m)}\n`;
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  const dir = path.join(storeDir, MANIFEST_DIR);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `${sha256}.json`);
+  if (!fs.existsSync(file)) await writeFileAtomic(file, body, { mode: 0o600, fsync: true });
+  return { sha256, files: Object.keys(m.files).length, takenAt: m.takenAt };
+}
+
+/** Reads the manifest an approval refers to, verified against its digest. Throws ManifestError. */
+export function loadManifest(storeDir: string, ref: ManifestRef): WorkspaceManifest {
+  if (!/^[0-9a-f]{64}$/.test(ref.sha256)) throw new ManifestError(`the approval names a malformed manifest digest`);
+  const file = path.join(storeDir, MANIFEST_DIR, `${ref.sha256}.json`);
+  let data: Buffer;
+  try {
+    data = fs.readFileSync(file);
+  } catch (e) {
+    throw new ManifestError(`the record of the workspace as approved (${file}) cannot be read: ${(e as Error).message}`);
+  }
+  if (createHash('sha256').update(data).digest('hex') !== ref.sha256) throw new ManifestError(`the record of the workspace as approved (${file}) does not match its approval (it was changed)`);
+  try {
+    const m = JSON.parse(data.toString('utf8')) as WorkspaceManifest;
+    if (m.version !== 1 || typeof m.root !== 'string' || typeof m.files !== 'object' || m.files === null) throw new Error('unknown shape');
+    return m;
+  } catch (e) {
+    throw new ManifestError(`the record of the workspace as approved (${file}) cannot be parsed: ${(e as Error).message}`);
+  }
+}
+
+/** A file the load guard refused to load: changed since approval, not there then, or written outside the workspace. */
+export interface GuardRefusal {
+  /** Workspace-relative path, or the absolute path of a file outside the workspace. */
+  file: string;
+  why: 'changed' | 'new' | 'scratch';
+  at: string;
+}
+
+/** What a refusal means, in the words the gate's reason, the log and the session use. */
+export function refusalWords(r: GuardRefusal): string {
+  return r.why === 'changed' ? `${r.file} changed since it was approved` : r.why === 'new' ? `${r.file} was not there when it was approved` : `${r.file} was written outside the workspace and is no file that was approved`;
+}

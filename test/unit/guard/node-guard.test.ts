@@ -1,0 +1,217 @@
+// The Node.js load guard (src/guard/node/guard.ts, built to dist/guard/node-guard.cjs): for each shape a server loads
+// code in, a temp workspace is approved (manifest of every file's sha256), run under the guard, a README edit still
+// runs, and a changed loaded file is refused before its code runs (stderr, report line, no marker written).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
+
+const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
+
+interface Ws { root: string; scratch: string; out: string; manifest: string; report: string; marker: string }
+
+function workspace(files: Record<string, string>): Ws {
+  const root = fs.realpathSync(tempDir('mcp-gate-guard-ws-'));
+  const scratch = fs.realpathSync(tempDir('mcp-gate-guard-scratch-'));
+  const out = fs.realpathSync(tempDir('mcp-gate-guard-out-'));
+  const ws = { root, scratch, out, manifest: path.join(out, 'manifest.json'), report: path.join(out, 'report.jsonl'), marker: path.join(out, 'changed-code-ran') };
+  writeFiles(root, { 'README.md': '# server\n', ...files });
+  return ws;
+}
+
+/** The approval: sha256 of every regular file of the workspace. */
+function approve(ws: Ws): void {
+  const files: Record<string, string> = {};
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) files[path.relative(ws.root, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  walk(ws.root);
+  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, scratch: [ws.scratch], report: ws.report, server: 'test' }));
+}
+
+function run(ws: Ws, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, SCRATCH: ws.scratch };
+  delete env.NODE_OPTIONS;
+  const r = spawnSync(process.execPath, ['--require', GUARD, ...args], { cwd: ws.root, env, encoding: 'utf8', timeout: 20_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function reports(ws: Ws): Array<Record<string, unknown>> {
+  if (!fs.existsSync(ws.report)) return [];
+  return fs.readFileSync(ws.report, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Code that, if it ever runs, leaves the marker file. */
+const cjsMarker = (ws: Ws): string => `require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran');\n`;
+const esmMarker = (ws: Ws): string => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(ws.marker)}, 'ran');\n`;
+
+interface Shape {
+  files: Record<string, string>;
+  args: string[];
+  expectOut: RegExp;                      // what the approved run prints
+  change: (ws: Ws) => void;               // the change after approval
+  refused: (ws: Ws) => string;            // the file then refused
+  why: string;
+  how: string;
+}
+
+/** approve → runs; README edit → runs, no refusal; change → fails, names the file, reports it, changed code never ran. */
+function shape(s: Shape): void {
+  const ws = workspace(s.files);
+  approve(ws);
+  let r = run(ws, s.args);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, s.expectOut);
+  assert.doesNotMatch(r.stderr, /mcp-gate-guard/);
+
+  fs.writeFileSync(path.join(ws.root, 'README.md'), '# server, edited\n');
+  r = run(ws, s.args);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.doesNotMatch(r.stderr, /mcp-gate-guard/);
+  assert.deepEqual(reports(ws), []);
+
+  s.change(ws);
+  r = run(ws, s.args);
+  const file = s.refused(ws);
+  assert.notEqual(r.status, 0, r.stdout + r.stderr);
+  assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${file}`), r.stderr);
+  assert.equal(fs.existsSync(ws.marker), false, 'the changed code ran');
+  const line = reports(ws).find((l) => l.file === file);
+  assert.ok(line, JSON.stringify(reports(ws)));
+  assert.equal(line.why, s.why);
+  assert.equal(line.how, s.how);
+  assert.equal(line.runtime, 'node');
+  assert.match(String(line.sha256), /^[0-9a-f]{64}$/);
+  assert.equal(line.rel, file.startsWith(ws.root + path.sep) ? path.relative(ws.root, file).split(path.sep).join('/') : null);
+}
+
+describe('Node load guard (dist/guard/node-guard.cjs)', function () {
+  this.timeout(30_000);
+  before(() => {
+    const b = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-guard.mjs')], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(b.status, 0, b.stderr);
+  });
+  after(cleanupTemp);
+
+  it('require of a computed path', () => shape({
+    files: { 'server.js': `const n = ['lib', 'job.js'].join('/'); require('./' + n); console.log('served');\n`, 'lib/job.js': `console.log('job');\n` },
+    args: ['server.js'], expectOut: /job\nserved/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/job.js'), cjsMarker(ws)),
+    refused: (ws) => path.join(ws.root, 'lib/job.js'), why: 'changed', how: 'require',
+  }));
+
+  it("require('./config.json')", () => shape({
+    files: { 'server.js': `console.log('value', require('./config.json').v);\n`, 'config.json': '{"v": "approved"}\n' },
+    args: ['server.js'], expectOut: /value approved/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'config.json'), '{"v": "evil"}\n'),
+    refused: (ws) => path.join(ws.root, 'config.json'), why: 'changed', how: 'json',
+  }));
+
+  it('an extensionless file', () => shape({
+    files: { 'server.js': `require('./bin/job'); console.log('served');\n`, 'bin/job': `console.log('job');\n` },
+    args: ['server.js'], expectOut: /job\nserved/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'bin/job'), cjsMarker(ws)),
+    refused: (ws) => path.join(ws.root, 'bin/job'), why: 'changed', how: 'require',
+  }));
+
+  it('ESM import() of a computed path', () => shape({
+    files: {
+      'server.js': `import('./lib/' + ['job', 'mjs'].join('.')).then((m) => console.log('job', m.v), (e) => { console.error(e.message); process.exit(3); });\n`,
+      'lib/job.mjs': 'export const v = 1;\n',
+    },
+    args: ['server.js'], expectOut: /job 1/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/job.mjs'), esmMarker(ws) + 'export const v = 2;\n'),
+    refused: (ws) => path.join(ws.root, 'lib/job.mjs'), why: 'changed', how: 'import',
+  }));
+
+  it('ESM static import of a changed module', () => shape({
+    files: { 'server.mjs': `import { v } from './lib/dep.mjs';\nconsole.log('dep', v);\n`, 'lib/dep.mjs': 'export const v = 1;\n' },
+    args: ['server.mjs'], expectOut: /dep 1/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/dep.mjs'), esmMarker(ws) + 'export const v = 2;\n'),
+    refused: (ws) => path.join(ws.root, 'lib/dep.mjs'), why: 'changed', how: 'import',
+  }));
+
+  it('a new file that did not exist at approval', () => shape({
+    files: { 'server.js': `const fs = require('fs'); if (fs.existsSync(__dirname + '/lib/extra.js')) require('./lib/extra.js'); console.log('served');\n` },
+    args: ['server.js'], expectOut: /served/,
+    change: (ws) => writeFiles(ws.root, { 'lib/extra.js': cjsMarker(ws) }),
+    refused: (ws) => path.join(ws.root, 'lib/extra.js'), why: 'new', how: 'require',
+  }));
+
+  it('a copy written into a scratch folder: an unchanged copy loads, a changed one is refused', () => shape({
+    files: {
+      'server.js': `const fs = require('fs'), path = require('path'); const copy = path.join(process.env.SCRATCH, 'copy.js');\n` +
+        `fs.copyFileSync(path.join(__dirname, 'lib/job.js'), copy); require(copy); console.log('served');\n`,
+      'lib/job.js': `console.log('job');\n`,
+    },
+    args: ['server.js'], expectOut: /job\nserved/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/job.js'), cjsMarker(ws)),
+    refused: (ws) => path.join(ws.scratch, 'copy.js'), why: 'scratch', how: 'require',
+  }));
+
+  it('a Worker started with execArgv: [] and env: {} is guarded', () => shape({
+    files: {
+      'server.js': `const { Worker } = require('worker_threads'); const w = new Worker(__dirname + '/lib/worker.js', { execArgv: [], env: {} });\n` +
+        `w.on('message', (m) => console.log('worker', m)); w.on('error', (e) => { console.error('worker failed:', e.message); process.exit(4); });\n`,
+      'lib/worker.js': `const d = ['.', 'dep.js'].join('/'); require('worker_threads').parentPort.postMessage(require(d));\n`,
+      'lib/dep.js': `module.exports = 'dep';\n`,
+    },
+    args: ['server.js'], expectOut: /worker dep/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/dep.js'), cjsMarker(ws) + `module.exports = 'evil';\n`),
+    refused: (ws) => path.join(ws.root, 'lib/dep.js'), why: 'changed', how: 'require',
+  }));
+
+  it('a child `node lib/job.js` spawned with env: {} is guarded', () => shape({
+    files: {
+      'server.js': `const r = require('child_process').spawnSync(process.execPath, ['lib/job.js'], { env: {}, encoding: 'utf8' });\n` +
+        `process.stdout.write(r.stdout); process.stderr.write(r.stderr); process.exit(r.status ?? 5);\n`,
+      'lib/job.js': `const d = ['.', 'dep.js'].join('/'); console.log('child', require(d), !!process.env.MCP_GATE_GUARD);\n`,
+      'lib/dep.js': `module.exports = 'dep';\n`,
+    },
+    args: ['server.js'], expectOut: /child dep true/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/dep.js'), cjsMarker(ws) + `module.exports = 'evil';\n`),
+    refused: (ws) => path.join(ws.root, 'lib/dep.js'), why: 'changed', how: 'require',
+  }));
+
+  it('exec check: a changed script named in a spawned command line is refused before the start', () => shape({
+    files: {
+      'server.js': `const r = require('child_process').spawnSync('/bin/sh', ['lib/job.sh'], { encoding: 'utf8' }); process.stdout.write(r.stdout);\n`,
+      'lib/job.sh': 'echo job\n',
+    },
+    args: ['server.js'], expectOut: /^job$/m,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/job.sh'), `echo ran > ${JSON.stringify(ws.marker)}\n`),
+    refused: (ws) => path.join(ws.root, 'lib/job.sh'), why: 'changed', how: 'exec',
+  }));
+
+  it('a manifest that cannot be parsed refuses every workspace load (fail closed)', () => {
+    const ws = workspace({ 'server.js': `require('fs').writeFileSync(process.env.MARK, 'ran');\n` });
+    fs.writeFileSync(ws.manifest, '{ "version": 1, "root": ' + JSON.stringify(ws.root) + ', "files": {');
+    const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, MARK: ws.marker };
+    delete env.NODE_OPTIONS;
+    const r = spawnSync(process.execPath, ['--require', GUARD, 'server.js'], { cwd: ws.root, env, encoding: 'utf8' });
+    assert.notEqual(r.status, 0);
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'server.js')}`), r.stderr);
+    assert.match(r.stderr, /the approval manifest could not be read/);
+    assert.equal(fs.existsSync(ws.marker), false);
+  });
+
+  it("Node's own modules and files outside root and scratch load normally, unapproved", () => {
+    const elsewhere = fs.realpathSync(tempDir('mcp-gate-guard-elsewhere-'));
+    writeFiles(elsewhere, { 'lib.js': `module.exports = 'outside';\n` });
+    const ws = workspace({ 'server.js': `const os = require('node:os'), p = require('path'); console.log(typeof os.cpus, require(${JSON.stringify(path.join(elsewhere, 'lib.js'))}), p.sep);\n` });
+    approve(ws);
+    const r = run(ws, ['server.js']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /function outside \//);
+    assert.doesNotMatch(r.stderr, /mcp-gate-guard/);
+    const e = run(ws, ['-e', `console.log(require('node:path').join('a', 'b'))`]);
+    assert.equal(e.status, 0, e.stderr);
+    assert.equal(e.stdout.trim(), 'a/b');
+  });
+});

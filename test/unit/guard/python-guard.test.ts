@@ -1,0 +1,335 @@
+// The Python load guard (src/guard/python/mcp_gate_guard.py, contract src/guard/CONTRACT.md): for each shape a
+// workspace is approved (manifest of every file's sha256), runs, still runs after README.md is edited, and is
+// refused — before the changed code runs — once the file it loads changes. A control run without
+// MCP_GATE_GUARD shows the changed code would have run.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ROOT } from '../helpers';
+
+const GUARD = path.join(ROOT, 'src', 'guard', 'python', 'mcp_gate_guard.py');
+const PY = '/usr/bin/python3';
+const made: string[] = [];
+
+interface Ws {
+  root: string;
+  scratch: string;
+  out: string;
+  manifest: string;
+  report: string;
+  marker: string;
+}
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function write(dir: string, files: Record<string, string | Buffer>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const p = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, content);
+  }
+}
+
+function workspace(files: (ws: Ws) => Record<string, string | Buffer>): Ws {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-pyguard-')));
+  made.push(base);
+  const ws: Ws = {
+    root: path.join(base, 'ws'),
+    scratch: path.join(base, 'scratch'),
+    out: path.join(base, 'out'),
+    manifest: path.join(base, 'out', 'manifest.json'),
+    report: path.join(base, 'out', 'report.jsonl'),
+    marker: path.join(base, 'out', 'changed-ran'),
+  };
+  for (const d of [ws.root, ws.scratch, ws.out]) fs.mkdirSync(d, { recursive: true });
+  write(ws.root, { 'README.md': '# approved\n', ...files(ws) });
+  approve(ws);
+  return ws;
+}
+
+function walk(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...walk(dir, r));
+    else if (e.isFile()) out.push(r);
+  }
+  return out;
+}
+
+/** The approval: sha256 of every regular file of the workspace. */
+function approve(ws: Ws): void {
+  const files: Record<string, string> = {};
+  for (const rel of walk(ws.root)) files[rel] = createHash('sha256').update(fs.readFileSync(path.join(ws.root, rel))).digest('hex');
+  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, scratch: [ws.scratch], report: ws.report, server: 'test' }));
+}
+
+function run(ws: Ws, args: string[], guarded = true): Run {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ws.out, LANG: 'C.UTF-8' };
+  if (guarded) env.MCP_GATE_GUARD = ws.manifest;
+  const r = spawnSync(PY, ['-S', GUARD, ...args], { cwd: ws.root, env, encoding: 'utf8', timeout: 20000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function report(ws: Ws): Array<Record<string, unknown>> {
+  if (!fs.existsSync(ws.report)) return [];
+  return fs.readFileSync(ws.report, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Python code that leaves the marker file: it must never run under the guard once changed. */
+function evil(ws: Ws): string {
+  return `import os as _os\nopen(${JSON.stringify(ws.marker)}, 'w').write('ran')\nprint('CHANGED')\n`;
+}
+
+function assertRuns(ws: Ws, args: string[], what: string): void {
+  const r = run(ws, args);
+  assert.equal(r.status, 0, `${what}: exit ${r.status}\n${r.stderr}`);
+  assert.match(r.stdout, /APPROVED/, `${what}: the approved code ran`);
+  assert.doesNotMatch(r.stderr, /mcp-gate-guard/, what);
+  assert.deepEqual(report(ws), [], `${what}: nothing reported`);
+}
+
+function assertRefused(ws: Ws, args: string[], file: string, why: string, how?: string, marker = true): void {
+  const p = fs.existsSync(file) ? fs.realpathSync(file) : file;
+  const r = run(ws, args);
+  assert.notEqual(r.status, 0, `refused run must fail; stdout: ${r.stdout}`);
+  assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${p} (`), `stderr names ${p}:\n${r.stderr}`);
+  const lines = report(ws);
+  const line = lines.find((l) => l.file === p);
+  assert.ok(line, `report names ${p}: ${JSON.stringify(lines)}`);
+  assert.equal(line.why, why);
+  assert.equal(line.runtime, 'python');
+  assert.equal(line.pid !== undefined && typeof line.time === 'string' && typeof line.sha256 === 'string', true);
+  assert.equal(line.sha256, createHash('sha256').update(fs.readFileSync(p)).digest('hex'));
+  if (how) assert.equal(line.how, how);
+  if (why === 'scratch') assert.equal(line.rel, null);
+  else assert.equal(line.rel, path.relative(ws.root, p).split(path.sep).join('/'));
+  if (marker) {
+    assert.equal(fs.existsSync(ws.marker), false, 'the changed code did not run');
+    assert.doesNotMatch(r.stdout, /CHANGED/);
+    // control: without the guard the same change does run
+    const c = run(ws, args, false);
+    assert.ok(fs.existsSync(ws.marker), `without the guard the changed code runs (control):\n${c.stderr}`);
+  }
+}
+
+interface Shape {
+  name: string;
+  files: (ws: Ws) => Record<string, string | Buffer>;
+  args?: string[];
+  /** the file that changes (relative to root, or absolute) and its expected refusal */
+  change: string;
+  refused?: (ws: Ws) => string;
+  why?: 'changed' | 'new' | 'scratch';
+  how?: string;
+  /** the changed content, when not evil(ws) */
+  content?: (ws: Ws) => string;
+}
+
+const shapes: Shape[] = [
+  {
+    name: '`import helper`',
+    files: () => ({ 'server.py': 'import helper\nprint(helper.WORD)\n', 'helper.py': 'WORD = "APPROVED"\n' }),
+    change: 'helper.py',
+    how: 'python-import',
+  },
+  {
+    name: 'a package pkg/__init__.py',
+    files: () => ({ 'server.py': 'import pkg\nprint(pkg.WORD)\n', 'pkg/__init__.py': 'WORD = "APPROVED"\n' }),
+    change: 'pkg/__init__.py',
+    how: 'python-import',
+  },
+  {
+    name: "sys.path.insert(0, 'plugins'); import plug",
+    files: () => ({ 'server.py': "import sys\nsys.path.insert(0, 'plugins')\nimport plug\nprint(plug.WORD)\n", 'plugins/plug.py': 'WORD = "APPROVED"\n' }),
+    change: 'plugins/plug.py',
+    how: 'python-import',
+  },
+  {
+    name: 'importlib.import_module of a computed name',
+    files: () => ({ 'server.py': "import importlib\nm = importlib.import_module('tool_' + ''.join(['he', 'lp']))\nprint(m.WORD)\n", 'tool_help.py': 'WORD = "APPROVED"\n' }),
+    change: 'tool_help.py',
+    how: 'python-import',
+  },
+  {
+    name: "runpy.run_path('lib/task.py')",
+    files: () => ({ 'server.py': "import runpy\nrunpy.run_path('lib/task.py')\n", 'lib/task.py': 'print("APPROVED")\n' }),
+    change: 'lib/task.py',
+  },
+  {
+    name: "exec(open('lib/task.py').read())",
+    files: () => ({ 'server.py': "exec(open('lib/task.py').read())\n", 'lib/task.py': 'print("APPROVED")\n' }),
+    change: 'lib/task.py',
+    how: 'open',
+  },
+  {
+    name: "exec(open('lib/task.txt').read()) (a data file's text compiled)",
+    files: () => ({ 'server.py': "exec(open('lib/task.txt').read())\n", 'lib/task.txt': 'print("APPROVED")\n' }),
+    change: 'lib/task.txt',
+    how: 'exec',
+  },
+  {
+    name: 'a new module that did not exist at approval',
+    files: () => ({ 'server.py': "import os\nif os.path.exists('extra.py'):\n    import extra\nprint('APPROVED')\n" }),
+    change: 'extra.py',
+    why: 'new',
+    how: 'python-import',
+  },
+  {
+    name: 'a new .pth file in a folder site processes (site.addsitedir(root))',
+    files: () => ({ 'server.py': "import os, site\nsite.addsitedir(os.getcwd())\nprint('APPROVED')\n", 'paths.pth': 'lib\n', 'lib/keep.txt': 'x\n' }),
+    change: 'zz-new.pth',
+    content: (ws) => `import os; open(${JSON.stringify(ws.marker)}, 'w').write('ran')\n`,
+    why: 'new',
+    how: 'open',
+  },
+  {
+    name: 'the script itself',
+    files: () => ({ 'server.py': "print('APPROVED')\n" }),
+    change: 'server.py',
+    how: 'script',
+  },
+  {
+    name: '`python -m pkg.mod` as the target',
+    files: () => ({ 'pkg/__init__.py': '', 'pkg/mod.py': "print('APPROVED')\n" }),
+    args: ['-m', 'pkg.mod'],
+    change: 'pkg/mod.py',
+    how: 'python-import',
+  },
+  {
+    name: '`-c` code importing a workspace module',
+    files: () => ({ 'helper.py': 'WORD = "APPROVED"\n' }),
+    args: ['-c', 'import helper; print(helper.WORD)'],
+    change: 'helper.py',
+    how: 'python-import',
+  },
+  {
+    name: "child subprocess.run([sys.executable, '-I', '-S', 'lib/job.py']) (exec check)",
+    files: () => ({ 'server.py': "import subprocess, sys\nsubprocess.run([sys.executable, '-I', '-S', 'lib/job.py'], check=True)\n", 'lib/job.py': "print('APPROVED')\n" }),
+    change: 'lib/job.py',
+    how: 'spawn',
+  },
+  {
+    name: 'child started by os.system (each word of the command checked)',
+    files: () => ({ 'server.py': "import os, sys\nassert os.system(sys.executable + ' -S lib/job.py') == 0\n", 'lib/job.py': "print('APPROVED', flush=True)\n" }),
+    change: 'lib/job.py',
+    how: 'spawn',
+  },
+  {
+    name: 'a changed workspace text copied to a scratch folder, then run from there',
+    files: (ws) => ({
+      'server.py': `import runpy, shutil\ndst = ${JSON.stringify(path.join(ws.scratch, 'task.py'))}\nshutil.copy('lib/task.txt', dst)\nrunpy.run_path(dst)\n`,
+      'lib/task.txt': 'print("APPROVED")\n',
+    }),
+    change: 'lib/task.txt',
+    refused: (ws) => path.join(ws.scratch, 'task.py'),
+    why: 'scratch',
+  },
+];
+
+describe('python load guard (mcp_gate_guard.py)', function () {
+  this.timeout(60000);
+  after(() => {
+    for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  for (const s of shapes) {
+    it(`${s.name}: approved runs, README edit runs, the change is refused before it runs`, () => {
+      const ws = workspace(s.files);
+      const args = s.args ?? ['server.py'];
+      assertRuns(ws, args, 'approved');
+      fs.appendFileSync(path.join(ws.root, 'README.md'), 'edited after approval\n');
+      assertRuns(ws, args, 'README.md edited');
+      const changed = path.isAbsolute(s.change) ? s.change : path.join(ws.root, s.change);
+      fs.mkdirSync(path.dirname(changed), { recursive: true });
+      fs.writeFileSync(changed, s.content ? s.content(ws) : evil(ws));
+      assertRefused(ws, args, s.refused ? s.refused(ws) : changed, s.why ?? (s.refused ? 'scratch' : 'changed'), s.how);
+    });
+  }
+
+  it('a planted __pycache__/*.pyc for an unchanged module is ignored (the approved source runs)', () => {
+    const ws = workspace(() => ({ 'server.py': 'import helper\nprint(helper.WORD)\n', 'helper.py': 'WORD = "APPROVED"\n' }));
+    // a valid timestamp .pyc (matching helper.py's mtime and size) compiled from other code
+    const plant = [
+      'import importlib.util as u, importlib._bootstrap_external as e, os, sys',
+      "src = 'helper.py'; st = os.stat(src)",
+      'code = compile(sys.argv[1], os.path.abspath(src), "exec")',
+      'data = e._code_to_timestamp_pyc(code, st.st_mtime, st.st_size)',
+      'p = u.cache_from_source(os.path.abspath(src)); os.makedirs(os.path.dirname(p), exist_ok=True)',
+      "open(p, 'wb').write(data)",
+    ].join('\n');
+    const r0 = spawnSync(PY, ['-S', '-c', plant, `${evil(ws)}WORD = "PLANTED"\n`], { cwd: ws.root, encoding: 'utf8' });
+    assert.equal(r0.status, 0, r0.stderr);
+    const control = run(ws, ['server.py'], false);
+    assert.match(control.stdout, /PLANTED/, 'without the guard the planted .pyc runs (control)');
+    fs.rmSync(ws.marker);
+    assertRuns(ws, ['server.py'], 'guarded');
+    assert.equal(fs.existsSync(ws.marker), false);
+  });
+
+  it('an extension module (.so) and a ctypes library are checked before dlopen', function () {
+    const probe = spawnSync(PY, ['-S', '-c', 'import xxlimited, ctypes.util; print(xxlimited.__file__)'], { encoding: 'utf8' });
+    const libz = ['/usr/lib/x86_64-linux-gnu/libz.so.1', '/lib/x86_64-linux-gnu/libz.so.1', '/usr/lib/aarch64-linux-gnu/libz.so.1'].find((f) => fs.existsSync(f));
+    if (probe.status !== 0 || !libz) this.skip();
+    const ext = probe.stdout.trim();
+    const ws = workspace(() => ({
+      'server.py': "import sys, ctypes\nsys.path.insert(0, 'native')\nimport xxlimited\nassert xxlimited.__file__.startswith(sys.path[0]) or 'native' in xxlimited.__file__\nctypes.CDLL('./native/libz.so.1')\nprint('APPROVED')\n",
+      [`native/${path.basename(ext)}`]: fs.readFileSync(ext),
+      'native/libz.so.1': fs.readFileSync(libz),
+    }));
+    assertRuns(ws, ['server.py'], 'approved');
+    fs.appendFileSync(path.join(ws.root, 'native/libz.so.1'), Buffer.from([0]));
+    assertRefused(ws, ['server.py'], path.join(ws.root, 'native/libz.so.1'), 'changed', 'dlopen', false);
+    fs.rmSync(ws.report);
+    fs.appendFileSync(path.join(ws.root, 'native', path.basename(ext)), Buffer.from([0]));
+    assertRefused(ws, ['server.py'], path.join(ws.root, 'native', path.basename(ext)), 'changed', 'dlopen', false);
+  });
+
+  it('a manifest that cannot be parsed: standard library works, every workspace import is refused', () => {
+    const ws = workspace((w) => ({ 'helper.py': evil(w) }));
+    fs.writeFileSync(ws.manifest, '{ "version": 1, "root": ');
+    const r = run(ws, ['-c', 'import json, decimal, email.message, asyncio, sqlite3\nprint("STDLIB")\nimport helper']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stdout, /STDLIB/);
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'helper.py')}`), r.stderr);
+    assert.match(r.stderr, /manifest .* could not be read/);
+    assert.equal(fs.existsSync(ws.marker), false);
+    const script = run(ws, ['helper.py']);
+    assert.notEqual(script.status, 0);
+    assert.equal(fs.existsSync(ws.marker), false, 'nor the script itself');
+  });
+
+  it('standard library imports work and Python argument conventions are kept', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys, json, decimal, email.message, asyncio, sqlite3, ctypes, xml.dom.minidom, subprocess',
+        'print(json.dumps({"argv": sys.argv, "path0": sys.path[0], "name": __name__, "file": __file__,',
+        '  "flags": subprocess._args_from_interpreter_flags(), "B": sys.dont_write_bytecode, "buf": type(sys.stdout.buffer).__name__}))',
+        "print('APPROVED')",
+      ].join('\n'),
+    }));
+    const r = run(ws, ['-uB', '-W', 'ignore', 'server.py', 'a', '-b']);
+    assert.equal(r.status, 0, r.stderr);
+    const info = JSON.parse(r.stdout.split('\n')[0]) as Record<string, unknown>;
+    assert.deepEqual(info.argv, ['server.py', 'a', '-b']);
+    assert.equal(info.path0, ws.root);
+    assert.equal(info.name, '__main__');
+    assert.equal(info.file, path.join(ws.root, 'server.py'));
+    assert.equal(info.B, true);
+    assert.equal(info.buf, 'FileIO', '-u: unbuffered stdout');
+    assert.ok(!(info.flags as string[]).includes('-S'), 'children do not inherit the guard\'s own -S');
+    const iso = run(ws, ['-I', '-c', 'import sys; print(sys.flags.isolated, sys.flags.no_site, repr(sys.path[0]), sys.argv)', 'x']);
+    assert.equal(iso.status, 0, iso.stderr);
+    assert.ok(iso.stdout.startsWith('1 0 ') && !iso.stdout.includes(`'${ws.root}'`) && iso.stdout.includes("['-c', 'x']"), iso.stdout);
+    const stdin = run(ws, []);
+    assert.equal(stdin.status, 2);
+    assert.match(stdin.stderr, /standard input/);
+  });
+});
