@@ -159,6 +159,33 @@ describe('the approval enforced where code loads (the load guard)', function () 
     });
   }
 
+  it('uncontained by the user\'s opt-out: the guard is on the command line, a changed plugin is still refused when it loads', async () => {
+    const w = guarded(SHAPES[0].files(''));
+    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }], sandbox: { servers: [{ server: 's', project: w.project, off: true }] } }) });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const log = new EventLog(w.store, new Masker());
+    const first = await start(w, log);
+    try {
+      assert.match(answer(await first.call('s', 'hello')), /hello from the approved plugin/);
+    } finally {
+      await first.close();
+    }
+    assert.ok(log.read().some((e) => e.kind === 'sandbox.off'), 'it ran uncontained');
+    const marker = path.join(w.project, 'changed-code-ran');
+    fs.writeFileSync(path.join(w.project, SHAPES[0].loaded), SHAPES[0].change(marker));
+    const next = await start(w, log);
+    try {
+      const r = answer(await next.call('s', 'hello'));
+      assert.doesNotMatch(r, /CHANGED-CODE/, r);
+      assert.match(r, /the load guard refused it/, r);
+    } finally {
+      await next.close();
+    }
+    assert.ok(!fs.existsSync(marker), 'the changed code ran');
+    assert.equal(evaluateGate(w.input).servers[0].state, 'approval-changed');
+  });
+
   it('through the CLI (what a person runs): the review says what is checked when it loads; a README edit leaves it approved; a changed plugin is refused and named by get and log', () => {
     const w = guarded(SHAPES[0].files(''));
     writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
