@@ -153,14 +153,14 @@ export function check(file: string, how: string, content?: Bytes): void {
   let sum = sha256(bytes);
   if (allowed.has(p + '\0' + sum)) return;
   if (!ok(sum) && typeof bytes === 'string') {
-    // The compiled text may differ from the file's bytes (a BOM stripped, invalid UTF-8 replaced): accept it when it
-    // is exactly the text of the file on disk and those bytes are the approved ones.
+    // The compiled text may differ from the file's bytes: a BOM stripped, invalid UTF-8 replaced, or a transpiler
+    // that approved code loaded (tsx, ts-node, babel's require hook) compiling the file first. Accepted when the
+    // file's bytes on disk are the approved ones: what turned them into this text is itself code the guard checked.
+    // (Approved code that compiles other data under an approved file's name is code built from data: see
+    // docs/concepts.md, "Sinks that name no file".)
     let disk: Buffer | null = null;
     try { disk = fs.readFileSync(p); } catch { /* keep the text's hash */ }
-    if (disk) {
-      const text = disk.toString('utf8');
-      if (text === bytes || stripBOM(text) === bytes) sum = sha256(disk);
-    }
+    if (disk && ok(sha256(disk))) sum = sha256(disk);
   }
   if (ok(sum)) { allowed.add(p + '\0' + sum); return; }
   const why = zone === 'failed' ? 'manifest' : zone === 'scratch' ? 'scratch' : hasOwn(cfg!.files, rel!) ? 'changed' : 'new';

@@ -113,6 +113,16 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     refused: (ws) => path.join(ws.root, 'config.json'), why: 'changed', how: 'json',
   }));
 
+  it('a transpiler (a require hook compiling .ts): the approved file runs as compiled, a changed one is refused', () => shape({
+    files: {
+      'hook.js': `const fs = require('fs');\nrequire.extensions['.ts'] = (m, f) => m._compile(fs.readFileSync(f, 'utf8').replace(/: string/g, ''), f);\n`,
+      'server.ts': `const word: string = 'typed';\nconsole.log(word);\n`,
+    },
+    args: ['--require', './hook.js', 'server.ts'], expectOut: /typed/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'server.ts'), `${cjsMarker(ws)}const word: string = 'changed';\n`),
+    refused: (ws) => path.join(ws.root, 'server.ts'), why: 'changed', how: 'require',
+  }));
+
   it('an extensionless file', () => shape({
     files: { 'server.js': `require('./bin/job'); console.log('served');\n`, 'bin/job': `console.log('job');\n` },
     args: ['server.js'], expectOut: /job\nserved/,
