@@ -134,6 +134,11 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
       for (const r of s.plan.roots) rt.append(h('tr', {}, h('td', {}, h('code', { text: r.path })), h('td', { text: r.why })));
       def.push(rt);
     }
+    if (s.plan.guarded) {
+      def.push(h('h4', { text: 'Checked when it loads (the load guard)' }));
+      def.push(h('p', { text: 'Every other file its Node and Python processes load is checked against the workspace as it is when you approve: a file changed or added since is refused before it runs, and the server is stopped.' }));
+      if (s.plan.guarded.length) def.push(h('ul', { class: 'guarded' }, ...s.plan.guarded.map((g) => h('li', { text: g }))));
+    }
   }
   if (s.sandbox?.length) {
     def.push(h('h4', { text: 'Sandbox' }));

@@ -79,7 +79,7 @@ export interface ServerView {
   hidden: boolean;
   pinnedFiles: { path: string; size: number; sha256: string }[];
   /** The launch plan (local servers): what will be executed, and the folders whose trees are pinned and why. */
-  plan?: { program: string; args: string; folder: string; variables?: string; roots: { path: string; why: string }[] };
+  plan?: { program: string; args: string; folder: string; variables?: string; roots: { path: string; why: string }[]; guarded?: string[] };
   /** The sandbox it gets (local servers), one line per aspect; the first says contained, opted out, or cannot start. */
   sandbox?: string[];
   envFile?: string;

@@ -155,6 +155,9 @@ function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere):
       roots: plan.closure.roots.map((r) => ({ path: escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`), why: escapeText(r.why) })),
     };
     if (env.length) view.plan.variables = env.map(([k, v]) => `${escapeText(k)}=${quote(v)}`).join(' ');
+    // Under the load guard: what is checked when it loads rather than pinned (src/trust/plan/closure.ts guardedClosureOf).
+    const guarded = s.pinned?.pinned.guarded;
+    if (guarded) view.plan.guarded = guarded.map(escapeText);
   }
   if (folder.policy && folder.report && s.definition?.type === 'stdio' && s.state !== 'blocked') {
     const lines = describeContainment(s, serverIdentity(s, folder.report.project), folder.policy, sandbox.home, sandbox.probe);

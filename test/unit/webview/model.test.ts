@@ -91,6 +91,13 @@ describe('trust panel view model', () => {
     assert.match(v.sandbox!.join('\n'), /network: none/);
     const off = buildModel([{ ...folder(w, report), policy: policy({ servers: [{ server: 's', project: w.project, off: true }] }) }], { restricted: false }).model.servers[0];
     assert.match(off.sandbox![0], /^NOT contained: your opt-out in config\.json/);
+    assert.equal(v.plan!.guarded, undefined, 'pinned as a prediction: nothing is left to the load guard');
+    // As the extension runs it (under the load guard): no folder pinned whole; what is checked when it loads is listed.
+    const g = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['tools/s.js'] } }), 'tools/s.js': 'require(process.argv[2]);\n' }, {}, { PATH: process.env.PATH! });
+    g.input.loadGuard = true;
+    const gv = buildModel([{ ...folder(g, evaluateGate(g.input)), policy: policy() }], { restricted: false }).model.servers[0];
+    assert.deepEqual(gv.plan!.roots, []);
+    assert.deepEqual(gv.plan!.guarded, ['tools/s.js:1 require() loads a path computed at run time']);
   });
 
   it('shows every hidden character as an escape (bidi, zero-width, tag, controls), in names, args, env and keys, and cuts nothing', () => {
