@@ -1,6 +1,6 @@
 // Runs every benchmark and rewrites bench/RESULTS.md with the machine, versions, medians and ratios against the
 // baseline measured in the same run. Run with `npm run bench` (which builds first). `node bench/run.mjs gate`
-// (or host, gateway, protocol, sandbox, panel, bundle, vscode; several may be named) runs only those groups and keeps the other rows of the
+// (or host, gateway, protocol, sandbox, guard, panel, bundle, vscode; several may be named) runs only those groups and keeps the other rows of the
 // table as the last run wrote them.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -16,6 +16,7 @@ const { benchGateway } = require(path.join(root, 'out', 'bench', 'gateway.js'));
 const { benchPanel } = require(path.join(root, 'out', 'bench', 'panel.js'));
 const { benchSandbox } = require(path.join(root, 'out', 'bench', 'sandbox.js'));
 const { benchProtocol } = require(path.join(root, 'out', 'bench', 'protocol.js'));
+const { benchGuard } = require(path.join(root, 'out', 'bench', 'guard.js'));
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
 const GROUPS = {
@@ -24,6 +25,7 @@ const GROUPS = {
   gateway: () => benchGateway(),
   protocol: () => benchProtocol(),
   sandbox: () => benchSandbox(),
+  guard: () => benchGuard(),
   panel: () => benchPanel(),
   bundle: () => bundleRows(),
   vscode: () => vscodeRows(),
@@ -54,6 +56,7 @@ function mergeRows(fresh) {
 function groupOf(name) {
   if (name.startsWith('gate ')) return 'gate';
   if (name.startsWith('bundle size')) return 'bundle';
+  if (name.startsWith('guard:')) return 'guard';
   if (/gateway/.test(name)) return 'gateway';
   if (name.startsWith('remote ')) return 'host';
   if (/SDK v2 client|2026-07-28 fixture|2025-11-25 server-everything/.test(name)) return 'protocol';

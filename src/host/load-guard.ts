@@ -195,6 +195,9 @@ export function prepareGuard(o: {
 export function readRefusals(report: string, project: string): Refusal[] {
   let text: string;
   try {
+    // Asked after every call of a guarded server: a stat that does not throw when there is no report (the usual case).
+    const st = fs.statSync(report, { throwIfNoEntry: false });
+    if (!st || st.size === 0) return [];
     text = fs.readFileSync(report, 'utf8');
   } catch {
     return [];
