@@ -19,6 +19,7 @@ import { recordRef, refOf, serverKey } from './server-ref';
 import { sign, verify } from './signatures';
 import { ApprovalStore, type ApprovalRecord, type PinnedTools } from './store';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../words';
+import { ManifestError, saveManifest, takeManifest, type ManifestRef } from './workspace-manifest';
 
 /** The format tag of a team file (and of every signed entry). */
 export const TEAM_FORMAT = 'mcp-gate team approvals 1';
@@ -181,7 +182,7 @@ function inside(file: string, dir: string): boolean {
  * `allowedSigners`), then the server as this machine sees it now (declared, a repository server, not blocked, the
  * same digest), then its lock and image pin. Returns the record to write, or why not.
  */
-function admit(report: GateReport, e: TeamEntry, allowedSigners: string, file: string, words?: FrontEndWords): { record: ApprovalRecord; key: string } | { why: string } {
+function admit(report: GateReport, e: TeamEntry, allowedSigners: string, file: string, words?: FrontEndWords, manifest?: ManifestRef): { record: ApprovalRecord; key: string } | { why: string } {
   const v = verify(allowedSigners, e.approvedBy, entryPayload(e), e.signature);
   if (!v.ok) return { why: v.why };
   const s = report.servers.find((x) => x.name === e.server && x.source === e.source);
@@ -200,6 +201,7 @@ function admit(report: GateReport, e: TeamEntry, allowedSigners: string, file: s
     digest: s.pinned.digest, pinned: s.pinned.pinned, texts: s.pinned.texts, decidedAt: new Date().toISOString(),
     ...(e.lock ? { lock: e.lock } : {}), ...(e.image ? { image: e.image } : {}), ...(e.tools ? { tools: e.tools } : {}),
     team: { by: e.approvedBy, key: v.key, file: path.resolve(file), approvedAt: e.approvedAt },
+    ...(s.pinned.pinned.guarded && manifest ? { manifest } : {}),
   };
   return { record, key: v.key };
 }
@@ -213,6 +215,16 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
   if (!fs.existsSync(o.allowedSigners)) throw new GateRefusal(`the allowed-signers file ${o.allowedSigners} does not exist: it lists the keys whose approvals you accept (one "<principal> <key type> <public key>" per line; see ssh-keygen(1), ALLOWED SIGNERS)`);
   if (inside(o.allowedSigners, input.projectDir)) throw new GateRefusal(`the allowed-signers file ${o.allowedSigners} lies inside the project: a repository cannot say whose approvals you accept; keep it in your own configuration folder`);
   const team = readTeamFile(file);
+  // A server under the load guard has its loads checked against the workspace as it was approved on this machine:
+  // an import records it as it is now, as an approval here does (the team's signature covers what the plan names).
+  const guarded = evaluateGate(input).servers.some((s) => s.gated && s.pinned?.pinned.guarded && team.entries.some((e) => e.server === s.name && e.source === s.source));
+  let manifest: ManifestRef | undefined;
+  try {
+    manifest = guarded ? await saveManifest(input.storeDir, takeManifest(input.projectDir)) : undefined;
+  } catch (e) {
+    if (e instanceof ManifestError) throw new GateRefusal(`nothing was imported: ${e.message}`);
+    throw e;
+  }
   const store = new ApprovalStore(input.storeDir, input.masker);
   const outcomes = await store.update((records) => {
     const report = evaluateGate(input);
@@ -220,7 +232,7 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
     const result: ImportOutcome[] = [];
     for (const e of team.entries) {
       const base = { server: e.server, source: e.source };
-      const a = admit(report, e, o.allowedSigners, file, input.words);
+      const a = admit(report, e, o.allowedSigners, file, input.words, manifest);
       if ('why' in a) {
         result.push({ ...base, outcome: 'refused', detail: a.why });
         continue;
