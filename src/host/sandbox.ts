@@ -23,6 +23,7 @@
 //     agent sockets) and /var/run must never be bound. /etc's secrets are masked even where the user could
 //     read them (as root): shadow, gshadow, sudoers, ssh host keys, /etc/ssl/private.
 //   - fresh /dev (`--dev`; with a network door doorDevArgs, no pseudo-terminals), /proc of its own PID namespace (`--proc`), a private /tmp (`--tmpfs`);
+//     the root these hang from read-only (`--remount-ro /`): only the mounts listed here can be written;
 //   - HOME replaced by an empty tmpfs at the same path (HOME set to it), then the listed caches bound
 //     read-write into it; ~/.ssh, ~/.aws, ~/.config, ~/.gnupg and every other project are not there;
 //   - the workspace read-write, then each overlay `--ro-bind copy target` over it — a package folder's verified
@@ -520,6 +521,9 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     ...(profile.network ? doorDevArgs() : ['--dev', '/dev']),
     '--proc', '/proc',
     ...ordered.flatMap(mountArgs),
+    // The root the mounts hang from (bwrap's own tmpfs) read-only: nothing can be written beside the mounts (a file
+    // under /run or / would be neither workspace nor scratch to the load guard, and is nobody's business anyway).
+    '--remount-ro', '/',
     '--chdir', cwd,
     '--seccomp', '3',
     '--',

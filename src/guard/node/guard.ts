@@ -216,20 +216,29 @@ function checkPreloadFlags(): void {
 }
 
 /** The exec check: every argument naming an existing regular file inside root or scratch must pass the rule. */
+/**
+ * Programs that run what their arguments name (shells, interpreters, wrappers): every workspace file among their
+ * arguments is checked. Any other program's arguments are its data (`wc -l README.md`): only an executable file
+ * among them is checked (a program handed to it to run).
+ */
+const RUNS_ITS_ARGUMENTS = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|node|nodejs|python[\d.]*|pypy[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|git|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source)$/;
+
 function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
-  const words = new Set<string>();
-  for (const a of [file, ...(Array.isArray(args) ? args : [])]) {
+  const list = Array.isArray(args) ? args : [];
+  const runs = [file, list[0]].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
+  const words = new Map<string, boolean>();                   // word → it is the program itself
+  for (const [i, a] of [file, ...list].entries()) {
     if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
-    words.add(a);
-    if (/\s/.test(a)) for (const w of a.split(/\s+/)) if (w) words.add(w.replace(/^['"]+|['"]+$/g, ''));
+    words.set(a, words.get(a) || i <= 1);
+    if (/\s/.test(a)) for (const w of a.split(/\s+/)) if (w) words.set(w.replace(/^['"]+|['"]+$/g, ''), words.get(w) ?? false);
   }
-  for (const w of words) {
+  for (const [w, program] of words) {
     if (!w) continue;
     const abs = path.resolve(base, w);
     let st: fs.Stats | undefined;
     try { st = fs.statSync(abs, { throwIfNoEntry: false }); } catch { continue; }
-    if (st && st.isFile()) check(abs, 'exec');
+    if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0)) check(abs, 'exec');
   }
 }
 

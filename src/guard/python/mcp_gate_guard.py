@@ -22,8 +22,15 @@ except ImportError:  # pragma: no cover - newer Pythons
     except ImportError:
         from hashlib import sha256 as _sha256
 
-CODE_SUFFIXES = ('.py', '.pyc', '.pyw', '.pth', '.so', '.zip', '.egg', '.whl', '.pyz')
-TAINT_MAX = 1 << 20            # other files read inside root/scratch larger than this are not remembered
+# Files Python turns into code when it opens them, with no compile of their text to catch (site's .pth lines,
+# zipimport's archives, extension modules): checked when opened. A .py or .pyc opened for reading is remembered
+# like any other file (a code-reading server reads sources as data); a compile of its exact text is refused.
+CODE_SUFFIXES = ('.pth', '.so', '.zip', '.egg', '.whl', '.pyz')
+TAINT_MAX = 16 << 20           # other files read inside root/scratch larger than this are not remembered
+# Programs that run what their arguments name: every workspace file among their arguments is checked; any other
+# program's arguments are its data (wc -l README.md), and only an executable file among them is checked.
+import re as _re
+_RUNS_ITS_ARGUMENTS = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|node|nodejs|python[\d.]*|pypy[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|git|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source)$')
 GUARD_FILE = os.path.abspath(__file__)
 
 
@@ -370,7 +377,14 @@ def _check_program(items, cwd):
     except (TypeError, OSError):
         base = '.'
     seen = set()
-    for item in items:
+    names = []
+    for item in items[:2]:
+        try:
+            names.append(os.path.basename(os.fsdecode(item)))
+        except TypeError:
+            pass
+    runs = any(_RUNS_ITS_ARGUMENTS.match(n) for n in names)
+    for i, item in enumerate(items):
         if item is None:
             continue
         for w in _words(item):
@@ -386,6 +400,8 @@ def _check_program(items, cwd):
             except (OSError, ValueError):
                 continue
             if st.st_mode & 0o170000 != 0o100000:
+                continue
+            if not (i <= 1 or runs or st.st_mode & 0o111):
                 continue
             v = _verdict(p)
             if v is not None:

@@ -199,6 +199,19 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     refused: (ws) => path.join(ws.root, 'lib/job.sh'), why: 'changed', how: 'exec',
   }));
 
+  it('data is not code: `wc -l README.md` after a README edit runs; the same file handed to sh is refused', () => {
+    const ws = workspace({ 'server.js': "const { spawnSync } = require('child_process');\nconsole.log('lines', spawnSync('wc', ['-l', 'README.md'], { encoding: 'utf8' }).stdout.split(' ')[0]);\nif (process.argv[2] === 'sh') spawnSync('sh', ['README.md'], { stdio: 'inherit' });\n" });
+    approve(ws);
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# server\nedited\n');
+    const r = run(ws, ['server.js']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /lines 2/);
+    assert.deepEqual(reports(ws), []);
+    const sh = run(ws, ['server.js', 'sh']);
+    assert.notEqual(sh.status, 0);
+    assert.ok(sh.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'README.md')}`), sh.stderr);
+  });
+
   it('a manifest that cannot be parsed refuses every workspace load (fail closed)', () => {
     const ws = workspace({ 'server.js': `require('fs').writeFileSync(process.env.MARK, 'ran');\n` });
     fs.writeFileSync(ws.manifest, '{ "version": 1, "root": ' + JSON.stringify(ws.root) + ', "files": {');

@@ -167,7 +167,7 @@ const shapes: Shape[] = [
     name: "exec(open('lib/task.py').read())",
     files: () => ({ 'server.py': "exec(open('lib/task.py').read())\n", 'lib/task.py': 'print("APPROVED")\n' }),
     change: 'lib/task.py',
-    how: 'open',
+    how: 'exec',
   },
   {
     name: "exec(open('lib/task.txt').read()) (a data file's text compiled)",
@@ -253,6 +253,25 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assertRefused(ws, args, s.refused ? s.refused(ws) : changed, s.why ?? (s.refused ? 'scratch' : 'changed'), s.how);
     });
   }
+
+  it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
+    const ws = workspace(() => ({
+      'server.py': "import subprocess, sys\nsrc = open('src/app.py').read()\nn = subprocess.run(['wc', '-l', 'README.md'], capture_output=True, text=True).stdout.split()[0]\nprint('APPROVED', len(src.splitlines()), n)\n",
+      'src/app.py': "print('user code')\n",
+      'README.md': 'one\n',
+    }));
+    assertRuns(ws, ['server.py'], 'approved');
+    write(ws.root, { 'src/app.py': "print('user code, edited')\nprint('more')\n", 'README.md': 'one\ntwo\n' });
+    const r = run(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /APPROVED 2 2/);
+    assert.deepEqual(report(ws), []);
+    // …while a program that runs what it is given is checked: the same README handed to sh is refused.
+    write(ws.root, { 'server.py': "import subprocess\nsubprocess.run(['sh', 'README.md'])\nprint('APPROVED')\n" });
+    approve(ws);
+    write(ws.root, { 'README.md': 'echo changed\n' });
+    assertRefused(ws, ['server.py'], `${ws.root}/README.md`, 'changed', 'spawn', false);
+  });
 
   it('a planted __pycache__/*.pyc for an unchanged module is ignored (the approved source runs)', () => {
     const ws = workspace(() => ({ 'server.py': 'import helper\nprint(helper.WORD)\n', 'helper.py': 'WORD = "APPROVED"\n' }));
