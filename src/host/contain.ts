@@ -276,7 +276,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     if (!o.server.gated || o.server.viaEscapeHatch || !o.server.pinned?.pinned.guarded) return undefined;
     try {
       if (!o.storeDir) throw new GuardUnavailable(`"${o.server.name}" runs only under the load guard, and this start has no approval store to read the workspace as approved from`);
-      return prepareGuard({ server: o.server.name, project: o.project, storeDir: o.storeDir, manifest: o.server.record?.manifest, guardDir: o.guardDir ?? defaultGuardDir(), executable: plan.executable, args: plan.args, env: o.env, contained, home: o.home, extraWrite });
+      return prepareGuard({ server: o.server.name, project: o.project, storeDir: o.storeDir, manifest: o.server.record?.manifest, guardDir: o.guardDir ?? defaultGuardDir(), executable: plan.executable, args: plan.args, env: o.env, contained, home: o.home, extraWrite, closure: Object.keys(o.server.pinned.pinned.files) });
     } catch (e) {
       if (e instanceof GuardUnavailable) throw new ContainRefused(e.message);
       throw e;

@@ -118,6 +118,8 @@ export function prepareGuard(o: {
   server: string; project: string; storeDir: string; manifest: ManifestRef | undefined; guardDir: string;
   executable: string; args: readonly string[]; env: Record<string, string>;
   contained: boolean; home: string; extraWrite: readonly string[];
+  /** The files the approval pins as read (workspace-relative): a sink module asked for from one is refused. */
+  closure: readonly string[];
 }): GuardedStart {
   for (const f of [NODE_GUARD, PYTHON_GUARD]) {
     if (!fs.existsSync(path.join(o.guardDir, f))) throw new GuardUnavailable(`MCP Gate's load guard (${path.join(o.guardDir, f)}) is missing, and "${o.server}" may run only under it; install MCP Gate again`);
@@ -136,8 +138,11 @@ export function prepareGuard(o: {
     fs.mkdirSync(path.join(dir, 'report'), { mode: 0o700 });
     const report = path.join(dir, 'report', 'report.jsonl');
     const inside = (p: string) => (o.contained ? path.join(GUARD_MOUNT, p) : path.join(dir, p));
-    const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev/shm', o.home, ...o.extraWrite] : [os.tmpdir(), '/tmp', '/var/tmp', '/dev/shm', ...o.extraWrite];
-    const manifest = { version: 1, root: o.project, files, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server };
+    // Contained: the places it can write outside the workspace (its private /tmp and HOME, the paths you let it
+    // write); a file the sandbox binds read-only there is not one (the guards tell by the mount). Uncontained it
+    // can write wherever you can, so no folder outside the workspace says more than another: none is checked.
+    const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev/shm', o.home, ...o.extraWrite] : [];
+    const manifest = { version: 1, root: o.project, files, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
     if (!o.contained) {
       const kind = kindOf(o.executable);
@@ -207,7 +212,7 @@ export function readRefusals(report: string, project: string): Refusal[] {
     if (!line.trim()) continue;
     try {
       const r = JSON.parse(line) as Record<string, unknown>;
-      if (typeof r.file !== 'string' || !['changed', 'new', 'scratch'].includes(r.why as string)) continue;
+      if (typeof r.file !== 'string' || !['changed', 'new', 'scratch', 'sink'].includes(r.why as string)) continue;
       const rel = path.relative(project, r.file);
       const file = !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : r.file;
       out.push({ file, path: r.file, why: r.why as Refusal['why'], at: typeof r.time === 'string' ? r.time : new Date().toISOString(), runtime: typeof r.runtime === 'string' ? r.runtime : undefined, how: typeof r.how === 'string' ? r.how : undefined });

@@ -35,6 +35,7 @@ interface Config {
   files: Record<string, string>;    // rel posix path → sha256
   scratch: string[];                // real paths, each with a trailing separator
   report: string | null;
+  closure: Set<string>;             // rel paths the approval pins as read (no computed way to code in them)
 }
 
 const VAR = 'MCP_GATE_GUARD';
@@ -79,6 +80,7 @@ function getConfig(): Config | null {
       files: files as Record<string, string>,
       scratch: [...new Set((scratch as string[]).map((s) => real(s)).filter((s): s is string => s !== null).map(withSep))],
       report: typeof m.report === 'string' ? m.report : null,
+      closure: new Set(Array.isArray(m.closure) ? (m.closure as unknown[]).filter((x): x is string => typeof x === 'string') : []),
     };
   } catch (err) {
     failure = `${MANIFEST}: ${(err as Error).message}`;
@@ -109,6 +111,7 @@ interface Refusal { p: string; rel: string | null; why: string; sum: string; how
 function refuse(r: Refusal): never {
   const tail = r.why === 'changed' ? 'it changed since approval'
     : r.why === 'new' ? 'it is not in what was approved'
+      : r.why === 'sink' ? `it asked for ${r.how}, which runs code it is given, by a name computed at run time`
       : r.why === 'scratch' ? 'a file written outside the workspace that was not approved'
         : `the approval manifest could not be read (${failure})`;
   const msg = `mcp-gate-guard: refused to load ${r.p}${r.rel !== null ? ` (${r.rel})` : ''}: ${tail}`;
@@ -140,7 +143,7 @@ export function check(file: string, how: string, content?: Bytes): void {
     zone = 'root';
     rel = p.slice(cfg.root.length);
     if (path.sep !== '/') rel = rel.split(path.sep).join('/');
-  } else if (cfg.scratch.some((d) => p.startsWith(d))) zone = 'scratch';
+  } else if (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p)) zone = 'scratch';
   else return;
 
   const ok = (sum: string): boolean => {
@@ -167,6 +170,38 @@ export function check(file: string, how: string, content?: Bytes): void {
   refuse({ p, rel, why, sum, how });
 }
 
+/**
+ * A file on a read-only mount (a file MCP Gate's sandbox binds read-only into a scratch folder, such as a server's
+ * own script outside the workspace): the server cannot have written it, so it is no scratch file.
+ */
+function readOnlyMount(p: string): boolean {
+  try {
+    fs.accessSync(p, fs.constants.W_OK);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EROFS';
+  }
+}
+
+/**
+ * Modules that run code they are given or start programs. A file the approval pins as read (`closure`) uses none of
+ * them literally (MCP Gate's check of it would have pinned the server otherwise): one asked for from such a file
+ * came by a name computed at run time, and is refused.
+ */
+const SINKS = new Set(['vm', 'repl', 'inspector', 'cluster', 'test', 'v8', 'wasi', 'child_process']);
+
+export function checkSink(request: string, parentFile: string | undefined): void {
+  if (!ACTIVE || !parentFile) return;
+  const name = request.startsWith('node:') ? request.slice(5) : request;
+  if (!SINKS.has(name) || !(Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request)) return;
+  const cfg = getConfig();
+  if (!cfg) return;
+  const p = real(parentFile);
+  if (p === null || !p.startsWith(cfg.root)) return;
+  const rel = p.slice(cfg.root.length).split(path.sep).join('/');
+  if (cfg.closure.has(rel)) refuse({ p, rel, why: 'sink', sum: '', how: `node:${name}` });
+}
+
 // ------------------------------------------------------------------------------------- the ESM load hook (exported)
 const toBytes = (s: string | ArrayBuffer | ArrayBufferView): Bytes =>
   typeof s === 'string' ? s : s instanceof Uint8Array ? s
@@ -177,6 +212,15 @@ function checkLoaded(u: string, r: LoadResult): void {
   // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
   const how = r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : 'import';
   check(url.fileURLToPath(u), how, toBytes(r.source));
+}
+
+/** module.register resolve hook: a sink module asked for by a file the approval pins as read (checkSink). */
+export async function resolve(specifier: string, context: { parentURL?: string }, nextResolve: (s: string, c?: unknown) => unknown): Promise<unknown> {
+  const r = (await nextResolve(specifier, context)) as { url?: string };
+  if (r && typeof r.url === 'string' && r.url.startsWith('node:') && context?.parentURL?.startsWith('file:')) {
+    checkSink(r.url, url.fileURLToPath(context.parentURL));
+  }
+  return r;
 }
 
 /** module.register load hook: asks the next loader for the source and checks it for every file: URL. */
@@ -273,6 +317,14 @@ function install(): void {
   proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
     if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array)) check(filename, 'require', content);
     return compile.call(this, content, filename, ...rest);
+  };
+
+  // Built-in modules that run code, asked for by a file the approval pins as read.
+  const M = Module as unknown as { _load: (request: unknown, parent: { filename?: string } | undefined, isMain: boolean) => unknown };
+  const load = M._load;
+  M._load = function (this: unknown, request: unknown, parent: { filename?: string } | undefined, isMain: boolean) {
+    if (typeof request === 'string') checkSink(request, parent?.filename);
+    return load.call(this, request, parent, isMain);
   };
 
   // JSON: read once, check, parse the same bytes.

@@ -85,6 +85,13 @@ def _where(p):
         return 'root', p[len(ROOT_PREFIX):].replace(os.sep, '/')
     for d in SCRATCH:
         if p.startswith(d):
+            # A file on a read-only mount (bound read-only into a scratch folder by the sandbox): the server cannot
+            # have written it, so it is no scratch file.
+            try:
+                if os.statvfs(p).f_flag & os.ST_RDONLY:
+                    return None, None
+            except (OSError, ValueError, AttributeError):
+                pass
             return 'scratch', None
     return None, None
 

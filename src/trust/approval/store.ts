@@ -99,7 +99,7 @@ function validate(v: unknown): ApprovalRecord[] {
     if (r.image !== undefined && (!isObj(r.image) || typeof r.image.digest !== 'string' || typeof r.image.image !== 'string')) throw new Error(`record ${i}: malformed image pin`);
     if (r.team !== undefined && (!isObj(r.team) || ['by', 'key', 'file', 'approvedAt'].some((k) => typeof (r.team as Record<string, unknown>)[k] !== 'string'))) throw new Error(`record ${i}: malformed team approval`);
     if (r.manifest !== undefined && (!isObj(r.manifest) || typeof r.manifest.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(r.manifest.sha256) || typeof r.manifest.files !== 'number' || typeof r.manifest.takenAt !== 'string')) throw new Error(`record ${i}: malformed workspace manifest`);
-    if (r.guardRefused !== undefined && (!isObj(r.guardRefused) || typeof r.guardRefused.file !== 'string' || !['changed', 'new', 'scratch'].includes(r.guardRefused.why as string) || typeof r.guardRefused.at !== 'string')) throw new Error(`record ${i}: malformed load-guard refusal`);
+    if (r.guardRefused !== undefined && (!isObj(r.guardRefused) || typeof r.guardRefused.file !== 'string' || !['changed', 'new', 'scratch', 'sink'].includes(r.guardRefused.why as string) || typeof r.guardRefused.at !== 'string')) throw new Error(`record ${i}: malformed load-guard refusal`);
     const key = serverKey(recordRef(r as { project: string; source: string; server: string }));
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);

@@ -138,11 +138,12 @@ export function loadManifest(storeDir: string, ref: ManifestRef): WorkspaceManif
 export interface GuardRefusal {
   /** Workspace-relative path, or the absolute path of a file outside the workspace. */
   file: string;
-  why: 'changed' | 'new' | 'scratch';
+  why: 'changed' | 'new' | 'scratch' | 'sink';
   at: string;
 }
 
 /** What a refusal means, in the words the gate's reason, the log and the session use. */
 export function refusalWords(r: GuardRefusal): string {
+  if (r.why === 'sink') return `${r.file} asked for a module that runs code it is given (vm, child_process, …) by a name computed at run time, which its approval does not cover`;
   return r.why === 'changed' ? `${r.file} changed since it was approved` : r.why === 'new' ? `${r.file} was not there when it was approved` : `${r.file} was written outside the workspace and is no file that was approved`;
 }

@@ -189,15 +189,22 @@ function loadsOfAst(ast: Node): Loads {
       }
     }
   });
+  let childAt: Node | undefined;
+  let globalAlias: Node | undefined;
   visitAll(ast, (n) => {
     if (n.type === 'StringLiteral') {
       const m = bareModule(n.value as string);
-      if (m === 'child_process') usesChild = true;
+      if (m === 'child_process') {
+        usesChild = true;
+        childAt ??= n;
+      }
       if (m === 'module') usesModule = true;
     }
     if (n.type === 'VariableDeclarator' && (n.id as Node).type === 'Identifier' && n.init) {
       let init = n.init as Node;
       while (init.type === 'TSAsExpression' || init.type === 'TSNonNullExpression' || init.type === 'ParenthesizedExpression') init = init.expression as Node;
+      // `const g = globalThis; g[name]`: eval and Function reached by a computed name on an alias.
+      if (init.type === 'Identifier' && (init.name === 'globalThis' || init.name === 'global')) globalAlias ??= n;
       if ((init.type === 'CallExpression' && makers.has(calleeName(init.callee as Node) ?? '')) || (init.type === 'Identifier' && init.name === 'require')) loaderNames.add((n.id as Node).name as string);
     }
   });
@@ -350,5 +357,9 @@ function loadsOfAst(ast: Node): Loads {
         return;
     }
   });
+  // Not only a call: child_process taken at all can be handed to another file that starts programs through it
+  // (`module.exports = require('child_process')`), and an alias of the global object reaches eval by any name.
+  if (globalAlias) flag(globalAlias, 'it takes the global object as a value (eval and Function are reachable through it by a computed name)');
+  if (usesChild && childAt) flag(childAt, 'it takes child_process, which starts programs (through any name it hands it to)');
   return { specs: [...specs], computed, code };
 }

@@ -107,6 +107,22 @@ describe('loads: what a JavaScript or TypeScript file can load', () => {
     assert.equal(computed('a.js', "const { readFileSync: r, join } = require('fs'); class A { constructor() {} }; const o = { constructor: 1 };"), undefined);
   });
 
+  it('what a load guard cannot check is told apart from a load of a file (code): the closure then falls back to the prediction', () => {
+    const code = (text: string) => loadsOf('a.js', text).code?.what;
+    // Loads of files: the guard checks each when it loads.
+    for (const text of ['require(name)', "import(`./p/${n}.js`)", 'const r = require; r(x)', 'new Worker(f)']) {
+      assert.ok(loadsOf('a.js', text).computed, text);
+      assert.equal(code(text), undefined, text);
+    }
+    // Code from strings, programs, the module loader: not a file the guard sees.
+    assert.match(code('eval(x)')!, /eval\(\) runs code/);
+    assert.match(code("require('vm').runInThisContext(s)")!, /runs code it is given/);
+    assert.match(code("const { spawn } = require('child_process'); spawn('sh')")!, /starts a program/);
+    // child_process handed on by another file, and the global object taken as a value (red team, issue 43).
+    assert.match(code("module.exports = require('child_process');")!, /takes child_process/);
+    assert.match(code("const g = globalThis; const run = g[['ev', 'al'].join('')]; run(src);")!, /global object as a value/);
+  });
+
   it('new Worker(new URL(literal, import.meta.url)) is a literal path', () => {
     const l = loadsOf('a.mjs', "import { Worker } from 'node:worker_threads'; new Worker(new URL('./w.js', import.meta.url));");
     assert.equal(l.computed, undefined);
