@@ -27,6 +27,7 @@ import { verifiedPlan } from '../src/host/launch';
 import { minimalEnv, StdioTransport } from '../src/host/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { BenchRow } from './gate';
+import { pythonServer } from '../test/unit/mini-server';
 
 const MODULES = 300;
 const PY_MODULES = 50;
@@ -48,25 +49,6 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (msg.method === 'tools/call') return send({ id: msg.id, result: { content: [{ type: 'text', text: String(${onCall}) + (process.env.MCP_GATE_GUARD ? ' [guard on]' : ' [guard off]') }] } });
   send({ id: msg.id, error: { code: -32601, message: 'no' } });
 });
-`;
-
-/** The same for Python (standard library only). */
-const pythonServer = (prelude: string, onCall: string) => `import json, os, sys, importlib
-${prelude}
-for line in sys.stdin:
-    msg = json.loads(line)
-    if 'id' not in msg:
-        continue
-    def send(result):
-        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': result}) + '\\n'); sys.stdout.flush()
-    if msg['method'] == 'initialize':
-        send({'protocolVersion': msg['params']['protocolVersion'], 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'py', 'version': '1'}})
-    elif msg['method'] == 'tools/list':
-        send({'tools': [{'name': 'hello', 'description': 'says hello', 'inputSchema': {'type': 'object'}}]})
-    elif msg['method'] == 'tools/call':
-        send({'content': [{'type': 'text', 'text': str(${onCall}) + (' [guard on]' if os.environ.get('MCP_GATE_GUARD') else ' [guard off]')}]})
-    else:
-        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()
 `;
 
 interface Case {
@@ -108,7 +90,7 @@ function python(): Case {
   for (let i = 0; i < PY_MODULES; i++) {
     files[`srv/mods/m${i}.py`] = `ID = ${i}\n${Array.from({ length: 40 }, (_, j) => `def f${j}(x):\n    return x * ${i + 1} + ${j}\n`).join('')}`;
   }
-  files['srv/server.py'] = pythonServer(`total = sum(importlib.import_module('mods.m%d' % i).ID for i in range(${PY_MODULES}))`, "'modules %d' % total");
+  files['srv/server.py'] = pythonServer("return 'modules %d' % total + (' [guard on]' if os.environ.get('MCP_GATE_GUARD') else ' [guard off]')", `total = sum(importlib.import_module('mods.m%d' % i).ID for i in range(${PY_MODULES}))`);
   // Debian's python3 by its path (a version manager's shim is a shell script that cannot run under the guard).
   return { server: { command: '/usr/bin/python3', args: ['${workspaceFolder}/srv/server.py'] }, files, answer: new RegExp(`modules ${(PY_MODULES * (PY_MODULES - 1)) / 2}`) };
 }

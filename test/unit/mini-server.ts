@@ -15,3 +15,33 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 });
 `;
 }
+
+/**
+ * The same in Python (standard library only): one tool, `hello`, whose answer is what `def on_call():` returns (its
+ * body is `onCall`, lazy imports happen there); `prelude` runs at start. For fixtures under the load guard.
+ */
+export function pythonServer(onCall: string, prelude = ''): string {
+  return `import json, os, sys, importlib
+${prelude}
+def on_call():
+${onCall.split('\n').map((l) => `    ${l}`).join('\n')}
+for line in sys.stdin:
+    msg = json.loads(line)
+    if 'id' not in msg:
+        continue
+    def send(result):
+        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': result}) + '\\n'); sys.stdout.flush()
+    if msg['method'] == 'initialize':
+        send({'protocolVersion': msg['params']['protocolVersion'], 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'py', 'version': '1'}})
+    elif msg['method'] == 'tools/list':
+        send({'tools': [{'name': 'hello', 'description': 'says hello', 'inputSchema': {'type': 'object'}}]})
+    elif msg['method'] == 'tools/call':
+        try:
+            said = on_call()
+        except Exception as e:
+            said = 'error: %s' % e
+        send({'content': [{'type': 'text', 'text': str(said)}]})
+    else:
+        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()
+`;
+}

@@ -15,34 +15,10 @@ import { Masker } from '../../../src/policy/mask';
 import { inProcess } from '../../../src/trust/packages/npm-resolve';
 import { sandboxAvailable } from '../../../src/host/sandbox';
 import { cleanupTemp, cli, world, writeFiles, type World } from '../helpers';
-import { miniServer } from '../mini-server';
+import { miniServer, pythonServer } from '../mini-server';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
 const answer = (o: unknown) => JSON.stringify(o);
-
-/** A dependency-free Python MCP server: one tool, `hello`, whose answer is `on_call()` — lazy imports happen there. */
-const pythonServer = (onCall: string) => `import json, sys, importlib
-def on_call():
-${onCall.split('\n').map((l) => `    ${l}`).join('\n')}
-for line in sys.stdin:
-    msg = json.loads(line)
-    if 'id' not in msg:
-        continue
-    def send(result):
-        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': result}) + '\\n'); sys.stdout.flush()
-    if msg['method'] == 'initialize':
-        send({'protocolVersion': msg['params']['protocolVersion'], 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'py', 'version': '1'}})
-    elif msg['method'] == 'tools/list':
-        send({'tools': [{'name': 'hello', 'description': 'says hello', 'inputSchema': {'type': 'object'}}]})
-    elif msg['method'] == 'tools/call':
-        try:
-            said = on_call()
-        except Exception as e:
-            said = 'error: %s' % e
-        send({'content': [{'type': 'text', 'text': str(said)}]})
-    else:
-        sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'error': {'code': -32601, 'message': 'no'}}) + '\\n'); sys.stdout.flush()
-`;
 
 function guarded(files: Record<string, string>): World {
   // MCP Gate's own PATH finds node and python3, as the session's does.
