@@ -80,6 +80,31 @@ async function guardRefused(ctx: SessionContext, server: ServerReport, r: Refusa
 
 /** Starts a local server and discovers its tools. Throws DroppedError when it is left out. */
 export async function openLocal(ctx: SessionContext, server: ServerReport): Promise<Connection> {
+  // The watch starts before the verified copy is made (localStart): a change made in between is seen, and stops
+  // the server as soon as it runs.
+  let early: { file: string; live: boolean } | undefined;
+  let onChanged: ((file: string, live: boolean) => void) | undefined;
+  const watching = watchClosure(ctx.project, server, (file, live) => {
+    if (onChanged) onChanged(file, live);
+    else early ??= { file, live };
+  });
+  let opened = false;
+  try {
+    const conn = await openWatched(ctx, server, watching, (f) => {
+      onChanged = f;
+      if (early) f(early.file, early.live);
+    });
+    opened = true;
+    return conn;
+  } finally {
+    if (!opened) watching.stop();
+  }
+}
+
+/** openLocal once its closure is watched: `onChange` takes the handler for a change (and runs it for one seen already). */
+async function openWatched(
+  ctx: SessionContext, server: ServerReport, watching: ReturnType<typeof watchClosure>, onChange: (f: (file: string, live: boolean) => void) => void,
+): Promise<Connection> {
   const { plan, start } = await localStart(ctx, server);
   const transport = new StdioTransport(start.launch);
   // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
@@ -116,7 +141,7 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
     if (start.guardReport && readRefusals(start.guardReport, ctx.project).length > 0) throw new Error('the load guard refused a file while it started');
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
     conn = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text, stopped };
-    const watching = watchClosure(ctx.project, server, (file, live) => {
+    onChange((file, live) => {
       conn!.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
       ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
       const stop = () => {

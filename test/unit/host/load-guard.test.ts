@@ -183,6 +183,30 @@ describe('the approval enforced where code loads (the load guard)', function () 
     assert.match(log, /"kind": ?"guard\.refused"[^}]*"file": ?"tools\/plugins\/greet\.js"/, log);
   });
 
+  it('the watch starts before the verified copy is made: a pinned file changed while the server starts stops it once it runs', async () => {
+    const w = guarded({
+      'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
+      // Slow to answer: the change below falls between the copy and the answer to initialize.
+      'tools/server.js': miniServer("Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\nconst lib = require('./lib.js');", 'lib'),
+      'tools/lib.js': "module.exports = 'approved';\n",
+    });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] } }) });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const report = evaluateGate(w.input);
+    const log = new EventLog(w.store, new Masker());
+    const starting = Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    await new Promise((r) => setTimeout(r, 700));
+    fs.writeFileSync(path.join(w.project, 'tools', 'lib.js'), "module.exports = 'CHANGED-CODE';\n");
+    const session = await starting;
+    try {
+      const r = answer(await session.call('s', 'hello').catch((e: Error) => ({ error: e.message })));
+      assert.doesNotMatch(r, /CHANGED-CODE/, r);
+      assert.match(r, /tools\/lib\.js changed on disk/, r);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('a module that runs code it is given (vm), asked for by a computed name from a file the approval pins, is refused (red team: code from a file\'s text)', async () => {
     const w = guarded({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
