@@ -119,7 +119,7 @@ export async function recordDecision(
     const found = findServer(evaluateGate(input), name, source);
     if (found.ok && found.server.gated && found.server.pinned?.pinned.guarded) {
       try {
-        manifest = await saveManifest(input.storeDir, takeManifest(input.projectDir));
+        manifest = await saveManifest(input.storeDir, await takeManifest(input.projectDir));
       } catch (e) {
         if (e instanceof ManifestError) throw new GateRefusal(`"${found.server.name}" cannot be approved: ${e.message}; nothing was recorded`);
         throw e;

@@ -220,7 +220,7 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
   const guarded = evaluateGate(input).servers.some((s) => s.gated && s.pinned?.pinned.guarded && team.entries.some((e) => e.server === s.name && e.source === s.source));
   let manifest: ManifestRef | undefined;
   try {
-    manifest = guarded ? await saveManifest(input.storeDir, takeManifest(input.projectDir)) : undefined;
+    manifest = guarded ? await saveManifest(input.storeDir, await takeManifest(input.projectDir)) : undefined;
   } catch (e) {
     if (e instanceof ManifestError) throw new GateRefusal(`nothing was imported: ${e.message}`);
     throw e;

@@ -39,40 +39,42 @@ export interface ManifestRef {
   takenAt: string;
 }
 
-function hashFile(abs: string, size: number): string {
+async function hashFile(abs: string, size: number): Promise<string> {
   if (size > MAX_HASHED_BYTES) return TOO_LARGE;
   const h = createHash('sha256');
-  const fd = fs.openSync(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  const f = await fs.promises.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
   try {
     const buf = Buffer.allocUnsafe(1024 * 1024);
     for (;;) {
-      const n = fs.readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      h.update(buf.subarray(0, n));
+      const { bytesRead } = await f.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      h.update(buf.subarray(0, bytesRead));
     }
   } finally {
-    fs.closeSync(fd);
+    await f.close();
   }
   return h.digest('hex');
 }
 
 /**
- * Walks the workspace and hashes every regular file. Links are not followed (a load through one is checked at
- * its target's real path); special files are left out. Throws ManifestError naming the bound or the file that
+ * Walks the workspace and hashes every regular file, a few at a time and asynchronously (the extension host stays
+ * responsive while a large workspace is read). Links are not followed (a load through one is checked at its
+ * target's real path); special files are left out. Rejects with ManifestError naming the bound or the file that
  * cannot be read.
  */
-export function takeManifest(workspace: string, now: () => Date = () => new Date()): WorkspaceManifest {
+export async function takeManifest(workspace: string, now: () => Date = () => new Date()): Promise<WorkspaceManifest> {
   const root = fs.realpathSync(workspace);
   const files: Record<string, string> = {};
   let entries = 0;
   let bytes = 0;
+  const toHash: { rel: string; abs: string; size: number }[] = [];
   const queue: string[] = [''];
   while (queue.length) {
     const relDir = queue.pop()!;
     const dir = relDir ? path.join(root, relDir) : root;
     let list: fs.Dirent[];
     try {
-      list = fs.readdirSync(dir, { withFileTypes: true });
+      list = await fs.promises.readdir(dir, { withFileTypes: true });
     } catch (e) {
       throw new ManifestError(`the folder ${dir} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`);
     }
@@ -81,23 +83,28 @@ export function takeManifest(workspace: string, now: () => Date = () => new Date
       const rel = relDir ? `${relDir}/${d.name}` : d.name;
       if (!relDir && d.name === '.git') continue;
       if (d.isDirectory()) queue.push(rel);
-      else if (d.isFile()) {
-        const abs = path.join(root, rel);
-        try {
-          const st = fs.lstatSync(abs);
-          if (!st.isFile()) continue;
-          bytes += Math.min(st.size, MAX_HASHED_BYTES + 1);
-          if (bytes > MAX_MANIFEST_BYTES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_BYTES / 1024 ** 3} GiB of files, more than an approval records`);
-          files[rel.split(path.sep).join('/')] = hashFile(abs, st.size);
-        } catch (e) {
-          if (e instanceof ManifestError) throw e;
-          const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'ENOENT' || code === 'ELOOP') continue; // removed or replaced by a link while walking
-          throw new ManifestError(`${abs} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`);
-        }
-      }
+      else if (d.isFile()) toHash.push({ rel, abs: path.join(root, rel), size: 0 });
     }
   }
+  const one = async (t: { rel: string; abs: string }) => {
+    try {
+      const st = await fs.promises.lstat(t.abs);
+      if (!st.isFile()) return;
+      bytes += Math.min(st.size, MAX_HASHED_BYTES + 1);
+      if (bytes > MAX_MANIFEST_BYTES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_BYTES / 1024 ** 3} GiB of files, more than an approval records`);
+      files[t.rel.split(path.sep).join('/')] = await hashFile(t.abs, st.size);
+    } catch (e) {
+      if (e instanceof ManifestError) throw e;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ELOOP') return; // removed or replaced by a link while walking
+      throw new ManifestError(`${t.abs} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`);
+    }
+  };
+  let next = 0;
+  const lane = async () => {
+    while (next < toHash.length) await one(toHash[next++]);
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
   const sorted: Record<string, string> = {};
   for (const k of Object.keys(files).sort()) sorted[k] = files[k];
   return { version: 1, root, files: sorted, takenAt: now().toISOString() };
