@@ -166,7 +166,10 @@ const lines = [
   ...rows.map((r) => (r.raw ? `| ${r.name} | ${r.raw.median} | ${r.raw.baseline} | ${r.raw.ratio} | ${r.raw.note} |` : `| ${r.name} | ${fmt(r.median)} ${r.unit} | ${r.baseline ?? '—'} | ${r.ratio === undefined ? '—' : r.ratio.toFixed(4)} | ${r.note ?? ''} |`)),
   '',
 ];
-fs.writeFileSync(path.join(root, 'bench', 'RESULTS.md'), lines.join('\n'));
+// The fuzzer's section (scripts/fuzz-closure.mjs writes it between its markers) is kept as it is.
+const resultsFile = path.join(root, 'bench', 'RESULTS.md');
+const kept = fs.existsSync(resultsFile) ? /<!-- fuzz:start -->[\s\S]*<!-- fuzz:end -->\n?/.exec(fs.readFileSync(resultsFile, 'utf8'))?.[0] : undefined;
+fs.writeFileSync(resultsFile, lines.join('\n') + (kept ? `\n${kept}` : ''));
 // docs/benchmarks.md (linked from the README) carries the same table between its bench markers.
 const readme = path.join(root, 'docs', 'benchmarks.md');
 const text = fs.readFileSync(readme, 'utf8');
