@@ -19,7 +19,7 @@ import { recordRef, refOf, serverKey } from './server-ref';
 import { sign, verify } from './signatures';
 import { ApprovalStore, type ApprovalRecord, type PinnedTools } from './store';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../words';
-import { ManifestError, saveManifest, takeManifest, type ManifestRef } from './workspace-manifest';
+import { loadManifest, ManifestError, saveManifest, type ManifestRef } from './workspace-manifest';
 
 /** The format tag of a team file (and of every signed entry). */
 export const TEAM_FORMAT = 'mcp-gate team approvals 1';
@@ -38,6 +38,11 @@ export interface TeamEntry {
   lock?: NpmLock;
   image?: ImagePin;
   tools?: PinnedTools;
+  /**
+   * For a server under the load guard: the workspace as the signer approved it (workspace-relative path → sha256).
+   * An import records it, not this machine's workspace, so what loads here is checked against what was reviewed.
+   */
+  workspace?: Record<string, string>;
   /** The principal (as in the allowed-signers file) whose key signed the entry. */
   approvedBy: string;
   approvedAt: string;
@@ -66,7 +71,7 @@ export function entryPayload(e: Omit<TeamEntry, 'signature'> & { signature?: str
   return canonicalJson({ format: TEAM_FORMAT, ...rest });
 }
 
-const ENTRY_KEYS = new Set(['source', 'server', 'digest', 'runs', 'lock', 'image', 'tools', 'approvedBy', 'approvedAt', 'signature']);
+const ENTRY_KEYS = new Set(['source', 'server', 'digest', 'runs', 'lock', 'image', 'tools', 'workspace', 'approvedBy', 'approvedAt', 'signature']);
 const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** Reads and validates a team file strictly; anything unexpected refuses the whole file, naming it. */
@@ -102,6 +107,7 @@ export function readTeamFile(file: string): TeamFile {
     if (e.lock !== undefined && (!isObj(e.lock) || typeof e.lock.digest !== 'string' || !isObj(e.lock.packages))) bad(`entry ${i}: malformed package lock`);
     if (e.image !== undefined && (!isObj(e.image) || typeof e.image.digest !== 'string' || typeof e.image.image !== 'string')) bad(`entry ${i}: malformed image pin`);
     if (e.tools !== undefined && (!isObj(e.tools) || typeof e.tools.digest !== 'string' || !isObj(e.tools.snapshot) || !Array.isArray((e.tools.snapshot as Record<string, unknown>).tools))) bad(`entry ${i}: malformed pinned tools`);
+    if (e.workspace !== undefined && (!isObj(e.workspace) || Object.values(e.workspace).some((h) => typeof h !== 'string'))) bad(`entry ${i}: malformed workspace record`);
     const key = JSON.stringify([e.source, e.server]);
     if (seen.has(key)) bad(`entry ${i} repeats ${e.server} (${e.source})`);
     seen.add(key);
@@ -134,9 +140,22 @@ export async function exportApprovals(input: GateInput, o: { file: string; key: 
       skipped.push(`${s.name} (${s.source}): ${s.state === 'approved' && s.viaEscapeHatch ? 'trusted by the escape hatch, not approved' : s.reason}`);
       continue;
     }
+    let workspace: Record<string, string> | undefined;
+    if (s.pinned.pinned.guarded) {
+      try {
+        workspace = r.manifest ? loadManifest(input.storeDir, r.manifest).files : undefined;
+      } catch (e) {
+        if (!(e instanceof ManifestError)) throw e;
+      }
+      if (!workspace) {
+        skipped.push(`${s.name} (${s.source}): its approval has no readable record of the workspace it was approved with; approve it again, then export`);
+        continue;
+      }
+    }
     const unsigned: Omit<TeamEntry, 'signature'> = {
       source: s.source, server: s.name, digest: s.pinned.digest, runs: runsOf(s),
       ...(r.lock ? { lock: r.lock } : {}), ...(r.image ? { image: r.image } : {}), ...(r.tools ? { tools: r.tools } : {}),
+      ...(workspace ? { workspace } : {}),
       approvedBy: o.principal, approvedAt: new Date().toISOString(),
     };
     fresh.push({ ...unsigned, signature: sign(o.key, entryPayload(unsigned)) });
@@ -196,6 +215,7 @@ function admit(report: GateReport, e: TeamEntry, allowedSigners: string, file: s
   const container = imageLaunchOf(s);
   if (container && (!e.image || !imagePinIntact(e.image) || e.image.image !== container.image || e.image.runtime !== container.runtime)) return { why: `it runs the image ${container.image}, and the entry ${e.image ? 'carries an image pin that does not match its digest or that image' : 'carries no image pin'}` };
   if (!container && e.image) return { why: 'the entry carries an image pin, and the server here runs no container image' };
+  if (s.pinned.pinned.guarded && !manifest) return { why: 'its loads are checked against the workspace its signer approved, and the entry carries no record of it (exported by an earlier MCP Gate): export it again, or approve it on this machine' };
   const record: ApprovalRecord = {
     project: report.project, source: s.source, server: s.name, decision: 'approved',
     digest: s.pinned.digest, pinned: s.pinned.pinned, texts: s.pinned.texts, decidedAt: new Date().toISOString(),
@@ -215,15 +235,14 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
   if (!fs.existsSync(o.allowedSigners)) throw new GateRefusal(`the allowed-signers file ${o.allowedSigners} does not exist: it lists the keys whose approvals you accept (one "<principal> <key type> <public key>" per line; see ssh-keygen(1), ALLOWED SIGNERS)`);
   if (inside(o.allowedSigners, input.projectDir)) throw new GateRefusal(`the allowed-signers file ${o.allowedSigners} lies inside the project: a repository cannot say whose approvals you accept; keep it in your own configuration folder`);
   const team = readTeamFile(file);
-  // A server under the load guard has its loads checked against the workspace as it was approved on this machine:
-  // an import records it as it is now, as an approval here does (the team's signature covers what the plan names).
-  const guarded = evaluateGate(input).servers.some((s) => s.gated && s.pinned?.pinned.guarded && team.entries.some((e) => e.server === s.name && e.source === s.source));
-  let manifest: ManifestRef | undefined;
-  try {
-    manifest = guarded ? await saveManifest(input.storeDir, await takeManifest(input.projectDir)) : undefined;
-  } catch (e) {
-    if (e instanceof ManifestError) throw new GateRefusal(`nothing was imported: ${e.message}`);
-    throw e;
+  // A server under the load guard has its loads checked against the workspace the signer approved (never this
+  // machine's as it is now, which the signer did not see): the record each verified entry carries is kept.
+  const manifests = new Map<TeamEntry, ManifestRef>();
+  const project = evaluateGate(input).project;
+  for (const e of team.entries) {
+    if (e.workspace && verify(o.allowedSigners, e.approvedBy, entryPayload(e), e.signature).ok) {
+      manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files: e.workspace, takenAt: e.approvedAt }));
+    }
   }
   const store = new ApprovalStore(input.storeDir, input.masker);
   const outcomes = await store.update((records) => {
@@ -232,7 +251,7 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
     const result: ImportOutcome[] = [];
     for (const e of team.entries) {
       const base = { server: e.server, source: e.source };
-      const a = admit(report, e, o.allowedSigners, file, input.words, manifest);
+      const a = admit(report, e, o.allowedSigners, file, input.words, manifests.get(e));
       if ('why' in a) {
         result.push({ ...base, outcome: 'refused', detail: a.why });
         continue;

@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupTemp, cli, ROOT, tempDir, world, type World } from '../helpers';
+import { cleanupTemp, cli, ROOT, tempDir, world, writeFiles, type World } from '../helpers';
+import { miniServer } from '../mini-server';
+import { sign } from '../../../src/trust/approval/signatures';
+import { entryPayload } from '../../../src/trust/approval/team';
 
 const PROBE = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'probe-server.js');
 
@@ -77,6 +80,49 @@ describe('CLI: team approvals signed with SSH keys', function () {
     assert.match(r.stdout, /not exported: probe \(\.mcp\.json\): declared by the repository; never decided/);
     assert.equal(fs.existsSync(out), false, 'nothing written');
     assert.match(cli(none, ['approvals', 'export', '--out', 'x.json']).stderr, /needs --out FILE .* --key FILE .* --as PRINCIPAL/);
+  });
+
+  it('a guarded server: the import keeps the workspace alice approved, so a plugin changed in B\'s clone is refused when it loads (never this clone as it is)', () => {
+    // Its plugin is loaded by a computed path: not in the pinned files, checked when it loads.
+    const files = {
+      '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['srv/server.js'] } } }),
+      'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
+      'srv/server.js': miniServer("const path = require('node:path');", "require(path.join(__dirname, 'plugins', ['gre', 'et'].join('') + '.js'))"),
+      'srv/plugins/greet.js': "module.exports = 'approved plugin';\n",
+    };
+    const rules = (w: World) => writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
+    const ga = world(files, {}, { PATH: process.env.PATH! });
+    assert.equal(cli(ga, ['approve', 's', '--yes']).code, 0);
+    const team = path.join(tempDir(), 'guarded.json');
+    const ex = cli(ga, ['approvals', 'export', '--out', team, '--key', alice, '--as', 'alice@example.com']);
+    assert.equal(ex.code, 0, ex.stdout + ex.stderr);
+    assert.equal(JSON.parse(fs.readFileSync(team, 'utf8')).entries[0].workspace['srv/plugins/greet.js'].length, 64);
+    // B's clone: the same definition and pinned files, and a plugin the attacker changed.
+    const gb = world(files, {}, { PATH: process.env.PATH! });
+    rules(gb);
+    const signers = path.join(gb.home, '.config', 'mcp-gate', 'allowed_signers');
+    fs.writeFileSync(signers, `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`);
+    const marker = path.join(gb.project, 'changed-code-ran');
+    writeFiles(gb.project, { 'srv/plugins/greet.js': `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = 'CHANGED-CODE';\n` });
+    const imp = cli(gb, ['approvals', 'import', team]);
+    assert.equal(imp.code, 0, imp.stdout + imp.stderr);
+    const call = cli(gb, ['call', 's', 'hello']);
+    assert.doesNotMatch(call.stdout, /CHANGED-CODE/);
+    assert.equal(fs.existsSync(marker), false, 'the changed plugin ran under alice\'s approval');
+    assert.match(cli(gb, ['get', 's']).stdout, /srv\/plugins\/greet\.js changed since it was approved/);
+    // An entry without the record (an earlier export) is refused for a guarded server, saying why.
+    const old = path.join(tempDir(), 'old.json');
+    const t = JSON.parse(fs.readFileSync(team, 'utf8'));
+    delete t.entries[0].workspace;
+    const { signature: _s, ...unsigned } = t.entries[0];
+    t.entries[0].signature = sign(alice, entryPayload(unsigned));
+    fs.writeFileSync(old, JSON.stringify(t));
+    const gc = world(files, {}, { PATH: process.env.PATH! });
+    fs.mkdirSync(path.join(gc.home, '.config', 'mcp-gate'), { recursive: true });
+    fs.writeFileSync(path.join(gc.home, '.config', 'mcp-gate', 'allowed_signers'), `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`);
+    const refused = cli(gc, ['approvals', 'import', old]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stdout, /refused\s+s \(\.mcp\.json\): its loads are checked against the workspace its signer approved, and the entry carries no record of it/);
   });
 
   it('machine B: import approves the server while its digest matches; get and the log say who signed; a change re-gates and a new import is refused', () => {
