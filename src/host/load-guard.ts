@@ -3,7 +3,8 @@
 // becomes code against the workspace as approved (src/trust/approval/workspace-manifest.ts) when it loads.
 //
 // Contained, the guard does not depend on what the server does with its environment or command lines: MCP Gate
-// binds a small wrapper over every node and python binary the sandbox shows, the real binary at
+// binds a small wrapper over the server's interpreter and every node and python binary in the system's bin folders
+// (BIN_DIRS; an interpreter elsewhere, under /opt for one, is not wrapped), the real binary at
 // /run/mcp-gate/real/, the guard's files at /run/mcp-gate/guard/ and the manifest at /run/mcp-gate/manifest.json
 // (all read-only). Each wrapper sets MCP_GATE_GUARD itself and starts the interpreter with the guard first, so a
 // child started with a cleared environment, other flags (`-I -S`) or by another path to the same binary is
