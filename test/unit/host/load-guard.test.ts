@@ -28,10 +28,15 @@ function guarded(files: Record<string, string>): World {
   return w;
 }
 
-async function start(w: World, log: EventLog): Promise<Session> {
+/** A session over the gate's report now (the server approved); whether it started is the caller's to assert. */
+function open(w: World, log: EventLog): Promise<Session> {
   const report = evaluateGate(w.input);
   assert.equal(report.servers[0].state, 'approved', report.servers[0].reason);
-  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+  return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+}
+
+async function start(w: World, log: EventLog): Promise<Session> {
+  const session = await open(w, log);
   assert.equal(session.servers().length, 1, session.notes.join('\n'));
   return session;
 }
@@ -192,9 +197,8 @@ describe('the approval enforced where code loads (the load guard)', function () 
     });
     writeFiles(w.project, { '.mcp.json': MCP({ s: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] } }) });
     await recordDecision(w.input, 's', undefined, 'approved');
-    const report = evaluateGate(w.input);
     const log = new EventLog(w.store, new Masker());
-    const starting = Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    const starting = open(w, log);
     await new Promise((r) => setTimeout(r, 700));
     fs.writeFileSync(path.join(w.project, 'tools', 'lib.js'), "module.exports = 'CHANGED-CODE';\n");
     const session = await starting;
@@ -219,8 +223,7 @@ describe('the approval enforced where code loads (the load guard)', function () 
     const marker = path.join(w.project, 'changed-code-ran');
     writeFiles(w.project, { 'tools/plugin.txt': `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); 'CHANGED-CODE'` });
     const log = new EventLog(w.store, new Masker());
-    const report = evaluateGate(w.input);
-    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    const session = await open(w, log);
     try {
       assert.equal(session.servers().length, 0, 'it does not start');
       assert.match(session.notes.join('\n'), /tools\/server\.js asked for a module that runs code it is given .* by a name computed at run time/);
@@ -255,9 +258,7 @@ describe('the approval enforced where code loads (the load guard)', function () 
     for (const f of fs.readdirSync(path.join(w.store, 'manifests'))) fs.rmSync(path.join(w.store, 'manifests', f));
     await recordDecision(w.input, 's', undefined, 'approved').catch(() => undefined);
     for (const f of fs.readdirSync(path.join(w.store, 'manifests'))) fs.rmSync(path.join(w.store, 'manifests', f));
-    const report = evaluateGate(w.input);
-    assert.equal(report.servers[0].state, 'approved', report.servers[0].reason);
-    const s2 = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    const s2 = await open(w, log);
     assert.equal(s2.servers().length, 0);
     assert.match(s2.notes.join('\n'), /record of the workspace as approved .* cannot be read.*approve it again/);
     await s2.close();
