@@ -106,7 +106,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
   const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
   const sandboxProbe = () => sandboxAvailable();
-  const grantsOf = (report: GateReport): GrantsContext => ({ project: report.project, policy: policyOf(report), words, home: machine.home, sandbox: sandboxProbe() });
+  const grantsOf = (report: GateReport): GrantsContext => ({ project: report.project, policy: policyOf(report), words, home: machine.home, sandbox: sandboxProbe(), storeDir: input.storeDir });
   return {
     command, o, rest, machine, input, store, storeHow, log, words, flags, policyOf, grantsOf, sandboxProbe, secrets: secretSource,
     needName(verb) {

@@ -6,7 +6,8 @@
 // while the server runs never reaches it (a per-file bind would be detached by a rename on the host), and the
 // server cannot write into its own code folders. Pinned files outside the roots (settings above them, files a
 // plan names) are mounted one by one. What runs is byte for byte what was approved; a file that no longer
-// matches refuses the start.
+// matches refuses the start. A server that runs on the approved snapshot is shown the whole workspace as it was
+// approved instead (snapshotCopy), made from the content its approval kept, never from the live files.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,6 +15,7 @@ import { createHash } from 'node:crypto';
 import type { PinnedFile } from '../trust/plan/closure';
 import { MAX_CLOSURE_FILE_BYTES } from '../trust/plan/closure';
 import type { SandboxOverlay } from './sandbox';
+import { blobPath, MAX_HASHED_BYTES, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
 
 export class CopyRefused extends Error {}
 
@@ -113,15 +115,7 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
       const root = treeOf(rel || '.');
       if (root < 0) continue;
       const at = rel === '' ? treeDir(root) : inTree(root, rel);
-      if (fs.existsSync(at)) continue;
-      let isDir = true;
-      try {
-        isDir = fs.statSync(p).isDirectory();
-      } catch {
-        // missing on the host: a folder placeholder (the sandbox mounts what exists)
-      }
-      fs.mkdirSync(isDir ? at : path.dirname(at), { recursive: true, mode: 0o700 });
-      if (!isDir) fs.writeFileSync(at, '', { mode: 0o400, flag: 'wx' });
+      if (!fs.existsSync(at)) placeholder(p, at);
     }
     // Read-only folders: the server cannot add a file to its own code, even inside its private copy.
     for (let i = 0; i < roots.length; i++) chmodTree(treeDir(i));
@@ -130,6 +124,35 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
     throw e;
   }
   return { dir, overlays, remove };
+}
+
+/** Removes the snapshot copies of processes that ended without removing theirs (their pid is in the name). */
+function pruneRuns(runs: string): void {
+  for (const name of fs.readdirSync(runs)) {
+    const m = /^snapshot-(\d+)-/.exec(name);
+    if (!m || Number(m[1]) === process.pid) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+      continue; // still running: its servers may be using it
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') continue;
+    }
+    const dir = path.join(runs, name);
+    writable(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An empty stand-in at `at` for what the sandbox mounts from `host` there: a folder, or a file for a file. */
+function placeholder(host: string, at: string): void {
+  let isDir = true;
+  try {
+    isDir = fs.statSync(host).isDirectory();
+  } catch {
+    // missing on the host: a folder placeholder (the sandbox mounts what exists)
+  }
+  fs.mkdirSync(isDir ? at : path.dirname(at), { recursive: true, mode: 0o700 });
+  if (!isDir) fs.writeFileSync(at, '', { mode: 0o400, flag: 'wx' });
 }
 
 /** Gives the folders back their write bit, so the copy can be removed by a user who is not root. */
@@ -145,4 +168,80 @@ function writable(d: string): void {
 function chmodTree(d: string): void {
   for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) chmodTree(path.join(d, e.name));
   fs.chmodSync(d, 0o500);
+}
+
+/**
+ * The approved snapshot of a workspace (a server that runs on it: src/trust/plan/closure.ts snapshotClosureOf),
+ * made from the content its approval kept (src/trust/approval/workspace-manifest.ts): every recorded file, each
+ * verified against its digest, linked (or copied) into a private tree beside the store that the sandbox mounts
+ * read-only over the workspace; the recorded links; an empty placeholder for every path mounted inside it. A file
+ * too large to record is left out. Throws CopyRefused naming a kept file that is missing or does not match.
+ */
+export function snapshotCopy(workspace: string, storeDir: string, manifest: WorkspaceManifest, mountPoints: readonly string[] = []): ClosureCopy {
+  const runs = path.join(storeDir, 'runs');
+  fs.mkdirSync(runs, { recursive: true, mode: 0o700 });
+  pruneRuns(runs);
+  const dir = fs.mkdtempSync(path.join(runs, `snapshot-${process.pid}-`));
+  fs.chmodSync(dir, 0o700);
+  const tree = path.join(dir, 'tree');
+  const remove = () => {
+    writable(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const exec = new Set(manifest.exec ?? []);
+  const at = (rel: string) => path.join(tree, ...rel.split('/'));
+  try {
+    fs.mkdirSync(tree, { mode: 0o700 });
+    for (const [rel, sha] of Object.entries(manifest.files)) {
+      if (sha === TOO_LARGE) continue;
+      if (rel.split('/').some((part) => part === '' || part === '.' || part === '..')) throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
+      let blob: string;
+      try {
+        blob = blobPath(storeDir, sha);
+      } catch (e) {
+        throw new CopyRefused(`the record of the workspace as approved is malformed at ${rel}: ${(e as Error).message}`);
+      }
+      let read;
+      try {
+        read = readExact(blob, MAX_HASHED_BYTES);
+      } catch (e) {
+        throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) cannot be read: ${(e as Error).message}`);
+      }
+      if (createHash('sha256').update(read.data).digest('hex') !== sha) throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) does not match it (changed in the store)`);
+      const to = at(rel);
+      fs.mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
+      if (exec.has(rel)) {
+        fs.writeFileSync(to, read.data, { mode: 0o500, flag: 'wx' });
+        continue;
+      }
+      try {
+        fs.linkSync(blob, to); // the same bytes, read-only (0400) in the store
+      } catch {
+        fs.writeFileSync(to, read.data, { mode: 0o400, flag: 'wx' });
+      }
+    }
+    for (const [rel, target] of Object.entries(manifest.links ?? {})) {
+      if (rel.split('/').some((part) => part === '' || part === '.' || part === '..')) throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
+      fs.mkdirSync(path.dirname(at(rel)), { recursive: true, mode: 0o700 });
+      fs.symlinkSync(target, at(rel));
+    }
+    for (const p of mountPoints) {
+      const rel = path.relative(workspace, p).split(path.sep).join('/');
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      const to = at(rel);
+      let there = true;
+      try {
+        fs.lstatSync(to);
+      } catch {
+        there = false;
+      }
+      if (!there) placeholder(p, to);
+    }
+    chmodTree(tree);
+  } catch (e) {
+    remove();
+    if (e instanceof CopyRefused) throw e;
+    throw new CopyRefused(`the workspace as approved cannot be laid out in ${dir}: ${(e as Error).message}`);
+  }
+  return { dir, overlays: [{ source: tree, target: workspace }], remove };
 }

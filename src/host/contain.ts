@@ -26,7 +26,8 @@ import { refOf, serverKey } from '../trust/approval/server-ref';
 import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/packages/image-pin';
 import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
-import { copyClosure, CopyRefused } from './closure-copy';
+import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
+import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
 import { gitExecutedPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
@@ -263,6 +264,38 @@ async function fromImagePin(o: ContainOptions): Promise<(LaunchPlan & { executab
   }
 }
 
+/** The workspace as approved, for a server that runs on the approved snapshot (verified against its approval). */
+function snapshotOf(o: ContainOptions): WorkspaceManifest | undefined {
+  if (!o.server.pinned?.pinned.snapshot || o.server.viaEscapeHatch) return undefined;
+  if (!o.storeDir) throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, and this start has no approval store to read it from`);
+  if (!o.server.record?.manifest) throw new ContainRefused(`"${o.server.name}" was approved without a copy of the workspace as it was, which it runs on; approve it again`);
+  try {
+    return loadManifest(o.storeDir, o.server.record.manifest);
+  } catch (e) {
+    if (e instanceof ManifestError) throw new ContainRefused(`${e.message}; "${o.server.name}" is not started — approve it again`);
+    throw e;
+  }
+}
+
+/**
+ * Uncontained, a server cannot be shown the approved snapshot: it starts only while the live workspace is still
+ * what was approved (every file), else it is refused naming what changed.
+ */
+async function liveIsSnapshot(o: ContainOptions, approved: WorkspaceManifest): Promise<void> {
+  let now: WorkspaceManifest;
+  try {
+    now = await takeManifest(o.project);
+  } catch (e) {
+    throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, which cannot be compared with the live one: ${(e as Error).message}`);
+  }
+  const changed = Object.keys(now.files).filter((f) => approved.files[f] !== now.files[f] && !(now.files[f] === TOO_LARGE && approved.files[f] === TOO_LARGE));
+  const links = Object.keys({ ...now.links, ...approved.links }).filter((f) => now.links?.[f] !== approved.links?.[f]);
+  const all = [...changed, ...links];
+  if (all.length) {
+    throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, and it runs uncontained here, so it sees the live files: ${all.slice(0, 3).join(', ')}${all.length > 3 ? ` and ${all.length - 3} more` : ''} changed since it was approved; it is not started — approve it again (or let it run contained, where it is shown the workspace as approved)`);
+  }
+}
+
 export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const locked = await fromLock(o);
   const plan = locked?.plan ?? (await fromImagePin(o)) ?? o.plan;
@@ -287,6 +320,8 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     // this server's own folder of the user's cache — never a predictable name in the shared /tmp, where another
     // user could plant the .pyc files it would import (checked: the user's, 0700, see privateDir).
     const pycache = privateDir(path.join(serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source), 'pycache'), o.server.name);
+    const snapshot = o.server.gated ? snapshotOf(o) : undefined;
+    if (snapshot) await liveIsSnapshot(o, snapshot);
     const guard = guardFor(false, []);
     const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: guard?.args ?? plan.args, cwd: plan.cwd, env: { ...(guard?.env ?? o.env), PYTHONPYCACHEPREFIX: pycache } };
     const own = ownProcesses(plain, (o.probe ?? sandboxAvailable)());
@@ -321,8 +356,16 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const hidden = [...c.extraRead, ...c.extraWrite].some((p) => path.resolve(p) === gitDir) ? [] : [gitDir];
   let copy: ReturnType<typeof copyClosure> | undefined;
   if (o.server.gated && o.server.pinned) {
+    const mountPoints = [...protectedPaths(o.project, c.extraWrite), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)];
     try {
-      copy = copyClosure(o.project, o.server.pinned.pinned, [...protectedPaths(o.project, c.extraWrite), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)]);
+      const snapshot = snapshotOf(o);
+      // The files the plan names are checked as they are now (they are what the person reviewed); a server on the
+      // approved snapshot is then shown the workspace as it was approved.
+      copy = copyClosure(o.project, o.server.pinned.pinned, snapshot ? [] : mountPoints);
+      if (snapshot) {
+        copy.remove();
+        copy = snapshotCopy(o.project, o.storeDir!, snapshot, mountPoints);
+      }
     } catch (e) {
       if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — review it again before it can start`);
       throw e;
@@ -515,7 +558,9 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
     'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
-    `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
+    server.pinned?.pinned.snapshot && server.gated && !server.viaEscapeHatch
+      ? `workspace: the workspace as approved, read-only (a copy made from what the approval kept, verified against it; never the live files)${c.extraWrite.length ? '; your extra write paths writable' : ''}`
+      : `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
     networkWords(c),
   ];
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');

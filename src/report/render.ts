@@ -7,7 +7,8 @@
 import { describeContainment } from '../host/contain';
 import type { SandboxProbe } from '../host/sandbox';
 import { escapeLines, escapeText, quote, renderValue } from '../text/escape';
-import { diffDefinitions, diffTools, type DefinitionDiff } from '../trust/approval/diff';
+import { diffDefinitions, diffTools, refusedFileDiff, type DefinitionDiff } from '../trust/approval/diff';
+import { refusalWords } from '../trust/approval/workspace-manifest';
 import { canonicalJson, type PinnedDefinition } from '../trust/plan/digest';
 import type { GateReport, ServerReport } from '../trust/report';
 import { preApprovalLine, type PreApprovalReport } from '../trust/sources/preapproval';
@@ -99,6 +100,8 @@ export interface GrantsContext {
   sandbox: SandboxProbe;
   /** The front end's wording for the next step. */
   words?: FrontEndWords;
+  /** The approval store's folder: a file the load guard refused is shown against the content the approval kept. */
+  storeDir?: string;
 }
 
 /**
@@ -165,6 +168,11 @@ function planText(s: ServerReport): string[] {
   if (pinned.guarded) {
     L.push(`  files it names (content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}; every other file it loads is checked when it loads against the workspace as it is when you approve (the load guard in each of its Node and Python processes: a file changed or added since is refused and the server stopped)`);
     for (const why of pinned.guarded) L.push(`    checked when it loads: ${escapeText(why)}`);
+  } else if (pinned.snapshot) {
+    const when = s.record?.manifest && s.record.pinned && s.record.digest === s.pinned!.digest ? `as approved on ${exactTime(s.record.manifest.takenAt)} (${counted(s.record.manifest.files, 'file')})` : 'as it is when you approve';
+    L.push(`  runs the workspace ${when}: a read-only copy, never the live files; later edits reach it when you review them and approve it again`);
+    for (const why of pinned.snapshot) L.push(`    why not checked file by file: ${escapeText(why)}`);
+    L.push(`  files it names (content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
   } else L.push(`  files it can load (every workspace file it may run or load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
   const roots = plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }));
   if (plan && roots.length && !roots.some((r) => r.path === '.') && !pinned.guarded) L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
@@ -252,6 +260,11 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   if (definitionChanged(s)) {
     lines.push('  changed since approval:');
     lines.push(diffText(diffDefinitions(s.record!, s.pinned!)));
+  }
+  const refused = s.record?.guardRefused && grants?.storeDir ? refusedFileDiff(grants.storeDir, grants.project, s.record) : undefined;
+  if (refused && s.state === 'approval-changed') {
+    lines.push(`  refused when it loaded (${refusalWords(s.record!.guardRefused!)}): approved ↔ now`);
+    lines.push(diffText({ fields: [], files: [refused] }));
   }
   if (s.record?.toolsChanged && s.record.tools) {
     const d = diffTools(s.record.tools.snapshot, s.record.toolsChanged.snapshot);

@@ -403,7 +403,13 @@ function decideState(
     if (record.digest === pinned.digest && pinned.pinned.guarded && !record.manifest) {
       return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)} without a record of the workspace as it was, which its loads are checked against now: approve it again` };
     }
-    if (record.digest === pinned.digest) return { ...withPin, state: 'approved', reason: record.team ? `approved by ${record.team.by} (key ${record.team.key}, team file ${record.team.file}), imported on ${exactTime(record.decidedAt)}` : `approved on ${exactTime(record.decidedAt)}` };
+    if (record.digest === pinned.digest && pinned.pinned.snapshot && !record.manifest) {
+      return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)} without a copy of the workspace as it was, which it runs on now: approve it again` };
+    }
+    if (record.digest === pinned.digest) {
+      const snapshot = pinned.pinned.snapshot && record.manifest ? `; it runs on the workspace as it was then (later edits reach it when you approve it again)` : '';
+      return { ...withPin, state: 'approved', reason: `${record.team ? `approved by ${record.team.by} (key ${record.team.key}, team file ${record.team.file}), imported on ${exactTime(record.decidedAt)}` : `approved on ${exactTime(record.decidedAt)}`}${snapshot}` };
+    }
     // "A file it runs changed" (the entry as written is the same) is told apart from "its definition changed".
     const files = changedFilesOnly(record.pinned, pinned.pinned);
     if (files) {

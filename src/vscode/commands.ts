@@ -87,7 +87,7 @@ async function target(ctx: Ctx, arg: unknown, filter: (s: ServerReport) => boole
 
 /** The grants preview's context: the folder's project (real path) and the user's policy now. */
 function grantsOf(ctx: Ctx, x: Entry): GrantsContext {
-  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: ctx.service.policy(x.folder), words: VSCODE_WORDS, home: os.homedir(), sandbox: ctx.service.probeSandbox() };
+  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: ctx.service.policy(x.folder), words: VSCODE_WORDS, home: os.homedir(), sandbox: ctx.service.probeSandbox(), storeDir: ctx.service.storeDir };
 }
 
 async function showDefinition(ctx: Ctx, x: Entry): Promise<void> {

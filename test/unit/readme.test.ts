@@ -73,6 +73,13 @@ describe('docs/concepts.md: "What an approval pins" states the code\'s own rule'
     assert.ok(section.includes(`${GUARD_MOUNT}/real/`));
   });
 
+  it('what runs on the approved snapshot, and what the approval keeps of the workspace', () => {
+    assert.ok(section.includes('**approved snapshot**'));
+    assert.ok(section.includes(`\`${manifest.BLOB_DIR}/<aa>/<sha256>\``));
+    assert.ok(section.includes(`the files up to ${manifest.DIFF_BLOB_BYTES / 1024 / 1024} MiB are kept too`));
+    assert.ok(section.includes(`A file over ${manifest.MAX_HASHED_BYTES / 1024 / 1024} MiB is left out of the snapshot`));
+  });
+
   it('the check can fail: a bound the README does not state is seen', () => {
     assert.equal(section.includes(`at most ${n(closure.MAX_CLOSURE_FILES + 1)} files`), false);
   });

@@ -10,7 +10,7 @@ import { ApprovalStore, type ApprovalRecord, type ApprovalDecision, type PinnedT
 import { NEUTRAL_WORDS } from '../words';
 import { recordRef, refOf, serverKey } from './server-ref';
 import { registryListed } from '../sources/admin';
-import { ManifestError, saveManifest, takeManifest, type GuardRefusal, type ManifestRef } from './workspace-manifest';
+import { DIFF_BLOB_BYTES, ManifestError, MAX_HASHED_BYTES, pruneKept, saveManifest, takeManifest, type GuardRefusal, type ManifestRef } from './workspace-manifest';
 
 export class GateRefusal extends Error {}
 
@@ -113,13 +113,21 @@ export async function recordDecision(
       image ??= await imagePinForApproval(input, found.server);
     }
   }
-  // The workspace as it is now, for a server under the load guard: what its loads are checked against.
+  // The workspace as it is now, for a server under the load guard (what its loads are checked against, its smaller
+  // files kept for diffs) or on the approved snapshot (every file kept: what it is shown).
   let manifest: ManifestRef | undefined;
   if (decision === 'approved') {
     const found = findServer(evaluateGate(input), name, source);
-    if (found.ok && found.server.gated && found.server.pinned?.pinned.guarded) {
+    const pinned = found.ok && found.server.gated ? found.server.pinned?.pinned : undefined;
+    if (found.ok && pinned && (pinned.guarded || pinned.snapshot)) {
       try {
-        manifest = await saveManifest(input.storeDir, await takeManifest(input.projectDir));
+        const m = await takeManifest(input.projectDir, undefined, { storeDir: input.storeDir, maxBytes: pinned.snapshot ? MAX_HASHED_BYTES : DIFF_BLOB_BYTES });
+        // The files its review showed are the files recorded: else one changed in between.
+        for (const [rel, f] of Object.entries(pinned.files)) {
+          if (!Object.prototype.hasOwnProperty.call(m.files, rel)) continue; // .git's files, or one that went (the digest check below refuses)
+          if (m.files[rel] !== f.sha256) throw new GateRefusal(`"${found.server.name}" changed while it was being approved (${rel}); nothing was recorded — review it again`);
+        }
+        manifest = await saveManifest(input.storeDir, m);
       } catch (e) {
         if (e instanceof ManifestError) throw new GateRefusal(`"${found.server.name}" cannot be approved: ${e.message}; nothing was recorded`);
         throw e;
@@ -127,7 +135,7 @@ export async function recordDecision(
     }
   }
   const store = new ApprovalStore(input.storeDir, input.masker);
-  return store.update<DecisionResult>((records) => {
+  const result = await store.update<DecisionResult>((records) => {
     const report = evaluateGate(input);
     if (report.fullBlock.length > 0) {
       throw new GateRefusal(`the project is blocked, so nothing can be ${decision}: ${report.fullBlock.map((b) => b.reason).join('; ')}`);
@@ -153,9 +161,10 @@ export async function recordDecision(
       throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs the image ${container.image}); nothing was recorded — review it again`);
     }
     const newImage = decision === 'approved' && container ? image : undefined;
-    const newManifest = decision === 'approved' && server.pinned.pinned.guarded ? manifest : undefined;
-    if (decision === 'approved' && server.pinned.pinned.guarded && !newManifest) {
-      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (its loads are now checked against the workspace as approved); nothing was recorded — review it again`);
+    const recorded = !!(server.pinned.pinned.guarded || server.pinned.pinned.snapshot);
+    const newManifest = decision === 'approved' && recorded ? manifest : undefined;
+    if (decision === 'approved' && recorded && !newManifest) {
+      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs ${server.pinned.pinned.snapshot ? 'on the workspace as approved' : 'with its loads checked against the workspace as approved'}); nothing was recorded — review it again`);
     }
     if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && !previous.guardRefused && previous.manifest?.sha256 === newManifest?.sha256 && previous.lock?.digest === newLock?.digest && previous.image?.digest === newImage?.digest) {
       return { records, result: { project: report.project, server, previous, record: previous, unchanged: true } };
@@ -177,6 +186,16 @@ export async function recordDecision(
     else records.push(record);
     return { records, result: { project: report.project, server, previous, record, unchanged: false } };
   });
+  // What no approval refers to any more (a record and kept files replaced by this one) goes once it is old enough.
+  if (!result.unchanged && result.previous?.manifest) {
+    try {
+      const now = store.read();
+      if (now.health.status === 'ok') await pruneKept(input.storeDir, now.records.flatMap((r) => (r.manifest ? [r.manifest] : [])));
+    } catch {
+      // best effort: kept files are removed at a later approval
+    }
+  }
+  return result;
 }
 
 /** Returns servers of the project to pending. With no name, every decision of the project is removed. */

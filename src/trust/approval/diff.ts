@@ -1,8 +1,13 @@
 // A structured diff between what was approved and what is declared now: field by field over the pinned
 // definition, and line by line for referenced files whose text was kept with the approval. Line diffs are
 // bounded (edit length and text size) so a repository cannot make showing a change slow: past the bound a file
-// is reported as changed, too large to show line by line.
+// is reported as changed, too large to show line by line. A file the load guard refused is shown against the
+// content its approval kept (refusedFileDiff).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
 import { structuredPatch } from 'diff';
+import { blobPath, loadManifest, TOO_LARGE } from './workspace-manifest';
 import { canonicalJson, type Pinned, type PinnedDefinition } from '../plan/digest';
 import type { ApprovalRecord } from './store';
 
@@ -70,19 +75,78 @@ export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts
     const change: FileChange = { path: p, change: before === undefined ? 'added' : after === undefined ? 'removed' : 'changed', before, after };
     const ta = approved.texts?.[key] ?? (before === undefined ? '' : undefined);
     const tb = current.texts[key] ?? (after === undefined ? '' : undefined);
-    if (ta !== undefined && tb !== undefined) {
-      const patch = ta.length > MAX_DIFF_CHARS || tb.length > MAX_DIFF_CHARS
-        ? undefined
-        : structuredPatch(p, p, ta, tb, '', '', { context: 3, maxEditLength: MAX_DIFF_EDITS });
-      if (patch) {
-        change.hunks = patch.hunks.map((h) => ({
-          oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines,
-        }));
-      } else change.tooLarge = true;
-    }
+    lineDiff(change, ta, tb);
     files.push(change);
   }
   return { fields, files };
+}
+
+/** Adds the line diff (or `tooLarge`) to a change when both texts are known. */
+function lineDiff(change: FileChange, ta: string | undefined, tb: string | undefined): void {
+  if (ta === undefined || tb === undefined) return;
+  const patch = ta.length > MAX_DIFF_CHARS || tb.length > MAX_DIFF_CHARS
+    ? undefined
+    : structuredPatch(change.path, change.path, ta, tb, '', '', { context: 3, maxEditLength: MAX_DIFF_EDITS });
+  if (patch) {
+    change.hunks = patch.hunks.map((h) => ({
+      oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines,
+    }));
+  } else change.tooLarge = true;
+}
+
+/** UTF-8 text of a file of at most MAX_DIFF_CHARS bytes (never following a link); undefined otherwise. */
+function smallText(file: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_DIFF_CHARS) return undefined;
+    const buf = Buffer.alloc(st.size);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, n));
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
+ * The file the load guard refused, as a change against what was approved: the content its approval kept
+ * (workspace-manifest.ts: files up to DIFF_BLOB_BYTES) against the file as it is now. A file that was not there
+ * at approval is `added` (its whole text); one outside the workspace (written to /tmp or HOME) is `added` with no
+ * text. Undefined when the server has no refusal or no record of the workspace.
+ */
+export function refusedFileDiff(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): FileChange | undefined {
+  const g = record.guardRefused;
+  if (!g || !record.manifest) return undefined;
+  if (path.isAbsolute(g.file) || g.why === 'scratch' || g.why === 'sink') return { path: g.file, change: 'added' };
+  let files: Record<string, string>;
+  try {
+    files = loadManifest(storeDir, record.manifest).files;
+  } catch {
+    return undefined;
+  }
+  const before = Object.prototype.hasOwnProperty.call(files, g.file) ? files[g.file] : undefined;
+  const live = path.join(project, ...g.file.split('/'));
+  const tb = smallText(live);
+  let after: string | undefined;
+  try {
+    after = fs.lstatSync(live).isFile() ? createHash('sha256').update(fs.readFileSync(live)).digest('hex') : undefined;
+  } catch {
+    after = undefined;
+  }
+  const change: FileChange = { path: g.file, change: before === undefined ? 'added' : after === undefined ? 'removed' : 'changed', before, after };
+  let ta: string | undefined = before === undefined ? '' : undefined;
+  if (before !== undefined && before !== TOO_LARGE) {
+    try {
+      ta = smallText(blobPath(storeDir, before));
+    } catch {
+      ta = undefined;
+    }
+  }
+  lineDiff(change, ta, after === undefined ? '' : tb);
+  return change;
 }
 
 /** What the definition is without its closure: the fields a person wrote (command, args, env, url, …). */

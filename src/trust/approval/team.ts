@@ -19,7 +19,7 @@ import { recordRef, refOf, serverKey } from './server-ref';
 import { sign, verify } from './signatures';
 import { ApprovalStore, type ApprovalRecord, type PinnedTools } from './store';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../words';
-import { loadManifest, ManifestError, saveManifest, type ManifestRef } from './workspace-manifest';
+import { loadManifest, ManifestError, MAX_HASHED_BYTES, saveManifest, takeManifest, TOO_LARGE, type ManifestRef, type WorkspaceManifest } from './workspace-manifest';
 
 /** The format tag of a team file (and of every signed entry). */
 export const TEAM_FORMAT = 'mcp-gate team approvals 1';
@@ -39,8 +39,9 @@ export interface TeamEntry {
   image?: ImagePin;
   tools?: PinnedTools;
   /**
-   * For a server under the load guard: the workspace as the signer approved it (workspace-relative path → sha256).
-   * An import records it, not this machine's workspace, so what loads here is checked against what was reviewed.
+   * For a server under the load guard or on the approved snapshot: the workspace as the signer approved it
+   * (workspace-relative path → sha256). An import records it, not this machine's workspace, so what loads here is
+   * checked against what was reviewed; a server on the snapshot is shown only this clone's files that match it.
    */
   workspace?: Record<string, string>;
   /** The principal (as in the allowed-signers file) whose key signed the entry. */
@@ -141,7 +142,7 @@ export async function exportApprovals(input: GateInput, o: { file: string; key: 
       continue;
     }
     let workspace: Record<string, string> | undefined;
-    if (s.pinned.pinned.guarded) {
+    if (s.pinned.pinned.guarded || s.pinned.pinned.snapshot) {
       try {
         workspace = r.manifest ? loadManifest(input.storeDir, r.manifest).files : undefined;
       } catch (e) {
@@ -215,13 +216,14 @@ function admit(report: GateReport, e: TeamEntry, allowedSigners: string, file: s
   const container = imageLaunchOf(s);
   if (container && (!e.image || !imagePinIntact(e.image) || e.image.image !== container.image || e.image.runtime !== container.runtime)) return { why: `it runs the image ${container.image}, and the entry ${e.image ? 'carries an image pin that does not match its digest or that image' : 'carries no image pin'}` };
   if (!container && e.image) return { why: 'the entry carries an image pin, and the server here runs no container image' };
+  if (s.pinned.pinned.snapshot && !manifest) return { why: 'it runs on the workspace as its signer approved it, and the entry carries no record of it (exported by an earlier MCP Gate): export it again, or approve it on this machine' };
   if (s.pinned.pinned.guarded && !manifest) return { why: 'its loads are checked against the workspace its signer approved, and the entry carries no record of it (exported by an earlier MCP Gate): export it again, or approve it on this machine' };
   const record: ApprovalRecord = {
     project: report.project, source: s.source, server: s.name, decision: 'approved',
     digest: s.pinned.digest, pinned: s.pinned.pinned, texts: s.pinned.texts, decidedAt: new Date().toISOString(),
     ...(e.lock ? { lock: e.lock } : {}), ...(e.image ? { image: e.image } : {}), ...(e.tools ? { tools: e.tools } : {}),
     team: { by: e.approvedBy, key: v.key, file: path.resolve(file), approvedAt: e.approvedAt },
-    ...(s.pinned.pinned.guarded && manifest ? { manifest } : {}),
+    ...((s.pinned.pinned.guarded || s.pinned.pinned.snapshot) && manifest ? { manifest } : {}),
   };
   return { record, key: v.key };
 }
@@ -237,12 +239,35 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
   const team = readTeamFile(file);
   // A server under the load guard has its loads checked against the workspace the signer approved (never this
   // machine's as it is now, which the signer did not see): the record each verified entry carries is kept.
+  // A server on the approved snapshot is shown this clone's files that are byte for byte what the signer approved;
+  // a file that differs or that the signer did not have is left out of what it is shown (and said).
   const manifests = new Map<TeamEntry, ManifestRef>();
-  const project = evaluateGate(input).project;
+  const leftOut = new Map<TeamEntry, string[]>();
+  const before = evaluateGate(input);
+  const project = before.project;
+  let local: WorkspaceManifest | undefined;
   for (const e of team.entries) {
-    if (e.workspace && verify(o.allowedSigners, e.approvedBy, entryPayload(e), e.signature).ok) {
+    if (!e.workspace || !verify(o.allowedSigners, e.approvedBy, entryPayload(e), e.signature).ok) continue;
+    const snapshot = before.servers.find((x) => x.name === e.server && x.source === e.source)?.pinned?.pinned.snapshot;
+    if (!snapshot) {
       manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files: e.workspace, takenAt: e.approvedAt }));
+      continue;
     }
+    try {
+      local ??= await takeManifest(input.projectDir, undefined, { storeDir: input.storeDir, maxBytes: MAX_HASHED_BYTES });
+    } catch (err) {
+      if (err instanceof ManifestError) throw new GateRefusal(`"${e.server}" cannot be imported: ${err.message}; nothing was recorded`);
+      throw err;
+    }
+    const files: Record<string, string> = {};
+    const differ: string[] = [];
+    for (const [rel, sha] of Object.entries(local.files)) {
+      if (Object.prototype.hasOwnProperty.call(e.workspace, rel) && e.workspace[rel] === sha && sha !== TOO_LARGE) files[rel] = sha;
+      else differ.push(rel);
+    }
+    const exec = (local.exec ?? []).filter((f) => f in files);
+    manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files, exec, takenAt: e.approvedAt }));
+    if (differ.length) leftOut.set(e, differ);
   }
   const store = new ApprovalStore(input.storeDir, input.masker);
   const outcomes = await store.update((records) => {
@@ -270,7 +295,9 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
       }
       if (index >= 0) records[index] = a.record;
       else records.push(a.record);
-      result.push({ ...base, outcome: 'approved', detail: signed, by: e.approvedBy, key: a.key });
+      const out = leftOut.get(e);
+      const note = out ? `; it runs on the files of this clone that are what ${e.approvedBy} approved: ${out.length === 1 ? '1 file differs or is new here and is' : `${out.length} files differ or are new here and are`} left out of what it is shown (${out.slice(0, 3).join(', ')}${out.length > 3 ? ', …' : ''})` : '';
+      result.push({ ...base, outcome: 'approved', detail: `${signed}${note}`, by: e.approvedBy, key: a.key });
     }
     return { records, result };
   });

@@ -5,6 +5,9 @@
 // approval store, named by its own digest (`manifests/<sha256>.json`), and the record carries that digest: a
 // manifest that is missing or does not hash to it is refused at start, never trusted. A file larger than
 // MAX_HASHED_BYTES is recorded unhashed (`TOO_LARGE`): it may be there, but it can never load as code.
+// The content itself is kept too (`blobs/<aa>/<sha256>`, each file once whatever approvals share it): every file
+// of a server that runs on the approved snapshot (it is shown that copy, never the live files), and the smaller
+// files of a guarded server (a refused file is shown as a diff against what was approved).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
@@ -17,6 +20,10 @@ export const MAX_HASHED_BYTES = 256 * 1024 * 1024;
 /** Bounds of one manifest: entries walked (files, folders, links) and bytes hashed. */
 export const MAX_MANIFEST_ENTRIES = 1_000_000;
 export const MAX_MANIFEST_BYTES = 8 * 1024 * 1024 * 1024;
+/** The folder of kept file contents inside the approval store's folder. */
+export const BLOB_DIR = 'blobs';
+/** What a guarded server's approval keeps of each file, for diffs: files up to this size. */
+export const DIFF_BLOB_BYTES = 1024 * 1024;
 /** The value recorded for a file too large to hash. */
 export const TOO_LARGE = 'too-large';
 
@@ -28,7 +35,23 @@ export interface WorkspaceManifest {
   root: string;
   /** Workspace-relative POSIX path → sha256 hex (or TOO_LARGE). */
   files: Record<string, string>;
+  /** Symbolic links: workspace-relative path → link text (not followed). */
+  links?: Record<string, string>;
+  /** Files with an execute bit. */
+  exec?: string[];
   takenAt: string;
+}
+
+/** Where the content of a kept file is. */
+export function blobPath(storeDir: string, sha256: string): string {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new ManifestError(`a malformed content digest (${sha256.slice(0, 80)})`);
+  return path.join(storeDir, BLOB_DIR, sha256.slice(0, 2), sha256);
+}
+
+/** What to keep while hashing: the content of every file up to `maxBytes`, in the store at `storeDir`. */
+export interface KeepContent {
+  storeDir: string;
+  maxBytes: number;
 }
 
 /** What an approval record carries about its manifest. */
@@ -39,21 +62,50 @@ export interface ManifestRef {
   takenAt: string;
 }
 
-async function hashFile(abs: string, size: number): Promise<string> {
+let tmpCount = 0;
+
+/** Hashes a file, and with `keep` writes its content to the store (once per content) from the same bytes. */
+async function hashFile(abs: string, size: number, keep?: KeepContent): Promise<string> {
   if (size > MAX_HASHED_BYTES) return TOO_LARGE;
   const h = createHash('sha256');
   const f = await fs.promises.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  const kept = keep && size <= keep.maxBytes ? path.join(keep.storeDir, BLOB_DIR, `.tmp-${process.pid}-${Date.now()}-${tmpCount++}`) : undefined;
+  let out: fs.promises.FileHandle | undefined;
   try {
+    if (kept) {
+      fs.mkdirSync(path.dirname(kept), { recursive: true, mode: 0o700 });
+      out = await fs.promises.open(kept, 'wx', 0o600);
+    }
     const buf = Buffer.allocUnsafe(1024 * 1024);
     for (;;) {
       const { bytesRead } = await f.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;
       h.update(buf.subarray(0, bytesRead));
+      if (out) await out.write(buf, 0, bytesRead);
     }
+  } catch (e) {
+    if (kept) await fs.promises.rm(kept, { force: true });
+    throw e;
   } finally {
     await f.close();
+    await out?.close();
   }
-  return h.digest('hex');
+  const sha = h.digest('hex');
+  if (kept) {
+    const to = blobPath(keep!.storeDir, sha);
+    try {
+      if (fs.existsSync(to)) await fs.promises.rm(kept, { force: true });
+      else {
+        fs.mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
+        await fs.promises.chmod(kept, 0o400);
+        await fs.promises.rename(kept, to);
+      }
+    } catch (e) {
+      await fs.promises.rm(kept, { force: true });
+      throw new ManifestError(`the content of ${abs} cannot be kept in ${path.dirname(to)}: ${(e as Error).message}`);
+    }
+  }
+  return sha;
 }
 
 /**
@@ -62,9 +114,11 @@ async function hashFile(abs: string, size: number): Promise<string> {
  * target's real path); special files are left out. Rejects with ManifestError naming the bound or the file that
  * cannot be read.
  */
-export async function takeManifest(workspace: string, now: () => Date = () => new Date()): Promise<WorkspaceManifest> {
+export async function takeManifest(workspace: string, now: () => Date = () => new Date(), keep?: KeepContent): Promise<WorkspaceManifest> {
   const root = fs.realpathSync(workspace);
   const files: Record<string, string> = {};
+  const links: Record<string, string> = {};
+  const exec: string[] = [];
   let entries = 0;
   let bytes = 0;
   const toHash: { rel: string; abs: string; size: number }[] = [];
@@ -84,6 +138,13 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
       if (!relDir && d.name === '.git') continue;
       if (d.isDirectory()) queue.push(rel);
       else if (d.isFile()) toHash.push({ rel, abs: path.join(root, rel), size: 0 });
+      else if (d.isSymbolicLink()) {
+        try {
+          links[rel.split(path.sep).join('/')] = await fs.promises.readlink(path.join(root, rel));
+        } catch {
+          // removed while walking
+        }
+      }
     }
   }
   const one = async (t: { rel: string; abs: string }) => {
@@ -92,7 +153,9 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
       if (!st.isFile()) return;
       bytes += Math.min(st.size, MAX_HASHED_BYTES + 1);
       if (bytes > MAX_MANIFEST_BYTES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_BYTES / 1024 ** 3} GiB of files, more than an approval records`);
-      files[t.rel.split(path.sep).join('/')] = await hashFile(t.abs, st.size);
+      const rel = t.rel.split(path.sep).join('/');
+      files[rel] = await hashFile(t.abs, st.size, keep);
+      if (st.mode & 0o111) exec.push(rel);
     } catch (e) {
       if (e instanceof ManifestError) throw e;
       const code = (e as NodeJS.ErrnoException).code;
@@ -107,7 +170,9 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
   await Promise.all(Array.from({ length: 8 }, lane));
   const sorted: Record<string, string> = {};
   for (const k of Object.keys(files).sort()) sorted[k] = files[k];
-  return { version: 1, root, files: sorted, takenAt: now().toISOString() };
+  const sortedLinks: Record<string, string> = {};
+  for (const k of Object.keys(links).sort()) sortedLinks[k] = links[k];
+  return { version: 1, root, files: sorted, links: sortedLinks, exec: exec.sort(), takenAt: now().toISOString() };
 }
 
 /** Writes a manifest beside the store (named by its digest) and returns the reference an approval keeps. */
@@ -135,6 +200,7 @@ export function loadManifest(storeDir: string, ref: ManifestRef): WorkspaceManif
   try {
     const m = JSON.parse(data.toString('utf8')) as WorkspaceManifest;
     if (m.version !== 1 || typeof m.root !== 'string' || typeof m.files !== 'object' || m.files === null) throw new Error('unknown shape');
+    if ((m.links !== undefined && (typeof m.links !== 'object' || m.links === null)) || (m.exec !== undefined && !Array.isArray(m.exec))) throw new Error('unknown shape');
     return m;
   } catch (e) {
     throw new ManifestError(`the record of the workspace as approved (${file}) cannot be parsed: ${(e as Error).message}`);
@@ -153,4 +219,55 @@ export interface GuardRefusal {
 export function refusalWords(r: GuardRefusal): string {
   if (r.why === 'sink') return `${r.file} asked for a module that runs code it is given (vm, child_process, …) by a name computed at run time, which its approval does not cover`;
   return r.why === 'changed' ? `${r.file} changed since it was approved` : r.why === 'new' ? `${r.file} was not there when it was approved` : `${r.file} was written outside the workspace and is no file that was approved`;
+}
+
+/** Kept content and records no approval refers to are removed once they are this old (an approval in progress is younger). */
+export const PRUNE_AFTER_MS = 60 * 60 * 1000;
+
+/**
+ * Removes the records of workspaces (`manifests/`) and the kept contents (`blobs/`) that no approval in the store
+ * refers to any more, when older than PRUNE_AFTER_MS (a record being made by another process is newer). `referenced`
+ * are the manifests the store's records name; a referenced manifest that cannot be read keeps every blob (nothing
+ * is removed on a failed read). Best effort: returns what was removed.
+ */
+export async function pruneKept(storeDir: string, referenced: readonly ManifestRef[], now = Date.now()): Promise<{ manifests: number; blobs: number }> {
+  const removed = { manifests: 0, blobs: 0 };
+  const keepManifests = new Set(referenced.map((r) => r.sha256));
+  const keepBlobs = new Set<string>();
+  for (const ref of referenced) {
+    try {
+      for (const sha of Object.values(loadManifest(storeDir, ref).files)) keepBlobs.add(sha);
+    } catch {
+      return removed; // unreadable: what it needs is unknown, so nothing goes
+    }
+  }
+  const old = (file: string) => {
+    try {
+      return now - fs.lstatSync(file).mtimeMs > PRUNE_AFTER_MS;
+    } catch {
+      return false;
+    }
+  };
+  const mdir = path.join(storeDir, MANIFEST_DIR);
+  for (const name of fs.existsSync(mdir) ? await fs.promises.readdir(mdir) : []) {
+    const m = /^([0-9a-f]{64})\.json$/.exec(name);
+    if (!m || keepManifests.has(m[1]) || !old(path.join(mdir, name))) continue;
+    await fs.promises.rm(path.join(mdir, name), { force: true });
+    removed.manifests++;
+  }
+  const bdir = path.join(storeDir, BLOB_DIR);
+  for (const sub of fs.existsSync(bdir) ? await fs.promises.readdir(bdir) : []) {
+    const dir = path.join(bdir, sub);
+    if (sub.startsWith('.tmp-')) {
+      if (old(dir)) await fs.promises.rm(dir, { force: true });
+      continue;
+    }
+    if (!/^[0-9a-f]{2}$/.test(sub)) continue;
+    for (const name of await fs.promises.readdir(dir)) {
+      if (keepBlobs.has(name) || !old(path.join(dir, name))) continue;
+      await fs.promises.rm(path.join(dir, name), { force: true });
+      removed.blobs++;
+    }
+  }
+  return removed;
 }

@@ -83,6 +83,12 @@ export interface Closure {
    * file and line, whose file is checked against the workspace as approved when it loads. Absent otherwise.
    */
   guarded?: string[];
+  /**
+   * A snapshot closure (snapshotClosureOf): what would have pinned the whole workspace. The server then runs on the
+   * workspace as approved (a read-only copy made from what was recorded at approval), never on the live files; the
+   * files the plan names are pinned as themselves. Absent otherwise.
+   */
+  snapshot?: string[];
   /** Workspace-relative path → content digest, every regular file under the roots. */
   files: Record<string, PinnedFile>;
   /** Workspace-relative path → link target text (or `<fifo>`, `<socket>`, `<device>` for special files). */
@@ -571,6 +577,20 @@ function closureTables(workspace: string, roots: ReadonlyMap<string, string>, fi
   return { closure, texts };
 }
 
+/** An entry's path as the kernel resolves it (recorded for the gate cache: the spelling and the real path). */
+function resolveEntry(e: { path: string; why: string }, workspace: string, reader: TrackingReader): ReturnType<typeof resolvePhysical> {
+  let r;
+  try {
+    r = resolvePhysical(e.path, workspace);
+  } catch (err) {
+    if (err instanceof UnpinnablePathError) throw new ClosureError(`${e.why}: ${err.message}`);
+    throw err;
+  }
+  reader.stat(e.path);
+  reader.stat(r.real);
+  return r;
+}
+
 /**
  * The closure of a server whose every Node or Python process runs under the load guard (src/guard/), which checks
  * each file that becomes code against the workspace as approved when it loads. What is pinned here is what the
@@ -619,15 +639,7 @@ export function guardedClosureOf(
     if (scan && !NOT_CODE.test(abs) && !NATIVE.test(abs)) toScan.push({ abs, strict: h.scan !== undefined });
   };
   const add = (e: ClosureEntry) => {
-    let r;
-    try {
-      r = resolvePhysical(e.path, workspace);
-    } catch (err) {
-      if (err instanceof UnpinnablePathError) throw new ClosureError(`${e.why}: ${err.message}`);
-      throw err;
-    }
-    reader.stat(e.path);
-    reader.stat(r.real);
+    const r = resolveEntry(e, workspace, reader);
     if (!within(workspace, r.real)) return;
     const st = r.exists ? reader.stat(r.real) : undefined;
     if (st?.isFile()) return pinFile(r.real, true);
@@ -681,9 +693,41 @@ export function guardedClosureOf(
   return out;
 }
 
-/** The closure of a set of entries, with the text of small files for diffs. Throws ClosureError. */
+/**
+ * Thrown by closureOf when asked not to walk the whole workspace (`snapshot`) and the closure would be it: the
+ * server can run on the approved snapshot instead (snapshotClosureOf).
+ */
+export class WholeWorkspace extends Error {
+  constructor(readonly why: string) {
+    super(why);
+  }
+}
+
+/**
+ * The closure of a server that runs on the approved snapshot of its workspace (what would otherwise pin the whole
+ * workspace): the files the plan names, pinned as themselves (a change to one is a change to what the person
+ * reviewed), and `snapshot` saying why. Every other file is what the approval recorded, shown to the server as a
+ * read-only copy (src/host/closure-copy.ts snapshotCopy): an edit on the host neither reaches nor stops it.
+ */
+export function snapshotClosureOf(workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader, why: string): { closure: Closure; texts: Record<string, string> } {
+  const files = new Map<string, Hashed>();
+  for (const e of entries) {
+    if (e.whole) continue;
+    const r = resolveEntry(e, workspace, reader);
+    if (!r.exists || !within(workspace, r.real) || excluded.has(rel(workspace, r.real))) continue;
+    if (reader.stat(r.real)?.isFile()) files.set(r.real, hashFile(reader, r.real, workspace));
+  }
+  const out = closureTables(workspace, new Map(), files, new Map());
+  out.closure.snapshot = [why];
+  return out;
+}
+
+/**
+ * The closure of a set of entries, with the text of small files for diffs. Throws ClosureError. With `snapshot`,
+ * throws WholeWorkspace instead of walking the whole workspace.
+ */
 export function closureOf(
-  workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
+  workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader, snapshot = false,
 ): { closure: Closure; texts: Record<string, string> } {
   const queue: { dir: string; why: string }[] = [];
   const exactFiles: { abs: string; why: string }[] = [];
@@ -702,7 +746,10 @@ export function closureOf(
     reader.stat(abs);
     reader.stat(r.real);
     if (!within(workspace, r.real)) return;
-    if (whole) return queue.push({ dir: workspace, why });
+    if (whole) {
+      if (snapshot) throw new WholeWorkspace(why);
+      return queue.push({ dir: workspace, why });
+    }
     if (exact) {
       if (!r.exists) return;
       const st = reader.stat(r.real);
@@ -727,7 +774,7 @@ export function closureOf(
   // Code that can run anything (a shell) can also run an MCP configuration file as a script: then nothing is left out.
   if (entries.some((e) => e.whole)) excluded = new Set();
   // Servers that start from the same folders have the same closure: computed once per evaluation.
-  const key = JSON.stringify([[...new Set(queue.map((q) => q.dir))].sort(), exactFiles.map((f) => f.abs).sort(), excluded.size]);
+  const key = JSON.stringify([[...new Set(queue.map((q) => q.dir))].sort(), exactFiles.map((f) => f.abs).sort(), excluded.size, snapshot]);
   const memo = cacheOf(reader).closures;
   const hit = memo.get(key);
   if (hit instanceof Error) throw hit;
@@ -736,7 +783,7 @@ export function closureOf(
     return { closure: { ...hit.closure, roots: hit.closure.roots.map((r) => ({ path: r.path, why: whyOf.get(r.path) ?? r.why })) }, texts: hit.texts };
   }
   try {
-    const result = computeClosure(workspace, queue, exactFiles, toScan, excluded, reader, addEntry);
+    const result = computeClosure(workspace, queue, exactFiles, toScan, excluded, reader, addEntry, snapshot);
     memo.set(key, result);
     return result;
   } catch (e) {
@@ -747,11 +794,13 @@ export function closureOf(
 
 function computeClosure(
   workspace: string, queue: { dir: string; why: string }[], exactFiles: readonly { abs: string; why: string }[], toScan: string[],
-  excluded: ReadonlySet<string>, reader: TrackingReader, addEntry: (abs: string, why: string) => void,
+  excluded: ReadonlySet<string>, reader: TrackingReader, addEntry: (abs: string, why: string) => void, snapshot: boolean,
 ): { closure: Closure; texts: Record<string, string> } {
   // Once a file can load a path computed at run time, the whole workspace is pinned (configuration files
   // included: such code could run what another server's entry says) and nothing more needs reading.
-  let whole = queue.some((q) => q.dir === workspace) && excluded.size === 0;
+  const all = queue.find((q) => q.dir === workspace);
+  if (snapshot && all) throw new WholeWorkspace(all.why);
+  let whole = !!all && excluded.size === 0;
   const pinWhole = (why: string) => {
     if (whole) return;
     whole = true;
@@ -810,6 +859,7 @@ function computeClosure(
   if (queue.length || exactFiles.length) pinGit(workspace, excluded, reader, files, links);
   while (queue.length) {
     const { dir, why } = queue.shift()!;
+    if (snapshot && dir === workspace) throw new WholeWorkspace(why);
     if ([...roots.keys()].some((r) => within(r, dir))) continue;
     for (const r of [...roots.keys()]) if (within(dir, r)) roots.delete(r);
     roots.set(dir, why);

@@ -34,6 +34,11 @@ export interface PinnedDefinition {
    * left to the guard, each checked against the workspace as approved when it loads (may be empty).
    */
   guarded?: string[];
+  /**
+   * Present when it runs on the approved snapshot of the workspace (closure.ts snapshotClosureOf): why it would
+   * otherwise pin the whole workspace. `files` then holds only the files the plan names.
+   */
+  snapshot?: string[];
 }
 
 export interface Pinned {
@@ -126,6 +131,7 @@ export function pin(server: DeclaredServer, projectDir: string, reader: Tracking
     pinned.links = plan.closure.links;
     pinned.cwd = plan.cwdInWorkspace ?? '(outside the workspace)';
     if (plan.closure.guarded) pinned.guarded = plan.closure.guarded;
+    if (plan.closure.snapshot) pinned.snapshot = plan.closure.snapshot;
   }
   return { pinned, digest: digestOf(pinned), texts, plan };
 }

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closureOf, ClosureError, guardedClosureOf, PROJECT_SETTINGS, type Closure, type ClosureEntry } from './closure';
+import { closureOf, ClosureError, guardedClosureOf, PROJECT_SETTINGS, snapshotClosureOf, WholeWorkspace, type Closure, type ClosureEntry } from './closure';
 import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
@@ -160,7 +160,8 @@ export interface PlanOptions {
   gated: boolean;
   /**
    * Its Node or Python processes will run under the load guard (src/guard/), which checks each file that becomes
-   * code when it loads: the closure is then the guarded one (closure.ts guardedClosureOf) when it can be.
+   * code when it loads: the closure is then the guarded one (closure.ts guardedClosureOf) when it can be, and what
+   * would pin the whole workspace runs on the approved snapshot instead (closure.ts snapshotClosureOf).
    */
   guard?: boolean;
 }
@@ -250,7 +251,18 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
 
   // By the program's real name, or as written when it is not found (it then does not start, whatever its closure).
   const guarded = opts.gated && opts.guard && GUARDED_PROGRAM.test(path.basename(executable ?? command)) ? guardedClosureOf(workspace, entries, opts.configFiles, reader) : undefined;
-  const { closure, texts } = guarded && !('fallback' in guarded) ? guarded : opts.gated ? closureOf(workspace, entries, opts.configFiles, reader) : { closure: { roots: [], files: {}, links: {} }, texts: {} };
+  // Under the guard's design, what would pin the whole workspace runs on the approved snapshot instead.
+  const pinned = () => {
+    try {
+      return closureOf(workspace, entries, opts.configFiles, reader, !!opts.guard);
+    } catch (e) {
+      // Said by what the guard could not check when that is why (code from strings, a child process), else by what
+      // would have pinned the whole workspace.
+      if (e instanceof WholeWorkspace) return snapshotClosureOf(workspace, entries, opts.configFiles, reader, guarded && 'fallback' in guarded ? guarded.fallback : e.why);
+      throw e;
+    }
+  };
+  const { closure, texts } = guarded && !('fallback' in guarded) ? guarded : opts.gated ? pinned() : { closure: { roots: [], files: {}, links: {} }, texts: {} };
   const relOf = (p: string) => path.relative(workspace, p).split(path.sep).join('/') || '.';
   const plan: LaunchPlan = {
     command, executable, notFound, args, cwd, env, launcher: isPackageLauncher(path.basename(command), args) || undefined,

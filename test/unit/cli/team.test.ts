@@ -125,6 +125,32 @@ describe('CLI: team approvals signed with SSH keys', function () {
     assert.match(refused.stdout, /refused\s+s \(\.mcp\.json\): its loads are checked against the workspace its signer approved, and the entry carries no record of it/);
   });
 
+  it('a server on the approved snapshot: B\'s clone is shown only its files that are what alice approved; a plugin changed there is left out, and said', () => {
+    // It starts a child process that runs a plugin: not checked file by file, so it runs on the workspace as approved.
+    const files = {
+      '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['srv/server.js'] } } }),
+      'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
+      'srv/server.js': miniServer("const cp = require('node:child_process'); const path = require('node:path');", "cp.execFileSync(process.execPath, [path.join(__dirname, 'plugins', 'greet.js')]).toString().trim()"),
+      'srv/plugins/greet.js': "console.log('approved plugin');\n",
+    };
+    const rules = (w: World) => writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
+    const sa = world(files, {}, { PATH: process.env.PATH! });
+    assert.equal(cli(sa, ['approve', 's', '--yes']).code, 0);
+    const team = path.join(tempDir(), 'snapshot.json');
+    const ex = cli(sa, ['approvals', 'export', '--out', team, '--key', alice, '--as', 'alice@example.com']);
+    assert.equal(ex.code, 0, ex.stdout + ex.stderr);
+    const sb = world(files, {}, { PATH: process.env.PATH! });
+    rules(sb);
+    fs.writeFileSync(path.join(sb.home, '.config', 'mcp-gate', 'allowed_signers'), `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`);
+    writeFiles(sb.project, { 'srv/plugins/greet.js': "console.log('CHANGED-CODE');\n" });
+    const imp = cli(sb, ['approvals', 'import', team]);
+    assert.equal(imp.code, 0, imp.stdout + imp.stderr);
+    assert.match(imp.stdout, /approved\s+s \(\.mcp\.json\): signed by alice@example\.com .*; it runs on the files of this clone that are what alice@example\.com approved: 1 file differs or is new here and is left out of what it is shown \(srv\/plugins\/greet\.js\)/);
+    const call = cli(sb, ['call', 's', 'hello']);
+    assert.doesNotMatch(call.stdout, /CHANGED-CODE/, call.stdout);
+    assert.match(call.stdout, /Cannot find module .*greet\.js/, call.stdout + call.stderr);
+  });
+
   it('machine B: import approves the server while its digest matches; get and the log say who signed; a change re-gates and a new import is refused', () => {
     const b = machineB();
     assert.match(cli(b, ['list']).stdout, /waiting for review\s+repository\s+\.mcp\.json\s+probe/);

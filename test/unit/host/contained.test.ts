@@ -54,6 +54,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
 
   function project(extraEntry: Record<string, unknown> = {}): { w: World; marker: string; args: Record<string, unknown>; outsideWrite: string } {
     const w = world();
+    w.input.loadGuard = true; // approved as the CLI pins it
     // In a folder of its own: that folder is its code (the approved copy, read-only); the rest of the workspace is data.
     fs.mkdirSync(path.join(w.project, 'srv'));
     fs.copyFileSync(PROBE, path.join(w.project, 'srv', 'probe-server.js'));
@@ -218,9 +219,11 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     userConfig(w, { rules: rules(w, [{ action: 'mcp.probe.network', decision: 'allow', project: w.project }]) });
     const shown = cli(w, ['approve', 'probe'], { input: 'no\n' });
     assert.match(shown.stdout, /launch plan \(what will be executed\):\n {4}program {3}\/\S+\/node/);
-    // It starts programs (a daemon, for the test below): its closure is the whole workspace, and the preview says why.
-    assert.match(shown.stdout, /files it can load .*: \d+ files?,/);
-    assert.match(shown.stdout, /folder \. \(the whole workspace\)\s+— srv\/probe-server\.js:\d+ spawn\(\) starts a program, which can run any file of the workspace: MCP Gate pins the whole workspace for this server/);
+    // It starts programs (a daemon, for the test below): it runs on the approved snapshot, and the preview says why.
+    assert.match(shown.stdout, /runs the workspace as it is when you approve: a read-only copy, never the live files/);
+    assert.match(shown.stdout, /why not checked file by file: srv\/probe-server\.js:\d+ spawn\(\) starts a program, which can run any file of the workspace/);
+    assert.match(shown.stdout, /files it names \(content pinned\): 1 file, \d+ bytes/);
+    assert.match(shown.stdout, /workspace: the workspace as approved, read-only \(a copy made from what the approval kept, verified against it; never the live files\)/);
     assert.match(shown.stdout, /file srv\/probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
     assert.match(shown.stdout, /sandbox {5}contained \(bubblewrap\)/);
     assert.match(shown.stdout, /network: any public host, through its own network namespace, whose one way out is MCP Gate's filtering proxy \(never this machine/);

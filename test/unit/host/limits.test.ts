@@ -31,6 +31,7 @@ const bombProcesses = () => processesWith(FORK_BOMB_MARK).length;
 /** A repository with the bomb server and a calm second server (the same file: its `still` tool), both approved. */
 async function repository(limits: Record<string, number>): Promise<World> {
   const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { bomb: { command: 'node', args: ['srv/bomb-server.js'] }, calm: { command: 'node', args: ['srv/bomb-server.js', 'calm'] } } }) });
+  w.input.loadGuard = true; // approved as the CLI pins it
   fs.mkdirSync(path.join(w.project, 'srv'));
   fs.copyFileSync(BOMB, path.join(w.project, 'srv', 'bomb-server.js'));
   writeProjectConfig(w, {

@@ -122,6 +122,11 @@ describe('the approval enforced where code loads (the load guard)', function () 
         const refused = log.read().filter((e) => e.kind === 'guard.refused');
         assert.equal(refused.length >= 1, true, JSON.stringify(log.read().slice(-5)));
         assert.equal((refused[0] as { file?: string }).file, shape.loaded);
+        // `get` shows the refused file as a diff against what was approved.
+        const got = cli(w, ['get', 's']);
+        assert.match(got.stdout, new RegExp(`refused when it loaded \\(${shape.loaded.replace(/\./g, '\\.')} changed since it was approved\\): approved ↔ now`), got.stdout + got.stderr);
+        assert.match(got.stdout, /^ {4}-.*hello from the approved plugin/m, got.stdout);
+        assert.match(got.stdout, /^ {4}\+.*CHANGED-CODE/m, got.stdout);
         const later = answer(await next.call('s', 'hello').catch((e: Error) => ({ error: e.message })));
         assert.match(later, /load guard refused|changed since it was approved/, later);
         await next.close();

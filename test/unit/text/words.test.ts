@@ -7,6 +7,9 @@ import { count } from '../../../src/text/count';
 import { exactTime, whenText } from '../../../src/text/time';
 import { logLine } from '../../../src/report/log-line';
 import { cleanupTemp, cli, world, writeFiles } from '../helpers';
+import { evaluateGate } from '../../../src/trust/gate';
+import { recordDecision } from '../../../src/trust/approval/approvals';
+import { serverText } from '../../../src/report/render';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers });
 
@@ -46,14 +49,29 @@ describe('words a person uses', function () {
   });
 
   it('a file added to the folder a single-file server runs from is said as added, not as a file it runs; the folder says why it is pinned', () => {
-    // Code built from strings is no load the load guard sees: this server's folder is pinned as a whole.
+    // Pinned by the prediction (the gate without the load guard's design): the entry's folder is its package.
     const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': 'eval("safe()")\n' });
-    assert.match(cli(w, ['get', 's']).stdout, /folder \. \(the whole workspace\)\s+— the entry s\.js that node runs \(no package manifest at or above its folder, so the folder is its package\)/);
+    assert.match(serverText(evaluateGate(w.input).servers[0]), /folder \. \(the whole workspace\)\s+— the entry s\.js that node runs \(no package manifest at or above its folder, so the folder is its package\)/);
+    return recordDecision(w.input, 's', undefined, 'approved').then(() => {
+      writeFiles(w.project, { 'notes.txt': 'hi\n' });
+      assert.match(evaluateGate(w.input).servers[0].reason, /^a file was added to a folder it runs from \(notes\.txt\) since it was approved/);
+      writeFiles(w.project, { 's.js': 'eval("changed()")\n' });
+      assert.match(evaluateGate(w.input).servers[0].reason, /^a file it runs changed \(s\.js\) and a file was added to a folder it runs from \(notes\.txt\)/);
+    });
+  });
+
+  it('a server on the approved snapshot: the review says why and what it is shown; other edits leave it approved; its own file is "a file it runs changed"', () => {
+    // Code built from strings is no load the load guard sees: the server runs on the workspace as approved.
+    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': 'eval("safe()")\n' });
+    const get = cli(w, ['get', 's']).stdout;
+    assert.match(get, /runs the workspace as it is when you approve: a read-only copy, never the live files; later edits reach it when you review them and approve it again/);
+    assert.match(get, /why not checked file by file: s\.js:1 /);
     assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
+    assert.match(cli(w, ['get', 's']).stdout, /runs the workspace as approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ files?\)/);
     writeFiles(w.project, { 'notes.txt': 'hi\n' });
-    assert.match(cli(w, ['get', 's']).stdout, /state\s+changed since approval: a file was added to a folder it runs from \(notes\.txt\) since it was approved/);
+    assert.match(cli(w, ['get', 's']).stdout, /state\s+approved: approved on .*; it runs on the workspace as it was then \(later edits reach it when you approve it again\)/);
     writeFiles(w.project, { 's.js': 'eval("changed()")\n' });
-    assert.match(cli(w, ['get', 's']).stdout, /state\s+changed since approval: a file it runs changed \(s\.js\) and a file was added to a folder it runs from \(notes\.txt\)/);
+    assert.match(cli(w, ['get', 's']).stdout, /state\s+changed since approval: a file it runs changed \(s\.js\) since it was approved/);
   });
 
   it('the CLI says "a file it runs changed" apart from "its definition changed", in words and exact times; JSON keeps the code', () => {

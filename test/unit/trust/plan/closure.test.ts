@@ -340,12 +340,18 @@ describe('execution closure: no changed code runs under an existing approval', f
       a.attack(w, marker);
       const after = state(w.input);
       const r = cli(w, ['tools', 's']);
-      if (after.state === 'approved' && after.pinned?.pinned.guarded) {
-        // Left to the load guard: refused when it loads, and said so.
-        assert.match(r.stdout + r.stderr, /the load guard refused it/, `${r.stdout}${r.stderr}`);
-        assert.equal(state(w.input).state, 'approval-changed', 'a refusal re-gates the server');
-      } else assert.ok(['approval-changed', 'blocked'].includes(after.state), `${after.state}: ${after.reason}`);
-      assert.doesNotMatch(r.stdout, /hello/);
+      if (after.state === 'approved' && after.pinned?.pinned.snapshot) {
+        // On the approved snapshot: the approved code answers, the change never reaches it (had the changed code
+        // run, it would have written the marker, or failed to load on the read-only workspace and answered nothing).
+        assert.match(r.stdout, /hello/, `${r.stdout}${r.stderr}`);
+      } else {
+        if (after.state === 'approved' && after.pinned?.pinned.guarded) {
+          // Left to the load guard: refused when it loads, and said so.
+          assert.match(r.stdout + r.stderr, /the load guard refused it/, `${r.stdout}${r.stderr}`);
+          assert.equal(state(w.input).state, 'approval-changed', 'a refusal re-gates the server');
+        } else assert.ok(['approval-changed', 'blocked'].includes(after.state), `${after.state}: ${after.reason}`);
+        assert.doesNotMatch(r.stdout, /hello/);
+      }
       assert.equal(fs.existsSync(marker), false, 'the changed code ran');
     });
   }
@@ -637,6 +643,7 @@ describe('execution closure: TypeScript loaders resolve bare imports through tsc
 
   it('tsx installed in the workspace (its esbuild binary, 11 MiB, pinned): the approved server runs; a changed import never does', async () => {
     const w = world();
+    w.input.loadGuard = true; // approved as the CLI pins it: tsx is no program the guard runs in, so on the approved snapshot
     installTsx(w.project);
     writeFiles(w.project, { 'package.json': '{"devDependencies":{"tsx":"*"}}', 'tsconfig.json': '{"compilerOptions":{"paths":{"@lib/*":["./lib/*"]}}}', 'tools/server.ts': tsServer("import '@lib/h';"), 'lib/h.ts': 'export const h: number = 1;\n', '.mcp.json': MCP({ s: { command: 'node_modules/.bin/tsx', args: ['tools/server.ts'] } }) });
     const before = state(w.input);
@@ -653,9 +660,9 @@ describe('execution closure: TypeScript loaders resolve bare imports through tsc
     assert.match(ran.stdout, /hello/, `the approved server runs: ${ran.stdout}${ran.stderr}`);
     const marker = path.join(w.project, 'marker-ran');
     writeFiles(w.project, { 'lib/h.ts': `${markerCode(marker)}\nexport const h: number = 1;\n` });
-    assert.equal(state(w.input).state, 'approval-changed');
+    assert.equal(state(w.input).state, 'approved', 'an edit reaches a server on the snapshot only when approved again');
     const r = cli(w, ['tools', 's']);
-    assert.doesNotMatch(r.stdout, /hello/);
+    assert.match(r.stdout, /hello/, r.stdout + r.stderr);
     assert.equal(fs.existsSync(marker), false, 'the changed code ran');
   });
 });
