@@ -3,11 +3,12 @@
 // Every call is logged (see `callLines`), refused while a required log cannot be written, bounded (60 s, 1 MiB),
 // retried once on a new HTTP session after a 404, and its result cleaned of hidden characters and masked. A
 // server that asks for input inside a result is refused the same way as a server→client request.
-import { isInputRequiredResult, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/client';
+import { isInputRequiredResult, ProtocolError, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/client';
 import { checkCallArguments, mayCallTool, resolve, type Verdict } from '../../policy/decide';
 import { ruleText } from '../../policy/rules';
 import { serverIdentity } from '../identity';
 import type { LogEvent } from '../log';
+import { GATE_RPC_ERROR_CODE } from '../reply-guard';
 import { stripHidden } from '../untrusted';
 import { CALL_TIMEOUT_MS, describeError, DroppedError, isNotFound, MAX_RESULT_BYTES, type CallOutcome, type Connection, type SessionContext } from './context';
 
@@ -117,6 +118,16 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
     ]);
     return { ok: !result.isError, result: clean as CallToolResult, outcome: 'answered' };
   } catch (e) {
+    // The server's own JSON-RPC error is an answer: said as the server said it, with its code (not the error the
+    // reply guard puts in a reply's place, ../reply-guard.ts).
+    if (!conn.stopped && e instanceof ProtocolError && !(e.code === GATE_RPC_ERROR_CODE && (e as { data?: { mcpGate?: unknown } }).data?.mcpGate !== undefined)) {
+      const said = ctx.masker.mask(serverErrorWords(e));
+      callLines(ctx, [
+        ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered', detail: said } as const]),
+        { kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 },
+      ]);
+      return { ok: false, outcome: 'answered', error: said };
+    }
     // A server stopped for a limit during the call: the call's error is why.
     const why = conn.stopped ?? ctx.masker.mask(describeError(e));
     callLines(ctx, [
@@ -138,3 +149,15 @@ function refuseInput(ctx: SessionContext, server: string, result: InputRequiredR
   for (const m of methods) ctx.refuseRequest(server, m, 'an input request in a result,');
   return `the server asked for input (${[...new Set(methods.map((m) => stripHidden(m)))].join(', ')}); MCP Gate refused it: it answers no sampling, elicitation or roots request`;
 }
+
+/** A server's JSON-RPC error, in words: its code (named when it is one of JSON-RPC's own) and its message. */
+export function serverErrorWords(e: ProtocolError): string {
+  const names: Record<number, string> = { [-32700]: 'parse error', [-32600]: 'invalid request', [-32601]: 'method not found', [-32602]: 'invalid params', [-32603]: 'internal error' };
+  const code = typeof e.code === 'number' ? e.code : Number(e.code);
+  const message = stripHidden(e.message.replace(/^MCP error -?\d+:\s*/, ''));
+  const cut = message.length > MAX_SERVER_ERROR ? `${message.slice(0, MAX_SERVER_ERROR)}… (cut)` : message;
+  return `the server answered with its own error (JSON-RPC ${code}${names[code] ? `, ${names[code]}` : ''}): ${cut}`;
+}
+
+/** A server's error message is shown up to this many characters. */
+const MAX_SERVER_ERROR = 2000;

@@ -132,13 +132,43 @@ export class DroppedError extends Error {}
 export const httpStatus = (e: unknown): number | undefined => (e instanceof SdkHttpError && typeof e.status === 'number' ? e.status : undefined);
 export const isNotFound = (e: unknown) => httpStatus(e) === 404;
 
-/** `${input:…}` needs VS Code to prompt; `${env:…}` would hand MCP Gate's environment to the server. */
+/** VS Code's own variables MCP Gate fills in (src/trust/plan/launch-plan.ts substitute). */
+const FILLED = new Set(['workspaceFolder', 'workspaceFolderBasename', 'workspaceRoot']);
+
+/**
+ * A variable form MCP Gate does not fill in and will not pass on: `${input:…}` needs VS Code to prompt; `${env:…}`
+ * would hand MCP Gate's own environment to the server; `${command:…}`, `${config:…}` are VS Code's alone.
+ */
 export function unresolvable(values: readonly string[]): string | undefined {
   for (const v of values) {
     const m = /\$\{(input|env|command|config):[^}]*\}/.exec(v);
     if (m) return m[0];
   }
   return undefined;
+}
+
+/**
+ * Claude Code's `${VAR}` / `${VAR:-default}` (filled in from the user's environment there): MCP Gate passes it on as
+ * written, and says so with how to give the value (unfilledWords).
+ */
+export function literalForm(value: string): string | undefined {
+  for (const c of value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g)) if (!FILLED.has(c[1])) return c[0];
+  return undefined;
+}
+
+/**
+ * Why a server that uses a form MCP Gate does not fill in is left out, and how to give it the value: as a secret
+ * bound to the variable (its value set where secrets are set, never in a file), which then takes the place of the
+ * declared one.
+ */
+export function unfilledWords(server: { name: string; scope: string }, project: string, form: string, variable: string | undefined, words: FrontEndWords): string {
+  const why = form.startsWith('${input:') ? 'VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input'
+    : form.startsWith('${command:') || form.startsWith('${config:') ? 'it is filled in by VS Code alone'
+      : form.startsWith('${env:') ? "it would hand MCP Gate's own environment to the server"
+        : "Claude Code fills it in from your environment; MCP Gate passes it on as written, since it would hand its own environment to the server";
+  if (!variable) return `it uses ${form} on its command line, which MCP Gate does not fill in (${why}); a value a server needs is given to a local server as a secret bound to an environment variable: change the definition to read it from one`;
+  const entry = JSON.stringify({ name: variable, to: `mcp.${server.name}.*`, bind: 'env', ...(server.scope === 'repository' ? { project } : {}) });
+  return `it sets ${variable} to ${form}, which MCP Gate does not fill in (${why}); give it ${variable} as a secret instead: add ${entry} to "secrets" in your MCP Gate configuration and ${words.setSecret(variable)} — the secret then takes the place of the declared value`;
 }
 
 /** The state one session's parts share: its options, the policy now, its notes and counters. */

@@ -12,7 +12,7 @@ import { LaunchRefused, verifiedPlan } from '../launch';
 import { minimalEnv, StdioTransport } from '../stdio';
 import { stripHidden } from '../untrusted';
 import { newClient } from './client';
-import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, unresolvable, type Connection, type SessionContext } from './context';
+import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, literalForm, unfilledWords, unresolvable, type Connection, type SessionContext } from './context';
 import { discover } from './discover';
 import { watchClosure } from './watch';
 import { readRefusals, watchRefusals, type Refusal } from '../load-guard';
@@ -32,9 +32,16 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
   const bound = await ctx.secretsFor(server);
   if (bound.drop) throw new DroppedError(bound.why);
   for (const n of bound.notes) ctx.note(`${server.name}: ${n}`, server);
-  const declaredEnv = Object.values(def.env).filter((v): v is string => v !== null);
-  const bad = unresolvable([def.command!, ...def.args, ...declaredEnv]);
-  if (bad) throw new DroppedError(`it uses ${bad}, which MCP Gate does not fill in (an \${env:…} would hand MCP Gate's own environment to the server); bind credentials through the secrets block`);
+  // A declared variable a bound secret replaces is not used, whatever it says.
+  const declaredEnv = Object.entries(def.env).filter((e): e is [string, string] => e[1] !== null && !(e[0] in bound.env));
+  const onCommandLine = unresolvable([def.command!, ...def.args]);
+  if (onCommandLine) throw new DroppedError(unfilledWords(server, project, onCommandLine, undefined, ctx.words));
+  for (const [k, v] of declaredEnv) {
+    const bad = unresolvable([v]);
+    if (bad) throw new DroppedError(unfilledWords(server, project, bad, k, ctx.words));
+    const literal = literalForm(v);
+    if (literal) ctx.note(`${server.name}: ${unfilledWords(server, project, literal, k, ctx.words)}`, server);
+  }
   if (def.envFile) throw new DroppedError('it reads an envFile, which MCP Gate does not load (it would hand the file\'s variables to the server unseen); set the variables in "env" instead');
   let plan: LaunchPlan;
   try {
@@ -207,11 +214,24 @@ async function openWatched(
     const lines = transport.stderrText().trim().split('\n');
     const named = lines.find((l) => /^(mcp-gate-guard:|[A-Z]\w*Error\b|Error\b)/.test(l.trim()));
     const stderr = [...(named && !lines.slice(-3).includes(named) ? [named.trim(), '…'] : []), ...lines.slice(-3)].join(' | ');
-    ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: describeError(e) });
+    const native = nativeModuleHint(transport.stderrText());
+    ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: ctx.masker.mask(`${describeError(e)}${stderr ? ` (stderr: ${stripHidden(stderr)})` : ''}${native ? `; ${native}` : ''}`) });
     const offline = start.networkRule ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network` : '';
     const refused = start.unixSocketsRefused;
     const said = refused ? refusedSocketError(transport.stderrText()) : undefined;
     const sockets = refused && (refused.shown || said) ? `; ${refused.hint}${said ? ` (it said: ${ctx.masker.mask(stripHidden(said))})` : ''}` : '';
-    throw new DroppedError(`reading its tools failed: ${ctx.masker.mask(describeError(e))}${stderr ? ` (stderr: ${ctx.masker.mask(stripHidden(stderr))})` : ''}${sockets}${offline}`);
+    throw new DroppedError(`reading its tools failed: ${ctx.masker.mask(describeError(e))}${stderr ? ` (stderr: ${ctx.masker.mask(stripHidden(stderr))})` : ''}${native ? `; ${native}` : ''}${sockets}${offline}`);
   }
+}
+
+/**
+ * A native module that was never built (its package's install script did not run: MCP Gate installs the packages it
+ * pins without running their scripts, and a repository's node_modules may have been installed with
+ * --ignore-scripts), said as the likely cause when the server's stderr reads like it. Undefined otherwise.
+ */
+export function nativeModuleHint(stderr: string): string | undefined {
+  const m = /Cannot find module '([^']*\.node)'|Could not locate the bindings file|No native build was found|(?:was compiled against a different Node\.js version|NODE_MODULE_VERSION \d+)/.exec(stderr);
+  if (!m) return undefined;
+  const which = m[1] ? ` (${stripHidden(m[1]).slice(-200)})` : '';
+  return `a native module${which} is missing or was built for another Node: its package's install script most likely did not run (MCP Gate runs no install scripts of the packages it pins); a server that needs one is declared in your user configuration after you installed and built it yourself`;
 }

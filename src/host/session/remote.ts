@@ -51,8 +51,13 @@ async function remoteHeaders(ctx: SessionContext, server: ServerReport, host: st
   if (bound.drop) throw new DroppedError(bound.why);
   for (const n of bound.notes) ctx.note(`${server.name}: ${n}`, server);
   const declared = Object.entries(server.definition!.headers).map(([k, v]) => [k, substitute(v, ctx.project)] as const);
-  const bad = unresolvable(declared.map(([, v]) => v));
-  if (bad) throw new DroppedError(`a header uses ${bad}, which MCP Gate does not fill in; bind credentials through the secrets block`);
+  for (const [k, v] of declared) {
+    const bad = Object.keys(bound.headers).some((h) => h.toLowerCase() === k.toLowerCase()) ? undefined : unresolvable([v]);
+    if (!bad) continue;
+    const name = k.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+    const entry = JSON.stringify({ name, to: `mcp.${server.name}.*`, bind: 'header', ...(k.toLowerCase() === 'authorization' ? {} : { as: k }), ...(server.scope === 'repository' ? { project: ctx.project } : {}) });
+    throw new DroppedError(`its header ${k} uses ${bad}, which MCP Gate does not fill in; give it as a secret instead: add ${entry} to "secrets" in your MCP Gate configuration and ${ctx.words.setSecret(name)} — the secret then takes the place of the declared header${k.toLowerCase() === 'authorization' ? ' (sent as "Authorization: Bearer <value>")' : ''}`);
+  }
   const headers: Record<string, string> = { ...Object.fromEntries(declared), ...bound.headers };
   try {
     validateHeaders(headers); // before the SDK builds a Headers object, whose errors quote values

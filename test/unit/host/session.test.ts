@@ -271,13 +271,71 @@ describe('session over stdio', function () {
     await s.close();
   });
 
-  it('${env:…} and ${input:…} in a definition are not filled in: the server is left out', async () => {
+  it('${env:…} and ${input:…} in a definition are not filled in: the server is left out, with the secret that would give the value', async () => {
     const w = setup({ fx: fx({ LEAK: '${env:GITHUB_TOKEN}' }) });
     await approveAll(w);
     const s = await Session.start(options(w));
     assert.deepEqual(s.servers(), []);
-    assert.match(s.notes.join('\n'), /uses \$\{env:GITHUB_TOKEN\}/);
+    assert.match(s.notes.join('\n'), /it sets LEAK to \$\{env:GITHUB_TOKEN\}, which MCP Gate does not fill in \(it would hand MCP Gate's own environment to the server\)/);
     await s.close();
+
+    // A VS Code README's ${input:…}: said with the secrets entry to add; once that secret is bound, it takes the
+    // declared value's place and the server starts with it.
+    const v = setup({ fx: fx({ GITHUB_TOKEN: '${input:github_token}', FIXTURE_ECHO_ENV: 'GITHUB_TOKEN' }) }, allowAll('fx'));
+    await approveAll(v);
+    const left = await Session.start(options(v));
+    assert.deepEqual(left.servers(), []);
+    const entry = JSON.stringify({ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env', project: evaluateGate(v.input).project });
+    assert.ok(left.notes.join('\n').includes(`it sets GITHUB_TOKEN to \${input:github_token}, which MCP Gate does not fill in (VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input); give it GITHUB_TOKEN as a secret instead: add ${entry} to "secrets"`), left.notes.join('\n'));
+    await left.close();
+    writeProjectConfig(v, { ...allowAll('fx'), rules: [...allowAll('fx').rules, { action: 'secret.use.GITHUB_TOKEN', decision: 'allow' }], secrets: [{ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env' }] });
+    const bound = await Session.start(options(v, { secrets: async () => 'ghp_bound-value-1234' }));
+    try {
+      assert.deepEqual(bound.servers(), ['fx'], bound.notes.join('\n'));
+      const r = await bound.call('fx', 't0', {});
+      assert.match(JSON.stringify(r.result), /env=\*+|env=ghp_bound/, JSON.stringify(r));
+    } finally {
+      await bound.close();
+    }
+  });
+
+  it('Claude Code\'s ${VAR} form is passed on as written, with a note on how to give the value', async () => {
+    const w = setup({ fx: fx({ API_KEY: '${API_KEY}' }) }, allowAll('fx'));
+    await approveAll(w);
+    const s = await Session.start(options(w));
+    try {
+      assert.deepEqual(s.servers(), ['fx'], s.notes.join('\n'));
+      assert.match(s.notes.join('\n'), /fx: it sets API_KEY to \$\{API_KEY\}, which MCP Gate does not fill in \(Claude Code fills it in from your environment; MCP Gate passes it on as written.*\); give it API_KEY as a secret instead/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a server\'s own JSON-RPC error is its answer: said with its code and message, logged as answered', async () => {
+    const w = setup({ e: { command: process.execPath, args: ['erring.js'] } }, allowAll('e'));
+    fs.writeFileSync(path.join(w.project, 'erring.js'), `const rl = require('node:readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
+rl.on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
+  if (m.method === 'initialize') return send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'e', version: '1' } } });
+  if (m.method === 'tools/list') return send({ id: m.id, result: { tools: [{ name: 'weather', inputSchema: { type: 'object' } }] } });
+  if (m.method === 'tools/call') return send({ id: m.id, error: { code: -32602, message: 'Unknown city: Atlantis' } });
+  send({ id: m.id, error: { code: -32601, message: 'no' } }); });
+`);
+    await approveAll(w);
+    const o = options(w);
+    const s = await Session.start(o);
+    try {
+      assert.deepEqual(s.servers(), ['e'], s.notes.join('\n'));
+      const r = await s.call('e', 'weather', {});
+      assert.equal(r.ok, false);
+      assert.equal(r.outcome, 'answered');
+      assert.equal(r.error, 'the server answered with its own error (JSON-RPC -32602, invalid params): Unknown city: Atlantis');
+      const line = o.log.read().filter((e) => e.kind === 'mcp.request' && e.about === 'weather').at(-1) as { outcome?: string; detail?: string };
+      assert.equal(line.outcome, 'answered');
+      assert.match(line.detail ?? '', /Unknown city: Atlantis/);
+    } finally {
+      await s.close();
+    }
   });
 
   it('a value is substituted once, by the launch plan: `${…}`-looking text it holds afterwards reaches the server as it is', async () => {
