@@ -64,4 +64,4 @@ export const undiciPart = { ...common, entryPoints: ['src/host/undici.ts'], outf
 // The files the CLI runs from (dist/): itself, its package worker and the parts. The CLI package ships them
 // (scripts/pack-cli.mjs), and src/cli/install.ts copies them into the store for an agent's entry (a unit test
 // holds its list equal to this one).
-export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js', 'guard/node-guard.cjs', 'guard/mcp_gate_guard.py'];
+export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js', 'guard/node-guard.cjs', 'guard/mcp_gate_guard.py', 'netshim/net-shim.cjs'];

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { cli, extension, lockWorker, parser, relay, undiciPart } from './build-options.mjs';
 import { buildGuard } from './build-guard.mjs';
+import { buildNetShim } from './build-netshim.mjs';
 
 await build(cli);
 chmodSync('dist/cli.js', 0o755);
@@ -23,6 +24,9 @@ await build(undiciPart);
 await buildGuard();
 mkdirSync('dist/guard', { recursive: true });
 copyFileSync('src/guard/python/mcp_gate_guard.py', 'dist/guard/mcp_gate_guard.py');
+// The network shim: its own bundle, preloaded into a contained server's Node processes that have a network door
+// (src/netshim/; scripts/build-netshim.mjs).
+await buildNetShim();
 
 await build({
   entryPoints: ['webview/main.ts'],

@@ -111,10 +111,11 @@ function packageRoot(file: string): string | undefined {
 /**
  * The files the CLI needs beside it at run time: src/cli/context.ts loads the package worker from its own folder, and
  * the parts (the closure's parser, undici) are required from it when first needed, and the load guard's files
- * (src/host/load-guard.ts finds them in `guard/` beside it). The same list as
+ * (src/host/load-guard.ts finds them in `guard/` beside it) and the network shim (src/host/net-shim.ts finds it in
+ * `netshim/` beside it). The same list as
  * scripts/build-options.mjs's CLI_FILES (a unit test holds them equal).
  */
-export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js', 'guard/node-guard.cjs', 'guard/mcp_gate_guard.py'];
+export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js', 'guard/node-guard.cjs', 'guard/mcp_gate_guard.py', 'netshim/net-shim.cjs'];
 
 /**
  * The command an agent runs to reach MCP Gate: one that keeps working when the checkout it was installed from moves

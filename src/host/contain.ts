@@ -10,6 +10,7 @@
 // the network rule, whether bubblewrap starts) is what startPlan runs and what describeContainment words, so the
 // words cannot drift from what runs.
 import { defaultGuardDir, GuardUnavailable, prepareGuard } from './load-guard';
+import { defaultNetShim } from './net-shim';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -28,7 +29,7 @@ import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
 import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
-import { gitExecutedPaths } from '../trust/plan/git-paths';
+import { gitExecutedPaths, MAX_NESTED_WALK, nestedGitPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
 import { Egress, openDoor, type EgressEvent, type EgressVerdict } from './egress';
@@ -193,6 +194,8 @@ export interface ContainOptions {
   storeDir?: string;
   /** MCP Gate's load guard files (dist/guard/); found beside the running bundle by default. */
   guardDir?: string;
+  /** MCP Gate's network shim (dist/netshim/net-shim.cjs, ./net-shim.ts); found beside the running bundle by default, '' for none. */
+  netShim?: string;
 }
 
 const OPT_OUT_HINT = (who: ServerIdentity) =>
@@ -386,6 +389,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       overlays: copy?.overlays ?? [],
       hidden,
       binds: guard?.binds,
+      netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
       profile: { network, unixSockets: c.unixSockets !== undefined, limits: c.limits.values, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
@@ -508,7 +512,10 @@ export function optOutWhere(e: SandboxEntry): string {
 function protectedPaths(project: string, writable: readonly string[]): string[] {
   const out: string[] = [];
   // The workspace entries tools read as configuration, and what the repository's git config names for git to run.
-  for (const p of [...PROTECTED_IN_WORKSPACE.map((name) => path.join(project, name)), ...gitExecutedPaths(project)]) {
+  // Every .git below the workspace's own too: git run there obeys it (a nested repository, a submodule).
+  const nested = nestedGitPaths(project);
+  if (nested.truncated) throw new ContainRefused(`the workspace ${project} holds more than ${MAX_NESTED_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every .git a contained server must not write; open a smaller folder as the workspace`);
+  for (const p of [...PROTECTED_IN_WORKSPACE.map((name) => path.join(project, name)), ...gitExecutedPaths(project), ...nested.paths]) {
     if (writable.some((w) => path.resolve(w) === p)) continue;
     try {
       // Only a real entry of the workspace: a link out of it must not make its target visible in the sandbox.

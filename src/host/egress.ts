@@ -4,7 +4,9 @@
 // that door to the filtering proxy here, which decides each connection by the user's rules and the address policy
 // and connects itself, to the address it checked. There is no other way out: no route, no DNS, no shared loopback,
 // no abstract socket of the host (those belong to a network namespace), so a server that ignores the proxy
-// variables reaches nothing at all; one that uses them reaches what the rules allow.
+// variables reaches nothing at all; one that uses them reaches what the rules allow. Node processes are carried
+// through the door without them by MCP Gate's network shim (src/netshim/, put in the sandbox by ./net-shim.ts):
+// built-in fetch, http/https and raw TCP, as CONNECT requests like any other client's.
 //
 // The door (measured 2026-12-03/04 on this machine, bubblewrap 0.8.0, 3 runs each; docs/sandbox.md):
 //   - pasta (Debian's passt) and slirp4netns give a namespace user-mode networking, but neither can join a sandbox

@@ -66,6 +66,7 @@ import { DEFAULT_LIMITS, type SandboxProfile } from '../policy/sandbox-profile';
 import { findOnPath } from '../trust/plan/launch-plan';
 import { PROXY_ENV } from './egress';
 import { rlimitArgs } from './limits';
+import { NETSHIM_MOUNT, netShimEnv } from './net-shim';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
@@ -110,6 +111,12 @@ export interface SandboxInput {
    * `writable`.
    */
   binds?: { source: string; target: string; writable?: boolean }[];
+  /**
+   * The built network shim (./net-shim.ts, dist/netshim/net-shim.cjs): with a network door it is shown read-only at
+   * NETSHIM_MOUNT and preloaded into the server's Node processes (NODE_OPTIONS), carrying fetch, http/https and raw
+   * TCP through the door. Ignored without network.
+   */
+  netShim?: string;
 }
 
 export interface SandboxDescription {
@@ -483,6 +490,11 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     if (!fs.existsSync(source)) throw new SandboxConfigError(`bind source ${source} does not exist`);
     mounts.push({ kind: b.writable ? 'rw' : 'ro', target: mustBeAbsolute('a bind target', b.target), source });
   }
+  const netShim = profile.network && input.netShim ? mustBeAbsolute('the network shim', input.netShim) : undefined;
+  if (netShim) {
+    if (!fs.existsSync(netShim)) throw new SandboxConfigError(`the network shim ${netShim} does not exist (npm run build makes it)`);
+    mounts.push({ kind: 'ro', target: NETSHIM_MOUNT, source: netShim });
+  }
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
 
@@ -535,6 +547,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   if (!seccomp) throw new SandboxUnavailableError(`MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, 'run the server without containment (the opt-out)');
 
   const env: Record<string, string> = { ...launch.env, HOME: home, ...(profile.network ? PROXY_ENV : {}) };
+  if (netShim) Object.assign(env, netShimEnv(env));
   for (const k of ['TMPDIR', 'TMP', 'TEMP']) if (env[k] !== undefined) env[k] = '/tmp';
 
   const readWrite = ordered.filter((m) => m.kind === 'rw').map((m) => m.target);
@@ -543,7 +556,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
   const empty = ['/tmp', home, ...hiddenHere];
   const text = [
-    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)` : 'none (own loopback only)'}`,
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP carried through it without a proxy setting (MCP Gate's network shim preloaded)" : ''}` : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,

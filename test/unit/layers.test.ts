@@ -6,14 +6,15 @@
 // webview/browser and webview/main.ts (the bundle) import nothing from Node and nothing from webview/node (the
 // extension host's side), and the bundle (webview/main.ts and all it imports) reaches no Node module. `src/guard`
 // (the load guard, run inside servers' processes as its own bundle) imports only Node's built-ins, and nothing
-// imports it.
+// imports it. `src/netshim` (the network shim, preloaded into contained servers' processes as its own bundle) keeps
+// the same rule as `src/guard`.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
 
-type Layer = 'text' | 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'guard' | 'other';
+type Layer = 'text' | 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'guard' | 'netshim' | 'other';
 
 /** A Node built-in module (`node:fs`, `fs`, `fs/promises`, …): nothing the browser bundle may import. */
 const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$`);
@@ -22,24 +23,26 @@ const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$
 const NOT_BUILTIN_PACKAGE = new RegExp(`^(?!(node:|(${builtinModules.join('|')})(/|$)))@?[a-z0-9][\\w.-]*(/[\\w.-]+)*$`);
 
 const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
-  text: { layers: ['guard', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^vscode$/] },
-  trust: { layers: ['guard', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  policy: { layers: ['guard', 'trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  host: { layers: ['guard', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  report: { layers: ['guard', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  cli: { layers: ['guard', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  vscode: { layers: ['guard', 'cli'], modules: [] },
-  'webview/common': { layers: ['guard', 'cli', 'vscode', 'webview/browser', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
-  'webview/browser': { layers: ['guard', 'cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
-  'webview/node': { layers: ['guard', 'cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
-  other: { layers: ['guard', 'cli'], modules: [] },
+  text: { layers: ['guard', 'netshim', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^vscode$/] },
+  trust: { layers: ['guard', 'netshim', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  policy: { layers: ['guard', 'netshim', 'trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  host: { layers: ['guard', 'netshim', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  report: { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  cli: { layers: ['guard', 'netshim', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  vscode: { layers: ['guard', 'netshim', 'cli'], modules: [] },
+  'webview/common': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/browser', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
+  'webview/browser': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
+  'webview/node': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
+  other: { layers: ['guard', 'netshim', 'cli'], modules: [] },
   // The load guard runs inside servers' own processes, its own bundle: Node's built-ins and nothing of ours.
-  guard: { layers: ['text', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE] },
+  guard: { layers: ['netshim', 'text', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE] },
+  // The network shim runs inside servers' own processes too, its own bundle: the same rule.
+  netshim: { layers: ['guard', 'text', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE] },
 };
 
 function layerOf(file: string): Layer {
   const rel = path.relative(ROOT, file).split(path.sep).join('/');
-  const m = /^src\/(text|trust|policy|host|report|cli|vscode|guard)\//.exec(rel);
+  const m = /^src\/(text|trust|policy|host|report|cli|vscode|guard|netshim)\//.exec(rel);
   if (m) return m[1] as Layer;
   if (rel === 'src/extension.ts') return 'vscode';
   const w = /^webview\/(common|browser|node)\//.exec(rel);
@@ -220,6 +223,19 @@ describe('layers', () => {
     ]);
     const inRing = (from: string, spec: string) => { const f = path.resolve(path.dirname(from), `${spec}.ts`); return ring.has(f) ? f : undefined; };
     assert.deepEqual(circles(ring, inRing), [['src/trust/x.ts', 'src/trust/y.ts', 'src/trust/z.ts']]);
+  });
+
+  it('the checker finds the network shim importing a package or our code, and our code importing it (it can fail)', () => {
+    const fake = new Map([
+      [path.join(ROOT, 'src', 'netshim', 'x.ts'), "import net = require('node:net');\nimport { Agent } from 'undici';\nimport { DOOR_PORT } from '../host/egress';\n"],
+      [path.join(ROOT, 'src', 'host', 'y.ts'), "import { parseDoor } from '../netshim/net-shim';\n"],
+    ]);
+    assert.deepEqual(violations(fake), [
+      'src/netshim/x.ts (netshim) imports "undici"',
+      'src/netshim/x.ts (netshim) imports "../host/egress"',
+      'src/netshim/x.ts (netshim) imports src/host/egress.ts (host)',
+      'src/host/y.ts (host) imports src/netshim/net-shim.ts (netshim)',
+    ]);
   });
 
   it('no circle of imports anywhere in src or webview', () => {

@@ -163,7 +163,7 @@ describe('package: the .vsix (npm run package)', function () {
       assert.ok(text.split('\n').length < 2_000, `${f} has ${text.split('\n').length} lines: not minified`);
     }
     // The load guard ships beside the bundles: a guarded server does not start without it (src/host/load-guard.ts).
-    for (const f of ['extension/dist/guard/node-guard.cjs', 'extension/dist/guard/mcp_gate_guard.py']) assert.ok(files.has(f), `${f} is not in the package`);
+    for (const f of ['extension/dist/guard/node-guard.cjs', 'extension/dist/guard/mcp_gate_guard.py', 'extension/dist/netshim/net-shim.cjs']) assert.ok(files.has(f), `${f} is not in the package`);
     // The source maps stay in dist/ for debugging.
     assert.ok(fs.existsSync(path.join(ROOT, 'dist/extension.js.map')));
   });

@@ -3,7 +3,8 @@
 // filter, diff and merge drivers, pagers, editors, credential helpers, and any other value that names a path in
 // the workspace. The sandbox keeps each such path read-only, like `.git` itself, so a contained server cannot
 // plant code that the user's own git later runs. A superset on purpose: every value token that reads as a path
-// inside the workspace counts. Bounded: at most 16 included files, each at most 1 MiB.
+// inside the workspace counts. Bounded: at most 16 included files, each at most 1 MiB. The same for every `.git`
+// below the workspace's own (nestedGitPaths): a nested repository, a submodule or worktree's `gitdir:` file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { within } from './realpath';
@@ -52,8 +53,8 @@ function unquote(v: string): string {
  * as configuration: the sandbox mounts each that exists read-only (one that does not exist yet is listed too; the
  * sandbox cannot mount it, and says so in its description).
  */
-export function gitExecutedPaths(workspace: string): string[] {
-  const gitDir = path.join(workspace, '.git');
+export function gitExecutedPaths(workspace: string, worktree = workspace): string[] {
+  const gitDir = path.join(worktree, '.git');
   const out = new Set<string>();
   const seen = new Set<string>();
   const queue = [path.join(gitDir, 'config')];
@@ -83,15 +84,67 @@ export function gitExecutedPaths(workspace: string): string[] {
         continue;
       }
       if (key === 'core.hookspath') {
-        add(path.resolve(workspace, value));
+        add(path.resolve(worktree, value));
         continue;
       }
       // Commands and other paths: every token that reads as a relative or absolute path.
       for (const token of value.split(/[\s'"=:]+/)) {
         if (!token || /^[a-z][a-z0-9+.-]*:\/\//i.test(token)) continue;
-        if (token.startsWith('/') || token.startsWith('./') || token.startsWith('../') || token.includes('/')) add(path.resolve(workspace, token));
+        if (token.startsWith('/') || token.startsWith('./') || token.startsWith('../') || token.includes('/')) add(path.resolve(worktree, token));
       }
     }
   }
   return [...out].sort();
+}
+
+/** Entries a nested walk reads at most (folders, files, links); past it the walk stops and says so. */
+export const MAX_NESTED_WALK = 200_000;
+
+/**
+ * Every `.git` below the workspace's own (a nested repository, a submodule's or worktree's `gitdir:` file, a
+ * vendored checkout), with what each one's configuration names for git to run, and the folder a `gitdir:` file
+ * points to when it lies in the workspace: git run there by the user, VS Code or an agent obeys them. Links are
+ * not followed; `node_modules` folders are not walked (git, VS Code and agents do not look for repositories
+ * there). `truncated` when the walk met its bound.
+ */
+export function nestedGitPaths(workspace: string): { paths: string[]; truncated: boolean } {
+  const out = new Set<string>();
+  const queue = [workspace];
+  let entries = 0;
+  while (queue.length) {
+    const dir = queue.pop()!;
+    let list: fs.Dirent[];
+    try {
+      list = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const d of list) {
+      if (++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), truncated: true };
+      const abs = path.join(dir, d.name);
+      if (d.name === '.git') {
+        if (dir === workspace) continue; // the workspace's own: protected as itself
+        out.add(abs);
+        if (d.isDirectory()) for (const p of gitExecutedPaths(workspace, dir)) out.add(p);
+        else if (d.isFile()) {
+          const target = gitdirOf(abs);
+          if (target && within(workspace, target) && target !== workspace) out.add(target);
+        }
+        continue;
+      }
+      if (d.isDirectory() && d.name !== 'node_modules') queue.push(abs);
+    }
+  }
+  return { paths: [...out].sort(), truncated: false };
+}
+
+/** The folder a `gitdir: <path>` file names (resolved against the file's folder), when it reads as one. */
+function gitdirOf(file: string): string | undefined {
+  try {
+    if (fs.statSync(file).size > 4096) return undefined;
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(file, 'utf8'));
+    return m ? path.resolve(path.dirname(file), m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -34,8 +34,9 @@ describe('the CLI package (npm i -g)', function () {
     assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate')).sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
     // the parts the CLI loads when first needed are installed beside it: a JavaScript server's files are read (the
     // parser), and its closure shown
-    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist')).sort(), ['cli.js', 'guard', 'lock-worker.js', 'parser.js', 'undici.js']);
+    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist')).sort(), ['cli.js', 'guard', 'lock-worker.js', 'netshim', 'parser.js', 'undici.js']);
     assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'guard')).sort(), ['mcp_gate_guard.py', 'node-guard.cjs']);
+    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'netshim')), ['net-shim.cjs']);
     fs.writeFileSync(path.join(w.project, 'server.js'), "import './lib/tool.js';\n");
     fs.mkdirSync(path.join(w.project, 'lib'));
     fs.writeFileSync(path.join(w.project, 'lib', 'tool.js'), 'export {};\n');

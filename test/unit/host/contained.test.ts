@@ -20,6 +20,7 @@ import { CLI, cleanupTemp, cli, processesWith, ROOT, tempDir, until, world, type
 const PROBE = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'probe-server.js');
 const PEER = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'tcp-peer.js');
 const PEER_PORT = 9555;
+const PEER_HTTP_PORT = 9556;
 
 const remaining = (marker: string, exclude = -1) => processesWith(marker, { exclude, skipZombies: true });
 
@@ -44,7 +45,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     listener = spawn(process.execPath, [PEER], { env: { PEER_HOST: '127.0.0.1', PEER_PORT: String(loopbackPort) }, stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => listener.stdout!.on('data', (d: Buffer) => d.toString().includes('READY') && resolve()));
     netns = createNetns();
-    await netns.startNode(PEER, { PEER_HOST: netns.peerAddress, PEER_PORT: String(PEER_PORT) });
+    await netns.startNode(PEER, { PEER_HOST: netns.peerAddress, PEER_PORT: String(PEER_PORT), PEER_HTTP_PORT: String(PEER_HTTP_PORT) });
   });
   after(async () => {
     listener.kill();
@@ -70,7 +71,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside secret');
     const marker = `mcpgate-probe-${randomBytes(6).toString('hex')}`;
     const outsideWrite = path.join(outside, 'pwned.txt');
-    return { w, marker, outsideWrite, args: { marker, outsideSecret: path.join(outside, 'secret.txt'), outsideWrite, loopbackPort, peerHost: netns.peerAddress, peerPort: PEER_PORT } };
+    return { w, marker, outsideWrite, args: { marker, outsideSecret: path.join(outside, 'secret.txt'), outsideWrite, loopbackPort, peerHost: netns.peerAddress, peerPort: PEER_PORT, peerHttpPort: PEER_HTTP_PORT } };
   }
 
   const rules = (w: World, extra: unknown[] = []) => [{ action: 'mcp.probe.tool.*', decision: 'allow', project: w.project }, ...extra];
@@ -121,11 +122,15 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     userConfig(w, { rules: rules(w, [{ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }]) });
     const r = await callProbe(w, args);
     assert.deepEqual(r.peerProxied, { ok: true, value: 'peer' }, JSON.stringify(r.peerProxied));
-    assert.equal(r.peer.ok, false, 'a direct connection has no route');
+    // With no proxy setting of its own: raw TCP (as a database driver connects) and Node's built-in fetch reach the
+    // peer through the door too, carried by MCP Gate's network shim (src/netshim, issue 44).
+    assert.deepEqual(r.peer, { ok: true, value: 'peer' }, `raw TCP: ${JSON.stringify(r.peer)}`);
+    assert.deepEqual(r.peerFetch, { ok: true, value: '200 peer over http' }, `fetch: ${JSON.stringify(r.peerFetch)}`);
     assert.equal(r.loopback.ok, false, `the host's loopback: ${JSON.stringify(r.loopback)}`);
     assert.equal(r.loopbackProxied.code, 'HTTP 403', JSON.stringify(r.loopbackProxied));
     assert.equal(r.readSsh.ok, false);
     const log = cli(w, ['log']).stdout;
+    assert.match(log, new RegExp(`network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_HTTP_PORT} `), 'the fetch went through the door');
     assert.match(log, new RegExp(`network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_PORT} address=${netns.peerAddress.replace(/\./g, '\\.')} .*— mcp\\.probe\\.network\\.\\[${netns.peerAddress.replace(/\./g, '\\.')}\\] is allowed by rule`));
     assert.match(log, new RegExp(`network\\.blocked server=probe host=127\\.0\\.0\\.1:${loopbackPort} .*— .*127\\.0\\.0\\.1 is an address no rule opens to a contained server`));
   });
@@ -139,7 +144,8 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(run.code, 0, run.out);
     const r = JSON.parse(/\{"home".*\}/.exec(run.stdout)![0]);
     assert.deepEqual(r.peerProxied, { ok: true, value: 'peer' }, JSON.stringify(r.peerProxied));
-    assert.equal(r.peer.ok, false, 'a direct connection has no route');
+    assert.deepEqual(r.peer, { ok: true, value: 'peer' }, `raw TCP, through the network shim: ${JSON.stringify(r.peer)}`);
+    assert.deepEqual(r.peerFetch, { ok: true, value: '200 peer over http' }, `fetch, through the network shim: ${JSON.stringify(r.peerFetch)}`);
     assert.equal(r.loopback.ok, false);
     assert.equal(r.loopbackProxied.code, 'HTTP 403', JSON.stringify(r.loopbackProxied));
   });
@@ -150,6 +156,12 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     const r = await callProbe(w, args);
     assert.equal(r.peerProxied.code, 'HTTP 403', JSON.stringify(r.peerProxied));
     assert.match(r.peerProxied.value!, /private addresses are refused: only a rule that names the host reaches a private address/);
+    // Raw TCP and the built-in fetch, carried by the network shim, are refused the same way, and say which rule would allow it.
+    const allow = JSON.stringify({ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }).replace(/[[\]{}.]/g, (c) => `\\${c}`);
+    assert.equal(r.peer.code, 'ECONNREFUSED', JSON.stringify(r.peer));
+    assert.match(r.peer.value!, new RegExp(`through MCP Gate's network door refused: HTTP/1\\.1 403 Forbidden — .*private addresses are refused.*the rule ${allow} would allow it`));
+    assert.equal(r.peerFetch.ok, false, JSON.stringify(r.peerFetch));
+    assert.match(r.peerFetch.value!, new RegExp(`^fetch failed: .*HTTP/1\\.1 403 Forbidden — .*the rule ${allow} would allow it`));
     assert.equal(r.loopback.ok, false, 'never the host\'s loopback, whatever the rule');
     const events = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const blocked = events.find((e) => e.kind === 'network.blocked' && e.host === `${netns.peerAddress}:${PEER_PORT}`);

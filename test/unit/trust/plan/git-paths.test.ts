@@ -2,7 +2,8 @@
 // configuration names as a hook folder, a command or an included configuration file, inside the workspace.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { gitConfigEntries, gitExecutedPaths } from '../../../../src/trust/plan/git-paths';
+import * as fs from 'node:fs';
+import { gitConfigEntries, gitExecutedPaths, nestedGitPaths } from '../../../../src/trust/plan/git-paths';
 import { cleanupTemp, tempDir, writeFiles } from '../../helpers';
 
 describe('git paths: what git runs from the worktree', () => {
@@ -28,5 +29,20 @@ describe('git paths: what git runs from the worktree', () => {
   it('no .git, or an unreadable config: nothing named', () => {
     const w = writeFiles(path.join(tempDir(), 'w'), { 'a.txt': '1' });
     assert.deepEqual(gitExecutedPaths(w), []);
+  });
+  it('every .git below the workspace\'s own: nested repositories with what their config names, gitdir files and their targets; not node_modules, not links', () => {
+    const w = writeFiles(path.join(tempDir(), 'w'), {
+      '.git/config': '[core]\n',
+      'vendor/lib/.git/config': '[core]\n\thooksPath = .githooks\n',
+      'deep/a/b/c/.git/HEAD': 'ref: refs/heads/main\n',
+      'mods/sub/.git': 'gitdir: ../../gitdirs/sub\n',
+      'gitdirs/sub/config': '[core]\n',
+      'node_modules/dep/.git/config': '[core]\n',
+      'src/index.js': '1',
+    });
+    fs.symlinkSync(path.join(w, 'vendor'), path.join(w, 'linked'));
+    const r = nestedGitPaths(w);
+    assert.equal(r.truncated, false);
+    assert.deepEqual(r.paths.map((p) => path.relative(w, p)), ['deep/a/b/c/.git', 'gitdirs/sub', 'mods/sub/.git', 'vendor/lib/.git', 'vendor/lib/.githooks']);
   });
 });
