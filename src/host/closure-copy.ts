@@ -126,10 +126,26 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
   return { dir, overlays, remove };
 }
 
-/** Removes the snapshot copies of processes that ended without removing theirs (their pid is in the name). */
-function pruneRuns(runs: string): void {
+/**
+ * Removes the unfinished snapshot trees of processes that ended (their pid is in the name), and finished trees no
+ * start has shown for TREE_IDLE_MS.
+ */
+function pruneRuns(runs: string, now = Date.now()): void {
   for (const name of fs.readdirSync(runs)) {
-    const m = /^snapshot-(\d+)-/.exec(name);
+    if (name.startsWith('tree-')) {
+      let idle = false;
+      try {
+        idle = now - fs.statSync(path.join(runs, name, COMPLETE)).mtimeMs > TREE_IDLE_MS;
+      } catch {
+        idle = false;
+      }
+      if (idle) {
+        writable(path.join(runs, name));
+        fs.rmSync(path.join(runs, name), { recursive: true, force: true });
+      }
+      continue;
+    }
+    const m = /^(?:snapshot|building)-(\d+)-/.exec(name);
     if (!m || Number(m[1]) === process.pid) continue;
     try {
       process.kill(Number(m[1]), 0);
@@ -175,13 +191,25 @@ function chmodTree(d: string): void {
  * made from the content its approval kept (src/trust/approval/workspace-manifest.ts): every recorded file, each
  * verified against its digest, linked (or copied) into a private tree beside the store that the sandbox mounts
  * read-only over the workspace; the recorded links; an empty placeholder for every path mounted inside it. A file
- * too large to record is left out. Throws CopyRefused naming a kept file that is missing or does not match.
+ * too large to record is left out. The tree is made once per record and set of mount points (`runs/tree-<key>`,
+ * finished by an atomic rename) and shown again at later starts; unused for 30 days, it is removed. Throws
+ * CopyRefused naming a kept file that is missing or does not match.
  */
-export function snapshotCopy(workspace: string, storeDir: string, manifest: WorkspaceManifest, mountPoints: readonly string[] = []): ClosureCopy {
+export function snapshotCopy(workspace: string, storeDir: string, manifest: WorkspaceManifest, manifestSha: string, mountPoints: readonly string[] = []): ClosureCopy {
   const runs = path.join(storeDir, 'runs');
   fs.mkdirSync(runs, { recursive: true, mode: 0o700 });
   pruneRuns(runs);
-  const dir = fs.mkdtempSync(path.join(runs, `snapshot-${process.pid}-`));
+  // One tree per record and set of mount points, made and verified once, then shown read-only at every start.
+  const points = mountPoints.map((p) => path.relative(workspace, p).split(path.sep).join('/')).filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r));
+  const kinds = [...new Set(points)].sort().map((r) => `${r}:${kindOf(path.join(workspace, ...r.split('/')))}`);
+  const key = createHash('sha256').update(JSON.stringify([manifestSha, kinds])).digest('hex').slice(0, 32);
+  const ready = path.join(runs, `tree-${key}`);
+  const shown = (d: string): ClosureCopy => ({ dir: d, overlays: [{ source: path.join(d, 'tree'), target: workspace }], remove: () => undefined });
+  if (fs.existsSync(path.join(ready, COMPLETE))) {
+    touch(path.join(ready, COMPLETE));
+    return shown(ready);
+  }
+  const dir = fs.mkdtempSync(path.join(runs, `building-${process.pid}-`));
   fs.chmodSync(dir, 0o700);
   const tree = path.join(dir, 'tree');
   const remove = () => {
@@ -238,10 +266,40 @@ export function snapshotCopy(workspace: string, storeDir: string, manifest: Work
       if (!there) placeholder(p, to);
     }
     chmodTree(tree);
+    fs.writeFileSync(path.join(dir, COMPLETE), '', { mode: 0o400 });
   } catch (e) {
     remove();
     if (e instanceof CopyRefused) throw e;
     throw new CopyRefused(`the workspace as approved cannot be laid out in ${dir}: ${(e as Error).message}`);
   }
-  return { dir, overlays: [{ source: tree, target: workspace }], remove };
+  try {
+    fs.renameSync(dir, ready);
+  } catch {
+    // another start made the same tree at the same time: that one is shown
+    remove();
+    if (!fs.existsSync(path.join(ready, COMPLETE))) throw new CopyRefused(`the workspace as approved cannot be laid out in ${ready}`);
+  }
+  return shown(ready);
+}
+
+/** Marks a snapshot tree made whole (a tree without it is one a start did not finish). */
+const COMPLETE = '.complete';
+/** A snapshot tree no start showed for this long is removed (its record may still be approved: made again). */
+const TREE_IDLE_MS = 30 * 24 * 60 * 60 * 1000;
+
+function kindOf(p: string): string {
+  try {
+    return fs.statSync(p).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return 'missing';
+  }
+}
+
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    fs.utimesSync(file, now, now);
+  } catch {
+    // best effort: only pruning reads it
+  }
 }

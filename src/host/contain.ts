@@ -367,7 +367,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       copy = copyClosure(o.project, o.server.pinned.pinned, snapshot ? [] : mountPoints);
       if (snapshot) {
         copy.remove();
-        copy = snapshotCopy(o.project, o.storeDir!, snapshot, mountPoints);
+        copy = snapshotCopy(o.project, o.storeDir!, snapshot, o.server.record!.manifest!.sha256, mountPoints);
       }
     } catch (e) {
       if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — review it again before it can start`);

@@ -63,19 +63,14 @@ export interface ManifestRef {
 }
 
 let tmpCount = 0;
+/** Files up to this size are read whole once (hashed, and kept from the same bytes); larger ones are streamed. */
+const IN_MEMORY_BYTES = 8 * 1024 * 1024;
 
-/** Hashes a file, and with `keep` writes its content to the store (once per content) from the same bytes. */
-async function hashFile(abs: string, size: number, keep?: KeepContent): Promise<string> {
-  if (size > MAX_HASHED_BYTES) return TOO_LARGE;
+/** Reads a file in chunks into the hash (and `out` when given); returns the digest. */
+async function streamHash(abs: string, out?: fs.promises.FileHandle): Promise<string> {
   const h = createHash('sha256');
   const f = await fs.promises.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
-  const kept = keep && size <= keep.maxBytes ? path.join(keep.storeDir, BLOB_DIR, `.tmp-${process.pid}-${Date.now()}-${tmpCount++}`) : undefined;
-  let out: fs.promises.FileHandle | undefined;
   try {
-    if (kept) {
-      fs.mkdirSync(path.dirname(kept), { recursive: true, mode: 0o700 });
-      out = await fs.promises.open(kept, 'wx', 0o600);
-    }
     const buf = Buffer.allocUnsafe(1024 * 1024);
     for (;;) {
       const { bytesRead } = await f.read(buf, 0, buf.length, null);
@@ -83,27 +78,54 @@ async function hashFile(abs: string, size: number, keep?: KeepContent): Promise<
       h.update(buf.subarray(0, bytesRead));
       if (out) await out.write(buf, 0, bytesRead);
     }
-  } catch (e) {
-    if (kept) await fs.promises.rm(kept, { force: true });
-    throw e;
   } finally {
     await f.close();
-    await out?.close();
   }
-  const sha = h.digest('hex');
-  if (kept) {
-    const to = blobPath(keep!.storeDir, sha);
+  return h.digest('hex');
+}
+
+/**
+ * Hashes a file, and with `keep` keeps its content in the store when no file of that content is kept yet: a small
+ * file from the bytes it was hashed from, a large one copied and hashed again (a file that changed in between is
+ * refused). Content already kept is not written again.
+ */
+async function hashFile(abs: string, size: number, keep?: KeepContent): Promise<string> {
+  if (size > MAX_HASHED_BYTES) return TOO_LARGE;
+  let data: Buffer | undefined;
+  let sha: string;
+  if (size <= IN_MEMORY_BYTES) {
+    const f = await fs.promises.open(abs, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
     try {
-      if (fs.existsSync(to)) await fs.promises.rm(kept, { force: true });
-      else {
-        fs.mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
-        await fs.promises.chmod(kept, 0o400);
-        await fs.promises.rename(kept, to);
-      }
-    } catch (e) {
-      await fs.promises.rm(kept, { force: true });
-      throw new ManifestError(`the content of ${abs} cannot be kept in ${path.dirname(to)}: ${(e as Error).message}`);
+      data = await f.readFile();
+    } finally {
+      await f.close();
     }
+    sha = createHash('sha256').update(data).digest('hex');
+  } else sha = await streamHash(abs);
+  if (!keep || size > keep.maxBytes) return sha;
+  const to = blobPath(keep.storeDir, sha);
+  if (fs.existsSync(to)) return sha;
+  const tmp = path.join(keep.storeDir, BLOB_DIR, `.tmp-${process.pid}-${Date.now()}-${tmpCount++}`);
+  try {
+    fs.mkdirSync(path.dirname(tmp), { recursive: true, mode: 0o700 });
+    const out = await fs.promises.open(tmp, 'wx', 0o600);
+    let again: string;
+    try {
+      if (data) {
+        await out.writeFile(data);
+        again = sha;
+      } else again = await streamHash(abs, out);
+    } finally {
+      await out.close();
+    }
+    if (again !== sha) throw new ManifestError(`${abs} changed while it was being recorded; approve it again`);
+    fs.mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
+    await fs.promises.chmod(tmp, 0o400);
+    await fs.promises.rename(tmp, to);
+  } catch (e) {
+    await fs.promises.rm(tmp, { force: true });
+    if (e instanceof ManifestError) throw e;
+    throw new ManifestError(`the content of ${abs} cannot be kept in ${path.dirname(to)}: ${(e as Error).message}`);
   }
   return sha;
 }

@@ -104,6 +104,8 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
         assert.match(answer(await again.call('s', 'hello')), /hello from the approved plugin/);
         assert.ok(!fs.existsSync(marker), 'the changed plugin ran in a fresh start');
         await again.close();
+        // The copy is made once per approval and shown again: one tree for both starts.
+        assert.equal(fs.readdirSync(path.join(w.store, 'runs')).filter((n) => n.startsWith('tree-')).length, 1);
       } finally {
         await session.close();
       }
