@@ -110,7 +110,7 @@ describe('loads: what a JavaScript or TypeScript file can load', () => {
   it('what a load guard cannot check is told apart from a load of a file (code): the closure then falls back to the prediction', () => {
     const code = (text: string) => loadsOf('a.js', text).code?.what;
     // Loads of files: the guard checks each when it loads.
-    for (const text of ['require(name)', "import(`./p/${n}.js`)", 'const r = require; r(x)', 'new Worker(f)']) {
+    for (const text of ['require(name)', "import(`./p/${n}.js`)", 'const r = require; r(x)', "const path = require('path'); new Worker(path.join(__dirname, f))"]) {
       assert.ok(loadsOf('a.js', text).computed, text);
       assert.equal(code(text), undefined, text);
     }
@@ -121,6 +121,119 @@ describe('loads: what a JavaScript or TypeScript file can load', () => {
     // child_process handed on by another file, and the global object taken as a value (red team, issue 43).
     assert.match(code("module.exports = require('child_process');")!, /takes child_process/);
     assert.match(code("const g = globalThis; const run = g[['ev', 'al'].join('')]; run(src);")!, /global object as a value/);
+  });
+
+  describe('what the third red team found: each is code (a load guard cannot see it), with its line', () => {
+    /** The `code` verdict's line, and that its `what` matches. */
+    const codeAt = (text: string, line: number, what: RegExp, file = 'a.js') => {
+      const c = loadsOf(file, text).code;
+      assert.ok(c, `not code: ${text}`);
+      assert.equal(c.line, line, `${text}: ${c.what}`);
+      assert.match(c.what, what, text);
+    };
+    const notCode = (text: string, file = 'a.js') => assert.equal(loadsOf(file, text).code, undefined, text);
+
+    it('02: Function (and its kin, eval) reached as a value through the global object, a string key, destructuring, a constructor', () => {
+      codeAt("const fs = require('fs');\nconst F = globalThis.Function;\nF(fs.readFileSync('p.txt', 'utf8'))();", 2, /Function as a property/);
+      codeAt('x();\nconst F = global.Function;', 2, /Function as a property/);
+      codeAt('x();\nconst F = self.Function;', 2, /Function as a property/);
+      codeAt("x();\nconst F = globalThis['Function'];", 2, /Function as a property|'Function' as a string/);
+      codeAt("x();\nconst F = Reflect.get(globalThis, 'Function');", 2, /global object as a value|Reflect\.get|'Function'/);
+      codeAt('x();\nconst { Function: F } = globalThis;', 2, /Function by destructuring|global object/);
+      codeAt('x();\nconst A = Object.getPrototypeOf(async function () {}).constructor;\nA(src)();', 2, /constructor by value/);
+      codeAt('x();\n(function () {}).constructor(src)();', 2, /constructor by value/);
+      codeAt('x();\nconst G = Object.getPrototypeOf(function* () {}).constructor;', 2, /constructor by value/);
+      codeAt('x();\nconst e = globalThis.eval;', 2, /eval/);
+      codeAt('x();\nconst A = AsyncFunction;', 2, /uses AsyncFunction/);
+    });
+
+    it('03: WebAssembly however it is reached (globalThis.WebAssembly, a string key, destructuring)', () => {
+      codeAt("const fs = require('fs');\nfunction run() { const W = globalThis.WebAssembly; return new W.Instance(new W.Module(fs.readFileSync('p.wasm'))); }", 2, /WebAssembly/);
+      codeAt("x();\nconst W = global['WebAssembly'];", 2, /WebAssembly/);
+      codeAt('x();\nconst { WebAssembly: W } = globalThis;', 2, /WebAssembly by destructuring|global object/);
+    });
+
+    it('04 / 04b / 05b: createRequire(anything) with a code module, a computed name, or handed on', () => {
+      codeAt("const { createRequire } = require('node:module');\nfunction run() { return createRequire('/usr/lib/x.js')('vm').runInThisContext(s); }", 2, /requires vm through createRequire/);
+      codeAt("const { createRequire } = require('node:module');\nfunction run() { const mod = ['v','m'].join(''); return createRequire('/usr/lib/x.js')(mod); }", 2, /createRequire loads a path computed.*parent is made up/);
+      codeAt("const path = require('path'); const { createRequire } = require('node:module');\nconst cp = createRequire(path.join(__dirname, 'none.js'))(['child','process'].join('_'));\ncp.execFileSync('/bin/sh', ['-c', '. \"$PLUGIN\"']);", 2, /createRequire loads a path computed/);
+      codeAt("import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nreq(name);", 3, /req\(\) loads a path computed.*createRequire/, 'a.mjs');
+      codeAt("import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nreq('node:vm');", 3, /requires node:vm/, 'a.mjs');
+      codeAt("const { createRequire } = require('module');\nplugins.init(createRequire(base));", 2, /hands a require made by createRequire on/);
+      // A literal file through one stays a plain load.
+      notCode("import { createRequire } from 'node:module';\nconst req = createRequire(import.meta.url);\nreq('./x.json');", 'a.mjs');
+    });
+
+    it('14, not: `delete require.cache[…]` only makes the next require read the file again (checked then)', () => {
+      const l = loadsOf('a.js', "delete require.cache[require.resolve('./lib.js')];\nmodule.exports = () => require('./lib.js');");
+      assert.equal(l.code, undefined, JSON.stringify(l));
+      assert.deepEqual(l.specs, ['./lib.js']);
+    });
+
+    it('14: require.cache, require.main, module.parent, module.children, module.constructor, process.mainModule, Module internals', () => {
+      codeAt("x();\nconst host = Object.values(require.cache).find((m) => m.filename.indexOf(__dirname) !== 0);\nhost.require('vm').runInThisContext(s);", 2, /require\.cache/);
+      codeAt("x();\nhost.require('vm');", 2, /requires vm/);
+      codeAt('x();\nhost.require(name);', 2, /as another module/);
+      codeAt("x();\nrequire.main.require('vm');", 2, /require\.main|requires vm/);
+      codeAt('x();\nconst p = module.parent; p.require(n);', 2, /module\.parent/);
+      codeAt('x();\nmodule.children[0].require(n);', 2, /module\.children|as another module/);
+      codeAt('x();\nconst M = module.constructor;', 2, /module\.constructor|constructor by value/);
+      codeAt('x();\nprocess.mainModule.require(n);', 2, /mainModule|as another module/);
+      codeAt('x();\nconst c = module.children;', 2, /module\.children/);
+      codeAt('x();\nconst m = process.mainModule;', 2, /mainModule/);
+      codeAt("x();\nconst l = M['_load'];", 2, /_load/);
+      codeAt('x();\nconst l = M._resolveFilename;', 2, /_resolveFilename/);
+      // The usual idioms stay as they were.
+      notCode("if (require.main === module) main();\nif (!module.parent) main();\nconst root = require('path').dirname(require.main.filename);");
+    });
+
+    it('01: new Worker(src, opts) with options not an object literal of literal keys without eval', () => {
+      codeAt("const { Worker } = require('node:worker_threads');\nconst opts = { eval: true };\nnew Worker(src, opts);", 2, /uses eval|'eval'/);
+      codeAt("const { Worker } = require('node:worker_threads');\nconst opts = JSON.parse(text);\nnew Worker('./w.js', opts);", 3, /options that may say eval/);
+      codeAt("const { Worker } = require('node:worker_threads');\nx();\nnew Worker('./w.js', { ...o });", 3, /options that may say eval/);
+      codeAt("const { Worker } = require('node:worker_threads');\nx();\nnew Worker('./w.js', { [k]: true });", 3, /options that may say eval/);
+      codeAt("const { Worker: W } = require('node:worker_threads');\nx();\nnew W(src, o);", 3, /new W\(\) is given options/);
+      codeAt("const wt = require('node:worker_threads');\nx();\nspawnWith(wt.Worker);", 3, /takes Worker as a value|Worker/);
+      // A URL object may be a data: URL.
+      codeAt("const { Worker } = require('node:worker_threads');\nx();\nnew Worker(new URL(u));", 3, /need not be a file/);
+      // An object literal of literal keys, no eval: a load of a file as before.
+      const l = loadsOf('a.js', "const { Worker } = require('node:worker_threads'); const path = require('path');\nnew Worker(path.join(__dirname, name), { workerData: { a: 1 }, 'stdout': true });");
+      assert.equal(l.code, undefined);
+      assert.match(l.computed!.what, /new Worker\(\) runs a path computed/);
+      notCode("const { Worker } = require('node:worker_threads');\nnew Worker('./w.js', { workerData: 1 });");
+    });
+
+    it('06: data: URLs and an import() of a value that need not be a file', () => {
+      codeAt("const fs = require('fs');\nasync function load() { const m = await import('data:text/javascript,' + encodeURIComponent(fs.readFileSync('p.txt'))); }", 2, /data: URL/);
+      codeAt('x();\nconst u = `DATA:application/javascript,${src}`;', 2, /data: URL/);
+      codeAt("x();\nawait import(['da', 'ta:text/javascript,'].join('') + src);", 2, /import\(\) loads a value computed at run time that need not be a file/, 'a.mjs');
+      codeAt("x();\nawait import('da' + 'ta:text/javascript,' + src);", 2, /need not be a file/, 'a.mjs');
+      codeAt('x();\nawait import(spec);', 2, /need not be a file/, 'a.mjs');
+      codeAt("import 'data:text/javascript,console.log(1)';", 1, /data: URL/, 'a.mjs');
+      // A computed path under a literal folder, or a file: URL of one, is still a plain load the guard checks.
+      for (const text of ['await import(`./plugins/${n}.js`)', "import path from 'node:path'; import { pathToFileURL } from 'node:url';\nawait import(pathToFileURL(path.join(import.meta.dirname, 'p', n)).href)", "const path = require('path');\nconst file = path.resolve(dir, n);\nimport(file)"]) {
+        const r = loadsOf('a.mjs', text);
+        assert.equal(r.code, undefined, text);
+        assert.ok(r.computed, text);
+      }
+      // Strings that say data but are no runnable URL.
+      notCode("const kind = 'data'; const img = `data:image/png;base64,${b64}`; log('data: loaded', 'metadata:x');");
+    });
+
+    it('aliases of our own: a descriptor of eval, import() of a built-in by a computed name, vm through module.require', () => {
+      codeAt("x();\nObject.getOwnPropertyDescriptor(globalThis, 'eval').value(src);", 2, /global object as a value|'eval'/);
+      codeAt("x();\nObject.getOwnPropertyDescriptor(Object.getPrototypeOf(f), 'constructor').value(src);", 2, /'constructor'/);
+      codeAt("x();\nconst m = await import('node:' + ['v', 'm'].join(''));", 2, /need not be a file/, 'a.mjs');
+      codeAt("x();\nmodule.require('node:vm').runInThisContext(s);", 2, /requires node:vm/);
+      codeAt("x();\nconst { eval: e } = globalThis;", 2, /eval by destructuring|global object/);
+      codeAt("x();\nconst g = globalThis.globalThis; g[k](s);", 2, /\.globalThis/);
+      codeAt("x();\nconst v = Object.values(Object.getOwnPropertyDescriptors(global));", 2, /global object as a value/);
+    });
+
+    it('ordinary code that mentions none of these stays not code', () => {
+      notCode("const fs = require('fs'); const path = require('path');\nrequire('./x');\nconst o = { data: 1, kind: 'data', constructor: 2 };\nif (typeof v === 'function' && v instanceof Function) o.data = v;\nif (key === 'constructor' || key === '__proto__') return;\nclass A { constructor() {} }\nmodule.exports = { a: fs.readFileSync(path.join(__dirname, 'data.json'), 'utf8') };");
+      notCode("import { readFile } from 'node:fs/promises';\nimport './x.js';\nconst s: Function = () => 1;\nexport const t = typeof globalThis.fetch;\nexport default globalThis.process?.env;", 'a.ts');
+    });
   });
 
   it('new Worker(new URL(literal, import.meta.url)) is a literal path', () => {

@@ -117,10 +117,11 @@ function graphShape(g: Graph, i: number): Shape {
       (e.lazy ? lazy : eager).push(load);
     }
     if (k === 0) files[name] = server(eager.join(';\n'), lazy.join(', '));
-    else files[name] = `${eager.join(';\n')}\nmodule.exports = { run() { ${lazy.join(';')} } };\n`;
+    else files[name] = `${eager.join(';\n')}\nmodule.exports = { run() { ${lazy.join(';')} } };\n(process.oracleModules = process.oracleModules || []).push(module.exports);\n`;
   });
-  // Lazy loads of other modules run when the entry's tool is called: the entry calls each module's run().
-  files[names[0]] = files[names[0]].replace("if (msg.method === 'tools/call') {", `if (msg.method === 'tools/call') { try { for (const m of Object.values(require.cache)) m.exports && typeof m.exports.run === 'function' && m.exports.run(); } catch {}`);
+  // Lazy loads of other modules run when the entry's tool is called: the entry calls each loaded module's run()
+  // (each module lists itself on `process`; reaching require.cache would make the entry code a guard cannot see).
+  files[names[0]] = files[names[0]].replace("if (msg.method === 'tools/call') {", `if (msg.method === 'tools/call') { try { for (const m of process.oracleModules || []) m.run(); } catch {}`);
   return { name: `generated graph ${i}`, files, def: { command: 'node', args: [names[0]] } };
 }
 
