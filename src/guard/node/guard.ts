@@ -267,10 +267,89 @@ function checkPreloadFlags(): void {
  */
 const RUNS_ITS_ARGUMENTS = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|node|nodejs|python[\d.]*|pypy[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|git|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source)$/;
 
+/**
+ * Programs that read and run files their arguments do not name (a shell sources, make reads its Makefile, npm its
+ * package.json scripts, an interpreter the guard is not in imports): started only while every file of the
+ * workspace is what was approved, since no guard sees what they read. `node` and `python` are not here: the
+ * sandbox's wrappers put the guard in them.
+ */
+const READS_ITS_OWN = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant)$/;
+const known = new Map<string, { key: string; sum: string }>();   // rel → stat key and digest, for the check below
+
+/** Refuses (naming the first file that is not) unless every file of the workspace is what was approved. */
+function workspaceAsApproved(program: string): void {
+  const cfg = getConfig();
+  if (!cfg) return;   // a manifest that cannot be read already refuses every workspace load
+  const walk = (dir: string): void => {
+    let list: fs.Dirent[];
+    try { list = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    list.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const d of list) {
+      const abs = path.join(dir, d.name);
+      if (d.isDirectory()) {
+        if (!(dir === cfg.rootDir && d.name === '.git')) walk(abs);
+        continue;
+      }
+      if (!d.isFile()) continue;
+      const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
+      const want = hasOwn(cfg.files, rel) ? cfg.files[rel] : undefined;
+      const how = `spawn ${program} (it reads workspace files no guard sees)`;
+      if (want === undefined) refuse({ p: abs, rel, why: 'new', sum: '', how });
+      if (want === 'too-large') continue;
+      let st: fs.Stats;
+      try { st = fs.lstatSync(abs, { bigint: false }); } catch { continue; }
+      const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      let hit = known.get(rel);
+      if (!hit || hit.key !== key) {
+        let data: Buffer;
+        try { data = fs.readFileSync(abs); } catch { continue; }
+        hit = { key, sum: sha256(data) };
+        known.set(rel, hit);
+      }
+      if (hit.sum !== want) refuse({ p: abs, rel, why: 'changed', sum: hit.sum, how });
+    }
+  };
+  walk(cfg.rootDir);
+}
+
+const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$/;
+const SHELL_TRICKS = /`|\$\(|<\(|>\(|(^|[\s;&|(])(\.|source|eval|exec|command|builtin|xargs)(\s|$)/;
+
+/**
+ * The program (the file or argv[0]) that reads files no guard sees, or undefined. `sh -c 'cmd'` is read as its
+ * command line: a command the guard is in (node, python) or one that reads only its arguments is fine; a sourced
+ * file, eval, a substitution, a nested shell or such a program is not.
+ */
+function readsItsOwn(file: unknown, list: unknown[]): string | undefined {
+  for (const p of [file, list[0]]) {
+    if (typeof p !== 'string') continue;
+    const n = path.basename(p);
+    if (!READS_ITS_OWN.test(n)) continue;
+    if (SHELLS.test(n)) {
+      const rest = list.slice(1).filter((x): x is string => typeof x === 'string');
+      const c = rest.indexOf('-c');
+      if (c >= 0 && c < rest.length - 1) {
+        const cmd = rest[c + 1];
+        if (SHELL_TRICKS.test(cmd)) return n;
+        for (const part of cmd.split(/[;&|\n]+/)) {
+          const words = part.split(/\s+/).filter((w) => w && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+          if (!words.length) continue;
+          const prog = path.basename(words[0].replace(/^['"(]+|['"]+$/g, ''));
+          if (READS_ITS_OWN.test(prog)) return prog;
+        }
+        return undefined;
+      }
+    }
+    return n;
+  }
+  return undefined;
+}
+
 function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
   const list = Array.isArray(args) ? args : [];
   const runs = [file, list[0]].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
+  const reads = readsItsOwn(file, list);
   const words = new Map<string, boolean>();                   // word → it is the program itself
   for (const [i, a] of [file, ...list].entries()) {
     if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
@@ -284,6 +363,8 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
     try { st = fs.statSync(abs, { throwIfNoEntry: false }); } catch { continue; }
     if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0)) check(abs, 'exec');
   }
+  // After the files it is given: what it may read besides them must be as approved too.
+  if (reads) workspaceAsApproved(reads);
 }
 
 /** Spawn options as ChildProcess.prototype.spawn and the spawn_sync binding get them (file, args, cwd, envPairs). */

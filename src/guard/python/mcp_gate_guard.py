@@ -31,7 +31,13 @@ TAINT_MAX = 16 << 20           # other files read inside root/scratch larger tha
 # program's arguments are its data (wc -l README.md), and only an executable file among them is checked.
 import re as _re
 _RUNS_ITS_ARGUMENTS = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|node|nodejs|python[\d.]*|pypy[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|git|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source)$')
+# Programs that read and run files their arguments do not name (a shell sources, make reads its Makefile, npm its
+# package.json scripts, an interpreter the guard is not in imports): started only while every file of the
+# workspace is what was approved, since no guard sees what they read (else refused, naming the first file that
+# is not; `node` and `python` are not here: the sandbox's wrappers put the guard in them).
+_READS_ITS_OWN = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant)$')
 GUARD_FILE = os.path.abspath(__file__)
+_known = {}                    # rel -> ((st_ino, st_size, st_mtime_ns), sha256): files hashed for the whole-workspace check
 
 
 class McpGateGuardRefused(ImportError):
@@ -413,6 +419,97 @@ def _check_program(items, cwd):
             v = _verdict(p)
             if v is not None:
                 _refuse(p, v[1], v[0], v[2], 'spawn')
+    # After the files it is given: what it may read besides them must be as approved too.
+    reader = _reads_its_own(items)
+    if reader is not None:
+        v = _workspace_as_approved()
+        if v is not None:
+            _refuse(v[0], v[1], v[2], v[3], 'spawn %s (it reads workspace files no guard sees)' % reader)
+
+
+_SHELLS = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$')
+_SHELL_TRICKS = _re.compile(r'`|\$\(|<\(|>\(|(^|[\s;&|(])(\.|source|eval|exec|command|builtin|xargs)(\s|$)')
+
+
+def _reads_its_own(items):
+    """The name of the program among items[:2] that reads files no guard sees, else None. `sh -c 'cmd'` is read as
+    its command line: a command the guard is in (python, node) or one that reads only its arguments is fine; a
+    sourced file, eval, a substitution or such a program is not."""
+    names = []
+    for item in items[:2]:
+        try:
+            names.append(os.path.basename(os.fsdecode(item)))
+        except TypeError:
+            pass
+    for n in names:
+        if not _READS_ITS_OWN.match(n):
+            continue
+        if _SHELLS.match(n):
+            rest = [os.fsdecode(x) for x in items[1:] if isinstance(x, (str, bytes))]
+            if '-c' in rest[:-1]:
+                cmd = rest[rest.index('-c') + 1]
+                return _shell_line_reads(cmd, n)
+        return n
+    return None
+
+
+def _shell_line_reads(cmd, shell):
+    if _SHELL_TRICKS.search(cmd):
+        return shell
+    for part in _re.split(r'[;&|\n]+', cmd):
+        words = [w for w in part.split() if not _re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', w)]
+        if not words:
+            continue
+        prog = os.path.basename(words[0].strip('\'"('))
+        if _READS_ITS_OWN.match(prog):
+            return prog                          # a nested shell too: its quoted line is not read here
+    return None
+
+
+def _workspace_as_approved():
+    """None when every file of the workspace is what was approved; else (p, rel, why, sha) of the first that is not."""
+    if not _state['on'] or BROKEN is not None or not ROOT:
+        return None
+    _tls.busy = True
+    try:
+        for d, dirs, names in os.walk(ROOT):
+            if d == ROOT and '.git' in dirs:
+                dirs.remove('.git')
+            dirs.sort()
+            for n in sorted(names):
+                p = os.path.join(d, n)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if st.st_mode & 0o170000 != 0o100000:
+                    continue
+                rel = p[len(ROOT_PREFIX):].replace(os.sep, '/')
+                want = FILES.get(rel)
+                if want is None:
+                    try:
+                        with open(p, 'rb') as f:
+                            return p, rel, 'new', _sha(f.read())
+                    except OSError:
+                        return p, rel, 'new', ''
+                if want == 'too-large':
+                    continue
+                key = (st.st_ino, st.st_size, st.st_mtime_ns)
+                hit = _known.get(rel)
+                if hit is not None and hit[0] == key:
+                    h = hit[1]
+                else:
+                    try:
+                        with open(p, 'rb') as f:
+                            h = _sha(f.read())
+                    except OSError:
+                        continue
+                    _known[rel] = (key, h)
+                if h != want:
+                    return p, rel, 'changed', h
+    finally:
+        _tls.busy = False
+    return None
 
 
 def _seq(x):
@@ -438,8 +535,8 @@ def _on_spawn(args):      # os.spawn: (mode, path, args, env)
     _check_program([args[1]] + _seq(args[2]), None)
 
 
-def _on_system(args):     # os.system: (command,)
-    _check_program([args[0]], None)
+def _on_system(args):     # os.system: (command,) — run by /bin/sh -c
+    _check_program(['sh', '-c', args[0]], None)
 
 
 _EVENTS = {

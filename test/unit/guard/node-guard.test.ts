@@ -189,15 +189,46 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     refused: (ws) => path.join(ws.root, 'lib/dep.js'), why: 'changed', how: 'require',
   }));
 
-  it('exec check: a changed script named in a spawned command line is refused before the start', () => shape({
-    files: {
-      'server.js': `const r = require('child_process').spawnSync('/bin/sh', ['lib/job.sh'], { encoding: 'utf8' }); process.stdout.write(r.stdout);\n`,
+  it('exec check: a changed script named in a spawned command line is refused before the start', () => {
+    const ws = workspace({
+      'server.js': `const r = require('child_process').spawnSync('/bin/sh', ['lib/job.sh'], { encoding: 'utf8' }); process.stdout.write(r.stdout); process.exit(r.error ? 7 : 0);\n`,
       'lib/job.sh': 'echo job\n',
-    },
-    args: ['server.js'], expectOut: /^job$/m,
-    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/job.sh'), `echo ran > ${JSON.stringify(ws.marker)}\n`),
-    refused: (ws) => path.join(ws.root, 'lib/job.sh'), why: 'changed', how: 'exec',
-  }));
+    });
+    approve(ws);
+    let r = run(ws, ['server.js']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^job$/m);
+    fs.writeFileSync(path.join(ws.root, 'lib/job.sh'), `echo ran > ${JSON.stringify(ws.marker)}\n`);
+    r = run(ws, ['server.js']);
+    assert.notEqual(r.status, 0);
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'lib/job.sh')}`), r.stderr);
+    assert.equal(reports(ws)[0].how, 'exec');
+    assert.equal(fs.existsSync(ws.marker), false, 'the changed script ran');
+  });
+
+  it('a program that reads files no guard sees (sh running a script that sources another) starts only while the workspace is as approved; `sh -c` running node is fine', () => {
+    const ws = workspace({
+      'server.js': "const { spawnSync } = require('child_process');\nconst how = process.argv[2];\nconst r = how === 'node' ? spawnSync('/bin/sh', ['-c', 'node lib/job.js'], { encoding: 'utf8' }) : spawnSync('/bin/sh', ['lib/run.sh'], { encoding: 'utf8' });\nprocess.stdout.write(r.stdout || ''); process.exit(r.error ? 7 : 0);\n",
+      'lib/run.sh': '. "$(dirname "$0")/lib.sh"\ngreet\n',
+      'lib/lib.sh': 'greet() { echo approved-lib; }\n',
+      'lib/job.js': "console.log('job');\n",
+    });
+    approve(ws);
+    let r = run(ws, ['server.js']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /approved-lib/);
+    fs.writeFileSync(path.join(ws.root, 'lib/lib.sh'), `greet() { echo ran > ${JSON.stringify(ws.marker)}; }\n`);
+    r = run(ws, ['server.js']);
+    assert.notEqual(r.status, 0);
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'lib/lib.sh')}`), r.stderr);
+    assert.equal(reports(ws)[0].how, 'spawn sh (it reads workspace files no guard sees)');
+    assert.equal(fs.existsSync(ws.marker), false, 'the sourced change ran');
+    // `sh -c 'node …'`: node runs under the guard, sh reads nothing else: an edit elsewhere does not stop it.
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+    r = run(ws, ['server.js', 'node']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^job$/m);
+  });
 
   it('data is not code: `wc -l README.md` after a README edit runs; the same file handed to sh is refused', () => {
     const ws = workspace({ 'server.js': "const { spawnSync } = require('child_process');\nconsole.log('lines', spawnSync('wc', ['-l', 'README.md'], { encoding: 'utf8' }).stdout.split(' ')[0]);\nif (process.argv[2] === 'sh') spawnSync('sh', ['README.md'], { stdio: 'inherit' });\n" });

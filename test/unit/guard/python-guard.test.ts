@@ -273,6 +273,32 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['server.py'], `${ws.root}/README.md`, 'changed', 'spawn', false);
   });
 
+  it('a program that reads files no guard sees (bash sourcing a script, make, os.system) starts only while the workspace is as approved', () => {
+    const how = (prog: string) => `spawn ${prog} (it reads workspace files no guard sees)`;
+    const ws = workspace((w) => ({
+      'server.py': "import subprocess, os\nout = subprocess.run(['bash', 'scripts/check.sh'], capture_output=True, text=True)\nprint('APPROVED' if out.returncode == 0 else 'FAILED', out.stdout.strip())\n",
+      'scripts/check.sh': 'source "$(dirname "$0")/lib.sh"\ngreet\n',
+      'scripts/lib.sh': 'greet() { echo approved-lib; }\n',
+      'Makefile': 'test:\n\t@echo approved-make\n',
+      'make.py': "import subprocess\nr = subprocess.run(['make', '-s', 'test'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'system.py': "import os\nos.system('make -s test')\nprint('APPROVED')\n",
+      'notes/n.txt': String(w.root.length),
+    }));
+    assertRuns(ws, ['server.py'], 'bash sourcing the approved lib');
+    assertRuns(ws, ['make.py'], 'make with the approved Makefile');
+    write(ws.root, { 'scripts/lib.sh': `greet() { echo ran > ${JSON.stringify(ws.marker)}; echo CHANGED; }\n` });
+    assertRefused(ws, ['server.py'], `${ws.root}/scripts/lib.sh`, 'changed', how('bash'));
+    for (const f of [ws.report, ws.marker]) fs.rmSync(f, { force: true });
+    write(ws.root, { 'scripts/lib.sh': 'greet() { echo approved-lib; }\n', Makefile: `test:\n\t@echo ran > ${JSON.stringify(ws.marker)}; echo CHANGED\n` });
+    assertRefused(ws, ['make.py'], `${ws.root}/Makefile`, 'changed', how('make'));
+    for (const f of [ws.report, ws.marker]) fs.rmSync(f, { force: true });
+    assertRefused(ws, ['system.py'], `${ws.root}/Makefile`, 'changed', how('make'));
+    // What no guard can tell apart: any other file changed refuses such a start too (make could read it); said.
+    for (const f of [ws.report, ws.marker]) fs.rmSync(f, { force: true });
+    write(ws.root, { Makefile: 'test:\n\t@echo approved-make\n', 'notes/new.txt': 'added\n' });
+    assertRefused(ws, ['make.py'], `${ws.root}/notes/new.txt`, 'new', how('make'), false);
+  });
+
   it('a planted __pycache__/*.pyc for an unchanged module is ignored (the approved source runs)', () => {
     const ws = workspace(() => ({ 'server.py': 'import helper\nprint(helper.WORD)\n', 'helper.py': 'WORD = "APPROVED"\n' }));
     // a valid timestamp .pyc (matching helper.py's mtime and size) compiled from other code
