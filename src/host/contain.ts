@@ -357,9 +357,15 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // approval pins. Granted, it is visible (read-only as a read path, as a protected folder; writable as a write path).
   const gitDir = path.join(o.project, '.git');
   const hidden = [...c.extraRead, ...c.extraWrite].some((p) => path.resolve(p) === gitDir) ? [] : [gitDir];
+  const scanned = scanWorkspace(o.project);
+  // Unix sockets: the server may make its own (a browser's, the tsx command's IPC) while no socket file it did not
+  // make is visible to it (the workspace, your read and write paths, a granted .git); abstract sockets are its
+  // network namespace's. Else refused unless your entry allows them.
+  const foreign = c.unixSockets ? [] : [...shownSockets(c), ...scanned.sockets, ...(hidden.length ? [] : socketsAt(gitDir))];
+  const ownSockets = !c.unixSockets && foreign.length === 0;
   let copy: ReturnType<typeof copyClosure> | undefined;
   if (o.server.gated && o.server.pinned) {
-    const mountPoints = [...protectedPaths(o.project, c.extraWrite), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)];
+    const mountPoints = [...protectedPaths(o.project, c.extraWrite, scanned), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)];
     try {
       const snapshot = snapshotOf(o);
       // The files the plan names are checked as they are now (they are what the person reviewed); a server on the
@@ -390,11 +396,10 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       hidden,
       binds: guard?.binds,
       netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
-      profile: { network, unixSockets: c.unixSockets !== undefined, limits: c.limits.values, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
+      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite, scanned), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
-    const sockets = c.unixSockets ? [] : shownSockets(c);
-    const unixSocketsRefused = c.unixSockets ? undefined : { hint: sockets.length ? unixSocketsWords(sockets) : UNIX_SOCKETS_REFUSED, shown: sockets.length > 0 };
+    const unixSocketsRefused = c.unixSockets || ownSockets ? undefined : { hint: unixSocketsWords(foreign), shown: true };
     let held: ServerLimits;
     try {
       held = serverLimits(c.limits.values, c.mechanism);
@@ -481,6 +486,15 @@ export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: st
 }
 
 /** The user's read and write paths that are Unix socket files (a daemon's socket shown to the server). */
+/** Socket files directly in a folder (a granted .git holds git's fsmonitor socket). */
+function socketsAt(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isSocket()).map((d) => path.join(dir, d.name));
+  } catch {
+    return [];
+  }
+}
+
 function shownSockets(c: { extraRead: readonly string[]; extraWrite: readonly string[] }): string[] {
   return [...c.extraRead, ...c.extraWrite].filter((p) => {
     try {
@@ -491,7 +505,6 @@ function shownSockets(c: { extraRead: readonly string[]; extraWrite: readonly st
   });
 }
 
-const UNIX_SOCKETS_REFUSED = 'Unix sockets are refused in its sandbox and its error reads like one was (a server that makes its own, as the tsx command does for its IPC, needs them): "unixSockets": true in its sandbox entry allows them';
 
 /** The line of a server's stderr that reads like a Unix socket the seccomp filter refused (Node, Go, Python, docker CLI wordings), if one does. */
 export function refusedSocketError(stderr: string): string | undefined {
@@ -499,22 +512,28 @@ export function refusedSocketError(stderr: string): string | undefined {
   return stderr.split('\n').map((l) => l.trim()).find((l) => /\b(listen|connect|bind) EPERM\b|socket: operation not permitted|\[Errno 1\] Operation not permitted$/i.test(l))?.slice(0, 300);
 }
 
-const unixSocketsRefusedWords = (shown: string[]) =>
-  `Unix sockets: refused (a seccomp filter): it cannot connect to a socket file it can see, in the workspace or a read path${shown.length ? ` — ${unixSocketsWords(shown)}` : ' (set "unixSockets": true in its sandbox entry to allow them)'}`;
+const unixSocketsRefusedWords = (shown: string[]) => shown.length
+  ? `Unix sockets: refused (a seccomp filter) — ${unixSocketsWords(shown)}`
+  : 'Unix sockets: those it makes itself (a browser\'s, a command\'s IPC; abstract ones are its own network namespace\'s), checked at each start: while no socket file it did not make is visible to it (the workspace, your read and write paths); else refused (a seccomp filter) unless your entry says "unixSockets": true';
 
-const unixSocketsWords = (sockets: string[]) => `your path ${sockets.join(', ')} is a Unix socket, which it cannot connect to while Unix sockets are refused: "unixSockets": true in its sandbox entry allows them`;
+const unixSocketsWords = (sockets: string[]) => `${sockets.length === 1 ? `${sockets[0]} is a Unix socket it can see` : `${sockets.slice(0, 3).join(', ')}${sockets.length > 3 ? ', …' : ''} are Unix sockets it can see`}, so it may make none of its own (it could connect to ${sockets.length === 1 ? 'that one' : 'those'}): "unixSockets": true in its sandbox entry allows them`;
 
 /** Where an opt-out (or any sandbox entry) is written: `file:line`. */
 export function optOutWhere(e: SandboxEntry): string {
   return `${e.origin.file}${e.origin.line ? `:${e.origin.line}` : ''}`;
 }
 
-function protectedPaths(project: string, writable: readonly string[]): string[] {
+/** The workspace walked once per start: every nested .git (and what it names) and every Unix socket file in it. */
+function scanWorkspace(project: string): ReturnType<typeof nestedGitPaths> {
+  const nested = nestedGitPaths(project);
+  if (nested.truncated) throw new ContainRefused(`the workspace ${project} holds more than ${MAX_NESTED_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every .git a contained server must not write; open a smaller folder as the workspace`);
+  return nested;
+}
+
+function protectedPaths(project: string, writable: readonly string[], nested: ReturnType<typeof nestedGitPaths>): string[] {
   const out: string[] = [];
   // The workspace entries tools read as configuration, and what the repository's git config names for git to run.
   // Every .git below the workspace's own too: git run there obeys it (a nested repository, a submodule).
-  const nested = nestedGitPaths(project);
-  if (nested.truncated) throw new ContainRefused(`the workspace ${project} holds more than ${MAX_NESTED_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every .git a contained server must not write; open a smaller folder as the workspace`);
   for (const p of [...PROTECTED_IN_WORKSPACE.map((name) => path.join(project, name)), ...gitExecutedPaths(project), ...nested.paths]) {
     if (writable.some((w) => path.resolve(w) === p)) continue;
     try {

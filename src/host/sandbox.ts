@@ -55,8 +55,10 @@
 // proxy the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, npm's) point at; there is no route around it.
 // Sockets: a seccomp filter (./seccomp.ts, loaded by bwrap from fd 3: `--seccomp 3`) allows only IP and netlink
 // sockets and refuses socket(AF_UNIX) and datagram socketpairs, so a server cannot connect to a socket file it can
-// see (the workspace, a read path) unless the user's entry says `unixSockets: true`; no io_uring, no other family
-// (AF_VSOCK reaches a VM's host). Stream and seqpacket pairs (child processes' stdio) work.
+// see (the workspace, a read path) unless the user's entry says `unixSockets: true` — or unless no socket file it
+// did not make is visible to it at the start (profile.unixSockets 'own', decided by ./contain.ts: a browser's and
+// a command's own IPC then work); no io_uring, no other family (AF_VSOCK reaches a VM's host). Stream and seqpacket
+// pairs (child processes' stdio) work.
 // Limits: the inner command is util-linux's prlimit setting the server's rlimits, then the server (./limits.ts
 // says what is held how, and the cgroup a start may add outside bwrap).
 import { spawnSync } from 'node:child_process';
@@ -543,7 +545,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     executable,
     ...launch.argv,
   ];
-  const seccomp = socketFilter({ unixSockets: profile.unixSockets });
+  const seccomp = socketFilter({ unixSockets: profile.unixSockets !== false });
   if (!seccomp) throw new SandboxUnavailableError(`MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, 'run the server without containment (the opt-out)');
 
   const env: Record<string, string> = { ...launch.env, HOME: home, ...(profile.network ? PROXY_ENV : {}) };
@@ -561,9 +563,9 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
     `empty: ${home} (HOME), /tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
-    `sockets (seccomp): IP and netlink; ${profile.unixSockets ? 'Unix sockets allowed (your setting unixSockets: true): it can connect to any socket file it can see' : 'no Unix socket, so no socket file it can see is reachable'}; no other family, no io_uring`,
+    `sockets (seccomp): IP and netlink; ${profile.unixSockets === 'own' ? 'Unix sockets allowed: no socket file it did not make is visible to it (checked at this start), so it reaches only its own' : profile.unixSockets ? 'Unix sockets allowed (your setting unixSockets: true): it can connect to any socket file it can see' : 'no Unix socket, so no socket file it can see is reachable'}; no other family, no io_uring`,
     ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
   ].join('\n');
 
-  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, door: profile.network, description: { network: profile.network, unixSockets: profile.unixSockets, readWrite, readOnly, overlays, empty, missing, text } };
+  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, door: profile.network, description: { network: profile.network, unixSockets: profile.unixSockets !== false, readWrite, readOnly, overlays, empty, missing, text } };
 }

@@ -141,8 +141,11 @@ export interface SandboxProfile {
   network: boolean;
   extraRead: readonly string[];
   extraWrite: readonly string[];
-  /** Unix sockets allowed (an entry's `unixSockets: true`); otherwise the seccomp filter refuses making them. */
-  unixSockets: boolean;
+  /**
+   * Unix sockets: `true` allowed (an entry's `unixSockets: true`); `'own'` allowed because no socket file it did not
+   * make is visible to it (decided at each start by the host); `false`: the seccomp filter refuses making them.
+   */
+  unixSockets: boolean | 'own';
   limits: ResourceLimits;
 }
 

@@ -105,10 +105,13 @@ export const MAX_NESTED_WALK = 200_000;
  * vendored checkout), with what each one's configuration names for git to run, and the folder a `gitdir:` file
  * points to when it lies in the workspace: git run there by the user, VS Code or an agent obeys them. Links are
  * not followed; `node_modules` folders are not walked (git, VS Code and agents do not look for repositories
- * there). `truncated` when the walk met its bound.
+ * there); the workspace's own `.git` is not walked. The same walk lists the Unix socket files it meets
+ * (`sockets`: a contained server may make Unix sockets only while none it did not make is visible to it).
+ * `truncated` when the walk met its bound.
  */
-export function nestedGitPaths(workspace: string): { paths: string[]; truncated: boolean } {
+export function nestedGitPaths(workspace: string): { paths: string[]; sockets: string[]; truncated: boolean } {
   const out = new Set<string>();
+  const sockets: string[] = [];
   const queue = [workspace];
   let entries = 0;
   while (queue.length) {
@@ -120,7 +123,7 @@ export function nestedGitPaths(workspace: string): { paths: string[]; truncated:
       continue;
     }
     for (const d of list) {
-      if (++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), truncated: true };
+      if (++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), sockets, truncated: true };
       const abs = path.join(dir, d.name);
       if (d.name === '.git') {
         if (dir === workspace) continue; // the workspace's own: protected as itself
@@ -132,10 +135,11 @@ export function nestedGitPaths(workspace: string): { paths: string[]; truncated:
         }
         continue;
       }
-      if (d.isDirectory() && d.name !== 'node_modules') queue.push(abs);
+      if (d.isSocket()) sockets.push(abs);
+      else if (d.isDirectory() && d.name !== 'node_modules') queue.push(abs);
     }
   }
-  return { paths: [...out].sort(), truncated: false };
+  return { paths: [...out].sort(), sockets: sockets.sort(), truncated: false };
 }
 
 /** The folder a `gitdir: <path>` file names (resolved against the file's folder), when it reads as one. */

@@ -61,9 +61,11 @@ describe('containment: one decision, in words and in what starts', () => {
     assert.equal(p.sandbox?.network, false);
     assert.equal(p.launch.command, BWRAP.bwrap);
     assert.match(p.networkRule!, /"action":"mcp\.s\.network","decision":"allow"/);
-    // Unix sockets refused: the words say so, and the start carries the seccomp filter for bwrap's fd 3.
-    assert.ok(words.some((l) => l.startsWith('Unix sockets: refused (a seccomp filter)')), words.join('\n'));
-    assert.equal(p.sandbox?.unixSockets, false);
+    // Unix sockets: its own only (no socket file is visible to it here), the words say so, and the start carries
+    // the seccomp filter for bwrap's fd 3.
+    assert.ok(words.some((l) => l.startsWith('Unix sockets: those it makes itself')), words.join('\n'));
+    assert.equal(p.sandbox?.unixSockets, true);
+    assert.match(p.sandbox!.text, /Unix sockets allowed: no socket file it did not make is visible to it \(checked at this start\)/);
     assert.ok(p.launch.seccomp && p.launch.seccomp.length > 0 && p.launch.seccomp.length % 8 === 0, 'a BPF program');
     assert.deepEqual(p.launch.args.slice(p.launch.args.indexOf('--seccomp'), p.launch.args.indexOf('--seccomp') + 2), ['--seccomp', '3']);
     assert.ok(p.launch.args.indexOf('--seccomp') < p.launch.args.indexOf('--'), 'a bwrap option, not the server\'s');

@@ -53,9 +53,9 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
 
     // Without unixSockets the docker CLI cannot reach the socket it is shown: the failure names the setting.
     config(w, false);
-    assert.match(cli(w, ['get', 'fx']).stdout, new RegExp(`Unix sockets: refused .*your path ${c.socket.replace(/[.]/g, '\\.')} is a Unix socket, which it cannot connect to while Unix sockets are refused: "unixSockets": true in its sandbox entry allows them`));
+    assert.match(cli(w, ['get', 'fx']).stdout, new RegExp(`Unix sockets: refused \\(a seccomp filter\\) — ${c.socket.replace(/[.]/g, '\\.')} is a Unix socket it can see, so it may make none of its own \\(it could connect to that one\\): "unixSockets": true in its sandbox entry allows them`));
     const blocked = cli(w, ['tools', 'fx']);
-    assert.match(blocked.stdout + blocked.stderr, /operation not permitted.*your path .* is a Unix socket, which it cannot connect to while Unix sockets are refused: "unixSockets": true in its sandbox entry allows them/, blocked.stdout + blocked.stderr);
+    assert.match(blocked.stdout + blocked.stderr, /operation not permitted.* is a Unix socket it can see, so it may make none of its own \(it could connect to that one\): "unixSockets": true in its sandbox entry allows them/, blocked.stdout + blocked.stderr);
     config(w, true);
     const first = cli(w, ['tools', 'fx']);
     assert.match(first.stdout, /fixture_v1\s+\[allow\]/, first.stdout + first.stderr);
