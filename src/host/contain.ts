@@ -28,6 +28,7 @@ import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/
 import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
+import { StateCopyError, syncPackageState } from './package-state';
 import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
 import { gitExecutedPaths, MAX_NESTED_WALK, nestedGitPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
@@ -357,6 +358,19 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // approval pins. Granted, it is visible (read-only as a read path, as a protected folder; writable as a write path).
   const gitDir = path.join(o.project, '.git');
   const hidden = [...c.extraRead, ...c.extraWrite].some((p) => path.resolve(p) === gitDir) ? [] : [gitDir];
+  // An npm-launched server's own package folder: its private copy, kept between its starts, read-write (./package-state.ts).
+  let packageState: { source: string; target: string; writable: true } | undefined;
+  const lock = locked ? o.server.record?.lock : undefined;
+  if (locked && lock) {
+    const target = path.join(locked.tree, 'node_modules', ...lock.name.split('/'));
+    if (fs.existsSync(target)) {
+      try {
+        packageState = { source: syncPackageState(target, path.join(cacheDir, 'package-state', lock.digest.replace(/[^A-Za-z0-9]/g, '').slice(0, 32))), target, writable: true };
+      } catch (e) {
+        if (!(e instanceof StateCopyError)) throw e; // too large: it runs from the read-only tree, as before
+      }
+    }
+  }
   const scanned = scanWorkspace(o.project);
   // Unix sockets: the server may make its own (a browser's, the tsx command's IPC) while no socket file it did not
   // make is visible to it (the workspace, your read and write paths, a granted .git); abstract sockets are its
@@ -394,7 +408,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       workspace: o.project,
       overlays: copy?.overlays ?? [],
       hidden,
-      binds: guard?.binds,
+      binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
       netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
       profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite, scanned), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
@@ -589,7 +603,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
       : `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
     networkWords(c),
   ];
-  if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing)');
+  if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing), except its own package folder: a private copy kept between its starts, where what it writes (its data) stays and its approved files are written again at each start');
   const image = imageLaunchOf(server);
   if (image) out.push(`its container: run by the ${image.runtime} ${image.runtime === 'docker' ? 'daemon' : 'runtime'}, outside this sandbox — the sandbox holds only the ${image.runtime} command, which reaches no daemon socket (/run and /var/run are never shown) unless your extra read paths show one; what the container may do is what ${image.runtime} and the options in the definition allow`);
   out.push(c.unixSockets

@@ -1,6 +1,7 @@
 // The real servers the project uses, launched as repositories declare them (`npx -y <package>`), still work
 // inside the sandbox: approval pins each package (resolved on the public registry), and the locked tree runs from
-// MCP Gate's package cache with the user's network rule and without it.
+// MCP Gate's package cache with the user's network rule and without it. The memory server keeps what it stored
+// (next to its own code) from one start to the next.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -47,6 +48,13 @@ describe('contained execution: real npx servers', function () {
     }
     const listed = cli(w, ['call', 'files', 'list_directory', '--args', JSON.stringify({ path: '.' })]);
     assert.match(listed.stdout, /notes\.txt/, listed.stdout + listed.stderr);
+    // The memory server writes next to its own code (dist/memory.jsonl): its private copy of its package folder keeps
+    // what it stored for its next start, with no grant written by hand.
+    const stored = cli(w, ['call', 'memory', 'create_entities', '--args', JSON.stringify({ entities: [{ name: 'gate-test-entity', entityType: 'note', observations: ['kept between starts'] }] })]);
+    assert.equal(stored.code, 0, stored.stdout + stored.stderr);
+    const read = cli(w, ['call', 'memory', 'read_graph']);
+    assert.match(read.stdout, /gate-test-entity/, read.stdout + read.stderr);
+    assert.match(read.stdout, /kept between starts/);
     const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
     assert.match(log, /"kind":"server.start","server":"memory".*contained: /);
     assert.deepEqual(fs.readdirSync(path.join(w.home, '.npm')), [], 'the user\'s own ~/.npm is never written by a contained server');
