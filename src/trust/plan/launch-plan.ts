@@ -12,7 +12,7 @@ import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
 import { nodeOptionKind } from './node-options';
-import { WRAPPERS } from './launchers';
+import { packageLaunchOf, WRAPPERS } from './launchers';
 
 export interface LaunchPlan {
   /** The command as written. */
@@ -421,8 +421,11 @@ function analyse(
     return dataArgs(0);
   }
   if (family === 'runner' && within(workspace, cwd) && isPackageLauncher(prog.replace(/\.exe$/i, '').replace(/-cli\.js$/, ''), args)) {
-    // The project's settings and installed packages, at the working folder and every folder above it in the workspace.
-    for (let d = cwd; within(workspace, d); d = path.dirname(d)) {
+    // A repository's npm launch runs from its approved lock in MCP Gate's package cache (src/host/contain.ts): the
+    // launcher never runs, so the project's settings and node_modules are not what runs and are not pinned.
+    const locked = depth === 0 && opts.gated && packageLaunchOf(command, args)?.kind === 'npm';
+    // Otherwise the project's settings and installed packages, at the working folder and every folder above it in the workspace.
+    for (let d = cwd; !locked && within(workspace, d); d = path.dirname(d)) {
       for (const f of LAUNCHER_SETTINGS) named(path.join(d, f), `${prog} reads the project's ${f}`, 'file');
       named(path.join(d, 'node_modules'), `${prog} runs a package from the project's node_modules when it is installed there`, 'folder');
       if (d === workspace) break;

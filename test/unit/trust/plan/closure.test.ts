@@ -451,17 +451,22 @@ describe('launch plan: what a repository may not decide', () => {
 describe('execution closure: package launchers pin what they read, not the whole folder', () => {
   after(cleanupTemp);
 
-  it('npx -y pkg: ordinary edits and a folder it serves do not re-gate; .npmrc, package.json and node_modules do', async () => {
+  it('npx -y pkg: runs from its approved lock, so no edit re-gates it — not a file it serves, nor the project\'s .npmrc, package.json or node_modules (the launcher never runs)', async () => {
     const w = world({ '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } }), 'README.md': 'hi\n' }, {}, { PATH: process.env.PATH! });
     await approveOffline(w.input, 's');
+    assert.deepEqual(Object.keys(state(w.input).pinned!.pinned.files), [], 'nothing of the workspace is what it runs');
     writeFiles(w.project, { 'NOTES.md': 'a new note\n', 'README.md': 'changed\n', 'docs/x.md': 'x' });
     assert.equal(state(w.input).state, 'approved', 'a file the server serves as data is not code');
     for (const [file, content] of [['.npmrc', 'registry=https://evil.example/\n'], ['package.json', '{"dependencies":{}}'], ['node_modules/.bin/mcp-server-filesystem', '#!/bin/sh\n'], ['sub/../.python-version', '3.1']]) {
       writeFiles(w.project, { [file]: content });
       const s = state(w.input);
-      assert.equal(s.state, 'approval-changed', `after writing ${file}`);
-      await approveOffline(w.input, 's');
+      assert.equal(s.state, 'approved', `after writing ${file}: ${s.reason}`);
     }
+    // Through a wrapper the launcher itself runs (no lock): the project's settings are pinned as before.
+    const wrapped = world({ '.mcp.json': MCP({ s: { command: 'env', args: ['A=1', 'npx', '-y', 'pkg'] } }) }, {}, { PATH: process.env.PATH! });
+    await recordDecision(wrapped.input, 's', undefined, 'approved');
+    writeFiles(wrapped.project, { '.npmrc': 'node-options=--require ./x.js\n' });
+    assert.equal(state(wrapped.input).state, 'approval-changed');
   });
 
   it('the gate cache notices a launcher setting that appears, and a retargeted link on an entry\'s path', async () => {
@@ -473,8 +478,7 @@ describe('execution closure: package launchers pin what they read, not the whole
     const states = () => cache.get(w.input).servers.map((x) => x.state);
     assert.deepEqual(states(), ['approved', 'approved']);
     writeFiles(w.project, { '.npmrc': 'registry=https://evil.example/\n' });
-    assert.deepEqual(states(), ['approval-changed', 'approval-changed'], 'npm and node read a workspace .npmrc above them');
-    await approveOffline(w.input, 's');
+    assert.deepEqual(states(), ['approved', 'approval-changed'], 'node reads a workspace .npmrc above it; the npm launch runs from its lock');
     await approveOffline(w.input, 't');
     assert.deepEqual(states(), ['approved', 'approved']);
     fs.unlinkSync(path.join(w.project, 'link'));
@@ -525,8 +529,10 @@ describe('execution closure: what runs code MCP Gate does not read pins the whol
     assert.equal(r.after, 'approval-changed');
   });
 
-  it('a project .npmrc with node-options=--require ../lib/boot.js: the whole workspace, and the preview names the setting', async () => {
-    const r = await changeAfterApproval({ 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
+  it('a project .npmrc with node-options=--require ../lib/boot.js does not reach an npm launch (it runs from its lock, with node, not npm); through a wrapper (npm itself runs) it pins the whole workspace and the preview names the setting', async () => {
+    const locked = await changeAfterApproval({ 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
+    assert.equal(locked.after, 'approved');
+    const r = await changeAfterApproval({ 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'env', args: ['A=1', 'npx', '-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
     assert.equal(r.after, 'approval-changed');
     assert.match(r.preview, /app\/\.npmrc sets node-options, which npm can use to run code MCP Gate does not model: MCP Gate pins the whole workspace/);
   });
