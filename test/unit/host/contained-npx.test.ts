@@ -48,6 +48,14 @@ describe('contained execution: real npx servers', function () {
     }
     const listed = cli(w, ['call', 'files', 'list_directory', '--args', JSON.stringify({ path: '.' })]);
     assert.match(listed.stdout, /notes\.txt/, listed.stdout + listed.stderr);
+    // The workspace is its data: writable (an npm launch pins nothing of the project), in a repository with
+    // node_modules too, and the write re-gates nothing.
+    fs.mkdirSync(path.join(w.project, 'node_modules', 'dep'), { recursive: true });
+    fs.writeFileSync(path.join(w.project, 'node_modules', 'dep', 'index.js'), "require(require('path').join(__dirname, 'x'));\n");
+    const wrote = cli(w, ['call', 'files', 'write_file', '--args', JSON.stringify({ path: 'written.txt', content: 'from the server\n' })]);
+    assert.equal(wrote.code, 0, wrote.stdout + wrote.stderr);
+    assert.equal(fs.readFileSync(path.join(w.project, 'written.txt'), 'utf8'), 'from the server\n');
+    assert.match(cli(w, ['list']).stdout, /approved\s+repository\s+\.mcp\.json\s+files/);
     // The memory server writes next to its own code (dist/memory.jsonl): its private copy of its package folder keeps
     // what it stored for its next start, with no grant written by hand.
     const stored = cli(w, ['call', 'memory', 'create_entities', '--args', JSON.stringify({ entities: [{ name: 'gate-test-entity', entityType: 'note', observations: ['kept between starts'] }] })]);
