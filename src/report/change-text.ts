@@ -1,8 +1,9 @@
 // The documents a person compares before approving a changed server (one side each: approved, now): the pinned
 // definition, each changed file whose text was kept, the tool list, the package lock; and a package update's
-// comparison (the package, then each changed file of it). VS Code opens them in its diff editor. Pure functions of the server's report; every text is escaped.
+// comparison (the package, then each changed file of it); a file the load guard refused, against the content its
+// approval kept (read by the caller: src/trust/approval/diff.ts refusedFileSides). VS Code opens them in its diff editor. Pure functions of the server's report; every text is escaped.
 import { escapeLines, escapeText, renderValue } from '../text/escape';
-import { diffDefinitions } from '../trust/approval/diff';
+import { diffDefinitions, type refusedFileSides } from '../trust/approval/diff';
 import { canonicalJson, type PinnedDefinition } from '../trust/plan/digest';
 import type { ServerReport } from '../trust/report';
 import { definitionChanged } from '../trust/approval/states';
@@ -32,8 +33,13 @@ function definitionDocument(p: PinnedDefinition): string {
  * For a server whose tools changed, the tool list. With the package lock about to be approved (`shown`) when it is
  * not the approved one: the package, approved lock against that one. Empty when nothing changed since approval.
  */
-export function changeDocuments(s: ServerReport, shown?: { lock?: NpmLock; minAge?: MinAge }): ChangeDocument[] {
+export function changeDocuments(s: ServerReport, shown?: { lock?: NpmLock; minAge?: MinAge }, refused?: ReturnType<typeof refusedFileSides>): ChangeDocument[] {
   const out: ChangeDocument[] = [];
+  // The file the load guard refused when it loaded: first, it is why the server stopped.
+  if (refused && s.state === 'approval-changed') {
+    const side = (state: string, text: string | undefined, what: string) => (state === 'absent' ? `(absent ${what})\n` : text === undefined ? `(content not kept or not text: ${what === 'at approval' ? 'binary or larger than 1 MiB' : 'binary or larger than 256 KiB'})\n` : escapeLines(text));
+    out.push({ label: `${escapeText(refused.path)} (refused when it loaded)`, approved: side(refused.approvedState, refused.approved, 'at approval'), now: side(refused.nowState, refused.now, 'now') });
+  }
   if (definitionChanged(s)) {
     const r = s.record!;
     const p = s.pinned!;

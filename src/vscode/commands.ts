@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
 import { lockSummary, minAgeVerdict, type MinAge } from '../report/lock-text';
 import { changeDocuments, updateDocuments } from '../report/change-text';
+import { refusedFileSides } from '../trust/approval/diff';
 import { approveOrReject, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
 import { isUpdatable, planUpdate } from '../trust/approval/lock-update';
 import { registryOf, type NpmLock } from '../trust/packages/npm-lock';
@@ -90,6 +91,12 @@ function grantsOf(ctx: Ctx, x: Entry): GrantsContext {
   return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: ctx.service.policy(x.folder), words: VSCODE_WORDS, home: os.homedir(), sandbox: ctx.service.probeSandbox(), storeDir: ctx.service.storeDir };
 }
 
+/** The file the load guard refused for this server, both sides as text, when there is one. */
+function refusedOf(ctx: Ctx, x: Entry): ReturnType<typeof refusedFileSides> {
+  const r = x.server.record;
+  return r?.guardRefused ? refusedFileSides(ctx.service.storeDir, x.folder.report?.project ?? x.folder.folder.uri.fsPath, r) : undefined;
+}
+
 async function showDefinition(ctx: Ctx, x: Entry): Promise<void> {
   const uri = ctx.docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}`, serverText(x.server, grantsOf(ctx, x)));
   await showDocument(uri, { preview: true, preserveFocus: false });
@@ -137,7 +144,7 @@ const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
     const cannot = here?.servers.some((c) => c.server.name === s.name && c.server.source === s.source && c.folder.folder === x.folder.folder) ? here : undefined;
     const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}`
       + (cannot ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}` : '');
-    const changes = changedSinceApproval(s) ? changeDocuments(s, shown) : [];
+    const changes = changedSinceApproval(s) ? changeDocuments(s, shown, refusedOf(ctx, x)) : [];
     const sides = vscode.l10n.t('approved ↔ now');
     const definition = serverText(s, grantsOf(ctx, x), shown);
     if (changes.length) {
@@ -321,7 +328,7 @@ function refresh(ctx: Ctx): void {
 const showDefinitionCmd = (ctx: Ctx) => async (arg?: unknown): Promise<string | undefined> => {
   const x = await target(ctx, arg, () => true, vscode.l10n.t('Show which server\'s definition?'));
   if (!x) return undefined;
-  if (changedSinceApproval(x.server) && (await new Review(ctx.docs).diffs(x.server, changeDocuments(x.server), vscode.l10n.t('approved ↔ now'))) > 0) return serverText(x.server, grantsOf(ctx, x));
+  if (changedSinceApproval(x.server) && (await new Review(ctx.docs).diffs(x.server, changeDocuments(x.server, undefined, refusedOf(ctx, x)), vscode.l10n.t('approved ↔ now'))) > 0) return serverText(x.server, grantsOf(ctx, x));
   await showDefinition(ctx, x);
   return serverText(x.server, grantsOf(ctx, x));
 };

@@ -112,6 +112,35 @@ function smallText(file: string): string | undefined {
 }
 
 /**
+ * The file the load guard refused, both sides as text for a side-by-side review: the content its approval kept
+ * and the file as it is now (undefined where there is no text: not kept, binary, over MAX_DIFF_CHARS, absent).
+ * Undefined when the server has no refusal of a workspace file or no record of the workspace.
+ */
+export function refusedFileSides(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): { path: string; approved?: string; now?: string; approvedState: 'text' | 'absent' | 'not-kept'; nowState: 'text' | 'absent' | 'not-text' } | undefined {
+  const g = record.guardRefused;
+  if (!g || !record.manifest || path.isAbsolute(g.file) || g.why === 'scratch' || g.why === 'sink') return undefined;
+  let files: Record<string, string>;
+  try {
+    files = loadManifest(storeDir, record.manifest).files;
+  } catch {
+    return undefined;
+  }
+  const before = Object.prototype.hasOwnProperty.call(files, g.file) ? files[g.file] : undefined;
+  let approved: string | undefined;
+  if (before !== undefined && before !== TOO_LARGE) {
+    try {
+      approved = smallText(blobPath(storeDir, before));
+    } catch {
+      approved = undefined;
+    }
+  }
+  const live = path.join(project, ...g.file.split('/'));
+  const exists = fs.existsSync(live);
+  const now = exists ? smallText(live) : undefined;
+  return { path: g.file, approved, now, approvedState: before === undefined ? 'absent' : approved === undefined ? 'not-kept' : 'text', nowState: !exists ? 'absent' : now === undefined ? 'not-text' : 'text' };
+}
+
+/**
  * The file the load guard refused, as a change against what was approved: the content its approval kept
  * (workspace-manifest.ts: files up to DIFF_BLOB_BYTES) against the file as it is now. A file that was not there
  * at approval is `added` (its whole text); one outside the workspace (written to /tmp or HOME) is `added` with no

