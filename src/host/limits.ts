@@ -187,6 +187,38 @@ export function treeUnder(pid: number): { tasks: number; rssMiB: number } {
   return { tasks, rssMiB: pages * PAGE_MIB };
 }
 
+/**
+ * The bytes queued in the socket buffers of the network namespace the tree under `pid` runs in (its own: a
+ * contained server never shares this machine's), from /proc/<pid>/net/{tcp,tcp6,udp,udp6}: each socket's send and
+ * receive queue. The kernel holds them outside every process's resident memory, so a server that fills sockets it
+ * never reads would not be counted otherwise. 0 when the tree shares MCP Gate's own network namespace.
+ */
+export function socketQueuesMiB(pid: number): number {
+  const inside = descendants(pid)[0];
+  if (inside === undefined) return 0;
+  try {
+    if (fs.readlinkSync(`/proc/${inside}/ns/net`) === fs.readlinkSync('/proc/self/ns/net')) return 0;
+  } catch {
+    return 0;
+  }
+  let bytes = 0;
+  for (const table of ['tcp', 'tcp6', 'udp', 'udp6']) {
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${inside}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const q = line.trim().split(/\s+/)[4];
+      if (!q || !q.includes(':')) continue;
+      const [tx, rx] = q.split(':');
+      bytes += (parseInt(tx, 16) || 0) + (parseInt(rx, 16) || 0);
+    }
+  }
+  return bytes / (1024 * 1024);
+}
+
 const CHECK_EVERY_MS = 1000;
 /**
  * Without a cgroup the kernel holds a fork bomb a little under the limit (measured: 48 processes and threads in the
@@ -228,7 +260,16 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
   const treeReached = (pid: number): LimitReached | undefined => {
     const t = treeUnder(pid);
     if (t.tasks >= values.processes - NEAR_LIMIT) return { limit: 'processes', detail: `it reached its limit of ${values.processes} processes and threads` };
-    if (t.rssMiB > values.memoryMiB) return { limit: 'memoryMiB', detail: `its processes together held ${Math.round(t.rssMiB)} MiB, over its memory limit of ${values.memoryMiB} MiB` };
+    const sockets = socketQueuesMiB(pid);
+    if (t.rssMiB + sockets > values.memoryMiB) return { limit: 'memoryMiB', detail: `its processes together held ${Math.round(t.rssMiB + sockets)} MiB${sockets >= 1 ? ` (${Math.round(sockets)} MiB of it in socket buffers)` : ''}, over its memory limit of ${values.memoryMiB} MiB` };
+    return undefined;
+  };
+  // With a cgroup: what it holds in socket buffers (which the kernel does not charge to it) with what the cgroup counts.
+  const socketsReached = (pid: number): LimitReached | undefined => {
+    const sockets = socketQueuesMiB(pid);
+    if (sockets < 1) return undefined;
+    const used = readNumber(path.join(memoryDir, 'memory.usage_in_bytes'), /^(\d+)/) / (1024 * 1024);
+    if (used + sockets > values.memoryMiB) return { limit: 'memoryMiB', detail: `its processes together held ${Math.round(used + sockets)} MiB (${Math.round(sockets)} MiB of it in socket buffers), over its memory limit of ${values.memoryMiB} MiB` };
     return undefined;
   };
   return {
@@ -238,7 +279,7 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
       let done = false;
       const check = () => {
         if (done) return;
-        const r = cgroupReached() ?? (pidsDir ? undefined : treeReached(pid));
+        const r = cgroupReached() ?? (pidsDir ? socketsReached(pid) : treeReached(pid));
         if (r) {
           done = true;
           clearInterval(timer);

@@ -113,6 +113,15 @@ describe('limits of a contained server (real bubblewrap)', function () {
       });
     });
 
+    it('memory held in socket buffers it never reads (no process holds it): counted, and the server is stopped', async () => {
+      await inSession({ memoryMiB: 256 }, async (s, w) => {
+      const r = await s.call('bomb', 'sockbomb', { count: 200 });
+      assert.equal(r.ok, false);
+      assert.match(r.error!, /its processes together held \d+ MiB \(\d+ MiB of it in socket buffers\), over its memory limit of 256 MiB; MCP Gate stopped it/);
+      assert.match(stops(w)[0]?.detail ?? '', /socket buffers/);
+      });
+    });
+
     it('a process that computes without end: ended at its CPU time, said so', async () => {
       await inSession({ cpuSeconds: 2 }, async (s, w) => {
       const r = await s.call('bomb', 'spin', {});
@@ -153,6 +162,14 @@ describe('limits of a contained server (real bubblewrap)', function () {
       assert.notEqual(r.code, 0, r.out);
       assert.match(r.out, /out of memory under its limit of 256 MiB per process; MCP Gate stopped it .*raise "memoryMiB"/);
       assert.match(stops(w)[0]?.detail ?? '', /out of memory under its limit of 256 MiB/);
+    });
+
+    it('memory held in socket buffers it never reads: counted with its processes\' memory, and the server is stopped', async () => {
+      const w = await repository({ memoryMiB: 256 });
+      toNobody(w);
+      const r = callAsNobody(w, 'bomb', 'sockbomb', { count: 200 });
+      assert.notEqual(r.code, 0, r.out);
+      assert.match(r.out, /its processes together held \d+ MiB \(\d+ MiB of it in socket buffers\), over its memory limit of 256 MiB; MCP Gate stopped it .*raise "memoryMiB"/);
     });
 
     it('memory spread over several processes, each under the per-process limit: their sum is counted, and the server is stopped', async () => {
