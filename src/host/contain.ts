@@ -509,14 +509,46 @@ function socketsAt(dir: string): string[] {
   }
 }
 
+/** Entries walked in your read and write paths for socket files; past it, the walk stops and counts as one found. */
+const MAX_SHOWN_WALK = 20_000;
+
+/**
+ * Socket files in your read and write paths: a path that is one, and any below a folder you show (walked, links not
+ * followed; a folder too large to walk counts as holding one, so the server may make no Unix socket of its own).
+ */
 function shownSockets(c: { extraRead: readonly string[]; extraWrite: readonly string[] }): string[] {
-  return [...c.extraRead, ...c.extraWrite].filter((p) => {
+  const out: string[] = [];
+  for (const p of [...c.extraRead, ...c.extraWrite]) {
+    let st: fs.Stats;
     try {
-      return fs.statSync(p).isSocket();
+      st = fs.statSync(p);
     } catch {
-      return false;
+      continue;
     }
-  });
+    if (st.isSocket()) out.push(p);
+    if (!st.isDirectory()) continue;
+    const queue = [p];
+    let n = 0;
+    while (queue.length) {
+      const dir = queue.pop()!;
+      let list: fs.Dirent[];
+      try {
+        list = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const d of list) {
+        if (++n > MAX_SHOWN_WALK) {
+          out.push(`${p} (more than ${MAX_SHOWN_WALK.toLocaleString('en-US')} entries: not searched whole)`);
+          queue.length = 0;
+          break;
+        }
+        if (d.isSocket()) out.push(path.join(dir, d.name));
+        else if (d.isDirectory()) queue.push(path.join(dir, d.name));
+      }
+    }
+  }
+  return out;
 }
 
 

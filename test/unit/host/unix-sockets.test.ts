@@ -2,6 +2,7 @@
 // setting, while no socket file it did not make is visible to it; a socket file in the workspace (one a process
 // on this machine listens on) makes the start refuse them (the seccomp filter), so that socket stays out of reach.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { recordDecision } from '../../../src/trust/approval/approvals';
@@ -54,6 +55,23 @@ describe('Unix sockets a contained server makes itself', function () {
     const r = await call(repo());
     assert.deepEqual(r.servers, ['s'], r.notes);
     assert.match(r.answer, /own-socket-ok/);
+  });
+
+  it('a socket file deep in a folder you show as a read path refuses them too', async () => {
+    const w = repo();
+    const shown = path.join(path.dirname(w.project), 'shown');
+    fs.mkdirSync(path.join(shown, 'a', 'b'), { recursive: true });
+    const sock = path.join(shown, 'a', 'b', 'agent.sock');
+    const host = net.createServer((c) => c.end('HOST-SERVICE')).listen(sock);
+    await new Promise((r) => host.once('listening', r));
+    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }], sandbox: { servers: [{ server: 's', project: w.project, read: [shown] }] } }) });
+    try {
+      const r = await call(w);
+      assert.deepEqual(r.servers, ['s'], r.notes);
+      assert.match(r.answer, /listen EPERM|connect EPERM/, r.answer);
+    } finally {
+      host.close();
+    }
   });
 
   it('a socket file in the workspace (a process here listening on it) refuses them: its own listen fails, the host\'s service is never reached', async () => {
