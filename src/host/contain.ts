@@ -28,7 +28,7 @@ import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/
 import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
-import { StateCopyError, syncPackageState } from './package-state';
+import { holdPackageState, StateCopyError, syncPackageState } from './package-state';
 import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
 import { gitExecutedPaths, MAX_NESTED_WALK, nestedGitPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
@@ -358,19 +358,6 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // approval pins. Granted, it is visible (read-only as a read path, as a protected folder; writable as a write path).
   const gitDir = path.join(o.project, '.git');
   const hidden = [...c.extraRead, ...c.extraWrite].some((p) => path.resolve(p) === gitDir) ? [] : [gitDir];
-  // An npm-launched server's own package folder: its private copy, kept between its starts, read-write (./package-state.ts).
-  let packageState: { source: string; target: string; writable: true } | undefined;
-  const lock = locked ? o.server.record?.lock : undefined;
-  if (locked && lock) {
-    const target = path.join(locked.tree, 'node_modules', ...lock.name.split('/'));
-    if (fs.existsSync(target)) {
-      try {
-        packageState = { source: syncPackageState(target, path.join(cacheDir, 'package-state', lock.digest.replace(/[^A-Za-z0-9]/g, '').slice(0, 32))), target, writable: true };
-      } catch (e) {
-        if (!(e instanceof StateCopyError)) throw e; // too large: it runs from the read-only tree, as before
-      }
-    }
-  }
   const scanned = scanWorkspace(o.project);
   // Unix sockets: the server may make its own (a browser's, the tsx command's IPC) while no socket file it did not
   // make is visible to it (the workspace, your read and write paths, a granted .git); abstract sockets are its
@@ -402,7 +389,25 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     throw e;
   }
   const egress = network ? networkDoor(o, verdict) : undefined;
+  let releaseState: (() => void) | undefined;
   try {
+    // An npm-launched server's own package folder: its private copy, kept between its starts, read-write (./package-state.ts).
+    let packageState: { source: string; target: string; writable: true } | undefined;
+    const lock = locked ? o.server.record?.lock : undefined;
+    if (locked && lock) {
+      const target = path.join(locked.tree, 'node_modules', ...lock.name.split('/'));
+      const copy = path.join(cacheDir, 'package-state', lock.digest.replace(/[^A-Za-z0-9]/g, '').slice(0, 32));
+      releaseState = fs.existsSync(target) ? holdPackageState(copy) : undefined; // another start of it holds it: read-only
+      if (releaseState) {
+        try {
+          packageState = { source: syncPackageState(target, copy), target, writable: true };
+        } catch (e) {
+          releaseState();
+          releaseState = undefined;
+          if (!(e instanceof StateCopyError)) throw e; // too large: it runs from the read-only tree, as before
+        }
+      }
+    }
     const cmd = buildSandbox({
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
@@ -431,6 +436,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
         egress?.close();
         copy?.remove();
         guard?.cleanup();
+        releaseState?.();
         held.remove();
       },
     };
@@ -438,6 +444,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     egress?.close();
     copy?.remove();
     guard?.cleanup();
+    releaseState?.();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }

@@ -6,7 +6,10 @@
 // or differs is written again from the verified tree, and anything in the way (a link, a folder where a file
 // belongs) is removed first — never followed, since the server may have planted links in its copy — so the code
 // that runs is the approved code and only files the package does not have (its data) are kept. One copy per
-// approved lock: an update starts from the new package.
+// approved lock: an update starts from the new package. One start at a time holds a copy (`<copy>.lock`, the
+// holder's pid): the copy is brought back while no process of the server can change it under the walk (a link
+// swapped in between a check and a write), and a second start of the same server while one runs gets no copy —
+// it runs from the read-only tree, as before.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -90,4 +93,39 @@ export function syncPackageState(pristine: string, copy: string): string {
     throw new StateCopyError(`its package's state folder ${copy} cannot be made: ${(e as Error).message}`);
   }
   return copy;
+}
+
+/**
+ * Takes the copy for this start: undefined while another start of the server holds it (its pid still running).
+ * Returns the release.
+ */
+export function holdPackageState(copy: string): (() => void) | undefined {
+  const lock = `${copy}.lock`;
+  fs.mkdirSync(path.dirname(lock), { recursive: true, mode: 0o700 });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return () => fs.rmSync(lock, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return undefined;
+      let holder = NaN;
+      try {
+        holder = Number(fs.readFileSync(lock, 'utf8'));
+      } catch {
+        holder = NaN;
+      }
+      let alive = false;
+      if (Number.isInteger(holder) && holder > 0) {
+        try {
+          process.kill(holder, 0);
+          alive = true;
+        } catch (err) {
+          alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+        }
+      }
+      if (alive) return undefined;
+      fs.rmSync(lock, { force: true }); // its holder ended without releasing it
+    }
+  }
+  return undefined;
 }

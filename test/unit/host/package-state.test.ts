@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { syncPackageState } from '../../../src/host/package-state';
+import { holdPackageState, syncPackageState } from '../../../src/host/package-state';
 import { cleanupTemp, tempDir, writeFiles } from '../helpers';
 
 describe('a server\'s private copy of its package folder', () => {
@@ -32,5 +32,19 @@ describe('a server\'s private copy of its package folder', () => {
     assert.equal(fs.readFileSync(path.join(copy, 'dist/lib/util.js'), 'utf8'), 'util()\n');
     assert.equal(fs.readFileSync(path.join(outside, 'victim.txt'), 'utf8'), 'mine\n', 'nothing was written through a link');
     assert.deepEqual(fs.readdirSync(outside), ['victim.txt']);
+  });
+  it('one start at a time holds a copy: a second start while it runs gets none; a holder that ended leaves it free', () => {
+    const copy = path.join(tempDir(), 'state', 'copy');
+    const release = holdPackageState(copy);
+    assert.ok(release, 'the first start holds it');
+    assert.equal(holdPackageState(copy), undefined, 'a second start of the same server while the first runs');
+    release!();
+    const again = holdPackageState(copy);
+    assert.ok(again, 'free once released');
+    again!();
+    fs.writeFileSync(`${copy}.lock`, '999999999');
+    const afterCrash = holdPackageState(copy);
+    assert.ok(afterCrash, 'a holder that ended without releasing it (no such process) leaves it free');
+    afterCrash!();
   });
 });
