@@ -111,6 +111,11 @@ export interface ClosureEntry {
   exact?: 'file' | 'tree';
   /** With `whole`: the whole workspace unless the server runs under the load guard (guardedClosureOf), which checks it. */
   guardable?: boolean;
+  /**
+   * A file a variable names (`"env": { "DB": "data/db.json" }`): pinned as itself by closureOf; under the guard it is
+   * the server's data — not pinned, writable, and checked only if it loads as code (guardedClosureOf).
+   */
+  data?: boolean;
 }
 
 interface Hashed {
@@ -609,7 +614,8 @@ export function guardedClosureOf(
   const guarded: string[] = [];
   entries = entries.filter((e) => {
     if (e.guardable) guarded.push(`${e.why}: each file it loads is checked when it loads`);
-    return !e.guardable;
+    if (e.data) guarded.push(`${e.why} names ${rel(workspace, e.path)}: its data (writable, not pinned), checked if it loads as code`);
+    return !e.guardable && !e.data;
   });
   const files = new Map<string, Hashed>();
   const links = new Map<string, string>();

@@ -225,7 +225,10 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   for (const [k, v] of Object.entries(env)) {
     for (const part of v.split(path.delimiter)) {
       if (!part || part.length > 4096) continue;
-      for (const c of candidates(part)) named(c, `the variable ${k}`, 'file');
+      for (const c of candidates(part)) {
+        named(c, `the variable ${k}`, 'file');
+        entries[entries.length - 1].data = true; // under the guard: data, checked only if it loads as code
+      }
     }
   }
 

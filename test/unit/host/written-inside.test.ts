@@ -58,4 +58,40 @@ describe('a contained server cannot write what git obeys, at any depth', functio
     assert.equal(fs.existsSync(path.join(w.project, 'vendor/lib/.githooks/pre-commit')), false);
     assert.equal(fs.readFileSync(path.join(w.project, 'notes/written.txt'), 'utf8'), 'planted');
   });
+
+  it('a file named in "env" is a guarded server\'s data: writable, and the server stays approved; loaded as code after a change, it is refused', async () => {
+    const w = world({
+      'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
+      'srv/server.js': miniServer("const fs = require('node:fs');", "process.argv.includes('--load') ? require(process.env.NOTES_FILE).n : (fs.appendFileSync(process.env.NOTES_FILE, ''), fs.writeFileSync(process.env.NOTES_FILE, JSON.stringify({ n: 'noted' })), 'wrote')"),
+      'data/notes.json': '{"n":"approved"}',
+      '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['srv/server.js'], env: { NOTES_FILE: '${workspaceFolder}/data/notes.json' } }, l: { command: 'node', args: ['srv/server.js', '--load'], env: { NOTES_FILE: '${workspaceFolder}/data/notes.json' } } } }),
+    }, {}, { PATH: process.env.PATH ?? '' });
+    w.input.loadGuard = true;
+    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }, { action: 'mcp.l.tool.hello', decision: 'allow', project: w.project }] }) });
+    const pending = evaluateGate(w.input).servers[0];
+    assert.ok(pending.pinned?.pinned.guarded?.some((g) => /the variable NOTES_FILE names data\/notes\.json: its data \(writable, not pinned\), checked if it loads as code/.test(g)), JSON.stringify(pending.pinned?.pinned.guarded));
+    assert.equal('data/notes.json' in pending.pinned!.pinned.files, false);
+    await recordDecision(w.input, 's', undefined, 'approved');
+    await recordDecision(w.input, 'l', undefined, 'approved');
+    const open = () => {
+      const report = evaluateGate(w.input);
+      return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    };
+    const session = await open();
+    try {
+      assert.match(JSON.stringify(await session.call('s', 'hello')), /wrote/);
+    } finally {
+      await session.close();
+    }
+    assert.equal(fs.readFileSync(path.join(w.project, 'data/notes.json'), 'utf8'), '{"n":"noted"}');
+    assert.equal(evaluateGate(w.input).servers.find((x) => x.name === 's')!.state, 'approved', 'its own data does not re-gate it');
+    // The other server loads the same file as code (a JSON module): it changed since approval, so it is refused.
+    const loader = await open();
+    try {
+      const r = JSON.stringify(await loader.call('l', 'hello').catch((e: Error) => ({ error: e.message })));
+      assert.doesNotMatch(r, /noted/, r);
+    } finally {
+      await loader.close();
+    }
+  });
 });
