@@ -26,7 +26,7 @@ async function call(w: World): Promise<{ servers: string[]; notes: string; answe
   try {
     let answer = '';
     if (session.servers().length) {
-      for (let i = 0; i < 20 && !/own-socket-ok|listen|connect/.test(answer); i++) {
+      for (let i = 0; i < 20 && !/own-socket-ok|listen|connect|rendered|error/.test(answer); i++) {
         answer = JSON.stringify(await session.call('s', 'hello'));
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -87,5 +87,17 @@ describe('Unix sockets a contained server makes itself', function () {
     } finally {
       host.close();
     }
+  });
+
+  it('a browser runs contained with no setting: Debian\'s chromium renders a page headless (--no-sandbox: its own sandbox needs a user namespace, which MCP Gate\'s refuses; MCP Gate\'s sandbox contains it)', async function () {
+    this.timeout(120_000);
+    const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+    if (!chromium) throw new Error('Debian\'s chromium is needed: `npm run vscode-host` installs it');
+    const server = miniServer("const { execFileSync } = require('node:child_process');", `execFileSync(${JSON.stringify(chromium)}, ['--headless=new', '--no-sandbox', '--disable-gpu', '--user-data-dir=/tmp/profile', '--dump-dom', 'data:text/html,<p>rendered-contained</p>'], { encoding: 'utf8', timeout: 90000, stdio: ['ignore', 'pipe', 'pipe'] })`);
+    const w = repo();
+    writeFiles(w.project, { 'srv/server.js': server });
+    const r = await call(w);
+    assert.deepEqual(r.servers, ['s'], r.notes);
+    assert.match(r.answer, /<p>rendered-contained<\/p>/, r.answer);
   });
 });
