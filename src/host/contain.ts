@@ -28,9 +28,9 @@ import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/
 import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
-import { holdPackageState, StateCopyError, syncPackageState } from './package-state';
+import { holdPackageState, packageHashes, StateCopyError, syncPackageState } from './package-state';
 import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
-import { gitExecutedPaths, MAX_NESTED_WALK, nestedGitPaths } from '../trust/plan/git-paths';
+import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
 import { Egress, openDoor, type EgressEvent, type EgressVerdict } from './egress';
@@ -120,7 +120,12 @@ function moveOldCacheDir(home: string, env: Readonly<Record<string, string | und
  * lifecycle commands). They belong to no tool adapter (the adapters are the MCP tools whose files MCP Gate reads),
  * so they are listed here.
  */
-export const HOST_PROTECTED_IN_WORKSPACE = ['.git', '.envrc', '.idea', '.devcontainer'];
+/**
+ * What the host runs or obeys from the workspace by itself: git, direnv, IDEs and dev containers, and git hook
+ * managers (husky runs `.husky/<hook>`, lefthook and pre-commit run the commands their files list, lint-staged and
+ * simple-git-hooks theirs) on the user's next commit.
+ */
+export const HOST_PROTECTED_IN_WORKSPACE = ['.git', '.envrc', '.idea', '.devcontainer', '.husky', 'lefthook.yml', '.lefthook.yml', 'lefthook-local.yml', '.lefthook-local.yml', '.lefthook', '.pre-commit-config.yaml', '.simple-git-hooks.json', '.simple-git-hooks.js', '.simple-git-hooks.cjs', 'simple-git-hooks.json', '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml', '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs', 'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs'];
 
 /**
  * The workspace entries a contained server must not write, built from `tools` (each tool's repository sources and
@@ -313,7 +318,9 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     if (!o.server.gated || o.server.viaEscapeHatch || !o.server.pinned?.pinned.guarded) return undefined;
     try {
       if (!o.storeDir) throw new GuardUnavailable(`"${o.server.name}" runs only under the load guard, and this start has no approval store to read the workspace as approved from`);
-      return prepareGuard({ server: o.server.name, project: o.project, storeDir: o.storeDir, manifest: o.server.record?.manifest, guardDir: o.guardDir ?? defaultGuardDir(), executable: plan.executable, args: plan.args, env: o.env, contained, home: o.home, extraWrite, closure: Object.keys(o.server.pinned.pinned.files) });
+      // An npm launch's own package folder is a copy it may write (./package-state.ts): its approved files load from there.
+      const own = locked && o.server.record?.lock ? path.join(locked.tree, 'node_modules', ...o.server.record.lock.name.split('/')) : undefined;
+      return prepareGuard({ server: o.server.name, project: o.project, storeDir: o.storeDir, manifest: o.server.record?.manifest, guardDir: o.guardDir ?? defaultGuardDir(), executable: plan.executable, args: plan.args, env: o.env, contained, home: o.home, extraWrite, closure: Object.keys(o.server.pinned.pinned.files), ...(own ? { approved: packageHashes(own) } : {}) });
     } catch (e) {
       if (e instanceof GuardUnavailable) throw new ContainRefused(e.message);
       throw e;
@@ -362,9 +369,10 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // Unix sockets: the server may make its own (a browser's, the tsx command's IPC) while no socket file it did not
   // make is visible to it (the workspace, your read and write paths, a granted .git); abstract sockets are its
   // network namespace's. Else refused unless your entry allows them.
-  const foreign = c.unixSockets ? [] : [...shownSockets(c), ...scanned.sockets, ...(hidden.length ? [] : socketsAt(gitDir))];
+  const foreign = c.unixSockets ? [] : [...shownSockets(c), ...scanned.sockets, ...(scanned.socketsTruncated ? [`${o.project} (more than ${MAX_SOCKET_WALK.toLocaleString('en-US')} entries: not searched whole)`] : []), ...(hidden.length ? [] : socketsAt(gitDir))];
   const ownSockets = !c.unixSockets && foreign.length === 0;
   let copy: ReturnType<typeof copyClosure> | undefined;
+  let onSnapshot = false;
   if (o.server.gated && o.server.pinned) {
     const mountPoints = [...protectedPaths(o.project, c.extraWrite, scanned), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)];
     try {
@@ -373,6 +381,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       // approved snapshot is then shown the workspace as it was approved.
       copy = copyClosure(o.project, o.server.pinned.pinned, snapshot ? [] : mountPoints);
       if (snapshot) {
+        onSnapshot = true;
         copy.remove();
         copy = snapshotCopy(o.project, o.storeDir!, snapshot, o.server.record!.manifest!.sha256, mountPoints);
       }
@@ -415,7 +424,9 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       hidden,
       binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
       netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
-      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...protectedPaths(o.project, c.extraWrite, scanned), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
+      // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
+      // not mounted over it (they would show files changed since approval).
+      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     const unixSocketsRefused = c.unixSockets || ownSockets ? undefined : { hint: unixSocketsWords(foreign), shown: true };

@@ -121,6 +121,8 @@ export function prepareGuard(o: {
   contained: boolean; home: string; extraWrite: readonly string[];
   /** The files the approval pins as read (workspace-relative): a sink module asked for from one is refused. */
   closure: readonly string[];
+  /** sha256 of content approved outside the workspace (an npm package's own files, where it may write): loads there pass. */
+  approved?: readonly string[];
 }): GuardedStart {
   for (const f of [NODE_GUARD, PYTHON_GUARD]) {
     if (!fs.existsSync(path.join(o.guardDir, f))) throw new GuardUnavailable(`MCP Gate's load guard (${path.join(o.guardDir, f)}) is missing, and "${o.server}" may run only under it; install MCP Gate again`);
@@ -143,7 +145,7 @@ export function prepareGuard(o: {
     // write); a file the sandbox binds read-only there is not one (the guards tell by the mount). Uncontained it
     // can write wherever you can, so no folder outside the workspace says more than another: none is checked.
     const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev/shm', o.home, ...o.extraWrite] : [];
-    const manifest = { version: 1, root: o.project, files, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure };
+    const manifest = { version: 1, root: o.project, files, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure, ...(o.approved?.length ? { approved: [...o.approved] } : {}) };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
     if (!o.contained) {
       const kind = kindOf(o.executable);

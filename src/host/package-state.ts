@@ -12,6 +12,7 @@
 // it runs from the read-only tree, as before.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { createHash } from 'node:crypto';
 
 /** A package folder larger than this is not copied (the server then runs read-only, as before). */
 export const MAX_STATE_COPY_BYTES = 64 * 1024 * 1024;
@@ -128,4 +129,22 @@ export function holdPackageState(copy: string): (() => void) | undefined {
     }
   }
   return undefined;
+}
+
+/** The sha256 of every regular file of a package folder (its own files, approved with its lock), at most the copy's bounds. */
+export function packageHashes(pristine: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const d of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, d.name);
+      if (d.isDirectory()) walk(p);
+      else if (d.isFile() && out.length < MAX_STATE_COPY_FILES) out.push(createHash('sha256').update(fs.readFileSync(p)).digest('hex'));
+    }
+  };
+  try {
+    walk(pristine);
+  } catch {
+    // unreadable: nothing approved from it (its files then refuse to load from the copy)
+  }
+  return out;
 }

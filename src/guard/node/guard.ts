@@ -36,6 +36,7 @@ interface Config {
   scratch: string[];                // real paths, each with a trailing separator
   report: string | null;
   closure: Set<string>;             // rel paths the approval pins as read (no computed way to code in them)
+  approved: string[];               // sha256 of content approved outside the workspace (an npm package's own files)
 }
 
 const VAR = 'MCP_GATE_GUARD';
@@ -81,6 +82,7 @@ function getConfig(): Config | null {
       scratch: [...new Set((scratch as string[]).map((s) => real(s)).filter((s): s is string => s !== null).map(withSep))],
       report: typeof m.report === 'string' ? m.report : null,
       closure: new Set(Array.isArray(m.closure) ? (m.closure as unknown[]).filter((x): x is string => typeof x === 'string') : []),
+      approved: Array.isArray(m.approved) ? (m.approved as unknown[]).filter((x): x is string => typeof x === 'string') : [],
     };
   } catch (err) {
     failure = `${MANIFEST}: ${(err as Error).message}`;
@@ -148,7 +150,7 @@ export function check(file: string, how: string, content?: Bytes): void {
 
   const ok = (sum: string): boolean => {
     if (zone === 'root') return hasOwn(cfg!.files, rel!) && cfg!.files[rel!] === sum;
-    if (zone === 'scratch') return (approvedHashes ??= new Set(Object.values(cfg!.files))).has(sum);
+    if (zone === 'scratch') return (approvedHashes ??= new Set([...Object.values(cfg!.files), ...cfg!.approved])).has(sum);
     return false;
   };
   let bytes: Bytes;
@@ -273,7 +275,7 @@ const RUNS_ITS_ARGUMENTS = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nic
  * workspace is what was approved, since no guard sees what they read. `node` and `python` are not here: the
  * sandbox's wrappers put the guard in them.
  */
-const READS_ITS_OWN = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant)$/;
+const READS_ITS_OWN = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant|ninja|cmake|meson|bats|bazel|bazelisk|buck2?|scons|expect|m4|tox|nox|invoke|wish[\d.]*)$/;
 const known = new Map<string, { key: string; sum: string }>();   // rel → stat key and digest, for the check below
 
 /** Refuses (naming the first file that is not) unless every file of the workspace is what was approved. */
@@ -313,29 +315,53 @@ function workspaceAsApproved(program: string): void {
 }
 
 const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$/;
-const SHELL_TRICKS = /`|\$\(|<\(|>\(|(^|[\s;&|(])(\.|source|eval|exec|command|builtin|xargs)(\s|$)/;
+const SHELL_TRICKS = /`|\$\(|\$\{|\$[A-Za-z_]|<\(|>\(|(^|[\s;&|(){}])(\.|source|eval|exec|command|builtin|xargs|alias)(\s|$)/;
+
+/** The interpreter a script's `#!` line names (`/usr/bin/env bash` is bash), or undefined. */
+function shebang(p: string): string | undefined {
+  let head = '';
+  try {
+    const fd = fs.openSync(p, 'r');
+    try {
+      const buf = Buffer.alloc(256);
+      head = buf.subarray(0, fs.readSync(fd, buf, 0, 256, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch { return undefined; }
+  if (!head.startsWith('#!')) return undefined;
+  let words = head.slice(2).split('\n')[0].trim().split(/\s+/);
+  if (path.basename(words[0] ?? '') === 'env') words = words.slice(1).filter((w) => !w.startsWith('-') && !w.includes('='));
+  return words[0] ? path.basename(words[0]) : undefined;
+}
 
 /**
- * The program (the file or argv[0]) that reads files no guard sees, or undefined. `sh -c 'cmd'` is read as its
- * command line: a command the guard is in (node, python) or one that reads only its arguments is fine; a sourced
- * file, eval, a substitution, a nested shell or such a program is not.
+ * The program (the file or argv[0], by its name or the interpreter its `#!` line names) that reads files no guard
+ * sees, or undefined. `sh -c 'cmd'` (also `-lc`, `-ec`) is read as its command line: a sourced file, eval, a
+ * substitution, or any word of the line naming such a program makes it one; else it is not.
  */
-function readsItsOwn(file: unknown, list: unknown[]): string | undefined {
+function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | undefined {
+  const names: string[] = [];
   for (const p of [file, list[0]]) {
     if (typeof p !== 'string') continue;
-    const n = path.basename(p);
+    names.push(path.basename(p));
+    if (p.includes('/')) {
+      const interp = shebang(path.resolve(cwd, p));
+      if (interp) names.push(interp);
+    }
+  }
+  for (const n of names) {
     if (!READS_ITS_OWN.test(n)) continue;
     if (SHELLS.test(n)) {
       const rest = list.slice(1).filter((x): x is string => typeof x === 'string');
-      const c = rest.indexOf('-c');
-      if (c >= 0 && c < rest.length - 1) {
+      const c = rest.findIndex((a, i) => i < rest.length - 1 && /^-[A-Za-z]*c[A-Za-z]*$/.test(a));
+      if (c >= 0) {
         const cmd = rest[c + 1];
         if (SHELL_TRICKS.test(cmd)) return n;
-        for (const part of cmd.split(/[;&|\n]+/)) {
-          const words = part.split(/\s+/).filter((w) => w && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
-          if (!words.length) continue;
-          const prog = path.basename(words[0].replace(/^['"(]+|['"]+$/g, ''));
-          if (READS_ITS_OWN.test(prog)) return prog;
+        for (const raw of cmd.split(/[\s;&|(){}!]+/)) {
+          const w = raw.replace(/^['"\\]+|['"\\]+$/g, '');
+          if (!w || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) continue;
+          if (READS_ITS_OWN.test(path.basename(w))) return path.basename(w);
         }
         return undefined;
       }
@@ -349,7 +375,17 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
   const list = Array.isArray(args) ? args : [];
   const runs = [file, list[0]].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
-  const reads = readsItsOwn(file, list);
+  const reads = readsItsOwn(file, list, base);
+  // sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
+  const scripts = new Set<string>();
+  if ([file, list[0]].some((p) => typeof p === 'string' && /^(g?sed|[gmn]?awk)$/.test(path.basename(p)))) {
+    const strs = list.filter((x): x is string => typeof x === 'string');
+    strs.forEach((a, j) => {
+      if ((a === '-f' || a === '--file') && j + 1 < strs.length) scripts.add(strs[j + 1]);
+      else if (a.startsWith('--file=')) scripts.add(a.slice(7));
+      else if (a.startsWith('-f') && a.length > 2 && !a.startsWith('--')) scripts.add(a.slice(2));
+    });
+  }
   const words = new Map<string, boolean>();                   // word → it is the program itself
   for (const [i, a] of [file, ...list].entries()) {
     if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
@@ -361,7 +397,7 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
     const abs = path.resolve(base, w);
     let st: fs.Stats | undefined;
     try { st = fs.statSync(abs, { throwIfNoEntry: false }); } catch { continue; }
-    if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0)) check(abs, 'exec');
+    if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0 || scripts.has(w))) check(abs, 'exec');
   }
   // After the files it is given: what it may read besides them must be as approved too.
   if (reads) workspaceAsApproved(reads);

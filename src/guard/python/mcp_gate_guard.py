@@ -35,7 +35,7 @@ _RUNS_ITS_ARGUMENTS = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox
 # package.json scripts, an interpreter the guard is not in imports): started only while every file of the
 # workspace is what was approved, since no guard sees what they read (else refused, naming the first file that
 # is not; `node` and `python` are not here: the sandbox's wrappers put the guard in them).
-_READS_ITS_OWN = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant)$')
+_READS_ITS_OWN = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant|ninja|cmake|meson|bats|bazel|bazelisk|buck2?|scons|expect|m4|tox|nox|invoke|wish[\d.]*)$')
 GUARD_FILE = os.path.abspath(__file__)
 _known = {}                    # rel -> ((st_ino, st_size, st_mtime_ns), sha256): files hashed for the whole-workspace check
 
@@ -397,6 +397,17 @@ def _check_program(items, cwd):
         except TypeError:
             pass
     runs = any(_RUNS_ITS_ARGUMENTS.match(n) for n in names)
+    # sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
+    scripts = set()
+    if any(_re.match(r'^g?sed$|^[gmn]?awk$', n) for n in names):
+        strs = [os.fsdecode(x) for x in items if isinstance(x, (str, bytes))]
+        for j, a in enumerate(strs):
+            if a in ('-f', '--file') and j + 1 < len(strs):
+                scripts.add(strs[j + 1])
+            elif a.startswith('--file='):
+                scripts.add(a[7:])
+            elif a.startswith('-f') and len(a) > 2 and not a.startswith('--'):
+                scripts.add(a[2:])
     for i, item in enumerate(items):
         if item is None:
             continue
@@ -414,13 +425,13 @@ def _check_program(items, cwd):
                 continue
             if st.st_mode & 0o170000 != 0o100000:
                 continue
-            if not (i <= 1 or runs or st.st_mode & 0o111):
+            if not (i <= 1 or runs or st.st_mode & 0o111 or w in scripts):
                 continue
             v = _verdict(p)
             if v is not None:
                 _refuse(p, v[1], v[0], v[2], 'spawn')
     # After the files it is given: what it may read besides them must be as approved too.
-    reader = _reads_its_own(items)
+    reader = _reads_its_own(items, cwd)
     if reader is not None:
         v = _workspace_as_approved()
         if v is not None:
@@ -428,27 +439,48 @@ def _check_program(items, cwd):
 
 
 _SHELLS = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$')
-_SHELL_TRICKS = _re.compile(r'`|\$\(|<\(|>\(|(^|[\s;&|(])(\.|source|eval|exec|command|builtin|xargs)(\s|$)')
+_SHELL_TRICKS = _re.compile(r'`|\$\(|\$\{|\$[A-Za-z_]|<\(|>\(|(^|[\s;&|(){}])(\.|source|eval|exec|command|builtin|xargs|alias)(\s|$)')
 
 
-def _reads_its_own(items):
-    """The name of the program among items[:2] that reads files no guard sees, else None. `sh -c 'cmd'` is read as
-    its command line: a command the guard is in (python, node) or one that reads only its arguments is fine; a
-    sourced file, eval, a substitution or such a program is not."""
+def _shebang(p):
+    """The interpreter a script's `#!` line names (`/usr/bin/env bash` is bash), or None."""
+    try:
+        with open(p, 'rb') as f:
+            head = f.read(256)
+    except (OSError, ValueError, TypeError):
+        return None
+    if not head.startswith(b'#!'):
+        return None
+    words = head[2:].split(b'\n')[0].decode('utf-8', 'replace').split()
+    if words and os.path.basename(words[0]) == 'env':
+        words = [w for w in words[1:] if not w.startswith('-') and '=' not in w]
+    return os.path.basename(words[0]) if words else None
+
+
+def _reads_its_own(items, cwd=None):
+    """The name of the program among items[:2] that reads files no guard sees, else None: by its name, or by the
+    interpreter its `#!` line names. `sh -c 'cmd'` (also `-lc`, `-ec`) is read as its command line: a sourced file,
+    eval, a substitution, or any word of the line naming such a program makes it one; else it is not."""
     names = []
     for item in items[:2]:
         try:
-            names.append(os.path.basename(os.fsdecode(item)))
+            w = os.fsdecode(item)
         except TypeError:
-            pass
+            continue
+        names.append(os.path.basename(w))
+        p = w if os.path.isabs(w) else os.path.join(os.fsdecode(cwd) if cwd is not None else os.getcwd(), w)
+        if '/' in w and os.path.isfile(p):
+            interp = _shebang(p)
+            if interp:
+                names.append(interp)
     for n in names:
         if not _READS_ITS_OWN.match(n):
             continue
         if _SHELLS.match(n):
             rest = [os.fsdecode(x) for x in items[1:] if isinstance(x, (str, bytes))]
-            if '-c' in rest[:-1]:
-                cmd = rest[rest.index('-c') + 1]
-                return _shell_line_reads(cmd, n)
+            flag = next((i for i, a in enumerate(rest[:-1]) if _re.match(r'^-[A-Za-z]*c[A-Za-z]*$', a)), None)
+            if flag is not None:
+                return _shell_line_reads(rest[flag + 1], n)
         return n
     return None
 
@@ -456,13 +488,12 @@ def _reads_its_own(items):
 def _shell_line_reads(cmd, shell):
     if _SHELL_TRICKS.search(cmd):
         return shell
-    for part in _re.split(r'[;&|\n]+', cmd):
-        words = [w for w in part.split() if not _re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', w)]
-        if not words:
+    for w in _re.split(r'[\s;&|(){}!]+', cmd):
+        w = w.strip('\'"\\')
+        if not w or _re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', w):
             continue
-        prog = os.path.basename(words[0].strip('\'"('))
-        if _READS_ITS_OWN.match(prog):
-            return prog                          # a nested shell too: its quoted line is not read here
+        if _READS_ITS_OWN.match(os.path.basename(w)):
+            return os.path.basename(w)
     return None
 
 
@@ -620,7 +651,10 @@ def _load_manifest(path):
         raise ValueError('"scratch" is not a list of absolute paths')
     if report is not None and not isinstance(report, str):
         raise ValueError('"report" is not a path')
-    return root, files, scratch, report
+    approved = m.get('approved', [])
+    if not isinstance(approved, list) or not all(isinstance(a, str) for a in approved):
+        raise ValueError('"approved" is not a list of sha256')
+    return root, files, scratch, report, approved
 
 
 def install():
@@ -632,11 +666,11 @@ def install():
     if not manifest:
         return False
     try:
-        root, files, scratch, report = _load_manifest(manifest)
+        root, files, scratch, report, approved = _load_manifest(manifest)
         ROOT = os.path.realpath(root)
         ROOT_PREFIX = _prefix(ROOT)
         FILES = {k.replace('\\', '/'): v.lower() for k, v in files.items()}
-        APPROVED = frozenset(FILES.values())
+        APPROVED = frozenset(FILES.values()) | frozenset(a.lower() for a in approved)
         SCRATCH = tuple(sorted({_prefix(os.path.realpath(s)) for s in scratch}))
         REPORT = report
     except Exception as e:  # unreadable or unparsable: every file outside the interpreter's own folders refused

@@ -53,8 +53,7 @@ function unquote(v: string): string {
  * as configuration: the sandbox mounts each that exists read-only (one that does not exist yet is listed too; the
  * sandbox cannot mount it, and says so in its description).
  */
-export function gitExecutedPaths(workspace: string, worktree = workspace): string[] {
-  const gitDir = path.join(worktree, '.git');
+export function gitExecutedPaths(workspace: string, worktree = workspace, gitDir = path.join(worktree, '.git')): string[] {
   const out = new Set<string>();
   const seen = new Set<string>();
   const queue = [path.join(gitDir, 'config')];
@@ -109,13 +108,21 @@ export const MAX_NESTED_WALK = 200_000;
  * (`sockets`: a contained server may make Unix sockets only while none it did not make is visible to it).
  * `truncated` when the walk met its bound.
  */
-export function nestedGitPaths(workspace: string): { paths: string[]; sockets: string[]; truncated: boolean } {
+export function nestedGitPaths(workspace: string): { paths: string[]; sockets: string[]; truncated: boolean; socketsTruncated: boolean } {
   const out = new Set<string>();
   const sockets: string[] = [];
-  const queue = [workspace];
+  const ownGit = path.join(workspace, '.git');
+  // A nested repository's configuration, and a submodule's or worktree's: what git run there obeys.
+  const obeyed = (gitDir: string, worktree: string) => {
+    for (const p of gitExecutedPaths(workspace, worktree, gitDir)) out.add(p);
+  };
+  // [folder, in node_modules or a .git (searched for sockets only)]
+  const queue: [string, boolean][] = [[workspace, false]];
   let entries = 0;
+  let all = 0;
+  let socketsTruncated = false;
   while (queue.length) {
-    const dir = queue.pop()!;
+    const [dir, socketsOnly] = queue.pop()!;
     let list: fs.Dirent[];
     try {
       list = fs.readdirSync(dir, { withFileTypes: true });
@@ -123,24 +130,41 @@ export function nestedGitPaths(workspace: string): { paths: string[]; sockets: s
       continue;
     }
     for (const d of list) {
-      if (++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), sockets, truncated: true };
+      if (++all > MAX_SOCKET_WALK) {
+        socketsTruncated = true;
+        if (socketsOnly) break;
+      }
+      if (!socketsOnly && ++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), sockets, truncated: true, socketsTruncated: true };
       const abs = path.join(dir, d.name);
-      if (d.name === '.git') {
-        if (dir === workspace) continue; // the workspace's own: protected as itself
+      if (d.isSocket()) {
+        sockets.push(abs);
+        continue;
+      }
+      if (!socketsOnly && d.name === '.git') {
+        if (dir === workspace) continue; // the workspace's own: hidden or protected as itself (its modules too)
         out.add(abs);
-        if (d.isDirectory()) for (const p of gitExecutedPaths(workspace, dir)) out.add(p);
-        else if (d.isFile()) {
+        if (d.isDirectory()) {
+          obeyed(abs, dir);
+          if (!socketsTruncated) queue.push([abs, true]); // git's fsmonitor socket lives there
+        } else if (d.isFile()) {
           const target = gitdirOf(abs);
-          if (target && within(workspace, target) && target !== workspace) out.add(target);
+          if (target && within(workspace, target) && target !== workspace && !within(ownGit, target)) out.add(target);
+          // A submodule's or worktree's git folder (inside the own .git too): its config is obeyed in `dir`.
+          if (target) obeyed(target, dir);
         }
         continue;
       }
-      if (d.isSocket()) sockets.push(abs);
-      else if (d.isDirectory() && d.name !== 'node_modules') queue.push(abs);
+      if (d.isDirectory() && !socketsTruncated) queue.push([abs, socketsOnly || d.name === 'node_modules']);
+      else if (d.isDirectory() && !socketsOnly && d.name !== 'node_modules') queue.push([abs, false]);
     }
   }
-  return { paths: [...out].sort(), sockets: sockets.sort(), truncated: false };
+  // Nothing inside the workspace's own .git: it is hidden (or protected whole) already, and a mount inside a hidden
+  // folder cannot be made.
+  return { paths: [...out].filter((p) => !within(ownGit, p)).sort(), sockets: sockets.sort(), truncated: false, socketsTruncated };
 }
+
+/** Entries the socket search reads at most (node_modules and nested .git included); past it, it counts as one found. */
+export const MAX_SOCKET_WALK = 400_000;
 
 /** The folder a `gitdir: <path>` file names (resolved against the file's folder), when it reads as one. */
 function gitdirOf(file: string): string | undefined {

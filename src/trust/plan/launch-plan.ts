@@ -253,7 +253,9 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   analyse(command, executable, args, cwd, workspace, opts, named, 0);
 
   // By the program's real name, or as written when it is not found (it then does not start, whatever its closure).
-  const guarded = opts.gated && opts.guard && GUARDED_PROGRAM.test(path.basename(executable ?? command)) ? guardedClosureOf(workspace, entries, opts.configFiles, reader) : undefined;
+  // A repository's npm launch runs its approved lock with node (src/host/contain.ts): under the guard as well.
+  const lockedNpm = opts.gated && packageLaunchOf(command, args)?.kind === 'npm';
+  const guarded = opts.gated && opts.guard && (GUARDED_PROGRAM.test(path.basename(executable ?? command)) || lockedNpm) ? guardedClosureOf(workspace, entries, opts.configFiles, reader) : undefined;
   // Under the guard's design, what would pin the whole workspace runs on the approved snapshot instead.
   const pinned = () => {
     try {

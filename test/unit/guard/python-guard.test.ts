@@ -299,6 +299,32 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['make.py'], `${ws.root}/notes/new.txt`, 'new', how('make'), false);
   });
 
+  it('programs that read files no guard sees, however they are started: a #! script, shell keywords and braces, -lc, sed -f', () => {
+    const how = (prog: string) => `spawn ${prog} (it reads workspace files no guard sees)`;
+    const ws = workspace(() => ({
+      'shebang.py': "import subprocess\nr = subprocess.run(['./scripts/check.sh'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'keyword.py': "import subprocess\nr = subprocess.run(['sh', '-c', 'if true; then { bash scripts/check.sh; }; fi'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'lc.py': "import subprocess\nr = subprocess.run(['bash', '-lc', 'echo ok'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'sed.py': "import subprocess\nr = subprocess.run(['sed', '-f', 'fmt.sed', 'README.md'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'scripts/check.sh': '#!/usr/bin/env bash\nsource "$(dirname "$0")/lib.sh"\ngreet\n',
+      'scripts/lib.sh': 'greet() { echo approved-lib; }\n',
+      'fmt.sed': 's/approved/APPROVED-SED/\n',
+    }));
+    fs.chmodSync(path.join(ws.root, 'scripts/check.sh'), 0o755);
+    approve(ws);
+    for (const f of ['shebang.py', 'keyword.py', 'lc.py', 'sed.py']) assertRuns(ws, [f], f);
+    // `bash -lc 'echo ok'` reads nothing of the workspace: a README edit does not stop it.
+    write(ws.root, { 'README.md': '# approved, edited\n' });
+    assertRuns(ws, ['lc.py'], 'bash -lc after a README edit');
+    write(ws.root, { 'README.md': '# approved\n', 'scripts/lib.sh': `greet() { echo ran > ${JSON.stringify(ws.marker)}; }\n` });
+    assertRefused(ws, ['shebang.py'], `${ws.root}/scripts/lib.sh`, 'changed', how('bash'));
+    for (const f of [ws.report, ws.marker]) fs.rmSync(f, { force: true });
+    assertRefused(ws, ['keyword.py'], `${ws.root}/scripts/lib.sh`, 'changed', how('bash'));
+    for (const f of [ws.report, ws.marker]) fs.rmSync(f, { force: true });
+    write(ws.root, { 'scripts/lib.sh': 'greet() { echo approved-lib; }\n', 'fmt.sed': `1e echo ran > ${ws.marker}\n` });
+    assertRefused(ws, ['sed.py'], `${ws.root}/fmt.sed`, 'changed', 'spawn');
+  });
+
   it('a planted __pycache__/*.pyc for an unchanged module is ignored (the approved source runs)', () => {
     const ws = workspace(() => ({ 'server.py': 'import helper\nprint(helper.WORD)\n', 'helper.py': 'WORD = "APPROVED"\n' }));
     // a valid timestamp .pyc (matching helper.py's mtime and size) compiled from other code

@@ -63,6 +63,16 @@ describe('contained execution: real npx servers', function () {
     const read = cli(w, ['call', 'memory', 'read_graph']);
     assert.match(read.stdout, /gate-test-entity/, read.stdout + read.stderr);
     assert.match(read.stdout, /kept between starts/);
+    // Pointed at a workspace file by its env (MEMORY_FILE_PATH), that file is its data: written, no re-gate, no EBUSY.
+    const mcp = JSON.parse(fs.readFileSync(path.join(w.project, '.mcp.json'), 'utf8'));
+    mcp.mcpServers.memory.env = { MEMORY_FILE_PATH: '${workspaceFolder}/memory.jsonl' };
+    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify(mcp));
+    assert.equal(cli(w, ['approve', 'memory', '--yes']).code, 0);
+    const inWorkspace = cli(w, ['call', 'memory', 'create_entities', '--args', JSON.stringify({ entities: [{ name: 'in-workspace', entityType: 'note', observations: ['data'] }] })]);
+    assert.equal(inWorkspace.code, 0, inWorkspace.stdout + inWorkspace.stderr);
+    assert.match(fs.readFileSync(path.join(w.project, 'memory.jsonl'), 'utf8'), /in-workspace/);
+    assert.match(cli(w, ['list']).stdout, /approved\s+repository\s+\.mcp\.json\s+memory/);
+    assert.match(cli(w, ['call', 'memory', 'read_graph']).stdout, /in-workspace/);
     const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
     assert.match(log, /"kind":"server.start","server":"memory".*contained: /);
     assert.deepEqual(fs.readdirSync(path.join(w.home, '.npm')), [], 'the user\'s own ~/.npm is never written by a contained server');

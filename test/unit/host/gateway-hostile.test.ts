@@ -114,7 +114,8 @@ describe('gateway under hostile connections', function () {
     assert.deepEqual(junk.lines.map((l) => l.error?.message), ['MCP Gate: the relay\'s greeting is not JSON']);
     const shape = await exchange(where, `${JSON.stringify({ mcpGate: 2, key: 'fx', token: gateway.token })}\n${CALL_T0}\n`);
     assert.deepEqual(shape.lines.map((l) => l.error?.message), ['MCP Gate: the relay\'s greeting is malformed']);
-    const wrong = await exchange(where, greet('fx', gateway.token.slice(0, -1) + 'x') + CALL_T0 + '\n');
+    // Its last character changed (never to itself: a token that already ends in x made this the right one).
+    const wrong = await exchange(where, greet('fx', gateway.token.slice(0, -1) + (gateway.token.endsWith('x') ? 'y' : 'x')) + CALL_T0 + '\n');
     assert.deepEqual(wrong.lines.map((l) => l.error?.message), ['MCP Gate: missing or wrong gateway token']);
     // a call sent with the CALL_T0 line right behind a bad greeting reaches no tool
     assert.equal(calls, 0);

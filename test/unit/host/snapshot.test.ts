@@ -168,4 +168,25 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
     }
     assert.ok(!fs.existsSync(marker));
   });
+
+  it('the folders kept read-only for the host (.devcontainer, a nested .git, …) are the approved copies too, never the live ones', async () => {
+    const w = snapshotWorld({
+      'srv/server.js': miniServer("const cp = require('node:child_process'); const fs = require('node:fs');", "fs.readFileSync('.devcontainer/check.sh', 'utf8').trim() + ' | ' + fs.readFileSync('vendor/lib/.git/config', 'utf8').trim()"),
+      'package.json': '{"name":"app"}',
+      '.devcontainer/check.sh': 'echo approved-check',
+      'vendor/lib/.git/config': '[approved]',
+    });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: { command: 'node', args: ['srv/server.js'] } }) });
+    assert.ok(evaluateGate(w.input).servers[0].pinned?.pinned.snapshot, 'on the snapshot (it starts programs)');
+    await recordDecision(w.input, 's', undefined, 'approved');
+    writeFiles(w.project, { '.devcontainer/check.sh': 'echo CHANGED', 'vendor/lib/.git/config': '[CHANGED]' });
+    const session = await open(w, new EventLog(w.store, new Masker()));
+    try {
+      const r = answer(await session.call('s', 'hello'));
+      assert.match(r, /approved-check \| \[approved\]/, r);
+      assert.doesNotMatch(r, /CHANGED/);
+    } finally {
+      await session.close();
+    }
+  });
 });

@@ -45,4 +45,24 @@ describe('git paths: what git runs from the worktree', () => {
     assert.equal(r.truncated, false);
     assert.deepEqual(r.paths.map((p) => path.relative(w, p)), ['deep/a/b/c/.git', 'gitdirs/sub', 'mods/sub/.git', 'vendor/lib/.git', 'vendor/lib/.githooks']);
   });
+  it('a submodule whose git folder is inside the workspace\'s own .git: nothing inside that .git is named (it is hidden whole), its config is still read; sockets are found in node_modules and nested .git too', () => {
+    const w = writeFiles(path.join(tempDir(), 'w'), {
+      '.git/config': '[core]\n',
+      '.git/modules/sub/config': '[core]\n\thooksPath = .githooks\n',
+      'sub/.git': 'gitdir: ../.git/modules/sub\n',
+      'sub/.githooks/.keep': '',
+      'vendor/lib/.git/config': '[core]\n',
+      'node_modules/.cache/x': '',
+    });
+    const net = require('node:net') as typeof import('node:net');
+    const servers = [path.join(w, 'node_modules/.cache/daemon.sock'), path.join(w, 'vendor/lib/.git/fsmonitor--daemon.ipc')].map((p) => net.createServer().listen(p));
+    try {
+      const r = nestedGitPaths(w);
+      assert.deepEqual(r.paths.map((p) => path.relative(w, p)), ['sub/.git', 'sub/.githooks', 'vendor/lib/.git']);
+      assert.deepEqual(r.sockets.map((p) => path.relative(w, p)), ['node_modules/.cache/daemon.sock', 'vendor/lib/.git/fsmonitor--daemon.ipc']);
+      assert.equal(r.socketsTruncated, false);
+    } finally {
+      for (const s of servers) s.close();
+    }
+  });
 });
