@@ -315,6 +315,7 @@ function workspaceAsApproved(program: string): void {
 }
 
 const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$/;
+const SHELL_KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', 'time', '!', 'nohup', 'nice', 'env']);
 const SHELL_TRICKS = /`|\$\(|\$\{|\$[A-Za-z_]|<\(|>\(|(^|[\s;&|(){}])(\.|source|eval|exec|command|builtin|xargs|alias)(\s|$)/;
 
 /** The interpreter a script's `#!` line names (`/usr/bin/env bash` is bash), or undefined. */
@@ -345,7 +346,8 @@ function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | unde
   for (const p of [file, list[0]]) {
     if (typeof p !== 'string') continue;
     names.push(path.basename(p));
-    if (p.includes('/')) {
+    // (node and python are not read by their `#!`: in the sandbox they are the guard's own wrapper scripts)
+    if (p.includes('/') && !/^(node|nodejs|python[\d.]*|pypy[\d.]*)$/.test(path.basename(p))) {
       const interp = shebang(path.resolve(cwd, p));
       if (interp) names.push(interp);
     }
@@ -358,9 +360,15 @@ function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | unde
       if (c >= 0) {
         const cmd = rest[c + 1];
         if (SHELL_TRICKS.test(cmd)) return n;
-        for (const raw of cmd.split(/[\s;&|(){}!]+/)) {
-          const w = raw.replace(/^['"\\]+|['"\\]+$/g, '');
-          if (!w || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) continue;
+        // Each word in a command's place (first, after ; & | ( ) { } or a keyword such as `then`, after variable
+        // assignments) is read; arguments (`echo bash`) are not.
+        let expect = true;
+        for (const tok of cmd.match(/[;&|(){}\n]+|[^\s;&|(){}]+/g) ?? []) {
+          if (/^[;&|(){}\n]+$/.test(tok)) { expect = true; continue; }
+          if (!expect) continue;
+          const w = tok.replace(/^['"\\]+|['"\\]+$/g, '');
+          if (!w || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || SHELL_KEYWORDS.has(w)) continue;
+          expect = false;
           if (READS_ITS_OWN.test(path.basename(w))) return path.basename(w);
         }
         return undefined;

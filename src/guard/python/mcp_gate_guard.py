@@ -469,7 +469,8 @@ def _reads_its_own(items, cwd=None):
             continue
         names.append(os.path.basename(w))
         p = w if os.path.isabs(w) else os.path.join(os.fsdecode(cwd) if cwd is not None else os.getcwd(), w)
-        if '/' in w and os.path.isfile(p):
+        # (node and python are not read by their `#!`: in the sandbox they are the guard's own wrapper scripts)
+        if '/' in w and not _re.match(r'^(node|nodejs|python[\d.]*|pypy[\d.]*)$', os.path.basename(w)) and os.path.isfile(p):
             interp = _shebang(p)
             if interp:
                 names.append(interp)
@@ -485,13 +486,26 @@ def _reads_its_own(items, cwd=None):
     return None
 
 
+_KEYWORDS = frozenset(('if', 'then', 'else', 'elif', 'do', 'while', 'until', 'time', '!', 'nohup', 'nice', 'env'))
+
+
 def _shell_line_reads(cmd, shell):
+    """The program a `sh -c` line runs that reads files no guard sees (or the shell itself for a sourced file, eval,
+    a substitution), else None: each word in a command's place — first, after ; & | ( ) { } or a keyword such as
+    `then`, after variable assignments — is read; arguments (`echo bash`) are not."""
     if _SHELL_TRICKS.search(cmd):
         return shell
-    for w in _re.split(r'[\s;&|(){}!]+', cmd):
-        w = w.strip('\'"\\')
-        if not w or _re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', w):
+    expect = True
+    for tok in _re.findall(r'[;&|(){}\n]+|[^\s;&|(){}]+', cmd):
+        if _re.match(r'^[;&|(){}\n]+$', tok):
+            expect = True
             continue
+        if not expect:
+            continue
+        w = tok.strip('\'"\\')
+        if not w or _re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', w) or w in _KEYWORDS:
+            continue
+        expect = False
         if _READS_ITS_OWN.match(os.path.basename(w)):
             return os.path.basename(w)
     return None
