@@ -156,6 +156,14 @@ export function literalForm(value: string): string | undefined {
   return undefined;
 }
 
+/** How to give a server a secret, every step: the secrets entry, the rule that lets it be sent, the value. */
+export function secretSteps(server: { name: string; scope: string }, project: string, name: string, bind: { bind: 'env' | 'header'; as?: string }, words: FrontEndWords): string {
+  const where = server.scope === 'repository' ? { project } : {};
+  const entry = JSON.stringify({ name, to: `mcp.${server.name}.*`, ...bind, ...where });
+  const rule = JSON.stringify({ action: `secret.use.${name}`, decision: 'allow', ...where });
+  return `add ${entry} to "secrets" and ${rule} to "rules" in your MCP Gate configuration, and ${words.setSecret(name)}`;
+}
+
 /**
  * Why a server that uses a form MCP Gate does not fill in is left out, and how to give it the value: as a secret
  * bound to the variable (its value set where secrets are set, never in a file), which then takes the place of the
@@ -167,8 +175,7 @@ export function unfilledWords(server: { name: string; scope: string }, project: 
       : form.startsWith('${env:') ? "it would hand MCP Gate's own environment to the server"
         : "Claude Code fills it in from your environment; MCP Gate passes it on as written, since it would hand its own environment to the server";
   if (!variable) return `it uses ${form} on its command line, which MCP Gate does not fill in (${why}); a value a server needs is given to a local server as a secret bound to an environment variable: change the definition to read it from one`;
-  const entry = JSON.stringify({ name: variable, to: `mcp.${server.name}.*`, bind: 'env', ...(server.scope === 'repository' ? { project } : {}) });
-  return `it sets ${variable} to ${form}, which MCP Gate does not fill in (${why}); give it ${variable} as a secret instead: add ${entry} to "secrets" in your MCP Gate configuration and ${words.setSecret(variable)} — the secret then takes the place of the declared value`;
+  return `it sets ${variable} to ${form}, which MCP Gate does not fill in (${why}); give it ${variable} as a secret instead: ${secretSteps(server, project, variable, { bind: 'env' }, words)} — the secret then takes the place of the declared value`;
 }
 
 /** The state one session's parts share: its options, the policy now, its notes and counters. */

@@ -13,7 +13,7 @@ import { createGuardedFetch, validateHeaders, type Observation } from '../guarde
 import { serverIdentity } from '../identity';
 import { stripHidden } from '../untrusted';
 import { newClient } from './client';
-import { CALL_TIMEOUT_MS, describeError, DISCOVER_TIMEOUT_MS, DroppedError, isNotFound, unresolvable, type Connection, type SessionContext, type SessionTool } from './context';
+import { CALL_TIMEOUT_MS, describeError, DISCOVER_TIMEOUT_MS, DroppedError, isNotFound, secretSteps, unresolvable, type Connection, type SessionContext, type SessionTool } from './context';
 import { discover } from './discover';
 
 /** A rule `mcp.<server>.private` deny turns on the address guard's private-range refusal, naming the rule. */
@@ -55,8 +55,8 @@ async function remoteHeaders(ctx: SessionContext, server: ServerReport, host: st
     const bad = Object.keys(bound.headers).some((h) => h.toLowerCase() === k.toLowerCase()) ? undefined : unresolvable([v]);
     if (!bad) continue;
     const name = k.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-    const entry = JSON.stringify({ name, to: `mcp.${server.name}.*`, bind: 'header', ...(k.toLowerCase() === 'authorization' ? {} : { as: k }), ...(server.scope === 'repository' ? { project: ctx.project } : {}) });
-    throw new DroppedError(`its header ${k} uses ${bad}, which MCP Gate does not fill in; give it as a secret instead: add ${entry} to "secrets" in your MCP Gate configuration and ${ctx.words.setSecret(name)} — the secret then takes the place of the declared header${k.toLowerCase() === 'authorization' ? ' (sent as "Authorization: Bearer <value>")' : ''}`);
+    const steps = secretSteps(server, ctx.project, name, { bind: 'header', ...(k.toLowerCase() === 'authorization' ? {} : { as: k }) }, ctx.words);
+    throw new DroppedError(`its header ${k} uses ${bad}, which MCP Gate does not fill in; give it as a secret instead: ${steps} — the secret then takes the place of the declared header${k.toLowerCase() === 'authorization' ? ' (sent as "Authorization: Bearer <value>")' : ''}`);
   }
   const headers: Record<string, string> = { ...Object.fromEntries(declared), ...bound.headers };
   try {

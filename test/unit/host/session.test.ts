@@ -285,8 +285,10 @@ describe('session over stdio', function () {
     await approveAll(v);
     const left = await Session.start(options(v));
     assert.deepEqual(left.servers(), []);
-    const entry = JSON.stringify({ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env', project: evaluateGate(v.input).project });
-    assert.ok(left.notes.join('\n').includes(`it sets GITHUB_TOKEN to \${input:github_token}, which MCP Gate does not fill in (VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input); give it GITHUB_TOKEN as a secret instead: add ${entry} to "secrets"`), left.notes.join('\n'));
+    const project = evaluateGate(v.input).project;
+    const entry = JSON.stringify({ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env', project });
+    const rule = JSON.stringify({ action: 'secret.use.GITHUB_TOKEN', decision: 'allow', project });
+    assert.ok(left.notes.join('\n').includes(`it sets GITHUB_TOKEN to \${input:github_token}, which MCP Gate does not fill in (VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input); give it GITHUB_TOKEN as a secret instead: add ${entry} to "secrets" and ${rule} to "rules" in your MCP Gate configuration`), left.notes.join('\n'));
     await left.close();
     writeProjectConfig(v, { ...allowAll('fx'), rules: [...allowAll('fx').rules, { action: 'secret.use.GITHUB_TOKEN', decision: 'allow' }], secrets: [{ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env' }] });
     const bound = await Session.start(options(v, { secrets: async () => 'ghp_bound-value-1234' }));
