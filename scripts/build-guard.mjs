@@ -8,11 +8,14 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const GUARD_OUT = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
 
-/** Builds dist/guard/node-guard.cjs; resolves to its absolute path. */
-export async function buildGuard() {
+/**
+ * Bundles code that runs inside a server's own processes (the load guard, the network shim) into one self-contained
+ * CommonJS file for the Node versions servers run on; resolves to its absolute path.
+ */
+export async function buildInside(entry, outfile, banner) {
   await build({
-    entryPoints: [path.join(ROOT, 'src', 'guard', 'node', 'guard.ts')],
-    outfile: GUARD_OUT,
+    entryPoints: [entry],
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -20,10 +23,15 @@ export async function buildGuard() {
     minify: false,
     sourcemap: false,
     legalComments: 'none',
-    banner: { js: '// MCP Gate\'s Node.js load guard, built from src/guard/node/guard.ts by scripts/build-guard.mjs: do not edit.\n// MCP_GATE_GUARD=/abs/manifest.json node --require <this file> server.js (it registers itself as the ESM load hook).' },
+    banner: { js: banner },
     logLevel: 'warning',
   });
-  return GUARD_OUT;
+  return outfile;
+}
+
+/** Builds dist/guard/node-guard.cjs; resolves to its absolute path. */
+export async function buildGuard() {
+  return buildInside(path.join(ROOT, 'src', 'guard', 'node', 'guard.ts'), GUARD_OUT, '// MCP Gate\'s Node.js load guard, built from src/guard/node/guard.ts by scripts/build-guard.mjs: do not edit.\n// MCP_GATE_GUARD=/abs/manifest.json node --require <this file> server.js (it registers itself as the ESM load hook).');
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildGuard();

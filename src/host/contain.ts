@@ -30,7 +30,7 @@ import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
 import { holdPackageState, packageHashes, StateCopyError, syncPackageState } from './package-state';
 import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
-import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths } from '../trust/plan/git-paths';
+import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths, socketsUnder } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
 import { Egress, openDoor, type EgressEvent, type EgressVerdict } from './egress';
@@ -545,30 +545,12 @@ function shownSockets(c: { extraRead: readonly string[]; extraWrite: readonly st
     }
     if (st.isSocket()) out.push(p);
     if (!st.isDirectory()) continue;
-    const queue = [p];
-    let n = 0;
-    while (queue.length) {
-      const dir = queue.pop()!;
-      let list: fs.Dirent[];
-      try {
-        list = fs.readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const d of list) {
-        if (++n > MAX_SHOWN_WALK) {
-          out.push(`${p} (more than ${MAX_SHOWN_WALK.toLocaleString('en-US')} entries: not searched whole)`);
-          queue.length = 0;
-          break;
-        }
-        if (d.isSocket()) out.push(path.join(dir, d.name));
-        else if (d.isDirectory()) queue.push(path.join(dir, d.name));
-      }
-    }
+    const found = socketsUnder(p, MAX_SHOWN_WALK);
+    out.push(...found.sockets);
+    if (found.truncated) out.push(`${p} (more than ${MAX_SHOWN_WALK.toLocaleString('en-US')} entries: not searched whole)`);
   }
   return out;
 }
-
 
 /** The line of a server's stderr that reads like a Unix socket the seccomp filter refused (Node, Go, Python, docker CLI wordings), if one does. */
 export function refusedSocketError(stderr: string): string | undefined {

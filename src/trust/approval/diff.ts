@@ -111,14 +111,31 @@ function smallText(file: string): string | undefined {
   }
 }
 
+/** Both sides of a file the load guard refused (refusedFileSides). */
+export interface RefusedSides {
+  path: string;
+  /** Digests: what the approval recorded, and the file now (absent where there is none). */
+  before?: string;
+  after?: string;
+  /** Texts where there are (not kept, binary, over MAX_DIFF_CHARS, absent: undefined). */
+  approved?: string;
+  now?: string;
+  approvedState: 'text' | 'absent' | 'not-kept';
+  nowState: 'text' | 'absent' | 'not-text';
+}
+
+/** A refusal of a workspace file (not one written outside it, not a sink), whose path stays inside the workspace. */
+const workspaceRefusal = (g: NonNullable<ApprovalRecord['guardRefused']>) =>
+  !path.isAbsolute(g.file) && g.why !== 'scratch' && g.why !== 'sink' && !g.file.split('/').some((p) => p === '..' || p === '');
+
 /**
- * The file the load guard refused, both sides as text for a side-by-side review: the content its approval kept
- * and the file as it is now (undefined where there is no text: not kept, binary, over MAX_DIFF_CHARS, absent).
- * Undefined when the server has no refusal of a workspace file or no record of the workspace.
+ * The file the load guard refused, both sides for a review: the content its approval kept (workspace-manifest.ts:
+ * files up to DIFF_BLOB_BYTES) and the file as it is now. Undefined when the server has no refusal of a workspace
+ * file or no readable record of the workspace.
  */
-export function refusedFileSides(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): { path: string; approved?: string; now?: string; approvedState: 'text' | 'absent' | 'not-kept'; nowState: 'text' | 'absent' | 'not-text' } | undefined {
+export function refusedFileSides(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): RefusedSides | undefined {
   const g = record.guardRefused;
-  if (!g || !record.manifest || path.isAbsolute(g.file) || g.why === 'scratch' || g.why === 'sink') return undefined;
+  if (!g || !record.manifest || !workspaceRefusal(g)) return undefined;
   let files: Record<string, string>;
   try {
     files = loadManifest(storeDir, record.manifest).files;
@@ -135,46 +152,29 @@ export function refusedFileSides(storeDir: string, project: string, record: Pick
     }
   }
   const live = path.join(project, ...g.file.split('/'));
-  const exists = fs.existsSync(live);
-  const now = exists ? smallText(live) : undefined;
-  return { path: g.file, approved, now, approvedState: before === undefined ? 'absent' : approved === undefined ? 'not-kept' : 'text', nowState: !exists ? 'absent' : now === undefined ? 'not-text' : 'text' };
-}
-
-/**
- * The file the load guard refused, as a change against what was approved: the content its approval kept
- * (workspace-manifest.ts: files up to DIFF_BLOB_BYTES) against the file as it is now. A file that was not there
- * at approval is `added` (its whole text); one outside the workspace (written to /tmp or HOME) is `added` with no
- * text. Undefined when the server has no refusal or no record of the workspace.
- */
-export function refusedFileDiff(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): FileChange | undefined {
-  const g = record.guardRefused;
-  if (!g || !record.manifest) return undefined;
-  if (path.isAbsolute(g.file) || g.why === 'scratch' || g.why === 'sink') return { path: g.file, change: 'added' };
-  let files: Record<string, string>;
-  try {
-    files = loadManifest(storeDir, record.manifest).files;
-  } catch {
-    return undefined;
-  }
-  const before = Object.prototype.hasOwnProperty.call(files, g.file) ? files[g.file] : undefined;
-  const live = path.join(project, ...g.file.split('/'));
-  const tb = smallText(live);
   let after: string | undefined;
   try {
     after = fs.lstatSync(live).isFile() ? createHash('sha256').update(fs.readFileSync(live)).digest('hex') : undefined;
   } catch {
     after = undefined;
   }
-  const change: FileChange = { path: g.file, change: before === undefined ? 'added' : after === undefined ? 'removed' : 'changed', before, after };
-  let ta: string | undefined = before === undefined ? '' : undefined;
-  if (before !== undefined && before !== TOO_LARGE) {
-    try {
-      ta = smallText(blobPath(storeDir, before));
-    } catch {
-      ta = undefined;
-    }
-  }
-  lineDiff(change, ta, after === undefined ? '' : tb);
+  const now = after === undefined ? undefined : smallText(live);
+  return { path: g.file, before, after, approved, now, approvedState: before === undefined ? 'absent' : approved === undefined ? 'not-kept' : 'text', nowState: after === undefined ? 'absent' : now === undefined ? 'not-text' : 'text' };
+}
+
+/**
+ * The file the load guard refused, as a change against what was approved (refusedFileSides, line by line). A file
+ * that was not there at approval is `added` (its whole text); one outside the workspace (written to /tmp or HOME)
+ * is `added` with no text. Undefined when the server has no refusal or no record of the workspace.
+ */
+export function refusedFileDiff(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): FileChange | undefined {
+  const g = record.guardRefused;
+  if (!g || !record.manifest) return undefined;
+  if (!workspaceRefusal(g)) return { path: g.file, change: 'added' };
+  const sides = refusedFileSides(storeDir, project, record);
+  if (!sides) return undefined;
+  const change: FileChange = { path: sides.path, change: sides.before === undefined ? 'added' : sides.after === undefined ? 'removed' : 'changed', before: sides.before, after: sides.after };
+  lineDiff(change, sides.approvedState === 'absent' ? '' : sides.approved, sides.nowState === 'absent' ? '' : sides.now);
   return change;
 }
 

@@ -163,6 +163,31 @@ export function nestedGitPaths(workspace: string): { paths: string[]; sockets: s
   return { paths: [...out].filter((p) => !within(ownGit, p)).sort(), sockets: sockets.sort(), truncated: false, socketsTruncated };
 }
 
+/**
+ * The Unix socket files below `dir` (links not followed), reading at most `max` entries: `truncated` past it (then
+ * it counts as holding one). For a folder a person shows a contained server (src/host/contain.ts).
+ */
+export function socketsUnder(dir: string, max: number): { sockets: string[]; truncated: boolean } {
+  const sockets: string[] = [];
+  const queue = [dir];
+  let n = 0;
+  while (queue.length) {
+    const d = queue.pop()!;
+    let list: fs.Dirent[];
+    try {
+      list = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of list) {
+      if (++n > max) return { sockets, truncated: true };
+      if (e.isSocket()) sockets.push(path.join(d, e.name));
+      else if (e.isDirectory()) queue.push(path.join(d, e.name));
+    }
+  }
+  return { sockets, truncated: false };
+}
+
 /** Entries the socket search reads at most (node_modules and nested .git included); past it, it counts as one found. */
 export const MAX_SOCKET_WALK = 400_000;
 
