@@ -281,7 +281,8 @@ const known = new Map<string, { key: string; sum: string }>();   // rel → stat
 /** Refuses (naming the first file that is not) unless every file of the workspace is what was approved. */
 function workspaceAsApproved(program: string): void {
   const cfg = getConfig();
-  if (!cfg) return;   // a manifest that cannot be read already refuses every workspace load
+  // What was approved is not known: fail closed (the program could read any workspace file).
+  if (!cfg) refuse({ p: failRoot ?? '(workspace)', rel: null, why: 'manifest', sum: '', how: `spawn ${program} (it reads workspace files no guard sees)` });
   const walk = (dir: string): void => {
     let list: fs.Dirent[];
     try { list = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }

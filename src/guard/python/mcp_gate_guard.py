@@ -513,8 +513,10 @@ def _shell_line_reads(cmd, shell):
 
 def _workspace_as_approved():
     """None when every file of the workspace is what was approved; else (p, rel, why, sha) of the first that is not."""
-    if not _state['on'] or BROKEN is not None or not ROOT:
+    if not _state['on']:
         return None
+    if BROKEN is not None or not ROOT:
+        return ROOT or '(workspace)', None, 'manifest', ''   # what is approved is not known: fail closed
     _tls.busy = True
     try:
         for d, dirs, names in os.walk(ROOT):

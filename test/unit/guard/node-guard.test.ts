@@ -253,6 +253,11 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'server.js')}`), r.stderr);
     assert.match(r.stderr, /the approval manifest could not be read/);
     assert.equal(fs.existsSync(ws.marker), false);
+    // A program that reads workspace files no guard sees does not start either: what was approved is not known.
+    const sh = spawnSync(process.execPath, ['--require', GUARD, '-e', `require('child_process').spawnSync('sh', ['-c', 'make -s; echo ran > ' + process.env.MARK])`], { cwd: ws.root, env, encoding: 'utf8' });
+    assert.notEqual(sh.status, 0);
+    assert.match(sh.stderr, /the approval manifest could not be read/);
+    assert.equal(fs.existsSync(ws.marker), false, 'the shell ran');
   });
 
   it("Node's own modules and files outside root and scratch load normally, unapproved", () => {

@@ -375,6 +375,11 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     const script = run(ws, ['helper.py']);
     assert.notEqual(script.status, 0);
     assert.equal(fs.existsSync(ws.marker), false, 'nor the script itself');
+    // A program that reads workspace files no guard sees does not start either: what was approved is not known.
+    const shell = run(ws, ['-c', `import subprocess\nsubprocess.run(['sh', '-c', 'make -s; echo ran > ${ws.marker}'])`]);
+    assert.notEqual(shell.status, 0);
+    assert.match(shell.stderr, /manifest .* could not be read/);
+    assert.equal(fs.existsSync(ws.marker), false, 'the shell ran');
   });
 
   it('standard library imports work and Python argument conventions are kept', () => {
