@@ -649,6 +649,8 @@ export function guardedClosureOf(
     if (!within(workspace, r.real)) return;
     const st = r.exists ? reader.stat(r.real) : undefined;
     if (st?.isFile()) return pinFile(r.real, true);
+    // A data argument that is a folder (`server-filesystem .`) or not there: no code of it, and no settings above it.
+    if (e.exact === 'file') return;
     dirs.add(st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir);
     // A folder (`python -m` from the working folder, `node lib/`) or a missing entry: what loads from it is checked.
     if (!e.exact && !e.optional) guarded.push(`${e.why} (${rel(workspace, r.real)}${st?.isDirectory() ? '/' : ', not there now'}): what it loads from there is checked when it loads`);

@@ -56,6 +56,9 @@ describe('contained execution: real npx servers', function () {
     assert.equal(wrote.code, 0, wrote.stdout + wrote.stderr);
     assert.equal(fs.readFileSync(path.join(w.project, 'written.txt'), 'utf8'), 'from the server\n');
     assert.match(cli(w, ['list']).stdout, /approved\s+repository\s+\.mcp\.json\s+files/);
+    // A dependency added to the project's package.json is not what it runs either.
+    fs.writeFileSync(path.join(w.project, 'package.json'), JSON.stringify({ name: 'app', dependencies: { dep: '*' } }));
+    assert.match(cli(w, ['list']).stdout, /approved\s+repository\s+\.mcp\.json\s+files/);
     // The memory server writes next to its own code (dist/memory.jsonl): its private copy of its package folder keeps
     // what it stored for its next start, with no grant written by hand.
     const stored = cli(w, ['call', 'memory', 'create_entities', '--args', JSON.stringify({ entities: [{ name: 'gate-test-entity', entityType: 'note', observations: ['kept between starts'] }] })]);
