@@ -129,8 +129,11 @@ export function prepareGuard(o: {
   }
   if (!o.manifest) throw new GuardUnavailable(`"${o.server}" was approved without a record of the workspace as it was, which its loads are checked against; approve it again`);
   let files: Record<string, string>;
+  let links: Record<string, string>;
   try {
-    files = loadManifest(o.storeDir, o.manifest).files;
+    const m = loadManifest(o.storeDir, o.manifest);
+    files = m.files;
+    links = m.links ?? {};
   } catch (e) {
     if (e instanceof ManifestError) throw new GuardUnavailable(`${e.message}; "${o.server}" is not started — approve it again`);
     throw e;
@@ -145,7 +148,7 @@ export function prepareGuard(o: {
     // write); a file the sandbox binds read-only there is not one (the guards tell by the mount). Uncontained it
     // can write wherever you can, so no folder outside the workspace says more than another: none is checked.
     const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev/shm', o.home, ...o.extraWrite] : [];
-    const manifest = { version: 1, root: o.project, files, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure, ...(o.approved?.length ? { approved: [...o.approved] } : {}) };
+    const manifest = { version: 1, root: o.project, files, links, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure, ...(o.approved?.length ? { approved: [...o.approved] } : {}) };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
     if (!o.contained) {
       const kind = kindOf(o.executable);

@@ -37,6 +37,7 @@ interface Config {
   report: string | null;
   closure: Set<string>;             // rel paths the approval pins as read (no computed way to code in them)
   approved: string[];               // sha256 of content approved outside the workspace (an npm package's own files)
+  links: Record<string, string>;    // rel posix path → link text of each symbolic link of the workspace at approval
 }
 
 const VAR = 'MCP_GATE_GUARD';
@@ -83,6 +84,7 @@ function getConfig(): Config | null {
       report: typeof m.report === 'string' ? m.report : null,
       closure: new Set(Array.isArray(m.closure) ? (m.closure as unknown[]).filter((x): x is string => typeof x === 'string') : []),
       approved: Array.isArray(m.approved) ? (m.approved as unknown[]).filter((x): x is string => typeof x === 'string') : [],
+      links: m.links && typeof m.links === 'object' && !Array.isArray(m.links) ? m.links as Record<string, string> : {},
     };
   } catch (err) {
     failure = `${MANIFEST}: ${(err as Error).message}`;
@@ -173,6 +175,63 @@ export function check(file: string, how: string, content?: Bytes): void {
 }
 
 /**
+ * A load named inside the workspace that resolved to a file outside it went through a symbolic link of the
+ * workspace: that link must be one the approval recorded, with the same text (a plugin made a link to another
+ * clone's file would otherwise load code no record describes). `lex` is the path as named, before links are
+ * followed; each existing component of it is looked at, and the first link decides.
+ */
+function linksAsApproved(lex: string, how: string): void {
+  const cfg = getConfig();
+  if (!cfg || !lex.startsWith(cfg.root)) return;
+  const tries = [lex, ...Object.keys((Module as unknown as { _extensions: object })._extensions).map((e) => lex + e)];
+  for (const cand of tries) {
+    let cur = cfg.rootDir;
+    let rel = '';
+    for (const part of cand.slice(cfg.root.length).split(path.sep)) {
+      if (part === '') continue;
+      cur = path.join(cur, part);
+      rel = rel ? `${rel}/${part}` : part;
+      let st: fs.Stats;
+      try { st = fs.lstatSync(cur); } catch { break; }
+      if (st.isSymbolicLink()) {
+        let text = '';
+        try { text = fs.readlinkSync(cur); } catch { /* unreadable: not the approved text */ }
+        if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text) refuse({ p: cur, rel, why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new', sum: '', how: `${how} through a symbolic link` });
+        return;
+      }
+      if (!st.isDirectory()) return;
+    }
+  }
+}
+
+/** The path a load names before links are followed (a path request, or the package folder a bare name finds). */
+function lexicalOf(request: string, parentFile: string | undefined): string | null {
+  const cfg = getConfig();
+  if (!cfg) return null;
+  const base = parentFile ? path.dirname(parentFile) : process.cwd();
+  const inRoot = (p: string): string | null => (p.startsWith(cfg.root) ? p : null);
+  if (path.isAbsolute(request)) return inRoot(path.resolve(request));
+  if (/^\.\.?([\\/]|$)/.test(request)) return inRoot(path.resolve(base, request));
+  if (/^[a-z][a-z0-9+.-]*:/i.test(request)) return null;
+  const segs = request.split('/');
+  const pkg = request.startsWith('@') ? segs.slice(0, 2).join('/') : segs[0];
+  for (let dir = base; dir.startsWith(cfg.root) || dir === cfg.rootDir; dir = path.dirname(dir)) {
+    const cand = path.join(dir, 'node_modules', pkg);
+    try { fs.lstatSync(cand); return cand; } catch { /* not here */ }
+    if (dir === cfg.rootDir) break;
+  }
+  return null;
+}
+
+/** Checks the workspace links a load went through when it resolved outside the workspace. */
+function checkLinks(request: string, parentFile: string | undefined, resolved: string, how: string): void {
+  const cfg = getConfig();
+  if (!cfg || resolved.startsWith(cfg.root)) return;
+  const lex = lexicalOf(request, parentFile);
+  if (lex) linksAsApproved(lex, how);
+}
+
+/**
  * A file on a read-only mount (a file MCP Gate's sandbox binds read-only into a scratch folder, such as a server's
  * own script outside the workspace): the server cannot have written it, so it is no scratch file.
  */
@@ -221,6 +280,11 @@ export async function resolve(specifier: string, context: { parentURL?: string }
   const r = (await nextResolve(specifier, context)) as { url?: string };
   if (r && typeof r.url === 'string' && r.url.startsWith('node:') && context?.parentURL?.startsWith('file:')) {
     checkSink(r.url, url.fileURLToPath(context.parentURL));
+  }
+  if (ACTIVE && r && typeof r.url === 'string' && r.url.startsWith('file:')) {
+    const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
+    const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;
+    checkLinks(request, parent, url.fileURLToPath(r.url), 'import');
   }
   return r;
 }
@@ -449,7 +513,15 @@ function install(): void {
   const M = Module as unknown as { _load: (request: unknown, parent: { filename?: string } | undefined, isMain: boolean) => unknown };
   const load = M._load;
   M._load = function (this: unknown, request: unknown, parent: { filename?: string } | undefined, isMain: boolean) {
-    if (typeof request === 'string') checkSink(request, parent?.filename);
+    if (typeof request === 'string') {
+      checkSink(request, parent?.filename);
+      const lex = (Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request) ? null : lexicalOf(request, parent?.filename);
+      if (lex) {
+        let resolved: string | undefined;
+        try { resolved = (Module as unknown as { _resolveFilename: (r: string, p: unknown, m: boolean) => string })._resolveFilename(request, parent, isMain); } catch { /* the load reports it */ }
+        if (resolved && path.isAbsolute(resolved) && !resolved.startsWith(getConfig()!.root)) linksAsApproved(lex, 'require');
+      }
+    }
     return load.call(this, request, parent, isMain);
   };
 

@@ -53,6 +53,7 @@ _state = {'on': False}
 ROOT = None                    # real path of the workspace ('' when the manifest could not be read)
 ROOT_PREFIX = None
 FILES = {}
+LINKS = {}                     # rel -> link text of each symbolic link of the workspace at approval
 APPROVED = frozenset()
 SCRATCH = ()
 REPORT = None
@@ -172,9 +173,40 @@ def _append_report(p, rel, why, h, how):
         _tls.busy = False
 
 
+def _links_as_approved(path, p, how):
+    """A load named inside the workspace that resolved outside it (p) went through a symbolic link of the
+    workspace: that link must be one the approval recorded, with the same text; the first link on the way decides."""
+    if not _state['on'] or BROKEN is not None or p.startswith(ROOT_PREFIX):
+        return
+    try:
+        lex = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return
+    if not lex.startswith(ROOT_PREFIX):
+        return
+    cur, rel = ROOT, ''
+    for part in lex[len(ROOT_PREFIX):].split(os.sep):
+        if not part:
+            continue
+        cur = os.path.join(cur, part)
+        rel = rel + '/' + part if rel else part
+        try:
+            if not os.path.islink(cur):
+                if os.path.isdir(cur):
+                    continue
+                return
+            text = os.readlink(cur)
+        except OSError:
+            text = None
+        if LINKS.get(rel) != text:
+            _refuse(cur, rel, 'changed' if rel in LINKS or rel in FILES else 'new', '', how + ' through a symbolic link')
+        return
+
+
 def check(path, data=None, how='open'):
     """Applies the rule to a file about to become code; raises McpGateGuardRefused when it is refused."""
     p = os.path.realpath(path)
+    _links_as_approved(path, p, how)
     v = _verdict(p, data)
     if v is not None:
         _refuse(p, v[1], v[0], v[2], how)
@@ -197,6 +229,7 @@ class _Source(_M.SourceFileLoader):
     def get_code(self, fullname):
         p = os.path.realpath(self.path)
         if _where(p)[0] is None:
+            _links_as_approved(self.path, p, 'python-import')
             return super().get_code(fullname)          # python's usual path (and bytecode cache)
         _tls.busy = True
         try:
@@ -670,19 +703,23 @@ def _load_manifest(path):
     approved = m.get('approved', [])
     if not isinstance(approved, list) or not all(isinstance(a, str) for a in approved):
         raise ValueError('"approved" is not a list of sha256')
-    return root, files, scratch, report, approved
+    links = m.get('links', {})
+    if not isinstance(links, dict) or not all(isinstance(v, str) for v in links.values()):
+        raise ValueError('"links" is not an object of link texts')
+    return root, files, scratch, report, approved, links
 
 
 def install():
     """Reads the manifest (fail closed) and installs the path hook and the audit hook. Idempotent."""
-    global ROOT, ROOT_PREFIX, FILES, APPROVED, SCRATCH, REPORT, BROKEN, SYSTEM, _file_finder_hook
+    global ROOT, ROOT_PREFIX, FILES, LINKS, APPROVED, SCRATCH, REPORT, BROKEN, SYSTEM, _file_finder_hook
     if _state['on']:
         return True
     manifest = os.environ.get('MCP_GATE_GUARD')
     if not manifest:
         return False
     try:
-        root, files, scratch, report, approved = _load_manifest(manifest)
+        root, files, scratch, report, approved, links = _load_manifest(manifest)
+        LINKS = {k.replace('\\', '/'): v for k, v in links.items()}
         ROOT = os.path.realpath(root)
         ROOT_PREFIX = _prefix(ROOT)
         FILES = {k.replace('\\', '/'): v.lower() for k, v in files.items()}

@@ -21,18 +21,21 @@ function workspace(files: Record<string, string>): Ws {
   return ws;
 }
 
-/** The approval: sha256 of every regular file of the workspace. */
+/** The approval: sha256 of every regular file of the workspace, and the text of each symbolic link. */
 function approve(ws: Ws): void {
   const files: Record<string, string> = {};
+  const links: Record<string, string> = {};
   const walk = (dir: string): void => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
+      const rel = path.relative(ws.root, p).split(path.sep).join('/');
       if (e.isDirectory()) walk(p);
-      else if (e.isFile()) files[path.relative(ws.root, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+      else if (e.isFile()) files[rel] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+      else if (e.isSymbolicLink()) links[rel] = fs.readlinkSync(p);
     }
   };
   walk(ws.root);
-  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, scratch: [ws.scratch], report: ws.report, server: 'test' }));
+  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, links, scratch: [ws.scratch], report: ws.report, server: 'test' }));
 }
 
 function run(ws: Ws, args: string[]): { status: number | null; stdout: string; stderr: string } {
@@ -258,6 +261,69 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     assert.notEqual(sh.status, 0);
     assert.match(sh.stderr, /the approval manifest could not be read/);
     assert.equal(fs.existsSync(ws.marker), false, 'the shell ran');
+  });
+
+  it('a load through a workspace link to a file outside: the approved link loads; a retargeted or new link is refused before the code runs', () => {
+    const elsewhere = fs.realpathSync(tempDir('mcp-gate-guard-clone-'));
+    const ws0 = workspace({});
+    writeFiles(elsewhere, {
+      'ok.js': `module.exports = () => 'plugin ok';\n`,
+      'evil.js': `${cjsMarker(ws0)}module.exports = () => 'evil';\n`,
+      'pkg/index.js': `module.exports = 'linked pkg';\n`,
+      'pkg2/index.js': `${cjsMarker(ws0)}module.exports = 'other pkg';\n`,
+    });
+    writeFiles(ws0.root, {
+      'server.js': `const fs = require('fs'), path = require('path');\nconst d = path.join(__dirname, 'plugins');\nfor (const n of fs.readdirSync(d).sort()) console.log(require(path.join(d, n))());\nconsole.log(require('linked'));\n`,
+    });
+    fs.mkdirSync(path.join(ws0.root, 'plugins'));
+    fs.mkdirSync(path.join(ws0.root, 'node_modules'));
+    fs.symlinkSync(path.join(elsewhere, 'ok.js'), path.join(ws0.root, 'plugins', 'a.js'));
+    fs.symlinkSync(path.join(elsewhere, 'pkg'), path.join(ws0.root, 'node_modules', 'linked'));
+    approve(ws0);
+    let r = run(ws0, ['server.js']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /plugin ok\nlinked pkg/);
+    assert.deepEqual(reports(ws0), []);
+
+    const link = path.join(ws0.root, 'plugins', 'a.js');
+    fs.rmSync(link);
+    fs.symlinkSync(path.join(elsewhere, 'evil.js'), link);
+    r = run(ws0, ['server.js']);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${link} (plugins/a.js): it changed since approval`), r.stderr);
+    assert.equal(fs.existsSync(ws0.marker), false, 'the code behind the retargeted link ran');
+    assert.deepEqual(reports(ws0).map((l) => [l.rel, l.why, l.how]), [['plugins/a.js', 'changed', 'require through a symbolic link']]);
+
+    fs.rmSync(link);
+    fs.symlinkSync(path.join(elsewhere, 'ok.js'), link);
+    fs.symlinkSync(path.join(elsewhere, 'evil.js'), path.join(ws0.root, 'plugins', 'b.js'));
+    r = run(ws0, ['server.js']);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.match(r.stderr, /plugins\/b\.js\): it is not in what was approved/);
+    assert.equal(fs.existsSync(ws0.marker), false);
+
+    // A bare name through node_modules/<pkg>, a link (npm link) retargeted: refused, in require and in import.
+    fs.rmSync(path.join(ws0.root, 'plugins', 'b.js'));
+    const pkg = path.join(ws0.root, 'node_modules', 'linked');
+    fs.rmSync(pkg);
+    fs.symlinkSync(path.join(elsewhere, 'pkg2'), pkg);
+    r = run(ws0, ['server.js']);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.match(r.stderr, /node_modules\/linked\): it changed since approval/);
+    assert.equal(fs.existsSync(ws0.marker), false);
+    fs.rmSync(pkg);
+    fs.symlinkSync(path.join(elsewhere, 'pkg'), pkg);
+    writeFiles(ws0.root, { 'esm.mjs': `const m = await import('linked');\nconsole.log(m.default);\n` });
+    approve(ws0);
+    r = run(ws0, ['esm.mjs']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /linked pkg/);
+    fs.rmSync(pkg);
+    fs.symlinkSync(path.join(elsewhere, 'pkg2'), pkg);
+    r = run(ws0, ['esm.mjs']);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.match(r.stderr, /node_modules\/linked\): it changed since approval/);
+    assert.equal(fs.existsSync(ws0.marker), false);
   });
 
   it("Node's own modules and files outside root and scratch load normally, unapproved", () => {

@@ -54,21 +54,23 @@ function workspace(files: (ws: Ws) => Record<string, string | Buffer>): Ws {
   return ws;
 }
 
-function walk(dir: string, rel = ''): string[] {
+function walk(dir: string, rel = '', links?: Record<string, string>): string[] {
   const out: string[] = [];
   for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
     const r = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) out.push(...walk(dir, r));
+    if (e.isDirectory()) out.push(...walk(dir, r, links));
     else if (e.isFile()) out.push(r);
+    else if (e.isSymbolicLink() && links) links[r] = fs.readlinkSync(path.join(dir, r));
   }
   return out;
 }
 
-/** The approval: sha256 of every regular file of the workspace. */
+/** The approval: sha256 of every regular file of the workspace, and the text of each symbolic link. */
 function approve(ws: Ws): void {
   const files: Record<string, string> = {};
-  for (const rel of walk(ws.root)) files[rel] = createHash('sha256').update(fs.readFileSync(path.join(ws.root, rel))).digest('hex');
-  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, scratch: [ws.scratch], report: ws.report, server: 'test' }));
+  const links: Record<string, string> = {};
+  for (const rel of walk(ws.root, '', links)) files[rel] = createHash('sha256').update(fs.readFileSync(path.join(ws.root, rel))).digest('hex');
+  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, links, scratch: [ws.scratch], report: ws.report, server: 'test' }));
 }
 
 function run(ws: Ws, args: string[], guarded = true): Run {
@@ -253,6 +255,37 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assertRefused(ws, args, s.refused ? s.refused(ws) : changed, s.why ?? (s.refused ? 'scratch' : 'changed'), s.how);
     });
   }
+
+  it('an import through a workspace link to a file outside: the approved link loads; a retargeted or new link is refused', () => {
+    const ws = workspace(() => ({
+      'server.py': "import importlib, os, sys\nsys.path.insert(0, 'plugins')\nfor n in sorted(os.listdir('plugins')):\n    if n.endswith('.py'): importlib.import_module(n[:-3])\nprint('APPROVED')\n",
+      'plugins/.keep': '',
+    }));
+    const elsewhere = path.join(path.dirname(ws.root), 'clone');
+    write(elsewhere, { 'ok.py': "x = 1\n", 'evil.py': evil(ws) });
+    const link = path.join(ws.root, 'plugins', 'a.py');
+    fs.symlinkSync(path.join(elsewhere, 'ok.py'), link);
+    approve(ws);
+    assertRuns(ws, ['server.py'], 'approved link');
+    const refused = (file: string, why: string): void => {
+      fs.rmSync(ws.report, { force: true });
+      const r = run(ws, ['server.py']);
+      assert.notEqual(r.status, 0, r.stdout);
+      assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${file} (${path.relative(ws.root, file)}): `), r.stderr);
+      assert.equal(fs.existsSync(ws.marker), false, 'the code behind the link ran');
+      assert.deepEqual(report(ws).map((l) => [l.file, l.why, l.how]), [[file, why, 'python-import through a symbolic link']]);
+    };
+    fs.rmSync(link);
+    fs.symlinkSync(path.join(elsewhere, 'evil.py'), link);
+    refused(link, 'changed');
+    fs.rmSync(link);
+    fs.symlinkSync(path.join(elsewhere, 'ok.py'), link);
+    fs.symlinkSync(path.join(elsewhere, 'evil.py'), path.join(ws.root, 'plugins', 'b.py'));
+    refused(path.join(ws.root, 'plugins', 'b.py'), 'new');
+    // control: without the guard the new link's code runs
+    run(ws, ['server.py'], false);
+    assert.ok(fs.existsSync(ws.marker));
+  });
 
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
