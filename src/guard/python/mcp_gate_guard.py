@@ -49,6 +49,14 @@ McpGateGuardRefused.__module__ = 'mcp_gate_guard'
 _tls = _thread._local()        # .busy: the guard's own reads and compiles must not re-enter the audit hook
 _tainted = {}                  # sha256 of a non-matching file's text read inside root/scratch -> (p, rel, why, sha)
 _told = set()                  # (p, sha, how) already reported
+# Text turned into code after this process took in content that is not as approved. Transformed text (a file read
+# through `cat`, a pickle whose reduce is `eval`, base64) cannot be traced back to its file, so once the process
+# has read a workspace or scratch file that differs from the approval (or was started by a process that had, or
+# started a program while the workspace differs), every later compile of text, code object built from bytes and
+# pickle global is refused, naming that file.
+TOOK_IN_VAR = 'MCP_GATE_GUARD_TOOK_IN'
+_took = {'in': None, 'started': False}   # in: (p, rel, why, sha) of the first such content; started: ran a program
+_own = set()                   # real paths this process created or truncated before it took anything in
 _state = {'on': False}
 ROOT = None                    # real path of the workspace ('' when the manifest could not be read)
 ROOT_PREFIX = None
@@ -141,6 +149,8 @@ def _message(p, rel, why):
 
 def _refuse(p, rel, why, h, how):
     msg = _message(p, rel, why)
+    if 'after this process took in' in how:
+        msg += ' (%s)' % how
     key = (p, h, how)
     if key not in _told:
         _told.add(key)
@@ -203,6 +213,13 @@ def _links_as_approved(path, p, how):
         return
 
 
+def _inside_root(path):
+    try:
+        return _state['on'] and BROKEN is None and os.path.abspath(os.fsdecode(path)).startswith(ROOT_PREFIX)
+    except (TypeError, ValueError):
+        return False
+
+
 def check(path, data=None, how='open'):
     """Applies the rule to a file about to become code; raises McpGateGuardRefused when it is refused."""
     p = os.path.realpath(path)
@@ -230,7 +247,8 @@ class _Source(_M.SourceFileLoader):
         p = os.path.realpath(self.path)
         if _where(p)[0] is None:
             _links_as_approved(self.path, p, 'python-import')
-            return super().get_code(fullname)          # python's usual path (and bytecode cache)
+            if not _inside_root(self.path):            # (through a workspace link: its __pycache__ is the workspace's)
+                return super().get_code(fullname)      # python's usual path (and bytecode cache)
         _tls.busy = True
         try:
             data = self.get_data(self.path)           # read once: these bytes are checked, then compiled
@@ -329,16 +347,40 @@ def _taint(p, v, data):
             pass
 
 
+def _note_own(path, mode, flags):
+    """A file this process creates or truncates (before it took anything in) holds what it wrote, not a change."""
+    if _took['in'] is not None:
+        return
+    fresh = ('w' in mode or 'x' in mode) if mode is not None else bool(flags & (os.O_TRUNC | os.O_EXCL))
+    if fresh:
+        try:
+            _own.add(os.path.realpath(os.fsdecode(path)))
+        except (TypeError, ValueError):
+            pass
+
+
+def _took_in(p, v):
+    if _took['in'] is None and p not in _own:
+        _took['in'] = (p, v[1], v[0], v[2])
+
+
 def _on_open(args):
     path, mode = args[0], args[1]
     if isinstance(path, int):
         return
+    flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
     if mode is None:                            # os.open(path, flags)
-        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        if flags & 3 != os.O_RDONLY:
+            _note_own(path, None, flags)
         if flags & 3 == os.O_WRONLY or flags & os.O_TRUNC:
             return
-    elif not isinstance(mode, str) or not ('r' in mode or ('+' in mode and 'w' not in mode)):
+    elif not isinstance(mode, str):
         return
+    else:
+        if 'r' not in mode:
+            _note_own(path, mode, 0)
+        if not ('r' in mode or ('+' in mode and 'w' not in mode)):
+            return
     try:
         name = os.fsdecode(path)
     except TypeError:
@@ -365,30 +407,110 @@ def _on_open(args):
             return
         _refuse(p, v[1], v[0], v[2], 'open')
     if st.st_size > TAINT_MAX:
+        if _took['in'] is None:
+            v = _differs(p, st)
+            if v is not None:
+                _took_in(p, v)
         return
     try:
         data = _read(p)
     except OSError:
         return
     v = _verdict(p, data)
-    if v is not None:
+    if v is not None and p not in _own:
         _taint(p, v, data)
+        if not _read_for_display():
+            _took_in(p, v)
+
+
+def _differs(p, st):
+    """The verdict for a large file read as data, hashed once per (inode, size, mtime)."""
+    kind, rel = _where(p)
+    if kind is None:
+        return None
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    hit = _known.get(p)
+    if hit is None or hit[0] != key:
+        v = _verdict(p)
+        _known[p] = (key, v)
+        return v
+    return hit[1]
+
+
+def _on_sqlite(args):                           # sqlite3.connect: (database,) — read by the library itself
+    try:
+        name = os.fsdecode(args[0])
+    except (TypeError, IndexError):
+        return
+    if name == ':memory:' or name.startswith('file:'):
+        name = name[5:].split('?', 1)[0] if name.startswith('file:') else ''
+    if not name:
+        return
+    p = os.path.realpath(name)
+    try:
+        st = os.stat(p)
+    except OSError:
+        return
+    v = _differs(p, st)
+    if v is not None:
+        _took_in(p, v)
+
+
+# Code generators of the standard library that build source from identifiers they validate (namedtuple,
+# dataclass), ast.parse (a tree is code only when compiled again) and site's `.pth` lines (the file is checked when
+# it is opened): their compiles are not text the process took in. Recognised by name, outside root and scratch.
+_GENERATORS = tuple(os.sep + f for f in ('collections' + os.sep + '__init__.py', 'dataclasses.py', 'ast.py'))
+
+
+def _generated(f):
+    if f == '<frozen site>':
+        return True
+    if not f.endswith(_GENERATORS):
+        return False
+    try:
+        return _where(os.path.realpath(f))[0] is None
+    except (TypeError, ValueError):
+        return False
+
+
+def _caller_file(depth):
+    """The file of the frame `depth` levels above the one calling this."""
+    try:
+        return sys._getframe(depth + 1).f_code.co_filename
+    except ValueError:
+        return ''
+
+
+def _after_taking_in(how):
+    """Refuses when this process took in content that is not as approved (read it, was started by a process that
+    had, or started a program while the workspace differs): `how` is the text, bytes or pickle being turned into code."""
+    t = _took['in']
+    if t is None and _took['started']:
+        v = _workspace_as_approved()
+        if v is not None:
+            t = _took['in'] = v
+    if t is not None:
+        _refuse(t[0], t[1], t[2], t[3], how)
 
 
 def _on_compile(args):
-    if not _tainted:
-        return
     src = args[0]
     if isinstance(src, str):
         try:
             src = src.encode('utf-8')
         except UnicodeError:
-            return
-    elif not isinstance(src, (bytes, bytearray)):
+            src = None
+    h = _sha(src) if isinstance(src, (bytes, bytearray)) else None
+    if h is not None and _tainted:              # the exact text of a file that is not as approved: named as such
+        t = _tainted.get(h)
+        if t is not None:
+            _refuse(t[0], t[1], t[2], t[3], 'exec')
+    if h is not None and h in APPROVED:         # the exact text of an approved file: approved code
         return
-    t = _tainted.get(_sha(src))
-    if t is not None:
-        _refuse(t[0], t[1], t[2], t[3], 'exec')
+    if _took['in'] is not None or _took['started']:
+        # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
+        if not _generated(_caller_file(2)):
+            _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')
 
 
 def _on_dlopen(args):
@@ -459,6 +581,10 @@ def _check_program(items, cwd):
             if st.st_mode & 0o170000 != 0o100000:
                 continue
             if not (i <= 1 or runs or st.st_mode & 0o111 or w in scripts):
+                if _took['in'] is None:              # data it is handed: what the program may pass back
+                    v = _differs(p, st)
+                    if v is not None:
+                        _took_in(p, v)
                 continue
             v = _verdict(p)
             if v is not None:
@@ -603,25 +729,66 @@ def _seq(x):
         return [x]
 
 
+def _started(env):
+    """After a program start passed the checks: remember it, and hand what this process took in to the child (its
+    guard then refuses text turned into code as this one does)."""
+    _took['started'] = True
+    t = _took['in']
+    if t is None:
+        return
+    import json
+    value = json.dumps([t[0], t[1], t[2], t[3]])
+    target = os.environ if env is None else env
+    try:
+        target[TOOK_IN_VAR] = value
+    except (TypeError, AttributeError):
+        _refuse(t[0], t[1], t[2], t[3], 'spawn with an environment the guard cannot mark, after this process took in '
+                'a file that is not as approved')
+
+
 def _on_popen(args):      # subprocess.Popen: (executable, args, cwd, env)
     _check_program([args[0]] + _seq(args[1]), args[2])
+    _started(args[3] if len(args) > 3 else None)
 
 
 def _on_exec(args):       # os.exec: (path, args, env); os.posix_spawn: (path, argv, env)
     _check_program([args[0]] + _seq(args[1]), None)
+    _started(args[2] if len(args) > 2 else None)
 
 
 def _on_spawn(args):      # os.spawn: (mode, path, args, env)
     _check_program([args[1]] + _seq(args[2]), None)
+    _started(args[3] if len(args) > 3 else None)
 
 
 def _on_system(args):     # os.system: (command,) — run by /bin/sh -c
     _check_program(['sh', '-c', args[0]], None)
+    _started(None)
+
+
+def _on_marshal(args):
+    if (_took['in'] is not None or _took['started']) and not _caller_file(2).startswith('<frozen importlib'):
+        _after_taking_in('marshal (bytes turned into code after this process took in a file that is not as approved)')
+
+
+def _on_code_new(args):
+    if _took['in'] is not None or _took['started']:
+        _after_taking_in('code object built after this process took in a file that is not as approved')
+
+
+def _on_find_class(args):
+    if _took['in'] is not None or _took['started']:
+        _after_taking_in('pickle %s.%s (a pickle names what it calls; loaded after this process took in a file that '
+                         'is not as approved)' % (args[0], args[1]))
 
 
 _EVENTS = {
     'open': _on_open,
     'compile': _on_compile,
+    'marshal.loads': _on_marshal,
+    'code.__new__': _on_code_new,
+    'pickle.find_class': _on_find_class,
+    'sqlite3.connect': _on_sqlite,
     'ctypes.dlopen': _on_dlopen,
     'subprocess.Popen': _on_popen,
     'os.exec': _on_exec,
@@ -739,6 +906,14 @@ def install():
     prefix = getattr(sys, 'pycache_prefix', None)
     if prefix and _where(os.path.realpath(prefix))[0] is not None:
         sys.pycache_prefix = None
+    inherited = os.environ.get(TOOK_IN_VAR)
+    if inherited:
+        try:
+            import json
+            t = json.loads(inherited)
+            _took['in'] = (str(t[0]), t[1], str(t[2]), str(t[3]))
+        except Exception:
+            _took['in'] = (inherited, None, 'changed', '')
     sys.addaudithook(_audit)
     _state['on'] = True
     return True

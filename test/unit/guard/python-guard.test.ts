@@ -287,6 +287,57 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.ok(fs.existsSync(ws.marker));
   });
 
+  it('text turned into code after the process took in a changed file (through `cat`, a pickle, a child) is refused; generated stdlib code, literal_eval and its own files are not', () => {
+    const ws = workspace((w) => ({
+      'server.py': [
+        'import subprocess, pickle, sys, os, collections, dataclasses, ast',
+        'mode = sys.argv[1]',
+        "if mode == 'cat':",
+        "    print('APPROVED', eval(subprocess.check_output(['cat', 'plugin.txt'])))",
+        "elif mode == 'pickle':",
+        "    print('APPROVED', pickle.load(open('data.pkl', 'rb')))",
+        "elif mode == 'child':",
+        "    open('plugin.txt').read()",
+        `    r = subprocess.run([sys.executable, '-S', ${JSON.stringify(GUARD)}, '-c', 'import sys; exec(sys.stdin.read())'], input="print('APPROVED child')", capture_output=True, text=True, env={'PATH': os.environ['PATH'], 'MCP_GATE_GUARD': os.environ['MCP_GATE_GUARD']})`,
+        '    sys.stdout.write(r.stdout); sys.stderr.write(r.stderr); sys.exit(r.returncode)',
+        "elif mode == 'plain':",
+        "    open('state.txt', 'w').write('40 + 2')",
+        "    own = eval(open('state.txt').read())",
+        "    text = open('README.md').read() + open('plugin.txt').read()",
+        "    P = collections.namedtuple('P', 'a b')",
+        '    @dataclasses.dataclass',
+        '    class D:',
+        '        x: int = 1',
+        "    print('APPROVED', P(1, 2), D(), ast.literal_eval('[1, 2]'), own)",
+        '',
+      ].join('\n'),
+      'plugin.txt': "'plugin v1'\n",
+      'data.pkl': Buffer.from('80047d942e', 'hex'),   // pickle of {}
+    }));
+    for (const mode of ['cat', 'pickle', 'child', 'plain']) assertRuns(ws, ['server.py', mode], `approved, ${mode}`);
+    fs.rmSync(path.join(ws.root, 'state.txt'));
+    approve(ws);
+    // A README edit and a plugin edit: read as data, with generated code after it, is not refused.
+    write(ws.root, { 'README.md': '# edited\n', 'plugin.txt': `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)\n` });
+    assertRuns(ws, ['server.py', 'plain'], 'its own file, then data read, then namedtuple, dataclass, literal_eval');
+    fs.rmSync(path.join(ws.root, 'state.txt'));
+    // eval of what `cat` printed: the changed file handed to the program is named.
+    assertRefused(ws, ['server.py', 'cat'], path.join(ws.root, 'plugin.txt'), 'changed', 'exec (text turned into code after this process took in a file that is not as approved)');
+    fs.rmSync(ws.report);
+    // a child given code on stdin by a process that read a changed file: refused in the child
+    const r = run(ws, ['server.py', 'child']);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.doesNotMatch(r.stdout, /APPROVED child/);
+    assert.match(r.stderr, /refused to load \S+plugin\.txt \(plugin\.txt\): it changed since approval \(exec/);
+    fs.rmSync(ws.report);
+    // a pickle whose reduce is eval
+    fs.rmSync(ws.marker, { force: true });
+    const payload = `import pickle\nclass E:\n    def __reduce__(self): return (eval, (${JSON.stringify(`open(${JSON.stringify(ws.marker)}, 'w').write('ran')`)},))\npickle.dump(E(), open('data.pkl', 'wb'))\n`;
+    const w = spawnSync(PY, ['-c', payload], { cwd: ws.root, encoding: 'utf8' });
+    assert.equal(w.status, 0, w.stderr);
+    assertRefused(ws, ['server.py', 'pickle'], path.join(ws.root, 'data.pkl'), 'changed', 'pickle builtins.eval (a pickle names what it calls; loaded after this process took in a file that is not as approved)');
+  });
+
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess, sys\nsrc = open('src/app.py').read()\nn = subprocess.run(['wc', '-l', 'README.md'], capture_output=True, text=True).stdout.split()[0]\nprint('APPROVED', len(src.splitlines()), n)\n",
