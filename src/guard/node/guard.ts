@@ -9,8 +9,8 @@
 //   - Module.prototype._compile       every CommonJS source, hashed as the exact text V8 compiles
 //   - Module._extensions['.json']     JSON read once, checked, parsed from the same bytes
 //   - process.dlopen                  native addons
-//   - module.register load hook       ESM, JSON and WASM modules, hook modules (this same file is the hooks module;
-//                                     it runs in Node's loader thread, where this file is preloaded too)
+//   - module.registerHooks (Node 22.15+; in-thread) or module.register (its loader thread; this same file is the
+//     hooks module, preloaded there too): ESM, JSON and WASM modules, hook modules
 //   - --loader / --import at preload  files named in execArgv / NODE_OPTIONS
 //   - Worker                          entry checked; an explicit execArgv / env gets the guard put back
 //   - ChildProcess.prototype.spawn and the spawn_sync binding (every spawn/exec/fork and *Sync form): the exec check
@@ -275,17 +275,21 @@ function checkLoaded(u: string, r: LoadResult): void {
   check(url.fileURLToPath(u), how, toBytes(r.source));
 }
 
-/** module.register resolve hook: a sink module asked for by a file the approval pins as read (checkSink). */
-export async function resolve(specifier: string, context: { parentURL?: string }, nextResolve: (s: string, c?: unknown) => unknown): Promise<unknown> {
-  const r = (await nextResolve(specifier, context)) as { url?: string };
-  if (r && typeof r.url === 'string' && r.url.startsWith('node:') && context?.parentURL?.startsWith('file:')) {
-    checkSink(r.url, url.fileURLToPath(context.parentURL));
-  }
-  if (ACTIVE && r && typeof r.url === 'string' && r.url.startsWith('file:')) {
-    const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
+/** After a resolve: a sink module asked for by a file the approval pins as read (checkSink), links left the workspace. */
+function afterResolve(specifier: string, context: { parentURL?: string } | undefined, r: { url?: string } | undefined): void {
+  if (!ACTIVE || !r || typeof r.url !== 'string') return;
+  const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
+  if (r.url.startsWith('node:') && parent) checkSink(r.url, parent);
+  if (r.url.startsWith('file:')) {
     const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;
     checkLinks(request, parent, url.fileURLToPath(r.url), 'import');
   }
+}
+
+/** module.register resolve hook (Node without module.registerHooks). */
+export async function resolve(specifier: string, context: { parentURL?: string }, nextResolve: (s: string, c?: unknown) => unknown): Promise<unknown> {
+  const r = (await nextResolve(specifier, context)) as { url?: string };
+  afterResolve(specifier, context, r);
   return r;
 }
 
@@ -295,6 +299,24 @@ export async function load(u: string, context: unknown, nextLoad: NextLoad): Pro
   checkLoaded(u, r);
   return r;
 }
+
+/**
+ * The same hooks for module.registerHooks (Node 22.15 and later): synchronous, in the thread that loads, so no
+ * loader thread is started (module.register's costs about 30 ms a start). A CommonJS file's text is checked where
+ * it is compiled (Module.prototype._compile), as with module.register.
+ */
+const syncHooks = {
+  resolve(specifier: string, context: { parentURL?: string }, nextResolve: (s: string, c?: unknown) => { url?: string }): unknown {
+    const r = nextResolve(specifier, context);
+    afterResolve(specifier, context, r);
+    return r;
+  },
+  load(u: string, context: unknown, nextLoad: (u: string, c?: unknown) => LoadResult): LoadResult {
+    const r = nextLoad(u, context);
+    if (r && r.format != null && r.format !== 'commonjs') checkLoaded(u, r);
+    return r;
+  },
+};
 
 // ---------------------------------------------------------------------------------------------- installation
 function tokenize(s: string): string[] {           // NODE_OPTIONS: space-separated, "double quotes" with \ escapes
@@ -588,9 +610,25 @@ function install(): void {
   (wt as { Worker: typeof Original }).Worker = Worker;
   Module.syncBuiltinESMExports();   // so `import { Worker } from 'node:worker_threads'` gets the patched class
 
-  // ESM: this same file is the hooks module (its `load` export). Registered in the main thread and in each worker.
-  const register = (Module as unknown as { register?: (specifier: string) => void }).register;
-  if (typeof register === 'function') register(url.pathToFileURL(SELF).href);
+  // ESM: in-thread hooks where Node has them; else this same file is the hooks module (its `resolve` and `load`
+  // exports), run in Node's loader thread. Registered in the main thread and in each worker.
+  // A loader thread (--loader, or module.register called by the server) loads its hook modules there, where
+  // in-thread hooks do not reach: then this file is registered into it first, as without registerHooks.
+  const M2 = Module as unknown as { registerHooks?: (h: typeof syncHooks) => void; register?: (...a: unknown[]) => unknown };
+  const original = M2.register;
+  const self = url.pathToFileURL(SELF).href;
+  const loaderFlag = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')].some((a) => /^--(experimental-loader|loader)(=|$)/.test(a));
+  if (typeof M2.registerHooks === 'function' && !loaderFlag) {
+    M2.registerHooks(syncHooks);
+    if (typeof original === 'function') {
+      let ours = false;
+      M2.register = function (this: unknown, ...args: unknown[]) {
+        if (!ours) { ours = true; original.call(this, self); }
+        return original.apply(this, args);
+      };
+      Module.syncBuiltinESMExports();
+    }
+  } else if (typeof original === 'function') original.call(Module, self);
 }
 
 if (ACTIVE) install();
