@@ -103,6 +103,22 @@ interface World {
   guard: boolean;
 }
 
+/**
+ * The newest Node that `npm run vscode-host` keeps (VS Code's own: it has module.registerHooks, so the guard's ES
+ * module hooks run in the loading thread), or undefined when that was not run on this machine.
+ */
+function newerNode(): { bin: string; version: string } | undefined {
+  const dir = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache', 'mcp-gate-vscode');
+  let names: string[] = [];
+  try { names = fs.readdirSync(dir).filter((n) => /^node-\d+\.\d+\.\d+$/.test(n)); } catch { return undefined; }
+  const num = (n: string) => n.slice(5).split('.').map(Number);
+  names.sort((a, b) => { const [x, y] = [num(a), num(b)]; return x[0] - y[0] || x[1] - y[1] || x[2] - y[2]; });
+  const last = names.at(-1);
+  if (!last) return undefined;
+  const bin = path.join(dir, last, 'bin', 'node');
+  return fs.existsSync(bin) ? { bin, version: last.slice(5) } : undefined;
+}
+
 function write(dir: string, files: Record<string, string>): void {
   for (const [rel, text] of Object.entries(files)) {
     const f = path.join(dir, ...rel.split('/'));
@@ -220,7 +236,9 @@ export async function benchGuard(): Promise<BenchRow[]> {
   if (!probe.ok) return [{ name: 'guard: contained start under the load guard', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-guard-')));
   try {
-    const cases = { small: SMALL, heavy: heavy(), python: python() };
+    const newer = newerNode();
+    const cases: Record<string, Case> = { small: SMALL, heavy: heavy(), python: python() };
+    if (newer) cases.newer = { ...SMALL, server: { ...SMALL.server, command: newer.bin } };
     const worlds: Record<string, World> = {};
     for (const [name, c] of Object.entries(cases)) {
       for (const guard of [false, true]) {
@@ -269,6 +287,9 @@ export async function benchGuard(): Promise<BenchRow[]> {
       ...startRows('small', 'a small Node server (Session.start: spawn, initialize, tools/list)', 'one plugin by a computed require; Session.start (re-pin, sandbox, spawn, initialize, tools/list), close not timed'),
       ...startRows('heavy', `a module-heavy Node server (${MODULES} modules by computed paths)`, `${MODULES} CommonJS modules of 1.5 KiB required at start`),
       ...startRows('python', `a Python server (${PY_MODULES} workspace modules by computed names)`, `/usr/bin/python3, ${PY_MODULES} modules imported at start with importlib (no bytecode kept between starts)`),
+      ...(newer
+        ? startRows('newer', `the small Node server on Node ${newer.version}`, `VS Code's Node (kept by npm run vscode-host), which has module.registerHooks: the guard's ES module hooks run in the loading thread, no loader thread is started`)
+        : [{ name: 'guard: contained start of the small Node server on a Node with module.registerHooks', median: NaN, unit: 'ms', note: 'not measured: no Node 22 or newer in ~/.cache/mcp-gate-vscode (npm run vscode-host keeps VS Code\'s)' } as BenchRow]),
       { name: 'guard: tools/call on a running contained server, without the load guard', median: median(calls.plain.all), unit: 'ms', note: `${calls.plain.all.length} calls (10 interleaved rounds of 50, after 100 each), ${spread(calls.plain.rounds, 'ms')}; the small Node server through its session, log written` },
       { name: 'guard: tools/call on a running contained server, under the load guard', median: median(calls.guard.all), unit: 'ms', baseline: 'without the load guard', ratio: median(calls.guard.all) / median(calls.plain.all), note: `${calls.guard.all.length} calls, ${spread(calls.guard.rounds, 'ms')}; ${ratioSpread(calls.guard.rounds, calls.plain.rounds)}; ${delta(median(calls.guard.all) - median(calls.plain.all))} a call: nothing new loads on a call; the session reads the guard's report file once per answer (session/call.ts guardCheck)` },
     ];
