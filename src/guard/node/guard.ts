@@ -147,8 +147,12 @@ export function check(file: string, how: string, content?: Bytes): void {
     zone = 'root';
     rel = p.slice(cfg.root.length);
     if (path.sep !== '/') rel = rel.split(path.sep).join('/');
-  } else if (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p)) zone = 'scratch';
-  else return;
+  } else if (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p)) {
+    // A JSON module in a place the server writes is data it keeps (chrome-devtools-mcp's ~/.cache/…/latest.json):
+    // JSON runs no code, and what the server does with it is what approved code does with any data it reads.
+    if (how === 'json') return;
+    zone = 'scratch';
+  } else return;
 
   const ok = (sum: string): boolean => {
     if (zone === 'root') return hasOwn(cfg!.files, rel!) && cfg!.files[rel!] === sum;
@@ -466,9 +470,41 @@ function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | unde
   return undefined;
 }
 
+const INTERPRETER = /^(node|nodejs|python[\d.]*|pypy[\d.]*)$/;
+const NODE_VALUE_OPTIONS = /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--input-type|--title|--experimental-default-type|--inspect-port|--disable-warning|--watch-path)$/;
+
+/**
+ * For `node`/`python` (guarded themselves: the child checks what it loads), the index in `all` after which the
+ * arguments are the script's own data (`node check.js ~/.cache/x/latest.json`), or Infinity: the first argument
+ * that is no option, or the value of -e/-p/-c/-m, ends what the interpreter itself reads.
+ */
+function interpreterDataFrom(all: readonly unknown[]): number {
+  let at = -1;
+  for (let i = 0; i < Math.min(all.length, 3); i++) if (typeof all[i] === 'string' && INTERPRETER.test(path.basename(all[i] as string))) at = i;
+  if (at < 0) return Infinity;
+  const python = /^py/.test(path.basename(all[at] as string));
+  for (let i = at + 1; i < all.length; i++) {
+    const a = all[i];
+    if (typeof a !== 'string') return Infinity;
+    if (a === '--') return i + 1;
+    if (!a.startsWith('-') || a === '-') return i;
+    if (python) {
+      if (/^-[A-Za-z]*[cm]$/.test(a)) return i + 1;          // -c code / -m module: what follows is its argv
+      if (/^-[A-Za-z]*[cm]./.test(a) && !a.startsWith('--')) return i;
+      if (/^-[WX]$|^--check-hash-based-pycs$/.test(a)) i++;
+    } else {
+      if (/^(-e|--eval|-p|--print|-pe)$/.test(a)) return i + 1;
+      if (/^--(eval|print)=/.test(a)) return i;
+      if (NODE_VALUE_OPTIONS.test(a)) i++;
+    }
+  }
+  return Infinity;
+}
+
 function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
   const list = Array.isArray(args) ? args : [];
+  const dataFrom = interpreterDataFrom([file, ...list]);
   const runs = [file, list[0]].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
   const reads = readsItsOwn(file, list, base);
   // sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
@@ -483,6 +519,7 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   }
   const words = new Map<string, boolean>();                   // word → it is the program itself
   for (const [i, a] of [file, ...list].entries()) {
+    if (i > dataFrom) break;
     if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
     words.set(a, words.get(a) || i <= 1);
     if (/\s/.test(a)) for (const w of a.split(/\s+/)) if (w) words.set(w.replace(/^['"]+|['"]+$/g, ''), words.get(w) ?? false);

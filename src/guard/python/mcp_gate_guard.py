@@ -539,6 +539,53 @@ def _words(arg):
     return out + more
 
 
+_INTERPRETER = _re.compile(r'^(node|nodejs|python[\d.]*|pypy[\d.]*)$')
+_NODE_VALUE_OPTIONS = _re.compile(r'^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|'
+                                  r'--input-type|--title|--experimental-default-type|--inspect-port|--disable-warning|'
+                                  r'--watch-path)$')
+
+
+def _interpreter_data_from(items):
+    """For node/python (guarded themselves: the child checks what it loads), the index after which the arguments
+    are the script's own data, else None: the first argument that is no option, or the value of -e/-p/-c/-m."""
+    at = None
+    for i, item in enumerate(items[:3]):
+        try:
+            if _INTERPRETER.match(os.path.basename(os.fsdecode(item))):
+                at = i
+        except TypeError:
+            pass
+    if at is None:
+        return None
+    python = os.path.basename(os.fsdecode(items[at])).startswith('py')
+    i = at + 1
+    while i < len(items):
+        try:
+            a = os.fsdecode(items[i])
+        except TypeError:
+            return None
+        if a == '--':
+            return i + 1
+        if not a.startswith('-') or a == '-':
+            return i
+        if python:
+            if _re.match(r'^-[A-Za-z]*[cm]$', a):
+                return i + 1
+            if _re.match(r'^-[A-Za-z]*[cm].', a) and not a.startswith('--'):
+                return i
+            if _re.match(r'^-[WX]$|^--check-hash-based-pycs$', a):
+                i += 1
+        else:
+            if _re.match(r'^(-e|--eval|-p|--print|-pe)$', a):
+                return i + 1
+            if _re.match(r'^--(eval|print)=', a):
+                return i
+            if _NODE_VALUE_OPTIONS.match(a):
+                i += 1
+        i += 1
+    return None
+
+
 def _check_program(items, cwd):
     try:
         base = os.fsdecode(cwd) if cwd is not None else os.getcwd()
@@ -563,7 +610,10 @@ def _check_program(items, cwd):
                 scripts.add(a[7:])
             elif a.startswith('-f') and len(a) > 2 and not a.startswith('--'):
                 scripts.add(a[2:])
+    data_from = _interpreter_data_from(items)
     for i, item in enumerate(items):
+        if data_from is not None and i > data_from:
+            break
         if item is None:
             continue
         for w in _words(item):

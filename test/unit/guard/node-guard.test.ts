@@ -168,6 +168,22 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     refused: (ws) => path.join(ws.scratch, 'copy.js'), why: 'scratch', how: 'require',
   }));
 
+  it('JSON the server wrote where it writes (its HOME, /tmp) is its data: it loads by require and import; a .js it wrote is still refused', () => {
+    const ws = workspace({
+      'server.mjs': `import fs from 'node:fs'; import path from 'node:path'; import { createRequire } from 'node:module';\n` +
+        `const f = path.join(process.env.SCRATCH, 'latest.json'); fs.writeFileSync(f, JSON.stringify({ at: Date.now(), v: 'cached' }));\n` +
+        `const a = createRequire(import.meta.url)(f); const b = (await import(f + '?x', { with: { type: 'json' } })).default;\n` +
+        `console.log(a.v, b.v);\n` +
+        `const js = path.join(process.env.SCRATCH, 'job.cjs'); fs.writeFileSync(js, ${JSON.stringify(cjsMarker({ marker: '' } as Ws).replace("''", 'process.env.MARK'))});\n` +
+        `try { createRequire(import.meta.url)(js); } catch (e) { console.log(e.code); }\n`,
+    });
+    approve(ws);
+    const r = run(ws, ['server.mjs']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^cached cached\nERR_MCP_GATE_GUARD$/m);
+    assert.deepEqual(reports(ws).map((l) => [path.basename(String(l.file)), l.why]), [['job.cjs', 'scratch']]);
+  });
+
   it('a Worker started with execArgv: [] and env: {} is guarded', () => shape({
     files: {
       'server.js': `const { Worker } = require('worker_threads'); const w = new Worker(__dirname + '/lib/worker.js', { execArgv: [], env: {} });\n` +
@@ -191,6 +207,29 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/dep.js'), cjsMarker(ws) + `module.exports = 'evil';\n`),
     refused: (ws) => path.join(ws.root, 'lib/dep.js'), why: 'changed', how: 'require',
   }));
+
+  it('exec check: what follows a node script on its command line is the script\'s data (a changed data file or one it wrote does not stop the start); the script itself and -r files are checked', () => {
+    const ws = workspace({
+      'server.js': `const cp = require('child_process'), fs = require('fs'), path = require('path');\n` +
+        `const cache = path.join(process.env.SCRATCH, 'latest.json'); fs.writeFileSync(cache, '{"version":"9"}');\n` +
+        `const r = cp.spawnSync(process.execPath, ['-r', './lib/pre.js', 'lib/check.js', cache, 'data/input.txt'], { encoding: 'utf8' });\n` +
+        `process.stdout.write(r.stdout); process.stderr.write(r.stderr); process.exit(r.status ?? 7);\n`,
+      'lib/pre.js': `// preloaded\n`,
+      'lib/check.js': `console.log('checked', require('fs').readFileSync(process.argv[3], 'utf8').trim(), require(process.argv[2]).version);\n`,
+      'data/input.txt': 'one\n',
+    });
+    approve(ws);
+    fs.writeFileSync(path.join(ws.root, 'data/input.txt'), 'two\n');
+    let r = run(ws, ['server.js']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^checked two 9$/m);
+    assert.deepEqual(reports(ws), []);
+    fs.writeFileSync(path.join(ws.root, 'lib/pre.js'), cjsMarker(ws));
+    r = run(ws, ['server.js']);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'lib/pre.js')}`), r.stderr);
+    assert.equal(fs.existsSync(ws.marker), false);
+  });
 
   it('exec check: a changed script named in a spawned command line is refused before the start', () => {
     const ws = workspace({

@@ -338,6 +338,21 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['server.py', 'pickle'], path.join(ws.root, 'data.pkl'), 'changed', 'pickle builtins.eval (a pickle names what it calls; loaded after this process took in a file that is not as approved)');
   });
 
+  it("what follows a python script on a child's command line is its data: a changed data file does not stop the start; a changed script does", () => {
+    const ws = workspace(() => ({
+      'server.py': "import subprocess, sys\nr = subprocess.run([sys.executable, '-S', 'lib/job.py', 'data/input.txt'], capture_output=True, text=True)\nsys.stdout.write(r.stdout); sys.stderr.write(r.stderr); sys.exit(r.returncode)\n",
+      'lib/job.py': "import sys\nprint('APPROVED', open(sys.argv[1]).read().strip())\n",
+      'data/input.txt': 'one\n',
+    }));
+    write(ws.root, { 'data/input.txt': 'two\n' });
+    const r = run(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /APPROVED two/);
+    assert.deepEqual(report(ws), []);
+    write(ws.root, { 'lib/job.py': evil(ws) });
+    assertRefused(ws, ['server.py'], path.join(ws.root, 'lib/job.py'), 'changed', 'spawn', false);
+  });
+
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess, sys\nsrc = open('src/app.py').read()\nn = subprocess.run(['wc', '-l', 'README.md'], capture_output=True, text=True).stdout.split()[0]\nprint('APPROVED', len(src.splitlines()), n)\n",
