@@ -275,7 +275,7 @@ const toBytes = (s: string | ArrayBuffer | ArrayBufferView): Bytes =>
 function checkLoaded(u: string, r: LoadResult): void {
   if (!ACTIVE || typeof u !== 'string' || !u.startsWith('file:') || !r || r.source == null) return;
   // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
-  const how = r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : 'import';
+  const how = r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : r.format === 'commonjs' || r.format == null ? 'require' : 'import';
   check(url.fileURLToPath(u), how, toBytes(r.source));
 }
 
@@ -317,10 +317,25 @@ const syncHooks = {
   },
   load(u: string, context: unknown, nextLoad: (u: string, c?: unknown) => LoadResult): LoadResult {
     const r = nextLoad(u, context);
-    if (r && r.format != null && r.format !== 'commonjs') checkLoaded(u, r);
+    checkLoaded(u, r);
     return r;
   },
 };
+
+/**
+ * Hooks a server registers itself (module.registerHooks) run before the guard's and may return any text for a
+ * file: what one returns is checked as that file's code (accepted, as for a transpiler, while the file on disk is
+ * the approved one).
+ */
+function guardHooks(h: { resolve?: unknown; load?: unknown } | undefined): unknown {
+  if (!h || typeof h !== 'object' || typeof h.load !== 'function') return h;
+  const theirs = h.load as (u: string, c: unknown, n: unknown) => LoadResult;
+  return { ...h, load(u: string, context: unknown, nextLoad: unknown): LoadResult {
+    const r = theirs(u, context, nextLoad);
+    checkLoaded(u, r);
+    return r;
+  } };
+}
 
 // ---------------------------------------------------------------------------------------------- installation
 function tokenize(s: string): string[] {           // NODE_OPTIONS: space-separated, "double quotes" with \ escapes
@@ -655,17 +670,21 @@ function install(): void {
   const original = M2.register;
   const self = url.pathToFileURL(SELF).href;
   const loaderFlag = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')].some((a) => /^--(experimental-loader|loader)(=|$)/.test(a));
-  if (typeof M2.registerHooks === 'function' && !loaderFlag) {
-    M2.registerHooks(syncHooks);
+  const registerHooks = M2.registerHooks;
+  if (typeof registerHooks === 'function') {
+    M2.registerHooks = function (this: unknown, h: typeof syncHooks) { return registerHooks.call(this, guardHooks(h) as typeof syncHooks); };
+  }
+  if (typeof registerHooks === 'function' && !loaderFlag) {
+    registerHooks.call(Module, syncHooks);
     if (typeof original === 'function') {
       let ours = false;
       M2.register = function (this: unknown, ...args: unknown[]) {
         if (!ours) { ours = true; original.call(this, self); }
         return original.apply(this, args);
       };
-      Module.syncBuiltinESMExports();
     }
   } else if (typeof original === 'function') original.call(Module, self);
+  Module.syncBuiltinESMExports();   // so `import { registerHooks, register } from 'node:module'` gets these
 }
 
 if (ACTIVE) install();

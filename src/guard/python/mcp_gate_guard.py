@@ -23,9 +23,11 @@ except ImportError:  # pragma: no cover - newer Pythons
         from hashlib import sha256 as _sha256
 
 # Files Python turns into code when it opens them, with no compile of their text to catch (site's .pth lines,
-# zipimport's archives, extension modules): checked when opened. A .py or .pyc opened for reading is remembered
+# zipimport's archives, extension modules, bytecode — importlib's own loaders, which spec_from_file_location
+# hands out, read a __pycache__ .pyc, and an unchecked-hash one is never compared with its source): checked when
+# opened. A .py or .pyc opened for reading is remembered
 # like any other file (a code-reading server reads sources as data); a compile of its exact text is refused.
-CODE_SUFFIXES = ('.pth', '.so', '.zip', '.egg', '.whl', '.pyz')
+CODE_SUFFIXES = ('.pth', '.so', '.zip', '.egg', '.whl', '.pyz', '.pyc', '.pyo')
 TAINT_MAX = 16 << 20           # other files read inside root/scratch larger than this are not remembered
 # Programs that run what their arguments name: every workspace file among their arguments is checked; any other
 # program's arguments are its data (wc -l README.md), and only an executable file among them is checked.
@@ -55,6 +57,7 @@ _told = set()                  # (p, sha, how) already reported
 # started a program while the workspace differs), every later compile of text, code object built from bytes and
 # pickle global is refused, naming that file.
 TOOK_IN_VAR = 'MCP_GATE_GUARD_TOOK_IN'
+CHILD_VAR = 'MCP_GATE_GUARD_CHILD'      # set on every program a guarded process starts: it can be fed later
 _took = {'in': None, 'started': False}   # in: (p, rel, why, sha) of the first such content; started: ran a program
 _own = set()                   # real paths this process created or truncated before it took anything in
 _state = {'on': False}
@@ -183,17 +186,17 @@ def _append_report(p, rel, why, h, how):
         _tls.busy = False
 
 
-def _links_as_approved(path, p, how):
-    """A load named inside the workspace that resolved outside it (p) went through a symbolic link of the
-    workspace: that link must be one the approval recorded, with the same text; the first link on the way decides."""
+def _link_verdict(path, p):
+    """For a path named inside the workspace that resolved outside it (p): None when the first symbolic link on the
+    way is one the approval recorded with the same text; else (link path, rel, why)."""
     if not _state['on'] or BROKEN is not None or p.startswith(ROOT_PREFIX):
-        return
+        return None
     try:
         lex = os.path.abspath(os.fsdecode(path))
     except (TypeError, ValueError):
-        return
+        return None
     if not lex.startswith(ROOT_PREFIX):
-        return
+        return None
     cur, rel = ROOT, ''
     for part in lex[len(ROOT_PREFIX):].split(os.sep):
         if not part:
@@ -204,13 +207,22 @@ def _links_as_approved(path, p, how):
             if not os.path.islink(cur):
                 if os.path.isdir(cur):
                     continue
-                return
+                return None
             text = os.readlink(cur)
         except OSError:
             text = None
         if LINKS.get(rel) != text:
-            _refuse(cur, rel, 'changed' if rel in LINKS or rel in FILES else 'new', '', how + ' through a symbolic link')
-        return
+            return cur, rel, ('changed' if rel in LINKS or rel in FILES else 'new')
+        return None
+    return None
+
+
+def _links_as_approved(path, p, how):
+    """A load named inside the workspace that resolved outside it (p) went through a symbolic link of the
+    workspace: that link must be one the approval recorded, with the same text; the first link on the way decides."""
+    v = _link_verdict(path, p)
+    if v is not None:
+        _refuse(v[0], v[1], v[2], '', how + ' through a symbolic link')
 
 
 def _inside_root(path):
@@ -242,21 +254,29 @@ def _compile(data, path):
         _tls.busy = False
 
 
+def _source_get_code(self, fullname):
+    """SourceFileLoader.get_code for every source loader (also the ones importlib.util.spec_from_file_location hands
+    out): a file inside root or scratch is read once, checked and compiled, never from a __pycache__ .pyc."""
+    p = os.path.realpath(self.path)
+    if _where(p)[0] is None:
+        _links_as_approved(self.path, p, 'python-import')
+        if not _inside_root(self.path):
+            return _ORIGINAL_GET_CODE(self, fullname)
+    _tls.busy = True
+    try:
+        data = self.get_data(self.path)
+    finally:
+        _tls.busy = False
+    check(p, data, 'python-import')
+    return _compile(data, self.path)
+
+
+_ORIGINAL_GET_CODE = _M.SourceFileLoader.get_code
+
+
 class _Source(_M.SourceFileLoader):
-    def get_code(self, fullname):
-        p = os.path.realpath(self.path)
-        if _where(p)[0] is None:
-            _links_as_approved(self.path, p, 'python-import')
-            if not _inside_root(self.path):            # (through a workspace link: its __pycache__ is the workspace's)
-                return super().get_code(fullname)      # python's usual path (and bytecode cache)
-        _tls.busy = True
-        try:
-            data = self.get_data(self.path)           # read once: these bytes are checked, then compiled
-        finally:
-            _tls.busy = False
-        check(p, data, 'python-import')
-        # never the repository's __pycache__ (a planted or stale .pyc there is ignored); no cache is written
-        return _compile(data, self.path)
+    # never the repository's __pycache__ (a planted or stale .pyc there is ignored); no cache is written
+    get_code = _source_get_code
 
     def source_to_code(self, data, path, *, _optimize=-1):
         return compile(data, path, 'exec', dont_inherit=True, optimize=OPTIMIZE)
@@ -387,6 +407,16 @@ def _on_open(args):
         return
     p = os.path.realpath(name)
     if _where(p)[0] is None:
+        # read through a workspace link made or retargeted since approval: content that is not as approved
+        lv = _link_verdict(name, p)
+        if lv is not None and os.path.isfile(p) and os.path.getsize(p) <= TAINT_MAX:
+            try:
+                data = _read(p)
+            except OSError:
+                return
+            v = (lv[2], lv[1], _sha(data))
+            _taint(lv[0], v, data)
+            _took_in(lv[0], v)
         return
     try:
         st = os.stat(p)
@@ -473,6 +503,20 @@ def _generated(f):
         return False
 
 
+def _in_site():
+    """True while site runs a .pth line (code a line compiles too): a .pth file is checked when it is opened."""
+    try:
+        f = sys._getframe(3)
+    except ValueError:
+        return False
+    n = 0
+    while f is not None and n < 8:
+        if f.f_code.co_filename == '<frozen site>' or f.f_code.co_filename.endswith(os.sep + 'site.py'):
+            return _where(os.path.realpath(f.f_code.co_filename))[0] is None if f.f_code.co_filename != '<frozen site>' else True
+        f, n = f.f_back, n + 1
+    return False
+
+
 def _caller_file(depth):
     """The file of the frame `depth` levels above the one calling this."""
     try:
@@ -493,6 +537,39 @@ def _after_taking_in(how):
         _refuse(t[0], t[1], t[2], t[3], how)
 
 
+_TYPE_NODES = None
+
+
+def _type_expression(src):
+    """True when src is only a type expression (`Optional['Node']`, `list[int] | None`): names, attributes,
+    subscripts, constants, tuples and `|` — no call, lambda or comprehension, so evaluating it runs no code of its
+    own (typing's forward references, annotations evaluated by pydantic or inspect)."""
+    global _TYPE_NODES
+    import ast
+    if _TYPE_NODES is None:
+        _TYPE_NODES = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple, ast.List,
+                       ast.BinOp, ast.BitOr, ast.Load, ast.Index if hasattr(ast, 'Index') else ast.Load)
+    if len(src) > 4096:
+        return False
+    _tls.busy = True
+    try:
+        tree = ast.parse(src, mode='eval')
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    finally:
+        _tls.busy = False
+    for node in ast.walk(tree):
+        if not isinstance(node, _TYPE_NODES):
+            return False
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.BitOr):
+            return False
+        if isinstance(node, ast.Attribute) and node.attr.startswith('_'):
+            return False
+        if isinstance(node, ast.Name) and node.id.startswith('__'):
+            return False
+    return True
+
+
 def _on_compile(args):
     src = args[0]
     if isinstance(src, str):
@@ -509,7 +586,8 @@ def _on_compile(args):
         return
     if _took['in'] is not None or _took['started']:
         # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
-        if not _generated(_caller_file(2)):
+        if not _generated(_caller_file(2)) and not _in_site() and \
+                not (isinstance(src, (bytes, bytearray)) and _type_expression(src)):
             _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')
 
 
@@ -783,17 +861,19 @@ def _started(env):
     """After a program start passed the checks: remember it, and hand what this process took in to the child (its
     guard then refuses text turned into code as this one does)."""
     _took['started'] = True
-    t = _took['in']
-    if t is None:
-        return
-    import json
-    value = json.dumps([t[0], t[1], t[2], t[3]])
     target = os.environ if env is None else env
+    t = _took['in']
     try:
-        target[TOOK_IN_VAR] = value
+        # A child can be fed text through its pipes at any later time (a worker started while nothing was taken
+        # in): it checks the workspace itself when it turns text into code, as a process that started one does.
+        target[CHILD_VAR] = '1'
+        if t is not None:
+            import json
+            target[TOOK_IN_VAR] = json.dumps([t[0], t[1], t[2], t[3]])
     except (TypeError, AttributeError):
-        _refuse(t[0], t[1], t[2], t[3], 'spawn with an environment the guard cannot mark, after this process took in '
-                'a file that is not as approved')
+        if t is not None:
+            _refuse(t[0], t[1], t[2], t[3], 'spawn with an environment the guard cannot mark, after this process '
+                    'took in a file that is not as approved')
 
 
 def _on_popen(args):      # subprocess.Popen: (executable, args, cwd, env)
@@ -948,6 +1028,7 @@ def install():
         ROOT, ROOT_PREFIX = '', '\0'
         dirs = {sys.base_prefix, sys.base_exec_prefix, os.path.dirname(getattr(os, '__file__', '') or '')}
         SYSTEM = tuple(sorted({_prefix(os.path.realpath(d)) for d in dirs if d}))
+    _M.SourceFileLoader.get_code = _source_get_code
     _file_finder_hook = _M.FileFinder.path_hook(
         (_Extension, _M.EXTENSION_SUFFIXES), (_Source, _M.SOURCE_SUFFIXES), (_Sourceless, _M.BYTECODE_SUFFIXES))
     sys.path_hooks.insert(0, _path_hook)
@@ -956,6 +1037,8 @@ def install():
     prefix = getattr(sys, 'pycache_prefix', None)
     if prefix and _where(os.path.realpath(prefix))[0] is not None:
         sys.pycache_prefix = None
+    if os.environ.get(CHILD_VAR):
+        _took['started'] = True
     inherited = os.environ.get(TOOK_IN_VAR)
     if inherited:
         try:

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
 
@@ -38,10 +39,10 @@ function approve(ws: Ws): void {
   fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, links, scratch: [ws.scratch], report: ws.report, server: 'test' }));
 }
 
-function run(ws: Ws, args: string[]): { status: number | null; stdout: string; stderr: string } {
+function run(ws: Ws, args: string[], node = process.execPath): { status: number | null; stdout: string; stderr: string } {
   const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, SCRATCH: ws.scratch };
   delete env.NODE_OPTIONS;
-  const r = spawnSync(process.execPath, ['--require', GUARD, ...args], { cwd: ws.root, env, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(node, ['--require', GUARD, ...args], { cwd: ws.root, env, encoding: 'utf8', timeout: 20_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -363,6 +364,27 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     assert.notEqual(r.status, 0, r.stdout);
     assert.match(r.stderr, /node_modules\/linked\): it changed since approval/);
     assert.equal(fs.existsSync(ws0.marker), false);
+  });
+
+  it('on a Node with module.registerHooks (VS Code\'s, kept by npm run vscode-host): a server\'s own load hook returning CommonJS source for a changed plugin is refused; for an approved one it runs', function () {
+    const dir = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache', 'mcp-gate-vscode');
+    const node = (fs.existsSync(dir) ? fs.readdirSync(dir) : []).filter((n) => /^node-(2[2-9]|[3-9]\d)\./.test(n)).map((n) => path.join(dir, n, 'bin', 'node')).find((b) => fs.existsSync(b));
+    if (!node) this.skip();   // npm run vscode-host (part of npm run test:all) installs it
+    const ws = workspace({
+      'server.mjs': `import { registerHooks } from 'node:module'; import fs from 'node:fs'; import { fileURLToPath } from 'node:url';\n` +
+        `registerHooks({ load(url, ctx, next) { const r = next(url, ctx); if (url.includes('/plugins/') && r.format === 'commonjs') return { format: 'commonjs', source: fs.readFileSync(fileURLToPath(url), 'utf8').replace('/*banner*/', ''), shortCircuit: true }; return r; } });\n` +
+        `const m = await import('./plugins/p.cjs'); console.log(m.default());\n`,
+      'plugins/p.cjs': `/*banner*/ module.exports = () => 'plugin v1';\n`,
+    });
+    approve(ws);
+    let r = run(ws, ['server.mjs'], node);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /plugin v1/);
+    fs.writeFileSync(path.join(ws.root, 'plugins/p.cjs'), `/*banner*/ ${cjsMarker(ws)} module.exports = () => 'changed';\n`);
+    r = run(ws, ['server.mjs'], node);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'plugins/p.cjs')}`), r.stderr);
+    assert.equal(fs.existsSync(ws.marker), false);
   });
 
   it("Node's own modules and files outside root and scratch load normally, unapproved", () => {

@@ -353,6 +353,69 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['server.py'], path.join(ws.root, 'lib/job.py'), 'changed', 'spawn', false);
   });
 
+  it('red team 3: an unchecked-hash .pyc beside an approved source, a worker fed a changed file through its pipe, exec through a retargeted link are refused; a forward reference after reading an edited file is not', () => {
+    const ws = workspace((w) => ({
+      'server.py': [
+        'import importlib.util, subprocess, sys, os, typing',
+        'mode = sys.argv[1]',
+        "if mode == 'spec':",
+        "    spec = importlib.util.spec_from_file_location('greet', 'plugins/greet.py')",
+        '    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)',
+        "    print('APPROVED', m.WORD)",
+        "elif mode == 'worker':",
+        `    w = subprocess.Popen([sys.executable, '-S', ${JSON.stringify(GUARD)}, '-c', 'import sys\\nexec(sys.stdin.read())'], stdin=subprocess.PIPE, text=True, env={'PATH': os.environ['PATH'], 'MCP_GATE_GUARD': os.environ['MCP_GATE_GUARD']})`,
+        "    text = open('plugins/rule.py').read()",
+        '    w.communicate(text); sys.exit(w.returncode)',
+        "elif mode == 'link':",
+        "    exec(open('plugins/rule.py').read())",
+        "elif mode == 'typing':",
+        "    open('README.md').read()",
+        "    class Node: pass",
+        "    hints = typing.get_type_hints(type('T', (), {'__annotations__': {'n': typing.Optional['Node'], 'm': 'list[int] | None'}}), localns={'Node': Node})",
+        "    try:",
+        "        typing.get_type_hints(type('U', (), {'__annotations__': {'x': \"__import__('os').getcwd()\"}}))",
+        "        print('CALL EVALUATED')",
+        "    except Exception as e:",
+        "        print('APPROVED', sorted(hints), type(e).__name__)",
+        '',
+      ].join('\n'),
+      'plugins/greet.py': "WORD = 'hello'\n",
+      'plugins/rule.py': "print('APPROVED rule')\n",
+    }));
+    for (const mode of ['spec', 'worker', 'link']) assertRuns(ws, ['server.py', mode], `approved, ${mode}`);
+    write(ws.root, { 'README.md': '# edited\n' });
+    const t = run(ws, ['server.py', 'typing']);
+    assert.equal(t.status, 0, t.stderr);
+    assert.match(t.stdout, /APPROVED \['m', 'n'\] McpGateGuardRefused/);
+    fs.rmSync(ws.report, { force: true });
+    // 01: an unchecked-hash .pyc planted in plugins/__pycache__ (the source untouched)
+    const pyc = path.join(ws.root, 'plugins', '__pycache__', 'greet.cpython-311.pyc');
+    const made = spawnSync(PY, ['-c', `import py_compile, sys, os, tempfile\nd = tempfile.mkdtemp(); src = os.path.join(d, 'greet.py')\nopen(src, 'w').write(${JSON.stringify(evil(ws) + "WORD = 'x'\n")})\nos.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)\npy_compile.compile(src, cfile=sys.argv[1], invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)`, pyc], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    const spec = run(ws, ['server.py', 'spec']);
+    assert.equal(spec.status, 0, spec.stderr);
+    assert.match(spec.stdout, /APPROVED hello/, 'the approved source runs, the planted bytecode is not read');
+    assert.equal(fs.existsSync(ws.marker), false);
+    fs.rmSync(path.join(ws.root, 'plugins', '__pycache__'), { recursive: true });
+    // 02: a worker started before anything changed is fed the changed file's text through its stdin
+    write(ws.root, { 'plugins/rule.py': evil(ws) });
+    const worker = run(ws, ['server.py', 'worker']);
+    assert.notEqual(worker.status, 0, worker.stdout);
+    assert.equal(fs.existsSync(ws.marker), false, 'the worker ran the changed text');
+    assert.match(worker.stderr, /refused to load \S+ \(\S+\): it (changed since approval|is not in what was approved) \(exec/);
+    // 05: exec of text read through a workspace link retargeted to another clone's file
+    write(ws.root, { 'plugins/rule.py': "print('APPROVED rule')\n" });
+    const other = path.join(path.dirname(ws.root), 'other-clone');
+    write(other, { 'rule.py': evil(ws) });
+    fs.rmSync(path.join(ws.root, 'plugins', 'rule.py'));
+    fs.symlinkSync(path.join(other, 'rule.py'), path.join(ws.root, 'plugins', 'rule.py'));
+    fs.rmSync(ws.report, { force: true });
+    const link = run(ws, ['server.py', 'link']);
+    assert.notEqual(link.status, 0, link.stdout);
+    assert.equal(fs.existsSync(ws.marker), false, 'the text behind the retargeted link ran');
+    assert.match(link.stderr, /refused to load \S+plugins\/rule\.py \(plugins\/rule\.py\): it changed since approval/);
+  });
+
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess, sys\nsrc = open('src/app.py').read()\nn = subprocess.run(['wc', '-l', 'README.md'], capture_output=True, text=True).stdout.split()[0]\nprint('APPROVED', len(src.splitlines()), n)\n",
