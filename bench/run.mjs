@@ -166,10 +166,11 @@ const lines = [
   ...rows.map((r) => (r.raw ? `| ${r.name} | ${r.raw.median} | ${r.raw.baseline} | ${r.raw.ratio} | ${r.raw.note} |` : `| ${r.name} | ${fmt(r.median)} ${r.unit} | ${r.baseline ?? '—'} | ${r.ratio === undefined ? '—' : r.ratio.toFixed(4)} | ${r.note ?? ''} |`)),
   '',
 ];
-// The fuzzer's section (scripts/fuzz-closure.mjs writes it between its markers) is kept as it is.
+// The fuzzer's section (scripts/fuzz-closure.mjs) and the servers' (npm run test:servers) are kept as they are.
 const resultsFile = path.join(root, 'bench', 'RESULTS.md');
-const kept = fs.existsSync(resultsFile) ? /<!-- fuzz:start -->[\s\S]*<!-- fuzz:end -->\n?/.exec(fs.readFileSync(resultsFile, 'utf8'))?.[0] : undefined;
-fs.writeFileSync(resultsFile, lines.join('\n') + (kept ? `\n${kept}` : ''));
+const before = fs.existsSync(resultsFile) ? fs.readFileSync(resultsFile, 'utf8') : '';
+const kept = ['fuzz', 'servers'].map((k) => new RegExp(`<!-- ${k}:start -->[\\s\\S]*<!-- ${k}:end -->\\n?`).exec(before)?.[0]).filter(Boolean);
+fs.writeFileSync(resultsFile, lines.join('\n') + kept.map((k) => `\n${k.endsWith('\n') ? k : `${k}\n`}`).join(''));
 // docs/benchmarks.md (linked from the README) carries the same table between its bench markers.
 const readme = path.join(root, 'docs', 'benchmarks.md');
 const text = fs.readFileSync(readme, 'utf8');

@@ -18,9 +18,9 @@ const bin = (name) => () => onPath(name);
 const file = (...candidates) => () => candidates.some((f) => fs.existsSync(f));
 const NEEDS = [
   // plain-Node suites (test/unit): the sandbox, network namespaces, certificates, container image pins
-  { pkg: 'bubblewrap', has: bin('bwrap'), why: 'the sandbox every repository server runs in (test/unit/host/sandbox*)', for: ['tests', 'demo'], recommends: true },
-  { pkg: 'iproute2', has: bin('ip'), why: 'network namespaces for the remote-server and address-guard tests', for: ['tests'], recommends: true },
-  { pkg: 'openssl', has: bin('openssl'), why: 'test certificates for the pinned HTTPS client', for: ['tests'], recommends: true },
+  { pkg: 'bubblewrap', has: bin('bwrap'), why: 'the sandbox every repository server runs in (test/unit/host/sandbox*)', for: ['tests', 'servers', 'demo'], recommends: true },
+  { pkg: 'iproute2', has: bin('ip'), why: 'network namespaces for the remote-server and address-guard tests', for: ['tests', 'servers'], recommends: true },
+  { pkg: 'openssl', has: bin('openssl'), why: 'test certificates for the pinned HTTPS client', for: ['tests', 'servers'], recommends: true },
   { pkg: 'podman', has: bin('podman'), why: "Podman's Docker API for the container image pins (test/unit/containers.ts)", for: ['tests'], recommends: true },
   { pkg: 'runc', has: bin('runc'), why: 'the OCI runtime podman runs the fixture image with', for: ['tests'], recommends: true },
   { pkg: 'docker-registry', has: bin('docker-registry'), why: 'a container registry on 127.0.0.1 for the image-pin tests', for: ['tests'], recommends: true },
@@ -30,7 +30,7 @@ const NEEDS = [
   { pkg: 'gcc', has: bin('gcc'), why: 'builds the static fixture server of the image-pin tests', for: ['tests'], recommends: true },
   { pkg: 'libc6-dev', has: file('/usr/lib/x86_64-linux-gnu/libc.a', '/usr/lib/aarch64-linux-gnu/libc.a'), why: 'static libc for that fixture', for: ['tests'], recommends: true },
   // the VS Code host (code-server from npm, built here) and the browser that drives it
-  { pkg: 'chromium', has: file('/usr/bin/chromium'), why: 'the browser for the web workbench (VS Code suites, e2e, demo)', for: ['tests', 'demo', 'vscode-host'] },
+  { pkg: 'chromium', has: file('/usr/bin/chromium'), why: 'the browser for the web workbench (VS Code suites, e2e, demo) and the browser MCP servers (test/servers)', for: ['tests', 'demo', 'vscode-host', 'servers'] },
   { pkg: 'ripgrep', has: bin('rg'), why: "VS Code's search binary (seeded into code-server 4.112's install)", for: ['vscode-host'] },
   { pkg: 'libkrb5-dev', has: file('/usr/include/gssapi/gssapi.h'), why: "headers for code-server's kerberos addon", for: ['vscode-host'] },
   { pkg: 'python3', has: bin('python3'), why: "node-gyp, for code-server's native addons", for: ['vscode-host'] },
@@ -38,9 +38,11 @@ const NEEDS = [
   { pkg: 'g++', has: bin('g++'), why: 'node-gyp', for: ['vscode-host'] },
   { pkg: 'tar', has: bin('tar'), why: 'unpacks the Node builds the VS Code host runs on', for: ['vscode-host'] },
   { pkg: 'git', has: bin('git'), why: '`npm run test:all` checks the working tree stays clean', for: ['tests'] },
+  // the servers people use, contained (npm run test:servers)
+  { pkg: 'postgresql', has: file('/usr/lib/postgresql'), why: 'a real PostgreSQL the postgres MCP server reaches by raw TCP in a network namespace (test/servers)', for: ['servers'] },
 ];
 /** What a command needs, including what it runs: the test command and the demo both install the VS Code host. */
-const INCLUDES = { tests: ['vscode-host'], demo: ['vscode-host'], 'vscode-host': [] };
+const INCLUDES = { tests: ['vscode-host', 'servers'], demo: ['vscode-host'], 'vscode-host': [], servers: [] };
 
 function onPath(name) {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {

@@ -25,7 +25,7 @@ import type { ServerReport } from '../trust/report';
 import { npmLaunchOf } from '../trust/approval/approvals';
 import { refOf, serverKey } from '../trust/approval/server-ref';
 import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/packages/image-pin';
-import { findOnPath, type LaunchPlan } from '../trust/plan/launch-plan';
+import { findOnPath, TRUST_ENV, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
 import { holdPackageState, packageHashes, StateCopyError, syncPackageState } from './package-state';
@@ -417,6 +417,10 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
         }
       }
     }
+    // The certificate files your own environment names (TRUST_ENV), when the server's environment still names them
+    // (a repository's value is never shown: it could name any file of yours).
+    const host = o.hostEnv ?? process.env;
+    const trust = [...new Set(TRUST_ENV.map((k) => host[k]).filter((v, i): v is string => !!v && (env as Record<string, string | undefined>)[TRUST_ENV[i]] === v && path.isAbsolute(v) && fs.existsSync(v)))];
     const cmd = buildSandbox({
       launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
       workspace: o.project,
@@ -426,7 +430,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
       // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
       // not mounted over it (they would show files changed since approval).
-      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
+      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...trust, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     const unixSocketsRefused = c.unixSockets || ownSockets ? undefined : { hint: unixSocketsWords(foreign), shown: true };

@@ -40,10 +40,18 @@ export class PlanError extends Error {}
 /** Variables passed through from MCP Gate's own environment; everything else (tokens, keys) stays behind. */
 export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE'];
 
+/**
+ * The certificate authorities you trust, as your environment names them (a company's TLS proxy, a test CA): a
+ * server you start trusts them too — Node, OpenSSL, Python's requests, curl. Yours only: a repository may not set
+ * them (NODE_EXTRA_CA_CERTS is refused as a loader variable; the others would let it choose whom its server trusts).
+ * Contained, the files they name are shown to the server read-only.
+ */
+export const TRUST_ENV = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'];
+
 /** What a local server (and a container runtime MCP Gate asks about its image) gets of MCP Gate's environment. */
 export function minimalEnv(parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const k of INHERITED_ENV) if (parent[k] !== undefined) env[k] = parent[k]!;
+  for (const k of [...INHERITED_ENV, ...TRUST_ENV]) if (parent[k] !== undefined) env[k] = parent[k]!;
   return env;
 }
 
