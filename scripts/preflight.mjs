@@ -39,7 +39,7 @@ const NEEDS = [
   { pkg: 'tar', has: bin('tar'), why: 'unpacks the Node builds the VS Code host runs on', for: ['vscode-host'] },
   { pkg: 'git', has: bin('git'), why: '`npm run test:all` checks the working tree stays clean', for: ['tests'] },
   // the servers people use, contained (npm run test:servers)
-  { pkg: 'postgresql', has: file('/usr/lib/postgresql'), why: 'a real PostgreSQL the postgres MCP server reaches by raw TCP in a network namespace (test/servers)', for: ['servers'] },
+  { pkg: 'postgresql', has: () => { try { return fs.readdirSync('/usr/lib/postgresql').some((v) => fs.existsSync(`/usr/lib/postgresql/${v}/bin/postgres`)); } catch { return false; } }, why: 'a real PostgreSQL the postgres MCP server reaches by raw TCP in a network namespace (test/servers)', for: ['servers'] },
 ];
 /** What a command needs, including what it runs: the test command and the demo both install the VS Code host. */
 const INCLUDES = { tests: ['vscode-host', 'servers'], demo: ['vscode-host'], 'vscode-host': [], servers: [] };
