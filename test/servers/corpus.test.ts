@@ -14,12 +14,16 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, CLI, ROOT, tempDir, world, type World } from '../unit/helpers';
+import { pythonServer } from '../unit/mini-server';
 import { startPeers, type Peers } from './peers';
 
 export interface Entry {
   /** The server's name in `.mcp.json`. */
   name: string;
-  pkg: string;
+  /** An npm package, run as its README says (`npx -y <pkg> …`); or `command` with its `files` in the repository. */
+  pkg?: string;
+  command?: string;
+  files?: Record<string, string>;
   args?: (p: Peers) => string[];
   env?: (p: Peers) => Record<string, string>;
   /** Network rules it needs (hosts or [addresses]); none: it runs with no network. */
@@ -55,6 +59,11 @@ export const CORPUS: Entry[] = [
   { name: 'context7', pkg: '@upstash/context7-mcp',
     network: () => ['context7.com'],
     call: { tool: 'resolve-library-id', args: () => ({ libraryName: 'gate', query: 'how to approve a server' }), expect: /\/corpus\/mcp-gate/ } },
+  // Python's own HTTPS client (urllib: the proxy from the environment, OpenSSL's trust from SSL_CERT_FILE).
+  { name: 'python-urllib', command: '/usr/bin/python3', args: () => ['${workspaceFolder}/tools/fetch_server.py'],
+    files: { 'tools/fetch_server.py': pythonServer("import urllib.request\nreturn urllib.request.urlopen('https://api.github.com/search/repositories?q=gate', timeout=20).read().decode()") },
+    network: () => ['api.github.com'],
+    call: { tool: 'hello', args: () => ({}), expect: /"full_name":"corpus\/mcp-gate"/ } },
   { name: 'circleci', pkg: '@circleci/mcp-server-circleci', env: () => ({ CIRCLECI_TOKEN: 'test-token', CIRCLECI_BASE_URL: 'https://circleci.test' }),
     network: () => ['circleci.test'],
     call: { tool: 'list_followed_projects', args: () => ({}), expect: /corpus\/mcp-gate/ } },
@@ -74,11 +83,14 @@ function cli(w: World, p: Peers, args: string[], timeout = 180_000): { code: num
 }
 
 function repository(kind: 'plain' | 'node_modules', p: Peers): World {
-  const mcpServers = Object.fromEntries(CORPUS.map((e) => [e.name, { command: 'npx', args: ['-y', e.pkg, ...(e.args?.(p) ?? [])], ...(e.env ? { env: e.env(p) } : {}) }]));
+  const mcpServers = Object.fromEntries(CORPUS.map((e) => [e.name, {
+    command: e.command ?? 'npx', args: [...(e.pkg ? ['-y', e.pkg] : []), ...(e.args?.(p) ?? [])], ...(e.env ? { env: e.env(p) } : {}),
+  }]));
+  const files = Object.assign({}, ...CORPUS.map((e) => e.files ?? {})) as Record<string, string>;
   // The registry as this machine reaches it (its proxy's CA included), and the test CA: the person's own trust,
   // which servers they start share (NODE_EXTRA_CA_CERTS in their environment, src/trust/plan/launch-plan.ts TRUST_ENV).
   const reach = Object.fromEntries(['npm_config_registry'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]));
-  const w = world({ '.mcp.json': JSON.stringify({ mcpServers }, null, 2), 'README.md': '# a repository\n' }, {}, { PATH: process.env.PATH!, ...reach, NODE_EXTRA_CA_CERTS: p.trustFile });
+  const w = world({ '.mcp.json': JSON.stringify({ mcpServers }, null, 2), 'README.md': '# a repository\n', ...files }, {}, { PATH: process.env.PATH!, ...reach, NODE_EXTRA_CA_CERTS: p.trustFile, SSL_CERT_FILE: p.opensslTrustFile });
   fs.mkdirSync(path.join(w.home, '.npm'));
   if (kind === 'node_modules') {
     fs.writeFileSync(path.join(w.project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
@@ -110,7 +122,7 @@ describe('the servers people use, contained (npm run test:servers)', function ()
       let w: World;
       before(() => { w = repository(kind, peers); });
       for (const e of CORPUS) {
-        it(`${e.name} (${e.pkg}) starts, lists and answers${e.network ? ' through the network door' : ''}${e.then ? ', and again in a second start' : ''}`, () => {
+        it(`${e.name} (${e.pkg ?? e.command}) starts, lists and answers${e.network ? ' through the network door' : ''}${e.then ? ', and again in a second start' : ''}`, () => {
           const a = cli(w, peers, ['approve', e.name, '--yes']);
           assert.equal(a.code, 0, `approve ${e.name}: ${a.stdout}${a.stderr}`);
           const t = cli(w, peers, ['tools', e.name]);

@@ -17,6 +17,8 @@ export interface Peers {
   caPem: string;
   /** The CAs the person trusts: this machine's NODE_EXTRA_CA_CERTS (if any) and the test CA, one file. */
   trustFile: string;
+  /** The same for OpenSSL's SSL_CERT_FILE, which replaces the system's bundle: the system's CAs and the test CA. */
+  opensslTrustFile: string;
   /** /etc/hosts for the CLI: the HTTPS host's names → address. */
   hostsFile: string;
   /** Lines `served <host> <method> <url> <status>` the HTTPS host printed so far. */
@@ -95,6 +97,10 @@ export async function startPeers(dir: string): Promise<Peers> {
     const machine = process.env.NODE_EXTRA_CA_CERTS && fs.existsSync(process.env.NODE_EXTRA_CA_CERTS) ? fs.readFileSync(process.env.NODE_EXTRA_CA_CERTS, 'utf8') : '';
     fs.writeFileSync(trustFile, `${machine.trimEnd()}\n${fs.readFileSync(path.join(certs, 'ca.pem'), 'utf8')}`);
     fs.chmodSync(trustFile, 0o644);
+    const opensslTrustFile = path.join(dir, 'openssl-trust.pem');
+    const system = ['/etc/ssl/certs/ca-certificates.crt'].find((f) => fs.existsSync(f));
+    fs.writeFileSync(opensslTrustFile, `${system ? fs.readFileSync(system, 'utf8').trimEnd() : ''}\n${fs.readFileSync(trustFile, 'utf8')}`);
+    fs.chmodSync(opensslTrustFile, 0o644);
     const hostsFile = path.join(dir, 'hosts');
     fs.writeFileSync(hostsFile, `127.0.0.1 localhost\n::1 localhost\n${netns.peerAddress} ${HTTPS_NAMES.join(' ')}\n`);
     fs.chmodSync(hostsFile, 0o644);
@@ -103,6 +109,7 @@ export async function startPeers(dir: string): Promise<Peers> {
       postgresPort,
       caPem: fs.readFileSync(path.join(certs, 'ca.pem'), 'utf8'),
       trustFile,
+      opensslTrustFile,
       hostsFile,
       served: () => fs.readFileSync(servedLog, 'utf8').split('\n').filter((l) => l.startsWith('served ')),
       async stop() {
