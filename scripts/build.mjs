@@ -27,6 +27,7 @@ copyFileSync('src/guard/python/mcp_gate_guard.py', 'dist/guard/mcp_gate_guard.py
 // The network shim: its own bundle, preloaded into a contained server's Node processes that have a network door
 // (src/netshim/; scripts/build-netshim.mjs).
 await buildNetShim();
+copyFileSync('src/netshim/mcp_gate_netshim.py', 'dist/netshim/mcp_gate_netshim.py');
 
 await build({
   entryPoints: ['webview/main.ts'],

@@ -12,6 +12,12 @@ import { DOOR_PORT } from './egress';
 /** Where the shim is shown inside the sandbox (beside the load guard's files, ./load-guard.ts GUARD_MOUNT). */
 export const NETSHIM_MOUNT = '/run/mcp-gate/net-shim.cjs';
 const NETSHIM_FILE = 'net-shim.cjs';
+/**
+ * The Python shim (src/netshim/mcp_gate_netshim.py), copied beside the Node one by the build and shown at this fixed
+ * place; the Python load guard runs it from there (and only from there) when MCP_GATE_DOOR is set.
+ */
+export const NETSHIM_PY_MOUNT = '/run/mcp-gate/net-shim.py';
+export const NETSHIM_PY_FILE = 'mcp_gate_netshim.py';
 /** The variable that turns the shim on: the door's address as the server sees it. */
 export const NETSHIM_VAR = 'MCP_GATE_DOOR';
 const REQUIRE = `--require ${NETSHIM_MOUNT}`;

@@ -68,7 +68,7 @@ import { DEFAULT_LIMITS, type SandboxProfile } from '../policy/sandbox-profile';
 import { findOnPath } from '../trust/plan/launch-plan';
 import { PROXY_ENV } from './egress';
 import { rlimitArgs } from './limits';
-import { NETSHIM_MOUNT, netShimEnv } from './net-shim';
+import { NETSHIM_MOUNT, NETSHIM_PY_FILE, NETSHIM_PY_MOUNT, netShimEnv } from './net-shim';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
@@ -496,6 +496,8 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   if (netShim) {
     if (!fs.existsSync(netShim)) throw new SandboxConfigError(`the network shim ${netShim} does not exist (npm run build makes it)`);
     mounts.push({ kind: 'ro', target: NETSHIM_MOUNT, source: netShim });
+    const py = path.join(path.dirname(netShim), NETSHIM_PY_FILE);
+    if (fs.existsSync(py)) mounts.push({ kind: 'ro', target: NETSHIM_PY_MOUNT, source: py });
   }
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
@@ -558,7 +560,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
   const empty = ['/tmp', home, ...hiddenHere];
   const text = [
-    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP carried through it without a proxy setting (MCP Gate's network shim preloaded)" : ''}` : 'none (own loopback only)'}`,
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}` : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,

@@ -292,4 +292,56 @@ describe('netshim: fetch, http/https and raw TCP through a network door', functi
       });
     });
   }
+
+  describe('the Python shim (src/netshim/mcp_gate_netshim.py, run by the load guard)', () => {
+    const PY_SHIM = path.join(ROOT, 'dist', 'netshim', 'mcp_gate_netshim.py');
+    const py = (script: string, extra: Record<string, string> = env): Promise<{ code: number | null; out: string; err: string }> => new Promise((resolve) => {
+      const base: Record<string, string | undefined> = { ...process.env };
+      for (const k of Object.keys(base)) if (/^(https?_proxy|all_proxy|no_proxy)$/i.test(k)) delete base[k];
+      const prelude = `import runpy\nrunpy.run_path(${JSON.stringify(PY_SHIM)})['install']()\n`;
+      const child = spawn('/usr/bin/python3', ['-c', prelude + script], { env: { ...base, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('close', (code) => { clearTimeout(timer); resolve({ code, out, err }); });
+    });
+
+    it('names that resolve nowhere reach their peers through the door: http.client over TLS, asyncio streams, raw TCP; a refusal names the rule; loopback is not tunnelled', async () => {
+      const r = await py(`
+import asyncio, http.client, socket, ssl
+ctx = ssl.create_default_context(cafile=${JSON.stringify(certs.mcp.certFile)})
+c = http.client.HTTPSConnection('mcp.test', 443, context=ctx, timeout=10); c.request('GET', '/py'); print(c.getresponse().read().decode())
+async def echo():
+    r, w = await asyncio.open_connection('mcp.test', 5432)
+    w.write(b'ping over asyncio'); await w.drain(); got = await r.read(17); w.close(); return got.decode()
+print(asyncio.run(echo()))
+s = socket.create_connection(('mcp.test', 5432), timeout=10); s.sendall(b'raw ping'); print(s.recv(8).decode()); s.close()
+try:
+    socket.create_connection(('refused.test', 5432), timeout=10); print('refused.test reached')
+except ConnectionRefusedError as e:
+    print('refused:', e)
+l = socket.create_connection(('127.0.0.1', ${httpPort}), timeout=10); l.sendall(b'GET /loop HTTP/1.0\\r\\n\\r\\n'); print(l.recv(4096).decode().split('\\r\\n')[-1])
+`);
+      assert.equal(r.code, 0, r.out + r.err);
+      const rule = RULE.replace(/[{}.]/g, (c) => `\\${c}`);
+      assert.match(r.out, new RegExp(`^https peer: GET /py\\nping over asyncio\\nraw ping\\nrefused: \\[Errno 111\\] MCP Gate refused refused\\.test:5432: HTTP/1\\.1 403 Forbidden MCP Gate refused refused\\.test: no rule allows it \\(the rule ${rule} would allow it\\)\\nhttp peer: GET /loop\\n$`));
+      assert.deepEqual(proxy.asked, ['mcp.test:443', 'mcp.test:5432', 'mcp.test:5432', 'refused.test:5432']);
+    });
+
+    it('without MCP_GATE_DOOR it changes nothing', async () => {
+      const r = await py(`
+import socket
+try:
+    socket.getaddrinfo('mcp.test', 443); print('resolved')
+except socket.gaierror as e:
+    print('not resolved')
+print(socket.socket.connect.__qualname__)
+`, {});
+      assert.equal(r.code, 0, r.out + r.err);
+      assert.equal(r.out, 'not resolved\nsocket.connect\n');
+      assert.deepEqual(proxy.asked, []);
+    });
+  });
 });
