@@ -317,7 +317,8 @@ const syncHooks = {
   },
   load(u: string, context: unknown, nextLoad: (u: string, c?: unknown) => LoadResult): LoadResult {
     const r = nextLoad(u, context);
-    checkLoaded(u, r);
+    // A CommonJS file's text is checked where it is compiled; hooks a server adds are checked by guardHooks.
+    if (r && r.format != null && r.format !== 'commonjs') checkLoaded(u, r);
     return r;
   },
 };

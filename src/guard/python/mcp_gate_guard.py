@@ -571,6 +571,9 @@ def _type_expression(src):
 
 
 def _on_compile(args):
+    after = _took['in'] is not None or _took['started']
+    if not _tainted and not after:            # the usual case: nothing taken in, nothing to compare (no hashing)
+        return
     src = args[0]
     if isinstance(src, str):
         try:
@@ -584,7 +587,7 @@ def _on_compile(args):
             _refuse(t[0], t[1], t[2], t[3], 'exec')
     if h is not None and h in APPROVED:         # the exact text of an approved file: approved code
         return
-    if _took['in'] is not None or _took['started']:
+    if after:
         # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
         if not _generated(_caller_file(2)) and not _in_site() and \
                 not (isinstance(src, (bytes, bytearray)) and _type_expression(src)):

@@ -325,18 +325,17 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     assert.match(r.stdout, /plugin ok\nlinked pkg/);
     assert.deepEqual(reports(ws0), []);
 
+    const relink = (at: string, target: string): void => { fs.rmSync(at, { force: true }); fs.symlinkSync(target, at); };
     const link = path.join(ws0.root, 'plugins', 'a.js');
-    fs.rmSync(link);
-    fs.symlinkSync(path.join(elsewhere, 'evil.js'), link);
+    relink(link, path.join(elsewhere, 'evil.js'));
     r = run(ws0, ['server.js']);
     assert.notEqual(r.status, 0, r.stdout);
     assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${link} (plugins/a.js): it changed since approval`), r.stderr);
     assert.equal(fs.existsSync(ws0.marker), false, 'the code behind the retargeted link ran');
     assert.deepEqual(reports(ws0).map((l) => [l.rel, l.why, l.how]), [['plugins/a.js', 'changed', 'require through a symbolic link']]);
 
-    fs.rmSync(link);
-    fs.symlinkSync(path.join(elsewhere, 'ok.js'), link);
-    fs.symlinkSync(path.join(elsewhere, 'evil.js'), path.join(ws0.root, 'plugins', 'b.js'));
+    relink(link, path.join(elsewhere, 'ok.js'));
+    relink(path.join(ws0.root, 'plugins', 'b.js'), path.join(elsewhere, 'evil.js'));
     r = run(ws0, ['server.js']);
     assert.notEqual(r.status, 0, r.stdout);
     assert.match(r.stderr, /plugins\/b\.js\): it is not in what was approved/);
@@ -345,21 +344,18 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     // A bare name through node_modules/<pkg>, a link (npm link) retargeted: refused, in require and in import.
     fs.rmSync(path.join(ws0.root, 'plugins', 'b.js'));
     const pkg = path.join(ws0.root, 'node_modules', 'linked');
-    fs.rmSync(pkg);
-    fs.symlinkSync(path.join(elsewhere, 'pkg2'), pkg);
+    relink(pkg, path.join(elsewhere, 'pkg2'));
     r = run(ws0, ['server.js']);
     assert.notEqual(r.status, 0, r.stdout);
     assert.match(r.stderr, /node_modules\/linked\): it changed since approval/);
     assert.equal(fs.existsSync(ws0.marker), false);
-    fs.rmSync(pkg);
-    fs.symlinkSync(path.join(elsewhere, 'pkg'), pkg);
+    relink(pkg, path.join(elsewhere, 'pkg'));
     writeFiles(ws0.root, { 'esm.mjs': `const m = await import('linked');\nconsole.log(m.default);\n` });
     approve(ws0);
     r = run(ws0, ['esm.mjs']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /linked pkg/);
-    fs.rmSync(pkg);
-    fs.symlinkSync(path.join(elsewhere, 'pkg2'), pkg);
+    relink(pkg, path.join(elsewhere, 'pkg2'));
     r = run(ws0, ['esm.mjs']);
     assert.notEqual(r.status, 0, r.stdout);
     assert.match(r.stderr, /node_modules\/linked\): it changed since approval/);
