@@ -139,6 +139,7 @@ _REASONS = {
     'changed': 'it changed since approval',
     'new': 'it is not in what was approved',
     'scratch': 'a file written outside the workspace that was not approved',
+    'sink': 'it was asked to start a program the guard could not follow',
 }
 
 
@@ -152,7 +153,7 @@ def _message(p, rel, why):
 
 def _refuse(p, rel, why, h, how):
     msg = _message(p, rel, why)
-    if 'after this process took in' in how:
+    if 'after this process took in' in how or why == 'sink':
         msg += ' (%s)' % how
     key = (p, h, how)
     if key not in _told:
@@ -874,9 +875,12 @@ def _started(env):
             import json
             target[TOOK_IN_VAR] = json.dumps([t[0], t[1], t[2], t[3]])
     except (TypeError, AttributeError):
+        # Unmarked, the child could later be fed a changed file's text and not know it: refused (pass a dict).
         if t is not None:
             _refuse(t[0], t[1], t[2], t[3], 'spawn with an environment the guard cannot mark, after this process '
                     'took in a file that is not as approved')
+        _refuse(ROOT or '(workspace)', None, 'sink', '', 'spawn with an environment the guard cannot mark (a '
+                'read-only mapping: pass a dict)')
 
 
 def _on_popen(args):      # subprocess.Popen: (executable, args, cwd, env)

@@ -416,6 +416,17 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.match(link.stderr, /refused to load \S+plugins\/rule\.py \(plugins\/rule\.py\): it changed since approval/);
   });
 
+  it('a program started with an environment the guard cannot mark (a read-only mapping) is refused, naming why; a dict is fine', () => {
+    const ws = workspace(() => ({
+      'server.py': "import subprocess, types, os\nsubprocess.run(['/bin/true'], env=dict(os.environ))\nprint('APPROVED')\nsubprocess.run(['/bin/true'], env=types.MappingProxyType(dict(os.environ)))\nprint('STARTED UNMARKED')\n",
+    }));
+    const r = run(ws, ['server.py']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stdout, /^APPROVED\n$/);
+    assert.match(r.stderr, /it was asked to start a program the guard could not follow \(spawn with an environment the guard cannot mark \(a read-only mapping: pass a dict\)\)/);
+    assert.deepEqual(report(ws).map((l) => [l.why, l.how]), [['sink', 'spawn with an environment the guard cannot mark (a read-only mapping: pass a dict)']]);
+  });
+
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess, sys\nsrc = open('src/app.py').read()\nn = subprocess.run(['wc', '-l', 'README.md'], capture_output=True, text=True).stdout.split()[0]\nprint('APPROVED', len(src.splitlines()), n)\n",
