@@ -68,7 +68,9 @@ function groupOf(name) {
 function previousRows() {
   const file = path.join(root, 'bench', 'RESULTS.md');
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| benchmark') && !l.startsWith('| ---'))
+  // the main table only: the fuzzer's and the servers' sections below it have tables of their own
+  const main = fs.readFileSync(file, 'utf8').replace(/<!-- (\w+):start -->[\s\S]*?<!-- \1:end -->/g, '');
+  return main.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| benchmark') && !l.startsWith('| ---'))
     .map((l) => {
       const [name, median, baseline, ratio, note] = l.slice(2, -2).split(' | ');
       return { name, raw: { median, baseline, ratio, note } };

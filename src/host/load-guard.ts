@@ -23,6 +23,16 @@ import { loadManifest, ManifestError, type GuardRefusal, type ManifestRef } from
 /** Where the guard's files are shown inside the sandbox. */
 export const GUARD_MOUNT = '/run/mcp-gate';
 const NODE_GUARD = 'node-guard.cjs';
+/**
+ * Flags node is started with before the guard. --expose-internals: on a Node without module.registerHooks (20, 22
+ * before 22.15) the guard wraps the ES module loader's own functions in the thread that loads, instead of starting
+ * module.register's loader thread (about 25 ms a start on Node 20), and so also sees the imports of an ES module
+ * loaded by require(), which that thread's hooks do not (bench/RESULTS.md, "guard"). It is not allowed in
+ * NODE_OPTIONS: a child the guard marks only through its environment uses module.register, and is refused
+ * require() of an ES module in the workspace. What it gives the server's own code, Node's internal modules, builds
+ * code from data no more than vm already does (README, "Does not protect against").
+ */
+const NODE_FLAGS = ['--expose-internals'];
 const PYTHON_GUARD = 'mcp_gate_guard.py';
 /** Folders whose node and python binaries get a wrapper in the sandbox (the system's). */
 const BIN_DIRS = ['/usr/bin', '/usr/local/bin', '/bin', '/usr/sbin', '/usr/local/sbin'];
@@ -153,7 +163,7 @@ export function prepareGuard(o: {
     if (!o.contained) {
       const kind = kindOf(o.executable);
       const env = { ...o.env, MCP_GATE_GUARD: path.join(dir, 'manifest.json') };
-      const args = kind === 'node' ? ['--require', path.join(o.guardDir, NODE_GUARD), ...o.args] : kind === 'python' ? ['-S', path.join(o.guardDir, PYTHON_GUARD), ...o.args] : [...o.args];
+      const args = kind === 'node' ? [...NODE_FLAGS, '--require', path.join(o.guardDir, NODE_GUARD), ...o.args] : kind === 'python' ? ['-S', path.join(o.guardDir, PYTHON_GUARD), ...o.args] : [...o.args];
       return { executable: o.executable, args, env, binds: [], report, text: 'load guard: in its Node and Python processes (uncontained: a child that clears its environment is not guarded)', cleanup };
     }
     const binds: GuardedStart['binds'] = [
@@ -175,7 +185,7 @@ export function prepareGuard(o: {
     }
     found.forEach(({ real, kind }, i) => {
       const hidden = path.join(GUARD_MOUNT, 'real', `${i}-${path.basename(real)}`);
-      const guard = kind === 'node' ? `--require ${shellQuote(inside(`guard/${NODE_GUARD}`))}` : `-S ${shellQuote(inside(`guard/${PYTHON_GUARD}`))}`;
+      const guard = kind === 'node' ? `${NODE_FLAGS.join(' ')} --require ${shellQuote(inside(`guard/${NODE_GUARD}`))}` : `-S ${shellQuote(inside(`guard/${PYTHON_GUARD}`))}`;
       // bash's `exec -a` keeps the name it was started by as argv[0]: Python finds its installation from it and
       // reports the wrapper as sys.executable, so its children start through the wrapper too.
       const run = bash ? `exec -a "$0" ${shellQuote(hidden)}` : `exec ${shellQuote(hidden)}`;

@@ -9,8 +9,9 @@
 //   - Module.prototype._compile       every CommonJS source, hashed as the exact text V8 compiles
 //   - Module._extensions['.json']     JSON read once, checked, parsed from the same bytes
 //   - process.dlopen                  native addons
-//   - module.registerHooks (Node 22.15+; in-thread) or module.register (its loader thread; this same file is the
-//     hooks module, preloaded there too): ESM, JSON and WASM modules, hook modules
+//   - module.registerHooks (Node 22.15+; in-thread), else the ESM loader's default loaders wrapped in place (with
+//     --expose-internals, which MCP Gate's wrappers pass), else module.register (its loader thread; this same file
+//     is the hooks module, preloaded there too): ESM, JSON and WASM modules, hook modules
 //   - --loader / --import at preload  files named in execArgv / NODE_OPTIONS
 //   - Worker                          entry checked; an explicit execArgv / env gets the guard put back
 //   - ChildProcess.prototype.spawn and the spawn_sync binding (every spawn/exec/fork and *Sync form): the exec check
@@ -24,6 +25,15 @@ import path = require('node:path');
 import url = require('node:url');
 import wt = require('node:worker_threads');
 import childProcess = require('node:child_process');
+
+// The fs functions the guard uses, as they were before any code of the server ran: a server that replaces fs's
+// functions (an "overlay" serving other text for an approved file, red team 4 case 01) changes what Node's own
+// loader reads, never what the guard compares it with.
+const F = {
+  accessSync: fs.accessSync, appendFileSync: fs.appendFileSync, closeSync: fs.closeSync, lstatSync: fs.lstatSync,
+  openSync: fs.openSync, readFileSync: fs.readFileSync, readSync: fs.readSync, readdirSync: fs.readdirSync,
+  readlinkSync: fs.readlinkSync, statSync: fs.statSync, writeSync: fs.writeSync, realpath: fs.realpathSync.native,
+};
 
 type Bytes = string | Uint8Array;
 type LoadResult = { format?: string | null; source?: string | ArrayBuffer | ArrayBufferView | null } & Record<string, unknown>;
@@ -44,7 +54,7 @@ const VAR = 'MCP_GATE_GUARD';
 const MANIFEST = process.env[VAR] || '';
 const ACTIVE = MANIFEST !== '';
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-const real = (p: string): string | null => { try { return fs.realpathSync.native(p); } catch { return null; } };
+const real = (p: string): string | null => { try { return F.realpath(p); } catch { return null; } };
 const withSep = (d: string): string => (d.endsWith(path.sep) ? d : d + path.sep);
 const SELF = real(__filename) ?? __filename;
 const REQUIRE_FLAG = `--require ${JSON.stringify(SELF)}`;
@@ -55,6 +65,8 @@ let failure = '';
 let failRoot: string | null = null;            // when failing closed: root and report salvaged from the text, if any
 let failReport: string | null = null;
 let approvedHashes: Set<string> | undefined;    // every value of files, built at the first scratch check
+/** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
+let mode: 'hooks' | 'internals' | 'register' | 'none' = 'none';
 
 function salvage(text: string, key: string): string | null {
   const m = new RegExp(`"${key}"\\s*:\\s*("(?:[^"\\\\]|\\\\.)*")`).exec(text);
@@ -65,7 +77,7 @@ function getConfig(): Config | null {
   if (config !== undefined) return config;
   let text = '';
   try {
-    text = fs.readFileSync(MANIFEST, 'utf8');
+    text = F.readFileSync(MANIFEST, 'utf8');
     const m = JSON.parse(text) as Record<string, unknown>;
     if (!m || typeof m !== 'object') throw new Error('not a JSON object');
     if (m.version !== 1) throw new Error(`unknown version ${JSON.stringify(m.version)}`);
@@ -110,21 +122,21 @@ const sha256 = (data: Bytes): string => {
 const stripBOM = (s: string): string => (s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
 const allowed = new Set<string>();             // `${realpath}\0${sha256}` already allowed
 
-interface Refusal { p: string; rel: string | null; why: string; sum: string; how: string }
+interface Refusal { p: string; rel: string | null; why: string; sum: string; how: string; tail?: string }
 
 function refuse(r: Refusal): never {
-  const tail = r.why === 'changed' ? 'it changed since approval'
+  const tail = r.tail ?? (r.why === 'changed' ? 'it changed since approval'
     : r.why === 'new' ? 'it is not in what was approved'
       : r.why === 'sink' ? `it asked for ${r.how}, which runs code it is given, by a name computed at run time`
       : r.why === 'scratch' ? 'a file written outside the workspace that was not approved'
-        : `the approval manifest could not be read (${failure})`;
+        : `the approval manifest could not be read (${failure})`);
   const msg = `mcp-gate-guard: refused to load ${r.p}${r.rel !== null ? ` (${r.rel})` : ''}: ${tail}`;
   const report = config ? config.report : failReport;
   if (report) {
     const line = { file: r.p, rel: r.rel, why: r.why, sha256: r.sum, runtime: 'node', how: r.how, pid: process.pid, time: new Date().toISOString() };
-    try { fs.appendFileSync(report, JSON.stringify(line) + '\n'); } catch { /* missing or unwritable: ignored */ }
+    try { F.appendFileSync(report, JSON.stringify(line) + '\n'); } catch { /* missing or unwritable: ignored */ }
   }
-  try { fs.writeSync(2, msg + '\n'); } catch { /* no stderr */ }
+  try { F.writeSync(2, msg + '\n'); } catch { /* no stderr */ }
   throw Object.assign(new Error(msg), { code: 'ERR_MCP_GATE_GUARD' });
 }
 
@@ -132,7 +144,7 @@ function refuse(r: Refusal): never {
  * Throws the guard error unless `file` may become code with `content` (the exact string or bytes about to be
  * compiled / loaded; read from the file when not given). A name that is not an existing file is not a file load.
  */
-export function check(file: string, how: string, content?: Bytes): void {
+export function check(file: string, how: string, content?: Bytes, own = false): void {
   if (!ACTIVE) return;
   const p = real(file);
   if (p === null || p === SELF) return;
@@ -160,17 +172,25 @@ export function check(file: string, how: string, content?: Bytes): void {
     return false;
   };
   let bytes: Bytes;
-  try { bytes = content ?? fs.readFileSync(p); } catch { return; }  // gone or unreadable: the load itself fails
+  try { bytes = content ?? F.readFileSync(p); } catch { return; }  // gone or unreadable: the load itself fails
   let sum = sha256(bytes);
   if (allowed.has(p + '\0' + sum)) return;
-  if (!ok(sum) && typeof bytes === 'string') {
+  if (!ok(sum) && typeof bytes === 'string' && own) {
+    // Node's own loader read this text (no transpiler in between): it must be the file's text as on disk — a BOM
+    // or invalid UTF-8 aside —, else what read it for Node was not the disk (a replaced fs function: red team 4,
+    // case 01, an "overlay" serving a changed text under an approved file's name).
+    let disk: Buffer | null = null;
+    try { disk = F.readFileSync(p); } catch { /* keep the text's hash */ }
+    const text = disk?.toString('utf8');
+    if (disk && text !== undefined && (bytes === text || bytes === stripBOM(text)) && ok(sha256(disk))) sum = sha256(disk);
+  } else if (!ok(sum) && typeof bytes === 'string') {
     // The compiled text may differ from the file's bytes: a BOM stripped, invalid UTF-8 replaced, or a transpiler
     // that approved code loaded (tsx, ts-node, babel's require hook) compiling the file first. Accepted when the
     // file's bytes on disk are the approved ones: what turned them into this text is itself code the guard checked.
     // (Approved code that compiles other data under an approved file's name is code built from data: see
     // docs/concepts.md, "Sinks that name no file".)
     let disk: Buffer | null = null;
-    try { disk = fs.readFileSync(p); } catch { /* keep the text's hash */ }
+    try { disk = F.readFileSync(p); } catch { /* keep the text's hash */ }
     if (disk && ok(sha256(disk))) sum = sha256(disk);
   }
   if (ok(sum)) { allowed.add(p + '\0' + sum); return; }
@@ -196,10 +216,10 @@ function linksAsApproved(lex: string, how: string): void {
       cur = path.join(cur, part);
       rel = rel ? `${rel}/${part}` : part;
       let st: fs.Stats;
-      try { st = fs.lstatSync(cur); } catch { break; }
+      try { st = F.lstatSync(cur); } catch { break; }
       if (st.isSymbolicLink()) {
         let text = '';
-        try { text = fs.readlinkSync(cur); } catch { /* unreadable: not the approved text */ }
+        try { text = F.readlinkSync(cur); } catch { /* unreadable: not the approved text */ }
         if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text) refuse({ p: cur, rel, why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new', sum: '', how: `${how} through a symbolic link` });
         return;
       }
@@ -221,7 +241,7 @@ function lexicalOf(request: string, parentFile: string | undefined): string | nu
   const pkg = request.startsWith('@') ? segs.slice(0, 2).join('/') : segs[0];
   for (let dir = base; dir.startsWith(cfg.root) || dir === cfg.rootDir; dir = path.dirname(dir)) {
     const cand = path.join(dir, 'node_modules', pkg);
-    try { fs.lstatSync(cand); return cand; } catch { /* not here */ }
+    try { F.lstatSync(cand); return cand; } catch { /* not here */ }
     if (dir === cfg.rootDir) break;
   }
   return null;
@@ -241,7 +261,7 @@ function checkLinks(request: string, parentFile: string | undefined, resolved: s
  */
 function readOnlyMount(p: string): boolean {
   try {
-    fs.accessSync(p, fs.constants.W_OK);
+    F.accessSync(p, fs.constants.W_OK);
     return false;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EROFS';
@@ -277,6 +297,19 @@ function checkLoaded(u: string, r: LoadResult): void {
   // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
   const how = r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : r.format === 'commonjs' || r.format == null ? 'require' : 'import';
   check(url.fileURLToPath(u), how, toBytes(r.source));
+}
+
+/**
+ * require() of an ES module in the workspace or a scratch folder where only module.register's hooks check ES
+ * modules: what it imports is loaded around them (Node's defaultLoadSync), so it is refused (why "sink").
+ */
+function requireOfEsm(filename: string): void {
+  const cfg = getConfig();
+  const p = real(filename);
+  if (!cfg || p === null || !(p.startsWith(cfg.root) || cfg.scratch.some((d) => p.startsWith(d)))) return;
+  const rel = p.startsWith(cfg.root) ? p.slice(cfg.root.length).split(path.sep).join('/') : null;
+  refuse({ p, rel, why: 'sink', sum: '', how: 'require() of an ES module',
+    tail: 'require() of an ES module: on this Node the guard cannot check what it imports unless node is started with --expose-internals (MCP Gate\'s sandbox does that); import() it instead' });
 }
 
 /** After a resolve: a sink module asked for by a file the approval pins as read (checkSink), links left the workspace. */
@@ -338,6 +371,69 @@ function guardHooks(h: { resolve?: unknown; load?: unknown } | undefined): unkno
   } };
 }
 
+/**
+ * Node without module.registerHooks (20, 22 before 22.15), started with --expose-internals (MCP Gate's wrappers pass
+ * it): the ESM loader's own default loaders, wrapped in place, in the thread that loads — no loader thread (which
+ * costs a start about 25 ms on Node 20), and the loads module.register hooks never see are seen too: require() of an
+ * ES module (Node 20.19 and later) loads its imports through defaultLoadSync, around any registered hooks. Only where
+ * every use of these loaders in Node's own sources is the late lookup (`x ??= require(...).x`, the loader thread's
+ * chain aside) that a replaced export reaches; else false, and module.register is used as before.
+ */
+function inThreadInternals(): boolean {
+  let load: Record<string, unknown>;
+  let resolve: Record<string, unknown>;
+  let sources: Record<string, unknown>;
+  try {
+    // resolve before load, as Node itself loads them: resolve and get_format require each other, and get_format
+    // loaded first (load requires it) would leave resolve without defaultGetFormatWithoutErrors.
+    const internalRequire = Module.createRequire(SELF);
+    resolve = internalRequire('internal/modules/esm/resolve') as Record<string, unknown>;
+    load = internalRequire('internal/modules/esm/load') as Record<string, unknown>;
+    sources = (process as unknown as { binding: (n: string) => Record<string, unknown> }).binding('natives');
+  } catch { return false; }
+  const names = ['defaultLoad', 'defaultLoadSync', 'getSourceSync'];
+  if (!names.every((n) => typeof load[n] === 'function') || typeof resolve.defaultResolve !== 'function') return false;
+  // Every use of them in Node's own sources must look them up when called (`x ??= require(...).x`), never keep the
+  // function from before they were replaced (a destructuring, a property taken at load): else not used.
+  const wrapped = '(?:defaultLoad|defaultLoadSync|getSourceSync|defaultResolve)';
+  const from = "require\\('internal/modules/esm/(?:load|resolve)'\\)";
+  const destructured = new RegExp(`\\{[^{}]*\\b${wrapped}\\b[^{}]*\\}\\s*=\\s*${from}`);
+  const taken = new RegExp(`(\\?\\?=)?\\s*${from}\\.${wrapped}\\b`, 'g');
+  // (Not these: the loader thread's hook chain and node:test's module mocks, both hooks run in module.register's
+  // thread, and `node --check`, which runs nothing.)
+  const elsewhere = new Set(['internal/modules/esm/hooks', 'internal/test_runner/mock/loader', 'internal/main/check_syntax']);
+  for (const [id, text] of Object.entries(sources)) {
+    if (typeof text !== 'string' || elsewhere.has(id) || !text.includes('internal/modules/esm/')) continue;
+    if (destructured.test(text)) return false;
+    for (const m of text.matchAll(taken)) if (!m[1]) return false;
+  }
+  const defaultResolve = resolve.defaultResolve as (s: string, c?: { parentURL?: string }) => { url?: string };
+  const defaultLoad = load.defaultLoad as (u: unknown, c?: unknown) => Promise<LoadResult>;
+  const defaultLoadSync = load.defaultLoadSync as (u: unknown, c?: unknown) => LoadResult;
+  const getSourceSync = load.getSourceSync as (u: unknown, c?: unknown) => LoadResult;
+  resolve.defaultResolve = function (this: unknown, specifier: string, context?: { parentURL?: string }): { url?: string } {
+    const r = defaultResolve.call(this, specifier, context);
+    afterResolve(specifier, context, r);
+    return r;
+  };
+  load.defaultLoad = async function (this: unknown, u: unknown, c?: unknown): Promise<LoadResult> {
+    const r = await defaultLoad.call(this, u, c);
+    checkLoaded(String(u), r);
+    return r;
+  };
+  load.defaultLoadSync = function (this: unknown, u: unknown, c?: unknown): LoadResult {
+    const r = defaultLoadSync.call(this, u, c);
+    checkLoaded(String(u), r);
+    return r;
+  };
+  load.getSourceSync = function (this: unknown, u: unknown, c?: unknown): LoadResult {
+    const r = getSourceSync.call(this, u, c);
+    checkLoaded(String(u), { format: 'module', ...r });
+    return r;
+  };
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------- installation
 function tokenize(s: string): string[] {           // NODE_OPTIONS: space-separated, "double quotes" with \ escapes
   const out: string[] = [];
@@ -391,7 +487,7 @@ function workspaceAsApproved(program: string): void {
   if (!cfg) refuse({ p: failRoot ?? '(workspace)', rel: null, why: 'manifest', sum: '', how: `spawn ${program} (it reads workspace files no guard sees)` });
   const walk = (dir: string): void => {
     let list: fs.Dirent[];
-    try { list = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    try { list = F.readdirSync(dir, { withFileTypes: true }); } catch { return; }
     list.sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const d of list) {
       const abs = path.join(dir, d.name);
@@ -406,12 +502,12 @@ function workspaceAsApproved(program: string): void {
       if (want === undefined) refuse({ p: abs, rel, why: 'new', sum: '', how });
       if (want === 'too-large') continue;
       let st: fs.Stats;
-      try { st = fs.lstatSync(abs, { bigint: false }); } catch { continue; }
+      try { st = F.lstatSync(abs, { bigint: false }); } catch { continue; }
       const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
       let hit = known.get(rel);
       if (!hit || hit.key !== key) {
         let data: Buffer;
-        try { data = fs.readFileSync(abs); } catch { continue; }
+        try { data = F.readFileSync(abs); } catch { continue; }
         hit = { key, sum: sha256(data) };
         known.set(rel, hit);
       }
@@ -429,12 +525,12 @@ const SHELL_TRICKS = /`|\$\(|\$\{|\$[A-Za-z_]|<\(|>\(|(^|[\s;&|(){}])(\.|source|
 function shebang(p: string): string | undefined {
   let head = '';
   try {
-    const fd = fs.openSync(p, 'r');
+    const fd = F.openSync(p, 'r');
     try {
       const buf = Buffer.alloc(256);
-      head = buf.subarray(0, fs.readSync(fd, buf, 0, 256, 0)).toString('utf8');
+      head = buf.subarray(0, F.readSync(fd, buf, 0, 256, 0)).toString('utf8');
     } finally {
-      fs.closeSync(fd);
+      F.closeSync(fd);
     }
   } catch { return undefined; }
   if (!head.startsWith('#!')) return undefined;
@@ -544,7 +640,7 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
     if (!w) continue;
     const abs = path.resolve(base, w);
     let st: fs.Stats | undefined;
-    try { st = fs.statSync(abs, { throwIfNoEntry: false }); } catch { continue; }
+    try { st = F.statSync(abs, { throwIfNoEntry: false }); } catch { continue; }
     if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0 || scripts.has(w))) check(abs, 'exec');
   }
   // After the files it is given: what it may read besides them must be as approved too.
@@ -579,8 +675,25 @@ function install(): void {
   // CommonJS: the exact text compiled.
   const proto = (Module as unknown as { prototype: { _compile: (...a: unknown[]) => unknown } }).prototype;
   const compile = proto._compile;
+  // Node's own handlers for JavaScript files: while one of them loads a file, the text it hands to _compile is what
+  // it read (a transpiler that changes the text replaces the handler, or the module's own _compile, as pirates does).
+  const exts = (Module as unknown as { _extensions: Record<string, (m: { exports: unknown }, f: string) => void> })._extensions;
+  let nodeReads: string | null = null;
+  for (const ext of ['.js', '.cjs', '.mjs']) {
+    const handler = exts[ext];
+    if (typeof handler !== 'function') continue;
+    exts[ext] = function (this: unknown, module: { exports: unknown }, filename: string) {
+      const before = nodeReads;
+      nodeReads = filename;
+      try { return handler.call(this, module, filename); } finally { nodeReads = before; }
+    };
+  }
   proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
-    if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array)) check(filename, 'require', content);
+    const own = nodeReads === filename && !hasOwn(this as object, '_compile');
+    if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array)) check(filename, 'require', content, own);
+    // require() of an ES module (Node 20.19+, 22.12+) loads what it imports around module.register's hooks: with
+    // only those, one in the workspace or a scratch folder is refused (its imports would go unchecked).
+    if (mode === 'register' && rest[0] === 'module' && typeof filename === 'string') requireOfEsm(filename);
     return compile.call(this, content, filename, ...rest);
   };
 
@@ -601,9 +714,8 @@ function install(): void {
   };
 
   // JSON: read once, check, parse the same bytes.
-  const exts = (Module as unknown as { _extensions: Record<string, (m: { exports: unknown }, f: string) => void> })._extensions;
   exts['.json'] = function (module, filename) {
-    const buf = fs.readFileSync(filename);
+    const buf = F.readFileSync(filename);
     check(filename, 'json', buf);
     try { module.exports = JSON.parse(stripBOM(buf.toString('utf8'))); } catch (err) {
       (err as Error).message = `${filename}: ${(err as Error).message}`;
@@ -676,6 +788,7 @@ function install(): void {
     M2.registerHooks = function (this: unknown, h: typeof syncHooks) { return registerHooks.call(this, guardHooks(h) as typeof syncHooks); };
   }
   if (typeof registerHooks === 'function' && !loaderFlag) {
+    mode = 'hooks';
     registerHooks.call(Module, syncHooks);
     if (typeof original === 'function') {
       let ours = false;
@@ -684,7 +797,21 @@ function install(): void {
         return original.apply(this, args);
       };
     }
-  } else if (typeof original === 'function') original.call(Module, self);
+  } else if (!loaderFlag && inThreadInternals()) {
+    mode = 'internals';
+    if (typeof original === 'function') {
+      // A server's own module.register starts Node's loader thread, whose loads these wrappers do not see: this
+      // file is registered into it first, as below.
+      let ours = false;
+      M2.register = function (this: unknown, ...args: unknown[]) {
+        if (!ours) { ours = true; original.call(this, self); }
+        return original.apply(this, args);
+      };
+    }
+  } else if (typeof original === 'function') {
+    mode = 'register';
+    original.call(Module, self);
+  }
   Module.syncBuiltinESMExports();   // so `import { registerHooks, register } from 'node:module'` gets these
 }
 

@@ -60,6 +60,7 @@ TOOK_IN_VAR = 'MCP_GATE_GUARD_TOOK_IN'
 CHILD_VAR = 'MCP_GATE_GUARD_CHILD'      # set on every program a guarded process starts: it can be fed later
 _took = {'in': None, 'started': False}   # in: (p, rel, why, sha) of the first such content; started: ran a program
 _own = set()                   # real paths this process created or truncated before it took anything in
+_readlink = os.readlink         # the guard's own: os.readlink is wrapped for the server's (_on_readlink)
 _state = {'on': False}
 ROOT = None                    # real path of the workspace ('' when the manifest could not be read)
 ROOT_PREFIX = None
@@ -209,7 +210,7 @@ def _link_verdict(path, p):
                 if os.path.isdir(cur):
                     continue
                 return None
-            text = os.readlink(cur)
+            text = _readlink(cur)
         except OSError:
             text = None
         if LINKS.get(rel) != text:
@@ -372,7 +373,9 @@ def _note_own(path, mode, flags):
     """A file this process creates or truncates (before it took anything in) holds what it wrote, not a change."""
     if _took['in'] is not None:
         return
-    fresh = ('w' in mode or 'x' in mode) if mode is not None else bool(flags & (os.O_TRUNC | os.O_EXCL))
+    # os.open: truncated, or created new (O_CREAT with O_EXCL); O_EXCL alone creates nothing (red team 4, case 12)
+    fresh = ('w' in mode or 'x' in mode) if mode is not None else \
+        bool(flags & os.O_TRUNC) or (flags & (os.O_CREAT | os.O_EXCL)) == (os.O_CREAT | os.O_EXCL)
     if fresh:
         try:
             _own.add(os.path.realpath(os.fsdecode(path)))
@@ -405,6 +408,11 @@ def _on_open(args):
     try:
         name = os.fsdecode(path)
     except TypeError:
+        return
+    if not os.path.isabs(name) and not os.path.lexists(name):
+        # Read relative to a folder descriptor (os.open(..., dir_fd=), an opener): where it is cannot be told, so
+        # it counts as content that is not as approved (red team 4, case 10).
+        _took_in(name, ('new', None, ''))
         return
     p = os.path.realpath(name)
     if _where(p)[0] is None:
@@ -487,6 +495,97 @@ def _on_sqlite(args):                           # sqlite3.connect: (database,) �
         _took_in(p, v)
 
 
+def _on_readlink(path, dir_fd, text):
+    """os.readlink: a link's text is content the approval records (its `links`); the text of a workspace link made
+    or retargeted since counts as taken in (red team 4, case 13: eval of a link's text)."""
+    if _took['in'] is not None or BROKEN is not None:
+        return
+    try:
+        name = os.fsdecode(path)
+    except TypeError:
+        return
+    if dir_fd is not None and not os.path.isabs(name):
+        try:
+            name = os.path.join(_readlink('/proc/self/fd/%d' % dir_fd), name)
+        except (OSError, TypeError):
+            _took_in(name, ('new', None, ''))
+            return
+    lex = os.path.abspath(name)
+    folder = os.path.realpath(os.path.dirname(lex))
+    full = os.path.join(folder, os.path.basename(lex))
+    if not full.startswith(ROOT_PREFIX):
+        return                                  # a link in a scratch folder: no record of it (the process's own)
+    rel = full[len(ROOT_PREFIX):].replace(os.sep, '/')
+    try:
+        t = os.fsdecode(text)
+    except TypeError:
+        return
+    if LINKS.get(rel) != t:
+        _took_in(full, ('changed' if rel in LINKS or rel in FILES else 'new', rel, _sha(t.encode('utf-8', 'surrogateescape'))))
+
+
+def _on_dbm(filename):
+    """dbm.ndbm / dbm.gnu open their files in C (no `open` event, unlike shelve's format probe): each file of the
+    database that is not as approved counts as taken in (red team 4, case 14: a pickle in a pulled state.db)."""
+    try:
+        name = os.fsdecode(filename)
+    except TypeError:
+        return
+    for f in (name, name + '.db', name + '.dir', name + '.pag'):
+        p = os.path.realpath(f)
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if st.st_mode & 0o170000 != 0o100000:
+            continue
+        v = _differs(p, st)
+        if v is not None:
+            _took_in(p, v)
+            return
+
+
+class _DbmFinder(object):
+    """Puts _on_dbm in front of the C dbm modules' open when they are imported (dbm.ndbm and dbm.gnu copy it)."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name not in ('_dbm', '_gdbm'):
+            return None
+        spec = _M.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            opener = getattr(module, 'open', None)
+            if callable(opener):
+                def open(filename, *a, **k):
+                    _on_dbm(filename)
+                    return opener(filename, *a, **k)
+                module.open = open
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _wrap_readlink():
+    real = _readlink
+
+    def readlink(path, *a, **k):
+        text = real(path, *a, **k)
+        # os.path.realpath following links is resolution, not content: what it leads to is checked when opened
+        caller = sys._getframe(1).f_code.co_filename
+        if not getattr(_tls, 'busy', False) and caller != '<frozen posixpath>' and \
+                not (caller.endswith(os.sep + 'posixpath.py') and _where(os.path.realpath(caller))[0] is None):
+            try:
+                _on_readlink(path, k.get('dir_fd'), text)
+            except Exception:
+                pass
+        return text
+    os.readlink = readlink
+
+
 # Code generators of the standard library that build source from identifiers they validate (namedtuple,
 # dataclass), ast.parse (a tree is code only when compiled again) and site's `.pth` lines (the file is checked when
 # it is opened): their compiles are not text the process took in. Recognised by name, outside root and scratch.
@@ -543,13 +642,14 @@ _TYPE_NODES = None
 
 def _type_expression(src):
     """True when src is only a type expression (`Optional['Node']`, `list[int] | None`): names, attributes,
-    subscripts, constants, tuples and `|` — no call, lambda or comprehension, so evaluating it runs no code of its
-    own (typing's forward references, annotations evaluated by pydantic or inspect)."""
+    subscripts, constants, tuples, lists, dicts, sets and `|` — no call, lambda or comprehension, so evaluating it
+    runs no code of its own (typing's forward references, annotations evaluated by pydantic or inspect, the
+    `args`/`kwargs` logging.config.fileConfig evaluates: `(sys.stderr,)`, `{}`)."""
     global _TYPE_NODES
     import ast
     if _TYPE_NODES is None:
         _TYPE_NODES = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple, ast.List,
-                       ast.BinOp, ast.BitOr, ast.Load, ast.Index if hasattr(ast, 'Index') else ast.Load)
+                       ast.Dict, ast.Set, ast.BinOp, ast.BitOr, ast.Load, ast.Index if hasattr(ast, 'Index') else ast.Load)
     if len(src) > 4096:
         return False
     _tls.busy = True
@@ -1055,6 +1155,8 @@ def install():
         except Exception:
             _took['in'] = (inherited, None, 'changed', '')
     sys.addaudithook(_audit)
+    sys.meta_path.insert(0, _DbmFinder)
+    _wrap_readlink()
     _state['on'] = True
     _network_shim()
     return True

@@ -328,7 +328,7 @@ function run(c: Case, h: Harness, guarded: boolean, out: string, noGuard = false
   if (guarded) env.MCP_GATE_GUARD = manifest;
   const entry = path.join(c.ws, c.entry.file);
   let cmd: string, args: string[];
-  if (c.lang === 'node') { cmd = process.execPath; args = guarded ? ['--require', NODE_GUARD, entry] : [entry]; } else { cmd = guarded ? h.pyWrapper : PY; args = [entry]; }
+  if (c.lang === 'node') { cmd = process.execPath; args = guarded ? ['--expose-internals', '--require', NODE_GUARD, entry] : [entry]; } else { cmd = guarded ? h.pyWrapper : PY; args = [entry]; }
   const r = spawnSync(cmd, args, { cwd: c.ws, env, encoding: 'utf8', timeout: 60_000 });
   const read = (f: string): string[] => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter(Boolean) : []);
   return { status: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : ''), trace: read(c.trace), report: read(report) };

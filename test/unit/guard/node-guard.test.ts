@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import Module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
@@ -39,10 +40,14 @@ function approve(ws: Ws): void {
   fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, links, scratch: [ws.scratch], report: ws.report, server: 'test' }));
 }
 
+/** Flags before the guard: MCP Gate's own starts pass --expose-internals (src/host/load-guard.ts); a child marked
+ * only through NODE_OPTIONS has none. Each describe below sets them. */
+let FLAGS: string[] = [];
+
 function run(ws: Ws, args: string[], node = process.execPath): { status: number | null; stdout: string; stderr: string } {
   const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, SCRATCH: ws.scratch };
   delete env.NODE_OPTIONS;
-  const r = spawnSync(node, ['--require', GUARD, ...args], { cwd: ws.root, env, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(node, [...FLAGS, '--require', GUARD, ...args], { cwd: ws.root, env, encoding: 'utf8', timeout: 20_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -95,13 +100,55 @@ function shape(s: Shape): void {
   assert.equal(line.rel, file.startsWith(ws.root + path.sep) ? path.relative(ws.root, file).split(path.sep).join('/') : null);
 }
 
-describe('Node load guard (dist/guard/node-guard.cjs)', function () {
+const hasRegisterHooks = typeof (Module as unknown as { registerHooks?: unknown }).registerHooks === 'function';
+const requiresEsm = (process as unknown as { features?: { require_module?: boolean } }).features?.require_module === true;
+
+for (const mode of [
+  { name: 'started as MCP Gate starts node (--expose-internals: without module.registerHooks, the ES module loader wrapped in the loading thread)', flags: ['--expose-internals'] },
+  { name: 'a node marked only through NODE_OPTIONS (no --expose-internals: module.register\'s loader thread without module.registerHooks)', flags: [] },
+]) describe(`Node load guard (dist/guard/node-guard.cjs), ${mode.name}`, function () {
   this.timeout(30_000);
   before(() => {
+    FLAGS = mode.flags;
     const b = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-guard.mjs')], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(b.status, 0, b.stderr);
   });
   after(cleanupTemp);
+
+  // require() of an ES module (Node 20.19+, 22.12+) loads what it imports through Node's defaultLoadSync, which
+  // module.register's hooks never see (a changed import ran under the guard on Node 20.20).
+  const esmByRequire = {
+    'server.js': `const m = require('./lib/entry.mjs'); console.log('entry', m.v);\n`,
+    'lib/entry.mjs': `import { w } from './dep.mjs';\nexport const v = 'v' + w;\n`,
+    'lib/dep.mjs': 'export const w = 1;\n',
+  };
+  if (mode.flags.length || hasRegisterHooks) {
+    it('require() of an ES module: the modules it imports are checked too (a changed one refused before it runs)', function () {
+      if (!requiresEsm) this.skip();   // a Node without require(esm): nothing to check
+      shape({
+        files: esmByRequire,
+        args: ['server.js'], expectOut: /entry v1/,
+        change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/dep.mjs'), esmMarker(ws) + 'export const w = 2;\n'),
+        refused: (ws) => path.join(ws.root, 'lib/dep.mjs'), why: 'changed', how: 'import',
+      });
+    });
+  } else {
+    it('require() of an ES module in the workspace is refused, naming the way out (what it imports would go unchecked)', function () {
+      if (!requiresEsm) this.skip();
+      const ws = workspace(esmByRequire);
+      approve(ws);
+      const r = run(ws, ['server.js']);
+      assert.notEqual(r.status, 0, r.stdout);
+      assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${path.join(ws.root, 'lib/entry.mjs')} (lib/entry.mjs): require() of an ES module: on this Node the guard cannot check what it imports unless node is started with --expose-internals`), r.stderr);
+      assert.deepEqual(reports(ws).map((l) => [l.rel, l.why, l.how]), [['lib/entry.mjs', 'sink', 'require() of an ES module']]);
+      // import() of the same module is checked by the hooks and runs
+      fs.writeFileSync(path.join(ws.root, 'server.js'), `import('./lib/entry.mjs').then((m) => console.log('entry', m.v));\n`);
+      approve(ws);
+      const ok = run(ws, ['server.js']);
+      assert.equal(ok.status, 0, ok.stderr);
+      assert.match(ok.stdout, /entry v1/);
+    });
+  }
 
   it('require of a computed path', () => shape({
     files: { 'server.js': `const n = ['lib', 'job.js'].join('/'); require('./' + n); console.log('served');\n`, 'lib/job.js': `console.log('job');\n` },
@@ -125,6 +172,32 @@ describe('Node load guard (dist/guard/node-guard.cjs)', function () {
     args: ['--require', './hook.js', 'server.ts'], expectOut: /typed/,
     change: (ws) => fs.writeFileSync(path.join(ws.root, 'server.ts'), `${cjsMarker(ws)}const word: string = 'changed';\n`),
     refused: (ws) => path.join(ws.root, 'server.ts'), why: 'changed', how: 'require',
+  }));
+
+  it('a transpiler on .js that wraps Node\'s handler and the module\'s _compile (as pirates, @babel/register do): the approved file runs as transformed, a changed one is refused', () => shape({
+    files: {
+      'hook.js': `const Module = require('module'); const old = Module._extensions['.js'];\n` +
+        `Module._extensions['.js'] = function (mod, filename) { if (!filename.includes('/lib/')) return old(mod, filename); const compile = mod._compile;\n` +
+        `  mod._compile = function (code) { mod._compile = compile; return mod._compile(code.replace('WORD', "'transformed'"), filename); }; return old(mod, filename); };\n`,
+      'server.js': `console.log(require('./lib/job.js'));\n`,
+      'lib/job.js': `module.exports = WORD;\n`,
+    },
+    args: ['--require', './hook.js', 'server.js'], expectOut: /transformed/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'lib/job.js'), `${cjsMarker(ws)}module.exports = WORD;\n`),
+    refused: (ws) => path.join(ws.root, 'lib/job.js'), why: 'changed', how: 'require',
+  }));
+
+  it('red team 4 case 01: fs.readFileSync replaced by an "overlay" that serves another file\'s text for an approved file is refused, naming the approved file', () => shape({
+    files: {
+      'server.js': `const fs = require('fs'), path = require('path'); const read = fs.readFileSync;\n` +
+        `fs.readFileSync = function (p, o) { if (typeof p === 'string' && p.includes('/plugins/')) { const alt = path.join(__dirname, 'overrides', path.basename(p)); if (fs.existsSync(alt)) return read.call(fs, alt, o); } return read.apply(fs, arguments); };\n` +
+        `console.log(require('./plugins/greet.js'));\n`,
+      'plugins/greet.js': `module.exports = 'plugin v1';\n`,
+      'overrides/README': 'overrides go here\n',
+    },
+    args: ['server.js'], expectOut: /plugin v1/,
+    change: (ws) => writeFiles(ws.root, { 'overrides/greet.js': `${cjsMarker(ws)}module.exports = 'overlay';\n` }),
+    refused: (ws) => path.join(ws.root, 'plugins/greet.js'), why: 'changed', how: 'require',
   }));
 
   it('an extensionless file', () => shape({

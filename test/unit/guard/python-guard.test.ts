@@ -416,6 +416,77 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.match(link.stderr, /refused to load \S+plugins\/rule\.py \(plugins\/rule\.py\): it changed since approval/);
   });
 
+  it('red team 4: a changed file read relative to a folder descriptor, through O_EXCL, as a link\'s text or from a dbm database is taken in; logging.config after an edit is not refused', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import os, sys, shelve, dbm.ndbm, logging.config',
+        'mode = sys.argv[1]',
+        "if mode == 'dirfd':",
+        "    d = os.open('plugins', os.O_RDONLY)",
+        "    fd = os.open('rule.txt', os.O_RDONLY, dir_fd=d)",
+        "    print('APPROVED', eval(os.read(fd, 4096).decode()))",
+        "elif mode == 'excl':",
+        "    fd = os.open('state/hook.py', os.O_RDWR | os.O_EXCL)",
+        "    exec(os.read(fd, 4096).decode())",
+        "elif mode == 'readlink':",
+        "    print('APPROVED', eval(os.readlink('plugins/link')))",
+        "elif mode == 'dbm':",
+        "    with shelve.Shelf(dbm.ndbm.open('state/db', 'r')) as s:",
+        "        print('APPROVED', s['greeting'])",
+        "elif mode == 'logging':",
+        "    open('README.md').read()",
+        "    logging.config.fileConfig('log.ini')",
+        "    print('APPROVED', logging.getLogger().handlers[0].__class__.__name__)",
+        '',
+      ].join('\n'),
+      'plugins/rule.txt': "'rule v1'\n",
+      'state/hook.py': "print('APPROVED hook')\n",
+      'log.ini': '[loggers]\nkeys=root\n[handlers]\nkeys=h\n[formatters]\nkeys=\n[logger_root]\nlevel=INFO\nhandlers=h\n[handler_h]\nclass=StreamHandler\nargs=(sys.stderr,)\n',
+    }));
+    fs.symlinkSync('1 + 1', path.join(ws.root, 'plugins', 'link'));
+    const db = (value: string, evilReduce: boolean): void => {
+      for (const f of fs.readdirSync(path.join(ws.root, 'state'))) if (f.startsWith('db')) fs.rmSync(path.join(ws.root, 'state', f));
+      const w = spawnSync(PY, ['-c', `import shelve, dbm.ndbm, sys\nclass E:\n    def __reduce__(self): return (eval, (sys.argv[1],))\nwith shelve.Shelf(dbm.ndbm.open('state/db', 'c')) as s: s['greeting'] = E() if sys.argv[2] == 'evil' else sys.argv[1]\n`, value, evilReduce ? 'evil' : 'plain'], { cwd: ws.root, encoding: 'utf8' });
+      assert.equal(w.status, 0, w.stderr);
+    };
+    db('hello', false);
+    approve(ws);
+    for (const mode of ['dirfd', 'excl', 'readlink', 'dbm', 'logging']) assertRuns(ws, ['server.py', mode], `approved, ${mode}`);
+    write(ws.root, { 'README.md': '# edited\n' });
+    assertRuns(ws, ['server.py', 'logging'], 'logging.config.fileConfig after reading an edited file (it evaluates `(sys.stderr,)` and `{}`)');
+    const code = `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)`;
+    const how = 'exec (text turned into code after this process took in a file that is not as approved)';
+    // 10: read relative to a folder descriptor: where it is cannot be told, so it counts as taken in
+    const refusedTakingIn = (mode: string, named: string, why: string): void => {
+      const r = run(ws, ['server.py', mode]);
+      assert.notEqual(r.status, 0, r.stdout);
+      assert.equal(fs.existsSync(ws.marker), false, `${mode}: the changed text ran`);
+      assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${named}`), r.stderr);
+      assert.deepEqual(report(ws).map((l) => [l.file, l.why, l.how]), [[named, why, how]]);
+      fs.rmSync(ws.report);
+      run(ws, ['server.py', mode], false);
+      assert.ok(fs.existsSync(ws.marker), `${mode}: without the guard the changed text runs (control)`);
+      fs.rmSync(ws.marker);
+    };
+    write(ws.root, { 'plugins/rule.txt': code + '\n' });
+    refusedTakingIn('dirfd', 'rule.txt', 'new');
+    // 12: O_EXCL without O_CREAT creates nothing: the pulled file is not the process's own
+    write(ws.root, { 'state/hook.py': evil(ws) });
+    assertRefused(ws, ['server.py', 'excl'], path.join(ws.root, 'state/hook.py'), 'changed', 'exec');
+    fs.rmSync(ws.report);
+    fs.rmSync(ws.marker);
+    // 13: a workspace link whose text changed: its text is content
+    fs.rmSync(path.join(ws.root, 'plugins', 'link'));
+    fs.symlinkSync(code, path.join(ws.root, 'plugins', 'link'));
+    refusedTakingIn('readlink', path.join(ws.root, 'plugins', 'link'), 'changed');
+    // 14: a dbm database the C library reads: a pickle in a pulled one whose reduce is eval
+    db(`open(${JSON.stringify(ws.marker)}, 'w').write('ran')`, true);
+    const r = run(ws, ['server.py', 'dbm']);
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.equal(fs.existsSync(ws.marker), false, 'the pickle in the pulled database ran');
+    assert.match(r.stderr, /refused to load \S+state\/db\S* \(state\/db\S*\): it changed since approval \(pickle builtins\.eval/);
+  });
+
   it('a program started with an environment the guard cannot mark (a read-only mapping) is refused, naming why; a dict is fine', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess, types, os\nsubprocess.run(['/bin/true'], env=dict(os.environ))\nprint('APPROVED')\nsubprocess.run(['/bin/true'], env=types.MappingProxyType(dict(os.environ)))\nprint('STARTED UNMARKED')\n",

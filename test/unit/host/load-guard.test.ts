@@ -55,6 +55,21 @@ const SHAPES: { name: string; files: (marker: string) => Record<string, string>;
     change: (marker) => `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = 'CHANGED-CODE';\n`,
   },
   {
+    // Node 20.19+ and 22.12+ load an ES module's imports by require() around module.register's hooks: contained, node
+    // is started with --expose-internals, so the guard wraps the loader itself and sees them (a changed one ran before).
+    name: 'a Node server requiring an ES module by a computed path, whose import changed',
+    server: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] },
+    files: () => ({
+      'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
+      'tools/server.js': miniServer("const path = require('node:path');\nconst pick = (n) => path.join(__dirname, 'plugins', n + '.mjs');", "require(pick(['gre', 'et'].join(''))).WORD"),
+      'tools/plugins/greet.mjs': "export { WORD } from './words.mjs';\n",
+      'tools/plugins/words.mjs': "export const WORD = 'hello from the approved plugin';\n",
+      'README.md': '# app\n',
+    }),
+    loaded: 'tools/plugins/words.mjs',
+    change: (marker) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport const WORD = 'CHANGED-CODE';\n`,
+  },
+  {
     name: 'a Python server importing a module by a computed name',
     // Debian's python3 by its path: a version manager's shim (pyenv) is a shell script that cannot run contained.
     server: { command: '/usr/bin/python3', args: ['${workspaceFolder}/srv/server.py'] },
