@@ -146,7 +146,7 @@ function refuse(r: Refusal): never {
  */
 export function check(file: string, how: string, content?: Bytes, own = false): void {
   if (!ACTIVE) return;
-  const p = real(file);
+  const p = real(file) ?? (content !== undefined ? virtualPath(file) : null);
   if (p === null || p === SELF) return;
   const cfg = getConfig();
   let rel: string | null = null;
@@ -196,6 +196,23 @@ export function check(file: string, how: string, content?: Bytes, own = false): 
   if (ok(sum)) { allowed.add(p + '\0' + sum); return; }
   const why = zone === 'failed' ? 'manifest' : zone === 'scratch' ? 'scratch' : hasOwn(cfg!.files, rel!) ? 'changed' : 'new';
   refuse({ p, rel, why, sum, how });
+}
+
+/**
+ * Text compiled under an absolute name that is not a file (a virtual file system: Yarn's PnP serves the members of
+ * .yarn/cache archives under such names): the name with its deepest existing folder's real path, so that one in the
+ * workspace or a scratch folder is checked as a file that was not there at approval (refused unless a scratch
+ * copy's text is approved). Any other name (`[eval]`, a relative one): null, not a file load.
+ */
+function virtualPath(file: string): string | null {
+  if (!path.isAbsolute(file)) return null;
+  const rest: string[] = [];
+  for (let dir = path.resolve(file); ; dir = path.dirname(dir)) {
+    const r = real(dir);
+    if (r !== null) return rest.length ? path.join(r, ...rest.reverse()) : null;
+    if (path.dirname(dir) === dir) return null;
+    rest.push(path.basename(dir));
+  }
 }
 
 /**

@@ -200,6 +200,27 @@ for (const mode of [
     refused: (ws) => path.join(ws.root, 'plugins/greet.js'), why: 'changed', how: 'require',
   }));
 
+  it('text compiled under a workspace name that is not a file (a virtual file system such as Yarn PnP\'s archives) is refused; node -e and -p still run', () => {
+    const ws = workspace({
+      'server.js': `const Module = require('module'), path = require('path');\n` +
+        `const name = path.join(__dirname, '.yarn', 'cache', 'pkg.zip', 'node_modules', 'pkg', 'index.js');\n` +
+        `const m = new Module(name); m.filename = name; m._compile(require('fs').readFileSync(path.join(__dirname, 'member.txt'), 'utf8'), name);\n` +
+        `console.log('member', m.exports);\n`,
+      'member.txt': `module.exports = 'served';\n`,
+    });
+    approve(ws);
+    const r = run(ws, ['server.js']);
+    assert.notEqual(r.status, 0, r.stdout);
+    const named = path.join(ws.root, '.yarn/cache/pkg.zip/node_modules/pkg/index.js');
+    assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${named} (.yarn/cache/pkg.zip/node_modules/pkg/index.js): it is not in what was approved`), r.stderr);
+    assert.deepEqual(reports(ws).map((l) => [l.rel, l.why, l.how]), [['.yarn/cache/pkg.zip/node_modules/pkg/index.js', 'new', 'require']]);
+    for (const args of [['-e', "console.log('evaluated')"], ['-p', "'printed'"]]) {
+      const e = run(ws, args);
+      assert.equal(e.status, 0, e.stderr);
+      assert.match(e.stdout, /evaluated|printed/);
+    }
+  });
+
   it('an extensionless file', () => shape({
     files: { 'server.js': `require('./bin/job'); console.log('served');\n`, 'bin/job': `console.log('job');\n` },
     args: ['server.js'], expectOut: /job\nserved/,
