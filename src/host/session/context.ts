@@ -101,6 +101,8 @@ export interface Connection {
   stopped?: string;
   /** Stops watching its closure. */
   unwatch?: () => void;
+  /** After its process stopped: what must look at what it left (a repository it made, ./new-repos.ts). */
+  afterClose?: () => Promise<void>;
   /** Under the load guard: whether it refused a file (then the server is stopped, and this says why). */
   guardCheck?: () => Promise<string | undefined>;
   /** Calls running now; a change seen meanwhile stops the server when they are done (closeWhenIdle). */

@@ -152,6 +152,7 @@ async function closeConnection(c: Connection): Promise<void> {
   c.unwatch?.();
   await c.client.close().catch(() => undefined);
   await c.transport.close().catch(() => undefined);
+  await c.afterClose?.().catch(() => undefined);
   await c.fetch?.close().catch(() => undefined);
   c.cleanup?.();
 }

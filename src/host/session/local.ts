@@ -15,6 +15,7 @@ import { newClient } from './client';
 import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, literalForm, unfilledWords, unresolvable, type Connection, type SessionContext } from './context';
 import { discover } from './discover';
 import { watchClosure } from './watch';
+import { watchNewRepositories } from './new-repos';
 import { readRefusals, watchRefusals, type Refusal } from '../load-guard';
 import { observeGuardRefusal } from '../../trust/approval/approvals';
 import { ApprovalStore } from '../../trust/approval/store';
@@ -113,6 +114,28 @@ async function openWatched(
   ctx: SessionContext, server: ServerReport, watching: ReturnType<typeof watchClosure>, onChange: (f: (file: string, live: boolean) => void) => void,
 ): Promise<Connection> {
   const { plan, start } = await localStart(ctx, server);
+  // A repository it makes in its workspace while it runs, which git would obey outside the sandbox: held (moved aside).
+  const repos = start.sandbox ? watchNewRepositories(ctx.project, (h) => ctx.o.log.write({
+    kind: 'sandbox.held', server: server.name, source: server.source, file: h.rel,
+    detail: `"${server.name}" made a git repository at ${h.rel} that git run outside the sandbox (by you, VS Code or an agent) would obey: ${h.why}. MCP Gate moved it to ${h.heldAs}; look at it there, and rename it back only if you trust what it holds`,
+  })) : undefined;
+  if (repos?.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `new repositories in its workspace: ${repos.problem}` });
+  let handedOn = false;
+  try {
+    const conn = await openStarted(ctx, server, watching, onChange, plan, start);
+    conn.afterClose = () => repos?.stop() ?? Promise.resolve();
+    handedOn = true;
+    return conn;
+  } finally {
+    if (!handedOn) void repos?.stop();
+  }
+}
+
+/** openWatched once it is prepared to start (`start`): connects, discovers, and watches what it loads. */
+async function openStarted(
+  ctx: SessionContext, server: ServerReport, watching: ReturnType<typeof watchClosure>, onChange: (f: (file: string, live: boolean) => void) => void,
+  plan: Awaited<ReturnType<typeof localStart>>['plan'], start: Awaited<ReturnType<typeof localStart>>['start'],
+): Promise<Connection> {
   const transport = new StdioTransport(start.launch);
   // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
   const timeout = ctx.o.discoverTimeoutMs ?? (plan.launcher ? LAUNCHER_START_TIMEOUT_MS : DISCOVER_TIMEOUT_MS);

@@ -1,0 +1,102 @@
+// A git repository a contained server makes while it runs (src/host/session/new-repos.ts, issue 44 item 5): what
+// decides whether git could run something from it (its config keys, hooks, a gitdir: line, a link), and the watch
+// that moves such a `.git` aside at once, at any depth, also when it is made inert first and changed after.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { gitRisk, HELD_SUFFIX, watchNewRepositories, type HeldRepository } from '../../../../src/host/session/new-repos';
+import { cleanupTemp, tempDir, writeFiles } from '../../helpers';
+
+const until = async (ok: () => boolean, ms = 3000): Promise<boolean> => {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) if (ok()) return true;
+  return ok();
+};
+
+describe('a git repository a contained server makes (new-repos)', function () {
+  this.timeout(30_000);
+  after(cleanupTemp);
+
+  it('git init and git clone leave only data; a config key that runs a program, a hook, a gitdir: elsewhere or a link is named', async () => {
+    const root = fs.realpathSync(tempDir('mcp-gate-repos-'));
+    const init = spawnSync('git', ['init', '-q', path.join(root, 'plain')], { encoding: 'utf8' });
+    assert.equal(init.status, 0, init.stderr);
+    spawnSync('git', ['-C', path.join(root, 'plain'), 'config', 'user.name', 'A'], { encoding: 'utf8' });
+    spawnSync('git', ['-C', path.join(root, 'plain'), 'remote', 'add', 'origin', 'https://example.invalid/x.git'], { encoding: 'utf8' });
+    assert.equal(await gitRisk(path.join(root, 'plain', '.git'), new Set()), undefined);
+    const bad: Array<[string, Record<string, string>, RegExp]> = [
+      ['fsmonitor', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/config': '[core]\n\tFSMonitor = "touch x"\n' }, /config sets core\.fsmonitor, which can make git run a program/],
+      ['alias', { '.git/config': '[alias]\n\tst = !sh -c x\n' }, /alias\.st/],
+      ['filter', { '.git/config': '[filter "x"]\n\tclean = sh x\n' }, /filter\.x\.clean/],
+      ['include', { '.git/config': '[include]\n\tpath = ../elsewhere\n' }, /include\.path/],
+      ['hook', { '.git/hooks/post-checkout': '#!/bin/sh\n' }, /hooks\/post-checkout/],
+      ['commondir', { '.git/commondir': '../x\n' }, /commondir/],
+      ['gitdir', { '.git': 'gitdir: plain2\n', 'plain2/config': '[core]\n' }, /gitdir: names plain2, which is not a repository that was there/],
+    ];
+    for (const [name, files, why] of bad) {
+      const d = path.join(root, name);
+      writeFiles(d, files);
+      assert.match(String(await gitRisk(path.join(d, '.git'), new Set())), why, name);
+    }
+    // a gitdir: into a repository that was there before (a worktree git made of it) is not the server's
+    writeFiles(root, { 'wt/.git': `gitdir: ${path.join(root, 'plain', '.git', 'worktrees', 'wt')}\n`, 'plain/.git/worktrees/wt/HEAD': 'ref: refs/heads/x\n' });
+    assert.equal(await gitRisk(path.join(root, 'wt', '.git'), new Set([path.join(root, 'plain', '.git')])), undefined);
+    fs.mkdirSync(path.join(root, 'linked'));
+    fs.symlinkSync(path.join(root, 'plain', '.git'), path.join(root, 'linked', '.git'));
+    assert.match(String(await gitRisk(path.join(root, 'linked', '.git'), new Set())), /it is a link/);
+  });
+
+  it('while watched: a .git made anywhere that could run something is moved aside at once (also one made inert first and changed after); git then obeys nothing of it; a plain git init stays; stop() finds one no watch saw', async () => {
+    const root = fs.realpathSync(tempDir('mcp-gate-repos-ws-'));
+    writeFiles(root, { 'README.md': '# ws\n', 'src/a/keep.txt': '', 'node_modules/x/index.js': '' , 'old/.git/config': '[core]\n\tfsmonitor = old\n' });
+    const marker = path.join(root, '..', `${path.basename(root)}-fsmonitor-ran`);
+    const evil = `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${marker}; false"\n`;
+    const held: HeldRepository[] = [];
+    const w = watchNewRepositories(root, (h) => held.push(h));
+    assert.equal(w.problem, undefined);
+    try {
+      // deep, made in one go
+      writeFiles(root, { 'src/a/b/c/.git/HEAD': 'ref: refs/heads/main\n', 'src/a/b/c/.git/config': evil });
+      fs.mkdirSync(path.join(root, 'src/a/b/c/.git/objects'));
+      fs.mkdirSync(path.join(root, 'src/a/b/c/.git/refs'));
+      assert.ok(await until(() => held.some((h) => h.rel === 'src/a/b/c/.git')), JSON.stringify(held));
+      assert.equal(fs.existsSync(path.join(root, 'src/a/b/c/.git')), false);
+      assert.ok(fs.existsSync(path.join(root, `src/a/b/c/.git${HELD_SUFFIX}`, 'config')));
+      // made inert first, changed once git would take it for a repository
+      const plain = spawnSync('git', ['init', '-q', path.join(root, 'later')], { encoding: 'utf8' });
+      assert.equal(plain.status, 0, plain.stderr);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.ok(fs.existsSync(path.join(root, 'later/.git')), 'a plain git init stays');
+      fs.appendFileSync(path.join(root, 'later/.git/config'), `[core]\n\tfsmonitor = "touch ${marker}; false"\n`);
+      assert.ok(await until(() => held.some((h) => h.rel === 'later/.git')), JSON.stringify(held));
+      // git run there now obeys nothing of it
+      fs.writeFileSync(path.join(root, 'src/a/b/c/f'), 'x');
+      spawnSync('git', ['-C', path.join(root, 'src/a/b/c'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
+      spawnSync('git', ['-C', path.join(root, 'later'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
+      assert.equal(fs.existsSync(marker), false, 'git ran the moved repository\'s fsmonitor');
+      // the one that was there at the start is not the watch's (the sandbox shows it read-only)
+      assert.ok(fs.existsSync(path.join(root, 'old/.git/config')));
+      // a good plain one stays
+      const ok = spawnSync('git', ['init', '-q', path.join(root, 'src/plain')], { encoding: 'utf8' });
+      assert.equal(ok.status, 0, ok.stderr);
+    } finally {
+      w.stop().catch(() => undefined);
+    }
+    await w.stop();
+    assert.ok(fs.existsSync(path.join(root, 'src/plain/.git/config')), 'git init stays');
+    assert.deepEqual(held.map((h) => h.rel).sort(), ['later/.git', 'src/a/b/c/.git']);
+    // stop() looks through the folders once more: one made inside node_modules is not the watch's, but one made
+    // after the watches closed and before stop() is seen by that sweep
+    const late = watchNewRepositories(root, (h) => held.push(h));
+    writeFiles(root, { 'late/.git/config': evil });
+    await late.stop();
+    assert.ok(held.some((h) => h.rel === 'late/.git'), JSON.stringify(held));
+    // control: git obeys such a repository
+    writeFiles(root, { 'ctl/.git/HEAD': 'ref: refs/heads/main\n', 'ctl/.git/config': evil, 'ctl/f': 'x' });
+    fs.mkdirSync(path.join(root, 'ctl/.git/objects'));
+    fs.mkdirSync(path.join(root, 'ctl/.git/refs'));
+    spawnSync('git', ['-C', path.join(root, 'ctl'), 'status'], { encoding: 'utf8' });
+    assert.ok(fs.existsSync(marker), 'control: git runs core.fsmonitor from a repository like the ones moved aside');
+    fs.rmSync(marker);
+  });
+});
