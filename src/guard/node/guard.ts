@@ -29,10 +29,30 @@ import childProcess = require('node:child_process');
 // The fs functions the guard uses, as they were before any code of the server ran: a server that replaces fs's
 // functions (an "overlay" serving other text for an approved file, red team 4 case 01) changes what Node's own
 // loader reads, never what the guard compares it with.
+// (readFileSync itself calls fs.openSync and friends through the module object when it runs: a read of the guard's
+// own is made of the captured functions, each of which goes to Node's native code directly — red team 5, case 07.)
 const F = {
   accessSync: fs.accessSync, appendFileSync: fs.appendFileSync, closeSync: fs.closeSync, lstatSync: fs.lstatSync,
-  openSync: fs.openSync, readFileSync: fs.readFileSync, readSync: fs.readSync, readdirSync: fs.readdirSync,
+  openSync: fs.openSync, readSync: fs.readSync, readdirSync: fs.readdirSync, fstatSync: fs.fstatSync,
   readlinkSync: fs.readlinkSync, statSync: fs.statSync, writeSync: fs.writeSync, realpath: fs.realpathSync.native,
+  readFileSync(p: string, encoding?: 'utf8'): Buffer & string {
+    const fd = F.openSync(p, 'r');
+    try {
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for (;;) {
+        const b = Buffer.allocUnsafe(Math.max(64 * 1024, Math.min(F.fstatSync(fd).size - total, 64 * 1024 * 1024)));
+        const n = F.readSync(fd, b, 0, b.length, null);
+        if (n === 0) break;
+        chunks.push(n === b.length ? b : b.subarray(0, n));
+        total += n;
+      }
+      const all = Buffer.concat(chunks, total);
+      return (encoding ? all.toString('utf8') : all) as Buffer & string;
+    } finally {
+      F.closeSync(fd);
+    }
+  },
 };
 
 type Bytes = string | Uint8Array;

@@ -409,9 +409,11 @@ def _on_open(args):
         name = os.fsdecode(path)
     except TypeError:
         return
+    if not os.path.isabs(name) and getattr(_tls, 'dir_fd', False):
+        return                                  # os.open(..., dir_fd=): looked at by _wrap_open once it is open
     if not os.path.isabs(name) and not os.path.lexists(name):
-        # Read relative to a folder descriptor (os.open(..., dir_fd=), an opener): where it is cannot be told, so
-        # it counts as content that is not as approved (red team 4, case 10).
+        # Read relative to a folder descriptor some other way (posix.open before the guard's wrapper, an opener):
+        # where it is cannot be told, so it counts as content that is not as approved (red team 4, case 10).
         _took_in(name, ('new', None, ''))
         return
     p = os.path.realpath(name)
@@ -442,7 +444,10 @@ def _on_open(args):
         if v is None:
             return
         if _read_for_display():
-            _taint(p, v, data)                  # a traceback showing source is not a load; compile of it is
+            # a traceback showing source is not a load; compile of it, or of any part of it, after that is refused
+            # (a line of it handed back by linecache and exec'd: red team 5, case 02)
+            _taint(p, v, data)
+            _took_in(p, v)
             return
         _refuse(p, v[1], v[0], v[2], 'open')
     if st.st_size > TAINT_MAX:
@@ -458,8 +463,7 @@ def _on_open(args):
     v = _verdict(p, data)
     if v is not None and p not in _own:
         _taint(p, v, data)
-        if not _read_for_display():
-            _took_in(p, v)
+        _took_in(p, v)
 
 
 def _differs(p, st):
@@ -546,11 +550,12 @@ def _on_dbm(filename):
 
 
 class _DbmFinder(object):
-    """Puts _on_dbm in front of the C dbm modules' open when they are imported (dbm.ndbm and dbm.gnu copy it)."""
+    """Puts _on_dbm in front of the C dbm modules' open when they are imported (dbm.ndbm and dbm.gnu copy it), and
+    _wrap_sqlite around _sqlite3's connect (sqlite3 copies it)."""
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
-        if name not in ('_dbm', '_gdbm'):
+        if name not in ('_dbm', '_gdbm', '_sqlite3'):
             return None
         spec = _M.PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None:
@@ -559,6 +564,9 @@ class _DbmFinder(object):
 
         def exec_module(module):
             run(module)
+            if name == '_sqlite3':
+                _wrap_sqlite(module)
+                return
             opener = getattr(module, 'open', None)
             if callable(opener):
                 def open(filename, *a, **k):
@@ -569,21 +577,106 @@ class _DbmFinder(object):
         return spec
 
 
+def _wrap_open():
+    """os.open(..., dir_fd=) names a file relative to a folder descriptor the `open` audit event does not carry: the
+    file opened is looked at by its descriptor's real path instead (red team 5, cases 01 and 06)."""
+    real = os.open
+
+    def open(path, flags, mode=0o777, *, dir_fd=None):
+        if dir_fd is None:
+            return real(path, flags, mode)
+        _tls.dir_fd = True
+        try:
+            fd = real(path, flags, mode, dir_fd=dir_fd)
+        finally:
+            _tls.dir_fd = False
+        try:
+            _on_open((_readlink('/proc/self/fd/%d' % fd), None, flags))
+        except McpGateGuardRefused:
+            os.close(fd)
+            raise
+        except Exception:
+            pass
+        return fd
+    os.open = open
+    try:
+        import posix
+        posix.open = open
+    except ImportError:
+        pass
+
+
+def _on_replace(args):
+    """os.rename / os.replace / os.link: a file moved or linked onto one this process made is no longer what it wrote
+    (red team 5, case 04: a changed inbox job linked onto its own spool file)."""
+    try:
+        src, dst = os.path.realpath(os.fsdecode(args[0])), os.path.realpath(os.fsdecode(args[1]))
+    except (TypeError, ValueError, IndexError):
+        return
+    if dst in _own and src not in _own:
+        _own.discard(dst)
+
+
+def _sqlite_authorizer(action, arg1, arg2, db, trigger):
+    if action == 24:                            # SQLITE_ATTACH: a database file opened by the library itself
+        if arg1:
+            _on_sqlite((arg1,))
+        else:                                   # a bound name: not told; the workspace is checked at the next compile
+            _took['started'] = True
+    return 0                                    # SQLITE_OK
+
+
+def _on_sqlite_handle(args):
+    """sqlite3.connect/handle: a connection made without sqlite3.connect (the class called itself), whose ATTACH the
+    guard does not see: the workspace is checked at the next compile, as after a program start."""
+    if not getattr(_tls, 'sqlite_connect', False):
+        _took['started'] = True
+
+
+def _wrap_sqlite(module):
+    """sqlite3.connect: what a connection ATTACHes is read by the library itself (red team 5, case 03), so each
+    connection gets an authorizer that looks at the file an ATTACH names (set once __init__ is done: the audit
+    event comes before)."""
+    real = getattr(module, 'connect', None)
+    if not callable(real):
+        return
+
+    def connect(*a, **k):
+        _tls.sqlite_connect = True
+        try:
+            conn = real(*a, **k)
+        finally:
+            _tls.sqlite_connect = False
+        try:
+            conn.set_authorizer(_sqlite_authorizer)
+        except Exception:
+            pass
+        return conn
+    module.connect = connect
+
+
 def _wrap_readlink():
     real = _readlink
 
     def readlink(path, *a, **k):
         text = real(path, *a, **k)
-        # os.path.realpath following links is resolution, not content: what it leads to is checked when opened
-        caller = sys._getframe(1).f_code.co_filename
-        if not getattr(_tls, 'busy', False) and caller != '<frozen posixpath>' and \
-                not (caller.endswith(os.sep + 'posixpath.py') and _where(os.path.realpath(caller))[0] is None):
+        # The guard's own os.path.realpath calls follow links to decide; the server's read the text too (a
+        # dangling link's text comes back as the last part of the path: red team 5, case 10).
+        f = sys._getframe(1)
+        while f is not None and (f.f_code.co_filename == '<frozen posixpath>' or f.f_code.co_filename.endswith(os.sep + 'posixpath.py')):
+            f = f.f_back
+        if not getattr(_tls, 'busy', False) and (f is None or f.f_code.co_filename != GUARD_FILE):
             try:
                 _on_readlink(path, k.get('dir_fd'), text)
             except Exception:
                 pass
         return text
     os.readlink = readlink
+    try:
+        import posix
+        posix.readlink = readlink               # the same function under its other name (red team 5, case 05)
+    except ImportError:
+        pass
 
 
 # Code generators of the standard library that build source from identifiers they validate (namedtuple,
@@ -1026,6 +1119,9 @@ _EVENTS = {
     'code.__new__': _on_code_new,
     'pickle.find_class': _on_find_class,
     'sqlite3.connect': _on_sqlite,
+    'sqlite3.connect/handle': _on_sqlite_handle,
+    'os.rename': _on_replace,
+    'os.link': _on_replace,
     'ctypes.dlopen': _on_dlopen,
     'subprocess.Popen': _on_popen,
     'os.exec': _on_exec,
@@ -1157,6 +1253,7 @@ def install():
     sys.addaudithook(_audit)
     sys.meta_path.insert(0, _DbmFinder)
     _wrap_readlink()
+    _wrap_open()
     _state['on'] = True
     _network_shim()
     return True

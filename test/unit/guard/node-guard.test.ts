@@ -200,6 +200,20 @@ for (const mode of [
     refused: (ws) => path.join(ws.root, 'plugins/greet.js'), why: 'changed', how: 'require',
   }));
 
+  it('red team 5 case 07: fs.openSync replaced by a read cache does not decide what the guard compares a transpiled file with', () => shape({
+    files: {
+      'server.js': `const fs = require('fs'), path = require('path'); const open = fs.openSync;\n` +
+        `fs.openSync = function (p, flags, mode) { if (typeof p === 'string' && (flags === 'r' || flags === undefined)) { const alt = path.join(__dirname, '.cache', path.basename(p)); if (alt !== p && fs.existsSync(alt)) return open.call(fs, alt, flags, mode); } return open.apply(fs, arguments); };\n` +
+        `require.extensions['.ts'] = (m, f) => m._compile(fs.readFileSync(f, 'utf8').replace(/: string/g, ''), f);\n` +
+        `console.log(require('./plugins/greet.ts')());\n`,
+      'plugins/greet.ts': `module.exports = (): string => 'plugin v1';\n`,
+      '.cache/greet.ts': `module.exports = (): string => 'plugin v1';\n`,
+    },
+    args: ['server.js'], expectOut: /plugin v1/,
+    change: (ws) => fs.writeFileSync(path.join(ws.root, 'plugins/greet.ts'), `${cjsMarker(ws)}module.exports = (): string => 'changed';\n`),
+    refused: (ws) => path.join(ws.root, 'plugins/greet.ts'), why: 'changed', how: 'require',
+  }));
+
   it('text compiled under a workspace name that is not a file (a virtual file system such as Yarn PnP\'s archives) is refused; node -e and -p still run', () => {
     const ws = workspace({
       'server.js': `const Module = require('module'), path = require('path');\n` +

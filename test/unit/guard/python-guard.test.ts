@@ -469,7 +469,9 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       fs.rmSync(ws.marker);
     };
     write(ws.root, { 'plugins/rule.txt': code + '\n' });
-    refusedTakingIn('dirfd', 'rule.txt', 'new');
+    assertRefused(ws, ['server.py', 'dirfd'], path.join(ws.root, 'plugins/rule.txt'), 'changed', 'exec');
+    fs.rmSync(ws.report);
+    fs.rmSync(ws.marker);
     // 12: O_EXCL without O_CREAT creates nothing: the pulled file is not the process's own
     write(ws.root, { 'state/hook.py': evil(ws) });
     assertRefused(ws, ['server.py', 'excl'], path.join(ws.root, 'state/hook.py'), 'changed', 'exec');
@@ -485,6 +487,78 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.notEqual(r.status, 0, r.stdout);
     assert.equal(fs.existsSync(ws.marker), false, 'the pickle in the pulled database ran');
     assert.match(r.stderr, /refused to load \S+state\/db\S* \(state\/db\S*\): it changed since approval \(pickle builtins\.eval/);
+  });
+
+  it('red team 5: a line of a changed file from linecache, an ATTACHed database, a changed file linked onto its own, posix.readlink and a dangling link\'s text are taken in; a dir_fd read of unchanged files with a same-named one in the working folder is not', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import os, sys, linecache, sqlite3, posix',
+        'mode = sys.argv[1]',
+        "if mode == 'linecache':",
+        "    print('APPROVED', eval(linecache.getline('plugins/rule.txt', 1)))",
+        "elif mode == 'attach':",
+        "    c = sqlite3.connect(':memory:')",
+        "    c.execute('ATTACH DATABASE ? AS p', ('plugins.db',))",
+        "    src, = c.execute('SELECT src FROM p.t').fetchone()",
+        "    print('APPROVED', eval(src))",
+        "elif mode == 'own':",
+        "    open('spool.txt', 'w').write(\"'idle'\")",
+        "    if os.path.exists('inbox.txt'):",
+        "        os.link('inbox.txt', 'spool.take'); os.replace('spool.take', 'spool.txt')",
+        "    print('APPROVED', eval(open('spool.txt').read()))",
+        "elif mode == 'posix':",
+        "    print('APPROVED', eval(posix.readlink('plugins/link')))",
+        "elif mode == 'dangling':",
+        "    print('APPROVED', eval(os.path.basename(os.path.realpath('plugins/dangling'))))",
+        "elif mode == 'dirfd':",
+        "    d = os.open('plugins', os.O_RDONLY)",
+        "    text = os.read(os.open('greet.txt', os.O_RDONLY, dir_fd=d), 4096).decode()",
+        "    print('APPROVED', eval(repr(text.strip()) + ' + \"!\"'))",
+        '',
+      ].join('\n'),
+      'plugins/rule.txt': "'rule v1'\n",
+      'plugins/greet.txt': 'hello\n',
+      'greet.txt': 'another file of the same name\n',
+    }));
+    fs.symlinkSync('1 + 1', path.join(ws.root, 'plugins', 'link'));
+    fs.symlinkSync('2 + 2', path.join(ws.root, 'plugins', 'dangling'));
+    const db = (src: string): void => {
+      fs.rmSync(path.join(ws.root, 'plugins.db'), { force: true });
+      const w = spawnSync(PY, ['-c', 'import sqlite3, sys\nc = sqlite3.connect("plugins.db"); c.execute("create table t(src)"); c.execute("insert into t values (?)", (sys.argv[1],)); c.commit()', src], { cwd: ws.root, encoding: 'utf8' });
+      assert.equal(w.status, 0, w.stderr);
+    };
+    db("'from the database'");
+    approve(ws);
+    for (const mode of ['linecache', 'attach', 'own', 'posix', 'dangling', 'dirfd']) {
+      assertRuns(ws, ['server.py', mode], `approved, ${mode}`);
+      fs.rmSync(path.join(ws.root, 'spool.txt'), { force: true });
+    }
+    const code = `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)`;
+    const refused = (mode: string, named: RegExp): void => {
+      const r = run(ws, ['server.py', mode]);
+      assert.notEqual(r.status, 0, `${mode}: ${r.stdout}`);
+      assert.equal(fs.existsSync(ws.marker), false, `${mode}: the changed text ran`);
+      assert.match(r.stderr, named, mode);
+      fs.rmSync(ws.report, { force: true });
+      fs.rmSync(path.join(ws.root, 'spool.txt'), { force: true });
+      run(ws, ['server.py', mode], false);
+      assert.ok(fs.existsSync(ws.marker), `${mode}: without the guard the changed text runs (control)`);
+      fs.rmSync(ws.marker);
+      fs.rmSync(path.join(ws.root, 'spool.txt'), { force: true });
+    };
+    write(ws.root, { 'plugins/rule.txt': code + '\n' });
+    refused('linecache', /refused to load \S+plugins\/rule\.txt \(plugins\/rule\.txt\): it changed since approval \(exec/);
+    db(code);
+    refused('attach', /refused to load \S+plugins\.db \(plugins\.db\): it changed since approval \(exec/);
+    write(ws.root, { 'inbox.txt': code });
+    refused('own', /refused to load \S+spool\.txt \(spool\.txt\): it is not in what was approved/);
+    fs.rmSync(path.join(ws.root, 'inbox.txt'));
+    fs.rmSync(path.join(ws.root, 'plugins', 'link'));
+    fs.symlinkSync(code, path.join(ws.root, 'plugins', 'link'));
+    refused('posix', /refused to load \S+plugins\/link \(plugins\/link\): it changed since approval/);
+    fs.rmSync(path.join(ws.root, 'plugins', 'dangling'));
+    fs.symlinkSync(code.replace(/\//g, '\\x2f'), path.join(ws.root, 'plugins', 'dangling'));
+    refused('dangling', /refused to load \S+plugins\/dangling \(plugins\/dangling\): it changed since approval/);
   });
 
   it('a program started with an environment the guard cannot mark (a read-only mapping) is refused, naming why; a dict is fine', () => {
