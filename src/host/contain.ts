@@ -10,6 +10,7 @@
 // the network rule, whether bubblewrap starts) is what startPlan runs and what describeContainment words, so the
 // words cannot drift from what runs.
 import { defaultGuardDir, GuardUnavailable, prepareGuard } from './load-guard';
+import { defaultLibcCarrier, type LibcCarrier } from './libc-carrier';
 import { defaultNetShim } from './net-shim';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
@@ -202,6 +203,8 @@ export interface ContainOptions {
   guardDir?: string;
   /** MCP Gate's network shim (dist/netshim/net-shim.cjs, ./net-shim.ts); found beside the running bundle by default, '' for none. */
   netShim?: string;
+  /** The libc carrier (./libc-carrier.ts); found on this machine by default, '' for none. */
+  libcCarrier?: LibcCarrier | '';
 }
 
 const OPT_OUT_HINT = (who: ServerIdentity) =>
@@ -428,6 +431,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       hidden,
       binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
       netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
+      libcCarrier: network ? (o.libcCarrier === undefined ? defaultLibcCarrier() ?? null : o.libcCarrier || undefined) : undefined,
       // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
       // not mounted over it (they would show files changed since approval).
       profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...trust, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },

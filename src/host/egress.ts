@@ -158,8 +158,18 @@ class Refused extends Error {
   }
 }
 
-/** `host:port` of a CONNECT, `[v6]:port` included; undefined when it is not one. */
-function authority(text: string): { host: string; port: number } | undefined {
+/**
+ * `host:port` of a CONNECT, `[v6]:port` included; undefined when it is not one. An IPv6 address without brackets
+ * (`2001:db8::1:443`, as proxychains4 4.16 sends one) is read as the address before the last colon and the port after
+ * it — a CONNECT always names a port — and only when what is before it is a whole IPv6 address; it is then checked
+ * like any other address.
+ */
+export function authority(text: string): { host: string; port: number } | undefined {
+  const bare = /^([0-9A-Fa-f:.]+):(\d{1,5})$/.exec(text);
+  if (bare && bare[1].includes(':')) {
+    const port = Number(bare[2]);
+    return ipaddr.IPv6.isValid(bare[1]) && port >= 1 && port <= 65535 ? { host: bare[1], port } : undefined;
+  }
   const m = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/?#@[\]]+):(\d{1,5})$/.exec(text);
   if (!m) return undefined;
   const port = Number(m[2]);

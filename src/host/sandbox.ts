@@ -68,6 +68,7 @@ import { DEFAULT_LIMITS, type SandboxProfile } from '../policy/sandbox-profile';
 import { findOnPath } from '../trust/plan/launch-plan';
 import { PROXY_ENV } from './egress';
 import { rlimitArgs } from './limits';
+import { carrierArgv, carrierEnv, NOT_INSTALLED, PROXYCHAINS_MOUNT, type LibcCarrier } from './libc-carrier';
 import { NETSHIM_MOUNT, NETSHIM_PY_FILE, NETSHIM_PY_MOUNT, netShimEnv } from './net-shim';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
@@ -119,6 +120,12 @@ export interface SandboxInput {
    * TCP through the door. Ignored without network.
    */
   netShim?: string;
+  /**
+   * The libc carrier (./libc-carrier.ts: the system's proxychains4, its daemon and MCP Gate's config): with a network
+   * door the config is shown read-only at PROXYCHAINS_MOUNT, the daemon started in the sandbox before the server and
+   * the library preloaded into it. `null`: proxychains4 is not installed (said in the description). Ignored without network.
+   */
+  libcCarrier?: LibcCarrier | null;
 }
 
 export interface SandboxDescription {
@@ -499,6 +506,13 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     const py = path.join(path.dirname(netShim), NETSHIM_PY_FILE);
     if (fs.existsSync(py)) mounts.push({ kind: 'ro', target: NETSHIM_PY_MOUNT, source: py });
   }
+  const carrier = profile.network && input.libcCarrier ? input.libcCarrier : undefined;
+  if (carrier) {
+    for (const [what, p] of [['the proxychains4 library', carrier.library], ['proxychains4-daemon', carrier.daemon], ['the proxychains config', carrier.conf], ['sleep', carrier.sleep]] as const) {
+      if (!fs.existsSync(mustBeAbsolute(what, p))) throw new SandboxConfigError(`${what} ${p} does not exist`);
+    }
+    mounts.push({ kind: 'ro', target: PROXYCHAINS_MOUNT, source: carrier.conf });
+  }
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
 
@@ -544,6 +558,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     '--seccomp', '3',
     '--',
     probeResult.prlimit, ...rlimitArgs(profile.limits), '--',
+    ...(carrier ? carrierArgv(carrier) : []),
     executable,
     ...launch.argv,
   ];
@@ -552,6 +567,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
 
   const env: Record<string, string> = { ...launch.env, HOME: home, ...(profile.network ? PROXY_ENV : {}) };
   if (netShim) Object.assign(env, netShimEnv(env));
+  if (carrier) Object.assign(env, carrierEnv());
   for (const k of ['TMPDIR', 'TMP', 'TEMP']) if (env[k] !== undefined) env[k] = '/tmp';
 
   const readWrite = ordered.filter((m) => m.kind === 'rw').map((m) => m.target);
@@ -560,7 +576,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
   const empty = ['/tmp', home, ...hiddenHere];
   const text = [
-    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}` : 'none (own loopback only)'}`,
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? '; libc clients (libpq, curl, C extensions; not Go or static binaries) carried through it by name without a proxy setting (proxychains4 preloaded)' : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}` : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
