@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, CLI, ROOT, tempDir, world, type World } from '../unit/helpers';
 import { pythonServer } from '../unit/mini-server';
-import { startPeers, type Peers } from './peers';
+import { HTTPS_NAMES, POSTGRES_NAME, startPeers, type Peers } from './peers';
 
 export interface Entry {
   /** The server's name in `.mcp.json`. */
@@ -87,6 +87,17 @@ export const CORPUS: Entry[] = [
     ].join('\n'), 'import sys') },
     network: (p) => ['api.github.com', 'context7.com', `[${p.address}]`],
     call: { tool: 'hello', args: () => ({}), expect: /^github context7 postgres-N$/m } },
+  // A C client that opens its own sockets and resolves the name itself: psycopg2 (libpq) from Debian, by name,
+  // through the libc carrier (proxychains4 preloaded, src/host/libc-carrier.ts).
+  { name: 'python-psycopg2', command: '/usr/bin/python3', args: () => ['${workspaceFolder}/tools/pg_server.py'],
+    files: { 'tools/pg_server.py': pythonServer([
+      `c = psycopg2.connect(host='${POSTGRES_NAME}', port=5432, user='mcp', dbname='corpus', connect_timeout=20)`,
+      'cur = c.cursor()',
+      "cur.execute('select count(*) from repos')",
+      "return 'psycopg2 repos=%d' % cur.fetchone()[0]",
+    ].join('\n'), 'import psycopg2') },
+    network: () => [POSTGRES_NAME],
+    call: { tool: 'hello', args: () => ({}), expect: /^psycopg2 repos=[1-9]\d*$/m } },
   { name: 'circleci', pkg: '@circleci/mcp-server-circleci', env: () => ({ CIRCLECI_TOKEN: 'test-token', CIRCLECI_BASE_URL: 'https://circleci.test' }),
     network: () => ['circleci.test'],
     call: { tool: 'list_followed_projects', args: () => ({}), expect: /corpus\/mcp-gate/ } },
@@ -152,8 +163,9 @@ describe('the servers people use, contained (npm run test:servers)', function ()
           assert.match(t.stdout, new RegExp(`\\b${e.call.tool}\\s+\\[allow\\]`), `tools ${e.name}: ${t.stdout}${t.stderr}`);
           const c = cli(w, peers, ['call', e.name, e.call.tool, '--args', JSON.stringify(e.call.args(peers))]);
           assert.match(c.stdout, e.call.expect, `call ${e.name} ${e.call.tool}: exit ${c.code}\n${c.stdout}${c.stderr}`);
-          // A network server reached the test host (through the door: the sandbox has no other way out).
-          for (const host of (e.network?.(peers) ?? []).filter((h) => !h.startsWith('['))) {
+          // A network server reached the test host (through the door: the sandbox has no other way out); what it read
+          // from PostgreSQL (by address or by its name) is in its answer.
+          for (const host of (e.network?.(peers) ?? []).filter((h) => HTTPS_NAMES.includes(h))) {
             assert.ok(peers.served().some((l) => l.startsWith(`served ${host} `)), `${e.name}: the test host served nothing for ${host}: ${peers.served().join('\n')}`);
           }
           let then: number | undefined;

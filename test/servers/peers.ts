@@ -27,6 +27,8 @@ export interface Peers {
 }
 
 export const HTTPS_NAMES = ['api.github.com', 'context7.com', 'circleci.test'];
+/** PostgreSQL's name in the hosts file (a client that resolves it itself: libpq through the libc carrier). */
+export const POSTGRES_NAME = 'db.corpus.test';
 
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -102,7 +104,7 @@ export async function startPeers(dir: string): Promise<Peers> {
     fs.writeFileSync(opensslTrustFile, `${system ? fs.readFileSync(system, 'utf8').trimEnd() : ''}\n${fs.readFileSync(trustFile, 'utf8')}`);
     fs.chmodSync(opensslTrustFile, 0o644);
     const hostsFile = path.join(dir, 'hosts');
-    fs.writeFileSync(hostsFile, `127.0.0.1 localhost\n::1 localhost\n${netns.peerAddress} ${HTTPS_NAMES.join(' ')}\n`);
+    fs.writeFileSync(hostsFile, `127.0.0.1 localhost\n::1 localhost\n${netns.peerAddress} ${HTTPS_NAMES.join(' ')} ${POSTGRES_NAME}\n`);
     fs.chmodSync(hostsFile, 0o644);
     return {
       address: netns.peerAddress,
