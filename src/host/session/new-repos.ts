@@ -131,11 +131,13 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
   };
 
   const watchGit = (gitPath: string): void => {
-    // A new repository is looked at again whenever something in it or in its hooks folder changes.
+    // A new repository is looked at again whenever something in it or in its hooks folder changes (a hooks folder
+    // made later is watched from the event that shows it). Watched before it is looked at, so that nothing written
+    // between the two goes unseen.
     for (const d of [gitPath, path.join(gitPath, 'hooks')]) {
       if (watches.has(d)) continue;
       try {
-        const w = fs.watch(d, { persistent: false }, () => consider(gitPath));
+        const w = fs.watch(d, { persistent: false }, () => { watchGit(gitPath); consider(gitPath); });
         w.on('error', () => undefined);
         watches.set(d, w);
       } catch {
@@ -156,8 +158,8 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
         if (name === null) return;
         const entry = path.join(dir, name.toString());
         if (name.toString() === '.git') {
-          consider(entry);
           watchGit(entry);
+          consider(entry);
         } else if (!SKIP.has(name.toString())) {
           let st: fs.Stats | undefined;
           try { st = fs.lstatSync(entry); } catch { /* gone */ }
@@ -183,8 +185,8 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
           before.add(p);
           try { known.add(fs.realpathSync(p)); } catch { /* a broken link */ }
         } else {
-          consider(p);
           watchGit(p);
+          consider(p);
         }
       } else if (e.isDirectory() && !SKIP.has(e.name)) add(p, atStart);
     }

@@ -69,6 +69,15 @@ describe('a git repository a contained server makes (new-repos)', function () {
       assert.ok(fs.existsSync(path.join(root, 'later/.git')), 'a plain git init stays');
       fs.appendFileSync(path.join(root, 'later/.git/config'), `[core]\n\tfsmonitor = "touch ${marker}; false"\n`);
       assert.ok(await until(() => held.some((h) => h.rel === 'later/.git')), JSON.stringify(held));
+      // a hooks folder made after the repository, and a hook put in it later
+      const hooked = spawnSync('git', ['init', '-q', '--template=', path.join(root, 'hooked')], { encoding: 'utf8' });
+      assert.equal(hooked.status, 0, hooked.stderr);
+      await new Promise((r) => setTimeout(r, 150));
+      fs.mkdirSync(path.join(root, 'hooked/.git/hooks'));
+      await new Promise((r) => setTimeout(r, 150));
+      assert.ok(fs.existsSync(path.join(root, 'hooked/.git')), 'an empty hooks folder holds nothing');
+      fs.writeFileSync(path.join(root, 'hooked/.git/hooks/post-checkout'), '#!/bin/sh\n', { mode: 0o755 });
+      assert.ok(await until(() => held.some((h) => h.rel === 'hooked/.git')), JSON.stringify(held));
       // git run there now obeys nothing of it
       fs.writeFileSync(path.join(root, 'src/a/b/c/f'), 'x');
       spawnSync('git', ['-C', path.join(root, 'src/a/b/c'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
@@ -84,7 +93,7 @@ describe('a git repository a contained server makes (new-repos)', function () {
     }
     await w.stop();
     assert.ok(fs.existsSync(path.join(root, 'src/plain/.git/config')), 'git init stays');
-    assert.deepEqual(held.map((h) => h.rel).sort(), ['later/.git', 'src/a/b/c/.git']);
+    assert.deepEqual(held.map((h) => h.rel).sort(), ['hooked/.git', 'later/.git', 'src/a/b/c/.git']);
     // stop() looks through the folders once more: one made inside node_modules is not the watch's, but one made
     // after the watches closed and before stop() is seen by that sweep
     const late = watchNewRepositories(root, (h) => held.push(h));
