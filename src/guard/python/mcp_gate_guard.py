@@ -487,16 +487,23 @@ def _on_sqlite(args):                           # sqlite3.connect: (database,) â
         return
     if name == ':memory:' or name.startswith('file:'):
         name = name[5:].split('?', 1)[0] if name.startswith('file:') else ''
-    if not name:
-        return
+    if name:
+        _take_in_file(name)
+
+
+def _take_in_file(name):
+    """A file a library reads itself (sqlite, dbm): counted as taken in when it is not as approved; True then."""
     p = os.path.realpath(name)
     try:
         st = os.stat(p)
     except OSError:
-        return
+        return False
+    if st.st_mode & 0o170000 != 0o100000:
+        return False
     v = _differs(p, st)
     if v is not None:
         _took_in(p, v)
+    return v is not None
 
 
 def _on_readlink(path, dir_fd, text):
@@ -536,16 +543,7 @@ def _on_dbm(filename):
     except TypeError:
         return
     for f in (name, name + '.db', name + '.dir', name + '.pag'):
-        p = os.path.realpath(f)
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        if st.st_mode & 0o170000 != 0o100000:
-            continue
-        v = _differs(p, st)
-        if v is not None:
-            _took_in(p, v)
+        if _take_in_file(f):
             return
 
 
@@ -591,7 +589,14 @@ def _wrap_open():
         finally:
             _tls.dir_fd = False
         try:
-            _on_open((_readlink('/proc/self/fd/%d' % fd), None, flags))
+            where = _readlink('/proc/self/fd/%d' % fd)
+        except OSError:                         # not placed (no /proc): counted as content not as approved
+            where = None
+            if flags & 3 != os.O_WRONLY:
+                _took_in(os.fsdecode(path), ('new', None, ''))
+        try:
+            if where is not None:
+                _on_open((where, None, flags))
         except McpGateGuardRefused:
             os.close(fd)
             raise
@@ -649,8 +654,8 @@ def _wrap_sqlite(module):
             _tls.sqlite_connect = False
         try:
             conn.set_authorizer(_sqlite_authorizer)
-        except Exception:
-            pass
+        except Exception:                       # what it ATTACHes unseen: the workspace is checked at the next compile
+            _took['started'] = True
         return conn
     module.connect = connect
 
