@@ -78,6 +78,11 @@ describe('a git repository a contained server makes (new-repos)', function () {
       assert.ok(fs.existsSync(path.join(root, 'hooked/.git')), 'an empty hooks folder holds nothing');
       fs.writeFileSync(path.join(root, 'hooked/.git/hooks/post-checkout'), '#!/bin/sh\n', { mode: 0o755 });
       assert.ok(await until(() => held.some((h) => h.rel === 'hooked/.git')), JSON.stringify(held));
+      // prepared where nothing is watched (node_modules) and moved in whole: a folder holding one, and a .git itself
+      writeFiles(root, { 'node_modules/x/prep/.git/HEAD': 'ref: refs/heads/main\n', 'node_modules/x/prep/.git/config': evil, 'node_modules/x/g/config': evil });
+      fs.renameSync(path.join(root, 'node_modules/x/prep'), path.join(root, 'src/prep'));
+      fs.renameSync(path.join(root, 'node_modules/x/g'), path.join(root, 'src/a/.git'));
+      assert.ok(await until(() => held.some((h) => h.rel === 'src/prep/.git') && held.some((h) => h.rel === 'src/a/.git')), JSON.stringify(held));
       // git run there now obeys nothing of it
       fs.writeFileSync(path.join(root, 'src/a/b/c/f'), 'x');
       spawnSync('git', ['-C', path.join(root, 'src/a/b/c'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
@@ -93,7 +98,7 @@ describe('a git repository a contained server makes (new-repos)', function () {
     }
     await w.stop();
     assert.ok(fs.existsSync(path.join(root, 'src/plain/.git/config')), 'git init stays');
-    assert.deepEqual(held.map((h) => h.rel).sort(), ['hooked/.git', 'later/.git', 'src/a/b/c/.git']);
+    assert.deepEqual(held.map((h) => h.rel).sort(), ['hooked/.git', 'later/.git', 'src/a/.git', 'src/a/b/c/.git', 'src/prep/.git']);
     // stop() looks through the folders once more: one made inside node_modules is not the watch's, but one made
     // after the watches closed and before stop() is seen by that sweep
     const late = watchNewRepositories(root, (h) => held.push(h));
