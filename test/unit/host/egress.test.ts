@@ -12,21 +12,20 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildSandbox, sandboxAvailable, type SandboxProbe } from '../../../src/host/sandbox';
-import { Egress, openDoor, type EgressEvent, type EgressVerdict } from '../../../src/host/egress';
+import { Egress, openDoor, type EgressEvent } from '../../../src/host/egress';
 import { StdioTransport } from '../../../src/host/stdio';
 import { mayReachNetwork } from '../../../src/policy/decide';
 import { parseRules, ruleText } from '../../../src/policy/rules';
-import type { ServerIdentity } from '../../../src/policy/identity';
 import { DEFAULT_LIMITS } from '../../../src/policy/sandbox-profile';
 import type { Resolver } from '../../../src/host/resolve';
 import { createNetns, type Netns } from '../../fixtures/host/netns';
 import { cleanupTemp, ROOT, tempDir } from '../helpers';
+import { decideBy, probeFolders } from './door-fixture';
 
 const PROBE = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'egress-probe.js');
 const PEER = path.join(ROOT, 'test', 'fixtures', 'host', 'egress-peer.js');
 const NODE = fs.realpathSync(process.execPath);
 const PEER_PORT = 8080;
-const WHO: ServerIdentity = { name: 'probe', scope: 'user' };
 const ABSTRACT = `mcp-gate-egress-test-${process.pid}`;
 
 type Via = { status: number; body: string; code?: string };
@@ -43,15 +42,6 @@ interface ProbeResult {
   devices: Record<string, unknown>;
 }
 
-/** The door's decision exactly as a start makes it for a user server (src/host/contain.ts networkDoor, without ask). */
-function decideBy(rules: object[]): (host: string) => Promise<EgressVerdict> {
-  const parsed = parseRules(rules, { file: 'test-config.json' });
-  assert.deepEqual(parsed.errors, []);
-  return async (host) => {
-    const r = mayReachNetwork(WHO, host, parsed.rules);
-    return { allow: r.verdict.decision === 'allow', named: r.named, reason: r.verdict.reason, permit: r.permit ? ruleText(r.permit) : undefined };
-  };
-}
 
 describe('host/egress: a contained server\'s network door (bubblewrap, a peer in a network namespace)', function () {
   this.timeout(120_000);
@@ -97,13 +87,7 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
 
   /** Runs the probe contained with a door deciding by `rules`; returns what it saw and the door's events. */
   async function run(rules: object[], targets: { name: string; host: string; port?: number; get?: boolean; path?: string; raw?: string }[], resolver: Resolver, env: Record<string, string> = {}): Promise<{ r: ProbeResult; events: EgressEvent[] }> {
-    const base = fs.realpathSync(tempDir('mcp-gate-egress-'));
-    const workspace = path.join(base, 'workspace');
-    const home = path.join(base, 'home');
-    fs.mkdirSync(workspace, { recursive: true });
-    fs.mkdirSync(home, { recursive: true });
-    fs.copyFileSync(PROBE, path.join(workspace, 'probe.js'));
-    const result = path.join(workspace, 'result.json');
+    const { workspace, home, result } = probeFolders('mcp-gate-egress-', PROBE, 'probe.js');
     const events: EgressEvent[] = [];
     const egress = new Egress({ decide: decideBy(rules), onEvent: (e) => events.push(e), resolver, connectTimeoutMs: 3000 });
     egresses.push(egress);

@@ -7,23 +7,20 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { authority, Egress, openDoor, type EgressEvent, type EgressVerdict } from '../../../src/host/egress';
+import { authority, Egress, openDoor, type EgressEvent } from '../../../src/host/egress';
 import { CARRIER_SCRIPT, defaultLibcCarrier, findProxychains, PROXYCHAINS_CONF, PROXYCHAINS_MOUNT, type LibcCarrier } from '../../../src/host/libc-carrier';
 import type { Resolver } from '../../../src/host/resolve';
 import { buildSandbox, sandboxAvailable, type SandboxProbe } from '../../../src/host/sandbox';
 import { StdioTransport } from '../../../src/host/stdio';
-import { mayReachNetwork } from '../../../src/policy/decide';
-import type { ServerIdentity } from '../../../src/policy/identity';
-import { parseRules, ruleText } from '../../../src/policy/rules';
 import { DEFAULT_LIMITS } from '../../../src/policy/sandbox-profile';
 import { createNetns, type Netns } from '../../fixtures/host/netns';
-import { cleanupTemp, ROOT, tempDir } from '../helpers';
+import { cleanupTemp, ROOT } from '../helpers';
+import { decideBy, probeFolders } from './door-fixture';
 
 const PROBE = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'libc-probe.py');
 const PEER = path.join(ROOT, 'test', 'fixtures', 'host', 'libc-peer.js');
 const PYTHON = fs.realpathSync('/usr/bin/python3');
 const PEER_PORT = 5432;
-const WHO: ServerIdentity = { name: 'probe', scope: 'user' };
 
 type Outcome = { ok: boolean; error: string; rc?: number };
 interface ProbeResult {
@@ -38,14 +35,6 @@ interface ProbeResult {
   curlUnknown: Outcome;
 }
 
-function decideBy(rules: object[]): (host: string) => Promise<EgressVerdict> {
-  const parsed = parseRules(rules, { file: 'test-config.json' });
-  assert.deepEqual(parsed.errors, []);
-  return async (host) => {
-    const r = mayReachNetwork(WHO, host, parsed.rules);
-    return { allow: r.verdict.decision === 'allow', named: r.named, reason: r.verdict.reason, permit: r.permit ? ruleText(r.permit) : undefined };
-  };
-}
 
 /** Pids of running proxychains4-daemon processes (read from /proc, never by signalling anything). */
 function daemons(): number[] {
@@ -97,13 +86,7 @@ describe('host/libc-carrier: libc clients without proxy settings, through the do
   };
 
   async function run(rules: object[], libcCarrier: LibcCarrier | null, linger = false): Promise<{ r: ProbeResult; events: EgressEvent[]; t: StdioTransport; text: string }> {
-    const base = fs.realpathSync(tempDir('mcp-gate-libc-'));
-    const workspace = path.join(base, 'workspace');
-    const home = path.join(base, 'home');
-    fs.mkdirSync(workspace, { recursive: true });
-    fs.mkdirSync(home, { recursive: true });
-    fs.copyFileSync(PROBE, path.join(workspace, 'probe.py'));
-    const result = path.join(workspace, 'result.json');
+    const { workspace, home, result } = probeFolders('mcp-gate-libc-', PROBE, 'probe.py');
     const events: EgressEvent[] = [];
     const egress = new Egress({ decide: decideBy(rules), onEvent: (e) => events.push(e), resolver, connectTimeoutMs: 3000 });
     egresses.push(egress);

@@ -19,6 +19,16 @@ import { miniServer } from '../mini-server';
 
 const TARGETS = ['vendor/lib/.git/config', 'vendor/lib/.git/hooks/pre-commit', 'vendor/lib/.githooks/pre-commit', 'mods/sub/.git', 'gitdirs/sub/config', 'notes/written.txt'];
 
+/** Approves the guarded servers `names` (each may call `hello`) and opens a session over the gate's report. */
+async function approvedSession(w: ReturnType<typeof world>, names: string[], log = new EventLog(w.store, new Masker())): Promise<Session> {
+  w.input.loadGuard = true;
+  writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: names.map((n) => ({ action: `mcp.${n}.tool.hello`, decision: 'allow', project: w.project })) }) });
+  for (const n of names) await recordDecision(w.input, n, undefined, 'approved');
+  const report = evaluateGate(w.input);
+  assert.ok(report.servers.every((x) => x.pinned?.pinned.guarded), 'guarded servers: their workspace is writable');
+  return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+}
+
 describe('a contained server cannot write what git obeys, at any depth', function () {
   this.timeout(60_000);
   after(cleanupTemp);
@@ -40,12 +50,7 @@ describe('a contained server cannot write what git obeys, at any depth', functio
       'notes/.keep': '',
       '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['srv/server.js'] } } }),
     }, {}, { PATH: process.env.PATH ?? '' });
-    w.input.loadGuard = true;
-    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
-    await recordDecision(w.input, 's', undefined, 'approved');
-    const report = evaluateGate(w.input);
-    assert.ok(report.servers[0].pinned?.pinned.guarded, 'a guarded server: its workspace is writable');
-    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    const session = await approvedSession(w, ['s']);
     try {
       assert.deepEqual(session.servers(), ['s'], session.notes.join('\n'));
       const said = JSON.stringify(await session.call('s', 'hello'));
@@ -110,12 +115,8 @@ describe('a contained server cannot write what git obeys, at any depth', functio
       'vendor/deep/tool/f.txt': 'x\n',
       '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['srv/server.js'] } } }),
     }, {}, { PATH: process.env.PATH ?? '' });
-    w.input.loadGuard = true;
-    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
-    await recordDecision(w.input, 's', undefined, 'approved');
-    const report = evaluateGate(w.input);
     const log = new EventLog(w.store, new Masker());
-    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    const session = await approvedSession(w, ['s'], log);
     try {
       assert.deepEqual(session.servers(), ['s'], session.notes.join('\n'));
       const said = JSON.stringify(await session.call('s', 'hello'));
