@@ -65,7 +65,7 @@ const LIBRARIES = [
 const DAEMONS = ['/usr/bin/proxychains4-daemon', '/usr/local/bin/proxychains4-daemon'];
 
 /** Why libc clients are not carried here, for the sandbox's description; undefined when they are. */
-export const NOT_INSTALLED = 'libc clients without proxy settings (libpq, curl, C extensions) are not carried (proxychains4 not installed)';
+export const NOT_INSTALLED = 'libc clients without proxy settings (libpq, curl, C extensions) are not carried (proxychains4 not installed: `apt-get install proxychains4` carries them)';
 
 function firstFile(candidates: readonly string[]): string | undefined {
   for (const c of candidates) {

@@ -149,7 +149,7 @@ describe('host/libc-carrier: libc clients without proxy settings, through the do
     for (const k of ['pgName', 'pgAddress', 'curlName', 'curlAddress'] as const) assert.equal(refused.r[k].ok, false, `${k}: ${JSON.stringify(refused.r[k])}`);
     assert.ok(refused.events.some((e) => e.outcome === 'blocked' && e.host === 'peer.test'), JSON.stringify(refused.events));
     const off = await run([{ action: 'mcp.probe.network.test.peer', decision: 'allow' }], null);
-    assert.match(off.text, /libc clients without proxy settings \(libpq, curl, C extensions\) are not carried \(proxychains4 not installed\)/);
+    assert.match(off.text, /libc clients without proxy settings \(libpq, curl, C extensions\) are not carried \(proxychains4 not installed: `apt-get install proxychains4` carries them\)/);
     assert.equal(off.r.env.LD_PRELOAD, null);
     assert.match(off.r.curlName.error, /Could not resolve host/);
     assert.equal(off.r.pgName.ok, false);
