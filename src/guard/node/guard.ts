@@ -430,19 +430,24 @@ function inThreadInternals(): boolean {
   } catch { return false; }
   const names = ['defaultLoad', 'defaultLoadSync', 'getSourceSync'];
   if (!names.every((n) => typeof load[n] === 'function') || typeof resolve.defaultResolve !== 'function') return false;
-  // Every use of them in Node's own sources must look them up when called (`x ??= require(...).x`), never keep the
-  // function from before they were replaced (a destructuring, a property taken at load): else not used.
-  const wrapped = '(?:defaultLoad|defaultLoadSync|getSourceSync|defaultResolve)';
-  const from = "require\\('internal/modules/esm/(?:load|resolve)'\\)";
-  const destructured = new RegExp(`\\{[^{}]*\\b${wrapped}\\b[^{}]*\\}\\s*=\\s*${from}`);
-  const taken = new RegExp(`(\\?\\?=)?\\s*${from}\\.${wrapped}\\b`, 'g');
-  // (Not these: the loader thread's hook chain and node:test's module mocks, both hooks run in module.register's
-  // thread, and `node --check`, which runs nothing.)
+  // Every use of them in Node's module loading sources (internal/modules, main, process, vm) must look them up when
+  // called (`x ??= require(...).x`), never keep the function from before they were replaced (a destructuring, a
+  // property taken at load): else not used. (Not these: the loader thread's hook chain and node:test's module
+  // mocks, both hooks run in module.register's thread, and `node --check`, which runs nothing.)
   const elsewhere = new Set(['internal/modules/esm/hooks', 'internal/test_runner/mock/loader', 'internal/main/check_syntax']);
+  const wrapped = /^(defaultLoad|defaultLoadSync|getSourceSync|defaultResolve)\b/;
+  const named = /\b(defaultLoad|defaultLoadSync|getSourceSync|defaultResolve)\b/;
   for (const [id, text] of Object.entries(sources)) {
-    if (typeof text !== 'string' || elsewhere.has(id) || !text.includes('internal/modules/esm/')) continue;
-    if (destructured.test(text)) return false;
-    for (const m of text.matchAll(taken)) if (!m[1]) return false;
+    if (typeof text !== 'string' || elsewhere.has(id) || !/^internal\/(modules|main|process|vm)\b/.test(id)) continue;
+    for (const mod of ["require('internal/modules/esm/load')", "require('internal/modules/esm/resolve')"]) {
+      for (let i = text.indexOf(mod); i >= 0; i = text.indexOf(mod, i + 1)) {
+        const before = text.slice(Math.max(0, i - 300), i);
+        const destructured = /\{([^{}]*)\}\s*=\s*$/.exec(before);
+        if (destructured && named.test(destructured[1])) return false;
+        const taken = /^\.(\w+)/.exec(text.slice(i + mod.length, i + mod.length + 40));
+        if (taken && wrapped.test(taken[1]) && !/\?\?=\s*$/.test(before)) return false;
+      }
+    }
   }
   const defaultResolve = resolve.defaultResolve as (s: string, c?: { parentURL?: string }) => { url?: string };
   const defaultLoad = load.defaultLoad as (u: unknown, c?: unknown) => Promise<LoadResult>;
