@@ -439,7 +439,7 @@ function inThreadInternals(): boolean {
   const named = /\b(defaultLoad|defaultLoadSync|getSourceSync|defaultResolve)\b/;
   for (const [id, text] of Object.entries(sources)) {
     if (typeof text !== 'string' || elsewhere.has(id) || !/^internal\/(modules|main|process|vm)\b/.test(id)) continue;
-    for (const mod of ["require('internal/modules/esm/load')", "require('internal/modules/esm/resolve')"]) {
+    for (const mod of ['load', 'resolve'].map((m) => `require('internal/modules/esm/${m}')`)) {
       for (let i = text.indexOf(mod); i >= 0; i = text.indexOf(mod, i + 1)) {
         const before = text.slice(Math.max(0, i - 300), i);
         const destructured = /\{([^{}]*)\}\s*=\s*$/.exec(before);
