@@ -29,7 +29,7 @@ import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../trust/
 import { findOnPath, TRUST_ENV, type LaunchPlan } from '../trust/plan/launch-plan';
 import { LockError, packageCacheRoot, type NpmOps } from '../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
-import { holdPackageState, packageHashes, StateCopyError, syncPackageState } from './package-state';
+import { holdStateFolder, packageHashes, StateCopyError, syncPackageState } from './package-state';
 import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
 import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths, socketsUnder } from '../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
@@ -352,7 +352,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const base = { ...o.env, PYTHONPYCACHEPREFIX: '/tmp/mcp-gate-pycache' }; // the sandbox's private /tmp
   const env = network ? base : { ...base, npm_config_offline: 'true', UV_OFFLINE: '1' };
 
-  // This server's own caches, kept between its starts (the rest of the sandbox's HOME is thrown away at every stop).
+  // This server's own caches and its own home, kept between its starts in its private folder.
   const cacheDir = serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source);
   moveOldCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source, cacheDir);
   const caches = SANDBOX_CACHES.map((target) => ({ source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')), target }));
@@ -402,14 +402,21 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   }
   const egress = network ? networkDoor(o, verdict) : undefined;
   let releaseState: (() => void) | undefined;
+  let releaseHome: (() => void) | undefined;
   try {
+    // Its own home (issue 44, item 3): what it writes under HOME — ~/.config, ~/.local/share, a dot-folder of its
+    // own — it finds at its next start. One start at a time holds it; a second start while one runs gets an empty
+    // HOME, as before. Code it leaves there is no approved file: the load guard refuses it, as anything new.
+    const ownHome = path.join(cacheDir, 'home');
+    fs.mkdirSync(ownHome, { recursive: true, mode: 0o700 });
+    releaseHome = holdStateFolder(ownHome);
     // An npm-launched server's own package folder: its private copy, kept between its starts, read-write (./package-state.ts).
     let packageState: { source: string; target: string; writable: true } | undefined;
     const lock = locked ? o.server.record?.lock : undefined;
     if (locked && lock) {
       const target = path.join(locked.tree, 'node_modules', ...lock.name.split('/'));
       const copy = path.join(cacheDir, 'package-state', lock.digest.replace(/[^A-Za-z0-9]/g, '').slice(0, 32));
-      releaseState = fs.existsSync(target) ? holdPackageState(copy) : undefined; // another start of it holds it: read-only
+      releaseState = fs.existsSync(target) ? holdStateFolder(copy) : undefined; // another start of it holds it: read-only
       if (releaseState) {
         try {
           packageState = { source: syncPackageState(target, copy), target, writable: true };
@@ -434,7 +441,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       libcCarrier: network ? (o.libcCarrier === undefined ? defaultLibcCarrier() ?? null : o.libcCarrier || undefined) : undefined,
       // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
       // not mounted over it (they would show files changed since approval).
-      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...trust, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home },
+      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...trust, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home, ...(releaseHome ? { ownHome } : {}) },
     }, probe);
     const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
     const unixSocketsRefused = c.unixSockets || ownSockets ? undefined : { hint: unixSocketsWords(foreign), shown: true };
@@ -456,6 +463,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
         copy?.remove();
         guard?.cleanup();
         releaseState?.();
+        releaseHome?.();
         held.remove();
       },
     };
@@ -464,6 +472,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     copy?.remove();
     guard?.cleanup();
     releaseState?.();
+    releaseHome?.();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }
@@ -637,7 +646,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
   const net = c.network;
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
-    'contained (bubblewrap): the system read-only; HOME empty except its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours); a private /tmp; its own processes (all end when it stops)',
+    'contained (bubblewrap): the system read-only; HOME its own, kept between its starts, with its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours: your ~/.ssh, ~/.config and other projects are not there); a private /tmp; its own processes (all end when it stops)',
     server.pinned?.pinned.snapshot && server.gated && !server.viaEscapeHatch
       ? `workspace: the workspace as approved, read-only (a copy made from what the approval kept, verified against it; never the live files)${c.extraWrite.length ? '; your extra write paths writable' : ''}`
       : `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,

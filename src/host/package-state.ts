@@ -97,10 +97,10 @@ export function syncPackageState(pristine: string, copy: string): string {
 }
 
 /**
- * Takes the copy for this start: undefined while another start of the server holds it (its pid still running).
- * Returns the release.
+ * Takes a server's own folder for this start — its package copy, or its own home (./contain.ts): undefined while
+ * another start of the server holds it (its pid still running). Returns the release.
  */
-export function holdPackageState(copy: string): (() => void) | undefined {
+export function holdStateFolder(copy: string): (() => void) | undefined {
   const lock = `${copy}.lock`;
   fs.mkdirSync(path.dirname(lock), { recursive: true, mode: 0o700 });
   for (let attempt = 0; attempt < 2; attempt++) {

@@ -24,8 +24,11 @@
 //     read them (as root): shadow, gshadow, sudoers, ssh host keys, /etc/ssl/private.
 //   - fresh /dev (`--dev`; with a network door doorDevArgs, no pseudo-terminals), /proc of its own PID namespace (`--proc`), a private /tmp (`--tmpfs`);
 //     the root these hang from read-only (`--remount-ro /`): only the mounts listed here can be written;
-//   - HOME replaced by an empty tmpfs at the same path (HOME set to it), then the listed caches bound
-//     read-write into it; ~/.ssh, ~/.aws, ~/.config, ~/.gnupg and every other project are not there;
+//   - HOME replaced at the same path (HOME set to it) by the server's own home folder, kept between its starts
+//     (profile.ownHome: what it writes there it finds again), or else by an empty tmpfs; then the listed caches
+//     bound read-write into it; the real ~/.ssh, ~/.aws, ~/.config, ~/.gnupg and every other project are not there.
+//     Mount points bwrap makes inside an own home are made real folders first (clearWay): a link the server left
+//     there is removed, never followed;
 //   - the workspace read-write, then each overlay `--ro-bind copy target` over it — a package folder's verified
 //     tree, or one file (what runs is the approved copy, whatever the host does to the workspace meanwhile, and
 //     the server cannot change it: EROFS on write, EBUSY on unlink/rename), then extraRead
@@ -98,6 +101,11 @@ export interface SandboxMounts extends SandboxProfile {
   caches: readonly (string | { source: string; target: string })[];
   /** The real HOME to hide. */
   home: string;
+  /**
+   * The server's own home folder, kept between its starts (MCP Gate's, outside every workspace): shown read-write at
+   * HOME instead of an empty tmpfs. Missing: the empty tmpfs (and the path is listed as missing).
+   */
+  ownHome?: string;
 }
 
 export interface SandboxInput {
@@ -135,8 +143,10 @@ export interface SandboxDescription {
   readWrite: string[];
   readOnly: string[];
   overlays: string[];
-  /** Paths replaced by an empty tmpfs (HOME, /tmp). */
+  /** Paths replaced by an empty tmpfs (/tmp, and HOME when it has no own home). */
   empty: string[];
+  /** The server's own home shown at HOME (kept between its starts), if it has one. */
+  ownHome?: string;
   /** Paths asked for that do not exist (skipped). */
   missing: string[];
   /** One line per aspect, for the log and the preview. */
@@ -351,6 +361,28 @@ function mustBeAbsolute(what: string, p: string): string {
   return path.normalize(p).replace(/(.)\/+$/, '$1');
 }
 
+/**
+ * Makes `rel` below `root` a path of real folders bwrap can make its mount point in: each part that exists and is
+ * not a folder (a link, a file, a fifo the server left in its own home) is removed — a link is never followed, so a
+ * mount point is never made through one. The last part may stay a regular file (a file's mount point).
+ */
+function clearWay(root: string, rel: string): void {
+  const parts = rel.split(path.sep).filter(Boolean);
+  let at = root;
+  parts.forEach((part, i) => {
+    at = path.join(at, part);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(at);
+    } catch {
+      return; // absent: bwrap makes it
+    }
+    const last = i === parts.length - 1;
+    if (st.isDirectory() || (last && st.isFile())) return;
+    fs.rmSync(at, { force: true, recursive: false });
+  });
+}
+
 function real(p: string): string | undefined {
   try {
     return fs.realpathSync(p);
@@ -448,7 +480,13 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
 
   refuseExposing('the workspace', workspace);
   mounts.push({ kind: 'tmpfs', target: '/tmp', source: '' });
-  mounts.push({ kind: 'tmpfs', target: home, source: '' });
+  const ownHome = profile.ownHome === undefined ? undefined : real(mustBeAbsolute('its own home', profile.ownHome));
+  if (profile.ownHome !== undefined && ownHome === undefined) missing.push(profile.ownHome);
+  if (ownHome !== undefined) {
+    refuseExposing('its own home', ownHome);
+    if (within(ownHome, workspace) || within(workspace, ownHome)) throw new SandboxConfigError(`its own home ${ownHome} and the workspace ${workspace} overlap`);
+  }
+  mounts.push(ownHome ? { kind: 'rw', target: home, source: ownHome } : { kind: 'tmpfs', target: home, source: '' });
   mounts.push({ kind: 'rw', target: workspace, source: workspace });
 
   const addBind = (kind: 'rw' | 'ro', what: string, raw: string) => {
@@ -543,6 +581,9 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
       return true;
     });
 
+  // bwrap makes the mount points of what is shown inside HOME; in an own home they are folders of the host's disk.
+  if (ownHome) for (const m of ordered) if (m.target !== home && within(m.target, home)) clearWay(ownHome, path.relative(home, m.target));
+
   const args = [
     ...BASE_FLAGS,
     // A door enters the sandbox's user namespace from outside: it must be the one that owns its network namespace.
@@ -574,16 +615,17 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const readOnly = [...SYSTEM_PATHS.filter((p) => fs.existsSync(p)).map((p) => `${p} (system)`), ...ordered.filter((m) => m.kind === 'ro').map((m) => (m.target === executableNote ? `${m.target} (the executable)` : m.target))];
   const overlays = ordered.filter((m) => m.kind === 'overlay').map((m) => m.target);
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
-  const empty = ['/tmp', home, ...hiddenHere];
+  const empty = ['/tmp', ...(ownHome ? [] : [home]), ...hiddenHere];
   const text = [
     `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? '; libc clients (libpq, curl, C extensions; not Go or static binaries) carried through it by name without a proxy setting (proxychains4 preloaded)' : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}` : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
-    `empty: ${home} (HOME), /tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
+    ...(ownHome ? [`HOME: ${home} is its own home, kept between its starts (${ownHome}; not yours)`] : []),
+    `empty: ${ownHome ? '' : `${home} (HOME), `}/tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
     `sockets (seccomp): IP and netlink; ${profile.unixSockets === 'own' ? 'Unix sockets allowed: no socket file it did not make is visible to it (checked at this start), so it reaches only its own' : profile.unixSockets ? 'Unix sockets allowed (your setting unixSockets: true): it can connect to any socket file it can see' : 'no Unix socket, so no socket file it can see is reachable'}; no other family, no io_uring`,
     ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
   ].join('\n');
 
-  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, door: profile.network, description: { network: profile.network, unixSockets: profile.unixSockets !== false, readWrite, readOnly, overlays, empty, missing, text } };
+  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, door: profile.network, description: { network: profile.network, unixSockets: profile.unixSockets !== false, readWrite, readOnly, overlays, empty, missing, text, ...(ownHome ? { ownHome } : {}) } };
 }

@@ -132,7 +132,7 @@ export function mergeSandbox(layers: readonly SandboxSettings[]): SandboxSetting
 }
 
 /**
- * What a contained server may reach beyond the fixed sandbox (the system read-only, an empty HOME with its own
+ * What a contained server may reach beyond the fixed sandbox (the system read-only, its own HOME with its own
  * caches, a private /tmp, the workspace with its protected paths): the one profile type, from the user's
  * settings and rules to the bwrap command (src/host/sandbox.ts takes it with the host's own additions).
  */

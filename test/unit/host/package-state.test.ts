@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { holdPackageState, syncPackageState } from '../../../src/host/package-state';
+import { holdStateFolder, syncPackageState } from '../../../src/host/package-state';
 import { cleanupTemp, tempDir, writeFiles } from '../helpers';
 
 describe('a server\'s private copy of its package folder', () => {
@@ -35,15 +35,15 @@ describe('a server\'s private copy of its package folder', () => {
   });
   it('one start at a time holds a copy: a second start while it runs gets none; a holder that ended leaves it free', () => {
     const copy = path.join(tempDir(), 'state', 'copy');
-    const release = holdPackageState(copy);
+    const release = holdStateFolder(copy);
     assert.ok(release, 'the first start holds it');
-    assert.equal(holdPackageState(copy), undefined, 'a second start of the same server while the first runs');
+    assert.equal(holdStateFolder(copy), undefined, 'a second start of the same server while the first runs');
     release!();
-    const again = holdPackageState(copy);
+    const again = holdStateFolder(copy);
     assert.ok(again, 'free once released');
     again!();
     fs.writeFileSync(`${copy}.lock`, '999999999');
-    const afterCrash = holdPackageState(copy);
+    const afterCrash = holdStateFolder(copy);
     assert.ok(afterCrash, 'a holder that ended without releasing it (no such process) leaves it free');
     afterCrash!();
   });

@@ -440,6 +440,49 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     await noneLeft(marker);
   });
 
+  it('its own home: what it writes under HOME it finds at its next start, never in the real home; a link it left where a mount point goes is removed, not followed', async () => {
+    const base = fs.realpathSync(tempDir('mcp-gate-own-home-'));
+    const home = path.join(base, 'home');
+    const own = path.join(base, 'own');
+    const outside = path.join(base, 'outside');
+    const workspace = path.join(home, 'project'); // inside HOME: its mount point is made in the own home
+    for (const d of [path.join(home, '.ssh'), own, outside, workspace, path.join(base, 'cache')]) fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(home, '.ssh', 'id_test'), 'PRIVATE KEY');
+    const run = async (script: string, caches: SandboxInput['profile']['caches']): Promise<{ code: number | null; out: string; err: string }> => {
+      const c = buildSandbox({
+        launch: { executable: '/bin/sh', argv: ['-c', script], cwd: workspace, env: { PATH: '/usr/bin:/bin', HOME: home } },
+        workspace,
+        overlays: [],
+        profile: { network: false, unixSockets: false, extraRead: [], extraWrite: [], caches, home, ownHome: own, limits: DEFAULT_LIMITS },
+      }, available);
+      assert.match(c.description.text, /its own home, kept between its starts/);
+      assert.ok(!c.description.empty.includes(home), 'HOME is not an empty tmpfs');
+      const child = spawnContained(c);
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      return { code, out, err };
+    };
+    // First start: it keeps state under ~/.config, and leaves a link (its text names a host folder) where a cache
+    // that does not exist yet would be shown.
+    const first = await run(`ls -A "$HOME"; mkdir -p "$HOME/.config/srv" && echo first-start > "$HOME/.config/srv/state" && ln -s ${outside} "$HOME/.cache"`, []);
+    assert.equal(first.code, 0, first.err);
+    assert.doesNotMatch(first.out, /\.ssh/, 'the real home is not shown');
+    assert.equal(fs.readFileSync(path.join(own, '.config', 'srv', 'state'), 'utf8'), 'first-start\n');
+    assert.equal(fs.existsSync(path.join(home, '.config')), false, 'nothing written in the real home');
+    // Second start, now with a cache at ~/.cache/tool: the link is removed before bwrap makes the mount point.
+    const second = await run('cat "$HOME/.config/srv/state"; ls -A "$HOME/.cache"; touch "$HOME/.cache/tool/entry"', [{ source: path.join(base, 'cache'), target: '~/.cache/tool' }]);
+    assert.equal(second.code, 0, second.err);
+    assert.match(second.out, /^first-start\ntool\n$/, 'its state is there at its next start, and the cache is where it belongs');
+    assert.ok(fs.lstatSync(path.join(own, '.cache')).isDirectory(), 'the link was replaced by a folder');
+    assert.deepEqual(fs.readdirSync(outside), [], 'nothing made through the link');
+    assert.ok(fs.existsSync(path.join(base, 'cache', 'entry')), 'the cache is the bound one');
+    // An own home that overlaps the workspace is refused.
+    assert.throws(() => buildSandbox({ launch: { executable: '/bin/sh', argv: [], cwd: workspace, env: {} }, workspace, overlays: [], profile: { network: false, unixSockets: false, extraRead: [], extraWrite: [], caches: [], home, ownHome: workspace, limits: DEFAULT_LIMITS } }, available), /overlap/);
+  });
+
   it('orders mounts parent first: /tmp and HOME tmpfs before a workspace inside them, overlays after the workspace', () => {
     const s = stage();
     const c = buildSandbox(s.input(false), available);
