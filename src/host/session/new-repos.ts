@@ -2,11 +2,17 @@
 // server starts is read-only to it (src/host/contain.ts protectedPaths), but a new one cannot be mounted over before
 // it exists, and git obeys what it finds there — VS Code's git extension opens a repository that appears in the
 // workspace by itself about half a second later and runs `git status`, whose `core.fsmonitor` is a program. So,
-// while a contained server runs, its workspace's folders are watched (inotify, one watch a folder; not inside
-// `node_modules` or a `.git`), and a `.git` that appears is looked at at once and again at each change inside it:
-// one that can make git run something — a config key outside a short list of inert ones, a hook, a `gitdir:` or a
-// link to a place that is not a repository that was already there — is moved aside (`.git.held-by-mcp-gate`), which
-// no git and no editor takes for a repository, and the log says so. A plain `git init` or `git clone` stays.
+// while a contained server runs, its workspace's folders are watched (inotify, one watch a folder, `node_modules`
+// included; not inside a `.git`), and a `.git` that appears — or a `.git` that was there, replaced by another (its
+// inode) — is looked at at once and again at each change inside it: one that can make git run something — a config
+// key outside a short list of inert ones, a hook, a config or gitdir: file that is also another file (a hard link
+// written through its other name), a `gitdir:` or a link to a place that is not a repository that was already there
+// — is moved aside (`.git.held-by-mcp-gate`), which no git and no editor takes for a repository, and the log says
+// so. A folder git takes for a repository by its shape alone (`HEAD`, `objects/`, `refs/`: a bare repository, which
+// git finds with safe.bareRepository at its default) is looked at the same way when an entry of that shape appears
+// or changes in it, and held by moving its `HEAD` aside. Past the watch budget (a server can make more folders than
+// that) the whole workspace is looked through again every few seconds while it runs. A plain `git init` or `git
+// clone` stays.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -19,9 +25,16 @@ const INERT_KEYS = [
   /^submodule\..+\.(url|active|branch)$/,
   /^(user\.(name|email)|init\.defaultbranch|pull\.(rebase|ff)|push\.(default|autosetupremote)|extensions\.(objectformat|refstorage|noop)|lfs\.repositoryformatversion|gc\.auto)$/,
 ];
-/** Folders watched at most for one server (each an inotify watch): beyond, a new repository is looked for at its stop. */
+/** Folders watched at most for one server (each an inotify watch): beyond, the workspace is looked through again every few seconds. */
 export const MAX_REPO_WATCHES = 20_000;
-const SKIP = new Set(['node_modules', '.git']);
+/** The look-through past the budget: the next one waits this long at least, and ten times the last one's duration. */
+export const SWEEP_EVERY_MS = 2000;
+/** Folders one look-through reads at most (beyond, what is deeper is said in `problem`). */
+const MAX_SWEEP_FOLDERS = 500_000;
+const SKIP = new Set(['.git']);
+/** The entries that make a folder a repository by its shape (git's is_git_directory), and those git obeys in one. */
+const SHAPE = ['HEAD', 'objects', 'refs'];
+const GIT_DIR_ENTRIES = new Set([...SHAPE, 'config', 'hooks', 'commondir', 'config.worktree']);
 export const HELD_SUFFIX = '.held-by-mcp-gate';
 
 /**
@@ -39,6 +52,7 @@ export async function gitRisk(gitPath: string, known: ReadonlySet<string>): Prom
   if (st.isSymbolicLink()) return 'it is a link, which makes git use whatever it points to';
   if (st.isFile()) {
     if (st.size > 4096) return 'it is a file too large to be a gitdir: line';
+    if (st.nlink > 1) return 'it is also another file (a hard link), which can change it unseen';
     const m = /^gitdir: (.+?)\s*$/m.exec(fs.readFileSync(gitPath, 'utf8'));
     if (!m) return undefined;                           // not a gitdir: file: git does not take it for a repository
     const target = path.resolve(path.dirname(gitPath), m[1]);
@@ -52,6 +66,12 @@ export async function gitRisk(gitPath: string, known: ReadonlySet<string>): Prom
     return `its gitdir: names ${m[1]}, which is not a repository that was there before the server started`;
   }
   if (!st.isDirectory()) return undefined;
+  return gitDirRisk(gitPath);
+}
+
+/** Why git could run something from the git folder `dir` (a `.git`, or a folder of a bare repository's shape). */
+export async function gitDirRisk(dir: string): Promise<string | undefined> {
+  const gitPath = dir;
   for (const name of ['commondir', 'config.worktree']) {
     if (fs.existsSync(path.join(gitPath, name))) return `it has a ${name} file`;
   }
@@ -69,6 +89,7 @@ export async function gitRisk(gitPath: string, known: ReadonlySet<string>): Prom
   try {
     const c = fs.lstatSync(config);
     if (c.isSymbolicLink()) return 'its config is a link';
+    if (c.nlink > 1) return 'its config is also another file (a hard link), which can change it unseen';
     size = c.size;
   } catch {
     return undefined;                                   // no config (yet): looked at again when it is written
@@ -100,34 +121,102 @@ function configKeys(file: string): Promise<string[] | undefined> {
 
 export interface HeldRepository { rel: string; heldAs: string; why: string }
 
+/** The identity of an entry (device and inode), or undefined when it is gone. */
+function idOf(p: string): string | undefined {
+  try {
+    const st = fs.lstatSync(p);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a folder's entries give it a bare repository's shape (HEAD, objects, refs). */
+const hasShape = (names: ReadonlySet<string>): boolean => SHAPE.every((n) => names.has(n));
+
+/** What a bare-shaped folder is now, for telling whether it changed: the ids and sizes of what git obeys in it. */
+function shapeSignature(dir: string): string {
+  const part = (name: string) => {
+    try {
+      const st = fs.lstatSync(path.join(dir, name));
+      return `${st.ino}:${st.size}:${st.mtimeMs}:${st.nlink}`;
+    } catch {
+      return '-';
+    }
+  };
+  let hooks: string[] = [];
+  try {
+    hooks = fs.readdirSync(path.join(dir, 'hooks')).sort();
+  } catch {
+    // none
+  }
+  return [...GIT_DIR_ENTRIES].map(part).join('|') + '|' + hooks.join('/');
+}
+
 /**
- * Watches `project` while a contained server runs; calls `held` for each new `.git` moved aside. `stop()` looks
+ * Watches `project` while a contained server runs; calls `held` for each new repository moved aside. `stop()` looks
  * through the folders once more (what no watch saw) before it resolves.
  */
-export function watchNewRepositories(project: string, held: (h: HeldRepository) => void): { stop(): Promise<void>; problem?: string } {
-  const watches = new Map<string, fs.FSWatcher>();
-  const before = new Set<string>();                     // `.git` entries there at the start (read-only to the server)
+export function watchNewRepositories(project: string, held: (h: HeldRepository) => void, budget = MAX_REPO_WATCHES): { stop(): Promise<void>; problem?: string } {
+  const watches = new Map<string, { w: fs.FSWatcher; id?: string }>(); // by path, with the folder's id when watched
+  const before = new Map<string, string>();             // `.git` entries there at the start (read-only to it), by id
+  const beforeShape = new Map<string, string>();        // bare-shaped folders there at the start, by signature
   const known = new Set<string>();                      // their real paths, and the workspace's own
   let problem: string | undefined;
   let stopped = false;
+  let sweeping: NodeJS.Timeout | undefined;
   const pending = new Set<Promise<void>>();
+  const rel = (p: string) => path.relative(project, p).split(path.sep).join('/') || '.';
+
+  const hold = (p: Promise<void>): void => {
+    const q = p.catch(() => undefined);
+    pending.add(q);
+    void q.finally(() => pending.delete(q));
+  };
+  const moveAside = (what: string, shown: string, why: string): void => {
+    let heldAs = `${what}${HELD_SUFFIX}`;
+    for (let i = 2; fs.existsSync(heldAs); i++) heldAs = `${what}${HELD_SUFFIX}-${i}`;
+    try {
+      fs.renameSync(what, heldAs);
+    } catch {
+      return;                                           // gone or moved already
+    }
+    // A held .git folder keeps a repository's shape: its HEAD goes aside too, so that git run in it (opening the
+    // held folder in an editor to look at it) does not take it for a bare repository.
+    try {
+      if (fs.lstatSync(heldAs).isDirectory()) fs.renameSync(path.join(heldAs, 'HEAD'), path.join(heldAs, `HEAD${HELD_SUFFIX}`));
+    } catch {
+      // no HEAD in it
+    }
+    held({ rel: rel(shown), heldAs: rel(heldAs), why });
+  };
 
   const consider = (gitPath: string): void => {
-    if (before.has(gitPath) || stopped) return;
-    const p = (async () => {
+    if (stopped) return;
+    const was = before.get(gitPath);
+    if (was !== undefined && was === idOf(gitPath)) return;
+    hold((async () => {
       const why = await gitRisk(gitPath, known);
-      if (!why) return;
-      let heldAs = `${gitPath}${HELD_SUFFIX}`;
-      for (let i = 2; fs.existsSync(heldAs); i++) heldAs = `${gitPath}${HELD_SUFFIX}-${i}`;
-      try {
-        fs.renameSync(gitPath, heldAs);
-      } catch {
-        return;                                         // gone or moved already
-      }
-      held({ rel: path.relative(project, gitPath).split(path.sep).join('/'), heldAs: path.relative(project, heldAs).split(path.sep).join('/'), why });
-    })().catch(() => undefined);
-    pending.add(p);
-    void p.finally(() => pending.delete(p));
+      if (why) moveAside(gitPath, gitPath, why);
+    })());
+  };
+
+  // A folder that has (or gets) a bare repository's shape: held by moving its HEAD aside, which git needs to take it
+  // for one. One that was there at the start is looked at only once it changed.
+  const considerShape = (dir: string): void => {
+    if (stopped) return;
+    let names: Set<string>;
+    try {
+      names = new Set(fs.readdirSync(dir));
+    } catch {
+      return;
+    }
+    if (!hasShape(names)) return;
+    if (beforeShape.get(dir) === shapeSignature(dir)) return;
+    hold((async () => {
+      const why = await gitDirRisk(dir);
+      if (why) moveAside(path.join(dir, 'HEAD'), dir, `git takes it for a repository by its shape (HEAD, objects, refs) and ${why}`);
+    })());
   };
 
   const watchGit = (gitPath: string): void => {
@@ -139,50 +228,89 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
       try {
         const w = fs.watch(d, { persistent: false }, () => { watchGit(gitPath); consider(gitPath); });
         w.on('error', () => undefined);
-        watches.set(d, w);
+        watches.set(d, { w });
       } catch {
         // not a folder (a gitdir: file) or gone
       }
     }
   };
 
+  const overBudget = (): void => {
+    problem ??= `more than ${budget.toLocaleString('en-US')} folders: the rest is looked through every few seconds while it runs, and once more when it stops`;
+    if (sweeping || stopped) return;
+    const next = (wait: number) => {
+      sweeping = setTimeout(() => {
+        const t0 = Date.now();
+        sweep();
+        if (!stopped) next(Math.max(SWEEP_EVERY_MS, 10 * (Date.now() - t0)));
+      }, wait);
+      sweeping.unref();
+    };
+    next(SWEEP_EVERY_MS);
+  };
+
   const add = (dir: string, atStart: boolean): void => {
-    if (watches.has(dir) || stopped) return;
-    if (watches.size >= MAX_REPO_WATCHES) {
-      problem ??= `more than ${MAX_REPO_WATCHES} folders: a repository made deeper is looked for when the server stops`;
+    if (stopped) return;
+    const id = idOf(dir);
+    if (id === undefined) return;                       // gone again
+    const had = watches.get(dir);
+    if (had) {
+      if (had.id === id) return;
+      had.w.close();                                    // the folder once here was moved away (its watch went with it)
+      watches.delete(dir);
+    }
+    if (watches.size >= budget) {
+      overBudget();
       return;
     }
     let w: fs.FSWatcher;
     try {
       w = fs.watch(dir, { persistent: false }, (_e, name) => {
         if (name === null) return;
-        const entry = path.join(dir, name.toString());
-        if (name.toString() === '.git') {
+        if (watches.get(dir)?.w !== w) return;          // replaced: this watch follows a folder moved elsewhere
+        if (idOf(dir) !== id) {
+          add(dir, false);                              // what is at this path now is another folder
+          return;
+        }
+        const n = name.toString();
+        const entry = path.join(dir, n);
+        if (n === '.git') {
           watchGit(entry);
           consider(entry);
-        } else if (!SKIP.has(name.toString())) {
+          return;
+        }
+        if (GIT_DIR_ENTRIES.has(n)) considerShape(dir);
+        if (path.basename(dir) === 'hooks') considerShape(path.dirname(dir));
+        if (!SKIP.has(n)) {
           let st: fs.Stats | undefined;
           try { st = fs.lstatSync(entry); } catch { /* gone */ }
           if (st?.isDirectory()) add(entry, false);
         }
       });
     } catch (e) {
-      problem ??= `${path.relative(project, dir) || '.'} cannot be watched (${(e as Error).message})`;
+      problem ??= `${rel(dir)} cannot be watched (${(e as Error).message})`;
+      overBudget();
       return;
     }
     w.on('error', () => undefined);
-    watches.set(dir, w);
+    watches.set(dir, { w, id });
     let entries: fs.Dirent[] = [];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
     } catch {
       return;
     }
+    const names = new Set(entries.map((e) => e.name));
+    if (hasShape(names)) {
+      if (atStart) beforeShape.set(dir, shapeSignature(dir));
+      else considerShape(dir);
+    }
     for (const e of entries) {
       const p = path.join(dir, e.name);
       if (e.name === '.git') {
         if (atStart) {
-          before.add(p);
+          const id = idOf(p);
+          if (id) before.set(p, id);
           try { known.add(fs.realpathSync(p)); } catch { /* a broken link */ }
         } else {
           watchGit(p);
@@ -192,25 +320,37 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     }
   };
 
-  add(project, true);
-  const sweep = (dir: string, depth: number): void => {
-    if (depth > 64) return;
-    let entries: fs.Dirent[] = [];
-    try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
-    for (const e of entries) {
-      const p = path.join(dir, e.name);
-      if (e.name === '.git') consider(p);
-      else if (e.isDirectory() && !SKIP.has(e.name)) sweep(p, depth + 1);
+  // Every folder once, without a depth bound (an explicit stack): each `.git` and each bare-shaped folder considered.
+  const sweep = (): void => {
+    const stack = [project];
+    let read = 0;
+    while (stack.length) {
+      const dir = stack.pop()!;
+      if (++read > MAX_SWEEP_FOLDERS) {
+        problem ??= `more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders: not all looked through`;
+        return;
+      }
+      let entries: fs.Dirent[] = [];
+      try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { continue; }
+      if (hasShape(new Set(entries.map((e) => e.name)))) considerShape(dir);
+      for (const e of entries) {
+        const p = path.join(dir, e.name);
+        if (e.name === '.git') consider(p);
+        else if (e.isDirectory() && !SKIP.has(e.name)) stack.push(p);
+      }
     }
   };
+
+  add(project, true);
   return {
     problem,
     stop: async () => {
       if (stopped) return;
-      sweep(project, 0);                                // what no watch saw (an event lost, a folder over the budget)
+      if (sweeping) clearTimeout(sweeping);
+      sweep();                                          // what no watch saw (an event lost, a folder over the budget)
       await Promise.all([...pending]);
       stopped = true;
-      for (const w of watches.values()) w.close();
+      for (const { w } of watches.values()) w.close();
       watches.clear();
     },
   };

@@ -78,10 +78,11 @@ describe('a git repository a contained server makes (new-repos)', function () {
       assert.ok(fs.existsSync(path.join(root, 'hooked/.git')), 'an empty hooks folder holds nothing');
       fs.writeFileSync(path.join(root, 'hooked/.git/hooks/post-checkout'), '#!/bin/sh\n', { mode: 0o755 });
       assert.ok(await until(() => held.some((h) => h.rel === 'hooked/.git')), JSON.stringify(held));
-      // prepared where nothing is watched (node_modules) and moved in whole: a folder holding one, and a .git itself
-      writeFiles(root, { 'node_modules/x/prep/.git/HEAD': 'ref: refs/heads/main\n', 'node_modules/x/prep/.git/config': evil, 'node_modules/x/g/config': evil });
-      fs.renameSync(path.join(root, 'node_modules/x/prep'), path.join(root, 'src/prep'));
-      fs.renameSync(path.join(root, 'node_modules/x/g'), path.join(root, 'src/a/.git'));
+      // prepared where nothing is watched (outside the workspace) and moved in whole: a folder holding one, and a .git itself
+      const elsewhere = fs.realpathSync(tempDir('mcp-gate-repos-prep-'));
+      writeFiles(elsewhere, { 'prep/.git/HEAD': 'ref: refs/heads/main\n', 'prep/.git/config': evil, 'g/config': evil });
+      fs.renameSync(path.join(elsewhere, 'prep'), path.join(root, 'src/prep'));
+      fs.renameSync(path.join(elsewhere, 'g'), path.join(root, 'src/a/.git'));
       assert.ok(await until(() => held.some((h) => h.rel === 'src/prep/.git') && held.some((h) => h.rel === 'src/a/.git')), JSON.stringify(held));
       // git run there now obeys nothing of it
       fs.writeFileSync(path.join(root, 'src/a/b/c/f'), 'x');
@@ -99,8 +100,7 @@ describe('a git repository a contained server makes (new-repos)', function () {
     await w.stop();
     assert.ok(fs.existsSync(path.join(root, 'src/plain/.git/config')), 'git init stays');
     assert.deepEqual(held.map((h) => h.rel).sort(), ['hooked/.git', 'later/.git', 'src/a/.git', 'src/a/b/c/.git', 'src/prep/.git']);
-    // stop() looks through the folders once more: one made inside node_modules is not the watch's, but one made
-    // after the watches closed and before stop() is seen by that sweep
+    // stop() looks through the folders once more: one made after the watches closed and before stop() is seen by that sweep
     const late = watchNewRepositories(root, (h) => held.push(h));
     writeFiles(root, { 'late/.git/config': evil });
     await late.stop();
@@ -111,6 +111,57 @@ describe('a git repository a contained server makes (new-repos)', function () {
     fs.mkdirSync(path.join(root, 'ctl/.git/refs'));
     spawnSync('git', ['-C', path.join(root, 'ctl'), 'status'], { encoding: 'utf8' });
     assert.ok(fs.existsSync(marker), 'control: git runs core.fsmonitor from a repository like the ones moved aside');
+    fs.rmSync(marker);
+  });
+
+  it('the shapes a red team used: a bare repository made of an existing folder, a .git replaced by renaming its folder, a config written through a hard link, one in node_modules, and more folders than the watch budget', async () => {
+    const root = fs.realpathSync(tempDir('mcp-gate-repos-rt-'));
+    const marker = path.join(root, '..', `${path.basename(root)}-fsmonitor-ran`);
+    const evil = `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${marker}; false"\n`;
+    writeFiles(root, { 'src/index.js': '', 'lib/.git/HEAD': 'ref: refs/heads/main\n', 'lib/.git/config': '[core]\n\tbare = false\n', 'notes/cfg.txt': '[core]\n\tbare = false\n', 'node_modules/mylib/index.js': '', 'fixture.git/HEAD': 'ref: refs/heads/main\n', 'fixture.git/config': '[core]\n\tbare = true\n' });
+    for (const d of ['lib/.git/objects', 'lib/.git/refs', 'fixture.git/objects', 'fixture.git/refs']) fs.mkdirSync(path.join(root, d));
+    const held: HeldRepository[] = [];
+    const w = watchNewRepositories(root, (h) => held.push(h), 200);
+    try {
+      // a bare repository made of a folder that was there (nothing named .git)
+      writeFiles(root, { 'src/HEAD': 'ref: refs/heads/main\n', 'src/config': `${evil}\tworktree = .\n` });
+      fs.mkdirSync(path.join(root, 'src/objects'));
+      fs.mkdirSync(path.join(root, 'src/refs'));
+      assert.ok(await until(() => held.some((h) => h.rel === 'src')), JSON.stringify(held));
+      assert.ok(fs.existsSync(path.join(root, `src/HEAD${HELD_SUFFIX}`)) && !fs.existsSync(path.join(root, 'src/HEAD')));
+      // the repository that was there moved away with its folder, and a new one made at its path
+      fs.renameSync(path.join(root, 'lib'), path.join(root, 'lib-old'));
+      writeFiles(root, { 'lib/.git/HEAD': 'ref: refs/heads/main\n', 'lib/.git/config': evil });
+      assert.ok(await until(() => held.some((h) => h.rel === 'lib/.git')), JSON.stringify(held));
+      // a harmless config that is a hard link to another workspace file, changed later through that file
+      writeFiles(root, { 'hl/.git/HEAD': 'ref: refs/heads/main\n' });
+      fs.linkSync(path.join(root, 'notes/cfg.txt'), path.join(root, 'hl/.git/config'));
+      assert.ok(await until(() => held.some((h) => h.rel === 'hl/.git' && /hard link/.test(h.why))), JSON.stringify(held));
+      // in node_modules
+      writeFiles(root, { 'node_modules/mylib/.git/HEAD': 'ref: refs/heads/main\n', 'node_modules/mylib/.git/config': evil });
+      assert.ok(await until(() => held.some((h) => h.rel === 'node_modules/mylib/.git')), JSON.stringify(held));
+      // more folders than the budget (200 here), then one deep below them: found by the look-through while it runs
+      for (let i = 0; i < 300; i++) fs.mkdirSync(path.join(root, 'many', String(i)), { recursive: true });
+      let deep = path.join(root, 'many', '299');
+      for (let i = 0; i < 80; i++) deep = path.join(deep, 'd');
+      writeFiles(deep, { '.git/HEAD': 'ref: refs/heads/main\n', '.git/config': evil });
+      assert.ok(await until(() => held.some((h) => h.rel.endsWith('/d/.git')), 8000), JSON.stringify(held));
+      // a bare repository that was there (a test fixture) is left alone while nobody changes it
+      assert.ok(fs.existsSync(path.join(root, 'fixture.git/HEAD')));
+    } finally {
+      await w.stop();
+    }
+    assert.ok(fs.existsSync(path.join(root, 'lib-old/.git/config')), 'the repository that was there is not the watch\'s');
+    for (const d of ['src', 'lib', 'hl', path.join('node_modules', 'mylib')]) {
+      spawnSync('git', ['-C', path.join(root, d), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
+    }
+    assert.equal(fs.existsSync(marker), false, 'git ran a held repository\'s fsmonitor');
+    // control: git takes such a folder for a repository and runs its fsmonitor
+    writeFiles(root, { 'ctl/HEAD': 'ref: refs/heads/main\n', 'ctl/config': `${evil}\tworktree = .\n` });
+    fs.mkdirSync(path.join(root, 'ctl/objects'));
+    fs.mkdirSync(path.join(root, 'ctl/refs'));
+    spawnSync('git', ['-C', path.join(root, 'ctl'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
+    assert.ok(fs.existsSync(marker), 'control: git runs core.fsmonitor from a bare-shaped folder');
     fs.rmSync(marker);
   });
 });
