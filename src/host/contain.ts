@@ -129,11 +129,18 @@ function moveOldCacheDir(home: string, env: Readonly<Record<string, string | und
 export const HOST_PROTECTED_IN_WORKSPACE = ['.git', '.envrc', '.idea', '.devcontainer', '.husky', 'lefthook.yml', '.lefthook.yml', 'lefthook-local.yml', '.lefthook-local.yml', '.lefthook', '.pre-commit-config.yaml', '.simple-git-hooks.json', '.simple-git-hooks.js', '.simple-git-hooks.cjs', 'simple-git-hooks.json', '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml', '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs', 'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs'];
 
 /**
+ * What agents read as instructions by themselves, in the root and in any folder of a monorepo (Codex and Claude Code
+ * read the nested ones for the files below them; VS Code's Copilot applies its instruction files unasked): a
+ * contained server that writes them would speak to every later agent session in your name.
+ */
+export const AGENT_INSTRUCTIONS = ['AGENTS.md', 'AGENT.md', 'CLAUDE.md', 'CLAUDE.local.md', 'GEMINI.md', '.cursorrules', '.windsurfrules', '.clinerules', '.github/copilot-instructions.md', '.github/instructions', '.github/prompts', '.github/chatmodes', '.github/agents'];
+
+/**
  * The workspace entries a contained server must not write, built from `tools` (each tool's repository sources and
  * the folders its adapter names: VS Code's tasks and settings, Claude Code's .claude, …) and the host's own.
  */
 export function protectedInWorkspace(tools: Parameters<typeof workspaceProtection>[0] = TOOLS): string[] {
-  return [...new Set([...HOST_PROTECTED_IN_WORKSPACE, ...workspaceProtection(tools)])];
+  return [...new Set([...HOST_PROTECTED_IN_WORKSPACE, ...AGENT_INSTRUCTIONS, ...workspaceProtection(tools)])];
 }
 
 /**
@@ -586,9 +593,10 @@ export function optOutWhere(e: SandboxEntry): string {
   return `${e.origin.file}${e.origin.line ? `:${e.origin.line}` : ''}`;
 }
 
-/** The workspace walked once per start: every nested .git (and what it names) and every Unix socket file in it. */
+/** The workspace walked once per start: every nested .git (and what it names), every entry tools obey in a folder of it, and every Unix socket file in it. */
 function scanWorkspace(project: string): ReturnType<typeof nestedGitPaths> {
-  const nested = nestedGitPaths(project);
+  // What tools obey in a monorepo's folders too (a nested .vscode, .claude, AGENTS.md, .envrc…); .git is walked as such.
+  const nested = nestedGitPaths(project, PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'));
   if (nested.truncated) throw new ContainRefused(`the workspace ${project} holds more than ${MAX_NESTED_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every .git a contained server must not write; open a smaller folder as the workspace`);
   return nested;
 }

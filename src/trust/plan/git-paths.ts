@@ -101,14 +101,16 @@ export const MAX_NESTED_WALK = 200_000;
 
 /**
  * Every `.git` below the workspace's own (a nested repository, a submodule's or worktree's `gitdir:` file, a
- * vendored checkout), with what each one's configuration names for git to run, and the folder a `gitdir:` file
- * points to when it lies in the workspace: git run there by the user, VS Code or an agent obeys them. Links are
- * not followed; `node_modules` folders are not walked (git, VS Code and agents do not look for repositories
- * there); the workspace's own `.git` is not walked. The same walk lists the Unix socket files it meets
- * (`sockets`: a contained server may make Unix sockets only while none it did not make is visible to it).
- * `truncated` when the walk met its bound.
+ * vendored checkout, a git dependency in `node_modules`), with what each one's configuration names for git to run,
+ * and the folder a `gitdir:` file points to when it lies in the workspace: git run there by the user, VS Code (a
+ * file of it opened in an editor) or an agent obeys them. Also every entry named in `nested` below the workspace's
+ * root (outside `node_modules`): what tools obey in a folder of a monorepo as in the root (`.vscode`, `.claude`,
+ * `AGENTS.md`, `.envrc`…; an entry with a `/` such as `.github/copilot-instructions.md` is looked for under its
+ * first part). Links are not followed; in `node_modules` only `.git` and sockets are looked for; the workspace's own
+ * `.git` is not walked. The same walk lists the Unix socket files it meets (`sockets`: a contained server may make
+ * Unix sockets only while none it did not make is visible to it). `truncated` when the walk met its bound.
  */
-export function nestedGitPaths(workspace: string): { paths: string[]; sockets: string[]; truncated: boolean; socketsTruncated: boolean } {
+export function nestedGitPaths(workspace: string, nested: readonly string[] = []): { paths: string[]; sockets: string[]; truncated: boolean; socketsTruncated: boolean } {
   const out = new Set<string>();
   const sockets: string[] = [];
   const ownGit = path.join(workspace, '.git');
@@ -116,13 +118,19 @@ export function nestedGitPaths(workspace: string): { paths: string[]; sockets: s
   const obeyed = (gitDir: string, worktree: string) => {
     for (const p of gitExecutedPaths(workspace, worktree, gitDir)) out.add(p);
   };
-  // [folder, in node_modules or a .git (searched for sockets only)]
-  const queue: [string, boolean][] = [[workspace, false]];
+  // The nested names by their first part: '' for the entry itself, else what to look for below it.
+  const byFirst = new Map<string, string[]>();
+  for (const n of nested) {
+    const [first, ...rest] = n.split('/');
+    byFirst.set(first, [...(byFirst.get(first) ?? []), rest.join('/')]);
+  }
+  // [folder, what is looked for there: 'all' (the workspace), 'modules' (.git and sockets), 'sockets' (in a .git)]
+  const queue: [string, 'all' | 'modules' | 'sockets'][] = [[workspace, 'all']];
   let entries = 0;
   let all = 0;
   let socketsTruncated = false;
   while (queue.length) {
-    const [dir, socketsOnly] = queue.pop()!;
+    const [dir, mode] = queue.pop()!;
     let list: fs.Dirent[];
     try {
       list = fs.readdirSync(dir, { withFileTypes: true });
@@ -132,20 +140,20 @@ export function nestedGitPaths(workspace: string): { paths: string[]; sockets: s
     for (const d of list) {
       if (++all > MAX_SOCKET_WALK) {
         socketsTruncated = true;
-        if (socketsOnly) break;
+        if (mode !== 'all') break;
       }
-      if (!socketsOnly && ++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), sockets, truncated: true, socketsTruncated: true };
+      if (mode === 'all' && ++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), sockets, truncated: true, socketsTruncated: true };
       const abs = path.join(dir, d.name);
       if (d.isSocket()) {
         sockets.push(abs);
         continue;
       }
-      if (!socketsOnly && d.name === '.git') {
+      if (mode !== 'sockets' && d.name === '.git') {
         if (dir === workspace) continue; // the workspace's own: hidden or protected as itself (its modules too)
         out.add(abs);
         if (d.isDirectory()) {
           obeyed(abs, dir);
-          if (!socketsTruncated) queue.push([abs, true]); // git's fsmonitor socket lives there
+          if (!socketsTruncated) queue.push([abs, 'sockets']); // git's fsmonitor socket lives there
         } else if (d.isFile()) {
           const target = gitdirOf(abs);
           if (target && within(workspace, target) && target !== workspace && !within(ownGit, target)) out.add(target);
@@ -154,8 +162,15 @@ export function nestedGitPaths(workspace: string): { paths: string[]; sockets: s
         }
         continue;
       }
-      if (d.isDirectory() && !socketsTruncated) queue.push([abs, socketsOnly || d.name === 'node_modules']);
-      else if (d.isDirectory() && !socketsOnly && d.name !== 'node_modules') queue.push([abs, false]);
+      if (mode === 'all' && dir !== workspace && byFirst.has(d.name) && !d.isSymbolicLink()) {
+        for (const rest of byFirst.get(d.name)!) {
+          const p = rest ? path.join(abs, rest) : abs;
+          if (!rest || fs.existsSync(p)) out.add(p);
+        }
+      }
+      if (!d.isDirectory()) continue;
+      const next = mode === 'all' ? (d.name === 'node_modules' ? 'modules' : 'all') : mode;
+      if (next === 'all' || !socketsTruncated) queue.push([abs, next]);
     }
   }
   // Nothing inside the workspace's own .git: it is hidden (or protected whole) already, and a mount inside a hidden

@@ -30,7 +30,7 @@ describe('git paths: what git runs from the worktree', () => {
     const w = writeFiles(path.join(tempDir(), 'w'), { 'a.txt': '1' });
     assert.deepEqual(gitExecutedPaths(w), []);
   });
-  it('every .git below the workspace\'s own: nested repositories with what their config names, gitdir files and their targets; not node_modules, not links', () => {
+  it('every .git below the workspace\'s own: nested repositories with what their config names, gitdir files and their targets, node_modules too; not links', () => {
     const w = writeFiles(path.join(tempDir(), 'w'), {
       '.git/config': '[core]\n',
       'vendor/lib/.git/config': '[core]\n\thooksPath = .githooks\n',
@@ -43,7 +43,21 @@ describe('git paths: what git runs from the worktree', () => {
     fs.symlinkSync(path.join(w, 'vendor'), path.join(w, 'linked'));
     const r = nestedGitPaths(w);
     assert.equal(r.truncated, false);
-    assert.deepEqual(r.paths.map((p) => path.relative(w, p)), ['deep/a/b/c/.git', 'gitdirs/sub', 'mods/sub/.git', 'vendor/lib/.git', 'vendor/lib/.githooks']);
+    assert.deepEqual(r.paths.map((p) => path.relative(w, p)), ['deep/a/b/c/.git', 'gitdirs/sub', 'mods/sub/.git', 'node_modules/dep/.git', 'vendor/lib/.git', 'vendor/lib/.githooks']);
+  });
+  it('entries tools obey, named by the caller, in any folder below the root (not the root, not in node_modules, not through links); a name with a / is looked for under its first part', () => {
+    const w = writeFiles(path.join(tempDir(), 'w'), {
+      'AGENTS.md': 'root one: protected by its own list',
+      'packages/a/AGENTS.md': 'x',
+      'packages/a/.claude/settings.json': '{}',
+      'packages/a/.github/copilot-instructions.md': 'x',
+      'packages/a/.github/workflows/ci.yml': 'x',
+      'packages/b/src/deep/.envrc': 'x',
+      'node_modules/dep/AGENTS.md': 'x',
+    });
+    fs.symlinkSync(path.join(w, 'packages/a/.claude'), path.join(w, 'packages/b/.claude'));
+    const r = nestedGitPaths(w, ['AGENTS.md', '.claude', '.envrc', '.github/copilot-instructions.md', '.github/prompts']);
+    assert.deepEqual(r.paths.map((p) => path.relative(w, p)), ['packages/a/.claude', 'packages/a/.github/copilot-instructions.md', 'packages/a/AGENTS.md', 'packages/b/src/deep/.envrc']);
   });
   it('a submodule whose git folder is inside the workspace\'s own .git: nothing inside that .git is named (it is hidden whole), its config is still read; sockets are found in node_modules and nested .git too', () => {
     const w = writeFiles(path.join(tempDir(), 'w'), {
