@@ -657,7 +657,7 @@ export function containmentWords(server: ServerReport, c: Containment): string[]
     'contained (bubblewrap): the system read-only; HOME its own, kept between its starts, with its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours: your ~/.ssh, ~/.config and other projects are not there); a private /tmp; its own processes (all end when it stops)',
     server.pinned?.pinned.snapshot && server.gated && !server.viaEscapeHatch
       ? `workspace: the workspace as approved, read-only (a copy made from what the approval kept, verified against it; never the live files)${c.extraWrite.length ? '; your extra write paths writable' : ''}`
-      : `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} and the MCP configuration files (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
+      : `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} , agent instructions (AGENTS.md, CLAUDE.md…) and the MCP configuration files, in every folder (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
     networkWords(c),
   ];
   if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing), except its own package folder: a private copy kept between its starts, where what it writes (its data) stays and its approved files are written again at each start');
