@@ -429,6 +429,13 @@ function analyse(
     everything(`${prog} can run any file of the workspace`);
     return dataArgs(0);
   }
+  if (family === 'perl' || family === 'ruby' || family === 'php') {
+    // Perl's `use lib "$FindBin::Bin/../lib"`, Ruby's require_relative and $LOAD_PATH, PHP's include of a computed
+    // path: these interpreters load files MCP Gate neither reads nor guards, so the server runs on the approved
+    // snapshot (the whole workspace as approved; red team 6, case 08: a pulled ../lib/Greet.pm ran). Its entry and
+    // arguments are still named as themselves.
+    everything(`${prog} loads modules along library paths its code computes (MCP Gate neither reads nor guards ${prog}): it runs on the workspace as approved`);
+  }
   if (executable && within(workspace, executable) && family === 'other') {
     everything(`${command} is a workspace program that may run any workspace file`);
     return dataArgs(0);

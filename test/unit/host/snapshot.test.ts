@@ -50,6 +50,13 @@ const SHAPES: { name: string; server: Record<string, unknown>; files: Record<str
     named: 'run.sh',
   },
   {
+    // Perl loads modules along library paths it computes (`use lib "$FindBin::Bin/../lib"`): red team 6, case 08.
+    name: 'a Perl script that starts a Node server',
+    server: { command: 'perl', args: ['${workspaceFolder}/run.pl'] },
+    files: { 'run.pl': 'use FindBin;\nchdir "$FindBin::Bin" or die;\nexec "node", "tools/server.js";\n', 'tools/server.js': SERVER },
+    named: 'run.pl',
+  },
+  {
     name: 'a Node server that runs child processes',
     server: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] },
     files: { 'tools/server.js': SERVER },
