@@ -866,11 +866,34 @@ def _interpreter_data_from(items):
     return None
 
 
+REAL_DIR = '/run/mcp-gate/real/'     # the sandbox's real interpreters, each started by its wrapper with the guard first
+
+
+def _unguarded(items, base):
+    """The real path of an interpreter among items[:2] that would start with no guard: the sandbox's real binary
+    under REAL_DIR, reached by its own path or through /proc/<pid>/exe or a descriptor (red team 6p, case 07)."""
+    for item in items[:2]:
+        try:
+            w = os.fsdecode(item)
+        except TypeError:
+            continue
+        if '/' not in w:
+            continue
+        try:
+            r = os.path.realpath(w if os.path.isabs(w) else os.path.join(base, w))
+        except (TypeError, ValueError):
+            continue
+        if r.startswith(REAL_DIR) or w.startswith(REAL_DIR):
+            return r
+    return None
+
+
 def _check_program(items, cwd):
     try:
         base = os.fsdecode(cwd) if cwd is not None else os.getcwd()
     except (TypeError, OSError):
         base = '.'
+    unguarded = _unguarded(items, base)
     seen = set()
     names = []
     for item in items[:2]:
@@ -878,7 +901,7 @@ def _check_program(items, cwd):
             names.append(os.path.basename(os.fsdecode(item)))
         except TypeError:
             pass
-    runs = any(_RUNS_ITS_ARGUMENTS.match(n) for n in names)
+    runs = unguarded is not None or any(_RUNS_ITS_ARGUMENTS.match(n) for n in names)
     # sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
     scripts = set()
     if any(_re.match(r'^g?sed$|^[gmn]?awk$', n) for n in names):
@@ -890,7 +913,7 @@ def _check_program(items, cwd):
                 scripts.add(a[7:])
             elif a.startswith('-f') and len(a) > 2 and not a.startswith('--'):
                 scripts.add(a[2:])
-    data_from = _interpreter_data_from(items)
+    data_from = None if unguarded is not None else _interpreter_data_from(items)
     for i, item in enumerate(items):
         if data_from is not None and i > data_from:
             break
@@ -921,6 +944,8 @@ def _check_program(items, cwd):
                 _refuse(p, v[1], v[0], v[2], 'spawn')
     # After the files it is given: what it may read besides them must be as approved too.
     reader = _reads_its_own(items, cwd)
+    if reader is None and unguarded is not None:
+        reader = '%s with no guard' % unguarded
     if reader is not None:
         v = _workspace_as_approved()
         if v is not None:
@@ -1084,6 +1109,42 @@ def _started(env):
 def _on_popen(args):      # subprocess.Popen: (executable, args, cwd, env)
     _check_program([args[0]] + _seq(args[1]), args[2])
     _started(args[3] if len(args) > 3 else None)
+    _tls.popen = True                           # its _posixsubprocess.fork_exec is this start
+
+
+def _wrap_fork_exec():
+    """_posixsubprocess.fork_exec raises no audit event: multiprocessing's spawn and forkserver start their
+    interpreters with it. Such a start is checked like any program, and this process counts as having started one
+    (a worker can read a changed file and hand its text back: red team 6p, case 02). The worker gets what this
+    process took in, not the mark of a child that can be fed later: it unpickles its parent's messages by design."""
+    try:
+        import _posixsubprocess
+    except ImportError:
+        return
+    real = _posixsubprocess.fork_exec
+
+    def fork_exec(*a, **k):
+        if getattr(_tls, 'popen', False):
+            _tls.popen = False
+            return real(*a, **k)
+        if not getattr(_tls, 'busy', False):
+            argv = _seq(a[0]) if a else []
+            exe = _seq(a[1])[:1] if len(a) > 1 else []
+            _check_program(exe + argv[1:] if exe else argv, a[4] if len(a) > 4 else None)
+            _took['started'] = True
+            t = _took['in']
+            if t is not None:
+                import json
+                mark = json.dumps([t[0], t[1], t[2], t[3]])
+                env = a[5] if len(a) > 5 else None
+                if env is None:
+                    os.environ[TOOK_IN_VAR] = mark
+                else:
+                    a = list(a)
+                    a[5] = [e for e in env if not os.fsencode(e).startswith(TOOK_IN_VAR.encode() + b'=')] + \
+                        [os.fsencode('%s=%s' % (TOOK_IN_VAR, mark))]
+        return real(*a, **k)
+    _posixsubprocess.fork_exec = fork_exec
 
 
 def _on_exec(args):       # os.exec: (path, args, env); os.posix_spawn: (path, argv, env)
@@ -1102,7 +1163,36 @@ def _on_system(args):     # os.system: (command,) — run by /bin/sh -c
 
 
 def _on_marshal(args):
-    if (_took['in'] is not None or _took['started']) and not _caller_file(2).startswith('<frozen importlib'):
+    # importlib's own bytecode reader (_compile_bytecode: SourcelessFileLoader, whatever the file's name or however
+    # the loader was made, and SourceLoader's caches) names the file the bytes came from: a file inside root or
+    # scratch is checked as code whenever it loads; one outside them is the interpreter's own cache. Bytes handed to
+    # it with no file, or not the file's, are bytes turned into code like any marshal.loads (red team 6p, case 01).
+    try:
+        f = sys._getframe(2)
+    except ValueError:
+        f = None
+    if f is not None and f.f_code.co_name == '_compile_bytecode' and \
+            f.f_code.co_filename.startswith('<frozen importlib'):
+        bp = f.f_locals.get('bytecode_path')
+        if isinstance(bp, (str, bytes)) or hasattr(bp, '__fspath__'):
+            name = os.fsdecode(bp)
+            p = os.path.realpath(name)
+            if _where(p)[0] is None and not _inside_root(name):
+                _links_as_approved(name, p, 'python-import')
+                return
+            try:
+                data = _read(p)
+            except OSError:
+                data = None
+            if data is not None:
+                check(name, data, 'python-import')
+                try:
+                    same = bytes(data[16:]) == bytes(args[0])
+                except Exception:
+                    same = False
+                if same:
+                    return
+    if _took['in'] is not None or _took['started']:
         _after_taking_in('marshal (bytes turned into code after this process took in a file that is not as approved)')
 
 
@@ -1117,7 +1207,97 @@ def _on_find_class(args):
                          'is not as approved)' % (args[0], args[1]))
 
 
+def _on_fork(args):       # os.fork / os.forkpty: the child can read what it likes and hand it back (red team 6p, case 02)
+    _took['started'] = True
+
+
+def _on_ctypes_call(args):
+    """A foreign function looked up or called (libc's open through ctypes raises no `open` event: red team 6p, case
+    03): what it read is not known, so the workspace is checked at the next compile, as after a program start."""
+    _took['started'] = True
+
+
+_DIRS = []
+
+
+def _approved_dirs():
+    if not _DIRS:
+        d = set()
+        for k in list(FILES) + list(LINKS):
+            parts = k.split('/')
+            for i in range(1, len(parts)):
+                d.add('/'.join(parts[:i]))
+        _DIRS.append(d)
+    return _DIRS[0]
+
+
+def _on_listdir(args):
+    """os.listdir / os.scandir (os.walk, glob, pathlib) of a workspace folder: a name that was not there at approval
+    is content the pull brought (a file named by code: red team 6p, case 04), taken in like a changed file's text."""
+    if _took['in'] is not None or BROKEN is not None or not _state['on']:
+        return
+    try:
+        f = sys._getframe(2)                     # importlib's FileFinder lists a folder on sys.path: each file an
+        if f.f_code.co_name == '_fill_cache' and f.f_code.co_filename.startswith('<frozen importlib'):
+            return                               # import loads is checked itself, and the names reach no code
+    except ValueError:
+        pass
+    path = args[0] if args else None
+    if path is None:
+        path = '.'
+    if isinstance(path, int):
+        try:
+            name = _readlink('/proc/self/fd/%d' % path)
+        except OSError:
+            _took['started'] = True              # a folder that cannot be placed: the workspace at the next compile
+            return
+    else:
+        try:
+            name = os.fsdecode(path)
+        except TypeError:
+            return
+    p = os.path.realpath(name)
+    if p != ROOT and not p.startswith(ROOT_PREFIX):
+        return
+    rel = '' if p == ROOT else p[len(ROOT_PREFIX):].replace(os.sep, '/')
+    _tls.busy = True
+    try:
+        try:
+            names = os.listdir(p)
+        except OSError:
+            return
+        dirs = _approved_dirs()
+        for n in sorted(names):
+            r = rel + '/' + n if rel else n
+            if r == '.git' or r in FILES or r in LINKS or r in dirs:
+                continue
+            full = os.path.join(p, n)
+            if full in _own:
+                continue
+            h = ''
+            try:
+                if os.path.isdir(full) and not os.path.islink(full):
+                    if not os.listdir(full):
+                        continue                 # an empty folder: no pull makes one, nothing in it
+                elif os.path.isfile(full) and os.path.getsize(full) <= TAINT_MAX:
+                    with open(full, 'rb') as f:
+                        h = _sha(f.read())
+            except OSError:
+                pass
+            _took_in(full, ('new', r, h))
+            return
+    finally:
+        _tls.busy = False
+
+
 _EVENTS = {
+    'os.fork': _on_fork,
+    'os.forkpty': _on_fork,
+    'ctypes.dlsym': _on_ctypes_call,
+    'ctypes.dlsym/handle': _on_ctypes_call,
+    'ctypes.call_function': _on_ctypes_call,
+    'os.listdir': _on_listdir,
+    'os.scandir': _on_listdir,
     'open': _on_open,
     'compile': _on_compile,
     'marshal.loads': _on_marshal,
@@ -1259,6 +1439,7 @@ def install():
     sys.meta_path.insert(0, _DbmFinder)
     _wrap_readlink()
     _wrap_open()
+    _wrap_fork_exec()
     _state['on'] = True
     _network_shim()
     return True
@@ -1518,7 +1699,13 @@ def _run(o, values):
         if not safe:
             sys.path.insert(0, '')
         g = _fresh_main().__dict__
-        exec(compile(o['command'], '<string>', 'exec', dont_inherit=True, optimize=OPTIMIZE), g)
+        # the interpreter's own command line, not text the process took in (red team 6p, case 06)
+        _tls.busy = True
+        try:
+            code = compile(o['command'], '<string>', 'exec', dont_inherit=True, optimize=OPTIMIZE)
+        finally:
+            _tls.busy = False
+        exec(code, g)
         return
     import runpy
     if o['module'] is not None:
@@ -1623,7 +1810,12 @@ def main(argv):
     except BaseException as e:
         tb = _trim(e.__traceback__)
         e.__traceback__ = tb                     # the program's frames, not the guard's (as python shows it)
-        sys.excepthook(type(e), e, tb)
+        if sys.excepthook is sys.__excepthook__:
+            _tls.busy = True                     # Python's own display parses the lines it shows: not a load
+        try:
+            sys.excepthook(type(e), e, tb)
+        finally:
+            _tls.busy = False
         if inspect:
             os.environ['PYTHONINSPECT'] = '1'
             return

@@ -547,7 +547,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       fs.rmSync(path.join(ws.root, 'spool.txt'), { force: true });
     };
     write(ws.root, { 'plugins/rule.txt': code + '\n' });
-    refused('linecache', /refused to load \S+plugins\/rule\.txt \(plugins\/rule\.txt\): it changed since approval \(exec/);
+    refused('linecache', /refused to load \S+plugins\/rule\.txt \(plugins\/rule\.txt\): it changed since approval\n/);
     db(code);
     refused('attach', /refused to load \S+plugins\.db \(plugins\.db\): it changed since approval \(exec/);
     write(ws.root, { 'inbox.txt': code });
