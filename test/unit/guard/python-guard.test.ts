@@ -561,6 +561,79 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     refused('dangling', /refused to load \S+plugins\/dangling \(plugins\/dangling\): it changed since approval/);
   });
 
+  it('red team 6p: bytecode through a SourcelessFileLoader of any name, a forked or spawned worker\'s read, libc open through ctypes and a new file name listed are refused; a `python -c` child after a README edit is not', () => {
+    const pyc = (src: string): Buffer => {
+      const r = spawnSync(PY, ['-c', 'import sys, marshal, importlib.util\nsys.stdout.buffer.write(importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(sys.argv[1], "greet.py", "exec")))', src]);
+      assert.equal(r.status, 0, String(r.stderr));
+      return r.stdout;
+    };
+    const ws = workspace((w) => ({
+      'server.py': [
+        'import os, sys, subprocess, multiprocessing, importlib.machinery, importlib.util',
+        'def read(p):',
+        '    with open(p) as f:',
+        '        return f.read()',
+        "if __name__ == '__main__':",
+        '    mode = sys.argv[1]',
+        "    if mode == 'bin':",
+        "        ld = importlib.machinery.SourcelessFileLoader('greet', 'plugins/greet.bin')",
+        "        m = importlib.util.module_from_spec(importlib.util.spec_from_loader('greet', ld))",
+        '        ld.exec_module(m)',
+        "        print('APPROVED', m.said)",
+        "    elif mode == 'fork':",
+        '        r, wr = os.pipe()',
+        '        pid = os.fork()',
+        '        if pid == 0:',
+        "            os.write(wr, read('plugins/rule.txt').encode()); os._exit(0)",
+        '        os.close(wr); os.waitpid(pid, 0)',
+        "        print('APPROVED', eval(os.read(r, 65536)))",
+        "    elif mode == 'spawn':",
+        "        with multiprocessing.get_context('spawn').Pool(1) as pool:",
+        "            text = pool.apply(read, ('plugins/rule.txt',))",
+        "        print('APPROVED', eval(text))",
+        "    elif mode == 'ctypes':",
+        '        import ctypes',
+        "        fd = ctypes.CDLL(None).open(b'plugins/rule.txt', 0)",
+        "        print('APPROVED', eval(os.read(fd, 65536)))",
+        "    elif mode == 'names':",
+        "        print('APPROVED', [eval(n) for n in sorted(os.listdir('plugins/names'))])",
+        "    elif mode == 'dash-c':",
+        `        r = subprocess.run([sys.executable, '-S', ${JSON.stringify(GUARD)}, '-c', 'print(2 + 2)'], capture_output=True, text=True)`,
+        "        assert r.stdout == '4\\n', r.stderr",
+        "        print('APPROVED', r.stdout)",
+        '',
+      ].join('\n'),
+      'plugins/greet.bin': pyc("said = 'v1'"),
+      'plugins/rule.txt': "'rule v1'\n",
+      "plugins/names/'a'": '',
+    }));
+    const modes = ['bin', 'fork', 'spawn', 'ctypes', 'names', 'dash-c'];
+    for (const mode of modes) assertRuns(ws, ['server.py', mode], `approved, ${mode}`);
+    // an edit nothing reads: a fixed `python -c` child (compiled from its own command line) still runs
+    fs.appendFileSync(path.join(ws.root, 'README.md'), 'edited after approval\n');
+    for (const mode of ['bin', 'names', 'dash-c']) assertRuns(ws, ['server.py', mode], `README.md edited, ${mode}`);
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# approved\n');
+    const code = `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)`;
+    const refused = (mode: string, rel: string, why: string): void => {
+      const file = path.join(ws.root, rel);
+      const r = run(ws, ['server.py', mode]);
+      assert.notEqual(r.status, 0, `${mode}: ${r.stdout}`);
+      assert.equal(fs.existsSync(ws.marker), false, `${mode}: the changed code ran`);
+      assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${file} (${rel}): ${why}`), `${mode}:\n${r.stderr}`);
+      assert.ok(report(ws).some((l) => l.file === file), `${mode}: reported`);
+      fs.rmSync(ws.report, { force: true });
+      run(ws, ['server.py', mode], false);
+      assert.ok(fs.existsSync(ws.marker), `${mode}: without the guard the changed code runs (control)`);
+      fs.rmSync(ws.marker);
+    };
+    write(ws.root, { 'plugins/rule.txt': code + '\n' });
+    for (const mode of ['fork', 'spawn', 'ctypes']) refused(mode, 'plugins/rule.txt', 'it changed since approval');
+    write(ws.root, { 'plugins/rule.txt': "'rule v1'\n", 'plugins/greet.bin': pyc(code) });
+    refused('bin', 'plugins/greet.bin', 'it changed since approval');
+    write(ws.root, { 'plugins/greet.bin': pyc("said = 'v1'"), [`plugins/names/${code.replace(/\//g, '\\x2f')}`]: '' });
+    refused('names', `plugins/names/${code.replace(/\//g, '\\x2f')}`, 'it is not in what was approved');
+  });
+
   it('a program started with an environment the guard cannot mark (a read-only mapping) is refused, naming why; a dict is fine', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess, types, os\nsubprocess.run(['/bin/true'], env=dict(os.environ))\nprint('APPROVED')\nsubprocess.run(['/bin/true'], env=types.MappingProxyType(dict(os.environ)))\nprint('STARTED UNMARKED')\n",
