@@ -162,7 +162,9 @@ export function prepareGuard(o: {
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
     if (!o.contained) {
       const kind = kindOf(o.executable);
-      const env = { ...o.env, MCP_GATE_GUARD: path.join(dir, 'manifest.json') };
+      const env: Record<string, string> = { ...o.env, MCP_GATE_GUARD: path.join(dir, 'manifest.json') };
+      // Node's compile cache runs bytecode from a folder in place of the text the guard checks: off (see guard.ts).
+      if (kind === 'node') { delete env.NODE_COMPILE_CACHE; env.NODE_DISABLE_COMPILE_CACHE = '1'; }
       const args = kind === 'node' ? [...NODE_FLAGS, '--require', path.join(o.guardDir, NODE_GUARD), ...o.args] : kind === 'python' ? ['-S', path.join(o.guardDir, PYTHON_GUARD), ...o.args] : [...o.args];
       return { executable: o.executable, args, env, binds: [], report, text: 'load guard: in its Node and Python processes (uncontained: a child that clears its environment is not guarded)', cleanup };
     }
@@ -196,6 +198,9 @@ export function prepareGuard(o: {
         `MCP_GATE_GUARD_EXEC=${shellQuote(real)}; export MCP_GATE_GUARD_EXEC`,
         // What Python reads before the guard exists (a bytecode folder the server can write, its home, a startup
         // file): never from the environment. The guard compiles workspace sources itself and writes no bytecode.
+        // Node's compile cache: bytecode from a folder the server can write, run in place of the text the guard
+        // checks (red team 6n, case 05): off in every node, before any of its code runs.
+        ...(kind === 'node' ? ['unset NODE_COMPILE_CACHE', 'NODE_DISABLE_COMPILE_CACHE=1; export NODE_DISABLE_COMPILE_CACHE'] : []),
         ...(kind === 'python' ? ['unset PYTHONHOME PYTHONPYCACHEPREFIX PYTHONPLATLIBDIR PYTHONSTARTUP', 'PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE'] : []),
         `${run} ${guard} "$@"`,
         '',

@@ -305,6 +305,230 @@ function readOnlyMount(p: string): boolean {
   }
 }
 
+// ------------------------------------------------------------------------------------------- native libraries
+// A native library runs code as it loads (ELF constructors), and the dynamic loader loads what it needs by itself:
+// the libraries named in its DT_NEEDED entries, found along its DT_RPATH / DT_RUNPATH ($ORIGIN: its own folder),
+// LD_LIBRARY_PATH and the system's folders. None of those loads reaches process.dlopen. So every library about to
+// be loaded — an addon (process.dlopen), an SQLite extension (node:sqlite's loadExtension), an OpenSSL engine
+// (crypto.setEngine) — is checked like an addon, and its dynamic section is read: each library it needs that is
+// found in a writable place (the workspace, a scratch folder) is checked too, and read in turn (red team 6n, 01–03).
+// One in a writable place that cannot be read as an ELF shared library, or needs what cannot be resolved, is refused.
+
+/** LD_LIBRARY_PATH as the dynamic loader read it when this process started (a later change does not reach it). */
+const START_LIBRARY_PATH = (process.env.LD_LIBRARY_PATH ?? '') === '' ? [] : process.env.LD_LIBRARY_PATH!.split(/[:;]/).map((d) => path.resolve(d));
+const ELF_DEPTH = 8;                                      // libraries needed by libraries needed by … an addon
+const ELF_MAX = 512;                                      // libraries looked at for one load
+
+/** Where the server or the repository can write: the workspace, or a scratch folder not mounted read-only. */
+function writable(p: string): boolean {
+  const cfg = getConfig();
+  if (cfg === null) return !(RUNTIME_PREFIX && p.startsWith(RUNTIME_PREFIX));
+  return p.startsWith(cfg.root) || (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p));
+}
+
+interface ElfDynamic { needed: string[]; rpath: string[]; runpath: string[] }
+
+/**
+ * The dynamic section of an ELF file (32 or 64 bits, little-endian): DT_NEEDED, DT_RPATH and DT_RUNPATH, or a
+ * string saying why it cannot be read. Every offset is bounded by the file's size.
+ */
+export function readElfDynamic(file: string): ElfDynamic | string {
+  let fd: number;
+  try { fd = F.openSync(file, 'r'); } catch (e) { return `cannot be opened (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`; }
+  try {
+    const size = F.fstatSync(fd).size;
+    const at = (off: number, len: number): Buffer | null => {
+      if (!Number.isSafeInteger(off) || off < 0 || len < 0 || off + len > size) return null;
+      const b = Buffer.alloc(len);
+      return F.readSync(fd, b, 0, len, off) === len ? b : null;
+    };
+    const h = at(0, 52);
+    if (!h || h.readUInt32BE(0) !== 0x7f454c46) return 'it is not an ELF file';
+    const is64 = h[4] === 2;
+    if (h[4] !== 1 && h[4] !== 2) return `unknown ELF class ${h[4]}`;
+    if (h[5] !== 1) return h[5] === 2 ? 'a big-endian ELF file, which the guard does not read' : `unknown ELF data encoding ${h[5]}`;
+    const eh = is64 ? at(0, 64) : h;
+    if (!eh) return 'its ELF header is truncated';
+    const num = (b: Buffer, o: number, wide: boolean): number => (wide ? Number(b.readBigUInt64LE(o)) : b.readUInt32LE(o));
+    const phoff = num(eh, is64 ? 32 : 28, is64);
+    const phentsize = eh.readUInt16LE(is64 ? 54 : 42);
+    const phnum = eh.readUInt16LE(is64 ? 56 : 44);
+    if (phnum === 0) return 'it has no program headers';
+    if (phentsize < (is64 ? 56 : 32) || phnum > 4096) return 'its program headers are malformed';
+    const ph = at(phoff, phentsize * phnum);
+    if (!ph) return 'its program headers lie outside the file';
+    const loads: Array<{ vaddr: number; off: number; filesz: number }> = [];
+    let dyn: { off: number; filesz: number } | null = null;
+    for (let i = 0; i < phnum; i++) {
+      const o = i * phentsize;
+      const type = ph.readUInt32LE(o);
+      const off = num(ph, o + (is64 ? 8 : 4), is64);
+      const vaddr = num(ph, o + (is64 ? 16 : 8), is64);
+      const filesz = num(ph, o + (is64 ? 32 : 16), is64);
+      if (type === 1) loads.push({ vaddr, off, filesz });
+      else if (type === 2) dyn = { off, filesz };
+    }
+    if (!dyn) return 'it has no dynamic section (not a shared library)';
+    const entsize = is64 ? 16 : 8;
+    if (dyn.filesz > 1 << 20) return 'its dynamic section is too large';
+    const d = at(dyn.off, dyn.filesz - (dyn.filesz % entsize));
+    if (!d) return 'its dynamic section lies outside the file';
+    const needed: number[] = [], rpath: number[] = [], runpath: number[] = [];
+    let strtab = -1, strsz = -1, ended = false;
+    for (let o = 0; o + entsize <= d.length; o += entsize) {
+      const tag = num(d, o, is64);
+      const val = num(d, o + entsize / 2, is64);
+      if (tag === 0) { ended = true; break; }
+      if (tag === 1) needed.push(val);
+      else if (tag === 5) strtab = val;
+      else if (tag === 10) strsz = val;
+      else if (tag === 15) rpath.push(val);
+      else if (tag === 29) runpath.push(val);
+    }
+    if (!ended) return 'its dynamic section has no end (DT_NULL)';
+    if (needed.length + rpath.length + runpath.length === 0) return { needed: [], rpath: [], runpath: [] };
+    if (strtab < 0 || strsz <= 0) return 'its dynamic section has no string table';
+    // DT_STRTAB is an address: the file offset is found through the segment that holds it.
+    const seg = loads.find((l) => strtab >= l.vaddr && strtab < l.vaddr + l.filesz);
+    if (!seg) return 'its string table lies outside every loaded segment';
+    const tab = at(seg.off + (strtab - seg.vaddr), Math.min(strsz, seg.vaddr + seg.filesz - strtab));
+    if (!tab) return 'its string table lies outside the file';
+    const str = (i: number): string | null => {
+      if (i >= tab.length) return null;
+      const end = tab.indexOf(0, i);
+      return end < 0 ? null : tab.toString('utf8', i, end);
+    };
+    const strs = (list: number[]): string[] | null => {
+      const out: string[] = [];
+      for (const i of list) { const s = str(i); if (s === null) return null; out.push(s); }
+      return out;
+    };
+    const n = strs(needed), rp = strs(rpath), rn = strs(runpath);
+    if (!n || !rp || !rn) return 'a name in its dynamic section lies outside its string table';
+    const split = (l: string[]): string[] => l.flatMap((s) => s.split(':'));
+    return { needed: n, rpath: split(rp), runpath: split(rn) };
+  } catch (e) {
+    return `it cannot be read (${(e as Error).message})`;
+  } finally {
+    F.closeSync(fd);
+  }
+}
+
+function nativeRefusal(p: string, how: string, tail: string): never {
+  const cfg = getConfig();
+  const rel = cfg && p.startsWith(cfg.root) ? p.slice(cfg.root.length).split(path.sep).join('/') : null;
+  refuse({ p, rel, why: cfg && rel !== null && hasOwn(cfg.files, rel) ? 'changed' : 'new', sum: '', how, tail });
+}
+
+/** A search folder of DT_RPATH / DT_RUNPATH with $ORIGIN expanded (each origin), or null when it names another token. */
+function expandSearch(entry: string, origins: string[]): string[] | null {
+  if (!entry.includes('$')) return [path.resolve(entry)];   // relative: to the working folder, as ld.so does
+  const out: string[] = [];
+  for (const o of origins) {
+    const e = entry.replace(/\$\{ORIGIN\}|\$ORIGIN(?![A-Za-z0-9_])/g, o);
+    if (e.includes('$')) return null;
+    out.push(path.resolve(e));
+  }
+  return out;
+}
+
+/** Every file a needed name may be found as in one search folder (glibc's hwcaps subfolders included). */
+function inFolder(dir: string, name: string): string[] {
+  const out = [path.join(dir, name)];
+  const sub = (d: string, depth: number): void => {
+    let list: fs.Dirent[];
+    try { list = F.readdirSync(d, { withFileTypes: true }); } catch { return; }
+    for (const e of list) {
+      if (!e.isDirectory() && !e.isSymbolicLink()) continue;
+      const inHwcaps = path.basename(d) === 'glibc-hwcaps';
+      if (!inHwcaps && !/^(glibc-hwcaps|tls|x86_64|i[3-6]86|haswell|xeon_phi|avx512_1|sse2|aarch64|v[5-8]l?|power\d+|ppc64(le)?|s390x?|z\d+)$/.test(e.name)) continue;
+      out.push(path.join(d, e.name, name));
+      if (depth < 3) sub(path.join(d, e.name), depth + 1);
+    }
+  };
+  if (writable(real(dir) ?? dir)) sub(dir, 1);
+  return out;
+}
+
+/**
+ * Checks a native library about to be loaded (by the name given to dlopen) and, on Linux, every library it needs
+ * that lies in a writable place, recursively. `name` without a `/` is looked for as the dynamic loader does
+ * (LD_LIBRARY_PATH; the system's folders are no writable place).
+ */
+export function checkNative(name: string, how: string): void {
+  if (!ACTIVE || typeof name !== 'string' || name === '') return;
+  const seen = new Set<string>();
+  const visit = (lexical: string, inherited: string[], depth: number): void => {
+    const p = real(lexical);
+    if (p === null || seen.has(p)) return;                 // missing: the load itself fails
+    const mine = writable(p);
+    if (seen.size >= ELF_MAX || depth > ELF_DEPTH) {
+      if (mine) nativeRefusal(p, how, `it is needed through more than ${ELF_DEPTH} levels or ${ELF_MAX} libraries, more than the guard follows`);
+      return;
+    }
+    seen.add(p);
+    check(p, how);
+    if (process.platform !== 'linux') return;
+    const dyn = readElfDynamic(p);
+    if (typeof dyn === 'string') {
+      if (mine) nativeRefusal(p, how, `it is loaded as native code but the guard cannot read it as an ELF shared library: ${dyn}`);
+      return;
+    }
+    const origins = [...new Set([path.dirname(path.resolve(lexical)), path.dirname(p)])];
+    const expand = (list: string[]): string[] => list.flatMap((e) => {
+      const r = expandSearch(e, origins);
+      if (r === null) {
+        if (mine || writable(path.resolve(e.slice(0, e.indexOf('$')) || '/'))) nativeRefusal(p, how, `its library search path ${JSON.stringify(e)} names a token the guard does not resolve`);
+        return [];
+      }
+      return r;
+    });
+    // DT_RPATH (this object's, and its loaders', unless it has DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH.
+    const rpath = dyn.runpath.length ? [] : [...expand(dyn.rpath), ...inherited];
+    const dirs = [...rpath, ...START_LIBRARY_PATH, ...expand(dyn.runpath)];
+    for (const need of dyn.needed) {
+      const cands = need.includes('/') ? [path.resolve(need)] : dirs.flatMap((d) => inFolder(d, need));
+      for (const c of cands) {
+        const rc = real(c);
+        if (rc !== null && writable(rc)) visit(c, rpath, depth + 1);
+      }
+    }
+  };
+  const p = name.includes('/') ? path.resolve(name) : null;
+  if (p !== null) visit(p, [], 0);
+  else for (const d of START_LIBRARY_PATH) for (const c of inFolder(d, name)) visit(c, [], 0);
+}
+
+/** SQLite's loadExtension: the path as given, then with `.so` appended (sqlite3_load_extension tries both). */
+const GUARDED = Symbol('mcp-gate-guard');
+function guardSqlite(mod: unknown): void {
+  if (!mod || typeof mod !== 'object') return;
+  for (const v of Object.values(mod as Record<string, unknown>)) {
+    const proto = typeof v === 'function' ? (v as { prototype?: Record<string | symbol, unknown> }).prototype : undefined;
+    const original = proto?.loadExtension;
+    if (!proto || typeof original !== 'function' || (original as unknown as Record<symbol, unknown>)[GUARDED]) continue;
+    const wrapped = function (this: unknown, file: unknown, ...rest: unknown[]): unknown {
+      if (typeof file === 'string') { checkNative(file, 'sqlite loadExtension'); checkNative(file + '.so', 'sqlite loadExtension'); }
+      return (original as (...a: unknown[]) => unknown).call(this, file, ...rest);
+    };
+    Object.defineProperty(wrapped, GUARDED, { value: true });
+    Object.defineProperty(wrapped, 'name', { value: 'loadExtension' });
+    proto.loadExtension = wrapped;
+  }
+}
+
+/** node:sqlite guarded as it is first asked for (loading it emits an experimental warning: never loaded ahead). */
+const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+let sqliteDone = false;
+function sqliteNow(quiet = false): void {
+  if (sqliteDone || typeof getBuiltin !== 'function') return;
+  sqliteDone = true;
+  const emit = process.emitWarning;
+  if (quiet) process.emitWarning = (() => undefined) as typeof process.emitWarning;
+  try { guardSqlite(getBuiltin.call(process, 'node:sqlite')); } catch { /* no node:sqlite here (Node 20; 22 before 22.13 without its flag) */ }
+  finally { process.emitWarning = emit; }
+}
+
 /**
  * Modules that run code they are given or start programs. A file the approval pins as read (`closure`) uses none of
  * them literally (MCP Gate's check of it would have pinned the server otherwise): one asked for from such a file
@@ -353,6 +577,7 @@ function requireOfEsm(filename: string): void {
 function afterResolve(specifier: string, context: { parentURL?: string } | undefined, r: { url?: string } | undefined): void {
   if (!ACTIVE || !r || typeof r.url !== 'string') return;
   const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
+  if (r.url === 'node:sqlite') sqliteNow();
   if (r.url.startsWith('node:') && parent) checkSink(r.url, parent);
   if (r.url.startsWith('file:')) {
     const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;
@@ -698,7 +923,9 @@ function prepareSpawn(o: unknown): void {
   const pairs = (opts.envPairs as unknown[]).filter((kv) => !(typeof kv === 'string' && kv.startsWith(VAR + '=')));
   const i = pairs.findIndex((kv) => typeof kv === 'string' && kv.startsWith('NODE_OPTIONS='));
   const theirs = i < 0 ? undefined : (pairs.splice(i, 1)[0] as string).slice('NODE_OPTIONS='.length);
-  opts.envPairs = [...pairs, `${VAR}=${MANIFEST}`, `NODE_OPTIONS=${withOurOptions(theirs)}`];
+  // (no compile cache in a child either: NODE_COMPILE_CACHE would turn it on before its guard runs)
+  const rest = pairs.filter((kv) => !(typeof kv === 'string' && /^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv)));
+  opts.envPairs = [...rest, `${VAR}=${MANIFEST}`, `NODE_OPTIONS=${withOurOptions(theirs)}`, 'NODE_DISABLE_COMPILE_CACHE=1'];
 }
 
 function workerEntry(filename: unknown): string | null {
@@ -752,7 +979,9 @@ function install(): void {
         if (resolved && path.isAbsolute(resolved) && !resolved.startsWith(getConfig()!.root)) linksAsApproved(lex, 'require');
       }
     }
-    return load.call(this, request, parent, isMain);
+    const m = load.call(this, request, parent, isMain);
+    if (request === 'node:sqlite') guardSqlite(m);
+    return m;
   };
 
   // JSON: read once, check, parse the same bytes.
@@ -768,9 +997,54 @@ function install(): void {
   // Native addons.
   const dlopen = process.dlopen;
   process.dlopen = function (this: unknown, module: object, filename: string, ...rest: unknown[]) {
-    if (typeof filename === 'string') check(filename, 'dlopen');
+    if (typeof filename === 'string') checkNative(filename, 'dlopen');
     return (dlopen as (...a: unknown[]) => void).call(this, module, filename, ...rest);
   } as typeof process.dlopen;
+
+  // OpenSSL engines: a path, else a name OpenSSL's dynamic engine looks for (OPENSSL_ENGINES, as set when called;
+  // the dynamic loader's LD_LIBRARY_PATH).
+  const C = crypto as unknown as { setEngine?: (engine: unknown, flags?: unknown) => void };
+  const setEngine = C.setEngine;
+  if (typeof setEngine === 'function') {
+    C.setEngine = function (this: unknown, engine: unknown, ...rest: unknown[]) {
+      if (typeof engine === 'string' && engine !== '') {
+        if (engine.includes('/')) checkNative(engine, 'crypto.setEngine');
+        else {
+          const dir = process.env.OPENSSL_ENGINES;
+          for (const f of [engine, `${engine}.so`, `lib${engine}.so`]) {
+            if (dir) checkNative(path.resolve(dir, f), 'crypto.setEngine');
+            checkNative(f, 'crypto.setEngine');
+          }
+        }
+      }
+      return (setEngine as (...a: unknown[]) => void).call(this, engine, ...rest);
+    };
+  }
+
+  // node:sqlite (22.5+): guarded when first asked for (require, import, process.getBuiltinModule).
+  if (typeof getBuiltin === 'function') {
+    (process as unknown as { getBuiltinModule: (id: string) => unknown }).getBuiltinModule = function getBuiltinModule(this: unknown, id: string) {
+      const m = getBuiltin.call(this, id);
+      if (id === 'node:sqlite') guardSqlite(m);
+      return m;
+    };
+  }
+
+  // V8's compile cache (module.enableCompileCache, Node 22.1+): its entries are bytecode Node takes for a file's
+  // text after checking only a checksum in the entry itself, so a planted entry runs other code under an approved
+  // file's name (red team 6n, case 05). It is off: the call reports Node's DISABLED status, as it does under
+  // NODE_DISABLE_COMPILE_CACHE (which MCP Gate's wrappers set, and children get); the cache is a start-up speed-up
+  // only (tsc and other tools turn it on when they can and carry on when they cannot).
+  const MC = Module as unknown as { enableCompileCache?: (...a: unknown[]) => unknown; getCompileCacheDir?: () => string | undefined; constants?: { compileCacheStatus?: { DISABLED?: number } } };
+  if (typeof MC.enableCompileCache === 'function') {
+    const on = MC.getCompileCacheDir?.();
+    if (on && writable(real(on) ?? path.resolve(on))) refuse({ p: on, rel: null, why: 'sink', sum: '', how: 'compile cache', tail: 'Node\'s compile cache is on (NODE_COMPILE_CACHE): it runs bytecode read from that folder in place of the files the guard checks' });
+    const DISABLED = MC.constants?.compileCacheStatus?.DISABLED ?? 3;
+    MC.enableCompileCache = function enableCompileCache() {
+      return { status: DISABLED, message: 'Disabled by MCP Gate\'s load guard (compiled code kept in a folder is not checked)' };
+    };
+  }
+  process.env.NODE_DISABLE_COMPILE_CACHE = '1';
 
   checkPreloadFlags();
   if (internal) return;   // Node's loader thread: it only runs the hook (registered by the thread that uses it)
@@ -804,7 +1078,7 @@ function install(): void {
         }
         if (o.env && typeof o.env === 'object') {
           const env = o.env as Record<string, string | undefined>;
-          o.env = { ...env, [VAR]: MANIFEST, NODE_OPTIONS: withOurOptions(env.NODE_OPTIONS) };
+          o.env = { ...env, [VAR]: MANIFEST, NODE_OPTIONS: withOurOptions(env.NODE_OPTIONS), NODE_DISABLE_COMPILE_CACHE: '1' };
         }
       }
       if (!(o && o.eval)) {
@@ -853,6 +1127,7 @@ function install(): void {
   } else if (typeof original === 'function') {
     mode = 'register';
     original.call(Module, self);
+    sqliteNow(true);   // an import of node:sqlite resolves in the loader thread, unseen here: guarded now
   }
   Module.syncBuiltinESMExports();   // so `import { registerHooks, register } from 'node:module'` gets these
 }
