@@ -342,8 +342,10 @@ export function readElfDynamic(file: string): ElfDynamic | string {
       const b = Buffer.alloc(len);
       return F.readSync(fd, b, 0, len, off) === len ? b : null;
     };
+    const magic = at(0, 4);
+    if (!magic || magic.readUInt32BE(0) !== 0x7f454c46) return 'it is not an ELF file';
     const h = at(0, 52);
-    if (!h || h.readUInt32BE(0) !== 0x7f454c46) return 'it is not an ELF file';
+    if (!h) return 'its ELF header is truncated';
     const is64 = h[4] === 2;
     if (h[4] !== 1 && h[4] !== 2) return `unknown ELF class ${h[4]}`;
     if (h[5] !== 1) return h[5] === 2 ? 'a big-endian ELF file, which the guard does not read' : `unknown ELF data encoding ${h[5]}`;
