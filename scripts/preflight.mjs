@@ -30,6 +30,9 @@ const NEEDS = [
   { pkg: 'gcc', has: bin('gcc'), why: 'builds the static fixture server of the image-pin tests', for: ['tests'], recommends: true },
   { pkg: 'libc6-dev', has: file('/usr/lib/x86_64-linux-gnu/libc.a', '/usr/lib/aarch64-linux-gnu/libc.a'), why: 'static libc for that fixture', for: ['tests'], recommends: true },
   { pkg: 'proxychains4', has: file('/usr/bin/proxychains4-daemon'), why: "carries a contained server's libc clients (libpq, curl without proxy variables) through its network door (src/host/libc-carrier.ts; without it that is simply off)", for: ['tests', 'servers', 'demo'] },
+  { pkg: 'nftables', has: file('/usr/sbin/nft', '/sbin/nft'), why: "the transparent carrier's redirect inside a contained server's network namespace (src/host/transparent-carrier.ts: Go and static binaries through the door, as root; without it that is simply off)", for: ['tests', 'servers', 'demo'] },
+  { pkg: 'perl', has: file('/usr/bin/perl', '/bin/perl'), why: "the transparent carrier's forwarder inside the sandbox (src/host/transparent-carrier.ts)", for: ['tests', 'servers', 'demo'] },
+  { pkg: 'golang-go', has: () => onPath('go') || fs.existsSync('/usr/lib/go/bin/go'), why: 'builds the CGO_ENABLED=0 Go probe of the transparent-carrier test (test/unit/host/transparent-carrier*)', for: ['tests'] },
   { pkg: 'python3-psycopg2', has: file('/usr/lib/python3/dist-packages/psycopg2/__init__.py'), why: 'psycopg2 (libpq), the libc client the carrier test and the python-psycopg2 server of test/servers drive (test/unit/host/libc-carrier*)', for: ['tests', 'servers'] },
   // the VS Code host (code-server from npm, built here) and the browser that drives it
   { pkg: 'chromium', has: file('/usr/bin/chromium'), why: 'the browser for the web workbench (VS Code suites, e2e, demo) and the browser MCP servers (test/servers)', for: ['tests', 'demo', 'vscode-host', 'servers'] },

@@ -12,6 +12,7 @@
 import { defaultGuardDir, GuardUnavailable, prepareGuard } from './load-guard';
 import { defaultLibcCarrier, type LibcCarrier } from './libc-carrier';
 import { defaultNetShim } from './net-shim';
+import { notCarried, transparentCarrier, transparentDoor, type CarrierOff, type TransparentCarrier } from './transparent-carrier';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -212,6 +213,8 @@ export interface ContainOptions {
   netShim?: string;
   /** The libc carrier (./libc-carrier.ts); found on this machine by default, '' for none. */
   libcCarrier?: LibcCarrier | '';
+  /** The transparent carrier (./transparent-carrier.ts): on when this machine allows it by default, '' for none. */
+  transparentCarrier?: TransparentCarrier | CarrierOff | '';
 }
 
 const OPT_OUT_HINT = (who: ServerIdentity) =>
@@ -408,6 +411,10 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     throw e;
   }
   const egress = network ? networkDoor(o, verdict) : undefined;
+  const transparent = network ? (o.transparentCarrier === undefined ? transparentCarrier() : o.transparentCarrier || undefined) : undefined;
+  const carried = transparent && !('off' in transparent) ? transparent : undefined;
+  // The carrier fails soft: when the door helper cannot set it up at this start, the door opens without it (an event says so).
+  const carrierOff = (why: string) => o.onNetwork?.({ outcome: 'failed', host: '(transparent carrier)', port: 0, detail: `${notCarried(why)} at this start; the door is open for the other clients` });
   let releaseState: (() => void) | undefined;
   let releaseHome: (() => void) | undefined;
   try {
@@ -446,6 +453,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
       netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
       libcCarrier: network ? (o.libcCarrier === undefined ? defaultLibcCarrier() ?? null : o.libcCarrier || undefined) : undefined,
+      transparentCarrier: transparent,
       // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
       // not mounted over it (they would show files changed since approval).
       profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...trust, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home, ...(releaseHome ? { ownHome } : {}) },
@@ -461,7 +469,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     const joined = joinCgroup(held.procsFiles, cmd.command, cmd.args);
     const limits = c.limits;
     return {
-      launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp, ...(egress && cmd.door ? { door: (pid: number) => openDoor(pid, egress) } : {}) },
+      launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp, ...(egress && cmd.door ? { door: (pid: number) => (carried ? openDoor(pid, egress, undefined, transparentDoor(carried, egress, carrierOff)) : openDoor(pid, egress)) } : {}) },
       sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}${guard ? `\n${guard.text}` : ''}` },
       networkRule, unixSocketsRefused, guardReport: guard?.report,
       limits: { held, reached: (r) => `${r.detail}; MCP Gate stopped it and everything it started; if it needs more, ${raiseWords(r.limit, limits, optOutWhere)}` },

@@ -93,6 +93,10 @@ export interface EgressOptions {
   headTimeoutMs?: number;
 }
 
+/** The stand-in range of the transparent carrier's DNS answers (./transparent-carrier.ts): 241.0.0.0/8, inside 240/4 (reserved, never routed, refused by the door as an address) and apart from proxychains4's 240.0.0.0/8. */
+export const STAND_IN_PREFIX = 241;
+const MAX_STAND_INS = 1 << 24;
+
 /** A local range of this machine: an address (canonical) and its prefix length. */
 type Local = { net: ipaddr.IPv4 | ipaddr.IPv6; bits: number };
 
@@ -203,12 +207,18 @@ export class Egress {
   /** Connections MCP Gate opened to hosts (tunnels and forwarded requests), bounded on their own. */
   private readonly upstreams = new Set<net.Socket>();
   private readonly doors = new Set<net.Server>();
+  /** What else ends with this proxy (the transparent carrier's DNS socket). */
+  private readonly held = new Set<{ close(): void }>();
   private closed = false;
   private logged = 0;
   /** Hosts whose first connection of this start was logged by name (a connection to a new host always is). */
   private readonly named = new Set<string>();
   private unlogged = { connected: 0, blocked: 0, failed: 0, reached: new Set<string>(), refused: new Set<string>() };
   private summary?: NodeJS.Timeout;
+  /** Names the sandbox's DNS was answered for (the transparent carrier), each with its own stand-in address. */
+  private readonly standIns = { byName: new Map<string, string>(), byAddress: new Map<string, string>() };
+  /** Names the sandbox's DNS was refused (each logged once a start). */
+  private readonly unanswered = new Set<string>();
 
   constructor(private readonly o: EgressOptions) {
     // Never listening itself, node's own header and request timeouts do not run: the sockets get MCP Gate's (serve).
@@ -263,11 +273,61 @@ export class Egress {
     });
   }
 
+  /**
+   * The transparent carrier's DNS answer for `name` (./transparent-carrier.ts): a stand-in address (241.x.y.z, the
+   * same one for the same name all this start) when the rules allow the name now; undefined when they do not, with a
+   * `blocked` event naming the rule that would allow it (once per name a start). A stand-in decides nothing: a
+   * connection to it is `CONNECT name:port`, decided, resolved and checked again then.
+   */
+  async answerName(name: string): Promise<string | undefined> {
+    let verdict: EgressVerdict;
+    try {
+      verdict = await this.o.decide(name);
+    } catch (e) {
+      verdict = { allow: false, named: false, reason: `the rules could not be read (${(e as Error).message})` };
+    }
+    if (!verdict.allow) {
+      if (!this.unanswered.has(name) && this.unanswered.size < MAX_NAMED) {
+        this.unanswered.add(name);
+        this.event({ outcome: 'blocked', host: name, port: 0, detail: `the name ${name} was not answered (DNS inside the sandbox): ${verdict.reason}`, permit: verdict.permit });
+      }
+      return undefined;
+    }
+    let a = this.standIns.byName.get(name);
+    if (!a) {
+      const n = this.standIns.byName.size + 1;
+      if (n >= MAX_STAND_INS) return undefined;
+      a = `${STAND_IN_PREFIX}.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+      this.standIns.byName.set(name, a);
+      this.standIns.byAddress.set(a, name);
+    }
+    return a;
+  }
+
+  /** The name a stand-in address stands for (answerName gave it this start); undefined for any other host. */
+  standInName(host: string): string | undefined {
+    return this.standIns.byAddress.get(host);
+  }
+
+  /** Closes `thing` when this proxy closes (at once if it has). */
+  hold(thing: { close(): void }): void {
+    if (this.closed) return void thing.close();
+    this.held.add(thing);
+  }
+
   /** Ends every door and connection; what was not logged one by one is summed up now. */
   close(): void {
     this.closed = true;
     for (const d of this.doors) d.close();
     this.doors.clear();
+    for (const h of this.held) {
+      try {
+        h.close();
+      } catch {
+        // closed already
+      }
+    }
+    this.held.clear();
     for (const s of [...this.sockets, ...this.upstreams]) s.destroy();
     this.sockets.clear();
     this.upstreams.clear();
@@ -412,6 +472,8 @@ export class Egress {
       this.event({ outcome: 'blocked', host: '(malformed CONNECT)', port: 0, detail: `CONNECT ${what} was refused: a CONNECT takes host:port (a port from 1 to 65535, no zone id)` });
       return answer(400, 'Bad Request', 'MCP Gate: a CONNECT takes host:port');
     }
+    // A stand-in address (the transparent carrier's DNS answer) is the name it stands for: decided as that name.
+    target.host = this.standInName(target.host) ?? target.host;
     let upstream: net.Socket;
     try {
       const a = await this.admit(target.host, target.port);
@@ -467,7 +529,8 @@ export class Egress {
       return refuseForm('this is a proxy; send absolute-form requests (http://host/path) or CONNECT host:port');
     }
     if (url.protocol !== 'http:') return refuseForm(`only http:// is forwarded as a request (${url.protocol} goes through CONNECT)`);
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const literal = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const host = this.standInName(literal) ?? literal;
     const port = url.port ? Number(url.port) : 80;
     let a;
     try {
@@ -543,14 +606,28 @@ const DOOR_FIX = 'the server is not started without it: allow nsenter (util-linu
 const DOOR_SCRIPT = `const s=require('net').createServer();s.on('error',e=>{console.error(e.message);process.exit(3)});s.listen(${DOOR_PORT},'127.0.0.1',()=>process.send('door',s,()=>process.exit(0)))`;
 
 /**
+ * A door helper that does more in the sandbox's namespaces than open the door (./transparent-carrier.ts): its script
+ * (which sends `'door'` with the listener first, as DOOR_SCRIPT does) and arguments, and what to do with each message
+ * after the door — `true` when the helper is done. If the helper ends without saying it is done, `ended` is called
+ * with what it said and the door stays open (what it does more fails soft).
+ */
+export interface DoorHelper {
+  script: string;
+  args: string[];
+  message(m: unknown, handle: unknown): boolean;
+  ended(why: string): void;
+}
+
+/**
  * Opens the door of the sandbox whose first process is `pid` (bubblewrap's `child-pid`, still blocked): a listener
  * on its 127.0.0.1:3128, served by `egress`. Rejects (with what nsenter or the listener said) within 10 s.
  */
-export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_MS): Promise<void> {
+export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_MS, more?: DoorHelper): Promise<void> {
   const nsenter = findNsenter();
   if (!nsenter) return Promise.reject(new Error('nsenter (util-linux) is not in /usr/bin or /bin, so the network door of a contained server cannot be opened (install util-linux)'));
   return new Promise((resolve, reject) => {
-    const helper = spawn(nsenter, ['--target', String(pid), '--user', '--preserve-credentials', '--net', '--', process.execPath, '-e', DOOR_SCRIPT], {
+    let served = false;
+    const helper = spawn(nsenter, ['--target', String(pid), '--user', '--preserve-credentials', '--net', '--', process.execPath, '-e', more?.script ?? DOOR_SCRIPT, ...(more?.args ?? [])], {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       env: { ELECTRON_RUN_AS_NODE: '1' },
       serialization: 'json',
@@ -570,16 +647,36 @@ export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_M
         reject(e);
       } else resolve();
     };
-    const timer = setTimeout(() => finish(new Error(`the network door did not open within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}; ${DOOR_FIX}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      if (served && more) {
+        // The door is open; what the helper does more did not finish: it fails soft.
+        more.ended(`the door helper did not finish within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}`);
+        helper.kill('SIGKILL');
+        return finish();
+      }
+      finish(new Error(`the network door did not open within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}; ${DOOR_FIX}`));
+    }, timeoutMs);
     helper.stderr!.on('data', (d: Buffer) => {
       if (stderr.length < 4096) stderr += d.toString('utf8');
     });
     helper.once('error', (e) => finish(new Error(`the network door could not be opened: ${e.message}`)));
-    helper.once('message', (m: unknown, handle: unknown) => {
+    helper.on('message', (m: unknown, handle: unknown) => {
+      if (done) return;
+      if (served && more) {
+        if (more.message(m, handle)) finish();
+        return;
+      }
       if (m !== 'door' || !(handle instanceof net.Server)) return finish(new Error('the network door helper sent something else than its listener'));
       egress.serve(handle);
-      finish();
+      served = true;
+      if (!more) finish();
     });
-    helper.once('close', (code, sig) => finish(new Error(`the network door could not be opened: nsenter ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}; ${DOOR_FIX}`)));
+    helper.once('close', (code, sig) => {
+      if (!done && served && more) {
+        more.ended(`the door helper ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}`);
+        return finish();
+      }
+      finish(new Error(`the network door could not be opened: nsenter ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}; ${DOOR_FIX}`));
+    });
   });
 }

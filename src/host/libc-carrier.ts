@@ -15,8 +15,8 @@
 // it listens, then set LD_PRELOAD to the library's system path (before the server's own, a user server's) and exec
 // the server. A repository's LD_PRELOAD is still refused (src/trust/plan/launch-plan.ts refuses LD_* variables).
 //
-// Not carried: Go (its own resolver and raw syscalls), static binaries, a child that clears LD_PRELOAD, setuid
-// programs; they reach nothing (no route), as before. Without proxychains4 on this machine the carrier is simply off.
+// Not carried here: Go (its own resolver and raw syscalls), static binaries, a child that clears LD_PRELOAD, setuid
+// programs; they reach nothing (no route) unless ./transparent-carrier.ts carries them (as root). Without proxychains4 on this machine the carrier is simply off.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -56,6 +56,9 @@
 // also gets a door: bwrap reports its first process on fd 4 (`--info-fd 4`) and waits on fd 5 (`--block-fd 5`)
 // until the caller has opened a listener on the sandbox's 127.0.0.1:3128 (./egress.ts openDoor), the filtering
 // proxy the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, npm's) point at; there is no route around it.
+// Carriers bring clients that ignore those variables to the same door: the Node and Python shims, the libc carrier
+// (./libc-carrier.ts) and, as root, the transparent carrier (./transparent-carrier.ts: its forwarder started first,
+// resolv.conf shown as `nameserver 127.0.0.1`, the rules set by the door helper).
 // Sockets: a seccomp filter (./seccomp.ts, loaded by bwrap from fd 3: `--seccomp 3`) allows only IP and netlink
 // sockets and refuses socket(AF_UNIX) and datagram socketpairs, so a server cannot connect to a socket file it can
 // see (the workspace, a read path) unless the user's entry says `unixSockets: true` — or unless no socket file it
@@ -73,6 +76,7 @@ import { PROXY_ENV } from './egress';
 import { rlimitArgs } from './limits';
 import { carrierArgv, carrierEnv, NOT_INSTALLED, PROXYCHAINS_MOUNT, type LibcCarrier } from './libc-carrier';
 import { NETSHIM_MOUNT, NETSHIM_PY_FILE, NETSHIM_PY_MOUNT, netShimEnv } from './net-shim';
+import { FORWARDER_MOUNT, notCarried, transparentArgv, type CarrierOff, type TransparentCarrier } from './transparent-carrier';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
@@ -134,6 +138,13 @@ export interface SandboxInput {
    * the library preloaded into it. `null`: proxychains4 is not installed (said in the description). Ignored without network.
    */
   libcCarrier?: LibcCarrier | null;
+  /**
+   * The transparent carrier (./transparent-carrier.ts: nft redirect, a forwarder, MCP Gate's DNS): with a network door
+   * the forwarder is shown read-only at FORWARDER_MOUNT and started before the server, resolv.conf shown as
+   * `nameserver 127.0.0.1`; the door helper sets the rules (./contain.ts opens the door with transparentDoor).
+   * `{ off }`: not here, and why (said in the description). Ignored without network.
+   */
+  transparentCarrier?: TransparentCarrier | CarrierOff;
 }
 
 export interface SandboxDescription {
@@ -551,6 +562,15 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     }
     mounts.push({ kind: 'ro', target: PROXYCHAINS_MOUNT, source: carrier.conf });
   }
+  const tc = profile.network && input.transparentCarrier ? input.transparentCarrier : undefined;
+  const transparent = tc && !('off' in tc) ? tc : undefined;
+  if (transparent) {
+    for (const [what, p] of [['perl', transparent.perl], ['the forwarder', transparent.forwarder], ['the sandbox resolv.conf', transparent.resolvConf]] as const) {
+      if (!fs.existsSync(mustBeAbsolute(what, p))) throw new SandboxConfigError(`${what} ${p} does not exist`);
+    }
+    mounts.push({ kind: 'ro', target: FORWARDER_MOUNT, source: transparent.forwarder });
+    if (transparent.resolvTarget) mounts.push({ kind: 'ro', target: mustBeAbsolute('the resolv.conf target', transparent.resolvTarget), source: transparent.resolvConf });
+  }
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
 
@@ -599,6 +619,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     '--seccomp', '3',
     '--',
     probeResult.prlimit, ...rlimitArgs(profile.limits), '--',
+    ...(transparent ? transparentArgv(transparent) : []),
     ...(carrier ? carrierArgv(carrier) : []),
     executable,
     ...launch.argv,
@@ -617,7 +638,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
   const empty = ['/tmp', ...(ownHome ? [] : [home]), ...hiddenHere];
   const text = [
-    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? '; libc clients (libpq, curl, C extensions; not Go or static binaries) carried through it by name without a proxy setting (proxychains4 preloaded)' : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}` : 'none (own loopback only)'}`,
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? `; libc clients (libpq, curl, C extensions${transparent ? '' : '; not Go or static binaries'}) carried through it by name without a proxy setting (proxychains4 preloaded)` : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}${transparent ? "; Go, static binaries and any other TCP client carried through it by name without a proxy setting (MCP Gate answers its DNS with stand-in addresses; nftables sends its TCP to a forwarder that asks the door)" : tc && 'off' in tc ? `; ${notCarried(tc.off)}` : ''}` : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
