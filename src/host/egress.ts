@@ -6,7 +6,10 @@
 // no abstract socket of the host (those belong to a network namespace), so a server that ignores the proxy
 // variables reaches nothing at all; one that uses them reaches what the rules allow. Node processes are carried
 // through the door without them by MCP Gate's network shim (src/netshim/, put in the sandbox by ./net-shim.ts):
-// built-in fetch, http/https and raw TCP, as CONNECT requests like any other client's.
+// built-in fetch, http/https and raw TCP, as CONNECT requests like any other client's. libc clients by proxychains4
+// (./libc-carrier.ts); as root, every other TCP client by the transparent carrier (./transparent-carrier.ts), whose
+// DNS answers are given here (answerName: a stand-in address for a name the rules allow) and whose stand-ins a
+// CONNECT is decided by as the names they stand for (standInName).
 //
 // The door (measured 2026-12-03/04 on this machine, bubblewrap 0.8.0, 3 runs each; docs/sandbox.md):
 //   - pasta (Debian's passt) and slirp4netns give a namespace user-mode networking, but neither can join a sandbox
