@@ -5,7 +5,9 @@
 // red one; the closing line sums them ("N passed, N failed") and the exit code is 0 only if every run was green.
 //   node test/vscode/all.mjs [--vscode <version>] [--match <text>]   (one version; only runs whose arguments contain text)
 //   node test/vscode/all.mjs --e2e [--vscode <version>]               (test/e2e/run.mjs on every tested version instead)
-import { spawnSync } from 'node:child_process';
+//   --jobs N (default: $MCP_GATE_TEST_JOBS, else 2): runs at once. Each run has its own code-server, port, browser
+//   profile and state folder, so runs are independent; a run's output is printed whole when it ends.
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { HOSTS, REPO, hostVersion } from './harness.mjs';
@@ -40,7 +42,8 @@ export const RUNS = [
   ['--folder', 'test/fixtures/watch-repo', '--copy', '--settings', json(ROUTED), '--grep', 'running closure'],
 ];
 
-const { values: opt } = parseArgs({ options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false } } });
+const { values: opt } = parseArgs({ options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false }, jobs: { type: 'string' } } });
+const jobs = Math.max(1, Number(opt.jobs ?? process.env.MCP_GATE_TEST_JOBS ?? 2) || 1);
 const versions = opt.vscode ? [hostVersion(opt.vscode)] : HOSTS.map((h) => h.codeServer);
 const runner = path.join(REPO, opt.e2e ? 'test/e2e/run.mjs' : 'test/vscode/run.mjs');
 const runs = opt.e2e ? [[]] : RUNS.filter((r) => !opt.match || r.join(' ').includes(opt.match));
@@ -48,21 +51,39 @@ let passed = 0;
 let failed = 0;
 const red = [];
 const t0 = Date.now();
-for (const version of versions) {
-  for (const args of runs) {
-    const label = `VS Code ${version}: ${path.relative(REPO, runner)} ${args.join(' ')}`;
-    console.error(`[vscode-all] ${label}`);
-    const r = spawnSync(process.execPath, [runner, '--vscode', version, ...args], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    process.stdout.write(r.stdout ?? '');
-    const last = /(\d+) passed, (\d+) failed\s*$/.exec(r.stdout ?? '');
-    const p = Number(last?.[1] ?? 0);
-    const f = Number(last?.[2] ?? 0) || (r.status === 0 ? 0 : 1);
-    passed += p;
-    failed += f;
-    if (r.status !== 0) red.push(label);
+const queue = versions.flatMap((version) => runs.map((args) => ({ version, args })));
+const total = queue.length;
+
+/** One run, its output kept until it ends: { label, out, err, status, seconds }. */
+function runOne({ version, args }) {
+  const label = `VS Code ${version}: ${path.relative(REPO, runner)} ${args.join(' ')}`;
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [runner, '--vscode', version, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (status) => resolve({ label, out, err, status, seconds: (Date.now() - started) / 1000 }));
+  });
+}
+
+let done = 0;
+async function worker() {
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    const r = await runOne(next);
+    done++;
+    console.error(`[vscode-all] (${done}/${total}, ${r.seconds.toFixed(0)} s) ${r.label}`);
+    process.stderr.write(r.err);
+    process.stdout.write(r.out);
+    const last = /(\d+) passed, (\d+) failed\s*$/.exec(r.out);
+    passed += Number(last?.[1] ?? 0);
+    failed += Number(last?.[2] ?? 0) || (r.status === 0 ? 0 : 1);
+    if (r.status !== 0) red.push(r.label);
   }
 }
-console.error(`[vscode-all] ${versions.length} version(s) × ${runs.length} run(s) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+await Promise.all(Array.from({ length: Math.min(jobs, total) }, worker));
+console.error(`[vscode-all] ${versions.length} version(s) × ${runs.length} run(s), ${Math.min(jobs, total)} at once, in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 for (const l of red) console.error(`[vscode-all] RED ${l}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(red.length ? 1 : 0);
