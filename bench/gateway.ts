@@ -2,7 +2,7 @@
 // gated server's definition, to the relay, which carries it to the gateway's local endpoint, which calls through the
 // server's session) against a plain SDK client to the same server (server-everything over stdio), in the same run.
 // Four more contenders say where the time goes and what the relay was chosen over: the HTTP gateway on 127.0.0.1
-// (src/host/gateway-http.ts, still offered where chat.mcp.allowedServers is set), a stdio definition that starts
+// (src/host/gateway/gateway-http.ts, still offered where chat.mcp.allowedServers is set), a stdio definition that starts
 // `mcp-gate serve` (the built CLI), the session alone, and the relay with a target that answers at once.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -10,9 +10,9 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Gateway, type GatewayTarget } from '../src/host/gateway';
-import { HttpGateway } from '../src/host/gateway-http';
-import { EventLog } from '../src/host/log';
+import { Gateway, type GatewayTarget } from '../src/host/gateway/gateway';
+import { HttpGateway } from '../src/host/gateway/gateway-http';
+import { EventLog } from '../src/host/log/log';
 import { Session } from '../src/host/session';
 import { Masker } from '../src/policy/mask';
 import { loadUserPolicy } from '../src/policy/user-policy';
@@ -49,7 +49,7 @@ export async function benchGateway(): Promise<BenchRow[]> {
   const http = new HttpGateway({ log, target });
   await http.start();
   // The chat path as VS Code takes it: a stdio definition that starts the relay, which carries the messages to the
-  // gateway's local endpoint (src/host/relay.ts).
+  // gateway's local endpoint (src/host/gateway/relay.ts).
   const relayed = async (key: string) => {
     const c = new Client({ name: 'chat-like', version: '0' });
     const relay = gateway.relayCommand(key);
@@ -89,8 +89,8 @@ export async function benchGateway(): Promise<BenchRow[]> {
   const d = t.direct;
   return [
     { name: 'gateway baseline: tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: `${rounds * each} calls` },
-    { name: 'tools/call echo through the relay and the gateway (stdio to the relay, its socket to the gateway, then the session): the chat path', median: t.relay, unit: 'ms', baseline: 'plain SDK client', ratio: t.relay / d, note: `${rounds * each} calls; what VS Code starts for a gated server (src/host/relay.ts)` },
-    { name: 'tools/call echo through the gateway\'s HTTP door on 127.0.0.1 (the design before the relay)', median: t.http, unit: 'ms', baseline: 'plain SDK client', ratio: t.http / d, note: `${rounds * each} calls; the SDK HTTP client, one MCP session kept per client; src/host/gateway-http.ts, the door offered where chat.mcp.allowedServers is set` },
+    { name: 'tools/call echo through the relay and the gateway (stdio to the relay, its socket to the gateway, then the session): the chat path', median: t.relay, unit: 'ms', baseline: 'plain SDK client', ratio: t.relay / d, note: `${rounds * each} calls; what VS Code starts for a gated server (src/host/gateway/relay.ts)` },
+    { name: 'tools/call echo through the gateway\'s HTTP door on 127.0.0.1 (the design before the relay)', median: t.http, unit: 'ms', baseline: 'plain SDK client', ratio: t.http / d, note: `${rounds * each} calls; the SDK HTTP client, one MCP session kept per client; src/host/gateway/gateway-http.ts, the door offered where chat.mcp.allowedServers is set` },
     { name: 'tools/call echo through `mcp-gate serve` (stdio to the CLI, its own session; no gateway)', median: t.serve, unit: 'ms', baseline: 'plain SDK client', ratio: t.serve / d, note: `${rounds * each} calls; the alternative of a stdio definition that starts the CLI: its session is out of the extension host (no VS Code prompt, status or closure watch there)` },
     { name: 'gateway part: the same call through the session alone (no relay)', median: t.gated, unit: 'ms', baseline: 'plain SDK client', ratio: t.gated / d, note: `${rounds * each} calls, log written` },
     { name: 'gateway part: the relay and the gateway with a target that answers at once (no session, no server)', median: t.noop, unit: 'ms', baseline: 'plain SDK client', ratio: t.noop / d, note: `${rounds * each} calls; the SDK stdio client, the relay process, the socket, authentication` },

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { EventLog } from '../src/host/log';
+import { EventLog } from '../src/host/log/log';
 import { Session } from '../src/host/session';
 import { Masker } from '../src/policy/mask';
 import { loadUserPolicy } from '../src/policy/user-policy';

@@ -1,6 +1,6 @@
-// Benchmark of contained execution (src/host/sandbox.ts): the start-up of a stdio MCP server (the fixture
+// Benchmark of contained execution (src/host/sandbox/sandbox.ts): the start-up of a stdio MCP server (the fixture
 // echo server: spawn, initialize, tools/list) through MCP Gate's StdioTransport, plain and inside bubblewrap;
-// the raw cost of bwrap on /bin/true, with and without a network door (src/host/egress.ts); and building the bwrap
+// the raw cost of bwrap on /bin/true, with and without a network door (src/host/net/egress.ts); and building the bwrap
 // command line. Linux with bubblewrap only: where
 // the probe fails, one row says why instead of numbers.
 import { spawn } from 'node:child_process';
@@ -8,11 +8,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { buildSandbox, sandboxAvailable, type SandboxInput } from '../src/host/sandbox';
-import { StdioTransport, type StdioLaunch } from '../src/host/stdio';
+import { buildSandbox, sandboxAvailable, type SandboxInput } from '../src/host/sandbox/sandbox';
+import { StdioTransport, type StdioLaunch } from '../src/host/sandbox/stdio';
 import { DEFAULT_LIMITS } from '../src/policy/sandbox-profile';
-import { joinCgroup, limitMechanism, serverLimits } from '../src/host/limits';
-import { Egress, openDoor } from '../src/host/egress';
+import { joinCgroup, limitMechanism, serverLimits } from '../src/host/sandbox/limits';
+import { Egress, openDoor } from '../src/host/net/egress';
 import type { BenchRow } from './gate';
 
 const ROOT = path.resolve(__dirname, '..', '..');

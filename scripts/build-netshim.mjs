@@ -1,6 +1,6 @@
 // Builds MCP Gate's network shim (src/netshim/net-shim.ts, issue 44) with esbuild into one self-contained CommonJS
 // file, dist/netshim/net-shim.cjs: the --require preload that carries a contained server's Node fetch, http/https
-// and raw TCP through its network door (src/host/egress.ts). `node scripts/build-netshim.mjs`, or
+// and raw TCP through its network door (src/host/net/egress.ts). `node scripts/build-netshim.mjs`, or
 // `await buildNetShim()` (scripts/build.mjs).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -4,14 +4,14 @@
 // kept (error messages and stack traces keep class and function names); source maps beside the bundles in dist/,
 // never in the .vsix (.vscodeignore). @npmcli/run-script resolves node-gyp only to run install scripts, which MCP
 // Gate never runs (ignoreScripts): esbuild's warning about that require.resolve is silenced. The SDK's runtime
-// shims are MCP Gate's (src/host/sdk-shims.ts: the SDK's interpreting JSON Schema validator, not its bundled ajv).
-const sdkShims = { '@modelcontextprotocol/client/_shims': './src/host/sdk-shims.ts', '@modelcontextprotocol/server/_shims': './src/host/sdk-shims.ts' };
+// shims are MCP Gate's (src/host/session/sdk-shims.ts: the SDK's interpreting JSON Schema validator, not its bundled ajv).
+const sdkShims = { '@modelcontextprotocol/client/_shims': './src/host/session/sdk-shims.ts', '@modelcontextprotocol/server/_shims': './src/host/session/sdk-shims.ts' };
 // Two libraries are loaded only when first needed, each from a file of its own beside the bundle that requires it:
 // the closure's parser (src/trust/plan/babel.ts → dist/parser.js, at the first file read) and undici
-// (src/host/undici.ts → dist/undici.js, at the first remote exchange). A bundle's `require('./babel')` or
+// (src/host/net/undici.ts → dist/undici.js, at the first remote exchange). A bundle's `require('./babel')` or
 // `require('./undici')` of those modules stays a require of the part's file.
 import path from 'node:path';
-const PARTS = { [path.resolve('src/trust/plan/babel.ts')]: './parser.js', [path.resolve('src/host/undici.ts')]: './undici.js' };
+const PARTS = { [path.resolve('src/trust/plan/babel.ts')]: './parser.js', [path.resolve('src/host/net/undici.ts')]: './undici.js' };
 const parts = {
   name: 'mcp-gate-parts',
   setup(b) {
@@ -52,15 +52,15 @@ const sameVersion = {
 export const common = { bundle: true, plugins: [parts, sameVersion], alias: sdkShims, platform: 'node', format: 'cjs', target: 'node20', minify: true, keepNames: true, sourcemap: 'linked', logLevel: 'warning', mainFields: ['module', 'main'], logOverride: { 'require-resolve-not-external': 'silent' } };
 export const cli = { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } };
 export const extension = { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] };
-// The worker thread the extension resolves and installs pinned npm packages in (src/host/lock-worker.ts). Three
-// libraries the npm libraries require but MCP Gate never has them call are stand-ins (src/host/npm-absent.ts).
-const npmAbsent = { 'iconv-lite': './src/host/npm-absent.ts', sigstore: './src/host/npm-absent.ts', '@npmcli/query': './src/host/npm-absent.ts' };
-export const lockWorker = { ...common, alias: { ...sdkShims, ...npmAbsent }, entryPoints: ['src/host/lock-worker.ts'], outfile: 'dist/lock-worker.js' };
-// The relay a gated server's stdio definition starts (src/host/relay.ts): Node's own modules only.
-export const relay = { ...common, entryPoints: ['src/host/relay.ts'], outfile: 'dist/relay.js' };
+// The worker thread the extension resolves and installs pinned npm packages in (src/host/workers/lock-worker.ts). Three
+// libraries the npm libraries require but MCP Gate never has them call are stand-ins (src/host/workers/npm-absent.ts).
+const npmAbsent = { 'iconv-lite': './src/host/workers/npm-absent.ts', sigstore: './src/host/workers/npm-absent.ts', '@npmcli/query': './src/host/workers/npm-absent.ts' };
+export const lockWorker = { ...common, alias: { ...sdkShims, ...npmAbsent }, entryPoints: ['src/host/workers/lock-worker.ts'], outfile: 'dist/lock-worker.js' };
+// The relay a gated server's stdio definition starts (src/host/gateway/relay.ts): Node's own modules only.
+export const relay = { ...common, entryPoints: ['src/host/gateway/relay.ts'], outfile: 'dist/relay.js' };
 // The parts (above): each a bundle of its own library, required by the bundles above when first needed.
 export const parser = { ...common, entryPoints: ['src/trust/plan/babel.ts'], outfile: 'dist/parser.js' };
-export const undiciPart = { ...common, entryPoints: ['src/host/undici.ts'], outfile: 'dist/undici.js' };
+export const undiciPart = { ...common, entryPoints: ['src/host/net/undici.ts'], outfile: 'dist/undici.js' };
 // The files the CLI runs from (dist/): itself, its package worker and the parts. The CLI package ships them
 // (scripts/pack-cli.mjs), and src/cli/install.ts copies them into the store for an agent's entry (a unit test
 // holds its list equal to this one).

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run test:quick [-- <file or folder>…]`: the inner loop. The unit tests of what you are changing — each changed
-// file under src/ maps to its mirror under test/unit/ (src/host/sandbox.ts → test/unit/host/sandbox.test.ts, or the
+// file under src/ maps to its mirror under test/unit/ (src/host/sandbox/sandbox.ts → test/unit/host/sandbox/sandbox.test.ts, or the
 // folder test/unit/host/sandbox/ when there is one), each changed unit test is itself — plus the layer rules, after
 // an incremental compile (and a build when the guard, the network shim or the bundles changed). "Changed" is the
 // working tree and the commits not on main yet. Paths given on the command line are used instead.

@@ -8,16 +8,16 @@ import { findServer, type GateInput, type GateReport, type ServerReport } from '
 import { findStoreDir, type StoreChoice } from '../trust/approval/store-location';
 import { defaultMasker } from '../policy/mask';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
-import { EventLog } from '../host/log';
+import { EventLog } from '../host/log/log';
 import { Session } from '../host/session';
-import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
+import { sandboxAvailable, type SandboxProbe } from '../host/sandbox/sandbox';
 import type { GrantsContext } from '../report/render';
 import { err, setMask } from './output';
 import { serversMayStart, trackSession } from './signals';
 import type { CommandId } from './usage';
 import { cliWords, hintFlags, SECRET_ENV_PREFIX } from './words';
 import type { FrontEndWords } from '../trust/words';
-import { workerOps } from '../host/package-worker';
+import { workerOps } from '../host/workers/package-worker';
 import { installedTree, type NpmOps } from '../trust/packages/npm-lock';
 
 /**

@@ -111,7 +111,7 @@ function packageRoot(file: string): string | undefined {
 /**
  * The files the CLI needs beside it at run time: src/cli/context.ts loads the package worker from its own folder, and
  * the parts (the closure's parser, undici) are required from it when first needed, and the load guard's files
- * (src/host/load-guard.ts finds them in `guard/` beside it) and the network shim (src/host/net-shim.ts finds it in
+ * (src/host/sandbox/load-guard.ts finds them in `guard/` beside it) and the network shim (src/host/net/net-shim.ts finds it in
  * `netshim/` beside it). The same list as
  * scripts/build-options.mjs's CLI_FILES (a unit test holds them equal).
  */

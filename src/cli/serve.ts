@@ -1,10 +1,10 @@
-// `mcp-gate serve [<server>]`: runs MCP Gate as a stdio MCP server (src/host/serve.ts) for the agent that launched
+// `mcp-gate serve [<server>]`: runs MCP Gate as a stdio MCP server (src/host/gateway/serve.ts) for the agent that launched
 // it. stdout carries MCP only; every line for a person goes to stderr (and the log).
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { SecretSource } from '../policy/secrets';
 import type { UserPolicy } from '../policy/user-policy';
-import type { EventLog } from '../host/log';
-import { serve } from '../host/serve';
+import type { EventLog } from '../host/log/log';
+import { serve } from '../host/gateway/serve';
 import type { GateInput, GateReport } from '../trust/report';
 import { err } from './output';
 import { cliWords, shellArg } from './words';

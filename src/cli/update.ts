@@ -17,7 +17,7 @@ import type { ImageLaunch } from '../trust/plan/launchers';
 import { changedSinceApproval } from '../trust/approval/states';
 import { lockSummary, minAgeVerdict, updateLines } from '../report/lock-text';
 import { serverText } from '../report/render';
-import type { EventLog } from '../host/log';
+import type { EventLog } from '../host/log/log';
 import { packageOps } from './context';
 import { finishBeforeStopping } from './signals';
 import { out } from './output';

@@ -1,5 +1,5 @@
 // MCP Gate's network shim for Node.js (issue 44). Built to dist/netshim/net-shim.cjs by scripts/build-guard.mjs and
-// preloaded into every Node process of a contained server that has a network door (src/host/egress.ts):
+// preloaded into every Node process of a contained server that has a network door (src/host/net/egress.ts):
 //
 //   MCP_GATE_DOOR=127.0.0.1:3128 NODE_OPTIONS="--require /run/mcp-gate/net-shim.cjs" node server.js
 //

@@ -1,7 +1,7 @@
 // The user's sandbox settings and the one profile type: which local servers run contained and with what extra
 // reach (SandboxProfile: network, extra read and write paths), decided here (sandboxFor) from the settings alone;
-// src/host/contain.ts adds the rule's network verdict and whether bubblewrap starts (containmentFor), runs that
-// (startPlan) and words it (describeContainment), and src/host/sandbox.ts builds the bwrap command for the
+// src/host/sandbox/contain.ts adds the rule's network verdict and whether bubblewrap starts (containmentFor), runs that
+// (startPlan) and words it (describeContainment), and src/host/sandbox/sandbox.ts builds the bwrap command for the
 // profile. The settings' schema for the extension is package.json's `mcpGate.sandbox`. User scope only
 // (MCP Gate's configuration file and the extension's application-scope `mcpGate.sandbox`); a repository file can
 // never loosen them. Shape:
@@ -13,9 +13,9 @@
 // server as every grant does ("server": "*" is every server the entry's "project" covers) (src/policy/identity.ts: no "project" = your user servers, a folder = that
 // project's repository servers). `off: true` is the explicit opt-out, shown by doctor and logged at each start.
 // `unixSockets: true` lets a contained server make Unix sockets (and so connect to a socket file it can see: a
-// docker.sock shown as a read path); without it the sandbox's seccomp filter refuses them (src/host/seccomp.ts).
+// docker.sock shown as a read path); without it the sandbox's seccomp filter refuses them (src/host/sandbox/seccomp.ts).
 // `memoryMiB`, `processes`, `cpuSeconds` set a contained server's limits (DEFAULT_LIMITS otherwise, chosen so a real
-// server never meets them; several entries that apply: the largest value); src/host/limits.ts enforces them.
+// server never meets them; several entries that apply: the largest value); src/host/sandbox/limits.ts enforces them.
 // Network is not here: it is the rule `mcp.<server>.network` (allow / ask / deny; no rule = no network).
 import * as path from 'node:path';
 import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
@@ -134,7 +134,7 @@ export function mergeSandbox(layers: readonly SandboxSettings[]): SandboxSetting
 /**
  * What a contained server may reach beyond the fixed sandbox (the system read-only, its own HOME with its own
  * caches, a private /tmp, the workspace with its protected paths): the one profile type, from the user's
- * settings and rules to the bwrap command (src/host/sandbox.ts takes it with the host's own additions).
+ * settings and rules to the bwrap command (src/host/sandbox/sandbox.ts takes it with the host's own additions).
  */
 export interface SandboxProfile {
   /** A network door (./egress.ts in the host): the rule `mcp.<server>.network` or a host rule allowed it; otherwise only its own loopback. */

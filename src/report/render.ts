@@ -4,8 +4,8 @@
 // and the doctor report. Pure functions of their inputs: the report, the user's policy, and — for the sandbox
 // lines — the HOME the sandbox hides and whether bubblewrap starts here, which the front end passes (this module
 // reads no home folder and starts no process).
-import { describeContainment } from '../host/contain';
-import type { SandboxProbe } from '../host/sandbox';
+import { describeContainment } from '../host/sandbox/contain';
+import type { SandboxProbe } from '../host/sandbox/sandbox';
 import { escapeLines, escapeText, quote, renderValue } from '../text/escape';
 import { diffDefinitions, diffTools, refusedFileDiff, type DefinitionDiff } from '../trust/approval/diff';
 import { refusalWords } from '../trust/approval/workspace-manifest';
@@ -96,7 +96,7 @@ export interface GrantsContext {
   policy: UserPolicy;
   /** The HOME the sandbox hides (the front end's machine's). */
   home: string;
-  /** Whether bubblewrap can start a sandbox here (the front end probes it: src/host/sandbox.ts sandboxAvailable). */
+  /** Whether bubblewrap can start a sandbox here (the front end probes it: src/host/sandbox/sandbox.ts sandboxAvailable). */
   sandbox: SandboxProbe;
   /** The front end's wording for the next step. */
   words?: FrontEndWords;

@@ -3,7 +3,7 @@
 // separators, private use, lone surrogates) is written as a visible escape. Nothing is truncated here. Used by the
 // CLI's approve preview, every definition view and the policy's messages (src/policy/names.ts cuts what it
 // quotes). What counts as hidden is one table, src/text/hidden-chars.ts, shared with what the model is shown
-// (src/host/untrusted.ts).
+// (src/host/session/untrusted.ts).
 import { containsHidden, HIDDEN_CHARS } from './hidden-chars';
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };

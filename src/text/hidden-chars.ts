@@ -1,6 +1,6 @@
 // The one table of characters that must not reach a person unescaped or the model unstripped. It is built from
 // Unicode properties, so it follows the Unicode version of the running engine instead of a hand-written list:
-// src/text/escape.ts shows every match as a visible escape (for people), src/host/untrusted.ts removes them (for
+// src/text/escape.ts shows every match as a visible escape (for people), src/host/session/untrusted.ts removes them (for
 // the model). Both use these patterns, so what is escaped and what is stripped cannot drift apart.
 //
 //   Cc   C0/C1 controls and DEL (ESC starts ANSI sequences; \r rewrites a terminal line).

@@ -20,7 +20,7 @@ import type { ServerReport } from '../trust/report';
 import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/approval/server-ref';
 import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON, stateWords } from '../trust/approval/states';
 import { CMD, type CommandId } from './command-ids';
-import { sandboxAvailable } from '../host/sandbox';
+import { sandboxAvailable } from '../host/sandbox/sandbox';
 import { routeThroughGate } from './own-starts';
 import { reviewFile, showServerActions } from './menus';
 import type { GatewayProvider } from './gateway-provider';
@@ -183,7 +183,7 @@ function reviewText(question: string, short: string, body: string): string {
   return `${question}\n${vscode.l10n.t('Read it to the end; choose above the first line or below the last. Closing this tab means Not now.')}\n${rule}\n${short}\n${rule}\n\n${body.replace(/\n*$/, '\n')}\n${rule}\n${vscode.l10n.t('End of the review of "{0}".', escapeText(question))}\n`;
 }
 
-/** The npm libraries run in a worker thread (src/host/lock-worker.ts), not in the extension host. */
+/** The npm libraries run in a worker thread (src/host/workers/lock-worker.ts), not in the extension host. */
 function npmOps(ctx: Ctx) {
   return packageWorker(ctx.context);
 }

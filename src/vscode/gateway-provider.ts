@@ -1,8 +1,8 @@
 // Chat integration: approved servers reach VS Code chat only through MCP Gate. An MCP server definition provider
-// offers each allowed server as a stdio definition that starts MCP Gate's relay (src/host/relay.ts), which carries
-// the messages to the gateway's local endpoint in this extension host (src/host/gateway.ts); where
+// offers each allowed server as a stdio definition that starts MCP Gate's relay (src/host/gateway/relay.ts), which carries
+// the messages to the gateway's local endpoint in this extension host (src/host/gateway/gateway.ts); where
 // `chat.mcp.allowedServers` is set (policy or user settings), as an HTTP definition of the gateway's door on
-// 127.0.0.1 instead (src/host/gateway-http.ts), because VS Code matches an extension's stdio definition there by
+// 127.0.0.1 instead (src/host/gateway/gateway-http.ts), because VS Code matches an extension's stdio definition there by
 // name only, which a repository can copy, and an HTTP one by URL. Neither provided definition carries the endpoint
 // or a token (VS Code caches those). resolveMcpServerDefinition re-checks approval, digest, Workspace Trust, host
 // rule and secrets at every start, opens the server's session, and only then adds the relay's environment (or the
@@ -12,9 +12,9 @@
 // (The relay was chosen by measurement: bench group `gateway`.)
 import * as vscode from 'vscode';
 import { stateWords } from '../trust/approval/gate-state';
-import { Gateway, RELAY_SCRIPT, type GatewayTarget } from '../host/gateway';
-import { HttpGateway } from '../host/gateway-http';
-import type { RelayLaunch } from '../host/gateway-client';
+import { Gateway, RELAY_SCRIPT, type GatewayTarget } from '../host/gateway/gateway';
+import { HttpGateway } from '../host/gateway/gateway-http';
+import type { RelayLaunch } from '../host/gateway/gateway-client';
 import { MAX_SERVERS, Session } from '../host/session';
 import type { ServerReport } from '../trust/report';
 import type { NpmOps } from '../trust/packages/npm-lock';
@@ -40,7 +40,7 @@ export function collisionGrouping(): boolean {
  * VS Code's own `.vscode/mcp.json` and `.mcp.json` copies register before any provider, so a gated server labelled
  * like them would be the one switched off. Where that grouping exists the label says it is gated, and so never
  * equals a server VS Code reads by itself; its tools are still named after the server (the gateway answers
- * initialize with the server's name: host/front.ts serverInfoName).
+ * initialize with the server's name: host/gateway/front.ts serverInfoName).
  */
 export function gatedLabel(name: string, sameNamed?: string): string {
   return (sameNamed !== undefined ? `${name} (${sameNamed})` : name) + (collisionGrouping() ? ' · MCP Gate' : '');
@@ -169,7 +169,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
 
   /**
    * How to reach an offered server as VS Code's start does (the same checks, the same session, the relay and its
-   * environment), for a client that then asks as chat does (src/host/gateway-client.ts); or why it was not started. `hidden`: the
+   * environment), for a client that then asks as chat does (src/host/gateway/gateway-client.ts); or why it was not started. `hidden`: the
    * tools the policy hides from chat, each with the rule that would allow it.
    */
   async endpoint(x: Entry, who: string): Promise<{ launch: RelayLaunch; hidden(): Array<{ name: string; allow: string[]; reason: string }> } | string> {

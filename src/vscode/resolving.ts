@@ -1,10 +1,10 @@
 // Resolving a pinned package from VS Code: the registry is asked while a notification shows progress, which the
 // person can cancel, and which stops on its own after RESOLVE_LIMIT_MS — nothing a repository names (a spec that
 // resolves slowly, a huge dependency tree) keeps a review waiting in the extension host. The registry requests
-// are aborted (src/trust/packages/npm-resolve.ts takes the signal; the package worker, src/host/package-worker.ts, is ended); the
+// are aborted (src/trust/packages/npm-resolve.ts takes the signal; the package worker, src/host/workers/package-worker.ts, is ended); the
 // review goes on only with a whole result.
 import * as vscode from 'vscode';
-import { workerOps } from '../host/package-worker';
+import { workerOps } from '../host/workers/package-worker';
 import { LockError, type NpmOps } from '../trust/packages/npm-lock';
 
 /** The npm libraries as the extension runs them: in the package worker shipped beside it (dist/lock-worker.js). */

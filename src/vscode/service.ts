@@ -6,13 +6,13 @@
 // only registers; whatever reads the gate before then (a provider VS Code asks at once) runs it there and then:
 // nothing is ever read from an unchecked gate. The first check always fires onDidChange.
 import * as vscode from 'vscode';
-import { EventLog, type LoggedEvent } from '../host/log';
+import { EventLog, type LoggedEvent } from '../host/log/log';
 import { defaultMasker } from '../policy/mask';
 import * as os from 'node:os';
 import { serverIdentity } from '../host/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
-import { optOutWhere } from '../host/contain';
-import { sandboxAvailable, type SandboxProbe } from '../host/sandbox';
+import { optOutWhere } from '../host/sandbox/contain';
+import { sandboxAvailable, type SandboxProbe } from '../host/sandbox/sandbox';
 import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { currentMachine } from '../trust/sources/catalogue';

@@ -1,12 +1,12 @@
 // "MCP Gate: Try a Tool…": one tool call through the gate end to end, as VS Code chat makes it, for a person who
 // wants to see the gate work (and where chat is not available, as offline). The server is started the way VS
 // Code's own start goes (GatewayProvider.endpoint: the same checks and session), then a client asks the gateway
-// over HTTP as chat does (src/host/gateway-client.ts): the tools it lists are the ones chat would see, the call
+// over HTTP as chat does (src/host/gateway/gateway-client.ts): the tools it lists are the ones chat would see, the call
 // is checked by the policy at call time, and the log lines it wrote are shown with the result in a read-only
 // document. A tool the policy hides from chat is offered too, marked, and choosing it says which rule allows it.
 import * as vscode from 'vscode';
-import { GatewayClient, type ListedTool } from '../host/gateway-client';
-import type { LoggedEvent } from '../host/log';
+import { GatewayClient, type ListedTool } from '../host/gateway/gateway-client';
+import type { LoggedEvent } from '../host/log/log';
 import { logLine } from '../report/log-line';
 import { argumentSkeleton, resultLines } from '../report/tool-text';
 import { asRef, refOf, sameRef } from '../trust/approval/server-ref';

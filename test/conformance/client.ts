@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EventLog } from '../../src/host/log';
+import { EventLog } from '../../src/host/log/log';
 import { Session } from '../../src/host/session';
 import { Masker } from '../../src/policy/mask';
 import { loadUserPolicy } from '../../src/policy/user-policy';

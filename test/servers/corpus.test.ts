@@ -88,7 +88,7 @@ export const CORPUS: Entry[] = [
     network: (p) => ['api.github.com', 'context7.com', `[${p.address}]`],
     call: { tool: 'hello', args: () => ({}), expect: /^github context7 postgres-N$/m } },
   // A C client that opens its own sockets and resolves the name itself: psycopg2 (libpq) from Debian, by name,
-  // through the libc carrier (proxychains4 preloaded, src/host/libc-carrier.ts).
+  // through the libc carrier (proxychains4 preloaded, src/host/net/libc-carrier.ts).
   { name: 'python-psycopg2', command: '/usr/bin/python3', args: () => ['${workspaceFolder}/tools/pg_server.py'],
     files: { 'tools/pg_server.py': pythonServer([
       `c = psycopg2.connect(host='${POSTGRES_NAME}', port=5432, user='mcp', dbname='corpus', connect_timeout=20)`,

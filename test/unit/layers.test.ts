@@ -227,13 +227,13 @@ describe('layers', () => {
 
   it('the checker finds the network shim importing a package or our code, and our code importing it (it can fail)', () => {
     const fake = new Map([
-      [path.join(ROOT, 'src', 'netshim', 'x.ts'), "import net = require('node:net');\nimport { Agent } from 'undici';\nimport { DOOR_PORT } from '../host/egress';\n"],
+      [path.join(ROOT, 'src', 'netshim', 'x.ts'), "import net = require('node:net');\nimport { Agent } from 'undici';\nimport { DOOR_PORT } from '../host/net/egress';\n"],
       [path.join(ROOT, 'src', 'host', 'y.ts'), "import { parseDoor } from '../netshim/net-shim';\n"],
     ]);
     assert.deepEqual(violations(fake), [
       'src/netshim/x.ts (netshim) imports "undici"',
-      'src/netshim/x.ts (netshim) imports "../host/egress"',
-      'src/netshim/x.ts (netshim) imports src/host/egress.ts (host)',
+      'src/netshim/x.ts (netshim) imports "../host/net/egress"',
+      'src/netshim/x.ts (netshim) imports src/host/net/egress.ts (host)',
       'src/host/y.ts (host) imports src/netshim/net-shim.ts (netshim)',
     ]);
   });

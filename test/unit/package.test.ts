@@ -162,7 +162,7 @@ describe('package: the .vsix (npm run package)', function () {
       const text = files.get(f)!.toString('utf8');
       assert.ok(text.split('\n').length < 2_000, `${f} has ${text.split('\n').length} lines: not minified`);
     }
-    // The load guard ships beside the bundles: a guarded server does not start without it (src/host/load-guard.ts).
+    // The load guard ships beside the bundles: a guarded server does not start without it (src/host/sandbox/load-guard.ts).
     for (const f of ['extension/dist/guard/node-guard.cjs', 'extension/dist/guard/mcp_gate_guard.py', 'extension/dist/netshim/net-shim.cjs']) assert.ok(files.has(f), `${f} is not in the package`);
     // The source maps stay in dist/ for debugging.
     assert.ok(fs.existsSync(path.join(ROOT, 'dist/extension.js.map')));
@@ -177,7 +177,7 @@ describe('package: the .vsix (npm run package)', function () {
     assert.ok(npm(sources('lock-worker.js')).length > 0, 'the package worker carries them');
     assert.ok(sources('lock-worker.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
     // The relay VS Code starts for each gated server is Node's modules only (it starts fast, carries no library).
-    assert.deepEqual(sources('relay.js').map((s) => s.replace(/^(\.\.\/)+/, '')), ['src/host/relay.ts']);
+    assert.deepEqual(sources('relay.js').map((s) => s.replace(/^(\.\.\/)+/, '')), ['src/host/gateway/relay.ts']);
     assert.ok(!sources('extension.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')) && !sources('cli.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
   });
 });

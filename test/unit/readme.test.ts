@@ -8,7 +8,7 @@ import { ROOT } from './helpers';
 import * as closure from '../../src/trust/plan/closure';
 import * as manifest from '../../src/trust/approval/workspace-manifest';
 import { GUARDED_PROGRAM } from '../../src/trust/plan/launch-plan';
-import { GUARD_MOUNT } from '../../src/host/load-guard';
+import { GUARD_MOUNT } from '../../src/host/sandbox/load-guard';
 
 /** Numbers with a unit (ms, s, KiB, MiB, KB, MB, %) or a ratio (1.3×, ×1.3) in a text. */
 export function measurements(text: string): string[] {

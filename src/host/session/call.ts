@@ -7,9 +7,9 @@ import { isInputRequiredResult, ProtocolError, type CallToolResult, type InputRe
 import { checkCallArguments, mayCallTool, resolve, type Verdict } from '../../policy/decide';
 import { ruleText } from '../../policy/rules';
 import { serverIdentity } from '../identity';
-import type { LogEvent } from '../log';
-import { GATE_RPC_ERROR_CODE } from '../reply-guard';
-import { stripHidden } from '../untrusted';
+import type { LogEvent } from '../log/log';
+import { GATE_RPC_ERROR_CODE } from '../net/reply-guard';
+import { stripHidden } from './untrusted';
 import { CALL_TIMEOUT_MS, describeError, DroppedError, isNotFound, MAX_RESULT_BYTES, type CallOutcome, type Connection, type SessionContext } from './context';
 
 /** Verdicts kept per connection (its frozen tool list is bounded by discovery; this bounds any other name asked). */
@@ -119,7 +119,7 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
     return { ok: !result.isError, result: clean as CallToolResult, outcome: 'answered' };
   } catch (e) {
     // The server's own JSON-RPC error is an answer: said as the server said it, with its code (not the error the
-    // reply guard puts in a reply's place, ../reply-guard.ts).
+    // reply guard puts in a reply's place, ../net/reply-guard.ts).
     if (!conn.stopped && e instanceof ProtocolError && !(e.code === GATE_RPC_ERROR_CODE && (e as { data?: { mcpGate?: unknown } }).data?.mcpGate !== undefined)) {
       const said = ctx.masker.mask(serverErrorWords(e));
       callLines(ctx, [

@@ -4,9 +4,9 @@
 // server→client request is refused with a JSON-RPC error at once (the server's call then ends promptly) and
 // counted; notifications are counted and ignored. An InputRequiredResult is handed back to the call, which refuses
 // it the same way (src/host/session/call.ts). A tool's output schema is checked by the SDK's interpreting
-// validator (../sdk-shims.ts), the one the bundles carry.
+// validator (./sdk-shims.ts), the one the bundles carry.
 import { Client, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import { DefaultJsonSchemaValidator } from '../sdk-shims';
+import { DefaultJsonSchemaValidator } from './sdk-shims';
 import { MAX_TOOL_PAGES, type SessionContext } from './context';
 
 /** A client for one server, answering nothing the server asks. */

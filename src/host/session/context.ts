@@ -2,7 +2,7 @@
 // the counts a person can read), the error that leaves one server out with a line, and the session's own state —
 // its options, the policy in force now, its notes and counters, and the secrets bound to one server. The parts
 // (local start, remote connect, discovery and pinning, calls) each take this context; it imports none of them.
-import type { LimitMechanism } from '../limits';
+import type { LimitMechanism } from '../sandbox/limits';
 import type { CallToolResult, Client, Tool, Transport } from '@modelcontextprotocol/client';
 import { SdkHttpError } from '@modelcontextprotocol/client';
 import type { Asker, Verdict } from '../../policy/decide';
@@ -12,11 +12,11 @@ import type { UserPolicy } from '../../policy/user-policy';
 import type { NpmOps } from '../../trust/packages/npm-lock';
 import type { GateReport, ServerReport } from '../../trust/report';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../../trust/words';
-import type { GuardedFetch } from '../guarded-fetch';
+import type { GuardedFetch } from '../net/guarded-fetch';
 import { serverIdentity } from '../identity';
-import type { EventLog, Outcome } from '../log';
-import type { Resolver } from '../resolve';
-import { stripHidden } from '../untrusted';
+import type { EventLog, Outcome } from '../log/log';
+import type { Resolver } from '../net/resolve';
+import { stripHidden } from './untrusted';
 
 export const MAX_SERVERS = 8;
 export const MAX_TOOLS = 64;
@@ -66,7 +66,7 @@ export interface SessionOptions {
    * shows without waiting for its next periodic check.
    */
   onClosureChanged?: (server: string, file: string) => void;
-  /** Injectable for tests: how limits are held (src/host/limits.ts limitMechanism otherwise). */
+  /** Injectable for tests: how limits are held (src/host/sandbox/limits.ts limitMechanism otherwise). */
   limitMechanism?: () => LimitMechanism;
 }
 
@@ -97,7 +97,7 @@ export interface Connection {
   sandbox?: string;
   /** Set when a file its approval pins changed on disk while it ran: it was stopped and its calls are refused. */
   changed?: string;
-  /** Set when it reached one of its limits (src/host/limits.ts): it was stopped, and its calls are refused with this. */
+  /** Set when it reached one of its limits (src/host/sandbox/limits.ts): it was stopped, and its calls are refused with this. */
   stopped?: string;
   /** Stops watching its closure. */
   unwatch?: () => void;

@@ -8,8 +8,8 @@ import { observeTools } from '../../trust/approval/approvals';
 import { ApprovalStore, type PinnedTools } from '../../trust/approval/store';
 import { canonicalJson, sha256 } from '../../trust/plan/digest';
 import type { ServerReport } from '../../trust/report';
-import { OWNED_HEADER_NAMES } from '../guarded-fetch';
-import { stripHidden, stripHiddenDeep } from '../untrusted';
+import { OWNED_HEADER_NAMES } from '../net/guarded-fetch';
+import { stripHidden, stripHiddenDeep } from './untrusted';
 import { DISCOVER_TIMEOUT_MS, DroppedError, MAX_TOOL_PAGES, MAX_TOOLS, type SessionContext, type SessionTool } from './context';
 
 /** The `x-mcp-header` names a tool's input schema declares along chains of `properties` (2026-07-28). */

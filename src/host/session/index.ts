@@ -10,7 +10,7 @@ import { stateWords } from '../../trust/approval/gate-state';
 import { count } from '../../text/count';
 import { isWaiting, mayRun } from '../../trust/approval/states';
 import type { ServerReport } from '../../trust/report';
-import { stripHidden } from '../untrusted';
+import { stripHidden } from './untrusted';
 import { callTool, callVerdict } from './call';
 import { DroppedError, GATE_TOOL_NAMES, MAX_SERVERS, SessionContext, type CallOutcome, type Connection, type SessionCounters, type SessionOptions, type SessionTool } from './context';
 import { openLocal } from './local';

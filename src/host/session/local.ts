@@ -1,22 +1,22 @@
-// Local start: a stdio server is started from its verified launch plan (src/host/launch.ts) — the plan's program,
+// Local start: a stdio server is started from its verified launch plan (src/host/session/launch.ts) — the plan's program,
 // arguments, working folder and declared variables, substituted once, by the plan — through the start the
-// sandbox and the user's policy decide (src/host/contain.ts: contained, or uncontained by the user's opt-out),
+// sandbox and the user's policy decide (src/host/sandbox/contain.ts: contained, or uncontained by the user's opt-out),
 // with the secrets bound to it and nothing else of MCP Gate's environment but PATH, HOME, locale and temp. The
 // transport is the process's stdio; the connection is ready once its tools are discovered.
 import * as os from 'node:os';
 import type { LaunchPlan } from '../../trust/plan/launch-plan';
 import type { ServerReport } from '../../trust/report';
-import { ContainRefused, refusedSocketError, startPlan, type StartPlan } from '../contain';
+import { ContainRefused, refusedSocketError, startPlan, type StartPlan } from '../sandbox/contain';
 import { serverIdentity } from '../identity';
-import { LaunchRefused, verifiedPlan } from '../launch';
-import { minimalEnv, StdioTransport } from '../stdio';
-import { stripHidden } from '../untrusted';
+import { LaunchRefused, verifiedPlan } from './launch';
+import { minimalEnv, StdioTransport } from '../sandbox/stdio';
+import { stripHidden } from './untrusted';
 import { newClient } from './client';
 import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, literalForm, unfilledWords, unresolvable, type Connection, type SessionContext } from './context';
 import { discover } from './discover';
 import { watchClosure } from './watch';
 import { watchNewRepositories } from './new-repos';
-import { readRefusals, watchRefusals, type Refusal } from '../load-guard';
+import { readRefusals, watchRefusals, type Refusal } from '../sandbox/load-guard';
 import { observeGuardRefusal } from '../../trust/approval/approvals';
 import { ApprovalStore } from '../../trust/approval/store';
 import { refusalWords } from '../../trust/approval/workspace-manifest';

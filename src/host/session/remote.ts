@@ -1,17 +1,17 @@
 // Remote connect: a remote server is reached over MCP's Streamable HTTP through the guarded fetch
-// (src/host/guarded-fetch.ts: every connection to an address checked at resolution, no redirects, bounded replies,
+// (src/host/net/guarded-fetch.ts: every connection to an address checked at resolution, no redirects, bounded replies,
 // a time budget per request) — only at an https URL without credentials (plain http to loopback under a
 // local-development exception), at a host the policy allows, with the declared headers and the bound secrets,
 // validated before they are sent. A 404 on the session opens a new one once. Every exchange about a tool list or a
-// call is logged as the guarded fetch observed it (a call's in the same append as its tool.result, src/host/log.ts).
+// call is logged as the guarded fetch observed it (a call's in the same append as its tool.result, src/host/log/log.ts).
 import { StreamableHTTPClientTransport, type Client, type Transport } from '@modelcontextprotocol/client';
 import { mayDiscover, privateRangesRefused, resolve } from '../../policy/decide';
 import { localExceptionFor } from '../../policy/user-policy';
 import { substitute } from '../../trust/plan/launch-plan';
 import type { ServerReport } from '../../trust/report';
-import { createGuardedFetch, validateHeaders, type Observation } from '../guarded-fetch';
+import { createGuardedFetch, validateHeaders, type Observation } from '../net/guarded-fetch';
 import { serverIdentity } from '../identity';
-import { stripHidden } from '../untrusted';
+import { stripHidden } from './untrusted';
 import { newClient } from './client';
 import { CALL_TIMEOUT_MS, describeError, DISCOVER_TIMEOUT_MS, DroppedError, isNotFound, secretSteps, unresolvable, type Connection, type SessionContext, type SessionTool } from './context';
 import { discover } from './discover';

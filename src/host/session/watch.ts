@@ -1,6 +1,6 @@
 // Noticing a change on disk while an approved server runs: its package folders (recursively) and the folders of
 // its other pinned files are watched (fs.watch, inotify on Linux). The server itself never sees the change — it
-// runs its verified read-only copy (src/host/closure-copy.ts) — but what it was approved for no longer matches the
+// runs its verified read-only copy (src/host/sandbox/closure-copy.ts) — but what it was approved for no longer matches the
 // workspace, so the session stops it at once and refuses its calls until a person reviews it; the front ends'
 // next check (VS Code's, every second) shows it as changed. The start-time check stays the fallback for what a
 // watch cannot see (a watch that fails to start is logged, and the server runs on its verified copy).

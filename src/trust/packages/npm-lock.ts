@@ -94,7 +94,7 @@ export interface ResolveOptions {
 
 /**
  * The two operations that use the registry and the npm libraries (src/trust/packages/npm-resolve.ts). The CLI and VS Code
- * run them in a worker thread (src/host/package-worker.ts), outside the extension host's patched network stack,
+ * run them in a worker thread (src/host/workers/package-worker.ts), outside the extension host's patched network stack,
  * where a cancel or a time limit ends them for good.
  */
 export interface NpmOps {

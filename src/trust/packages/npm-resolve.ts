@@ -1,7 +1,7 @@
 // The npm operations behind an approval's lock (the lock itself and what reads it: src/trust/packages/npm-lock.ts): resolving
 // a spec with the npm team's own libraries (pacote for the manifest, @npmcli/arborist for the dependency tree) and
 // installing a lock's tree into MCP Gate's package cache, hashed file by file. They use the registry. The CLI and
-// VS Code run them in the package worker (src/host/lock-worker.ts, started by src/host/package-worker.ts), so
+// VS Code run them in the package worker (src/host/workers/lock-worker.ts, started by src/host/workers/package-worker.ts), so
 // neither library is in their bundles (a test reads the bundles' source maps); `inProcess` runs them in the
 // calling process, for the tests and benchmarks that call the core directly.
 import { randomBytes } from 'node:crypto';

@@ -715,7 +715,7 @@ export class WholeWorkspace extends Error {
  * The closure of a server that runs on the approved snapshot of its workspace (what would otherwise pin the whole
  * workspace): the files the plan names, pinned as themselves (a change to one is a change to what the person
  * reviewed), and `snapshot` saying why. Every other file is what the approval recorded, shown to the server as a
- * read-only copy (src/host/closure-copy.ts snapshotCopy): an edit on the host neither reaches nor stops it.
+ * read-only copy (src/host/sandbox/closure-copy.ts snapshotCopy): an edit on the host neither reaches nor stops it.
  */
 export function snapshotClosureOf(workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader, why: string): { closure: Closure; texts: Record<string, string> } {
   const files = new Map<string, Hashed>();

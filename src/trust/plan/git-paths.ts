@@ -180,7 +180,7 @@ export function nestedGitPaths(workspace: string, nested: readonly string[] = []
 
 /**
  * The Unix socket files below `dir` (links not followed), reading at most `max` entries: `truncated` past it (then
- * it counts as holding one). For a folder a person shows a contained server (src/host/contain.ts).
+ * it counts as holding one). For a folder a person shows a contained server (src/host/sandbox/contain.ts).
  */
 export function socketsUnder(dir: string, max: number): { sockets: string[]; truncated: boolean } {
   const sockets: string[] = [];

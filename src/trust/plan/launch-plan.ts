@@ -261,7 +261,7 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   analyse(command, executable, args, cwd, workspace, opts, named, 0);
 
   // By the program's real name, or as written when it is not found (it then does not start, whatever its closure).
-  // A repository's npm launch runs its approved lock with node (src/host/contain.ts): under the guard as well.
+  // A repository's npm launch runs its approved lock with node (src/host/sandbox/contain.ts): under the guard as well.
   const lockedNpm = opts.gated && packageLaunchOf(command, args)?.kind === 'npm';
   const guarded = opts.gated && opts.guard && (GUARDED_PROGRAM.test(path.basename(executable ?? command)) || lockedNpm) ? guardedClosureOf(workspace, entries, opts.configFiles, reader) : undefined;
   // Under the guard's design, what would pin the whole workspace runs on the approved snapshot instead.
@@ -441,7 +441,7 @@ function analyse(
     return dataArgs(0);
   }
   if (family === 'runner' && within(workspace, cwd) && isPackageLauncher(prog.replace(/\.exe$/i, '').replace(/-cli\.js$/, ''), args)) {
-    // A repository's npm launch runs from its approved lock in MCP Gate's package cache (src/host/contain.ts): the
+    // A repository's npm launch runs from its approved lock in MCP Gate's package cache (src/host/sandbox/contain.ts): the
     // launcher never runs, so the project's settings and node_modules are not what runs and are not pinned.
     const locked = depth === 0 && opts.gated && packageLaunchOf(command, args)?.kind === 'npm';
     // Otherwise the project's settings and installed packages, at the working folder and every folder above it in the workspace.

@@ -45,7 +45,7 @@ export type DiscoverySource = (typeof DISCOVERY_SOURCES)[number];
 export const COLLISION_KEY = 'chat.mcp.collisionBehavior';
 /** Application scope (a repository's value is not applied: measured), checked by VS Code at every start (1.139). */
 export const ALLOWED_KEY = 'chat.mcp.allowedServers';
-/** MCP Gate's gateway: every definition of its provider is HTTP on 127.0.0.1 under /mcp/ (host/gateway.ts urlFor). */
+/** MCP Gate's gateway: every definition of its provider is HTTP on 127.0.0.1 under /mcp/ (host/gateway/gateway.ts urlFor). */
 export const GATEWAY_ALLOWED_ENTRY = Object.freeze({ serverUrl: 'http://127.0.0.1:*/mcp/*' });
 
 /** What one VS Code version reads and starts by itself, as measured (docs/vscode-own-starts.md). */

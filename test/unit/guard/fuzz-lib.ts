@@ -293,7 +293,7 @@ export function generate(seed: number, base: string, lang?: 'node' | 'python'): 
 // ---------------------------------------------------------------------------------------------- running
 export interface Harness { dir: string; pyWrapper: string }
 
-/** A python wrapper like the sandbox's (src/host/load-guard.ts): children started by sys.executable stay guarded. */
+/** A python wrapper like the sandbox's (src/host/sandbox/load-guard.ts): children started by sys.executable stay guarded. */
 export function harness(dir: string): Harness {
   const prefix = path.join(dir, 'py');
   fs.mkdirSync(path.join(prefix, 'bin'), { recursive: true });

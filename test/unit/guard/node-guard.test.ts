@@ -40,7 +40,7 @@ function approve(ws: Ws): void {
   fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, links, scratch: [ws.scratch], report: ws.report, server: 'test' }));
 }
 
-/** Flags before the guard: MCP Gate's own starts pass --expose-internals (src/host/load-guard.ts); a child marked
+/** Flags before the guard: MCP Gate's own starts pass --expose-internals (src/host/sandbox/load-guard.ts); a child marked
  * only through NODE_OPTIONS has none. Each describe below sets them. */
 let FLAGS: string[] = [];
 

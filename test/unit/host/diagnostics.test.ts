@@ -1,7 +1,7 @@
 // What a person reads when a server fails (issue 44, item 6): a native module that was never built named as the
 // likely cause (its package's install script did not run), from the server's real stderr as a session sees it.
 import assert from 'node:assert/strict';
-import { EventLog } from '../../../src/host/log';
+import { EventLog } from '../../../src/host/log/log';
 import { Session } from '../../../src/host/session';
 import { nativeModuleHint } from '../../../src/host/session/local';
 import { Masker } from '../../../src/policy/mask';

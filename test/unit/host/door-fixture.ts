@@ -1,9 +1,9 @@
-// What the network-door tests share (test/unit/host/egress.test.ts, libc-carrier.test.ts): the door's decision as a
+// What the network-door tests share (test/unit/host/net/egress.test.ts, libc-carrier.test.ts): the door's decision as a
 // start makes it for a user server, and a probe's workspace, HOME and result file in a temp folder.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EgressVerdict } from '../../../src/host/egress';
+import type { EgressVerdict } from '../../../src/host/net/egress';
 import { mayReachNetwork } from '../../../src/policy/decide';
 import type { ServerIdentity } from '../../../src/policy/identity';
 import { parseRules, ruleText } from '../../../src/policy/rules';
@@ -12,7 +12,7 @@ import { tempDir } from '../helpers';
 /** The user server the probes run as. */
 export const PROBE_SERVER: ServerIdentity = { name: 'probe', scope: 'user' };
 
-/** The door's decision exactly as a start makes it for a user server (src/host/contain.ts networkDoor, without ask). */
+/** The door's decision exactly as a start makes it for a user server (src/host/sandbox/contain.ts networkDoor, without ask). */
 export function decideBy(rules: object[]): (host: string) => Promise<EgressVerdict> {
   const parsed = parseRules(rules, { file: 'test-config.json' });
   assert.deepEqual(parsed.errors, []);

@@ -1,9 +1,9 @@
-// What both doors of the gateway (the relay's socket, ./gateway.test.ts; the HTTP door, ./gateway-http.test.ts)
+// What both doors of the gateway (the relay's socket, ./gateway/gateway.test.ts; the HTTP door, ./gateway/gateway-http.test.ts)
 // must do alike for the fixture server `fx` (t0 allowed, t1 ask, t2 denied): list only what the policy does not
 // deny, answer an allowed call, refuse an ask without a person and a denied tool with the reason, and log each.
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { EventLog } from '../../../src/host/log';
+import type { EventLog } from '../../../src/host/log/log';
 
 export function policyThroughDoor(connect: (key: string) => Promise<Client>, log: () => EventLog): void {
   it('lists only the tools the policy does not deny', async () => {

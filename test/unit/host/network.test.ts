@@ -24,10 +24,10 @@ import {
   ReplyTooLargeError,
   StreamEndedEarlyError,
 } from '../../../src/host/errors';
-import { createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type Observation } from '../../../src/host/guarded-fetch';
-import { createPinnedAgent, type PinnedConnection } from '../../../src/host/pinned-agent';
-import { GATE_RPC_ERROR_CODE } from '../../../src/host/reply-guard';
-import type { Resolver } from '../../../src/host/resolve';
+import { createGuardedFetch, type GuardedFetch, type GuardedFetchOptions, type Observation } from '../../../src/host/net/guarded-fetch';
+import { createPinnedAgent, type PinnedConnection } from '../../../src/host/net/pinned-agent';
+import { GATE_RPC_ERROR_CODE } from '../../../src/host/net/reply-guard';
+import type { Resolver } from '../../../src/host/net/resolve';
 import { makeTestCerts, type TestCerts } from '../../fixtures/host/certs';
 import { PEER_PORT, createNetns, type Netns } from '../../fixtures/host/netns';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
-import { EventLog } from '../../../src/host/log';
+import { EventLog } from '../../../src/host/log/log';
 import { Session, type SessionOptions } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';

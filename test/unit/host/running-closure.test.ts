@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { Session } from '../../../src/host/session';
-import { EventLog } from '../../../src/host/log';
+import { EventLog } from '../../../src/host/log/log';
 import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { Masker } from '../../../src/policy/mask';
 import { inProcess } from '../../../src/trust/packages/npm-resolve';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventLog } from '../../../src/host/log';
+import { EventLog } from '../../../src/host/log/log';
 import { Session, type SessionOptions } from '../../../src/host/session';
 import { Masker } from '../../../src/policy/mask';
 import { loadUserPolicy } from '../../../src/policy/user-policy';

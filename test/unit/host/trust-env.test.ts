@@ -1,5 +1,5 @@
 // The certificate authorities a person trusts reach the servers they start (src/trust/plan/launch-plan.ts
-// TRUST_ENV, src/host/contain.ts): NODE_EXTRA_CA_CERTS, SSL_CERT_FILE and the others in MCP Gate's own environment
+// TRUST_ENV, src/host/sandbox/contain.ts): NODE_EXTRA_CA_CERTS, SSL_CERT_FILE and the others in MCP Gate's own environment
 // are passed to a contained server and the files they name are shown to it read-only — a company's TLS proxy CA
 // otherwise made every HTTPS server fail contained. A repository cannot use the same variables to have one of your
 // files shown to its server: only a value that came from your environment is bound.
@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, cli, tempDir, world } from '../helpers';
 import { miniServer } from '../mini-server';
-import { sandboxAvailable } from '../../../src/host/sandbox';
+import { sandboxAvailable } from '../../../src/host/sandbox/sandbox';
 
 describe('host: the CAs you trust reach your contained servers, and only yours', function () {
   this.timeout(120_000);

@@ -1,7 +1,7 @@
 // The network shim (src/netshim/net-shim.ts, built to dist/netshim/net-shim.cjs; issue 44) against real peers: a
 // small CONNECT proxy on loopback stands for MCP Gate's network door and maps names that resolve nowhere
 // (mcp.test, refused.test) to an HTTPS, an HTTP and a TCP echo peer on loopback, or refuses them as
-// src/host/egress.ts does (403 and a body naming the rule). A child `node --require net-shim.cjs -e <script>` with
+// src/host/net/egress.ts does (403 and a body naming the rule). A child `node --require net-shim.cjs -e <script>` with
 // MCP_GATE_DOOR pointing at the proxy must reach each peer through the proxy only, with no proxy setting and no
 // agent of its own: built-in fetch, https.get, http.get, net.connect (writes before the tunnel is up), a
 // pg-style `new net.Socket().connect`, and tls.connect; a refusal is an error naming the proxy's status and rule;

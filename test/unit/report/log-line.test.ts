@@ -3,7 +3,7 @@
 // the panel's row tooltip (rowSummary). An event carrying hidden and control characters — a bidi override,
 // a zero-width space, a bell, an ANSI escape, a newline, a backslash — is shown escaped in all of them.
 import assert from 'node:assert/strict';
-import { EventLog, type LoggedEvent } from '../../../src/host/log';
+import { EventLog, type LoggedEvent } from '../../../src/host/log/log';
 import { logLine } from '../../../src/report/log-line';
 import { rowSummary, toRow } from '../../../webview/common/log-model';
 import { cleanupTemp, cli, world } from '../helpers';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { escapeLabel, escapeText, hasHiddenCharacters, literalIcons } from '../../../src/text/escape';
-import { stripHidden } from '../../../src/host/untrusted';
+import { stripHidden } from '../../../src/host/session/untrusted';
 import { cleanupTemp, cli, world } from '../helpers';
 
 const CASES: [number, string][] = [

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventLog } from '../../../src/host/log';
+import { EventLog } from '../../../src/host/log/log';
 import { Masker } from '../../../src/policy/mask';
 import { syntheticLog } from '../../../bench/panel';
 import { detailsText, filterRows, indexById, parseEvent, serversIn, toRow, toRows, unbatch } from '../../../webview/common/log-model';

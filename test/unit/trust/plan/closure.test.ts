@@ -14,7 +14,7 @@ import { type GateInput } from '../../../../src/trust/report';
 import { loaderVariable } from '../../../../src/trust/plan/launch-plan';
 import { MAX_CLOSURE_FILES, MAX_WALK_ENTRIES } from '../../../../src/trust/plan/closure';
 import { Session } from '../../../../src/host/session';
-import { EventLog } from '../../../../src/host/log';
+import { EventLog } from '../../../../src/host/log/log';
 import { loadUserPolicy } from '../../../../src/policy/user-policy';
 import { Masker } from '../../../../src/policy/mask';
 import { cleanupTemp, cli, installTsx, tempDir, TSX_BIN, world, writeFiles, type World } from '../../helpers';

@@ -1,0 +1,652 @@
+// Contained execution (issue 11, the sandbox core): turns a local server's launch into a bubblewrap (bwrap)
+// command line on Linux. No vscode import; the session decides when to use it (see docs/sandbox.md).
+//
+// Why bubblewrap directly, not @anthropic-ai/sandbox-runtime (measured 2026-12-01 on this 2-core Debian 12
+// machine, bubblewrap 0.8.0, Node 20.20, median of 21 interleaved runs; details in docs/sandbox.md):
+//   /bin/true:  plain 1.6 ms · bwrap 5.1 ms · sandbox-runtime library (wrap, proxies already up) 18.7 ms ·
+//               srt CLI 400.7 ms
+//   node -e 0:  plain 80.4 ms · bwrap 108.3 ms · sandbox-runtime library 112.0 ms · srt CLI 535.1 ms
+// On Linux sandbox-runtime is itself a bwrap command line plus a shell script, socat relays, an HTTP/SOCKS
+// proxy in the parent for a domain allow-list, a seccomp helper that blocks AF_UNIX sockets, and ripgrep to
+// find files to deny. Its filesystem model is deny-list for reads (everything readable unless denied), it
+// needs Node >= 22.12 (MCP Gate supports 20.18), socat and ripgrep, runs the command through a shell
+// string, and keeps a proxy process state per manager. MCP Gate already has a hardened network path for
+// remote servers and its approvals pin no domains for stdio servers, so the proxy's domain filtering is the
+// one thing it would add; not decisive against an allow-list filesystem, no shell and no dependencies.
+// MCP Gate's network door (../net/egress.ts) filters by host, and by address, which sandbox-runtime's does not.
+//
+// What the contained process sees:
+//   - the system read-only, from an allow-list, not `--ro-bind / /`: /usr, /bin, /sbin, /lib*, /etc, /opt,
+//     /nix/store (symlinks such as /bin -> usr/bin recreated as symlinks). An allow-list shows nothing that
+//     was not chosen: not /home (other users, other projects), /root, /srv, /mnt, /media, /var, /run or /sys.
+//     A read-only bind still lets a process connect() to a Unix socket in it, so /run (docker.sock, D-Bus,
+//     agent sockets) and /var/run must never be bound. /etc's secrets are masked even where the user could
+//     read them (as root): shadow, gshadow, sudoers, ssh host keys, /etc/ssl/private.
+//   - fresh /dev (`--dev`; with a network door doorDevArgs, no pseudo-terminals), /proc of its own PID namespace (`--proc`), a private /tmp (`--tmpfs`);
+//     the root these hang from read-only (`--remount-ro /`): only the mounts listed here can be written;
+//   - HOME replaced at the same path (HOME set to it) by the server's own home folder, kept between its starts
+//     (profile.ownHome: what it writes there it finds again), or else by an empty tmpfs; then the listed caches
+//     bound read-write into it; the real ~/.ssh, ~/.aws, ~/.config, ~/.gnupg and every other project are not there.
+//     Mount points bwrap makes inside an own home are made real folders first (clearWay): a link the server left
+//     there is removed, never followed;
+//   - the workspace read-write, then each overlay `--ro-bind copy target` over it — a package folder's verified
+//     tree, or one file (what runs is the approved copy, whatever the host does to the workspace meanwhile, and
+//     the server cannot change it: EROFS on write, EBUSY on unlink/rename), then extraRead
+//     read-only and extraWrite/caches read-write. Mounts are ordered by depth (a parent before anything
+//     inside it), so a workspace or cache inside HOME or /tmp is bound after that tmpfs and stays visible;
+//     at the same depth read-only wins over read-write.
+//   - the executable file itself read-only if no other mount shows it (e.g. nvm's node under HOME; not its
+//     folder, which could be HOME or /tmp); an interpreter that needs its install root gets it in extraRead.
+// Namespaces and process: `--unshare-all` (user, ipc, pid, net, uts, cgroup) plus an explicit
+// `--unshare-user --disable-userns` where bwrap >= 0.8 and the kernel allow it (no nested user namespace
+// from inside, so no way to get capabilities over the sandbox's own mounts) — with a network door only
+// `--unshare-user` (the door enters the sandbox's user namespace, which must own its network namespace) and a
+// /dev built here without pseudo-terminals (doorDevArgs: `--dev` makes a second user namespace when not root), and
+// the seccomp filter refuses new user namespaces in every sandbox; never `--share-net`. `--cap-drop ALL` (needed when bwrap runs as root: root keeps its capabilities otherwise;
+// without root bwrap gives none anyway). `--die-with-parent`: bwrap dies with MCP Gate. `--new-session`: no
+// controlling terminal, so no TIOCSTI injection into MCP Gate's terminal. No `--as-pid-1`: bwrap's own init
+// is PID 1 (reaps zombies; a server as PID 1 would ignore SIGTERM without a handler), and when it dies the
+// kernel kills every process of the PID namespace, so killing bwrap (SIGTERM or SIGKILL), MCP Gate dying,
+// or the server exiting leaves nothing behind, double-forked setsid daemons included (tested).
+// The environment is passed to spawn, never as `--setenv` arguments: a command line is readable by every
+// user of the machine in /proc/<pid>/cmdline, an environment only by the same user. HOME is set to the
+// hidden home and TMPDIR/TMP/TEMP (where present) to /tmp.
+// Network: the sandbox always has its own network namespace, with only its own loopback: nothing on the host
+// (not 127.0.0.1, not ::1, not an abstract Unix socket) is reachable, whatever the rules. With profile.network it
+// also gets a door: bwrap reports its first process on fd 4 (`--info-fd 4`) and waits on fd 5 (`--block-fd 5`)
+// until the caller has opened a listener on the sandbox's 127.0.0.1:3128 (../net/egress.ts openDoor), the filtering
+// proxy the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, npm's) point at; there is no route around it.
+// Carriers bring clients that ignore those variables to the same door: the Node and Python shims, the libc carrier
+// (../net/libc-carrier.ts) and, as root, the transparent carrier (../net/transparent-carrier.ts: its forwarder started first,
+// resolv.conf shown as `nameserver 127.0.0.1`, the rules set by the door helper).
+// Sockets: a seccomp filter (./seccomp.ts, loaded by bwrap from fd 3: `--seccomp 3`) allows only IP and netlink
+// sockets and refuses socket(AF_UNIX) and datagram socketpairs, so a server cannot connect to a socket file it can
+// see (the workspace, a read path) unless the user's entry says `unixSockets: true` — or unless no socket file it
+// did not make is visible to it at the start (profile.unixSockets 'own', decided by ./contain.ts: a browser's and
+// a command's own IPC then work); no io_uring, no other family (AF_VSOCK reaches a VM's host). Stream and seqpacket
+// pairs (child processes' stdio) work.
+// Limits: the inner command is util-linux's prlimit setting the server's rlimits, then the server (./limits.ts
+// says what is held how, and the cgroup a start may add outside bwrap).
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULT_LIMITS, type SandboxProfile } from '../../policy/sandbox-profile';
+import { findOnPath } from '../../trust/plan/launch-plan';
+import { PROXY_ENV } from '../net/egress';
+import { rlimitArgs } from './limits';
+import { carrierArgv, carrierEnv, NOT_INSTALLED, PROXYCHAINS_MOUNT, type LibcCarrier } from '../net/libc-carrier';
+import { NETSHIM_MOUNT, NETSHIM_PY_FILE, NETSHIM_PY_MOUNT, netShimEnv } from '../net/net-shim';
+import { FORWARDER_MOUNT, notCarried, transparentArgv, type CarrierOff, type TransparentCarrier } from '../net/transparent-carrier';
+import { SECCOMP_ARCHES, socketFilter } from './seccomp';
+
+/** The launch to contain: `argv` are the arguments after the executable. */
+export interface SandboxLaunch {
+  /** Absolute real path of the program. */
+  executable: string;
+  argv: string[];
+  /** Real path; must be inside the workspace or another visible path. */
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** A verified private copy of a closure file or of a package folder's tree, mounted read-only where the workspace has it. */
+export interface SandboxOverlay {
+  source: string;
+  /** Absolute path inside the workspace. */
+  target: string;
+}
+
+/**
+ * The profile bwrap gets: the user's part (src/policy/sandbox-profile.ts — network, extra read and write paths),
+ * and the host's additions: the server's own caches and the HOME to hide.
+ */
+export interface SandboxMounts extends SandboxProfile {
+  /** Bound read-write (e.g. ~/.npm, ~/.cache/uv); `~/` is the profile's home. Missing ones are skipped. */
+  caches: readonly (string | { source: string; target: string })[];
+  /** The real HOME to hide. */
+  home: string;
+  /**
+   * The server's own home folder, kept between its starts (MCP Gate's, outside every workspace): shown read-write at
+   * HOME instead of an empty tmpfs. Missing: the empty tmpfs (and the path is listed as missing).
+   */
+  ownHome?: string;
+}
+
+export interface SandboxInput {
+  launch: SandboxLaunch;
+  /** Real path of the workspace folder: bound read-write. */
+  workspace: string;
+  overlays: SandboxOverlay[];
+  profile: SandboxMounts;
+  /** Folders of the workspace shown empty and read-only (the workspace's `.git`, unless the user grants it). */
+  hidden?: string[];
+  /**
+   * MCP Gate's own files shown at fixed paths (the load guard's, ./load-guard.ts: its files, the manifest, the
+   * report folder, the real interpreters, and wrappers over them): bound after everything else, read-only unless
+   * `writable`.
+   */
+  binds?: { source: string; target: string; writable?: boolean }[];
+  /**
+   * The built network shim (../net/net-shim.ts, dist/netshim/net-shim.cjs): with a network door it is shown read-only at
+   * NETSHIM_MOUNT and preloaded into the server's Node processes (NODE_OPTIONS), carrying fetch, http/https and raw
+   * TCP through the door. Ignored without network.
+   */
+  netShim?: string;
+  /**
+   * The libc carrier (../net/libc-carrier.ts: the system's proxychains4, its daemon and MCP Gate's config): with a network
+   * door the config is shown read-only at PROXYCHAINS_MOUNT, the daemon started in the sandbox before the server and
+   * the library preloaded into it. `null`: proxychains4 is not installed (said in the description). Ignored without network.
+   */
+  libcCarrier?: LibcCarrier | null;
+  /**
+   * The transparent carrier (../net/transparent-carrier.ts: nft redirect, a forwarder, MCP Gate's DNS): with a network door
+   * the forwarder is shown read-only at FORWARDER_MOUNT and started before the server, resolv.conf shown as
+   * `nameserver 127.0.0.1`; the door helper sets the rules (./contain.ts opens the door with transparentDoor).
+   * `{ off }`: not here, and why (said in the description). Ignored without network.
+   */
+  transparentCarrier?: TransparentCarrier | CarrierOff;
+}
+
+export interface SandboxDescription {
+  network: boolean;
+  /** Unix sockets allowed (the seccomp filter lets the server make them). */
+  unixSockets: boolean;
+  readWrite: string[];
+  readOnly: string[];
+  overlays: string[];
+  /** Paths replaced by an empty tmpfs (/tmp, and HOME when it has no own home). */
+  empty: string[];
+  /** The server's own home shown at HOME (kept between its starts), if it has one. */
+  ownHome?: string;
+  /** Paths asked for that do not exist (skipped). */
+  missing: string[];
+  /** One line per aspect, for the log and the preview. */
+  text: string;
+}
+
+/** What to spawn: `command` is bwrap, `args` its arguments and then the inner command; pass `env` to spawn. */
+export interface SandboxCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Where to spawn bwrap (the inner process gets `--chdir launch.cwd`). */
+  cwd: string;
+  /**
+   * The seccomp program bwrap reads from fd 3 (`--seccomp 3` is in args): spawn with a fourth stdio pipe and write
+   * it there (./stdio.ts StdioTransport does). Without it bwrap does not start the server.
+   */
+  seccomp: Buffer;
+  /**
+   * With profile.network: bwrap writes its info JSON (`child-pid`) to fd 4 and waits for a byte on fd 5; open the
+   * door into that process's namespaces in between (./stdio.ts does, with StdioLaunch.door). Without it bwrap waits.
+   */
+  door: boolean;
+  description: SandboxDescription;
+}
+
+export type SandboxProbe =
+  | { ok: true; bwrap: string; version: string; /** `--unshare-user --disable-userns` works here */ userns: boolean; /** util-linux's prlimit (system paths): the sandbox's first command, it sets the limits */ prlimit: string }
+  | { ok: false; reason: string; fix: string; /** One command that installs bubblewrap with this machine's package manager, when that is the fix. */ install?: string };
+
+export class SandboxUnavailableError extends Error {
+  constructor(readonly reason: string, readonly fix: string) {
+    super(`contained execution is not available: ${reason} (fix: ${fix})`);
+    this.name = 'SandboxUnavailableError';
+  }
+}
+
+/** The input cannot be contained as asked (a path that would defeat the sandbox, a relative path, …). */
+export class SandboxConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxConfigError';
+  }
+}
+
+/** System trees shown read-only (when they exist). Never /run, /var, /sys, /home, /root, /srv, /mnt, /media. */
+export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix/store'];
+/** Secrets in /etc hidden even from a sandbox running as root. */
+const MASKED_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
+const MASKED_DIRS = ['/etc/sudoers.d', '/etc/ssl/private'];
+
+const BASE_FLAGS = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
+const USERNS_FLAGS = ['--unshare-user', '--disable-userns'];
+
+// ---------------------------------------------------------------------------------------------- the probe
+
+const probeCache = new Map<string, SandboxProbe>();
+
+export interface ProbeOptions {
+  /** A bwrap to use instead of searching PATH. */
+  bwrap?: string;
+  /** The PATH to search (default: this process's). */
+  path?: string;
+  /** Ignore the per-process cache. */
+  refresh?: boolean;
+  /** Reads /proc/sys/<key> (for tests); undefined when absent. */
+  readSysctl?: (key: string) => string | undefined;
+}
+
+
+function defaultReadSysctl(key: string): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/sys/${key}`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+const MISSING_FIX = 'install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu), `sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch)';
+
+/** The package managers MCP Gate knows, in the order looked for, with the command that installs bubblewrap. */
+const INSTALLERS: [string, string][] = [
+  ['apt-get', 'apt-get install -y bubblewrap'],
+  ['dnf', 'dnf install -y bubblewrap'],
+  ['pacman', 'pacman -S --noconfirm bubblewrap'],
+  ['zypper', 'zypper install -y bubblewrap'],
+  ['apk', 'apk add bubblewrap'],
+];
+
+/** The one command that installs bubblewrap here (with sudo unless root), or undefined when no known package manager is on PATH. */
+export function bubblewrapInstallCommand(searchPath = process.env.PATH ?? '', root = process.getuid?.() === 0): string | undefined {
+  const hit = INSTALLERS.find(([exe]) => findOnPath(exe, searchPath) !== undefined);
+  return hit ? `${root ? '' : 'sudo '}${hit[1]}` : undefined;
+}
+
+/** Why bwrap could not start a sandbox, from its stderr and the kernel's user-namespace switches. */
+export function diagnoseBwrapFailure(stderr: string, readSysctl: (key: string) => string | undefined = defaultReadSysctl): { reason: string; fix: string } {
+  const said = stderr.trim().split('\n').slice(-3).join(' / ') || 'no message';
+  if (/seccomp/i.test(stderr)) {
+    return { reason: `bwrap could not load MCP Gate's seccomp filter (sockets): ${said}`, fix: 'use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER), or, in a container, allow prctl(PR_SET_SECCOMP) and seccomp(2)' };
+  }
+  const namespaceProblem = /namespace|uid map|setting up uid|RTM_NEWADDR|Operation not permitted|Permission denied|No space left on device/i.test(stderr);
+  if (namespaceProblem) {
+    if (readSysctl('kernel/apparmor_restrict_unprivileged_userns') === '1') {
+      return {
+        reason: `unprivileged user namespaces are restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later); bwrap said: ${said}`,
+        fix: 'give bwrap an AppArmor profile that allows user namespaces: write /etc/apparmor.d/bwrap with `abi <abi/4.0>, include <tunables/global> profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, }` and run `sudo apparmor_parser -r /etc/apparmor.d/bwrap`; or turn the restriction off: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (persist it in /etc/sysctl.d/)',
+      };
+    }
+    if (readSysctl('kernel/unprivileged_userns_clone') === '0') {
+      return {
+        reason: `unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0); bwrap said: ${said}`,
+        fix: '`sudo sysctl -w kernel.unprivileged_userns_clone=1` (persist it in /etc/sysctl.d/)',
+      };
+    }
+    if (readSysctl('user/max_user_namespaces') === '0') {
+      return {
+        reason: `user namespaces are disabled (user.max_user_namespaces=0); bwrap said: ${said}`,
+        fix: '`sudo sysctl -w user.max_user_namespaces=15000` (persist it in /etc/sysctl.d/)',
+      };
+    }
+    return {
+      reason: `bwrap could not create its namespaces: ${said}`,
+      fix: 'allow unprivileged user namespaces (sysctls kernel.unprivileged_userns_clone, user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns); in a container, run it with a seccomp/AppArmor profile that permits unshare and mount (e.g. docker --security-opt seccomp=unconfined --security-opt apparmor=unconfined)',
+    };
+  }
+  return { reason: `bwrap failed to start /bin/true: ${said}`, fix: 'run the probe command by hand (bwrap --unshare-all --ro-bind /usr /usr … /usr/bin/true) to see why' };
+}
+
+function versionAtLeast(version: string, major: number, minor: number): boolean {
+  const m = /(\d+)\.(\d+)/.exec(version);
+  if (!m) return false;
+  return Number(m[1]) > major || (Number(m[1]) === major && Number(m[2]) >= minor);
+}
+
+/**
+ * Whether contained execution works here: finds bwrap and actually starts `/bin/true` in a sandbox like the
+ * ones buildSandbox makes. Cached per process (per bwrap/PATH asked for).
+ */
+export function sandboxAvailable(options: ProbeOptions = {}): SandboxProbe {
+  const key = `${options.bwrap ?? ''}\0${options.path ?? process.env.PATH ?? ''}`;
+  const cached = probeCache.get(key);
+  if (cached && !options.refresh && !options.readSysctl) return cached;
+  const result = probe(options);
+  if (!options.readSysctl) probeCache.set(key, result);
+  return result;
+}
+
+function probe(options: ProbeOptions): SandboxProbe {
+  if (process.platform !== 'linux') {
+    return { ok: false, reason: `contained execution uses bubblewrap, which runs on Linux only (this is ${process.platform})`, fix: 'run on Linux, or run the server without containment' };
+  }
+  let bwrap: string | undefined;
+  if (options.bwrap !== undefined) {
+    try {
+      fs.accessSync(options.bwrap, fs.constants.X_OK);
+      bwrap = fs.realpathSync(options.bwrap);
+    } catch {
+      return { ok: false, reason: `bubblewrap not found at ${options.bwrap}`, fix: MISSING_FIX, install: bubblewrapInstallCommand(options.path) };
+    }
+  } else {
+    bwrap = findOnPath('bwrap', options.path ?? process.env.PATH ?? '');
+    if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) not found on PATH', fix: MISSING_FIX, install: bubblewrapInstallCommand(options.path) };
+  }
+  const v = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  if (v.error || v.status !== 0) return { ok: false, reason: `${bwrap} --version failed: ${v.error?.message ?? v.stderr.trim()}`, fix: MISSING_FIX };
+  const version = v.stdout.trim().replace(/^bubblewrap\s+/, '');
+  let trueBin = '/usr/bin/true';
+  try {
+    trueBin = fs.realpathSync('/bin/true');
+  } catch {
+    // keep /usr/bin/true
+  }
+  // The probe loads the Unix-socket filter as every contained start does (from fd 0 here: /bin/true reads nothing).
+  const filter = socketFilter({ unixSockets: false });
+  if (!filter) return { ok: false, reason: `MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, fix: 'run the server without containment (the opt-out), on a machine of those architectures' };
+  // The limits are set inside by util-linux's prlimit, from the system paths the sandbox shows; the probe runs it.
+  const prlimit = SYSTEM_PATHS.map((d) => real(path.join(d, 'prlimit'))).find((p) => p !== undefined && SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)));
+  if (!prlimit) return { ok: false, reason: 'prlimit (util-linux), which sets a contained server\'s limits, is not in /usr/bin or /bin', fix: 'install util-linux (`sudo apt-get install util-linux`, `sudo dnf install util-linux`)' };
+  const attempt = (userns: boolean) =>
+    spawnSync(bwrap!, [...BASE_FLAGS, ...(userns ? USERNS_FLAGS : []), ...systemArgs(), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--seccomp', '0', '--', prlimit, ...rlimitArgs(DEFAULT_LIMITS), '--', trueBin], { encoding: 'utf8', timeout: 10_000, env: {}, input: filter });
+  const tryUserns = versionAtLeast(version, 0, 8);
+  let r = attempt(tryUserns);
+  let userns = tryUserns;
+  if (r.status !== 0 && tryUserns) {
+    const plain = attempt(false);
+    if (plain.status === 0) {
+      r = plain;
+      userns = false;
+    }
+  }
+  // EPIPE: it ran and ended before reading its filter from stdin (a bwrap that refuses seccomp); its status and stderr say why.
+  if (r.error && (r.error as NodeJS.ErrnoException).code !== 'EPIPE') return { ok: false, reason: `${bwrap} did not run: ${r.error.message}`, fix: MISSING_FIX };
+  if (r.status !== 0) return { ok: false, ...diagnoseBwrapFailure(r.stderr ?? '', options.readSysctl) };
+  return { ok: true, bwrap, version, userns, prlimit };
+}
+
+// ---------------------------------------------------------------------------------------------- the command
+
+/** a is b or inside b */
+function within(a: string, b: string): boolean {
+  const rel = path.relative(b, a);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function depth(p: string): number {
+  return p === '/' ? 0 : p.split('/').length - 1;
+}
+
+function mustBeAbsolute(what: string, p: string): string {
+  if (typeof p !== 'string' || !path.isAbsolute(p) || p.includes('\0')) throw new SandboxConfigError(`${what} must be an absolute path: ${JSON.stringify(p)}`);
+  return path.normalize(p).replace(/(.)\/+$/, '$1');
+}
+
+/**
+ * Makes `rel` below `root` a path of real folders bwrap can make its mount point in: each part that exists and is
+ * not a folder (a link, a file, a fifo the server left in its own home) is removed — a link is never followed, so a
+ * mount point is never made through one. The last part may stay a regular file (a file's mount point).
+ */
+function clearWay(root: string, rel: string): void {
+  const parts = rel.split(path.sep).filter(Boolean);
+  let at = root;
+  parts.forEach((part, i) => {
+    at = path.join(at, part);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(at);
+    } catch {
+      return; // absent: bwrap makes it
+    }
+    const last = i === parts.length - 1;
+    if (st.isDirectory() || (last && st.isFile())) return;
+    fs.rmSync(at, { force: true, recursive: false });
+  });
+}
+
+function real(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The system allow-list as bwrap arguments: directories bound read-only, symlinks recreated. */
+function systemArgs(): string[] {
+  const out: string[] = [];
+  for (const p of SYSTEM_PATHS) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) out.push('--symlink', fs.readlinkSync(p), p);
+    else if (st.isDirectory()) out.push('--ro-bind', p, p);
+  }
+  return out;
+}
+
+/**
+ * /dev of a sandbox with a network door, built here rather than by `--dev`: bubblewrap run by a user mounts `--dev`'s
+ * devpts as root of a first user namespace and then makes a second one for the server, and the door must enter the
+ * user namespace that owns the sandbox's network namespace (the first), which nsenter cannot reach from the second.
+ * The same device nodes as `--dev` (bound from the host), the same links, a private /dev/shm — and no pseudo-terminals
+ * (/dev/pts, /dev/ptmx).
+ */
+function doorDevArgs(): string[] {
+  const out = ['--tmpfs', '/dev'];
+  for (const d of ['null', 'zero', 'full', 'random', 'urandom', 'tty']) if (fs.existsSync(`/dev/${d}`)) out.push('--dev-bind', `/dev/${d}`, `/dev/${d}`);
+  out.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr', '--tmpfs', '/dev/shm');
+  return out;
+}
+
+/** Rank at equal depth: later wins, so read-only is mounted after read-write on the same path. */
+type Kind = 'tmpfs' | 'rw' | 'ro' | 'overlay' | 'mask-file' | 'mask-dir';
+const RANK: Record<Kind, number> = { tmpfs: 0, rw: 1, ro: 2, overlay: 3, 'mask-file': 4, 'mask-dir': 4 };
+
+interface Mount {
+  kind: Kind;
+  target: string;
+  source: string;
+}
+
+function mountArgs(m: Mount): string[] {
+  switch (m.kind) {
+    case 'tmpfs':
+      return ['--tmpfs', m.target];
+    case 'rw':
+      return ['--bind', m.source, m.target];
+    case 'ro':
+    case 'overlay':
+      return ['--ro-bind', m.source, m.target];
+    case 'mask-file':
+      return ['--ro-bind', '/dev/null', m.target];
+    case 'mask-dir':
+      return ['--tmpfs', m.target, '--remount-ro', m.target];
+  }
+}
+
+function sshHostKeys(): string[] {
+  try {
+    return fs.readdirSync('/etc/ssh').filter((f) => /^ssh_host_.*_key$/.test(f)).map((f) => `/etc/ssh/${f}`);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The bwrap command that runs `input.launch` contained (see the header for what it sees). Throws
+ * SandboxUnavailableError when bwrap cannot run here (`available`: a probe result, default sandboxAvailable()), SandboxConfigError for an input that cannot be
+ * contained as asked (relative paths; a bound path equal to HOME or to /; an overlay outside the workspace;
+ * a cwd the sandbox would not see).
+ */
+export function buildSandbox(input: SandboxInput, available?: SandboxProbe): SandboxCommand {
+  const probeResult = available ?? sandboxAvailable();
+  if (!probeResult.ok) throw new SandboxUnavailableError(probeResult.reason, probeResult.fix);
+  const { launch, profile } = input;
+  const home = mustBeAbsolute('profile.home', profile.home);
+  const workspace = mustBeAbsolute('workspace', input.workspace);
+  const executable = mustBeAbsolute('launch.executable', launch.executable);
+  const cwd = mustBeAbsolute('launch.cwd', launch.cwd);
+  const expand = (p: string) => (p === '~' ? home : p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
+
+  const mounts: Mount[] = [];
+  const missing: string[] = [];
+  const refuseExposing = (what: string, p: string) => {
+    if (p === '/') throw new SandboxConfigError(`${what} is /: that would show the whole machine`);
+    if (p === home) throw new SandboxConfigError(`${what} is the home directory ${home}: that would show ~/.ssh, ~/.aws and every other project`);
+  };
+
+  refuseExposing('the workspace', workspace);
+  mounts.push({ kind: 'tmpfs', target: '/tmp', source: '' });
+  const ownHome = profile.ownHome === undefined ? undefined : real(mustBeAbsolute('its own home', profile.ownHome));
+  if (profile.ownHome !== undefined && ownHome === undefined) missing.push(profile.ownHome);
+  if (ownHome !== undefined) {
+    refuseExposing('its own home', ownHome);
+    if (within(ownHome, workspace) || within(workspace, ownHome)) throw new SandboxConfigError(`its own home ${ownHome} and the workspace ${workspace} overlap`);
+  }
+  mounts.push(ownHome ? { kind: 'rw', target: home, source: ownHome } : { kind: 'tmpfs', target: home, source: '' });
+  mounts.push({ kind: 'rw', target: workspace, source: workspace });
+
+  const addBind = (kind: 'rw' | 'ro', what: string, raw: string) => {
+    const p = mustBeAbsolute(what, expand(raw));
+    const r = real(p);
+    if (r === undefined) {
+      missing.push(p);
+      return;
+    }
+    refuseExposing(what, r);
+    mounts.push({ kind, target: r, source: r });
+  };
+  for (const c of profile.caches) {
+    if (typeof c === 'string') {
+      addBind('rw', 'a cache', c);
+      continue;
+    }
+    // A private cache folder shown at a path of the hidden HOME (e.g. MCP Gate's own per-server npm cache as ~/.npm).
+    const source = real(mustBeAbsolute('a cache source', c.source));
+    const target = mustBeAbsolute('a cache target', expand(c.target));
+    if (source === undefined) {
+      missing.push(c.source);
+      continue;
+    }
+    refuseExposing('a cache', source);
+    mounts.push({ kind: 'rw', target, source });
+  }
+  for (const p of profile.extraWrite) addBind('rw', 'an extraWrite path', p);
+  for (const p of profile.extraRead) addBind('ro', 'an extraRead path', p);
+
+  for (const o of input.overlays) {
+    const source = mustBeAbsolute('an overlay source', o.source);
+    const target = mustBeAbsolute('an overlay target', o.target);
+    if (!within(target, workspace)) throw new SandboxConfigError(`overlay target ${target} is not inside the workspace ${workspace}`);
+    const rt = real(target);
+    if (rt !== undefined && (!within(rt, workspace) || rt !== target)) throw new SandboxConfigError(`overlay target ${target} is not a real path inside the workspace (it resolves to ${rt})`);
+    if (!fs.existsSync(source)) throw new SandboxConfigError(`overlay source ${source} does not exist`);
+    mounts.push({ kind: 'overlay', target, source });
+  }
+
+  for (const h of input.hidden ?? []) {
+    const target = mustBeAbsolute('a hidden folder', h);
+    if (!within(target, workspace) || target === workspace) throw new SandboxConfigError(`hidden folder ${target} is not a folder inside the workspace ${workspace}`);
+    if (real(target) === target && fs.statSync(target).isDirectory()) mounts.push({ kind: 'mask-dir', target, source: '' });
+  }
+  for (const b of input.binds ?? []) {
+    const source = mustBeAbsolute('a bind source', b.source);
+    if (!fs.existsSync(source)) throw new SandboxConfigError(`bind source ${source} does not exist`);
+    mounts.push({ kind: b.writable ? 'rw' : 'ro', target: mustBeAbsolute('a bind target', b.target), source });
+  }
+  const netShim = profile.network && input.netShim ? mustBeAbsolute('the network shim', input.netShim) : undefined;
+  if (netShim) {
+    if (!fs.existsSync(netShim)) throw new SandboxConfigError(`the network shim ${netShim} does not exist (npm run build makes it)`);
+    mounts.push({ kind: 'ro', target: NETSHIM_MOUNT, source: netShim });
+    const py = path.join(path.dirname(netShim), NETSHIM_PY_FILE);
+    if (fs.existsSync(py)) mounts.push({ kind: 'ro', target: NETSHIM_PY_MOUNT, source: py });
+  }
+  const carrier = profile.network && input.libcCarrier ? input.libcCarrier : undefined;
+  if (carrier) {
+    for (const [what, p] of [['the proxychains4 library', carrier.library], ['proxychains4-daemon', carrier.daemon], ['the proxychains config', carrier.conf], ['sleep', carrier.sleep]] as const) {
+      if (!fs.existsSync(mustBeAbsolute(what, p))) throw new SandboxConfigError(`${what} ${p} does not exist`);
+    }
+    mounts.push({ kind: 'ro', target: PROXYCHAINS_MOUNT, source: carrier.conf });
+  }
+  const tc = profile.network && input.transparentCarrier ? input.transparentCarrier : undefined;
+  const transparent = tc && !('off' in tc) ? tc : undefined;
+  if (transparent) {
+    for (const [what, p] of [['perl', transparent.perl], ['the forwarder', transparent.forwarder], ['the sandbox resolv.conf', transparent.resolvConf]] as const) {
+      if (!fs.existsSync(mustBeAbsolute(what, p))) throw new SandboxConfigError(`${what} ${p} does not exist`);
+    }
+    mounts.push({ kind: 'ro', target: FORWARDER_MOUNT, source: transparent.forwarder });
+    if (transparent.resolvTarget) mounts.push({ kind: 'ro', target: mustBeAbsolute('the resolv.conf target', transparent.resolvTarget), source: transparent.resolvConf });
+  }
+  for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
+  for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
+
+  // Visible = under a system tree or a bind (not merely under a tmpfs, where nothing of the host is).
+  const visible = (p: string) =>
+    SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)) ||
+    mounts.some((m) => (m.kind === 'rw' || m.kind === 'ro' || m.kind === 'overlay') && within(p, m.target));
+  let executableNote: string | undefined;
+  if (!visible(executable)) {
+    // The file alone: its folder could be HOME, /tmp or hold anything else.
+    mounts.push({ kind: 'ro', target: executable, source: executable });
+    executableNote = executable;
+  }
+  if (!visible(cwd)) {
+    throw new SandboxConfigError(`the working folder ${cwd} would not be visible in the sandbox (it must be inside the workspace or a listed path)`);
+  }
+
+  // Parents before children; at the same depth by rank; duplicates dropped (same kind and target).
+  const seen = new Set<string>();
+  const ordered = mounts
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m.target) - depth(b.m.target) || RANK[a.m.kind] - RANK[b.m.kind] || a.i - b.i)
+    .map(({ m }) => m)
+    .filter((m) => {
+      const k = `${m.kind}\0${m.source}\0${m.target}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+
+  // bwrap makes the mount points of what is shown inside HOME; in an own home they are folders of the host's disk.
+  if (ownHome) for (const m of ordered) if (m.target !== home && within(m.target, home)) clearWay(ownHome, path.relative(home, m.target));
+
+  const args = [
+    ...BASE_FLAGS,
+    // A door enters the sandbox's user namespace from outside: it must be the one that owns its network namespace.
+    ...(profile.network ? ['--unshare-user', '--info-fd', '4', '--block-fd', '5'] : probeResult.userns ? USERNS_FLAGS : []),
+    ...systemArgs(),
+    ...(profile.network ? doorDevArgs() : ['--dev', '/dev']),
+    '--proc', '/proc',
+    ...ordered.flatMap(mountArgs),
+    // The root the mounts hang from (bwrap's own tmpfs) read-only: nothing can be written beside the mounts (a file
+    // under /run or / would be neither workspace nor scratch to the load guard, and is nobody's business anyway).
+    '--remount-ro', '/',
+    '--chdir', cwd,
+    '--seccomp', '3',
+    '--',
+    probeResult.prlimit, ...rlimitArgs(profile.limits), '--',
+    ...(transparent ? transparentArgv(transparent) : []),
+    ...(carrier ? carrierArgv(carrier) : []),
+    executable,
+    ...launch.argv,
+  ];
+  const seccomp = socketFilter({ unixSockets: profile.unixSockets !== false });
+  if (!seccomp) throw new SandboxUnavailableError(`MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, 'run the server without containment (the opt-out)');
+
+  const env: Record<string, string> = { ...launch.env, HOME: home, ...(profile.network ? PROXY_ENV : {}) };
+  if (netShim) Object.assign(env, netShimEnv(env));
+  if (carrier) Object.assign(env, carrierEnv());
+  for (const k of ['TMPDIR', 'TMP', 'TEMP']) if (env[k] !== undefined) env[k] = '/tmp';
+
+  const readWrite = ordered.filter((m) => m.kind === 'rw').map((m) => m.target);
+  const readOnly = [...SYSTEM_PATHS.filter((p) => fs.existsSync(p)).map((p) => `${p} (system)`), ...ordered.filter((m) => m.kind === 'ro').map((m) => (m.target === executableNote ? `${m.target} (the executable)` : m.target))];
+  const overlays = ordered.filter((m) => m.kind === 'overlay').map((m) => m.target);
+  const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
+  const empty = ['/tmp', ...(ownHome ? [] : [home]), ...hiddenHere];
+  const text = [
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? `; libc clients (libpq, curl, C extensions${transparent ? '' : '; not Go or static binaries'}) carried through it by name without a proxy setting (proxychains4 preloaded)` : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}${transparent ? "; Go, static binaries and any other TCP client carried through it by name without a proxy setting (MCP Gate answers its DNS with stand-in addresses; nftables sends its TCP to a forwarder that asks the door)" : tc && 'off' in tc ? `; ${notCarried(tc.off)}` : ''}` : 'none (own loopback only)'}`,
+    `read-write: ${readWrite.join(', ') || '(none)'}`,
+    `read-only: ${readOnly.join(', ')}`,
+    `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
+    ...(ownHome ? [`HOME: ${home} is its own home, kept between its starts (${ownHome}; not yours)`] : []),
+    `empty: ${ownHome ? '' : `${home} (HOME), `}/tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
+    `sockets (seccomp): IP and netlink; ${profile.unixSockets === 'own' ? 'Unix sockets allowed: no socket file it did not make is visible to it (checked at this start), so it reaches only its own' : profile.unixSockets ? 'Unix sockets allowed (your setting unixSockets: true): it can connect to any socket file it can see' : 'no Unix socket, so no socket file it can see is reachable'}; no other family, no io_uring`,
+    ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
+  ].join('\n');
+
+  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, door: profile.network, description: { network: profile.network, unixSockets: profile.unixSockets !== false, readWrite, readOnly, overlays, empty, missing, text, ...(ownHome ? { ownHome } : {}) } };
+}
