@@ -55,9 +55,10 @@ export interface ToolResultEvent {
 }
 
 export interface GateEvent {
-  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.route' | 'gate.reopen' | 'gate.refuse' | 'guard.refused' | 'server.start' | 'server.stop' | 'server.dropped' | 'sandbox.off' | 'sandbox.held' | 'secret.set' | 'secret.clear';
+  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.route' | 'gate.reopen' | 'gate.refuse' | 'guard.refused' | 'server.start' | 'server.stop' | 'server.dropped' | 'sandbox.off' | 'sandbox.held' | 'sandbox.appeared' | 'secret.set' | 'secret.clear';
   /** guard.refused: the file the load guard refused (workspace-relative, or absolute outside it); sandbox.held: the
-   * `.git` a contained server made that was moved aside (workspace-relative). */
+   * `.git` a contained server made that was moved aside (workspace-relative); sandbox.appeared: a file agents or
+   * editors obey without asking that appeared while a contained server ran (workspace-relative). */
   file?: string;
   server?: string;
   source?: string;

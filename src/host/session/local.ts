@@ -16,6 +16,7 @@ import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOU
 import { discover } from './discover';
 import { watchClosure } from './watch';
 import { watchNewRepositories } from './new-repos';
+import { PROTECTED_IN_WORKSPACE } from '../sandbox/contain';
 import { readRefusals, watchRefusals, type Refusal } from '../sandbox/load-guard';
 import { observeGuardRefusal } from '../../trust/approval/approvals';
 import { ApprovalStore } from '../../trust/approval/store';
@@ -115,15 +116,34 @@ async function openWatched(
 ): Promise<Connection> {
   const { plan, start } = await localStart(ctx, server);
   // A repository it makes in its workspace while it runs, which git would obey outside the sandbox: held (moved aside).
+  // Past what the watch can see (more folders made than it watches): the server is stopped, once it is running.
+  let blind: string | undefined;
+  let onBlind = (why: string): void => { blind = why; };
   const repos = start.sandbox ? watchNewRepositories(ctx.project, (h) => ctx.o.log.write({
     kind: 'sandbox.held', server: server.name, source: server.source, file: h.rel,
     detail: `"${server.name}" made a git repository at ${h.rel} that git run outside the sandbox (by you, VS Code or an agent) would obey: ${h.why}. MCP Gate moved it to ${h.heldAs}; look at it there, and rename it back only if you trust what it holds`,
-  })) : undefined;
+  }), {
+    blind: (why) => onBlind(why),
+    obeyed: {
+      names: PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'),
+      appeared: (rel) => ctx.o.log.write({
+        kind: 'sandbox.appeared', server: server.name, source: server.source, file: rel,
+        detail: `${rel} appeared in the workspace while "${server.name}" ran contained; agents or editors obey it without asking. If you did not make it, look at it before an agent or editor opens this folder (MCP Gate cannot tell who wrote it, so it leaves it in place)`,
+      }),
+    },
+  }) : undefined;
   if (repos?.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `new repositories in its workspace: ${repos.problem}` });
   let handedOn = false;
   try {
     const conn = await openStarted(ctx, server, watching, onChange, plan, start);
     conn.afterClose = () => repos?.stop() ?? Promise.resolve();
+    onBlind = (why) => {
+      const detail = `"${server.name}" was stopped: ${why}, so a repository it made could go unseen until git obeys it outside the sandbox; MCP Gate looked through the workspace once more when it stopped`;
+      conn.changed = detail;
+      ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail });
+      void conn.client.close().catch(() => undefined).then(() => conn.transport.close().catch(() => undefined));
+    };
+    if (blind) onBlind(blind);
     handedOn = true;
     return conn;
   } finally {

@@ -14,6 +14,7 @@
 // that) the whole workspace is looked through again every few seconds while it runs. A plain `git init` or `git
 // clone` stays.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -55,10 +56,12 @@ export async function gitRisk(gitPath: string, known: ReadonlySet<string>): Prom
     if (st.nlink > 1) return 'it is also another file (a hard link), which can change it unseen';
     const m = /^gitdir: (.+?)\s*$/m.exec(fs.readFileSync(gitPath, 'utf8'));
     if (!m) return undefined;                           // not a gitdir: file: git does not take it for a repository
-    const target = path.resolve(path.dirname(gitPath), m[1]);
+    // As git reads it: joined as text and resolved by the system, a link before each `..` (path.resolve would drop
+    // `link/..` as text and name another folder than git uses; red team 7, case 10).
+    const target = path.isAbsolute(m[1]) ? m[1] : `${path.dirname(gitPath)}/${m[1]}`;
     let real: string;
     try {
-      real = fs.realpathSync(target);
+      real = fs.realpathSync.native(target);
     } catch {
       return `its gitdir: names ${m[1]}, which does not exist yet`;
     }
@@ -136,6 +139,12 @@ const hasShape = (names: ReadonlySet<string>): boolean => SHAPE.every((n) => nam
 
 /** What a bare-shaped folder is now, for telling whether it changed: the ids and sizes of what git obeys in it. */
 function shapeSignature(dir: string): string {
+  let config = '-';
+  try {
+    config = createHash('sha256').update(fs.readFileSync(path.join(dir, 'config'))).digest('hex');
+  } catch {
+    // none, or not a file
+  }
   const part = (name: string) => {
     try {
       const st = fs.lstatSync(path.join(dir, name));
@@ -150,20 +159,72 @@ function shapeSignature(dir: string): string {
   } catch {
     // none
   }
-  return [...GIT_DIR_ENTRIES].map(part).join('|') + '|' + hooks.join('/');
+  return [...GIT_DIR_ENTRIES].map(part).join('|') + '|' + config + '|' + hooks.join('/');
 }
 
 /**
  * Watches `project` while a contained server runs; calls `held` for each new repository moved aside. `stop()` looks
  * through the folders once more (what no watch saw) before it resolves.
  */
-export function watchNewRepositories(project: string, held: (h: HeldRepository) => void, budget = MAX_REPO_WATCHES): { stop(): Promise<void>; problem?: string } {
+export interface WatchOptions {
+  /** Folders watched at most (MAX_REPO_WATCHES). */
+  budget?: number;
+  /** Called once when the server made more folders than can be watched: the session stops it. */
+  blind?: (why: string) => void;
+  /**
+   * Entries agents and editors obey without asking (`AGENTS.md`, `.vscode`, `.github/copilot-instructions.md`…):
+   * one that appears while it runs, in any folder outside node_modules, is told (`appeared`, workspace-relative) —
+   * not held: it may be yours (an editor's settings, an agent's /init), and nothing here tells who wrote it.
+   */
+  obeyed?: { names: readonly string[]; appeared: (rel: string) => void };
+}
+
+export function watchNewRepositories(project: string, held: (h: HeldRepository) => void, opts: WatchOptions = {}): { stop(): Promise<void>; problem?: string } {
+  const budget = opts.budget ?? MAX_REPO_WATCHES;
+  const blind = opts.blind ?? (() => undefined);
+  // The obeyed entries by their last part, with the parts before it ('' for a name alone).
+  const obeyedByLast = new Map<string, string[]>();
+  for (const n of opts.obeyed?.names ?? []) {
+    const parts = n.split('/');
+    const last = parts.pop()!;
+    obeyedByLast.set(last, [...(obeyedByLast.get(last) ?? []), parts.join('/')]);
+  }
+  const presentAtStart = new Set<string>();
+  const told = new Set<string>();
+  const isObeyed = (dir: string, name: string): boolean => {
+    const before = obeyedByLast.get(name);
+    if (!before) return false;
+    const parts = path.relative(project, dir).split(path.sep);
+    if (parts.includes('node_modules')) return false;
+    return before.some((b) => !b || `/${parts.join('/')}/`.endsWith(`/${b}/`));
+  };
+  const noteObeyed = (dir: string, name: string, atStart: boolean): void => {
+    if (!opts.obeyed || !isObeyed(dir, name)) return;
+    const p = path.join(dir, name);
+    if (atStart) {
+      presentAtStart.add(p);
+      return;
+    }
+    if (presentAtStart.has(p) || told.has(p) || !fs.existsSync(p)) return;
+    told.add(p);
+    opts.obeyed.appeared(rel(p));
+  };
   const watches = new Map<string, { w: fs.FSWatcher; id?: string }>(); // by path, with the folder's id when watched
   const before = new Map<string, string>();             // `.git` entries there at the start (read-only to it), by id
   const beforeShape = new Map<string, string>();        // bare-shaped folders there at the start, by signature
   const known = new Set<string>();                      // their real paths, and the workspace's own
   let problem: string | undefined;
   let stopped = false;
+  let starting = true;                                  // the first walk: folders that were there
+  let overAtStart = false;
+  let blinded = false;
+  // The server made more folders than can be watched, or more than a look-through reads: it could make a repository
+  // nothing sees before git is run there. Said once; the session stops the server (fail closed).
+  const goBlind = (why: string): void => {
+    if (blinded || stopped) return;
+    blinded = true;
+    blind(why);
+  };
   let sweeping: NodeJS.Timeout | undefined;
   const pending = new Set<Promise<void>>();
   const rel = (p: string) => path.relative(project, p).split(path.sep).join('/') || '.';
@@ -236,12 +297,17 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
   };
 
   const overBudget = (): void => {
+    if (!starting && !overAtStart) {
+      goBlind(`it made more folders than the ${budget.toLocaleString('en-US')} MCP Gate watches for new git repositories`);
+      return;
+    }
+    overAtStart = true;
     problem ??= `more than ${budget.toLocaleString('en-US')} folders: the rest is looked through every few seconds while it runs, and once more when it stops`;
     if (sweeping || stopped) return;
     const next = (wait: number) => {
       sweeping = setTimeout(() => {
         const t0 = Date.now();
-        sweep();
+        if (!sweep(MAX_SWEEP_FOLDERS)) goBlind(`its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`);
         if (!stopped) next(Math.max(SWEEP_EVERY_MS, 10 * (Date.now() - t0)));
       }, wait);
       sweeping.unref();
@@ -279,6 +345,7 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
           consider(entry);
           return;
         }
+        noteObeyed(dir, n, false);
         if (GIT_DIR_ENTRIES.has(n)) considerShape(dir);
         if (path.basename(dir) === 'hooks') considerShape(path.dirname(dir));
         if (!SKIP.has(n)) {
@@ -307,6 +374,7 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     }
     for (const e of entries) {
       const p = path.join(dir, e.name);
+      noteObeyed(dir, e.name, atStart);
       if (e.name === '.git') {
         if (atStart) {
           const id = idOf(p);
@@ -321,27 +389,28 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
   };
 
   // Every folder once, without a depth bound (an explicit stack): each `.git` and each bare-shaped folder considered.
-  const sweep = (): void => {
+  // False when it stopped at `cap` folders (the last look-through at the stop has none).
+  const sweep = (cap = Infinity): boolean => {
     const stack = [project];
     let read = 0;
     while (stack.length) {
       const dir = stack.pop()!;
-      if (++read > MAX_SWEEP_FOLDERS) {
-        problem ??= `more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders: not all looked through`;
-        return;
-      }
+      if (++read > cap) return false;
       let entries: fs.Dirent[] = [];
       try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { continue; }
       if (hasShape(new Set(entries.map((e) => e.name)))) considerShape(dir);
       for (const e of entries) {
         const p = path.join(dir, e.name);
+        if (!overAtStart) noteObeyed(dir, e.name, false);
         if (e.name === '.git') consider(p);
         else if (e.isDirectory() && !SKIP.has(e.name)) stack.push(p);
       }
     }
+    return true;
   };
 
   add(project, true);
+  starting = false;
   return {
     problem,
     stop: async () => {

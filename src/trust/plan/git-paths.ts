@@ -137,6 +137,13 @@ export function nestedGitPaths(workspace: string, nested: readonly string[] = []
     } catch {
       continue;
     }
+    // A folder git takes for a repository by its shape (HEAD, objects, refs: a bare repository, a test fixture):
+    // obeyed like a .git when git runs in it. Protected whole; in the workspace's root, what git obeys in it.
+    if (mode !== 'sockets' && ['HEAD', 'objects', 'refs'].every((n) => list.some((d) => d.name === n))) {
+      if (dir !== workspace) out.add(dir);
+      else for (const n of ['HEAD', 'config', 'hooks', 'commondir', 'config.worktree']) if (list.some((d) => d.name === n)) out.add(path.join(dir, n));
+      obeyed(dir, dir);
+    }
     for (const d of list) {
       if (++all > MAX_SOCKET_WALK) {
         socketsTruncated = true;

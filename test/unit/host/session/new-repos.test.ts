@@ -118,10 +118,11 @@ describe('a git repository a contained server makes (new-repos)', function () {
     const root = fs.realpathSync(tempDir('mcp-gate-repos-rt-'));
     const marker = path.join(root, '..', `${path.basename(root)}-fsmonitor-ran`);
     const evil = `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${marker}; false"\n`;
-    writeFiles(root, { 'src/index.js': '', 'lib/.git/HEAD': 'ref: refs/heads/main\n', 'lib/.git/config': '[core]\n\tbare = false\n', 'notes/cfg.txt': '[core]\n\tbare = false\n', 'node_modules/mylib/index.js': '', 'fixture.git/HEAD': 'ref: refs/heads/main\n', 'fixture.git/config': '[core]\n\tbare = true\n' });
+    writeFiles(root, { '.git/HEAD': 'ref: refs/heads/main\n', 'src/index.js': '', 'lib/.git/HEAD': 'ref: refs/heads/main\n', 'lib/.git/config': '[core]\n\tbare = false\n', 'notes/cfg.txt': '[core]\n\tbare = false\n', 'node_modules/mylib/index.js': '', 'fixture.git/HEAD': 'ref: refs/heads/main\n', 'fixture.git/config': '[core]\n\tbare = true\n' });
     for (const d of ['lib/.git/objects', 'lib/.git/refs', 'fixture.git/objects', 'fixture.git/refs']) fs.mkdirSync(path.join(root, d));
     const held: HeldRepository[] = [];
-    const w = watchNewRepositories(root, (h) => held.push(h), 200);
+    const blind: string[] = [];
+    const w = watchNewRepositories(root, (h) => held.push(h), { budget: 200, blind: (why) => blind.push(why) });
     try {
       // a bare repository made of a folder that was there (nothing named .git)
       writeFiles(root, { 'src/HEAD': 'ref: refs/heads/main\n', 'src/config': `${evil}\tworktree = .\n` });
@@ -140,19 +141,32 @@ describe('a git repository a contained server makes (new-repos)', function () {
       // in node_modules
       writeFiles(root, { 'node_modules/mylib/.git/HEAD': 'ref: refs/heads/main\n', 'node_modules/mylib/.git/config': evil });
       assert.ok(await until(() => held.some((h) => h.rel === 'node_modules/mylib/.git')), JSON.stringify(held));
-      // more folders than the budget (200 here), then one deep below them: found by the look-through while it runs
+      // a gitdir: through a link and `..` (path.resolve would read it as the workspace's own .git; git follows the link)
+      fs.mkdirSync(path.join(root, 'z'));
+      spawnSync('git', ['init', '-q', path.join(root, 'z')], { encoding: 'utf8' });
+      await new Promise((r) => setTimeout(r, 150));
+      writeFiles(root, { 'z/.git/a/b/.keep': '', 'z/.git/.git/HEAD': 'ref: refs/heads/main\n', 'z/.git/.git/config': evil, 'sub/keep': '' });
+      fs.symlinkSync('../z/.git/a/b', path.join(root, 'sub', 'ln'));
+      fs.writeFileSync(path.join(root, 'sub', '.git'), 'gitdir: ln/../../.git\n');
+      assert.ok(await until(() => held.some((h) => h.rel === 'sub/.git')), JSON.stringify(held));
+      // more folders made than the budget (200 here): the watch says it can no longer see them all (the session
+      // then stops the server)
+      assert.deepEqual(blind, []);
       for (let i = 0; i < 300; i++) fs.mkdirSync(path.join(root, 'many', String(i)), { recursive: true });
+      assert.ok(await until(() => blind.length === 1), 'blind after the budget');
+      assert.match(blind[0], /made more folders than the 200 MCP Gate watches/);
+      // and the look-through at the stop still finds one made deep below them
       let deep = path.join(root, 'many', '299');
       for (let i = 0; i < 80; i++) deep = path.join(deep, 'd');
       writeFiles(deep, { '.git/HEAD': 'ref: refs/heads/main\n', '.git/config': evil });
-      assert.ok(await until(() => held.some((h) => h.rel.endsWith('/d/.git')), 8000), JSON.stringify(held));
       // a bare repository that was there (a test fixture) is left alone while nobody changes it
       assert.ok(fs.existsSync(path.join(root, 'fixture.git/HEAD')));
     } finally {
       await w.stop();
     }
+    assert.ok(held.some((h) => h.rel.endsWith('/d/.git')), JSON.stringify(held));
     assert.ok(fs.existsSync(path.join(root, 'lib-old/.git/config')), 'the repository that was there is not the watch\'s');
-    for (const d of ['src', 'lib', 'hl', path.join('node_modules', 'mylib')]) {
+    for (const d of ['src', 'lib', 'hl', 'sub', path.join('node_modules', 'mylib')]) {
       spawnSync('git', ['-C', path.join(root, d), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
     }
     assert.equal(fs.existsSync(marker), false, 'git ran a held repository\'s fsmonitor');
@@ -163,5 +177,40 @@ describe('a git repository a contained server makes (new-repos)', function () {
     spawnSync('git', ['-C', path.join(root, 'ctl'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
     assert.ok(fs.existsSync(marker), 'control: git runs core.fsmonitor from a bare-shaped folder');
     fs.rmSync(marker);
+  });
+
+  it('a workspace over the budget at its start is looked through every few seconds: a repository made in a folder no watch covers is held while it runs', async () => {
+    const root = fs.realpathSync(tempDir('mcp-gate-repos-big-'));
+    for (let i = 0; i < 60; i++) fs.mkdirSync(path.join(root, 'pkg', String(i)), { recursive: true });
+    const held: HeldRepository[] = [];
+    const blind: string[] = [];
+    const w = watchNewRepositories(root, (h) => held.push(h), { budget: 20, blind: (why) => blind.push(why) });
+    try {
+      assert.match(String(w.problem), /more than 20 folders: the rest is looked through every few seconds/);
+      writeFiles(root, { 'pkg/59/.git/HEAD': 'ref: refs/heads/main\n', 'pkg/59/.git/config': '[core]\n\tfsmonitor = x\n' });
+      assert.ok(await until(() => held.some((h) => h.rel === 'pkg/59/.git'), 8000), JSON.stringify(held));
+      assert.deepEqual(blind, [], 'folders that were there do not stop it');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('an entry agents or editors obey that appears while it runs (in any folder, not node_modules) is told once, not moved; one that was there is not told', async () => {
+    const root = fs.realpathSync(tempDir('mcp-gate-repos-obeyed-'));
+    writeFiles(root, { 'AGENTS.md': 'there before\n', 'packages/app/src/x.js': '', 'node_modules/dep/index.js': '' });
+    const appeared: string[] = [];
+    const w = watchNewRepositories(root, () => undefined, { obeyed: { names: ['AGENTS.md', 'CLAUDE.md', '.vscode', '.github/copilot-instructions.md'], appeared: (r) => appeared.push(r) } });
+    try {
+      fs.appendFileSync(path.join(root, 'AGENTS.md'), 'changed: it is read-only in the sandbox, and was there\n');
+      writeFiles(root, { 'packages/app/CLAUDE.md': 'new', 'packages/app/.github/copilot-instructions.md': 'new', 'node_modules/dep/AGENTS.md': 'a package\'s own', 'packages/app/src/notes.md': 'data' });
+      fs.mkdirSync(path.join(root, 'packages/app/.vscode'));
+      assert.ok(await until(() => appeared.length >= 3), JSON.stringify(appeared));
+      fs.appendFileSync(path.join(root, 'packages/app/CLAUDE.md'), 'more');
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      await w.stop();
+    }
+    assert.deepEqual(appeared.sort(), ['packages/app/.github/copilot-instructions.md', 'packages/app/.vscode', 'packages/app/CLAUDE.md']);
+    assert.ok(fs.existsSync(path.join(root, 'packages/app/CLAUDE.md')), 'left in place');
   });
 });

@@ -45,6 +45,14 @@ describe('git paths: what git runs from the worktree', () => {
     assert.equal(r.truncated, false);
     assert.deepEqual(r.paths.map((p) => path.relative(w, p)), ['deep/a/b/c/.git', 'gitdirs/sub', 'mods/sub/.git', 'node_modules/dep/.git', 'vendor/lib/.git', 'vendor/lib/.githooks']);
   });
+  it('a folder of a bare repository\'s shape (HEAD, objects, refs) is protected whole; in the root, what git obeys in it', () => {
+    const w = writeFiles(path.join(tempDir(), 'w'), { 'fixtures/repo.git/HEAD': 'ref: refs/heads/main\n', 'fixtures/repo.git/config': '[core]\n\tbare = true\n', 'src/HEAD': 'not a repository: no objects or refs' });
+    for (const d of ['fixtures/repo.git/objects', 'fixtures/repo.git/refs']) fs.mkdirSync(path.join(w, d));
+    assert.deepEqual(nestedGitPaths(w).paths.map((p) => path.relative(w, p)), ['fixtures/repo.git']);
+    const r = writeFiles(path.join(tempDir(), 'r'), { HEAD: 'ref: refs/heads/main\n', config: '[core]\n', 'README.md': '' });
+    for (const d of ['objects', 'refs']) fs.mkdirSync(path.join(r, d));
+    assert.deepEqual(nestedGitPaths(r).paths.map((p) => path.relative(r, p)), ['HEAD', 'config']);
+  });
   it('entries tools obey, named by the caller, in any folder below the root (not the root, not in node_modules, not through links); a name with a / is looked for under its first part', () => {
     const w = writeFiles(path.join(tempDir(), 'w'), {
       'AGENTS.md': 'root one: protected by its own list',
