@@ -152,7 +152,6 @@ async function benchBrowser(): Promise<BenchRow[]> {
   if (!fs.existsSync(chromiumPath)) return skipped(`no Chromium at ${chromiumPath}`);
   const bundle = path.join(ROOT, 'dist', 'webview', 'panel.js');
   if (!fs.existsSync(bundle)) return skipped('dist/webview/panel.js is missing (npm run build)');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { chromium } = require('playwright-core') as typeof import('playwright-core');
   const files: Record<string, string> = {
     '/panel.js': bundle,

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 const PHASES = [
   ['preflight (system packages)', 'node scripts/preflight.mjs tests'],
   ['tree check (start)', 'node scripts/tree-check.mjs --start'],
+  ['lint', 'npm run --silent lint'],
   ['VS Code hosts', 'npm run --silent vscode-host'],
   ['agent CLIs for tests', 'npm run --silent test:tools'],
   ['unit', 'npm run --silent test'],

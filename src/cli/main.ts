@@ -78,7 +78,7 @@ export async function main(argv: string[]): Promise<number> {
 
 if (require.main === module) {
   installSignalHandlers();
-  main(process.argv.slice(2)).then((code) => {
+  void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
 }

@@ -237,7 +237,7 @@ function asStream(raw: net.Socket): stream.Duplex {
       raw.resume();
     },
     write(chunk, encoding, done) {
-      raw.write(chunk, encoding, done);
+      raw.write(chunk as Buffer, encoding, done);
     },
     final(done) {
       raw.end(done);

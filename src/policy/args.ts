@@ -54,7 +54,7 @@ export function parseArgRules(raw: unknown): { args: ArgRules } | { problem: str
   const names = Object.keys(raw);
   if (names.length === 0) return { problem: '"args" is empty; leave it out, or constrain an argument' };
   if (names.length > MAX_ARGS) return { problem: `"args" constrains ${names.length} arguments; at most ${MAX_ARGS}` };
-  const out: Record<string, ArgConstraint> = Object.create(null);
+  const out = Object.create(null) as Record<string, ArgConstraint>;
   for (const name of names) {
     const where = `"args" ${jsonExcerpt(name)}`;
     if (name === '' || name === '__proto__') return { problem: `${where} is not an argument name` };
@@ -88,7 +88,7 @@ export function parseArgRules(raw: unknown): { args: ArgRules } | { problem: str
     }
     if (o.oneOf !== undefined) {
       if (!Array.isArray(o.oneOf) || o.oneOf.length === 0 || o.oneOf.length > MAX_LIST) return { problem: `${where}: "oneOf" must be a list of 1 to ${MAX_LIST} values` };
-      const bad = o.oneOf.find((v) => v !== null && !['string', 'number', 'boolean'].includes(typeof v));
+      const bad = (o.oneOf as unknown[]).find((v) => v !== null && !['string', 'number', 'boolean'].includes(typeof v));
       if (bad !== undefined) return { problem: `${where}: "oneOf" holds ${jsonExcerpt(bad)}; its values are strings, numbers, true, false or null` };
       constraint.oneOf = o.oneOf as (string | number | boolean | null)[];
     }

@@ -5,14 +5,14 @@ declare module 'npm-package-arg' {
   export = npa;
 }
 declare module 'pacote' {
-  export function manifest(spec: string, opts?: Record<string, unknown>): Promise<Record<string, any>>;
-  export function packument(spec: string, opts?: Record<string, unknown>): Promise<Record<string, any>>;
-  export function extract(spec: string, dest: string, opts?: Record<string, unknown>): Promise<Record<string, any>>;
+  export function manifest(spec: string, opts?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  export function packument(spec: string, opts?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  export function extract(spec: string, dest: string, opts?: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 declare module '@npmcli/arborist' {
   class Arborist {
     constructor(opts: Record<string, unknown>);
-    buildIdealTree(opts?: Record<string, unknown>): Promise<{ meta: { commit(): Record<string, any> } }>;
+    buildIdealTree(opts?: Record<string, unknown>): Promise<{ meta: { commit(): Record<string, unknown> } }>;
     reify(opts?: Record<string, unknown>): Promise<unknown>;
   }
   export = Arborist;

@@ -33,7 +33,7 @@ export type Tried =
 
 function parseArgs(text: string): Record<string, unknown> | string {
   try {
-    const v = JSON.parse(text || '{}');
+    const v = JSON.parse(text || '{}') as unknown;
     if (!v || typeof v !== 'object' || Array.isArray(v)) return vscode.l10n.t('The arguments must be a JSON object, such as {"message": "hi"}.');
     return v as Record<string, unknown>;
   } catch (e) {

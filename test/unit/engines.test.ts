@@ -9,7 +9,6 @@ import * as path from 'node:path';
 import { ROOT } from './helpers';
 
 // semver comes with npm-package-arg (a dependency); the two functions used here.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const semver = require('semver') as { satisfies(v: string, range: string, o?: { includePrerelease: boolean }): boolean; minVersion(r: string): { version: string } | null };
 
 interface LockEntry { version?: string; engines?: { node?: string } | string[]; dev?: boolean; optional?: boolean }

@@ -13,7 +13,6 @@ interface ZipFile {
   on(ev: 'entry', cb: (e: ZipEntry) => void): void; on(ev: 'end', cb: () => void): void; on(ev: 'error', cb: (e: Error) => void): void;
   readEntry(): void; openReadStream(e: ZipEntry, cb: (err: Error | null, s: NodeJS.ReadableStream) => void): void;
 }
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const yauzl = require('yauzl') as { open(p: string, o: { lazyEntries: boolean }, cb: (err: Error | null, z: ZipFile) => void): void };
 
 function readZip(file: string): Promise<Map<string, Buffer>> {

@@ -232,8 +232,8 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
     if (m.reset) {
       lines = b.lines;
       ids = b.ids;
-      events = new Array(lines.length);
-      rowCache = new Array(lines.length);
+      events = new Array<Record<string, unknown> | undefined>(lines.length);
+      rowCache = new Array<LogRow | undefined>(lines.length);
     } else {
       lines.push(...b.lines);
       ids.push(...b.ids);

@@ -250,7 +250,7 @@ const SHAPES: Record<WebviewMessage['type'], readonly string[]> = {
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
+  const proto = Object.getPrototypeOf(v) as unknown;
   return proto === Object.prototype || proto === null;
 }
 

@@ -884,7 +884,7 @@ function interpreterDataFrom(all: readonly unknown[]): number {
 
 function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
-  const list = Array.isArray(args) ? args : [];
+  const list: unknown[] = Array.isArray(args) ? (args as unknown[]) : [];
   const dataFrom = interpreterDataFrom([file, ...list]);
   const runs = [file, list[0]].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
   const reads = readsItsOwn(file, list, base);

@@ -111,7 +111,7 @@ export class GatewayClient {
       if (!line.trim()) continue;
       let m: { id?: unknown; error?: { message?: unknown } };
       try {
-        m = JSON.parse(line);
+        m = JSON.parse(line) as typeof m;
       } catch {
         return this.end('the gateway sent a line that is not JSON');
       }

@@ -194,7 +194,7 @@ export class Gateway {
         clearTimeout(greeting);
         let h: { mcpGate?: unknown; key?: unknown; token?: unknown } | null;
         try {
-          h = JSON.parse(text);
+          h = JSON.parse(text) as typeof h;
         } catch {
           return close('the relay\'s greeting is not JSON');
         }

@@ -53,7 +53,8 @@ export async function resolveChecked(host: string, options: ResolveOptions = {})
       const code = (err as { code?: unknown }).code;
       throw new NameResolutionError(host, typeof code === 'string' ? code : 'resolver failed', { cause: err });
     }
-    if (!Array.isArray(answers) || answers.length === 0) throw new NameResolutionError(host, 'no addresses');
+    const list: unknown = answers; // a resolver given by the caller may answer anything
+    if (!Array.isArray(list) || answers.length === 0) throw new NameResolutionError(host, 'no addresses');
   }
   if (answers.length > maxAddresses) {
     throw new AddressRefusedError(host, undefined, `${answers.length} addresses, more than ${maxAddresses}`, answers);

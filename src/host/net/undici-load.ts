@@ -4,7 +4,6 @@ import type * as Undici from './undici';
 
 let loaded: typeof Undici | undefined;
 export function undici(): typeof Undici {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   loaded ??= require('./undici') as typeof Undici;
   return loaded;
 }

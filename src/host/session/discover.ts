@@ -136,7 +136,7 @@ async function pinTools(ctx: SessionContext, server: ServerReport, client: Clien
     ...(instructions !== undefined ? { instructions } : {}),
     tools: raw.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations })) as Record<string, unknown>[],
   };
-  const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)), observedAt: new Date().toISOString() };
+  const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)) as typeof snapshot, observedAt: new Date().toISOString() };
   const r = await observeTools(new ApprovalStore(ctx.o.storeDir, ctx.masker), ctx.project, server.source, server.name, server.pinned.digest, observed);
   if (r === 'changed') {
     throw new DroppedError(`the tools it offers changed since it was approved; it is changed since approval until you review the change and approve it again (${ctx.words.review(server.name)})`);

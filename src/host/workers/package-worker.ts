@@ -47,7 +47,7 @@ export function workerOps(file: string): NpmOps {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       // A finished job may leave keep-alive sockets open: the worker is ended either way, then its folders removed.
-      w.terminate().catch(() => undefined).then(() => fs.rmSync(scratch, { recursive: true, force: true })).catch(() => undefined).then(f);
+      void w.terminate().catch(() => undefined).then(() => fs.rmSync(scratch, { recursive: true, force: true })).catch(() => undefined).then(f);
     };
     const onAbort = () => done(() => reject(stopped(signal!)));
     signal?.addEventListener('abort', onAbort, { once: true });

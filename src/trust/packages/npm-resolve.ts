@@ -14,8 +14,8 @@ import npa from 'npm-package-arg';
 import type { NpmLaunch } from '../plan/launchers';
 
 // Loaded when first used.
-const pacoteLib = (): typeof PacoteType => require('pacote');
-const arboristLib = (): typeof ArboristType => require('@npmcli/arborist');
+const pacoteLib = (): typeof PacoteType => require('pacote') as typeof PacoteType;
+const arboristLib = (): typeof ArboristType => require('@npmcli/arborist') as typeof ArboristType;
 
 type Options = ResolveOptions;
 
@@ -32,7 +32,7 @@ const libOpts = (o: Options, extra: Record<string, unknown> = {}) => ({
 /** Throws when the front end stopped the resolution: its reason (a LockError naming why), else a plain LockError. */
 function checkStopped(o: Options, spec: string): void {
   if (!o.signal?.aborted) return;
-  const r = o.signal.reason;
+  const r: unknown = o.signal.reason;
   throw r instanceof LockError ? r : new LockError(`resolving ${spec} at ${o.registry} was stopped`);
 }
 
@@ -60,7 +60,7 @@ export async function resolveNpm(launch: NpmLaunch, o: Options): Promise<NpmLock
 }
 
 async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string }): Promise<NpmLock> {
-  let manifest: Record<string, any>;
+  let manifest: Record<string, unknown>;
   try {
     manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...fresh, ...before(o) }));
   } catch (e) {

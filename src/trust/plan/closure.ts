@@ -410,7 +410,7 @@ function tsconfigReach(root: string, workspace: string, read: (file: string) => 
     const text = read(file);
     if (text === undefined) return 'bad';
     const errors: ParseError[] = [];
-    const doc = parseJsonc(text, errors, { allowTrailingComma: true });
+    const doc = parseJsonc(text, errors, { allowTrailingComma: true }) as unknown;
     if (errors.length || !doc || typeof doc !== 'object' || Array.isArray(doc)) return 'bad';
     return { file, ...(doc as Omit<TsConfigDoc, 'file'>) };
   };

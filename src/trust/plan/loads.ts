@@ -36,7 +36,6 @@ let babel: typeof Babel | undefined;
 function parser(): typeof Babel {
   if (babel) return babel;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     babel = require('./babel') as typeof Babel;
   } catch (e) {
     throw new Error(`MCP Gate cannot read JavaScript or TypeScript files: its parser (parser.js beside MCP Gate's own files) cannot be loaded (${(e as Error).message.split('\n')[0]}); install MCP Gate again`);

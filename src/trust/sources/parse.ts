@@ -4,8 +4,8 @@
 // Positions of object members are kept so that later errors can name `file:line:column`.
 import { parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 // smol-toml ships CommonJS for require() but ESM-only type declarations; load it with require and take its types.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- typescript-eslint reads this import type's attributes as an error type; tsc types it
 type SmolToml = typeof import('smol-toml', { with: { 'resolution-mode': 'import' } });
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { parse: parseToml, TomlError } = require('smol-toml') as SmolToml;
 
 export const MAX_CONFIG_BYTES = 1024 * 1024;

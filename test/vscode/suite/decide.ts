@@ -33,7 +33,7 @@ export async function waitingDecision(api: McpGateApi): Promise<Waiting> {
     async click(titlePart) {
       const lens = top.find((l) => titlePart.test(l.command!.title));
       assert.ok(lens, `a lens ${titlePart} among ${top.map((l) => l.command!.title).join(' | ')}`);
-      await vscode.commands.executeCommand(lens.command!.command, ...(lens.command!.arguments ?? []));
+      await vscode.commands.executeCommand(lens.command!.command, ...((lens.command!.arguments ?? []) as unknown[]));
     },
   };
 }

@@ -59,7 +59,7 @@ export function claudeUserServers(claudeJson: Record<string, unknown>, withGate 
 
 /** Claude Code's allowlist: what it held, MCP Gate's command, and every server the user configured himself. */
 function claudeAllowlist(claudeJson: Record<string, unknown>, settings: Record<string, unknown>, gate: GateCommand): unknown[] {
-  const out: unknown[] = Array.isArray(settings.allowedMcpServers) ? [...settings.allowedMcpServers] : [];
+  const out: unknown[] = Array.isArray(settings.allowedMcpServers) ? [...(settings.allowedMcpServers as unknown[])] : [];
   const add = (e: Entry) => {
     if (!out.some((x) => sameJson(x, e))) out.push(e);
   };

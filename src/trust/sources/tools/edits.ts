@@ -46,7 +46,7 @@ export const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.s
 export function readJson(file: string, text: string | undefined): Record<string, unknown> {
   if (text === undefined || text.trim() === '') return {};
   const errors: ParseError[] = [];
-  const v = parseJsoncValue(text, errors, { allowTrailingComma: true });
+  const v = parseJsoncValue(text, errors, { allowTrailingComma: true }) as unknown;
   if (errors.length) throw new AgentFileError(`${file} is not valid JSON (offset ${errors[0].offset}); fix it first, nothing was changed`);
   if (!isObj(v)) throw new AgentFileError(`${file} does not hold a JSON object; fix it first, nothing was changed`);
   return v;

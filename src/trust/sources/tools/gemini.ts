@@ -44,7 +44,7 @@ export function geminiManagedChanges(read: ReadText, userSettings: string, syste
   const user = readJson(userSettings, read(userSettings));
   const text = read(systemFile);
   const sys = strictJsonc(systemFile, text, 'Gemini CLI');
-  const allowed = isObj(sys.mcp) && Array.isArray(sys.mcp.allowed) ? [...sys.mcp.allowed] : [];
+  const allowed = isObj(sys.mcp) && Array.isArray(sys.mcp.allowed) ? [...(sys.mcp.allowed as unknown[])] : [];
   for (const n of [GATE_ENTRY_NAME, ...geminiUserServers(user)]) if (!allowed.includes(n)) allowed.push(n);
   return [jsonChange(systemFile, text, [
     { path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: gate.args } },
@@ -80,7 +80,7 @@ const agent: AgentEdits & { managed: ManagedEdits } = {
     const f = files[0].file;
     const text = read(f);
     const v = readJson(f, text);
-    const allowed = isObj(v.mcp) && Array.isArray(v.mcp.allowed) ? [...v.mcp.allowed] : [];
+    const allowed = isObj(v.mcp) && Array.isArray(v.mcp.allowed) ? [...(v.mcp.allowed as unknown[])] : [];
     const names = [GATE_ENTRY_NAME, ...(isObj(v.mcpServers) ? Object.keys(v.mcpServers) : [])];
     for (const n of names) if (!allowed.includes(n)) allowed.push(n);
     return [jsonChange(f, text, [

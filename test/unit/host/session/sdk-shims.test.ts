@@ -10,7 +10,6 @@ import { ROOT } from '../../helpers';
 describe('the SDK shims the bundles load', () => {
   it('give every name the SDK\'s Node shims of the client and the server give', () => {
     for (const pkg of ['@modelcontextprotocol/client/_shims', '@modelcontextprotocol/server/_shims']) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       const sdk = require(pkg) as Record<string, unknown>;
       for (const name of Object.keys(sdk)) assert.ok(name in shims, `${pkg} gives ${name}; src/host/session/sdk-shims.ts does not`);
     }

@@ -16,7 +16,6 @@ describe('the npm libraries\' absent parts (package worker)', () => {
   });
 
   it('nothing the worker runs calls them: minipass-fetch reads a body as text and JSON without iconv-lite', async () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { Response } = require('minipass-fetch') as { Response: new (body: string) => { text(): Promise<string>; json(): Promise<unknown> } };
     assert.equal(await new Response('{"a":1}').text(), '{"a":1}');
     assert.deepEqual(await new Response('{"a":1}').json(), { a: 1 });
