@@ -326,7 +326,10 @@ function writable(p: string): boolean {
   return p.startsWith(cfg.root) || (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p));
 }
 
-interface ElfDynamic { needed: string[]; rpath: string[]; runpath: string[] }
+interface ElfDynamic { needed: string[]; rpath: string[]; runpath: string[]; interp?: string }
+
+/** An ELF file with no dynamic section (a static program: it loads no library). */
+const NO_DYNAMIC = 'it has no dynamic section (not a shared library)';
 
 /**
  * The dynamic section of an ELF file (32 or 64 bits, little-endian): DT_NEEDED, DT_RPATH and DT_RUNPATH, or a
@@ -361,6 +364,7 @@ export function readElfDynamic(file: string): ElfDynamic | string {
     if (!ph) return 'its program headers lie outside the file';
     const loads: Array<{ vaddr: number; off: number; filesz: number }> = [];
     let dyn: { off: number; filesz: number } | null = null;
+    let interp: string | undefined;
     for (let i = 0; i < phnum; i++) {
       const o = i * phentsize;
       const type = ph.readUInt32LE(o);
@@ -369,8 +373,15 @@ export function readElfDynamic(file: string): ElfDynamic | string {
       const filesz = num(ph, o + (is64 ? 32 : 16), is64);
       if (type === 1) loads.push({ vaddr, off, filesz });
       else if (type === 2) dyn = { off, filesz };
+      else if (type === 3) {
+        // PT_INTERP: the dynamic loader a program names (a program, not a library, has one)
+        const b = filesz > 0 && filesz <= 4096 ? at(off, filesz) : null;
+        if (!b) return 'its program interpreter (PT_INTERP) lies outside the file';
+        interp = b.toString('utf8', 0, b.indexOf(0) < 0 ? b.length : b.indexOf(0));
+      }
     }
-    if (!dyn) return 'it has no dynamic section (not a shared library)';
+    if (!dyn) return NO_DYNAMIC;
+    const withInterp = (r: ElfDynamic): ElfDynamic => (interp !== undefined ? { ...r, interp } : r);
     const entsize = is64 ? 16 : 8;
     if (dyn.filesz > 1 << 20) return 'its dynamic section is too large';
     const d = at(dyn.off, dyn.filesz - (dyn.filesz % entsize));
@@ -381,14 +392,16 @@ export function readElfDynamic(file: string): ElfDynamic | string {
       const tag = num(d, o, is64);
       const val = num(d, o + entsize / 2, is64);
       if (tag === 0) { ended = true; break; }
-      if (tag === 1) needed.push(val);
+      // DT_NEEDED, and DT_AUXILIARY / DT_FILTER: glibc's ld.so loads a filter's object along the same search path
+      // (red team 7n, case 05)
+      if (tag === 1 || tag === 0x7ffffffd || tag === 0x7fffffff) needed.push(val);
       else if (tag === 5) strtab = val;
       else if (tag === 10) strsz = val;
       else if (tag === 15) rpath.push(val);
       else if (tag === 29) runpath.push(val);
     }
     if (!ended) return 'its dynamic section has no end (DT_NULL)';
-    if (needed.length + rpath.length + runpath.length === 0) return { needed: [], rpath: [], runpath: [] };
+    if (needed.length + rpath.length + runpath.length === 0) return withInterp({ needed: [], rpath: [], runpath: [] });
     if (strtab < 0 || strsz <= 0) return 'its dynamic section has no string table';
     // DT_STRTAB is an address: the file offset is found through the segment that holds it.
     const seg = loads.find((l) => strtab >= l.vaddr && strtab < l.vaddr + l.filesz);
@@ -408,7 +421,7 @@ export function readElfDynamic(file: string): ElfDynamic | string {
     const n = strs(needed), rp = strs(rpath), rn = strs(runpath);
     if (!n || !rp || !rn) return 'a name in its dynamic section lies outside its string table';
     const split = (l: string[]): string[] => l.flatMap((s) => s.split(':'));
-    return { needed: n, rpath: split(rp), runpath: split(rn) };
+    return withInterp({ needed: n, rpath: split(rp), runpath: split(rn) });
   } catch (e) {
     return `it cannot be read (${(e as Error).message})`;
   } finally {
@@ -455,11 +468,15 @@ function inFolder(dir: string, name: string): string[] {
 /**
  * Checks a native library about to be loaded (by the name given to dlopen) and, on Linux, every library it needs
  * that lies in a writable place, recursively. `name` without a `/` is looked for as the dynamic loader does
- * (LD_LIBRARY_PATH; the system's folders are no writable place).
+ * (LD_LIBRARY_PATH; the system's folders are no writable place). `libPath`: the LD_LIBRARY_PATH the loading process
+ * has (a child's, for a program it starts); `program`: `name` is a program about to be started (a static one has no
+ * dynamic section; its PT_INTERP loader is checked like a library). When one of the files is in a writable place,
+ * every native library of the workspace and the scratch folders must be as approved too (nativeLibsAsApproved).
  */
-export function checkNative(name: string, how: string): void {
+export function checkNative(name: string, how: string, libPath: string[] = START_LIBRARY_PATH, program = false): void {
   if (!ACTIVE || typeof name !== 'string' || name === '') return;
   const seen = new Set<string>();
+  let anyWritable = false;
   const visit = (lexical: string, inherited: string[], depth: number): void => {
     const p = real(lexical);
     if (p === null || seen.has(p)) return;                 // missing: the load itself fails
@@ -469,12 +486,18 @@ export function checkNative(name: string, how: string): void {
       return;
     }
     seen.add(p);
+    if (mine) anyWritable = true;
     check(p, how);
     if (process.platform !== 'linux') return;
     const dyn = readElfDynamic(p);
     if (typeof dyn === 'string') {
+      if (program && depth === 0 && (dyn === NO_DYNAMIC || dyn === 'it is not an ELF file')) return;   // static, or a script
       if (mine) nativeRefusal(p, how, `it is loaded as native code but the guard cannot read it as an ELF shared library: ${dyn}`);
       return;
+    }
+    if (program && depth === 0 && dyn.interp) {
+      const ri = real(dyn.interp);
+      if (ri !== null && writable(ri)) visit(dyn.interp, [], depth + 1);
     }
     const origins = [...new Set([path.dirname(path.resolve(lexical)), path.dirname(p)])];
     const expand = (list: string[]): string[] => list.flatMap((e) => {
@@ -487,7 +510,7 @@ export function checkNative(name: string, how: string): void {
     });
     // DT_RPATH (this object's, and its loaders', unless it has DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH.
     const rpath = dyn.runpath.length ? [] : [...expand(dyn.rpath), ...inherited];
-    const dirs = [...rpath, ...START_LIBRARY_PATH, ...expand(dyn.runpath)];
+    const dirs = [...rpath, ...libPath, ...expand(dyn.runpath)];
     for (const need of dyn.needed) {
       const cands = need.includes('/') ? [path.resolve(need)] : dirs.flatMap((d) => inFolder(d, need));
       for (const c of cands) {
@@ -498,7 +521,66 @@ export function checkNative(name: string, how: string): void {
   };
   const p = name.includes('/') ? path.resolve(name) : null;
   if (p !== null) visit(p, [], 0);
-  else for (const d of START_LIBRARY_PATH) for (const c of inFolder(d, name)) visit(c, [], 0);
+  else for (const d of libPath) for (const c of inFolder(d, name)) visit(c, [], 0);
+  if (anyWritable) nativeLibsAsApproved(how);
+}
+
+/** Names the dynamic loader's users give native libraries: `*.so`, `*.so.<version>`, `*.node`. */
+const NATIVE_NAME = /\.(so(\.[0-9A-Za-z_.-]*)?|node)$/;
+const NATIVE_WALK_MAX = 200_000;                          // entries looked at in one walk
+let nativeWalked = '';                                    // the stat keys of the last walk that passed
+
+/**
+ * Native code from a writable place is about to run, and it may dlopen() any library by itself (a plugin named at
+ * run time, red team 7n case 04), which no hook sees: every file of the workspace and the scratch folders with a
+ * native library's name must be as approved — a workspace one recorded with the same digest, a scratch one a copy
+ * of approved content — and no such name may be a link made or retargeted since approval. A library with another
+ * name that native code loads is not seen (docs/concepts.md).
+ */
+function nativeLibsAsApproved(how: string): void {
+  const cfg = getConfig();
+  const why = `${how}: native code from a writable place may load any library beside it`;
+  if (!cfg) refuse({ p: failRoot ?? '(workspace)', rel: null, why: 'manifest', sum: '', how: why });
+  let count = 0;
+  const found = new Set<string>();
+  const keys: string[] = [];
+  const walk = (dir: string, depth: number, top: string): void => {
+    let list: fs.Dirent[];
+    try { list = F.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    for (const d of list) {
+      if (++count > NATIVE_WALK_MAX || depth > 64) refuse({ p: top, rel: null, why: 'sink', sum: '', how: why, tail: `${why}, and ${top} holds more than the ${NATIVE_WALK_MAX} entries the guard looks through for them` });
+      const abs = path.join(dir, d.name);
+      if (d.isDirectory()) {
+        // (.git is no library's home; the workspace is walked once, also when it lies in a scratch folder)
+        if (!(dir === cfg.rootDir && d.name === '.git') && (top === cfg.rootDir || abs !== cfg.rootDir)) walk(abs, depth + 1, top);
+        continue;
+      }
+      if (!NATIVE_NAME.test(d.name)) continue;
+      if (d.isSymbolicLink()) {
+        if (!abs.startsWith(cfg.root)) continue;             // a scratch link: its target, if named so, is walked where it is
+        const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
+        let text = '';
+        try { text = F.readlinkSync(abs); } catch { /* unreadable */ }
+        if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text) refuse({ p: abs, rel, why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new', sum: '', how: `${why} (a symbolic link)` });
+        continue;
+      }
+      if (!d.isFile()) continue;
+      found.add(abs);
+      try { const st = F.lstatSync(abs); keys.push(`${abs}:${st.ino}:${st.size}:${st.mtimeMs}`); } catch { keys.push(abs); }
+    }
+  };
+  walk(cfg.rootDir, 0, cfg.rootDir);
+  for (const s of cfg.scratch) if (!readOnlyMount(s)) walk(s.slice(0, -1) || '/', 0, s.slice(0, -1) || '/');
+  // Recorded ones that the walk could not list (an unreadable folder) are looked at by name.
+  for (const rel of Object.keys(cfg.files)) {
+    if (!NATIVE_NAME.test(rel)) continue;
+    const abs = path.join(cfg.rootDir, ...rel.split('/'));
+    if (!found.has(abs)) { found.add(abs); keys.push(abs); }
+  }
+  const key = keys.join('\n');
+  if (key === nativeWalked) return;
+  for (const f of found) check(f, why);   // (one gone since is no load)
+  nativeWalked = key;
 }
 
 /** SQLite's loadExtension: the path as given, then with `.so` appended (sqlite3_load_extension tries both). */
@@ -916,17 +998,108 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   if (reads) workspaceAsApproved(reads);
 }
 
-/** Spawn options as ChildProcess.prototype.spawn and the spawn_sync binding get them (file, args, cwd, envPairs). */
+// ------------------------------------------------------------------------------ the real interpreter, a child's loader
+/** Where MCP Gate's sandbox shows the real node and python binaries (started there, no guard is in them). */
+const REAL_DIR = '/run/mcp-gate/real/';
+/** This process's own binary, as it was started (before execPath names the wrapper). */
+const OWN_REAL = real('/proc/self/exe') ?? real(process.execPath);
+/** The wrapper that starts this binary with the guard (MCP Gate's sandbox names it in MCP_GATE_GUARD_EXEC). */
+const WRAPPER = ((w) => (w && path.isAbsolute(w) ? w : null))(process.env.MCP_GATE_GUARD_EXEC);
+/** A /proc/<pid>/exe link (or a task's), in any text: the binary of a running process, by a name no check resolves. */
+const PROC_EXE = /\/proc\/[^/\s'"]+\/(task\/[^/\s'"]+\/)?exe(?![\w.-])/;
+/** OpenSSL's configuration: the provider and engine modules it names are loaded when node starts, before the guard. */
+const OPENSSL_VARS = /^(OPENSSL_CONF|OPENSSL_MODULES|OPENSSL_ENGINES)=/;
+const OPENSSL_FLAG = /^--openssl(-shared)?-config(=|$)/;
+
+/** The file is an interpreter's real binary, which runs without the guard: under REAL_DIR, or this binary behind its wrapper. */
+function unguardedInterpreter(p: string): boolean {
+  const r = real(p);
+  if (r === null) return false;
+  if (r.startsWith(REAL_DIR)) return true;
+  return WRAPPER !== null && r === OWN_REAL && real(WRAPPER) !== OWN_REAL;
+}
+
+/** The file a program name runs: with a `/`, to the working folder; else the first executable file along PATH. */
+function programPath(file: string, cwd: string, pathVar: string | undefined): string | null {
+  if (file.includes('/')) return path.resolve(cwd, file);
+  for (const d of (pathVar ?? '').split(':')) {
+    const c = path.resolve(cwd, d || '.', file);
+    try { F.accessSync(c, fs.constants.X_OK); if (F.statSync(c).isFile()) return c; } catch { /* not here */ }
+  }
+  return null;
+}
+
+/**
+ * The real binary of an interpreter, reached without its wrapper (process.argv[0] as Node set it, /proc/self/exe,
+ * setpriv --reset-env or env -i in front of it, a shell line naming it: red team 7n, cases 01–02): as the program,
+ * this binary's own is started through its wrapper instead; named anywhere else, the start is refused.
+ */
+function realInterpreter(opts: { file?: unknown; args?: unknown }, base: string, pathVar: string | undefined): void {
+  const args = Array.isArray(opts.args) ? opts.args as unknown[] : [];
+  const refuseIt = (p: string, what: string): never => refuse({ p, rel: null, why: 'sink', sum: '', how: 'spawn',
+    tail: `${what} names an interpreter's real binary (${p}), which would run without the load guard; start it by its usual name (process.execPath)` });
+  if (typeof opts.file === 'string') {
+    const prog = programPath(opts.file, base, pathVar);
+    if (prog && (unguardedInterpreter(prog) || PROC_EXE.test(opts.file))) {
+      if (WRAPPER && real(prog) === OWN_REAL) {
+        if (typeof args[0] === 'string' && (args[0] === opts.file || unguardedInterpreter(path.resolve(base, args[0])))) args[0] = WRAPPER;
+        opts.file = WRAPPER;
+      } else if (unguardedInterpreter(prog) || (real(prog) ?? '').startsWith(REAL_DIR)) refuseIt(opts.file, 'the program started');
+    }
+  }
+  for (const [i, a] of args.entries()) {
+    if (typeof a !== 'string' || (i === 0 && a === opts.file)) continue;
+    if (a.includes(REAL_DIR) || PROC_EXE.test(a)) refuseIt(a, 'an argument of the program started');
+    if (a.length > 65536) continue;
+    for (const w of a.split(/[\s;&|()<>`'"=:,]+/)) if (w && (w.includes('/') || i <= 1) && unguardedInterpreter(path.resolve(base, w))) refuseIt(w, 'an argument of the program started');
+  }
+}
+
+/**
+ * The native libraries a child's dynamic loader loads from a writable place (red team 7n, case 03): a program in
+ * one (an ELF the repository ships) is walked like an addon (its DT_NEEDED along RPATH/RUNPATH and the child's
+ * LD_LIBRARY_PATH); LD_PRELOAD / LD_AUDIT libraries are checked; a writable folder in LD_LIBRARY_PATH makes every
+ * native library of the workspace and the scratch folders have to be as approved.
+ */
+function childLoader(file: unknown, base: string, env: Map<string, string>): void {
+  const lib = env.get('LD_LIBRARY_PATH');
+  const libPath = lib ? lib.split(/[:;]/).filter((d) => d !== '').map((d) => path.resolve(base, d)) : [];
+  if (typeof file === 'string') {
+    const prog = programPath(file, base, env.get('PATH'));
+    const rp = prog ? real(prog) : null;
+    if (prog && rp !== null && (writable(rp) || libPath.some((d) => writable(real(d) ?? d)))) checkNative(prog, 'exec', libPath, true);
+  }
+  for (const v of ['LD_PRELOAD', 'LD_AUDIT']) {
+    for (const l of (env.get(v) ?? '').split(v === 'LD_PRELOAD' ? /[:\s]+/ : /:/)) if (l) checkNative(l.includes('/') ? path.resolve(base, l) : l, `exec with ${v}`, libPath);
+  }
+  if (libPath.some((d) => writable(real(d) ?? d))) nativeLibsAsApproved('exec with LD_LIBRARY_PATH into a writable place');
+}
+
+/** Spawn options as ChildProcess.prototype.spawn, the spawn_sync binding and process.execve get them (file, args, cwd, envPairs). */
 function prepareSpawn(o: unknown): void {
   if (!o || typeof o !== 'object') return;
   const opts = o as { file?: unknown; args?: unknown; cwd?: unknown; envPairs?: unknown };
+  const base = typeof opts.cwd === 'string' && opts.cwd ? path.resolve(opts.cwd) : process.cwd();
+  const env = new Map<string, string>();
+  for (const kv of Array.isArray(opts.envPairs) ? opts.envPairs as unknown[] : Object.entries(process.env).map(([k, v]) => `${k}=${v}`)) {
+    if (typeof kv === 'string' && kv.indexOf('=') > 0) env.set(kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1));
+  }
+  realInterpreter(opts, base, env.get('PATH'));
   execCheck(opts.file, opts.args, opts.cwd);
+  for (const a of Array.isArray(opts.args) ? opts.args as unknown[] : []) {
+    if (typeof a === 'string' && OPENSSL_FLAG.test(a)) refuse({ p: a, rel: null, why: 'sink', sum: '', how: 'spawn', tail: `${a}: OpenSSL loads the modules a configuration names when node starts, before the load guard` });
+  }
+  if (process.platform === 'linux') childLoader(opts.file, base, env);
   if (!Array.isArray(opts.envPairs)) return;
   const pairs = (opts.envPairs as unknown[]).filter((kv) => !(typeof kv === 'string' && kv.startsWith(VAR + '=')));
   const i = pairs.findIndex((kv) => typeof kv === 'string' && kv.startsWith('NODE_OPTIONS='));
   const theirs = i < 0 ? undefined : (pairs.splice(i, 1)[0] as string).slice('NODE_OPTIONS='.length);
-  // (no compile cache in a child either: NODE_COMPILE_CACHE would turn it on before its guard runs)
-  const rest = pairs.filter((kv) => !(typeof kv === 'string' && /^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv)));
+  for (const t of tokenize(theirs ?? '')) {
+    if (OPENSSL_FLAG.test(t)) refuse({ p: t, rel: null, why: 'sink', sum: '', how: 'spawn', tail: `NODE_OPTIONS has ${t}: OpenSSL loads the modules a configuration names when node starts, before the load guard` });
+  }
+  // (no compile cache in a child either: NODE_COMPILE_CACHE would turn it on before its guard runs; no OpenSSL
+  // configuration from the environment: its modules load before the child's guard, red team 7n, cases 06 and 08)
+  const rest = pairs.filter((kv) => !(typeof kv === 'string' && (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) || OPENSSL_VARS.test(kv))));
   opts.envPairs = [...rest, `${VAR}=${MANIFEST}`, `NODE_OPTIONS=${withOurOptions(theirs)}`, 'NODE_DISABLE_COMPILE_CACHE=1'];
 }
 
@@ -1053,8 +1226,8 @@ function install(): void {
 
   // In MCP Gate's sandbox node is a wrapper that starts the real binary (at a hidden path) with this guard: the
   // wrapper names itself in MCP_GATE_GUARD_EXEC, so a child started by process.execPath goes through it too.
-  const wrapper = process.env.MCP_GATE_GUARD_EXEC;
-  if (wrapper && path.isAbsolute(wrapper)) process.execPath = wrapper;
+  // process.argv[0] too: Node set it to the real binary, and "start myself again" with it would skip the wrapper.
+  if (WRAPPER) { process.execPath = WRAPPER; process.argv[0] = WRAPPER; }
 
   // Children and workers carry the guard.
   process.env.NODE_OPTIONS = withOurOptions(process.env.NODE_OPTIONS);
@@ -1068,6 +1241,21 @@ function install(): void {
     const spawnSync = binding.spawn;
     binding.spawn = function (this: unknown, o: unknown) { prepareSpawn(o); return spawnSync.call(this, o); };
   } catch { /* no spawn_sync binding on this Node: the *Sync forms are guarded by NODE_OPTIONS only */ }
+  // process.execve (Node 22.15+, 24): the process replaced by another program, with the environment it is given.
+  const P = process as unknown as { execve?: (file: unknown, args?: unknown, env?: unknown) => never };
+  const execve = P.execve;
+  if (typeof execve === 'function') {
+    P.execve = function execve2(this: unknown, file: unknown, args?: unknown, env?: unknown): never {
+      const src = env && typeof env === 'object' ? env as Record<string, unknown> : process.env;
+      const o = { file, args: Array.isArray(args) ? [...args as unknown[]] : args, cwd: process.cwd(),
+        envPairs: Object.entries(src).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`) };
+      prepareSpawn(o);
+      const out: Record<string, string> = {};
+      for (const kv of o.envPairs as string[]) out[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+      return execve.call(this, o.file, o.args, out);
+    };
+    Object.defineProperty(P.execve, 'name', { value: 'execve' });
+  }
 
   const Original = wt.Worker;
   class Worker extends Original {

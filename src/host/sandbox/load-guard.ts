@@ -201,6 +201,13 @@ export function prepareGuard(o: {
         // Node's compile cache: bytecode from a folder the server can write, run in place of the text the guard
         // checks (red team 6n, case 05): off in every node, before any of its code runs.
         ...(kind === 'node' ? ['unset NODE_COMPILE_CACHE', 'NODE_DISABLE_COMPILE_CACHE=1; export NODE_DISABLE_COMPILE_CACHE'] : []),
+        // OpenSSL's configuration loads the provider and engine modules it names when node starts, before the guard
+        // (red team 7n, cases 06 and 08: OPENSSL_CONF from a parent, --openssl-config from npm's `node-options`):
+        // never from the environment, and a start that names one is refused.
+        ...(kind === 'node' ? [
+          'unset OPENSSL_CONF OPENSSL_MODULES OPENSSL_ENGINES',
+          `case " $NODE_OPTIONS $* " in *--openssl-config*|*--openssl-shared-config*) echo "mcp-gate: node not started: NODE_OPTIONS or its arguments name --openssl-config or --openssl-shared-config (OpenSSL would load the modules a configuration names before MCP Gate's load guard runs)" >&2; exit 126;; esac`,
+        ] : []),
         ...(kind === 'python' ? ['unset PYTHONHOME PYTHONPYCACHEPREFIX PYTHONPLATLIBDIR PYTHONSTARTUP', 'PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE'] : []),
         `${run} ${guard} "$@"`,
         '',
