@@ -172,6 +172,76 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     assert.deepEqual(o, { status: typeof (require('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function' ? 3 : 'none', dir: null, child: '1', cache: false }, r.stderr);
   });
 
+  it('a program the repository ships (ELF) is walked like an addon when started: a changed library it needs (RUNPATH, LD_LIBRARY_PATH, LD_PRELOAD) is refused (red team 7n, case 03)', () => {
+    const ws = workspace();
+    const tmp = tempDir('mcp-gate-native-cc-');
+    fs.mkdirSync(path.join(ws.root, 'bin'));
+    fs.mkdirSync(path.join(ws.root, 'lib'));
+    lib(tmp, path.join(ws.root, 'lib', 'libhelper.so'), 'helper1');
+    lib(tmp, path.join(ws.root, 'lib', 'pre.so'), 'pre1');
+    const main = path.join(tmp, 'main.c');
+    fs.writeFileSync(main, 'int main(void){return 0;}\n');
+    const cc = (out: string, extra: string[]): void => { const r = spawnSync(CC!, ['-o', out, main, '-Wl,--no-as-needed', '-L', path.join(ws.root, 'lib'), '-lhelper', ...extra], { encoding: 'utf8' }); assert.equal(r.status, 0, r.stderr); };
+    cc(path.join(ws.root, 'bin', 'tool'), ['-Wl,-rpath,$ORIGIN/../lib', '-Wl,--enable-new-dtags']);
+    cc(path.join(ws.root, 'bin', 'bare'), []);
+    const start = (prog: string, env: string): string => server(`require('node:child_process').execFileSync(require('node:path').join(__dirname, 'bin', '${prog}'), [], { env: { PATH: process.env.PATH, MARK: process.env.MARK, ${env} } })`);
+    fs.writeFileSync(path.join(ws.root, 'server.js'), start('tool', '') + start('bare', "LD_LIBRARY_PATH: require('node:path').join(__dirname, 'lib')") + start('bare', "LD_LIBRARY_PATH: require('node:path').join(__dirname, 'lib'), LD_PRELOAD: require('node:path').join(__dirname, 'lib', 'pre.so')"));
+    approve(ws);
+    let r = run(ws, '');
+    assert.equal(r.stdout, 'OK\nOK\nOK\n', r.stderr);
+    assert.match(ran(ws), /^helper1;helper1;(pre1;helper1;|helper1;pre1;)$/);
+    fs.rmSync(ws.marker);
+    lib(tmp, path.join(ws.root, 'lib', 'libhelper.so'), 'helper2');
+    r = run(ws, '');
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, 3, r.stdout);
+    for (const l of lines) assert.match(l, /ERR_MCP_GATE_GUARD .*lib\/libhelper\.so.*changed since approval/);
+    assert.equal(ran(ws), '');
+    lib(tmp, path.join(ws.root, 'lib', 'libhelper.so'), 'helper1');
+    approve(ws);
+    lib(tmp, path.join(ws.root, 'lib', 'pre.so'), 'pre2');
+    r = run(ws, '');
+    // (a native program from the workspace may dlopen() any library beside it: each start is refused while one is not as approved)
+    for (const l of r.stdout.trim().split('\n')) assert.match(l, /^ERR ERR_MCP_GATE_GUARD .*lib\/pre\.so.*changed since approval/, r.stdout);
+    assert.doesNotMatch(ran(ws), /pre2/);
+  });
+
+  it('an addon from the workspace that can dlopen() a plugin itself: every native library of the workspace and scratch folders must be as approved (red team 7n, case 04)', () => {
+    const ws = workspace();
+    const tmp = tempDir('mcp-gate-native-cc-');
+    fs.mkdirSync(path.join(ws.root, 'build', 'plugins'), { recursive: true });
+    lib(tmp, path.join(ws.root, 'build', 'greet.node'), 'addon');
+    lib(tmp, path.join(ws.root, 'build', 'plugins', 'fmt.so'), 'fmt1');
+    fs.writeFileSync(path.join(ws.root, 'server.js'), server("try { require('./build/greet.node') } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e }"));
+    approve(ws);
+    let r = run(ws, '');
+    assert.equal(r.stdout, 'OK\n', r.stderr);
+    lib(tmp, path.join(ws.root, 'build', 'plugins', 'fmt.so'), 'fmt2');
+    fs.rmSync(ws.marker);
+    r = run(ws, '');
+    assert.match(r.stdout, /ERR_MCP_GATE_GUARD .*build\/plugins\/fmt\.so.*changed since approval/, r.stdout);
+    assert.equal(ran(ws), '');
+    approve(ws);
+    lib(tmp, path.join(ws.scratch, 'libnew.so.1'), 'new1');
+    r = run(ws, '');
+    assert.match(r.stdout, /ERR_MCP_GATE_GUARD .*libnew\.so\.1.*written outside the workspace/, r.stdout);
+    fs.rmSync(path.join(ws.scratch, 'libnew.so.1'));
+    fs.writeFileSync(path.join(ws.root, 'notes.txt'), 'an edit that is no library\n');
+    r = run(ws, '');
+    assert.equal(r.stdout, 'OK\n', r.stderr);
+  });
+
+  it('DT_AUXILIARY and DT_FILTER objects are read as needed ones (red team 7n, case 05)', () => {
+    const tmp = tempDir('mcp-gate-native-cc-');
+    lib(tmp, path.join(tmp, 'libaux.so'), 'aux');
+    lib(tmp, path.join(tmp, 'a.so'), 'a', ['-Wl,-f,libaux.so', '-Wl,-rpath,$ORIGIN']);
+    lib(tmp, path.join(tmp, 'f.so'), 'f', ['-Wl,-F,libaux.so']);
+    const a = readElfDynamic(path.join(tmp, 'a.so'));
+    assert.ok(typeof a !== 'string' && a.needed.includes('libaux.so'), JSON.stringify(a));
+    const f = readElfDynamic(path.join(tmp, 'f.so'));
+    assert.ok(typeof f !== 'string' && f.needed.includes('libaux.so'), JSON.stringify(f));
+  });
+
   it('the ELF reader: ELF32 little-endian dynamic sections are read; broken ones give a reason, never a throw', () => {
     const dir = tempDir('mcp-gate-native-elf-');
     // A minimal ELF32 LE shared object: header, PT_LOAD over the whole file at address 0x1000, PT_DYNAMIC.

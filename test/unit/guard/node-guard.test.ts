@@ -8,6 +8,8 @@ import * as fs from 'node:fs';
 import Module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { prepareGuard } from '../../../src/host/sandbox/load-guard';
+import { saveManifest, takeManifest } from '../../../src/trust/approval/workspace-manifest';
 import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
 
 const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
@@ -503,5 +505,88 @@ for (const mode of [
     const e = run(ws, ['-e', `console.log(require('node:path').join('a', 'b'))`]);
     assert.equal(e.status, 0, e.stderr);
     assert.equal(e.stdout.trim(), 'a/b');
+  });
+});
+
+describe('Node load guard: the real binary and OpenSSL configuration (red team 7n, cases 01, 02, 06, 08)', function () {
+  after(cleanupTemp);
+  const REAL = fs.realpathSync(process.execPath);
+
+  /** A server behind a wrapper, as in MCP Gate's sandbox: the wrapper marks what it starts with WRAPPED=1. */
+  function wrapped(ws: Ws, code: string): { status: number | null; stdout: string; stderr: string } {
+    const wrapper = path.join(ws.out, 'node');
+    fs.writeFileSync(wrapper, `#!/bin/sh\nWRAPPED=1; export WRAPPED\nexec ${JSON.stringify(REAL)} --expose-internals --require ${JSON.stringify(GUARD)} "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(ws.root, 'server.js'), code);
+    approve(ws);
+    const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, MCP_GATE_GUARD_EXEC: wrapper };
+    delete env.NODE_OPTIONS;
+    delete env.WRAPPED;
+    const r = spawnSync(REAL, ['--expose-internals', '--require', GUARD, 'server.js'], { cwd: ws.root, env, encoding: 'utf8', timeout: 20_000 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+  const attempt = (label: string, body: string): string => `try { console.log(${JSON.stringify(label)}, ${body}); } catch (e) { console.log(${JSON.stringify(label)}, 'ERR', e.code, String(e.message).split('\\n')[0]); }\n`;
+  const child = "String(require('node:child_process').execFileSync(";
+
+  it('process.argv[0] names the wrapper; the real binary as a program is started through it, as an argument it is refused', function () {
+    if (process.platform !== 'linux') this.skip();
+    const ws = workspace({});
+    const real = JSON.stringify(REAL);
+    const show = JSON.stringify(['-e', 'process.stdout.write(String(process.env.WRAPPED))']);
+    const r = wrapped(ws,
+      attempt('argv0', `process.argv[0] === process.env.MCP_GATE_GUARD_EXEC && process.execPath === process.argv[0]`) +
+      attempt('real', `${child}${real}, ${show}, { env: {} }))`) +
+      attempt('procexe', `${child}'/proc/self/exe', ${show}, { env: {} }))`) +
+      attempt('setpriv', `${child}'env', ['-i', ${real}, '-e', '1']))`) +
+      attempt('shell', `${child}'/bin/sh', ['-c', ${real} + ' -e 1']))`) +
+      attempt('procpid', `${child}'/bin/sh', ['-c', 'exec /proc/$PPID/exe -e 1']))`));
+    const out = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.split(' ')[0], l.slice(l.indexOf(' ') + 1)]));
+    assert.equal(out.argv0, 'true', r.stdout + r.stderr);
+    assert.equal(out.real, '1', r.stdout + r.stderr);
+    assert.equal(out.procexe, '1', r.stdout + r.stderr);
+    for (const k of ['setpriv', 'shell', 'procpid']) assert.match(out[k], /ERR ERR_MCP_GATE_GUARD .*real binary.*without the load guard/, `${k}: ${r.stdout}`);
+  });
+
+  it('process.execve (Node 22.15+) of the real binary with a cleared environment goes through the wrapper and keeps the guard', function () {
+    if (typeof (process as unknown as { execve?: unknown }).execve !== 'function') this.skip();
+    const ws = workspace({});
+    const r = wrapped(ws, `if (!process.env.AGAIN) process.execve(${JSON.stringify(REAL)}, [${JSON.stringify(REAL)}, __filename], { AGAIN: '1' });\nconsole.log('again', process.env.WRAPPED, !!process.env.MCP_GATE_GUARD, process.execArgv.includes(${JSON.stringify(GUARD)}));\n`);
+    assert.equal(r.stdout.trim(), 'again 1 true true', r.stdout + r.stderr);
+  });
+
+  it('a child gets no OPENSSL_CONF / OPENSSL_MODULES / OPENSSL_ENGINES, and NODE_OPTIONS or arguments with --openssl-config are refused', () => {
+    const ws = workspace({});
+    const show = JSON.stringify(['-e', "process.stdout.write(['OPENSSL_CONF','OPENSSL_MODULES','OPENSSL_ENGINES'].map((k) => process.env[k] ?? '-').join(','))"]);
+    fs.writeFileSync(path.join(ws.root, 'server.js'),
+      attempt('env', `${child}process.execPath, ${show}, { env: { OPENSSL_CONF: '/x.cnf', OPENSSL_MODULES: '/m', OPENSSL_ENGINES: '/e' } }))`) +
+      attempt('opts', `${child}process.execPath, ['-e', '1'], { env: { NODE_OPTIONS: '--openssl-config=/x.cnf' } }))`) +
+      attempt('arg', `${child}process.execPath, ['--openssl-shared-config', '-e', '1']))`));
+    approve(ws);
+    FLAGS = ['--expose-internals'];
+    const r = run(ws, ['server.js']);
+    const out = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.split(' ')[0], l.slice(l.indexOf(' ') + 1)]));
+    assert.equal(out.env, '-,-,-', r.stdout + r.stderr);
+    assert.match(out.opts, /ERR ERR_MCP_GATE_GUARD .*--openssl-config=\/x\.cnf.*before the load guard/, r.stdout);
+    assert.match(out.arg, /ERR ERR_MCP_GATE_GUARD .*--openssl-shared-config.*before the load guard/, r.stdout);
+  });
+
+  it('the sandbox\'s node wrapper unsets OPENSSL_CONF/MODULES/ENGINES and refuses to start with --openssl-config in NODE_OPTIONS (npm\'s node-options)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const ws = workspace({});
+    const store = fs.realpathSync(tempDir('mcp-gate-guard-store-'));
+    const ref = await saveManifest(store, await takeManifest(ws.root));
+    const g = prepareGuard({ server: 's', project: ws.root, storeDir: store, manifest: ref, guardDir: path.dirname(GUARD), executable: REAL, args: ['server.js'], env: {}, contained: true, home: ws.scratch, extraWrite: [], closure: [] });
+    try {
+      const w = g.binds.find((b) => b.target === REAL)!.source;
+      assert.match(fs.readFileSync(w, 'utf8'), /^unset OPENSSL_CONF OPENSSL_MODULES OPENSSL_ENGINES$/m);
+      for (const opts of ['--openssl-config=/x.cnf', '--max-old-space-size=100 --openssl-shared-config']) {
+        const r = spawnSync(w, ['-e', '1'], { env: { ...process.env, NODE_OPTIONS: opts }, encoding: 'utf8' });
+        assert.equal(r.status, 126, r.stderr);
+        assert.match(r.stderr, /node not started: NODE_OPTIONS or its arguments name --openssl-config/);
+      }
+      const r = spawnSync(w, ['--openssl-config=/x.cnf', '-e', '1'], { encoding: 'utf8' });
+      assert.equal(r.status, 126, r.stderr);
+    } finally {
+      g.cleanup();
+    }
   });
 });
