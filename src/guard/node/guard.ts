@@ -68,6 +68,7 @@ interface Config {
   closure: Set<string>;             // rel paths the approval pins as read (no computed way to code in them)
   approved: string[];               // sha256 of content approved outside the workspace (an npm package's own files)
   links: Record<string, string>;    // rel posix path → link text of each symbolic link of the workspace at approval
+  large: Record<string, { size?: unknown; mtimeNs?: unknown; ino?: unknown }>;  // too-large files: size, mtime, inode at approval
 }
 
 const VAR = 'MCP_GATE_GUARD';
@@ -117,6 +118,7 @@ function getConfig(): Config | null {
       closure: new Set(Array.isArray(m.closure) ? (m.closure as unknown[]).filter((x): x is string => typeof x === 'string') : []),
       approved: Array.isArray(m.approved) ? (m.approved as unknown[]).filter((x): x is string => typeof x === 'string') : [],
       links: m.links && typeof m.links === 'object' && !Array.isArray(m.links) ? m.links as Record<string, string> : {},
+      large: m.large && typeof m.large === 'object' && !Array.isArray(m.large) ? m.large as Config['large'] : {},
     };
   } catch (err) {
     failure = `${MANIFEST}: ${(err as Error).message}`;
@@ -851,7 +853,14 @@ function workspaceAsApproved(program: string): void {
       const want = hasOwn(cfg.files, rel) ? cfg.files[rel] : undefined;
       const how = `spawn ${program} (it reads workspace files no guard sees)`;
       if (want === undefined) refuse({ p: abs, rel, why: 'new', sum: '', how });
-      if (want === 'too-large') continue;
+      if (want === 'too-large') {
+        // not hashed: its size, modification time and inode must be what the approval recorded (none recorded: changed)
+        let big: fs.BigIntStats;
+        try { big = F.lstatSync(abs, { bigint: true }) as fs.BigIntStats; } catch { continue; }
+        const rec = hasOwn(cfg.large, rel) ? cfg.large[rel] : undefined;
+        if (!rec || rec.size !== Number(big.size) || String(rec.mtimeNs) !== String(big.mtimeNs) || (rec.ino !== undefined && String(rec.ino) !== String(big.ino))) refuse({ p: abs, rel, why: 'changed', sum: '', how });
+        continue;
+      }
       let st: fs.Stats;
       try { st = F.lstatSync(abs, { bigint: false }); } catch { continue; }
       const key = `${st.ino}:${st.size}:${st.mtimeMs}`;

@@ -72,6 +72,8 @@ REPORT = None
 BROKEN = None                  # reason the manifest could not be read, or None
 SYSTEM = ()                    # with a broken manifest: the interpreter's own folders (everything else refused)
 OPTIMIZE = 0
+LARGE = {}                     # rel -> {size, mtimeNs, ino} of each file the approval recorded as too large to hash
+_START = {'env': {}, 'cwd': '/', 'home': None}   # what this process was started with (MCP Gate's, or a checked parent's)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -152,9 +154,19 @@ def _message(p, rel, why):
     return 'mcp-gate-guard: refused to load %s (%s): %s' % (p, rel if rel is not None else 'null', reason)
 
 
+def _in_home(p):
+    home = _START['home']
+    return bool(home) and home != '/' and (p == home or p.startswith(_prefix(home)))
+
+
 def _refuse(p, rel, why, h, how):
     msg = _message(p, rel, why)
-    if 'after this process took in' in how or why == 'sink':
+    if why == 'scratch' and isinstance(p, str) and _in_home(p):
+        # approving again cannot help: the file is no workspace file, and the home outlives the start (red team 7p, 11)
+        how = '%s; it is in the server\'s own home (%s), which is kept between its starts, so approving again does ' \
+              'not remove it: delete %s' % (how, _START['home'], p)
+        msg += ' (%s)' % how
+    elif 'after this process took in' in how or why == 'sink' or ' needs ' in how or 'environment' in how:
         msg += ' (%s)' % how
     key = (p, h, how)
     if key not in _told:
@@ -173,8 +185,11 @@ def _append_report(p, rel, why, h, how):
     import time
     now = time.time()
     stamp = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now)) + '.%03dZ' % int((now % 1) * 1000)
-    line = json.dumps({'file': p, 'rel': rel, 'why': why, 'sha256': h, 'runtime': 'python', 'how': how,
-                       'pid': os.getpid(), 'time': stamp}, ensure_ascii=False) + '\n'
+    rec = {'file': p, 'rel': rel, 'why': why, 'sha256': h, 'runtime': 'python', 'how': how, 'pid': os.getpid(),
+           'time': stamp}
+    if why == 'scratch' and isinstance(p, str) and _in_home(p):
+        rec['home'] = True
+    line = json.dumps(rec, ensure_ascii=False) + '\n'
     _tls.busy = True
     try:
         fd = os.open(REPORT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -299,6 +314,7 @@ class _Sourceless(_M.SourcelessFileLoader):
 class _Extension(_M.ExtensionFileLoader):
     def create_module(self, spec):
         check(self.path, None, 'dlopen')             # before dlopen runs the library's constructors
+        _check_native(self.path, 'dlopen', _START_LIBRARY_PATH())
         return super().create_module(spec)
 
 
@@ -553,7 +569,7 @@ class _DbmFinder(object):
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
-        if name not in ('_dbm', '_gdbm', '_sqlite3'):
+        if name not in ('_dbm', '_gdbm', '_sqlite3', 'readline', '_ssl', 'ssl'):
             return None
         spec = _M.PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None:
@@ -565,6 +581,9 @@ class _DbmFinder(object):
             if name == '_sqlite3':
                 _wrap_sqlite(module)
                 return
+            if name in ('readline', '_ssl', 'ssl'):
+                _wrap_readers(module)
+                return
             opener = getattr(module, 'open', None)
             if callable(opener):
                 def open(filename, *a, **k):
@@ -573,6 +592,82 @@ class _DbmFinder(object):
                 module.open = open
         spec.loader.exec_module = exec_module
         return spec
+
+
+# C libraries that open files themselves, with no `open` audit event (red team 7p, cases 04 and 12): GNU readline's
+# history and init files, OpenSSL's certificate, key and DH parameter files. What they read is text the process
+# takes in: a file they are given that is not as approved counts as taken in, as a read would.
+_READERS = {
+    'readline': ('read_history_file', 'read_init_file', 'append_history_file'),
+    '_ssl': ('_test_decode_cert',),
+}
+_SSL_METHODS = ('load_verify_locations', 'load_cert_chain', 'load_dh_params')
+
+
+def _take_in_names(values):
+    for v in values:
+        if v is None or isinstance(v, int):
+            continue
+        try:
+            name = os.fsdecode(v)
+        except TypeError:
+            continue
+        if os.path.isdir(name):                  # a CA folder (capath): OpenSSL reads the files in it by hash
+            try:
+                for n in sorted(os.listdir(name)):
+                    _take_in_file(os.path.join(name, n))
+            except OSError:
+                pass
+        else:
+            _take_in_file(name)
+
+
+def _reader(real, names):
+    def wrapped(*a, **k):
+        _take_in_names([x for x in a[:2] if isinstance(x, (str, bytes)) or hasattr(x, '__fspath__')] +
+                       [k[n] for n in names if n in k])
+        return real(*a, **k)
+    wrapped.__name__ = getattr(real, '__name__', 'wrapped')
+    wrapped.__doc__ = getattr(real, '__doc__', None)
+    return wrapped
+
+
+def _wrap_readers(module):
+    name = module.__name__
+    if name == 'readline' and not hasattr(module, 'read_history_file') and name in _READERS:
+        return
+    for fn in _READERS.get(name, ()):
+        real = getattr(module, fn, None)
+        if callable(real):
+            setattr(module, fn, _reader(real, ('filename',)))
+    if name == 'readline':
+        # read_history_file() / read_init_file() with no name read ~/.history / $INPUTRC (~/.inputrc)
+        for fn in ('read_history_file', 'read_init_file', 'append_history_file'):
+            w = getattr(module, fn, None)
+            if w is None:
+                continue
+
+            def default(*a, _w=w, _fn=fn, **k):
+                if not a and 'filename' not in k and _fn != 'append_history_file':
+                    home = os.path.expanduser('~')
+                    _take_in_names([os.path.join(home, '.history')] if _fn == 'read_history_file' else
+                                   [os.environ.get('INPUTRC') or os.path.join(home, '.inputrc'), '/etc/inputrc'])
+                return _w(*a, **k)
+            setattr(module, fn, default)
+    if name == 'ssl':
+        ctx = getattr(module, 'SSLContext', None)
+        for fn in _SSL_METHODS:
+            real = getattr(ctx, fn, None) if ctx is not None else None
+            if callable(real):
+                def method(self, *a, _real=real, **k):
+                    _take_in_names([x for x in a if isinstance(x, (str, bytes)) or hasattr(x, '__fspath__')] +
+                                   [k[n] for n in ('cafile', 'capath', 'certfile', 'keyfile', 'path') if n in k])
+                    return _real(self, *a, **k)
+                method.__name__ = fn
+                setattr(ctx, fn, method)
+        low = sys.modules.get('_ssl')
+        if low is not None and getattr(module, '_ssl', None) is low:
+            pass
 
 
 def _wrap_open():
@@ -799,6 +894,8 @@ def _on_dlopen(args):
         name = os.fsdecode(name)
     if isinstance(name, str) and '/' in name:    # a bare name is looked up in the system's library path
         check(name, None, 'dlopen')
+    if isinstance(name, str) and name:
+        _check_native(name, 'dlopen', _START_LIBRARY_PATH())
 
 
 def _words(arg):
@@ -1025,6 +1122,510 @@ def _shell_line_reads(cmd, shell):
     return None
 
 
+
+# ---------------------------------------------------------------------------------------------------------
+# What a start is given besides its command line: its environment, and code on its command line
+# ---------------------------------------------------------------------------------------------------------
+
+# The variables MCP Gate refuses a repository to set for a server (src/trust/plan/launch-plan.ts, LOADER_EXACT and
+# LOADER_PREFIXES; a test keeps the two lists equal): they decide which code a program loads. A child started with
+# one set otherwise than this process was started with (the value MCP Gate or a checked parent set) is checked.
+LOADER_EXACT = frozenset((
+    'PATH', 'HOME', 'USERPROFILE', 'BASH_ENV', 'ENV', 'ZDOTDIR', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'IFS', 'CDPATH',
+    'GLOBIGNORE', 'CLASSPATH', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH',
+    'HOSTALIASES', 'TMPDIR', 'TEMP', 'TMP', 'ELECTRON_RUN_AS_NODE', 'EDITOR', 'VISUAL', 'PAGER', 'BROWSER', 'SHELL',
+    'MANPAGER', 'LESSOPEN', 'PERLIO', 'TCLLIBPATH', 'LUA_PATH', 'LUA_CPATH', 'R_PROFILE_USER', 'R_LIBS_USER', 'JULIA_LOAD_PATH', 'JULIA_DEPOT_PATH',
+    'SSH_ASKPASS', 'SUDO_ASKPASS', 'GIT_ASKPASS', 'TERMINFO', 'TERMINFO_DIRS', 'INPUTRC', 'MAVEN_OPTS', 'GRADLE_OPTS', 'SBT_OPTS', 'ANT_OPTS',
+    'CC', 'CXX', 'CPP', 'LD', 'AR', 'CFLAGS', 'CXXFLAGS', 'LDFLAGS', 'CPPFLAGS', 'MAKEFLAGS', 'MFLAGS', 'LIBRARY_PATH', 'CPATH', 'PKG_CONFIG_PATH',
+    'QT_PLUGIN_PATH', 'QT_QPA_PLATFORM_PLUGIN_PATH', 'GTK_PATH', 'GTK_MODULES', 'GIO_MODULE_DIR', 'GST_PLUGIN_PATH', 'GDK_PIXBUF_MODULE_FILE',
+    'KRB5_CONFIG', 'MAGIC', 'WGETRC', 'CURL_HOME', 'SSLKEYLOGFILE', 'ZSH', 'FPATH', 'MAIL', 'MAILPATH', 'HISTFILE', 'LESSKEY', 'SCREENRC', 'VIMINIT', 'EXINIT', 'MYVIMRC',
+))
+LOADER_PREFIXES = (
+    'LD_', 'DYLD_', 'NODE_', 'NPM_CONFIG_', 'PYTHON', 'PIP_', 'UV_', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'JAVA_', 'DENO_', 'BUN_', 'TS_NODE_',
+    'TSX_', 'YARN_', 'PNPM_', 'COREPACK_', 'XDG_', 'GIT_', 'MALLOC_', 'LUA_', 'PHP', 'CARGO_', 'RUSTC', 'RUSTUP_', 'GOPATH', 'GOROOT', 'GOFLAGS', 'GOENV', 'GOBIN', 'GOTOOLCHAIN', 'GOPROXY', 'GOEXPERIMENT', 'GODEBUG', 'CONDA', 'VIRTUAL_ENV', 'POETRY_', 'PIPX_', 'PDM_', 'HATCH_',
+    'OPENSSL_', 'SSL_', 'PYENV', 'RBENV', 'NODENV', 'NVM_', 'VOLTA_', 'ASDF_', 'MISE_', 'RTX_', 'FNM_', 'JENV', 'SDKMAN', 'BASH_FUNC_', 'DOTNET_', 'CORECLR_',
+    'COMPLUS_', 'MONO_', 'ERL_', 'ELIXIR_', 'MIX_', 'HEX_', 'R_PROFILE', 'R_ENVIRON', 'R_LIBS', 'JULIA_', 'TK_', 'GEMRC', 'BUNDLER_', 'RAILS_', 'NPM_', 'GCONV_',
+    'GLIBC_', 'GTK_', 'QT_', 'GST_', 'GIO_', 'DBUS_', 'GPG', 'GNUPG', 'SSH_', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'GOOGLE_APPLICATION_CREDENTIALS',
+    'KUBECONFIG', 'DOCKER_', 'CONTAINER_', 'PROMPT_', 'PS1', 'PS2', 'PS3', 'VIMINIT', 'VIMRUNTIME', 'MANPATH', 'INFOPATH', 'TEXINPUTS', 'DENO', 'BUN',
+)
+# Of those, the ones that make a program run code they name or hold whatever their value: refused outright when set
+# otherwise than at this process's start (a shell's startup file, exported shell functions, Perl's and Ruby's
+# options and library folders, the dynamic loader's preloads and auditors).
+_CODE_VARS = _re.compile(r'^(BASH_ENV|BASH_FUNC_.*|PERL5OPT|PERL5LIB|PERLLIB|PERL5DB|RUBYOPT|RUBYLIB|LD_PRELOAD|LD_AUDIT|'
+                         r'PYTHONSTARTUP|PYTHONHOME|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|GLIBC_TUNABLES|GCONV_PATH)$')
+_PATH_LISTS = _re.compile(r'^(LD_LIBRARY_PATH|PYTHONPATH|NODE_PATH|PERL5LIB|PERLLIB|RUBYLIB|CLASSPATH|LUA_PATH|LUA_CPATH)$')
+_NOT_LOADERS = frozenset(('TMPDIR', 'TEMP', 'TMP', 'PATH'))   # scratch of its own; PATH: the program it finds is checked
+
+
+def _loader_variable(name):
+    u = name.upper()
+    return u in LOADER_EXACT or u.startswith(LOADER_PREFIXES) or '%' in name or '(' in name
+
+
+def _env_dict(env):
+    """A start's environment as a dict of str (None: this process's own)."""
+    if env is None:
+        return dict(os.environ)
+    out = {}
+    try:
+        if isinstance(env, dict) or hasattr(env, 'items'):
+            for k, v in env.items():
+                out[os.fsdecode(k)] = os.fsdecode(v)
+        else:
+            for e in env:
+                k, eq, v = os.fsdecode(e).partition('=')
+                if eq:
+                    out[k] = v
+    except (TypeError, ValueError):
+        return None
+    return out
+
+
+def _writable_place(p):
+    """True for a real path in the workspace, a scratch folder or this process's home (or one of those itself)."""
+    if not _state['on']:
+        return False
+    if BROKEN is not None:
+        return _where(p)[0] is not None
+    if p == ROOT or _in_home(p) or _where(p)[0] is not None:
+        return True
+    return any(p == d.rstrip(os.sep) for d in SCRATCH)
+
+
+def _names_writable(name, value, base):
+    """The first writable place a variable's value names (a path in it, or an empty entry of a search path: the
+    working folder), else None."""
+    words = _re.split(r'[:;,\s=]+', value)
+    if _PATH_LISTS.match(name) and ('' in value.split(':') or '.' in value.split(':')):
+        words.append(base)
+    for w in words:
+        if not w or w.startswith('-') and '/' not in w:
+            continue
+        w = w.strip('\'"')
+        if not (os.path.isabs(w) or '/' in w or os.path.exists(os.path.join(base, w))):
+            continue
+        try:
+            p = os.path.realpath(w if os.path.isabs(w) else os.path.join(base, w))
+        except (TypeError, ValueError):
+            continue
+        if _writable_place(p):
+            return p
+    return None
+
+
+def _check_env(env, base, items=()):
+    """A child's environment: a variable that makes a program load code no guard sees (red team 7p, case 03), set
+    otherwise than this process was started with, is refused — one of _CODE_VARS whatever its value, any other of
+    the loader list when its value names a writable place."""
+    if not _state['on']:
+        return
+    e = _env_dict(env)
+    if e is None:
+        _refuse(ROOT or '(workspace)', None, 'sink', '', 'spawn with an environment the guard cannot read')
+    start = _START['env']
+    # a Python child is guarded itself: what PYTHONPATH puts on its sys.path is checked as it is imported
+    python = any(_re.match(r'^(python[\d.]*|pypy[\d.]*)$', os.path.basename(os.fsdecode(x))) for x in items[:2]
+                 if isinstance(x, (str, bytes)))
+    for k in sorted(e):
+        v = e[k]
+        if start.get(k) == v or k in (TOOK_IN_VAR, CHILD_VAR, 'MCP_GATE_GUARD') or not _loader_variable(k):
+            continue
+        if k == 'ENV' and not _re.search(r'[/$`]', v) and not os.path.exists(os.path.join(base, v)):
+            continue                             # ENV=production: a word, no file (sh sources $ENV, expanded)
+        bad = None
+        if _CODE_VARS.match(k) or k.startswith('BASH_FUNC_') or '%' in k or '(' in k:
+            bad = 'it makes the program run code it names'
+        elif k not in _NOT_LOADERS and not (python and k in ('PYTHONPATH', 'PYTHONSAFEPATH', 'PYTHONUSERBASE')):
+            w = _names_writable(k, v, base)
+            if w is not None and (w == ROOT or w.startswith(ROOT_PREFIX)):
+                # a workspace folder (a bundled helper's LD_LIBRARY_PATH=lib): what the program loads from it is
+                # approved only while every file of the workspace is what was approved, as for a program that reads
+                # its own files
+                ws = _workspace_as_approved()
+                if ws is not None:
+                    _refuse(ws[0], ws[1], ws[2], ws[3], 'spawn with %s=%s in its environment (it names the workspace, '
+                            'and no guard sees what the program loads from there)' % (k, v[:200]))
+            elif w is not None:
+                bad = 'it names %s, a place the server can write' % w
+        if bad is not None:
+            p = _names_writable(k, v, base) or ROOT or '(workspace)'
+            how = 'spawn with %s=%s in its environment (%s; no guard sees what it loads)' % (k, v[:200], bad)
+            kind, rel = _where(p)
+            if kind == 'root':
+                vv = _verdict(p)
+                if vv is not None:
+                    _refuse(p, vv[1], vv[0], vv[2], how)
+            _refuse(p, rel if kind == 'root' else None, 'sink', '', how)
+
+
+# Interpreters and the options that give them code on their command line (a shell's -c, `perl -e`…): after this
+# process took in content that is not as approved, that text may be it (red team 7p, case 02).
+_INLINE = (
+    (_re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|rbash|pwsh|powershell)$'), _re.compile(r'^(-[A-Za-z]*c[A-Za-z]*|-Command|-command)$')),
+    (_re.compile(r'^(python[\d.]*|pypy[\d.]*)$'), _re.compile(r'^-[A-Za-z]*c')),
+    (_re.compile(r'^(node|nodejs|bun|deno)$'), _re.compile(r'^(-e|--eval|-p|--print|-pe|--eval=.*|--print=.*|eval)$')),
+    (_re.compile(r'^(perl[\d.]*)$'), _re.compile(r'^-[A-Za-z]*[eE]')),
+    (_re.compile(r'^(ruby[\d.]*|lua[\d.]*|luajit|Rscript|R|julia|osascript|jshell)$'), _re.compile(r'^(-[A-Za-z]*e|--eval|--expr|-r)$')),
+    (_re.compile(r'^(php[\d.]*)$'), _re.compile(r'^(-r|--run)$')),
+)
+_AWK = _re.compile(r'^[gmn]?awk$|^busybox$')
+
+
+def _inline_code(items):
+    """'<program> <option>' when a start gives a program code on its command line, else None."""
+    strs = []
+    for x in items:
+        try:
+            strs.append(os.fsdecode(x))
+        except TypeError:
+            strs.append('')
+    for at in range(min(3, len(strs))):
+        n = os.path.basename(strs[at])
+        for prog, flag in _INLINE:
+            if not prog.match(n):
+                continue
+            for a in strs[at + 1:]:
+                if flag.match(a):
+                    if n.startswith(('python', 'pypy')) and _multiprocessing_line(strs[strs.index(a) + 1:][:1]):
+                        return None
+                    return '%s %s' % (n, a)
+                if not a.startswith('-') and a != 'eval':
+                    break
+        if _AWK.match(n) and n != 'busybox':
+            rest = strs[at + 1:]
+            if not any(a in ('-f', '--file') or a.startswith(('-f', '--file=')) and not a.startswith('-F') for a in rest):
+                return '%s (its program text)' % n
+    return None
+
+
+def _multiprocessing_line(texts):
+    """True for the command line multiprocessing's spawn and forkserver start their interpreters with: a call of
+    their own entry point with constant arguments (no code of its own)."""
+    if not texts:
+        return False
+    text = texts[0]
+    if len(text) > 65536 or not text.startswith('from multiprocessing.'):
+        return False
+    import ast
+    _tls.busy = True
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    finally:
+        _tls.busy = False
+    if len(tree.body) != 2:
+        return False
+    imp, call = tree.body
+    if not (isinstance(imp, ast.ImportFrom) and imp.module in ('multiprocessing.spawn', 'multiprocessing.forkserver',
+                                                                 'multiprocessing.resource_tracker') and
+            len(imp.names) == 1 and imp.names[0].asname is None and imp.names[0].name in ('spawn_main', 'main')):
+        return False
+    c = call.value if isinstance(call, ast.Expr) else None
+    if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == imp.names[0].name):
+        return False
+    try:
+        for a in c.args:
+            ast.literal_eval(a)
+        for k in c.keywords:
+            ast.literal_eval(k.value)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    return True
+
+
+def _check_inline(items):
+    t = _took['in']
+    if t is None:
+        return
+    what = _inline_code(items)
+    if what is None:
+        return
+    v = _workspace_as_approved()
+    if v is None and t[1] is None:
+        v = t                                    # content read outside the workspace (a scratch file)
+    if v is not None:
+        _refuse(v[0], v[1], v[2], v[3], 'spawn %s: code on its command line, started after this process took in a '
+                'file that is not as approved (the text may be that file\'s)' % what)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Native libraries: what the dynamic loader maps by itself (DT_NEEDED along DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH)
+# ---------------------------------------------------------------------------------------------------------
+ELF_DEPTH = 8
+ELF_MAX = 512
+_HWCAPS = _re.compile(r'^(glibc-hwcaps|tls|x86_64|i[3-6]86|haswell|xeon_phi|avx512_1|sse2|aarch64|v[5-8]l?|power\d+|ppc64(le)?|s390x?|z\d+)$')
+
+
+def _START_LIBRARY_PATH():
+    v = _START['env'].get('LD_LIBRARY_PATH', '')
+    return _library_path(v, _START['cwd'])
+
+
+def _library_path(v, base):
+    if not v:
+        return []
+    return [os.path.normpath(os.path.join(base, d)) for d in _re.split(r'[:;]', v)]
+
+
+def _read_elf_dynamic(p):
+    """{'needed', 'rpath', 'runpath'} of an ELF file (32/64 bits, little-endian; DT_AUXILIARY and DT_FILTER count as
+    needed), or a string saying why it cannot be read. Every offset is bounded by the file's size (a port of the
+    Node guard's readElfDynamic)."""
+    import struct
+    try:
+        f = open(p, 'rb')
+    except OSError as e:
+        return 'cannot be opened (%s)' % e.strerror
+    _tls.busy = True
+    try:
+        size = os.fstat(f.fileno()).st_size
+
+        def at(off, n):
+            if off < 0 or n < 0 or off + n > size:
+                return None
+            f.seek(off)
+            b = f.read(n)
+            return b if len(b) == n else None
+        magic = at(0, 4)
+        if magic != b'\x7fELF':
+            return 'it is not an ELF file'
+        h = at(0, 52)
+        if h is None:
+            return 'its ELF header is truncated'
+        if h[4] not in (1, 2):
+            return 'unknown ELF class %d' % h[4]
+        is64 = h[4] == 2
+        if h[5] != 1:
+            return 'a big-endian ELF file, which the guard does not read' if h[5] == 2 else 'unknown ELF data encoding %d' % h[5]
+        eh = at(0, 64) if is64 else h
+        if eh is None:
+            return 'its ELF header is truncated'
+        W = '<Q' if is64 else '<I'
+
+        def num(b, o):
+            return struct.unpack_from(W, b, o)[0]
+        phoff = num(eh, 32 if is64 else 28)
+        phentsize, = struct.unpack_from('<H', eh, 54 if is64 else 42)
+        phnum, = struct.unpack_from('<H', eh, 56 if is64 else 44)
+        if phnum == 0:
+            return 'it has no program headers'
+        if phentsize < (56 if is64 else 32) or phnum > 4096:
+            return 'its program headers are malformed'
+        ph = at(phoff, phentsize * phnum)
+        if ph is None:
+            return 'its program headers lie outside the file'
+        loads, dyn = [], None
+        for i in range(phnum):
+            o = i * phentsize
+            typ, = struct.unpack_from('<I', ph, o)
+            off = num(ph, o + (8 if is64 else 4))
+            vaddr = num(ph, o + (16 if is64 else 8))
+            filesz = num(ph, o + (32 if is64 else 16))
+            if typ == 1:
+                loads.append((vaddr, off, filesz))
+            elif typ == 2:
+                dyn = (off, filesz)
+        if dyn is None:
+            return 'it has no dynamic section (not a shared library)'
+        ent = 16 if is64 else 8
+        if dyn[1] > 1 << 20:
+            return 'its dynamic section is too large'
+        d = at(dyn[0], dyn[1] - dyn[1] % ent)
+        if d is None:
+            return 'its dynamic section lies outside the file'
+        needed, rpath, runpath = [], [], []
+        strtab = strsz = -1
+        ended = False
+        for o in range(0, len(d) - ent + 1, ent):
+            tag, val = num(d, o), num(d, o + ent // 2)
+            if tag == 0:
+                ended = True
+                break
+            if tag in (1, 0x7ffffffd, 0x7fffffff):   # DT_NEEDED, DT_AUXILIARY, DT_FILTER
+                needed.append(val)
+            elif tag == 5:
+                strtab = val
+            elif tag == 10:
+                strsz = val
+            elif tag == 15:
+                rpath.append(val)
+            elif tag == 29:
+                runpath.append(val)
+        if not ended:
+            return 'its dynamic section has no end (DT_NULL)'
+        if not (needed or rpath or runpath):
+            return {'needed': [], 'rpath': [], 'runpath': []}
+        if strtab < 0 or strsz <= 0:
+            return 'its dynamic section has no string table'
+        seg = next((l for l in loads if l[0] <= strtab < l[0] + l[2]), None)
+        if seg is None:
+            return 'its string table lies outside every loaded segment'
+        tab = at(seg[1] + (strtab - seg[0]), min(strsz, seg[0] + seg[2] - strtab))
+        if tab is None:
+            return 'its string table lies outside the file'
+
+        def strs(lst):
+            out = []
+            for i in lst:
+                end = tab.find(b'\0', i) if i < len(tab) else -1
+                if end < 0:
+                    return None
+                out.append(os.fsdecode(tab[i:end]))
+            return out
+        n, rp, rn = strs(needed), strs(rpath), strs(runpath)
+        if n is None or rp is None or rn is None:
+            return 'a name in its dynamic section lies outside its string table'
+        split = lambda l: [x for s in l for x in s.split(':')]
+        return {'needed': n, 'rpath': split(rp), 'runpath': split(rn)}
+    except (OSError, struct.error, ValueError, OverflowError) as e:
+        return 'it cannot be read (%s)' % e
+    finally:
+        _tls.busy = False
+        f.close()
+
+
+def _native_refusal(p, how, tail):
+    kind, rel = _where(p)
+    why = 'scratch' if kind == 'scratch' else ('changed' if rel in FILES else 'new')
+    _refuse(p, rel if kind == 'root' else None, why, '', '%s: %s' % (how, tail))
+
+
+def _expand_search(entry, origins, base):
+    if '$' not in entry:
+        return [os.path.normpath(os.path.join(base, entry))]
+    out = []
+    for o in origins:
+        e = _re.sub(r'\$\{ORIGIN\}|\$ORIGIN(?![A-Za-z0-9_])', lambda m: o, entry)
+        if '$' in e:
+            return None
+        out.append(os.path.normpath(os.path.join(base, e)))
+    return out
+
+
+def _in_folder(d, name):
+    out = [os.path.join(d, name)]
+
+    def sub(x, depth):
+        try:
+            entries = os.listdir(x)
+        except OSError:
+            return
+        for e in sorted(entries):
+            full = os.path.join(x, e)
+            if not os.path.isdir(full):
+                continue
+            if os.path.basename(x) != 'glibc-hwcaps' and not _HWCAPS.match(e):
+                continue
+            out.append(os.path.join(full, name))
+            if depth < 3:
+                sub(full, depth + 1)
+    if _where(os.path.realpath(d))[0] is not None:
+        _tls.busy = True
+        try:
+            sub(d, 1)
+        finally:
+            _tls.busy = False
+    return out
+
+
+def _check_native(name, how, library_path, base=None, program=False):
+    """A native library (or a program) about to be mapped, and every library it needs that is found in a writable
+    place, recursively: each checked as code (red team 7p, cases 08-10). A library in a writable place that cannot be
+    read as ELF, or names a search folder the guard cannot resolve, is refused. `library_path`: LD_LIBRARY_PATH as
+    the loader reads it (this process's at its start, or the child's)."""
+    if not _state['on'] or not isinstance(name, str) or not name or BROKEN is not None:
+        return
+    base = base or os.getcwd()
+    seen = set()
+
+    def visit(lexical, inherited, depth):
+        p = os.path.realpath(lexical)
+        if p in seen or not os.path.isfile(p):
+            return
+        mine = _where(p)[0] is not None
+        if len(seen) >= ELF_MAX or depth > ELF_DEPTH:
+            if mine:
+                _native_refusal(p, how, 'it is needed through more than %d levels or %d libraries, more than the guard '
+                                'follows' % (ELF_DEPTH, ELF_MAX))
+            return
+        seen.add(p)
+        if mine:
+            check(lexical, None, how if depth == 0 else '%s (needed by what it loads)' % how)
+        dyn = _read_elf_dynamic(p)
+        if isinstance(dyn, str):
+            if mine and not (program and depth == 0):   # a program may be a script: its #! interpreter is started
+                _native_refusal(p, how, 'it is loaded as native code but the guard cannot read it as an ELF shared '
+                                'library: %s' % dyn)
+            return
+        origins = sorted({os.path.dirname(os.path.abspath(os.path.join(base, lexical))), os.path.dirname(p)})
+
+        def expand(lst):
+            out = []
+            for e in lst:
+                r = _expand_search(e, origins, base)
+                if r is None:
+                    if mine or _where(os.path.realpath(e[:e.index('$')] or '/'))[0] is not None:
+                        _native_refusal(p, how, 'its library search path %r names a token the guard does not resolve' % e)
+                    continue
+                out.extend(r)
+            return out
+        rpath = [] if dyn['runpath'] else expand(dyn['rpath']) + inherited
+        dirs = rpath + library_path + expand(dyn['runpath'])
+        for need in dyn['needed']:
+            cands = [os.path.normpath(os.path.join(base, need))] if '/' in need else \
+                [c for d in dirs for c in _in_folder(d, need)]
+            for c in cands:
+                rc = os.path.realpath(c)
+                if os.path.isfile(rc) and _where(rc)[0] is not None:
+                    visit(c, rpath, depth + 1)
+    if '/' in name:
+        visit(os.path.join(base, name), [], 0)
+    else:
+        for d in library_path:
+            for c in _in_folder(d, name):
+                visit(c, [], 0)
+
+
+def _which(name, env, base):
+    """The file a program name starts (a name with no `/` looked up along the start's PATH), or None."""
+    if '/' in name:
+        return os.path.join(base, name)
+    path = (env or {}).get('PATH', os.environ.get('PATH', os.defpath))
+    for d in path.split(':'):
+        f = os.path.join(base, d or '.', name)
+        if os.path.isfile(f) and os.access(f, os.X_OK):
+            return f
+    return None
+
+
+def _check_start(items, cwd, env):
+    """Everything a start is given besides its arguments' files: its environment, code on its command line, the
+    program found along its PATH and the native libraries the dynamic loader maps for it."""
+    try:
+        base = os.fsdecode(cwd) if cwd is not None else os.getcwd()
+    except (TypeError, OSError):
+        base = '.'
+    e = _env_dict(env)
+    _check_env(env, base, items)
+    _check_inline(items)
+    if not items or BROKEN is not None:
+        return
+    try:
+        first = os.fsdecode(items[0] if items[0] is not None else (items[1] if len(items) > 1 else ''))
+    except TypeError:
+        return
+    prog = _which(first, e, base) if first else None
+    if prog is None:
+        return
+    lp = _library_path((e or {}).get('LD_LIBRARY_PATH', ''), base)
+    p = os.path.realpath(prog)
+    if '/' not in first and _where(p)[0] is not None:
+        check(prog, None, 'spawn')               # found along a PATH that names a writable place
+    if _where(p)[0] is not None or any(_writable_place(os.path.realpath(d)) for d in lp):
+        _check_native(prog, 'spawn', lp, base, program=True)
+
+
 def _workspace_as_approved():
     """None when every file of the workspace is what was approved; else (p, rel, why, sha) of the first that is not."""
     if not _state['on']:
@@ -1054,6 +1655,13 @@ def _workspace_as_approved():
                     except OSError:
                         return p, rel, 'new', ''
                 if want == 'too-large':
+                    # not hashed (over 256 MiB): its size, modification time and inode must be what was recorded
+                    # (red team 7p, case 05); with no record it cannot be told unchanged
+                    rec = LARGE.get(rel)
+                    if not isinstance(rec, dict) or rec.get('size') != st.st_size or \
+                            str(rec.get('mtimeNs')) != str(st.st_mtime_ns) or \
+                            (rec.get('ino') is not None and str(rec.get('ino')) != str(st.st_ino)):
+                        return p, rel, 'changed', ''
                     continue
                 key = (st.st_ino, st.st_size, st.st_mtime_ns)
                 hit = _known.get(rel)
@@ -1108,6 +1716,7 @@ def _started(env):
 
 def _on_popen(args):      # subprocess.Popen: (executable, args, cwd, env)
     _check_program([args[0]] + _seq(args[1]), args[2])
+    _check_start([args[0]] + _seq(args[1]) if args[0] is not None else _seq(args[1]), args[2], args[3] if len(args) > 3 else None)
     _started(args[3] if len(args) > 3 else None)
     _tls.popen = True                           # its _posixsubprocess.fork_exec is this start
 
@@ -1131,6 +1740,7 @@ def _wrap_fork_exec():
             argv = _seq(a[0]) if a else []
             exe = _seq(a[1])[:1] if len(a) > 1 else []
             _check_program(exe + argv[1:] if exe else argv, a[4] if len(a) > 4 else None)
+            _check_start(exe + argv[1:] if exe else argv, a[4] if len(a) > 4 else None, a[5] if len(a) > 5 else None)
             _took['started'] = True
             t = _took['in']
             if t is not None:
@@ -1149,16 +1759,19 @@ def _wrap_fork_exec():
 
 def _on_exec(args):       # os.exec: (path, args, env); os.posix_spawn: (path, argv, env)
     _check_program([args[0]] + _seq(args[1]), None)
+    _check_start([args[0]] + _seq(args[1])[1:], None, args[2] if len(args) > 2 else None)
     _started(args[2] if len(args) > 2 else None)
 
 
 def _on_spawn(args):      # os.spawn: (mode, path, args, env)
     _check_program([args[1]] + _seq(args[2]), None)
+    _check_start([args[1]] + _seq(args[2])[1:], None, args[3] if len(args) > 3 else None)
     _started(args[3] if len(args) > 3 else None)
 
 
 def _on_system(args):     # os.system: (command,) — run by /bin/sh -c
     _check_program(['sh', '-c', args[0]], None)
+    _check_start(['/bin/sh', '-c', args[0]], None, None)
     _started(None)
 
 
@@ -1391,6 +2004,10 @@ def _load_manifest(path):
     links = m.get('links', {})
     if not isinstance(links, dict) or not all(isinstance(v, str) for v in links.values()):
         raise ValueError('"links" is not an object of link texts')
+    large = m.get('large', {})
+    if not isinstance(large, dict) or not all(isinstance(v, dict) for v in large.values()):
+        raise ValueError('"large" is not an object of file records')
+    LARGE.update({k.replace('\\', '/'): v for k, v in large.items()})
     return root, files, scratch, report, approved, links
 
 
@@ -1425,6 +2042,14 @@ def install():
     prefix = getattr(sys, 'pycache_prefix', None)
     if prefix and _where(os.path.realpath(prefix))[0] is not None:
         sys.pycache_prefix = None
+    _START['env'] = dict(os.environ)
+    try:
+        _START['cwd'] = os.getcwd()
+    except OSError:
+        pass
+    home = os.environ.get('HOME')
+    if home and os.path.isabs(home):
+        _START['home'] = os.path.realpath(home)
     if os.environ.get(CHILD_VAR):
         _took['started'] = True
     inherited = os.environ.get(TOOK_IN_VAR)
@@ -1437,6 +2062,12 @@ def install():
             _took['in'] = (inherited, None, 'changed', '')
     sys.addaudithook(_audit)
     sys.meta_path.insert(0, _DbmFinder)
+    for m in ('readline', '_ssl', 'ssl'):         # imported before the guard (site, an interactive hook)
+        if m in sys.modules:
+            try:
+                _wrap_readers(sys.modules[m])
+            except Exception:
+                pass
     _wrap_readlink()
     _wrap_open()
     _wrap_fork_exec()
@@ -1699,10 +2330,19 @@ def _run(o, values):
         if not safe:
             sys.path.insert(0, '')
         g = _fresh_main().__dict__
-        # the interpreter's own command line, not text the process took in (red team 6p, case 06)
-        _tls.busy = True
+        # the interpreter's own command line, not text the process took in (red team 6p, case 06) — unless its parent
+        # had taken in content that is not as approved: the text may be that content (red team 7p, case 01), so it
+        # falls under the took-in rule like any text turned into code (multiprocessing's own line excepted)
+        exempt = _took['in'] is None or _multiprocessing_line([o['command']])
+        _tls.busy = exempt
         try:
+            if not exempt:
+                _after_taking_in('-c (the command line of a child whose parent took in a file that is not as '
+                                 'approved: text turned into code after this process took in a file that is not as '
+                                 'approved)')
             code = compile(o['command'], '<string>', 'exec', dont_inherit=True, optimize=OPTIMIZE)
+        except McpGateGuardRefused:
+            sys.exit(1)
         finally:
             _tls.busy = False
         exec(code, g)

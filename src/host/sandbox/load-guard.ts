@@ -140,10 +140,12 @@ export function prepareGuard(o: {
   if (!o.manifest) throw new GuardUnavailable(`"${o.server}" was approved without a record of the workspace as it was, which its loads are checked against; approve it again`);
   let files: Record<string, string>;
   let links: Record<string, string>;
+  let large: Record<string, unknown>;
   try {
     const m = loadManifest(o.storeDir, o.manifest);
     files = m.files;
     links = m.links ?? {};
+    large = m.large ?? {};
   } catch (e) {
     if (e instanceof ManifestError) throw new GuardUnavailable(`${e.message}; "${o.server}" is not started — approve it again`);
     throw e;
@@ -158,7 +160,7 @@ export function prepareGuard(o: {
     // write); a file the sandbox binds read-only there is not one (the guards tell by the mount). Uncontained it
     // can write wherever you can, so no folder outside the workspace says more than another: none is checked.
     const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev/shm', o.home, ...o.extraWrite] : [];
-    const manifest = { version: 1, root: o.project, files, links, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure, ...(o.approved?.length ? { approved: [...o.approved] } : {}) };
+    const manifest = { version: 1, root: o.project, files, links, large, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure, ...(o.approved?.length ? { approved: [...o.approved] } : {}) };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
     if (!o.contained) {
       const kind = kindOf(o.executable);
@@ -243,7 +245,7 @@ export function readRefusals(report: string, project: string): Refusal[] {
       if (typeof r.file !== 'string' || !['changed', 'new', 'scratch', 'sink'].includes(r.why as string)) continue;
       const rel = path.relative(project, r.file);
       const file = !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : r.file;
-      out.push({ file, path: r.file, why: r.why as Refusal['why'], at: typeof r.time === 'string' ? r.time : new Date().toISOString(), runtime: typeof r.runtime === 'string' ? r.runtime : undefined, how: typeof r.how === 'string' ? r.how : undefined });
+      out.push({ file, path: r.file, why: r.why as Refusal['why'], at: typeof r.time === 'string' ? r.time : new Date().toISOString(), runtime: typeof r.runtime === 'string' ? r.runtime : undefined, how: typeof r.how === 'string' ? r.how : undefined, ...(r.home === true && r.why === 'scratch' ? { home: true as const } : {}) });
     } catch {
       // a torn or foreign line
     }

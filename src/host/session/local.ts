@@ -81,7 +81,7 @@ async function guardRefused(ctx: SessionContext, server: ServerReport, r: Refusa
   ctx.o.log.write({ kind: 'guard.refused', server: server.name, source: server.source, file: r.file, detail: `${refusalWords(r)}: the load guard refused to load it${r.how ? ` (${r.runtime ?? ''} ${r.how})`.replace('( ', '(') : ''}; the server was stopped` });
   if (!server.pinned) return;
   try {
-    await observeGuardRefusal(new ApprovalStore(ctx.o.storeDir, ctx.masker), ctx.project, server.source, server.name, server.pinned.digest, { file: r.file, why: r.why, at: r.at });
+    await observeGuardRefusal(new ApprovalStore(ctx.o.storeDir, ctx.masker), ctx.project, server.source, server.name, server.pinned.digest, { file: r.file, why: r.why, at: r.at, ...(r.home ? { home: true as const } : {}) });
   } catch {
     // the store cannot be written: the server is stopped all the same, and the log names the file
   }
@@ -216,7 +216,7 @@ async function openStarted(
     let recorded: Promise<void> | undefined;
     const onRefusal = (r: Refusal): Promise<void> => {
       if (recorded) return recorded;
-      conn!.changed = `${refusalWords(r)}; "${server.name}" tried to load it, the load guard refused it and MCP Gate stopped the server: ${ctx.words.review(server.name)}`;
+      conn!.changed = `${refusalWords(r)}; "${server.name}" tried to load it, the load guard refused it and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : ctx.words.review(server.name)}`;
       recorded = guardRefused(ctx, server, r);
       void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
       try {
@@ -249,7 +249,7 @@ async function openStarted(
     start.cleanup();
     if (guardRefusal) {
       await guardRefused(ctx, server, guardRefusal);
-      throw new DroppedError(`${refusalWords(guardRefusal)}; it tried to load it while starting, the load guard refused it and MCP Gate stopped the server: ${ctx.words.review(server.name)}`);
+      throw new DroppedError(`${refusalWords(guardRefusal)}; it tried to load it while starting, the load guard refused it and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : ctx.words.review(server.name)}`);
     }
     if (e instanceof DroppedError) throw e;
     if (stopped) throw new DroppedError(`reading its tools failed: ${stopped}`);

@@ -29,6 +29,13 @@ export const TOO_LARGE = 'too-large';
 
 export class ManifestError extends Error {}
 
+/** What is recorded of a file too large to hash: a change of any of these is a change of the file. */
+export interface LargeFile {
+  size: number;
+  mtimeNs: string;
+  ino: string;
+}
+
 export interface WorkspaceManifest {
   version: 1;
   /** Real path of the workspace. */
@@ -39,6 +46,8 @@ export interface WorkspaceManifest {
   links?: Record<string, string>;
   /** Files with an execute bit. */
   exec?: string[];
+  /** Each TOO_LARGE file's size, modification time (ns) and inode at approval: the guards compare them, as it is not hashed. */
+  large?: Record<string, LargeFile>;
   takenAt: string;
 }
 
@@ -141,6 +150,7 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
   const files: Record<string, string> = {};
   const links: Record<string, string> = {};
   const exec: string[] = [];
+  const large: Record<string, LargeFile> = {};
   let entries = 0;
   let bytes = 0;
   const toHash: { rel: string; abs: string; size: number }[] = [];
@@ -171,13 +181,15 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
   }
   const one = async (t: { rel: string; abs: string }) => {
     try {
-      const st = await fs.promises.lstat(t.abs);
+      const st = await fs.promises.lstat(t.abs, { bigint: true });
       if (!st.isFile()) return;
-      bytes += Math.min(st.size, MAX_HASHED_BYTES + 1);
+      const size = Number(st.size);
+      bytes += Math.min(size, MAX_HASHED_BYTES + 1);
       if (bytes > MAX_MANIFEST_BYTES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_BYTES / 1024 ** 3} GiB of files, more than an approval records`);
       const rel = t.rel.split(path.sep).join('/');
-      files[rel] = await hashFile(t.abs, st.size, keep);
-      if (st.mode & 0o111) exec.push(rel);
+      files[rel] = await hashFile(t.abs, size, keep);
+      if (files[rel] === TOO_LARGE) large[rel] = { size, mtimeNs: String(st.mtimeNs), ino: String(st.ino) };
+      if (Number(st.mode) & 0o111) exec.push(rel);
     } catch (e) {
       if (e instanceof ManifestError) throw e;
       const code = (e as NodeJS.ErrnoException).code;
@@ -194,7 +206,9 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
   for (const k of Object.keys(files).sort()) sorted[k] = files[k];
   const sortedLinks: Record<string, string> = {};
   for (const k of Object.keys(links).sort()) sortedLinks[k] = links[k];
-  return { version: 1, root, files: sorted, links: sortedLinks, exec: exec.sort(), takenAt: now().toISOString() };
+  const sortedLarge: Record<string, LargeFile> = {};
+  for (const k of Object.keys(large).sort()) sortedLarge[k] = large[k];
+  return { version: 1, root, files: sorted, links: sortedLinks, exec: exec.sort(), ...(Object.keys(large).length ? { large: sortedLarge } : {}), takenAt: now().toISOString() };
 }
 
 /** Writes a manifest beside the store (named by its digest) and returns the reference an approval keeps. */
@@ -235,11 +249,14 @@ export interface GuardRefusal {
   file: string;
   why: 'changed' | 'new' | 'scratch' | 'sink';
   at: string;
+  /** The file is in the server's own home, which MCP Gate keeps between its starts: approving again cannot help. */
+  home?: true;
 }
 
 /** What a refusal means, in the words the gate's reason, the log and the session use. */
 export function refusalWords(r: GuardRefusal): string {
-  if (r.why === 'sink') return `${r.file} asked for a module that runs code it is given (vm, child_process, …) by a name computed at run time, which its approval does not cover`;
+  if (r.home) return `${r.file} is in the server's own home, which MCP Gate keeps between its starts, and is no file that was approved; approving again does not remove it (delete it)`;
+  if (r.why === 'sink') return `${r.file} asked for a module that runs code it is given (vm, child_process, …) by a name computed at run time, or for a program started with settings in its environment that make it load code no guard sees, which its approval does not cover`;
   return r.why === 'changed' ? `${r.file} changed since it was approved` : r.why === 'new' ? `${r.file} was not there when it was approved` : `${r.file} was written outside the workspace and is no file that was approved`;
 }
 

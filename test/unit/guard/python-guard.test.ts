@@ -328,7 +328,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     const r = run(ws, ['server.py', 'child']);
     assert.notEqual(r.status, 0, r.stdout);
     assert.doesNotMatch(r.stdout, /APPROVED child/);
-    assert.match(r.stderr, /refused to load \S+plugin\.txt \(plugin\.txt\): it changed since approval \(exec/);
+    assert.match(r.stderr, /refused to load \S+plugin\.txt \(plugin\.txt\): it changed since approval \((exec|-c)/);
     fs.rmSync(ws.report);
     // a pickle whose reduce is eval
     fs.rmSync(ws.marker, { force: true });
