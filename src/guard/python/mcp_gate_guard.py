@@ -314,7 +314,7 @@ class _Sourceless(_M.SourcelessFileLoader):
 class _Extension(_M.ExtensionFileLoader):
     def create_module(self, spec):
         check(self.path, None, 'dlopen')             # before dlopen runs the library's constructors
-        _check_native(self.path, 'dlopen', _START_LIBRARY_PATH())
+        _check_native_if_writable(self.path, 'dlopen')
         return super().create_module(spec)
 
 
@@ -895,7 +895,7 @@ def _on_dlopen(args):
     if isinstance(name, str) and '/' in name:    # a bare name is looked up in the system's library path
         check(name, None, 'dlopen')
     if isinstance(name, str) and name:
-        _check_native(name, 'dlopen', _START_LIBRARY_PATH())
+        _check_native_if_writable(name, 'dlopen')
 
 
 def _words(arg):
@@ -1372,7 +1372,6 @@ def _read_elf_dynamic(p):
     """{'needed', 'rpath', 'runpath'} of an ELF file (32/64 bits, little-endian; DT_AUXILIARY and DT_FILTER count as
     needed), or a string saying why it cannot be read. Every offset is bounded by the file's size (a port of the
     Node guard's readElfDynamic)."""
-    import struct
     try:
         f = open(p, 'rb')
     except OSError as e:
@@ -1401,13 +1400,15 @@ def _read_elf_dynamic(p):
         eh = at(0, 64) if is64 else h
         if eh is None:
             return 'its ELF header is truncated'
-        W = '<Q' if is64 else '<I'
+        W = 8 if is64 else 4
 
-        def num(b, o):
-            return struct.unpack_from(W, b, o)[0]
+        def num(b, o, n=W):                      # little-endian (no struct: this runs while extensions import)
+            if o + n > len(b):
+                raise ValueError('short read')
+            return int.from_bytes(b[o:o + n], 'little')
         phoff = num(eh, 32 if is64 else 28)
-        phentsize, = struct.unpack_from('<H', eh, 54 if is64 else 42)
-        phnum, = struct.unpack_from('<H', eh, 56 if is64 else 44)
+        phentsize = num(eh, 54 if is64 else 42, 2)
+        phnum = num(eh, 56 if is64 else 44, 2)
         if phnum == 0:
             return 'it has no program headers'
         if phentsize < (56 if is64 else 32) or phnum > 4096:
@@ -1418,7 +1419,7 @@ def _read_elf_dynamic(p):
         loads, dyn = [], None
         for i in range(phnum):
             o = i * phentsize
-            typ, = struct.unpack_from('<I', ph, o)
+            typ = num(ph, o, 4)
             off = num(ph, o + (8 if is64 else 4))
             vaddr = num(ph, o + (16 if is64 else 8))
             filesz = num(ph, o + (32 if is64 else 16))
@@ -1478,7 +1479,7 @@ def _read_elf_dynamic(p):
             return 'a name in its dynamic section lies outside its string table'
         split = lambda l: [x for s in l for x in s.split(':')]
         return {'needed': n, 'rpath': split(rp), 'runpath': split(rn)}
-    except (OSError, struct.error, ValueError, OverflowError) as e:
+    except (OSError, ValueError, OverflowError) as e:
         return 'it cannot be read (%s)' % e
     finally:
         _tls.busy = False
@@ -1585,6 +1586,18 @@ def _check_native(name, how, library_path, base=None, program=False):
         for d in library_path:
             for c in _in_folder(d, name):
                 visit(c, [], 0)
+
+
+def _check_native_if_writable(name, how):
+    """In this process: a library in a writable place, or any library while LD_LIBRARY_PATH names one (a system library
+    can only need what lies in a writable place through it)."""
+    lp = _START_LIBRARY_PATH()
+    try:
+        mine = '/' in name and _where(os.path.realpath(name))[0] is not None
+    except (TypeError, ValueError):
+        return
+    if mine or any(_writable_place(os.path.realpath(d)) for d in lp):
+        _check_native(name, how, lp)
 
 
 def _which(name, env, base):

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../helpers';
+import { LOADER_EXACT, LOADER_PREFIXES } from '../../../src/trust/plan/launch-plan';
 
 const GUARD = path.join(ROOT, 'src', 'guard', 'python', 'mcp_gate_guard.py');
 const PY = '/usr/bin/python3';
@@ -632,6 +633,200 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     refused('bin', 'plugins/greet.bin', 'it changed since approval');
     write(ws.root, { 'plugins/greet.bin': pyc("said = 'v1'"), [`plugins/names/${code.replace(/\//g, '\\x2f')}`]: '' });
     refused('names', `plugins/names/${code.replace(/\//g, '\\x2f')}`, 'it is not in what was approved');
+  });
+
+  it('red team 7p, 01: a `python -c` child whose parent took in changed content runs its text under the took-in rule; with no mark it runs, and multiprocessing\'s own line runs', () => {
+    const ws = workspace(() => ({ 'rule.txt': 'v1\n' }));
+    const env = (took?: string): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ws.out, MCP_GATE_GUARD: ws.manifest, MCP_GATE_GUARD_CHILD: '1', ...(took ? { MCP_GATE_GUARD_TOOK_IN: took } : {}) });
+    const code = `open(${JSON.stringify(ws.marker)}, 'w').write('ran'); print('CHANGED')`;
+    const child = (e: Record<string, string>, text = code) => spawnSync(PY, ['-S', GUARD, '-c', text], { cwd: ws.root, env: e, encoding: 'utf8' });
+    const plain = child(env());
+    assert.equal(plain.status, 0, plain.stderr);
+    fs.rmSync(ws.marker);
+    const rule = path.join(ws.root, 'rule.txt');
+    const took = JSON.stringify([rule, 'rule.txt', 'changed', 'a'.repeat(64)]);
+    const r = child(env(took));
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.equal(fs.existsSync(ws.marker), false, 'the -c text did not run');
+    assert.match(r.stderr, /refused to load \S+rule\.txt \(rule\.txt\): it changed since approval \(-c /);
+    const mp = child(env(took), 'from multiprocessing.resource_tracker import main; main(-1)');
+    assert.doesNotMatch(mp.stderr, /mcp-gate-guard/, mp.stderr);
+  });
+
+  it('red team 7p, 02: after taking in changed content, a shell line (shell=True, os.system, sh -c) or node -e is code from strings; plain programs (git status, echo) still start', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import subprocess, sys, os',
+        "line = open('task.txt').read().strip()",
+        "mode = sys.argv[1]",
+        "if mode == 'plain':",
+        "    subprocess.run(['git', 'status', '--short'], capture_output=True)",
+        "    subprocess.run(['echo', line], capture_output=True, check=True)",
+        "elif mode == 'shell':",
+        '    subprocess.run(line, shell=True)',
+        "elif mode == 'system':",
+        '    os.system(line)',
+        "elif mode == 'node':",
+        "    subprocess.run([os.path.basename(sys.argv[2]) and sys.argv[2], '-e', 'require(\"child_process\").execSync(' + repr(line) + ')'])",
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'task.txt': 'true\n',
+    }));
+    for (const m of ['plain', 'shell', 'system', 'node']) assertRuns(ws, ['server.py', m, process.execPath], `approved, ${m}`);
+    write(ws.root, { 'task.txt': `echo ran > ${ws.marker}\n` });
+    const ok = run(ws, ['server.py', 'plain', process.execPath]);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.deepEqual(report(ws), [], 'an edited data file and plain programs: nothing refused');
+    for (const m of ['shell', 'system', 'node']) {
+      const r = run(ws, ['server.py', m, process.execPath]);
+      assert.notEqual(r.status, 0, `${m}: ${r.stdout}`);
+      assert.equal(fs.existsSync(ws.marker), false, `${m}: the line ran`);
+      assert.match(r.stderr, /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+ [^:]*: code on its command line/, m);
+      fs.rmSync(ws.report, { force: true });
+    }
+  });
+
+  it('red team 7p, 03: a child whose environment makes it load code (BASH_ENV, exported functions, LD_PRELOAD, PERL5OPT, a library path in a scratch folder) is refused; the guard keeps MCP Gate\'s loader list', () => {
+    const ws = workspace((w) => ({
+      'server.py': [
+        'import subprocess, sys, os',
+        'extra = dict(a.split("=", 1) for a in sys.argv[1:])',
+        "subprocess.run(['bash', '-c', 'true'], env={**os.environ, **extra}, stdin=subprocess.DEVNULL, check=True)",
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'env.sh': 'true\n',
+    }));
+    assertRuns(ws, ['server.py'], 'no variable');
+    assertRuns(ws, ['server.py', 'PYTHONUNBUFFERED=1', 'GIT_TERMINAL_PROMPT=0', 'ENV=production'], 'harmless variables');
+    for (const v of ['BASH_ENV=env.sh', 'BASH_FUNC_true%%=() { echo x; }', 'LD_PRELOAD=/usr/lib/nothing.so', 'PERL5OPT=-Mstrict', `LD_LIBRARY_PATH=${ws.scratch}`]) {
+      const r = run(ws, ['server.py', v]);
+      assert.notEqual(r.status, 0, `${v}: ${r.stdout}`);
+      assert.match(r.stderr, new RegExp(`spawn with ${v.split('=')[0].replace(/%/g, '%')}=.* in its environment`), v);
+      fs.rmSync(ws.report, { force: true });
+    }
+    // the guard's copy of launch-plan.ts's list of variables that decide which code runs
+    const lists = spawnSync(PY, ['-S', '-c', `import sys, json; sys.path.insert(0, ${JSON.stringify(path.dirname(GUARD))}); import mcp_gate_guard as g; print(json.dumps([sorted(g.LOADER_EXACT), list(g.LOADER_PREFIXES)]))`], { encoding: 'utf8' });
+    assert.equal(lists.status, 0, lists.stderr);
+    assert.deepEqual(JSON.parse(lists.stdout), [[...LOADER_EXACT].sort(), [...LOADER_PREFIXES]]);
+  });
+
+  it('red team 7p, 04 and 12: a changed file GNU readline or OpenSSL reads itself is taken in', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys',
+        "if sys.argv[1] == 'readline':",
+        '    import readline',
+        "    readline.read_history_file('session.hist')",
+        '    text = readline.get_history_item(1)',
+        'else:',
+        '    import ssl',
+        '    try:',
+        "        ssl.create_default_context().load_verify_locations('ca.pem')",
+        '    except ssl.SSLError:',
+        '        pass',
+        "    text = open('README.md').read().replace('# approved', 'print(\"APPROVED\")')",
+        'exec(text)',
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'session.hist': 'x = 1\n',
+      'ca.pem': 'not a certificate\n',
+    }));
+    for (const m of ['readline', 'ssl']) assertRuns(ws, ['server.py', m], m);
+    write(ws.root, { 'session.hist': `open(${JSON.stringify(ws.marker)}, 'w').write('ran')\n`, 'ca.pem': 'another\n' });
+    assertRefused(ws, ['server.py', 'readline'], path.join(ws.root, 'session.hist'), 'changed', undefined, false);
+    assert.equal(fs.existsSync(ws.marker), false);
+    fs.rmSync(ws.report);
+    assertRefused(ws, ['server.py', 'ssl'], path.join(ws.root, 'ca.pem'), 'changed', undefined, false);
+  });
+
+  it('red team 7p, 05: a file too large to hash is compared by the size, modification time and inode the approval recorded (none recorded: changed)', () => {
+    const ws = workspace(() => ({ 'server.py': "import subprocess\nsubprocess.run(['bash', 'ok.sh'], check=True)\nprint('APPROVED')\n", 'ok.sh': 'true\n' }));
+    const big = path.join(ws.root, 'data', 'model.bin');
+    fs.mkdirSync(path.dirname(big));
+    fs.writeFileSync(big, '');
+    fs.truncateSync(big, 257 * 1024 * 1024);        // sparse
+    const record = (large: boolean): void => {
+      const m = JSON.parse(fs.readFileSync(ws.manifest, 'utf8')) as { files: Record<string, string>; large?: unknown };
+      m.files['data/model.bin'] = 'too-large';
+      const st = fs.statSync(big, { bigint: true });
+      if (large) m.large = { 'data/model.bin': { size: Number(st.size), mtimeNs: String(st.mtimeNs), ino: String(st.ino) } };
+      else delete m.large;
+      fs.writeFileSync(ws.manifest, JSON.stringify(m));
+    };
+    record(true);
+    assertRuns(ws, ['server.py'], 'the large file as recorded');
+    const fd = fs.openSync(big, 'r+');
+    fs.writeSync(fd, 'changed', 1000);
+    fs.closeSync(fd);
+    fs.utimesSync(big, new Date(), new Date(Date.now() + 5000));
+    const refused = (): void => {
+      const r = run(ws, ['server.py']);
+      assert.notEqual(r.status, 0, r.stdout);
+      assert.ok(r.stderr.includes(`refused to load ${big} (data/model.bin): it changed since approval`), r.stderr);
+      assert.deepEqual(report(ws).map((l) => [l.file, l.why, l.how]), [[big, 'changed', 'spawn bash (it reads workspace files no guard sees)']]);
+      fs.rmSync(ws.report);
+    };
+    refused();
+    record(false);                                // no record of it at all: cannot be told unchanged
+    refused();
+  });
+
+  it('red team 7p, 08-10: a library a program, an extension module or a ctypes library needs from the workspace ($ORIGIN RUNPATH, LD_LIBRARY_PATH) is checked', function () {
+    if (spawnSync('gcc', ['--version']).status !== 0) this.skip();
+    const ws = workspace(() => ({
+      'server.py': [
+        'import subprocess, sys, os, ctypes',
+        "if sys.argv[1] == 'rpath':",
+        "    r = subprocess.run(['bin/greet'], capture_output=True, text=True)",
+        "elif sys.argv[1] == 'env':",
+        "    r = subprocess.run(['bin/greet-plain'], capture_output=True, text=True, env={**os.environ, 'LD_LIBRARY_PATH': 'lib'})",
+        'else:',
+        "    ctypes.CDLL('./lib/libouter.so')",
+        "    r = subprocess.run(['true'], capture_output=True, text=True)",
+        "print('APPROVED', r.returncode)",
+        '',
+      ].join('\n'),
+    }));
+    const build = path.join(ws.out, 'build');
+    fs.mkdirSync(build);
+    fs.mkdirSync(path.join(ws.root, 'lib'));
+    fs.mkdirSync(path.join(ws.root, 'bin'));
+    const gcc = (...a: string[]) => { const r = spawnSync('gcc', a, { encoding: 'utf8' }); assert.equal(r.status, 0, r.stderr); };
+    const lib = (word: string) => {
+      fs.writeFileSync(path.join(build, 'g.c'), `const char *said(void){ return "${word}"; }\n`);
+      gcc('-shared', '-fPIC', '-o', path.join(ws.root, 'lib', 'libgreet.so'), path.join(build, 'g.c'));
+    };
+    lib('v1');
+    fs.writeFileSync(path.join(build, 'm.c'), '#include <stdio.h>\nconst char *said(void);\nint main(void){ puts(said()); return 0; }\n');
+    gcc('-o', path.join(ws.root, 'bin', 'greet'), path.join(build, 'm.c'), `-L${ws.root}/lib`, '-lgreet', "-Wl,-rpath,$ORIGIN/../lib");
+    gcc('-o', path.join(ws.root, 'bin', 'greet-plain'), path.join(build, 'm.c'), `-L${ws.root}/lib`, '-lgreet');
+    fs.writeFileSync(path.join(build, 'o.c'), 'const char *said(void);\nconst char *outer(void){ return said(); }\n');
+    gcc('-shared', '-fPIC', '-o', path.join(ws.root, 'lib', 'libouter.so'), path.join(build, 'o.c'), `-L${ws.root}/lib`, '-lgreet', "-Wl,-rpath,$ORIGIN");
+    approve(ws);
+    for (const m of ['rpath', 'env', 'ctypes']) assertRuns(ws, ['server.py', m], m);
+    lib('v2');
+    for (const m of ['rpath', 'env', 'ctypes']) {
+      assertRefused(ws, ['server.py', m], path.join(ws.root, 'lib', 'libgreet.so'), 'changed', undefined, false);
+      fs.rmSync(ws.report);
+    }
+  });
+
+  it('red team 7p, 11: a file refused in the server\'s own home (kept between its starts) says so and to delete it', () => {
+    const ws = workspace(() => ({ 'server.py': "print('APPROVED')\n" }));
+    const home = path.join(ws.scratch, 'home');
+    const site = spawnSync(PY, ['-c', 'import site; print(site.getusersitepackages())'], { env: { HOME: home, PATH: process.env.PATH ?? '' }, encoding: 'utf8' }).stdout.trim();
+    fs.mkdirSync(site, { recursive: true });
+    fs.writeFileSync(path.join(site, 'x.pth'), `import os; open(${JSON.stringify(ws.marker)}, 'w').write('ran')\n`);
+    const r = spawnSync(PY, ['-S', GUARD, 'server.py'], { cwd: ws.root, env: { PATH: process.env.PATH ?? '', HOME: home, MCP_GATE_GUARD: ws.manifest }, encoding: 'utf8' });
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.equal(fs.existsSync(ws.marker), false);
+    assert.match(r.stderr, /in the server's own home \(\S+\), which is kept between its starts, so approving again does not remove it: delete \S+x\.pth/);
+    const line = report(ws)[0];
+    assert.equal(line.why, 'scratch');
+    assert.equal(line.home, true);
   });
 
   it('a program started with an environment the guard cannot mark (a read-only mapping) is refused, naming why; a dict is fine', () => {
