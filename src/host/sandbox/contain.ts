@@ -31,7 +31,7 @@ import { findOnPath, TRUST_ENV, type LaunchPlan } from '../../trust/plan/launch-
 import { LockError, packageCacheRoot, type NpmOps } from '../../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
 import { holdStateFolder, packageHashes, StateCopyError, syncPackageState } from './package-state';
-import { loadManifest, ManifestError, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../../trust/approval/workspace-manifest';
+import { loadManifest, ManifestError, MAX_HASHED_BYTES, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../../trust/approval/workspace-manifest';
 import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths, socketsUnder } from '../../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
@@ -299,6 +299,11 @@ function snapshotOf(o: ContainOptions): WorkspaceManifest | undefined {
   }
 }
 
+/** The sandbox line for files the approved snapshot leaves out. */
+export function notOnSnapshotWords(files: readonly string[]): string {
+  return `not on the workspace as approved: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} — over ${MAX_HASHED_BYTES / (1024 * 1024)} MiB, never hashed, so MCP Gate cannot show ${files.length === 1 ? 'it' : 'them'} as approved; the server does not see ${files.length === 1 ? 'it' : 'them'} (grant a read path to show ${files.length === 1 ? 'it' : 'them'} live)`;
+}
+
 /**
  * Uncontained, a server cannot be shown the approved snapshot: it starts only while the live workspace is still
  * what was approved (every file), else it is refused naming what changed.
@@ -310,7 +315,14 @@ async function liveIsSnapshot(o: ContainOptions, approved: WorkspaceManifest): P
   } catch (e) {
     throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, which cannot be compared with the live one: ${(e as Error).message}`);
   }
-  const changed = Object.keys(now.files).filter((f) => approved.files[f] !== now.files[f] && !(now.files[f] === TOO_LARGE && approved.files[f] === TOO_LARGE));
+  // A file too large to hash is the same only while its size, time and inode are what the approval recorded (an
+  // approval without that record cannot tell: changed; red team 7p, case 06).
+  const sameLarge = (f: string) => {
+    const a = approved.large?.[f];
+    const n = now.large?.[f];
+    return !!a && !!n && a.size === n.size && a.mtimeNs === n.mtimeNs && a.ino === n.ino;
+  };
+  const changed = Object.keys(now.files).filter((f) => approved.files[f] !== now.files[f] || (now.files[f] === TOO_LARGE && !sameLarge(f)));
   const links = Object.keys({ ...now.links, ...approved.links }).filter((f) => now.links?.[f] !== approved.links?.[f]);
   const all = [...changed, ...links];
   if (all.length) {
@@ -386,6 +398,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const ownSockets = !c.unixSockets && foreign.length === 0;
   let copy: ReturnType<typeof copyClosure> | undefined;
   let onSnapshot = false;
+  let notOnSnapshot: string[] = [];
   if (o.server.gated && o.server.pinned) {
     const mountPoints = [...protectedPaths(o.project, c.extraWrite, scanned), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)];
     try {
@@ -397,6 +410,8 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
         onSnapshot = true;
         copy.remove();
         copy = snapshotCopy(o.project, o.storeDir!, snapshot, o.server.record!.manifest!.sha256, mountPoints);
+        // A file over the hashing bound was never hashed: nothing can show it as approved (red team 7p, case 07).
+        notOnSnapshot = Object.keys(snapshot.files).filter((f) => snapshot.files[f] === TOO_LARGE);
       }
     } catch (e) {
       if (e instanceof CopyRefused) throw new ContainRefused(`${e.message}; it is not started — review it again before it can start`);
@@ -470,7 +485,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     const limits = c.limits;
     return {
       launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp, ...(egress && cmd.door ? { door: (pid: number) => (carried ? openDoor(pid, egress, undefined, transparentDoor(carried, egress, carrierOff)) : openDoor(pid, egress)) } : {}) },
-      sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}${guard ? `\n${guard.text}` : ''}` },
+      sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}${guard ? `\n${guard.text}` : ''}${notOnSnapshot.length ? `\n${notOnSnapshotWords(notOnSnapshot)}` : ''}` },
       networkRule, unixSocketsRefused, guardReport: guard?.report,
       limits: { held, reached: (r) => `${r.detail}; MCP Gate stopped it and everything it started; if it needs more, ${raiseWords(r.limit, limits, optOutWhere)}` },
       cleanup: () => {

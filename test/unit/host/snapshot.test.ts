@@ -176,6 +176,51 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
     assert.ok(!fs.existsSync(marker));
   });
 
+  it('a file too large to hash: uncontained, a change to it (same size, its time put back) refuses the start; contained, the sandbox line says it is not on the snapshot', async () => {
+    const big = (w: World) => path.join(w.project, 'data', 'big.bin');
+    const sparse = (f: string, tail: string) => {
+      fs.mkdirSync(path.dirname(f), { recursive: true });
+      const fd = fs.openSync(f, 'w');
+      fs.writeSync(fd, tail, 300 * 1024 * 1024); // sparse: over the 256 MiB hashing bound at no cost
+      fs.closeSync(fd);
+    };
+    // uncontained: its size, time and inode are compared with what the approval recorded
+    const w = snapshotWorld({ ...SHAPES[0].files, 'tools/plugins/greet.js': PLUGIN('hello from the approved plugin') });
+    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }], sandbox: { servers: [{ server: 's', project: w.project, off: true }] } }) });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
+    sparse(big(w), 'echo approved');
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const log = new EventLog(w.store, new Masker());
+    const first = await open(w, log);
+    assert.equal(first.servers().length, 1, first.notes.join('\n'));
+    await first.close();
+    const st = fs.statSync(big(w), { bigint: true });
+    const fd = fs.openSync(big(w), 'r+');
+    fs.writeSync(fd, 'echo CHANGED', 300 * 1024 * 1024);
+    fs.closeSync(fd);
+    fs.utimesSync(big(w), new Date(Number(st.atimeNs / 1_000_000n)), new Date(Number(st.mtimeNs / 1_000_000n)));
+    const second = await open(w, log);
+    try {
+      assert.equal(second.servers().length, 0);
+      assert.match(second.notes.join('\n'), /data\/big\.bin changed since it was approved/);
+    } finally {
+      await second.close();
+    }
+    // contained: it is not on the snapshot, and the sandbox line says so
+    const c = snapshotWorld({ ...SHAPES[0].files, 'tools/plugins/greet.js': PLUGIN('hello from the approved plugin') });
+    writeFiles(c.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
+    sparse(big(c), 'data');
+    await recordDecision(c.input, 's', undefined, 'approved');
+    const contained = await open(c, new EventLog(c.store, new Masker()));
+    try {
+      assert.equal(contained.servers().length, 1, contained.notes.join('\n'));
+      const start = fs.readFileSync(path.join(c.store, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; detail?: string }).find((e) => e.kind === 'server.start');
+      assert.match(String(start?.detail), /not on the workspace as approved: data\/big\.bin — over 256 MiB, never hashed/);
+    } finally {
+      await contained.close();
+    }
+  });
+
   it('the folders kept read-only for the host (.devcontainer, a nested .git, …) are the approved copies too, never the live ones', async () => {
     const w = snapshotWorld({
       'srv/server.js': miniServer("const cp = require('node:child_process'); const fs = require('node:fs');", "fs.readFileSync('.devcontainer/check.sh', 'utf8').trim() + ' | ' + fs.readFileSync('vendor/lib/.git/config', 'utf8').trim()"),
