@@ -5,7 +5,9 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'dist/**', 'node_modules/**', '**/*.js', '**/*.mjs', '**/*.cjs', 'test/fixtures/**', 'examples/**', '.test-tmp/**'] },
+  {
+    ignores: ['out/**', 'dist/**', 'node_modules/**', '**/*.js', '**/*.mjs', '**/*.cjs', 'test/fixtures/**', 'examples/**', '.test-tmp/**'],
+  },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],

@@ -42,7 +42,18 @@ export async function benchGate(): Promise<BenchRow[]> {
   const project = path.join(base, 'project');
   const home = path.join(base, 'home');
   const store = path.join(base, 'store');
-  const files = ['.vscode/mcp.json', '.mcp.json', '.cursor/mcp.json', '.gemini/settings.json', '.pi/mcp.json', '.agentty/mcp.json', '.roo/mcp.json', '.kiro/settings/mcp.json', '.amazonq/mcp.json', '.codex/config.toml'];
+  const files = [
+    '.vscode/mcp.json',
+    '.mcp.json',
+    '.cursor/mcp.json',
+    '.gemini/settings.json',
+    '.pi/mcp.json',
+    '.agentty/mcp.json',
+    '.roo/mcp.json',
+    '.kiro/settings/mcp.json',
+    '.amazonq/mcp.json',
+    '.codex/config.toml',
+  ];
   let n = 0;
   const perFile = 17; // 10 repository files + the user cursor file × 17, and 13 in the user config: 200
   fs.mkdirSync(path.join(project, 'servers'), { recursive: true });
@@ -64,9 +75,15 @@ export async function benchGate(): Promise<BenchRow[]> {
   }
   // The 11th and 12th files: the user's MCP Gate config (importing cursor) and the user's cursor file.
   fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
-  fs.writeFileSync(path.join(home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({ imports: ['cursor'], servers: Object.fromEntries(Array.from({ length: 200 - n - perFile }, entry)) }));
+  fs.writeFileSync(
+    path.join(home, '.config', 'mcp-gate', 'config.json'),
+    JSON.stringify({ imports: ['cursor'], servers: Object.fromEntries(Array.from({ length: 200 - n - perFile }, entry)) }),
+  );
   fs.mkdirSync(path.join(home, '.cursor'), { recursive: true });
-  fs.writeFileSync(path.join(home, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: perFile }, entry)) }));
+  fs.writeFileSync(
+    path.join(home, '.cursor', 'mcp.json'),
+    JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: perFile }, entry)) }),
+  );
   const machine: Machine = { home, env: { HOME: home }, platform: 'linux' };
   const input = { projectDir: project, storeDir: store, machine, masker: new Masker() };
   for (let i = 0; i < 50; i++) await recordDecision(input, `s${i}`, undefined, 'approved');
@@ -95,9 +112,28 @@ export async function benchGate(): Promise<BenchRow[]> {
   watcher.close();
   fs.rmSync(base, { recursive: true, force: true });
   return [
-    { name: `gate evaluation, cold (${sources} files, ${servers} servers)`, median: cold, unit: 'ms', note: 'parse, pin referenced files, read store' },
-    { name: 'gate re-check, warm (unchanged project)', median: warm, unit: 'ms', baseline: 'cold', ratio: warm / cold, note: `${warmReads} file reads, ${warmStats} stats per re-check (the stat walk)` },
-    { name: 'gate re-check, warm, folder watches (the extension\'s 1-second re-check)', median: warmWatched, unit: 'ms', baseline: 'cold', ratio: warmWatched / cold, note: `${watchedStats} stats per re-check: paths in folders that cannot be watched (missing)` },
+    {
+      name: `gate evaluation, cold (${sources} files, ${servers} servers)`,
+      median: cold,
+      unit: 'ms',
+      note: 'parse, pin referenced files, read store',
+    },
+    {
+      name: 'gate re-check, warm (unchanged project)',
+      median: warm,
+      unit: 'ms',
+      baseline: 'cold',
+      ratio: warm / cold,
+      note: `${warmReads} file reads, ${warmStats} stats per re-check (the stat walk)`,
+    },
+    {
+      name: "gate re-check, warm, folder watches (the extension's 1-second re-check)",
+      median: warmWatched,
+      unit: 'ms',
+      baseline: 'cold',
+      ratio: warmWatched / cold,
+      note: `${watchedStats} stats per re-check: paths in folders that cannot be watched (missing)`,
+    },
   ];
 }
 
@@ -125,7 +161,8 @@ export async function benchWholeWorkspace(files = 20_000, runs = 5): Promise<Ben
   await recordDecision(input, 'app', undefined, 'approved');
   const check = new GateCache().get(input).servers[0];
   const pinned = Object.keys(check.pinned?.pinned.files ?? {}).length;
-  if (check.state !== 'approved' || pinned < files) throw new Error(`bench: the whole workspace is not pinned (${check.state}: ${check.reason}; ${pinned} files)`);
+  if (check.state !== 'approved' || pinned < files)
+    throw new Error(`bench: the whole workspace is not pinned (${check.state}: ${check.reason}; ${pinned} files)`);
   const watcher = new FolderWatcher();
   try {
     time(() => new GateCache().get(input), 1);
@@ -143,9 +180,28 @@ export async function benchWholeWorkspace(files = 20_000, runs = 5): Promise<Ben
     const warmWalk = median(time(() => walk.get(input), runs * 4));
     const walkStats = (ioCounters.stats - before.stats) / (runs * 4);
     return [
-      { name: `gate whole-workspace pin, cold (${files.toLocaleString('en-US')} files)`, median: cold, unit: 'ms', note: `a server that loads a computed path: walk, read and hash ${pinned.toLocaleString('en-US')} files, compare with its approval` },
-      { name: 'gate whole-workspace re-check, warm, folder watches', median: warmWatched, unit: 'ms', baseline: 'cold', ratio: warmWatched / cold, note: `the extension's 1-second re-check: ${watchedStats} stats (${watcher.size} folders watched)` },
-      { name: 'gate whole-workspace re-check, warm, stat walk', median: warmWalk, unit: 'ms', baseline: 'cold', ratio: warmWalk / cold, note: `no watches (the CLI's gateway; every 30 s in the extension): ${walkStats} stats` },
+      {
+        name: `gate whole-workspace pin, cold (${files.toLocaleString('en-US')} files)`,
+        median: cold,
+        unit: 'ms',
+        note: `a server that loads a computed path: walk, read and hash ${pinned.toLocaleString('en-US')} files, compare with its approval`,
+      },
+      {
+        name: 'gate whole-workspace re-check, warm, folder watches',
+        median: warmWatched,
+        unit: 'ms',
+        baseline: 'cold',
+        ratio: warmWatched / cold,
+        note: `the extension's 1-second re-check: ${watchedStats} stats (${watcher.size} folders watched)`,
+      },
+      {
+        name: 'gate whole-workspace re-check, warm, stat walk',
+        median: warmWalk,
+        unit: 'ms',
+        baseline: 'cold',
+        ratio: warmWalk / cold,
+        note: `no watches (the CLI's gateway; every 30 s in the extension): ${walkStats} stats`,
+      },
     ];
   } finally {
     watcher.close();
@@ -174,18 +230,28 @@ export async function benchHostile(runs = 3): Promise<BenchRow[]> {
     // 1. A changed 16,000-line file (64,000 bytes: kept with the approval, so it is diffed line by line).
     {
       const { project, input } = mk('long-diff');
-      const lines = (offset: number) => Array.from({ length: 16_000 }, (_, i) => (i + offset).toString(36).padStart(3, '0') + '\n').join('');
+      const lines = (offset: number) =>
+        Array.from({ length: 16_000 }, (_, i) => (i + offset).toString(36).padStart(3, '0') + '\n').join('');
       fs.writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: { big: { command: 'node', args: ['big.js'] } } }));
       fs.writeFileSync(path.join(project, 'big.js'), lines(0));
       await recordDecision(input, 'big', undefined, 'approved');
       fs.writeFileSync(path.join(project, 'big.js'), lines(20_000));
       let shown = '';
-      const t = median(time(() => {
-        const s = new GateCache().get(input).servers[0];
-        shown = serverText(s);
-      }, runs));
-      const note = shown.includes('too large to show line by line') ? 'shown as "changed, too large to show line by line"' : `${shown.split('\n').length} lines of diff shown`;
-      rows.push({ name: 'gate get: changed server, 16,000-line file, every line different', median: t, unit: 'ms', note: `evaluate + diff + render; ${note}` });
+      const t = median(
+        time(() => {
+          const s = new GateCache().get(input).servers[0];
+          shown = serverText(s);
+        }, runs),
+      );
+      const note = shown.includes('too large to show line by line')
+        ? 'shown as "changed, too large to show line by line"'
+        : `${shown.split('\n').length} lines of diff shown`;
+      rows.push({
+        name: 'gate get: changed server, 16,000-line file, every line different',
+        median: t,
+        unit: 'ms',
+        note: `evaluate + diff + render; ${note}`,
+      });
     }
     // 2. 60 servers × the same 32 files of 64 KiB.
     {
@@ -196,7 +262,12 @@ export async function benchHostile(runs = 3): Promise<BenchRow[]> {
       const servers = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`s${i}`, { command: 'node', args: names }]));
       fs.writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: servers }));
       const t = median(time(() => new GateCache().get(input), runs));
-      rows.push({ name: 'gate list: 60 servers × 32 files of 64 KiB (the same files)', median: t, unit: 'ms', note: 'evaluate: parse and pin 1,920 file references (2 MiB of distinct content)' });
+      rows.push({
+        name: 'gate list: 60 servers × 32 files of 64 KiB (the same files)',
+        median: t,
+        unit: 'ms',
+        note: 'evaluate: parse and pin 1,920 file references (2 MiB of distinct content)',
+      });
     }
     // 3. A 1 MiB .codex/config.toml with 32,000 servers.
     {
@@ -206,10 +277,17 @@ export async function benchHostile(runs = 3): Promise<BenchRow[]> {
       fs.mkdirSync(path.join(project, '.codex'));
       fs.writeFileSync(path.join(project, '.codex', 'config.toml'), text);
       let servers = 0;
-      const t = median(time(() => {
-        servers = new GateCache().get(input).servers.length;
-      }, runs));
-      rows.push({ name: 'gate list: 1 MiB .codex/config.toml, 32000 servers', median: t, unit: 'ms', note: `evaluate: parse (smol-toml), refused past 1,000 servers a file (a full block; ${servers} listed), ${Buffer.byteLength(text)} bytes` });
+      const t = median(
+        time(() => {
+          servers = new GateCache().get(input).servers.length;
+        }, runs),
+      );
+      rows.push({
+        name: 'gate list: 1 MiB .codex/config.toml, 32000 servers',
+        median: t,
+        unit: 'ms',
+        note: `evaluate: parse (smol-toml), refused past 1,000 servers a file (a full block; ${servers} listed), ${Buffer.byteLength(text)} bytes`,
+      });
     }
   } finally {
     fs.rmSync(base, { recursive: true, force: true });

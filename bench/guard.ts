@@ -63,7 +63,10 @@ const SMALL: Case = {
   server: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] },
   files: {
     'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
-    'tools/server.js': nodeServer("const path = require('node:path');\nconst word = require(path.join(__dirname, 'plugins', ['gre', 'et'].join('') + '.js'));", 'word'),
+    'tools/server.js': nodeServer(
+      "const path = require('node:path');\nconst word = require(path.join(__dirname, 'plugins', ['gre', 'et'].join('') + '.js'));",
+      'word',
+    ),
     'tools/plugins/greet.js': "module.exports = 'hello from the plugin';\n",
     'README.md': '# app\n',
   },
@@ -74,25 +77,39 @@ const SMALL: Case = {
 function heavy(): Case {
   const files: Record<string, string> = { 'package.json': JSON.stringify({ name: 'heavy', version: '1.0.0' }), 'README.md': '# heavy\n' };
   for (let i = 0; i < MODULES; i++) {
-    const body = Array.from({ length: 40 }, (_, j) => `exports.f${j} = (x) => x * ${i + 1} + ${j}; // module ${i}, function ${j}`).join('\n');
+    const body = Array.from({ length: 40 }, (_, j) => `exports.f${j} = (x) => x * ${i + 1} + ${j}; // module ${i}, function ${j}`).join(
+      '\n',
+    );
     files[`lib/m${i}.js`] = `'use strict';\n${body}\nexports.id = ${i};\n`;
   }
   files['srv/server.js'] = nodeServer(
     `const path = require('node:path');\nlet sum = 0;\nfor (let i = 0; i < ${MODULES}; i++) sum += require(path.join(__dirname, '..', 'lib', 'm' + i + '.js')).id;`,
     "'modules ' + sum",
   );
-  return { server: { command: 'node', args: ['${workspaceFolder}/srv/server.js'] }, files, answer: new RegExp(`modules ${(MODULES * (MODULES - 1)) / 2}`) };
+  return {
+    server: { command: 'node', args: ['${workspaceFolder}/srv/server.js'] },
+    files,
+    answer: new RegExp(`modules ${(MODULES * (MODULES - 1)) / 2}`),
+  };
 }
 
 /** A Python server importing 50 workspace modules by computed names at start. */
 function python(): Case {
   const files: Record<string, string> = { 'README.md': '# py\n', 'srv/mods/__init__.py': '' };
   for (let i = 0; i < PY_MODULES; i++) {
-    files[`srv/mods/m${i}.py`] = `ID = ${i}\n${Array.from({ length: 40 }, (_, j) => `def f${j}(x):\n    return x * ${i + 1} + ${j}\n`).join('')}`;
+    files[`srv/mods/m${i}.py`] =
+      `ID = ${i}\n${Array.from({ length: 40 }, (_, j) => `def f${j}(x):\n    return x * ${i + 1} + ${j}\n`).join('')}`;
   }
-  files['srv/server.py'] = pythonServer("return 'modules %d' % total + (' [guard on]' if os.environ.get('MCP_GATE_GUARD') else ' [guard off]')", `total = sum(importlib.import_module('mods.m%d' % i).ID for i in range(${PY_MODULES}))`);
+  files['srv/server.py'] = pythonServer(
+    "return 'modules %d' % total + (' [guard on]' if os.environ.get('MCP_GATE_GUARD') else ' [guard off]')",
+    `total = sum(importlib.import_module('mods.m%d' % i).ID for i in range(${PY_MODULES}))`,
+  );
   // Debian's python3 by its path (a version manager's shim is a shell script that cannot run under the guard).
-  return { server: { command: '/usr/bin/python3', args: ['${workspaceFolder}/srv/server.py'] }, files, answer: new RegExp(`modules ${(PY_MODULES * (PY_MODULES - 1)) / 2}`) };
+  return {
+    server: { command: '/usr/bin/python3', args: ['${workspaceFolder}/srv/server.py'] },
+    files,
+    answer: new RegExp(`modules ${(PY_MODULES * (PY_MODULES - 1)) / 2}`),
+  };
 }
 
 interface World {
@@ -110,9 +127,16 @@ interface World {
 function newerNode(): { bin: string; version: string } | undefined {
   const dir = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache', 'mcp-gate-vscode');
   let names: string[] = [];
-  try { names = fs.readdirSync(dir).filter((n) => /^node-\d+\.\d+\.\d+$/.test(n)); } catch { return undefined; }
+  try {
+    names = fs.readdirSync(dir).filter((n) => /^node-\d+\.\d+\.\d+$/.test(n));
+  } catch {
+    return undefined;
+  }
   const num = (n: string) => n.slice(5).split('.').map(Number);
-  names.sort((a, b) => { const [x, y] = [num(a), num(b)]; return x[0] - y[0] || x[1] - y[1] || x[2] - y[2]; });
+  names.sort((a, b) => {
+    const [x, y] = [num(a), num(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  });
   const last = names.at(-1);
   if (!last) return undefined;
   const bin = path.join(dir, last, 'bin', 'node');
@@ -135,18 +159,39 @@ async function worldOf(base: string, name: string, c: Case, guard: boolean): Pro
   const store = path.join(dir, 'store');
   write(project, { ...c.files, '.mcp.json': JSON.stringify({ mcpServers: { s: c.server } }, null, 2) });
   write(home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project }] }) });
-  const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share'), PATH: process.env.PATH ?? '' };
-  const input: GateInput = { projectDir: project, storeDir: store, machine: { home, env, platform: 'linux' }, masker: new Masker(), loadGuard: guard };
+  const env = {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    PATH: process.env.PATH ?? '',
+  };
+  const input: GateInput = {
+    projectDir: project,
+    storeDir: store,
+    machine: { home, env, platform: 'linux' },
+    masker: new Masker(),
+    loadGuard: guard,
+  };
   await recordDecision(input, 's', undefined, 'approved');
   const full = evaluateGate(input);
   const s = full.servers[0];
   if (s.state !== 'approved') throw new Error(`bench guard: ${name} is ${s.state}: ${s.reason}`);
-  if (!!s.pinned?.pinned.guarded !== guard) throw new Error(`bench guard: ${name} should ${guard ? '' : 'not '}be guarded: ${JSON.stringify(s.pinned?.pinned.guarded)}`);
+  if (!!s.pinned?.pinned.guarded !== guard)
+    throw new Error(`bench guard: ${name} should ${guard ? '' : 'not '}be guarded: ${JSON.stringify(s.pinned?.pinned.guarded)}`);
   return { input, store, full, log: new EventLog(store, new Masker()), guard };
 }
 
 async function open(w: World): Promise<Session> {
-  const session = await Session.start({ report: w.full, policy: loadUserPolicy(w.full.userPolicy), log: w.log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+  const session = await Session.start({
+    report: w.full,
+    policy: loadUserPolicy(w.full.userPolicy),
+    log: w.log,
+    storeDir: w.store,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker: new Masker(),
+  });
   if (session.servers().length !== 1) throw new Error(`bench guard: the server did not start: ${session.notes.join('\n')}`);
   return session;
 }
@@ -168,14 +213,23 @@ async function timedStart(w: World): Promise<number> {
  */
 async function timedPlanStart(w: World, guard: boolean): Promise<number> {
   const server0 = w.full.servers[0];
-  const server = guard ? server0 : { ...server0, pinned: { ...server0.pinned!, pinned: { ...server0.pinned!.pinned, guarded: undefined } } };
+  const server = guard
+    ? server0
+    : { ...server0, pinned: { ...server0.pinned!, pinned: { ...server0.pinned!.pinned, guarded: undefined } } };
   const project = w.input.projectDir;
   const plan = verifiedPlan(server0, project, process.env.PATH);
   const t0 = process.hrtime.bigint();
   const start = await startPlan({
-    server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable! },
-    env: { ...minimalEnv(process.env), ...plan.env }, policy: loadUserPolicy(w.full.userPolicy), home: process.env.HOME ?? os.homedir(),
-    hostEnv: process.env, npm: inProcess, storeDir: w.store,
+    server,
+    who: serverIdentity(server, project),
+    project,
+    plan: { ...plan, executable: plan.executable! },
+    env: { ...minimalEnv(process.env), ...plan.env },
+    policy: loadUserPolicy(w.full.userPolicy),
+    home: process.env.HOME ?? os.homedir(),
+    hostEnv: process.env,
+    npm: inProcess,
+    storeDir: w.store,
   });
   if (!!start.guardReport !== guard) throw new Error(`bench guard: startPlan ${guard ? 'without' : 'with'} the guard`);
   const transport = new StdioTransport(start.launch);
@@ -197,14 +251,20 @@ async function check(w: World, c: Case, name: string): Promise<void> {
   const session = await open(w);
   try {
     const said = JSON.stringify(await session.call('s', 'hello'));
-    if (!c.answer.test(said) || !said.includes(w.guard ? '[guard on]' : '[guard off]')) throw new Error(`bench guard: ${name} answered ${said}`);
+    if (!c.answer.test(said) || !said.includes(w.guard ? '[guard on]' : '[guard off]'))
+      throw new Error(`bench guard: ${name} answered ${said}`);
   } finally {
     await session.close();
   }
 }
 
 /** Samples and per-round medians of each contender: warm-up once each, then `rounds` interleaved rounds of `perRound`. */
-async function interleaved(rounds: number, perRound: number, warmUp: number, contenders: Record<string, () => Promise<number>>): Promise<Record<string, { all: number[]; rounds: number[] }>> {
+async function interleaved(
+  rounds: number,
+  perRound: number,
+  warmUp: number,
+  contenders: Record<string, () => Promise<number>>,
+): Promise<Record<string, { all: number[]; rounds: number[] }>> {
   const out: Record<string, { all: number[]; rounds: number[] }> = {};
   for (const [name, f] of Object.entries(contenders)) {
     for (let i = 0; i < warmUp; i++) await f();
@@ -228,12 +288,13 @@ const ratioSpread = (a: number[], b: number[]) => {
   return `ratio per round ${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)}`;
 };
 
-const delta = (d: number) => `${d >= 0 ? "+" : "−"}${Math.abs(d).toFixed(Math.abs(d) < 1 ? 3 : 1)} ms`;
+const delta = (d: number) => `${d >= 0 ? '+' : '−'}${Math.abs(d).toFixed(Math.abs(d) < 1 ? 3 : 1)} ms`;
 
 /** For bench/run.mjs. */
 export async function benchGuard(): Promise<BenchRow[]> {
   const probe = sandboxAvailable();
-  if (!probe.ok) return [{ name: 'guard: contained start under the load guard', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
+  if (!probe.ok)
+    return [{ name: 'guard: contained start under the load guard', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-guard-')));
   try {
     const newer = newerNode();
@@ -248,12 +309,24 @@ export async function benchGuard(): Promise<BenchRow[]> {
       }
     }
     const [rounds, perRound] = [7, 3];
-    const starts = await interleaved(rounds, perRound, 1, Object.fromEntries(Object.keys(worlds).map((k) => [k, () => timedStart(worlds[k])])));
+    const starts = await interleaved(
+      rounds,
+      perRound,
+      1,
+      Object.fromEntries(Object.keys(worlds).map((k) => [k, () => timedStart(worlds[k])])),
+    );
     const guardedKeys = Object.keys(cases).map((k) => `${k}-guard`);
-    const planStarts = await interleaved(rounds, perRound, 1, Object.fromEntries(guardedKeys.flatMap((k) => [
-      [`${k}-off`, () => timedPlanStart(worlds[k], false)],
-      [`${k}-on`, () => timedPlanStart(worlds[k], true)],
-    ])));
+    const planStarts = await interleaved(
+      rounds,
+      perRound,
+      1,
+      Object.fromEntries(
+        guardedKeys.flatMap((k) => [
+          [`${k}-off`, () => timedPlanStart(worlds[k], false)],
+          [`${k}-on`, () => timedPlanStart(worlds[k], true)],
+        ]),
+      ),
+    );
 
     // A tool call on a running server (the small one), each contender's session open for the whole measurement.
     const running = { plain: await open(worlds['small-plain']), guard: await open(worlds['small-guard']) };
@@ -277,21 +350,80 @@ export async function benchGuard(): Promise<BenchRow[]> {
       const off = planStarts[`${key}-guard-off`];
       const on = planStarts[`${key}-guard-on`];
       return [
-        { name: `guard: contained start of ${what}, without the load guard`, median: median(p.all), unit: 'ms', note: `${n} starts (${rounds} interleaved rounds of ${perRound}), ${spread(p.rounds, 'ms')}; approved with loadGuard off: the computed load pins the whole workspace, copied into the sandbox; ${about}` },
-        { name: `guard: contained start of ${what}, under the load guard`, median: median(g.all), unit: 'ms', baseline: 'without the load guard', ratio: median(g.all) / median(p.all), note: `${n} starts, ${spread(g.rounds, 'ms')}; ${ratioSpread(g.rounds, p.rounds)}; wrappers over node and python bound into the sandbox, the manifest written, each file checked when it loads` },
-        { name: `guard: the guard's own cost, ${what.replace(/ \(Session.*\)/, '')}: startPlan without the guard, same approval (for comparison only)`, median: median(off.all), unit: 'ms', note: `${n} starts, ${spread(off.rounds, 'ms')}; the guarded approval's closure copy and sandbox, started without the guard's wrappers (startPlan + StdioTransport to tools/list); no real start runs like this` },
-        { name: `guard: the guard's own cost, ${what.replace(/ \(Session.*\)/, '')}: startPlan under the guard`, median: median(on.all), unit: 'ms', baseline: 'same approval, no guard', ratio: median(on.all) / median(off.all), note: `${n} starts, ${spread(on.rounds, 'ms')}; ${ratioSpread(on.rounds, off.rounds)}; the guard alone: ${delta(median(on.all) - median(off.all))}` },
+        {
+          name: `guard: contained start of ${what}, without the load guard`,
+          median: median(p.all),
+          unit: 'ms',
+          note: `${n} starts (${rounds} interleaved rounds of ${perRound}), ${spread(p.rounds, 'ms')}; approved with loadGuard off: the computed load pins the whole workspace, copied into the sandbox; ${about}`,
+        },
+        {
+          name: `guard: contained start of ${what}, under the load guard`,
+          median: median(g.all),
+          unit: 'ms',
+          baseline: 'without the load guard',
+          ratio: median(g.all) / median(p.all),
+          note: `${n} starts, ${spread(g.rounds, 'ms')}; ${ratioSpread(g.rounds, p.rounds)}; wrappers over node and python bound into the sandbox, the manifest written, each file checked when it loads`,
+        },
+        {
+          name: `guard: the guard's own cost, ${what.replace(/ \(Session.*\)/, '')}: startPlan without the guard, same approval (for comparison only)`,
+          median: median(off.all),
+          unit: 'ms',
+          note: `${n} starts, ${spread(off.rounds, 'ms')}; the guarded approval's closure copy and sandbox, started without the guard's wrappers (startPlan + StdioTransport to tools/list); no real start runs like this`,
+        },
+        {
+          name: `guard: the guard's own cost, ${what.replace(/ \(Session.*\)/, '')}: startPlan under the guard`,
+          median: median(on.all),
+          unit: 'ms',
+          baseline: 'same approval, no guard',
+          ratio: median(on.all) / median(off.all),
+          note: `${n} starts, ${spread(on.rounds, 'ms')}; ${ratioSpread(on.rounds, off.rounds)}; the guard alone: ${delta(median(on.all) - median(off.all))}`,
+        },
       ];
     };
     return [
-      ...startRows('small', 'a small Node server (Session.start: spawn, initialize, tools/list)', 'one plugin by a computed require; Session.start (re-pin, sandbox, spawn, initialize, tools/list), close not timed'),
-      ...startRows('heavy', `a module-heavy Node server (${MODULES} modules by computed paths)`, `${MODULES} CommonJS modules of 1.5 KiB required at start`),
-      ...startRows('python', `a Python server (${PY_MODULES} workspace modules by computed names)`, `/usr/bin/python3, ${PY_MODULES} modules imported at start with importlib (no bytecode kept between starts)`),
+      ...startRows(
+        'small',
+        'a small Node server (Session.start: spawn, initialize, tools/list)',
+        'one plugin by a computed require; Session.start (re-pin, sandbox, spawn, initialize, tools/list), close not timed',
+      ),
+      ...startRows(
+        'heavy',
+        `a module-heavy Node server (${MODULES} modules by computed paths)`,
+        `${MODULES} CommonJS modules of 1.5 KiB required at start`,
+      ),
+      ...startRows(
+        'python',
+        `a Python server (${PY_MODULES} workspace modules by computed names)`,
+        `/usr/bin/python3, ${PY_MODULES} modules imported at start with importlib (no bytecode kept between starts)`,
+      ),
       ...(newer
-        ? startRows('newer', `the small Node server on Node ${newer.version}`, `VS Code's Node (kept by npm run vscode-host), which has module.registerHooks: the guard's ES module hooks run in the loading thread, no loader thread is started`)
-        : [{ name: 'guard: contained start of the small Node server on a Node with module.registerHooks', median: NaN, unit: 'ms', note: 'not measured: no Node 22 or newer in ~/.cache/mcp-gate-vscode (npm run vscode-host keeps VS Code\'s)' } as BenchRow]),
-      { name: 'guard: tools/call on a running contained server, without the load guard', median: median(calls.plain.all), unit: 'ms', note: `${calls.plain.all.length} calls (10 interleaved rounds of 50, after 100 each), ${spread(calls.plain.rounds, 'ms')}; the small Node server through its session, log written` },
-      { name: 'guard: tools/call on a running contained server, under the load guard', median: median(calls.guard.all), unit: 'ms', baseline: 'without the load guard', ratio: median(calls.guard.all) / median(calls.plain.all), note: `${calls.guard.all.length} calls, ${spread(calls.guard.rounds, 'ms')}; ${ratioSpread(calls.guard.rounds, calls.plain.rounds)}; ${delta(median(calls.guard.all) - median(calls.plain.all))} a call: nothing new loads on a call; the session reads the guard's report file once per answer (session/call.ts guardCheck)` },
+        ? startRows(
+            'newer',
+            `the small Node server on Node ${newer.version}`,
+            `VS Code's Node (kept by npm run vscode-host), which has module.registerHooks: the guard's ES module hooks run in the loading thread, no loader thread is started`,
+          )
+        : [
+            {
+              name: 'guard: contained start of the small Node server on a Node with module.registerHooks',
+              median: NaN,
+              unit: 'ms',
+              note: "not measured: no Node 22 or newer in ~/.cache/mcp-gate-vscode (npm run vscode-host keeps VS Code's)",
+            } as BenchRow,
+          ]),
+      {
+        name: 'guard: tools/call on a running contained server, without the load guard',
+        median: median(calls.plain.all),
+        unit: 'ms',
+        note: `${calls.plain.all.length} calls (10 interleaved rounds of 50, after 100 each), ${spread(calls.plain.rounds, 'ms')}; the small Node server through its session, log written`,
+      },
+      {
+        name: 'guard: tools/call on a running contained server, under the load guard',
+        median: median(calls.guard.all),
+        unit: 'ms',
+        baseline: 'without the load guard',
+        ratio: median(calls.guard.all) / median(calls.plain.all),
+        note: `${calls.guard.all.length} calls, ${spread(calls.guard.rounds, 'ms')}; ${ratioSpread(calls.guard.rounds, calls.plain.rounds)}; ${delta(median(calls.guard.all) - median(calls.plain.all))} a call: nothing new loads on a call; the session reads the guard's report file once per answer (session/call.ts guardCheck)`,
+      },
     ];
   } finally {
     fs.rmSync(base, { recursive: true, force: true });

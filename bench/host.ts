@@ -44,7 +44,11 @@ export const WARM_UP_CALLS = 100;
  * Warms each contender up, then measures them in interleaved rounds (so drift hits all alike): many short rounds,
  * since a call's time wanders with the machine's load more than contenders differ. Medians by name.
  */
-export async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<unknown>>): Promise<Record<string, number>> {
+export async function interleaved(
+  rounds: number,
+  perRound: number,
+  contenders: Record<string, () => Promise<unknown>>,
+): Promise<Record<string, number>> {
   const samples: Record<string, number[]> = {};
   for (const [name, f] of Object.entries(contenders)) {
     await timeEach(WARM_UP_CALLS, f);
@@ -60,15 +64,32 @@ async function benchCall(): Promise<BenchRow[]> {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-host-'));
   const home = path.join(base, 'home');
   fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
-  fs.writeFileSync(path.join(home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
-    servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
-    rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }],
-  }));
+  fs.writeFileSync(
+    path.join(home, '.config', 'mcp-gate', 'config.json'),
+    JSON.stringify({
+      servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+      rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }],
+    }),
+  );
   fs.mkdirSync(path.join(base, 'project'));
-  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
+  const input = {
+    projectDir: path.join(base, 'project'),
+    storeDir: path.join(base, 'store'),
+    machine: { home, env: { HOME: home }, platform: process.platform },
+    masker: new Masker(),
+  };
   const report = evaluateGate(input);
   const masker = new Masker();
-  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
+  const session = await Session.start({
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log: new EventLog(input.storeDir, masker),
+    storeDir: input.storeDir,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker,
+  });
   const plain = new Client({ name: 'plain', version: '0' });
   await plain.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'] }));
   const args = { message: 'benchmark' };
@@ -84,7 +105,14 @@ async function benchCall(): Promise<BenchRow[]> {
   const g = t.gated;
   return [
     { name: 'tools/call echo, plain SDK client (stdio, server-everything)', median: d, unit: 'ms', note: `${rounds * each} calls` },
-    { name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)', median: g, unit: 'ms', baseline: 'plain SDK client', ratio: g / d, note: `${rounds * each} calls, log written` },
+    {
+      name: 'tools/call echo through an MCP Gate session (policy, log, masking, cleaning)',
+      median: g,
+      unit: 'ms',
+      baseline: 'plain SDK client',
+      ratio: g / d,
+      note: `${rounds * each} calls, log written`,
+    },
   ];
 }
 
@@ -112,7 +140,14 @@ async function benchFetch(): Promise<BenchRow[]> {
   server.close();
   return [
     { name: 'POST with a 100 KB reply, plain undici fetch', median: t.undici, unit: 'ms', note: '500 requests, keep-alive' },
-    { name: 'POST with a 100 KB reply, hardened fetch (checked, pinned, bounded)', median: t.guarded, unit: 'ms', baseline: 'plain undici fetch', ratio: t.guarded / t.undici, note: '500 requests, keep-alive' },
+    {
+      name: 'POST with a 100 KB reply, hardened fetch (checked, pinned, bounded)',
+      median: t.guarded,
+      unit: 'ms',
+      baseline: 'plain undici fetch',
+      ratio: t.guarded / t.undici,
+      note: '500 requests, keep-alive',
+    },
   ];
 }
 
@@ -130,7 +165,10 @@ async function benchRemote(): Promise<BenchRow[]> {
   const port = (probe.address() as { port: number }).port;
   await new Promise((r) => probe.close(r));
   const { spawn } = await import('node:child_process');
-  const server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('server-everything (HTTP) did not start')), 20_000);
     const on = (d: Buffer) => /listening/i.test(d.toString()) && (clearTimeout(t), resolve());
@@ -141,22 +179,48 @@ async function benchRemote(): Promise<BenchRow[]> {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-remote-'));
   const home = path.join(base, 'home');
   fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
-  fs.writeFileSync(path.join(home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
-    servers: { remote: { url } },
-    localExceptions: [{ server: 'remote', allowLoopback: true }],
-    rules: [{ action: 'mcp.remote.host.localhost', decision: 'allow' }, { action: 'mcp.remote.tool.echo', decision: 'allow' }],
-  }));
+  fs.writeFileSync(
+    path.join(home, '.config', 'mcp-gate', 'config.json'),
+    JSON.stringify({
+      servers: { remote: { url } },
+      localExceptions: [{ server: 'remote', allowLoopback: true }],
+      rules: [
+        { action: 'mcp.remote.host.localhost', decision: 'allow' },
+        { action: 'mcp.remote.tool.echo', decision: 'allow' },
+      ],
+    }),
+  );
   fs.mkdirSync(path.join(base, 'project'));
-  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker: new Masker() };
+  const input = {
+    projectDir: path.join(base, 'project'),
+    storeDir: path.join(base, 'store'),
+    machine: { home, env: { HOME: home }, platform: process.platform },
+    masker: new Masker(),
+  };
   const report = evaluateGate(input);
   const masker = new Masker();
-  const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(input.storeDir, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
+  const session = await Session.start({
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log: new EventLog(input.storeDir, masker),
+    storeDir: input.storeDir,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker,
+  });
   const plain = new ClientV2({ name: 'plain', version: '0' }, { versionNegotiation: { mode: 'auto' } });
   await plain.connect(new StreamableHTTPClientTransportV2(new URL(url)));
   const plainV1 = new Client({ name: 'plain-v1', version: '0' });
   await plainV1.connect(new StreamableHTTPClientTransport(new URL(url)));
   const proxied = new Client({ name: 'via-mcp-remote', version: '0' });
-  await proxied.connect(new StdioClientTransport({ command: process.execPath, args: [MCP_REMOTE, url, '--allow-http', '--transport', 'http-only'], stderr: 'ignore' }));
+  await proxied.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [MCP_REMOTE, url, '--allow-http', '--transport', 'http-only'],
+      stderr: 'ignore',
+    }),
+  );
   const args = { message: 'benchmark' };
   const [rounds, each] = [40, 10];
   const t = await interleaved(rounds, each, {
@@ -173,10 +237,36 @@ async function benchRemote(): Promise<BenchRow[]> {
   fs.rmSync(base, { recursive: true, force: true });
   const dm = t.direct;
   return [
-    { name: 'remote tools/call echo, plain SDK v2 client (streamable HTTP, server-everything on loopback)', median: dm, unit: 'ms', note: `${rounds * each} calls; @modelcontextprotocol/client, the SDK generation the session uses` },
-    { name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)', median: t.gated, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.gated / dm, note: `${rounds * each} calls, log written; loopback under a local-development exception` },
-    { name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)', median: t.proxied, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.proxied / dm, note: `${rounds * each} calls; mcp-remote 0.15.1 --transport http-only --allow-http` },
-    { name: 'remote tools/call echo, plain SDK v1 client (for reference)', median: t.v1, unit: 'ms', baseline: 'plain SDK v2 client (HTTP)', ratio: t.v1 / dm, note: `${rounds * each} calls; @modelcontextprotocol/sdk 1.x, the baseline of earlier runs` },
+    {
+      name: 'remote tools/call echo, plain SDK v2 client (streamable HTTP, server-everything on loopback)',
+      median: dm,
+      unit: 'ms',
+      note: `${rounds * each} calls; @modelcontextprotocol/client, the SDK generation the session uses`,
+    },
+    {
+      name: 'remote tools/call echo through an MCP Gate session (address check, pinned agent, bounds, policy, log)',
+      median: t.gated,
+      unit: 'ms',
+      baseline: 'plain SDK v2 client (HTTP)',
+      ratio: t.gated / dm,
+      note: `${rounds * each} calls, log written; loopback under a local-development exception`,
+    },
+    {
+      name: 'remote tools/call echo through mcp-remote (stdio proxy to the same server)',
+      median: t.proxied,
+      unit: 'ms',
+      baseline: 'plain SDK v2 client (HTTP)',
+      ratio: t.proxied / dm,
+      note: `${rounds * each} calls; mcp-remote 0.15.1 --transport http-only --allow-http`,
+    },
+    {
+      name: 'remote tools/call echo, plain SDK v1 client (for reference)',
+      median: t.v1,
+      unit: 'ms',
+      baseline: 'plain SDK v2 client (HTTP)',
+      ratio: t.v1 / dm,
+      note: `${rounds * each} calls; @modelcontextprotocol/sdk 1.x, the baseline of earlier runs`,
+    },
   ];
 }
 

@@ -39,10 +39,18 @@ export function syntheticLog(n: number, start = Date.parse('2026-11-30T08:00:00.
     const k = i % 10;
     if (k === 0) event = { at, kind: 'tool.call', server, tool: `tool_${i % 7}` };
     else if (k === 1) event = { at, kind: 'tool.result', server, tool: `tool_${i % 7}`, ok: i % 13 !== 1, bytes: 100 + (i % 900) };
-    else if (k === 2 && i % 50 === 2) event = { at, kind: i % 100 === 2 ? 'gate.approve' : 'gate.reject', server, source: '.vscode/mcp.json', project: '/work/project' };
+    else if (k === 2 && i % 50 === 2)
+      event = { at, kind: i % 100 === 2 ? 'gate.approve' : 'gate.reject', server, source: '.vscode/mcp.json', project: '/work/project' };
     else {
       const outcome = outcomes[i % outcomes.length];
-      event = { at, kind: 'mcp.request', server, host: i % 3 ? `mcp.${server}.com` : 'stdio', about: i % 4 ? `tool_${i % 7}` : 'discover', outcome };
+      event = {
+        at,
+        kind: 'mcp.request',
+        server,
+        host: i % 3 ? `mcp.${server}.com` : 'stdio',
+        about: i % 4 ? `tool_${i % 7}` : 'discover',
+        outcome,
+      };
       if (outcome === 'answered') event.status = 200;
       else event.detail = `${outcome.replace(/_/g, ' ')} (exchange ${i})`;
     }
@@ -67,8 +75,18 @@ function benchModel(): BenchRow[] {
   const rows = toRows(entries);
   const search = median(runs(() => filterRows(rows, { server: 'notion', outcome: '', kind: '', text: 'tool_3' }), 100));
   return [
-    { name: `log view model: ${EVENTS} events → rows, newest first (Node)`, median: build, unit: 'ms', note: 'every row, as the first filter or search makes them (until then the panel makes only the rows in view)' },
-    { name: `log filter + text search over ${EVENTS} rows (Node)`, median: search, unit: 'ms', note: 'server filter and a substring search, as at each keystroke' },
+    {
+      name: `log view model: ${EVENTS} events → rows, newest first (Node)`,
+      median: build,
+      unit: 'ms',
+      note: 'every row, as the first filter or search makes them (until then the panel makes only the rows in view)',
+    },
+    {
+      name: `log filter + text search over ${EVENTS} rows (Node)`,
+      median: search,
+      unit: 'ms',
+      note: 'server filter and a substring search, as at each keystroke',
+    },
   ];
 }
 
@@ -84,10 +102,12 @@ function serve(files: Record<string, string>): Promise<{ url: string; close: () 
     res.writeHead(200, { 'content-type': types[path.extname(p) || '.html'] ?? 'application/octet-stream', 'cache-control': 'no-store' });
     res.end(p.endsWith('.html') || p === '/' ? file : fs.readFileSync(file));
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as AddressInfo;
-    resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) });
+    }),
+  );
 }
 
 /** The page the benchmark loads: the panel's own HTML and CSP, plus (with the nonce) a stub of VS Code's API. */
@@ -95,7 +115,11 @@ function page(origin: string): string {
   const nonce = randomBytes(18).toString('base64');
   const { model } = buildModel([], { restricted: false });
   const html = panelHtml({
-    cspSource: origin, nonce, script: `${origin}/panel.js`, styles: [`${origin}/panel.css`], codicons: `${origin}/codicons/codicon.css`,
+    cspSource: origin,
+    nonce,
+    script: `${origin}/panel.js`,
+    styles: [`${origin}/panel.css`],
+    codicons: `${origin}/codicons/codicon.css`,
   });
   // The stub makes the events in the page (timed apart, so the load time is the panel's own) and answers "ready"
   // as the host does: the model, then the whole log in one message. It records when the log arrived and when the
@@ -148,7 +172,9 @@ const SCROLL = (steps: number, by: number) => `(async () => {
 
 async function benchBrowser(): Promise<BenchRow[]> {
   const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-  const skipped = (why: string): BenchRow[] => [{ name: `trust panel first paint of ${EVENTS} log events (Chromium)`, median: NaN, unit: 'ms', note: `skipped: ${why}` }];
+  const skipped = (why: string): BenchRow[] => [
+    { name: `trust panel first paint of ${EVENTS} log events (Chromium)`, median: NaN, unit: 'ms', note: `skipped: ${why}` },
+  ];
   if (!fs.existsSync(chromiumPath)) return skipped(`no Chromium at ${chromiumPath}`);
   const bundle = path.join(ROOT, 'dist', 'webview', 'panel.js');
   if (!fs.existsSync(bundle)) return skipped('dist/webview/panel.js is missing (npm run build)');
@@ -164,7 +190,14 @@ async function benchBrowser(): Promise<BenchRow[]> {
   const browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+    ],
   });
   const arrivedToPaint: number[] = [];
   const postedToPaint: number[] = [];
@@ -176,12 +209,20 @@ async function benchBrowser(): Promise<BenchRow[]> {
   try {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const p = await ctx.newPage();
-    p.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    p.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
     p.on('pageerror', (e) => problems.push(e.message));
     for (let run = 0; run < 13; run++) {
       await p.goto(`${srv.url}/`);
       await p.waitForFunction('window.__painted', undefined, { timeout: 30_000 });
-      const r = (await p.evaluate('window.__painted')) as { posted: number; arrived: number; painted: number; generate: number; rows: number };
+      const r = (await p.evaluate('window.__painted')) as {
+        posted: number;
+        arrived: number;
+        painted: number;
+        generate: number;
+        rows: number;
+      };
       if (run < 3) continue; // warm-up: code cache, fonts
       arrivedToPaint.push(r.painted - r.arrived);
       postedToPaint.push(r.painted - r.posted);
@@ -198,10 +239,30 @@ async function benchBrowser(): Promise<BenchRow[]> {
   }
   const note = problems.length ? `; page errors: ${problems.slice(0, 3).join(' | ')}` : '';
   return [
-    { name: `trust panel first paint of ${EVENTS} log events (Chromium)`, median: median(arrivedToPaint), unit: 'ms', note: `from the log message's dispatch (then: its lines, the rows in view, render) to the painted frame; ${rowsInDom} rows in the DOM; slowest of ${arrivedToPaint.length} runs ${Math.max(...arrivedToPaint).toFixed(1)} ms; from postMessage (with serialising) ${median(postedToPaint).toFixed(1)} ms${note}` },
-    { name: `trust panel load to painted log, ${EVENTS} events (Chromium)`, median: median(navToPaint), unit: 'ms', note: `from navigation start: load and parse the ${Math.round(fs.statSync(bundle).size / 1024)} KB bundle, define the elements, render, paint` },
-    { name: `scrolling ${EVENTS} log rows, 3 rows a frame: frame time p95 (Chromium)`, median: pct(wheel, 0.95), unit: 'ms', note: `${wheel.length} frames; median ${median(wheel).toFixed(1)} ms (60 Hz = 16.7 ms); software rendering (--disable-gpu)` },
-    { name: `jumping through ${EVENTS} log rows, a new screen every frame: frame time p95 (Chromium)`, median: pct(jump, 0.95), unit: 'ms', note: `${jump.length} frames; median ${median(jump).toFixed(1)} ms` },
+    {
+      name: `trust panel first paint of ${EVENTS} log events (Chromium)`,
+      median: median(arrivedToPaint),
+      unit: 'ms',
+      note: `from the log message's dispatch (then: its lines, the rows in view, render) to the painted frame; ${rowsInDom} rows in the DOM; slowest of ${arrivedToPaint.length} runs ${Math.max(...arrivedToPaint).toFixed(1)} ms; from postMessage (with serialising) ${median(postedToPaint).toFixed(1)} ms${note}`,
+    },
+    {
+      name: `trust panel load to painted log, ${EVENTS} events (Chromium)`,
+      median: median(navToPaint),
+      unit: 'ms',
+      note: `from navigation start: load and parse the ${Math.round(fs.statSync(bundle).size / 1024)} KB bundle, define the elements, render, paint`,
+    },
+    {
+      name: `scrolling ${EVENTS} log rows, 3 rows a frame: frame time p95 (Chromium)`,
+      median: pct(wheel, 0.95),
+      unit: 'ms',
+      note: `${wheel.length} frames; median ${median(wheel).toFixed(1)} ms (60 Hz = 16.7 ms); software rendering (--disable-gpu)`,
+    },
+    {
+      name: `jumping through ${EVENTS} log rows, a new screen every frame: frame time p95 (Chromium)`,
+      median: pct(jump, 0.95),
+      unit: 'ms',
+      note: `${jump.length} frames; median ${median(jump).toFixed(1)} ms`,
+    },
   ];
 }
 

@@ -20,19 +20,35 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const MODERN = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'modern-server.js');
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
-
 async function sessionFor(base: string, args: string[], tool: string, logToFile: boolean): Promise<Session> {
   const home = path.join(base, `home-${logToFile ? 'file' : 'mem'}`);
   fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
-  fs.writeFileSync(path.join(home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
-    servers: { s: { command: process.execPath, args } },
-    rules: [{ action: `mcp.s.tool.${tool}`, decision: 'allow' }],
-  }));
+  fs.writeFileSync(
+    path.join(home, '.config', 'mcp-gate', 'config.json'),
+    JSON.stringify({
+      servers: { s: { command: process.execPath, args } },
+      rules: [{ action: `mcp.s.tool.${tool}`, decision: 'allow' }],
+    }),
+  );
   fs.mkdirSync(path.join(base, 'project'), { recursive: true });
   const masker = new Masker();
-  const input = { projectDir: path.join(base, 'project'), storeDir: path.join(base, 'store'), machine: { home, env: { HOME: home }, platform: process.platform }, masker };
+  const input = {
+    projectDir: path.join(base, 'project'),
+    storeDir: path.join(base, 'store'),
+    machine: { home, env: { HOME: home }, platform: process.platform },
+    masker,
+  };
   const report = evaluateGate(input);
-  return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(logToFile ? input.storeDir : undefined, masker), storeDir: input.storeDir, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
+  return Session.start({
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log: new EventLog(logToFile ? input.storeDir : undefined, masker),
+    storeDir: input.storeDir,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker,
+  });
 }
 
 async function one(label: string, args: string[], tool: string, toolArgs: Record<string, unknown>): Promise<BenchRow[]> {
@@ -54,8 +70,22 @@ async function one(label: string, args: string[], tool: string, toolArgs: Record
   fs.rmSync(base, { recursive: true, force: true });
   return [
     { name: `tools/call, plain SDK v2 client (stdio, ${label})`, median: t.direct, unit: 'ms', note: `${rounds * each} calls` },
-    { name: `tools/call through an MCP Gate session (${label})`, median: t.gated, unit: 'ms', baseline: 'plain SDK v2 client', ratio: t.gated / t.direct, note: `${rounds * each} calls, log written to the store` },
-    { name: `tools/call through an MCP Gate session, log in memory (${label})`, median: t.memory, unit: 'ms', baseline: 'plain SDK v2 client', ratio: t.memory / t.direct, note: `${rounds * each} calls: what the log file write costs` },
+    {
+      name: `tools/call through an MCP Gate session (${label})`,
+      median: t.gated,
+      unit: 'ms',
+      baseline: 'plain SDK v2 client',
+      ratio: t.gated / t.direct,
+      note: `${rounds * each} calls, log written to the store`,
+    },
+    {
+      name: `tools/call through an MCP Gate session, log in memory (${label})`,
+      median: t.memory,
+      unit: 'ms',
+      baseline: 'plain SDK v2 client',
+      ratio: t.memory / t.direct,
+      note: `${rounds * each} calls: what the log file write costs`,
+    },
   ];
 }
 

@@ -70,7 +70,9 @@ function previousRows() {
   if (!fs.existsSync(file)) return [];
   // the main table only: the fuzzer's and the servers' sections below it have tables of their own
   const main = fs.readFileSync(file, 'utf8').replace(/<!-- (\w+):start -->[\s\S]*?<!-- \1:end -->/g, '');
-  return main.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| benchmark') && !l.startsWith('| ---'))
+  return main
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| benchmark') && !l.startsWith('| ---'))
     .map((l) => {
       const [name, median, baseline, ratio, note] = l.slice(2, -2).split(' | ');
       return { name, raw: { median, baseline, ratio, note } };
@@ -89,24 +91,62 @@ function vscodeRows() {
   const runs = [];
   for (let i = 0; i < VSCODE_RUNS; i++) {
     const out = path.join(os.tmpdir(), `mcp-gate-bench-vscode-${process.pid}-${i}.json`);
-    const r = spawnSync(process.execPath, [path.join(root, 'test', 'vscode', 'run.mjs'), '--folder', path.join(root, 'test', 'fixtures', 'vscode-workspace'), '--grep', 'bench'], {
-      cwd: root, env: { ...process.env, MCP_GATE_BENCH_OUT: out }, stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const r = spawnSync(
+      process.execPath,
+      [
+        path.join(root, 'test', 'vscode', 'run.mjs'),
+        '--folder',
+        path.join(root, 'test', 'fixtures', 'vscode-workspace'),
+        '--grep',
+        'bench',
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, MCP_GATE_BENCH_OUT: out },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     if (r.status !== 0 || !fs.existsSync(out)) {
-      console.error('bench: the VS Code benchmark did not run (npm run vscode-host installs the host; npm run test:vscode compiles the suite)');
+      console.error(
+        'bench: the VS Code benchmark did not run (npm run vscode-host installs the host; npm run test:vscode compiles the suite)',
+      );
       return [];
     }
     runs.push(JSON.parse(fs.readFileSync(out, 'utf8')));
     fs.rmSync(out, { force: true });
   }
   const med = (k) => median(runs.map((x) => x[k]));
-  const m = { vscode: runs[0].vscode, connected: Math.min(...runs.map((x) => x.connected)), activationMs: med('activationMs'), firstCheckMs: med('firstCheckMs'), rssBefore: med('rssBefore'), rssAfter: med('rssAfter') };
+  const m = {
+    vscode: runs[0].vscode,
+    connected: Math.min(...runs.map((x) => x.connected)),
+    activationMs: med('activationMs'),
+    firstCheckMs: med('firstCheckMs'),
+    rssBefore: med('rssBefore'),
+    rssAfter: med('rssAfter'),
+  };
   const mib = (b) => b / 2 ** 20;
   return [
-    { name: `extension activation (VS Code ${m.vscode}, code-server)`, median: m.activationMs, unit: 'ms', note: `activate() in the extension host, median of ${VSCODE_RUNS} windows: it registers; the gate is checked right after` },
-    { name: 'first gate check in the extension host, right after activation', median: m.firstCheckMs, unit: 'ms', note: 'the fixture workspace (2 servers, 4 files): catalogue, parse, pin, store, with loading the parser (dist/parser.js) at its first file read, which was part of loading the extension before it became a part of its own; same run' },
+    {
+      name: `extension activation (VS Code ${m.vscode}, code-server)`,
+      median: m.activationMs,
+      unit: 'ms',
+      note: `activate() in the extension host, median of ${VSCODE_RUNS} windows: it registers; the gate is checked right after`,
+    },
+    {
+      name: 'first gate check in the extension host, right after activation',
+      median: m.firstCheckMs,
+      unit: 'ms',
+      note: 'the fixture workspace (2 servers, 4 files): catalogue, parse, pin, store, with loading the parser (dist/parser.js) at its first file read, which was part of loading the extension before it became a part of its own; same run',
+    },
     { name: 'extension host memory (RSS) before servers start', median: mib(m.rssBefore), unit: 'MiB', note: 'same window, just before' },
-    { name: `extension host memory (RSS) with ${m.connected} servers connected through the gate`, median: mib(m.rssAfter), unit: 'MiB', baseline: 'before servers start', ratio: m.rssAfter / m.rssBefore, note: '8 user servers (the fixture echo server), each started by VS Code through the provider and called once' },
+    {
+      name: `extension host memory (RSS) with ${m.connected} servers connected through the gate`,
+      median: mib(m.rssAfter),
+      unit: 'MiB',
+      baseline: 'before servers start',
+      ratio: m.rssAfter / m.rssBefore,
+      note: '8 user servers (the fixture echo server), each started by VS Code through the provider and called once',
+    },
   ];
 }
 
@@ -119,7 +159,11 @@ function largestParts(metafile) {
     const key = pkg ? pkg[1] : file.split('/').slice(0, 2).join('/');
     parts[key] = (parts[key] ?? 0) + info.bytesInOutput;
   }
-  return Object.entries(parts).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, b]) => `${k} ${(b / 1024).toFixed(0)} KiB`).join(', ');
+  return Object.entries(parts)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([k, b]) => `${k} ${(b / 1024).toFixed(0)} KiB`)
+    .join(', ');
 }
 
 /** Bundle sizes; the Node bundles against the same esbuild build unminified (the baseline, built in this run). */
@@ -128,9 +172,9 @@ async function bundleRows() {
   const { cli, extension, lockWorker, parser, undiciPart, relay } = await import(path.join(root, 'scripts', 'build-options.mjs'));
   const notes = new Map([
     [lockWorker, '; the npm libraries, loaded only in the worker that resolves or installs a pinned package'],
-    [parser, '; @babel/parser, required by the bundles above at the closure\'s first file read'],
-    [undiciPart, '; undici\'s agent, connector and fetch, required by the extension and the CLI at the first remote exchange'],
-    [relay, '; what VS Code starts for each gated server (Node\'s own modules only)'],
+    [parser, "; @babel/parser, required by the bundles above at the closure's first file read"],
+    [undiciPart, "; undici's agent, connector and fetch, required by the extension and the CLI at the first remote exchange"],
+    [relay, "; what VS Code starts for each gated server (Node's own modules only)"],
   ]);
   const kib = (f) => fs.statSync(path.isAbsolute(f) ? f : path.join(root, f)).size / 1024;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-bundle-'));
@@ -139,11 +183,29 @@ async function bundleRows() {
     for (const opts of [extension, cli, lockWorker, parser, undiciPart, relay]) {
       const plain = path.join(tmp, path.basename(opts.outfile));
       await build({ ...opts, absWorkingDir: root, outfile: plain, minify: false, keepNames: false, sourcemap: false });
-      rows.push({ name: `bundle size: ${opts.outfile}, not minified (the baseline)`, median: kib(plain), unit: 'KiB', note: 'esbuild, same entry and options, minify off' });
+      rows.push({
+        name: `bundle size: ${opts.outfile}, not minified (the baseline)`,
+        median: kib(plain),
+        unit: 'KiB',
+        note: 'esbuild, same entry and options, minify off',
+      });
       // what remains large: the same minified build with a metafile, its output bytes summed by npm package
-      const meta = await build({ ...opts, absWorkingDir: root, outfile: path.join(tmp, `meta-${path.basename(opts.outfile)}`), sourcemap: false, metafile: true });
+      const meta = await build({
+        ...opts,
+        absWorkingDir: root,
+        outfile: path.join(tmp, `meta-${path.basename(opts.outfile)}`),
+        sourcemap: false,
+        metafile: true,
+      });
       const largest = largestParts(meta.metafile);
-      rows.push({ name: `bundle size: ${opts.outfile}`, median: kib(opts.outfile), unit: 'KiB', baseline: 'not minified', ratio: kib(opts.outfile) / kib(plain), note: `esbuild, minified (names kept); the source map stays out of the .vsix${notes.get(opts) ?? ''}; largest parts (esbuild metafile): ${largest}` });
+      rows.push({
+        name: `bundle size: ${opts.outfile}`,
+        median: kib(opts.outfile),
+        unit: 'KiB',
+        baseline: 'not minified',
+        ratio: kib(opts.outfile) / kib(plain),
+        note: `esbuild, minified (names kept); the source map stays out of the .vsix${notes.get(opts) ?? ''}; largest parts (esbuild metafile): ${largest}`,
+      });
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -165,13 +227,19 @@ const lines = [
   '',
   '| benchmark | median | baseline | ratio | note |',
   '| --- | --- | --- | --- | --- |',
-  ...rows.map((r) => (r.raw ? `| ${r.name} | ${r.raw.median} | ${r.raw.baseline} | ${r.raw.ratio} | ${r.raw.note} |` : `| ${r.name} | ${fmt(r.median)} ${r.unit} | ${r.baseline ?? '—'} | ${r.ratio === undefined ? '—' : r.ratio.toFixed(4)} | ${r.note ?? ''} |`)),
+  ...rows.map((r) =>
+    r.raw
+      ? `| ${r.name} | ${r.raw.median} | ${r.raw.baseline} | ${r.raw.ratio} | ${r.raw.note} |`
+      : `| ${r.name} | ${fmt(r.median)} ${r.unit} | ${r.baseline ?? '—'} | ${r.ratio === undefined ? '—' : r.ratio.toFixed(4)} | ${r.note ?? ''} |`,
+  ),
   '',
 ];
 // The fuzzer's section (scripts/fuzz-closure.mjs) and the servers' (npm run test:servers) are kept as they are.
 const resultsFile = path.join(root, 'bench', 'RESULTS.md');
 const before = fs.existsSync(resultsFile) ? fs.readFileSync(resultsFile, 'utf8') : '';
-const kept = ['fuzz', 'servers'].map((k) => new RegExp(`<!-- ${k}:start -->[\\s\\S]*<!-- ${k}:end -->\\n?`).exec(before)?.[0]).filter(Boolean);
+const kept = ['fuzz', 'servers']
+  .map((k) => new RegExp(`<!-- ${k}:start -->[\\s\\S]*<!-- ${k}:end -->\\n?`).exec(before)?.[0])
+  .filter(Boolean);
 fs.writeFileSync(resultsFile, lines.join('\n') + kept.map((k) => `\n${k.endsWith('\n') ? k : `${k}\n`}`).join(''));
 // docs/benchmarks.md (linked from the README) carries the same table between its bench markers.
 const readme = path.join(root, 'docs', 'benchmarks.md');

@@ -25,13 +25,18 @@ function median(xs: number[]): number {
 }
 
 /** Warm-up once each, then `rounds` interleaved rounds of `perRound` timed runs; medians by name. */
-async function interleaved(rounds: number, perRound: number, contenders: Record<string, () => Promise<number>>): Promise<Record<string, number>> {
+async function interleaved(
+  rounds: number,
+  perRound: number,
+  contenders: Record<string, () => Promise<number>>,
+): Promise<Record<string, number>> {
   const samples: Record<string, number[]> = {};
   for (const [name, f] of Object.entries(contenders)) {
     await f();
     samples[name] = [];
   }
-  for (let r = 0; r < rounds; r++) for (const [name, f] of Object.entries(contenders)) for (let i = 0; i < perRound; i++) samples[name].push(await f());
+  for (let r = 0; r < rounds; r++)
+    for (const [name, f] of Object.entries(contenders)) for (let i = 0; i < perRound; i++) samples[name].push(await f());
   return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
 }
 
@@ -57,7 +62,9 @@ function run(command: string, args: string[], env: Record<string, string>, secco
     const c = spawn(command, args, { env, stdio: seccomp ? ['ignore', 'ignore', 'ignore', 'pipe'] : 'ignore' });
     if (seccomp) (c.stdio[3] as NodeJS.WritableStream).end(seccomp);
     c.once('error', reject);
-    c.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${command} exited ${code}`))));
+    c.once('exit', (code) =>
+      code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${command} exited ${code}`)),
+    );
   });
 }
 
@@ -65,8 +72,16 @@ function run(command: string, args: string[], env: Record<string, string>, secco
 function runWithDoor(c: ReturnType<typeof buildSandbox>, egress: Egress): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp, door: (pid) => openDoor(pid, egress) });
-    t.onexit = (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`bwrap exited ${code}: ${t.stderrText()}`)));
+    const t = new StdioTransport({
+      command: c.command,
+      args: c.args,
+      cwd: c.cwd,
+      env: c.env,
+      seccomp: c.seccomp,
+      door: (pid) => openDoor(pid, egress),
+    });
+    t.onexit = (code) =>
+      code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`bwrap exited ${code}: ${t.stderrText()}`));
     t.start().catch(reject);
   });
 }
@@ -74,7 +89,8 @@ function runWithDoor(c: ReturnType<typeof buildSandbox>, egress: Egress): Promis
 /** For bench/run.mjs: `...(await benchSandbox())`. */
 export async function benchSandbox(): Promise<BenchRow[]> {
   const probe = sandboxAvailable();
-  if (!probe.ok) return [{ name: 'sandbox: contained start-up (bubblewrap)', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
+  if (!probe.ok)
+    return [{ name: 'sandbox: contained start-up (bubblewrap)', median: NaN, unit: 'ms', note: `not measured: ${probe.reason}` }];
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-bench-sandbox-')));
   const home = path.join(base, 'home');
   const workspace = path.join(base, 'workspace');
@@ -87,7 +103,15 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     workspace,
     overlays: [],
     // The fixture and its node_modules are read from the repository, read-only.
-    profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
+    profile: {
+      network: false,
+      unixSockets: false,
+      extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))],
+      extraWrite: [],
+      caches: [],
+      home,
+      limits: DEFAULT_LIMITS,
+    },
   });
   const c = buildSandbox(input(NODE, [FIXTURE]), probe);
   const contained: StdioLaunch = { command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp };
@@ -103,7 +127,14 @@ export async function benchSandbox(): Promise<BenchRow[]> {
   const d = buildSandbox(withNet(input(trueBin, [])), probe);
   const egress = new Egress({ decide: async () => ({ allow: false, named: false, reason: 'a benchmark' }), onEvent: () => undefined });
   const cd = buildSandbox(withNet(input(NODE, [FIXTURE])), probe);
-  const containedDoor: StdioLaunch = { command: cd.command, args: cd.args, cwd: cd.cwd, env: cd.env, seccomp: cd.seccomp, door: (pid) => openDoor(pid, egress) };
+  const containedDoor: StdioLaunch = {
+    command: cd.command,
+    args: cd.args,
+    cwd: cd.cwd,
+    env: cd.env,
+    seccomp: cd.seccomp,
+    door: (pid) => openDoor(pid, egress),
+  };
   // The same command without `--seccomp 3`: only to measure what the filter costs (every contained start has it).
   const at = t.args.indexOf('--seccomp');
   const u = { ...t, args: [...t.args.slice(0, at), ...t.args.slice(at + 2)] };
@@ -145,17 +176,81 @@ export async function benchSandbox(): Promise<BenchRow[]> {
     });
     return [
       { name: 'sandbox: spawn /bin/true, plain', median: raw.plain, unit: 'ms', note: '50 runs' },
-      { name: 'sandbox: spawn /bin/true inside bubblewrap without the seccomp filter (for comparison only)', median: raw.unfiltered, unit: 'ms', baseline: 'plain', ratio: raw.unfiltered / raw.plain, note: `50 runs; bubblewrap ${probe.version}; namespaces, mounts, no network, the rlimits; no contained start runs like this` },
-      { name: 'sandbox: spawn /bin/true inside bubblewrap without prlimit (for comparison only)', median: raw.unlimited, unit: 'ms', baseline: 'plain', ratio: raw.unlimited / raw.plain, note: '50 runs; the seccomp filter, no rlimits; no contained start runs like this' },
-      { name: 'sandbox: spawn /bin/true inside bubblewrap (namespaces, mounts, no network, the socket seccomp filter, the rlimits)', median: raw.bwrap, unit: 'ms', baseline: 'plain', ratio: raw.bwrap / raw.plain, note: `50 runs; what every contained start pays; the filter alone: ${(raw.bwrap - raw.unfiltered).toFixed(2)} ms (${(raw.bwrap / raw.unfiltered).toFixed(3)}× the start without it); prlimit alone: ${(raw.bwrap - raw.unlimited).toFixed(2)} ms (${(raw.bwrap / raw.unlimited).toFixed(3)}×)` },
+      {
+        name: 'sandbox: spawn /bin/true inside bubblewrap without the seccomp filter (for comparison only)',
+        median: raw.unfiltered,
+        unit: 'ms',
+        baseline: 'plain',
+        ratio: raw.unfiltered / raw.plain,
+        note: `50 runs; bubblewrap ${probe.version}; namespaces, mounts, no network, the rlimits; no contained start runs like this`,
+      },
+      {
+        name: 'sandbox: spawn /bin/true inside bubblewrap without prlimit (for comparison only)',
+        median: raw.unlimited,
+        unit: 'ms',
+        baseline: 'plain',
+        ratio: raw.unlimited / raw.plain,
+        note: '50 runs; the seccomp filter, no rlimits; no contained start runs like this',
+      },
+      {
+        name: 'sandbox: spawn /bin/true inside bubblewrap (namespaces, mounts, no network, the socket seccomp filter, the rlimits)',
+        median: raw.bwrap,
+        unit: 'ms',
+        baseline: 'plain',
+        ratio: raw.bwrap / raw.plain,
+        note: `50 runs; what every contained start pays; the filter alone: ${(raw.bwrap - raw.unfiltered).toFixed(2)} ms (${(raw.bwrap / raw.unfiltered).toFixed(3)}× the start without it); prlimit alone: ${(raw.bwrap - raw.unlimited).toFixed(2)} ms (${(raw.bwrap / raw.unlimited).toFixed(3)}×)`,
+      },
       raw.cgroup !== undefined
-        ? { name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup (made, joined by /bin/sh, removed)', median: raw.cgroup, unit: 'ms', baseline: 'bwrap with the rlimits', ratio: raw.cgroup / raw.bwrap, note: `50 runs; what a start pays where MCP Gate makes a cgroup (root on cgroup v1): ${(raw.cgroup - raw.bwrap).toFixed(2)} ms more` }
-        : { name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup', median: NaN, unit: 'ms', note: `not measured: no cgroup here (${'why' in mechanism ? mechanism.why : ''})` },
-      { name: 'sandbox: stdio MCP server start (spawn, initialize, tools/list), plain', median: server.plain, unit: 'ms', note: '20 starts; the fixture echo server (SDK)' },
-      { name: 'sandbox: spawn /bin/true inside bubblewrap with a network door (nsenter + a Node listener in its namespace)', median: raw.door, unit: 'ms', baseline: 'bwrap with the rlimits', ratio: raw.door / raw.bwrap, note: `50 runs; what a start with a network rule pays: the door ${(raw.door - raw.bwrap).toFixed(1)} ms more (mostly Node's start-up)` },
-      { name: 'sandbox: stdio MCP server start inside bubblewrap', median: server.contained, unit: 'ms', baseline: 'plain start', ratio: server.contained / server.plain, note: '20 starts; workspace rw, repository ro, empty HOME, no network' },
-      { name: 'sandbox: stdio MCP server start inside bubblewrap with a network door', median: server.door, unit: 'ms', baseline: 'contained start', ratio: server.door / server.contained, note: `20 starts; the same server with a network rule: ${(server.door - server.contained).toFixed(1)} ms more` },
-      { name: 'sandbox: building the bwrap command line (buildSandbox)', median: median(buildTimes), unit: 'ms', note: '200 builds; path checks only' },
+        ? {
+            name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup (made, joined by /bin/sh, removed)',
+            median: raw.cgroup,
+            unit: 'ms',
+            baseline: 'bwrap with the rlimits',
+            ratio: raw.cgroup / raw.bwrap,
+            note: `50 runs; what a start pays where MCP Gate makes a cgroup (root on cgroup v1): ${(raw.cgroup - raw.bwrap).toFixed(2)} ms more`,
+          }
+        : {
+            name: 'sandbox: spawn /bin/true inside bubblewrap in its own cgroup',
+            median: NaN,
+            unit: 'ms',
+            note: `not measured: no cgroup here (${'why' in mechanism ? mechanism.why : ''})`,
+          },
+      {
+        name: 'sandbox: stdio MCP server start (spawn, initialize, tools/list), plain',
+        median: server.plain,
+        unit: 'ms',
+        note: '20 starts; the fixture echo server (SDK)',
+      },
+      {
+        name: 'sandbox: spawn /bin/true inside bubblewrap with a network door (nsenter + a Node listener in its namespace)',
+        median: raw.door,
+        unit: 'ms',
+        baseline: 'bwrap with the rlimits',
+        ratio: raw.door / raw.bwrap,
+        note: `50 runs; what a start with a network rule pays: the door ${(raw.door - raw.bwrap).toFixed(1)} ms more (mostly Node's start-up)`,
+      },
+      {
+        name: 'sandbox: stdio MCP server start inside bubblewrap',
+        median: server.contained,
+        unit: 'ms',
+        baseline: 'plain start',
+        ratio: server.contained / server.plain,
+        note: '20 starts; workspace rw, repository ro, empty HOME, no network',
+      },
+      {
+        name: 'sandbox: stdio MCP server start inside bubblewrap with a network door',
+        median: server.door,
+        unit: 'ms',
+        baseline: 'contained start',
+        ratio: server.door / server.contained,
+        note: `20 starts; the same server with a network rule: ${(server.door - server.contained).toFixed(1)} ms more`,
+      },
+      {
+        name: 'sandbox: building the bwrap command line (buildSandbox)',
+        median: median(buildTimes),
+        unit: 'ms',
+        note: '200 builds; path checks only',
+      },
     ];
   } finally {
     egress.close();

@@ -31,7 +31,11 @@ export async function buildInside(entry, outfile, banner) {
 
 /** Builds dist/guard/node-guard.cjs; resolves to its absolute path. */
 export async function buildGuard() {
-  return buildInside(path.join(ROOT, 'src', 'guard', 'node', 'guard.ts'), GUARD_OUT, '// MCP Gate\'s Node.js load guard, built from src/guard/node/guard.ts by scripts/build-guard.mjs: do not edit.\n// MCP_GATE_GUARD=/abs/manifest.json node --require <this file> server.js (it registers itself as the ESM load hook).');
+  return buildInside(
+    path.join(ROOT, 'src', 'guard', 'node', 'guard.ts'),
+    GUARD_OUT,
+    "// MCP Gate's Node.js load guard, built from src/guard/node/guard.ts by scripts/build-guard.mjs: do not edit.\n// MCP_GATE_GUARD=/abs/manifest.json node --require <this file> server.js (it registers itself as the ESM load hook).",
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildGuard();

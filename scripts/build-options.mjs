@@ -5,7 +5,10 @@
 // never in the .vsix (.vscodeignore). @npmcli/run-script resolves node-gyp only to run install scripts, which MCP
 // Gate never runs (ignoreScripts): esbuild's warning about that require.resolve is silenced. The SDK's runtime
 // shims are MCP Gate's (src/host/session/sdk-shims.ts: the SDK's interpreting JSON Schema validator, not its bundled ajv).
-const sdkShims = { '@modelcontextprotocol/client/_shims': './src/host/session/sdk-shims.ts', '@modelcontextprotocol/server/_shims': './src/host/session/sdk-shims.ts' };
+const sdkShims = {
+  '@modelcontextprotocol/client/_shims': './src/host/session/sdk-shims.ts',
+  '@modelcontextprotocol/server/_shims': './src/host/session/sdk-shims.ts',
+};
 // Two libraries are loaded only when first needed, each from a file of its own beside the bundle that requires it:
 // the closure's parser (src/trust/plan/babel.ts → dist/parser.js, at the first file read) and undici
 // (src/host/net/undici.ts → dist/undici.js, at the first remote exchange). A bundle's `require('./babel')` or
@@ -31,7 +34,12 @@ const sameVersion = {
     const first = new Map();
     b.onResolve({ filter: /^[^./]/ }, async (a) => {
       if (a.pluginData?.sameVersion || a.path.startsWith('node:') || a.kind === 'entry-point') return undefined;
-      const r = await b.resolve(a.path, { kind: a.kind, resolveDir: a.resolveDir, importer: a.importer, pluginData: { sameVersion: true } });
+      const r = await b.resolve(a.path, {
+        kind: a.kind,
+        resolveDir: a.resolveDir,
+        importer: a.importer,
+        pluginData: { sameVersion: true },
+      });
       if (r.errors.length || r.external || !r.path) return undefined;
       const m = /^(.*[\\/]node_modules[\\/](?:@[^\\/]+[\\/])?[^\\/]+)[\\/](.*)$/.exec(r.path);
       if (!m) return undefined;
@@ -49,13 +57,35 @@ const sameVersion = {
     });
   },
 };
-export const common = { bundle: true, plugins: [parts, sameVersion], alias: sdkShims, platform: 'node', format: 'cjs', target: 'node20', minify: true, keepNames: true, sourcemap: 'linked', logLevel: 'warning', mainFields: ['module', 'main'], logOverride: { 'require-resolve-not-external': 'silent' } };
+export const common = {
+  bundle: true,
+  plugins: [parts, sameVersion],
+  alias: sdkShims,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  minify: true,
+  keepNames: true,
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  mainFields: ['module', 'main'],
+  logOverride: { 'require-resolve-not-external': 'silent' },
+};
 export const cli = { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } };
 export const extension = { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] };
 // The worker thread the extension resolves and installs pinned npm packages in (src/host/workers/lock-worker.ts). Three
 // libraries the npm libraries require but MCP Gate never has them call are stand-ins (src/host/workers/npm-absent.ts).
-const npmAbsent = { 'iconv-lite': './src/host/workers/npm-absent.ts', sigstore: './src/host/workers/npm-absent.ts', '@npmcli/query': './src/host/workers/npm-absent.ts' };
-export const lockWorker = { ...common, alias: { ...sdkShims, ...npmAbsent }, entryPoints: ['src/host/workers/lock-worker.ts'], outfile: 'dist/lock-worker.js' };
+const npmAbsent = {
+  'iconv-lite': './src/host/workers/npm-absent.ts',
+  sigstore: './src/host/workers/npm-absent.ts',
+  '@npmcli/query': './src/host/workers/npm-absent.ts',
+};
+export const lockWorker = {
+  ...common,
+  alias: { ...sdkShims, ...npmAbsent },
+  entryPoints: ['src/host/workers/lock-worker.ts'],
+  outfile: 'dist/lock-worker.js',
+};
 // The relay a gated server's stdio definition starts (src/host/gateway/relay.ts): Node's own modules only.
 export const relay = { ...common, entryPoints: ['src/host/gateway/relay.ts'], outfile: 'dist/relay.js' };
 // The parts (above): each a bundle of its own library, required by the bundles above when first needed.
@@ -64,4 +94,12 @@ export const undiciPart = { ...common, entryPoints: ['src/host/net/undici.ts'], 
 // The files the CLI runs from (dist/): itself, its package worker and the parts. The CLI package ships them
 // (scripts/pack-cli.mjs), and src/cli/install.ts copies them into the store for an agent's entry (a unit test
 // holds its list equal to this one).
-export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js', 'guard/node-guard.cjs', 'guard/mcp_gate_guard.py', 'netshim/net-shim.cjs'];
+export const CLI_FILES = [
+  'cli.js',
+  'lock-worker.js',
+  'parser.js',
+  'undici.js',
+  'guard/node-guard.cjs',
+  'guard/mcp_gate_guard.py',
+  'netshim/net-shim.cjs',
+];

@@ -54,8 +54,20 @@ if (caseSeedArg !== undefined) {
   process.exit(L.failed(outcome) ? 1 : 0);
 }
 
-const t = { node: 0, python: 0, modules: 0, ran: 0, change: 0, new: 0, vacuous: 0, escapes: 0, falseRefusals: 0, wrongPrefix: 0, generator: 0 };
-const edgesSeen = new Map();     // how a mutated module was loaded → cases
+const t = {
+  node: 0,
+  python: 0,
+  modules: 0,
+  ran: 0,
+  change: 0,
+  new: 0,
+  vacuous: 0,
+  escapes: 0,
+  falseRefusals: 0,
+  wrongPrefix: 0,
+  generator: 0,
+};
+const edgesSeen = new Map(); // how a mutated module was loaded → cases
 const failures = [];
 for (let i = 0; i < cases; i++) {
   const s = L.caseSeed(seed, i);
@@ -80,7 +92,7 @@ for (let i = 0; i < cases; i++) {
   } else if ((i + 1) % 25 === 0) console.log(`${i + 1}/${cases} cases…`);
 }
 const secs = ((Date.now() - started) / 1000).toFixed(1);
-if (!failures.length) fs.rmSync(h.dir, { recursive: true, force: true });   // a failure keeps every case folder
+if (!failures.length) fs.rmSync(h.dir, { recursive: true, force: true }); // a failure keeps every case folder
 
 for (const f of failures) console.log(`\n================ case ${f.i}\n${f.text}`);
 const summary = [
@@ -92,7 +104,13 @@ const summary = [
   `generator errors (the plain run itself failed): ${t.generator}`,
 ];
 console.log('\n' + summary.join('\n'));
-console.log('mutated module, by how it was loaded: ' + [...edgesSeen].sort().map(([k, v]) => `${k} ${v}`).join(', '));
+console.log(
+  'mutated module, by how it was loaded: ' +
+    [...edgesSeen]
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', '),
+);
 
 if (!noGuard && !flag('--no-results')) {
   const when = new Date().toISOString().slice(0, 10);
@@ -103,14 +121,32 @@ if (!noGuard && !flag('--no-results')) {
     'Generated Node and Python workspaces (scripts/fuzz-closure.mjs, test/unit/guard/fuzz-lib.ts): the plain run is the oracle; the guarded run of the approved workspace must trace the same modules (also after a README edit), and after one loaded module changes, or a new file appears that a computed load picks, that code must never run under the guard while what loaded before it still runs.',
     '',
     ...summary.map((l) => `- ${l}`),
-    `- mutated module, by how it was loaded: ${[...edgesSeen].sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    ...failures.map((f) => `- FAILED case ${f.i} (seed ${f.o.seed}, ${f.o.lang}): reproduce with \`node scripts/fuzz-closure.mjs --case-seed ${f.o.seed} --lang ${f.o.lang}\` — ${[...f.o.escapes, ...f.o.falseRefusals, ...f.o.wrongPrefix, ...f.o.generatorErrors].map((e) => e.split('\n')[0]).join('; ').replace(/\|/g, '\\|').slice(0, 600)}`),
+    `- mutated module, by how it was loaded: ${[...edgesSeen]
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+    ...failures.map(
+      (f) =>
+        `- FAILED case ${f.i} (seed ${f.o.seed}, ${f.o.lang}): reproduce with \`node scripts/fuzz-closure.mjs --case-seed ${f.o.seed} --lang ${f.o.lang}\` — ${[
+          ...f.o.escapes,
+          ...f.o.falseRefusals,
+          ...f.o.wrongPrefix,
+          ...f.o.generatorErrors,
+        ]
+          .map((e) => e.split('\n')[0])
+          .join('; ')
+          .replace(/\|/g, '\\|')
+          .slice(0, 600)}`,
+    ),
     END,
   ].join('\n');
   const text = fs.existsSync(RESULTS) ? fs.readFileSync(RESULTS, 'utf8') : '';
   const a = text.indexOf(START);
   const b = a < 0 ? -1 : text.indexOf(END, a);
-  const next = a >= 0 && b >= 0 ? text.slice(0, a) + section + text.slice(b + END.length) : text + (text.endsWith('\n') || !text ? '' : '\n') + '\n' + section + '\n';
+  const next =
+    a >= 0 && b >= 0
+      ? text.slice(0, a) + section + text.slice(b + END.length)
+      : text + (text.endsWith('\n') || !text ? '' : '\n') + '\n' + section + '\n';
   fs.writeFileSync(RESULTS, next);
   console.log(`\nwrote the fuzz section of ${path.relative(ROOT, RESULTS)}`);
 }

@@ -11,7 +11,8 @@ export function imagesAsText(md, repo) {
   const bad = [];
   const check = (src) => {
     const file = path.resolve(repo, decodeURIComponent(src));
-    if (!file.startsWith(repo + path.sep) || !/\.png$/i.test(file) || !fs.existsSync(file)) bad.push(`image ${src}: not a PNG file of this checkout`);
+    if (!file.startsWith(repo + path.sep) || !/\.png$/i.test(file) || !fs.existsSync(file))
+      bad.push(`image ${src}: not a PNG file of this checkout`);
   };
   let text = md.replace(/!\[([^\]]*)\]\(\s*([^)\s]+)\)/g, (all, alt, src) => (/^https:/.test(src) ? all : (check(src), `*${alt}*`)));
   text = text.replace(/<img\b[^>]*\bsrc\s*=\s*["']([^"']+)["'][^>]*>/gi, (all, src) => {
@@ -19,7 +20,8 @@ export function imagesAsText(md, repo) {
     check(src);
     return `*${/\balt\s*=\s*["']([^"']*)["']/i.exec(all)?.[1] ?? ''}*`;
   });
-  for (const m of text.matchAll(/(?<!!)\[[^\]]*\]\(\s*([^)\s]+)/g)) if (!/^(https?:|mailto:|#)/.test(m[1])) bad.push(`link ${m[1]}: relative, leads nowhere in the .vsix`);
+  for (const m of text.matchAll(/(?<!!)\[[^\]]*\]\(\s*([^)\s]+)/g))
+    if (!/^(https?:|mailto:|#)/.test(m[1])) bad.push(`link ${m[1]}: relative, leads nowhere in the .vsix`);
   if (bad.length) throw new Error(`README.extension.md: ${bad.join('; ')}`);
   return text;
 }

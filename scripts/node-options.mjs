@@ -16,7 +16,10 @@ export function optionsOf(helpText) {
     const last = parts[parts.length - 1];
     const takes = /=/.test(last) && !/\[=/.test(last);
     for (let p of parts) {
-      p = p.replace(/\[?=.*$/, '').trim().split(/\s/)[0];
+      p = p
+        .replace(/\[?=.*$/, '')
+        .trim()
+        .split(/\s/)[0];
       if (!/^--?[a-zA-Z]/.test(p)) continue;
       (takes ? value : switches).add(p); // "--a, --b=…": the aliases of one option share its value
     }

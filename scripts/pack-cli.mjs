@@ -34,19 +34,32 @@ try {
   }
   fs.chmodSync(path.join(stage, 'dist', 'cli.js'), 0o755);
   for (const f of ['README.md', 'LICENSE', 'CHANGELOG.md']) fs.copyFileSync(path.join(REPO, f), path.join(stage, f));
-  fs.writeFileSync(path.join(stage, 'package.json'), JSON.stringify({
-    name: manifest.name,
-    version: manifest.version,
-    description: 'MCP Gate command line: the trust gate and hardened client for MCP servers (mcp-gate)',
-    license: manifest.license,
-    bin: { 'mcp-gate': 'dist/cli.js' },
-    files: [...CLI_FILES.map((f) => `dist/${f}`), 'CHANGELOG.md'],
-    engines: { node: manifest.engines.node },
-  }, null, 2) + '\n');
-  const r = spawnSync('npm', ['pack', '--silent', '--pack-destination', outDir], { cwd: stage, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
+  fs.writeFileSync(
+    path.join(stage, 'package.json'),
+    JSON.stringify(
+      {
+        name: manifest.name,
+        version: manifest.version,
+        description: 'MCP Gate command line: the trust gate and hardened client for MCP servers (mcp-gate)',
+        license: manifest.license,
+        bin: { 'mcp-gate': 'dist/cli.js' },
+        files: [...CLI_FILES.map((f) => `dist/${f}`), 'CHANGELOG.md'],
+        engines: { node: manifest.engines.node },
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  const r = spawnSync('npm', ['pack', '--silent', '--pack-destination', outDir], {
+    cwd: stage,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
   if (r.status !== 0) throw new Error(`npm pack failed: ${r.stderr}`);
   const file = path.join(outDir, r.stdout.trim().split('\n').pop());
-  console.log(`${path.relative(process.cwd(), file) || file} ${fs.statSync(file).size} bytes: npm i -g ${path.relative(process.cwd(), file) || file}`);
+  console.log(
+    `${path.relative(process.cwd(), file) || file} ${fs.statSync(file).size} bytes: npm i -g ${path.relative(process.cwd(), file) || file}`,
+  );
 } finally {
   fs.rmSync(stage, { recursive: true, force: true });
 }

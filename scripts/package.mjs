@@ -24,7 +24,9 @@ import { parseArgs } from 'node:util';
 import { imagesAsText } from './inline-images.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({ options: { out: { type: 'string' }, 'no-build': { type: 'boolean', default: false }, 'base-images-url': { type: 'string' } } });
+const { values: opt } = parseArgs({
+  options: { out: { type: 'string' }, 'no-build': { type: 'boolean', default: false }, 'base-images-url': { type: 'string' } },
+});
 const { version } = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
 const out = path.resolve(opt.out ?? path.join(REPO, `mcp-gate-${version}.vsix`));
 
@@ -35,19 +37,30 @@ if (!opt['no-build']) {
 let readmePath = 'README.extension.md';
 const extra = [];
 if (opt['base-images-url']) {
-  if (!/^https:\/\//.test(opt['base-images-url'])) { console.error('package: --base-images-url must be an https URL'); process.exit(1); }
+  if (!/^https:\/\//.test(opt['base-images-url'])) {
+    console.error('package: --base-images-url must be an https URL');
+    process.exit(1);
+  }
   extra.push('--baseImagesUrl', opt['base-images-url']);
 } else {
   let inlined;
-  try { inlined = imagesAsText(fs.readFileSync(path.join(REPO, 'README.extension.md'), 'utf8'), REPO); } catch (e) { console.error(`package: ${e.message}`); process.exit(1); }
+  try {
+    inlined = imagesAsText(fs.readFileSync(path.join(REPO, 'README.extension.md'), 'utf8'), REPO);
+  } catch (e) {
+    console.error(`package: ${e.message}`);
+    process.exit(1);
+  }
   readmePath = 'out/package/README.extension.md'; // out/ is gitignored; vsce takes the readme from inside the folder
   fs.mkdirSync(path.join(REPO, 'out/package'), { recursive: true });
   fs.writeFileSync(path.join(REPO, readmePath), inlined);
   extra.push('--no-rewrite-relative-links');
 }
 const vsce = path.join(REPO, 'node_modules/@vscode/vsce/vsce');
-const r = spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--readme-path', readmePath, ...extra,
-  '--out', out], { cwd: REPO, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+const r = spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--readme-path', readmePath, ...extra, '--out', out], {
+  cwd: REPO,
+  encoding: 'utf8',
+  env: { ...process.env, NO_COLOR: '1' },
+});
 const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
 process.stdout.write(text);
 const warnings = text.split('\n').filter((l) => /\bWARNING\b|\bwarn(ing)?\b/i.test(l));

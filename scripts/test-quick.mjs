@@ -10,7 +10,9 @@ import path from 'node:path';
 
 const git = (...args) => {
   try {
-    return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter(Boolean);
+    return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -18,11 +20,13 @@ const git = (...args) => {
 
 function changedFiles() {
   const base = git('merge-base', 'HEAD', 'main')[0];
-  return [...new Set([
-    ...(base ? git('diff', '--name-only', base, 'HEAD') : []),
-    ...git('diff', '--name-only', 'HEAD'),
-    ...git('ls-files', '--others', '--exclude-standard'),
-  ])];
+  return [
+    ...new Set([
+      ...(base ? git('diff', '--name-only', base, 'HEAD') : []),
+      ...git('diff', '--name-only', 'HEAD'),
+      ...git('ls-files', '--others', '--exclude-standard'),
+    ]),
+  ];
 }
 
 /** The compiled unit tests for one source or test path (a file or a folder). */
@@ -57,8 +61,20 @@ const run = (cmd, args) => {
   if (r.status !== 0) process.exit(r.status ?? 1);
 };
 
-if (!specs.length) console.error(`[test:quick] no unit test mirrors ${files.length ? files.join(', ') : 'the changes'}; running the layer rules only`);
+if (!specs.length)
+  console.error(`[test:quick] no unit test mirrors ${files.length ? files.join(', ') : 'the changes'}; running the layer rules only`);
 if (needsBuild) run(process.execPath, ['scripts/build.mjs']);
 run(process.execPath, [path.join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.test.json']);
 // .mocharc's spec would add every test: its other options are given here instead.
-run(process.execPath, [path.join('node_modules', 'mocha', 'bin', 'mocha.js'), '--no-config', '--timeout', '120000', '--exit', '--enable-source-maps', '--reporter', './test/reporter.js', 'out/test/unit/layers.test.js', ...specs]);
+run(process.execPath, [
+  path.join('node_modules', 'mocha', 'bin', 'mocha.js'),
+  '--no-config',
+  '--timeout',
+  '120000',
+  '--exit',
+  '--enable-source-maps',
+  '--reporter',
+  './test/reporter.js',
+  'out/test/unit/layers.test.js',
+  ...specs,
+]);

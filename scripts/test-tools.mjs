@@ -32,7 +32,11 @@ function wanted(node) {
 }
 
 function installed(node) {
-  try { return fs.readFileSync(MARKER, 'utf8').trim() === wanted(node); } catch { return false; }
+  try {
+    return fs.readFileSync(MARKER, 'utf8').trim() === wanted(node);
+  } catch {
+    return false;
+  }
 }
 
 function main() {
@@ -41,24 +45,37 @@ function main() {
     console.error(`[test-tools] Node 22 not found at ${node}: run \`npm run vscode-host\` first (or set NODE22)`);
     process.exit(1);
   }
-  if (installed(node)) { console.log('[test-tools] test/tools is installed (lock unchanged)'); return; }
+  if (installed(node)) {
+    console.log('[test-tools] test/tools is installed (lock unchanged)');
+    return;
+  }
   if (process.argv.includes('--check')) {
     console.error('[test-tools] test/tools/node_modules is missing or stale: run `node scripts/test-tools.mjs`');
     process.exit(1);
   }
   // npm's own CLI, run by Node 22. `npm run` exports npm_* settings (prefix, user agent ...) that must not leak in.
-  const npmCli = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath)
-    ? process.env.npm_execpath
-    : path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
-  if (!fs.existsSync(npmCli)) { console.error(`[test-tools] npm not found at ${npmCli}`); process.exit(1); }
+  const npmCli =
+    process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath)
+      ? process.env.npm_execpath
+      : path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+  if (!fs.existsSync(npmCli)) {
+    console.error(`[test-tools] npm not found at ${npmCli}`);
+    process.exit(1);
+  }
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/.test(k)));
   env.PATH = `${path.dirname(node)}${path.delimiter}${env.PATH ?? ''}`;
   fs.rmSync(MARKER, { force: true });
   console.log(`[test-tools] npm ci in test/tools with Node ${spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()}`);
   const r = spawnSync(node, [npmCli, 'ci', '--no-audit', '--no-fund'], { cwd: DIR, env, stdio: 'inherit' });
-  if (r.status !== 0) { console.error('[test-tools] npm ci in test/tools failed'); process.exit(1); }
+  if (r.status !== 0) {
+    console.error('[test-tools] npm ci in test/tools failed');
+    process.exit(1);
+  }
   for (const f of ['node_modules/.bin/claude', 'node_modules/@modelcontextprotocol/conformance/dist/index.js']) {
-    if (!fs.existsSync(path.join(DIR, f))) { console.error(`[test-tools] test/tools/${f} is missing after npm ci`); process.exit(1); }
+    if (!fs.existsSync(path.join(DIR, f))) {
+      console.error(`[test-tools] test/tools/${f} is missing after npm ci`);
+      process.exit(1);
+    }
   }
   fs.writeFileSync(MARKER, `${wanted(node)}\n`);
 }

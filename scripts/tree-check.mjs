@@ -19,7 +19,8 @@ function snapshot() {
   for (const entry of r.stdout.split('\0').filter(Boolean)) {
     const file = entry.slice(3);
     const abs = path.join(REPO, file);
-    out[file] = `${entry.slice(0, 2)} ${fs.existsSync(abs) && fs.statSync(abs).isFile() ? createHash('sha256').update(fs.readFileSync(abs)).digest('hex') : '-'}`;
+    out[file] =
+      `${entry.slice(0, 2)} ${fs.existsSync(abs) && fs.statSync(abs).isFile() ? createHash('sha256').update(fs.readFileSync(abs)).digest('hex') : '-'}`;
   }
   return out;
 }
@@ -33,7 +34,9 @@ if (process.argv.includes('--start')) {
   const now = snapshot();
   const changed = [...new Set([...Object.keys(before), ...Object.keys(now)])].filter((f) => before[f] !== now[f]).sort();
   if (changed.length) {
-    console.error(`the test run changed the working tree (git status):\n${changed.map((f) => `  ${now[f]?.slice(0, 2) ?? 'gone'} ${f}`).join('\n')}`);
+    console.error(
+      `the test run changed the working tree (git status):\n${changed.map((f) => `  ${now[f]?.slice(0, 2) ?? 'gone'} ${f}`).join('\n')}`,
+    );
     process.exit(1);
   }
   console.log('working tree as before the run');

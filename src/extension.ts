@@ -64,11 +64,29 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
     service.onDidChange(() => gateway?.decisionsChanged()),
   );
   if (vscode.workspace.isTrusted === false) channel.info('Restricted Mode: no repository MCP server is offered or started.');
-  context.subscriptions.push(service.whenReady(() => {
-    for (const f of service.folders()) if (f.report?.escapeHatch) service.log.write({ kind: 'gate.escape-hatch', project: f.report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
-  }));
+  context.subscriptions.push(
+    service.whenReady(() => {
+      for (const f of service.folders())
+        if (f.report?.escapeHatch)
+          service.log.write({
+            kind: 'gate.escape-hatch',
+            project: f.report.project,
+            detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server',
+          });
+    }),
+  );
   context.subscriptions.push(notifications(service), sandboxNotice(service));
-  return { service, gateway, prompts, decisions, routing: routing.view, status: status.item, contextKeys: () => keys.current(), panel: () => TrustPanel.shown(), activationMs: performance.now() - started };
+  return {
+    service,
+    gateway,
+    prompts,
+    decisions,
+    routing: routing.view,
+    status: status.item,
+    contextKeys: () => keys.current(),
+    panel: () => TrustPanel.shown(),
+    activationMs: performance.now() - started,
+  };
 }
 
 export function deactivate(): void {}

@@ -39,7 +39,9 @@ const badges = { waiting: badge(), decided: badge(), log: badge() };
 const servers = createServerLists(ctx, status, badges);
 const log = createLogView(ctx, status.element, badges.log);
 
-const tabs = h('vscode-tabs', { attrs: { 'selected-index': String(TABS.indexOf(ctx.ui.tab)) } },
+const tabs = h(
+  'vscode-tabs',
+  { attrs: { 'selected-index': String(TABS.indexOf(ctx.ui.tab)) } },
   h('vscode-tab-header', { attrs: { slot: 'header', 'data-tab': 'waiting' } }, icon('bell'), ' Waiting ', badges.waiting),
   h('vscode-tab-panel', {}, servers.waiting),
   h('vscode-tab-header', { attrs: { slot: 'header', 'data-tab': 'decided' } }, icon('checklist'), ' Decided ', badges.decided),
@@ -54,7 +56,7 @@ app.removeAttribute('aria-busy');
 // ---- tabs ---------------------------------------------------------------------------------------------------
 tabs.addEventListener('vsc-tabs-select', (e) => {
   const { ui } = ctx;
-  ui.scroll[ui.tab] = ui.tab === 'log' ? log.scrollTop() : document.scrollingElement?.scrollTop ?? 0;
+  ui.scroll[ui.tab] = ui.tab === 'log' ? log.scrollTop() : (document.scrollingElement?.scrollTop ?? 0);
   ui.tab = TABS[e.detail.selectedIndex] ?? 'waiting';
   ctx.save();
   if (ui.tab === 'log') log.shown();
@@ -111,12 +113,16 @@ window.addEventListener('message', (e: MessageEvent) => {
       break;
   }
 });
-window.addEventListener('scroll', () => {
-  if (ctx.ui.tab !== 'log') {
-    ctx.ui.scroll[ctx.ui.tab] = document.scrollingElement?.scrollTop ?? 0;
-    ctx.save();
-  }
-}, { passive: true });
+window.addEventListener(
+  'scroll',
+  () => {
+    if (ctx.ui.tab !== 'log') {
+      ctx.ui.scroll[ctx.ui.tab] = document.scrollingElement?.scrollTop ?? 0;
+      ctx.save();
+    }
+  },
+  { passive: true },
+);
 
 performance.mark('mcp-gate:ready');
 ctx.post({ type: 'ready' });

@@ -82,11 +82,17 @@ export interface CheckResult {
 /** The categories of `--fail-on a,b`, in their own order; every category without the option. */
 export function failOnCategories(value: string | undefined): CheckCategory[] {
   if (value === undefined) return [...CHECK_CATEGORIES];
-  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const valid = `the categories are ${CHECK_CATEGORIES.join(', ')}`;
   if (!names.length) throw new UsageError(`--fail-on takes a comma-separated list of categories; ${valid}`);
   const unknown = names.filter((n) => !(CHECK_CATEGORIES as readonly string[]).includes(n));
-  if (unknown.length) throw new UsageError(`--fail-on: unknown ${unknown.length === 1 ? 'category' : 'categories'} ${unknown.map((n) => JSON.stringify(n)).join(', ')}; ${valid}`);
+  if (unknown.length)
+    throw new UsageError(
+      `--fail-on: unknown ${unknown.length === 1 ? 'category' : 'categories'} ${unknown.map((n) => JSON.stringify(n)).join(', ')}; ${valid}`,
+    );
   return CHECK_CATEGORIES.filter((c) => names.includes(c));
 }
 
@@ -103,7 +109,19 @@ function serverNext(s: ServerReport, report: GateReport): string {
 }
 
 function serverEntry(s: ServerReport, report: GateReport): ServerEntry {
-  return { kind: 'server', name: s.name, source: s.source, file: s.file, line: s.position.line, scope: s.scope, gated: s.gated, state: s.state, disabled: s.disabled, reason: s.reason, next: serverNext(s, report) };
+  return {
+    kind: 'server',
+    name: s.name,
+    source: s.source,
+    file: s.file,
+    line: s.position.line,
+    scope: s.scope,
+    gated: s.gated,
+    state: s.state,
+    disabled: s.disabled,
+    reason: s.reason,
+    next: serverNext(s, report),
+  };
 }
 
 /** Sorts a report and the pre-approval check into the four categories, with the exit code for `failOn`. */
@@ -111,22 +129,55 @@ export function checkResult(report: GateReport, pre: PreApprovalReport, failOn: 
   const servers = (hold: Hold) => report.servers.filter((s) => holdOf(s) === hold).map((s) => serverEntry(s, report));
   const inFullBlock = new Set(report.fullBlock.flatMap((b) => b.files));
   const blocked: CheckResult['blocked'] = [
-    ...report.fullBlock.map((b): FullBlockEntry => ({ kind: 'full-block', reason: b.reason, files: b.files, next: 'nothing of this project may run until it is fixed' })),
+    ...report.fullBlock.map((b): FullBlockEntry => ({
+      kind: 'full-block',
+      reason: b.reason,
+      files: b.files,
+      next: 'nothing of this project may run until it is fixed',
+    })),
     // A source that exists but cannot be used is not an empty one: it fails closed, in any scope.
     ...report.sources
       .filter((s) => (s.status === 'unreadable' || s.status === 'invalid') && !inFullBlock.has(s.file))
-      .map((s): SourceEntry => ({ kind: 'source', source: s.source, file: s.file, scope: s.scope, status: s.status, problems: s.problems, next: `MCP Gate cannot tell what it declares: fix or remove ${s.source}` })),
+      .map((s): SourceEntry => ({
+        kind: 'source',
+        source: s.source,
+        file: s.file,
+        scope: s.scope,
+        status: s.status,
+        problems: s.problems,
+        next: `MCP Gate cannot tell what it declares: fix or remove ${s.source}`,
+      })),
     ...servers('blocked'),
   ];
   const preapproval: CheckResult['preapproval'] = [
-    ...pre.attempts.map((a): AttemptEntry => ({ kind: 'attempt', ...a, next: `remove ${a.key} from ${a.file}: MCP Gate ignores it, but ${a.agent} obeys it where MCP Gate is not in front of it` })),
-    ...pre.problems.map((p): UnreadableEntry => ({ kind: 'unreadable', problem: p, next: 'MCP Gate cannot tell what it pre-approves: fix or remove it' })),
+    ...pre.attempts.map((a): AttemptEntry => ({
+      kind: 'attempt',
+      ...a,
+      next: `remove ${a.key} from ${a.file}: MCP Gate ignores it, but ${a.agent} obeys it where MCP Gate is not in front of it`,
+    })),
+    ...pre.problems.map((p): UnreadableEntry => ({
+      kind: 'unreadable',
+      problem: p,
+      next: 'MCP Gate cannot tell what it pre-approves: fix or remove it',
+    })),
   ];
   const r = { pending: servers('pending'), changed: servers('changed'), blocked, preapproval };
   const health = report.store.health;
-  const error = health.status === 'corrupt' ? `the approval store ${report.store.file} cannot be read (${health.problem}), so what is approved is unknown` : undefined;
+  const error =
+    health.status === 'corrupt'
+      ? `the approval store ${report.store.file} cannot be read (${health.problem}), so what is approved is unknown`
+      : undefined;
   const exitCode = error ? 1 : failOn.reduce((code, c) => code + (r[c].length ? CHECK_BITS[c] : 0), 0);
-  return { project: report.project, ok: exitCode === 0, exitCode, failOn, store: report.store, escapeHatch: report.escapeHatch, ...(error ? { error } : {}), ...r };
+  return {
+    project: report.project,
+    ok: exitCode === 0,
+    exitCode,
+    failOn,
+    store: report.store,
+    escapeHatch: report.escapeHatch,
+    ...(error ? { error } : {}),
+    ...r,
+  };
 }
 
 function serverLine(e: ServerEntry): string {
@@ -157,7 +208,8 @@ const HEADINGS: Record<CheckCategory, string> = {
 
 /** The check as a person reads it: the project and store, each entry under its category, then the summary. */
 export function checkText(r: CheckResult): string {
-  const health = r.store.health.status === 'missing' ? 'nothing approved yet' : r.store.health.status === 'ok' ? 'readable' : 'CANNOT BE READ';
+  const health =
+    r.store.health.status === 'missing' ? 'nothing approved yet' : r.store.health.status === 'ok' ? 'readable' : 'CANNOT BE READ';
   const L = [`project ${escapeText(r.project)}`, `store   ${escapeText(r.store.file)} (${health})`];
   if (r.escapeHatch) L.push('WARNING MCP_GATE_ALLOW_PROJECT=1 is set: every repository server counts as approved without review');
   for (const c of CHECK_CATEGORIES) {
@@ -166,8 +218,15 @@ export function checkText(r: CheckResult): string {
     for (const e of r[c]) L.push(`  ${entryLine(e)}`);
   }
   const failing = r.failOn.filter((c) => r[c].length);
-  const why = r.error ? `could not evaluate: ${escapeText(r.error)}` : failing.length ? failing.map((c) => `${CHECK_BITS[c]} ${c}`).join(' + ') : 'nothing to fail on';
-  L.push('', `check: ${CHECK_CATEGORIES.map((c) => `${r[c].length} ${c}`).join(', ')}; fails on ${r.failOn.join(', ')}; exit ${r.exitCode} (${why})`);
+  const why = r.error
+    ? `could not evaluate: ${escapeText(r.error)}`
+    : failing.length
+      ? failing.map((c) => `${CHECK_BITS[c]} ${c}`).join(' + ')
+      : 'nothing to fail on';
+  L.push(
+    '',
+    `check: ${CHECK_CATEGORIES.map((c) => `${r[c].length} ${c}`).join(', ')}; fails on ${r.failOn.join(', ')}; exit ${r.exitCode} (${why})`,
+  );
   return L.join('\n');
 }
 
@@ -192,4 +251,3 @@ export async function checkCommand(ctx: Ctx): Promise<number> {
     team?.done();
   }
 }
-

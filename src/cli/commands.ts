@@ -15,7 +15,17 @@ import { ruleText } from '../policy/rules';
 import { OUTCOME_WORDS, OUTCOMES, type LoggedEvent } from '../host/log/log';
 import type { ChainReport } from '../host/log/log-chain';
 import { serverIdentity } from '../host/identity';
-import { doctorText, preApprovalText, fullBlockText, listText, policyText, reportJson, sandboxText, serverJson, serverText } from '../report/render';
+import {
+  doctorText,
+  preApprovalText,
+  fullBlockText,
+  listText,
+  policyText,
+  reportJson,
+  sandboxText,
+  serverJson,
+  serverText,
+} from '../report/render';
 import { logLine } from '../report/log-line';
 import { resultLines } from '../report/tool-text';
 import { packageOps, UsageError, type Ctx } from './context';
@@ -30,7 +40,19 @@ import { serveCommand } from './serve';
 import { defaultGateCommand, installCommand, readText, sameBuildGate } from './install';
 import { agentName, managedEdits, type Agent, type ManagedAgent } from '../trust/sources/tools';
 import { AgentFileError } from '../trust/sources/tools/edits';
-import { brokenGateEntries, gateEntries, installedGateOf, managedLayers, namesTaken, userAllowlistGaps, type AllowlistGap, type BrokenGateEntry, type GateEntry, type ManagedLayer, type NameTaken } from '../trust/sources/tools/installed';
+import {
+  brokenGateEntries,
+  gateEntries,
+  installedGateOf,
+  managedLayers,
+  namesTaken,
+  userAllowlistGaps,
+  type AllowlistGap,
+  type BrokenGateEntry,
+  type GateEntry,
+  type ManagedLayer,
+  type NameTaken,
+} from '../trust/sources/tools/installed';
 import { preApprovalAttempts } from '../trust/sources/preapproval';
 import type { CommandId } from './usage';
 
@@ -78,9 +100,49 @@ async function doctor(ctx: Ctx): Promise<number> {
   const policy = policyOf(report);
   const secretSet = (name: string) => Boolean(machine.env[SECRET_ENV_PREFIX + name]);
   const pre = preApprovalAttempts(report.project);
-  const allowlists = agentAllowlists(machine, input.storeDir, report.servers.filter((x) => x.scope === 'repository'));
-  if (o.json) out(JSON.stringify({ ...reportJson(report, storeHow), preApprovals: pre, agentAllowlists: allowlists, policy: { file: policy.file, rules: policy.rules.length, secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })), problems: policy.problems } }, null, 2));
-  else out(doctorText(report, storeHow, ctx.words, ctx.store.others.map((d) => `another MCP Gate store holds approvals: ${d} — those are not seen here; to use it instead: export MCP_GATE_STORE=${shellArg(d)}`)) + '\n\n' + preApprovalText(pre) + '\n\n' + policyText(policy, secretSet, ctx.words) + '\n\n' + sandboxText(report, policy, machine.home, ctx.sandboxProbe()) + '\n\n' + agentAllowlistText(allowlists));
+  const allowlists = agentAllowlists(
+    machine,
+    input.storeDir,
+    report.servers.filter((x) => x.scope === 'repository'),
+  );
+  if (o.json)
+    out(
+      JSON.stringify(
+        {
+          ...reportJson(report, storeHow),
+          preApprovals: pre,
+          agentAllowlists: allowlists,
+          policy: {
+            file: policy.file,
+            rules: policy.rules.length,
+            secrets: policy.secrets.map((e) => ({ name: e.name, to: e.to, bind: e.bind, as: e.as, valueSet: secretSet(e.name) })),
+            problems: policy.problems,
+          },
+        },
+        null,
+        2,
+      ),
+    );
+  else
+    out(
+      doctorText(
+        report,
+        storeHow,
+        ctx.words,
+        ctx.store.others.map(
+          (d) =>
+            `another MCP Gate store holds approvals: ${d} — those are not seen here; to use it instead: export MCP_GATE_STORE=${shellArg(d)}`,
+        ),
+      ) +
+        '\n\n' +
+        preApprovalText(pre) +
+        '\n\n' +
+        policyText(policy, secretSet, ctx.words) +
+        '\n\n' +
+        sandboxText(report, policy, machine.home, ctx.sandboxProbe()) +
+        '\n\n' +
+        agentAllowlistText(allowlists),
+    );
   return report.fullBlock.length || policy.problems.length ? 1 : 0;
 }
 
@@ -89,16 +151,30 @@ async function doctor(ctx: Ctx): Promise<number> {
  * and Codex CLI with --managed), which administrator layers (`install <agent> --managed`) are in place, and the
  * repository servers that take a user server's name where an agent allows by name (each agent's adapter knows how).
  */
-type AgentAllowlists = { gaps: AllowlistGap[]; managed: ManagedLayer<ManagedAgent>[]; namesTaken: NameTaken[]; problems: string[]; broken: BrokenGateEntry[]; entries: GateEntry[] };
+type AgentAllowlists = {
+  gaps: AllowlistGap[];
+  managed: ManagedLayer<ManagedAgent>[];
+  namesTaken: NameTaken[];
+  problems: string[];
+  broken: BrokenGateEntry[];
+  entries: GateEntry[];
+};
 
-function agentAllowlists(machine: Machine, storeDir: string, repositoryServers: readonly { name: string; source: string }[]): AgentAllowlists {
+function agentAllowlists(
+  machine: Machine,
+  storeDir: string,
+  repositoryServers: readonly { name: string; source: string }[],
+): AgentAllowlists {
   const problems: string[] = [];
   const gaps: AllowlistGap[] = [];
   let managed: ManagedLayer<ManagedAgent>[] = [];
   const taken: NameTaken[] = [];
   const listDir = (dir: string) => {
     try {
-      return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name);
+      return fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isFile() || d.isSymbolicLink())
+        .map((d) => d.name);
     } catch {
       return []; // no drop-in folder
     }
@@ -112,7 +188,11 @@ function agentAllowlists(machine: Machine, storeDir: string, repositoryServers: 
     }
   };
   const installed = (agent: Agent) => sameBuildGate(installedGateOf(agent, readText, machine, fs.existsSync));
-  attempt(() => gaps.push(...userAllowlistGaps(readText, listDir, machine, (agent) => installed(agent) ?? defaultGateCommand(storeDir, { write: false }))));
+  attempt(() =>
+    gaps.push(
+      ...userAllowlistGaps(readText, listDir, machine, (agent) => installed(agent) ?? defaultGateCommand(storeDir, { write: false })),
+    ),
+  );
   const broken: BrokenGateEntry[] = [];
   attempt(() => broken.push(...brokenGateEntries(readText, machine, fs.existsSync)));
   const entries: GateEntry[] = [];
@@ -130,20 +210,30 @@ function agentAllowlistText(r: AgentAllowlists): string {
   const L = ['agents behind the gate (mcp-gate install <agent>):'];
   const working = r.entries.filter((e) => !r.broken.some((b) => b.file === e.file));
   if (!r.entries.length) L.push('  (none: `mcp-gate install claude`, `codex`, `gemini` or `cursor` puts one behind it)');
-  for (const e of working) L.push(`  ${agentName(e.agent)}: starts MCP Gate from ${escapeText(e.file)} (${escapeText([e.command, ...e.args].join(' '))}); its program is there`);
+  for (const e of working)
+    L.push(
+      `  ${agentName(e.agent)}: starts MCP Gate from ${escapeText(e.file)} (${escapeText([e.command, ...e.args].join(' '))}); its program is there`,
+    );
   for (const b of r.broken) L.push(`  ${agentName(b.agent)}: BROKEN — see below`);
   L.push('', 'agent allowlists (the allowlists mcp-gate install wrote):');
   if (!r.gaps.length && !r.problems.length && !r.namesTaken.length && !r.broken.length) L.push('  (up to date, or none installed)');
   for (const b of r.broken) {
-    L.push(`  broken: ${agentName(b.agent)}'s "mcp-gate" entry in ${escapeText(b.file)} runs ${escapeText(b.missing)}, which no longer exists: ${agentName(b.agent)} cannot start MCP Gate; run \`mcp-gate install ${b.agent}\` again`);
+    L.push(
+      `  broken: ${agentName(b.agent)}'s "mcp-gate" entry in ${escapeText(b.file)} runs ${escapeText(b.missing)}, which no longer exists: ${agentName(b.agent)} cannot start MCP Gate; run \`mcp-gate install ${b.agent}\` again`,
+    );
   }
   for (const g of r.gaps) {
-    L.push(`  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the ${g.key ?? 'allowedMcpServers'} of ${escapeText(g.allowlist)}: ${g.agent ?? 'Claude Code'} does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`);
+    L.push(
+      `  stale: your ${g.server.scope} server ${escapeText(JSON.stringify(g.server.name))} is not in the ${g.key ?? 'allowedMcpServers'} of ${escapeText(g.allowlist)}: ${g.agent ?? 'Claude Code'} does not start it; run \`${g.fix}\` again${g.fix.endsWith('--managed') ? ' as root' : ''} to list it`,
+    );
   }
   for (const n of r.namesTaken) L.push(`  ${n.note}`);
   for (const p of r.problems) L.push(`  could not check: ${escapeText(p)}`);
   L.push('', 'administrator layers (mcp-gate install <agent> --managed, as root):');
-  for (const m of r.managed) L.push(`  ${agentName(m.agent)}: ${m.installed ? `installed in ${escapeText(m.file)}: ${managedEdits(m.agent).closes}` : `not installed (${escapeText(m.file)})`}`);
+  for (const m of r.managed)
+    L.push(
+      `  ${agentName(m.agent)}: ${m.installed ? `installed in ${escapeText(m.file)}: ${managedEdits(m.agent).closes}` : `not installed (${escapeText(m.file)})`}`,
+    );
   return L.join('\n');
 }
 
@@ -172,11 +262,18 @@ async function explain(ctx: Ctx): Promise<number> {
   const scope = o.scope ?? (declared.size === 1 && declared.has('repository') ? 'repository' : 'user');
   if (scope !== 'user' && scope !== 'repository') throw new UsageError(`--scope must be user or repository, not ${JSON.stringify(scope)}`);
   const who = serverIdentity({ name: server, gated: scope === 'repository' }, report.project);
-  const lines = explainAction(rest[0], policy.rules, who, o.args !== undefined ? { args: jsonArgs(o.args), workspace: report.project } : { workspace: report.project });
+  const lines = explainAction(
+    rest[0],
+    policy.rules,
+    who,
+    o.args !== undefined ? { args: jsonArgs(o.args), workspace: report.project } : { workspace: report.project },
+  );
   out(lines.join('\n'));
-  out(scope === 'user'
-    ? 'as seen by: your user-scope servers (rules without "project"; --scope repository for the servers of a repository)'
-    : `as seen by: the repository servers of ${report.project} (rules whose "project" is this folder or "*")${o.scope ? '' : `; "${server}" is declared by this repository (--scope user for your own server of that name)`}`);
+  out(
+    scope === 'user'
+      ? 'as seen by: your user-scope servers (rules without "project"; --scope repository for the servers of a repository)'
+      : `as seen by: the repository servers of ${report.project} (rules whose "project" is this folder or "*")${o.scope ? '' : `; "${server}" is declared by this repository (--scope user for your own server of that name)`}`,
+  );
   for (const n of policy.notes) out(`note: ${n}`);
   out(`rules from: ${policy.file} (user scope; a repository cannot grant)`);
   return lines[1] === 'decision: allow' ? 0 : 1;
@@ -221,7 +318,9 @@ async function approve(ctx: Ctx): Promise<number> {
       return 1;
     }
   }
-  const r = await finishBeforeStopping(approveOrReject(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock, image }));
+  const r = await finishBeforeStopping(
+    approveOrReject(input, name, o.source, 'approved', { log, expectedDigest: s.pinned.digest, lock, image }),
+  );
   out(`approved "${r.server.name}" (${r.server.source}) at ${r.server.pinned!.digest}`);
   return 0;
 }
@@ -236,12 +335,22 @@ async function tools(ctx: Ctx): Promise<number> {
     const host = server.definition?.type === 'http' ? new URL(server.definition.url!).hostname.replace(/^\[|\]$/g, '') : undefined;
     const tools = session.tools();
     if (o.json) {
-      out(JSON.stringify(tools.map((t) => ({ ...t, policy: mayCallTool(who, host, t.name, policy.rules).decision })), null, 2));
+      out(
+        JSON.stringify(
+          tools.map((t) => ({ ...t, policy: mayCallTool(who, host, t.name, policy.rules).decision })),
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     out(`${tools.length} tool${tools.length === 1 ? '' : 's'} from ${server.name} (${server.source})${host ? ` at ${host}` : ''}:`);
     // Columns: name, [decision], first line of the description; each as wide as its widest cell.
-    const rows = tools.map((t) => ({ name: escapeText(t.name), decision: `[${mayCallTool(who, host, t.name, policy.rules).decision}]`, description: escapeText(t.description.split('\n')[0] ?? '') }));
+    const rows = tools.map((t) => ({
+      name: escapeText(t.name),
+      decision: `[${mayCallTool(who, host, t.name, policy.rules).decision}]`,
+      description: escapeText(t.description.split('\n')[0] ?? ''),
+    }));
     const nameWidth = Math.max(0, ...rows.map((r) => r.name.length));
     const decisionWidth = Math.max(0, ...rows.map((r) => r.decision.length));
     for (const r of rows) out(`  ${r.name.padEnd(nameWidth)}  ${r.decision.padEnd(decisionWidth)}  ${r.description}`.trimEnd());
@@ -253,9 +362,15 @@ async function tools(ctx: Ctx): Promise<number> {
       const scope = server.gated ? ' --scope repository' : '';
       const project = server.gated && !/--project /.test(ctx.flags) ? ` --project ${shellArg(report.project)}` : '';
       const first = blocked[0]!;
-      const permit = mayCallTool(who, host, first.name, policy.rules).steps?.filter((s) => s.decision !== 'allow' && s.permittedBy).map((s) => ruleText(s.permittedBy!)) ?? [];
-      out(`${blocked.length} of ${tools.length} cannot be called without an allow rule; why: mcp-gate explain ${shellArg(`mcp.${server.name}.tool.${first.name}`)}${scope}${project}${ctx.flags ? ` ${ctx.flags}` : ''}`);
-      if (permit.length) out(`to allow ${escapeText(first.name)}, add to "rules" in ${escapeText(policy.file)}: ${permit.map(escapeText).join(' and ')}`);
+      const permit =
+        mayCallTool(who, host, first.name, policy.rules)
+          .steps?.filter((s) => s.decision !== 'allow' && s.permittedBy)
+          .map((s) => ruleText(s.permittedBy!)) ?? [];
+      out(
+        `${blocked.length} of ${tools.length} cannot be called without an allow rule; why: mcp-gate explain ${shellArg(`mcp.${server.name}.tool.${first.name}`)}${scope}${project}${ctx.flags ? ` ${ctx.flags}` : ''}`,
+      );
+      if (permit.length)
+        out(`to allow ${escapeText(first.name)}, add to "rules" in ${escapeText(policy.file)}: ${permit.map(escapeText).join(' and ')}`);
     }
     return 0;
   } finally {
@@ -298,7 +413,15 @@ async function call(ctx: Ctx): Promise<number> {
 }
 
 async function update(ctx: Ctx): Promise<number> {
-  return updateCommand({ input: ctx.input, name: ctx.needName('update'), source: ctx.o.source, yes: Boolean(ctx.o.yes), ask, log: ctx.log, words: ctx.words });
+  return updateCommand({
+    input: ctx.input,
+    name: ctx.needName('update'),
+    source: ctx.o.source,
+    yes: Boolean(ctx.o.yes),
+    ask,
+    log: ctx.log,
+    words: ctx.words,
+  });
 }
 
 async function serve(ctx: Ctx): Promise<number> {
@@ -309,7 +432,21 @@ async function serve(ctx: Ctx): Promise<number> {
 async function install(ctx: Ctx): Promise<number> {
   const { command, rest, o, input, store, machine } = ctx;
   if (command !== 'install' && command !== 'uninstall') throw new UsageError(`${command} is not install or uninstall`);
-  return finishBeforeStopping(installCommand({ verb: command, rest, yes: Boolean(o.yes), managed: Boolean(o.managed), projectDir: input.projectDir, projectGiven: o.project !== undefined, storeDir: store.dir, home: machine.home, env: machine.env, ask, isTTY: Boolean(process.stdin.isTTY) }));
+  return finishBeforeStopping(
+    installCommand({
+      verb: command,
+      rest,
+      yes: Boolean(o.yes),
+      managed: Boolean(o.managed),
+      projectDir: input.projectDir,
+      projectGiven: o.project !== undefined,
+      storeDir: store.dir,
+      home: machine.home,
+      env: machine.env,
+      ask,
+      isTTY: Boolean(process.stdin.isTTY),
+    }),
+  );
 }
 
 async function showLog(ctx: Ctx): Promise<number> {
@@ -321,8 +458,14 @@ async function showLog(ctx: Ctx): Promise<number> {
     out(o.json ? JSON.stringify(r, null, 2) : chainText(r));
     return r.breaks.length ? 1 : 0;
   }
-  if (o.outcome && !(OUTCOMES as readonly string[]).includes(o.outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
-  const events = log.read().filter((e: LoggedEvent) => (!o.server || ('server' in e && e.server === o.server)) && (!o.outcome || ('outcome' in e && e.outcome === o.outcome)));
+  if (o.outcome && !(OUTCOMES as readonly string[]).includes(o.outcome))
+    throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
+  const events = log
+    .read()
+    .filter(
+      (e: LoggedEvent) =>
+        (!o.server || ('server' in e && e.server === o.server)) && (!o.outcome || ('outcome' in e && e.outcome === o.outcome)),
+    );
   if (o.json) out(JSON.stringify(events, null, 2));
   else if (events.length === 0) out(`no events${log.file ? ` in ${log.file}` : ''}`);
   else for (const e of events) out(logLine(e));
@@ -333,16 +476,26 @@ async function showLog(ctx: Ctx): Promise<number> {
 function chainText(r: ChainReport): string {
   const where = `${r.lines} line${r.lines === 1 ? '' : 's'} in ${r.files.length} file${r.files.length === 1 ? '' : 's'}${r.files.length ? ` (${r.files.map((f) => path.basename(f)).join(', ')})` : ''}, ${r.runs} writer run${r.runs === 1 ? '' : 's'}`;
   const head = r.breaks.length
-    ? [`the log's chain is broken: ${where}`, ...r.breaks.map((b) => `  ${b.file}:${b.line}  ${b.why}`), 'those lines were changed, removed, moved or added after MCP Gate wrote them (or a write did not complete)']
+    ? [
+        `the log's chain is broken: ${where}`,
+        ...r.breaks.map((b) => `  ${b.file}:${b.line}  ${b.why}`),
+        'those lines were changed, removed, moved or added after MCP Gate wrote them (or a write did not complete)',
+      ]
     : [`the log's chain holds: ${where}`];
-  return [...head, ...r.notes.map((n) => `note: ${n}`), 'a chain cannot show the last lines of a run removed with nothing after them, nor a log rewritten whole with new hashes: keep a copy elsewhere for that'].join('\n');
+  return [
+    ...head,
+    ...r.notes.map((n) => `note: ${n}`),
+    'a chain cannot show the last lines of a run removed with nothing after them, nor a log rewritten whole with new hashes: keep a copy elsewhere for that',
+  ].join('\n');
 }
 
 async function edit(ctx: Ctx): Promise<number> {
   const { o, machine, input, needName, command } = ctx;
   const name = needName(command);
   const report = evaluateGate(input);
-  const msg = await finishBeforeStopping(editServer(report, gateConfigPath(machine), name, command as 'enable' | 'disable' | 'remove', o.source));
+  const msg = await finishBeforeStopping(
+    editServer(report, gateConfigPath(machine), name, command as 'enable' | 'disable' | 'remove', o.source),
+  );
   out(msg);
   return 0;
 }

@@ -99,16 +99,52 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
   const store = findStoreDir(machine, o.store);
   const flags = hintFlags(o, (p) => path.resolve(p));
   const words = cliWords(flags);
-  const input: GateInput = { projectDir: path.resolve(o.project ?? process.cwd()), storeDir: store.dir, machine, masker: defaultMasker, words, loadGuard: true };
-  const storeHow = { flag: 'chosen by --store', env: 'chosen by MCP_GATE_STORE', found: 'the MCP Gate extension\'s store', default: 'where the VS Code extension keeps it' }[store.how];
+  const input: GateInput = {
+    projectDir: path.resolve(o.project ?? process.cwd()),
+    storeDir: store.dir,
+    machine,
+    masker: defaultMasker,
+    words,
+    loadGuard: true,
+  };
+  const storeHow = {
+    flag: 'chosen by --store',
+    env: 'chosen by MCP_GATE_STORE',
+    found: "the MCP Gate extension's store",
+    default: 'where the VS Code extension keeps it',
+  }[store.how];
   const log = new EventLog(store.dir, defaultMasker);
-  log.onFailure((f) => err(`warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`));
+  log.onFailure((f) =>
+    err(
+      `warning: the exchange log ${f.file} cannot be written (${f.error.message}); calls go on without a record unless "requireLog": true is set in ${gateConfigPath(machine)}`,
+    ),
+  );
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
   const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
   const sandboxProbe = () => sandboxAvailable();
-  const grantsOf = (report: GateReport): GrantsContext => ({ project: report.project, policy: policyOf(report), words, home: machine.home, sandbox: sandboxProbe(), storeDir: input.storeDir });
+  const grantsOf = (report: GateReport): GrantsContext => ({
+    project: report.project,
+    policy: policyOf(report),
+    words,
+    home: machine.home,
+    sandbox: sandboxProbe(),
+    storeDir: input.storeDir,
+  });
   return {
-    command, o, rest, machine, input, store, storeHow, log, words, flags, policyOf, grantsOf, sandboxProbe, secrets: secretSource,
+    command,
+    o,
+    rest,
+    machine,
+    input,
+    store,
+    storeHow,
+    log,
+    words,
+    flags,
+    policyOf,
+    grantsOf,
+    sandboxProbe,
+    secrets: secretSource,
     needName(verb) {
       if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
       return rest[0];
@@ -119,11 +155,29 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
     async startSession(name) {
       const report = evaluateGate(input);
       const policy = policyOf(report);
-      if (report.escapeHatch) log.write({ kind: 'gate.escape-hatch', project: report.project, detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server' });
+      if (report.escapeHatch)
+        log.write({
+          kind: 'gate.escape-hatch',
+          project: report.project,
+          detail: 'MCP_GATE_ALLOW_PROJECT=1 trusts every repository server',
+        });
       const found = findServer(report, name, o.source, words);
       if (!found.ok) throw new GateRefusal(found.message);
       serversMayStart();
-      const started = await Session.start({ report, policy, log, storeDir: store.dir, secrets: secretSource, env: machine.env, npm: packageOps, clientName: 'mcp-gate-cli', words }, [found.server]);
+      const started = await Session.start(
+        {
+          report,
+          policy,
+          log,
+          storeDir: store.dir,
+          secrets: secretSource,
+          env: machine.env,
+          npm: packageOps,
+          clientName: 'mcp-gate-cli',
+          words,
+        },
+        [found.server],
+      );
       // A signal closes the session; closing it normally unregisters it.
       const untrack = trackSession(started);
       const session = Object.assign(started, { close: () => Session.prototype.close.call(started).finally(untrack) });

@@ -15,7 +15,15 @@ import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import writeFileAtomic from 'write-file-atomic';
 import { agentName, agentTool, AGENTS, isAgent, isManagedAgent, MANAGED_AGENTS, managedEdits, type Agent } from '../trust/sources/tools';
-import { AgentFileError, readJson, undoChanges, valueAt, type AgentFile, type FileChange, type GateCommand } from '../trust/sources/tools/edits';
+import {
+  AgentFileError,
+  readJson,
+  undoChanges,
+  valueAt,
+  type AgentFile,
+  type FileChange,
+  type GateCommand,
+} from '../trust/sources/tools/edits';
 import { installedGateOf } from '../trust/sources/tools/installed';
 import { GATE_ENTRY_NAME, type Machine } from '../trust/sources/tools/tool';
 import { err, out } from './output';
@@ -115,7 +123,15 @@ function packageRoot(file: string): string | undefined {
  * `netshim/` beside it). The same list as
  * scripts/build-options.mjs's CLI_FILES (a unit test holds them equal).
  */
-export const CLI_FILES = ['cli.js', 'lock-worker.js', 'parser.js', 'undici.js', 'guard/node-guard.cjs', 'guard/mcp_gate_guard.py', 'netshim/net-shim.cjs'];
+export const CLI_FILES = [
+  'cli.js',
+  'lock-worker.js',
+  'parser.js',
+  'undici.js',
+  'guard/node-guard.cjs',
+  'guard/mcp_gate_guard.py',
+  'netshim/net-shim.cjs',
+];
 
 /**
  * The command an agent runs to reach MCP Gate: one that keeps working when the checkout it was installed from moves
@@ -133,13 +149,14 @@ export function defaultGateCommand(storeDir?: string, o: { write?: boolean; cli?
   const dir = path.join(storeDir, 'cli', hash.slice(0, 12));
   const target = path.join(dir, 'cli.js');
   // A copy is used only while its bytes are this build's; one that differs (changed on disk) is replaced.
-  const intact = () => CLI_FILES.every((name) => {
-    try {
-      return sha(fs.readFileSync(path.join(dir, name), 'utf8')) === sha(fs.readFileSync(path.join(path.dirname(cli), name), 'utf8'));
-    } catch {
-      return name !== 'cli.js' && !fs.existsSync(path.join(path.dirname(cli), name));
-    }
-  });
+  const intact = () =>
+    CLI_FILES.every((name) => {
+      try {
+        return sha(fs.readFileSync(path.join(dir, name), 'utf8')) === sha(fs.readFileSync(path.join(path.dirname(cli), name), 'utf8'));
+      } catch {
+        return name !== 'cli.js' && !fs.existsSync(path.join(path.dirname(cli), name));
+      }
+    });
   if (o.write !== false && !intact()) {
     fs.rmSync(dir, { recursive: true, force: true });
     const tmp = `${dir}.${process.pid}.tmp`;
@@ -177,7 +194,15 @@ export function sameBuildGate(gate: GateCommand | undefined, cli = process.argv[
 }
 
 function diffText(c: FileChange): string {
-  return createTwoFilesPatch(c.before === undefined ? '/dev/null' : c.file, c.file, c.before ?? '', c.after, c.before === undefined ? '(new file)' : '', '', { context: 3 });
+  return createTwoFilesPatch(
+    c.before === undefined ? '/dev/null' : c.file,
+    c.file,
+    c.before ?? '',
+    c.after,
+    c.before === undefined ? '(new file)' : '',
+    '',
+    { context: 3 },
+  );
 }
 
 /** Managed settings are read by every user's Claude Code: a new file is world-readable, its folder too. */
@@ -226,23 +251,30 @@ export async function installCommand(c: InstallCommand): Promise<number> {
   }
   const agent = c.rest[0];
   if (c.managed && !isManagedAgent(agent)) {
-    err(`mcp-gate ${c.verb} --managed is for ${MANAGED_AGENTS.join(', ')} (their administrator files); ${agentName(agent)} has no setting that keeps a project's MCP servers out`);
+    err(
+      `mcp-gate ${c.verb} --managed is for ${MANAGED_AGENTS.join(', ')} (their administrator files); ${agentName(agent)} has no setting that keeps a project's MCP servers out`,
+    );
     return 2;
   }
   const managed = c.managed && isManagedAgent(agent) ? managedEdits(agent) : undefined;
   const managedFile = managed?.file(process.platform);
   if (managed && managedFile === undefined) {
-    err(`mcp-gate ${c.verb} ${agent} --managed: where ${agentName(agent)} reads its administrator file on ${process.platform} is not known to MCP Gate; nothing was changed`);
+    err(
+      `mcp-gate ${c.verb} ${agent} --managed: where ${agentName(agent)} reads its administrator file on ${process.platform} is not known to MCP Gate; nothing was changed`,
+    );
     return 1;
   }
   const userFiles = agentTool(agent).agent.files(machineOf(c));
-  const files: AgentFile[] = managed && managedFile !== undefined ? [userFiles[0], { file: managedFile, format: managed.format }] : userFiles;
+  const files: AgentFile[] =
+    managed && managedFile !== undefined ? [userFiles[0], { file: managedFile, format: managed.format }] : userFiles;
   // Run from the home folder (or above it) with no --project, there is no repository to keep out of — unless
   // that folder is a git work tree (HOME set to a clone, or a home kept in git): then refused as before.
   const noProject = !c.projectGiven && insideProject(c.home, c.projectDir) && !fs.existsSync(path.join(c.projectDir, '.git'));
   for (const f of files) {
     if (!noProject && insideProject(f.file, c.projectDir)) {
-      err(`mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository. ${c.projectGiven ? 'Leave out --project (install needs none)' : 'Run it from another folder'}, or check that HOME (${c.home}) is your home, not a repository`);
+      err(
+        `mcp-gate: refused: ${f.file} is inside the project folder ${c.projectDir}; MCP Gate never writes into a repository. ${c.projectGiven ? 'Leave out --project (install needs none)' : 'Run it from another folder'}, or check that HOME (${c.home}) is your home, not a repository`,
+      );
       return 1;
     }
   }
@@ -250,7 +282,9 @@ export async function installCommand(c: InstallCommand): Promise<number> {
   const manifestFile = path.join(dir, c.managed ? 'install.json' : `${agent}.json`);
   if (c.managed && c.verb === 'uninstall' && !mayWrite(manifestFile)) {
     // Checked first: MCP Gate's record there is root's alone, so another user could not even see it.
-    err(`mcp-gate: not changed: ${path.dirname(manifestFile)} is not writable by this user; \`mcp-gate uninstall ${agent} --managed\` is an administrator's step: run it as root`);
+    err(
+      `mcp-gate: not changed: ${path.dirname(manifestFile)} is not writable by this user; \`mcp-gate uninstall ${agent} --managed\` is an administrator's step: run it as root`,
+    );
     return 1;
   }
   let manifest: Manifest | undefined;
@@ -288,10 +322,21 @@ async function confirm(c: InstallCommand, question: string): Promise<boolean> {
   return true;
 }
 
-async function install(c: InstallCommand, agent: Agent, files: AgentFile[], manifest: Manifest | undefined, dir: string, manifestFile: string): Promise<number> {
+async function install(
+  c: InstallCommand,
+  agent: Agent,
+  files: AgentFile[],
+  manifest: Manifest | undefined,
+  dir: string,
+  manifestFile: string,
+): Promise<number> {
   // A managed layer admits the command the user's own entry runs, if it has a working one (so that entry keeps
   // working under it), else the CLI where it is; a user-level install writes the stable command.
-  const gate = c.gate ?? (c.managed ? sameBuildGate(installedGateOf(agent, readText, machineOf(c), fs.existsSync)) ?? defaultGateCommand() : defaultGateCommand(c.storeDir));
+  const gate =
+    c.gate ??
+    (c.managed
+      ? (sameBuildGate(installedGateOf(agent, readText, machineOf(c), fs.existsSync)) ?? defaultGateCommand())
+      : defaultGateCommand(c.storeDir));
   const texts = new Map<string, string | undefined>();
   const read = (f: string) => {
     if (!texts.has(f)) texts.set(f, readText(f));
@@ -303,14 +348,18 @@ async function install(c: InstallCommand, agent: Agent, files: AgentFile[], mani
   const changes = all.filter((ch) => ch.after !== (ch.before ?? ''));
   if (!changes.length) {
     const shown = all.map((ch) => ch.file);
-    out(`${agentName(agent)} already goes through MCP Gate: ${shown.join(', ')} ${shown.length === 1 ? 'is' : 'are'} as \`mcp-gate install ${how}\` leaves ${shown.length === 1 ? 'it' : 'them'}; nothing to change`);
+    out(
+      `${agentName(agent)} already goes through MCP Gate: ${shown.join(', ')} ${shown.length === 1 ? 'is' : 'are'} as \`mcp-gate install ${how}\` leaves ${shown.length === 1 ? 'it' : 'them'}; nothing to change`,
+    );
     return 0;
   }
   out(`mcp-gate install ${how} would change:\n`);
   for (const ch of changes) out(diffText(ch));
   const modes = c.managed ? MANAGED_MODES : USER_MODES;
   if (c.managed && !mayWrite(files[1].file)) {
-    err(`mcp-gate: not written: ${path.dirname(files[1].file)} is not writable by this user; \`mcp-gate install ${agent} --managed\` is an administrator's step: run it as root (e.g. sudo, keeping HOME so that your own servers in ${files[0].file} are listed)`);
+    err(
+      `mcp-gate: not written: ${path.dirname(files[1].file)} is not writable by this user; \`mcp-gate install ${agent} --managed\` is an administrator's step: run it as root (e.g. sudo, keeping HOME so that your own servers in ${files[0].file} are listed)`,
+    );
     return 1;
   }
   if (!(await confirm(c, `\nWrite these changes to ${changes.map((ch) => ch.file).join(' and ')}?`))) return 1;
@@ -340,8 +389,13 @@ async function install(c: InstallCommand, agent: Agent, files: AgentFile[], mani
         const previous = valueAt(before, s.path);
         // Absent before: undo removes the outermost key install created (an "mcpServers" it added goes too).
         let created = s.path;
-        while (previous === undefined && created.length > 1 && valueAt(before, created.slice(0, -1)) === undefined) created = created.slice(0, -1);
-        entry.sets.push({ path: previous === undefined ? created : s.path, had: previous !== undefined, ...(previous !== undefined ? { previous } : {}) });
+        while (previous === undefined && created.length > 1 && valueAt(before, created.slice(0, -1)) === undefined)
+          created = created.slice(0, -1);
+        entry.sets.push({
+          path: previous === undefined ? created : s.path,
+          had: previous !== undefined,
+          ...(previous !== undefined ? { previous } : {}),
+        });
       }
     }
     entry.written = sha(ch.after);
@@ -350,23 +404,32 @@ async function install(c: InstallCommand, agent: Agent, files: AgentFile[], mani
     out(`wrote ${ch.file}${entry.backup ? ` (the original is kept as ${entry.backup})` : ' (new file)'}`);
   }
   if (managed) {
-    out(`${agentName(agent)} now ${managed.effect}. Run it again after you add a server of your own; \`mcp-gate uninstall ${agent} --managed\` takes it back`);
-    if (managed.userEntryMissing?.(read, files[0].file)) out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install ${agent}\` as that user to add it`);
-  }
-  else out(`${agentName(agent)} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
+    out(
+      `${agentName(agent)} now ${managed.effect}. Run it again after you add a server of your own; \`mcp-gate uninstall ${agent} --managed\` takes it back`,
+    );
+    if (managed.userEntryMissing?.(read, files[0].file))
+      out(`${files[0].file} has no \`${GATE_ENTRY_NAME}\` server yet: run \`mcp-gate install ${agent}\` as that user to add it`);
+  } else out(`${agentName(agent)} now starts \`mcp-gate serve\` for the folder it works in; \`mcp-gate uninstall ${agent}\` takes it back`);
   return 0;
 }
 
 async function uninstall(c: InstallCommand, agent: Agent, manifest: Manifest | undefined, manifestFile: string): Promise<number> {
   if (!manifest) {
-    out(`nothing to uninstall: MCP Gate has no record of installing into ${agentName(agent)}${c.managed ? "'s managed settings" : ''} (${manifestFile})`);
+    out(
+      `nothing to uninstall: MCP Gate has no record of installing into ${agentName(agent)}${c.managed ? "'s managed settings" : ''} (${manifestFile})`,
+    );
     return 0;
   }
   const plan: { f: ManifestFile; after?: string | Buffer; how: string; current?: string }[] = [];
   for (const f of manifest.files) {
     const current = readText(f.file);
     if (current !== undefined && sha(current) === f.written) {
-      plan.push({ f, current, after: f.backup ? fs.readFileSync(f.backup) : undefined, how: f.backup ? 'restored byte for byte from the backup' : 'removed (install created it)' });
+      plan.push({
+        f,
+        current,
+        after: f.backup ? fs.readFileSync(f.backup) : undefined,
+        how: f.backup ? 'restored byte for byte from the backup' : 'removed (install created it)',
+      });
     } else if (current === undefined) {
       plan.push({ f, how: 'already gone' });
     } else {

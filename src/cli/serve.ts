@@ -33,8 +33,20 @@ export async function serveCommand(c: ServeCommand): Promise<number> {
   // The client closing our stdin ends the session (the SDK's stdio transport does not watch for it).
   process.stdin.once('end', () => void transport.close());
   await serve({
-    input: c.input, server: c.rest[0], source: c.source, log: c.log, policyOf: c.policyOf, secrets: c.secrets, env: c.env, npm: packageOps,
-    transport, diag: (line) => err(line), track: (s) => trackSession(s), words: cliWords(c.flags.includes('--project ') ? c.flags : [`--project ${shellArg(c.input.projectDir)}`, c.flags].filter(Boolean).join(' ')),
+    input: c.input,
+    server: c.rest[0],
+    source: c.source,
+    log: c.log,
+    policyOf: c.policyOf,
+    secrets: c.secrets,
+    env: c.env,
+    npm: packageOps,
+    transport,
+    diag: (line) => err(line),
+    track: (s) => trackSession(s),
+    words: cliWords(
+      c.flags.includes('--project ') ? c.flags : [`--project ${shellArg(c.input.projectDir)}`, c.flags].filter(Boolean).join(' '),
+    ),
   });
   return 0;
 }

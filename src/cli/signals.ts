@@ -74,7 +74,12 @@ export function installSignalHandlers(closeDeadlineMs = 3000): void {
       process.exit(code);
     }
     stopping = code;
-    const what = [open.size ? `closing ${open.size} session${open.size === 1 ? '' : 's'}` : '', writing.size ? 'after the write in progress' : ''].filter(Boolean).join(', ');
+    const what = [
+      open.size ? `closing ${open.size} session${open.size === 1 ? '' : 's'}` : '',
+      writing.size ? 'after the write in progress' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     process.stderr.write(`\nmcp-gate: ${sig}: stopping${what ? ` (${what})` : ''}\n`);
     await Promise.race([Promise.allSettled([...writing]), sleep(WRITE_DEADLINE_MS)]);
     const closing = [...open];

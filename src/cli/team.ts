@@ -31,7 +31,10 @@ export async function approvalsCommand(ctx: Ctx): Promise<number> {
   const [verb, ...args] = rest;
   if (verb === 'export') {
     if (args.length > 1) throw new UsageError('mcp-gate approvals export takes at most one server name');
-    if (!o.out || !o.key || !o.as) throw new UsageError('mcp-gate approvals export needs --out FILE (the team file), --key FILE (your SSH key) and --as PRINCIPAL (your name in the team\'s allowed-signers file)');
+    if (!o.out || !o.key || !o.as)
+      throw new UsageError(
+        "mcp-gate approvals export needs --out FILE (the team file), --key FILE (your SSH key) and --as PRINCIPAL (your name in the team's allowed-signers file)",
+      );
     const r = await exportApprovals(input, { file: path.resolve(o.out), key: path.resolve(o.key), principal: o.as, only: args[0] });
     for (const w of r.written) out(`exported ${escapeText(w)}, signed as ${escapeText(o.as)}`);
     for (const s of r.skipped) out(`not exported: ${escapeText(s)}`);
@@ -52,10 +55,14 @@ export async function approvalsCommand(ctx: Ctx): Promise<number> {
  * The gate input `check --team FILE` evaluates: a private copy of the store with the team file's admitted entries
  * recorded in it (the user's store is never written). Returns it with the import's outcomes and a cleanup.
  */
-export async function withTeamApprovals(ctx: Ctx, file: string): Promise<{ input: GateInput; outcomes: ImportOutcome[]; ownStore: string; done: () => void }> {
+export async function withTeamApprovals(
+  ctx: Ctx,
+  file: string,
+): Promise<{ input: GateInput; outcomes: ImportOutcome[]; ownStore: string; done: () => void }> {
   const own = new ApprovalStore(ctx.input.storeDir, ctx.input.masker).read();
   // A store that cannot be read is the check's own failure (exit 1); a copy must not hide it.
-  if (own.health.status === 'corrupt') throw new GateRefusal(`the approval store ${own.file} cannot be read (${own.health.problem}); check --team does not look past that`);
+  if (own.health.status === 'corrupt')
+    throw new GateRefusal(`the approval store ${own.file} cannot be read (${own.health.problem}); check --team does not look past that`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-check-'));
   const done = () => fs.rmSync(dir, { recursive: true, force: true });
   try {

@@ -57,13 +57,22 @@ export async function updateCommand(c: UpdateContext): Promise<number> {
   for (const line of updateLines(u)) out(`  ${line}`);
   if (fresh.installScripts.length) out(`  install scripts NOT run: ${fresh.installScripts.join(', ')}`);
   if (!c.yes) {
-    const answer = await c.ask(`\nApprove "${s.name}" running ${fresh.name} ${fresh.version} exactly as shown above? Type "yes" to approve: `);
+    const answer = await c.ask(
+      `\nApprove "${s.name}" running ${fresh.name} ${fresh.version} exactly as shown above? Type "yes" to approve: `,
+    );
     if (answer === undefined || !/^(y|yes)$/i.test(answer.trim())) {
       out(`\nnot approved; "${s.name}" keeps running ${old.name} ${old.version}`);
       return 1;
     }
   }
-  const r = await finishBeforeStopping(approveOrReject(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned!.digest, lock: fresh, detail: `update ${old.name} ${old.version} → ${fresh.version} ${fresh.integrity}` }));
+  const r = await finishBeforeStopping(
+    approveOrReject(c.input, s.name, s.source, 'approved', {
+      log: c.log,
+      expectedDigest: s.pinned!.digest,
+      lock: fresh,
+      detail: `update ${old.name} ${old.version} → ${fresh.version} ${fresh.integrity}`,
+    }),
+  );
   out(`approved "${r.server.name}" (${r.server.source}) running ${fresh.name} ${fresh.version}`);
   return 0;
 }
@@ -74,7 +83,8 @@ async function updateImage(c: UpdateContext, s: ServerReport, launch: ImageLaunc
     throw new GateRefusal(`"${s.name}" is ${stateWords(s)}, not approved with an image pin (${s.reason}); ${c.words.review(s.name)}`);
   }
   const fresh = await resolveImage(launch, s.pinned.plan?.executable, c.input.machine.env, { pull: true });
-  if (!fresh.pinned) throw new GateRefusal(`"${s.name}" (${s.source}): ${fresh.why}; nothing was recorded, it keeps running ${old.pinned ?? old.image}`);
+  if (!fresh.pinned)
+    throw new GateRefusal(`"${s.name}" (${s.source}): ${fresh.why}; nothing was recorded, it keeps running ${old.pinned ?? old.image}`);
   out(`server "${escapeText(s.name)}" (${escapeText(s.source)}): ${escapeText(launch.image)} (${escapeText(launch.launcher)})`);
   out(`  approved  ${escapeText(old.pinned ?? `not pinned (${old.why ?? ''})`)}`);
   out(`  now       ${escapeText(fresh.pinned)}`);
@@ -89,7 +99,14 @@ async function updateImage(c: UpdateContext, s: ServerReport, launch: ImageLaunc
       return 1;
     }
   }
-  const r = await finishBeforeStopping(approveOrReject(c.input, s.name, s.source, 'approved', { log: c.log, expectedDigest: s.pinned.digest, image: fresh, detail: `update ${old.pinned ?? launch.image} → ${fresh.pinned}` }));
+  const r = await finishBeforeStopping(
+    approveOrReject(c.input, s.name, s.source, 'approved', {
+      log: c.log,
+      expectedDigest: s.pinned.digest,
+      image: fresh,
+      detail: `update ${old.pinned ?? launch.image} → ${fresh.pinned}`,
+    }),
+  );
   out(`approved "${r.server.name}" (${r.server.source}) running ${fresh.pinned}`);
   return 0;
 }

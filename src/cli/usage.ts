@@ -3,7 +3,28 @@
 // file of its own it calls, such as ./check.ts); adding a command means an id and a help entry here and its
 // function there.
 
-export const COMMAND_IDS = ['init', 'list', 'get', 'approve', 'update', 'reject', 'reset', 'enable', 'disable', 'remove', 'doctor', 'check', 'approvals', 'explain', 'tools', 'call', 'log', 'install', 'uninstall', 'serve'] as const;
+export const COMMAND_IDS = [
+  'init',
+  'list',
+  'get',
+  'approve',
+  'update',
+  'reject',
+  'reset',
+  'enable',
+  'disable',
+  'remove',
+  'doctor',
+  'check',
+  'approvals',
+  'explain',
+  'tools',
+  'call',
+  'log',
+  'install',
+  'uninstall',
+  'serve',
+] as const;
 export type CommandId = (typeof COMMAND_IDS)[number];
 
 export function isCommandId(s: string): s is CommandId {
@@ -16,10 +37,22 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   { ids: ['list'], usage: 'list [--json]', what: ['every declared server with its scope, source and state'] },
   { ids: ['get'], usage: 'get <server>', what: ["one server's exact definition, state, pinned files, and diff if changed"] },
   { ids: ['approve'], usage: 'approve <server> [--yes]', what: ['show the exact definition, then record approval (asks unless --yes)'] },
-  { ids: ['update'], usage: 'update <server> [--yes]', what: ['resolve an approved npm server\'s package again, show the version and file', 'diff, then record approval of the new lock (asks unless --yes); for a container', 'image: pull its tag again and show the digest it names now'] },
+  {
+    ids: ['update'],
+    usage: 'update <server> [--yes]',
+    what: [
+      "resolve an approved npm server's package again, show the version and file",
+      'diff, then record approval of the new lock (asks unless --yes); for a container',
+      'image: pull its tag again and show the digest it names now',
+    ],
+  },
   { ids: ['reject'], usage: 'reject <server>', what: ['record that this server must not run'] },
   { ids: ['reset'], usage: 'reset <server> | --all', what: ['return a server (or every server of the project) to pending'] },
-  { ids: ['enable', 'disable', 'remove'], usage: 'enable|disable|remove <server>', what: ["edit a server in MCP Gate's own configuration (others: names the file to edit)"] },
+  {
+    ids: ['enable', 'disable', 'remove'],
+    usage: 'enable|disable|remove <server>',
+    what: ["edit a server in MCP Gate's own configuration (others: names the file to edit)"],
+  },
   { ids: ['doctor'], usage: 'doctor [--json]', what: ['what is declared, imported, unreadable, blocked, and what needs review'] },
   {
     ids: ['check'],
@@ -35,7 +68,7 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
     usage: 'approvals export|import …',
     what: [
       'share approvals with a team: `approvals export --out FILE --key KEY --as NAME',
-      '[<server>]` writes the project\'s approvals to a team file, each signed with your',
+      "[<server>]` writes the project's approvals to a team file, each signed with your",
       'SSH key; `approvals import FILE [--allowed-signers F]` records each entry signed',
       'by a key of your allowed-signers file whose digest is what would run here',
     ],
@@ -47,15 +80,42 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
       'the decision for an action, the rule that made it, the rule that',
       'would permit it; for your user-scope servers (default) or for the repository',
       'servers of --project (rules whose "project" is that folder or "*"); --args:',
-      "a tool call's arguments, checked against the deciding rule's \"args\"",
+      'a tool call\'s arguments, checked against the deciding rule\'s "args"',
     ],
   },
   { ids: ['tools'], usage: 'tools <server>', what: ['start the server through the gate and list its tools with what the policy says'] },
   { ids: ['call'], usage: 'call <server> <tool> [--args JSON]', what: ['call one tool through the gate (ask = refusal here)'] },
-  { ids: ['log'], usage: 'log [--server S] [--outcome O] [--json] [--verify]', what: ['the exchange log, oldest first; with --verify: check its hash chain, naming each', 'line changed, removed, moved or added since MCP Gate wrote it (exit 1 if one is)'] },
-  { ids: ['install'], usage: 'install <agent> [--yes]', what: ["route an agent's project servers through `mcp-gate serve` (claude, codex, gemini,", "cursor): shows the change to its user-level files, keeps a backup;", "`install claude|gemini|codex --managed` (as root): the agent's administrator", "file instead (managed settings, system settings, requirements.toml)"] },
-  { ids: ['uninstall'], usage: 'uninstall <agent> [--yes]', what: ['take that change back (the original file, byte for byte, if untouched since)', '(`--managed`: the administrator file)'] },
-  { ids: ['serve'], usage: 'serve [<server>]', what: ['a stdio MCP server for an agent: one server, or every server of the project that', 'may run (tools as <server>__<tool>), through the gate and the policy'] },
+  {
+    ids: ['log'],
+    usage: 'log [--server S] [--outcome O] [--json] [--verify]',
+    what: [
+      'the exchange log, oldest first; with --verify: check its hash chain, naming each',
+      'line changed, removed, moved or added since MCP Gate wrote it (exit 1 if one is)',
+    ],
+  },
+  {
+    ids: ['install'],
+    usage: 'install <agent> [--yes]',
+    what: [
+      "route an agent's project servers through `mcp-gate serve` (claude, codex, gemini,",
+      'cursor): shows the change to its user-level files, keeps a backup;',
+      "`install claude|gemini|codex --managed` (as root): the agent's administrator",
+      'file instead (managed settings, system settings, requirements.toml)',
+    ],
+  },
+  {
+    ids: ['uninstall'],
+    usage: 'uninstall <agent> [--yes]',
+    what: ['take that change back (the original file, byte for byte, if untouched since)', '(`--managed`: the administrator file)'],
+  },
+  {
+    ids: ['serve'],
+    usage: 'serve [<server>]',
+    what: [
+      'a stdio MCP server for an agent: one server, or every server of the project that',
+      'may run (tools as <server>__<tool>), through the gate and the policy',
+    ],
+  },
 ];
 
 /** What `mcp-gate check` sorts its findings into (./check.ts), in the order it reports them; --fail-on names them. */

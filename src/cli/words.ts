@@ -8,7 +8,8 @@ export function cliWords(flags = ''): FrontEndWords {
   const f = flags ? ` ${flags}` : '';
   const q = (server: string) => shellArg(server);
   return {
-    review: (server) => `review it with \`mcp-gate get ${q(server)}${f}\` and approve it${f ? ` with \`mcp-gate approve ${q(server)}${f}\`` : ''}`,
+    review: (server) =>
+      `review it with \`mcp-gate get ${q(server)}${f}\` and approve it${f ? ` with \`mcp-gate approve ${q(server)}${f}\`` : ''}`,
     reviewAll: `inspect with \`mcp-gate get <server>${f}\`, then \`mcp-gate approve <server>${f}\` or \`mcp-gate reject <server>${f}\``,
     chooseSource: 'say which with --source FILE',
     storeOutside: 'use a store outside it (--store or MCP_GATE_STORE)',

@@ -35,7 +35,11 @@ export class AddressRefusedError extends HostError {
 export class NameResolutionError extends HostError {
   readonly code = 'NAME_NOT_RESOLVED';
   readonly outcome = 'no_answer';
-  constructor(readonly host: string, detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly host: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
     super(`${host}: name not resolved (${detail})`, options);
   }
 }
@@ -44,7 +48,11 @@ export class NameResolutionError extends HostError {
 export class RedirectRefusedError extends HostError {
   readonly code = 'REDIRECT_REFUSED';
   readonly outcome = 'redirected';
-  constructor(readonly host: string, readonly status: number, readonly location: string | undefined) {
+  constructor(
+    readonly host: string,
+    readonly status: number,
+    readonly location: string | undefined,
+  ) {
     super(`${host}: redirect (HTTP ${status}) refused`);
   }
 }
@@ -53,7 +61,10 @@ export class RedirectRefusedError extends HostError {
 export class ReplyTooLargeError extends HostError {
   readonly code = 'REPLY_TOO_LARGE';
   readonly outcome = 'no_answer';
-  constructor(readonly host: string, readonly limit: number) {
+  constructor(
+    readonly host: string,
+    readonly limit: number,
+  ) {
     super(`${host}: reply exceeds ${limit} bytes`);
   }
 }
@@ -62,7 +73,10 @@ export class ReplyTooLargeError extends HostError {
 export class StreamEndedEarlyError extends HostError {
   readonly code = 'STREAM_ENDED_EARLY';
   readonly outcome = 'no_answer';
-  constructor(readonly host: string, readonly pendingIds: ReadonlyArray<string | number>) {
+  constructor(
+    readonly host: string,
+    readonly pendingIds: ReadonlyArray<string | number>,
+  ) {
     super(`${host}: reply stream ended before the response (pending ids: ${pendingIds.map((i) => JSON.stringify(i)).join(', ')})`);
   }
 }
@@ -71,7 +85,10 @@ export class StreamEndedEarlyError extends HostError {
 export class InvalidReplyError extends HostError {
   readonly code = 'INVALID_REPLY';
   readonly outcome = 'no_answer';
-  constructor(readonly host: string, readonly detail: string) {
+  constructor(
+    readonly host: string,
+    readonly detail: string,
+  ) {
     super(`${host}: invalid reply (${detail})`);
   }
 }
@@ -80,7 +97,10 @@ export class InvalidReplyError extends HostError {
 export class ExchangeTimeoutError extends HostError {
   readonly code = 'EXCHANGE_TIMEOUT';
   readonly outcome = 'no_answer';
-  constructor(readonly host: string, readonly timeoutMs: number) {
+  constructor(
+    readonly host: string,
+    readonly timeoutMs: number,
+  ) {
     super(`${host}: no complete reply within ${timeoutMs} ms`);
   }
 }
@@ -89,7 +109,10 @@ export class ExchangeTimeoutError extends HostError {
 export class ConnectionFailedError extends HostError {
   readonly code = 'CONNECTION_FAILED';
   readonly outcome = 'no_answer';
-  constructor(readonly host: string, cause: unknown) {
+  constructor(
+    readonly host: string,
+    cause: unknown,
+  ) {
     super(`${host}: connection failed (${describeCause(cause)})`, { cause });
   }
 }
@@ -98,7 +121,10 @@ export class ConnectionFailedError extends HostError {
 export class HeaderRefusedError extends HostError {
   readonly code = 'HEADER_REFUSED';
   readonly outcome = 'no_answer';
-  constructor(readonly headerName: string, readonly detail: string) {
+  constructor(
+    readonly headerName: string,
+    readonly detail: string,
+  ) {
     super(`request header ${JSON.stringify(headerName.slice(0, 64))} refused: ${detail}`);
   }
 }
@@ -107,7 +133,10 @@ export class HeaderRefusedError extends HostError {
 export class InvalidRequestError extends HostError {
   readonly code = 'INVALID_REQUEST';
   readonly outcome = 'no_answer';
-  constructor(readonly host: string, readonly detail: string) {
+  constructor(
+    readonly host: string,
+    readonly detail: string,
+  ) {
     super(`${host}: request refused (${detail})`);
   }
 }

@@ -58,12 +58,14 @@ export function rpcKind(m: unknown, strict: boolean): RpcKind | string {
   } else if ('error' in m) {
     if (m.id !== undefined && !isRequestId(m.id)) return 'a response id that is not a string or a whole number';
     const e = m.error;
-    if (!isObject(e) || !Number.isSafeInteger(e.code) || typeof e.message !== 'string') return 'an error without a whole-number code and a message';
+    if (!isObject(e) || !Number.isSafeInteger(e.code) || typeof e.message !== 'string')
+      return 'an error without a whole-number code and a message';
     kind = 'error';
   } else return 'a message that is neither a request, a notification nor a response';
   if (strict) {
     const allowed = KEYS[kind];
-    for (const k of Object.keys(m)) if (!allowed.has(k)) return `a ${kind} with a key JSON-RPC does not have (${JSON.stringify(k.slice(0, 40))})`;
+    for (const k of Object.keys(m))
+      if (!allowed.has(k)) return `a ${kind} with a key JSON-RPC does not have (${JSON.stringify(k.slice(0, 40))})`;
   }
   return kind;
 }

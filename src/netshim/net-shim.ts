@@ -64,7 +64,7 @@ export function parseDoor(text: string | undefined): { host: string; port: numbe
 
 /** A destination that is never tunnelled: loopback names and addresses, and the unspecified address. */
 export function isLoopback(host: string | undefined): boolean {
-  if (host === undefined || host === '') return true;                     // net's default host is localhost
+  if (host === undefined || host === '') return true; // net's default host is localhost
   let h = host.toLowerCase();
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
   if (h.endsWith('.')) h = h.slice(0, -1);
@@ -84,7 +84,9 @@ function authority(host: string, port: number): string {
 /** The error of a refused or failed CONNECT: the proxy's status line and what it said. */
 function refusal(host: string, port: number, status: string, body: string): Error {
   const why = body.trim().replace(/\s+/g, ' ').slice(0, 1000);
-  const err = new Error(`connect to ${authority(host, port)} through MCP Gate's network door refused: ${status}${why ? ` — ${why}` : ''}`) as NodeJS.ErrnoException & { status?: number };
+  const err = new Error(
+    `connect to ${authority(host, port)} through MCP Gate's network door refused: ${status}${why ? ` — ${why}` : ''}`,
+  ) as NodeJS.ErrnoException & { status?: number };
   err.code = 'ECONNREFUSED';
   err.status = Number(/^HTTP\/\d(?:\.\d)?\s+(\d{3})/.exec(status)?.[1]) || undefined;
   return err;
@@ -107,7 +109,12 @@ class Answer {
       const status = lines[0];
       const code = /^HTTP\/\d(?:\.\d)?\s+(\d{3})/.exec(status)?.[1];
       const cl = lines.find((l) => /^content-length:/i.test(l));
-      this.head = { status, ok: code !== undefined && code.startsWith('2'), length: cl ? Number(cl.split(':')[1]) || 0 : -1, bodyStart: end + 4 };
+      this.head = {
+        status,
+        ok: code !== undefined && code.startsWith('2'),
+        length: cl ? Number(cl.split(':')[1]) || 0 : -1,
+        bodyStart: end + 4,
+      };
       if (this.head.ok) return { ok: true, rest: this.buf.subarray(end + 4) };
     }
     const body = this.buf.subarray(this.head.bodyStart);
@@ -115,7 +122,9 @@ class Answer {
     return this.buf.length > MAX_HEAD ? this.refused() : 'pending';
   }
   refused(): { refused: true; status: string; body: string } {
-    const body = this.head ? this.buf.subarray(this.head.bodyStart, this.head.length >= 0 ? this.head.bodyStart + this.head.length : undefined).toString('utf8') : '';
+    const body = this.head
+      ? this.buf.subarray(this.head.bodyStart, this.head.length >= 0 ? this.head.bodyStart + this.head.length : undefined).toString('utf8')
+      : '';
     return { refused: true, status: this.head?.status ?? 'no answer from the door', body };
   }
 }
@@ -132,7 +141,10 @@ function normalize(args: unknown[]): [net.NetConnectOpts & Record<string, unknow
   const cb = typeof args[args.length - 1] === 'function' ? (args[args.length - 1] as () => void) : undefined;
   if (a0 !== null && typeof a0 === 'object') return [a0 as net.NetConnectOpts & Record<string, unknown>, cb];
   if (typeof a0 === 'string' && !/^\d+$/.test(a0)) return [{ path: a0 } as net.NetConnectOpts & Record<string, unknown>, cb];
-  return [{ port: Number(a0), host: typeof args[1] === 'string' ? args[1] : undefined } as net.NetConnectOpts & Record<string, unknown>, cb];
+  return [
+    { port: Number(a0), host: typeof args[1] === 'string' ? args[1] : undefined } as net.NetConnectOpts & Record<string, unknown>,
+    cb,
+  ];
 }
 
 /**
@@ -140,7 +152,13 @@ function normalize(args: unknown[]): [net.NetConnectOpts & Record<string, unknow
  * the proxy answers 200; bytes written before wait (net's own write path while connecting), bytes read before are
  * the proxy's answer and never reach the socket's reader. A refusal destroys the socket with the proxy's words.
  */
-function tunnel(socket: Internal, door: { host: string; port: number }, opts: Record<string, unknown>, cb: (() => void) | undefined, connect: ConnectFn): net.Socket {
+function tunnel(
+  socket: Internal,
+  door: { host: string; port: number },
+  opts: Record<string, unknown>,
+  cb: (() => void) | undefined,
+  connect: ConnectFn,
+): net.Socket {
   const host = String(opts.host);
   const port = Number(opts.port);
   const proto = net.Socket.prototype as unknown as Internal;
@@ -163,7 +181,10 @@ function tunnel(socket: Internal, door: { host: string; port: number }, opts: Re
   // Writes and the end of writing wait for the tunnel, as net makes them wait for a connection (and, as net does,
   // a socket closed before it fails the waiting write).
   const whenOpen = (self: net.Socket, go: () => void, done: (err?: Error | null) => void) => {
-    const onClose = () => done(Object.assign(new Error('Socket closed before the connection was established'), { code: 'ERR_SOCKET_CLOSED_BEFORE_CONNECTION' }));
+    const onClose = () =>
+      done(
+        Object.assign(new Error('Socket closed before the connection was established'), { code: 'ERR_SOCKET_CLOSED_BEFORE_CONNECTION' }),
+      );
     self.once('close', onClose);
     self.once('connect', () => {
       self.off('close', onClose);
@@ -182,7 +203,11 @@ function tunnel(socket: Internal, door: { host: string; port: number }, opts: Re
     if (phase === 'open') return proto.push.call(this, chunk);
     if (chunk === null) {
       const r = answer.refused();
-      fail(phase === 'asking' && r.status !== 'no answer from the door' ? refusal(host, port, r.status, r.body) : refusal(host, port, 'the door closed the connection before answering', ''));
+      fail(
+        phase === 'asking' && r.status !== 'no answer from the door'
+          ? refusal(host, port, r.status, r.body)
+          : refusal(host, port, 'the door closed the connection before answering', ''),
+      );
       return false;
     }
     const r = answer.add(Buffer.from(chunk));
@@ -208,10 +233,19 @@ function tunnel(socket: Internal, door: { host: string; port: number }, opts: Re
     if (phase === 'door' && ev === 'connect') {
       phase = 'asking';
       const target = authority(host, port);
-      proto._writeGeneric!.call(this, false, Buffer.from(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`, 'latin1'), 'buffer', (err) => {
-        if (err) fail(err);
-      });
-      timer = setTimeout(() => fail(refusal(host, port, `no answer from MCP Gate's network door within ${HANDSHAKE_TIMEOUT_MS / 1000} s`, '')), HANDSHAKE_TIMEOUT_MS);
+      proto._writeGeneric!.call(
+        this,
+        false,
+        Buffer.from(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`, 'latin1'),
+        'buffer',
+        (err) => {
+          if (err) fail(err);
+        },
+      );
+      timer = setTimeout(
+        () => fail(refusal(host, port, `no answer from MCP Gate's network door within ${HANDSHAKE_TIMEOUT_MS / 1000} s`, '')),
+        HANDSHAKE_TIMEOUT_MS,
+      );
       timer.unref();
       // net starts reading after 'connect' unless paused; the answer must be read even if it is.
       const h = (this as unknown as { _handle?: { reading?: boolean; readStart(): number } })._handle;
@@ -225,7 +259,8 @@ function tunnel(socket: Internal, door: { host: string; port: number }, opts: Re
     return proto.emit.call(this, ev, ...a);
   };
   const rest: Record<string, unknown> = { ...opts, host: door.host, port: door.port };
-  for (const k of ['lookup', 'family', 'hints', 'autoSelectFamily', 'autoSelectFamilyAttemptTimeout', 'localAddress', 'localPort']) delete rest[k];
+  for (const k of ['lookup', 'family', 'hints', 'autoSelectFamily', 'autoSelectFamilyAttemptTimeout', 'localAddress', 'localPort'])
+    delete rest[k];
   (socket as unknown as Record<symbol, TunnelState>)[TUNNEL] = state;
   return connect.call(socket, rest, cb);
 }
@@ -258,7 +293,7 @@ function asStream(raw: net.Socket): stream.Duplex {
 
 function install(door: { host: string; port: number }): void {
   const proto = net.Socket.prototype as unknown as Record<symbol, unknown> & { connect: ConnectFn };
-  if (proto[MARK]) return;                                    // preloaded twice (a child given the flag again)
+  if (proto[MARK]) return; // preloaded twice (a child given the flag again)
   proto[MARK] = true;
 
   // ---------------------------------------------------------------------------------------- raw TCP and http
@@ -339,7 +374,7 @@ type AgentCtor = new (o: { connect: (o: Record<string, unknown>, cb: (err: Error
 /** The global dispatcher becomes Node's own undici Agent connecting through net/tls as patched above. */
 function installDispatcher(): void {
   try {
-    void (globalThis as Record<string, unknown>).Response;   // loads Node's undici, which makes its default dispatcher
+    void (globalThis as Record<string, unknown>).Response; // loads Node's undici, which makes its default dispatcher
     const g = globalThis as unknown as Record<symbol, object | undefined>;
     const current = g[GLOBAL_DISPATCHER];
     if (!current) return;
@@ -353,7 +388,7 @@ function installDispatcher(): void {
         if (v && v.constructor?.name === 'Agent') Agent = v.constructor as AgentCtor;
       }
     }
-    if (!Agent) return;                                        // a dispatcher the program set itself: left alone
+    if (!Agent) return; // a dispatcher the program set itself: left alone
     g[GLOBAL_DISPATCHER] = new Agent({ connect: undiciConnect });
   } catch {
     // no undici in this Node: nothing to install (net and tls still carry what connects)
@@ -375,7 +410,12 @@ function undiciConnect(o: Record<string, unknown>, cb: (err: Error | null, s?: n
   let socket: net.Socket;
   if (https) {
     const servername = (o.servername as string | undefined) || (net.isIP(host) ? undefined : host);
-    socket = tls.connect({ host, port, ...(servername ? { servername } : {}), ALPNProtocols: (o.ALPNProtocols as string[] | undefined) ?? ['http/1.1'] });
+    socket = tls.connect({
+      host,
+      port,
+      ...(servername ? { servername } : {}),
+      ALPNProtocols: (o.ALPNProtocols as string[] | undefined) ?? ['http/1.1'],
+    });
     socket.once('secureConnect', () => once(null, socket));
   } else {
     socket = net.connect({ host, port });

@@ -50,7 +50,8 @@ const listOf = (v: unknown): unknown[] | undefined => (typeof v === 'string' ? [
  * sentence saying what is wrong.
  */
 export function parseArgRules(raw: unknown): { args: ArgRules } | { problem: string } {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { problem: '"args" must be an object {"<argument>": {"under"|"hosts"|"oneOf": …}}' };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return { problem: '"args" must be an object {"<argument>": {"under"|"hosts"|"oneOf": …}}' };
   const names = Object.keys(raw);
   if (names.length === 0) return { problem: '"args" is empty; leave it out, or constrain an argument' };
   if (names.length > MAX_ARGS) return { problem: `"args" constrains ${names.length} arguments; at most ${MAX_ARGS}` };
@@ -59,18 +60,26 @@ export function parseArgRules(raw: unknown): { args: ArgRules } | { problem: str
     const where = `"args" ${jsonExcerpt(name)}`;
     if (name === '' || name === '__proto__') return { problem: `${where} is not an argument name` };
     const c = (raw as Record<string, unknown>)[name];
-    if (c === null || typeof c !== 'object' || Array.isArray(c)) return { problem: `${where} must be an object with "under", "hosts" or "oneOf"` };
+    if (c === null || typeof c !== 'object' || Array.isArray(c))
+      return { problem: `${where} must be an object with "under", "hosts" or "oneOf"` };
     const unknown = Object.keys(c).filter((k) => !CONSTRAINT_KEYS.has(k));
-    if (unknown.length) return { problem: `${where} has unknown key ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; a constraint has "under", "hosts", "oneOf" and "optional"` };
+    if (unknown.length)
+      return {
+        problem: `${where} has unknown key ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; a constraint has "under", "hosts", "oneOf" and "optional"`,
+      };
     const o = c as Record<string, unknown>;
     const kinds = ['under', 'hosts', 'oneOf'].filter((k) => o[k] !== undefined);
-    if (kinds.length !== 1) return { problem: `${where} must have exactly one of "under", "hosts" or "oneOf"${kinds.length ? `, not ${kinds.join(' and ')}` : ''}` };
+    if (kinds.length !== 1)
+      return {
+        problem: `${where} must have exactly one of "under", "hosts" or "oneOf"${kinds.length ? `, not ${kinds.join(' and ')}` : ''}`,
+      };
     if (o.optional !== undefined && typeof o.optional !== 'boolean') return { problem: `${where}: "optional" must be true or false` };
     const constraint: { under?: string[]; hosts?: string[]; oneOf?: (string | number | boolean | null)[]; optional?: boolean } = {};
     if (o.optional === true) constraint.optional = true;
     if (o.under !== undefined) {
       const list = listOf(o.under);
-      if (!list || list.length === 0 || list.length > MAX_LIST) return { problem: `${where}: "under" must be a folder or a list of 1 to ${MAX_LIST} folders` };
+      if (!list || list.length === 0 || list.length > MAX_LIST)
+        return { problem: `${where}: "under" must be a folder or a list of 1 to ${MAX_LIST} folders` };
       for (const f of list) {
         const why = folderProblem(f);
         if (why) return { problem: `${where}: "under" ${jsonExcerpt(f)} ${why}` };
@@ -79,7 +88,8 @@ export function parseArgRules(raw: unknown): { args: ArgRules } | { problem: str
     }
     if (o.hosts !== undefined) {
       const list = listOf(o.hosts);
-      if (!list || list.length === 0 || list.length > MAX_LIST) return { problem: `${where}: "hosts" must be a host or a list of 1 to ${MAX_LIST} hosts` };
+      if (!list || list.length === 0 || list.length > MAX_LIST)
+        return { problem: `${where}: "hosts" must be a host or a list of 1 to ${MAX_LIST} hosts` };
       for (const h of list) {
         const why = hostPatternProblem(h);
         if (why) return { problem: `${where}: "hosts" ${jsonExcerpt(h)} ${why}` };
@@ -87,9 +97,11 @@ export function parseArgRules(raw: unknown): { args: ArgRules } | { problem: str
       constraint.hosts = list as string[];
     }
     if (o.oneOf !== undefined) {
-      if (!Array.isArray(o.oneOf) || o.oneOf.length === 0 || o.oneOf.length > MAX_LIST) return { problem: `${where}: "oneOf" must be a list of 1 to ${MAX_LIST} values` };
+      if (!Array.isArray(o.oneOf) || o.oneOf.length === 0 || o.oneOf.length > MAX_LIST)
+        return { problem: `${where}: "oneOf" must be a list of 1 to ${MAX_LIST} values` };
       const bad = (o.oneOf as unknown[]).find((v) => v !== null && !['string', 'number', 'boolean'].includes(typeof v));
-      if (bad !== undefined) return { problem: `${where}: "oneOf" holds ${jsonExcerpt(bad)}; its values are strings, numbers, true, false or null` };
+      if (bad !== undefined)
+        return { problem: `${where}: "oneOf" holds ${jsonExcerpt(bad)}; its values are strings, numbers, true, false or null` };
       constraint.oneOf = o.oneOf as (string | number | boolean | null)[];
     }
     out[name] = constraint;
@@ -187,7 +199,8 @@ function pathRefusal(value: string, folders: readonly string[], workspace: strin
 /** Why `value` is not a URL on one of `hosts`, or undefined when it is. */
 function urlRefusal(value: string, hosts: readonly string[]): string | undefined {
   if (!/^https?:\/\//i.test(value)) return 'is not an http:// or https:// URL';
-  if (/[\\\s\u0000-\u001f\u007f]/.test(value)) return 'holds a backslash, white space or a control character, which URL parsers read differently';
+  if (/[\\\s\u0000-\u001f\u007f]/.test(value))
+    return 'holds a backslash, white space or a control character, which URL parsers read differently';
   const authority = value.slice(value.indexOf('//') + 2).split(/[/?#]/, 1)[0];
   if (authority.includes('@')) return 'has a user part ("…@host"), which URL parsers read differently';
   let url: URL;

@@ -118,7 +118,9 @@ function actionOf(text: string): Pattern {
 
 /** {@link hostAction}, kept by server and host. */
 function hostActionOf(server: string, host: string): string {
-  return typeof server === 'string' && typeof host === 'string' ? memo(hostActionMemo, JSON.stringify([server, host]), () => hostAction(server, host), isNameOrHostError) : hostAction(server, host);
+  return typeof server === 'string' && typeof host === 'string'
+    ? memo(hostActionMemo, JSON.stringify([server, host]), () => hostAction(server, host), isNameOrHostError)
+    : hostAction(server, host);
 }
 
 const refs = new WeakMap<Rule, string>();
@@ -150,7 +152,10 @@ function allowFor(action: string, who?: ServerIdentity): RuleText {
 function ignoredNote(ignored: readonly Rule[], who: ServerIdentity | undefined): string {
   if (!who || ignored.length === 0) return '';
   const shown = ignored.slice(0, 3).map((r) => `${ruleRef(r)} matches it, but ${describeQualifier(r, who)}`);
-  const more = ignored.length > shown.length ? `; and ${ignored.length - shown.length} more such ${ignored.length - shown.length === 1 ? 'rule' : 'rules'}` : '';
+  const more =
+    ignored.length > shown.length
+      ? `; and ${ignored.length - shown.length} more such ${ignored.length - shown.length === 1 ? 'rule' : 'rules'}`
+      : '';
   return ` Not applying to ${describeIdentity(who)}: ${shown.join('; ')}${more}.`;
 }
 
@@ -160,7 +165,11 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
     target = actionOf(action);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { verdict: { decision: 'deny', action: String(action), reason: `${jsonExcerpt(action)} is denied: it is not a valid action (${why}).` }, matches: [], ignored: [] };
+    return {
+      verdict: { decision: 'deny', action: String(action), reason: `${jsonExcerpt(action)} is denied: it is not a valid action (${why}).` },
+      matches: [],
+      ignored: [],
+    };
   }
   const normal = target.text;
   const ranked: { rule: Rule; spec: number }[] = [];
@@ -175,7 +184,11 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
       const why = e instanceof Error ? e.message : String(e);
       const where = rule && rule.origin ? ` (rules[${rule.index}] in ${formatOrigin(rule.origin)})` : '';
       return {
-        verdict: { decision: 'deny', action: normal, reason: `${normal} is denied: the rule ${jsonExcerpt(rule)}${where} is not valid (${why}), and a rule list holding an invalid rule decides nothing.` },
+        verdict: {
+          decision: 'deny',
+          action: normal,
+          reason: `${normal} is denied: the rule ${jsonExcerpt(rule)}${where} is not valid (${why}), and a rule list holding an invalid rule decides nothing.`,
+        },
         matches: [],
         ignored: [],
       };
@@ -188,7 +201,8 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
     } else if (who !== undefined && !appliesTo(rule, who)) ignored.push(rule);
     else ranked.push({ rule, spec: specificity(p) });
   }
-  const order = (a: { rule: Rule; spec: number }, b: { rule: Rule; spec: number }) => b.spec - a.spec || STRENGTH[b.rule.decision] - STRENGTH[a.rule.decision] || a.rule.index - b.rule.index;
+  const order = (a: { rule: Rule; spec: number }, b: { rule: Rule; spec: number }) =>
+    b.spec - a.spec || STRENGTH[b.rule.decision] - STRENGTH[a.rule.decision] || a.rule.index - b.rule.index;
   ranked.sort(order);
   admin.sort(order);
   const user = userVerdict(normal, ranked, ignored, who);
@@ -200,7 +214,10 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
     const permit = allowFor(normal, who);
     return {
       verdict: {
-        decision: top.decision, action: normal, rule: top, ...(top.decision === 'ask' ? { permittedBy: permit } : {}),
+        decision: top.decision,
+        action: normal,
+        rule: top,
+        ...(top.decision === 'ask' ? { permittedBy: permit } : {}),
         reason: `${normal} ${says} the administrator's ${ruleRef(top)}; a user's rule cannot loosen it${top.decision === 'ask' ? ' (an answer holds for this once)' : ''}.`,
       },
       matches,
@@ -211,7 +228,12 @@ function evaluate(action: string, rules: readonly Rule[], who?: ServerIdentity):
 }
 
 /** The verdict of the user's rules that match (`ranked`, most specific and strongest first). */
-function userVerdict(normal: string, ranked: readonly { rule: Rule; spec: number }[], ignored: Rule[], who: ServerIdentity | undefined): { verdict: Verdict; matches: Rule[] } {
+function userVerdict(
+  normal: string,
+  ranked: readonly { rule: Rule; spec: number }[],
+  ignored: Rule[],
+  who: ServerIdentity | undefined,
+): { verdict: Verdict; matches: Rule[] } {
   const matches = ranked.map((r) => r.rule);
   const permit = allowFor(normal, who);
   const forWhom = who?.scope === 'repository' ? ` for ${describeIdentity(who)}` : '';
@@ -239,7 +261,13 @@ function userVerdict(normal: string, ranked: readonly { rule: Rule; spec: number
         ? `changing that rule to ${ruleText(permit)} would permit it`
         : `changing the ${exactBlocking} rules for exactly this action to ${ruleText(permit)} would permit it`;
     const says = winner.decision === 'deny' ? 'is denied by' : 'needs an answer: it is asked by';
-    verdict = { decision: winner.decision, action: normal, rule: winner, permittedBy: permit, reason: `${normal} ${says} ${ruleRef(winner)}; ${fix}.${ignoredNote(ignored, who)}` };
+    verdict = {
+      decision: winner.decision,
+      action: normal,
+      rule: winner,
+      permittedBy: permit,
+      reason: `${normal} ${says} ${ruleRef(winner)}; ${fix}.${ignoredNote(ignored, who)}`,
+    };
   }
   return { verdict, matches };
 }
@@ -283,7 +311,13 @@ async function resolveOne(v: Verdict, asker: Asker | undefined): Promise<Resolve
     return refuseAsk(v, `the question could not be answered (${e instanceof Error ? e.message : String(e)})`);
   }
   if (answer === 'once') {
-    return { ...v, decision: 'allow', answer, steps: undefined, reason: `${v.action} is allowed once by the person asked (${ruleRef(v.rule)} says ask).` };
+    return {
+      ...v,
+      decision: 'allow',
+      answer,
+      steps: undefined,
+      reason: `${v.action} is allowed once by the person asked (${ruleRef(v.rule)} says ask).`,
+    };
   }
   if (answer === 'always') {
     return {
@@ -296,7 +330,13 @@ async function resolveOne(v: Verdict, asker: Asker | undefined): Promise<Resolve
     };
   }
   if (answer === 'deny') {
-    return { ...v, decision: 'deny', answer, steps: undefined, reason: `${v.action} is refused by the person asked (${ruleRef(v.rule)} says ask).` };
+    return {
+      ...v,
+      decision: 'deny',
+      answer,
+      steps: undefined,
+      reason: `${v.action} is refused by the person asked (${ruleRef(v.rule)} says ask).`,
+    };
   }
   return refuseAsk(v, `the answer ${jsonExcerpt(answer)} is not once, always or deny`);
 }
@@ -329,7 +369,11 @@ function hostVerdict(who: ServerIdentity, host: string, rules: readonly Rule[]):
     action = hostActionOf(server, host);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { decision: 'deny', action: `mcp.${server}.host.${host}`, reason: `server ${jsonExcerpt(server)} may not reach ${jsonExcerpt(host)}: ${why}.` };
+    return {
+      decision: 'deny',
+      action: `mcp.${server}.host.${host}`,
+      reason: `server ${jsonExcerpt(server)} may not reach ${jsonExcerpt(host)}: ${why}.`,
+    };
   }
   return decideFor(who, action, rules);
 }
@@ -360,7 +404,11 @@ export function mayCallTool(who: ServerIdentity, host: string | undefined, tool:
     action = toolAction(server, tool);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    steps.push({ decision: 'deny', action: `mcp.${server}.tool.${tool}`, reason: `the tool ${jsonExcerpt(tool)} of server ${jsonExcerpt(server)} may not be called: ${why}.` });
+    steps.push({
+      decision: 'deny',
+      action: `mcp.${server}.tool.${tool}`,
+      reason: `the tool ${jsonExcerpt(tool)} of server ${jsonExcerpt(server)} may not be called: ${why}.`,
+    });
   }
   if (action !== undefined) steps.push(decideFor(who, action, rules));
   const pick = steps.find((s) => s.decision === 'deny') ?? steps.find((s) => s.decision === 'ask') ?? steps[steps.length - 1];
@@ -408,7 +456,15 @@ export function mayReachNetwork(who: ServerIdentity, host: string, rules: readon
     action = networkHostAction(who.name, host);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { verdict: { decision: 'deny', action: `mcp.${who.name}.network.${host}`, reason: `server ${jsonExcerpt(who.name)} may not reach ${jsonExcerpt(host)}: ${why}.` }, byHostRule: false, named: false };
+    return {
+      verdict: {
+        decision: 'deny',
+        action: `mcp.${who.name}.network.${host}`,
+        reason: `server ${jsonExcerpt(who.name)} may not reach ${jsonExcerpt(host)}: ${why}.`,
+      },
+      byHostRule: false,
+      named: false,
+    };
   }
   const permit = allowFor(action, who);
   const byHost = decideFor(who, action, rules);
@@ -464,7 +520,12 @@ export function privateRangesRefused(who: ServerIdentity, rules: readonly Rule[]
  * that match but lost, rules that match but are for other servers (with `who`),
  * and the reason.
  */
-export function explain(action: string, rules: readonly Rule[], who?: ServerIdentity, call?: { args?: unknown; workspace?: string }): string[] {
+export function explain(
+  action: string,
+  rules: readonly Rule[],
+  who?: ServerIdentity,
+  call?: { args?: unknown; workspace?: string },
+): string[] {
   const evaluation = evaluate(action, rules, who);
   const { matches, ignored } = evaluation;
   const decided = evaluation.verdict;
@@ -473,7 +534,7 @@ export function explain(action: string, rules: readonly Rule[], who?: ServerIden
   if (verdict.rule) {
     const written = verdict.rule.written !== undefined ? ` (written ${jsonExcerpt(verdict.rule.written)})` : '';
     lines.push(`rule: ${ruleText(verdict.rule)}${written} from ${formatOrigin(verdict.rule.origin)} (rules[${verdict.rule.index}])`);
-    if (verdict.rule.layer === 'admin') lines.push('layer: the administrator\'s (a user\'s rule cannot loosen it)');
+    if (verdict.rule.layer === 'admin') lines.push("layer: the administrator's (a user's rule cannot loosen it)");
   } else {
     lines.push('rule: none');
   }
@@ -482,7 +543,8 @@ export function explain(action: string, rules: readonly Rule[], who?: ServerIden
   }
   if (verdict.rule?.args) {
     for (const a of describeArgRules(verdict.rule.args, call?.workspace)) lines.push(`arguments: ${a}`);
-    if (call?.args === undefined) lines.push('arguments: checked at each call (give --args JSON to check one); a call that breaks one is refused by this rule');
+    if (call?.args === undefined)
+      lines.push('arguments: checked at each call (give --args JSON to check one); a call that breaks one is refused by this rule');
     else if (verdict === decided) lines.push('arguments: these hold every constraint');
   }
   if (verdict.permittedBy) lines.push(`would permit: ${ruleText(verdict.permittedBy)}`);
@@ -491,7 +553,9 @@ export function explain(action: string, rules: readonly Rule[], who?: ServerIden
     lines.push(`also matches: ${ruleText(other)} from ${formatOrigin(other.origin)} (rules[${other.index}]), not deciding`);
   }
   for (const other of ignored) {
-    lines.push(`not applying: ${ruleText(other)} from ${formatOrigin(other.origin)} (rules[${other.index}]): ${describeQualifier(other, who!)}`);
+    lines.push(
+      `not applying: ${ruleText(other)} from ${formatOrigin(other.origin)} (rules[${other.index}]): ${describeQualifier(other, who!)}`,
+    );
   }
   lines.push(`reason: ${verdict.reason}`);
   return lines;

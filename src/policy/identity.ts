@@ -10,8 +10,7 @@ import { jsonExcerpt } from './names';
 
 /** A server as the policy sees it. A repository server carries the real path of its project folder. */
 export type ServerIdentity =
-  | { readonly name: string; readonly scope: 'user' }
-  | { readonly name: string; readonly scope: 'repository'; readonly project: string };
+  { readonly name: string; readonly scope: 'user' } | { readonly name: string; readonly scope: 'repository'; readonly project: string };
 
 /** `"project": "*"` — every repository's server of the name the entry names. */
 export const ANY_PROJECT = '*';
@@ -34,7 +33,8 @@ export function projectProblem(value: unknown): string | undefined {
   if (/[\0\r\n]/.test(value)) return `"project" may not hold a NUL or line break (${jsonExcerpt(value)})`;
   if (value === '~' || value.startsWith('~/')) return undefined;
   if (value.startsWith('~')) return `"project" ${jsonExcerpt(value)}: only "~/" (your own home folder) is expanded`;
-  if (!path.isAbsolute(value)) return `"project" must be an absolute folder path, "~/…", or "*", not the relative path ${jsonExcerpt(value)}`;
+  if (!path.isAbsolute(value))
+    return `"project" must be an absolute folder path, "~/…", or "*", not the relative path ${jsonExcerpt(value)}`;
   return undefined;
 }
 
@@ -91,7 +91,9 @@ export function appliesTo(entry: ProjectQualified, who: ServerIdentity): boolean
 /** "your user-scope servers" / "repository servers of /real/path" — for messages. */
 export function describeIdentity(who: ServerIdentity): string {
   if (who.name === '*') return who.scope === 'user' ? 'your user-scope servers' : `the repository servers of ${who.project}`;
-  return who.scope === 'user' ? `your user-scope server ${jsonExcerpt(who.name)}` : `the repository server ${jsonExcerpt(who.name)} of ${who.project}`;
+  return who.scope === 'user'
+    ? `your user-scope server ${jsonExcerpt(who.name)}`
+    : `the repository server ${jsonExcerpt(who.name)} of ${who.project}`;
 }
 
 /** Why an entry that matched an action does not apply to `who`, in words. */
@@ -99,6 +101,7 @@ export function describeQualifier(entry: ProjectQualified, who: ServerIdentity):
   if (entry.project === undefined) return 'having no "project", it applies only to your user-scope servers';
   if (who.scope === 'user') return `its "project" ${jsonExcerpt(entry.project)} makes it apply only to repository servers`;
   if (entry.projectPath === null) return `its "project" ${jsonExcerpt(entry.project)} names no existing folder, so it applies to nothing`;
-  if (entry.projectPath === undefined) return `its "project" ${jsonExcerpt(entry.project)} was not resolved to a folder, so it applies to nothing`;
+  if (entry.projectPath === undefined)
+    return `its "project" ${jsonExcerpt(entry.project)} was not resolved to a folder, so it applies to nothing`;
   return `its "project" ${jsonExcerpt(entry.project)} is another folder (${entry.projectPath})`;
 }

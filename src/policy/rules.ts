@@ -86,11 +86,7 @@ export class RuleError extends Error {
     /** Why it is invalid. */
     readonly reason: string,
   ) {
-    super(
-      index === undefined
-        ? `${formatOrigin(origin)}: ${reason}`
-        : `${formatOrigin(origin)}: rules[${index}] ${text}: ${reason}`,
-    );
+    super(index === undefined ? `${formatOrigin(origin)}: ${reason}` : `${formatOrigin(origin)}: rules[${index}] ${text}: ${reason}`);
     this.name = 'RuleError';
   }
 }
@@ -231,7 +227,12 @@ export function specificity(pattern: Pattern): number {
 
 /** A rule written as JSON, the way a user would put it in a file. */
 export function ruleText(rule: RuleText): string {
-  return JSON.stringify({ action: rule.action, decision: rule.decision, ...(rule.project !== undefined ? { project: rule.project } : {}), ...(rule.args !== undefined ? { args: rule.args } : {}) });
+  return JSON.stringify({
+    action: rule.action,
+    decision: rule.decision,
+    ...(rule.project !== undefined ? { project: rule.project } : {}),
+    ...(rule.args !== undefined ? { args: rule.args } : {}),
+  });
 }
 
 /** The result of {@link parseRules}: every input is either a rule or an error. */
@@ -253,62 +254,76 @@ const RULE_KEYS = new Set(['action', 'decision', 'project', 'args']);
  */
 export function parseRules(raw: unknown, origin: Origin | ((index: number) => Origin)): ParsedRules {
   const rules: Rule[] = [];
-  const errors = walkItems(raw, origin, { list: 'rules', item: 'a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*", "args"?: {…}}' },
-    (o, i, text, reason) => new RuleError(o, i, text, reason), (obj, where, index, fail) => {
-    const problems: string[] = [];
-    const unknown = Object.keys(obj).filter((k) => !RULE_KEYS.has(k));
-    if (unknown.length > 0) {
-      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; a rule has only "action", "decision", "project" and "args"`);
-    }
-    const hasProject = Object.prototype.hasOwnProperty.call(obj, 'project');
-    if (hasProject) {
-      const p = projectProblem(obj.project);
-      if (p !== undefined) problems.push(p);
-    }
-    const hasAction = Object.prototype.hasOwnProperty.call(obj, 'action');
-    const hasDecision = Object.prototype.hasOwnProperty.call(obj, 'decision');
-    let pattern: Pattern | undefined;
-    if (!hasAction) problems.push('"action" is missing');
-    else if (typeof obj.action !== 'string') problems.push('"action" must be a string');
-    else {
-      try {
-        pattern = parsePattern(obj.action);
-      } catch (e) {
-        if (!(e instanceof ActionError)) throw e;
-        problems.push(`invalid action: ${e.message}`);
+  const errors = walkItems(
+    raw,
+    origin,
+    {
+      list: 'rules',
+      item: 'a rule is an object {"action": …, "decision": "allow" | "ask" | "deny", "project"?: folder | "*", "args"?: {…}}',
+    },
+    (o, i, text, reason) => new RuleError(o, i, text, reason),
+    (obj, where, index, fail) => {
+      const problems: string[] = [];
+      const unknown = Object.keys(obj).filter((k) => !RULE_KEYS.has(k));
+      if (unknown.length > 0) {
+        problems.push(
+          `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; a rule has only "action", "decision", "project" and "args"`,
+        );
       }
-    }
-    const decision = obj.decision;
-    if (!hasDecision) problems.push('"decision" is missing');
-    else if (typeof decision !== 'string' || !(DECISIONS as readonly string[]).includes(decision)) {
-      problems.push(`"decision" must be "allow", "ask" or "deny", not ${jsonExcerpt(decision)}`);
-    }
-    if (pattern?.kind === 'private' && decision === 'ask') {
-      problems.push(`${pattern.text} takes "allow" or "deny": an address check cannot wait for an answer`);
-    }
-    let args: ArgRules | undefined;
-    if (Object.prototype.hasOwnProperty.call(obj, 'args')) {
-      const parsed = parseArgRules(obj.args);
-      if ('problem' in parsed) problems.push(parsed.problem);
-      else args = parsed.args;
-      if (pattern !== undefined && pattern.kind !== 'tool') problems.push(`"args" constrains a tool's arguments: it belongs on a rule for mcp.<server>.tool.<tool> (or mcp.<server>.tool.*), not on ${pattern.text}`);
-      else if (decision !== 'allow' && (DECISIONS as readonly string[]).includes(decision as string)) problems.push(`"args" belongs on an "allow" rule (it says which calls are allowed), not on ${jsonExcerpt(decision)}`);
-    }
-    if (problems.length > 0 || pattern === undefined) {
-      fail(problems.join('; '));
-      return;
-    }
-    const rule: Rule = {
-      action: pattern.text,
-      decision: decision as Decision,
-      origin: where,
-      index,
-      ...(pattern.text !== obj.action ? { written: obj.action as string } : {}),
-      ...(hasProject ? { project: obj.project as string } : {}),
-      ...(args !== undefined ? { args } : {}),
-    };
-    rules.push(rule);
-  });
+      const hasProject = Object.prototype.hasOwnProperty.call(obj, 'project');
+      if (hasProject) {
+        const p = projectProblem(obj.project);
+        if (p !== undefined) problems.push(p);
+      }
+      const hasAction = Object.prototype.hasOwnProperty.call(obj, 'action');
+      const hasDecision = Object.prototype.hasOwnProperty.call(obj, 'decision');
+      let pattern: Pattern | undefined;
+      if (!hasAction) problems.push('"action" is missing');
+      else if (typeof obj.action !== 'string') problems.push('"action" must be a string');
+      else {
+        try {
+          pattern = parsePattern(obj.action);
+        } catch (e) {
+          if (!(e instanceof ActionError)) throw e;
+          problems.push(`invalid action: ${e.message}`);
+        }
+      }
+      const decision = obj.decision;
+      if (!hasDecision) problems.push('"decision" is missing');
+      else if (typeof decision !== 'string' || !(DECISIONS as readonly string[]).includes(decision)) {
+        problems.push(`"decision" must be "allow", "ask" or "deny", not ${jsonExcerpt(decision)}`);
+      }
+      if (pattern?.kind === 'private' && decision === 'ask') {
+        problems.push(`${pattern.text} takes "allow" or "deny": an address check cannot wait for an answer`);
+      }
+      let args: ArgRules | undefined;
+      if (Object.prototype.hasOwnProperty.call(obj, 'args')) {
+        const parsed = parseArgRules(obj.args);
+        if ('problem' in parsed) problems.push(parsed.problem);
+        else args = parsed.args;
+        if (pattern !== undefined && pattern.kind !== 'tool')
+          problems.push(
+            `"args" constrains a tool's arguments: it belongs on a rule for mcp.<server>.tool.<tool> (or mcp.<server>.tool.*), not on ${pattern.text}`,
+          );
+        else if (decision !== 'allow' && (DECISIONS as readonly string[]).includes(decision as string))
+          problems.push(`"args" belongs on an "allow" rule (it says which calls are allowed), not on ${jsonExcerpt(decision)}`);
+      }
+      if (problems.length > 0 || pattern === undefined) {
+        fail(problems.join('; '));
+        return;
+      }
+      const rule: Rule = {
+        action: pattern.text,
+        decision: decision as Decision,
+        origin: where,
+        index,
+        ...(pattern.text !== obj.action ? { written: obj.action as string } : {}),
+        ...(hasProject ? { project: obj.project as string } : {}),
+        ...(args !== undefined ? { args } : {}),
+      };
+      rules.push(rule);
+    },
+  );
   return { rules, errors };
 }
 

@@ -18,7 +18,15 @@
 // server never meets them; several entries that apply: the largest value); src/host/sandbox/limits.ts enforces them.
 // Network is not here: it is the rule `mcp.<server>.network` (allow / ask / deny; no rule = no network).
 import * as path from 'node:path';
-import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
+import {
+  appliesTo,
+  projectProblem,
+  resolveProjects,
+  systemResolver,
+  type ProjectQualified,
+  type ProjectResolver,
+  type ServerIdentity,
+} from './identity';
 import { formatOrigin, type Origin } from './names';
 
 export interface SandboxEntry extends ProjectQualified {
@@ -68,7 +76,17 @@ export const NO_SANDBOX_SETTINGS: SandboxSettings = { userServers: false, entrie
 
 /** The keys of a `sandbox` block and of one of its `servers` entries (package.json's schema lists the same). */
 export const SANDBOX_KEYS = ['userServers', 'servers'] as const;
-export const SANDBOX_ENTRY_KEYS = ['server', 'project', 'read', 'write', 'unixSockets', 'memoryMiB', 'processes', 'cpuSeconds', 'off'] as const;
+export const SANDBOX_ENTRY_KEYS = [
+  'server',
+  'project',
+  'read',
+  'write',
+  'unixSockets',
+  'memoryMiB',
+  'processes',
+  'cpuSeconds',
+  'off',
+] as const;
 const KEYS = new Set<string>(SANDBOX_ENTRY_KEYS);
 
 function pathList(v: unknown, where: string, problems: string[]): string[] {
@@ -77,7 +95,8 @@ function pathList(v: unknown, where: string, problems: string[]): string[] {
     problems.push(`${where}: must be a list of absolute paths or "~/…"`);
     return [];
   }
-  for (const p of v as string[]) if (!(path.isAbsolute(p) || p.startsWith('~/'))) problems.push(`${where}: ${JSON.stringify(p)} is not an absolute path or "~/…"`);
+  for (const p of v as string[])
+    if (!(path.isAbsolute(p) || p.startsWith('~/'))) problems.push(`${where}: ${JSON.stringify(p)} is not an absolute path or "~/…"`);
   return v as string[];
 }
 
@@ -86,37 +105,49 @@ export function parseSandbox(raw: unknown, origin: (index: number) => Origin, re
   if (raw === undefined) return NO_SANDBOX_SETTINGS;
   const problems: string[] = [];
   const at = formatOrigin(origin(-1));
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ...NO_SANDBOX_SETTINGS, problems: [`${at}: "sandbox" must be an object`] };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ...NO_SANDBOX_SETTINGS, problems: [`${at}: "sandbox" must be an object`] };
   const r = raw as Record<string, unknown>;
-  for (const k of Object.keys(r)) if (!(SANDBOX_KEYS as readonly string[]).includes(k)) problems.push(`${at}: sandbox: unknown key ${JSON.stringify(k)} (expected userServers, servers)`);
+  for (const k of Object.keys(r))
+    if (!(SANDBOX_KEYS as readonly string[]).includes(k))
+      problems.push(`${at}: sandbox: unknown key ${JSON.stringify(k)} (expected userServers, servers)`);
   if (r.userServers !== undefined && typeof r.userServers !== 'boolean') problems.push(`${at}: sandbox.userServers must be true or false`);
   const entries: SandboxEntry[] = [];
   if (r.servers !== undefined && !Array.isArray(r.servers)) problems.push(`${at}: sandbox.servers must be a list`);
-  else (r.servers as unknown[] | undefined ?? []).forEach((e, i) => {
-    const where = `${formatOrigin(origin(i))}: sandbox.servers[${i}]`;
-    if (typeof e !== 'object' || e === null || Array.isArray(e)) return problems.push(`${where}: must be an object`);
-    const o = e as Record<string, unknown>;
-    for (const k of Object.keys(o)) if (!KEYS.has(k)) problems.push(`${where}: unknown key ${JSON.stringify(k)} (expected ${[...KEYS].join(', ')})`);
-    if (typeof o.server !== 'string' || !/^([A-Za-z0-9_-]{1,64}|\*)$/.test(o.server)) return problems.push(`${where}: "server" must be a server name or "*"`);
-    if (o.project !== undefined) {
-      const p = projectProblem(o.project);
-      if (p) return problems.push(`${where}: ${p}`);
-    }
-    if (o.off !== undefined && typeof o.off !== 'boolean') problems.push(`${where}: "off" must be true or false`);
-    if (o.unixSockets !== undefined && typeof o.unixSockets !== 'boolean') problems.push(`${where}: "unixSockets" must be true or false`);
-    const limits: Partial<Record<keyof ResourceLimits, number>> = {};
-    for (const [k, least] of Object.entries(LIMIT_KEYS) as [keyof ResourceLimits, number][]) {
-      const v = o[k];
-      if (v === undefined) continue;
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < least) problems.push(`${where}: "${k}" must be a whole number of at least ${least}`);
-      else limits[k] = v;
-    }
-    entries.push({
-      server: o.server, project: o.project as string | undefined,
-      read: pathList(o.read, `${where}.read`, problems), write: pathList(o.write, `${where}.write`, problems),
-      unixSockets: o.unixSockets === true, limits, off: o.off === true, origin: origin(i),
+  else
+    ((r.servers as unknown[] | undefined) ?? []).forEach((e, i) => {
+      const where = `${formatOrigin(origin(i))}: sandbox.servers[${i}]`;
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) return problems.push(`${where}: must be an object`);
+      const o = e as Record<string, unknown>;
+      for (const k of Object.keys(o))
+        if (!KEYS.has(k)) problems.push(`${where}: unknown key ${JSON.stringify(k)} (expected ${[...KEYS].join(', ')})`);
+      if (typeof o.server !== 'string' || !/^([A-Za-z0-9_-]{1,64}|\*)$/.test(o.server))
+        return problems.push(`${where}: "server" must be a server name or "*"`);
+      if (o.project !== undefined) {
+        const p = projectProblem(o.project);
+        if (p) return problems.push(`${where}: ${p}`);
+      }
+      if (o.off !== undefined && typeof o.off !== 'boolean') problems.push(`${where}: "off" must be true or false`);
+      if (o.unixSockets !== undefined && typeof o.unixSockets !== 'boolean') problems.push(`${where}: "unixSockets" must be true or false`);
+      const limits: Partial<Record<keyof ResourceLimits, number>> = {};
+      for (const [k, least] of Object.entries(LIMIT_KEYS) as [keyof ResourceLimits, number][]) {
+        const v = o[k];
+        if (v === undefined) continue;
+        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < least)
+          problems.push(`${where}: "${k}" must be a whole number of at least ${least}`);
+        else limits[k] = v;
+      }
+      entries.push({
+        server: o.server,
+        project: o.project as string | undefined,
+        read: pathList(o.read, `${where}.read`, problems),
+        write: pathList(o.write, `${where}.write`, problems),
+        unixSockets: o.unixSockets === true,
+        limits,
+        off: o.off === true,
+        origin: origin(i),
+      });
     });
-  });
   return { userServers: r.userServers === true, entries: resolveProjects(entries, resolver), problems };
 }
 
@@ -162,7 +193,17 @@ export type SandboxDecision =
   /** A plain process: the user's opt-out (`optOut`), or a user-scope server the user did not ask to contain. */
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
   /** Contained, with the extra paths of every entry that applies (`~/` expanded), Unix sockets if one allows them, its limits. */
-  | { readonly kind: 'contained'; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; /** An opt-out of the user's that the administrator's required sandbox overrides. */ readonly overridden?: { readonly entry: SandboxEntry; readonly by: string } };
+  | {
+      readonly kind: 'contained';
+      readonly extraRead: readonly string[];
+      readonly extraWrite: readonly string[];
+      readonly unixSockets?: SandboxEntry;
+      readonly limits: LimitsDecision;
+      /** An opt-out of the user's that the administrator's required sandbox overrides. */ readonly overridden?: {
+        readonly entry: SandboxEntry;
+        readonly by: string;
+      };
+    };
 
 /** What the user's settings say for one server. `~/` in paths is expanded against `home`. */
 export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home: string): SandboxDecision {
@@ -173,7 +214,11 @@ export function sandboxFor(settings: SandboxSettings, who: ServerIdentity, home:
   if (optOut && settings.required === undefined) return { kind: 'uncontained', optOut };
   const expand = (p: string) => (p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
   return {
-    kind: 'contained', extraRead: mine.flatMap((e) => e.read.map(expand)), extraWrite: mine.flatMap((e) => e.write.map(expand)), unixSockets: mine.find((e) => e.unixSockets), limits: limitsOf(mine),
+    kind: 'contained',
+    extraRead: mine.flatMap((e) => e.read.map(expand)),
+    extraWrite: mine.flatMap((e) => e.write.map(expand)),
+    unixSockets: mine.find((e) => e.unixSockets),
+    limits: limitsOf(mine),
     ...(optOut && settings.required !== undefined ? { overridden: { entry: optOut, by: settings.required } } : {}),
   };
 }

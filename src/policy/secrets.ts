@@ -38,11 +38,7 @@ export class SecretError extends Error {
     readonly text: string,
     readonly reason: string,
   ) {
-    super(
-      index === undefined
-        ? `${formatOrigin(origin)}: ${reason}`
-        : `${formatOrigin(origin)}: secrets[${index}] ${text}: ${reason}`,
-    );
+    super(index === undefined ? `${formatOrigin(origin)}: ${reason}` : `${formatOrigin(origin)}: secrets[${index}] ${text}: ${reason}`);
     this.name = 'SecretError';
   }
 }
@@ -59,8 +55,20 @@ const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // Headers the transport owns, or that would change what the request is.
 const RESERVED_HEADERS = new Set([
-  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade',
-  'te', 'trailer', 'expect', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id',
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
 ]);
 const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -88,7 +96,9 @@ function toPattern(to: string): { pattern?: Pattern; problem?: string } {
   }
   if (pattern.segments[0] !== 'mcp') return { problem: `"to" must start with "mcp.", not ${jsonExcerpt(to)}` };
   if (pattern.kind === 'tool' || pattern.kind === 'network') {
-    return { problem: `"to" names a ${pattern.kind}, but a secret goes to a whole server (mcp.<server>.*) or its host (mcp.<server>.host.…)` };
+    return {
+      problem: `"to" names a ${pattern.kind}, but a secret goes to a whole server (mcp.<server>.*) or its host (mcp.<server>.host.…)`,
+    };
   }
   return { pattern };
 }
@@ -113,58 +123,65 @@ function toPattern(to: string): { pattern?: Pattern; problem?: string } {
  */
 export function parseSecrets(raw: unknown, origin: Origin | ((index: number) => Origin)): ParsedSecrets {
   const entries: SecretEntry[] = [];
-  const errors = walkItems(raw, origin, { list: 'secrets', item: 'a secrets entry is an object {"name", "to", "bind", "as"?}' },
-    (o, i, text, reason) => new SecretError(o, i, text, reason), (obj, where, index, fail) => {
-    const has = (k: string) => Object.prototype.hasOwnProperty.call(obj, k);
-    const problems: string[] = [];
-    const unknown = Object.keys(obj).filter((k) => !ENTRY_KEYS.has(k));
-    if (unknown.length > 0) {
-      problems.push(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; an entry has only "name", "to", "bind", "as" and "project"`);
-    }
-    if (has('project')) {
-      const p = projectProblem(obj.project);
-      if (p !== undefined) problems.push(p);
-    }
-    if (!has('name')) problems.push('"name" is missing');
-    else if (typeof obj.name !== 'string' || !SECRET_NAME_RE.test(obj.name)) {
-      problems.push(`"name" must be upper-case letters, digits and "_", not starting with a digit, not ${jsonExcerpt(obj.name)}`);
-    }
-    let pattern: Pattern | undefined;
-    if (!has('to')) problems.push('"to" is missing');
-    else if (typeof obj.to !== 'string') problems.push('"to" must be a string');
-    else {
-      const r = toPattern(obj.to);
-      if (r.problem !== undefined) problems.push(r.problem);
-      pattern = r.pattern;
-    }
-    const bind = obj.bind;
-    const bindOk = bind === 'header' || bind === 'env';
-    if (!has('bind')) problems.push('"bind" is missing');
-    else if (!bindOk) problems.push(`"bind" must be "header" or "env", not ${jsonExcerpt(bind)}`);
-    if (has('as')) {
-      if (typeof obj.as !== 'string') problems.push('"as" must be a string');
-      else if (bindOk) {
-        const p = asProblem(bind, obj.as);
+  const errors = walkItems(
+    raw,
+    origin,
+    { list: 'secrets', item: 'a secrets entry is an object {"name", "to", "bind", "as"?}' },
+    (o, i, text, reason) => new SecretError(o, i, text, reason),
+    (obj, where, index, fail) => {
+      const has = (k: string) => Object.prototype.hasOwnProperty.call(obj, k);
+      const problems: string[] = [];
+      const unknown = Object.keys(obj).filter((k) => !ENTRY_KEYS.has(k));
+      if (unknown.length > 0) {
+        problems.push(
+          `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => jsonExcerpt(k)).join(', ')}; an entry has only "name", "to", "bind", "as" and "project"`,
+        );
+      }
+      if (has('project')) {
+        const p = projectProblem(obj.project);
         if (p !== undefined) problems.push(p);
       }
-    }
-    if (bind === 'env' && pattern?.kind === 'host') {
-      problems.push('"bind": "env" is for local servers, but "to" names a host, which only a remote server has');
-    }
-    if (problems.length > 0 || pattern === undefined || !bindOk) {
-      fail(problems.join('; '));
-      return;
-    }
-    entries.push({
-      name: obj.name as string,
-      to: pattern.text,
-      bind,
-      ...(typeof obj.as === 'string' ? { as: obj.as } : {}),
-      ...(has('project') ? { project: obj.project as string } : {}),
-      origin: where,
-      index,
-    });
-  });
+      if (!has('name')) problems.push('"name" is missing');
+      else if (typeof obj.name !== 'string' || !SECRET_NAME_RE.test(obj.name)) {
+        problems.push(`"name" must be upper-case letters, digits and "_", not starting with a digit, not ${jsonExcerpt(obj.name)}`);
+      }
+      let pattern: Pattern | undefined;
+      if (!has('to')) problems.push('"to" is missing');
+      else if (typeof obj.to !== 'string') problems.push('"to" must be a string');
+      else {
+        const r = toPattern(obj.to);
+        if (r.problem !== undefined) problems.push(r.problem);
+        pattern = r.pattern;
+      }
+      const bind = obj.bind;
+      const bindOk = bind === 'header' || bind === 'env';
+      if (!has('bind')) problems.push('"bind" is missing');
+      else if (!bindOk) problems.push(`"bind" must be "header" or "env", not ${jsonExcerpt(bind)}`);
+      if (has('as')) {
+        if (typeof obj.as !== 'string') problems.push('"as" must be a string');
+        else if (bindOk) {
+          const p = asProblem(bind, obj.as);
+          if (p !== undefined) problems.push(p);
+        }
+      }
+      if (bind === 'env' && pattern?.kind === 'host') {
+        problems.push('"bind": "env" is for local servers, but "to" names a host, which only a remote server has');
+      }
+      if (problems.length > 0 || pattern === undefined || !bindOk) {
+        fail(problems.join('; '));
+        return;
+      }
+      entries.push({
+        name: obj.name as string,
+        to: pattern.text,
+        bind,
+        ...(typeof obj.as === 'string' ? { as: obj.as } : {}),
+        ...(has('project') ? { project: obj.project as string } : {}),
+        origin: where,
+        index,
+      });
+    },
+  );
   return { entries, errors };
 }
 
@@ -189,7 +206,11 @@ export interface BindOptions {
 
 /** The outcome for one server: dropped with a reason, or the headers / env to start it with. */
 export type SecretBinding =
-  | { readonly drop: true; readonly reason: string; /** The reason without the server's name (for a line that names it already). */ readonly why: string }
+  | {
+      readonly drop: true;
+      readonly reason: string;
+      /** The reason without the server's name (for a line that names it already). */ readonly why: string;
+    }
   | {
       readonly drop: false;
       /** Request headers for a remote server. */
@@ -286,7 +307,7 @@ export async function bindSecrets(server: ServerRef, entries: readonly SecretEnt
   const targets = new Map<string, SecretEntry>();
   const chosen: { entry: SecretEntry; target: string }[] = [];
   for (const entry of applicable) {
-    const target = entry.bind === 'header' ? entry.as ?? 'Authorization' : entry.as ?? entry.name;
+    const target = entry.bind === 'header' ? (entry.as ?? 'Authorization') : (entry.as ?? entry.name);
     const key = `${entry.bind}:${entry.bind === 'header' ? target.toLowerCase() : target}`;
     const prior = targets.get(key);
     if (prior !== undefined) {
@@ -339,13 +360,17 @@ export async function bindSecrets(server: ServerRef, entries: readonly SecretEnt
     if (entry.bind === 'header') {
       const problem = headerValueProblem(value);
       if (problem !== undefined) {
-        notes.push(`secret ${entry.name} was not sent to ${who}: its value holds ${problem}, which a header cannot carry; the server starts without header ${target}.`);
+        notes.push(
+          `secret ${entry.name} was not sent to ${who}: its value holds ${problem}, which a header cannot carry; the server starts without header ${target}.`,
+        );
         continue;
       }
       setOwn(headers, target, entry.as === undefined ? `Bearer ${value}` : value);
     } else {
       if (value.includes('\0')) {
-        notes.push(`secret ${entry.name} was not sent to ${who}: its value holds a NUL character, which an environment variable cannot carry; the server starts without ${target}.`);
+        notes.push(
+          `secret ${entry.name} was not sent to ${who}: its value holds a NUL character, which an environment variable cannot carry; the server starts without ${target}.`,
+        );
         continue;
       }
       setOwn(env, target, value);

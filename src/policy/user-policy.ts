@@ -3,7 +3,15 @@
 // validated, each item with its file and line, each "project" resolved to a real path. Any invalid item makes the
 // whole policy refuse everything, naming the item — a rule that was meant to deny must never be silently dropped.
 // `grantsFor` lists what would apply to one server (the approve preview).
-import { appliesTo, projectProblem, resolveProjects, systemResolver, type ProjectQualified, type ProjectResolver, type ServerIdentity } from './identity';
+import {
+  appliesTo,
+  projectProblem,
+  resolveProjects,
+  systemResolver,
+  type ProjectQualified,
+  type ProjectResolver,
+  type ServerIdentity,
+} from './identity';
 import { formatOrigin, jsonExcerpt, type Origin } from './names';
 import { parsePattern, parseRules, patternMatches, secretAction, type Rule } from './rules';
 import { parseSecrets, secretApplies, type SecretEntry } from './secrets';
@@ -47,9 +55,12 @@ export interface UserPolicy {
 }
 
 export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = systemResolver): UserPolicy {
-  const origin = (block: string) => (index: number): Origin => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf([block, String(index)]) } : {}) });
+  const origin =
+    (block: string) =>
+    (index: number): Origin => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf([block, String(index)]) } : {}) });
   const parsed = raw.rules === undefined ? { rules: [], errors: [] } : parseRules(raw.rules, origin('rules'));
-  const rules = raw.layer === 'admin' ? { rules: parsed.rules.map((r) => ({ ...r, layer: 'admin' as const })), errors: parsed.errors } : parsed;
+  const rules =
+    raw.layer === 'admin' ? { rules: parsed.rules.map((r) => ({ ...r, layer: 'admin' as const })), errors: parsed.errors } : parsed;
   const secrets = raw.secrets === undefined ? { entries: [], errors: [] } : parseSecrets(raw.secrets, origin('secrets'));
   const exceptions = parseLocalExceptions(raw, origin('localExceptions'));
   const policy: UserPolicy = {
@@ -58,15 +69,30 @@ export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = s
     secrets: resolveProjects(secrets.entries, resolver),
     localExceptions: resolveProjects(exceptions.list, resolver),
     // The administrator's "sandbox" says only whether it is required (src/trust/sources/admin.ts validated it).
-    sandbox: raw.layer === 'admin'
-      ? { userServers: false, entries: [], problems: [], ...((raw.sandbox as { required?: unknown } | undefined)?.required === true ? { required: raw.file } : {}) }
-      : parseSandbox(raw.sandbox, (index) => ({ file: raw.file, ...(raw.lineOf ? { line: raw.lineOf(index < 0 ? ['sandbox'] : ['sandbox', 'servers', String(index)]) } : {}) }), resolver),
+    sandbox:
+      raw.layer === 'admin'
+        ? {
+            userServers: false,
+            entries: [],
+            problems: [],
+            ...((raw.sandbox as { required?: unknown } | undefined)?.required === true ? { required: raw.file } : {}),
+          }
+        : parseSandbox(
+            raw.sandbox,
+            (index) => ({
+              file: raw.file,
+              ...(raw.lineOf ? { line: raw.lineOf(index < 0 ? ['sandbox'] : ['sandbox', 'servers', String(index)]) } : {}),
+            }),
+            resolver,
+          ),
     problems: [...rules.errors, ...secrets.errors].map((e) => e.message).concat(exceptions.problems),
     notes: [],
   };
   const missing = (what: string, e: ProjectQualified & { origin: Origin; index: number }) => {
     if (e.projectPath === null) {
-      policy.notes.push(`${formatOrigin(e.origin)}: ${what}[${e.index}] names the project ${jsonExcerpt(e.project)}, which is not an existing folder, so it applies to no server; fix the path or remove the entry`);
+      policy.notes.push(
+        `${formatOrigin(e.origin)}: ${what}[${e.index}] names the project ${jsonExcerpt(e.project)}, which is not an existing folder, so it applies to no server; fix the path or remove the entry`,
+      );
     }
   };
   policy.rules.forEach((r) => missing('rules', r));
@@ -78,7 +104,11 @@ export function loadUserPolicy(raw: RawUserPolicy, resolver: ProjectResolver = s
 /** Decides an action about `who` under the user's policy; a policy with problems denies everything and says why. */
 export function decideUnder(policy: UserPolicy, who: ServerIdentity, action: string): Verdict {
   if (policy.problems.length > 0) {
-    return { decision: 'deny', action, reason: `your policy in ${policy.file} has ${policy.problems.length} invalid ${policy.problems.length === 1 ? 'item' : 'items'}, so nothing is allowed until they are fixed: ${policy.problems.join('; ')}` };
+    return {
+      decision: 'deny',
+      action,
+      reason: `your policy in ${policy.file} has ${policy.problems.length} invalid ${policy.problems.length === 1 ? 'item' : 'items'}, so nothing is allowed until they are fixed: ${policy.problems.join('; ')}`,
+    };
   }
   return decideFor(who, action, policy.rules);
 }
@@ -121,23 +151,31 @@ function parseLocalExceptions(raw: RawUserPolicy, originOf: (index: number) => O
   if (!Array.isArray(raw.localExceptions)) return { list, problems: [`${raw.file}: localExceptions must be a list`] };
   const seen = new Set<string>();
   raw.localExceptions.forEach((e: unknown, i) => {
-    if (!e || typeof e !== 'object' || Array.isArray(e)) return void problems.push(`${where(i)}: an entry is {"server", "allowLoopback"?, "allowPrivate"?, "project"?}`);
+    if (!e || typeof e !== 'object' || Array.isArray(e))
+      return void problems.push(`${where(i)}: an entry is {"server", "allowLoopback"?, "allowPrivate"?, "project"?}`);
     const o = e as Record<string, unknown>;
     const unknown = Object.keys(o).filter((k) => !['server', 'allowLoopback', 'allowPrivate', 'project'].includes(k));
     if (unknown.length) return void problems.push(`${where(i)}: unknown ${unknown.length === 1 ? 'key' : 'keys'} ${unknown.join(', ')}`);
     if (typeof o.server !== 'string' || !o.server) return void problems.push(`${where(i)}: "server" must name one server`);
-    for (const k of ['allowLoopback', 'allowPrivate']) if (o[k] !== undefined && typeof o[k] !== 'boolean') return void problems.push(`${where(i)}: "${k}" must be true or false`);
+    for (const k of ['allowLoopback', 'allowPrivate'])
+      if (o[k] !== undefined && typeof o[k] !== 'boolean') return void problems.push(`${where(i)}: "${k}" must be true or false`);
     if (o.project !== undefined) {
       const p = projectProblem(o.project);
       if (p !== undefined) return void problems.push(`${where(i)}: ${p}`);
     }
     const key = `${o.server}\0${qualifierKey({ project: o.project as string | undefined })}`;
-    if (seen.has(key)) return void problems.push(`${where(i)}: a second exception for "${o.server}"${o.project !== undefined ? ` with "project" ${jsonExcerpt(o.project)}` : ''}`);
+    if (seen.has(key))
+      return void problems.push(
+        `${where(i)}: a second exception for "${o.server}"${o.project !== undefined ? ` with "project" ${jsonExcerpt(o.project)}` : ''}`,
+      );
     seen.add(key);
     list.push({
-      server: o.server, allowLoopback: o.allowLoopback === true, allowPrivate: o.allowPrivate === true,
+      server: o.server,
+      allowLoopback: o.allowLoopback === true,
+      allowPrivate: o.allowPrivate === true,
       ...(o.project !== undefined ? { project: o.project as string } : {}),
-      origin: originOf(i), index: i,
+      origin: originOf(i),
+      index: i,
     });
   });
   return { list, problems };
@@ -152,7 +190,10 @@ export function loadUserPolicies(layers: readonly RawUserPolicy[], resolver: Pro
   for (const l of loaded) {
     for (const e of l.localExceptions) {
       const key = `${e.server}\0${qualifierKey(e)}`;
-      if (seen.has(key)) problems.push(`${formatOrigin(e.origin)}: a second local-development exception for "${e.server}"${e.project !== undefined ? ` with "project" ${jsonExcerpt(e.project)}` : ''}`);
+      if (seen.has(key))
+        problems.push(
+          `${formatOrigin(e.origin)}: a second local-development exception for "${e.server}"${e.project !== undefined ? ` with "project" ${jsonExcerpt(e.project)}` : ''}`,
+        );
       else {
         seen.add(key);
         localExceptions.push(e);
@@ -215,10 +256,12 @@ export function grantsFor(who: ServerIdentity, policy: UserPolicy, host?: string
   }
   for (const e of policy.secrets) {
     if (appliesTo(e, who)) continue;
-    if (parsePattern(e.to).server === who.name) notApplying.push({ what: `secret ${e.name}`, origin: e.origin, index: e.index, qualifier: e.project });
+    if (parsePattern(e.to).server === who.name)
+      notApplying.push({ what: `secret ${e.name}`, origin: e.origin, index: e.index, qualifier: e.project });
   }
   for (const e of policy.localExceptions) {
-    if (e.server === who.name && !appliesTo(e, who)) notApplying.push({ what: `local exception for ${e.server}`, origin: e.origin, index: e.index, qualifier: e.project });
+    if (e.server === who.name && !appliesTo(e, who))
+      notApplying.push({ what: `local exception for ${e.server}`, origin: e.origin, index: e.index, qualifier: e.project });
   }
   const exception = localExceptionFor(policy, who);
   return { rules, secrets, ...(exception ? { exception } : {}), notApplying };

@@ -23,7 +23,8 @@ function definitionDocument(p: PinnedDefinition): string {
   const { files, ...rest } = p;
   const lines = [renderValue(JSON.parse(canonicalJson(rest)))];
   lines.push('', 'files it runs (content pinned):');
-  for (const [f, x] of Object.entries(files ?? {}).sort(([a], [b]) => a.localeCompare(b))) lines.push(`  ${escapeText(f)}  ${x.size} bytes  sha256 ${x.sha256}`);
+  for (const [f, x] of Object.entries(files ?? {}).sort(([a], [b]) => a.localeCompare(b)))
+    lines.push(`  ${escapeText(f)}  ${x.size} bytes  sha256 ${x.sha256}`);
   return lines.join('\n') + '\n';
 }
 
@@ -33,12 +34,25 @@ function definitionDocument(p: PinnedDefinition): string {
  * For a server whose tools changed, the tool list. With the package lock about to be approved (`shown`) when it is
  * not the approved one: the package, approved lock against that one. Empty when nothing changed since approval.
  */
-export function changeDocuments(s: ServerReport, shown?: { lock?: NpmLock; minAge?: MinAge }, refused?: ReturnType<typeof refusedFileSides>): ChangeDocument[] {
+export function changeDocuments(
+  s: ServerReport,
+  shown?: { lock?: NpmLock; minAge?: MinAge },
+  refused?: ReturnType<typeof refusedFileSides>,
+): ChangeDocument[] {
   const out: ChangeDocument[] = [];
   // The file the load guard refused when it loaded: first, it is why the server stopped.
   if (refused && s.state === 'approval-changed') {
-    const side = (state: string, text: string | undefined, what: string) => (state === 'absent' ? `(absent ${what})\n` : text === undefined ? `(content not kept or not text: ${what === 'at approval' ? 'binary or larger than 1 MiB' : 'binary or larger than 256 KiB'})\n` : escapeLines(text));
-    out.push({ label: `${escapeText(refused.path)} (refused when it loaded)`, approved: side(refused.approvedState, refused.approved, 'at approval'), now: side(refused.nowState, refused.now, 'now') });
+    const side = (state: string, text: string | undefined, what: string) =>
+      state === 'absent'
+        ? `(absent ${what})\n`
+        : text === undefined
+          ? `(content not kept or not text: ${what === 'at approval' ? 'binary or larger than 1 MiB' : 'binary or larger than 256 KiB'})\n`
+          : escapeLines(text);
+    out.push({
+      label: `${escapeText(refused.path)} (refused when it loaded)`,
+      approved: side(refused.approvedState, refused.approved, 'at approval'),
+      now: side(refused.nowState, refused.now, 'now'),
+    });
   }
   if (definitionChanged(s)) {
     const r = s.record!;
@@ -62,7 +76,11 @@ export function changeDocuments(s: ServerReport, shown?: { lock?: NpmLock; minAg
   const lock = shown?.lock;
   const approved = s.record?.decision === 'approved' ? s.record.lock : undefined;
   if (out.length && lock && lock.digest !== approved?.digest) {
-    out.push({ label: 'package', approved: approved ? lockDocument(approved, shown?.minAge) : '(no package lock approved)\n', now: lockDocument(lock, shown?.minAge) });
+    out.push({
+      label: 'package',
+      approved: approved ? lockDocument(approved, shown?.minAge) : '(no package lock approved)\n',
+      now: lockDocument(lock, shown?.minAge),
+    });
   }
   return out;
 }
@@ -78,11 +96,16 @@ function fileSide(f: FileChange['before']): string {
  */
 export function updateDocuments(u: LockUpdate, minAge?: MinAge, now = Date.now()): ChangeDocument[] {
   const files = u.files.compared
-    ? u.files.files.length ? `files        ${u.files.files.length} of the package's own files changed (one diff each, beside this one)` : 'files        no file of the package itself changed'
+    ? u.files.files.length
+      ? `files        ${u.files.files.length} of the package's own files changed (one diff each, beside this one)`
+      : 'files        no file of the package itself changed'
     : `files        not compared (${escapeText(u.files.why)})`;
-  const out: ChangeDocument[] = [{ label: 'package', approved: lockDocument(u.old, minAge, now), now: `${lockDocument(u.fresh, minAge, now)}${files}\n` }];
+  const out: ChangeDocument[] = [
+    { label: 'package', approved: lockDocument(u.old, minAge, now), now: `${lockDocument(u.fresh, minAge, now)}${files}\n` },
+  ];
   if (u.files.compared) {
-    for (const f of u.files.files) out.push({ label: `package file ${escapeText(f.path)}`, approved: fileSide(f.before), now: fileSide(f.after) });
+    for (const f of u.files.files)
+      out.push({ label: `package file ${escapeText(f.path)}`, approved: fileSide(f.before), now: fileSide(f.after) });
   }
   return out;
 }

@@ -42,9 +42,13 @@ export function lockDocument(lock: NpmLock, minAge?: MinAge, now = Date.now()): 
     `dependencies ${n}`,
   );
   const root = `node_modules/${lock.name}`;
-  for (const k of Object.keys(lock.packages).filter((x) => x !== '' && x !== root).sort()) {
+  for (const k of Object.keys(lock.packages)
+    .filter((x) => x !== '' && x !== root)
+    .sort()) {
     const p = lock.packages[k];
-    L.push(`  ${escapeText(k.replace(/^node_modules\//, ''))} ${escapeText(String(p.version ?? (p.link ? 'link' : '?')))} ${escapeText(String(p.integrity ?? ''))}`.trimEnd());
+    L.push(
+      `  ${escapeText(k.replace(/^node_modules\//, ''))} ${escapeText(String(p.version ?? (p.link ? 'link' : '?')))} ${escapeText(String(p.integrity ?? ''))}`.trimEnd(),
+    );
   }
   if (lock.installScripts.length) L.push(`install scripts NOT run: ${lock.installScripts.map(escapeText).join(', ')}`);
   L.push(`tree         ${escapeText(lock.tree)}`, `lock         ${escapeText(lock.digest)}`);
@@ -57,7 +61,9 @@ const DEP_MARK = { added: '+', removed: '-', changed: '~' } as const;
 export function dependencyLines(u: LockUpdate): string[] {
   const L = [`version   ${escapeText(u.old.name)} ${escapeText(u.old.version)} → ${escapeText(u.fresh.version)}`];
   for (const d of u.dependencies) {
-    L.push(`${DEP_MARK[d.change]} dependency ${escapeText(d.name)} ${d.change === 'changed' ? `${escapeText(d.before!)} → ${escapeText(d.after!)}` : escapeText((d.after ?? d.before)!)}`);
+    L.push(
+      `${DEP_MARK[d.change]} dependency ${escapeText(d.name)} ${d.change === 'changed' ? `${escapeText(d.before!)} → ${escapeText(d.after!)}` : escapeText((d.after ?? d.before)!)}`,
+    );
   }
   if (!u.dependencies.length) L.push('dependencies: unchanged');
   return L;
@@ -92,4 +98,3 @@ export function updateLines(u: LockUpdate): string[] {
   if (!u.files.files.length) L.push('  (no file of the package itself changed)');
   return L;
 }
-

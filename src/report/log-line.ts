@@ -6,7 +6,20 @@
 import { escapeText } from '../text/escape';
 
 /** The fields shown as `key=value`, in this order, after the time and kind; `detail` follows after a dash. */
-export const LOG_LINE_FIELDS = ['server', 'host', 'address', 'about', 'tool', 'status', 'outcome', 'ok', 'bytes', 'source', 'digest', 'rule'] as const;
+export const LOG_LINE_FIELDS = [
+  'server',
+  'host',
+  'address',
+  'about',
+  'tool',
+  'status',
+  'outcome',
+  'ok',
+  'bytes',
+  'source',
+  'digest',
+  'rule',
+] as const;
 
 /** A field value as one escaped line of text (objects as JSON, so nothing prints as "[object Object]"). */
 function text(v: unknown): string {

@@ -55,7 +55,8 @@ export function listText(report: GateReport): string {
   if (report.servers.length === 0) lines.push('no MCP servers declared');
   else {
     const rows = [['STATE', 'SCOPE', 'SOURCE', 'SERVER', 'WHAT']];
-    for (const s of report.servers) rows.push([stateLabel(s), s.gated ? s.scope : 'user', escapeText(s.source), escapeText(s.name), summary(s)]);
+    for (const s of report.servers)
+      rows.push([stateLabel(s), s.gated ? s.scope : 'user', escapeText(s.source), escapeText(s.name), summary(s)]);
     lines.push(table(rows));
   }
   return lines.join('\n');
@@ -74,10 +75,14 @@ function diffText(diff: DefinitionDiff): string {
   if (diff.files.length) {
     const n = (k: string) => diff.files.filter((f) => f.change === k).length;
     const count = (x: number) => `${x} file${x === 1 ? '' : 's'}`;
-    lines.push(`  ${count(diff.files.length)}: ${n('added')} added, ${n('removed')} removed, ${n('changed')} changed${diff.files.length > MAX_LISTED_FILE_CHANGES ? ` (the first ${MAX_LISTED_FILE_CHANGES} listed)` : ''}`);
+    lines.push(
+      `  ${count(diff.files.length)}: ${n('added')} added, ${n('removed')} removed, ${n('changed')} changed${diff.files.length > MAX_LISTED_FILE_CHANGES ? ` (the first ${MAX_LISTED_FILE_CHANGES} listed)` : ''}`,
+    );
   }
   for (const f of diff.files.slice(0, MAX_LISTED_FILE_CHANGES)) {
-    lines.push(`  file ${escapeText(f.path)}: ${f.change}${f.before ? ` (was sha256 ${f.before.slice(0, 12)})` : ''}${f.after ? ` (now sha256 ${f.after.slice(0, 12)})` : ''}`);
+    lines.push(
+      `  file ${escapeText(f.path)}: ${f.change}${f.before ? ` (was sha256 ${f.before.slice(0, 12)})` : ''}${f.after ? ` (now sha256 ${f.after.slice(0, 12)})` : ''}`,
+    );
     for (const h of f.hunks ?? []) {
       lines.push(`    @@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);
       for (const l of h.lines) lines.push(`    ${escapeText(l)}`);
@@ -86,7 +91,13 @@ function diffText(diff: DefinitionDiff): string {
     else if (!f.hunks && f.change === 'changed') lines.push('    (content not kept: binary or larger than 64 KiB)');
   }
   const rest = diff.files.slice(MAX_LISTED_FILE_CHANGES);
-  if (rest.length) lines.push(`  … and ${rest.length} more file${rest.length === 1 ? '' : 's'} (${rest.slice(0, 3).map((f) => escapeText(f.path)).join(', ')}, …): every one of them re-gates this server`);
+  if (rest.length)
+    lines.push(
+      `  … and ${rest.length} more file${rest.length === 1 ? '' : 's'} (${rest
+        .slice(0, 3)
+        .map((f) => escapeText(f.path))
+        .join(', ')}, …): every one of them re-gates this server`,
+    );
   return lines.join('\n');
 }
 
@@ -126,22 +137,32 @@ function grantsText(s: ServerReport, ctx: GrantsContext): string[] {
   L.push(`  grants that would apply (to ${as}, from your user policy ${escapeText(ctx.policy.file)}):${count ? '' : ' none'}`);
   for (const r of g.rules) L.push(`    rule      ${escapeText(ruleText(r))}  ${escapeText(formatOrigin(r.origin))} (rules[${r.index}])`);
   for (const e of g.secrets) {
-    const where = e.bind === 'header' ? `header ${e.as ?? 'Authorization'}${e.as === undefined ? ' (Bearer)' : ''}` : `env ${e.as ?? e.name}`;
+    const where =
+      e.bind === 'header' ? `header ${e.as ?? 'Authorization'}${e.as === undefined ? ' (Bearer)' : ''}` : `env ${e.as ?? e.name}`;
     L.push(`    secret    ${e.name} → ${where}, needs secret.use.${e.name}  ${escapeText(formatOrigin(e.origin))} (secrets[${e.index}])`);
   }
   if (g.exception) {
     const x = g.exception;
-    const what = [x.allowLoopback ? 'allowLoopback' : '', x.allowPrivate ? 'allowPrivate' : ''].filter(Boolean).join(', ') || 'nothing switched on';
+    const what =
+      [x.allowLoopback ? 'allowLoopback' : '', x.allowPrivate ? 'allowPrivate' : ''].filter(Boolean).join(', ') || 'nothing switched on';
     L.push(`    exception local development: ${what}  ${escapeText(formatOrigin(x.origin))} (localExceptions[${x.index}])`);
   }
   for (const n of g.notApplying) {
-    const why = n.qualifier === undefined ? 'it has no "project", so it is for your user-scope servers only' : `its "project" ${quote(n.qualifier)} is not this server's`;
+    const why =
+      n.qualifier === undefined
+        ? 'it has no "project", so it is for your user-scope servers only'
+        : `its "project" ${quote(n.qualifier)} is not this server's`;
     L.push(`    not applying: ${escapeText(n.what)}  ${escapeText(formatOrigin(n.origin))}: ${why}`);
   }
   if (count === 0 && who.scope === 'repository') {
-    L.push(`    (rules, secrets and exceptions without "project" are for your user-scope servers; one with "project": ${quote(who.project)} grants this server)`);
+    L.push(
+      `    (rules, secrets and exceptions without "project" are for your user-scope servers; one with "project": ${quote(who.project)} grants this server)`,
+    );
   }
-  if (ctx.policy.problems.length) L.push(`    your policy has ${counted(ctx.policy.problems.length, 'invalid item')}, so nothing is allowed until they are fixed (${(ctx.words ?? NEUTRAL_WORDS).doctor})`);
+  if (ctx.policy.problems.length)
+    L.push(
+      `    your policy has ${counted(ctx.policy.problems.length, 'invalid item')}, so nothing is allowed until they are fixed (${(ctx.words ?? NEUTRAL_WORDS).doctor})`,
+    );
   return L;
 }
 
@@ -156,7 +177,9 @@ function planText(s: ServerReport): string[] {
   const pinned = s.pinned!.pinned;
   if (plan) {
     L.push('  launch plan (what will be executed):');
-    L.push(`    program   ${plan.executable ? escapeText(plan.executable) : `(none: ${escapeText(plan.notFound ?? '')})`}${plan.executable && plan.executable !== plan.command ? `  (for ${quote(plan.command)})` : ''}`);
+    L.push(
+      `    program   ${plan.executable ? escapeText(plan.executable) : `(none: ${escapeText(plan.notFound ?? '')})`}${plan.executable && plan.executable !== plan.command ? `  (for ${quote(plan.command)})` : ''}`,
+    );
     L.push(`    arguments ${plan.args.length ? plan.args.map(quote).join(' ') : '(none)'}`);
     L.push(`    folder    ${escapeText(plan.cwd)}${plan.cwdInWorkspace ? ` (workspace ${escapeText(plan.cwdInWorkspace)})` : ''}`);
     const env = Object.entries(plan.env);
@@ -166,23 +189,36 @@ function planText(s: ServerReport): string[] {
   const bytes = files.reduce((n, [, f]) => n + f.size, 0);
   if (!plan && !files.length) return L;
   if (pinned.guarded) {
-    L.push(`  files it names (content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}; every other file it loads is checked when it loads against the workspace as it is when you approve (the load guard in each of its Node and Python processes: a file changed or added since is refused and the server stopped)`);
+    L.push(
+      `  files it names (content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}; every other file it loads is checked when it loads against the workspace as it is when you approve (the load guard in each of its Node and Python processes: a file changed or added since is refused and the server stopped)`,
+    );
     for (const why of pinned.guarded) L.push(`    checked when it loads: ${escapeText(why)}`);
   } else if (pinned.snapshot) {
-    const when = s.record?.manifest && s.record.pinned && s.record.digest === s.pinned!.digest ? `as approved on ${exactTime(s.record.manifest.takenAt)} (${counted(s.record.manifest.files, 'file')})` : 'as it is when you approve';
-    L.push(`  runs the workspace ${when}: a read-only copy, never the live files; later edits reach it when you review them and approve it again`);
+    const when =
+      s.record?.manifest && s.record.pinned && s.record.digest === s.pinned!.digest
+        ? `as approved on ${exactTime(s.record.manifest.takenAt)} (${counted(s.record.manifest.files, 'file')})`
+        : 'as it is when you approve';
+    L.push(
+      `  runs the workspace ${when}: a read-only copy, never the live files; later edits reach it when you review them and approve it again`,
+    );
     for (const why of pinned.snapshot) L.push(`    why not checked file by file: ${escapeText(why)}`);
     L.push(`  files it names (content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
-  } else L.push(`  files it can load (every workspace file it may run or load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`);
+  } else
+    L.push(
+      `  files it can load (every workspace file it may run or load; content pinned): ${counted(files.length, 'file')}, ${counted(bytes, 'byte')}`,
+    );
   const roots = plan?.closure.roots ?? (pinned.roots ?? []).map((p) => ({ path: p, why: '' }));
-  if (plan && roots.length && !roots.some((r) => r.path === '.') && !pinned.guarded) L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
+  if (plan && roots.length && !roots.some((r) => r.path === '.') && !pinned.guarded)
+    L.push('    computed: every load its files make names a literal path (read with a parser), so these folders are all it can load');
   for (const r of roots) {
     L.push(`    folder ${escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`)}${r.why ? `  — ${escapeText(r.why)}` : ''}`);
   }
   const full = !s.record; // first review: read it all
   for (const [p, f] of files) {
     const text = s.pinned!.texts[p];
-    L.push(`    file ${escapeText(p)}  ${f.size} bytes  sha256 ${f.sha256}${text === undefined ? '  (not shown: binary, over 64 KiB, or past the 256 KiB shown per server)' : ''}`);
+    L.push(
+      `    file ${escapeText(p)}  ${f.size} bytes  sha256 ${f.sha256}${text === undefined ? '  (not shown: binary, over 64 KiB, or past the 256 KiB shown per server)' : ''}`,
+    );
     if (full && text !== undefined) for (const line of text.split('\n')) L.push(`      | ${escapeText(line)}`);
   }
   for (const [p, t] of Object.entries(pinned.links ?? {})) L.push(`    link ${escapeText(p)} -> ${escapeText(t)}`);
@@ -205,7 +241,9 @@ export function packageText(s: ServerReport, shown?: NpmLock, minAge?: MinAge, s
   if (p.kind === 'image') return imageText(s, p, shownImage);
   const lock = shown ?? (s.record?.decision === 'approved' && s.record.lock?.spec === p.spec ? s.record.lock : undefined);
   if (!lock) {
-    return [`  package     ${quote(p.spec)} (${escapeText(p.launcher)}): pinned at approval to an exact version, its integrity and its dependency tree${s.gated ? '' : ' — not for a user server: it runs as written (not pinned: the bytes this downloads can change)'}`];
+    return [
+      `  package     ${quote(p.spec)} (${escapeText(p.launcher)}): pinned at approval to an exact version, its integrity and its dependency tree${s.gated ? '' : ' — not for a user server: it runs as written (not pinned: the bytes this downloads can change)'}`,
+    ];
   }
   const n = dependencyCount(lock);
   const L = [
@@ -216,7 +254,10 @@ export function packageText(s: ServerReport, shown?: NpmLock, minAge?: MinAge, s
   ];
   const verdict = shown ? minAgeVerdict(lock, minAge) : undefined;
   if (verdict) L.push(`              ${escapeText(verdict)}`);
-  if (lock.installScripts.length) L.push(`              install scripts NOT run: ${lock.installScripts.map(escapeText).join(', ')} (a package that needs them may fail to start)`);
+  if (lock.installScripts.length)
+    L.push(
+      `              install scripts NOT run: ${lock.installScripts.map(escapeText).join(', ')} (a package that needs them may fail to start)`,
+    );
   return L;
 }
 
@@ -239,10 +280,17 @@ function imageText(s: ServerReport, p: ImageLaunch, shown?: ImagePin): string[] 
   ];
 }
 
-export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin }, words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS): string {
+export function serverText(
+  s: ServerReport,
+  grants?: GrantsContext,
+  shown?: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin },
+  words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS,
+): string {
   const lines: string[] = [];
   lines.push(`server ${quote(s.name)}`);
-  lines.push(`  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`);
+  lines.push(
+    `  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`,
+  );
   lines.push(`  state       ${stateLabel(s)}: ${escapeText(s.reason)}`);
   if (s.definition) {
     lines.push(s.definition.type === 'http' ? `  connects to ${quote(s.definition.url!)}` : `  runs        ${summary(s)}`);
@@ -253,7 +301,10 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
   if (s.pinned) {
     lines.push(...planText(s));
     lines.push(...packageText(s, shown?.lock, shown?.minAge, shown?.image));
-    if (s.pinned.pinned.envFile) lines.push(`  envFile ${escapeText(s.pinned.pinned.envFile.path)} ${s.pinned.pinned.envFile.missing ? '(missing)' : `sha256 ${s.pinned.pinned.envFile.sha256}`}`);
+    if (s.pinned.pinned.envFile)
+      lines.push(
+        `  envFile ${escapeText(s.pinned.pinned.envFile.path)} ${s.pinned.pinned.envFile.missing ? '(missing)' : `sha256 ${s.pinned.pinned.envFile.sha256}`}`,
+      );
     if (s.pinned.pinned.inputs.length) lines.push('  inputs it asks for:\n  ' + renderValue(s.pinned.pinned.inputs, '  '));
     lines.push(`  digest      ${s.pinned.digest}`);
   }
@@ -273,9 +324,15 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
     for (const n of d.removed) lines.push(`    - tool ${quote(n)}`);
     for (const c of d.changed) {
       lines.push(`    ~ tool ${quote(c.name)}`);
-      for (const f of c.fields) lines.push(`        ${f.field}:\n          - ${renderValue(f.before, '            ')}\n          + ${renderValue(f.after, '            ')}`);
+      for (const f of c.fields)
+        lines.push(
+          `        ${f.field}:\n          - ${renderValue(f.before, '            ')}\n          + ${renderValue(f.after, '            ')}`,
+        );
     }
-    if (d.instructions) lines.push(`    ~ instructions:\n          - ${renderValue(d.instructions.before ?? '', '            ')}\n          + ${renderValue(d.instructions.after ?? '', '            ')}`);
+    if (d.instructions)
+      lines.push(
+        `    ~ instructions:\n          - ${renderValue(d.instructions.before ?? '', '            ')}\n          + ${renderValue(d.instructions.after ?? '', '            ')}`,
+      );
   }
   if (grants) {
     lines.push(...grantsText(s, grants));
@@ -291,20 +348,35 @@ export function serverText(s: ServerReport, grants?: GrantsContext, shown?: { lo
 function adminLine(report: GateReport): string {
   const a = report.adminPolicy;
   if (a.status === 'absent') return `no administrator's policy (${escapeText(a.file)} does not exist)`;
-  if (a.status === 'invalid') return `${escapeText(a.file)} CANNOT BE USED: ${a.problems.map(escapeText).join('; ')} (a full block until an administrator fixes it)`;
+  if (a.status === 'invalid')
+    return `${escapeText(a.file)} CANNOT BE USED: ${a.problems.map(escapeText).join('; ')} (a full block until an administrator fixes it)`;
   const rules = Array.isArray(a.rules) ? a.rules.length : 0;
-  const parts = [`${rules} ${rules === 1 ? 'rule' : 'rules'} that your rules cannot loosen`, `${a.blockedServers.length} blocked ${a.blockedServers.length === 1 ? 'server' : 'servers'}`, `escape hatch ${a.escapeHatch ? 'allowed' : 'off'}`];
+  const parts = [
+    `${rules} ${rules === 1 ? 'rule' : 'rules'} that your rules cannot loosen`,
+    `${a.blockedServers.length} blocked ${a.blockedServers.length === 1 ? 'server' : 'servers'}`,
+    `escape hatch ${a.escapeHatch ? 'allowed' : 'off'}`,
+  ];
   if (a.sandboxRequired) parts.push('sandbox required for every local server');
   if (a.packages.minReleaseAgeDays !== undefined) parts.push(`npm versions at least ${a.packages.minReleaseAgeDays} days old`);
   if (a.packages.registries) parts.push(`npm only from ${a.packages.registries.map(escapeText).join(', ')}`);
   return `${escapeText(a.file)} in force: ${parts.join(', ')}`;
 }
 
-export function doctorText(report: GateReport, storeHow: string, words: FrontEndWords = NEUTRAL_WORDS, storeNotes: readonly string[] = []): string {
+export function doctorText(
+  report: GateReport,
+  storeHow: string,
+  words: FrontEndWords = NEUTRAL_WORDS,
+  storeNotes: readonly string[] = [],
+): string {
   const L: string[] = [];
   L.push(`project   ${escapeText(report.project)}`);
   const h = report.store.health;
-  const health = h.status === 'corrupt' ? `CORRUPT: ${escapeText(h.problem)} — nothing is approved until you approve again${h.backup ? `; the unreadable file is kept as ${escapeText(h.backup)}` : ''}` : h.status === 'missing' ? 'nothing decided yet' : 'readable';
+  const health =
+    h.status === 'corrupt'
+      ? `CORRUPT: ${escapeText(h.problem)} — nothing is approved until you approve again${h.backup ? `; the unreadable file is kept as ${escapeText(h.backup)}` : ''}`
+      : h.status === 'missing'
+        ? 'nothing decided yet'
+        : 'readable';
   L.push(`store     ${escapeText(report.store.file)} (${storeHow}; ${health})`);
   for (const note of storeNotes) L.push(`WARNING   ${escapeText(note)}`);
   if (report.escapeHatch) L.push('WARNING   MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review');
@@ -320,14 +392,17 @@ export function doctorText(report: GateReport, storeHow: string, words: FrontEnd
   const present = report.sources.filter((s) => s.status !== 'missing');
   if (present.length === 0) L.push('  (none of the known configuration files exist)');
   for (const s of present) {
-    L.push(`  ${s.status.padEnd(10)} ${s.scope.padEnd(10)} ${escapeText(s.file)}  (${s.kind}, ${s.servers} server${s.servers === 1 ? '' : 's'}${s.importedBy.length ? `, imported by ${s.importedBy.map((i) => `${escapeText(i.file)} [${i.scope}]`).join(', ')}` : ''})`);
+    L.push(
+      `  ${s.status.padEnd(10)} ${s.scope.padEnd(10)} ${escapeText(s.file)}  (${s.kind}, ${s.servers} server${s.servers === 1 ? '' : 's'}${s.importedBy.length ? `, imported by ${s.importedBy.map((i) => `${escapeText(i.file)} [${i.scope}]`).join(', ')}` : ''})`,
+    );
     for (const p of s.problems) L.push(`             ${escapeText(p)}`);
   }
   if (report.importers.length) {
     L.push('');
     L.push('imports:');
     for (const i of report.importers) L.push(`  ${escapeText(i.file)}:${i.position.line} (${i.scope}) imports ${i.kinds.join(', ')}`);
-    for (const t of report.missingImportTargets) L.push(`  missing import target: ${escapeText(t.file)} (${t.kind}, imported by ${t.importedBy.map(escapeText).join(', ')})`);
+    for (const t of report.missingImportTargets)
+      L.push(`  missing import target: ${escapeText(t.file)} (${t.kind}, imported by ${t.importedBy.map(escapeText).join(', ')})`);
   }
   if (report.ignoredGrants.length) {
     L.push('');
@@ -338,13 +413,17 @@ export function doctorText(report: GateReport, storeHow: string, words: FrontEnd
   L.push('servers:');
   if (report.servers.length === 0) L.push('  (none declared)');
   for (const s of report.servers) {
-    L.push(`  ${escapeText(s.name)}  [${stateLabel(s)}]  ${s.scope} scope${s.gated ? ' (gated)' : ' (trusted)'}, ${escapeText(s.source)}:${s.position.line}:${s.position.column}${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''}`);
+    L.push(
+      `  ${escapeText(s.name)}  [${stateLabel(s)}]  ${s.scope} scope${s.gated ? ' (gated)' : ' (trusted)'}, ${escapeText(s.source)}:${s.position.line}:${s.position.column}${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''}`,
+    );
     L.push(`      ${escapeText(s.reason)}`);
   }
   const review = report.servers.filter(isWaiting);
   if (review.length) {
     L.push('');
-    L.push(`needs review (${review.length}): ${review.map((s) => `${escapeText(s.name)} (${s.state === 'pending' ? 'never decided' : 'changed since approval'})`).join(', ')}`);
+    L.push(
+      `needs review (${review.length}): ${review.map((s) => `${escapeText(s.name)} (${s.state === 'pending' ? 'never decided' : 'changed since approval'})`).join(', ')}`,
+    );
     L.push(`  ${words.reviewAll}`);
   }
   if (report.agentFiles.length) {
@@ -362,17 +441,49 @@ function packageJson(s: ServerReport) {
   if (p.kind === 'unpinned') return { launcher: p.launcher, what: p.what, pinned: false, why: p.why };
   if (p.kind === 'image') {
     const pin = s.gated ? approvedImage(s, p) : undefined;
-    return { launcher: p.launcher, image: p.image, pinned: Boolean(pin?.pinned), ...(pin?.pinned ? { reference: pin.pinned, resolvedAt: pin.resolvedAt } : {}), ...(pin?.why ? { why: pin.why } : !s.gated ? { why: NOT_PINNED } : {}) };
+    return {
+      launcher: p.launcher,
+      image: p.image,
+      pinned: Boolean(pin?.pinned),
+      ...(pin?.pinned ? { reference: pin.pinned, resolvedAt: pin.resolvedAt } : {}),
+      ...(pin?.why ? { why: pin.why } : !s.gated ? { why: NOT_PINNED } : {}),
+    };
   }
   const l = s.record?.decision === 'approved' && s.record.lock?.spec === p.spec ? s.record.lock : undefined;
-  return { launcher: p.launcher, spec: p.spec, pinned: Boolean(l), ...(l ? { name: l.name, version: l.version, integrity: l.integrity, registry: l.registry, dependencies: dependencyCount(l), tree: l.tree, lock: l.digest } : {}) };
+  return {
+    launcher: p.launcher,
+    spec: p.spec,
+    pinned: Boolean(l),
+    ...(l
+      ? {
+          name: l.name,
+          version: l.version,
+          integrity: l.integrity,
+          registry: l.registry,
+          dependencies: dependencyCount(l),
+          tree: l.tree,
+          lock: l.digest,
+        }
+      : {}),
+  };
 }
 
 export function serverJson(s: ServerReport) {
   return {
-    name: s.name, source: s.source, file: s.file, line: s.position.line, column: s.position.column,
-    scope: s.scope, gated: s.gated, importedBy: s.importedBy, state: s.state, reason: s.reason,
-    viaEscapeHatch: s.viaEscapeHatch, disabled: s.disabled, digest: s.pinned?.digest, definition: s.definition,
+    name: s.name,
+    source: s.source,
+    file: s.file,
+    line: s.position.line,
+    column: s.position.column,
+    scope: s.scope,
+    gated: s.gated,
+    importedBy: s.importedBy,
+    state: s.state,
+    reason: s.reason,
+    viaEscapeHatch: s.viaEscapeHatch,
+    disabled: s.disabled,
+    digest: s.pinned?.digest,
+    definition: s.definition,
     package: packageJson(s),
   };
 }
@@ -383,7 +494,15 @@ export function reportJson(report: GateReport, storeHow: string) {
     blocked: report.fullBlock.length > 0,
     fullBlock: report.fullBlock,
     escapeHatch: report.escapeHatch,
-    admin: { file: report.adminPolicy.file, status: report.adminPolicy.status, problems: report.adminPolicy.problems, blockedServers: report.adminPolicy.blockedServers, escapeHatch: report.adminPolicy.escapeHatch, sandboxRequired: report.adminPolicy.sandboxRequired, packages: report.adminPolicy.packages },
+    admin: {
+      file: report.adminPolicy.file,
+      status: report.adminPolicy.status,
+      problems: report.adminPolicy.problems,
+      blockedServers: report.adminPolicy.blockedServers,
+      escapeHatch: report.adminPolicy.escapeHatch,
+      sandboxRequired: report.adminPolicy.sandboxRequired,
+      packages: report.adminPolicy.packages,
+    },
     store: { ...report.store, how: storeHow },
     sources: report.sources.filter((s) => s.status !== 'missing'),
     importers: report.importers,
@@ -395,7 +514,16 @@ export function reportJson(report: GateReport, storeHow: string) {
 }
 
 /** Repository entry fields that speak about containment: never obeyed (the user owns the sandbox), so reported. */
-const REPOSITORY_SANDBOX_FIELDS = ['sandbox', 'sandboxEnabled', 'sandboxed', 'sandboxOptions', 'containment', 'isolation', 'network', 'allowNetwork'];
+const REPOSITORY_SANDBOX_FIELDS = [
+  'sandbox',
+  'sandboxEnabled',
+  'sandboxed',
+  'sandboxOptions',
+  'containment',
+  'isolation',
+  'network',
+  'allowNetwork',
+];
 
 /**
  * The doctor's sandbox section: whether bubblewrap can start here, how each local server would run (contained,
@@ -404,21 +532,32 @@ const REPOSITORY_SANDBOX_FIELDS = ['sandbox', 'sandboxEnabled', 'sandboxed', 'sa
  */
 export function sandboxText(report: GateReport, policy: UserPolicy, home: string, p: SandboxProbe): string {
   const L: string[] = ['sandbox (local servers; settings from user scope only):'];
-  L.push(`  bubblewrap ${p.ok ? `${escapeText(p.bwrap)} ${escapeText(p.version)}: available` : `UNAVAILABLE: ${escapeText(p.reason)}; fix: ${escapeText(p.install ? `\`${p.install}\`` : p.fix)} — repository servers do not start until it is fixed`}`);
-  for (const problem of policy.sandbox.problems) L.push(`  INVALID  ${escapeText(problem)} — no server that should be contained starts until it is fixed`);
+  L.push(
+    `  bubblewrap ${p.ok ? `${escapeText(p.bwrap)} ${escapeText(p.version)}: available` : `UNAVAILABLE: ${escapeText(p.reason)}; fix: ${escapeText(p.install ? `\`${p.install}\`` : p.fix)} — repository servers do not start until it is fixed`}`,
+  );
+  for (const problem of policy.sandbox.problems)
+    L.push(`  INVALID  ${escapeText(problem)} — no server that should be contained starts until it is fixed`);
   for (const s of report.servers) {
     if (s.definition?.type !== 'stdio' || s.state === 'blocked') continue;
     const c = describeContainment(s, serverIdentity(s, report.project), policy, home, () => p);
     const net = c.find((l) => l.startsWith('network: '));
     // The fix is said once, on the bubblewrap line above; each server only says that it waits for it.
-    const line = c[0]?.startsWith('contained') ? `contained (bubblewrap); ${net ? net.replace(/ — .*/, '') : ''}`
-      : !p.ok && c[0]?.startsWith('cannot start here') ? 'cannot start here: it must run contained (see the bubblewrap line above)' : c[0];
+    const line = c[0]?.startsWith('contained')
+      ? `contained (bubblewrap); ${net ? net.replace(/ — .*/, '') : ''}`
+      : !p.ok && c[0]?.startsWith('cannot start here')
+        ? 'cannot start here: it must run contained (see the bubblewrap line above)'
+        : c[0];
     if (c.length) L.push(`  ${escapeText(s.name)} (${escapeText(s.source)}): ${escapeText(line)}`);
     // An uncontained server: whether a stop reaches every process it starts (its own PID namespace, or not here).
     const own = c.find((l) => l.startsWith('its own processes: '));
     if (own) L.push(`    ${escapeText(own)}`);
-    const fields = Object.keys(s.raw).filter((k) => REPOSITORY_SANDBOX_FIELDS.includes(k)).sort();
-    if (s.gated && fields.length) L.push(`    ignored: ${fields.map((f) => `"${f}"`).join(', ')} in ${escapeText(s.source)} — a repository cannot set its own sandbox; your settings decide`);
+    const fields = Object.keys(s.raw)
+      .filter((k) => REPOSITORY_SANDBOX_FIELDS.includes(k))
+      .sort();
+    if (s.gated && fields.length)
+      L.push(
+        `    ignored: ${fields.map((f) => `"${f}"`).join(', ')} in ${escapeText(s.source)} — a repository cannot set its own sandbox; your settings decide`,
+      );
   }
   return L.join('\n');
 }
@@ -428,7 +567,9 @@ export function policyText(policy: UserPolicy, valueSet: (name: string) => boole
   L.push(`  file     ${escapeText(policy.file)}`);
   L.push(`  rules    ${policy.rules.length}${policy.rules.length === 0 ? ' (no rule: everything is denied)' : ''}`);
   for (const e of policy.secrets) {
-    L.push(`  secret   ${e.name} → ${e.to} as ${e.bind}${e.as ? ` ${e.as}` : ''}${e.project !== undefined ? ` for project ${quote(e.project)}` : ''}: ${valueSet(e.name) ? 'value set' : `no value (${words.setSecret(e.name)})`}`);
+    L.push(
+      `  secret   ${e.name} → ${e.to} as ${e.bind}${e.as ? ` ${e.as}` : ''}${e.project !== undefined ? ` for project ${quote(e.project)}` : ''}: ${valueSet(e.name) ? 'value set' : `no value (${words.setSecret(e.name)})`}`,
+    );
   }
   for (const n of policy.notes) L.push(`  NOTE     ${escapeText(n)}`);
   if (policy.problems.length) {
@@ -446,4 +587,3 @@ export function preApprovalText(r: PreApprovalReport): string {
   for (const p of r.problems) L.push(`  could not read: ${escapeText(p)}`);
   return L.join('\n');
 }
-

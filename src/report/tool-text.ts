@@ -38,7 +38,9 @@ export function argumentSkeleton(schema: unknown): Record<string, unknown> {
     const p = s?.properties?.[name];
     const type = p?.type;
     if (p?.default !== undefined) out[name] = p.default;
-    else out[name] = type === 'number' || type === 'integer' ? 0 : type === 'boolean' ? false : type === 'array' ? [] : type === 'object' ? {} : '';
+    else
+      out[name] =
+        type === 'number' || type === 'integer' ? 0 : type === 'boolean' ? false : type === 'array' ? [] : type === 'object' ? {} : '';
   }
   return out;
 }

@@ -76,7 +76,8 @@ export function renderValue(value: unknown, indent = ''): string {
 export function inlineValue(value: unknown): string | undefined {
   const open = new Set<object>();
   const walk = (v: unknown, inList: boolean): string | undefined => {
-    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') v = (v as { toJSON(): unknown }).toJSON();
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      v = (v as { toJSON(): unknown }).toJSON();
     if (typeof v === 'string') return quote(v);
     if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'null';
     if (typeof v === 'boolean' || v === null) return String(v);

@@ -3,7 +3,15 @@
 // plain text: "3 minutes ago (2026-12-01 19:35:53 UTC)". A text without a clock (a gate reason, computed once)
 // says the exact time alone, never the raw ISO string. Pure and free of Node: the panel's browser bundle, the
 // core and both front ends share it.
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [['year', 365 * 86400], ['month', 30 * 86400], ['week', 7 * 86400], ['day', 86400], ['hour', 3600], ['minute', 60], ['second', 1]];
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 86400],
+  ['month', 30 * 86400],
+  ['week', 7 * 86400],
+  ['day', 86400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
 
 export function relativeTime(iso: string, now: number = Date.now(), language = 'en'): string {
   const t = Date.parse(iso);
@@ -19,7 +27,12 @@ export function relativeTime(iso: string, now: number = Date.now(), language = '
 /** The exact time, readable: "2026-12-01 19:35:53 UTC" (for a hover, parentheses, or a text without a clock). */
 export function exactTime(iso: string): string {
   const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : new Date(t).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return Number.isNaN(t)
+    ? iso
+    : new Date(t)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC');
 }
 
 /** A time in plain text: "3 minutes ago (2026-12-01 19:35:53 UTC)"; a value that is not a time as it is. */

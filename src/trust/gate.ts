@@ -4,8 +4,25 @@
 // report while every file it read or looked for (missing paths included) keeps its signature.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AGENT_FILES, CATALOGUE, CATALOGUE_ENV, locate, type ImportKind, type Location, type Machine, type Scope } from './sources/catalogue';
-import { isDisabled, readDeclarations, USER_ONLY_KEYS, type Declarations, type DeclaredServer, type ExposureSettings, type ServerDefinition } from './sources/declarations';
+import {
+  AGENT_FILES,
+  CATALOGUE,
+  CATALOGUE_ENV,
+  locate,
+  type ImportKind,
+  type Location,
+  type Machine,
+  type Scope,
+} from './sources/catalogue';
+import {
+  isDisabled,
+  readDeclarations,
+  USER_ONLY_KEYS,
+  type Declarations,
+  type DeclaredServer,
+  type ExposureSettings,
+  type ServerDefinition,
+} from './sources/declarations';
 import { pin, PinError, type Pinned } from './plan/digest';
 import { TrackingReader, unchanged, type Signature } from './sources/fsread';
 import type { FolderWatcher } from './sources/fswatch';
@@ -17,7 +34,15 @@ import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDo
 import { ApprovalStore, type ApprovalRecord, type StoreHealth, type StoreMasker } from './approval/store';
 import { recordRef, refOf, serverKey } from './approval/server-ref';
 import { readAdminPolicy, registryListed, type AdminPolicy } from './sources/admin';
-import { ESCAPE_HATCH_ENV, type FullBlock, type GateInput, type GateReport, type Importer, type ServerReport, type SourceReport } from './report';
+import {
+  ESCAPE_HATCH_ENV,
+  type FullBlock,
+  type GateInput,
+  type GateReport,
+  type Importer,
+  type ServerReport,
+  type SourceReport,
+} from './report';
 import { NEUTRAL_WORDS } from './words';
 import { changedFilesOnly } from './approval/diff';
 import { refusalWords } from './approval/workspace-manifest';
@@ -54,8 +79,16 @@ interface LoadedSource {
 
 function readSource(file: string, source: string, loc: Location, reader: TrackingReader): LoadedSource {
   const report: SourceReport = {
-    file, source, scope: loc.scope, kind: loc.kind, format: loc.format, status: 'ok', problems: [], importedBy: [],
-    trusted: loc.scope === 'user' && loc.native, servers: 0,
+    file,
+    source,
+    scope: loc.scope,
+    kind: loc.kind,
+    format: loc.format,
+    status: 'ok',
+    problems: [],
+    importedBy: [],
+    trusted: loc.scope === 'user' && loc.native,
+    servers: 0,
   };
   // A symbolic link that cannot be resolved (dangling, a loop) or that points into /proc or /dev/fd (a different
   // file for every process that reads it) is not "no source": it is a source that cannot be used.
@@ -101,7 +134,8 @@ function badLink(file: string, reader: TrackingReader): string | undefined {
     } catch {
       break;
     }
-    if (/^\/(proc|dev\/fd)(\/|$)|^\/dev\/std(in|out|err)$/.test(target)) return `is a symbolic link to ${target}, which names a different file for every process that reads it`;
+    if (/^\/(proc|dev\/fd)(\/|$)|^\/dev\/std(in|out|err)$/.test(target))
+      return `is a symbolic link to ${target}, which names a different file for every process that reads it`;
     let next: fs.Stats;
     try {
       next = fs.lstatSync(target);
@@ -114,7 +148,7 @@ function badLink(file: string, reader: TrackingReader): string | undefined {
   try {
     fs.realpathSync(file);
   } catch (e) {
-    return `is a symbolic link that cannot be resolved (${(e as NodeJS.ErrnoException).code === 'ELOOP' ? 'a loop' : (e as NodeJS.ErrnoException).code ?? 'error'})`;
+    return `is a symbolic link that cannot be resolved (${(e as NodeJS.ErrnoException).code === 'ELOOP' ? 'a loop' : ((e as NodeJS.ErrnoException).code ?? 'error')})`;
   }
   return undefined;
 }
@@ -123,7 +157,18 @@ const SETTINGS_LOCATION: Location = { kind: 'gate', scope: 'user', format: 'gate
 
 /** The extension's settings as a source: same format and checks as MCP Gate's user configuration file. */
 function settingsSource(label: string, value: Record<string, unknown>): LoadedSource {
-  const report: SourceReport = { file: label, source: label, scope: 'user', kind: 'gate', format: 'gate', status: 'ok', problems: [], importedBy: [], trusted: true, servers: 0 };
+  const report: SourceReport = {
+    file: label,
+    source: label,
+    scope: 'user',
+    kind: 'gate',
+    format: 'gate',
+    status: 'ok',
+    problems: [],
+    importedBy: [],
+    trusted: true,
+    servers: 0,
+  };
   const d = readDeclarations(label, SETTINGS_LOCATION, { value, positionOf: () => ({ line: 1, column: 1 }) });
   if (d.fileErrors.length) {
     report.status = 'invalid';
@@ -153,7 +198,12 @@ function readNativeSources(input: GateInput, project: string, reader: TrackingRe
 
 /** Imports: only files read by themselves may import (an imported file's own imports are not followed). Reads the
  * imported files into `loaded`. */
-function followImports(loaded: Map<string, LoadedSource>, project: string, m: Machine, reader: TrackingReader): Pick<GateReport, 'importers' | 'missingImportTargets'> {
+function followImports(
+  loaded: Map<string, LoadedSource>,
+  project: string,
+  m: Machine,
+  reader: TrackingReader,
+): Pick<GateReport, 'importers' | 'missingImportTargets'> {
   const importers: Importer[] = [];
   const missingImportTargets: GateReport['missingImportTargets'] = [];
   for (const src of [...loaded.values()]) {
@@ -192,11 +242,20 @@ function unusableSourceBlocks(sources: readonly LoadedSource[], fullBlock: FullB
   for (const s of sources) {
     if (s.report.status !== 'unreadable' && s.report.status !== 'invalid') continue;
     if (s.loc.kind === 'gate') {
-      fullBlock.push({ reason: `your MCP Gate configuration cannot be used, so no rule or server from it can be trusted; fix it: ${s.report.problems.join('; ')}`, files: [s.report.file] });
+      fullBlock.push({
+        reason: `your MCP Gate configuration cannot be used, so no rule or server from it can be trusted; fix it: ${s.report.problems.join('; ')}`,
+        files: [s.report.file],
+      });
     } else if (s.loc.scope === 'repository') {
-      fullBlock.push({ reason: `repository source ${s.report.source} exists but cannot be used, and a present but unreadable source is not an empty one; fix or remove it: ${s.report.problems.join('; ')}`, files: [s.report.file] });
+      fullBlock.push({
+        reason: `repository source ${s.report.source} exists but cannot be used, and a present but unreadable source is not an empty one; fix or remove it: ${s.report.problems.join('; ')}`,
+        files: [s.report.file],
+      });
     } else if (gatedSource(s) && s.report.importedBy.length > 0) {
-      fullBlock.push({ reason: `${s.report.file} is imported by repository configuration (${s.report.importedBy.map((i) => i.file).join(', ')}) but cannot be used: ${s.report.problems.join('; ')}`, files: [s.report.file, ...s.report.importedBy.map((i) => i.file)] });
+      fullBlock.push({
+        reason: `${s.report.file} is imported by repository configuration (${s.report.importedBy.map((i) => i.file).join(', ')}) but cannot be used: ${s.report.problems.join('; ')}`,
+        files: [s.report.file, ...s.report.importedBy.map((i) => i.file)],
+      });
     }
   }
 }
@@ -209,14 +268,21 @@ function unusableSourceBlocks(sources: readonly LoadedSource[], fullBlock: FullB
  * merge with a repository or gated contributor blocks.
  */
 function unprefixedToolBlocks(sources: readonly LoadedSource[], fullBlock: FullBlock[]): void {
-  const layers = [...sources].filter((s) => s.settings && (s.report.trusted || s.loc.scope === 'repository' || s.report.importedBy.length > 0));
+  const layers = [...sources].filter(
+    (s) => s.settings && (s.report.trusted || s.loc.scope === 'repository' || s.report.importedBy.length > 0),
+  );
   layers.sort((a, b) => Number(a.loc.scope === 'repository') - Number(b.loc.scope === 'repository'));
   const merges: { what: string; layers: LoadedSource[] }[] = [];
-  for (const kind of [...new Set(layers.map((s) => s.loc.kind))]) merges.push({ what: `${kind === 'gate' ? 'MCP Gate' : kind}'s settings`, layers: layers.filter((s) => s.loc.kind === kind) });
+  for (const kind of [...new Set(layers.map((s) => s.loc.kind))])
+    merges.push({ what: `${kind === 'gate' ? 'MCP Gate' : kind}'s settings`, layers: layers.filter((s) => s.loc.kind === kind) });
   for (const src of sources) {
     if (!src.imports) continue;
     const imported = layers.filter((l) => l !== src && l.report.importedBy.some((i) => i.file === src.report.file));
-    if (imported.length) merges.push({ what: `${src.report.source} with the files it imports`, layers: [...layers.filter((s) => s.loc.kind === src.loc.kind), ...imported] });
+    if (imported.length)
+      merges.push({
+        what: `${src.report.source} with the files it imports`,
+        layers: [...layers.filter((s) => s.loc.kind === src.loc.kind), ...imported],
+      });
   }
   merges.push({ what: 'all settings merged as one', layers });
   const blockedBy = new Set<string>();
@@ -261,8 +327,15 @@ function ignoredGrantsIn(project: string, reader: TrackingReader): GateReport['i
 
 /** States: each declared server against the approval store. */
 function serverStates(
-  sources: readonly LoadedSource[], project: string, reader: TrackingReader, store: ApprovalStore, fullBlock: FullBlock[], escapeHatch: boolean, m: Machine,
-  admin: AdminPolicy, guard: boolean,
+  sources: readonly LoadedSource[],
+  project: string,
+  reader: TrackingReader,
+  store: ApprovalStore,
+  fullBlock: FullBlock[],
+  escapeHatch: boolean,
+  m: Machine,
+  admin: AdminPolicy,
+  guard: boolean,
 ): { snapshot: ReturnType<ApprovalStore['read']>; servers: ServerReport[] } {
   const snapshot = store.read(reader);
   const records = new Map(snapshot.records.map((r) => [serverKey(recordRef(r)), r]));
@@ -271,9 +344,20 @@ function serverStates(
     for (const d of s.servers) {
       const gated = gatedSource(s);
       const base: ServerReport = {
-        name: d.name, source: s.report.source, file: s.report.file, position: d.position, scope: s.loc.scope, kind: s.loc.kind,
-        gated, importedBy: s.report.importedBy.map((i) => i.file), state: 'pending', reason: '', viaEscapeHatch: false, disabled: isDisabled(d.raw),
-        definition: d.definition, raw: d.raw,
+        name: d.name,
+        source: s.report.source,
+        file: s.report.file,
+        position: d.position,
+        scope: s.loc.scope,
+        kind: s.loc.kind,
+        gated,
+        importedBy: s.report.importedBy.map((i) => i.file),
+        state: 'pending',
+        reason: '',
+        viaEscapeHatch: false,
+        disabled: isDisabled(d.raw),
+        definition: d.definition,
+        raw: d.raw,
       };
       servers.push(adminBlock(decideState(base, d, project, reader, records, fullBlock, escapeHatch, m.env.PATH, guard), admin));
     }
@@ -298,17 +382,24 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
   const m = input.machine;
   const admin = readAdminPolicy(reader);
   const escapeHatch = m.env[ESCAPE_HATCH_ENV] === '1' && admin.escapeHatch;
-  const escapeHatchRefused = m.env[ESCAPE_HATCH_ENV] === '1' && !escapeHatch
-    ? `${ESCAPE_HATCH_ENV}=1 is ignored: ${admin.status === 'ok' ? `the administrator's policy ${admin.file} turns the escape hatch off` : `the administrator's policy ${admin.file} cannot be used`}`
-    : undefined;
+  const escapeHatchRefused =
+    m.env[ESCAPE_HATCH_ENV] === '1' && !escapeHatch
+      ? `${ESCAPE_HATCH_ENV}=1 is ignored: ${admin.status === 'ok' ? `the administrator's policy ${admin.file} turns the escape hatch off` : `the administrator's policy ${admin.file} cannot be used`}`
+      : undefined;
   const store = new ApprovalStore(input.storeDir, input.masker);
   const fullBlock: FullBlock[] = [];
   if (admin.status === 'invalid') {
-    fullBlock.push({ reason: `the administrator's policy ${admin.file} cannot be used (${admin.problems.join('; ')}), so no repository server runs until an administrator fixes it`, files: [admin.file] });
+    fullBlock.push({
+      reason: `the administrator's policy ${admin.file} cannot be used (${admin.problems.join('; ')}), so no repository server runs until an administrator fixes it`,
+      files: [admin.file],
+    });
   }
 
   if (storeInsideProject(project, input.storeDir)) {
-    fullBlock.push({ reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; ${(input.words ?? NEUTRAL_WORDS).storeOutside}`, files: [input.storeDir] });
+    fullBlock.push({
+      reason: `the approval store ${input.storeDir} is inside the project (its real path is under ${project}), where the repository could write its own approvals; ${(input.words ?? NEUTRAL_WORDS).storeOutside}`,
+      files: [input.storeDir],
+    });
   }
 
   const loaded = readNativeSources(input, project, reader);
@@ -336,7 +427,17 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     agentFiles,
     userPolicy: { file: gateSource?.report.file ?? '', ...(gateSource?.report.status === 'ok' ? gateSource.gate : {}) },
     userPolicyLayers: [
-      ...(admin.status === 'ok' ? [{ file: admin.file, layer: 'admin' as const, rules: admin.rules, sandbox: { required: admin.sandboxRequired }, lineOf: admin.lineOf }] : []),
+      ...(admin.status === 'ok'
+        ? [
+            {
+              file: admin.file,
+              layer: 'admin' as const,
+              rules: admin.rules,
+              sandbox: { required: admin.sandboxRequired },
+              lineOf: admin.lineOf,
+            },
+          ]
+        : []),
       ...gateSources.map((g) => ({ file: g.report.file, ...(g.report.status === 'ok' ? g.gate : {}) })),
     ],
     adminPolicy: admin,
@@ -356,20 +457,41 @@ function adminBlock(s: ServerReport, admin: AdminPolicy): ServerReport {
   const b = admin.blockedServers.find((x) => x.server === s.name && (x.digest === undefined || x.digest === s.pinned?.digest));
   if (b) {
     const what = b.digest ? `this definition of "${s.name}" (${b.digest})` : `every server named "${s.name}"`;
-    return { ...s, state: 'blocked', viaEscapeHatch: false, reason: `blocked by the administrator's policy ${admin.file}, which blocks ${what}${b.why ? `: ${b.why}` : ''}` };
+    return {
+      ...s,
+      state: 'blocked',
+      viaEscapeHatch: false,
+      reason: `blocked by the administrator's policy ${admin.file}, which blocks ${what}${b.why ? `: ${b.why}` : ''}`,
+    };
   }
   const lock = s.state === 'approved' && !s.viaEscapeHatch ? s.record?.lock : undefined;
   if (lock && !registryListed(admin, lock.registry)) {
-    return { ...s, state: 'approval-changed', reason: `its package lock was resolved from ${lock.registry}, and the administrator's policy ${admin.file} allows packages only from ${admin.packages.registries!.join(', ')}: approve it again to resolve ${lock.spec} from an allowed registry` };
+    return {
+      ...s,
+      state: 'approval-changed',
+      reason: `its package lock was resolved from ${lock.registry}, and the administrator's policy ${admin.file} allows packages only from ${admin.packages.registries!.join(', ')}: approve it again to resolve ${lock.spec} from an allowed registry`,
+    };
   }
   return s;
 }
 
 function decideState(
-  s: ServerReport, d: DeclaredServer, project: string, reader: TrackingReader,
-  records: Map<string, ApprovalRecord>, fullBlock: FullBlock[], escapeHatch: boolean, searchPath: string | undefined, guard: boolean,
+  s: ServerReport,
+  d: DeclaredServer,
+  project: string,
+  reader: TrackingReader,
+  records: Map<string, ApprovalRecord>,
+  fullBlock: FullBlock[],
+  escapeHatch: boolean,
+  searchPath: string | undefined,
+  guard: boolean,
 ): ServerReport {
-  if (fullBlock.length > 0) return { ...s, state: 'blocked', reason: `the whole project is blocked: ${fullBlock.map((b) => b.files.join(', ')).join('; ')} (see the full block)` };
+  if (fullBlock.length > 0)
+    return {
+      ...s,
+      state: 'blocked',
+      reason: `the whole project is blocked: ${fullBlock.map((b) => b.files.join(', ')).join('; ')} (see the full block)`,
+    };
   if (d.error) return { ...s, state: 'blocked', reason: d.error };
   if (!s.gated) return { ...s, state: 'trusted', reason: 'user scope: written by a person on this machine' };
   let pinned: Pinned;
@@ -382,33 +504,77 @@ function decideState(
   const record = records.get(serverKey(refOf(project, s)));
   const withPin = { ...s, pinned, record };
   if (record?.decision === 'rejected') return { ...withPin, state: 'rejected', reason: `rejected on ${exactTime(record.decidedAt)}` };
-  if (escapeHatch) return { ...withPin, state: 'approved', viaEscapeHatch: true, reason: `${ESCAPE_HATCH_ENV}=1 trusts every repository server` };
+  if (escapeHatch)
+    return { ...withPin, state: 'approved', viaEscapeHatch: true, reason: `${ESCAPE_HATCH_ENV}=1 trusts every repository server` };
   if (record?.decision === 'approved') {
     const pkg = pinned.plan ? packageLaunchOf(pinned.plan.command, pinned.plan.args) : undefined;
     if (record.digest === pinned.digest && pkg?.kind === 'npm') {
-      if (!record.lock) return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)}, before MCP Gate pinned the packages a server downloads: approve it again to pin ${pkg.spec} to an exact version and integrity` };
-      if (!lockIntact(record.lock) || record.lock.spec !== pkg.spec) return { ...withPin, state: 'approval-changed', reason: `the package lock recorded with its approval does not match its digest or its spec (edited in the store?): approve it again` };
+      if (!record.lock)
+        return {
+          ...withPin,
+          state: 'approval-changed',
+          reason: `approved on ${exactTime(record.decidedAt)}, before MCP Gate pinned the packages a server downloads: approve it again to pin ${pkg.spec} to an exact version and integrity`,
+        };
+      if (!lockIntact(record.lock) || record.lock.spec !== pkg.spec)
+        return {
+          ...withPin,
+          state: 'approval-changed',
+          reason: `the package lock recorded with its approval does not match its digest or its spec (edited in the store?): approve it again`,
+        };
     }
     if (record.digest === pinned.digest && pkg?.kind === 'image') {
-      if (!record.image) return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)}, before MCP Gate pinned container images: approve it again to pin ${pkg.image} to its digest` };
-      if (!imagePinIntact(record.image) || record.image.image !== pkg.image || record.image.runtime !== pkg.runtime) return { ...withPin, state: 'approval-changed', reason: `the image pin recorded with its approval does not match its digest or its image (edited in the store?): approve it again` };
+      if (!record.image)
+        return {
+          ...withPin,
+          state: 'approval-changed',
+          reason: `approved on ${exactTime(record.decidedAt)}, before MCP Gate pinned container images: approve it again to pin ${pkg.image} to its digest`,
+        };
+      if (!imagePinIntact(record.image) || record.image.image !== pkg.image || record.image.runtime !== pkg.runtime)
+        return {
+          ...withPin,
+          state: 'approval-changed',
+          reason: `the image pin recorded with its approval does not match its digest or its image (edited in the store?): approve it again`,
+        };
     }
     if (record.digest === pinned.digest && record.toolsChanged) {
-      return { ...withPin, state: 'approval-changed', reason: `the tools it offers changed since it was approved (seen ${exactTime(record.toolsChanged.observedAt)})` };
+      return {
+        ...withPin,
+        state: 'approval-changed',
+        reason: `the tools it offers changed since it was approved (seen ${exactTime(record.toolsChanged.observedAt)})`,
+      };
     }
     if (record.digest === pinned.digest && record.guardRefused) {
       const g = record.guardRefused;
-      return { ...withPin, state: 'approval-changed', reason: `${refusalWords(g)} (on ${exactTime(record.decidedAt)}); it tried to load it on ${exactTime(g.at)}: the load guard refused it and MCP Gate stopped the server` };
+      return {
+        ...withPin,
+        state: 'approval-changed',
+        reason: `${refusalWords(g)} (on ${exactTime(record.decidedAt)}); it tried to load it on ${exactTime(g.at)}: the load guard refused it and MCP Gate stopped the server`,
+      };
     }
     if (record.digest === pinned.digest && pinned.pinned.guarded && !record.manifest) {
-      return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)} without a record of the workspace as it was, which its loads are checked against now: approve it again` };
+      return {
+        ...withPin,
+        state: 'approval-changed',
+        reason: `approved on ${exactTime(record.decidedAt)} without a record of the workspace as it was, which its loads are checked against now: approve it again`,
+      };
     }
     if (record.digest === pinned.digest && pinned.pinned.snapshot && !record.manifest) {
-      return { ...withPin, state: 'approval-changed', reason: `approved on ${exactTime(record.decidedAt)} without a copy of the workspace as it was, which it runs on now: approve it again` };
+      return {
+        ...withPin,
+        state: 'approval-changed',
+        reason: `approved on ${exactTime(record.decidedAt)} without a copy of the workspace as it was, which it runs on now: approve it again`,
+      };
     }
     if (record.digest === pinned.digest) {
-      const snapshot = pinned.pinned.snapshot && record.manifest ? `; it runs on the workspace as it was then (later edits reach it when you approve it again)` : '';
-      return { ...withPin, state: 'approved', reason: `${record.team ? `approved by ${record.team.by} (key ${record.team.key}, team file ${record.team.file}), imported on ${exactTime(record.decidedAt)}` : `approved on ${exactTime(record.decidedAt)}`}${snapshot}` };
+      const snapshot =
+        pinned.pinned.snapshot && record.manifest
+          ? `; it runs on the workspace as it was then (later edits reach it when you approve it again)`
+          : '';
+      return {
+        ...withPin,
+        state: 'approved',
+        reason: `${record.team ? `approved by ${record.team.by} (key ${record.team.key}, team file ${record.team.file}), imported on ${exactTime(record.decidedAt)}` : `approved on ${exactTime(record.decidedAt)}`}${snapshot}`,
+      };
     }
     // "A file it runs changed" (the entry as written is the same) is told apart from "its definition changed".
     const files = changedFilesOnly(record.pinned, pinned.pinned);
@@ -422,16 +588,31 @@ function decideState(
       const list = (l: string[]) => `${l.slice(0, 3).join(', ')}${l.length > 3 ? ', …' : ''}`;
       const which = [
         changed.length ? `${changed.length === 1 ? 'a file it runs' : `${changed.length} files it runs`} changed (${list(changed)})` : '',
-        added.length ? `${added.length === 1 ? 'a file was' : `${added.length} files were`} added to a folder it runs from (${list(added)})` : '',
-        removed.length ? `${removed.length === 1 ? 'a file it may load was' : `${removed.length} files it may load were`} removed (${list(removed)})` : '',
-      ].filter(Boolean).join(' and ');
-      return { ...withPin, state: 'approval-changed', reason: `${which} since it was approved on ${exactTime(record.decidedAt)}; its definition as written is the same` };
+        added.length
+          ? `${added.length === 1 ? 'a file was' : `${added.length} files were`} added to a folder it runs from (${list(added)})`
+          : '',
+        removed.length
+          ? `${removed.length === 1 ? 'a file it may load was' : `${removed.length} files it may load were`} removed (${list(removed)})`
+          : '',
+      ]
+        .filter(Boolean)
+        .join(' and ');
+      return {
+        ...withPin,
+        state: 'approval-changed',
+        reason: `${which} since it was approved on ${exactTime(record.decidedAt)}; its definition as written is the same`,
+      };
     }
-    return { ...withPin, state: 'approval-changed', reason: `its definition changed since it was approved on ${exactTime(record.decidedAt)}` };
+    return {
+      ...withPin,
+      state: 'approval-changed',
+      reason: `its definition changed since it was approved on ${exactTime(record.decidedAt)}`,
+    };
   }
-  const why = s.importedBy.length > 0 && s.scope === 'user'
-    ? `imported by repository configuration (${s.importedBy.join(', ')}); never decided`
-    : 'declared by the repository; never decided';
+  const why =
+    s.importedBy.length > 0 && s.scope === 'user'
+      ? `imported by repository configuration (${s.importedBy.join(', ')}); never decided`
+      : 'declared by the repository; never decided';
   return { ...withPin, state: 'pending', reason: `${why}${decidedElsewhere(records, project, s, pinned.digest, reader)}` };
 }
 
@@ -439,7 +620,13 @@ function decideState(
  * A decision on the same server (source and name) in another folder — the clone moved, or another clone: said
  * beside "never decided", since approvals belong to the folder they were made in. The same content first.
  */
-function decidedElsewhere(records: Map<string, ApprovalRecord>, project: string, s: { source: string; name: string }, digest: string, reader: TrackingReader): string {
+function decidedElsewhere(
+  records: Map<string, ApprovalRecord>,
+  project: string,
+  s: { source: string; name: string },
+  digest: string,
+  reader: TrackingReader,
+): string {
   const others = [...records.values()].filter((r) => r.project !== project && r.source === s.source && r.server === s.name);
   if (!others.length) return '';
   const r = others.find((x) => x.digest === digest) ?? others.sort((a, b) => (a.decidedAt < b.decidedAt ? 1 : -1))[0];
@@ -489,11 +676,22 @@ function groupByDir(seen: ReadonlyMap<string, Signature>): Map<string, [string, 
 export class GateCache {
   private entries = new Map<string, CacheEntry>();
 
-  constructor(private readonly watcher?: FolderWatcher, private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly watcher?: FolderWatcher,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   get(input: GateInput, opts: { exact?: boolean } = {}): GateReport {
     const env = input.machine.env;
-    const key = JSON.stringify([projectIdentity(input.projectDir), input.storeDir, input.userSettings ? JSON.stringify(input.userSettings.value) : '', input.machine.home, env[ESCAPE_HATCH_ENV], ...CATALOGUE_ENV.map((v) => env[v]), env.PATH]);
+    const key = JSON.stringify([
+      projectIdentity(input.projectDir),
+      input.storeDir,
+      input.userSettings ? JSON.stringify(input.userSettings.value) : '',
+      input.machine.home,
+      env[ESCAPE_HATCH_ENV],
+      ...CATALOGUE_ENV.map((v) => env[v]),
+      env.PATH,
+    ]);
     const hit = this.entries.get(key);
     if (hit && this.stillTrue(hit, opts.exact === true)) return hit.report;
     const reader = new TrackingReader();
@@ -533,4 +731,3 @@ export class GateCache {
     this.entries.clear();
   }
 }
-

@@ -96,7 +96,15 @@ export interface GateReport {
   escapeHatch: boolean;
   agentFiles: { path: string; what: string }[];
   /** Raw policy blocks of MCP Gate's user configuration (validated by src/policy). */
-  userPolicy: { file: string; rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; packages?: unknown; lineOf?: (keyPath: string[]) => number };
+  userPolicy: {
+    file: string;
+    rules?: unknown;
+    secrets?: unknown;
+    localExceptions?: unknown;
+    sandbox?: unknown;
+    packages?: unknown;
+    lineOf?: (keyPath: string[]) => number;
+  };
   /**
    * Every layer that may hold policy: the administrator's (first, `layer: 'admin'`, when its file is in force), the
    * extension's settings (when given) and the configuration file.
@@ -116,11 +124,19 @@ export type ServerLookup = { ok: true; server: ServerReport } | { ok: false; mes
 
 /** Finds a server by name (and source, when the name is declared in several files). */
 export function findServer(report: GateReport, name: string, source?: string, words: FrontEndWords = NEUTRAL_WORDS): ServerLookup {
-  const matches = report.servers.filter((s) => s.name === name && (!source || s.source === source || s.file === path.resolve(report.project, source)));
+  const matches = report.servers.filter(
+    (s) => s.name === name && (!source || s.source === source || s.file === path.resolve(report.project, source)),
+  );
   if (matches.length === 1) return { ok: true, server: matches[0] };
   if (matches.length === 0) {
     const names = [...new Set(report.servers.map((s) => s.name))].sort();
-    return { ok: false, message: `no server "${name}"${source ? ` in ${source}` : ''} in ${report.project}${names.length ? ` (servers: ${names.join(', ')})` : ' (no servers declared)'}` };
+    return {
+      ok: false,
+      message: `no server "${name}"${source ? ` in ${source}` : ''} in ${report.project}${names.length ? ` (servers: ${names.join(', ')})` : ' (no servers declared)'}`,
+    };
   }
-  return { ok: false, message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); ${words.chooseSource}` };
+  return {
+    ok: false,
+    message: `"${name}" is declared in ${matches.length} files (${matches.map((s) => s.source).join(', ')}); ${words.chooseSource}`,
+  };
 }

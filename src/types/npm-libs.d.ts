@@ -1,6 +1,11 @@
 // Just the parts of the npm team's libraries MCP Gate calls (they ship no type declarations).
 declare module 'npm-package-arg' {
-  interface Result { type: string; name: string | null; rawSpec: string; fetchSpec: string | null }
+  interface Result {
+    type: string;
+    name: string | null;
+    rawSpec: string;
+    fetchSpec: string | null;
+  }
   function npa(spec: string, where?: string): Result;
   export = npa;
 }

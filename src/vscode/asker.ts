@@ -12,8 +12,17 @@ export const vscodeAsker: Asker = async (q) => {
   const deny = vscode.l10n.t('Deny');
   const answer = await vscode.window.showWarningMessage(
     vscode.l10n.t('MCP Gate: allow {0}?', q.action),
-    { modal: true, detail: vscode.l10n.t('The rule {0} says ask. "Always" adds {1} to your user settings (mcpGate.rules).', ruleText(q.rule), ruleText(q.permittedBy)) },
-    deny, once, always,
+    {
+      modal: true,
+      detail: vscode.l10n.t(
+        'The rule {0} says ask. "Always" adds {1} to your user settings (mcpGate.rules).',
+        ruleText(q.rule),
+        ruleText(q.permittedBy),
+      ),
+    },
+    deny,
+    once,
+    always,
   );
   if (answer === once) return 'once';
   if (answer === always) {

@@ -72,7 +72,10 @@ function item(ctx: Ctx, x: Entry) {
 }
 
 async function pick(ctx: Ctx, filter: (s: ServerReport) => boolean, placeHolder: string): Promise<Entry | undefined> {
-  const items = ctx.service.servers().filter((x) => filter(x.server)).map((x) => item(ctx, x));
+  const items = ctx.service
+    .servers()
+    .filter((x) => filter(x.server))
+    .map((x) => item(ctx, x));
   if (items.length === 0) {
     void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: no server to choose from.'));
     return undefined;
@@ -88,7 +91,14 @@ async function target(ctx: Ctx, arg: unknown, filter: (s: ServerReport) => boole
 
 /** The grants preview's context: the folder's project (real path) and the user's policy now. */
 function grantsOf(ctx: Ctx, x: Entry): GrantsContext {
-  return { project: x.folder.report?.project ?? x.folder.folder.uri.fsPath, policy: ctx.service.policy(x.folder), words: VSCODE_WORDS, home: os.homedir(), sandbox: ctx.service.probeSandbox(), storeDir: ctx.service.storeDir };
+  return {
+    project: x.folder.report?.project ?? x.folder.folder.uri.fsPath,
+    policy: ctx.service.policy(x.folder),
+    words: VSCODE_WORDS,
+    home: os.homedir(),
+    sandbox: ctx.service.probeSandbox(),
+    storeDir: ctx.service.storeDir,
+  };
 }
 
 /** The file the load guard refused for this server, both sides as text, when there is one. */
@@ -112,67 +122,107 @@ function where(x: Entry): string {
   return `${workspacePath(x.server.file, x.folder.folder.uri.fsPath)}:${x.server.position.line}`;
 }
 
-const approve = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
-  const x = await target(ctx, arg, isApprovable, vscode.l10n.t('Approve which server? Its exact definition is shown first.'));
-  if (!x) return false;
-  const s = x.server;
-  if (!isApprovable(s) || !s.pinned) {
-    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be approved: {1}', escapeText(s.name), escapeText(s.reason)));
-    return false;
-  }
-  // An npm launch: the exact lock is resolved first, shown, and recorded as shown (never resolved again). A
-  // container launch by tag: its digest is read first (src/trust/packages/image-pin.ts), shown, and recorded as shown.
-  let shown: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin };
-  try {
-    const minAge = minAgeOf(x);
-    const lock = npmLaunchOf(s) ? await resolve(x, (signal) => lockForApproval(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'approved') : undefined;
-    const container = imageLaunchOf(s);
-    const image = container
-      ? await withResolution(
-        vscode.l10n.t('MCP Gate: reading the digest of {0} for "{1}"…', escapeText(container.image), escapeText(s.name)),
-        () => imagePinForApproval(x.folder.input, s),
-        (why) => vscode.l10n.t('reading the digest of {0} for "{1}" {2}; nothing was approved.', escapeText(container.image), escapeText(s.name), why))
-      : undefined;
-    shown = { lock, minAge, image };
-  } catch (e) {
-    return failed(e);
-  }
-  const review = new Review(ctx.docs);
-  let yes: boolean;
-  try {
-    const here = ctx.service.cannotStartHere();
-    const cannot = here?.servers.some((c) => c.server.name === s.name && c.server.source === s.source && c.folder.folder === x.folder.folder) ? here : undefined;
-    const short = `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}`
-      + (cannot ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}` : '');
-    const changes = changedSinceApproval(s) ? changeDocuments(s, shown, refusedOf(ctx, x)) : [];
-    const sides = vscode.l10n.t('approved ↔ now');
-    const definition = serverText(s, grantsOf(ctx, x), shown);
-    if (changes.length) {
-      // The code first: the multi-file diff in front, the review document (the decision) the tab beside it.
-      const title = vscode.l10n.t('"{0}" changed since it was approved ({1})', escapeText(s.name), s.record ? relativeTime(s.record.decidedAt) : '');
-      const view = await review.document(s, vscode.l10n.t('{0} — approve the change?', s.name), reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, short, definition));
-      await review.diffs(s, changes, sides);
-      yes = await ctx.prompts.confirmChange(title, vscode.l10n.t('Approve these changes to "{0}"', escapeText(s.name)), short, undefined, view);
-    } else {
-      const message = vscode.l10n.t('Approve "{0}" from {1} exactly as shown in the editor?', escapeText(s.name), escapeText(s.source));
-      const view = await review.document(s, vscode.l10n.t('{0} — approve?', s.name), reviewText(message, short, definition));
-      yes = await ctx.prompts.confirm(message, short, vscode.l10n.t('Approve "{0}" exactly as shown', escapeText(s.name)), view);
+const approve =
+  (ctx: Ctx) =>
+  async (arg?: unknown): Promise<boolean> => {
+    const x = await target(ctx, arg, isApprovable, vscode.l10n.t('Approve which server? Its exact definition is shown first.'));
+    if (!x) return false;
+    const s = x.server;
+    if (!isApprovable(s) || !s.pinned) {
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('MCP Gate: "{0}" cannot be approved: {1}', escapeText(s.name), escapeText(s.reason)),
+      );
+      return false;
     }
-  } catch (e) {
-    await review.close();
-    return failed(e);
-  }
-  try {
-    if (!yes) return false;
-    await approveOrReject(x.folder.input, s.name, s.source, 'approved', { log: ctx.service.log, expectedDigest: s.pinned.digest, lock: shown.lock, image: shown.image, after: () => refresh(ctx) });
-    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
-    return true;
-  } catch (e) {
-    return failed(e);
-  } finally {
-    await review.close();
-  }
-};
+    // An npm launch: the exact lock is resolved first, shown, and recorded as shown (never resolved again). A
+    // container launch by tag: its digest is read first (src/trust/packages/image-pin.ts), shown, and recorded as shown.
+    let shown: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin };
+    try {
+      const minAge = minAgeOf(x);
+      const lock = npmLaunchOf(s)
+        ? await resolve(x, (signal) => lockForApproval(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'approved')
+        : undefined;
+      const container = imageLaunchOf(s);
+      const image = container
+        ? await withResolution(
+            vscode.l10n.t('MCP Gate: reading the digest of {0} for "{1}"…', escapeText(container.image), escapeText(s.name)),
+            () => imagePinForApproval(x.folder.input, s),
+            (why) =>
+              vscode.l10n.t(
+                'reading the digest of {0} for "{1}" {2}; nothing was approved.',
+                escapeText(container.image),
+                escapeText(s.name),
+                why,
+              ),
+          )
+        : undefined;
+      shown = { lock, minAge, image };
+    } catch (e) {
+      return failed(e);
+    }
+    const review = new Review(ctx.docs);
+    let yes: boolean;
+    try {
+      const here = ctx.service.cannotStartHere();
+      const cannot = here?.servers.some(
+        (c) => c.server.name === s.name && c.server.source === s.source && c.folder.folder === x.folder.folder,
+      )
+        ? here
+        : undefined;
+      const short =
+        `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}` +
+        (cannot
+          ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}`
+          : '');
+      const changes = changedSinceApproval(s) ? changeDocuments(s, shown, refusedOf(ctx, x)) : [];
+      const sides = vscode.l10n.t('approved ↔ now');
+      const definition = serverText(s, grantsOf(ctx, x), shown);
+      if (changes.length) {
+        // The code first: the multi-file diff in front, the review document (the decision) the tab beside it.
+        const title = vscode.l10n.t(
+          '"{0}" changed since it was approved ({1})',
+          escapeText(s.name),
+          s.record ? relativeTime(s.record.decidedAt) : '',
+        );
+        const view = await review.document(
+          s,
+          vscode.l10n.t('{0} — approve the change?', s.name),
+          reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, short, definition),
+        );
+        await review.diffs(s, changes, sides);
+        yes = await ctx.prompts.confirmChange(
+          title,
+          vscode.l10n.t('Approve these changes to "{0}"', escapeText(s.name)),
+          short,
+          undefined,
+          view,
+        );
+      } else {
+        const message = vscode.l10n.t('Approve "{0}" from {1} exactly as shown in the editor?', escapeText(s.name), escapeText(s.source));
+        const view = await review.document(s, vscode.l10n.t('{0} — approve?', s.name), reviewText(message, short, definition));
+        yes = await ctx.prompts.confirm(message, short, vscode.l10n.t('Approve "{0}" exactly as shown', escapeText(s.name)), view);
+      }
+    } catch (e) {
+      await review.close();
+      return failed(e);
+    }
+    try {
+      if (!yes) return false;
+      await approveOrReject(x.folder.input, s.name, s.source, 'approved', {
+        log: ctx.service.log,
+        expectedDigest: s.pinned.digest,
+        lock: shown.lock,
+        image: shown.image,
+        after: () => refresh(ctx),
+      });
+      void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: approved "{0}".', escapeText(s.name)));
+      return true;
+    } catch (e) {
+      return failed(e);
+    } finally {
+      await review.close();
+    }
+  };
 
 /**
  * A review document: the question on its first line (the choices are the lenses above it and below the last
@@ -194,7 +244,8 @@ function minAgeOf(x: Entry): MinAge | undefined {
 
 /** The modal's line for the lock: name, exact version, integrity shortened, dependencies, age (and the verdict). */
 function packageLine(shown: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin }): string {
-  if (shown.image) return `\n${vscode.l10n.t('image {0}', escapeText(shown.image.pinned ?? `${shown.image.image}: ${shown.image.why ?? 'not pinned'}`))}`;
+  if (shown.image)
+    return `\n${vscode.l10n.t('image {0}', escapeText(shown.image.pinned ?? `${shown.image.image}: ${shown.image.why ?? 'not pinned'}`))}`;
   if (!shown.lock) return '';
   const verdict = minAgeVerdict(shown.lock, shown.minAge);
   return `\n${vscode.l10n.t('package {0}', escapeText(lockSummary(shown.lock)))}${verdict ? `\n${escapeText(verdict)}` : ''}`;
@@ -208,9 +259,24 @@ function resolve<T>(x: Entry, run: (signal: AbortSignal) => Promise<T>, verb: 'a
   return withResolution(
     vscode.l10n.t('MCP Gate: resolving {0} for "{1}" at {2}…', escapeText(spec), escapeText(s.name), registry),
     run,
-    (why) => verb === 'approved'
-      ? vscode.l10n.t('"{0}" ({1}) was not approved: resolving {2} at {3} {4}. Nothing was recorded; check that the registry answers, then approve it again.', escapeText(s.name), escapeText(s.source), escapeText(spec), registry, why)
-      : vscode.l10n.t('"{0}" ({1}) was not updated: resolving {2} at {3} {4}. It keeps running its approved package; check that the registry answers, then update it again.', escapeText(s.name), escapeText(s.source), escapeText(spec), registry, why),
+    (why) =>
+      verb === 'approved'
+        ? vscode.l10n.t(
+            '"{0}" ({1}) was not approved: resolving {2} at {3} {4}. Nothing was recorded; check that the registry answers, then approve it again.',
+            escapeText(s.name),
+            escapeText(s.source),
+            escapeText(spec),
+            registry,
+            why,
+          )
+        : vscode.l10n.t(
+            '"{0}" ({1}) was not updated: resolving {2} at {3} {4}. It keeps running its approved package; check that the registry answers, then update it again.',
+            escapeText(s.name),
+            escapeText(s.source),
+            escapeText(spec),
+            registry,
+            why,
+          ),
   );
 }
 
@@ -219,125 +285,197 @@ function resolve<T>(x: Entry, run: (signal: AbortSignal) => Promise<T>, verb: 'a
  * one in the multi-file diff editor (for a small package, each changed file first), and records the new lock only
  * when the person chooses to in the review document (no key press approves). True when the new lock was approved.
  */
-const updatePackage = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
-  const x = await target(ctx, arg, isUpdatable, vscode.l10n.t('Update which pinned package? The registry is asked again and what changed is shown first.'));
-  if (!x) return false;
-  const s = x.server;
-  if (!isUpdatable(s) || !s.pinned) {
-    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" has no approved package lock to update ({1}).', escapeText(s.name), escapeText(s.reason)));
-    return false;
-  }
-  let minAge: MinAge | undefined;
-  let u: Awaited<ReturnType<typeof planUpdate>>;
-  try {
-    minAge = minAgeOf(x);
-    u = await resolve(x, (signal) => planUpdate(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'updated');
-  } catch (e) {
-    return failed(e);
-  }
-  if (u.upToDate && !changedSinceApproval(s)) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: "{0}" is up to date: the registry resolves {1} to the approved {2} {3}.', escapeText(s.name), escapeText(u.spec), escapeText(u.old.name), escapeText(u.old.version)));
-    return false;
-  }
-  const review = new Review(ctx.docs);
-  let yes: boolean;
-  try {
-    const sides = vscode.l10n.t('approved ↔ update');
-    const changes = [...updateDocuments(u, minAge), ...changeDocuments(s)];
-    const title = vscode.l10n.t('Update "{0}": {1} {2} → {3}', escapeText(s.name), escapeText(u.old.name), escapeText(u.old.version), escapeText(u.fresh.version));
-    const line = packageLine({ lock: u.fresh, minAge }).slice(1);
-    const view = await review.document(s, vscode.l10n.t('{0} — approve the update?', s.name), reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, line, changes[0].now));
-    await review.diffs(s, changes, sides);
-    yes = await ctx.prompts.confirmChange(
-      title,
-      vscode.l10n.t('Approve "{0}" running {1} {2}', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
-      line,
-      { label: vscode.l10n.t('Not now: keep {0} {1}', escapeLabel(u.old.name), escapeLabel(u.old.version)), detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.') },
-      view);
-  } catch (e) {
-    await review.close();
-    return failed(e);
-  }
-  try {
-    if (!yes) return false;
-    await approveOrReject(x.folder.input, s.name, s.source, 'approved', {
-      log: ctx.service.log, expectedDigest: s.pinned.digest, lock: u.fresh,
-      detail: `update ${u.old.name} ${u.old.version} → ${u.fresh.version} ${u.fresh.integrity}`, after: () => refresh(ctx),
-    });
-    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: "{0}" now runs {1} {2}.', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)));
-    return true;
-  } catch (e) {
-    return failed(e);
-  } finally {
-    await review.close();
-  }
-};
+const updatePackage =
+  (ctx: Ctx) =>
+  async (arg?: unknown): Promise<boolean> => {
+    const x = await target(
+      ctx,
+      arg,
+      isUpdatable,
+      vscode.l10n.t('Update which pinned package? The registry is asked again and what changed is shown first.'),
+    );
+    if (!x) return false;
+    const s = x.server;
+    if (!isUpdatable(s) || !s.pinned) {
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('MCP Gate: "{0}" has no approved package lock to update ({1}).', escapeText(s.name), escapeText(s.reason)),
+      );
+      return false;
+    }
+    let minAge: MinAge | undefined;
+    let u: Awaited<ReturnType<typeof planUpdate>>;
+    try {
+      minAge = minAgeOf(x);
+      u = await resolve(x, (signal) => planUpdate(x.folder.input, s, { signal, npm: npmOps(ctx) }), 'updated');
+    } catch (e) {
+      return failed(e);
+    }
+    if (u.upToDate && !changedSinceApproval(s)) {
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t(
+          'MCP Gate: "{0}" is up to date: the registry resolves {1} to the approved {2} {3}.',
+          escapeText(s.name),
+          escapeText(u.spec),
+          escapeText(u.old.name),
+          escapeText(u.old.version),
+        ),
+      );
+      return false;
+    }
+    const review = new Review(ctx.docs);
+    let yes: boolean;
+    try {
+      const sides = vscode.l10n.t('approved ↔ update');
+      const changes = [...updateDocuments(u, minAge), ...changeDocuments(s)];
+      const title = vscode.l10n.t(
+        'Update "{0}": {1} {2} → {3}',
+        escapeText(s.name),
+        escapeText(u.old.name),
+        escapeText(u.old.version),
+        escapeText(u.fresh.version),
+      );
+      const line = packageLine({ lock: u.fresh, minAge }).slice(1);
+      const view = await review.document(
+        s,
+        vscode.l10n.t('{0} — approve the update?', s.name),
+        reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, line, changes[0].now),
+      );
+      await review.diffs(s, changes, sides);
+      yes = await ctx.prompts.confirmChange(
+        title,
+        vscode.l10n.t('Approve "{0}" running {1} {2}', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
+        line,
+        {
+          label: vscode.l10n.t('Not now: keep {0} {1}', escapeLabel(u.old.name), escapeLabel(u.old.version)),
+          detail: vscode.l10n.t('Nothing is recorded; it keeps running the approved package.'),
+        },
+        view,
+      );
+    } catch (e) {
+      await review.close();
+      return failed(e);
+    }
+    try {
+      if (!yes) return false;
+      await approveOrReject(x.folder.input, s.name, s.source, 'approved', {
+        log: ctx.service.log,
+        expectedDigest: s.pinned.digest,
+        lock: u.fresh,
+        detail: `update ${u.old.name} ${u.old.version} → ${u.fresh.version} ${u.fresh.integrity}`,
+        after: () => refresh(ctx),
+      });
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('MCP Gate: "{0}" now runs {1} {2}.', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
+      );
+      return true;
+    } catch (e) {
+      return failed(e);
+    } finally {
+      await review.close();
+    }
+  };
 
-const reject = (ctx: Ctx) => async (arg?: unknown): Promise<boolean> => {
-  const x = await target(ctx, arg, isRejectable, vscode.l10n.t('Reject which server?'));
-  if (!x) return false;
-  if (!isRejectable(x.server)) {
-    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: "{0}" cannot be rejected: {1}', escapeText(x.server.name), escapeText(x.server.reason)));
-    return false;
-  }
-  const yes = await ctx.prompts.confirm(
-    vscode.l10n.t('Reject "{0}" from {1}?', escapeText(x.server.name), escapeText(x.server.source)),
-    vscode.l10n.t('It will not run, and MCP Gate will not ask about it again, until you approve or reset it.'),
-    vscode.l10n.t('Reject'));
-  if (!yes) return false;
-  try {
-    await approveOrReject(x.folder.input, x.server.name, x.server.source, 'rejected', { log: ctx.service.log, after: () => refresh(ctx) });
-    return true;
-  } catch (e) {
-    return failed(e);
-  }
-};
+const reject =
+  (ctx: Ctx) =>
+  async (arg?: unknown): Promise<boolean> => {
+    const x = await target(ctx, arg, isRejectable, vscode.l10n.t('Reject which server?'));
+    if (!x) return false;
+    if (!isRejectable(x.server)) {
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('MCP Gate: "{0}" cannot be rejected: {1}', escapeText(x.server.name), escapeText(x.server.reason)),
+      );
+      return false;
+    }
+    const yes = await ctx.prompts.confirm(
+      vscode.l10n.t('Reject "{0}" from {1}?', escapeText(x.server.name), escapeText(x.server.source)),
+      vscode.l10n.t('It will not run, and MCP Gate will not ask about it again, until you approve or reset it.'),
+      vscode.l10n.t('Reject'),
+    );
+    if (!yes) return false;
+    try {
+      await approveOrReject(x.folder.input, x.server.name, x.server.source, 'rejected', {
+        log: ctx.service.log,
+        after: () => refresh(ctx),
+      });
+      return true;
+    } catch (e) {
+      return failed(e);
+    }
+  };
 
 /** Returns servers to pending. 'all': every server of every folder of the workspace. Returns how many. */
-const resetCmd = (ctx: Ctx) => async (arg?: unknown): Promise<number> => {
-  let targets: { folder: FolderState; name?: string; source?: string }[];
-  const ref = asRef(arg);
-  if (arg === 'all') targets = ctx.service.folders().map((folder) => ({ folder }));
-  else if (ref) {
-    const x = find(ctx, ref);
-    targets = x ? [{ folder: x.folder, name: x.server.name, source: x.server.source }] : [];
-  } else {
-    const all = { label: `$(clear-all) ${vscode.l10n.t('Every server of this workspace')}`, description: '', detail: undefined as string | undefined, item: 'all' as const };
-    const items = [all, ...ctx.service.servers().filter((x) => x.server.record).map((x) => item(ctx, x))];
-    const chosen = await vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Return which server to pending?') });
-    if (!chosen) return 0;
-    targets = chosen.item === 'all'
-      ? ctx.service.folders().map((folder) => ({ folder }))
-      : [{ folder: chosen.item.folder, name: chosen.item.server.name, source: chosen.item.server.source }];
-  }
-  let removed = 0;
-  try {
-    for (const t of targets) removed += (await reset(t.folder.input, t.name, t.source, { log: ctx.service.log })).length;
-  } catch (e) {
-    failed(e);
-  }
-  refresh(ctx);
-  return removed;
-};
+const resetCmd =
+  (ctx: Ctx) =>
+  async (arg?: unknown): Promise<number> => {
+    let targets: { folder: FolderState; name?: string; source?: string }[];
+    const ref = asRef(arg);
+    if (arg === 'all') targets = ctx.service.folders().map((folder) => ({ folder }));
+    else if (ref) {
+      const x = find(ctx, ref);
+      targets = x ? [{ folder: x.folder, name: x.server.name, source: x.server.source }] : [];
+    } else {
+      const all = {
+        label: `$(clear-all) ${vscode.l10n.t('Every server of this workspace')}`,
+        description: '',
+        detail: undefined as string | undefined,
+        item: 'all' as const,
+      };
+      const items = [
+        all,
+        ...ctx.service
+          .servers()
+          .filter((x) => x.server.record)
+          .map((x) => item(ctx, x)),
+      ];
+      const chosen = await vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Return which server to pending?') });
+      if (!chosen) return 0;
+      targets =
+        chosen.item === 'all'
+          ? ctx.service.folders().map((folder) => ({ folder }))
+          : [{ folder: chosen.item.folder, name: chosen.item.server.name, source: chosen.item.server.source }];
+    }
+    let removed = 0;
+    try {
+      for (const t of targets) removed += (await reset(t.folder.input, t.name, t.source, { log: ctx.service.log })).length;
+    } catch (e) {
+      failed(e);
+    }
+    refresh(ctx);
+    return removed;
+  };
 
 function refresh(ctx: Ctx): void {
   ctx.service.refresh(true);
   ctx.decided();
 }
 
-const showDefinitionCmd = (ctx: Ctx) => async (arg?: unknown): Promise<string | undefined> => {
-  const x = await target(ctx, arg, () => true, vscode.l10n.t('Show which server\'s definition?'));
-  if (!x) return undefined;
-  if (changedSinceApproval(x.server) && (await new Review(ctx.docs).diffs(x.server, changeDocuments(x.server, undefined, refusedOf(ctx, x)), vscode.l10n.t('approved ↔ now'))) > 0) return serverText(x.server, grantsOf(ctx, x));
-  await showDefinition(ctx, x);
-  return serverText(x.server, grantsOf(ctx, x));
-};
+const showDefinitionCmd =
+  (ctx: Ctx) =>
+  async (arg?: unknown): Promise<string | undefined> => {
+    const x = await target(ctx, arg, () => true, vscode.l10n.t("Show which server's definition?"));
+    if (!x) return undefined;
+    if (
+      changedSinceApproval(x.server) &&
+      (await new Review(ctx.docs).diffs(
+        x.server,
+        changeDocuments(x.server, undefined, refusedOf(ctx, x)),
+        vscode.l10n.t('approved ↔ now'),
+      )) > 0
+    )
+      return serverText(x.server, grantsOf(ctx, x));
+    await showDefinition(ctx, x);
+    return serverText(x.server, grantsOf(ctx, x));
+  };
 
 const doctor = (ctx: Ctx) => async (): Promise<string> => {
   const { service } = ctx;
-  const parts = service.folders().map((f) => (f.report
-    ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f), os.homedir(), service.probeSandbox())}`
-    : `${f.folder.uri.fsPath}: ${f.error}`));
+  const parts = service
+    .folders()
+    .map((f) =>
+      f.report
+        ? `${doctorText(f.report, 'VS Code globalStorage', VSCODE_WORDS)}\n\n${policyText(service.policy(f), () => false, VSCODE_WORDS)}\n\n${sandboxText(f.report, service.policy(f), os.homedir(), service.probeSandbox())}`
+        : `${f.folder.uri.fsPath}: ${f.error}`,
+    );
   const text = parts.length ? `${parts.join('\n\n')}\n\n${routingText(service)}` : vscode.l10n.t('No workspace folder is open.');
   await showDocument(ctx.docs.show('/MCP Gate Doctor', text), { preview: true });
   return text;
@@ -347,28 +485,38 @@ function secretNames(ctx: Ctx): string[] {
   return [...new Set(ctx.service.folders().flatMap((f) => ctx.service.policy(f).secrets.map((e) => e.name)))];
 }
 
-const setSecret = (ctx: Ctx) => async (name?: string): Promise<boolean> => {
-  const names = secretNames(ctx);
-  const chosen = name ?? (names.length ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Which secret from mcpGate.secrets?') }) : undefined);
-  if (!chosen) {
-    if (!names.length) void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: the secrets block (mcpGate.secrets) names no secret yet.'));
-    return false;
-  }
-  const value = await ctx.prompts.secretValue(chosen);
-  if (!value) return false;
-  await ctx.service.setSecret(chosen, value);
-  ctx.service.log.write({ kind: 'secret.set', detail: `secret ${chosen} set` });
-  return true;
-};
+const setSecret =
+  (ctx: Ctx) =>
+  async (name?: string): Promise<boolean> => {
+    const names = secretNames(ctx);
+    const chosen =
+      name ??
+      (names.length
+        ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Which secret from mcpGate.secrets?') })
+        : undefined);
+    if (!chosen) {
+      if (!names.length)
+        void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: the secrets block (mcpGate.secrets) names no secret yet.'));
+      return false;
+    }
+    const value = await ctx.prompts.secretValue(chosen);
+    if (!value) return false;
+    await ctx.service.setSecret(chosen, value);
+    ctx.service.log.write({ kind: 'secret.set', detail: `secret ${chosen} set` });
+    return true;
+  };
 
-const clearSecret = (ctx: Ctx) => async (name?: string): Promise<boolean> => {
-  const names = secretNames(ctx);
-  const chosen = name ?? (names.length ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Clear which secret?') }) : undefined);
-  if (!chosen) return false;
-  await ctx.service.clearSecret(chosen);
-  ctx.service.log.write({ kind: 'secret.clear', detail: `secret ${chosen} cleared` });
-  return true;
-};
+const clearSecret =
+  (ctx: Ctx) =>
+  async (name?: string): Promise<boolean> => {
+    const names = secretNames(ctx);
+    const chosen =
+      name ?? (names.length ? await vscode.window.showQuickPick(names, { placeHolder: vscode.l10n.t('Clear which secret?') }) : undefined);
+    if (!chosen) return false;
+    await ctx.service.clearSecret(chosen);
+    ctx.service.log.write({ kind: 'secret.clear', detail: `secret ${chosen} cleared` });
+    return true;
+  };
 
 /** The exchange log: the output channel that carries every mcp.request, tool.* and gate.* event. */
 const showLog = (ctx: Ctx) => () => ctx.service.channel.show(true);
@@ -390,7 +538,9 @@ const reopen = (ctx: Ctx) => (opts?: { open?: boolean }) => reopenThroughGate(ct
 const installSandbox = (ctx: Ctx) => async (): Promise<'works' | 'terminal' | 'told'> => {
   const p = sandboxAvailable({ refresh: true });
   if (p.ok) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: the sandbox works here (bubblewrap {0} at {1}).', p.version, p.bwrap));
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t('MCP Gate: the sandbox works here (bubblewrap {0} at {1}).', p.version, p.bwrap),
+    );
     ctx.service.refresh(true);
     return 'works';
   }
@@ -398,11 +548,19 @@ const installSandbox = (ctx: Ctx) => async (): Promise<'works' | 'terminal' | 't
     const term = vscode.window.createTerminal({ name: vscode.l10n.t('MCP Gate: install bubblewrap') });
     term.show();
     term.sendText(p.install, false);
-    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate typed "{0}" into a terminal: press Enter there to run it, then MCP Gate checks again by itself.', p.install));
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t('MCP Gate typed "{0}" into a terminal: press Enter there to run it, then MCP Gate checks again by itself.', p.install),
+    );
     return 'terminal';
   }
   const copy = vscode.l10n.t('Copy the fix');
-  if (await vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: repository servers cannot start here: {0}. Fix: {1}', p.reason, p.fix), copy) === copy) await vscode.env.clipboard.writeText(p.fix);
+  if (
+    (await vscode.window.showWarningMessage(
+      vscode.l10n.t('MCP Gate: repository servers cannot start here: {0}. Fix: {1}', p.reason, p.fix),
+      copy,
+    )) === copy
+  )
+    await vscode.env.clipboard.writeText(p.fix);
   return 'told';
 };
 

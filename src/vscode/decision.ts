@@ -25,7 +25,9 @@ interface Open {
 }
 
 function showing(uri: string): boolean {
-  return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri));
+  return vscode.window.tabGroups.all.some((g) =>
+    g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri),
+  );
 }
 
 export class Decisions implements vscode.CodeLensProvider, vscode.Disposable {
@@ -62,12 +64,19 @@ export class Decisions implements vscode.CodeLensProvider, vscode.Disposable {
       this.open.set(key, o);
       this.changed.fire();
       if (notice) {
-        void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: notice, cancellable: true }, (_p, cancel) => new Promise<void>((done) => {
-          cancel.onCancellationRequested(() => this.finish(o, undefined));
-          const wrapped = o.resolve;
-          o.resolve = (id) => { wrapped(id); done(); };
-          if (this.open.get(key) !== o) done();
-        }));
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: notice, cancellable: true },
+          (_p, cancel) =>
+            new Promise<void>((done) => {
+              cancel.onCancellationRequested(() => this.finish(o, undefined));
+              const wrapped = o.resolve;
+              o.resolve = (id) => {
+                wrapped(id);
+                done();
+              };
+              if (this.open.get(key) !== o) done();
+            }),
+        );
       }
     });
   }
@@ -81,9 +90,17 @@ export class Decisions implements vscode.CodeLensProvider, vscode.Disposable {
     const o = this.open.get(doc.uri.toString());
     if (!o) return [];
     const lines = [...new Set([0, Math.max(0, doc.lineCount - 1)])];
-    return lines.flatMap((line) => o.choices.map((c) => new vscode.CodeLens(new vscode.Range(line, 0, line, 0), {
-      title: c.title, tooltip: c.tooltip, command: DECIDE_COMMAND, arguments: [o.token, c.id],
-    })));
+    return lines.flatMap((line) =>
+      o.choices.map(
+        (c) =>
+          new vscode.CodeLens(new vscode.Range(line, 0, line, 0), {
+            title: c.title,
+            tooltip: c.tooltip,
+            command: DECIDE_COMMAND,
+            arguments: [o.token, c.id],
+          }),
+      ),
+    );
   }
 
   private decide(token: unknown, id: unknown): boolean {

@@ -76,7 +76,10 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
   private readonly ended = new Map<string, string>();
 
   /** `npm`: where a pinned package's tree is installed again when it must be (the package worker, ./resolving.ts). */
-  constructor(private readonly service: GateService, private readonly npm: NpmOps) {
+  constructor(
+    private readonly service: GateService,
+    private readonly npm: NpmOps,
+  ) {
     // a switch of chat.mcp.allowedServers switches the door VS Code is offered
     this.configListener = vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(ALLOWED_KEY)) this.changed.fire();
@@ -90,8 +93,9 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       if (!allowed.has(key)) {
         const now = this.service.servers().find((e) => keyOf(e) === key)?.server;
         const name = s.servers()[0];
-        const why = (name !== undefined ? s.changedOnDisk(name) : undefined)
-          ?? (now ? `it is ${now.state}: ${now.reason}` : 'it is no longer declared');
+        const why =
+          (name !== undefined ? s.changedOnDisk(name) : undefined) ??
+          (now ? `it is ${now.state}: ${now.reason}` : 'it is no longer declared');
         this.ended.set(key, why);
         this.sessions.delete(key);
         void s.close();
@@ -154,7 +158,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       return def;
     }
     if (!(def instanceof vscode.McpStdioServerDefinition) || def.args[0] !== RELAY_SCRIPT || def.args.length !== 2) {
-      return refuse(this.refused(who, 'it is not one of MCP Gate\'s definitions'));
+      return refuse(this.refused(who, "it is not one of MCP Gate's definitions"));
     }
     const ready = await this.ready(def.args[1], who);
     if (typeof ready === 'string') return refuse(ready);
@@ -172,7 +176,10 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
    * environment), for a client that then asks as chat does (src/host/gateway/gateway-client.ts); or why it was not started. `hidden`: the
    * tools the policy hides from chat, each with the rule that would allow it.
    */
-  async endpoint(x: Entry, who: string): Promise<{ launch: RelayLaunch; hidden(): Array<{ name: string; allow: string[]; reason: string }> } | string> {
+  async endpoint(
+    x: Entry,
+    who: string,
+  ): Promise<{ launch: RelayLaunch; hidden(): Array<{ name: string; allow: string[]; reason: string }> } | string> {
     const key = keyOf(x);
     const ready = await this.ready(key, who);
     if (typeof ready === 'string') return ready;
@@ -182,10 +189,14 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     const name = session.servers()[0];
     return {
       launch: { ...ready.gateway.relayCommand(key), env: ready.gateway.relayEnv() },
-      hidden: () => session.tools().filter((t) => session.decisionFor(name, t.name) === 'deny').map((t) => {
-        const v = session.verdictFor(name, t.name);
-        return { name: t.name, allow: allowingRules(v), reason: v.reason };
-      }),
+      hidden: () =>
+        session
+          .tools()
+          .filter((t) => session.decisionFor(name, t.name) === 'deny')
+          .map((t) => {
+            const v = session.verdictFor(name, t.name);
+            return { name: t.name, allow: allowingRules(v), reason: v.reason };
+          }),
     };
   }
 
@@ -212,32 +223,37 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     }
     let session = this.sessions.get(key);
     if (!session && this.sessions.size >= MAX_SERVERS) {
-      return refuse(`at most ${MAX_SERVERS} servers run through MCP Gate at once (running: ${[...this.sessions.values()].flatMap((s) => s.servers()).join(', ')}); stop one first`);
+      return refuse(
+        `at most ${MAX_SERVERS} servers run through MCP Gate at once (running: ${[...this.sessions.values()].flatMap((s) => s.servers()).join(', ')}); stop one first`,
+      );
     }
     // A session whose server a change on disk stopped starts again, on what the gate approves now.
     if (!session || !session.servers().length || session.changedOnDisk(session.servers()[0]) !== undefined) {
       await session?.close();
-      session = await Session.start({
-        report: x.folder.report!,
-        policy: () => {
-          const now = this.service.folders().find((f) => f.folder.uri.fsPath === x.folder.folder.uri.fsPath);
-          return this.service.policy(now ?? x.folder);
+      session = await Session.start(
+        {
+          report: x.folder.report!,
+          policy: () => {
+            const now = this.service.folders().find((f) => f.folder.uri.fsPath === x.folder.folder.uri.fsPath);
+            return this.service.policy(now ?? x.folder);
+          },
+          log: this.service.log,
+          storeDir: this.service.storeDir,
+          secrets: this.service.secrets,
+          asker: (q) => prompts.ask(q),
+          env: process.env,
+          reservedToolNames: vscode.lm.tools.map((t) => t.name),
+          clientName: 'mcp-gate-vscode',
+          workspaceTrusted: vscode.workspace.isTrusted,
+          words: VSCODE_WORDS,
+          npm: this.npm,
+          // A file of its closure changed on disk while it ran (src/host/session/watch.ts): the session stopped it;
+          // the gate is checked again now, not at the next tick, so the status bar, the panel and VS Code's list
+          // (through onDidChange: decisionsChanged) show it as changed at once.
+          onClosureChanged: () => this.service.refresh(true),
         },
-        log: this.service.log,
-        storeDir: this.service.storeDir,
-        secrets: this.service.secrets,
-        asker: (q) => prompts.ask(q),
-        env: process.env,
-        reservedToolNames: vscode.lm.tools.map((t) => t.name),
-        clientName: 'mcp-gate-vscode',
-        workspaceTrusted: vscode.workspace.isTrusted,
-        words: VSCODE_WORDS,
-        npm: this.npm,
-        // A file of its closure changed on disk while it ran (src/host/session/watch.ts): the session stopped it;
-        // the gate is checked again now, not at the next tick, so the status bar, the panel and VS Code's list
-        // (through onDidChange: decisionsChanged) show it as changed at once.
-        onClosureChanged: () => this.service.refresh(true),
-      }, [x.server]);
+        [x.server],
+      );
       if (!session.servers().length) {
         const why = session.notes.join('; ') || 'it could not be started';
         await session.close();

@@ -15,7 +15,6 @@ export { CONTEXT_KEYS, type ContextKey } from './command-ids';
 import type { RoutingView } from './routing';
 import type { GateService } from './service';
 
-
 /** What each key is now, from the service's last check and the routing view. */
 export function contextValues(service: GateService, routing?: () => RoutingView): Record<ContextKey, boolean> {
   const servers = service.servers().map((x) => x.server);
@@ -35,7 +34,10 @@ export function contextValues(service: GateService, routing?: () => RoutingView)
 }
 
 /** Keeps the context keys current; `current()` is what was last set (tests read it: VS Code offers no getter). */
-export function contextKeys(service: GateService, routing?: () => RoutingView): vscode.Disposable & { current(): Record<ContextKey, boolean> } {
+export function contextKeys(
+  service: GateService,
+  routing?: () => RoutingView,
+): vscode.Disposable & { current(): Record<ContextKey, boolean> } {
   let last: Record<string, boolean> = {};
   const update = () => {
     const next = contextValues(service, routing);
@@ -72,7 +74,12 @@ export async function showServerActions(service: GateService, arg?: unknown): Pr
   if (!x) return undefined;
   const items = serverActions(x);
   const chosen = await vscode.window.showQuickPick(items, {
-    title: vscode.l10n.t('MCP Gate: "{0}" ({1}, {2})', escapeLabel(x.server.name), vscode.l10n.t(stateWords(x.server)), escapeLabel(x.server.source)),
+    title: vscode.l10n.t(
+      'MCP Gate: "{0}" ({1}, {2})',
+      escapeLabel(x.server.name),
+      vscode.l10n.t(stateWords(x.server)),
+      escapeLabel(x.server.source),
+    ),
     placeHolder: vscode.l10n.t('What to do with this server'),
   });
   if (!chosen) return undefined;
@@ -85,16 +92,24 @@ export async function reviewFile(service: GateService, arg?: unknown): Promise<s
   const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
   const inFile = uri ? service.servers().filter((x) => x.server.file === uri.fsPath) : [];
   if (!inFile.length) {
-    void vscode.window.showInformationMessage(uri
-      ? vscode.l10n.t('MCP Gate: no MCP server of an open folder is declared in {0}.', vscode.workspace.asRelativePath(uri))
-      : vscode.l10n.t('MCP Gate: open an MCP configuration file first.'));
+    void vscode.window.showInformationMessage(
+      uri
+        ? vscode.l10n.t('MCP Gate: no MCP server of an open folder is declared in {0}.', vscode.workspace.asRelativePath(uri))
+        : vscode.l10n.t('MCP Gate: open an MCP configuration file first.'),
+    );
     return undefined;
   }
   let x = inFile[0];
   if (inFile.length > 1) {
-    const picked = await vscode.window.showQuickPick(inFile.map((e) => ({
-      label: `$(${STATE_CODICON[e.server.state]}) ${escapeLabel(e.server.name)}`, description: vscode.l10n.t(stateWords(e.server)), detail: escapeLabel(e.server.reason), e,
-    })), { title: vscode.l10n.t('MCP Gate: the servers of {0}', vscode.workspace.asRelativePath(uri!)) });
+    const picked = await vscode.window.showQuickPick(
+      inFile.map((e) => ({
+        label: `$(${STATE_CODICON[e.server.state]}) ${escapeLabel(e.server.name)}`,
+        description: vscode.l10n.t(stateWords(e.server)),
+        detail: escapeLabel(e.server.reason),
+        e,
+      })),
+      { title: vscode.l10n.t('MCP Gate: the servers of {0}', vscode.workspace.asRelativePath(uri!)) },
+    );
     if (!picked) return undefined;
     x = picked.e;
   }

@@ -5,7 +5,17 @@
 // now" first (./decision.ts). The doctor lists them; a repository
 // that sets the routing back is named as such (src/vscode/routing.ts shows it in full width, with the fix).
 import * as vscode from 'vscode';
-import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, LEGACY_ENABLED_KEY, settingInFile, vscodeOwnStarts, type VsCodeOwnReport } from '../trust/sources/vscode-own';
+import {
+  ACCESS_KEY,
+  ALLOWED_KEY,
+  COLLISION_KEY,
+  DISCOVERY_KEY,
+  GALLERY_URL_KEY,
+  LEGACY_ENABLED_KEY,
+  settingInFile,
+  vscodeOwnStarts,
+  type VsCodeOwnReport,
+} from '../trust/sources/vscode-own';
 import { TrackingReader } from '../trust/sources/fsread';
 import { vscodeProfileMcpJson, VSCODE_WORKSPACE_SETTINGS } from '../trust/sources/tools/vscode';
 import { parse as parseJsonc } from 'jsonc-parser';
@@ -38,7 +48,14 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
   const c = vscode.workspace.getConfiguration();
   const inspect = (k: string) => {
     const i = c.inspect(k);
-    return i ? { defaultValue: i.defaultValue, globalValue: i.globalValue, workspaceValue: i.workspaceValue, workspaceFolderValue: i.workspaceFolderValue } : undefined;
+    return i
+      ? {
+          defaultValue: i.defaultValue,
+          globalValue: i.globalValue,
+          workspaceValue: i.workspaceValue,
+          workspaceFolderValue: i.workspaceFolderValue,
+        }
+      : undefined;
   };
   // VS Code 1.139 stable does not register chat.mcp.gallery.serviceUrl (`included: false`), and inspect() of the
   // dotted key then misses a nested "chat.mcp.gallery": { "serviceUrl" } object: read both spellings (fail closed).
@@ -50,14 +67,22 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
     return {
       defaultValue: dotted?.defaultValue,
       globalValue: dotted?.globalValue,
-      workspaceValue: dotted?.workspaceValue ?? (wsFile ? settingIn(wsFile, GALLERY_URL_KEY, true) : settingIn(folderFile, GALLERY_URL_KEY)),
+      workspaceValue:
+        dotted?.workspaceValue ?? (wsFile ? settingIn(wsFile, GALLERY_URL_KEY, true) : settingIn(folderFile, GALLERY_URL_KEY)),
       // Inside a workspace file VS Code applies no folder's window settings (measured for chat.mcp.access).
       workspaceFolderValue: dotted?.workspaceFolderValue ?? (wsFile ? undefined : settingIn(folderFile, GALLERY_URL_KEY)),
     };
   })();
   const r = vscodeOwnStarts({
     report: folder.report,
-    settings: { [ACCESS_KEY]: inspect(ACCESS_KEY), [DISCOVERY_KEY]: inspect(DISCOVERY_KEY), [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY), [GALLERY_URL_KEY]: gallery, [COLLISION_KEY]: inspect(COLLISION_KEY), [ALLOWED_KEY]: inspect(ALLOWED_KEY) },
+    settings: {
+      [ACCESS_KEY]: inspect(ACCESS_KEY),
+      [DISCOVERY_KEY]: inspect(DISCOVERY_KEY),
+      [LEGACY_ENABLED_KEY]: inspect(LEGACY_ENABLED_KEY),
+      [GALLERY_URL_KEY]: gallery,
+      [COLLISION_KEY]: inspect(COLLISION_KEY),
+      [ALLOWED_KEY]: inspect(ALLOWED_KEY),
+    },
     workspaceTrusted: vscode.workspace.isTrusted,
     // What VS Code reads by itself differs by version (1.139 also starts each folder's root .mcp.json).
     vscodeVersion: vscode.version,
@@ -71,19 +96,27 @@ export function ownStartsOf(folder: FolderState, index: number, workspaceSetting
 }
 
 export function ownStartsText(service: GateService, status: string, workspaceSettingsFile?: string): string {
-  const L: string[] = ['VS Code\'s own MCP starts (outside MCP Gate):', `  ${status}`];
+  const L: string[] = ["VS Code's own MCP starts (outside MCP Gate):", `  ${status}`];
   service.folders().forEach((f, i) => {
     const r = ownStartsOf(f, i, workspaceSettingsFile);
     if (!r) return;
     L.push(`  chat.mcp.access = ${JSON.stringify(r.access.raw)} (${r.access.scope})`);
     if (!r.starts.length) L.push('  none: VS Code starts no server of this workspace by itself');
     for (const s of r.starts) {
-      L.push(`  ${escapeText(s.name)} from ${escapeText(s.source)} (${s.mechanism}${s.vscodeId ? `, id ${s.vscodeId}` : ''}; MCP Gate state ${s.gateState})`);
+      L.push(
+        `  ${escapeText(s.name)} from ${escapeText(s.source)} (${s.mechanism}${s.vscodeId ? `, id ${s.vscodeId}` : ''}; MCP Gate state ${s.gateState})`,
+      );
       for (const n of [...(s.uncertain ? [s.uncertain] : []), ...s.notes]) L.push(`    ${escapeText(n)}`);
     }
-    for (const o of r.overrides) L.push(`  REPOSITORY OVERRIDE: ${escapeText(o.file)} sets ${o.key} = ${JSON.stringify(o.value)}: ${escapeText(o.effect)} (fix: MCP Gate: Reopen Through MCP Gate)`);
+    for (const o of r.overrides)
+      L.push(
+        `  REPOSITORY OVERRIDE: ${escapeText(o.file)} sets ${o.key} = ${JSON.stringify(o.value)}: ${escapeText(o.effect)} (fix: MCP Gate: Reopen Through MCP Gate)`,
+      );
     const todo = r.routing.filter((x) => !x.inPlace);
-    if (todo.length) L.push(`  to route them through MCP Gate, set in your user settings: ${todo.map((x) => `"${x.key}": ${JSON.stringify(x.value)}`).join(', ')} (MCP Gate: Route VS Code's Servers Through the Gate)`);
+    if (todo.length)
+      L.push(
+        `  to route them through MCP Gate, set in your user settings: ${todo.map((x) => `"${x.key}": ${JSON.stringify(x.value)}`).join(', ')} (MCP Gate: Route VS Code's Servers Through the Gate)`,
+      );
     for (const n of r.notes) L.push(`  note: ${escapeText(n)}`);
   });
   return L.join('\n');
@@ -109,7 +142,10 @@ export function userMcpJsonServers(service: GateService): { file: string; names:
  * press chooses). Returns true when the routing was written.
  */
 export async function routeThroughGate(service: GateService, docs: DocumentProvider): Promise<boolean> {
-  const reports = service.folders().map((f, i) => ownStartsOf(f, i)).filter((r): r is VsCodeOwnReport => !!r);
+  const reports = service
+    .folders()
+    .map((f, i) => ownStartsOf(f, i))
+    .filter((r): r is VsCodeOwnReport => !!r);
   const todo = new Map<string, unknown>();
   for (const r of reports) for (const x of r.routing) if (!x.inPlace) todo.set(x.key, x.value);
   if (!todo.size) {
@@ -118,27 +154,42 @@ export async function routeThroughGate(service: GateService, docs: DocumentProvi
   }
   const starts = reports.flatMap((r) => r.starts);
   const mine = userMcpJsonServers(service);
-  const imports = (vscode.workspace.getConfiguration('mcpGate').inspect<string[]>('imports')?.globalValue ?? []);
+  const imports = vscode.workspace.getConfiguration('mcpGate').inspect<string[]>('imports')?.globalValue ?? [];
   const importable = mine.names.length > 0 && !imports.includes('vscode');
   const detail = [
     starts.length
-      ? vscode.l10n.t('Today VS Code itself would start, outside the gate and without a prompt: {0}.', starts.map((s) => `${escapeText(s.name)} (${escapeText(s.source)})`).join(', '))
-      : vscode.l10n.t('VS Code itself starts the servers of every repository\'s .vscode/mcp.json, outside the gate and without a prompt.'),
+      ? vscode.l10n.t(
+          'Today VS Code itself would start, outside the gate and without a prompt: {0}.',
+          starts.map((s) => `${escapeText(s.name)} (${escapeText(s.source)})`).join(', '),
+        )
+      : vscode.l10n.t("VS Code itself starts the servers of every repository's .vscode/mcp.json, outside the gate and without a prompt."),
     vscode.l10n.t('MCP Gate sets in your user settings:') + '\n' + [...todo].map(([k, v]) => `"${k}": ${JSON.stringify(v)}`).join('\n'),
     mine.names.length
-      ? vscode.l10n.t('Side effect: VS Code then no longer starts the servers you wrote in your own mcp.json ({0}).', mine.names.map(escapeText).join(', ')) +
-        (importable ? ' ' + vscode.l10n.t('"Route and Import My Servers" adds "vscode" to mcpGate.imports, so they run through MCP Gate instead.') : ' ' + vscode.l10n.t('mcpGate.imports already has "vscode": they run through MCP Gate.'))
-      : vscode.l10n.t('Side effect: VS Code no longer starts servers written by hand in your own mcp.json either (it has none now); add "vscode" to mcpGate.imports to run them through MCP Gate.'),
-    vscode.l10n.t('A repository\'s .vscode/settings.json or .code-workspace can set these back; MCP Gate then shows it across the panel, with the fix.'),
+      ? vscode.l10n.t(
+          'Side effect: VS Code then no longer starts the servers you wrote in your own mcp.json ({0}).',
+          mine.names.map(escapeText).join(', '),
+        ) +
+        (importable
+          ? ' ' + vscode.l10n.t('"Route and Import My Servers" adds "vscode" to mcpGate.imports, so they run through MCP Gate instead.')
+          : ' ' + vscode.l10n.t('mcpGate.imports already has "vscode": they run through MCP Gate.'))
+      : vscode.l10n.t(
+          'Side effect: VS Code no longer starts servers written by hand in your own mcp.json either (it has none now); add "vscode" to mcpGate.imports to run them through MCP Gate.',
+        ),
+    vscode.l10n.t(
+      "A repository's .vscode/settings.json or .code-workspace can set these back; MCP Gate then shows it across the panel, with the fix.",
+    ),
   ].join('\n\n');
   const routeOnly = vscode.l10n.t('Route through MCP Gate');
   const routeImport = vscode.l10n.t('Route and Import My Servers');
-  const question = vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate?');
+  const question = vscode.l10n.t("Route VS Code's own MCP starts through MCP Gate?");
   const review = new Review(docs);
   let answer: string | undefined;
   try {
-    const view = await review.document({ name: 'VS Code', source: 'settings' }, vscode.l10n.t('Route VS Code\'s own MCP starts through MCP Gate'),
-      `${question}\n${vscode.l10n.t('Choose above the first line or below the last. Closing this tab means Not now.')}\n\n${detail}\n`);
+    const view = await review.document(
+      { name: 'VS Code', source: 'settings' },
+      vscode.l10n.t("Route VS Code's own MCP starts through MCP Gate"),
+      `${question}\n${vscode.l10n.t('Choose above the first line or below the last. Closing this tab means Not now.')}\n\n${detail}\n`,
+    );
     answer = await prompts.choose(question, detail, importable ? [routeImport, routeOnly] : [routeOnly], view);
   } finally {
     await review.close();
@@ -146,10 +197,19 @@ export async function routeThroughGate(service: GateService, docs: DocumentProvi
   if (answer !== routeOnly && answer !== routeImport) return false;
   const c = vscode.workspace.getConfiguration();
   for (const [k, v] of todo) await c.update(k, v, vscode.ConfigurationTarget.Global);
-  if (answer === routeImport) await vscode.workspace.getConfiguration('mcpGate').update('imports', [...imports, 'vscode'], vscode.ConfigurationTarget.Global);
-  service.log.write({ kind: 'gate.route', detail: `user settings set: ${[...todo.keys()].join(', ')}${answer === routeImport ? ', mcpGate.imports += vscode' : ''} (VS Code's own MCP starts routed through MCP Gate)` });
+  if (answer === routeImport)
+    await vscode.workspace.getConfiguration('mcpGate').update('imports', [...imports, 'vscode'], vscode.ConfigurationTarget.Global);
+  service.log.write({
+    kind: 'gate.route',
+    detail: `user settings set: ${[...todo.keys()].join(', ')}${answer === routeImport ? ', mcpGate.imports += vscode' : ''} (VS Code's own MCP starts routed through MCP Gate)`,
+  });
   // The step is confirmed to the person, with what it changed.
-  void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: VS Code\'s own MCP starts now go through MCP Gate ({0} set in your user settings{1}).',
-    [...todo.keys()].join(', '), answer === routeImport ? vscode.l10n.t('; your own mcp.json servers run through MCP Gate') : ''));
+  void vscode.window.showInformationMessage(
+    vscode.l10n.t(
+      "MCP Gate: VS Code's own MCP starts now go through MCP Gate ({0} set in your user settings{1}).",
+      [...todo.keys()].join(', '),
+      answer === routeImport ? vscode.l10n.t('; your own mcp.json servers run through MCP Gate') : '',
+    ),
+  );
   return true;
 }

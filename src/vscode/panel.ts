@@ -55,7 +55,11 @@ export class TrustPanel implements vscode.Disposable {
   private disposed = false;
   private readonly disposables: vscode.Disposable[] = [];
 
-  private constructor(readonly panel: vscode.WebviewPanel, private readonly context: vscode.ExtensionContext, private readonly service: GateService) {
+  private constructor(
+    readonly panel: vscode.WebviewPanel,
+    private readonly context: vscode.ExtensionContext,
+    private readonly service: GateService,
+  ) {
     const extensionUri = context.extensionUri;
     this.tail = new LogTail(service.log.file);
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'shield.svg');
@@ -77,11 +81,16 @@ export class TrustPanel implements vscode.Disposable {
       TrustPanel.current.panel.reveal(undefined, false);
       return TrustPanel.current;
     }
-    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, TITLE, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, {
-      ...webviewOptions(context.extensionUri),
-      enableFindWidget: true,
-      retainContextWhenHidden: false,
-    });
+    const panel = vscode.window.createWebviewPanel(
+      VIEW_TYPE,
+      TITLE,
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+      {
+        ...webviewOptions(context.extensionUri),
+        enableFindWidget: true,
+        retainContextWhenHidden: false,
+      },
+    );
     TrustPanel.current = new TrustPanel(panel, context, service);
     return TrustPanel.current;
   }
@@ -138,8 +147,19 @@ export class TrustPanel implements vscode.Disposable {
   }
 
   private rebuild(): BuiltModel {
-    const folders: FolderInput[] = this.service.folders().map((f) => ({ name: f.folder.name, path: f.folder.uri.fsPath, report: f.report, error: f.error, policy: f.report ? this.service.policy(f) : undefined }));
-    this.built = buildModel(folders, { restricted: vscode.workspace.isTrusted === false, sandbox: { home: os.homedir(), probe: this.service.probeSandbox } });
+    const folders: FolderInput[] = this.service
+      .folders()
+      .map((f) => ({
+        name: f.folder.name,
+        path: f.folder.uri.fsPath,
+        report: f.report,
+        error: f.error,
+        policy: f.report ? this.service.policy(f) : undefined,
+      }));
+    this.built = buildModel(folders, {
+      restricted: vscode.workspace.isTrusted === false,
+      sandbox: { home: os.homedir(), probe: this.service.probeSandbox },
+    });
     const cannot = this.service.cannotStartHere();
     if (cannot) this.built.model.banners.unshift({ level: 'warning', text: sandboxMissingText(cannot) });
     this.built.model.banners.push(...routingView(this.service).banners);
@@ -166,14 +186,19 @@ export class TrustPanel implements vscode.Disposable {
     if (this.droppedLines < MAX_DROP_LINES) {
       this.service.channel.warn(`trust panel: dropped a message from the webview (${why}): ${describeMessage(raw)}`);
     } else if (this.droppedLines === MAX_DROP_LINES) {
-      this.service.channel.warn('trust panel: more messages from the webview were dropped; no further ones are logged until the panel is reopened');
+      this.service.channel.warn(
+        'trust panel: more messages from the webview were dropped; no further ones are logged until the panel is reopened',
+      );
     }
     this.droppedLines++;
   }
 
   private async receive(raw: unknown): Promise<void> {
     // A message that names a server is checked against the state as it is now, not as the webview last saw it.
-    const names = typeof raw === 'object' && raw !== null && ((raw as { type?: unknown }).type === 'action' || (raw as { type?: unknown }).type === 'open');
+    const names =
+      typeof raw === 'object' &&
+      raw !== null &&
+      ((raw as { type?: unknown }).type === 'action' || (raw as { type?: unknown }).type === 'open');
     if (names) {
       this.service.refresh();
       this.rebuild();
@@ -200,7 +225,11 @@ export class TrustPanel implements vscode.Disposable {
       const x = this.service.servers().find((s) => sameRef(refOf(s.folder.folder.uri.fsPath, s.server), ref));
       if (!x) return;
       const pos = new vscode.Position(Math.max(0, x.server.position.line - 1), Math.max(0, x.server.position.column - 1));
-      await vscode.window.showTextDocument(vscode.Uri.file(x.server.file), { selection: new vscode.Range(pos, pos), viewColumn: vscode.ViewColumn.Beside, preview: true });
+      await vscode.window.showTextDocument(vscode.Uri.file(x.server.file), {
+        selection: new vscode.Range(pos, pos),
+        viewColumn: vscode.ViewColumn.Beside,
+        preview: true,
+      });
       return;
     }
     if (this.acting) return this.drop(raw, 'another action is in progress');
@@ -213,8 +242,18 @@ export class TrustPanel implements vscode.Disposable {
       ok = m.action === 'reset' ? typeof result === 'number' && result > 0 : result === true;
       const name = v.server!.name;
       text = ok
-        ? { approve: `Approved ${name}.`, reject: `Rejected ${name}.`, reset: `Reset ${name}: it is pending again.`, update: `Approved the new package of ${name}.` }[m.action]
-        : { approve: `${name} was not approved.`, reject: `${name} was not rejected.`, reset: `${name} had no decision to reset.`, update: `${name} keeps its approved package.` }[m.action];
+        ? {
+            approve: `Approved ${name}.`,
+            reject: `Rejected ${name}.`,
+            reset: `Reset ${name}: it is pending again.`,
+            update: `Approved the new package of ${name}.`,
+          }[m.action]
+        : {
+            approve: `${name} was not approved.`,
+            reject: `${name} was not rejected.`,
+            reset: `${name} had no decision to reset.`,
+            update: `${name} keeps its approved package.`,
+          }[m.action];
     } catch (e) {
       text = `${m.action} failed: ${(e as Error).message}`;
     } finally {

@@ -23,21 +23,39 @@ export interface Prompts {
    * diff): the first choice keeps it waiting. True only when the approving one was chosen. `keep`: that first
    * choice's words, when not keeping it waiting (an update keeps the approved package).
    */
-  confirmChange(title: string, approve: string, detail: string, keep?: { label: string; detail: string }, view?: vscode.Uri): Promise<boolean>;
+  confirmChange(
+    title: string,
+    approve: string,
+    detail: string,
+    keep?: { label: string; detail: string },
+    view?: vscode.Uri,
+  ): Promise<boolean>;
   ask: Asker;
   secretValue(name: string): Promise<string | undefined>;
 }
 
-const NOT_NOW = () => ({ label: vscode.l10n.t('Not now: keep it waiting'), detail: vscode.l10n.t('Nothing is recorded; it does not run.') });
+const NOT_NOW = () => ({
+  label: vscode.l10n.t('Not now: keep it waiting'),
+  detail: vscode.l10n.t('Nothing is recorded; it does not run.'),
+});
 
 /** The lens choices: the safe one first, then the actions; the id of each is its position ("0": safe). */
-async function decide(view: vscode.Uri, notice: string, safe: { label: string; detail: string }, actions: { title: string; tooltip: string }[]): Promise<number> {
+async function decide(
+  view: vscode.Uri,
+  notice: string,
+  safe: { label: string; detail: string },
+  actions: { title: string; tooltip: string }[],
+): Promise<number> {
   // A lens title renders icon syntax: a server's name in it ("$(check) …") is made literal, so only our icons show.
   const literal = literalIcons;
-  const chosen = await decisions.ask(view, [
-    { id: '0', title: `$(circle-slash) ${literal(safe.label)}`, tooltip: safe.detail },
-    ...actions.map((a, i) => ({ id: String(i + 1), title: `$(check) ${literal(a.title)}`, tooltip: a.tooltip })),
-  ], notice);
+  const chosen = await decisions.ask(
+    view,
+    [
+      { id: '0', title: `$(circle-slash) ${literal(safe.label)}`, tooltip: safe.detail },
+      ...actions.map((a, i) => ({ id: String(i + 1), title: `$(check) ${literal(a.title)}`, tooltip: a.tooltip })),
+    ],
+    notice,
+  );
   return chosen === undefined ? 0 : Number(chosen);
 }
 
@@ -46,19 +64,39 @@ const where = () => vscode.l10n.t('the choices are above its first line and belo
 export const prompts: Prompts = {
   async confirm(message, detail, action, view) {
     if (!view) return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
-    return (await decide(view, `MCP Gate: ${message} ${vscode.l10n.t('Read it in the editor to its end: {0}.', where())}`, NOT_NOW(), [{ title: action, tooltip: detail }])) === 1;
+    return (
+      (await decide(view, `MCP Gate: ${message} ${vscode.l10n.t('Read it in the editor to its end: {0}.', where())}`, NOT_NOW(), [
+        { title: action, tooltip: detail },
+      ])) === 1
+    );
   },
   async choose(message, detail, actions, view) {
     if (!view) return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
-    const i = await decide(view, '', { label: vscode.l10n.t('Not now'), detail: vscode.l10n.t('Nothing is changed.') }, actions.map((a) => ({ title: a, tooltip: detail })));
+    const i = await decide(
+      view,
+      '',
+      { label: vscode.l10n.t('Not now'), detail: vscode.l10n.t('Nothing is changed.') },
+      actions.map((a) => ({ title: a, tooltip: detail })),
+    );
     return i > 0 ? actions[i - 1] : undefined;
   },
   async confirmChange(title, approve, detail, keepWords, view) {
     if (!view) return false; // no view, nothing read: nothing approved
-    return (await decide(view, `MCP Gate: ${title}. ${vscode.l10n.t('Read the code diff, then decide in the review document: {0}.', where())}`, keepWords ?? NOT_NOW(), [{ title: approve, tooltip: detail }])) === 1;
+    return (
+      (await decide(
+        view,
+        `MCP Gate: ${title}. ${vscode.l10n.t('Read the code diff, then decide in the review document: {0}.', where())}`,
+        keepWords ?? NOT_NOW(),
+        [{ title: approve, tooltip: detail }],
+      )) === 1
+    );
   },
   ask: (q) => vscodeAsker(q),
   async secretValue(name) {
-    return vscode.window.showInputBox({ prompt: vscode.l10n.t('Value of {0} (stored in VS Code\'s SecretStorage, never in a file)', name), password: true, ignoreFocusOut: true });
+    return vscode.window.showInputBox({
+      prompt: vscode.l10n.t("Value of {0} (stored in VS Code's SecretStorage, never in a file)", name),
+      password: true,
+      ignoreFocusOut: true,
+    });
   },
 };

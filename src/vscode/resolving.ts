@@ -19,27 +19,35 @@ export const RESOLVE_LIMIT_MS = 120_000;
  * Runs `run` under a cancellable progress notification, at most RESOLVE_LIMIT_MS. When it is cancelled or too slow,
  * throws an Error with `stopped(why)` as its message ("cancelled", "took longer than 120 s").
  */
-export async function withResolution<T>(title: string, run: (signal: AbortSignal) => Promise<T>, stopped: (why: string) => string, limitMs = RESOLVE_LIMIT_MS): Promise<T> {
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (_progress, token) => {
-    const ac = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    let sub: vscode.Disposable | undefined;
-    const halted = new Promise<never>((_resolve, reject) => {
-      const stop = (why: string) => {
-        const e = new LockError(stopped(why));
-        ac.abort(e);
-        reject(e);
-      };
-      sub = token.onCancellationRequested(() => stop(vscode.l10n.t('was cancelled')));
-      timer = setTimeout(() => stop(vscode.l10n.t('took longer than {0} s', Math.ceil(limitMs / 1000))), limitMs);
-    });
-    const work = run(ac.signal);
-    work.catch(() => undefined); // once halted, its own (later) failure is not news
-    try {
-      return await Promise.race([work, halted]);
-    } finally {
-      if (timer) clearTimeout(timer);
-      sub?.dispose();
-    }
-  });
+export async function withResolution<T>(
+  title: string,
+  run: (signal: AbortSignal) => Promise<T>,
+  stopped: (why: string) => string,
+  limitMs = RESOLVE_LIMIT_MS,
+): Promise<T> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    async (_progress, token) => {
+      const ac = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      let sub: vscode.Disposable | undefined;
+      const halted = new Promise<never>((_resolve, reject) => {
+        const stop = (why: string) => {
+          const e = new LockError(stopped(why));
+          ac.abort(e);
+          reject(e);
+        };
+        sub = token.onCancellationRequested(() => stop(vscode.l10n.t('was cancelled')));
+        timer = setTimeout(() => stop(vscode.l10n.t('took longer than {0} s', Math.ceil(limitMs / 1000))), limitMs);
+      });
+      const work = run(ac.signal);
+      work.catch(() => undefined); // once halted, its own (later) failure is not news
+      try {
+        return await Promise.race([work, halted]);
+      } finally {
+        if (timer) clearTimeout(timer);
+        sub?.dispose();
+      }
+    },
+  );
 }

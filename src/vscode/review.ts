@@ -128,7 +128,11 @@ export class Review {
   static changedHeading(s: { name: string }, changes: readonly ChangeDocument[], sides: string): string {
     const files = changes.filter((c) => !META.has(c.label)).map((c) => c.label);
     const other = changes.filter((c) => META.has(c.label)).map((c) => c.label);
-    return vscode.l10n.t('What changed (the tab "{0}"): {1}.', vscode.l10n.t('{0}: what changed ({1})', s.name, sides), [...files, ...other].join(', '));
+    return vscode.l10n.t(
+      'What changed (the tab "{0}"): {1}.',
+      vscode.l10n.t('{0}: what changed ({1})', s.name, sides),
+      [...files, ...other].join(', '),
+    );
   }
 
   private dir(s: { name: string; source: string }): string {
@@ -136,7 +140,10 @@ export class Review {
   }
 
   private mine(t: vscode.Tab): boolean {
-    return tabUris(t).some((u) => u.scheme === SCHEME && u.path.startsWith(this.prefix)) || (!!multiDiffOf(t) && this.titles.some((x) => t.label.startsWith(x)));
+    return (
+      tabUris(t).some((u) => u.scheme === SCHEME && u.path.startsWith(this.prefix)) ||
+      (!!multiDiffOf(t) && this.titles.some((x) => t.label.startsWith(x)))
+    );
   }
 
   /** Closes every tab of this review and returns focus where it was before it began. */
@@ -145,7 +152,9 @@ export class Review {
     if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
     this.docs.forget(this.prefix);
     if (this.focus.uri) {
-      await vscode.window.showTextDocument(this.focus.uri, { viewColumn: this.focus.column, preserveFocus: false, preview: false }).then(undefined, () => undefined);
+      await vscode.window
+        .showTextDocument(this.focus.uri, { viewColumn: this.focus.column, preserveFocus: false, preview: false })
+        .then(undefined, () => undefined);
     }
   }
 }

@@ -9,7 +9,14 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, type OwnStart, type RepositoryOverride, type VsCodeOwnReport } from '../trust/sources/vscode-own';
+import {
+  gatedWorkspaceName,
+  gatedWorkspaceText,
+  isGatedWorkspace,
+  type OwnStart,
+  type RepositoryOverride,
+  type VsCodeOwnReport,
+} from '../trust/sources/vscode-own';
 import { escapeText } from '../text/escape';
 import { ownStartsOf, ownStartsText } from './own-starts';
 import type { GateService } from './service';
@@ -82,11 +89,16 @@ export function routingView(service: GateService): RoutingView {
   });
   const starts = reports.flatMap(({ folder, r }) => r.starts.map((s) => ({ ...s, folder })));
   const overrides = reports.flatMap(({ folder, r }) => r.overrides.map((o) => ({ ...o, folder })));
-  const discovered = (n: string): string | undefined => (/Claude Desktop/.test(n) ? 'Claude Desktop\'s servers (discovery)' : /Windsurf/.test(n) ? 'Windsurf\'s servers (discovery)' : undefined);
-  const elsewhere = [...new Set(reports.flatMap(({ r }) => [
-    ...r.unreadable.map((u) => `${u.source} (unreadable for MCP Gate)`),
-    ...r.notes.map(discovered).filter((x): x is string => !!x),
-  ]))];
+  const discovered = (n: string): string | undefined =>
+    /Claude Desktop/.test(n) ? "Claude Desktop's servers (discovery)" : /Windsurf/.test(n) ? "Windsurf's servers (discovery)" : undefined;
+  const elsewhere = [
+    ...new Set(
+      reports.flatMap(({ r }) => [
+        ...r.unreadable.map((u) => `${u.source} (unreadable for MCP Gate)`),
+        ...r.notes.map(discovered).filter((x): x is string => !!x),
+      ]),
+    ),
+  ];
   const routedAtUser = reports.length > 0 && reports.every(({ r }) => r.routing.every((x) => x.inPlace));
   const off = reports.some(({ r }) => !r.providerReachesChat);
   const nothingOutside = !starts.length && !elsewhere.length;
@@ -104,18 +116,24 @@ export function routingView(service: GateService): RoutingView {
   for (const o of overrides) byFile.set(`${o.folder}\u0000${o.file}`, [...(byFile.get(`${o.folder}\u0000${o.file}`) ?? []), o]);
   for (const list of byFile.values()) {
     const o = list[0];
-    const where = o.file.endsWith('.code-workspace') ? `the workspace file ${escapeText(o.file)}` : `${escapeText(o.folder)}'s ${escapeText(o.file)}`;
+    const where = o.file.endsWith('.code-workspace')
+      ? `the workspace file ${escapeText(o.file)}`
+      : `${escapeText(o.folder)}'s ${escapeText(o.file)}`;
     banners.push({
       level: 'warning',
-      text: `${where} sets ${list.map((x) => `${x.key} = ${JSON.stringify(x.value)}`).join(', ')}: ${escapeText(o.effect)}. ` +
-        `Your user settings cannot stop it${reopenOff() ? ' (mcpGate.reopenOverridden is off, so MCP Gate does not reopen the window by itself)' : ''}. Fix: run "MCP Gate: Reopen Through MCP Gate" — it reopens ${plural(service.folders().length, 'this folder', 'these folders')} inside a workspace file MCP Gate keeps in its own storage, where ${o.file.endsWith('.code-workspace') ? 'this workspace file\'s settings are not used' : 'a folder\'s chat.mcp settings are not applied'}.`,
+      text:
+        `${where} sets ${list.map((x) => `${x.key} = ${JSON.stringify(x.value)}`).join(', ')}: ${escapeText(o.effect)}. ` +
+        `Your user settings cannot stop it${reopenOff() ? ' (mcpGate.reopenOverridden is off, so MCP Gate does not reopen the window by itself)' : ''}. Fix: run "MCP Gate: Reopen Through MCP Gate" — it reopens ${plural(service.folders().length, 'this folder', 'these folders')} inside a workspace file MCP Gate keeps in its own storage, where ${o.file.endsWith('.code-workspace') ? "this workspace file's settings are not used" : "a folder's chat.mcp settings are not applied"}.`,
     });
   }
   if (!nothingOutside && !overrides.length) {
     banners.push({ level: 'warning', text: `${status}. Fix: run "MCP Gate: Route VS Code's Servers Through the Gate".` });
   } else if (nothingOutside) banners.push({ level: 'info', text: `${status}.` });
   if (gated && reopenedBecause) {
-    banners.unshift({ level: 'info', text: `MCP Gate reopened this window inside its own workspace file because ${reopenedBecause}, which would have made VS Code start the repository's servers outside the gate. That file's window settings are not applied here (mcpGate.reopenOverridden).` });
+    banners.unshift({
+      level: 'info',
+      text: `MCP Gate reopened this window inside its own workspace file because ${reopenedBecause}, which would have made VS Code start the repository's servers outside the gate. That file's window settings are not applied here (mcpGate.reopenOverridden).`,
+    });
   }
   return { status, nothingOutside, routedAtUser, gatedWorkspace: gated, starts, overrides, banners };
 }
@@ -134,10 +152,16 @@ export async function reopenThroughGate(service: GateService, open = true, becau
   }
   const dir = ownWorkspacesDir(service);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, gatedWorkspaceName(folders, (s) => crypto.createHash('sha256').update(s).digest('hex')));
+  const file = path.join(
+    dir,
+    gatedWorkspaceName(folders, (s) => crypto.createHash('sha256').update(s).digest('hex')),
+  );
   fs.writeFileSync(`${file}.tmp`, gatedWorkspaceText(folders), { mode: 0o600 });
   fs.renameSync(`${file}.tmp`, file);
-  service.log.write({ kind: 'gate.reopen', detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)${because ? `: ${because.text}` : ''}` });
+  service.log.write({
+    kind: 'gate.reopen',
+    detail: `reopening ${folders.join(', ')} through MCP Gate's workspace file ${file} (the repository's chat.mcp settings are not applied there)${because ? `: ${because.text}` : ''}`,
+  });
   // Why, for the reopened window's banner: beside the workspace file, written before the reopen (global state may not
   // be flushed before the window navigates away).
   if (because) fs.writeFileSync(`${file}.why`, because.text, { mode: 0o600 });
@@ -151,7 +175,10 @@ export async function reopenThroughGate(service: GateService, open = true, becau
  * (mcpGate.askToRoute: false, as the test runs do; the status bar, panel and doctor still say it). A contributed walkthrough was
  * tried first: VS Code 1.112's web workbench (code-server) did not open it by id, so it is not shipped.
  */
-export function registerRouting(context: vscode.ExtensionContext, service: GateService): { view: () => RoutingView; disposable: vscode.Disposable } {
+export function registerRouting(
+  context: vscode.ExtensionContext,
+  service: GateService,
+): { view: () => RoutingView; disposable: vscode.Disposable } {
   // The reopened window: why MCP Gate reopened it, said once in its own banner (the note is consumed here).
   const wsFile = vscode.workspace.workspaceFile?.scheme === 'file' ? vscode.workspace.workspaceFile.fsPath : undefined;
   if (wsFile && path.dirname(wsFile) === ownWorkspacesDir(service)) {
@@ -184,7 +211,12 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
       await reopenThroughGate(service, true, { text: overridesText(v.overrides) });
     } catch (e) {
       reopening = false;
-      void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate could not reopen this window through its own workspace file ({0}); VS Code may start this repository\'s servers by itself. Run "MCP Gate: Reopen Through MCP Gate".', escapeText((e as Error)?.message ?? String(e))));
+      void vscode.window.showErrorMessage(
+        vscode.l10n.t(
+          'MCP Gate could not reopen this window through its own workspace file ({0}); VS Code may start this repository\'s servers by itself. Run "MCP Gate: Reopen Through MCP Gate".',
+          escapeText((e as Error)?.message ?? String(e)),
+        ),
+      );
     }
   };
   const update = () => {
@@ -209,19 +241,21 @@ export function registerRouting(context: vscode.ExtensionContext, service: GateS
   ];
   if (service.ready) update();
   // The first-run step, once the first check has run.
-  subs.push(service.whenReady(() => {
-    const v = current();
-    const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
-    const missing = !v.routedAtUser && !v.gatedWorkspace;
-    const allowed = vscode.workspace.getConfiguration('mcpGate').inspect<boolean>('askToRoute')?.globalValue !== false;
-    if (missing && allowed && (first || !v.nothingOutside)) {
-      void context.globalState.update(SETUP_SHOWN_KEY, true);
-      // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
-      // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them. Once
-      // it has routed, a repository override met later reopens the window (guard above).
-      const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
-      subs.push({ dispose: () => clearTimeout(t) });
-    }
-  }));
+  subs.push(
+    service.whenReady(() => {
+      const v = current();
+      const first = !context.globalState.get<boolean>(SETUP_SHOWN_KEY);
+      const missing = !v.routedAtUser && !v.gatedWorkspace;
+      const allowed = vscode.workspace.getConfiguration('mcpGate').inspect<boolean>('askToRoute')?.globalValue !== false;
+      if (missing && allowed && (first || !v.nothingOutside)) {
+        void context.globalState.update(SETUP_SHOWN_KEY, true);
+        // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
+        // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them. Once
+        // it has routed, a repository override met later reopens the window (guard above).
+        const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
+        subs.push({ dispose: () => clearTimeout(t) });
+      }
+    }),
+  );
   return { view: current, disposable: vscode.Disposable.from(...subs) };
 }

@@ -55,7 +55,11 @@ export class GateService implements vscode.Disposable {
     this.log = new EventLog(storeDir, defaultMasker);
     this.log.onEvent((e) => this.mirror(e));
     this.log.onFailure((f) => {
-      const why = vscode.l10n.t('The exchange log {0} cannot be written ({1}). Tool calls go on without a record unless the user setting mcpGate.requireLog is on.', f.file, defaultMasker.mask(f.error.message));
+      const why = vscode.l10n.t(
+        'The exchange log {0} cannot be written ({1}). Tool calls go on without a record unless the user setting mcpGate.requireLog is on.',
+        f.file,
+        defaultMasker.mask(f.error.message),
+      );
       this.channel.warn(why);
       void vscode.window.showWarningMessage(why);
     });
@@ -80,7 +84,8 @@ export class GateService implements vscode.Disposable {
     const f = e as unknown as Record<string, unknown>;
     // The log output channel stamps each line with its own time: the event's is left out (one timestamp a line).
     const line = logLine(e, { time: false });
-    if (f.outcome === 'refused_by_address' || f.outcome === 'redirected' || f.kind === 'gate.refuse' || f.kind === 'server.dropped') this.channel.warn(line);
+    if (f.outcome === 'refused_by_address' || f.outcome === 'redirected' || f.kind === 'gate.refuse' || f.kind === 'server.dropped')
+      this.channel.warn(line);
     else this.channel.info(line);
   }
 
@@ -95,7 +100,15 @@ export class GateService implements vscode.Disposable {
     const machine = currentMachine();
     let differs = first || folders.length !== this.states.length;
     const next: FolderState[] = folders.map((folder, i) => {
-      const input: GateInput = { projectDir: folder.uri.fsPath, storeDir: this.storeDir, machine, userSettings, masker: defaultMasker, words: VSCODE_WORDS, loadGuard: true };
+      const input: GateInput = {
+        projectDir: folder.uri.fsPath,
+        storeDir: this.storeDir,
+        machine,
+        userSettings,
+        masker: defaultMasker,
+        words: VSCODE_WORDS,
+        loadGuard: true,
+      };
       const prev = this.states[i];
       try {
         const report = this.cache.get(input);
@@ -159,10 +172,16 @@ export class GateService implements vscode.Disposable {
    * When the sandbox cannot start here: why, the fix, and the servers of this window it keeps from starting (local
    * servers that must run contained and are not blocked or rejected). Undefined when it works or nothing needs it.
    */
-  cannotStartHere(): { reason: string; fix: string; install?: string; servers: { folder: FolderState; server: ServerReport }[] } | undefined {
+  cannotStartHere():
+    { reason: string; fix: string; install?: string; servers: { folder: FolderState; server: ServerReport }[] } | undefined {
     const probe = this.probeSandbox;
-    const need = this.servers().filter((s) => s.server.definition?.type === 'stdio' && s.server.state !== 'blocked' && s.server.state !== 'rejected'
-      && sandboxFor(this.policy(s.folder).sandbox, serverIdentity(s.server, s.folder.report!.project), os.homedir()).kind !== 'uncontained');
+    const need = this.servers().filter(
+      (s) =>
+        s.server.definition?.type === 'stdio' &&
+        s.server.state !== 'blocked' &&
+        s.server.state !== 'rejected' &&
+        sandboxFor(this.policy(s.folder).sandbox, serverIdentity(s.server, s.folder.report!.project), os.homedir()).kind !== 'uncontained',
+    );
     if (!need.length) return undefined;
     const p = probe();
     return p.ok ? undefined : { reason: p.reason, fix: p.fix, install: p.install, servers: need };

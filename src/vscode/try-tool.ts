@@ -34,7 +34,8 @@ export type Tried =
 function parseArgs(text: string): Record<string, unknown> | string {
   try {
     const v = JSON.parse(text || '{}') as unknown;
-    if (!v || typeof v !== 'object' || Array.isArray(v)) return vscode.l10n.t('The arguments must be a JSON object, such as {"message": "hi"}.');
+    if (!v || typeof v !== 'object' || Array.isArray(v))
+      return vscode.l10n.t('The arguments must be a JSON object, such as {"message": "hi"}.');
     return v as Record<string, unknown>;
   } catch (e) {
     return vscode.l10n.t('Not JSON: {0}', (e as Error).message);
@@ -48,24 +49,43 @@ async function pickServer(service: GateService, entries: Entry[]): Promise<Entry
     description: `${escapeLabel(x.server.source)}${multi ? ` · ${escapeLabel(x.folder.folder.name)}` : ''}`,
     x,
   }));
-  return (await vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Which server? (the ones VS Code chat is offered now)') }))?.x;
+  return (await vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Which server? (the ones VS Code chat is offered now)') }))
+    ?.x;
 }
 
 type ToolItem = vscode.QuickPickItem & { tool?: ListedTool; hidden?: { name: string; allow: string[]; reason: string } };
 
-async function pickTool(listed: ListedTool[], hidden: Array<{ name: string; allow: string[]; reason: string }>): Promise<ToolItem | undefined> {
-  const items: ToolItem[] = listed.map((t) => ({ label: escapeLabel(t.name), description: escapeLabel(t.title ?? ''), detail: escapeLabel((t.description ?? '').split('\n')[0].slice(0, 200)), tool: t }));
+async function pickTool(
+  listed: ListedTool[],
+  hidden: Array<{ name: string; allow: string[]; reason: string }>,
+): Promise<ToolItem | undefined> {
+  const items: ToolItem[] = listed.map((t) => ({
+    label: escapeLabel(t.name),
+    description: escapeLabel(t.title ?? ''),
+    detail: escapeLabel((t.description ?? '').split('\n')[0].slice(0, 200)),
+    tool: t,
+  }));
   if (hidden.length) {
     items.push({ label: vscode.l10n.t('Hidden from chat by your policy'), kind: vscode.QuickPickItemKind.Separator });
     for (const h of hidden) items.push({ label: `$(circle-slash) ${escapeLabel(h.name)}`, detail: escapeLabel(h.reason), hidden: h });
   }
-  return vscode.window.showQuickPick(items, { placeHolder: vscode.l10n.t('Which tool? (as chat lists them; the hidden ones say which rule allows them)'), matchOnDetail: true });
+  return vscode.window.showQuickPick(items, {
+    placeHolder: vscode.l10n.t('Which tool? (as chat lists them; the hidden ones say which rule allows them)'),
+    matchOnDetail: true,
+  });
 }
 
 /** Runs the command: returns what it did (undefined when the person cancelled or nothing could be tried). */
-export async function tryTool(service: GateService, docs: DocumentProvider, provider: GatewayProvider | undefined, given: TryArgs = {}): Promise<Tried | undefined> {
+export async function tryTool(
+  service: GateService,
+  docs: DocumentProvider,
+  provider: GatewayProvider | undefined,
+  given: TryArgs = {},
+): Promise<Tried | undefined> {
   if (!provider) {
-    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: this VS Code has no MCP server API (vscode.lm), so there is no chat gateway to try a tool through.'));
+    void vscode.window.showWarningMessage(
+      vscode.l10n.t('MCP Gate: this VS Code has no MCP server API (vscode.lm), so there is no chat gateway to try a tool through.'),
+    );
     return undefined;
   }
   service.refresh(true);
@@ -77,14 +97,22 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
   if (!x) {
     if (ref || !entries.length) {
       const approve = vscode.l10n.t('Approve Server…');
-      void vscode.window.showInformationMessage(ref ? vscode.l10n.t('MCP Gate: that server cannot run now (approve it first, or see why in MCP Gate: Doctor).') : vscode.l10n.t('MCP Gate: no server can run now. Approve one first.'), approve)
+      void vscode.window
+        .showInformationMessage(
+          ref
+            ? vscode.l10n.t('MCP Gate: that server cannot run now (approve it first, or see why in MCP Gate: Doctor).')
+            : vscode.l10n.t('MCP Gate: no server can run now. Approve one first.'),
+          approve,
+        )
         .then((c) => (c === approve ? vscode.commands.executeCommand(CMD.approve) : undefined));
     }
     return undefined;
   }
   const name = x.server.name;
-  const end = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('MCP Gate: starting "{0}" through the gate…', name) },
-    () => provider.endpoint(x!, `Try a Tool asked to start ${name}`));
+  const end = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('MCP Gate: starting "{0}" through the gate…', name) },
+    () => provider.endpoint(x!, `Try a Tool asked to start ${name}`),
+  );
   if (typeof end === 'string') {
     void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate did not start "{0}": {1}', name, end));
     return undefined;
@@ -115,7 +143,7 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
     if (!args) {
       const typed = await vscode.window.showInputBox({
         title: vscode.l10n.t('Arguments of {0} (JSON)', escapeText(tool.name)),
-        prompt: vscode.l10n.t('A JSON object; the tool\'s input schema is shown in the result document.'),
+        prompt: vscode.l10n.t("A JSON object; the tool's input schema is shown in the result document."),
         value: JSON.stringify(argumentSkeleton(tool.inputSchema)),
         validateInput: (t) => {
           const r = parseArgs(t);
@@ -139,7 +167,12 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
     const ok = !result.isError;
     const log = events.map((e) => logLine(e));
     const text = [
-      vscode.l10n.t('MCP Gate: Try a Tool — "{0}" of "{1}" ({2}), called through MCP Gate\'s gateway as VS Code chat calls it.', escapeText(tool.name), escapeText(name), escapeText(x.server.source)),
+      vscode.l10n.t(
+        'MCP Gate: Try a Tool — "{0}" of "{1}" ({2}), called through MCP Gate\'s gateway as VS Code chat calls it.',
+        escapeText(tool.name),
+        escapeText(name),
+        escapeText(x.server.source),
+      ),
       '',
       vscode.l10n.t('Arguments:'),
       JSON.stringify(args, null, 2),
@@ -149,14 +182,18 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
       '',
       vscode.l10n.t('The exchange log recorded (MCP Gate: Show Log shows it all):'),
       ...(log.length ? log : [vscode.l10n.t('(nothing)')]),
-      ...(tool.inputSchema ? ['', vscode.l10n.t('Input schema of {0}:', escapeText(tool.name)), JSON.stringify(tool.inputSchema, null, 2)] : []),
+      ...(tool.inputSchema
+        ? ['', vscode.l10n.t('Input schema of {0}:', escapeText(tool.name)), JSON.stringify(tool.inputSchema, null, 2)]
+        : []),
       '',
     ].join('\n');
     const uri = docs.show(`/Try a Tool/${name.replace(/[/\\]/g, '∕')} — ${tool.name.replace(/[/\\]/g, '∕')}`, text);
     await showDocument(uri, { preview: true });
     return { kind: 'called', server: name, tool: tool.name, ok, text, log, uri };
   } catch (e) {
-    void vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: trying a tool of "{0}" failed: {1}', name, e instanceof Error ? e.message : String(e)));
+    void vscode.window.showWarningMessage(
+      vscode.l10n.t('MCP Gate: trying a tool of "{0}" failed: {1}', name, e instanceof Error ? e.message : String(e)),
+    );
     return undefined;
   } finally {
     await client?.close();
@@ -166,8 +203,16 @@ export async function tryTool(service: GateService, docs: DocumentProvider, prov
 function hiddenMessage(server: string, h: { name: string; allow: string[]; reason: string }): Tried {
   const copy = vscode.l10n.t('Copy the rule');
   const msg = h.allow.length
-    ? vscode.l10n.t('MCP Gate: chat is not shown "{0}" of "{1}": {2}. Adding {3} to mcpGate.rules in your user settings allows it.', h.name, server, h.reason, h.allow.join(' and '))
+    ? vscode.l10n.t(
+        'MCP Gate: chat is not shown "{0}" of "{1}": {2}. Adding {3} to mcpGate.rules in your user settings allows it.',
+        h.name,
+        server,
+        h.reason,
+        h.allow.join(' and '),
+      )
     : vscode.l10n.t('MCP Gate: chat is not shown "{0}" of "{1}": {2}.', h.name, server, h.reason);
-  void vscode.window.showInformationMessage(msg, ...(h.allow.length ? [copy] : [])).then((c) => (c === copy ? vscode.env.clipboard.writeText(h.allow.join('\n')) : undefined));
+  void vscode.window
+    .showInformationMessage(msg, ...(h.allow.length ? [copy] : []))
+    .then((c) => (c === copy ? vscode.env.clipboard.writeText(h.allow.join('\n')) : undefined));
   return { kind: 'hidden', server, tool: h.name, allow: h.allow, reason: h.reason };
 }

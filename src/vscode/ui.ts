@@ -20,7 +20,8 @@ export function sandboxNotice(service: GateService): vscode.Disposable {
     if (!c) return;
     told = true;
     const fix = vscode.l10n.t('Install bubblewrap…');
-    if (await vscode.window.showErrorMessage(`MCP Gate: ${sandboxMissingText(c)}`, fix) === fix) await vscode.commands.executeCommand(CMD.installSandbox);
+    if ((await vscode.window.showErrorMessage(`MCP Gate: ${sandboxMissingText(c)}`, fix)) === fix)
+      await vscode.commands.executeCommand(CMD.installSandbox);
   };
   if (service.ready) void check();
   return service.onDidChange(() => void check());
@@ -34,10 +35,18 @@ export function statusBarText(service: GateService, routing?: () => RoutingView)
   const uncontained = service.uncontained();
   const warn = blocked || !!hatch || uncontained.length > 0 || service.cannotStartHere() !== undefined;
   if (!vscode.workspace.isTrusted) {
-    return { text: '$(shield) MCP Gate: Restricted Mode', tooltip: vscode.l10n.t('Restricted Mode: no repository MCP server is offered or started, approved or not.'), warn };
+    return {
+      text: '$(shield) MCP Gate: Restricted Mode',
+      tooltip: vscode.l10n.t('Restricted Mode: no repository MCP server is offered or started, approved or not.'),
+      warn,
+    };
   }
   if (blocked) {
-    return { text: '$(error) MCP Gate: blocked', tooltip: vscode.l10n.t('A repository configuration cannot be used: every tool of the project is blocked. Run MCP Gate: Doctor.'), warn };
+    return {
+      text: '$(error) MCP Gate: blocked',
+      tooltip: vscode.l10n.t('A repository configuration cannot be used: every tool of the project is blocked. Run MCP Gate: Doctor.'),
+      warn,
+    };
   }
   const cannot = service.cannotStartHere();
   const text = `$(shield) MCP Gate${waiting.length ? `: ${vscode.l10n.t('{0} waiting', waiting.length)}` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${vscode.l10n.t('{0} uncontained', uncontained.length)}` : ''}${cannot ? ` $(error) ${vscode.l10n.t('no sandbox')}` : ''}`;
@@ -45,15 +54,22 @@ export function statusBarText(service: GateService, routing?: () => RoutingView)
   const folders = service.folders();
   if (folders.length > 1) {
     // One line per folder: each is gated with its own identity.
-    tooltip = folders.map((f) => {
-      const n = waiting.filter((x) => x.folder === f).length;
-      const all = f.report?.servers.length ?? 0;
-      return `${f.folder.name}: ${f.error ? escapeText(f.error) : `${serverCount(all)}, ${n ? vscode.l10n.t('{0} waiting', n) : vscode.l10n.t('none waiting')}`}`;
-    }).join('\n');
+    tooltip = folders
+      .map((f) => {
+        const n = waiting.filter((x) => x.folder === f).length;
+        const all = f.report?.servers.length ?? 0;
+        return `${f.folder.name}: ${f.error ? escapeText(f.error) : `${serverCount(all)}, ${n ? vscode.l10n.t('{0} waiting', n) : vscode.l10n.t('none waiting')}`}`;
+      })
+      .join('\n');
     tooltip = `${waitingText(waiting.length)}\n${tooltip}`;
   } else tooltip = waitingText(waiting.length);
   if (uncontained.length) {
-    tooltip += '\n' + vscode.l10n.t('Running without the sandbox by your opt-out: {0}', uncontained.map((u) => `${escapeText(u.server.name)} (${escapeText(u.where)})`).join(', '));
+    tooltip +=
+      '\n' +
+      vscode.l10n.t(
+        'Running without the sandbox by your opt-out: {0}',
+        uncontained.map((u) => `${escapeText(u.server.name)} (${escapeText(u.where)})`).join(', '),
+      );
   }
   if (cannot) tooltip += '\n' + sandboxMissingText(cannot);
   // What VS Code itself would still start outside the gate (src/vscode/routing.ts), always said.
@@ -98,11 +114,24 @@ export function notifications(service: GateService): vscode.Disposable {
     const fresh = service.waiting().filter((x) => !told.has(seen(x)));
     if (!fresh.length) return;
     for (const x of fresh) told.add(seen(x));
-    const names = fresh.map((x) => `${escapeText(x.server.name)} (${x.server.state === 'pending' ? vscode.l10n.t('new') : vscode.l10n.t('changed')}, ${escapeText(x.server.source)})`).join(', ');
+    const names = fresh
+      .map(
+        (x) =>
+          `${escapeText(x.server.name)} (${x.server.state === 'pending' ? vscode.l10n.t('new') : vscode.l10n.t('changed')}, ${escapeText(x.server.source)})`,
+      )
+      .join(', ');
     const review = vscode.l10n.t('Review');
     const approve = vscode.l10n.t('Approve…');
     const later = vscode.l10n.t('Not now');
-    const answer = await vscode.window.showWarningMessage(vscode.l10n.t('MCP Gate: this workspace declares MCP servers that have not been approved: {0}. None of them runs until you approve it.', names), review, approve, later);
+    const answer = await vscode.window.showWarningMessage(
+      vscode.l10n.t(
+        'MCP Gate: this workspace declares MCP servers that have not been approved: {0}. None of them runs until you approve it.',
+        names,
+      ),
+      review,
+      approve,
+      later,
+    );
     if (answer === review) await vscode.commands.executeCommand(CMD.openPanel);
     else if (answer === approve) await vscode.commands.executeCommand(CMD.approve, fresh.length === 1 ? refOf(fresh[0]) : undefined);
   };
@@ -114,7 +143,10 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changed.event;
 
-  constructor(private readonly service: GateService, private readonly routing?: () => RoutingView) {
+  constructor(
+    private readonly service: GateService,
+    private readonly routing?: () => RoutingView,
+  ) {
     service.onDidChange(() => this.changed.fire());
   }
 
@@ -126,20 +158,45 @@ export class ServerCodeLens implements vscode.CodeLensProvider {
       const range = new vscode.Range(line, 0, line, 0);
       const ref = refOf(x);
       const decided = x.server.record ? `\n${vscode.l10n.t('decided {0}', timeText(x.server.record.decidedAt))}` : '';
-      lenses.push(new vscode.CodeLens(range, { title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${vscode.l10n.t(stateWords(x.server))}`, command: CMD.showDefinition, arguments: [ref], tooltip: `${x.server.reason}${decided}` }));
-      if (isApprovable(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: CMD.approve, arguments: [ref] }));
-      if (changedSinceApproval(x.server)) lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: CMD.showDefinition, arguments: [ref] }));
+      lenses.push(
+        new vscode.CodeLens(range, {
+          title: `$(${STATE_CODICON[x.server.state]}) MCP Gate: ${vscode.l10n.t(stateWords(x.server))}`,
+          command: CMD.showDefinition,
+          arguments: [ref],
+          tooltip: `${x.server.reason}${decided}`,
+        }),
+      );
+      if (isApprovable(x.server))
+        lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Approve'), command: CMD.approve, arguments: [ref] }));
+      if (changedSinceApproval(x.server))
+        lenses.push(new vscode.CodeLens(range, { title: vscode.l10n.t('Show diff'), command: CMD.showDefinition, arguments: [ref] }));
       // The lens's menu: every action that applies to this server (src/vscode/menus.ts).
-      lenses.push(new vscode.CodeLens(range, { title: '$(ellipsis)', command: CMD.serverActions, arguments: [ref], tooltip: vscode.l10n.t('More actions for "{0}"', escapeText(x.server.name)) }));
+      lenses.push(
+        new vscode.CodeLens(range, {
+          title: '$(ellipsis)',
+          command: CMD.serverActions,
+          arguments: [ref],
+          tooltip: vscode.l10n.t('More actions for "{0}"', escapeText(x.server.name)),
+        }),
+      );
       // VS Code's own ▷Start sits on the same line while it would start this server itself: say that it bypasses the gate.
       const own = this.routing?.().starts.find((s) => s.file === x.server.file && s.name === x.server.name);
       if (own) {
         const overridden = (this.routing?.().overrides.length ?? 0) > 0;
-        lenses.push(new vscode.CodeLens(range, {
-          title: vscode.l10n.t('$(warning) VS Code\'s own Start bypasses MCP Gate — {0}', overridden ? vscode.l10n.t('Reopen Through MCP Gate') : vscode.l10n.t('Route Through the Gate')),
-          command: overridden ? CMD.reopenThroughGate : CMD.routeVsCodeServers,
-          tooltip: vscode.l10n.t('VS Code itself would start "{0}" ({1}) outside MCP Gate: unpinned, uncontained, not logged.', escapeText(x.server.name), own.vscodeId ?? own.mechanism),
-        }));
+        lenses.push(
+          new vscode.CodeLens(range, {
+            title: vscode.l10n.t(
+              "$(warning) VS Code's own Start bypasses MCP Gate — {0}",
+              overridden ? vscode.l10n.t('Reopen Through MCP Gate') : vscode.l10n.t('Route Through the Gate'),
+            ),
+            command: overridden ? CMD.reopenThroughGate : CMD.routeVsCodeServers,
+            tooltip: vscode.l10n.t(
+              'VS Code itself would start "{0}" ({1}) outside MCP Gate: unpinned, uncontained, not logged.',
+              escapeText(x.server.name),
+              own.vscodeId ?? own.mechanism,
+            ),
+          }),
+        );
       }
     }
     return lenses;

@@ -10,7 +10,7 @@ export const VSCODE_WORDS: FrontEndWords = {
   review: () => vscode.l10n.t('review it with MCP Gate: Approve… or in the trust panel'),
   reviewAll: vscode.l10n.t('review each one in MCP Gate: Open Trust Panel, then approve or reject it'),
   chooseSource: vscode.l10n.t('choose the entry from the list'),
-  storeOutside: vscode.l10n.t('open a folder that does not contain VS Code\'s own storage'),
+  storeOutside: vscode.l10n.t("open a folder that does not contain VS Code's own storage"),
   setSecret: () => vscode.l10n.t('set it with MCP Gate: Set Secret…'),
   doctor: vscode.l10n.t('MCP Gate: Doctor'),
   showGrants: () => vscode.l10n.t('MCP Gate: Show Definition shows them'),
@@ -26,7 +26,9 @@ export function serverCount(n: number): string {
 /** "1 repository server waits for your review" / "3 repository servers wait for your review". */
 export function waitingText(n: number): string {
   if (n === 0) return vscode.l10n.t('No repository server waits for review');
-  return n === 1 ? vscode.l10n.t('1 repository server waits for your review') : vscode.l10n.t('{0} repository servers wait for your review', n);
+  return n === 1
+    ? vscode.l10n.t('1 repository server waits for your review')
+    : vscode.l10n.t('{0} repository servers wait for your review', n);
 }
 
 /** "3 minutes ago", in VS Code's display language. */
@@ -53,5 +55,10 @@ export function shortDigest(d: string): string {
 /** What the window says when the sandbox cannot start here: which servers, why, and the fix (one sentence, one place). */
 export function sandboxMissingText(c: { reason: string; fix: string; install?: string; servers: { server: { name: string } }[] }): string {
   const names = c.servers.map((s) => `"${escapeText(s.server.name)}"`).join(', ');
-  return vscode.l10n.t('Repository servers cannot start on this machine ({0}): {1}. Fix: {2} (MCP Gate: Install the Sandbox…).', names, escapeText(c.reason), escapeText(c.install ?? c.fix));
+  return vscode.l10n.t(
+    'Repository servers cannot start on this machine ({0}): {1}. Fix: {2} (MCP Gate: Install the Sandbox…).',
+    names,
+    escapeText(c.reason),
+    escapeText(c.install ?? c.fix),
+  );
 }

@@ -15,8 +15,14 @@ import { inProcess } from '../../src/trust/packages/npm-resolve';
 
 /** String values that need the header encoding (http-custom-headers names its properties after them). */
 const UNSAFE: Array<[RegExp, string]> = [
-  [/non_ascii/, 'Région'], [/^whitespace/, ' padded '], [/leading_space/, ' leading'], [/trailing_space/, 'trailing '],
-  [/internal_space/, 'in side'], [/control_char/, 'a\u0001b'], [/crlf/, 'a\r\nb'], [/^tab/, '\tx'],
+  [/non_ascii/, 'Région'],
+  [/^whitespace/, ' padded '],
+  [/leading_space/, ' leading'],
+  [/trailing_space/, 'trailing '],
+  [/internal_space/, 'in side'],
+  [/control_char/, 'a\u0001b'],
+  [/crlf/, 'a\r\nb'],
+  [/^tab/, '\tx'],
 ];
 
 /** A value for a schema property: its default, else the first enum member, else one of its type. */
@@ -27,12 +33,18 @@ function valueFor(schema: Record<string, unknown> | undefined, name = ''): unkno
   if ('default' in schema) return schema.default;
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
   switch (schema.type) {
-    case 'integer': return 3;
-    case 'number': return 2.5;
-    case 'boolean': return true;
-    case 'object': return argsFor(schema);
-    case 'array': return [];
-    default: return 'us-west1';
+    case 'integer':
+      return 3;
+    case 'number':
+      return 2.5;
+    case 'boolean':
+      return true;
+    case 'object':
+      return argsFor(schema);
+    case 'array':
+      return [];
+    default:
+      return 'us-west1';
   }
 }
 
@@ -41,7 +53,8 @@ function argsFor(schema: unknown): Record<string, unknown> {
   const s = schema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   const out: Record<string, unknown> = {};
   for (const [k, p] of Object.entries(s.properties ?? {})) {
-    if (s.required?.includes(k) || (p && 'x-mcp-header' in p && typeof p['x-mcp-header'] === 'string' && p.type !== 'boolean')) out[k] = valueFor(p, k);
+    if (s.required?.includes(k) || (p && 'x-mcp-header' in p && typeof p['x-mcp-header'] === 'string' && p.type !== 'boolean'))
+      out[k] = valueFor(p, k);
   }
   return out;
 }
@@ -56,17 +69,34 @@ async function main(): Promise<void> {
     fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
     fs.mkdirSync(project, { recursive: true });
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    fs.writeFileSync(path.join(home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
-      servers: { scenario: { url } },
-      localExceptions: [{ server: 'scenario', allowLoopback: true }],
-      rules: [{ action: `mcp.scenario.host.${host}`, decision: 'allow' }, { action: 'mcp.scenario.tool.*', decision: 'allow' }],
-    }));
+    fs.writeFileSync(
+      path.join(home, '.config', 'mcp-gate', 'config.json'),
+      JSON.stringify({
+        servers: { scenario: { url } },
+        localExceptions: [{ server: 'scenario', allowLoopback: true }],
+        rules: [
+          { action: `mcp.scenario.host.${host}`, decision: 'allow' },
+          { action: 'mcp.scenario.tool.*', decision: 'allow' },
+        ],
+      }),
+    );
     const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share') };
     const store = path.join(base, 'store');
     const masker = new Masker();
     const report = evaluateGate({ projectDir: project, storeDir: store, machine: { home, env, platform: 'linux' }, masker });
     const log = new EventLog(store, masker);
-    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: store, secrets: async () => undefined, env: process.env, npm: inProcess, masker, discoverTimeoutMs: 10_000, callTimeoutMs: 10_000 });
+    const session = await Session.start({
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log,
+      storeDir: store,
+      secrets: async () => undefined,
+      env: process.env,
+      npm: inProcess,
+      masker,
+      discoverTimeoutMs: 10_000,
+      callTimeoutMs: 10_000,
+    });
     try {
       for (const n of session.notes) console.error(n);
       if (!session.servers().length) process.exitCode = 1;

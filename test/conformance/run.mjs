@@ -18,16 +18,25 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const SUITE = path.join(ROOT, 'test', 'tools', 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const CLIENT = path.join(ROOT, 'out', 'test', 'conformance', 'client.js');
 const node22 = HOSTS.find((h) => h.node.startsWith('22.'));
-const NODE22 = process.env.NODE22 ?? (node22 ? path.join(HOST_DIR, `node-${node22.node}`, 'bin', 'node') : 'no Node 22 in test/vscode/hosts.json');
+const NODE22 =
+  process.env.NODE22 ?? (node22 ? path.join(HOST_DIR, `node-${node22.node}`, 'bin', 'node') : 'no Node 22 in test/vscode/hosts.json');
 const BOUND_MS = 60_000;
 /** A call ends within 2 s, answered or refused (README, "Every refusal ends the exchange at once"). */
 const CALL_BOUND_MS = 2_000;
 
 /** The non-OAuth client scenarios of 0.2.0-alpha.12. */
 const ALL = [
-  'initialize', 'tools_call', 'request-metadata', 'http-standard-headers', 'http-custom-headers', 'http-invalid-tool-headers',
-  'json-schema-ref-no-deref', 'json-schema-2020-12-preservation', 'sep-2322-client-request-state',
-  'elicitation-sep1034-client-defaults', 'sse-retry',
+  'initialize',
+  'tools_call',
+  'request-metadata',
+  'http-standard-headers',
+  'http-custom-headers',
+  'http-invalid-tool-headers',
+  'json-schema-ref-no-deref',
+  'json-schema-2020-12-preservation',
+  'sep-2322-client-request-state',
+  'elicitation-sep1034-client-defaults',
+  'sse-retry',
 ];
 /** Scenarios whose point is a call: without a call recorded they prove nothing about the call bound. */
 const MUST_CALL = ['tools_call', 'elicitation-sep1034-client-defaults', 'sep-2322-client-request-state', 'sse-retry'];
@@ -36,8 +45,10 @@ const SCENARIOS = process.argv.length > 2 ? ALL.filter((s) => process.argv.slice
 /** Scenarios MCP Gate fails by design, and why. (The OAuth scenarios are not run: MCP Gate runs no OAuth flow.) */
 const EXPECTED_FAILURES = {
   'elicitation-sep1034-client-defaults': 'needs the client to answer an elicitation; MCP Gate refuses every server→client request',
-  'sse-retry': 'needs the client to resume a call\'s stream that ended before its answer; MCP Gate fails that call at once (it resumes no stream)',
-  'sep-2322-client-request-state': 'needs the client to answer an InputRequiredResult with input responses; MCP Gate refuses input requests',
+  'sse-retry':
+    "needs the client to resume a call's stream that ended before its answer; MCP Gate fails that call at once (it resumes no stream)",
+  'sep-2322-client-request-state':
+    'needs the client to answer an InputRequiredResult with input responses; MCP Gate refuses input requests',
 };
 
 if (!fs.existsSync(NODE22)) {
@@ -56,22 +67,33 @@ if (!fs.existsSync(CLIENT)) {
 /** The client's own output (the suite saves it under the results folder), for the call durations. */
 function clientOutput(results) {
   if (!fs.existsSync(results)) return '';
-  return fs.readdirSync(results).map((d) => {
-    const f = path.join(results, d, 'stdout.txt');
-    return fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '';
-  }).join('\n');
+  return fs
+    .readdirSync(results)
+    .map((d) => {
+      const f = path.join(results, d, 'stdout.txt');
+      return fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '';
+    })
+    .join('\n');
 }
 
 function run(scenario, cwd) {
   return new Promise((resolve) => {
     const started = Date.now();
     const results = path.join(cwd, `results-${scenario}`);
-    const child = spawn(NODE22, [SUITE, 'client', '--command', `${process.execPath} ${CLIENT}`, '--scenario', scenario, '--timeout', '30000', '-o', results], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(
+      NODE22,
+      [SUITE, 'client', '--command', `${process.execPath} ${CLIENT}`, '--scenario', scenario, '--timeout', '30000', '-o', results],
+      { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     const timer = setTimeout(() => {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }, BOUND_MS);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -99,12 +121,26 @@ try {
     else verdict = expectedFail ? `expected failure: ${expectedFail}` : 'FAIL';
     const ok = !r.hung && !slow.length && (expectedFail ? !passed : passed);
     if (!ok) bad++;
-    console.log(`${ok ? '✔' : '✘'} ${scenario.padEnd(38)} ${verdict} (${(r.ms / 1000).toFixed(1)} s${summary ? `; ${summary}` : ''}${calls ? `; calls: ${calls}` : ''})`);
-    if (!ok) console.log(r.out.split('\n').filter((l) => /FAILURE|Error|error/.test(l)).slice(0, 12).map((l) => `    ${l}`).join('\n'));
+    console.log(
+      `${ok ? '✔' : '✘'} ${scenario.padEnd(38)} ${verdict} (${(r.ms / 1000).toFixed(1)} s${summary ? `; ${summary}` : ''}${calls ? `; calls: ${calls}` : ''})`,
+    );
+    if (!ok)
+      console.log(
+        r.out
+          .split('\n')
+          .filter((l) => /FAILURE|Error|error/.test(l))
+          .slice(0, 12)
+          .map((l) => `    ${l}`)
+          .join('\n'),
+      );
   }
 } finally {
   fs.rmSync(cwd, { recursive: true, force: true });
 }
 const expected = SCENARIOS.filter((s) => EXPECTED_FAILURES[s]).length;
-console.log(bad ? `conformance: ${bad} scenario(s) not as expected` : `conformance: ${SCENARIOS.length - expected} pass, ${expected} expected failures`);
+console.log(
+  bad
+    ? `conformance: ${bad} scenario(s) not as expected`
+    : `conformance: ${SCENARIOS.length - expected} pass, ${expected} expected failures`,
+);
 process.exit(bad ? 1 : 0);

@@ -15,7 +15,7 @@ export const PAYLOADS = [
   `<details open ontoggle=console.error('XSS-10')>`,
   `<math><mtext><table><mglyph><style><img src=x onerror=console.error('XSS-11')>`,
   `{{constructor.constructor('console.error("XSS-12")')()}}`,
-  '${console.error(\'XSS-13\')}',
+  "${console.error('XSS-13')}",
   `<style>@import 'http://127.0.0.1:9/xss-14.css';</style>`,
   `<link rel=stylesheet href=http://127.0.0.1:9/xss-15.css>`,
   `<meta http-equiv="refresh" content="0;url=javascript:console.error('XSS-16')">`,

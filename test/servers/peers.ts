@@ -37,8 +37,14 @@ function openssl(args: string[], cwd: string): void {
 /** The newest PostgreSQL server Debian installed (/usr/lib/postgresql/<n>/bin). */
 function postgresBin(): string {
   const base = '/usr/lib/postgresql';
-  const versions = fs.existsSync(base) ? fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'postgres'))).sort((a, b) => Number(a) - Number(b)) : [];
-  if (!versions.length) throw new Error('test prerequisite missing: PostgreSQL (Debian\'s postgresql package: node scripts/preflight.mjs tests installs it)');
+  const versions = fs.existsSync(base)
+    ? fs
+        .readdirSync(base)
+        .filter((v) => fs.existsSync(path.join(base, v, 'bin', 'postgres')))
+        .sort((a, b) => Number(a) - Number(b))
+    : [];
+  if (!versions.length)
+    throw new Error("test prerequisite missing: PostgreSQL (Debian's postgresql package: node scripts/preflight.mjs tests installs it)");
   return path.join(base, versions.at(-1)!, 'bin');
 }
 
@@ -58,19 +64,51 @@ async function startPostgres(dir: string, netns: Netns, port: number): Promise<C
   execFileSync(cmd, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
   // The servers reach it from the namespace's other end (the door on this machine's side of the pair).
   fs.appendFileSync(path.join(data, 'pg_hba.conf'), `host all mcp ${netns.hostAddress}/32 trust\n`);
-  const argv = asPostgres(netns, [path.join(bin, 'postgres'), '-D', data, '-k', sock, '-p', String(port), '-c', `listen_addresses=${netns.peerAddress}`, '-c', 'fsync=off']);
+  const argv = asPostgres(netns, [
+    path.join(bin, 'postgres'),
+    '-D',
+    data,
+    '-k',
+    sock,
+    '-p',
+    String(port),
+    '-c',
+    `listen_addresses=${netns.peerAddress}`,
+    '-c',
+    'fsync=off',
+  ]);
   const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => reject(new Error(`PostgreSQL did not start within 30 s:\n${err}`)), 30_000);
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
-      if (/ready to accept connections/.test(err)) { clearTimeout(timer); resolve(); }
+      if (/ready to accept connections/.test(err)) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`PostgreSQL exited (code ${code}):\n${err}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`PostgreSQL exited (code ${code}):\n${err}`));
+    });
   });
   const psql = (db: string, sql: string) => {
-    const [c, ...r] = asPostgres(null, [path.join(bin, 'psql'), '-h', sock, '-p', String(port), '-U', 'mcp', '-d', db, '-v', 'ON_ERROR_STOP=1', '-c', sql]);
+    const [c, ...r] = asPostgres(null, [
+      path.join(bin, 'psql'),
+      '-h',
+      sock,
+      '-p',
+      String(port),
+      '-U',
+      'mcp',
+      '-d',
+      db,
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-c',
+      sql,
+    ]);
     execFileSync(c, r, { stdio: ['ignore', 'ignore', 'pipe'] });
   };
   psql('postgres', 'create database corpus');
@@ -79,24 +117,76 @@ async function startPostgres(dir: string, netns: Netns, port: number): Promise<C
 }
 
 export async function startPeers(dir: string): Promise<Peers> {
-  fs.chmodSync(dir, 0o755);   // PostgreSQL runs as its own user under it
+  fs.chmodSync(dir, 0o755); // PostgreSQL runs as its own user under it
   const netns = createNetns();
   const children: ChildProcess[] = [];
   try {
     // A test CA, and the HTTPS host's certificate for its names, signed by it.
     const certs = path.join(dir, 'certs');
     fs.mkdirSync(certs, { mode: 0o700 });
-    openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=MCP Gate test:servers CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], certs);
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.pem',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=MCP Gate test:servers CA',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ],
+      certs,
+    );
     openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'peer.key', '-out', 'peer.csr', '-subj', `/CN=${HTTPS_NAMES[0]}`], certs);
-    fs.writeFileSync(path.join(certs, 'ext.cnf'), `subjectAltName=${HTTPS_NAMES.map((n) => `DNS:${n}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
-    openssl(['x509', '-req', '-in', 'peer.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'peer.pem', '-days', '2', '-extfile', 'ext.cnf'], certs);
+    fs.writeFileSync(
+      path.join(certs, 'ext.cnf'),
+      `subjectAltName=${HTTPS_NAMES.map((n) => `DNS:${n}`).join(',')}\nextendedKeyUsage=serverAuth\n`,
+    );
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        'peer.csr',
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        'peer.pem',
+        '-days',
+        '2',
+        '-extfile',
+        'ext.cnf',
+      ],
+      certs,
+    );
     const servedLog = path.join(dir, 'served.log');
     fs.writeFileSync(servedLog, '');
-    await netns.startNode(path.join(ROOT, 'test', 'servers', 'https-peer.js'), { PEER_HOST: netns.peerAddress, PEER_PORT: '443', PEER_KEY: path.join(certs, 'peer.key'), PEER_CERT: path.join(certs, 'peer.pem'), PEER_LOG: servedLog });
+    await netns.startNode(path.join(ROOT, 'test', 'servers', 'https-peer.js'), {
+      PEER_HOST: netns.peerAddress,
+      PEER_PORT: '443',
+      PEER_KEY: path.join(certs, 'peer.key'),
+      PEER_CERT: path.join(certs, 'peer.pem'),
+      PEER_LOG: servedLog,
+    });
     const postgresPort = 5432;
     children.push(await startPostgres(dir, netns, postgresPort));
     const trustFile = path.join(dir, 'trust.pem');
-    const machine = process.env.NODE_EXTRA_CA_CERTS && fs.existsSync(process.env.NODE_EXTRA_CA_CERTS) ? fs.readFileSync(process.env.NODE_EXTRA_CA_CERTS, 'utf8') : '';
+    const machine =
+      process.env.NODE_EXTRA_CA_CERTS && fs.existsSync(process.env.NODE_EXTRA_CA_CERTS)
+        ? fs.readFileSync(process.env.NODE_EXTRA_CA_CERTS, 'utf8')
+        : '';
     fs.writeFileSync(trustFile, `${machine.trimEnd()}\n${fs.readFileSync(path.join(certs, 'ca.pem'), 'utf8')}`);
     fs.chmodSync(trustFile, 0o644);
     const opensslTrustFile = path.join(dir, 'openssl-trust.pem');
@@ -113,7 +203,11 @@ export async function startPeers(dir: string): Promise<Peers> {
       trustFile,
       opensslTrustFile,
       hostsFile,
-      served: () => fs.readFileSync(servedLog, 'utf8').split('\n').filter((l) => l.startsWith('served ')),
+      served: () =>
+        fs
+          .readFileSync(servedLog, 'utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('served ')),
       async stop() {
         for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGINT');
         await new Promise((r) => setTimeout(r, 300));

@@ -32,7 +32,9 @@ export interface Containers {
 
 function need(cmd: string): void {
   if (spawnSync('sh', ['-c', `command -v ${cmd}`]).status !== 0) {
-    throw new Error(`the container tests need ${cmd} on PATH (Debian: apt-get install -y podman runc docker-registry gcc libc6-dev docker.io; .ci/run installs them)`);
+    throw new Error(
+      `the container tests need ${cmd} on PATH (Debian: apt-get install -y podman runc docker-registry gcc libc6-dev docker.io; .ci/run installs them)`,
+    );
   }
 }
 
@@ -57,11 +59,21 @@ export async function startContainers(): Promise<Containers> {
   const port = await freePort();
   const registry = `127.0.0.1:${port}`;
   const socket = path.join(dir, 'podman.sock');
-  fs.writeFileSync(path.join(dir, 'registry.yml'), `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/registry\n  delete:\n    enabled: true\nhttp:\n  addr: ${registry}\n`);
+  fs.writeFileSync(
+    path.join(dir, 'registry.yml'),
+    `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/registry\n  delete:\n    enabled: true\nhttp:\n  addr: ${registry}\n`,
+  );
   fs.writeFileSync(path.join(dir, 'registries.conf'), `[[registry]]\nlocation = "${registry}"\ninsecure = true\n`);
   // This machine kind: cgroup v1/v2 hybrid (crun refuses it; runc works), no CAP_SYS_RESOURCE (rlimits may only be lowered).
-  fs.writeFileSync(path.join(dir, 'containers.conf'), '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nruntime = "runc"\n');
-  const penv: NodeJS.ProcessEnv = { ...process.env, CONTAINERS_CONF: path.join(dir, 'containers.conf'), CONTAINERS_REGISTRIES_CONF: path.join(dir, 'registries.conf') };
+  fs.writeFileSync(
+    path.join(dir, 'containers.conf'),
+    '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nruntime = "runc"\n',
+  );
+  const penv: NodeJS.ProcessEnv = {
+    ...process.env,
+    CONTAINERS_CONF: path.join(dir, 'containers.conf'),
+    CONTAINERS_REGISTRIES_CONF: path.join(dir, 'registries.conf'),
+  };
 
   let regLog = '';
   const reg = spawn('docker-registry', ['serve', path.join(dir, 'registry.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -79,9 +91,27 @@ export async function startContainers(): Promise<Containers> {
     if (ids.size) spawnSync('podman', ['rmi', '-f', ...ids], { env: penv });
   };
   try {
-    await until('docker-registry', reg, () => regLog, () => fetch(`http://${registry}/v2/`).then((r) => r.ok, () => false));
-    await until('podman system service', svc, () => svcLog, () => fs.existsSync(socket) && spawnSync('docker', ['--host', `unix://${socket}`, 'version'], { encoding: 'utf8' }).status === 0);
-    must('gcc', ['-static', '-O2', '-o', path.join(dir, 'server'), path.join(ROOT, 'test', 'fixtures', 'container', 'server.c')], process.env);
+    await until(
+      'docker-registry',
+      reg,
+      () => regLog,
+      () =>
+        fetch(`http://${registry}/v2/`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+    );
+    await until(
+      'podman system service',
+      svc,
+      () => svcLog,
+      () => fs.existsSync(socket) && spawnSync('docker', ['--host', `unix://${socket}`, 'version'], { encoding: 'utf8' }).status === 0,
+    );
+    must(
+      'gcc',
+      ['-static', '-O2', '-o', path.join(dir, 'server'), path.join(ROOT, 'test', 'fixtures', 'container', 'server.c')],
+      process.env,
+    );
   } catch (e) {
     stop();
     throw e;

@@ -9,9 +9,17 @@ import * as path from 'node:path';
 import { ROOT } from './helpers';
 
 // semver comes with npm-package-arg (a dependency); the two functions used here.
-const semver = require('semver') as { satisfies(v: string, range: string, o?: { includePrerelease: boolean }): boolean; minVersion(r: string): { version: string } | null };
+const semver = require('semver') as {
+  satisfies(v: string, range: string, o?: { includePrerelease: boolean }): boolean;
+  minVersion(r: string): { version: string } | null;
+};
 
-interface LockEntry { version?: string; engines?: { node?: string } | string[]; dev?: boolean; optional?: boolean }
+interface LockEntry {
+  version?: string;
+  engines?: { node?: string } | string[];
+  dev?: boolean;
+  optional?: boolean;
+}
 
 /** Every package of a lock whose engines.node does not accept `node`, as "<path>@<version> needs <range>". */
 function refusing(lockFile: string, node: string): string[] {
@@ -38,20 +46,34 @@ describe('npm ci prints no EBADENGINE warning', () => {
     const hosts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'test/vscode/hosts.json'), 'utf8')) as { hosts: { node: string }[] }).hosts;
     const node22 = hosts.find((h) => h.node.startsWith('22.'));
     assert.ok(node22, 'test/vscode/hosts.json names the Node 22 that scripts/test-tools.mjs installs test/tools with');
-    const tools = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/tools/package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const tools = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/tools/package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     assert.deepEqual(Object.keys(tools.dependencies).sort(), ['@anthropic-ai/claude-code', '@modelcontextprotocol/conformance']);
     assert.deepEqual(refusing(path.join(ROOT, 'test/tools/package-lock.json'), node22.node), []);
     // ... and the root does not install them a second time (on Node 20, with the warning)
     const root = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-    for (const name of Object.keys(tools.dependencies)) assert.equal(root.devDependencies[name], undefined, `${name} is in both package.json files`);
+    for (const name of Object.keys(tools.dependencies))
+      assert.equal(root.devDependencies[name], undefined, `${name} is in both package.json files`);
   });
 
   it('the check itself: a package that needs Node 22 is named, with where it sits and its range', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-engines-'));
     try {
       const lock = path.join(dir, 'package-lock.json');
-      fs.writeFileSync(lock, JSON.stringify({ packages: { '': {}, 'node_modules/a/node_modules/content-type': { version: '3.1.1', engines: { node: '>=22' } }, 'node_modules/b': { version: '1.0.0', engines: { node: '>= 0.6' } } } }));
+      fs.writeFileSync(
+        lock,
+        JSON.stringify({
+          packages: {
+            '': {},
+            'node_modules/a/node_modules/content-type': { version: '3.1.1', engines: { node: '>=22' } },
+            'node_modules/b': { version: '1.0.0', engines: { node: '>= 0.6' } },
+          },
+        }),
+      );
       assert.deepEqual(refusing(lock, '20.18.1'), ['node_modules/a/node_modules/content-type@3.1.1 needs node >=22']);
-    } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,7 +8,8 @@ type Config = Record<string, unknown>;
 
 /** The config with `"project": project` added to every rule, secrets entry and exception that has none. */
 export function forProject(config: Config, project: string): Config {
-  const qualify = (list: unknown) => (Array.isArray(list) ? list.map((x) => (x && typeof x === 'object' && !('project' in x) ? { ...x, project } : x)) : list);
+  const qualify = (list: unknown) =>
+    Array.isArray(list) ? list.map((x) => (x && typeof x === 'object' && !('project' in x) ? { ...x, project } : x)) : list;
   const out: Config = { ...config };
   for (const k of ['rules', 'secrets', 'localExceptions']) if (k in out) out[k] = qualify(out[k]);
   return out;
@@ -25,6 +26,7 @@ const CHECKOUT = path.resolve(__dirname, '..', '..', '..');
 export function writeProjectConfig(w: World, config: Config): void {
   const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const withReach = 'sandbox' in config ? config : { ...config, sandbox: { servers: [{ server: '*', project: w.project, read: [CHECKOUT] }] } };
+  const withReach =
+    'sandbox' in config ? config : { ...config, sandbox: { servers: [{ server: '*', project: w.project, read: [CHECKOUT] }] } };
   fs.writeFileSync(file, JSON.stringify(forProject(withReach, w.project)));
 }

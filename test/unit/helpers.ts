@@ -20,7 +20,8 @@ export const CLI = path.join(ROOT, 'dist', 'cli.js');
  */
 export function testTool(rel: string): string {
   const file = path.join(ROOT, 'test', 'tools', 'node_modules', rel);
-  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`npm run test:tools\` (installs test/tools with the Node 22 of \`npm run vscode-host\`)`);
+  if (!fs.existsSync(file))
+    throw new Error(`${file} is missing: run \`npm run test:tools\` (installs test/tools with the Node 22 of \`npm run vscode-host\`)`);
   return file;
 }
 
@@ -56,14 +57,23 @@ export interface World {
 }
 
 /** A project with the given files, an empty home, and a store outside both. */
-export function world(files: Record<string, string | Buffer> = {}, homeFiles: Record<string, string> = {}, env: Record<string, string> = {}): World {
+export function world(
+  files: Record<string, string | Buffer> = {},
+  homeFiles: Record<string, string> = {},
+  env: Record<string, string> = {},
+): World {
   const base = tempDir();
   const project = writeFiles(path.join(base, 'project'), files);
   fs.mkdirSync(project, { recursive: true });
   const home = writeFiles(path.join(base, 'home'), homeFiles);
   fs.mkdirSync(home, { recursive: true });
   const store = path.join(base, 'store');
-  const fullEnv: Record<string, string | undefined> = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share'), ...env };
+  const fullEnv: Record<string, string | undefined> = {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    ...env,
+  };
   const machine: Machine = { home, env: fullEnv, platform: 'linux' };
   return { project, home, store, env: fullEnv, machine, input: { projectDir: project, storeDir: store, machine, masker: new Masker() } };
 }
@@ -78,7 +88,12 @@ export interface CliResult {
 export function cli(w: World, args: string[], opts: { input?: string; env?: Record<string, string> } = {}): CliResult {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
   for (const [k, v] of Object.entries({ ...w.env, ...opts.env })) if (v !== undefined) env[k] = v;
-  const r = spawnSync(process.execPath, [CLI, ...args, '--project', w.project], { env, input: opts.input ?? '', encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args, '--project', w.project], {
+    env,
+    input: opts.input ?? '',
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -112,7 +127,10 @@ export async function freePort(): Promise<number> {
  * copy of the built CLI in the store (src/cli/install.ts defaultGateCommand), so the entry survives the checkout moving.
  */
 export function installedGateCommand(store: string): string[] {
-  const hash = createHash('sha256').update(fs.readFileSync(fs.realpathSync(CLI), 'utf8')).digest('hex').slice(0, 12);
+  const hash = createHash('sha256')
+    .update(fs.readFileSync(fs.realpathSync(CLI), 'utf8'))
+    .digest('hex')
+    .slice(0, 12);
   return [fs.realpathSync(process.execPath), path.join(store, 'cli', hash, 'cli.js'), 'serve'];
 }
 

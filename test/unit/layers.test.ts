@@ -14,7 +14,20 @@ import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
 
-type Layer = 'text' | 'trust' | 'policy' | 'host' | 'report' | 'cli' | 'vscode' | 'webview/common' | 'webview/browser' | 'webview/node' | 'guard' | 'netshim' | 'other';
+type Layer =
+  | 'text'
+  | 'trust'
+  | 'policy'
+  | 'host'
+  | 'report'
+  | 'cli'
+  | 'vscode'
+  | 'webview/common'
+  | 'webview/browser'
+  | 'webview/node'
+  | 'guard'
+  | 'netshim'
+  | 'other';
 
 /** A Node built-in module (`node:fs`, `fs`, `fs/promises`, …): nothing the browser bundle may import. */
 const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$`);
@@ -23,21 +36,81 @@ const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$
 const NOT_BUILTIN_PACKAGE = new RegExp(`^(?!(node:|(${builtinModules.join('|')})(/|$)))@?[a-z0-9][\\w.-]*(/[\\w.-]+)*$`);
 
 const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
-  text: { layers: ['guard', 'netshim', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^vscode$/] },
-  trust: { layers: ['guard', 'netshim', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  policy: { layers: ['guard', 'netshim', 'trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
-  host: { layers: ['guard', 'netshim', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
+  text: {
+    layers: [
+      'guard',
+      'netshim',
+      'trust',
+      'policy',
+      'host',
+      'report',
+      'cli',
+      'vscode',
+      'webview/common',
+      'webview/browser',
+      'webview/node',
+      'other',
+    ],
+    modules: [/^vscode$/],
+  },
+  trust: {
+    layers: ['guard', 'netshim', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'],
+    modules: [/^vscode$/],
+  },
+  policy: {
+    layers: ['guard', 'netshim', 'trust', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'],
+    modules: [/^vscode$/],
+  },
+  host: {
+    layers: ['guard', 'netshim', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'],
+    modules: [/^vscode$/],
+  },
   report: { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
   cli: { layers: ['guard', 'netshim', 'vscode', 'webview/common', 'webview/browser', 'webview/node'], modules: [/^vscode$/] },
   vscode: { layers: ['guard', 'netshim', 'cli'], modules: [] },
-  'webview/common': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/browser', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
+  'webview/common': {
+    layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/browser', 'webview/node'],
+    modules: [/^vscode$/, NODE_BUILTIN],
+  },
   'webview/browser': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
   'webview/node': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
   other: { layers: ['guard', 'netshim', 'cli'], modules: [] },
   // The load guard runs inside servers' own processes, its own bundle: Node's built-ins and nothing of ours.
-  guard: { layers: ['netshim', 'text', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE] },
+  guard: {
+    layers: [
+      'netshim',
+      'text',
+      'trust',
+      'policy',
+      'host',
+      'report',
+      'cli',
+      'vscode',
+      'webview/common',
+      'webview/browser',
+      'webview/node',
+      'other',
+    ],
+    modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE],
+  },
   // The network shim runs inside servers' own processes too, its own bundle: the same rule.
-  netshim: { layers: ['guard', 'text', 'trust', 'policy', 'host', 'report', 'cli', 'vscode', 'webview/common', 'webview/browser', 'webview/node', 'other'], modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE] },
+  netshim: {
+    layers: [
+      'guard',
+      'text',
+      'trust',
+      'policy',
+      'host',
+      'report',
+      'cli',
+      'vscode',
+      'webview/common',
+      'webview/browser',
+      'webview/node',
+      'other',
+    ],
+    modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE],
+  },
 };
 
 function layerOf(file: string): Layer {
@@ -51,7 +124,8 @@ function layerOf(file: string): Layer {
   return 'other';
 }
 
-const SPECIFIER = /(?:^|[^\w.])(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|[^\w.])import\s*['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const SPECIFIER =
+  /(?:^|[^\w.])(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|[^\w.])import\s*['"]([^'"]+)['"]|\brequire\(\s*['"]([^'"]+)['"]\s*\)|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 export function importsOf(text: string): string[] {
   const out: string[] = [];
@@ -122,10 +196,19 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
 }
 
 /** Every circle of imports among `files` (type-only imports count: they tie the files as much), as file lists. */
-export function circles(files: ReadonlyMap<string, string>, resolve: (from: string, spec: string) => string | undefined = resolveTs): string[][] {
+export function circles(
+  files: ReadonlyMap<string, string>,
+  resolve: (from: string, spec: string) => string | undefined = resolveTs,
+): string[][] {
   const edges = new Map<string, string[]>();
   for (const [file, text] of files) {
-    edges.set(file, importsOf(text).filter((s) => s.startsWith('.')).map((s) => resolve(file, s)).filter((t): t is string => !!t && files.has(t)));
+    edges.set(
+      file,
+      importsOf(text)
+        .filter((s) => s.startsWith('.'))
+        .map((s) => resolve(file, s))
+        .filter((t): t is string => !!t && files.has(t)),
+    );
   }
   const out: string[][] = [];
   const state = new Map<string, 'open' | 'done'>();
@@ -166,7 +249,9 @@ export function browserViolations(entry: string, read: (f: string) => string = (
 }
 
 describe('layers', () => {
-  const files = new Map([...sources(path.join(ROOT, 'src')), ...sources(path.join(ROOT, 'webview'))].map((f) => [f, fs.readFileSync(f, 'utf8')]));
+  const files = new Map(
+    [...sources(path.join(ROOT, 'src')), ...sources(path.join(ROOT, 'webview'))].map((f) => [f, fs.readFileSync(f, 'utf8')]),
+  );
 
   it('the checker finds a violation when there is one (it can fail)', () => {
     const fake = new Map([
@@ -179,12 +264,18 @@ describe('layers', () => {
       'src/host/y.ts (host) imports src/cli/main.ts (cli)',
     ]);
     const entry = path.join(ROOT, 'webview', 'main.ts');
-    assert.deepEqual(browserViolations(entry, (f) => (f === entry ? "import * as fs from 'node:fs';\n" : '')), ['webview/main.ts (browser bundle) imports "node:fs"']);
+    assert.deepEqual(
+      browserViolations(entry, (f) => (f === entry ? "import * as fs from 'node:fs';\n" : '')),
+      ['webview/main.ts (browser bundle) imports "node:fs"'],
+    );
   });
 
   it('the checker finds a browser or common file reaching Node or the host side (it can fail)', () => {
     const fake = new Map([
-      [path.join(ROOT, 'webview', 'browser', 'x.ts'), "import { createHash } from 'crypto';\nimport { buildModel } from '../node/model';\n"],
+      [
+        path.join(ROOT, 'webview', 'browser', 'x.ts'),
+        "import { createHash } from 'crypto';\nimport { buildModel } from '../node/model';\n",
+      ],
       [path.join(ROOT, 'webview', 'common', 'y.ts'), "import { readFileSync } from 'fs/promises';\nimport { h } from '../browser/dom';\n"],
       [path.join(ROOT, 'webview', 'main.ts'), "import { LogTail } from './node/log-tail';\n"],
       [path.join(ROOT, 'webview', 'node', 'z.ts'), "import * as fs from 'node:fs';\nimport { LOG_KINDS } from '../common/log-model';\n"],
@@ -197,11 +288,14 @@ describe('layers', () => {
       'webview/main.ts (webview/browser) imports webview/node/log-tail.ts (webview/node)',
     ]);
     const entry = path.join(ROOT, 'webview', 'main.ts');
-    const texts = new Map([[entry, "import { x } from './common/log-model';\n"], [path.join(ROOT, 'webview', 'common', 'log-model.ts'), "import { y } from '../node/model';\n"]]);
-    assert.deepEqual(browserViolations(entry, (f) => texts.get(f) ?? "import * as os from 'node:os';\n"), [
-      'webview/node/model.ts (extension host side) is in the browser bundle',
-      'webview/node/model.ts (browser bundle) imports "node:os"',
+    const texts = new Map([
+      [entry, "import { x } from './common/log-model';\n"],
+      [path.join(ROOT, 'webview', 'common', 'log-model.ts'), "import { y } from '../node/model';\n"],
     ]);
+    assert.deepEqual(
+      browserViolations(entry, (f) => texts.get(f) ?? "import * as os from 'node:os';\n"),
+      ['webview/node/model.ts (extension host side) is in the browser bundle', 'webview/node/model.ts (browser bundle) imports "node:os"'],
+    );
   });
 
   it('the checker finds a later room of src/trust and a circle (it can fail)', () => {
@@ -221,13 +315,19 @@ describe('layers', () => {
       [t('z.ts'), "import { x } from './x';\n"],
       [t('w.ts'), "import { x } from './x';\n"],
     ]);
-    const inRing = (from: string, spec: string) => { const f = path.resolve(path.dirname(from), `${spec}.ts`); return ring.has(f) ? f : undefined; };
+    const inRing = (from: string, spec: string) => {
+      const f = path.resolve(path.dirname(from), `${spec}.ts`);
+      return ring.has(f) ? f : undefined;
+    };
     assert.deepEqual(circles(ring, inRing), [['src/trust/x.ts', 'src/trust/y.ts', 'src/trust/z.ts']]);
   });
 
   it('the checker finds the network shim importing a package or our code, and our code importing it (it can fail)', () => {
     const fake = new Map([
-      [path.join(ROOT, 'src', 'netshim', 'x.ts'), "import net = require('node:net');\nimport { Agent } from 'undici';\nimport { DOOR_PORT } from '../host/net/egress';\n"],
+      [
+        path.join(ROOT, 'src', 'netshim', 'x.ts'),
+        "import net = require('node:net');\nimport { Agent } from 'undici';\nimport { DOOR_PORT } from '../host/net/egress';\n",
+      ],
       [path.join(ROOT, 'src', 'host', 'y.ts'), "import { parseDoor } from '../netshim/net-shim';\n"],
     ]);
     assert.deepEqual(violations(fake), [
@@ -247,7 +347,7 @@ describe('layers', () => {
     assert.deepEqual(violations(files), []);
   });
 
-  it('the panel\'s browser bundle imports nothing from Node', () => {
+  it("the panel's browser bundle imports nothing from Node", () => {
     assert.deepEqual(browserViolations(path.join(ROOT, 'webview', 'main.ts')), []);
   });
 });

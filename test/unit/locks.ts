@@ -8,8 +8,17 @@ import { lockDigest, type NpmLock } from '../../src/trust/packages/npm-lock';
 
 export function offlineLock(spec: string): NpmLock {
   const lock = {
-    spec, launcher: 'npx', registry: 'http://127.0.0.1:9/', name: spec, version: '0.0.0', integrity: 'sha512-offline-test-lock',
-    resolved: 'http://127.0.0.1:9/none.tgz', bin: { name: spec, file: `node_modules/${spec}/index.js` }, packages: {}, installScripts: [], tree: 'sha256:none',
+    spec,
+    launcher: 'npx',
+    registry: 'http://127.0.0.1:9/',
+    name: spec,
+    version: '0.0.0',
+    integrity: 'sha512-offline-test-lock',
+    resolved: 'http://127.0.0.1:9/none.tgz',
+    bin: { name: spec, file: `node_modules/${spec}/index.js` },
+    packages: {},
+    installScripts: [],
+    tree: 'sha256:none',
   } as Omit<NpmLock, 'digest'>;
   return { ...lock, digest: lockDigest(lock) };
 }

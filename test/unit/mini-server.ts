@@ -24,7 +24,10 @@ export function pythonServer(onCall: string, prelude = ''): string {
   return `import json, os, sys, importlib
 ${prelude}
 def on_call():
-${onCall.split('\n').map((l) => `    ${l}`).join('\n')}
+${onCall
+  .split('\n')
+  .map((l) => `    ${l}`)
+  .join('\n')}
 for line in sys.stdin:
     msg = json.loads(line)
     if 'id' not in msg:

@@ -30,6 +30,11 @@ export function toNobody(w: World): void {
 export function cliAsNobody(w: World, args: string[]): { code: number; out: string; stdout: string } {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
   for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
-  const r = spawnSync('setpriv', [...NOBODY, process.execPath, cliOf(w), ...args, '--project', w.project], { env, cwd: '/', encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync('setpriv', [...NOBODY, process.execPath, cliOf(w), ...args, '--project', w.project], {
+    env,
+    cwd: '/',
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}`, stdout: r.stdout };
 }

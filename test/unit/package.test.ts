@@ -8,10 +8,15 @@ import * as path from 'node:path';
 import { cleanupTemp, ROOT, tempDir } from './helpers';
 
 // yauzl 3 has no bundled types; the little of it used here.
-interface ZipEntry { fileName: string }
+interface ZipEntry {
+  fileName: string;
+}
 interface ZipFile {
-  on(ev: 'entry', cb: (e: ZipEntry) => void): void; on(ev: 'end', cb: () => void): void; on(ev: 'error', cb: (e: Error) => void): void;
-  readEntry(): void; openReadStream(e: ZipEntry, cb: (err: Error | null, s: NodeJS.ReadableStream) => void): void;
+  on(ev: 'entry', cb: (e: ZipEntry) => void): void;
+  on(ev: 'end', cb: () => void): void;
+  on(ev: 'error', cb: (e: Error) => void): void;
+  readEntry(): void;
+  openReadStream(e: ZipEntry, cb: (err: Error | null, s: NodeJS.ReadableStream) => void): void;
 }
 const yauzl = require('yauzl') as { open(p: string, o: { lazyEntries: boolean }, cb: (err: Error | null, z: ZipFile) => void): void };
 
@@ -28,7 +33,10 @@ function readZip(file: string): Promise<Map<string, Buffer>> {
           if (err2) return reject(err2);
           const chunks: Buffer[] = [];
           s.on('data', (c: Buffer) => chunks.push(c));
-          s.on('end', () => { files.set(e.fileName, Buffer.concat(chunks)); zip.readEntry(); });
+          s.on('end', () => {
+            files.set(e.fileName, Buffer.concat(chunks));
+            zip.readEntry();
+          });
           s.on('error', reject);
         });
       });
@@ -63,7 +71,10 @@ describe('package: the .vsix (npm run package)', function () {
   before(async () => {
     const out = path.join(tempDir('mcp-gate-vsix-'), 'mcp-gate.vsix');
     // dist/ is built by `npm test`'s pretest; --no-build packages exactly that.
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--out', out], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     output = `${r.stdout}${r.stderr}`;
     assert.equal(r.status, 0, `npm run package failed:\n${output}`);
     files = await readZip(out);
@@ -100,13 +111,19 @@ describe('package: the .vsix (npm run package)', function () {
   });
 
   it('the image check catches a broken image', () => {
-    assert.deepEqual(imageSources('![a](docs/x.png) <img src="./y.png"> ![b](https://e.example/z.png "t")'), ['docs/x.png', 'https://e.example/z.png', './y.png']);
+    assert.deepEqual(imageSources('![a](docs/x.png) <img src="./y.png"> ![b](https://e.example/z.png "t")'), [
+      'docs/x.png',
+      'https://e.example/z.png',
+      './y.png',
+    ]);
     assert.equal(tracked('docs/screenshots/no-such-shot.png'), false);
     assert.equal(tracked('docs/screenshots/demo.png'), true);
   });
 
-  it('carries the walkthrough\'s media: every step\'s page is in the package', () => {
-    const pkg = JSON.parse(files.get('extension/package.json')!.toString('utf8')) as { contributes: { walkthroughs: { steps: { media: { markdown: string } }[] }[] } };
+  it("carries the walkthrough's media: every step's page is in the package", () => {
+    const pkg = JSON.parse(files.get('extension/package.json')!.toString('utf8')) as {
+      contributes: { walkthroughs: { steps: { media: { markdown: string } }[] }[] };
+    };
     const pages = pkg.contributes.walkthroughs.flatMap((w) => w.steps.map((st) => st.media.markdown));
     assert.ok(pages.length >= 3);
     for (const md of pages) assert.ok(files.has(`extension/${md}`), `${md} packaged`);
@@ -117,25 +134,48 @@ describe('package: the .vsix (npm run package)', function () {
     fs.mkdirSync(path.join(repo, 'docs'));
     fs.copyFileSync(path.join(ROOT, 'media/icon.png'), path.join(repo, 'docs/a.png'));
     fs.writeFileSync(path.join(repo, 'docs/b.svg'), '<svg/>');
-    const run = (md: string) => spawnSync(process.execPath, ['--input-type=module', '-e',
-      `import { imagesAsText } from ${JSON.stringify(path.join(ROOT, 'scripts/inline-images.mjs'))}; process.stdout.write(imagesAsText(process.argv[1], process.argv[2]))`, md, repo], { encoding: 'utf8' });
+    const run = (md: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { imagesAsText } from ${JSON.stringify(path.join(ROOT, 'scripts/inline-images.mjs'))}; process.stdout.write(imagesAsText(process.argv[1], process.argv[2]))`,
+          md,
+          repo,
+        ],
+        { encoding: 'utf8' },
+      );
     const ok = run('![A shot](docs/a.png) <img src="docs/a.png" alt="B shot"> ![w](https://e.example/w.png) [site](https://e.example/)');
     assert.equal(ok.status, 0, ok.stderr);
     assert.equal(ok.stdout, '*A shot* *B shot* ![w](https://e.example/w.png) [site](https://e.example/)');
     const bad = run('![m](docs/missing.png) ![s](docs/b.svg) ![o](../outside.png) [more](docs/more.md)');
     assert.notEqual(bad.status, 0);
-    assert.match(bad.stderr, /README\.extension\.md: image docs\/missing\.png: not a PNG file of this checkout; image docs\/b\.svg: not a PNG file of this checkout; image \.\.\/outside\.png: not a PNG file of this checkout; link docs\/more\.md: relative, leads nowhere in the \.vsix/);
+    assert.match(
+      bad.stderr,
+      /README\.extension\.md: image docs\/missing\.png: not a PNG file of this checkout; image docs\/b\.svg: not a PNG file of this checkout; image \.\.\/outside\.png: not a PNG file of this checkout; link docs\/more\.md: relative, leads nowhere in the \.vsix/,
+    );
   });
 
   it('for the Marketplace (--base-images-url): the README as written, each image at that https URL', async () => {
     const out = path.join(tempDir('mcp-gate-vsix-'), 'm.vsix');
     const base = 'https://raw.githubusercontent.com/mcp-gate/mcp-gate/v0.1.0/';
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', base, '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', base, '--out', out], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
     const readme = (await readZip(out)).get('extension/readme.md')!.toString('utf8');
     const written = imageSources(fs.readFileSync(path.join(ROOT, 'README.extension.md'), 'utf8'));
-    assert.deepEqual(imageSources(readme), written.map((w) => base + w));
-    const bad = spawnSync(process.execPath, [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', 'http://e.example/', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.deepEqual(
+      imageSources(readme),
+      written.map((w) => base + w),
+    );
+    const bad = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'scripts/package.mjs'), '--no-build', '--base-images-url', 'http://e.example/', '--out', out],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /--base-images-url must be an https URL/);
   });
@@ -155,28 +195,53 @@ describe('package: the .vsix (npm run package)', function () {
 
   it('ships minified bundles, no source maps, nothing from the source tree', () => {
     const names = [...files.keys()];
-    assert.deepEqual(names.filter((n) => n.endsWith('.map')), []);
-    assert.deepEqual(names.filter((n) => /^extension\/(src|test|bench|scripts|node_modules|webview|docs)\//.test(n)), []);
-    for (const f of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/lock-worker.js', 'extension/dist/relay.js', 'extension/dist/parser.js', 'extension/dist/undici.js']) {
+    assert.deepEqual(
+      names.filter((n) => n.endsWith('.map')),
+      [],
+    );
+    assert.deepEqual(
+      names.filter((n) => /^extension\/(src|test|bench|scripts|node_modules|webview|docs)\//.test(n)),
+      [],
+    );
+    for (const f of [
+      'extension/dist/extension.js',
+      'extension/dist/cli.js',
+      'extension/dist/lock-worker.js',
+      'extension/dist/relay.js',
+      'extension/dist/parser.js',
+      'extension/dist/undici.js',
+    ]) {
       const text = files.get(f)!.toString('utf8');
       assert.ok(text.split('\n').length < 2_000, `${f} has ${text.split('\n').length} lines: not minified`);
     }
     // The load guard ships beside the bundles: a guarded server does not start without it (src/host/sandbox/load-guard.ts).
-    for (const f of ['extension/dist/guard/node-guard.cjs', 'extension/dist/guard/mcp_gate_guard.py', 'extension/dist/netshim/net-shim.cjs']) assert.ok(files.has(f), `${f} is not in the package`);
+    for (const f of [
+      'extension/dist/guard/node-guard.cjs',
+      'extension/dist/guard/mcp_gate_guard.py',
+      'extension/dist/netshim/net-shim.cjs',
+    ])
+      assert.ok(files.has(f), `${f} is not in the package`);
     // The source maps stay in dist/ for debugging.
     assert.ok(fs.existsSync(path.join(ROOT, 'dist/extension.js.map')));
   });
 
   it('the npm libraries are in the package worker only: the extension and the CLI start it instead of carrying them', () => {
     // Each bundle's source map lists the files it was built from.
-    const sources = (f: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, 'dist', `${f}.map`), 'utf8')) as { sources: string[] }).sources;
+    const sources = (f: string) =>
+      (JSON.parse(fs.readFileSync(path.join(ROOT, 'dist', `${f}.map`), 'utf8')) as { sources: string[] }).sources;
     const npm = (list: string[]) => list.filter((s) => /node_modules\/(pacote|@npmcli\/arborist|cacache|npm-registry-fetch)\//.test(s));
     assert.deepEqual(npm(sources('extension.js')), [], 'dist/extension.js carries npm libraries');
     assert.deepEqual(npm(sources('cli.js')), [], 'dist/cli.js carries npm libraries');
     assert.ok(npm(sources('lock-worker.js')).length > 0, 'the package worker carries them');
     assert.ok(sources('lock-worker.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
     // The relay VS Code starts for each gated server is Node's modules only (it starts fast, carries no library).
-    assert.deepEqual(sources('relay.js').map((s) => s.replace(/^(\.\.\/)+/, '')), ['src/host/gateway/relay.ts']);
-    assert.ok(!sources('extension.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')) && !sources('cli.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
+    assert.deepEqual(
+      sources('relay.js').map((s) => s.replace(/^(\.\.\/)+/, '')),
+      ['src/host/gateway/relay.ts'],
+    );
+    assert.ok(
+      !sources('extension.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')) &&
+        !sources('cli.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')),
+    );
   });
 });

@@ -14,26 +14,40 @@ function pathWithout(...missing: string[]): string {
   const bin = tempDir('mcp-gate-path-');
   for (const dir of (process.env.PATH ?? '').split(':').filter(Boolean)) {
     let names: string[] = [];
-    try { names = fs.readdirSync(dir); } catch { continue; }
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      continue;
+    }
     for (const n of names) {
       if (missing.includes(n) || fs.existsSync(path.join(bin, n))) continue;
-      try { fs.symlinkSync(path.join(dir, n), path.join(bin, n)); } catch { /* a name twice */ }
+      try {
+        fs.symlinkSync(path.join(dir, n), path.join(bin, n));
+      } catch {
+        /* a name twice */
+      }
     }
   }
   return bin;
 }
 
-describe('preflight (the README commands\' system packages)', () => {
+describe("preflight (the README commands' system packages)", () => {
   after(cleanupTemp);
 
   it('without bubblewrap and podman: names them and what needs them, prints the one install command, exits 2 fast', () => {
     const t0 = Date.now();
-    const r = spawnSync(process.execPath, [PREFLIGHT, 'tests', '--check'], { env: { PATH: pathWithout('bwrap', 'podman') }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [PREFLIGHT, 'tests', '--check'], {
+      env: { PATH: pathWithout('bwrap', 'podman') },
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 2, r.stdout + r.stderr);
     assert.ok(Date.now() - t0 < 10_000, 'within seconds');
     assert.match(r.stdout, /missing bubblewrap: the sandbox every repository server runs in/);
     assert.match(r.stdout, /missing podman: /);
-    assert.match(r.stdout, /run this, then the same command again:\n {2}(sudo )?apt-get update && (sudo )?apt-get install -y bubblewrap podman(\n|$| &&)/);
+    assert.match(
+      r.stdout,
+      /run this, then the same command again:\n {2}(sudo )?apt-get update && (sudo )?apt-get install -y bubblewrap podman(\n|$| &&)/,
+    );
     assert.doesNotMatch(r.stdout, /missing (openssl|iproute2|git)/, 'only what is missing');
   });
 

@@ -12,7 +12,9 @@ import { GUARD_MOUNT } from '../../src/host/sandbox/load-guard';
 
 /** Numbers with a unit (ms, s, KiB, MiB, KB, MB, %) or a ratio (1.3×, ×1.3) in a text. */
 export function measurements(text: string): string[] {
-  return [...text.matchAll(/(?:×\s*)?\d[\d,.]*\s*(?:–\s*\d[\d,.]*\s*)?(?:ms|s|KiB|MiB|GiB|KB|MB|%|×)(?![\w])/g)].map((m) => m[0].replace(/\s+/g, ' ').trim());
+  return [...text.matchAll(/(?:×\s*)?\d[\d,.]*\s*(?:–\s*\d[\d,.]*\s*)?(?:ms|s|KiB|MiB|GiB|KB|MB|%|×)(?![\w])/g)].map((m) =>
+    m[0].replace(/\s+/g, ' ').trim(),
+  );
 }
 
 describe('docs/benchmarks.md: benchmark numbers', () => {
@@ -30,7 +32,12 @@ describe('docs/benchmarks.md: benchmark numbers', () => {
   });
 
   it('the check sees a quoted number', () => {
-    assert.deepEqual(measurements('activates in about 28 ms, about 1.3× plain, 23 MiB, 260–290 ms'), ['28 ms', '1.3×', '23 MiB', '260–290 ms']);
+    assert.deepEqual(measurements('activates in about 28 ms, about 1.3× plain, 23 MiB, 260–290 ms'), [
+      '28 ms',
+      '1.3×',
+      '23 MiB',
+      '260–290 ms',
+    ]);
   });
 });
 
@@ -52,7 +59,8 @@ describe('docs/concepts.md: "What an approval pins" states the code\'s own rule'
       `${n(closure.MAX_WALK_ENTRIES)} entries`,
       `${n(closure.MAX_EVALUATION_FILES)} files, ${mib(closure.MAX_EVALUATION_BYTES)} and ${n(closure.MAX_EVALUATION_ENTRIES)} entries per check`,
       `Text files up to ${closure.MAX_KEPT_TEXT_BYTES / 1024} KiB (${closure.MAX_KEPT_TEXT_TOTAL / 1024} KiB per server)`,
-    ]) assert.ok(section.includes(said), `docs/concepts.md says: ${said}`);
+    ])
+      assert.ok(section.includes(said), `docs/concepts.md says: ${said}`);
   });
 
   it('every manifest that makes a package folder, and the parser the closure reads code with', () => {

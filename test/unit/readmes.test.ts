@@ -13,7 +13,10 @@ import { ROOT } from './helpers';
 
 const read = (rel: string, root = ROOT) => fs.readFileSync(path.join(root, rel), 'utf8');
 const flat = (t: string) => t.replace(/\s+/g, ' ');
-const DOCS = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+const DOCS = fs
+  .readdirSync(path.join(ROOT, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/${f}`);
 /** What the repository's README says, with the reference it links to. */
 const dev = () => flat([read('README.md'), ...DOCS.map((d) => read(d))].join('\n'));
 const ext = () => flat(read('README.extension.md'));
@@ -34,16 +37,31 @@ export const CONTRADICTIONS = [
 /** The facts two texts disagree on: shared sentences missing from one, contradicting phrases present in either. */
 export function disagreements(a: string, b: string, minVscode: string): string[] {
   const out: string[] = [];
-  for (const s of SHARED) for (const [name, t] of [['README.md', a], ['README.extension.md', b]] as const) if (!t.includes(flat(s))) out.push(`${name} lacks: ${s}`);
-  for (const re of CONTRADICTIONS) for (const [name, t] of [['README.md', a], ['README.extension.md', b]] as const) {
-    for (const m of t.matchAll(new RegExp(re.source, 'g'))) if (m[0] !== `VS Code ${minVscode} or later`) out.push(`${name} says: ${m[0]}`);
-  }
+  for (const s of SHARED)
+    for (const [name, t] of [
+      ['README.md', a],
+      ['README.extension.md', b],
+    ] as const)
+      if (!t.includes(flat(s))) out.push(`${name} lacks: ${s}`);
+  for (const re of CONTRADICTIONS)
+    for (const [name, t] of [
+      ['README.md', a],
+      ['README.extension.md', b],
+    ] as const) {
+      for (const m of t.matchAll(new RegExp(re.source, 'g')))
+        if (m[0] !== `VS Code ${minVscode} or later`) out.push(`${name} says: ${m[0]}`);
+    }
   return out;
 }
 
 /** GitHub's anchor of a heading. */
 export function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[`*_]/g, '').replace(/[^\p{L}\p{N}\s-]/gu, '').replace(/\s/g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[`*_]/g, '')
+    .replace(/[^\p{L}\p{N}\s-]/gu, '')
+    .replace(/\s/g, '-');
 }
 
 function headings(file: string, root: string): Set<string> {
@@ -59,24 +77,35 @@ function headings(file: string, root: string): Set<string> {
 
 /** Every relative link (markdown or <img src>) of a file that does not lead to a file, or to a heading in it. */
 export function brokenLinks(file: string, root = ROOT): string[] {
-  const text = read(file, root).replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+  const text = read(file, root)
+    .replace(/```[\s\S]*?```/g, '')
+    .replace(/`[^`\n]*`/g, '');
   const targets = [...text.matchAll(/\]\(([^)\s]+)\)|<img [^>]*src="([^"]+)"/g)].map((m) => m[1] ?? m[2]);
   const bad: string[] = [];
   for (const t of targets) {
     if (/^[a-z]+:/i.test(t)) continue; // https:, mailto:
     const [p, anchor] = t.split('#');
     const target = p ? path.normalize(path.join(path.dirname(file), decodeURIComponent(p))) : file;
-    if (target.startsWith('..') || !fs.existsSync(path.join(root, target))) { bad.push(`${file}: ${t} (no file ${target})`); continue; }
-    if (anchor && target.endsWith('.md') && !headings(target, root).has(anchor)) bad.push(`${file}: ${t} (no heading #${anchor} in ${target})`);
+    if (target.startsWith('..') || !fs.existsSync(path.join(root, target))) {
+      bad.push(`${file}: ${t} (no file ${target})`);
+      continue;
+    }
+    if (anchor && target.endsWith('.md') && !headings(target, root).has(anchor))
+      bad.push(`${file}: ${t} (no heading #${anchor} in ${target})`);
   }
   return bad;
 }
 
 describe('README.md and README.extension.md agree', () => {
-  const pkg = JSON.parse(read('package.json')) as { engines: { vscode: string }; contributes: { commands: { title: string }[]; configuration: { properties: Record<string, { items?: { enum?: string[] } }> } } };
+  const pkg = JSON.parse(read('package.json')) as {
+    engines: { vscode: string };
+    contributes: { commands: { title: string }[]; configuration: { properties: Record<string, { items?: { enum?: string[] } }> } };
+  };
   const nls = JSON.parse(read('package.nls.json')) as Record<string, string>;
   const min = /(\d+\.\d+)/.exec(pkg.engines.vscode)![1];
-  const tested = (JSON.parse(read('test/vscode/hosts.json')) as { hosts: { codeServer: string }[] }).hosts.map((h) => `1.${h.codeServer.split('.')[1]}`);
+  const tested = (JSON.parse(read('test/vscode/hosts.json')) as { hosts: { codeServer: string }[] }).hosts.map(
+    (h) => `1.${h.codeServer.split('.')[1]}`,
+  );
 
   it('the sentences both carry, and no phrase that contradicts them', () => {
     assert.deepEqual(disagreements(dev(), ext(), min), []);
@@ -98,7 +127,7 @@ describe('README.md and README.extension.md agree', () => {
     }
   });
 
-  it('every setting is in the extension page\'s table and in the repository\'s documentation', () => {
+  it("every setting is in the extension page's table and in the repository's documentation", () => {
     for (const key of Object.keys(pkg.contributes.configuration.properties)) {
       assert.ok(ext().includes(`| \`${key}\` |`), `README.extension.md's Settings table has ${key}`);
       assert.ok(dev().includes(key), `README.md or docs/ describe ${key}`);
@@ -108,7 +137,10 @@ describe('README.md and README.extension.md agree', () => {
   it('the configuration files MCP Gate reads: as many kinds as `mcpGate.imports` lists, the same first four in both', () => {
     const kinds = pkg.contributes.configuration.properties['mcpGate.imports'].items!.enum!;
     const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
-    assert.ok(ext().includes(`Servers from ${words[kinds.length]} kinds of MCP configuration files`), `README.extension.md counts ${kinds.length} kinds`);
+    assert.ok(
+      ext().includes(`Servers from ${words[kinds.length]} kinds of MCP configuration files`),
+      `README.extension.md counts ${kinds.length} kinds`,
+    );
     const four = '`.vscode/mcp.json`, `.mcp.json`, `.cursor/mcp.json`, `.codex/config.toml` and more';
     assert.ok(ext().includes(four) && flat(read('README.md')).includes(four));
   });
@@ -139,7 +171,12 @@ describe('documentation links', () => {
       const rel = 'docs/x.md';
       fs.mkdirSync(path.join(dir, 'docs'));
       fs.writeFileSync(path.join(dir, rel), '# Here\n[a](nope.md) [b](#here) [c](#there) [d](x.md#here) ![e](y.png) [f](../../out.md)\n');
-      assert.deepEqual(brokenLinks(rel, dir).map((l) => l.replace(/ \(.*$/, '')), [`${rel}: nope.md`, `${rel}: #there`, `${rel}: y.png`, `${rel}: ../../out.md`]);
-    } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+      assert.deepEqual(
+        brokenLinks(rel, dir).map((l) => l.replace(/ \(.*$/, '')),
+        [`${rel}: nope.md`, `${rel}: #there`, `${rel}: y.png`, `${rel}: ../../out.md`],
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -37,14 +37,24 @@ export async function startRegistry(): Promise<Registry> {
   const storage = path.join(dir, 'storage');
   fs.mkdirSync(storage);
   const config = path.join(dir, 'config.yaml');
-  fs.writeFileSync(config, [
-    `storage: ${storage}`,
-    'auth:', '  htpasswd:', `    file: ${path.join(dir, 'htpasswd')}`, '    max_users: -1',
-    'uplinks: {}',
-    'packages:', "  '**':", '    access: $all', '    publish: $all', '    unpublish: $all',
-    'log: { type: stdout, format: pretty, level: error }',
-    '',
-  ].join('\n'));
+  fs.writeFileSync(
+    config,
+    [
+      `storage: ${storage}`,
+      'auth:',
+      '  htpasswd:',
+      `    file: ${path.join(dir, 'htpasswd')}`,
+      '    max_users: -1',
+      'uplinks: {}',
+      'packages:',
+      "  '**':",
+      '    access: $all',
+      '    publish: $all',
+      '    unpublish: $all',
+      'log: { type: stdout, format: pretty, level: error }',
+      '',
+    ].join('\n'),
+  );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/`;
   const bin = path.join(ROOT, 'node_modules', 'verdaccio', 'bin', 'verdaccio');
@@ -52,7 +62,10 @@ export async function startRegistry(): Promise<Registry> {
   let output = '';
   const start = async () => {
     output = '';
-    child = spawn(process.execPath, [bin, '--config', config, '--listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: dir } });
+    child = spawn(process.execPath, [bin, '--config', config, '--listen', `127.0.0.1:${port}`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: dir },
+    });
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
     await waitUp(url, child, () => output);
@@ -65,9 +78,17 @@ export async function startRegistry(): Promise<Registry> {
   };
   await start();
   return {
-    url, port, storage, stop, restart: start,
+    url,
+    port,
+    storage,
+    stop,
+    restart: start,
     publish(pkg: string) {
-      const r = spawnSync('npm', ['publish', '--registry', url, `--//127.0.0.1:${port}/:_authToken=test`, '--cache', path.join(dir, 'npm-cache'), '--no-audit'], { cwd: pkg, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir }, timeout: 60_000 });
+      const r = spawnSync(
+        'npm',
+        ['publish', '--registry', url, `--//127.0.0.1:${port}/:_authToken=test`, '--cache', path.join(dir, 'npm-cache'), '--no-audit'],
+        { cwd: pkg, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir }, timeout: 60_000 },
+      );
       if (r.status !== 0) throw new Error(`npm publish failed: ${r.stderr}`);
     },
   };
@@ -100,17 +121,36 @@ export function namedPackage(name: string, version: string, fields: Record<strin
  */
 export async function publishRaw(reg: Registry, dir: string, edit: (manifest: Record<string, any>) => void): Promise<void> {
   const out = tempDir('mcp-gate-raw-pack-');
-  const r = spawnSync('npm', ['pack', '--pack-destination', out, '--ignore-scripts'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: out } });
+  const r = spawnSync('npm', ['pack', '--pack-destination', out, '--ignore-scripts'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: out },
+  });
   if (r.status !== 0) throw new Error(`npm pack failed: ${r.stderr}`);
   const file = fs.readdirSync(out).find((f) => f.endsWith('.tgz'))!;
   const tgz = fs.readFileSync(path.join(out, file));
   const pj = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
   const manifest: Record<string, any> = {
-    ...pj, _id: `${pj.name}@${pj.version}`,
-    dist: { tarball: `${reg.url}${pj.name}/-/${file}`, shasum: createHash('sha1').update(tgz).digest('hex'), integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}` },
+    ...pj,
+    _id: `${pj.name}@${pj.version}`,
+    dist: {
+      tarball: `${reg.url}${pj.name}/-/${file}`,
+      shasum: createHash('sha1').update(tgz).digest('hex'),
+      integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
+    },
   };
   edit(manifest);
-  const body = { _id: pj.name, name: pj.name, 'dist-tags': { latest: pj.version }, versions: { [pj.version]: manifest }, _attachments: { [file]: { content_type: 'application/octet-stream', data: tgz.toString('base64'), length: tgz.length } } };
-  const res = await fetch(`${reg.url}${encodeURIComponent(pj.name).replace('%40', '@')}`, { method: 'PUT', headers: { 'content-type': 'application/json', authorization: 'Bearer test' }, body: JSON.stringify(body) });
+  const body = {
+    _id: pj.name,
+    name: pj.name,
+    'dist-tags': { latest: pj.version },
+    versions: { [pj.version]: manifest },
+    _attachments: { [file]: { content_type: 'application/octet-stream', data: tgz.toString('base64'), length: tgz.length } },
+  };
+  const res = await fetch(`${reg.url}${encodeURIComponent(pj.name).replace('%40', '@')}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer test' },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`the raw publish of ${pj.name} failed: ${res.status} ${await res.text()}`);
 }

@@ -21,19 +21,102 @@ export const RUNS = [
   ['--folder', 'test/fixtures/multi-root/multi.code-workspace', '--grep', 'multi-root'],
   ['--folder', 'test/fixtures/vscode-workspace', '--settings', json(ROUTED), '--grep', 'own-starts|lenses|the gate in VS Code'],
   // VS Code 1.139's other collision behaviour (1.112 has none: the setting is unknown there and ignored)
-  ['--folder', 'test/fixtures/vscode-workspace', '--settings', json({ 'chat.mcp.collisionBehavior': 'suffix' }), '--grep', 'the gate in VS Code'],
+  [
+    '--folder',
+    'test/fixtures/vscode-workspace',
+    '--settings',
+    json({ 'chat.mcp.collisionBehavior': 'suffix' }),
+    '--grep',
+    'the gate in VS Code',
+  ],
   // chat.mcp.allowedServers in the user's settings: the gated servers are offered on the gateway's HTTP door (by URL)
-  ['--folder', 'test/fixtures/vscode-workspace', '--settings', json({ 'chat.mcp.allowedServers': [{ serverUrl: 'http://127.0.0.1:*/mcp/*' }] }), '--grep', 'the gate in VS Code'],
-  ['--folder', 'test/fixtures/override-repo', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
-  ['--workspace', 'test/fixtures/override-repo/override.code-workspace', '--settings', json({ ...ROUTED, 'mcpGate.reopenOverridden': false }), '--grep', 'repo-override'],
+  [
+    '--folder',
+    'test/fixtures/vscode-workspace',
+    '--settings',
+    json({ 'chat.mcp.allowedServers': [{ serverUrl: 'http://127.0.0.1:*/mcp/*' }] }),
+    '--grep',
+    'the gate in VS Code',
+  ],
+  [
+    '--folder',
+    'test/fixtures/override-repo',
+    '--settings',
+    json({ ...ROUTED, 'mcpGate.reopenOverridden': false }),
+    '--grep',
+    'repo-override',
+  ],
+  [
+    '--workspace',
+    'test/fixtures/override-repo/override.code-workspace',
+    '--settings',
+    json({ ...ROUTED, 'mcpGate.reopenOverridden': false }),
+    '--grep',
+    'repo-override',
+  ],
   ['--folder', 'test/fixtures/override-repo', '--gated', '--grep', 'repo-override'],
   ['--folder', 'test/fixtures/override-repo', '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
-  ['--workspace', 'test/fixtures/override-repo/override.code-workspace', '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
-  ['--folder', 'test/fixtures/override-repo', '--settings', json(ROUTED), '--expect-reopen', '--override-after-open', '--grep', 'repo-override'],
-  ['--workspace', 'test/fixtures/override-repo/forged.code-workspace', '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
-  ['--folder', 'test/fixtures/override-repo', '--folder-settings', json({ 'chat.mcp': { access: 'all' } }), '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
-  ['--folder', 'test/fixtures/override-repo', '--folder-settings', json({ 'chat.mcp.enabled': true }), '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
-  ['--folder', 'test/fixtures/override-repo', '--folder-settings', json({ 'chat.mcp.gallery': { serviceUrl: 'http://127.0.0.1:9' } }), '--settings', json(ROUTED), '--expect-reopen', '--grep', 'repo-override'],
+  [
+    '--workspace',
+    'test/fixtures/override-repo/override.code-workspace',
+    '--settings',
+    json(ROUTED),
+    '--expect-reopen',
+    '--grep',
+    'repo-override',
+  ],
+  [
+    '--folder',
+    'test/fixtures/override-repo',
+    '--settings',
+    json(ROUTED),
+    '--expect-reopen',
+    '--override-after-open',
+    '--grep',
+    'repo-override',
+  ],
+  [
+    '--workspace',
+    'test/fixtures/override-repo/forged.code-workspace',
+    '--settings',
+    json(ROUTED),
+    '--expect-reopen',
+    '--grep',
+    'repo-override',
+  ],
+  [
+    '--folder',
+    'test/fixtures/override-repo',
+    '--folder-settings',
+    json({ 'chat.mcp': { access: 'all' } }),
+    '--settings',
+    json(ROUTED),
+    '--expect-reopen',
+    '--grep',
+    'repo-override',
+  ],
+  [
+    '--folder',
+    'test/fixtures/override-repo',
+    '--folder-settings',
+    json({ 'chat.mcp.enabled': true }),
+    '--settings',
+    json(ROUTED),
+    '--expect-reopen',
+    '--grep',
+    'repo-override',
+  ],
+  [
+    '--folder',
+    'test/fixtures/override-repo',
+    '--folder-settings',
+    json({ 'chat.mcp.gallery': { serviceUrl: 'http://127.0.0.1:9' } }),
+    '--settings',
+    json(ROUTED),
+    '--expect-reopen',
+    '--grep',
+    'repo-override',
+  ],
   ['--folder', 'test/fixtures/override-repo', '--settings', json(ROUTED), '--expect-reopen', '--untrusted', '--grep', 'repo-override'],
   ['--folder', 'test/fixtures/npm-workspace', '--grep', 'pinned packages'],
   // the same server in .vscode/mcp.json and .mcp.json, routed: the gated tool, named after it, and nothing outside
@@ -42,7 +125,9 @@ export const RUNS = [
   ['--folder', 'test/fixtures/watch-repo', '--copy', '--settings', json(ROUTED), '--grep', 'running closure'],
 ];
 
-const { values: opt } = parseArgs({ options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false }, jobs: { type: 'string' } } });
+const { values: opt } = parseArgs({
+  options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false }, jobs: { type: 'string' } },
+});
 const jobs = Math.max(1, Number(opt.jobs ?? process.env.MCP_GATE_TEST_JOBS ?? 2) || 1);
 const versions = opt.vscode ? [hostVersion(opt.vscode)] : HOSTS.map((h) => h.codeServer);
 const runner = path.join(REPO, opt.e2e ? 'test/e2e/run.mjs' : 'test/vscode/run.mjs');
@@ -83,7 +168,9 @@ async function worker() {
   }
 }
 await Promise.all(Array.from({ length: Math.min(jobs, total) }, worker));
-console.error(`[vscode-all] ${versions.length} version(s) × ${runs.length} run(s), ${Math.min(jobs, total)} at once, in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+console.error(
+  `[vscode-all] ${versions.length} version(s) × ${runs.length} run(s), ${Math.min(jobs, total)} at once, in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+);
 for (const l of red) console.error(`[vscode-all] RED ${l}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(red.length ? 1 : 0);

@@ -52,7 +52,8 @@ export function hostVersion(wanted = process.env.MCP_GATE_VSCODE_VERSION) {
   if (!wanted) return HOSTS[0].codeServer;
   const vscodeMinor = /^1\.(\d+)/.exec(wanted)?.[1];
   const hit = HOSTS.find((h) => h.codeServer === wanted || (vscodeMinor && h.codeServer.split('.')[1] === vscodeMinor));
-  if (!hit) throw new Error(`VS Code ${wanted} is not a tested version (test/vscode/hosts.json: ${HOSTS.map((h) => h.codeServer).join(', ')})`);
+  if (!hit)
+    throw new Error(`VS Code ${wanted} is not a tested version (test/vscode/hosts.json: ${HOSTS.map((h) => h.codeServer).join(', ')})`);
   return hit.codeServer;
 }
 
@@ -74,7 +75,10 @@ export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
   });
 }
 
@@ -84,8 +88,9 @@ export function freePort() {
  * that editor), with fresh HOME and XDG dirs so no user-level MCP configuration leaks in.
  */
 export function isolatedEnv(dirs, extra = {}) {
-  const env = Object.fromEntries(Object.entries(process.env)
-    .filter(([k]) => !/^(npm_|VSCODE_|CODE_SERVER_|ELECTRON_|PASSWORD$|HASHED_PASSWORD$|PORT$)/i.test(k)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(npm_|VSCODE_|CODE_SERVER_|ELECTRON_|PASSWORD$|HASHED_PASSWORD$|PORT$)/i.test(k)),
+  );
   return Object.assign(env, {
     HOME: dirs.home,
     XDG_CONFIG_HOME: dirs.xdgConfig,
@@ -103,16 +108,25 @@ export function isolatedEnv(dirs, extra = {}) {
  * fixed port (the workbench keeps its state in the browser per origin, so a restart that must find it uses the same).
  */
 export async function startCodeServer({ host, runDir, userData, extensionsDir, env, trusted = true, logFile, port: wanted }) {
-  const port = wanted ?? await freePort();
+  const port = wanted ?? (await freePort());
   const configFile = path.join(runDir, 'code-server.yaml');
   fs.writeFileSync(configFile, 'auth: none\ncert: false\n');
-  const args = [host.codeServer,
-    '--config', configFile,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
-    '--user-data-dir', userData,
-    '--extensions-dir', extensionsDir,
-    '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override', '--disable-proxy',
+  const args = [
+    host.codeServer,
+    '--config',
+    configFile,
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--user-data-dir',
+    userData,
+    '--extensions-dir',
+    extensionsDir,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-getting-started-override',
+    '--disable-proxy',
     '--ignore-last-opened',
     ...(trusted ? ['--disable-workspace-trust'] : []),
     ...host.codeServerArgs,
@@ -123,7 +137,9 @@ export async function startCodeServer({ host, runDir, userData, extensionsDir, e
   const alive = () => child.exitCode === null && child.signalCode === null;
   const kill = (signal) => {
     if (child.pid && alive()) {
-      try { process.kill(-child.pid, signal); } catch {}
+      try {
+        process.kill(-child.pid, signal);
+      } catch {}
     }
   };
   const stop = async () => {
@@ -134,13 +150,18 @@ export async function startCodeServer({ host, runDir, userData, extensionsDir, e
       await exited;
       clearTimeout(hard);
     }
-    try { process.kill(-child.pid, 'SIGKILL'); } catch {} // stragglers in the group
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {} // stragglers in the group
   };
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (!alive()) throw new Error(`code-server exited (${child.exitCode ?? child.signalCode}) before it was ready; see ${runDir}/code-server.log`);
-    try { if ((await fetch(`${url}/healthz`)).ok) break; } catch {}
+    if (!alive())
+      throw new Error(`code-server exited (${child.exitCode ?? child.signalCode}) before it was ready; see ${runDir}/code-server.log`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {}
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`code-server not ready after 60 s; see ${runDir}/code-server.log`);
@@ -159,10 +180,19 @@ export async function launchBrowser({ host, profileDir, env, viewport = { width:
     viewport,
     ...(colorScheme ? { colorScheme } : {}),
     env,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-sync',
-      '--disable-background-networking', '--disable-component-update', '--disable-breakpad', '--disable-dev-shm-usage',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-sync',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-breakpad',
+      '--disable-dev-shm-usage',
       // Chromium looks up Google hosts even so: make every name but loopback fail inside Chromium.
-      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost'],
+      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost',
+    ],
   });
 }
 
@@ -184,6 +214,9 @@ export function workbenchUrl(base, { folder, workspace, extensionDevelopmentPath
 export function formatConsole(args) {
   let [first, ...rest] = args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)));
   if (typeof first !== 'string') return '';
-  while (first.includes('%c')) { first = first.replace('%c', ''); rest.shift(); }
+  while (first.includes('%c')) {
+    first = first.replace('%c', '');
+    rest.shift();
+  }
   return util.format(first.trim(), ...rest);
 }

@@ -31,7 +31,16 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createRequire } from 'node:module';
 import {
-  formatConsole, HOST_DIR, hostVersion, isolatedEnv, launchBrowser, loadHost, QUIET_OFFLINE_SETTINGS, REPO, startCodeServer, workbenchUrl as payloadUrl,
+  formatConsole,
+  HOST_DIR,
+  hostVersion,
+  isolatedEnv,
+  launchBrowser,
+  loadHost,
+  QUIET_OFFLINE_SETTINGS,
+  REPO,
+  startCodeServer,
+  workbenchUrl as payloadUrl,
 } from './harness.mjs';
 
 const T0 = Date.now();
@@ -62,17 +71,21 @@ const { values: opt, positionals } = parseArgs({
 
 // ---- what to run ------------------------------------------------------------------------------------------
 function usage(msg) {
-  console.error(`error: ${msg}\nusage: node test/vscode/run.mjs [--folder] <workspace> [--tests <index.js>] [--timeout <s>] [--grep <text>] [--keep]`);
+  console.error(
+    `error: ${msg}\nusage: node test/vscode/run.mjs [--folder] <workspace> [--tests <index.js>] [--timeout <s>] [--grep <text>] [--keep]`,
+  );
   console.log('0 passed, 1 failed');
   process.exit(2);
 }
 const folderArg = opt.folder ?? positionals[0] ?? (opt.workspace ? path.dirname(opt.workspace) : undefined);
 if (!folderArg) usage('no workspace folder given');
 let folder = path.resolve(folderArg);
-if (opt.workspace && !fs.statSync(opt.workspace, { throwIfNoEntry: false })?.isFile()) usage(`workspace file ${opt.workspace} does not exist`);
+if (opt.workspace && !fs.statSync(opt.workspace, { throwIfNoEntry: false })?.isFile())
+  usage(`workspace file ${opt.workspace} does not exist`);
 if (opt.workspace && opt.gated) usage('--workspace and --gated exclude each other');
 if (opt.gated && opt['expect-reopen']) usage('--gated and --expect-reopen exclude each other');
-if (opt['override-after-open'] && (!opt['expect-reopen'] || opt.workspace)) usage('--override-after-open needs --expect-reopen and a folder');
+if (opt['override-after-open'] && (!opt['expect-reopen'] || opt.workspace))
+  usage('--override-after-open needs --expect-reopen and a folder');
 const extensionDir = path.resolve(opt.extension);
 const testsFile = path.resolve(opt.tests);
 const isWorkspaceFile = folder.endsWith('.code-workspace') && fs.statSync(folder, { throwIfNoEntry: false })?.isFile();
@@ -81,12 +94,23 @@ if (!fs.existsSync(testsFile)) usage(`${testsFile} does not exist (compile the s
 const manifest = JSON.parse(fs.readFileSync(path.join(extensionDir, 'package.json'), 'utf8'));
 if (manifest.main && !fs.existsSync(path.join(extensionDir, manifest.main))) usage(`${manifest.main} is missing (npm run build)`);
 let extraSettings;
-try { extraSettings = JSON.parse(opt.settings); } catch { usage('--settings is not JSON'); }
+try {
+  extraSettings = JSON.parse(opt.settings);
+} catch {
+  usage('--settings is not JSON');
+}
 const timeoutMs = Number(opt.timeout) * 1000;
 
 let host;
-try { host = loadHost(opt.vscode); } catch (e) { usage(e.message); }
-if (!host) usage(`no VS Code test host for ${hostVersion(opt.vscode)} in ${HOST_DIR}: run \`npm run vscode-host\` (bash scripts/vscode-host.sh) first`);
+try {
+  host = loadHost(opt.vscode);
+} catch (e) {
+  usage(e.message);
+}
+if (!host)
+  usage(
+    `no VS Code test host for ${hostVersion(opt.vscode)} in ${HOST_DIR}: run \`npm run vscode-host\` (bash scripts/vscode-host.sh) first`,
+  );
 
 // ---- fresh state -------------------------------------------------------------------------------------------
 let runDir;
@@ -97,14 +121,25 @@ if (opt['run-dir']) {
 } else {
   runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-vscode-run-'));
 }
-const dir = (...p) => { const d = path.join(runDir, ...p); fs.mkdirSync(d, { recursive: true }); return d; };
+const dir = (...p) => {
+  const d = path.join(runDir, ...p);
+  fs.mkdirSync(d, { recursive: true });
+  return d;
+};
 const userData = dir('user-data');
 fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
-  ...QUIET_OFFLINE_SETTINGS,
-  ...(opt.untrusted ? { 'security.workspace.trust.enabled': true } : {}),
-  ...extraSettings,
-}, null, 2));
+fs.writeFileSync(
+  path.join(userData, 'User/settings.json'),
+  JSON.stringify(
+    {
+      ...QUIET_OFFLINE_SETTINGS,
+      ...(opt.untrusted ? { 'security.workspace.trust.enabled': true } : {}),
+      ...extraSettings,
+    },
+    null,
+    2,
+  ),
+);
 const resultsFile = path.join(runDir, 'results.json');
 /** MCP Gate's folder for its own workspace files in this run's profile (its globalStorage). */
 const gatedDir = () => dir('user-data', 'User', 'globalStorage', manifest.publisher + '.' + manifest.name, 'workspaces');
@@ -132,16 +167,23 @@ if (opt.gated) {
 }
 
 // The environment code-server and so the extension host get (see harness.mjs: isolated HOME and XDG dirs).
-const env = isolatedEnv({
-  home: dir('home'), xdgConfig: dir('xdg', 'config'), xdgData: dir('xdg', 'data'), xdgCache: dir('xdg', 'cache'), xdgState: dir('xdg', 'state'),
-}, {
-  MCP_GATE_VSCODE_RESULTS: resultsFile,
-  MCP_GATE_VSCODE_WORKSPACE: folder,
-  MCP_GATE_VSCODE_TRUSTED: String(!opt.untrusted),
-  ...(opt['expect-reopen'] ? { MCP_GATE_VSCODE_EXPECT_REOPEN: '1' } : {}),
-  ...(workspaceFile ? { MCP_GATE_VSCODE_WORKSPACE_FILE: workspaceFile } : {}),
-  ...(opt.grep ? { MCP_GATE_VSCODE_GREP: opt.grep } : {}),
-});
+const env = isolatedEnv(
+  {
+    home: dir('home'),
+    xdgConfig: dir('xdg', 'config'),
+    xdgData: dir('xdg', 'data'),
+    xdgCache: dir('xdg', 'cache'),
+    xdgState: dir('xdg', 'state'),
+  },
+  {
+    MCP_GATE_VSCODE_RESULTS: resultsFile,
+    MCP_GATE_VSCODE_WORKSPACE: folder,
+    MCP_GATE_VSCODE_TRUSTED: String(!opt.untrusted),
+    ...(opt['expect-reopen'] ? { MCP_GATE_VSCODE_EXPECT_REOPEN: '1' } : {}),
+    ...(workspaceFile ? { MCP_GATE_VSCODE_WORKSPACE_FILE: workspaceFile } : {}),
+    ...(opt.grep ? { MCP_GATE_VSCODE_GREP: opt.grep } : {}),
+  },
+);
 
 // ---- processes, and stopping them whatever happens ---------------------------------------------------------
 let codeServer;
@@ -153,7 +195,12 @@ async function stopAll() {
 }
 process.on('exit', () => codeServer?.kill('SIGKILL'));
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, async () => { note(`${sig}: stopping`); await stopAll(); console.log('0 passed, 1 failed'); process.exit(130); });
+  process.on(sig, async () => {
+    note(`${sig}: stopping`);
+    await stopAll();
+    console.log('0 passed, 1 failed');
+    process.exit(130);
+  });
 }
 
 const workbenchLog = [];
@@ -174,7 +221,8 @@ async function waitForReopen(page, before) {
     if (file && file !== before && fs.existsSync(file)) {
       const text = fs.readFileSync(file, 'utf8');
       const folders = (JSON.parse(text).folders ?? []).map((f) => f.path);
-      if (!isGatedWorkspace({ path: fs.realpathSync(file), text }, ownDir, folders)) throw new Error(`the window was reopened inside ${file}, which is not MCP Gate's gated workspace file`);
+      if (!isGatedWorkspace({ path: fs.realpathSync(file), text }, ownDir, folders))
+        throw new Error(`the window was reopened inside ${file}, which is not MCP Gate's gated workspace file`);
       return file;
     }
     await new Promise((r) => setTimeout(r, 250));
@@ -183,18 +231,22 @@ async function waitForReopen(page, before) {
 }
 
 // ---- the run -------------------------------------------------------------------------------------------------
-let hostExit;      // what VS Code reported through codeAutomationExit
-let harnessError;  // why the harness could not get that far
+let hostExit; // what VS Code reported through codeAutomationExit
+let harnessError; // why the harness could not get that far
 try {
   codeServer = await startCodeServer({ host, runDir, userData, extensionsDir: dir('extensions'), env, trusted: !opt.untrusted });
   const url = codeServer.url;
-  note(`code-server ${host.codeServerVersion} = VS Code ${host.vscodeVersion} (node ${host.nodeVersion}) ready at ${url}, pid ${codeServer.child.pid}; state in ${runDir}`);
+  note(
+    `code-server ${host.codeServerVersion} = VS Code ${host.vscodeVersion} (node ${host.nodeVersion}) ready at ${url}, pid ${codeServer.child.pid}; state in ${runDir}`,
+  );
 
   browser = await launchBrowser({ host, profileDir: dir('chromium'), env: { ...env, HOME: dir('home') } });
-  const page = browser.pages()[0] ?? await browser.newPage();
+  const page = browser.pages()[0] ?? (await browser.newPage());
 
   let reportExit;
-  const exited = new Promise((resolve) => { reportExit = resolve; });
+  const exited = new Promise((resolve) => {
+    reportExit = resolve;
+  });
   // The hooks VS Code's web workbench calls when it runs extension tests (the same ones @vscode/test-web uses).
   await page.exposeFunction('codeAutomationExit', (code) => reportExit(code));
   // The workbench, in test mode, also hands every console message (its own and the extension host's: the
@@ -241,12 +293,21 @@ try {
 
 // ---- report ----------------------------------------------------------------------------------------------------
 let results;
-try { results = JSON.parse(fs.readFileSync(resultsFile, 'utf8')); } catch {}
+try {
+  results = JSON.parse(fs.readFileSync(resultsFile, 'utf8'));
+} catch {}
 let passed = results?.passed ?? 0;
 let failed = results?.failed ?? 0;
 for (const t of results?.tests ?? []) {
   console.log(`  ${t.state === 'passed' ? 'ok  ' : 'FAIL'} ${t.title}${t.ms !== undefined ? ` (${t.ms} ms)` : ''}`);
-  if (t.error) console.log(t.error.split('\n').slice(0, 8).map((l) => `         ${l}`).join('\n'));
+  if (t.error)
+    console.log(
+      t.error
+        .split('\n')
+        .slice(0, 8)
+        .map((l) => `         ${l}`)
+        .join('\n'),
+    );
 }
 if (harnessError) console.log(`harness error: ${harnessError}`);
 else if (!results) console.log(`no test results: VS Code reported exit code ${hostExit} but the suite wrote nothing (did it load?)`);

@@ -13,7 +13,15 @@ export function createHeader(): Header {
   const updated = h('span', { class: 'updated' });
   const folders = h('span', { class: 'folders' });
   const banners = h('div', { class: 'banners', attrs: { role: 'region', 'aria-label': 'Warnings' } });
-  const bar = h('header', { class: 'bar' }, icon('shield'), h('h1', { text: 'MCP Gate' }), h('span', { class: 'subtitle', text: 'trust panel' }), folders, updated);
+  const bar = h(
+    'header',
+    { class: 'bar' },
+    icon('shield'),
+    h('h1', { text: 'MCP Gate' }),
+    h('span', { class: 'subtitle', text: 'trust panel' }),
+    folders,
+    updated,
+  );
   return {
     bar,
     banners,
@@ -21,9 +29,20 @@ export function createHeader(): Header {
       folders.textContent = model.folders.map((f) => f.name).join(', ');
       const t = /T(\d\d:\d\d:\d\d)/.exec(model.generatedAt);
       updated.textContent = t ? `updated ${t[1]} UTC` : '';
-      banners.replaceChildren(...model.banners.map((b) => h('div', { class: `banner ${b.level}`, attrs: { role: b.level === 'error' ? 'alert' : 'note' } },
-        codicon(b.level === 'error' ? 'error' : b.level === 'warning' ? 'warning' : 'info'), ' ', h('span', { text: b.text }),
-        b.files?.length ? h('div', { class: 'files' }, 'files: ', ...b.files.flatMap((f, i) => [i ? ', ' : '', h('code', { text: f })])) : null)));
+      banners.replaceChildren(
+        ...model.banners.map((b) =>
+          h(
+            'div',
+            { class: `banner ${b.level}`, attrs: { role: b.level === 'error' ? 'alert' : 'note' } },
+            codicon(b.level === 'error' ? 'error' : b.level === 'warning' ? 'warning' : 'info'),
+            ' ',
+            h('span', { text: b.text }),
+            b.files?.length
+              ? h('div', { class: 'files' }, 'files: ', ...b.files.flatMap((f, i) => [i ? ', ' : '', h('code', { text: f })]))
+              : null,
+          ),
+        ),
+      );
     },
   };
 }

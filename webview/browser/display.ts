@@ -6,13 +6,18 @@ import type { StatusLine } from './status';
 
 /** A time as read ("3 minutes ago"), exact on hover; kept current by `keepTimesCurrent`. */
 export function when(iso: string, prefix = ''): HTMLElement {
-  return h('time', { class: 'when', text: `${prefix}${relativeTime(iso, Date.now(), navigator.language)}`, attrs: { datetime: iso, title: exactTime(iso), 'data-prefix': prefix } });
+  return h('time', {
+    class: 'when',
+    text: `${prefix}${relativeTime(iso, Date.now(), navigator.language)}`,
+    attrs: { datetime: iso, title: exactTime(iso), 'data-prefix': prefix },
+  });
 }
 
 /** Refreshes every `when` time of the page twice a minute. */
 export function keepTimesCurrent(): void {
   setInterval(() => {
-    for (const t of document.querySelectorAll<HTMLElement>('time.when')) t.textContent = `${t.dataset.prefix ?? ''}${relativeTime(t.getAttribute('datetime') ?? '', Date.now(), navigator.language)}`;
+    for (const t of document.querySelectorAll<HTMLElement>('time.when'))
+      t.textContent = `${t.dataset.prefix ?? ''}${relativeTime(t.getAttribute('datetime') ?? '', Date.now(), navigator.language)}`;
   }, 30_000);
 }
 
@@ -24,8 +29,18 @@ export function digest(full: string, status: StatusLine): HTMLElement {
     e.clipboardData?.setData('text/plain', full);
     e.preventDefault();
   });
-  const copy = h('vscode-button', { class: 'copy', attrs: { secondary: true, icon: 'copy', title: `Copy ${full}`, 'aria-label': 'Copy the full digest' } });
-  copy.addEventListener('click', () => void navigator.clipboard?.writeText(full).then(() => status.set('Digest copied.'), () => status.set('The digest could not be copied.', 'error')));
+  const copy = h('vscode-button', {
+    class: 'copy',
+    attrs: { secondary: true, icon: 'copy', title: `Copy ${full}`, 'aria-label': 'Copy the full digest' },
+  });
+  copy.addEventListener(
+    'click',
+    () =>
+      void navigator.clipboard?.writeText(full).then(
+        () => status.set('Digest copied.'),
+        () => status.set('The digest could not be copied.', 'error'),
+      ),
+  );
   return h('span', { class: 'digest-value' }, code, copy);
 }
 

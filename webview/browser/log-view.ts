@@ -4,7 +4,19 @@
 // from them on demand (only those in view, until a filter needs them all).
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { VscodeTextfield } from '@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js';
-import { detailsText, filterRows, indexById, KIND_GROUPS, OUTCOME_CHOICES, parseEvent, rowSummary, serversIn, toRow, unbatch, type LogRow } from '../common/log-model';
+import {
+  detailsText,
+  filterRows,
+  indexById,
+  KIND_GROUPS,
+  OUTCOME_CHOICES,
+  parseEvent,
+  rowSummary,
+  serversIn,
+  toRow,
+  unbatch,
+  type LogRow,
+} from '../common/log-model';
 import type { HostMessage } from '../common/protocol';
 import type { PanelContext } from './context';
 import { codicon, h, icon } from './dom';
@@ -12,9 +24,23 @@ import { VirtualList } from './virtual-list';
 
 const ROW_HEIGHT = 22;
 const MAX_ENTRIES = 50_000;
-const GROUP_ICON: Record<string, string> = { 'mcp.request': 'arrow-swap', tool: 'tools', gate: 'shield', server: 'server-process', secret: 'key', network: 'globe', other: 'circle-small' };
+const GROUP_ICON: Record<string, string> = {
+  'mcp.request': 'arrow-swap',
+  tool: 'tools',
+  gate: 'shield',
+  server: 'server-process',
+  secret: 'key',
+  network: 'globe',
+  other: 'circle-small',
+};
 const OUTCOME_CLASS: Record<string, string> = {
-  answered: 'ok', ok: 'ok', refused_by_policy: 'bad', refused_by_address: 'bad', error: 'bad', redirected: 'warn', no_answer: 'warn',
+  answered: 'ok',
+  ok: 'ok',
+  refused_by_policy: 'bad',
+  refused_by_address: 'bad',
+  error: 'bad',
+  redirected: 'warn',
+  no_answer: 'warn',
 };
 
 export interface LogView {
@@ -40,7 +66,11 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
   let shownLength = 0;
   let truncated = 0;
 
-  const search = h('vscode-textfield', { class: 'search', attrs: { placeholder: 'Search the log', 'aria-label': 'Search the log' } }, icon('search')) as VscodeTextfield;
+  const search = h(
+    'vscode-textfield',
+    { class: 'search', attrs: { placeholder: 'Search the log', 'aria-label': 'Search the log' } },
+    icon('search'),
+  ) as VscodeTextfield;
   search.firstElementChild?.setAttribute('slot', 'content-before');
   const select = (label: string) => h('vscode-single-select', { attrs: { 'aria-label': label } }) as VscodeSingleSelect;
   const serverSelect = select('Filter by server');
@@ -48,19 +78,38 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
   const kindSelect = select('Filter by kind');
   const logCount = h('span', { class: 'log-count' });
   const clearFilters = h('vscode-button', { attrs: { secondary: true, icon: 'clear-all' }, text: 'Clear filters' });
-  const logHead = h('div', { class: 'log-row log-head', attrs: { role: 'row' } },
-    ...['Time', 'Event', 'Server', 'About', 'Outcome', 'Status', 'Detail'].map((t) => h('span', { class: 'cell', text: t, attrs: { role: 'columnheader' } })));
+  const logHead = h(
+    'div',
+    { class: 'log-row log-head', attrs: { role: 'row' } },
+    ...['Time', 'Event', 'Server', 'About', 'Outcome', 'Status', 'Detail'].map((t) =>
+      h('span', { class: 'cell', text: t, attrs: { role: 'columnheader' } }),
+    ),
+  );
   const viewport = h('div', { class: 'log-viewport', attrs: { tabindex: '0', role: 'grid', 'aria-label': 'Exchange log, newest first' } });
   const detailsTitle = h('span', { class: 'details-title' });
   const detailsBody = h('pre', { class: 'details-body' });
-  const details = h('div', { class: 'log-details', attrs: { hidden: true, role: 'region', 'aria-label': 'Event details' } },
-    h('div', { class: 'details-bar' }, codicon('info'), detailsTitle,
-      h('vscode-button', { attrs: { secondary: true, icon: 'close' }, text: 'Close', on: { click: () => closeDetails() } })),
-    detailsBody);
+  const details = h(
+    'div',
+    { class: 'log-details', attrs: { hidden: true, role: 'region', 'aria-label': 'Event details' } },
+    h(
+      'div',
+      { class: 'details-bar' },
+      codicon('info'),
+      detailsTitle,
+      h('vscode-button', { attrs: { secondary: true, icon: 'close' }, text: 'Close', on: { click: () => closeDetails() } }),
+    ),
+    detailsBody,
+  );
   const logEmpty = h('div', { class: 'empty', attrs: { hidden: true } });
-  const element = h('div', { class: 'log', attrs: { id: 'log' } },
+  const element = h(
+    'div',
+    { class: 'log', attrs: { id: 'log' } },
     h('div', { class: 'log-toolbar' }, search, serverSelect, outcomeSelect, kindSelect, clearFilters, logCount),
-    logHead, viewport, logEmpty, details);
+    logHead,
+    viewport,
+    logEmpty,
+    details,
+  );
 
   const list = new VirtualList<LogRow>({
     viewport,
@@ -145,7 +194,9 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
     const sig = JSON.stringify(choices);
     if (el.dataset.sig === sig) return;
     el.dataset.sig = sig;
-    el.replaceChildren(...choices.map(([v, label]) => h('vscode-option', { attrs: { value: v, ...(v === value ? { selected: true } : {}) }, text: label })));
+    el.replaceChildren(
+      ...choices.map(([v, label]) => h('vscode-option', { attrs: { value: v, ...(v === value ? { selected: true } : {}) }, text: label })),
+    );
     el.value = value;
   }
 
@@ -167,7 +218,10 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
     options(serverSelect, [['', 'All servers'], ...names.map((n): [string, string] => [n, n])], ctx.ui.filter.server);
   }
   const outcomeChoices: [string, string][] = [['', 'All outcomes'], ...OUTCOME_CHOICES.map((o): [string, string] => [o, o])];
-  const kindChoices: [string, string][] = [['', 'All events'], ...KIND_GROUPS.map((k): [string, string] => [k, k === 'tool' ? 'tool.call / tool.result' : k === 'mcp.request' ? k : `${k}.*`])];
+  const kindChoices: [string, string][] = [
+    ['', 'All events'],
+    ...KIND_GROUPS.map((k): [string, string] => [k, k === 'tool' ? 'tool.call / tool.result' : k === 'mcp.request' ? k : `${k}.*`]),
+  ];
 
   function applyFilter(keepScroll: boolean): void {
     const { filter } = ctx.ui;
@@ -182,14 +236,25 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
       // Newest first, straight from the lines: nothing is made for rows out of view.
       const n = lines.length;
       shownLength = n;
-      list.setItems({ length: n, at: (i) => rowAt(n - 1 - i), indexOf: (id) => { const k = indexById(ids, id); return k < 0 ? -1 : n - 1 - k; } });
+      list.setItems({
+        length: n,
+        at: (i) => rowAt(n - 1 - i),
+        indexOf: (id) => {
+          const k = indexById(ids, id);
+          return k < 0 ? -1 : n - 1 - k;
+        },
+      });
     }
     // New events arrive at the top (newest first): keep what the reader is looking at in place.
     if (keepScroll && top > 0 && shownLength > before) list.scrollTo(top + (shownLength - before) * ROW_HEIGHT);
     const eventsText = (n: number) => `${n} event${n === 1 ? '' : 's'}`;
-    logCount.textContent = filtered ? `${shownLength} of ${eventsText(lines.length)}` : `${eventsText(lines.length)}${truncated ? ` (the ${truncated} oldest are not shown)` : ''}`;
+    logCount.textContent = filtered
+      ? `${shownLength} of ${eventsText(lines.length)}`
+      : `${eventsText(lines.length)}${truncated ? ` (the ${truncated} oldest are not shown)` : ''}`;
     logEmpty.hidden = shownLength > 0;
-    logEmpty.textContent = lines.length ? 'No event matches the filters.' : 'No event logged yet: exchanges with servers, tool calls and decisions appear here.';
+    logEmpty.textContent = lines.length
+      ? 'No event matches the filters.'
+      : 'No event logged yet: exchanges with servers, tool calls and decisions appear here.';
     badge.textContent = String(lines.length);
   }
 
@@ -208,7 +273,11 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
         applyFilter(false);
       }, 60);
     });
-    for (const [el, k] of [[serverSelect, 'server'], [outcomeSelect, 'outcome'], [kindSelect, 'kind']] as const) {
+    for (const [el, k] of [
+      [serverSelect, 'server'],
+      [outcomeSelect, 'outcome'],
+      [kindSelect, 'kind'],
+    ] as const) {
       el.addEventListener('change', () => {
         ctx.ui.filter[k] = el.value;
         ctx.save();
@@ -284,7 +353,10 @@ export function createLogView(ctx: PanelContext, status: HTMLElement, badge: HTM
     init,
     scrollTop: () => viewport.scrollTop,
     shown() {
-      requestAnimationFrame(() => { sizeLog(); list.renderNow(); });
+      requestAnimationFrame(() => {
+        sizeLog();
+        list.renderNow();
+      });
     },
     refreshServerOptions,
     onLog,

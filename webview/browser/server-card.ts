@@ -23,7 +23,13 @@ export interface CardContext {
   onAction(s: ServerView, a: PanelAction, card: HTMLElement): void;
 }
 
-function collapsible(part: 'def' | 'diff', heading: string, description: string, open: boolean, ...content: HTMLElement[]): VscodeCollapsible {
+function collapsible(
+  part: 'def' | 'diff',
+  heading: string,
+  description: string,
+  open: boolean,
+  ...content: HTMLElement[]
+): VscodeCollapsible {
   const c = h('vscode-collapsible', { class: `part-${part}`, attrs: { heading, description } }, ...content) as VscodeCollapsible;
   c.open = open;
   return c;
@@ -43,7 +49,10 @@ export function cardOpen(ctx: PanelContext, s: Pick<ServerView, 'key' | 'section
  * shows or hides the card's details and keeps the choice. aria-expanded is on the element the panel makes.
  */
 function cardToggle(ctx: PanelContext, s: ServerView, card: HTMLElement, body: HTMLElement): HTMLElement {
-  const b = h('vscode-icon', { class: 'card-toggle', attrs: { 'action-icon': true, 'aria-controls': `body-${s.key}`, title: 'Show or hide the details' } });
+  const b = h('vscode-icon', {
+    class: 'card-toggle',
+    attrs: { 'action-icon': true, 'aria-controls': `body-${s.key}`, title: 'Show or hide the details' },
+  });
   const set = (open: boolean) => {
     body.hidden = !open;
     card.classList.toggle('collapsed', !open);
@@ -68,46 +77,94 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   for (const a of s.actions) {
     const b = h('vscode-button', {
       class: `act act-${a}`,
-      attrs: { icon: ACTION_ICON[a], ...(a === 'approve' ? {} : { secondary: true }), ...(o.busy ? { disabled: true } : {}), 'data-action': a },
-      text: a === 'approve' && (s.diff || s.toolsDiff) ? 'Review changes and approve…' : a === 'approve' ? 'Approve…' : a === 'reject' ? 'Reject…' : a === 'update' ? 'Update package…' : ACTION_LABEL[a],
+      attrs: {
+        icon: ACTION_ICON[a],
+        ...(a === 'approve' ? {} : { secondary: true }),
+        ...(o.busy ? { disabled: true } : {}),
+        'data-action': a,
+      },
+      text:
+        a === 'approve' && (s.diff || s.toolsDiff)
+          ? 'Review changes and approve…'
+          : a === 'approve'
+            ? 'Approve…'
+            : a === 'reject'
+              ? 'Reject…'
+              : a === 'update'
+                ? 'Update package…'
+                : ACTION_LABEL[a],
     });
     b.addEventListener('click', () => o.onAction(s, a, card));
     actions.append(b);
   }
-  const open = h('vscode-button', { class: 'act act-open', attrs: { secondary: true, icon: 'go-to-file', title: 'Open the file that declares it' }, text: 'Open file' });
+  const open = h('vscode-button', {
+    class: 'act act-open',
+    attrs: { secondary: true, icon: 'go-to-file', title: 'Open the file that declares it' },
+    text: 'Open file',
+  });
   open.addEventListener('click', () => ctx.post({ type: 'open', key: s.key }));
   actions.append(open);
 
   const body = h('div', { class: 'card-body', attrs: { id: `body-${s.key}` } });
-  card.append(h('div', { class: 'head' },
-    cardToggle(ctx, s, card, body),
-    icon(STATE_ICON[s.state] ?? 'circle', s.stateLabel),
-    h('h3', { class: 'name', text: s.name }),
-    h('span', { class: `state state-${s.state}`, text: s.stateLabel }),
-    h('span', { class: 'source', text: s.declared.source }),
-    actions));
+  card.append(
+    h(
+      'div',
+      { class: 'head' },
+      cardToggle(ctx, s, card, body),
+      icon(STATE_ICON[s.state] ?? 'circle', s.stateLabel),
+      h('h3', { class: 'name', text: s.name }),
+      h('span', { class: `state state-${s.state}`, text: s.stateLabel }),
+      h('span', { class: 'source', text: s.declared.source }),
+      actions,
+    ),
+  );
   card.append(h('p', { class: 'reason', text: s.reason }));
   card.append(body);
 
   const dl = h('dl', { class: 'meta' });
   // Repository files by their workspace-relative path; the full path on hover.
   const declared = s.declared.scope === 'repository' ? s.declared.source : s.declared.file;
-  dl.append(...meta('Declared in', h('code', { text: `${declared}:${s.declared.line}:${s.declared.column}`, attrs: { title: s.declared.file } })));
+  dl.append(
+    ...meta('Declared in', h('code', { text: `${declared}:${s.declared.line}:${s.declared.column}`, attrs: { title: s.declared.file } })),
+  );
   // "repository scope, gated" is what every waiting server is; the line is shown only where it says more.
-  if (!s.gated || s.declared.scope !== 'repository') dl.append(...meta('Scope', `${s.declared.scope} scope, ${s.gated ? 'gated: runs only once approved' : 'trusted: written by a person on this machine'}`));
-  if (s.declared.importedBy.length) dl.append(...meta('Imported by', ...s.declared.importedBy.flatMap((f, i) => [i ? ', ' : '', h('code', { text: f })])));
+  if (!s.gated || s.declared.scope !== 'repository')
+    dl.append(
+      ...meta(
+        'Scope',
+        `${s.declared.scope} scope, ${s.gated ? 'gated: runs only once approved' : 'trusted: written by a person on this machine'}`,
+      ),
+    );
+  if (s.declared.importedBy.length)
+    dl.append(...meta('Imported by', ...s.declared.importedBy.flatMap((f, i) => [i ? ', ' : '', h('code', { text: f })])));
   if (ctx.model && ctx.model.folders.length > 1) dl.append(...meta('Folder', s.folder));
   dl.append(...meta(s.transport === 'http' ? 'Connects to' : 'Runs', h('code', { class: 'summary', text: s.summary })));
   if (s.cwd) dl.append(...meta('In folder', h('code', { text: s.cwd })));
   if (s.decidedAt) dl.append(...meta('Decided', when(s.decidedAt)));
   if (s.approvedBy) {
-    dl.append(...meta('Approved by', h('strong', { class: 'approved-by', text: s.approvedBy.by }), ` (team file, key `, h('code', { text: s.approvedBy.key, attrs: { title: s.approvedBy.file } }), `, signed `, when(s.approvedBy.at), ')'));
+    dl.append(
+      ...meta(
+        'Approved by',
+        h('strong', { class: 'approved-by', text: s.approvedBy.by }),
+        ` (team file, key `,
+        h('code', { text: s.approvedBy.key, attrs: { title: s.approvedBy.file } }),
+        `, signed `,
+        when(s.approvedBy.at),
+        ')',
+      ),
+    );
   }
   body.append(dl);
 
   if (s.hidden) {
-    body.append(h('div', { class: 'warn hidden-chars', attrs: { role: 'note' } }, codicon('warning'),
-      ' This definition contains invisible, control or reordering characters. Each is shown as an escape (such as \\u202E); nothing is hidden or cut.'));
+    body.append(
+      h(
+        'div',
+        { class: 'warn hidden-chars', attrs: { role: 'note' } },
+        codicon('warning'),
+        ' This definition contains invisible, control or reordering characters. Each is shown as an escape (such as \\u202E); nothing is hidden or cut.',
+      ),
+    );
   }
 
   const changed = !!(s.diff || s.toolsDiff);
@@ -123,7 +180,11 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   const def: HTMLElement[] = [h('pre', { class: 'definition', text: s.definition })];
   if (s.plan) {
     def.push(h('h4', { text: 'Launch plan: what will be executed' }));
-    const rows: [string, string][] = [['Program', s.plan.program], ['Arguments', s.plan.args], ['Folder', s.plan.folder]];
+    const rows: [string, string][] = [
+      ['Program', s.plan.program],
+      ['Arguments', s.plan.args],
+      ['Folder', s.plan.folder],
+    ];
     if (s.plan.variables) rows.push(['Variables', s.plan.variables]);
     const pt = h('table', { class: 'files plan' });
     for (const [k, v] of rows) pt.append(h('tr', {}, h('th', { text: k }), h('td', {}, h('code', { text: v }))));
@@ -136,23 +197,48 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
     }
     if (s.plan.guarded) {
       def.push(h('h4', { text: 'Checked when it loads (the load guard)' }));
-      def.push(h('p', { text: 'Every other file its Node and Python processes load is checked against the workspace as it is when you approve: a file changed or added since is refused before it runs, and the server is stopped.' }));
+      def.push(
+        h('p', {
+          text: 'Every other file its Node and Python processes load is checked against the workspace as it is when you approve: a file changed or added since is refused before it runs, and the server is stopped.',
+        }),
+      );
       if (s.plan.guarded.length) def.push(h('ul', { class: 'guarded' }, ...s.plan.guarded.map((g) => h('li', { text: g }))));
     }
   }
   if (s.sandbox?.length) {
     def.push(h('h4', { text: 'Sandbox' }));
-    def.push(h('ul', { class: `sandbox${s.sandbox[0].startsWith('contained') ? '' : ' uncontained'}` }, ...s.sandbox.map((l) => h('li', { text: l }))));
+    def.push(
+      h(
+        'ul',
+        { class: `sandbox${s.sandbox[0].startsWith('contained') ? '' : ' uncontained'}` },
+        ...s.sandbox.map((l) => h('li', { text: l })),
+      ),
+    );
   }
   if (s.pinnedFiles.length) {
     def.push(h('h4', { text: 'Files it can execute or load (content pinned)' }));
-    const t = h('table', { class: 'files' }, h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Bytes' }), h('th', { text: 'SHA-256' })));
-    for (const f of s.pinnedFiles) t.append(h('tr', {}, h('td', {}, h('code', { text: f.path })), h('td', { text: String(f.size) }), h('td', {}, digest(f.sha256, status))));
+    const t = h(
+      'table',
+      { class: 'files' },
+      h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Bytes' }), h('th', { text: 'SHA-256' })),
+    );
+    for (const f of s.pinnedFiles)
+      t.append(
+        h('tr', {}, h('td', {}, h('code', { text: f.path })), h('td', { text: String(f.size) }), h('td', {}, digest(f.sha256, status))),
+      );
     def.push(t);
   }
   if (s.envFile) def.push(h('p', {}, 'envFile ', h('code', { text: s.envFile })));
   if (s.inputs) def.push(h('h4', { text: 'Inputs it asks for' }), h('pre', { class: 'definition', text: s.inputs }));
-  if (s.pinnedTools?.length) def.push(h('p', { class: 'tools' }, `Tools pinned at the first start: `, ...s.pinnedTools.flatMap((t, i) => [i ? ', ' : '', h('code', { text: t })])));
+  if (s.pinnedTools?.length)
+    def.push(
+      h(
+        'p',
+        { class: 'tools' },
+        `Tools pinned at the first start: `,
+        ...s.pinnedTools.flatMap((t, i) => [i ? ', ' : '', h('code', { text: t })]),
+      ),
+    );
   if (s.digest) def.push(h('p', { class: 'digest' }, 'digest ', digest(s.digest, status)));
   body.append(collapsible('def', 'Definition as written', s.declared.source, s.section === 'waiting', ...def));
   return card;

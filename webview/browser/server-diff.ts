@@ -8,8 +8,18 @@ export function diffBlock(lines: DiffLine[], label: string): HTMLElement {
   const block = h('div', { class: 'diff', attrs: { role: 'group', 'aria-label': label } });
   for (const l of lines) {
     const mark = l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : l.kind === 'note' ? '' : ' ';
-    block.append(h('div', { class: `dl ${l.kind}` }, h('span', { class: 'mark', text: mark, attrs: { 'aria-hidden': 'true' } }),
-      h('span', { class: 'txt', text: l.text, attrs: l.kind === 'add' ? { 'aria-label': `added: ${l.text}` } : l.kind === 'del' ? { 'aria-label': `removed: ${l.text}` } : {} })));
+    block.append(
+      h(
+        'div',
+        { class: `dl ${l.kind}` },
+        h('span', { class: 'mark', text: mark, attrs: { 'aria-hidden': 'true' } }),
+        h('span', {
+          class: 'txt',
+          text: l.text,
+          attrs: l.kind === 'add' ? { 'aria-label': `added: ${l.text}` } : l.kind === 'del' ? { 'aria-label': `removed: ${l.text}` } : {},
+        }),
+      ),
+    );
   }
   return block;
 }
@@ -19,22 +29,67 @@ export function changeParts(s: ServerView): HTMLElement[] {
   const parts: HTMLElement[] = [];
   if (s.diff) {
     if (s.diff.fields.length) parts.push(h('h4', { text: 'Changed fields' }));
-    for (const f of s.diff.fields) parts.push(h('div', { class: 'diff-item field' }, h('div', { class: 'diff-title' }, codicon('symbol-field'), ' field ', h('code', { text: f.field })), diffBlock(f.lines, `field ${f.field}`)));
+    for (const f of s.diff.fields)
+      parts.push(
+        h(
+          'div',
+          { class: 'diff-item field' },
+          h('div', { class: 'diff-title' }, codicon('symbol-field'), ' field ', h('code', { text: f.field })),
+          diffBlock(f.lines, `field ${f.field}`),
+        ),
+      );
     if (s.diff.files.length) parts.push(h('h4', { text: 'Files it runs' }));
     for (const f of s.diff.files) {
-      parts.push(h('div', { class: 'diff-item file' },
-        h('div', { class: 'diff-title' }, codicon('file'), ' ', h('code', { text: f.path }), ` ${f.change}`, f.digests ? h('span', { class: 'digests', text: ` (${f.digests})` }) : null),
-        f.note ? h('p', { class: 'note', text: f.note }) : null,
-        f.lines.length ? diffBlock(f.lines, `file ${f.path}`) : null));
+      parts.push(
+        h(
+          'div',
+          { class: 'diff-item file' },
+          h(
+            'div',
+            { class: 'diff-title' },
+            codicon('file'),
+            ' ',
+            h('code', { text: f.path }),
+            ` ${f.change}`,
+            f.digests ? h('span', { class: 'digests', text: ` (${f.digests})` }) : null,
+          ),
+          f.note ? h('p', { class: 'note', text: f.note }) : null,
+          f.lines.length ? diffBlock(f.lines, `file ${f.path}`) : null,
+        ),
+      );
     }
   }
   if (s.toolsDiff) {
     // Times as everywhere in the panel: relative, exact on hover (display.ts when).
-    parts.push(h('h4', {}, 'Tools it offers (seen ', when(s.toolsDiff.observedAt), ...(s.toolsDiff.approvedAt ? ['; pinned ', when(s.toolsDiff.approvedAt)] : []), ')'));
+    parts.push(
+      h(
+        'h4',
+        {},
+        'Tools it offers (seen ',
+        when(s.toolsDiff.observedAt),
+        ...(s.toolsDiff.approvedAt ? ['; pinned ', when(s.toolsDiff.approvedAt)] : []),
+        ')',
+      ),
+    );
     for (const t of s.toolsDiff.tools) {
-      parts.push(h('div', { class: 'diff-item tool' }, h('div', { class: 'diff-title' }, codicon('tools'), ' tool ', h('code', { text: t.name }), ` ${t.change}`), diffBlock(t.lines, `tool ${t.name}`)));
+      parts.push(
+        h(
+          'div',
+          { class: 'diff-item tool' },
+          h('div', { class: 'diff-title' }, codicon('tools'), ' tool ', h('code', { text: t.name }), ` ${t.change}`),
+          diffBlock(t.lines, `tool ${t.name}`),
+        ),
+      );
     }
-    if (s.toolsDiff.instructions) parts.push(h('div', { class: 'diff-item instructions' }, h('div', { class: 'diff-title' }, codicon('book'), ' server instructions'), diffBlock(s.toolsDiff.instructions, 'instructions')));
+    if (s.toolsDiff.instructions)
+      parts.push(
+        h(
+          'div',
+          { class: 'diff-item instructions' },
+          h('div', { class: 'diff-title' }, codicon('book'), ' server instructions'),
+          diffBlock(s.toolsDiff.instructions, 'instructions'),
+        ),
+      );
   }
   return parts;
 }

@@ -19,8 +19,15 @@ export interface ServerLists {
   finished(key: string): void;
 }
 
-export function createServerLists(ctx: PanelContext, status: StatusLine, badges: { waiting: HTMLElement; decided: HTMLElement }): ServerLists {
-  const lists = { waiting: h('div', { class: 'servers', attrs: { id: 'waiting' } }), decided: h('div', { class: 'servers', attrs: { id: 'decided' } }) };
+export function createServerLists(
+  ctx: PanelContext,
+  status: StatusLine,
+  badges: { waiting: HTMLElement; decided: HTMLElement },
+): ServerLists {
+  const lists = {
+    waiting: h('div', { class: 'servers', attrs: { id: 'waiting' } }),
+    decided: h('div', { class: 'servers', attrs: { id: 'decided' } }),
+  };
   const busy = new Set<string>();
   const cards = new Map<string, { sig: string; el: HTMLElement }>();
 
@@ -29,10 +36,13 @@ export function createServerLists(ctx: PanelContext, status: StatusLine, badges:
     // One press: VS Code opens the definition (for a changed server, the change in its diff editor) and asks.
     busy.add(s.key);
     for (const b of card.querySelectorAll<HTMLElement>('.act')) b.setAttribute('disabled', '');
-    status.set(a === 'approve' && (s.diff || s.toolsDiff)
-      ? `VS Code shows the changes to ${s.name} side by side and asks whether to approve them.`
-      : a === 'update' ? `VS Code asks the registry for ${s.name}'s package again and shows what changed before asking.`
-      : `${ACTION_LABEL[a]} ${s.name}…`);
+    status.set(
+      a === 'approve' && (s.diff || s.toolsDiff)
+        ? `VS Code shows the changes to ${s.name} side by side and asks whether to approve them.`
+        : a === 'update'
+          ? `VS Code asks the registry for ${s.name}'s package again and shows what changed before asking.`
+          : `${ACTION_LABEL[a]} ${s.name}…`,
+    );
     ctx.post({ type: 'action', action: a, key: s.key });
   }
 
@@ -43,7 +53,9 @@ export function createServerLists(ctx: PanelContext, status: StatusLine, badges:
     for (const section of ['waiting', 'decided'] as const) {
       const container = lists[section];
       const order = new Map(model.folders.map((f, i) => [f.name, i]));
-      const items = model.servers.filter((s) => s.section === section).sort((a, b) => (order.get(a.folder) ?? 0) - (order.get(b.folder) ?? 0));
+      const items = model.servers
+        .filter((s) => s.section === section)
+        .sort((a, b) => (order.get(a.folder) ?? 0) - (order.get(b.folder) ?? 0));
       const nodes: HTMLElement[] = [];
       let lastFolder: string | undefined;
       for (const s of items) {
@@ -60,9 +72,16 @@ export function createServerLists(ctx: PanelContext, status: StatusLine, badges:
         nodes.push(c.el);
       }
       if (!items.length) {
-        nodes.push(section === 'waiting'
-          ? h('div', { class: 'empty' }, codicon('pass'), ' Nothing waits for review: every server this workspace declares has been decided.')
-          : h('div', { class: 'empty' }, codicon('info'), ' No server has been decided yet.'));
+        nodes.push(
+          section === 'waiting'
+            ? h(
+                'div',
+                { class: 'empty' },
+                codicon('pass'),
+                ' Nothing waits for review: every server this workspace declares has been decided.',
+              )
+            : h('div', { class: 'empty' }, codicon('info'), ' No server has been decided yet.'),
+        );
       }
       container.replaceChildren(...nodes);
     }

@@ -32,10 +32,14 @@ export class VirtualList<T extends { id: number }> {
     this.spacer = document.createElement('div');
     this.spacer.className = 'vlist-spacer';
     o.viewport.append(this.spacer);
-    o.viewport.addEventListener('scroll', () => {
-      this.schedule();
-      o.onScroll?.(o.viewport.scrollTop);
-    }, { passive: true });
+    o.viewport.addEventListener(
+      'scroll',
+      () => {
+        this.schedule();
+        o.onScroll?.(o.viewport.scrollTop);
+      },
+      { passive: true },
+    );
     o.viewport.addEventListener('click', (e) => {
       const row = (e.target as HTMLElement).closest<HTMLElement>('.vlist-row');
       if (!row || row.dataset.index === undefined) return;
@@ -86,14 +90,32 @@ export class VirtualList<T extends { id: number }> {
     const cur = this.indexOfSelected();
     let next: number | undefined;
     switch (e.key) {
-      case 'ArrowDown': next = cur + 1; break;
-      case 'ArrowUp': next = cur < 0 ? 0 : cur - 1; break;
-      case 'PageDown': next = cur + page; break;
-      case 'PageUp': next = cur - page; break;
-      case 'Home': next = 0; break;
-      case 'End': next = this.items.length - 1; break;
-      case 'Enter': if (cur >= 0) { this.select(cur, true); e.preventDefault(); } return;
-      default: return;
+      case 'ArrowDown':
+        next = cur + 1;
+        break;
+      case 'ArrowUp':
+        next = cur < 0 ? 0 : cur - 1;
+        break;
+      case 'PageDown':
+        next = cur + page;
+        break;
+      case 'PageUp':
+        next = cur - page;
+        break;
+      case 'Home':
+        next = 0;
+        break;
+      case 'End':
+        next = this.items.length - 1;
+        break;
+      case 'Enter':
+        if (cur >= 0) {
+          this.select(cur, true);
+          e.preventDefault();
+        }
+        return;
+      default:
+        return;
     }
     e.preventDefault();
     if (this.items.length) this.select(Math.max(0, Math.min(this.items.length - 1, next)), false);

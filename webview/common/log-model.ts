@@ -37,7 +37,16 @@ export interface LogFilter {
 }
 
 export const KIND_GROUPS = ['mcp.request', 'tool', 'gate', 'server', 'network', 'secret'] as const;
-export const OUTCOME_CHOICES = ['answered', 'refused_by_policy', 'refused_by_address', 'redirected', 'no_answer', 'ok', 'error', 'blocked'] as const;
+export const OUTCOME_CHOICES = [
+  'answered',
+  'refused_by_policy',
+  'refused_by_address',
+  'redirected',
+  'no_answer',
+  'ok',
+  'error',
+  'blocked',
+] as const;
 
 /** Any JSON value as one line of display text. */
 export function field(v: unknown): string {

@@ -16,7 +16,8 @@ export function sanitizeUiState(raw: unknown): UiState {
   if (typeof r.tab === 'string' && (TABS as readonly string[]).includes(r.tab)) s.tab = r.tab as UiState['tab'];
   const f = r.filter as Record<string, unknown> | undefined;
   if (f && typeof f === 'object') {
-    for (const k of ['server', 'outcome', 'kind', 'text'] as const) if (typeof f[k] === 'string') s.filter[k] = (f[k] as string).slice(0, MAX_TEXT);
+    for (const k of ['server', 'outcome', 'kind', 'text'] as const)
+      if (typeof f[k] === 'string') s.filter[k] = (f[k] as string).slice(0, MAX_TEXT);
   }
   const ex = r.expanded as Record<string, unknown> | undefined;
   if (ex && typeof ex === 'object' && !Array.isArray(ex)) {

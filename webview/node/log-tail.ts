@@ -27,7 +27,10 @@ export class LogTail {
   entries: TailLine[] = [];
   dropped = 0;
 
-  constructor(readonly file: string | undefined, private readonly max = 50_000) {}
+  constructor(
+    readonly file: string | undefined,
+    private readonly max = 50_000,
+  ) {}
 
   /** Reads what is new. Never throws: an unreadable log shows as an empty one. */
   poll(): TailResult {

@@ -19,9 +19,17 @@ import { isUpdatable } from '../../src/trust/approval/lock-update';
 import { serverKey, type ServerRef } from '../../src/trust/approval/server-ref';
 import { definitionChanged, isApprovable, isRejectable, isResettable, isWaiting, STATE_ORDER } from '../../src/trust/approval/states';
 import {
-  PANEL_ACTIONS, SERVER_KEY,
-  type DiffLine, type FieldDiffView, type FileDiffView, type PanelAction, type PanelModel, type ServerView,
-  type ToolDiffView, type ToolsDiffView, type WebviewMessage,
+  PANEL_ACTIONS,
+  SERVER_KEY,
+  type DiffLine,
+  type FieldDiffView,
+  type FileDiffView,
+  type PanelAction,
+  type PanelModel,
+  type ServerView,
+  type ToolDiffView,
+  type ToolsDiffView,
+  type WebviewMessage,
 } from '../common/protocol';
 import { MAX_UI_STATE_JSON, sanitizeUiState } from '../common/ui-state';
 
@@ -87,9 +95,12 @@ function hunkLines(f: FileChange): DiffLine[] {
 const shown = (v: unknown) => (v === undefined ? '(absent)' : renderValue(v));
 
 function fileDiff(f: FileChange): FileDiffView {
-  const digests = [f.before ? `was sha256 ${f.before.slice(0, 12)}` : '', f.after ? `now sha256 ${f.after.slice(0, 12)}` : ''].filter(Boolean).join(', ');
+  const digests = [f.before ? `was sha256 ${f.before.slice(0, 12)}` : '', f.after ? `now sha256 ${f.after.slice(0, 12)}` : '']
+    .filter(Boolean)
+    .join(', ');
   const view: FileDiffView = { path: escapeText(f.path), change: f.change, digests, lines: hunkLines(f) };
-  if (!f.hunks && f.change === 'changed') view.note = 'content not kept with the approval (binary or larger than 64 KiB): only its digest is compared';
+  if (!f.hunks && f.change === 'changed')
+    view.note = 'content not kept with the approval (binary or larger than 64 KiB): only its digest is compared';
   return view;
 }
 
@@ -101,8 +112,22 @@ function toolsDiffView(s: ServerReport): ToolsDiffView | undefined {
   const d = diffTools(before, after);
   const find = (list: Record<string, unknown>[], name: string) => list.find((t) => String(t.name) === name) ?? { name };
   const tools: ToolDiffView[] = [];
-  for (const n of d.added) tools.push({ name: quote(n), change: 'added', lines: renderValue(find(after.tools, n)).split('\n').map((text) => ({ kind: 'add', text })) });
-  for (const n of d.removed) tools.push({ name: quote(n), change: 'removed', lines: renderValue(find(before.tools, n)).split('\n').map((text) => ({ kind: 'del', text })) });
+  for (const n of d.added)
+    tools.push({
+      name: quote(n),
+      change: 'added',
+      lines: renderValue(find(after.tools, n))
+        .split('\n')
+        .map((text) => ({ kind: 'add', text })),
+    });
+  for (const n of d.removed)
+    tools.push({
+      name: quote(n),
+      change: 'removed',
+      lines: renderValue(find(before.tools, n))
+        .split('\n')
+        .map((text) => ({ kind: 'del', text })),
+    });
   for (const c of d.changed) {
     const lines: DiffLine[] = [];
     for (const f of c.fields) {
@@ -134,8 +159,12 @@ function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere):
     reason: escapeText(s.reason),
     gated: s.gated,
     declared: {
-      file: escapeText(s.file), line: s.position.line, column: s.position.column, scope: s.scope,
-      source: escapeText(s.source), importedBy: s.importedBy.map(escapeText),
+      file: escapeText(s.file),
+      line: s.position.line,
+      column: s.position.column,
+      scope: s.scope,
+      source: escapeText(s.source),
+      importedBy: s.importedBy.map(escapeText),
     },
     summary: s.definition ? summary(s) : '(invalid entry: it cannot run as written)',
     transport: s.definition?.type,
@@ -152,7 +181,10 @@ function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere):
       program: plan.executable ? escapeText(plan.executable) : `(none: ${escapeText(plan.notFound ?? '')})`,
       args: plan.args.length ? plan.args.map(quote).join(' ') : '(none)',
       folder: escapeText(plan.cwd),
-      roots: plan.closure.roots.map((r) => ({ path: escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`), why: escapeText(r.why) })),
+      roots: plan.closure.roots.map((r) => ({
+        path: escapeText(r.path === '.' ? '. (the whole workspace)' : `${r.path}/`),
+        why: escapeText(r.why),
+      })),
     };
     if (env.length) view.plan.variables = env.map(([k, v]) => `${escapeText(k)}=${quote(v)}`).join(' ');
     // Under the load guard: what is checked when it loads rather than pinned (src/trust/plan/closure.ts guardedClosureOf).
@@ -190,30 +222,48 @@ function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere):
   return view;
 }
 
-
 /** The HOME a sandbox hides and whether bubblewrap starts here (the extension passes its cached probe). */
 export interface SandboxHere {
   home: string;
   probe: () => SandboxProbe;
 }
 
-export function buildModel(folders: readonly FolderInput[], opts: { restricted: boolean; now?: Date; /** default: this process's HOME, probed now */ sandbox?: SandboxHere }): BuiltModel {
+export function buildModel(
+  folders: readonly FolderInput[],
+  opts: { restricted: boolean; now?: Date; /** default: this process's HOME, probed now */ sandbox?: SandboxHere },
+): BuiltModel {
   const refs = new Map<string, ServerRef>();
   const servers: ServerView[] = [];
   const banners: PanelModel['banners'] = [];
-  if (opts.restricted) banners.push({ level: 'info', text: 'Restricted Mode: no repository MCP server is offered or started, approved or not.' });
+  if (opts.restricted)
+    banners.push({ level: 'info', text: 'Restricted Mode: no repository MCP server is offered or started, approved or not.' });
   const names = new Set<string>();
   for (const f of folders) {
     if (f.error) banners.push({ level: 'error', text: `${escapeText(f.name)}: ${escapeText(f.error)}` });
     const r = f.report;
     if (!r) continue;
-    for (const b of r.fullBlock) banners.push({ level: 'error', text: `Full block: no tool of this project may be called until this is fixed: ${escapeText(b.reason)}`, files: b.files.map(escapeText) });
-    if (r.escapeHatch) banners.push({ level: 'warning', text: 'MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review.' });
+    for (const b of r.fullBlock)
+      banners.push({
+        level: 'error',
+        text: `Full block: no tool of this project may be called until this is fixed: ${escapeText(b.reason)}`,
+        files: b.files.map(escapeText),
+      });
+    if (r.escapeHatch)
+      banners.push({ level: 'warning', text: 'MCP_GATE_ALLOW_PROJECT=1 is set: every repository server is trusted without review.' });
     // A repository's files that try to approve servers for another agent: reported, never a state (src/trust/sources/preapproval.ts).
     const pre = preApprovalAttempts(r.project);
-    for (const a of pre.attempts) banners.push({ level: 'warning', text: `${escapeText(f.name)}: ${escapeText(preApprovalLine(a))}. MCP Gate ignores it: no state changes, and nothing runs without your approval.`, files: [escapeText(a.file)] });
+    for (const a of pre.attempts)
+      banners.push({
+        level: 'warning',
+        text: `${escapeText(f.name)}: ${escapeText(preApprovalLine(a))}. MCP Gate ignores it: no state changes, and nothing runs without your approval.`,
+        files: [escapeText(a.file)],
+      });
     const h = r.store.health;
-    if (h.status === 'corrupt') banners.push({ level: 'error', text: `The approval store ${escapeText(r.store.file)} is corrupt (${escapeText(h.problem)}): nothing is approved until you approve again.${h.backup ? ` The unreadable file is kept as ${escapeText(h.backup)}.` : ''}` });
+    if (h.status === 'corrupt')
+      banners.push({
+        level: 'error',
+        text: `The approval store ${escapeText(r.store.file)} is corrupt (${escapeText(h.problem)}): nothing is approved until you approve again.${h.backup ? ` The unreadable file is kept as ${escapeText(h.backup)}.` : ''}`,
+      });
     for (const s of r.servers) {
       const v = serverView(f, s, opts.sandbox ?? { home: os.homedir(), probe: sandboxAvailable });
       refs.set(v.key, { folder: f.path, source: s.source, name: s.name });
@@ -221,13 +271,25 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
       names.add(v.name);
     }
   }
-  servers.sort((a, b) => (STATE_ORDER[a.state as keyof typeof STATE_ORDER] ?? 9) - (STATE_ORDER[b.state as keyof typeof STATE_ORDER] ?? 9) || a.name.localeCompare(b.name) || a.declared.source.localeCompare(b.declared.source));
+  servers.sort(
+    (a, b) =>
+      (STATE_ORDER[a.state as keyof typeof STATE_ORDER] ?? 9) - (STATE_ORDER[b.state as keyof typeof STATE_ORDER] ?? 9) ||
+      a.name.localeCompare(b.name) ||
+      a.declared.source.localeCompare(b.declared.source),
+  );
   const model: PanelModel = {
     generatedAt: (opts.now ?? new Date()).toISOString(),
-    folders: folders.map((f) => ({ name: escapeText(f.name), project: escapeText(f.report?.project ?? f.path), ...(f.error ? { error: escapeText(f.error) } : {}) })),
+    folders: folders.map((f) => ({
+      name: escapeText(f.name),
+      project: escapeText(f.report?.project ?? f.path),
+      ...(f.error ? { error: escapeText(f.error) } : {}),
+    })),
     banners,
     servers,
-    counts: { waiting: servers.filter((s) => s.section === 'waiting').length, decided: servers.filter((s) => s.section === 'decided').length },
+    counts: {
+      waiting: servers.filter((s) => s.section === 'waiting').length,
+      decided: servers.filter((s) => s.section === 'decided').length,
+    },
     serverNames: [...names].sort(),
     restricted: opts.restricted,
   };
@@ -237,9 +299,7 @@ export function buildModel(folders: readonly FolderInput[], opts: { restricted: 
 // ---- messages from the webview ------------------------------------------------------------------------------
 
 /** The result of checking one message from the webview (not a policy `Verdict`). */
-export type MessageCheck =
-  | { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRef }
-  | { ok: false; why: string };
+export type MessageCheck = { ok: true; message: WebviewMessage; server?: ServerView; ref?: ServerRef } | { ok: false; why: string };
 
 const SHAPES: Record<WebviewMessage['type'], readonly string[]> = {
   ready: ['type'],
@@ -258,7 +318,12 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 export function describeMessage(raw: unknown): string {
   let s: string;
   try {
-    s = isPlainObject(raw) ? `{${Object.keys(raw).slice(0, 8).map((k) => `${k}: ${typeof raw[k] === 'string' ? JSON.stringify(raw[k]) : typeof raw[k]}`).join(', ')}}` : `${raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw}`;
+    s = isPlainObject(raw)
+      ? `{${Object.keys(raw)
+          .slice(0, 8)
+          .map((k) => `${k}: ${typeof raw[k] === 'string' ? JSON.stringify(raw[k]) : typeof raw[k]}`)
+          .join(', ')}}`
+      : `${raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw}`;
   } catch {
     s = 'unprintable';
   }
@@ -277,7 +342,8 @@ export function checkMessage(raw: unknown, current: BuiltModel): MessageCheck {
   if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(SHAPES, type)) return { ok: false, why: 'unknown type' };
   const keys = Object.keys(raw).sort();
   const expected = SHAPES[type as WebviewMessage['type']];
-  if (keys.length !== expected.length || keys.some((k, i) => k !== expected[i])) return { ok: false, why: `wrong fields for "${type}" (expected ${expected.join(', ')})` };
+  if (keys.length !== expected.length || keys.some((k, i) => k !== expected[i]))
+    return { ok: false, why: `wrong fields for "${type}" (expected ${expected.join(', ')})` };
   if (type === 'ready') return { ok: true, message: { type: 'ready' } };
   if (type === 'state') {
     let json: string;
@@ -298,7 +364,8 @@ export function checkMessage(raw: unknown, current: BuiltModel): MessageCheck {
   if (type === 'open') return { ok: true, message: { type: 'open', key }, server, ref };
   const action = raw.action;
   if (typeof action !== 'string' || !(PANEL_ACTIONS as readonly string[]).includes(action)) return { ok: false, why: 'unknown action' };
-  if (!server.actions.includes(action as PanelAction)) return { ok: false, why: `"${action}" is not allowed for a server in state ${server.state}` };
+  if (!server.actions.includes(action as PanelAction))
+    return { ok: false, why: `"${action}" is not allowed for a server in state ${server.state}` };
   return { ok: true, message: { type: 'action', action: action as PanelAction, key }, server, ref };
 }
 

@@ -32,9 +32,18 @@ import childProcess = require('node:child_process');
 // (readFileSync itself calls fs.openSync and friends through the module object when it runs: a read of the guard's
 // own is made of the captured functions, each of which goes to Node's native code directly — red team 5, case 07.)
 const F = {
-  accessSync: fs.accessSync, appendFileSync: fs.appendFileSync, closeSync: fs.closeSync, lstatSync: fs.lstatSync,
-  openSync: fs.openSync, readSync: fs.readSync, readdirSync: fs.readdirSync, fstatSync: fs.fstatSync,
-  readlinkSync: fs.readlinkSync, statSync: fs.statSync, writeSync: fs.writeSync, realpath: fs.realpathSync.native,
+  accessSync: fs.accessSync,
+  appendFileSync: fs.appendFileSync,
+  closeSync: fs.closeSync,
+  lstatSync: fs.lstatSync,
+  openSync: fs.openSync,
+  readSync: fs.readSync,
+  readdirSync: fs.readdirSync,
+  fstatSync: fs.fstatSync,
+  readlinkSync: fs.readlinkSync,
+  statSync: fs.statSync,
+  writeSync: fs.writeSync,
+  realpath: fs.realpathSync.native,
   readFileSync(p: string, encoding?: 'utf8'): Buffer & string {
     const fd = F.openSync(p, 'r');
     try {
@@ -60,38 +69,48 @@ type LoadResult = { format?: string | null; source?: string | ArrayBuffer | Arra
 type NextLoad = (u: string, context?: unknown) => LoadResult | Promise<LoadResult>;
 
 interface Config {
-  root: string;                     // real path of the workspace, with a trailing separator
+  root: string; // real path of the workspace, with a trailing separator
   rootDir: string;
-  files: Record<string, string>;    // rel posix path → sha256
-  scratch: string[];                // real paths, each with a trailing separator
+  files: Record<string, string>; // rel posix path → sha256
+  scratch: string[]; // real paths, each with a trailing separator
   report: string | null;
-  closure: Set<string>;             // rel paths the approval pins as read (no computed way to code in them)
-  approved: string[];               // sha256 of content approved outside the workspace (an npm package's own files)
-  links: Record<string, string>;    // rel posix path → link text of each symbolic link of the workspace at approval
-  large: Record<string, { size?: unknown; mtimeNs?: unknown; ino?: unknown }>;  // too-large files: size, mtime, inode at approval
+  closure: Set<string>; // rel paths the approval pins as read (no computed way to code in them)
+  approved: string[]; // sha256 of content approved outside the workspace (an npm package's own files)
+  links: Record<string, string>; // rel posix path → link text of each symbolic link of the workspace at approval
+  large: Record<string, { size?: unknown; mtimeNs?: unknown; ino?: unknown }>; // too-large files: size, mtime, inode at approval
 }
 
 const VAR = 'MCP_GATE_GUARD';
 const MANIFEST = process.env[VAR] || '';
 const ACTIVE = MANIFEST !== '';
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-const real = (p: string): string | null => { try { return F.realpath(p); } catch { return null; } };
+const real = (p: string): string | null => {
+  try {
+    return F.realpath(p);
+  } catch {
+    return null;
+  }
+};
 const withSep = (d: string): string => (d.endsWith(path.sep) ? d : d + path.sep);
 const SELF = real(__filename) ?? __filename;
 const REQUIRE_FLAG = `--require ${JSON.stringify(SELF)}`;
 
 // ---------------------------------------------------------------------------------------------- the manifest
-let config: Config | null | undefined;          // undefined: not read yet; null: could not be read (fail closed)
+let config: Config | null | undefined; // undefined: not read yet; null: could not be read (fail closed)
 let failure = '';
-let failRoot: string | null = null;            // when failing closed: root and report salvaged from the text, if any
+let failRoot: string | null = null; // when failing closed: root and report salvaged from the text, if any
 let failReport: string | null = null;
-let approvedHashes: Set<string> | undefined;    // every value of files, built at the first scratch check
+let approvedHashes: Set<string> | undefined; // every value of files, built at the first scratch check
 /** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
 let mode: 'hooks' | 'internals' | 'register' | 'none' = 'none';
 
 function salvage(text: string, key: string): string | null {
   const m = new RegExp(`"${key}"\\s*:\\s*("(?:[^"\\\\]|\\\\.)*")`).exec(text);
-  try { return m ? (JSON.parse(m[1]) as string) : null; } catch { return null; }
+  try {
+    return m ? (JSON.parse(m[1]) as string) : null;
+  } catch {
+    return null;
+  }
 }
 
 function getConfig(): Config | null {
@@ -113,12 +132,19 @@ function getConfig(): Config | null {
       root: withSep(rootDir),
       rootDir,
       files: files as Record<string, string>,
-      scratch: [...new Set((scratch as string[]).map((s) => real(s)).filter((s): s is string => s !== null).map(withSep))],
+      scratch: [
+        ...new Set(
+          (scratch as string[])
+            .map((s) => real(s))
+            .filter((s): s is string => s !== null)
+            .map(withSep),
+        ),
+      ],
       report: typeof m.report === 'string' ? m.report : null,
       closure: new Set(Array.isArray(m.closure) ? (m.closure as unknown[]).filter((x): x is string => typeof x === 'string') : []),
       approved: Array.isArray(m.approved) ? (m.approved as unknown[]).filter((x): x is string => typeof x === 'string') : [],
-      links: m.links && typeof m.links === 'object' && !Array.isArray(m.links) ? m.links as Record<string, string> : {},
-      large: m.large && typeof m.large === 'object' && !Array.isArray(m.large) ? m.large as Config['large'] : {},
+      links: m.links && typeof m.links === 'object' && !Array.isArray(m.links) ? (m.links as Record<string, string>) : {},
+      large: m.large && typeof m.large === 'object' && !Array.isArray(m.large) ? (m.large as Config['large']) : {},
     };
   } catch (err) {
     failure = `${MANIFEST}: ${(err as Error).message}`;
@@ -142,23 +168,53 @@ const sha256 = (data: Bytes): string => {
   return h ? h('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
 };
 const stripBOM = (s: string): string => (s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
-const allowed = new Set<string>();             // `${realpath}\0${sha256}` already allowed
+const allowed = new Set<string>(); // `${realpath}\0${sha256}` already allowed
 
-interface Refusal { p: string; rel: string | null; why: string; sum: string; how: string; tail?: string }
+interface Refusal {
+  p: string;
+  rel: string | null;
+  why: string;
+  sum: string;
+  how: string;
+  tail?: string;
+}
 
 function refuse(r: Refusal): never {
-  const tail = r.tail ?? (r.why === 'changed' ? 'it changed since approval'
-    : r.why === 'new' ? 'it is not in what was approved'
-      : r.why === 'sink' ? `it asked for ${r.how}, which runs code it is given, by a name computed at run time`
-      : r.why === 'scratch' ? 'a file written outside the workspace that was not approved'
-        : `the approval manifest could not be read (${failure})`);
+  const tail =
+    r.tail ??
+    (r.why === 'changed'
+      ? 'it changed since approval'
+      : r.why === 'new'
+        ? 'it is not in what was approved'
+        : r.why === 'sink'
+          ? `it asked for ${r.how}, which runs code it is given, by a name computed at run time`
+          : r.why === 'scratch'
+            ? 'a file written outside the workspace that was not approved'
+            : `the approval manifest could not be read (${failure})`);
   const msg = `mcp-gate-guard: refused to load ${r.p}${r.rel !== null ? ` (${r.rel})` : ''}: ${tail}`;
   const report = config ? config.report : failReport;
   if (report) {
-    const line = { file: r.p, rel: r.rel, why: r.why, sha256: r.sum, runtime: 'node', how: r.how, pid: process.pid, time: new Date().toISOString() };
-    try { F.appendFileSync(report, JSON.stringify(line) + '\n'); } catch { /* missing or unwritable: ignored */ }
+    const line = {
+      file: r.p,
+      rel: r.rel,
+      why: r.why,
+      sha256: r.sum,
+      runtime: 'node',
+      how: r.how,
+      pid: process.pid,
+      time: new Date().toISOString(),
+    };
+    try {
+      F.appendFileSync(report, JSON.stringify(line) + '\n');
+    } catch {
+      /* missing or unwritable: ignored */
+    }
   }
-  try { F.writeSync(2, msg + '\n'); } catch { /* no stderr */ }
+  try {
+    F.writeSync(2, msg + '\n');
+  } catch {
+    /* no stderr */
+  }
   throw Object.assign(new Error(msg), { code: 'ERR_MCP_GATE_GUARD' });
 }
 
@@ -194,7 +250,11 @@ export function check(file: string, how: string, content?: Bytes, own = false): 
     return false;
   };
   let bytes: Bytes;
-  try { bytes = content ?? F.readFileSync(p); } catch { return; }  // gone or unreadable: the load itself fails
+  try {
+    bytes = content ?? F.readFileSync(p);
+  } catch {
+    return;
+  } // gone or unreadable: the load itself fails
   let sum = sha256(bytes);
   if (allowed.has(p + '\0' + sum)) return;
   if (!ok(sum) && typeof bytes === 'string' && own) {
@@ -202,7 +262,11 @@ export function check(file: string, how: string, content?: Bytes, own = false): 
     // or invalid UTF-8 aside —, else what read it for Node was not the disk (a replaced fs function: red team 4,
     // case 01, an "overlay" serving a changed text under an approved file's name).
     let disk: Buffer | null = null;
-    try { disk = F.readFileSync(p); } catch { /* keep the text's hash */ }
+    try {
+      disk = F.readFileSync(p);
+    } catch {
+      /* keep the text's hash */
+    }
     const text = disk?.toString('utf8');
     if (disk && text !== undefined && (bytes === text || bytes === stripBOM(text)) && ok(sha256(disk))) sum = sha256(disk);
   } else if (!ok(sum) && typeof bytes === 'string') {
@@ -212,10 +276,17 @@ export function check(file: string, how: string, content?: Bytes, own = false): 
     // (Approved code that compiles other data under an approved file's name is code built from data: see
     // docs/concepts.md, "Sinks that name no file".)
     let disk: Buffer | null = null;
-    try { disk = F.readFileSync(p); } catch { /* keep the text's hash */ }
+    try {
+      disk = F.readFileSync(p);
+    } catch {
+      /* keep the text's hash */
+    }
     if (disk && ok(sha256(disk))) sum = sha256(disk);
   }
-  if (ok(sum)) { allowed.add(p + '\0' + sum); return; }
+  if (ok(sum)) {
+    allowed.add(p + '\0' + sum);
+    return;
+  }
   const why = zone === 'failed' ? 'manifest' : zone === 'scratch' ? 'scratch' : hasOwn(cfg!.files, rel!) ? 'changed' : 'new';
   refuse({ p, rel, why, sum, how });
 }
@@ -255,11 +326,26 @@ function linksAsApproved(lex: string, how: string): void {
       cur = path.join(cur, part);
       rel = rel ? `${rel}/${part}` : part;
       let st: fs.Stats;
-      try { st = F.lstatSync(cur); } catch { break; }
+      try {
+        st = F.lstatSync(cur);
+      } catch {
+        break;
+      }
       if (st.isSymbolicLink()) {
         let text = '';
-        try { text = F.readlinkSync(cur); } catch { /* unreadable: not the approved text */ }
-        if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text) refuse({ p: cur, rel, why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new', sum: '', how: `${how} through a symbolic link` });
+        try {
+          text = F.readlinkSync(cur);
+        } catch {
+          /* unreadable: not the approved text */
+        }
+        if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text)
+          refuse({
+            p: cur,
+            rel,
+            why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new',
+            sum: '',
+            how: `${how} through a symbolic link`,
+          });
         return;
       }
       if (!st.isDirectory()) return;
@@ -280,7 +366,12 @@ function lexicalOf(request: string, parentFile: string | undefined): string | nu
   const pkg = request.startsWith('@') ? segs.slice(0, 2).join('/') : segs[0];
   for (let dir = base; dir.startsWith(cfg.root) || dir === cfg.rootDir; dir = path.dirname(dir)) {
     const cand = path.join(dir, 'node_modules', pkg);
-    try { F.lstatSync(cand); return cand; } catch { /* not here */ }
+    try {
+      F.lstatSync(cand);
+      return cand;
+    } catch {
+      /* not here */
+    }
     if (dir === cfg.rootDir) break;
   }
   return null;
@@ -317,9 +408,10 @@ function readOnlyMount(p: string): boolean {
 // One in a writable place that cannot be read as an ELF shared library, or needs what cannot be resolved, is refused.
 
 /** LD_LIBRARY_PATH as the dynamic loader read it when this process started (a later change does not reach it). */
-const START_LIBRARY_PATH = (process.env.LD_LIBRARY_PATH ?? '') === '' ? [] : process.env.LD_LIBRARY_PATH!.split(/[:;]/).map((d) => path.resolve(d));
-const ELF_DEPTH = 8;                                      // libraries needed by libraries needed by … an addon
-const ELF_MAX = 512;                                      // libraries looked at for one load
+const START_LIBRARY_PATH =
+  (process.env.LD_LIBRARY_PATH ?? '') === '' ? [] : process.env.LD_LIBRARY_PATH!.split(/[:;]/).map((d) => path.resolve(d));
+const ELF_DEPTH = 8; // libraries needed by libraries needed by … an addon
+const ELF_MAX = 512; // libraries looked at for one load
 
 /** Where the server or the repository can write: the workspace, or a scratch folder not mounted read-only. */
 function writable(p: string): boolean {
@@ -328,7 +420,12 @@ function writable(p: string): boolean {
   return p.startsWith(cfg.root) || (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p));
 }
 
-interface ElfDynamic { needed: string[]; rpath: string[]; runpath: string[]; interp?: string }
+interface ElfDynamic {
+  needed: string[];
+  rpath: string[];
+  runpath: string[];
+  interp?: string;
+}
 
 /** An ELF file with no dynamic section (a static program: it loads no library). */
 const NO_DYNAMIC = 'it has no dynamic section (not a shared library)';
@@ -339,7 +436,11 @@ const NO_DYNAMIC = 'it has no dynamic section (not a shared library)';
  */
 export function readElfDynamic(file: string): ElfDynamic | string {
   let fd: number;
-  try { fd = F.openSync(file, 'r'); } catch (e) { return `cannot be opened (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`; }
+  try {
+    fd = F.openSync(file, 'r');
+  } catch (e) {
+    return `cannot be opened (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+  }
   try {
     const size = F.fstatSync(fd).size;
     const at = (off: number, len: number): Buffer | null => {
@@ -388,12 +489,19 @@ export function readElfDynamic(file: string): ElfDynamic | string {
     if (dyn.filesz > 1 << 20) return 'its dynamic section is too large';
     const d = at(dyn.off, dyn.filesz - (dyn.filesz % entsize));
     if (!d) return 'its dynamic section lies outside the file';
-    const needed: number[] = [], rpath: number[] = [], runpath: number[] = [];
-    let strtab = -1, strsz = -1, ended = false;
+    const needed: number[] = [],
+      rpath: number[] = [],
+      runpath: number[] = [];
+    let strtab = -1,
+      strsz = -1,
+      ended = false;
     for (let o = 0; o + entsize <= d.length; o += entsize) {
       const tag = num(d, o, is64);
       const val = num(d, o + entsize / 2, is64);
-      if (tag === 0) { ended = true; break; }
+      if (tag === 0) {
+        ended = true;
+        break;
+      }
       // DT_NEEDED, and DT_AUXILIARY / DT_FILTER: glibc's ld.so loads a filter's object along the same search path
       // (red team 7n, case 05)
       if (tag === 1 || tag === 0x7ffffffd || tag === 0x7fffffff) needed.push(val);
@@ -417,10 +525,16 @@ export function readElfDynamic(file: string): ElfDynamic | string {
     };
     const strs = (list: number[]): string[] | null => {
       const out: string[] = [];
-      for (const i of list) { const s = str(i); if (s === null) return null; out.push(s); }
+      for (const i of list) {
+        const s = str(i);
+        if (s === null) return null;
+        out.push(s);
+      }
       return out;
     };
-    const n = strs(needed), rp = strs(rpath), rn = strs(runpath);
+    const n = strs(needed),
+      rp = strs(rpath),
+      rn = strs(runpath);
     if (!n || !rp || !rn) return 'a name in its dynamic section lies outside its string table';
     const split = (l: string[]): string[] => l.flatMap((s) => s.split(':'));
     return withInterp({ needed: n, rpath: split(rp), runpath: split(rn) });
@@ -439,7 +553,7 @@ function nativeRefusal(p: string, how: string, tail: string): never {
 
 /** A search folder of DT_RPATH / DT_RUNPATH with $ORIGIN expanded (each origin), or null when it names another token. */
 function expandSearch(entry: string, origins: string[]): string[] | null {
-  if (!entry.includes('$')) return [path.resolve(entry)];   // relative: to the working folder, as ld.so does
+  if (!entry.includes('$')) return [path.resolve(entry)]; // relative: to the working folder, as ld.so does
   const out: string[] = [];
   for (const o of origins) {
     const e = entry.replace(/\$\{ORIGIN\}|\$ORIGIN(?![A-Za-z0-9_])/g, o);
@@ -454,11 +568,19 @@ function inFolder(dir: string, name: string): string[] {
   const out = [path.join(dir, name)];
   const sub = (d: string, depth: number): void => {
     let list: fs.Dirent[];
-    try { list = F.readdirSync(d, { withFileTypes: true }); } catch { return; }
+    try {
+      list = F.readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of list) {
       if (!e.isDirectory() && !e.isSymbolicLink()) continue;
       const inHwcaps = path.basename(d) === 'glibc-hwcaps';
-      if (!inHwcaps && !/^(glibc-hwcaps|tls|x86_64|i[3-6]86|haswell|xeon_phi|avx512_1|sse2|aarch64|v[5-8]l?|power\d+|ppc64(le)?|s390x?|z\d+)$/.test(e.name)) continue;
+      if (
+        !inHwcaps &&
+        !/^(glibc-hwcaps|tls|x86_64|i[3-6]86|haswell|xeon_phi|avx512_1|sse2|aarch64|v[5-8]l?|power\d+|ppc64(le)?|s390x?|z\d+)$/.test(e.name)
+      )
+        continue;
       out.push(path.join(d, e.name, name));
       if (depth < 3) sub(path.join(d, e.name), depth + 1);
     }
@@ -481,10 +603,11 @@ export function checkNative(name: string, how: string, libPath: string[] = START
   let anyWritable = false;
   const visit = (lexical: string, inherited: string[], depth: number): void => {
     const p = real(lexical);
-    if (p === null || seen.has(p)) return;                 // missing: the load itself fails
+    if (p === null || seen.has(p)) return; // missing: the load itself fails
     const mine = writable(p);
     if (seen.size >= ELF_MAX || depth > ELF_DEPTH) {
-      if (mine) nativeRefusal(p, how, `it is needed through more than ${ELF_DEPTH} levels or ${ELF_MAX} libraries, more than the guard follows`);
+      if (mine)
+        nativeRefusal(p, how, `it is needed through more than ${ELF_DEPTH} levels or ${ELF_MAX} libraries, more than the guard follows`);
       return;
     }
     seen.add(p);
@@ -493,7 +616,7 @@ export function checkNative(name: string, how: string, libPath: string[] = START
     if (process.platform !== 'linux') return;
     const dyn = readElfDynamic(p);
     if (typeof dyn === 'string') {
-      if (program && depth === 0 && (dyn === NO_DYNAMIC || dyn === 'it is not an ELF file')) return;   // static, or a script
+      if (program && depth === 0 && (dyn === NO_DYNAMIC || dyn === 'it is not an ELF file')) return; // static, or a script
       if (mine) nativeRefusal(p, how, `it is loaded as native code but the guard cannot read it as an ELF shared library: ${dyn}`);
       return;
     }
@@ -502,14 +625,16 @@ export function checkNative(name: string, how: string, libPath: string[] = START
       if (ri !== null && writable(ri)) visit(dyn.interp, [], depth + 1);
     }
     const origins = [...new Set([path.dirname(path.resolve(lexical)), path.dirname(p)])];
-    const expand = (list: string[]): string[] => list.flatMap((e) => {
-      const r = expandSearch(e, origins);
-      if (r === null) {
-        if (mine || writable(path.resolve(e.slice(0, e.indexOf('$')) || '/'))) nativeRefusal(p, how, `its library search path ${JSON.stringify(e)} names a token the guard does not resolve`);
-        return [];
-      }
-      return r;
-    });
+    const expand = (list: string[]): string[] =>
+      list.flatMap((e) => {
+        const r = expandSearch(e, origins);
+        if (r === null) {
+          if (mine || writable(path.resolve(e.slice(0, e.indexOf('$')) || '/')))
+            nativeRefusal(p, how, `its library search path ${JSON.stringify(e)} names a token the guard does not resolve`);
+          return [];
+        }
+        return r;
+      });
     // DT_RPATH (this object's, and its loaders', unless it has DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH.
     const rpath = dyn.runpath.length ? [] : [...expand(dyn.rpath), ...inherited];
     const dirs = [...rpath, ...libPath, ...expand(dyn.runpath)];
@@ -529,8 +654,8 @@ export function checkNative(name: string, how: string, libPath: string[] = START
 
 /** Names the dynamic loader's users give native libraries: `*.so`, `*.so.<version>`, `*.node`. */
 const NATIVE_NAME = /\.(so(\.[0-9A-Za-z_.-]*)?|node)$/;
-const NATIVE_WALK_MAX = 200_000;                          // entries looked at in one walk
-let nativeWalked = '';                                    // the stat keys of the last walk that passed
+const NATIVE_WALK_MAX = 200_000; // entries looked at in one walk
+let nativeWalked = ''; // the stat keys of the last walk that passed
 
 /**
  * Native code from a writable place is about to run, and it may dlopen() any library by itself (a plugin named at
@@ -548,9 +673,21 @@ function nativeLibsAsApproved(how: string): void {
   const keys: string[] = [];
   const walk = (dir: string, depth: number, top: string): void => {
     let list: fs.Dirent[];
-    try { list = F.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    try {
+      list = F.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const d of list) {
-      if (++count > NATIVE_WALK_MAX || depth > 64) refuse({ p: top, rel: null, why: 'sink', sum: '', how: why, tail: `${why}, and ${top} holds more than the ${NATIVE_WALK_MAX} entries the guard looks through for them` });
+      if (++count > NATIVE_WALK_MAX || depth > 64)
+        refuse({
+          p: top,
+          rel: null,
+          why: 'sink',
+          sum: '',
+          how: why,
+          tail: `${why}, and ${top} holds more than the ${NATIVE_WALK_MAX} entries the guard looks through for them`,
+        });
       const abs = path.join(dir, d.name);
       if (d.isDirectory()) {
         // (.git is no library's home; the workspace is walked once, also when it lies in a scratch folder)
@@ -559,16 +696,32 @@ function nativeLibsAsApproved(how: string): void {
       }
       if (!NATIVE_NAME.test(d.name)) continue;
       if (d.isSymbolicLink()) {
-        if (!abs.startsWith(cfg.root)) continue;             // a scratch link: its target, if named so, is walked where it is
+        if (!abs.startsWith(cfg.root)) continue; // a scratch link: its target, if named so, is walked where it is
         const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
         let text = '';
-        try { text = F.readlinkSync(abs); } catch { /* unreadable */ }
-        if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text) refuse({ p: abs, rel, why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new', sum: '', how: `${why} (a symbolic link)` });
+        try {
+          text = F.readlinkSync(abs);
+        } catch {
+          /* unreadable */
+        }
+        if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text)
+          refuse({
+            p: abs,
+            rel,
+            why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new',
+            sum: '',
+            how: `${why} (a symbolic link)`,
+          });
         continue;
       }
       if (!d.isFile()) continue;
       found.add(abs);
-      try { const st = F.lstatSync(abs); keys.push(`${abs}:${st.ino}:${st.size}:${st.mtimeMs}`); } catch { keys.push(abs); }
+      try {
+        const st = F.lstatSync(abs);
+        keys.push(`${abs}:${st.ino}:${st.size}:${st.mtimeMs}`);
+      } catch {
+        keys.push(abs);
+      }
     }
   };
   walk(cfg.rootDir, 0, cfg.rootDir);
@@ -577,11 +730,14 @@ function nativeLibsAsApproved(how: string): void {
   for (const rel of Object.keys(cfg.files)) {
     if (!NATIVE_NAME.test(rel)) continue;
     const abs = path.join(cfg.rootDir, ...rel.split('/'));
-    if (!found.has(abs)) { found.add(abs); keys.push(abs); }
+    if (!found.has(abs)) {
+      found.add(abs);
+      keys.push(abs);
+    }
   }
   const key = keys.join('\n');
   if (key === nativeWalked) return;
-  for (const f of found) check(f, why);   // (one gone since is no load)
+  for (const f of found) check(f, why); // (one gone since is no load)
   nativeWalked = key;
 }
 
@@ -594,7 +750,10 @@ function guardSqlite(mod: unknown): void {
     const original = proto?.loadExtension;
     if (!proto || typeof original !== 'function' || (original as unknown as Record<symbol, unknown>)[GUARDED]) continue;
     const wrapped = function (this: unknown, file: unknown, ...rest: unknown[]): unknown {
-      if (typeof file === 'string') { checkNative(file, 'sqlite loadExtension'); checkNative(file + '.so', 'sqlite loadExtension'); }
+      if (typeof file === 'string') {
+        checkNative(file, 'sqlite loadExtension');
+        checkNative(file + '.so', 'sqlite loadExtension');
+      }
       return (original as (...a: unknown[]) => unknown).call(this, file, ...rest);
     };
     Object.defineProperty(wrapped, GUARDED, { value: true });
@@ -611,8 +770,13 @@ function sqliteNow(quiet = false): void {
   sqliteDone = true;
   const emit = process.emitWarning;
   if (quiet) process.emitWarning = (() => undefined) as typeof process.emitWarning;
-  try { guardSqlite(getBuiltin.call(process, 'node:sqlite')); } catch { /* no node:sqlite here (Node 20; 22 before 22.13 without its flag) */ }
-  finally { process.emitWarning = emit; }
+  try {
+    guardSqlite(getBuiltin.call(process, 'node:sqlite'));
+  } catch {
+    /* no node:sqlite here (Node 20; 22 before 22.13 without its flag) */
+  } finally {
+    process.emitWarning = emit;
+  }
 }
 
 /**
@@ -636,13 +800,19 @@ export function checkSink(request: string, parentFile: string | undefined): void
 
 // ------------------------------------------------------------------------------------- the ESM load hook (exported)
 const toBytes = (s: string | ArrayBuffer | ArrayBufferView): Bytes =>
-  typeof s === 'string' ? s : s instanceof Uint8Array ? s
-    : ArrayBuffer.isView(s) ? new Uint8Array(s.buffer, s.byteOffset, s.byteLength) : new Uint8Array(s);
+  typeof s === 'string'
+    ? s
+    : s instanceof Uint8Array
+      ? s
+      : ArrayBuffer.isView(s)
+        ? new Uint8Array(s.buffer, s.byteOffset, s.byteLength)
+        : new Uint8Array(s);
 
 function checkLoaded(u: string, r: LoadResult): void {
   if (!ACTIVE || typeof u !== 'string' || !u.startsWith('file:') || !r || r.source == null) return;
   // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
-  const how = r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : r.format === 'commonjs' || r.format == null ? 'require' : 'import';
+  const how =
+    r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : r.format === 'commonjs' || r.format == null ? 'require' : 'import';
   check(url.fileURLToPath(u), how, toBytes(r.source));
 }
 
@@ -655,8 +825,14 @@ function requireOfEsm(filename: string): void {
   const p = real(filename);
   if (!cfg || p === null || !(p.startsWith(cfg.root) || cfg.scratch.some((d) => p.startsWith(d)))) return;
   const rel = p.startsWith(cfg.root) ? p.slice(cfg.root.length).split(path.sep).join('/') : null;
-  refuse({ p, rel, why: 'sink', sum: '', how: 'require() of an ES module',
-    tail: 'require() of an ES module: on this Node the guard cannot check what it imports unless node is started with --expose-internals (MCP Gate\'s sandbox does that); import() it instead' });
+  refuse({
+    p,
+    rel,
+    why: 'sink',
+    sum: '',
+    how: 'require() of an ES module',
+    tail: "require() of an ES module: on this Node the guard cannot check what it imports unless node is started with --expose-internals (MCP Gate's sandbox does that); import() it instead",
+  });
 }
 
 /** After a resolve: a sink module asked for by a file the approval pins as read (checkSink), links left the workspace. */
@@ -672,7 +848,11 @@ function afterResolve(specifier: string, context: { parentURL?: string } | undef
 }
 
 /** module.register resolve hook (Node without module.registerHooks). */
-export async function resolve(specifier: string, context: { parentURL?: string }, nextResolve: (s: string, c?: unknown) => unknown): Promise<unknown> {
+export async function resolve(
+  specifier: string,
+  context: { parentURL?: string },
+  nextResolve: (s: string, c?: unknown) => unknown,
+): Promise<unknown> {
   const r = (await nextResolve(specifier, context)) as { url?: string };
   afterResolve(specifier, context, r);
   return r;
@@ -712,11 +892,14 @@ const syncHooks = {
 function guardHooks(h: { resolve?: unknown; load?: unknown } | undefined): unknown {
   if (!h || typeof h !== 'object' || typeof h.load !== 'function') return h;
   const theirs = h.load as (u: string, c: unknown, n: unknown) => LoadResult;
-  return { ...h, load(u: string, context: unknown, nextLoad: unknown): LoadResult {
-    const r = theirs(u, context, nextLoad);
-    checkLoaded(u, r);
-    return r;
-  } };
+  return {
+    ...h,
+    load(u: string, context: unknown, nextLoad: unknown): LoadResult {
+      const r = theirs(u, context, nextLoad);
+      checkLoaded(u, r);
+      return r;
+    },
+  };
 }
 
 /**
@@ -738,7 +921,9 @@ function inThreadInternals(): boolean {
     resolve = internalRequire('internal/modules/esm/resolve') as Record<string, unknown>;
     load = internalRequire('internal/modules/esm/load') as Record<string, unknown>;
     sources = (process as unknown as { binding: (n: string) => Record<string, unknown> }).binding('natives');
-  } catch { return false; }
+  } catch {
+    return false;
+  }
   const names = ['defaultLoad', 'defaultLoadSync', 'getSourceSync'];
   if (!names.every((n) => typeof load[n] === 'function') || typeof resolve.defaultResolve !== 'function') return false;
   // Every use of them in Node's module loading sources (internal/modules, main, process, vm) must look them up when
@@ -788,7 +973,8 @@ function inThreadInternals(): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------- installation
-function tokenize(s: string): string[] {           // NODE_OPTIONS: space-separated, "double quotes" with \ escapes
+function tokenize(s: string): string[] {
+  // NODE_OPTIONS: space-separated, "double quotes" with \ escapes
   const out: string[] = [];
   const re = /"((?:[^"\\]|\\.)*)"|(\S+)/g;
   for (let m = re.exec(s); m; m = re.exec(s)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]);
@@ -811,7 +997,9 @@ function checkPreloadFlags(): void {
       if (spec.startsWith('file:')) file = url.fileURLToPath(spec);
       else if (path.isAbsolute(spec) || /^\.\.?[\\/]/.test(spec)) file = path.resolve(spec);
       else if (!/^[a-z][a-z0-9+.-]*:/i.test(spec)) file = Module.createRequire(path.join(process.cwd(), 'noop.js')).resolve(spec);
-    } catch { /* a bare name that does not resolve here: the ESM hook still sees it when --import loads it */ }
+    } catch {
+      /* a bare name that does not resolve here: the ESM hook still sees it when --import loads it */
+    }
     if (file) check(file, m[1] === 'import' ? 'import' : 'loader');
   }
 }
@@ -822,7 +1010,8 @@ function checkPreloadFlags(): void {
  * arguments is checked. Any other program's arguments are its data (`wc -l README.md`): only an executable file
  * among them is checked (a program handed to it to run).
  */
-const RUNS_ITS_ARGUMENTS = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|node|nodejs|python[\d.]*|pypy[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|git|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source)$/;
+const RUNS_ITS_ARGUMENTS =
+  /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|node|nodejs|python[\d.]*|pypy[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|git|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source)$/;
 
 /**
  * Programs that read and run files their arguments do not name (a shell sources, make reads its Makefile, npm its
@@ -830,17 +1019,29 @@ const RUNS_ITS_ARGUMENTS = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nic
  * workspace is what was approved, since no guard sees what they read. `node` and `python` are not here: the
  * sandbox's wrappers put the guard in them.
  */
-const READS_ITS_OWN = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant|ninja|cmake|meson|bats|bazel|bazelisk|buck2?|scons|expect|m4|tox|nox|invoke|wish[\d.]*)$/;
-const known = new Map<string, { key: string; sum: string }>();   // rel → stat key and digest, for the check below
+const READS_ITS_OWN =
+  /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant|ninja|cmake|meson|bats|bazel|bazelisk|buck2?|scons|expect|m4|tox|nox|invoke|wish[\d.]*)$/;
+const known = new Map<string, { key: string; sum: string }>(); // rel → stat key and digest, for the check below
 
 /** Refuses (naming the first file that is not) unless every file of the workspace is what was approved. */
 function workspaceAsApproved(program: string): void {
   const cfg = getConfig();
   // What was approved is not known: fail closed (the program could read any workspace file).
-  if (!cfg) refuse({ p: failRoot ?? '(workspace)', rel: null, why: 'manifest', sum: '', how: `spawn ${program} (it reads workspace files no guard sees)` });
+  if (!cfg)
+    refuse({
+      p: failRoot ?? '(workspace)',
+      rel: null,
+      why: 'manifest',
+      sum: '',
+      how: `spawn ${program} (it reads workspace files no guard sees)`,
+    });
   const walk = (dir: string): void => {
     let list: fs.Dirent[];
-    try { list = F.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    try {
+      list = F.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     list.sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const d of list) {
       const abs = path.join(dir, d.name);
@@ -856,18 +1057,36 @@ function workspaceAsApproved(program: string): void {
       if (want === 'too-large') {
         // not hashed: its size, modification time and inode must be what the approval recorded (none recorded: changed)
         let big: fs.BigIntStats;
-        try { big = F.lstatSync(abs, { bigint: true }) as fs.BigIntStats; } catch { continue; }
+        try {
+          big = F.lstatSync(abs, { bigint: true }) as fs.BigIntStats;
+        } catch {
+          continue;
+        }
         const rec = hasOwn(cfg.large, rel) ? cfg.large[rel] : undefined;
-        if (!rec || rec.size !== Number(big.size) || String(rec.mtimeNs) !== String(big.mtimeNs) || (rec.ino !== undefined && String(rec.ino) !== String(big.ino))) refuse({ p: abs, rel, why: 'changed', sum: '', how });
+        if (
+          !rec ||
+          rec.size !== Number(big.size) ||
+          String(rec.mtimeNs) !== String(big.mtimeNs) ||
+          (rec.ino !== undefined && String(rec.ino) !== String(big.ino))
+        )
+          refuse({ p: abs, rel, why: 'changed', sum: '', how });
         continue;
       }
       let st: fs.Stats;
-      try { st = F.lstatSync(abs, { bigint: false }); } catch { continue; }
+      try {
+        st = F.lstatSync(abs, { bigint: false });
+      } catch {
+        continue;
+      }
       const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
       let hit = known.get(rel);
       if (!hit || hit.key !== key) {
         let data: Buffer;
-        try { data = F.readFileSync(abs); } catch { continue; }
+        try {
+          data = F.readFileSync(abs);
+        } catch {
+          continue;
+        }
         hit = { key, sum: sha256(data) };
         known.set(rel, hit);
       }
@@ -892,7 +1111,9 @@ function shebang(p: string): string | undefined {
     } finally {
       F.closeSync(fd);
     }
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
   if (!head.startsWith('#!')) return undefined;
   let words = head.slice(2).split('\n')[0].trim().split(/\s+/);
   if (path.basename(words[0] ?? '') === 'env') words = words.slice(1).filter((w) => !w.startsWith('-') && !w.includes('='));
@@ -927,7 +1148,10 @@ function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | unde
         // assignments) is read; arguments (`echo bash`) are not.
         let expect = true;
         for (const tok of cmd.match(/[;&|(){}\n]+|[^\s;&|(){}]+/g) ?? []) {
-          if (/^[;&|(){}\n]+$/.test(tok)) { expect = true; continue; }
+          if (/^[;&|(){}\n]+$/.test(tok)) {
+            expect = true;
+            continue;
+          }
           if (!expect) continue;
           const w = tok.replace(/^['"\\]+|['"\\]+$/g, '');
           if (!w || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || SHELL_KEYWORDS.has(w)) continue;
@@ -943,7 +1167,8 @@ function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | unde
 }
 
 const INTERPRETER = /^(node|nodejs|python[\d.]*|pypy[\d.]*)$/;
-const NODE_VALUE_OPTIONS = /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--input-type|--title|--experimental-default-type|--inspect-port|--disable-warning|--watch-path)$/;
+const NODE_VALUE_OPTIONS =
+  /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--input-type|--title|--experimental-default-type|--inspect-port|--disable-warning|--watch-path)$/;
 
 /**
  * For `node`/`python` (guarded themselves: the child checks what it loads), the index in `all` after which the
@@ -952,7 +1177,8 @@ const NODE_VALUE_OPTIONS = /^(-r|--require|--import|--loader|--experimental-load
  */
 function interpreterDataFrom(all: readonly unknown[]): number {
   let at = -1;
-  for (let i = 0; i < Math.min(all.length, 3); i++) if (typeof all[i] === 'string' && INTERPRETER.test(path.basename(all[i] as string))) at = i;
+  for (let i = 0; i < Math.min(all.length, 3); i++)
+    if (typeof all[i] === 'string' && INTERPRETER.test(path.basename(all[i] as string))) at = i;
   if (at < 0) return Infinity;
   const python = /^py/.test(path.basename(all[at] as string));
   for (let i = at + 1; i < all.length; i++) {
@@ -961,7 +1187,7 @@ function interpreterDataFrom(all: readonly unknown[]): number {
     if (a === '--') return i + 1;
     if (!a.startsWith('-') || a === '-') return i;
     if (python) {
-      if (/^-[A-Za-z]*[cm]$/.test(a)) return i + 1;          // -c code / -m module: what follows is its argv
+      if (/^-[A-Za-z]*[cm]$/.test(a)) return i + 1; // -c code / -m module: what follows is its argv
       if (/^-[A-Za-z]*[cm]./.test(a) && !a.startsWith('--')) return i;
       if (/^-[WX]$|^--check-hash-based-pycs$/.test(a)) i++;
     } else {
@@ -989,7 +1215,7 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
       else if (a.startsWith('-f') && a.length > 2 && !a.startsWith('--')) scripts.add(a.slice(2));
     });
   }
-  const words = new Map<string, boolean>();                   // word → it is the program itself
+  const words = new Map<string, boolean>(); // word → it is the program itself
   for (const [i, a] of [file, ...list].entries()) {
     if (i > dataFrom) break;
     if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
@@ -1000,7 +1226,11 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
     if (!w) continue;
     const abs = path.resolve(base, w);
     let st: fs.Stats | undefined;
-    try { st = F.statSync(abs, { throwIfNoEntry: false }); } catch { continue; }
+    try {
+      st = F.statSync(abs, { throwIfNoEntry: false });
+    } catch {
+      continue;
+    }
     if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0 || scripts.has(w))) check(abs, 'exec');
   }
   // After the files it is given: what it may read besides them must be as approved too.
@@ -1033,7 +1263,12 @@ function programPath(file: string, cwd: string, pathVar: string | undefined): st
   if (file.includes('/')) return path.resolve(cwd, file);
   for (const d of (pathVar ?? '').split(':')) {
     const c = path.resolve(cwd, d || '.', file);
-    try { F.accessSync(c, fs.constants.X_OK); if (F.statSync(c).isFile()) return c; } catch { /* not here */ }
+    try {
+      F.accessSync(c, fs.constants.X_OK);
+      if (F.statSync(c).isFile()) return c;
+    } catch {
+      /* not here */
+    }
   }
   return null;
 }
@@ -1044,9 +1279,16 @@ function programPath(file: string, cwd: string, pathVar: string | undefined): st
  * this binary's own is started through its wrapper instead; named anywhere else, the start is refused.
  */
 function realInterpreter(opts: { file?: unknown; args?: unknown }, base: string, pathVar: string | undefined): void {
-  const args = Array.isArray(opts.args) ? opts.args as unknown[] : [];
-  const refuseIt = (p: string, what: string): never => refuse({ p, rel: null, why: 'sink', sum: '', how: 'spawn',
-    tail: `${what} names an interpreter's real binary (${p}), which would run without the load guard; start it by its usual name (process.execPath)` });
+  const args = Array.isArray(opts.args) ? (opts.args as unknown[]) : [];
+  const refuseIt = (p: string, what: string): never =>
+    refuse({
+      p,
+      rel: null,
+      why: 'sink',
+      sum: '',
+      how: 'spawn',
+      tail: `${what} names an interpreter's real binary (${p}), which would run without the load guard; start it by its usual name (process.execPath)`,
+    });
   if (typeof opts.file === 'string') {
     const prog = programPath(opts.file, base, pathVar);
     if (prog && (unguardedInterpreter(prog) || PROC_EXE.test(opts.file))) {
@@ -1060,7 +1302,9 @@ function realInterpreter(opts: { file?: unknown; args?: unknown }, base: string,
     if (typeof a !== 'string' || (i === 0 && a === opts.file)) continue;
     if (a.includes(REAL_DIR) || PROC_EXE.test(a)) refuseIt(a, 'an argument of the program started');
     if (a.length > 65536) continue;
-    for (const w of a.split(/[\s;&|()<>`'"=:,]+/)) if (w && (w.includes('/') || i <= 1) && unguardedInterpreter(path.resolve(base, w))) refuseIt(w, 'an argument of the program started');
+    for (const w of a.split(/[\s;&|()<>`'"=:,]+/))
+      if (w && (w.includes('/') || i <= 1) && unguardedInterpreter(path.resolve(base, w)))
+        refuseIt(w, 'an argument of the program started');
   }
 }
 
@@ -1072,14 +1316,20 @@ function realInterpreter(opts: { file?: unknown; args?: unknown }, base: string,
  */
 function childLoader(file: unknown, base: string, env: Map<string, string>): void {
   const lib = env.get('LD_LIBRARY_PATH');
-  const libPath = lib ? lib.split(/[:;]/).filter((d) => d !== '').map((d) => path.resolve(base, d)) : [];
+  const libPath = lib
+    ? lib
+        .split(/[:;]/)
+        .filter((d) => d !== '')
+        .map((d) => path.resolve(base, d))
+    : [];
   if (typeof file === 'string') {
     const prog = programPath(file, base, env.get('PATH'));
     const rp = prog ? real(prog) : null;
     if (prog && rp !== null && (writable(rp) || libPath.some((d) => writable(real(d) ?? d)))) checkNative(prog, 'exec', libPath, true);
   }
   for (const v of ['LD_PRELOAD', 'LD_AUDIT']) {
-    for (const l of (env.get(v) ?? '').split(v === 'LD_PRELOAD' ? /[:\s]+/ : /:/)) if (l) checkNative(l.includes('/') ? path.resolve(base, l) : l, `exec with ${v}`, libPath);
+    for (const l of (env.get(v) ?? '').split(v === 'LD_PRELOAD' ? /[:\s]+/ : /:/))
+      if (l) checkNative(l.includes('/') ? path.resolve(base, l) : l, `exec with ${v}`, libPath);
   }
   if (libPath.some((d) => writable(real(d) ?? d))) nativeLibsAsApproved('exec with LD_LIBRARY_PATH into a writable place');
 }
@@ -1090,13 +1340,21 @@ function prepareSpawn(o: unknown): void {
   const opts = o as { file?: unknown; args?: unknown; cwd?: unknown; envPairs?: unknown };
   const base = typeof opts.cwd === 'string' && opts.cwd ? path.resolve(opts.cwd) : process.cwd();
   const env = new Map<string, string>();
-  for (const kv of Array.isArray(opts.envPairs) ? opts.envPairs as unknown[] : Object.entries(process.env).map(([k, v]) => `${k}=${v}`)) {
+  for (const kv of Array.isArray(opts.envPairs) ? (opts.envPairs as unknown[]) : Object.entries(process.env).map(([k, v]) => `${k}=${v}`)) {
     if (typeof kv === 'string' && kv.indexOf('=') > 0) env.set(kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1));
   }
   realInterpreter(opts, base, env.get('PATH'));
   execCheck(opts.file, opts.args, opts.cwd);
-  for (const a of Array.isArray(opts.args) ? opts.args as unknown[] : []) {
-    if (typeof a === 'string' && OPENSSL_FLAG.test(a)) refuse({ p: a, rel: null, why: 'sink', sum: '', how: 'spawn', tail: `${a}: OpenSSL loads the modules a configuration names when node starts, before the load guard` });
+  for (const a of Array.isArray(opts.args) ? (opts.args as unknown[]) : []) {
+    if (typeof a === 'string' && OPENSSL_FLAG.test(a))
+      refuse({
+        p: a,
+        rel: null,
+        why: 'sink',
+        sum: '',
+        how: 'spawn',
+        tail: `${a}: OpenSSL loads the modules a configuration names when node starts, before the load guard`,
+      });
   }
   if (process.platform === 'linux') childLoader(opts.file, base, env);
   if (!Array.isArray(opts.envPairs)) return;
@@ -1104,11 +1362,21 @@ function prepareSpawn(o: unknown): void {
   const i = pairs.findIndex((kv) => typeof kv === 'string' && kv.startsWith('NODE_OPTIONS='));
   const theirs = i < 0 ? undefined : (pairs.splice(i, 1)[0] as string).slice('NODE_OPTIONS='.length);
   for (const t of tokenize(theirs ?? '')) {
-    if (OPENSSL_FLAG.test(t)) refuse({ p: t, rel: null, why: 'sink', sum: '', how: 'spawn', tail: `NODE_OPTIONS has ${t}: OpenSSL loads the modules a configuration names when node starts, before the load guard` });
+    if (OPENSSL_FLAG.test(t))
+      refuse({
+        p: t,
+        rel: null,
+        why: 'sink',
+        sum: '',
+        how: 'spawn',
+        tail: `NODE_OPTIONS has ${t}: OpenSSL loads the modules a configuration names when node starts, before the load guard`,
+      });
   }
   // (no compile cache in a child either: NODE_COMPILE_CACHE would turn it on before its guard runs; no OpenSSL
   // configuration from the environment: its modules load before the child's guard, red team 7n, cases 06 and 08)
-  const rest = pairs.filter((kv) => !(typeof kv === 'string' && (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) || OPENSSL_VARS.test(kv))));
+  const rest = pairs.filter(
+    (kv) => !(typeof kv === 'string' && (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) || OPENSSL_VARS.test(kv))),
+  );
   opts.envPairs = [...rest, `${VAR}=${MANIFEST}`, `NODE_OPTIONS=${withOurOptions(theirs)}`, 'NODE_DISABLE_COMPILE_CACHE=1'];
 }
 
@@ -1117,9 +1385,11 @@ function workerEntry(filename: unknown): string | null {
     if (filename instanceof URL) return filename.protocol === 'file:' ? url.fileURLToPath(filename) : null;
     if (typeof filename !== 'string') return null;
     if (filename.startsWith('file:')) return url.fileURLToPath(filename);
-    if (/^[a-z][a-z0-9+.-]*:/i.test(filename) && !path.isAbsolute(filename)) return null;   // data:, node:
+    if (/^[a-z][a-z0-9+.-]*:/i.test(filename) && !path.isAbsolute(filename)) return null; // data:, node:
     return path.resolve(filename);
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 function install(): void {
@@ -1138,12 +1408,17 @@ function install(): void {
     exts[ext] = function (this: unknown, module: { exports: unknown }, filename: string) {
       const before = nodeReads;
       nodeReads = filename;
-      try { return handler.call(this, module, filename); } finally { nodeReads = before; }
+      try {
+        return handler.call(this, module, filename);
+      } finally {
+        nodeReads = before;
+      }
     };
   }
   proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
     const own = nodeReads === filename && !hasOwn(this as object, '_compile');
-    if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array)) check(filename, 'require', content, own);
+    if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array))
+      check(filename, 'require', content, own);
     // require() of an ES module (Node 20.19+, 22.12+) loads what it imports around module.register's hooks: with
     // only those, one in the workspace or a scratch folder is refused (its imports would go unchecked).
     if (mode === 'register' && rest[0] === 'module' && typeof filename === 'string') requireOfEsm(filename);
@@ -1156,10 +1431,20 @@ function install(): void {
   M._load = function (this: unknown, request: unknown, parent: { filename?: string } | undefined, isMain: boolean) {
     if (typeof request === 'string') {
       checkSink(request, parent?.filename);
-      const lex = (Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request) ? null : lexicalOf(request, parent?.filename);
+      const lex = (Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request)
+        ? null
+        : lexicalOf(request, parent?.filename);
       if (lex) {
         let resolved: string | undefined;
-        try { resolved = (Module as unknown as { _resolveFilename: (r: string, p: unknown, m: boolean) => string })._resolveFilename(request, parent, isMain); } catch { /* the load reports it */ }
+        try {
+          resolved = (Module as unknown as { _resolveFilename: (r: string, p: unknown, m: boolean) => string })._resolveFilename(
+            request,
+            parent,
+            isMain,
+          );
+        } catch {
+          /* the load reports it */
+        }
         if (resolved && path.isAbsolute(resolved) && !resolved.startsWith(getConfig()!.root)) linksAsApproved(lex, 'require');
       }
     }
@@ -1172,7 +1457,9 @@ function install(): void {
   exts['.json'] = function (module, filename) {
     const buf = F.readFileSync(filename);
     check(filename, 'json', buf);
-    try { module.exports = JSON.parse(stripBOM(buf.toString('utf8'))); } catch (err) {
+    try {
+      module.exports = JSON.parse(stripBOM(buf.toString('utf8')));
+    } catch (err) {
       (err as Error).message = `${filename}: ${(err as Error).message}`;
       throw err;
     }
@@ -1207,7 +1494,10 @@ function install(): void {
 
   // node:sqlite (22.5+): guarded when first asked for (require, import, process.getBuiltinModule).
   if (typeof getBuiltin === 'function') {
-    (process as unknown as { getBuiltinModule: (id: string) => unknown }).getBuiltinModule = function getBuiltinModule(this: unknown, id: string) {
+    (process as unknown as { getBuiltinModule: (id: string) => unknown }).getBuiltinModule = function getBuiltinModule(
+      this: unknown,
+      id: string,
+    ) {
       const m = getBuiltin.call(this, id);
       if (id === 'node:sqlite') guardSqlite(m);
       return m;
@@ -1219,24 +1509,39 @@ function install(): void {
   // file's name (red team 6n, case 05). It is off: the call reports Node's DISABLED status, as it does under
   // NODE_DISABLE_COMPILE_CACHE (which MCP Gate's wrappers set, and children get); the cache is a start-up speed-up
   // only (tsc and other tools turn it on when they can and carry on when they cannot).
-  const MC = Module as unknown as { enableCompileCache?: (...a: unknown[]) => unknown; getCompileCacheDir?: () => string | undefined; constants?: { compileCacheStatus?: { DISABLED?: number } } };
+  const MC = Module as unknown as {
+    enableCompileCache?: (...a: unknown[]) => unknown;
+    getCompileCacheDir?: () => string | undefined;
+    constants?: { compileCacheStatus?: { DISABLED?: number } };
+  };
   if (typeof MC.enableCompileCache === 'function') {
     const on = MC.getCompileCacheDir?.();
-    if (on && writable(real(on) ?? path.resolve(on))) refuse({ p: on, rel: null, why: 'sink', sum: '', how: 'compile cache', tail: 'Node\'s compile cache is on (NODE_COMPILE_CACHE): it runs bytecode read from that folder in place of the files the guard checks' });
+    if (on && writable(real(on) ?? path.resolve(on)))
+      refuse({
+        p: on,
+        rel: null,
+        why: 'sink',
+        sum: '',
+        how: 'compile cache',
+        tail: "Node's compile cache is on (NODE_COMPILE_CACHE): it runs bytecode read from that folder in place of the files the guard checks",
+      });
     const DISABLED = MC.constants?.compileCacheStatus?.DISABLED ?? 3;
     MC.enableCompileCache = function enableCompileCache() {
-      return { status: DISABLED, message: 'Disabled by MCP Gate\'s load guard (compiled code kept in a folder is not checked)' };
+      return { status: DISABLED, message: "Disabled by MCP Gate's load guard (compiled code kept in a folder is not checked)" };
     };
   }
   process.env.NODE_DISABLE_COMPILE_CACHE = '1';
 
   checkPreloadFlags();
-  if (internal) return;   // Node's loader thread: it only runs the hook (registered by the thread that uses it)
+  if (internal) return; // Node's loader thread: it only runs the hook (registered by the thread that uses it)
 
   // In MCP Gate's sandbox node is a wrapper that starts the real binary (at a hidden path) with this guard: the
   // wrapper names itself in MCP_GATE_GUARD_EXEC, so a child started by process.execPath goes through it too.
   // process.argv[0] too: Node set it to the real binary, and "start myself again" with it would skip the wrapper.
-  if (WRAPPER) { process.execPath = WRAPPER; process.argv[0] = WRAPPER; }
+  if (WRAPPER) {
+    process.execPath = WRAPPER;
+    process.argv[0] = WRAPPER;
+  }
 
   // Children and workers carry the guard.
   process.env.NODE_OPTIONS = withOurOptions(process.env.NODE_OPTIONS);
@@ -1244,20 +1549,34 @@ function install(): void {
 
   const CP = childProcess.ChildProcess.prototype as unknown as { spawn: (o: unknown) => unknown };
   const spawnAsync = CP.spawn;
-  CP.spawn = function (this: unknown, o: unknown) { prepareSpawn(o); return spawnAsync.call(this, o); };
+  CP.spawn = function (this: unknown, o: unknown) {
+    prepareSpawn(o);
+    return spawnAsync.call(this, o);
+  };
   try {
     const binding = (process as unknown as { binding: (n: string) => { spawn: (o: unknown) => unknown } }).binding('spawn_sync');
     const spawnSync = binding.spawn;
-    binding.spawn = function (this: unknown, o: unknown) { prepareSpawn(o); return spawnSync.call(this, o); };
-  } catch { /* no spawn_sync binding on this Node: the *Sync forms are guarded by NODE_OPTIONS only */ }
+    binding.spawn = function (this: unknown, o: unknown) {
+      prepareSpawn(o);
+      return spawnSync.call(this, o);
+    };
+  } catch {
+    /* no spawn_sync binding on this Node: the *Sync forms are guarded by NODE_OPTIONS only */
+  }
   // process.execve (Node 22.15+, 24): the process replaced by another program, with the environment it is given.
   const P = process as unknown as { execve?: (file: unknown, args?: unknown, env?: unknown) => never };
   const execve = P.execve;
   if (typeof execve === 'function') {
     P.execve = function execve2(this: unknown, file: unknown, args?: unknown, env?: unknown): never {
-      const src = env && typeof env === 'object' ? env as Record<string, unknown> : process.env;
-      const o = { file, args: Array.isArray(args) ? [...args as unknown[]] : args, cwd: process.cwd(),
-        envPairs: Object.entries(src).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`) };
+      const src = env && typeof env === 'object' ? (env as Record<string, unknown>) : process.env;
+      const o = {
+        file,
+        args: Array.isArray(args) ? [...(args as unknown[])] : args,
+        cwd: process.cwd(),
+        envPairs: Object.entries(src)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${k}=${String(v)}`),
+      };
       prepareSpawn(o);
       const out: Record<string, string> = {};
       for (const kv of o.envPairs as string[]) out[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
@@ -1288,7 +1607,7 @@ function install(): void {
     }
   }
   (wt as { Worker: typeof Original }).Worker = Worker;
-  Module.syncBuiltinESMExports();   // so `import { Worker } from 'node:worker_threads'` gets the patched class
+  Module.syncBuiltinESMExports(); // so `import { Worker } from 'node:worker_threads'` gets the patched class
 
   // ESM: in-thread hooks where Node has them; else this same file is the hooks module (its `resolve` and `load`
   // exports), run in Node's loader thread. Registered in the main thread and in each worker.
@@ -1297,10 +1616,14 @@ function install(): void {
   const M2 = Module as unknown as { registerHooks?: (h: typeof syncHooks) => void; register?: (...a: unknown[]) => unknown };
   const original = M2.register;
   const self = url.pathToFileURL(SELF).href;
-  const loaderFlag = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')].some((a) => /^--(experimental-loader|loader)(=|$)/.test(a));
+  const loaderFlag = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')].some((a) =>
+    /^--(experimental-loader|loader)(=|$)/.test(a),
+  );
   const registerHooks = M2.registerHooks;
   if (typeof registerHooks === 'function') {
-    M2.registerHooks = function (this: unknown, h: typeof syncHooks) { return registerHooks.call(this, guardHooks(h) as typeof syncHooks); };
+    M2.registerHooks = function (this: unknown, h: typeof syncHooks) {
+      return registerHooks.call(this, guardHooks(h) as typeof syncHooks);
+    };
   }
   if (typeof registerHooks === 'function' && !loaderFlag) {
     mode = 'hooks';
@@ -1308,7 +1631,10 @@ function install(): void {
     if (typeof original === 'function') {
       let ours = false;
       M2.register = function (this: unknown, ...args: unknown[]) {
-        if (!ours) { ours = true; original.call(this, self); }
+        if (!ours) {
+          ours = true;
+          original.call(this, self);
+        }
         return original.apply(this, args);
       };
     }
@@ -1319,16 +1645,19 @@ function install(): void {
       // file is registered into it first, as below.
       let ours = false;
       M2.register = function (this: unknown, ...args: unknown[]) {
-        if (!ours) { ours = true; original.call(this, self); }
+        if (!ours) {
+          ours = true;
+          original.call(this, self);
+        }
         return original.apply(this, args);
       };
     }
   } else if (typeof original === 'function') {
     mode = 'register';
     original.call(Module, self);
-    sqliteNow(true);   // an import of node:sqlite resolves in the loader thread, unseen here: guarded now
+    sqliteNow(true); // an import of node:sqlite resolves in the loader thread, unseen here: guarded now
   }
-  Module.syncBuiltinESMExports();   // so `import { registerHooks, register } from 'node:module'` gets these
+  Module.syncBuiltinESMExports(); // so `import { registerHooks, register } from 'node:module'` gets these
 }
 
 if (ACTIVE) install();

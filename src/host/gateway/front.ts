@@ -20,20 +20,27 @@ export interface FrontTarget {
 
 /** `serverInfo.name` for a target: its server's label kept to letters, digits, `.`, `_` and `-`, at most 64; else `mcp-gate`. */
 export function serverInfoName(label: string | undefined): string {
-  const name = (label ?? '').normalize('NFKC').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 64).replace(/[-.]+$/, '');
+  const name = (label ?? '')
+    .normalize('NFKC')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 64)
+    .replace(/[-.]+$/, '');
   return name || 'mcp-gate';
 }
 
 /** What a client is shown of a server's tools: the ones the policy does not deny outright, as the server gave them. */
 export function listedTools(tools: SessionTool[], target: Pick<FrontTarget, 'listed'>) {
-  return tools.filter((t) => target.listed(t.name)).map((t) => ({
-    name: t.name,
-    ...(t.title !== undefined ? { title: t.title } : {}),
-    description: t.description,
-    inputSchema: t.inputSchema,
-    ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
-    ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-  }));
+  return tools
+    .filter((t) => target.listed(t.name))
+    .map((t) => ({
+      name: t.name,
+      ...(t.title !== undefined ? { title: t.title } : {}),
+      description: t.description,
+      inputSchema: t.inputSchema,
+      ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
+      ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+    }));
 }
 
 /** A call's answer to the client: the server's result, or MCP Gate's refusal as a tool error the client shows. */

@@ -34,7 +34,10 @@ export class GatewayClient {
   private ended?: string;
   private stderr = '';
 
-  private constructor(private readonly child: ChildProcess, private readonly timeoutMs: number) {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly timeoutMs: number,
+  ) {
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (text: string) => this.data(text));
     child.stderr!.setEncoding('utf8');
@@ -50,7 +53,13 @@ export class GatewayClient {
     const child = spawn(launch.command, launch.args, { env: { ...process.env, ...launch.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     const c = new GatewayClient(child, timeoutMs);
     try {
-      resultOf(await c.request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: clientName, version: '0.1.0' } }));
+      resultOf(
+        await c.request('initialize', {
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: clientName, version: '0.1.0' },
+        }),
+      );
       c.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     } catch (e) {
       await c.close();

@@ -38,7 +38,10 @@ export function originAllowed(origin: string | undefined): boolean {
   if (/^vscode-(file|webview):\/\//.test(origin)) return true;
   try {
     const u = new URL(origin);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]');
+    return (
+      (u.protocol === 'http:' || u.protocol === 'https:') &&
+      (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]')
+    );
   } catch {
     return false;
   }
@@ -68,7 +71,10 @@ interface McpSession {
 }
 
 class Refused extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -86,15 +92,18 @@ export class HttpGateway {
 
   async start(): Promise<void> {
     const t = this.timeouts;
-    this.server = http.createServer({
-      headersTimeout: t.headersMs,
-      requestTimeout: t.requestMs,
-      keepAliveTimeout: t.idleMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, t.headersMs / 4)),
-      maxHeaderSize: 16 * 1024,
-    }, (req, res) => {
-      this.handle(req, res).catch((e) => this.failed(res, e));
-    });
+    this.server = http.createServer(
+      {
+        headersTimeout: t.headersMs,
+        requestTimeout: t.requestMs,
+        keepAliveTimeout: t.idleMs,
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, t.headersMs / 4)),
+        maxHeaderSize: 16 * 1024,
+      },
+      (req, res) => {
+        this.handle(req, res).catch((e) => this.failed(res, e));
+      },
+    );
     // A connection that never sends a request, or stalls mid-body, is closed when the bounds above pass; a
     // malformed request gets 400 from Node's parser.
     this.server.on('clientError', (_e, socket: Socket) => {
@@ -118,7 +127,8 @@ export class HttpGateway {
   /** A handler failed: answer if nothing was sent yet, else close the socket. Never an unhandled rejection. */
   private failed(res: http.ServerResponse, e: unknown): void {
     try {
-      if (!res.headersSent && !res.destroyed) res.writeHead(500, { 'content-type': 'text/plain', connection: 'close' }).end('MCP Gate: the gateway failed on this request');
+      if (!res.headersSent && !res.destroyed)
+        res.writeHead(500, { 'content-type': 'text/plain', connection: 'close' }).end('MCP Gate: the gateway failed on this request');
       else res.destroy();
     } catch {
       res.socket?.destroy();
@@ -141,11 +151,13 @@ export class HttpGateway {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     // 1. Who is asking: nothing of the request is parsed before these three pass.
     const host = req.headers.host;
-    if (host !== `127.0.0.1:${this.port}` && host !== `localhost:${this.port}`) return this.refuse(req, res, 403, `Host ${JSON.stringify(host)} is not this endpoint`);
+    if (host !== `127.0.0.1:${this.port}` && host !== `localhost:${this.port}`)
+      return this.refuse(req, res, 403, `Host ${JSON.stringify(host)} is not this endpoint`);
     const origin = req.headers.origin;
     if (!originAllowed(origin)) return this.refuse(req, res, 403, `Origin ${JSON.stringify(origin)} may not call the gateway`);
     const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), this.token)) return this.refuse(req, res, 401, 'missing or wrong gateway token');
+    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), this.token))
+      return this.refuse(req, res, 401, 'missing or wrong gateway token');
 
     // 2. What is asked.
     const path = keyOfPath(req.url);

@@ -78,7 +78,8 @@ export async function answerMessage(target: GatewayTarget, m: Message): Promise<
   const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
   const fail = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
   const params = (m.params ?? {}) as Record<string, unknown>;
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return fail(ErrorCode.InvalidParams, 'params must be an object');
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    return fail(ErrorCode.InvalidParams, 'params must be an object');
   switch (m.method) {
     case 'initialize': {
       const asked = params.protocolVersion;
@@ -99,7 +100,8 @@ export async function answerMessage(target: GatewayTarget, m: Message): Promise<
     case 'tools/call': {
       const args = params.arguments ?? {};
       if (typeof params.name !== 'string') return fail(ErrorCode.InvalidParams, 'tools/call needs a tool name');
-      if (typeof args !== 'object' || args === null || Array.isArray(args)) return fail(ErrorCode.InvalidParams, 'tools/call arguments must be an object');
+      if (typeof args !== 'object' || args === null || Array.isArray(args))
+        return fail(ErrorCode.InvalidParams, 'tools/call arguments must be an object');
       return ok(callAnswer(await target.call(params.name, args as Record<string, unknown>)));
     }
     default:
@@ -196,9 +198,10 @@ export class Gateway {
         try {
           h = JSON.parse(text) as typeof h;
         } catch {
-          return close('the relay\'s greeting is not JSON');
+          return close("the relay's greeting is not JSON");
         }
-        if (h === null || typeof h !== 'object' || h.mcpGate !== 1 || typeof h.key !== 'string' || typeof h.token !== 'string') return close('the relay\'s greeting is malformed');
+        if (h === null || typeof h !== 'object' || h.mcpGate !== 1 || typeof h.key !== 'string' || typeof h.token !== 'string')
+          return close("the relay's greeting is malformed");
         if (!sameToken(h.token, this.token)) return close('missing or wrong gateway token');
         s = { key: h.key, busy: new Set() };
         return;
@@ -206,7 +209,11 @@ export class Gateway {
       const session = s;
       this.message(session, text, send).catch((e) => {
         this.log(`a request failed: ${e instanceof Error ? e.message : String(e)}`, session.key);
-        send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'MCP Gate: the gateway failed on this message' } });
+        send({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: ErrorCode.InternalError, message: 'MCP Gate: the gateway failed on this message' },
+        });
       });
     };
     c.on('data', (chunk: Buffer) => {
@@ -251,9 +258,18 @@ export class Gateway {
       return send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.ParseError, message: 'MCP Gate: the message is not JSON' } });
     }
     const parsed = messagesOf(body);
-    if (typeof parsed === 'string') return send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: the message holds ${parsed}` } });
+    if (typeof parsed === 'string')
+      return send({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: the message holds ${parsed}` },
+      });
     const fail = (why: string) => {
-      const errors = parsed.requests.map((id) => ({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: ${why}` } }));
+      const errors = parsed.requests.map((id) => ({
+        jsonrpc: '2.0',
+        id,
+        error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: ${why}` },
+      }));
       if (errors.length) send(parsed.batch ? errors : errors[0]);
     };
     if (parsed.requests.some((id) => s.busy.has(id))) return fail('a request id that is still being answered');

@@ -15,7 +15,8 @@ function fail(why: string): never {
   process.exit(1);
 }
 
-if (!endpoint || !token || !key) fail('this relay is started by MCP Gate in VS Code only (no gateway endpoint, token or server key given); start the server from VS Code');
+if (!endpoint || !token || !key)
+  fail('this relay is started by MCP Gate in VS Code only (no gateway endpoint, token or server key given); start the server from VS Code');
 const socket = net.connect(endpoint);
 socket.setNoDelay?.(true);
 socket.once('connect', () => {
@@ -30,7 +31,11 @@ socket.once('connect', () => {
   });
   process.stdout.on('drain', () => socket.resume());
 });
-socket.on('error', (e) => fail(`the gateway in VS Code cannot be reached (${e.message}): the window that started this server closed or reloaded; start the server again`));
+socket.on('error', (e) =>
+  fail(
+    `the gateway in VS Code cannot be reached (${e.message}): the window that started this server closed or reloaded; start the server again`,
+  ),
+);
 socket.on('close', () => process.exit(0));
 process.stdin.on('end', () => socket.end());
 process.stdout.on('error', () => process.exit(0));

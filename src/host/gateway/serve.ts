@@ -57,9 +57,12 @@ const isRunnable = (s: ServerReport) => (s.state === 'approved' || s.state === '
 /** The line a refused server gets: its name, source, state, why, and the commands that approve it. */
 export function refusalLine(s: ServerReport, words: FrontEndWords): string {
   if (s.disabled) return `"${s.name}" (${s.source}) is not served: it is disabled in ${s.file}`;
-  const how = s.state === 'pending' || s.state === 'approval-changed'
-    ? `; ${words.review(s.name)}, then restart this server`
-    : s.state === 'rejected' ? `; ${words.resetServer(s.name)}` : '';
+  const how =
+    s.state === 'pending' || s.state === 'approval-changed'
+      ? `; ${words.review(s.name)}, then restart this server`
+      : s.state === 'rejected'
+        ? `; ${words.resetServer(s.name)}`
+        : '';
   return `"${s.name}" (${s.source}) is not served: it is ${stateWords(s)}: ${s.reason}${how}`;
 }
 
@@ -77,9 +80,14 @@ function hiddenLine(f: Fronted, tool: string, prefixed: boolean, v: Verdict, pol
 
 /** The SDK server of a front target: `tools/list` and `tools/call`, the rest (initialize, ping) the SDK's. */
 export function frontServer(target: FrontTarget): Server {
-  const server = new Server({ name: serverInfoName(target.serverName), version: '0.1.0' }, { capabilities: { tools: {} }, instructions: target.instructions, jsonSchemaValidator: new DefaultJsonSchemaValidator() });
+  const server = new Server(
+    { name: serverInfoName(target.serverName), version: '0.1.0' },
+    { capabilities: { tools: {} }, instructions: target.instructions, jsonSchemaValidator: new DefaultJsonSchemaValidator() },
+  );
   server.setRequestHandler('tools/list', async () => ({ tools: listedTools(await target.tools(), target) }));
-  server.setRequestHandler('tools/call', async (r) => callAnswer(await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>)));
+  server.setRequestHandler('tools/call', async (r) =>
+    callAnswer(await target.call(r.params.name, (r.params.arguments ?? {}) as Record<string, unknown>)),
+  );
   return server;
 }
 
@@ -101,7 +109,8 @@ export async function serve(o: ServeOptions): Promise<void> {
   const prefixed = o.server === undefined;
   const hidden: string[] = [];
   let wanted: ServerReport[] = [];
-  if (report.fullBlock.length) refuse(`no server is served: the project is blocked (${report.fullBlock.map((b) => b.reason).join('; ')}); ${words.doctor} shows why`);
+  if (report.fullBlock.length)
+    refuse(`no server is served: the project is blocked (${report.fullBlock.map((b) => b.reason).join('; ')}); ${words.doctor} shows why`);
   else if (o.server !== undefined) {
     const found = findServer(report, o.server, o.source, words);
     if (!found.ok) refuse(found.message);
@@ -113,7 +122,9 @@ export async function serve(o: ServeOptions): Promise<void> {
   const ready = (async () => {
     for (const s of wanted) {
       if (!s.gated && s.name === GATE_ENTRY_NAME) {
-        o.diag(`mcp-gate serve: "${s.name}" (${s.source}) is MCP Gate's own agent entry (imported from that agent's file); it is not served, which would start MCP Gate inside itself`);
+        o.diag(
+          `mcp-gate serve: "${s.name}" (${s.source}) is MCP Gate's own agent entry (imported from that agent's file); it is not served, which would start MCP Gate inside itself`,
+        );
         continue;
       }
       if (!isRunnable(s)) {
@@ -125,13 +136,27 @@ export async function serve(o: ServeOptions): Promise<void> {
         continue;
       }
       if (fronted.some((f) => f.server.name === s.name)) {
-        refuse(`"${s.name}" (${s.source}) is not served: a server of the same name from ${fronted.find((f) => f.server.name === s.name)!.server.source} already is`, s);
+        refuse(
+          `"${s.name}" (${s.source}) is not served: a server of the same name from ${fronted.find((f) => f.server.name === s.name)!.server.source} already is`,
+          s,
+        );
         continue;
       }
-      const session = await Session.start({
-        report, policy: currentPolicy, log: o.log, storeDir: o.input.storeDir, secrets: o.secrets, env: o.env, npm: o.npm,
-        clientName: 'mcp-gate-serve', discoverTimeoutMs: o.discoverTimeoutMs, callTimeoutMs: o.callTimeoutMs,
-      }, [s]);
+      const session = await Session.start(
+        {
+          report,
+          policy: currentPolicy,
+          log: o.log,
+          storeDir: o.input.storeDir,
+          secrets: o.secrets,
+          env: o.env,
+          npm: o.npm,
+          clientName: 'mcp-gate-serve',
+          discoverTimeoutMs: o.discoverTimeoutMs,
+          callTimeoutMs: o.callTimeoutMs,
+        },
+        [s],
+      );
       if (!session.servers().length) {
         await session.close();
         refuse(session.notes.join('; ') || `"${s.name}" (${s.source}) could not be started`, s);
@@ -145,8 +170,12 @@ export async function serve(o: ServeOptions): Promise<void> {
     const served = fronted.map((f) => {
       const all = f.session.tools();
       const denied = all.filter((t) => f.session.verdictFor(f.server.name, t.name).decision === 'deny');
-      for (const t of denied.slice(0, MAX_HIDDEN_LISTED)) hidden.push(hiddenLine(f, t.name, prefixed, f.session.verdictFor(f.server.name, t.name), policy!.file));
-      if (denied.length > MAX_HIDDEN_LISTED) hidden.push(`and ${count(denied.length - MAX_HIDDEN_LISTED, 'more tool')} of "${f.server.name}" (${words.showTools(f.server.name)} lists each with its decision)`);
+      for (const t of denied.slice(0, MAX_HIDDEN_LISTED))
+        hidden.push(hiddenLine(f, t.name, prefixed, f.session.verdictFor(f.server.name, t.name), policy!.file));
+      if (denied.length > MAX_HIDDEN_LISTED)
+        hidden.push(
+          `and ${count(denied.length - MAX_HIDDEN_LISTED, 'more tool')} of "${f.server.name}" (${words.showTools(f.server.name)} lists each with its decision)`,
+        );
       return `${f.server.name} (${count(all.length - denied.length, 'tool')}${denied.length ? `; ${denied.length} hidden by your policy` : ''})`;
     });
     o.diag(`mcp-gate serve: ${served.length ? `serving ${served.join(', ')}` : 'serving no server'} for ${report.project}`);
@@ -170,7 +199,8 @@ export async function serve(o: ServeOptions): Promise<void> {
     const s = now.servers.find((x) => x.name === f.server.name && x.source === f.server.source);
     if (!s) return `"${f.server.name}" is no longer declared in ${f.server.source}`;
     if (!isRunnable(s)) return refusalLine(s, words);
-    if ((s.pinned?.digest ?? '') !== (f.server.pinned?.digest ?? '')) return `"${s.name}" (${s.source}) changed since this server started; restart it`;
+    if ((s.pinned?.digest ?? '') !== (f.server.pinned?.digest ?? ''))
+      return `"${s.name}" (${s.source}) changed since this server started; restart it`;
     return undefined;
   };
   const stop = async (f: Fronted) => {
@@ -183,7 +213,10 @@ export async function serve(o: ServeOptions): Promise<void> {
   const instructions = () => {
     const parts: string[] = [];
     if (refusals.length) parts.push(`MCP Gate refused to serve:\n${refusals.map((r) => `- ${r}`).join('\n')}`);
-    if (hidden.length) parts.push(`MCP Gate's policy hides these tools (the person can allow each in their user policy, not you):\n${hidden.map((r) => `- ${r}`).join('\n')}`);
+    if (hidden.length)
+      parts.push(
+        `MCP Gate's policy hides these tools (the person can allow each in their user policy, not you):\n${hidden.map((r) => `- ${r}`).join('\n')}`,
+      );
     return parts.length ? parts.join('\n\n') : undefined;
   };
   await ready.catch((e) => refuse(`starting failed: ${(e as Error).message}`));

@@ -51,7 +51,10 @@ export class ChainWriter {
     let n = this.n;
     const out: string[] = [];
     for (const line of lines) {
-      const text = marked(line, n === this.n && after !== undefined && after !== prev ? { run: this.run, n, prev, after } : { run: this.run, n, prev });
+      const text = marked(
+        line,
+        n === this.n && after !== undefined && after !== prev ? { run: this.run, n, prev, after } : { run: this.run, n, prev },
+      );
       out.push(text, '\n');
       prev = lineHash(text);
       n++;
@@ -123,7 +126,8 @@ export function verifyChain(generations: readonly { file: string; text: string }
   generations.forEach(({ file, text }, g) => {
     const mayBeCut = g === 0 && oldestMayBeCut;
     const all = text.split('\n');
-    if (all[all.length - 1] !== '') fail(file, all.length, 'the file ends in a line without its newline (a write that did not complete, or an edit)');
+    if (all[all.length - 1] !== '')
+      fail(file, all.length, 'the file ends in a line without its newline (a write that did not complete, or an edit)');
     all.forEach((line, i) => {
       if (i === all.length - 1) return; // after the last newline
       lines++;
@@ -137,13 +141,26 @@ export function verifyChain(generations: readonly { file: string; text: string }
         return;
       }
       if (mark === undefined) {
-        if (chainedSeen) fail(file, at, 'a line without a chain among chained lines: added by hand or by another program, or written by an MCP Gate from before the chain (an agent\'s old copy: run `mcp-gate install <agent>` again)');
+        if (chainedSeen)
+          fail(
+            file,
+            at,
+            "a line without a chain among chained lines: added by hand or by another program, or written by an MCP Gate from before the chain (an agent's old copy: run `mcp-gate install <agent>` again)",
+          );
         else unchainedBefore++;
         seen.add(hash);
         return;
       }
       const m = mark as Partial<ChainMark>;
-      if (typeof m !== 'object' || m === null || typeof m.run !== 'string' || !Number.isSafeInteger(m.n) || (m.n as number) < 0 || typeof m.prev !== 'string' || (m.after !== undefined && typeof m.after !== 'string')) {
+      if (
+        typeof m !== 'object' ||
+        m === null ||
+        typeof m.run !== 'string' ||
+        !Number.isSafeInteger(m.n) ||
+        (m.n as number) < 0 ||
+        typeof m.prev !== 'string' ||
+        (m.after !== undefined && typeof m.after !== 'string')
+      ) {
         fail(file, at, 'its chain mark is malformed');
         return;
       }
@@ -156,16 +173,26 @@ export function verifyChain(generations: readonly { file: string; text: string }
       if (!run) {
         if (m.n !== 0) {
           if (mayBeCut) cutRuns++;
-          else fail(file, at, `the first line of writer run ${m.run} in the log is its line ${m.n}: the ${m.n === 1 ? 'line' : `${m.n} lines`} before it ${m.n === 1 ? 'is' : 'are'} missing`);
+          else
+            fail(
+              file,
+              at,
+              `the first line of writer run ${m.run} in the log is its line ${m.n}: the ${m.n === 1 ? 'line' : `${m.n} lines`} before it ${m.n === 1 ? 'is' : 'are'} missing`,
+            );
         } else if (m.prev === '') {
-          if (!onlyEmptyStarts || unchainedBefore > 0 || cutRuns > 0) fail(file, at, `writer run ${m.run} claims to begin an empty log, but lines come before it`);
+          if (!onlyEmptyStarts || unchainedBefore > 0 || cutRuns > 0)
+            fail(file, at, `writer run ${m.run} claims to begin an empty log, but lines come before it`);
         } else if (!seen.has(m.prev)) {
           if (mayBeCut) cutRuns++;
           else fail(file, at, `writer run ${m.run} begins after a line that is not in the log (removed or changed)`);
         }
         if (m.n === 0 && m.prev !== '') onlyEmptyStarts = false;
       } else if (m.n !== run.n + 1) {
-        fail(file, at, `line ${m.n} of writer run ${m.run} follows its line ${run.n}: lines ${m.n! > run.n + 1 ? 'are missing' : 'were moved or repeated'}`);
+        fail(
+          file,
+          at,
+          `line ${m.n} of writer run ${m.run} follows its line ${run.n}: lines ${m.n! > run.n + 1 ? 'are missing' : 'were moved or repeated'}`,
+        );
       } else if (m.prev !== run.hash) {
         fail(file, at, `it does not link to the line before it in writer run ${m.run}: that line was changed`);
       }
@@ -173,8 +200,14 @@ export function verifyChain(generations: readonly { file: string; text: string }
       seen.add(hash);
     });
   });
-  if (unchainedBefore) notes.push(`${unchainedBefore} line${unchainedBefore === 1 ? '' : 's'} at the start of the log carry no chain (written before MCP Gate chained its log)`);
-  if (cutRuns) notes.push(`${cutRuns} writer run${cutRuns === 1 ? '' : 's'} in the oldest generation begin${cutRuns === 1 ? 's' : ''} after lines rotated away (kept generations only)`);
+  if (unchainedBefore)
+    notes.push(
+      `${unchainedBefore} line${unchainedBefore === 1 ? '' : 's'} at the start of the log carry no chain (written before MCP Gate chained its log)`,
+    );
+  if (cutRuns)
+    notes.push(
+      `${cutRuns} writer run${cutRuns === 1 ? '' : 's'} in the oldest generation begin${cutRuns === 1 ? 's' : ''} after lines rotated away (kept generations only)`,
+    );
   if (broken > breaks.length) notes.push(`${broken - breaks.length} more breaks not listed`);
   return { lines, files: generations.map((g) => g.file), runs: runs.size, breaks, notes };
 }

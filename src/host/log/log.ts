@@ -55,7 +55,23 @@ export interface ToolResultEvent {
 }
 
 export interface GateEvent {
-  kind: 'gate.approve' | 'gate.reject' | 'gate.reset' | 'gate.escape-hatch' | 'gate.route' | 'gate.reopen' | 'gate.refuse' | 'guard.refused' | 'server.start' | 'server.stop' | 'server.dropped' | 'sandbox.off' | 'sandbox.held' | 'sandbox.appeared' | 'secret.set' | 'secret.clear';
+  kind:
+    | 'gate.approve'
+    | 'gate.reject'
+    | 'gate.reset'
+    | 'gate.escape-hatch'
+    | 'gate.route'
+    | 'gate.reopen'
+    | 'gate.refuse'
+    | 'guard.refused'
+    | 'server.start'
+    | 'server.stop'
+    | 'server.dropped'
+    | 'sandbox.off'
+    | 'sandbox.held'
+    | 'sandbox.appeared'
+    | 'secret.set'
+    | 'secret.clear';
   /** guard.refused: the file the load guard refused (workspace-relative, or absolute outside it); sandbox.held: the
    * `.git` a contained server made that was moved aside (workspace-relative); sandbox.appeared: a file agents or
    * editors obey without asking that appeared while a contained server ran (workspace-relative). */
@@ -152,7 +168,10 @@ export class EventLog {
     const held = this.held.map((h) => this.format(h.event, h.at));
     this.held = [];
     const out = events.map((e) => this.format(e));
-    this.commit([...held, ...out].map((o) => o.line), checkPath);
+    this.commit(
+      [...held, ...out].map((o) => o.line),
+      checkPath,
+    );
     for (const o of held) this.tell(o.masked);
     for (const o of out) this.tell(o.masked);
     return out.map((o) => o.masked);
@@ -420,14 +439,20 @@ export class EventLog {
       const f = i === 0 ? this.file : `${this.file}.${i}`;
       const got = readGeneration(f);
       if (typeof got === 'object') generations.push({ file: f, text: got.text });
-      else if (got !== 'missing') unreadable.push({ file: f, line: 0, why: `this generation cannot be read (${got}): nothing in it can be verified` });
+      else if (got !== 'missing')
+        unreadable.push({ file: f, line: 0, why: `this generation cannot be read (${got}): nothing in it can be verified` });
     }
     const report = verifyChain(generations, fs.existsSync(`${this.file}.${KEEP_ROTATED}`));
     report.breaks.unshift(...unreadable);
     // Rotation only ever moves generations up one (.1 to .2 to .3): one missing below one present was removed.
     for (let i = 1; i < KEEP_ROTATED; i++) {
       const older = Array.from({ length: KEEP_ROTATED - i }, (_, k) => `${this.file}.${i + k + 1}`).find((f) => fs.existsSync(f));
-      if (older && !fs.existsSync(`${this.file}.${i}`)) report.breaks.unshift({ file: `${this.file}.${i}`, line: 0, why: `this generation is missing while ${path.basename(older)} exists: it was removed (rotation never leaves a gap)` });
+      if (older && !fs.existsSync(`${this.file}.${i}`))
+        report.breaks.unshift({
+          file: `${this.file}.${i}`,
+          line: 0,
+          why: `this generation is missing while ${path.basename(older)} exists: it was removed (rotation never leaves a gap)`,
+        });
     }
     return report;
   }

@@ -12,15 +12,7 @@ import ipaddr from 'ipaddr.js';
  * - `metadata`, `unspecified`, `linkLocal`, `multicast`, `broadcast`, `reserved`: refused always.
  */
 export type AddressRange =
-  | 'public'
-  | 'private'
-  | 'loopback'
-  | 'metadata'
-  | 'unspecified'
-  | 'linkLocal'
-  | 'multicast'
-  | 'broadcast'
-  | 'reserved';
+  'public' | 'private' | 'loopback' | 'metadata' | 'unspecified' | 'linkLocal' | 'multicast' | 'broadcast' | 'reserved';
 
 /** What {@link classifyAddress} found out about one address. */
 export interface AddressInfo {
@@ -160,7 +152,11 @@ export function checkAddress(text: string, policy: AddressPolicy = {}): AddressV
       return { allowed: true, info };
     case 'private':
       if (!policy.refusePrivate || policy.exception?.allowPrivate) return { allowed: true, info };
-      return { allowed: false, info, reason: `${describe(info)}; ${policy.refusePrivateBy ? `private addresses are refused: ${policy.refusePrivateBy}` : 'private addresses are refused by rule'}` };
+      return {
+        allowed: false,
+        info,
+        reason: `${describe(info)}; ${policy.refusePrivateBy ? `private addresses are refused: ${policy.refusePrivateBy}` : 'private addresses are refused by rule'}`,
+      };
     case 'loopback':
       if (policy.exception?.allowLoopback) return { allowed: true, info };
       return { allowed: false, info, reason: `${describe(info)}; allowed only under a local-development exception` };

@@ -50,9 +50,14 @@ const PROXY_URL = `http://127.0.0.1:${DOOR_PORT}`;
 
 /** The variables that point clients at the door (curl, Python, Go, npm; Node 24+ with NODE_USE_ENV_PROXY). */
 export const PROXY_ENV: Readonly<Record<string, string>> = {
-  HTTP_PROXY: PROXY_URL, HTTPS_PROXY: PROXY_URL, ALL_PROXY: PROXY_URL,
-  http_proxy: PROXY_URL, https_proxy: PROXY_URL, all_proxy: PROXY_URL,
-  npm_config_proxy: PROXY_URL, npm_config_https_proxy: PROXY_URL,
+  HTTP_PROXY: PROXY_URL,
+  HTTPS_PROXY: PROXY_URL,
+  ALL_PROXY: PROXY_URL,
+  http_proxy: PROXY_URL,
+  https_proxy: PROXY_URL,
+  all_proxy: PROXY_URL,
+  npm_config_proxy: PROXY_URL,
+  npm_config_https_proxy: PROXY_URL,
   NODE_USE_ENV_PROXY: '1',
 };
 
@@ -160,7 +165,11 @@ function isOwn(info: AddressInfo, own: readonly Local[]): boolean {
 }
 
 class Refused extends Error {
-  constructor(message: string, readonly permit?: string, readonly status = 403) {
+  constructor(
+    message: string,
+    readonly permit?: string,
+    readonly status = 403,
+  ) {
     super(message);
   }
 }
@@ -236,7 +245,12 @@ export class Egress {
       const socket = req.socket as net.Socket & { [PENDING]?: number };
       socket[PENDING] = (socket[PENDING] ?? 0) + 1;
       if (socket[PENDING]! > MAX_PIPELINED) {
-        this.event({ outcome: 'blocked', host: '(pipelined requests)', port: 0, detail: `a connection that sent more than ${MAX_PIPELINED} requests before their answers was closed` });
+        this.event({
+          outcome: 'blocked',
+          host: '(pipelined requests)',
+          port: 0,
+          detail: `a connection that sent more than ${MAX_PIPELINED} requests before their answers was closed`,
+        });
         socket.destroy();
         return;
       }
@@ -249,7 +263,12 @@ export class Egress {
       void this.forward(req, res).catch(() => res.destroy());
     });
     this.http.on('clientError', (e: Error, socket: net.Socket) => {
-      this.event({ outcome: 'blocked', host: '(malformed request)', port: 0, detail: `a request MCP Gate could not read as HTTP was refused (${(e as NodeJS.ErrnoException).code ?? e.message})` });
+      this.event({
+        outcome: 'blocked',
+        host: '(malformed request)',
+        port: 0,
+        detail: `a request MCP Gate could not read as HTTP was refused (${(e as NodeJS.ErrnoException).code ?? e.message})`,
+      });
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       else socket.destroy();
     });
@@ -266,7 +285,12 @@ export class Egress {
     door.on('connection', (socket: net.Socket) => {
       if (this.closed) return void socket.destroy();
       if (this.sockets.size >= (this.o.maxConnections ?? MAX_CONNECTIONS)) {
-        this.event({ outcome: 'blocked', host: '(any)', port: 0, detail: `a connection was refused: ${this.o.maxConnections ?? MAX_CONNECTIONS} are open already` });
+        this.event({
+          outcome: 'blocked',
+          host: '(any)',
+          port: 0,
+          detail: `a connection was refused: ${this.o.maxConnections ?? MAX_CONNECTIONS} are open already`,
+        });
         return void socket.destroy();
       }
       this.track(this.sockets, socket);
@@ -292,7 +316,13 @@ export class Egress {
     if (!verdict.allow) {
       if (!this.unanswered.has(name) && this.unanswered.size < MAX_NAMED) {
         this.unanswered.add(name);
-        this.event({ outcome: 'blocked', host: name, port: 0, detail: `the name ${name} was not answered (DNS inside the sandbox): ${verdict.reason}`, permit: verdict.permit });
+        this.event({
+          outcome: 'blocked',
+          host: name,
+          port: 0,
+          detail: `the name ${name} was not answered (DNS inside the sandbox): ${verdict.reason}`,
+          permit: verdict.permit,
+        });
       }
       return undefined;
     }
@@ -385,8 +415,20 @@ export class Egress {
   private flushSummary(): void {
     const u = this.unlogged;
     const why = `not logged one by one after the first ${EVENTS_LOGGED} events of this start`;
-    if (u.connected) this.o.onEvent({ outcome: 'connected', host: '(several)', port: 0, detail: `${u.connected} more connections made since the last line (${why}), to hosts already logged: ${[...u.reached].join(', ')}` });
-    if (u.blocked || u.failed) this.o.onEvent({ outcome: 'blocked', host: '(several)', port: 0, detail: `${u.blocked} more connections refused and ${u.failed} failed since the last line (${why}); hosts among them: ${[...u.refused].join(', ')}` });
+    if (u.connected)
+      this.o.onEvent({
+        outcome: 'connected',
+        host: '(several)',
+        port: 0,
+        detail: `${u.connected} more connections made since the last line (${why}), to hosts already logged: ${[...u.reached].join(', ')}`,
+      });
+    if (u.blocked || u.failed)
+      this.o.onEvent({
+        outcome: 'blocked',
+        host: '(several)',
+        port: 0,
+        detail: `${u.blocked} more connections refused and ${u.failed} failed since the last line (${why}); hosts among them: ${[...u.refused].join(', ')}`,
+      });
     this.unlogged = { connected: 0, blocked: 0, failed: 0, reached: new Set(), refused: new Set() };
   }
 
@@ -401,7 +443,8 @@ export class Egress {
     if (!verdict.allow) {
       // An address no rule opens (loopback, metadata, this machine's own, …) is not offered a rule that would not help.
       const literal = classifyAddress(host);
-      const never = literal !== undefined && ((literal.range !== 'public' && literal.range !== 'private') || isOwn(literal, ownAddresses()));
+      const never =
+        literal !== undefined && ((literal.range !== 'public' && literal.range !== 'private') || isOwn(literal, ownAddresses()));
       const detail = never ? `${verdict.reason} (${literal.address} is an address no rule opens to a contained server)` : verdict.reason;
       const permit = never ? undefined : verdict.permit;
       this.event({ outcome: 'blocked', host, port, detail, permit });
@@ -417,7 +460,8 @@ export class Egress {
       if (e instanceof AddressRefusedError) {
         const detail = `${host} is refused: ${e.reason}`;
         // Only a private address is one a rule naming the host would let through.
-        const permit = !verdict.named && e.address !== undefined && classifyAddress(e.address)?.range === 'private' ? verdict.permit : undefined;
+        const permit =
+          !verdict.named && e.address !== undefined && classifyAddress(e.address)?.range === 'private' ? verdict.permit : undefined;
         this.event({ outcome: 'blocked', host, port, address: e.address, detail, permit });
         throw new Refused(detail, permit);
       }
@@ -442,7 +486,11 @@ export class Egress {
       this.track(this.upstreams, upstream);
       const timer = setTimeout(() => {
         upstream.destroy();
-        reject(new Error(`no connection to ${address} port ${port} within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`));
+        reject(
+          new Error(
+            `no connection to ${address} port ${port} within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`,
+          ),
+        );
       }, this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
       upstream.once('connect', () => {
         clearTimeout(timer);
@@ -468,11 +516,18 @@ export class Egress {
         return;
       }
       const body = `${why}\n`;
-      socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
     };
     if (!target) {
       const what = JSON.stringify((req.url ?? '').slice(0, 100));
-      this.event({ outcome: 'blocked', host: '(malformed CONNECT)', port: 0, detail: `CONNECT ${what} was refused: a CONNECT takes host:port (a port from 1 to 65535, no zone id)` });
+      this.event({
+        outcome: 'blocked',
+        host: '(malformed CONNECT)',
+        port: 0,
+        detail: `CONNECT ${what} was refused: a CONNECT takes host:port (a port from 1 to 65535, no zone id)`,
+      });
       return answer(400, 'Bad Request', 'MCP Gate: a CONNECT takes host:port');
     }
     // A stand-in address (the transparent carrier's DNS answer) is the name it stands for: decided as that name.
@@ -494,7 +549,12 @@ export class Egress {
       }
       this.event({ outcome: 'connected', host: target.host, port: target.port, address: a.address, detail: a.reason });
     } catch (e) {
-      if (e instanceof Refused) return answer(e.status, e.status === 403 ? 'Forbidden' : e.status === 503 ? 'Service Unavailable' : 'Bad Gateway', `MCP Gate refused ${target.host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
+      if (e instanceof Refused)
+        return answer(
+          e.status,
+          e.status === 403 ? 'Forbidden' : e.status === 503 ? 'Service Unavailable' : 'Bad Gateway',
+          `MCP Gate refused ${target.host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`,
+        );
       return answer(502, 'Bad Gateway', `MCP Gate: ${(e as Error).message}`);
     }
     if (this.closed || socket.destroyed) return void upstream.destroy();
@@ -522,7 +582,12 @@ export class Egress {
       res.end(`${why}\n`);
     };
     const refuseForm = (why: string) => {
-      this.event({ outcome: 'blocked', host: '(malformed request)', port: 0, detail: `${req.method} ${JSON.stringify((req.url ?? '').slice(0, 100))} was refused: ${why}` });
+      this.event({
+        outcome: 'blocked',
+        host: '(malformed request)',
+        port: 0,
+        detail: `${req.method} ${JSON.stringify((req.url ?? '').slice(0, 100))} was refused: ${why}`,
+      });
       fail(400, `MCP Gate: ${why}`);
     };
     let url: URL;
@@ -540,13 +605,26 @@ export class Egress {
       a = await this.admit(host, port);
       this.roomFor(host, port);
     } catch (e) {
-      if (e instanceof Refused) return fail(e.status, `MCP Gate refused ${host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
+      if (e instanceof Refused)
+        return fail(e.status, `MCP Gate refused ${host}: ${e.message}${e.permit ? ` (the rule ${e.permit} would allow it)` : ''}`);
       return fail(502, `MCP Gate: ${(e as Error).message}`);
     }
     const headers = { ...req.headers };
     for (const k of Object.keys(headers)) if (k.startsWith('proxy-')) delete headers[k];
-    const upstream = http.request({ host: a.address, family: a.family, port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent: false });
-    const timer = setTimeout(() => upstream.destroy(new Error(`no connection within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`)), this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+    const upstream = http.request({
+      host: a.address,
+      family: a.family,
+      port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+      agent: false,
+    });
+    const timer = setTimeout(
+      () => upstream.destroy(new Error(`no connection within ${Math.round((this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000)} s`)),
+      this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    );
     upstream.once('socket', (s: net.Socket) => {
       this.track(this.upstreams, s);
       s.once('connect', () => {
@@ -576,12 +654,16 @@ export class Egress {
     });
     upstream.once('upgrade', (r: http.IncomingMessage, s: net.Socket) => {
       s.destroy();
-      fail(502, `MCP Gate: ${host} asked to switch protocols (${r.statusCode}); a request is not upgraded here, open a CONNECT tunnel instead`);
+      fail(
+        502,
+        `MCP Gate: ${host} asked to switch protocols (${r.statusCode}); a request is not upgraded here, open a CONNECT tunnel instead`,
+      );
     });
     upstream.once('error', (e) => {
       clearTimeout(timer);
       if (e instanceof Refused) return fail(403, `MCP Gate refused ${host}: ${e.message}`);
-      if (!res.headersSent) this.event({ outcome: 'failed', host, port, address: a.address, detail: `${host} (${a.address}) port ${port}: ${e.message}` });
+      if (!res.headersSent)
+        this.event({ outcome: 'failed', host, port, address: a.address, detail: `${host} (${a.address}) port ${port}: ${e.message}` });
       fail(502, `MCP Gate: ${host} (${a.address}) port ${port}: ${e.message}`);
     });
     req.on('error', () => upstream.destroy());
@@ -603,7 +685,8 @@ export function findNsenter(): string | undefined {
 }
 
 /** What to do when a door cannot open (the server then does not start). */
-const DOOR_FIX = 'the server is not started without it: allow nsenter (util-linux) to enter the user and network namespaces of a bubblewrap sandbox here (a container may need seccomp/AppArmor to allow setns), or remove the network rules for this server to run it without network';
+const DOOR_FIX =
+  'the server is not started without it: allow nsenter (util-linux) to enter the user and network namespaces of a bubblewrap sandbox here (a container may need seccomp/AppArmor to allow setns), or remove the network rules for this server to run it without network';
 
 // Runs inside the sandbox's network namespace: listen on its loopback, hand the listening socket over, exit.
 const DOOR_SCRIPT = `const s=require('net').createServer();s.on('error',e=>{console.error(e.message);process.exit(3)});s.listen(${DOOR_PORT},'127.0.0.1',()=>process.send('door',s,()=>process.exit(0)))`;
@@ -627,14 +710,34 @@ export interface DoorHelper {
  */
 export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_MS, more?: DoorHelper): Promise<void> {
   const nsenter = findNsenter();
-  if (!nsenter) return Promise.reject(new Error('nsenter (util-linux) is not in /usr/bin or /bin, so the network door of a contained server cannot be opened (install util-linux)'));
+  if (!nsenter)
+    return Promise.reject(
+      new Error(
+        'nsenter (util-linux) is not in /usr/bin or /bin, so the network door of a contained server cannot be opened (install util-linux)',
+      ),
+    );
   return new Promise((resolve, reject) => {
     let served = false;
-    const helper = spawn(nsenter, ['--target', String(pid), '--user', '--preserve-credentials', '--net', '--', process.execPath, '-e', more?.script ?? DOOR_SCRIPT, ...(more?.args ?? [])], {
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      env: { ELECTRON_RUN_AS_NODE: '1' },
-      serialization: 'json',
-    });
+    const helper = spawn(
+      nsenter,
+      [
+        '--target',
+        String(pid),
+        '--user',
+        '--preserve-credentials',
+        '--net',
+        '--',
+        process.execPath,
+        '-e',
+        more?.script ?? DOOR_SCRIPT,
+        ...(more?.args ?? []),
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        env: { ELECTRON_RUN_AS_NODE: '1' },
+        serialization: 'json',
+      },
+    );
     let stderr = '';
     let done = false;
     const finish = (e?: Error) => {
@@ -657,7 +760,11 @@ export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_M
         helper.kill('SIGKILL');
         return finish();
       }
-      finish(new Error(`the network door did not open within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}; ${DOOR_FIX}`));
+      finish(
+        new Error(
+          `the network door did not open within ${timeoutMs / 1000} s${stderr ? ` (${stderr.trim().slice(0, 300)})` : ''}; ${DOOR_FIX}`,
+        ),
+      );
     }, timeoutMs);
     helper.stderr!.on('data', (d: Buffer) => {
       if (stderr.length < 4096) stderr += d.toString('utf8');
@@ -669,7 +776,8 @@ export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_M
         if (more.message(m, handle)) finish();
         return;
       }
-      if (m !== 'door' || !(handle instanceof net.Server)) return finish(new Error('the network door helper sent something else than its listener'));
+      if (m !== 'door' || !(handle instanceof net.Server))
+        return finish(new Error('the network door helper sent something else than its listener'));
       egress.serve(handle);
       served = true;
       if (!more) finish();
@@ -679,7 +787,11 @@ export function openDoor(pid: number, egress: Egress, timeoutMs = DOOR_TIMEOUT_M
         more.ended(`the door helper ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}`);
         return finish();
       }
-      finish(new Error(`the network door could not be opened: nsenter ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}; ${DOOR_FIX}`));
+      finish(
+        new Error(
+          `the network door could not be opened: nsenter ended (${sig ?? `exit ${code}`})${stderr ? `: ${stderr.trim().slice(0, 300)}` : ''}; ${DOOR_FIX}`,
+        ),
+      );
     });
   });
 }

@@ -19,7 +19,16 @@ import {
   type ExchangeOutcome,
 } from '../errors';
 import { createPinnedAgent, type PinnedAgentOptions } from './pinned-agent';
-import { boundedStream, checkJsonReply, guardListeningStream, guardSseReply, readBounded, rpcCallsOf, type RpcCall, type StreamEnd } from './reply-guard';
+import {
+  boundedStream,
+  checkJsonReply,
+  guardListeningStream,
+  guardSseReply,
+  readBounded,
+  rpcCallsOf,
+  type RpcCall,
+  type StreamEnd,
+} from './reply-guard';
 
 /** Reply bound for JSON bodies and SSE streams (README, "The host"). */
 export const MAX_REPLY_BYTES = 1024 * 1024;
@@ -71,7 +80,17 @@ export interface GuardedFetch {
 }
 
 /** Request headers undici or the agent manage; a caller setting them is refused (no Host fronting). */
-const MANAGED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'upgrade', 'keep-alive', 'te', 'trailer', 'expect']);
+const MANAGED_HEADERS = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'upgrade',
+  'keep-alive',
+  'te',
+  'trailer',
+  'expect',
+]);
 /** Headers MCP Gate owns beyond the configured ones: a request may carry them only as configured. */
 export const OWNED_HEADER_NAMES: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization', ...MANAGED_HEADERS]);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -102,7 +121,8 @@ export function validateHeaders(headers: RequestInit['headers']): Array<[string,
     if (typeof value !== 'string') throw new HeaderRefusedError(name, 'value is not a string');
     for (let i = 0; i < value.length; i++) {
       const c = value.charCodeAt(i);
-      if ((c < 0x20 && c !== 0x09) || c === 0x7f || c > 0xff) throw new HeaderRefusedError(name, 'value contains a control or non-Latin-1 character');
+      if ((c < 0x20 && c !== 0x09) || c === 0x7f || c > 0xff)
+        throw new HeaderRefusedError(name, 'value contains a control or non-Latin-1 character');
     }
     out.push([name, value]);
   }
@@ -137,9 +157,21 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
   const guarded: FetchLike = async (input, init = {}) => {
     const ex = exchangeOf(input, init, options.onObservation);
     const headers = checkedRequest(ex, init, options, owned);
-    const budgetMs = ex.method === 'GET' ? undefined : typeof options.timeoutMs === 'function' ? options.timeoutMs(ex.rpc) : options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const budgetMs =
+      ex.method === 'GET'
+        ? undefined
+        : typeof options.timeoutMs === 'function'
+          ? options.timeoutMs(ex.rpc)
+          : (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const budget = budgeted(ex, init.signal ?? undefined, budgetMs);
-    const res = await send(ex, budget, { method: ex.method, headers, body: ex.bodyText ?? null, redirect: 'manual', dispatcher, signal: budget.signal });
+    const res = await send(ex, budget, {
+      method: ex.method,
+      headers,
+      body: ex.bodyText ?? null,
+      redirect: 'manual',
+      dispatcher,
+      signal: budget.signal,
+    });
     return guardedReply(ex, budget, res, maxBytes);
   };
   return Object.assign(guarded, {
@@ -181,7 +213,12 @@ function exchangeOf(input: string | URL, init: RequestInit, onObservation: Guard
     }
   };
   return {
-    url, host, method, bodyText, rpc, observe,
+    url,
+    host,
+    method,
+    bodyText,
+    rpc,
+    observe,
     ids: rpc.flatMap((c) => (c.id === undefined ? [] : [c.id])),
     refuse(error: Error, status?: number): never {
       observe({ outcome: error instanceof HostError ? error.outcome : 'no_answer', error, ...(status === undefined ? {} : { status }) });
@@ -196,7 +233,12 @@ function ownedHeaderValues(headers: Readonly<Record<string, string>> | undefined
 }
 
 /** Stage: the request may be sent (scheme, no URL credentials, valid headers, owned headers untouched, a text body). */
-function checkedRequest(ex: Exchange, init: RequestInit, options: GuardedFetchOptions, owned: ReadonlyMap<string, string> | undefined): Array<[string, string]> {
+function checkedRequest(
+  ex: Exchange,
+  init: RequestInit,
+  options: GuardedFetchOptions,
+  owned: ReadonlyMap<string, string> | undefined,
+): Array<[string, string]> {
   if (ex.url.protocol !== 'https:') {
     const loopbackHttp = ex.url.protocol === 'http:' && options.policy?.exception?.allowLoopback === true;
     if (!loopbackHttp) ex.refuse(new AddressRefusedError(ex.host, undefined, `${ex.url.protocol} URL refused; https required`));
@@ -208,7 +250,8 @@ function checkedRequest(ex: Exchange, init: RequestInit, options: GuardedFetchOp
     for (const [name, value] of owned ? headers : []) {
       const key = name.toLowerCase();
       const mine = owned!.get(key);
-      if (mine !== undefined ? value !== mine : OWNED_HEADER_NAMES.has(key)) throw new HeaderRefusedError(name, 'MCP Gate sets this header itself');
+      if (mine !== undefined ? value !== mine : OWNED_HEADER_NAMES.has(key))
+        throw new HeaderRefusedError(name, 'MCP Gate sets this header itself');
     }
   } catch (err) {
     ex.refuse(err as Error);
@@ -234,7 +277,8 @@ interface Budget {
  */
 function budgeted(ex: Exchange, callerSignal: AbortSignal | undefined, budgetMs: number | undefined): Budget {
   const controller = new AbortController();
-  const timer = budgetMs === undefined ? undefined : setTimeout(() => controller.abort(new ExchangeTimeoutError(ex.host, budgetMs)), budgetMs);
+  const timer =
+    budgetMs === undefined ? undefined : setTimeout(() => controller.abort(new ExchangeTimeoutError(ex.host, budgetMs)), budgetMs);
   timer?.unref(); // the open request keeps the process alive; the timer alone must not
   const onCallerAbort = () => controller.abort(callerSignal?.reason ?? new Error('aborted by the caller'));
   if (callerSignal?.aborted) onCallerAbort();
@@ -287,10 +331,16 @@ async function guardedReply(ex: Exchange, budget: Budget, res: UndiciReply, maxB
   if (declared > maxBytes) fail(new ReplyTooLargeError(host, maxBytes));
 
   const wrap = (body: ReadableStream<Uint8Array> | null) =>
-    new (undici().Response)(status === 204 || status === 205 ? null : body, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
+    new (undici().Response)(status === 204 || status === 205 ? null : body, {
+      status,
+      statusText: res.statusText,
+      headers: res.headers,
+    }) as unknown as Response;
   const passBounded = () => {
     if (!res.body) budget.settle();
-    return wrap(res.body ? boundedStream(res.body as ReadableStream<Uint8Array>, { host, maxBytes, mapError, onEnd: () => budget.settle() }) : null);
+    return wrap(
+      res.body ? boundedStream(res.body as ReadableStream<Uint8Array>, { host, maxBytes, mapError, onEnd: () => budget.settle() }) : null,
+    );
   };
 
   if (status < 200 || status >= 300) {
@@ -324,7 +374,14 @@ async function guardedReply(ex: Exchange, budget: Budget, res: UndiciReply, maxB
     finish({ answered: true });
     return new (undici().Response)(bytes, { status, statusText: res.statusText, headers: res.headers }) as unknown as Response;
   }
-  return fail(new InvalidReplyError(host, status === 202 || !res.body ? `no response to a request (HTTP ${status})` : `unexpected content type ${JSON.stringify(type.slice(0, 60))}`));
+  return fail(
+    new InvalidReplyError(
+      host,
+      status === 202 || !res.body
+        ? `no response to a request (HTTP ${status})`
+        : `unexpected content type ${JSON.stringify(type.slice(0, 60))}`,
+    ),
+  );
 }
 
 function bodyToText(body: RequestInit['body']): string | undefined {

@@ -65,7 +65,8 @@ const LIBRARIES = [
 const DAEMONS = ['/usr/bin/proxychains4-daemon', '/usr/local/bin/proxychains4-daemon'];
 
 /** Why libc clients are not carried here, for the sandbox's description; undefined when they are. */
-export const NOT_INSTALLED = 'libc clients without proxy settings (libpq, curl, C extensions) are not carried (proxychains4 not installed: `apt-get install proxychains4` carries them)';
+export const NOT_INSTALLED =
+  'libc clients without proxy settings (libpq, curl, C extensions) are not carried (proxychains4 not installed: `apt-get install proxychains4` carries them)';
 
 function firstFile(candidates: readonly string[]): string | undefined {
   for (const c of candidates) {
@@ -79,7 +80,10 @@ function firstFile(candidates: readonly string[]): string | undefined {
 }
 
 /** The system's proxychains-ng library and daemon (system paths only, never PATH); undefined when either is missing. */
-export function findProxychains(libraries: readonly string[] = LIBRARIES, daemons: readonly string[] = DAEMONS): { library: string; daemon: string; sleep: string } | undefined {
+export function findProxychains(
+  libraries: readonly string[] = LIBRARIES,
+  daemons: readonly string[] = DAEMONS,
+): { library: string; daemon: string; sleep: string } | undefined {
   const library = firstFile(libraries);
   const daemon = firstFile(daemons);
   const sleep = firstFile(['/usr/bin/sleep', '/bin/sleep']);

@@ -24,7 +24,11 @@ const REQUIRE = `--require ${NETSHIM_MOUNT}`;
 
 /** MCP Gate's built shim: dist/netshim/ beside the running bundle, or the checkout's dist/netshim (tests); undefined when not built. */
 export function defaultNetShim(): string | undefined {
-  const candidates = [path.join(__dirname, 'netshim'), path.resolve(__dirname, '..', '..', '..', '..', 'dist', 'netshim'), path.resolve(__dirname, '..', '..', '..', 'dist', 'netshim')];
+  const candidates = [
+    path.join(__dirname, 'netshim'),
+    path.resolve(__dirname, '..', '..', '..', '..', 'dist', 'netshim'),
+    path.resolve(__dirname, '..', '..', '..', 'dist', 'netshim'),
+  ];
   return candidates.map((d) => path.join(d, NETSHIM_FILE)).find((f) => fs.existsSync(f));
 }
 

@@ -54,13 +54,18 @@ export function createPinnedAgent(options: PinnedAgentOptions = {}): Agent {
       callback(...args);
     };
     const host = opts.hostname;
-    resolveChecked(host, options).then(
-      (checked) => {
+    resolveChecked(host, options)
+      .then((checked) => {
         if (opts.protocol !== 'https:') {
           const loopbackOk = opts.protocol === 'http:' && options.policy?.exception?.allowLoopback === true && allLoopback(checked);
           if (!loopbackOk) {
             const addresses = checked.addresses.map((a) => a.address);
-            throw new AddressRefusedError(host, undefined, `${opts.protocol} allowed only to loopback under a local-development exception; https required`, addresses);
+            throw new AddressRefusedError(
+              host,
+              undefined,
+              `${opts.protocol} allowed only to loopback under a local-development exception; https required`,
+              addresses,
+            );
           }
         }
         const servername = checked.literal ? undefined : host;
@@ -73,7 +78,13 @@ export function createPinnedAgent(options: PinnedAgentOptions = {}): Agent {
               return finish(err, null);
             }
             try {
-              options.onConnect?.({ host, address, port: Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80), protocol: opts.protocol, servername });
+              options.onConnect?.({
+                host,
+                address,
+                port: Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80),
+                protocol: opts.protocol,
+                servername,
+              });
             } catch {
               // an observer's failure must not break the connection
             }
@@ -81,8 +92,8 @@ export function createPinnedAgent(options: PinnedAgentOptions = {}): Agent {
           });
         };
         attempt(0);
-      },
-    ).catch((err: unknown) => finish(err instanceof Error ? err : new Error(String(err)), null));
+      })
+      .catch((err: unknown) => finish(err instanceof Error ? err : new Error(String(err)), null));
   };
 
   return new (undici().Agent)({ connect, allowH2: false });

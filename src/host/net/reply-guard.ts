@@ -102,7 +102,8 @@ export function checkJsonReply(bytes: Uint8Array, host: string, ids: readonly Rp
     if (id !== undefined) answered.add(idKey(id));
   }
   const missing = ids.filter((id) => !answered.has(idKey(id)));
-  if (missing.length > 0) throw new InvalidReplyError(host, `no JSON-RPC response for id ${missing.map((i) => JSON.stringify(i)).join(', ')}`);
+  if (missing.length > 0)
+    throw new InvalidReplyError(host, `no JSON-RPC response for id ${missing.map((i) => JSON.stringify(i)).join(', ')}`);
 }
 
 /** How a guarded stream ended: answered (complete), or not with the error that ended it. */
@@ -171,7 +172,11 @@ export function boundedStream(upstream: ReadableStream<Uint8Array>, options: Str
  *   so an SDK client fails the call at once instead of waiting for its timeout) and then errors with
  *   the typed error (ReplyTooLargeError, StreamEndedEarlyError, or the mapped upstream error).
  */
-export function guardSseReply(upstream: ReadableStream<Uint8Array>, ids: readonly RpcId[], options: StreamGuardOptions): ReadableStream<Uint8Array> {
+export function guardSseReply(
+  upstream: ReadableStream<Uint8Array>,
+  ids: readonly RpcId[],
+  options: StreamGuardOptions,
+): ReadableStream<Uint8Array> {
   const reader = upstream.getReader();
   const pending = new Map(ids.map((id) => [idKey(id), id] as const));
   const scanner = new SseScanner();
@@ -193,7 +198,11 @@ export function guardSseReply(upstream: ReadableStream<Uint8Array>, ids: readonl
     if (pending.size === 0) return ctl.error(error);
     const code = (error as { code?: unknown }).code;
     const events = [...pending.values()].map((id) => {
-      const msg = { jsonrpc: '2.0', id, error: { code: GATE_RPC_ERROR_CODE, message: error.message, data: { mcpGate: typeof code === 'string' ? code : 'NO_ANSWER' } } };
+      const msg = {
+        jsonrpc: '2.0',
+        id,
+        error: { code: GATE_RPC_ERROR_CODE, message: error.message, data: { mcpGate: typeof code === 'string' ? code : 'NO_ANSWER' } },
+      };
       return `event: message\ndata: ${JSON.stringify(msg)}\n\n`;
     });
     // A blank line first ends any event the reader may hold; the typed error follows on the next pull,

@@ -173,14 +173,23 @@ function resolvTarget(): string | undefined {
  * The carrier for a sandbox with a door, or why it is off here: it needs root (the door helper's `ip`/`nft` in the
  * sandbox's namespace), and nft and perl at their system paths (never PATH: a workspace's bin folder could name one).
  */
-export function transparentCarrier(o: { root?: boolean; ip?: readonly string[]; nft?: readonly string[]; perl?: readonly string[] } = {}): TransparentCarrier | CarrierOff {
+export function transparentCarrier(
+  o: { root?: boolean; ip?: readonly string[]; nft?: readonly string[]; perl?: readonly string[] } = {},
+): TransparentCarrier | CarrierOff {
   if (process.platform !== 'linux') return { off: 'Linux only' };
   const root = o.root ?? process.geteuid?.() === 0;
   const ip = firstExecutable(o.ip ?? IP_PATHS);
   const nft = firstExecutable(o.nft ?? NFT_PATHS);
   const perl = firstExecutable(o.perl ?? PERL_PATHS);
-  const missing = [!nft && 'nft (`apt-get install nftables`)', !perl && 'perl (`apt-get install perl`)', !ip && 'ip (`apt-get install iproute2`)'].filter(Boolean);
-  if (!root) return { off: `needs root here: MCP Gate runs as uid ${process.geteuid?.()}${missing.length ? `; and ${missing.join(', ')} missing` : ''}` };
+  const missing = [
+    !nft && 'nft (`apt-get install nftables`)',
+    !perl && 'perl (`apt-get install perl`)',
+    !ip && 'ip (`apt-get install iproute2`)',
+  ].filter(Boolean);
+  if (!root)
+    return {
+      off: `needs root here: MCP Gate runs as uid ${process.geteuid?.()}${missing.length ? `; and ${missing.join(', ')} missing` : ''}`,
+    };
   if (missing.length) return { off: `${missing.join(', ')} missing` };
   try {
     return { ip: ip!, nft: nft!, perl: perl!, ...files(), resolvTarget: resolvTarget() };
@@ -234,7 +243,11 @@ export function transparentDoor(c: TransparentCarrier, egress: Egress, off: (why
         serveDns(handle as dgram.Socket, egress);
         return true;
       }
-      off(typeof m === 'object' && m && typeof (m as { off?: unknown }).off === 'string' ? (m as { off: string }).off : 'the door helper sent something else than its DNS socket');
+      off(
+        typeof m === 'object' && m && typeof (m as { off?: unknown }).off === 'string'
+          ? (m as { off: string }).off
+          : 'the door helper sent something else than its DNS socket',
+      );
       return true;
     },
     ended: off,
@@ -255,7 +268,12 @@ export function dnsQuestion(q: Buffer): { name: string; type: number; end: numbe
   while (i < q.length && q[i] !== 0) {
     const len = q[i];
     if (len > 63 || i + 1 + len > q.length) return undefined;
-    labels.push(q.subarray(i + 1, i + 1 + len).toString('latin1').toLowerCase());
+    labels.push(
+      q
+        .subarray(i + 1, i + 1 + len)
+        .toString('latin1')
+        .toLowerCase(),
+    );
     i += 1 + len;
   }
   if (i + 5 > q.length) return undefined;
@@ -297,9 +315,12 @@ export function serveDns(socket: dgram.Socket, egress: Egress): void {
     const send = (b: Buffer) => socket.send(b, from.port, from.address, () => undefined);
     if (!q.name || !/^[a-z0-9_.-]+$/.test(q.name)) return send(dnsReply(msg, q.end, 5));
     pending++;
-    void egress.answerName(q.name).then(
-      (a) => send(a ? dnsReply(msg, q.end, 0, q.type === TYPE_A ? a : undefined) : dnsReply(msg, q.end, 3)),
-      () => send(dnsReply(msg, q.end, 2)),
-    ).finally(() => pending--);
+    void egress
+      .answerName(q.name)
+      .then(
+        (a) => send(a ? dnsReply(msg, q.end, 0, q.type === TYPE_A ? a : undefined) : dnsReply(msg, q.end, 3)),
+        () => send(dnsReply(msg, q.end, 2)),
+      )
+      .finally(() => pending--);
   });
 }

@@ -74,7 +74,8 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
   const isGit = (rel: string) => rel === '.git' || rel.startsWith('.git/');
   const rootOf = (rel: string) => (isGit(rel) ? -1 : treeOf(rel));
   const treeDir = (i: number) => path.join(dir, `tree-${i}`);
-  const inTree = (i: number, rel: string) => path.join(treeDir(i), ...(roots[i] === '.' ? rel : rel.slice(roots[i].length + 1)).split('/').filter(Boolean));
+  const inTree = (i: number, rel: string) =>
+    path.join(treeDir(i), ...(roots[i] === '.' ? rel : rel.slice(roots[i].length + 1)).split('/').filter(Boolean));
   try {
     roots.forEach((r, i) => {
       fs.mkdirSync(treeDir(i), { mode: 0o700 });
@@ -98,7 +99,7 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
       const copy = root >= 0 ? inTree(root, rel) : path.join(dir, String(n++));
       fs.mkdirSync(path.dirname(copy), { recursive: true, mode: 0o700 });
       fs.writeFileSync(copy, read.data, { mode: 0o600, flag: 'wx' });
-      fs.chmodSync(copy, (read.mode & 0o111 ? 0o500 : 0o400));
+      fs.chmodSync(copy, read.mode & 0o111 ? 0o500 : 0o400);
       if (root < 0) overlays.push({ source: copy, target: source });
     }
     for (const [rel, target] of Object.entries(closure.links ?? {})) {
@@ -106,7 +107,8 @@ export function copyClosure(workspace: string, closure: ClosureToCopy, mountPoin
       if (root < 0) continue; // a link outside every root is the workspace's own (mounted live, read as pinned)
       const at = inTree(root, rel);
       fs.mkdirSync(path.dirname(at), { recursive: true, mode: 0o700 });
-      if (target.startsWith('<') && target.endsWith('>')) fs.writeFileSync(at, '', { mode: 0o400, flag: 'wx' }); // a fifo, socket or device: not code
+      if (target.startsWith('<') && target.endsWith('>'))
+        fs.writeFileSync(at, '', { mode: 0o400, flag: 'wx' }); // a fifo, socket or device: not code
       else fs.symlinkSync(target, at);
     }
     for (const p of mountPoints) {
@@ -195,16 +197,31 @@ function chmodTree(d: string): void {
  * finished by an atomic rename) and shown again at later starts; unused for 30 days, it is removed. Throws
  * CopyRefused naming a kept file that is missing or does not match.
  */
-export function snapshotCopy(workspace: string, storeDir: string, manifest: WorkspaceManifest, manifestSha: string, mountPoints: readonly string[] = []): ClosureCopy {
+export function snapshotCopy(
+  workspace: string,
+  storeDir: string,
+  manifest: WorkspaceManifest,
+  manifestSha: string,
+  mountPoints: readonly string[] = [],
+): ClosureCopy {
   const runs = path.join(storeDir, 'runs');
   fs.mkdirSync(runs, { recursive: true, mode: 0o700 });
   pruneRuns(runs);
   // One tree per record and set of mount points, made and verified once, then shown read-only at every start.
-  const points = mountPoints.map((p) => path.relative(workspace, p).split(path.sep).join('/')).filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r));
+  const points = mountPoints
+    .map((p) => path.relative(workspace, p).split(path.sep).join('/'))
+    .filter((r) => r !== '' && !r.startsWith('..') && !path.isAbsolute(r));
   const kinds = [...new Set(points)].sort().map((r) => `${r}:${kindOf(path.join(workspace, ...r.split('/')))}`);
-  const key = createHash('sha256').update(JSON.stringify([manifestSha, kinds])).digest('hex').slice(0, 32);
+  const key = createHash('sha256')
+    .update(JSON.stringify([manifestSha, kinds]))
+    .digest('hex')
+    .slice(0, 32);
   const ready = path.join(runs, `tree-${key}`);
-  const shown = (d: string): ClosureCopy => ({ dir: d, overlays: [{ source: path.join(d, 'tree'), target: workspace }], remove: () => undefined });
+  const shown = (d: string): ClosureCopy => ({
+    dir: d,
+    overlays: [{ source: path.join(d, 'tree'), target: workspace }],
+    remove: () => undefined,
+  });
   if (fs.existsSync(path.join(ready, COMPLETE))) {
     touch(path.join(ready, COMPLETE));
     return shown(ready);
@@ -222,7 +239,8 @@ export function snapshotCopy(workspace: string, storeDir: string, manifest: Work
     fs.mkdirSync(tree, { mode: 0o700 });
     for (const [rel, sha] of Object.entries(manifest.files)) {
       if (sha === TOO_LARGE) continue;
-      if (rel.split('/').some((part) => part === '' || part === '.' || part === '..')) throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
+      if (rel.split('/').some((part) => part === '' || part === '.' || part === '..'))
+        throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
       let blob: string;
       try {
         blob = blobPath(storeDir, sha);
@@ -235,7 +253,8 @@ export function snapshotCopy(workspace: string, storeDir: string, manifest: Work
       } catch (e) {
         throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) cannot be read: ${(e as Error).message}`);
       }
-      if (createHash('sha256').update(read.data).digest('hex') !== sha) throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) does not match it (changed in the store)`);
+      if (createHash('sha256').update(read.data).digest('hex') !== sha)
+        throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) does not match it (changed in the store)`);
       const to = at(rel);
       fs.mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
       if (exec.has(rel)) {
@@ -249,7 +268,8 @@ export function snapshotCopy(workspace: string, storeDir: string, manifest: Work
       }
     }
     for (const [rel, target] of Object.entries(manifest.links ?? {})) {
-      if (rel.split('/').some((part) => part === '' || part === '.' || part === '..')) throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
+      if (rel.split('/').some((part) => part === '' || part === '.' || part === '..'))
+        throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
       fs.mkdirSync(path.dirname(at(rel)), { recursive: true, mode: 0o700 });
       fs.symlinkSync(target, at(rel));
     }

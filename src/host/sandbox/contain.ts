@@ -31,13 +31,29 @@ import { findOnPath, TRUST_ENV, type LaunchPlan } from '../../trust/plan/launch-
 import { LockError, packageCacheRoot, type NpmOps } from '../../trust/packages/npm-lock';
 import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
 import { holdStateFolder, packageHashes, StateCopyError, syncPackageState } from './package-state';
-import { loadManifest, ManifestError, MAX_HASHED_BYTES, takeManifest, TOO_LARGE, type WorkspaceManifest } from '../../trust/approval/workspace-manifest';
+import {
+  loadManifest,
+  ManifestError,
+  MAX_HASHED_BYTES,
+  takeManifest,
+  TOO_LARGE,
+  type WorkspaceManifest,
+} from '../../trust/approval/workspace-manifest';
 import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths, socketsUnder } from '../../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
 import { Egress, openDoor, type EgressEvent, type EgressVerdict } from '../net/egress';
 import type { Resolver } from '../net/resolve';
-import { joinCgroup, limitMechanism, limitsWords, raiseWords, serverLimits, type LimitMechanism, type LimitReached, type ServerLimits } from './limits';
+import {
+  joinCgroup,
+  limitMechanism,
+  limitsWords,
+  raiseWords,
+  serverLimits,
+  type LimitMechanism,
+  type LimitReached,
+  type ServerLimits,
+} from './limits';
 import { TOOLS, workspaceProtection } from '../../trust/sources/tools';
 
 /**
@@ -53,13 +69,22 @@ export const SANDBOX_CACHES = ['~/.npm', '~/.cache/uv'];
  * (src/trust/approval/server-ref.ts). A user-scope server is the same server in every project, so its folder is
  * the empty one: it keeps one cache wherever it runs; a repository server's is its project's real path.
  */
-export function serverCacheDir(home: string, env: Readonly<Record<string, string | undefined>>, who: ServerIdentity, source: string): string {
+export function serverCacheDir(
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+  who: ServerIdentity,
+  source: string,
+): string {
   const ref = refOf(who.scope === 'repository' ? who.project : '', { source, name: who.name });
   return path.join(cacheBase(home, env), `${who.name}-${createHash('sha256').update(serverKey(ref)).digest('hex').slice(0, 20)}`);
 }
 
 function cacheBase(home: string, env: Readonly<Record<string, string | undefined>>): string {
-  return path.join(env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache'), 'mcp-gate', 'sandbox');
+  return path.join(
+    env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache'),
+    'mcp-gate',
+    'sandbox',
+  );
 }
 
 /**
@@ -75,12 +100,24 @@ function cacheBase(home: string, env: Readonly<Record<string, string | undefined
 export const PID_NAMESPACE_FLAGS = ['--unshare-pid', '--dev-bind', '/', '/', '--die-with-parent'] as const;
 
 /** An uncontained launch in its own PID namespace when bubblewrap starts here; else as it is (process group stop). */
-export function ownProcesses(plain: StdioLaunch, probe: SandboxProbe): { launch: StdioLaunch; processes: NonNullable<StartPlan['processes']> } {
+export function ownProcesses(
+  plain: StdioLaunch,
+  probe: SandboxProbe,
+): { launch: StdioLaunch; processes: NonNullable<StartPlan['processes']> } {
   if (!probe.ok) {
-    return { launch: plain, processes: { pidNamespace: false, why: `bubblewrap cannot start here (${probe.reason}), so a stop ends its process group and their descendants only; a daemon that left both may outlive it (fix: ${probe.install ?? probe.fix})` } };
+    return {
+      launch: plain,
+      processes: {
+        pidNamespace: false,
+        why: `bubblewrap cannot start here (${probe.reason}), so a stop ends its process group and their descendants only; a daemon that left both may outlive it (fix: ${probe.install ?? probe.fix})`,
+      },
+    };
   }
   const { argv0: _argv0, ...rest } = plain;
-  return { launch: { ...rest, command: probe.bwrap, args: [...PID_NAMESPACE_FLAGS, '--', plain.command, ...plain.args] }, processes: { pidNamespace: true } };
+  return {
+    launch: { ...rest, command: probe.bwrap, args: [...PID_NAMESPACE_FLAGS, '--', plain.command, ...plain.args] },
+    processes: { pidNamespace: true },
+  };
 }
 
 /**
@@ -97,9 +134,16 @@ export function privateDir(dir: string, server: string): string {
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
   const st = fs.lstatSync(dir);
   const fix = `remove it (MCP Gate makes it again, yours, mode 0700) and look into who made it`;
-  if (!st.isDirectory()) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} is not a folder (a link or a file); ${fix}`);
-  if (uid !== undefined && st.uid !== uid) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} belongs to uid ${st.uid}, not to you (uid ${uid}), so another user could put code in it; ${fix}`);
-  if ((st.mode & 0o077) !== 0) throw new ContainRefused(`"${server}" is not started: its private folder ${dir} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}, which lets other users in; ${fix}`);
+  if (!st.isDirectory())
+    throw new ContainRefused(`"${server}" is not started: its private folder ${dir} is not a folder (a link or a file); ${fix}`);
+  if (uid !== undefined && st.uid !== uid)
+    throw new ContainRefused(
+      `"${server}" is not started: its private folder ${dir} belongs to uid ${st.uid}, not to you (uid ${uid}), so another user could put code in it; ${fix}`,
+    );
+  if ((st.mode & 0o077) !== 0)
+    throw new ContainRefused(
+      `"${server}" is not started: its private folder ${dir} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}, which lets other users in; ${fix}`,
+    );
   return dir;
 }
 
@@ -107,8 +151,20 @@ export function privateDir(dir: string, server: string): string {
  * Releases before the one key named the folder by a digest of `scope NUL project NUL source NUL name`; an existing
  * folder of that name is moved to the new one at the server's next start, so its packages are kept.
  */
-function moveOldCacheDir(home: string, env: Readonly<Record<string, string | undefined>>, who: ServerIdentity, source: string, to: string): void {
-  const old = path.join(cacheBase(home, env), `${who.name}-${createHash('sha256').update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`).digest('hex').slice(0, 20)}`);
+function moveOldCacheDir(
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+  who: ServerIdentity,
+  source: string,
+  to: string,
+): void {
+  const old = path.join(
+    cacheBase(home, env),
+    `${who.name}-${createHash('sha256')
+      .update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`)
+      .digest('hex')
+      .slice(0, 20)}`,
+  );
   try {
     if (!fs.existsSync(to) && fs.lstatSync(old).isDirectory()) fs.renameSync(old, to);
   } catch {
@@ -127,14 +183,54 @@ function moveOldCacheDir(home: string, env: Readonly<Record<string, string | und
  * managers (husky runs `.husky/<hook>`, lefthook and pre-commit run the commands their files list, lint-staged and
  * simple-git-hooks theirs) on the user's next commit.
  */
-export const HOST_PROTECTED_IN_WORKSPACE = ['.git', '.envrc', '.idea', '.devcontainer', '.husky', 'lefthook.yml', '.lefthook.yml', 'lefthook-local.yml', '.lefthook-local.yml', '.lefthook', '.pre-commit-config.yaml', '.simple-git-hooks.json', '.simple-git-hooks.js', '.simple-git-hooks.cjs', 'simple-git-hooks.json', '.lintstagedrc', '.lintstagedrc.json', '.lintstagedrc.yaml', '.lintstagedrc.yml', '.lintstagedrc.js', '.lintstagedrc.cjs', '.lintstagedrc.mjs', 'lint-staged.config.js', 'lint-staged.config.cjs', 'lint-staged.config.mjs'];
+export const HOST_PROTECTED_IN_WORKSPACE = [
+  '.git',
+  '.envrc',
+  '.idea',
+  '.devcontainer',
+  '.husky',
+  'lefthook.yml',
+  '.lefthook.yml',
+  'lefthook-local.yml',
+  '.lefthook-local.yml',
+  '.lefthook',
+  '.pre-commit-config.yaml',
+  '.simple-git-hooks.json',
+  '.simple-git-hooks.js',
+  '.simple-git-hooks.cjs',
+  'simple-git-hooks.json',
+  '.lintstagedrc',
+  '.lintstagedrc.json',
+  '.lintstagedrc.yaml',
+  '.lintstagedrc.yml',
+  '.lintstagedrc.js',
+  '.lintstagedrc.cjs',
+  '.lintstagedrc.mjs',
+  'lint-staged.config.js',
+  'lint-staged.config.cjs',
+  'lint-staged.config.mjs',
+];
 
 /**
  * What agents read as instructions by themselves, in the root and in any folder of a monorepo (Codex and Claude Code
  * read the nested ones for the files below them; VS Code's Copilot applies its instruction files unasked): a
  * contained server that writes them would speak to every later agent session in your name.
  */
-export const AGENT_INSTRUCTIONS = ['AGENTS.md', 'AGENT.md', 'CLAUDE.md', 'CLAUDE.local.md', 'GEMINI.md', '.cursorrules', '.windsurfrules', '.clinerules', '.github/copilot-instructions.md', '.github/instructions', '.github/prompts', '.github/chatmodes', '.github/agents'];
+export const AGENT_INSTRUCTIONS = [
+  'AGENTS.md',
+  'AGENT.md',
+  'CLAUDE.md',
+  'CLAUDE.local.md',
+  'GEMINI.md',
+  '.cursorrules',
+  '.windsurfrules',
+  '.clinerules',
+  '.github/copilot-instructions.md',
+  '.github/instructions',
+  '.github/prompts',
+  '.github/chatmodes',
+  '.github/agents',
+];
 
 /**
  * The workspace entries a contained server must not write, built from `tools` (each tool's repository sources and
@@ -231,28 +327,39 @@ async function fromLock(o: ContainOptions): Promise<{ plan: LaunchPlan & { execu
   const lock = o.server.record?.lock;
   if (!lock) {
     if (o.server.viaEscapeHatch) return undefined;
-    throw new ContainRefused(`"${o.server.name}" has no package lock for ${launch.spec} in its approval; ${(o.words ?? NEUTRAL_WORDS).review(o.server.name)} again`);
+    throw new ContainRefused(
+      `"${o.server.name}" has no package lock for ${launch.spec} in its approval; ${(o.words ?? NEUTRAL_WORDS).review(o.server.name)} again`,
+    );
   }
   const env = o.hostEnv ?? process.env;
   let installed;
   try {
     installed = await o.npm.install(lock, packageCacheRoot(o.home, env));
   } catch (e) {
-    if (e instanceof LockError) throw new ContainRefused(`"${o.server.name}" is not started: its approved package ${lock.name}@${lock.version} cannot be used: ${e.message}`);
+    if (e instanceof LockError)
+      throw new ContainRefused(
+        `"${o.server.name}" is not started: its approved package ${lock.name}@${lock.version} cannot be used: ${e.message}`,
+      );
     throw e;
   }
   let head = '';
   try {
     const fd = fs.openSync(installed.binFile, 'r');
     const buf = Buffer.alloc(128);
-    head = buf.subarray(0, fs.readSync(fd, buf, 0, 128, 0)).toString('utf8').split('\n')[0];
+    head = buf
+      .subarray(0, fs.readSync(fd, buf, 0, 128, 0))
+      .toString('utf8')
+      .split('\n')[0];
     fs.closeSync(fd);
   } catch (e) {
-    throw new ContainRefused(`"${o.server.name}" is not started: the command ${lock.bin.name} of ${lock.name}@${lock.version} cannot be read: ${(e as Error).message}`);
+    throw new ContainRefused(
+      `"${o.server.name}" is not started: the command ${lock.bin.name} of ${lock.name}@${lock.version} cannot be read: ${(e as Error).message}`,
+    );
   }
   const script = /\.[cm]?js$/.test(installed.binFile) || /^#!.*\bnode\b/.test(head);
   const node = script ? findOnPath('node', env.PATH) : undefined;
-  if (script && !node) throw new ContainRefused(`"${o.server.name}" is not started: ${lock.name} is a Node program and node is not on MCP Gate's PATH`);
+  if (script && !node)
+    throw new ContainRefused(`"${o.server.name}" is not started: ${lock.name} is a Node program and node is not on MCP Gate's PATH`);
   const plan = node
     ? { ...o.plan, command: 'node', executable: node, args: [installed.binFile, ...launch.rest] }
     : { ...o.plan, command: installed.binFile, executable: installed.binFile, args: launch.rest };
@@ -271,7 +378,9 @@ async function fromImagePin(o: ContainOptions): Promise<(LaunchPlan & { executab
   const words = o.words ?? NEUTRAL_WORDS;
   if (!pin) {
     if (o.server.viaEscapeHatch) return undefined;
-    throw new ContainRefused(`"${o.server.name}" has no image pin for ${launch.image} in its approval; ${words.review(o.server.name)} again`);
+    throw new ContainRefused(
+      `"${o.server.name}" has no image pin for ${launch.image} in its approval; ${words.review(o.server.name)} again`,
+    );
   }
   if (!pin.pinned) return undefined;
   try {
@@ -280,7 +389,9 @@ async function fromImagePin(o: ContainOptions): Promise<(LaunchPlan & { executab
     return { ...o.plan, args };
   } catch (e) {
     if (e instanceof ImagePinError) {
-      throw new ContainRefused(`"${o.server.name}" is not started: its approved image ${pin.pinned} (pinned from ${pin.image}) cannot be used: ${e.message}; make that image available to ${pin.runtime} (e.g. ${pin.runtime} pull ${pin.pinned} where the registry is reachable), or approve what ${pin.image} names now (mcp-gate update ${o.server.name})`);
+      throw new ContainRefused(
+        `"${o.server.name}" is not started: its approved image ${pin.pinned} (pinned from ${pin.image}) cannot be used: ${e.message}; make that image available to ${pin.runtime} (e.g. ${pin.runtime} pull ${pin.pinned} where the registry is reachable), or approve what ${pin.image} names now (mcp-gate update ${o.server.name})`,
+      );
     }
     throw e;
   }
@@ -289,8 +400,12 @@ async function fromImagePin(o: ContainOptions): Promise<(LaunchPlan & { executab
 /** The workspace as approved, for a server that runs on the approved snapshot (verified against its approval). */
 function snapshotOf(o: ContainOptions): WorkspaceManifest | undefined {
   if (!o.server.pinned?.pinned.snapshot || o.server.viaEscapeHatch) return undefined;
-  if (!o.storeDir) throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, and this start has no approval store to read it from`);
-  if (!o.server.record?.manifest) throw new ContainRefused(`"${o.server.name}" was approved without a copy of the workspace as it was, which it runs on; approve it again`);
+  if (!o.storeDir)
+    throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, and this start has no approval store to read it from`);
+  if (!o.server.record?.manifest)
+    throw new ContainRefused(
+      `"${o.server.name}" was approved without a copy of the workspace as it was, which it runs on; approve it again`,
+    );
   try {
     return loadManifest(o.storeDir, o.server.record.manifest);
   } catch (e) {
@@ -313,7 +428,9 @@ async function liveIsSnapshot(o: ContainOptions, approved: WorkspaceManifest): P
   try {
     now = await takeManifest(o.project);
   } catch (e) {
-    throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, which cannot be compared with the live one: ${(e as Error).message}`);
+    throw new ContainRefused(
+      `"${o.server.name}" runs on the workspace as approved, which cannot be compared with the live one: ${(e as Error).message}`,
+    );
   }
   // A file too large to hash is the same only while its size, time and inode are what the approval recorded (an
   // approval without that record cannot tell: changed; red team 7p, case 06).
@@ -326,7 +443,9 @@ async function liveIsSnapshot(o: ContainOptions, approved: WorkspaceManifest): P
   const links = Object.keys({ ...now.links, ...approved.links }).filter((f) => now.links?.[f] !== approved.links?.[f]);
   const all = [...changed, ...links];
   if (all.length) {
-    throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, and it runs uncontained here, so it sees the live files: ${all.slice(0, 3).join(', ')}${all.length > 3 ? ` and ${all.length - 3} more` : ''} changed since it was approved; it is not started — approve it again (or let it run contained, where it is shown the workspace as approved)`);
+    throw new ContainRefused(
+      `"${o.server.name}" runs on the workspace as approved, and it runs uncontained here, so it sees the live files: ${all.slice(0, 3).join(', ')}${all.length > 3 ? ` and ${all.length - 3} more` : ''} changed since it was approved; it is not started — approve it again (or let it run contained, where it is shown the workspace as approved)`,
+    );
   }
 }
 
@@ -336,16 +455,36 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const { who } = o;
   const c = containmentFor(who, o.policy, o.home, o.probe ?? sandboxAvailable, o.limits);
   if (c.kind === 'refused') {
-    throw new ContainRefused(`your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`);
+    throw new ContainRefused(
+      `your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`,
+    );
   }
   // A server whose approval relies on the load guard starts only under it (./load-guard.ts).
   const guardFor = (contained: boolean, extraWrite: readonly string[]) => {
     if (!o.server.gated || o.server.viaEscapeHatch || !o.server.pinned?.pinned.guarded) return undefined;
     try {
-      if (!o.storeDir) throw new GuardUnavailable(`"${o.server.name}" runs only under the load guard, and this start has no approval store to read the workspace as approved from`);
+      if (!o.storeDir)
+        throw new GuardUnavailable(
+          `"${o.server.name}" runs only under the load guard, and this start has no approval store to read the workspace as approved from`,
+        );
       // An npm launch's own package folder is a copy it may write (./package-state.ts): its approved files load from there.
-      const own = locked && o.server.record?.lock ? path.join(locked.tree, 'node_modules', ...o.server.record.lock.name.split('/')) : undefined;
-      return prepareGuard({ server: o.server.name, project: o.project, storeDir: o.storeDir, manifest: o.server.record?.manifest, guardDir: o.guardDir ?? defaultGuardDir(), executable: plan.executable, args: plan.args, env: o.env, contained, home: o.home, extraWrite, closure: Object.keys(o.server.pinned.pinned.files), ...(own ? { approved: packageHashes(own) } : {}) });
+      const own =
+        locked && o.server.record?.lock ? path.join(locked.tree, 'node_modules', ...o.server.record.lock.name.split('/')) : undefined;
+      return prepareGuard({
+        server: o.server.name,
+        project: o.project,
+        storeDir: o.storeDir,
+        manifest: o.server.record?.manifest,
+        guardDir: o.guardDir ?? defaultGuardDir(),
+        executable: plan.executable,
+        args: plan.args,
+        env: o.env,
+        contained,
+        home: o.home,
+        extraWrite,
+        closure: Object.keys(o.server.pinned.pinned.files),
+        ...(own ? { approved: packageHashes(own) } : {}),
+      });
     } catch (e) {
       if (e instanceof GuardUnavailable) throw new ContainRefused(e.message);
       throw e;
@@ -359,11 +498,26 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     const snapshot = o.server.gated ? snapshotOf(o) : undefined;
     if (snapshot) await liveIsSnapshot(o, snapshot);
     const guard = guardFor(false, []);
-    const plain: StdioLaunch = { command: plan.executable, argv0: plan.command, args: guard?.args ?? plan.args, cwd: plan.cwd, env: { ...(guard?.env ?? o.env), PYTHONPYCACHEPREFIX: pycache } };
+    const plain: StdioLaunch = {
+      command: plan.executable,
+      argv0: plan.command,
+      args: guard?.args ?? plan.args,
+      cwd: plan.cwd,
+      env: { ...(guard?.env ?? o.env), PYTHONPYCACHEPREFIX: pycache },
+    };
     const own = ownProcesses(plain, (o.probe ?? sandboxAvailable)());
-    return { launch: own.launch, processes: own.processes, optOut: c.optOut ? optOutWhere(c.optOut) : undefined, guardReport: guard?.report, cleanup: () => guard?.cleanup() };
+    return {
+      launch: own.launch,
+      processes: own.processes,
+      optOut: c.optOut ? optOutWhere(c.optOut) : undefined,
+      guardReport: guard?.report,
+      cleanup: () => guard?.cleanup(),
+    };
   }
-  if (c.kind === 'unavailable') throw new ContainRefused(`it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`);
+  if (c.kind === 'unavailable')
+    throw new ContainRefused(
+      `it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`,
+    );
   const { probe } = c;
 
   // The door opens when the bare rule allows (any public host) or a rule names hosts for it (those hosts only).
@@ -377,7 +531,10 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // This server's own caches and its own home, kept between its starts in its private folder.
   const cacheDir = serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source);
   moveOldCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source, cacheDir);
-  const caches = SANDBOX_CACHES.map((target) => ({ source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')), target }));
+  const caches = SANDBOX_CACHES.map((target) => ({
+    source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')),
+    target,
+  }));
   for (const c of caches) {
     try {
       fs.mkdirSync(c.source, { recursive: true, mode: 0o700 });
@@ -394,13 +551,28 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // Unix sockets: the server may make its own (a browser's, the tsx command's IPC) while no socket file it did not
   // make is visible to it (the workspace, your read and write paths, a granted .git); abstract sockets are its
   // network namespace's. Else refused unless your entry allows them.
-  const foreign = c.unixSockets ? [] : [...shownSockets(c), ...scanned.sockets, ...(scanned.socketsTruncated ? [`${o.project} (more than ${MAX_SOCKET_WALK.toLocaleString('en-US')} entries: not searched whole)`] : []), ...(hidden.length ? [] : socketsAt(gitDir))];
+  const foreign = c.unixSockets
+    ? []
+    : [
+        ...shownSockets(c),
+        ...scanned.sockets,
+        ...(scanned.socketsTruncated
+          ? [`${o.project} (more than ${MAX_SOCKET_WALK.toLocaleString('en-US')} entries: not searched whole)`]
+          : []),
+        ...(hidden.length ? [] : socketsAt(gitDir)),
+      ];
   const ownSockets = !c.unixSockets && foreign.length === 0;
   let copy: ReturnType<typeof copyClosure> | undefined;
   let onSnapshot = false;
   let notOnSnapshot: string[] = [];
   if (o.server.gated && o.server.pinned) {
-    const mountPoints = [...protectedPaths(o.project, c.extraWrite, scanned), ...hidden, ...c.extraRead, ...c.extraWrite, ...caches.map((x) => x.target)];
+    const mountPoints = [
+      ...protectedPaths(o.project, c.extraWrite, scanned),
+      ...hidden,
+      ...c.extraRead,
+      ...c.extraWrite,
+      ...caches.map((x) => x.target),
+    ];
     try {
       const snapshot = snapshotOf(o);
       // The files the plan names are checked as they are now (they are what the person reviewed); a server on the
@@ -429,7 +601,13 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const transparent = network ? (o.transparentCarrier === undefined ? transparentCarrier() : o.transparentCarrier || undefined) : undefined;
   const carried = transparent && !('off' in transparent) ? transparent : undefined;
   // The carrier fails soft: when the door helper cannot set it up at this start, the door opens without it (an event says so).
-  const carrierOff = (why: string) => o.onNetwork?.({ outcome: 'failed', host: '(transparent carrier)', port: 0, detail: `${notCarried(why)} at this start; the door is open for the other clients` });
+  const carrierOff = (why: string) =>
+    o.onNetwork?.({
+      outcome: 'failed',
+      host: '(transparent carrier)',
+      port: 0,
+      detail: `${notCarried(why)} at this start; the door is open for the other clients`,
+    });
   let releaseState: (() => void) | undefined;
   let releaseHome: (() => void) | undefined;
   try {
@@ -459,35 +637,88 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     // The certificate files your own environment names (TRUST_ENV), when the server's environment still names them
     // (a repository's value is never shown: it could name any file of yours).
     const host = o.hostEnv ?? process.env;
-    const trust = [...new Set(TRUST_ENV.map((k) => host[k]).filter((v, i): v is string => !!v && (env as Record<string, string | undefined>)[TRUST_ENV[i]] === v && path.isAbsolute(v) && fs.existsSync(v)))];
-    const cmd = buildSandbox({
-      launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
-      workspace: o.project,
-      overlays: copy?.overlays ?? [],
-      hidden,
-      binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
-      netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
-      libcCarrier: network ? (o.libcCarrier === undefined ? defaultLibcCarrier() ?? null : o.libcCarrier || undefined) : undefined,
-      transparentCarrier: transparent,
-      // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
-      // not mounted over it (they would show files changed since approval).
-      profile: { network, unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false, limits: c.limits.values, extraRead: [...c.extraRead, ...trust, ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)), ...(locked ? [locked.tree] : [])], extraWrite: c.extraWrite, caches, home: o.home, ...(releaseHome ? { ownHome } : {}) },
-    }, probe);
-    const networkRule = network ? undefined : JSON.stringify({ action: networkAction(who.name), decision: 'allow', ...(who.scope === 'repository' ? { project: who.project } : {}) });
+    const trust = [
+      ...new Set(
+        TRUST_ENV.map((k) => host[k]).filter(
+          (v, i): v is string =>
+            !!v && (env as Record<string, string | undefined>)[TRUST_ENV[i]] === v && path.isAbsolute(v) && fs.existsSync(v),
+        ),
+      ),
+    ];
+    const cmd = buildSandbox(
+      {
+        launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
+        workspace: o.project,
+        overlays: copy?.overlays ?? [],
+        hidden,
+        binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
+        netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
+        libcCarrier: network ? (o.libcCarrier === undefined ? (defaultLibcCarrier() ?? null) : o.libcCarrier || undefined) : undefined,
+        transparentCarrier: transparent,
+        // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
+        // not mounted over it (they would show files changed since approval).
+        profile: {
+          network,
+          unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false,
+          limits: c.limits.values,
+          extraRead: [
+            ...c.extraRead,
+            ...trust,
+            ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)),
+            ...(locked ? [locked.tree] : []),
+          ],
+          extraWrite: c.extraWrite,
+          caches,
+          home: o.home,
+          ...(releaseHome ? { ownHome } : {}),
+        },
+      },
+      probe,
+    );
+    const networkRule = network
+      ? undefined
+      : JSON.stringify({
+          action: networkAction(who.name),
+          decision: 'allow',
+          ...(who.scope === 'repository' ? { project: who.project } : {}),
+        });
     const unixSocketsRefused = c.unixSockets || ownSockets ? undefined : { hint: unixSocketsWords(foreign), shown: true };
     let held: ServerLimits;
     try {
       held = serverLimits(c.limits.values, c.mechanism);
     } catch (e) {
-      throw new ContainRefused(`"${o.server.name}" is not started: ${(e as Error).message}; its limits cannot be held as this machine's probe said they would (fix: make the cgroup hierarchies writable again, or restart MCP Gate to probe again)`);
+      throw new ContainRefused(
+        `"${o.server.name}" is not started: ${(e as Error).message}; its limits cannot be held as this machine's probe said they would (fix: make the cgroup hierarchies writable again, or restart MCP Gate to probe again)`,
+      );
     }
     const joined = joinCgroup(held.procsFiles, cmd.command, cmd.args);
     const limits = c.limits;
     return {
-      launch: { command: joined.command, args: joined.args, cwd: cmd.cwd, env: cmd.env, seccomp: cmd.seccomp, ...(egress && cmd.door ? { door: (pid: number) => (carried ? openDoor(pid, egress, undefined, transparentDoor(carried, egress, carrierOff)) : openDoor(pid, egress)) } : {}) },
-      sandbox: { ...cmd.description, text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}${guard ? `\n${guard.text}` : ''}${notOnSnapshot.length ? `\n${notOnSnapshotWords(notOnSnapshot)}` : ''}` },
-      networkRule, unixSocketsRefused, guardReport: guard?.report,
-      limits: { held, reached: (r) => `${r.detail}; MCP Gate stopped it and everything it started; if it needs more, ${raiseWords(r.limit, limits, optOutWhere)}` },
+      launch: {
+        command: joined.command,
+        args: joined.args,
+        cwd: cmd.cwd,
+        env: cmd.env,
+        seccomp: cmd.seccomp,
+        ...(egress && cmd.door
+          ? {
+              door: (pid: number) =>
+                carried ? openDoor(pid, egress, undefined, transparentDoor(carried, egress, carrierOff)) : openDoor(pid, egress),
+            }
+          : {}),
+      },
+      sandbox: {
+        ...cmd.description,
+        text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}${guard ? `\n${guard.text}` : ''}${notOnSnapshot.length ? `\n${notOnSnapshotWords(notOnSnapshot)}` : ''}`,
+      },
+      networkRule,
+      unixSocketsRefused,
+      guardReport: guard?.report,
+      limits: {
+        held,
+        reached: (r) =>
+          `${r.detail}; MCP Gate stopped it and everything it started; if it needs more, ${raiseWords(r.limit, limits, optOutWhere)}`,
+      },
       cleanup: () => {
         egress?.close();
         copy?.remove();
@@ -538,7 +769,12 @@ export function networkDecider(o: ContainOptions, bare: Resolved): (host: string
       }
       v = await pending;
     }
-    return { allow: v.decision === 'allow', named: r.named && v.decision === 'allow', reason: v.reason, permit: r.permit ? ruleText(r.permit) : undefined };
+    return {
+      allow: v.decision === 'allow',
+      named: r.named && v.decision === 'allow',
+      reason: v.reason,
+      permit: r.permit ? ruleText(r.permit) : undefined,
+    };
   };
 }
 
@@ -552,23 +788,54 @@ export type Containment =
   | { readonly kind: 'refused'; readonly problems: readonly string[] }
   | { readonly kind: 'uncontained'; readonly optOut?: SandboxEntry }
   | { readonly kind: 'unavailable'; readonly probe: Extract<SandboxProbe, { ok: false }> }
-  | { readonly kind: 'contained'; readonly probe: Extract<SandboxProbe, { ok: true }>; readonly network: Verdict; /** Rules that name hosts it may reach (allow or ask). */ readonly networkHosts: readonly Rule[]; readonly extraRead: readonly string[]; readonly extraWrite: readonly string[]; readonly unixSockets?: SandboxEntry; readonly limits: LimitsDecision; readonly mechanism: LimitMechanism; readonly overridden?: { readonly entry: SandboxEntry; readonly by: string } };
+  | {
+      readonly kind: 'contained';
+      readonly probe: Extract<SandboxProbe, { ok: true }>;
+      readonly network: Verdict;
+      /** Rules that name hosts it may reach (allow or ask). */ readonly networkHosts: readonly Rule[];
+      readonly extraRead: readonly string[];
+      readonly extraWrite: readonly string[];
+      readonly unixSockets?: SandboxEntry;
+      readonly limits: LimitsDecision;
+      readonly mechanism: LimitMechanism;
+      readonly overridden?: { readonly entry: SandboxEntry; readonly by: string };
+    };
 
-export function containmentFor(who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe, mechanism: () => LimitMechanism = limitMechanism): Containment {
+export function containmentFor(
+  who: ServerIdentity,
+  policy: UserPolicy,
+  home: string,
+  probe: () => SandboxProbe,
+  mechanism: () => LimitMechanism = limitMechanism,
+): Containment {
   const d = sandboxFor(policy.sandbox, who, home);
   if (d.kind !== 'contained') return d;
   const p = probe();
   if (!p.ok) return { kind: 'unavailable', probe: p };
   const m = mechanism();
   if (m.refused) return { kind: 'unavailable', probe: { ok: false, ...m.refused } };
-  return { kind: 'contained', probe: p, network: decideUnder(policy, who, networkAction(who.name)), networkHosts: networkHostRulesUnder(policy, who), extraRead: d.extraRead, extraWrite: d.extraWrite, unixSockets: d.unixSockets, limits: d.limits, mechanism: m, ...(d.overridden ? { overridden: d.overridden } : {}) };
+  return {
+    kind: 'contained',
+    probe: p,
+    network: decideUnder(policy, who, networkAction(who.name)),
+    networkHosts: networkHostRulesUnder(policy, who),
+    extraRead: d.extraRead,
+    extraWrite: d.extraWrite,
+    unixSockets: d.unixSockets,
+    limits: d.limits,
+    mechanism: m,
+    ...(d.overridden ? { overridden: d.overridden } : {}),
+  };
 }
 
 /** The user's read and write paths that are Unix socket files (a daemon's socket shown to the server). */
 /** Socket files directly in a folder (a granted .git holds git's fsmonitor socket). */
 function socketsAt(dir: string): string[] {
   try {
-    return fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isSocket()).map((d) => path.join(dir, d.name));
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isSocket())
+      .map((d) => path.join(dir, d.name));
   } catch {
     return [];
   }
@@ -602,14 +869,20 @@ function shownSockets(c: { extraRead: readonly string[]; extraWrite: readonly st
 /** The line of a server's stderr that reads like a Unix socket the seccomp filter refused (Node, Go, Python, docker CLI wordings), if one does. */
 export function refusedSocketError(stderr: string): string | undefined {
   // Python names the path for a file's EPERM ("…permitted: '/x'") and none for socket(): only the bare line counts.
-  return stderr.split('\n').map((l) => l.trim()).find((l) => /\b(listen|connect|bind) EPERM\b|socket: operation not permitted|\[Errno 1\] Operation not permitted$/i.test(l))?.slice(0, 300);
+  return stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => /\b(listen|connect|bind) EPERM\b|socket: operation not permitted|\[Errno 1\] Operation not permitted$/i.test(l))
+    ?.slice(0, 300);
 }
 
-const unixSocketsRefusedWords = (shown: string[]) => shown.length
-  ? `Unix sockets: refused (a seccomp filter) — ${unixSocketsWords(shown)}`
-  : 'Unix sockets: those it makes itself (a browser\'s, a command\'s IPC; abstract ones are its own network namespace\'s), checked at each start: while no socket file it did not make is visible to it (the workspace, your read and write paths); else refused (a seccomp filter) unless your entry says "unixSockets": true';
+const unixSocketsRefusedWords = (shown: string[]) =>
+  shown.length
+    ? `Unix sockets: refused (a seccomp filter) — ${unixSocketsWords(shown)}`
+    : "Unix sockets: those it makes itself (a browser's, a command's IPC; abstract ones are its own network namespace's), checked at each start: while no socket file it did not make is visible to it (the workspace, your read and write paths); else refused (a seccomp filter) unless your entry says \"unixSockets\": true";
 
-const unixSocketsWords = (sockets: string[]) => `${sockets.length === 1 ? `${sockets[0]} is a Unix socket it can see` : `${sockets.slice(0, 3).join(', ')}${sockets.length > 3 ? ', …' : ''} are Unix sockets it can see`}, so it may make none of its own (it could connect to ${sockets.length === 1 ? 'that one' : 'those'}): "unixSockets": true in its sandbox entry allows them`;
+const unixSocketsWords = (sockets: string[]) =>
+  `${sockets.length === 1 ? `${sockets[0]} is a Unix socket it can see` : `${sockets.slice(0, 3).join(', ')}${sockets.length > 3 ? ', …' : ''} are Unix sockets it can see`}, so it may make none of its own (it could connect to ${sockets.length === 1 ? 'that one' : 'those'}): "unixSockets": true in its sandbox entry allows them`;
 
 /** Where an opt-out (or any sandbox entry) is written: `file:line`. */
 export function optOutWhere(e: SandboxEntry): string {
@@ -619,8 +892,14 @@ export function optOutWhere(e: SandboxEntry): string {
 /** The workspace walked once per start: every nested .git (and what it names), every entry tools obey in a folder of it, and every Unix socket file in it. */
 function scanWorkspace(project: string): ReturnType<typeof nestedGitPaths> {
   // What tools obey in a monorepo's folders too (a nested .vscode, .claude, AGENTS.md, .envrc…); .git is walked as such.
-  const nested = nestedGitPaths(project, PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'));
-  if (nested.truncated) throw new ContainRefused(`the workspace ${project} holds more than ${MAX_NESTED_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every .git a contained server must not write; open a smaller folder as the workspace`);
+  const nested = nestedGitPaths(
+    project,
+    PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'),
+  );
+  if (nested.truncated)
+    throw new ContainRefused(
+      `the workspace ${project} holds more than ${MAX_NESTED_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every .git a contained server must not write; open a smaller folder as the workspace`,
+    );
   return nested;
 }
 
@@ -641,14 +920,24 @@ function protectedPaths(project: string, writable: readonly string[], nested: Re
 }
 
 /** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
-export function describeContainment(server: ServerReport, who: ServerIdentity, policy: UserPolicy, home: string, probe: () => SandboxProbe, mechanism: () => LimitMechanism = limitMechanism): string[] {
+export function describeContainment(
+  server: ServerReport,
+  who: ServerIdentity,
+  policy: UserPolicy,
+  home: string,
+  probe: () => SandboxProbe,
+  mechanism: () => LimitMechanism = limitMechanism,
+): string[] {
   if (server.definition?.type !== 'stdio') return [];
   const c = containmentFor(who, policy, home, probe, mechanism);
   const words = containmentWords(server, c);
   if (c.kind === 'uncontained') {
     const p = probe();
-    words.push(p.ok ? 'its own processes: it runs in its own PID namespace (bubblewrap, nothing else contained), so everything it starts ends when it stops'
-      : `its own processes: bubblewrap cannot start here (${p.reason}), so a stop ends its process group and their descendants only — a double-forked daemon may outlive it (fix: ${p.install ?? p.fix})`);
+    words.push(
+      p.ok
+        ? 'its own processes: it runs in its own PID namespace (bubblewrap, nothing else contained), so everything it starts ends when it stops'
+        : `its own processes: bubblewrap cannot start here (${p.reason}), so a stop ends its process group and their descendants only — a double-forked daemon may outlive it (fix: ${p.install ?? p.fix})`,
+    );
   }
   return words;
 }
@@ -658,7 +947,8 @@ function networkWords(c: Extract<Containment, { kind: 'contained' }>): string {
   const net = c.network;
   const hosts = c.networkHosts.map((r) => `${r.action}${r.decision === 'ask' ? ' (asked)' : ''}`);
   const named = hosts.length ? `the hosts your rules name (${hosts.join(', ')}, private addresses included)` : '';
-  const door = "its own network namespace, whose one way out is MCP Gate's filtering proxy (never this machine: not its loopback, not its addresses, not its abstract sockets; never link-local or metadata addresses)";
+  const door =
+    "its own network namespace, whose one way out is MCP Gate's filtering proxy (never this machine: not its loopback, not its addresses, not its abstract sockets; never link-local or metadata addresses)";
   if (net.decision === 'allow') return `network: any public host${named ? ` and ${named}` : ''}, through ${door} (${net.reason})`;
   const bare = net.decision === 'ask' ? 'any public host if you answer yes at start (asked where a person can answer)' : '';
   if (named || bare) return `network: ${[named, bare].filter(Boolean).join('; and ')}, through ${door}`;
@@ -669,28 +959,44 @@ function networkWords(c: Extract<Containment, { kind: 'contained' }>): string {
 export function containmentWords(server: ServerReport, c: Containment): string[] {
   if (c.kind === 'refused') return [`cannot start: your sandbox settings cannot be used: ${c.problems.join('; ')}`];
   if (c.kind === 'uncontained') {
-    return [c.optOut
-      ? `NOT contained: your opt-out in ${optOutWhere(c.optOut)} — it runs with your full authority (logged at each start)`
-      : 'not contained: a user-scope server runs as you (set "sandbox": { "userServers": true } to contain your own servers too)'];
+    return [
+      c.optOut
+        ? `NOT contained: your opt-out in ${optOutWhere(c.optOut)} — it runs with your full authority (logged at each start)`
+        : 'not contained: a user-scope server runs as you (set "sandbox": { "userServers": true } to contain your own servers too)',
+    ];
   }
-  if (c.kind === 'unavailable') return [`cannot start here: it must run contained and the sandbox is unavailable: ${c.probe.reason}; fix: ${c.probe.fix}`];
+  if (c.kind === 'unavailable')
+    return [`cannot start here: it must run contained and the sandbox is unavailable: ${c.probe.reason}; fix: ${c.probe.fix}`];
   const net = c.network;
   const files = server.pinned ? Object.keys(server.pinned.pinned.files).length : 0;
   const out = [
-    'contained (bubblewrap): the system read-only; HOME its own, kept between its starts, with its own ' + SANDBOX_CACHES.join(', ') + ' (private to this server, not yours: your ~/.ssh, ~/.config and other projects are not there); a private /tmp; its own processes (all end when it stops)',
+    'contained (bubblewrap): the system read-only; HOME its own, kept between its starts, with its own ' +
+      SANDBOX_CACHES.join(', ') +
+      ' (private to this server, not yours: your ~/.ssh, ~/.config and other projects are not there); a private /tmp; its own processes (all end when it stops)',
     server.pinned?.pinned.snapshot && server.gated && !server.viaEscapeHatch
       ? `workspace: the workspace as approved, read-only (a copy made from what the approval kept, verified against it; never the live files)${c.extraWrite.length ? '; your extra write paths writable' : ''}`
       : `workspace read-write, except ${PROTECTED_IN_WORKSPACE.filter((n) => n === '.git' || n === '.vscode').join(', ')} , agent instructions (AGENTS.md, CLAUDE.md…) and the MCP configuration files, in every folder (read-only); the ${files === 1 ? '1 closure file' : `${files} closure files`} read-only, from a copy verified against this approval`,
     networkWords(c),
   ];
-  if (npmLaunchOf(server) && server.gated) out.push('its package: the approved tree from MCP Gate\'s package cache, read-only (the launcher does not run and downloads nothing), except its own package folder: a private copy kept between its starts, where what it writes (its data) stays and its approved files are written again at each start');
+  if (npmLaunchOf(server) && server.gated)
+    out.push(
+      "its package: the approved tree from MCP Gate's package cache, read-only (the launcher does not run and downloads nothing), except its own package folder: a private copy kept between its starts, where what it writes (its data) stays and its approved files are written again at each start",
+    );
   const image = imageLaunchOf(server);
-  if (image) out.push(`its container: run by the ${image.runtime} ${image.runtime === 'docker' ? 'daemon' : 'runtime'}, outside this sandbox — the sandbox holds only the ${image.runtime} command, which reaches no daemon socket (/run and /var/run are never shown) unless your extra read paths show one; what the container may do is what ${image.runtime} and the options in the definition allow`);
-  out.push(c.unixSockets
-    ? `Unix sockets: allowed by your setting in ${optOutWhere(c.unixSockets)} (unixSockets: true): it can connect to any socket file it can see`
-    : unixSocketsRefusedWords(shownSockets(c)));
+  if (image)
+    out.push(
+      `its container: run by the ${image.runtime} ${image.runtime === 'docker' ? 'daemon' : 'runtime'}, outside this sandbox — the sandbox holds only the ${image.runtime} command, which reaches no daemon socket (/run and /var/run are never shown) unless your extra read paths show one; what the container may do is what ${image.runtime} and the options in the definition allow`,
+    );
+  out.push(
+    c.unixSockets
+      ? `Unix sockets: allowed by your setting in ${optOutWhere(c.unixSockets)} (unixSockets: true): it can connect to any socket file it can see`
+      : unixSocketsRefusedWords(shownSockets(c)),
+  );
   out.push(limitsWords(c.limits, c.mechanism));
-  if (c.overridden) out.push(`your opt-out in ${optOutWhere(c.overridden.entry)} does not apply: the administrator's policy ${c.overridden.by} requires the sandbox`);
+  if (c.overridden)
+    out.push(
+      `your opt-out in ${optOutWhere(c.overridden.entry)} does not apply: the administrator's policy ${c.overridden.by} requires the sandbox`,
+    );
   if (c.extraRead.length) out.push(`extra read (your settings): ${c.extraRead.join(', ')}`);
   if (c.extraWrite.length) out.push(`extra write (your settings): ${c.extraWrite.join(', ')}`);
   return out;

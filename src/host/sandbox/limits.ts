@@ -135,7 +135,10 @@ export function limitMechanism(refresh = false): LimitMechanism {
     removeStale(memory);
     mechanismCache = mechanismFor({ pids, memory }, '');
   } else {
-    const why = pids && memory ? 'it cannot make a cgroup in the pids and memory hierarchies here' : 'this machine has no cgroup v1 pids and memory hierarchies (cgroup v2 is not used: see docs/sandbox.md)';
+    const why =
+      pids && memory
+        ? 'it cannot make a cgroup in the pids and memory hierarchies here'
+        : 'this machine has no cgroup v1 pids and memory hierarchies (cgroup v2 is not used: see docs/sandbox.md)';
     mechanismCache = mechanismFor(undefined, why);
   }
   return mechanismCache;
@@ -242,7 +245,8 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
       dirs.push(memory);
       const bytes = String(values.memoryMiB * 1024 * 1024);
       fs.writeFileSync(path.join(memory, 'memory.limit_in_bytes'), bytes);
-      if (fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes'))) fs.writeFileSync(path.join(memory, 'memory.memsw.limit_in_bytes'), bytes);
+      if (fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes')))
+        fs.writeFileSync(path.join(memory, 'memory.memsw.limit_in_bytes'), bytes);
     } catch (e) {
       for (const d of dirs.reverse()) fs.rmSync(d, { recursive: false, force: true });
       throw new Error(`its cgroup cannot be made (${(e as Error).message})`);
@@ -251,17 +255,24 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
   const [pidsDir, memoryDir] = dirs;
   const cgroupReached = (): LimitReached | undefined => {
     if (!pidsDir) return undefined;
-    if (readNumber(path.join(pidsDir, 'pids.events'), /^max (\d+)/m) > 0) return { limit: 'processes', detail: `it reached its limit of ${values.processes} processes and threads` };
-    if (readNumber(path.join(memoryDir, 'memory.oom_control'), /^oom_kill (\d+)/m) > 0) return { limit: 'memoryMiB', detail: `it reached its memory limit of ${values.memoryMiB} MiB (the kernel ended a process of it)` };
+    if (readNumber(path.join(pidsDir, 'pids.events'), /^max (\d+)/m) > 0)
+      return { limit: 'processes', detail: `it reached its limit of ${values.processes} processes and threads` };
+    if (readNumber(path.join(memoryDir, 'memory.oom_control'), /^oom_kill (\d+)/m) > 0)
+      return { limit: 'memoryMiB', detail: `it reached its memory limit of ${values.memoryMiB} MiB (the kernel ended a process of it)` };
     return undefined;
   };
   // Without a cgroup: the tree's processes and threads, and its processes' memory together (each one is held by
   // RLIMIT_DATA; many under it could still fill the machine), once a second.
   const treeReached = (pid: number): LimitReached | undefined => {
     const t = treeUnder(pid);
-    if (t.tasks >= values.processes - NEAR_LIMIT) return { limit: 'processes', detail: `it reached its limit of ${values.processes} processes and threads` };
+    if (t.tasks >= values.processes - NEAR_LIMIT)
+      return { limit: 'processes', detail: `it reached its limit of ${values.processes} processes and threads` };
     const sockets = socketQueuesMiB(pid);
-    if (t.rssMiB + sockets > values.memoryMiB) return { limit: 'memoryMiB', detail: `its processes together held ${Math.round(t.rssMiB + sockets)} MiB${sockets >= 1 ? ` (${Math.round(sockets)} MiB of it in socket buffers)` : ''}, over its memory limit of ${values.memoryMiB} MiB` };
+    if (t.rssMiB + sockets > values.memoryMiB)
+      return {
+        limit: 'memoryMiB',
+        detail: `its processes together held ${Math.round(t.rssMiB + sockets)} MiB${sockets >= 1 ? ` (${Math.round(sockets)} MiB of it in socket buffers)` : ''}, over its memory limit of ${values.memoryMiB} MiB`,
+      };
     return undefined;
   };
   // With a cgroup: what it holds in socket buffers (which the kernel does not charge to it) with what the cgroup counts.
@@ -269,7 +280,11 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
     const sockets = socketQueuesMiB(pid);
     if (sockets < 1) return undefined;
     const used = readNumber(path.join(memoryDir, 'memory.usage_in_bytes'), /^(\d+)/) / (1024 * 1024);
-    if (used + sockets > values.memoryMiB) return { limit: 'memoryMiB', detail: `its processes together held ${Math.round(used + sockets)} MiB (${Math.round(sockets)} MiB of it in socket buffers), over its memory limit of ${values.memoryMiB} MiB` };
+    if (used + sockets > values.memoryMiB)
+      return {
+        limit: 'memoryMiB',
+        detail: `its processes together held ${Math.round(used + sockets)} MiB (${Math.round(sockets)} MiB of it in socket buffers), over its memory limit of ${values.memoryMiB} MiB`,
+      };
     return undefined;
   };
   return {
@@ -297,7 +312,12 @@ export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism =
       const r = cgroupReached();
       if (r) return r;
       if (code === 128 + 24) return { limit: 'cpuSeconds', detail: `a process of it used its CPU time limit of ${values.cpuSeconds} s` };
-      if (/JavaScript heap out of memory|Fatal process out of memory|Array buffer allocation failed|^MemoryError\b|Cannot allocate memory|out of memory/im.test(stderr)) return { limit: 'memoryMiB', detail: `a process of it ran out of memory under its limit of ${values.memoryMiB} MiB per process` };
+      if (
+        /JavaScript heap out of memory|Fatal process out of memory|Array buffer allocation failed|^MemoryError\b|Cannot allocate memory|out of memory/im.test(
+          stderr,
+        )
+      )
+        return { limit: 'memoryMiB', detail: `a process of it ran out of memory under its limit of ${values.memoryMiB} MiB per process` };
       return undefined;
     },
     remove() {
@@ -331,7 +351,9 @@ const KEY_WORDS: Record<keyof ResourceLimits, string> = { memoryMiB: 'memoryMiB'
 export function raiseWords(limit: keyof ResourceLimits, d: LimitsDecision, where: (e: SandboxEntry) => string): string {
   const e = d.setBy[limit];
   const more = limit === 'memoryMiB' ? d.values.memoryMiB * 2 : limit === 'processes' ? d.values.processes * 4 : d.values.cpuSeconds * 4;
-  return e ? `raise "${KEY_WORDS[limit]}" in its sandbox entry in ${where(e)}` : `raise it with "${KEY_WORDS[limit]}": ${more} in a sandbox entry for it in your user configuration`;
+  return e
+    ? `raise "${KEY_WORDS[limit]}" in its sandbox entry in ${where(e)}`
+    : `raise it with "${KEY_WORDS[limit]}": ${more} in a sandbox entry for it in your user configuration`;
 }
 
 /** The limits line of the preview and of the start's log line. */

@@ -41,7 +41,11 @@ export class GuardUnavailable extends Error {}
 
 /** MCP Gate's guard files: dist/guard/ beside the running bundle, or the checkout's dist/guard (tests). */
 export function defaultGuardDir(): string {
-  const candidates = [path.join(__dirname, 'guard'), path.resolve(__dirname, '..', '..', '..', '..', 'dist', 'guard'), path.resolve(__dirname, '..', '..', '..', 'dist', 'guard')];
+  const candidates = [
+    path.join(__dirname, 'guard'),
+    path.resolve(__dirname, '..', '..', '..', '..', 'dist', 'guard'),
+    path.resolve(__dirname, '..', '..', '..', 'dist', 'guard'),
+  ];
   return candidates.find((d) => fs.existsSync(path.join(d, NODE_GUARD))) ?? candidates[0];
 }
 
@@ -126,18 +130,32 @@ function shellQuote(s: string): string {
  * GuardUnavailable with what to do when the guard's files or the manifest cannot be used.
  */
 export function prepareGuard(o: {
-  server: string; project: string; storeDir: string; manifest: ManifestRef | undefined; guardDir: string;
-  executable: string; args: readonly string[]; env: Record<string, string>;
-  contained: boolean; home: string; extraWrite: readonly string[];
+  server: string;
+  project: string;
+  storeDir: string;
+  manifest: ManifestRef | undefined;
+  guardDir: string;
+  executable: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  contained: boolean;
+  home: string;
+  extraWrite: readonly string[];
   /** The files the approval pins as read (workspace-relative): a sink module asked for from one is refused. */
   closure: readonly string[];
   /** sha256 of content approved outside the workspace (an npm package's own files, where it may write): loads there pass. */
   approved?: readonly string[];
 }): GuardedStart {
   for (const f of [NODE_GUARD, PYTHON_GUARD]) {
-    if (!fs.existsSync(path.join(o.guardDir, f))) throw new GuardUnavailable(`MCP Gate's load guard (${path.join(o.guardDir, f)}) is missing, and "${o.server}" may run only under it; install MCP Gate again`);
+    if (!fs.existsSync(path.join(o.guardDir, f)))
+      throw new GuardUnavailable(
+        `MCP Gate's load guard (${path.join(o.guardDir, f)}) is missing, and "${o.server}" may run only under it; install MCP Gate again`,
+      );
   }
-  if (!o.manifest) throw new GuardUnavailable(`"${o.server}" was approved without a record of the workspace as it was, which its loads are checked against; approve it again`);
+  if (!o.manifest)
+    throw new GuardUnavailable(
+      `"${o.server}" was approved without a record of the workspace as it was, which its loads are checked against; approve it again`,
+    );
   let files: Record<string, string>;
   let links: Record<string, string>;
   let large: Record<string, unknown>;
@@ -160,15 +178,42 @@ export function prepareGuard(o: {
     // write); a file the sandbox binds read-only there is not one (the guards tell by the mount). Uncontained it
     // can write wherever you can, so no folder outside the workspace says more than another: none is checked.
     const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev/shm', o.home, ...o.extraWrite] : [];
-    const manifest = { version: 1, root: o.project, files, links, large, scratch: [...new Set(scratch)], report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report, server: o.server, closure: o.closure, ...(o.approved?.length ? { approved: [...o.approved] } : {}) };
+    const manifest = {
+      version: 1,
+      root: o.project,
+      files,
+      links,
+      large,
+      scratch: [...new Set(scratch)],
+      report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report,
+      server: o.server,
+      closure: o.closure,
+      ...(o.approved?.length ? { approved: [...o.approved] } : {}),
+    };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
     if (!o.contained) {
       const kind = kindOf(o.executable);
       const env: Record<string, string> = { ...o.env, MCP_GATE_GUARD: path.join(dir, 'manifest.json') };
       // Node's compile cache runs bytecode from a folder in place of the text the guard checks: off (see guard.ts).
-      if (kind === 'node') { delete env.NODE_COMPILE_CACHE; env.NODE_DISABLE_COMPILE_CACHE = '1'; }
-      const args = kind === 'node' ? [...NODE_FLAGS, '--require', path.join(o.guardDir, NODE_GUARD), ...o.args] : kind === 'python' ? ['-S', path.join(o.guardDir, PYTHON_GUARD), ...o.args] : [...o.args];
-      return { executable: o.executable, args, env, binds: [], report, text: 'load guard: in its Node and Python processes (uncontained: a child that clears its environment is not guarded)', cleanup };
+      if (kind === 'node') {
+        delete env.NODE_COMPILE_CACHE;
+        env.NODE_DISABLE_COMPILE_CACHE = '1';
+      }
+      const args =
+        kind === 'node'
+          ? [...NODE_FLAGS, '--require', path.join(o.guardDir, NODE_GUARD), ...o.args]
+          : kind === 'python'
+            ? ['-S', path.join(o.guardDir, PYTHON_GUARD), ...o.args]
+            : [...o.args];
+      return {
+        executable: o.executable,
+        args,
+        env,
+        binds: [],
+        report,
+        text: 'load guard: in its Node and Python processes (uncontained: a child that clears its environment is not guarded)',
+        cleanup,
+      };
     }
     const binds: GuardedStart['binds'] = [
       { source: o.guardDir, target: path.join(GUARD_MOUNT, 'guard') },
@@ -185,11 +230,16 @@ export function prepareGuard(o: {
       own = o.executable;
     }
     if (!found.some((f) => f.real === own)) {
-      throw new GuardUnavailable(`"${o.server}" runs ${o.executable}, which is no Node or Python binary MCP Gate can put its load guard in front of (a version manager's shim is a script that starts one); it is not started — declare the interpreter by its real path, or declare the server in your user configuration`);
+      throw new GuardUnavailable(
+        `"${o.server}" runs ${o.executable}, which is no Node or Python binary MCP Gate can put its load guard in front of (a version manager's shim is a script that starts one); it is not started — declare the interpreter by its real path, or declare the server in your user configuration`,
+      );
     }
     found.forEach(({ real, kind }, i) => {
       const hidden = path.join(GUARD_MOUNT, 'real', `${i}-${path.basename(real)}`);
-      const guard = kind === 'node' ? `${NODE_FLAGS.join(' ')} --require ${shellQuote(inside(`guard/${NODE_GUARD}`))}` : `-S ${shellQuote(inside(`guard/${PYTHON_GUARD}`))}`;
+      const guard =
+        kind === 'node'
+          ? `${NODE_FLAGS.join(' ')} --require ${shellQuote(inside(`guard/${NODE_GUARD}`))}`
+          : `-S ${shellQuote(inside(`guard/${PYTHON_GUARD}`))}`;
       // bash's `exec -a` keeps the name it was started by as argv[0]: Python finds its installation from it and
       // reports the wrapper as sys.executable, so its children start through the wrapper too.
       const run = bash ? `exec -a "$0" ${shellQuote(hidden)}` : `exec ${shellQuote(hidden)}`;
@@ -206,11 +256,18 @@ export function prepareGuard(o: {
         // OpenSSL's configuration loads the provider and engine modules it names when node starts, before the guard
         // (red team 7n, cases 06 and 08: OPENSSL_CONF from a parent, --openssl-config from npm's `node-options`):
         // never from the environment, and a start that names one is refused.
-        ...(kind === 'node' ? [
-          'unset OPENSSL_CONF OPENSSL_MODULES OPENSSL_ENGINES',
-          `case " $NODE_OPTIONS $* " in *--openssl-config*|*--openssl-shared-config*) echo "mcp-gate: node not started: NODE_OPTIONS or its arguments name --openssl-config or --openssl-shared-config (OpenSSL would load the modules a configuration names before MCP Gate's load guard runs)" >&2; exit 126;; esac`,
-        ] : []),
-        ...(kind === 'python' ? ['unset PYTHONHOME PYTHONPYCACHEPREFIX PYTHONPLATLIBDIR PYTHONSTARTUP', 'PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE'] : []),
+        ...(kind === 'node'
+          ? [
+              'unset OPENSSL_CONF OPENSSL_MODULES OPENSSL_ENGINES',
+              `case " $NODE_OPTIONS $* " in *--openssl-config*|*--openssl-shared-config*) echo "mcp-gate: node not started: NODE_OPTIONS or its arguments name --openssl-config or --openssl-shared-config (OpenSSL would load the modules a configuration names before MCP Gate's load guard runs)" >&2; exit 126;; esac`,
+            ]
+          : []),
+        ...(kind === 'python'
+          ? [
+              'unset PYTHONHOME PYTHONPYCACHEPREFIX PYTHONPLATLIBDIR PYTHONSTARTUP',
+              'PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE',
+            ]
+          : []),
         `${run} ${guard} "$@"`,
         '',
       ].join('\n');
@@ -219,7 +276,15 @@ export function prepareGuard(o: {
       binds.push({ source: real, target: hidden }, { source: file, target: real });
       wrapped.push(real);
     });
-    return { executable: o.executable, args: [...o.args], env: { ...o.env }, binds, report, text: `load guard: every node and python it starts (${wrapped.join(', ') || 'none found'}) checks each file it loads against the workspace as approved`, cleanup };
+    return {
+      executable: o.executable,
+      args: [...o.args],
+      env: { ...o.env },
+      binds,
+      report,
+      text: `load guard: every node and python it starts (${wrapped.join(', ') || 'none found'}) checks each file it loads against the workspace as approved`,
+      cleanup,
+    };
   } catch (e) {
     cleanup();
     throw e;
@@ -245,7 +310,15 @@ export function readRefusals(report: string, project: string): Refusal[] {
       if (typeof r.file !== 'string' || !['changed', 'new', 'scratch', 'sink'].includes(r.why as string)) continue;
       const rel = path.relative(project, r.file);
       const file = !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : r.file;
-      out.push({ file, path: r.file, why: r.why as Refusal['why'], at: typeof r.time === 'string' ? r.time : new Date().toISOString(), runtime: typeof r.runtime === 'string' ? r.runtime : undefined, how: typeof r.how === 'string' ? r.how : undefined, ...(r.home === true && r.why === 'scratch' ? { home: true as const } : {}) });
+      out.push({
+        file,
+        path: r.file,
+        why: r.why as Refusal['why'],
+        at: typeof r.time === 'string' ? r.time : new Date().toISOString(),
+        runtime: typeof r.runtime === 'string' ? r.runtime : undefined,
+        how: typeof r.how === 'string' ? r.how : undefined,
+        ...(r.home === true && r.why === 'scratch' ? { home: true as const } : {}),
+      });
     } catch {
       // a torn or foreign line
     }

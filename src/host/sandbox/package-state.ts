@@ -78,7 +78,9 @@ export function syncPackageState(pristine: string, copy: string): string {
       if (!d.isFile()) continue;
       const s = fs.statSync(src);
       if (++files > MAX_STATE_COPY_FILES || (bytes += s.size) > MAX_STATE_COPY_BYTES) {
-        throw new StateCopyError(`its package folder ${pristine} holds more than ${MAX_STATE_COPY_FILES} files or ${MAX_STATE_COPY_BYTES / 1024 / 1024} MiB`);
+        throw new StateCopyError(
+          `its package folder ${pristine} holds more than ${MAX_STATE_COPY_FILES} files or ${MAX_STATE_COPY_BYTES / 1024 / 1024} MiB`,
+        );
       }
       if (sameFile(src, dst, s.size)) continue;
       removeAny(dst);

@@ -185,11 +185,25 @@ export interface SandboxCommand {
 }
 
 export type SandboxProbe =
-  | { ok: true; bwrap: string; version: string; /** `--unshare-user --disable-userns` works here */ userns: boolean; /** util-linux's prlimit (system paths): the sandbox's first command, it sets the limits */ prlimit: string }
-  | { ok: false; reason: string; fix: string; /** One command that installs bubblewrap with this machine's package manager, when that is the fix. */ install?: string };
+  | {
+      ok: true;
+      bwrap: string;
+      version: string;
+      /** `--unshare-user --disable-userns` works here */ userns: boolean;
+      /** util-linux's prlimit (system paths): the sandbox's first command, it sets the limits */ prlimit: string;
+    }
+  | {
+      ok: false;
+      reason: string;
+      fix: string;
+      /** One command that installs bubblewrap with this machine's package manager, when that is the fix. */ install?: string;
+    };
 
 export class SandboxUnavailableError extends Error {
-  constructor(readonly reason: string, readonly fix: string) {
+  constructor(
+    readonly reason: string,
+    readonly fix: string,
+  ) {
     super(`contained execution is not available: ${reason} (fix: ${fix})`);
     this.name = 'SandboxUnavailableError';
   }
@@ -227,7 +241,6 @@ export interface ProbeOptions {
   readSysctl?: (key: string) => string | undefined;
 }
 
-
 function defaultReadSysctl(key: string): string | undefined {
   try {
     return fs.readFileSync(`/proc/sys/${key}`, 'utf8').trim();
@@ -236,7 +249,8 @@ function defaultReadSysctl(key: string): string | undefined {
   }
 }
 
-const MISSING_FIX = 'install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu), `sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch)';
+const MISSING_FIX =
+  'install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu), `sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch)';
 
 /** The package managers MCP Gate knows, in the order looked for, with the command that installs bubblewrap. */
 const INSTALLERS: [string, string][] = [
@@ -254,12 +268,19 @@ export function bubblewrapInstallCommand(searchPath = process.env.PATH ?? '', ro
 }
 
 /** Why bwrap could not start a sandbox, from its stderr and the kernel's user-namespace switches. */
-export function diagnoseBwrapFailure(stderr: string, readSysctl: (key: string) => string | undefined = defaultReadSysctl): { reason: string; fix: string } {
+export function diagnoseBwrapFailure(
+  stderr: string,
+  readSysctl: (key: string) => string | undefined = defaultReadSysctl,
+): { reason: string; fix: string } {
   const said = stderr.trim().split('\n').slice(-3).join(' / ') || 'no message';
   if (/seccomp/i.test(stderr)) {
-    return { reason: `bwrap could not load MCP Gate's seccomp filter (sockets): ${said}`, fix: 'use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER), or, in a container, allow prctl(PR_SET_SECCOMP) and seccomp(2)' };
+    return {
+      reason: `bwrap could not load MCP Gate's seccomp filter (sockets): ${said}`,
+      fix: 'use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER), or, in a container, allow prctl(PR_SET_SECCOMP) and seccomp(2)',
+    };
   }
-  const namespaceProblem = /namespace|uid map|setting up uid|RTM_NEWADDR|Operation not permitted|Permission denied|No space left on device/i.test(stderr);
+  const namespaceProblem =
+    /namespace|uid map|setting up uid|RTM_NEWADDR|Operation not permitted|Permission denied|No space left on device/i.test(stderr);
   if (namespaceProblem) {
     if (readSysctl('kernel/apparmor_restrict_unprivileged_userns') === '1') {
       return {
@@ -284,7 +305,10 @@ export function diagnoseBwrapFailure(stderr: string, readSysctl: (key: string) =
       fix: 'allow unprivileged user namespaces (sysctls kernel.unprivileged_userns_clone, user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns); in a container, run it with a seccomp/AppArmor profile that permits unshare and mount (e.g. docker --security-opt seccomp=unconfined --security-opt apparmor=unconfined)',
     };
   }
-  return { reason: `bwrap failed to start /bin/true: ${said}`, fix: 'run the probe command by hand (bwrap --unshare-all --ro-bind /usr /usr … /usr/bin/true) to see why' };
+  return {
+    reason: `bwrap failed to start /bin/true: ${said}`,
+    fix: 'run the probe command by hand (bwrap --unshare-all --ro-bind /usr /usr … /usr/bin/true) to see why',
+  };
 }
 
 function versionAtLeast(version: string, major: number, minor: number): boolean {
@@ -308,7 +332,11 @@ export function sandboxAvailable(options: ProbeOptions = {}): SandboxProbe {
 
 function probe(options: ProbeOptions): SandboxProbe {
   if (process.platform !== 'linux') {
-    return { ok: false, reason: `contained execution uses bubblewrap, which runs on Linux only (this is ${process.platform})`, fix: 'run on Linux, or run the server without containment' };
+    return {
+      ok: false,
+      reason: `contained execution uses bubblewrap, which runs on Linux only (this is ${process.platform})`,
+      fix: 'run on Linux, or run the server without containment',
+    };
   }
   let bwrap: string | undefined;
   if (options.bwrap !== undefined) {
@@ -316,14 +344,26 @@ function probe(options: ProbeOptions): SandboxProbe {
       fs.accessSync(options.bwrap, fs.constants.X_OK);
       bwrap = fs.realpathSync(options.bwrap);
     } catch {
-      return { ok: false, reason: `bubblewrap not found at ${options.bwrap}`, fix: MISSING_FIX, install: bubblewrapInstallCommand(options.path) };
+      return {
+        ok: false,
+        reason: `bubblewrap not found at ${options.bwrap}`,
+        fix: MISSING_FIX,
+        install: bubblewrapInstallCommand(options.path),
+      };
     }
   } else {
     bwrap = findOnPath('bwrap', options.path ?? process.env.PATH ?? '');
-    if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) not found on PATH', fix: MISSING_FIX, install: bubblewrapInstallCommand(options.path) };
+    if (!bwrap)
+      return {
+        ok: false,
+        reason: 'bubblewrap (bwrap) not found on PATH',
+        fix: MISSING_FIX,
+        install: bubblewrapInstallCommand(options.path),
+      };
   }
   const v = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
-  if (v.error || v.status !== 0) return { ok: false, reason: `${bwrap} --version failed: ${v.error?.message ?? v.stderr.trim()}`, fix: MISSING_FIX };
+  if (v.error || v.status !== 0)
+    return { ok: false, reason: `${bwrap} --version failed: ${v.error?.message ?? v.stderr.trim()}`, fix: MISSING_FIX };
   const version = v.stdout.trim().replace(/^bubblewrap\s+/, '');
   let trueBin = '/usr/bin/true';
   try {
@@ -333,12 +373,45 @@ function probe(options: ProbeOptions): SandboxProbe {
   }
   // The probe loads the Unix-socket filter as every contained start does (from fd 0 here: /bin/true reads nothing).
   const filter = socketFilter({ unixSockets: false });
-  if (!filter) return { ok: false, reason: `MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, fix: 'run the server without containment (the opt-out), on a machine of those architectures' };
+  if (!filter)
+    return {
+      ok: false,
+      reason: `MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`,
+      fix: 'run the server without containment (the opt-out), on a machine of those architectures',
+    };
   // The limits are set inside by util-linux's prlimit, from the system paths the sandbox shows; the probe runs it.
-  const prlimit = SYSTEM_PATHS.map((d) => real(path.join(d, 'prlimit'))).find((p) => p !== undefined && SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)));
-  if (!prlimit) return { ok: false, reason: 'prlimit (util-linux), which sets a contained server\'s limits, is not in /usr/bin or /bin', fix: 'install util-linux (`sudo apt-get install util-linux`, `sudo dnf install util-linux`)' };
+  const prlimit = SYSTEM_PATHS.map((d) => real(path.join(d, 'prlimit'))).find(
+    (p) => p !== undefined && SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)),
+  );
+  if (!prlimit)
+    return {
+      ok: false,
+      reason: "prlimit (util-linux), which sets a contained server's limits, is not in /usr/bin or /bin",
+      fix: 'install util-linux (`sudo apt-get install util-linux`, `sudo dnf install util-linux`)',
+    };
   const attempt = (userns: boolean) =>
-    spawnSync(bwrap!, [...BASE_FLAGS, ...(userns ? USERNS_FLAGS : []), ...systemArgs(), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--seccomp', '0', '--', prlimit, ...rlimitArgs(DEFAULT_LIMITS), '--', trueBin], { encoding: 'utf8', timeout: 10_000, env: {}, input: filter });
+    spawnSync(
+      bwrap!,
+      [
+        ...BASE_FLAGS,
+        ...(userns ? USERNS_FLAGS : []),
+        ...systemArgs(),
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--tmpfs',
+        '/tmp',
+        '--seccomp',
+        '0',
+        '--',
+        prlimit,
+        ...rlimitArgs(DEFAULT_LIMITS),
+        '--',
+        trueBin,
+      ],
+      { encoding: 'utf8', timeout: 10_000, env: {}, input: filter },
+    );
   const tryUserns = versionAtLeast(version, 0, 8);
   let r = attempt(tryUserns);
   let userns = tryUserns;
@@ -350,7 +423,8 @@ function probe(options: ProbeOptions): SandboxProbe {
     }
   }
   // EPIPE: it ran and ended before reading its filter from stdin (a bwrap that refuses seccomp); its status and stderr say why.
-  if (r.error && (r.error as NodeJS.ErrnoException).code !== 'EPIPE') return { ok: false, reason: `${bwrap} did not run: ${r.error.message}`, fix: MISSING_FIX };
+  if (r.error && (r.error as NodeJS.ErrnoException).code !== 'EPIPE')
+    return { ok: false, reason: `${bwrap} did not run: ${r.error.message}`, fix: MISSING_FIX };
   if (r.status !== 0) return { ok: false, ...diagnoseBwrapFailure(r.stderr ?? '', options.readSysctl) };
   return { ok: true, bwrap, version, userns, prlimit };
 }
@@ -368,7 +442,8 @@ function depth(p: string): number {
 }
 
 function mustBeAbsolute(what: string, p: string): string {
-  if (typeof p !== 'string' || !path.isAbsolute(p) || p.includes('\0')) throw new SandboxConfigError(`${what} must be an absolute path: ${JSON.stringify(p)}`);
+  if (typeof p !== 'string' || !path.isAbsolute(p) || p.includes('\0'))
+    throw new SandboxConfigError(`${what} must be an absolute path: ${JSON.stringify(p)}`);
   return path.normalize(p).replace(/(.)\/+$/, '$1');
 }
 
@@ -427,8 +502,24 @@ function systemArgs(): string[] {
  */
 function doorDevArgs(): string[] {
   const out = ['--tmpfs', '/dev'];
-  for (const d of ['null', 'zero', 'full', 'random', 'urandom', 'tty']) if (fs.existsSync(`/dev/${d}`)) out.push('--dev-bind', `/dev/${d}`, `/dev/${d}`);
-  out.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr', '--tmpfs', '/dev/shm');
+  for (const d of ['null', 'zero', 'full', 'random', 'urandom', 'tty'])
+    if (fs.existsSync(`/dev/${d}`)) out.push('--dev-bind', `/dev/${d}`, `/dev/${d}`);
+  out.push(
+    '--symlink',
+    '/proc/self/fd',
+    '/dev/fd',
+    '--symlink',
+    '/proc/self/fd/0',
+    '/dev/stdin',
+    '--symlink',
+    '/proc/self/fd/1',
+    '/dev/stdout',
+    '--symlink',
+    '/proc/self/fd/2',
+    '/dev/stderr',
+    '--tmpfs',
+    '/dev/shm',
+  );
   return out;
 }
 
@@ -460,7 +551,10 @@ function mountArgs(m: Mount): string[] {
 
 function sshHostKeys(): string[] {
   try {
-    return fs.readdirSync('/etc/ssh').filter((f) => /^ssh_host_.*_key$/.test(f)).map((f) => `/etc/ssh/${f}`);
+    return fs
+      .readdirSync('/etc/ssh')
+      .filter((f) => /^ssh_host_.*_key$/.test(f))
+      .map((f) => `/etc/ssh/${f}`);
   } catch {
     return [];
   }
@@ -486,7 +580,8 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const missing: string[] = [];
   const refuseExposing = (what: string, p: string) => {
     if (p === '/') throw new SandboxConfigError(`${what} is /: that would show the whole machine`);
-    if (p === home) throw new SandboxConfigError(`${what} is the home directory ${home}: that would show ~/.ssh, ~/.aws and every other project`);
+    if (p === home)
+      throw new SandboxConfigError(`${what} is the home directory ${home}: that would show ~/.ssh, ~/.aws and every other project`);
   };
 
   refuseExposing('the workspace', workspace);
@@ -495,7 +590,8 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   if (profile.ownHome !== undefined && ownHome === undefined) missing.push(profile.ownHome);
   if (ownHome !== undefined) {
     refuseExposing('its own home', ownHome);
-    if (within(ownHome, workspace) || within(workspace, ownHome)) throw new SandboxConfigError(`its own home ${ownHome} and the workspace ${workspace} overlap`);
+    if (within(ownHome, workspace) || within(workspace, ownHome))
+      throw new SandboxConfigError(`its own home ${ownHome} and the workspace ${workspace} overlap`);
   }
   mounts.push(ownHome ? { kind: 'rw', target: home, source: ownHome } : { kind: 'tmpfs', target: home, source: '' });
   mounts.push({ kind: 'rw', target: workspace, source: workspace });
@@ -533,14 +629,16 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     const target = mustBeAbsolute('an overlay target', o.target);
     if (!within(target, workspace)) throw new SandboxConfigError(`overlay target ${target} is not inside the workspace ${workspace}`);
     const rt = real(target);
-    if (rt !== undefined && (!within(rt, workspace) || rt !== target)) throw new SandboxConfigError(`overlay target ${target} is not a real path inside the workspace (it resolves to ${rt})`);
+    if (rt !== undefined && (!within(rt, workspace) || rt !== target))
+      throw new SandboxConfigError(`overlay target ${target} is not a real path inside the workspace (it resolves to ${rt})`);
     if (!fs.existsSync(source)) throw new SandboxConfigError(`overlay source ${source} does not exist`);
     mounts.push({ kind: 'overlay', target, source });
   }
 
   for (const h of input.hidden ?? []) {
     const target = mustBeAbsolute('a hidden folder', h);
-    if (!within(target, workspace) || target === workspace) throw new SandboxConfigError(`hidden folder ${target} is not a folder inside the workspace ${workspace}`);
+    if (!within(target, workspace) || target === workspace)
+      throw new SandboxConfigError(`hidden folder ${target} is not a folder inside the workspace ${workspace}`);
     if (real(target) === target && fs.statSync(target).isDirectory()) mounts.push({ kind: 'mask-dir', target, source: '' });
   }
   for (const b of input.binds ?? []) {
@@ -557,7 +655,12 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   }
   const carrier = profile.network && input.libcCarrier ? input.libcCarrier : undefined;
   if (carrier) {
-    for (const [what, p] of [['the proxychains4 library', carrier.library], ['proxychains4-daemon', carrier.daemon], ['the proxychains config', carrier.conf], ['sleep', carrier.sleep]] as const) {
+    for (const [what, p] of [
+      ['the proxychains4 library', carrier.library],
+      ['proxychains4-daemon', carrier.daemon],
+      ['the proxychains config', carrier.conf],
+      ['sleep', carrier.sleep],
+    ] as const) {
       if (!fs.existsSync(mustBeAbsolute(what, p))) throw new SandboxConfigError(`${what} ${p} does not exist`);
     }
     mounts.push({ kind: 'ro', target: PROXYCHAINS_MOUNT, source: carrier.conf });
@@ -565,11 +668,20 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const tc = profile.network && input.transparentCarrier ? input.transparentCarrier : undefined;
   const transparent = tc && !('off' in tc) ? tc : undefined;
   if (transparent) {
-    for (const [what, p] of [['perl', transparent.perl], ['the forwarder', transparent.forwarder], ['the sandbox resolv.conf', transparent.resolvConf]] as const) {
+    for (const [what, p] of [
+      ['perl', transparent.perl],
+      ['the forwarder', transparent.forwarder],
+      ['the sandbox resolv.conf', transparent.resolvConf],
+    ] as const) {
       if (!fs.existsSync(mustBeAbsolute(what, p))) throw new SandboxConfigError(`${what} ${p} does not exist`);
     }
     mounts.push({ kind: 'ro', target: FORWARDER_MOUNT, source: transparent.forwarder });
-    if (transparent.resolvTarget) mounts.push({ kind: 'ro', target: mustBeAbsolute('the resolv.conf target', transparent.resolvTarget), source: transparent.resolvConf });
+    if (transparent.resolvTarget)
+      mounts.push({
+        kind: 'ro',
+        target: mustBeAbsolute('the resolv.conf target', transparent.resolvTarget),
+        source: transparent.resolvConf,
+      });
   }
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
@@ -585,7 +697,9 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     executableNote = executable;
   }
   if (!visible(cwd)) {
-    throw new SandboxConfigError(`the working folder ${cwd} would not be visible in the sandbox (it must be inside the workspace or a listed path)`);
+    throw new SandboxConfigError(
+      `the working folder ${cwd} would not be visible in the sandbox (it must be inside the workspace or a listed path)`,
+    );
   }
 
   // Parents before children; at the same depth by rank; duplicates dropped (same kind and target).
@@ -610,22 +724,32 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     ...(profile.network ? ['--unshare-user', '--info-fd', '4', '--block-fd', '5'] : probeResult.userns ? USERNS_FLAGS : []),
     ...systemArgs(),
     ...(profile.network ? doorDevArgs() : ['--dev', '/dev']),
-    '--proc', '/proc',
+    '--proc',
+    '/proc',
     ...ordered.flatMap(mountArgs),
     // The root the mounts hang from (bwrap's own tmpfs) read-only: nothing can be written beside the mounts (a file
     // under /run or / would be neither workspace nor scratch to the load guard, and is nobody's business anyway).
-    '--remount-ro', '/',
-    '--chdir', cwd,
-    '--seccomp', '3',
+    '--remount-ro',
+    '/',
+    '--chdir',
+    cwd,
+    '--seccomp',
+    '3',
     '--',
-    probeResult.prlimit, ...rlimitArgs(profile.limits), '--',
+    probeResult.prlimit,
+    ...rlimitArgs(profile.limits),
+    '--',
     ...(transparent ? transparentArgv(transparent) : []),
     ...(carrier ? carrierArgv(carrier) : []),
     executable,
     ...launch.argv,
   ];
   const seccomp = socketFilter({ unixSockets: profile.unixSockets !== false });
-  if (!seccomp) throw new SandboxUnavailableError(`MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`, 'run the server without containment (the opt-out)');
+  if (!seccomp)
+    throw new SandboxUnavailableError(
+      `MCP Gate's seccomp filter (sockets) is built for ${SECCOMP_ARCHES.join(' and ')}, not ${process.arch}`,
+      'run the server without containment (the opt-out)',
+    );
 
   const env: Record<string, string> = { ...launch.env, HOME: home, ...(profile.network ? PROXY_ENV : {}) };
   if (netShim) Object.assign(env, netShimEnv(env));
@@ -633,12 +757,15 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   for (const k of ['TMPDIR', 'TMP', 'TEMP']) if (env[k] !== undefined) env[k] = '/tmp';
 
   const readWrite = ordered.filter((m) => m.kind === 'rw').map((m) => m.target);
-  const readOnly = [...SYSTEM_PATHS.filter((p) => fs.existsSync(p)).map((p) => `${p} (system)`), ...ordered.filter((m) => m.kind === 'ro').map((m) => (m.target === executableNote ? `${m.target} (the executable)` : m.target))];
+  const readOnly = [
+    ...SYSTEM_PATHS.filter((p) => fs.existsSync(p)).map((p) => `${p} (system)`),
+    ...ordered.filter((m) => m.kind === 'ro').map((m) => (m.target === executableNote ? `${m.target} (the executable)` : m.target)),
+  ];
   const overlays = ordered.filter((m) => m.kind === 'overlay').map((m) => m.target);
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
   const empty = ['/tmp', ...(ownHome ? [] : [home]), ...hiddenHere];
   const text = [
-    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? `; libc clients (libpq, curl, C extensions${transparent ? '' : '; not Go or static binaries'}) carried through it by name without a proxy setting (proxychains4 preloaded)` : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}${transparent ? "; Go, static binaries and any other TCP client carried through it by name without a proxy setting (MCP Gate answers its DNS with stand-in addresses; nftables sends its TCP to a forwarder that asks the door)" : tc && 'off' in tc ? `; ${notCarried(tc.off)}` : ''}` : 'none (own loopback only)'}`,
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? `; libc clients (libpq, curl, C extensions${transparent ? '' : '; not Go or static binaries'}) carried through it by name without a proxy setting (proxychains4 preloaded)` : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}${transparent ? '; Go, static binaries and any other TCP client carried through it by name without a proxy setting (MCP Gate answers its DNS with stand-in addresses; nftables sends its TCP to a forwarder that asks the door)' : tc && 'off' in tc ? `; ${notCarried(tc.off)}` : ''}` : 'none (own loopback only)'}`,
     `read-write: ${readWrite.join(', ') || '(none)'}`,
     `read-only: ${readOnly.join(', ')}`,
     `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
@@ -648,5 +775,23 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
     ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
   ].join('\n');
 
-  return { command: probeResult.bwrap, args, env, cwd: workspace, seccomp, door: profile.network, description: { network: profile.network, unixSockets: profile.unixSockets !== false, readWrite, readOnly, overlays, empty, missing, text, ...(ownHome ? { ownHome } : {}) } };
+  return {
+    command: probeResult.bwrap,
+    args,
+    env,
+    cwd: workspace,
+    seccomp,
+    door: profile.network,
+    description: {
+      network: profile.network,
+      unixSockets: profile.unixSockets !== false,
+      readWrite,
+      readOnly,
+      overlays,
+      empty,
+      missing,
+      text,
+      ...(ownHome ? { ownHome } : {}),
+    },
+  };
 }

@@ -21,7 +21,10 @@ export function sbplString(p: string): string {
 }
 
 /** The Seatbelt profile for a sandbox description: deny by default, the same read-write, read-only and network rule. */
-export function seatbeltProfile(d: Pick<SandboxDescription, 'network' | 'readWrite' | 'readOnly' | 'overlays'>, system: readonly string[] = MACOS_SYSTEM_READ): string {
+export function seatbeltProfile(
+  d: Pick<SandboxDescription, 'network' | 'readWrite' | 'readOnly' | 'overlays'>,
+  system: readonly string[] = MACOS_SYSTEM_READ,
+): string {
   const sub = (p: string) => `(subpath ${sbplString(p)})`;
   const L = [
     '(version 1)',

@@ -106,12 +106,14 @@ export function socketFilter(o: { unixSockets: boolean }, arch: string = process
     { code: JEQ_K, k: AF_UNIX, jt: o.unixSockets ? 'allow' : 'eperm', jf: 'nofamily' },
     { label: 'pair', code: LD_W_ABS, k: argLow(0) },
     { code: JEQ_K, k: AF_UNIX, jt: 0, jf: 'nofamily' },
-    ...(o.unixSockets ? [{ code: RET_K, k: RET_ALLOW }] : [
-      { code: LD_W_ABS, k: argLow(1) },
-      { code: AND_K, k: SOCK_TYPE_MASK },
-      { code: JEQ_K, k: SOCK_STREAM, jt: 'allow', jf: 0 },
-      { code: JEQ_K, k: SOCK_SEQPACKET, jt: 'allow', jf: 'eperm' },
-    ]),
+    ...(o.unixSockets
+      ? [{ code: RET_K, k: RET_ALLOW }]
+      : [
+          { code: LD_W_ABS, k: argLow(1) },
+          { code: AND_K, k: SOCK_TYPE_MASK },
+          { code: JEQ_K, k: SOCK_STREAM, jt: 'allow', jf: 0 },
+          { code: JEQ_K, k: SOCK_SEQPACKET, jt: 'allow', jf: 'eperm' },
+        ]),
     { label: 'allow', code: RET_K, k: RET_ALLOW },
     { label: 'eperm', code: RET_K, k: eperm },
     { label: 'nofamily', code: RET_K, k: noFamily },

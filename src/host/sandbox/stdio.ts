@@ -11,7 +11,6 @@ export { INHERITED_ENV, minimalEnv } from '../../trust/plan/launch-plan';
 import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { LineReader } from '../jsonrpc';
 
-
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
 export const MAX_STDERR_BYTES = 64 * 1024;
 
@@ -81,10 +80,11 @@ export function descendants(pid: number): number[] {
   const queue = [pid];
   while (queue.length) {
     const p = queue.shift()!;
-    for (const [child, parent] of parentOf) if (parent === p && !out.includes(child)) {
-      out.push(child);
-      queue.push(child);
-    }
+    for (const [child, parent] of parentOf)
+      if (parent === p && !out.includes(child)) {
+        out.push(child);
+        queue.push(child);
+      }
   }
   return out;
 }
@@ -103,20 +103,21 @@ export async function killTree(pid: number, graceMs = 1500): Promise<void> {
   signal(-pid, 'SIGTERM');
   for (const p of tree) signal(p, 'SIGTERM');
   const deadline = Date.now() + graceMs;
-  const alive = () => tree.filter((p) => {
-    try {
-      process.kill(p, 0);
-    } catch {
-      return false;
-    }
-    // A zombie has ended; only its parent (or this machine's init) has yet to reap it.
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-    } catch {
-      return true;
-    }
-  });
+  const alive = () =>
+    tree.filter((p) => {
+      try {
+        process.kill(p, 0);
+      } catch {
+        return false;
+      }
+      // A zombie has ended; only its parent (or this machine's init) has yet to reap it.
+      try {
+        const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+      } catch {
+        return true;
+      }
+    });
   while (Date.now() < deadline && alive().length) await new Promise((r) => setTimeout(r, 50));
   const rest = [...new Set([...alive(), ...descendants(pid)])];
   signal(-pid, 'SIGKILL');
@@ -157,7 +158,11 @@ export class StdioTransport implements Transport {
         env: this.launch.env,
         shell: false,
         detached: true, // own process group, so the whole tree can be signalled
-        stdio: this.launch.door ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : this.launch.seccomp ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+        stdio: this.launch.door
+          ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe']
+          : this.launch.seccomp
+            ? ['pipe', 'pipe', 'pipe', 'pipe']
+            : ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });
       this.child = child;
@@ -182,13 +187,16 @@ export class StdioTransport implements Transport {
         block.on('error', () => undefined);
         readChildPid(info)
           .then((pid) => door(pid))
-          .then(() => {
-            block.end('1');
-            resolve();
-          }, (e: Error) => {
-            reject(new Error(`the server was not started: ${e.message}`));
-            void this.close();
-          });
+          .then(
+            () => {
+              block.end('1');
+              resolve();
+            },
+            (e: Error) => {
+              reject(new Error(`the server was not started: ${e.message}`));
+              void this.close();
+            },
+          );
       });
       child.once('exit', (code, sig) => {
         this.onexit?.(code, sig);

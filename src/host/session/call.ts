@@ -10,7 +10,16 @@ import { serverIdentity } from '../identity';
 import type { LogEvent } from '../log/log';
 import { GATE_RPC_ERROR_CODE } from '../net/reply-guard';
 import { stripHidden } from './untrusted';
-import { CALL_TIMEOUT_MS, describeError, DroppedError, isNotFound, MAX_RESULT_BYTES, type CallOutcome, type Connection, type SessionContext } from './context';
+import {
+  CALL_TIMEOUT_MS,
+  describeError,
+  DroppedError,
+  isNotFound,
+  MAX_RESULT_BYTES,
+  type CallOutcome,
+  type Connection,
+  type SessionContext,
+} from './context';
 
 /** Verdicts kept per connection (its frozen tool list is bounded by discovery; this bounds any other name asked). */
 const MAX_KEPT_VERDICTS = 4096;
@@ -32,16 +41,41 @@ export function callVerdict(ctx: SessionContext, conn: Connection, tool: string)
 }
 
 /** Calls a tool of `conn` (absent: no server of that name runs in the session). */
-export async function callTool(ctx: SessionContext, conn: Connection | undefined, serverName: string, tool: string, args: Record<string, unknown>): Promise<CallOutcome> {
-  if (!conn) return { ok: false, outcome: 'refused_by_policy', error: `no server "${serverName}" runs in this session${ctx.notes.length ? ` (${ctx.notes.join('; ')})` : ''}` };
+export async function callTool(
+  ctx: SessionContext,
+  conn: Connection | undefined,
+  serverName: string,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<CallOutcome> {
+  if (!conn)
+    return {
+      ok: false,
+      outcome: 'refused_by_policy',
+      error: `no server "${serverName}" runs in this session${ctx.notes.length ? ` (${ctx.notes.join('; ')})` : ''}`,
+    };
   const stopped = conn.changed ?? conn.stopped;
   if (stopped) {
-    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: stopped });
+    ctx.o.log.write({
+      kind: 'mcp.request',
+      server: serverName,
+      host: 'stdio',
+      about: stripHidden(tool),
+      outcome: 'refused_by_policy',
+      detail: stopped,
+    });
     return { ok: false, outcome: 'refused_by_policy', error: stopped };
   }
   if (!conn.tools.some((t) => t.name === tool)) {
     const msg = `"${serverName}" offered no tool "${stripHidden(tool)}" when the session started; the tool list is frozen`;
-    ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: msg });
+    ctx.o.log.write({
+      kind: 'mcp.request',
+      server: serverName,
+      host: conn.host ?? 'stdio',
+      about: stripHidden(tool),
+      outcome: 'refused_by_policy',
+      detail: msg,
+    });
     return { ok: false, outcome: 'refused_by_policy', error: msg };
   }
   const verdict = callVerdict(ctx, conn, tool);
@@ -50,7 +84,12 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
   const decided = verdict.decision === 'allow' ? checkCallArguments(verdict, args, ctx.project) : await resolve(verdict, ctx.o.asker);
   if (decided.decision !== 'allow') {
     ctx.o.log.write({
-      kind: 'mcp.request', server: serverName, host: conn.host ?? 'stdio', about: tool, outcome: 'refused_by_policy', detail: decided.reason,
+      kind: 'mcp.request',
+      server: serverName,
+      host: conn.host ?? 'stdio',
+      about: tool,
+      outcome: 'refused_by_policy',
+      detail: decided.reason,
       ...(decided.rule && decided.decision === 'deny' ? { rule: ruleText(decided.rule) } : {}),
     });
     return { ok: false, outcome: 'refused_by_policy', error: decided.reason };
@@ -58,18 +97,30 @@ export async function callTool(ctx: SessionContext, conn: Connection | undefined
   callLines(ctx, [{ kind: 'tool.call', server: serverName, tool }]);
   const unlogged = ctx.o.report.requireLog ? ctx.o.log.failure : undefined;
   if (unlogged) {
-    const msg = ctx.masker.mask(`the exchange log ${unlogged.file} cannot be written (${unlogged.error.message}), and your setting requireLog refuses calls until it can; make the file writable or turn requireLog off`);
+    const msg = ctx.masker.mask(
+      `the exchange log ${unlogged.file} cannot be written (${unlogged.error.message}), and your setting requireLog refuses calls until it can; make the file writable or turn requireLog off`,
+    );
     return { ok: false, outcome: 'refused_by_policy', error: msg };
   }
   const timeout = ctx.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
-  const attempt = () => conn.client.callTool({ name: tool, arguments: args }, { timeout, allowInputRequired: true }) as Promise<CallToolResult | InputRequiredResult>;
+  const attempt = () =>
+    conn.client.callTool({ name: tool, arguments: args }, { timeout, allowInputRequired: true }) as Promise<
+      CallToolResult | InputRequiredResult
+    >;
   conn.inflight = (conn.inflight ?? 0) + 1;
   try {
     const outcome = await runCall(ctx, conn, serverName, tool, attempt);
     // The load guard refused a file during the call: what the server answered after that is not handed on.
     const refused = await conn.guardCheck?.();
     if (refused) {
-      ctx.o.log.write({ kind: 'mcp.request', server: serverName, host: 'stdio', about: stripHidden(tool), outcome: 'refused_by_policy', detail: refused });
+      ctx.o.log.write({
+        kind: 'mcp.request',
+        server: serverName,
+        host: 'stdio',
+        about: stripHidden(tool),
+        outcome: 'refused_by_policy',
+        detail: refused,
+      });
       return { ok: false, outcome: 'refused_by_policy', error: refused };
     }
     return outcome;
@@ -93,7 +144,13 @@ function callLines(ctx: SessionContext, events: LogEvent[]): void {
   else for (const e of events) ctx.o.log.hold(e);
 }
 
-async function runCall(ctx: SessionContext, conn: Connection, serverName: string, tool: string, attempt: () => Promise<CallToolResult | InputRequiredResult>): Promise<CallOutcome> {
+async function runCall(
+  ctx: SessionContext,
+  conn: Connection,
+  serverName: string,
+  tool: string,
+  attempt: () => Promise<CallToolResult | InputRequiredResult>,
+): Promise<CallOutcome> {
   try {
     let result: CallToolResult | InputRequiredResult;
     try {
@@ -120,10 +177,16 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
   } catch (e) {
     // The server's own JSON-RPC error is an answer: said as the server said it, with its code (not the error the
     // reply guard puts in a reply's place, ../net/reply-guard.ts).
-    if (!conn.stopped && e instanceof ProtocolError && !(e.code === GATE_RPC_ERROR_CODE && (e as { data?: { mcpGate?: unknown } }).data?.mcpGate !== undefined)) {
+    if (
+      !conn.stopped &&
+      e instanceof ProtocolError &&
+      !(e.code === GATE_RPC_ERROR_CODE && (e as { data?: { mcpGate?: unknown } }).data?.mcpGate !== undefined)
+    ) {
       const said = ctx.masker.mask(serverErrorWords(e));
       callLines(ctx, [
-        ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered', detail: said } as const]),
+        ...(conn.host
+          ? []
+          : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'answered', detail: said } as const]),
         { kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 },
       ]);
       return { ok: false, outcome: 'answered', error: said };
@@ -131,7 +194,9 @@ async function runCall(ctx: SessionContext, conn: Connection, serverName: string
     // A server stopped for a limit during the call: the call's error is why.
     const why = conn.stopped ?? ctx.masker.mask(describeError(e));
     callLines(ctx, [
-      ...(conn.host ? [] : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why } as const]),
+      ...(conn.host
+        ? []
+        : [{ kind: 'mcp.request', server: serverName, host: 'stdio', about: tool, outcome: 'no_answer', detail: why } as const]),
       { kind: 'tool.result', server: serverName, tool, ok: false, bytes: 0 },
     ]);
     return { ok: false, outcome: 'no_answer', error: why };
@@ -152,7 +217,13 @@ function refuseInput(ctx: SessionContext, server: string, result: InputRequiredR
 
 /** A server's JSON-RPC error, in words: its code (named when it is one of JSON-RPC's own) and its message. */
 export function serverErrorWords(e: ProtocolError): string {
-  const names: Record<number, string> = { [-32700]: 'parse error', [-32600]: 'invalid request', [-32601]: 'method not found', [-32602]: 'invalid params', [-32603]: 'internal error' };
+  const names: Record<number, string> = {
+    [-32700]: 'parse error',
+    [-32600]: 'invalid request',
+    [-32601]: 'method not found',
+    [-32602]: 'invalid params',
+    [-32603]: 'internal error',
+  };
   const code = typeof e.code === 'number' ? e.code : Number(e.code);
   const message = stripHidden(e.message.replace(/^MCP error -?\d+:\s*/, ''));
   const cut = message.length > MAX_SERVER_ERROR ? `${message.slice(0, MAX_SERVER_ERROR)}… (cut)` : message;

@@ -11,16 +11,22 @@ import { MAX_TOOL_PAGES, type SessionContext } from './context';
 
 /** A client for one server, answering nothing the server asks. */
 export function newClient(ctx: SessionContext, server: string, timeoutMs: number): Client {
-  const client = new Client({ name: ctx.o.clientName ?? 'mcp-gate', version: '0.1.0' }, {
-    capabilities: {},
-    versionNegotiation: { mode: 'auto', probe: { timeoutMs } },
-    inputRequired: { autoFulfill: false },
-    listMaxPages: MAX_TOOL_PAGES,
-    jsonSchemaValidator: new DefaultJsonSchemaValidator(),
-  });
+  const client = new Client(
+    { name: ctx.o.clientName ?? 'mcp-gate', version: '0.1.0' },
+    {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs } },
+      inputRequired: { autoFulfill: false },
+      listMaxPages: MAX_TOOL_PAGES,
+      jsonSchemaValidator: new DefaultJsonSchemaValidator(),
+    },
+  );
   client.fallbackRequestHandler = async (req) => {
     ctx.refuseRequest(server, req.method, 'a server→client request');
-    throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `MCP Gate refused ${req.method}: it answers no sampling, elicitation or roots request`);
+    throw new ProtocolError(
+      ProtocolErrorCode.MethodNotFound,
+      `MCP Gate refused ${req.method}: it answers no sampling, elicitation or roots request`,
+    );
   };
   client.fallbackNotificationHandler = async (n) => {
     ctx.counters.ignoredNotifications[n.method] = (ctx.counters.ignoredNotifications[n.method] ?? 0) + 1;

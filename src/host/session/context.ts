@@ -131,7 +131,8 @@ export interface SessionCounters {
 /** Leaves one server out of the session; its message is the line's reason. */
 export class DroppedError extends Error {}
 
-export const httpStatus = (e: unknown): number | undefined => (e instanceof SdkHttpError && typeof e.status === 'number' ? e.status : undefined);
+export const httpStatus = (e: unknown): number | undefined =>
+  e instanceof SdkHttpError && typeof e.status === 'number' ? e.status : undefined;
 export const isNotFound = (e: unknown) => httpStatus(e) === 404;
 
 /** VS Code's own variables MCP Gate fills in (src/trust/plan/launch-plan.ts substitute). */
@@ -159,7 +160,13 @@ export function literalForm(value: string): string | undefined {
 }
 
 /** How to give a server a secret, every step: the secrets entry, the rule that lets it be sent, the value. */
-export function secretSteps(server: { name: string; scope: string }, project: string, name: string, bind: { bind: 'env' | 'header'; as?: string }, words: FrontEndWords): string {
+export function secretSteps(
+  server: { name: string; scope: string },
+  project: string,
+  name: string,
+  bind: { bind: 'env' | 'header'; as?: string },
+  words: FrontEndWords,
+): string {
   const where = server.scope === 'repository' ? { project } : {};
   const entry = JSON.stringify({ name, to: `mcp.${server.name}.*`, ...bind, ...where });
   const rule = JSON.stringify({ action: `secret.use.${name}`, decision: 'allow', ...where });
@@ -171,12 +178,22 @@ export function secretSteps(server: { name: string; scope: string }, project: st
  * bound to the variable (its value set where secrets are set, never in a file), which then takes the place of the
  * declared one.
  */
-export function unfilledWords(server: { name: string; scope: string }, project: string, form: string, variable: string | undefined, words: FrontEndWords): string {
-  const why = form.startsWith('${input:') ? 'VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input'
-    : form.startsWith('${command:') || form.startsWith('${config:') ? 'it is filled in by VS Code alone'
-      : form.startsWith('${env:') ? "it would hand MCP Gate's own environment to the server"
-        : "Claude Code fills it in from your environment; MCP Gate passes it on as written, since it would hand its own environment to the server";
-  if (!variable) return `it uses ${form} on its command line, which MCP Gate does not fill in (${why}); a value a server needs is given to a local server as a secret bound to an environment variable: change the definition to read it from one`;
+export function unfilledWords(
+  server: { name: string; scope: string },
+  project: string,
+  form: string,
+  variable: string | undefined,
+  words: FrontEndWords,
+): string {
+  const why = form.startsWith('${input:')
+    ? 'VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input'
+    : form.startsWith('${command:') || form.startsWith('${config:')
+      ? 'it is filled in by VS Code alone'
+      : form.startsWith('${env:')
+        ? "it would hand MCP Gate's own environment to the server"
+        : 'Claude Code fills it in from your environment; MCP Gate passes it on as written, since it would hand its own environment to the server';
+  if (!variable)
+    return `it uses ${form} on its command line, which MCP Gate does not fill in (${why}); a value a server needs is given to a local server as a secret bound to an environment variable: change the definition to read it from one`;
   return `it sets ${variable} to ${form}, which MCP Gate does not fill in (${why}); give it ${variable} as a secret instead: ${secretSteps(server, project, variable, { bind: 'env' }, words)} — the secret then takes the place of the declared value`;
 }
 
@@ -220,7 +237,10 @@ export class SessionContext {
   secretsFor(server: ServerReport, host?: string) {
     const who = serverIdentity(server, this.project);
     return bindSecrets(host === undefined ? who : { ...who, host }, this.policy.secrets, {
-      source: this.o.secrets, rules: this.policy.rules, asker: this.o.asker, masker: this.masker,
+      source: this.o.secrets,
+      rules: this.policy.rules,
+      asker: this.o.asker,
+      masker: this.masker,
       missingHint: (n) => this.words.setSecret(n),
     });
   }

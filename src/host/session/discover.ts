@@ -78,7 +78,12 @@ function pagesProblem(cursors: ReadonlyArray<string | undefined>): string | unde
  * Reads the whole tool list (through the SDK's aggregating read, which also keeps the list the 2026-07-28 header
  * mirroring reads), checks it, pins it, and returns it cleaned. Throws DroppedError when the server is left out.
  */
-export async function discover(ctx: SessionContext, server: ServerReport, client: Client, ownedHeaders: Record<string, string> = {}): Promise<SessionTool[]> {
+export async function discover(
+  ctx: SessionContext,
+  server: ServerReport,
+  client: Client,
+  ownedHeaders: Record<string, string> = {},
+): Promise<SessionTool[]> {
   const timeout = ctx.o.discoverTimeoutMs ?? DISCOVER_TIMEOUT_MS;
   // a server that does not declare the tools capability offers none: nothing is asked, and the (empty) list is pinned
   const offersTools = client.getServerCapabilities()?.tools !== undefined;
@@ -91,20 +96,26 @@ export async function discover(ctx: SessionContext, server: ServerReport, client
   try {
     raw = (await client.listTools(undefined, { timeout })).tools;
   } catch (e) {
-    if (e instanceof SdkError && e.code === SdkErrorCode.ListPaginationExceeded) throw new DroppedError(pagesProblem([...pages.cursors, 'past the bound'])!);
+    if (e instanceof SdkError && e.code === SdkErrorCode.ListPaginationExceeded)
+      throw new DroppedError(pagesProblem([...pages.cursors, 'past the bound'])!);
     throw e;
   } finally {
     pages.stop();
   }
   const paging = pagesProblem(pages.cursors);
   if (paging) throw new DroppedError(paging);
-  if (raw.length > MAX_TOOLS) throw new DroppedError(`it offers more than ${MAX_TOOLS} tools; a session takes at most ${MAX_TOOLS} from one server (nothing is truncated)`);
+  if (raw.length > MAX_TOOLS)
+    throw new DroppedError(
+      `it offers more than ${MAX_TOOLS} tools; a session takes at most ${MAX_TOOLS} from one server (nothing is truncated)`,
+    );
   const owned = new Set(Object.keys(ownedHeaders).map((h) => h.toLowerCase()));
   for (const t of raw) {
     for (const name of mirroredHeaders(t.inputSchema)) {
       const header = `mcp-param-${name.toLowerCase()}`;
       if (owned.has(header) || OWNED_HEADER_NAMES.has(header)) {
-        throw new DroppedError(`its tool ${JSON.stringify(stripHidden(t.name))} would mirror an argument into the header Mcp-Param-${stripHidden(name)}, which MCP Gate sends itself`);
+        throw new DroppedError(
+          `its tool ${JSON.stringify(stripHidden(t.name))} would mirror an argument into the header Mcp-Param-${stripHidden(name)}, which MCP Gate sends itself`,
+        );
       }
     }
   }
@@ -134,12 +145,32 @@ async function pinTools(ctx: SessionContext, server: ServerReport, client: Clien
   const instructions = client.getInstructions();
   const snapshot: PinnedTools['snapshot'] = {
     ...(instructions !== undefined ? { instructions } : {}),
-    tools: raw.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations })) as Record<string, unknown>[],
+    tools: raw.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      outputSchema: t.outputSchema,
+      annotations: t.annotations,
+    })) as Record<string, unknown>[],
   };
-  const observed: PinnedTools = { digest: `sha256:${sha256(canonicalJson(snapshot))}`, snapshot: JSON.parse(JSON.stringify(snapshot)) as typeof snapshot, observedAt: new Date().toISOString() };
-  const r = await observeTools(new ApprovalStore(ctx.o.storeDir, ctx.masker), ctx.project, server.source, server.name, server.pinned.digest, observed);
+  const observed: PinnedTools = {
+    digest: `sha256:${sha256(canonicalJson(snapshot))}`,
+    snapshot: JSON.parse(JSON.stringify(snapshot)) as typeof snapshot,
+    observedAt: new Date().toISOString(),
+  };
+  const r = await observeTools(
+    new ApprovalStore(ctx.o.storeDir, ctx.masker),
+    ctx.project,
+    server.source,
+    server.name,
+    server.pinned.digest,
+    observed,
+  );
   if (r === 'changed') {
-    throw new DroppedError(`the tools it offers changed since it was approved; it is changed since approval until you review the change and approve it again (${ctx.words.review(server.name)})`);
+    throw new DroppedError(
+      `the tools it offers changed since it was approved; it is changed since approval until you review the change and approve it again (${ctx.words.review(server.name)})`,
+    );
   }
   if (r === 'not-approved') throw new DroppedError('its approval changed while it was starting');
 }

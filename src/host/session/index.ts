@@ -12,11 +12,31 @@ import { isWaiting, mayRun } from '../../trust/approval/states';
 import type { ServerReport } from '../../trust/report';
 import { stripHidden } from './untrusted';
 import { callTool, callVerdict } from './call';
-import { DroppedError, GATE_TOOL_NAMES, MAX_SERVERS, SessionContext, type CallOutcome, type Connection, type SessionCounters, type SessionOptions, type SessionTool } from './context';
+import {
+  DroppedError,
+  GATE_TOOL_NAMES,
+  MAX_SERVERS,
+  SessionContext,
+  type CallOutcome,
+  type Connection,
+  type SessionCounters,
+  type SessionOptions,
+  type SessionTool,
+} from './context';
 import { openLocal } from './local';
 import { openRemote } from './remote';
 
-export { CALL_TIMEOUT_MS, describeError, DISCOVER_TIMEOUT_MS, GATE_TOOL_NAMES, LAUNCHER_START_TIMEOUT_MS, MAX_RESULT_BYTES, MAX_SERVERS, MAX_TOOL_PAGES, MAX_TOOLS } from './context';
+export {
+  CALL_TIMEOUT_MS,
+  describeError,
+  DISCOVER_TIMEOUT_MS,
+  GATE_TOOL_NAMES,
+  LAUNCHER_START_TIMEOUT_MS,
+  MAX_RESULT_BYTES,
+  MAX_SERVERS,
+  MAX_TOOL_PAGES,
+  MAX_TOOLS,
+} from './context';
 export type { CallOutcome, SessionCounters, SessionOptions, SessionTool } from './context';
 
 export class Session {
@@ -57,7 +77,8 @@ export class Session {
   /** The policy's whole verdict on calling this tool now (each step, and the rule that would permit it). */
   verdictFor(serverName: string, tool: string): Verdict {
     const conn = this.connections.get(serverName);
-    if (!conn) return { decision: 'deny', action: `mcp.${serverName}.tool.${tool}`, reason: `"${serverName}" is not running in this session` };
+    if (!conn)
+      return { decision: 'deny', action: `mcp.${serverName}.tool.${tool}`, reason: `"${serverName}" is not running in this session` };
     return callVerdict(this.ctx, conn, tool);
   }
 
@@ -88,7 +109,11 @@ export class Session {
     let started = 0;
     for (const server of servers) {
       if (!mayRun(server, o.workspaceTrusted ?? true)) {
-        const how = isWaiting(server) ? `; ${ctx.words.review(server.name)}` : server.state === 'rejected' ? `; ${ctx.words.resetServer(server.name)}` : '';
+        const how = isWaiting(server)
+          ? `; ${ctx.words.review(server.name)}`
+          : server.state === 'rejected'
+            ? `; ${ctx.words.resetServer(server.name)}`
+            : '';
         const why = mayRun(server, true) ? 'the workspace is in Restricted Mode' : `it is ${stateWords(server)}: ${server.reason}`;
         ctx.note(`${server.name} (${server.source}) is left out: ${why}${how}`, server);
         continue;
@@ -111,12 +136,19 @@ export class Session {
         if (collision) {
           await closeConnection(conn);
           const other = seenTools.get(collision.name);
-          throw new DroppedError(`its tool "${stripHidden(collision.name)}" collides with ${other ? `a tool of ${other}` : 'a tool the editor or the gate already offers'}`);
+          throw new DroppedError(
+            `its tool "${stripHidden(collision.name)}" collides with ${other ? `a tool of ${other}` : 'a tool the editor or the gate already offers'}`,
+          );
         }
         for (const t of conn.tools) seenTools.set(t.name, server.name);
         this.connections.set(server.name, conn);
         started++;
-        o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `${count(conn.tools.length, 'tool')}; protocol ${conn.client.getNegotiatedProtocolVersion() ?? 'unknown'}${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox.split('\n').join('; ')}` : '; not contained'}` });
+        o.log.write({
+          kind: 'server.start',
+          server: server.name,
+          source: server.source,
+          detail: `${count(conn.tools.length, 'tool')}; protocol ${conn.client.getNegotiatedProtocolVersion() ?? 'unknown'}${conn.host ? '' : conn.sandbox ? `; contained: ${conn.sandbox.split('\n').join('; ')}` : '; not contained'}`,
+        });
       } catch (e) {
         const why = e instanceof DroppedError ? e.message : `it could not be started: ${(e as Error).message}`;
         ctx.note(`${server.name} (${server.source}) is left out: ${why}`, server);

@@ -27,14 +27,22 @@ export function verifiedPlan(server: ServerReport, project: string, searchPath: 
   let now;
   try {
     // In the mode it was pinned in: a guarded closure when it has one (a fallback from the guarded mode pins as the other).
-    now = pin({ name: server.name, position: server.position, raw: server.raw, definition: def, inputs: server.pinned.pinned.inputs }, project, new TrackingReader(), searchPath, server.pinned.pinned.guarded !== undefined || server.pinned.pinned.snapshot !== undefined);
+    now = pin(
+      { name: server.name, position: server.position, raw: server.raw, definition: def, inputs: server.pinned.pinned.inputs },
+      project,
+      new TrackingReader(),
+      searchPath,
+      server.pinned.pinned.guarded !== undefined || server.pinned.pinned.snapshot !== undefined,
+    );
   } catch (e) {
     if (e instanceof PinError) throw new LaunchRefused(e.message);
     throw e;
   }
   const approved = server.viaEscapeHatch ? server.pinned.digest : server.record?.digest;
   if (now.digest !== server.pinned.digest || now.digest !== approved) {
-    throw new LaunchRefused('what it runs changed after the gate checked it (a file of its closure was replaced); it is not started — review it again before it can start');
+    throw new LaunchRefused(
+      'what it runs changed after the gate checked it (a file of its closure was replaced); it is not started — review it again before it can start',
+    );
   }
   return now.plan!;
 }

@@ -12,7 +12,17 @@ import { LaunchRefused, verifiedPlan } from './launch';
 import { minimalEnv, StdioTransport } from '../sandbox/stdio';
 import { stripHidden } from './untrusted';
 import { newClient } from './client';
-import { describeError, DISCOVER_TIMEOUT_MS, DroppedError, LAUNCHER_START_TIMEOUT_MS, literalForm, unfilledWords, unresolvable, type Connection, type SessionContext } from './context';
+import {
+  describeError,
+  DISCOVER_TIMEOUT_MS,
+  DroppedError,
+  LAUNCHER_START_TIMEOUT_MS,
+  literalForm,
+  unfilledWords,
+  unresolvable,
+  type Connection,
+  type SessionContext,
+} from './context';
 import { discover } from './discover';
 import { watchClosure } from './watch';
 import { watchNewRepositories } from './new-repos';
@@ -44,7 +54,10 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
     const literal = literalForm(v);
     if (literal) ctx.note(`${server.name}: ${unfilledWords(server, project, literal, k, ctx.words)}`, server);
   }
-  if (def.envFile) throw new DroppedError('it reads an envFile, which MCP Gate does not load (it would hand the file\'s variables to the server unseen); set the variables in "env" instead');
+  if (def.envFile)
+    throw new DroppedError(
+      'it reads an envFile, which MCP Gate does not load (it would hand the file\'s variables to the server unseen); set the variables in "env" instead',
+    );
   let plan: LaunchPlan;
   try {
     plan = verifiedPlan(server, project, ctx.o.env.PATH);
@@ -56,32 +69,72 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
   let start: StartPlan;
   try {
     start = await startPlan({
-      server, who: serverIdentity(server, project), project, plan: { ...plan, executable: plan.executable },
-      env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env }, policy: ctx.policy, home: ctx.o.env.HOME ?? os.homedir(), asker: ctx.o.asker, hostEnv: ctx.o.env, words: ctx.words, npm: ctx.o.npm, limits: ctx.o.limitMechanism,
-      livePolicy: () => ctx.policy, storeDir: ctx.o.storeDir, guardDir: ctx.o.guardDir,
-      onNetwork: (e) => ctx.o.log.write({
-        kind: e.outcome === 'connected' ? 'network.connect' : e.outcome === 'blocked' ? 'network.blocked' : 'network.failed',
-        server: server.name, source: server.source, host: `${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`,
-        ...(e.address ? { address: e.address } : {}),
-        detail: e.permit ? `${e.detail}; the rule ${e.permit} would allow it` : e.detail,
-        ...(e.permit ? { rule: e.permit } : {}),
-      }),
+      server,
+      who: serverIdentity(server, project),
+      project,
+      plan: { ...plan, executable: plan.executable },
+      env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env },
+      policy: ctx.policy,
+      home: ctx.o.env.HOME ?? os.homedir(),
+      asker: ctx.o.asker,
+      hostEnv: ctx.o.env,
+      words: ctx.words,
+      npm: ctx.o.npm,
+      limits: ctx.o.limitMechanism,
+      livePolicy: () => ctx.policy,
+      storeDir: ctx.o.storeDir,
+      guardDir: ctx.o.guardDir,
+      onNetwork: (e) =>
+        ctx.o.log.write({
+          kind: e.outcome === 'connected' ? 'network.connect' : e.outcome === 'blocked' ? 'network.blocked' : 'network.failed',
+          server: server.name,
+          source: server.source,
+          host: `${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`,
+          ...(e.address ? { address: e.address } : {}),
+          detail: e.permit ? `${e.detail}; the rule ${e.permit} would allow it` : e.detail,
+          ...(e.permit ? { rule: e.permit } : {}),
+        }),
     });
   } catch (e) {
     if (e instanceof ContainRefused) throw new DroppedError(e.message);
     throw e;
   }
-  if (start.optOut) ctx.o.log.write({ kind: 'sandbox.off', server: server.name, source: server.source, detail: `runs uncontained: your opt-out in ${start.optOut}` });
-  if (start.processes && !start.processes.pidNamespace) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `runs without its own PID namespace: ${start.processes.why}` });
+  if (start.optOut)
+    ctx.o.log.write({
+      kind: 'sandbox.off',
+      server: server.name,
+      source: server.source,
+      detail: `runs uncontained: your opt-out in ${start.optOut}`,
+    });
+  if (start.processes && !start.processes.pidNamespace)
+    ctx.o.log.write({
+      kind: 'server.start',
+      server: server.name,
+      source: server.source,
+      detail: `runs without its own PID namespace: ${start.processes.why}`,
+    });
   return { plan, start };
 }
 
 /** A refusal of the load guard: logged, and recorded with the server's approval (it then waits for a review). */
 async function guardRefused(ctx: SessionContext, server: ServerReport, r: Refusal): Promise<void> {
-  ctx.o.log.write({ kind: 'guard.refused', server: server.name, source: server.source, file: r.file, detail: `${refusalWords(r)}: the load guard refused to load it${r.how ? ` (${r.runtime ?? ''} ${r.how})`.replace('( ', '(') : ''}; the server was stopped` });
+  ctx.o.log.write({
+    kind: 'guard.refused',
+    server: server.name,
+    source: server.source,
+    file: r.file,
+    detail: `${refusalWords(r)}: the load guard refused to load it${r.how ? ` (${r.runtime ?? ''} ${r.how})`.replace('( ', '(') : ''}; the server was stopped`,
+  });
   if (!server.pinned) return;
   try {
-    await observeGuardRefusal(new ApprovalStore(ctx.o.storeDir, ctx.masker), ctx.project, server.source, server.name, server.pinned.digest, { file: r.file, why: r.why, at: r.at, ...(r.home ? { home: true as const } : {}) });
+    await observeGuardRefusal(
+      new ApprovalStore(ctx.o.storeDir, ctx.masker),
+      ctx.project,
+      server.source,
+      server.name,
+      server.pinned.digest,
+      { file: r.file, why: r.why, at: r.at, ...(r.home ? { home: true as const } : {}) },
+    );
   } catch {
     // the store cannot be written: the server is stopped all the same, and the log names the file
   }
@@ -112,27 +165,52 @@ export async function openLocal(ctx: SessionContext, server: ServerReport): Prom
 
 /** openLocal once its closure is watched: `onChange` takes the handler for a change (and runs it for one seen already). */
 async function openWatched(
-  ctx: SessionContext, server: ServerReport, watching: ReturnType<typeof watchClosure>, onChange: (f: (file: string, live: boolean) => void) => void,
+  ctx: SessionContext,
+  server: ServerReport,
+  watching: ReturnType<typeof watchClosure>,
+  onChange: (f: (file: string, live: boolean) => void) => void,
 ): Promise<Connection> {
   const { plan, start } = await localStart(ctx, server);
   // A repository it makes in its workspace while it runs, which git would obey outside the sandbox: held (moved aside).
   // Past what the watch can see (more folders made than it watches): the server is stopped, once it is running.
   let blind: string | undefined;
-  let onBlind = (why: string): void => { blind = why; };
-  const repos = start.sandbox ? watchNewRepositories(ctx.project, (h) => ctx.o.log.write({
-    kind: 'sandbox.held', server: server.name, source: server.source, file: h.rel,
-    detail: `"${server.name}" made a git repository at ${h.rel} that git run outside the sandbox (by you, VS Code or an agent) would obey: ${h.why}. MCP Gate moved it to ${h.heldAs}; look at it there, and rename it back only if you trust what it holds`,
-  }), {
-    blind: (why) => onBlind(why),
-    obeyed: {
-      names: PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'),
-      appeared: (rel) => ctx.o.log.write({
-        kind: 'sandbox.appeared', server: server.name, source: server.source, file: rel,
-        detail: `${rel} appeared in the workspace while "${server.name}" ran contained; agents or editors obey it without asking. If you did not make it, look at it before an agent or editor opens this folder (MCP Gate cannot tell who wrote it, so it leaves it in place)`,
-      }),
-    },
-  }) : undefined;
-  if (repos?.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `new repositories in its workspace: ${repos.problem}` });
+  let onBlind = (why: string): void => {
+    blind = why;
+  };
+  const repos = start.sandbox
+    ? watchNewRepositories(
+        ctx.project,
+        (h) =>
+          ctx.o.log.write({
+            kind: 'sandbox.held',
+            server: server.name,
+            source: server.source,
+            file: h.rel,
+            detail: `"${server.name}" made a git repository at ${h.rel} that git run outside the sandbox (by you, VS Code or an agent) would obey: ${h.why}. MCP Gate moved it to ${h.heldAs}; look at it there, and rename it back only if you trust what it holds`,
+          }),
+        {
+          blind: (why) => onBlind(why),
+          obeyed: {
+            names: PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'),
+            appeared: (rel) =>
+              ctx.o.log.write({
+                kind: 'sandbox.appeared',
+                server: server.name,
+                source: server.source,
+                file: rel,
+                detail: `${rel} appeared in the workspace while "${server.name}" ran contained; agents or editors obey it without asking. If you did not make it, look at it before an agent or editor opens this folder (MCP Gate cannot tell who wrote it, so it leaves it in place)`,
+              }),
+          },
+        },
+      )
+    : undefined;
+  if (repos?.problem)
+    ctx.o.log.write({
+      kind: 'server.start',
+      server: server.name,
+      source: server.source,
+      detail: `new repositories in its workspace: ${repos.problem}`,
+    });
   let handedOn = false;
   try {
     const conn = await openStarted(ctx, server, watching, onChange, plan, start);
@@ -141,7 +219,10 @@ async function openWatched(
       const detail = `"${server.name}" was stopped: ${why}, so a repository it made could go unseen until git obeys it outside the sandbox; MCP Gate looked through the workspace once more when it stopped`;
       conn.changed = detail;
       ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail });
-      void conn.client.close().catch(() => undefined).then(() => conn.transport.close().catch(() => undefined));
+      void conn.client
+        .close()
+        .catch(() => undefined)
+        .then(() => conn.transport.close().catch(() => undefined));
     };
     if (blind) onBlind(blind);
     handedOn = true;
@@ -153,8 +234,12 @@ async function openWatched(
 
 /** openWatched once it is prepared to start (`start`): connects, discovers, and watches what it loads. */
 async function openStarted(
-  ctx: SessionContext, server: ServerReport, watching: ReturnType<typeof watchClosure>, onChange: (f: (file: string, live: boolean) => void) => void,
-  plan: Awaited<ReturnType<typeof localStart>>['plan'], start: Awaited<ReturnType<typeof localStart>>['start'],
+  ctx: SessionContext,
+  server: ServerReport,
+  watching: ReturnType<typeof watchClosure>,
+  onChange: (f: (file: string, live: boolean) => void) => void,
+  plan: Awaited<ReturnType<typeof localStart>>['plan'],
+  start: Awaited<ReturnType<typeof localStart>>['start'],
 ): Promise<Connection> {
   const transport = new StdioTransport(start.launch);
   // A package launcher may download its package before it answers: it gets longer to start (not to list tools).
@@ -188,7 +273,8 @@ async function openStarted(
     await client.connect(transport, { timeout });
     const tools = await discover(ctx, server, client);
     // A file refused while it started (a load its code caught, so it went on): it is not offered.
-    if (start.guardReport && readRefusals(start.guardReport, ctx.project).length > 0) throw new Error('the load guard refused a file while it started');
+    if (start.guardReport && readRefusals(start.guardReport, ctx.project).length > 0)
+      throw new Error('the load guard refused a file while it started');
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
     conn = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text, stopped };
     onChange((file, live) => {
@@ -196,7 +282,10 @@ async function openStarted(
       ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
       const stop = () => {
         conn!.closeWhenIdle = undefined;
-        void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
+        void client
+          .close()
+          .catch(() => undefined)
+          .then(() => transport.close().catch(() => undefined));
       };
       // Its calls answer first (a server's own write is a change too) — unless the change is one the server can see:
       // a file Node or npm looks up above its folders that was not there at approval (not in its verified copy).
@@ -208,7 +297,13 @@ async function openStarted(
         // the front end's re-check failing changes nothing here: the server is stopped and its calls are refused
       }
     });
-    if (watching.problem) ctx.o.log.write({ kind: 'server.start', server: server.name, source: server.source, detail: `changes cannot be watched: ${watching.problem}; the start-time check remains` });
+    if (watching.problem)
+      ctx.o.log.write({
+        kind: 'server.start',
+        server: server.name,
+        source: server.source,
+        detail: `changes cannot be watched: ${watching.problem}; the start-time check remains`,
+      });
     // A file the load guard refused: the server is stopped at once (its running calls too: the refusal happened
     // inside one), the file named in the log, and the approval records it, so the server waits for a review. Seen by
     // a watch of the guard's report, and checked again when each call answers (session/call.ts), so an answer given
@@ -218,7 +313,10 @@ async function openStarted(
       if (recorded) return recorded;
       conn!.changed = `${refusalWords(r)}; "${server.name}" tried to load it, the load guard refused it and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : ctx.words.review(server.name)}`;
       recorded = guardRefused(ctx, server, r);
-      void client.close().catch(() => undefined).then(() => transport.close().catch(() => undefined));
+      void client
+        .close()
+        .catch(() => undefined)
+        .then(() => transport.close().catch(() => undefined));
       try {
         ctx.o.onClosureChanged?.(server.name, r.file);
       } catch {
@@ -249,7 +347,9 @@ async function openStarted(
     start.cleanup();
     if (guardRefusal) {
       await guardRefused(ctx, server, guardRefusal);
-      throw new DroppedError(`${refusalWords(guardRefusal)}; it tried to load it while starting, the load guard refused it and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : ctx.words.review(server.name)}`);
+      throw new DroppedError(
+        `${refusalWords(guardRefusal)}; it tried to load it while starting, the load guard refused it and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : ctx.words.review(server.name)}`,
+      );
     }
     if (e instanceof DroppedError) throw e;
     if (stopped) throw new DroppedError(`reading its tools failed: ${stopped}`);
@@ -258,12 +358,24 @@ async function openStarted(
     const named = lines.find((l) => /^(mcp-gate-guard:|[A-Z]\w*Error\b|Error\b)/.test(l.trim()));
     const stderr = [...(named && !lines.slice(-3).includes(named) ? [named.trim(), '…'] : []), ...lines.slice(-3)].join(' | ');
     const native = nativeModuleHint(transport.stderrText());
-    ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'no_answer', detail: ctx.masker.mask(`${describeError(e)}${stderr ? ` (stderr: ${stripHidden(stderr)})` : ''}${native ? `; ${native}` : ''}`) });
-    const offline = start.networkRule ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network` : '';
+    ctx.o.log.write({
+      kind: 'mcp.request',
+      server: server.name,
+      host: 'stdio',
+      about: 'discover',
+      outcome: 'no_answer',
+      detail: ctx.masker.mask(`${describeError(e)}${stderr ? ` (stderr: ${stripHidden(stderr)})` : ''}${native ? `; ${native}` : ''}`),
+    });
+    const offline = start.networkRule
+      ? `; it runs contained without network — if it must download or reach a host, your rule ${start.networkRule} gives it the network`
+      : '';
     const refused = start.unixSocketsRefused;
     const said = refused ? refusedSocketError(transport.stderrText()) : undefined;
-    const sockets = refused && (refused.shown || said) ? `; ${refused.hint}${said ? ` (it said: ${ctx.masker.mask(stripHidden(said))})` : ''}` : '';
-    throw new DroppedError(`reading its tools failed: ${ctx.masker.mask(describeError(e))}${stderr ? ` (stderr: ${ctx.masker.mask(stripHidden(stderr))})` : ''}${native ? `; ${native}` : ''}${sockets}${offline}`);
+    const sockets =
+      refused && (refused.shown || said) ? `; ${refused.hint}${said ? ` (it said: ${ctx.masker.mask(stripHidden(said))})` : ''}` : '';
+    throw new DroppedError(
+      `reading its tools failed: ${ctx.masker.mask(describeError(e))}${stderr ? ` (stderr: ${ctx.masker.mask(stripHidden(stderr))})` : ''}${native ? `; ${native}` : ''}${sockets}${offline}`,
+    );
   }
 }
 
@@ -273,7 +385,10 @@ async function openStarted(
  * --ignore-scripts), said as the likely cause when the server's stderr reads like it. Undefined otherwise.
  */
 export function nativeModuleHint(stderr: string): string | undefined {
-  const m = /Cannot find module '([^']*\.node)'|Could not locate the bindings file|No native build was found|(?:was compiled against a different Node\.js version|NODE_MODULE_VERSION \d+)/.exec(stderr);
+  const m =
+    /Cannot find module '([^']*\.node)'|Could not locate the bindings file|No native build was found|(?:was compiled against a different Node\.js version|NODE_MODULE_VERSION \d+)/.exec(
+      stderr,
+    );
   if (!m) return undefined;
   const which = m[1] ? ` (${stripHidden(m[1]).slice(-200)})` : '';
   return `a native module${which} is missing or was built for another Node: its package's install script most likely did not run (MCP Gate runs no install scripts of the packages it pins); a server that needs one is declared in your user configuration after you installed and built it yourself`;

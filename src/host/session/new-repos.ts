@@ -48,14 +48,14 @@ export async function gitRisk(gitPath: string, known: ReadonlySet<string>): Prom
   try {
     st = fs.lstatSync(gitPath);
   } catch {
-    return undefined;                                   // gone again
+    return undefined; // gone again
   }
   if (st.isSymbolicLink()) return 'it is a link, which makes git use whatever it points to';
   if (st.isFile()) {
     if (st.size > 4096) return 'it is a file too large to be a gitdir: line';
     if (st.nlink > 1) return 'it is also another file (a hard link), which can change it unseen';
     const m = /^gitdir: (.+?)\s*$/m.exec(fs.readFileSync(gitPath, 'utf8'));
-    if (!m) return undefined;                           // not a gitdir: file: git does not take it for a repository
+    if (!m) return undefined; // not a gitdir: file: git does not take it for a repository
     // As git reads it: joined as text and resolved by the system, a link before each `..` (path.resolve would drop
     // `link/..` as text and name another folder than git uses; red team 7, case 10).
     const target = path.isAbsolute(m[1]) ? m[1] : `${path.dirname(gitPath)}/${m[1]}`;
@@ -95,7 +95,7 @@ export async function gitDirRisk(dir: string): Promise<string | undefined> {
     if (c.nlink > 1) return 'its config is also another file (a hard link), which can change it unseen';
     size = c.size;
   } catch {
-    return undefined;                                   // no config (yet): looked at again when it is written
+    return undefined; // no config (yet): looked at again when it is written
   }
   if (size > 64 * 1024) return 'its config is larger than a repository git made itself would have';
   const keys = await configKeys(config);
@@ -107,22 +107,42 @@ export async function gitDirRisk(dir: string): Promise<string | undefined> {
 /** The keys of a git config file, as git reads them (no includes followed); undefined when git cannot read it. */
 function configKeys(file: string): Promise<string[] | undefined> {
   return new Promise((resolve) => {
-    execFile('git', ['config', '--file', file, '--no-includes', '--name-only', '--list', '-z'], { timeout: 5000, maxBuffer: 1 << 20, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } }, (err, stdout) => {
-      if (err) {
-        // No git on this machine: nothing here can make git run anything; else it is unreadable to git.
-        resolve((err as NodeJS.ErrnoException).code === 'ENOENT' ? [] : undefined);
-        return;
-      }
-      resolve(stdout.split('\0').filter(Boolean).map((k) => {
-        const first = k.indexOf('.');
-        const last = k.lastIndexOf('.');
-        return first === last ? k.toLowerCase() : `${k.slice(0, first).toLowerCase()}${k.slice(first, last)}${k.slice(last).toLowerCase()}`;
-      }));
-    });
+    execFile(
+      'git',
+      ['config', '--file', file, '--no-includes', '--name-only', '--list', '-z'],
+      {
+        timeout: 5000,
+        maxBuffer: 1 << 20,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' },
+      },
+      (err, stdout) => {
+        if (err) {
+          // No git on this machine: nothing here can make git run anything; else it is unreadable to git.
+          resolve((err as NodeJS.ErrnoException).code === 'ENOENT' ? [] : undefined);
+          return;
+        }
+        resolve(
+          stdout
+            .split('\0')
+            .filter(Boolean)
+            .map((k) => {
+              const first = k.indexOf('.');
+              const last = k.lastIndexOf('.');
+              return first === last
+                ? k.toLowerCase()
+                : `${k.slice(0, first).toLowerCase()}${k.slice(first, last)}${k.slice(last).toLowerCase()}`;
+            }),
+        );
+      },
+    );
   });
 }
 
-export interface HeldRepository { rel: string; heldAs: string; why: string }
+export interface HeldRepository {
+  rel: string;
+  heldAs: string;
+  why: string;
+}
 
 /** The identity of an entry (device and inode), or undefined when it is gone. */
 function idOf(p: string): string | undefined {
@@ -141,7 +161,9 @@ const hasShape = (names: ReadonlySet<string>): boolean => SHAPE.every((n) => nam
 function shapeSignature(dir: string): string {
   let config = '-';
   try {
-    config = createHash('sha256').update(fs.readFileSync(path.join(dir, 'config'))).digest('hex');
+    config = createHash('sha256')
+      .update(fs.readFileSync(path.join(dir, 'config')))
+      .digest('hex');
   } catch {
     // none, or not a file
   }
@@ -179,7 +201,11 @@ export interface WatchOptions {
   obeyed?: { names: readonly string[]; appeared: (rel: string) => void };
 }
 
-export function watchNewRepositories(project: string, held: (h: HeldRepository) => void, opts: WatchOptions = {}): { stop(): Promise<void>; problem?: string } {
+export function watchNewRepositories(
+  project: string,
+  held: (h: HeldRepository) => void,
+  opts: WatchOptions = {},
+): { stop(): Promise<void>; problem?: string } {
   const budget = opts.budget ?? MAX_REPO_WATCHES;
   const blind = opts.blind ?? (() => undefined);
   // The obeyed entries by their last part, with the parts before it ('' for a name alone).
@@ -210,12 +236,12 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     opts.obeyed.appeared(rel(p));
   };
   const watches = new Map<string, { w: fs.FSWatcher; id?: string }>(); // by path, with the folder's id when watched
-  const before = new Map<string, string>();             // `.git` entries there at the start (read-only to it), by id
-  const beforeShape = new Map<string, string>();        // bare-shaped folders there at the start, by signature
-  const known = new Set<string>();                      // their real paths, and the workspace's own
+  const before = new Map<string, string>(); // `.git` entries there at the start (read-only to it), by id
+  const beforeShape = new Map<string, string>(); // bare-shaped folders there at the start, by signature
+  const known = new Set<string>(); // their real paths, and the workspace's own
   let problem: string | undefined;
   let stopped = false;
-  let starting = true;                                  // the first walk: folders that were there
+  let starting = true; // the first walk: folders that were there
   let overAtStart = false;
   let blinded = false;
   // The server made more folders than can be watched, or more than a look-through reads: it could make a repository
@@ -240,7 +266,7 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     try {
       fs.renameSync(what, heldAs);
     } catch {
-      return;                                           // gone or moved already
+      return; // gone or moved already
     }
     // A held .git folder keeps a repository's shape: its HEAD goes aside too, so that git run in it (opening the
     // held folder in an editor to look at it) does not take it for a bare repository.
@@ -256,10 +282,12 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     if (stopped) return;
     const was = before.get(gitPath);
     if (was !== undefined && was === idOf(gitPath)) return;
-    hold((async () => {
-      const why = await gitRisk(gitPath, known);
-      if (why) moveAside(gitPath, gitPath, why);
-    })());
+    hold(
+      (async () => {
+        const why = await gitRisk(gitPath, known);
+        if (why) moveAside(gitPath, gitPath, why);
+      })(),
+    );
   };
 
   // A folder that has (or gets) a bare repository's shape: held by moving its HEAD aside, which git needs to take it
@@ -274,10 +302,12 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     }
     if (!hasShape(names)) return;
     if (beforeShape.get(dir) === shapeSignature(dir)) return;
-    hold((async () => {
-      const why = await gitDirRisk(dir);
-      if (why) moveAside(path.join(dir, 'HEAD'), dir, `git takes it for a repository by its shape (HEAD, objects, refs) and ${why}`);
-    })());
+    hold(
+      (async () => {
+        const why = await gitDirRisk(dir);
+        if (why) moveAside(path.join(dir, 'HEAD'), dir, `git takes it for a repository by its shape (HEAD, objects, refs) and ${why}`);
+      })(),
+    );
   };
 
   const watchGit = (gitPath: string): void => {
@@ -287,7 +317,10 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     for (const d of [gitPath, path.join(gitPath, 'hooks')]) {
       if (watches.has(d)) continue;
       try {
-        const w = fs.watch(d, { persistent: false }, () => { watchGit(gitPath); consider(gitPath); });
+        const w = fs.watch(d, { persistent: false }, () => {
+          watchGit(gitPath);
+          consider(gitPath);
+        });
         w.on('error', () => undefined);
         watches.set(d, { w });
       } catch {
@@ -307,7 +340,10 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     const next = (wait: number) => {
       sweeping = setTimeout(() => {
         const t0 = Date.now();
-        if (!sweep(MAX_SWEEP_FOLDERS)) goBlind(`its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`);
+        if (!sweep(MAX_SWEEP_FOLDERS))
+          goBlind(
+            `its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`,
+          );
         if (!stopped) next(Math.max(SWEEP_EVERY_MS, 10 * (Date.now() - t0)));
       }, wait);
       sweeping.unref();
@@ -318,11 +354,11 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
   const add = (dir: string, atStart: boolean): void => {
     if (stopped) return;
     const id = idOf(dir);
-    if (id === undefined) return;                       // gone again
+    if (id === undefined) return; // gone again
     const had = watches.get(dir);
     if (had) {
       if (had.id === id) return;
-      had.w.close();                                    // the folder once here was moved away (its watch went with it)
+      had.w.close(); // the folder once here was moved away (its watch went with it)
       watches.delete(dir);
     }
     if (watches.size >= budget) {
@@ -333,9 +369,9 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     try {
       w = fs.watch(dir, { persistent: false }, (_e, name) => {
         if (name === null) return;
-        if (watches.get(dir)?.w !== w) return;          // replaced: this watch follows a folder moved elsewhere
+        if (watches.get(dir)?.w !== w) return; // replaced: this watch follows a folder moved elsewhere
         if (idOf(dir) !== id) {
-          add(dir, false);                              // what is at this path now is another folder
+          add(dir, false); // what is at this path now is another folder
           return;
         }
         const n = name.toString();
@@ -350,7 +386,11 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
         if (path.basename(dir) === 'hooks') considerShape(path.dirname(dir));
         if (!SKIP.has(n)) {
           let st: fs.Stats | undefined;
-          try { st = fs.lstatSync(entry); } catch { /* gone */ }
+          try {
+            st = fs.lstatSync(entry);
+          } catch {
+            /* gone */
+          }
           if (st?.isDirectory()) add(entry, false);
         }
       });
@@ -379,7 +419,11 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
         if (atStart) {
           const id = idOf(p);
           if (id) before.set(p, id);
-          try { known.add(fs.realpathSync(p)); } catch { /* a broken link */ }
+          try {
+            known.add(fs.realpathSync(p));
+          } catch {
+            /* a broken link */
+          }
         } else {
           watchGit(p);
           consider(p);
@@ -397,7 +441,11 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
       const dir = stack.pop()!;
       if (++read > cap) return false;
       let entries: fs.Dirent[] = [];
-      try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { continue; }
+      try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
       if (hasShape(new Set(entries.map((e) => e.name)))) considerShape(dir);
       for (const e of entries) {
         const p = path.join(dir, e.name);
@@ -416,7 +464,7 @@ export function watchNewRepositories(project: string, held: (h: HeldRepository) 
     stop: async () => {
       if (stopped) return;
       if (sweeping) clearTimeout(sweeping);
-      sweep();                                          // what no watch saw (an event lost, a folder over the budget)
+      sweep(); // what no watch saw (an event lost, a folder over the budget)
       await Promise.all([...pending]);
       stopped = true;
       for (const { w } of watches.values()) w.close();

@@ -13,7 +13,18 @@ import { createGuardedFetch, validateHeaders, type Observation } from '../net/gu
 import { serverIdentity } from '../identity';
 import { stripHidden } from './untrusted';
 import { newClient } from './client';
-import { CALL_TIMEOUT_MS, describeError, DISCOVER_TIMEOUT_MS, DroppedError, isNotFound, secretSteps, unresolvable, type Connection, type SessionContext, type SessionTool } from './context';
+import {
+  CALL_TIMEOUT_MS,
+  describeError,
+  DISCOVER_TIMEOUT_MS,
+  DroppedError,
+  isNotFound,
+  secretSteps,
+  unresolvable,
+  type Connection,
+  type SessionContext,
+  type SessionTool,
+} from './context';
 import { discover } from './discover';
 
 /** A rule `mcp.<server>.private` deny turns on the address guard's private-range refusal, naming the rule. */
@@ -22,7 +33,10 @@ function privatePolicy(refusedBy: string | undefined): { refusePrivate?: boolean
 }
 
 /** Stage 1: the URL may be reached (https, no credentials in it, the policy allows the host). */
-async function remoteTarget(ctx: SessionContext, server: ServerReport): Promise<{ url: URL; host: string; exception: ReturnType<typeof localExceptionFor> }> {
+async function remoteTarget(
+  ctx: SessionContext,
+  server: ServerReport,
+): Promise<{ url: URL; host: string; exception: ReturnType<typeof localExceptionFor> }> {
   const def = server.definition!;
   let url: URL;
   try {
@@ -34,12 +48,22 @@ async function remoteTarget(ctx: SessionContext, server: ServerReport): Promise<
   const who = serverIdentity(server, ctx.project);
   const exception = localExceptionFor(ctx.policy, who);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exception?.allowLoopback)) {
-    throw new DroppedError(`its url is ${url.protocol.replace(':', '')}, and only https is allowed (plain http only to loopback under a local-development exception)`);
+    throw new DroppedError(
+      `its url is ${url.protocol.replace(':', '')}, and only https is allowed (plain http only to loopback under a local-development exception)`,
+    );
   }
-  if (url.username || url.password) throw new DroppedError('its url carries a user name or password; bind credentials through the secrets block');
+  if (url.username || url.password)
+    throw new DroppedError('its url carries a user name or password; bind credentials through the secrets block');
   const verdict = await resolve(mayDiscover(who, host, ctx.policy.rules), ctx.o.asker);
   if (verdict.decision !== 'allow') {
-    ctx.o.log.write({ kind: 'mcp.request', server: server.name, host, about: 'discover', outcome: 'refused_by_policy', detail: verdict.reason });
+    ctx.o.log.write({
+      kind: 'mcp.request',
+      server: server.name,
+      host,
+      about: 'discover',
+      outcome: 'refused_by_policy',
+      detail: verdict.reason,
+    });
     throw new DroppedError(`the policy does not allow reaching ${host}: ${verdict.reason}`);
   }
   return { url, host, exception };
@@ -55,8 +79,16 @@ async function remoteHeaders(ctx: SessionContext, server: ServerReport, host: st
     const bad = Object.keys(bound.headers).some((h) => h.toLowerCase() === k.toLowerCase()) ? undefined : unresolvable([v]);
     if (!bad) continue;
     const name = k.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-    const steps = secretSteps(server, ctx.project, name, { bind: 'header', ...(k.toLowerCase() === 'authorization' ? {} : { as: k }) }, ctx.words);
-    throw new DroppedError(`its header ${k} uses ${bad}, which MCP Gate does not fill in; give it as a secret instead: ${steps} — the secret then takes the place of the declared header${k.toLowerCase() === 'authorization' ? ' (sent as "Authorization: Bearer <value>")' : ''}`);
+    const steps = secretSteps(
+      server,
+      ctx.project,
+      name,
+      { bind: 'header', ...(k.toLowerCase() === 'authorization' ? {} : { as: k }) },
+      ctx.words,
+    );
+    throw new DroppedError(
+      `its header ${k} uses ${bad}, which MCP Gate does not fill in; give it as a secret instead: ${steps} — the secret then takes the place of the declared header${k.toLowerCase() === 'authorization' ? ' (sent as "Authorization: Bearer <value>")' : ''}`,
+    );
   }
   const headers: Record<string, string> = { ...Object.fromEntries(declared), ...bound.headers };
   try {
@@ -72,7 +104,7 @@ function observe(ctx: SessionContext, server: string, ob: Observation): void {
   // The listening stream (GET) is about no tool list or call; what arrives on it is refused and logged as such.
   if (ob.method === 'GET') return;
   const about = ob.rpc.find((c) => c.method === 'tools/call');
-  const toolName = about ? about.tool ?? 'unknown' : undefined;
+  const toolName = about ? (about.tool ?? 'unknown') : undefined;
   const isList = ob.rpc.some((c) => c.method === 'tools/list');
   if (!toolName && !isList && ob.outcome === 'answered') return; // initialize, notifications: not an exchange about anything
   // The revision probe: a 2025 server answers `server/discover` with HTTP 400, 404 or 405, and the client goes on
@@ -80,7 +112,10 @@ function observe(ctx: SessionContext, server: string, ob: Observation): void {
   if (ob.rpc.some((c) => c.method === 'server/discover') && (ob.status === 400 || ob.status === 404 || ob.status === 405)) return;
   // A call's exchange is held for the call's tool.result line (one append, before the result is handed back).
   ctx.o.log[toolName ? 'hold' : 'write']({
-    kind: 'mcp.request', server, host: ob.host, about: toolName ? stripHidden(toolName) : 'discover',
+    kind: 'mcp.request',
+    server,
+    host: ob.host,
+    about: toolName ? stripHidden(toolName) : 'discover',
     ...(ob.status !== undefined ? { status: ob.status } : {}),
     outcome: ob.outcome,
     ...(ob.error ? { detail: describeError(ob.error) } : {}),
@@ -95,8 +130,11 @@ export async function openRemote(ctx: SessionContext, server: ServerReport): Pro
   const fetch = createGuardedFetch({
     resolver: ctx.o.resolver,
     ca: ctx.o.ca,
-    policy: { ...privatePolicy(privateRangesRefused(serverIdentity(server, ctx.project), ctx.policy.rules)), exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined },
-    timeoutMs: (rpc) => (rpc.some((c) => c.method === 'tools/call') ? ctx.o.callTimeoutMs ?? CALL_TIMEOUT_MS : discoverTimeout),
+    policy: {
+      ...privatePolicy(privateRangesRefused(serverIdentity(server, ctx.project), ctx.policy.rules)),
+      exception: exception ? { allowLoopback: exception.allowLoopback, allowPrivate: exception.allowPrivate } : undefined,
+    },
+    timeoutMs: (rpc) => (rpc.some((c) => c.method === 'tools/call') ? (ctx.o.callTimeoutMs ?? CALL_TIMEOUT_MS) : discoverTimeout),
     ownedHeaders: headers,
     onObservation: (ob) => observe(ctx, server.name, ob),
   });

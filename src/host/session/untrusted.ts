@@ -4,7 +4,8 @@
 import { HIDDEN_CHARS_EXCEPT_NEWLINE_TAB } from '../../text/hidden-chars';
 
 // CSI/OSC/other ESC sequences (ECMA-48), and the 8-bit CSI.
-const ANSI = /\u001B(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001B]*(?:\u0007|\u001B\\)|[PX^_][^\u001B]*\u001B\\|[@-Z\\-_])|\u009B[0-?]*[ -/]*[@-~]/g;
+const ANSI =
+  /\u001B(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001B]*(?:\u0007|\u001B\\)|[PX^_][^\u001B]*\u001B\\|[@-Z\\-_])|\u009B[0-?]*[ -/]*[@-~]/g;
 // Invisible or reordering characters come from the one table (src/text/hidden-chars.ts); \n and \t are kept,
 // which text legitimately carries.
 
@@ -22,7 +23,8 @@ export function stripHiddenDeep<T>(value: T): T {
     for (const [k, v] of Object.entries(value)) {
       const key = stripHidden(k);
       // "__proto__" (an own key of parsed JSON) stays an own key, not the copy's prototype.
-      if (key === '__proto__') Object.defineProperty(out, key, { value: stripHiddenDeep(v), enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        Object.defineProperty(out, key, { value: stripHiddenDeep(v), enumerable: true, writable: true, configurable: true });
       else out[key] = stripHiddenDeep(v);
     }
     return out as T;

@@ -17,7 +17,11 @@ const LOOKED_UP = new Set([...PROJECT_SETTINGS, 'node_modules']);
  * running server can see that path (a name looked up above its folders that is not in its verified copy: a
  * `node_modules` or `package.json` created there after approval). Returns a stopper.
  */
-export function watchClosure(project: string, server: ServerReport, changed: (what: string, live: boolean) => void): { stop(): void; problem?: string } {
+export function watchClosure(
+  project: string,
+  server: ServerReport,
+  changed: (what: string, live: boolean) => void,
+): { stop(): void; problem?: string } {
   const pinned = server.pinned?.pinned;
   if (!server.gated || !pinned) return { stop() {} };
   const roots = [...new Set(pinned.roots ?? [])];
@@ -56,7 +60,8 @@ export function watchClosure(project: string, server: ServerReport, changed: (wh
     const dir = path.posix.dirname(f);
     byDir.set(dir, (byDir.get(dir) ?? new Set()).add(path.posix.basename(f)));
   }
-  for (const [dir, names] of byDir) watch(path.join(project, ...dir.split('/')), false, (name) => (names.has(name) ? path.posix.join(dir, name) : undefined));
+  for (const [dir, names] of byDir)
+    watch(path.join(project, ...dir.split('/')), false, (name) => (names.has(name) ? path.posix.join(dir, name) : undefined));
   // Above each package folder, up to the workspace: what Node and npm look up in every parent folder. One that
   // exists was pinned (and is mounted from the copy); one created while the server runs is live in its view.
   const above = new Set<string>();

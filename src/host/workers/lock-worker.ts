@@ -15,6 +15,7 @@ if (!isMainThread && parentPort && (workerData as Record<string, unknown> | unde
   const port = parentPort;
   perform((workerData as Record<string, Job>)[JOB]).then(
     (value) => port.postMessage({ ok: true, value } satisfies Reply),
-    (e: unknown) => port.postMessage({ ok: false, lockError: e instanceof LockError, message: (e as Error)?.message ?? String(e) } satisfies Reply),
+    (e: unknown) =>
+      port.postMessage({ ok: false, lockError: e instanceof LockError, message: (e as Error)?.message ?? String(e) } satisfies Reply),
   );
 }

@@ -33,32 +33,48 @@ function scratchOf(cacheRoot: string): string {
  * answers once its worker has ended and the job's temporary folders are gone (a job stopped halfway leaves none).
  */
 export function workerOps(file: string): NpmOps {
-  const run = <T>(job: Job, scratch: string, signal?: AbortSignal) => new Promise<T>((resolve, reject) => {
-    if (signal?.aborted) return reject(stopped(signal));
-    let w: Worker;
-    try {
-      w = new Worker(file, { workerData: { [JOB]: job } });
-    } catch (e) {
-      return reject(new LockError(`the package worker ${file} cannot start: ${(e as Error).message}`));
-    }
-    let settled = false;
-    const done = (f: () => void) => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      // A finished job may leave keep-alive sockets open: the worker is ended either way, then its folders removed.
-      void w.terminate().catch(() => undefined).then(() => fs.rmSync(scratch, { recursive: true, force: true })).catch(() => undefined).then(f);
-    };
-    const onAbort = () => done(() => reject(stopped(signal!)));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    w.once('message', (r: Reply) => done(() => (r.ok ? resolve(r.value as T) : reject(r.lockError ? new LockError(r.message) : new Error(r.message)))));
-    w.once('error', (e) => done(() => reject(new LockError(`the package worker failed: ${e.message}`))));
-    w.once('exit', (code) => done(() => reject(new LockError(`the package worker stopped (exit code ${code}) before it answered`))));
-  });
+  const run = <T>(job: Job, scratch: string, signal?: AbortSignal) =>
+    new Promise<T>((resolve, reject) => {
+      if (signal?.aborted) return reject(stopped(signal));
+      let w: Worker;
+      try {
+        w = new Worker(file, { workerData: { [JOB]: job } });
+      } catch (e) {
+        return reject(new LockError(`the package worker ${file} cannot start: ${(e as Error).message}`));
+      }
+      let settled = false;
+      const done = (f: () => void) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        // A finished job may leave keep-alive sockets open: the worker is ended either way, then its folders removed.
+        void w
+          .terminate()
+          .catch(() => undefined)
+          .then(() => fs.rmSync(scratch, { recursive: true, force: true }))
+          .catch(() => undefined)
+          .then(f);
+      };
+      const onAbort = () => done(() => reject(stopped(signal!)));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      w.once('message', (r: Reply) =>
+        done(() => (r.ok ? resolve(r.value as T) : reject(r.lockError ? new LockError(r.message) : new Error(r.message)))),
+      );
+      w.once('error', (e) => done(() => reject(new LockError(`the package worker failed: ${e.message}`))));
+      w.once('exit', (code) => done(() => reject(new LockError(`the package worker stopped (exit code ${code}) before it answered`))));
+    });
   return {
     resolve: (launch, o) => {
       const scratch = scratchOf(o.cacheRoot);
-      return run<NpmLock>({ op: 'resolve', launch, options: { registry: o.registry, cacheRoot: o.cacheRoot, minReleaseAgeDays: o.minReleaseAgeDays, scratch } }, scratch, o.signal);
+      return run<NpmLock>(
+        {
+          op: 'resolve',
+          launch,
+          options: { registry: o.registry, cacheRoot: o.cacheRoot, minReleaseAgeDays: o.minReleaseAgeDays, scratch },
+        },
+        scratch,
+        o.signal,
+      );
     },
     install: (lock, cacheRoot, signal) => {
       const scratch = scratchOf(cacheRoot);

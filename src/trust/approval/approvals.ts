@@ -10,7 +10,16 @@ import { ApprovalStore, type ApprovalRecord, type ApprovalDecision, type PinnedT
 import { NEUTRAL_WORDS } from '../words';
 import { recordRef, refOf, serverKey } from './server-ref';
 import { registryListed } from '../sources/admin';
-import { DIFF_BLOB_BYTES, ManifestError, MAX_HASHED_BYTES, pruneKept, saveManifest, takeManifest, type GuardRefusal, type ManifestRef } from './workspace-manifest';
+import {
+  DIFF_BLOB_BYTES,
+  ManifestError,
+  MAX_HASHED_BYTES,
+  pruneKept,
+  saveManifest,
+  takeManifest,
+  type GuardRefusal,
+  type ManifestRef,
+} from './workspace-manifest';
 
 export class GateRefusal extends Error {}
 
@@ -46,12 +55,22 @@ export async function resolveLock(input: GateInput, server: ServerReport, o: Loc
   const minAge = minReleaseAge(report);
   const registry = registryOf(home, env);
   if (!registryAllowed(report, registry)) {
-    throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: MCP Gate resolves npm packages from ${registry}, and the administrator's policy (${report.adminPolicy.file}) allows only ${report.adminPolicy.packages.registries!.join(', ')}. Nothing was recorded; set npm_config_registry (or registry= in ~/.npmrc) to an allowed registry`);
+    throw new GateRefusal(
+      `"${server.name}" (${server.source}) cannot be approved: MCP Gate resolves npm packages from ${registry}, and the administrator's policy (${report.adminPolicy.file}) allows only ${report.adminPolicy.packages.registries!.join(', ')}. Nothing was recorded; set npm_config_registry (or registry= in ~/.npmrc) to an allowed registry`,
+    );
   }
   try {
-    return await o.npm.resolve(launch, { registry, cacheRoot: packageCacheRoot(home, env), minReleaseAgeDays: minAge?.days, signal: o.signal });
+    return await o.npm.resolve(launch, {
+      registry,
+      cacheRoot: packageCacheRoot(home, env),
+      minReleaseAgeDays: minAge?.days,
+      signal: o.signal,
+    });
   } catch (e) {
-    if (e instanceof LockError) throw new GateRefusal(`"${server.name}" (${server.source}) cannot be approved: ${e.message}${minAge ? ` (the minimum release age of ${minAge.days} ${minAge.days === 1 ? 'day' : 'days'} is set in ${minAge.file})` : ''}. Nothing was recorded; check that the registry answers and has ${launch.spec} (MCP Gate resolves from npm_config_registry, else registry= in ~/.npmrc), then try again`);
+    if (e instanceof LockError)
+      throw new GateRefusal(
+        `"${server.name}" (${server.source}) cannot be approved: ${e.message}${minAge ? ` (the minimum release age of ${minAge.days} ${minAge.days === 1 ? 'day' : 'days'} is set in ${minAge.file})` : ''}. Nothing was recorded; check that the registry answers and has ${launch.spec} (MCP Gate resolves from npm_config_registry, else registry= in ~/.npmrc), then try again`,
+      );
     throw e;
   }
 }
@@ -64,7 +83,15 @@ export async function lockForApproval(input: GateInput, server: ServerReport, o:
   const launch = npmLaunchOf(server);
   if (!launch) return undefined;
   const r = server.record;
-  if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.lock && r.lock.spec === launch.spec && lockIntact(r.lock) && registryAllowed(evaluateGate(input), r.lock.registry)) return r.lock;
+  if (
+    r?.decision === 'approved' &&
+    r.digest === server.pinned?.digest &&
+    r.lock &&
+    r.lock.spec === launch.spec &&
+    lockIntact(r.lock) &&
+    registryAllowed(evaluateGate(input), r.lock.registry)
+  )
+    return r.lock;
   return resolveLock(input, server, o);
 }
 
@@ -91,8 +118,14 @@ function userMinReleaseAge(report: GateReport): { days: number; file: string } |
   const file = report.userPolicy.file;
   const keys = p && typeof p === 'object' && !Array.isArray(p) ? Object.keys(p) : undefined;
   const days = (p as { minReleaseAgeDays?: unknown } | undefined)?.minReleaseAgeDays;
-  if (!keys || keys.some((k) => k !== 'minReleaseAgeDays') || (days !== undefined && (typeof days !== 'number' || !Number.isFinite(days) || days < 0))) {
-    throw new GateRefusal(`"packages" in ${file} must be { "minReleaseAgeDays": <number of days, 0 or more> }; no npm package is approved until it is fixed`);
+  if (
+    !keys ||
+    keys.some((k) => k !== 'minReleaseAgeDays') ||
+    (days !== undefined && (typeof days !== 'number' || !Number.isFinite(days) || days < 0))
+  ) {
+    throw new GateRefusal(
+      `"packages" in ${file} must be { "minReleaseAgeDays": <number of days, 0 or more> }; no npm package is approved until it is fixed`,
+    );
   }
   return days === undefined ? undefined : { days, file };
 }
@@ -103,12 +136,22 @@ function userMinReleaseAge(report: GateReport): { days: number; file: string } |
  * locked, with `npm` (a front end that gives none must have resolved the lock: else nothing is recorded).
  */
 export async function recordDecision(
-  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision, expectedDigest?: string, lock?: NpmLock, image?: ImagePin, npm?: NpmOps,
+  input: GateInput,
+  name: string,
+  source: string | undefined,
+  decision: ApprovalDecision,
+  expectedDigest?: string,
+  lock?: NpmLock,
+  image?: ImagePin,
+  npm?: NpmOps,
 ): Promise<DecisionResult> {
   if (decision === 'approved' && (!lock || !image)) {
     const found = findServer(evaluateGate(input), name, source);
     if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') {
-      if (!lock && npmLaunchOf(found.server) && !npm) throw new GateRefusal(`"${found.server.name}" (${found.server.source}) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again`);
+      if (!lock && npmLaunchOf(found.server) && !npm)
+        throw new GateRefusal(
+          `"${found.server.name}" (${found.server.source}) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again`,
+        );
       lock ??= npm ? await lockForApproval(input, found.server, { npm }) : undefined;
       image ??= await imagePinForApproval(input, found.server);
     }
@@ -121,15 +164,22 @@ export async function recordDecision(
     const pinned = found.ok && found.server.gated ? found.server.pinned?.pinned : undefined;
     if (found.ok && pinned && (pinned.guarded || pinned.snapshot)) {
       try {
-        const m = await takeManifest(input.projectDir, undefined, { storeDir: input.storeDir, maxBytes: pinned.snapshot ? MAX_HASHED_BYTES : DIFF_BLOB_BYTES });
+        const m = await takeManifest(input.projectDir, undefined, {
+          storeDir: input.storeDir,
+          maxBytes: pinned.snapshot ? MAX_HASHED_BYTES : DIFF_BLOB_BYTES,
+        });
         // The files its review showed are the files recorded: else one changed in between.
         for (const [rel, f] of Object.entries(pinned.files)) {
           if (!Object.prototype.hasOwnProperty.call(m.files, rel)) continue; // .git's files, or one that went (the digest check below refuses)
-          if (m.files[rel] !== f.sha256) throw new GateRefusal(`"${found.server.name}" changed while it was being approved (${rel}); nothing was recorded — review it again`);
+          if (m.files[rel] !== f.sha256)
+            throw new GateRefusal(
+              `"${found.server.name}" changed while it was being approved (${rel}); nothing was recorded — review it again`,
+            );
         }
         manifest = await saveManifest(input.storeDir, m);
       } catch (e) {
-        if (e instanceof ManifestError) throw new GateRefusal(`"${found.server.name}" cannot be approved: ${e.message}; nothing was recorded`);
+        if (e instanceof ManifestError)
+          throw new GateRefusal(`"${found.server.name}" cannot be approved: ${e.message}; nothing was recorded`);
         throw e;
       }
     }
@@ -143,42 +193,71 @@ export async function recordDecision(
     const found = findServer(report, name, source, input.words);
     if (!found.ok) throw new GateRefusal(found.message);
     const server = found.server;
-    if (!server.gated) throw new GateRefusal(`"${server.name}" comes from user scope (${server.source}); it is trusted and needs no decision`);
+    if (!server.gated)
+      throw new GateRefusal(`"${server.name}" comes from user scope (${server.source}); it is trusted and needs no decision`);
     if (server.state === 'blocked' || !server.pinned) throw new GateRefusal(`"${server.name}" is blocked: ${server.reason}`);
     if (expectedDigest && expectedDigest !== server.pinned.digest) {
-      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (shown ${expectedDigest}, now ${server.pinned.digest}); nothing was recorded — review it again`);
+      throw new GateRefusal(
+        `"${server.name}" changed while it was being reviewed (shown ${expectedDigest}, now ${server.pinned.digest}); nothing was recorded — review it again`,
+      );
     }
     const key = serverKey(refOf(report.project, server));
     const index = records.findIndex((r) => serverKey(recordRef(r)) === key);
     const previous = index >= 0 ? records[index] : undefined;
     const launch = npmLaunchOf(server);
     if (decision === 'approved' && launch && (!lock || lock.spec !== launch.spec)) {
-      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs ${launch.spec}); nothing was recorded — review it again`);
+      throw new GateRefusal(
+        `"${server.name}" changed while it was being reviewed (it now runs ${launch.spec}); nothing was recorded — review it again`,
+      );
     }
     const newLock = decision === 'approved' && launch ? lock : undefined;
     const container = imageLaunchOf(server);
     if (decision === 'approved' && container && (!image || image.image !== container.image || image.runtime !== container.runtime)) {
-      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs the image ${container.image}); nothing was recorded — review it again`);
+      throw new GateRefusal(
+        `"${server.name}" changed while it was being reviewed (it now runs the image ${container.image}); nothing was recorded — review it again`,
+      );
     }
     const newImage = decision === 'approved' && container ? image : undefined;
     const recorded = !!(server.pinned.pinned.guarded || server.pinned.pinned.snapshot);
     const newManifest = decision === 'approved' && recorded ? manifest : undefined;
     if (decision === 'approved' && recorded && !newManifest) {
-      throw new GateRefusal(`"${server.name}" changed while it was being reviewed (it now runs ${server.pinned.pinned.snapshot ? 'on the workspace as approved' : 'with its loads checked against the workspace as approved'}); nothing was recorded — review it again`);
+      throw new GateRefusal(
+        `"${server.name}" changed while it was being reviewed (it now runs ${server.pinned.pinned.snapshot ? 'on the workspace as approved' : 'with its loads checked against the workspace as approved'}); nothing was recorded — review it again`,
+      );
     }
-    if (previous && previous.decision === decision && previous.digest === server.pinned.digest && !previous.toolsChanged && !previous.guardRefused && previous.manifest?.sha256 === newManifest?.sha256 && previous.lock?.digest === newLock?.digest && previous.image?.digest === newImage?.digest) {
+    if (
+      previous &&
+      previous.decision === decision &&
+      previous.digest === server.pinned.digest &&
+      !previous.toolsChanged &&
+      !previous.guardRefused &&
+      previous.manifest?.sha256 === newManifest?.sha256 &&
+      previous.lock?.digest === newLock?.digest &&
+      previous.image?.digest === newImage?.digest
+    ) {
       return { records, result: { project: report.project, server, previous, record: previous, unchanged: true } };
     }
     const record: ApprovalRecord = {
-      project: report.project, source: server.source, server: server.name, decision,
-      digest: server.pinned.digest, pinned: server.pinned.pinned, texts: server.pinned.texts, decidedAt: new Date().toISOString(),
+      project: report.project,
+      source: server.source,
+      server: server.name,
+      decision,
+      digest: server.pinned.digest,
+      pinned: server.pinned.pinned,
+      texts: server.pinned.texts,
+      decidedAt: new Date().toISOString(),
       ...(newLock ? { lock: newLock } : {}),
       ...(newImage ? { image: newImage } : {}),
       ...(newManifest ? { manifest: newManifest } : {}),
     };
     // Approving again after a tool change consents to the tools that were shown; otherwise they are pinned anew
     // at the next start.
-    if (decision === 'approved' && previous?.digest === server.pinned.digest && previous.lock?.digest === newLock?.digest && previous.image?.digest === newImage?.digest) {
+    if (
+      decision === 'approved' &&
+      previous?.digest === server.pinned.digest &&
+      previous.lock?.digest === newLock?.digest &&
+      previous.image?.digest === newImage?.digest
+    ) {
       const tools = previous.toolsChanged ?? previous.tools;
       if (tools) record.tools = tools;
     }
@@ -190,7 +269,11 @@ export async function recordDecision(
   if (!result.unchanged && result.previous?.manifest) {
     try {
       const now = store.read();
-      if (now.health.status === 'ok') await pruneKept(input.storeDir, now.records.flatMap((r) => (r.manifest ? [r.manifest] : [])));
+      if (now.health.status === 'ok')
+        await pruneKept(
+          input.storeDir,
+          now.records.flatMap((r) => (r.manifest ? [r.manifest] : [])),
+        );
     } catch {
       // best effort: kept files are removed at a later approval
     }
@@ -212,7 +295,10 @@ export async function resetDecisions(input: GateInput, name: string | undefined,
         if (!found.ok) throw new GateRefusal(found.message);
         return { records, result: [] };
       }
-      if (candidates.length > 1) throw new GateRefusal(`"${name}" has decisions in ${candidates.length} files (${candidates.map((c) => c.source).join(', ')}); ${(input.words ?? NEUTRAL_WORDS).chooseSource}`);
+      if (candidates.length > 1)
+        throw new GateRefusal(
+          `"${name}" has decisions in ${candidates.length} files (${candidates.map((c) => c.source).join(', ')}); ${(input.words ?? NEUTRAL_WORDS).chooseSource}`,
+        );
       match = (r) => r === candidates[0];
     }
     const removed = records.filter(match);
@@ -226,7 +312,12 @@ export async function resetDecisions(input: GateInput, name: string | undefined,
  * definition digest is still the one given.
  */
 export async function observeTools(
-  store: ApprovalStore, project: string, source: string, server: string, definitionDigest: string, observed: PinnedTools,
+  store: ApprovalStore,
+  project: string,
+  source: string,
+  server: string,
+  definitionDigest: string,
+  observed: PinnedTools,
 ): Promise<'pinned' | 'same' | 'changed' | 'not-approved'> {
   return store.update((records) => {
     const key = serverKey({ folder: project, source, name: server });
@@ -248,7 +339,12 @@ export async function observeTools(
  * definition digest is still the one given; the first refusal is kept.
  */
 export async function observeGuardRefusal(
-  store: ApprovalStore, project: string, source: string, server: string, definitionDigest: string, refusal: GuardRefusal,
+  store: ApprovalStore,
+  project: string,
+  source: string,
+  server: string,
+  definitionDigest: string,
+  refusal: GuardRefusal,
 ): Promise<'recorded' | 'kept' | 'not-approved'> {
   return store.update((records) => {
     const key = serverKey({ folder: project, source, name: server });
@@ -262,7 +358,14 @@ export async function observeGuardRefusal(
 
 /** Where a decision's audit event goes (the host's EventLog; trust does not import it). */
 export interface AuditLog {
-  write(e: { kind: 'gate.approve' | 'gate.reject' | 'gate.reset'; server?: string; source?: string; project?: string; digest?: string; detail?: string }): void;
+  write(e: {
+    kind: 'gate.approve' | 'gate.reject' | 'gate.reset';
+    server?: string;
+    source?: string;
+    project?: string;
+    digest?: string;
+    detail?: string;
+  }): void;
 }
 
 /**
@@ -270,23 +373,44 @@ export interface AuditLog {
  * written, then `after` (a front end's refresh). The CLI and the extension both record a decision through this (policy decisions are src/policy/decide.ts).
  */
 export async function approveOrReject(
-  input: GateInput, name: string, source: string | undefined, decision: ApprovalDecision,
+  input: GateInput,
+  name: string,
+  source: string | undefined,
+  decision: ApprovalDecision,
   o: { log: AuditLog; expectedDigest?: string; lock?: NpmLock; image?: ImagePin; npm?: NpmOps; detail?: string; after?: () => void },
 ): Promise<DecisionResult> {
   const r = await recordDecision(input, name, source, decision, o.expectedDigest, o.lock, o.image, o.npm);
-  const lock = decision === 'approved' ? r.server.record?.lock ?? o.lock : undefined;
+  const lock = decision === 'approved' ? (r.server.record?.lock ?? o.lock) : undefined;
   const image = decision === 'approved' ? r.record?.image : undefined;
-  const detail = o.detail ?? (lock ? `package ${lock.name}@${lock.version} ${lock.integrity}` : image ? `image ${image.pinned ?? `${image.image} not pinned`}` : undefined);
-  o.log.write({ kind: decision === 'approved' ? 'gate.approve' : 'gate.reject', server: r.server.name, source: r.server.source, project: r.project, digest: r.server.pinned?.digest, ...(detail ? { detail } : {}) });
+  const detail =
+    o.detail ??
+    (lock
+      ? `package ${lock.name}@${lock.version} ${lock.integrity}`
+      : image
+        ? `image ${image.pinned ?? `${image.image} not pinned`}`
+        : undefined);
+  o.log.write({
+    kind: decision === 'approved' ? 'gate.approve' : 'gate.reject',
+    server: r.server.name,
+    source: r.server.source,
+    project: r.project,
+    digest: r.server.pinned?.digest,
+    ...(detail ? { detail } : {}),
+  });
   o.after?.();
   return r;
 }
 
 /** Returning servers to pending, as one operation: removed under the lock, one `gate.reset` per record, then `after`. */
-export async function reset(input: GateInput, name: string | undefined, source: string | undefined, o: { log: AuditLog; after?: () => void }): Promise<ApprovalRecord[]> {
+export async function reset(
+  input: GateInput,
+  name: string | undefined,
+  source: string | undefined,
+  o: { log: AuditLog; after?: () => void },
+): Promise<ApprovalRecord[]> {
   const removed = await resetDecisions(input, name, source);
-  for (const r of removed) o.log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
+  for (const r of removed)
+    o.log.write({ kind: 'gate.reset', server: r.server, source: r.source, project: r.project, detail: `was ${r.decision}` });
   o.after?.();
   return removed;
 }
-

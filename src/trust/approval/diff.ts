@@ -72,7 +72,12 @@ export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts
   }
   for (const [p, before, after, key] of pairs) {
     if (before === after) continue;
-    const change: FileChange = { path: p, change: before === undefined ? 'added' : after === undefined ? 'removed' : 'changed', before, after };
+    const change: FileChange = {
+      path: p,
+      change: before === undefined ? 'added' : after === undefined ? 'removed' : 'changed',
+      before,
+      after,
+    };
     const ta = approved.texts?.[key] ?? (before === undefined ? '' : undefined);
     const tb = current.texts[key] ?? (after === undefined ? '' : undefined);
     lineDiff(change, ta, tb);
@@ -84,12 +89,17 @@ export function diffDefinitions(approved: Pick<ApprovalRecord, 'pinned' | 'texts
 /** Adds the line diff (or `tooLarge`) to a change when both texts are known. */
 function lineDiff(change: FileChange, ta: string | undefined, tb: string | undefined): void {
   if (ta === undefined || tb === undefined) return;
-  const patch = ta.length > MAX_DIFF_CHARS || tb.length > MAX_DIFF_CHARS
-    ? undefined
-    : structuredPatch(change.path, change.path, ta, tb, '', '', { context: 3, maxEditLength: MAX_DIFF_EDITS });
+  const patch =
+    ta.length > MAX_DIFF_CHARS || tb.length > MAX_DIFF_CHARS
+      ? undefined
+      : structuredPatch(change.path, change.path, ta, tb, '', '', { context: 3, maxEditLength: MAX_DIFF_EDITS });
   if (patch) {
     change.hunks = patch.hunks.map((h) => ({
-      oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines,
+      oldStart: h.oldStart,
+      oldLines: h.oldLines,
+      newStart: h.newStart,
+      newLines: h.newLines,
+      lines: h.lines,
     }));
   } else change.tooLarge = true;
 }
@@ -133,7 +143,11 @@ const workspaceRefusal = (g: NonNullable<ApprovalRecord['guardRefused']>) =>
  * files up to DIFF_BLOB_BYTES) and the file as it is now. Undefined when the server has no refusal of a workspace
  * file or no readable record of the workspace.
  */
-export function refusedFileSides(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): RefusedSides | undefined {
+export function refusedFileSides(
+  storeDir: string,
+  project: string,
+  record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>,
+): RefusedSides | undefined {
   const g = record.guardRefused;
   if (!g || !record.manifest || !workspaceRefusal(g)) return undefined;
   let files: Record<string, string>;
@@ -159,7 +173,15 @@ export function refusedFileSides(storeDir: string, project: string, record: Pick
     after = undefined;
   }
   const now = after === undefined ? undefined : smallText(live);
-  return { path: g.file, before, after, approved, now, approvedState: before === undefined ? 'absent' : approved === undefined ? 'not-kept' : 'text', nowState: after === undefined ? 'absent' : now === undefined ? 'not-text' : 'text' };
+  return {
+    path: g.file,
+    before,
+    after,
+    approved,
+    now,
+    approvedState: before === undefined ? 'absent' : approved === undefined ? 'not-kept' : 'text',
+    nowState: after === undefined ? 'absent' : now === undefined ? 'not-text' : 'text',
+  };
 }
 
 /**
@@ -167,20 +189,35 @@ export function refusedFileSides(storeDir: string, project: string, record: Pick
  * that was not there at approval is `added` (its whole text); one outside the workspace (written to /tmp or HOME)
  * is `added` with no text. Undefined when the server has no refusal or no record of the workspace.
  */
-export function refusedFileDiff(storeDir: string, project: string, record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>): FileChange | undefined {
+export function refusedFileDiff(
+  storeDir: string,
+  project: string,
+  record: Pick<ApprovalRecord, 'guardRefused' | 'manifest'>,
+): FileChange | undefined {
   const g = record.guardRefused;
   if (!g || !record.manifest) return undefined;
   if (!workspaceRefusal(g)) return { path: g.file, change: 'added' };
   const sides = refusedFileSides(storeDir, project, record);
   if (!sides) return undefined;
-  const change: FileChange = { path: sides.path, change: sides.before === undefined ? 'added' : sides.after === undefined ? 'removed' : 'changed', before: sides.before, after: sides.after };
+  const change: FileChange = {
+    path: sides.path,
+    change: sides.before === undefined ? 'added' : sides.after === undefined ? 'removed' : 'changed',
+    before: sides.before,
+    after: sides.after,
+  };
   lineDiff(change, sides.approvedState === 'absent' ? '' : sides.approved, sides.nowState === 'absent' ? '' : sides.now);
   return change;
 }
 
 /** What the definition is without its closure: the fields a person wrote (command, args, env, url, …). */
 function written(p: PinnedDefinition): string {
-  return canonicalJson({ definition: p.definition, extra: p.extra, inputs: p.inputs, envFile: p.envFile ? { path: p.envFile.path, missing: p.envFile.missing ?? false } : null, cwd: p.cwd ?? null });
+  return canonicalJson({
+    definition: p.definition,
+    extra: p.extra,
+    inputs: p.inputs,
+    envFile: p.envFile ? { path: p.envFile.path, missing: p.envFile.missing ?? false } : null,
+    cwd: p.cwd ?? null,
+  });
 }
 
 /**
@@ -197,7 +234,8 @@ export function changedFilesOnly(approved: PinnedDefinition, current: PinnedDefi
   const la = approved.links ?? {};
   const lb = current.links ?? {};
   for (const p of new Set([...Object.keys(la), ...Object.keys(lb)])) if (la[p] !== lb[p]) paths.add(p);
-  for (const r of new Set([...(approved.roots ?? []), ...(current.roots ?? [])])) if (!(approved.roots ?? []).includes(r) || !current.roots?.includes(r)) paths.add(`${r}/`);
+  for (const r of new Set([...(approved.roots ?? []), ...(current.roots ?? [])]))
+    if (!(approved.roots ?? []).includes(r) || !current.roots?.includes(r)) paths.add(`${r}/`);
   if (approved.envFile?.sha256 !== current.envFile?.sha256 && current.envFile) paths.add(current.envFile.path);
   return paths.size ? [...paths].sort() : undefined;
 }
@@ -231,6 +269,7 @@ export function diffTools(
     }
     if (fields.length) out.changed.push({ name, fields });
   }
-  if ((before.instructions ?? '') !== (after.instructions ?? '')) out.instructions = { field: 'instructions', before: before.instructions, after: after.instructions };
+  if ((before.instructions ?? '') !== (after.instructions ?? ''))
+    out.instructions = { field: 'instructions', before: before.instructions, after: after.instructions };
   return out;
 }

@@ -6,11 +6,23 @@
 export type GateState = 'trusted' | 'pending' | 'approved' | 'approval-changed' | 'rejected' | 'blocked';
 
 /** The order a person reads servers in: what changed, what is new, then what is decided. */
-export const STATE_ORDER: Record<GateState, number> = { 'approval-changed': 0, pending: 1, blocked: 2, rejected: 3, approved: 4, trusted: 5 };
+export const STATE_ORDER: Record<GateState, number> = {
+  'approval-changed': 0,
+  pending: 1,
+  blocked: 2,
+  rejected: 3,
+  approved: 4,
+  trusted: 5,
+};
 
 /** The codicon each state is shown with (quick picks, lenses, the panel). */
 export const STATE_CODICON: Record<GateState, string> = {
-  pending: 'question', 'approval-changed': 'diff', approved: 'pass', rejected: 'circle-slash', blocked: 'error', trusted: 'verified',
+  pending: 'question',
+  'approval-changed': 'diff',
+  approved: 'pass',
+  rejected: 'circle-slash',
+  blocked: 'error',
+  trusted: 'verified',
 };
 
 /** The words a person reads for each state. */
@@ -25,6 +37,6 @@ export const STATE_LABEL: Record<GateState, string> = {
 
 /** A state as read, with what qualifies it: approved only through MCP_GATE_ALLOW_PROJECT, disabled in its file. */
 export function stateWords(s: { state: GateState; viaEscapeHatch?: boolean; disabled?: boolean }): string {
-  const base = s.viaEscapeHatch ? 'approved by MCP_GATE_ALLOW_PROJECT' : STATE_LABEL[s.state] ?? String(s.state);
+  const base = s.viaEscapeHatch ? 'approved by MCP_GATE_ALLOW_PROJECT' : (STATE_LABEL[s.state] ?? String(s.state));
   return s.disabled ? `${base}, disabled` : base;
 }

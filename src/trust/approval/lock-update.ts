@@ -68,11 +68,18 @@ export async function planUpdate(input: GateInput, s: ServerReport, o: LockOptio
   const launch = npmLaunchOf(s);
   if (!launch) throw new GateRefusal(`"${s.name}" (${s.source}) does not run an npm package MCP Gate pins; there is nothing to update`);
   const old = approvedLock(s);
-  if (!old) throw new GateRefusal(`"${s.name}" is ${stateWords(s)}, not approved with a package lock (${s.reason}); ${(input.words ?? NEUTRAL_WORDS).review(s.name)}`);
+  if (!old)
+    throw new GateRefusal(
+      `"${s.name}" is ${stateWords(s)}, not approved with a package lock (${s.reason}); ${(input.words ?? NEUTRAL_WORDS).review(s.name)}`,
+    );
   const fresh = (await resolveLock(input, s, o))!;
   const upToDate = fresh.tree === old.tree && JSON.stringify(fresh.packages) === JSON.stringify(old.packages);
   return {
-    server: s, spec: launch.spec, old, fresh, upToDate,
+    server: s,
+    spec: launch.spec,
+    old,
+    fresh,
+    upToDate,
     dependencies: upToDate ? [] : dependencyChanges(old, fresh),
     files: upToDate ? { compared: true, files: [] } : await fileChanges(input, old, fresh, o),
   };
@@ -89,7 +96,8 @@ function dependencyChanges(a: NpmLock, b: NpmLock): DependencyChange[] {
     const y = b.packages[k];
     if (!x) out.push({ change: 'added', name: shortName(k), after: String(y.version) });
     else if (!y) out.push({ change: 'removed', name: shortName(k), before: String(x.version) });
-    else if (x.version !== y.version || x.integrity !== y.integrity) out.push({ change: 'changed', name: shortName(k), before: String(x.version), after: String(y.version) });
+    else if (x.version !== y.version || x.integrity !== y.integrity)
+      out.push({ change: 'changed', name: shortName(k), before: String(x.version), after: String(y.version) });
   }
   return out;
 }
@@ -140,7 +148,8 @@ async function fileChanges(input: GateInput, a: NpmLock, b: NpmLock, o: LockOpti
     if (e instanceof LockError) return { compared: false, why: e.message };
     throw e;
   }
-  if (!before || !after) return { compared: false, why: `the package has more than ${SMALL_FILES} files or ${SMALL_BYTES / 1024 / 1024} MiB` };
+  if (!before || !after)
+    return { compared: false, why: `the package has more than ${SMALL_FILES} files or ${SMALL_BYTES / 1024 / 1024} MiB` };
   const files: FileChange[] = [];
   for (const f of [...new Set([...before.keys(), ...after.keys()])].sort()) {
     const x = before.get(f);

@@ -16,9 +16,17 @@ const MAX_SIGNATURE_BYTES = 16 * 1024;
 export class SignatureError extends Error {}
 
 function sshKeygen(args: string[], input?: string): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('ssh-keygen', args, { input: input ?? '', encoding: 'utf8', timeout: TIMEOUT_MS, stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' } });
+  const r = spawnSync('ssh-keygen', args, {
+    input: input ?? '',
+    encoding: 'utf8',
+    timeout: TIMEOUT_MS,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' },
+  });
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new SignatureError('ssh-keygen is not installed; team approvals are signed and checked with it (Debian/Ubuntu: apt-get install openssh-client; macOS has it)');
+    throw new SignatureError(
+      'ssh-keygen is not installed; team approvals are signed and checked with it (Debian/Ubuntu: apt-get install openssh-client; macOS has it)',
+    );
   }
   if (r.error) throw new SignatureError(`ssh-keygen did not finish: ${r.error.message}`);
   return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: (r.stderr ?? '').trim() };
@@ -42,7 +50,8 @@ export function sign(keyFile: string, data: string): string {
     fs.writeFileSync(file, data, { mode: 0o600 });
     const r = sshKeygen(['-Y', 'sign', '-q', '-f', keyFile, '-n', SIGNATURE_NAMESPACE, file]);
     const sig = `${file}.sig`;
-    if (r.code !== 0 || !fs.existsSync(sig)) throw new SignatureError(`ssh-keygen could not sign with ${keyFile}: ${r.stderr || `exit ${r.code}`}`);
+    if (r.code !== 0 || !fs.existsSync(sig))
+      throw new SignatureError(`ssh-keygen could not sign with ${keyFile}: ${r.stderr || `exit ${r.code}`}`);
     return fs.readFileSync(sig, 'utf8');
   });
 }
@@ -57,7 +66,11 @@ export type Verified = { ok: true; key: string } | { ok: false; why: string };
 export function verify(allowedSigners: string, principal: string, data: string, signature: string): Verified {
   if (typeof signature !== 'string' || !signature.includes('BEGIN SSH SIGNATURE')) return { ok: false, why: 'it carries no SSH signature' };
   if (Buffer.byteLength(signature) > MAX_SIGNATURE_BYTES) return { ok: false, why: `its signature is over ${MAX_SIGNATURE_BYTES} bytes` };
-  if (!/^[A-Za-z0-9._@+-]{1,256}$/.test(principal)) return { ok: false, why: `its signer ${JSON.stringify(principal).slice(0, 80)} is not a principal MCP Gate accepts (letters, digits and . _ @ + -; an allowed-signers pattern such as "*" is not a name)` };
+  if (!/^[A-Za-z0-9._@+-]{1,256}$/.test(principal))
+    return {
+      ok: false,
+      why: `its signer ${JSON.stringify(principal).slice(0, 80)} is not a principal MCP Gate accepts (letters, digits and . _ @ + -; an allowed-signers pattern such as "*" is not a name)`,
+    };
   return inPrivateFolder((dir) => {
     const sig = path.join(dir, 'entry.sig');
     fs.writeFileSync(sig, signature, { mode: 0o600 });
@@ -66,7 +79,11 @@ export function verify(allowedSigners: string, principal: string, data: string, 
       const key = /\bkey (SHA256:[A-Za-z0-9+/=]+)/.exec(r.stdout)?.[1] ?? 'an allowed key';
       return { ok: true, key };
     }
-    const said = (r.stderr || r.stdout).split('\n').filter((l) => l.trim()).slice(-1)[0] ?? `exit ${r.code}`;
+    const said =
+      (r.stderr || r.stdout)
+        .split('\n')
+        .filter((l) => l.trim())
+        .slice(-1)[0] ?? `exit ${r.code}`;
     return { ok: false, why: `its signature does not verify for ${principal} with ${allowedSigners} (ssh-keygen: ${said.trim()})` };
   });
 }

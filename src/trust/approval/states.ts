@@ -56,7 +56,14 @@ export function changedSinceApproval(s: S): boolean {
  */
 export type Hold = 'pending' | 'changed' | 'blocked';
 
-const HOLD: Record<GateState, Hold | undefined> = { pending: 'pending', 'approval-changed': 'changed', rejected: 'blocked', blocked: 'blocked', approved: undefined, trusted: undefined };
+const HOLD: Record<GateState, Hold | undefined> = {
+  pending: 'pending',
+  'approval-changed': 'changed',
+  rejected: 'blocked',
+  blocked: 'blocked',
+  approved: undefined,
+  trusted: undefined,
+};
 
 /** The hold on a server, by its state (undefined: nothing holds it back). */
 export function holdOf(s: Pick<ServerReport, 'state'>): Hold | undefined {

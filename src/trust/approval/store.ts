@@ -56,11 +56,7 @@ export interface ApprovalRecord {
   guardRefused?: GuardRefusal;
 }
 
-
-export type StoreHealth =
-  | { status: 'ok' }
-  | { status: 'missing' }
-  | { status: 'corrupt'; problem: string; backup?: string };
+export type StoreHealth = { status: 'ok' } | { status: 'missing' } | { status: 'corrupt'; problem: string; backup?: string };
 
 export interface StoreSnapshot {
   file: string;
@@ -68,14 +64,32 @@ export interface StoreSnapshot {
   records: ApprovalRecord[];
 }
 
-const RECORD_KEYS = ['project', 'source', 'server', 'decision', 'digest', 'pinned', 'texts', 'decidedAt', 'tools', 'toolsChanged', 'lock', 'image', 'team', 'manifest', 'guardRefused'];
+const RECORD_KEYS = [
+  'project',
+  'source',
+  'server',
+  'decision',
+  'digest',
+  'pinned',
+  'texts',
+  'decidedAt',
+  'tools',
+  'toolsChanged',
+  'lock',
+  'image',
+  'team',
+  'manifest',
+  'guardRefused',
+];
 
 function validTools(v: unknown): boolean {
   if (v === undefined) return true;
   if (typeof v !== 'object' || v === null) return false;
   const t = v as Record<string, unknown>;
   const snap = t.snapshot as Record<string, unknown> | undefined;
-  return typeof t.digest === 'string' && typeof t.observedAt === 'string' && !!snap && typeof snap === 'object' && Array.isArray(snap.tools);
+  return (
+    typeof t.digest === 'string' && typeof t.observedAt === 'string' && !!snap && typeof snap === 'object' && Array.isArray(snap.tools)
+  );
 }
 
 /** Strict validation: an unknown key or a wrong type makes the whole file corrupt (fail closed). */
@@ -90,16 +104,39 @@ function validate(v: unknown): ApprovalRecord[] {
   return v.records.map((r, i) => {
     if (!isObj(r)) throw new Error(`record ${i} is not an object`);
     for (const k of Object.keys(r)) if (!RECORD_KEYS.includes(k)) throw new Error(`record ${i} has an unknown key "${k}"`);
-    for (const k of ['project', 'source', 'server', 'digest', 'decidedAt']) if (typeof r[k] !== 'string') throw new Error(`record ${i}: "${k}" is not a string`);
-    if (r.decision !== 'approved' && r.decision !== 'rejected') throw new Error(`record ${i}: unknown decision ${JSON.stringify(r.decision)}`);
+    for (const k of ['project', 'source', 'server', 'digest', 'decidedAt'])
+      if (typeof r[k] !== 'string') throw new Error(`record ${i}: "${k}" is not a string`);
+    if (r.decision !== 'approved' && r.decision !== 'rejected')
+      throw new Error(`record ${i}: unknown decision ${JSON.stringify(r.decision)}`);
     if (!/^sha256:[0-9a-f]{64}$/.test(r.digest as string)) throw new Error(`record ${i}: malformed digest`);
     if (!isObj(r.pinned) || !isObj(r.texts)) throw new Error(`record ${i}: "pinned" or "texts" is not an object`);
     if (!validTools(r.tools) || !validTools(r.toolsChanged)) throw new Error(`record ${i}: malformed pinned tools`);
-    if (r.lock !== undefined && (!isObj(r.lock) || typeof r.lock.digest !== 'string' || !isObj(r.lock.packages))) throw new Error(`record ${i}: malformed package lock`);
-    if (r.image !== undefined && (!isObj(r.image) || typeof r.image.digest !== 'string' || typeof r.image.image !== 'string')) throw new Error(`record ${i}: malformed image pin`);
-    if (r.team !== undefined && (!isObj(r.team) || ['by', 'key', 'file', 'approvedAt'].some((k) => typeof (r.team as Record<string, unknown>)[k] !== 'string'))) throw new Error(`record ${i}: malformed team approval`);
-    if (r.manifest !== undefined && (!isObj(r.manifest) || typeof r.manifest.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(r.manifest.sha256) || typeof r.manifest.files !== 'number' || typeof r.manifest.takenAt !== 'string')) throw new Error(`record ${i}: malformed workspace manifest`);
-    if (r.guardRefused !== undefined && (!isObj(r.guardRefused) || typeof r.guardRefused.file !== 'string' || !['changed', 'new', 'scratch', 'sink'].includes(r.guardRefused.why as string) || typeof r.guardRefused.at !== 'string')) throw new Error(`record ${i}: malformed load-guard refusal`);
+    if (r.lock !== undefined && (!isObj(r.lock) || typeof r.lock.digest !== 'string' || !isObj(r.lock.packages)))
+      throw new Error(`record ${i}: malformed package lock`);
+    if (r.image !== undefined && (!isObj(r.image) || typeof r.image.digest !== 'string' || typeof r.image.image !== 'string'))
+      throw new Error(`record ${i}: malformed image pin`);
+    if (
+      r.team !== undefined &&
+      (!isObj(r.team) || ['by', 'key', 'file', 'approvedAt'].some((k) => typeof (r.team as Record<string, unknown>)[k] !== 'string'))
+    )
+      throw new Error(`record ${i}: malformed team approval`);
+    if (
+      r.manifest !== undefined &&
+      (!isObj(r.manifest) ||
+        typeof r.manifest.sha256 !== 'string' ||
+        !/^[0-9a-f]{64}$/.test(r.manifest.sha256) ||
+        typeof r.manifest.files !== 'number' ||
+        typeof r.manifest.takenAt !== 'string')
+    )
+      throw new Error(`record ${i}: malformed workspace manifest`);
+    if (
+      r.guardRefused !== undefined &&
+      (!isObj(r.guardRefused) ||
+        typeof r.guardRefused.file !== 'string' ||
+        !['changed', 'new', 'scratch', 'sink'].includes(r.guardRefused.why as string) ||
+        typeof r.guardRefused.at !== 'string')
+    )
+      throw new Error(`record ${i}: malformed load-guard refusal`);
     const key = serverKey(recordRef(r as { project: string; source: string; server: string }));
     if (seen.has(key)) throw new Error(`record ${i} duplicates an earlier record for the same server`);
     seen.add(key);
@@ -118,7 +155,10 @@ export class ApprovalStore {
   readonly file: string;
 
   /** `masker` is required: there is no way to write the store without it. */
-  constructor(readonly dir: string, private readonly masker: StoreMasker) {
+  constructor(
+    readonly dir: string,
+    private readonly masker: StoreMasker,
+  ) {
     if (!masker || typeof masker.maskDeep !== 'function') throw new TypeError('the approval store needs a masker');
     this.file = path.join(dir, STORE_FILE);
   }
@@ -167,12 +207,16 @@ export class ApprovalStore {
         },
       });
     } catch (e) {
-      throw new StoreLockError(`cannot lock the approval store ${this.file}: ${(e as Error).message}. Another MCP Gate may be writing; try again.`);
+      throw new StoreLockError(
+        `cannot lock the approval store ${this.file}: ${(e as Error).message}. Another MCP Gate may be writing; try again.`,
+      );
     }
     try {
       const snapshot = this.read();
       if (snapshot.health.status === 'corrupt' && !snapshot.health.backup) {
-        throw new Error(`the approval store ${this.file} is unreadable (${snapshot.health.problem}) and could not be backed up; nothing was written. Move it aside and try again.`);
+        throw new Error(
+          `the approval store ${this.file} is unreadable (${snapshot.health.problem}) and could not be backed up; nothing was written. Move it aside and try again.`,
+        );
       }
       const { records, result } = change(snapshot.records.slice(), snapshot);
       if (compromised) throw new StoreLockError(`lost the lock on ${this.file} (${compromised.message}); nothing was written`);

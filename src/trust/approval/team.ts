@@ -19,7 +19,16 @@ import { recordRef, refOf, serverKey } from './server-ref';
 import { sign, verify } from './signatures';
 import { ApprovalStore, type ApprovalRecord, type PinnedTools } from './store';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../words';
-import { loadManifest, ManifestError, MAX_HASHED_BYTES, saveManifest, takeManifest, TOO_LARGE, type ManifestRef, type WorkspaceManifest } from './workspace-manifest';
+import {
+  loadManifest,
+  ManifestError,
+  MAX_HASHED_BYTES,
+  saveManifest,
+  takeManifest,
+  TOO_LARGE,
+  type ManifestRef,
+  type WorkspaceManifest,
+} from './workspace-manifest';
 
 /** The format tag of a team file (and of every signed entry). */
 export const TEAM_FORMAT = 'mcp-gate team approvals 1';
@@ -72,7 +81,19 @@ export function entryPayload(e: Omit<TeamEntry, 'signature'> & { signature?: str
   return canonicalJson({ format: TEAM_FORMAT, ...rest });
 }
 
-const ENTRY_KEYS = new Set(['source', 'server', 'digest', 'runs', 'lock', 'image', 'tools', 'workspace', 'approvedBy', 'approvedAt', 'signature']);
+const ENTRY_KEYS = new Set([
+  'source',
+  'server',
+  'digest',
+  'runs',
+  'lock',
+  'image',
+  'tools',
+  'workspace',
+  'approvedBy',
+  'approvedAt',
+  'signature',
+]);
 const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** Reads and validates a team file strictly; anything unexpected refuses the whole file, naming it. */
@@ -103,12 +124,23 @@ export function readTeamFile(file: string): TeamFile {
   v.entries.forEach((e, i) => {
     if (!isObj(e)) return bad(`entry ${i} is not an object`);
     for (const k of Object.keys(e)) if (!ENTRY_KEYS.has(k)) bad(`entry ${i} has an unknown key "${k}"`);
-    for (const k of ['source', 'server', 'digest', 'runs', 'approvedBy', 'approvedAt', 'signature']) if (typeof e[k] !== 'string') bad(`entry ${i}: "${k}" is not a string`);
+    for (const k of ['source', 'server', 'digest', 'runs', 'approvedBy', 'approvedAt', 'signature'])
+      if (typeof e[k] !== 'string') bad(`entry ${i}: "${k}" is not a string`);
     if (!/^sha256:[0-9a-f]{64}$/.test(e.digest as string)) bad(`entry ${i}: malformed digest`);
-    if (e.lock !== undefined && (!isObj(e.lock) || typeof e.lock.digest !== 'string' || !isObj(e.lock.packages))) bad(`entry ${i}: malformed package lock`);
-    if (e.image !== undefined && (!isObj(e.image) || typeof e.image.digest !== 'string' || typeof e.image.image !== 'string')) bad(`entry ${i}: malformed image pin`);
-    if (e.tools !== undefined && (!isObj(e.tools) || typeof e.tools.digest !== 'string' || !isObj(e.tools.snapshot) || !Array.isArray((e.tools.snapshot as Record<string, unknown>).tools))) bad(`entry ${i}: malformed pinned tools`);
-    if (e.workspace !== undefined && (!isObj(e.workspace) || Object.values(e.workspace).some((h) => typeof h !== 'string'))) bad(`entry ${i}: malformed workspace record`);
+    if (e.lock !== undefined && (!isObj(e.lock) || typeof e.lock.digest !== 'string' || !isObj(e.lock.packages)))
+      bad(`entry ${i}: malformed package lock`);
+    if (e.image !== undefined && (!isObj(e.image) || typeof e.image.digest !== 'string' || typeof e.image.image !== 'string'))
+      bad(`entry ${i}: malformed image pin`);
+    if (
+      e.tools !== undefined &&
+      (!isObj(e.tools) ||
+        typeof e.tools.digest !== 'string' ||
+        !isObj(e.tools.snapshot) ||
+        !Array.isArray((e.tools.snapshot as Record<string, unknown>).tools))
+    )
+      bad(`entry ${i}: malformed pinned tools`);
+    if (e.workspace !== undefined && (!isObj(e.workspace) || Object.values(e.workspace).some((h) => typeof h !== 'string')))
+      bad(`entry ${i}: malformed workspace record`);
     const key = JSON.stringify([e.source, e.server]);
     if (seen.has(key)) bad(`entry ${i} repeats ${e.server} (${e.source})`);
     seen.add(key);
@@ -128,7 +160,10 @@ function runsOf(s: ServerReport): string {
  * for the same servers already in the file are replaced, others kept; with nothing to export nothing is written.
  * Returns the servers written and why the others were not.
  */
-export async function exportApprovals(input: GateInput, o: { file: string; key: string; principal: string; only?: string }): Promise<{ written: string[]; skipped: string[] }> {
+export async function exportApprovals(
+  input: GateInput,
+  o: { file: string; key: string; principal: string; only?: string },
+): Promise<{ written: string[]; skipped: string[] }> {
   const report = evaluateGate(input);
   const existing = fs.existsSync(o.file) ? readTeamFile(o.file).entries : [];
   const written: string[] = [];
@@ -138,7 +173,9 @@ export async function exportApprovals(input: GateInput, o: { file: string; key: 
     if (!s.gated || (o.only !== undefined && s.name !== o.only)) continue;
     const r = s.record;
     if (s.state !== 'approved' || s.viaEscapeHatch || !r || r.decision !== 'approved' || !s.pinned || r.digest !== s.pinned.digest) {
-      skipped.push(`${s.name} (${s.source}): ${s.state === 'approved' && s.viaEscapeHatch ? 'trusted by the escape hatch, not approved' : s.reason}`);
+      skipped.push(
+        `${s.name} (${s.source}): ${s.state === 'approved' && s.viaEscapeHatch ? 'trusted by the escape hatch, not approved' : s.reason}`,
+      );
       continue;
     }
     let workspace: Record<string, string> | undefined;
@@ -149,21 +186,31 @@ export async function exportApprovals(input: GateInput, o: { file: string; key: 
         if (!(e instanceof ManifestError)) throw e;
       }
       if (!workspace) {
-        skipped.push(`${s.name} (${s.source}): its approval has no readable record of the workspace it was approved with; approve it again, then export`);
+        skipped.push(
+          `${s.name} (${s.source}): its approval has no readable record of the workspace it was approved with; approve it again, then export`,
+        );
         continue;
       }
     }
     const unsigned: Omit<TeamEntry, 'signature'> = {
-      source: s.source, server: s.name, digest: s.pinned.digest, runs: runsOf(s),
-      ...(r.lock ? { lock: r.lock } : {}), ...(r.image ? { image: r.image } : {}), ...(r.tools ? { tools: r.tools } : {}),
+      source: s.source,
+      server: s.name,
+      digest: s.pinned.digest,
+      runs: runsOf(s),
+      ...(r.lock ? { lock: r.lock } : {}),
+      ...(r.image ? { image: r.image } : {}),
+      ...(r.tools ? { tools: r.tools } : {}),
       ...(workspace ? { workspace } : {}),
-      approvedBy: o.principal, approvedAt: new Date().toISOString(),
+      approvedBy: o.principal,
+      approvedAt: new Date().toISOString(),
     };
     fresh.push({ ...unsigned, signature: sign(o.key, entryPayload(unsigned)) });
     written.push(`${s.name} (${s.source})`);
   }
   if (o.only !== undefined && written.length === 0) {
-    throw new GateRefusal(skipped.length ? `"${o.only}" cannot be exported: ${skipped.join('; ')}` : `no repository server "${o.only}" in ${report.project}`);
+    throw new GateRefusal(
+      skipped.length ? `"${o.only}" cannot be exported: ${skipped.join('; ')}` : `no repository server "${o.only}" in ${report.project}`,
+    );
   }
   if (fresh.length === 0) return { written, skipped };
   const replaced = new Set(fresh.map((e) => JSON.stringify([e.source, e.server])));
@@ -202,26 +249,56 @@ function inside(file: string, dir: string): boolean {
  * `allowedSigners`), then the server as this machine sees it now (declared, a repository server, not blocked, the
  * same digest), then its lock and image pin. Returns the record to write, or why not.
  */
-function admit(report: GateReport, e: TeamEntry, allowedSigners: string, file: string, words?: FrontEndWords, manifest?: ManifestRef): { record: ApprovalRecord; key: string } | { why: string } {
+function admit(
+  report: GateReport,
+  e: TeamEntry,
+  allowedSigners: string,
+  file: string,
+  words?: FrontEndWords,
+  manifest?: ManifestRef,
+): { record: ApprovalRecord; key: string } | { why: string } {
   const v = verify(allowedSigners, e.approvedBy, entryPayload(e), e.signature);
   if (!v.ok) return { why: v.why };
   const s = report.servers.find((x) => x.name === e.server && x.source === e.source);
   if (!s) return { why: `this project (${report.project}) declares no server "${e.server}" in ${e.source}` };
   if (!s.gated) return { why: `"${e.server}" is your own (user-scope) server here; it needs no approval` };
   if (s.state === 'blocked' || !s.pinned) return { why: `"${e.server}" is blocked here: ${s.reason}` };
-  if (s.pinned.digest !== e.digest) return { why: `what would run here differs from what ${e.approvedBy} approved (approved ${e.digest}, here ${s.pinned.digest}): ${(words ?? NEUTRAL_WORDS).review(e.server)}` };
+  if (s.pinned.digest !== e.digest)
+    return {
+      why: `what would run here differs from what ${e.approvedBy} approved (approved ${e.digest}, here ${s.pinned.digest}): ${(words ?? NEUTRAL_WORDS).review(e.server)}`,
+    };
   const npm = npmLaunchOf(s);
-  if (npm && (!e.lock || !lockIntact(e.lock) || e.lock.spec !== npm.spec)) return { why: `it runs the npm package ${npm.spec}, and the entry ${e.lock ? 'carries a lock that does not match its digest or that spec' : 'carries no package lock'}` };
+  if (npm && (!e.lock || !lockIntact(e.lock) || e.lock.spec !== npm.spec))
+    return {
+      why: `it runs the npm package ${npm.spec}, and the entry ${e.lock ? 'carries a lock that does not match its digest or that spec' : 'carries no package lock'}`,
+    };
   if (!npm && e.lock) return { why: 'the entry carries a package lock, and the server here runs no npm package' };
   const container = imageLaunchOf(s);
-  if (container && (!e.image || !imagePinIntact(e.image) || e.image.image !== container.image || e.image.runtime !== container.runtime)) return { why: `it runs the image ${container.image}, and the entry ${e.image ? 'carries an image pin that does not match its digest or that image' : 'carries no image pin'}` };
+  if (container && (!e.image || !imagePinIntact(e.image) || e.image.image !== container.image || e.image.runtime !== container.runtime))
+    return {
+      why: `it runs the image ${container.image}, and the entry ${e.image ? 'carries an image pin that does not match its digest or that image' : 'carries no image pin'}`,
+    };
   if (!container && e.image) return { why: 'the entry carries an image pin, and the server here runs no container image' };
-  if (s.pinned.pinned.snapshot && !manifest) return { why: 'it runs on the workspace as its signer approved it, and the entry carries no record of it (exported by an earlier MCP Gate): export it again, or approve it on this machine' };
-  if (s.pinned.pinned.guarded && !manifest) return { why: 'its loads are checked against the workspace its signer approved, and the entry carries no record of it (exported by an earlier MCP Gate): export it again, or approve it on this machine' };
+  if (s.pinned.pinned.snapshot && !manifest)
+    return {
+      why: 'it runs on the workspace as its signer approved it, and the entry carries no record of it (exported by an earlier MCP Gate): export it again, or approve it on this machine',
+    };
+  if (s.pinned.pinned.guarded && !manifest)
+    return {
+      why: 'its loads are checked against the workspace its signer approved, and the entry carries no record of it (exported by an earlier MCP Gate): export it again, or approve it on this machine',
+    };
   const record: ApprovalRecord = {
-    project: report.project, source: s.source, server: s.name, decision: 'approved',
-    digest: s.pinned.digest, pinned: s.pinned.pinned, texts: s.pinned.texts, decidedAt: new Date().toISOString(),
-    ...(e.lock ? { lock: e.lock } : {}), ...(e.image ? { image: e.image } : {}), ...(e.tools ? { tools: e.tools } : {}),
+    project: report.project,
+    source: s.source,
+    server: s.name,
+    decision: 'approved',
+    digest: s.pinned.digest,
+    pinned: s.pinned.pinned,
+    texts: s.pinned.texts,
+    decidedAt: new Date().toISOString(),
+    ...(e.lock ? { lock: e.lock } : {}),
+    ...(e.image ? { image: e.image } : {}),
+    ...(e.tools ? { tools: e.tools } : {}),
     team: { by: e.approvedBy, key: v.key, file: path.resolve(file), approvedAt: e.approvedAt },
     ...((s.pinned.pinned.guarded || s.pinned.pinned.snapshot) && manifest ? { manifest } : {}),
   };
@@ -233,9 +310,19 @@ function admit(report: GateReport, e: TeamEntry, allowedSigners: string, file: s
  * checked again inside it), with one `gate.approve` event naming the signer; every other entry is reported with
  * why. A rejection recorded on this machine is never overturned by a team file.
  */
-export async function importApprovals(input: GateInput, file: string, o: { allowedSigners: string; log?: AuditLog }): Promise<ImportOutcome[]> {
-  if (!fs.existsSync(o.allowedSigners)) throw new GateRefusal(`the allowed-signers file ${o.allowedSigners} does not exist: it lists the keys whose approvals you accept (one "<principal> <key type> <public key>" per line; see ssh-keygen(1), ALLOWED SIGNERS)`);
-  if (inside(o.allowedSigners, input.projectDir)) throw new GateRefusal(`the allowed-signers file ${o.allowedSigners} lies inside the project: a repository cannot say whose approvals you accept; keep it in your own configuration folder`);
+export async function importApprovals(
+  input: GateInput,
+  file: string,
+  o: { allowedSigners: string; log?: AuditLog },
+): Promise<ImportOutcome[]> {
+  if (!fs.existsSync(o.allowedSigners))
+    throw new GateRefusal(
+      `the allowed-signers file ${o.allowedSigners} does not exist: it lists the keys whose approvals you accept (one "<principal> <key type> <public key>" per line; see ssh-keygen(1), ALLOWED SIGNERS)`,
+    );
+  if (inside(o.allowedSigners, input.projectDir))
+    throw new GateRefusal(
+      `the allowed-signers file ${o.allowedSigners} lies inside the project: a repository cannot say whose approvals you accept; keep it in your own configuration folder`,
+    );
   const team = readTeamFile(file);
   // A server under the load guard has its loads checked against the workspace the signer approved (never this
   // machine's as it is now, which the signer did not see): the record each verified entry carries is kept.
@@ -272,7 +359,8 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
   const store = new ApprovalStore(input.storeDir, input.masker);
   const outcomes = await store.update((records) => {
     const report = evaluateGate(input);
-    if (report.fullBlock.length > 0) throw new GateRefusal(`the project is blocked, so nothing can be imported: ${report.fullBlock.map((b) => b.reason).join('; ')}`);
+    if (report.fullBlock.length > 0)
+      throw new GateRefusal(`the project is blocked, so nothing can be imported: ${report.fullBlock.map((b) => b.reason).join('; ')}`);
     const result: ImportOutcome[] = [];
     for (const e of team.entries) {
       const base = { server: e.server, source: e.source };
@@ -285,18 +373,36 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
       const index = records.findIndex((r) => serverKey(recordRef(r)) === key);
       const previous = index >= 0 ? records[index] : undefined;
       if (previous?.decision === 'rejected') {
-        result.push({ ...base, outcome: 'refused', detail: `you rejected "${e.server}" on this machine; a team file does not overturn that; ${(input.words ?? NEUTRAL_WORDS).resetServer(e.server)}, then import again` });
+        result.push({
+          ...base,
+          outcome: 'refused',
+          detail: `you rejected "${e.server}" on this machine; a team file does not overturn that; ${(input.words ?? NEUTRAL_WORDS).resetServer(e.server)}, then import again`,
+        });
         continue;
       }
       const signed = `signed by ${e.approvedBy} (${a.key})`;
-      if (previous?.decision === 'approved' && previous.digest === a.record.digest && previous.lock?.digest === a.record.lock?.digest && previous.image?.digest === a.record.image?.digest && !previous.toolsChanged) {
-        result.push({ ...base, outcome: 'unchanged', detail: `already approved with this digest; ${signed}`, by: e.approvedBy, key: a.key });
+      if (
+        previous?.decision === 'approved' &&
+        previous.digest === a.record.digest &&
+        previous.lock?.digest === a.record.lock?.digest &&
+        previous.image?.digest === a.record.image?.digest &&
+        !previous.toolsChanged
+      ) {
+        result.push({
+          ...base,
+          outcome: 'unchanged',
+          detail: `already approved with this digest; ${signed}`,
+          by: e.approvedBy,
+          key: a.key,
+        });
         continue;
       }
       if (index >= 0) records[index] = a.record;
       else records.push(a.record);
       const out = leftOut.get(e);
-      const note = out ? `; it runs on the files of this clone that are what ${e.approvedBy} approved: ${out.length === 1 ? '1 file differs or is new here and is' : `${out.length} files differ or are new here and are`} left out of what it is shown (${out.slice(0, 3).join(', ')}${out.length > 3 ? ', …' : ''})` : '';
+      const note = out
+        ? `; it runs on the files of this clone that are what ${e.approvedBy} approved: ${out.length === 1 ? '1 file differs or is new here and is' : `${out.length} files differ or are new here and are`} left out of what it is shown (${out.slice(0, 3).join(', ')}${out.length > 3 ? ', …' : ''})`
+        : '';
       result.push({ ...base, outcome: 'approved', detail: `${signed}${note}`, by: e.approvedBy, key: a.key });
     }
     return { records, result };
@@ -305,7 +411,14 @@ export async function importApprovals(input: GateInput, file: string, o: { allow
   for (const x of outcomes) {
     if (x.outcome !== 'approved' || !o.log || !report) continue;
     const e = team.entries.find((t) => t.server === x.server && t.source === x.source)!;
-    o.log.write({ kind: 'gate.approve', server: x.server, source: x.source, project: report.project, digest: e.digest, detail: `team approval ${x.detail}, from ${path.resolve(file)}` });
+    o.log.write({
+      kind: 'gate.approve',
+      server: x.server,
+      source: x.source,
+      project: report.project,
+      digest: e.digest,
+      detail: `team approval ${x.detail}, from ${path.resolve(file)}`,
+    });
   }
   return outcomes;
 }

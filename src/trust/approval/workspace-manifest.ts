@@ -162,10 +162,15 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
     try {
       list = await fs.promises.readdir(dir, { withFileTypes: true });
     } catch (e) {
-      throw new ManifestError(`the folder ${dir} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`);
+      throw new ManifestError(
+        `the folder ${dir} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`,
+      );
     }
     for (const d of list) {
-      if (++entries > MAX_MANIFEST_ENTRIES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_ENTRIES} files and folders, more than an approval records`);
+      if (++entries > MAX_MANIFEST_ENTRIES)
+        throw new ManifestError(
+          `the workspace ${root} holds more than ${MAX_MANIFEST_ENTRIES} files and folders, more than an approval records`,
+        );
       const rel = relDir ? `${relDir}/${d.name}` : d.name;
       if (!relDir && d.name === '.git') continue;
       if (d.isDirectory()) queue.push(rel);
@@ -185,7 +190,10 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
       if (!st.isFile()) return;
       const size = Number(st.size);
       bytes += Math.min(size, MAX_HASHED_BYTES + 1);
-      if (bytes > MAX_MANIFEST_BYTES) throw new ManifestError(`the workspace ${root} holds more than ${MAX_MANIFEST_BYTES / 1024 ** 3} GiB of files, more than an approval records`);
+      if (bytes > MAX_MANIFEST_BYTES)
+        throw new ManifestError(
+          `the workspace ${root} holds more than ${MAX_MANIFEST_BYTES / 1024 ** 3} GiB of files, more than an approval records`,
+        );
       const rel = t.rel.split(path.sep).join('/');
       files[rel] = await hashFile(t.abs, size, keep);
       if (files[rel] === TOO_LARGE) large[rel] = { size, mtimeNs: String(st.mtimeNs), ino: String(st.ino) };
@@ -194,7 +202,9 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
       if (e instanceof ManifestError) throw e;
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ELOOP') return; // removed or replaced by a link while walking
-      throw new ManifestError(`${t.abs} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`);
+      throw new ManifestError(
+        `${t.abs} cannot be read (${(e as Error).message}): MCP Gate records every file of the workspace with the approval`,
+      );
     }
   };
   let next = 0;
@@ -208,7 +218,15 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
   for (const k of Object.keys(links).sort()) sortedLinks[k] = links[k];
   const sortedLarge: Record<string, LargeFile> = {};
   for (const k of Object.keys(large).sort()) sortedLarge[k] = large[k];
-  return { version: 1, root, files: sorted, links: sortedLinks, exec: exec.sort(), ...(Object.keys(large).length ? { large: sortedLarge } : {}), takenAt: now().toISOString() };
+  return {
+    version: 1,
+    root,
+    files: sorted,
+    links: sortedLinks,
+    exec: exec.sort(),
+    ...(Object.keys(large).length ? { large: sortedLarge } : {}),
+    takenAt: now().toISOString(),
+  };
 }
 
 /** Writes a manifest beside the store (named by its digest) and returns the reference an approval keeps. */
@@ -232,11 +250,13 @@ export function loadManifest(storeDir: string, ref: ManifestRef): WorkspaceManif
   } catch (e) {
     throw new ManifestError(`the record of the workspace as approved (${file}) cannot be read: ${(e as Error).message}`);
   }
-  if (createHash('sha256').update(data).digest('hex') !== ref.sha256) throw new ManifestError(`the record of the workspace as approved (${file}) does not match its approval (it was changed)`);
+  if (createHash('sha256').update(data).digest('hex') !== ref.sha256)
+    throw new ManifestError(`the record of the workspace as approved (${file}) does not match its approval (it was changed)`);
   try {
     const m = JSON.parse(data.toString('utf8')) as WorkspaceManifest;
     if (m.version !== 1 || typeof m.root !== 'string' || typeof m.files !== 'object' || m.files === null) throw new Error('unknown shape');
-    if ((m.links !== undefined && (typeof m.links !== 'object' || m.links === null)) || (m.exec !== undefined && !Array.isArray(m.exec))) throw new Error('unknown shape');
+    if ((m.links !== undefined && (typeof m.links !== 'object' || m.links === null)) || (m.exec !== undefined && !Array.isArray(m.exec)))
+      throw new Error('unknown shape');
     return m;
   } catch (e) {
     throw new ManifestError(`the record of the workspace as approved (${file}) cannot be parsed: ${(e as Error).message}`);
@@ -255,9 +275,15 @@ export interface GuardRefusal {
 
 /** What a refusal means, in the words the gate's reason, the log and the session use. */
 export function refusalWords(r: GuardRefusal): string {
-  if (r.home) return `${r.file} is in the server's own home, which MCP Gate keeps between its starts, and is no file that was approved; approving again does not remove it (delete it)`;
-  if (r.why === 'sink') return `${r.file} asked for a module that runs code it is given (vm, child_process, …) by a name computed at run time, or for a program started with settings in its environment that make it load code no guard sees, which its approval does not cover`;
-  return r.why === 'changed' ? `${r.file} changed since it was approved` : r.why === 'new' ? `${r.file} was not there when it was approved` : `${r.file} was written outside the workspace and is no file that was approved`;
+  if (r.home)
+    return `${r.file} is in the server's own home, which MCP Gate keeps between its starts, and is no file that was approved; approving again does not remove it (delete it)`;
+  if (r.why === 'sink')
+    return `${r.file} asked for a module that runs code it is given (vm, child_process, …) by a name computed at run time, or for a program started with settings in its environment that make it load code no guard sees, which its approval does not cover`;
+  return r.why === 'changed'
+    ? `${r.file} changed since it was approved`
+    : r.why === 'new'
+      ? `${r.file} was not there when it was approved`
+      : `${r.file} was written outside the workspace and is no file that was approved`;
 }
 
 /** Kept content and records no approval refers to are removed once they are this old (an approval in progress is younger). */
@@ -269,7 +295,11 @@ export const PRUNE_AFTER_MS = 60 * 60 * 1000;
  * are the manifests the store's records name; a referenced manifest that cannot be read keeps every blob (nothing
  * is removed on a failed read). Best effort: returns what was removed.
  */
-export async function pruneKept(storeDir: string, referenced: readonly ManifestRef[], now = Date.now()): Promise<{ manifests: number; blobs: number }> {
+export async function pruneKept(
+  storeDir: string,
+  referenced: readonly ManifestRef[],
+  now = Date.now(),
+): Promise<{ manifests: number; blobs: number }> {
   const removed = { manifests: 0, blobs: 0 };
   const keepManifests = new Set(referenced.map((r) => r.sha256));
   const keepBlobs = new Set<string>();

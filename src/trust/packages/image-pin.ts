@@ -84,12 +84,22 @@ function run(executable: string, args: string[], env: Record<string, string>, ti
   return new Promise((resolve) => {
     execFile(executable, args, { env, timeout, maxBuffer: 4 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
       const text = `${stderr}`.trim().split('\n').filter(Boolean).pop() ?? (err ? err.message : '');
-      resolve({ ok: !err, stdout: `${stdout}`, problem: (err as { killed?: boolean } | null)?.killed ? `it did not answer within ${Math.round(timeout / 1000)} s` : text.slice(0, 500) });
+      resolve({
+        ok: !err,
+        stdout: `${stdout}`,
+        problem: (err as { killed?: boolean } | null)?.killed
+          ? `it did not answer within ${Math.round(timeout / 1000)} s`
+          : text.slice(0, 500),
+      });
     });
   });
 }
 
-async function repoDigests(executable: string, image: string, env: Record<string, string>): Promise<{ digests: string[] } | { problem: string }> {
+async function repoDigests(
+  executable: string,
+  image: string,
+  env: Record<string, string>,
+): Promise<{ digests: string[] } | { problem: string }> {
   const r = await run(executable, ['image', 'inspect', '--format', '{{json .RepoDigests}}', image], env, INSPECT_MS);
   if (!r.ok) return { problem: r.problem };
   let v: unknown;
@@ -99,7 +109,8 @@ async function repoDigests(executable: string, image: string, env: Record<string
     return { problem: `its answer is not a list of digests: ${JSON.stringify(r.stdout.slice(0, 200))}` };
   }
   if (v === null) return { digests: [] };
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) return { problem: `its answer is not a list of digests: ${JSON.stringify(r.stdout.slice(0, 200))}` };
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+    return { problem: `its answer is not a list of digests: ${JSON.stringify(r.stdout.slice(0, 200))}` };
   return { digests: v as string[] };
 }
 
@@ -108,18 +119,32 @@ async function repoDigests(executable: string, image: string, env: Record<string
  * runtime has under that name, else the one it pulls (`pull`: pull first). Never throws
  * for a runtime that cannot answer: the pin then records why it is not pinned.
  */
-export async function resolveImage(launch: ImageLaunch, executable: string | undefined, hostEnv: Readonly<Record<string, string | undefined>>, o: { pull?: boolean } = {}): Promise<ImagePin> {
+export async function resolveImage(
+  launch: ImageLaunch,
+  executable: string | undefined,
+  hostEnv: Readonly<Record<string, string | undefined>>,
+  o: { pull?: boolean } = {},
+): Promise<ImagePin> {
   const base = { runtime: launch.runtime, image: launch.image, resolvedAt: new Date().toISOString() };
   const notPinned = (why: string) => sealed({ ...base, why: `${NOT_PINNED} (${why})` });
-  if (!executable) return notPinned(`${launch.runtime} is not on MCP Gate's PATH, so the digest of ${launch.image} could not be read at approval; it runs by its tag`);
+  if (!executable)
+    return notPinned(
+      `${launch.runtime} is not on MCP Gate's PATH, so the digest of ${launch.image} could not be read at approval; it runs by its tag`,
+    );
   const env = minimalEnv(hostEnv);
   // `update` pulls first: the tag may have moved in the registry while the machine kept the old image.
-  let found: Awaited<ReturnType<typeof repoDigests>> = o.pull ? { problem: 'asked to pull' } : await repoDigests(executable, launch.image, env);
+  let found: Awaited<ReturnType<typeof repoDigests>> = o.pull
+    ? { problem: 'asked to pull' }
+    : await repoDigests(executable, launch.image, env);
   if ('problem' in found) {
     const pulled = await run(executable, ['pull', '--quiet', launch.image], env, PULL_MS);
-    if (!pulled.ok) return notPinned(`${launch.runtime} could not read or pull ${launch.image} at approval: ${found.problem}${pulled.problem && pulled.problem !== found.problem ? `; pull: ${pulled.problem}` : ''}; it runs by its tag`);
+    if (!pulled.ok)
+      return notPinned(
+        `${launch.runtime} could not read or pull ${launch.image} at approval: ${found.problem}${pulled.problem && pulled.problem !== found.problem ? `; pull: ${pulled.problem}` : ''}; it runs by its tag`,
+      );
     found = await repoDigests(executable, launch.image, env);
-    if ('problem' in found) return notPinned(`${launch.runtime} pulled ${launch.image} but cannot tell its digest: ${found.problem}; it runs by its tag`);
+    if ('problem' in found)
+      return notPinned(`${launch.runtime} pulled ${launch.image} but cannot tell its digest: ${found.problem}; it runs by its tag`);
   }
   const want = repositoryOf(launch.image);
   const parsed = found.digests.map((d) => REPO_DIGEST.exec(d)).filter((m): m is RegExpExecArray => m !== null);
@@ -131,11 +156,14 @@ export async function resolveImage(launch: ImageLaunch, executable: string | und
   }
   const repos = [...new Set(matches.map((m) => m[1]))];
   if (matches.length === 0) {
-    return notPinned(found.digests.length === 0
-      ? `${launch.image} has no registry digest in ${launch.runtime} (an image built or loaded on this machine, never pushed or pulled); it runs by its tag`
-      : `${launch.runtime} knows ${launch.image} only under other repositories (${found.digests.join(', ')}); it runs by its tag`);
+    return notPinned(
+      found.digests.length === 0
+        ? `${launch.image} has no registry digest in ${launch.runtime} (an image built or loaded on this machine, never pushed or pulled); it runs by its tag`
+        : `${launch.runtime} knows ${launch.image} only under other repositories (${found.digests.join(', ')}); it runs by its tag`,
+    );
   }
-  if (repos.length > 1) return notPinned(`${launch.image} resolves to images in more than one registry (${repos.join(', ')}); write the one you mean in full`);
+  if (repos.length > 1)
+    return notPinned(`${launch.image} resolves to images in more than one registry (${repos.join(', ')}); write the one you mean in full`);
   const pinned = matches.map((m) => m[0]).sort()[0];
   return sealed({ ...base, pinned });
 }
@@ -144,17 +172,29 @@ export async function resolveImage(launch: ImageLaunch, executable: string | und
  * The pin an approval of this server records: the one already approved with this same definition (approving again
  * after a tool change does not move the image — `mcp-gate update` does), else a fresh resolution.
  */
-export async function imagePinForApproval(input: { machine: { env: Readonly<Record<string, string | undefined>> } }, server: ImagePinned): Promise<ImagePin | undefined> {
+export async function imagePinForApproval(
+  input: { machine: { env: Readonly<Record<string, string | undefined>> } },
+  server: ImagePinned,
+): Promise<ImagePin | undefined> {
   const launch = imageLaunchOf(server);
   if (!launch || !server.gated) return undefined;
   const r = server.record;
-  if (r?.decision === 'approved' && r.digest === server.pinned?.digest && r.image && r.image.image === launch.image && r.image.runtime === launch.runtime && imagePinIntact(r.image)) return r.image;
+  if (
+    r?.decision === 'approved' &&
+    r.digest === server.pinned?.digest &&
+    r.image &&
+    r.image.image === launch.image &&
+    r.image.runtime === launch.runtime &&
+    imagePinIntact(r.image)
+  )
+    return r.image;
   return resolveImage(launch, server.pinned?.plan?.executable, input.machine.env);
 }
 
 /** The arguments that run the pinned image: the approved arguments with the image replaced by `name@sha256:…`. */
 export function pinnedArgs(args: readonly string[], launch: ImageLaunch, pin: ImagePin): string[] {
-  if (!pin.pinned || args[launch.index] !== launch.image || pin.image !== launch.image) throw new ImagePinError(`the approved image pin is for ${pin.image}, and the definition runs ${args[launch.index]}`);
+  if (!pin.pinned || args[launch.index] !== launch.image || pin.image !== launch.image)
+    throw new ImagePinError(`the approved image pin is for ${pin.image}, and the definition runs ${args[launch.index]}`);
   const out = [...args];
   out[launch.index] = pin.pinned;
   return out;
@@ -170,5 +210,6 @@ export async function ensureImage(executable: string, pin: ImagePin, hostEnv: Re
   const have = await run(executable, ['image', 'inspect', '--format', '{{.Id}}', pin.pinned], env, INSPECT_MS);
   if (have.ok) return;
   const pulled = await run(executable, ['pull', '--quiet', pin.pinned], env, PULL_MS);
-  if (!pulled.ok) throw new ImagePinError(`${pin.runtime} does not have it and cannot pull it by its digest: ${pulled.problem || have.problem}`);
+  if (!pulled.ok)
+    throw new ImagePinError(`${pin.runtime} does not have it and cannot pull it by its digest: ${pulled.problem || have.problem}`);
 }

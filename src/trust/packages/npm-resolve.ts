@@ -9,7 +9,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type ArboristType from '@npmcli/arborist';
 import type * as PacoteType from 'pacote';
-import { COMPLETE, installedTree, LockError, lockDigest, treeDir, treeHash, type NpmLock, type NpmOps, type ResolveOptions } from './npm-lock';
+import {
+  COMPLETE,
+  installedTree,
+  LockError,
+  lockDigest,
+  treeDir,
+  treeHash,
+  type NpmLock,
+  type NpmOps,
+  type ResolveOptions,
+} from './npm-lock';
 import npa from 'npm-package-arg';
 import type { NpmLaunch } from '../plan/launchers';
 
@@ -26,7 +36,13 @@ export const inProcess: NpmOps = {
 };
 
 const libOpts = (o: Options, extra: Record<string, unknown> = {}) => ({
-  registry: o.registry, cache: path.join(o.cacheRoot, '_cacache'), ignoreScripts: true, audit: false, fund: false, ...(o.signal ? { signal: o.signal } : {}), ...extra,
+  registry: o.registry,
+  cache: path.join(o.cacheRoot, '_cacache'),
+  ignoreScripts: true,
+  audit: false,
+  fund: false,
+  ...(o.signal ? { signal: o.signal } : {}),
+  ...extra,
 });
 
 /** Throws when the front end stopped the resolution: its reason (a LockError naming why), else a plain LockError. */
@@ -65,7 +81,9 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
     manifest = await pacoteLib().manifest(launch.spec, libOpts(o, { fullMetadata: true, preferOnline: true, ...fresh, ...before(o) }));
   } catch (e) {
     checkStopped(o, launch.spec);
-    const age = o.minReleaseAgeDays ? ` published at least ${o.minReleaseAgeDays} ${o.minReleaseAgeDays === 1 ? 'day' : 'days'} ago (the minimum release age)` : '';
+    const age = o.minReleaseAgeDays
+      ? ` published at least ${o.minReleaseAgeDays} ${o.minReleaseAgeDays === 1 ? 'day' : 'days'} ago (the minimum release age)`
+      : '';
     throw new LockError(`the package ${launch.spec}${age} cannot be resolved at ${o.registry}: ${npmError(e)}`);
   }
   const name = String(manifest.name);
@@ -73,11 +91,17 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
   // The registry's manifest must be of the package the repository names: a registry may answer for one name with
   // another package's manifest, and the approval would then name one package and run another.
   const asked = npa(launch.spec).name;
-  if (name !== asked) throw new LockError(`the registry answered for ${asked} with the manifest of another package (${name}@${version}); it cannot be pinned`);
+  if (name !== asked)
+    throw new LockError(
+      `the registry answered for ${asked} with the manifest of another package (${name}@${version}); it cannot be pinned`,
+    );
   const work = tempDir(o);
   let packages: Record<string, Record<string, unknown>>;
   try {
-    fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: { [name]: version } }));
+    fs.writeFileSync(
+      path.join(work, 'package.json'),
+      JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: { [name]: version } }),
+    );
     const tree = await new (arboristLib())({ path: work, ...libOpts(o, { preferOnline: true, ...fresh, ...before(o) }) }).buildIdealTree();
     packages = tree.meta.commit().packages as Record<string, Record<string, unknown>>;
   } catch (e) {
@@ -87,24 +111,37 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
     fs.rmSync(work, { recursive: true, force: true });
   }
   const root = packages[`node_modules/${name}`];
-  if (!root || typeof root.integrity !== 'string') throw new LockError(`the registry gave no integrity for ${name}@${version}; it cannot be pinned`);
+  if (!root || typeof root.integrity !== 'string')
+    throw new LockError(`the registry gave no integrity for ${name}@${version}; it cannot be pinned`);
   for (const [k, p] of Object.entries(packages)) {
     if (k === '' || p.link) continue;
     // A dependency that is a folder on this machine (`file:`), not a registry package: nothing to pin it by.
-    if (!/(^|\/)node_modules\//.test(k) || String(p.resolved ?? '').startsWith('file:')) throw new LockError(`a dependency of ${name}@${version} is a folder on this machine (${k}), not a registry package; it cannot be pinned`);
-    if (typeof p.integrity !== 'string') throw new LockError(`the registry gave no integrity for ${k.replace(/^.*node_modules\//, '')}; ${name} cannot be pinned`);
+    if (!/(^|\/)node_modules\//.test(k) || String(p.resolved ?? '').startsWith('file:'))
+      throw new LockError(
+        `a dependency of ${name}@${version} is a folder on this machine (${k}), not a registry package; it cannot be pinned`,
+      );
+    if (typeof p.integrity !== 'string')
+      throw new LockError(`the registry gave no integrity for ${k.replace(/^.*node_modules\//, '')}; ${name} cannot be pinned`);
   }
   const bins = (root.bin ?? {}) as Record<string, string>;
   const binName = launch.command ?? chooseBin(name, bins);
-  const binFile = launch.command !== undefined
-    ? binOfTree(packages, launch.command)
-    : `node_modules/${name}/${path.posix.normalize(bins[binName])}`;
+  const binFile =
+    launch.command !== undefined ? binOfTree(packages, launch.command) : `node_modules/${name}/${path.posix.normalize(bins[binName])}`;
   if (!binFile) throw new LockError(`${launch.command} is not a command of ${name}@${version} or its dependencies`);
   const partial: Omit<NpmLock, 'digest' | 'tree'> = {
-    spec: launch.spec, launcher: launch.launcher, registry: o.registry, name, version, integrity: root.integrity as string,
-    resolved: String(root.resolved ?? manifest._resolved), publishedAt: typeof manifest._time === 'string' ? manifest._time : undefined,
-    bin: { name: binName, file: binFile }, packages,
-    installScripts: Object.entries(packages).filter(([, p]) => p.hasInstallScript).map(([k]) => k.replace(/^.*node_modules\//, '')),
+    spec: launch.spec,
+    launcher: launch.launcher,
+    registry: o.registry,
+    name,
+    version,
+    integrity: root.integrity as string,
+    resolved: String(root.resolved ?? manifest._resolved),
+    publishedAt: typeof manifest._time === 'string' ? manifest._time : undefined,
+    bin: { name: binName, file: binFile },
+    packages,
+    installScripts: Object.entries(packages)
+      .filter(([, p]) => p.hasInstallScript)
+      .map(([k]) => k.replace(/^.*node_modules\//, '')),
   };
   // Installed now, so what is approved includes the hash of the very files that will run.
   checkStopped(o, launch.spec);
@@ -125,7 +162,10 @@ async function resolveWith(launch: NpmLaunch, o: Options, fresh: { cache: string
     } catch {
       // not there
     }
-    if (!binOk) throw new LockError(`the command ${binName} of ${name}@${version} is ${binFile}, which is not a file of the installed package; it cannot be pinned`);
+    if (!binOk)
+      throw new LockError(
+        `the command ${binName} of ${name}@${version} is ${binFile}, which is not a file of the installed package; it cannot be pinned`,
+      );
     const lock = { ...partial, tree: treeHash(dir) } as NpmLock;
     lock.digest = lockDigest(lock);
     const target = treeDir(o.cacheRoot, lock);
@@ -142,7 +182,11 @@ function chooseBin(name: string, bins: Record<string, string>): string {
   if (names.length === 1) return names[0];
   const own = name.replace(/^@[^/]+\//, '');
   if (bins[own]) return own;
-  throw new LockError(names.length === 0 ? `${name} has no command to run (no "bin" in its package.json)` : `${name} has several commands (${names.join(', ')}) and none is named ${own}; name one with --package=${name} <command>`);
+  throw new LockError(
+    names.length === 0
+      ? `${name} has no command to run (no "bin" in its package.json)`
+      : `${name} has several commands (${names.join(', ')}) and none is named ${own}; name one with --package=${name} <command>`,
+  );
 }
 
 function binOfTree(packages: Record<string, Record<string, unknown>>, command: string): string | undefined {
@@ -163,13 +207,24 @@ function tempDir(o: { cacheRoot: string; scratch?: string }): string {
 /** Installs exactly `packages` into `dir` (Arborist reify from the lock, scripts off, tarballs checked). */
 async function install(packages: Record<string, Record<string, unknown>>, dir: string, o: Options, what: string): Promise<void> {
   const rootPkg = packages[''] ?? {};
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: rootPkg.dependencies ?? {} }));
-  fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', lockfileVersion: 3, requires: true, packages }));
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', private: true, dependencies: rootPkg.dependencies ?? {} }),
+  );
+  fs.writeFileSync(
+    path.join(dir, 'package-lock.json'),
+    JSON.stringify({ name: 'mcp-gate-lock', version: '0.0.0', lockfileVersion: 3, requires: true, packages }),
+  );
   try {
     await new (arboristLib())({ path: dir, ...libOpts(o, { preferOffline: true }) }).reify({ save: false });
   } catch (e) {
     const code = (e as { code?: string }).code;
-    const why = code === 'EINTEGRITY' ? 'a tarball does not match the integrity recorded in the approval' : code === 'ENOTCACHED' || code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'it is not in the cache and the registry cannot be reached' : 'it cannot be installed';
+    const why =
+      code === 'EINTEGRITY'
+        ? 'a tarball does not match the integrity recorded in the approval'
+        : code === 'ENOTCACHED' || code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+          ? 'it is not in the cache and the registry cannot be reached'
+          : 'it cannot be installed';
     throw new LockError(`${what}: ${why} (${npmError(e)})`);
   }
 }
@@ -185,7 +240,8 @@ function putInCache(work: string, target: string, lock: NpmLock): void {
   try {
     fs.renameSync(work, target);
   } catch (e) {
-    if (!(fs.existsSync(path.join(target, COMPLETE)) && treeHash(target) === lock.tree)) throw new LockError(`${lock.name}@${lock.version} cannot be put into the package cache ${target}: ${(e as Error).message}`);
+    if (!(fs.existsSync(path.join(target, COMPLETE)) && treeHash(target) === lock.tree))
+      throw new LockError(`${lock.name}@${lock.version} cannot be put into the package cache ${target}: ${(e as Error).message}`);
   }
 }
 
@@ -203,11 +259,13 @@ export async function ensureInstalled(lock: NpmLock, cacheRoot: string, scratch?
   try {
     await install(lock.packages, work, { registry: lock.registry, cacheRoot }, `${lock.name}@${lock.version}`);
     const got = treeHash(work);
-    if (got !== lock.tree) throw new LockError(`${lock.name}@${lock.version}: the installed files do not match the approved tree (${got}, approved ${lock.tree})`);
+    if (got !== lock.tree)
+      throw new LockError(
+        `${lock.name}@${lock.version}: the installed files do not match the approved tree (${got}, approved ${lock.tree})`,
+      );
     putInCache(work, dir, lock);
     return result();
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
 }
-

@@ -49,14 +49,59 @@ export const MAX_KEPT_TEXT_BYTES = 64 * 1024;
 export const MAX_KEPT_TEXT_TOTAL = 256 * 1024;
 
 /** What Node, npm and other launchers read from a project folder (at the working folder and every folder above). */
-export const PROJECT_SETTINGS = ['.npmrc', 'package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.yarnrc.yml', '.pnpmfile.cjs', 'pnpm-workspace.yaml', 'bunfig.toml', 'pyproject.toml', 'uv.toml', '.python-version', 'pip.conf', 'deno.json', 'deno.jsonc', 'tsconfig.json', 'jsconfig.json', '.node-version', '.nvmrc'];
+export const PROJECT_SETTINGS = [
+  '.npmrc',
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  '.yarnrc.yml',
+  '.pnpmfile.cjs',
+  'pnpm-workspace.yaml',
+  'bunfig.toml',
+  'pyproject.toml',
+  'uv.toml',
+  '.python-version',
+  'pip.conf',
+  'deno.json',
+  'deno.jsonc',
+  'tsconfig.json',
+  'jsconfig.json',
+  '.node-version',
+  '.nvmrc',
+];
 
 /** Files whose presence makes a folder a package root. */
-export const MANIFESTS = ['package.json', 'pyproject.toml', 'setup.py', 'setup.cfg', 'deno.json', 'deno.jsonc', 'Cargo.toml', 'go.mod', 'Gemfile', 'composer.json'];
+export const MANIFESTS = [
+  'package.json',
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'deno.json',
+  'deno.jsonc',
+  'Cargo.toml',
+  'go.mod',
+  'Gemfile',
+  'composer.json',
+];
 
 const JS_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.jsx', '.ts', '.mts', '.cts', '.tsx']);
 /** How Node (and tsx/bun) try a relative specifier that has no file of its own. */
-const TRY_SUFFIXES = ['', '.js', '.mjs', '.cjs', '.json', '.ts', '.mts', '.cts', '.node', '/index.js', '/index.mjs', '/index.cjs', '/index.ts', '/index.json'];
+const TRY_SUFFIXES = [
+  '',
+  '.js',
+  '.mjs',
+  '.cjs',
+  '.json',
+  '.ts',
+  '.mts',
+  '.cts',
+  '.node',
+  '/index.js',
+  '/index.mjs',
+  '/index.cjs',
+  '/index.ts',
+  '/index.json',
+];
 
 export class ClosureError extends Error {
   constructor(message: string) {
@@ -158,7 +203,13 @@ function cacheOf(reader: TrackingReader): EvaluationCache {
 
 function rel(workspace: string, abs: string): string {
   // The common case (a path under the workspace, as every walk makes them) without path.relative's resolving.
-  if (path.sep === '/' && abs.length > workspace.length + 1 && abs.startsWith(workspace) && abs[workspace.length] === '/' && !workspace.endsWith('/')) {
+  if (
+    path.sep === '/' &&
+    abs.length > workspace.length + 1 &&
+    abs.startsWith(workspace) &&
+    abs[workspace.length] === '/' &&
+    !workspace.endsWith('/')
+  ) {
     return abs.slice(workspace.length + 1);
   }
   const r = path.relative(workspace, abs).split(path.sep).join('/');
@@ -193,12 +244,19 @@ function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashe
     cache.files++;
     cache.bytes += r.data.length;
     if (cache.files > MAX_EVALUATION_FILES || cache.bytes > MAX_EVALUATION_BYTES) {
-      out = new ClosureError(`the project's servers together load more than ${MAX_EVALUATION_FILES} files or ${MAX_EVALUATION_BYTES / 1024 / 1024} MiB, more than one check reads`);
+      out = new ClosureError(
+        `the project's servers together load more than ${MAX_EVALUATION_FILES} files or ${MAX_EVALUATION_BYTES / 1024 / 1024} MiB, more than one check reads`,
+      );
     } else {
       const scanned = JS_EXTENSIONS.has(path.extname(abs)) || path.basename(abs) === 'package.json' || nodeScript(abs, r.data);
       const text = cache.text + r.data.length <= MAX_EVALUATION_TEXT ? utf8Text(r.data) : undefined;
       if (text !== undefined) cache.text += r.data.length;
-      out = { sha256: createHash('sha256').update(r.data).digest('hex'), size: r.data.length, text, scan: scanned ? text ?? r.data.toString('utf8') : undefined };
+      out = {
+        sha256: createHash('sha256').update(r.data).digest('hex'),
+        size: r.data.length,
+        text,
+        scan: scanned ? (text ?? r.data.toString('utf8')) : undefined,
+      };
     }
   } else if (r.kind === 'missing') {
     out = new ClosureError(`${rel(workspace, abs)} disappeared while it was being pinned; check again`);
@@ -251,8 +309,14 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
       }
       listed += entries.length;
       cache.entries += entries.length;
-      if (listed > MAX_WALK_ENTRIES) throw new ClosureError(`${rel(workspace, root)} holds more than ${MAX_WALK_ENTRIES} files, folders and links (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`);
-      if (cache.entries > MAX_EVALUATION_ENTRIES) throw new ClosureError(`the project's servers together reach more than ${MAX_EVALUATION_ENTRIES} files, folders and links, more than one check lists`);
+      if (listed > MAX_WALK_ENTRIES)
+        throw new ClosureError(
+          `${rel(workspace, root)} holds more than ${MAX_WALK_ENTRIES} files, folders and links (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`,
+        );
+      if (cache.entries > MAX_EVALUATION_ENTRIES)
+        throw new ClosureError(
+          `the project's servers together reach more than ${MAX_EVALUATION_ENTRIES} files, folders and links, more than one check lists`,
+        );
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       for (const e of entries) {
         const abs = path.join(dir, e.name);
@@ -263,12 +327,17 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
         else if (e.isFile()) {
           walk.files.set(abs, hashFile(reader, abs, workspace));
           if (walk.files.size > MAX_CLOSURE_FILES) {
-            throw new ClosureError(`${rel(workspace, root)} holds more than ${MAX_CLOSURE_FILES} files (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`);
+            throw new ClosureError(
+              `${rel(workspace, root)} holds more than ${MAX_CLOSURE_FILES} files (MCP Gate pins every file a server may load, and blocks rather than pin part of them)`,
+            );
           }
         } else if (e.isSymbolicLink()) {
           const target = fs.readlinkSync(abs);
           // Resolved by the process that follows it, from where it stands: MCP Gate cannot say what it names.
-          if (/^\/(proc|dev\/fd)(\/|$)/.test(target)) throw new ClosureError(`the link ${rel(workspace, abs)} → ${target} points into /proc or /dev/fd, which the server resolves at run time`);
+          if (/^\/(proc|dev\/fd)(\/|$)/.test(target))
+            throw new ClosureError(
+              `the link ${rel(workspace, abs)} → ${target} points into /proc or /dev/fd, which the server resolves at run time`,
+            );
           walk.links.set(abs, target);
           reader.stat(abs);
           let r;
@@ -352,8 +421,7 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
     specs.push(...manifestPaths(text));
     const proc = specs.find((x) => /^\/(proc|dev\/fd)\//.test(x));
     if (proc) computed = `${rel(workspace, file)} names ${proc.slice(0, 60)}, a path the process resolves at run time`;
-  }
-  else {
+  } else {
     const l = loadsOf(file, text);
     specs.push(...l.specs);
     const unparsed = l.computed && l.specs.length === 0 && /^it cannot be read as /.test(l.computed.what);
@@ -401,7 +469,13 @@ interface TsConfigDoc {
  * is `computed`: a root config or a relative base that does not parse, a `jsxImportSource` that is a path (each
  * .tsx file then imports its runtime from where it lies), a chain longer than MAX_TSCONFIG_CHAIN.
  */
-function tsconfigReach(root: string, workspace: string, read: (file: string) => string | undefined, isFile: (file: string) => boolean, isDir: (dir: string) => boolean): { targets: { path: string; why: string }[]; computed?: string } {
+function tsconfigReach(
+  root: string,
+  workspace: string,
+  read: (file: string) => string | undefined,
+  isFile: (file: string) => boolean,
+  isDir: (dir: string) => boolean,
+): { targets: { path: string; why: string }[]; computed?: string } {
   const rootName = rel(workspace, root);
   const rootDir = path.dirname(root);
   const configs: TsConfigDoc[] = [];
@@ -420,10 +494,15 @@ function tsconfigReach(root: string, workspace: string, read: (file: string) => 
     const { file, strict } = queue.shift()!;
     if (seen.has(file)) continue;
     seen.add(file);
-    if (seen.size > MAX_TSCONFIG_CHAIN) return { targets: [], computed: `${rootName} extends more than ${MAX_TSCONFIG_CHAIN} configuration files, more than MCP Gate reads` };
+    if (seen.size > MAX_TSCONFIG_CHAIN)
+      return { targets: [], computed: `${rootName} extends more than ${MAX_TSCONFIG_CHAIN} configuration files, more than MCP Gate reads` };
     const doc = parseConfig(file);
     if (doc === 'bad' || doc === undefined) {
-      if (strict) return { targets: [], computed: `${rel(workspace, file)} does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known` };
+      if (strict)
+        return {
+          targets: [],
+          computed: `${rel(workspace, file)} does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known`,
+        };
       continue; // a package's other JSON files: not a config
     }
     configs.push(doc);
@@ -443,7 +522,11 @@ function tsconfigReach(root: string, workspace: string, read: (file: string) => 
         const pkg = path.join(d, 'node_modules', name);
         if (isDir(pkg)) {
           const candidates = jsonFilesUnder(pkg, MAX_TSCONFIG_CHAIN);
-          if (!candidates) return { targets: [], computed: `${rel(workspace, file)} extends the package ${name}, whose JSON files MCP Gate cannot list whole (over ${MAX_TSCONFIG_CHAIN}, or a linked folder or file), so which one it uses is not known` };
+          if (!candidates)
+            return {
+              targets: [],
+              computed: `${rel(workspace, file)} extends the package ${name}, whose JSON files MCP Gate cannot list whole (over ${MAX_TSCONFIG_CHAIN}, or a linked folder or file), so which one it uses is not known`,
+            };
           for (const f of candidates) queue.push({ file: f, strict: false });
           break;
         }
@@ -451,7 +534,10 @@ function tsconfigReach(root: string, workspace: string, read: (file: string) => 
       }
     }
   }
-  const targets: { path: string; why: string }[] = [...configs.slice(1).map((c) => c.file), ...missing].map((f) => ({ path: f, why: `extended by ${rootName}` }));
+  const targets: { path: string; why: string }[] = [...configs.slice(1).map((c) => c.file), ...missing].map((f) => ({
+    path: f,
+    why: `extended by ${rootName}`,
+  }));
   const subst = (v: string, own: string) => [...new Set([v.replaceAll('${configDir}', rootDir), v.replaceAll('${configDir}', own)])];
   const bases = new Set<string>([rootDir]);
   for (const c of configs) {
@@ -459,29 +545,37 @@ function tsconfigReach(root: string, workspace: string, read: (file: string) => 
     bases.add(own);
     const b = c.compilerOptions?.baseUrl;
     if (typeof b !== 'string') continue;
-    for (const v of subst(b, own)) for (const from of [own, rootDir]) {
-      const p = path.resolve(from, v);
-      bases.add(p);
-      targets.push({ path: p, why: `${rootName} (or what it extends) sets baseUrl, from which TypeScript loaders resolve bare imports` });
-    }
+    for (const v of subst(b, own))
+      for (const from of [own, rootDir]) {
+        const p = path.resolve(from, v);
+        bases.add(p);
+        targets.push({ path: p, why: `${rootName} (or what it extends) sets baseUrl, from which TypeScript loaders resolve bare imports` });
+      }
   }
   for (const c of configs) {
     const own = path.dirname(c.file);
     const src = c.compilerOptions?.jsxImportSource;
     if (typeof src === 'string' && (src.startsWith('.') || path.isAbsolute(src))) {
-      return { targets: [], computed: `${rel(workspace, c.file)} sets jsxImportSource to the path ${src.slice(0, 60)}: each JSX file imports its runtime from where it lies` };
+      return {
+        targets: [],
+        computed: `${rel(workspace, c.file)} sets jsxImportSource to the path ${src.slice(0, 60)}: each JSX file imports its runtime from where it lies`,
+      };
     }
     const paths = c.compilerOptions?.paths;
     if (!paths || typeof paths !== 'object') continue;
     for (const [alias, list] of Object.entries(paths as Record<string, unknown>)) {
       for (const t of Array.isArray(list) ? list : []) {
         if (typeof t !== 'string') continue;
-        for (const v of subst(t, own)) for (const base of bases) {
-          // `lib/*` and `lib/` name the folder lib, `lib/x*` the folder lib, `lib/x.ts` that file.
-          const literal = v.split('*')[0];
-          const p = path.resolve(base, literal);
-          targets.push({ path: v.includes('*') && !literal.endsWith('/') ? path.dirname(p) : p, why: `${rel(workspace, c.file)} maps ${alias} there (paths)` });
-        }
+        for (const v of subst(t, own))
+          for (const base of bases) {
+            // `lib/*` and `lib/` name the folder lib, `lib/x*` the folder lib, `lib/x.ts` that file.
+            const literal = v.split('*')[0];
+            const p = path.resolve(base, literal);
+            targets.push({
+              path: v.includes('*') && !literal.endsWith('/') ? path.dirname(p) : p,
+              why: `${rel(workspace, c.file)} maps ${alias} there (paths)`,
+            });
+          }
       }
     }
   }
@@ -528,7 +622,8 @@ function jsonFilesUnder(dir: string, max: number): string[] | undefined {
 }
 
 /** A workspace `.npmrc` setting npm reads when it starts code (node-options, script-shell, …): any it does not model. */
-const NPMRC_SAFE = /^(registry|@[^:]+:registry|\/\/.*|strict-ssl|ca|cafile|save-exact|save-prefix|fund|audit|audit-level|loglevel|progress|package-lock|package-lock-only|legacy-peer-deps|engine-strict|always-auth|update-notifier|lockfile-version|auto-install-peers|strict-peer-dependencies|shamefully-hoist|color|unicode|prefer-offline|prefer-online|offline|fetch-retries|fetch-timeout|maxsockets|omit|include|save|save-dev|workspaces-update|install-links|dedupe-peer-dependents)$/;
+const NPMRC_SAFE =
+  /^(registry|@[^:]+:registry|\/\/.*|strict-ssl|ca|cafile|save-exact|save-prefix|fund|audit|audit-level|loglevel|progress|package-lock|package-lock-only|legacy-peer-deps|engine-strict|always-auth|update-notifier|lockfile-version|auto-install-peers|strict-peer-dependencies|shamefully-hoist|color|unicode|prefer-offline|prefer-online|offline|fetch-retries|fetch-timeout|maxsockets|omit|include|save|save-dev|workspaces-update|install-links|dedupe-peer-dependents)$/;
 
 function npmrcUnmodelled(text: string): string | undefined {
   for (const raw of text.split(/\r?\n/)) {
@@ -544,7 +639,13 @@ function npmrcUnmodelled(text: string): string | undefined {
  * git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it: those
  * files, and the hooks and info folders walked as themselves (the whole workspace's walk leaves .git out).
  */
-function pinGit(workspace: string, excluded: ReadonlySet<string>, reader: TrackingReader, files: Map<string, Hashed>, links: Map<string, string>): void {
+function pinGit(
+  workspace: string,
+  excluded: ReadonlySet<string>,
+  reader: TrackingReader,
+  files: Map<string, Hashed>,
+  links: Map<string, string>,
+): void {
   const gitConfig = path.join(workspace, '.git', 'config');
   if (reader.stat(gitConfig)?.isFile()) files.set(gitConfig, hashFile(reader, gitConfig, workspace));
   const gitFile = path.join(workspace, '.git');
@@ -563,7 +664,12 @@ function pinGit(workspace: string, excluded: ReadonlySet<string>, reader: Tracki
 }
 
 /** The closure's tables from what was pinned: sorted, workspace-relative, with the texts kept for diffs. */
-function closureTables(workspace: string, roots: ReadonlyMap<string, string>, files: ReadonlyMap<string, Hashed>, links: ReadonlyMap<string, string>): { closure: Closure; texts: Record<string, string> } {
+function closureTables(
+  workspace: string,
+  roots: ReadonlyMap<string, string>,
+  files: ReadonlyMap<string, Hashed>,
+  links: ReadonlyMap<string, string>,
+): { closure: Closure; texts: Record<string, string> } {
   let bytes = 0;
   const closure: Closure = { roots: [], files: {}, links: {} };
   for (const [r, why] of [...roots].sort(([a], [b]) => (a < b ? -1 : 1))) closure.roots.push({ path: rel(workspace, r), why });
@@ -607,7 +713,10 @@ function resolveEntry(e: { path: string; why: string }, workspace: string, reade
  * the server is then pinned by closureOf, as before.
  */
 export function guardedClosureOf(
-  workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader,
+  workspace: string,
+  entries: readonly ClosureEntry[],
+  excluded: ReadonlySet<string>,
+  reader: TrackingReader,
 ): { closure: Closure; texts: Record<string, string> } | { fallback: string } {
   const whole = entries.find((e) => (e.whole && !e.guardable) || e.exact === 'tree');
   if (whole) return { fallback: whole.why };
@@ -628,11 +737,19 @@ export function guardedClosureOf(
       const key = npmrcUnmodelled(h.text ?? textOf(reader, f) ?? '\0');
       if (key !== undefined) fallback ??= `${rel(workspace, f)} sets ${key}, which npm can use to run code MCP Gate does not model`;
     } else if (TSCONFIG.test(base)) {
-      const read = (file: string) => (file === f ? h.text ?? textOf(reader, f) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined);
-      const r = tsconfigReach(f, workspace, read, (p) => !!reader.stat(p)?.isFile(), (p) => !!reader.stat(p)?.isDirectory());
+      const read = (file: string) =>
+        file === f ? (h.text ?? textOf(reader, f)) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined;
+      const r = tsconfigReach(
+        f,
+        workspace,
+        read,
+        (p) => !!reader.stat(p)?.isFile(),
+        (p) => !!reader.stat(p)?.isDirectory(),
+      );
       if (r.computed) guarded.push(r.computed);
       // What its paths reach loads as files, each checked by the guard; the configs of its chain are pinned.
-      for (const t of r.targets) if (within(workspace, t.path) && TSCONFIG.test(path.basename(t.path)) && reader.stat(t.path)?.isFile()) pinFile(t.path, false);
+      for (const t of r.targets)
+        if (within(workspace, t.path) && TSCONFIG.test(path.basename(t.path)) && reader.stat(t.path)?.isFile()) pinFile(t.path, false);
     }
   };
   const pinFile = (abs: string, scan: boolean): void => {
@@ -653,7 +770,10 @@ export function guardedClosureOf(
     if (e.exact === 'file') return;
     dirs.add(st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir);
     // A folder (`python -m` from the working folder, `node lib/`) or a missing entry: what loads from it is checked.
-    if (!e.exact && !e.optional) guarded.push(`${e.why} (${rel(workspace, r.real)}${st?.isDirectory() ? '/' : ', not there now'}): what it loads from there is checked when it loads`);
+    if (!e.exact && !e.optional)
+      guarded.push(
+        `${e.why} (${rel(workspace, r.real)}${st?.isDirectory() ? '/' : ', not there now'}): what it loads from there is checked when it loads`,
+      );
   };
   for (const e of entries) add(e);
   const scanAll = () => {
@@ -717,7 +837,13 @@ export class WholeWorkspace extends Error {
  * reviewed), and `snapshot` saying why. Every other file is what the approval recorded, shown to the server as a
  * read-only copy (src/host/sandbox/closure-copy.ts snapshotCopy): an edit on the host neither reaches nor stops it.
  */
-export function snapshotClosureOf(workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader, why: string): { closure: Closure; texts: Record<string, string> } {
+export function snapshotClosureOf(
+  workspace: string,
+  entries: readonly ClosureEntry[],
+  excluded: ReadonlySet<string>,
+  reader: TrackingReader,
+  why: string,
+): { closure: Closure; texts: Record<string, string> } {
   const files = new Map<string, Hashed>();
   for (const e of entries) {
     if (e.whole) continue;
@@ -735,7 +861,11 @@ export function snapshotClosureOf(workspace: string, entries: readonly ClosureEn
  * throws WholeWorkspace instead of walking the whole workspace.
  */
 export function closureOf(
-  workspace: string, entries: readonly ClosureEntry[], excluded: ReadonlySet<string>, reader: TrackingReader, snapshot = false,
+  workspace: string,
+  entries: readonly ClosureEntry[],
+  excluded: ReadonlySet<string>,
+  reader: TrackingReader,
+  snapshot = false,
 ): { closure: Closure; texts: Record<string, string> } {
   const queue: { dir: string; why: string }[] = [];
   const exactFiles: { abs: string; why: string }[] = [];
@@ -764,8 +894,7 @@ export function closureOf(
       if (exact === 'file' && st?.isFile()) {
         exactFiles.push({ abs: r.real, why });
         toScan.push(r.real);
-      }
-      else if (exact === 'tree' && st?.isDirectory()) queue.push({ dir: r.real, why });
+      } else if (exact === 'tree' && st?.isDirectory()) queue.push({ dir: r.real, why });
       return;
     }
     if (optional && !r.exists) return;
@@ -776,7 +905,10 @@ export function closureOf(
     const root = packageRoot(workspace, dir, reader);
     // Said when it surprises: a single file with no manifest at or above its folder pins that whole folder.
     const unpackaged = root === dir && !MANIFESTS.some((m) => reader.stat(path.join(dir, m)));
-    queue.push({ dir: root, why: unpackaged && st?.isFile() ? `${why} (no package manifest at or above its folder, so the folder is its package)` : why });
+    queue.push({
+      dir: root,
+      why: unpackaged && st?.isFile() ? `${why} (no package manifest at or above its folder, so the folder is its package)` : why,
+    });
   };
   for (const e of entries) addEntry(e.path, e.why, e.whole, e.optional, e.exact);
   // Code that can run anything (a shell) can also run an MCP configuration file as a script: then nothing is left out.
@@ -788,7 +920,10 @@ export function closureOf(
   if (hit instanceof Error) throw hit;
   if (hit) {
     const whyOf = new Map(queue.map((q) => [rel(workspace, q.dir), q.why]));
-    return { closure: { ...hit.closure, roots: hit.closure.roots.map((r) => ({ path: r.path, why: whyOf.get(r.path) ?? r.why })) }, texts: hit.texts };
+    return {
+      closure: { ...hit.closure, roots: hit.closure.roots.map((r) => ({ path: r.path, why: whyOf.get(r.path) ?? r.why })) },
+      texts: hit.texts,
+    };
   }
   try {
     const result = computeClosure(workspace, queue, exactFiles, toScan, excluded, reader, addEntry, snapshot);
@@ -801,8 +936,14 @@ export function closureOf(
 }
 
 function computeClosure(
-  workspace: string, queue: { dir: string; why: string }[], exactFiles: readonly { abs: string; why: string }[], toScan: string[],
-  excluded: ReadonlySet<string>, reader: TrackingReader, addEntry: (abs: string, why: string) => void, snapshot: boolean,
+  workspace: string,
+  queue: { dir: string; why: string }[],
+  exactFiles: readonly { abs: string; why: string }[],
+  toScan: string[],
+  excluded: ReadonlySet<string>,
+  reader: TrackingReader,
+  addEntry: (abs: string, why: string) => void,
+  snapshot: boolean,
 ): { closure: Closure; texts: Record<string, string> } {
   // Once a file can load a path computed at run time, the whole workspace is pinned (configuration files
   // included: such code could run what another server's entry says) and nothing more needs reading.
@@ -828,8 +969,15 @@ function computeClosure(
   const tsconfig = (f: string, h: Hashed): void => {
     if (tsconfigsRead.has(f)) return;
     tsconfigsRead.add(f);
-    const read = (file: string) => (file === f ? h.text ?? textOf(reader, f) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined);
-    const r = tsconfigReach(f, workspace, read, (p) => !!reader.stat(p)?.isFile(), (p) => !!reader.stat(p)?.isDirectory());
+    const read = (file: string) =>
+      file === f ? (h.text ?? textOf(reader, f)) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined;
+    const r = tsconfigReach(
+      f,
+      workspace,
+      read,
+      (p) => !!reader.stat(p)?.isFile(),
+      (p) => !!reader.stat(p)?.isDirectory(),
+    );
     if (r.computed) return pinWhole(r.computed);
     for (const t of r.targets) if (within(workspace, t.path)) addEntry(t.path, t.why);
   };
@@ -837,7 +985,8 @@ function computeClosure(
   const follow = (file: string, reach: Reach, rootList: readonly string[]) => {
     if (reach.computed) return pinWhole(reach.computed);
     for (const t of reach.targets) {
-      if (NATIVE.test(t) && reader.stat(t)?.isFile()) return pinWhole(`${rel(workspace, file)} loads the native addon ${rel(workspace, t)}, whose machine code can open any file`);
+      if (NATIVE.test(t) && reader.stat(t)?.isFile())
+        return pinWhole(`${rel(workspace, file)} loads the native addon ${rel(workspace, t)}, whose machine code can open any file`);
       if (!rootList.some((r) => within(r, t))) addEntry(t, `named by ${rel(workspace, file)}`);
       else if (!JS_EXTENSIONS.has(path.extname(t)) && !NOT_CODE.test(t)) toScan.push(t);
     }
@@ -896,7 +1045,8 @@ function computeClosure(
         settings(p, h);
       }
       const nm = path.join(d, 'node_modules');
-      if (reader.stat(nm)?.isDirectory()) queue.push({ dir: nm, why: `packages above ${rel(workspace, dir)} (Node resolves bare imports in every folder above)` });
+      if (reader.stat(nm)?.isDirectory())
+        queue.push({ dir: nm, why: `packages above ${rel(workspace, dir)} (Node resolves bare imports in every folder above)` });
       if (d === workspace) break;
     }
   }

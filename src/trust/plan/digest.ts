@@ -50,7 +50,19 @@ export interface Pinned {
   plan?: LaunchPlan;
 }
 
-const NORMALISED_FIELDS = new Set(['type', 'transport', 'command', 'args', 'cwd', 'env', 'envFile', 'url', 'httpUrl', 'headers', 'http_headers']);
+const NORMALISED_FIELDS = new Set([
+  'type',
+  'transport',
+  'command',
+  'args',
+  'cwd',
+  'env',
+  'envFile',
+  'url',
+  'httpUrl',
+  'headers',
+  'http_headers',
+]);
 
 /** JSON with object keys sorted at every level: the one canonical form every digest is computed over. */
 export function canonicalJson(v: unknown): string {
@@ -86,9 +98,10 @@ function inside(projectDir: string, p: string): boolean {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
-
 /** Repository-relative paths of every MCP configuration file: pinned field by field, so left out of closures. */
-export const CONFIG_FILES: ReadonlySet<string> = new Set(CATALOGUE.filter((l) => l.scope === 'repository' && l.relPath).map((l) => l.relPath!));
+export const CONFIG_FILES: ReadonlySet<string> = new Set(
+  CATALOGUE.filter((l) => l.scope === 'repository' && l.relPath).map((l) => l.relPath!),
+);
 
 /**
  * Computes the pinned fragment and its digest. `searchPath` is MCP Gate's own PATH (where a bare command is
@@ -96,7 +109,13 @@ export const CONFIG_FILES: ReadonlySet<string> = new Set(CATALOGUE.filter((l) =>
  * where it can be (./launch-plan.ts). Throws PinError when something cannot be pinned or is refused (the server is
  * then blocked).
  */
-export function pin(server: DeclaredServer, projectDir: string, reader: TrackingReader, searchPath: string | undefined, guard = false): Pinned {
+export function pin(
+  server: DeclaredServer,
+  projectDir: string,
+  reader: TrackingReader,
+  searchPath: string | undefined,
+  guard = false,
+): Pinned {
   const def = server.definition!;
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(server.raw)) if (!NORMALISED_FIELDS.has(k)) extra[k] = v;

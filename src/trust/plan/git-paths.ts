@@ -89,7 +89,8 @@ export function gitExecutedPaths(workspace: string, worktree = workspace, gitDir
       // Commands and other paths: every token that reads as a relative or absolute path.
       for (const token of value.split(/[\s'"=:]+/)) {
         if (!token || /^[a-z][a-z0-9+.-]*:\/\//i.test(token)) continue;
-        if (token.startsWith('/') || token.startsWith('./') || token.startsWith('../') || token.includes('/')) add(path.resolve(worktree, token));
+        if (token.startsWith('/') || token.startsWith('./') || token.startsWith('../') || token.includes('/'))
+          add(path.resolve(worktree, token));
       }
     }
   }
@@ -110,7 +111,10 @@ export const MAX_NESTED_WALK = 200_000;
  * `.git` is not walked. The same walk lists the Unix socket files it meets (`sockets`: a contained server may make
  * Unix sockets only while none it did not make is visible to it). `truncated` when the walk met its bound.
  */
-export function nestedGitPaths(workspace: string, nested: readonly string[] = []): { paths: string[]; sockets: string[]; truncated: boolean; socketsTruncated: boolean } {
+export function nestedGitPaths(
+  workspace: string,
+  nested: readonly string[] = [],
+): { paths: string[]; sockets: string[]; truncated: boolean; socketsTruncated: boolean } {
   const out = new Set<string>();
   const sockets: string[] = [];
   const ownGit = path.join(workspace, '.git');
@@ -141,7 +145,9 @@ export function nestedGitPaths(workspace: string, nested: readonly string[] = []
     // obeyed like a .git when git runs in it. Protected whole; in the workspace's root, what git obeys in it.
     if (mode !== 'sockets' && ['HEAD', 'objects', 'refs'].every((n) => list.some((d) => d.name === n))) {
       if (dir !== workspace) out.add(dir);
-      else for (const n of ['HEAD', 'config', 'hooks', 'commondir', 'config.worktree']) if (list.some((d) => d.name === n)) out.add(path.join(dir, n));
+      else
+        for (const n of ['HEAD', 'config', 'hooks', 'commondir', 'config.worktree'])
+          if (list.some((d) => d.name === n)) out.add(path.join(dir, n));
       obeyed(dir, dir);
     }
     for (const d of list) {
@@ -149,7 +155,8 @@ export function nestedGitPaths(workspace: string, nested: readonly string[] = []
         socketsTruncated = true;
         if (mode !== 'all') break;
       }
-      if (mode === 'all' && ++entries > MAX_NESTED_WALK) return { paths: [...out].sort(), sockets, truncated: true, socketsTruncated: true };
+      if (mode === 'all' && ++entries > MAX_NESTED_WALK)
+        return { paths: [...out].sort(), sockets, truncated: true, socketsTruncated: true };
       const abs = path.join(dir, d.name);
       if (d.isSocket()) {
         sockets.push(abs);

@@ -7,7 +7,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closureOf, ClosureError, guardedClosureOf, PROJECT_SETTINGS, snapshotClosureOf, WholeWorkspace, type Closure, type ClosureEntry } from './closure';
+import {
+  closureOf,
+  ClosureError,
+  guardedClosureOf,
+  PROJECT_SETTINGS,
+  snapshotClosureOf,
+  WholeWorkspace,
+  type Closure,
+  type ClosureEntry,
+} from './closure';
 import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
@@ -38,7 +47,26 @@ export interface LaunchPlan {
 export class PlanError extends Error {}
 
 /** Variables passed through from MCP Gate's own environment; everything else (tokens, keys) stays behind. */
-export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'SYSTEMROOT', 'WINDIR', 'COMSPEC', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE'];
+export const INHERITED_ENV = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'TEMP',
+  'TMP',
+  'SYSTEMROOT',
+  'WINDIR',
+  'COMSPEC',
+  'PATHEXT',
+  'APPDATA',
+  'LOCALAPPDATA',
+  'USERPROFILE',
+];
 
 /**
  * The certificate authorities you trust, as your environment names them (a company's TLS proxy, a test CA): a
@@ -55,11 +83,12 @@ export function minimalEnv(parent: Readonly<Record<string, string | undefined>>)
   return env;
 }
 
-
 /** Substitutes the workspace variables MCP Gate fills in; any other `${…}` is left as written. */
 export function substitute(s: string, projectDir: string): string {
   // One pass: a value put in (a folder named `a-${workspaceRoot}`) is never substituted again.
-  return s.replace(/\$\{(workspaceFolder|workspaceFolderBasename|workspaceRoot)\}/g, (_, v: string) => (v === 'workspaceFolderBasename' ? path.basename(projectDir) : projectDir));
+  return s.replace(/\$\{(workspaceFolder|workspaceFolderBasename|workspaceRoot)\}/g, (_, v: string) =>
+    v === 'workspaceFolderBasename' ? path.basename(projectDir) : projectDir,
+  );
 }
 
 /**
@@ -67,22 +96,194 @@ export function substitute(s: string, projectDir: string): string {
  * loads. A repository may not set them: the server is blocked naming the variable (set it in user scope).
  */
 export const LOADER_EXACT = new Set([
-  'PATH', 'HOME', 'USERPROFILE', 'BASH_ENV', 'ENV', 'ZDOTDIR', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'IFS', 'CDPATH',
-  'GLOBIGNORE', 'CLASSPATH', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH',
-  'HOSTALIASES', 'TMPDIR', 'TEMP', 'TMP', 'ELECTRON_RUN_AS_NODE', 'EDITOR', 'VISUAL', 'PAGER', 'BROWSER', 'SHELL',
-  'MANPAGER', 'LESSOPEN', 'PERLIO', 'TCLLIBPATH', 'LUA_PATH', 'LUA_CPATH', 'R_PROFILE_USER', 'R_LIBS_USER', 'JULIA_LOAD_PATH', 'JULIA_DEPOT_PATH',
-  'SSH_ASKPASS', 'SUDO_ASKPASS', 'GIT_ASKPASS', 'TERMINFO', 'TERMINFO_DIRS', 'INPUTRC', 'MAVEN_OPTS', 'GRADLE_OPTS', 'SBT_OPTS', 'ANT_OPTS',
-  'CC', 'CXX', 'CPP', 'LD', 'AR', 'CFLAGS', 'CXXFLAGS', 'LDFLAGS', 'CPPFLAGS', 'MAKEFLAGS', 'MFLAGS', 'LIBRARY_PATH', 'CPATH', 'PKG_CONFIG_PATH',
-  'QT_PLUGIN_PATH', 'QT_QPA_PLATFORM_PLUGIN_PATH', 'GTK_PATH', 'GTK_MODULES', 'GIO_MODULE_DIR', 'GST_PLUGIN_PATH', 'GDK_PIXBUF_MODULE_FILE',
-  'KRB5_CONFIG', 'MAGIC', 'WGETRC', 'CURL_HOME', 'SSLKEYLOGFILE', 'ZSH', 'FPATH', 'MAIL', 'MAILPATH', 'HISTFILE', 'LESSKEY', 'SCREENRC', 'VIMINIT', 'EXINIT', 'MYVIMRC',
+  'PATH',
+  'HOME',
+  'USERPROFILE',
+  'BASH_ENV',
+  'ENV',
+  'ZDOTDIR',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PS4',
+  'PROMPT_COMMAND',
+  'IFS',
+  'CDPATH',
+  'GLOBIGNORE',
+  'CLASSPATH',
+  '_JAVA_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  'GCONV_PATH',
+  'GLIBC_TUNABLES',
+  'LOCPATH',
+  'NLSPATH',
+  'HOSTALIASES',
+  'TMPDIR',
+  'TEMP',
+  'TMP',
+  'ELECTRON_RUN_AS_NODE',
+  'EDITOR',
+  'VISUAL',
+  'PAGER',
+  'BROWSER',
+  'SHELL',
+  'MANPAGER',
+  'LESSOPEN',
+  'PERLIO',
+  'TCLLIBPATH',
+  'LUA_PATH',
+  'LUA_CPATH',
+  'R_PROFILE_USER',
+  'R_LIBS_USER',
+  'JULIA_LOAD_PATH',
+  'JULIA_DEPOT_PATH',
+  'SSH_ASKPASS',
+  'SUDO_ASKPASS',
+  'GIT_ASKPASS',
+  'TERMINFO',
+  'TERMINFO_DIRS',
+  'INPUTRC',
+  'MAVEN_OPTS',
+  'GRADLE_OPTS',
+  'SBT_OPTS',
+  'ANT_OPTS',
+  'CC',
+  'CXX',
+  'CPP',
+  'LD',
+  'AR',
+  'CFLAGS',
+  'CXXFLAGS',
+  'LDFLAGS',
+  'CPPFLAGS',
+  'MAKEFLAGS',
+  'MFLAGS',
+  'LIBRARY_PATH',
+  'CPATH',
+  'PKG_CONFIG_PATH',
+  'QT_PLUGIN_PATH',
+  'QT_QPA_PLATFORM_PLUGIN_PATH',
+  'GTK_PATH',
+  'GTK_MODULES',
+  'GIO_MODULE_DIR',
+  'GST_PLUGIN_PATH',
+  'GDK_PIXBUF_MODULE_FILE',
+  'KRB5_CONFIG',
+  'MAGIC',
+  'WGETRC',
+  'CURL_HOME',
+  'SSLKEYLOGFILE',
+  'ZSH',
+  'FPATH',
+  'MAIL',
+  'MAILPATH',
+  'HISTFILE',
+  'LESSKEY',
+  'SCREENRC',
+  'VIMINIT',
+  'EXINIT',
+  'MYVIMRC',
 ]);
 export const LOADER_PREFIXES = [
-  'LD_', 'DYLD_', 'NODE_', 'NPM_CONFIG_', 'PYTHON', 'PIP_', 'UV_', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'JAVA_', 'DENO_', 'BUN_', 'TS_NODE_',
-  'TSX_', 'YARN_', 'PNPM_', 'COREPACK_', 'XDG_', 'GIT_', 'MALLOC_', 'LUA_', 'PHP', 'CARGO_', 'RUSTC', 'RUSTUP_', 'GOPATH', 'GOROOT', 'GOFLAGS', 'GOENV', 'GOBIN', 'GOTOOLCHAIN', 'GOPROXY', 'GOEXPERIMENT', 'GODEBUG', 'CONDA', 'VIRTUAL_ENV', 'POETRY_', 'PIPX_', 'PDM_', 'HATCH_',
-  'OPENSSL_', 'SSL_', 'PYENV', 'RBENV', 'NODENV', 'NVM_', 'VOLTA_', 'ASDF_', 'MISE_', 'RTX_', 'FNM_', 'JENV', 'SDKMAN', 'BASH_FUNC_', 'DOTNET_', 'CORECLR_',
-  'COMPLUS_', 'MONO_', 'ERL_', 'ELIXIR_', 'MIX_', 'HEX_', 'R_PROFILE', 'R_ENVIRON', 'R_LIBS', 'JULIA_', 'TK_', 'GEMRC', 'BUNDLER_', 'RAILS_', 'NPM_', 'GCONV_',
-  'GLIBC_', 'GTK_', 'QT_', 'GST_', 'GIO_', 'DBUS_', 'GPG', 'GNUPG', 'SSH_', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'GOOGLE_APPLICATION_CREDENTIALS',
-  'KUBECONFIG', 'DOCKER_', 'CONTAINER_', 'PROMPT_', 'PS1', 'PS2', 'PS3', 'VIMINIT', 'VIMRUNTIME', 'MANPATH', 'INFOPATH', 'TEXINPUTS', 'DENO', 'BUN',
+  'LD_',
+  'DYLD_',
+  'NODE_',
+  'NPM_CONFIG_',
+  'PYTHON',
+  'PIP_',
+  'UV_',
+  'PERL',
+  'RUBY',
+  'GEM_',
+  'BUNDLE_',
+  'JAVA_',
+  'DENO_',
+  'BUN_',
+  'TS_NODE_',
+  'TSX_',
+  'YARN_',
+  'PNPM_',
+  'COREPACK_',
+  'XDG_',
+  'GIT_',
+  'MALLOC_',
+  'LUA_',
+  'PHP',
+  'CARGO_',
+  'RUSTC',
+  'RUSTUP_',
+  'GOPATH',
+  'GOROOT',
+  'GOFLAGS',
+  'GOENV',
+  'GOBIN',
+  'GOTOOLCHAIN',
+  'GOPROXY',
+  'GOEXPERIMENT',
+  'GODEBUG',
+  'CONDA',
+  'VIRTUAL_ENV',
+  'POETRY_',
+  'PIPX_',
+  'PDM_',
+  'HATCH_',
+  'OPENSSL_',
+  'SSL_',
+  'PYENV',
+  'RBENV',
+  'NODENV',
+  'NVM_',
+  'VOLTA_',
+  'ASDF_',
+  'MISE_',
+  'RTX_',
+  'FNM_',
+  'JENV',
+  'SDKMAN',
+  'BASH_FUNC_',
+  'DOTNET_',
+  'CORECLR_',
+  'COMPLUS_',
+  'MONO_',
+  'ERL_',
+  'ELIXIR_',
+  'MIX_',
+  'HEX_',
+  'R_PROFILE',
+  'R_ENVIRON',
+  'R_LIBS',
+  'JULIA_',
+  'TK_',
+  'GEMRC',
+  'BUNDLER_',
+  'RAILS_',
+  'NPM_',
+  'GCONV_',
+  'GLIBC_',
+  'GTK_',
+  'QT_',
+  'GST_',
+  'GIO_',
+  'DBUS_',
+  'GPG',
+  'GNUPG',
+  'SSH_',
+  'AWS_CONFIG_FILE',
+  'AWS_SHARED_CREDENTIALS_FILE',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'KUBECONFIG',
+  'DOCKER_',
+  'CONTAINER_',
+  'PROMPT_',
+  'PS1',
+  'PS2',
+  'PS3',
+  'VIMINIT',
+  'VIMRUNTIME',
+  'MANPATH',
+  'INFOPATH',
+  'TEXINPUTS',
+  'DENO',
+  'BUN',
 ];
 
 /** The reason a repository may not set `name`, or undefined when it may. */
@@ -102,11 +303,17 @@ const FAMILIES: [RegExp, Family][] = [
   [/^(python|python[23](\.\d+)?|pypy3?|py)$/, 'python'],
   // Shells, and programs that run whatever their arguments (or the repository's own settings) say: git (aliases,
   // hooks), script, unshare, xargs, find -exec, awk/sed programs, editors, su/sudo, terminal multiplexers.
-  [/^(sh|bash|dash|zsh|ksh|mksh|fish|ash|busybox|git|script|unshare|nsenter|chroot|firejail|watch|parallel|entr|xargs|find|awk|gawk|mawk|nawk|sed|expect|tmux|screen|vim?|nvim|emacs|su|runuser|sudo|doas|flock|bwrap|systemd-run|dbus-run-session|strace|ltrace|gdb|valgrind|perf|ssh)$/, 'shell'],
+  [
+    /^(sh|bash|dash|zsh|ksh|mksh|fish|ash|busybox|git|script|unshare|nsenter|chroot|firejail|watch|parallel|entr|xargs|find|awk|gawk|mawk|nawk|sed|expect|tmux|screen|vim?|nvim|emacs|su|runuser|sudo|doas|flock|bwrap|systemd-run|dbus-run-session|strace|ltrace|gdb|valgrind|perf|ssh)$/,
+    'shell',
+  ],
   [/^(ruby|irb)$/, 'ruby'],
   [/^(perl)$/, 'perl'],
   [/^(php)$/, 'php'],
-  [/^(npm|npx|pnpm|pnpx|yarn|yarnpkg|bunx|uv|uvx|poetry|pipx|pdm|hatch|rye|corepack|make|gmake|just|task|cargo|go|mix|bundle|rake|gradle|mvn)$/, 'runner'],
+  [
+    /^(npm|npx|pnpm|pnpx|yarn|yarnpkg|bunx|uv|uvx|poetry|pipx|pdm|hatch|rye|corepack|make|gmake|just|task|cargo|go|mix|bundle|rake|gradle|mvn)$/,
+    'runner',
+  ],
   [WRAPPERS, 'wrapper'],
 ];
 
@@ -146,7 +353,10 @@ export function findOnPath(name: string, searchPath: string | undefined): string
 }
 
 /** Per-evaluation memo: a PATH lookup and a folder's physical resolution are done once, whatever number of servers ask. */
-const memos = new WeakMap<TrackingReader, { onPath: Map<string, string | undefined>; folders: Map<string, ReturnType<typeof resolvePhysical>> }>();
+const memos = new WeakMap<
+  TrackingReader,
+  { onPath: Map<string, string | undefined>; folders: Map<string, ReturnType<typeof resolvePhysical>> }
+>();
 function memoOf(reader: TrackingReader) {
   let m = memos.get(reader);
   if (!m) memos.set(reader, (m = { onPath: new Map(), folders: new Map() }));
@@ -178,7 +388,12 @@ export interface PlanOptions {
 export const GUARDED_PROGRAM = /^(node|nodejs|python[23]?(\.\d+)?)$/;
 
 /** Turns a stdio definition into the plan. Throws PlanError (or ClosureError) when it cannot be pinned or is refused. */
-export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanOptions, reader: TrackingReader): { plan: LaunchPlan; texts: Record<string, string> } {
+export function planLaunch(
+  def: ServerDefinition,
+  workspace: string,
+  opts: PlanOptions,
+  reader: TrackingReader,
+): { plan: LaunchPlan; texts: Record<string, string> } {
   if (def.type !== 'stdio' || !def.command) throw new PlanError('not a local server');
   const sub = (s: string) => substitute(s, workspace);
   const env: Record<string, string> = {};
@@ -186,7 +401,10 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   if (opts.gated) {
     for (const k of Object.keys(env)) {
       const why = loaderVariable(k);
-      if (why) throw new PlanError(`its "env" sets ${k}: ${why}; MCP Gate does not pass a repository's ${k} (remove it, or declare the server in your user configuration)`);
+      if (why)
+        throw new PlanError(
+          `its "env" sets ${k}: ${why}; MCP Gate does not pass a repository's ${k} (remove it, or declare the server in your user configuration)`,
+        );
     }
   }
   // The working folder, as the kernel will resolve it.
@@ -216,7 +434,14 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
       throw new ClosureError(`${why}: ${(e as Error).message}`);
     }
     const exact = how === 'file' ? 'file' : how === 'folder' ? 'tree' : undefined;
-    entries.push({ path: abs, why, whole: how === 'whole' || how === 'guardable', guardable: how === 'guardable' || undefined, optional: how === 'if-exists', exact });
+    entries.push({
+      path: abs,
+      why,
+      whole: how === 'whole' || how === 'guardable',
+      guardable: how === 'guardable' || undefined,
+      optional: how === 'if-exists',
+      exact,
+    });
     if (exact) return;
     // Node and most interpreters also normalise `..` lexically before opening: pin that spelling too.
     const lexical = path.resolve(cwd, p);
@@ -263,7 +488,10 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
   // By the program's real name, or as written when it is not found (it then does not start, whatever its closure).
   // A repository's npm launch runs its approved lock with node (src/host/sandbox/contain.ts): under the guard as well.
   const lockedNpm = opts.gated && packageLaunchOf(command, args)?.kind === 'npm';
-  const guarded = opts.gated && opts.guard && (GUARDED_PROGRAM.test(path.basename(executable ?? command)) || lockedNpm) ? guardedClosureOf(workspace, entries, opts.configFiles, reader) : undefined;
+  const guarded =
+    opts.gated && opts.guard && (GUARDED_PROGRAM.test(path.basename(executable ?? command)) || lockedNpm)
+      ? guardedClosureOf(workspace, entries, opts.configFiles, reader)
+      : undefined;
   // Under the guard's design, what would pin the whole workspace runs on the approved snapshot instead.
   const pinned = () => {
     try {
@@ -271,14 +499,22 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
     } catch (e) {
       // Said by what the guard could not check when that is why (code from strings, a child process), else by what
       // would have pinned the whole workspace.
-      if (e instanceof WholeWorkspace) return snapshotClosureOf(workspace, entries, opts.configFiles, reader, guarded && 'fallback' in guarded ? guarded.fallback : e.why);
+      if (e instanceof WholeWorkspace)
+        return snapshotClosureOf(workspace, entries, opts.configFiles, reader, guarded && 'fallback' in guarded ? guarded.fallback : e.why);
       throw e;
     }
   };
-  const { closure, texts } = guarded && !('fallback' in guarded) ? guarded : opts.gated ? pinned() : { closure: { roots: [], files: {}, links: {} }, texts: {} };
+  const { closure, texts } =
+    guarded && !('fallback' in guarded) ? guarded : opts.gated ? pinned() : { closure: { roots: [], files: {}, links: {} }, texts: {} };
   const relOf = (p: string) => path.relative(workspace, p).split(path.sep).join('/') || '.';
   const plan: LaunchPlan = {
-    command, executable, notFound, args, cwd, env, launcher: isPackageLauncher(path.basename(command), args) || undefined,
+    command,
+    executable,
+    notFound,
+    args,
+    cwd,
+    env,
+    launcher: isPackageLauncher(path.basename(command), args) || undefined,
     cwdInWorkspace: within(workspace, cwd) ? relOf(cwd) : undefined,
     entries: entries.filter((e) => within(workspace, e.path)).map((e) => ({ path: relOf(e.path), why: e.why })),
     closure,
@@ -290,12 +526,14 @@ export function planLaunch(def: ServerDefinition, workspace: string, opts: PlanO
  * Node options that make resolution follow what MCP Gate does not read: links resolved from their own folders
  * (`--preserve-symlinks`), a package map, a URL entry, a package script (`--run`), a global test setup module.
  */
-const NODE_RESOLUTION_FLAGS = /^(--preserve-symlinks|--preserve-symlinks-main|--experimental-package-map|--entry-url|--run|--test-global-setup)$/;
+const NODE_RESOLUTION_FLAGS =
+  /^(--preserve-symlinks|--preserve-symlinks-main|--experimental-package-map|--entry-url|--run|--test-global-setup)$/;
 /** Node options that load a module before the entry: a bare specifier resolves from the working folder's node_modules. */
 const NODE_PRELOAD_FLAGS = /^(-r|--require|--import|--loader|--experimental-loader|--test-reporter)$/;
 const PYTHON_VALUE_FLAGS = /^(-W|-X|-Q)$/;
 /** Node options that make Node load code named in a file (OpenSSL engines and providers, snapshots, policies). */
-const NODE_CODE_CONFIG_FLAGS = /^(--openssl-config|--openssl-shared-config|--snapshot-blob|--experimental-policy|--experimental-config-file|--experimental-default-config-file|--experimental-sea-config|--build-snapshot|--build-snapshot-config)$/;
+const NODE_CODE_CONFIG_FLAGS =
+  /^(--openssl-config|--openssl-shared-config|--snapshot-blob|--experimental-policy|--experimental-config-file|--experimental-default-config-file|--experimental-sea-config|--build-snapshot|--build-snapshot-config)$/;
 
 /**
  * Variable names a dotenv-style file sets (`NAME=`, `export NAME=`). A file that is missing sets nothing (Node
@@ -351,8 +589,14 @@ function isPackageLauncher(prog: string, args: readonly string[]): boolean {
 
 /** Walks one command line, naming entries: paths it names, inline code, the folder launchers resolve from. */
 function analyse(
-  command: string, executable: string | undefined, args: readonly string[], cwd: string, workspace: string,
-  opts: PlanOptions, named: Name, depth: number,
+  command: string,
+  executable: string | undefined,
+  args: readonly string[],
+  cwd: string,
+  workspace: string,
+  opts: PlanOptions,
+  named: Name,
+  depth: number,
 ): void {
   if (depth > 8) throw new ClosureError('the command wraps other commands more than 8 levels deep');
   const family = familyOf(command, executable);
@@ -388,7 +632,12 @@ function analyse(
       }
       if (prog === 'env' && (a === '-S' || a === '--split-string' || /^-[a-zA-Z]*S./.test(a) || a.startsWith('--split-string='))) {
         // The value is itself a command line: split it and read on.
-        const value = a === '-S' || a === '--split-string' ? list[i + 1] ?? '' : a.startsWith('--') ? a.slice(a.indexOf('=') + 1) : a.slice(a.indexOf('S') + 1);
+        const value =
+          a === '-S' || a === '--split-string'
+            ? (list[i + 1] ?? '')
+            : a.startsWith('--')
+              ? a.slice(a.indexOf('=') + 1)
+              : a.slice(a.indexOf('S') + 1);
         list.splice(i, a === '-S' || a === '--split-string' ? 2 : 1, ...value.split(/\s+/).filter(Boolean));
         i--;
         continue;
@@ -434,7 +683,9 @@ function analyse(
     // path: these interpreters load files MCP Gate neither reads nor guards, so the server runs on the approved
     // snapshot (the whole workspace as approved; red team 6, case 08: a pulled ../lib/Greet.pm ran). Its entry and
     // arguments are still named as themselves.
-    everything(`${prog} loads modules along library paths its code computes (MCP Gate neither reads nor guards ${prog}): it runs on the workspace as approved`);
+    everything(
+      `${prog} loads modules along library paths its code computes (MCP Gate neither reads nor guards ${prog}): it runs on the workspace as approved`,
+    );
   }
   if (executable && within(workspace, executable) && family === 'other') {
     everything(`${command} is a workspace program that may run any workspace file`);
@@ -463,19 +714,22 @@ function analyse(
     // `ld.so`, `perl5.36`, a server binary) may run or load any file it is given or finds: the whole workspace.
     // Not for a container run (its image is pinned; the workspace reaches it only through mounts it names) nor for
     // a program that is not there (nothing runs; its appearance changes the plan).
-    if (executable && !/^(docker|podman)$/.test(prog.replace(/\.exe$/i, ''))) everything(`${prog} is a program MCP Gate does not model: it may run or load any file of the workspace`);
+    if (executable && !/^(docker|podman)$/.test(prog.replace(/\.exe$/i, '')))
+      everything(`${prog} is a program MCP Gate does not model: it may run or load any file of the workspace`);
     return dataArgs(0);
   }
 
   // Python finds modules along sys.path, which its code may change at run time (sys.path, importlib, __import__,
   // runpy, .pth files of an environment): MCP Gate does not read Python sources, so a Python server pins the
   // whole workspace (its options are still checked below).
-  if (family === 'python') named(workspace, `${prog} imports along a path its code can change at run time (MCP Gate does not read Python sources)`, 'guardable');
+  if (family === 'python')
+    named(workspace, `${prog} imports along a path its code can change at run time (MCP Gate does not read Python sources)`, 'guardable');
   // TypeScript loaders (tsx, ts-node, bun, a `--import tsx`) read the working folder's tsconfig.json, whose
   // `paths` and `baseUrl` map bare imports into the workspace: each one from there up is pinned as itself.
   if (family === 'node') {
     for (let d = cwd; within(workspace, d); d = path.dirname(d)) {
-      for (const f of ['tsconfig.json', 'jsconfig.json']) named(path.join(d, f), `TypeScript loaders resolve imports through the working folder's ${f}`, 'file');
+      for (const f of ['tsconfig.json', 'jsconfig.json'])
+        named(path.join(d, f), `TypeScript loaders resolve imports through the working folder's ${f}`, 'file');
       if (d === workspace) break;
     }
   }
@@ -489,10 +743,14 @@ function analyse(
       return dataArgs(i + 1);
     }
     if (family === 'python' && /^-[A-Za-z]*[EI]/.test(a) && !a.startsWith('--') && !/^-[XmcwW]/.test(a)) {
-      throw new PlanError(`${prog} ${a} ignores the environment, and with it the bytecode folder MCP Gate sets outside the workspace: bytecode in the workspace would run unpinned; remove ${a}`);
+      throw new PlanError(
+        `${prog} ${a} ignores the environment, and with it the bytecode folder MCP Gate sets outside the workspace: bytecode in the workspace would run unpinned; remove ${a}`,
+      );
     }
-    if (family === 'python' && (a === '-X' || a.startsWith('-X')) && /pycache_prefix/.test(a === '-X' ? args[i + 1] ?? '' : a)) {
-      throw new PlanError(`${prog} -X pycache_prefix sets where Python reads bytecode from, which MCP Gate keeps outside the workspace; remove it`);
+    if (family === 'python' && (a === '-X' || a.startsWith('-X')) && /pycache_prefix/.test(a === '-X' ? (args[i + 1] ?? '') : a)) {
+      throw new PlanError(
+        `${prog} -X pycache_prefix sets where Python reads bytecode from, which MCP Gate keeps outside the workspace; remove it`,
+      );
     }
     if (family === 'node' && /^--test(=|$)/.test(a)) {
       everything(`${prog} --test runs every test file it finds`);
@@ -504,7 +762,7 @@ function analyse(
     }
     if (family === 'node' && a === '--') {
       // The end of Node's options: the next argument is the entry, whatever it looks like.
-      if (i + 1 < args.length) for (const c of candidates(args[i + 1]) ) named(c, `the entry ${short(args[i + 1])} that ${prog} runs`);
+      if (i + 1 < args.length) for (const c of candidates(args[i + 1])) named(c, `the entry ${short(args[i + 1])} that ${prog} runs`);
       return dataArgs(i + 2);
     }
     if (a.startsWith('-')) {
@@ -515,10 +773,13 @@ function analyse(
         // Read with Node's own option table (./node-options.ts): what takes the next argument decides the entry.
         const kind = nodeOptionKind(flag);
         if (kind === 'unknown' || (kind === 'v8-value' && value === undefined)) {
-          everything(`${prog} ${flag} is an option MCP Gate does not model (Node's --help does not list it${kind === 'v8-value' ? ' without =' : ''}), so what it runs is uncertain`);
+          everything(
+            `${prog} ${flag} is an option MCP Gate does not model (Node's --help does not list it${kind === 'v8-value' ? ' without =' : ''}), so what it runs is uncertain`,
+          );
           continue;
         }
-        if (NODE_RESOLUTION_FLAGS.test(flag)) everything(`${prog} ${flag} changes which files Node resolves modules to (or runs the project's scripts)`);
+        if (NODE_RESOLUTION_FLAGS.test(flag))
+          everything(`${prog} ${flag} changes which files Node resolves modules to (or runs the project's scripts)`);
         if (value === undefined && kind === 'value') value = args[++i];
       } else if (value === undefined && family === 'python' && PYTHON_VALUE_FLAGS.test(flag)) value = args[++i];
       if (family === 'node' && NODE_CODE_CONFIG_FLAGS.test(flag)) {
@@ -532,10 +793,11 @@ function analyse(
         // Its variables are the repository's too: the same variables are refused as in "env".
         for (const c of candidates(value)) {
           named(c, `the variables file of ${flag}`, 'file');
-          if (opts.gated) for (const name of envFileNames(path.resolve(cwd, c))) {
-            const why = loaderVariable(name);
-            if (why) throw new PlanError(`${flag} ${value} sets ${name}: ${why}; MCP Gate does not pass a repository's ${name}`);
-          }
+          if (opts.gated)
+            for (const name of envFileNames(path.resolve(cwd, c))) {
+              const why = loaderVariable(name);
+              if (why) throw new PlanError(`${flag} ${value} sets ${name}: ${why}; MCP Gate does not pass a repository's ${name}`);
+            }
         }
         continue;
       }

@@ -59,26 +59,45 @@ export function packageLaunchOf(command: string, args: readonly string[]): Packa
   const a = [...args];
   if (WRAPPERS.test(prog)) {
     const inner = a.find((x) => LAUNCHERS.test(base(x)));
-    return inner ? { kind: 'unpinned', launcher: `${prog} … ${base(inner)}`, what: a.join(' '), why: `${NOT_PINNED} (MCP Gate pins a package launcher it runs directly, not one started through ${prog})` } : undefined;
+    return inner
+      ? {
+          kind: 'unpinned',
+          launcher: `${prog} … ${base(inner)}`,
+          what: a.join(' '),
+          why: `${NOT_PINNED} (MCP Gate pins a package launcher it runs directly, not one started through ${prog})`,
+        }
+      : undefined;
   }
   if (prog === 'npx') return npmLike('npx', a);
   if (prog === 'npm' && (a[0] === 'exec' || a[0] === 'x')) return npmLike(`npm ${a[0]}`, a.slice(1));
   if ((prog === 'pnpm' || prog === 'yarn' || prog === 'yarnpkg') && a[0] === 'dlx') return npmLike(`${prog} dlx`, a.slice(1));
   if (prog === 'pnpx') return npmLike('pnpx', a);
-  if (prog === 'bunx' || (prog === 'bun' && a[0] === 'x')) return npmLike(prog === 'bun' ? 'bun x' : 'bunx', prog === 'bun' ? a.slice(1) : a);
+  if (prog === 'bunx' || (prog === 'bun' && a[0] === 'x'))
+    return npmLike(prog === 'bun' ? 'bun x' : 'bunx', prog === 'bun' ? a.slice(1) : a);
   if (prog === 'uvx' || (prog === 'uv' && a[0] === 'tool' && a[1] === 'run')) {
     const rest = prog === 'uvx' ? a : a.slice(2);
-    return { kind: 'unpinned', launcher: prog === 'uvx' ? 'uvx' : 'uv tool run', what: rest.find((x) => !x.startsWith('-')) ?? '(no package named)', why: `${NOT_PINNED} (MCP Gate pins npm packages; a PyPI package run by uv is resolved by uv at every start)` };
+    return {
+      kind: 'unpinned',
+      launcher: prog === 'uvx' ? 'uvx' : 'uv tool run',
+      what: rest.find((x) => !x.startsWith('-')) ?? '(no package named)',
+      why: `${NOT_PINNED} (MCP Gate pins npm packages; a PyPI package run by uv is resolved by uv at every start)`,
+    };
   }
   if (prog === 'pipx' && a[0] === 'run') {
-    return { kind: 'unpinned', launcher: 'pipx run', what: a.slice(1).find((x) => !x.startsWith('-')) ?? '(no package named)', why: `${NOT_PINNED} (pipx cannot run a locked set of hashes; MCP Gate pins npm packages only)` };
+    return {
+      kind: 'unpinned',
+      launcher: 'pipx run',
+      what: a.slice(1).find((x) => !x.startsWith('-')) ?? '(no package named)',
+      why: `${NOT_PINNED} (pipx cannot run a locked set of hashes; MCP Gate pins npm packages only)`,
+    };
   }
   if (prog === 'docker' || prog === 'podman') return containerRun(prog, a);
   return undefined;
 }
 
 /** Programs that run another command line after their own options: the one list, used by the launch plan too. */
-export const WRAPPERS = /^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|unbuffer|setpriv|prlimit|numactl|cpulimit)$/;
+export const WRAPPERS =
+  /^(env|nice|nohup|timeout|setsid|stdbuf|time|ionice|taskset|chrt|exec|command|unbuffer|setpriv|prlimit|numactl|cpulimit)$/;
 const LAUNCHERS = /^(npx|npm|pnpm|pnpx|yarn|yarnpkg|bunx|bun|uvx|uv|pipx|docker|podman)$/;
 
 /** Options npx, npm exec, pnpm dlx, yarn dlx and bunx take that do not change what is downloaded. */
@@ -139,7 +158,11 @@ function containerRun(prog: 'docker' | 'podman', a: string[]): PackageLaunch | u
   if (a[0] === 'run') start = 1;
   else if (a[0] === 'container' && a[1] === 'run') start = 2;
   else if (a[0]?.startsWith('-') && a.some((x, i) => x === 'run' || (x === 'container' && a[i + 1] === 'run'))) {
-    return unpinned(`${prog} run`, a.join(' '), `options before "run" (${a[0]}) can point ${prog} at another daemon or configuration; MCP Gate pins \`${prog} run\` written with its options after "run"`);
+    return unpinned(
+      `${prog} run`,
+      a.join(' '),
+      `options before "run" (${a[0]}) can point ${prog} at another daemon or configuration; MCP Gate pins \`${prog} run\` written with its options after "run"`,
+    );
   } else return undefined;
   const launcher = `${prog} ${a.slice(0, start).join(' ')}`;
   const found = imageArgument(prog, a, start);
@@ -157,20 +180,29 @@ export function imageReferenceProblem(ref: string): string | undefined {
   if (!IMAGE_REF.test(ref)) return `${JSON.stringify(ref)} is not an image reference MCP Gate reads ([registry/]name[:tag])`;
   return undefined;
 }
-const IMAGE_REF = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/;
+const IMAGE_REF =
+  /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/;
 
 /** Options of `docker run` (Docker CLI 28) and `podman run` (Podman 4) that take a value; every other known one is a switch. */
-const VALUE_LONG = new Set(('add-host annotation arch attach authfile blkio-weight blkio-weight-device cap-add cap-drop cgroup-conf cgroup-parent cgroupns cgroups ' +
-  'chrootdirs cidfile conmon-pidfile cpu-count cpu-percent cpu-period cpu-quota cpu-rt-period cpu-rt-runtime cpu-shares cpus cpuset-cpus cpuset-mems ' +
-  'detach-keys device device-cgroup-rule device-read-bps device-read-iops device-write-bps device-write-iops dns dns-opt dns-option dns-search domainname ' +
-  'entrypoint env env-file env-merge expose gidmap gpus group-add health-cmd health-interval health-on-failure health-retries health-start-interval ' +
-  'health-start-period health-timeout hostname hostuser image-volume init-path io-maxbandwidth io-maxiops ip ip6 ipc isolation kernel-memory label ' +
-  'label-file link link-local-ip log-driver log-opt mac-address memory memory-reservation memory-swap memory-swappiness mount name net net-alias network ' +
-  'network-alias oom-score-adj os passwd-entry personality pid pidfile pids-limit platform pod pod-id-file preserve-fds publish pull requires restart ' +
-  'runtime sdnotify seccomp-policy secret security-opt shm-size stop-signal stop-timeout storage-opt subgidname subuidname sysctl systemd timeout ' +
-  'tmpfs tz uidmap ulimit umask unsetenv user userns uts variant volume volume-driver volumes-from workdir').split(' '));
-const SWITCH_LONG = new Set(('detach disable-content-trust env-host help http-proxy init interactive no-healthcheck no-hosts oom-kill-disable passwd privileged ' +
-  'publish-all quiet read-only read-only-tmpfs replace rm rmi sig-proxy tls-verify tty unsetenv-all use-api-socket').split(' '));
+const VALUE_LONG = new Set(
+  (
+    'add-host annotation arch attach authfile blkio-weight blkio-weight-device cap-add cap-drop cgroup-conf cgroup-parent cgroupns cgroups ' +
+    'chrootdirs cidfile conmon-pidfile cpu-count cpu-percent cpu-period cpu-quota cpu-rt-period cpu-rt-runtime cpu-shares cpus cpuset-cpus cpuset-mems ' +
+    'detach-keys device device-cgroup-rule device-read-bps device-read-iops device-write-bps device-write-iops dns dns-opt dns-option dns-search domainname ' +
+    'entrypoint env env-file env-merge expose gidmap gpus group-add health-cmd health-interval health-on-failure health-retries health-start-interval ' +
+    'health-start-period health-timeout hostname hostuser image-volume init-path io-maxbandwidth io-maxiops ip ip6 ipc isolation kernel-memory label ' +
+    'label-file link link-local-ip log-driver log-opt mac-address memory memory-reservation memory-swap memory-swappiness mount name net net-alias network ' +
+    'network-alias oom-score-adj os passwd-entry personality pid pidfile pids-limit platform pod pod-id-file preserve-fds publish pull requires restart ' +
+    'runtime sdnotify seccomp-policy secret security-opt shm-size stop-signal stop-timeout storage-opt subgidname subuidname sysctl systemd timeout ' +
+    'tmpfs tz uidmap ulimit umask unsetenv user userns uts variant volume volume-driver volumes-from workdir'
+  ).split(' '),
+);
+const SWITCH_LONG = new Set(
+  (
+    'detach disable-content-trust env-host help http-proxy init interactive no-healthcheck no-hosts oom-kill-disable passwd privileged ' +
+    'publish-all quiet read-only read-only-tmpfs replace rm rmi sig-proxy tls-verify tty unsetenv-all use-api-socket'
+  ).split(' '),
+);
 const VALUE_SHORT = new Set(['a', 'c', 'e', 'h', 'l', 'm', 'p', 'u', 'v', 'w']);
 const SWITCH_SHORT = new Set(['d', 'i', 'P', 'q', 't']);
 /** Options after which the first argument is not an image. */

@@ -38,7 +38,9 @@ function parser(): typeof Babel {
   try {
     babel = require('./babel') as typeof Babel;
   } catch (e) {
-    throw new Error(`MCP Gate cannot read JavaScript or TypeScript files: its parser (parser.js beside MCP Gate's own files) cannot be loaded (${(e as Error).message.split('\n')[0]}); install MCP Gate again`);
+    throw new Error(
+      `MCP Gate cannot read JavaScript or TypeScript files: its parser (parser.js beside MCP Gate's own files) cannot be loaded (${(e as Error).message.split('\n')[0]}); install MCP Gate again`,
+    );
   }
   return babel;
 }
@@ -78,7 +80,8 @@ const bareModule = (s: string) => s.replace(/^node:/, '');
 /** Names that run code however they are reached (a name, a property, a string, a destructured key): eval, the Function constructors, WebAssembly. */
 const CODE_NAMES = /^(eval|Function|AsyncFunction|GeneratorFunction|AsyncGeneratorFunction|WebAssembly)$/;
 /** Node's module loader internals (Module._load, require.extensions, …), by property name on any object. */
-const LOADER_STATE = /^(_load|_resolveFilename|_compile|_extensions|_cache|_pathCache|_findPath|_resolveLookupPaths|_initPaths|_preloadModules|_nodeModulePaths|runMain)$/;
+const LOADER_STATE =
+  /^(_load|_resolveFilename|_compile|_extensions|_cache|_pathCache|_findPath|_resolveLookupPaths|_initPaths|_preloadModules|_nodeModulePaths|runMain)$/;
 /** A `data:` URL that Node could run as a module (any but an image, audio, video, font or plain text one). */
 const DATA_URL = /^\s*data:([\w.+-]+\/[\w.+-]+)?\s*([;,]|$)/i;
 const DATA_INERT = /^\s*data:((image|audio|video|font)\/|text\/(plain|html|css|csv|markdown)\s*[;,])/i;
@@ -95,7 +98,13 @@ function isLiteral(n: Node | undefined): boolean {
   }
   if (n.type === 'TemplateLiteral') return (n.expressions as unknown[]).length === 0;
   if (n.type === 'ArrayExpression') return (n.elements as (Node | null)[]).every((e) => e === null || isLiteral(e));
-  if (n.type === 'TSAsExpression' || n.type === 'TSNonNullExpression' || n.type === 'TSSatisfiesExpression' || n.type === 'ParenthesizedExpression') return isLiteral(n.expression as Node);
+  if (
+    n.type === 'TSAsExpression' ||
+    n.type === 'TSNonNullExpression' ||
+    n.type === 'TSSatisfiesExpression' ||
+    n.type === 'ParenthesizedExpression'
+  )
+    return isLiteral(n.expression as Node);
   return false;
 }
 
@@ -124,8 +133,15 @@ export function loadsOf(file: string, text: string): Loads {
     let ast: Node;
     try {
       ast = parse(text, {
-        sourceType: goal, plugins: pluginsFor(file), errorRecovery: false, allowHashBang: true,
-        allowReturnOutsideFunction: goal === 'script', allowAwaitOutsideFunction: true, allowImportExportEverywhere: goal === 'module', allowSuperOutsideMethod: true, allowUndeclaredExports: true,
+        sourceType: goal,
+        plugins: pluginsFor(file),
+        errorRecovery: false,
+        allowHashBang: true,
+        allowReturnOutsideFunction: goal === 'script',
+        allowAwaitOutsideFunction: true,
+        allowImportExportEverywhere: goal === 'module',
+        allowSuperOutsideMethod: true,
+        allowUndeclaredExports: true,
       } as Parameters<typeof parse>[1]) as unknown as Node;
     } catch (e) {
       failure ??= { line: (e as { loc?: { line: number } }).loc?.line ?? 0, message: (e as Error).message.replace(/\s*\(\d+:\d+\)$/, '') };
@@ -135,10 +151,17 @@ export function loadsOf(file: string, text: string): Loads {
   }
   if (!readings.length) {
     // Nothing is known of it: what it does at run time may be more than loading files.
-    const unread = { line: failure?.line ?? 0, what: `it cannot be read as ${TS.test(file) || TSX.test(file) ? 'TypeScript' : 'JavaScript'} (${failure?.message ?? 'no reading'}), so what it loads is not known` };
+    const unread = {
+      line: failure?.line ?? 0,
+      what: `it cannot be read as ${TS.test(file) || TSX.test(file) ? 'TypeScript' : 'JavaScript'} (${failure?.message ?? 'no reading'}), so what it loads is not known`,
+    };
     return { specs: [], computed: unread, code: unread };
   }
-  return { specs: [...new Set(readings.flatMap((r) => r.specs))], computed: readings.find((r) => r.computed)?.computed, code: readings.find((r) => r.code)?.code };
+  return {
+    specs: [...new Set(readings.flatMap((r) => r.specs))],
+    computed: readings.find((r) => r.computed)?.computed,
+    code: readings.find((r) => r.code)?.code,
+  };
 }
 
 function loadsOfAst(ast: Node): Loads {
@@ -160,7 +183,7 @@ function loadsOfAst(ast: Node): Loads {
   };
   // A JSX pragma in any comment (`/** @jsxImportSource ../x */`): esbuild, tsx and Babel then import
   // `<source>/jsx-runtime` (or `jsx-dev-runtime`) into the file, a load no string literal of the code names.
-  for (const c of ((ast as { comments?: Node[] }).comments ?? [])) {
+  for (const c of (ast as { comments?: Node[] }).comments ?? []) {
     for (const m of String(c.value ?? '').matchAll(/@jsxImportSource\s+(\S+)/g)) {
       for (const runtime of ['jsx-runtime', 'jsx-dev-runtime']) addString(`${m[1].replace(/\/+$/, '')}/${runtime}`, c);
     }
@@ -186,10 +209,20 @@ function loadsOfAst(ast: Node): Loads {
       const [n, parent, key] = stack.pop()!;
       fn(n, parent, key);
       for (const k of Object.keys(n)) {
-        if (k === 'loc' || k === 'start' || k === 'end' || k === 'extra' || k === 'leadingComments' || k === 'trailingComments' || k === 'innerComments') continue;
+        if (
+          k === 'loc' ||
+          k === 'start' ||
+          k === 'end' ||
+          k === 'extra' ||
+          k === 'leadingComments' ||
+          k === 'trailingComments' ||
+          k === 'innerComments'
+        )
+          continue;
         const v = n[k];
         if (Array.isArray(v)) {
-          for (let i = v.length - 1; i >= 0; i--) if (v[i] && typeof v[i] === 'object' && typeof (v[i] as Node).type === 'string') stack.push([v[i] as Node, n, k]);
+          for (let i = v.length - 1; i >= 0; i--)
+            if (v[i] && typeof v[i] === 'object' && typeof (v[i] as Node).type === 'string') stack.push([v[i] as Node, n, k]);
         } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') stack.push([v as Node, n, k]);
       }
     }
@@ -220,7 +253,13 @@ function loadsOfAst(ast: Node): Loads {
   const pathFns = new Map<string, string>();
   const PATH_MODULES = /^(node:)?(path|url)$/;
   const unwrap = (x: Node): Node => {
-    while (x.type === 'TSAsExpression' || x.type === 'TSNonNullExpression' || x.type === 'TSSatisfiesExpression' || x.type === 'ParenthesizedExpression') x = x.expression as Node;
+    while (
+      x.type === 'TSAsExpression' ||
+      x.type === 'TSNonNullExpression' ||
+      x.type === 'TSSatisfiesExpression' ||
+      x.type === 'ParenthesizedExpression'
+    )
+      x = x.expression as Node;
     return x;
   };
   const requiresPath = (x: Node | undefined | null): boolean => {
@@ -231,8 +270,10 @@ function loadsOfAst(ast: Node): Loads {
     return a?.type === 'StringLiteral' && PATH_MODULES.test(a.value as string);
   };
   visitAll(ast, (n, parent, key) => {
-    if (n.type === 'ImportSpecifier' && ((n.imported as Node).name ?? (n.imported as Node).value) === 'createRequire') makers.add((n.local as Node).name as string);
-    if (n.type === 'ImportSpecifier' && ((n.imported as Node).name ?? (n.imported as Node).value) === 'Worker') workerNames.add((n.local as Node).name as string);
+    if (n.type === 'ImportSpecifier' && ((n.imported as Node).name ?? (n.imported as Node).value) === 'createRequire')
+      makers.add((n.local as Node).name as string);
+    if (n.type === 'ImportSpecifier' && ((n.imported as Node).name ?? (n.imported as Node).value) === 'Worker')
+      workerNames.add((n.local as Node).name as string);
     if (n.type === 'ObjectPattern') {
       for (const p of n.properties as Node[]) {
         if (p.type !== 'ObjectProperty' || (p.value as Node).type !== 'Identifier') continue;
@@ -240,12 +281,14 @@ function loadsOfAst(ast: Node): Loads {
         if (k === 'createRequire') makers.add((p.value as Node).name as string);
         if (k === 'require') loaderNames.add((p.value as Node).name as string);
         if (k === 'Worker') workerNames.add((p.value as Node).name as string);
-        if (k && parent?.type === 'VariableDeclarator' && key === 'id' && requiresPath(parent.init as Node)) pathFns.set((p.value as Node).name as string, k);
+        if (k && parent?.type === 'VariableDeclarator' && key === 'id' && requiresPath(parent.init as Node))
+          pathFns.set((p.value as Node).name as string, k);
       }
     }
     if (n.type === 'ImportDeclaration' && PATH_MODULES.test(String((n.source as Node).value))) {
       for (const x of n.specifiers as Node[]) {
-        if (x.type === 'ImportSpecifier') pathFns.set((x.local as Node).name as string, String((x.imported as Node).name ?? (x.imported as Node).value));
+        if (x.type === 'ImportSpecifier')
+          pathFns.set((x.local as Node).name as string, String((x.imported as Node).name ?? (x.imported as Node).value));
         else pathNs.add((x.local as Node).name as string);
       }
     }
@@ -259,11 +302,23 @@ function loadsOfAst(ast: Node): Loads {
         if (n.init) {
           const init = unwrap(n.init as Node);
           if (init.type === 'CallExpression' && makers.has(calleeName(init.callee as Node) ?? '')) madeNames.add(id.name as string);
-          if ((init.type === 'Identifier' && workerNames.has(init.name as string)) || ((init.type === 'MemberExpression' || init.type === 'OptionalMemberExpression') && calleeName(init) === 'Worker')) workerNames.add(id.name as string);
+          if (
+            (init.type === 'Identifier' && workerNames.has(init.name as string)) ||
+            ((init.type === 'MemberExpression' || init.type === 'OptionalMemberExpression') && calleeName(init) === 'Worker')
+          )
+            workerNames.add(id.name as string);
         }
       }
     }
-    if ((n.type === 'FunctionDeclaration' || n.type === 'FunctionExpression' || n.type === 'ArrowFunctionExpression' || n.type === 'ObjectMethod' || n.type === 'ClassMethod') && Array.isArray(n.params)) for (const q of n.params as Node[]) bind(q);
+    if (
+      (n.type === 'FunctionDeclaration' ||
+        n.type === 'FunctionExpression' ||
+        n.type === 'ArrowFunctionExpression' ||
+        n.type === 'ObjectMethod' ||
+        n.type === 'ClassMethod') &&
+      Array.isArray(n.params)
+    )
+      for (const q of n.params as Node[]) bind(q);
     if (n.type === 'FunctionDeclaration' || n.type === 'ClassDeclaration') bind(n.id as Node);
     if (n.type === 'CatchClause') bind(n.param as Node);
     if (n.type === 'AssignmentPattern' || n.type === 'AssignmentExpression') bind(n.left as Node);
@@ -309,14 +364,34 @@ function loadsOfAst(ast: Node): Loads {
       const c = unwrap(x.callee as Node);
       const args = x.arguments as Node[];
       if (x.type === 'NewExpression') return c.type === 'Identifier' && c.name === 'URL' && unbound('URL') && fileish(args[0], depth + 1);
-      if ((c.type === 'MemberExpression' || c.type === 'OptionalMemberExpression') && !c.computed && (c.object as Node).type === 'Identifier' && (c.object as Node).name === 'process' && unbound('process') && (c.property as Node).name === 'cwd') return true;
-      if ((c.type === 'MemberExpression' || c.type === 'OptionalMemberExpression') && !c.computed && (c.property as Node).name === 'toString' && args.length === 0) return fileish(c.object as Node, depth + 1);
+      if (
+        (c.type === 'MemberExpression' || c.type === 'OptionalMemberExpression') &&
+        !c.computed &&
+        (c.object as Node).type === 'Identifier' &&
+        (c.object as Node).name === 'process' &&
+        unbound('process') &&
+        (c.property as Node).name === 'cwd'
+      )
+        return true;
+      if (
+        (c.type === 'MemberExpression' || c.type === 'OptionalMemberExpression') &&
+        !c.computed &&
+        (c.property as Node).name === 'toString' &&
+        args.length === 0
+      )
+        return fileish(c.object as Node, depth + 1);
       let fn: string | undefined;
       if (c.type === 'Identifier' && pathFns.has(c.name as string) && once(c.name as string)) fn = pathFns.get(c.name as string);
       else if ((c.type === 'MemberExpression' || c.type === 'OptionalMemberExpression') && !c.computed) {
         const o = c.object as Node;
         const viaNs = o.type === 'Identifier' && pathNs.has(o.name as string) && once(o.name as string);
-        const viaPosix = (o.type === 'MemberExpression' && !o.computed && (o.object as Node).type === 'Identifier' && pathNs.has((o.object as Node).name as string) && once((o.object as Node).name as string) && /^(posix|win32)$/.test(String((o.property as Node).name)));
+        const viaPosix =
+          o.type === 'MemberExpression' &&
+          !o.computed &&
+          (o.object as Node).type === 'Identifier' &&
+          pathNs.has((o.object as Node).name as string) &&
+          once((o.object as Node).name as string) &&
+          /^(posix|win32)$/.test(String((o.property as Node).name));
         if (viaNs || viaPosix || requiresPath(o)) fn = (c.property as Node).name as string;
       }
       if (fn === 'resolve' || fn === 'pathToFileURL' || fn === 'fileURLToPath') return true;
@@ -338,10 +413,15 @@ function loadsOfAst(ast: Node): Loads {
     }
     if (n.type === 'VariableDeclarator' && (n.id as Node).type === 'Identifier' && n.init) {
       let init = n.init as Node;
-      while (init.type === 'TSAsExpression' || init.type === 'TSNonNullExpression' || init.type === 'ParenthesizedExpression') init = init.expression as Node;
+      while (init.type === 'TSAsExpression' || init.type === 'TSNonNullExpression' || init.type === 'ParenthesizedExpression')
+        init = init.expression as Node;
       // `const g = globalThis; g[name]`: eval and Function reached by a computed name on an alias.
       if (init.type === 'Identifier' && (init.name === 'globalThis' || init.name === 'global')) globalAlias ??= n;
-      if ((init.type === 'CallExpression' && makers.has(calleeName(init.callee as Node) ?? '')) || (init.type === 'Identifier' && init.name === 'require')) loaderNames.add((n.id as Node).name as string);
+      if (
+        (init.type === 'CallExpression' && makers.has(calleeName(init.callee as Node) ?? '')) ||
+        (init.type === 'Identifier' && init.name === 'require')
+      )
+        loaderNames.add((n.id as Node).name as string);
     }
   });
   /**
@@ -351,7 +431,10 @@ function loadsOfAst(ast: Node): Loads {
   const dynamicImport = (n: Node, a: Node | undefined) => {
     if (isLiteral(a)) return;
     if (fileish(a)) return flag(n, 'import() loads a path computed at run time', 'load');
-    flag(n, 'import() loads a value computed at run time that need not be a file (a data: URL or a built-in such as vm, which no load guard checks)');
+    flag(
+      n,
+      'import() loads a value computed at run time that need not be a file (a data: URL or a built-in such as vm, which no load guard checks)',
+    );
   };
   const checkCall = (n: Node) => {
     const callee = n.callee as Node;
@@ -365,15 +448,25 @@ function loadsOfAst(ast: Node): Loads {
       return dynamicImport(n, args[0]);
     }
     if (callee.type === 'CallExpression' && makers.has(calleeName(callee.callee as Node) ?? '')) {
-      if (codeModule(args[0])) return flag(n, `it requires ${args[0].value as string} through createRequire, which runs code it is given at run time`);
+      if (codeModule(args[0]))
+        return flag(n, `it requires ${args[0].value as string} through createRequire, which runs code it is given at run time`);
       // The guard knows a require by its parent, which createRequire makes up (any path, one that does not exist).
-      if (!isLiteral(args[0])) return flag(n, 'a require made by createRequire loads a path computed at run time (its parent is made up, so no load guard can tell whose load it is)');
+      if (!isLiteral(args[0]))
+        return flag(
+          n,
+          'a require made by createRequire loads a path computed at run time (its parent is made up, so no load guard can tell whose load it is)',
+        );
       return;
     }
     const name = calleeName(callee);
     if (name === undefined) {
       // `x[k](…)` with a key computed at run time can be any function, a loader included.
-      if ((callee.type === 'MemberExpression' || callee.type === 'OptionalMemberExpression') && callee.computed && !isLiteral(callee.property as Node)) flag(n, 'it calls a function it looks up by a name computed at run time (it could be a loader)');
+      if (
+        (callee.type === 'MemberExpression' || callee.type === 'OptionalMemberExpression') &&
+        callee.computed &&
+        !isLiteral(callee.property as Node)
+      )
+        flag(n, 'it calls a function it looks up by a name computed at run time (it could be a loader)');
       return;
     }
     const isMember = callee.type === 'MemberExpression' || callee.type === 'OptionalMemberExpression';
@@ -384,50 +477,97 @@ function loadsOfAst(ast: Node): Loads {
       // `eval: true` runs the first argument as code: options that are not an object literal of literal keys, none
       // of them eval, may hold it (`new Worker(src, opts)`).
       const opts = args[1];
-      if (args.length > 2 || args.some((a) => a.type === 'SpreadElement')) return flag(n, `new ${name}() is given arguments it spreads or more than two (eval may be among its options)`);
-      if (opts && !(opts.type === 'ObjectExpression' && (opts.properties as Node[]).every((p) => p.type === 'ObjectProperty' && keyName(p) !== undefined && keyName(p) !== 'eval'))) return flag(n, `new ${name}() is given options that may say eval: true (then it runs its first argument as code)`);
+      if (args.length > 2 || args.some((a) => a.type === 'SpreadElement'))
+        return flag(n, `new ${name}() is given arguments it spreads or more than two (eval may be among its options)`);
+      if (
+        opts &&
+        !(
+          opts.type === 'ObjectExpression' &&
+          (opts.properties as Node[]).every((p) => p.type === 'ObjectProperty' && keyName(p) !== undefined && keyName(p) !== 'eval')
+        )
+      )
+        return flag(n, `new ${name}() is given options that may say eval: true (then it runs its first argument as code)`);
       if (isLiteral(args[0])) return;
       // A URL object may be a data: URL, which runs the code it holds.
-      if (!fileish(args[0])) return flag(n, `new ${name}() runs a path computed at run time that need not be a file (a data: URL object runs the code it holds)`);
+      if (!fileish(args[0]))
+        return flag(
+          n,
+          `new ${name}() runs a path computed at run time that need not be a file (a data: URL object runs the code it holds)`,
+        );
       return flag(n, `new ${name}() runs a path computed at run time`, 'load');
     }
     if (!isMember && makers.has(name)) return; // what it makes is checked where it is called
     if (!isMember && loaderNames.has(name)) {
       const a0 = args[0];
       if (codeModule(a0)) return flag(n, `it requires ${a0.value as string}, which runs code it is given at run time`);
-      if (madeNames.has(name) && !isLiteral(a0)) return flag(n, `${name}() loads a path computed at run time through a require made by createRequire (its parent is made up, so no load guard can tell whose load it is)`);
+      if (madeNames.has(name) && !isLiteral(a0))
+        return flag(
+          n,
+          `${name}() loads a path computed at run time through a require made by createRequire (its parent is made up, so no load guard can tell whose load it is)`,
+        );
       return computedArg(a0, `${name}() loads a path computed at run time`);
     }
-    if (isMember && name === 'resolve' && ((objectName !== undefined && loaderNames.has(objectName)) || object?.type === 'MetaProperty')) return computedArg(args[0], `${objectName ?? 'import.meta'}.resolve() names a path computed at run time`);
-    if (isMember && objectName !== undefined && loaderNames.has(objectName) && /^(call|apply|bind)$/.test(name)) return flag(n, `${objectName}.${name}() loads what it is given at run time`, 'load');
+    if (isMember && name === 'resolve' && ((objectName !== undefined && loaderNames.has(objectName)) || object?.type === 'MetaProperty'))
+      return computedArg(args[0], `${objectName ?? 'import.meta'}.resolve() names a path computed at run time`);
+    if (isMember && objectName !== undefined && loaderNames.has(objectName) && /^(call|apply|bind)$/.test(name))
+      return flag(n, `${objectName}.${name}() loads what it is given at run time`, 'load');
     if (isMember && name === 'require') {
-      if (codeModule(args[0])) return flag(n, `${objectName ?? 'a'}.require() requires ${args[0].value as string}, which runs code it is given at run time`);
+      if (codeModule(args[0]))
+        return flag(n, `${objectName ?? 'a'}.require() requires ${args[0].value as string}, which runs code it is given at run time`);
       // Another module's require (one from require.cache, require.main) loads as that module: the guard cannot tell.
-      if (objectName !== 'module' && !isLiteral(args[0])) return flag(n, `${objectName ?? 'a'}.require() loads a path computed at run time as another module (no load guard can tell whose load it is)`);
+      if (objectName !== 'module' && !isLiteral(args[0]))
+        return flag(
+          n,
+          `${objectName ?? 'a'}.require() loads a path computed at run time as another module (no load guard can tell whose load it is)`,
+        );
       return computedArg(args[0], `${objectName ?? 'a'}.require() loads a path computed at run time`);
     }
     if (isMember && name === 'dlopen') return computedArg(args[1], 'process.dlopen() loads a path computed at run time');
-    if (isMember && (name === 'binding' || name === '_linkedBinding')) return flag(n, `${name}() reaches Node's internals (it can start programs)`);
-    if (/^(_load|_resolveFilename|_compile|_extensions)$/.test(name)) return flag(n, `${name}() is Node's module loader, called with what the file computes`);
-    if (usesModule && name === 'register' && !isLiteral(args[0])) return flag(n, 'register() loads a module hook computed at run time (it may be a data: URL, and a hook decides what every later load runs)');
+    if (isMember && (name === 'binding' || name === '_linkedBinding'))
+      return flag(n, `${name}() reaches Node's internals (it can start programs)`);
+    if (/^(_load|_resolveFilename|_compile|_extensions)$/.test(name))
+      return flag(n, `${name}() is Node's module loader, called with what the file computes`);
+    if (usesModule && name === 'register' && !isLiteral(args[0]))
+      return flag(
+        n,
+        'register() loads a module hook computed at run time (it may be a data: URL, and a hook decides what every later load runs)',
+      );
     // A child process runs a program that reads what it likes (a path relative to its own folder, code on stdin,
     // `git show` of fetched objects): none of it is pinned, so the whole workspace is.
-    if (usesChild && (CHILD_SHELL.test(name) || CHILD_START.test(name))) return flag(n, `${name}() starts a program, which can run any file of the workspace`);
+    if (usesChild && (CHILD_SHELL.test(name) || CHILD_START.test(name)))
+      return flag(n, `${name}() starts a program, which can run any file of the workspace`);
     // Reflection that reaches any function or constructor by value.
-    if (isMember && objectName === 'Reflect' && /^(apply|construct|get)$/.test(name)) return flag(n, `Reflect.${name}() calls or reaches what it is given at run time (a loader or eval included)`);
+    if (isMember && objectName === 'Reflect' && /^(apply|construct|get)$/.test(name))
+      return flag(n, `Reflect.${name}() calls or reaches what it is given at run time (a loader or eval included)`);
   };
   /** Where a value is only compared (`=== 'constructor'`, `'eval' in o`, `case 'Function':`): it is not taken. */
-  const compared = (parent: Node | undefined, key: string) => !!parent && ((parent.type === 'BinaryExpression' && (/^[!=]==?$/.test(parent.operator as string) || (parent.operator === 'in' && key === 'left'))) || (parent.type === 'SwitchCase' && key === 'test'));
+  const compared = (parent: Node | undefined, key: string) =>
+    !!parent &&
+    ((parent.type === 'BinaryExpression' &&
+      (/^[!=]==?$/.test(parent.operator as string) || (parent.operator === 'in' && key === 'left'))) ||
+      (parent.type === 'SwitchCase' && key === 'test'));
   /** Object literal keys and class members (not a destructuring, whose keys take values). */
   const patternProps = new WeakSet<Node>();
-  const literalKey = (parent: Node | undefined, key: string) => !!parent && key === 'key' && !patternProps.has(parent) && /^(ObjectProperty|ObjectMethod|ClassProperty|ClassMethod|ClassPrivateProperty|ClassAccessorProperty|TSPropertySignature|TSMethodSignature)$/.test(parent.type);
+  const literalKey = (parent: Node | undefined, key: string) =>
+    !!parent &&
+    key === 'key' &&
+    !patternProps.has(parent) &&
+    /^(ObjectProperty|ObjectMethod|ClassProperty|ClassMethod|ClassPrivateProperty|ClassAccessorProperty|TSPropertySignature|TSMethodSignature)$/.test(
+      parent.type,
+    );
   /** A string naming what runs code, used other than compared: it can be a key that reaches it (`globalThis['Function']`, `Reflect.get(g, 'eval')`, `getOwnPropertyDescriptor(p, 'constructor')`). */
   const checkString = (v: string, n: Node, parent: Node | undefined, key: string) => {
     if (DATA_URL.test(v) && !DATA_INERT.test(v)) return flag(n, `it names a data: URL (${v.slice(0, 40)}), code no load guard checks`);
     if (compared(parent, key)) return;
-    if (CODE_NAMES.test(v) && !(literalKey(parent, key) && v !== 'eval')) return flag(n, `it names '${v}' as a string, a key that reaches what runs code it builds at run time`);
+    if (CODE_NAMES.test(v) && !(literalKey(parent, key) && v !== 'eval'))
+      return flag(n, `it names '${v}' as a string, a key that reaches what runs code it builds at run time`);
     if (LOADER_STATE.test(v) || v === 'mainModule') return flag(n, `it names '${v}' as a string, a key that reaches Node's module loader`);
-    if (v === 'constructor' && !literalKey(parent, key) && !((parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') && key === 'property')) return flag(n, "it names 'constructor' as a string, a key that reaches Function (it runs code it is given)");
+    if (
+      v === 'constructor' &&
+      !literalKey(parent, key) &&
+      !((parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') && key === 'property')
+    )
+      return flag(n, "it names 'constructor' as a string, a key that reaches Function (it runs code it is given)");
   };
   /** How `require.main`, `module.parent`, `process.mainModule` may be used without reaching the loader: compared, tested, or their file name read. */
   const benignModuleRef = (n: Node, parent: Node | undefined, key: string) => {
@@ -435,7 +575,13 @@ function loadsOfAst(ast: Node): Loads {
     if (compared(parent, key)) return true;
     if (parent.type === 'UnaryExpression' && (parent.operator === '!' || parent.operator === 'typeof')) return true;
     if ((parent.type === 'IfStatement' || parent.type === 'ConditionalExpression') && key === 'test') return true;
-    if ((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'object' && !parent.computed && /^(filename|id|path|loaded)$/.test(String((parent.property as Node).name))) return true;
+    if (
+      (parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') &&
+      key === 'object' &&
+      !parent.computed &&
+      /^(filename|id|path|loaded)$/.test(String((parent.property as Node).name))
+    )
+      return true;
     return false;
   };
   const isGlobalName = (id: string) => (id === 'globalThis' || id === 'global') && unbound(id);
@@ -444,7 +590,8 @@ function loadsOfAst(ast: Node): Loads {
   visitAll(ast, (n, parent, key) => {
     if (n.type === 'UnaryExpression' && n.operator === 'delete') {
       const arg = n.argument as Node;
-      if ((arg.type === 'MemberExpression' || arg.type === 'OptionalMemberExpression') && (arg.object as Node).type === 'MemberExpression') deletedFromCache.add(arg.object as Node);
+      if ((arg.type === 'MemberExpression' || arg.type === 'OptionalMemberExpression') && (arg.object as Node).type === 'MemberExpression')
+        deletedFromCache.add(arg.object as Node);
     }
     switch (n.type) {
       case 'StringLiteral':
@@ -456,7 +603,8 @@ function loadsOfAst(ast: Node): Loads {
           const cooked = (q.value as { cooked?: string | null }).cooked;
           if (typeof cooked !== 'string') return;
           addString(cooked, q);
-          if (i === 0 && DATA_URL.test(cooked) && !DATA_INERT.test(cooked)) flag(q, `it names a data: URL (${cooked.slice(0, 40)}), code no load guard checks`);
+          if (i === 0 && DATA_URL.test(cooked) && !DATA_INERT.test(cooked))
+            flag(q, `it names a data: URL (${cooked.slice(0, 40)}), code no load guard checks`);
           if ((n.quasis as Node[]).length === 1) checkString(cooked, n, parent, key);
         });
         return;
@@ -464,9 +612,18 @@ function loadsOfAst(ast: Node): Loads {
       case 'ExportNamedDeclaration':
       case 'ExportAllDeclaration': {
         const src = n.source as Node | null;
-        if (src && CODE_MODULES.has(bareModule(src.value as string))) flag(n, `it imports ${src.value as string}, which runs code it is given at run time`);
+        if (src && CODE_MODULES.has(bareModule(src.value as string)))
+          flag(n, `it imports ${src.value as string}, which runs code it is given at run time`);
         // From node:module only createRequire (whose requires are checked): Module itself loads anything.
-        if (src && bareModule(src.value as string) === 'module' && (n.type !== 'ImportDeclaration' || (n.specifiers as Node[]).some((x) => x.type !== 'ImportSpecifier' || ((x.imported as Node).name ?? (x.imported as Node).value) !== 'createRequire'))) flag(n, `it takes more than createRequire from ${src.value as string} (the module loader itself)`);
+        if (
+          src &&
+          bareModule(src.value as string) === 'module' &&
+          (n.type !== 'ImportDeclaration' ||
+            (n.specifiers as Node[]).some(
+              (x) => x.type !== 'ImportSpecifier' || ((x.imported as Node).name ?? (x.imported as Node).value) !== 'createRequire',
+            ))
+        )
+          flag(n, `it takes more than createRequire from ${src.value as string} (the module loader itself)`);
         return;
       }
       case 'AssignmentExpression': {
@@ -474,7 +631,14 @@ function loadsOfAst(ast: Node): Loads {
         const left = n.left as Node;
         if (usesChild && (left.type === 'MemberExpression' || left.type === 'OptionalMemberExpression')) {
           const o = left.object as Node;
-          if ((o.type === 'MemberExpression' && (o.object as Node).type === 'Identifier' && (o.object as Node).name === 'process' && calleeName(o) === 'env') || (o.type === 'Identifier' && o.name === 'process' && calleeName(left) === 'env')) flag(n, 'it changes process.env before starting a child process (NODE_OPTIONS and its kin load any file)');
+          if (
+            (o.type === 'MemberExpression' &&
+              (o.object as Node).type === 'Identifier' &&
+              (o.object as Node).name === 'process' &&
+              calleeName(o) === 'env') ||
+            (o.type === 'Identifier' && o.name === 'process' && calleeName(left) === 'env')
+          )
+            flag(n, 'it changes process.env before starting a child process (NODE_OPTIONS and its kin load any file)');
         }
         return;
       }
@@ -482,29 +646,81 @@ function loadsOfAst(ast: Node): Loads {
       case 'OptionalMemberExpression': {
         // `(() => {}).constructor(code)`: Function reached through any function's constructor; comparing is fine.
         const property = n.property as Node;
-        const prop = n.computed ? (property.type === 'StringLiteral' ? (property.value as string) : property.type === 'TemplateLiteral' && (property.expressions as Node[]).length === 0 ? ((property.quasis as Node[])[0].value as { cooked?: string }).cooked : undefined) : property.type === 'Identifier' ? (property.name as string) : undefined;
-        if (prop === 'constructor' && !(parent?.type === 'BinaryExpression' && /^[!=]==?$/.test(parent.operator as string))) flag(n, 'it reaches a constructor by value (Function runs code it is given)');
-        if (prop !== undefined && CODE_NAMES.test(prop)) flag(n, `it reaches ${prop} as a property (${prop === 'WebAssembly' ? 'WebAssembly compiles code it may read at run time' : `${prop} runs code it builds at run time`})`);
+        const prop = n.computed
+          ? property.type === 'StringLiteral'
+            ? (property.value as string)
+            : property.type === 'TemplateLiteral' && (property.expressions as Node[]).length === 0
+              ? ((property.quasis as Node[])[0].value as { cooked?: string }).cooked
+              : undefined
+          : property.type === 'Identifier'
+            ? (property.name as string)
+            : undefined;
+        if (prop === 'constructor' && !(parent?.type === 'BinaryExpression' && /^[!=]==?$/.test(parent.operator as string)))
+          flag(n, 'it reaches a constructor by value (Function runs code it is given)');
+        if (prop !== undefined && CODE_NAMES.test(prop))
+          flag(
+            n,
+            `it reaches ${prop} as a property (${prop === 'WebAssembly' ? 'WebAssembly compiles code it may read at run time' : `${prop} runs code it builds at run time`})`,
+          );
         if (prop !== undefined && LOADER_STATE.test(prop)) flag(n, `it reaches ${prop}, Node's module loader itself`);
-        if (prop === 'Worker' && !(parent?.type === 'NewExpression' && key === 'callee') && !(parent?.type === 'VariableDeclarator' && key === 'init' && (parent.id as Node).type === 'Identifier')) flag(n, 'it takes Worker as a value, so a worker it starts (eval: true runs code) is not seen');
-        if (prop === 'globalThis' || prop === 'global') flag(n, `it reaches the global object as .${prop} (eval and Function are reachable through it)`);
-        if (prop === 'mainModule' && !benignModuleRef(n, parent, key)) flag(n, 'it reaches process.mainModule, whose require loads as another module (no load guard can tell whose load it is)');
+        if (
+          prop === 'Worker' &&
+          !(parent?.type === 'NewExpression' && key === 'callee') &&
+          !(parent?.type === 'VariableDeclarator' && key === 'init' && (parent.id as Node).type === 'Identifier')
+        )
+          flag(n, 'it takes Worker as a value, so a worker it starts (eval: true runs code) is not seen');
+        if (prop === 'globalThis' || prop === 'global')
+          flag(n, `it reaches the global object as .${prop} (eval and Function are reachable through it)`);
+        if (prop === 'mainModule' && !benignModuleRef(n, parent, key))
+          flag(n, 'it reaches process.mainModule, whose require loads as another module (no load guard can tell whose load it is)');
         {
           const o = n.object as Node;
           const onLoader = o.type === 'Identifier' && (loaderNames.has(o.name as string) || o.name === 'require');
-          if (onLoader && prop === 'cache' && !deletedFromCache.has(n)) flag(n, 'it reaches require.cache, the loaded modules (their require loads as another module, the load guard\'s own included)');
-          if (onLoader && prop === 'main' && !benignModuleRef(n, parent, key)) flag(n, 'it reaches require.main, whose require loads as another module (no load guard can tell whose load it is)');
+          if (onLoader && prop === 'cache' && !deletedFromCache.has(n))
+            flag(n, "it reaches require.cache, the loaded modules (their require loads as another module, the load guard's own included)");
+          if (onLoader && prop === 'main' && !benignModuleRef(n, parent, key))
+            flag(n, 'it reaches require.main, whose require loads as another module (no load guard can tell whose load it is)');
           // module.children is refused with the rest of module's loader state (the Identifier rule below).
-          if (o.type === 'Identifier' && o.name === 'module' && prop === 'parent' && !benignModuleRef(n, parent, key)) flag(n, 'it reaches module.parent, whose require loads as another module (no load guard can tell whose load it is)');
+          if (o.type === 'Identifier' && o.name === 'module' && prop === 'parent' && !benignModuleRef(n, parent, key))
+            flag(n, 'it reaches module.parent, whose require loads as another module (no load guard can tell whose load it is)');
         }
         // `Object.getPrototypeOf(f)[k]`, `f.__proto__[k]`: a computed name on a function's prototype can be its constructor.
         const obj = n.object as Node;
-        if (n.computed && !isLiteral(property) && ((obj.type === 'CallExpression' && calleeName(obj.callee as Node) === 'getPrototypeOf') || ((obj.type === 'MemberExpression' || obj.type === 'OptionalMemberExpression') && !obj.computed && (obj.property as Node).name === '__proto__'))) flag(n, 'it looks up a prototype\'s member by a name computed at run time (it could be Function)');
+        if (
+          n.computed &&
+          !isLiteral(property) &&
+          ((obj.type === 'CallExpression' && calleeName(obj.callee as Node) === 'getPrototypeOf') ||
+            ((obj.type === 'MemberExpression' || obj.type === 'OptionalMemberExpression') &&
+              !obj.computed &&
+              (obj.property as Node).name === '__proto__'))
+        )
+          flag(n, "it looks up a prototype's member by a name computed at run time (it could be Function)");
         // `require.extensions[…] = …`: a handler for what every later require loads.
-        if (prop === 'extensions' && obj.type === 'Identifier' && (loaderNames.has(obj.name as string) || obj.name === 'require')) flag(n, 'it reaches require.extensions, which decides how every later file is loaded');
-        if (n.computed && !isLiteral(n.property as Node) && (n.object as Node).type === 'Identifier' && (loaderNames.has((n.object as Node).name as string) || (n.object as Node).name === 'module' || (n.object as Node).name === 'process' || (n.object as Node).name === 'globalThis' || (n.object as Node).name === 'global')) flag(n, `it looks up ${(n.object as Node).name as string}[…] by a name computed at run time`);
+        if (prop === 'extensions' && obj.type === 'Identifier' && (loaderNames.has(obj.name as string) || obj.name === 'require'))
+          flag(n, 'it reaches require.extensions, which decides how every later file is loaded');
+        if (
+          n.computed &&
+          !isLiteral(n.property as Node) &&
+          (n.object as Node).type === 'Identifier' &&
+          (loaderNames.has((n.object as Node).name as string) ||
+            (n.object as Node).name === 'module' ||
+            (n.object as Node).name === 'process' ||
+            (n.object as Node).name === 'globalThis' ||
+            (n.object as Node).name === 'global')
+        )
+          flag(n, `it looks up ${(n.object as Node).name as string}[…] by a name computed at run time`);
         // `Module.prototype.require.call(…)`, `const r = module.require`: a require taken as a value.
-        if (!n.computed && (n.property as Node).type === 'Identifier' && loaderNames.has((n.property as Node).name as string) && !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression') && key === 'callee') && !(parent?.type === 'AssignmentExpression' && key === 'left')) flag(n, `it takes ${(n.property as Node).name as string} as a value, so what it loads through it is not seen (nor as which module)`);
+        if (
+          !n.computed &&
+          (n.property as Node).type === 'Identifier' &&
+          loaderNames.has((n.property as Node).name as string) &&
+          !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression') && key === 'callee') &&
+          !(parent?.type === 'AssignmentExpression' && key === 'left')
+        )
+          flag(
+            n,
+            `it takes ${(n.property as Node).name as string} as a value, so what it loads through it is not seen (nor as which module)`,
+          );
         return;
       }
       case 'ObjectPattern': {
@@ -513,9 +729,11 @@ function loadsOfAst(ast: Node): Loads {
           if (p.type !== 'ObjectProperty') continue;
           patternProps.add(p);
           const k = keyName(p);
-          if (k !== undefined && (CODE_NAMES.test(k) || LOADER_STATE.test(k) || /^(globalThis|global|mainModule)$/.test(k))) flag(p, `it takes ${k} by destructuring (it runs code, or reaches what does)`);
+          if (k !== undefined && (CODE_NAMES.test(k) || LOADER_STATE.test(k) || /^(globalThis|global|mainModule)$/.test(k)))
+            flag(p, `it takes ${k} by destructuring (it runs code, or reaches what does)`);
           if (keyName(p) === 'constructor') flag(p, 'it reaches a constructor by destructuring (Function runs code it is given)');
-          else if (p.computed && !isLiteral(p.key as Node)) flag(p, 'it destructures a member by a name computed at run time (it could be a constructor or a loader)');
+          else if (p.computed && !isLiteral(p.key as Node))
+            flag(p, 'it destructures a member by a name computed at run time (it could be a constructor or a loader)');
         }
         return;
       }
@@ -527,38 +745,122 @@ function loadsOfAst(ast: Node): Loads {
       case 'CallExpression':
       case 'OptionalCallExpression': {
         const a0 = ((n.arguments as Node[]) ?? [])[0];
-        if ((n.callee as Node).type === 'Identifier' && loaderNames.has((n.callee as Node).name as string) && a0?.type === 'StringLiteral' && bareModule(a0.value as string) === 'module') {
-          const onlyMaker = (parent?.type === 'VariableDeclarator' && key === 'init' && (parent.id as Node).type === 'ObjectPattern' && ((parent.id as Node).properties as Node[]).every((p) => p.type === 'ObjectProperty' && keyName(p) === 'createRequire'))
-            || ((parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') && key === 'object' && !parent.computed && (parent.property as Node).name === 'createRequire');
+        if (
+          (n.callee as Node).type === 'Identifier' &&
+          loaderNames.has((n.callee as Node).name as string) &&
+          a0?.type === 'StringLiteral' &&
+          bareModule(a0.value as string) === 'module'
+        ) {
+          const onlyMaker =
+            (parent?.type === 'VariableDeclarator' &&
+              key === 'init' &&
+              (parent.id as Node).type === 'ObjectPattern' &&
+              ((parent.id as Node).properties as Node[]).every((p) => p.type === 'ObjectProperty' && keyName(p) === 'createRequire')) ||
+            ((parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') &&
+              key === 'object' &&
+              !parent.computed &&
+              (parent.property as Node).name === 'createRequire');
           if (!onlyMaker) flag(n, `it takes more than createRequire from ${a0.value as string} (the module loader itself)`);
         }
         // `createRequire(x)` is called, bound to a name (whose calls are checked), or asked to resolve: else it is handed on.
-        if (n.type === 'CallExpression' && makers.has(calleeName(n.callee as Node) ?? '') && !(parent && (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression' || parent.type === 'NewExpression') && key === 'callee')
-          && !(parent?.type === 'VariableDeclarator' && key === 'init' && (parent.id as Node).type === 'Identifier')
-          && !((parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') && key === 'object' && !parent.computed && (parent.property as Node).name === 'resolve')) flag(n, 'it hands a require made by createRequire on as a value (its parent is made up, so no load guard can tell whose load it is)');
+        if (
+          n.type === 'CallExpression' &&
+          makers.has(calleeName(n.callee as Node) ?? '') &&
+          !(
+            parent &&
+            (parent.type === 'CallExpression' || parent.type === 'OptionalCallExpression' || parent.type === 'NewExpression') &&
+            key === 'callee'
+          ) &&
+          !(parent?.type === 'VariableDeclarator' && key === 'init' && (parent.id as Node).type === 'Identifier') &&
+          !(
+            (parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') &&
+            key === 'object' &&
+            !parent.computed &&
+            (parent.property as Node).name === 'resolve'
+          )
+        )
+          flag(
+            n,
+            'it hands a require made by createRequire on as a value (its parent is made up, so no load guard can tell whose load it is)',
+          );
         checkCall(n);
         return;
       }
       case 'Identifier': {
         const id = n.name as string;
-        const asProperty = parent && (parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'property' && !parent.computed;
-        const asKey = parent && (parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod') && key === 'key' && !parent.computed;
+        const asProperty =
+          parent &&
+          (parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') &&
+          key === 'property' &&
+          !parent.computed;
+        const asKey =
+          parent &&
+          (parent.type === 'ObjectProperty' ||
+            parent.type === 'ObjectMethod' ||
+            parent.type === 'ClassProperty' ||
+            parent.type === 'ClassMethod') &&
+          key === 'key' &&
+          !parent.computed;
         // eval and Function run code however they are reached (`(0, eval)(s)`, `[eval][0](s)`, `Reflect.apply(eval, …)`).
         const typeOnly = !!parent && parent.type.startsWith('TS') && key !== 'expression';
         const objectKey = asKey && !patternProps.has(parent!);
-        if (CODE_NAMES.test(id) && id !== 'WebAssembly' && !(objectKey && id !== 'eval') && !asProperty && !typeOnly && !(parent?.type === 'BinaryExpression' && parent.operator === 'instanceof' && key === 'right') && !(parent?.type === 'UnaryExpression' && parent.operator === 'typeof')) return flag(n, `it uses ${id}, which runs code the file builds at run time`);
-        if (id === 'WebAssembly' && !objectKey && !asProperty && !typeOnly) return flag(n, 'it compiles WebAssembly, code it may read at run time');
+        if (
+          CODE_NAMES.test(id) &&
+          id !== 'WebAssembly' &&
+          !(objectKey && id !== 'eval') &&
+          !asProperty &&
+          !typeOnly &&
+          !(parent?.type === 'BinaryExpression' && parent.operator === 'instanceof' && key === 'right') &&
+          !(parent?.type === 'UnaryExpression' && parent.operator === 'typeof')
+        )
+          return flag(n, `it uses ${id}, which runs code the file builds at run time`);
+        if (id === 'WebAssembly' && !objectKey && !asProperty && !typeOnly)
+          return flag(n, 'it compiles WebAssembly, code it may read at run time');
         // The global object as a value (`const g = globalThis`, `f(global)`, `Object.values(globalThis)`): eval and
         // Function are reachable through it by a name computed at run time. `globalThis.x` is checked by its name.
-        if (isGlobalName(id) && !asProperty && !objectKey && !typeOnly && !((parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') && key === 'object' && (!parent.computed || isLiteral(parent.property as Node))) && !(parent?.type === 'UnaryExpression' && parent.operator === 'typeof') && !compared(parent, key)) return flag(n, 'it takes the global object as a value (eval and Function are reachable through it by a computed name)');
+        if (
+          isGlobalName(id) &&
+          !asProperty &&
+          !objectKey &&
+          !typeOnly &&
+          !(
+            (parent?.type === 'MemberExpression' || parent?.type === 'OptionalMemberExpression') &&
+            key === 'object' &&
+            (!parent.computed || isLiteral(parent.property as Node))
+          ) &&
+          !(parent?.type === 'UnaryExpression' && parent.operator === 'typeof') &&
+          !compared(parent, key)
+        )
+          return flag(n, 'it takes the global object as a value (eval and Function are reachable through it by a computed name)');
         // Worker taken as a value: `new` through another name is not seen (nor its eval option).
-        if (workerNames.has(id) && !asProperty && !objectKey && !typeOnly && parent && !(parent.type === 'NewExpression' && key === 'callee') && !(parent.type === 'VariableDeclarator' && (key === 'id' || (key === 'init' && (parent.id as Node).type === 'Identifier'))) && !(parent.type === 'ObjectProperty' && patternProps.has(parent)) && !/^(ImportSpecifier|ImportDefaultSpecifier|ImportNamespaceSpecifier|ExportSpecifier)$/.test(parent.type) && !(parent.type === 'BinaryExpression' && parent.operator === 'instanceof') && !(parent.type === 'UnaryExpression' && parent.operator === 'typeof') && !((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'object')) return flag(n, `it takes ${id} as a value, so a worker it starts (eval: true runs code) is not seen`);
+        if (
+          workerNames.has(id) &&
+          !asProperty &&
+          !objectKey &&
+          !typeOnly &&
+          parent &&
+          !(parent.type === 'NewExpression' && key === 'callee') &&
+          !(parent.type === 'VariableDeclarator' && (key === 'id' || (key === 'init' && (parent.id as Node).type === 'Identifier'))) &&
+          !(parent.type === 'ObjectProperty' && patternProps.has(parent)) &&
+          !/^(ImportSpecifier|ImportDefaultSpecifier|ImportNamespaceSpecifier|ExportSpecifier)$/.test(parent.type) &&
+          !(parent.type === 'BinaryExpression' && parent.operator === 'instanceof') &&
+          !(parent.type === 'UnaryExpression' && parent.operator === 'typeof') &&
+          !((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'object')
+        )
+          return flag(n, `it takes ${id} as a value, so a worker it starts (eval: true runs code) is not seen`);
         // process.getBuiltinModule(name) reaches vm, module and child_process by a name it may compute.
-        if (id === 'getBuiltinModule' && !asKey) return flag(n, 'process.getBuiltinModule() reaches any built-in module (vm, child_process) by a name it may compute');
+        if (id === 'getBuiltinModule' && !asKey)
+          return flag(n, 'process.getBuiltinModule() reaches any built-in module (vm, child_process) by a name it may compute');
         // `module.paths.unshift(…)`, `module.constructor`, `module[k]`: the loader's own state.
-        if (id === 'module' && parent && (parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'object') {
+        if (
+          id === 'module' &&
+          parent &&
+          (parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') &&
+          key === 'object'
+        ) {
           const prop = parent.computed ? undefined : ((parent.property as Node).name as string | undefined);
-          if (prop === undefined || !/^(exports|id|filename|loaded|parent|path|hot)$/.test(prop)) return flag(n, `module.${prop ?? '[…]'} reaches the module loader itself`);
+          if (prop === undefined || !/^(exports|id|filename|loaded|parent|path|hot)$/.test(prop))
+            return flag(n, `module.${prop ?? '[…]'} reaches the module loader itself`);
         }
         // A loader handed on as a value (`foo(require)`, `x = require`, `[require]`): calls through it are not seen.
         if (!loaderNames.has(id) || !parent) return;
@@ -566,7 +868,12 @@ function loadsOfAst(ast: Node): Loads {
         if ((p.type === 'CallExpression' || p.type === 'OptionalCallExpression' || p.type === 'NewExpression') && key === 'callee') return;
         if ((p.type === 'MemberExpression' || p.type === 'OptionalMemberExpression') && key === 'object') return; // require.resolve, require.main, require.cache
         if ((p.type === 'MemberExpression' || p.type === 'OptionalMemberExpression') && key === 'property' && !p.computed) return;
-        if ((p.type === 'ObjectProperty' || p.type === 'ObjectMethod' || p.type === 'ClassProperty' || p.type === 'ClassMethod') && key === 'key' && !p.computed) return;
+        if (
+          (p.type === 'ObjectProperty' || p.type === 'ObjectMethod' || p.type === 'ClassProperty' || p.type === 'ClassMethod') &&
+          key === 'key' &&
+          !p.computed
+        )
+          return;
         if (p.type === 'VariableDeclarator' && key === 'id') return;
         if (p.type === 'VariableDeclarator' && key === 'init' && (p.id as Node).type === 'Identifier') return; // its new name is a loader too (first pass)
         if (p.type === 'UnaryExpression' && p.operator === 'typeof') return;
@@ -582,7 +889,8 @@ function loadsOfAst(ast: Node): Loads {
   });
   // Not only a call: child_process taken at all can be handed to another file that starts programs through it
   // (`module.exports = require('child_process')`), and an alias of the global object reaches eval by any name.
-  if (globalAlias) flag(globalAlias, 'it takes the global object as a value (eval and Function are reachable through it by a computed name)');
+  if (globalAlias)
+    flag(globalAlias, 'it takes the global object as a value (eval and Function are reachable through it by a computed name)');
   if (usesChild && childAt) flag(childAt, 'it takes child_process, which starts programs (through any name it hands it to)');
   return { specs: [...specs], computed, code };
 }

@@ -58,13 +58,22 @@ function ownershipProblem(p: string, what: string): string | undefined {
   }
   if (st.isSymbolicLink()) return `${what} ${p} is a symbolic link; the administrator's policy must be a file of its own`;
   if (st.uid !== 0) return `${what} ${p} is owned by uid ${st.uid}, not root`;
-  if (st.mode & 0o022) return `${what} ${p} is writable by ${st.mode & 0o002 ? 'everyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8)})`;
+  if (st.mode & 0o022)
+    return `${what} ${p} is writable by ${st.mode & 0o002 ? 'everyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8)})`;
   return undefined;
 }
 
 /** Reads the administrator's layer (absent when there is no file). Never throws. */
 export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE): AdminPolicy {
-  const none: AdminPolicy = { file, status: 'absent', problems: [], blockedServers: [], escapeHatch: true, sandboxRequired: false, packages: {} };
+  const none: AdminPolicy = {
+    file,
+    status: 'absent',
+    problems: [],
+    blockedServers: [],
+    escapeHatch: true,
+    sandboxRequired: false,
+    packages: {},
+  };
   const r = reader.read(file, MAX_CONFIG_BYTES);
   if (r.kind === 'missing') return none;
   const invalid = (problems: string[]): AdminPolicy => ({ ...none, status: 'invalid', problems, escapeHatch: false });
@@ -82,28 +91,46 @@ export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE
   if (!isObj(v)) return invalid([`${file}: the top level must be an object`]);
   const problems: string[] = [];
   const at = (k: string[]) => `${file}:${doc.positionOf(k).line}`;
-  for (const k of Object.keys(v)) if (!KEYS.has(k)) problems.push(`${at([k])}: unknown key "${k}"; the administrator's policy has "rules", "blockedServers", "escapeHatch", "sandbox" and "packages"`);
-  if (v.escapeHatch !== undefined && typeof v.escapeHatch !== 'boolean') problems.push(`${at(['escapeHatch'])}: "escapeHatch" must be true or false`);
-  if (v.sandbox !== undefined && (!isObj(v.sandbox) || Object.keys(v.sandbox).some((k) => k !== 'required') || typeof v.sandbox.required !== 'boolean')) {
+  for (const k of Object.keys(v))
+    if (!KEYS.has(k))
+      problems.push(
+        `${at([k])}: unknown key "${k}"; the administrator's policy has "rules", "blockedServers", "escapeHatch", "sandbox" and "packages"`,
+      );
+  if (v.escapeHatch !== undefined && typeof v.escapeHatch !== 'boolean')
+    problems.push(`${at(['escapeHatch'])}: "escapeHatch" must be true or false`);
+  if (
+    v.sandbox !== undefined &&
+    (!isObj(v.sandbox) || Object.keys(v.sandbox).some((k) => k !== 'required') || typeof v.sandbox.required !== 'boolean')
+  ) {
     problems.push(`${at(['sandbox'])}: "sandbox" must be { "required": true | false }`);
   }
   let packages: AdminPolicy['packages'] = {};
   if (v.packages !== undefined) {
     const p = v.packages;
-    if (!isObj(p) || Object.keys(p).some((k) => k !== 'minReleaseAgeDays' && k !== 'registries')) problems.push(`${at(['packages'])}: "packages" must be { "minReleaseAgeDays"?: days, "registries"?: [URL, …] }`);
+    if (!isObj(p) || Object.keys(p).some((k) => k !== 'minReleaseAgeDays' && k !== 'registries'))
+      problems.push(`${at(['packages'])}: "packages" must be { "minReleaseAgeDays"?: days, "registries"?: [URL, …] }`);
     else {
-      if (p.minReleaseAgeDays !== undefined && (typeof p.minReleaseAgeDays !== 'number' || !Number.isFinite(p.minReleaseAgeDays) || p.minReleaseAgeDays < 0)) problems.push(`${at(['packages', 'minReleaseAgeDays'])}: "minReleaseAgeDays" must be a number of days, 0 or more`);
+      if (
+        p.minReleaseAgeDays !== undefined &&
+        (typeof p.minReleaseAgeDays !== 'number' || !Number.isFinite(p.minReleaseAgeDays) || p.minReleaseAgeDays < 0)
+      )
+        problems.push(`${at(['packages', 'minReleaseAgeDays'])}: "minReleaseAgeDays" must be a number of days, 0 or more`);
       const regs = p.registries;
       const urls: string[] = [];
       if (regs !== undefined) {
-        if (!Array.isArray(regs) || regs.length === 0) problems.push(`${at(['packages', 'registries'])}: "registries" must be a list of registry URLs`);
-        else for (const r of regs) {
-          const u = typeof r === 'string' ? registryUrl(r) : undefined;
-          if (!u) problems.push(`${at(['packages', 'registries'])}: ${JSON.stringify(r)} is not an http(s) registry URL`);
-          else urls.push(u);
-        }
+        if (!Array.isArray(regs) || regs.length === 0)
+          problems.push(`${at(['packages', 'registries'])}: "registries" must be a list of registry URLs`);
+        else
+          for (const r of regs) {
+            const u = typeof r === 'string' ? registryUrl(r) : undefined;
+            if (!u) problems.push(`${at(['packages', 'registries'])}: ${JSON.stringify(r)} is not an http(s) registry URL`);
+            else urls.push(u);
+          }
       }
-      packages = { ...(typeof p.minReleaseAgeDays === 'number' ? { minReleaseAgeDays: p.minReleaseAgeDays } : {}), ...(regs !== undefined ? { registries: urls } : {}) };
+      packages = {
+        ...(typeof p.minReleaseAgeDays === 'number' ? { minReleaseAgeDays: p.minReleaseAgeDays } : {}),
+        ...(regs !== undefined ? { registries: urls } : {}),
+      };
     }
   }
   const blocked: BlockedServer[] = [];
@@ -112,10 +139,12 @@ export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE
     else {
       v.blockedServers.forEach((b, i) => {
         const where = at(['blockedServers', String(i)]);
-        if (!isObj(b) || typeof b.server !== 'string' || b.server === '') return problems.push(`${where}: blockedServers[${i}] must be {"server": name, "digest"?: "sha256:…", "why"?: text}`);
+        if (!isObj(b) || typeof b.server !== 'string' || b.server === '')
+          return problems.push(`${where}: blockedServers[${i}] must be {"server": name, "digest"?: "sha256:…", "why"?: text}`);
         const extra = Object.keys(b).filter((k) => !['server', 'digest', 'why'].includes(k));
         if (extra.length) return problems.push(`${where}: blockedServers[${i}] has unknown key "${extra[0]}"`);
-        if (b.digest !== undefined && (typeof b.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(b.digest))) return problems.push(`${where}: blockedServers[${i}].digest must be "sha256:" and 64 hex digits`);
+        if (b.digest !== undefined && (typeof b.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(b.digest)))
+          return problems.push(`${where}: blockedServers[${i}].digest must be "sha256:" and 64 hex digits`);
         if (b.why !== undefined && typeof b.why !== 'string') return problems.push(`${where}: blockedServers[${i}].why must be text`);
         blocked.push({ server: b.server, ...(b.digest ? { digest: b.digest as string } : {}), ...(b.why ? { why: b.why as string } : {}) });
       });
@@ -123,8 +152,15 @@ export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE
   }
   if (problems.length) return invalid(problems);
   return {
-    file, status: 'ok', problems: [], rules: v.rules, blockedServers: blocked, escapeHatch: v.escapeHatch !== false,
-    sandboxRequired: isObj(v.sandbox) && v.sandbox.required === true, packages, lineOf: (k) => doc.positionOf(k).line,
+    file,
+    status: 'ok',
+    problems: [],
+    rules: v.rules,
+    blockedServers: blocked,
+    escapeHatch: v.escapeHatch !== false,
+    sandboxRequired: isObj(v.sandbox) && v.sandbox.required === true,
+    packages,
+    lineOf: (k) => doc.positionOf(k).line,
   };
 }
 

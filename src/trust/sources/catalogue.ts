@@ -25,7 +25,8 @@ export function gateConfigPath(m: Machine): string {
   return m.env.MCP_GATE_CONFIG ? path.resolve(m.env.MCP_GATE_CONFIG) : path.join(xdgConfig(m), 'mcp-gate', 'config.json');
 }
 
-const rows = (scope: Location['scope']): Location[] => TOOLS.flatMap((t) => t.sources.filter((s) => s.scope === scope).map((s): Location => ({ kind: t.kind, ...s })));
+const rows = (scope: Location['scope']): Location[] =>
+  TOOLS.flatMap((t) => t.sources.filter((s) => s.scope === scope).map((s): Location => ({ kind: t.kind, ...s })));
 
 export const CATALOGUE: readonly Location[] = [
   // MCP Gate's own user configuration: trusted, native, the only file besides VS Code's application settings that can grant.
@@ -45,7 +46,7 @@ export const CATALOGUE_ENV: readonly string[] = [...new Set(['MCP_GATE_CONFIG', 
  */
 export const AGENT_FILES: readonly SteeringFile[] = [
   { relPath: 'AGENTS.md', directory: false, what: 'agent instructions' },
-  ...TOOLS.flatMap((t): readonly SteeringFile[] => ('steering' in t ? t.steering ?? [] : [])),
+  ...TOOLS.flatMap((t): readonly SteeringFile[] => ('steering' in t ? (t.steering ?? []) : [])),
 ];
 
 export function isImportKind(s: string): s is ImportKind {

@@ -42,7 +42,16 @@ export interface Declarations {
   imports: { kinds: ImportKind[]; position: Position } | undefined;
   settings: ExposureSettings | undefined;
   /** MCP Gate configuration blocks, kept raw for the policy layer (validated there). */
-  gate: { rules?: unknown; secrets?: unknown; localExceptions?: unknown; sandbox?: unknown; servers?: unknown; packages?: unknown; requireLog?: boolean; lineOf?: (keyPath: string[]) => number };
+  gate: {
+    rules?: unknown;
+    secrets?: unknown;
+    localExceptions?: unknown;
+    sandbox?: unknown;
+    servers?: unknown;
+    packages?: unknown;
+    requireLog?: boolean;
+    lineOf?: (keyPath: string[]) => number;
+  };
   fileErrors: string[];
 }
 
@@ -60,7 +69,18 @@ const SERVER_TABLE: Record<Format, string> = {
  * `requireLog`, protect the person), read from the user's configuration file and, as `mcpGate.<key>`, from VS
  * Code's user settings only (application scope, restricted in untrusted workspaces). package.json agrees (a test).
  */
-export const USER_ONLY_KEYS = ['servers', 'rules', 'secrets', 'imports', 'localExceptions', 'sandbox', 'settings', 'requireLog', 'askToRoute', 'reopenOverridden'] as const;
+export const USER_ONLY_KEYS = [
+  'servers',
+  'rules',
+  'secrets',
+  'imports',
+  'localExceptions',
+  'sandbox',
+  'settings',
+  'requireLog',
+  'askToRoute',
+  'reopenOverridden',
+] as const;
 
 const TOP_LEVEL_KEYS: Partial<Record<Format, string[]>> = {
   gate: ['$schema', ...USER_ONLY_KEYS, 'packages'],
@@ -92,7 +112,9 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
     const extra = loc.canImport && loc.format === 'mcpServers' ? ['imports', 'settings'] : [];
     for (const key of Object.keys(root)) {
       if (!allowed.includes(key) && !extra.includes(key)) {
-        out.fileErrors.push(`${file}:${fmtPos(doc.positionOf([key]))}: unknown top-level key "${key}" (expected ${[...allowed, ...extra].join(', ')})`);
+        out.fileErrors.push(
+          `${file}:${fmtPos(doc.positionOf([key]))}: unknown top-level key "${key}" (expected ${[...allowed, ...extra].join(', ')})`,
+        );
       }
     }
   }
@@ -105,13 +127,24 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
       out.fileErrors.push(`${file}:${fmtPos(pos)}: "imports" must be a list of kinds (${IMPORT_KIND_LIST})`);
     } else {
       const unknown = v.filter((k) => !isImportKind(k));
-      if (unknown.length) out.fileErrors.push(`${file}:${fmtPos(pos)}: unknown import kind ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${IMPORT_KIND_LIST})`);
+      if (unknown.length)
+        out.fileErrors.push(
+          `${file}:${fmtPos(pos)}: unknown import kind ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: ${IMPORT_KIND_LIST})`,
+        );
       out.imports = { kinds: v.filter(isImportKind), position: pos };
     }
   }
   if (loc.canImport && 'settings' in root) out.settings = readSettings(file, doc, root.settings, out.fileErrors);
   if (loc.format === 'gate') {
-    out.gate = { rules: root.rules, secrets: root.secrets, localExceptions: root.localExceptions, sandbox: root.sandbox, servers: root.servers, packages: root.packages, lineOf: (k) => doc.positionOf(k).line };
+    out.gate = {
+      rules: root.rules,
+      secrets: root.secrets,
+      localExceptions: root.localExceptions,
+      sandbox: root.sandbox,
+      servers: root.servers,
+      packages: root.packages,
+      lineOf: (k) => doc.positionOf(k).line,
+    };
     if ('requireLog' in root) {
       if (typeof root.requireLog === 'boolean') out.gate.requireLog = root.requireLog;
       else out.fileErrors.push(`${file}:${fmtPos(doc.positionOf(['requireLog']))}: "requireLog" must be true or false`);
@@ -135,7 +168,9 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
   const count = Object.keys(table).length;
   if (count > MAX_SERVERS_PER_FILE) {
     // Bounded work per file: nobody declares this many, and a repository must not make every check slow.
-    out.fileErrors.push(`${file}:${fmtPos(doc.positionOf([tableKey]))}: "${tableKey}" declares ${count} servers; more than ${MAX_SERVERS_PER_FILE} in one file are refused`);
+    out.fileErrors.push(
+      `${file}:${fmtPos(doc.positionOf([tableKey]))}: "${tableKey}" declares ${count} servers; more than ${MAX_SERVERS_PER_FILE} in one file are refused`,
+    );
     return out;
   }
   for (const [name, entry] of Object.entries(table)) {
@@ -169,7 +204,8 @@ function readSettings(file: string, doc: ParsedDocument, v: unknown, errors: str
   const s: ExposureSettings = {};
   for (const [k, val] of Object.entries(v)) {
     if (k === 'directTools') {
-      if (typeof val === 'boolean' || (Array.isArray(val) && val.every((x) => typeof x === 'string'))) s.directTools = val as boolean | string[];
+      if (typeof val === 'boolean' || (Array.isArray(val) && val.every((x) => typeof x === 'string')))
+        s.directTools = val as boolean | string[];
       else errors.push(`${file}:${fmtPos(doc.positionOf(['settings', k]))}: "directTools" must be true, false or a list of tool names`);
     } else if (k === 'toolPrefix') {
       if (val === 'server' || val === 'short' || val === 'none') s.toolPrefix = val;
@@ -213,7 +249,8 @@ function normalise(format: Format, e: Record<string, unknown>): ServerDefinition
   }
   const hasCommand = e.command !== undefined;
   const hasUrl = url !== undefined;
-  if (hasCommand && hasUrl) return 'declares both "command" and "url"; a server is either a local command or a remote URL, declare exactly one';
+  if (hasCommand && hasUrl)
+    return 'declares both "command" and "url"; a server is either a local command or a remote URL, declare exactly one';
   if (!hasCommand && !hasUrl) return 'declares neither "command" nor "url"; declare exactly one';
   const declaredType = e.type ?? e.transport;
   if (declaredType !== undefined) {
@@ -232,7 +269,8 @@ function normalise(format: Format, e: Record<string, unknown>): ServerDefinition
   if (e.envFile !== undefined && typeof e.envFile !== 'string') return '"envFile" must be a string';
   if (hasCommand) {
     if (typeof e.command !== 'string' || e.command.trim() === '') return '"command" must be a non-empty string';
-    if (e.args !== undefined && (!Array.isArray(e.args) || !e.args.every((a) => typeof a === 'string'))) return '"args" must be a list of strings';
+    if (e.args !== undefined && (!Array.isArray(e.args) || !e.args.every((a) => typeof a === 'string')))
+      return '"args" must be a list of strings';
     return {
       type: 'stdio',
       command: e.command,

@@ -14,17 +14,27 @@ export class EditRefusal extends Error {}
 
 function editableFile(report: GateReport, s: ServerReport, gateConfigFile: string): void {
   if (s.importedBy.length > 0) {
-    throw new EditRefusal(`"${s.name}" is imported (by ${s.importedBy.join(', ')}) from ${s.file}; MCP Gate does not rewrite another tool's configuration — edit ${s.file} instead`);
+    throw new EditRefusal(
+      `"${s.name}" is imported (by ${s.importedBy.join(', ')}) from ${s.file}; MCP Gate does not rewrite another tool's configuration — edit ${s.file} instead`,
+    );
   }
   if (s.file !== gateConfigFile) {
-    const where = s.scope === 'repository' ? 'the repository' : 'another tool\'s configuration';
-    throw new EditRefusal(`"${s.name}" is declared in ${where} (${s.file}); MCP Gate edits only its own configuration (${gateConfigFile}) — edit ${s.file} instead`);
+    const where = s.scope === 'repository' ? 'the repository' : "another tool's configuration";
+    throw new EditRefusal(
+      `"${s.name}" is declared in ${where} (${s.file}); MCP Gate edits only its own configuration (${gateConfigFile}) — edit ${s.file} instead`,
+    );
   }
   void report;
 }
 
 /** Applies the operation to MCP Gate's user configuration file, keeping comments; returns what it did. */
-export async function editServer(report: GateReport, gateConfigFile: string, name: string, op: EditOperation, source?: string): Promise<string> {
+export async function editServer(
+  report: GateReport,
+  gateConfigFile: string,
+  name: string,
+  op: EditOperation,
+  source?: string,
+): Promise<string> {
   const found = findServer(report, name, source);
   if (!found.ok) throw new EditRefusal(found.message);
   const s = found.server;
@@ -34,8 +44,10 @@ export async function editServer(report: GateReport, gateConfigFile: string, nam
   const path = ['servers', name];
   const fmt = { formattingOptions: { insertSpaces: true, tabSize: 2 } };
   const edits =
-    op === 'remove' ? modify(text, path, undefined, fmt)
-      : op === 'disable' ? modify(text, [...path, 'disabled'], true, fmt)
+    op === 'remove'
+      ? modify(text, path, undefined, fmt)
+      : op === 'disable'
+        ? modify(text, [...path, 'disabled'], true, fmt)
         : modify(text, [...path, 'disabled'], undefined, fmt);
   const next = applyEdits(text, edits);
   parseJsonc(gateConfigFile, next);

@@ -32,15 +32,16 @@ export function isNotFound(e: unknown): boolean {
 export const ioCounters = { reads: 0, stats: 0, readdirs: 0 };
 
 export class FileTooLargeError extends Error {
-  constructor(readonly path: string, readonly size: number, readonly limit: number) {
+  constructor(
+    readonly path: string,
+    readonly size: number,
+    readonly limit: number,
+  ) {
     super(`${path} is ${size} bytes; files over ${limit} bytes are refused`);
   }
 }
 
-export type ReadResult =
-  | { kind: 'missing' }
-  | { kind: 'ok'; data: Buffer }
-  | { kind: 'error'; error: Error };
+export type ReadResult = { kind: 'missing' } | { kind: 'ok'; data: Buffer } | { kind: 'error'; error: Error };
 
 export class TrackingReader {
   /** Path → signature at the time it was read or looked for. */

@@ -40,7 +40,6 @@ export class FolderWatcher {
         w.on('close', () => this.lose(d));
         this.watches.set(d, w);
         this.bump(d); // newly watched: changed for every verification that began before its watch
-
       } catch {
         all = false; // missing or unwatchable now: its paths are stat-checked, and it is tried again next time
       }

@@ -24,7 +24,10 @@ export interface ParsedDocument {
 }
 
 export class ConfigParseError extends Error {
-  constructor(readonly file: string, readonly problems: { message: string; position: Position }[]) {
+  constructor(
+    readonly file: string,
+    readonly problems: { message: string; position: Position }[],
+  ) {
     super(problems.map((p) => `${file}:${p.position.line}:${p.position.column}: ${p.message}`).join('\n'));
   }
 }
@@ -60,7 +63,10 @@ export function parseJsonc(file: string, text: string): ParsedDocument {
   const starts = lineStarts(text);
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
-  const problems = errors.map((e) => ({ message: `JSON syntax error: ${printParseErrorCode(e.error)}`, position: positionAt(starts, e.offset) }));
+  const problems = errors.map((e) => ({
+    message: `JSON syntax error: ${printParseErrorCode(e.error)}`,
+    position: positionAt(starts, e.offset),
+  }));
   if (!root && problems.length === 0) problems.push({ message: 'the file is empty', position: { line: 1, column: 1 } });
   if (problems.length > 0) throw new ConfigParseError(file, problems);
 
@@ -117,7 +123,9 @@ export function parseTomlDocument(file: string, text: string): ParsedDocument {
     value = parseToml(text);
   } catch (e) {
     if (e instanceof TomlError) {
-      throw new ConfigParseError(file, [{ message: `TOML syntax error: ${e.message.split('\n')[0]}`, position: { line: e.line, column: e.column } }]);
+      throw new ConfigParseError(file, [
+        { message: `TOML syntax error: ${e.message.split('\n')[0]}`, position: { line: e.line, column: e.column } },
+      ]);
     }
     throw new ConfigParseError(file, [{ message: `TOML error: ${(e as Error).message}`, position: { line: 1, column: 1 } }]);
   }
@@ -260,7 +268,7 @@ function tomlKeyPositions(text: string): Map<string, Position> {
       }
     } else if (c === '[') {
       i++;
-      for (let index = 0; ; ) {
+      for (let index = 0; ;) {
         skipBlank(true);
         if (i >= n) throw new Error('unterminated array');
         if (text[i] === ']') {

@@ -53,7 +53,8 @@ export function preApprovalAttempts(projectDir: string, reader: TrackingReader =
     if (!('preApproval' in tool) || !tool.preApproval) continue;
     tool.preApproval({
       load,
-      add: (file, doc, keyPath, what) => attempts.push({ file, agent: tool.name, what, key: keyPath.join('.'), position: doc.positionOf(keyPath) }),
+      add: (file, doc, keyPath, what) =>
+        attempts.push({ file, agent: tool.name, what, key: keyPath.join('.'), position: doc.positionOf(keyPath) }),
     });
   }
   return { attempts, problems };

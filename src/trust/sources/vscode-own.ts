@@ -70,8 +70,22 @@ export interface VsCodeReads {
 
 /** Oldest first. */
 export const VSCODE_READS: readonly VsCodeReads[] = Object.freeze([
-  { measured: '1.112', workspaceRootMcpJson: false, discovery: ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace'], collisionBehavior: false, registryAfterAllKeepsWorkspaceServers: false, allowedServers: false },
-  { measured: '1.139', workspaceRootMcpJson: true, discovery: ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace', 'copilot'], collisionBehavior: true, registryAfterAllKeepsWorkspaceServers: true, allowedServers: true },
+  {
+    measured: '1.112',
+    workspaceRootMcpJson: false,
+    discovery: ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace'],
+    collisionBehavior: false,
+    registryAfterAllKeepsWorkspaceServers: false,
+    allowedServers: false,
+  },
+  {
+    measured: '1.139',
+    workspaceRootMcpJson: true,
+    discovery: ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace', 'copilot'],
+    collisionBehavior: true,
+    registryAfterAllKeepsWorkspaceServers: true,
+    allowedServers: true,
+  },
 ] as VsCodeReads[]);
 
 const minorOf = (v: string): [number, number] | undefined => {
@@ -112,7 +126,14 @@ export interface VsCodeOwnInput {
   /** Undefined when MCP Gate could not check the folder at all: the repository's overrides are still reported. */
   report: Pick<GateReport, 'servers' | 'sources'> | undefined;
   /** inspect() of `chat.mcp.access`, `chat.mcp.discovery.enabled` and (legacy) `chat.mcp.enabled`; missing = unset. */
-  settings: { [ACCESS_KEY]?: InspectedSetting; [DISCOVERY_KEY]?: InspectedSetting; [LEGACY_ENABLED_KEY]?: InspectedSetting; [GALLERY_URL_KEY]?: InspectedSetting; [COLLISION_KEY]?: InspectedSetting; [ALLOWED_KEY]?: InspectedSetting };
+  settings: {
+    [ACCESS_KEY]?: InspectedSetting;
+    [DISCOVERY_KEY]?: InspectedSetting;
+    [LEGACY_ENABLED_KEY]?: InspectedSetting;
+    [GALLERY_URL_KEY]?: InspectedSetting;
+    [COLLISION_KEY]?: InspectedSetting;
+    [ALLOWED_KEY]?: InspectedSetting;
+  };
   workspaceTrusted: boolean;
   /** The running VS Code's version (`vscode.version`, e.g. "1.139.1"); undefined = VS Code 1.112 (see `vscodeReads`). */
   vscodeVersion?: string;
@@ -136,7 +157,8 @@ export interface SettingValue {
   scope: SettingScope;
 }
 
-export type OwnMechanism = 'workspace-folder-mcp.json' | 'workspace-root-.mcp.json' | 'user-mcp.json' | 'discovery:cursor-workspace' | 'discovery:cursor-global';
+export type OwnMechanism =
+  'workspace-folder-mcp.json' | 'workspace-root-.mcp.json' | 'user-mcp.json' | 'discovery:cursor-workspace' | 'discovery:cursor-global';
 
 export interface OwnStart {
   name: string;
@@ -171,7 +193,8 @@ export interface VsCodeOwnReport {
   /** The value VS Code uses, and where it came from. */
   access: SettingValue & { value: McpAccess; raw: unknown };
   /** Every source this VS Code version knows (`reads.discovery`). */
-  discovery: Partial<Record<DiscoverySource, SettingValue & { value: boolean }>> & Record<'claude-desktop' | 'windsurf' | 'cursor-global' | 'cursor-workspace', SettingValue & { value: boolean }>;
+  discovery: Partial<Record<DiscoverySource, SettingValue & { value: boolean }>> &
+    Record<'claude-desktop' | 'windsurf' | 'cursor-global' | 'cursor-workspace', SettingValue & { value: boolean }>;
   /** `chat.mcp.collisionBehavior` where the version has it (1.139): same-label servers across sources. */
   collision?: SettingValue & { value: 'disable' | 'suffix' };
   /** What the running version reads by itself (the measured row it is treated as). */
@@ -192,7 +215,8 @@ export interface VsCodeOwnReport {
 // VS Code 1.112's keys: MCP Gate's own workspace file keeps them (its text is how MCP Gate knows the file; under
 // "registry" no discovery runs at all, so the discovery value there only matters should access ever be "all").
 const ROUTED_DISCOVERY = { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false } as const;
-const routedDiscovery = (reads: VsCodeReads): Partial<Record<DiscoverySource, boolean>> => Object.fromEntries(reads.discovery.map((d) => [d, false]));
+const routedDiscovery = (reads: VsCodeReads): Partial<Record<DiscoverySource, boolean>> =>
+  Object.fromEntries(reads.discovery.map((d) => [d, false]));
 
 // Highest precedence first. A folder value counts like a workspace value: both are the repository's.
 const LEVELS: { scope: SettingScope; field: keyof InspectedSetting }[] = [
@@ -265,17 +289,43 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   // Which mechanism VS Code uses for a server of this report, and whether it is on.
   // A window that ran under "all" and is now under "registry": VS Code 1.139 was seen to keep (and start) the
   // workspace's servers until the window reloads. Reported as possible starts: more, never less.
-  const sticky = access.value === 'registry' && reads.registryAfterAllKeepsWorkspaceServers && input.accessWasAllInWindow === true
-    ? `VS Code ${reads.measured} may still start it: this window ran with ${ACCESS_KEY} "all", and a switch back to "registry" at runtime was seen to leave the workspace's servers startable until the window reloads (Developer: Reload Window)`
-    : undefined;
+  const sticky =
+    access.value === 'registry' && reads.registryAfterAllKeepsWorkspaceServers && input.accessWasAllInWindow === true
+      ? `VS Code ${reads.measured} may still start it: this window ran with ${ACCESS_KEY} "all", and a switch back to "registry" at runtime was seen to leave the workspace's servers startable until the window reloads (Developer: Reload Window)`
+      : undefined;
   const workspaceOn = access.value === 'all' || sticky !== undefined;
-  const mechanismOf = (s: Pick<ServerReport, 'kind' | 'scope' | 'file'>): { mechanism: OwnMechanism; on: boolean; enabledBy: SettingValue[]; needs: OwnStart['needs']; id?: (name: string) => string; uncertain?: string } | undefined => {
+  const mechanismOf = (
+    s: Pick<ServerReport, 'kind' | 'scope' | 'file'>,
+  ):
+    | {
+        mechanism: OwnMechanism;
+        on: boolean;
+        enabledBy: SettingValue[];
+        needs: OwnStart['needs'];
+        id?: (name: string) => string;
+        uncertain?: string;
+      }
+    | undefined => {
     if (s.kind === 'vscode' && s.scope === 'repository') {
-      return { mechanism: 'workspace-folder-mcp.json', on: workspaceOn, enabledBy: [accessValue], needs: input.workspaceTrusted ? [] : ['workspace-trust'], id: (n) => `mcp.config.ws${folderIndex}.${n}`, uncertain: access.value === 'all' ? undefined : sticky };
+      return {
+        mechanism: 'workspace-folder-mcp.json',
+        on: workspaceOn,
+        enabledBy: [accessValue],
+        needs: input.workspaceTrusted ? [] : ['workspace-trust'],
+        id: (n) => `mcp.config.ws${folderIndex}.${n}`,
+        uncertain: access.value === 'all' ? undefined : sticky,
+      };
     }
     if (reads.workspaceRootMcpJson && s.kind === 'claude' && s.scope === 'repository') {
       // The folder's root .mcp.json: a discovery VS Code trusts by itself (no per-server prompt), not from the registry.
-      return { mechanism: 'workspace-root-.mcp.json', on: workspaceOn, enabledBy: [accessValue], needs: input.workspaceTrusted ? [] : ['workspace-trust'], id: (n) => `workspace-dot-mcp.${folderIndex}.${n}`, uncertain: access.value === 'all' ? undefined : sticky };
+      return {
+        mechanism: 'workspace-root-.mcp.json',
+        on: workspaceOn,
+        enabledBy: [accessValue],
+        needs: input.workspaceTrusted ? [] : ['workspace-trust'],
+        id: (n) => `workspace-dot-mcp.${folderIndex}.${n}`,
+        uncertain: access.value === 'all' ? undefined : sticky,
+      };
     }
     if (s.kind === 'vscode' && s.scope === 'user') {
       if (!input.userMcpJson || s.file !== input.userMcpJson) return undefined;
@@ -284,9 +334,13 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     if (s.kind === 'cursor') {
       const source: DiscoverySource = s.scope === 'repository' ? 'cursor-workspace' : 'cursor-global';
       const d = discovery[source]!;
-      const needs: OwnStart['needs'] = s.scope === 'repository' && !input.workspaceTrusted ? ['workspace-trust', 'server-trust'] : ['server-trust'];
+      const needs: OwnStart['needs'] =
+        s.scope === 'repository' && !input.workspaceTrusted ? ['workspace-trust', 'server-trust'] : ['server-trust'];
       return {
-        mechanism: `discovery:${source}`, on: access.value === 'all' && d.value, enabledBy: [accessValue, d], needs,
+        mechanism: `discovery:${source}`,
+        on: access.value === 'all' && d.value,
+        enabledBy: [accessValue, d],
+        needs,
         id: s.scope === 'repository' ? (n) => `cursor-workspace.${folderIndex}.${n}` : undefined,
       };
     }
@@ -300,7 +354,9 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   const blockedByAllowList = (s: Pick<ServerReport, 'name' | 'definition'>) => {
     if (!allowList) return false;
     const http = typeof (s.definition as { url?: unknown } | undefined)?.url === 'string';
-    return !allowList.some((e) => e.serverName === s.name || (!http && Array.isArray(e.serverCommand)) || (http && typeof e.serverUrl === 'string'));
+    return !allowList.some(
+      (e) => e.serverName === s.name || (!http && Array.isArray(e.serverCommand)) || (http && typeof e.serverUrl === 'string'),
+    );
   };
 
   const starts: OwnStart[] = [];
@@ -310,12 +366,22 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     const serverNotes: string[] = [];
     if (s.disabled) serverNotes.push('switched off in its file, but VS Code ignores "disabled" and starts it');
     // Gated servers' labels say "· MCP Gate" (1.139): a server VS Code starts itself under such a name imitates one.
-    if (/mcp[\s_-]*gate/i.test(s.name)) serverNotes.push('its name imitates a server of MCP Gate, but VS Code starts it itself, outside the gate');
+    if (/mcp[\s_-]*gate/i.test(s.name))
+      serverNotes.push('its name imitates a server of MCP Gate, but VS Code starts it itself, outside the gate');
     if (s.state === 'blocked') serverNotes.push(`MCP Gate blocks it (${s.reason}), VS Code does not`);
-    else if (s.state === 'approved' || s.state === 'trusted') serverNotes.push('VS Code starts it itself as well: its calls bypass MCP Gate\'s policy and log');
+    else if (s.state === 'approved' || s.state === 'trusted')
+      serverNotes.push("VS Code starts it itself as well: its calls bypass MCP Gate's policy and log");
     starts.push({
-      name: s.name, source: s.source, file: s.file, mechanism: m.mechanism, vscodeId: m.id?.(s.name), needs: m.needs,
-      enabledBy: m.enabledBy, gateState: s.state, notes: serverNotes, ...(m.uncertain ? { uncertain: m.uncertain } : {}),
+      name: s.name,
+      source: s.source,
+      file: s.file,
+      mechanism: m.mechanism,
+      vscodeId: m.id?.(s.name),
+      needs: m.needs,
+      enabledBy: m.enabledBy,
+      gateState: s.state,
+      notes: serverNotes,
+      ...(m.uncertain ? { uncertain: m.uncertain } : {}),
     });
   }
 
@@ -328,12 +394,13 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
 
   if (access.value === 'all') {
     const files: Partial<Record<DiscoverySource, string>> = {
-      'claude-desktop': 'Claude Desktop\'s claude_desktop_config.json',
-      windsurf: 'Windsurf\'s ~/.codeium/windsurf/mcp_config.json',
-      copilot: 'GitHub Copilot\'s ~/.copilot/mcp-config.json (or $COPILOT_HOME/mcp-config.json)',
+      'claude-desktop': "Claude Desktop's claude_desktop_config.json",
+      windsurf: "Windsurf's ~/.codeium/windsurf/mcp_config.json",
+      copilot: "GitHub Copilot's ~/.copilot/mcp-config.json (or $COPILOT_HOME/mcp-config.json)",
     };
     for (const source of ['claude-desktop', 'windsurf', 'copilot'] as const) {
-      if (on(source)) notes.push(`VS Code also starts the servers of ${files[source]} (${discovery[source]!.key} is on), a file MCP Gate does not read`);
+      if (on(source))
+        notes.push(`VS Code also starts the servers of ${files[source]} (${discovery[source]!.key} is on), a file MCP Gate does not read`);
     }
   }
 
@@ -346,22 +413,30 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     const raw = level ? i![level.field] : 'disable';
     collision = { key: COLLISION_KEY, value: raw === 'suffix' ? 'suffix' : 'disable', scope: level?.scope ?? 'default' };
     if (collision.value === 'disable' && starts.length) {
-      notes.push(`${COLLISION_KEY} is "disable": where one of MCP Gate's servers has the label of a server VS Code starts itself (${starts.map((s) => s.name).join(', ')}), VS Code keeps only the first registered enabled — its own`);
+      notes.push(
+        `${COLLISION_KEY} is "disable": where one of MCP Gate's servers has the label of a server VS Code starts itself (${starts.map((s) => s.name).join(', ')}), VS Code keeps only the first registered enabled — its own`,
+      );
     }
   }
 
   // Routing: `registry` at user scope (or by policy) stops every hand-written and discovered server; discovery off
   // as well, so that nothing is discovered should access ever be `all` again.
-  const user = (f: 'globalValue' | 'policyValue', key: string) => (key === ACCESS_KEY ? accessAt(input, f) : input.settings[DISCOVERY_KEY]?.[f]);
+  const user = (f: 'globalValue' | 'policyValue', key: string) =>
+    key === ACCESS_KEY ? accessAt(input, f) : input.settings[DISCOVERY_KEY]?.[f];
   const routed = routedDiscovery(reads);
   const userAccess = user('policyValue', ACCESS_KEY) ?? user('globalValue', ACCESS_KEY);
   const routing: RoutingSetting[] = [
     {
-      key: ACCESS_KEY, value: 'registry', scope: 'user', inPlace: accessBehaviour(userAccess ?? 'all') === 'registry',
-      why: `VS Code then reads no hand-written mcp.json entry${reads.workspaceRootMcpJson ? ' nor any folder\'s root .mcp.json' : ''} and runs no discovery, while extension providers (MCP Gate's "mcpGate") keep working; "none" would switch MCP Gate off too`,
+      key: ACCESS_KEY,
+      value: 'registry',
+      scope: 'user',
+      inPlace: accessBehaviour(userAccess ?? 'all') === 'registry',
+      why: `VS Code then reads no hand-written mcp.json entry${reads.workspaceRootMcpJson ? " nor any folder's root .mcp.json" : ''} and runs no discovery, while extension providers (MCP Gate's "mcpGate") keep working; "none" would switch MCP Gate off too`,
     },
     {
-      key: DISCOVERY_KEY, value: { ...routed }, scope: 'user',
+      key: DISCOVERY_KEY,
+      value: { ...routed },
+      scope: 'user',
       inPlace: reads.discovery.every((src) => {
         const u = discoveryAt(user('policyValue', DISCOVERY_KEY), src) ?? discoveryAt(user('globalValue', DISCOVERY_KEY), src);
         return u !== true;
@@ -373,8 +448,15 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
   // settings.json by hand, but refuses an extension's write ("not a registered configuration"). So it is part of the
   // routing step only where it is registered (inspect() then has a default), and otherwise a note for the person.
   const allowedRegistered = input.settings[ALLOWED_KEY]?.defaultValue !== undefined;
-  if (reads.allowedServers && !allowedRegistered && !Array.isArray(input.settings[ALLOWED_KEY]?.globalValue) && input.settings[ALLOWED_KEY]?.policyValue === undefined) {
-    notes.push(`for a routing no repository can undo, add "${ALLOWED_KEY}": [${JSON.stringify(GATEWAY_ALLOWED_ENTRY)}] to your user settings.json by hand (an application setting VS Code reads but lets no extension write): VS Code then starts only MCP Gate's servers and those you list`);
+  if (
+    reads.allowedServers &&
+    !allowedRegistered &&
+    !Array.isArray(input.settings[ALLOWED_KEY]?.globalValue) &&
+    input.settings[ALLOWED_KEY]?.policyValue === undefined
+  ) {
+    notes.push(
+      `for a routing no repository can undo, add "${ALLOWED_KEY}": [${JSON.stringify(GATEWAY_ALLOWED_ENTRY)}] to your user settings.json by hand (an application setting VS Code reads but lets no extension write): VS Code then starts only MCP Gate's servers and those you list`,
+    );
   }
   if (reads.allowedServers && allowedRegistered) {
     // Measured in 1.139: with this at user scope MCP Gate's provider works and VS Code starts no .vscode/mcp.json or
@@ -383,13 +465,17 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     const mine = Array.isArray(input.settings[ALLOWED_KEY]?.globalValue) ? (input.settings[ALLOWED_KEY]!.globalValue as unknown[]) : [];
     const has = (v: unknown) => Array.isArray(v) && v.some((e) => isObject(e) && e.serverUrl === GATEWAY_ALLOWED_ENTRY.serverUrl);
     routing.push({
-      key: ALLOWED_KEY, value: has(mine) ? mine : [...mine, { ...GATEWAY_ALLOWED_ENTRY }], scope: 'user',
+      key: ALLOWED_KEY,
+      value: has(mine) ? mine : [...mine, { ...GATEWAY_ALLOWED_ENTRY }],
+      scope: 'user',
       inPlace: has(input.settings[ALLOWED_KEY]?.policyValue) || (input.settings[ALLOWED_KEY]?.policyValue === undefined && has(mine)),
-      why: 'VS Code then starts only servers on MCP Gate\'s gateway (127.0.0.1, /mcp/) and those you list yourself; an application setting, so no repository can set it back',
+      why: "VS Code then starts only servers on MCP Gate's gateway (127.0.0.1, /mcp/) and those you list yourself; an application setting, so no repository can set it back",
     });
   }
   if (accessBehaviour(userAccess ?? 'all') === 'none') {
-    notes.push('chat.mcp.access is "none" in your settings: VS Code starts nothing, and MCP Gate\'s servers do not reach chat either; "registry" keeps MCP Gate working');
+    notes.push(
+      'chat.mcp.access is "none" in your settings: VS Code starts nothing, and MCP Gate\'s servers do not reach chat either; "registry" keeps MCP Gate working',
+    );
   }
 
   // The repository's own values: they win over the user's (window scope), even in Restricted Mode. A policy wins over them.
@@ -403,9 +489,14 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       const key = input.settings[ACCESS_KEY]?.[field] !== undefined ? ACCESS_KEY : LEGACY_ENABLED_KEY;
       const value = key === ACCESS_KEY ? raw : input.settings[LEGACY_ENABLED_KEY]?.[field];
       overrides.push({
-        key, value, scope, file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile,
-        effect: b === 'all' ? `makes VS Code read this workspace's .vscode/mcp.json${reads.workspaceRootMcpJson ? ' and .mcp.json' : ''} and start its servers itself, over your user setting`
-          : 'switches off MCP in this workspace, MCP Gate\'s servers included',
+        key,
+        value,
+        scope,
+        file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile,
+        effect:
+          b === 'all'
+            ? `makes VS Code read this workspace's .vscode/mcp.json${reads.workspaceRootMcpJson ? ' and .mcp.json' : ''} and start its servers itself, over your user setting`
+            : "switches off MCP in this workspace, MCP Gate's servers included",
       });
     }
   }
@@ -415,7 +506,13 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       if (v === undefined) continue;
       const turnedOn = reads.discovery.filter((src) => discoveryAt(v, src) === true);
       if (!turnedOn.length) continue;
-      overrides.push({ key: DISCOVERY_KEY, value: v, scope, file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile, effect: `turns on VS Code's discovery of ${turnedOn.join(', ')}` });
+      overrides.push({
+        key: DISCOVERY_KEY,
+        value: v,
+        scope,
+        file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile,
+        effect: `turns on VS Code's discovery of ${turnedOn.join(', ')}`,
+      });
     }
   }
 
@@ -425,7 +522,13 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     for (const { scope, field } of LEVELS.filter((l) => repositoryScope(l.scope))) {
       const v = input.settings[GALLERY_URL_KEY]?.[field];
       if (v === undefined) continue;
-      overrides.push({ key: GALLERY_URL_KEY, value: v, scope, file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile, effect: 'points VS Code at an MCP registry the repository chooses, whose servers "registry" lets VS Code start itself' });
+      overrides.push({
+        key: GALLERY_URL_KEY,
+        value: v,
+        scope,
+        file: scope === 'workspaceFolder' ? VSCODE_WORKSPACE_SETTINGS : settingsFile,
+        effect: 'points VS Code at an MCP registry the repository chooses, whose servers "registry" lets VS Code start itself',
+      });
     }
   }
 
@@ -435,7 +538,18 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     const k = JSON.stringify([o.key, o.file, o.value]);
     return !seen.has(k) && !!seen.add(k);
   });
-  return { access, discovery, collision, reads, starts, unreadable, routing, overrides: distinct, providerReachesChat: access.value !== 'none', notes };
+  return {
+    access,
+    discovery,
+    collision,
+    reads,
+    starts,
+    unreadable,
+    routing,
+    overrides: distinct,
+    providerReachesChat: access.value !== 'none',
+    notes,
+  };
 }
 
 // ---- A repository cannot undo the routing ------------------------------------------------------------------
@@ -459,12 +573,18 @@ export const GATED_WORKSPACE_MARK = 'mcpGate.gatedWorkspace';
 export function gatedWorkspaceText(folders: readonly string[]): string {
   if (!folders.length) throw new Error('a gated workspace needs at least one folder');
   for (const f of folders) if (!f.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(f)) throw new Error(`not an absolute path: ${f}`);
-  return JSON.stringify({
-    folders: folders.map((path) => ({ path })),
-    settings: { ...GATED_WORKSPACE_SETTINGS },
-    // Read back by MCP Gate to know the window is routed by its own file; a key VS Code ignores.
-    [GATED_WORKSPACE_MARK]: 1,
-  }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      {
+        folders: folders.map((path) => ({ path })),
+        settings: { ...GATED_WORKSPACE_SETTINGS },
+        // Read back by MCP Gate to know the window is routed by its own file; a key VS Code ignores.
+        [GATED_WORKSPACE_MARK]: 1,
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }
 
 /**
@@ -501,7 +621,12 @@ export const SETTINGS_FILE_LIMIT = 1024 * 1024;
  * set it; a file that exists but cannot be read (not a regular file, too large, unreadable) fails closed: the
  * value is reported as `{ unreadable: <why> }`, so whoever asks treats the file as setting it.
  */
-export function settingInFile(read: (file: string, limit: number) => ReadResult, file: string, key: string, inWorkspaceFile = false): unknown {
+export function settingInFile(
+  read: (file: string, limit: number) => ReadResult,
+  file: string,
+  key: string,
+  inWorkspaceFile = false,
+): unknown {
   const r = read(file, SETTINGS_FILE_LIMIT);
   if (r.kind === 'missing') return undefined;
   if (r.kind === 'error') return { unreadable: `${file}: ${r.error.message}` };

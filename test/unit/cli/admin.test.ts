@@ -17,7 +17,7 @@ const ADMIN_DIR = '/etc/mcp-gate';
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const PROBE = path.join(ROOT, 'test', 'fixtures', 'sandbox', 'probe-server.js');
 
-describe('CLI: the administrator\'s layer (/etc/mcp-gate/policy.json)', function () {
+describe("CLI: the administrator's layer (/etc/mcp-gate/policy.json)", function () {
   this.timeout(120_000);
   const madeMountPoint = !fs.existsSync(ADMIN_DIR);
   after(() => {
@@ -38,9 +38,14 @@ describe('CLI: the administrator\'s layer (/etc/mcp-gate/policy.json)', function
     const e: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
     for (const [k, v] of Object.entries({ ...w.env, ...env })) if (v !== undefined) e[k] = v;
     const cmd = [process.execPath, CLI, ...args, '--project', w.project];
-    const r = admin === undefined
-      ? spawnSync(cmd[0], cmd.slice(1), { env: e, encoding: 'utf8', timeout: 60_000 })
-      : spawnSync('bwrap', ['--dev-bind', '/', '/', '--bind', admin, ADMIN_DIR, '--', ...cmd], { env: e, encoding: 'utf8', timeout: 60_000 });
+    const r =
+      admin === undefined
+        ? spawnSync(cmd[0], cmd.slice(1), { env: e, encoding: 'utf8', timeout: 60_000 })
+        : spawnSync('bwrap', ['--dev-bind', '/', '/', '--bind', admin, ADMIN_DIR, '--', ...cmd], {
+            env: e,
+            encoding: 'utf8',
+            timeout: 60_000,
+          });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
   }
 
@@ -50,39 +55,52 @@ describe('CLI: the administrator\'s layer (/etc/mcp-gate/policy.json)', function
     fs.writeFileSync(file, JSON.stringify(config));
   }
 
-  const everythingUser = (w: World) => userConfig(w, {
-    servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
-    rules: [{ action: 'mcp.everything.tool.*', decision: 'allow' }],
-  });
+  const everythingUser = (w: World) =>
+    userConfig(w, {
+      servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+      rules: [{ action: 'mcp.everything.tool.*', decision: 'allow' }],
+    });
 
-  it('an administrator\'s deny beats the user\'s allow: explain names the layer, the call is refused and logged', () => {
+  it("an administrator's deny beats the user's allow: explain names the layer, the call is refused and logged", () => {
     const w = world();
     everythingUser(w);
     const admin = adminDir({ rules: [{ action: 'mcp.everything.tool.get-env', decision: 'deny' }] });
     const ex = cliAdmin(w, admin, ['explain', 'mcp.everything.tool.get-env']);
     assert.equal(ex.code, 1, ex.stdout);
     assert.match(ex.stdout, /^decision: deny$/m);
-    assert.match(ex.stdout, /^rule: \{"action":"mcp\.everything\.tool\.get-env","decision":"deny"\} from \/etc\/mcp-gate\/policy\.json:\d+ \(rules\[0\]\)$/m);
+    assert.match(
+      ex.stdout,
+      /^rule: \{"action":"mcp\.everything\.tool\.get-env","decision":"deny"\} from \/etc\/mcp-gate\/policy\.json:\d+ \(rules\[0\]\)$/m,
+    );
     assert.match(ex.stdout, /^layer: the administrator's \(a user's rule cannot loosen it\)$/m);
     assert.match(ex.stdout, /^also matches: \{"action":"mcp\.everything\.tool\.\*","decision":"allow"\}/m);
     const call = cliAdmin(w, admin, ['call', 'everything', 'get-env']);
     assert.equal(call.code, 1);
-    assert.match(call.stderr, /refused: mcp\.everything\.tool\.get-env is denied by the administrator's rule .*\/etc\/mcp-gate\/policy\.json.*a user's rule cannot loosen it/);
+    assert.match(
+      call.stderr,
+      /refused: mcp\.everything\.tool\.get-env is denied by the administrator's rule .*\/etc\/mcp-gate\/policy\.json.*a user's rule cannot loosen it/,
+    );
     const echo = cliAdmin(w, admin, ['call', 'everything', 'echo', '--args', '{"message":"hi"}']);
     assert.equal(echo.code, 0, echo.stderr);
     assert.match(echo.stdout, /Echo: hi/);
     // the same user configuration without the administrator's layer: allowed
     assert.equal(cliAdmin(w, undefined, ['explain', 'mcp.everything.tool.get-env']).code, 0);
     const doctor = cliAdmin(w, admin, ['doctor']);
-    assert.match(doctor.stdout, /^admin +\/etc\/mcp-gate\/policy\.json in force: 1 rule that your rules cannot loosen, 0 blocked servers, escape hatch allowed$/m);
+    assert.match(
+      doctor.stdout,
+      /^admin +\/etc\/mcp-gate\/policy\.json in force: 1 rule that your rules cannot loosen, 0 blocked servers, escape hatch allowed$/m,
+    );
   });
 
-  it('an administrator\'s allow grants nothing by itself; a more specific user allow does not loosen an administrator\'s wildcard deny', () => {
+  it("an administrator's allow grants nothing by itself; a more specific user allow does not loosen an administrator's wildcard deny", () => {
     const w = world();
     userConfig(w, { servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } });
     const grant = adminDir({ rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
     assert.match(cliAdmin(w, grant, ['explain', 'mcp.everything.tool.echo']).stdout, /^decision: deny$/m);
-    userConfig(w, { servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } }, rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
+    userConfig(w, {
+      servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+      rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }],
+    });
     const wide = adminDir({ rules: [{ action: 'mcp.everything.*', decision: 'deny' }] });
     const r = cliAdmin(w, wide, ['explain', 'mcp.everything.tool.echo']);
     assert.match(r.stdout, /^decision: deny$/m);
@@ -92,19 +110,27 @@ describe('CLI: the administrator\'s layer (/etc/mcp-gate/policy.json)', function
   });
 
   it('blockedServers: by name every server of it stays blocked, also after the user approves it; by digest only that definition', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }), 'srv/probe-server.js': fs.readFileSync(PROBE, 'utf8') });
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }),
+      'srv/probe-server.js': fs.readFileSync(PROBE, 'utf8'),
+    });
     assert.equal(cliAdmin(w, undefined, ['approve', 'probe', '--yes']).code, 0);
     const byName = adminDir({ blockedServers: [{ server: 'probe', why: 'not on our list' }] });
     const list = cliAdmin(w, byName, ['list']);
     assert.match(list.stdout, /^blocked\s+repository\s+\.mcp\.json\s+probe/m);
     const get = cliAdmin(w, byName, ['get', 'probe']);
-    assert.match(get.stdout, /blocked by the administrator's policy \/etc\/mcp-gate\/policy\.json, which blocks every server named "probe": not on our list/);
+    assert.match(
+      get.stdout,
+      /blocked by the administrator's policy \/etc\/mcp-gate\/policy\.json, which blocks every server named "probe": not on our list/,
+    );
     const approve = cliAdmin(w, byName, ['approve', 'probe', '--yes']);
     assert.equal(approve.code, 1);
     assert.match(approve.stderr, /"probe" is blocked: blocked by the administrator's policy/);
     assert.equal(cliAdmin(w, byName, ['check']).code, 32);
-    const digest = /at (sha256:[0-9a-f]{64})/.exec(cliAdmin(w, undefined, ['approve', 'probe', '--yes']).stdout + cliAdmin(w, undefined, ['get', 'probe']).stdout)?.[1]
-      ?? /(sha256:[0-9a-f]{64})/.exec(cliAdmin(w, undefined, ['get', 'probe']).stdout)![1];
+    const digest =
+      /at (sha256:[0-9a-f]{64})/.exec(
+        cliAdmin(w, undefined, ['approve', 'probe', '--yes']).stdout + cliAdmin(w, undefined, ['get', 'probe']).stdout,
+      )?.[1] ?? /(sha256:[0-9a-f]{64})/.exec(cliAdmin(w, undefined, ['get', 'probe']).stdout)![1];
     const byDigest = adminDir({ blockedServers: [{ server: 'probe', digest }] });
     assert.match(cliAdmin(w, byDigest, ['list']).stdout, /^blocked\s+repository/m);
     fs.appendFileSync(path.join(w.project, 'srv', 'probe-server.js'), '\n// another definition\n');
@@ -117,17 +143,30 @@ describe('CLI: the administrator\'s layer (/etc/mcp-gate/policy.json)', function
   });
 
   it('"escapeHatch": false: MCP_GATE_ALLOW_PROJECT=1 trusts nothing, and doctor says why', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }), 'srv/probe-server.js': fs.readFileSync(PROBE, 'utf8') });
-    assert.match(cliAdmin(w, undefined, ['list'], { MCP_GATE_ALLOW_PROJECT: '1' }).stdout, /^approved by MCP_GATE_ALLOW_PROJECT\s+repository/m, 'the escape hatch works without the layer');
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }),
+      'srv/probe-server.js': fs.readFileSync(PROBE, 'utf8'),
+    });
+    assert.match(
+      cliAdmin(w, undefined, ['list'], { MCP_GATE_ALLOW_PROJECT: '1' }).stdout,
+      /^approved by MCP_GATE_ALLOW_PROJECT\s+repository/m,
+      'the escape hatch works without the layer',
+    );
     const off = adminDir({ escapeHatch: false });
     assert.match(cliAdmin(w, off, ['list'], { MCP_GATE_ALLOW_PROJECT: '1' }).stdout, /^waiting for review\s+repository/m);
     const doctor = cliAdmin(w, off, ['doctor'], { MCP_GATE_ALLOW_PROJECT: '1' });
-    assert.match(doctor.stdout, /^note +MCP_GATE_ALLOW_PROJECT=1 is ignored: the administrator's policy \/etc\/mcp-gate\/policy\.json turns the escape hatch off$/m);
+    assert.match(
+      doctor.stdout,
+      /^note +MCP_GATE_ALLOW_PROJECT=1 is ignored: the administrator's policy \/etc\/mcp-gate\/policy\.json turns the escape hatch off$/m,
+    );
     assert.doesNotMatch(doctor.stdout, /every repository server is trusted without review/);
   });
 
-  it('a file that is not root\'s, is writable by others, is a link, or does not parse: every repository server blocked, with the reason', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }), 'srv/probe-server.js': fs.readFileSync(PROBE, 'utf8') });
+  it("a file that is not root's, is writable by others, is a link, or does not parse: every repository server blocked, with the reason", () => {
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }),
+      'srv/probe-server.js': fs.readFileSync(PROBE, 'utf8'),
+    });
     assert.equal(cliAdmin(w, undefined, ['approve', 'probe', '--yes']).code, 0);
     const notRoot = adminDir({});
     fs.chownSync(path.join(notRoot, 'policy.json'), 65534, 65534);
@@ -170,48 +209,83 @@ describe('CLI: the administrator\'s layer (/etc/mcp-gate/policy.json)', function
     userConfig(w, {
       servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
       rules: [{ action: 'mcp.everything.tool.*', decision: 'allow' }],
-      sandbox: { servers: [{ server: 'everything', off: true }, { server: 'everything', read: [path.join(ROOT, 'node_modules')] }] },
+      sandbox: {
+        servers: [
+          { server: 'everything', off: true },
+          { server: 'everything', read: [path.join(ROOT, 'node_modules')] },
+        ],
+      },
     });
     assert.match(cliAdmin(w, undefined, ['get', 'everything']).stdout, /^ {2}sandbox +not contained/m, 'without the layer: uncontained');
     const required = adminDir({ sandbox: { required: true } });
     const get = cliAdmin(w, required, ['get', 'everything']);
     assert.match(get.stdout, /^ {2}sandbox +contained/m, get.stdout);
-    assert.match(get.stdout, /your opt-out in .*config\.json.* does not apply: the administrator's policy \/etc\/mcp-gate\/policy\.json requires the sandbox/);
-    assert.match(cliAdmin(w, required, ['doctor']).stdout, /^admin +\/etc\/mcp-gate\/policy\.json in force: .*, sandbox required for every local server$/m);
+    assert.match(
+      get.stdout,
+      /your opt-out in .*config\.json.* does not apply: the administrator's policy \/etc\/mcp-gate\/policy\.json requires the sandbox/,
+    );
+    assert.match(
+      cliAdmin(w, required, ['doctor']).stdout,
+      /^admin +\/etc\/mcp-gate\/policy\.json in force: .*, sandbox required for every local server$/m,
+    );
     const call = cliAdmin(w, required, ['call', 'everything', 'echo', '--args', '{"message":"inside"}']);
     assert.equal(call.code, 0, call.stderr);
     assert.match(call.stdout, /Echo: inside/);
   });
 
   it('"packages": an approval resolves only from a listed registry, and the minimum release age is the larger one', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) }, {}, { PATH: process.env.PATH!, npm_config_registry: 'http://127.0.0.1:9/npm' });
+    const w = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) },
+      {},
+      { PATH: process.env.PATH!, npm_config_registry: 'http://127.0.0.1:9/npm' },
+    );
     userConfig(w, { packages: { minReleaseAgeDays: 2 } });
     const listed = adminDir({ packages: { registries: ['https://npm.internal.example/'] } });
     const refused = cliAdmin(w, listed, ['approve', 'fix', '--yes']);
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /"fix" \(\.mcp\.json\) cannot be approved: MCP Gate resolves npm packages from http:\/\/127\.0\.0\.1:9\/npm\/, and the administrator's policy \(\/etc\/mcp-gate\/policy\.json\) allows only https:\/\/npm\.internal\.example\//);
+    assert.match(
+      refused.stderr,
+      /"fix" \(\.mcp\.json\) cannot be approved: MCP Gate resolves npm packages from http:\/\/127\.0\.0\.1:9\/npm\/, and the administrator's policy \(\/etc\/mcp-gate\/policy\.json\) allows only https:\/\/npm\.internal\.example\//,
+    );
     assert.equal(fs.existsSync(path.join(w.store, 'approvals.json')), false, 'nothing was approved');
     // the same registry written another way is listed: the approval goes on to the registry (which does not answer here)
     const same = adminDir({ packages: { registries: ['HTTP://127.0.0.1:9/npm'], minReleaseAgeDays: 30 } });
     const asked = cliAdmin(w, same, ['approve', 'fix', '--yes']);
     assert.equal(asked.code, 1);
-    assert.match(asked.stderr, /published at least 30 days ago \(the minimum release age\) cannot be resolved at http:\/\/127\.0\.0\.1:9\/npm\/.*\(the minimum release age of 30 days is set in \/etc\/mcp-gate\/policy\.json\)/);
-    assert.match(cliAdmin(w, same, ['doctor']).stdout, /in force: .*, npm versions at least 30 days old, npm only from http:\/\/127\.0\.0\.1:9\/npm\/$/m);
+    assert.match(
+      asked.stderr,
+      /published at least 30 days ago \(the minimum release age\) cannot be resolved at http:\/\/127\.0\.0\.1:9\/npm\/.*\(the minimum release age of 30 days is set in \/etc\/mcp-gate\/policy\.json\)/,
+    );
+    assert.match(
+      cliAdmin(w, same, ['doctor']).stdout,
+      /in force: .*, npm versions at least 30 days old, npm only from http:\/\/127\.0\.0\.1:9\/npm\/$/m,
+    );
     const lower = adminDir({ packages: { minReleaseAgeDays: 1 } });
-    assert.match(cliAdmin(w, lower, ['approve', 'fix', '--yes']).stderr, /of 2 days is set in .*config\.json/, "the administrator's lower age does not lower the user's");
+    assert.match(
+      cliAdmin(w, lower, ['approve', 'fix', '--yes']).stderr,
+      /of 2 days is set in .*config\.json/,
+      "the administrator's lower age does not lower the user's",
+    );
   });
   it('"packages": an approval whose lock came from a registry the administrator no longer lists waits for approval again, and does not start', async () => {
     const reg = await startRegistry();
     try {
       reg.publish(fixturePackage('1.0.0'));
-      const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) }, {}, { PATH: process.env.PATH!, npm_config_registry: reg.url });
+      const w = world(
+        { '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) },
+        {},
+        { PATH: process.env.PATH!, npm_config_registry: reg.url },
+      );
       userConfig(w, { rules: [{ action: 'mcp.fix.tool.*', decision: 'allow', project: fs.realpathSync(w.project) }] });
       const approved = cliAdmin(w, undefined, ['approve', 'fix', '--yes']);
       assert.equal(approved.code, 0, approved.stdout + approved.stderr);
       assert.equal(cliAdmin(w, undefined, ['call', 'fix', 'version']).stdout.trim(), 'fixture-server 1.0.0');
       const other = adminDir({ packages: { registries: ['https://npm.internal.example/'] } });
       const get = cliAdmin(w, other, ['get', 'fix']);
-      assert.match(get.stdout, /state\s+changed since approval: its package lock was resolved from http:\/\/127\.0\.0\.1:\d+\/\S*, and the administrator's policy \/etc\/mcp-gate\/policy\.json allows packages only from https:\/\/npm\.internal\.example\/: approve it again/);
+      assert.match(
+        get.stdout,
+        /state\s+changed since approval: its package lock was resolved from http:\/\/127\.0\.0\.1:\d+\/\S*, and the administrator's policy \/etc\/mcp-gate\/policy\.json allows packages only from https:\/\/npm\.internal\.example\/: approve it again/,
+      );
       const call = cliAdmin(w, other, ['call', 'fix', 'version']);
       assert.notEqual(call.code, 0, 'the server does not start');
       assert.doesNotMatch(call.stdout, /fixture-server 1\.0\.0/);

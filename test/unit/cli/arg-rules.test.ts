@@ -15,15 +15,22 @@ describe('CLI: argument rules against server-filesystem', function () {
   after(cleanupTemp);
 
   function setup(args: unknown) {
-    const w = world({ 'notes.txt': 'inside the workspace\n' }, { 'secret.txt': 'the user\'s secret\n' });
+    const w = world({ 'notes.txt': 'inside the workspace\n' }, { 'secret.txt': "the user's secret\n" });
     const base = path.dirname(fs.realpathSync(w.project));
     fs.symlinkSync(w.home, path.join(w.project, 'home-link'));
     const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, JSON.stringify({
-      servers: { files: { command: process.execPath, args: [FS_SERVER, base] } },
-      rules: [{ action: 'mcp.files.tool.read_text_file', decision: 'allow', args }],
-    }, null, 2));
+    fs.writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          servers: { files: { command: process.execPath, args: [FS_SERVER, base] } },
+          rules: [{ action: 'mcp.files.tool.read_text_file', decision: 'allow', args }],
+        },
+        null,
+        2,
+      ),
+    );
     return { w, project: fs.realpathSync(w.project), home: fs.realpathSync(w.home), file };
   }
 
@@ -42,7 +49,10 @@ describe('CLI: argument rules against server-filesystem', function () {
       const r = cli(w, ['call', 'files', 'read_text_file', '--args', JSON.stringify({ path: p })]);
       assert.equal(r.code, 1, `${p}: ${r.stdout}`);
       assert.doesNotMatch(r.stdout + r.stderr, /secret\n|the user's secret/);
-      assert.match(r.stderr, /refused: mcp\.files\.tool\.read_text_file is refused by rule \{"action":"mcp\.files\.tool\.read_text_file","decision":"allow","args":\{"path":\{"under":\["\$\{workspaceFolder\}"\]\}\}\} \(rules\[0\] in .*config\.json:\d+\): argument "path"/);
+      assert.match(
+        r.stderr,
+        /refused: mcp\.files\.tool\.read_text_file is refused by rule \{"action":"mcp\.files\.tool\.read_text_file","decision":"allow","args":\{"path":\{"under":\["\$\{workspaceFolder\}"\]\}\}\} \(rules\[0\] in .*config\.json:\d+\): argument "path"/,
+      );
       assert.match(r.stderr, why);
     }
     const log = JSON.parse(cli(w, ['log', '--server', 'files', '--json']).stdout) as Record<string, unknown>[];
@@ -50,7 +60,11 @@ describe('CLI: argument rules against server-filesystem', function () {
     assert.equal(refusals.length, attempts.length);
     for (const e of refusals) {
       assert.equal(e.about, 'read_text_file');
-      assert.deepEqual(JSON.parse(String(e.rule)), { action: 'mcp.files.tool.read_text_file', decision: 'allow', args: { path: { under: ['${workspaceFolder}'] } } });
+      assert.deepEqual(JSON.parse(String(e.rule)), {
+        action: 'mcp.files.tool.read_text_file',
+        decision: 'allow',
+        args: { path: { under: ['${workspaceFolder}'] } },
+      });
       assert.match(String(e.detail), /argument "path"/);
     }
     assert.equal(log.filter((e) => e.kind === 'tool.call').length, 1, 'only the allowed call reached the server');
@@ -60,7 +74,12 @@ describe('CLI: argument rules against server-filesystem', function () {
     const { w, project, home } = setup({ path: { under: '${workspaceFolder}' } });
     const ok = cli(w, ['explain', 'mcp.files.tool.read_text_file', '--args', JSON.stringify({ path: path.join(project, 'notes.txt') })]);
     assert.equal(ok.code, 0, ok.stdout);
-    assert.match(ok.stdout, new RegExp(`arguments: argument "path" must be an absolute path under \\$\\{workspaceFolder\\} \\(${project.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\)`));
+    assert.match(
+      ok.stdout,
+      new RegExp(
+        `arguments: argument "path" must be an absolute path under \\$\\{workspaceFolder\\} \\(${project.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\)`,
+      ),
+    );
     const no = cli(w, ['explain', 'mcp.files.tool.read_text_file', '--args', JSON.stringify({ path: path.join(home, 'secret.txt') })]);
     assert.equal(no.code, 1);
     assert.match(no.stdout, /^decision: deny$/m);
@@ -74,7 +93,13 @@ describe('CLI: argument rules against server-filesystem', function () {
     const { w, project, file } = setup({ path: { under: 'src' } });
     const r = cli(w, ['call', 'files', 'read_text_file', '--args', JSON.stringify({ path: path.join(project, 'notes.txt') })]);
     assert.notEqual(r.code, 0);
-    assert.match(r.stdout + r.stderr, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}.*"args" "path": "under" "src" must be an absolute folder or start with \\$\\{workspaceFolder\\}`, 's'));
+    assert.match(
+      r.stdout + r.stderr,
+      new RegExp(
+        `${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}.*"args" "path": "under" "src" must be an absolute folder or start with \\$\\{workspaceFolder\\}`,
+        's',
+      ),
+    );
     assert.doesNotMatch(r.stdout, /inside the workspace/);
   });
 });

@@ -28,7 +28,10 @@ describe('mcp-gate check', function () {
     const w = world({ 'README.md': 'nothing to run here\n' });
     const r = cli(w, ['check']);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(summary(r.stdout), 'check: 0 pending, 0 changed, 0 blocked, 0 preapproval; fails on pending, changed, blocked, preapproval; exit 0 (nothing to fail on)');
+    assert.equal(
+      summary(r.stdout),
+      'check: 0 pending, 0 changed, 0 blocked, 0 preapproval; fails on pending, changed, blocked, preapproval; exit 0 (nothing to fail on)',
+    );
     const { code, j } = checkJson(w);
     assert.equal(code, 0);
     assert.equal(j.ok, true);
@@ -43,8 +46,14 @@ describe('mcp-gate check', function () {
     const r = cli(w, ['check']);
     assert.equal(r.code, 8, r.stderr);
     assert.match(r.stdout, /^pending \(1, waiting for a first review\):$/m);
-    assert.match(r.stdout, /^ {2}db {2}\.mcp\.json:3 {2}repository scope {2}waiting for review: .* — review it with `mcp-gate get db` and approve it on a machine you trust$/m);
-    assert.equal(summary(r.stdout), 'check: 1 pending, 0 changed, 0 blocked, 0 preapproval; fails on pending, changed, blocked, preapproval; exit 8 (8 pending)');
+    assert.match(
+      r.stdout,
+      /^ {2}db {2}\.mcp\.json:3 {2}repository scope {2}waiting for review: .* — review it with `mcp-gate get db` and approve it on a machine you trust$/m,
+    );
+    assert.equal(
+      summary(r.stdout),
+      'check: 1 pending, 0 changed, 0 blocked, 0 preapproval; fails on pending, changed, blocked, preapproval; exit 8 (8 pending)',
+    );
     const { code, j } = checkJson(w);
     assert.equal(code, 8);
     assert.equal(j.ok, false);
@@ -68,7 +77,10 @@ describe('mcp-gate check', function () {
     const r = cli(w, ['check', '--store', w.store]);
     assert.equal(r.code, 16, r.stderr);
     assert.match(r.stdout, /^changed \(1, changed since approval\):$/m);
-    assert.match(r.stdout, /^ {2}db {2}\.mcp\.json:3 {2}repository scope {2}changed since approval: .* — review it with `mcp-gate get db` and approve it again on a machine you trust \(`get` shows what changed\)$/m);
+    assert.match(
+      r.stdout,
+      /^ {2}db {2}\.mcp\.json:3 {2}repository scope {2}changed since approval: .* — review it with `mcp-gate get db` and approve it again on a machine you trust \(`get` shows what changed\)$/m,
+    );
     const { code, j } = checkJson(w, ['--store', w.store]);
     assert.equal(code, 16);
     assert.deepEqual(names(j.changed), ['db']);
@@ -80,8 +92,15 @@ describe('mcp-gate check', function () {
     const w = world({ ...DB, '.cursor/mcp.json': MCP({ db: { command: 'node', args: ['db.js'] } }) });
     const { code, j } = checkJson(w);
     assert.equal(code, 8);
-    assert.deepEqual(j.pending.map((e: { name: string; source: string }) => [e.name, e.source]).sort(), [['db', '.cursor/mcp.json'], ['db', '.mcp.json']]);
-    for (const e of j.pending) assert.equal(e.next, `review it with \`mcp-gate get db --source ${e.source}\` and approve it with \`mcp-gate approve db --source ${e.source}\` on a machine you trust`);
+    assert.deepEqual(j.pending.map((e: { name: string; source: string }) => [e.name, e.source]).sort(), [
+      ['db', '.cursor/mcp.json'],
+      ['db', '.mcp.json'],
+    ]);
+    for (const e of j.pending)
+      assert.equal(
+        e.next,
+        `review it with \`mcp-gate get db --source ${e.source}\` and approve it with \`mcp-gate approve db --source ${e.source}\` on a machine you trust`,
+      );
   });
 
   it('a rejected server is blocked: exit 32, with how to take the rejection back', () => {
@@ -89,9 +108,15 @@ describe('mcp-gate check', function () {
     assert.equal(cli(w, ['reject', 'db']).code, 0);
     const r = cli(w, ['check']);
     assert.equal(r.code, 32, r.stderr);
-    assert.match(r.stdout, /^ {2}db {2}\.mcp\.json:3 {2}repository scope {2}rejected: rejected on .* — a person rejected it in this store: remove it from \.mcp\.json, or `mcp-gate reset db` returns it to pending$/m);
+    assert.match(
+      r.stdout,
+      /^ {2}db {2}\.mcp\.json:3 {2}repository scope {2}rejected: rejected on .* — a person rejected it in this store: remove it from \.mcp\.json, or `mcp-gate reset db` returns it to pending$/m,
+    );
     const { j } = checkJson(w);
-    assert.deepEqual(j.blocked.map((e: { name: string; state: string }) => [e.name, e.state]), [['db', 'rejected']]);
+    assert.deepEqual(
+      j.blocked.map((e: { name: string; state: string }) => [e.name, e.state]),
+      [['db', 'rejected']],
+    );
   });
 
   it('a blocked entry (both command and url) is blocked: exit 32', () => {
@@ -109,14 +134,23 @@ describe('mcp-gate check', function () {
     const r = cli(alone, ['check']);
     assert.equal(r.code, 64, r.stderr);
     assert.match(r.stdout, /^preapproval \(1, pre-approval attempts for other agents\):$/m);
-    assert.match(r.stdout, /^ {2}this repository tries to approve every server of \.mcp\.json for Claude Code \(\.claude\/settings\.json:2, enableAllProjectMcpServers\) — remove enableAllProjectMcpServers from \.claude\/settings\.json: /m);
+    assert.match(
+      r.stdout,
+      /^ {2}this repository tries to approve every server of \.mcp\.json for Claude Code \(\.claude\/settings\.json:2, enableAllProjectMcpServers\) — remove enableAllProjectMcpServers from \.claude\/settings\.json: /m,
+    );
     const { j } = checkJson(alone);
-    assert.deepEqual(j.preapproval.map((e: { file: string; agent: string; key: string; what: string }) => [e.file, e.agent, e.key, e.what]), [['.claude/settings.json', 'Claude Code', 'enableAllProjectMcpServers', 'every server of .mcp.json']]);
+    assert.deepEqual(
+      j.preapproval.map((e: { file: string; agent: string; key: string; what: string }) => [e.file, e.agent, e.key, e.what]),
+      [['.claude/settings.json', 'Claude Code', 'enableAllProjectMcpServers', 'every server of .mcp.json']],
+    );
 
     const both = world({ ...DB, ...CLAUDE_PREAPPROVES });
     const b = cli(both, ['check']);
     assert.equal(b.code, 72, b.stderr);
-    assert.equal(summary(b.stdout), 'check: 1 pending, 0 changed, 0 blocked, 1 preapproval; fails on pending, changed, blocked, preapproval; exit 72 (8 pending + 64 preapproval)');
+    assert.equal(
+      summary(b.stdout),
+      'check: 1 pending, 0 changed, 0 blocked, 1 preapproval; fails on pending, changed, blocked, preapproval; exit 72 (8 pending + 64 preapproval)',
+    );
     const bj = checkJson(both).j;
     assert.equal(bj.exitCode, 72);
     assert.deepEqual(names(bj.pending), ['db']);
@@ -127,12 +161,18 @@ describe('mcp-gate check', function () {
     const w = world({ '.mcp.json': '{ "mcpServers": { "db": ' });
     const r = cli(w, ['check']);
     assert.equal(r.code, 32 + 64, r.stderr);
-    assert.match(r.stdout, /^ {2}the whole project: repository source \.mcp\.json exists but cannot be used.* — nothing of this project may run until it is fixed$/m);
+    assert.match(
+      r.stdout,
+      /^ {2}the whole project: repository source \.mcp\.json exists but cannot be used.* — nothing of this project may run until it is fixed$/m,
+    );
     assert.match(r.stdout, /^ {2}could not read: \.mcp\.json: .*JSON syntax error/m);
     const { j } = checkJson(w);
     assert.equal(j.exitCode, 96);
     assert.equal(j.blocked[0].kind, 'full-block');
-    assert.deepEqual(j.blocked[0].files.map((f: string) => path.basename(f)), ['.mcp.json']);
+    assert.deepEqual(
+      j.blocked[0].files.map((f: string) => path.basename(f)),
+      ['.mcp.json'],
+    );
     assert.equal(j.preapproval[0].kind, 'unreadable');
     assert.equal(cli(w, ['check', '--fail-on', 'blocked']).code, 32);
   });
@@ -142,7 +182,10 @@ describe('mcp-gate check', function () {
     const r = cli(w, ['check', '--fail-on', 'preapproval']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^pending \(1, waiting for a first review; not in --fail-on, reported only\):$/m);
-    assert.equal(summary(r.stdout), 'check: 1 pending, 0 changed, 0 blocked, 0 preapproval; fails on preapproval; exit 0 (nothing to fail on)');
+    assert.equal(
+      summary(r.stdout),
+      'check: 1 pending, 0 changed, 0 blocked, 0 preapproval; fails on preapproval; exit 0 (nothing to fail on)',
+    );
     const { code, j } = checkJson(w, ['--fail-on', 'preapproval,blocked']);
     assert.equal(code, 0);
     assert.equal(j.ok, true);
@@ -153,11 +196,18 @@ describe('mcp-gate check', function () {
 
   it('--fail-on with an unknown category is a usage error naming it and the valid ones: exit 2, nothing on stdout', () => {
     const w = world(DB);
-    for (const args of [['--fail-on', 'nonsense'], ['--fail-on', 'nonsense', '--json'], ['--fail-on', 'pending,nonsense']]) {
+    for (const args of [
+      ['--fail-on', 'nonsense'],
+      ['--fail-on', 'nonsense', '--json'],
+      ['--fail-on', 'pending,nonsense'],
+    ]) {
       const r = cli(w, ['check', ...args]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.equal(r.stdout, '');
-      assert.match(r.stderr, /^mcp-gate: --fail-on: unknown category "nonsense"; the categories are pending, changed, blocked, preapproval\n/);
+      assert.match(
+        r.stderr,
+        /^mcp-gate: --fail-on: unknown category "nonsense"; the categories are pending, changed, blocked, preapproval\n/,
+      );
     }
     assert.equal(cli(w, ['check', 'extra']).code, 2, 'check takes no arguments');
   });

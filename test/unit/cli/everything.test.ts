@@ -18,12 +18,17 @@ describe('CLI tools and call against server-everything', function () {
   });
 
   it('over stdio: pending refuses, approved lists tools with decisions, call answers, log records it', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }) });
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+    });
     // a repository server: its rule names its project
     writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
     const pending = cli(w, ['tools', 'everything']);
     assert.equal(pending.code, 1);
-    assert.match(pending.stderr, /everything \(\.mcp\.json\) is left out: it is waiting for review: .*review it with `mcp-gate get everything --project \S+` and approve it with `mcp-gate approve everything --project \S+`/);
+    assert.match(
+      pending.stderr,
+      /everything \(\.mcp\.json\) is left out: it is waiting for review: .*review it with `mcp-gate get everything --project \S+` and approve it with `mcp-gate approve everything --project \S+`/,
+    );
     assert.equal(cli(w, ['approve', 'everything', '--yes']).code, 0);
     const tools = cli(w, ['tools', 'everything']);
     assert.equal(tools.code, 0, tools.stderr);
@@ -36,13 +41,17 @@ describe('CLI tools and call against server-everything', function () {
     assert.equal(denied.code, 1);
     assert.match(denied.stderr, /mcp-gate: refused: .*mcp\.everything\.tool\.get-env/);
     const log = cli(w, ['log', '--server', 'everything', '--json']);
-    const events = JSON.parse(log.stdout).filter((e: { kind: string }) => e.kind === 'mcp.request').map((e: { about: string; outcome: string }) => `${e.about}:${e.outcome}`);
+    const events = JSON.parse(log.stdout)
+      .filter((e: { kind: string }) => e.kind === 'mcp.request')
+      .map((e: { about: string; outcome: string }) => `${e.about}:${e.outcome}`);
     assert.deepEqual(events, ['discover:answered', 'discover:answered', 'echo:answered', 'discover:answered', 'get-env:refused_by_policy']);
     assert.match(cli(w, ['log', '--outcome', 'refused_by_policy']).stdout, /about=get-env outcome=refused_by_policy/);
   });
 
   it('tools: aligned columns; the allow-rule hint only while some tool lacks an allow rule', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }) });
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+    });
     writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
     assert.equal(cli(w, ['approve', 'everything', '--yes']).code, 0);
     const some = cli(w, ['tools', 'everything']);
@@ -52,10 +61,21 @@ describe('CLI tools and call against server-everything', function () {
     // every [decision] starts in the same column, and so does every description
     const at = (re: RegExp) => new Set(rows.map((l) => l.search(re)));
     assert.equal(at(/\[(allow|ask|deny)\]/).size, 1, `decisions not aligned:\n${some.stdout}`);
-    const descriptionAt = new Set(rows.map((l) => { const m = /\[(allow|ask|deny)\] +(?=\S)/.exec(l)!; return m.index + m[0].length; }));
+    const descriptionAt = new Set(
+      rows.map((l) => {
+        const m = /\[(allow|ask|deny)\] +(?=\S)/.exec(l)!;
+        return m.index + m[0].length;
+      }),
+    );
     assert.equal(descriptionAt.size, 1, `descriptions not aligned:\n${some.stdout}`);
     const denied = rows.filter((l) => /\[deny\]/.test(l)).length;
-    assert.match(some.stdout, new RegExp(`^${denied} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp\\.everything\\.tool\\.\\S+ --scope repository --project \\S+$`, 'm'));
+    assert.match(
+      some.stdout,
+      new RegExp(
+        `^${denied} of ${rows.length} cannot be called without an allow rule; why: mcp-gate explain mcp\\.everything\\.tool\\.\\S+ --scope repository --project \\S+$`,
+        'm',
+      ),
+    );
 
     writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.*', decision: 'allow' }] });
     const all = cli(w, ['tools', 'everything']);
@@ -66,7 +86,10 @@ describe('CLI tools and call against server-everything', function () {
 
   it('over streamable HTTP on loopback, only under the local-development exception', async () => {
     const port = await freePort();
-    httpServer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    httpServer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     await new Promise<void>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error('server-everything did not start')), 20_000);
       const onData = (d: Buffer) => {
@@ -78,11 +101,15 @@ describe('CLI tools and call against server-everything', function () {
       httpServer!.stdout!.on('data', onData);
       httpServer!.stderr!.on('data', onData);
     });
-    const config = (exception: boolean) => JSON.stringify({
-      servers: { 'everything-http': { url: `http://localhost:${port}/mcp` } },
-      ...(exception ? { localExceptions: [{ server: 'everything-http', allowLoopback: true }] } : {}),
-      rules: [{ action: 'mcp.everything-http.host.localhost', decision: 'allow' }, { action: 'mcp.everything-http.tool.echo', decision: 'allow' }],
-    });
+    const config = (exception: boolean) =>
+      JSON.stringify({
+        servers: { 'everything-http': { url: `http://localhost:${port}/mcp` } },
+        ...(exception ? { localExceptions: [{ server: 'everything-http', allowLoopback: true }] } : {}),
+        rules: [
+          { action: 'mcp.everything-http.host.localhost', decision: 'allow' },
+          { action: 'mcp.everything-http.tool.echo', decision: 'allow' },
+        ],
+      });
     const without = world({}, { '.config/mcp-gate/config.json': config(false) });
     const refused = cli(without, ['tools', 'everything-http']);
     assert.equal(refused.code, 1);
@@ -95,6 +122,14 @@ describe('CLI tools and call against server-everything', function () {
     assert.equal(call.code, 0, call.stderr);
     assert.match(call.stdout, /Echo: over http/);
     const events = JSON.parse(cli(w, ['log', '--json']).stdout).filter((e: { kind: string }) => e.kind === 'mcp.request');
-    assert.deepEqual(events.at(-1), { ...events.at(-1), kind: 'mcp.request', server: 'everything-http', host: 'localhost', about: 'echo', status: 200, outcome: 'answered' });
+    assert.deepEqual(events.at(-1), {
+      ...events.at(-1),
+      kind: 'mcp.request',
+      server: 'everything-http',
+      host: 'localhost',
+      about: 'echo',
+      status: 200,
+      outcome: 'answered',
+    });
   });
 });

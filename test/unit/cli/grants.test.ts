@@ -16,7 +16,11 @@ function setup(repoServer: Record<string, unknown>, grants: (project: string) =>
   const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { github: repoServer } }) }, {}, { MCP_GATE_SECRET_GITHUB_TOKEN: VALUE });
   const real = fs.realpathSync(w.project);
   // The repository's github runs contained: let it read the checkout, where the fixture and its packages live.
-  const config = { servers: { github: fixture }, sandbox: { servers: [{ server: 'github', project: real, read: [ROOT] }] }, ...grants(real) };
+  const config = {
+    servers: { github: fixture },
+    sandbox: { servers: [{ server: 'github', project: real, read: [ROOT] }] },
+    ...grants(real),
+  };
   const file = configFile(w);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(config, null, 2));
@@ -39,7 +43,7 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
   this.timeout(120_000);
   after(cleanupTemp);
 
-  it('your github keeps its rule, secret and exception; the repository\'s github gets none (get shows it, tools and call refuse)', () => {
+  it("your github keeps its rule, secret and exception; the repository's github gets none (get shows it, tools and call refuse)", () => {
     const w = setup(fixture, bare);
     const real = fs.realpathSync(w.project);
 
@@ -47,14 +51,25 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
     assert.equal(mine.code, 0, mine.stderr);
     assert.match(mine.stdout, /grants that would apply \(to your user-scope server "github", from your user policy .*config\.json\):\n/);
     assert.match(mine.stdout, /rule +\{"action":"mcp\.github\.tool\.\*","decision":"allow"\} +.*config\.json:\d+ \(rules\[0\]\)/);
-    assert.match(mine.stdout, /secret +GITHUB_TOKEN → env GITHUB_TOKEN, needs secret\.use\.GITHUB_TOKEN +.*config\.json:\d+ \(secrets\[0\]\)/);
+    assert.match(
+      mine.stdout,
+      /secret +GITHUB_TOKEN → env GITHUB_TOKEN, needs secret\.use\.GITHUB_TOKEN +.*config\.json:\d+ \(secrets\[0\]\)/,
+    );
     assert.match(mine.stdout, /exception local development: allowLoopback +.*config\.json:\d+ \(localExceptions\[0\]\)/);
 
     const theirs = cli(w, ['get', 'github', '--source', '.mcp.json']);
     assert.equal(theirs.code, 0, theirs.stderr);
-    assert.match(theirs.stdout, new RegExp(`grants that would apply \\(to a repository server of ${real.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, from your user policy .*\\): none`));
+    assert.match(
+      theirs.stdout,
+      new RegExp(
+        `grants that would apply \\(to a repository server of ${real.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, from your user policy .*\\): none`,
+      ),
+    );
     assert.doesNotMatch(theirs.stdout, /secret +GITHUB_TOKEN →/);
-    assert.match(theirs.stdout, /not applying: secret GITHUB_TOKEN +.*config\.json:\d+: it has no "project", so it is for your user-scope servers only/);
+    assert.match(
+      theirs.stdout,
+      /not applying: secret GITHUB_TOKEN +.*config\.json:\d+: it has no "project", so it is for your user-scope servers only/,
+    );
     assert.match(theirs.stdout, /not applying: local exception for github/);
     for (const r of [mine, theirs]) assert.ok(!r.stdout.includes(VALUE) && !r.stderr.includes(VALUE), 'never the value');
 
@@ -69,8 +84,14 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
     assert.match(tools.stdout, /t0 +\[deny\]/);
     const call = cli(w, ['call', 'github', 't0', '--source', '.mcp.json']);
     assert.equal(call.code, 1);
-    assert.ok(call.stderr.includes(`the rule {"action":"mcp.github.tool.t0","decision":"allow","project":${JSON.stringify(real)}} would permit it`), call.stderr);
-    assert.match(call.stderr, /rules\[0\] in .*config\.json:\d+\) matches it, but having no "project", it applies only to your user-scope servers/);
+    assert.ok(
+      call.stderr.includes(`the rule {"action":"mcp.github.tool.t0","decision":"allow","project":${JSON.stringify(real)}} would permit it`),
+      call.stderr,
+    );
+    assert.match(
+      call.stderr,
+      /rules\[0\] in .*config\.json:\d+\) matches it, but having no "project", it applies only to your user-scope servers/,
+    );
   });
 
   it('a remote repository github: tools refuses before any connection, naming the project-qualified host rule', () => {
@@ -80,7 +101,12 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
     const r = cli(w, ['tools', 'github', '--source', '.mcp.json']);
     assert.equal(r.code, 1);
     assert.ok(r.stderr.includes(`mcp.github.host.test.github.mcp is denied for the repository server "github" of ${real}`), r.stderr);
-    assert.ok(r.stderr.includes(`the rule {"action":"mcp.github.host.test.github.mcp","decision":"allow","project":${JSON.stringify(real)}} would permit it`), r.stderr);
+    assert.ok(
+      r.stderr.includes(
+        `the rule {"action":"mcp.github.host.test.github.mcp","decision":"allow","project":${JSON.stringify(real)}} would permit it`,
+      ),
+      r.stderr,
+    );
     assert.match(r.stderr, /having no "project", it applies only to your user-scope servers/);
   });
 
@@ -96,7 +122,11 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
         servers: { github: fixture },
         sandbox: { servers: [{ server: 'github', project: real, read: [ROOT] }] },
         ...bare(),
-        rules: [...bare().rules, { action: 'mcp.github.tool.t0', decision: 'allow', project }, { action: 'secret.use.GITHUB_TOKEN', decision: 'allow', project }],
+        rules: [
+          ...bare().rules,
+          { action: 'mcp.github.tool.t0', decision: 'allow', project },
+          { action: 'secret.use.GITHUB_TOKEN', decision: 'allow', project },
+        ],
         secrets: [...bare().secrets, { name: 'GITHUB_TOKEN', to: 'mcp.github.*', bind: 'env', project }],
       };
       fs.writeFileSync(configFile(w), JSON.stringify(config, null, 2));
@@ -126,7 +156,13 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
   });
 
   it('explain takes the identity: --scope user (default) or repository; a project folder that does not exist is reported', () => {
-    const w = setup(fixture, (real) => ({ rules: [{ action: 'mcp.github.tool.*', decision: 'allow' }, { action: 'mcp.github.tool.*', decision: 'deny', project: real }, { action: 'mcp.gone.tool.*', decision: 'allow', project: '/no/such/folder' }] }));
+    const w = setup(fixture, (real) => ({
+      rules: [
+        { action: 'mcp.github.tool.*', decision: 'allow' },
+        { action: 'mcp.github.tool.*', decision: 'deny', project: real },
+        { action: 'mcp.gone.tool.*', decision: 'allow', project: '/no/such/folder' },
+      ],
+    }));
     const user = cli(w, ['explain', 'mcp.github.tool.x']);
     assert.equal(user.code, 0, user.stdout);
     assert.match(user.stdout, /as seen by: your user-scope servers/);
@@ -135,7 +171,10 @@ describe('mcp-gate: a repository server named like your own gets none of its gra
     assert.equal(repo.code, 1);
     assert.match(repo.stdout, /decision: deny/);
     assert.match(repo.stdout, /as seen by: the repository servers of /);
-    assert.match(repo.stdout, /note: .*config\.json:\d+: rules\[2\] names the project "\/no\/such\/folder", which is not an existing folder, so it applies to no server/);
+    assert.match(
+      repo.stdout,
+      /note: .*config\.json:\d+: rules\[2\] names the project "\/no\/such\/folder", which is not an existing folder, so it applies to no server/,
+    );
     assert.equal(cli(w, ['explain', 'mcp.github.tool.x', '--scope', 'everyone']).code, 2);
     const doctor = cli(w, ['doctor']);
     assert.match(doctor.stdout, /NOTE +.*rules\[2\] names the project "\/no\/such\/folder"/);

@@ -16,7 +16,9 @@ import { miniServer } from '../mini-server';
 /** The environment the CLI runs in: the world's, its store, and a PATH whose `mcp-gate` is the built CLI. */
 function shellEnv(w: World): Record<string, string> {
   const bin = tempDir();
-  fs.writeFileSync(path.join(bin, 'mcp-gate'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(path.join(bin, 'mcp-gate'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`, {
+    mode: 0o755,
+  });
   const env: Record<string, string> = { PATH: `${bin}:${process.env.PATH ?? ''}`, MCP_GATE_STORE: w.store };
   for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
   return env;
@@ -33,14 +35,17 @@ function run(w: World, hint: string, input = ''): { code: number; stdout: string
 const backticked = (text: string) => [...text.matchAll(/`(mcp-gate [^`]+)`/g)].map((m) => m[1]);
 
 function serverWorld(): World {
-  return world({ '.mcp.json': JSON.stringify({ mcpServers: { srv: { command: process.execPath, args: ['server.js'] } } }), 'server.js': miniServer('', '', 'hello') });
+  return world({
+    '.mcp.json': JSON.stringify({ mcpServers: { srv: { command: process.execPath, args: ['server.js'] } } }),
+    'server.js': miniServer('', '', 'hello'),
+  });
 }
 
 describe('CLI hints, run as printed', function () {
   this.timeout(180_000);
   after(() => cleanupTemp());
 
-  it('a waiting server: the get and approve hints act on this project\'s server; a rejected one: the reset hint returns it to pending', () => {
+  it("a waiting server: the get and approve hints act on this project's server; a rejected one: the reset hint returns it to pending", () => {
     const w = serverWorld();
     writeProjectConfig(w, { rules: [] });
     const waiting = cli(w, ['tools', 'srv']);
@@ -98,7 +103,13 @@ describe('CLI hints, run as printed', function () {
     assert.equal(cli(w, ['approve', 'srv', '--yes']).code, 0);
     const connect = async () => {
       let err = '';
-      const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', 'srv'], cwd: w.project, env: shellEnv(w), stderr: 'pipe' });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'serve', 'srv'],
+        cwd: w.project,
+        env: shellEnv(w),
+        stderr: 'pipe',
+      });
       transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
       const client = new Client({ name: 'hints-test', version: '1' });
       await client.connect(transport);
@@ -113,14 +124,20 @@ describe('CLI hints, run as printed', function () {
       assert.ok(line, first.stderr());
       rule = line[1];
       assert.equal(line[2], path.join(w.home, '.config', 'mcp-gate', 'config.json'));
-      assert.ok((first.client.getInstructions() ?? '').includes(`hello of "srv": allowed by adding ${rule} to "rules"`), first.client.getInstructions());
+      assert.ok(
+        (first.client.getInstructions() ?? '').includes(`hello of "srv": allowed by adding ${rule} to "rules"`),
+        first.client.getInstructions(),
+      );
     } finally {
       await first.client.close();
     }
     writeProjectConfig(w, { rules: [JSON.parse(rule)] });
     const second = await connect();
     try {
-      assert.deepEqual((await second.client.listTools()).tools.map((t) => t.name), ['hello']);
+      assert.deepEqual(
+        (await second.client.listTools()).tools.map((t) => t.name),
+        ['hello'],
+      );
       assert.match(second.stderr(), /serving srv \(1 tool\)/);
       assert.doesNotMatch(second.stderr(), /hidden by policy/);
       assert.equal(second.client.getInstructions(), undefined);

@@ -8,7 +8,9 @@ import { cleanupTemp, cli, tempDir, world } from '../helpers';
 
 describe('cli: mcp-gate init', () => {
   after(cleanupTemp);
-  const servers = JSON.stringify({ mcpServers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] } } });
+  const servers = JSON.stringify({
+    mcpServers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] } },
+  });
 
   it('creates ~/.config/mcp-gate/config.json (and its folder) that grants nothing until edited', () => {
     const w = world({ '.mcp.json': servers });

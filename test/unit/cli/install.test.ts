@@ -27,7 +27,7 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.deepEqual(fs.readFileSync(file), original);
   });
 
-  it('from a checkout, the entry runs MCP Gate\'s own copy of the CLI (it survives the checkout moving); doctor names an entry whose CLI is gone', () => {
+  it("from a checkout, the entry runs MCP Gate's own copy of the CLI (it survives the checkout moving); doctor names an entry whose CLI is gone", () => {
     const w = world({});
     const r = cli(w, ['install', 'claude', '--yes']);
     assert.equal(r.code, 0, r.stderr);
@@ -55,7 +55,10 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.deepEqual(fs.readFileSync(entry.args[0]), fs.readFileSync(CLI), 'the copy is this build again');
 
     // A managed layer admits the user's entry only when it runs this very build.
-    assert.deepEqual(sameBuildGate({ command: entry.command, args: [entry.args[0], 'serve'] }, CLI), { command: entry.command, args: [entry.args[0], 'serve'] });
+    assert.deepEqual(sameBuildGate({ command: entry.command, args: [entry.args[0], 'serve'] }, CLI), {
+      command: entry.command,
+      args: [entry.args[0], 'serve'],
+    });
     const other = path.join(w.home, 'other.js');
     fs.writeFileSync(other, '// not MCP Gate\n');
     assert.equal(sameBuildGate({ command: entry.command, args: [other, 'serve'] }, CLI), undefined);
@@ -65,9 +68,19 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     // An entry written by an older install from a checkout that has since moved away.
     const gone = path.join(w.home, 'old-clone', 'dist', 'cli.js');
     fs.mkdirSync(path.join(w.home, '.gemini'), { recursive: true });
-    fs.writeFileSync(path.join(w.home, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: { 'mcp-gate': { command: process.execPath, args: [gone, 'serve'] } } }), { flag: 'w' });
+    fs.writeFileSync(
+      path.join(w.home, '.gemini', 'settings.json'),
+      JSON.stringify({ mcpServers: { 'mcp-gate': { command: process.execPath, args: [gone, 'serve'] } } }),
+      { flag: 'w' },
+    );
     const d = cli(w, ['doctor']);
-    assert.match(d.stdout, new RegExp(`broken: Gemini CLI's "mcp-gate" entry in .*settings\\.json runs ${gone.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, which no longer exists: Gemini CLI cannot start MCP Gate; run \`mcp-gate install gemini\` again`), d.stdout);
+    assert.match(
+      d.stdout,
+      new RegExp(
+        `broken: Gemini CLI's "mcp-gate" entry in .*settings\\.json runs ${gone.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, which no longer exists: Gemini CLI cannot start MCP Gate; run \`mcp-gate install gemini\` again`,
+      ),
+      d.stdout,
+    );
   });
 
   it('the store copy holds the same files as the CLI package (scripts/build-options.mjs CLI_FILES)', async () => {
@@ -75,12 +88,12 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.deepEqual(CLI_FILES, options.CLI_FILES);
   });
 
-  it('a file changed since install: uninstall takes back only install\'s keys and keeps the rest', () => {
+  it("a file changed since install: uninstall takes back only install's keys and keeps the rest", () => {
     const w = world({}, { '.gemini/settings.json': '{ "mcpServers": { "mine": { "command": "m" } } }\n' });
     const file = path.join(w.home, '.gemini', 'settings.json');
     assert.equal(cli(w, ['install', 'gemini', '--yes']).code, 0);
     const installed = JSON.parse(fs.readFileSync(file, 'utf8'));
-    assert.deepEqual(installed.mcp.allowed, ['mcp-gate', 'mine'], 'the user\'s own servers stay allowed');
+    assert.deepEqual(installed.mcp.allowed, ['mcp-gate', 'mine'], "the user's own servers stay allowed");
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/\}\s*$/, ', "ui": { "theme": "X" } }\n'));
     const r = cli(w, ['uninstall', 'gemini', '--yes']);
     assert.equal(r.code, 0, r.stderr);
@@ -118,10 +131,17 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     const r = spawnSync(process.execPath, [CLI, 'install', 'claude', '--yes'], { cwd: w.home, env, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     assert.ok(fs.existsSync(path.join(w.home, '.claude.json')));
-    assert.match(cli(w, ['doctor']).stdout, /agents behind the gate .*:\n\s+Claude Code: starts MCP Gate from \S+\.claude\.json \(\S+ \S+cli\.js serve\); its program is there/);
+    assert.match(
+      cli(w, ['doctor']).stdout,
+      /agents behind the gate .*:\n\s+Claude Code: starts MCP Gate from \S+\.claude\.json \(\S+ \S+cli\.js serve\); its program is there/,
+    );
     // A home folder that is a git work tree (HOME set to a clone): refused as before, with the fix.
     const clone = world({ '.git/HEAD': 'ref: refs/heads/main\n' });
-    const inClone = spawnSync(process.execPath, [CLI, 'install', 'codex', '--yes'], { cwd: clone.project, env: { ...env, HOME: clone.project }, encoding: 'utf8' });
+    const inClone = spawnSync(process.execPath, [CLI, 'install', 'codex', '--yes'], {
+      cwd: clone.project,
+      env: { ...env, HOME: clone.project },
+      encoding: 'utf8',
+    });
     assert.equal(inClone.status, 1);
     assert.match(inClone.stderr, /is inside the project folder .*never writes into a repository\. Run it from another folder/);
     assert.equal(fs.existsSync(path.join(clone.project, '.codex')), false);
@@ -131,16 +151,24 @@ describe('mcp-gate install / uninstall (agent files)', () => {
     assert.match(named.stderr, /never writes into a repository\. Leave out --project \(install needs none\)/);
   });
 
-  it('Claude Code\'s allowlist matching, as doctor applies it: exact command, URL pattern, name only where the list has no entry of that kind', () => {
+  it("Claude Code's allowlist matching, as doctor applies it: exact command, URL pattern, name only where the list has no entry of that kind", () => {
     const stdio = { name: 'mine', scope: 'user', entry: { serverCommand: ['node', 'a.js'] } };
     const remote = { name: 'web', scope: 'user', entry: { serverUrl: 'https://mcp.example.com/v1' } };
     assert.equal(claudeAllows([{ serverCommand: ['node', 'a.js'] }], stdio), true);
     assert.equal(claudeAllows([{ serverCommand: ['node', 'a.js', '--x'] }], stdio), false);
-    assert.equal(claudeAllows([{ serverCommand: ['node', 'b.js'] }, { serverName: 'mine' }], stdio), false, 'a name does not admit a stdio server once commands are listed');
+    assert.equal(
+      claudeAllows([{ serverCommand: ['node', 'b.js'] }, { serverName: 'mine' }], stdio),
+      false,
+      'a name does not admit a stdio server once commands are listed',
+    );
     assert.equal(claudeAllows([{ serverName: 'mine' }], stdio), true);
     assert.equal(claudeAllows([{ serverUrl: 'https://*.example.com/*' }], remote), true);
     assert.equal(claudeAllows([{ serverUrl: 'https://other.example.org/*' }, { serverName: 'web' }], remote), false);
-    assert.equal(claudeAllows([{ serverCommand: ['x'] }, { serverName: 'web' }], remote), true, 'command entries say nothing about a remote server');
+    assert.equal(
+      claudeAllows([{ serverCommand: ['x'] }, { serverName: 'web' }], remote),
+      true,
+      'command entries say nothing about a remote server',
+    );
     assert.equal(claudeAllows([], stdio), false);
     assert.equal(claudeManagedSettingsFile('linux'), '/etc/claude-code/managed-settings.json');
     assert.equal(claudeManagedSettingsFile('darwin'), '/Library/Application Support/ClaudeCode/managed-settings.json');

@@ -50,27 +50,41 @@ describe('exchange log that cannot be written (CLI)', function () {
     assert.match(again.stdout, /t0: logged/);
   });
 
-  it('a call\'s lines are in the file in order (with and without requireLog); with requireLog its first one already when the server runs it', () => {
+  it("a call's lines are in the file in order (with and without requireLog); with requireLog its first one already when the server runs it", () => {
     for (const requireLog of [true, false]) {
       const w = world({});
       const logFile = path.join(w.store, 'log.jsonl');
       // a user server (uncontained: it can read the store's log)
       const config = path.join(w.home, '.config', 'mcp-gate', 'config.json');
       fs.mkdirSync(path.dirname(config), { recursive: true });
-      fs.writeFileSync(config, JSON.stringify({
-        servers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_READ_FILE: logFile } } },
-        rules: [{ action: 'mcp.fx.tool.*', decision: 'allow' }],
-        ...(requireLog ? { requireLog: true } : {}),
-      }));
+      fs.writeFileSync(
+        config,
+        JSON.stringify({
+          servers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_READ_FILE: logFile } } },
+          rules: [{ action: 'mcp.fx.tool.*', decision: 'allow' }],
+          ...(requireLog ? { requireLog: true } : {}),
+        }),
+      );
       const r = cli(w, ['call', 'fx', 't0', '--args', '{"text":"audit me"}']);
       assert.equal(r.code, 0, r.stderr);
-      const seenByServer = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { kind: string; tool?: string });
-      const lines = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; tool?: string; about?: string; outcome?: string });
+      const seenByServer = r.stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { kind: string; tool?: string });
+      const lines = fs
+        .readFileSync(logFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { kind: string; tool?: string; about?: string; outcome?: string });
       const call = lines.filter((l) => l.tool === 't0' || l.about === 't0').map((l) => `${l.kind}${l.outcome ? ` ${l.outcome}` : ''}`);
       assert.deepEqual(call, ['tool.call', 'mcp.request answered', 'tool.result'], `requireLog ${requireLog}`);
       // Without requireLog the line is appended in the same turn as the request is sent, after it (src/host/session/call.ts
       // callLines): a server in another process may run the call first, so only requireLog promises the line before it.
-      if (requireLog) assert.ok(seenByServer.some((l) => l.kind === 'tool.call' && l.tool === 't0'), `the server ran the call before its line was in the file:\n${r.stdout}`);
+      if (requireLog)
+        assert.ok(
+          seenByServer.some((l) => l.kind === 'tool.call' && l.tool === 't0'),
+          `the server ran the call before its line was in the file:\n${r.stdout}`,
+        );
     }
   });
 

@@ -11,8 +11,18 @@ describe('cli: log --verify', function () {
   after(cleanupTemp);
 
   it('holds for a log written by several CLI runs; a changed line is named and exits 1', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { a: { command: 'node', args: ['a.js'] }, b: { command: 'node', args: ['b.js'] } } }), 'a.js': '', 'b.js': '' });
-    for (const args of [['approve', 'a', '--yes'], ['reject', 'b'], ['reset', 'a'], ['approve', 'a', '--yes']]) assert.equal(cli(w, args).code, 0, args.join(' '));
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { a: { command: 'node', args: ['a.js'] }, b: { command: 'node', args: ['b.js'] } } }),
+      'a.js': '',
+      'b.js': '',
+    });
+    for (const args of [
+      ['approve', 'a', '--yes'],
+      ['reject', 'b'],
+      ['reset', 'a'],
+      ['approve', 'a', '--yes'],
+    ])
+      assert.equal(cli(w, args).code, 0, args.join(' '));
     const ok = cli(w, ['log', '--verify']);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     assert.match(ok.stdout, /^the log's chain holds: \d+ lines in 1 file \(log\.jsonl\), 4 writer runs$/m);

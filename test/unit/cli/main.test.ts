@@ -12,14 +12,23 @@ describe('mcp-gate CLI', function () {
   after(cleanupTemp);
 
   it('list shows each server with state, scope and source; --json carries the same', () => {
-    const w = world({ '.mcp.json': MCP({ db: { command: 'node', args: ['db.js'] } }), 'db.js': 'x' }, { '.config/mcp-gate/config.json': '{"servers": {"mine": {"command": "m"}}}' });
+    const w = world(
+      { '.mcp.json': MCP({ db: { command: 'node', args: ['db.js'] } }), 'db.js': 'x' },
+      { '.config/mcp-gate/config.json': '{"servers": {"mine": {"command": "m"}}}' },
+    );
     const r = cli(w, ['list']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /waiting for review\s+repository\s+\.mcp\.json\s+db\s+"node" "db\.js"/);
     assert.match(r.stdout, /trusted \(your own\)\s+user\s+.*config\.json\s+mine/);
     const j = JSON.parse(cli(w, ['list', '--json']).stdout);
     assert.equal(j.blocked, false);
-    assert.deepEqual(j.servers.map((s: { name: string; state: string }) => [s.name, s.state]), [['mine', 'trusted'], ['db', 'pending']]);
+    assert.deepEqual(
+      j.servers.map((s: { name: string; state: string }) => [s.name, s.state]),
+      [
+        ['mine', 'trusted'],
+        ['db', 'pending'],
+      ],
+    );
   });
 
   it('a full block makes list, list --json and doctor exit 1 and say why', () => {
@@ -117,8 +126,15 @@ describe('mcp-gate CLI', function () {
 
   it('doctor names importing files, kinds, unreadable layers, missing targets and every server needing review', async () => {
     const w = world(
-      { '.pi/mcp.json': '{"imports": ["cursor", "claude"], "mcpServers": {"p": {"command": "p"}}}', '.mcp.json': MCP({ c: { command: 'c' } }) },
-      { '.config/mcp-gate/config.json': '{"imports": ["codex", "gemini"]}', '.codex/config.toml': 'broken [', '.cursor/mcp.json': MCP({ cur: { command: 'cur' } }) },
+      {
+        '.pi/mcp.json': '{"imports": ["cursor", "claude"], "mcpServers": {"p": {"command": "p"}}}',
+        '.mcp.json': MCP({ c: { command: 'c' } }),
+      },
+      {
+        '.config/mcp-gate/config.json': '{"imports": ["codex", "gemini"]}',
+        '.codex/config.toml': 'broken [',
+        '.cursor/mcp.json': MCP({ cur: { command: 'cur' } }),
+      },
     );
     assert.equal(cli(w, ['approve', 'c', '--yes']).code, 0);
     writeFiles(w.project, { '.mcp.json': MCP({ c: { command: 'c2' } }) });

@@ -12,10 +12,12 @@ import * as path from 'node:path';
 import { cleanupTemp, CLI, installedGateCommand, tempDir, testTool, world, type World } from '../helpers';
 import { cliForOtherUser, envOf, inNamespace as inNs, markerServer as server } from './namespace';
 
-const inNamespace = (etc: string, argv: string[], cwd: string, env: Record<string, string>) => inNs('/etc/claude-code', etc, argv, cwd, env);
+const inNamespace = (etc: string, argv: string[], cwd: string, env: Record<string, string>) =>
+  inNs('/etc/claude-code', etc, argv, cwd, env);
 
 const claude = (w: World, etc: string, args: string[]) => inNamespace(etc, [testTool('.bin/claude'), ...args], w.project, envOf(w));
-const gate = (w: World, etc: string, args: string[]) => inNamespace(etc, [process.execPath, CLI, ...args, '--project', w.project], w.project, envOf(w));
+const gate = (w: World, etc: string, args: string[]) =>
+  inNamespace(etc, [process.execPath, CLI, ...args, '--project', w.project], w.project, envOf(w));
 
 const gateCommand = [process.execPath, fs.realpathSync(CLI), 'serve'];
 
@@ -31,20 +33,34 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     const later = server(tools, 'later');
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { evil: evil.def } }));
     fs.mkdirSync(path.join(w.project, '.claude'));
-    fs.writeFileSync(path.join(w.project, '.claude', 'settings.json'), JSON.stringify({
-      enableAllProjectMcpServers: true,
-      allowedMcpServers: [{ serverName: 'evil' }, { serverCommand: [evil.def.command, ...evil.def.args] }],
-    }));
+    fs.writeFileSync(
+      path.join(w.project, '.claude', 'settings.json'),
+      JSON.stringify({
+        enableAllProjectMcpServers: true,
+        allowedMcpServers: [{ serverName: 'evil' }, { serverCommand: [evil.def.command, ...evil.def.args] }],
+      }),
+    );
     // The user trusted this clone once and has a server of their own.
     const claudeJson = path.join(w.home, '.claude.json');
-    fs.writeFileSync(claudeJson, JSON.stringify({ projects: { [fs.realpathSync(w.project)]: { hasTrustDialogAccepted: true, allowedTools: [] } }, mcpServers: { mine: mine.def } }, null, 2));
+    fs.writeFileSync(
+      claudeJson,
+      JSON.stringify(
+        { projects: { [fs.realpathSync(w.project)]: { hasTrustDialogAccepted: true, allowedTools: [] } }, mcpServers: { mine: mine.def } },
+        null,
+        2,
+      ),
+    );
     const etc = tempDir('mcp-gate-claude-code-');
 
     assert.equal(gate(w, etc, ['install', 'claude', '--yes']).code, 0);
     const gap = claude(w, etc, ['mcp', 'list']);
     assert.equal(gap.code, 0, gap.stderr);
     assert.match(gap.stdout, /mcp-gate: .*cli\.js serve - ✔ Connected/);
-    assert.match(gap.stdout, /evil: .* - ✔ Connected/, 'the user-level allowlist alone: the repository\'s own allowedMcpServers admits its server');
+    assert.match(
+      gap.stdout,
+      /evil: .* - ✔ Connected/,
+      "the user-level allowlist alone: the repository's own allowedMcpServers admits its server",
+    );
     assert.ok(fs.existsSync(evil.marker));
     fs.rmSync(evil.marker);
 
@@ -61,8 +77,11 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
       // The command the user-level install wrote (MCP Gate's copy of the CLI): the managed layer admits it.
       allowedMcpServers: [{ serverCommand: installedGateCommand(w.store) }, { serverCommand: [mine.def.command, ...mine.def.args] }],
     });
-    assert.equal(fs.statSync(managedFile).mode & 0o777, 0o644, 'every user\'s Claude Code reads it');
-    assert.match(gate(w, etc, ['install', 'claude', '--managed', '--yes']).stdout, /already goes through MCP Gate: .*managed-settings\.json is as `mcp-gate install claude --managed` leaves it; nothing to change/);
+    assert.equal(fs.statSync(managedFile).mode & 0o777, 0o644, "every user's Claude Code reads it");
+    assert.match(
+      gate(w, etc, ['install', 'claude', '--managed', '--yes']).stdout,
+      /already goes through MCP Gate: .*managed-settings\.json is as `mcp-gate install claude --managed` leaves it; nothing to change/,
+    );
 
     const closed = claude(w, etc, ['mcp', 'list']);
     assert.equal(closed.code, 0, closed.stderr);
@@ -80,13 +99,22 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     assert.doesNotMatch(hidden.stdout, /later/);
     assert.equal(fs.existsSync(later.marker), false);
     const doctor = gate(w, etc, ['doctor']);
-    assert.match(doctor.stdout, /stale: your user server "later" is not in the allowedMcpServers of \/etc\/claude-code\/managed-settings\.json: Claude Code does not start it; run `mcp-gate install claude --managed` again as root to list it/);
+    assert.match(
+      doctor.stdout,
+      /stale: your user server "later" is not in the allowedMcpServers of \/etc\/claude-code\/managed-settings\.json: Claude Code does not start it; run `mcp-gate install claude --managed` again as root to list it/,
+    );
     assert.doesNotMatch(doctor.stdout, /"mine" is not/);
     const json = JSON.parse(gate(w, etc, ['doctor', '--json']).stdout) as { agentAllowlists: { gaps: { server: { name: string } }[] } };
-    assert.deepEqual(json.agentAllowlists.gaps.map((g) => g.server.name), ['later']);
+    assert.deepEqual(
+      json.agentAllowlists.gaps.map((g) => g.server.name),
+      ['later'],
+    );
     // An administrator's drop-in file adds to the managed list (Claude Code reads managed-settings.d/*.json too).
     fs.mkdirSync(path.join(etc, 'managed-settings.d'));
-    fs.writeFileSync(path.join(etc, 'managed-settings.d', '10-it.json'), JSON.stringify({ allowedMcpServers: [{ serverCommand: [later.def.command, ...later.def.args] }] }));
+    fs.writeFileSync(
+      path.join(etc, 'managed-settings.d', '10-it.json'),
+      JSON.stringify({ allowedMcpServers: [{ serverCommand: [later.def.command, ...later.def.args] }] }),
+    );
     assert.match(gate(w, etc, ['doctor']).stdout, /agent allowlists .*\n {2}\(up to date, or none installed\)/);
     assert.match(claude(w, etc, ['mcp', 'list']).stdout, /later: .* - ✔ Connected/);
     fs.rmSync(path.join(etc, 'managed-settings.d'), { recursive: true });
@@ -96,7 +124,25 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
 
     // Not root: uninstall refuses (MCP Gate's record beside the file is root's alone) and changes nothing.
     for (const d of [path.dirname(w.home), w.home, etc]) fs.chmodSync(d, 0o755);
-    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cliForOtherUser(), 'uninstall', 'claude', '--managed', '--yes', '--project', w.project], w.project, envOf(w));
+    const asUser = inNamespace(
+      etc,
+      [
+        'setpriv',
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        process.execPath,
+        cliForOtherUser(),
+        'uninstall',
+        'claude',
+        '--managed',
+        '--yes',
+        '--project',
+        w.project,
+      ],
+      w.project,
+      envOf(w),
+    );
     assert.equal(asUser.code, 1, asUser.stdout);
     assert.match(asUser.stderr, /not changed: \/etc\/claude-code\/mcp-gate is not writable by this user; .*run it as root/);
     assert.ok(fs.existsSync(managedFile));
@@ -104,13 +150,13 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     const removed = gate(w, etc, ['uninstall', 'claude', '--managed', '--yes']);
     assert.equal(removed.code, 0, removed.stderr);
     assert.match(removed.stdout, /managed-settings\.json: removed \(install created it\)/);
-    assert.deepEqual(fs.readdirSync(etc), [], 'the managed file and MCP Gate\'s record of it are gone');
+    assert.deepEqual(fs.readdirSync(etc), [], "the managed file and MCP Gate's record of it are gone");
     assert.match(gate(w, etc, ['uninstall', 'claude', '--managed', '--yes']).stdout, /nothing to uninstall/);
     const reopened = claude(w, etc, ['mcp', 'list']);
     assert.match(reopened.stdout, /evil: .* - ✔ Connected/, 'with the managed file gone the repository admits its server again');
   });
 
-  it('an administrator\'s existing managed settings: other keys and formatting kept, the list merged; uninstall restores it byte for byte', () => {
+  it("an administrator's existing managed settings: other keys and formatting kept, the list merged; uninstall restores it byte for byte", () => {
     const w = world({});
     const etc = tempDir('mcp-gate-claude-code-');
     const original = '{\n    "permissions": { "deny": ["WebFetch"] },\n    "allowedMcpServers": [{ "serverName": "corp" }]\n}\n';
@@ -160,10 +206,31 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     // Not root: the diff is shown, nothing is written, and the message says whose step it is.
     const user = world({});
     for (const d of [path.dirname(user.home), user.home, etc]) fs.chmodSync(d, 0o755);
-    const asUser = inNamespace(etc, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cliForOtherUser(), 'install', 'claude', '--managed', '--yes', '--project', user.project], user.project, envOf(user));
+    const asUser = inNamespace(
+      etc,
+      [
+        'setpriv',
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        process.execPath,
+        cliForOtherUser(),
+        'install',
+        'claude',
+        '--managed',
+        '--yes',
+        '--project',
+        user.project,
+      ],
+      user.project,
+      envOf(user),
+    );
     assert.equal(asUser.code, 1, asUser.stderr);
     assert.match(asUser.stdout, /\+\s+"allowManagedMcpServersOnly": true/);
-    assert.match(asUser.stderr, /not written: \/etc\/claude-code is not writable by this user; `mcp-gate install claude --managed` is an administrator's step: run it as root/);
+    assert.match(
+      asUser.stderr,
+      /not written: \/etc\/claude-code is not writable by this user; `mcp-gate install claude --managed` is an administrator's step: run it as root/,
+    );
     assert.deepEqual(fs.readdirSync(etc), []);
 
     assert.equal(gate(w, etc, ['install', 'claude', '--yes']).code, 0);
@@ -172,6 +239,9 @@ describe('install claude --managed with the real Claude Code (private /etc/claud
     cj.mcpServers.added = { type: 'http', url: 'https://mcp.example.com/x' };
     fs.writeFileSync(cjFile, JSON.stringify(cj));
     const doctor = gate(w, etc, ['doctor']);
-    assert.match(doctor.stdout, /stale: your user server "added" is not in the allowedMcpServers of .*\.claude\/settings\.json: Claude Code does not start it; run `mcp-gate install claude` again to list it/);
+    assert.match(
+      doctor.stdout,
+      /stale: your user server "added" is not in the allowedMcpServers of .*\.claude\/settings\.json: Claude Code does not start it; run `mcp-gate install claude` again to list it/,
+    );
   });
 });

@@ -62,14 +62,17 @@ export function markerServer(dir: string, name: string): { marker: string; def: 
   const marker = path.join(dir, `${name}.ran`);
   const file = path.join(dir, `${name}.js`);
   const sdk = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'cjs', 'server');
-  fs.writeFileSync(file, [
-    `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');`,
-    `const { McpServer } = require(${JSON.stringify(path.join(sdk, 'mcp.js'))});`,
-    `const { StdioServerTransport } = require(${JSON.stringify(path.join(sdk, 'stdio.js'))});`,
-    `const s = new McpServer({ name: ${JSON.stringify(name)}, version: '1' });`,
-    `s.tool('ping_${name.replace(/[^a-z0-9]/gi, '_')}', async () => ({ content: [{ type: 'text', text: 'pong' }] }));`,
-    `s.connect(new StdioServerTransport());`,
-  ].join('\n'));
+  fs.writeFileSync(
+    file,
+    [
+      `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');`,
+      `const { McpServer } = require(${JSON.stringify(path.join(sdk, 'mcp.js'))});`,
+      `const { StdioServerTransport } = require(${JSON.stringify(path.join(sdk, 'stdio.js'))});`,
+      `const s = new McpServer({ name: ${JSON.stringify(name)}, version: '1' });`,
+      `s.tool('ping_${name.replace(/[^a-z0-9]/gi, '_')}', async () => ({ content: [{ type: 'text', text: 'pong' }] }));`,
+      `s.connect(new StdioServerTransport());`,
+    ].join('\n'),
+  );
   return { marker, def: { type: 'stdio', command: process.execPath, args: [file] } };
 }
 

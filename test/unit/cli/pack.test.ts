@@ -18,7 +18,9 @@ describe('the CLI package (npm i -g)', function () {
     const tgz = fs.readdirSync(out).find((f) => f.endsWith('.tgz'));
     assert.ok(tgz, p.stdout);
     const prefix = tempDir('mcp-gate-prefix-');
-    const i = spawnSync('npm', ['install', '-g', '--offline', '--no-audit', '--no-fund', '--prefix', prefix, path.join(out, tgz!)], { encoding: 'utf8' });
+    const i = spawnSync('npm', ['install', '-g', '--offline', '--no-audit', '--no-fund', '--prefix', prefix, path.join(out, tgz!)], {
+      encoding: 'utf8',
+    });
     assert.equal(i.status, 0, i.stderr);
     const bin = path.join(prefix, 'bin', 'mcp-gate');
     const w = world({});
@@ -29,13 +31,33 @@ describe('the CLI package (npm i -g)', function () {
     const inst = spawnSync(bin, ['install', 'claude', '--yes', '--project', w.project], { env, encoding: 'utf8' });
     assert.equal(inst.status, 0, inst.stderr);
     const entry = JSON.parse(fs.readFileSync(path.join(w.home, '.claude.json'), 'utf8')).mcpServers['mcp-gate'];
-    assert.equal(entry.args[0], fs.realpathSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'cli.js')), 'the installed file, where it is');
+    assert.equal(
+      entry.args[0],
+      fs.realpathSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'cli.js')),
+      'the installed file, where it is',
+    );
     assert.ok(!entry.args[0].startsWith(ROOT + path.sep));
-    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate')).sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
+    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate')).sort(), [
+      'CHANGELOG.md',
+      'LICENSE',
+      'README.md',
+      'dist',
+      'package.json',
+    ]);
     // the parts the CLI loads when first needed are installed beside it: a JavaScript server's files are read (the
     // parser), and its closure shown
-    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist')).sort(), ['cli.js', 'guard', 'lock-worker.js', 'netshim', 'parser.js', 'undici.js']);
-    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'guard')).sort(), ['mcp_gate_guard.py', 'node-guard.cjs']);
+    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist')).sort(), [
+      'cli.js',
+      'guard',
+      'lock-worker.js',
+      'netshim',
+      'parser.js',
+      'undici.js',
+    ]);
+    assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'guard')).sort(), [
+      'mcp_gate_guard.py',
+      'node-guard.cjs',
+    ]);
     assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'netshim')), ['net-shim.cjs']);
     fs.writeFileSync(path.join(w.project, 'server.js'), "import './lib/tool.js';\n");
     fs.mkdirSync(path.join(w.project, 'lib'));
@@ -49,7 +71,10 @@ describe('the CLI package (npm i -g)', function () {
     fs.rmSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'parser.js'));
     const broken = spawnSync(bin, ['get', 'js', '--project', w.project], { env, encoding: 'utf8' });
     assert.equal(broken.status, 1, broken.stdout);
-    assert.match(broken.stderr, /MCP Gate cannot read JavaScript or TypeScript files: its parser \(parser\.js beside MCP Gate's own files\) cannot be loaded .*; install MCP Gate again/);
+    assert.match(
+      broken.stderr,
+      /MCP Gate cannot read JavaScript or TypeScript files: its parser \(parser\.js beside MCP Gate's own files\) cannot be loaded .*; install MCP Gate again/,
+    );
     const approve = spawnSync(bin, ['approve', 'js', '--yes', '--project', w.project], { env, encoding: 'utf8' });
     assert.notEqual(approve.status, 0);
     assert.ok(!fs.existsSync(path.join(w.store, 'approvals.json')), 'nothing approved');

@@ -48,9 +48,20 @@ describe('mcp-gate explain and the user policy', function () {
   it('without --scope, a server the repository declares is explained as a repository server: the rule offered names the project', () => {
     const repo = world({ '.mcp.json': JSON.stringify({ mcpServers: { notes: { command: 'node', args: ['n.js'] } } }), 'n.js': '1' });
     const r = cli(repo, ['explain', 'mcp.notes.tool.list']);
-    assert.match(r.stdout, new RegExp(`would permit: \\{"action":"mcp\\.notes\\.tool\\.list","decision":"allow","project":${JSON.stringify(repo.project).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\}`));
-    assert.match(r.stdout, /as seen by: the repository servers of .*; "notes" is declared by this repository \(--scope user for your own server of that name\)/);
-    assert.match(cli(repo, ['explain', 'mcp.notes.tool.list', '--scope', 'user']).stdout, /would permit: \{"action":"mcp\.notes\.tool\.list","decision":"allow"\}/);
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `would permit: \\{"action":"mcp\\.notes\\.tool\\.list","decision":"allow","project":${JSON.stringify(repo.project).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\}`,
+      ),
+    );
+    assert.match(
+      r.stdout,
+      /as seen by: the repository servers of .*; "notes" is declared by this repository \(--scope user for your own server of that name\)/,
+    );
+    assert.match(
+      cli(repo, ['explain', 'mcp.notes.tool.list', '--scope', 'user']).stdout,
+      /would permit: \{"action":"mcp\.notes\.tool\.list","decision":"allow"\}/,
+    );
   });
 
   it('a rule placed in the repository grants nothing, and doctor says so', () => {
@@ -63,7 +74,13 @@ describe('mcp-gate explain and the user policy', function () {
   });
 
   it('an invalid rule denies everything and names the rule, file and line', () => {
-    const bad = world({}, { '.config/mcp-gate/config.json': '{"rules": [\n {"action": "*", "decision": "allow"},\n {"action": "mcp.x.tool.*.y", "decision": "allow"}\n]}' });
+    const bad = world(
+      {},
+      {
+        '.config/mcp-gate/config.json':
+          '{"rules": [\n {"action": "*", "decision": "allow"},\n {"action": "mcp.x.tool.*.y", "decision": "allow"}\n]}',
+      },
+    );
     const r = cli(bad, ['explain', 'mcp.x.tool.y']);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /invalid items, so every action is denied/);
@@ -90,7 +107,11 @@ describe('mcp-gate explain and the user policy', function () {
 
   it('a secret value that appears in a repository definition is masked in every CLI output', () => {
     const value = 'sk-live-0123456789abcdef';
-    const repo = world({ '.mcp.json': JSON.stringify({ mcpServers: { leak: { command: 'node', args: [`--token=${value}`, Buffer.from(value).toString('base64')] } } }) });
+    const repo = world({
+      '.mcp.json': JSON.stringify({
+        mcpServers: { leak: { command: 'node', args: [`--token=${value}`, Buffer.from(value).toString('base64')] } },
+      }),
+    });
     const env = { MCP_GATE_SECRET_API_KEY: value };
     for (const args of [['list'], ['list', '--json'], ['get', 'leak'], ['doctor'], ['approve', 'leak', '--yes']]) {
       const r = cli(repo, args, { env });

@@ -29,15 +29,17 @@ function sneaky(marker: string) {
   const script = path.join(path.dirname(marker), 'sneaky.js');
   const sdk = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'cjs', 'server');
   // It writes the marker first, then answers MCP (so an agent's health check sees it connect).
-  fs.writeFileSync(script, [
-    `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');`,
-    `const { McpServer } = require(${JSON.stringify(path.join(sdk, 'mcp.js'))});`,
-    `const { StdioServerTransport } = require(${JSON.stringify(path.join(sdk, 'stdio.js'))});`,
-    `new McpServer({ name: 'sneaky', version: '1' }).connect(new StdioServerTransport());`,
-  ].join('\n'));
+  fs.writeFileSync(
+    script,
+    [
+      `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');`,
+      `const { McpServer } = require(${JSON.stringify(path.join(sdk, 'mcp.js'))});`,
+      `const { StdioServerTransport } = require(${JSON.stringify(path.join(sdk, 'stdio.js'))});`,
+      `new McpServer({ name: 'sneaky', version: '1' }).connect(new StdioServerTransport());`,
+    ].join('\n'),
+  );
   return { command: process.execPath, args: [script] };
 }
-
 
 describe('install with the real agents (from npm, offline, fresh HOME)', function () {
   this.timeout(300_000);
@@ -50,7 +52,10 @@ describe('install with the real agents (from npm, offline, fresh HOME)', functio
     fs.mkdirSync(path.join(w.project, '.claude'));
     fs.writeFileSync(path.join(w.project, '.claude', 'settings.json'), JSON.stringify({ enableAllProjectMcpServers: true }));
     // The user once accepted Claude Code's folder-trust question for this clone; they have settings of their own.
-    fs.writeFileSync(path.join(w.home, '.claude.json'), JSON.stringify({ projects: { [fs.realpathSync(w.project)]: { hasTrustDialogAccepted: true, allowedTools: [] } } }, null, 2));
+    fs.writeFileSync(
+      path.join(w.home, '.claude.json'),
+      JSON.stringify({ projects: { [fs.realpathSync(w.project)]: { hasTrustDialogAccepted: true, allowedTools: [] } } }, null, 2),
+    );
     fs.mkdirSync(path.join(w.home, '.claude'));
     const userSettings = '{\n\t"model": "sonnet",\n\t"permissions": { "allow": [] }\n}\n';
     fs.writeFileSync(path.join(w.home, '.claude', 'settings.json'), userSettings);
@@ -81,7 +86,10 @@ describe('install with the real agents (from npm, offline, fresh HOME)', functio
     assert.equal(settings.model, 'sonnet');
 
     const doctor = cli(w, ['doctor']);
-    assert.match(doctor.stdout, /this repository tries to approve every server of \.mcp\.json for Claude Code \(\.claude\/settings\.json:1, enableAllProjectMcpServers\)/);
+    assert.match(
+      doctor.stdout,
+      /this repository tries to approve every server of \.mcp\.json for Claude Code \(\.claude\/settings\.json:1, enableAllProjectMcpServers\)/,
+    );
     const listed = JSON.parse(cli(w, ['list', '--json']).stdout) as { servers: { name: string; state: string }[] };
     assert.equal(listed.servers.find((s) => s.name === 'sneaky')?.state, 'pending');
 
@@ -121,7 +129,7 @@ describe('install with the real agents (from npm, offline, fresh HOME)', functio
     assert.equal(fs.readFileSync(path.join(w.home, '.gemini', 'settings.json'), 'utf8'), userSettings);
   });
 
-  it('Codex CLI: parses the gate\'s entry as written; config.toml back byte for byte', () => {
+  it("Codex CLI: parses the gate's entry as written; config.toml back byte for byte", () => {
     const w = world({});
     fs.mkdirSync(path.join(w.home, '.codex'));
     const userConfig = '# my Codex config\nmodel = "o3" # keep this comment\n\n[mcp_servers.mine]\ncommand = "my-server"\n';
@@ -129,14 +137,22 @@ describe('install with the real agents (from npm, offline, fresh HOME)', functio
     assert.equal(cli(w, ['install', 'codex', '--yes']).code, 0);
     const r = agent(w, 'codex', ['mcp', 'list', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const servers = JSON.parse(r.stdout) as { name: string; enabled: boolean; transport: { command: string; args: string[] }; startup_timeout_sec: number }[];
+    const servers = JSON.parse(r.stdout) as {
+      name: string;
+      enabled: boolean;
+      transport: { command: string; args: string[] };
+      startup_timeout_sec: number;
+    }[];
     const gate = servers.find((s) => s.name === 'mcp-gate');
     assert.ok(gate, r.stdout);
     assert.deepEqual([gate.transport.command, ...gate.transport.args], installedGateCommand(w.store));
     assert.equal(gate.enabled, true);
     assert.equal(gate.startup_timeout_sec, 60);
     assert.ok(servers.some((s) => s.name === 'mine'));
-    assert.match(fs.readFileSync(path.join(w.home, '.codex', 'config.toml'), 'utf8'), /^# my Codex config\nmodel = "o3" # keep this comment\n/);
+    assert.match(
+      fs.readFileSync(path.join(w.home, '.codex', 'config.toml'), 'utf8'),
+      /^# my Codex config\nmodel = "o3" # keep this comment\n/,
+    );
     assert.equal(cli(w, ['uninstall', 'codex', '--yes']).code, 0);
     assert.equal(fs.readFileSync(path.join(w.home, '.codex', 'config.toml'), 'utf8'), userConfig);
   });

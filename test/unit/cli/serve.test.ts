@@ -15,7 +15,13 @@ const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'ser
 async function connect(w: World, args: string[]): Promise<{ client: Client; stderr: () => string }> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
   for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], cwd: w.project, env, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', ...args],
+    cwd: w.project,
+    env,
+    stderr: 'pipe',
+  });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: 'serve-test', version: '1' });
@@ -30,11 +36,21 @@ describe('mcp-gate serve (stdio MCP server for any agent)', function () {
   it('a pending server is not started: empty tool list, and the client is told which server, its state and how to approve', async () => {
     const w = world({});
     const marker = path.join(w.project, 'marker'); // the project folder is writable for a server that runs
-    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { sneaky: { command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`] } } }));
+    fs.writeFileSync(
+      path.join(w.project, '.mcp.json'),
+      JSON.stringify({
+        mcpServers: {
+          sneaky: { command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`] },
+        },
+      }),
+    );
     const { client, stderr } = await connect(w, []);
     try {
       assert.deepEqual((await client.listTools()).tools, []);
-      assert.match(client.getInstructions() ?? '', /"sneaky" \(\.mcp\.json\) is not served: it is waiting for review: .*mcp-gate approve sneaky --project/);
+      assert.match(
+        client.getInstructions() ?? '',
+        /"sneaky" \(\.mcp\.json\) is not served: it is waiting for review: .*mcp-gate approve sneaky --project/,
+      );
       const r = await client.callTool({ name: 'sneaky__anything', arguments: {} });
       assert.equal(r.isError, true);
       assert.match((r.content as { text: string }[])[0].text, /"sneaky" \(\.mcp\.json\) is not served: it is waiting for review/);
@@ -42,38 +58,54 @@ describe('mcp-gate serve (stdio MCP server for any agent)', function () {
     } finally {
       await client.close();
     }
-    assert.equal(fs.existsSync(marker), false, 'the pending server\'s command ran');
+    assert.equal(fs.existsSync(marker), false, "the pending server's command ran");
     const refused = cli(w, ['log', '--json']);
     assert.ok(JSON.parse(refused.stdout).some((e: { kind: string; server?: string }) => e.kind === 'gate.refuse' && e.server === 'sneaky'));
   });
 
   it('after approve: the tool answers through the gate, denied tools are not listed, the exchange is logged; a change is refused at the next call', async () => {
-    const mcpJson = (extra: string[]) => JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio', ...extra] } } });
+    const mcpJson = (extra: string[]) =>
+      JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio', ...extra] } } });
     const w = world({ '.mcp.json': mcpJson([]) });
     writeProjectConfig(w, { rules: [{ action: 'mcp.everything.tool.echo', decision: 'allow' }] });
     assert.equal(cli(w, ['approve', 'everything', '--yes']).code, 0);
 
     const all = await connect(w, []);
     try {
-      assert.deepEqual((await all.client.listTools()).tools.map((t) => t.name), ['everything__echo']);
+      assert.deepEqual(
+        (await all.client.listTools()).tools.map((t) => t.name),
+        ['everything__echo'],
+      );
       const r = await all.client.callTool({ name: 'everything__echo', arguments: { message: 'via serve' } });
       assert.deepEqual(r.content, [{ type: 'text', text: 'Echo: via serve' }]);
       // the repository changes the server while it is served: the gate, checked again at the call, refuses
       fs.writeFileSync(path.join(w.project, '.mcp.json'), mcpJson(['--changed']));
       const again = await all.client.callTool({ name: 'everything__echo', arguments: { message: 'again' } });
       assert.equal(again.isError, true);
-      assert.match((again.content as { text: string }[])[0].text, /"everything" \(\.mcp\.json\) is not served: it is changed since approval: .*mcp-gate approve everything/);
+      assert.match(
+        (again.content as { text: string }[])[0].text,
+        /"everything" \(\.mcp\.json\) is not served: it is changed since approval: .*mcp-gate approve everything/,
+      );
     } finally {
       await all.client.close();
     }
-    const events = JSON.parse(cli(w, ['log', '--server', 'everything', '--json']).stdout) as { kind: string; about?: string; tool?: string; outcome?: string }[];
+    const events = JSON.parse(cli(w, ['log', '--server', 'everything', '--json']).stdout) as {
+      kind: string;
+      about?: string;
+      tool?: string;
+      outcome?: string;
+    }[];
     assert.ok(events.some((e) => e.kind === 'tool.call' && e.tool === 'echo'));
     assert.ok(events.some((e) => e.kind === 'mcp.request' && e.about === 'echo' && e.outcome === 'answered'));
 
     fs.writeFileSync(path.join(w.project, '.mcp.json'), mcpJson([]));
     const one = await connect(w, ['everything']);
     try {
-      assert.deepEqual((await one.client.listTools()).tools.map((t) => t.name), ['echo'], 'one named server: tools keep their own names');
+      assert.deepEqual(
+        (await one.client.listTools()).tools.map((t) => t.name),
+        ['echo'],
+        'one named server: tools keep their own names',
+      );
       const denied = await one.client.callTool({ name: 'get-env', arguments: {} });
       assert.equal(denied.isError, true);
     } finally {
@@ -81,11 +113,14 @@ describe('mcp-gate serve (stdio MCP server for any agent)', function () {
     }
   });
 
-  it('does not serve its own agent entry when MCP Gate imports that agent\'s file (no gate inside the gate)', async () => {
-    const w = world({}, {
-      '.config/mcp-gate/config.json': JSON.stringify({ imports: ['claude'] }),
-      '.claude.json': JSON.stringify({ mcpServers: { 'mcp-gate': { type: 'stdio', command: process.execPath, args: [CLI, 'serve'] } } }),
-    });
+  it("does not serve its own agent entry when MCP Gate imports that agent's file (no gate inside the gate)", async () => {
+    const w = world(
+      {},
+      {
+        '.config/mcp-gate/config.json': JSON.stringify({ imports: ['claude'] }),
+        '.claude.json': JSON.stringify({ mcpServers: { 'mcp-gate': { type: 'stdio', command: process.execPath, args: [CLI, 'serve'] } } }),
+      },
+    );
     const { client, stderr } = await connect(w, []);
     try {
       assert.deepEqual((await client.listTools()).tools, []);

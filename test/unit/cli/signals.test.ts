@@ -46,7 +46,9 @@ function start(w: World, args: string[]): Running {
   let stderr = '';
   child.stdout.on('data', (c) => (stdout += c));
   child.stderr.on('data', (c) => (stderr += c));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { pid: child.pid!, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
@@ -72,7 +74,10 @@ function stubbornWorld(): { w: World; pidFile: string } {
   const w = world();
   const pidFile = path.join(path.dirname(w.project), 'stubborn.pids');
   fs.mkdirSync(path.join(w.home, '.config', 'mcp-gate'), { recursive: true });
-  fs.writeFileSync(path.join(w.home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({ servers: { stub: { command: process.execPath, args: [STUBBORN, pidFile] } } }));
+  fs.writeFileSync(
+    path.join(w.home, '.config', 'mcp-gate', 'config.json'),
+    JSON.stringify({ servers: { stub: { command: process.execPath, args: [STUBBORN, pidFile] } } }),
+  );
   return { w, pidFile };
 }
 
@@ -80,7 +85,11 @@ describe('CLI: signals stop every command and leave nothing behind', function ()
   this.timeout(60_000);
   after(cleanupTemp);
 
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     it(`tools on a server that ignores SIGTERM and never answers: ${sig} exits ${code}, no server process remains`, async () => {
       const { w, pidFile } = stubbornWorld();
       const r = start(w, ['tools', 'stub']);
@@ -117,13 +126,17 @@ describe('CLI: signals stop every command and leave nothing behind', function ()
       const res = await stopped(r, 'SIGINT');
       // 130, or killed by SIGINT when it arrived before the CLI had loaded (the shell shows 130 for both), or 0
       // when the approval was written first.
-      assert.ok(res.code === 130 || res.code === 0 || (res.code === null && res.signal === 'SIGINT'), `exit ${JSON.stringify(res)}: ${r.stderr()}`);
+      assert.ok(
+        res.code === 130 || res.code === 0 || (res.code === null && res.signal === 'SIGINT'),
+        `exit ${JSON.stringify(res)}: ${r.stderr()}`,
+      );
       if (res.code === 0) approved.add(`s${i}`);
       assert.equal(fs.existsSync(lock), false, `the lock ${lock} was left behind (delay ${delay} ms)`);
       const doctor = JSON.parse(cli(w, ['doctor', '--json']).stdout);
       assert.notEqual(doctor.store.health.status, 'corrupt', `the store is corrupt after a signal at ${delay} ms`);
       const states = new Map<string, string>(doctor.servers.map((s: { name: string; state: string }) => [s.name, s.state]));
-      for (const name of approved) assert.equal(states.get(name), 'approved', `${name} was reported approved (exit 0) but is ${states.get(name)}`);
+      for (const name of approved)
+        assert.equal(states.get(name), 'approved', `${name} was reported approved (exit 0) but is ${states.get(name)}`);
     }
     const after = cli(w, ['approve', 's39', '--yes']);
     assert.equal(after.code, 0, `the store cannot be written after the signals: ${after.stderr}`);

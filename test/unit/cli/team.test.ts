@@ -82,15 +82,21 @@ describe('CLI: team approvals signed with SSH keys', function () {
     assert.match(cli(none, ['approvals', 'export', '--out', 'x.json']).stderr, /needs --out FILE .* --key FILE .* --as PRINCIPAL/);
   });
 
-  it('a guarded server: the import keeps the workspace alice approved, so a plugin changed in B\'s clone is refused when it loads (never this clone as it is)', () => {
+  it("a guarded server: the import keeps the workspace alice approved, so a plugin changed in B's clone is refused when it loads (never this clone as it is)", () => {
     // Its plugin is loaded by a computed path: not in the pinned files, checked when it loads.
     const files = {
       '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['srv/server.js'] } } }),
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
-      'srv/server.js': miniServer("const path = require('node:path');", "require(path.join(__dirname, 'plugins', ['gre', 'et'].join('') + '.js'))"),
+      'srv/server.js': miniServer(
+        "const path = require('node:path');",
+        "require(path.join(__dirname, 'plugins', ['gre', 'et'].join('') + '.js'))",
+      ),
       'srv/plugins/greet.js': "module.exports = 'approved plugin';\n",
     };
-    const rules = (w: World) => writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
+    const rules = (w: World) =>
+      writeFiles(w.home, {
+        '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }),
+      });
     const ga = world(files, {}, { PATH: process.env.PATH! });
     assert.equal(cli(ga, ['approve', 's', '--yes']).code, 0);
     const team = path.join(tempDir(), 'guarded.json');
@@ -103,12 +109,14 @@ describe('CLI: team approvals signed with SSH keys', function () {
     const signers = path.join(gb.home, '.config', 'mcp-gate', 'allowed_signers');
     fs.writeFileSync(signers, `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`);
     const marker = path.join(gb.project, 'changed-code-ran');
-    writeFiles(gb.project, { 'srv/plugins/greet.js': `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = 'CHANGED-CODE';\n` });
+    writeFiles(gb.project, {
+      'srv/plugins/greet.js': `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');\nmodule.exports = 'CHANGED-CODE';\n`,
+    });
     const imp = cli(gb, ['approvals', 'import', team]);
     assert.equal(imp.code, 0, imp.stdout + imp.stderr);
     const call = cli(gb, ['call', 's', 'hello']);
     assert.doesNotMatch(call.stdout, /CHANGED-CODE/);
-    assert.equal(fs.existsSync(marker), false, 'the changed plugin ran under alice\'s approval');
+    assert.equal(fs.existsSync(marker), false, "the changed plugin ran under alice's approval");
     assert.match(cli(gb, ['get', 's']).stdout, /srv\/plugins\/greet\.js changed since it was approved/);
     // An entry without the record (an earlier export) is refused for a guarded server, saying why.
     const old = path.join(tempDir(), 'old.json');
@@ -119,21 +127,33 @@ describe('CLI: team approvals signed with SSH keys', function () {
     fs.writeFileSync(old, JSON.stringify(t));
     const gc = world(files, {}, { PATH: process.env.PATH! });
     fs.mkdirSync(path.join(gc.home, '.config', 'mcp-gate'), { recursive: true });
-    fs.writeFileSync(path.join(gc.home, '.config', 'mcp-gate', 'allowed_signers'), `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`);
+    fs.writeFileSync(
+      path.join(gc.home, '.config', 'mcp-gate', 'allowed_signers'),
+      `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`,
+    );
     const refused = cli(gc, ['approvals', 'import', old]);
     assert.equal(refused.code, 1);
-    assert.match(refused.stdout, /refused\s+s \(\.mcp\.json\): its loads are checked against the workspace its signer approved, and the entry carries no record of it/);
+    assert.match(
+      refused.stdout,
+      /refused\s+s \(\.mcp\.json\): its loads are checked against the workspace its signer approved, and the entry carries no record of it/,
+    );
   });
 
-  it('a server on the approved snapshot: B\'s clone is shown only its files that are what alice approved; a plugin changed there is left out, and said', () => {
+  it("a server on the approved snapshot: B's clone is shown only its files that are what alice approved; a plugin changed there is left out, and said", () => {
     // It starts a child process that runs a plugin: not checked file by file, so it runs on the workspace as approved.
     const files = {
       '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['srv/server.js'] } } }),
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
-      'srv/server.js': miniServer("const cp = require('node:child_process'); const path = require('node:path');", "cp.execFileSync(process.execPath, [path.join(__dirname, 'plugins', 'greet.js')]).toString().trim()"),
+      'srv/server.js': miniServer(
+        "const cp = require('node:child_process'); const path = require('node:path');",
+        "cp.execFileSync(process.execPath, [path.join(__dirname, 'plugins', 'greet.js')]).toString().trim()",
+      ),
       'srv/plugins/greet.js': "console.log('approved plugin');\n",
     };
-    const rules = (w: World) => writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
+    const rules = (w: World) =>
+      writeFiles(w.home, {
+        '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }),
+      });
     const sa = world(files, {}, { PATH: process.env.PATH! });
     assert.equal(cli(sa, ['approve', 's', '--yes']).code, 0);
     const team = path.join(tempDir(), 'snapshot.json');
@@ -141,11 +161,17 @@ describe('CLI: team approvals signed with SSH keys', function () {
     assert.equal(ex.code, 0, ex.stdout + ex.stderr);
     const sb = world(files, {}, { PATH: process.env.PATH! });
     rules(sb);
-    fs.writeFileSync(path.join(sb.home, '.config', 'mcp-gate', 'allowed_signers'), `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`);
+    fs.writeFileSync(
+      path.join(sb.home, '.config', 'mcp-gate', 'allowed_signers'),
+      `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`,
+    );
     writeFiles(sb.project, { 'srv/plugins/greet.js': "console.log('CHANGED-CODE');\n" });
     const imp = cli(sb, ['approvals', 'import', team]);
     assert.equal(imp.code, 0, imp.stdout + imp.stderr);
-    assert.match(imp.stdout, /approved\s+s \(\.mcp\.json\): signed by alice@example\.com .*; it runs on the files of this clone that are what alice@example\.com approved: 1 file differs or is new here and is left out of what it is shown \(srv\/plugins\/greet\.js\)/);
+    assert.match(
+      imp.stdout,
+      /approved\s+s \(\.mcp\.json\): signed by alice@example\.com .*; it runs on the files of this clone that are what alice@example\.com approved: 1 file differs or is new here and is left out of what it is shown \(srv\/plugins\/greet\.js\)/,
+    );
     const call = cli(sb, ['call', 's', 'hello']);
     assert.doesNotMatch(call.stdout, /CHANGED-CODE/, call.stdout);
     assert.match(call.stdout, /Cannot find module .*greet\.js/, call.stdout + call.stderr);
@@ -160,31 +186,65 @@ describe('CLI: team approvals signed with SSH keys', function () {
     const get = cli(b, ['get', 'probe']);
     assert.match(get.stdout, /approved by alice@example\.com \(key SHA256:[A-Za-z0-9+/]+, team file .*shop\.json\)/);
     const log = JSON.parse(cli(b, ['log', '--json']).stdout) as Record<string, string>[];
-    assert.ok(log.some((e) => e.kind === 'gate.approve' && e.server === 'probe' && /team approval signed by alice@example\.com/.test(e.detail)), JSON.stringify(log));
+    assert.ok(
+      log.some((e) => e.kind === 'gate.approve' && e.server === 'probe' && /team approval signed by alice@example\.com/.test(e.detail)),
+      JSON.stringify(log),
+    );
     assert.match(cli(b, ['approvals', 'import', teamFile]).stdout, /unchanged\s+probe .*already approved with this digest/);
 
     fs.appendFileSync(path.join(b.project, 'srv', 'probe-server.js'), '\n// changed on B\n');
     assert.match(cli(b, ['list']).stdout, /changed since approval\s+repository\s+\.mcp\.json\s+probe/);
     const again = cli(b, ['approvals', 'import', teamFile]);
     assert.equal(again.code, 1);
-    assert.match(again.stdout, /refused\s+probe \(\.mcp\.json\): what would run here differs from what alice@example\.com approved \(approved sha256:[0-9a-f]{64}, here sha256:[0-9a-f]{64}\)/);
+    assert.match(
+      again.stdout,
+      /refused\s+probe \(\.mcp\.json\): what would run here differs from what alice@example\.com approved \(approved sha256:[0-9a-f]{64}, here sha256:[0-9a-f]{64}\)/,
+    );
     assert.match(cli(b, ['list']).stdout, /changed since approval/);
   });
 
   it('refused with the reason: a foreign key, a forged signer, no signature, an edited entry', () => {
     const cases: [string, (t: { entries: Record<string, unknown>[] }) => void, RegExp][] = [
-      ['signed by mallory claiming to be alice', (t) => {
-        const e = t.entries[0];
-        const { signature: _s, ...rest } = e;
-        const f = path.join(tempDir(), 'p');
-        fs.writeFileSync(f, canonical({ format: 'mcp-gate team approvals 1', ...rest }));
-        spawnSync('ssh-keygen', ['-Y', 'sign', '-q', '-f', mallory, '-n', 'mcp-gate-approval@mcp-gate.dev', f]);
-        e.signature = fs.readFileSync(`${f}.sig`, 'utf8');
-      }, /signature does not verify for alice@example\.com/],
-      ['signed by mallory as mallory', (t) => { t.entries[0].approvedBy = 'mallory@example.com'; }, /does not verify for mallory@example\.com/],
-      ['no signature', (t) => { t.entries[0].signature = ''; }, /carries no SSH signature/],
-      ['an edited "runs"', (t) => { t.entries[0].runs = 'node srv/other.js'; }, /does not verify/],
-      ['an edited approvedAt', (t) => { t.entries[0].approvedAt = '2020-01-01T00:00:00.000Z'; }, /does not verify/],
+      [
+        'signed by mallory claiming to be alice',
+        (t) => {
+          const e = t.entries[0];
+          const { signature: _s, ...rest } = e;
+          const f = path.join(tempDir(), 'p');
+          fs.writeFileSync(f, canonical({ format: 'mcp-gate team approvals 1', ...rest }));
+          spawnSync('ssh-keygen', ['-Y', 'sign', '-q', '-f', mallory, '-n', 'mcp-gate-approval@mcp-gate.dev', f]);
+          e.signature = fs.readFileSync(`${f}.sig`, 'utf8');
+        },
+        /signature does not verify for alice@example\.com/,
+      ],
+      [
+        'signed by mallory as mallory',
+        (t) => {
+          t.entries[0].approvedBy = 'mallory@example.com';
+        },
+        /does not verify for mallory@example\.com/,
+      ],
+      [
+        'no signature',
+        (t) => {
+          t.entries[0].signature = '';
+        },
+        /carries no SSH signature/,
+      ],
+      [
+        'an edited "runs"',
+        (t) => {
+          t.entries[0].runs = 'node srv/other.js';
+        },
+        /does not verify/,
+      ],
+      [
+        'an edited approvedAt',
+        (t) => {
+          t.entries[0].approvedAt = '2020-01-01T00:00:00.000Z';
+        },
+        /does not verify/,
+      ],
     ];
     for (const [what, edit, re] of cases) {
       const b = machineB();
@@ -195,7 +255,7 @@ describe('CLI: team approvals signed with SSH keys', function () {
     }
   });
 
-  it('a signature made for another purpose (git\'s namespace) does not verify here', () => {
+  it("a signature made for another purpose (git's namespace) does not verify here", () => {
     const b = machineB();
     const f = copyTeam((t) => {
       const e = t.entries[0];
@@ -210,7 +270,7 @@ describe('CLI: team approvals signed with SSH keys', function () {
     assert.match(r.stdout, /refused\s+probe .*does not verify/);
   });
 
-  it('the allowed-signers file must be the user\'s: missing, or inside the repository, refuses the import', () => {
+  it("the allowed-signers file must be the user's: missing, or inside the repository, refuses the import", () => {
     const b = machineB();
     const inRepo = path.join(b.project, 'allowed_signers');
     fs.writeFileSync(inRepo, `alice@example.com ${fs.readFileSync(`${alice}.pub`, 'utf8')}`);
@@ -229,7 +289,12 @@ describe('CLI: team approvals signed with SSH keys', function () {
     fs.writeFileSync(broken, JSON.stringify({ format: 'mcp-gate team approvals 1', entries: [{ server: 'probe' }] }));
     const r = cli(b, ['approvals', 'import', broken]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, new RegExp(`the team file ${broken.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not valid: entry 0: "source" is not a string; nothing was imported`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `the team file ${broken.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not valid: entry 0: "source" is not a string; nothing was imported`,
+      ),
+    );
     assert.equal(cli(b, ['reject', 'probe']).code, 0);
     const rej = cli(b, ['approvals', 'import', teamFile]);
     assert.equal(rej.code, 1);
@@ -259,7 +324,11 @@ describe('CLI: team approvals signed with SSH keys', function () {
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v ?? null);
 }

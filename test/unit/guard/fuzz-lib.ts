@@ -36,47 +36,70 @@ export function mulberry32(seed: number): () => number {
 
 class Rng {
   private readonly next: () => number;
-  constructor(seed: number) { this.next = mulberry32(seed); }
-  int(n: number): number { return Math.floor(this.next() * n); }
-  pick<T>(xs: readonly T[]): T { return xs[this.int(xs.length)]; }
-  chance(p: number): boolean { return this.next() < p; }
+  constructor(seed: number) {
+    this.next = mulberry32(seed);
+  }
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[this.int(xs.length)];
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
 }
 
 /** The seed of case `index` of a run seeded `seed` (each case reproducible on its own). */
-export const caseSeed = (seed: number, index: number): number => (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
+export const caseSeed = (seed: number, index: number): number =>
+  (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
 
 // ---------------------------------------------------------------------------------------------- the model
 type Fmt = 'cjs' | 'esm' | 'json' | 'py' | 'pth' | 'hook';
 export interface Mod {
   id: string;
-  file: string;                 // workspace-relative posix path
+  file: string; // workspace-relative posix path
   fmt: Fmt;
-  edge: string;                 // how the parent loads it ('entry' for the entry)
+  edge: string; // how the parent loads it ('entry' for the entry)
   parent: Mod | null;
   children: Mod[];
-  esmRoot: boolean;             // an ESM module evaluated on its own (entry, spawned, dynamically imported): may await
+  esmRoot: boolean; // an ESM module evaluated on its own (entry, spawned, dynamically imported): may await
   inWorker: boolean;
-  alt?: string;                 // a computed load: the file it takes instead when that exists (the "new file" mutation)
-  name?: string;                // python: module name / node: bare specifier
+  alt?: string; // a computed load: the file it takes instead when that exists (the "new file" mutation)
+  name?: string; // python: module name / node: bare specifier
 }
 
-export interface Mutation { kind: 'change' | 'new'; target: string; file: string; content: string }
+export interface Mutation {
+  kind: 'change' | 'new';
+  target: string;
+  file: string;
+  content: string;
+}
 export interface Case {
   seed: number;
   lang: 'node' | 'python';
   entry: Mod;
   mods: Mod[];
-  ws: string;                   // the workspace (real path)
-  trace: string;                // outside the workspace
+  ws: string; // the workspace (real path)
+  trace: string; // outside the workspace
   files: Record<string, string>;
 }
 
 const STATIC_EDGES = new Set(['import-static', 'import-json', 'pkg-exports-import', 'alias-import', 'self-import']);
 const J = JSON.stringify;
-const rel = (from: string, to: string): string => { const r = path.posix.relative(path.posix.dirname(from), to); return r.startsWith('.') ? r : './' + r; };
+const rel = (from: string, to: string): string => {
+  const r = path.posix.relative(path.posix.dirname(from), to);
+  return r.startsWith('.') ? r : './' + r;
+};
 
 // ---------------------------------------------------------------------------------------------- generation
-interface Gen { rng: Rng; mods: Mod[]; n: number; max: number; lang: 'node' | 'python' }
+interface Gen {
+  rng: Rng;
+  mods: Mod[];
+  n: number;
+  max: number;
+  lang: 'node' | 'python';
+}
 
 function mk(g: Gen, parent: Mod | null, edge: string, fmt: Fmt, file: (id: string) => string, extra: Partial<Mod> = {}): Mod {
   const id = `m${g.n++}`;
@@ -100,24 +123,39 @@ function nodeEdges(m: Mod): string[] {
 function nodeChild(g: Gen, m: Mod, edge: string): Mod {
   const r = g.rng;
   switch (edge) {
-    case 'require': return mk(g, m, edge, 'cjs', (id) => r.pick([`lib/${id}.js`, `lib/${id}.cjs`, `bin/${id}`]));
-    case 'require-computed': return mk(g, m, edge, 'cjs', (id) => `lib/c_${id}.js`, { alt: undefined });
-    case 'createRequire': return mk(g, m, edge, 'cjs', (id) => `lib/cr_${id}.cjs`);
-    case 'require-json': case 'import-json': return mk(g, m, edge, 'json', (id) => `data/${id}.json`);
-    case 'pkg-main': return mk(g, m, edge, 'cjs', (id) => `node_modules/pk_${id}/lib/main.js`, { name: undefined });
-    case 'pkg-exports-require': return mk(g, m, edge, 'cjs', (id) => `node_modules/px_${id}/main.cjs`);
-    case 'pkg-exports-import': return mk(g, m, edge, 'esm', (id) => `node_modules/pi_${id}/index.mjs`);
-    case 'alias-require': return mk(g, m, edge, 'cjs', (id) => `lib/al_${id}.js`);
-    case 'alias-import': return mk(g, m, edge, 'esm', (id) => `lib/ai_${id}.mjs`);
-    case 'self-require': return mk(g, m, edge, 'cjs', (id) => `lib/sf_${id}.js`);
-    case 'self-import': return mk(g, m, edge, 'esm', (id) => `lib/si_${id}.mjs`);
-    case 'import-static': return mk(g, m, edge, 'esm', (id) => `lib/${id}.mjs`);
+    case 'require':
+      return mk(g, m, edge, 'cjs', (id) => r.pick([`lib/${id}.js`, `lib/${id}.cjs`, `bin/${id}`]));
+    case 'require-computed':
+      return mk(g, m, edge, 'cjs', (id) => `lib/c_${id}.js`, { alt: undefined });
+    case 'createRequire':
+      return mk(g, m, edge, 'cjs', (id) => `lib/cr_${id}.cjs`);
+    case 'require-json':
+    case 'import-json':
+      return mk(g, m, edge, 'json', (id) => `data/${id}.json`);
+    case 'pkg-main':
+      return mk(g, m, edge, 'cjs', (id) => `node_modules/pk_${id}/lib/main.js`, { name: undefined });
+    case 'pkg-exports-require':
+      return mk(g, m, edge, 'cjs', (id) => `node_modules/px_${id}/main.cjs`);
+    case 'pkg-exports-import':
+      return mk(g, m, edge, 'esm', (id) => `node_modules/pi_${id}/index.mjs`);
+    case 'alias-require':
+      return mk(g, m, edge, 'cjs', (id) => `lib/al_${id}.js`);
+    case 'alias-import':
+      return mk(g, m, edge, 'esm', (id) => `lib/ai_${id}.mjs`);
+    case 'self-require':
+      return mk(g, m, edge, 'cjs', (id) => `lib/sf_${id}.js`);
+    case 'self-import':
+      return mk(g, m, edge, 'esm', (id) => `lib/si_${id}.mjs`);
+    case 'import-static':
+      return mk(g, m, edge, 'esm', (id) => `lib/${id}.mjs`);
     case 'spawn': {
       const esm = r.chance(0.4);
       return mk(g, m, edge, esm ? 'esm' : 'cjs', (id) => `jobs/${id}.${esm ? 'mjs' : 'js'}`, { esmRoot: esm, inWorker: false });
     }
-    case 'worker': return mk(g, m, edge, 'cjs', (id) => `workers/${id}.js`, { inWorker: true });
-    case 'register': return mk(g, m, edge, 'hook', (id) => `hooks/${id}.mjs`);
+    case 'worker':
+      return mk(g, m, edge, 'cjs', (id) => `workers/${id}.js`, { inWorker: true });
+    case 'register':
+      return mk(g, m, edge, 'hook', (id) => `hooks/${id}.mjs`);
     case 'import-dynamic': {
       const ext = r.pick(['mjs', 'mjs', 'cjs', 'js']);
       return mk(g, m, edge, ext === 'mjs' ? 'esm' : 'cjs', (id) => `lib/d_${id}.${ext}`, { esmRoot: ext === 'mjs' });
@@ -129,14 +167,22 @@ function nodeChild(g: Gen, m: Mod, edge: string): Mod {
 function pyChild(g: Gen, m: Mod, edge: string): Mod {
   const r = g.rng;
   switch (edge) {
-    case 'import': return mk(g, m, edge, 'py', (id) => `${id}.py`);
-    case 'from-import': return mk(g, m, edge, 'py', (id) => `p_${id}/__init__.py`);
-    case 'import_module': return mk(g, m, edge, 'py', (id) => `im_${id}.py`);
-    case 'run_path': return mk(g, m, edge, 'py', (id) => r.pick([`scripts/rp_${id}.py`, `scripts/rp_${id}`]));
-    case 'exec': return mk(g, m, edge, 'py', (id) => r.pick([`snippets/ex_${id}.py`, `snippets/ex_${id}.txt`, `snippets/ex_${id}`]));
-    case 'sys-path': return mk(g, m, edge, 'py', (id) => `vendor_${id}/v_${id}.py`);
-    case 'pth': return mk(g, m, edge, 'pth', (id) => `site_${id}/fz_${id}.pth`);
-    case 'subprocess': return mk(g, m, edge, 'py', (id) => `jobs/${id}.py`);
+    case 'import':
+      return mk(g, m, edge, 'py', (id) => `${id}.py`);
+    case 'from-import':
+      return mk(g, m, edge, 'py', (id) => `p_${id}/__init__.py`);
+    case 'import_module':
+      return mk(g, m, edge, 'py', (id) => `im_${id}.py`);
+    case 'run_path':
+      return mk(g, m, edge, 'py', (id) => r.pick([`scripts/rp_${id}.py`, `scripts/rp_${id}`]));
+    case 'exec':
+      return mk(g, m, edge, 'py', (id) => r.pick([`snippets/ex_${id}.py`, `snippets/ex_${id}.txt`, `snippets/ex_${id}`]));
+    case 'sys-path':
+      return mk(g, m, edge, 'py', (id) => `vendor_${id}/v_${id}.py`);
+    case 'pth':
+      return mk(g, m, edge, 'pth', (id) => `site_${id}/fz_${id}.pth`);
+    case 'subprocess':
+      return mk(g, m, edge, 'py', (id) => `jobs/${id}.py`);
   }
   throw new Error(`unknown edge ${edge}`);
 }
@@ -167,27 +213,55 @@ function nodeLoad(c: Mod, parent: Mod, ws: string, trace: string): { imports: st
   const abs = (f: string): string => path.join(ws, f);
   const spec = rel(parent.file, c.file);
   switch (c.edge) {
-    case 'require': return { imports: [], body: `require(${J(spec)});` };
+    case 'require':
+      return { imports: [], body: `require(${J(spec)});` };
     case 'require-computed':
-      return { imports: [], body: `{ const __c = [${J(abs(c.alt!))}, [${J(ws)}, ${J(path.posix.dirname(c.file))}, ${J(path.posix.basename(c.file))}].join('/')].find((p) => require('node:fs').existsSync(p)); require(__c); }` };
-    case 'createRequire': return { imports: [], body: `require('node:module').createRequire(${J(abs(parent.file))})(${J(spec)});` };
-    case 'require-json': return { imports: [], body: `require('node:fs').appendFileSync(${J(trace)}, require(${J(spec)}).id + '\\n');` };
-    case 'pkg-main': return { imports: [], body: `require(${J(`pk_${c.id}`)});` };
-    case 'pkg-exports-require': return { imports: [], body: `require(${J(`px_${c.id}`)});` };
-    case 'alias-require': return { imports: [], body: `require(${J(`#al_${c.id}`)});` };
-    case 'self-require': return { imports: [], body: `require(${J(`fuzz-self/sf_${c.id}`)});` };
+      return {
+        imports: [],
+        body: `{ const __c = [${J(abs(c.alt!))}, [${J(ws)}, ${J(path.posix.dirname(c.file))}, ${J(path.posix.basename(c.file))}].join('/')].find((p) => require('node:fs').existsSync(p)); require(__c); }`,
+      };
+    case 'createRequire':
+      return { imports: [], body: `require('node:module').createRequire(${J(abs(parent.file))})(${J(spec)});` };
+    case 'require-json':
+      return { imports: [], body: `require('node:fs').appendFileSync(${J(trace)}, require(${J(spec)}).id + '\\n');` };
+    case 'pkg-main':
+      return { imports: [], body: `require(${J(`pk_${c.id}`)});` };
+    case 'pkg-exports-require':
+      return { imports: [], body: `require(${J(`px_${c.id}`)});` };
+    case 'alias-require':
+      return { imports: [], body: `require(${J(`#al_${c.id}`)});` };
+    case 'self-require':
+      return { imports: [], body: `require(${J(`fuzz-self/sf_${c.id}`)});` };
     case 'spawn':
-      return { imports: [], body: `{ const __r = require('node:child_process').spawnSync(process.execPath, [${J(abs(c.file))}], { stdio: 'inherit' }); if (__r.status !== 0) throw new Error('child ${c.id} failed: ' + __r.status + ' ' + __r.signal); }` };
+      return {
+        imports: [],
+        body: `{ const __r = require('node:child_process').spawnSync(process.execPath, [${J(abs(c.file))}], { stdio: 'inherit' }); if (__r.status !== 0) throw new Error('child ${c.id} failed: ' + __r.status + ' ' + __r.signal); }`,
+      };
     case 'worker':
-      return { imports: [], body: `{ const __sab = new SharedArrayBuffer(4), __a = new Int32Array(__sab); const __w = new (require('node:worker_threads').Worker)(${J(abs(c.file))}, { workerData: __sab }); __w.on('error', () => {}); Atomics.wait(__a, 0, 0, 20000); if (Atomics.load(__a, 0) !== 1) throw new Error('worker ${c.id} failed'); }` };
-    case 'register': return { imports: [], body: `require('node:module').register(${J(pathToFileURL(abs(c.file)).href)});` };
-    case 'import-static': return { imports: [`import ${J(spec)};`], body: '' };
-    case 'import-json': return { imports: [`import __j_${c.id} from ${J(spec)} with { type: 'json' };`], body: `require('node:fs').appendFileSync(${J(trace)}, __j_${c.id}.id + '\\n');` };
-    case 'pkg-exports-import': return { imports: [`import ${J(`pi_${c.id}`)};`], body: '' };
-    case 'alias-import': return { imports: [`import ${J(`#ai_${c.id}`)};`], body: '' };
-    case 'self-import': return { imports: [`import ${J(`fuzz-self/si_${c.id}`)};`], body: '' };
+      return {
+        imports: [],
+        body: `{ const __sab = new SharedArrayBuffer(4), __a = new Int32Array(__sab); const __w = new (require('node:worker_threads').Worker)(${J(abs(c.file))}, { workerData: __sab }); __w.on('error', () => {}); Atomics.wait(__a, 0, 0, 20000); if (Atomics.load(__a, 0) !== 1) throw new Error('worker ${c.id} failed'); }`,
+      };
+    case 'register':
+      return { imports: [], body: `require('node:module').register(${J(pathToFileURL(abs(c.file)).href)});` };
+    case 'import-static':
+      return { imports: [`import ${J(spec)};`], body: '' };
+    case 'import-json':
+      return {
+        imports: [`import __j_${c.id} from ${J(spec)} with { type: 'json' };`],
+        body: `require('node:fs').appendFileSync(${J(trace)}, __j_${c.id}.id + '\\n');`,
+      };
+    case 'pkg-exports-import':
+      return { imports: [`import ${J(`pi_${c.id}`)};`], body: '' };
+    case 'alias-import':
+      return { imports: [`import ${J(`#ai_${c.id}`)};`], body: '' };
+    case 'self-import':
+      return { imports: [`import ${J(`fuzz-self/si_${c.id}`)};`], body: '' };
     case 'import-dynamic':
-      return { imports: [], body: `{ const __c = [${J(abs(c.alt!))}, ${J(abs(c.file))}].find((p) => require('node:fs').existsSync(p)); await import(__url.pathToFileURL(__c).href); }` };
+      return {
+        imports: [],
+        body: `{ const __c = [${J(abs(c.alt!))}, ${J(abs(c.file))}].find((p) => require('node:fs').existsSync(p)); await import(__url.pathToFileURL(__c).href); }`,
+      };
   }
   throw new Error(`unknown edge ${c.edge}`);
 }
@@ -201,7 +275,11 @@ function emitNode(m: Mod, id: string, ws: string, trace: string, children = m.ch
   const loads = children.map((c) => nodeLoad(c, m, ws, trace));
   const body = [me, ...loads.map((l) => l.body).filter(Boolean)].join('\n');
   if (m.fmt === 'esm') {
-    const head = [`import * as __url from 'node:url';`, `import { createRequire as __cr } from 'node:module';`, ...loads.flatMap((l) => l.imports)];
+    const head = [
+      `import * as __url from 'node:url';`,
+      `import { createRequire as __cr } from 'node:module';`,
+      ...loads.flatMap((l) => l.imports),
+    ];
     return `// ${m.id} (${m.edge})\n${head.join('\n')}\nconst require = __cr(import.meta.url);\n${body}\nexport const id = ${J(id)};\n`;
   }
   if (m.edge === 'worker') {
@@ -211,23 +289,34 @@ function emitNode(m: Mod, id: string, ws: string, trace: string, children = m.ch
 }
 
 function pyLoad(c: Mod, parent: Mod, ws: string): string {
-  const absExpr = (f: string): string => `os.path.join(R, ${f.split('/').map((s) => J(s)).join(', ')})`;
+  const absExpr = (f: string): string =>
+    `os.path.join(R, ${f
+      .split('/')
+      .map((s) => J(s))
+      .join(', ')})`;
   const pick = (): string => `(${absExpr(c.alt!)} if os.path.exists(${absExpr(c.alt!)}) else ${absExpr(c.file)})`;
   const modName = (f: string): string => path.posix.basename(f).replace(/\.py$/, '');
   switch (c.edge) {
-    case 'import': return `import ${modName(c.file)}`;
+    case 'import':
+      return `import ${modName(c.file)}`;
     case 'from-import': {
       const sub = c.children[c.children.length - 1];
       return `from ${path.posix.dirname(c.file)} import ${modName(sub.file)}`;
     }
-    case 'implied-sub': return '';
+    case 'implied-sub':
+      return '';
     case 'import_module':
       return `importlib.import_module(${J(modName(c.alt!))} if os.path.exists(${absExpr(c.alt!)}) else ''.join([${J(modName(c.file).slice(0, 3))}, ${J(modName(c.file).slice(3))}]))`;
-    case 'run_path': return `runpy.run_path(${pick()})`;
-    case 'exec': return `exec(open(${pick()}).read())`;
-    case 'sys-path': return `sys.path.insert(0, ${absExpr(path.posix.dirname(c.file))})\nimport ${modName(c.file)}`;
-    case 'pth': return `site.addsitedir(${absExpr(path.posix.dirname(c.file))})`;
-    case 'subprocess': return `subprocess.run([sys.executable, ${pick()}], check=True)`;
+    case 'run_path':
+      return `runpy.run_path(${pick()})`;
+    case 'exec':
+      return `exec(open(${pick()}).read())`;
+    case 'sys-path':
+      return `sys.path.insert(0, ${absExpr(path.posix.dirname(c.file))})\nimport ${modName(c.file)}`;
+    case 'pth':
+      return `site.addsitedir(${absExpr(path.posix.dirname(c.file))})`;
+    case 'subprocess':
+      return `subprocess.run([sys.executable, ${pick()}], check=True)`;
   }
   throw new Error(`unknown edge ${c.edge}`);
 }
@@ -253,7 +342,7 @@ function emit(c: Case, m: Mod, id: string, children?: Mod[]): string {
 /** Generates case `seed` into a fresh workspace under `base` (the workspace and the trace are real paths). */
 export function generate(seed: number, base: string, lang?: 'node' | 'python'): Case {
   const rng = new Rng(seed);
-  const coin = rng.chance(0.5);   // drawn even when the language is given: a case seed reproduces either way
+  const coin = rng.chance(0.5); // drawn even when the language is given: a case seed reproduces either way
   const l = lang ?? (coin ? 'node' : 'python');
   const g: Gen = { rng, mods: [], n: 0, max: 4 + rng.int(10), lang: l };
   const ws = path.join(base, 'ws');
@@ -268,12 +357,18 @@ export function generate(seed: number, base: string, lang?: 'node' | 'python'): 
   const c: Case = { seed, lang: l, entry, mods: g.mods, ws, trace, files: { 'README.md': '# a generated MCP server\n' } };
   for (const m of g.mods) c.files[m.file] = emit(c, m, m.id);
   if (l === 'node') {
-    const pkg: { name: string; imports: Record<string, string>; exports: Record<string, string> } = { name: 'fuzz-self', imports: {}, exports: {} };
+    const pkg: { name: string; imports: Record<string, string>; exports: Record<string, string> } = {
+      name: 'fuzz-self',
+      imports: {},
+      exports: {},
+    };
     for (const m of g.mods) {
       const dir = path.posix.dirname(m.file);
       if (m.edge === 'pkg-main') c.files[`node_modules/pk_${m.id}/package.json`] = J({ name: `pk_${m.id}`, main: 'lib/main.js' }) + '\n';
-      if (m.edge === 'pkg-exports-require') c.files[`${dir}/package.json`] = J({ name: `px_${m.id}`, exports: { '.': { require: './main.cjs' } } }) + '\n';
-      if (m.edge === 'pkg-exports-import') c.files[`${dir}/package.json`] = J({ name: `pi_${m.id}`, exports: { '.': { import: './index.mjs' } } }) + '\n';
+      if (m.edge === 'pkg-exports-require')
+        c.files[`${dir}/package.json`] = J({ name: `px_${m.id}`, exports: { '.': { require: './main.cjs' } } }) + '\n';
+      if (m.edge === 'pkg-exports-import')
+        c.files[`${dir}/package.json`] = J({ name: `pi_${m.id}`, exports: { '.': { import: './index.mjs' } } }) + '\n';
       if (m.edge === 'alias-require') pkg.imports[`#al_${m.id}`] = './' + m.file;
       if (m.edge === 'alias-import') pkg.imports[`#ai_${m.id}`] = './' + m.file;
       if (m.edge === 'self-require') pkg.exports[`./sf_${m.id}`] = './' + m.file;
@@ -281,7 +376,8 @@ export function generate(seed: number, base: string, lang?: 'node' | 'python'): 
     }
     c.files['package.json'] = J(pkg, null, 2) + '\n';
   } else {
-    for (const m of g.mods) if (m.edge === 'sys-path' || m.edge === 'pth') c.files[`${path.posix.dirname(m.file)}/README.txt`] = 'not code\n';
+    for (const m of g.mods)
+      if (m.edge === 'sys-path' || m.edge === 'pth') c.files[`${path.posix.dirname(m.file)}/README.txt`] = 'not code\n';
   }
   for (const [f, text] of Object.entries(c.files)) {
     fs.mkdirSync(path.dirname(path.join(ws, f)), { recursive: true });
@@ -291,7 +387,10 @@ export function generate(seed: number, base: string, lang?: 'node' | 'python'): 
 }
 
 // ---------------------------------------------------------------------------------------------- running
-export interface Harness { dir: string; pyWrapper: string }
+export interface Harness {
+  dir: string;
+  pyWrapper: string;
+}
 
 /** A python wrapper like the sandbox's (src/host/sandbox/load-guard.ts): children started by sys.executable stay guarded. */
 export function harness(dir: string): Harness {
@@ -299,11 +398,22 @@ export function harness(dir: string): Harness {
   fs.mkdirSync(path.join(prefix, 'bin'), { recursive: true });
   if (!fs.existsSync(path.join(prefix, 'lib'))) fs.symlinkSync('/usr/lib', path.join(prefix, 'lib'));
   const pyWrapper = path.join(prefix, 'bin', 'python3');
-  fs.writeFileSync(pyWrapper, `#!/bin/bash\nPYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE\nexec -a "$0" ${PY} -S ${J(PY_GUARD)} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    pyWrapper,
+    `#!/bin/bash\nPYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE\nexec -a "$0" ${PY} -S ${J(PY_GUARD)} "$@"\n`,
+    { mode: 0o755 },
+  );
   return { dir, pyWrapper };
 }
 
-export interface Run { status: number | null; signal: string | null; stdout: string; stderr: string; trace: string[]; report: string[] }
+export interface Run {
+  status: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  trace: string[];
+  report: string[];
+}
 
 function approve(c: Case, manifest: string, scratch: string, report: string): void {
   const files: Record<string, string> = {};
@@ -311,7 +421,8 @@ function approve(c: Case, manifest: string, scratch: string, report: string): vo
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.isFile()) files[path.relative(c.ws, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+      else if (e.isFile())
+        files[path.relative(c.ws, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
     }
   };
   walk(c.ws);
@@ -319,19 +430,37 @@ function approve(c: Case, manifest: string, scratch: string, report: string): vo
 }
 
 function run(c: Case, h: Harness, guarded: boolean, out: string, noGuard = false): Run {
-  if (noGuard) guarded = false;   // the fuzzer's own control: without the guard every mutation must show as an escape
+  if (noGuard) guarded = false; // the fuzzer's own control: without the guard every mutation must show as an escape
   const manifest = path.join(out, 'manifest.json');
   const report = path.join(out, 'report.jsonl');
   fs.rmSync(c.trace, { force: true });
   fs.rmSync(report, { force: true });
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: out, LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: out,
+    LANG: 'C.UTF-8',
+    PYTHONDONTWRITEBYTECODE: '1',
+  };
   if (guarded) env.MCP_GATE_GUARD = manifest;
   const entry = path.join(c.ws, c.entry.file);
   let cmd: string, args: string[];
-  if (c.lang === 'node') { cmd = process.execPath; args = guarded ? ['--expose-internals', '--require', NODE_GUARD, entry] : [entry]; } else { cmd = guarded ? h.pyWrapper : PY; args = [entry]; }
+  if (c.lang === 'node') {
+    cmd = process.execPath;
+    args = guarded ? ['--expose-internals', '--require', NODE_GUARD, entry] : [entry];
+  } else {
+    cmd = guarded ? h.pyWrapper : PY;
+    args = [entry];
+  }
   const r = spawnSync(cmd, args, { cwd: c.ws, env, encoding: 'utf8', timeout: 60_000 });
   const read = (f: string): string[] => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter(Boolean) : []);
-  return { status: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : ''), trace: read(c.trace), report: read(report) };
+  return {
+    status: r.status,
+    signal: r.signal,
+    stdout: r.stdout ?? '',
+    stderr: (r.stderr ?? '') + (r.error ? String(r.error) : ''),
+    trace: read(c.trace),
+    report: read(report),
+  };
 }
 
 export interface Outcome {
@@ -340,34 +469,55 @@ export interface Outcome {
   modules: number;
   edges: string[];
   mutation?: Mutation;
-  vacuous: boolean;             // the mutated module did not run even without the guard
-  escapes: string[];            // a changed/new module's id in the guarded trace
-  falseRefusals: string[];      // the guard refused or changed what runs where nothing changed
-  wrongPrefix: string[];        // unchanged modules loaded before the refused one did not run (or others did)
-  generatorErrors: string[];    // the plain run failed: the generator's fault, not the guard's
-  plain: string[];              // the oracle trace of the approved workspace
-  refusedTrace: string[];       // the guarded trace after the mutation
+  vacuous: boolean; // the mutated module did not run even without the guard
+  escapes: string[]; // a changed/new module's id in the guarded trace
+  falseRefusals: string[]; // the guard refused or changed what runs where nothing changed
+  wrongPrefix: string[]; // unchanged modules loaded before the refused one did not run (or others did)
+  generatorErrors: string[]; // the plain run failed: the generator's fault, not the guard's
+  plain: string[]; // the oracle trace of the approved workspace
+  refusedTrace: string[]; // the guarded trace after the mutation
   dir: string;
 }
 
-const lines = (r: Run): string => `exit ${r.status}${r.signal ? ' ' + r.signal : ''}; trace [${r.trace.join(' ')}]; report ${r.report.length} line(s)\n--- stderr ---\n${r.stderr.trim().slice(-3000)}`;
+const lines = (r: Run): string =>
+  `exit ${r.status}${r.signal ? ' ' + r.signal : ''}; trace [${r.trace.join(' ')}]; report ${r.report.length} line(s)\n--- stderr ---\n${r.stderr.trim().slice(-3000)}`;
 
 function subtree(m: Mod): Set<string> {
   const s = new Set<string>();
-  const walk = (x: Mod): void => { s.add(x.id); x.children.forEach(walk); };
+  const walk = (x: Mod): void => {
+    s.add(x.id);
+    x.children.forEach(walk);
+  };
   walk(m);
   return s;
 }
 
 /** Runs one case (generate, approve, plain vs guarded, README edit, one mutation). Keeps its folder on a failure. */
-export function runCase(seed: number, h: Harness, opts: { lang?: 'node' | 'python'; keep?: boolean; noGuard?: boolean } = {}): { outcome: Outcome; c: Case } {
+export function runCase(
+  seed: number,
+  h: Harness,
+  opts: { lang?: 'node' | 'python'; keep?: boolean; noGuard?: boolean } = {},
+): { outcome: Outcome; c: Case } {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(h.dir, `case-${seed}-`)));
   const out = path.join(base, 'out');
   const scratch = path.join(base, 'scratch');
   fs.mkdirSync(out);
   fs.mkdirSync(scratch);
   const c = generate(seed, base, opts.lang);
-  const o: Outcome = { seed, lang: c.lang, modules: c.mods.length, edges: [...new Set(c.mods.map((m) => m.edge))], vacuous: false, escapes: [], falseRefusals: [], wrongPrefix: [], generatorErrors: [], plain: [], refusedTrace: [], dir: base };
+  const o: Outcome = {
+    seed,
+    lang: c.lang,
+    modules: c.mods.length,
+    edges: [...new Set(c.mods.map((m) => m.edge))],
+    vacuous: false,
+    escapes: [],
+    falseRefusals: [],
+    wrongPrefix: [],
+    generatorErrors: [],
+    plain: [],
+    refusedTrace: [],
+    dir: base,
+  };
   approve(c, path.join(out, 'manifest.json'), scratch, path.join(out, 'report.jsonl'));
 
   const p0 = run(c, h, false, out);
@@ -392,7 +542,7 @@ export function runCase(seed: number, h: Harness, opts: { lang?: 'node' | 'pytho
     const alts = c.mods.filter((m) => m.alt && ran.has(m.id) && (!m.parent || ran.has(m.parent.id)));
     const changeable = c.mods.filter((m) => ran.has(m.id));
     let mutated: Mod;
-    let mark: Mod;              // the module whose load the guard must refuse (its static-graph root stops)
+    let mark: Mod; // the module whose load the guard must refuse (its static-graph root stops)
     if (alts.length && rng.chance(0.35)) {
       const target = rng.pick(alts);
       const alt: Mod = { ...target, id: `${target.id}~new`, file: target.alt!, children: [], alt: undefined };
@@ -419,13 +569,20 @@ export function runCase(seed: number, h: Harness, opts: { lang?: 'node' | 'pytho
       const excluded = byId.get(mark.id) === mark ? subtree(mark) : new Set([mutated.id]);
       const expected = p1.trace.slice(0, first).filter((t) => !excluded.has(t));
       const esc = g1.trace.filter((t) => t.endsWith('!'));
-      if (esc.length) o.escapes.push(`${o.mutation.kind} ${o.mutation.file} (${mutated.id}, loaded by ${mutated.edge}): ran under the guard: ${esc.join(' ')}; ${lines(g1)}`);
+      if (esc.length)
+        o.escapes.push(
+          `${o.mutation.kind} ${o.mutation.file} (${mutated.id}, loaded by ${mutated.edge}): ran under the guard: ${esc.join(' ')}; ${lines(g1)}`,
+        );
       const file = fs.realpathSync(path.join(c.ws, o.mutation.file));
       if (g1.status === 0 || !g1.stderr.includes(`mcp-gate-guard: refused to load ${file}`)) {
-        o.escapes.push(`${o.mutation.kind} ${o.mutation.file} (${mutated.id}, ${mutated.edge}): expected a refusal naming ${file}; ${lines(g1)}`);
+        o.escapes.push(
+          `${o.mutation.kind} ${o.mutation.file} (${mutated.id}, ${mutated.edge}): expected a refusal naming ${file}; ${lines(g1)}`,
+        );
       }
       if (g1.trace.join(' ') !== expected.join(' ')) {
-        o.wrongPrefix.push(`${o.mutation.kind} ${o.mutation.file} (${mutated.id}, ${mutated.edge}): expected guarded trace [${expected.join(' ')}] (plain: [${p1.trace.join(' ')}]), got ${lines(g1)}`);
+        o.wrongPrefix.push(
+          `${o.mutation.kind} ${o.mutation.file} (${mutated.id}, ${mutated.edge}): expected guarded trace [${expected.join(' ')}] (plain: [${p1.trace.join(' ')}]), got ${lines(g1)}`,
+        );
       }
     }
     if (p1.status === 0 && first < 0) o.vacuous = true;
@@ -438,21 +595,31 @@ export function runCase(seed: number, h: Harness, opts: { lang?: 'node' | 'pytho
 /** A repro of a failed case: the seed, the tree, the workspace's files. */
 export function repro(o: Outcome, c: Case): string {
   const tree: string[] = [];
-  const walk = (m: Mod, d: number): void => { tree.push(`${'  '.repeat(d)}${m.id} ${m.file} [${m.edge}${m.alt ? `, alt ${m.alt}` : ''}]`); m.children.forEach((x) => walk(x, d + 1)); };
+  const walk = (m: Mod, d: number): void => {
+    tree.push(`${'  '.repeat(d)}${m.id} ${m.file} [${m.edge}${m.alt ? `, alt ${m.alt}` : ''}]`);
+    m.children.forEach((x) => walk(x, d + 1));
+  };
   walk(c.entry, 0);
-  const files = Object.entries(c.files).map(([f, t]) => `----- ${f}\n${t}`).join('');
+  const files = Object.entries(c.files)
+    .map(([f, t]) => `----- ${f}\n${t}`)
+    .join('');
   return [
     `case seed ${o.seed} (${o.lang}, ${o.modules} modules) — kept in ${o.dir}`,
     `reproduce: npx tsc -p tsconfig.test.json && node scripts/fuzz-closure.mjs --case-seed ${o.seed} --lang ${o.lang}`,
-    'modules:', ...tree,
+    'modules:',
+    ...tree,
     o.mutation ? `mutation: ${o.mutation.kind} ${o.mutation.file} (of ${o.mutation.target})\n${o.mutation.content}` : 'mutation: none',
-    ...o.generatorErrors.map((e) => `GENERATOR: ${e}`), ...o.falseRefusals.map((e) => `FALSE REFUSAL: ${e}`),
-    ...o.escapes.map((e) => `ESCAPE: ${e}`), ...o.wrongPrefix.map((e) => `WRONG PREFIX: ${e}`),
-    'workspace files (as approved):', files,
+    ...o.generatorErrors.map((e) => `GENERATOR: ${e}`),
+    ...o.falseRefusals.map((e) => `FALSE REFUSAL: ${e}`),
+    ...o.escapes.map((e) => `ESCAPE: ${e}`),
+    ...o.wrongPrefix.map((e) => `WRONG PREFIX: ${e}`),
+    'workspace files (as approved):',
+    files,
   ].join('\n');
 }
 
-export const failed = (o: Outcome): boolean => o.escapes.length + o.falseRefusals.length + o.wrongPrefix.length + o.generatorErrors.length > 0;
+export const failed = (o: Outcome): boolean =>
+  o.escapes.length + o.falseRefusals.length + o.wrongPrefix.length + o.generatorErrors.length > 0;
 
 export function tempHarness(): Harness {
   return harness(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-fuzz-'))));

@@ -15,14 +15,28 @@ const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
 const CC = ['gcc', 'cc'].find((c) => spawnSync(c, ['--version']).status === 0);
 const LINUX = process.platform === 'linux';
 
-interface Ws { root: string; scratch: string; out: string; manifest: string; report: string; marker: string }
+interface Ws {
+  root: string;
+  scratch: string;
+  out: string;
+  manifest: string;
+  report: string;
+  marker: string;
+}
 
 function workspace(): Ws {
   const root = fs.realpathSync(tempDir('mcp-gate-native-ws-'));
   const scratch = fs.realpathSync(tempDir('mcp-gate-native-scratch-'));
   const out = fs.realpathSync(tempDir('mcp-gate-native-out-'));
   writeFiles(root, { 'README.md': '# server\n' });
-  return { root, scratch, out, manifest: path.join(out, 'manifest.json'), report: path.join(out, 'report.jsonl'), marker: path.join(out, 'ran') };
+  return {
+    root,
+    scratch,
+    out,
+    manifest: path.join(out, 'manifest.json'),
+    report: path.join(out, 'report.jsonl'),
+    marker: path.join(out, 'ran'),
+  };
 }
 
 function approve(ws: Ws): void {
@@ -31,11 +45,15 @@ function approve(ws: Ws): void {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.isFile()) files[path.relative(ws.root, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+      else if (e.isFile())
+        files[path.relative(ws.root, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
     }
   };
   walk(ws.root);
-  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, links: {}, scratch: [ws.scratch], report: ws.report, server: 'test' }));
+  fs.writeFileSync(
+    ws.manifest,
+    JSON.stringify({ version: 1, root: ws.root, files, links: {}, scratch: [ws.scratch], report: ws.report, server: 'test' }),
+  );
 }
 
 function run(ws: Ws, code: string): { status: number | null; stdout: string; stderr: string } {
@@ -43,7 +61,12 @@ function run(ws: Ws, code: string): { status: number | null; stdout: string; std
   delete env.NODE_OPTIONS;
   delete env.NODE_DISABLE_COMPILE_CACHE;
   const file = path.join(ws.root, 'server.js');
-  const r = spawnSync(process.execPath, ['--expose-internals', '--require', GUARD, file], { cwd: ws.root, env, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, ['--expose-internals', '--require', GUARD, file], {
+    cwd: ws.root,
+    env,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   void code;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -53,7 +76,10 @@ const ran = (ws: Ws): string => (fs.existsSync(ws.marker) ? fs.readFileSync(ws.m
 /** A shared library whose constructor appends `who` to $MARK; `link` adds -l options (and an $ORIGIN RUNPATH). */
 function lib(dir: string, out: string, who: string, link: string[] = []): void {
   const src = path.join(dir, `${who}.c`);
-  fs.writeFileSync(src, `#include <stdio.h>\n#include <stdlib.h>\nint ${who.replace(/\W/g, '_')}_fn(void){return 1;}\n__attribute__((constructor)) static void init(void){const char*p=getenv("MARK");if(p){FILE*f=fopen(p,"a");if(f){fputs("${who};",f);fclose(f);}}}\n`);
+  fs.writeFileSync(
+    src,
+    `#include <stdio.h>\n#include <stdlib.h>\nint ${who.replace(/\W/g, '_')}_fn(void){return 1;}\n__attribute__((constructor)) static void init(void){const char*p=getenv("MARK");if(p){FILE*f=fopen(p,"a");if(f){fputs("${who};",f);fclose(f);}}}\n`,
+  );
   const r = spawnSync(CC!, ['-shared', '-fPIC', '-o', out, src, ...link], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
 }
@@ -63,22 +89,31 @@ const server = (body: string): string => `try { ${body}; console.log('OK'); } ca
 
 describe('Node load guard: native code around process.dlopen (red team 6n)', function () {
   after(cleanupTemp);
-  before(function () { if (!CC || !LINUX) this.skip(); });
+  before(function () {
+    if (!CC || !LINUX) this.skip();
+  });
 
-  it('an addon\'s needed library ($ORIGIN RUNPATH) is checked: changed, or new in a glibc-hwcaps folder, it is refused before its code runs', () => {
+  it("an addon's needed library ($ORIGIN RUNPATH) is checked: changed, or new in a glibc-hwcaps folder, it is refused before its code runs", () => {
     const ws = workspace();
     const rel = path.join(ws.root, 'build', 'Release');
     fs.mkdirSync(rel, { recursive: true });
     const tmp = tempDir('mcp-gate-native-cc-');
     lib(tmp, path.join(rel, 'libhelper.so'), 'helper1');
-    lib(tmp, path.join(rel, 'greet.node'), 'addon', ['-Wl,--no-as-needed', '-L', rel, '-lhelper', '-Wl,-rpath,$ORIGIN', '-Wl,--enable-new-dtags']);
+    lib(tmp, path.join(rel, 'greet.node'), 'addon', [
+      '-Wl,--no-as-needed',
+      '-L',
+      rel,
+      '-lhelper',
+      '-Wl,-rpath,$ORIGIN',
+      '-Wl,--enable-new-dtags',
+    ]);
     const dyn = readElfDynamic(path.join(rel, 'greet.node'));
     assert.ok(typeof dyn !== 'string' && dyn.needed.includes('libhelper.so') && dyn.runpath.includes('$ORIGIN'), JSON.stringify(dyn));
     fs.writeFileSync(path.join(ws.root, 'server.js'), server("require('./build/Release/greet.node')"));
     approve(ws);
     let r = run(ws, '');
     assert.match(ran(ws), /helper1;addon;/, r.stderr);
-    assert.doesNotMatch(r.stdout, /ERR_MCP_GATE_GUARD/);          // (a plain library is no addon: Node's own error after)
+    assert.doesNotMatch(r.stdout, /ERR_MCP_GATE_GUARD/); // (a plain library is no addon: Node's own error after)
 
     fs.rmSync(ws.marker, { force: true });
     lib(tmp, path.join(rel, 'libhelper.so'), 'helper2');
@@ -105,7 +140,11 @@ describe('Node load guard: native code around process.dlopen (red team 6n)', fun
     approve(ws);
     const r = run(ws, '');
     const lines = r.stdout.trim().split('\n');
-    assert.match(lines[0], /ERR_MCP_GATE_GUARD .*cut\.node.*cannot read it as an ELF shared library: its ELF header is truncated/, r.stdout);
+    assert.match(
+      lines[0],
+      /ERR_MCP_GATE_GUARD .*cut\.node.*cannot read it as an ELF shared library: its ELF header is truncated/,
+      r.stdout,
+    );
     assert.match(lines[1], /ERR_MCP_GATE_GUARD .*text\.node.*cannot read it as an ELF shared library: it is not an ELF file/, r.stdout);
     assert.equal(ran(ws), '');
   });
@@ -115,12 +154,15 @@ describe('Node load guard: native code around process.dlopen (red team 6n)', fun
     const tmp = tempDir('mcp-gate-native-cc-');
     fs.mkdirSync(path.join(ws.root, 'engines'));
     lib(tmp, path.join(ws.root, 'engines', 'hsm.so'), 'engine1');
-    fs.writeFileSync(path.join(ws.root, 'server.js'), server("require('node:crypto').setEngine(require('node:path').join(__dirname, 'engines', 'hsm.so'))"));
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      server("require('node:crypto').setEngine(require('node:path').join(__dirname, 'engines', 'hsm.so'))"),
+    );
     approve(ws);
     let r = run(ws, '');
     assert.doesNotMatch(r.stdout, /ERR_MCP_GATE_GUARD/);
-    if (ran(ws) === '') return;        // this Node's OpenSSL has no engines: nothing is loaded either way
-    assert.match(ran(ws), /^(engine1;)+$/);        // (OpenSSL may open it more than once)
+    if (ran(ws) === '') return; // this Node's OpenSSL has no engines: nothing is loaded either way
+    assert.match(ran(ws), /^(engine1;)+$/); // (OpenSSL may open it more than once)
     fs.rmSync(ws.marker);
     lib(tmp, path.join(ws.root, 'engines', 'hsm.so'), 'engine2');
     r = run(ws, '');
@@ -136,11 +178,14 @@ describe('Node load guard: native code around process.dlopen (red team 6n)', fun
     fs.mkdirSync(path.join(ws.root, 'ext'));
     lib(tmp, path.join(ws.root, 'ext', 'greet.so'), 'ext1');
     const open = "const { DatabaseSync } = require('node:sqlite'); const db = new DatabaseSync(':memory:', { allowExtension: true });";
-    fs.writeFileSync(path.join(ws.root, 'server.js'), server(`${open} db.loadExtension(require('node:path').join(__dirname, 'ext', 'greet'))`));
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      server(`${open} db.loadExtension(require('node:path').join(__dirname, 'ext', 'greet'))`),
+    );
     approve(ws);
     let r = run(ws, '');
     assert.doesNotMatch(r.stdout, /ERR_MCP_GATE_GUARD/);
-    assert.equal(ran(ws), 'ext1;', r.stdout + r.stderr);       // (no sqlite3_extension_init in it: SQLite's error after)
+    assert.equal(ran(ws), 'ext1;', r.stdout + r.stderr); // (no sqlite3_extension_init in it: SQLite's error after)
     fs.rmSync(ws.marker);
     lib(tmp, path.join(tmp, 'ext2.so'), 'ext2');
     lib(tmp, path.join(tmp, 'ext1.so'), 'ext1');
@@ -149,8 +194,14 @@ describe('Node load guard: native code around process.dlopen (red team 6n)', fun
     assert.match(r.stdout, /ERR_MCP_GATE_GUARD .*ext\/greet\.so.*changed since approval/, r.stdout);
     assert.equal(ran(ws), '');
     // The same through import (ESM) and process.getBuiltinModule.
-    fs.writeFileSync(path.join(ws.root, 'server.js'), `import('./load.mjs').then(() => console.log('OK'), (e) => console.log('ERR', e.code, e.message));\n`);
-    fs.writeFileSync(path.join(ws.root, 'load.mjs'), "import { DatabaseSync } from 'node:sqlite';\nnew DatabaseSync(':memory:', { allowExtension: true }).loadExtension(new URL('./ext/greet.so', import.meta.url).pathname);\n");
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      `import('./load.mjs').then(() => console.log('OK'), (e) => console.log('ERR', e.code, e.message));\n`,
+    );
+    fs.writeFileSync(
+      path.join(ws.root, 'load.mjs'),
+      "import { DatabaseSync } from 'node:sqlite';\nnew DatabaseSync(':memory:', { allowExtension: true }).loadExtension(new URL('./ext/greet.so', import.meta.url).pathname);\n",
+    );
     fs.copyFileSync(path.join(tmp, 'ext1.so'), path.join(ws.root, 'ext', 'greet.so'));
     approve(ws);
     fs.copyFileSync(path.join(tmp, 'ext2.so'), path.join(ws.root, 'ext', 'greet.so'));
@@ -159,17 +210,29 @@ describe('Node load guard: native code around process.dlopen (red team 6n)', fun
     assert.equal(ran(ws), '');
   });
 
-  it('Node\'s compile cache stays off: enableCompileCache reports DISABLED, and children get NODE_DISABLE_COMPILE_CACHE=1', function () {
+  it("Node's compile cache stays off: enableCompileCache reports DISABLED, and children get NODE_DISABLE_COMPILE_CACHE=1", function () {
     const ws = workspace();
-    fs.writeFileSync(path.join(ws.root, 'server.js'), `const m = require('node:module');
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      `const m = require('node:module');
 const r = m.enableCompileCache ? m.enableCompileCache(require('node:path').join(__dirname, '.cache')) : { status: 'none' };
 const child = require('node:child_process').execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.env.NODE_DISABLE_COMPILE_CACHE))'], { env: { NODE_COMPILE_CACHE: __dirname } }).toString();
 console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.getCompileCacheDir() ?? null : null, child, cache: require('node:fs').existsSync(require('node:path').join(__dirname, '.cache')) }));
-`);
+`,
+    );
     approve(ws);
     const r = run(ws, '');
     const o = JSON.parse(r.stdout) as { status: unknown; dir: unknown; child: string; cache: boolean };
-    assert.deepEqual(o, { status: typeof (require('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function' ? 3 : 'none', dir: null, child: '1', cache: false }, r.stderr);
+    assert.deepEqual(
+      o,
+      {
+        status: typeof (require('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function' ? 3 : 'none',
+        dir: null,
+        child: '1',
+        cache: false,
+      },
+      r.stderr,
+    );
   });
 
   it('a program the repository ships (ELF) is walked like an addon when started: a changed library it needs (RUNPATH, LD_LIBRARY_PATH, LD_PRELOAD) is refused (red team 7n, case 03)', () => {
@@ -181,11 +244,27 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     lib(tmp, path.join(ws.root, 'lib', 'pre.so'), 'pre1');
     const main = path.join(tmp, 'main.c');
     fs.writeFileSync(main, 'int main(void){return 0;}\n');
-    const cc = (out: string, extra: string[]): void => { const r = spawnSync(CC!, ['-o', out, main, '-Wl,--no-as-needed', '-L', path.join(ws.root, 'lib'), '-lhelper', ...extra], { encoding: 'utf8' }); assert.equal(r.status, 0, r.stderr); };
+    const cc = (out: string, extra: string[]): void => {
+      const r = spawnSync(CC!, ['-o', out, main, '-Wl,--no-as-needed', '-L', path.join(ws.root, 'lib'), '-lhelper', ...extra], {
+        encoding: 'utf8',
+      });
+      assert.equal(r.status, 0, r.stderr);
+    };
     cc(path.join(ws.root, 'bin', 'tool'), ['-Wl,-rpath,$ORIGIN/../lib', '-Wl,--enable-new-dtags']);
     cc(path.join(ws.root, 'bin', 'bare'), []);
-    const start = (prog: string, env: string): string => server(`require('node:child_process').execFileSync(require('node:path').join(__dirname, 'bin', '${prog}'), [], { env: { PATH: process.env.PATH, MARK: process.env.MARK, ${env} } })`);
-    fs.writeFileSync(path.join(ws.root, 'server.js'), start('tool', '') + start('bare', "LD_LIBRARY_PATH: require('node:path').join(__dirname, 'lib')") + start('bare', "LD_LIBRARY_PATH: require('node:path').join(__dirname, 'lib'), LD_PRELOAD: require('node:path').join(__dirname, 'lib', 'pre.so')"));
+    const start = (prog: string, env: string): string =>
+      server(
+        `require('node:child_process').execFileSync(require('node:path').join(__dirname, 'bin', '${prog}'), [], { env: { PATH: process.env.PATH, MARK: process.env.MARK, ${env} } })`,
+      );
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      start('tool', '') +
+        start('bare', "LD_LIBRARY_PATH: require('node:path').join(__dirname, 'lib')") +
+        start(
+          'bare',
+          "LD_LIBRARY_PATH: require('node:path').join(__dirname, 'lib'), LD_PRELOAD: require('node:path').join(__dirname, 'lib', 'pre.so')",
+        ),
+    );
     approve(ws);
     let r = run(ws, '');
     assert.equal(r.stdout, 'OK\nOK\nOK\n', r.stderr);
@@ -202,7 +281,8 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     lib(tmp, path.join(ws.root, 'lib', 'pre.so'), 'pre2');
     r = run(ws, '');
     // (a native program from the workspace may dlopen() any library beside it: each start is refused while one is not as approved)
-    for (const l of r.stdout.trim().split('\n')) assert.match(l, /^ERR ERR_MCP_GATE_GUARD .*lib\/pre\.so.*changed since approval/, r.stdout);
+    for (const l of r.stdout.trim().split('\n'))
+      assert.match(l, /^ERR ERR_MCP_GATE_GUARD .*lib\/pre\.so.*changed since approval/, r.stdout);
     assert.doesNotMatch(ran(ws), /pre2/);
   });
 
@@ -212,7 +292,10 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     fs.mkdirSync(path.join(ws.root, 'build', 'plugins'), { recursive: true });
     lib(tmp, path.join(ws.root, 'build', 'greet.node'), 'addon');
     lib(tmp, path.join(ws.root, 'build', 'plugins', 'fmt.so'), 'fmt1');
-    fs.writeFileSync(path.join(ws.root, 'server.js'), server("try { require('./build/greet.node') } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e }"));
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      server("try { require('./build/greet.node') } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e }"),
+    );
     approve(ws);
     let r = run(ws, '');
     assert.equal(r.stdout, 'OK\n', r.stderr);
@@ -246,18 +329,40 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     const dir = tempDir('mcp-gate-native-elf-');
     // A minimal ELF32 LE shared object: header, PT_LOAD over the whole file at address 0x1000, PT_DYNAMIC.
     const strtab = Buffer.from('\0libz.so.1\0$ORIGIN/../lib\0');
-    const dynOff = 52 + 2 * 32, strOff = dynOff + 5 * 8, size = strOff + strtab.length;
+    const dynOff = 52 + 2 * 32,
+      strOff = dynOff + 5 * 8,
+      size = strOff + strtab.length;
     const b = Buffer.alloc(size);
-    b.write('\x7fELF', 0, 'latin1'); b[4] = 1; b[5] = 1; b[6] = 1;
-    b.writeUInt16LE(3, 16); b.writeUInt16LE(3, 18); b.writeUInt32LE(1, 20);
-    b.writeUInt32LE(52, 28); b.writeUInt16LE(52, 40); b.writeUInt16LE(32, 42); b.writeUInt16LE(2, 44);
+    b.write('\x7fELF', 0, 'latin1');
+    b[4] = 1;
+    b[5] = 1;
+    b[6] = 1;
+    b.writeUInt16LE(3, 16);
+    b.writeUInt16LE(3, 18);
+    b.writeUInt32LE(1, 20);
+    b.writeUInt32LE(52, 28);
+    b.writeUInt16LE(52, 40);
+    b.writeUInt16LE(32, 42);
+    b.writeUInt16LE(2, 44);
     const ph = (i: number, type: number, off: number, vaddr: number, filesz: number): void => {
       const o = 52 + i * 32;
-      b.writeUInt32LE(type, o); b.writeUInt32LE(off, o + 4); b.writeUInt32LE(vaddr, o + 8); b.writeUInt32LE(filesz, o + 16);
+      b.writeUInt32LE(type, o);
+      b.writeUInt32LE(off, o + 4);
+      b.writeUInt32LE(vaddr, o + 8);
+      b.writeUInt32LE(filesz, o + 16);
     };
     ph(0, 1, 0, 0x1000, size);
     ph(1, 2, dynOff, 0x1000 + dynOff, 5 * 8);
-    [[1, 1], [15, 11], [5, 0x1000 + strOff], [10, strtab.length], [0, 0]].forEach(([tag, val], i) => { b.writeUInt32LE(tag, dynOff + i * 8); b.writeUInt32LE(val, dynOff + i * 8 + 4); });
+    [
+      [1, 1],
+      [15, 11],
+      [5, 0x1000 + strOff],
+      [10, strtab.length],
+      [0, 0],
+    ].forEach(([tag, val], i) => {
+      b.writeUInt32LE(tag, dynOff + i * 8);
+      b.writeUInt32LE(val, dynOff + i * 8 + 4);
+    });
     strtab.copy(b, strOff);
     fs.writeFileSync(path.join(dir, 'a.so'), b);
     assert.deepEqual(readElfDynamic(path.join(dir, 'a.so')), { needed: ['libz.so.1'], rpath: ['$ORIGIN/../lib'], runpath: [] });
@@ -266,10 +371,11 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
       assert.equal(typeof readElfDynamic(path.join(dir, 'c.so')), 'string', `cut at ${cut}`);
     }
     const bad = Buffer.from(b);
-    bad.writeUInt32LE(0xfffffff0, dynOff + 2 * 8 + 4);       // DT_STRTAB outside every segment
+    bad.writeUInt32LE(0xfffffff0, dynOff + 2 * 8 + 4); // DT_STRTAB outside every segment
     fs.writeFileSync(path.join(dir, 'd.so'), bad);
     assert.match(String(readElfDynamic(path.join(dir, 'd.so'))), /string table/);
-    const big = Buffer.from(b); big[5] = 2;
+    const big = Buffer.from(b);
+    big[5] = 2;
     fs.writeFileSync(path.join(dir, 'e.so'), big);
     assert.match(String(readElfDynamic(path.join(dir, 'e.so'))), /big-endian/);
   });

@@ -70,8 +70,14 @@ function walk(dir: string, rel = '', links?: Record<string, string>): string[] {
 function approve(ws: Ws): void {
   const files: Record<string, string> = {};
   const links: Record<string, string> = {};
-  for (const rel of walk(ws.root, '', links)) files[rel] = createHash('sha256').update(fs.readFileSync(path.join(ws.root, rel))).digest('hex');
-  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root: ws.root, files, links, scratch: [ws.scratch], report: ws.report, server: 'test' }));
+  for (const rel of walk(ws.root, '', links))
+    files[rel] = createHash('sha256')
+      .update(fs.readFileSync(path.join(ws.root, rel)))
+      .digest('hex');
+  fs.writeFileSync(
+    ws.manifest,
+    JSON.stringify({ version: 1, root: ws.root, files, links, scratch: [ws.scratch], report: ws.report, server: 'test' }),
+  );
 }
 
 function run(ws: Ws, args: string[], guarded = true): Run {
@@ -83,7 +89,11 @@ function run(ws: Ws, args: string[], guarded = true): Run {
 
 function report(ws: Ws): Array<Record<string, unknown>> {
   if (!fs.existsSync(ws.report)) return [];
-  return fs.readFileSync(ws.report, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return fs
+    .readFileSync(ws.report, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Python code that leaves the marker file: it must never run under the guard once changed. */
@@ -151,13 +161,19 @@ const shapes: Shape[] = [
   },
   {
     name: "sys.path.insert(0, 'plugins'); import plug",
-    files: () => ({ 'server.py': "import sys\nsys.path.insert(0, 'plugins')\nimport plug\nprint(plug.WORD)\n", 'plugins/plug.py': 'WORD = "APPROVED"\n' }),
+    files: () => ({
+      'server.py': "import sys\nsys.path.insert(0, 'plugins')\nimport plug\nprint(plug.WORD)\n",
+      'plugins/plug.py': 'WORD = "APPROVED"\n',
+    }),
     change: 'plugins/plug.py',
     how: 'python-import',
   },
   {
     name: 'importlib.import_module of a computed name',
-    files: () => ({ 'server.py': "import importlib\nm = importlib.import_module('tool_' + ''.join(['he', 'lp']))\nprint(m.WORD)\n", 'tool_help.py': 'WORD = "APPROVED"\n' }),
+    files: () => ({
+      'server.py': "import importlib\nm = importlib.import_module('tool_' + ''.join(['he', 'lp']))\nprint(m.WORD)\n",
+      'tool_help.py': 'WORD = "APPROVED"\n',
+    }),
     change: 'tool_help.py',
     how: 'python-import',
   },
@@ -187,7 +203,11 @@ const shapes: Shape[] = [
   },
   {
     name: 'a new .pth file in a folder site processes (site.addsitedir(root))',
-    files: () => ({ 'server.py': "import os, site\nsite.addsitedir(os.getcwd())\nprint('APPROVED')\n", 'paths.pth': 'lib\n', 'lib/keep.txt': 'x\n' }),
+    files: () => ({
+      'server.py': "import os, site\nsite.addsitedir(os.getcwd())\nprint('APPROVED')\n",
+      'paths.pth': 'lib\n',
+      'lib/keep.txt': 'x\n',
+    }),
     change: 'zz-new.pth',
     content: (ws) => `import os; open(${JSON.stringify(ws.marker)}, 'w').write('ran')\n`,
     why: 'new',
@@ -215,13 +235,19 @@ const shapes: Shape[] = [
   },
   {
     name: "child subprocess.run([sys.executable, '-I', '-S', 'lib/job.py']) (exec check)",
-    files: () => ({ 'server.py': "import subprocess, sys\nsubprocess.run([sys.executable, '-I', '-S', 'lib/job.py'], check=True)\n", 'lib/job.py': "print('APPROVED')\n" }),
+    files: () => ({
+      'server.py': "import subprocess, sys\nsubprocess.run([sys.executable, '-I', '-S', 'lib/job.py'], check=True)\n",
+      'lib/job.py': "print('APPROVED')\n",
+    }),
     change: 'lib/job.py',
     how: 'spawn',
   },
   {
     name: 'child started by os.system (each word of the command checked)',
-    files: () => ({ 'server.py': "import os, sys\nassert os.system(sys.executable + ' -S lib/job.py') == 0\n", 'lib/job.py': "print('APPROVED', flush=True)\n" }),
+    files: () => ({
+      'server.py': "import os, sys\nassert os.system(sys.executable + ' -S lib/job.py') == 0\n",
+      'lib/job.py': "print('APPROVED', flush=True)\n",
+    }),
     change: 'lib/job.py',
     how: 'spawn',
   },
@@ -259,11 +285,12 @@ describe('python load guard (mcp_gate_guard.py)', function () {
 
   it('an import through a workspace link to a file outside: the approved link loads; a retargeted or new link is refused', () => {
     const ws = workspace(() => ({
-      'server.py': "import importlib, os, sys\nsys.path.insert(0, 'plugins')\nfor n in sorted(os.listdir('plugins')):\n    if n.endswith('.py'): importlib.import_module(n[:-3])\nprint('APPROVED')\n",
+      'server.py':
+        "import importlib, os, sys\nsys.path.insert(0, 'plugins')\nfor n in sorted(os.listdir('plugins')):\n    if n.endswith('.py'): importlib.import_module(n[:-3])\nprint('APPROVED')\n",
       'plugins/.keep': '',
     }));
     const elsewhere = path.join(path.dirname(ws.root), 'clone');
-    write(elsewhere, { 'ok.py': "x = 1\n", 'evil.py': evil(ws) });
+    write(elsewhere, { 'ok.py': 'x = 1\n', 'evil.py': evil(ws) });
     const link = path.join(ws.root, 'plugins', 'a.py');
     fs.symlinkSync(path.join(elsewhere, 'ok.py'), link);
     approve(ws);
@@ -274,7 +301,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.notEqual(r.status, 0, r.stdout);
       assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${file} (${path.relative(ws.root, file)}): `), r.stderr);
       assert.equal(fs.existsSync(ws.marker), false, 'the code behind the link ran');
-      assert.deepEqual(report(ws).map((l) => [l.file, l.why, l.how]), [[file, why, 'python-import through a symbolic link']]);
+      assert.deepEqual(
+        report(ws).map((l) => [l.file, l.why, l.how]),
+        [[file, why, 'python-import through a symbolic link']],
+      );
     };
     fs.rmSync(link);
     fs.symlinkSync(path.join(elsewhere, 'evil.py'), link);
@@ -313,7 +343,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         '',
       ].join('\n'),
       'plugin.txt': "'plugin v1'\n",
-      'data.pkl': Buffer.from('80047d942e', 'hex'),   // pickle of {}
+      'data.pkl': Buffer.from('80047d942e', 'hex'), // pickle of {}
     }));
     for (const mode of ['cat', 'pickle', 'child', 'plain']) assertRuns(ws, ['server.py', mode], `approved, ${mode}`);
     fs.rmSync(path.join(ws.root, 'state.txt'));
@@ -323,7 +353,13 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRuns(ws, ['server.py', 'plain'], 'its own file, then data read, then namedtuple, dataclass, literal_eval');
     fs.rmSync(path.join(ws.root, 'state.txt'));
     // eval of what `cat` printed: the changed file handed to the program is named.
-    assertRefused(ws, ['server.py', 'cat'], path.join(ws.root, 'plugin.txt'), 'changed', 'exec (text turned into code after this process took in a file that is not as approved)');
+    assertRefused(
+      ws,
+      ['server.py', 'cat'],
+      path.join(ws.root, 'plugin.txt'),
+      'changed',
+      'exec (text turned into code after this process took in a file that is not as approved)',
+    );
     fs.rmSync(ws.report);
     // a child given code on stdin by a process that read a changed file: refused in the child
     const r = run(ws, ['server.py', 'child']);
@@ -336,12 +372,19 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     const payload = `import pickle\nclass E:\n    def __reduce__(self): return (eval, (${JSON.stringify(`open(${JSON.stringify(ws.marker)}, 'w').write('ran')`)},))\npickle.dump(E(), open('data.pkl', 'wb'))\n`;
     const w = spawnSync(PY, ['-c', payload], { cwd: ws.root, encoding: 'utf8' });
     assert.equal(w.status, 0, w.stderr);
-    assertRefused(ws, ['server.py', 'pickle'], path.join(ws.root, 'data.pkl'), 'changed', 'pickle builtins.eval (a pickle names what it calls; loaded after this process took in a file that is not as approved)');
+    assertRefused(
+      ws,
+      ['server.py', 'pickle'],
+      path.join(ws.root, 'data.pkl'),
+      'changed',
+      'pickle builtins.eval (a pickle names what it calls; loaded after this process took in a file that is not as approved)',
+    );
   });
 
   it("what follows a python script on a child's command line is its data: a changed data file does not stop the start; a changed script does", () => {
     const ws = workspace(() => ({
-      'server.py': "import subprocess, sys\nr = subprocess.run([sys.executable, '-S', 'lib/job.py', 'data/input.txt'], capture_output=True, text=True)\nsys.stdout.write(r.stdout); sys.stderr.write(r.stderr); sys.exit(r.returncode)\n",
+      'server.py':
+        "import subprocess, sys\nr = subprocess.run([sys.executable, '-S', 'lib/job.py', 'data/input.txt'], capture_output=True, text=True)\nsys.stdout.write(r.stdout); sys.stderr.write(r.stderr); sys.exit(r.returncode)\n",
       'lib/job.py': "import sys\nprint('APPROVED', open(sys.argv[1]).read().strip())\n",
       'data/input.txt': 'one\n',
     }));
@@ -371,12 +414,12 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "    exec(open('plugins/rule.py').read())",
         "elif mode == 'typing':",
         "    open('README.md').read()",
-        "    class Node: pass",
+        '    class Node: pass',
         "    hints = typing.get_type_hints(type('T', (), {'__annotations__': {'n': typing.Optional['Node'], 'm': 'list[int] | None'}}), localns={'Node': Node})",
-        "    try:",
+        '    try:',
         "        typing.get_type_hints(type('U', (), {'__annotations__': {'x': \"__import__('os').getcwd()\"}}))",
         "        print('CALL EVALUATED')",
-        "    except Exception as e:",
+        '    except Exception as e:',
         "        print('APPROVED', sorted(hints), type(e).__name__)",
         '',
       ].join('\n'),
@@ -391,7 +434,15 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     fs.rmSync(ws.report, { force: true });
     // 01: an unchecked-hash .pyc planted in plugins/__pycache__ (the source untouched)
     const pyc = path.join(ws.root, 'plugins', '__pycache__', 'greet.cpython-311.pyc');
-    const made = spawnSync(PY, ['-c', `import py_compile, sys, os, tempfile\nd = tempfile.mkdtemp(); src = os.path.join(d, 'greet.py')\nopen(src, 'w').write(${JSON.stringify(evil(ws) + "WORD = 'x'\n")})\nos.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)\npy_compile.compile(src, cfile=sys.argv[1], invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)`, pyc], { encoding: 'utf8' });
+    const made = spawnSync(
+      PY,
+      [
+        '-c',
+        `import py_compile, sys, os, tempfile\nd = tempfile.mkdtemp(); src = os.path.join(d, 'greet.py')\nopen(src, 'w').write(${JSON.stringify(evil(ws) + "WORD = 'x'\n")})\nos.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)\npy_compile.compile(src, cfile=sys.argv[1], invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)`,
+        pyc,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(made.status, 0, made.stderr);
     const spec = run(ws, ['server.py', 'spec']);
     assert.equal(spec.status, 0, spec.stderr);
@@ -417,7 +468,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.match(link.stderr, /refused to load \S+plugins\/rule\.py \(plugins\/rule\.py\): it changed since approval/);
   });
 
-  it('red team 4: a changed file read relative to a folder descriptor, through O_EXCL, as a link\'s text or from a dbm database is taken in; logging.config after an edit is not refused', () => {
+  it("red team 4: a changed file read relative to a folder descriptor, through O_EXCL, as a link's text or from a dbm database is taken in; logging.config after an edit is not refused", () => {
     const ws = workspace(() => ({
       'server.py': [
         'import os, sys, shelve, dbm.ndbm, logging.config',
@@ -428,7 +479,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "    print('APPROVED', eval(os.read(fd, 4096).decode()))",
         "elif mode == 'excl':",
         "    fd = os.open('state/hook.py', os.O_RDWR | os.O_EXCL)",
-        "    exec(os.read(fd, 4096).decode())",
+        '    exec(os.read(fd, 4096).decode())',
         "elif mode == 'readlink':",
         "    print('APPROVED', eval(os.readlink('plugins/link')))",
         "elif mode == 'dbm':",
@@ -442,19 +493,33 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       ].join('\n'),
       'plugins/rule.txt': "'rule v1'\n",
       'state/hook.py': "print('APPROVED hook')\n",
-      'log.ini': '[loggers]\nkeys=root\n[handlers]\nkeys=h\n[formatters]\nkeys=\n[logger_root]\nlevel=INFO\nhandlers=h\n[handler_h]\nclass=StreamHandler\nargs=(sys.stderr,)\n',
+      'log.ini':
+        '[loggers]\nkeys=root\n[handlers]\nkeys=h\n[formatters]\nkeys=\n[logger_root]\nlevel=INFO\nhandlers=h\n[handler_h]\nclass=StreamHandler\nargs=(sys.stderr,)\n',
     }));
     fs.symlinkSync('1 + 1', path.join(ws.root, 'plugins', 'link'));
     const db = (value: string, evilReduce: boolean): void => {
       for (const f of fs.readdirSync(path.join(ws.root, 'state'))) if (f.startsWith('db')) fs.rmSync(path.join(ws.root, 'state', f));
-      const w = spawnSync(PY, ['-c', `import shelve, dbm.ndbm, sys\nclass E:\n    def __reduce__(self): return (eval, (sys.argv[1],))\nwith shelve.Shelf(dbm.ndbm.open('state/db', 'c')) as s: s['greeting'] = E() if sys.argv[2] == 'evil' else sys.argv[1]\n`, value, evilReduce ? 'evil' : 'plain'], { cwd: ws.root, encoding: 'utf8' });
+      const w = spawnSync(
+        PY,
+        [
+          '-c',
+          `import shelve, dbm.ndbm, sys\nclass E:\n    def __reduce__(self): return (eval, (sys.argv[1],))\nwith shelve.Shelf(dbm.ndbm.open('state/db', 'c')) as s: s['greeting'] = E() if sys.argv[2] == 'evil' else sys.argv[1]\n`,
+          value,
+          evilReduce ? 'evil' : 'plain',
+        ],
+        { cwd: ws.root, encoding: 'utf8' },
+      );
       assert.equal(w.status, 0, w.stderr);
     };
     db('hello', false);
     approve(ws);
     for (const mode of ['dirfd', 'excl', 'readlink', 'dbm', 'logging']) assertRuns(ws, ['server.py', mode], `approved, ${mode}`);
     write(ws.root, { 'README.md': '# edited\n' });
-    assertRuns(ws, ['server.py', 'logging'], 'logging.config.fileConfig after reading an edited file (it evaluates `(sys.stderr,)` and `{}`)');
+    assertRuns(
+      ws,
+      ['server.py', 'logging'],
+      'logging.config.fileConfig after reading an edited file (it evaluates `(sys.stderr,)` and `{}`)',
+    );
     const code = `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)`;
     const how = 'exec (text turned into code after this process took in a file that is not as approved)';
     // 10: read relative to a folder descriptor: where it is cannot be told, so it counts as taken in
@@ -463,7 +528,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.notEqual(r.status, 0, r.stdout);
       assert.equal(fs.existsSync(ws.marker), false, `${mode}: the changed text ran`);
       assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${named}`), r.stderr);
-      assert.deepEqual(report(ws).map((l) => [l.file, l.why, l.how]), [[named, why, how]]);
+      assert.deepEqual(
+        report(ws).map((l) => [l.file, l.why, l.how]),
+        [[named, why, how]],
+      );
       fs.rmSync(ws.report);
       run(ws, ['server.py', mode], false);
       assert.ok(fs.existsSync(ws.marker), `${mode}: without the guard the changed text runs (control)`);
@@ -490,7 +558,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.match(r.stderr, /refused to load \S+state\/db\S* \(state\/db\S*\): it changed since approval \(pickle builtins\.eval/);
   });
 
-  it('red team 5: a line of a changed file from linecache, an ATTACHed database, a changed file linked onto its own, posix.readlink and a dangling link\'s text are taken in; a dir_fd read of unchanged files with a same-named one in the working folder is not', () => {
+  it("red team 5: a line of a changed file from linecache, an ATTACHed database, a changed file linked onto its own, posix.readlink and a dangling link's text are taken in; a dir_fd read of unchanged files with a same-named one in the working folder is not", () => {
     const ws = workspace(() => ({
       'server.py': [
         'import os, sys, linecache, sqlite3, posix',
@@ -525,7 +593,15 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     fs.symlinkSync('2 + 2', path.join(ws.root, 'plugins', 'dangling'));
     const db = (src: string): void => {
       fs.rmSync(path.join(ws.root, 'plugins.db'), { force: true });
-      const w = spawnSync(PY, ['-c', 'import sqlite3, sys\nc = sqlite3.connect("plugins.db"); c.execute("create table t(src)"); c.execute("insert into t values (?)", (sys.argv[1],)); c.commit()', src], { cwd: ws.root, encoding: 'utf8' });
+      const w = spawnSync(
+        PY,
+        [
+          '-c',
+          'import sqlite3, sys\nc = sqlite3.connect("plugins.db"); c.execute("create table t(src)"); c.execute("insert into t values (?)", (sys.argv[1],)); c.commit()',
+          src,
+        ],
+        { cwd: ws.root, encoding: 'utf8' },
+      );
       assert.equal(w.status, 0, w.stderr);
     };
     db("'from the database'");
@@ -562,9 +638,13 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     refused('dangling', /refused to load \S+plugins\/dangling \(plugins\/dangling\): it changed since approval/);
   });
 
-  it('red team 6p: bytecode through a SourcelessFileLoader of any name, a forked or spawned worker\'s read, libc open through ctypes and a new file name listed are refused; a `python -c` child after a README edit is not', () => {
+  it("red team 6p: bytecode through a SourcelessFileLoader of any name, a forked or spawned worker's read, libc open through ctypes and a new file name listed are refused; a `python -c` child after a README edit is not", () => {
     const pyc = (src: string): Buffer => {
-      const r = spawnSync(PY, ['-c', 'import sys, marshal, importlib.util\nsys.stdout.buffer.write(importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(sys.argv[1], "greet.py", "exec")))', src]);
+      const r = spawnSync(PY, [
+        '-c',
+        'import sys, marshal, importlib.util\nsys.stdout.buffer.write(importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(sys.argv[1], "greet.py", "exec")))',
+        src,
+      ]);
       assert.equal(r.status, 0, String(r.stderr));
       return r.stdout;
     };
@@ -621,7 +701,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.notEqual(r.status, 0, `${mode}: ${r.stdout}`);
       assert.equal(fs.existsSync(ws.marker), false, `${mode}: the changed code ran`);
       assert.ok(r.stderr.includes(`mcp-gate-guard: refused to load ${file} (${rel}): ${why}`), `${mode}:\n${r.stderr}`);
-      assert.ok(report(ws).some((l) => l.file === file), `${mode}: reported`);
+      assert.ok(
+        report(ws).some((l) => l.file === file),
+        `${mode}: reported`,
+      );
       fs.rmSync(ws.report, { force: true });
       run(ws, ['server.py', mode], false);
       assert.ok(fs.existsSync(ws.marker), `${mode}: without the guard the changed code runs (control)`);
@@ -635,11 +718,18 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     refused('names', `plugins/names/${code.replace(/\//g, '\\x2f')}`, 'it is not in what was approved');
   });
 
-  it('red team 7p, 01: a `python -c` child whose parent took in changed content runs its text under the took-in rule; with no mark it runs, and multiprocessing\'s own line runs', () => {
+  it("red team 7p, 01: a `python -c` child whose parent took in changed content runs its text under the took-in rule; with no mark it runs, and multiprocessing's own line runs", () => {
     const ws = workspace(() => ({ 'rule.txt': 'v1\n' }));
-    const env = (took?: string): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ws.out, MCP_GATE_GUARD: ws.manifest, MCP_GATE_GUARD_CHILD: '1', ...(took ? { MCP_GATE_GUARD_TOOK_IN: took } : {}) });
+    const env = (took?: string): Record<string, string> => ({
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: ws.out,
+      MCP_GATE_GUARD: ws.manifest,
+      MCP_GATE_GUARD_CHILD: '1',
+      ...(took ? { MCP_GATE_GUARD_TOOK_IN: took } : {}),
+    });
     const code = `open(${JSON.stringify(ws.marker)}, 'w').write('ran'); print('CHANGED')`;
-    const child = (e: Record<string, string>, text = code) => spawnSync(PY, ['-S', GUARD, '-c', text], { cwd: ws.root, env: e, encoding: 'utf8' });
+    const child = (e: Record<string, string>, text = code) =>
+      spawnSync(PY, ['-S', GUARD, '-c', text], { cwd: ws.root, env: e, encoding: 'utf8' });
     const plain = child(env());
     assert.equal(plain.status, 0, plain.stderr);
     fs.rmSync(ws.marker);
@@ -658,7 +748,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       'server.py': [
         'import subprocess, sys, os',
         "line = open('task.txt').read().strip()",
-        "mode = sys.argv[1]",
+        'mode = sys.argv[1]',
         "if mode == 'plain':",
         "    subprocess.run(['git', 'status', '--short'], capture_output=True)",
         "    subprocess.run(['echo', line], capture_output=True, check=True)",
@@ -682,12 +772,16 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       const r = run(ws, ['server.py', m, process.execPath]);
       assert.notEqual(r.status, 0, `${m}: ${r.stdout}`);
       assert.equal(fs.existsSync(ws.marker), false, `${m}: the line ran`);
-      assert.match(r.stderr, /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+ [^:]*: code on its command line/, m);
+      assert.match(
+        r.stderr,
+        /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+ [^:]*: code on its command line/,
+        m,
+      );
       fs.rmSync(ws.report, { force: true });
     }
   });
 
-  it('red team 7p, 03: a child whose environment makes it load code (BASH_ENV, exported functions, LD_PRELOAD, PERL5OPT, a library path in a scratch folder) is refused; the guard keeps MCP Gate\'s loader list', () => {
+  it("red team 7p, 03: a child whose environment makes it load code (BASH_ENV, exported functions, LD_PRELOAD, PERL5OPT, a library path in a scratch folder) is refused; the guard keeps MCP Gate's loader list", () => {
     const ws = workspace((w) => ({
       'server.py': [
         'import subprocess, sys, os',
@@ -700,14 +794,28 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }));
     assertRuns(ws, ['server.py'], 'no variable');
     assertRuns(ws, ['server.py', 'PYTHONUNBUFFERED=1', 'GIT_TERMINAL_PROMPT=0', 'ENV=production'], 'harmless variables');
-    for (const v of ['BASH_ENV=env.sh', 'BASH_FUNC_true%%=() { echo x; }', 'LD_PRELOAD=/usr/lib/nothing.so', 'PERL5OPT=-Mstrict', `LD_LIBRARY_PATH=${ws.scratch}`]) {
+    for (const v of [
+      'BASH_ENV=env.sh',
+      'BASH_FUNC_true%%=() { echo x; }',
+      'LD_PRELOAD=/usr/lib/nothing.so',
+      'PERL5OPT=-Mstrict',
+      `LD_LIBRARY_PATH=${ws.scratch}`,
+    ]) {
       const r = run(ws, ['server.py', v]);
       assert.notEqual(r.status, 0, `${v}: ${r.stdout}`);
       assert.match(r.stderr, new RegExp(`spawn with ${v.split('=')[0].replace(/%/g, '%')}=.* in its environment`), v);
       fs.rmSync(ws.report, { force: true });
     }
     // the guard's copy of launch-plan.ts's list of variables that decide which code runs
-    const lists = spawnSync(PY, ['-S', '-c', `import sys, json; sys.path.insert(0, ${JSON.stringify(path.dirname(GUARD))}); import mcp_gate_guard as g; print(json.dumps([sorted(g.LOADER_EXACT), list(g.LOADER_PREFIXES)]))`], { encoding: 'utf8' });
+    const lists = spawnSync(
+      PY,
+      [
+        '-S',
+        '-c',
+        `import sys, json; sys.path.insert(0, ${JSON.stringify(path.dirname(GUARD))}); import mcp_gate_guard as g; print(json.dumps([sorted(g.LOADER_EXACT), list(g.LOADER_PREFIXES)]))`,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(lists.status, 0, lists.stderr);
     assert.deepEqual(JSON.parse(lists.stdout), [[...LOADER_EXACT].sort(), [...LOADER_PREFIXES]]);
   });
@@ -743,11 +851,14 @@ describe('python load guard (mcp_gate_guard.py)', function () {
   });
 
   it('red team 7p, 05: a file too large to hash is compared by the size, modification time and inode the approval recorded (none recorded: changed)', () => {
-    const ws = workspace(() => ({ 'server.py': "import subprocess\nsubprocess.run(['bash', 'ok.sh'], check=True)\nprint('APPROVED')\n", 'ok.sh': 'true\n' }));
+    const ws = workspace(() => ({
+      'server.py': "import subprocess\nsubprocess.run(['bash', 'ok.sh'], check=True)\nprint('APPROVED')\n",
+      'ok.sh': 'true\n',
+    }));
     const big = path.join(ws.root, 'data', 'model.bin');
     fs.mkdirSync(path.dirname(big));
     fs.writeFileSync(big, '');
-    fs.truncateSync(big, 257 * 1024 * 1024);        // sparse
+    fs.truncateSync(big, 257 * 1024 * 1024); // sparse
     const record = (large: boolean): void => {
       const m = JSON.parse(fs.readFileSync(ws.manifest, 'utf8')) as { files: Record<string, string>; large?: unknown };
       m.files['data/model.bin'] = 'too-large';
@@ -766,11 +877,14 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       const r = run(ws, ['server.py']);
       assert.notEqual(r.status, 0, r.stdout);
       assert.ok(r.stderr.includes(`refused to load ${big} (data/model.bin): it changed since approval`), r.stderr);
-      assert.deepEqual(report(ws).map((l) => [l.file, l.why, l.how]), [[big, 'changed', 'spawn bash (it reads workspace files no guard sees)']]);
+      assert.deepEqual(
+        report(ws).map((l) => [l.file, l.why, l.how]),
+        [[big, 'changed', 'spawn bash (it reads workspace files no guard sees)']],
+      );
       fs.rmSync(ws.report);
     };
     refused();
-    record(false);                                // no record of it at all: cannot be told unchanged
+    record(false); // no record of it at all: cannot be told unchanged
     refused();
   });
 
@@ -794,17 +908,29 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     fs.mkdirSync(build);
     fs.mkdirSync(path.join(ws.root, 'lib'));
     fs.mkdirSync(path.join(ws.root, 'bin'));
-    const gcc = (...a: string[]) => { const r = spawnSync('gcc', a, { encoding: 'utf8' }); assert.equal(r.status, 0, r.stderr); };
+    const gcc = (...a: string[]) => {
+      const r = spawnSync('gcc', a, { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+    };
     const lib = (word: string) => {
       fs.writeFileSync(path.join(build, 'g.c'), `const char *said(void){ return "${word}"; }\n`);
       gcc('-shared', '-fPIC', '-o', path.join(ws.root, 'lib', 'libgreet.so'), path.join(build, 'g.c'));
     };
     lib('v1');
     fs.writeFileSync(path.join(build, 'm.c'), '#include <stdio.h>\nconst char *said(void);\nint main(void){ puts(said()); return 0; }\n');
-    gcc('-o', path.join(ws.root, 'bin', 'greet'), path.join(build, 'm.c'), `-L${ws.root}/lib`, '-lgreet', "-Wl,-rpath,$ORIGIN/../lib");
+    gcc('-o', path.join(ws.root, 'bin', 'greet'), path.join(build, 'm.c'), `-L${ws.root}/lib`, '-lgreet', '-Wl,-rpath,$ORIGIN/../lib');
     gcc('-o', path.join(ws.root, 'bin', 'greet-plain'), path.join(build, 'm.c'), `-L${ws.root}/lib`, '-lgreet');
     fs.writeFileSync(path.join(build, 'o.c'), 'const char *said(void);\nconst char *outer(void){ return said(); }\n');
-    gcc('-shared', '-fPIC', '-o', path.join(ws.root, 'lib', 'libouter.so'), path.join(build, 'o.c'), `-L${ws.root}/lib`, '-lgreet', "-Wl,-rpath,$ORIGIN");
+    gcc(
+      '-shared',
+      '-fPIC',
+      '-o',
+      path.join(ws.root, 'lib', 'libouter.so'),
+      path.join(build, 'o.c'),
+      `-L${ws.root}/lib`,
+      '-lgreet',
+      '-Wl,-rpath,$ORIGIN',
+    );
     approve(ws);
     for (const m of ['rpath', 'env', 'ctypes']) assertRuns(ws, ['server.py', m], m);
     lib('v2');
@@ -814,16 +940,26 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
   });
 
-  it('red team 7p, 11: a file refused in the server\'s own home (kept between its starts) says so and to delete it', () => {
+  it("red team 7p, 11: a file refused in the server's own home (kept between its starts) says so and to delete it", () => {
     const ws = workspace(() => ({ 'server.py': "print('APPROVED')\n" }));
     const home = path.join(ws.scratch, 'home');
-    const site = spawnSync(PY, ['-c', 'import site; print(site.getusersitepackages())'], { env: { HOME: home, PATH: process.env.PATH ?? '' }, encoding: 'utf8' }).stdout.trim();
+    const site = spawnSync(PY, ['-c', 'import site; print(site.getusersitepackages())'], {
+      env: { HOME: home, PATH: process.env.PATH ?? '' },
+      encoding: 'utf8',
+    }).stdout.trim();
     fs.mkdirSync(site, { recursive: true });
     fs.writeFileSync(path.join(site, 'x.pth'), `import os; open(${JSON.stringify(ws.marker)}, 'w').write('ran')\n`);
-    const r = spawnSync(PY, ['-S', GUARD, 'server.py'], { cwd: ws.root, env: { PATH: process.env.PATH ?? '', HOME: home, MCP_GATE_GUARD: ws.manifest }, encoding: 'utf8' });
+    const r = spawnSync(PY, ['-S', GUARD, 'server.py'], {
+      cwd: ws.root,
+      env: { PATH: process.env.PATH ?? '', HOME: home, MCP_GATE_GUARD: ws.manifest },
+      encoding: 'utf8',
+    });
     assert.notEqual(r.status, 0, r.stdout);
     assert.equal(fs.existsSync(ws.marker), false);
-    assert.match(r.stderr, /in the server's own home \(\S+\), which is kept between its starts, so approving again does not remove it: delete \S+x\.pth/);
+    assert.match(
+      r.stderr,
+      /in the server's own home \(\S+\), which is kept between its starts, so approving again does not remove it: delete \S+x\.pth/,
+    );
     const line = report(ws)[0];
     assert.equal(line.why, 'scratch');
     assert.equal(line.home, true);
@@ -831,18 +967,26 @@ describe('python load guard (mcp_gate_guard.py)', function () {
 
   it('a program started with an environment the guard cannot mark (a read-only mapping) is refused, naming why; a dict is fine', () => {
     const ws = workspace(() => ({
-      'server.py': "import subprocess, types, os\nsubprocess.run(['/bin/true'], env=dict(os.environ))\nprint('APPROVED')\nsubprocess.run(['/bin/true'], env=types.MappingProxyType(dict(os.environ)))\nprint('STARTED UNMARKED')\n",
+      'server.py':
+        "import subprocess, types, os\nsubprocess.run(['/bin/true'], env=dict(os.environ))\nprint('APPROVED')\nsubprocess.run(['/bin/true'], env=types.MappingProxyType(dict(os.environ)))\nprint('STARTED UNMARKED')\n",
     }));
     const r = run(ws, ['server.py']);
     assert.notEqual(r.status, 0);
     assert.match(r.stdout, /^APPROVED\n$/);
-    assert.match(r.stderr, /it was asked to start a program the guard could not follow \(spawn with an environment the guard cannot mark \(a read-only mapping: pass a dict\)\)/);
-    assert.deepEqual(report(ws).map((l) => [l.why, l.how]), [['sink', 'spawn with an environment the guard cannot mark (a read-only mapping: pass a dict)']]);
+    assert.match(
+      r.stderr,
+      /it was asked to start a program the guard could not follow \(spawn with an environment the guard cannot mark \(a read-only mapping: pass a dict\)\)/,
+    );
+    assert.deepEqual(
+      report(ws).map((l) => [l.why, l.how]),
+      [['sink', 'spawn with an environment the guard cannot mark (a read-only mapping: pass a dict)']],
+    );
   });
 
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
-      'server.py': "import subprocess, sys\nsrc = open('src/app.py').read()\nn = subprocess.run(['wc', '-l', 'README.md'], capture_output=True, text=True).stdout.split()[0]\nprint('APPROVED', len(src.splitlines()), n)\n",
+      'server.py':
+        "import subprocess, sys\nsrc = open('src/app.py').read()\nn = subprocess.run(['wc', '-l', 'README.md'], capture_output=True, text=True).stdout.split()[0]\nprint('APPROVED', len(src.splitlines()), n)\n",
       'src/app.py': "print('user code')\n",
       'README.md': 'one\n',
     }));
@@ -862,11 +1006,13 @@ describe('python load guard (mcp_gate_guard.py)', function () {
   it('a program that reads files no guard sees (bash sourcing a script, make, os.system) starts only while the workspace is as approved', () => {
     const how = (prog: string) => `spawn ${prog} (it reads workspace files no guard sees)`;
     const ws = workspace((w) => ({
-      'server.py': "import subprocess, os\nout = subprocess.run(['bash', 'scripts/check.sh'], capture_output=True, text=True)\nprint('APPROVED' if out.returncode == 0 else 'FAILED', out.stdout.strip())\n",
+      'server.py':
+        "import subprocess, os\nout = subprocess.run(['bash', 'scripts/check.sh'], capture_output=True, text=True)\nprint('APPROVED' if out.returncode == 0 else 'FAILED', out.stdout.strip())\n",
       'scripts/check.sh': 'source "$(dirname "$0")/lib.sh"\ngreet\n',
       'scripts/lib.sh': 'greet() { echo approved-lib; }\n',
-      'Makefile': 'test:\n\t@echo approved-make\n',
-      'make.py': "import subprocess\nr = subprocess.run(['make', '-s', 'test'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      Makefile: 'test:\n\t@echo approved-make\n',
+      'make.py':
+        "import subprocess\nr = subprocess.run(['make', '-s', 'test'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
       'system.py': "import os\nos.system('make -s test')\nprint('APPROVED')\n",
       'notes/n.txt': String(w.root.length),
     }));
@@ -875,7 +1021,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     write(ws.root, { 'scripts/lib.sh': `greet() { echo ran > ${JSON.stringify(ws.marker)}; echo CHANGED; }\n` });
     assertRefused(ws, ['server.py'], `${ws.root}/scripts/lib.sh`, 'changed', how('bash'));
     for (const f of [ws.report, ws.marker]) fs.rmSync(f, { force: true });
-    write(ws.root, { 'scripts/lib.sh': 'greet() { echo approved-lib; }\n', Makefile: `test:\n\t@echo ran > ${JSON.stringify(ws.marker)}; echo CHANGED\n` });
+    write(ws.root, {
+      'scripts/lib.sh': 'greet() { echo approved-lib; }\n',
+      Makefile: `test:\n\t@echo ran > ${JSON.stringify(ws.marker)}; echo CHANGED\n`,
+    });
     assertRefused(ws, ['make.py'], `${ws.root}/Makefile`, 'changed', how('make'));
     for (const f of [ws.report, ws.marker]) fs.rmSync(f, { force: true });
     assertRefused(ws, ['system.py'], `${ws.root}/Makefile`, 'changed', how('make'));
@@ -888,10 +1037,14 @@ describe('python load guard (mcp_gate_guard.py)', function () {
   it('programs that read files no guard sees, however they are started: a #! script, shell keywords and braces, -lc, sed -f', () => {
     const how = (prog: string) => `spawn ${prog} (it reads workspace files no guard sees)`;
     const ws = workspace(() => ({
-      'shebang.py': "import subprocess\nr = subprocess.run(['./scripts/check.sh'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
-      'keyword.py': "import subprocess\nr = subprocess.run(['sh', '-c', 'if true; then { bash scripts/check.sh; }; fi'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
-      'lc.py': "import subprocess\nr = subprocess.run(['bash', '-lc', 'echo ok'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
-      'sed.py': "import subprocess\nr = subprocess.run(['sed', '-f', 'fmt.sed', 'README.md'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'shebang.py':
+        "import subprocess\nr = subprocess.run(['./scripts/check.sh'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'keyword.py':
+        "import subprocess\nr = subprocess.run(['sh', '-c', 'if true; then { bash scripts/check.sh; }; fi'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'lc.py':
+        "import subprocess\nr = subprocess.run(['bash', '-lc', 'echo ok'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
+      'sed.py':
+        "import subprocess\nr = subprocess.run(['sed', '-f', 'fmt.sed', 'README.md'], capture_output=True, text=True)\nprint('APPROVED', r.stdout.strip())\n",
       'scripts/check.sh': '#!/usr/bin/env bash\nsource "$(dirname "$0")/lib.sh"\ngreet\n',
       'scripts/lib.sh': 'greet() { echo approved-lib; }\n',
       'fmt.sed': 's/approved/APPROVED-SED/\n',
@@ -933,11 +1086,14 @@ describe('python load guard (mcp_gate_guard.py)', function () {
 
   it('an extension module (.so) and a ctypes library are checked before dlopen', function () {
     const probe = spawnSync(PY, ['-S', '-c', 'import xxlimited, ctypes.util; print(xxlimited.__file__)'], { encoding: 'utf8' });
-    const libz = ['/usr/lib/x86_64-linux-gnu/libz.so.1', '/lib/x86_64-linux-gnu/libz.so.1', '/usr/lib/aarch64-linux-gnu/libz.so.1'].find((f) => fs.existsSync(f));
+    const libz = ['/usr/lib/x86_64-linux-gnu/libz.so.1', '/lib/x86_64-linux-gnu/libz.so.1', '/usr/lib/aarch64-linux-gnu/libz.so.1'].find(
+      (f) => fs.existsSync(f),
+    );
     if (probe.status !== 0 || !libz) this.skip();
     const ext = probe.stdout.trim();
     const ws = workspace(() => ({
-      'server.py': "import sys, ctypes\nsys.path.insert(0, 'native')\nimport xxlimited\nassert xxlimited.__file__.startswith(sys.path[0]) or 'native' in xxlimited.__file__\nctypes.CDLL('./native/libz.so.1')\nprint('APPROVED')\n",
+      'server.py':
+        "import sys, ctypes\nsys.path.insert(0, 'native')\nimport xxlimited\nassert xxlimited.__file__.startswith(sys.path[0]) or 'native' in xxlimited.__file__\nctypes.CDLL('./native/libz.so.1')\nprint('APPROVED')\n",
       [`native/${path.basename(ext)}`]: fs.readFileSync(ext),
       'native/libz.so.1': fs.readFileSync(libz),
     }));
@@ -986,7 +1142,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.equal(info.file, path.join(ws.root, 'server.py'));
     assert.equal(info.B, true);
     assert.equal(info.buf, 'FileIO', '-u: unbuffered stdout');
-    assert.ok(!(info.flags as string[]).includes('-S'), 'children do not inherit the guard\'s own -S');
+    assert.ok(!(info.flags as string[]).includes('-S'), "children do not inherit the guard's own -S");
     const iso = run(ws, ['-I', '-c', 'import sys; print(sys.flags.isolated, sys.flags.no_site, repr(sys.path[0]), sys.argv)', 'x']);
     assert.equal(iso.status, 0, iso.stderr);
     assert.ok(iso.stdout.startsWith('1 0 ') && !iso.stdout.includes(`'${ws.root}'`) && iso.stdout.includes("['-c', 'x']"), iso.stdout);

@@ -20,7 +20,9 @@ describe('contained execution: real npx servers', function () {
   it('server-everything, server-memory and server-filesystem start contained from their approved locks, with and without network', async () => {
     const mcpServers = Object.fromEntries(Object.entries(SERVERS).map(([n, s]) => [n, { command: 'npx', args: ['-y', s.pkg, ...s.args] }]));
     // The registry as this machine reaches it (its proxy's CA included): the approving CLI resolves there.
-    const reach = Object.fromEntries(['NODE_EXTRA_CA_CERTS', 'npm_config_registry'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]));
+    const reach = Object.fromEntries(
+      ['NODE_EXTRA_CA_CERTS', 'npm_config_registry'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]),
+    );
     const w = world({ '.mcp.json': JSON.stringify({ mcpServers }), 'notes.txt': 'hello\n' }, {}, { PATH: process.env.PATH!, ...reach });
     fs.mkdirSync(path.join(w.home, '.npm'));
     const config = (network: boolean) => {
@@ -61,7 +63,13 @@ describe('contained execution: real npx servers', function () {
     assert.match(cli(w, ['list']).stdout, /approved\s+repository\s+\.mcp\.json\s+files/);
     // The memory server writes next to its own code (dist/memory.jsonl): its private copy of its package folder keeps
     // what it stored for its next start, with no grant written by hand.
-    const stored = cli(w, ['call', 'memory', 'create_entities', '--args', JSON.stringify({ entities: [{ name: 'gate-test-entity', entityType: 'note', observations: ['kept between starts'] }] })]);
+    const stored = cli(w, [
+      'call',
+      'memory',
+      'create_entities',
+      '--args',
+      JSON.stringify({ entities: [{ name: 'gate-test-entity', entityType: 'note', observations: ['kept between starts'] }] }),
+    ]);
     assert.equal(stored.code, 0, stored.stdout + stored.stderr);
     const read = cli(w, ['call', 'memory', 'read_graph']);
     assert.match(read.stdout, /gate-test-entity/, read.stdout + read.stderr);
@@ -71,13 +79,19 @@ describe('contained execution: real npx servers', function () {
     mcp.mcpServers.memory.env = { MEMORY_FILE_PATH: '${workspaceFolder}/memory.jsonl' };
     fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify(mcp));
     assert.equal(cli(w, ['approve', 'memory', '--yes']).code, 0);
-    const inWorkspace = cli(w, ['call', 'memory', 'create_entities', '--args', JSON.stringify({ entities: [{ name: 'in-workspace', entityType: 'note', observations: ['data'] }] })]);
+    const inWorkspace = cli(w, [
+      'call',
+      'memory',
+      'create_entities',
+      '--args',
+      JSON.stringify({ entities: [{ name: 'in-workspace', entityType: 'note', observations: ['data'] }] }),
+    ]);
     assert.equal(inWorkspace.code, 0, inWorkspace.stdout + inWorkspace.stderr);
     assert.match(fs.readFileSync(path.join(w.project, 'memory.jsonl'), 'utf8'), /in-workspace/);
     assert.match(cli(w, ['list']).stdout, /approved\s+repository\s+\.mcp\.json\s+memory/);
     assert.match(cli(w, ['call', 'memory', 'read_graph']).stdout, /in-workspace/);
     const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
     assert.match(log, /"kind":"server.start","server":"memory".*contained: /);
-    assert.deepEqual(fs.readdirSync(path.join(w.home, '.npm')), [], 'the user\'s own ~/.npm is never written by a contained server');
+    assert.deepEqual(fs.readdirSync(path.join(w.home, '.npm')), [], "the user's own ~/.npm is never written by a contained server");
   });
 });

@@ -42,7 +42,10 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     await new Promise((r) => probe.once('listening', r));
     loopbackPort = (probe.address() as net.AddressInfo).port;
     await new Promise((r) => probe.close(r));
-    listener = spawn(process.execPath, [PEER], { env: { PEER_HOST: '127.0.0.1', PEER_PORT: String(loopbackPort) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    listener = spawn(process.execPath, [PEER], {
+      env: { PEER_HOST: '127.0.0.1', PEER_PORT: String(loopbackPort) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve) => listener.stdout!.on('data', (d: Buffer) => d.toString().includes('READY') && resolve()));
     netns = createNetns();
     await netns.startNode(PEER, { PEER_HOST: netns.peerAddress, PEER_PORT: String(PEER_PORT), PEER_HTTP_PORT: String(PEER_HTTP_PORT) });
@@ -53,13 +56,21 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     cleanupTemp();
   });
 
-  function project(extraEntry: Record<string, unknown> = {}): { w: World; marker: string; args: Record<string, unknown>; outsideWrite: string } {
+  function project(extraEntry: Record<string, unknown> = {}): {
+    w: World;
+    marker: string;
+    args: Record<string, unknown>;
+    outsideWrite: string;
+  } {
     const w = world();
     w.input.loadGuard = true; // approved as the CLI pins it
     // In a folder of its own: that folder is its code (the approved copy, read-only); the rest of the workspace is data.
     fs.mkdirSync(path.join(w.project, 'srv'));
     fs.copyFileSync(PROBE, path.join(w.project, 'srv', 'probe-server.js'));
-    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'], ...extraEntry } } }));
+    fs.writeFileSync(
+      path.join(w.project, '.mcp.json'),
+      JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'], ...extraEntry } } }),
+    );
     fs.mkdirSync(path.join(w.home, '.ssh'), { recursive: true });
     fs.mkdirSync(path.join(w.home, '.npm'), { recursive: true });
     fs.mkdirSync(path.join(w.project, '.git', 'hooks'), { recursive: true });
@@ -71,12 +82,28 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside secret');
     const marker = `mcpgate-probe-${randomBytes(6).toString('hex')}`;
     const outsideWrite = path.join(outside, 'pwned.txt');
-    return { w, marker, outsideWrite, args: { marker, outsideSecret: path.join(outside, 'secret.txt'), outsideWrite, loopbackPort, peerHost: netns.peerAddress, peerPort: PEER_PORT, peerHttpPort: PEER_HTTP_PORT } };
+    return {
+      w,
+      marker,
+      outsideWrite,
+      args: {
+        marker,
+        outsideSecret: path.join(outside, 'secret.txt'),
+        outsideWrite,
+        loopbackPort,
+        peerHost: netns.peerAddress,
+        peerPort: PEER_PORT,
+        peerHttpPort: PEER_HTTP_PORT,
+      },
+    };
   }
 
   const rules = (w: World, extra: unknown[] = []) => [{ action: 'mcp.probe.tool.*', decision: 'allow', project: w.project }, ...extra];
 
-  async function callProbe(w: World, args: Record<string, unknown>): Promise<Record<string, { ok: boolean; value?: string; code?: string }>> {
+  async function callProbe(
+    w: World,
+    args: Record<string, unknown>,
+  ): Promise<Record<string, { ok: boolean; value?: string; code?: string }>> {
     await recordDecision(w.input, 'probe', undefined, 'approved');
     const r = cli(w, ['call', 'probe', 'probe', '--args', JSON.stringify(args)], { env: { PATH: process.env.PATH! } });
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -93,7 +120,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(r.writeHome.ok, true, 'HOME is an empty scratch folder inside the sandbox');
     assert.equal(fs.existsSync(path.join(w.home, 'pwned')), false, 'the write must not reach the real HOME');
     assert.equal(r.writeNpm.ok, true, 'its own npm cache is writable');
-    assert.equal(fs.existsSync(path.join(w.home, '.npm', 'planted.js')), false, 'never the user\'s own ~/.npm (npx there runs on the host)');
+    assert.equal(fs.existsSync(path.join(w.home, '.npm', 'planted.js')), false, "never the user's own ~/.npm (npx there runs on the host)");
     assert.equal(r.readOutside.ok, false, 'reads outside the workspace');
     assert.equal(r.writeOutside.ok, false, 'writes outside the workspace');
     assert.equal(fs.existsSync(outsideWrite), false);
@@ -103,7 +130,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(r.vscodeTask.ok, false, 'a folder-open task would run in VS Code on the host');
     assert.equal(r.mcpConfig.ok, false, 'the MCP configuration files are read-only inside');
     assert.equal(fs.existsSync(path.join(w.project, '.git', 'hooks', 'pre-commit')), false);
-    assert.equal(r.loopback.ok, false, 'reaches this machine\'s loopback');
+    assert.equal(r.loopback.ok, false, "reaches this machine's loopback");
     assert.equal(r.peer.ok, false, 'reaches a peer in another network namespace');
     // It starts programs, so its closure is the whole workspace: it sees the approved workspace, read-only.
     assert.equal(r.writeWorkspace.ok, false, 'writes into a workspace that is all its approved code');
@@ -117,7 +144,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.match(cli(w, ['log']).stdout, /server\.start .*contained: contained by bubblewrap [^\n]*; read-write: /);
   });
 
-  it('with a rule naming the peer, the server reaches it through its door only, and never this machine\'s loopback; both are in the log', async () => {
+  it("with a rule naming the peer, the server reaches it through its door only, and never this machine's loopback; both are in the log", async () => {
     const { w, args } = project();
     userConfig(w, { rules: rules(w, [{ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }]) });
     const r = await callProbe(w, args);
@@ -130,12 +157,26 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(r.loopbackProxied.code, 'HTTP 403', JSON.stringify(r.loopbackProxied));
     assert.equal(r.readSsh.ok, false);
     const log = cli(w, ['log']).stdout;
-    assert.match(log, new RegExp(`network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_HTTP_PORT} `), 'the fetch went through the door');
-    assert.match(log, new RegExp(`network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_PORT} address=${netns.peerAddress.replace(/\./g, '\\.')} .*— mcp\\.probe\\.network\\.\\[${netns.peerAddress.replace(/\./g, '\\.')}\\] is allowed by rule`));
-    assert.match(log, new RegExp(`network\\.blocked server=probe host=127\\.0\\.0\\.1:${loopbackPort} .*— .*127\\.0\\.0\\.1 is an address no rule opens to a contained server`));
+    assert.match(
+      log,
+      new RegExp(`network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_HTTP_PORT} `),
+      'the fetch went through the door',
+    );
+    assert.match(
+      log,
+      new RegExp(
+        `network\\.connect server=probe host=${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_PORT} address=${netns.peerAddress.replace(/\./g, '\\.')} .*— mcp\\.probe\\.network\\.\\[${netns.peerAddress.replace(/\./g, '\\.')}\\] is allowed by rule`,
+      ),
+    );
+    assert.match(
+      log,
+      new RegExp(
+        `network\\.blocked server=probe host=127\\.0\\.0\\.1:${loopbackPort} .*— .*127\\.0\\.0\\.1 is an address no rule opens to a contained server`,
+      ),
+    );
   });
 
-  it('as an unprivileged user (nobody) the door opens the same way: the named peer through it, never the host\'s loopback', async () => {
+  it("as an unprivileged user (nobody) the door opens the same way: the named peer through it, never the host's loopback", async () => {
     const { w, args } = project();
     userConfig(w, { rules: rules(w, [{ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }]) });
     await recordDecision(w.input, 'probe', undefined, 'approved');
@@ -145,7 +186,11 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     const r = JSON.parse(/\{"home".*\}/.exec(run.stdout)![0]);
     assert.deepEqual(r.peerProxied, { ok: true, value: 'peer' }, JSON.stringify(r.peerProxied));
     assert.deepEqual(r.peer, { ok: true, value: 'peer' }, `raw TCP, through the network shim: ${JSON.stringify(r.peer)}`);
-    assert.deepEqual(r.peerFetch, { ok: true, value: '200 peer over http' }, `fetch, through the network shim: ${JSON.stringify(r.peerFetch)}`);
+    assert.deepEqual(
+      r.peerFetch,
+      { ok: true, value: '200 peer over http' },
+      `fetch, through the network shim: ${JSON.stringify(r.peerFetch)}`,
+    );
     assert.equal(r.loopback.ok, false);
     assert.equal(r.loopbackProxied.code, 'HTTP 403', JSON.stringify(r.loopbackProxied));
   });
@@ -157,16 +202,31 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     assert.equal(r.peerProxied.code, 'HTTP 403', JSON.stringify(r.peerProxied));
     assert.match(r.peerProxied.value!, /private addresses are refused: only a rule that names the host reaches a private address/);
     // Raw TCP and the built-in fetch, carried by the network shim, are refused the same way, and say which rule would allow it.
-    const allow = JSON.stringify({ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }).replace(/[[\]{}.]/g, (c) => `\\${c}`);
+    const allow = JSON.stringify({ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }).replace(
+      /[[\]{}.]/g,
+      (c) => `\\${c}`,
+    );
     assert.equal(r.peer.code, 'ECONNREFUSED', JSON.stringify(r.peer));
-    assert.match(r.peer.value!, new RegExp(`through MCP Gate's network door refused: HTTP/1\\.1 403 Forbidden — .*private addresses are refused.*the rule ${allow} would allow it`));
+    assert.match(
+      r.peer.value!,
+      new RegExp(
+        `through MCP Gate's network door refused: HTTP/1\\.1 403 Forbidden — .*private addresses are refused.*the rule ${allow} would allow it`,
+      ),
+    );
     assert.equal(r.peerFetch.ok, false, JSON.stringify(r.peerFetch));
     assert.match(r.peerFetch.value!, new RegExp(`^fetch failed: .*HTTP/1\\.1 403 Forbidden — .*the rule ${allow} would allow it`));
-    assert.equal(r.loopback.ok, false, 'never the host\'s loopback, whatever the rule');
-    const events = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.equal(r.loopback.ok, false, "never the host's loopback, whatever the rule");
+    const events = fs
+      .readFileSync(path.join(w.store, 'log.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const blocked = events.find((e) => e.kind === 'network.blocked' && e.host === `${netns.peerAddress}:${PEER_PORT}`);
     assert.ok(blocked, JSON.stringify(events.filter((e) => String(e.kind).startsWith('network'))));
-    assert.equal(blocked.rule, JSON.stringify({ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }));
+    assert.equal(
+      blocked.rule,
+      JSON.stringify({ action: `mcp.probe.network.[${netns.peerAddress}]`, decision: 'allow', project: w.project }),
+    );
   });
 
   it('a network rule without "project" (for a user server of that name) gives the repository server no network', async () => {
@@ -198,11 +258,17 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     const r1 = await callProbe(hidden.w, { ...hidden.args, extraRead: gitConfig });
     assert.equal(r1.extraRead.ok, false, JSON.stringify(r1.extraRead));
     // What the start logs says so, and how to show it.
-    assert.match(fs.readFileSync(path.join(hidden.w.store, 'log.jsonl'), 'utf8'), /\.git \(hidden: grant it as a read or write path to show it\)/);
+    assert.match(
+      fs.readFileSync(path.join(hidden.w.store, 'log.jsonl'), 'utf8'),
+      /\.git \(hidden: grant it as a read or write path to show it\)/,
+    );
 
     const granted = project();
     const git = path.join(granted.w.project, '.git');
-    userConfig(granted.w, { rules: rules(granted.w), sandbox: { servers: [{ server: 'probe', project: granted.w.project, read: [git] }] } });
+    userConfig(granted.w, {
+      rules: rules(granted.w),
+      sandbox: { servers: [{ server: 'probe', project: granted.w.project, read: [git] }] },
+    });
     const r2 = await callProbe(granted.w, { ...granted.args, extraRead: path.join(git, 'config') });
     assert.equal(r2.extraRead.ok, true, JSON.stringify(r2.extraRead));
     assert.equal(r2.extraRead.value, '[core]\n');
@@ -213,7 +279,7 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     const { w, args } = project();
     userConfig(w, { rules: rules(w), sandbox: { servers: [{ server: 'probe', project: w.project, off: true }] } });
     const r = await callProbe(w, args);
-    assert.equal(r.readSsh.ok, true, 'uncontained: it has the user\'s authority (that is what the opt-out means)');
+    assert.equal(r.readSsh.ok, true, "uncontained: it has the user's authority (that is what the opt-out means)");
     const log = fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8');
     assert.match(log, /"kind":"sandbox.off".*runs uncontained: your opt-out/);
   });
@@ -223,25 +289,40 @@ describe('contained execution (bubblewrap) through the CLI', function () {
     userConfig(w, { rules: rules(w), sandbox: { servers: [{ server: 'probe', read: ['relative/path'] }] } });
     await recordDecision(w.input, 'probe', undefined, 'approved');
     const r = cli(w, ['tools', 'probe'], { env: { PATH: process.env.PATH! } });
-    assert.match(r.stdout + r.stderr, /your sandbox settings cannot be used, so no server that should be contained starts: .*sandbox\.servers\[0\]\.read: "relative\/path" is not an absolute path/);
+    assert.match(
+      r.stdout + r.stderr,
+      /your sandbox settings cannot be used, so no server that should be contained starts: .*sandbox\.servers\[0\]\.read: "relative\/path" is not an absolute path/,
+    );
   });
 
-  it('get and approve show the launch plan, the closure (small files in full) and the sandbox it will get; doctor reports the profile and ignores a repository\'s own sandbox fields', async () => {
+  it("get and approve show the launch plan, the closure (small files in full) and the sandbox it will get; doctor reports the profile and ignores a repository's own sandbox fields", async () => {
     const { w } = project({ sandboxEnabled: false, sandbox: { network: true } });
     userConfig(w, { rules: rules(w, [{ action: 'mcp.probe.network', decision: 'allow', project: w.project }]) });
     const shown = cli(w, ['approve', 'probe'], { input: 'no\n' });
     assert.match(shown.stdout, /launch plan \(what will be executed\):\n {4}program {3}\/\S+\/node/);
     // It starts programs (a daemon, for the test below): it runs on the approved snapshot, and the preview says why.
     assert.match(shown.stdout, /runs the workspace as it is when you approve: a read-only copy, never the live files/);
-    assert.match(shown.stdout, /why not checked file by file: srv\/probe-server\.js:\d+ spawn\(\) starts a program, which can run any file of the workspace/);
+    assert.match(
+      shown.stdout,
+      /why not checked file by file: srv\/probe-server\.js:\d+ spawn\(\) starts a program, which can run any file of the workspace/,
+    );
     assert.match(shown.stdout, /files it names \(content pinned\): 1 file, \d+ bytes/);
-    assert.match(shown.stdout, /workspace: the workspace as approved, read-only \(a copy made from what the approval kept, verified against it; never the live files\)/);
+    assert.match(
+      shown.stdout,
+      /workspace: the workspace as approved, read-only \(a copy made from what the approval kept, verified against it; never the live files\)/,
+    );
     assert.match(shown.stdout, /file srv\/probe-server\.js {2}\d+ bytes {2}sha256 [0-9a-f]{64}\n {6}\| \/\/ A hostile repository server/);
     assert.match(shown.stdout, /sandbox {5}contained \(bubblewrap\)/);
-    assert.match(shown.stdout, /network: any public host, through its own network namespace, whose one way out is MCP Gate's filtering proxy \(never this machine/);
+    assert.match(
+      shown.stdout,
+      /network: any public host, through its own network namespace, whose one way out is MCP Gate's filtering proxy \(never this machine/,
+    );
     const doctor = cli(w, ['doctor']);
     assert.match(doctor.stdout, /bubblewrap \S+ \S+: available/);
-    assert.match(doctor.stdout, /probe \(\.mcp\.json\): contained \(bubblewrap\); network: any public host, through its own network namespace/);
+    assert.match(
+      doctor.stdout,
+      /probe \(\.mcp\.json\): contained \(bubblewrap\); network: any public host, through its own network namespace/,
+    );
     assert.match(doctor.stdout, /ignored: "sandbox", "sandboxEnabled" in \.mcp\.json — a repository cannot set its own sandbox/);
     userConfig(w, { sandbox: { servers: [{ server: 'probe', project: w.project, off: true }] } });
     assert.match(cli(w, ['doctor']).stdout, /probe \(\.mcp\.json\): NOT contained: your opt-out in .*config\.json:1/);
@@ -254,7 +335,10 @@ describe('contained execution (bubblewrap) through the CLI', function () {
       await recordDecision(w.input, 'probe', undefined, 'approved');
       const env: Record<string, string> = { PATH: process.env.PATH!, MCP_GATE_STORE: w.store };
       for (const [k, v] of Object.entries(w.env)) if (v !== undefined) env[k] = v;
-      const child = spawn(process.execPath, [CLI, 'call', 'probe', 'hang', '--args', JSON.stringify({ marker }), '--project', w.project], { env, stdio: 'ignore' });
+      const child = spawn(process.execPath, [CLI, 'call', 'probe', 'hang', '--args', JSON.stringify({ marker }), '--project', w.project], {
+        env,
+        stdio: 'ignore',
+      });
       assert.ok(await until(() => remaining(marker, child.pid).length > 0, 20_000), 'the server started its daemon');
       child.kill(sig);
       await new Promise((r) => child.once('exit', r));

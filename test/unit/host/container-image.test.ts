@@ -22,7 +22,11 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
 
   /** A project declaring `fx` as `runtime run --rm -i <image>`, contained, its docker CLI pointed at the podman service. */
   function project(runtime: string, image: string): World {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: runtime, args: ['run', '--rm', '-i', image] } } }) }, {}, { PATH: process.env.PATH! });
+    const w = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: runtime, args: ['run', '--rm', '-i', image] } } }) },
+      {},
+      { PATH: process.env.PATH! },
+    );
     c.dockerHome(w.home);
     config(w, true);
     return w;
@@ -31,11 +35,18 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
   function config(w: World, unixSockets: boolean): void {
     const file = path.join(w.home, '.config', 'mcp-gate', 'config.json');
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, JSON.stringify({
-      rules: [{ action: 'mcp.fx.tool.*', decision: 'allow', project: w.project }],
-      // The sandbox holds the docker CLI; it reaches the daemon only through a socket the user shows it.
-      sandbox: { servers: [{ server: 'fx', project: w.project, read: [path.join(w.home, '.docker'), c.socket], ...(unixSockets ? { unixSockets } : {}) }] },
-    }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        rules: [{ action: 'mcp.fx.tool.*', decision: 'allow', project: w.project }],
+        // The sandbox holds the docker CLI; it reaches the daemon only through a socket the user shows it.
+        sandbox: {
+          servers: [
+            { server: 'fx', project: w.project, read: [path.join(w.home, '.docker'), c.socket], ...(unixSockets ? { unixSockets } : {}) },
+          ],
+        },
+      }),
+    );
   }
   const digestIn = (text: string) => /fixture@(sha256:[0-9a-f]{64})/.exec(text)?.[1];
 
@@ -46,16 +57,30 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
 
     const approved = cli(w, ['approve', 'fx', '--yes']);
     assert.equal(approved.code, 0, approved.stdout + approved.stderr);
-    assert.match(approved.stdout, new RegExp(`image       "${image.replace(/[.]/g, '\\.')}" \\(docker run\\): pinned to ${c.registry.replace(/[.]/g, '\\.')}/fixture@sha256:[0-9a-f]{64}`));
+    assert.match(
+      approved.stdout,
+      new RegExp(
+        `image       "${image.replace(/[.]/g, '\\.')}" \\(docker run\\): pinned to ${c.registry.replace(/[.]/g, '\\.')}/fixture@sha256:[0-9a-f]{64}`,
+      ),
+    );
     const d1 = digestIn(approved.stdout)!;
     assert.ok(d1, approved.stdout);
     assert.match(cli(w, ['get', 'fx']).stdout, new RegExp(`pinned \\(approved\\) to .*fixture@${d1}`));
 
     // Without unixSockets the docker CLI cannot reach the socket it is shown: the failure names the setting.
     config(w, false);
-    assert.match(cli(w, ['get', 'fx']).stdout, new RegExp(`Unix sockets: refused \\(a seccomp filter\\) — ${c.socket.replace(/[.]/g, '\\.')} is a Unix socket it can see, so it may make none of its own \\(it could connect to that one\\): "unixSockets": true in its sandbox entry allows them`));
+    assert.match(
+      cli(w, ['get', 'fx']).stdout,
+      new RegExp(
+        `Unix sockets: refused \\(a seccomp filter\\) — ${c.socket.replace(/[.]/g, '\\.')} is a Unix socket it can see, so it may make none of its own \\(it could connect to that one\\): "unixSockets": true in its sandbox entry allows them`,
+      ),
+    );
     const blocked = cli(w, ['tools', 'fx']);
-    assert.match(blocked.stdout + blocked.stderr, /operation not permitted.* is a Unix socket it can see, so it may make none of its own \(it could connect to that one\): "unixSockets": true in its sandbox entry allows them/, blocked.stdout + blocked.stderr);
+    assert.match(
+      blocked.stdout + blocked.stderr,
+      /operation not permitted.* is a Unix socket it can see, so it may make none of its own \(it could connect to that one\): "unixSockets": true in its sandbox entry allows them/,
+      blocked.stdout + blocked.stderr,
+    );
     config(w, true);
     const first = cli(w, ['tools', 'fx']);
     assert.match(first.stdout, /fixture_v1\s+\[allow\]/, first.stdout + first.stderr);
@@ -83,7 +108,12 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
     await c.deleteFromRegistry('fixture', d1);
     const refused = cli(w, ['tools', 'fx']);
     assert.notEqual(refused.code, 0);
-    assert.match(refused.stdout + refused.stderr, new RegExp(`"fx" is not started: its approved image ${c.registry.replace(/[.]/g, '\\.')}/fixture@${d1} \\(pinned from ${image.replace(/[.]/g, '\\.')}\\) cannot be used: docker does not have it and cannot pull it by its digest: .*manifest unknown.*mcp-gate update fx`));
+    assert.match(
+      refused.stdout + refused.stderr,
+      new RegExp(
+        `"fx" is not started: its approved image ${c.registry.replace(/[.]/g, '\\.')}/fixture@${d1} \\(pinned from ${image.replace(/[.]/g, '\\.')}\\) cannot be used: docker does not have it and cannot pull it by its digest: .*manifest unknown.*mcp-gate update fx`,
+      ),
+    );
 
     // `update` pulls the tag again and records what it names now; the server then runs version 2.
     const updated = cli(w, ['update', 'fx', '--yes']);
@@ -95,7 +125,10 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
     assert.match(v2.stdout, /fixture_v2\s+\[allow\]/, v2.stdout + v2.stderr);
 
     // A changed image in the definition re-gates (the definition's digest covers its arguments).
-    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fx: { command: 'docker', args: ['run', '--rm', '-i', `${c.registry}/fixture:2`] } } }));
+    fs.writeFileSync(
+      path.join(w.project, '.mcp.json'),
+      JSON.stringify({ mcpServers: { fx: { command: 'docker', args: ['run', '--rm', '-i', `${c.registry}/fixture:2`] } } }),
+    );
     const changed = cli(w, ['get', 'fx']);
     assert.match(changed.stdout, /state\s+changed since approval: its definition changed/);
     assert.notEqual(cli(w, ['tools', 'fx']).code, 0);
@@ -118,7 +151,10 @@ describe('container images: pinned to their digest (real registry, docker CLI, p
     c.docker(n.home, ['context', 'create', 'nothing', '--docker', `host=unix://${path.join(n.home, 'no.sock')}`]);
     const a = cli(n, ['approve', 'fx', '--yes']);
     assert.equal(a.code, 0, a.stdout + a.stderr);
-    assert.match(a.stdout, /\(docker run\): not pinned: the bytes this downloads can change \(docker could not read or pull .* at approval: .*no\.sock.*; it runs by its tag\)/);
+    assert.match(
+      a.stdout,
+      /\(docker run\): not pinned: the bytes this downloads can change \(docker could not read or pull .* at approval: .*no\.sock.*; it runs by its tag\)/,
+    );
     assert.match(cli(n, ['get', 'fx']).stdout, /not pinned: the bytes this downloads can change .*\(approved so\)/);
     assert.match(cli(n, ['get', 'fx']).stdout, /state\s+approved/);
   });

@@ -18,7 +18,12 @@ export function decideBy(rules: object[]): (host: string) => Promise<EgressVerdi
   assert.deepEqual(parsed.errors, []);
   return async (host) => {
     const r = mayReachNetwork(PROBE_SERVER, host, parsed.rules);
-    return { allow: r.verdict.decision === 'allow', named: r.named, reason: r.verdict.reason, permit: r.permit ? ruleText(r.permit) : undefined };
+    return {
+      allow: r.verdict.decision === 'allow',
+      named: r.named,
+      reason: r.verdict.reason,
+      permit: r.permit ? ruleText(r.permit) : undefined,
+    };
   };
 }
 

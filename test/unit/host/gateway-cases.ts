@@ -8,7 +8,10 @@ import type { EventLog } from '../../../src/host/log/log';
 export function policyThroughDoor(connect: (key: string) => Promise<Client>, log: () => EventLog): void {
   it('lists only the tools the policy does not deny', async () => {
     const c = await connect('fx');
-    assert.deepEqual((await c.listTools()).tools.map((t) => t.name), ['t0', 't1']);
+    assert.deepEqual(
+      (await c.listTools()).tools.map((t) => t.name),
+      ['t0', 't1'],
+    );
     await c.close();
   });
 
@@ -23,7 +26,10 @@ export function policyThroughDoor(connect: (key: string) => Promise<Client>, log
     assert.equal(denied.isError, true);
     assert.match(JSON.stringify(denied.content), /mcp\.fx\.tool\.t2 is denied/);
     await c.close();
-    const outcomes = log().read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
+    const outcomes = log()
+      .read()
+      .filter((e) => e.kind === 'mcp.request')
+      .map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
     assert.deepEqual(outcomes.slice(-3), ['t0:answered', 't1:refused_by_policy', 't2:refused_by_policy']);
   });
 }

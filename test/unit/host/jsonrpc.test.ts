@@ -6,7 +6,14 @@ import fc from 'fast-check';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { isRpcKind, LineReader, NotJsonRpc, rpcKind } from '../../../src/host/jsonrpc';
 
-const scalar = fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constant(null), fc.boolean(), fc.constant(2 ** 53));
+const scalar = fc.oneof(
+  fc.string({ maxLength: 4 }),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constant(null),
+  fc.boolean(),
+  fc.constant(2 ** 53),
+);
 const id = fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(1.5), fc.constant(2 ** 53), fc.constant(null), fc.constant(-3));
 const meta = fc.oneof(
   fc.constant(undefined),
@@ -17,19 +24,34 @@ const meta = fc.oneof(
 );
 const objectWithMeta = meta.map((m) => (m === undefined ? {} : { _meta: m }));
 const objectLike = fc.oneof(objectWithMeta, fc.constant([]), scalar, fc.dictionary(fc.string({ maxLength: 3 }), scalar, { maxKeys: 2 }));
-const error = fc.oneof(fc.record({ code: id, message: scalar, data: scalar }, { requiredKeys: ['code', 'message'] }), fc.record({ code: fc.integer(), message: fc.string(), other: scalar }), scalar);
+const error = fc.oneof(
+  fc.record({ code: id, message: scalar, data: scalar }, { requiredKeys: ['code', 'message'] }),
+  fc.record({ code: fc.integer(), message: fc.string(), other: scalar }),
+  scalar,
+);
 const message = fc.record(
-  { jsonrpc: fc.oneof(fc.constant('2.0'), fc.constant('2.0'), fc.constant('1.0'), scalar), id, method: fc.oneof(fc.string({ maxLength: 6 }), scalar), params: objectLike, result: objectLike, error, extra: scalar },
+  {
+    jsonrpc: fc.oneof(fc.constant('2.0'), fc.constant('2.0'), fc.constant('1.0'), scalar),
+    id,
+    method: fc.oneof(fc.string({ maxLength: 6 }), scalar),
+    params: objectLike,
+    result: objectLike,
+    error,
+    extra: scalar,
+  },
   { requiredKeys: [] },
 );
 
 describe('JSON-RPC envelope (src/host/jsonrpc.ts)', () => {
-  it('takes a message exactly when the SDK\'s schema takes it', () => {
-    fc.assert(fc.property(message, (m) => {
-      const ours = isRpcKind(rpcKind(m, true));
-      const sdk = JSONRPCMessageSchema.safeParse(m).success;
-      assert.equal(ours, sdk, JSON.stringify(m));
-    }), { numRuns: 20_000 });
+  it("takes a message exactly when the SDK's schema takes it", () => {
+    fc.assert(
+      fc.property(message, (m) => {
+        const ours = isRpcKind(rpcKind(m, true));
+        const sdk = JSONRPCMessageSchema.safeParse(m).success;
+        assert.equal(ours, sdk, JSON.stringify(m));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   it('names each kind, and says why a message is refused', () => {
@@ -38,7 +60,10 @@ describe('JSON-RPC envelope (src/host/jsonrpc.ts)', () => {
     assert.equal(rpcKind({ jsonrpc: '2.0', id: 'a', result: { content: [] } }, true), 'response');
     assert.equal(rpcKind({ jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'no' } }, true), 'error');
     assert.equal(rpcKind({ jsonrpc: '2.0', id: 1.5, result: {} }, true), 'a response id that is not a string or a whole number');
-    assert.equal(rpcKind({ jsonrpc: '2.0', id: 1, result: {}, sneaky: true }, true), 'a response with a key JSON-RPC does not have ("sneaky")');
+    assert.equal(
+      rpcKind({ jsonrpc: '2.0', id: 1, result: {}, sneaky: true }, true),
+      'a response with a key JSON-RPC does not have ("sneaky")',
+    );
     // The gateway reads VS Code's messages without the key check.
     assert.equal(rpcKind({ jsonrpc: '2.0', id: 1, result: {}, sneaky: true }, false), 'response');
   });
@@ -58,7 +83,10 @@ describe('stdio line reader', () => {
   it('a JSON line that is no message throws, naming why', () => {
     const r = new LineReader(1024);
     r.append(Buffer.from('{"jsonrpc":"2.0","id":1,"result":[]}\n'));
-    assert.throws(() => r.next(), (e: Error) => e instanceof NotJsonRpc && /the server sent a result that is not an object/.test(e.message));
+    assert.throws(
+      () => r.next(),
+      (e: Error) => e instanceof NotJsonRpc && /the server sent a result that is not an object/.test(e.message),
+    );
   });
 
   it('refuses to buffer more than its bound', () => {

@@ -40,7 +40,17 @@ const table = (): Record<string, readonly string[]> => ({
   'mcp.test': [PEER_ADDRESS],
   'other.test': [PEER_ADDRESS],
   'mixed.test': [PEER_ADDRESS, '127.0.0.1'],
-  'nine.test': ['93.184.216.1', '93.184.216.2', '93.184.216.3', '93.184.216.4', '93.184.216.5', '93.184.216.6', '93.184.216.7', '93.184.216.8', PEER_ADDRESS],
+  'nine.test': [
+    '93.184.216.1',
+    '93.184.216.2',
+    '93.184.216.3',
+    '93.184.216.4',
+    '93.184.216.5',
+    '93.184.216.6',
+    '93.184.216.7',
+    '93.184.216.8',
+    PEER_ADDRESS,
+  ],
   'odd.test': ['0x7f000001'],
   'meta.test': ['169.254.169.254'],
 });
@@ -156,8 +166,14 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       const body = (await res.json()) as { result: { servername: string; localAddress: string } };
       assert.equal(body.result.servername, 'mcp.test');
       assert.equal(body.result.localAddress, PEER_ADDRESS);
-      assert.deepEqual(conns.map((c) => [c.host, c.address, c.servername]), [['mcp.test', PEER_ADDRESS, 'mcp.test']]);
-      assert.deepEqual(obs.map((o) => [o.host, o.status, o.outcome]), [['mcp.test', 200, 'answered']]);
+      assert.deepEqual(
+        conns.map((c) => [c.host, c.address, c.servername]),
+        [['mcp.test', PEER_ADDRESS, 'mcp.test']],
+      );
+      assert.deepEqual(
+        obs.map((o) => [o.host, o.status, o.outcome]),
+        [['mcp.test', 200, 'answered']],
+      );
     });
 
     it('the pinned agent also works as a plain undici dispatcher', async () => {
@@ -200,7 +216,14 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       const saved = { ...process.env };
       const savedDispatcher = getGlobalDispatcher();
       const bogus = 'http://198.18.0.1:9';
-      Object.assign(process.env, { HTTPS_PROXY: bogus, HTTP_PROXY: bogus, ALL_PROXY: bogus, https_proxy: bogus, http_proxy: bogus, NO_PROXY: '' });
+      Object.assign(process.env, {
+        HTTPS_PROXY: bogus,
+        HTTP_PROXY: bogus,
+        ALL_PROXY: bogus,
+        https_proxy: bogus,
+        http_proxy: bogus,
+        NO_PROXY: '',
+      });
       const proxy = new ProxyAgent(bogus);
       setGlobalDispatcher(proxy);
       try {
@@ -227,7 +250,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       const err = (await rejectsWith(f(`https://mixed.test:${tlsPort}/echo`, rpcInit()), AddressRefusedError)) as AddressRefusedError;
       assert.equal(err.host, 'mixed.test');
       assert.equal(err.address, '127.0.0.1');
-      assert.deepEqual(obs.map((o) => o.outcome), ['refused_by_address']);
+      assert.deepEqual(
+        obs.map((o) => o.outcome),
+        ['refused_by_address'],
+      );
       assert.equal(conns.length, 0);
     });
 
@@ -240,17 +266,42 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
     });
 
     const spellings = [
-      '127.0.0.1', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0x7f.1', '[::1]', '[::ffff:127.0.0.1]',
-      '[::ffff:7f00:1]', '[::127.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b::127.0.0.1]', '[64:ff9b:1::7f00:1]', '[2002:7f00:1::]',
-      '169.254.169.254', '2852039166', '0xa9fea9fe', '0251.0376.0251.0376', '[::ffff:169.254.169.254]', '[fd00:ec2::254]',
-      '[64:ff9b::a9fe:a9fe]', '0.0.0.0', '0', '[::]', 'odd.test', 'meta.test',
+      '127.0.0.1',
+      '2130706433',
+      '0x7f000001',
+      '0177.0.0.1',
+      '127.1',
+      '0x7f.1',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '[::ffff:7f00:1]',
+      '[::127.0.0.1]',
+      '[::ffff:0:7f00:1]',
+      '[64:ff9b::127.0.0.1]',
+      '[64:ff9b:1::7f00:1]',
+      '[2002:7f00:1::]',
+      '169.254.169.254',
+      '2852039166',
+      '0xa9fea9fe',
+      '0251.0376.0251.0376',
+      '[::ffff:169.254.169.254]',
+      '[fd00:ec2::254]',
+      '[64:ff9b::a9fe:a9fe]',
+      '0.0.0.0',
+      '0',
+      '[::]',
+      'odd.test',
+      'meta.test',
     ];
     for (const host of spellings) {
       it(`refuses https://${host}:<sentinel>/ without connecting`, async () => {
         const before = sentinelHits;
         const { f, obs, conns } = probe();
         await timed(5_000, () => rejectsWith(f(`https://${host}:${tlsPort}/echo`, rpcInit()), AddressRefusedError));
-        assert.deepEqual(obs.map((o) => o.outcome), ['refused_by_address']);
+        assert.deepEqual(
+          obs.map((o) => o.outcome),
+          ['refused_by_address'],
+        );
         assert.equal(conns.length, 0);
         assert.equal(sentinelHits, before);
       });
@@ -308,7 +359,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
         assert.equal(err.status, code);
         assert.equal(err.location, 'https://mcp.test:8443/echo?token=secret-in-location');
         assert.doesNotMatch(err.message, /secret/);
-        assert.deepEqual(obs.map((o) => [o.status, o.outcome]), [[code, 'redirected']]);
+        assert.deepEqual(
+          obs.map((o) => [o.status, o.outcome]),
+          [[code, 'redirected']],
+        );
         assert.equal(conns.length, 1);
       });
     }
@@ -316,7 +370,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       const { f, obs, conns } = probe();
       await rejectsWith(f(`${PEER}/redirect-meta`, rpcInit()), RedirectRefusedError);
       assert.equal(obs[0]?.outcome, 'redirected');
-      assert.deepEqual(conns.map((c) => c.address), [PEER_ADDRESS]);
+      assert.deepEqual(
+        conns.map((c) => c.address),
+        [PEER_ADDRESS],
+      );
     });
   });
 
@@ -325,7 +382,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       it(`JSON ${p}: ReplyTooLargeError, no_answer`, async () => {
         const { f, obs } = probe();
         await timed(5_000, () => rejectsWith(f(`${PEER}${p}`, rpcInit()), ReplyTooLargeError));
-        assert.deepEqual(obs.map((o) => [o.status, o.outcome, o.error?.constructor.name]), [[200, 'no_answer', 'ReplyTooLargeError']]);
+        assert.deepEqual(
+          obs.map((o) => [o.status, o.outcome, o.error?.constructor.name]),
+          [[200, 'no_answer', 'ReplyTooLargeError']],
+        );
       });
     }
     for (const p of ['/big-sse', '/big-sse-one']) {
@@ -354,7 +414,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
           assert.equal(synth.error.data.mcpGate, 'REPLY_TOO_LARGE');
           assert.ok(Buffer.byteLength(text) < 1024 * 1024 + 4096);
         });
-        assert.deepEqual(obs.map((o) => [o.outcome, o.error?.constructor.name]), [['no_answer', 'ReplyTooLargeError']]);
+        assert.deepEqual(
+          obs.map((o) => [o.outcome, o.error?.constructor.name]),
+          [['no_answer', 'ReplyTooLargeError']],
+        );
       });
     }
   });
@@ -366,7 +429,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
         const res = await f(`${PEER}/sse-early`, rpcInit(5));
         await rejectsWith(res.text(), StreamEndedEarlyError);
       });
-      assert.deepEqual(obs.map((o) => [o.outcome, o.error?.constructor.name]), [['no_answer', 'StreamEndedEarlyError']]);
+      assert.deepEqual(
+        obs.map((o) => [o.outcome, o.error?.constructor.name]),
+        [['no_answer', 'StreamEndedEarlyError']],
+      );
     });
 
     it('a response event cut off before its blank line is never handed on', async () => {
@@ -395,7 +461,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
         const res = await f(`${PEER}/sse-open`, rpcInit(7));
         assert.match(await res.text(), /"ok":true/);
       });
-      assert.deepEqual(obs.map((o) => o.outcome), ['answered']);
+      assert.deepEqual(
+        obs.map((o) => o.outcome),
+        ['answered'],
+      );
     });
 
     it('SSE with CRLF line ends split across chunks is answered', async () => {
@@ -405,7 +474,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       assert.equal(obs[0]?.outcome, 'answered');
     });
 
-    for (const [p, what] of [['/never', 'never-ending stream'], ['/drip', 'slow drip']] as const) {
+    for (const [p, what] of [
+      ['/never', 'never-ending stream'],
+      ['/drip', 'slow drip'],
+    ] as const) {
       it(`${what}: aborted by the budget (ExchangeTimeoutError)`, async () => {
         const budget = 1_500;
         const { f, obs } = probe({ timeoutMs: budget });
@@ -413,7 +485,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
           const res = await f(`${PEER}${p}`, rpcInit(9));
           await rejectsWith(res.text(), ExchangeTimeoutError);
         });
-        assert.deepEqual(obs.map((o) => [o.outcome, o.error?.constructor.name]), [['no_answer', 'ExchangeTimeoutError']]);
+        assert.deepEqual(
+          obs.map((o) => [o.outcome, o.error?.constructor.name]),
+          [['no_answer', 'ExchangeTimeoutError']],
+        );
       });
     }
 
@@ -433,7 +508,9 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
 
     it('the budget may depend on the JSON-RPC method', async () => {
       const seen: string[] = [];
-      const { f } = probe({ timeoutMs: (rpc) => (seen.push(rpc.map((c) => c.method).join()), rpc.some((c) => c.method === 'tools/list') ? 500 : 30_000) });
+      const { f } = probe({
+        timeoutMs: (rpc) => (seen.push(rpc.map((c) => c.method).join()), rpc.some((c) => c.method === 'tools/list') ? 500 : 30_000),
+      });
       await timed(500, () => rejectsWith(f(`${PEER}/hang`, rpcInit(1, 'tools/list')), ExchangeTimeoutError));
       assert.deepEqual(seen, ['tools/list']);
     });
@@ -451,7 +528,12 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
   });
 
   describe('bad replies and statuses', () => {
-    for (const [p, why] of [['/garbage', /not JSON/], ['/wrong-id', /no JSON-RPC response for id 1/], ['/html', /content type/], ['/accepted', /no response to a request/]] as const) {
+    for (const [p, why] of [
+      ['/garbage', /not JSON/],
+      ['/wrong-id', /no JSON-RPC response for id 1/],
+      ['/html', /content type/],
+      ['/accepted', /no response to a request/],
+    ] as const) {
       it(`${p}: InvalidReplyError, no_answer`, async () => {
         const { f, obs } = probe();
         const err = await rejectsWith(f(`${PEER}${p}`, rpcInit(1)), InvalidReplyError);
@@ -462,9 +544,15 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
 
     it('a notification answered 202 is answered', async () => {
       const { f, obs } = probe();
-      const res = await f(`${PEER}/accepted`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+      const res = await f(`${PEER}/accepted`, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
       assert.equal(res.status, 202);
-      assert.deepEqual(obs.map((o) => [o.status, o.outcome]), [[202, 'answered']]);
+      assert.deepEqual(
+        obs.map((o) => [o.status, o.outcome]),
+        [[202, 'answered']],
+      );
     });
 
     for (const code of [401, 404, 500]) {
@@ -474,7 +562,10 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
         assert.equal(res.status, code);
         if (code === 401) assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="mcp"');
         assert.match(await res.text(), new RegExp(`HTTP ${code}`));
-        assert.deepEqual(obs.map((o) => [o.status, o.outcome]), [[code, 'no_answer']]);
+        assert.deepEqual(
+          obs.map((o) => [o.status, o.outcome]),
+          [[code, 'no_answer']],
+        );
       });
     }
   });
@@ -495,7 +586,13 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       const big = await f(`${PEER}/big-sse`, { method: 'GET', headers: { accept: 'text/event-stream' } });
       const all = await big.text();
       assert.ok(all.length > 2 * 1024 * 1024, `${all.length} bytes`);
-      assert.deepEqual(obs.map((o) => [o.method, o.outcome]), [['GET', 'answered'], ['GET', 'answered']]);
+      assert.deepEqual(
+        obs.map((o) => [o.method, o.outcome]),
+        [
+          ['GET', 'answered'],
+          ['GET', 'answered'],
+        ],
+      );
     });
 
     it('a listening-stream event over 1 MiB ends the stream (ReplyTooLargeError)', async () => {
@@ -526,7 +623,11 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
     });
 
     it('an observer that throws does not change the exchange', async () => {
-      const { f } = probe({ onObservation: () => { throw new Error('observer broke'); } });
+      const { f } = probe({
+        onObservation: () => {
+          throw new Error('observer broke');
+        },
+      });
       const res = await f(`${PEER}/echo`, rpcInit());
       assert.equal(res.status, 200);
       await res.json();
@@ -543,8 +644,16 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
       const { f, obs } = probe({ ownedHeaders: { Authorization: 'Bearer configured', 'X-Api-Key': 'k' } });
       const ok = await f(`${PEER}/echo`, { ...rpcInit(), headers: { authorization: 'Bearer configured', 'mcp-param-region': 'eu' } });
       assert.equal(ok.status, 200);
-      for (const headers of [{ Authorization: 'Bearer other' }, { 'x-api-key': 'changed' }, { Cookie: 'a=b' }, { 'Proxy-Authorization': 'x' }] as Array<Record<string, string>>) {
-        await assert.rejects(f(`${PEER}/echo`, { ...rpcInit(), headers }), (e: unknown) => e instanceof HeaderRefusedError && /MCP Gate sets this header itself/.test(e.message));
+      for (const headers of [
+        { Authorization: 'Bearer other' },
+        { 'x-api-key': 'changed' },
+        { Cookie: 'a=b' },
+        { 'Proxy-Authorization': 'x' },
+      ] as Array<Record<string, string>>) {
+        await assert.rejects(
+          f(`${PEER}/echo`, { ...rpcInit(), headers }),
+          (e: unknown) => e instanceof HeaderRefusedError && /MCP Gate sets this header itself/.test(e.message),
+        );
       }
       assert.equal(obs.filter((o) => o.error instanceof HeaderRefusedError).length, 4);
     });
@@ -575,9 +684,17 @@ describe('host/network: guarded fetch against a hostile peer in a network namesp
         await client.close();
       }
       const methods = obs.filter((o) => o.method === 'POST').map((o) => `${o.method} ${o.rpc.map((c) => c.method).join()} ${o.outcome}`);
-      assert.deepEqual(methods, ['POST initialize answered', 'POST notifications/initialized answered', 'POST tools/list answered', 'POST tools/call answered']);
+      assert.deepEqual(methods, [
+        'POST initialize answered',
+        'POST notifications/initialized answered',
+        'POST tools/list answered',
+        'POST tools/call answered',
+      ]);
       // the SDK opens its listening stream after initialized (server→client requests of no call arrive there)
-      assert.deepEqual(obs.filter((o) => o.method !== 'POST').map((o) => `${o.method} ${o.outcome}`), ['GET answered']);
+      assert.deepEqual(
+        obs.filter((o) => o.method !== 'POST').map((o) => `${o.method} ${o.outcome}`),
+        ['GET answered'],
+      );
       assert.ok(conns.every((c) => c.address === PEER_ADDRESS && c.servername === 'mcp.test'));
     });
 

@@ -30,26 +30,45 @@ async function repoWorld(servers: Record<string, unknown>): Promise<World> {
 
 /** A user's HTTP server on loopback, under a local-development exception. */
 function httpWorld(name: string, port: number, extra: Record<string, unknown> = {}): World {
-  return world({}, {
-    '.config/mcp-gate/config.json': JSON.stringify({
-      servers: { [name]: { url: `http://localhost:${port}/mcp`, ...extra } },
-      localExceptions: [{ server: name, allowLoopback: true }],
-      rules: [{ action: `mcp.${name}.host.localhost`, decision: 'allow' }, { action: `mcp.${name}.tool.*`, decision: 'allow' }],
-    }),
-  });
+  return world(
+    {},
+    {
+      '.config/mcp-gate/config.json': JSON.stringify({
+        servers: { [name]: { url: `http://localhost:${port}/mcp`, ...extra } },
+        localExceptions: [{ server: name, allowLoopback: true }],
+        rules: [
+          { action: `mcp.${name}.host.localhost`, decision: 'allow' },
+          { action: `mcp.${name}.tool.*`, decision: 'allow' },
+        ],
+      }),
+    },
+  );
 }
 
 function options(w: World): SessionOptions & { log: EventLog } {
   const report = evaluateGate(w.input);
   const log = new EventLog(w.store, new Masker());
-  return { report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() } as SessionOptions & { log: EventLog };
+  return {
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log,
+    storeDir: w.store,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker: new Masker(),
+  } as SessionOptions & { log: EventLog };
 }
 
-const startDetail = (log: EventLog, server: string) => (log.read().find((e) => e.kind === 'server.start' && e.server === server) as { detail?: string } | undefined)?.detail ?? '';
+const startDetail = (log: EventLog, server: string) =>
+  (log.read().find((e) => e.kind === 'server.start' && e.server === server) as { detail?: string } | undefined)?.detail ?? '';
 
 const children: ChildProcess[] = [];
 async function startHttp(env: Record<string, string> = {}): Promise<number> {
-  const child = spawn(process.execPath, [MODERN], { env: { ...process.env, FIXTURE_HTTP_PORT: '0', FIXTURE_HTTP_HOST: '::', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MODERN], {
+    env: { ...process.env, FIXTURE_HTTP_PORT: '0', FIXTURE_HTTP_HOST: '::', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   return new Promise<number>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('the fixture server did not start')), 20_000);
@@ -110,9 +129,20 @@ describe('protocol revisions 2026-07-28 and 2025-11-25', function () {
     // the session-less revision's standard headers reached the server
     assert.match(hcall.stdout, /echo: via http .*mcp-method=tools\/call/);
     assert.match(hcall.stdout, /mcp-name=echo/);
-    const events = JSON.parse(cli(h, ['log', '--json']).stdout) as Array<{ kind: string; detail?: string; about?: string; outcome?: string }>;
+    const events = JSON.parse(cli(h, ['log', '--json']).stdout) as Array<{
+      kind: string;
+      detail?: string;
+      about?: string;
+      outcome?: string;
+    }>;
     assert.match(events.find((e) => e.kind === 'server.start')?.detail ?? '', /protocol 2026-07-28/);
-    assert.deepEqual(events.filter((e) => e.kind === 'mcp.request').map((e) => `${e.about}:${e.outcome}`).slice(-2), ['discover:answered', 'echo:answered']);
+    assert.deepEqual(
+      events
+        .filter((e) => e.kind === 'mcp.request')
+        .map((e) => `${e.about}:${e.outcome}`)
+        .slice(-2),
+      ['discover:answered', 'echo:answered'],
+    );
   });
 
   it('an elicitation during a call (2025-11-25) ends the call at once, refused and counted', async () => {
@@ -153,7 +183,10 @@ describe('protocol revisions 2026-07-28 and 2025-11-25', function () {
     try {
       assert.deepEqual(s.notes, []);
       assert.deepEqual(s.servers().sort(), ['bare', 'modern']);
-      assert.deepEqual(s.tools().filter((t) => t.server === 'bare'), []);
+      assert.deepEqual(
+        s.tools().filter((t) => t.server === 'bare'),
+        [],
+      );
     } finally {
       await s.close();
     }
@@ -165,7 +198,10 @@ describe('protocol revisions 2026-07-28 and 2025-11-25', function () {
     try {
       // the SDK's own walk stops at the repeated page and calls the list complete (no tools): MCP Gate does not
       assert.deepEqual(s.servers(), ['modern']);
-      assert.match(s.notes.join('\n'), /same \(\.mcp\.json\) is left out: its tool list repeats the cursor "again" \(a list that never ends\)/);
+      assert.match(
+        s.notes.join('\n'),
+        /same \(\.mcp\.json\) is left out: its tool list repeats the cursor "again" \(a list that never ends\)/,
+      );
     } finally {
       await s.close();
     }
@@ -202,7 +238,10 @@ describe('protocol revisions 2026-07-28 and 2025-11-25', function () {
     const c = await Session.start(o);
     try {
       assert.deepEqual(c.servers(), []);
-      assert.match(c.notes.join('\n'), /clash .* left out: its tool "routed" would mirror an argument into the header Mcp-Param-Token, which MCP Gate sends itself/);
+      assert.match(
+        c.notes.join('\n'),
+        /clash .* left out: its tool "routed" would mirror an argument into the header Mcp-Param-Token, which MCP Gate sends itself/,
+      );
     } finally {
       await c.close();
     }

@@ -50,13 +50,23 @@ interface Req {
 }
 
 function mcpRequests(log: EventLog): Req[] {
-  return log.read().filter((e) => e.kind === 'mcp.request').map((e: LoggedEvent) => {
-    const r = e as unknown as Record<string, unknown>;
-    const extra = Object.keys(r).filter((k) => !['at', 'detail', 'kind', 'server', 'host', 'about', 'status', 'outcome'].includes(k));
-    assert.deepEqual(extra, [], `unexpected keys in ${JSON.stringify(r)}`);
-    assert.equal(typeof r.at, 'string');
-    return { kind: 'mcp.request', server: r.server, host: r.host, about: r.about, ...(r.status !== undefined ? { status: r.status } : {}), outcome: r.outcome } as Req;
-  });
+  return log
+    .read()
+    .filter((e) => e.kind === 'mcp.request')
+    .map((e: LoggedEvent) => {
+      const r = e as unknown as Record<string, unknown>;
+      const extra = Object.keys(r).filter((k) => !['at', 'detail', 'kind', 'server', 'host', 'about', 'status', 'outcome'].includes(k));
+      assert.deepEqual(extra, [], `unexpected keys in ${JSON.stringify(r)}`);
+      assert.equal(typeof r.at, 'string');
+      return {
+        kind: 'mcp.request',
+        server: r.server,
+        host: r.host,
+        about: r.about,
+        ...(r.status !== undefined ? { status: r.status } : {}),
+        outcome: r.outcome,
+      } as Req;
+    });
 }
 
 const ev = (server: string, about: string, outcome: string, status?: number, host = 'mcp.test'): Req =>
@@ -76,7 +86,9 @@ async function approveAll(w: World): Promise<void> {
 /** Every file under dir, recursively. */
 function filesUnder(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? filesUnder(path.join(dir, d.name)) : [path.join(dir, d.name)]));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((d) => (d.isDirectory() ? filesUnder(path.join(dir, d.name)) : [path.join(dir, d.name)]));
 }
 
 /** Asserts no byte of any file in the store holds `needle` (raw, or base64 of it). */
@@ -87,7 +99,11 @@ function assertStoreClean(store: string, ...needles: string[]): void {
     const bytes = fs.readFileSync(f);
     for (const n of needles) {
       for (const form of [n, Buffer.from(n).toString('base64').replace(/=+$/, '')]) {
-        assert.equal(bytes.indexOf(Buffer.from(form, 'latin1')), -1, `${path.relative(store, f)} holds ${JSON.stringify(form.slice(0, 4))}…`);
+        assert.equal(
+          bytes.indexOf(Buffer.from(form, 'latin1')),
+          -1,
+          `${path.relative(store, f)} holds ${JSON.stringify(form.slice(0, 4))}…`,
+        );
       }
     }
   }
@@ -117,8 +133,17 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     const masker = (extra.masker as Masker | undefined) ?? new Masker();
     const log = new EventLog(w.store, masker);
     return {
-      report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess,
-      resolver, ca: certs!.mcp.cert, ...extra, masker,
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log,
+      storeDir: w.store,
+      secrets: async () => undefined,
+      env: process.env,
+      npm: inProcess,
+      resolver,
+      ca: certs!.mcp.cert,
+      ...extra,
+      masker,
     } as SessionOptions & { log: EventLog; masker: Masker };
   }
 
@@ -131,18 +156,21 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
   /** Reads what the peer saw, directly (not through the client under test). */
   function peerStats(): Promise<PeerStats> {
     return new Promise((resolve, reject) => {
-      const req = https.get({ host: peerAddress, port: PEER_PORT, path: '/stats', ca: certs!.mcp.cert, servername: 'mcp.test', agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => {
-          try {
-            resolve(JSON.parse(body) as PeerStats);
-          } catch (e) {
-            reject(e);
-          }
-        });
-      });
+      const req = https.get(
+        { host: peerAddress, port: PEER_PORT, path: '/stats', ca: certs!.mcp.cert, servername: 'mcp.test', agent: false },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () => {
+            try {
+              resolve(JSON.parse(body) as PeerStats);
+            } catch (e) {
+              reject(e);
+            }
+          });
+        },
+      );
       req.on('error', reject);
     });
   }
@@ -194,7 +222,13 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
       const s = await start(o);
       assert.deepEqual(s.notes, []);
       assert.deepEqual(s.servers(), ['web']);
-      assert.deepEqual(s.tools().map((t) => t.name).sort(), ['ask', 'ask_unrelated', 'big', 'echo', 'expire', 'show_headers']);
+      assert.deepEqual(
+        s
+          .tools()
+          .map((t) => t.name)
+          .sort(),
+        ['ask', 'ask_unrelated', 'big', 'echo', 'expire', 'show_headers'],
+      );
       const r = await s.call('web', 'echo', { text: 'hello over https' });
       assert.equal(r.ok, true, r.error);
       assert.equal(r.outcome, 'answered');
@@ -238,7 +272,10 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
   });
 
   it('a name resolving to a loopback address is left out: refused_by_address, nothing connected', async () => {
-    const w = setup({ loop: `https://loop.test:${sentinelPort}/mcp` }, { rules: [{ action: 'mcp.loop.host.test.loop', decision: 'allow' }, TOOL_RULE('loop')] });
+    const w = setup(
+      { loop: `https://loop.test:${sentinelPort}/mcp` },
+      { rules: [{ action: 'mcp.loop.host.test.loop', decision: 'allow' }, TOOL_RULE('loop')] },
+    );
     await approveAll(w);
     const o = options(w);
     const hits = sentinelHits;
@@ -259,7 +296,10 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     const s = await timed(5_000, () => start(o));
     assert.deepEqual(s.servers(), []);
     const notes = s.notes.join('\n');
-    assert.match(notes, /corp \(\.mcp\.json\) is left out: .*198\.18\.\d+\.2.*private addresses are refused: mcp\.corp\.private is denied by rule \{"action":"mcp\.corp\.private","decision":"deny","project":/);
+    assert.match(
+      notes,
+      /corp \(\.mcp\.json\) is left out: .*198\.18\.\d+\.2.*private addresses are refused: mcp\.corp\.private is denied by rule \{"action":"mcp\.corp\.private","decision":"deny","project":/,
+    );
     assert.deepEqual(mcpRequests(o.log), [ev('corp', 'discover', 'refused_by_address')]);
     assert.deepEqual((await peerStats()).paths, before.paths, 'the peer saw nothing');
     // the same server without the rule is reached
@@ -269,7 +309,10 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     assert.deepEqual(s2.servers(), ['corp'], s2.notes.join('; '));
     assert.equal((await s2.call('corp', 'echo', { text: 'private ok' })).ok, true);
     // and a local-development exception with allowPrivate lets it through despite the rule
-    const w3 = setup({ corp: URL_OF('/mcp') }, { rules: [HOST_RULE('corp'), TOOL_RULE('corp'), deny], localExceptions: [{ server: 'corp', allowPrivate: true }] });
+    const w3 = setup(
+      { corp: URL_OF('/mcp') },
+      { rules: [HOST_RULE('corp'), TOOL_RULE('corp'), deny], localExceptions: [{ server: 'corp', allowPrivate: true }] },
+    );
     await approveAll(w3);
     const s3 = await timed(10_000, () => start(options(w3)));
     assert.deepEqual(s3.servers(), ['corp'], s3.notes.join('; '));
@@ -367,7 +410,8 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     assert.ok(Date.now() - t0 < 1000, `the call took ${Date.now() - t0} ms`);
     assert.equal(r.ok, true, r.error);
     const text = JSON.stringify(r.result);
-    for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list']) assert.match(text, new RegExp(`${m}: MCP error -32601: MCP Gate refused ${m}`));
+    for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list'])
+      assert.match(text, new RegExp(`${m}: MCP error -32601: MCP Gate refused ${m}`));
     assert.doesNotMatch(text, /answered/);
     assert.deepEqual(s.counters.refusedRequests, { 'sampling/createMessage': 1, 'elicitation/create': 1, 'roots/list': 1 });
     assert.deepEqual(mcpRequests(o.log), [ev('web', 'discover', 'answered', 200), ev('web', 'ask', 'answered', 200)]);
@@ -386,9 +430,13 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     assert.ok(Date.now() - t0 < 2000, `the call took ${Date.now() - t0} ms`);
     assert.equal(r.ok, true, r.error);
     const text = JSON.stringify(r.result);
-    for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list']) assert.match(text, new RegExp(`${m}: MCP error -32601: MCP Gate refused ${m}`));
+    for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list'])
+      assert.match(text, new RegExp(`${m}: MCP error -32601: MCP Gate refused ${m}`));
     assert.deepEqual(s.counters.refusedRequests, { 'sampling/createMessage': 1, 'elicitation/create': 1, 'roots/list': 1 });
-    const refusals = o.log.read().filter((e) => e.kind === 'gate.refuse').map((e) => (e as { detail?: string }).detail ?? '');
+    const refusals = o.log
+      .read()
+      .filter((e) => e.kind === 'gate.refuse')
+      .map((e) => (e as { detail?: string }).detail ?? '');
     assert.equal(refusals.length, 3);
     for (const d of refusals) assert.match(d, /refused/);
     // the listening stream is no exchange about a tool list or a call: the log holds the call, once
@@ -410,8 +458,22 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
   });
 
   for (const variant of [
-    { title: 'Authorization: Bearer (default)', entry: {}, value: 'tok_hdr_5f0c2b7e91d4a8', sent: (v: string) => `Bearer ${v}`, field: 'authorization' as const, header: 'authorization' },
-    { title: 'as X-Api-Key (raw value)', entry: { as: 'X-Api-Key' }, value: 'key_api_83b1d6e0f27c4a', sent: (v: string) => v, field: 'apiKey' as const, header: 'x-api-key' },
+    {
+      title: 'Authorization: Bearer (default)',
+      entry: {},
+      value: 'tok_hdr_5f0c2b7e91d4a8',
+      sent: (v: string) => `Bearer ${v}`,
+      field: 'authorization' as const,
+      header: 'authorization',
+    },
+    {
+      title: 'as X-Api-Key (raw value)',
+      entry: { as: 'X-Api-Key' },
+      value: 'key_api_83b1d6e0f27c4a',
+      sent: (v: string) => v,
+      field: 'apiKey' as const,
+      header: 'x-api-key',
+    },
   ]) {
     it(`a header-bound secret, ${variant.title}, reaches the peer; the result, the notes and the store never hold it`, async () => {
       const config = {
@@ -440,7 +502,10 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
       const after = await peerStats();
       const arrived = after[variant.field].slice(before[variant.field].length);
       assert.ok(arrived.length >= 3, `the header went with every request (${arrived.length})`);
-      assert.ok(arrived.every((v) => v === variant.sent(variant.value)), 'the peer received exactly the bound value');
+      assert.ok(
+        arrived.every((v) => v === variant.sent(variant.value)),
+        'the peer received exactly the bound value',
+      );
       for (const text of [resultText, s.notes.join('\n'), JSON.stringify(o.log.read())]) assert.ok(!text.includes(variant.value));
       assertStoreClean(w.store, variant.value);
     });
@@ -485,7 +550,11 @@ describe('session over streamable HTTP (a peer in a network namespace)', functio
     assert.equal(r.result, undefined);
     const next = await timed(5_000, () => s.call('web', 'echo', { text: 'still here' }));
     assert.equal(next.ok, true, next.error);
-    assert.deepEqual(mcpRequests(o.log), [ev('web', 'discover', 'answered', 200), ev('web', 'big', 'no_answer', 200), ev('web', 'echo', 'answered', 200)]);
+    assert.deepEqual(mcpRequests(o.log), [
+      ev('web', 'discover', 'answered', 200),
+      ev('web', 'big', 'no_answer', 200),
+      ev('web', 'echo', 'answered', 200),
+    ]);
     assert.ok(o.log.read().some((e) => e.kind === 'tool.result' && e.tool === 'big' && e.ok === false));
   });
 

@@ -32,7 +32,17 @@ async function approveAll(w: World): Promise<void> {
 function options(w: World, extra: Partial<SessionOptions> = {}): SessionOptions & { log: EventLog } {
   const report = evaluateGate(w.input);
   const log = new EventLog(w.store, extra.masker ?? new Masker());
-  return { report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker(), ...extra } as SessionOptions & { log: EventLog };
+  return {
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log,
+    storeDir: w.store,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker: new Masker(),
+    ...extra,
+  } as SessionOptions & { log: EventLog };
 }
 
 const allowAll = (server: string) => ({ rules: [{ action: `mcp.${server}.tool.*`, decision: 'allow' }] });
@@ -50,23 +60,47 @@ describe('session over stdio', function () {
   });
 
   it('an approved server starts; every call is decided by the policy at call time and logged', async () => {
-    const w = setup({ fx: fx() }, { rules: [{ action: 'mcp.fx.tool.t0', decision: 'allow' }, { action: 'mcp.fx.tool.t1', decision: 'ask' }] });
+    const w = setup(
+      { fx: fx() },
+      {
+        rules: [
+          { action: 'mcp.fx.tool.t0', decision: 'allow' },
+          { action: 'mcp.fx.tool.t1', decision: 'ask' },
+        ],
+      },
+    );
     await approveAll(w);
     const o = options(w);
     const s = await Session.start(o);
     try {
-      assert.deepEqual(s.tools().map((t) => t.name), ['t0', 't1']);
+      assert.deepEqual(
+        s.tools().map((t) => t.name),
+        ['t0', 't1'],
+      );
       const ok = await s.call('fx', 't0', { text: 'hi' });
       assert.equal(ok.ok, true);
       assert.match(JSON.stringify(ok.result), /t0: hi/);
       const asked = await s.call('fx', 't1', {});
       assert.equal(asked.outcome, 'refused_by_policy');
       // the rule that would permit it is for this repository server: it carries the project's real path
-      assert.ok(asked.error!.includes(`nobody can answer here; the rule {"action":"mcp.fx.tool.t1","decision":"allow","project":${JSON.stringify(o.report.project)}} would permit it`), asked.error);
+      assert.ok(
+        asked.error!.includes(
+          `nobody can answer here; the rule {"action":"mcp.fx.tool.t1","decision":"allow","project":${JSON.stringify(o.report.project)}} would permit it`,
+        ),
+        asked.error,
+      );
       const unknown = await s.call('fx', 'nope', {});
       assert.match(unknown.error!, /offered no tool "nope"/);
-      const events = o.log.read().filter((e) => e.kind === 'mcp.request').map((e) => [(e as { about: string }).about, (e as { outcome: string }).outcome]);
-      assert.deepEqual(events, [['discover', 'answered'], ['t0', 'answered'], ['t1', 'refused_by_policy'], ['nope', 'refused_by_policy']]);
+      const events = o.log
+        .read()
+        .filter((e) => e.kind === 'mcp.request')
+        .map((e) => [(e as { about: string }).about, (e as { outcome: string }).outcome]);
+      assert.deepEqual(events, [
+        ['discover', 'answered'],
+        ['t0', 'answered'],
+        ['t1', 'refused_by_policy'],
+        ['nope', 'refused_by_policy'],
+      ]);
     } finally {
       await s.close();
     }
@@ -95,13 +129,19 @@ describe('session over stdio', function () {
     try {
       assert.equal((await s.call('fx', 't0', { text: 'a' })).ok, true);
       assert.equal((await s.call('fx', 't0', { text: 'b' })).ok, true);
-      now = { ...allowing, rules: [...allowing.rules, { ...allowing.rules[0]!, action: 'mcp.fx.tool.t0', written: undefined, decision: 'deny', index: 99 }] };
+      now = {
+        ...allowing,
+        rules: [...allowing.rules, { ...allowing.rules[0]!, action: 'mcp.fx.tool.t0', written: undefined, decision: 'deny', index: 99 }],
+      };
       const refused = await s.call('fx', 't0', { text: 'c' });
       assert.equal(refused.outcome, 'refused_by_policy');
       assert.equal(s.decisionFor('fx', 't0'), 'deny');
       now = allowing;
       assert.equal((await s.call('fx', 't0', { text: 'd' })).ok, true);
-      const outcomes = base.log.read().filter((e) => e.kind === 'mcp.request' && (e as { about: string }).about === 't0').map((e) => (e as { outcome: string }).outcome);
+      const outcomes = base.log
+        .read()
+        .filter((e) => e.kind === 'mcp.request' && (e as { about: string }).about === 't0')
+        .map((e) => (e as { outcome: string }).outcome);
       assert.deepEqual(outcomes, ['answered', 'answered', 'refused_by_policy', 'answered']);
     } finally {
       await s.close();
@@ -121,13 +161,16 @@ describe('session over stdio', function () {
     }
   });
 
-  it('a tool name colliding with a reserved name, or with another server\'s tool, keeps the whole server out', async () => {
+  it("a tool name colliding with a reserved name, or with another server's tool, keeps the whole server out", async () => {
     const w = setup({ a: fx(), b: fx({ FIXTURE_TOOLS: '0', FIXTURE_EXTRA_TOOL: 'run_in_terminal' }), c: fx({ FIXTURE_TOOLS: '1' }) });
     await approveAll(w);
     const s = await Session.start(options(w, { reservedToolNames: ['run_in_terminal'] }));
     try {
       assert.deepEqual(s.servers(), ['a']);
-      assert.match(s.notes.join('\n'), /b .* left out: its tool "run_in_terminal" collides with a tool the editor or the gate already offers/);
+      assert.match(
+        s.notes.join('\n'),
+        /b .* left out: its tool "run_in_terminal" collides with a tool the editor or the gate already offers/,
+      );
       assert.match(s.notes.join('\n'), /c .* left out: its tool "t0" collides with a tool of a/);
     } finally {
       await s.close();
@@ -167,11 +210,15 @@ describe('session over stdio', function () {
       const r = await s.call('fx', 't0', {});
       assert.equal(r.ok, true);
       const text = JSON.stringify(r.result);
-      for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list']) assert.match(text, new RegExp(`${m}: MCP error -32601`));
+      for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list'])
+        assert.match(text, new RegExp(`${m}: MCP error -32601`));
       assert.deepEqual(s.counters.refusedRequests, { 'sampling/createMessage': 1, 'elicitation/create': 1, 'roots/list': 1 });
       await new Promise((res) => setTimeout(res, 200));
       assert.ok((s.counters.ignoredNotifications['notifications/tools/list_changed'] ?? 0) >= 1, JSON.stringify(s.counters));
-      assert.deepEqual(s.tools().map((t) => t.name), ['t0', 't1']);
+      assert.deepEqual(
+        s.tools().map((t) => t.name),
+        ['t0', 't1'],
+      );
       assert.match((await s.call('fx', 'sneaky_late_tool', {})).error!, /tool list is frozen/);
     } finally {
       await s.close();
@@ -210,7 +257,10 @@ describe('session over stdio', function () {
   it('an env-bound secret reaches the server only; its value is in no written byte', async () => {
     const value = 'tok_9f8e7d6c5b4a3210';
     const config = {
-      rules: [{ action: 'mcp.fx.tool.*', decision: 'allow' }, { action: 'secret.use.FX_TOKEN', decision: 'allow' }],
+      rules: [
+        { action: 'mcp.fx.tool.*', decision: 'allow' },
+        { action: 'secret.use.FX_TOKEN', decision: 'allow' },
+      ],
       secrets: [{ name: 'FX_TOKEN', to: 'mcp.fx.*', bind: 'env', as: 'FX_TOKEN' }],
     };
     const w = setup({ fx: fx({ FIXTURE_ECHO_ENV: 'FX_TOKEN' }) }, config);
@@ -232,7 +282,10 @@ describe('session over stdio', function () {
   it('a secret a server puts in its tool description and instructions is masked in approvals.json', async () => {
     const value = 'tok_leaked_into_description_42';
     const config = {
-      rules: [{ action: 'mcp.fx.tool.*', decision: 'allow' }, { action: 'secret.use.FX_TOKEN', decision: 'allow' }],
+      rules: [
+        { action: 'mcp.fx.tool.*', decision: 'allow' },
+        { action: 'secret.use.FX_TOKEN', decision: 'allow' },
+      ],
       secrets: [{ name: 'FX_TOKEN', to: 'mcp.fx.*', bind: 'env', as: 'FX_TOKEN' }],
     };
     const w = setup({ fx: fx({ FIXTURE_LEAK_ENV: 'FX_TOKEN' }) }, config);
@@ -276,7 +329,10 @@ describe('session over stdio', function () {
     await approveAll(w);
     const s = await Session.start(options(w));
     assert.deepEqual(s.servers(), []);
-    assert.match(s.notes.join('\n'), /it sets LEAK to \$\{env:GITHUB_TOKEN\}, which MCP Gate does not fill in \(it would hand MCP Gate's own environment to the server\)/);
+    assert.match(
+      s.notes.join('\n'),
+      /it sets LEAK to \$\{env:GITHUB_TOKEN\}, which MCP Gate does not fill in \(it would hand MCP Gate's own environment to the server\)/,
+    );
     await s.close();
 
     // A VS Code README's ${input:…}: said with the secrets entry to add; once that secret is bound, it takes the
@@ -288,9 +344,20 @@ describe('session over stdio', function () {
     const project = evaluateGate(v.input).project;
     const entry = JSON.stringify({ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env', project });
     const rule = JSON.stringify({ action: 'secret.use.GITHUB_TOKEN', decision: 'allow', project });
-    assert.ok(left.notes.join('\n').includes(`it sets GITHUB_TOKEN to \${input:github_token}, which MCP Gate does not fill in (VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input); give it GITHUB_TOKEN as a secret instead: add ${entry} to "secrets" and ${rule} to "rules" in your MCP Gate configuration`), left.notes.join('\n'));
+    assert.ok(
+      left.notes
+        .join('\n')
+        .includes(
+          `it sets GITHUB_TOKEN to \${input:github_token}, which MCP Gate does not fill in (VS Code asks for it when it starts the server; MCP Gate asks nobody and fills in no input); give it GITHUB_TOKEN as a secret instead: add ${entry} to "secrets" and ${rule} to "rules" in your MCP Gate configuration`,
+        ),
+      left.notes.join('\n'),
+    );
     await left.close();
-    writeProjectConfig(v, { ...allowAll('fx'), rules: [...allowAll('fx').rules, { action: 'secret.use.GITHUB_TOKEN', decision: 'allow' }], secrets: [{ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env' }] });
+    writeProjectConfig(v, {
+      ...allowAll('fx'),
+      rules: [...allowAll('fx').rules, { action: 'secret.use.GITHUB_TOKEN', decision: 'allow' }],
+      secrets: [{ name: 'GITHUB_TOKEN', to: 'mcp.fx.*', bind: 'env' }],
+    });
     const bound = await Session.start(options(v, { secrets: async () => 'ghp_bound-value-1234' }));
     try {
       assert.deepEqual(bound.servers(), ['fx'], bound.notes.join('\n'));
@@ -301,28 +368,34 @@ describe('session over stdio', function () {
     }
   });
 
-  it('Claude Code\'s ${VAR} form is passed on as written, with a note on how to give the value', async () => {
+  it("Claude Code's ${VAR} form is passed on as written, with a note on how to give the value", async () => {
     const w = setup({ fx: fx({ API_KEY: '${API_KEY}' }) }, allowAll('fx'));
     await approveAll(w);
     const s = await Session.start(options(w));
     try {
       assert.deepEqual(s.servers(), ['fx'], s.notes.join('\n'));
-      assert.match(s.notes.join('\n'), /fx: it sets API_KEY to \$\{API_KEY\}, which MCP Gate does not fill in \(Claude Code fills it in from your environment; MCP Gate passes it on as written.*\); give it API_KEY as a secret instead/);
+      assert.match(
+        s.notes.join('\n'),
+        /fx: it sets API_KEY to \$\{API_KEY\}, which MCP Gate does not fill in \(Claude Code fills it in from your environment; MCP Gate passes it on as written.*\); give it API_KEY as a secret instead/,
+      );
     } finally {
       await s.close();
     }
   });
 
-  it('a server\'s own JSON-RPC error is its answer: said with its code and message, logged as answered', async () => {
+  it("a server's own JSON-RPC error is its answer: said with its code and message, logged as answered", async () => {
     const w = setup({ e: { command: process.execPath, args: ['erring.js'] } }, allowAll('e'));
-    fs.writeFileSync(path.join(w.project, 'erring.js'), `const rl = require('node:readline').createInterface({ input: process.stdin });
+    fs.writeFileSync(
+      path.join(w.project, 'erring.js'),
+      `const rl = require('node:readline').createInterface({ input: process.stdin });
 const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
 rl.on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
   if (m.method === 'initialize') return send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'e', version: '1' } } });
   if (m.method === 'tools/list') return send({ id: m.id, result: { tools: [{ name: 'weather', inputSchema: { type: 'object' } }] } });
   if (m.method === 'tools/call') return send({ id: m.id, error: { code: -32602, message: 'Unknown city: Atlantis' } });
   send({ id: m.id, error: { code: -32601, message: 'no' } }); });
-`);
+`,
+    );
     await approveAll(w);
     const o = options(w);
     const s = await Session.start(o);
@@ -332,7 +405,10 @@ rl.on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
       assert.equal(r.ok, false);
       assert.equal(r.outcome, 'answered');
       assert.equal(r.error, 'the server answered with its own error (JSON-RPC -32602, invalid params): Unknown city: Atlantis');
-      const line = o.log.read().filter((e) => e.kind === 'mcp.request' && e.about === 'weather').at(-1) as { outcome?: string; detail?: string };
+      const line = o.log
+        .read()
+        .filter((e) => e.kind === 'mcp.request' && e.about === 'weather')
+        .at(-1) as { outcome?: string; detail?: string };
       assert.equal(line.outcome, 'answered');
       assert.match(line.detail ?? '', /Unknown city: Atlantis/);
     } finally {
@@ -348,7 +424,10 @@ rl.on('line', (l) => { const m = JSON.parse(l); if (m.id === undefined) return;
     fs.renameSync(w.project, odd);
     w.project = odd;
     w.input = { ...w.input, projectDir: odd };
-    fs.writeFileSync(path.join(odd, '.mcp.json'), JSON.stringify({ mcpServers: { fx: fx({ FIXTURE_ECHO_ENV: 'WHERE', WHERE: '${workspaceFolder}|${HOME}' }) } }));
+    fs.writeFileSync(
+      path.join(odd, '.mcp.json'),
+      JSON.stringify({ mcpServers: { fx: fx({ FIXTURE_ECHO_ENV: 'WHERE', WHERE: '${workspaceFolder}|${HOME}' }) } }),
+    );
     writeProjectConfig(w, allowAll('fx'));
     await approveAll(w);
     const o = options(w);

@@ -26,14 +26,28 @@ const answer = (o: unknown) => JSON.stringify(o);
 function snapshotWorld(files: Record<string, string>, config: Record<string, unknown> = {}): World {
   const w = world(files, {}, { PATH: process.env.PATH ?? '' });
   w.input.loadGuard = true;
-  writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }], ...config }) });
+  writeFiles(w.home, {
+    '.config/mcp-gate/config.json': JSON.stringify({
+      rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }],
+      ...config,
+    }),
+  });
   return w;
 }
 
 function open(w: World, log: EventLog): Promise<Session> {
   const report = evaluateGate(w.input);
   assert.equal(report.servers[0].state, 'approved', report.servers[0].reason);
-  return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+  return Session.start({
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log,
+    storeDir: w.store,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker: new Masker(),
+  });
 }
 
 // The plugin is read by a path computed at run time and handed to a child process: neither is checked file by file.
@@ -65,7 +79,8 @@ const SHAPES: { name: string; server: Record<string, unknown>; files: Record<str
 ];
 
 // With a marker: it writes the marker (in the workspace) and says whether it could.
-const PLUGIN = (word: string, marker = '') => `${marker ? `try { require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); } catch (e) { process.stdout.write(e.code + ' '); }\n` : ''}console.log(${JSON.stringify(word)});\n`;
+const PLUGIN = (word: string, marker = '') =>
+  `${marker ? `try { require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); } catch (e) { process.stdout.write(e.code + ' '); }\n` : ''}console.log(${JSON.stringify(word)});\n`;
 
 describe('the approved snapshot: a server that cannot be checked file by file runs the workspace as approved', function () {
   this.timeout(120_000);
@@ -76,7 +91,12 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
 
   for (const shape of SHAPES) {
     it(`${shape.name}: edits stay out of it and do not re-gate it; approving again brings them in`, async () => {
-      const w = snapshotWorld({ ...shape.files, 'package.json': JSON.stringify({ name: 'app' }), 'tools/plugins/greet.js': PLUGIN('hello from the approved plugin'), 'README.md': '# app\n' });
+      const w = snapshotWorld({
+        ...shape.files,
+        'package.json': JSON.stringify({ name: 'app' }),
+        'tools/plugins/greet.js': PLUGIN('hello from the approved plugin'),
+        'README.md': '# app\n',
+      });
       writeFiles(w.project, { '.mcp.json': MCP({ s: shape.server }) });
       const marker = path.join(w.project, 'changed-code-ran');
       const pending = evaluateGate(w.input).servers[0];
@@ -154,7 +174,12 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
 
   it('uncontained (opted out), it starts only while the live workspace is what was approved, naming what changed', async () => {
     const w = snapshotWorld({ ...SHAPES[0].files, 'tools/plugins/greet.js': PLUGIN('hello from the approved plugin') });
-    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }], sandbox: { servers: [{ server: 's', project: w.project, off: true }] } }) });
+    writeFiles(w.home, {
+      '.config/mcp-gate/config.json': JSON.stringify({
+        rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }],
+        sandbox: { servers: [{ server: 's', project: w.project, off: true }] },
+      }),
+    });
     writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
     await recordDecision(w.input, 's', undefined, 'approved');
     const log = new EventLog(w.store, new Masker());
@@ -169,7 +194,10 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
     const second = await open(w, log);
     try {
       assert.equal(second.servers().length, 0);
-      assert.match(second.notes.join('\n'), /tools\/plugins\/greet\.js changed since it was approved; it is not started — approve it again/);
+      assert.match(
+        second.notes.join('\n'),
+        /tools\/plugins\/greet\.js changed since it was approved; it is not started — approve it again/,
+      );
     } finally {
       await second.close();
     }
@@ -186,7 +214,12 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
     };
     // uncontained: its size, time and inode are compared with what the approval recorded
     const w = snapshotWorld({ ...SHAPES[0].files, 'tools/plugins/greet.js': PLUGIN('hello from the approved plugin') });
-    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }], sandbox: { servers: [{ server: 's', project: w.project, off: true }] } }) });
+    writeFiles(w.home, {
+      '.config/mcp-gate/config.json': JSON.stringify({
+        rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }],
+        sandbox: { servers: [{ server: 's', project: w.project, off: true }] },
+      }),
+    });
     writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
     sparse(big(w), 'echo approved');
     await recordDecision(w.input, 's', undefined, 'approved');
@@ -214,7 +247,12 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
     const contained = await open(c, new EventLog(c.store, new Masker()));
     try {
       assert.equal(contained.servers().length, 1, contained.notes.join('\n'));
-      const start = fs.readFileSync(path.join(c.store, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; detail?: string }).find((e) => e.kind === 'server.start');
+      const start = fs
+        .readFileSync(path.join(c.store, 'log.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { kind: string; detail?: string })
+        .find((e) => e.kind === 'server.start');
       assert.match(String(start?.detail), /not on the workspace as approved: data\/big\.bin — over 256 MiB, never hashed/);
     } finally {
       await contained.close();
@@ -223,7 +261,10 @@ describe('the approved snapshot: a server that cannot be checked file by file ru
 
   it('the folders kept read-only for the host (.devcontainer, a nested .git, …) are the approved copies too, never the live ones', async () => {
     const w = snapshotWorld({
-      'srv/server.js': miniServer("const cp = require('node:child_process'); const fs = require('node:fs');", "fs.readFileSync('.devcontainer/check.sh', 'utf8').trim() + ' | ' + fs.readFileSync('vendor/lib/.git/config', 'utf8').trim()"),
+      'srv/server.js': miniServer(
+        "const cp = require('node:child_process'); const fs = require('node:fs');",
+        "fs.readFileSync('.devcontainer/check.sh', 'utf8').trim() + ' | ' + fs.readFileSync('vendor/lib/.git/config', 'utf8').trim()",
+      ),
       'package.json': '{"name":"app"}',
       '.devcontainer/check.sh': 'echo approved-check',
       'vendor/lib/.git/config': '[approved]',

@@ -41,20 +41,30 @@ describe('nothing outlives an uncontained server (its own PID namespace)', funct
   this.timeout(120_000);
   const markers: string[] = [];
   after(() => {
-    for (const m of markers) for (const pid of withMarker(m)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone
+    for (const m of markers)
+      for (const pid of withMarker(m)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
       }
-    }
     cleanupTemp();
   });
 
   function options(w: World): SessionOptions & { log: EventLog } {
     const report = evaluateGate(w.input);
     const log = new EventLog(w.store, new Masker());
-    return { report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: { ...process.env, ...w.env }, npm: inProcess, masker: new Masker() } as SessionOptions & { log: EventLog };
+    return {
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log,
+      storeDir: w.store,
+      secrets: async () => undefined,
+      env: { ...process.env, ...w.env },
+      npm: inProcess,
+      masker: new Masker(),
+    } as SessionOptions & { log: EventLog };
   }
 
   const userWorld = (marker: string, exitAfterMs?: number): World => {
@@ -62,10 +72,13 @@ describe('nothing outlives an uncontained server (its own PID namespace)', funct
     const script = path.join(w.home, 'srv.js');
     fs.writeFileSync(script, serverSource(marker, exitAfterMs));
     fs.mkdirSync(path.join(w.home, '.config', 'mcp-gate'), { recursive: true });
-    fs.writeFileSync(path.join(w.home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
-      servers: { mine: { command: process.execPath, args: [script] } },
-      rules: [{ action: 'mcp.mine.tool.*', decision: 'allow' }],
-    }));
+    fs.writeFileSync(
+      path.join(w.home, '.config', 'mcp-gate', 'config.json'),
+      JSON.stringify({
+        servers: { mine: { command: process.execPath, args: [script] } },
+        rules: [{ action: 'mcp.mine.tool.*', decision: 'allow' }],
+      }),
+    );
     return w;
   };
 
@@ -103,12 +116,19 @@ describe('nothing outlives an uncontained server (its own PID namespace)', funct
   it('a repository server the user opted out of the sandbox: the same three end when the session closes', async () => {
     const marker = `mcpgate-orphan-${randomUUID()}`;
     markers.push(marker);
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { repo: { command: 'node', args: ['srv.js'] } } }), 'srv.js': serverSource(marker) }, {}, { PATH: process.env.PATH! });
+    const w = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { repo: { command: 'node', args: ['srv.js'] } } }), 'srv.js': serverSource(marker) },
+      {},
+      { PATH: process.env.PATH! },
+    );
     fs.mkdirSync(path.join(w.home, '.config', 'mcp-gate'), { recursive: true });
-    fs.writeFileSync(path.join(w.home, '.config', 'mcp-gate', 'config.json'), JSON.stringify({
-      sandbox: { servers: [{ server: 'repo', project: w.project, off: true }] },
-      rules: [{ action: 'mcp.repo.tool.*', decision: 'allow', project: w.project }],
-    }));
+    fs.writeFileSync(
+      path.join(w.home, '.config', 'mcp-gate', 'config.json'),
+      JSON.stringify({
+        sandbox: { servers: [{ server: 'repo', project: w.project, off: true }] },
+        rules: [{ action: 'mcp.repo.tool.*', decision: 'allow', project: w.project }],
+      }),
+    );
     for (const r of evaluateGate(w.input).servers) await recordDecision(w.input, r.name, r.source, 'approved');
     const o = options(w);
     const s = await Session.start(o);

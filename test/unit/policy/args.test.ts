@@ -25,7 +25,10 @@ describe('policy/args: a rule\'s "args" is validated with a message that says wh
     [{ args: { path: 'x' } }, /"args" "path" must be an object with "under", "hosts" or "oneOf"/],
     [{ args: { path: {} } }, /"args" "path" must have exactly one of "under", "hosts" or "oneOf"/],
     [{ args: { path: { under: '/a', hosts: ['a.com'] } } }, /exactly one of .*, not under and hosts/],
-    [{ args: { path: { under: 'relative/dir' } } }, /"under" "relative\/dir" must be an absolute folder or start with \$\{workspaceFolder\}/],
+    [
+      { args: { path: { under: 'relative/dir' } } },
+      /"under" "relative\/dir" must be an absolute folder or start with \$\{workspaceFolder\}/,
+    ],
     [{ args: { path: { under: '${workspaceFolder}x' } } }, /must be \$\{workspaceFolder\} or \$\{workspaceFolder\}\/<folder>/],
     [{ args: { path: { under: [] } } }, /"under" must be a folder or a list of 1 to 256 folders/],
     [{ args: { url: { hosts: ['exa mple.com'] } } }, /"hosts" "exa mple\.com" is not a host/],
@@ -37,7 +40,10 @@ describe('policy/args: a rule\'s "args" is validated with a message that says wh
     [{ args: { mode: { oneOf: ['a'], pattern: '.*' } } }, /unknown key "pattern"/],
     [{ decision: 'deny', args: { mode: { oneOf: ['a'] } } }, /"args" belongs on an "allow" rule .* not on "deny"/],
     [{ decision: 'ask', args: { mode: { oneOf: ['a'] } } }, /not on "ask"/],
-    [{ action: 'mcp.fs.host.com.example', args: { mode: { oneOf: ['a'] } } }, /belongs on a rule for mcp\.<server>\.tool\.<tool> .* not on mcp\.fs\.host\.com\.example/],
+    [
+      { action: 'mcp.fs.host.com.example', args: { mode: { oneOf: ['a'] } } },
+      /belongs on a rule for mcp\.<server>\.tool\.<tool> .* not on mcp\.fs\.host\.com\.example/,
+    ],
     [{ action: 'mcp.fs.*', args: { mode: { oneOf: ['a'] } } }, /not on mcp\.fs\.\*/],
   ];
   for (const [raw, re] of cases) {
@@ -47,8 +53,11 @@ describe('policy/args: a rule\'s "args" is validated with a message that says wh
       assert.match(msg, /config\.json:3/, 'names the file and line');
     });
   }
-  it('accepts a tool wildcard and keeps the constraint in the rule\'s text', () => {
-    const { rules, errors } = parseRules([{ action: 'mcp.fs.tool.*', decision: 'allow', args: { path: { under: '${workspaceFolder}', optional: true } } }], FILE);
+  it("accepts a tool wildcard and keeps the constraint in the rule's text", () => {
+    const { rules, errors } = parseRules(
+      [{ action: 'mcp.fs.tool.*', decision: 'allow', args: { path: { under: '${workspaceFolder}', optional: true } } }],
+      FILE,
+    );
     assert.deepEqual(errors, []);
     assert.deepEqual(JSON.parse(JSON.stringify(rules[0].args)), { path: { under: ['${workspaceFolder}'], optional: true } });
   });
@@ -83,7 +92,10 @@ describe('policy/args: call-time checks', () => {
   const refused = (args: Record<string, unknown>, callArgs: unknown, re: RegExp) => {
     const v = verdictFor(args, callArgs);
     assert.equal(v.decision, 'deny', `expected a refusal for ${JSON.stringify(callArgs)}`);
-    assert.match(v.reason, /mcp\.fs\.tool\.read is refused by rule \{"action":"mcp\.fs\.tool\.read","decision":"allow","args":.*\(rules\[0\] in .*config\.json:3\)/);
+    assert.match(
+      v.reason,
+      /mcp\.fs\.tool\.read is refused by rule \{"action":"mcp\.fs\.tool\.read","decision":"allow","args":.*\(rules\[0\] in .*config\.json:3\)/,
+    );
     assert.match(v.reason, re);
   };
 
@@ -126,7 +138,11 @@ describe('policy/args: call-time checks', () => {
     allowed(HOSTS, { url: 'https://api.docs.example.org/x' });
   });
   it('hosts parsers disagree about, look-alikes and other schemes: refused', () => {
-    refused(HOSTS, { url: 'https://example.com.evil.net/' }, /is on "example\.com\.evil\.net", not on example\.com, \*\.docs\.example\.org/);
+    refused(
+      HOSTS,
+      { url: 'https://example.com.evil.net/' },
+      /is on "example\.com\.evil\.net", not on example\.com, \*\.docs\.example\.org/,
+    );
     refused(HOSTS, { url: 'https://evilexample.com/' }, /not on/);
     refused(HOSTS, { url: 'https://docs.example.org/' }, /not on/); // "*." is subdomains only
     refused(HOSTS, { url: 'https://example.com@evil.net/' }, /has a user part/);
@@ -156,10 +172,13 @@ describe('policy/args: call-time checks', () => {
   });
 
   it('a more specific rule without args decides over a constrained wildcard (most specific wins)', () => {
-    const { rules } = parseRules([
-      { action: 'mcp.fs.tool.*', decision: 'allow', args: UNDER },
-      { action: 'mcp.fs.tool.read', decision: 'allow' },
-    ], FILE);
+    const { rules } = parseRules(
+      [
+        { action: 'mcp.fs.tool.*', decision: 'allow', args: UNDER },
+        { action: 'mcp.fs.tool.read', decision: 'allow' },
+      ],
+      FILE,
+    );
     assert.equal(checkCallArguments(mayCallTool(who, undefined, 'read', rules), { path: '/etc/passwd' }, ws).decision, 'allow');
     assert.equal(checkCallArguments(mayCallTool(who, undefined, 'write', rules), { path: '/etc/passwd' }, ws).decision, 'deny');
   });

@@ -26,7 +26,11 @@ function rules(...pairs: [string, Decision][]): Rule[] {
     pairs.map(([action, decision]) => ({ action, decision })),
     (i) => ({ ...ORIGIN, line: 10 + i }),
   );
-  assert.deepEqual(errors.map((e) => e.message), [], 'test rules must be valid');
+  assert.deepEqual(
+    errors.map((e) => e.message),
+    [],
+    'test rules must be valid',
+  );
   return out;
 }
 
@@ -62,95 +66,601 @@ function run(c: Case, rs: Rule[]): Verdict {
 const N = 'mcp.notion.host.';
 const cases: Case[] = [
   // hosts, exact and wildcard
-  { name: 'exact host rule allows that host', rules: [[`${N}com.notion.mcp`, 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0, action: `${N}com.notion.mcp` },
-  { name: 'wildcard allows a subdomain', rules: [[`${N}com.notion.*`, 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0 },
-  { name: 'wildcard allows a deep subdomain', rules: [[`${N}com.notion.*`, 'allow']], check: { host: 'a.b.c.notion.com' }, decision: 'allow', by: 0 },
-  { name: 'wildcard needs one more label: the apex is not covered', rules: [[`${N}com.notion.*`, 'allow']], check: { host: 'notion.com' }, decision: 'deny', by: null, permit: `${N}com.notion` },
-  { name: 'apex and subdomains need two rules', rules: [[`${N}com.notion.*`, 'allow'], [`${N}com.notion`, 'allow']], check: { host: 'notion.com' }, decision: 'allow', by: 1 },
-  { name: 'a name ending in the allowed one is not under it', rules: [[`${N}com.notion.*`, 'allow']], check: { host: 'evilnotion.com' }, decision: 'deny', by: null },
-  { name: 'an allowed name as a prefix of another domain is not covered', rules: [[`${N}com.notion.*`, 'allow']], check: { host: 'mcp.notion.com.evil.io' }, decision: 'deny', by: null },
-  { name: 'exact host rule does not cover a subdomain', rules: [[`${N}com.notion.mcp`, 'allow']], check: { host: 'x.mcp.notion.com' }, decision: 'deny', by: null },
-  { name: 'upper-case host is lower-cased', rules: [[`${N}com.notion.*`, 'allow']], check: { host: 'MCP.NOTION.COM' }, decision: 'allow', by: 0, action: `${N}com.notion.mcp` },
-  { name: 'trailing dot is stripped', rules: [[`${N}com.notion.mcp`, 'allow']], check: { host: 'mcp.notion.com.' }, decision: 'allow', by: 0 },
-  { name: 'upper-case in a rule is lower-cased', rules: [[`${N}COM.Notion.*`, 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0 },
-  { name: 'IDN host matches a punycode rule', rules: [[`${N}de.xn--bcher-kva.*`, 'allow']], check: { host: 'mcp.bücher.de' }, decision: 'allow', by: 0, action: `${N}de.xn--bcher-kva.mcp` },
-  { name: 'IDN rule matches a punycode host', rules: [[`${N}de.bücher.*`, 'allow']], check: { host: 'mcp.xn--bcher-kva.de' }, decision: 'allow', by: 0 },
+  {
+    name: 'exact host rule allows that host',
+    rules: [[`${N}com.notion.mcp`, 'allow']],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 0,
+    action: `${N}com.notion.mcp`,
+  },
+  {
+    name: 'wildcard allows a subdomain',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'wildcard allows a deep subdomain',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { host: 'a.b.c.notion.com' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'wildcard needs one more label: the apex is not covered',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { host: 'notion.com' },
+    decision: 'deny',
+    by: null,
+    permit: `${N}com.notion`,
+  },
+  {
+    name: 'apex and subdomains need two rules',
+    rules: [
+      [`${N}com.notion.*`, 'allow'],
+      [`${N}com.notion`, 'allow'],
+    ],
+    check: { host: 'notion.com' },
+    decision: 'allow',
+    by: 1,
+  },
+  {
+    name: 'a name ending in the allowed one is not under it',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { host: 'evilnotion.com' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'an allowed name as a prefix of another domain is not covered',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { host: 'mcp.notion.com.evil.io' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'exact host rule does not cover a subdomain',
+    rules: [[`${N}com.notion.mcp`, 'allow']],
+    check: { host: 'x.mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'upper-case host is lower-cased',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { host: 'MCP.NOTION.COM' },
+    decision: 'allow',
+    by: 0,
+    action: `${N}com.notion.mcp`,
+  },
+  {
+    name: 'trailing dot is stripped',
+    rules: [[`${N}com.notion.mcp`, 'allow']],
+    check: { host: 'mcp.notion.com.' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'upper-case in a rule is lower-cased',
+    rules: [[`${N}COM.Notion.*`, 'allow']],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'IDN host matches a punycode rule',
+    rules: [[`${N}de.xn--bcher-kva.*`, 'allow']],
+    check: { host: 'mcp.bücher.de' },
+    decision: 'allow',
+    by: 0,
+    action: `${N}de.xn--bcher-kva.mcp`,
+  },
+  {
+    name: 'IDN rule matches a punycode host',
+    rules: [[`${N}de.bücher.*`, 'allow']],
+    check: { host: 'mcp.xn--bcher-kva.de' },
+    decision: 'allow',
+    by: 0,
+  },
   { name: 'upper-case IDN host', rules: [[`${N}de.bücher.*`, 'allow']], check: { host: 'MCP.BÜCHER.DE' }, decision: 'allow', by: 0 },
-  { name: 'IDN look-alike is a different host', rules: [[`${N}de.bücher.*`, 'allow']], check: { host: 'mcp.bucher.de' }, decision: 'deny', by: null },
-  { name: 'IPv4 literal rule allows that address', rules: [[`${N}[198.51.100.7]`, 'allow']], check: { host: '198.51.100.7' }, decision: 'allow', by: 0, action: `${N}[198.51.100.7]` },
-  { name: 'IPv4 literal rule does not allow another address', rules: [[`${N}[198.51.100.7]`, 'allow']], check: { host: '198.51.100.8' }, decision: 'deny', by: null, permit: `${N}[198.51.100.8]` },
-  { name: 'name wildcard does not cover an IP address', rules: [[`${N}com.*`, 'allow']], check: { host: '198.51.100.7' }, decision: 'deny', by: null },
+  {
+    name: 'IDN look-alike is a different host',
+    rules: [[`${N}de.bücher.*`, 'allow']],
+    check: { host: 'mcp.bucher.de' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'IPv4 literal rule allows that address',
+    rules: [[`${N}[198.51.100.7]`, 'allow']],
+    check: { host: '198.51.100.7' },
+    decision: 'allow',
+    by: 0,
+    action: `${N}[198.51.100.7]`,
+  },
+  {
+    name: 'IPv4 literal rule does not allow another address',
+    rules: [[`${N}[198.51.100.7]`, 'allow']],
+    check: { host: '198.51.100.8' },
+    decision: 'deny',
+    by: null,
+    permit: `${N}[198.51.100.8]`,
+  },
+  {
+    name: 'name wildcard does not cover an IP address',
+    rules: [[`${N}com.*`, 'allow']],
+    check: { host: '198.51.100.7' },
+    decision: 'deny',
+    by: null,
+  },
   { name: 'host.* covers an IP address', rules: [[`${N}*`, 'allow']], check: { host: '198.51.100.7' }, decision: 'allow', by: 0 },
-  { name: 'IPv6 rule in long form matches the bracketed short form', rules: [[`${N}[2001:0DB8:0:0:0:0:0:1]`, 'allow']], check: { host: '[2001:db8::1]' }, decision: 'allow', by: 0, action: `${N}[2001:db8::1]` },
+  {
+    name: 'IPv6 rule in long form matches the bracketed short form',
+    rules: [[`${N}[2001:0DB8:0:0:0:0:0:1]`, 'allow']],
+    check: { host: '[2001:db8::1]' },
+    decision: 'allow',
+    by: 0,
+    action: `${N}[2001:db8::1]`,
+  },
   { name: 'IPv6 host without brackets', rules: [[`${N}[2001:db8::1]`, 'allow']], check: { host: '2001:DB8::1' }, decision: 'allow', by: 0 },
-  { name: 'IPv6 rule does not allow another address', rules: [[`${N}[2001:db8::1]`, 'allow']], check: { host: '2001:db8::2' }, decision: 'deny', by: null },
-  { name: "another server's host rule does not apply", rules: [['mcp.github.host.com.notion.*', 'allow']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: null },
-  { name: 'server names are case-sensitive', rules: [['mcp.Notion.host.com.notion.*', 'allow']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: null },
-  { name: 'mcp.<server>.* covers its hosts', rules: [['mcp.notion.*', 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0 },
+  {
+    name: 'IPv6 rule does not allow another address',
+    rules: [[`${N}[2001:db8::1]`, 'allow']],
+    check: { host: '2001:db8::2' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: "another server's host rule does not apply",
+    rules: [['mcp.github.host.com.notion.*', 'allow']],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'server names are case-sensitive',
+    rules: [['mcp.Notion.host.com.notion.*', 'allow']],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'mcp.<server>.* covers its hosts',
+    rules: [['mcp.notion.*', 'allow']],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 0,
+  },
   { name: 'mcp.* covers every server host', rules: [['mcp.*', 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0 },
   { name: '* covers everything', rules: [['*', 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0 },
 
   // specificity
-  { name: 'a more specific deny beats a broader allow', rules: [[`${N}com.notion.*`, 'allow'], [`${N}com.notion.evil`, 'deny']], check: { host: 'evil.notion.com' }, decision: 'deny', by: 1, permit: `${N}com.notion.evil` },
-  { name: 'the broader allow still covers other subdomains', rules: [[`${N}com.notion.*`, 'allow'], [`${N}com.notion.evil`, 'deny']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0 },
-  { name: 'a more specific allow beats a broader deny', rules: [['mcp.notion.*', 'deny'], [`${N}com.notion.*`, 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 1 },
-  { name: 'exact allow beats a wildcard deny of the same prefix', rules: [[`${N}com.notion.*`, 'deny'], [`${N}com.notion.mcp`, 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 1 },
-  { name: 'a longer wildcard prefix beats a shorter one', rules: [[`${N}com.*`, 'deny'], [`${N}com.notion.*`, 'allow']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 1 },
-  { name: 'a longer wildcard deny beats mcp.* allow', rules: [['mcp.*', 'allow'], [`${N}*`, 'deny']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: 1 },
-  { name: 'a longer wildcard ask beats * allow', rules: [['*', 'allow'], ['mcp.notion.*', 'ask']], check: { host: 'mcp.notion.com' }, decision: 'ask', by: 1 },
-  { name: 'order in the list does not matter for specificity', rules: [[`${N}com.notion.*`, 'allow'], ['mcp.notion.*', 'deny']], check: { host: 'mcp.notion.com' }, decision: 'allow', by: 0 },
+  {
+    name: 'a more specific deny beats a broader allow',
+    rules: [
+      [`${N}com.notion.*`, 'allow'],
+      [`${N}com.notion.evil`, 'deny'],
+    ],
+    check: { host: 'evil.notion.com' },
+    decision: 'deny',
+    by: 1,
+    permit: `${N}com.notion.evil`,
+  },
+  {
+    name: 'the broader allow still covers other subdomains',
+    rules: [
+      [`${N}com.notion.*`, 'allow'],
+      [`${N}com.notion.evil`, 'deny'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'a more specific allow beats a broader deny',
+    rules: [
+      ['mcp.notion.*', 'deny'],
+      [`${N}com.notion.*`, 'allow'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 1,
+  },
+  {
+    name: 'exact allow beats a wildcard deny of the same prefix',
+    rules: [
+      [`${N}com.notion.*`, 'deny'],
+      [`${N}com.notion.mcp`, 'allow'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 1,
+  },
+  {
+    name: 'a longer wildcard prefix beats a shorter one',
+    rules: [
+      [`${N}com.*`, 'deny'],
+      [`${N}com.notion.*`, 'allow'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 1,
+  },
+  {
+    name: 'a longer wildcard deny beats mcp.* allow',
+    rules: [
+      ['mcp.*', 'allow'],
+      [`${N}*`, 'deny'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 1,
+  },
+  {
+    name: 'a longer wildcard ask beats * allow',
+    rules: [
+      ['*', 'allow'],
+      ['mcp.notion.*', 'ask'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'ask',
+    by: 1,
+  },
+  {
+    name: 'order in the list does not matter for specificity',
+    rules: [
+      [`${N}com.notion.*`, 'allow'],
+      ['mcp.notion.*', 'deny'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 0,
+  },
 
   // ties
-  { name: 'tie: deny beats allow', rules: [['mcp.notion.*', 'allow'], ['mcp.notion.*', 'deny']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: 1 },
-  { name: 'tie: deny beats allow whatever the order', rules: [['mcp.notion.*', 'deny'], ['mcp.notion.*', 'allow']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: 0 },
-  { name: 'tie: deny beats ask', rules: [['mcp.notion.*', 'ask'], ['mcp.notion.*', 'deny']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: 1 },
-  { name: 'tie: ask beats allow', rules: [['mcp.notion.*', 'allow'], ['mcp.notion.*', 'ask']], check: { host: 'mcp.notion.com' }, decision: 'ask', by: 1 },
-  { name: 'tie between exact rules: deny beats allow', rules: [[`${N}com.notion.mcp`, 'allow'], [`${N}com.notion.mcp`, 'deny']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: 1, reason: /changing that rule to/ },
-  { name: 'tie between a rule written in two forms', rules: [[`${N}COM.notion.*`, 'allow'], [`${N}com.NOTION.*`, 'deny']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: 1 },
+  {
+    name: 'tie: deny beats allow',
+    rules: [
+      ['mcp.notion.*', 'allow'],
+      ['mcp.notion.*', 'deny'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 1,
+  },
+  {
+    name: 'tie: deny beats allow whatever the order',
+    rules: [
+      ['mcp.notion.*', 'deny'],
+      ['mcp.notion.*', 'allow'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 0,
+  },
+  {
+    name: 'tie: deny beats ask',
+    rules: [
+      ['mcp.notion.*', 'ask'],
+      ['mcp.notion.*', 'deny'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 1,
+  },
+  {
+    name: 'tie: ask beats allow',
+    rules: [
+      ['mcp.notion.*', 'allow'],
+      ['mcp.notion.*', 'ask'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'ask',
+    by: 1,
+  },
+  {
+    name: 'tie between exact rules: deny beats allow',
+    rules: [
+      [`${N}com.notion.mcp`, 'allow'],
+      [`${N}com.notion.mcp`, 'deny'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 1,
+    reason: /changing that rule to/,
+  },
+  {
+    name: 'tie between a rule written in two forms',
+    rules: [
+      [`${N}COM.notion.*`, 'allow'],
+      [`${N}com.NOTION.*`, 'deny'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 1,
+  },
 
   // no rule
-  { name: 'no rules at all: deny', rules: [], check: { host: 'mcp.notion.com' }, decision: 'deny', by: null, permit: `${N}com.notion.mcp`, reason: /no rule matches it/ },
-  { name: 'only unrelated rules: deny', rules: [['secret.use.*', 'allow'], ['mcp.github.*', 'allow']], check: { host: 'mcp.notion.com' }, decision: 'deny', by: null },
+  {
+    name: 'no rules at all: deny',
+    rules: [],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+    permit: `${N}com.notion.mcp`,
+    reason: /no rule matches it/,
+  },
+  {
+    name: 'only unrelated rules: deny',
+    rules: [
+      ['secret.use.*', 'allow'],
+      ['mcp.github.*', 'allow'],
+    ],
+    check: { host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+  },
 
   // tools
-  { name: 'exact tool rule allows the tool', rules: [['mcp.notion.tool.search', 'allow']], check: { decide: 'mcp.notion.tool.search' }, decision: 'allow', by: 0 },
-  { name: 'tool.* allows any tool', rules: [['mcp.notion.tool.*', 'allow']], check: { decide: 'mcp.notion.tool.create_page' }, decision: 'allow', by: 0 },
-  { name: 'a tool rule does not allow another tool', rules: [['mcp.notion.tool.search', 'allow']], check: { decide: 'mcp.notion.tool.delete' }, decision: 'deny', by: null, permit: 'mcp.notion.tool.delete' },
-  { name: 'tool names are case-sensitive', rules: [['mcp.notion.tool.Search', 'allow']], check: { decide: 'mcp.notion.tool.search' }, decision: 'deny', by: null },
-  { name: 'a dotted tool name is covered by its prefix wildcard', rules: [['mcp.fs.tool.files.*', 'allow']], check: { decide: 'mcp.fs.tool.files.read' }, decision: 'allow', by: 0 },
-  { name: 'a prefix wildcard does not cover the bare prefix tool', rules: [['mcp.fs.tool.files.*', 'allow']], check: { decide: 'mcp.fs.tool.files' }, decision: 'deny', by: null },
-  { name: 'a specific tool deny beats tool.* allow', rules: [['mcp.notion.tool.*', 'allow'], ['mcp.notion.tool.delete', 'deny']], check: { decide: 'mcp.notion.tool.delete' }, decision: 'deny', by: 1 },
-  { name: 'a host rule does not allow a tool', rules: [['mcp.notion.host.*', 'allow']], check: { decide: 'mcp.notion.tool.search' }, decision: 'deny', by: null },
-  { name: 'a tool named like a keyword', rules: [['mcp.notion.tool.host', 'allow']], check: { decide: 'mcp.notion.tool.host' }, decision: 'allow', by: 0 },
+  {
+    name: 'exact tool rule allows the tool',
+    rules: [['mcp.notion.tool.search', 'allow']],
+    check: { decide: 'mcp.notion.tool.search' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'tool.* allows any tool',
+    rules: [['mcp.notion.tool.*', 'allow']],
+    check: { decide: 'mcp.notion.tool.create_page' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'a tool rule does not allow another tool',
+    rules: [['mcp.notion.tool.search', 'allow']],
+    check: { decide: 'mcp.notion.tool.delete' },
+    decision: 'deny',
+    by: null,
+    permit: 'mcp.notion.tool.delete',
+  },
+  {
+    name: 'tool names are case-sensitive',
+    rules: [['mcp.notion.tool.Search', 'allow']],
+    check: { decide: 'mcp.notion.tool.search' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'a dotted tool name is covered by its prefix wildcard',
+    rules: [['mcp.fs.tool.files.*', 'allow']],
+    check: { decide: 'mcp.fs.tool.files.read' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'a prefix wildcard does not cover the bare prefix tool',
+    rules: [['mcp.fs.tool.files.*', 'allow']],
+    check: { decide: 'mcp.fs.tool.files' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'a specific tool deny beats tool.* allow',
+    rules: [
+      ['mcp.notion.tool.*', 'allow'],
+      ['mcp.notion.tool.delete', 'deny'],
+    ],
+    check: { decide: 'mcp.notion.tool.delete' },
+    decision: 'deny',
+    by: 1,
+  },
+  {
+    name: 'a host rule does not allow a tool',
+    rules: [['mcp.notion.host.*', 'allow']],
+    check: { decide: 'mcp.notion.tool.search' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'a tool named like a keyword',
+    rules: [['mcp.notion.tool.host', 'allow']],
+    check: { decide: 'mcp.notion.tool.host' },
+    decision: 'allow',
+    by: 0,
+  },
 
   // network and secrets
-  { name: 'network rule for a local server', rules: [['mcp.time.network', 'allow']], check: { decide: 'mcp.time.network' }, decision: 'allow', by: 0 },
-  { name: 'mcp.<server>.* covers network', rules: [['mcp.time.*', 'deny']], check: { decide: 'mcp.time.network' }, decision: 'deny', by: 0 },
-  { name: 'a host wildcard does not cover network', rules: [['mcp.time.host.*', 'allow']], check: { decide: 'mcp.time.network' }, decision: 'deny', by: null },
-  { name: 'secret.use.<NAME> allows that secret', rules: [['secret.use.NOTION_TOKEN', 'allow']], check: { decide: 'secret.use.NOTION_TOKEN' }, decision: 'allow', by: 0 },
-  { name: 'a secret rule does not cover another secret', rules: [['secret.use.NOTION_TOKEN', 'allow']], check: { decide: 'secret.use.GITHUB_TOKEN' }, decision: 'deny', by: null },
-  { name: 'secret.use.<NAME> beats secret.* deny', rules: [['secret.*', 'deny'], ['secret.use.KEY', 'allow']], check: { decide: 'secret.use.KEY' }, decision: 'allow', by: 1 },
+  {
+    name: 'network rule for a local server',
+    rules: [['mcp.time.network', 'allow']],
+    check: { decide: 'mcp.time.network' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'mcp.<server>.* covers network',
+    rules: [['mcp.time.*', 'deny']],
+    check: { decide: 'mcp.time.network' },
+    decision: 'deny',
+    by: 0,
+  },
+  {
+    name: 'a host wildcard does not cover network',
+    rules: [['mcp.time.host.*', 'allow']],
+    check: { decide: 'mcp.time.network' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'secret.use.<NAME> allows that secret',
+    rules: [['secret.use.NOTION_TOKEN', 'allow']],
+    check: { decide: 'secret.use.NOTION_TOKEN' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'a secret rule does not cover another secret',
+    rules: [['secret.use.NOTION_TOKEN', 'allow']],
+    check: { decide: 'secret.use.GITHUB_TOKEN' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'secret.use.<NAME> beats secret.* deny',
+    rules: [
+      ['secret.*', 'deny'],
+      ['secret.use.KEY', 'allow'],
+    ],
+    check: { decide: 'secret.use.KEY' },
+    decision: 'allow',
+    by: 1,
+  },
   { name: 'mcp.* does not cover secrets', rules: [['mcp.*', 'allow']], check: { decide: 'secret.use.KEY' }, decision: 'deny', by: null },
 
   // actions given to decide directly
-  { name: 'an action with an upper-case host is normalised', rules: [[`${N}com.notion.mcp`, 'allow']], check: { decide: `${N}COM.NOTION.MCP` }, decision: 'allow', by: 0, action: `${N}com.notion.mcp` },
-  { name: 'a wildcard is not an action', rules: [['*', 'allow']], check: { decide: 'mcp.notion.tool.*' }, decision: 'deny', by: null, permit: null, reason: /not a valid action \(an action names one thing; "\*" belongs in rules\)/ },
-  { name: 'an empty action is denied', rules: [['*', 'allow']], check: { decide: '' }, decision: 'deny', by: null, permit: null, reason: /not a valid action \(the action is empty\)/ },
-  { name: 'an incomplete action is denied even under *', rules: [['*', 'allow']], check: { decide: 'mcp.notion' }, decision: 'deny', by: null, permit: null },
-  { name: 'an unreversed IP in an action is denied', rules: [['*', 'allow']], check: { decide: `${N}7.100.51.198` }, decision: 'deny', by: null, permit: null, reason: /spells an IP address/ },
+  {
+    name: 'an action with an upper-case host is normalised',
+    rules: [[`${N}com.notion.mcp`, 'allow']],
+    check: { decide: `${N}COM.NOTION.MCP` },
+    decision: 'allow',
+    by: 0,
+    action: `${N}com.notion.mcp`,
+  },
+  {
+    name: 'a wildcard is not an action',
+    rules: [['*', 'allow']],
+    check: { decide: 'mcp.notion.tool.*' },
+    decision: 'deny',
+    by: null,
+    permit: null,
+    reason: /not a valid action \(an action names one thing; "\*" belongs in rules\)/,
+  },
+  {
+    name: 'an empty action is denied',
+    rules: [['*', 'allow']],
+    check: { decide: '' },
+    decision: 'deny',
+    by: null,
+    permit: null,
+    reason: /not a valid action \(the action is empty\)/,
+  },
+  {
+    name: 'an incomplete action is denied even under *',
+    rules: [['*', 'allow']],
+    check: { decide: 'mcp.notion' },
+    decision: 'deny',
+    by: null,
+    permit: null,
+  },
+  {
+    name: 'an unreversed IP in an action is denied',
+    rules: [['*', 'allow']],
+    check: { decide: `${N}7.100.51.198` },
+    decision: 'deny',
+    by: null,
+    permit: null,
+    reason: /spells an IP address/,
+  },
 
   // discover and call
-  { name: 'discover needs only the host rule', rules: [[`${N}com.notion.*`, 'allow']], check: { discover: 'mcp.notion.com' }, decision: 'allow', by: 0 },
-  { name: 'discover without a host rule is denied', rules: [['mcp.notion.tool.*', 'allow']], check: { discover: 'mcp.notion.com' }, decision: 'deny', by: null, permit: `${N}com.notion.mcp` },
-  { name: 'discover of an invalid host is denied, saying why', rules: [['*', 'allow']], check: { discover: 'notion.com:443' }, decision: 'deny', by: null, permit: null, reason: /a port does not belong here/ },
-  { name: 'host rule alone does not allow a call', rules: [[`${N}com.notion.*`, 'allow']], check: { call: 'search', host: 'mcp.notion.com' }, decision: 'deny', by: null, action: 'mcp.notion.tool.search', permit: 'mcp.notion.tool.search' },
-  { name: 'a tool rule without a host rule does not allow a remote call', rules: [['mcp.notion.tool.search', 'allow']], check: { call: 'search', host: 'mcp.notion.com' }, decision: 'deny', by: null, action: `${N}com.notion.mcp`, permit: `${N}com.notion.mcp` },
-  { name: 'host rule and tool rule together allow a call', rules: [[`${N}com.notion.*`, 'allow'], ['mcp.notion.tool.search', 'allow']], check: { call: 'search', host: 'mcp.notion.com' }, decision: 'allow', by: 1, action: 'mcp.notion.tool.search' },
-  { name: 'a local server needs only the tool rule', rules: [['mcp.time.tool.now', 'allow']], check: { call: 'now', server: 'time' }, decision: 'allow', by: 0 },
-  { name: 'a local server without a tool rule is denied', rules: [['mcp.time.network', 'allow']], check: { call: 'now', server: 'time' }, decision: 'deny', by: null },
-  { name: 'a host deny decides a call before a tool ask', rules: [[`${N}*`, 'deny'], ['mcp.notion.tool.*', 'ask']], check: { call: 'search', host: 'mcp.notion.com' }, decision: 'deny', by: 0 },
-  { name: 'a tool deny decides a call over a host ask', rules: [[`${N}*`, 'ask'], ['mcp.notion.tool.*', 'deny']], check: { call: 'search', host: 'mcp.notion.com' }, decision: 'deny', by: 1 },
-  { name: 'a server name with a dot cannot be allowed', rules: [['*', 'allow']], check: { call: 'x', server: 'my.server' }, decision: 'deny', by: null, reason: /contains "\."/ },
+  {
+    name: 'discover needs only the host rule',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { discover: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'discover without a host rule is denied',
+    rules: [['mcp.notion.tool.*', 'allow']],
+    check: { discover: 'mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+    permit: `${N}com.notion.mcp`,
+  },
+  {
+    name: 'discover of an invalid host is denied, saying why',
+    rules: [['*', 'allow']],
+    check: { discover: 'notion.com:443' },
+    decision: 'deny',
+    by: null,
+    permit: null,
+    reason: /a port does not belong here/,
+  },
+  {
+    name: 'host rule alone does not allow a call',
+    rules: [[`${N}com.notion.*`, 'allow']],
+    check: { call: 'search', host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+    action: 'mcp.notion.tool.search',
+    permit: 'mcp.notion.tool.search',
+  },
+  {
+    name: 'a tool rule without a host rule does not allow a remote call',
+    rules: [['mcp.notion.tool.search', 'allow']],
+    check: { call: 'search', host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: null,
+    action: `${N}com.notion.mcp`,
+    permit: `${N}com.notion.mcp`,
+  },
+  {
+    name: 'host rule and tool rule together allow a call',
+    rules: [
+      [`${N}com.notion.*`, 'allow'],
+      ['mcp.notion.tool.search', 'allow'],
+    ],
+    check: { call: 'search', host: 'mcp.notion.com' },
+    decision: 'allow',
+    by: 1,
+    action: 'mcp.notion.tool.search',
+  },
+  {
+    name: 'a local server needs only the tool rule',
+    rules: [['mcp.time.tool.now', 'allow']],
+    check: { call: 'now', server: 'time' },
+    decision: 'allow',
+    by: 0,
+  },
+  {
+    name: 'a local server without a tool rule is denied',
+    rules: [['mcp.time.network', 'allow']],
+    check: { call: 'now', server: 'time' },
+    decision: 'deny',
+    by: null,
+  },
+  {
+    name: 'a host deny decides a call before a tool ask',
+    rules: [
+      [`${N}*`, 'deny'],
+      ['mcp.notion.tool.*', 'ask'],
+    ],
+    check: { call: 'search', host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 0,
+  },
+  {
+    name: 'a tool deny decides a call over a host ask',
+    rules: [
+      [`${N}*`, 'ask'],
+      ['mcp.notion.tool.*', 'deny'],
+    ],
+    check: { call: 'search', host: 'mcp.notion.com' },
+    decision: 'deny',
+    by: 1,
+  },
+  {
+    name: 'a server name with a dot cannot be allowed',
+    rules: [['*', 'allow']],
+    check: { call: 'x', server: 'my.server' },
+    decision: 'deny',
+    by: null,
+    reason: /contains "\."/,
+  },
 ];
 
 describe('policy/decide table', () => {
@@ -266,8 +776,14 @@ describe('policy/decide resolve', () => {
     const both = rules([`${N}*`, 'ask'], ['mcp.notion.tool.*', 'ask']);
     const r = await resolve(mayCallTool(user('notion'), 'mcp.notion.com', 'search', both), asker('always', seen));
     assert.equal(r.decision, 'allow');
-    assert.deepEqual(seen.map((q) => q.action), [action, 'mcp.notion.tool.search']);
-    assert.deepEqual(r.remember?.map((x) => x.action), [action, 'mcp.notion.tool.search']);
+    assert.deepEqual(
+      seen.map((q) => q.action),
+      [action, 'mcp.notion.tool.search'],
+    );
+    assert.deepEqual(
+      r.remember?.map((x) => x.action),
+      [action, 'mcp.notion.tool.search'],
+    );
   });
 
   it('a call whose host is refused by the person is not asked about the tool', async () => {
@@ -359,18 +875,41 @@ describe('policy/decide private ranges (mcp.<server>.private)', () => {
     const r = privateRangesRefused(user, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules);
     assert.equal(r, `mcp.corp.private is denied by rule {"action":"mcp.corp.private","decision":"deny"} (rules[0] in ${ORIGIN.file})`);
     assert.equal(privateRangesRefused(user, parse([{ action: 'mcp.corp.private', decision: 'allow' }]).rules), undefined);
-    assert.equal(privateRangesRefused({ name: 'other', scope: 'user' }, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules), undefined, 'another server');
+    assert.equal(
+      privateRangesRefused({ name: 'other', scope: 'user' }, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules),
+      undefined,
+      'another server',
+    );
   });
   it('a broad deny (mcp.<server>.*, *) does not change address checks', () => {
-    assert.equal(privateRangesRefused(user, parse([{ action: '*', decision: 'deny' }, { action: 'mcp.corp.*', decision: 'deny' }]).rules), undefined);
+    assert.equal(
+      privateRangesRefused(
+        user,
+        parse([
+          { action: '*', decision: 'deny' },
+          { action: 'mcp.corp.*', decision: 'deny' },
+        ]).rules,
+      ),
+      undefined,
+    );
   });
   it('a repository server: only a rule for its project refuses', () => {
     const repo = { name: 'corp', scope: 'repository', project: '/work/p' } as const;
-    assert.equal(privateRangesRefused(repo, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules), undefined, 'a user-scope rule is not for a repository server');
-    assert.match(privateRangesRefused(repo, parse([{ action: 'mcp.corp.private', decision: 'deny', project: '*' }]).rules) ?? '', /mcp\.corp\.private is denied/);
+    assert.equal(
+      privateRangesRefused(repo, parse([{ action: 'mcp.corp.private', decision: 'deny' }]).rules),
+      undefined,
+      'a user-scope rule is not for a repository server',
+    );
+    assert.match(
+      privateRangesRefused(repo, parse([{ action: 'mcp.corp.private', decision: 'deny', project: '*' }]).rules) ?? '',
+      /mcp\.corp\.private is denied/,
+    );
   });
   it('ask is not a decision for it: the rule is invalid with a reason', () => {
-    const p = parse([{ action: 'mcp.corp.private', decision: 'ask' }, { action: 'mcp.corp.private.x', decision: 'deny' }]);
+    const p = parse([
+      { action: 'mcp.corp.private', decision: 'ask' },
+      { action: 'mcp.corp.private.x', decision: 'deny' },
+    ]);
     assert.equal(p.rules.length, 0);
     assert.match(p.errors[0].message, /mcp\.corp\.private takes "allow" or "deny": an address check cannot wait for an answer/);
     assert.match(p.errors[1].message, /nothing follows "private"/);
@@ -399,8 +938,14 @@ describe('policy/decide mayReachNetwork: a contained server reaching one host th
   });
 
   it('a host rule beats the bare rule either way; a broader mcp.<server>.* leaves it to the bare rule', () => {
-    assert.equal(reach('evil.example.com', ['mcp.fetch.network', 'allow'], ['mcp.fetch.network.com.example.evil', 'deny']).verdict.decision, 'deny');
-    assert.equal(reach('api.example.com', ['mcp.fetch.network', 'deny'], ['mcp.fetch.network.com.example.api', 'allow']).verdict.decision, 'allow');
+    assert.equal(
+      reach('evil.example.com', ['mcp.fetch.network', 'allow'], ['mcp.fetch.network.com.example.evil', 'deny']).verdict.decision,
+      'deny',
+    );
+    assert.equal(
+      reach('api.example.com', ['mcp.fetch.network', 'deny'], ['mcp.fetch.network.com.example.api', 'allow']).verdict.decision,
+      'allow',
+    );
     const broad = reach('api.example.com', ['mcp.fetch.*', 'allow']);
     assert.deepEqual([broad.verdict.decision, broad.byHostRule], ['allow', false]);
     assert.equal(reach('api.example.com', ['mcp.fetch.*', 'allow'], ['mcp.fetch.network', 'deny']).verdict.decision, 'deny');
@@ -409,15 +954,28 @@ describe('policy/decide mayReachNetwork: a contained server reaching one host th
   it('no rule: refused, naming this host and the bare rule; an invalid host is refused with why', () => {
     const none = reach('api.example.com');
     assert.equal(none.verdict.decision, 'deny');
-    assert.match(none.verdict.reason, /^mcp\.fetch\.network\.com\.example\.api is refused: no rule names this host, and mcp\.fetch\.network is denied: no rule matches it/);
+    assert.match(
+      none.verdict.reason,
+      /^mcp\.fetch\.network\.com\.example\.api is refused: no rule names this host, and mcp\.fetch\.network is denied: no rule matches it/,
+    );
     const bad = reach('exa mple.com', ['mcp.fetch.network', 'allow']);
     assert.equal(bad.verdict.decision, 'deny');
     assert.match(bad.verdict.reason, /may not reach "exa mple\.com"/);
   });
 
-  it('the rules that open a door by host: allow and ask for this server, not deny, not another server\'s, not a repository server\'s without its project', () => {
-    const list = rules(['mcp.fetch.network.com.example', 'allow'], ['mcp.fetch.network.org.example', 'ask'], ['mcp.fetch.network.net.example', 'deny'], ['mcp.other.network.com.example', 'allow'], ['mcp.fetch.network', 'allow'], ['mcp.fetch.network.*', 'allow']);
-    assert.deepEqual(networkHostRules(who, list).map((r) => r.action), ['mcp.fetch.network.com.example', 'mcp.fetch.network.org.example', 'mcp.fetch.network.*']);
+  it("the rules that open a door by host: allow and ask for this server, not deny, not another server's, not a repository server's without its project", () => {
+    const list = rules(
+      ['mcp.fetch.network.com.example', 'allow'],
+      ['mcp.fetch.network.org.example', 'ask'],
+      ['mcp.fetch.network.net.example', 'deny'],
+      ['mcp.other.network.com.example', 'allow'],
+      ['mcp.fetch.network', 'allow'],
+      ['mcp.fetch.network.*', 'allow'],
+    );
+    assert.deepEqual(
+      networkHostRules(who, list).map((r) => r.action),
+      ['mcp.fetch.network.com.example', 'mcp.fetch.network.org.example', 'mcp.fetch.network.*'],
+    );
     assert.deepEqual(networkHostRules(repo, list), []);
   });
 });

@@ -54,8 +54,14 @@ describe('policy: grants follow the server, not its name', () => {
     assert.deepEqual(p.problems, []);
     assert.equal(mayCallTool(user, undefined, 'create_issue', p.rules).decision, 'allow');
     const g = grantsFor(user, p);
-    assert.deepEqual(g.rules.map((r) => r.action), ['mcp.github.tool.*', 'mcp.github.host.com.github.*', 'secret.use.GITHUB_TOKEN']);
-    assert.deepEqual(g.secrets.map((e) => e.name), ['GITHUB_TOKEN']);
+    assert.deepEqual(
+      g.rules.map((r) => r.action),
+      ['mcp.github.tool.*', 'mcp.github.host.com.github.*', 'secret.use.GITHUB_TOKEN'],
+    );
+    assert.deepEqual(
+      g.secrets.map((e) => e.name),
+      ['GITHUB_TOKEN'],
+    );
     assert.equal(g.exception?.allowLoopback, true);
     const bound = await bindSecrets(user, p.secrets, { source, rules: p.rules });
     assert.equal(bound.drop, false);
@@ -64,20 +70,38 @@ describe('policy: grants follow the server, not its name', () => {
     const call = mayCallTool(repo, undefined, 'create_issue', p.rules);
     assert.equal(call.decision, 'deny');
     assert.deepEqual(call.permittedBy, { action: 'mcp.github.tool.create_issue', decision: 'allow', project });
-    assert.ok(call.reason.includes(`the rule {"action":"mcp.github.tool.create_issue","decision":"allow","project":${JSON.stringify(project)}} would permit it`), call.reason);
-    assert.match(call.reason, /rule \{"action":"mcp\.github\.tool\.\*","decision":"allow"\} \(rules\[0\] in .*config\.json:3\) matches it, but having no "project", it applies only to your user-scope servers/);
+    assert.ok(
+      call.reason.includes(
+        `the rule {"action":"mcp.github.tool.create_issue","decision":"allow","project":${JSON.stringify(project)}} would permit it`,
+      ),
+      call.reason,
+    );
+    assert.match(
+      call.reason,
+      /rule \{"action":"mcp\.github\.tool\.\*","decision":"allow"\} \(rules\[0\] in .*config\.json:3\) matches it, but having no "project", it applies only to your user-scope servers/,
+    );
     assert.equal(mayDiscover(repo, 'api.github.com', p.rules).decision, 'deny');
     const none = grantsFor(repo, p);
     assert.deepEqual([none.rules, none.secrets, none.exception], [[], [], undefined]);
-    assert.deepEqual(none.notApplying.map((n) => n.what), ['rule mcp.github.tool.*', 'rule mcp.github.host.com.github.*', 'secret GITHUB_TOKEN', 'local exception for github']);
+    assert.deepEqual(
+      none.notApplying.map((n) => n.what),
+      ['rule mcp.github.tool.*', 'rule mcp.github.host.com.github.*', 'secret GITHUB_TOKEN', 'local exception for github'],
+    );
     const unbound = await bindSecrets(repo, p.secrets, { source, rules: p.rules });
-    assert.deepEqual(unbound.drop === false && [unbound.env, unbound.used], [{}, []], 'the user\'s secret never reaches the repository server');
+    assert.deepEqual(
+      unbound.drop === false && [unbound.env, unbound.used],
+      [{}, []],
+      "the user's secret never reaches the repository server",
+    );
     assert.equal(localExceptionFor(p, repo), undefined);
   });
 
   it('entries with "project": <that folder> apply to that repository server only, exactly those', async () => {
     const p = policy({
-      rules: [{ action: 'mcp.github.tool.list_issues', decision: 'allow', project }, { action: 'secret.use.REPO_TOKEN', decision: 'allow', project }],
+      rules: [
+        { action: 'mcp.github.tool.list_issues', decision: 'allow', project },
+        { action: 'secret.use.REPO_TOKEN', decision: 'allow', project },
+      ],
       secrets: [{ name: 'REPO_TOKEN', to: 'mcp.github.*', bind: 'env', project }],
       localExceptions: [{ server: 'github', allowPrivate: true, project }],
     });
@@ -85,22 +109,37 @@ describe('policy: grants follow the server, not its name', () => {
     assert.equal(mayCallTool(repo, undefined, 'list_issues', p.rules).decision, 'allow');
     assert.equal(mayCallTool(repo, undefined, 'create_issue', p.rules).decision, 'deny');
     const g = grantsFor(repo, p);
-    assert.deepEqual(g.rules.map((r) => r.action), ['mcp.github.tool.list_issues', 'secret.use.REPO_TOKEN']);
-    assert.deepEqual(g.secrets.map((e) => e.name), ['REPO_TOKEN']);
+    assert.deepEqual(
+      g.rules.map((r) => r.action),
+      ['mcp.github.tool.list_issues', 'secret.use.REPO_TOKEN'],
+    );
+    assert.deepEqual(
+      g.secrets.map((e) => e.name),
+      ['REPO_TOKEN'],
+    );
     assert.deepEqual([g.exception?.allowLoopback, g.exception?.allowPrivate], [false, true]);
     const bound = await bindSecrets(repo, p.secrets, { source, rules: p.rules });
     assert.deepEqual(bound.drop === false && bound.env, { REPO_TOKEN: 'repo_token_abcdef' });
     // and your own server is not given the repository's grants
-    assert.deepEqual(grantsFor(user, p).secrets.map((e) => e.name), ['GITHUB_TOKEN']);
+    assert.deepEqual(
+      grantsFor(user, p).secrets.map((e) => e.name),
+      ['GITHUB_TOKEN'],
+    );
     assert.equal(mayCallTool(user, undefined, 'list_issues', p.rules).decision, 'allow', 'by its own bare mcp.github.tool.*');
     assert.equal(localExceptionFor(p, user)?.allowLoopback, true);
   });
 
   it('a qualified secret still needs a secret.use rule for that project: a bare one is for your servers', async () => {
-    const p = policy({ secrets: [{ name: 'REPO_TOKEN', to: 'mcp.github.*', bind: 'env', project }], rules: [{ action: 'secret.use.REPO_TOKEN', decision: 'allow' }] });
+    const p = policy({
+      secrets: [{ name: 'REPO_TOKEN', to: 'mcp.github.*', bind: 'env', project }],
+      rules: [{ action: 'secret.use.REPO_TOKEN', decision: 'allow' }],
+    });
     const b = await bindSecrets(repo, p.secrets, { source, rules: p.rules });
     assert.equal(b.drop, true);
-    assert.ok(b.drop && b.reason.includes(`secret REPO_TOKEN is refused`) && b.reason.includes(`"project":${JSON.stringify(project)}`), b.drop ? b.reason : '');
+    assert.ok(
+      b.drop && b.reason.includes(`secret REPO_TOKEN is refused`) && b.reason.includes(`"project":${JSON.stringify(project)}`),
+      b.drop ? b.reason : '',
+    );
   });
 
   it('a rule, secret or exception for another folder does not apply', async () => {
@@ -122,7 +161,10 @@ describe('policy: grants follow the server, not its name', () => {
     assert.equal(viaLink.rules[3].projectPath, project);
     assert.equal(mayCallTool(repo, undefined, 'create_issue', viaLink.rules).decision, 'allow');
     const home = path.dirname(project);
-    const viaHome = loadUserPolicy({ file: FILE, rules: [{ action: 'mcp.github.tool.*', decision: 'allow', project: '~/link-to-clone' }] }, { home: () => home, realFolder: (p) => fs.realpathSync(p) });
+    const viaHome = loadUserPolicy(
+      { file: FILE, rules: [{ action: 'mcp.github.tool.*', decision: 'allow', project: '~/link-to-clone' }] },
+      { home: () => home, realFolder: (p) => fs.realpathSync(p) },
+    );
     assert.equal(mayCallTool(repo, undefined, 'create_issue', viaHome.rules).decision, 'allow');
   });
 
@@ -139,7 +181,9 @@ describe('policy: grants follow the server, not its name', () => {
     const p = policy({ rules: [{ action: 'mcp.github.tool.*', decision: 'allow', project: gone }] });
     assert.deepEqual(p.problems, []);
     assert.equal(mayCallTool({ name: 'github', scope: 'repository', project: gone }, undefined, 'x', p.rules).decision, 'deny');
-    assert.deepEqual(p.notes, [`${FILE}:6: rules[3] names the project ${JSON.stringify(gone)}, which is not an existing folder, so it applies to no server; fix the path or remove the entry`]);
+    assert.deepEqual(p.notes, [
+      `${FILE}:6: rules[3] names the project ${JSON.stringify(gone)}, which is not an existing folder, so it applies to no server; fix the path or remove the entry`,
+    ]);
     for (const bad of ['clone', './clone', '~other/x', '', 5]) {
       const q = loadUserPolicy({ file: FILE, rules: [{ action: 'mcp.github.tool.*', decision: 'allow', project: bad }] });
       assert.equal(q.problems.length, 1, `project ${JSON.stringify(bad)}`);
@@ -155,11 +199,23 @@ describe('policy: grants follow the server, not its name', () => {
   });
 
   it('an exception for its own project beats "project": "*"; two for the same server and project are an error', () => {
-    const p = loadUserPolicy({ file: FILE, localExceptions: [{ server: 'github', allowLoopback: true, project: '*' }, { server: 'github', allowPrivate: true, project }] });
+    const p = loadUserPolicy({
+      file: FILE,
+      localExceptions: [
+        { server: 'github', allowLoopback: true, project: '*' },
+        { server: 'github', allowPrivate: true, project },
+      ],
+    });
     assert.deepEqual(p.problems, []);
     assert.equal(localExceptionFor(p, repo)?.allowPrivate, true);
     assert.equal(localExceptionFor(p, { name: 'github', scope: 'repository', project: other })?.allowLoopback, true);
-    const dup = loadUserPolicy({ file: FILE, localExceptions: [{ server: 'github', allowLoopback: true }, { server: 'github', allowPrivate: true }] });
+    const dup = loadUserPolicy({
+      file: FILE,
+      localExceptions: [
+        { server: 'github', allowLoopback: true },
+        { server: 'github', allowPrivate: true },
+      ],
+    });
     assert.match(dup.problems.join('\n'), /localExceptions\[1\]: a second exception for "github"/);
   });
 });

@@ -40,9 +40,18 @@ describe('policy/hostname reverseHost', () => {
     ['*.notion.com', 'host "*.notion.com" is not valid: it contains "*"; wildcards belong in rules, after the reversed labels'],
     ['a？b.com', 'host "a？b.com" is not valid: it contains "？", which reads as "?", which a host name cannot hold'],
     ['notion.com:443', 'host "notion.com:443" is not valid: it contains ":" but is not an IPv6 address (a port does not belong here)'],
-    ['127.1', 'host "127.1" is not valid: it looks like an IP address but is not four decimal numbers; write an address as e.g. 198.51.100.7'],
-    ['0x7f.0.0.1', 'host "0x7f.0.0.1" is not valid: it looks like an IP address but is not four decimal numbers; write an address as e.g. 198.51.100.7'],
-    ['01.2.3.4', 'host "01.2.3.4" is not valid: it looks like an IP address but is not four decimal numbers; write an address as e.g. 198.51.100.7'],
+    [
+      '127.1',
+      'host "127.1" is not valid: it looks like an IP address but is not four decimal numbers; write an address as e.g. 198.51.100.7',
+    ],
+    [
+      '0x7f.0.0.1',
+      'host "0x7f.0.0.1" is not valid: it looks like an IP address but is not four decimal numbers; write an address as e.g. 198.51.100.7',
+    ],
+    [
+      '01.2.3.4',
+      'host "01.2.3.4" is not valid: it looks like an IP address but is not four decimal numbers; write an address as e.g. 198.51.100.7',
+    ],
     ['fe80::1%eth0', 'host "fe80::1%eth0" is not valid: an IPv6 zone (%…) cannot be named by a rule'],
     ['[2001:db8::1', 'host "[2001:db8::1" is not valid: a "[" without a closing "]"'],
     ['[notion.com]', 'host "[notion.com]" is not valid: it is neither a dotted-decimal IPv4 address nor an IPv6 address'],
@@ -52,7 +61,10 @@ describe('policy/hostname reverseHost', () => {
   ];
   for (const [input, message] of bad) {
     it(`rejects ${JSON.stringify(input)} saying why`, () => {
-      assert.throws(() => reverseHost(input), (e: unknown) => e instanceof HostError && e.message === message);
+      assert.throws(
+        () => reverseHost(input),
+        (e: unknown) => e instanceof HostError && e.message === message,
+      );
     });
   }
 

@@ -150,7 +150,9 @@ describe('policy/mask errors and JSON', () => {
   });
 
   it('a JSON log line written after masking carries no form of the value', () => {
-    const line = JSON.stringify(m.maskDeep({ kind: 'mcp.request', headers: { authorization: `Bearer ${VALUE}` }, echo: Buffer.from(VALUE).toString('base64') }));
+    const line = JSON.stringify(
+      m.maskDeep({ kind: 'mcp.request', headers: { authorization: `Bearer ${VALUE}` }, echo: Buffer.from(VALUE).toString('base64') }),
+    );
     assert.ok(!line.includes(VALUE));
     assert.ok(!line.includes(Buffer.from(VALUE).toString('base64').replace(/=+$/, '')));
   });

@@ -23,12 +23,27 @@ describe('policy names: quoting through src/text', () => {
       assert.ok(!jsonExcerpt(name).includes(ch), 'the raw character does not reach the message');
       assert.equal(jsonExcerpt({ action: `mcp.${name}.*`, decision: 'allow' }), `{"action":${quote(`mcp.${name}.*`)},"decision":"allow"}`);
       // A control cannot be in a name a rule names; the refusal shows it escaped.
-      if (/\p{Cc}/u.test(ch)) assert.throws(() => checkServerName(name), (e: Error) => e.message.includes(quote(name)) && !e.message.includes(ch));
+      if (/\p{Cc}/u.test(ch))
+        assert.throws(
+          () => checkServerName(name),
+          (e: Error) => e.message.includes(quote(name)) && !e.message.includes(ch),
+        );
     });
   }
 
   it('writes a value as JSON does, except for the escapes', () => {
-    for (const v of [null, true, 3, -0, 1.5e300, Number.NaN, [1, undefined, () => 1], { a: undefined, b: [], c: {} }, 'plain "quoted" \\ text', new Date(0)]) {
+    for (const v of [
+      null,
+      true,
+      3,
+      -0,
+      1.5e300,
+      Number.NaN,
+      [1, undefined, () => 1],
+      { a: undefined, b: [], c: {} },
+      'plain "quoted" \\ text',
+      new Date(0),
+    ]) {
       assert.equal(jsonExcerpt(v, 10_000), JSON.stringify(v));
     }
     assert.equal(jsonExcerpt(undefined), 'undefined');

@@ -39,12 +39,14 @@ const decision = fc.constantFrom<Decision>('allow', 'ask', 'deny');
 
 function parse(raw: { action: string; decision: Decision }[]): Rule[] {
   const { rules, errors } = parseRules(raw, { file: 'prop.json' });
-  assert.deepEqual(errors.map((e) => e.message), []);
+  assert.deepEqual(
+    errors.map((e) => e.message),
+    [],
+  );
   return rules;
 }
 
-const ruleList = (decisions: fc.Arbitrary<Decision>) =>
-  fc.array(fc.record({ action: pattern, decision: decisions }), { maxLength: 12 });
+const ruleList = (decisions: fc.Arbitrary<Decision>) => fc.array(fc.record({ action: pattern, decision: decisions }), { maxLength: 12 });
 
 describe('policy properties', () => {
   it('generated rules are all valid', () => {

@@ -24,12 +24,18 @@ const TOKEN = 'ntn_4f9c2b7e1d8a6035';
 
 function entries(...raw: unknown[]): SecretEntry[] {
   const { entries: out, errors } = parseSecrets(raw, ORIGIN);
-  assert.deepEqual(errors.map((e) => e.message), []);
+  assert.deepEqual(
+    errors.map((e) => e.message),
+    [],
+  );
   return out;
 }
 
 function rules(...pairs: [string, Decision][]): Rule[] {
-  const { rules: out, errors } = parseRules(pairs.map(([action, decision]) => ({ action, decision })), { file: 'user.json' });
+  const { rules: out, errors } = parseRules(
+    pairs.map(([action, decision]) => ({ action, decision })),
+    { file: 'user.json' },
+  );
   assert.deepEqual(errors, []);
   return out;
 }
@@ -69,39 +75,99 @@ describe('policy/secrets parseSecrets', () => {
   const where = '/home/me/.config/mcp-gate/config.json:40';
   const bad: [unknown, string][] = [
     ['NOTION_TOKEN', `${where}: secrets[0] "NOTION_TOKEN": a secrets entry is an object {"name", "to", "bind", "as"?}`],
-    [{ name: 'T', to: 'mcp.*', bind: 'header', value: 'x' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","value":"x"}: unknown key "value"; an entry has only "name", "to", "bind", "as" and "project"`],
-    [{ name: 'notion_token', to: 'mcp.*', bind: 'header' }, `${where}: secrets[0] {"name":"notion_token","to":"mcp.*","bind":"header"}: "name" must be upper-case letters, digits and "_", not starting with a digit, not "notion_token"`],
-    [{ name: '1T', to: 'mcp.*', bind: 'header' }, `${where}: secrets[0] {"name":"1T","to":"mcp.*","bind":"header"}: "name" must be upper-case letters, digits and "_", not starting with a digit, not "1T"`],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'header', value: 'x' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","value":"x"}: unknown key "value"; an entry has only "name", "to", "bind", "as" and "project"`,
+    ],
+    [
+      { name: 'notion_token', to: 'mcp.*', bind: 'header' },
+      `${where}: secrets[0] {"name":"notion_token","to":"mcp.*","bind":"header"}: "name" must be upper-case letters, digits and "_", not starting with a digit, not "notion_token"`,
+    ],
+    [
+      { name: '1T', to: 'mcp.*', bind: 'header' },
+      `${where}: secrets[0] {"name":"1T","to":"mcp.*","bind":"header"}: "name" must be upper-case letters, digits and "_", not starting with a digit, not "1T"`,
+    ],
     [{ to: 'mcp.*', bind: 'header' }, `${where}: secrets[0] {"to":"mcp.*","bind":"header"}: "name" is missing`],
     [{ name: 'T', bind: 'header' }, `${where}: secrets[0] {"name":"T","bind":"header"}: "to" is missing`],
-    [{ name: 'T', to: '*', bind: 'header' }, `${where}: secrets[0] {"name":"T","to":"*","bind":"header"}: "to" must start with "mcp.", not "*"`],
-    [{ name: 'T', to: 'secret.use.T', bind: 'header' }, `${where}: secrets[0] {"name":"T","to":"secret.use.T","bind":"header"}: "to" must start with "mcp.", not "secret.use.T"`],
-    [{ name: 'T', to: 'mcp.*.host.x', bind: 'header' }, `${where}: secrets[0] {"name":"T","to":"mcp.*.host.x","bind":"header"}: invalid "to": "*" may only be the last segment`],
-    [{ name: 'T', to: 'mcp.notion.tool.search', bind: 'header' }, `${where}: secrets[0] {"name":"T","to":"mcp.notion.tool.search","bind":"header"}: "to" names a tool, but a secret goes to a whole server (mcp.<server>.*) or its host (mcp.<server>.host.…)`],
-    [{ name: 'T', to: 'mcp.time.network', bind: 'env' }, `${where}: secrets[0] {"name":"T","to":"mcp.time.network","bind":"env"}: "to" names a network, but a secret goes to a whole server (mcp.<server>.*) or its host (mcp.<server>.host.…)`],
+    [
+      { name: 'T', to: '*', bind: 'header' },
+      `${where}: secrets[0] {"name":"T","to":"*","bind":"header"}: "to" must start with "mcp.", not "*"`,
+    ],
+    [
+      { name: 'T', to: 'secret.use.T', bind: 'header' },
+      `${where}: secrets[0] {"name":"T","to":"secret.use.T","bind":"header"}: "to" must start with "mcp.", not "secret.use.T"`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*.host.x', bind: 'header' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*.host.x","bind":"header"}: invalid "to": "*" may only be the last segment`,
+    ],
+    [
+      { name: 'T', to: 'mcp.notion.tool.search', bind: 'header' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.notion.tool.search","bind":"header"}: "to" names a tool, but a secret goes to a whole server (mcp.<server>.*) or its host (mcp.<server>.host.…)`,
+    ],
+    [
+      { name: 'T', to: 'mcp.time.network', bind: 'env' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.time.network","bind":"env"}: "to" names a network, but a secret goes to a whole server (mcp.<server>.*) or its host (mcp.<server>.host.…)`,
+    ],
     [{ name: 'T', to: 'mcp.*' }, `${where}: secrets[0] {"name":"T","to":"mcp.*"}: "bind" is missing`],
-    [{ name: 'T', to: 'mcp.*', bind: 'query' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"query"}: "bind" must be "header" or "env", not "query"`],
-    [{ name: 'T', to: 'mcp.*', bind: 'header', as: 'X Api' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"X Api"}: "as" must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~), not "X Api"`],
-    [{ name: 'T', to: 'mcp.*', bind: 'header', as: 'X-Key\r\nEvil: 1' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"X-Key\\r\\nEvil: 1"}: "as" must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~), not "X-Key\\r\\nEvil: 1"`],
-    [{ name: 'T', to: 'mcp.*', bind: 'header', as: 'Host' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"Host"}: "as" may not be "Host": that header belongs to the transport`],
-    [{ name: 'T', to: 'mcp.*', bind: 'header', as: 'Mcp-Session-Id' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"Mcp-Session-Id"}: "as" may not be "Mcp-Session-Id": that header belongs to the transport`],
-    [{ name: 'T', to: 'mcp.*', bind: 'header', as: 'Proxy-Authorization' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"Proxy-Authorization"}: "as" may not be "Proxy-Authorization": that header belongs to the transport`],
-    [{ name: 'T', to: 'mcp.*', bind: 'env', as: '1VAR' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"env","as":"1VAR"}: "as" must be an environment variable name (letters, digits and "_", not starting with a digit), not "1VAR"`],
-    [{ name: 'T', to: 'mcp.*', bind: 'env', as: 'A=B' }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"env","as":"A=B"}: "as" must be an environment variable name (letters, digits and "_", not starting with a digit), not "A=B"`],
-    [{ name: 'T', to: 'mcp.*', bind: 'env', as: 5 }, `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"env","as":5}: "as" must be a string`],
-    [{ name: 'T', to: 'mcp.notion.host.com.notion.*', bind: 'env' }, `${where}: secrets[0] {"name":"T","to":"mcp.notion.host.com.notion.*","bind":"env"}: "bind": "env" is for local servers, but "to" names a host, which only a remote server has`],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'query' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"query"}: "bind" must be "header" or "env", not "query"`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'header', as: 'X Api' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"X Api"}: "as" must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~), not "X Api"`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'header', as: 'X-Key\r\nEvil: 1' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"X-Key\\r\\nEvil: 1"}: "as" must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~), not "X-Key\\r\\nEvil: 1"`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'header', as: 'Host' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"Host"}: "as" may not be "Host": that header belongs to the transport`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'header', as: 'Mcp-Session-Id' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"Mcp-Session-Id"}: "as" may not be "Mcp-Session-Id": that header belongs to the transport`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'header', as: 'Proxy-Authorization' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"header","as":"Proxy-Authorization"}: "as" may not be "Proxy-Authorization": that header belongs to the transport`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'env', as: '1VAR' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"env","as":"1VAR"}: "as" must be an environment variable name (letters, digits and "_", not starting with a digit), not "1VAR"`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'env', as: 'A=B' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"env","as":"A=B"}: "as" must be an environment variable name (letters, digits and "_", not starting with a digit), not "A=B"`,
+    ],
+    [
+      { name: 'T', to: 'mcp.*', bind: 'env', as: 5 },
+      `${where}: secrets[0] {"name":"T","to":"mcp.*","bind":"env","as":5}: "as" must be a string`,
+    ],
+    [
+      { name: 'T', to: 'mcp.notion.host.com.notion.*', bind: 'env' },
+      `${where}: secrets[0] {"name":"T","to":"mcp.notion.host.com.notion.*","bind":"env"}: "bind": "env" is for local servers, but "to" names a host, which only a remote server has`,
+    ],
   ];
   for (const [raw, message] of bad) {
     it(`rejects ${JSON.stringify(raw)}`, () => {
       const { entries: out, errors } = parseSecrets([raw], ORIGIN);
       assert.equal(out.length, 0);
-      assert.deepEqual(errors.map((e) => e.message), [message]);
+      assert.deepEqual(
+        errors.map((e) => e.message),
+        [message],
+      );
     });
   }
 
   it('a block that is not a list is one error', () => {
     const { errors } = parseSecrets({ name: 'T' }, { file: 'mcpGate.secrets' });
-    assert.deepEqual(errors.map((e) => e.message), ['mcpGate.secrets: secrets must be a list, not object']);
+    assert.deepEqual(
+      errors.map((e) => e.message),
+      ['mcpGate.secrets: secrets must be a list, not object'],
+    );
   });
 
   it('never drops an entry: every item is an entry or an error', () => {
@@ -109,8 +175,14 @@ describe('policy/secrets parseSecrets', () => {
       [{ name: 'A', to: 'mcp.*', bind: 'header' }, 3, { name: 'B', to: 'mcp.time.*', bind: 'env' }],
       ORIGIN,
     );
-    assert.deepEqual(out.map((e) => e.index), [0, 2]);
-    assert.deepEqual(errors.map((e) => e.index), [1]);
+    assert.deepEqual(
+      out.map((e) => e.index),
+      [0, 2],
+    );
+    assert.deepEqual(
+      errors.map((e) => e.index),
+      [1],
+    );
   });
 });
 
@@ -150,13 +222,21 @@ describe('policy/secrets bindSecrets', () => {
 
   it('header bind with "as": that header carries the raw value', async () => {
     const src = source({ KEY: 'k-123456' });
-    const b = bound(await bindSecrets({ name: 'probe', scope: 'user' as const, host: 'probe.example.com' }, entries({ name: 'KEY', to: 'mcp.probe.*', bind: 'header', as: 'X-Api-Key' }), opts(src)));
+    const b = bound(
+      await bindSecrets(
+        { name: 'probe', scope: 'user' as const, host: 'probe.example.com' },
+        entries({ name: 'KEY', to: 'mcp.probe.*', bind: 'header', as: 'X-Api-Key' }),
+        opts(src),
+      ),
+    );
     assert.deepEqual(b.headers, { 'X-Api-Key': 'k-123456' });
   });
 
   it('header bind "as: Authorization" carries the raw value without Bearer', async () => {
     const src = source({ KEY: 'Basic dXNlcjpwYXNz' });
-    const b = bound(await bindSecrets(NOTION, entries({ name: 'KEY', to: 'mcp.notion.*', bind: 'header', as: 'Authorization' }), opts(src)));
+    const b = bound(
+      await bindSecrets(NOTION, entries({ name: 'KEY', to: 'mcp.notion.*', bind: 'header', as: 'Authorization' }), opts(src)),
+    );
     assert.deepEqual(b.headers, { Authorization: 'Basic dXNlcjpwYXNz' });
   });
 
@@ -195,9 +275,13 @@ describe('policy/secrets bindSecrets', () => {
   it('a missing value drops the server with a line saying why', async () => {
     const src = source({});
     const reason = dropped(
-      await bindSecrets(NOTION, entries({ name: 'NOTION_TOKEN', to: 'mcp.notion.*', bind: 'header' }), opts(src, {
-        missingHint: (n) => `Set MCP_GATE_SECRET_${n}.`,
-      })),
+      await bindSecrets(
+        NOTION,
+        entries({ name: 'NOTION_TOKEN', to: 'mcp.notion.*', bind: 'header' }),
+        opts(src, {
+          missingHint: (n) => `Set MCP_GATE_SECRET_${n}.`,
+        }),
+      ),
     );
     assert.equal(reason, 'server "notion" is left out: secret NOTION_TOKEN has no value. Set MCP_GATE_SECRET_NOTION_TOKEN.');
     assert.deepEqual(src.reads, ['NOTION_TOKEN']);
@@ -213,20 +297,27 @@ describe('policy/secrets bindSecrets', () => {
     const reason = dropped(
       await bindSecrets(NOTION, entries({ name: 'T', to: 'mcp.*', bind: 'header' }), opts(src, { rules: rules(['secret.use.T', 'deny']) })),
     );
-    assert.match(reason, /^server "notion" is left out: secret T is refused: secret\.use\.T is denied by rule \{"action":"secret\.use\.T","decision":"deny"\} \(rules\[0\] in user\.json\)/);
+    assert.match(
+      reason,
+      /^server "notion" is left out: secret T is refused: secret\.use\.T is denied by rule \{"action":"secret\.use\.T","decision":"deny"\} \(rules\[0\] in user\.json\)/,
+    );
     assert.deepEqual(src.reads, []);
   });
 
   it('no secret.use rule drops the server (no rule is deny)', async () => {
     const src = source({ T: TOKEN });
-    const reason = dropped(await bindSecrets(NOTION, entries({ name: 'T', to: 'mcp.*', bind: 'header' }), opts(src, { rules: rules(['mcp.*', 'allow']) })));
+    const reason = dropped(
+      await bindSecrets(NOTION, entries({ name: 'T', to: 'mcp.*', bind: 'header' }), opts(src, { rules: rules(['mcp.*', 'allow']) })),
+    );
     assert.match(reason, /secret T is refused: secret\.use\.T is denied: no rule matches it/);
     assert.deepEqual(src.reads, []);
   });
 
   it('ask without an asker drops the server, naming the rule that would permit it', async () => {
     const src = source({ T: TOKEN });
-    const reason = dropped(await bindSecrets(NOTION, entries({ name: 'T', to: 'mcp.*', bind: 'header' }), opts(src, { rules: rules(['secret.use.*', 'ask']) })));
+    const reason = dropped(
+      await bindSecrets(NOTION, entries({ name: 'T', to: 'mcp.*', bind: 'header' }), opts(src, { rules: rules(['secret.use.*', 'ask']) })),
+    );
     assert.match(reason, /nobody can answer here; the rule \{"action":"secret\.use\.T","decision":"allow"\} would permit it\.$/);
     assert.deepEqual(src.reads, []);
   });
@@ -238,16 +329,29 @@ describe('policy/secrets bindSecrets', () => {
       return 'always';
     };
     const src = source({ T: TOKEN });
-    const b = bound(await bindSecrets(NOTION, entries({ name: 'T', to: 'mcp.*', bind: 'header' }), opts(src, { rules: rules(['secret.use.*', 'ask']), asker })));
+    const b = bound(
+      await bindSecrets(
+        NOTION,
+        entries({ name: 'T', to: 'mcp.*', bind: 'header' }),
+        opts(src, { rules: rules(['secret.use.*', 'ask']), asker }),
+      ),
+    );
     assert.deepEqual(b.headers, { Authorization: `Bearer ${TOKEN}` });
     assert.deepEqual(b.remember, [{ action: 'secret.use.T', decision: 'allow' }]);
-    assert.deepEqual(seen.map((q) => q.action), ['secret.use.T']);
+    assert.deepEqual(
+      seen.map((q) => q.action),
+      ['secret.use.T'],
+    );
   });
 
   it('ask answered deny drops the server', async () => {
     const src = source({ T: TOKEN });
     const reason = dropped(
-      await bindSecrets(NOTION, entries({ name: 'T', to: 'mcp.*', bind: 'header' }), opts(src, { rules: rules(['secret.use.*', 'ask']), asker: async () => 'deny' })),
+      await bindSecrets(
+        NOTION,
+        entries({ name: 'T', to: 'mcp.*', bind: 'header' }),
+        opts(src, { rules: rules(['secret.use.*', 'ask']), asker: async () => 'deny' }),
+      ),
     );
     assert.match(reason, /refused by the person asked/);
   });
@@ -264,7 +368,9 @@ describe('policy/secrets bindSecrets', () => {
     it(`a value with ${what} is not sent as a header, and the note does not hold it`, async () => {
       const masker = new Masker();
       const src = source({ NOTION_TOKEN: value });
-      const b = bound(await bindSecrets(NOTION, entries({ name: 'NOTION_TOKEN', to: 'mcp.notion.*', bind: 'header' }), opts(src, { masker })));
+      const b = bound(
+        await bindSecrets(NOTION, entries({ name: 'NOTION_TOKEN', to: 'mcp.notion.*', bind: 'header' }), opts(src, { masker })),
+      );
       assert.deepEqual(b.headers, {});
       assert.deepEqual(b.used, []);
       assert.deepEqual(b.notes, [
@@ -280,7 +386,9 @@ describe('policy/secrets bindSecrets', () => {
     const src = source({ T: 'abc\0def' });
     const b = bound(await bindSecrets(TIME, entries({ name: 'T', to: 'mcp.time.*', bind: 'env' }), opts(src)));
     assert.deepEqual(b.env, {});
-    assert.deepEqual(b.notes, ['secret T was not sent to server "time": its value holds a NUL character, which an environment variable cannot carry; the server starts without T.']);
+    assert.deepEqual(b.notes, [
+      'secret T was not sent to server "time": its value holds a NUL character, which an environment variable cannot carry; the server starts without T.',
+    ]);
   });
 
   it('a value with LF may go to an environment variable', async () => {
@@ -303,7 +411,10 @@ describe('policy/secrets bindSecrets', () => {
 
   it('two secrets bound to the same header drop the server, naming both', async () => {
     const src = source({ A: 'aaaa-1', B: 'bbbb-2' });
-    const es = entries({ name: 'A', to: 'mcp.*', bind: 'header', as: 'X-Key' }, { name: 'B', to: 'mcp.notion.*', bind: 'header', as: 'x-key' });
+    const es = entries(
+      { name: 'A', to: 'mcp.*', bind: 'header', as: 'X-Key' },
+      { name: 'B', to: 'mcp.notion.*', bind: 'header', as: 'x-key' },
+    );
     const reason = dropped(await bindSecrets(NOTION, es, opts(src)));
     assert.equal(
       reason,

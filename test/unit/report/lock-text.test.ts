@@ -22,29 +22,47 @@ describe('package lock words', () => {
 
   it('the minimum release age: old enough, not old enough, no date, not set', () => {
     const file = '/home/u/.config/mcp-gate/config.json';
-    assert.equal(minAgeVerdict(lock(), { days: 2, file }, NOW), `your minimum release age is 2 days (${file}): 1.0.1 was published 3 days ago, old enough`);
-    assert.equal(minAgeVerdict(lock(), { days: 7, file }, NOW), `your minimum release age is 7 days (${file}): 1.0.1 was published 3 days ago, NOT old enough`);
-    assert.equal(minAgeVerdict(lock({ publishedAt: undefined }), { days: 1, file }, NOW), `your minimum release age is 1 day (${file}): the registry gives no publication date for 1.0.1`);
+    assert.equal(
+      minAgeVerdict(lock(), { days: 2, file }, NOW),
+      `your minimum release age is 2 days (${file}): 1.0.1 was published 3 days ago, old enough`,
+    );
+    assert.equal(
+      minAgeVerdict(lock(), { days: 7, file }, NOW),
+      `your minimum release age is 7 days (${file}): 1.0.1 was published 3 days ago, NOT old enough`,
+    );
+    assert.equal(
+      minAgeVerdict(lock({ publishedAt: undefined }), { days: 1, file }, NOW),
+      `your minimum release age is 1 day (${file}): the registry gives no publication date for 1.0.1`,
+    );
     assert.equal(minAgeVerdict(lock(), undefined, NOW), undefined);
   });
 
   it('the lock document: exact version, full integrity, publication, every dependency, tree and lock digests', () => {
-    const l = lock({ packages: { '': {}, 'node_modules/fixture-server': { version: '1.0.1' }, 'node_modules/dep': { version: '2.0.0', integrity: 'sha512-dep' } } });
+    const l = lock({
+      packages: {
+        '': {},
+        'node_modules/fixture-server': { version: '1.0.1' },
+        'node_modules/dep': { version: '2.0.0', integrity: 'sha512-dep' },
+      },
+    });
     const doc = lockDocument(l, { days: 2, file: 'config.json' }, NOW);
-    assert.equal(doc, [
-      'package      fixture-server',
-      'version      1.0.1',
-      'integrity    sha512-offline-test-lock',
-      'published    2026-11-28T12:00:00Z (published 3 days ago)',
-      'release age  your minimum release age is 2 days (config.json): 1.0.1 was published 3 days ago, old enough',
-      `spec         "fixture-server" (npx) from http://127.0.0.1:9/`,
-      'runs         fixture-server (node_modules/fixture-server/index.js)',
-      'dependencies 1',
-      '  dep 2.0.0 sha512-dep',
-      'tree         sha256:none',
-      `lock         ${l.digest}`,
-      '',
-    ].join('\n'));
+    assert.equal(
+      doc,
+      [
+        'package      fixture-server',
+        'version      1.0.1',
+        'integrity    sha512-offline-test-lock',
+        'published    2026-11-28T12:00:00Z (published 3 days ago)',
+        'release age  your minimum release age is 2 days (config.json): 1.0.1 was published 3 days ago, old enough',
+        `spec         "fixture-server" (npx) from http://127.0.0.1:9/`,
+        'runs         fixture-server (node_modules/fixture-server/index.js)',
+        'dependencies 1',
+        '  dep 2.0.0 sha512-dep',
+        'tree         sha256:none',
+        `lock         ${l.digest}`,
+        '',
+      ].join('\n'),
+    );
   });
 
   it('the approve preview shows the lock being approved and, when a minimum is set, its verdict', () => {

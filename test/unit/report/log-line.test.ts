@@ -20,7 +20,8 @@ describe('report/log-line: one log line everywhere', () => {
     outcome: 'no_answer' as const,
     detail: 'line1\nline2\u0007\u001b[31mred\\',
   };
-  const shown = 'mcp.request server=evil\\u202Egnp.exe host=mcp.test about=read\\u200Bfile status=200 outcome=no_answer — line1\\nline2\\u0007\\u001B[31mred\\\\';
+  const shown =
+    'mcp.request server=evil\\u202Egnp.exe host=mcp.test about=read\\u200Bfile status=200 outcome=no_answer — line1\\nline2\\u0007\\u001B[31mred\\\\';
 
   it('escapes every hidden and control character of an event, and the CLI, the output channel and the panel show that same line', () => {
     const w = world();

@@ -111,7 +111,10 @@ describe('hidden characters: one table for people and for the model', function (
   });
 
   it('mcp-gate get shows a COMBINING GRAPHEME JOINER in an argument as \\u034F, never raw', () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['tools/ser\u034Fver.js'] } } }), 'tools/ser\u034Fver.js': 'x' });
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['tools/ser\u034Fver.js'] } } }),
+      'tools/ser\u034Fver.js': 'x',
+    });
     const r = cli(w, ['get', 's']);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(!r.stdout.includes('\u034F'), 'the raw character reached the terminal');

@@ -42,7 +42,7 @@ describe('words a person uses', function () {
     assert.equal(whenText('garbage', now), 'garbage');
   });
 
-  it('the output channel\'s line carries no time of its own (the channel stamps it): one timestamp a line', () => {
+  it("the output channel's line carries no time of its own (the channel stamps it): one timestamp a line", () => {
     const e = { at: '2026-12-01T19:35:53.213Z', kind: 'gate.route', detail: 'x' };
     assert.equal(logLine(e), '2026-12-01T19:35:53.213Z gate.route — x');
     assert.equal(logLine(e, { time: false }), 'gate.route — x');
@@ -51,12 +51,21 @@ describe('words a person uses', function () {
   it('a file added to the folder a single-file server runs from is said as added, not as a file it runs; the folder says why it is pinned', () => {
     // Pinned by the prediction (the gate without the load guard's design): the entry's folder is its package.
     const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': 'eval("safe()")\n' });
-    assert.match(serverText(evaluateGate(w.input).servers[0]), /folder \. \(the whole workspace\)\s+— the entry s\.js that node runs \(no package manifest at or above its folder, so the folder is its package\)/);
+    assert.match(
+      serverText(evaluateGate(w.input).servers[0]),
+      /folder \. \(the whole workspace\)\s+— the entry s\.js that node runs \(no package manifest at or above its folder, so the folder is its package\)/,
+    );
     return recordDecision(w.input, 's', undefined, 'approved').then(() => {
       writeFiles(w.project, { 'notes.txt': 'hi\n' });
-      assert.match(evaluateGate(w.input).servers[0].reason, /^a file was added to a folder it runs from \(notes\.txt\) since it was approved/);
+      assert.match(
+        evaluateGate(w.input).servers[0].reason,
+        /^a file was added to a folder it runs from \(notes\.txt\) since it was approved/,
+      );
       writeFiles(w.project, { 's.js': 'eval("changed()")\n' });
-      assert.match(evaluateGate(w.input).servers[0].reason, /^a file it runs changed \(s\.js\) and a file was added to a folder it runs from \(notes\.txt\)/);
+      assert.match(
+        evaluateGate(w.input).servers[0].reason,
+        /^a file it runs changed \(s\.js\) and a file was added to a folder it runs from \(notes\.txt\)/,
+      );
     });
   });
 
@@ -64,12 +73,18 @@ describe('words a person uses', function () {
     // Code built from strings is no load the load guard sees: the server runs on the workspace as approved.
     const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': 'eval("safe()")\n' });
     const get = cli(w, ['get', 's']).stdout;
-    assert.match(get, /runs the workspace as it is when you approve: a read-only copy, never the live files; later edits reach it when you review them and approve it again/);
+    assert.match(
+      get,
+      /runs the workspace as it is when you approve: a read-only copy, never the live files; later edits reach it when you review them and approve it again/,
+    );
     assert.match(get, /why not checked file by file: s\.js:1 /);
     assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
     assert.match(cli(w, ['get', 's']).stdout, /runs the workspace as approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+ files?\)/);
     writeFiles(w.project, { 'notes.txt': 'hi\n' });
-    assert.match(cli(w, ['get', 's']).stdout, /state\s+approved: approved on .*; it runs on the workspace as it was then \(later edits reach it when you approve it again\)/);
+    assert.match(
+      cli(w, ['get', 's']).stdout,
+      /state\s+approved: approved on .*; it runs on the workspace as it was then \(later edits reach it when you approve it again\)/,
+    );
     writeFiles(w.project, { 's.js': 'eval("changed()")\n' });
     assert.match(cli(w, ['get', 's']).stdout, /state\s+changed since approval: a file it runs changed \(s\.js\) since it was approved/);
   });
@@ -79,7 +94,10 @@ describe('words a person uses', function () {
     assert.equal(cli(w, ['approve', 'db', '--yes']).code, 0);
     writeFiles(w.project, { 'db.js': 'safe()\nexfiltrate()\n' });
     const file = cli(w, ['get', 'db']).stdout;
-    assert.match(file, /state\s+changed since approval: a file it runs changed \(db\.js\) since it was approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; its definition as written is the same/);
+    assert.match(
+      file,
+      /state\s+changed since approval: a file it runs changed \(db\.js\) since it was approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; its definition as written is the same/,
+    );
     assert.doesNotMatch(file, /\d{4}-\d\d-\d\dT\d\d:\d\d/, 'no raw ISO time');
     assert.match(file, /files it names \(content pinned\): 1 file, \d+ bytes/);
     assert.equal(JSON.parse(cli(w, ['list', '--json']).stdout).servers[0].state, 'approval-changed');

@@ -18,7 +18,11 @@ describe('gate cache', () => {
   after(cleanupTemp);
 
   it('a warm re-check of an unchanged project reads no file', () => {
-    const w = world({ '.mcp.json': '{"mcpServers": {"a": {"command": "node", "args": ["s.js"]}}}', 's.js': 'x', '.codex/config.toml': '[mcp_servers.t]\ncommand = "t"\n' });
+    const w = world({
+      '.mcp.json': '{"mcpServers": {"a": {"command": "node", "args": ["s.js"]}}}',
+      's.js': 'x',
+      '.codex/config.toml': '[mcp_servers.t]\ncommand = "t"\n',
+    });
     const cache = new GateCache();
     const cold = reads(() => cache.get(w.input));
     assert.ok(cold.reads >= 3, `cold read ${cold.reads}`);
@@ -42,7 +46,10 @@ describe('gate cache', () => {
     const cache = new GateCache();
     assert.equal(cache.get(w.input).servers.length, 0);
     writeFiles(w.project, { '.cursor/mcp.json': '{"mcpServers": {"new": {"command": "n"}}}' });
-    assert.deepEqual(cache.get(w.input).servers.map((s) => s.name), ['new']);
+    assert.deepEqual(
+      cache.get(w.input).servers.map((s) => s.name),
+      ['new'],
+    );
   });
 
   it('a user config created later is seen at once', () => {
@@ -50,7 +57,10 @@ describe('gate cache', () => {
     const cache = new GateCache();
     cache.get(w.input);
     writeFiles(w.home, { '.config/mcp-gate/config.json': '{"servers": {"u": {"command": "u"}}}' });
-    assert.deepEqual(cache.get(w.input).servers.map((s) => s.state), ['trusted']);
+    assert.deepEqual(
+      cache.get(w.input).servers.map((s) => s.state),
+      ['trusted'],
+    );
   });
 
   it('an approval written by another process is seen at once', async () => {

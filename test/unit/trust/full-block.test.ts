@@ -26,24 +26,39 @@ describe('full block: direct tools judged per tool', () => {
 
   it('the other way round: .agentty/mcp.json unsafe, .pi/mcp.json and MCP Gate\'s config set "server"', () => {
     const w = world(
-      { '.agentty/mcp.json': '{"settings": {"directTools": ["search"], "toolPrefix": "none"}}', '.pi/mcp.json': '{"settings": {"toolPrefix": "server"}}' },
+      {
+        '.agentty/mcp.json': '{"settings": {"directTools": ["search"], "toolPrefix": "none"}}',
+        '.pi/mcp.json': '{"settings": {"toolPrefix": "server"}}',
+      },
       { '.config/mcp-gate/config.json': '{"settings": {"toolPrefix": "server"}}' },
     );
     const r = evaluateGate(w.input);
     const agentty = path.join(r.project, '.agentty/mcp.json');
-    assert.ok(r.fullBlock.some((b) => b.files.length === 1 && b.files[0] === agentty), JSON.stringify(r.fullBlock));
+    assert.ok(
+      r.fullBlock.some((b) => b.files.length === 1 && b.files[0] === agentty),
+      JSON.stringify(r.fullBlock),
+    );
     assert.ok(r.fullBlock.every((b) => b.files.includes(agentty)));
   });
 
   it('the CLI: list exits 1 and names the file', () => {
-    const w = world({ '.pi/mcp.json': `{"settings": {"directTools": true, "toolPrefix": "none"}, ${SERVERS}}`, '.agentty/mcp.json': '{"settings": {"toolPrefix": "server"}}' });
+    const w = world({
+      '.pi/mcp.json': `{"settings": {"directTools": true, "toolPrefix": "none"}, ${SERVERS}}`,
+      '.agentty/mcp.json': '{"settings": {"toolPrefix": "server"}}',
+    });
     const r = cli(w, ['list']);
     assert.equal(r.code, 1);
-    assert.match(r.stdout, /BLOCKED: direct tools are exposed with toolPrefix "none" \(pi's settings: \.pi\/mcp\.json\)[^\n]*\n\s+files: .*\.pi\/mcp\.json/);
+    assert.match(
+      r.stdout,
+      /BLOCKED: direct tools are exposed with toolPrefix "none" \(pi's settings: \.pi\/mcp\.json\)[^\n]*\n\s+files: .*\.pi\/mcp\.json/,
+    );
   });
 
   it('a repository tool that sets "server" for its own direct tools is not blocked by MCP Gate\'s own "none"', () => {
-    const w = world({ '.pi/mcp.json': '{"settings": {"directTools": true, "toolPrefix": "server"}}' }, { '.config/mcp-gate/config.json': '{"settings": {"toolPrefix": "none"}}' });
+    const w = world(
+      { '.pi/mcp.json': '{"settings": {"directTools": true, "toolPrefix": "server"}}' },
+      { '.config/mcp-gate/config.json': '{"settings": {"toolPrefix": "none"}}' },
+    );
     assert.deepEqual(evaluateGate(w.input).fullBlock, []);
   });
 });
@@ -53,8 +68,18 @@ describe('full block: a source that is a symbolic link that cannot be resolved',
 
   const cases: [string, string, (project: string) => string, RegExp][] = [
     ['dangling', '.mcp.json', () => 'nowhere.json', /\.mcp\.json: is a symbolic link that cannot be resolved \(.*nowhere\.json: ENOENT\)/],
-    ['to /proc/self/cwd/x.json', '.cursor/mcp.json', () => '/proc/self/cwd/x.json', /\.cursor\/mcp\.json: is a symbolic link to \/proc\/self\/cwd\/x\.json, which names a different file for every process/],
-    ['a loop', '.vscode/mcp.json', (p) => path.join(p, '.vscode', 'mcp.json'), /\.vscode\/mcp\.json: is a symbolic link that cannot be resolved \(a loop\)/],
+    [
+      'to /proc/self/cwd/x.json',
+      '.cursor/mcp.json',
+      () => '/proc/self/cwd/x.json',
+      /\.cursor\/mcp\.json: is a symbolic link to \/proc\/self\/cwd\/x\.json, which names a different file for every process/,
+    ],
+    [
+      'a loop',
+      '.vscode/mcp.json',
+      (p) => path.join(p, '.vscode', 'mcp.json'),
+      /\.vscode\/mcp\.json: is a symbolic link that cannot be resolved \(a loop\)/,
+    ],
   ];
   for (const [what, file, target, message] of cases) {
     it(`${what}: list exits 1 naming ${file}`, () => {
@@ -76,7 +101,10 @@ describe('full block: a source that is a symbolic link that cannot be resolved',
     fs.symlinkSync('real.json', path.join(w.project, '.mcp.json'));
     const r = evaluateGate(w.input);
     assert.deepEqual(r.fullBlock, []);
-    assert.deepEqual(r.servers.map((s) => s.name), ['p']);
+    assert.deepEqual(
+      r.servers.map((s) => s.name),
+      ['p'],
+    );
   });
 });
 
@@ -86,21 +114,31 @@ describe('full block: an approval store whose real path is inside the project', 
   // The CLI resolves --store and MCP_GATE_STORE lexically (path.resolve) and writes there; the gate judges the
   // real path of what it is given, as the file system resolves it (a `..` after a link is the link target's).
   const spellings: [string, (project: string, base: string) => string, boolean?][] = [
-    ['a symbolic link outside that points inside', (p, base) => {
-      fs.mkdirSync(path.join(p, '.approvals'), { recursive: true });
-      fs.symlinkSync(path.join(p, '.approvals'), path.join(base, 'store-link'));
-      return path.join(base, 'store-link');
-    }],
-    ['a link outside to a folder inside, then ..', (p, base) => {
-      fs.mkdirSync(path.join(p, 'sub', 'deeper'), { recursive: true });
-      fs.symlinkSync(path.join(p, 'sub', 'deeper'), path.join(base, 'deep-link'));
-      return `${path.join(base, 'deep-link')}/../not-yet/store`;
-    }, false],
+    [
+      'a symbolic link outside that points inside',
+      (p, base) => {
+        fs.mkdirSync(path.join(p, '.approvals'), { recursive: true });
+        fs.symlinkSync(path.join(p, '.approvals'), path.join(base, 'store-link'));
+        return path.join(base, 'store-link');
+      },
+    ],
+    [
+      'a link outside to a folder inside, then ..',
+      (p, base) => {
+        fs.mkdirSync(path.join(p, 'sub', 'deeper'), { recursive: true });
+        fs.symlinkSync(path.join(p, 'sub', 'deeper'), path.join(base, 'deep-link'));
+        return `${path.join(base, 'deep-link')}/../not-yet/store`;
+      },
+      false,
+    ],
     ['a .. spelling that only looks outside', (p) => `${p}/sub/../../${path.basename(p)}/.store`],
-    ['a dangling link that points inside', (p, base) => {
-      fs.symlinkSync(path.join(p, 'will-exist'), path.join(base, 'dangling-store'));
-      return path.join(base, 'dangling-store');
-    }],
+    [
+      'a dangling link that points inside',
+      (p, base) => {
+        fs.symlinkSync(path.join(p, 'will-exist'), path.join(base, 'dangling-store'));
+        return path.join(base, 'dangling-store');
+      },
+    ],
   ];
   for (const [what, make, viaCli = true] of spellings) {
     it(`${what}: ${viaCli ? '--store and MCP_GATE_STORE are' : 'the store folder given to the gate is'} a full block`, () => {

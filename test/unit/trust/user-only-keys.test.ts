@@ -15,7 +15,10 @@ describe('user-only settings: one list', () => {
 
   it('package.json restricts exactly the list, in untrusted workspaces', () => {
     assert.deepEqual([...pkg.capabilities.untrustedWorkspaces.restrictedConfigurations].sort(), [...GRANTING_SETTINGS].sort());
-    assert.deepEqual(GRANTING_SETTINGS, USER_ONLY_KEYS.map((k) => `mcpGate.${k}`));
+    assert.deepEqual(
+      GRANTING_SETTINGS,
+      USER_ONLY_KEYS.map((k) => `mcpGate.${k}`),
+    );
   });
 
   it('package.json declares every key of the list with application scope (a workspace cannot set it)', () => {
@@ -28,6 +31,11 @@ describe('user-only settings: one list', () => {
   it('a workspace .vscode/settings.json setting any of them is listed as ignored', () => {
     const ws = Object.fromEntries(GRANTING_SETTINGS.map((k) => [k, k === 'mcpGate.requireLog' ? false : {}]));
     const w = world({ '.vscode/settings.json': JSON.stringify(ws) });
-    assert.deepEqual(evaluateGate(w.input).ignoredGrants.map((g) => g.key).sort(), [...GRANTING_SETTINGS].sort());
+    assert.deepEqual(
+      evaluateGate(w.input)
+        .ignoredGrants.map((g) => g.key)
+        .sort(),
+      [...GRANTING_SETTINGS].sort(),
+    );
   });
 });

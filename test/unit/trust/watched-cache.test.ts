@@ -73,10 +73,13 @@ describe('gate cache with folder watches', function () {
 
   for (const [name, change] of [
     ['a write in place', (p: string) => fs.writeFileSync(path.join(p, 'src/m3/f3.js'), 'exports.v = "changed";\n')],
-    ['a file renamed over (as git and editors write)', (p: string) => {
-      fs.writeFileSync(path.join(p, 'src/m4/.f4.tmp'), 'exports.v = "changed";\n');
-      fs.renameSync(path.join(p, 'src/m4/.f4.tmp'), path.join(p, 'src/m4/f4.js'));
-    }],
+    [
+      'a file renamed over (as git and editors write)',
+      (p: string) => {
+        fs.writeFileSync(path.join(p, 'src/m4/.f4.tmp'), 'exports.v = "changed";\n');
+        fs.renameSync(path.join(p, 'src/m4/.f4.tmp'), path.join(p, 'src/m4/f4.js'));
+      },
+    ],
     ['a file removed', (p: string) => fs.unlinkSync(path.join(p, 'src/m5/f5.js'))],
     ['a new file in a new folder', (p: string) => writeFiles(p, { 'src/new/plugin.js': 'require("child_process")' })],
     ['a folder renamed away', (p: string) => fs.renameSync(path.join(p, 'src/m6'), path.join(p, 'm6-moved'))],
@@ -130,7 +133,8 @@ describe('gate cache with folder watches', function () {
 
   it('a git checkout of a commit that changes a file is seen', async () => {
     const w = wholeWorkspace(30);
-    const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: w.project, stdio: 'pipe' });
+    const git = (...a: string[]) =>
+      execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: w.project, stdio: 'pipe' });
     git('init', '-q');
     git('add', '-A');
     git('commit', '-qm', 'one');
@@ -147,13 +151,19 @@ describe('gate cache with folder watches', function () {
   it('a change of many files says how many were added, removed and changed, and lists a bounded number', async () => {
     const w = wholeWorkspace(MAX_LISTED_FILE_CHANGES + 100);
     await recordDecision(w.input, 'app', undefined, 'approved');
-    for (let i = 0; i < MAX_LISTED_FILE_CHANGES + 98; i++) fs.appendFileSync(path.join(w.project, `src/m${i % 50}/f${i}.js`), '// pulled\n');
+    for (let i = 0; i < MAX_LISTED_FILE_CHANGES + 98; i++)
+      fs.appendFileSync(path.join(w.project, `src/m${i % 50}/f${i}.js`), '// pulled\n');
     fs.unlinkSync(path.join(w.project, `src/m${(MAX_LISTED_FILE_CHANGES + 99) % 50}/f${MAX_LISTED_FILE_CHANGES + 99}.js`));
     writeFiles(w.project, { 'src/added.js': '1' });
     const s = new GateCache().get(w.input).servers[0];
     assert.equal(s.state, 'approval-changed');
     const text = serverText(s);
-    assert.match(text, new RegExp(`${MAX_LISTED_FILE_CHANGES + 100} files: 1 added, 1 removed, ${MAX_LISTED_FILE_CHANGES + 98} changed \\(the first ${MAX_LISTED_FILE_CHANGES} listed\\)`));
+    assert.match(
+      text,
+      new RegExp(
+        `${MAX_LISTED_FILE_CHANGES + 100} files: 1 added, 1 removed, ${MAX_LISTED_FILE_CHANGES + 98} changed \\(the first ${MAX_LISTED_FILE_CHANGES} listed\\)`,
+      ),
+    );
     assert.match(text, /… and 100 more files \(src\/m\d+\/f\d+\.js, /);
     const listed = text.split('\n').filter((l) => /^ {2}file \S+: (added|removed|changed)/.test(l)).length;
     assert.equal(listed, MAX_LISTED_FILE_CHANGES);

@@ -16,7 +16,10 @@ async function grammar(): Promise<textmate.IGrammar> {
   const wasm = fs.readFileSync(require.resolve('vscode-oniguruma/release/onig.wasm'));
   await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
   const registry = new textmate.Registry({
-    onigLib: Promise.resolve({ createOnigScanner: (p) => new oniguruma.OnigScanner(p), createOnigString: (s) => new oniguruma.OnigString(s) }),
+    onigLib: Promise.resolve({
+      createOnigScanner: (p) => new oniguruma.OnigScanner(p),
+      createOnigString: (s) => new oniguruma.OnigString(s),
+    }),
     loadGrammar: async (scope) => (scope === 'text.mcp-gate' ? textmate.parseRawGrammar(fs.readFileSync(GRAMMAR, 'utf8'), GRAMMAR) : null),
   });
   return (await registry.loadGrammar('text.mcp-gate'))!;
@@ -38,7 +41,10 @@ describe('the MCP Gate language mode', () => {
 
   it('package.json contributes it for the documents the extension opens', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-    assert.deepEqual(pkg.contributes.languages.map((l: { id: string }) => l.id), ['mcp-gate']);
+    assert.deepEqual(
+      pkg.contributes.languages.map((l: { id: string }) => l.id),
+      ['mcp-gate'],
+    );
     assert.equal(pkg.contributes.grammars[0].scopeName, 'text.mcp-gate');
     assert.ok(fs.existsSync(path.join(ROOT, pkg.contributes.grammars[0].path)));
   });
@@ -53,7 +59,15 @@ describe('the MCP Gate language mode', () => {
 
   it('tells a refused exchange from an answered one in the log lines the renderer writes', () => {
     const at = '2026-12-02T07:38:30.265Z';
-    const refused = logLine({ at, kind: 'mcp.request', server: 'web', host: 'mcp.example.com', about: 'discover', outcome: 'refused_by_address', detail: 'private address' });
+    const refused = logLine({
+      at,
+      kind: 'mcp.request',
+      server: 'web',
+      host: 'mcp.example.com',
+      about: 'discover',
+      outcome: 'refused_by_address',
+      detail: 'private address',
+    });
     const answered = logLine({ at, kind: 'mcp.request', server: 'notes', host: 'stdio', about: 'list_notes', outcome: 'answered' });
     assert.ok(scopesOf(g, refused, 'refused_by_address').includes('invalid.illegal.refused.mcp-gate'));
     assert.ok(scopesOf(g, answered, 'answered').includes('string.unquoted.answered.mcp-gate'));

@@ -24,23 +24,41 @@ describe('package.json menus and walkthrough', () => {
     const ids = new Set<string>(Object.values(CMD));
     for (const [where, entries] of Object.entries(menus)) for (const e of entries) assert.ok(ids.has(e.command), `${where}: ${e.command}`);
     const palette = new Map(menus.commandPalette.map((e) => [e.command, e.when]));
-    for (const c of [CMD.approve, CMD.reject, CMD.reset, CMD.updatePackage, CMD.reopenThroughGate, CMD.routeVsCodeServers, CMD.installSandbox]) assert.ok(palette.get(c), `${c} has a when clause`);
+    for (const c of [
+      CMD.approve,
+      CMD.reject,
+      CMD.reset,
+      CMD.updatePackage,
+      CMD.reopenThroughGate,
+      CMD.routeVsCodeServers,
+      CMD.installSandbox,
+    ])
+      assert.ok(palette.get(c), `${c} has a when clause`);
     assert.equal(palette.get(CMD.serverActions), 'false', 'the lens menu needs a server: never in the palette');
   });
 
   it('every context key read is one MCP Gate sets', () => {
     const known = new Set<string>(Object.values(CONTEXT_KEYS));
     const whens = [
-      ...Object.values(menus).flat().map((e) => e.when ?? ''),
-      ...pkg.contributes.walkthroughs.flatMap((w: { when?: string; steps: { completionEvents?: string[] }[] }) => [w.when ?? '', ...w.steps.flatMap((s) => s.completionEvents ?? [])]),
+      ...Object.values(menus)
+        .flat()
+        .map((e) => e.when ?? ''),
+      ...pkg.contributes.walkthroughs.flatMap((w: { when?: string; steps: { completionEvents?: string[] }[] }) => [
+        w.when ?? '',
+        ...w.steps.flatMap((s) => s.completionEvents ?? []),
+      ]),
     ];
-    const read = new Set(whens.flatMap((w) => [...w.matchAll(/mcpGate\.[A-Za-z]+/g)].map((m) => m[0]!)).filter((k) => !(Object.values(CMD) as string[]).includes(k) || /^onContext/.test(k)));
+    const read = new Set(
+      whens
+        .flatMap((w) => [...w.matchAll(/mcpGate\.[A-Za-z]+/g)].map((m) => m[0]!))
+        .filter((k) => !(Object.values(CMD) as string[]).includes(k) || /^onContext/.test(k)),
+    );
     for (const w of whens) for (const m of w.matchAll(/onContext:!?(mcpGate\.[A-Za-z]+)/g)) read.add(m[1]!);
     for (const k of read) if (!(Object.values(CMD) as string[]).includes(k)) assert.ok(known.has(k), `${k} is set by src/vscode/menus.ts`);
     assert.ok(read.size >= 8, [...read].join(', '));
   });
 
-  it('the configuration files\' context menu matches each repository file of the catalogue, in a folder or nested, and nothing else', () => {
+  it("the configuration files' context menu matches each repository file of the catalogue, in a folder or nested, and nothing else", () => {
     const entries = [...menus['explorer/context']!, ...menus['editor/context']!].filter((e) => e.command === CMD.reviewFile);
     assert.equal(entries.length, 2);
     for (const e of entries) {
@@ -50,13 +68,23 @@ describe('package.json menus and walkthrough', () => {
         assert.ok(re.test(`/home/me/app/${l.relPath}`), l.relPath);
         assert.ok(re.test(`C:\\src\\app\\${l.relPath!.replace(/\//g, '\\')}`), `${l.relPath} (Windows)`);
       }
-      for (const not of ['/home/me/app/mcp.json', '/home/me/app/x.mcp.json', '/home/me/app/.vscode/settings.json', '/home/me/app/.mcp.json.bak', '/home/me/app/.cursorx/mcp.json']) assert.ok(!re.test(not), not);
+      for (const not of [
+        '/home/me/app/mcp.json',
+        '/home/me/app/x.mcp.json',
+        '/home/me/app/.vscode/settings.json',
+        '/home/me/app/.mcp.json.bak',
+        '/home/me/app/.cursorx/mcp.json',
+      ])
+        assert.ok(!re.test(not), not);
     }
   });
 
   it('the walkthrough routes, checks the sandbox, approves and tries a tool, each step with packaged media and a command', () => {
     const [w] = pkg.contributes.walkthroughs;
-    assert.deepEqual(w.steps.map((s: { id: string }) => s.id), ['route', 'sandbox', 'approve', 'try']);
+    assert.deepEqual(
+      w.steps.map((s: { id: string }) => s.id),
+      ['route', 'sandbox', 'approve', 'try'],
+    );
     const nls = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.nls.json'), 'utf8'));
     const ignore = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8');
     for (const s of w.steps) {

@@ -12,7 +12,10 @@ import type { LogEntry } from '../../../webview/common/protocol';
 import { cleanupTemp, tempDir } from '../helpers';
 
 const NONE = { server: '', outcome: '', kind: '', text: '' };
-const entry = (id: number, event: Record<string, unknown>): LogEntry => ({ id, event: { at: `2026-11-30T10:00:${String(id).padStart(2, '0')}.000Z`, ...event } });
+const entry = (id: number, event: Record<string, unknown>): LogEntry => ({
+  id,
+  event: { at: `2026-11-30T10:00:${String(id).padStart(2, '0')}.000Z`, ...event },
+});
 
 describe('trust panel: log rows', () => {
   after(cleanupTemp);
@@ -26,35 +29,70 @@ describe('trust panel: log rows', () => {
       entry(5, { kind: 'server.dropped', server: 'x', detail: 'its tools changed' }),
       entry(6, { kind: 'mcp.request', server: 'n', host: 'h', about: 'discover', outcome: 'refused_by_address', detail: 'loopback' }),
     ]);
-    assert.deepEqual(rows.map((r) => [r.time, r.kind, r.group, r.server, r.about, r.outcome, r.status, r.detail]), [
-      ['10:00:01.000', 'mcp.request', 'mcp.request', 'notion', 'search', 'answered', '200', ''],
-      ['10:00:02.000', 'tool.call', 'tool', 'notion', 'search', '', '', ''],
-      ['10:00:03.000', 'tool.result', 'tool', 'notion', 'search', 'error', '', '12 bytes'],
-      ['10:00:04.000', 'gate.approve', 'gate', 'db', '', '', '', '.mcp.json'],
-      ['10:00:05.000', 'server.dropped', 'server', 'x', '', '', '', 'its tools changed'],
-      ['10:00:06.000', 'mcp.request', 'mcp.request', 'n', 'discover', 'refused_by_address', '', 'loopback'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.time, r.kind, r.group, r.server, r.about, r.outcome, r.status, r.detail]),
+      [
+        ['10:00:01.000', 'mcp.request', 'mcp.request', 'notion', 'search', 'answered', '200', ''],
+        ['10:00:02.000', 'tool.call', 'tool', 'notion', 'search', '', '', ''],
+        ['10:00:03.000', 'tool.result', 'tool', 'notion', 'search', 'error', '', '12 bytes'],
+        ['10:00:04.000', 'gate.approve', 'gate', 'db', '', '', '', '.mcp.json'],
+        ['10:00:05.000', 'server.dropped', 'server', 'x', '', '', '', 'its tools changed'],
+        ['10:00:06.000', 'mcp.request', 'mcp.request', 'n', 'discover', 'refused_by_address', '', 'loopback'],
+      ],
+    );
   });
 
   it('network events of a contained server: their own group, the host as what they are about, a refusal "blocked" with the rule that would allow it', () => {
     const rule = '{"action":"mcp.fetch.network.com.example.evil","decision":"allow"}';
     const rows = toRows([
-      entry(1, { kind: 'network.connect', server: 'fetch', host: 'api.example.com:443', address: '198.51.100.7', detail: 'mcp.fetch.network.com.example.api is allowed by rule …' }),
-      entry(2, { kind: 'network.blocked', server: 'fetch', host: 'evil.example.com:443', detail: `mcp.fetch.network.com.example.evil is refused: no rule names this host; the rule ${rule} would allow it`, rule }),
-      entry(3, { kind: 'network.blocked', server: 'fetch', host: '127.0.0.1:5432', detail: '127.0.0.1 is an address no rule opens to a contained server' }),
+      entry(1, {
+        kind: 'network.connect',
+        server: 'fetch',
+        host: 'api.example.com:443',
+        address: '198.51.100.7',
+        detail: 'mcp.fetch.network.com.example.api is allowed by rule …',
+      }),
+      entry(2, {
+        kind: 'network.blocked',
+        server: 'fetch',
+        host: 'evil.example.com:443',
+        detail: `mcp.fetch.network.com.example.evil is refused: no rule names this host; the rule ${rule} would allow it`,
+        rule,
+      }),
+      entry(3, {
+        kind: 'network.blocked',
+        server: 'fetch',
+        host: '127.0.0.1:5432',
+        detail: '127.0.0.1 is an address no rule opens to a contained server',
+      }),
     ]);
-    assert.deepEqual(rows.map((r) => [r.kind, r.group, r.about, r.outcome]), [
-      ['network.connect', 'network', 'api.example.com:443', ''],
-      ['network.blocked', 'network', 'evil.example.com:443', 'blocked'],
-      ['network.blocked', 'network', '127.0.0.1:5432', 'blocked'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.group, r.about, r.outcome]),
+      [
+        ['network.connect', 'network', 'api.example.com:443', ''],
+        ['network.blocked', 'network', 'evil.example.com:443', 'blocked'],
+        ['network.blocked', 'network', '127.0.0.1:5432', 'blocked'],
+      ],
+    );
     assert.match(rows[1].detail, /would allow it$/);
     assert.match(rows[1].line, / rule=\{"action":"mcp\.fetch\.network\.com\.example\.evil","decision":"allow"\}/);
-    assert.deepEqual(filterRows(rows, { ...NONE, kind: 'network', outcome: 'blocked' }).map((r) => r.id), [3, 2]);
+    assert.deepEqual(
+      filterRows(rows, { ...NONE, kind: 'network', outcome: 'blocked' }).map((r) => r.id),
+      [3, 2],
+    );
   });
 
   it('every field from the log is display text: hidden characters escaped, odd types stringified, nothing executes', () => {
-    const r = toRow(entry(1, { kind: 'mcp.request\u202E', server: '<img src=x onerror=alert(1)>', about: { toString: 1 }, status: ['x'], detail: 'a\u200Bb\nc', outcome: 'answered' }));
+    const r = toRow(
+      entry(1, {
+        kind: 'mcp.request\u202E',
+        server: '<img src=x onerror=alert(1)>',
+        about: { toString: 1 },
+        status: ['x'],
+        detail: 'a\u200Bb\nc',
+        outcome: 'answered',
+      }),
+    );
     assert.equal(r.kind, 'mcp.request\\u202E');
     assert.equal(r.group, 'other');
     assert.equal(r.server, '<img src=x onerror=alert(1)>');
@@ -69,7 +107,10 @@ describe('trust panel: log rows', () => {
     const rows = toRows(syntheticLog(2000));
     const all = filterRows(rows, NONE);
     assert.equal(all.length, 2000);
-    assert.ok(all.every((r, i) => i === 0 || r.id < all[i - 1].id), 'newest first');
+    assert.ok(
+      all.every((r, i) => i === 0 || r.id < all[i - 1].id),
+      'newest first',
+    );
     const notion = filterRows(rows, { ...NONE, server: 'notion' });
     assert.ok(notion.length > 0 && notion.every((r) => r.server === 'notion'));
     const refused = filterRows(rows, { ...NONE, outcome: 'refused_by_policy' });
@@ -79,7 +120,10 @@ describe('trust panel: log rows', () => {
     const gate = filterRows(rows, { ...NONE, kind: 'gate' });
     assert.ok(gate.length > 0 && gate.every((r) => r.kind.startsWith('gate.')));
     const search = filterRows(rows, { ...NONE, text: '  EXCHANGE 1999 ' });
-    assert.deepEqual(search.map((r) => r.id), [1999]);
+    assert.deepEqual(
+      search.map((r) => r.id),
+      [1999],
+    );
     const both = filterRows(rows, { server: 'github', outcome: 'answered', kind: 'mcp.request', text: 'tool_3' });
     assert.ok(both.every((r) => r.server === 'github' && r.outcome === 'answered' && r.about === 'tool_3'));
     assert.deepEqual(serversIn(syntheticLog(2000).map((e) => e.event)).length, 12);
@@ -119,7 +163,10 @@ describe('trust panel: following the log file', () => {
     const tail = new LogTail(log.file);
     const first = tail.poll();
     assert.equal(first.reset, true);
-    assert.deepEqual(tail.entries.map((e) => JSON.parse(e.line).server), Array.from({ length: 12 }, (_, i) => `s${i}`));
+    assert.deepEqual(
+      tail.entries.map((e) => JSON.parse(e.line).server),
+      Array.from({ length: 12 }, (_, i) => `s${i}`),
+    );
     assert.deepEqual(tail.poll(), { reset: false, added: [] });
     // Another process appends: first half a line, then the rest with one more.
     const line = JSON.stringify({ at: 'now', kind: 'gate.reject', server: 'cli' });
@@ -128,7 +175,10 @@ describe('trust panel: following the log file', () => {
     fs.appendFileSync(log.file!, `${line.slice(10)}\nnot json\n[1,2]\n${JSON.stringify({ kind: 'gate.reset', server: 'cli' })}\n`);
     const more = tail.poll();
     assert.equal(more.reset, false);
-    assert.deepEqual(more.added.map((e) => JSON.parse(e.line).kind), ['gate.reject', 'gate.reset']);
+    assert.deepEqual(
+      more.added.map((e) => JSON.parse(e.line).kind),
+      ['gate.reject', 'gate.reset'],
+    );
     assert.ok(more.added[0].id > tail.entries[0].id);
   });
 
@@ -140,13 +190,19 @@ describe('trust panel: following the log file', () => {
     fs.writeFileSync(file, Array.from({ length: 8 }, (_, i) => JSON.stringify({ kind: 'k', n: i })).join('\n') + '\n');
     const r = tail.poll();
     assert.equal(r.reset, true);
-    assert.deepEqual(tail.entries.map((e) => JSON.parse(e.line).n), [3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      tail.entries.map((e) => JSON.parse(e.line).n),
+      [3, 4, 5, 6, 7],
+    );
     assert.equal(tail.dropped, 3);
     fs.renameSync(file, `${file}.1`);
     fs.writeFileSync(file, `${JSON.stringify({ kind: 'k', n: 8 })}\n`);
     const again = tail.poll();
     assert.equal(again.reset, true);
-    assert.deepEqual(tail.entries.map((e) => JSON.parse(e.line).n), [4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      tail.entries.map((e) => JSON.parse(e.line).n),
+      [4, 5, 6, 7, 8],
+    );
     fs.writeFileSync(file, '');
     assert.equal(tail.poll().reset, true, 'truncated');
   });
@@ -161,13 +217,23 @@ describe('trust panel: following the log file', () => {
     assert.equal(batch.count, 3);
     const { ids, lines } = unbatch(batch);
     assert.deepEqual(ids, [batch.firstId, batch.firstId + 1, batch.firstId + 2]);
-    assert.deepEqual(lines.map((l) => parseEvent(l).kind), ['a', 'b', 'c']);
+    assert.deepEqual(
+      lines.map((l) => parseEvent(l).kind),
+      ['a', 'b', 'c'],
+    );
     assert.equal(parseEvent(lines[1]).detail, 'x\ny');
     assert.deepEqual(unbatch({ firstId: 5, count: 0, lines: '' }), { ids: [], lines: [] });
     assert.equal(parseEvent('[1]').kind, '(unreadable line)');
     assert.equal(parseEvent('{"a":').kind, '(unreadable line)');
     assert.equal(indexById([3, 4, 7, 9], 7), 2);
     assert.equal(indexById([3, 4, 7, 9], 8), -1);
-    assert.throws(() => toBatch([{ id: 1, line: '{}' }, { id: 3, line: '{}' }]), /consecutive/);
+    assert.throws(
+      () =>
+        toBatch([
+          { id: 1, line: '{}' },
+          { id: 3, line: '{}' },
+        ]),
+      /consecutive/,
+    );
   });
 });

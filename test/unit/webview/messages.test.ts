@@ -48,13 +48,25 @@ describe('trust panel: messages from the webview', () => {
     ok({ type: 'action', action: 'reject', key: pending });
     ok({ type: 'action', action: 'reject', key: approved });
     ok({ type: 'action', action: 'reset', key: approved });
-    const st = ok({ type: 'state', state: { tab: 'log', filter: { server: 'x', outcome: '', kind: '', text: 'q' }, expanded: { [pending]: true }, scroll: {} } });
+    const st = ok({
+      type: 'state',
+      state: { tab: 'log', filter: { server: 'x', outcome: '', kind: '', text: 'q' }, expanded: { [pending]: true }, scroll: {} },
+    });
     assert.equal(st.ok && st.message.type === 'state' && st.message.state.tab, 'log');
   });
 
   it('refuses unknown types, non-objects, missing and extra fields', () => {
     for (const m of [null, undefined, 42, 'ready', true, [], [{ type: 'ready' }], new Date()]) refused(m, /not an object/);
-    for (const m of [{}, { type: 'nope' }, { type: 'READY' }, { type: 42 }, { type: 'toString' }, { type: '__proto__' }, { type: 'constructor' }]) refused(m, /unknown type/);
+    for (const m of [
+      {},
+      { type: 'nope' },
+      { type: 'READY' },
+      { type: 42 },
+      { type: 'toString' },
+      { type: '__proto__' },
+      { type: 'constructor' },
+    ])
+      refused(m, /unknown type/);
     refused({ type: 'ready', extra: 1 }, /wrong fields/);
     refused({ type: 'action' }, /wrong fields/);
     refused({ type: 'action', action: 'approve' }, /wrong fields/);
@@ -69,7 +81,18 @@ describe('trust panel: messages from the webview', () => {
   it('refuses keys that are not a key of a server of the current state', () => {
     refused({ type: 'action', action: 'reject', key: `s${'0'.repeat(32)}` }, /no such server/);
     refused({ type: 'open', key: `s${'f'.repeat(32)}` }, /no such server/);
-    for (const key of [pending.toUpperCase(), `${pending} `, pending.slice(0, -1), 'fresh', JSON.stringify(['/p', '.mcp.json', 'fresh']), 'x'.repeat(100_000), 42, null, { name: 'fresh' }, [pending]]) {
+    for (const key of [
+      pending.toUpperCase(),
+      `${pending} `,
+      pending.slice(0, -1),
+      'fresh',
+      JSON.stringify(['/p', '.mcp.json', 'fresh']),
+      'x'.repeat(100_000),
+      42,
+      null,
+      { name: 'fresh' },
+      [pending],
+    ]) {
       refused({ type: 'action', action: 'reject', key }, /malformed server key/);
     }
   });
@@ -79,33 +102,60 @@ describe('trust panel: messages from the webview', () => {
     refused({ type: 'action', action: ['reject'], key: pending }, /unknown action/);
     refused({ type: 'action', action: 'reset', key: pending }, /not allowed for a server in state pending/);
     refused({ type: 'action', action: 'approve', key: approved }, /not allowed for a server in state approved/);
-    for (const action of ['approve', 'reject', 'reset']) refused({ type: 'action', action, key: blocked }, /not allowed for a server in state blocked/);
+    for (const action of ['approve', 'reject', 'reset'])
+      refused({ type: 'action', action, key: blocked }, /not allowed for a server in state blocked/);
   });
 
   it('refuses a state that is not an object or too large; sanitises the rest', () => {
     refused({ type: 'state', state: 'log' }, /not an object/);
     refused({ type: 'state', state: [1] }, /not an object/);
     refused({ type: 'state', state: { filter: { text: 'x'.repeat(MAX_UI_STATE_JSON) } } }, /too large/);
-    const v = checkMessage({ type: 'state', state: { tab: 'admin', filter: { text: 7, server: 'a' }, expanded: { 'not-a-key': true, [pending]: 'yes', [approved]: false }, selectedLog: -1, scroll: { log: 'x', waiting: 40 } } }, built);
+    const v = checkMessage(
+      {
+        type: 'state',
+        state: {
+          tab: 'admin',
+          filter: { text: 7, server: 'a' },
+          expanded: { 'not-a-key': true, [pending]: 'yes', [approved]: false },
+          selectedLog: -1,
+          scroll: { log: 'x', waiting: 40 },
+        },
+      },
+      built,
+    );
     assert.ok(v.ok && v.message.type === 'state');
-    assert.deepEqual(v.message.state, { tab: 'waiting', filter: { server: 'a', outcome: '', kind: '', text: '' }, expanded: { [approved]: false }, scroll: { waiting: 40 } });
+    assert.deepEqual(v.message.state, {
+      tab: 'waiting',
+      filter: { server: 'a', outcome: '', kind: '', text: '' },
+      expanded: { [approved]: false },
+      scroll: { waiting: 40 },
+    });
   });
 
   it('property: arbitrary JSON is never taken for an action or an open', () => {
-    fc.assert(fc.property(fc.jsonValue(), (m) => {
-      const v = checkMessage(m, built);
-      return !v.ok || v.message.type === 'ready' || v.message.type === 'state';
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (m) => {
+        const v = checkMessage(m, built);
+        return !v.ok || v.message.type === 'ready' || v.message.type === 'state';
+      }),
+      { numRuns: 2000 },
+    );
     const keys = fc.constantFrom(pending, approved, blocked, `s${'1'.repeat(32)}`, '');
     const actions = fc.constantFrom('approve', 'reject', 'reset', 'delete', '');
-    fc.assert(fc.property(fc.record({ type: fc.constantFrom('action', 'open', 'ready', 'x'), action: actions, key: keys }, { requiredKeys: [] }), (m) => {
-      const v = checkMessage(m, built);
-      if (!v.ok) return true;
-      // Accepted: the exact shape, a current key, and an action that server allows.
-      if (v.message.type === 'ready') return Object.keys(m).length === 1;
-      const server = built.model.servers.find((s) => s.key === (m as { key: string }).key)!;
-      return !!server && (v.message.type === 'open' || server.actions.includes((m as { action: 'approve' }).action));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(
+        fc.record({ type: fc.constantFrom('action', 'open', 'ready', 'x'), action: actions, key: keys }, { requiredKeys: [] }),
+        (m) => {
+          const v = checkMessage(m, built);
+          if (!v.ok) return true;
+          // Accepted: the exact shape, a current key, and an action that server allows.
+          if (v.message.type === 'ready') return Object.keys(m).length === 1;
+          const server = built.model.servers.find((s) => s.key === (m as { key: string }).key)!;
+          return !!server && (v.message.type === 'open' || server.actions.includes((m as { action: 'approve' }).action));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it('describes a dropped message briefly, escaped, whatever it holds', () => {
@@ -117,16 +167,25 @@ describe('trust panel: messages from the webview', () => {
   });
 
   it('sanitizeUiState turns anything into a valid state', () => {
-    fc.assert(fc.property(fc.anything(), (x) => {
-      const s = sanitizeUiState(x);
-      return ['waiting', 'decided', 'log'].includes(s.tab) && typeof s.filter.text === 'string' && typeof s.expanded === 'object';
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.anything(), (x) => {
+        const s = sanitizeUiState(x);
+        return ['waiting', 'decided', 'log'].includes(s.tab) && typeof s.filter.text === 'string' && typeof s.expanded === 'object';
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 
 describe('trust panel: the webview document', () => {
   const nonce = Buffer.alloc(18, 7).toString('base64');
-  const html = panelHtml({ cspSource: 'https://x.vscode-cdn.net', nonce, script: 'https://x.vscode-cdn.net/dist/webview/panel.js', styles: ['https://x.vscode-cdn.net/media/panel.css'], codicons: 'https://x.vscode-cdn.net/dist/webview/codicons/codicon.css' });
+  const html = panelHtml({
+    cspSource: 'https://x.vscode-cdn.net',
+    nonce,
+    script: 'https://x.vscode-cdn.net/dist/webview/panel.js',
+    styles: ['https://x.vscode-cdn.net/media/panel.css'],
+    codicons: 'https://x.vscode-cdn.net/dist/webview/codicons/codicon.css',
+  });
 
   it('has a CSP with nothing by default and scripts only with the nonce', () => {
     const csp = panelCsp('https://x.vscode-cdn.net', nonce);

@@ -8,11 +8,14 @@ import { ROOT } from '../helpers';
 
 describe('trust panel: webview sources', () => {
   const dir = path.join(ROOT, 'webview');
-  const files = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => f.split(path.sep).join('/'));
+  const files = (fs.readdirSync(dir, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split(path.sep).join('/'));
 
   it('set untrusted strings only as text', () => {
     assert.ok(files.includes('main.ts') && files.includes('browser/dom.ts'));
-    const bad = /\.innerHTML\b|\.outerHTML\b|insertAdjacentHTML|document\.write|\beval\(|new Function\(|setTimeout\(\s*['"`]|setInterval\(\s*['"`]|\.setAttribute\(\s*['"`]on|srcdoc|javascript:/;
+    const bad =
+      /\.innerHTML\b|\.outerHTML\b|insertAdjacentHTML|document\.write|\beval\(|new Function\(|setTimeout\(\s*['"`]|setInterval\(\s*['"`]|\.setAttribute\(\s*['"`]on|srcdoc|javascript:/;
     for (const f of files) {
       const lines = fs.readFileSync(path.join(dir, f), 'utf8').split('\n');
       lines.forEach((l, i) => assert.doesNotMatch(l.replace(/^\s*\/\/.*$|\s\/\/ .*$/, ''), bad, `${f}:${i + 1}: ${l.trim()}`));

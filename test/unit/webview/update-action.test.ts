@@ -14,12 +14,15 @@ describe('trust panel: the Update action of a pinned package', () => {
   after(cleanupTemp);
 
   it('is offered only for a server approved with a package lock, and only its update message is accepted', async () => {
-    const w = world({ '.mcp.json': MCP({
-      pinned: { command: 'npx', args: ['-y', 'fixture-server'] },
-      waiting: { command: 'npx', args: ['-y', 'other-server'] },
-      plain: { command: 'node', args: ['server.js'] },
-      unpinned: { command: 'uvx', args: ['some-python-server'] },
-    }), 'server.js': 'serve()\n' });
+    const w = world({
+      '.mcp.json': MCP({
+        pinned: { command: 'npx', args: ['-y', 'fixture-server'] },
+        waiting: { command: 'npx', args: ['-y', 'other-server'] },
+        plain: { command: 'node', args: ['server.js'] },
+        unpinned: { command: 'uvx', args: ['some-python-server'] },
+      }),
+      'server.js': 'serve()\n',
+    });
     await approveOffline(w.input, 'pinned');
     await recordDecision(w.input, 'plain', undefined, 'approved');
     await recordDecision(w.input, 'unpinned', undefined, 'approved');

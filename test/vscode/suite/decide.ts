@@ -19,13 +19,19 @@ export async function waitingDecision(api: McpGateApi): Promise<Waiting> {
   const key = await waitFor('a review document waiting for a decision', () => api.decisions.pending().at(-1));
   const uri = vscode.Uri.parse(key);
   const lenses = await waitFor('its lenses', async () => {
-    const l = ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? []).filter((c) => c.command?.command === 'mcpGate.decide');
+    const l = ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? []).filter(
+      (c) => c.command?.command === 'mcpGate.decide',
+    );
     return l.length > 0 && l;
   });
   const doc = await vscode.workspace.openTextDocument(uri);
   const top = lenses.filter((l) => l.range.start.line === 0);
   const bottom = lenses.filter((l) => l.range.start.line === doc.lineCount - 1);
-  assert.deepEqual(bottom.map((l) => l.command!.title), top.map((l) => l.command!.title), 'the same choices below the last line');
+  assert.deepEqual(
+    bottom.map((l) => l.command!.title),
+    top.map((l) => l.command!.title),
+    'the same choices below the last line',
+  );
   return {
     uri,
     text: doc.getText(),
@@ -51,11 +57,19 @@ export async function pressEnter(): Promise<void> {
 
 /** Closes the review document's tab (what "Not now" also is). */
 export async function closeTab(uri: vscode.Uri): Promise<void> {
-  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri.toString());
+  const tabs = vscode.window.tabGroups.all
+    .flatMap((g) => g.tabs)
+    .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === uri.toString());
   await vscode.window.tabGroups.close(tabs);
 }
 
 /** Whether a promise has settled within a moment (a decision that must still be waiting has not). */
 export async function settled(p: Promise<unknown>): Promise<boolean> {
-  return Promise.race([p.then(() => true, () => true), sleep(50).then(() => false)]);
+  return Promise.race([
+    p.then(
+      () => true,
+      () => true,
+    ),
+    sleep(50).then(() => false),
+  ]);
 }

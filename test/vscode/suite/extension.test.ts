@@ -15,7 +15,9 @@ describe('MCP Gate in VS Code', function () {
   this.timeout(60_000);
 
   it('runs in a VS Code its engines.vscode admits (1.112, the oldest tested), which has vscode.lm.registerMcpServerDefinitionProvider', () => {
-    console.log(`  VS Code ${vscode.version} (${vscode.env.appName}, ${vscode.UIKind[vscode.env.uiKind]}), extension host node ${process.version}`);
+    console.log(
+      `  VS Code ${vscode.version} (${vscode.env.appName}, ${vscode.UIKind[vscode.env.uiKind]}), extension host node ${process.version}`,
+    );
     const [major, minor] = vscode.version.split('.').map(Number);
     assert.ok(major > 1 || (major === 1 && minor >= 112), `VS Code ${vscode.version} is older than 1.112`);
     assert.equal(typeof vscode.lm?.registerMcpServerDefinitionProvider, 'function');
@@ -44,12 +46,18 @@ describe('MCP Gate in VS Code', function () {
 
     // Found through VS Code's own file search (the ripgrep binary that the host installer provides).
     const found = await vscode.workspace.findFiles('.vscode/mcp.json');
-    assert.deepEqual(found.map((u) => vscode.workspace.asRelativePath(u)), ['.vscode/mcp.json']);
+    assert.deepEqual(
+      found.map((u) => vscode.workspace.asRelativePath(u)),
+      ['.vscode/mcp.json'],
+    );
 
     const text = Buffer.from(await vscode.workspace.fs.readFile(found[0])).toString('utf8');
     const config = parseJsonc(text) as { servers?: Record<string, { type?: string; command?: string }> };
     const stdio = Object.entries(config.servers ?? {}).filter(([, s]) => s.type === 'stdio' && s.command);
-    assert.deepEqual(stdio.map(([name]) => name), ['fixture-echo']);
+    assert.deepEqual(
+      stdio.map(([name]) => name),
+      ['fixture-echo'],
+    );
   });
 
   it('activation only registers; the gate is checked right after, and whatever reads it first runs the check there and then', async () => {
@@ -58,7 +66,13 @@ describe('MCP Gate in VS Code', function () {
     // Two more services of the extension's own class, on a store of their own.
     const Service = api.service.constructor as new (...a: ConstructorParameters<typeof GateService>) => GateService;
     const store = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-first-check-'));
-    const secrets = { get: async () => undefined, store: async () => undefined, delete: async () => undefined, keys: async () => [], onDidChange: new vscode.EventEmitter<vscode.SecretStorageChangeEvent>().event } as vscode.SecretStorage;
+    const secrets = {
+      get: async () => undefined,
+      store: async () => undefined,
+      delete: async () => undefined,
+      keys: async () => [],
+      onDidChange: new vscode.EventEmitter<vscode.SecretStorageChangeEvent>().event,
+    } as vscode.SecretStorage;
     const channel = vscode.window.createOutputChannel('MCP Gate first check (test)', { log: true });
     const early = new Service(store, secrets, channel);
     const later = new Service(store, secrets, channel);
@@ -67,7 +81,10 @@ describe('MCP Gate in VS Code', function () {
       assert.equal(early.ready, false);
       const read = early.servers();
       assert.equal(early.ready, true);
-      assert.ok(read.some((x) => x.server.name === 'fixture-echo' && x.server.state === 'pending'), JSON.stringify(read.map((x) => [x.server.name, x.server.state])));
+      assert.ok(
+        read.some((x) => x.server.name === 'fixture-echo' && x.server.state === 'pending'),
+        JSON.stringify(read.map((x) => [x.server.name, x.server.state])),
+      );
       // Left alone: the first check comes by itself right after, and says so once.
       let fired = 0;
       later.onDidChange(() => fired++);
@@ -75,7 +92,10 @@ describe('MCP Gate in VS Code', function () {
       await new Promise((r) => setImmediate(r));
       assert.equal(later.ready, true);
       assert.equal(fired, 1);
-      assert.deepEqual(later.servers().map((x) => x.server.name), read.map((x) => x.server.name));
+      assert.deepEqual(
+        later.servers().map((x) => x.server.name),
+        read.map((x) => x.server.name),
+      );
     } finally {
       early.dispose();
       later.dispose();

@@ -14,7 +14,7 @@ import { vscodeReads } from '../../../src/trust/sources/vscode-own';
 
 const log = (msg: string) => console.log(`      [first-run] ${msg}`);
 
-describe('first-run: one step routes VS Code\'s own MCP starts through the gate', function () {
+describe("first-run: one step routes VS Code's own MCP starts through the gate", function () {
   this.timeout(60_000);
   let api: McpGateApi;
   const keys = ['chat.mcp.access', 'chat.mcp.discovery.enabled', 'mcpGate.imports'];
@@ -37,13 +37,19 @@ describe('first-run: one step routes VS Code\'s own MCP starts through the gate'
 
   it('before the step: the status line names the server VS Code would start itself, and the panel banner the fix', async () => {
     // 1.139 also starts the folder's root .mcp.json by itself (src/trust/sources/vscode-own.ts, per version).
-    assert.match(api.routing().status, rootMcpJson
-      ? /^VS Code itself would start 2 servers outside the gate: fixture-echo, sandbox-probe$/
-      : /^VS Code itself would start 1 server outside the gate: fixture-echo$/);
-    assert.ok(api.routing().banners.some((b) => b.level === 'warning' && /Route VS Code's Servers Through the Gate/.test(b.text)), 'the panel banner names the fix');
+    assert.match(
+      api.routing().status,
+      rootMcpJson
+        ? /^VS Code itself would start 2 servers outside the gate: fixture-echo, sandbox-probe$/
+        : /^VS Code itself would start 1 server outside the gate: fixture-echo$/,
+    );
+    assert.ok(
+      api.routing().banners.some((b) => b.level === 'warning' && /Route VS Code's Servers Through the Gate/.test(b.text)),
+      'the panel banner names the fix',
+    );
   });
 
-  it('routes and imports the user\'s own mcp.json servers in one answer, after which nothing starts outside the gate', async () => {
+  it("routes and imports the user's own mcp.json servers in one answer, after which nothing starts outside the gate", async () => {
     fs.writeFileSync(userMcpJson, JSON.stringify({ servers: { 'my-notes': { type: 'stdio', command: 'node', args: ['notes.mjs'] } } }));
     const choose = api.prompts.choose;
     let detail = '';
@@ -56,9 +62,12 @@ describe('first-run: one step routes VS Code\'s own MCP starts through the gate'
     }
     log(`actions=${JSON.stringify(actions)}\n${detail}`);
     assert.deepEqual(actions, ['Route and Import My Servers', 'Route through MCP Gate']);
-    assert.match(detail, rootMcpJson
-      ? /VS Code itself would start, outside the gate and without a prompt: fixture-echo \(\.vscode\/mcp\.json\), sandbox-probe \(\.mcp\.json\)/
-      : /VS Code itself would start, outside the gate and without a prompt: fixture-echo \(\.vscode\/mcp\.json\)/);
+    assert.match(
+      detail,
+      rootMcpJson
+        ? /VS Code itself would start, outside the gate and without a prompt: fixture-echo \(\.vscode\/mcp\.json\), sandbox-probe \(\.mcp\.json\)/
+        : /VS Code itself would start, outside the gate and without a prompt: fixture-echo \(\.vscode\/mcp\.json\)/,
+    );
     assert.match(detail, /no longer starts the servers you wrote in your own mcp\.json \(my-notes\)/);
     const c = () => vscode.workspace.getConfiguration();
     assert.equal(c().inspect('chat.mcp.access')?.globalValue, 'registry');

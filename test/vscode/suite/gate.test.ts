@@ -15,7 +15,6 @@ const EXTENSION_ID = 'mcp-gate.mcp-gate';
 const SERVER = 'fixture-echo';
 const trusted = process.env.MCP_GATE_VSCODE_TRUSTED !== 'false';
 
-
 let api: McpGateApi;
 let real: McpGateApi['prompts'];
 const folder = () => api.service.folders()[0];
@@ -23,9 +22,11 @@ const server = () => api.service.servers().find((x) => x.server.name === SERVER)
 const ref = () => ({ folder: folder().folder.uri.fsPath, source: '.vscode/mcp.json', name: SERVER });
 // fixture-echo is a repository server: its rules and secrets name its project (without "project" they are for
 // user-scope servers only)
-const setUser = (key: string, value: unknown) => vscode.workspace.getConfiguration('mcpGate').update(key, value, vscode.ConfigurationTarget.Global);
+const setUser = (key: string, value: unknown) =>
+  vscode.workspace.getConfiguration('mcpGate').update(key, value, vscode.ConfigurationTarget.Global);
 const echoTool = () => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes('fixture') && t.name.endsWith('_echo'));
-const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('');
+const text = (r: vscode.LanguageModelToolResult) =>
+  r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('');
 
 async function approve(): Promise<boolean> {
   const confirm = api.prompts.confirm;
@@ -47,16 +48,19 @@ describe('the gate in VS Code', function () {
     await waitFor('the gate report', () => folder()?.report);
   });
 
-  it('a repository\'s .vscode/settings.json cannot grant: its mcpGate.* values are ignored and reported', async () => {
+  it("a repository's .vscode/settings.json cannot grant: its mcpGate.* values are ignored and reported", async () => {
     const inspected = vscode.workspace.getConfiguration('mcpGate').inspect('rules');
-    assert.ok(inspected?.workspaceValue !== undefined || inspected?.globalValue === undefined, 'the fixture sets mcpGate.rules in the workspace');
+    assert.ok(
+      inspected?.workspaceValue !== undefined || inspected?.globalValue === undefined,
+      'the fixture sets mcpGate.rules in the workspace',
+    );
     assert.deepEqual(api.service.policy(folder()).rules, [], 'no rule comes from the workspace');
     assert.equal(api.service.policy(folder()).localExceptions.length, 0);
     const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
     assert.match(doctor, /ignored \(a repository cannot grant\):\n\s+.*\.vscode\/settings\.json: "mcpGate\.rules"/);
   });
 
-  it('the repository\'s server waits for review, with a CodeLens above its entry, and nothing is offered to chat', async () => {
+  it("the repository's server waits for review, with a CodeLens above its entry, and nothing is offered to chat", async () => {
     assert.equal(server().server.state, 'pending');
     assert.ok(api.service.waiting().some((x) => x.server.name === SERVER));
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder().folder.uri, '.vscode', 'mcp.json'));
@@ -65,7 +69,10 @@ describe('the gate in VS Code', function () {
       const l = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri)) ?? [];
       return l.some((c) => c.command?.title.endsWith('MCP Gate: waiting for review')) && l;
     });
-    assert.ok(lenses.some((c) => c.command?.command === 'mcpGate.approve'), lenses.map((c) => c.command?.title).join(', '));
+    assert.ok(
+      lenses.some((c) => c.command?.command === 'mcpGate.approve'),
+      lenses.map((c) => c.command?.title).join(', '),
+    );
     assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
   });
 
@@ -82,7 +89,10 @@ describe('the gate in VS Code', function () {
     assert.equal(server().server.state, 'pending');
     assert.match(shown[0], /Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown in the editor\?/);
     // The modal is short: what it runs, where it is declared (workspace-relative), the digest shortened.
-    assert.match(shown[1], /^"node" "\$\{workspaceFolder\}\/echo-server\.mjs"\ndeclared in \.vscode\/mcp\.json:\d+ · sha256:[0-9a-f]{12}…$/);
+    assert.match(
+      shown[1],
+      /^"node" "\$\{workspaceFolder\}\/echo-server\.mjs"\ndeclared in \.vscode\/mcp\.json:\d+ · sha256:[0-9a-f]{12}…$/,
+    );
     assert.equal(doc?.uri.scheme, 'mcp-gate', 'the definition is open for reading');
     const text = doc!.getText();
     assert.ok(text.includes('"${workspaceFolder}/echo-server.mjs"'), text);
@@ -98,14 +108,20 @@ describe('the gate in VS Code', function () {
     assert.match(text, /network: none/);
     assert.ok(text.includes('digest      sha256:'));
     // After the answer no review document is left open, and focus is back on the file that was in front.
-    const left = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate');
-    assert.deepEqual(left.map((t) => t.label), []);
+    const left = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate');
+    assert.deepEqual(
+      left.map((t) => t.label),
+      [],
+    );
     assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), before);
   });
 
   it('the real review: the definition to its end in a read-only document, the decision in it; Enter records nothing, the Approve lens does', async () => {
     Object.assign(api.prompts, real);
-    const approvals = () => api.service.log.read().filter((e) => e.kind === 'gate.approve' && (e as { server?: string }).server === SERVER).length;
+    const approvals = () =>
+      api.service.log.read().filter((e) => e.kind === 'gate.approve' && (e as { server?: string }).server === SERVER).length;
     const before = approvals();
     const answer = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref()));
     const w = await waitingDecision(api);
@@ -139,7 +155,14 @@ describe('the gate in VS Code', function () {
     assert.equal(await third, true);
     assert.equal(server().server.state, 'approved');
     assert.equal(approvals(), before + 1);
-    assert.deepEqual(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate').map((t) => t.label), [], 'the review closed');
+    assert.deepEqual(
+      vscode.window.tabGroups.all
+        .flatMap((g) => g.tabs)
+        .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate')
+        .map((t) => t.label),
+      [],
+      'the review closed',
+    );
     assert.equal(await vscode.commands.executeCommand('mcpGate.reset', ref()), 1);
     assert.equal(server().server.state, 'pending');
   });
@@ -154,9 +177,16 @@ describe('the gate in VS Code', function () {
 
   it('Try a Tool… on a server waiting for review starts nothing and calls nothing', async () => {
     assert.equal(server().server.state, 'pending');
-    const starts = () => api.service.log.read().filter((e) => (e.kind === 'server.start' || e.kind === 'tool.call') && (e as { server?: string }).server === SERVER).length;
+    const starts = () =>
+      api.service.log
+        .read()
+        .filter((e) => (e.kind === 'server.start' || e.kind === 'tool.call') && (e as { server?: string }).server === SERVER).length;
     const before = starts();
-    const tried = await vscode.commands.executeCommand('mcpGate.tryTool', { server: ref(), tool: 'echo', arguments: { text: 'must not run' } });
+    const tried = await vscode.commands.executeCommand('mcpGate.tryTool', {
+      server: ref(),
+      tool: 'echo',
+      arguments: { text: 'must not run' },
+    });
     assert.equal(tried, undefined);
     assert.equal(starts(), before, 'no server.start or tool.call for a pending server');
   });
@@ -170,7 +200,7 @@ describe('the gate in VS Code', function () {
   });
 
   (trusted ? describe : describe.skip)('trusted workspace', () => {
-    it('an approved server reaches VS Code\'s tools only through the gateway, and its call is logged', async () => {
+    it("an approved server reaches VS Code's tools only through the gateway, and its call is logged", async () => {
       assert.equal(await approve(), true);
       assert.equal(server().server.state, 'approved');
       await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath }]);
@@ -183,7 +213,10 @@ describe('the gate in VS Code', function () {
       assert.equal(defs[0].label, gatedLabel(SERVER));
       if (matchedByUrl()) {
         // chat.mcp.allowedServers set (a run of test/vscode/all.mjs): the HTTP door its URL entry names.
-        assert.ok(defs[0] instanceof vscode.McpHttpServerDefinition, `chat.mcp.allowedServers=${JSON.stringify(vscode.workspace.getConfiguration().get('chat.mcp.allowedServers'))}: an HTTP definition`);
+        assert.ok(
+          defs[0] instanceof vscode.McpHttpServerDefinition,
+          `chat.mcp.allowedServers=${JSON.stringify(vscode.workspace.getConfiguration().get('chat.mcp.allowedServers'))}: an HTTP definition`,
+        );
         assert.match((defs[0] as vscode.McpHttpServerDefinition).uri.toString(), /^http:\/\/127\.0\.0\.1:\d+\/mcp\//);
         assert.deepEqual((defs[0] as vscode.McpHttpServerDefinition).headers, {}, 'no token in the provided (cached) definition');
       } else {
@@ -196,29 +229,48 @@ describe('the gate in VS Code', function () {
         assert.deepEqual(def.env, { ELECTRON_RUN_AS_NODE: '1' }, 'no endpoint or token in the provided (cached) definition');
       }
       await waitFor('VS Code starting the server through the gate', async () => {
-        await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
+        await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, {
+          waitForLiveTools: true,
+        });
         return echoTool();
       });
       // Named after the server on every version: 1.112 from the label's name, 1.139 from initialize's serverInfo.name.
       // Where VS Code itself also lists this folder's .vscode/mcp.json copy (not routed), it numbers the clash
       // (mcp_fixture-echo2_echo); routed, the gated tool has the plain name.
       const routed = vscode.workspace.getConfiguration().get('chat.mcp.access') === 'registry';
-      assert.match(echoTool()!.name, routed ? new RegExp(`^mcp_${SERVER}_echo$`) : new RegExp(`^mcp_${SERVER}\\d*_echo$`), `tools: ${vscode.lm.tools.map((t) => t.name).filter((n) => n.startsWith('mcp_'))}`);
+      assert.match(
+        echoTool()!.name,
+        routed ? new RegExp(`^mcp_${SERVER}_echo$`) : new RegExp(`^mcp_${SERVER}\\d*_echo$`),
+        `tools: ${vscode.lm.tools.map((t) => t.name).filter((n) => n.startsWith('mcp_'))}`,
+      );
       const r = await vscode.lm.invokeTool(echoTool()!.name, { input: { text: 'through the gate' }, toolInvocationToken: undefined });
       assert.equal(text(r), 'through the gate');
-      const events = api.service.log.read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
+      const events = api.service.log
+        .read()
+        .filter((e) => e.kind === 'mcp.request')
+        .map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
       assert.ok(events.includes('discover:answered'), events.join(' '));
       assert.ok(events.includes('echo:answered'), events.join(' '));
     });
 
     it('Try a Tool… calls through the gateway as chat does: the result beside the log lines the call wrote; a hidden tool names its rule', async () => {
-      const tried = (await vscode.commands.executeCommand('mcpGate.tryTool', { server: ref(), tool: 'echo', arguments: { text: 'tried through the gate' } })) as Tried;
+      const tried = (await vscode.commands.executeCommand('mcpGate.tryTool', {
+        server: ref(),
+        tool: 'echo',
+        arguments: { text: 'tried through the gate' },
+      })) as Tried;
       assert.equal(tried?.kind, 'called');
       if (tried.kind !== 'called') return;
       assert.equal(tried.ok, true);
       assert.match(tried.text, /^Result:\ntried through the gate$/m);
-      assert.ok(tried.log.some((l) => /tool\.call server=fixture-echo tool=echo/.test(l)), tried.log.join('\n'));
-      assert.ok(tried.log.some((l) => /mcp\.request server=fixture-echo host=stdio about=echo outcome=answered/.test(l)), tried.log.join('\n'));
+      assert.ok(
+        tried.log.some((l) => /tool\.call server=fixture-echo tool=echo/.test(l)),
+        tried.log.join('\n'),
+      );
+      assert.ok(
+        tried.log.some((l) => /mcp\.request server=fixture-echo host=stdio about=echo outcome=answered/.test(l)),
+        tried.log.join('\n'),
+      );
       // what the person reads: the document in front holds the same text
       assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), tried.uri.toString());
       assert.equal(vscode.window.activeTextEditor?.document.getText(), tried.text);
@@ -230,7 +282,9 @@ describe('the gate in VS Code', function () {
       const hidden = (await vscode.commands.executeCommand('mcpGate.tryTool', { server: ref(), tool: 'echo' })) as Tried;
       assert.equal(hidden?.kind, 'hidden');
       if (hidden.kind !== 'hidden') return;
-      assert.deepEqual(hidden.allow, [JSON.stringify({ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath })]);
+      assert.deepEqual(hidden.allow, [
+        JSON.stringify({ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath }),
+      ]);
       await setUser('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder().folder.uri.fsPath }]);
       await waitFor('the rule back', () => api.service.policy(folder()).rules.length === 1);
     });
@@ -252,7 +306,9 @@ describe('the gate in VS Code', function () {
       assert.equal(server().server.state, 'rejected');
       assert.deepEqual(await api.gateway!.provideMcpServerDefinitions(), []);
       assert.equal(await api.gateway!.resolveMcpServerDefinition(defs[0]), undefined);
-      assert.ok(api.service.log.read().some((e) => e.kind === 'gate.refuse' && /is rejected/.test(String((e as { detail?: string }).detail))));
+      assert.ok(
+        api.service.log.read().some((e) => e.kind === 'gate.refuse' && /is rejected/.test(String((e as { detail?: string }).detail))),
+      );
     });
 
     it('reset returns the server to pending', async () => {

@@ -36,7 +36,10 @@ export function run(): Promise<void> {
     timeout: 60_000,
     grep: process.env.MCP_GATE_VSCODE_GREP || undefined,
   });
-  for (const name of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {
+  for (const name of fs
+    .readdirSync(__dirname)
+    .filter((f) => f.endsWith('.test.js'))
+    .sort()) {
     mocha.addFile(path.join(__dirname, name));
   }
 
@@ -56,7 +59,8 @@ export function run(): Promise<void> {
       });
       runner.on('pass', (t) => tests.push({ title: t.fullTitle(), state: 'passed', ms: t.duration }));
       runner.on('fail', (t, err: unknown) =>
-        tests.push({ title: t.fullTitle(), state: 'failed', error: String((err as Error)?.stack ?? err) }));
+        tests.push({ title: t.fullTitle(), state: 'failed', error: String((err as Error)?.stack ?? err) }),
+      );
     } catch (err) {
       // A test file that does not load: count it as one failure so the run cannot look green.
       tests.push({ title: 'loading the test files', state: 'failed', error: String((err as Error)?.stack ?? err) });

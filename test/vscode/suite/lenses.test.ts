@@ -9,10 +9,10 @@ import { sleep, waitFor } from './wait';
 
 const log = (msg: string) => console.log(`      [lenses] ${msg}`);
 
-describe('lenses: MCP Gate\'s lens never sits beside a Start that bypasses it without saying so', function () {
+describe("lenses: MCP Gate's lens never sits beside a Start that bypasses it without saying so", function () {
   this.timeout(60_000);
 
-  it('on the fixture\'s entry: VS Code\'s Start only while it would start the server itself, and then MCP Gate\'s warning beside it', async function () {
+  it("on the fixture's entry: VS Code's Start only while it would start the server itself, and then MCP Gate's warning beside it", async function () {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder?.uri.fsPath.endsWith('vscode-workspace')) this.skip();
     const api = await vscode.extensions.getExtension<McpGateApi>('mcp-gate.mcp-gate')!.activate();
@@ -31,10 +31,15 @@ describe('lenses: MCP Gate\'s lens never sits beside a Start that bypasses it wi
       if (wouldStart && titles.some((t) => /Start/.test(t) && !/MCP Gate/.test(t))) break;
       await sleep(500);
     } while (Date.now() < end);
-    log(`access=${JSON.stringify(vscode.workspace.getConfiguration().get('chat.mcp.access'))} wouldStart=${wouldStart}; lenses on line ${line + 1}: ${JSON.stringify(titles)}`);
+    log(
+      `access=${JSON.stringify(vscode.workspace.getConfiguration().get('chat.mcp.access'))} wouldStart=${wouldStart}; lenses on line ${line + 1}: ${JSON.stringify(titles)}`,
+    );
     const vsCodeStart = titles.some((t) => /Start/.test(t) && !/bypasses MCP Gate/.test(t));
     const gateWarning = titles.some((t) => /VS Code's own Start bypasses MCP Gate/.test(t));
-    assert.ok(titles.some((t) => /^(\$\([\w-]+\) )?MCP Gate: /.test(t)), 'MCP Gate\'s state lens');
+    assert.ok(
+      titles.some((t) => /^(\$\([\w-]+\) )?MCP Gate: /.test(t)),
+      "MCP Gate's state lens",
+    );
     assert.equal(vsCodeStart, wouldStart, 'VS Code shows its Start exactly when it would start the server itself');
     assert.equal(gateWarning, wouldStart, 'MCP Gate says so exactly then');
   });

@@ -48,7 +48,7 @@ describe('menus: commands where they apply', function () {
     assert.equal(api.contextKeys()['mcpGate.sandboxMissing'], api.service.cannotStartHere() !== undefined);
   });
 
-  it('the CodeLens carries the server\'s actions menu; Enter in it shows the definition and approves nothing', async () => {
+  it("the CodeLens carries the server's actions menu; Enter in it shows the definition and approves nothing", async () => {
     const lenses = await waitFor('the lenses', async () => {
       const l = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', mcpJson())) ?? [];
       return l.some((c) => c.command?.command === 'mcpGate.serverActions') && l;
@@ -69,6 +69,9 @@ describe('menus: commands where they apply', function () {
     assert.equal(server().server.state, 'pending', 'nothing recorded');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     // A file that declares no server says so and runs nothing.
-    assert.equal(await vscode.commands.executeCommand('mcpGate.reviewFile', vscode.Uri.joinPath(folder().folder.uri, 'echo-server.mjs')), undefined);
+    assert.equal(
+      await vscode.commands.executeCommand('mcpGate.reviewFile', vscode.Uri.joinPath(folder().folder.uri, 'echo-server.mjs')),
+      undefined,
+    );
   });
 });

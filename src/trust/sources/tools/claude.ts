@@ -19,7 +19,20 @@
 // (a repository's list no longer adds to it); the flag without a managed list is dropped.
 import * as path from 'node:path';
 import { AgentFileError, isObj, jsonChange, readJson, sameJson, valueAt, type FileChange, type GateCommand, type ReadText } from './edits';
-import { GATE_ENTRY_NAME, mcpServersPreApproval, quotedList, repoFile, strings, userFile, type AgentEdits, type AllowlistGap, type Machine, type ManagedEdits, type Tool, type UserServer } from './tool';
+import {
+  GATE_ENTRY_NAME,
+  mcpServersPreApproval,
+  quotedList,
+  repoFile,
+  strings,
+  userFile,
+  type AgentEdits,
+  type AllowlistGap,
+  type Machine,
+  type ManagedEdits,
+  type Tool,
+  type UserServer,
+} from './tool';
 
 /** Claude Code's config folder: CLAUDE_CONFIG_DIR, else ~/.claude. */
 export function claudeConfigDir(m: Machine): string {
@@ -48,12 +61,18 @@ export function claudeUserServers(claudeJson: Record<string, unknown>, withGate 
     for (const [name, s] of Object.entries(servers)) {
       if (scope === 'user' && name === GATE_ENTRY_NAME && !withGate) continue;
       if (!isObj(s)) continue;
-      const entry: Entry | undefined = typeof s.command === 'string' ? { serverCommand: [s.command, ...(Array.isArray(s.args) ? s.args.map(String) : [])] } : typeof s.url === 'string' ? { serverUrl: s.url } : undefined;
+      const entry: Entry | undefined =
+        typeof s.command === 'string'
+          ? { serverCommand: [s.command, ...(Array.isArray(s.args) ? s.args.map(String) : [])] }
+          : typeof s.url === 'string'
+            ? { serverUrl: s.url }
+            : undefined;
       found.push({ name, scope, entry });
     }
   };
   take(claudeJson.mcpServers, 'user');
-  if (isObj(claudeJson.projects)) for (const [dir, p] of Object.entries(claudeJson.projects)) if (isObj(p)) take(p.mcpServers, `local (${dir})`);
+  if (isObj(claudeJson.projects))
+    for (const [dir, p] of Object.entries(claudeJson.projects)) if (isObj(p)) take(p.mcpServers, `local (${dir})`);
   return found;
 }
 
@@ -79,18 +98,29 @@ export function claudeManagedChanges(read: ReadText, claudeJsonPath: string, man
       JSON.parse(text);
     } catch {
       // Measured: Claude Code 2.1.332 then refuses to start ("could not be parsed as a JSON object").
-      throw new AgentFileError(`${managedFile} is not strict JSON (a comment or a trailing comma?), which Claude Code reads it as: it would refuse to start with it; fix it first, nothing was changed`);
+      throw new AgentFileError(
+        `${managedFile} is not strict JSON (a comment or a trailing comma?), which Claude Code reads it as: it would refuse to start with it; fix it first, nothing was changed`,
+      );
     }
   }
-  return [jsonChange(managedFile, text, [
-    { path: ['allowManagedMcpServersOnly'], value: true },
-    { path: ['allowedMcpServers'], value: claudeAllowlist(claudeJson, managed, gate) },
-  ])];
+  return [
+    jsonChange(managedFile, text, [
+      { path: ['allowManagedMcpServersOnly'], value: true },
+      { path: ['allowedMcpServers'], value: claudeAllowlist(claudeJson, managed, gate) },
+    ]),
+  ];
 }
 
 /** Glob match of Claude Code's serverUrl entries (`*` matches any run of characters). */
 function urlMatches(pattern: string, url: string): boolean {
-  const re = new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$');
+  const re = new RegExp(
+    '^' +
+      pattern
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*') +
+      '$',
+  );
   return re.test(url);
 }
 
@@ -103,7 +133,8 @@ export function claudeAllows(list: unknown[], server: UserServer): boolean {
   const entries = list.filter(isObj);
   if (server.entry && 'serverCommand' in server.entry) {
     const commands = entries.filter((e) => Array.isArray(e.serverCommand));
-    if (commands.length) return commands.some((e) => sameJson(e.serverCommand, (server.entry as { serverCommand: string[] }).serverCommand));
+    if (commands.length)
+      return commands.some((e) => sameJson(e.serverCommand, (server.entry as { serverCommand: string[] }).serverCommand));
   } else if (server.entry && 'serverUrl' in server.entry) {
     const urls = entries.filter((e) => typeof e.serverUrl === 'string');
     if (urls.length) return urls.some((e) => urlMatches(e.serverUrl as string, (server.entry as { serverUrl: string }).serverUrl));
@@ -128,7 +159,13 @@ export function claudeAllowlistGaps(read: ReadText, listDir: (dir: string) => st
   };
   const managedFile = claudeManagedSettingsFile(m.platform);
   const dropInDir = path.join(path.dirname(managedFile), 'managed-settings.d');
-  const docs = [managedFile, ...listDir(dropInDir).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort().map((n) => path.join(dropInDir, n))].map((f) => readJson(f, read(f)));
+  const docs = [
+    managedFile,
+    ...listDir(dropInDir)
+      .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+      .sort()
+      .map((n) => path.join(dropInDir, n)),
+  ].map((f) => readJson(f, read(f)));
   const lists = docs.filter((d) => Array.isArray(d.allowedMcpServers)).flatMap((d) => d.allowedMcpServers as unknown[]);
   const managedInForce = docs.some((d) => d.allowManagedMcpServersOnly === true) && docs.some((d) => Array.isArray(d.allowedMcpServers));
   if (managedInForce) check(managedFile, lists, 'mcp-gate install claude --managed');
@@ -146,10 +183,14 @@ const managed: ManagedEdits = {
   layer(read, m, gate) {
     const file = claudeManagedSettingsFile(m.platform);
     const v = readJson(file, read(file));
-    const installed = v.allowManagedMcpServersOnly === true && Array.isArray(v.allowedMcpServers) && v.allowedMcpServers.some((e) => isObj(e) && sameJson(e.serverCommand, [gate.command, ...gate.args]));
+    const installed =
+      v.allowManagedMcpServersOnly === true &&
+      Array.isArray(v.allowedMcpServers) &&
+      v.allowedMcpServers.some((e) => isObj(e) && sameJson(e.serverCommand, [gate.command, ...gate.args]));
     return { layer: { agent: 'claude', file, installed }, gaps: [] };
   },
-  effect: "admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it",
+  effect:
+    "admits only the servers this managed allowlist lists (MCP Gate and your own); a repository's allowedMcpServers no longer adds to it",
   closes: "a repository's allowedMcpServers adds nothing",
   userEntryMissing: (read, file) => valueAt(readJson(file, read(file)), ['mcpServers', GATE_ENTRY_NAME]) === undefined,
 };
@@ -166,7 +207,9 @@ const agent: AgentEdits & { managed: ManagedEdits } = {
     const claudeJson = readJson(cj.file, cjText);
     const settings = readJson(st.file, stText);
     return [
-      jsonChange(cj.file, cjText, [{ path: ['mcpServers', GATE_ENTRY_NAME], value: { type: 'stdio', command: gate.command, args: gate.args, env: {} } }]),
+      jsonChange(cj.file, cjText, [
+        { path: ['mcpServers', GATE_ENTRY_NAME], value: { type: 'stdio', command: gate.command, args: gate.args, env: {} } },
+      ]),
       jsonChange(st.file, stText, [
         { path: ['enableAllProjectMcpServers'], value: false },
         { path: ['allowedMcpServers'], value: claudeAllowlist(claudeJson, settings, gate) },
@@ -182,10 +225,7 @@ const PROJECT_SETTINGS = ['.claude/settings.json', '.claude/settings.local.json'
 export const claude: Tool<'claude'> & { agent: AgentEdits & { managed: ManagedEdits } } = {
   kind: 'claude',
   name: 'Claude Code',
-  sources: [
-    repoFile('.mcp.json', 'mcpServers'),
-    userFile(claudeJsonFile, 'claude-user', { openTopLevel: true }),
-  ],
+  sources: [repoFile('.mcp.json', 'mcpServers'), userFile(claudeJsonFile, 'claude-user', { openTopLevel: true })],
   env: ['CLAUDE_CONFIG_DIR'],
   // .claude/ holds its project settings (pre-approval, hooks that run commands), agents and commands.
   protect: ['.claude'],
@@ -198,10 +238,13 @@ export const claude: Tool<'claude'> & { agent: AgentEdits & { managed: ManagedEd
       const enabled = strings(v.enabledMcpjsonServers);
       if (enabled.length) scan.add(rel, doc, ['enabledMcpjsonServers'], `the .mcp.json servers ${quotedList(enabled)}`);
       if (isObj(v.enabledPlugins)) {
-        const plugins = Object.entries(v.enabledPlugins).filter(([, on]) => on === true).map(([k]) => k);
+        const plugins = Object.entries(v.enabledPlugins)
+          .filter(([, on]) => on === true)
+          .map(([k]) => k);
         if (plugins.length) scan.add(rel, doc, ['enabledPlugins'], `the plugins ${quotedList(plugins)} (a plugin can bring MCP servers)`);
       }
-      if (Array.isArray(v.allowedMcpServers) && v.allowedMcpServers.length) scan.add(rel, doc, ['allowedMcpServers'], 'servers of its choice on the MCP allowlist');
+      if (Array.isArray(v.allowedMcpServers) && v.allowedMcpServers.length)
+        scan.add(rel, doc, ['allowedMcpServers'], 'servers of its choice on the MCP allowlist');
       const perms = isObj(v.permissions) ? strings(v.permissions.allow).filter((p) => p.startsWith('mcp__')) : [];
       if (perms.length) scan.add(rel, doc, ['permissions', 'allow'], `calls to the MCP tools ${quotedList(perms)} without asking`);
     }

@@ -11,8 +11,28 @@
 // moves that file. Install's edits are appended blocks, checked with smol-toml, so the user's TOML stays as it is.
 import * as path from 'node:path';
 import { parseTomlDocument } from '../parse';
-import { AgentFileError, appendBlock, isObj, parseToml, tomlKey, tomlString, type FileChange, type GateCommand, type ReadText } from './edits';
-import { GATE_ENTRY_NAME, repoFile, shadowsGate, userFile, type AgentEdits, type AllowlistGap, type Machine, type ManagedEdits, type Tool } from './tool';
+import {
+  AgentFileError,
+  appendBlock,
+  isObj,
+  parseToml,
+  tomlKey,
+  tomlString,
+  type FileChange,
+  type GateCommand,
+  type ReadText,
+} from './edits';
+import {
+  GATE_ENTRY_NAME,
+  repoFile,
+  shadowsGate,
+  userFile,
+  type AgentEdits,
+  type AllowlistGap,
+  type Machine,
+  type ManagedEdits,
+  type Tool,
+} from './tool';
 
 const REPOSITORY_CONFIG = '.codex/config.toml';
 
@@ -27,7 +47,8 @@ export function codexRequirementsFile(platform: NodeJS.Platform = process.platfo
 }
 
 export const CODEX_BLOCK_MARK = '# mcp-gate: added by `mcp-gate install codex`; `mcp-gate uninstall codex` removes it';
-export const CODEX_MANAGED_BEGIN = '# mcp-gate: begin: added by `mcp-gate install codex --managed`; `mcp-gate uninstall codex --managed` removes it';
+export const CODEX_MANAGED_BEGIN =
+  '# mcp-gate: begin: added by `mcp-gate install codex --managed`; `mcp-gate uninstall codex --managed` removes it';
 export const CODEX_MANAGED_END = '# mcp-gate: end';
 
 export function codexBlock(gate: GateCommand): string {
@@ -47,7 +68,11 @@ function codexIdentity(def: unknown): string | undefined {
 
 /** The user's own Codex servers in config.toml (not MCP Gate's entry), with their identity line. */
 export function codexUserServers(config: Record<string, unknown>): { name: string; identity?: string }[] {
-  return isObj(config.mcp_servers) ? Object.entries(config.mcp_servers).filter(([n]) => n !== GATE_ENTRY_NAME).map(([name, def]) => ({ name, identity: codexIdentity(def) })) : [];
+  return isObj(config.mcp_servers)
+    ? Object.entries(config.mcp_servers)
+        .filter(([n]) => n !== GATE_ENTRY_NAME)
+        .map(([name, def]) => ({ name, identity: codexIdentity(def) }))
+    : [];
 }
 
 /** The region `install codex --managed` wrote (from its begin line to its end line), if any. */
@@ -69,7 +94,10 @@ export function codexManagedChanges(read: ReadText, userConfig: string, reqFile:
   const outside = text === undefined ? '' : region ? text.slice(0, region.start) + text.slice(region.end) : text;
   const theirs = parseToml(reqFile, outside);
   const held = isObj(theirs.mcp_servers) ? theirs.mcp_servers : {};
-  if (GATE_ENTRY_NAME in held) throw new AgentFileError(`${reqFile} already has a [mcp_servers.${GATE_ENTRY_NAME}] that MCP Gate did not write; remove it first, nothing was changed`);
+  if (GATE_ENTRY_NAME in held)
+    throw new AgentFileError(
+      `${reqFile} already has a [mcp_servers.${GATE_ENTRY_NAME}] that MCP Gate did not write; remove it first, nothing was changed`,
+    );
   const lines = [CODEX_MANAGED_BEGIN];
   const entry = (name: string, identity: string) => lines.push(`[mcp_servers.${tomlKey(name)}.identity]`, identity, '');
   entry(GATE_ENTRY_NAME, codexIdentity({ command: gate.command, args: gate.args }) as string);
@@ -80,7 +108,9 @@ export function codexManagedChanges(read: ReadText, userConfig: string, reqFile:
   try {
     parseTomlDocument(reqFile, after);
   } catch (e) {
-    throw new AgentFileError(`${reqFile}: adding MCP Gate's [mcp_servers] entries would not be valid TOML here (${(e as Error).message.split('\n')[0]}); nothing was changed`);
+    throw new AgentFileError(
+      `${reqFile}: adding MCP Gate's [mcp_servers] entries would not be valid TOML here (${(e as Error).message.split('\n')[0]}); nothing was changed`,
+    );
   }
   return [{ file: reqFile, before: text, after, block }];
 }
@@ -100,12 +130,20 @@ const managed: ManagedEdits = {
       const listed = isObj(req.mcp_servers) ? req.mcp_servers : {};
       const user = codexConfigFile(m);
       for (const s of codexUserServers(parseToml(user, read(user)))) {
-        if (!(s.name in listed)) gaps.push({ server: { name: s.name, scope: 'user' }, allowlist: file, fix: 'mcp-gate install codex --managed', agent: 'Codex CLI', key: '[mcp_servers]' });
+        if (!(s.name in listed))
+          gaps.push({
+            server: { name: s.name, scope: 'user' },
+            allowlist: file,
+            fix: 'mcp-gate install codex --managed',
+            agent: 'Codex CLI',
+            key: '[mcp_servers]',
+          });
       }
     }
     return { layer: { agent: 'codex', file, installed }, gaps };
   },
-  effect: "starts only the servers these requirements list, each by its exact command (MCP Gate and your own); every other server, a trusted project's included, is disabled",
+  effect:
+    "starts only the servers these requirements list, each by its exact command (MCP Gate and your own); every other server, a trusted project's included, is disabled",
   closes: "a trusted project's servers are disabled",
   userEntryMissing: (read, file) => !(read(file) ?? '').includes(`[mcp_servers.${GATE_ENTRY_NAME}]`),
 };
@@ -119,13 +157,17 @@ const agent: AgentEdits & { managed: ManagedEdits } = {
     const block = codexBlock(gate);
     if (text?.includes(block)) return [{ file: f, before: text, after: text, block }];
     if (isObj(v.mcp_servers) && GATE_ENTRY_NAME in v.mcp_servers) {
-      throw new AgentFileError(`${f} already has a [mcp_servers.${GATE_ENTRY_NAME}] that MCP Gate did not write; remove it first, nothing was changed`);
+      throw new AgentFileError(
+        `${f} already has a [mcp_servers.${GATE_ENTRY_NAME}] that MCP Gate did not write; remove it first, nothing was changed`,
+      );
     }
     const after = appendBlock(text, block);
     try {
       parseTomlDocument(f, after);
     } catch (e) {
-      throw new AgentFileError(`${f}: adding [mcp_servers.${GATE_ENTRY_NAME}] would not be valid TOML here (${(e as Error).message.split('\n')[0]}); nothing was changed`);
+      throw new AgentFileError(
+        `${f}: adding [mcp_servers.${GATE_ENTRY_NAME}] would not be valid TOML here (${(e as Error).message.split('\n')[0]}); nothing was changed`,
+      );
     }
     return [{ file: f, before: text, after, block }];
   },
@@ -135,10 +177,7 @@ const agent: AgentEdits & { managed: ManagedEdits } = {
 export const codex: Tool<'codex'> & { agent: AgentEdits & { managed: ManagedEdits } } = {
   kind: 'codex',
   name: 'Codex CLI',
-  sources: [
-    repoFile(REPOSITORY_CONFIG, 'codex', { openTopLevel: true }),
-    userFile(codexConfigFile, 'codex', { openTopLevel: true }),
-  ],
+  sources: [repoFile(REPOSITORY_CONFIG, 'codex', { openTopLevel: true }), userFile(codexConfigFile, 'codex', { openTopLevel: true })],
   env: ['CODEX_HOME'],
   preApproval(scan) {
     const rel = REPOSITORY_CONFIG;
@@ -147,10 +186,12 @@ export const codex: Tool<'codex'> & { agent: AgentEdits & { managed: ManagedEdit
     shadowsGate(scan, rel, doc, doc.value.mcp_servers, ['mcp_servers']);
     if (isObj(doc.value.projects)) {
       for (const [dir, p] of Object.entries(doc.value.projects)) {
-        if (isObj(p) && p.trust_level === 'trusted') scan.add(rel, doc, ['projects', dir, 'trust_level'], `the project ${JSON.stringify(dir)} as trusted (trust_level = "trusted")`);
+        if (isObj(p) && p.trust_level === 'trusted')
+          scan.add(rel, doc, ['projects', dir, 'trust_level'], `the project ${JSON.stringify(dir)} as trusted (trust_level = "trusted")`);
       }
     }
-    if (doc.value.approval_policy === 'never') scan.add(rel, doc, ['approval_policy'], 'every command and tool call without asking (approval_policy = "never")');
+    if (doc.value.approval_policy === 'never')
+      scan.add(rel, doc, ['approval_policy'], 'every command and tool call without asking (approval_policy = "never")');
   },
   agent,
 };

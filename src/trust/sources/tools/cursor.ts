@@ -18,17 +18,21 @@ const agent: AgentEdits = {
   install(read, files, gate) {
     const f = files[0].file;
     const text = read(f);
-    return [jsonChange(f, text, [{ path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: [...gate.args, '--project', '${workspaceFolder}'] } }])];
+    return [
+      jsonChange(f, text, [
+        {
+          path: ['mcpServers', GATE_ENTRY_NAME],
+          value: { command: gate.command, args: [...gate.args, '--project', '${workspaceFolder}'] },
+        },
+      ]),
+    ];
   },
 };
 
 export const cursor: Tool<'cursor'> & { agent: AgentEdits } = {
   kind: 'cursor',
   name: 'Cursor',
-  sources: [
-    repoFile(REPOSITORY_FILE, 'mcpServers'),
-    userFile(cursorUserFile, 'mcpServers'),
-  ],
+  sources: [repoFile(REPOSITORY_FILE, 'mcpServers'), userFile(cursorUserFile, 'mcpServers')],
   env: [],
   preApproval: (scan) => mcpServersPreApproval(scan, REPOSITORY_FILE),
   agent,

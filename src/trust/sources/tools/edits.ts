@@ -58,7 +58,10 @@ export function strictJsonc(file: string, text: string | undefined, agent: strin
   if (text !== undefined && text.trim() !== '') {
     const errors: ParseError[] = [];
     parseJsoncValue(text, errors, { allowTrailingComma: false });
-    if (errors.length) throw new AgentFileError(`${file} has a trailing comma (offset ${errors[0].offset}), which ${agent} cannot read; fix it first, nothing was changed`);
+    if (errors.length)
+      throw new AgentFileError(
+        `${file} has a trailing comma (offset ${errors[0].offset}), which ${agent} cannot read; fix it first, nothing was changed`,
+      );
   }
   return v;
 }
@@ -99,7 +102,7 @@ export function valueAt(v: unknown, keyPath: string[]): unknown {
 export function jsonChange(file: string, before: string | undefined, wanted: JsonSet[]): FileChange {
   const v = readJson(file, before);
   const sets = wanted.filter((s) => !sameJson(valueAt(v, s.path), s.value));
-  return { file, before, after: sets.length ? applyJsonSets(before, sets) : before ?? '', sets };
+  return { file, before, after: sets.length ? applyJsonSets(before, sets) : (before ?? ''), sets };
 }
 
 /** A file's text with a block appended after one empty line. */
@@ -122,7 +125,8 @@ export function undoChanges(text: string, undo: { sets?: { path: string[]; had: 
     return text.slice(0, start) + text.slice(i + undo.block.length);
   }
   let t = text;
-  for (const s of [...(undo.sets ?? [])].reverse()) t = applyEdits(t, modify(t, s.path, s.had ? s.previous : undefined, { formattingOptions: indentOf(t) }));
+  for (const s of [...(undo.sets ?? [])].reverse())
+    t = applyEdits(t, modify(t, s.path, s.had ? s.previous : undefined, { formattingOptions: indentOf(t) }));
   return t;
 }
 

@@ -15,7 +15,20 @@
 import * as path from 'node:path';
 import { escapeText } from '../../../text/escape';
 import { isObj, jsonChange, readJson, runsGate, strictJsonc, valueAt, type FileChange, type GateCommand, type ReadText } from './edits';
-import { GATE_ENTRY_NAME, quotedList, repoFile, shadowsGate, strings, tildify, userFile, type AgentEdits, type AllowlistGap, type Machine, type ManagedEdits, type Tool } from './tool';
+import {
+  GATE_ENTRY_NAME,
+  quotedList,
+  repoFile,
+  shadowsGate,
+  strings,
+  tildify,
+  userFile,
+  type AgentEdits,
+  type AllowlistGap,
+  type Machine,
+  type ManagedEdits,
+  type Tool,
+} from './tool';
 
 const REPOSITORY_SETTINGS = '.gemini/settings.json';
 
@@ -46,10 +59,12 @@ export function geminiManagedChanges(read: ReadText, userSettings: string, syste
   const sys = strictJsonc(systemFile, text, 'Gemini CLI');
   const allowed = isObj(sys.mcp) && Array.isArray(sys.mcp.allowed) ? [...(sys.mcp.allowed as unknown[])] : [];
   for (const n of [GATE_ENTRY_NAME, ...geminiUserServers(user)]) if (!allowed.includes(n)) allowed.push(n);
-  return [jsonChange(systemFile, text, [
-    { path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: gate.args } },
-    { path: ['mcp', 'allowed'], value: allowed },
-  ])];
+  return [
+    jsonChange(systemFile, text, [
+      { path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: gate.args } },
+      { path: ['mcp', 'allowed'], value: allowed },
+    ]),
+  ];
 }
 
 const managed: ManagedEdits = {
@@ -65,12 +80,20 @@ const managed: ManagedEdits = {
     if (installed && Array.isArray(allowed)) {
       const user = geminiUserSettingsFile(m);
       for (const name of geminiUserServers(readJson(user, read(user)))) {
-        if (!allowed.some((a) => typeof a === 'string' && a.toLowerCase().trim() === name.toLowerCase().trim())) gaps.push({ server: { name, scope: 'user' }, allowlist: file, fix: 'mcp-gate install gemini --managed', agent: 'Gemini CLI', key: 'mcp.allowed' });
+        if (!allowed.some((a) => typeof a === 'string' && a.toLowerCase().trim() === name.toLowerCase().trim()))
+          gaps.push({
+            server: { name, scope: 'user' },
+            allowlist: file,
+            fix: 'mcp-gate install gemini --managed',
+            agent: 'Gemini CLI',
+            key: 'mcp.allowed',
+          });
       }
     }
     return { layer: { agent: 'gemini', file, installed }, gaps };
   },
-  effect: 'starts `mcp-gate` as these system settings define it (a repository server of that name no longer takes its place) and allows only the names listed (MCP Gate and your own)',
+  effect:
+    'starts `mcp-gate` as these system settings define it (a repository server of that name no longer takes its place) and allows only the names listed (MCP Gate and your own)',
   closes: 'a repository server named "mcp-gate" cannot take the gate\'s place',
 };
 
@@ -83,10 +106,12 @@ const agent: AgentEdits & { managed: ManagedEdits } = {
     const allowed = isObj(v.mcp) && Array.isArray(v.mcp.allowed) ? [...(v.mcp.allowed as unknown[])] : [];
     const names = [GATE_ENTRY_NAME, ...(isObj(v.mcpServers) ? Object.keys(v.mcpServers) : [])];
     for (const n of names) if (!allowed.includes(n)) allowed.push(n);
-    return [jsonChange(f, text, [
-      { path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: gate.args } },
-      { path: ['mcp', 'allowed'], value: allowed },
-    ])];
+    return [
+      jsonChange(f, text, [
+        { path: ['mcpServers', GATE_ENTRY_NAME], value: { command: gate.command, args: gate.args } },
+        { path: ['mcp', 'allowed'], value: allowed },
+      ]),
+    ];
   },
   // Its allowlist is by name: a repository server named like one of the user's takes its place.
   nameShadowing: {
@@ -95,7 +120,8 @@ const agent: AgentEdits & { managed: ManagedEdits } = {
       const f = geminiUserSettingsFile(m);
       return geminiUserServers(readJson(f, read(f)));
     },
-    note: (name, m) => `this repository's ${REPOSITORY_SETTINGS} defines a server named ${escapeText(JSON.stringify(name))}, as your ${escapeText(tildify(geminiUserSettingsFile(m), m.home))} does: in a trusted folder Gemini CLI runs the repository's command under your allowlisted name (its allowlist is by name; neither install closes this: rename your server, or keep the folder untrusted)`,
+    note: (name, m) =>
+      `this repository's ${REPOSITORY_SETTINGS} defines a server named ${escapeText(JSON.stringify(name))}, as your ${escapeText(tildify(geminiUserSettingsFile(m), m.home))} does: in a trusted folder Gemini CLI runs the repository's command under your allowlisted name (its allowlist is by name; neither install closes this: rename your server, or keep the folder untrusted)`,
   },
   managed,
 };
@@ -116,13 +142,19 @@ export const gemini: Tool<'gemini'> & { agent: AgentEdits & { managed: ManagedEd
     shadowsGate(scan, rel, doc, servers, ['mcpServers']);
     if (isObj(servers)) {
       for (const [name, def] of Object.entries(servers)) {
-        if (isObj(def) && def.trust === true) scan.add(rel, doc, ['mcpServers', name, 'trust'], `every tool call of "${name}" without confirmation (trust: true)`);
+        if (isObj(def) && def.trust === true)
+          scan.add(rel, doc, ['mcpServers', name, 'trust'], `every tool call of "${name}" without confirmation (trust: true)`);
       }
     }
     const allowed = isObj(doc.value.mcp) ? strings(doc.value.mcp.allowed) : [];
     if (allowed.length) scan.add(rel, doc, ['mcp', 'allowed'], `the servers ${quotedList(allowed)} on the MCP allowlist`);
     if (isObj(doc.value.security) && isObj(doc.value.security.folderTrust) && doc.value.security.folderTrust.enabled === false) {
-      scan.add(rel, doc, ['security', 'folderTrust', 'enabled'], 'this folder without the folder-trust question (folderTrust.enabled: false)');
+      scan.add(
+        rel,
+        doc,
+        ['security', 'folderTrust', 'enabled'],
+        'this folder without the folder-trust question (folderTrust.enabled: false)',
+      );
     }
   },
   agent,

@@ -29,7 +29,9 @@ export type ManagedAgent = ManagedTool['kind'];
 
 export const AGENT_TOOLS: readonly AgentTool[] = TOOLS.filter((t): t is AgentTool => 'agent' in t && t.agent !== undefined);
 export const AGENTS: readonly Agent[] = AGENT_TOOLS.map((t) => t.kind);
-export const MANAGED_AGENTS: readonly ManagedAgent[] = AGENT_TOOLS.filter((t): t is ManagedTool => t.agent.managed !== undefined).map((t) => t.kind);
+export const MANAGED_AGENTS: readonly ManagedAgent[] = AGENT_TOOLS.filter((t): t is ManagedTool => t.agent.managed !== undefined).map(
+  (t) => t.kind,
+);
 
 export function isAgent(s: string): s is Agent {
   return (AGENTS as readonly string[]).includes(s);

@@ -41,7 +41,12 @@ export function gateEntries(read: ReadText, m: Machine): GateEntry[] {
     for (const f of t.agent.files(m)) {
       const entry = gateEntry(read, f);
       if (!entry || typeof entry.command !== 'string') continue;
-      out.push({ agent: t.kind, file: f.file, command: entry.command, args: Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [] });
+      out.push({
+        agent: t.kind,
+        file: f.file,
+        command: entry.command,
+        args: Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [],
+      });
     }
   }
   return out;
@@ -85,7 +90,11 @@ export function installedGateOf(agent: Agent, read: ReadText, m: Machine, exists
  * Each administrator layer MCP Gate knows, whether `install --managed` is in it, and (Gemini CLI, Codex CLI) the
  * user's own servers it leaves out (added after install: the agent then does not start them).
  */
-export function managedLayers(read: ReadText, m: Machine, gateOf: (agent: ManagedAgent) => GateCommand): { layers: ManagedLayer<ManagedAgent>[]; gaps: AllowlistGap[] } {
+export function managedLayers(
+  read: ReadText,
+  m: Machine,
+  gateOf: (agent: ManagedAgent) => GateCommand,
+): { layers: ManagedLayer<ManagedAgent>[]; gaps: AllowlistGap[] } {
   const layers: ManagedLayer<ManagedAgent>[] = [];
   const gaps: AllowlistGap[] = [];
   for (const agent of MANAGED_AGENTS) {
@@ -98,7 +107,12 @@ export function managedLayers(read: ReadText, m: Machine, gateOf: (agent: Manage
 }
 
 /** The user's servers that the allowlists install wrote at user level leave out, agent by agent. */
-export function userAllowlistGaps(read: ReadText, listDir: (dir: string) => string[], m: Machine, gateOf: (agent: Agent) => GateCommand): AllowlistGap[] {
+export function userAllowlistGaps(
+  read: ReadText,
+  listDir: (dir: string) => string[],
+  m: Machine,
+  gateOf: (agent: Agent) => GateCommand,
+): AllowlistGap[] {
   return AGENT_TOOLS.flatMap((t) => t.agent.allowlistGaps?.(read, listDir, m, gateOf(t.kind)) ?? []);
 }
 
@@ -116,7 +130,8 @@ export function namesTaken(read: ReadText, m: Machine, repositoryServers: readon
     const s = t.agent.nameShadowing;
     if (!s) continue;
     const mine = new Set(s.userServers(read, m));
-    for (const r of repositoryServers) if (r.source === s.source && mine.has(r.name)) out.push({ agent: t.kind, name: r.name, note: s.note(r.name, m) });
+    for (const r of repositoryServers)
+      if (r.source === s.source && mine.has(r.name)) out.push({ agent: t.kind, name: r.name, note: s.note(r.name, m) });
   }
   return out;
 }

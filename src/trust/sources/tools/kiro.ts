@@ -8,10 +8,7 @@ const REPOSITORY_FILE = '.kiro/settings/mcp.json';
 export const kiro: Tool<'kiro'> = {
   kind: 'kiro',
   name: 'Kiro',
-  sources: [
-    repoFile(REPOSITORY_FILE, 'mcpServers'),
-    userFile((m) => path.join(m.home, '.kiro', 'settings', 'mcp.json'), 'mcpServers'),
-  ],
+  sources: [repoFile(REPOSITORY_FILE, 'mcpServers'), userFile((m) => path.join(m.home, '.kiro', 'settings', 'mcp.json'), 'mcpServers')],
   env: [],
   preApproval: (scan) => mcpServersPreApproval(scan, REPOSITORY_FILE),
 };

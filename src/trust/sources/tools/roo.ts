@@ -10,7 +10,10 @@ export const roo: Tool<'roo'> = {
   name: 'Roo Code',
   sources: [
     repoFile(REPOSITORY_FILE, 'mcpServers'),
-    userFile((m) => path.join(vscodeUserDir(m, 'Code'), 'globalStorage', 'rooveterinaryinc.roo-cline', 'settings', 'mcp_settings.json'), 'mcpServers'),
+    userFile(
+      (m) => path.join(vscodeUserDir(m, 'Code'), 'globalStorage', 'rooveterinaryinc.roo-cline', 'settings', 'mcp_settings.json'),
+      'mcpServers',
+    ),
   ],
   env: ['XDG_CONFIG_HOME', 'APPDATA'],
   preApproval: (scan) => mcpServersPreApproval(scan, REPOSITORY_FILE),

@@ -46,10 +46,22 @@ export interface ToolSource {
 }
 
 export const repoFile = (relPath: string, format: Format, extra: Partial<ToolSource> = {}): ToolSource => ({
-  scope: 'repository', format, relPath, native: true, canImport: false, openTopLevel: false, ...extra,
+  scope: 'repository',
+  format,
+  relPath,
+  native: true,
+  canImport: false,
+  openTopLevel: false,
+  ...extra,
 });
 export const userFile = (userPath: (m: Machine) => string | undefined, format: Format, extra: Partial<ToolSource> = {}): ToolSource => ({
-  scope: 'user', format, userPath, native: false, canImport: false, openTopLevel: false, ...extra,
+  scope: 'user',
+  format,
+  userPath,
+  native: false,
+  canImport: false,
+  openTopLevel: false,
+  ...extra,
 });
 
 /** A repository file that steers an agent but runs no command (listed with a "from this repository" tag, never gated). */
@@ -184,7 +196,11 @@ export function topLevel(relPath: string): string {
 
 export const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 /** Up to ten values, quoted, for a message. */
-export const quotedList = (xs: string[]) => xs.slice(0, 10).map((x) => JSON.stringify(x)).join(', ') + (xs.length > 10 ? `, … (${xs.length} in all)` : '');
+export const quotedList = (xs: string[]) =>
+  xs
+    .slice(0, 10)
+    .map((x) => JSON.stringify(x))
+    .join(', ') + (xs.length > 10 ? `, … (${xs.length} in all)` : '');
 
 /** A repository server named like MCP Gate's own entry: it would take that entry's place. */
 export function shadowsGate(scan: PreApprovalScan, rel: string, doc: ParsedDocument, servers: unknown, keyPath: string[]): void {
@@ -202,7 +218,8 @@ export function mcpServersPreApproval(scan: PreApprovalScan, rel: string): void 
     if (!isObj(def)) continue;
     for (const key of ['autoApprove', 'alwaysAllow']) {
       const tools = strings(def[key]);
-      if (tools.length) scan.add(rel, doc, ['mcpServers', name, key], `calls to the tools ${quotedList(tools)} of "${name}" without asking`);
+      if (tools.length)
+        scan.add(rel, doc, ['mcpServers', name, key], `calls to the tools ${quotedList(tools)} of "${name}" without asking`);
     }
   }
 }

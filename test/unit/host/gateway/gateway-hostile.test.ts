@@ -26,12 +26,20 @@ const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fix
 type Line = { id?: unknown; result?: unknown; error?: { code: number; message: string } };
 
 /** Writes bytes to the endpoint; the lines that came back and when the connection closed (waits for the close, or `lines` lines). */
-function exchange(where: string, bytes: Buffer | string, o: { lines?: number; waitMs?: number } = {}): Promise<{ lines: Line[]; closedMs: number; closed: boolean }> {
+function exchange(
+  where: string,
+  bytes: Buffer | string,
+  o: { lines?: number; waitMs?: number } = {},
+): Promise<{ lines: Line[]; closedMs: number; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     const sock = net.connect(where);
     let text = '';
-    const lines = () => text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Line);
+    const lines = () =>
+      text
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as Line);
     const timer = setTimeout(() => {
       sock.destroy();
       if (o.lines !== undefined) resolve({ lines: lines(), closedMs: Date.now() - t0, closed: false });
@@ -69,7 +77,11 @@ describe('gateway under hostile connections', function () {
   const rejections: unknown[] = [];
   const onRejection = (e: unknown) => rejections.push(e);
   const greet = (key = 'fx', token?: string) => `${JSON.stringify({ mcpGate: 1, key, token: token ?? gateway.token })}\n`;
-  const refusals = () => log.read().filter((e) => e.kind === 'gate.refuse').map((e) => String((e as { detail?: string }).detail));
+  const refusals = () =>
+    log
+      .read()
+      .filter((e) => e.kind === 'gate.refuse')
+      .map((e) => String((e as { detail?: string }).detail));
 
   before(async () => {
     process.on('unhandledRejection', onRejection);
@@ -79,7 +91,16 @@ describe('gateway under hostile connections', function () {
     const report = evaluateGate(w.input);
     const masker = new Masker();
     log = new EventLog(w.store, masker);
-    session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
+    session = await Session.start({
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log,
+      storeDir: w.store,
+      secrets: async () => undefined,
+      env: process.env,
+      npm: inProcess,
+      masker,
+    });
     const fx: GatewayTarget = {
       tools: () => session.tools(),
       listed: () => true,
@@ -111,12 +132,24 @@ describe('gateway under hostile connections', function () {
     assert.ok(idle.closed && idle.closedMs < 3_000, `closed after ${idle.closedMs} ms`);
     assert.match(idle.lines[0].error!.message, /MCP Gate: the relay sent no greeting in time/);
     const junk = await exchange(where, `not json\n${CALL_T0}\n`);
-    assert.deepEqual(junk.lines.map((l) => l.error?.message), ['MCP Gate: the relay\'s greeting is not JSON']);
+    assert.deepEqual(
+      junk.lines.map((l) => l.error?.message),
+      ["MCP Gate: the relay's greeting is not JSON"],
+    );
     const shape = await exchange(where, `${JSON.stringify({ mcpGate: 2, key: 'fx', token: gateway.token })}\n${CALL_T0}\n`);
-    assert.deepEqual(shape.lines.map((l) => l.error?.message), ['MCP Gate: the relay\'s greeting is malformed']);
+    assert.deepEqual(
+      shape.lines.map((l) => l.error?.message),
+      ["MCP Gate: the relay's greeting is malformed"],
+    );
     // Its last character changed (never to itself: a token that already ends in x made this the right one).
-    const wrong = await exchange(where, greet('fx', gateway.token.slice(0, -1) + (gateway.token.endsWith('x') ? 'y' : 'x')) + CALL_T0 + '\n');
-    assert.deepEqual(wrong.lines.map((l) => l.error?.message), ['MCP Gate: missing or wrong gateway token']);
+    const wrong = await exchange(
+      where,
+      greet('fx', gateway.token.slice(0, -1) + (gateway.token.endsWith('x') ? 'y' : 'x')) + CALL_T0 + '\n',
+    );
+    assert.deepEqual(
+      wrong.lines.map((l) => l.error?.message),
+      ['MCP Gate: missing or wrong gateway token'],
+    );
     // a call sent with the CALL_T0 line right behind a bad greeting reaches no tool
     assert.equal(calls, 0);
     assert.ok(refusals().some((d) => d === 'gateway: missing or wrong gateway token'));
@@ -132,16 +165,30 @@ describe('gateway under hostile connections', function () {
   });
 
   it('after the greeting: what is not JSON-RPC gets an error, an unknown server is refused, and the session goes on', async () => {
-    const r = await exchange(where, greet() + [
-      '{not json',
-      JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }),
-      JSON.stringify([]),
-      JSON.stringify([{ jsonrpc: '2.0', id: 2, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]),
-      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
-    ].join('\n') + '\n', { lines: 5 });
-    assert.deepEqual(r.lines.map((l) => l.error?.code ?? 'ok'), [-32700, -32600, -32600, -32600, 'ok']);
+    const r = await exchange(
+      where,
+      greet() +
+        [
+          '{not json',
+          JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }),
+          JSON.stringify([]),
+          JSON.stringify([
+            { jsonrpc: '2.0', id: 2, method: 'ping' },
+            { jsonrpc: '2.0', id: 2, method: 'ping' },
+          ]),
+          JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
+        ].join('\n') +
+        '\n',
+      { lines: 5 },
+    );
+    assert.deepEqual(
+      r.lines.map((l) => l.error?.code ?? 'ok'),
+      [-32700, -32600, -32600, -32600, 'ok'],
+    );
     assert.deepEqual(r.lines[4], { jsonrpc: '2.0', id: 3, result: {} });
-    const other = await exchange(where, greet('other') + JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) + '\n', { lines: 1 });
+    const other = await exchange(where, greet('other') + JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) + '\n', {
+      lines: 1,
+    });
     assert.equal(other.lines[0].id, 1);
     assert.match(other.lines[0].error!.message, /MCP Gate: no allowed server "other"/);
   });
@@ -164,7 +211,8 @@ describe('gateway under hostile connections', function () {
     slow = new Promise((r) => (release = r));
     const before = calls;
     try {
-      const call = (text: string) => JSON.stringify({ jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 't0', arguments: { text } } });
+      const call = (text: string) =>
+        JSON.stringify({ jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 't0', arguments: { text } } });
       const pending = exchange(where, greet() + call('first') + '\n' + call('second') + '\n', { lines: 2, waitMs: 10_000 });
       setTimeout(() => release(), 300);
       const r = await pending;
@@ -179,7 +227,13 @@ describe('gateway under hostile connections', function () {
 
   it('fuzzed connections without the token reach no tool, and the gateway still serves', async () => {
     const before = calls;
-    const tokenArb = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 40 }), fc.constant(''), fc.constant(gateway.token.slice(1)), fc.constant(gateway.token + ' '));
+    const tokenArb = fc.oneof(
+      fc.constant(undefined),
+      fc.string({ maxLength: 40 }),
+      fc.constant(''),
+      fc.constant(gateway.token.slice(1)),
+      fc.constant(gateway.token + ' '),
+    );
     const greetingArb = fc.oneof(
       tokenArb.map((t) => `${JSON.stringify({ mcpGate: 1, key: 'fx', ...(t !== undefined ? { token: t } : {}) })}\n`),
       fc.string({ maxLength: 200 }).map((s) => `${s}\n`),
@@ -187,19 +241,32 @@ describe('gateway under hostile connections', function () {
       fc.constant(`${CALL_T0}\n`),
       fc.constant(`{"mcpGate":1,"key":"fx","token":${JSON.stringify(gateway.token)}`),
     );
-    const restArb = fc.oneof(fc.constant(`${CALL_T0}\n`), fc.constant(`[${CALL_T0},${CALL_T0}]\n`), fc.string({ maxLength: 100 }), fc.constant(''));
+    const restArb = fc.oneof(
+      fc.constant(`${CALL_T0}\n`),
+      fc.constant(`[${CALL_T0},${CALL_T0}]\n`),
+      fc.string({ maxLength: 100 }),
+      fc.constant(''),
+    );
     await fc.assert(
       fc.asyncProperty(greetingArb, restArb, async (g, rest) => {
         const r = await exchange(where, Buffer.from(g + rest, 'latin1'), { waitMs: 3_000 });
         assert.ok(r.closed);
-        assert.ok(r.lines.every((l) => l.error !== undefined), JSON.stringify(r.lines));
+        assert.ok(
+          r.lines.every((l) => l.error !== undefined),
+          JSON.stringify(r.lines),
+        );
       }),
       { numRuns: 60 },
     );
     assert.equal(calls, before, 'no connection without the token reached a tool');
     assert.deepEqual(rejections, []);
     const c = new Client({ name: 'after-fuzz', version: '0' });
-    await c.connect(new StdioClientTransport({ ...gateway.relayCommand('fx'), env: { ...(process.env as Record<string, string>), ...gateway.relayEnv() } }));
+    await c.connect(
+      new StdioClientTransport({
+        ...gateway.relayCommand('fx'),
+        env: { ...(process.env as Record<string, string>), ...gateway.relayEnv() },
+      }),
+    );
     const ok = await c.callTool({ name: 't0', arguments: { text: 'still here' } });
     assert.match(JSON.stringify(ok.content), /t0: still here/);
     await c.close();

@@ -72,7 +72,16 @@ describe('gateway, HTTP door, under hostile requests', function () {
     const report = evaluateGate(w.input);
     const masker = new Masker();
     log = new EventLog(w.store, masker);
-    session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
+    session = await Session.start({
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log,
+      storeDir: w.store,
+      secrets: async () => undefined,
+      env: process.env,
+      npm: inProcess,
+      masker,
+    });
     const fx: GatewayTarget = {
       tools: () => session.tools(),
       listed: () => true,
@@ -100,14 +109,22 @@ describe('gateway, HTTP door, under hostile requests', function () {
   });
 
   const head = (method: string, p: string, headers: Record<string, string>) =>
-    `${method} ${p} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+    `${method} ${p} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
   const auth = () => ({ host: `127.0.0.1:${port}`, authorization: `Bearer ${gateway.token}` });
 
   it('a malformed path: 401 without the token (nothing parsed first), 400 with it; no unhandled rejection', async () => {
     const bad = '/mcp/%E0%A4%A';
-    const without = await rawExchange(port, head('POST', bad, { host: `127.0.0.1:${port}`, 'content-length': '2', connection: 'close' }) + '{}');
+    const without = await rawExchange(
+      port,
+      head('POST', bad, { host: `127.0.0.1:${port}`, 'content-length': '2', connection: 'close' }) + '{}',
+    );
     assert.equal(without.status, 401, without.text);
-    const withToken = await rawExchange(port, head('POST', bad, { ...auth(), 'content-type': 'application/json', 'content-length': '2', connection: 'close' }) + '{}');
+    const withToken = await rawExchange(
+      port,
+      head('POST', bad, { ...auth(), 'content-type': 'application/json', 'content-length': '2', connection: 'close' }) + '{}',
+    );
     assert.equal(withToken.status, 400, withToken.text);
     assert.match(withToken.text, /the request path is malformed/);
     assert.deepEqual(keyOfPath('/mcp/%E0%A4%A'), { status: 400, why: 'the request path is malformed' });
@@ -119,13 +136,26 @@ describe('gateway, HTTP door, under hostile requests', function () {
   it('a handler that fails answers 500 and the gateway goes on', async () => {
     failTarget = true;
     try {
-      const r = await rawExchange(port, head('POST', '/mcp/fx', { ...auth(), 'content-type': 'application/json', accept: 'application/json', 'content-length': String(CALL_T0.length), connection: 'close' }) + CALL_T0);
+      const r = await rawExchange(
+        port,
+        head('POST', '/mcp/fx', {
+          ...auth(),
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'content-length': String(CALL_T0.length),
+          connection: 'close',
+        }) + CALL_T0,
+      );
       assert.equal(r.status, 500, r.text);
     } finally {
       failTarget = false;
     }
     assert.deepEqual(rejections, []);
-    assert.ok(log.read().some((e) => e.kind === 'gate.refuse' && /a request failed: the target broke/.test(String((e as { detail?: string }).detail))));
+    assert.ok(
+      log
+        .read()
+        .some((e) => e.kind === 'gate.refuse' && /a request failed: the target broke/.test(String((e as { detail?: string }).detail))),
+    );
   });
 
   it('a client that sends nothing, half the headers or half the body is cut off', async () => {
@@ -133,7 +163,11 @@ describe('gateway, HTTP door, under hostile requests', function () {
     assert.ok(idle.closedMs < 4_000, `closed after ${idle.closedMs} ms`);
     const halfHeaders = await rawExchange(port, `POST /mcp/fx HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n`);
     assert.ok(halfHeaders.closedMs < 4_000, `closed after ${halfHeaders.closedMs} ms`);
-    const halfBody = await rawExchange(port, head('POST', '/mcp/fx', { ...auth(), 'content-type': 'application/json', accept: 'application/json', 'content-length': '1000' }) + CALL_T0.slice(0, 20));
+    const halfBody = await rawExchange(
+      port,
+      head('POST', '/mcp/fx', { ...auth(), 'content-type': 'application/json', accept: 'application/json', 'content-length': '1000' }) +
+        CALL_T0.slice(0, 20),
+    );
     assert.ok(halfBody.closedMs < 4_000, `closed after ${halfBody.closedMs} ms`);
     assert.notEqual(halfBody.status, 200);
     assert.equal(calls, 0);
@@ -160,22 +194,57 @@ describe('gateway, HTTP door, under hostile requests', function () {
     const bodyArb = fc.oneof(
       fc.constant(CALL_T0),
       fc.constant(`[${CALL_T0},${CALL_T0}]`),
-      fc.constant(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } } })),
+      fc.constant(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } },
+        }),
+      ),
       fc.string({ maxLength: 200 }),
       fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')),
       fc.constant(''),
     );
-    const extraArb = fc.dictionary(fc.constantFrom('mcp-session-id', 'mcp-protocol-version', 'content-type', 'accept', 'transfer-encoding', 'expect', 'x-forwarded-host'), fc.string({ maxLength: 30 }).map((s) => s.replace(/[\r\n]/g, '')), { maxKeys: 3 });
+    const extraArb = fc.dictionary(
+      fc.constantFrom(
+        'mcp-session-id',
+        'mcp-protocol-version',
+        'content-type',
+        'accept',
+        'transfer-encoding',
+        'expect',
+        'x-forwarded-host',
+      ),
+      fc.string({ maxLength: 30 }).map((s) => s.replace(/[\r\n]/g, '')),
+      { maxKeys: 3 },
+    );
     await fc.assert(
-      fc.asyncProperty(methodArb, pathArb, authArb, hostArb, originArb, bodyArb, extraArb, async (method, p, authz, host, origin, body, extra) => {
-        const headers: Record<string, string> = { ...extra, 'content-length': String(Buffer.byteLength(body, 'latin1')), connection: 'close' };
-        delete headers['transfer-encoding'];
-        if (host !== undefined) headers.host = host === 'HOST_OK' ? `127.0.0.1:${port}` : host.replace('HOST_PORT', String(port));
-        if (origin !== undefined) headers.origin = origin;
-        if (authz !== undefined) headers.authorization = authz;
-        const r = await rawExchange(port, Buffer.concat([Buffer.from(head(method, p.replace('PORT', String(port)), headers), 'latin1'), Buffer.from(body, 'latin1')]));
-        assert.ok(r.status === 0 || r.status >= 400, `${method} ${p} got ${r.status}`);
-      }),
+      fc.asyncProperty(
+        methodArb,
+        pathArb,
+        authArb,
+        hostArb,
+        originArb,
+        bodyArb,
+        extraArb,
+        async (method, p, authz, host, origin, body, extra) => {
+          const headers: Record<string, string> = {
+            ...extra,
+            'content-length': String(Buffer.byteLength(body, 'latin1')),
+            connection: 'close',
+          };
+          delete headers['transfer-encoding'];
+          if (host !== undefined) headers.host = host === 'HOST_OK' ? `127.0.0.1:${port}` : host.replace('HOST_PORT', String(port));
+          if (origin !== undefined) headers.origin = origin;
+          if (authz !== undefined) headers.authorization = authz;
+          const r = await rawExchange(
+            port,
+            Buffer.concat([Buffer.from(head(method, p.replace('PORT', String(port)), headers), 'latin1'), Buffer.from(body, 'latin1')]),
+          );
+          assert.ok(r.status === 0 || r.status >= 400, `${method} ${p} got ${r.status}`);
+        },
+      ),
       { numRuns: 150 },
     );
     assert.equal(calls, 0, 'no request without the token reached a tool');
@@ -183,7 +252,11 @@ describe('gateway, HTTP door, under hostile requests', function () {
     assert.deepEqual(rejections, []);
     // and the gateway still serves the token holder
     const c = new Client({ name: 'after-fuzz', version: '0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor('fx')), { requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } } }));
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.urlFor('fx')), {
+        requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } },
+      }),
+    );
     const ok = await c.callTool({ name: 't0', arguments: { text: 'still here' } });
     assert.match(JSON.stringify(ok.content), /t0: still here/);
     await c.close();

@@ -23,12 +23,28 @@ const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fix
 function raw(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = http.request({ host: '127.0.0.1', port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }));
+    req.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }),
+    );
   });
 }
 
@@ -38,19 +54,41 @@ describe('gateway, HTTP door', function () {
   let gateway: HttpGateway;
   let log: EventLog;
   before(async () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_TOOLS: '3' } } } }) });
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_TOOLS: '3' } } } }),
+    });
     // a repository server: its rules name its project
-    writeProjectConfig(w, { rules: [{ action: 'mcp.fx.tool.t0', decision: 'allow' }, { action: 'mcp.fx.tool.t1', decision: 'ask' }, { action: 'mcp.fx.tool.t2', decision: 'deny' }] });
+    writeProjectConfig(w, {
+      rules: [
+        { action: 'mcp.fx.tool.t0', decision: 'allow' },
+        { action: 'mcp.fx.tool.t1', decision: 'ask' },
+        { action: 'mcp.fx.tool.t2', decision: 'deny' },
+      ],
+    });
     await recordDecision(w.input, 'fx', undefined, 'approved');
     const report = evaluateGate(w.input);
     const masker = new Masker();
     log = new EventLog(w.store, masker);
-    session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
+    session = await Session.start({
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log,
+      storeDir: w.store,
+      secrets: async () => undefined,
+      env: process.env,
+      npm: inProcess,
+      masker,
+    });
     gateway = new HttpGateway({
       log,
-      target: async (key) => (key === 'fx'
-        ? { tools: () => session.tools(), listed: (t) => session.decisionFor('fx', t) !== 'deny', call: (t, a) => session.call('fx', t, a) }
-        : { refused: `no allowed server "${key}"` }),
+      target: async (key) =>
+        key === 'fx'
+          ? {
+              tools: () => session.tools(),
+              listed: (t) => session.decisionFor('fx', t) !== 'deny',
+              call: (t, a) => session.call('fx', t, a),
+            }
+          : { refused: `no allowed server "${key}"` },
     });
     await gateway.start();
   });
@@ -62,7 +100,9 @@ describe('gateway, HTTP door', function () {
 
   const connect = async (key: string, token = gateway.token) => {
     const client = new Client({ name: 'vscode-like', version: '0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.urlFor(key)), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.urlFor(key)), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     return client;
   };
 
@@ -76,17 +116,39 @@ describe('gateway, HTTP door', function () {
     assert.equal(await raw(url, { ...auth, origin: 'https://evil.example' }), 403);
     assert.equal(await raw(url, { ...auth }), 200);
     assert.equal(await raw(gateway.urlFor('other'), auth), 403);
-    assert.ok(log.read().some((e) => e.kind === 'gate.refuse' && /Origin "https:\/\/evil\.example"/.test(String((e as { detail?: string }).detail))));
+    assert.ok(
+      log
+        .read()
+        .some((e) => e.kind === 'gate.refuse' && /Origin "https:\/\/evil\.example"/.test(String((e as { detail?: string }).detail))),
+    );
   });
 
-  it('keeps the client\'s MCP session: calls need its Mcp-Session-Id, unknown methods are errors, DELETE ends it', async () => {
+  it("keeps the client's MCP session: calls need its Mcp-Session-Id, unknown methods are errors, DELETE ends it", async () => {
     const url = new URL(gateway.urlFor('fx'));
     const post = async (body: unknown, headers: Record<string, string> = {}, method = 'POST') => {
-      const r = await fetch(url, { method, headers: { authorization: `Bearer ${gateway.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, ...(method === 'POST' ? { body: JSON.stringify(body) } : {}) });
+      const r = await fetch(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${gateway.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
+      });
       const text = await r.text();
-      return { status: r.status, session: r.headers.get('mcp-session-id'), json: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
+      return {
+        status: r.status,
+        session: r.headers.get('mcp-session-id'),
+        json: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text,
+      };
     };
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    });
     assert.equal(init.status, 200);
     assert.equal(init.json.result.protocolVersion, '2025-06-18');
     assert.deepEqual(init.json.result.capabilities, { tools: {} });
@@ -99,7 +161,13 @@ describe('gateway, HTTP door', function () {
     assert.equal(unknown.json.error.code, -32601);
     const badArgs = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 't0', arguments: [1] } }, h);
     assert.equal(badArgs.json.error.code, -32602);
-    const batch = await post([{ jsonrpc: '2.0', id: 5, method: 'ping' }, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 't0', arguments: { text: 'batched' } } }], h);
+    const batch = await post(
+      [
+        { jsonrpc: '2.0', id: 5, method: 'ping' },
+        { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 't0', arguments: { text: 'batched' } } },
+      ],
+      h,
+    );
     assert.equal(batch.json.length, 2);
     assert.match(JSON.stringify(batch.json[1].result), /t0: batched/);
     assert.equal((await post({ jsonrpc: '2.0', id: 7, method: 'tools/list' })).status, 400, 'no session id');

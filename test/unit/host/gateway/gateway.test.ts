@@ -31,25 +31,47 @@ describe('gateway', function () {
   let log: EventLog;
   let where: string;
   before(async () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_TOOLS: '3' } } } }) });
+    const w = world({
+      '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_TOOLS: '3' } } } }),
+    });
     // a repository server: its rules name its project
-    writeProjectConfig(w, { rules: [{ action: 'mcp.fx.tool.t0', decision: 'allow' }, { action: 'mcp.fx.tool.t1', decision: 'ask' }, { action: 'mcp.fx.tool.t2', decision: 'deny' }] });
+    writeProjectConfig(w, {
+      rules: [
+        { action: 'mcp.fx.tool.t0', decision: 'allow' },
+        { action: 'mcp.fx.tool.t1', decision: 'ask' },
+        { action: 'mcp.fx.tool.t2', decision: 'deny' },
+      ],
+    });
     await recordDecision(w.input, 'fx', undefined, 'approved');
     const report = evaluateGate(w.input);
     const masker = new Masker();
     log = new EventLog(w.store, masker);
-    session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker });
+    session = await Session.start({
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log,
+      storeDir: w.store,
+      secrets: async () => undefined,
+      env: process.env,
+      npm: inProcess,
+      masker,
+    });
     gateway = new Gateway({
       log,
-      target: async (key) => (key === 'fx'
-        ? { tools: () => session.tools(), listed: (t) => session.decisionFor('fx', t) !== 'deny', call: (t, a) => session.call('fx', t, a) }
-        : { refused: `no allowed server "${key}"` }),
+      target: async (key) =>
+        key === 'fx'
+          ? {
+              tools: () => session.tools(),
+              listed: (t) => session.decisionFor('fx', t) !== 'deny',
+              call: (t, a) => session.call('fx', t, a),
+            }
+          : { refused: `no allowed server "${key}"` },
     });
     where = await gateway.start();
   });
   after(async () => {
     await gateway.close();
-    assert.ok(!fs.existsSync(path.dirname(where)), 'the socket\'s folder goes with the gateway');
+    assert.ok(!fs.existsSync(path.dirname(where)), "the socket's folder goes with the gateway");
     await session.close();
     cleanupTemp();
   });
@@ -57,7 +79,13 @@ describe('gateway', function () {
   const connect = async (key: string, token = gateway.token) => {
     const client = new Client({ name: 'vscode-like', version: '0' });
     const relay = gateway.relayCommand(key);
-    await client.connect(new StdioClientTransport({ ...relay, env: { ...(process.env as Record<string, string>), ...gateway.relayEnv(), MCP_GATE_GATEWAY_TOKEN: token }, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({
+        ...relay,
+        env: { ...(process.env as Record<string, string>), ...gateway.relayEnv(), MCP_GATE_GATEWAY_TOKEN: token },
+        stderr: 'pipe',
+      }),
+    );
     return client;
   };
 
@@ -76,7 +104,11 @@ describe('gateway', function () {
 
   it('a wrong token and an unknown server are refused, and say why', async () => {
     await assert.rejects(connect('fx', 'not-the-token'), /Connection closed/i);
-    assert.ok(log.read().some((e) => e.kind === 'gate.refuse' && /gateway: missing or wrong gateway token/.test(String((e as { detail?: string }).detail))));
+    assert.ok(
+      log
+        .read()
+        .some((e) => e.kind === 'gate.refuse' && /gateway: missing or wrong gateway token/.test(String((e as { detail?: string }).detail))),
+    );
     await assert.rejects(connect('other'), /no allowed server "other"/);
   });
 
@@ -86,8 +118,14 @@ describe('gateway', function () {
     assert.equal(init?.name, 'mcp-gate');
     assert.deepEqual(c.getServerCapabilities(), { tools: {} });
     assert.deepEqual(await c.ping(), {});
-    await assert.rejects(c.request({ method: 'resources/list', params: {} }, (await import('@modelcontextprotocol/sdk/types.js')).ListResourcesResultSchema), /-32601|offers tools only/);
-    await assert.rejects(c.callTool({ name: 't0', arguments: [1] as unknown as Record<string, unknown> }), /-32602|arguments must be an object/);
+    await assert.rejects(
+      c.request({ method: 'resources/list', params: {} }, (await import('@modelcontextprotocol/sdk/types.js')).ListResourcesResultSchema),
+      /-32601|offers tools only/,
+    );
+    await assert.rejects(
+      c.callTool({ name: 't0', arguments: [1] as unknown as Record<string, unknown> }),
+      /-32602|arguments must be an object/,
+    );
     await c.close();
   });
 
@@ -95,9 +133,16 @@ describe('gateway', function () {
     const bare = spawnSync(process.execPath, [RELAY_SCRIPT, 'fx'], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 10_000 });
     assert.equal(bare.status, 1);
     assert.match(bare.stderr, /MCP Gate: this relay is started by MCP Gate in VS Code only .*start the server from VS Code/);
-    const gone = spawnSync(process.execPath, [RELAY_SCRIPT, 'fx'], { env: { PATH: process.env.PATH, MCP_GATE_GATEWAY: path.join(path.dirname(where), 'gone.sock'), MCP_GATE_GATEWAY_TOKEN: gateway.token }, encoding: 'utf8', timeout: 10_000 });
+    const gone = spawnSync(process.execPath, [RELAY_SCRIPT, 'fx'], {
+      env: { PATH: process.env.PATH, MCP_GATE_GATEWAY: path.join(path.dirname(where), 'gone.sock'), MCP_GATE_GATEWAY_TOKEN: gateway.token },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     assert.equal(gone.status, 1);
-    assert.match(gone.stderr, /MCP Gate: the gateway in VS Code cannot be reached \(.*ENOENT.*\): the window that started this server closed or reloaded; start the server again/);
+    assert.match(
+      gone.stderr,
+      /MCP Gate: the gateway in VS Code cannot be reached \(.*ENOENT.*\): the window that started this server closed or reloaded; start the server again/,
+    );
   });
 
   it('GatewayClient ("Try a Tool…") asks as chat does: through the relay, the same listing under the policy, the same call path and log', async () => {
@@ -105,19 +150,31 @@ describe('gateway', function () {
     const before = gateway.connectionCount;
     const c = await GatewayClient.connect(launch(), 'try-a-tool');
     assert.equal(gateway.connectionCount, before + 1);
-    assert.deepEqual((await c.listTools()).map((t) => t.name), ['t0', 't1']);
+    assert.deepEqual(
+      (await c.listTools()).map((t) => t.name),
+      ['t0', 't1'],
+    );
     const ok = await c.call('t0', { text: 'tried' });
     assert.equal(ok.isError, undefined);
     assert.deepEqual(resultLines(ok), ['t0: tried']);
     const denied = await c.call('t2', {});
     assert.equal(denied.isError, true);
     assert.match(resultLines(denied).join('\n'), /MCP Gate: .*mcp\.fx\.tool\.t2 is denied/);
-    const outcomes = log.read().filter((e) => e.kind === 'mcp.request').map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
+    const outcomes = log
+      .read()
+      .filter((e) => e.kind === 'mcp.request')
+      .map((e) => `${(e as { about: string }).about}:${(e as { outcome: string }).outcome}`);
     assert.deepEqual(outcomes.slice(-2), ['t0:answered', 't2:refused_by_policy']);
     await c.close();
     for (let i = 0; i < 50 && gateway.connectionCount !== before; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(gateway.connectionCount, before, 'closing ends its relay and its connection');
-    await assert.rejects(GatewayClient.connect({ ...launch(), env: { ...launch().env, MCP_GATE_GATEWAY_TOKEN: 'not-the-token' } }, 'try-a-tool'), /the gateway refused: MCP Gate: missing or wrong gateway token/);
-    await assert.rejects(GatewayClient.connect({ ...gateway.relayCommand('other'), env: gateway.relayEnv() }, 'try-a-tool'), /the gateway answered with an error: MCP Gate: no allowed server "other"/);
+    await assert.rejects(
+      GatewayClient.connect({ ...launch(), env: { ...launch().env, MCP_GATE_GATEWAY_TOKEN: 'not-the-token' } }, 'try-a-tool'),
+      /the gateway refused: MCP Gate: missing or wrong gateway token/,
+    );
+    await assert.rejects(
+      GatewayClient.connect({ ...gateway.relayCommand('other'), env: gateway.relayEnv() }, 'try-a-tool'),
+      /the gateway answered with an error: MCP Gate: no allowed server "other"/,
+    );
   });
 });

@@ -42,7 +42,7 @@ describe('event log: hash chain', () => {
     assert.equal(r.lines, a.read().length);
   });
 
-  it('each line links to the line before it in its run; the first to the log\'s last line when the run began', () => {
+  it("each line links to the line before it in its run; the first to the log's last line when the run began", () => {
     const { dir, file } = written(2);
     const later = new EventLog(dir, new Masker());
     later.write(call('later'));
@@ -54,7 +54,7 @@ describe('event log: hash chain', () => {
     assert.equal(marks[2].prev, lineHash(ls[1]));
   });
 
-  it('a CLI command\'s only line, written while the extension writes: the extension\'s next line links to it (after), so removing or changing it is found', () => {
+  it("a CLI command's only line, written while the extension writes: the extension's next line links to it (after), so removing or changing it is found", () => {
     const dir = tempDir();
     const extension = new EventLog(dir, new Masker());
     extension.write(call('e0'));
@@ -66,7 +66,10 @@ describe('event log: hash chain', () => {
     assert.equal(JSON.parse(ls[2]).chain.after, lineHash(ls[1]));
     assert.deepEqual(extension.verify().breaks, []);
     put(file, [ls[0], ls[2]]);
-    assert.match(why(extension).join('\n'), /log\.jsonl:2 the line another writer had written last when this one was written is not in the log/);
+    assert.match(
+      why(extension).join('\n'),
+      /log\.jsonl:2 the line another writer had written last when this one was written is not in the log/,
+    );
     put(file, [ls[0], ls[1].replace('gate.approve', 'gate.reject'), ls[2]]);
     assert.match(why(extension).join('\n'), /log\.jsonl:3 the line another writer had written last/);
   });
@@ -76,12 +79,17 @@ describe('event log: hash chain', () => {
     const ls = lines(file);
     ls[1] = ls[1].replace('"t1"', '"harmless"');
     put(file, ls);
-    assert.deepEqual(why(log), ['log.jsonl:3 it does not link to the line before it in writer run ' + JSON.parse(ls[0]).chain.run + ': that line was changed']);
+    assert.deepEqual(why(log), [
+      'log.jsonl:3 it does not link to the line before it in writer run ' + JSON.parse(ls[0]).chain.run + ': that line was changed',
+    ]);
   });
 
   it('a line removed, two lines swapped, a line repeated: each is found', () => {
     const removed = written(4);
-    put(removed.file, lines(removed.file).filter((_, i) => i !== 1));
+    put(
+      removed.file,
+      lines(removed.file).filter((_, i) => i !== 1),
+    );
     assert.match(why(removed.log).join('\n'), /log\.jsonl:2 line 2 of writer run \w+ follows its line 0: lines are missing/);
     const swapped = written(4);
     const s = lines(swapped.file);
@@ -97,7 +105,12 @@ describe('event log: hash chain', () => {
   it('a line added by hand (no chain, or a forged mark that does not link) is found', () => {
     const plain = written(3);
     const ls = lines(plain.file);
-    put(plain.file, [ls[0], JSON.stringify({ at: new Date().toISOString(), kind: 'tool.call', server: 's', tool: 'forged' }), ls[1], ls[2]]);
+    put(plain.file, [
+      ls[0],
+      JSON.stringify({ at: new Date().toISOString(), kind: 'tool.call', server: 's', tool: 'forged' }),
+      ls[1],
+      ls[2],
+    ]);
     assert.match(why(plain.log).join('\n'), /log\.jsonl:2 a line without a chain among chained lines/);
     const forged = written(3);
     const f = lines(forged.file);
@@ -110,7 +123,10 @@ describe('event log: hash chain', () => {
   it('the start of the log cut off (no generation was rotated away) is found; lines rotated away are only said', () => {
     const cut = written(4);
     put(cut.file, lines(cut.file).slice(2));
-    assert.match(why(cut.log).join('\n'), /log\.jsonl:1 the first line of writer run \w+ in the log is its line 2: the 2 lines before it are missing/);
+    assert.match(
+      why(cut.log).join('\n'),
+      /log\.jsonl:1 the first line of writer run \w+ in the log is its line 2: the 2 lines before it are missing/,
+    );
     const dir = tempDir();
     const big = new EventLog(dir, new Masker(), 1500);
     for (let i = 0; i < 120; i++) big.write(call(`t${i}`));
@@ -195,7 +211,10 @@ describe('event log: hash chain', () => {
     fs.appendFileSync(file, '{"at":"2026-12-04T00:00:00.000Z","kind":"tool.ca');
     const next = new EventLog(dir, new Masker());
     next.write(call('after'));
-    assert.deepEqual(next.read().map((e) => (e as { tool: string }).tool), ['t0', 't1', 'after']);
+    assert.deepEqual(
+      next.read().map((e) => (e as { tool: string }).tool),
+      ['t0', 't1', 'after'],
+    );
     assert.deepEqual(why(next), ['log.jsonl:3 not a JSON line (torn by a write that did not complete, or edited)']);
   });
 

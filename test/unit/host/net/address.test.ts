@@ -60,7 +60,18 @@ describe('host/address: classification', () => {
 });
 
 describe('host/address: odd IPv4 spellings', () => {
-  const loopback = ['2130706433', '0x7f000001', '0X7F000001', '0177.0.0.1', '127.1', '127.0.1', '0x7f.1', '0x7f.0.0.0x1', '017700000001', '127.0.0.1.'];
+  const loopback = [
+    '2130706433',
+    '0x7f000001',
+    '0X7F000001',
+    '0177.0.0.1',
+    '127.1',
+    '127.0.1',
+    '0x7f.1',
+    '0x7f.0.0.0x1',
+    '017700000001',
+    '127.0.0.1.',
+  ];
   const metadata = ['2852039166', '0xa9fea9fe', '0251.0376.0251.0376', '169.254.43518', '0xa9.0xfe.0xa9.0xfe'];
   for (const s of loopback) {
     it(`direct: ${s} parses as 127.0.0.1 and is refused`, () => {
@@ -82,7 +93,19 @@ describe('host/address: odd IPv4 spellings', () => {
       assert.equal(rangeOf(new URL(`https://${s}/`).hostname), 'metadata');
     });
   }
-  for (const s of ['mcp.test', '', '1.2.3.4.5', '08.0.0.1', '4294967296', '::gg', ' 127.0.0.1', '127.0.0.1 ', 'localhost', '[127.0.0.1', '1.2.3.4/8']) {
+  for (const s of [
+    'mcp.test',
+    '',
+    '1.2.3.4.5',
+    '08.0.0.1',
+    '4294967296',
+    '::gg',
+    ' 127.0.0.1',
+    '127.0.0.1 ',
+    'localhost',
+    '[127.0.0.1',
+    '1.2.3.4/8',
+  ]) {
     it(`${JSON.stringify(s)} is not an IP literal`, () => {
       assert.equal(parseIpLiteral(s), undefined);
       const v = checkAddress(s);
@@ -119,7 +142,15 @@ describe('host/address: IPv6 spellings that embed IPv4', () => {
       assert.equal(checkAddress(s, { exception: { allowLoopback: true } }).allowed, true);
     });
   }
-  const metadata = ['::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::169.254.169.254', '64:ff9b::169.254.169.254', '64:ff9b::a9fe:a9fe', '64:ff9b:1::a9fe:a9fe', '2002:a9fe:a9fe::1'];
+  const metadata = [
+    '::ffff:169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '::169.254.169.254',
+    '64:ff9b::169.254.169.254',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b:1::a9fe:a9fe',
+    '2002:a9fe:a9fe::1',
+  ];
   for (const s of metadata) {
     it(`${s} is metadata and refused even under every exception`, () => {
       assert.equal(rangeOf(s), 'metadata');
@@ -169,7 +200,19 @@ describe('host/address: policy', () => {
     assert.equal(checkAddress('127.0.0.1', { exception: { allowLoopback: true } }).allowed, true);
   });
   it('metadata, unspecified, link-local, multicast, broadcast and reserved stay refused under every exception', () => {
-    for (const s of ['169.254.169.254', 'fd00:ec2::254', '0.0.0.0', '::', '169.254.3.3', 'fe80::1', '224.0.0.1', 'ff02::1', '255.255.255.255', '240.0.0.1', '4000::1']) {
+    for (const s of [
+      '169.254.169.254',
+      'fd00:ec2::254',
+      '0.0.0.0',
+      '::',
+      '169.254.3.3',
+      'fe80::1',
+      '224.0.0.1',
+      'ff02::1',
+      '255.255.255.255',
+      '240.0.0.1',
+      '4000::1',
+    ]) {
       const v = checkAddress(s, ALL_EXCEPTIONS);
       assert.equal(v.allowed, false, s);
       assert.match((v as { reason: string }).reason, /refused always/, s);

@@ -42,8 +42,7 @@ interface ProbeResult {
   devices: Record<string, unknown>;
 }
 
-
-describe('host/egress: a contained server\'s network door (bubblewrap, a peer in a network namespace)', function () {
+describe("host/egress: a contained server's network door (bubblewrap, a peer in a network namespace)", function () {
   this.timeout(120_000);
   let available: SandboxProbe;
   let netns: Netns;
@@ -86,26 +85,50 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
   });
 
   /** Runs the probe contained with a door deciding by `rules`; returns what it saw and the door's events. */
-  async function run(rules: object[], targets: { name: string; host: string; port?: number; get?: boolean; path?: string; raw?: string }[], resolver: Resolver, env: Record<string, string> = {}): Promise<{ r: ProbeResult; events: EgressEvent[] }> {
+  async function run(
+    rules: object[],
+    targets: { name: string; host: string; port?: number; get?: boolean; path?: string; raw?: string }[],
+    resolver: Resolver,
+    env: Record<string, string> = {},
+  ): Promise<{ r: ProbeResult; events: EgressEvent[] }> {
     const { workspace, home, result } = probeFolders('mcp-gate-egress-', PROBE, 'probe.js');
     const events: EgressEvent[] = [];
     const egress = new Egress({ decide: decideBy(rules), onEvent: (e) => events.push(e), resolver, connectTimeoutMs: 3000 });
     egresses.push(egress);
-    const c = buildSandbox({
-      launch: {
-        executable: NODE, argv: [path.join(workspace, 'probe.js')], cwd: workspace,
-        env: {
-          PATH: '/usr/bin:/bin', PROBE_RESULT: result, PROBE_TARGETS: JSON.stringify(targets.map((t) => ({ port: PEER_PORT, ...t }))),
-          PROBE_HOST_PORT: String((host4.address() as net.AddressInfo).port), PROBE_HOST_PORT6: String((host6.address() as net.AddressInfo).port),
-          PROBE_PEER: netns.peerAddress, PROBE_PEER_PORT: String(PEER_PORT), PROBE_ABSTRACT: ABSTRACT, ...env,
+    const c = buildSandbox(
+      {
+        launch: {
+          executable: NODE,
+          argv: [path.join(workspace, 'probe.js')],
+          cwd: workspace,
+          env: {
+            PATH: '/usr/bin:/bin',
+            PROBE_RESULT: result,
+            PROBE_TARGETS: JSON.stringify(targets.map((t) => ({ port: PEER_PORT, ...t }))),
+            PROBE_HOST_PORT: String((host4.address() as net.AddressInfo).port),
+            PROBE_HOST_PORT6: String((host6.address() as net.AddressInfo).port),
+            PROBE_PEER: netns.peerAddress,
+            PROBE_PEER_PORT: String(PEER_PORT),
+            PROBE_ABSTRACT: ABSTRACT,
+            ...env,
+          },
         },
+        workspace,
+        overlays: [],
+        profile: { network: true, unixSockets: true, extraRead: [], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
       },
-      workspace, overlays: [],
-      profile: { network: true, unixSockets: true, extraRead: [], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
-    }, available);
+      available,
+    );
     assert.equal(c.door, true);
-    assert.ok(!c.args.includes('--share-net'), 'never the host\'s network namespace');
-    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp, door: (pid) => openDoor(pid, egress) });
+    assert.ok(!c.args.includes('--share-net'), "never the host's network namespace");
+    const t = new StdioTransport({
+      command: c.command,
+      args: c.args,
+      cwd: c.cwd,
+      env: c.env,
+      seccomp: c.seccomp,
+      door: (pid) => openDoor(pid, egress),
+    });
     transports.push(t);
     await t.start();
     const end = Date.now() + 60_000;
@@ -151,27 +174,31 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
       { action: 'mcp.probe.network.test.nowhere', decision: 'allow' },
     ];
     const hostPort = (host4.address() as net.AddressInfo).port;
-    const { r, events } = await run(rules, [
-      { name: 'named', host: 'peer.test' },
-      { name: 'namedGet', host: 'peer.test', get: true },
-      { name: 'unnamedName', host: 'evil.test' },
-      { name: 'unnamedLiteral', host: peer() },
-      { name: 'loopName', host: 'loop.test', port: hostPort },
-      { name: 'loopLiteral', host: '127.0.0.1', port: hostPort },
-      { name: 'loop6Literal', host: '::1', port: (host6.address() as net.AddressInfo).port },
-      { name: 'rebindFirst', host: 'rebind.test' },
-      { name: 'rebindSecond', host: 'rebind.test' },
-      { name: 'metadataName', host: 'meta.test', port: 80 },
-      { name: 'metadataLiteral', host: '169.254.169.254', port: 80 },
-      { name: 'thisMachine', host: netns.hostAddress },
-      { name: 'unknownName', host: 'nowhere.test' },
-      { name: 'theDoorItself', host: '127.0.0.1', port: 3128 },
-      { name: 'zoneId', host: 'x', raw: 'CONNECT [::1%lo]:80 HTTP/1.1\r\nHost: x\r\n\r\n' },
-      // Hostile answers of an allowed host: none may take the gate down or leave the connection hanging.
-      { name: 'statusZero', host: 'peer.test', get: true, path: '/zero' },
-      { name: 'upgrade', host: 'peer.test', get: true, path: '/upgrade' },
-      { name: 'truncated', host: 'peer.test', get: true, path: '/truncated' },
-    ], resolver);
+    const { r, events } = await run(
+      rules,
+      [
+        { name: 'named', host: 'peer.test' },
+        { name: 'namedGet', host: 'peer.test', get: true },
+        { name: 'unnamedName', host: 'evil.test' },
+        { name: 'unnamedLiteral', host: peer() },
+        { name: 'loopName', host: 'loop.test', port: hostPort },
+        { name: 'loopLiteral', host: '127.0.0.1', port: hostPort },
+        { name: 'loop6Literal', host: '::1', port: (host6.address() as net.AddressInfo).port },
+        { name: 'rebindFirst', host: 'rebind.test' },
+        { name: 'rebindSecond', host: 'rebind.test' },
+        { name: 'metadataName', host: 'meta.test', port: 80 },
+        { name: 'metadataLiteral', host: '169.254.169.254', port: 80 },
+        { name: 'thisMachine', host: netns.hostAddress },
+        { name: 'unknownName', host: 'nowhere.test' },
+        { name: 'theDoorItself', host: '127.0.0.1', port: 3128 },
+        { name: 'zoneId', host: 'x', raw: 'CONNECT [::1%lo]:80 HTTP/1.1\r\nHost: x\r\n\r\n' },
+        // Hostile answers of an allowed host: none may take the gate down or leave the connection hanging.
+        { name: 'statusZero', host: 'peer.test', get: true, path: '/zero' },
+        { name: 'upgrade', host: 'peer.test', get: true, path: '/upgrade' },
+        { name: 'truncated', host: 'peer.test', get: true, path: '/truncated' },
+      ],
+      resolver,
+    );
     assert.equal(r.error, undefined);
     assert.match(r.proxyEnv.HTTPS_PROXY ?? '', /^http:\/\/127\.0\.0\.1:3128$/);
     assert.deepEqual(r.devices, { null: true, urandom: true, pts: false }, 'its /dev: the usual devices, no pseudo-terminals');
@@ -188,7 +215,17 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     assert.match(r.via.namedGet.body, /peer http: \/from-sandbox/);
     // Refused: a host no rule names (by name, by IP literal), this machine (loopback by name and literal, v4 and v6,
     // its own interface address even with a rule naming it), metadata (named or not), the rebound second answer.
-    for (const k of ['unnamedName', 'unnamedLiteral', 'loopName', 'loopLiteral', 'loop6Literal', 'rebindSecond', 'metadataName', 'metadataLiteral', 'thisMachine']) {
+    for (const k of [
+      'unnamedName',
+      'unnamedLiteral',
+      'loopName',
+      'loopLiteral',
+      'loop6Literal',
+      'rebindSecond',
+      'metadataName',
+      'metadataLiteral',
+      'thisMachine',
+    ]) {
       assert.equal(r.via[k].status, 403, `${k}: ${JSON.stringify(r.via[k])}`);
     }
     assert.equal(r.via.rebindFirst.status, 200, 'the first answer was the named peer');
@@ -203,14 +240,24 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     assert.deepEqual(hits, [], `a host service was reached: ${hits.join(', ')}`);
     // The events: one per connection, with the host, and the rule that would allow a host no rule names.
     const blocked = (host: string) => events.filter((e) => e.outcome === 'blocked' && e.host === host);
-    assert.equal(events.filter((e) => e.outcome === 'connected' && e.host === 'peer.test').length, 5, 'CONNECT, GET and the three hostile answers');
+    assert.equal(
+      events.filter((e) => e.outcome === 'connected' && e.host === 'peer.test').length,
+      5,
+      'CONNECT, GET and the three hostile answers',
+    );
     assert.equal(events.filter((e) => e.outcome === 'connected' && e.host === 'rebind.test' && e.address === peer()).length, 1);
     assert.equal(blocked('evil.test')[0].permit, '{"action":"mcp.probe.network.test.evil","decision":"allow"}');
-    assert.match(blocked('evil.test')[0].detail, /^mcp\.probe\.network\.test\.evil is refused: no rule names this host, and mcp\.probe\.network is denied/);
+    assert.match(
+      blocked('evil.test')[0].detail,
+      /^mcp\.probe\.network\.test\.evil is refused: no rule names this host, and mcp\.probe\.network is denied/,
+    );
     assert.equal(blocked(peer())[0].permit, `{"action":"mcp.probe.network.[${peer()}]","decision":"allow"}`);
     for (const h of ['loop.test', '127.0.0.1', '::1', 'rebind.test', 'meta.test', '169.254.169.254', netns.hostAddress]) {
       assert.ok(blocked(h).length >= 1, `${h}: ${JSON.stringify(events)}`);
-      assert.ok(blocked(h).every((e) => e.permit === undefined), `no rule allows ${h}`);
+      assert.ok(
+        blocked(h).every((e) => e.permit === undefined),
+        `no rule allows ${h}`,
+      );
     }
     assert.match(blocked('loop.test')[0].detail, /127\.0\.0\.1 is loopback/);
     assert.match(blocked('rebind.test')[0].detail, /127\.0\.0\.1 is loopback/);
@@ -221,14 +268,21 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
 
   it('the bare rule mcp.<server>.network reaches public hosts only: a private address needs a rule that names it (said in the event)', async () => {
     const resolver = peerResolver({ 'peer.test': [[netns.peerAddress]], 'public.test': [['192.0.2.10']] });
-    const { r, events } = await run([{ action: 'mcp.probe.network', decision: 'allow' }], [
-      { name: 'privateName', host: 'peer.test' },
-      { name: 'privateLiteral', host: netns.peerAddress },
-      { name: 'public', host: 'public.test', port: 9 },
-    ], resolver);
+    const { r, events } = await run(
+      [{ action: 'mcp.probe.network', decision: 'allow' }],
+      [
+        { name: 'privateName', host: 'peer.test' },
+        { name: 'privateLiteral', host: netns.peerAddress },
+        { name: 'public', host: 'public.test', port: 9 },
+      ],
+      resolver,
+    );
     assert.equal(r.via.privateName.status, 403, JSON.stringify(r.via.privateName));
     assert.equal(r.via.privateLiteral.status, 403);
-    assert.match(r.via.privateName.body, /only a rule that names the host reaches a private address \(the rule \{"action":"mcp\.probe\.network\.test\.peer","decision":"allow"\} would allow it\)/);
+    assert.match(
+      r.via.privateName.body,
+      /only a rule that names the host reaches a private address \(the rule \{"action":"mcp\.probe\.network\.test\.peer","decision":"allow"\} would allow it\)/,
+    );
     const blocked = events.find((e) => e.host === 'peer.test')!;
     assert.equal(blocked.outcome, 'blocked');
     assert.equal(blocked.permit, '{"action":"mcp.probe.network.test.peer","decision":"allow"}');
@@ -238,22 +292,33 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     assert.equal(events.find((e) => e.host === 'public.test')?.address, '192.0.2.10');
   });
 
-  it('a deny rule for a host beats the bare allow; a wildcard names a domain\'s hosts', async () => {
-    const resolver = peerResolver({ 'a.peer.test': [[netns.peerAddress]], 'b.peer.test': [[netns.peerAddress]], 'public.test': [['192.0.2.10']] });
-    const { r, events } = await run([
-      { action: 'mcp.probe.network', decision: 'allow' },
-      { action: 'mcp.probe.network.test.peer.*', decision: 'allow' },
-      { action: 'mcp.probe.network.test.peer.b', decision: 'deny' },
-      { action: 'mcp.probe.network.test.public', decision: 'deny' },
-    ], [
-      { name: 'a', host: 'a.peer.test' },
-      { name: 'b', host: 'b.peer.test' },
-      { name: 'public', host: 'public.test', port: 9 },
-    ], resolver);
+  it("a deny rule for a host beats the bare allow; a wildcard names a domain's hosts", async () => {
+    const resolver = peerResolver({
+      'a.peer.test': [[netns.peerAddress]],
+      'b.peer.test': [[netns.peerAddress]],
+      'public.test': [['192.0.2.10']],
+    });
+    const { r, events } = await run(
+      [
+        { action: 'mcp.probe.network', decision: 'allow' },
+        { action: 'mcp.probe.network.test.peer.*', decision: 'allow' },
+        { action: 'mcp.probe.network.test.peer.b', decision: 'deny' },
+        { action: 'mcp.probe.network.test.public', decision: 'deny' },
+      ],
+      [
+        { name: 'a', host: 'a.peer.test' },
+        { name: 'b', host: 'b.peer.test' },
+        { name: 'public', host: 'public.test', port: 9 },
+      ],
+      resolver,
+    );
     assert.equal(r.via.a.status, 200, JSON.stringify(r.via.a));
     assert.equal(r.via.b.status, 403);
     assert.equal(r.via.public.status, 403);
-    assert.match(events.find((e) => e.host === 'b.peer.test')!.detail, /is denied by rule \{"action":"mcp\.probe\.network\.test\.peer\.b","decision":"deny"\}/);
+    assert.match(
+      events.find((e) => e.host === 'b.peer.test')!.detail,
+      /is denied by rule \{"action":"mcp\.probe\.network\.test\.peer\.b","decision":"deny"\}/,
+    );
   });
 
   it('an address of this machine on an interface without carrier (not listed by os.networkInterfaces) is refused even when a rule names it', async function () {
@@ -265,10 +330,19 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     try {
       execFileSync('ip', ['addr', 'add', `${address}/30`, 'dev', dev]);
       execFileSync('ip', ['link', 'set', dev, 'up']);
-      assert.ok(!Object.values(os.networkInterfaces()).flat().some((a) => a?.address === address), 'os.networkInterfaces() lists it after all: the case is not made');
+      assert.ok(
+        !Object.values(os.networkInterfaces())
+          .flat()
+          .some((a) => a?.address === address),
+        'os.networkInterfaces() lists it after all: the case is not made',
+      );
       const listener = await listen(`down ${address}`, PEER_PORT + 1, address);
       try {
-        const { r, events } = await run([{ action: `mcp.probe.network.[${address}]`, decision: 'allow' }], [{ name: 'down', host: address, port: PEER_PORT + 1 }], peerResolver({}));
+        const { r, events } = await run(
+          [{ action: `mcp.probe.network.[${address}]`, decision: 'allow' }],
+          [{ name: 'down', host: address, port: PEER_PORT + 1 }],
+          peerResolver({}),
+        );
         assert.equal(r.via.down.status, 403, JSON.stringify(r.via.down));
         assert.match(events.find((e) => e.host === address)?.detail ?? '', /is an address of this machine/);
         assert.ok(!hits.includes(`down ${address}`), 'the host service on the down interface was reached');
@@ -283,7 +357,13 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
   it('floods: the first 500 events one by one, then a summary, and a new host reached is named all the same; connections to hosts, pipelined requests and request heads are bounded', async () => {
     const events: EgressEvent[] = [];
     const resolver = peerResolver({ 'peer.test': [[netns.peerAddress]] });
-    const egress = new Egress({ decide: decideBy([{ action: 'mcp.probe.network.test.peer', decision: 'allow' }]), onEvent: (e) => events.push(e), resolver, headTimeoutMs: 500, maxUpstreams: 4 });
+    const egress = new Egress({
+      decide: decideBy([{ action: 'mcp.probe.network.test.peer', decision: 'allow' }]),
+      onEvent: (e) => events.push(e),
+      resolver,
+      headTimeoutMs: 500,
+      maxUpstreams: 4,
+    });
     egresses.push(egress);
     // A plain listener on the host's loopback stands in for a door (serve takes any listener).
     const door = net.createServer();
@@ -295,11 +375,25 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
       let got = '';
       s.on('data', (d) => (got += d));
       s.on('error', () => undefined);
-      return { s, text: () => got, status: new Promise<string>((resolve) => { const check = () => (got.includes('\r\n') ? resolve(got.split('\r\n')[0]) : undefined); s.on('data', check); s.on('close', () => resolve(got.split('\r\n')[0])); }), closed: new Promise<void>((r) => s.on('close', () => r())) };
+      return {
+        s,
+        text: () => got,
+        status: new Promise<string>((resolve) => {
+          const check = () => (got.includes('\r\n') ? resolve(got.split('\r\n')[0]) : undefined);
+          s.on('data', check);
+          s.on('close', () => resolve(got.split('\r\n')[0]));
+        }),
+        closed: new Promise<void>((r) => s.on('close', () => r())),
+      };
     };
     for (let i = 0; i < 600; i += 50) {
-      const answers = await Promise.all(Array.from({ length: 50 }, (_, k) => open(`CONNECT flood${i + k}.test:443 HTTP/1.1\r\nHost: x\r\n\r\n`).status));
-      assert.ok(answers.every((a) => a === 'HTTP/1.1 403 Forbidden'), answers.find((a) => a !== 'HTTP/1.1 403 Forbidden'));
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, k) => open(`CONNECT flood${i + k}.test:443 HTTP/1.1\r\nHost: x\r\n\r\n`).status),
+      );
+      assert.ok(
+        answers.every((a) => a === 'HTTP/1.1 403 Forbidden'),
+        answers.find((a) => a !== 'HTTP/1.1 403 Forbidden'),
+      );
     }
     assert.equal(events.length, 500);
     // Past the budget, a host reached for the first time is still logged by name.
@@ -322,8 +416,20 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     assert.ok(Date.now() - t0 < 5000, `a head that never ends was held ${Date.now() - t0} ms`);
     egress.close();
     const summary = events.filter((e) => e.host === '(several)');
-    assert.ok(summary.some((e) => e.outcome === 'blocked' && /^\d+ more connections refused and \d+ failed since the last line \(not logged one by one after the first 500 events of this start\); hosts among them: /.test(e.detail)), JSON.stringify(summary));
-    assert.ok(Number(/^(\d+) more connections refused/.exec(summary.find((e) => e.outcome === 'blocked')!.detail)![1]) >= 102, 'the floods, the fifth tunnel and the pipelining are counted');
+    assert.ok(
+      summary.some(
+        (e) =>
+          e.outcome === 'blocked' &&
+          /^\d+ more connections refused and \d+ failed since the last line \(not logged one by one after the first 500 events of this start\); hosts among them: /.test(
+            e.detail,
+          ),
+      ),
+      JSON.stringify(summary),
+    );
+    assert.ok(
+      Number(/^(\d+) more connections refused/.exec(summary.find((e) => e.outcome === 'blocked')!.detail)![1]) >= 102,
+      'the floods, the fifth tunnel and the pipelining are counted',
+    );
   });
 
   it('a server cannot make a user namespace of its own in a sandbox with a door (the seccomp filter, in place of --disable-userns)', async () => {
@@ -332,10 +438,34 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     fs.mkdirSync(workspace);
     const egress = new Egress({ decide: decideBy([]), onEvent: () => undefined });
     egresses.push(egress);
-    const script = "const {spawnSync}=require('child_process');const r=spawnSync('unshare',['--user','true'],{encoding:'utf8'});require('fs').writeFileSync('out.json',JSON.stringify({status:r.status,stderr:r.stderr}))";
-    const c = buildSandbox({ launch: { executable: NODE, argv: ['-e', script], cwd: workspace, env: { PATH: '/usr/bin:/bin' } }, workspace, overlays: [], profile: { network: true, unixSockets: false, extraRead: [], extraWrite: [], caches: [], home: path.join(base, 'h'), limits: DEFAULT_LIMITS } }, available);
+    const script =
+      "const {spawnSync}=require('child_process');const r=spawnSync('unshare',['--user','true'],{encoding:'utf8'});require('fs').writeFileSync('out.json',JSON.stringify({status:r.status,stderr:r.stderr}))";
+    const c = buildSandbox(
+      {
+        launch: { executable: NODE, argv: ['-e', script], cwd: workspace, env: { PATH: '/usr/bin:/bin' } },
+        workspace,
+        overlays: [],
+        profile: {
+          network: true,
+          unixSockets: false,
+          extraRead: [],
+          extraWrite: [],
+          caches: [],
+          home: path.join(base, 'h'),
+          limits: DEFAULT_LIMITS,
+        },
+      },
+      available,
+    );
     assert.ok(!c.args.includes('--disable-userns'));
-    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp, door: (pid) => openDoor(pid, egress) });
+    const t = new StdioTransport({
+      command: c.command,
+      args: c.args,
+      cwd: c.cwd,
+      env: c.env,
+      seccomp: c.seccomp,
+      door: (pid) => openDoor(pid, egress),
+    });
     transports.push(t);
     const exited = new Promise<void>((r) => (t.onexit = () => r()));
     await t.start();
@@ -350,14 +480,47 @@ describe('host/egress: a contained server\'s network door (bubblewrap, a peer in
     const workspace = path.join(base, 'w');
     fs.mkdirSync(workspace);
     const marker = path.join(workspace, 'ran');
-    const c = buildSandbox({ launch: { executable: NODE, argv: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`], cwd: workspace, env: { PATH: '/usr/bin:/bin' } }, workspace, overlays: [], profile: { network: true, unixSockets: false, extraRead: [], extraWrite: [], caches: [], home: path.join(base, 'h'), limits: DEFAULT_LIMITS } }, available);
-    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp, door: async () => { throw new Error('no door today'); } });
+    const c = buildSandbox(
+      {
+        launch: {
+          executable: NODE,
+          argv: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`],
+          cwd: workspace,
+          env: { PATH: '/usr/bin:/bin' },
+        },
+        workspace,
+        overlays: [],
+        profile: {
+          network: true,
+          unixSockets: false,
+          extraRead: [],
+          extraWrite: [],
+          caches: [],
+          home: path.join(base, 'h'),
+          limits: DEFAULT_LIMITS,
+        },
+      },
+      available,
+    );
+    const t = new StdioTransport({
+      command: c.command,
+      args: c.args,
+      cwd: c.cwd,
+      env: c.env,
+      seccomp: c.seccomp,
+      door: async () => {
+        throw new Error('no door today');
+      },
+    });
     await assert.rejects(t.start(), /the server was not started: no door today/);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(fs.existsSync(marker), false, 'the server ran without its door');
     // A real door that cannot open (no such process) says why and what to do.
     const egress = new Egress({ decide: decideBy([]), onEvent: () => undefined });
     egresses.push(egress);
-    await assert.rejects(openDoor(2 ** 22 + 1, egress), /the network door could not be opened: nsenter ended \(exit \d+\): .*; the server is not started without it: .*or remove the network rules for this server/);
+    await assert.rejects(
+      openDoor(2 ** 22 + 1, egress),
+      /the network door could not be opened: nsenter ended \(exit \d+\): .*; the server is not started without it: .*or remove the network rules for this server/,
+    );
   });
 });

@@ -8,7 +8,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { authority, Egress, openDoor, type EgressEvent } from '../../../../src/host/net/egress';
-import { CARRIER_SCRIPT, defaultLibcCarrier, findProxychains, PROXYCHAINS_CONF, PROXYCHAINS_MOUNT, type LibcCarrier } from '../../../../src/host/net/libc-carrier';
+import {
+  CARRIER_SCRIPT,
+  defaultLibcCarrier,
+  findProxychains,
+  PROXYCHAINS_CONF,
+  PROXYCHAINS_MOUNT,
+  type LibcCarrier,
+} from '../../../../src/host/net/libc-carrier';
 import type { Resolver } from '../../../../src/host/net/resolve';
 import { buildSandbox, sandboxAvailable, type SandboxProbe } from '../../../../src/host/sandbox/sandbox';
 import { StdioTransport } from '../../../../src/host/sandbox/stdio';
@@ -34,7 +41,6 @@ interface ProbeResult {
   curlRefused: Outcome;
   curlUnknown: Outcome;
 }
-
 
 /** Pids of running proxychains4-daemon processes (read from /proc, never by signalling anything). */
 function daemons(): number[] {
@@ -79,23 +85,54 @@ describe('host/libc-carrier: libc clients without proxy settings, through the do
   });
 
   const resolver: Resolver = async (name) => {
-    const table: Record<string, string[]> = { 'peer.test': [netns.peerAddress], 'db.peer.test': [netns.peerAddress], 'denied.test': [netns.peerAddress] };
+    const table: Record<string, string[]> = {
+      'peer.test': [netns.peerAddress],
+      'db.peer.test': [netns.peerAddress],
+      'denied.test': [netns.peerAddress],
+    };
     const a = table[name];
     if (!a) throw Object.assign(new Error(`no such name ${name}`), { code: 'ENOTFOUND' });
     return a;
   };
 
-  async function run(rules: object[], libcCarrier: LibcCarrier | null, linger = false): Promise<{ r: ProbeResult; events: EgressEvent[]; t: StdioTransport; text: string }> {
+  async function run(
+    rules: object[],
+    libcCarrier: LibcCarrier | null,
+    linger = false,
+  ): Promise<{ r: ProbeResult; events: EgressEvent[]; t: StdioTransport; text: string }> {
     const { workspace, home, result } = probeFolders('mcp-gate-libc-', PROBE, 'probe.py');
     const events: EgressEvent[] = [];
     const egress = new Egress({ decide: decideBy(rules), onEvent: (e) => events.push(e), resolver, connectTimeoutMs: 3000 });
     egresses.push(egress);
-    const c = buildSandbox({
-      launch: { executable: PYTHON, argv: [path.join(workspace, 'probe.py')], cwd: workspace, env: { PATH: '/usr/bin:/bin', PROBE_RESULT: result, PROBE_PEER: netns.peerAddress, PROBE_PORT: String(PEER_PORT), ...(linger ? { PROBE_LINGER: '1' } : {}) } },
-      workspace, overlays: [], libcCarrier,
-      profile: { network: true, unixSockets: true, extraRead: [], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
-    }, available);
-    const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp, door: (pid) => openDoor(pid, egress) });
+    const c = buildSandbox(
+      {
+        launch: {
+          executable: PYTHON,
+          argv: [path.join(workspace, 'probe.py')],
+          cwd: workspace,
+          env: {
+            PATH: '/usr/bin:/bin',
+            PROBE_RESULT: result,
+            PROBE_PEER: netns.peerAddress,
+            PROBE_PORT: String(PEER_PORT),
+            ...(linger ? { PROBE_LINGER: '1' } : {}),
+          },
+        },
+        workspace,
+        overlays: [],
+        libcCarrier,
+        profile: { network: true, unixSockets: true, extraRead: [], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
+      },
+      available,
+    );
+    const t = new StdioTransport({
+      command: c.command,
+      args: c.args,
+      cwd: c.cwd,
+      env: c.env,
+      seccomp: c.seccomp,
+      door: (pid) => openDoor(pid, egress),
+    });
     transports.push(t);
     await t.start();
     const end = Date.now() + 90_000;
@@ -128,28 +165,45 @@ describe('host/libc-carrier: libc clients without proxy settings, through the do
     assert.match(text, /libc clients \(libpq, curl, C extensions; not Go or static binaries\) carried/);
     assert.equal(r.env.PROXYCHAINS_CONF_FILE, PROXYCHAINS_MOUNT);
     assert.equal(r.env.LD_PRELOAD, carrier.library);
-    assert.ok(Array.isArray(r.lookup) && r.lookup.every((a) => a.startsWith('240.')), `a name gets a stand-in address: ${JSON.stringify(r.lookup)}`);
+    assert.ok(
+      Array.isArray(r.lookup) && r.lookup.every((a) => a.startsWith('240.')),
+      `a name gets a stand-in address: ${JSON.stringify(r.lookup)}`,
+    );
     assert.deepEqual([r.pgName.ok, r.pgAddress.ok], [true, true], `psycopg2: ${JSON.stringify([r.pgName, r.pgAddress])}`);
     assert.deepEqual([r.curlName.ok, r.curlAddress.ok], [true, true], `curl: ${JSON.stringify([r.curlName, r.curlAddress])}`);
     assert.match(r.pgRefused.error, /Connection refused/);
     assert.equal(r.curlRefused.rc, 7, JSON.stringify(r.curlRefused));
     assert.equal(r.curlUnknown.rc, 7, JSON.stringify(r.curlUnknown));
     const seen = (outcome: string, host: string) => events.some((e) => e.outcome === outcome && e.host === host);
-    assert.ok(seen('connected', 'db.peer.test') && seen('connected', 'peer.test') && seen('connected', netns.peerAddress), JSON.stringify(events));
+    assert.ok(
+      seen('connected', 'db.peer.test') && seen('connected', 'peer.test') && seen('connected', netns.peerAddress),
+      JSON.stringify(events),
+    );
     assert.ok(seen('blocked', 'denied.test'), 'the door refused denied.test (no rule names it)');
     assert.ok(seen('blocked', 'nowhere.test'), 'the door was asked for nowhere.test by name (and refused it: no rule names it)');
     assert.ok(!events.some((e) => e.host.startsWith('240.')), 'the door never saw a stand-in address');
     await t.close();
     await new Promise((res) => setTimeout(res, 300));
-    assert.deepEqual(daemons().filter((p) => !before.includes(p)), [], 'no proxychains4-daemon outlives the server');
+    assert.deepEqual(
+      daemons().filter((p) => !before.includes(p)),
+      [],
+      'no proxychains4-daemon outlives the server',
+    );
   });
 
   it('with no rule for the peer, nothing is reached (each refusal an event); without proxychains4 names do not resolve, as before, and the description says why', async () => {
     const refused = await run([], carrier);
-    for (const k of ['pgName', 'pgAddress', 'curlName', 'curlAddress'] as const) assert.equal(refused.r[k].ok, false, `${k}: ${JSON.stringify(refused.r[k])}`);
-    assert.ok(refused.events.some((e) => e.outcome === 'blocked' && e.host === 'peer.test'), JSON.stringify(refused.events));
+    for (const k of ['pgName', 'pgAddress', 'curlName', 'curlAddress'] as const)
+      assert.equal(refused.r[k].ok, false, `${k}: ${JSON.stringify(refused.r[k])}`);
+    assert.ok(
+      refused.events.some((e) => e.outcome === 'blocked' && e.host === 'peer.test'),
+      JSON.stringify(refused.events),
+    );
     const off = await run([{ action: 'mcp.probe.network.test.peer', decision: 'allow' }], null);
-    assert.match(off.text, /libc clients without proxy settings \(libpq, curl, C extensions\) are not carried \(proxychains4 not installed: `apt-get install proxychains4` carries them\)/);
+    assert.match(
+      off.text,
+      /libc clients without proxy settings \(libpq, curl, C extensions\) are not carried \(proxychains4 not installed: `apt-get install proxychains4` carries them\)/,
+    );
     assert.equal(off.r.env.LD_PRELOAD, null);
     assert.match(off.r.curlName.error, /Could not resolve host/);
     assert.equal(off.r.pgName.ok, false);

@@ -2,7 +2,16 @@
 
 import assert from 'node:assert/strict';
 import { ReplyTooLargeError, StreamEndedEarlyError } from '../../../../src/host/errors';
-import { GATE_RPC_ERROR_CODE, SseScanner, boundedStream, checkJsonReply, guardSseReply, responseId, rpcCallsOf, type StreamEnd } from '../../../../src/host/net/reply-guard';
+import {
+  GATE_RPC_ERROR_CODE,
+  SseScanner,
+  boundedStream,
+  checkJsonReply,
+  guardSseReply,
+  responseId,
+  rpcCallsOf,
+  type StreamEnd,
+} from '../../../../src/host/net/reply-guard';
 
 const enc = new TextEncoder();
 
@@ -37,7 +46,12 @@ async function drain(stream: ReadableStream<Uint8Array>): Promise<{ text: string
   }
 }
 
-const opts = (ends: StreamEnd[], maxBytes = 1024) => ({ host: 'h.test', maxBytes, mapError: (e: unknown) => e as Error, onEnd: (e: StreamEnd) => ends.push(e) });
+const opts = (ends: StreamEnd[], maxBytes = 1024) => ({
+  host: 'h.test',
+  maxBytes,
+  mapError: (e: unknown) => e as Error,
+  onEnd: (e: StreamEnd) => ends.push(e),
+});
 const resp = (id: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result: {} });
 
 describe('host/reply-guard: SseScanner', () => {
@@ -52,7 +66,15 @@ describe('host/reply-guard: SseScanner', () => {
         forward += r.forward;
         events.push(...r.events);
       }
-      assert.deepEqual(events, [{ type: 'message', data: 'a\nb' }, { type: 'other', data: 'c' }, { type: '', data: 'd' }], `chunk ${size}`);
+      assert.deepEqual(
+        events,
+        [
+          { type: 'message', data: 'a\nb' },
+          { type: 'other', data: 'c' },
+          { type: '', data: 'd' },
+        ],
+        `chunk ${size}`,
+      );
       assert.equal(forward, text, `chunk ${size}`);
     }
   });
@@ -67,7 +89,15 @@ describe('host/reply-guard: SseScanner', () => {
 describe('host/reply-guard: helpers', () => {
   it('rpcCallsOf finds requests and notifications in single and batch bodies', () => {
     assert.deepEqual(rpcCallsOf(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' })), [{ method: 'tools/list', id: 3 }]);
-    assert.deepEqual(rpcCallsOf(JSON.stringify([{ jsonrpc: '2.0', method: 'n' }, { jsonrpc: '2.0', id: 'a', method: 'm' }])), [{ method: 'n' }, { method: 'm', id: 'a' }]);
+    assert.deepEqual(
+      rpcCallsOf(
+        JSON.stringify([
+          { jsonrpc: '2.0', method: 'n' },
+          { jsonrpc: '2.0', id: 'a', method: 'm' },
+        ]),
+      ),
+      [{ method: 'n' }, { method: 'm', id: 'a' }],
+    );
     assert.deepEqual(rpcCallsOf('not json'), []);
     assert.deepEqual(rpcCallsOf(undefined), []);
   });
@@ -119,8 +149,14 @@ describe('host/reply-guard: guardSseReply', () => {
     const out = await drain(guardSseReply(source([': ping\n\n', `data: ${resp(1)}\ndata: tail`]).stream, [1, 'b'], opts(ends)));
     assert.ok(out.error instanceof StreamEndedEarlyError);
     assert.doesNotMatch(out.text, /tail/);
-    const synth = out.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
-    assert.deepEqual(synth.map((m) => m.id), [1, 'b']);
+    const synth = out.text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
+    assert.deepEqual(
+      synth.map((m) => m.id),
+      [1, 'b'],
+    );
     assert.equal(synth[0].error.code, GATE_RPC_ERROR_CODE);
     assert.equal(synth[0].error.data.mcpGate, 'STREAM_ENDED_EARLY');
     assert.equal(ends.length, 1);

@@ -32,7 +32,10 @@ describe('host/resolve', () => {
 
   it('accepts a name whose every answer is allowed, keeping the resolver order', async () => {
     const c = await resolveChecked('public.test', { resolver });
-    assert.deepEqual(c.addresses.map((a) => a.address), ['93.184.216.34', '2606:2800:220:1::1']);
+    assert.deepEqual(
+      c.addresses.map((a) => a.address),
+      ['93.184.216.34', '2606:2800:220:1::1'],
+    );
     assert.equal(c.literal, false);
   });
 
@@ -58,11 +61,17 @@ describe('host/resolve', () => {
       return true;
     });
     assert.equal((await resolveChecked('eight.test', { resolver })).addresses.length, 8);
-    assert.equal((await resolveChecked('eight.test', { resolver, maxAddresses: 7 }).catch((e: unknown) => e)) instanceof AddressRefusedError, true);
+    assert.equal(
+      (await resolveChecked('eight.test', { resolver, maxAddresses: 7 }).catch((e: unknown) => e)) instanceof AddressRefusedError,
+      true,
+    );
   });
 
   it('checks an odd spelling in a resolver answer', async () => {
-    await assert.rejects(resolveChecked('odd.test', { resolver }), (err: unknown) => err instanceof AddressRefusedError && err.address === '127.0.0.1');
+    await assert.rejects(
+      resolveChecked('odd.test', { resolver }),
+      (err: unknown) => err instanceof AddressRefusedError && err.address === '127.0.0.1',
+    );
   });
 
   it('refuses an answer that is not an IP address', async () => {
@@ -70,7 +79,10 @@ describe('host/resolve', () => {
   });
 
   it('reports names that do not resolve as NameResolutionError (no_answer)', async () => {
-    await assert.rejects(resolveChecked('missing.test', { resolver }), (err: unknown) => err instanceof NameResolutionError && /ENOTFOUND/.test(err.message) && err.outcome === 'no_answer');
+    await assert.rejects(
+      resolveChecked('missing.test', { resolver }),
+      (err: unknown) => err instanceof NameResolutionError && /ENOTFOUND/.test(err.message) && err.outcome === 'no_answer',
+    );
     await assert.rejects(resolveChecked('empty.test', { resolver }), NameResolutionError);
     await assert.rejects(resolveChecked('', { resolver }), NameResolutionError);
   });

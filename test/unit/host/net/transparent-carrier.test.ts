@@ -19,7 +19,17 @@ import { defaultNetShim } from '../../../../src/host/net/net-shim';
 import type { Resolver } from '../../../../src/host/net/resolve';
 import { buildSandbox, sandboxAvailable, type SandboxProbe } from '../../../../src/host/sandbox/sandbox';
 import { StdioTransport } from '../../../../src/host/sandbox/stdio';
-import { dnsQuestion, dnsReply, FORWARDER, NFT_RULES, serveDns, transparentCarrier, transparentDoor, type CarrierOff, type TransparentCarrier } from '../../../../src/host/net/transparent-carrier';
+import {
+  dnsQuestion,
+  dnsReply,
+  FORWARDER,
+  NFT_RULES,
+  serveDns,
+  transparentCarrier,
+  transparentDoor,
+  type CarrierOff,
+  type TransparentCarrier,
+} from '../../../../src/host/net/transparent-carrier';
 import { DEFAULT_LIMITS } from '../../../../src/policy/sandbox-profile';
 import { createNetns, type Netns } from '../../../fixtures/host/netns';
 import { cleanupTemp, ROOT, tempDir } from '../../helpers';
@@ -34,7 +44,15 @@ const MINE_PORT = 18_431;
 
 /** `go` from PATH or its Debian path; the test fails naming the package when it is missing. */
 function findGo(): string {
-  for (const p of [...(process.env.PATH ?? '').split(':').filter(Boolean).map((d) => path.join(d, 'go')), '/usr/bin/go', '/usr/lib/go/bin/go', '/usr/local/go/bin/go']) {
+  for (const p of [
+    ...(process.env.PATH ?? '')
+      .split(':')
+      .filter(Boolean)
+      .map((d) => path.join(d, 'go')),
+    '/usr/bin/go',
+    '/usr/lib/go/bin/go',
+    '/usr/local/go/bin/go',
+  ]) {
     try {
       fs.accessSync(p, fs.constants.X_OK);
       return p;
@@ -42,7 +60,9 @@ function findGo(): string {
       // next
     }
   }
-  throw new Error('go is not installed, so the Go probe cannot be built: `apt-get install golang-go` (scripts/preflight.mjs tests installs it)');
+  throw new Error(
+    'go is not installed, so the Go probe cannot be built: `apt-get install golang-go` (scripts/preflight.mjs tests installs it)',
+  );
 }
 
 type GoResult = Record<string, { lookup: string[] | string | null; dial: string; http: string }>;
@@ -62,13 +82,18 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     const p = sandboxAvailable();
     if (!p.ok) throw new Error(`bubblewrap sandbox unavailable: ${p.reason} — fix: ${p.fix}`);
     available = p;
-    if (process.geteuid?.() !== 0) throw new Error('the transparent carrier test runs as root (the carrier needs root; the test makes a network namespace)');
+    if (process.geteuid?.() !== 0)
+      throw new Error('the transparent carrier test runs as root (the carrier needs root; the test makes a network namespace)');
     const c = transparentCarrier();
     if ('off' in c) throw new Error(`the transparent carrier is off here: ${c.off}`);
     carrier = c;
     const go = findGo();
     goProbe = path.join(fs.realpathSync(tempDir('mcp-gate-goprobe-')), 'goprobe');
-    const built = spawnSync(go, ['build', '-o', goProbe, '.'], { cwd: GO_SOURCE, encoding: 'utf8', env: { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local' } });
+    const built = spawnSync(go, ['build', '-o', goProbe, '.'], {
+      cwd: GO_SOURCE,
+      encoding: 'utf8',
+      env: { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
+    });
     assert.equal(built.status, 0, `go build failed: ${built.stderr}`);
     netns = createNetns();
     await netns.startNode(PEER, { PEER_HOST: netns.peerAddress, PEER_PORT: String(PEER_PORT) });
@@ -84,14 +109,21 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
   });
 
   const resolver: Resolver = async (name) => {
-    const table: Record<string, string[]> = { 'peer.test': [netns.peerAddress], 'denied.test': [netns.peerAddress], 'mine.test': [netns.hostAddress] };
+    const table: Record<string, string[]> = {
+      'peer.test': [netns.peerAddress],
+      'denied.test': [netns.peerAddress],
+      'mine.test': [netns.hostAddress],
+    };
     const a = table[name];
     if (!a) throw Object.assign(new Error(`no such name ${name}`), { code: 'ENOTFOUND' });
     return a;
   };
 
   /** An IPv4 address of this machine other than the test's veth (eth0's, where there is one). */
-  const ownAddress = () => Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal && a.address !== netns.hostAddress)?.address;
+  const ownAddress = () =>
+    Object.values(os.networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal && a.address !== netns.hostAddress)?.address;
 
   const rules = () => [
     { action: 'mcp.probe.network.test.peer', decision: 'allow' },
@@ -100,23 +132,56 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     { action: `mcp.probe.network.[${netns.hostAddress}]`, decision: 'allow' },
   ];
 
-  async function run(o: { executable: string; argv: string[]; probe: string; name: string; rules: object[]; transparent?: TransparentCarrier | CarrierOff; netShim?: string; libc?: boolean; env?: Record<string, string> }): Promise<{ r: unknown; events: EgressEvent[]; text: string; doorMs: number }> {
+  async function run(o: {
+    executable: string;
+    argv: string[];
+    probe: string;
+    name: string;
+    rules: object[];
+    transparent?: TransparentCarrier | CarrierOff;
+    netShim?: string;
+    libc?: boolean;
+    env?: Record<string, string>;
+  }): Promise<{ r: unknown; events: EgressEvent[]; text: string; doorMs: number }> {
     const { workspace, home, result } = probeFolders('mcp-gate-tc-', o.probe, o.name);
     fs.chmodSync(path.join(workspace, o.name), 0o755);
     const events: EgressEvent[] = [];
     const egress = new Egress({ decide: decideBy(o.rules), onEvent: (e) => events.push(e), resolver, connectTimeoutMs: 3000 });
     egresses.push(egress);
-    const c = buildSandbox({
-      launch: { executable: o.executable === '(probe)' ? path.join(workspace, o.name) : o.executable, argv: o.argv.map((a) => (a === '(result)' ? result : a === '(probe)' ? path.join(workspace, o.name) : a)), cwd: workspace, env: { PATH: '/usr/bin:/bin', PROBE_RESULT: result, ...o.env } },
-      workspace, overlays: [], transparentCarrier: o.transparent, netShim: o.netShim, libcCarrier: o.libc ? defaultLibcCarrier() ?? null : undefined,
-      profile: { network: true, unixSockets: true, extraRead: [], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
-    }, available);
+    const c = buildSandbox(
+      {
+        launch: {
+          executable: o.executable === '(probe)' ? path.join(workspace, o.name) : o.executable,
+          argv: o.argv.map((a) => (a === '(result)' ? result : a === '(probe)' ? path.join(workspace, o.name) : a)),
+          cwd: workspace,
+          env: { PATH: '/usr/bin:/bin', PROBE_RESULT: result, ...o.env },
+        },
+        workspace,
+        overlays: [],
+        transparentCarrier: o.transparent,
+        netShim: o.netShim,
+        libcCarrier: o.libc ? (defaultLibcCarrier() ?? null) : undefined,
+        profile: { network: true, unixSockets: true, extraRead: [], extraWrite: [], caches: [], home, limits: DEFAULT_LIMITS },
+      },
+      available,
+    );
     const t0 = performance.now();
     const t = new StdioTransport({
-      command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp,
+      command: c.command,
+      args: c.args,
+      cwd: c.cwd,
+      env: c.env,
+      seccomp: c.seccomp,
       door: (pid) => {
         const tc = o.transparent && !('off' in o.transparent) ? o.transparent : undefined;
-        return tc ? openDoor(pid, egress, undefined, transparentDoor(tc, egress, (why) => events.push({ outcome: 'failed', host: '(transparent carrier)', port: 0, detail: why }))) : openDoor(pid, egress);
+        return tc
+          ? openDoor(
+              pid,
+              egress,
+              undefined,
+              transparentDoor(tc, egress, (why) => events.push({ outcome: 'failed', host: '(transparent carrier)', port: 0, detail: why })),
+            )
+          : openDoor(pid, egress);
       },
     });
     transports.push(t);
@@ -133,7 +198,16 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     }
   }
 
-  const targets = () => [`peer.test:${PEER_PORT}`, `${netns.peerAddress}:${PEER_PORT}`, `denied.test:${PEER_PORT}`, `127.0.0.1:${MINE_PORT}`, `${netns.hostAddress}:${MINE_PORT}`, `mine.test:${MINE_PORT}`, `241.0.0.99:${PEER_PORT}`, ...(ownAddress() ? [`${ownAddress()}:${MINE_PORT}`] : [])];
+  const targets = () => [
+    `peer.test:${PEER_PORT}`,
+    `${netns.peerAddress}:${PEER_PORT}`,
+    `denied.test:${PEER_PORT}`,
+    `127.0.0.1:${MINE_PORT}`,
+    `${netns.hostAddress}:${MINE_PORT}`,
+    `mine.test:${MINE_PORT}`,
+    `241.0.0.99:${PEER_PORT}`,
+    ...(ownAddress() ? [`${ownAddress()}:${MINE_PORT}`] : []),
+  ];
 
   it('the rules, the forwarder and the DNS answers are what was measured', () => {
     assert.match(NFT_RULES, /ip daddr 127\.0\.0\.1 udp dport 53 redirect to :1054\n/);
@@ -158,7 +232,14 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
   });
 
   it('a CGO_ENABLED=0 Go client reaches the allowed peer by name and by address; a refused name is NXDOMAIN and an event naming the rule; 127.0.0.1 and this machine stay unreachable', async () => {
-    const { r, events, text } = await run({ executable: '(probe)', argv: ['(result)', ...targets()], probe: goProbe, name: 'goprobe', rules: rules(), transparent: carrier });
+    const { r, events, text } = await run({
+      executable: '(probe)',
+      argv: ['(result)', ...targets()],
+      probe: goProbe,
+      name: 'goprobe',
+      rules: rules(),
+      transparent: carrier,
+    });
     const g = r as GoResult;
     const msg = JSON.stringify({ g, events }, null, 1);
     assert.match(text, /Go, static binaries and any other TCP client carried through it by name/);
@@ -167,7 +248,13 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     assert.equal(byName.http, 'HTTP/1.1 200 OK', msg);
     assert.equal(g[`${netns.peerAddress}:${PEER_PORT}`].http, 'HTTP/1.1 200 OK', msg);
     assert.match(String(g[`denied.test:${PEER_PORT}`].lookup), /no such host/, msg);
-    for (const t of [`127.0.0.1:${MINE_PORT}`, `${netns.hostAddress}:${MINE_PORT}`, `mine.test:${MINE_PORT}`, `241.0.0.99:${PEER_PORT}`, ...(ownAddress() ? [`${ownAddress()}:${MINE_PORT}`] : [])]) {
+    for (const t of [
+      `127.0.0.1:${MINE_PORT}`,
+      `${netns.hostAddress}:${MINE_PORT}`,
+      `mine.test:${MINE_PORT}`,
+      `241.0.0.99:${PEER_PORT}`,
+      ...(ownAddress() ? [`${ownAddress()}:${MINE_PORT}`] : []),
+    ]) {
       assert.notEqual(g[t].http, 'HTTP/1.1 200 OK', `${t} must stay unreachable: ${msg}`);
     }
     const seen = (outcome: string, host: string) => events.filter((e) => e.outcome === outcome && e.host === host);
@@ -177,25 +264,46 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     assert.equal(refused.length, 1, `one event for the refused name: ${msg}`);
     assert.equal(refused[0].permit, '{"action":"mcp.probe.network.test.denied","decision":"allow"}');
     assert.match(refused[0].detail, /not answered \(DNS inside the sandbox\)/);
-    assert.ok(seen('blocked', netns.hostAddress).some((e) => /address of this machine/.test(e.detail)), msg);
-    assert.ok(seen('blocked', 'mine.test').some((e) => /address of this machine/.test(e.detail)), msg);
+    assert.ok(
+      seen('blocked', netns.hostAddress).some((e) => /address of this machine/.test(e.detail)),
+      msg,
+    );
+    assert.ok(
+      seen('blocked', 'mine.test').some((e) => /address of this machine/.test(e.detail)),
+      msg,
+    );
     assert.ok(seen('blocked', '241.0.0.99').length === 1, `an address that is no stand-in is refused as an address: ${msg}`);
     assert.ok(!events.some((e) => e.host.startsWith('241.') && e.host !== '241.0.0.99'), `the door decides stand-ins by name: ${msg}`);
     assert.ok(!events.some((e) => e.host.startsWith('127.')), `the sandbox's own loopback never reaches the door: ${msg}`);
   });
 
   it('a Node raw net.connect client without the shim reaches the peer by name and by address, and nothing of this machine', async () => {
-    const { r, events } = await run({ executable: fs.realpathSync('/usr/bin/node'), argv: ['(probe)', ...targets()], probe: NODE_PROBE, name: 'probe.js', rules: rules(), transparent: carrier });
+    const { r, events } = await run({
+      executable: fs.realpathSync('/usr/bin/node'),
+      argv: ['(probe)', ...targets()],
+      probe: NODE_PROBE,
+      name: 'probe.js',
+      rules: rules(),
+      transparent: carrier,
+    });
     const n = r as NodeResult;
     const msg = JSON.stringify({ n, events }, null, 1);
     assert.ok(Array.isArray(n[`peer.test:${PEER_PORT}`].lookup) && String(n[`peer.test:${PEER_PORT}`].lookup).startsWith('241.'), msg);
     assert.equal(n[`peer.test:${PEER_PORT}`].http, 'HTTP/1.1 200 OK', msg);
     assert.equal(n[`${netns.peerAddress}:${PEER_PORT}`].http, 'HTTP/1.1 200 OK', msg);
     assert.equal(n[`denied.test:${PEER_PORT}`].lookup, 'ENOTFOUND', msg);
-    for (const t of [`127.0.0.1:${MINE_PORT}`, `${netns.hostAddress}:${MINE_PORT}`, `mine.test:${MINE_PORT}`, ...(ownAddress() ? [`${ownAddress()}:${MINE_PORT}`] : [])]) {
+    for (const t of [
+      `127.0.0.1:${MINE_PORT}`,
+      `${netns.hostAddress}:${MINE_PORT}`,
+      `mine.test:${MINE_PORT}`,
+      ...(ownAddress() ? [`${ownAddress()}:${MINE_PORT}`] : []),
+    ]) {
       assert.notEqual(n[t].http, 'HTTP/1.1 200 OK', `${t} must stay unreachable: ${msg}`);
     }
-    assert.ok(events.some((e) => e.outcome === 'connected' && e.host === 'peer.test'), msg);
+    assert.ok(
+      events.some((e) => e.outcome === 'connected' && e.host === 'peer.test'),
+      msg,
+    );
   });
 
   it('with the Node shim and proxychains4 on too, a Node fetch and curl reach the peer by name, each carried once (they ask the door on 127.0.0.1 themselves)', async function () {
@@ -203,18 +311,30 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     if (!shim) throw new Error('the network shim is not built (npm run build)');
     if (!defaultLibcCarrier()) throw new Error('proxychains4 is not installed (apt-get install proxychains4)');
     const script = path.join(fs.realpathSync(tempDir('mcp-gate-tc-both-')), 'both.js');
-    fs.writeFileSync(script, [
-      "const { execFileSync } = require('node:child_process');",
-      "const fs = require('node:fs');",
-      `const url = 'http://peer.test:${PEER_PORT}/both';`,
-      '(async () => {',
-      '  const out = {};',
-      '  try { const r = await fetch(url); out.fetch = r.status + " " + (await r.text()); } catch (e) { out.fetch = String(e.cause?.code ?? e.message); }',
-      "  try { out.curl = execFileSync('/usr/bin/curl', ['-sS', '--noproxy', '*', '-m', '8', url], { encoding: 'utf8', env: { ...process.env, HTTP_PROXY: '', http_proxy: '', ALL_PROXY: '', all_proxy: '' } }); } catch (e) { out.curl = String(e.stderr || e.message); }",
-      '  fs.writeFileSync(process.env.PROBE_RESULT, JSON.stringify(out));',
-      '})();',
-    ].join('\n'));
-    const { r, events, text } = await run({ executable: fs.realpathSync('/usr/bin/node'), argv: ['(probe)'], probe: script, name: 'both.js', rules: rules(), transparent: carrier, netShim: shim, libc: true });
+    fs.writeFileSync(
+      script,
+      [
+        "const { execFileSync } = require('node:child_process');",
+        "const fs = require('node:fs');",
+        `const url = 'http://peer.test:${PEER_PORT}/both';`,
+        '(async () => {',
+        '  const out = {};',
+        '  try { const r = await fetch(url); out.fetch = r.status + " " + (await r.text()); } catch (e) { out.fetch = String(e.cause?.code ?? e.message); }',
+        "  try { out.curl = execFileSync('/usr/bin/curl', ['-sS', '--noproxy', '*', '-m', '8', url], { encoding: 'utf8', env: { ...process.env, HTTP_PROXY: '', http_proxy: '', ALL_PROXY: '', all_proxy: '' } }); } catch (e) { out.curl = String(e.stderr || e.message); }",
+        '  fs.writeFileSync(process.env.PROBE_RESULT, JSON.stringify(out));',
+        '})();',
+      ].join('\n'),
+    );
+    const { r, events, text } = await run({
+      executable: fs.realpathSync('/usr/bin/node'),
+      argv: ['(probe)'],
+      probe: script,
+      name: 'both.js',
+      rules: rules(),
+      transparent: carrier,
+      netShim: shim,
+      libc: true,
+    });
     const b = r as { fetch: string; curl: string };
     const msg = JSON.stringify({ b, events }, null, 1);
     assert.match(text, /MCP Gate's network shims preloaded/);
@@ -222,13 +342,24 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     assert.equal(b.fetch, '200 libc peer http: /both', msg);
     assert.equal(b.curl, 'libc peer http: /both', msg);
     const connected = events.filter((e) => e.outcome === 'connected');
-    assert.deepEqual(connected.map((e) => e.host), ['peer.test', 'peer.test'], `two requests, two connections, each by name: ${msg}`);
+    assert.deepEqual(
+      connected.map((e) => e.host),
+      ['peer.test', 'peer.test'],
+      `two requests, two connections, each by name: ${msg}`,
+    );
     assert.ok(!events.some((e) => e.outcome !== 'connected'), msg);
   });
 
   it('off (not root here, nft missing): nothing changes — no name resolves, nothing is reached — and the description says why', async () => {
     const off = transparentCarrier({ root: true, nft: ['/nonexistent/nft'] });
-    const { r, events, text } = await run({ executable: '(probe)', argv: ['(result)', `peer.test:${PEER_PORT}`, `${netns.peerAddress}:${PEER_PORT}`], probe: goProbe, name: 'goprobe', rules: rules(), transparent: off });
+    const { r, events, text } = await run({
+      executable: '(probe)',
+      argv: ['(result)', `peer.test:${PEER_PORT}`, `${netns.peerAddress}:${PEER_PORT}`],
+      probe: goProbe,
+      name: 'goprobe',
+      rules: rules(),
+      transparent: off,
+    });
     const g = r as GoResult;
     assert.match(text, /Go and static binaries: not carried \(nft \(`apt-get install nftables`\) missing\)/);
     assert.equal(typeof g[`peer.test:${PEER_PORT}`].lookup, 'string', JSON.stringify(g));
@@ -237,17 +368,41 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     const root = transparentCarrier({ root: false });
     assert.ok('off' in root);
     const ws = fs.realpathSync(tempDir('mcp-gate-tc-ws-'));
-    const c = buildSandbox({
-      launch: { executable: '/usr/bin/true', argv: [], cwd: ws, env: {} }, workspace: ws, overlays: [], transparentCarrier: root,
-      profile: { network: true, unixSockets: true, extraRead: [], extraWrite: [], caches: [], home: fs.realpathSync(tempDir('mcp-gate-tc-home-')), limits: DEFAULT_LIMITS },
-    }, available);
+    const c = buildSandbox(
+      {
+        launch: { executable: '/usr/bin/true', argv: [], cwd: ws, env: {} },
+        workspace: ws,
+        overlays: [],
+        transparentCarrier: root,
+        profile: {
+          network: true,
+          unixSockets: true,
+          extraRead: [],
+          extraWrite: [],
+          caches: [],
+          home: fs.realpathSync(tempDir('mcp-gate-tc-home-')),
+          limits: DEFAULT_LIMITS,
+        },
+      },
+      available,
+    );
     assert.match(c.description.text, /Go and static binaries: not carried \(needs root here: MCP Gate runs as uid 0\)/);
   });
 
   it('fails soft: when the helper cannot set the rules, the door opens all the same and an event says the carrier is off', async () => {
     const broken = { ...carrier, nft: '/usr/bin/false' };
-    const { r, events } = await run({ executable: fs.realpathSync('/usr/bin/node'), argv: ['(probe)', `peer.test:${PEER_PORT}`], probe: NODE_PROBE, name: 'probe.js', rules: rules(), transparent: broken});
-    assert.ok(events.some((e) => e.outcome === 'failed' && e.host === '(transparent carrier)'), JSON.stringify(events));
+    const { r, events } = await run({
+      executable: fs.realpathSync('/usr/bin/node'),
+      argv: ['(probe)', `peer.test:${PEER_PORT}`],
+      probe: NODE_PROBE,
+      name: 'probe.js',
+      rules: rules(),
+      transparent: broken,
+    });
+    assert.ok(
+      events.some((e) => e.outcome === 'failed' && e.host === '(transparent carrier)'),
+      JSON.stringify(events),
+    );
     assert.notEqual((r as NodeResult)[`peer.test:${PEER_PORT}`].http, 'HTTP/1.1 200 OK');
   });
 

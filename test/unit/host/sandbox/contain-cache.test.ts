@@ -19,13 +19,26 @@ describe('sandbox cache folders: named by the one key', () => {
 
   it('derive from serverKey: per project for a repository server, one for a user server', () => {
     const env = { XDG_CACHE_HOME: '/c' };
-    assert.equal(serverCacheDir('/h', env, { name: 's', scope: 'repository', project: '/p' }, '.mcp.json'), `/c/mcp-gate/sandbox/s-${sha(serverKey({ folder: '/p', source: '.mcp.json', name: 's' }))}`);
-    assert.notEqual(serverCacheDir('/h', env, { name: 's', scope: 'repository', project: '/p' }, '.mcp.json'), serverCacheDir('/h', env, { name: 's', scope: 'repository', project: '/q' }, '.mcp.json'));
-    assert.equal(serverCacheDir('/h', {}, { name: 's', scope: 'user' }, '~/.claude.json'), `/h/.cache/mcp-gate/sandbox/s-${sha(serverKey({ folder: '', source: '~/.claude.json', name: 's' }))}`);
+    assert.equal(
+      serverCacheDir('/h', env, { name: 's', scope: 'repository', project: '/p' }, '.mcp.json'),
+      `/c/mcp-gate/sandbox/s-${sha(serverKey({ folder: '/p', source: '.mcp.json', name: 's' }))}`,
+    );
+    assert.notEqual(
+      serverCacheDir('/h', env, { name: 's', scope: 'repository', project: '/p' }, '.mcp.json'),
+      serverCacheDir('/h', env, { name: 's', scope: 'repository', project: '/q' }, '.mcp.json'),
+    );
+    assert.equal(
+      serverCacheDir('/h', {}, { name: 's', scope: 'user' }, '~/.claude.json'),
+      `/h/.cache/mcp-gate/sandbox/s-${sha(serverKey({ folder: '', source: '~/.claude.json', name: 's' }))}`,
+    );
   });
 
   it('a folder of the earlier name is moved at the next start, with what it holds', async () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['s.js'] } } }), 's.js': '1' }, {}, { PATH: process.env.PATH! });
+    const w = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { s: { command: 'node', args: ['s.js'] } } }), 's.js': '1' },
+      {},
+      { PATH: process.env.PATH! },
+    );
     const report = evaluateGate(w.input);
     const server = report.servers[0];
     const who = { name: 's', scope: 'repository' as const, project: report.project };
@@ -34,8 +47,15 @@ describe('sandbox cache folders: named by the one key', () => {
     fs.mkdirSync(path.join(old, 'npm'), { recursive: true });
     fs.writeFileSync(path.join(old, 'npm', 'kept'), 'package');
     const plan = await startPlan({
-      server, who, project: report.project, plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! }, env: {},
-      policy: loadUserPolicy({ file: 'config.json' }), home: w.home, hostEnv, npm: {} as NpmOps,
+      server,
+      who,
+      project: report.project,
+      plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! },
+      env: {},
+      policy: loadUserPolicy({ file: 'config.json' }),
+      home: w.home,
+      hostEnv,
+      npm: {} as NpmOps,
       probe: () => ({ ok: true, bwrap: '/usr/bin/bwrap', version: '0.8.0', userns: false, prlimit: '/usr/bin/prlimit' }),
     });
     plan.cleanup();

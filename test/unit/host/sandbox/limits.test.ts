@@ -30,12 +30,22 @@ const bombProcesses = () => processesWith(FORK_BOMB_MARK).length;
 
 /** A repository with the bomb server and a calm second server (the same file: its `still` tool), both approved. */
 async function repository(limits: Record<string, number>): Promise<World> {
-  const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { bomb: { command: 'node', args: ['srv/bomb-server.js'] }, calm: { command: 'node', args: ['srv/bomb-server.js', 'calm'] } } }) });
+  const w = world({
+    '.mcp.json': JSON.stringify({
+      mcpServers: {
+        bomb: { command: 'node', args: ['srv/bomb-server.js'] },
+        calm: { command: 'node', args: ['srv/bomb-server.js', 'calm'] },
+      },
+    }),
+  });
   w.input.loadGuard = true; // approved as the CLI pins it
   fs.mkdirSync(path.join(w.project, 'srv'));
   fs.copyFileSync(BOMB, path.join(w.project, 'srv', 'bomb-server.js'));
   writeProjectConfig(w, {
-    rules: [{ action: 'mcp.bomb.tool.*', decision: 'allow' }, { action: 'mcp.calm.tool.*', decision: 'allow' }],
+    rules: [
+      { action: 'mcp.bomb.tool.*', decision: 'allow' },
+      { action: 'mcp.calm.tool.*', decision: 'allow' },
+    ],
     sandbox: { servers: [{ server: 'bomb', project: w.project, ...limits }] },
   });
   for (const s of evaluateGate(w.input).servers) await recordDecision(w.input, s.name, s.source, 'approved');
@@ -45,7 +55,18 @@ async function repository(limits: Record<string, number>): Promise<World> {
 function options(w: World, mechanism?: () => LimitMechanism): SessionOptions & { log: EventLog } {
   const report = evaluateGate(w.input);
   const log = new EventLog(w.store, new Masker());
-  return { report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker(), callTimeoutMs: 90_000, limitMechanism: mechanism };
+  return {
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log,
+    storeDir: w.store,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker: new Masker(),
+    callTimeoutMs: 90_000,
+    limitMechanism: mechanism,
+  };
 }
 
 /** Runs `f` in a session over the bomb repository with these limits (the mechanism this machine gives), then closes it. */
@@ -59,7 +80,13 @@ async function inSession(limits: Record<string, number>, f: (s: Session, w: Worl
   }
 }
 
-const stops = (w: World) => fs.readFileSync(path.join(w.store, 'log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'server.stop' && e.server === 'bomb');
+const stops = (w: World) =>
+  fs
+    .readFileSync(path.join(w.store, 'log.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.kind === 'server.stop' && e.server === 'bomb');
 
 /** `mcp-gate call` as `nobody`: no cgroup can be made, so the rlimits alone hold (what a cgroup v2 desktop gives). */
 function callAsNobody(w: World, server: string, tool: string, args: object = {}): { code: number; out: string } {
@@ -81,62 +108,71 @@ describe('limits of a contained server (real bubblewrap)', function () {
   describe('with a cgroup (in one session)', () => {
     it('a fork bomb: the server is stopped, all its processes end, the call and the log say which limit and where to raise it; the other server answers', async () => {
       await inSession({ processes: 64 }, async (s, w) => {
-      const r = await s.call('bomb', 'forkbomb', {});
-      assert.equal(r.ok, false);
-      assert.match(r.error!, /it reached its limit of 64 processes and threads; MCP Gate stopped it and everything it started; if it needs more, raise "processes" in its sandbox entry in .*config\.json/);
-      const [line] = stops(w);
-      assert.match(line?.detail ?? '', /reached its limit of 64 processes and threads/, JSON.stringify(stops(w)));
-      assert.ok(await until(() => bombProcesses() === 0, 10_000), `bomb processes left: ${bombProcesses()}`);
-      const again = await s.call('bomb', 'ok', {});
-      assert.equal(again.ok, false, 'a stopped server is not called again');
-      assert.match(again.error!, /reached its limit of 64 processes/);
-      const calm = await s.call('calm', 'still', {});
-      assert.equal(calm.ok, true, JSON.stringify(calm));
+        const r = await s.call('bomb', 'forkbomb', {});
+        assert.equal(r.ok, false);
+        assert.match(
+          r.error!,
+          /it reached its limit of 64 processes and threads; MCP Gate stopped it and everything it started; if it needs more, raise "processes" in its sandbox entry in .*config\.json/,
+        );
+        const [line] = stops(w);
+        assert.match(line?.detail ?? '', /reached its limit of 64 processes and threads/, JSON.stringify(stops(w)));
+        assert.ok(await until(() => bombProcesses() === 0, 10_000), `bomb processes left: ${bombProcesses()}`);
+        const again = await s.call('bomb', 'ok', {});
+        assert.equal(again.ok, false, 'a stopped server is not called again');
+        assert.match(again.error!, /reached its limit of 64 processes/);
+        const calm = await s.call('calm', 'still', {});
+        assert.equal(calm.ok, true, JSON.stringify(calm));
       });
     });
 
     it('a memory bomb: stopped with the memory limit in the call and the log; the other server answers', async () => {
       await inSession({ memoryMiB: 256 }, async (s, w) => {
-      const r = await s.call('bomb', 'membomb', {});
-      assert.equal(r.ok, false);
-      assert.match(r.error!, /(memory limit of|out of memory under its limit of) 256 MiB.*; MCP Gate stopped it and everything it started; if it needs more, raise "memoryMiB"/);
-      assert.match(stops(w)[0]?.detail ?? '', /(memory limit of|out of memory under its limit of) 256 MiB/);
-      assert.equal((await s.call('calm', 'still', {})).ok, true);
+        const r = await s.call('bomb', 'membomb', {});
+        assert.equal(r.ok, false);
+        assert.match(
+          r.error!,
+          /(memory limit of|out of memory under its limit of) 256 MiB.*; MCP Gate stopped it and everything it started; if it needs more, raise "memoryMiB"/,
+        );
+        assert.match(stops(w)[0]?.detail ?? '', /(memory limit of|out of memory under its limit of) 256 MiB/);
+        assert.equal((await s.call('calm', 'still', {})).ok, true);
       });
     });
 
     it('memory spread over several processes, each under the limit: the cgroup holds the sum, and the server is stopped', async () => {
       await inSession({ memoryMiB: 256 }, async (s, w) => {
-      const r = await s.call('bomb', 'memsplit', { count: 4, mib: 120 });
-      assert.equal(r.ok, false);
-      assert.match(r.error!, /it reached its memory limit of 256 MiB \(the kernel ended a process of it\); MCP Gate stopped it/);
+        const r = await s.call('bomb', 'memsplit', { count: 4, mib: 120 });
+        assert.equal(r.ok, false);
+        assert.match(r.error!, /it reached its memory limit of 256 MiB \(the kernel ended a process of it\); MCP Gate stopped it/);
       });
     });
 
     it('memory held in socket buffers it never reads (no process holds it): counted, and the server is stopped', async () => {
       await inSession({ memoryMiB: 256 }, async (s, w) => {
-      const r = await s.call('bomb', 'sockbomb', { count: 200 });
-      assert.equal(r.ok, false);
-      assert.match(r.error!, /its processes together held \d+ MiB \(\d+ MiB of it in socket buffers\), over its memory limit of 256 MiB; MCP Gate stopped it/);
-      assert.match(stops(w)[0]?.detail ?? '', /socket buffers/);
+        const r = await s.call('bomb', 'sockbomb', { count: 200 });
+        assert.equal(r.ok, false);
+        assert.match(
+          r.error!,
+          /its processes together held \d+ MiB \(\d+ MiB of it in socket buffers\), over its memory limit of 256 MiB; MCP Gate stopped it/,
+        );
+        assert.match(stops(w)[0]?.detail ?? '', /socket buffers/);
       });
     });
 
     it('a process that computes without end: ended at its CPU time, said so', async () => {
       await inSession({ cpuSeconds: 2 }, async (s, w) => {
-      const r = await s.call('bomb', 'spin', {});
-      assert.equal(r.ok, false);
-      assert.match(r.error!, /used its CPU time limit of 2 s; MCP Gate stopped it .*raise "cpuSeconds"/);
-      assert.match(stops(w)[0]?.detail ?? '', /CPU time limit of 2 s/);
+        const r = await s.call('bomb', 'spin', {});
+        assert.equal(r.ok, false);
+        assert.match(r.error!, /used its CPU time limit of 2 s; MCP Gate stopped it .*raise "cpuSeconds"/);
+        assert.match(stops(w)[0]?.detail ?? '', /CPU time limit of 2 s/);
       });
     });
 
     it('a server that starts a few workers is not stopped (the defaults are far above what a real server uses)', async () => {
       await inSession({}, async (s, w) => {
-      const r = await s.call('bomb', 'children', { count: 40 });
-      assert.equal(r.ok, true, JSON.stringify(r));
-      assert.match(JSON.stringify(r.result), /started 40/);
-      assert.deepEqual(stops(w), []);
+        const r = await s.call('bomb', 'children', { count: 40 });
+        assert.equal(r.ok, true, JSON.stringify(r));
+        assert.match(JSON.stringify(r.result), /started 40/);
+        assert.deepEqual(stops(w), []);
       });
     });
   });
@@ -147,7 +183,10 @@ describe('limits of a contained server (real bubblewrap)', function () {
       toNobody(w);
       const r = callAsNobody(w, 'bomb', 'forkbomb');
       assert.notEqual(r.code, 0, r.out);
-      assert.match(r.out, /it reached its limit of 64 processes and threads; MCP Gate stopped it and everything it started; if it needs more, raise "processes"/);
+      assert.match(
+        r.out,
+        /it reached its limit of 64 processes and threads; MCP Gate stopped it and everything it started; if it needs more, raise "processes"/,
+      );
       assert.match(stops(w)[0]?.detail ?? '', /reached its limit of 64 processes and threads/);
       assert.ok(await until(() => bombProcesses() === 0, 10_000), `bomb processes left: ${bombProcesses()}`);
       const calm = callAsNobody(w, 'calm', 'still');
@@ -164,12 +203,15 @@ describe('limits of a contained server (real bubblewrap)', function () {
       assert.match(stops(w)[0]?.detail ?? '', /out of memory under its limit of 256 MiB/);
     });
 
-    it('memory held in socket buffers it never reads: counted with its processes\' memory, and the server is stopped', async () => {
+    it("memory held in socket buffers it never reads: counted with its processes' memory, and the server is stopped", async () => {
       const w = await repository({ memoryMiB: 256 });
       toNobody(w);
       const r = callAsNobody(w, 'bomb', 'sockbomb', { count: 200 });
       assert.notEqual(r.code, 0, r.out);
-      assert.match(r.out, /its processes together held \d+ MiB \(\d+ MiB of it in socket buffers\), over its memory limit of 256 MiB; MCP Gate stopped it .*raise "memoryMiB"/);
+      assert.match(
+        r.out,
+        /its processes together held \d+ MiB \(\d+ MiB of it in socket buffers\), over its memory limit of 256 MiB; MCP Gate stopped it .*raise "memoryMiB"/,
+      );
     });
 
     it('memory spread over several processes, each under the per-process limit: their sum is counted, and the server is stopped', async () => {
@@ -195,7 +237,11 @@ describe('limits of a contained server (real bubblewrap)', function () {
       const r = callAsNobody(w, 'bomb', 'children', { count: 40 });
       assert.equal(r.code, 0, r.out);
       assert.match(r.out, /started 40/);
-      assert.deepEqual(stops(w).filter((e) => e.detail), [], 'stopped at the end of the call, not for a limit');
+      assert.deepEqual(
+        stops(w).filter((e) => e.detail),
+        [],
+        'stopped at the end of the call, not for a limit',
+      );
     });
   });
 
@@ -205,7 +251,10 @@ describe('limits of a contained server (real bubblewrap)', function () {
     try {
       const r = await s.call('bomb', 'ok', {});
       assert.equal(r.ok, false);
-      assert.match(r.error!, /MCP Gate runs as root and this test has no cgroup: the kernel exempts root from the process limit.*fix: run MCP Gate as a normal user, or as root where the cgroup v1 pids and memory hierarchies are mounted and writable/);
+      assert.match(
+        r.error!,
+        /MCP Gate runs as root and this test has no cgroup: the kernel exempts root from the process limit.*fix: run MCP Gate as a normal user, or as root where the cgroup v1 pids and memory hierarchies are mounted and writable/,
+      );
       assert.equal(bombProcesses(), 0);
     } finally {
       await s.close();
@@ -220,34 +269,63 @@ describe('limits of a contained server (real bubblewrap)', function () {
     const workspace = path.join(base, 'workspace');
     fs.mkdirSync(workspace, { mode: 0o777 });
     fs.chmodSync(workspace, 0o777);
-    fs.writeFileSync(path.join(workspace, 'forks.py'), [
-      'import os, time',
-      'n = 0',
-      'for i in range(100):',
-      '    try:',
-      '        pid = os.fork()',
-      '    except OSError:',
-      '        break',
-      '    if pid == 0:',
-      '        time.sleep(3)',
-      '        os._exit(0)',
-      '    n += 1',
-      'print(n)',
-    ].join('\n'));
-    const c = buildSandbox({
-      launch: { executable: fs.realpathSync('/usr/bin/python3'), argv: [path.join(workspace, 'forks.py')], cwd: workspace, env: { PATH: '/usr/bin:/bin' } },
-      workspace, overlays: [], profile: { network: false, unixSockets: false, extraRead: [], extraWrite: [], caches: [], home: path.join(base, 'home'), limits: { ...DEFAULT_LIMITS, processes: 32 } },
-    }, probe);
+    fs.writeFileSync(
+      path.join(workspace, 'forks.py'),
+      [
+        'import os, time',
+        'n = 0',
+        'for i in range(100):',
+        '    try:',
+        '        pid = os.fork()',
+        '    except OSError:',
+        '        break',
+        '    if pid == 0:',
+        '        time.sleep(3)',
+        '        os._exit(0)',
+        '    n += 1',
+        'print(n)',
+      ].join('\n'),
+    );
+    const c = buildSandbox(
+      {
+        launch: {
+          executable: fs.realpathSync('/usr/bin/python3'),
+          argv: [path.join(workspace, 'forks.py')],
+          cwd: workspace,
+          env: { PATH: '/usr/bin:/bin' },
+        },
+        workspace,
+        overlays: [],
+        profile: {
+          network: false,
+          unixSockets: false,
+          extraRead: [],
+          extraWrite: [],
+          caches: [],
+          home: path.join(base, 'home'),
+          limits: { ...DEFAULT_LIMITS, processes: 32 },
+        },
+      },
+      probe,
+    );
     const asNobody = NOBODY;
     // 60 processes of the same user outside the sandbox.
-    const outside = spawn('setpriv', [...asNobody, 'sh', '-c', 'for i in $(seq 1 60); do sleep 20 & done; wait'], { stdio: 'ignore', detached: true });
+    const outside = spawn('setpriv', [...asNobody, 'sh', '-c', 'for i in $(seq 1 60); do sleep 20 & done; wait'], {
+      stdio: 'ignore',
+      detached: true,
+    });
     try {
       await new Promise((r) => setTimeout(r, 500));
       // The seccomp program on fd 3, as the host gives it (here from a file: spawnSync cannot write a fourth pipe).
       const filter = path.join(base, 'filter.bpf');
       fs.writeFileSync(filter, c.seccomp);
       fs.chmodSync(filter, 0o644);
-      const run = spawnSync('sh', ['-c', 'exec 3<"$0"; exec setpriv "$@"', filter, ...asNobody, c.command, ...c.args], { cwd: c.cwd, env: c.env, encoding: 'utf8', timeout: 30_000 });
+      const run = spawnSync('sh', ['-c', 'exec 3<"$0"; exec setpriv "$@"', filter, ...asNobody, c.command, ...c.args], {
+        cwd: c.cwd,
+        env: c.env,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       assert.equal(run.status, 0, run.stderr);
       const started = Number(run.stdout.trim());
       // 32 = the sandbox's init, python, and 30 children: the user's 60 processes outside are not counted.

@@ -24,7 +24,9 @@ function guarded(files: Record<string, string>): World {
   // MCP Gate's own PATH finds node and python3, as the session's does.
   const w = world(files, {}, { PATH: process.env.PATH ?? '' });
   w.input.loadGuard = true;
-  writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }) });
+  writeFiles(w.home, {
+    '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }] }),
+  });
   return w;
 }
 
@@ -32,7 +34,16 @@ function guarded(files: Record<string, string>): World {
 function open(w: World, log: EventLog): Promise<Session> {
   const report = evaluateGate(w.input);
   assert.equal(report.servers[0].state, 'approved', report.servers[0].reason);
-  return Session.start({ report, policy: loadUserPolicy(report.userPolicy), log, storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+  return Session.start({
+    report,
+    policy: loadUserPolicy(report.userPolicy),
+    log,
+    storeDir: w.store,
+    secrets: async () => undefined,
+    env: process.env,
+    npm: inProcess,
+    masker: new Masker(),
+  });
 }
 
 async function start(w: World, log: EventLog): Promise<Session> {
@@ -41,13 +52,22 @@ async function start(w: World, log: EventLog): Promise<Session> {
   return session;
 }
 
-const SHAPES: { name: string; files: (marker: string) => Record<string, string>; server: Record<string, unknown>; loaded: string; change: (marker: string) => string }[] = [
+const SHAPES: {
+  name: string;
+  files: (marker: string) => Record<string, string>;
+  server: Record<string, unknown>;
+  loaded: string;
+  change: (marker: string) => string;
+}[] = [
   {
     name: 'a Node server with a load computed at run time (require of a joined path)',
     server: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] },
     files: () => ({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
-      'tools/server.js': miniServer("const path = require('node:path');\nconst pick = (n) => path.join(__dirname, 'plugins', n + '.js');", "require(pick(['gre', 'et'].join('')))"),
+      'tools/server.js': miniServer(
+        "const path = require('node:path');\nconst pick = (n) => path.join(__dirname, 'plugins', n + '.js');",
+        "require(pick(['gre', 'et'].join('')))",
+      ),
       'tools/plugins/greet.js': "module.exports = 'hello from the approved plugin';\n",
       'README.md': '# app\n',
     }),
@@ -61,13 +81,17 @@ const SHAPES: { name: string; files: (marker: string) => Record<string, string>;
     server: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] },
     files: () => ({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
-      'tools/server.js': miniServer("const path = require('node:path');\nconst pick = (n) => path.join(__dirname, 'plugins', n + '.mjs');", "require(pick(['gre', 'et'].join(''))).WORD"),
+      'tools/server.js': miniServer(
+        "const path = require('node:path');\nconst pick = (n) => path.join(__dirname, 'plugins', n + '.mjs');",
+        "require(pick(['gre', 'et'].join(''))).WORD",
+      ),
       'tools/plugins/greet.mjs': "export { WORD } from './words.mjs';\n",
       'tools/plugins/words.mjs': "export const WORD = 'hello from the approved plugin';\n",
       'README.md': '# app\n',
     }),
     loaded: 'tools/plugins/words.mjs',
-    change: (marker) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport const WORD = 'CHANGED-CODE';\n`,
+    change: (marker) =>
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport const WORD = 'CHANGED-CODE';\n`,
   },
   {
     name: 'a Python server importing a module by a computed name',
@@ -107,7 +131,11 @@ describe('the approval enforced where code loads (the load guard)', function () 
       try {
         assert.match(answer(await session.call('s', 'hello')), /hello from the approved plugin/);
         for (let i = 0; i < 50; i++) {
-          writeFiles(w.project, { 'README.md': `# app\nedit ${i}\n`, [`notes/n${i % 5}.md`]: `note ${i}\n`, 'data.json': JSON.stringify({ i }) });
+          writeFiles(w.project, {
+            'README.md': `# app\nedit ${i}\n`,
+            [`notes/n${i % 5}.md`]: `note ${i}\n`,
+            'data.json': JSON.stringify({ i }),
+          });
           if (i % 10 === 9) {
             const s = evaluateGate(w.input).servers[0];
             assert.equal(s.state, 'approved', `after ${i + 1} edits: ${s.reason}`);
@@ -139,7 +167,11 @@ describe('the approval enforced where code loads (the load guard)', function () 
         assert.equal((refused[0] as { file?: string }).file, shape.loaded);
         // `get` shows the refused file as a diff against what was approved.
         const got = cli(w, ['get', 's']);
-        assert.match(got.stdout, new RegExp(`refused when it loaded \\(${shape.loaded.replace(/\./g, '\\.')} changed since it was approved\\): approved ↔ now`), got.stdout + got.stderr);
+        assert.match(
+          got.stdout,
+          new RegExp(`refused when it loaded \\(${shape.loaded.replace(/\./g, '\\.')} changed since it was approved\\): approved ↔ now`),
+          got.stdout + got.stderr,
+        );
         assert.match(got.stdout, /^ {4}-.*hello from the approved plugin/m, got.stdout);
         assert.match(got.stdout, /^ {4}\+.*CHANGED-CODE/m, got.stdout);
         const later = answer(await next.call('s', 'hello').catch((e: Error) => ({ error: e.message })));
@@ -160,9 +192,14 @@ describe('the approval enforced where code loads (the load guard)', function () 
     });
   }
 
-  it('uncontained by the user\'s opt-out: the guard is on the command line, a changed plugin is still refused when it loads', async () => {
+  it("uncontained by the user's opt-out: the guard is on the command line, a changed plugin is still refused when it loads", async () => {
     const w = guarded(SHAPES[0].files(''));
-    writeFiles(w.home, { '.config/mcp-gate/config.json': JSON.stringify({ rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }], sandbox: { servers: [{ server: 's', project: w.project, off: true }] } }) });
+    writeFiles(w.home, {
+      '.config/mcp-gate/config.json': JSON.stringify({
+        rules: [{ action: 'mcp.s.tool.hello', decision: 'allow', project: w.project }],
+        sandbox: { servers: [{ server: 's', project: w.project, off: true }] },
+      }),
+    });
     writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
     await recordDecision(w.input, 's', undefined, 'approved');
     const log = new EventLog(w.store, new Masker());
@@ -172,7 +209,10 @@ describe('the approval enforced where code loads (the load guard)', function () 
     } finally {
       await first.close();
     }
-    assert.ok(log.read().some((e) => e.kind === 'sandbox.off'), 'it ran uncontained');
+    assert.ok(
+      log.read().some((e) => e.kind === 'sandbox.off'),
+      'it ran uncontained',
+    );
     const marker = path.join(w.project, 'changed-code-ran');
     fs.writeFileSync(path.join(w.project, SHAPES[0].loaded), SHAPES[0].change(marker));
     const next = await start(w, log);
@@ -191,7 +231,11 @@ describe('the approval enforced where code loads (the load guard)', function () 
     const w = guarded(SHAPES[0].files(''));
     writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
     const get = cli(w, ['get', 's']);
-    assert.match(get.stdout, /checked when it loads: tools\/server\.js:\d+ require\(\) loads a path computed at run time/, get.stdout + get.stderr);
+    assert.match(
+      get.stdout,
+      /checked when it loads: tools\/server\.js:\d+ require\(\) loads a path computed at run time/,
+      get.stdout + get.stderr,
+    );
     assert.doesNotMatch(get.stdout, /the whole workspace/);
     assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
     assert.match(cli(w, ['call', 's', 'hello']).stdout, /hello from the approved plugin/);
@@ -212,7 +256,10 @@ describe('the approval enforced where code loads (the load guard)', function () 
     const w = guarded({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
       // Slow to answer: the change below falls between the copy and the answer to initialize.
-      'tools/server.js': miniServer("Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\nconst lib = require('./lib.js');", 'lib'),
+      'tools/server.js': miniServer(
+        "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\nconst lib = require('./lib.js');",
+        'lib',
+      ),
       'tools/lib.js': "module.exports = 'approved';\n",
     });
     writeFiles(w.project, { '.mcp.json': MCP({ s: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] } }) });
@@ -231,10 +278,13 @@ describe('the approval enforced where code loads (the load guard)', function () 
     }
   });
 
-  it('a module that runs code it is given (vm), asked for by a computed name from a file the approval pins, is refused (red team: code from a file\'s text)', async () => {
+  it("a module that runs code it is given (vm), asked for by a computed name from a file the approval pins, is refused (red team: code from a file's text)", async () => {
     const w = guarded({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
-      'tools/server.js': miniServer("const fs = require('node:fs'), path = require('node:path');\nconst m = require(['v', 'm'].join(''));", "m.runInThisContext(fs.readFileSync(path.join(__dirname, 'plugin.txt'), 'utf8'))"),
+      'tools/server.js': miniServer(
+        "const fs = require('node:fs'), path = require('node:path');\nconst m = require(['v', 'm'].join(''));",
+        "m.runInThisContext(fs.readFileSync(path.join(__dirname, 'plugin.txt'), 'utf8'))",
+      ),
       'tools/plugin.txt': "'approved'",
     });
     writeFiles(w.project, { '.mcp.json': MCP({ s: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] } }) });
@@ -246,7 +296,10 @@ describe('the approval enforced where code loads (the load guard)', function () 
     const session = await open(w, log);
     try {
       assert.equal(session.servers().length, 0, 'it does not start');
-      assert.match(session.notes.join('\n'), /tools\/server\.js asked for a module that runs code it is given .* by a name computed at run time/);
+      assert.match(
+        session.notes.join('\n'),
+        /tools\/server\.js asked for a module that runs code it is given .* by a name computed at run time/,
+      );
     } finally {
       await session.close();
     }
@@ -257,19 +310,25 @@ describe('the approval enforced where code loads (the load guard)', function () 
   it('a file the server was not approved with (new) is refused at load; a server whose approval has no workspace record does not start', async () => {
     const w = guarded({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
-      'tools/server.js': miniServer("const path = require('node:path');", "require(path.join(__dirname, 'plugins', ['ne', 'w'].join('') + '.js'))"),
+      'tools/server.js': miniServer(
+        "const path = require('node:path');",
+        "require(path.join(__dirname, 'plugins', ['ne', 'w'].join('') + '.js'))",
+      ),
     });
     writeFiles(w.project, { '.mcp.json': MCP({ s: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] } }) });
     await recordDecision(w.input, 's', undefined, 'approved');
     const marker = path.join(w.project, 'new-code-ran');
-    writeFiles(w.project, { 'tools/plugins/new.js': `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); module.exports = 'new';\n` });
+    writeFiles(w.project, {
+      'tools/plugins/new.js': `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); module.exports = 'new';\n`,
+    });
     const log = new EventLog(w.store, new Masker());
     const session = await start(w, log);
     try {
       await session.call('s', 'hello').catch(() => undefined);
       assert.ok(!fs.existsSync(marker), 'a file that was not there at approval ran');
       const deadline = Date.now() + 5000;
-      while (evaluateGate(w.input).servers[0].state === 'approved' && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+      while (evaluateGate(w.input).servers[0].state === 'approved' && Date.now() < deadline)
+        await new Promise((res) => setTimeout(res, 100));
       assert.match(evaluateGate(w.input).servers[0].reason, /tools\/plugins\/new\.js was not there when it was approved/);
     } finally {
       await session.close();

@@ -7,11 +7,15 @@ import * as path from 'node:path';
 import { holdStateFolder, syncPackageState } from '../../../../src/host/sandbox/package-state';
 import { cleanupTemp, tempDir, writeFiles } from '../../helpers';
 
-describe('a server\'s private copy of its package folder', () => {
+describe("a server's private copy of its package folder", () => {
   after(cleanupTemp);
 
   it('keeps its data, restores its approved files, and never follows a link it planted', () => {
-    const pristine = writeFiles(tempDir(), { 'package.json': '{"name":"m"}', 'dist/index.js': 'approved()\n', 'dist/lib/util.js': 'util()\n' });
+    const pristine = writeFiles(tempDir(), {
+      'package.json': '{"name":"m"}',
+      'dist/index.js': 'approved()\n',
+      'dist/lib/util.js': 'util()\n',
+    });
     const copy = path.join(tempDir(), 'state', 'copy');
     syncPackageState(pristine, copy);
     assert.equal(fs.readFileSync(path.join(copy, 'dist/index.js'), 'utf8'), 'approved()\n');

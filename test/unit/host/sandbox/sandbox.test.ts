@@ -96,7 +96,8 @@ function stage(): Stage {
   const readOnly = path.join(base, 'extra-read');
   const writable = path.join(base, 'extra-write');
   const cache = path.join(home, '.cache', 'tool');
-  for (const d of [path.join(home, '.ssh'), path.join(home, '.aws'), workspace, outside, copies, readOnly, writable, cache]) fs.mkdirSync(d, { recursive: true });
+  for (const d of [path.join(home, '.ssh'), path.join(home, '.aws'), workspace, outside, copies, readOnly, writable, cache])
+    fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(path.join(home, '.ssh', 'id_test'), 'PRIVATE KEY');
   fs.writeFileSync(path.join(home, '.aws', 'credentials'), 'aws_secret_access_key = x');
   fs.writeFileSync(path.join(outside, 'secret.txt'), 'outside secret');
@@ -134,7 +135,15 @@ function stage(): Stage {
       { source: path.join(copies, 'server.js'), target: path.join(workspace, 'server.js') },
       { source: path.join(copies, 'config.txt'), target: path.join(workspace, 'config.txt') },
     ],
-    profile: { network, unixSockets, extraRead: [readOnly], extraWrite: [writable], caches: ['~/.cache/tool', '~/.npm-missing'], home, limits: DEFAULT_LIMITS },
+    profile: {
+      network,
+      unixSockets,
+      extraRead: [readOnly],
+      extraWrite: [writable],
+      caches: ['~/.cache/tool', '~/.npm-missing'],
+      home,
+      limits: DEFAULT_LIMITS,
+    },
   });
   return { base, home, workspace, outside, copies, readOnly, writable, cache, marker, port, input };
 }
@@ -156,7 +165,12 @@ async function hostSocketFile(s: Stage): Promise<void> {
 
 /** Spawns a sandbox command as the host does: with its seccomp program on fd 3 (see SandboxCommand.seccomp). */
 function spawnContained(c: ReturnType<typeof buildSandbox>): ChildProcess {
-  const child = spawn(c.command, c.args, { cwd: c.cwd, env: c.env, detached: true, stdio: c.door ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(c.command, c.args, {
+    cwd: c.cwd,
+    env: c.env,
+    detached: true,
+    stdio: c.door ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
+  });
   (child.stdio[3] as NodeJS.WritableStream).end(c.seccomp);
   if (c.door) {
     // The door as a start opens it (src/host/sandbox/stdio.ts), to a proxy that lets nothing through.
@@ -166,7 +180,10 @@ function spawnContained(c: ReturnType<typeof buildSandbox>): ChildProcess {
       info += d;
       if (!info.includes('}')) return;
       fds[4].removeAllListeners('data');
-      const egress = new Egress({ decide: async () => ({ allow: false, named: false, reason: 'nothing allowed here' }), onEvent: () => undefined });
+      const egress = new Egress({
+        decide: async () => ({ allow: false, named: false, reason: 'nothing allowed here' }),
+        onEvent: () => undefined,
+      });
       child.once('exit', () => egress.close());
       void openDoor(JSON.parse(info)['child-pid'], egress).then(() => fds[5].end('1'));
     });
@@ -188,15 +205,20 @@ function start(s: Stage, network: boolean, unixSockets = false): ChildProcess {
 
 async function result(s: Stage, child?: ChildProcess): Promise<Record<string, Outcome> & { daemonStarter: number; home: string }> {
   const file = path.join(s.workspace, 'result.json');
-  const text = await waitFor(() => {
-    if (child && child.exitCode !== null) throw new Error(`the sandbox exited: ${(child as ChildProcess & { errText: () => string }).errText()}`);
-    try {
-      const t = fs.readFileSync(file, 'utf8');
-      return t.endsWith('}') ? t : undefined;
-    } catch {
-      return undefined;
-    }
-  }, 20_000, 'the fixture result');
+  const text = await waitFor(
+    () => {
+      if (child && child.exitCode !== null)
+        throw new Error(`the sandbox exited: ${(child as ChildProcess & { errText: () => string }).errText()}`);
+      try {
+        const t = fs.readFileSync(file, 'utf8');
+        return t.endsWith('}') ? t : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    20_000,
+    'the fixture result',
+  );
   // The daemon is started before the result is written; wait until it is there to be killed.
   await waitFor(() => (processesWith(`${s.marker} daemon`).length ? true : undefined), 5000, 'the setsid daemon');
   return JSON.parse(text);
@@ -248,19 +270,21 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       assert.deepEqual(r.writeEtc, { ok: false, code: 'EROFS' });
       assert.equal(r.readShadow.ok && r.readShadow.value !== '', false, '/etc/shadow is masked');
       assert.ok(r.listRoot.ok, JSON.stringify(r.listRoot));
-      for (const hidden of ['home', 'root', 'run', 'var', 'sys', 'mnt', 'srv', 'media', 'work']) assert.ok(!r.listRoot.value!.split(',').includes(hidden), `/${hidden} is visible: ${r.listRoot.value}`);
+      for (const hidden of ['home', 'root', 'run', 'var', 'sys', 'mnt', 'srv', 'media', 'work'])
+        assert.ok(!r.listRoot.value!.split(',').includes(hidden), `/${hidden} is visible: ${r.listRoot.value}`);
       assert.deepEqual(r.rootHome, { ok: false, code: 'ENOENT' });
       assert.equal(r.connect.ok, false, `reached the host's 127.0.0.1 without network: ${JSON.stringify(r.connect)}`);
       assert.equal(r.connectAbstract.ok, false, `reached the host's abstract socket without network: ${JSON.stringify(r.connectAbstract)}`);
       // The socket file is visible (the workspace is), and the seccomp filter refuses the socket to reach it with.
-      assert.deepEqual(r.connectSocketFile, { ok: false, code: 'EPERM' }, 'a host service\'s socket file in the workspace');
+      assert.deepEqual(r.connectSocketFile, { ok: false, code: 'EPERM' }, "a host service's socket file in the workspace");
       assert.equal(accepted.get(s.workspace), 0, 'the host service saw no connection');
       assert.deepEqual(r.childStdio, { ok: true, value: 'child ok' }, 'child processes with piped stdio still work');
       assert.deepEqual(r.writeWorkspace, { ok: true });
       assert.equal(fs.readFileSync(path.join(s.workspace, 'written.txt'), 'utf8'), 'written inside');
       // The overlay shows the copy's bytes, and no way of changing it works.
       assert.deepEqual(r.overlayRead, { ok: true, value: 'approved bytes' });
-      for (const k of ['overlayWrite', 'overlayAppend', 'overlayChmod', 'overlayUnlink', 'overlayRename', 'selfWrite']) assert.equal(r[k].ok, false, `${k}: ${JSON.stringify(r[k])}`);
+      for (const k of ['overlayWrite', 'overlayAppend', 'overlayChmod', 'overlayUnlink', 'overlayRename', 'selfWrite'])
+        assert.equal(r[k].ok, false, `${k}: ${JSON.stringify(r[k])}`);
       assert.deepEqual(r.overlayWrite, { ok: false, code: 'EROFS' });
       assert.equal(fs.readFileSync(path.join(s.copies, 'config.txt'), 'utf8'), 'approved bytes');
       assert.equal(fs.readFileSync(path.join(s.copies, 'server.js'), 'utf8'), fs.readFileSync(ATTACKER, 'utf8'));
@@ -290,8 +314,13 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       try {
         const r = await result(s, child);
         assert.equal(r.connect.ok, false, `reached the host's 127.0.0.1 with network: ${JSON.stringify(r.connect)}`);
-        assert.equal(r.connectAbstract.ok, false, `reached the host's abstract socket with network (unixSockets ${unixSockets}): ${JSON.stringify(r.connectAbstract)}`);
-        if (!unixSockets) assert.deepEqual(r.connectAbstract, { ok: false, code: 'EPERM' }, 'the seccomp filter: no Unix socket to reach one with');
+        assert.equal(
+          r.connectAbstract.ok,
+          false,
+          `reached the host's abstract socket with network (unixSockets ${unixSockets}): ${JSON.stringify(r.connectAbstract)}`,
+        );
+        if (!unixSockets)
+          assert.deepEqual(r.connectAbstract, { ok: false, code: 'EPERM' }, 'the seccomp filter: no Unix socket to reach one with');
         assert.deepEqual(r.readSsh, { ok: false, code: 'ENOENT' }, 'the filesystem stays contained');
         process.kill(child.pid!, 'SIGKILL');
         await noneLeft(s.marker);
@@ -301,7 +330,7 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     }
   });
 
-  it('with unixSockets: true (the user\'s setting) the socket file in the workspace is reachable; the rest stays contained', async () => {
+  it("with unixSockets: true (the user's setting) the socket file in the workspace is reachable; the rest stays contained", async () => {
     const s = stage();
     await hostSocketFile(s);
     const c = buildSandbox(s.input(false, true), available);
@@ -367,12 +396,20 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     ].join('\n');
     fs.writeFileSync(path.join(s.workspace, 'probe.py'), probe);
     const runProbe = async (unixSockets: boolean) => {
-      const c = buildSandbox({
-        launch: { executable: fs.realpathSync('/usr/bin/python3'), argv: [path.join(s.workspace, 'probe.py')], cwd: s.workspace, env: { PATH: '/usr/bin:/bin' } },
-        workspace: s.workspace,
-        overlays: [],
-        profile: { network: false, unixSockets, extraRead: [], extraWrite: [], caches: [], home: s.home, limits: DEFAULT_LIMITS },
-      }, available);
+      const c = buildSandbox(
+        {
+          launch: {
+            executable: fs.realpathSync('/usr/bin/python3'),
+            argv: [path.join(s.workspace, 'probe.py')],
+            cwd: s.workspace,
+            env: { PATH: '/usr/bin:/bin' },
+          },
+          workspace: s.workspace,
+          overlays: [],
+          profile: { network: false, unixSockets, extraRead: [], extraWrite: [], caches: [], home: s.home, limits: DEFAULT_LIMITS },
+        },
+        available,
+      );
       const child = spawnContained(c);
       let out = '';
       let err = '';
@@ -383,12 +420,37 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
       return JSON.parse(out);
     };
     const { EPERM, ENOSYS, EAFNOSUPPORT } = os.constants.errno;
-    const always = { pair_stream: 'ok', pair_seqpacket: 'ok', inet: 'ok', inet6: 'ok', netlink: 'ok', vsock: EAFNOSUPPORT, alg: EAFNOSUPPORT, packet: EAFNOSUPPORT, io_uring_setup: ENOSYS, unshare_user: EPERM, clone3: ENOSYS, fork: 'ok' };
+    const always = {
+      pair_stream: 'ok',
+      pair_seqpacket: 'ok',
+      inet: 'ok',
+      inet6: 'ok',
+      netlink: 'ok',
+      vsock: EAFNOSUPPORT,
+      alg: EAFNOSUPPORT,
+      packet: EAFNOSUPPORT,
+      io_uring_setup: ENOSYS,
+      unshare_user: EPERM,
+      clone3: ENOSYS,
+      fork: 'ok',
+    };
     assert.deepEqual(await runProbe(false), {
-      ...always, connect_file: EPERM, unix_dgram: EPERM, unix_stream_cloexec: EPERM, pair_dgram: EPERM, pair_dgram_nonblock: EPERM, unix_high_bits: EPERM,
+      ...always,
+      connect_file: EPERM,
+      unix_dgram: EPERM,
+      unix_stream_cloexec: EPERM,
+      pair_dgram: EPERM,
+      pair_dgram_nonblock: EPERM,
+      unix_high_bits: EPERM,
     });
     assert.deepEqual(await runProbe(true), {
-      ...always, connect_file: 'ok', unix_dgram: 'ok', unix_stream_cloexec: 'ok', pair_dgram: 'ok', pair_dgram_nonblock: 'ok', unix_high_bits: 'ok',
+      ...always,
+      connect_file: 'ok',
+      unix_dgram: 'ok',
+      unix_stream_cloexec: 'ok',
+      pair_dgram: 'ok',
+      pair_dgram_nonblock: 'ok',
+      unix_high_bits: 'ok',
     });
   });
 
@@ -420,18 +482,32 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
   it('a real MCP server (SDK, over stdio) works contained: tools listed and called, nothing left after close', async () => {
     const s = stage();
     const marker = `${s.marker}-mcp`;
-    const c = buildSandbox({
-      launch: { executable: NODE, argv: [FIXTURE_SERVER, marker], cwd: s.workspace, env: { PATH: '/usr/bin:/bin', HOME: s.home } },
-      workspace: s.workspace,
-      overlays: [],
-      profile: { network: false, unixSockets: false, extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))], extraWrite: [], caches: [], home: s.home, limits: DEFAULT_LIMITS },
-    }, available);
+    const c = buildSandbox(
+      {
+        launch: { executable: NODE, argv: [FIXTURE_SERVER, marker], cwd: s.workspace, env: { PATH: '/usr/bin:/bin', HOME: s.home } },
+        workspace: s.workspace,
+        overlays: [],
+        profile: {
+          network: false,
+          unixSockets: false,
+          extraRead: [ROOT, fs.realpathSync(path.join(ROOT, 'node_modules'))],
+          extraWrite: [],
+          caches: [],
+          home: s.home,
+          limits: DEFAULT_LIMITS,
+        },
+      },
+      available,
+    );
     const t = new StdioTransport({ command: c.command, args: c.args, cwd: c.cwd, env: c.env, seccomp: c.seccomp });
     const client = new Client({ name: 'sandbox-test', version: '0' });
     await client.connect(t);
     try {
       const tools = await client.listTools();
-      assert.deepEqual(tools.tools.map((x) => x.name), ['t0', 't1']);
+      assert.deepEqual(
+        tools.tools.map((x) => x.name),
+        ['t0', 't1'],
+      );
       const r = await client.callTool({ name: 't0', arguments: { text: 'contained' } });
       assert.match(JSON.stringify(r.content), /t0: contained/);
     } finally {
@@ -448,13 +524,28 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     const workspace = path.join(home, 'project'); // inside HOME: its mount point is made in the own home
     for (const d of [path.join(home, '.ssh'), own, outside, workspace, path.join(base, 'cache')]) fs.mkdirSync(d, { recursive: true });
     fs.writeFileSync(path.join(home, '.ssh', 'id_test'), 'PRIVATE KEY');
-    const run = async (script: string, caches: SandboxInput['profile']['caches']): Promise<{ code: number | null; out: string; err: string }> => {
-      const c = buildSandbox({
-        launch: { executable: '/bin/sh', argv: ['-c', script], cwd: workspace, env: { PATH: '/usr/bin:/bin', HOME: home } },
-        workspace,
-        overlays: [],
-        profile: { network: false, unixSockets: false, extraRead: [], extraWrite: [], caches, home, ownHome: own, limits: DEFAULT_LIMITS },
-      }, available);
+    const run = async (
+      script: string,
+      caches: SandboxInput['profile']['caches'],
+    ): Promise<{ code: number | null; out: string; err: string }> => {
+      const c = buildSandbox(
+        {
+          launch: { executable: '/bin/sh', argv: ['-c', script], cwd: workspace, env: { PATH: '/usr/bin:/bin', HOME: home } },
+          workspace,
+          overlays: [],
+          profile: {
+            network: false,
+            unixSockets: false,
+            extraRead: [],
+            extraWrite: [],
+            caches,
+            home,
+            ownHome: own,
+            limits: DEFAULT_LIMITS,
+          },
+        },
+        available,
+      );
       assert.match(c.description.text, /its own home, kept between its starts/);
       assert.ok(!c.description.empty.includes(home), 'HOME is not an empty tmpfs');
       const child = spawnContained(c);
@@ -467,20 +558,46 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     };
     // First start: it keeps state under ~/.config, and leaves a link (its text names a host folder) where a cache
     // that does not exist yet would be shown.
-    const first = await run(`ls -A "$HOME"; mkdir -p "$HOME/.config/srv" && echo first-start > "$HOME/.config/srv/state" && ln -s ${outside} "$HOME/.cache"`, []);
+    const first = await run(
+      `ls -A "$HOME"; mkdir -p "$HOME/.config/srv" && echo first-start > "$HOME/.config/srv/state" && ln -s ${outside} "$HOME/.cache"`,
+      [],
+    );
     assert.equal(first.code, 0, first.err);
     assert.doesNotMatch(first.out, /\.ssh/, 'the real home is not shown');
     assert.equal(fs.readFileSync(path.join(own, '.config', 'srv', 'state'), 'utf8'), 'first-start\n');
     assert.equal(fs.existsSync(path.join(home, '.config')), false, 'nothing written in the real home');
     // Second start, now with a cache at ~/.cache/tool: the link is removed before bwrap makes the mount point.
-    const second = await run('cat "$HOME/.config/srv/state"; ls -A "$HOME/.cache"; touch "$HOME/.cache/tool/entry"', [{ source: path.join(base, 'cache'), target: '~/.cache/tool' }]);
+    const second = await run('cat "$HOME/.config/srv/state"; ls -A "$HOME/.cache"; touch "$HOME/.cache/tool/entry"', [
+      { source: path.join(base, 'cache'), target: '~/.cache/tool' },
+    ]);
     assert.equal(second.code, 0, second.err);
     assert.match(second.out, /^first-start\ntool\n$/, 'its state is there at its next start, and the cache is where it belongs');
     assert.ok(fs.lstatSync(path.join(own, '.cache')).isDirectory(), 'the link was replaced by a folder');
     assert.deepEqual(fs.readdirSync(outside), [], 'nothing made through the link');
     assert.ok(fs.existsSync(path.join(base, 'cache', 'entry')), 'the cache is the bound one');
     // An own home that overlaps the workspace is refused.
-    assert.throws(() => buildSandbox({ launch: { executable: '/bin/sh', argv: [], cwd: workspace, env: {} }, workspace, overlays: [], profile: { network: false, unixSockets: false, extraRead: [], extraWrite: [], caches: [], home, ownHome: workspace, limits: DEFAULT_LIMITS } }, available), /overlap/);
+    assert.throws(
+      () =>
+        buildSandbox(
+          {
+            launch: { executable: '/bin/sh', argv: [], cwd: workspace, env: {} },
+            workspace,
+            overlays: [],
+            profile: {
+              network: false,
+              unixSockets: false,
+              extraRead: [],
+              extraWrite: [],
+              caches: [],
+              home,
+              ownHome: workspace,
+              limits: DEFAULT_LIMITS,
+            },
+          },
+          available,
+        ),
+      /overlap/,
+    );
   });
 
   it('orders mounts parent first: /tmp and HOME tmpfs before a workspace inside them, overlays after the workspace', () => {
@@ -493,19 +610,36 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     assert.ok(at('--tmpfs', '/tmp') < at('--tmpfs', s.home));
     assert.ok(at('--tmpfs', s.home) < at('--bind', s.cache, s.cache));
     assert.ok(at('--tmpfs', '/tmp') < at('--bind', s.workspace, s.workspace));
-    assert.ok(at('--bind', s.workspace, s.workspace) < at('--ro-bind', path.join(s.copies, 'config.txt'), path.join(s.workspace, 'config.txt')));
+    assert.ok(
+      at('--bind', s.workspace, s.workspace) < at('--ro-bind', path.join(s.copies, 'config.txt'), path.join(s.workspace, 'config.txt')),
+    );
     for (const f of ['--unshare-all', '--die-with-parent', '--new-session', '--dev', '--proc']) at(f);
     at('--cap-drop', 'ALL');
     assert.equal(c.args.includes('--share-net'), false);
     const withDoor = buildSandbox(s.input(true), available);
-    assert.equal(withDoor.args.includes('--share-net'), false, 'never the host\'s network namespace');
+    assert.equal(withDoor.args.includes('--share-net'), false, "never the host's network namespace");
     assert.equal(withDoor.door, true);
-    assert.deepEqual(withDoor.args.slice(withDoor.args.indexOf('--info-fd'), withDoor.args.indexOf('--info-fd') + 4), ['--info-fd', '4', '--block-fd', '5']);
+    assert.deepEqual(withDoor.args.slice(withDoor.args.indexOf('--info-fd'), withDoor.args.indexOf('--info-fd') + 4), [
+      '--info-fd',
+      '4',
+      '--block-fd',
+      '5',
+    ]);
     assert.equal(withDoor.env.HTTPS_PROXY, 'http://127.0.0.1:3128');
     // The first command inside is prlimit with the server's limits (hard = soft), then the server itself.
-    assert.deepEqual(c.args.slice(at('--') + 1), [available.ok && available.prlimit, ...rlimitArgs(DEFAULT_LIMITS), '--', NODE, path.join(s.workspace, 'server.js'), s.marker]);
+    assert.deepEqual(c.args.slice(at('--') + 1), [
+      available.ok && available.prlimit,
+      ...rlimitArgs(DEFAULT_LIMITS),
+      '--',
+      NODE,
+      path.join(s.workspace, 'server.js'),
+      s.marker,
+    ]);
     // The environment goes to spawn, not on the command line (readable by every user in /proc).
-    assert.equal(c.args.some((a) => a.includes('FIXTURE_') || a === '--setenv'), false);
+    assert.equal(
+      c.args.some((a) => a.includes('FIXTURE_') || a === '--setenv'),
+      false,
+    );
     assert.equal(c.env.HOME, s.home);
     assert.equal(c.env.TMPDIR, '/tmp');
     assert.match(c.description.text, /network none/);
@@ -519,13 +653,19 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     const refused = (change: (i: SandboxInput) => void, re: RegExp) => {
       const i = structuredClone(base);
       change(i);
-      assert.throws(() => buildSandbox(i, available), (e: unknown) => e instanceof SandboxConfigError && re.test((e as Error).message));
+      assert.throws(
+        () => buildSandbox(i, available),
+        (e: unknown) => e instanceof SandboxConfigError && re.test((e as Error).message),
+      );
     };
     refused((i) => (i.workspace = s.home), /home directory/);
     refused((i) => (i.workspace = '/'), /whole machine/);
     refused((i) => (i.profile.extraRead = [s.home]), /home directory/);
     refused((i) => (i.profile.caches = ['~']), /home directory/);
-    refused((i) => (i.overlays = [{ source: path.join(s.copies, 'config.txt'), target: path.join(s.outside, 'secret.txt') }]), /is not inside the workspace/);
+    refused(
+      (i) => (i.overlays = [{ source: path.join(s.copies, 'config.txt'), target: path.join(s.outside, 'secret.txt') }]),
+      /is not inside the workspace/,
+    );
     refused((i) => (i.launch.cwd = 'relative'), /absolute path/);
     refused((i) => (i.launch.cwd = s.outside), /would not be visible/);
   });
@@ -540,7 +680,10 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     fs.writeFileSync(path.join(bin, 'pacman'), 'not executable', { mode: 0o644 });
     assert.equal(bubblewrapInstallCommand(path.join(bin, 'none'), false), undefined);
     const probe = sandboxAvailable({ path: bin, refresh: true });
-    assert.ok(!probe.ok && probe.install === `${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y bubblewrap`, JSON.stringify(probe));
+    assert.ok(
+      !probe.ok && probe.install === `${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y bubblewrap`,
+      JSON.stringify(probe),
+    );
     const nowhere = sandboxAvailable({ path: '/nonexistent', refresh: true });
     assert.ok(!nowhere.ok && nowhere.install === undefined, JSON.stringify(nowhere));
   });
@@ -548,19 +691,36 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
   it('the probe reports a missing bwrap with the fix, and namespace trouble by its sysctl', () => {
     const missing = sandboxAvailable({ path: '/nonexistent:/also-not-here', refresh: true });
     assert.equal(missing.ok, false);
-    assert.ok(!missing.ok && /bubblewrap \(bwrap\) not found on PATH/.test(missing.reason) && /apt-get install bubblewrap/.test(missing.fix), JSON.stringify(missing));
+    assert.ok(
+      !missing.ok && /bubblewrap \(bwrap\) not found on PATH/.test(missing.reason) && /apt-get install bubblewrap/.test(missing.fix),
+      JSON.stringify(missing),
+    );
     const injected = sandboxAvailable({ bwrap: '/nonexistent/bwrap', refresh: true });
     assert.ok(!injected.ok && /not found at \/nonexistent\/bwrap/.test(injected.reason) && /apt-get install bubblewrap/.test(injected.fix));
-    assert.throws(() => buildSandbox(stage().input(false), injected), (e: unknown) => e instanceof SandboxUnavailableError && /not available: bubblewrap not found at \/nonexistent\/bwrap.*fix: install bubblewrap/.test((e as Error).message));
+    assert.throws(
+      () => buildSandbox(stage().input(false), injected),
+      (e: unknown) =>
+        e instanceof SandboxUnavailableError &&
+        /not available: bubblewrap not found at \/nonexistent\/bwrap.*fix: install bubblewrap/.test((e as Error).message),
+    );
 
     const sysctl = (values: Record<string, string>) => (k: string) => values[k];
-    const apparmor = diagnoseBwrapFailure('bwrap: setting up uid map: Permission denied\n', sysctl({ 'kernel/apparmor_restrict_unprivileged_userns': '1' }));
+    const apparmor = diagnoseBwrapFailure(
+      'bwrap: setting up uid map: Permission denied\n',
+      sysctl({ 'kernel/apparmor_restrict_unprivileged_userns': '1' }),
+    );
     assert.match(apparmor.reason, /kernel\.apparmor_restrict_unprivileged_userns=1/);
     assert.match(apparmor.fix, /apparmor_parser -r|sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0/);
-    const clone = diagnoseBwrapFailure('bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.', sysctl({ 'kernel/unprivileged_userns_clone': '0' }));
+    const clone = diagnoseBwrapFailure(
+      'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.',
+      sysctl({ 'kernel/unprivileged_userns_clone': '0' }),
+    );
     assert.match(clone.reason, /kernel\.unprivileged_userns_clone=0/);
     assert.match(clone.fix, /sysctl -w kernel\.unprivileged_userns_clone=1/);
-    const max = diagnoseBwrapFailure('bwrap: Creating new namespace failed: No space left on device', sysctl({ 'user/max_user_namespaces': '0' }));
+    const max = diagnoseBwrapFailure(
+      'bwrap: Creating new namespace failed: No space left on device',
+      sysctl({ 'user/max_user_namespaces': '0' }),
+    );
     assert.match(max.fix, /user\.max_user_namespaces=15000/);
     const unknown = diagnoseBwrapFailure('bwrap: Creating new namespace failed: Operation not permitted', sysctl({}));
     assert.match(unknown.reason, /could not create its namespaces: bwrap: Creating new namespace failed/);
@@ -570,10 +730,19 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     // A stand-in bwrap that runs everything but refuses a seccomp program, as a kernel without seccomp filters does.
     const dir = tempDir('mcp-gate-fake-bwrap-');
     const fake = path.join(dir, 'bwrap');
-    fs.writeFileSync(fake, `#!/bin/sh\ncase "$*" in --version) echo 'bubblewrap 0.8.0'; exit 0;; *--seccomp*) echo 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument' >&2; exit 1;; esac\nexit 0\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      fake,
+      `#!/bin/sh\ncase "$*" in --version) echo 'bubblewrap 0.8.0'; exit 0;; *--seccomp*) echo 'bwrap: prctl(PR_SET_SECCOMP): Invalid argument' >&2; exit 1;; esac\nexit 0\n`,
+      { mode: 0o755 },
+    );
     const p = sandboxAvailable({ bwrap: fake, refresh: true, readSysctl: () => undefined });
     assert.equal(p.ok, false);
-    assert.ok(!p.ok && /could not load MCP Gate's seccomp filter \(sockets\): bwrap: prctl\(PR_SET_SECCOMP\): Invalid argument/.test(p.reason) && /CONFIG_SECCOMP_FILTER/.test(p.fix), JSON.stringify(p));
+    assert.ok(
+      !p.ok &&
+        /could not load MCP Gate's seccomp filter \(sockets\): bwrap: prctl\(PR_SET_SECCOMP\): Invalid argument/.test(p.reason) &&
+        /CONFIG_SECCOMP_FILTER/.test(p.fix),
+      JSON.stringify(p),
+    );
   });
 
   it('the seccomp filter is built for x64 and arm64, and for no other architecture (containment is refused there)', () => {

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import { sbplString, seatbeltProfile } from '../../../../src/host/sandbox/seatbelt';
 
 describe('host/seatbelt: the macOS profile from the same sandbox decision', () => {
-  const d = { network: false, readWrite: ['/Users/me/src/repo', '/Users/me/.cache/mcp-gate/sandbox/s/npm'], readOnly: ['/Users/me/src/repo/.git', '/Users/me/src/repo/.vscode'], overlays: ['/Users/me/src/repo/tools/server.js'] };
+  const d = {
+    network: false,
+    readWrite: ['/Users/me/src/repo', '/Users/me/.cache/mcp-gate/sandbox/s/npm'],
+    readOnly: ['/Users/me/src/repo/.git', '/Users/me/src/repo/.vscode'],
+    overlays: ['/Users/me/src/repo/tools/server.js'],
+  };
 
   it('denies by default, allows the same paths, and keeps the read-only ones unwritable after the read-write rule', () => {
     const p = seatbeltProfile(d);
@@ -23,7 +28,9 @@ describe('host/seatbelt: the macOS profile from the same sandbox decision', () =
 
   it('the network rule allows the network; nothing else changes', () => {
     const a = seatbeltProfile(d).trim().split('\n');
-    const b = seatbeltProfile({ ...d, network: true }).trim().split('\n');
+    const b = seatbeltProfile({ ...d, network: true })
+      .trim()
+      .split('\n');
     assert.deepEqual(b.slice(0, a.length), a);
     assert.deepEqual(b.slice(a.length), ['(allow network*)']);
   });

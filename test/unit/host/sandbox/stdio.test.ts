@@ -34,7 +34,10 @@ describe('stdio transport', function () {
     const client = new Client({ name: 'mcp-gate-test', version: '0' });
     await client.connect(t);
     const tools = await client.listTools();
-    assert.ok(tools.tools.some((x) => x.name === 'echo'), tools.tools.map((x) => x.name).join(','));
+    assert.ok(
+      tools.tools.some((x) => x.name === 'echo'),
+      tools.tools.map((x) => x.name).join(','),
+    );
     const r = await client.callTool({ name: 'echo', arguments: { message: 'hello gate' } });
     assert.match(JSON.stringify(r.content), /hello gate/);
     const pid = t.pid!;
@@ -46,7 +49,12 @@ describe('stdio transport', function () {
     const parent = { PATH: process.env.PATH, HOME: '/home/x', GITHUB_TOKEN: 'ghp_secret', AWS_SECRET_ACCESS_KEY: 'aws', LANG: 'C.UTF-8' };
     const env = { ...minimalEnv(parent), DECLARED: 'yes' };
     assert.deepEqual(Object.keys(env).sort(), ['DECLARED', 'HOME', 'LANG', 'PATH']);
-    const t = new StdioTransport({ command: process.execPath, args: ['-e', 'process.stderr.write(JSON.stringify(process.env))'], cwd: ROOT, env });
+    const t = new StdioTransport({
+      command: process.execPath,
+      args: ['-e', 'process.stderr.write(JSON.stringify(process.env))'],
+      cwd: ROOT,
+      env,
+    });
     const closed = new Promise<void>((r) => (t.onclose = () => r()));
     await t.start();
     await closed;
@@ -57,7 +65,12 @@ describe('stdio transport', function () {
   });
 
   it('is spawned without a shell: metacharacters are plain arguments', async () => {
-    const t = new StdioTransport({ command: process.execPath, args: ['-e', 'process.stderr.write(JSON.stringify(process.argv.slice(1)))', '$(id)', '; rm -rf /', '`x`'], cwd: ROOT, env: minimalEnv(process.env) });
+    const t = new StdioTransport({
+      command: process.execPath,
+      args: ['-e', 'process.stderr.write(JSON.stringify(process.argv.slice(1)))', '$(id)', '; rm -rf /', '`x`'],
+      cwd: ROOT,
+      env: minimalEnv(process.env),
+    });
     const closed = new Promise<void>((r) => (t.onclose = () => r()));
     await t.start();
     await closed;
@@ -76,7 +89,12 @@ describe('stdio transport', function () {
   });
 
   it('a message over 1 MiB closes the server instead of buffering without end', async () => {
-    const t = new StdioTransport({ command: process.execPath, args: ['-e', 'process.stdout.write("x".repeat(2*1024*1024)); setInterval(()=>{},1000)'], cwd: ROOT, env: minimalEnv(process.env) });
+    const t = new StdioTransport({
+      command: process.execPath,
+      args: ['-e', 'process.stdout.write("x".repeat(2*1024*1024)); setInterval(()=>{},1000)'],
+      cwd: ROOT,
+      env: minimalEnv(process.env),
+    });
     const errors: Error[] = [];
     t.onerror = (e) => errors.push(e);
     const closed = new Promise<void>((r) => (t.onclose = () => r()));
@@ -86,7 +104,12 @@ describe('stdio transport', function () {
   });
 
   it('stderr is kept bounded', async () => {
-    const t = new StdioTransport({ command: process.execPath, args: ['-e', 'for (let i=0;i<200;i++) process.stderr.write("e".repeat(4096))'], cwd: ROOT, env: minimalEnv(process.env) });
+    const t = new StdioTransport({
+      command: process.execPath,
+      args: ['-e', 'for (let i=0;i<200;i++) process.stderr.write("e".repeat(4096))'],
+      cwd: ROOT,
+      env: minimalEnv(process.env),
+    });
     const closed = new Promise<void>((r) => (t.onclose = () => r()));
     await t.start();
     await closed;

@@ -25,13 +25,21 @@ describe('a git repository a contained server makes (new-repos)', function () {
     spawnSync('git', ['-C', path.join(root, 'plain'), 'remote', 'add', 'origin', 'https://example.invalid/x.git'], { encoding: 'utf8' });
     assert.equal(await gitRisk(path.join(root, 'plain', '.git'), new Set()), undefined);
     const bad: Array<[string, Record<string, string>, RegExp]> = [
-      ['fsmonitor', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/config': '[core]\n\tFSMonitor = "touch x"\n' }, /config sets core\.fsmonitor, which can make git run a program/],
+      [
+        'fsmonitor',
+        { '.git/HEAD': 'ref: refs/heads/main\n', '.git/config': '[core]\n\tFSMonitor = "touch x"\n' },
+        /config sets core\.fsmonitor, which can make git run a program/,
+      ],
       ['alias', { '.git/config': '[alias]\n\tst = !sh -c x\n' }, /alias\.st/],
       ['filter', { '.git/config': '[filter "x"]\n\tclean = sh x\n' }, /filter\.x\.clean/],
       ['include', { '.git/config': '[include]\n\tpath = ../elsewhere\n' }, /include\.path/],
       ['hook', { '.git/hooks/post-checkout': '#!/bin/sh\n' }, /hooks\/post-checkout/],
       ['commondir', { '.git/commondir': '../x\n' }, /commondir/],
-      ['gitdir', { '.git': 'gitdir: plain2\n', 'plain2/config': '[core]\n' }, /gitdir: names plain2, which is not a repository that was there/],
+      [
+        'gitdir',
+        { '.git': 'gitdir: plain2\n', 'plain2/config': '[core]\n' },
+        /gitdir: names plain2, which is not a repository that was there/,
+      ],
     ];
     for (const [name, files, why] of bad) {
       const d = path.join(root, name);
@@ -39,7 +47,10 @@ describe('a git repository a contained server makes (new-repos)', function () {
       assert.match(String(await gitRisk(path.join(d, '.git'), new Set())), why, name);
     }
     // a gitdir: into a repository that was there before (a worktree git made of it) is not the server's
-    writeFiles(root, { 'wt/.git': `gitdir: ${path.join(root, 'plain', '.git', 'worktrees', 'wt')}\n`, 'plain/.git/worktrees/wt/HEAD': 'ref: refs/heads/x\n' });
+    writeFiles(root, {
+      'wt/.git': `gitdir: ${path.join(root, 'plain', '.git', 'worktrees', 'wt')}\n`,
+      'plain/.git/worktrees/wt/HEAD': 'ref: refs/heads/x\n',
+    });
     assert.equal(await gitRisk(path.join(root, 'wt', '.git'), new Set([path.join(root, 'plain', '.git')])), undefined);
     fs.mkdirSync(path.join(root, 'linked'));
     fs.symlinkSync(path.join(root, 'plain', '.git'), path.join(root, 'linked', '.git'));
@@ -48,7 +59,12 @@ describe('a git repository a contained server makes (new-repos)', function () {
 
   it('while watched: a .git made anywhere that could run something is moved aside at once (also one made inert first and changed after); git then obeys nothing of it; a plain git init stays; stop() finds one no watch saw', async () => {
     const root = fs.realpathSync(tempDir('mcp-gate-repos-ws-'));
-    writeFiles(root, { 'README.md': '# ws\n', 'src/a/keep.txt': '', 'node_modules/x/index.js': '' , 'old/.git/config': '[core]\n\tfsmonitor = old\n' });
+    writeFiles(root, {
+      'README.md': '# ws\n',
+      'src/a/keep.txt': '',
+      'node_modules/x/index.js': '',
+      'old/.git/config': '[core]\n\tfsmonitor = old\n',
+    });
     const marker = path.join(root, '..', `${path.basename(root)}-fsmonitor-ran`);
     const evil = `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${marker}; false"\n`;
     const held: HeldRepository[] = [];
@@ -83,12 +99,21 @@ describe('a git repository a contained server makes (new-repos)', function () {
       writeFiles(elsewhere, { 'prep/.git/HEAD': 'ref: refs/heads/main\n', 'prep/.git/config': evil, 'g/config': evil });
       fs.renameSync(path.join(elsewhere, 'prep'), path.join(root, 'src/prep'));
       fs.renameSync(path.join(elsewhere, 'g'), path.join(root, 'src/a/.git'));
-      assert.ok(await until(() => held.some((h) => h.rel === 'src/prep/.git') && held.some((h) => h.rel === 'src/a/.git')), JSON.stringify(held));
+      assert.ok(
+        await until(() => held.some((h) => h.rel === 'src/prep/.git') && held.some((h) => h.rel === 'src/a/.git')),
+        JSON.stringify(held),
+      );
       // git run there now obeys nothing of it
       fs.writeFileSync(path.join(root, 'src/a/b/c/f'), 'x');
-      spawnSync('git', ['-C', path.join(root, 'src/a/b/c'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
-      spawnSync('git', ['-C', path.join(root, 'later'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
-      assert.equal(fs.existsSync(marker), false, 'git ran the moved repository\'s fsmonitor');
+      spawnSync('git', ['-C', path.join(root, 'src/a/b/c'), 'status'], {
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) },
+      });
+      spawnSync('git', ['-C', path.join(root, 'later'), 'status'], {
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) },
+      });
+      assert.equal(fs.existsSync(marker), false, "git ran the moved repository's fsmonitor");
       // the one that was there at the start is not the watch's (the sandbox shows it read-only)
       assert.ok(fs.existsSync(path.join(root, 'old/.git/config')));
       // a good plain one stays
@@ -104,7 +129,10 @@ describe('a git repository a contained server makes (new-repos)', function () {
     const late = watchNewRepositories(root, (h) => held.push(h));
     writeFiles(root, { 'late/.git/config': evil });
     await late.stop();
-    assert.ok(held.some((h) => h.rel === 'late/.git'), JSON.stringify(held));
+    assert.ok(
+      held.some((h) => h.rel === 'late/.git'),
+      JSON.stringify(held),
+    );
     // control: git obeys such a repository
     writeFiles(root, { 'ctl/.git/HEAD': 'ref: refs/heads/main\n', 'ctl/.git/config': evil, 'ctl/f': 'x' });
     fs.mkdirSync(path.join(root, 'ctl/.git/objects'));
@@ -118,7 +146,16 @@ describe('a git repository a contained server makes (new-repos)', function () {
     const root = fs.realpathSync(tempDir('mcp-gate-repos-rt-'));
     const marker = path.join(root, '..', `${path.basename(root)}-fsmonitor-ran`);
     const evil = `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${marker}; false"\n`;
-    writeFiles(root, { '.git/HEAD': 'ref: refs/heads/main\n', 'src/index.js': '', 'lib/.git/HEAD': 'ref: refs/heads/main\n', 'lib/.git/config': '[core]\n\tbare = false\n', 'notes/cfg.txt': '[core]\n\tbare = false\n', 'node_modules/mylib/index.js': '', 'fixture.git/HEAD': 'ref: refs/heads/main\n', 'fixture.git/config': '[core]\n\tbare = true\n' });
+    writeFiles(root, {
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      'src/index.js': '',
+      'lib/.git/HEAD': 'ref: refs/heads/main\n',
+      'lib/.git/config': '[core]\n\tbare = false\n',
+      'notes/cfg.txt': '[core]\n\tbare = false\n',
+      'node_modules/mylib/index.js': '',
+      'fixture.git/HEAD': 'ref: refs/heads/main\n',
+      'fixture.git/config': '[core]\n\tbare = true\n',
+    });
     for (const d of ['lib/.git/objects', 'lib/.git/refs', 'fixture.git/objects', 'fixture.git/refs']) fs.mkdirSync(path.join(root, d));
     const held: HeldRepository[] = [];
     const blind: string[] = [];
@@ -145,7 +182,12 @@ describe('a git repository a contained server makes (new-repos)', function () {
       fs.mkdirSync(path.join(root, 'z'));
       spawnSync('git', ['init', '-q', path.join(root, 'z')], { encoding: 'utf8' });
       await new Promise((r) => setTimeout(r, 150));
-      writeFiles(root, { 'z/.git/a/b/.keep': '', 'z/.git/.git/HEAD': 'ref: refs/heads/main\n', 'z/.git/.git/config': evil, 'sub/keep': '' });
+      writeFiles(root, {
+        'z/.git/a/b/.keep': '',
+        'z/.git/.git/HEAD': 'ref: refs/heads/main\n',
+        'z/.git/.git/config': evil,
+        'sub/keep': '',
+      });
       fs.symlinkSync('../z/.git/a/b', path.join(root, 'sub', 'ln'));
       fs.writeFileSync(path.join(root, 'sub', '.git'), 'gitdir: ln/../../.git\n');
       assert.ok(await until(() => held.some((h) => h.rel === 'sub/.git')), JSON.stringify(held));
@@ -164,17 +206,26 @@ describe('a git repository a contained server makes (new-repos)', function () {
     } finally {
       await w.stop();
     }
-    assert.ok(held.some((h) => h.rel.endsWith('/d/.git')), JSON.stringify(held));
-    assert.ok(fs.existsSync(path.join(root, 'lib-old/.git/config')), 'the repository that was there is not the watch\'s');
+    assert.ok(
+      held.some((h) => h.rel.endsWith('/d/.git')),
+      JSON.stringify(held),
+    );
+    assert.ok(fs.existsSync(path.join(root, 'lib-old/.git/config')), "the repository that was there is not the watch's");
     for (const d of ['src', 'lib', 'hl', 'sub', path.join('node_modules', 'mylib')]) {
-      spawnSync('git', ['-C', path.join(root, d), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
+      spawnSync('git', ['-C', path.join(root, d), 'status'], {
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) },
+      });
     }
-    assert.equal(fs.existsSync(marker), false, 'git ran a held repository\'s fsmonitor');
+    assert.equal(fs.existsSync(marker), false, "git ran a held repository's fsmonitor");
     // control: git takes such a folder for a repository and runs its fsmonitor
     writeFiles(root, { 'ctl/HEAD': 'ref: refs/heads/main\n', 'ctl/config': `${evil}\tworktree = .\n` });
     fs.mkdirSync(path.join(root, 'ctl/objects'));
     fs.mkdirSync(path.join(root, 'ctl/refs'));
-    spawnSync('git', ['-C', path.join(root, 'ctl'), 'status'], { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) } });
+    spawnSync('git', ['-C', path.join(root, 'ctl'), 'status'], {
+      encoding: 'utf8',
+      env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) },
+    });
     assert.ok(fs.existsSync(marker), 'control: git runs core.fsmonitor from a bare-shaped folder');
     fs.rmSync(marker);
   });
@@ -199,10 +250,17 @@ describe('a git repository a contained server makes (new-repos)', function () {
     const root = fs.realpathSync(tempDir('mcp-gate-repos-obeyed-'));
     writeFiles(root, { 'AGENTS.md': 'there before\n', 'packages/app/src/x.js': '', 'node_modules/dep/index.js': '' });
     const appeared: string[] = [];
-    const w = watchNewRepositories(root, () => undefined, { obeyed: { names: ['AGENTS.md', 'CLAUDE.md', '.vscode', '.github/copilot-instructions.md'], appeared: (r) => appeared.push(r) } });
+    const w = watchNewRepositories(root, () => undefined, {
+      obeyed: { names: ['AGENTS.md', 'CLAUDE.md', '.vscode', '.github/copilot-instructions.md'], appeared: (r) => appeared.push(r) },
+    });
     try {
       fs.appendFileSync(path.join(root, 'AGENTS.md'), 'changed: it is read-only in the sandbox, and was there\n');
-      writeFiles(root, { 'packages/app/CLAUDE.md': 'new', 'packages/app/.github/copilot-instructions.md': 'new', 'node_modules/dep/AGENTS.md': 'a package\'s own', 'packages/app/src/notes.md': 'data' });
+      writeFiles(root, {
+        'packages/app/CLAUDE.md': 'new',
+        'packages/app/.github/copilot-instructions.md': 'new',
+        'node_modules/dep/AGENTS.md': "a package's own",
+        'packages/app/src/notes.md': 'data',
+      });
       fs.mkdirSync(path.join(root, 'packages/app/.vscode'));
       assert.ok(await until(() => appeared.length >= 3), JSON.stringify(appeared));
       fs.appendFileSync(path.join(root, 'packages/app/CLAUDE.md'), 'more');

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import * as absent from '../../../../src/host/workers/npm-absent';
 import { ROOT } from '../../helpers';
 
-describe('the npm libraries\' absent parts (package worker)', () => {
+describe("the npm libraries' absent parts (package worker)", () => {
   it('each stand-in throws, naming the library and the file', () => {
     assert.throws(() => absent.decode(), /iconv-lite is not bundled .*npm-absent\.ts/);
     assert.throws(() => absent.verify(), /sigstore is not bundled/);
@@ -16,7 +16,9 @@ describe('the npm libraries\' absent parts (package worker)', () => {
   });
 
   it('nothing the worker runs calls them: minipass-fetch reads a body as text and JSON without iconv-lite', async () => {
-    const { Response } = require('minipass-fetch') as { Response: new (body: string) => { text(): Promise<string>; json(): Promise<unknown> } };
+    const { Response } = require('minipass-fetch') as {
+      Response: new (body: string) => { text(): Promise<string>; json(): Promise<unknown> };
+    };
     assert.equal(await new Response('{"a":1}').text(), '{"a":1}');
     assert.deepEqual(await new Response('{"a":1}').json(), { a: 1 });
   });
@@ -24,6 +26,7 @@ describe('the npm libraries\' absent parts (package worker)', () => {
   it('the built worker carries none of the three', () => {
     const text = fs.readFileSync(path.join(ROOT, 'dist', 'lock-worker.js'), 'utf8');
     assert.ok(text.includes('is not bundled in MCP Gate'), 'the stand-ins are in the worker');
-    for (const mark of ['DBCSCodec', 'TUFClient', 'postcss-selector-parser']) assert.ok(!text.includes(mark), `dist/lock-worker.js carries ${mark}`);
+    for (const mark of ['DBCSCodec', 'TUFClient', 'postcss-selector-parser'])
+      assert.ok(!text.includes(mark), `dist/lock-worker.js carries ${mark}`);
   });
 });

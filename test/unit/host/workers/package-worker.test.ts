@@ -55,7 +55,8 @@ describe('package worker (verdaccio)', function () {
     const job = workerOps(WORKER).resolve(launch, { registry: reg.url, cacheRoot, signal: ac.signal });
     job.catch(() => undefined);
     // Stopped once the worker has made its first temporary folder (the registry's answers go there).
-    for (let i = 0; i < 20_000 && !jobs().some((j) => fs.readdirSync(path.join(tmp, j)).length > 0); i++) await new Promise((r) => setTimeout(r, 1));
+    for (let i = 0; i < 20_000 && !jobs().some((j) => fs.readdirSync(path.join(tmp, j)).length > 0); i++)
+      await new Promise((r) => setTimeout(r, 1));
     assert.equal(jobs().length, 1, 'the job made its folder');
     ac.abort(new LockError('resolving fixture-server was cancelled'));
     await assert.rejects(job, /was cancelled/);
@@ -67,20 +68,30 @@ describe('package worker (verdaccio)', function () {
 
   it('a package the registry does not have: a LockError naming it and the registry', async () => {
     const missing = packageLaunchOf('npx', ['-y', 'no-such-fixture']) as NpmLaunch;
-    await assert.rejects(workerOps(WORKER).resolve(missing, { registry: reg.url, cacheRoot: tempDir('mcp-gate-worker-cache-') }),
-      (e: Error) => e instanceof LockError && /^the package no-such-fixture cannot be resolved at http:\/\/127\.0\.0\.1:\d+\/: E404/.test(e.message));
+    await assert.rejects(
+      workerOps(WORKER).resolve(missing, { registry: reg.url, cacheRoot: tempDir('mcp-gate-worker-cache-') }),
+      (e: Error) =>
+        e instanceof LockError && /^the package no-such-fixture cannot be resolved at http:\/\/127\.0\.0\.1:\d+\/: E404/.test(e.message),
+    );
   });
 
   it('a worker file that is not there: a LockError naming it', async () => {
-    await assert.rejects(workerOps(path.join(ROOT, 'dist', 'no-such-worker.js')).resolve(launch, { registry: reg.url, cacheRoot: tempDir('mcp-gate-worker-cache-') }),
-      (e: Error) => e instanceof LockError && e.message.includes('no-such-worker.js'));
+    await assert.rejects(
+      workerOps(path.join(ROOT, 'dist', 'no-such-worker.js')).resolve(launch, {
+        registry: reg.url,
+        cacheRoot: tempDir('mcp-gate-worker-cache-'),
+      }),
+      (e: Error) => e instanceof LockError && e.message.includes('no-such-worker.js'),
+    );
   });
 
   it('with the registry stopped, resolving again fails, in the worker and in process, though the cache holds its last answer', async () => {
     const cacheRoot = tempDir('mcp-gate-worker-cache-');
     await resolveNpm(launch, { registry: reg.url, cacheRoot });
     await reg.stop();
-    const refused = (e: Error) => e instanceof LockError && /^the package fixture-server cannot be resolved at http:\/\/127\.0\.0\.1:\d+\/: ECONNREFUSED/.test(e.message);
+    const refused = (e: Error) =>
+      e instanceof LockError &&
+      /^the package fixture-server cannot be resolved at http:\/\/127\.0\.0\.1:\d+\/: ECONNREFUSED/.test(e.message);
     await assert.rejects(resolveNpm(launch, { registry: reg.url, cacheRoot }), refused);
     await assert.rejects(workerOps(WORKER).resolve(launch, { registry: reg.url, cacheRoot }), refused);
   });

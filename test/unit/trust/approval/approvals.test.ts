@@ -24,14 +24,25 @@ describe('approvals', () => {
     const s = state(w.input, 'db');
     assert.equal(s.state, 'approval-changed');
     const d = diffDefinitions(s.record!, s.pinned!);
-    assert.deepEqual(d.fields.map((f) => f.field), ['args', 'command']);
-    assert.deepEqual(d.fields.find((f) => f.field === 'command'), { field: 'command', before: '/opt/db-mcp', after: 'sh' });
+    assert.deepEqual(
+      d.fields.map((f) => f.field),
+      ['args', 'command'],
+    );
+    assert.deepEqual(
+      d.fields.find((f) => f.field === 'command'),
+      { field: 'command', before: '/opt/db-mcp', after: 'sh' },
+    );
   });
 
   it('an npm server approved without its lock and without the means to resolve one: refused, nothing recorded', async () => {
     const w = world({ '.mcp.json': MCP({ pkg: { command: 'npx', args: ['-y', 'fixture-server'] } }) });
-    await assert.rejects(recordDecision(w.input, 'pkg', undefined, 'approved'),
-      (e: Error) => e instanceof GateRefusal && e.message === '"pkg" (.mcp.json) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again');
+    await assert.rejects(
+      recordDecision(w.input, 'pkg', undefined, 'approved'),
+      (e: Error) =>
+        e instanceof GateRefusal &&
+        e.message ===
+          '"pkg" (.mcp.json) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again',
+    );
     assert.equal(state(w.input, 'pkg').state, 'pending');
     assert.equal(fs.existsSync(path.join(w.store, 'approvals.json')), false);
   });
@@ -50,26 +61,40 @@ describe('approvals', () => {
 
   it('pins ./run.sh (a workspace program: the whole workspace), ${workspaceFolder} paths, --flag=file values and the envFile', async () => {
     const w = world({
-      '.vscode/mcp.json': JSON.stringify({ servers: { r: { command: './run.sh', args: ['--config=tools.yaml', '${workspaceFolder}/lib/a.py'], envFile: '${workspaceFolder}/.env' } } }),
-      'run.sh': '#!/bin/sh\n', 'tools.yaml': 'a: 1\n', 'lib/a.py': 'print(1)\n', '.env': 'A=1\n',
+      '.vscode/mcp.json': JSON.stringify({
+        servers: {
+          r: { command: './run.sh', args: ['--config=tools.yaml', '${workspaceFolder}/lib/a.py'], envFile: '${workspaceFolder}/.env' },
+        },
+      }),
+      'run.sh': '#!/bin/sh\n',
+      'tools.yaml': 'a: 1\n',
+      'lib/a.py': 'print(1)\n',
+      '.env': 'A=1\n',
     });
     const s = state(w.input, 'r');
     assert.deepEqual(Object.keys(s.pinned!.pinned.files).sort(), ['.env', '.vscode/mcp.json', 'lib/a.py', 'run.sh', 'tools.yaml']); // a workspace program could run the config file too
     assert.equal(s.pinned!.pinned.envFile?.path, '.env');
     await recordDecision(w.input, 'r', undefined, 'approved');
-    for (const [file, content] of [['tools.yaml', 'a: 2\n'], ['.env', 'A=2\n'], ['lib/a.py', 'print(2)\n']]) {
+    for (const [file, content] of [
+      ['tools.yaml', 'a: 2\n'],
+      ['.env', 'A=2\n'],
+      ['lib/a.py', 'print(2)\n'],
+    ]) {
       writeFiles(w.project, { [file]: content });
       assert.equal(state(w.input, 'r').state, 'approval-changed', `after editing ${file}`);
       await recordDecision(w.input, 'r', undefined, 'approved');
     }
   });
 
-  it('files outside the workspace are not pinned (they are not the repository\'s)', () => {
+  it("files outside the workspace are not pinned (they are not the repository's)", () => {
     const w = world({ '.mcp.json': MCP({ o: { command: '/usr/bin/env', args: ['../outside.js'] } }) });
     writeFiles(path.dirname(w.project), { 'outside.js': 'x' });
     // env runs a program MCP Gate does not model, so the workspace itself is pinned whole — never the file outside it.
     const files = Object.keys(state(w.input, 'o').pinned!.pinned.files);
-    assert.deepEqual(files.filter((f) => f.startsWith('..') || f.includes('outside')), []);
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('..') || f.includes('outside')),
+      [],
+    );
   });
 
   it('a new server added beside an approved one starts pending; editing one re-gates only that one', async () => {
@@ -78,7 +103,14 @@ describe('approvals', () => {
     await recordDecision(w.input, 'b', undefined, 'approved');
     writeFiles(w.project, { '.mcp.json': MCP({ a: { command: 'a' }, b: { command: 'b2' }, c: { command: 'c' } }) });
     const r = evaluateGate(w.input);
-    assert.deepEqual(r.servers.map((s) => [s.name, s.state]), [['a', 'approved'], ['b', 'approval-changed'], ['c', 'pending']]);
+    assert.deepEqual(
+      r.servers.map((s) => [s.name, s.state]),
+      [
+        ['a', 'approved'],
+        ['b', 'approval-changed'],
+        ['c', 'pending'],
+      ],
+    );
   });
 
   it('a second checkout at another path starts pending', async () => {
@@ -103,7 +135,13 @@ describe('approvals', () => {
     await assert.rejects(recordDecision(w.input, 'x', undefined, 'approved'), /declared in 2 files .* name the file that declares it/);
     await recordDecision(w.input, 'x', '.cursor/mcp.json', 'approved');
     const r = evaluateGate(w.input);
-    assert.deepEqual(r.servers.map((s) => [s.source, s.state]), [['.mcp.json', 'pending'], ['.cursor/mcp.json', 'approved']]);
+    assert.deepEqual(
+      r.servers.map((s) => [s.source, s.state]),
+      [
+        ['.mcp.json', 'pending'],
+        ['.cursor/mcp.json', 'approved'],
+      ],
+    );
   });
 
   it('reject keeps a server from running; reset returns it to pending', async () => {
@@ -123,12 +161,18 @@ describe('approvals', () => {
     const w = world({ '.mcp.json': MCP({ a: { command: 'a' } }) });
     const shown = state(w.input, 'a').pinned!.digest;
     writeFiles(w.project, { '.mcp.json': MCP({ a: { command: 'evil' } }) });
-    await assert.rejects(recordDecision(w.input, 'a', undefined, 'approved', shown), (e: Error) => e instanceof GateRefusal && /changed while it was being reviewed/.test(e.message));
+    await assert.rejects(
+      recordDecision(w.input, 'a', undefined, 'approved', shown),
+      (e: Error) => e instanceof GateRefusal && /changed while it was being reviewed/.test(e.message),
+    );
     assert.equal(state(w.input, 'a').state, 'pending');
   });
 
   it('blocked and user-scope servers cannot be approved', async () => {
-    const w = world({ '.mcp.json': MCP({ bad: { command: 'a', url: 'https://x' } }) }, { '.config/mcp-gate/config.json': '{"servers": {"mine": {"command": "m"}}}' });
+    const w = world(
+      { '.mcp.json': MCP({ bad: { command: 'a', url: 'https://x' } }) },
+      { '.config/mcp-gate/config.json': '{"servers": {"mine": {"command": "m"}}}' },
+    );
     await assert.rejects(recordDecision(w.input, 'bad', undefined, 'approved'), /is blocked/);
     await assert.rejects(recordDecision(w.input, 'mine', undefined, 'approved'), /user scope .* needs no decision/);
   });
@@ -165,7 +209,12 @@ describe('approvals', () => {
   });
 
   it('truncated, non-JSON and wrong-version stores are all corrupt', () => {
-    for (const content of ['{"version": 1, "rec', 'garbage', '{"version": 2, "records": []}', '{"version": 1, "records": [{"project": 1}]}']) {
+    for (const content of [
+      '{"version": 1, "rec',
+      'garbage',
+      '{"version": 2, "records": []}',
+      '{"version": 1, "records": [{"project": 1}]}',
+    ]) {
       const w = world({ '.mcp.json': MCP({ a: { command: 'a' } }) });
       writeFiles(w.store, { 'approvals.json': content });
       assert.equal(evaluateGate(w.input).store.health.status, 'corrupt', content);

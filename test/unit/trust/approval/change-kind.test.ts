@@ -14,9 +14,12 @@ const base = (): PinnedDefinition => ({
 });
 
 describe('what kind of change since approval', () => {
-  it('a changed, added or removed file, a link or the envFile\'s content: the files it runs, by path', () => {
+  it("a changed, added or removed file, a link or the envFile's content: the files it runs, by path", () => {
     const now = base();
-    now.files = { 'server.js': { sha256: 'b'.repeat(64), size: 11 }, 'lib.js': { sha256: 'c'.repeat(64), size: 3 } } as PinnedDefinition['files'];
+    now.files = {
+      'server.js': { sha256: 'b'.repeat(64), size: 11 },
+      'lib.js': { sha256: 'c'.repeat(64), size: 3 },
+    } as PinnedDefinition['files'];
     assert.deepEqual(changedFilesOnly(base(), now), ['lib.js', 'server.js']);
     const linked = { ...base(), links: { 'bin/run': '../server.js' } };
     assert.deepEqual(changedFilesOnly(base(), linked), ['bin/run']);
@@ -25,7 +28,7 @@ describe('what kind of change since approval', () => {
     assert.deepEqual(changedFilesOnly(envA, envB), ['.env']);
   });
 
-  it('an argument, the command, an env value, an input, the envFile\'s path or the folder: its definition', () => {
+  it("an argument, the command, an env value, an input, the envFile's path or the folder: its definition", () => {
     const args = base();
     (args.definition as unknown as { args: string[] }).args = ['server.js', '--upload'];
     assert.equal(changedFilesOnly(base(), args), undefined);

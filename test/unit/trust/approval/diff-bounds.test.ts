@@ -31,7 +31,10 @@ describe('diff: bounded line diffs', function () {
     const d = diffDefinitions(s.record!, s.pinned!);
     assert.equal(d.files.length, 1);
     assert.equal(d.files[0].tooLarge, undefined);
-    assert.deepEqual(d.files[0].hunks!.flatMap((h) => h.lines.filter((l) => /^[-+]/.test(l))), ['-00a', '+EVIL']);
+    assert.deepEqual(
+      d.files[0].hunks!.flatMap((h) => h.lines.filter((l) => /^[-+]/.test(l))),
+      ['-00a', '+EVIL'],
+    );
   });
 
   it('every line of a 16,000-line file changed: reported as changed, too large to show line by line', async () => {
@@ -44,13 +47,20 @@ describe('diff: bounded line diffs', function () {
 
     const r = cli(w, ['get', 'big']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /file big\.js: changed \(was sha256 [0-9a-f]{12}\) \(now sha256 [0-9a-f]{12}\)\n\s+\(changed, too large to show line by line/);
+    assert.match(
+      r.stdout,
+      /file big\.js: changed \(was sha256 [0-9a-f]{12}\) \(now sha256 [0-9a-f]{12}\)\n\s+\(changed, too large to show line by line/,
+    );
     assert.ok(r.stdout.split('\n').length < 200, 'the listing is not line by line');
   });
 
   it(`up to ${MAX_DIFF_EDITS} changed lines are still shown; one more is too large`, async () => {
     const before = lines(4_000);
-    const edit = (k: number) => before.split('\n').map((l, i) => (i < k ? `${l}x` : l)).join('\n');
+    const edit = (k: number) =>
+      before
+        .split('\n')
+        .map((l, i) => (i < k ? `${l}x` : l))
+        .join('\n');
     const within = await changed(before, edit(MAX_DIFF_EDITS / 2)); // each changed line is one removal and one addition
     assert.ok(diffDefinitions(within.s.record!, within.s.pinned!).files[0].hunks);
     const over = await changed(before, edit(MAX_DIFF_EDITS / 2 + 1));

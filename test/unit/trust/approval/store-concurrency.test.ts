@@ -19,10 +19,18 @@ describe('approval store across processes', function () {
     for (let i = 0; i < 400; i++) servers[`s${i}`] = { command: `server-${i}` };
     const w = world({ '.mcp.json': JSON.stringify({ mcpServers: servers }) });
     const env = { ...process.env, HOME: w.home, XDG_CONFIG_HOME: w.env.XDG_CONFIG_HOME, MCP_GATE_CONFIG: '' };
-    const codes = await Promise.all([0, 1, 2, 3].map((k) => new Promise<number>((resolve) => {
-      const p = spawn(process.execPath, [WORKER, 'approve', w.project, w.store, String(k * 100), '100'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-      p.on('exit', (code) => resolve(code ?? -1));
-    })));
+    const codes = await Promise.all(
+      [0, 1, 2, 3].map(
+        (k) =>
+          new Promise<number>((resolve) => {
+            const p = spawn(process.execPath, [WORKER, 'approve', w.project, w.store, String(k * 100), '100'], {
+              env,
+              stdio: ['ignore', 'ignore', 'inherit'],
+            });
+            p.on('exit', (code) => resolve(code ?? -1));
+          }),
+      ),
+    );
     assert.deepEqual(codes, [0, 0, 0, 0]);
     const r = evaluateGate(w.input);
     assert.equal(r.servers.filter((s) => s.state === 'approved').length, 400);
@@ -42,7 +50,11 @@ describe('approval store across processes', function () {
       const snap = store.read();
       assert.equal(snap.health.status, 'ok', `round ${round}: ${JSON.stringify(snap.health)}`);
       assert.ok(snap.records.length >= lastCount, 'never older than what a previous round left');
-      assert.deepEqual(fs.readdirSync(w.store).filter((f) => f.includes('corrupt')), [], 'no write was ever judged corrupt');
+      assert.deepEqual(
+        fs.readdirSync(w.store).filter((f) => f.includes('corrupt')),
+        [],
+        'no write was ever judged corrupt',
+      );
       lastCount = snap.records.length;
       // a lock left behind by the killed writer must not wedge the next one for long (stale after 10 s)
       fs.rmSync(path.join(w.store, 'approvals.json.lock'), { recursive: true, force: true });

@@ -21,12 +21,12 @@ describe('the approval store the CLI reads', () => {
     fs.utimesSync(path.join(dir, STORE_FILE), mtime, mtime);
   };
 
-  it('none exists: VS Code\'s folder, to be created on the first decision', () => {
+  it("none exists: VS Code's folder, to be created on the first decision", () => {
     const home = tempDir();
     assert.deepEqual(findStoreDir(machine(home)), { dir: vscodeDir(home), how: 'default', others: [] });
   });
 
-  it('a folder the CLI only created (VS Code\'s) does not hide code-server\'s, which holds the approvals', () => {
+  it("a folder the CLI only created (VS Code's) does not hide code-server's, which holds the approvals", () => {
     const home = tempDir();
     fs.mkdirSync(vscodeDir(home), { recursive: true });
     withApprovals(codeServerDir(home), 1_700_000_000);
@@ -49,8 +49,16 @@ describe('the approval store the CLI reads', () => {
     withApprovals(vscodeDir(w.home), 1_700_000_000);
     withApprovals(codeServerDir(w.home), 1_800_000_000);
     const r = cli(w, ['doctor'], { env: { MCP_GATE_STORE: '' } });
-    assert.match(r.stdout, new RegExp(`store\\s+${codeServerDir(w.home).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/approvals\\.json \\(the MCP Gate extension's store; readable\\)`));
-    assert.match(r.stdout, /WARNING\s+another MCP Gate store holds approvals: \S+\/\.config\/Code\/User\/globalStorage\/mcp-gate\.mcp-gate — those are not seen here; to use it instead: export MCP_GATE_STORE=\S+Code\S+/);
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `store\\s+${codeServerDir(w.home).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/approvals\\.json \\(the MCP Gate extension's store; readable\\)`,
+      ),
+    );
+    assert.match(
+      r.stdout,
+      /WARNING\s+another MCP Gate store holds approvals: \S+\/\.config\/Code\/User\/globalStorage\/mcp-gate\.mcp-gate — those are not seen here; to use it instead: export MCP_GATE_STORE=\S+Code\S+/,
+    );
     const fresh = world();
     assert.match(cli(fresh, ['doctor']).stdout, /\(chosen by MCP_GATE_STORE; nothing decided yet\)/);
   });
@@ -61,7 +69,10 @@ describe('the approval store the CLI reads', () => {
     const moved = `${w.project}-moved`;
     fs.renameSync(w.project, moved);
     const r = cli({ ...w, project: moved }, ['doctor']);
-    assert.match(r.stdout, /never decided in this folder — it was approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC in \S+\/project \(the same definition and files\), which no longer exists \(moved\?\); approvals belong to the folder they were made in, so review it here/);
+    assert.match(
+      r.stdout,
+      /never decided in this folder — it was approved on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC in \S+\/project \(the same definition and files\), which no longer exists \(moved\?\); approvals belong to the folder they were made in, so review it here/,
+    );
     fs.cpSync(moved, w.project, { recursive: true });
     assert.match(cli({ ...w, project: moved }, ['list', '--json']).stdout, /another copy of the repository\?/);
   });

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { blobPath, loadManifest, PRUNE_AFTER_MS, pruneKept, saveManifest, takeManifest } from '../../../../src/trust/approval/workspace-manifest';
+import {
+  blobPath,
+  loadManifest,
+  PRUNE_AFTER_MS,
+  pruneKept,
+  saveManifest,
+  takeManifest,
+} from '../../../../src/trust/approval/workspace-manifest';
 import { cleanupTemp, tempDir, writeFiles } from '../../helpers';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -19,7 +26,13 @@ describe('the record of the workspace an approval keeps', () => {
   after(cleanupTemp);
 
   it('records every file (not .git), links as their text and execute bits; keeps each content once, read-only', async () => {
-    const ws = writeFiles(tempDir(), { 'a.js': 'same\n', 'b/c.js': 'same\n', 'run.sh': 'echo hi\n', '.git/config': '[core]\n', 'big.bin': 'x'.repeat(2000) });
+    const ws = writeFiles(tempDir(), {
+      'a.js': 'same\n',
+      'b/c.js': 'same\n',
+      'run.sh': 'echo hi\n',
+      '.git/config': '[core]\n',
+      'big.bin': 'x'.repeat(2000),
+    });
     fs.chmodSync(path.join(ws, 'run.sh'), 0o755);
     fs.symlinkSync('a.js', path.join(ws, 'b', 'link.js'));
     const store = tempDir();
@@ -40,15 +53,35 @@ describe('the record of the workspace an approval keeps', () => {
     const ref = await saveManifest(store, await takeManifest(ws));
     const file = path.join(store, 'manifests', `${ref.sha256}.json`);
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(sha('1\n'), sha('2\n')));
-    assert.throws(() => loadManifest(store, ref), new RegExp(`the record of the workspace as approved \\(${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\) does not match its approval`));
+    assert.throws(
+      () => loadManifest(store, ref),
+      new RegExp(
+        `the record of the workspace as approved \\(${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\) does not match its approval`,
+      ),
+    );
   });
 
   it('pruning removes old records and contents no approval names; keeps what one names, and what is young', async () => {
     const store = tempDir();
-    const kept = await saveManifest(store, await takeManifest(writeFiles(tempDir(), { 'keep.js': 'keep\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }));
-    const gone = await saveManifest(store, await takeManifest(writeFiles(tempDir(), { 'gone.js': 'gone\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }));
-    const young = await saveManifest(store, await takeManifest(writeFiles(tempDir(), { 'young.js': 'young\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }));
-    for (const f of [blobPath(store, sha('keep\n')), blobPath(store, sha('gone\n')), path.join(store, 'manifests', `${kept.sha256}.json`), path.join(store, 'manifests', `${gone.sha256}.json`)]) age(f, PRUNE_AFTER_MS * 2);
+    const kept = await saveManifest(
+      store,
+      await takeManifest(writeFiles(tempDir(), { 'keep.js': 'keep\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }),
+    );
+    const gone = await saveManifest(
+      store,
+      await takeManifest(writeFiles(tempDir(), { 'gone.js': 'gone\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }),
+    );
+    const young = await saveManifest(
+      store,
+      await takeManifest(writeFiles(tempDir(), { 'young.js': 'young\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }),
+    );
+    for (const f of [
+      blobPath(store, sha('keep\n')),
+      blobPath(store, sha('gone\n')),
+      path.join(store, 'manifests', `${kept.sha256}.json`),
+      path.join(store, 'manifests', `${gone.sha256}.json`),
+    ])
+      age(f, PRUNE_AFTER_MS * 2);
     const removed = await pruneKept(store, [kept]);
     assert.deepEqual(removed, { manifests: 1, blobs: 1 });
     assert.ok(fs.existsSync(blobPath(store, sha('keep\n'))));
@@ -60,7 +93,10 @@ describe('the record of the workspace an approval keeps', () => {
 
   it('pruning removes nothing when a record an approval names cannot be read', async () => {
     const store = tempDir();
-    const ref = await saveManifest(store, await takeManifest(writeFiles(tempDir(), { 'a.js': 'a\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }));
+    const ref = await saveManifest(
+      store,
+      await takeManifest(writeFiles(tempDir(), { 'a.js': 'a\n' }), undefined, { storeDir: store, maxBytes: 1 << 20 }),
+    );
     age(blobPath(store, sha('a\n')), PRUNE_AFTER_MS * 2);
     fs.writeFileSync(path.join(store, 'manifests', `${ref.sha256}.json`), 'torn');
     assert.deepEqual(await pruneKept(store, [ref]), { manifests: 0, blobs: 0 });

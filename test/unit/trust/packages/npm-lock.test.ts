@@ -10,7 +10,6 @@ import { fixturePackage, startRegistry, type Registry } from '../../registry';
 
 const MARKER = 'marker-1.0.1';
 
-
 function walk(dir: string, out: string[] = []): string[] {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
@@ -30,10 +29,17 @@ describe('pinned npm launches (verdaccio)', function () {
   before(async () => {
     reg = await startRegistry();
     reg.publish(fixturePackage('1.0.0'));
-    w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) }, {}, { PATH: process.env.PATH!, npm_config_registry: reg.url });
+    w = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) },
+      {},
+      { PATH: process.env.PATH!, npm_config_registry: reg.url },
+    );
     const config = path.join(w.home, '.config', 'mcp-gate', 'config.json');
     fs.mkdirSync(path.dirname(config), { recursive: true });
-    fs.writeFileSync(config, JSON.stringify({ rules: [{ action: 'mcp.fix.tool.*', decision: 'allow', project: fs.realpathSync(w.project) }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ rules: [{ action: 'mcp.fix.tool.*', decision: 'allow', project: fs.realpathSync(w.project) }] }),
+    );
   });
   after(async () => {
     await reg?.stop();
@@ -46,7 +52,12 @@ describe('pinned npm launches (verdaccio)', function () {
     const a = cli(w, ['approve', 'fix', '--yes']);
     assert.equal(a.code, 0, a.stdout + a.stderr);
     assert.match(a.stdout, /package\s+fixture-server 1\.0\.0, sha512-\S+…, 0 dependencies, published less than an hour ago/);
-    assert.match(a.stdout, new RegExp(`from ${reg.url.replace(/[.]/g, '\\.')}; runs fixture-server \\(node_modules/fixture-server/server\\.js\\) from MCP Gate's package cache`));
+    assert.match(
+      a.stdout,
+      new RegExp(
+        `from ${reg.url.replace(/[.]/g, '\\.')}; runs fixture-server \\(node_modules/fixture-server/server\\.js\\) from MCP Gate's package cache`,
+      ),
+    );
     const record = JSON.parse(fs.readFileSync(path.join(w.store, 'approvals.json'), 'utf8')).records[0];
     assert.equal(record.lock.version, '1.0.0');
     assert.match(record.lock.integrity, /^sha512-/);
@@ -79,7 +90,9 @@ describe('pinned npm launches (verdaccio)', function () {
   });
 
   it('an edited file in the installed tree is not run: the tree is installed again from verified tarballs', () => {
-    const server = walk(path.join(packages(), 'trees')).find((f) => f.endsWith('node_modules/fixture-server/server.js') && fs.readFileSync(f, 'utf8').includes(MARKER))!;
+    const server = walk(path.join(packages(), 'trees')).find(
+      (f) => f.endsWith('node_modules/fixture-server/server.js') && fs.readFileSync(f, 'utf8').includes(MARKER),
+    )!;
     assert.ok(server, 'the 1.0.1 tree is in the package cache');
     fs.writeFileSync(server, fs.readFileSync(server, 'utf8').replace('`fixture-server ${version}`', "'tampered'"));
     assert.equal(version().stdout.trim(), 'fixture-server 1.0.1');
@@ -95,7 +108,11 @@ describe('pinned npm launches (verdaccio)', function () {
     const r = version();
     assert.equal(r.code, 1);
     assert.match(r.stderr, /"fix" is not started: its approved package fixture-server@1\.0\.1 cannot be used: .*integrity/, r.stderr);
-    assert.equal(fs.existsSync(path.join(packages(), 'trees')) && walk(path.join(packages(), 'trees')).some((f) => f.endsWith('server.js')), false, 'nothing was installed');
+    assert.equal(
+      fs.existsSync(path.join(packages(), 'trees')) && walk(path.join(packages(), 'trees')).some((f) => f.endsWith('server.js')),
+      false,
+      'nothing was installed',
+    );
     fs.writeFileSync(stored, good);
     assert.equal(version().stdout.trim(), 'fixture-server 1.0.1', 'with the right bytes back, it starts');
   });
@@ -107,7 +124,10 @@ describe('pinned npm launches (verdaccio)', function () {
     assert.equal(version().stdout.trim(), 'fixture-server 1.0.1', 'installed again from the cached, verified tarball');
     const update = cli(w, ['update', 'fix']);
     assert.equal(update.code, 1);
-    assert.match(update.stderr, /"fix" \(\.mcp\.json\) cannot be approved: the package fixture-server cannot be resolved at http:\/\/127\.0\.0\.1:\d+\//);
+    assert.match(
+      update.stderr,
+      /"fix" \(\.mcp\.json\) cannot be approved: the package fixture-server cannot be resolved at http:\/\/127\.0\.0\.1:\d+\//,
+    );
     await reg.restart();
   });
 
@@ -117,10 +137,16 @@ describe('pinned npm launches (verdaccio)', function () {
     const doc = JSON.parse(saved);
     doc.records[0].lock.version = '9.9.9';
     fs.writeFileSync(file, JSON.stringify(doc));
-    assert.match(cli(w, ['get', 'fix']).stdout, /state\s+changed since approval: the package lock recorded with its approval does not match/);
+    assert.match(
+      cli(w, ['get', 'fix']).stdout,
+      /state\s+changed since approval: the package lock recorded with its approval does not match/,
+    );
     assert.equal(version().code, 1);
     fs.writeFileSync(file, saved);
-    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server@1.0.0'] } } }));
+    fs.writeFileSync(
+      path.join(w.project, '.mcp.json'),
+      JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server@1.0.0'] } } }),
+    );
     assert.match(cli(w, ['get', 'fix']).stdout, /state\s+changed since approval: its definition changed/);
     const r = version();
     assert.equal(r.code, 1);
@@ -130,7 +156,10 @@ describe('pinned npm launches (verdaccio)', function () {
   });
 
   it('update on a server changed since its approval shows the change first, and approving the update approves it', () => {
-    fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server@1.0.0'], env: { FIX_MODE: 'on' } } } }));
+    fs.writeFileSync(
+      path.join(w.project, '.mcp.json'),
+      JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server@1.0.0'], env: { FIX_MODE: 'on' } } } }),
+    );
     assert.match(cli(w, ['get', 'fix']).stdout, /state\s+changed since approval: its definition changed/);
     const declined = cli(w, ['update', 'fix'], { input: 'no\n' });
     assert.equal(declined.code, 1, declined.stdout + declined.stderr);
@@ -143,13 +172,20 @@ describe('pinned npm launches (verdaccio)', function () {
   });
 
   it('a minimum release age in user scope refuses versions younger than it; an invalid one refuses every npm approval', () => {
-    const w2 = world({ '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) }, {}, { PATH: process.env.PATH!, npm_config_registry: reg.url });
+    const w2 = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { fix: { command: 'npx', args: ['-y', 'fixture-server'] } } }) },
+      {},
+      { PATH: process.env.PATH!, npm_config_registry: reg.url },
+    );
     const config = path.join(w2.home, '.config', 'mcp-gate', 'config.json');
     fs.mkdirSync(path.dirname(config), { recursive: true });
     fs.writeFileSync(config, JSON.stringify({ packages: { minReleaseAgeDays: 2 } }));
     const young = cli(w2, ['approve', 'fix', '--yes']);
     assert.equal(young.code, 1);
-    assert.match(young.stderr, /"fix" \(\.mcp\.json\) cannot be approved: the package fixture-server published at least 2 days ago \(the minimum release age\) cannot be resolved at .*\(the minimum release age of 2 days is set in .*config\.json\)/);
+    assert.match(
+      young.stderr,
+      /"fix" \(\.mcp\.json\) cannot be approved: the package fixture-server published at least 2 days ago \(the minimum release age\) cannot be resolved at .*\(the minimum release age of 2 days is set in .*config\.json\)/,
+    );
     fs.writeFileSync(config, JSON.stringify({ packages: { minReleaseAgeDays: 'soon' } }));
     const bad = cli(w2, ['approve', 'fix', '--yes']);
     assert.equal(bad.code, 1);

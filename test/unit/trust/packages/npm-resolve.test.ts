@@ -23,10 +23,17 @@ describe('pinned npm launches: what a publisher shapes against the pin (verdacci
 
   /** A repository declaring `fx` as `npx -y <spec>`, its tools allowed for this project. */
   function repo(spec: string, files: Record<string, string> = {}): World {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: 'npx', args: ['-y', spec] } } }), ...files }, {}, { PATH: process.env.PATH!, npm_config_registry: reg.url });
+    const w = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: 'npx', args: ['-y', spec] } } }), ...files },
+      {},
+      { PATH: process.env.PATH!, npm_config_registry: reg.url },
+    );
     const config = path.join(w.home, '.config', 'mcp-gate', 'config.json');
     fs.mkdirSync(path.dirname(config), { recursive: true });
-    fs.writeFileSync(config, JSON.stringify({ rules: [{ action: 'mcp.fx.tool.*', decision: 'allow', project: fs.realpathSync(w.project) }] }));
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ rules: [{ action: 'mcp.fx.tool.*', decision: 'allow', project: fs.realpathSync(w.project) }] }),
+    );
     return w;
   }
   const refusedWith = (w: World, re: RegExp) => {
@@ -34,7 +41,12 @@ describe('pinned npm launches: what a publisher shapes against the pin (verdacci
     assert.notEqual(a.code, 0, a.stdout);
     assert.match(a.stderr, re);
     assert.match(a.stderr, /Nothing was recorded/);
-    assert.equal(fs.existsSync(path.join(w.store, 'approvals.json')) && JSON.parse(fs.readFileSync(path.join(w.store, 'approvals.json'), 'utf8')).records.length > 0, false, 'nothing recorded');
+    assert.equal(
+      fs.existsSync(path.join(w.store, 'approvals.json')) &&
+        JSON.parse(fs.readFileSync(path.join(w.store, 'approvals.json'), 'utf8')).records.length > 0,
+      false,
+      'nothing recorded',
+    );
   };
 
   it('a registry that answers for one name with the manifest of another package: refused, and the other package never runs', async () => {
@@ -44,15 +56,24 @@ describe('pinned npm launches: what a publisher shapes against the pin (verdacci
       m._id = 'other-payload@1.0.0';
     });
     const w = repo('innocent-name');
-    refusedWith(w, /"fx" \(\.mcp\.json\) cannot be approved: the registry answered for innocent-name with the manifest of another package \(other-payload@1\.0\.0\); it cannot be pinned/);
+    refusedWith(
+      w,
+      /"fx" \(\.mcp\.json\) cannot be approved: the registry answered for innocent-name with the manifest of another package \(other-payload@1\.0\.0\); it cannot be pinned/,
+    );
     assert.notEqual(cli(w, ['call', 'fx', 'version']).code, 0);
     assert.equal(fs.existsSync(path.join(w.project, 'MARK-other')), false);
   });
 
   it('a dependency that is a folder of the repository (file:): refused, naming the folder', () => {
-    const w = repo('linky-server', { 'lib/package.json': JSON.stringify({ name: 'evil', version: '1.0.0', main: 'index.js' }), 'lib/index.js': '// harmless at approval\n' });
+    const w = repo('linky-server', {
+      'lib/package.json': JSON.stringify({ name: 'evil', version: '1.0.0', main: 'index.js' }),
+      'lib/index.js': '// harmless at approval\n',
+    });
     reg.publish(namedPackage('linky-server', '1.0.0', { dependencies: { evil: `file:${path.join(fs.realpathSync(w.project), 'lib')}` } }));
-    refusedWith(w, /a dependency of linky-server@1\.0\.0 is a folder on this machine \([^)]*project\/lib\), not a registry package; it cannot be pinned/);
+    refusedWith(
+      w,
+      /a dependency of linky-server@1\.0\.0 is a folder on this machine \([^)]*project\/lib\), not a registry package; it cannot be pinned/,
+    );
   });
 
   it('a command that is not a file of the package (a bin that climbs out of it): refused at approval', async () => {
@@ -60,7 +81,10 @@ describe('pinned npm launches: what a publisher shapes against the pin (verdacci
     await publishRaw(reg, namedPackage('trav-server', '1.0.0'), (m) => {
       m.bin = { 'trav-server': `${'../'.repeat(30)}proc/self/cwd/evil.js` };
     });
-    refusedWith(w, /the command trav-server of trav-server@1\.0\.0 is node_modules\/trav-server\/\S+, which is not a file of the installed package; it cannot be pinned/);
+    refusedWith(
+      w,
+      /the command trav-server of trav-server@1\.0\.0 is node_modules\/trav-server\/\S+, which is not a file of the installed package; it cannot be pinned/,
+    );
     assert.equal(fs.existsSync(path.join(w.project, 'MARK-trav')), false);
   });
 

@@ -55,9 +55,13 @@ const ATTACKS: Attack[] = [
   },
   {
     name: 'an ES module import',
-    files: () => ({ 'tools/server.mjs': `import './dep.mjs';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${serverJs()}`, 'tools/dep.mjs': 'export {};\n' }),
+    files: () => ({
+      'tools/server.mjs': `import './dep.mjs';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${serverJs()}`,
+      'tools/dep.mjs': 'export {};\n',
+    }),
     def: () => ({ command: 'node', args: ['tools/server.mjs'] }),
-    attack: (w, m) => writeFiles(w.project, { 'tools/dep.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
+    attack: (w, m) =>
+      writeFiles(w.project, { 'tools/dep.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
   },
   {
     name: 'module resolution: node tools/server (Node adds .js)',
@@ -79,15 +83,21 @@ const ATTACKS: Attack[] = [
   },
   {
     name: 'module resolution: a directory whose package.json main is changed to another file',
-    files: () => ({ 'srvdir/package.json': JSON.stringify({ main: 'main.js' }), 'srvdir/main.js': serverJs(), 'srvdir/other.js': serverJs('') }),
+    files: () => ({
+      'srvdir/package.json': JSON.stringify({ main: 'main.js' }),
+      'srvdir/main.js': serverJs(),
+      'srvdir/other.js': serverJs(''),
+    }),
     def: () => ({ command: 'node', args: ['srvdir'] }),
-    attack: (w, m) => writeFiles(w.project, { 'srvdir/other.js': serverJs(markerCode(m)), 'srvdir/package.json': JSON.stringify({ main: 'other.js' }) }),
+    attack: (w, m) =>
+      writeFiles(w.project, { 'srvdir/other.js': serverJs(markerCode(m)), 'srvdir/package.json': JSON.stringify({ main: 'other.js' }) }),
   },
   {
     name: 'python3 -m pkg (pkg/__main__.py)',
     files: () => ({
       'pkg/__init__.py': '',
-      'pkg/__main__.py': 'import sys, json\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": "hello", "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
+      'pkg/__main__.py':
+        'import sys, json\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": "hello", "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
     }),
     // The system's python (a pyenv shim lives under HOME, which the sandbox hides: it would need a read path).
     def: () => ({ command: '/usr/bin/python3', args: ['-m', 'pkg'] }),
@@ -98,9 +108,17 @@ const ATTACKS: Attack[] = [
   },
   {
     name: 'npm run start: the script text in package.json',
-    files: () => ({ 'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node server.js' } }), 'server.js': serverJs(), 'evil.js': serverJs('') }),
+    files: () => ({
+      'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node server.js' } }),
+      'server.js': serverJs(),
+      'evil.js': serverJs(''),
+    }),
     def: () => ({ command: 'npm', args: ['--silent', 'run', 'start'] }),
-    attack: (w, m) => writeFiles(w.project, { 'evil.js': serverJs(markerCode(m)), 'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node evil.js' } }) }),
+    attack: (w, m) =>
+      writeFiles(w.project, {
+        'evil.js': serverJs(markerCode(m)),
+        'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node evil.js' } }),
+      }),
   },
   {
     name: 'npm run start: what the script runs',
@@ -148,7 +166,8 @@ const ATTACKS: Attack[] = [
     name: '--import file://${workspaceFolder}/tools/pre.mjs',
     files: () => ({ 'tools/pre.mjs': 'export {};\n', 'main/server.js': serverJs() }),
     def: () => ({ command: 'node', args: ['--import', 'file://${workspaceFolder}/tools/pre.mjs', 'main/server.js'] }),
-    attack: (w, m) => writeFiles(w.project, { 'tools/pre.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
+    attack: (w, m) =>
+      writeFiles(w.project, { 'tools/pre.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
   },
   {
     name: 'node -r ./pre.js',
@@ -180,7 +199,7 @@ const ATTACKS: Attack[] = [
     attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
   },
   {
-    name: 'a legacy octal escape in the path (\'\\56\\56/lib/x.js\')',
+    name: "a legacy octal escape in the path ('\\56\\56/lib/x.js')",
     files: () => ({ 'tools/server.js': `require('\\56\\56/lib/x.js');\n${serverJs()}`, 'lib/x.js': lib() }),
     def: () => ({ command: 'node', args: ['tools/server.js'] }),
     attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
@@ -192,7 +211,7 @@ const ATTACKS: Attack[] = [
     attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
   },
   {
-    name: 'a path built at run time (__dirname + \'/../lib/x.js\'): the whole workspace is pinned',
+    name: "a path built at run time (__dirname + '/../lib/x.js'): the whole workspace is pinned",
     files: () => ({ 'tools/server.js': `require(__dirname + '/../lib/x.js');\n${serverJs()}`, 'lib/x.js': lib() }),
     def: () => ({ command: 'node', args: ['tools/server.js'] }),
     attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
@@ -211,19 +230,30 @@ const ATTACKS: Attack[] = [
   },
   {
     name: 'a plugin named as a data argument, whose own require reaches outside',
-    files: () => ({ 'tools/server.js': `require(require('path').resolve(process.argv[3]));\n${serverJs()}`, 'plugins/main.js': `require('../lib/x.js');\n`, 'lib/x.js': lib() }),
+    files: () => ({
+      'tools/server.js': `require(require('path').resolve(process.argv[3]));\n${serverJs()}`,
+      'plugins/main.js': `require('../lib/x.js');\n`,
+      'lib/x.js': lib(),
+    }),
     def: () => ({ command: 'node', args: ['tools/server.js', '--plugin', 'plugins/main.js'] }),
     attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
   },
   {
     name: 'a file of an unknown extension that CommonJS loads as JavaScript',
-    files: () => ({ 'tools/server.js': `require('./boot.weird');\n${serverJs()}`, 'tools/boot.weird': `require('../lib/x.js');\n`, 'lib/x.js': lib() }),
+    files: () => ({
+      'tools/server.js': `require('./boot.weird');\n${serverJs()}`,
+      'tools/boot.weird': `require('../lib/x.js');\n`,
+      'lib/x.js': lib(),
+    }),
     def: () => ({ command: 'node', args: ['tools/server.js'] }),
     attack: (w, m) => writeFiles(w.project, { 'lib/x.js': lib(markerCode(m)) }),
   },
   {
     name: 'a dynamic import of a computed path',
-    files: () => ({ 'tools/server.mjs': `const n = 'x';\nawait import(\`../lib/\${n}.mjs\`);\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${serverJs()}`, 'lib/x.mjs': 'export {};\n' }),
+    files: () => ({
+      'tools/server.mjs': `const n = 'x';\nawait import(\`../lib/\${n}.mjs\`);\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${serverJs()}`,
+      'lib/x.mjs': 'export {};\n',
+    }),
     def: () => ({ command: 'node', args: ['tools/server.mjs'] }),
     attack: (w, m) => writeFiles(w.project, { 'lib/x.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
   },
@@ -257,13 +287,17 @@ ATTACKS.push(
   },
   {
     name: 'review: npm run in a subfolder, and a workspace-root .npmrc with node-options added later',
-    files: () => ({ 'tools/package.json': JSON.stringify({ name: 'server', scripts: { start: 'node server.js' } }), 'tools/server.js': serverJs() }),
-    def: () => ({ command: 'npm', args: ['run', 'start', '--silent'], cwd: 'tools' }),
-    attack: (w, m) => writeFiles(w.project, {
-      'package.json': JSON.stringify({ name: 'root', private: true, workspaces: ['tools'] }),
-      '.npmrc': `node-options=--require ${w.project}/evil.js\n`,
-      'evil.js': markerCode(m),
+    files: () => ({
+      'tools/package.json': JSON.stringify({ name: 'server', scripts: { start: 'node server.js' } }),
+      'tools/server.js': serverJs(),
     }),
+    def: () => ({ command: 'npm', args: ['run', 'start', '--silent'], cwd: 'tools' }),
+    attack: (w, m) =>
+      writeFiles(w.project, {
+        'package.json': JSON.stringify({ name: 'root', private: true, workspaces: ['tools'] }),
+        '.npmrc': `node-options=--require ${w.project}/evil.js\n`,
+        'evil.js': markerCode(m),
+      }),
   },
   {
     name: 'review: a package.json main that points outside its folder',
@@ -276,7 +310,9 @@ ATTACKS.push(
     files: () => ({
       'tools/package.json': '{"name":"s"}',
       'tools/server.js': `require('\\x2e\\x2e/oc/x.js'); require(/* c */ '../od/x.js'); require('module').createRequire(__filename)('../og/x.js');\n${serverJs()}`,
-      'oc/x.js': lib(), 'od/x.js': lib(), 'og/x.js': lib(),
+      'oc/x.js': lib(),
+      'od/x.js': lib(),
+      'og/x.js': lib(),
     }),
     def: () => ({ command: 'node', args: ['tools/server.js'] }),
     attack: (w, m) => writeFiles(w.project, { 'og/x.js': lib(markerCode(m)) }),
@@ -299,9 +335,14 @@ ATTACKS.push(
 ATTACKS.push(
   {
     name: 'review 2: a loader spelled with underscores (--experimental_loader=) and what it imports',
-    files: () => ({ 'lib/hook.mjs': "import './helper.mjs';\nexport async function resolve(s, c, n) { return n(s, c); }\n", 'lib/helper.mjs': '// helper\n', 'tools/srv.js': serverJs() }),
+    files: () => ({
+      'lib/hook.mjs': "import './helper.mjs';\nexport async function resolve(s, c, n) { return n(s, c); }\n",
+      'lib/helper.mjs': '// helper\n',
+      'tools/srv.js': serverJs(),
+    }),
     def: () => ({ command: 'node', args: ['--experimental_loader=./lib/hook.mjs', 'tools/srv.js'] }),
-    attack: (w, m) => writeFiles(w.project, { 'lib/helper.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
+    attack: (w, m) =>
+      writeFiles(w.project, { 'lib/helper.mjs': `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(m)}, 'ran');\n` }),
   },
   {
     name: 'review 2: a shell running an MCP configuration file as its script',
@@ -363,7 +404,16 @@ describe('execution closure: no changed code runs under an existing approval', f
     assert.equal(report.servers[0].state, 'approved');
     const marker = path.join(w.project, 'marker-ran'); // inside the workspace: a contained server's /tmp is its own
     writeFiles(w.project, { 'tools/server.js': serverJs(markerCode(marker)) }); // after the check, before the spawn
-    const session = await Session.start({ report, policy: loadUserPolicy(report.userPolicy), log: new EventLog(w.store, new Masker()), storeDir: w.store, secrets: async () => undefined, env: process.env, npm: inProcess, masker: new Masker() });
+    const session = await Session.start({
+      report,
+      policy: loadUserPolicy(report.userPolicy),
+      log: new EventLog(w.store, new Masker()),
+      storeDir: w.store,
+      secrets: async () => undefined,
+      env: process.env,
+      npm: inProcess,
+      masker: new Masker(),
+    });
     try {
       assert.equal(session.servers().length, 0);
       assert.match(session.notes.join('\n'), /changed after the gate checked/);
@@ -378,13 +428,39 @@ describe('launch plan: what a repository may not decide', () => {
   after(cleanupTemp);
 
   it('refuses every loader-controlling variable the issue names, and their kin', () => {
-    for (const v of ['NODE_OPTIONS', 'PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'NODE_PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PERL5LIB', 'PERL5OPT', 'RUBYOPT', 'DYLD_INSERT_LIBRARIES', 'npm_config_script_shell', 'NPM_CONFIG_NODE_OPTIONS', 'HOME', 'XDG_CONFIG_HOME', 'GIT_SSH_COMMAND', 'JAVA_TOOL_OPTIONS', 'GLIBC_TUNABLES']) {
+    for (const v of [
+      'NODE_OPTIONS',
+      'PATH',
+      'PYTHONPATH',
+      'PYTHONSTARTUP',
+      'NODE_PATH',
+      'LD_PRELOAD',
+      'LD_LIBRARY_PATH',
+      'BASH_ENV',
+      'ENV',
+      'PERL5LIB',
+      'PERL5OPT',
+      'RUBYOPT',
+      'DYLD_INSERT_LIBRARIES',
+      'npm_config_script_shell',
+      'NPM_CONFIG_NODE_OPTIONS',
+      'HOME',
+      'XDG_CONFIG_HOME',
+      'GIT_SSH_COMMAND',
+      'JAVA_TOOL_OPTIONS',
+      'GLIBC_TUNABLES',
+    ]) {
       assert.ok(loaderVariable(v), v);
     }
     for (const v of ['DB_URL', 'API_BASE', 'LOG_LEVEL', 'PORT']) assert.equal(loaderVariable(v), undefined, v);
   });
 
-  for (const [k, v] of [['NODE_OPTIONS', '--require ./pre.js'], ['PATH', 'bin:/usr/bin'], ['LD_PRELOAD', './x.so'], ['PYTHONPATH', '.']]) {
+  for (const [k, v] of [
+    ['NODE_OPTIONS', '--require ./pre.js'],
+    ['PATH', 'bin:/usr/bin'],
+    ['LD_PRELOAD', './x.so'],
+    ['PYTHONPATH', '.'],
+  ]) {
     it(`a repository "env" setting ${k} blocks the server, naming the variable`, () => {
       const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'], env: { [k]: v } } }), 's.js': serverJs() });
       const s = state(w.input);
@@ -395,12 +471,19 @@ describe('launch plan: what a repository may not decide', () => {
   }
 
   it('env K=V through a wrapper is refused the same way', () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'env', args: ['NODE_OPTIONS=--require=./p.js', 'node', 's.js'] } }), 's.js': serverJs() });
+    const w = world({
+      '.mcp.json': MCP({ s: { command: 'env', args: ['NODE_OPTIONS=--require=./p.js', 'node', 's.js'] } }),
+      's.js': serverJs(),
+    });
     assert.match(state(w.input).reason, /sets NODE_OPTIONS through env/);
   });
 
-  it('the repository\'s bin/node never runs instead of node: the program is found on MCP Gate\'s PATH', () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': serverJs(), 'bin/node': '#!/bin/sh\necho evil\n' }, {}, { PATH: process.env.PATH! });
+  it("the repository's bin/node never runs instead of node: the program is found on MCP Gate's PATH", () => {
+    const w = world(
+      { '.mcp.json': MCP({ s: { command: 'node', args: ['s.js'] } }), 's.js': serverJs(), 'bin/node': '#!/bin/sh\necho evil\n' },
+      {},
+      { PATH: process.env.PATH! },
+    );
     fs.chmodSync(path.join(w.project, 'bin/node'), 0o755);
     const s = state(w.input);
     const exe = s.pinned!.plan!.executable!;
@@ -418,7 +501,10 @@ describe('launch plan: what a repository may not decide', () => {
   });
 
   it('a closure larger than the budget blocks rather than pins part of it', () => {
-    const files: Record<string, string> = { '.mcp.json': MCP({ s: { command: 'node', args: ['big/server.js'] } }), 'big/package.json': '{}' };
+    const files: Record<string, string> = {
+      '.mcp.json': MCP({ s: { command: 'node', args: ['big/server.js'] } }),
+      'big/package.json': '{}',
+    };
     const w = world(files);
     for (let i = 0; i <= MAX_CLOSURE_FILES; i++) fs.writeFileSync(path.join(w.project, 'big', `f${i}.js`), `${i}`);
     const s = state(w.input);
@@ -451,26 +537,47 @@ describe('launch plan: what a repository may not decide', () => {
 describe('execution closure: package launchers pin what they read, not the whole folder', () => {
   after(cleanupTemp);
 
-  it('npx -y pkg: runs from its approved lock, so no edit re-gates it — not a file it serves, nor the project\'s .npmrc, package.json or node_modules (the launcher never runs)', async () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } }), 'README.md': 'hi\n' }, {}, { PATH: process.env.PATH! });
+  it("npx -y pkg: runs from its approved lock, so no edit re-gates it — not a file it serves, nor the project's .npmrc, package.json or node_modules (the launcher never runs)", async () => {
+    const w = world(
+      { '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } }), 'README.md': 'hi\n' },
+      {},
+      { PATH: process.env.PATH! },
+    );
     await approveOffline(w.input, 's');
     assert.deepEqual(Object.keys(state(w.input).pinned!.pinned.files), [], 'nothing of the workspace is what it runs');
     writeFiles(w.project, { 'NOTES.md': 'a new note\n', 'README.md': 'changed\n', 'docs/x.md': 'x' });
     assert.equal(state(w.input).state, 'approved', 'a file the server serves as data is not code');
-    for (const [file, content] of [['.npmrc', 'registry=https://evil.example/\n'], ['package.json', '{"dependencies":{}}'], ['node_modules/.bin/mcp-server-filesystem', '#!/bin/sh\n'], ['sub/../.python-version', '3.1']]) {
+    for (const [file, content] of [
+      ['.npmrc', 'registry=https://evil.example/\n'],
+      ['package.json', '{"dependencies":{}}'],
+      ['node_modules/.bin/mcp-server-filesystem', '#!/bin/sh\n'],
+      ['sub/../.python-version', '3.1'],
+    ]) {
       writeFiles(w.project, { [file]: content });
       const s = state(w.input);
       assert.equal(s.state, 'approved', `after writing ${file}: ${s.reason}`);
     }
     // Through a wrapper the launcher itself runs (no lock): the project's settings are pinned as before.
-    const wrapped = world({ '.mcp.json': MCP({ s: { command: 'env', args: ['A=1', 'npx', '-y', 'pkg'] } }) }, {}, { PATH: process.env.PATH! });
+    const wrapped = world(
+      { '.mcp.json': MCP({ s: { command: 'env', args: ['A=1', 'npx', '-y', 'pkg'] } }) },
+      {},
+      { PATH: process.env.PATH! },
+    );
     await recordDecision(wrapped.input, 's', undefined, 'approved');
     writeFiles(wrapped.project, { '.npmrc': 'node-options=--require ./x.js\n' });
     assert.equal(state(wrapped.input).state, 'approval-changed');
   });
 
-  it('the gate cache notices a launcher setting that appears, and a retargeted link on an entry\'s path', async () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', 'pkg'] }, t: { command: 'node', args: ['link/s.js'] } }), 'a/s.js': '1', 'b/s.js': '2' }, {}, { PATH: process.env.PATH! });
+  it("the gate cache notices a launcher setting that appears, and a retargeted link on an entry's path", async () => {
+    const w = world(
+      {
+        '.mcp.json': MCP({ s: { command: 'npx', args: ['-y', 'pkg'] }, t: { command: 'node', args: ['link/s.js'] } }),
+        'a/s.js': '1',
+        'b/s.js': '2',
+      },
+      {},
+      { PATH: process.env.PATH! },
+    );
     fs.symlinkSync('a', path.join(w.project, 'link'));
     await approveOffline(w.input, 's');
     await approveOffline(w.input, 't');
@@ -478,7 +585,11 @@ describe('execution closure: package launchers pin what they read, not the whole
     const states = () => cache.get(w.input).servers.map((x) => x.state);
     assert.deepEqual(states(), ['approved', 'approved']);
     writeFiles(w.project, { '.npmrc': 'registry=https://evil.example/\n' });
-    assert.deepEqual(states(), ['approved', 'approval-changed'], 'node reads a workspace .npmrc above it; the npm launch runs from its lock');
+    assert.deepEqual(
+      states(),
+      ['approved', 'approval-changed'],
+      'node reads a workspace .npmrc above it; the npm launch runs from its lock',
+    );
     await approveOffline(w.input, 't');
     assert.deepEqual(states(), ['approved', 'approved']);
     fs.unlinkSync(path.join(w.project, 'link'));
@@ -487,14 +598,32 @@ describe('execution closure: package launchers pin what they read, not the whole
   });
 
   it('npm run start still pins the package it runs', async () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'npm', args: ['run', 'start'] } }), 'package.json': '{"scripts":{"start":"node s.js"}}', 's.js': '1', 'lib/x.js': '2' }, {}, { PATH: process.env.PATH! });
+    const w = world(
+      {
+        '.mcp.json': MCP({ s: { command: 'npm', args: ['run', 'start'] } }),
+        'package.json': '{"scripts":{"start":"node s.js"}}',
+        's.js': '1',
+        'lib/x.js': '2',
+      },
+      {},
+      { PATH: process.env.PATH! },
+    );
     await recordDecision(w.input, 's', undefined, 'approved');
     writeFiles(w.project, { 'lib/x.js': '3' });
     assert.equal(state(w.input).state, 'approval-changed');
   });
 
   it('a config file named as a data argument is pinned as itself', async () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['srv/s.js', '--config', 'conf/tools.yaml'] } }), 'srv/s.js': '1', 'conf/tools.yaml': 'a: 1\n', 'conf/other.yaml': 'b' }, {}, { PATH: process.env.PATH! });
+    const w = world(
+      {
+        '.mcp.json': MCP({ s: { command: 'node', args: ['srv/s.js', '--config', 'conf/tools.yaml'] } }),
+        'srv/s.js': '1',
+        'conf/tools.yaml': 'a: 1\n',
+        'conf/other.yaml': 'b',
+      },
+      {},
+      { PATH: process.env.PATH! },
+    );
     await recordDecision(w.input, 's', undefined, 'approved');
     writeFiles(w.project, { 'conf/other.yaml': 'c' });
     assert.equal(state(w.input).state, 'approved');
@@ -508,7 +637,11 @@ describe('execution closure: what runs code MCP Gate does not read pins the whol
   after(cleanupTemp);
   const PATH = { PATH: process.env.PATH! };
   /** Approves `s`, changes `file`, and returns the state after; the preview before says why the whole workspace. */
-  async function changeAfterApproval(files: Record<string, string>, def: Record<string, unknown>, file: string): Promise<{ preview: string; after: string }> {
+  async function changeAfterApproval(
+    files: Record<string, string>,
+    def: Record<string, unknown>,
+    file: string,
+  ): Promise<{ preview: string; after: string }> {
     const w = world({ '.mcp.json': MCP({ s: def }), ...files }, {}, PATH);
     const before = state(w.input);
     assert.equal(before.state, 'pending', before.reason);
@@ -519,45 +652,90 @@ describe('execution closure: what runs code MCP Gate does not read pins the whol
   }
 
   it('npm run start whose script runs node ../lib/server.js: a change there re-gates', async () => {
-    const r = await changeAfterApproval({ 'app/package.json': '{"scripts":{"start":"node ../lib/server.js"}}', 'lib/server.js': '1' }, { command: 'npm', args: ['run', 'start'], cwd: 'app' }, 'lib/server.js');
+    const r = await changeAfterApproval(
+      { 'app/package.json': '{"scripts":{"start":"node ../lib/server.js"}}', 'lib/server.js': '1' },
+      { command: 'npm', args: ['run', 'start'], cwd: 'app' },
+      'lib/server.js',
+    );
     assert.equal(r.after, 'approval-changed');
     assert.match(r.preview, /folder \. \(the whole workspace\)\s+— npm runs the project's own scripts/);
   });
 
   it('make serve whose recipe runs node ../lib/server.js: a change there re-gates', async () => {
-    const r = await changeAfterApproval({ 'app/Makefile': 'serve:\n\tnode ../lib/server.js\n', 'lib/server.js': '1' }, { command: 'make', args: ['serve'], cwd: 'app' }, 'lib/server.js');
+    const r = await changeAfterApproval(
+      { 'app/Makefile': 'serve:\n\tnode ../lib/server.js\n', 'lib/server.js': '1' },
+      { command: 'make', args: ['serve'], cwd: 'app' },
+      'lib/server.js',
+    );
     assert.equal(r.after, 'approval-changed');
   });
 
   it('a project .npmrc with node-options=--require ../lib/boot.js does not reach an npm launch (it runs from its lock, with node, not npm); through a wrapper (npm itself runs) it pins the whole workspace and the preview names the setting', async () => {
-    const locked = await changeAfterApproval({ 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
+    const locked = await changeAfterApproval(
+      { 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' },
+      { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' },
+      'lib/boot.js',
+    );
     assert.equal(locked.after, 'approved');
-    const r = await changeAfterApproval({ 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'env', args: ['A=1', 'npx', '-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
+    const r = await changeAfterApproval(
+      { 'app/.npmrc': 'node-options=--require ../lib/boot.js\n', 'app/package.json': '{}', 'lib/boot.js': '1' },
+      { command: 'env', args: ['A=1', 'npx', '-y', 'some-server'], cwd: 'app' },
+      'lib/boot.js',
+    );
     assert.equal(r.after, 'approval-changed');
-    assert.match(r.preview, /app\/\.npmrc sets node-options, which npm can use to run code MCP Gate does not model: MCP Gate pins the whole workspace/);
+    assert.match(
+      r.preview,
+      /app\/\.npmrc sets node-options, which npm can use to run code MCP Gate does not model: MCP Gate pins the whole workspace/,
+    );
   });
 
   it('a .npmrc with only a registry keeps the launcher closure (an ordinary edit does not re-gate)', async () => {
-    const r = await changeAfterApproval({ 'app/.npmrc': 'registry=http://127.0.0.1:1/\n', 'app/package.json': '{}', 'lib/boot.js': '1' }, { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' }, 'lib/boot.js');
+    const r = await changeAfterApproval(
+      { 'app/.npmrc': 'registry=http://127.0.0.1:1/\n', 'app/package.json': '{}', 'lib/boot.js': '1' },
+      { command: 'npx', args: ['-y', 'some-server'], cwd: 'app' },
+      'lib/boot.js',
+    );
     assert.equal(r.after, 'approved');
   });
 
   it('Python: a .pth file added to a workspace virtual environment re-gates; so does sys.path.insert of ../lib', async () => {
-    const venv = await changeAfterApproval({ '.venv/pyvenv.cfg': 'home = /usr/bin\n', '.venv/lib/python3.11/site-packages/ok.pth': '', 'srv/main.py': 'print(1)\n' }, { command: 'python3', args: ['srv/main.py'] }, '.venv/lib/python3.11/site-packages/evil.pth');
+    const venv = await changeAfterApproval(
+      { '.venv/pyvenv.cfg': 'home = /usr/bin\n', '.venv/lib/python3.11/site-packages/ok.pth': '', 'srv/main.py': 'print(1)\n' },
+      { command: 'python3', args: ['srv/main.py'] },
+      '.venv/lib/python3.11/site-packages/evil.pth',
+    );
     assert.equal(venv.after, 'approval-changed');
     assert.match(venv.preview, /python3 imports along a path its code can change at run time/);
-    const sysPath = await changeAfterApproval({ 'srv/main.py': 'import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))\nimport helper\n', 'lib/helper.py': 'X = 1\n' }, { command: 'python3', args: ['srv/main.py'] }, 'lib/helper.py');
+    const sysPath = await changeAfterApproval(
+      {
+        'srv/main.py': 'import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))\nimport helper\n',
+        'lib/helper.py': 'X = 1\n',
+      },
+      { command: 'python3', args: ['srv/main.py'] },
+      'lib/helper.py',
+    );
     assert.equal(sysPath.after, 'approval-changed');
   });
 
   it('the preview names the file and line of a computed load', async () => {
-    const r = await changeAfterApproval({ 'tools/server.js': 'const p = require("path");\nrequire(p.join(__dirname, "../lib/x.js"));\n', 'lib/x.js': '1' }, { command: 'node', args: ['tools/server.js'] }, 'lib/x.js');
+    const r = await changeAfterApproval(
+      { 'tools/server.js': 'const p = require("path");\nrequire(p.join(__dirname, "../lib/x.js"));\n', 'lib/x.js': '1' },
+      { command: 'node', args: ['tools/server.js'] },
+      'lib/x.js',
+    );
     assert.equal(r.after, 'approval-changed');
-    assert.match(r.preview, /tools\/server\.js:2 require\(\) loads a path computed at run time: MCP Gate pins the whole workspace for this server/);
+    assert.match(
+      r.preview,
+      /tools\/server\.js:2 require\(\) loads a path computed at run time: MCP Gate pins the whole workspace for this server/,
+    );
   });
 
   it('literal loads keep the closure to the package folders: an unrelated file does not re-gate', async () => {
-    const r = await changeAfterApproval({ 'tools/server.js': 'require("../lib/x.js");\n', 'lib/x.js': '1', 'docs/readme.md': 'hi' }, { command: 'node', args: ['tools/server.js'] }, 'docs/readme.md');
+    const r = await changeAfterApproval(
+      { 'tools/server.js': 'require("../lib/x.js");\n', 'lib/x.js': '1', 'docs/readme.md': 'hi' },
+      { command: 'node', args: ['tools/server.js'] },
+      'docs/readme.md',
+    );
     assert.equal(r.after, 'approved');
   });
 });
@@ -577,7 +755,13 @@ describe('execution closure: TypeScript loaders resolve bare imports through tsc
   }
 
   it('a paths alias (no baseUrl) pins the folder it maps to: a change there re-gates, a file elsewhere does not', async () => {
-    const files = { 'tsconfig.json': '{\n  // TypeScript allows comments and trailing commas\n  "compilerOptions": { "paths": { "~/*": ["./src/lib/*"], } }\n}\n', 'tools/server.ts': tsServer("import '~/h';"), 'src/lib/h.ts': 'export const h = 1;\n', 'docs/notes.md': 'hi\n' };
+    const files = {
+      'tsconfig.json':
+        '{\n  // TypeScript allows comments and trailing commas\n  "compilerOptions": { "paths": { "~/*": ["./src/lib/*"], } }\n}\n',
+      'tools/server.ts': tsServer("import '~/h';"),
+      'src/lib/h.ts': 'export const h = 1;\n',
+      'docs/notes.md': 'hi\n',
+    };
     const w = await approved(files);
     assert.ok(Object.keys(state(w.input).pinned!.pinned.files).includes('src/lib/h.ts'));
     writeFiles(w.project, { 'docs/notes.md': 'changed\n' });
@@ -593,50 +777,186 @@ describe('execution closure: TypeScript loaders resolve bare imports through tsc
   });
 
   it('paths in a file the tsconfig extends are followed; baseUrl pins the folder bare imports resolve from', async () => {
-    const w = await approved({ 'tsconfig.json': '{"extends":"./config/base"}', 'config/base.json': '{"compilerOptions":{"paths":{"@x":["../vendor/x.ts"]}}}', 'tools/server.ts': tsServer("import '@x';"), 'vendor/x.ts': 'export {};\n' });
+    const w = await approved({
+      'tsconfig.json': '{"extends":"./config/base"}',
+      'config/base.json': '{"compilerOptions":{"paths":{"@x":["../vendor/x.ts"]}}}',
+      'tools/server.ts': tsServer("import '@x';"),
+      'vendor/x.ts': 'export {};\n',
+    });
     writeFiles(w.project, { 'vendor/x.ts': 'export const changed = 1;\n' });
     assert.equal(state(w.input).state, 'approval-changed');
-    const b = await approved({ 'tsconfig.json': '{"compilerOptions":{"baseUrl":"./src"}}', 'tools/server.ts': tsServer("import 'lib/h';"), 'src/lib/h.ts': 'export {};\n' });
+    const b = await approved({
+      'tsconfig.json': '{"compilerOptions":{"baseUrl":"./src"}}',
+      'tools/server.ts': tsServer("import 'lib/h';"),
+      'src/lib/h.ts': 'export {};\n',
+    });
     writeFiles(b.project, { 'src/lib/h.ts': 'export const changed = 1;\n' });
     assert.equal(state(b.input).state, 'approval-changed');
   });
 
   // The red team's ways in (tsx on PATH; the package folder is tools/): each changes a file tsx loads.
   const redTeam: { name: string; files: Record<string, string>; server?: string; target: string }[] = [
-    { name: 'a @jsxImportSource pragma in a comment', files: { 'tools/server.tsx': '/** @jsxRuntime automatic */\n/** @jsxImportSource ../evil */\nexport const el = <div/>;\n', 'evil/jsx-runtime.ts': 'export function jsx() { return {}; }\n' }, server: 'tools/server.tsx', target: 'evil/jsx-runtime.ts' },
-    { name: 'paths in an extended config resolved against the child\'s baseUrl', files: { 'cfg/b.json': '{"compilerOptions":{"paths":{"@ev/*":["../x/*"]}}}', 'tsconfig.json': '{"extends":"./cfg/b.json","compilerOptions":{"baseUrl":"./a/b"}}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'a/x/lib.ts': 'export {};\n', 'x/lib.ts': 'export {};\n' }, target: 'a/x/lib.ts' },
-    { name: 'a baseUrl inherited from the base config, paths in the child', files: { 'cfg/b.json': '{"compilerOptions":{"baseUrl":"./q"}}', 'tsconfig.json': '{"extends":"./cfg/b.json","compilerOptions":{"paths":{"@ev/*":["../../x2/*"]}}}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'x2/lib.ts': 'export {};\n' }, target: 'x2/lib.ts' },
-    { name: '${configDir} in an inherited baseUrl', files: { 'cfg/b.json': '{"compilerOptions":{"baseUrl":"${configDir}/lib"}}', 'tsconfig.json': '{"extends":"./cfg/b.json"}', 'tools/server.ts': tsServer("import 'evmod';"), 'lib/evmod.ts': 'export {};\n' }, target: 'lib/evmod.ts' },
-    { name: 'extends through a package\'s "tsconfig" field', files: { 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","tsconfig":"conf/base.json"}', 'node_modules/cfgpkg/conf/base.json': '{"compilerOptions":{"paths":{"@ev/*":["../../../evil/*"]}}}', 'tsconfig.json': '{"extends":"cfgpkg"}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'evil/lib.ts': 'export {};\n' }, target: 'evil/lib.ts' },
-    { name: 'extends through a package exports subpath', files: { 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","exports":{"./base":"./conf/base.json"}}', 'node_modules/cfgpkg/conf/base.json': '{"compilerOptions":{"baseUrl":"../../../lib"}}', 'tsconfig.json': '{"extends":"cfgpkg/base"}', 'tools/server.ts': tsServer("import 'evmod';"), 'lib/evmod.ts': 'export {};\n' }, target: 'lib/evmod.ts' },
-    { name: 'an extended config created after approval', files: { 'tsconfig.json': '{"extends":"./cfg/later.json"}', 'tools/server.ts': tsServer(''), 'cfg/keep.txt': '' }, target: 'cfg/later.json' },
+    {
+      name: 'a @jsxImportSource pragma in a comment',
+      files: {
+        'tools/server.tsx': '/** @jsxRuntime automatic */\n/** @jsxImportSource ../evil */\nexport const el = <div/>;\n',
+        'evil/jsx-runtime.ts': 'export function jsx() { return {}; }\n',
+      },
+      server: 'tools/server.tsx',
+      target: 'evil/jsx-runtime.ts',
+    },
+    {
+      name: "paths in an extended config resolved against the child's baseUrl",
+      files: {
+        'cfg/b.json': '{"compilerOptions":{"paths":{"@ev/*":["../x/*"]}}}',
+        'tsconfig.json': '{"extends":"./cfg/b.json","compilerOptions":{"baseUrl":"./a/b"}}',
+        'tools/server.ts': tsServer("import '@ev/lib';"),
+        'a/x/lib.ts': 'export {};\n',
+        'x/lib.ts': 'export {};\n',
+      },
+      target: 'a/x/lib.ts',
+    },
+    {
+      name: 'a baseUrl inherited from the base config, paths in the child',
+      files: {
+        'cfg/b.json': '{"compilerOptions":{"baseUrl":"./q"}}',
+        'tsconfig.json': '{"extends":"./cfg/b.json","compilerOptions":{"paths":{"@ev/*":["../../x2/*"]}}}',
+        'tools/server.ts': tsServer("import '@ev/lib';"),
+        'x2/lib.ts': 'export {};\n',
+      },
+      target: 'x2/lib.ts',
+    },
+    {
+      name: '${configDir} in an inherited baseUrl',
+      files: {
+        'cfg/b.json': '{"compilerOptions":{"baseUrl":"${configDir}/lib"}}',
+        'tsconfig.json': '{"extends":"./cfg/b.json"}',
+        'tools/server.ts': tsServer("import 'evmod';"),
+        'lib/evmod.ts': 'export {};\n',
+      },
+      target: 'lib/evmod.ts',
+    },
+    {
+      name: 'extends through a package\'s "tsconfig" field',
+      files: {
+        'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","tsconfig":"conf/base.json"}',
+        'node_modules/cfgpkg/conf/base.json': '{"compilerOptions":{"paths":{"@ev/*":["../../../evil/*"]}}}',
+        'tsconfig.json': '{"extends":"cfgpkg"}',
+        'tools/server.ts': tsServer("import '@ev/lib';"),
+        'evil/lib.ts': 'export {};\n',
+      },
+      target: 'evil/lib.ts',
+    },
+    {
+      name: 'extends through a package exports subpath',
+      files: {
+        'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","exports":{"./base":"./conf/base.json"}}',
+        'node_modules/cfgpkg/conf/base.json': '{"compilerOptions":{"baseUrl":"../../../lib"}}',
+        'tsconfig.json': '{"extends":"cfgpkg/base"}',
+        'tools/server.ts': tsServer("import 'evmod';"),
+        'lib/evmod.ts': 'export {};\n',
+      },
+      target: 'lib/evmod.ts',
+    },
+    {
+      name: 'an extended config created after approval',
+      files: { 'tsconfig.json': '{"extends":"./cfg/later.json"}', 'tools/server.ts': tsServer(''), 'cfg/keep.txt': '' },
+      target: 'cfg/later.json',
+    },
   ];
   it('review: a package base config reached through a link, a linked folder, or too many JSON files pin the whole workspace', async () => {
-    const w = world({ '.mcp.json': MCP({ s: def }), 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","tsconfig":"base.json"}', 'real/base.json': '{"compilerOptions":{"paths":{"@ev/*":["../evil/*"]}}}', 'tsconfig.json': '{"extends":"cfgpkg"}', 'tools/server.ts': tsServer("import '@ev/lib';"), 'evil/lib.ts': 'export {};\n' }, {}, PATH);
+    const w = world(
+      {
+        '.mcp.json': MCP({ s: def }),
+        'node_modules/cfgpkg/package.json': '{"name":"cfgpkg","tsconfig":"base.json"}',
+        'real/base.json': '{"compilerOptions":{"paths":{"@ev/*":["../evil/*"]}}}',
+        'tsconfig.json': '{"extends":"cfgpkg"}',
+        'tools/server.ts': tsServer("import '@ev/lib';"),
+        'evil/lib.ts': 'export {};\n',
+      },
+      {},
+      PATH,
+    );
     fs.symlinkSync('../../real/base.json', path.join(w.project, 'node_modules/cfgpkg/base.json'));
-    assert.match(serverText(state(w.input)), /tsconfig\.json extends the package cfgpkg, whose JSON files MCP Gate cannot list whole \(over 256, or a linked folder or file\).*: MCP Gate pins the whole workspace/);
-    const linked = world({ '.mcp.json': MCP({ s: def }), 'node_modules/cfgpkg/package.json': '{"name":"cfgpkg"}', 'real/conf/base.json': '{}', 'tsconfig.json': '{"extends":"cfgpkg/conf/base.json"}', 'tools/server.ts': tsServer('') }, {}, PATH);
+    assert.match(
+      serverText(state(w.input)),
+      /tsconfig\.json extends the package cfgpkg, whose JSON files MCP Gate cannot list whole \(over 256, or a linked folder or file\).*: MCP Gate pins the whole workspace/,
+    );
+    const linked = world(
+      {
+        '.mcp.json': MCP({ s: def }),
+        'node_modules/cfgpkg/package.json': '{"name":"cfgpkg"}',
+        'real/conf/base.json': '{}',
+        'tsconfig.json': '{"extends":"cfgpkg/conf/base.json"}',
+        'tools/server.ts': tsServer(''),
+      },
+      {},
+      PATH,
+    );
     fs.symlinkSync('../../real/conf', path.join(linked.project, 'node_modules/cfgpkg/conf'));
-    assert.match(serverText(state(linked.input)), /tsconfig\.json extends the package cfgpkg, whose JSON files MCP Gate cannot list whole \(over 256, or a linked folder or file\).*: MCP Gate pins the whole workspace/);
-    const many = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"extends":"big"}', 'tools/server.ts': tsServer(''), ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`node_modules/big/c${i}.json`, '{}'])) }, {}, PATH);
+    assert.match(
+      serverText(state(linked.input)),
+      /tsconfig\.json extends the package cfgpkg, whose JSON files MCP Gate cannot list whole \(over 256, or a linked folder or file\).*: MCP Gate pins the whole workspace/,
+    );
+    const many = world(
+      {
+        '.mcp.json': MCP({ s: def }),
+        'tsconfig.json': '{"extends":"big"}',
+        'tools/server.ts': tsServer(''),
+        ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`node_modules/big/c${i}.json`, '{}'])),
+      },
+      {},
+      PATH,
+    );
     assert.match(serverText(state(many.input)), /extends the package big, whose JSON files MCP Gate cannot list whole/);
   });
 
   for (const r of redTeam) {
     it(`red team: ${r.name} — a change there re-gates`, async () => {
-      const w = world({ '.mcp.json': MCP({ s: { command: 'tsx', args: [r.server ?? 'tools/server.ts'] } }), ...r.files, ...(r.server ? { [r.server]: `${r.files[r.server]}${serverJs()}` } : {}) }, {}, PATH);
+      const w = world(
+        {
+          '.mcp.json': MCP({ s: { command: 'tsx', args: [r.server ?? 'tools/server.ts'] } }),
+          ...r.files,
+          ...(r.server ? { [r.server]: `${r.files[r.server]}${serverJs()}` } : {}),
+        },
+        {},
+        PATH,
+      );
       const before = state(w.input);
       assert.equal(before.state, 'pending', before.reason);
       await approveOffline(w.input, 's');
-      writeFiles(w.project, { [r.target]: r.target.endsWith('.json') ? '{"compilerOptions":{"paths":{"@x":["../elsewhere/x.ts"]}}}' : 'export const changed = 1;\n' });
+      writeFiles(w.project, {
+        [r.target]: r.target.endsWith('.json')
+          ? '{"compilerOptions":{"paths":{"@x":["../elsewhere/x.ts"]}}}'
+          : 'export const changed = 1;\n',
+      });
       assert.equal(state(w.input).state, 'approval-changed');
     });
   }
 
   it('a jsxImportSource in tsconfig that is a path pins the whole workspace; a package name (react) does not', () => {
-    const path_ = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"compilerOptions":{"jsx":"react-jsx","jsxImportSource":"../evil"}}', 'tools/server.ts': tsServer('') }, {}, PATH);
-    assert.match(serverText(state(path_.input)), /tsconfig\.json sets jsxImportSource to the path \.\.\/evil: each JSX file imports its runtime from where it lies: MCP Gate pins the whole workspace/);
-    const pkg = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"compilerOptions":{"jsx":"react-jsx","jsxImportSource":"preact"}}', 'tools/server.ts': tsServer('') }, {}, PATH);
+    const path_ = world(
+      {
+        '.mcp.json': MCP({ s: def }),
+        'tsconfig.json': '{"compilerOptions":{"jsx":"react-jsx","jsxImportSource":"../evil"}}',
+        'tools/server.ts': tsServer(''),
+      },
+      {},
+      PATH,
+    );
+    assert.match(
+      serverText(state(path_.input)),
+      /tsconfig\.json sets jsxImportSource to the path \.\.\/evil: each JSX file imports its runtime from where it lies: MCP Gate pins the whole workspace/,
+    );
+    const pkg = world(
+      {
+        '.mcp.json': MCP({ s: def }),
+        'tsconfig.json': '{"compilerOptions":{"jsx":"react-jsx","jsxImportSource":"preact"}}',
+        'tools/server.ts': tsServer(''),
+      },
+      {},
+      PATH,
+    );
     assert.doesNotMatch(serverText(state(pkg.input)), /the whole workspace/);
   });
 
@@ -644,14 +964,23 @@ describe('execution closure: TypeScript loaders resolve bare imports through tsc
     const w = world({ '.mcp.json': MCP({ s: def }), 'tsconfig.json': '{"compilerOptions": {', 'tools/server.ts': tsServer('') }, {}, PATH);
     const s = state(w.input);
     assert.equal(s.state, 'pending', s.reason);
-    assert.match(serverText(s), /tsconfig\.json does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known: MCP Gate pins the whole workspace/);
+    assert.match(
+      serverText(s),
+      /tsconfig\.json does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known: MCP Gate pins the whole workspace/,
+    );
   });
 
   it('tsx installed in the workspace (its esbuild binary, 11 MiB, pinned): the approved server runs; a changed import never does', async () => {
     const w = world();
     w.input.loadGuard = true; // approved as the CLI pins it: tsx is no program the guard runs in, so on the approved snapshot
     installTsx(w.project);
-    writeFiles(w.project, { 'package.json': '{"devDependencies":{"tsx":"*"}}', 'tsconfig.json': '{"compilerOptions":{"paths":{"@lib/*":["./lib/*"]}}}', 'tools/server.ts': tsServer("import '@lib/h';"), 'lib/h.ts': 'export const h: number = 1;\n', '.mcp.json': MCP({ s: { command: 'node_modules/.bin/tsx', args: ['tools/server.ts'] } }) });
+    writeFiles(w.project, {
+      'package.json': '{"devDependencies":{"tsx":"*"}}',
+      'tsconfig.json': '{"compilerOptions":{"paths":{"@lib/*":["./lib/*"]}}}',
+      'tools/server.ts': tsServer("import '@lib/h';"),
+      'lib/h.ts': 'export const h: number = 1;\n',
+      '.mcp.json': MCP({ s: { command: 'node_modules/.bin/tsx', args: ['tools/server.ts'] } }),
+    });
     const before = state(w.input);
     assert.equal(before.state, 'pending', before.reason);
     await recordDecision(w.input, 's', undefined, 'approved');
@@ -672,7 +1001,12 @@ describe('execution closure: what the review found, by state', () => {
   after(cleanupTemp);
 
   it('env -S, --split-string= and -u X hide no loader variable', () => {
-    for (const args of [['-SNODE_OPTIONS=--require=./e.js node s.js'], ['--split-string=NODE_OPTIONS=--require=./e.js node s.js'], ['-u', 'X', 'NODE_OPTIONS=--require=./e.js', 'node', 's.js'], ['-u', 'X', 'LD_PRELOAD=/x.so', 'node', 's.js']]) {
+    for (const args of [
+      ['-SNODE_OPTIONS=--require=./e.js node s.js'],
+      ['--split-string=NODE_OPTIONS=--require=./e.js node s.js'],
+      ['-u', 'X', 'NODE_OPTIONS=--require=./e.js', 'node', 's.js'],
+      ['-u', 'X', 'LD_PRELOAD=/x.so', 'node', 's.js'],
+    ]) {
       const w = world({ '.mcp.json': MCP({ s: { command: 'env', args } }), 's.js': '1' });
       const s = state(w.input);
       assert.equal(s.state, 'blocked', JSON.stringify(args));
@@ -681,63 +1015,132 @@ describe('execution closure: what the review found, by state', () => {
   });
 
   it('OPENSSL_CONF and the other variables the review named are refused', () => {
-    for (const v of ['OPENSSL_CONF', 'OPENSSL_MODULES', 'OPENSSL_ENGINES', 'PYENV_VERSION', 'PYENV_HOOK_PATH', 'BASH_FUNC_x%%', 'SSH_ASKPASS', 'SUDO_ASKPASS', 'TERMINFO', 'INPUTRC', 'MAVEN_OPTS', 'DOTNET_STARTUP_HOOKS', 'CORECLR_PROFILER_PATH', 'ERL_FLAGS', 'CC', 'NVM_DIR', 'VOLTA_HOME', 'ASDF_DIR', 'MISE_CONFIG_FILE']) {
+    for (const v of [
+      'OPENSSL_CONF',
+      'OPENSSL_MODULES',
+      'OPENSSL_ENGINES',
+      'PYENV_VERSION',
+      'PYENV_HOOK_PATH',
+      'BASH_FUNC_x%%',
+      'SSH_ASKPASS',
+      'SUDO_ASKPASS',
+      'TERMINFO',
+      'INPUTRC',
+      'MAVEN_OPTS',
+      'DOTNET_STARTUP_HOOKS',
+      'CORECLR_PROFILER_PATH',
+      'ERL_FLAGS',
+      'CC',
+      'NVM_DIR',
+      'VOLTA_HOME',
+      'ASDF_DIR',
+      'MISE_CONFIG_FILE',
+    ]) {
       assert.ok(loaderVariable(v), v);
     }
-    for (const v of ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'HOSTNAME_OVERRIDE', 'AWS_REGION', 'LC_ALL']) assert.equal(loaderVariable(v), undefined, v);
+    for (const v of ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'HOSTNAME_OVERRIDE', 'AWS_REGION', 'LC_ALL'])
+      assert.equal(loaderVariable(v), undefined, v);
   });
 
   it('a workspace file named by a variable is pinned', async () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['t/s.js'], env: { APP_CONFIG: 'conf/app.cnf' } } }), 't/s.js': '1', 'conf/app.cnf': 'a' });
+    const w = world({
+      '.mcp.json': MCP({ s: { command: 'node', args: ['t/s.js'], env: { APP_CONFIG: 'conf/app.cnf' } } }),
+      't/s.js': '1',
+      'conf/app.cnf': 'a',
+    });
     await recordDecision(w.input, 's', undefined, 'approved');
     writeFiles(w.project, { 'conf/app.cnf': 'b' });
     assert.equal(state(w.input).state, 'approval-changed');
   });
 
   it('git -c alias and .git/config: a server that runs git is re-gated when they change', async () => {
-    const w = world({ '.mcp.json': MCP({ s: { command: 'git', args: ['-c', 'alias.x=!node c/server.js', 'x'] }, t: { command: 'node', args: ['t/s.js'] } }), 'c/server.js': '1', 't/s.js': '2', '.git/config': '[core]\n', '.git/HEAD': 'ref: refs/heads/main\n' });
+    const w = world({
+      '.mcp.json': MCP({ s: { command: 'git', args: ['-c', 'alias.x=!node c/server.js', 'x'] }, t: { command: 'node', args: ['t/s.js'] } }),
+      'c/server.js': '1',
+      't/s.js': '2',
+      '.git/config': '[core]\n',
+      '.git/HEAD': 'ref: refs/heads/main\n',
+    });
     await recordDecision(w.input, 's', undefined, 'approved');
     await recordDecision(w.input, 't', undefined, 'approved');
     writeFiles(w.project, { 'c/server.js': '3' });
     assert.equal(state(w.input, 's').state, 'approval-changed', 'git can run any file');
     await recordDecision(w.input, 's', undefined, 'approved');
     writeFiles(w.project, { '.git/config': '[core]\n\tfsmonitor = .git/fsm.sh\n' });
-    assert.deepEqual(evaluateGate(w.input).servers.map((x) => x.state), ['approval-changed', 'approval-changed']);
+    assert.deepEqual(
+      evaluateGate(w.input).servers.map((x) => x.state),
+      ['approval-changed', 'approval-changed'],
+    );
     await recordDecision(w.input, 's', undefined, 'approved');
     await recordDecision(w.input, 't', undefined, 'approved');
     writeFiles(w.project, { '.git/HEAD': 'ref: refs/heads/other\n' });
-    assert.deepEqual(evaluateGate(w.input).servers.map((x) => x.state), ['approved', 'approved'], 'the rest of .git is not code');
+    assert.deepEqual(
+      evaluateGate(w.input).servers.map((x) => x.state),
+      ['approved', 'approved'],
+      'the rest of .git is not code',
+    );
   });
 
   it('node --env-file (either spelling) may not set a loader variable; --openssl-config pins the workspace; a nested .git is pinned', async () => {
     for (const flag of ['--env-file=lib/env', '--env_file=lib/env']) {
-      const w = world({ '.mcp.json': MCP({ s: { command: 'node', args: [flag, 'tools/srv.js'] } }), 'lib/env': 'NODE_OPTIONS="--require ./lib/pre.js"\n', 'tools/srv.js': '1' });
+      const w = world({
+        '.mcp.json': MCP({ s: { command: 'node', args: [flag, 'tools/srv.js'] } }),
+        'lib/env': 'NODE_OPTIONS="--require ./lib/pre.js"\n',
+        'tools/srv.js': '1',
+      });
       const s = state(w.input);
       assert.equal(s.state, 'blocked', flag);
       assert.match(s.reason, /sets NODE_OPTIONS/);
     }
-    const big = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--env-file=lib/env', 'tools/srv.js'] } }), 'lib/env': `${'A=1\n'.repeat(300_000)}NODE_OPTIONS=--require=./p.js\n`, 'tools/srv.js': '1' });
+    const big = world({
+      '.mcp.json': MCP({ s: { command: 'node', args: ['--env-file=lib/env', 'tools/srv.js'] } }),
+      'lib/env': `${'A=1\n'.repeat(300_000)}NODE_OPTIONS=--require=./p.js\n`,
+      'tools/srv.js': '1',
+    });
     assert.match(state(big.input).reason, /over 1 MiB, more than MCP Gate checks/, 'a variable past what is read must not slip through');
-    const o = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--openssl-config=lib/ossl.cnf', 'tools/srv.js'] } }), 'lib/ossl.cnf': 'x', 'lib/engine.so': 'elf', 'tools/srv.js': '1' });
+    const o = world({
+      '.mcp.json': MCP({ s: { command: 'node', args: ['--openssl-config=lib/ossl.cnf', 'tools/srv.js'] } }),
+      'lib/ossl.cnf': 'x',
+      'lib/engine.so': 'elf',
+      'tools/srv.js': '1',
+    });
     await recordDecision(o.input, 's', undefined, 'approved');
     writeFiles(o.project, { 'lib/engine.so': 'changed' });
     assert.equal(state(o.input).state, 'approval-changed');
-    const g = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['tools/main.js'] } }), 'tools/main.js': "require('./.git/lib.js');", 'tools/.git/lib.js': '1' });
+    const g = world({
+      '.mcp.json': MCP({ s: { command: 'node', args: ['tools/main.js'] } }),
+      'tools/main.js': "require('./.git/lib.js');",
+      'tools/.git/lib.js': '1',
+    });
     await recordDecision(g.input, 's', undefined, 'approved');
     writeFiles(g.project, { 'tools/.git/lib.js': '2' });
     assert.equal(state(g.input).state, 'approval-changed');
   });
 
   it('review 3: python -X pycache_prefix, -I and -E are refused; a node test reporter pins what it imports; node --test pins the workspace', async () => {
-    for (const args of [['-X', 'pycache_prefix=pyc', 't/s.py'], ['-Xpycache_prefix=pyc', 't/s.py'], ['-I', 't/s.py'], ['-E', 't/s.py'], ['-BI', 't/s.py']]) {
+    for (const args of [
+      ['-X', 'pycache_prefix=pyc', 't/s.py'],
+      ['-Xpycache_prefix=pyc', 't/s.py'],
+      ['-I', 't/s.py'],
+      ['-E', 't/s.py'],
+      ['-BI', 't/s.py'],
+    ]) {
       const w = world({ '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args } }), 't/s.py': '1' });
       const s = state(w.input);
       assert.equal(s.state, 'blocked', JSON.stringify(args));
       assert.match(s.reason, /bytecode/);
     }
-    const ok = world({ '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['-u', '-Wignore', '-X', 'utf8', 't/s.py'] } }), 't/s.py': '1' });
+    const ok = world({
+      '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['-u', '-Wignore', '-X', 'utf8', 't/s.py'] } }),
+      't/s.py': '1',
+    });
     assert.equal(state(ok.input).state, 'pending', state(ok.input).reason);
-    const r = world({ '.mcp.json': MCP({ s: { command: 'node', args: ['--test-reporter=./rep/r.mjs', 'srv/s.test.js'] } }), 'rep/r.mjs': "import './h.mjs';", 'rep/h.mjs': '1', 'srv/s.test.js': '1' });
+    const r = world({
+      '.mcp.json': MCP({ s: { command: 'node', args: ['--test-reporter=./rep/r.mjs', 'srv/s.test.js'] } }),
+      'rep/r.mjs': "import './h.mjs';",
+      'rep/h.mjs': '1',
+      'srv/s.test.js': '1',
+    });
     await recordDecision(r.input, 's', undefined, 'approved');
     writeFiles(r.project, { 'rep/h.mjs': '2' });
     assert.equal(state(r.input).state, 'approval-changed');
@@ -759,18 +1162,27 @@ describe('execution closure: what the review found, by state', () => {
     const g = world({
       '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['srv/main.py'] } }),
       'srv/helper.py': 'NAME = "hello"\n',
-      'srv/main.py': 'import sys, json\nsys.path.insert(0, __import__("os").path.dirname(__file__))\nimport helper\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": helper.NAME, "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
+      'srv/main.py':
+        'import sys, json\nsys.path.insert(0, __import__("os").path.dirname(__file__))\nimport helper\nfor line in sys.stdin:\n    m = json.loads(line)\n    if "id" not in m: continue\n    if m["method"] == "initialize": r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}\n    elif m["method"] == "tools/list": r = {"tools": [{"name": helper.NAME, "description": "hi", "inputSchema": {"type": "object"}}]}\n    else: r = {}\n    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)\n',
     });
     g.input.loadGuard = true;
     await recordDecision(g.input, 's', undefined, 'approved');
     assert.match(cli(g, ['tools', 's']).stdout, /hello/);
     assert.equal(fs.existsSync(path.join(g.project, 'srv', '__pycache__')), false, 'no bytecode written into the workspace');
     // Valid bytecode of another helper (NAME = "planted"), at the name Python would read it from.
-    const plant = 'import sys, os, importlib._bootstrap_external as b\nsrc, out = sys.argv[1], sys.argv[2]\nst = os.stat(src)\nos.makedirs(os.path.dirname(out), exist_ok=True)\nopen(out, "wb").write(b._code_to_timestamp_pyc(compile(\'NAME = "planted"\', src, "exec"), int(st.st_mtime), st.st_size))\n';
-    const planted = spawnSync('/usr/bin/python3', ['-c', plant, path.join(g.project, 'srv/helper.py'), path.join(g.project, 'srv/__pycache__/helper.cpython-311.pyc')], { encoding: 'utf8' });
+    const plant =
+      'import sys, os, importlib._bootstrap_external as b\nsrc, out = sys.argv[1], sys.argv[2]\nst = os.stat(src)\nos.makedirs(os.path.dirname(out), exist_ok=True)\nopen(out, "wb").write(b._code_to_timestamp_pyc(compile(\'NAME = "planted"\', src, "exec"), int(st.st_mtime), st.st_size))\n';
+    const planted = spawnSync(
+      '/usr/bin/python3',
+      ['-c', plant, path.join(g.project, 'srv/helper.py'), path.join(g.project, 'srv/__pycache__/helper.cpython-311.pyc')],
+      { encoding: 'utf8' },
+    );
     assert.equal(planted.status, 0, planted.stderr);
     // Without the guard, Python runs it (so the check below can fail).
-    const plain = spawnSync('/usr/bin/python3', ['-c', 'import sys; sys.path.insert(0, "srv"); import helper; print(helper.NAME)'], { cwd: g.project, encoding: 'utf8' });
+    const plain = spawnSync('/usr/bin/python3', ['-c', 'import sys; sys.path.insert(0, "srv"); import helper; print(helper.NAME)'], {
+      cwd: g.project,
+      encoding: 'utf8',
+    });
     assert.equal(plain.stdout.trim(), 'planted', plain.stderr);
     assert.equal(state(g.input).state, 'approved');
     const tools = cli(g, ['tools', 's']).stdout;
@@ -785,7 +1197,10 @@ describe('execution closure: property', function () {
 
   it('a random definition over a random workspace tree is never approved after any file of its closure changes', () => {
     const segment = fc.constantFrom('a', 'b', 'lib', 'src', 'tools');
-    const file = fc.tuple(fc.array(segment, { maxLength: 2 }), fc.constantFrom('x.js', 'y.js', 'main.py', 'run.sh', 'package.json', 'data.txt'));
+    const file = fc.tuple(
+      fc.array(segment, { maxLength: 2 }),
+      fc.constantFrom('x.js', 'y.js', 'main.py', 'run.sh', 'package.json', 'data.txt'),
+    );
     fc.assert(
       fc.property(
         fc.uniqueArray(file, { minLength: 1, maxLength: 8, selector: ([d, f]) => [...d, f].join('/') }),

@@ -10,8 +10,22 @@ import { cleanupTemp, world } from '../../helpers';
 
 describe('package launchers', () => {
   it('reads the npm spec, command and arguments of npx, npm exec, pnpm dlx, yarn dlx and bunx', () => {
-    assert.deepEqual(packageLaunchOf('npx', ['-y', '@scope/srv@^1', '--port', '1']), { kind: 'npm', launcher: 'npx', spec: '@scope/srv@^1', name: '@scope/srv', command: undefined, rest: ['--port', '1'] });
-    assert.deepEqual(packageLaunchOf('/usr/bin/npm', ['exec', '--yes', '--package=pkg@2', '--', 'tool', 'a']), { kind: 'npm', launcher: 'npm exec', spec: 'pkg@2', name: 'pkg', command: 'tool', rest: ['a'] });
+    assert.deepEqual(packageLaunchOf('npx', ['-y', '@scope/srv@^1', '--port', '1']), {
+      kind: 'npm',
+      launcher: 'npx',
+      spec: '@scope/srv@^1',
+      name: '@scope/srv',
+      command: undefined,
+      rest: ['--port', '1'],
+    });
+    assert.deepEqual(packageLaunchOf('/usr/bin/npm', ['exec', '--yes', '--package=pkg@2', '--', 'tool', 'a']), {
+      kind: 'npm',
+      launcher: 'npm exec',
+      spec: 'pkg@2',
+      name: 'pkg',
+      command: 'tool',
+      rest: ['a'],
+    });
     assert.equal((packageLaunchOf('pnpm', ['dlx', 'srv']) as { spec: string }).spec, 'srv');
     assert.equal((packageLaunchOf('yarn', ['dlx', '-p', 'srv', 'cmd']) as { command: string }).command, 'cmd');
     assert.equal((packageLaunchOf('bunx', ['srv@latest']) as { spec: string }).spec, 'srv@latest');
@@ -33,9 +47,16 @@ describe('package launchers', () => {
     for (const [cmd, args, why] of cases) {
       const p = packageLaunchOf(cmd, args);
       assert.equal(p?.kind, 'unpinned', `${cmd} ${args.join(' ')}`);
-      assert.ok(p!.kind === 'unpinned' && p.why.startsWith(NOT_PINNED) && why.test(p.why), `${cmd} ${args.join(' ')}: ${p && 'why' in p ? p.why : ''}`);
+      assert.ok(
+        p!.kind === 'unpinned' && p.why.startsWith(NOT_PINNED) && why.test(p.why),
+        `${cmd} ${args.join(' ')}: ${p && 'why' in p ? p.why : ''}`,
+      );
     }
-    assert.equal(packageLaunchOf('docker', ['run', '-i', `mcp/fetch@sha256:${'a'.repeat(64)}`]), undefined, 'an image by digest is pinned by the definition itself');
+    assert.equal(
+      packageLaunchOf('docker', ['run', '-i', `mcp/fetch@sha256:${'a'.repeat(64)}`]),
+      undefined,
+      'an image by digest is pinned by the definition itself',
+    );
   });
 });
 
@@ -48,7 +69,12 @@ describe('docker run / podman run: which argument is the image', () => {
   it('skips options and their values (separate, attached, =value, short clusters) and `--`', () => {
     const cases: [string, string[], string, number][] = [
       ['docker', ['run', '-i', '--rm', 'mcp/fetch:latest'], 'mcp/fetch:latest', 3],
-      ['docker', ['run', '-e', 'TOKEN=x', '-v', '/a:/b', '--name', 'srv', '--network', 'none', '--entrypoint', '/bin/sh', 'img:1', '-c', 'x'], 'img:1', 11],
+      [
+        'docker',
+        ['run', '-e', 'TOKEN=x', '-v', '/a:/b', '--name', 'srv', '--network', 'none', '--entrypoint', '/bin/sh', 'img:1', '-c', 'x'],
+        'img:1',
+        11,
+      ],
       ['docker', ['run', '-ePORT=1', '-e=A=b', '--env=B=c', '-it', '--rm', 'img'], 'img', 6],
       ['docker', ['run', '-ite', 'A=1', 'localhost:5000/team/img:2.0', '--flag'], 'localhost:5000/team/img:2.0', 3],
       ['docker', ['run', '--sig-proxy=false', '--init', '-p', '8080:80', '--pull', 'always', 'img'], 'img', 7],
@@ -84,17 +110,20 @@ describe('docker run / podman run: which argument is the image', () => {
       ['docker', ['run', '-i', '${input:image}'], /is not an image reference MCP Gate reads/],
       ['docker', ['run', '-i', 'Upper/Case'], /is not an image reference/],
       ['docker', ['run', '-i', 'img@sha256:abc'], /has a digest that is not sha256:<64 hex>/],
-      ['docker', ['run', '--', ], /it names no image/],
+      ['docker', ['run', '--'], /it names no image/],
     ];
     for (const [cmd, args, why] of cases) {
       const p = packageLaunchOf(cmd, args);
       assert.equal(p?.kind, 'unpinned', `${cmd} ${args.join(' ')}`);
-      assert.ok(p!.kind === 'unpinned' && p.why.startsWith(NOT_PINNED) && why.test(p.why), `${cmd} ${args.join(' ')}: ${p && 'why' in p ? p.why : ''}`);
+      assert.ok(
+        p!.kind === 'unpinned' && p.why.startsWith(NOT_PINNED) && why.test(p.why),
+        `${cmd} ${args.join(' ')}: ${p && 'why' in p ? p.why : ''}`,
+      );
     }
     assert.equal(packageLaunchOf('docker', ['ps']), undefined, 'not a run');
   });
 
-  it('normalizes repositories as Docker does, to match a runtime\'s digests', () => {
+  it("normalizes repositories as Docker does, to match a runtime's digests", () => {
     assert.equal(repositoryOf('fetch'), 'docker.io/library/fetch');
     assert.equal(repositoryOf('mcp/fetch:latest'), 'docker.io/mcp/fetch');
     assert.equal(repositoryOf('index.docker.io/mcp/fetch'), 'docker.io/mcp/fetch');
@@ -107,15 +136,34 @@ describe('docker run / podman run: which argument is the image', () => {
 describe('approvals of npm launches without a lock', () => {
   after(cleanupTemp);
   it('an approval recorded before packages were pinned shows as changed, asking to approve again', async () => {
-    const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { srv: { command: 'npx', args: ['-y', 'some-server@^1'] } } }) }, {}, { PATH: process.env.PATH! });
+    const w = world(
+      { '.mcp.json': JSON.stringify({ mcpServers: { srv: { command: 'npx', args: ['-y', 'some-server@^1'] } } }) },
+      {},
+      { PATH: process.env.PATH! },
+    );
     const s = evaluateGate(w.input).servers[0];
     await new ApprovalStore(w.store, w.input.masker).update((records) => ({
-      records: [...records, { project: fs.realpathSync(w.project), source: '.mcp.json', server: 'srv', decision: 'approved', digest: s.pinned!.digest, pinned: s.pinned!.pinned, texts: {}, decidedAt: '2026-01-01T00:00:00.000Z' }],
+      records: [
+        ...records,
+        {
+          project: fs.realpathSync(w.project),
+          source: '.mcp.json',
+          server: 'srv',
+          decision: 'approved',
+          digest: s.pinned!.digest,
+          pinned: s.pinned!.pinned,
+          texts: {},
+          decidedAt: '2026-01-01T00:00:00.000Z',
+        },
+      ],
       result: undefined,
     }));
     const after = evaluateGate(w.input).servers[0];
     assert.equal(after.state, 'approval-changed');
-    assert.match(after.reason, /before MCP Gate pinned the packages a server downloads: approve it again to pin some-server@\^1 to an exact version/);
+    assert.match(
+      after.reason,
+      /before MCP Gate pinned the packages a server downloads: approve it again to pin some-server@\^1 to an exact version/,
+    );
   });
 });
 
@@ -125,7 +173,20 @@ describe('approvals of container launches', () => {
   async function approvedWith(w: ReturnType<typeof world>, image?: unknown) {
     const s = evaluateGate(w.input).servers[0];
     await new ApprovalStore(w.store, w.input.masker).update((records) => ({
-      records: [...records, { project: fs.realpathSync(w.project), source: '.mcp.json', server: 'srv', decision: 'approved', digest: s.pinned!.digest, pinned: s.pinned!.pinned, texts: {}, decidedAt: '2026-01-01T00:00:00.000Z', ...(image ? { image } : {}) } as ApprovalRecord],
+      records: [
+        ...records,
+        {
+          project: fs.realpathSync(w.project),
+          source: '.mcp.json',
+          server: 'srv',
+          decision: 'approved',
+          digest: s.pinned!.digest,
+          pinned: s.pinned!.pinned,
+          texts: {},
+          decidedAt: '2026-01-01T00:00:00.000Z',
+          ...(image ? { image } : {}),
+        } as ApprovalRecord,
+      ],
       result: undefined,
     }));
     return evaluateGate(w.input).servers[0];
@@ -150,14 +211,24 @@ describe('approvals of container launches', () => {
     const none = await resolveImage(launch, undefined, {});
     assert.equal(none.pinned, undefined);
     assert.ok(imagePinIntact(none));
-    assert.equal(none.why, `${NOT_PINNED} (docker is not on MCP Gate's PATH, so the digest of mcp/fetch:1 could not be read at approval; it runs by its tag)`);
+    assert.equal(
+      none.why,
+      `${NOT_PINNED} (docker is not on MCP Gate's PATH, so the digest of mcp/fetch:1 could not be read at approval; it runs by its tag)`,
+    );
     // The real docker client, its HOME empty: it looks for /var/run/docker.sock, which is not there.
     const docker = findOnPath('docker', process.env.PATH);
     assert.ok(docker, 'the docker CLI is on PATH (Debian docker.io or a static client)');
     const home = world().home;
     const r = await resolveImage(launch, docker, { PATH: process.env.PATH, HOME: home, DOCKER_HOST: `unix://${home}/nothing.sock` });
     assert.equal(r.pinned, undefined);
-    assert.match(r.why!, /^not pinned: the bytes this downloads can change \(docker could not read or pull mcp\/fetch:1 at approval: .*docker daemon.*; it runs by its tag\)$/i);
-    assert.doesNotMatch(r.why!, /nothing\.sock/, 'DOCKER_HOST is not passed to the runtime (it gets the minimal environment a server gets)');
+    assert.match(
+      r.why!,
+      /^not pinned: the bytes this downloads can change \(docker could not read or pull mcp\/fetch:1 at approval: .*docker daemon.*; it runs by its tag\)$/i,
+    );
+    assert.doesNotMatch(
+      r.why!,
+      /nothing\.sock/,
+      'DOCKER_HOST is not passed to the runtime (it gets the minimal environment a server gets)',
+    );
   });
 });

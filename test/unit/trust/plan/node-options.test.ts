@@ -11,7 +11,7 @@ import { cleanupTemp, world } from '../../helpers';
 const ROOT = path.resolve(__dirname, '../../../../..');
 const MCP = (args: string[], command = 'node') => JSON.stringify({ mcpServers: { s: { command, args } } });
 
-describe('node options: Node\'s own table', () => {
+describe("node options: Node's own table", () => {
   after(cleanupTemp);
 
   it('knows every option the running Node lists, with its arity', async () => {
@@ -25,7 +25,12 @@ describe('node options: Node\'s own table', () => {
   });
 
   it('a value option written without = takes the next argument: the script after it is the entry', () => {
-    const w = world({ '.mcp.json': MCP(['--report-filename', 'logs/report.json', 'tools/server.js']), 'logs/report.json': '{}', 'tools/server.js': "require('dep')", 'tools/node_modules/dep/index.js': '1' });
+    const w = world({
+      '.mcp.json': MCP(['--report-filename', 'logs/report.json', 'tools/server.js']),
+      'logs/report.json': '{}',
+      'tools/server.js': "require('dep')",
+      'tools/node_modules/dep/index.js': '1',
+    });
     const s = evaluateGate(w.input).servers[0];
     const files = Object.keys(s.pinned!.pinned.files);
     assert.ok(files.includes('tools/node_modules/dep/index.js'), `the entry's folder is pinned: ${files.join(', ')}`);
@@ -40,11 +45,17 @@ describe('node options: Node\'s own table', () => {
       const w = world({ '.mcp.json': MCP([...args]), 'tools/server.js': '1' });
       const s = evaluateGate(w.input).servers[0];
       const roots = s.pinned!.plan!.closure.roots;
-      assert.ok(roots.some((r) => r.path === '.' && why.test(r.why)), `${args.join(' ')}: ${JSON.stringify(roots)}`);
+      assert.ok(
+        roots.some((r) => r.path === '.' && why.test(r.why)),
+        `${args.join(' ')}: ${JSON.stringify(roots)}`,
+      );
     }
     const ok = world({ '.mcp.json': MCP(['--max-old-space-size=512', '--no-warnings', '--', 'tools/server.js']), 'tools/server.js': '1' });
     const roots = evaluateGate(ok.input).servers[0].pinned!.plan!.closure.roots;
-    assert.deepEqual(roots.map((r) => r.path), ['tools']);
+    assert.deepEqual(
+      roots.map((r) => r.path),
+      ['tools'],
+    );
   });
 
   it('a program MCP Gate does not model (setarch, ld.so, fakeroot, perl5.36.0) pins the whole workspace', () => {
@@ -55,10 +66,17 @@ describe('node options: Node\'s own table', () => {
       ['fakeroot', ['node', 'tools/server.js']],
       ['perl5.36.0', ['tools/srv.pl']],
     ] as const) {
-      const w = world({ '.mcp.json': MCP([...args], command), 'tools/server.js': '1', 'tools/srv.pl': '1' }, {}, { PATH: process.env.PATH ?? '' });
+      const w = world(
+        { '.mcp.json': MCP([...args], command), 'tools/server.js': '1', 'tools/srv.pl': '1' },
+        {},
+        { PATH: process.env.PATH ?? '' },
+      );
       const s = evaluateGate(w.input).servers[0];
       if (!s.pinned?.plan?.executable) continue; // not installed on this machine
-      assert.ok(s.pinned.plan.closure.roots.some((r) => r.path === '.' && /does not model/.test(r.why)), `${command}: ${JSON.stringify(s.pinned.plan.closure.roots)}`);
+      assert.ok(
+        s.pinned.plan.closure.roots.some((r) => r.path === '.' && /does not model/.test(r.why)),
+        `${command}: ${JSON.stringify(s.pinned.plan.closure.roots)}`,
+      );
       checked++;
     }
     assert.ok(checked >= 2, `only ${checked} of the programs are installed here`);

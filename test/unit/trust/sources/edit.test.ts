@@ -9,9 +9,10 @@ describe('editing servers: enable, disable, remove', function () {
   this.timeout(60_000);
   after(cleanupTemp);
 
-  const CONFIG = '{\n  // my servers\n  "imports": ["cursor"],\n  "servers": {\n    // keep this comment\n    "mine": { "command": "my-server" },\n    "other": { "command": "x" }\n  }\n}\n';
+  const CONFIG =
+    '{\n  // my servers\n  "imports": ["cursor"],\n  "servers": {\n    // keep this comment\n    "mine": { "command": "my-server" },\n    "other": { "command": "x" }\n  }\n}\n';
 
-  it('disable and enable a server in MCP Gate\'s configuration, keeping comments; a disabled server does not start', () => {
+  it("disable and enable a server in MCP Gate's configuration, keeping comments; a disabled server does not start", () => {
     const w = world({}, { '.config/mcp-gate/config.json': CONFIG });
     const file = path.join(w.home, '.config/mcp-gate/config.json');
     const d = cli(w, ['disable', 'mine']);

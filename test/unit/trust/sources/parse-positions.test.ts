@@ -46,7 +46,8 @@ describe('parse: TOML positions', () => {
   });
 
   it('a multi-line string that contains a header or a key is not taken for one', () => {
-    const text = '[mcp_servers.a]\ncommand = "x"\ndescription = """\n[mcp_servers.b]\ncommand = "fake"\n"""\n[mcp_servers.b]\ncommand = \'real\'\n';
+    const text =
+      '[mcp_servers.a]\ncommand = "x"\ndescription = """\n[mcp_servers.b]\ncommand = "fake"\n"""\n[mcp_servers.b]\ncommand = \'real\'\n';
     assert.equal(pos(text, ['mcp_servers', 'b']), '7:1');
     assert.equal(pos(text, ['mcp_servers', 'b', 'command']), '8:1');
   });
@@ -66,8 +67,14 @@ describe('parse: TOML positions', () => {
 
   it('a forbidden key is named with its own line, wherever it is', () => {
     assert.match(forbidden('[mcp_servers.__proto__]\ncommand = "node"\n'), /config\.toml:1:1: the key "__proto__" is not allowed/);
-    assert.match(forbidden('[mcp_servers.a]\ncommand = "node"\nenv = { constructor = "x" }\n'), /config\.toml:3:9: the key "constructor" is not allowed/);
-    assert.match(forbidden('[mcp_servers.a]\ncommand = "node"\n\n  prototype = 1\n'), /config\.toml:4:3: the key "prototype" is not allowed/);
+    assert.match(
+      forbidden('[mcp_servers.a]\ncommand = "node"\nenv = { constructor = "x" }\n'),
+      /config\.toml:3:9: the key "constructor" is not allowed/,
+    );
+    assert.match(
+      forbidden('[mcp_servers.a]\ncommand = "node"\n\n  prototype = 1\n'),
+      /config\.toml:4:3: the key "prototype" is not allowed/,
+    );
   });
 
   it('the last of 32,000 servers in a 1 MiB .codex/config.toml is named at its own line', () => {
@@ -83,7 +90,10 @@ describe('parse: TOML positions', () => {
     const w = world({ '.codex/config.toml': text });
     const r = evaluateGate(w.input);
     assert.equal(r.servers.length, 0);
-    assert.match(r.fullBlock.map((b) => b.reason).join('\n'), /config\.toml:1:1: "mcp_servers" declares 32000 servers; more than 1000 in one file are refused/);
+    assert.match(
+      r.fullBlock.map((b) => b.reason).join('\n'),
+      /config\.toml:1:1: "mcp_servers" declares 32000 servers; more than 1000 in one file are refused/,
+    );
   });
 });
 

@@ -16,10 +16,18 @@ describe('sources: each format', () => {
   after(cleanupTemp);
 
   const cases: { file: string; content: string; kind: string }[] = [
-    { file: '.vscode/mcp.json', kind: 'vscode', content: '{ // comment\n "servers": { "s": { "type": "stdio", "command": "node", "args": ["x.js"] } }, }' },
+    {
+      file: '.vscode/mcp.json',
+      kind: 'vscode',
+      content: '{ // comment\n "servers": { "s": { "type": "stdio", "command": "node", "args": ["x.js"] } }, }',
+    },
     { file: '.mcp.json', kind: 'claude', content: '{"mcpServers": {"s": {"command": "node"}}}' },
     { file: '.cursor/mcp.json', kind: 'cursor', content: '{"mcpServers": {"s": {"url": "https://mcp.example.com/mcp"}}}' },
-    { file: '.gemini/settings.json', kind: 'gemini', content: '{"theme": "dark", "mcpServers": {"s": {"httpUrl": "https://mcp.example.com/mcp"}}}' },
+    {
+      file: '.gemini/settings.json',
+      kind: 'gemini',
+      content: '{"theme": "dark", "mcpServers": {"s": {"httpUrl": "https://mcp.example.com/mcp"}}}',
+    },
     { file: '.codex/config.toml', kind: 'codex', content: 'model = "o3"\n[mcp_servers.s]\ncommand = "uvx"\nargs = ["mcp-server-time"]\n' },
     { file: '.pi/mcp.json', kind: 'pi', content: '{"mcpServers": {"s": {"command": "node"}}}' },
     { file: '.agentty/mcp.json', kind: 'agentty', content: '{"mcpServers": {"s": {"command": "node"}}}' },
@@ -42,7 +50,9 @@ describe('sources: each format', () => {
   }
 
   it('reads the gemini url (SSE) and httpUrl (streamable) both as remote', () => {
-    const w = world({ '.gemini/settings.json': '{"mcpServers": {"a": {"url": "https://a.example/sse"}, "b": {"httpUrl": "https://b.example/mcp"}}}' });
+    const w = world({
+      '.gemini/settings.json': '{"mcpServers": {"a": {"url": "https://a.example/sse"}, "b": {"httpUrl": "https://b.example/mcp"}}}',
+    });
     const r = evaluateGate(w.input);
     assert.equal(one(r, 'a').definition?.url, 'https://a.example/sse');
     assert.equal(one(r, 'b').definition?.type, 'http');

@@ -8,14 +8,33 @@ import * as path from 'node:path';
 import { TrackingReader } from '../../../../src/trust/sources/fsread';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { type GateReport } from '../../../../src/trust/report';
-import { ACCESS_KEY, ALLOWED_KEY, COLLISION_KEY, DISCOVERY_KEY, GALLERY_URL_KEY, gatedWorkspaceName, gatedWorkspaceText, isGatedWorkspace, LEGACY_ENABLED_KEY, settingInFile, SETTINGS_FILE_LIMIT, vscodeOwnStarts, vscodeReads, type InspectedSetting, type VsCodeOwnInput } from '../../../../src/trust/sources/vscode-own';
+import {
+  ACCESS_KEY,
+  ALLOWED_KEY,
+  COLLISION_KEY,
+  DISCOVERY_KEY,
+  GALLERY_URL_KEY,
+  gatedWorkspaceName,
+  gatedWorkspaceText,
+  isGatedWorkspace,
+  LEGACY_ENABLED_KEY,
+  settingInFile,
+  SETTINGS_FILE_LIMIT,
+  vscodeOwnStarts,
+  vscodeReads,
+  type InspectedSetting,
+  type VsCodeOwnInput,
+} from '../../../../src/trust/sources/vscode-own';
 import { cleanupTemp, world } from '../../helpers';
 
 // VS Code 1.112's defaults, as inspect() returns them.
 const ACCESS_DEFAULT: InspectedSetting = { defaultValue: 'all' };
-const DISCOVERY_DEFAULT: InspectedSetting = { defaultValue: { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false } };
+const DISCOVERY_DEFAULT: InspectedSetting = {
+  defaultValue: { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false },
+};
 
-const MCP_JSON = '{ "servers": { "echo": { "type": "stdio", "command": "node", "args": ["${workspaceFolder}/echo.mjs"] }, "off": { "command": "node", "disabled": true } } }';
+const MCP_JSON =
+  '{ "servers": { "echo": { "type": "stdio", "command": "node", "args": ["${workspaceFolder}/echo.mjs"] }, "off": { "command": "node", "disabled": true } } }';
 const CURSOR_JSON = '{ "mcpServers": { "cur": { "command": "node", "args": ["c.js"] } } }';
 
 function report(files: Record<string, string>, home: Record<string, string> = {}, env: Record<string, string> = {}): GateReport {
@@ -59,7 +78,7 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
     assert.deepEqual(x.starts[0].needs, ['workspace-trust']);
   });
 
-  it('an approved server is still started by VS Code itself as well, outside the gate\'s policy', () => {
+  it("an approved server is still started by VS Code itself as well, outside the gate's policy", () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON });
     const echo = r.servers.find((s) => s.name === 'echo')!;
     const approved = { ...r, servers: [{ ...echo, state: 'approved' as const }] };
@@ -67,12 +86,14 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
   });
 
   it('other repository files are not read by VS Code 1.112 (.mcp.json, .gemini, .codex, …), nor .cursor/mcp.json without discovery', () => {
-    const x = run(report({
-      '.mcp.json': '{"mcpServers": {"a": {"command": "node"}}}',
-      '.gemini/settings.json': '{"mcpServers": {"b": {"command": "node"}}}',
-      '.codex/config.toml': '[mcp_servers.c]\ncommand = "node"\n',
-      '.cursor/mcp.json': CURSOR_JSON,
-    }));
+    const x = run(
+      report({
+        '.mcp.json': '{"mcpServers": {"a": {"command": "node"}}}',
+        '.gemini/settings.json': '{"mcpServers": {"b": {"command": "node"}}}',
+        '.codex/config.toml': '[mcp_servers.c]\ncommand = "node"\n',
+        '.cursor/mcp.json': CURSOR_JSON,
+      }),
+    );
     assert.deepEqual(x.starts, []);
   });
 
@@ -95,19 +116,25 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
   it('~/.cursor/mcp.json (when imported) is discovery "cursor-global"; Claude Desktop and Windsurf are noted, MCP Gate does not read them', () => {
     const r = report({ '.pi/mcp.json': '{"imports": ["cursor"]}' }, { '.cursor/mcp.json': CURSOR_JSON });
     const x = run(r, { [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: true } });
-    assert.deepEqual(x.starts.map((s) => [s.name, s.mechanism, s.vscodeId]), [['cur', 'discovery:cursor-global', undefined]]);
+    assert.deepEqual(
+      x.starts.map((s) => [s.name, s.mechanism, s.vscodeId]),
+      [['cur', 'discovery:cursor-global', undefined]],
+    );
     assert.equal(x.notes.length, 2);
     assert.match(x.notes.join('\n'), /Claude Desktop/);
     assert.match(x.notes.join('\n'), /Windsurf/);
   });
 
-  it('the user profile mcp.json counts only when it is the running VS Code\'s', () => {
+  it("the user profile mcp.json counts only when it is the running VS Code's", () => {
     const home = { '.config/Code/User/mcp.json': '{"servers": {"mine": {"command": "node"}}}' };
     const r = report({ '.pi/mcp.json': '{"imports": ["vscode"]}' }, home);
     assert.deepEqual(run(r).starts, []);
     const file = r.servers.find((s) => s.name === 'mine')!.file;
     const x = run(r, {}, { userMcpJson: file });
-    assert.deepEqual(x.starts.map((s) => [s.name, s.mechanism]), [['mine', 'user-mcp.json']]);
+    assert.deepEqual(
+      x.starts.map((s) => [s.name, s.mechanism]),
+      [['mine', 'user-mcp.json']],
+    );
     assert.deepEqual(run(r, {}, { userMcpJson: path.join('/elsewhere', 'mcp.json') }).starts, []);
   });
 
@@ -120,26 +147,39 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
 
   it('routing: with the defaults, chat.mcp.access "registry" at user scope is what is missing', () => {
     const x = run(report({ '.vscode/mcp.json': MCP_JSON }));
-    assert.deepEqual(x.routing.map((s) => [s.key, s.value, s.scope, s.inPlace]), [
-      [ACCESS_KEY, 'registry', 'user', false],
-      [DISCOVERY_KEY, { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false }, 'user', true],
-    ]);
+    assert.deepEqual(
+      x.routing.map((s) => [s.key, s.value, s.scope, s.inPlace]),
+      [
+        [ACCESS_KEY, 'registry', 'user', false],
+        [DISCOVERY_KEY, { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false }, 'user', true],
+      ],
+    );
     assert.deepEqual(x.overrides, []);
   });
 
   it('with chat.mcp.access "registry" at user scope VS Code starts none of them, even with discovery on; MCP Gate\'s provider still reaches chat', () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON, '.cursor/mcp.json': CURSOR_JSON });
-    const x = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' }, [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: true } });
+    const x = run(r, {
+      [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' },
+      [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: true },
+    });
     assert.deepEqual(x.starts, []);
     assert.equal(x.access.value, 'registry');
     assert.equal(x.providerReachesChat, true);
-    assert.deepEqual(x.routing.map((s) => s.inPlace), [true, false], 'discovery is still on at user scope');
+    assert.deepEqual(
+      x.routing.map((s) => s.inPlace),
+      [true, false],
+      'discovery is still on at user scope',
+    );
     assert.deepEqual(x.notes, []);
   });
 
   it('chat.mcp.access "none" (or the legacy chat.mcp.enabled false) stops everything, MCP Gate included', () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON });
-    for (const settings of [{ [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'none' } }, { [ACCESS_KEY]: ACCESS_DEFAULT, [LEGACY_ENABLED_KEY]: { globalValue: false } }]) {
+    for (const settings of [
+      { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'none' } },
+      { [ACCESS_KEY]: ACCESS_DEFAULT, [LEGACY_ENABLED_KEY]: { globalValue: false } },
+    ]) {
       const x = run(r, settings);
       assert.deepEqual(x.starts, []);
       assert.equal(x.providerReachesChat, false);
@@ -162,25 +202,41 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
       [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, workspaceValue: { 'cursor-workspace': true } },
     });
     assert.deepEqual(x.access, { key: ACCESS_KEY, value: 'all', raw: 'all', scope: 'workspace' });
-    assert.deepEqual(names(x), ['.cursor/mcp.json:cur:discovery:cursor-workspace', '.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
-    assert.deepEqual(x.overrides.map((o) => [o.key, o.value, o.scope, o.file]), [
-      [ACCESS_KEY, 'all', 'workspace', '.vscode/settings.json'],
-      [DISCOVERY_KEY, { 'cursor-workspace': true }, 'workspace', '.vscode/settings.json'],
+    assert.deepEqual(names(x), [
+      '.cursor/mcp.json:cur:discovery:cursor-workspace',
+      '.vscode/mcp.json:echo:workspace-folder-mcp.json',
+      '.vscode/mcp.json:off:workspace-folder-mcp.json',
     ]);
+    assert.deepEqual(
+      x.overrides.map((o) => [o.key, o.value, o.scope, o.file]),
+      [
+        [ACCESS_KEY, 'all', 'workspace', '.vscode/settings.json'],
+        [DISCOVERY_KEY, { 'cursor-workspace': true }, 'workspace', '.vscode/settings.json'],
+      ],
+    );
     assert.match(x.overrides[0].effect, /over your user setting/);
     assert.equal(x.routing[0].inPlace, true, 'the user value is in place; the repository defeats it');
     const cur = x.starts.find((s) => s.name === 'cur')!;
-    assert.deepEqual(cur.enabledBy, [{ key: ACCESS_KEY, value: 'all', scope: 'workspace' }, { key: `${DISCOVERY_KEY}.cursor-workspace`, value: true, scope: 'workspace' }]);
+    assert.deepEqual(cur.enabledBy, [
+      { key: ACCESS_KEY, value: 'all', scope: 'workspace' },
+      { key: `${DISCOVERY_KEY}.cursor-workspace`, value: true, scope: 'workspace' },
+    ]);
   });
 
   it('a repository value of "none" is reported (it switches MCP Gate off in that workspace); "registry" is not', () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON });
     const none = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, workspaceFolderValue: 'none' } });
-    assert.deepEqual(none.overrides.map((o) => [o.value, o.scope]), [['none', 'workspaceFolder']]);
+    assert.deepEqual(
+      none.overrides.map((o) => [o.value, o.scope]),
+      [['none', 'workspaceFolder']],
+    );
     assert.equal(none.providerReachesChat, false);
     assert.deepEqual(run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, workspaceValue: 'registry' } }).overrides, []);
     const legacy = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' }, [LEGACY_ENABLED_KEY]: { workspaceValue: true } });
-    assert.deepEqual(legacy.overrides.map((o) => [o.key, o.value]), [[LEGACY_ENABLED_KEY, true]]);
+    assert.deepEqual(
+      legacy.overrides.map((o) => [o.key, o.value]),
+      [[LEGACY_ENABLED_KEY, true]],
+    );
     assert.equal(legacy.starts.length, 2);
   });
 
@@ -196,20 +252,36 @@ describe('vscode-own: what VS Code itself starts from a workspace', () => {
   it('a folder opened by itself (VS Code reports its settings.json as workspace and folder value): one override, not two; with a .code-workspace the workspace value is named by that file', () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON });
     const both = { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all', workspaceFolderValue: 'all' } };
-    assert.deepEqual(run(r, both).overrides.map((o) => [o.key, o.value, o.file]), [[ACCESS_KEY, 'all', '.vscode/settings.json']]);
-    const ws = run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' } }, { workspaceSettingsFile: 'override.code-workspace' });
-    assert.deepEqual(ws.overrides.map((o) => [o.value, o.scope, o.file]), [['all', 'workspace', 'override.code-workspace']]);
+    assert.deepEqual(
+      run(r, both).overrides.map((o) => [o.key, o.value, o.file]),
+      [[ACCESS_KEY, 'all', '.vscode/settings.json']],
+    );
+    const ws = run(
+      r,
+      { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' } },
+      { workspaceSettingsFile: 'override.code-workspace' },
+    );
+    assert.deepEqual(
+      ws.overrides.map((o) => [o.value, o.scope, o.file]),
+      [['all', 'workspace', 'override.code-workspace']],
+    );
   });
 
   it('a repository that points VS Code at its own MCP registry is an override too (what "registry" lets start is what that registry vouches for)', () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON });
     const routed = { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } };
     const x = run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', workspaceValue: 'http://127.0.0.1:47311' } });
-    assert.deepEqual(x.overrides.map((o) => [o.key, o.value, o.file]), [[GALLERY_URL_KEY, 'http://127.0.0.1:47311', '.vscode/settings.json']]);
+    assert.deepEqual(
+      x.overrides.map((o) => [o.key, o.value, o.file]),
+      [[GALLERY_URL_KEY, 'http://127.0.0.1:47311', '.vscode/settings.json']],
+    );
     assert.match(x.overrides[0].effect, /MCP registry the repository chooses/);
     // The user's own choice of registry is theirs, and an administrator's policy wins over a repository.
     assert.deepEqual(run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', globalValue: 'https://registry.example' } }).overrides, []);
-    assert.deepEqual(run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', workspaceValue: 'http://x', policyValue: 'https://corp' } }).overrides, []);
+    assert.deepEqual(
+      run(r, { ...routed, [GALLERY_URL_KEY]: { defaultValue: '', workspaceValue: 'http://x', policyValue: 'https://corp' } }).overrides,
+      [],
+    );
   });
 });
 
@@ -222,10 +294,15 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
     run(r, { [DISCOVERY_KEY]: DISCOVERY_139, ...settings }, { ...V139, ...extra });
 
   it('a server VS Code starts itself under a name that imitates a gated one ("· MCP Gate") is named as such', () => {
-    const r = report({ '.vscode/mcp.json': '{ "servers": { "notes · MCP Gate": { "command": "node", "args": ["x.mjs"] }, "plain": { "command": "node" } } }' });
+    const r = report({
+      '.vscode/mcp.json': '{ "servers": { "notes · MCP Gate": { "command": "node", "args": ["x.mjs"] }, "plain": { "command": "node" } } }',
+    });
     const starts = run139(r).starts;
     assert.deepEqual(starts.find((s) => s.name === 'notes · MCP Gate')?.notes.filter((n) => /imitates/.test(n)).length, 1);
-    assert.deepEqual(starts.find((s) => s.name === 'plain')?.notes.filter((n) => /imitates/.test(n)), []);
+    assert.deepEqual(
+      starts.find((s) => s.name === 'plain')?.notes.filter((n) => /imitates/.test(n)),
+      [],
+    );
   });
 
   it('which measured row a version is treated as: undefined is 1.112; between two measured ones the next one up; newer or unparseable the newest', () => {
@@ -242,11 +319,15 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
     assert.deepEqual(vscodeReads('1.139.1').discovery, ['claude-desktop', 'windsurf', 'cursor-global', 'cursor-workspace', 'copilot']);
   });
 
-  it('the folder\'s root .mcp.json is an own start on 1.139 (workspace-dot-mcp.<i>.<name>, no prompt; Workspace Trust in Restricted Mode), never on 1.112', () => {
+  it("the folder's root .mcp.json is an own start on 1.139 (workspace-dot-mcp.<i>.<name>, no prompt; Workspace Trust in Restricted Mode), never on 1.112", () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON, '.mcp.json': ROOT, 'echo.mjs': '' });
     assert.deepEqual(names(run(r)), ['.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
     const x = run139(r, {}, { folderIndex: 1 });
-    assert.deepEqual(names(x), ['.mcp.json:root-echo:workspace-root-.mcp.json', '.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
+    assert.deepEqual(names(x), [
+      '.mcp.json:root-echo:workspace-root-.mcp.json',
+      '.vscode/mcp.json:echo:workspace-folder-mcp.json',
+      '.vscode/mcp.json:off:workspace-folder-mcp.json',
+    ]);
     const root = x.starts.find((s) => s.name === 'root-echo')!;
     assert.equal(root.vscodeId, 'workspace-dot-mcp.1.root-echo');
     assert.deepEqual(root.needs, []);
@@ -263,7 +344,10 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
 
   it('a root .mcp.json MCP Gate cannot use is still read by VS Code 1.139: listed as unreadable', () => {
     const x = run139(report({ '.mcp.json': '{"mcpServers": {"a": {"command": "node"}}' }));
-    assert.deepEqual(x.unreadable.map((u) => [u.source, u.mechanism]), [['.mcp.json', 'workspace-root-.mcp.json']]);
+    assert.deepEqual(
+      x.unreadable.map((u) => [u.source, u.mechanism]),
+      [['.mcp.json', 'workspace-root-.mcp.json']],
+    );
     assert.deepEqual(run(report({ '.mcp.json': '{"mcpServers": {"a": {"command": "node"}}' })).unreadable, []);
   });
 
@@ -283,14 +367,29 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
     const x = run139(r, { [DISCOVERY_KEY]: { ...DISCOVERY_139, globalValue: { copilot: true } } });
     assert.deepEqual(x.discovery.copilot, { key: `${DISCOVERY_KEY}.copilot`, value: true, scope: 'user' });
     assert.match(x.notes.join('\n'), /~\/\.copilot\/mcp-config\.json \(or \$COPILOT_HOME/);
-    assert.deepEqual(x.routing[1].value, { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false, copilot: false });
+    assert.deepEqual(x.routing[1].value, {
+      'claude-desktop': false,
+      windsurf: false,
+      'cursor-global': false,
+      'cursor-workspace': false,
+      copilot: false,
+    });
     assert.equal(x.routing[1].inPlace, false, 'copilot discovery is on at user scope');
     assert.match(x.routing[1].why, /GitHub Copilot/);
     // Under "registry" VS Code runs no discovery: no note.
-    assert.deepEqual(run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' }, [DISCOVERY_KEY]: { ...DISCOVERY_139, globalValue: true } }).notes.filter((n) => /copilot/i.test(n)), []);
+    assert.deepEqual(
+      run139(r, {
+        [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' },
+        [DISCOVERY_KEY]: { ...DISCOVERY_139, globalValue: true },
+      }).notes.filter((n) => /copilot/i.test(n)),
+      [],
+    );
     // A repository turning it on is an override.
     const over = run139(r, { [DISCOVERY_KEY]: { ...DISCOVERY_139, workspaceValue: { copilot: true } } });
-    assert.deepEqual(over.overrides.map((o) => [o.key, o.effect]), [[DISCOVERY_KEY, 'turns on VS Code\'s discovery of copilot']]);
+    assert.deepEqual(
+      over.overrides.map((o) => [o.key, o.effect]),
+      [[DISCOVERY_KEY, "turns on VS Code's discovery of copilot"]],
+    );
     // 1.112 has no such source: nothing reported, nothing routed.
     const old = run(r, { [DISCOVERY_KEY]: { ...DISCOVERY_DEFAULT, globalValue: { copilot: true }, workspaceValue: { copilot: true } } });
     assert.equal(old.discovery.copilot, undefined);
@@ -303,15 +402,23 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
     const r = report({ '.vscode/mcp.json': MCP_JSON, '.mcp.json': ROOT });
     const routed = { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } };
     const x = run139(r, routed, { accessWasAllInWindow: true });
-    assert.deepEqual(names(x), ['.mcp.json:root-echo:workspace-root-.mcp.json', '.vscode/mcp.json:echo:workspace-folder-mcp.json', '.vscode/mcp.json:off:workspace-folder-mcp.json']);
+    assert.deepEqual(names(x), [
+      '.mcp.json:root-echo:workspace-root-.mcp.json',
+      '.vscode/mcp.json:echo:workspace-folder-mcp.json',
+      '.vscode/mcp.json:off:workspace-folder-mcp.json',
+    ]);
     for (const s of x.starts) assert.match(s.uncertain ?? '', /until the window reloads/);
     assert.equal(x.routing[0].inPlace, true);
     assert.deepEqual(run139(r, routed, { accessWasAllInWindow: false }).starts, []);
     assert.deepEqual(run(r, routed, { accessWasAllInWindow: true }).starts, [], '1.112 follows the switch');
-    assert.equal(run139(r, {}, { accessWasAllInWindow: true }).starts.every((s) => s.uncertain === undefined), true, 'under "all" they are certain');
+    assert.equal(
+      run139(r, {}, { accessWasAllInWindow: true }).starts.every((s) => s.uncertain === undefined),
+      true,
+      'under "all" they are certain',
+    );
   });
 
-  it('chat.mcp.allowedServers with MCP Gate\'s gateway URL (1.139, user or policy): VS Code starts none of the workspace\'s servers, whatever the repository sets; a routing setting', () => {
+  it("chat.mcp.allowedServers with MCP Gate's gateway URL (1.139, user or policy): VS Code starts none of the workspace's servers, whatever the repository sets; a routing setting", () => {
     const r = report({ '.vscode/mcp.json': MCP_JSON, '.mcp.json': ROOT });
     const gate = [{ serverUrl: 'http://127.0.0.1:*/mcp/*' }];
     // Registered (inspect() has a default): part of the routing step.
@@ -320,16 +427,27 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
     // 1.139 stable does not register it (an extension's write is refused): not a routing step, a note to add it by hand.
     const stable = run139(r);
     assert.equal(stable.routing.length, 2);
-    assert.ok(stable.notes.some((n) => n.includes(`"${ALLOWED_KEY}": [{"serverUrl":"http://127.0.0.1:*/mcp/*"}]`) && /by hand/.test(n)), stable.notes.join('\n'));
-    const x = run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' }, [ALLOWED_KEY]: { defaultValue: null, globalValue: gate, workspaceValue: null } });
+    assert.ok(
+      stable.notes.some((n) => n.includes(`"${ALLOWED_KEY}": [{"serverUrl":"http://127.0.0.1:*/mcp/*"}]`) && /by hand/.test(n)),
+      stable.notes.join('\n'),
+    );
+    const x = run139(r, {
+      [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry', workspaceValue: 'all' },
+      [ALLOWED_KEY]: { defaultValue: null, globalValue: gate, workspaceValue: null },
+    });
     assert.deepEqual(x.starts, []);
     assert.equal(x.routing[2].inPlace, true);
     assert.equal(x.overrides.length, 1, 'the repository\'s access "all" is still named');
     // An entry naming the server, or any command entry, lets it through (fail closed: counted as started).
-    assert.deepEqual(names(run139(r, { [ALLOWED_KEY]: { globalValue: [...gate, { serverName: 'root-echo' }] } })), ['.mcp.json:root-echo:workspace-root-.mcp.json']);
+    assert.deepEqual(names(run139(r, { [ALLOWED_KEY]: { globalValue: [...gate, { serverName: 'root-echo' }] } })), [
+      '.mcp.json:root-echo:workspace-root-.mcp.json',
+    ]);
     assert.equal(run139(r, { [ALLOWED_KEY]: { globalValue: [{ serverCommand: ['node'] }] } }).starts.length, 3);
     // The user's own entries are kept in the routing value.
-    assert.deepEqual(run139(r, { [ALLOWED_KEY]: { defaultValue: null, globalValue: [{ serverName: 'mine' }] } }).routing[2].value, [{ serverName: 'mine' }, ...gate]);
+    assert.deepEqual(run139(r, { [ALLOWED_KEY]: { defaultValue: null, globalValue: [{ serverName: 'mine' }] } }).routing[2].value, [
+      { serverName: 'mine' },
+      ...gate,
+    ]);
     // 1.112 has no such setting: not routed, not applied.
     assert.equal(run(r, { [ALLOWED_KEY]: { globalValue: gate } }).starts.length, 2);
     assert.equal(run(r).routing.length, 2);
@@ -340,29 +458,43 @@ describe('vscode-own: VS Code 1.139 (measured on code-server 4.139.1) reads more
     const x = run139(r, { [COLLISION_KEY]: { defaultValue: 'disable' } });
     assert.deepEqual(x.collision, { key: COLLISION_KEY, value: 'disable', scope: 'default' });
     assert.match(x.notes.join('\n'), /chat\.mcp\.collisionBehavior is "disable".*echo, off/);
-    assert.deepEqual(run139(r).collision, { key: COLLISION_KEY, value: 'disable', scope: 'default' }, 'unset: VS Code\'s default');
+    assert.deepEqual(run139(r).collision, { key: COLLISION_KEY, value: 'disable', scope: 'default' }, "unset: VS Code's default");
     const suffix = run139(r, { [COLLISION_KEY]: { defaultValue: 'disable', workspaceValue: 'suffix' } });
     assert.deepEqual(suffix.collision, { key: COLLISION_KEY, value: 'suffix', scope: 'workspace' });
-    assert.deepEqual(suffix.notes.filter((n) => /collision/.test(n)), []);
+    assert.deepEqual(
+      suffix.notes.filter((n) => /collision/.test(n)),
+      [],
+    );
     assert.equal(run(r).collision, undefined);
     // Routed: nothing of VS Code's own to collide with.
-    assert.deepEqual(run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } }).notes.filter((n) => /collision/.test(n)), []);
+    assert.deepEqual(
+      run139(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, globalValue: 'registry' } }).notes.filter((n) => /collision/.test(n)),
+      [],
+    );
   });
 });
 
-describe('vscode-own: MCP Gate\'s own workspace file (a repository cannot undo the routing)', () => {
-  it('holds the folders and the routing at workspace scope, nothing else, and is recognised as MCP Gate\'s', () => {
+describe("vscode-own: MCP Gate's own workspace file (a repository cannot undo the routing)", () => {
+  it("holds the folders and the routing at workspace scope, nothing else, and is recognised as MCP Gate's", () => {
     const text = gatedWorkspaceText(['/home/u/src/repo']);
     const parsed = JSON.parse(text);
     assert.deepEqual(parsed.folders, [{ path: '/home/u/src/repo' }]);
-    assert.deepEqual(parsed.settings, { [ACCESS_KEY]: 'registry', [DISCOVERY_KEY]: { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false } });
-    assert.equal(isGatedWorkspace({ path: '/home/u/.store/workspaces/repo-1.code-workspace', text }, '/home/u/.store/workspaces', ['/home/u/src/repo']), true);
+    assert.deepEqual(parsed.settings, {
+      [ACCESS_KEY]: 'registry',
+      [DISCOVERY_KEY]: { 'claude-desktop': false, windsurf: false, 'cursor-global': false, 'cursor-workspace': false },
+    });
+    assert.equal(
+      isGatedWorkspace({ path: '/home/u/.store/workspaces/repo-1.code-workspace', text }, '/home/u/.store/workspaces', [
+        '/home/u/src/repo',
+      ]),
+      true,
+    );
     // Read as VS Code would: the workspace value routes, the folder's value is not applied.
     const r = report({ '.vscode/mcp.json': MCP_JSON });
     assert.deepEqual(run(r, { [ACCESS_KEY]: { ...ACCESS_DEFAULT, workspaceValue: parsed.settings[ACCESS_KEY] } }).starts, []);
   });
 
-  it('a workspace file is MCP Gate\'s only in its own folder and with exactly its text: the mark alone proves nothing', () => {
+  it("a workspace file is MCP Gate's only in its own folder and with exactly its text: the mark alone proves nothing", () => {
     const own = '/home/u/.store/workspaces';
     const text = gatedWorkspaceText(['/home/u/src/repo']);
     const at = (p: string, t = text) => isGatedWorkspace({ path: p, text: t }, own, ['/home/u/src/repo']);
@@ -372,10 +504,17 @@ describe('vscode-own: MCP Gate\'s own workspace file (a repository cannot undo t
     assert.equal(at(`${own}/nested/repo-1.code-workspace`), false);
     // The attack found by an attacker session: the mark, the dotted routing, and a nested "chat.mcp" that VS Code
     // applies over it.
-    const forged = JSON.stringify({ folders: [{ path: '/home/u/src/repo' }], settings: { [ACCESS_KEY]: 'registry', 'chat.mcp': { access: 'all' } }, 'mcpGate.gatedWorkspace': 1 });
+    const forged = JSON.stringify({
+      folders: [{ path: '/home/u/src/repo' }],
+      settings: { [ACCESS_KEY]: 'registry', 'chat.mcp': { access: 'all' } },
+      'mcpGate.gatedWorkspace': 1,
+    });
     assert.equal(at(`${own}/repo-1.code-workspace`, forged), false);
     // Anything added to MCP Gate's text, or other folders than the window's.
-    assert.equal(at(`${own}/repo-1.code-workspace`, text.replace('"settings": {', '"settings": { "chat.mcp.autostart": "newAndOutdated",')), false);
+    assert.equal(
+      at(`${own}/repo-1.code-workspace`, text.replace('"settings": {', '"settings": { "chat.mcp.autostart": "newAndOutdated",')),
+      false,
+    );
     assert.equal(isGatedWorkspace({ path: `${own}/repo-1.code-workspace`, text }, own, ['/home/u/src/other']), false);
     assert.equal(isGatedWorkspace({ path: `${own}/repo-1.code-workspace`, text }, own, []), false);
     assert.equal(isGatedWorkspace({ path: `${own}/repo-1.code-workspace`, text }, '', ['/home/u/src/repo']), false);
@@ -407,7 +546,10 @@ describe('vscode-own: a repository settings file read by MCP Gate itself (settin
       fs.writeFileSync(f, text);
       assert.equal(settingInFile(read, f, KEY), 'http://a', text);
     }
-    fs.writeFileSync(path.join(dir, 'ws.code-workspace'), '{ "folders": [], "settings": { "chat.mcp": { "gallery.serviceUrl": "http://w" } } }');
+    fs.writeFileSync(
+      path.join(dir, 'ws.code-workspace'),
+      '{ "folders": [], "settings": { "chat.mcp": { "gallery.serviceUrl": "http://w" } } }',
+    );
     assert.equal(settingInFile(read, path.join(dir, 'ws.code-workspace'), KEY, true), 'http://w');
     assert.equal(settingInFile(read, path.join(dir, 'none.json'), KEY), undefined);
     fs.writeFileSync(path.join(dir, 'other.json'), '{ "editor.tabSize": 2 }');

@@ -39,10 +39,16 @@ describe('Claude Code adapter (src/trust/sources/tools/claude.ts)', () => {
     const w = world();
     const row = CATALOGUE.find((l) => l.kind === 'claude' && l.scope === 'user')!;
     assert.equal(locate(row, w.project, w.machine), path.join(w.home, '.claude.json'));
-    assert.deepEqual(claude.agent.files(w.machine).map((f) => f.file), [path.join(w.home, '.claude.json'), path.join(w.home, '.claude', 'settings.json')]);
+    assert.deepEqual(
+      claude.agent.files(w.machine).map((f) => f.file),
+      [path.join(w.home, '.claude.json'), path.join(w.home, '.claude', 'settings.json')],
+    );
     const m = { ...w.machine, env: { ...w.machine.env, CLAUDE_CONFIG_DIR: '/cfg' } };
     assert.equal(locate(row, w.project, m), claudeJsonFile(m));
-    assert.deepEqual(claude.agent.files(m).map((f) => f.file), ['/cfg/.claude.json', '/cfg/settings.json']);
+    assert.deepEqual(
+      claude.agent.files(m).map((f) => f.file),
+      ['/cfg/.claude.json', '/cfg/settings.json'],
+    );
     assert.deepEqual(claude.env, ['CLAUDE_CONFIG_DIR']);
   });
 });

@@ -17,12 +17,17 @@ const TOOLS_DIR = path.join(ROOT, 'src', 'trust', 'sources', 'tools');
 describe('tool adapters (src/trust/sources/tools/)', () => {
   after(() => cleanupTemp());
 
-  it('every repository row of the catalogue has its top-level workspace entry in the sandbox\'s protected list', () => {
+  it("every repository row of the catalogue has its top-level workspace entry in the sandbox's protected list", () => {
     const repositoryRows = CATALOGUE.filter((l) => l.scope === 'repository');
     assert.equal(repositoryRows.length, TOOLS.length, 'one repository row per tool');
-    for (const l of repositoryRows) assert.ok(PROTECTED_IN_WORKSPACE.includes(topLevel(l.relPath!)), `${l.relPath} (${l.kind}) is protected`);
-    for (const keep of ['.git', '.vscode', '.envrc', '.idea', '.devcontainer', '.claude', '.mcp.json']) assert.ok(PROTECTED_IN_WORKSPACE.includes(keep), keep);
-    assert.deepEqual(HOST_PROTECTED_IN_WORKSPACE.filter((n) => !PROTECTED_IN_WORKSPACE.includes(n)), []);
+    for (const l of repositoryRows)
+      assert.ok(PROTECTED_IN_WORKSPACE.includes(topLevel(l.relPath!)), `${l.relPath} (${l.kind}) is protected`);
+    for (const keep of ['.git', '.vscode', '.envrc', '.idea', '.devcontainer', '.claude', '.mcp.json'])
+      assert.ok(PROTECTED_IN_WORKSPACE.includes(keep), keep);
+    assert.deepEqual(
+      HOST_PROTECTED_IN_WORKSPACE.filter((n) => !PROTECTED_IN_WORKSPACE.includes(n)),
+      [],
+    );
   });
 
   it('the protected list is computed from the adapters: a new source or tool adds its entry', () => {
@@ -44,19 +49,29 @@ describe('tool adapters (src/trust/sources/tools/)', () => {
     assert.deepEqual(toolEnv([fake, fake]), ['FAKE_HOME']);
   });
 
-  it('the catalogue, import kinds and steering files are the adapters\' rows, in the list\'s order', () => {
-    assert.deepEqual([...IMPORT_KINDS], TOOLS.map((t) => t.kind));
-    assert.deepEqual(CATALOGUE.slice(1).map((l) => `${l.kind}:${l.scope}:${l.relPath ?? ''}`), [
-      ...TOOLS.flatMap((t) => t.sources.filter((s) => s.scope === 'repository').map((s) => `${t.kind}:repository:${s.relPath}`)),
-      ...TOOLS.flatMap((t) => t.sources.filter((s) => s.scope === 'user').map(() => `${t.kind}:user:`)),
-    ]);
-    assert.deepEqual(AGENT_FILES.map((a) => a.relPath), ['AGENTS.md', '.github/copilot-instructions.md', '.github/chatmodes', '.github/prompts', '.github/instructions', '.agentty/agents']);
+  it("the catalogue, import kinds and steering files are the adapters' rows, in the list's order", () => {
+    assert.deepEqual(
+      [...IMPORT_KINDS],
+      TOOLS.map((t) => t.kind),
+    );
+    assert.deepEqual(
+      CATALOGUE.slice(1).map((l) => `${l.kind}:${l.scope}:${l.relPath ?? ''}`),
+      [
+        ...TOOLS.flatMap((t) => t.sources.filter((s) => s.scope === 'repository').map((s) => `${t.kind}:repository:${s.relPath}`)),
+        ...TOOLS.flatMap((t) => t.sources.filter((s) => s.scope === 'user').map(() => `${t.kind}:user:`)),
+      ],
+    );
+    assert.deepEqual(
+      AGENT_FILES.map((a) => a.relPath),
+      ['AGENTS.md', '.github/copilot-instructions.md', '.github/chatmodes', '.github/prompts', '.github/instructions', '.agentty/agents'],
+    );
     assert.deepEqual([...AGENTS].sort(), ['claude', 'codex', 'cursor', 'gemini']);
     assert.deepEqual([...MANAGED_AGENTS], ['claude', 'gemini', 'codex']);
-    for (const v of ['MCP_GATE_CONFIG', 'XDG_CONFIG_HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'GEMINI_CLI_HOME', 'AGENTTY_MCP_CONFIG']) assert.ok(CATALOGUE_ENV.includes(v), v);
+    for (const v of ['MCP_GATE_CONFIG', 'XDG_CONFIG_HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'GEMINI_CLI_HOME', 'AGENTTY_MCP_CONFIG'])
+      assert.ok(CATALOGUE_ENV.includes(v), v);
   });
 
-  it('the gate\'s cache key follows every variable an adapter\'s paths read (CLAUDE_CONFIG_DIR here)', () => {
+  it("the gate's cache key follows every variable an adapter's paths read (CLAUDE_CONFIG_DIR here)", () => {
     const w = world({}, { '.config/mcp-gate/config.json': JSON.stringify({ imports: ['claude'] }) });
     const a = path.join(w.home, 'a');
     const b = path.join(w.home, 'b');
@@ -64,13 +79,20 @@ describe('tool adapters (src/trust/sources/tools/)', () => {
     writeFiles(b, { '.claude.json': JSON.stringify({ mcpServers: { fromB: { command: 'b' } } }) });
     const cache = new GateCache();
     const at = (dir: string) => ({ ...w.input, machine: { ...w.machine, env: { ...w.machine.env, CLAUDE_CONFIG_DIR: dir } } });
-    assert.deepEqual(cache.get(at(a)).servers.map((s) => s.name), ['fromA']);
-    assert.deepEqual(cache.get(at(b)).servers.map((s) => s.name), ['fromB']);
+    assert.deepEqual(
+      cache.get(at(a)).servers.map((s) => s.name),
+      ['fromA'],
+    );
+    assert.deepEqual(
+      cache.get(at(b)).servers.map((s) => s.name),
+      ['fromB'],
+    );
   });
 
   it('every file of the folder starts with a header comment and imports nothing from the later rooms of src/trust', () => {
     const files = fs.readdirSync(TOOLS_DIR).filter((f) => f.endsWith('.ts'));
-    for (const t of ['claude', 'codex', 'gemini', 'cursor', 'vscode', 'pi', 'agentty', 'roo', 'kiro', 'amazonq', 'tool', 'index']) assert.ok(files.includes(`${t}.ts`), `${t}.ts`);
+    for (const t of ['claude', 'codex', 'gemini', 'cursor', 'vscode', 'pi', 'agentty', 'roo', 'kiro', 'amazonq', 'tool', 'index'])
+      assert.ok(files.includes(`${t}.ts`), `${t}.ts`);
     const sources = path.join(ROOT, 'src', 'trust', 'sources');
     for (const f of files) {
       const text = fs.readFileSync(path.join(TOOLS_DIR, f), 'utf8');
@@ -84,16 +106,22 @@ describe('tool adapters (src/trust/sources/tools/)', () => {
     }
   });
 
-  it('outside the adapters no source file names a foreign tool\'s configuration path', () => {
-    const literal = /['"`](?:[^'"`\n]*\/)?(?:\.claude(?:\.json)?|\.gemini|\.codex|\.cursor|\.mcp\.json|\.pi|\.agentty|\.roo|\.kiro|\.amazonq|\.aws)(?:\/[^'"`\n]*)?['"`]/;
-    const walk = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  it("outside the adapters no source file names a foreign tool's configuration path", () => {
+    const literal =
+      /['"`](?:[^'"`\n]*\/)?(?:\.claude(?:\.json)?|\.gemini|\.codex|\.cursor|\.mcp\.json|\.pi|\.agentty|\.roo|\.kiro|\.amazonq|\.aws)(?:\/[^'"`\n]*)?['"`]/;
+    const walk = (dir: string): string[] =>
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
     const offenders: string[] = [];
     for (const f of walk(path.join(ROOT, 'src'))) {
       if (f.startsWith(TOOLS_DIR + path.sep)) continue;
-      fs.readFileSync(f, 'utf8').split('\n').forEach((line, i) => {
-        if (/^\s*(\/\/|\*|\/\*)/.test(line)) return; // comments may name files
-        if (literal.test(line)) offenders.push(`${path.relative(ROOT, f)}:${i + 1}: ${line.trim()}`);
-      });
+      fs.readFileSync(f, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (/^\s*(\/\/|\*|\/\*)/.test(line)) return; // comments may name files
+          if (literal.test(line)) offenders.push(`${path.relative(ROOT, f)}:${i + 1}: ${line.trim()}`);
+        });
     }
     assert.deepEqual(offenders, []);
   });
