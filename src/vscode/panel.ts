@@ -147,15 +147,13 @@ export class TrustPanel implements vscode.Disposable {
   }
 
   private rebuild(): BuiltModel {
-    const folders: FolderInput[] = this.service
-      .folders()
-      .map((f) => ({
-        name: f.folder.name,
-        path: f.folder.uri.fsPath,
-        report: f.report,
-        error: f.error,
-        policy: f.report ? this.service.policy(f) : undefined,
-      }));
+    const folders: FolderInput[] = this.service.folders().map((f) => ({
+      name: f.folder.name,
+      path: f.folder.uri.fsPath,
+      report: f.report,
+      error: f.error,
+      policy: f.report ? this.service.policy(f) : undefined,
+    }));
     this.built = buildModel(folders, {
       restricted: vscode.workspace.isTrusted === false,
       sandbox: { home: os.homedir(), probe: this.service.probeSandbox },
