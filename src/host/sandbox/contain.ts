@@ -216,6 +216,12 @@ export const HOST_PROTECTED_IN_WORKSPACE = [
  * read the nested ones for the files below them; VS Code's Copilot applies its instruction files unasked): a
  * contained server that writes them would speak to every later agent session in your name.
  */
+/**
+ * Workspace entries protected by their ending, in every folder: a `.code-workspace` file is a workspace VS Code opens
+ * with the tasks (some run when the folder opens) and settings it holds (red team 8, case 07).
+ */
+export const PROTECTED_SUFFIXES = ['.code-workspace'];
+
 export const AGENT_INSTRUCTIONS = [
   'AGENTS.md',
   'AGENT.md',
@@ -895,6 +901,7 @@ function scanWorkspace(project: string): ReturnType<typeof nestedGitPaths> {
   const nested = nestedGitPaths(
     project,
     PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'),
+    PROTECTED_SUFFIXES,
   );
   if (nested.truncated)
     throw new ContainRefused(

@@ -26,7 +26,7 @@ import {
 import { discover } from './discover';
 import { watchClosure } from './watch';
 import { watchNewRepositories } from './new-repos';
-import { PROTECTED_IN_WORKSPACE } from '../sandbox/contain';
+import { PROTECTED_IN_WORKSPACE, PROTECTED_SUFFIXES } from '../sandbox/contain';
 import { readRefusals, watchRefusals, type Refusal } from '../sandbox/load-guard';
 import { observeGuardRefusal } from '../../trust/approval/approvals';
 import { ApprovalStore } from '../../trust/approval/store';
@@ -192,6 +192,7 @@ async function openWatched(
           blind: (why) => onBlind(why),
           obeyed: {
             names: PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'),
+            suffixes: PROTECTED_SUFFIXES,
             appeared: (rel) =>
               ctx.o.log.write({
                 kind: 'sandbox.appeared',

@@ -54,8 +54,11 @@ export async function gitRisk(gitPath: string, known: ReadonlySet<string>): Prom
   if (st.isFile()) {
     if (st.size > 4096) return 'it is a file too large to be a gitdir: line';
     if (st.nlink > 1) return 'it is also another file (a hard link), which can change it unseen';
-    const m = /^gitdir: (.+?)\s*$/m.exec(fs.readFileSync(gitPath, 'utf8'));
-    if (!m) return undefined; // not a gitdir: file: git does not take it for a repository
+    // As git's read_gitfile: `gitdir: ` at the very start, the rest of the file the path, only line ends stripped (a
+    // trailing space is part of the name: `../.git ` is another folder than `../.git`; red team 8, case 01).
+    const text = fs.readFileSync(gitPath, 'utf8');
+    const m = text.startsWith('gitdir: ') ? [text, text.slice('gitdir: '.length).replace(/[\r\n]+$/, '')] : null;
+    if (!m || !m[1]) return undefined; // not a gitdir: file: git does not take it for a repository
     // As git reads it: joined as text and resolved by the system, a link before each `..` (path.resolve would drop
     // `link/..` as text and name another folder than git uses; red team 7, case 10).
     const target = path.isAbsolute(m[1]) ? m[1] : `${path.dirname(gitPath)}/${m[1]}`;
@@ -144,6 +147,62 @@ export interface HeldRepository {
   why: string;
 }
 
+/**
+ * `open()` on folder `dir`; a folder the server made unreadable to its owner (the user, whose uid it runs as) is
+ * made readable again first (red team 8, case 03).
+ */
+function openFolder<T>(dir: string, open: () => T): T {
+  try {
+    return open();
+  } catch (e) {
+    if (!['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    fs.chmodSync(dir, fs.statSync(dir).mode | 0o700);
+    return open();
+  }
+}
+
+/** Renames `from` to `to`; a parent folder the server made unwritable to its owner is made writable first. */
+function renameOrOpen(from: string, to: string, parent: string): void {
+  try {
+    fs.renameSync(from, to);
+  } catch (e) {
+    if (!['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    fs.chmodSync(parent, fs.statSync(parent).mode | 0o700); // the server's folder is the user's own
+    fs.renameSync(from, to);
+  }
+}
+
+/**
+ * Takes apart, in place, what makes git use `gitPath` as a repository: a gitdir: file or a link is removed; in a
+ * folder, HEAD (without it git takes no folder for a repository), commondir and config. Returns what was removed.
+ */
+function defuse(gitPath: string): string | undefined {
+  try {
+    const st = fs.lstatSync(gitPath);
+    if (!st.isDirectory()) {
+      fs.rmSync(gitPath, { force: true });
+      return st.isSymbolicLink() ? 'link' : 'gitdir: file';
+    }
+    try {
+      fs.chmodSync(gitPath, st.mode | 0o700);
+    } catch {
+      // not ours to change: try anyway
+    }
+    const gone: string[] = [];
+    for (const n of ['HEAD', 'commondir', 'config', 'config.worktree']) {
+      try {
+        fs.rmSync(path.join(gitPath, n), { force: false, recursive: false });
+        gone.push(n);
+      } catch {
+        // absent
+      }
+    }
+    return fs.existsSync(path.join(gitPath, 'HEAD')) ? undefined : gone.join(', ') || 'HEAD';
+  } catch {
+    return undefined;
+  }
+}
+
 /** The identity of an entry (device and inode), or undefined when it is gone. */
 function idOf(p: string): string | undefined {
   try {
@@ -155,7 +214,7 @@ function idOf(p: string): string | undefined {
 }
 
 /** Whether a folder's entries give it a bare repository's shape (HEAD, objects, refs). */
-const hasShape = (names: ReadonlySet<string>): boolean => SHAPE.every((n) => names.has(n));
+const hasShape = (names: ReadonlySet<string>): boolean => SHAPE.every((n) => names.has(n)) || (names.has('HEAD') && names.has('commondir')); // objects and refs may be the commondir's (git's is_git_directory)
 
 /** What a bare-shaped folder is now, for telling whether it changed: the ids and sizes of what git obeys in it. */
 function shapeSignature(dir: string): string {
@@ -198,7 +257,7 @@ export interface WatchOptions {
    * one that appears while it runs, in any folder outside node_modules, is told (`appeared`, workspace-relative) —
    * not held: it may be yours (an editor's settings, an agent's /init), and nothing here tells who wrote it.
    */
-  obeyed?: { names: readonly string[]; appeared: (rel: string) => void };
+  obeyed?: { names: readonly string[]; suffixes?: readonly string[]; appeared: (rel: string) => void };
 }
 
 export function watchNewRepositories(
@@ -218,10 +277,11 @@ export function watchNewRepositories(
   const presentAtStart = new Set<string>();
   const told = new Set<string>();
   const isObeyed = (dir: string, name: string): boolean => {
-    const before = obeyedByLast.get(name);
-    if (!before) return false;
     const parts = path.relative(project, dir).split(path.sep);
     if (parts.includes('node_modules')) return false;
+    if ((opts.obeyed?.suffixes ?? []).some((x) => name.endsWith(x))) return true;
+    const before = obeyedByLast.get(name);
+    if (!before) return false;
     return before.some((b) => !b || `/${parts.join('/')}/`.endsWith(`/${b}/`));
   };
   const noteObeyed = (dir: string, name: string, atStart: boolean): void => {
@@ -263,10 +323,26 @@ export function watchNewRepositories(
   const moveAside = (what: string, shown: string, why: string): void => {
     let heldAs = `${what}${HELD_SUFFIX}`;
     for (let i = 2; fs.existsSync(heldAs); i++) heldAs = `${what}${HELD_SUFFIX}-${i}`;
+    const parent = path.dirname(what);
     try {
-      fs.renameSync(what, heldAs);
-    } catch {
-      return; // gone or moved already
+      renameOrOpen(what, heldAs, parent);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // gone or moved already
+      // It cannot be moved (a folder made read-only to us, a full disk: red team 8, cases 05 and 06): what makes git
+      // take it for a repository is removed in place (removing needs no space); failing that, the server is stopped.
+      const defused = defuse(what);
+      held({
+        rel: rel(shown),
+        heldAs: defused
+          ? `${rel(what)} (its ${defused} removed in place: it could not be moved, ${(e as NodeJS.ErrnoException).code})`
+          : rel(what),
+        why,
+      });
+      if (!defused)
+        goBlind(
+          `a repository it made at ${rel(shown)} (${why}) could neither be moved aside nor taken apart (${(e as NodeJS.ErrnoException).code})`,
+        );
+      return;
     }
     // A held .git folder keeps a repository's shape: its HEAD goes aside too, so that git run in it (opening the
     // held folder in an editor to look at it) does not take it for a bare repository.
@@ -336,19 +412,21 @@ export function watchNewRepositories(
     }
     overAtStart = true;
     problem ??= `more than ${budget.toLocaleString('en-US')} folders: the rest is looked through every few seconds while it runs, and once more when it stops`;
-    if (sweeping || stopped) return;
-    const next = (wait: number) => {
-      sweeping = setTimeout(() => {
-        const t0 = Date.now();
-        if (!sweep(MAX_SWEEP_FOLDERS))
-          goBlind(
-            `its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`,
-          );
-        if (!stopped) next(Math.max(SWEEP_EVERY_MS, 10 * (Date.now() - t0)));
-      }, wait);
-      sweeping.unref();
-    };
-    next(SWEEP_EVERY_MS);
+  };
+
+  // The workspace looked through again every few seconds while it runs — at most a tenth of one core when watches
+  // are short (over the budget), a twentieth otherwise: events the kernel dropped (a flooded inotify queue, which
+  // Node's watch drops silently: red team 8, case 04) and folders no watch covers are seen within seconds.
+  const lookThrough = (wait: number): void => {
+    sweeping = setTimeout(() => {
+      const t0 = Date.now();
+      if (!sweep(MAX_SWEEP_FOLDERS))
+        goBlind(
+          `its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`,
+        );
+      if (!stopped) lookThrough(Math.max(SWEEP_EVERY_MS, (overAtStart ? 10 : 20) * (Date.now() - t0)));
+    }, wait);
+    sweeping.unref();
   };
 
   const add = (dir: string, atStart: boolean): void => {
@@ -367,44 +445,57 @@ export function watchNewRepositories(
     }
     let w: fs.FSWatcher;
     try {
-      w = fs.watch(dir, { persistent: false }, (_e, name) => {
-        if (name === null) return;
-        if (watches.get(dir)?.w !== w) return; // replaced: this watch follows a folder moved elsewhere
-        if (idOf(dir) !== id) {
-          add(dir, false); // what is at this path now is another folder
-          return;
-        }
-        const n = name.toString();
-        const entry = path.join(dir, n);
-        if (n === '.git') {
-          watchGit(entry);
-          consider(entry);
-          return;
-        }
-        noteObeyed(dir, n, false);
-        if (GIT_DIR_ENTRIES.has(n)) considerShape(dir);
-        if (path.basename(dir) === 'hooks') considerShape(path.dirname(dir));
-        if (!SKIP.has(n)) {
-          let st: fs.Stats | undefined;
-          try {
-            st = fs.lstatSync(entry);
-          } catch {
-            /* gone */
+      w = openFolder(dir, () =>
+        fs.watch(dir, { persistent: false }, (_e, name) => {
+          if (name === null) return;
+          if (watches.get(dir)?.w !== w) return; // replaced: this watch follows a folder moved elsewhere
+          if (idOf(dir) !== id) {
+            add(dir, false); // what is at this path now is another folder
+            return;
           }
-          if (st?.isDirectory()) add(entry, false);
-        }
-      });
+          const n = name.toString();
+          const entry = path.join(dir, n);
+          if (n === '.git') {
+            watchGit(entry);
+            consider(entry);
+            return;
+          }
+          noteObeyed(dir, n, false);
+          if (GIT_DIR_ENTRIES.has(n)) considerShape(dir);
+          if (path.basename(dir) === 'hooks') considerShape(path.dirname(dir));
+          if (!SKIP.has(n)) {
+            let st: fs.Stats | undefined;
+            try {
+              st = fs.lstatSync(entry);
+            } catch {
+              /* gone */
+            }
+            if (st?.isDirectory()) add(entry, false);
+          }
+        }),
+      );
     } catch (e) {
-      problem ??= `${rel(dir)} cannot be watched (${(e as Error).message})`;
-      overBudget();
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return; // gone again
+      if (code === 'ENOSPC' || code === 'EMFILE') {
+        problem ??= `${rel(dir)} cannot be watched (${(e as Error).message})`;
+        overBudget();
+        return;
+      }
+      // A folder it made that cannot be read or watched (its mode taken away: red team 8, case 03): nothing in it
+      // can be seen.
+      problem ??= `${rel(dir)} cannot be looked into (${(e as Error).message})`;
+      if (!starting) goBlind(`it made ${rel(dir)}, which MCP Gate cannot look into (${code ?? (e as Error).message})`);
       return;
     }
     w.on('error', () => undefined);
     watches.set(dir, { w, id });
     let entries: fs.Dirent[] = [];
     try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
+      entries = openFolder(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' && !starting)
+        goBlind(`it made ${rel(dir)}, which MCP Gate cannot look into (${(e as NodeJS.ErrnoException).code})`);
       return;
     }
     const names = new Set(entries.map((e) => e.name));
@@ -442,8 +533,10 @@ export function watchNewRepositories(
       if (++read > cap) return false;
       let entries: fs.Dirent[] = [];
       try {
-        entries = fs.readdirSync(dir, { withFileTypes: true });
-      } catch {
+        entries = openFolder(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+          goBlind(`MCP Gate cannot look into ${rel(dir)} (${(e as NodeJS.ErrnoException).code})`);
         continue;
       }
       if (hasShape(new Set(entries.map((e) => e.name)))) considerShape(dir);
@@ -459,6 +552,7 @@ export function watchNewRepositories(
 
   add(project, true);
   starting = false;
+  lookThrough(SWEEP_EVERY_MS);
   return {
     problem,
     stop: async () => {

@@ -109,11 +109,13 @@ export const MAX_NESTED_WALK = 200_000;
  * `AGENTS.md`, `.envrc`…; an entry with a `/` such as `.github/copilot-instructions.md` is looked for under its
  * first part). Links are not followed; in `node_modules` only `.git` and sockets are looked for; the workspace's own
  * `.git` is not walked. The same walk lists the Unix socket files it meets (`sockets`: a contained server may make
- * Unix sockets only while none it did not make is visible to it). `truncated` when the walk met its bound.
+ * Unix sockets only while none it did not make is visible to it). `suffixes`: entries named by their ending, in any
+ * folder, the root too. `truncated` when the walk met its bound.
  */
 export function nestedGitPaths(
   workspace: string,
   nested: readonly string[] = [],
+  suffixes: readonly string[] = [],
 ): { paths: string[]; sockets: string[]; truncated: boolean; socketsTruncated: boolean } {
   const out = new Set<string>();
   const sockets: string[] = [];
@@ -176,6 +178,8 @@ export function nestedGitPaths(
         }
         continue;
       }
+      // A name by its ending (`*.code-workspace`: VS Code runs the tasks and obeys the settings of the one it opens), root included.
+      if (mode === 'all' && !d.isSymbolicLink() && suffixes.some((x) => d.name.endsWith(x))) out.add(abs);
       if (mode === 'all' && dir !== workspace && byFirst.has(d.name) && !d.isSymbolicLink()) {
         for (const rest of byFirst.get(d.name)!) {
           const p = rest ? path.join(abs, rest) : abs;

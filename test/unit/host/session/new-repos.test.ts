@@ -271,4 +271,53 @@ describe('a git repository a contained server makes (new-repos)', function () {
     assert.deepEqual(appeared.sort(), ['packages/app/.github/copilot-instructions.md', 'packages/app/.vscode', 'packages/app/CLAUDE.md']);
     assert.ok(fs.existsSync(path.join(root, 'packages/app/CLAUDE.md')), 'left in place');
   });
+
+  it('red team 8: a gitdir: whose name ends in a space, and a folder git takes for a repository by HEAD and a commondir, are held', async () => {
+    const root = fs.realpathSync(tempDir('mcp-gate-repos-rt8-'));
+    const marker = path.join(root, '..', `${path.basename(root)}-ran`);
+    writeFiles(root, { '.git/HEAD': 'ref: refs/heads/main\n', 'docs/README.md': '', 'sub/keep': '' });
+    const held: HeldRepository[] = [];
+    const w = watchNewRepositories(root, (h) => held.push(h));
+    try {
+      // `.git ` (trailing space) holds HEAD and a commondir to a store whose config runs a program
+      writeFiles(root, {
+        'store/config': `[core]\n\tfsmonitor = "touch ${marker}; false"\n`,
+        'store/refs/heads/.keep': '',
+        'store/objects/.keep': '',
+      });
+      writeFiles(root, { '.git /HEAD': 'ref: refs/heads/main\n', '.git /commondir': '../store\n' });
+      fs.writeFileSync(path.join(root, 'sub', '.git'), 'gitdir: ../.git \n');
+      assert.ok(await until(() => held.some((h) => h.rel === 'sub/.git')), JSON.stringify(held));
+      // docs/ made a repository by HEAD and a commondir (its pager would run in a terminal)
+      writeFiles(root, { 'docs/commondir': '../store\n', 'docs/HEAD': 'ref: refs/heads/main\n' });
+      assert.ok(await until(() => held.some((h) => h.rel === 'docs' && /commondir/.test(h.why))), JSON.stringify(held));
+    } finally {
+      await w.stop();
+    }
+    assert.ok(
+      held.some((h) => h.rel === '.git '),
+      `the .git  folder itself: ${JSON.stringify(held)}`,
+    );
+    spawnSync('git', ['-C', path.join(root, 'sub'), 'status'], {
+      encoding: 'utf8',
+      env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(root) },
+    });
+    assert.equal(fs.existsSync(marker), false);
+  });
+
+  it('a .code-workspace file (by its ending) that appears while it runs is told', async () => {
+    const root = fs.realpathSync(tempDir('mcp-gate-repos-cw-'));
+    writeFiles(root, { 'old.code-workspace': '{}', 'pkg/a.txt': '' });
+    const appeared: string[] = [];
+    const w = watchNewRepositories(root, () => undefined, {
+      obeyed: { names: [], suffixes: ['.code-workspace'], appeared: (r) => appeared.push(r) },
+    });
+    try {
+      writeFiles(root, { 'pkg/mono.code-workspace': '{"tasks":{}}', 'old.code-workspace': '{"changed":1}' });
+      assert.ok(await until(() => appeared.length > 0));
+    } finally {
+      await w.stop();
+    }
+    assert.deepEqual(appeared, ['pkg/mono.code-workspace']);
+  });
 });

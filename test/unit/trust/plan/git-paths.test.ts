@@ -75,6 +75,18 @@ describe('git paths: what git runs from the worktree', () => {
       ['HEAD', 'config'],
     );
   });
+  it('entries named by their ending (a .code-workspace file) are protected in every folder, the root too', () => {
+    const w = writeFiles(path.join(tempDir(), 'w'), {
+      'mono.code-workspace': '{}',
+      'pkg/app.code-workspace': '{}',
+      'pkg/notes.txt': '',
+      'node_modules/x/y.code-workspace': '{}',
+    });
+    assert.deepEqual(
+      nestedGitPaths(w, [], ['.code-workspace']).paths.map((p) => path.relative(w, p)),
+      ['mono.code-workspace', 'pkg/app.code-workspace'],
+    );
+  });
   it('entries tools obey, named by the caller, in any folder below the root (not the root, not in node_modules, not through links); a name with a / is looked for under its first part', () => {
     const w = writeFiles(path.join(tempDir(), 'w'), {
       'AGENTS.md': 'root one: protected by its own list',
