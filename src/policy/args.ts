@@ -20,7 +20,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { domainToASCII, fileURLToPath } from 'node:url';
 import * as ipaddr from 'ipaddr.js';
-import { HostError, reverseHost } from './hostname';
+import { HostNameError, reverseHost } from './hostname';
 import { jsonExcerpt } from './names';
 
 /** One argument's constraint, as written in a rule's `args`. */
@@ -127,7 +127,7 @@ function hostPatternProblem(h: unknown): string | undefined {
   try {
     reverseHost(bare);
   } catch (e) {
-    if (e instanceof HostError) return `is not a host: ${e.message}`;
+    if (e instanceof HostNameError) return `is not a host: ${e.message}`;
     throw e;
   }
   return undefined;

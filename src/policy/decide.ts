@@ -5,7 +5,7 @@
 // repository server.
 
 import { argumentsRefusal, describeArgRules } from './args';
-import { HostError, hostAction, networkHostAction } from './hostname';
+import { HostNameError, hostAction, networkHostAction } from './hostname';
 import { appliesTo, describeIdentity, describeQualifier, type ServerIdentity } from './identity';
 import { formatOrigin, jsonExcerpt, NameError } from './names';
 import {
@@ -109,7 +109,7 @@ function memo<T>(cache: Map<string, T | Error>, key: string, compute: () => T, k
 const actionMemo = new Map<string, Pattern | Error>();
 const hostActionMemo = new Map<string, string | Error>();
 const isActionError = (e: unknown): e is Error => e instanceof ActionError;
-const isNameOrHostError = (e: unknown): e is Error => e instanceof NameError || e instanceof HostError;
+const isNameOrHostNameError = (e: unknown): e is Error => e instanceof NameError || e instanceof HostNameError;
 
 /** {@link parseAction}, kept by text. */
 function actionOf(text: string): Pattern {
@@ -119,7 +119,7 @@ function actionOf(text: string): Pattern {
 /** {@link hostAction}, kept by server and host. */
 function hostActionOf(server: string, host: string): string {
   return typeof server === 'string' && typeof host === 'string'
-    ? memo(hostActionMemo, JSON.stringify([server, host]), () => hostAction(server, host), isNameOrHostError)
+    ? memo(hostActionMemo, JSON.stringify([server, host]), () => hostAction(server, host), isNameOrHostNameError)
     : hostAction(server, host);
 }
 

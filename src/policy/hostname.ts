@@ -7,10 +7,10 @@ import * as ipaddr from 'ipaddr.js';
 import { checkServerName, jsonExcerpt } from './names';
 
 /** Thrown when a string cannot be used as a host in a policy action; the message says why. */
-export class HostError extends Error {
+export class HostNameError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = 'HostError';
+    this.name = 'HostNameError';
   }
 }
 
@@ -23,7 +23,7 @@ const ASCII_OK = /^[A-Za-z0-9._-]$/;
 const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/i;
 
 function fail(host: string, why: string): never {
-  throw new HostError(`host ${jsonExcerpt(host)} is not valid: ${why}`);
+  throw new HostNameError(`host ${jsonExcerpt(host)} is not valid: ${why}`);
 }
 
 function ipLiteral(original: string, inner: string): string {
@@ -68,12 +68,12 @@ function checkLabels(original: string, labels: readonly string[]): void {
  *   `[2001:db8::1]` → `[2001:db8::1]`. IPv4 must be dotted decimal; shorthand
  *   such as `127.1` or `0x7f.0.0.1` is refused, as are IPv6 zones.
  *
- * @throws {HostError} saying why when the host is empty, has an empty label,
+ * @throws {HostNameError} saying why when the host is empty, has an empty label,
  *   holds a character a host name cannot, or is not a valid name or address.
  */
 export function reverseHost(host: string): string {
-  if (typeof host !== 'string') throw new HostError(`host must be a string, not ${typeof host}`);
-  if (host === '') throw new HostError('host is empty');
+  if (typeof host !== 'string') throw new HostNameError(`host must be a string, not ${typeof host}`);
+  if (host === '') throw new HostNameError('host is empty');
   if (host.startsWith('[')) {
     if (!host.endsWith(']')) fail(host, 'a "[" without a closing "]"');
     return ipLiteral(host, host.slice(1, -1));
@@ -110,25 +110,25 @@ export function reverseHost(host: string): string {
  * `['com','Notion']` → `['com','notion']`, `['[2001:DB8::1]']` → `['[2001:db8::1]']`.
  * A rule's host labels may be a prefix (before a trailing `*`).
  *
- * @throws {HostError} when the labels are not a valid reversed host, or spell an
+ * @throws {HostNameError} when the labels are not a valid reversed host, or spell an
  *   IP address without brackets.
  */
 export function normalizeReversedHost(labels: readonly string[]): string[] {
-  if (labels.length === 0) throw new HostError('the host part is empty');
+  if (labels.length === 0) throw new HostNameError('the host part is empty');
   if (labels[0].startsWith('[')) {
-    if (labels.length !== 1) throw new HostError('an IP literal in brackets must be the whole host part');
+    if (labels.length !== 1) throw new HostNameError('an IP literal in brackets must be the whole host part');
     return [reverseHost(labels[0])];
   }
   if (labels.some((l) => l.startsWith('['))) {
-    throw new HostError('an IP literal in brackets must be the whole host part');
+    throw new HostNameError('an IP literal in brackets must be the whole host part');
   }
   const host = [...labels].reverse().join('.');
   let reversed: string;
   try {
     reversed = reverseHost(host);
   } catch (e) {
-    if (e instanceof HostError && NUMERIC_LABEL.test(labels[0])) {
-      throw new HostError(
+    if (e instanceof HostNameError && NUMERIC_LABEL.test(labels[0])) {
+      throw new HostNameError(
         `the host part ${jsonExcerpt(labels.join('.'))} looks like an IP address; ` +
           'write one address whole in brackets, not reversed, e.g. [198.51.100.7]',
       );
@@ -136,7 +136,7 @@ export function normalizeReversedHost(labels: readonly string[]): string[] {
     throw e;
   }
   if (reversed.startsWith('[')) {
-    throw new HostError(
+    throw new HostNameError(
       `the host part ${jsonExcerpt(labels.join('.'))} spells an IP address; ` +
         'write it whole in brackets, not reversed, e.g. [198.51.100.7]',
     );
@@ -148,7 +148,7 @@ export function normalizeReversedHost(labels: readonly string[]): string[] {
  * The policy action for a server reaching a host: `mcp.<server>.host.<reverseHost(host)>`.
  *
  * @throws {NameError} when the server name cannot be named by a rule (it holds '.', '*', …).
- * @throws {HostError} when the host is not valid.
+ * @throws {HostNameError} when the host is not valid.
  */
 export function hostAction(server: string, host: string): string {
   checkServerName(server);
@@ -160,7 +160,7 @@ export function hostAction(server: string, host: string): string {
  * `mcp.<server>.network.<reverseHost(host)>`. The bare `mcp.<server>.network` is any public host.
  *
  * @throws {NameError} when the server name cannot be named by a rule.
- * @throws {HostError} when the host is not valid.
+ * @throws {HostNameError} when the host is not valid.
  */
 export function networkHostAction(server: string, host: string): string {
   checkServerName(server);

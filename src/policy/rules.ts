@@ -2,7 +2,7 @@
 // trailing '*'), parsing and validating raw rule values with their origin, and the builders
 // for the actions the rest of the project checks.
 
-import { HostError, normalizeReversedHost } from './hostname';
+import { HostNameError, normalizeReversedHost } from './hostname';
 import {
   checkServerName,
   checkToolName,
@@ -101,7 +101,7 @@ function hostPart(labels: readonly string[], wildcard: boolean): string[] {
   try {
     host = normalizeReversedHost(labels);
   } catch (e) {
-    if (e instanceof HostError) bad(e.message);
+    if (e instanceof HostNameError) bad(e.message);
     throw e;
   }
   if (wildcard && host[0].startsWith('[')) bad('"*" after an IP literal matches nothing; an IP rule names one address');

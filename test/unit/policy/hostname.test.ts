@@ -2,7 +2,7 @@
 // user sees for a host that cannot be named by a rule.
 
 import * as assert from 'node:assert/strict';
-import { hostAction, HostError, reverseHost } from '../../../src/policy/hostname';
+import { hostAction, HostNameError, reverseHost } from '../../../src/policy/hostname';
 import { NameError } from '../../../src/policy/names';
 
 describe('policy/hostname reverseHost', () => {
@@ -63,7 +63,7 @@ describe('policy/hostname reverseHost', () => {
     it(`rejects ${JSON.stringify(input)} saying why`, () => {
       assert.throws(
         () => reverseHost(input),
-        (e: unknown) => e instanceof HostError && e.message === message,
+        (e: unknown) => e instanceof HostNameError && e.message === message,
       );
     });
   }

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decide, resolve } from '../../../src/policy/decide';
-import { HostError, reverseHost } from '../../../src/policy/hostname';
+import { HostNameError, reverseHost } from '../../../src/policy/hostname';
 import { Masker } from '../../../src/policy/mask';
 import { Decision, parseRules, Rule } from '../../../src/policy/rules';
 
@@ -128,14 +128,14 @@ describe('policy properties', () => {
     );
   });
 
-  it('reverseHost either throws a HostError or returns a stable normal form', () => {
+  it('reverseHost either throws a HostNameError or returns a stable normal form', () => {
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.domain(), fc.ipV4(), fc.ipV6()), (h) => {
         let r: string;
         try {
           r = reverseHost(h);
         } catch (e) {
-          assert.ok(e instanceof HostError, String(e));
+          assert.ok(e instanceof HostNameError, String(e));
           return;
         }
         const back = r.startsWith('[') ? r : r.split('.').reverse().join('.');
