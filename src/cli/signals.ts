@@ -8,7 +8,7 @@
 // CLI starts. Its listener re-raises the signal only after the event loop turns, so a busy synchronous step
 // (parsing, pinning, diffing) already delays a signal until it ends — those steps are bounded for that reason
 // (src/trust/sources/parse.ts, src/trust/approval/diff.ts). A second signal while stopping exits at once.
-import { descendants } from '../host/sandbox/stdio';
+import { descendants } from '../host/sandbox/processes';
 
 export const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT_CODES;

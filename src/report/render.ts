@@ -4,7 +4,7 @@
 // and the doctor report. Pure functions of their inputs: the report, the user's policy, and — for the sandbox
 // lines — the HOME the sandbox hides and whether bubblewrap starts here, which the front end passes (this module
 // reads no home folder and starts no process).
-import { describeContainment } from '../host/sandbox/contain';
+import { describeContainment } from '../host/sandbox/decision';
 import type { SandboxProbe } from '../host/sandbox/sandbox';
 import { escapeLines, escapeText, quote, renderValue } from '../text/escape';
 import { diffDefinitions, diffTools, refusedFileDiff, type DefinitionDiff } from '../trust/approval/diff';

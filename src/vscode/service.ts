@@ -11,7 +11,7 @@ import { defaultMasker } from '../policy/mask';
 import * as os from 'node:os';
 import { serverIdentity } from '../host/identity';
 import { sandboxFor } from '../policy/sandbox-profile';
-import { optOutWhere } from '../host/sandbox/contain';
+import { optOutWhere } from '../host/sandbox/decision';
 import { sandboxAvailable, type SandboxProbe } from '../host/sandbox/sandbox';
 import { logLine } from '../report/log-line';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';

@@ -4,7 +4,7 @@
 // and the check every message from the webview passes before anything happens. Pure: no `vscode` import, so plain
 // Node unit tests use it as the host does. (The log view's model is ../common/log-model.ts, which the webview bundles.)
 import * as os from 'node:os';
-import { describeContainment } from '../../src/host/sandbox/contain';
+import { describeContainment } from '../../src/host/sandbox/decision';
 import { sandboxAvailable, type SandboxProbe } from '../../src/host/sandbox/sandbox';
 import { serverIdentity } from '../../src/host/identity';
 import type { UserPolicy } from '../../src/policy/user-policy';

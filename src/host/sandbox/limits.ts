@@ -27,7 +27,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LimitsDecision, ResourceLimits, SandboxEntry } from '../../policy/sandbox-profile';
-import { descendants } from './stdio';
+import { descendants } from './processes';
 
 /**
  * How the limits are held here: rlimits always; a cgroup when MCP Gate can make one. As root without a cgroup,

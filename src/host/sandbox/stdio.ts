@@ -6,6 +6,7 @@
 // through npx, sh -c or uvx leave no orphans.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import { descendants } from './processes';
 // The minimal environment is defined with the launch plan (the image pin's runtime calls use it too).
 export { INHERITED_ENV, minimalEnv } from '../../trust/plan/launch-plan';
 import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
@@ -55,38 +56,6 @@ function readChildPid(stream: NodeJS.ReadableStream): Promise<number> {
     });
     stream.once('end', () => fail('it ended before saying'));
   });
-}
-
-/** Every descendant of `pid` (children, grandchildren, …) from /proc; empty where /proc is not available. */
-export function descendants(pid: number): number[] {
-  const parentOf = new Map<number, number>();
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parentOf.set(Number(e), ppid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const queue = [pid];
-  while (queue.length) {
-    const p = queue.shift()!;
-    for (const [child, parent] of parentOf)
-      if (parent === p && !out.includes(child)) {
-        out.push(child);
-        queue.push(child);
-      }
-  }
-  return out;
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {

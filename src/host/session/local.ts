@@ -26,7 +26,7 @@ import {
 import { discover } from './discover';
 import { watchClosure } from './watch';
 import { watchNewRepositories } from './new-repos';
-import { PROTECTED_IN_WORKSPACE, PROTECTED_SUFFIXES } from '../sandbox/contain';
+import { PROTECTED_IN_WORKSPACE, PROTECTED_SUFFIXES } from '../sandbox/decision';
 import { readRefusals, watchRefusals, type Refusal } from '../sandbox/load-guard';
 import { observeGuardRefusal } from '../../trust/approval/approvals';
 import { ApprovalStore } from '../../trust/approval/store';

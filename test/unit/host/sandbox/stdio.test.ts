@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { descendants, minimalEnv, StdioTransport } from '../../../../src/host/sandbox/stdio';
+import { minimalEnv, StdioTransport } from '../../../../src/host/sandbox/stdio';
+import { descendants } from '../../../../src/host/sandbox/processes';
 import { ROOT } from '../../helpers';
 
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { AGENT_FILES, CATALOGUE, CATALOGUE_ENV, IMPORT_KINDS } from '../../../../../src/trust/sources/catalogue';
 import { AGENTS, MANAGED_AGENTS, toolEnv, TOOLS, workspaceProtection } from '../../../../../src/trust/sources/tools';
 import { repoFile, topLevel, userFile, type Tool } from '../../../../../src/trust/sources/tools/tool';
-import { HOST_PROTECTED_IN_WORKSPACE, PROTECTED_IN_WORKSPACE, protectedInWorkspace } from '../../../../../src/host/sandbox/contain';
+import { HOST_PROTECTED_IN_WORKSPACE, PROTECTED_IN_WORKSPACE, protectedInWorkspace } from '../../../../../src/host/sandbox/decision';
 import { GateCache } from '../../../../../src/trust/gate';
 import { cleanupTemp, ROOT, world, writeFiles } from '../../../helpers';
 

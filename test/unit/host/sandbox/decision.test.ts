@@ -6,16 +6,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  containmentFor,
-  ContainRefused,
-  describeContainment,
-  networkDecider,
-  refusedSocketError,
-  startPlan,
-  type Containment,
-  type StartPlan,
-} from '../../../../src/host/sandbox/contain';
+import { ContainRefused, networkDecider, refusedSocketError, startPlan, type StartPlan } from '../../../../src/host/sandbox/contain';
+import { containmentFor, describeContainment, type Containment } from '../../../../src/host/sandbox/decision';
 import type { SandboxProbe } from '../../../../src/host/sandbox/sandbox';
 import type { ServerIdentity } from '../../../../src/policy/identity';
 import { DEFAULT_LIMITS, LIMIT_KEYS, SANDBOX_ENTRY_KEYS, SANDBOX_KEYS } from '../../../../src/policy/sandbox-profile';
