@@ -686,10 +686,16 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
 
-  // Visible = under a system tree or a bind (not merely under a tmpfs, where nothing of the host is).
+  // Visible = under a system tree or a bind (not merely under a tmpfs, where nothing of the host is, nor under the
+  // server's own home, which shows its own folder at HOME: nvm's node under the real HOME is not in it).
   const visible = (p: string) =>
     SYSTEM_PATHS.some((root) => within(p, root) || within(p, real(root) ?? root)) ||
-    mounts.some((m) => (m.kind === 'rw' || m.kind === 'ro' || m.kind === 'overlay') && within(p, m.target));
+    mounts.some(
+      (m) =>
+        (m.kind === 'rw' || m.kind === 'ro' || m.kind === 'overlay') &&
+        !(ownHome && m.source === ownHome && m.target === home) &&
+        within(p, m.target),
+    );
   let executableNote: string | undefined;
   if (!visible(executable)) {
     // The file alone: its folder could be HOME, /tmp or hold anything else.

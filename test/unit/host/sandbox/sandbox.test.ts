@@ -575,6 +575,36 @@ describe('host/sandbox: contained execution with bubblewrap', function () {
     assert.ok(fs.lstatSync(path.join(own, '.cache')).isDirectory(), 'the link was replaced by a folder');
     assert.deepEqual(fs.readdirSync(outside), [], 'nothing made through the link');
     assert.ok(fs.existsSync(path.join(base, 'cache', 'entry')), 'the cache is the bound one');
+    // An interpreter under the real HOME (nvm's node, pyenv's python): shown as itself, though HOME is the own home.
+    const nvmSh = path.join(home, '.nvm', 'bin', 'sh');
+    fs.mkdirSync(path.dirname(nvmSh), { recursive: true });
+    fs.copyFileSync('/bin/sh', nvmSh);
+    fs.chmodSync(nvmSh, 0o755);
+    const c3 = buildSandbox(
+      {
+        launch: { executable: nvmSh, argv: ['-c', 'echo from-nvm'], cwd: workspace, env: { PATH: '/usr/bin:/bin', HOME: home } },
+        workspace,
+        overlays: [],
+        profile: {
+          network: false,
+          unixSockets: false,
+          extraRead: [],
+          extraWrite: [],
+          caches: [],
+          home,
+          ownHome: own,
+          limits: DEFAULT_LIMITS,
+        },
+      },
+      available,
+    );
+    const child3 = spawnContained(c3);
+    let out3 = '';
+    let err3 = '';
+    child3.stdout!.on('data', (d: Buffer) => (out3 += d.toString()));
+    child3.stderr!.on('data', (d: Buffer) => (err3 += d.toString()));
+    assert.equal(await new Promise<number | null>((r) => child3.once('exit', r)), 0, err3);
+    assert.equal(out3, 'from-nvm\n');
     // An own home that overlaps the workspace is refused.
     assert.throws(
       () =>
