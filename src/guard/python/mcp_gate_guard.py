@@ -796,18 +796,35 @@ def _generated(f):
         return False
 
 
+def _site_frame(f):
+    """True when f is site's addpackage (running a .pth line), in the interpreter's own site."""
+    c = f.f_code
+    if c.co_name != 'addpackage':
+        return False
+    if c.co_filename == '<frozen site>':
+        return True
+    return c.co_filename.endswith(os.sep + 'site.py') and _where(os.path.realpath(c.co_filename))[0] is None
+
+
 def _in_site():
-    """True while site runs a .pth line (code a line compiles too): a .pth file is checked when it is opened."""
+    """True for the compile of a .pth line itself (site's addpackage exec'ing it): a .pth file is checked when it is
+    opened. Also the line's own code compiling (`import os; exec("...")`), for a .pth outside the workspace and the
+    scratch folders only. Never deeper: a module the line imports runs its whole top level below it, and its
+    compiles are its own (red team 8p, case 10)."""
     try:
-        f = sys._getframe(3)
+        f = sys._getframe(3)                     # the Python code that called compile/exec (the builtins have none)
     except ValueError:
         return False
-    n = 0
-    while f is not None and n < 8:
-        if f.f_code.co_filename == '<frozen site>' or f.f_code.co_filename.endswith(os.sep + 'site.py'):
-            return _where(os.path.realpath(f.f_code.co_filename))[0] is None if f.f_code.co_filename != '<frozen site>' else True
-        f, n = f.f_back, n + 1
-    return False
+    if _site_frame(f):
+        return True
+    up = f.f_back
+    if f.f_code.co_filename != '<string>' or f.f_code.co_name != '<module>' or up is None or not _site_frame(up):
+        return False
+    try:
+        pth = os.fsdecode(up.f_locals.get('fullname'))
+        return _where(os.path.realpath(pth))[0] is None
+    except (TypeError, ValueError):
+        return False
 
 
 def _caller_file(depth):

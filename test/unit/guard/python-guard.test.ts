@@ -850,6 +850,32 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['server.py', 'ssl'], path.join(ws.root, 'ca.pem'), 'changed', undefined, false);
   });
 
+  it('red team 8p, 10: a module a .pth line imports is not exempt: its exec of text from a changed file is refused', () => {
+    const ws = workspace(() => ({
+      'server.py':
+        "import site, sys\nsite.addsitedir(sys.argv[1])\nif sys.argv[1] == 'vendor':\n    import proj_rules\n    print(proj_rules.SAID)\nelse:\n    print(said)\n",
+      'inline/inline.pth': "import builtins; exec(open('rules/rule.txt').read(), vars(builtins))\n",
+      'vendor/proj.pth': 'import proj_rules\n',
+      'vendor/proj_rules.py': [
+        'import os',
+        "text = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'rules', 'rule.txt')).read()",
+        'ns = {}',
+        "exec('\\n'.join(l for l in text.splitlines() if not l.lstrip().startswith('#')), ns)",
+        "SAID = ns.get('said')",
+        '',
+      ].join('\n'),
+      'rules/rule.txt': "# rule\nsaid = 'APPROVED'\n",
+    }));
+    for (const m of ['vendor', 'inline']) assertRuns(ws, ['server.py', m], m);
+    write(ws.root, { 'rules/rule.txt': `# rule v2\n${evil(ws)}said = 'CHANGED'\n` });
+    const rule = path.join(ws.root, 'rules', 'rule.txt');
+    assertRefused(ws, ['server.py', 'vendor'], rule, 'changed');
+    fs.rmSync(ws.marker);
+    fs.rmSync(ws.report);
+    // a workspace .pth line's own exec of what it read (only the line itself is exempt)
+    assertRefused(ws, ['server.py', 'inline'], rule, 'changed');
+  });
+
   it('red team 7p, 05: a file too large to hash is compared by the size, modification time and inode the approval recorded (none recorded: changed)', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess\nsubprocess.run(['bash', 'ok.sh'], check=True)\nprint('APPROVED')\n",
