@@ -496,24 +496,59 @@ def _differs(p, st):
     return hit[1]
 
 
+_PERCENT = _re.compile(rb'%([0-9A-Fa-f]{2})')
+
+
+def _sqlite_uri_path(name):
+    """The file a `file:` URI names, decoded as SQLite does (sqlite3ParseUri): an authority of '' or 'localhost'
+    after `//`, the path up to `?` or `#`, %XX decoded. None when SQLite would not open a file it names."""
+    rest = name[5:]
+    if rest.startswith('//'):
+        end = rest.find('/', 2)
+        if end < 0:
+            end = len(rest)
+        if rest[2:end] not in ('', 'localhost'):
+            return None
+        rest = rest[end:]
+    for c in '?#':
+        rest = rest.split(c, 1)[0]
+    raw = _PERCENT.sub(lambda m: bytes((int(m.group(1), 16),)), os.fsencode(rest))
+    if b'\0' in raw:
+        raw = raw.split(b'\0', 1)[0]
+    return os.fsdecode(raw)
+
+
 def _on_sqlite(args):                           # sqlite3.connect: (database,) — read by the library itself
     try:
         name = os.fsdecode(args[0])
     except (TypeError, IndexError):
         return
-    if name == ':memory:' or name.startswith('file:'):
-        name = name[5:].split('?', 1)[0] if name.startswith('file:') else ''
-    if name:
-        _take_in_file(name)
+    if name == ':memory:' or not name:
+        return
+    names = [name]                               # uri=False: the name as written (the event does not say which)
+    if name.startswith('file:'):
+        try:
+            decoded = _sqlite_uri_path(name)
+        except (ValueError, TypeError, UnicodeError):
+            decoded = None
+        if decoded is None:                      # cannot be placed: the workspace is checked at the next compile
+            _took['started'] = True
+            return
+        if decoded:
+            names.append(decoded)
+    for n in names:
+        if _take_in_file(n) is None:             # there, but cannot be looked at: fail closed
+            _took['started'] = True
 
 
 def _take_in_file(name):
-    """A file a library reads itself (sqlite, dbm): counted as taken in when it is not as approved; True then."""
+    """A file a library reads itself (sqlite, dbm): counted as taken in when it is not as approved; True then (None
+    when it is there but cannot be looked at)."""
     p = os.path.realpath(name)
     try:
         st = os.stat(p)
     except OSError:
-        return False
+        return None if os.path.lexists(name) else False   # there but not statable (a loop, no access): None
     if st.st_mode & 0o170000 != 0o100000:
         return False
     v = _differs(p, st)

@@ -876,6 +876,50 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['server.py', 'inline'], rule, 'changed');
   });
 
+  it('red team 8p, 11: a sqlite file: URI is decoded as SQLite does (%XX, //localhost), for connect and ATTACH', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import os, sqlite3, sys, urllib.parse',
+        "db = os.path.abspath('rule store/rules.db')",
+        'q = urllib.parse.quote(db)',
+        "if sys.argv[1] == 'quote':",
+        "    c = sqlite3.connect('file:' + q + '?mode=ro', uri=True)",
+        "elif sys.argv[1] == 'localhost':",
+        "    c = sqlite3.connect('file://localhost' + q + '#x', uri=True)",
+        'else:',
+        "    c = sqlite3.connect(':memory:', uri=True); c.execute(\"attach database 'file:%s?mode=ro' as r\" % q)",
+        "exec(c.execute('select src from r.t' if sys.argv[1] == 'attach' else 'select src from t').fetchone()[0])",
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+    }));
+    const db = (src: string): void => {
+      const f = path.join(ws.root, 'rule store', 'rules.db');
+      fs.mkdirSync(path.dirname(f), { recursive: true });
+      fs.rmSync(f, { force: true });
+      const w = spawnSync(
+        PY,
+        [
+          '-c',
+          'import sqlite3, sys\nc = sqlite3.connect(sys.argv[1]); c.execute("create table t(src)"); c.execute("insert into t values (?)", (sys.argv[2],)); c.commit()',
+          f,
+          src,
+        ],
+        { encoding: 'utf8' },
+      );
+      assert.equal(w.status, 0, w.stderr);
+    };
+    db('x = 1');
+    approve(ws);
+    for (const m of ['quote', 'localhost', 'attach']) assertRuns(ws, ['server.py', m], m);
+    db(evil(ws));
+    for (const m of ['quote', 'localhost', 'attach']) {
+      assertRefused(ws, ['server.py', m], path.join(ws.root, 'rule store', 'rules.db'), 'changed');
+      fs.rmSync(ws.marker);
+      fs.rmSync(ws.report);
+    }
+  });
+
   it('red team 7p, 05: a file too large to hash is compared by the size, modification time and inode the approval recorded (none recorded: changed)', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess\nsubprocess.run(['bash', 'ok.sh'], check=True)\nprint('APPROVED')\n",
