@@ -700,9 +700,32 @@ def _wrap_readers(module):
                     return _real(self, *a, **k)
                 method.__name__ = fn
                 setattr(ctx, fn, method)
-        low = sys.modules.get('_ssl')
-        if low is not None and getattr(module, '_ssl', None) is low:
-            pass
+        # set_default_verify_paths (called by load_default_certs and create_default_context) has OpenSSL read the
+        # files SSL_CERT_FILE and SSL_CERT_DIR (a ':'-separated list of folders) name in the process's own
+        # environment (red team 8p, case 15)
+        real = getattr(ctx, 'set_default_verify_paths', None) if ctx is not None else None
+        if callable(real):
+            def set_default_verify_paths(self, *a, _real=real, **k):
+                _take_in_names(_default_verify_names())
+                return _real(self, *a, **k)
+            set_default_verify_paths.__name__ = 'set_default_verify_paths'
+            set_default_verify_paths.__doc__ = getattr(real, '__doc__', None)
+            ctx.set_default_verify_paths = set_default_verify_paths
+
+
+def _default_verify_names():
+    """The files and folders OpenSSL's default verify paths take from the environment (SSL_CERT_FILE, SSL_CERT_DIR)."""
+    names = []
+    try:
+        f = os.environ.get('SSL_CERT_FILE')
+        if f:
+            names.append(f)
+        d = os.environ.get('SSL_CERT_DIR')
+        if d:
+            names.extend(x for x in d.split(os.pathsep) if x)
+    except Exception:
+        pass
+    return names
 
 
 def _wrap_open():

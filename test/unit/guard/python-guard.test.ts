@@ -920,6 +920,34 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
   });
 
+  it('red team 8p, 15: the files SSL_CERT_FILE and SSL_CERT_DIR name, read by OpenSSL for its default verify paths, are taken in', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import os, ssl, sys',
+        "if sys.argv[1] == 'file':",
+        "    os.environ['SSL_CERT_FILE'] = 'certs/ca.pem'",
+        '    ssl.create_default_context()',
+        "elif sys.argv[1] == 'dir':",
+        "    os.environ['SSL_CERT_DIR'] = '/nonexistent:certs'",
+        '    ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_default_certs()',
+        'else:',
+        "    os.environ['SSL_CERT_FILE'] = 'certs/ca.pem'",
+        '    ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).set_default_verify_paths()',
+        "text = open('README.md').read().replace('# approved', 'print(\"APPROVED\")')",
+        'exec(text)',
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'certs/ca.pem': 'not a certificate\n',
+    }));
+    for (const m of ['file', 'dir', 'paths']) assertRuns(ws, ['server.py', m], m);
+    write(ws.root, { 'certs/ca.pem': 'another\n' });
+    for (const m of ['file', 'dir', 'paths']) {
+      assertRefused(ws, ['server.py', m], path.join(ws.root, 'certs', 'ca.pem'), 'changed', undefined, false);
+      fs.rmSync(ws.report);
+    }
+  });
+
   it('red team 7p, 05: a file too large to hash is compared by the size, modification time and inode the approval recorded (none recorded: changed)', () => {
     const ws = workspace(() => ({
       'server.py': "import subprocess\nsubprocess.run(['bash', 'ok.sh'], check=True)\nprint('APPROVED')\n",
