@@ -167,6 +167,45 @@ const sha256 = (data: Bytes): string => {
   const h = (crypto as unknown as { hash?: (alg: string, d: Bytes, enc: string) => string }).hash;
   return h ? h('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
 };
+const createHash = crypto.createHash;
+const HASH_CHUNK = 1 << 20;
+
+/**
+ * The sha256 of a file's bytes, read in chunks through a descriptor (so any size: Node's readFileSync stops at
+ * 2 GiB, where dlopen, execve and a shell do not — red team 8n, cases 01–02); null when it is no file to load (gone,
+ * a folder); `{ error }` when it exists but cannot be read (opened without blocking: a FIFO is such a file).
+ */
+function hashFile(p: string): string | null | { error: string } {
+  const code = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  let fd: number;
+  try {
+    fd = F.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    return ['ENOENT', 'ENOTDIR', 'EISDIR'].includes(code(e)) ? null : { error: code(e) };
+  }
+  try {
+    if (F.fstatSync(fd).isDirectory()) return null;
+    const h = createHash('sha256');
+    const b = Buffer.allocUnsafe(HASH_CHUNK);
+    for (;;) {
+      const n = F.readSync(fd, b, 0, b.length, null);
+      if (n === 0) break;
+      h.update(n === b.length ? b : b.subarray(0, n));
+    }
+    return h.digest('hex');
+  } catch (e) {
+    return { error: code(e) };
+  } finally {
+    try {
+      F.closeSync(fd);
+    } catch {
+      /* closed */
+    }
+  }
+}
+const UNREADABLE = (error: string): string =>
+  `it exists but cannot be read to be checked (${error}), and a file the guard cannot check is refused`;
+
 const stripBOM = (s: string): string => (s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
 const allowed = new Set<string>(); // `${realpath}\0${sha256}` already allowed
 
@@ -177,6 +216,10 @@ interface Refusal {
   sum: string;
   how: string;
   tail?: string;
+  /** Said instead of "refused to load <file>" when the file is refused by a rule, not as a load (a library beside one). */
+  head?: string;
+  /** The rule that refused it, for the report (what MCP Gate shows the person): set with head. */
+  rule?: string;
 }
 
 function refuse(r: Refusal): never {
@@ -191,7 +234,8 @@ function refuse(r: Refusal): never {
           : r.why === 'scratch'
             ? 'a file written outside the workspace that was not approved'
             : `the approval manifest could not be read (${failure})`);
-  const msg = `mcp-gate-guard: refused to load ${r.p}${r.rel !== null ? ` (${r.rel})` : ''}: ${tail}`;
+  const named = `${r.p}${r.rel !== null ? ` (${r.rel})` : ''}`;
+  const msg = r.head ? `mcp-gate-guard: ${r.head}, and ${named}: ${tail}` : `mcp-gate-guard: refused to load ${named}: ${tail}`;
   const report = config ? config.report : failReport;
   if (report) {
     const line = {
@@ -201,6 +245,7 @@ function refuse(r: Refusal): never {
       sha256: r.sum,
       runtime: 'node',
       how: r.how,
+      ...(r.rule ? { rule: r.rule } : {}),
       pid: process.pid,
       time: new Date().toISOString(),
     };
@@ -222,7 +267,7 @@ function refuse(r: Refusal): never {
  * Throws the guard error unless `file` may become code with `content` (the exact string or bytes about to be
  * compiled / loaded; read from the file when not given). A name that is not an existing file is not a file load.
  */
-export function check(file: string, how: string, content?: Bytes, own = false): void {
+export function check(file: string, how: string, content?: Bytes, own = false, head?: Pick<Refusal, 'head' | 'rule'>): void {
   if (!ACTIVE) return;
   const p = real(file) ?? (content !== undefined ? virtualPath(file) : null);
   if (p === null || p === SELF) return;
@@ -249,13 +294,16 @@ export function check(file: string, how: string, content?: Bytes, own = false): 
     if (zone === 'scratch') return (approvedHashes ??= new Set([...Object.values(cfg!.files), ...cfg!.approved])).has(sum);
     return false;
   };
-  let bytes: Bytes;
-  try {
-    bytes = content ?? F.readFileSync(p);
-  } catch {
-    return;
-  } // gone or unreadable: the load itself fails
-  let sum = sha256(bytes);
+  const why = (): Refusal['why'] =>
+    zone === 'failed' ? 'manifest' : zone === 'scratch' ? 'scratch' : hasOwn(cfg!.files, rel!) ? 'changed' : 'new';
+  const bytes = content;
+  let sum: string;
+  if (bytes === undefined) {
+    const h = hashFile(p);
+    if (h === null) return; // gone, or a folder: no file load
+    if (typeof h !== 'string') refuse({ p, rel, why: why(), sum: '', how, tail: UNREADABLE(h.error), ...head }); // fail closed
+    sum = h;
+  } else sum = sha256(bytes);
   if (allowed.has(p + '\0' + sum)) return;
   if (!ok(sum) && typeof bytes === 'string' && own) {
     // Node's own loader read this text (no transpiler in between): it must be the file's text as on disk — a BOM
@@ -287,8 +335,7 @@ export function check(file: string, how: string, content?: Bytes, own = false): 
     allowed.add(p + '\0' + sum);
     return;
   }
-  const why = zone === 'failed' ? 'manifest' : zone === 'scratch' ? 'scratch' : hasOwn(cfg!.files, rel!) ? 'changed' : 'new';
-  refuse({ p, rel, why, sum, how });
+  refuse({ p, rel, why: why(), sum, how, ...head });
 }
 
 /**
@@ -654,91 +701,127 @@ export function checkNative(name: string, how: string, libPath: string[] = START
 
 /** Names the dynamic loader's users give native libraries: `*.so`, `*.so.<version>`, `*.node`. */
 const NATIVE_NAME = /\.(so(\.[0-9A-Za-z_.-]*)?|node)$/;
-const NATIVE_WALK_MAX = 200_000; // entries looked at in one walk
-let nativeWalked = ''; // the stat keys of the last walk that passed
+/** Entries (files, folders, links) one walk looks through in each tree: the workspace, and each scratch folder. */
+export const NATIVE_WALK_MAX = 2_000_000;
+/** A walk that passed stands for this long in this process: a later native load re-checks only what it found. */
+export const NATIVE_REWALK_MS = 60_000;
+let nativeWalk: { roots: string; at: number; found: string[] } | null = null; // the last walk that passed
+let nativeWalked = ''; // the stat keys of the files it found when they last passed
+
+/** A file recorded unhashed (over 256 MiB): its size, modification time and inode as the approval recorded them. */
+function largeAsApproved(abs: string, rel: string): boolean | null {
+  const cfg = getConfig()!;
+  let big: fs.BigIntStats;
+  try {
+    big = F.lstatSync(abs, { bigint: true }) as fs.BigIntStats;
+  } catch {
+    return null; // gone
+  }
+  const rec = hasOwn(cfg.large, rel) ? cfg.large[rel] : undefined;
+  return (
+    !!rec &&
+    rec.size === Number(big.size) &&
+    String(rec.mtimeNs) === String(big.mtimeNs) &&
+    (rec.ino === undefined || String(rec.ino) === String(big.ino))
+  );
+}
 
 /**
  * Native code from a writable place is about to run, and it may dlopen() any library by itself (a plugin named at
  * run time, red team 7n case 04), which no hook sees: every file of the workspace and the scratch folders with a
- * native library's name must be as approved — a workspace one recorded with the same digest, a scratch one a copy
- * of approved content — and no such name may be a link made or retargeted since approval. A library with another
- * name that native code loads is not seen (docs/concepts.md).
+ * native library's name must be as approved — a workspace one recorded with the same digest (one over 256 MiB with
+ * the same size, time and inode), a scratch one a copy of approved content — and no such name may be a link made
+ * or retargeted since approval. A library with another name that native code loads is not seen (docs/concepts.md).
+ * The folders are walked at most once every NATIVE_REWALK_MS per process, NATIVE_WALK_MAX entries per tree.
  */
 function nativeLibsAsApproved(how: string): void {
   const cfg = getConfig();
   const why = `${how}: native code from a writable place may load any library beside it`;
   if (!cfg) refuse({ p: failRoot ?? '(workspace)', rel: null, why: 'manifest', sum: '', how: why });
-  let count = 0;
-  const found = new Set<string>();
-  const keys: string[] = [];
-  const walk = (dir: string, depth: number, top: string): void => {
-    let list: fs.Dirent[];
-    try {
-      list = F.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const d of list) {
-      if (++count > NATIVE_WALK_MAX || depth > 64)
-        refuse({
-          p: top,
-          rel: null,
-          why: 'sink',
-          sum: '',
-          how: why,
-          tail: `${why}, and ${top} holds more than the ${NATIVE_WALK_MAX} entries the guard looks through for them`,
-        });
-      const abs = path.join(dir, d.name);
-      if (d.isDirectory()) {
-        // (.git is no library's home; the workspace is walked once, also when it lies in a scratch folder)
-        if (!(dir === cfg.rootDir && d.name === '.git') && (top === cfg.rootDir || abs !== cfg.rootDir)) walk(abs, depth + 1, top);
-        continue;
-      }
-      if (!NATIVE_NAME.test(d.name)) continue;
-      if (d.isSymbolicLink()) {
-        if (!abs.startsWith(cfg.root)) continue; // a scratch link: its target, if named so, is walked where it is
-        const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
-        let text = '';
-        try {
-          text = F.readlinkSync(abs);
-        } catch {
-          /* unreadable */
-        }
-        if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text)
-          refuse({
-            p: abs,
-            rel,
-            why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new',
-            sum: '',
-            how: `${why} (a symbolic link)`,
-          });
-        continue;
-      }
-      if (!d.isFile()) continue;
-      found.add(abs);
+  const rule = `native code from a writable place was loaded (${how}), and it may dlopen() any library of the workspace, /tmp or the HOME by itself where no hook sees it, so every file named like a native library there (*.so, *.so.*, *.node) must be as approved`;
+  const head = { head: `refused ${how}: ${rule}`, rule };
+  const tops = [cfg.rootDir, ...cfg.scratch.filter((s) => !readOnlyMount(s)).map((s) => s.slice(0, -1) || '/')];
+  const roots = tops.join('\0');
+  let found: string[];
+  if (nativeWalk && nativeWalk.roots === roots && Date.now() - nativeWalk.at < NATIVE_REWALK_MS) found = nativeWalk.found;
+  else {
+    const seen = new Set<string>();
+    const walk = (dir: string, depth: number, top: string, count: { n: number }): void => {
+      let list: fs.Dirent[];
       try {
-        const st = F.lstatSync(abs);
-        keys.push(`${abs}:${st.ino}:${st.size}:${st.mtimeMs}`);
+        list = F.readdirSync(dir, { withFileTypes: true });
       } catch {
-        keys.push(abs);
+        return;
       }
-    }
-  };
-  walk(cfg.rootDir, 0, cfg.rootDir);
-  for (const s of cfg.scratch) if (!readOnlyMount(s)) walk(s.slice(0, -1) || '/', 0, s.slice(0, -1) || '/');
-  // Recorded ones that the walk could not list (an unreadable folder) are looked at by name.
-  for (const rel of Object.keys(cfg.files)) {
-    if (!NATIVE_NAME.test(rel)) continue;
-    const abs = path.join(cfg.rootDir, ...rel.split('/'));
-    if (!found.has(abs)) {
-      found.add(abs);
-      keys.push(abs);
+      for (const d of list) {
+        if (++count.n > NATIVE_WALK_MAX || depth > 64) {
+          const bound =
+            depth > 64
+              ? `${top} has folders nested more than 64 deep, more than the guard's walk for native libraries goes (a size bound)`
+              : `${top} holds more than ${NATIVE_WALK_MAX.toLocaleString('en-US')} entries (files, folders, links), the size bound of the guard's walk for native libraries`;
+          const tail = `${rule}; ${bound}, so they cannot all be checked`;
+          refuse({ p: top, rel: null, why: 'sink', sum: '', how: why, tail, rule: tail });
+        }
+        const abs = path.join(dir, d.name);
+        if (d.isDirectory()) {
+          // (.git is no library's home; the workspace is walked once, also when it lies in a scratch folder)
+          if (!(dir === cfg.rootDir && d.name === '.git') && (top === cfg.rootDir || abs !== cfg.rootDir)) walk(abs, depth + 1, top, count);
+          continue;
+        }
+        if (!NATIVE_NAME.test(d.name)) continue;
+        if (d.isSymbolicLink()) {
+          if (!abs.startsWith(cfg.root)) continue; // a scratch link: its target, if named so, is walked where it is
+          const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
+          let text = '';
+          try {
+            text = F.readlinkSync(abs);
+          } catch {
+            /* unreadable */
+          }
+          if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text)
+            refuse({
+              p: abs,
+              rel,
+              why: hasOwn(cfg.links, rel) || hasOwn(cfg.files, rel) ? 'changed' : 'new',
+              sum: '',
+              how: `${why} (a symbolic link)`,
+              ...head,
+            });
+          continue;
+        }
+        if (d.isFile()) seen.add(abs);
+      }
+    };
+    for (const top of tops) walk(top, 0, top, { n: 0 });
+    // Recorded ones that the walk could not list (an unreadable folder) are looked at by name.
+    for (const rel of Object.keys(cfg.files)) if (NATIVE_NAME.test(rel)) seen.add(path.join(cfg.rootDir, ...rel.split('/')));
+    found = [...seen];
+    nativeWalk = null;
+  }
+  const keys: string[] = [];
+  for (const f of found) {
+    try {
+      const st = F.lstatSync(f);
+      keys.push(`${f}:${st.ino}:${st.size}:${st.mtimeMs}`);
+    } catch {
+      keys.push(f);
     }
   }
   const key = keys.join('\n');
-  if (key === nativeWalked) return;
-  for (const f of found) check(f, why); // (one gone since is no load)
-  nativeWalked = key;
+  if (key !== nativeWalked) {
+    for (const f of found) {
+      const rel = f.startsWith(cfg.root) ? f.slice(cfg.root.length).split(path.sep).join('/') : null;
+      if (rel !== null && hasOwn(cfg.files, rel) && cfg.files[rel] === 'too-large') {
+        // not hashed at approval: as approved while its size, time and inode are the recorded ones (none: changed)
+        if (largeAsApproved(f, rel) === false)
+          refuse({ p: f, rel, why: 'changed', sum: '', how: why, tail: 'it changed since approval (its size, time or inode)', ...head });
+        continue;
+      }
+      check(f, why, undefined, false, head); // (one gone since is no load)
+    }
+    nativeWalked = key;
+  }
+  if (!nativeWalk || nativeWalk.roots !== roots) nativeWalk = { roots, at: Date.now(), found };
 }
 
 /** SQLite's loadExtension: the path as given, then with `.so` appended (sqlite3_load_extension tries both). */
@@ -1081,19 +1164,37 @@ function workspaceAsApproved(program: string): void {
       const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
       let hit = known.get(rel);
       if (!hit || hit.key !== key) {
-        let data: Buffer;
-        try {
-          data = F.readFileSync(abs);
-        } catch {
-          continue;
-        }
-        hit = { key, sum: sha256(data) };
+        const h = hashFile(abs);
+        if (h === null) continue;
+        if (typeof h !== 'string') refuse({ p: abs, rel, why: 'changed', sum: '', how, tail: UNREADABLE(h.error) }); // fail closed
+        hit = { key, sum: h };
         known.set(rel, hit);
       }
       if (hit.sum !== want) refuse({ p: abs, rel, why: 'changed', sum: hit.sum, how });
     }
   };
   walk(cfg.rootDir);
+}
+
+/** An existing regular file in a writable place whose first four bytes are the ELF magic. */
+function elfInWritable(p: string): boolean {
+  const r = real(p);
+  if (r === null || !writable(r)) return false;
+  let fd: number;
+  try {
+    fd = F.openSync(r, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return false;
+  }
+  try {
+    if (!F.fstatSync(fd).isFile()) return false;
+    const b = Buffer.alloc(4);
+    return F.readSync(fd, b, 0, 4, 0) === 4 && b.readUInt32BE(0) === 0x7f454c46;
+  } catch {
+    return false;
+  } finally {
+    F.closeSync(fd);
+  }
 }
 
 const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$/;
@@ -1232,6 +1333,16 @@ function execCheck(file: unknown, args: unknown, cwd: unknown): void {
       continue;
     }
     if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0 || scripts.has(w))) check(abs, 'exec');
+  }
+  // Native code an argument names (a word of it; a value after `=`; with `.so` appended, as SQLite's loader does):
+  // a program may load it by its own loader (`sqlite3 -cmd '.load ext/greet'`, red team 8n case 03), which no guard
+  // sees, so an ELF file in a writable place named so is checked like a native library, with what it needs.
+  for (const w of words.keys()) {
+    for (const v of new Set([w, w.slice(w.indexOf('=') + 1)])) {
+      if (!v) continue;
+      for (const c of [path.resolve(base, v), path.resolve(base, v) + '.so'])
+        if (elfInWritable(c)) checkNative(c, 'exec (native code an argument names)', START_LIBRARY_PATH, true);
+    }
   }
   // After the files it is given: what it may read besides them must be as approved too.
   if (reads) workspaceAsApproved(reads);

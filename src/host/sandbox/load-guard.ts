@@ -317,6 +317,7 @@ export function readRefusals(report: string, project: string): Refusal[] {
         at: typeof r.time === 'string' ? r.time : new Date().toISOString(),
         runtime: typeof r.runtime === 'string' ? r.runtime : undefined,
         how: typeof r.how === 'string' ? r.how : undefined,
+        ...(typeof r.rule === 'string' && r.rule ? { rule: r.rule } : {}),
         ...(r.home === true && r.why === 'scratch' ? { home: true as const } : {}),
       });
     } catch {

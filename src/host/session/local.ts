@@ -312,7 +312,7 @@ async function openStarted(
     let recorded: Promise<void> | undefined;
     const onRefusal = (r: Refusal): Promise<void> => {
       if (recorded) return recorded;
-      conn!.changed = `${refusalWords(r)}; "${server.name}" tried to load it, the load guard refused it and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : ctx.words.review(server.name)}`;
+      conn!.changed = `${refusalWords(r)}; ${r.rule ? `the load guard refused what "${server.name}" was loading` : `"${server.name}" tried to load it, the load guard refused it`} and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : ctx.words.review(server.name)}`;
       recorded = guardRefused(ctx, server, r);
       void client
         .close()
@@ -349,7 +349,7 @@ async function openStarted(
     if (guardRefusal) {
       await guardRefused(ctx, server, guardRefusal);
       throw new DroppedError(
-        `${refusalWords(guardRefusal)}; it tried to load it while starting, the load guard refused it and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : ctx.words.review(server.name)}`,
+        `${refusalWords(guardRefusal)}; ${guardRefusal.rule ? 'the load guard refused what it was loading while starting' : 'it tried to load it while starting, the load guard refused it'} and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : ctx.words.review(server.name)}`,
       );
     }
     if (e instanceof DroppedError) throw e;

@@ -269,6 +269,11 @@ export interface GuardRefusal {
   file: string;
   why: 'changed' | 'new' | 'scratch' | 'sink';
   at: string;
+  /**
+   * The rule that refused the file, when the server was not loading it itself (a library found beside native code
+   * it loaded, a walk's size bound): said instead of the words of `why`.
+   */
+  rule?: string;
   /** The file is in the server's own home, which MCP Gate keeps between its starts: approving again cannot help. */
   home?: true;
 }
@@ -277,6 +282,7 @@ export interface GuardRefusal {
 export function refusalWords(r: GuardRefusal): string {
   if (r.home)
     return `${r.file} is in the server's own home, which MCP Gate keeps between its starts, and is no file that was approved; approving again does not remove it (delete it)`;
+  if (r.rule) return `${r.file}: ${r.rule}`;
   if (r.why === 'sink')
     return `${r.file} asked for a module that runs code it is given (vm, child_process, …) by a name computed at run time, or for a program started with settings in its environment that make it load code no guard sees, which its approval does not cover`;
   return r.why === 'changed'
