@@ -173,7 +173,7 @@ const HASH_CHUNK = 1 << 20;
 /**
  * The sha256 of a file's bytes, read in chunks through a descriptor (so any size: Node's readFileSync stops at
  * 2 GiB, where dlopen, execve and a shell do not — red team 8n, cases 01–02); null when it is no file to load (gone,
- * a folder); `{ error }` when it exists but cannot be read (opened without blocking: a FIFO is such a file).
+ * a folder); `{ error }` when it exists but cannot be read, or is no regular file (opened without blocking: a FIFO).
  */
 function hashFile(p: string): string | null | { error: string } {
   const code = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -184,7 +184,9 @@ function hashFile(p: string): string | null | { error: string } {
     return ['ENOENT', 'ENOTDIR', 'EISDIR'].includes(code(e)) ? null : { error: code(e) };
   }
   try {
-    if (F.fstatSync(fd).isDirectory()) return null;
+    const st = F.fstatSync(fd);
+    if (st.isDirectory()) return null;
+    if (!st.isFile()) return { error: 'not a regular file' }; // (a FIFO, a device: its bytes are no file's content)
     const h = createHash('sha256');
     const b = Buffer.allocUnsafe(HASH_CHUNK);
     for (;;) {

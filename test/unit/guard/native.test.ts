@@ -39,20 +39,26 @@ function workspace(): Ws {
   };
 }
 
+/** Records the workspace as MCP Gate does: a file over 256 MiB unhashed ("too-large"), with its size, time and inode. */
 function approve(ws: Ws): void {
   const files: Record<string, string> = {};
+  const large: Record<string, { size: number; mtimeNs: string; ino: string }> = {};
   const walk = (dir: string): void => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
+      const rel = path.relative(ws.root, p).split(path.sep).join('/');
       if (e.isDirectory()) walk(p);
-      else if (e.isFile())
-        files[path.relative(ws.root, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+      else if (e.isFile() && fs.statSync(p).size > 256 * 1024 * 1024) {
+        const st = fs.lstatSync(p, { bigint: true });
+        files[rel] = 'too-large';
+        large[rel] = { size: Number(st.size), mtimeNs: String(st.mtimeNs), ino: String(st.ino) };
+      } else if (e.isFile()) files[rel] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
     }
   };
   walk(ws.root);
   fs.writeFileSync(
     ws.manifest,
-    JSON.stringify({ version: 1, root: ws.root, files, links: {}, scratch: [ws.scratch], report: ws.report, server: 'test' }),
+    JSON.stringify({ version: 1, root: ws.root, files, links: {}, large, scratch: [ws.scratch], report: ws.report, server: 'test' }),
   );
 }
 
@@ -312,6 +318,129 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     fs.writeFileSync(path.join(ws.root, 'notes.txt'), 'an edit that is no library\n');
     r = run(ws, '');
     assert.equal(r.stdout, 'OK\n', r.stderr);
+  });
+
+  it('a file over 2 GiB is hashed in chunks, not skipped: a changed addon, or a changed script bash runs, padded past 2 GiB is refused (red team 8n, 01-02)', function () {
+    this.timeout(120_000);
+    const ws = workspace();
+    const tmp = tempDir('mcp-gate-native-cc-');
+    fs.mkdirSync(path.join(ws.root, 'plugins'));
+    lib(tmp, path.join(ws.root, 'plugins', 'greet.node'), 'addon1');
+    writeFiles(ws.root, { 'tools/fmt.sh': 'echo fmt1\n' });
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      server("try { require('./plugins/greet.node') } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e }") +
+        server("process.stdout.write(require('node:child_process').execFileSync('bash', ['tools/fmt.sh'], { encoding: 'utf8' }))"),
+    );
+    approve(ws);
+    let r = run(ws, '');
+    assert.equal(r.stdout, 'OK\nfmt1\nOK\n', r.stderr);
+    fs.rmSync(ws.marker, { force: true });
+    const GIB2 = 2 * 1024 * 1024 * 1024 + 4096;
+    lib(tmp, path.join(ws.root, 'plugins', 'greet.node'), 'addon2');
+    fs.truncateSync(path.join(ws.root, 'plugins', 'greet.node'), GIB2); // sparse: trailing zeros
+    fs.writeFileSync(path.join(ws.root, 'tools', 'fmt.sh'), 'echo PWNED\nexit 0\n');
+    fs.truncateSync(path.join(ws.root, 'tools', 'fmt.sh'), GIB2);
+    r = run(ws, '');
+    const lines = r.stdout.trim().split('\n');
+    assert.match(lines[0], /ERR_MCP_GATE_GUARD .*plugins\/greet\.node.*changed since approval/, r.stdout + r.stderr);
+    assert.match(lines[1], /ERR_MCP_GATE_GUARD .*tools\/fmt\.sh.*changed since approval/, r.stdout + r.stderr);
+    assert.doesNotMatch(r.stdout, /PWNED/);
+    assert.equal(ran(ws), '');
+    fs.rmSync(path.join(ws.root, 'plugins', 'greet.node'));
+    fs.rmSync(path.join(ws.root, 'tools', 'fmt.sh'));
+  });
+
+  it('a file that exists but cannot be read (a FIFO named like an addon) is refused, naming why, instead of let through', () => {
+    const ws = workspace();
+    assert.equal(spawnSync('mkfifo', [path.join(ws.root, 'pipe.node')]).status, 0);
+    fs.writeFileSync(path.join(ws.root, 'server.js'), server("require('./pipe.node')"));
+    approve(ws);
+    const r = run(ws, '');
+    assert.match(
+      r.stdout,
+      /ERR_MCP_GATE_GUARD .*pipe\.node.*exists but cannot be read to be checked \(not a regular file\)/,
+      r.stdout + r.stderr,
+    );
+  });
+
+  it('a program given workspace native code by an argument (sqlite3 -cmd ".load ext/greet", .so appended; --x=path) has it checked (red team 8n, 03)', () => {
+    const ws = workspace();
+    const tmp = tempDir('mcp-gate-native-cc-');
+    fs.mkdirSync(path.join(ws.root, 'ext'));
+    lib(tmp, path.join(ws.root, 'ext', 'greet.so'), 'ext1');
+    const spawn = (args: string[]): string => server(`require('node:child_process').execFileSync('/bin/true', ${JSON.stringify(args)})`);
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      spawn(['-cmd', '.load ext/greet', 'data/app.db']) + spawn(['--provider-path=ext/greet.so']) + spawn(['README.md']),
+    );
+    approve(ws);
+    let r = run(ws, '');
+    assert.equal(r.stdout, 'OK\nOK\nOK\n', r.stderr);
+    lib(tmp, path.join(ws.root, 'ext', 'greet.so'), 'ext2');
+    r = run(ws, '');
+    const lines = r.stdout.trim().split('\n');
+    assert.match(lines[0], /ERR_MCP_GATE_GUARD .*ext\/greet\.so.*changed since approval/, r.stdout);
+    assert.match(lines[1], /ERR_MCP_GATE_GUARD .*ext\/greet\.so.*changed since approval/, r.stdout);
+    assert.equal(lines[2], 'OK'); // data, not native code
+  });
+
+  it('a library over 256 MiB recorded unhashed is as approved while its size, time and inode are; changed (or unrecorded) it is refused by the rule, not as a load (red team 8n, 22)', () => {
+    const ws = workspace();
+    const tmp = tempDir('mcp-gate-native-cc-');
+    fs.mkdirSync(path.join(ws.root, 'build'));
+    fs.mkdirSync(path.join(ws.root, '.venv', 'torch', 'lib'), { recursive: true });
+    lib(tmp, path.join(ws.root, 'build', 'greet.node'), 'addon');
+    const big = path.join(ws.root, '.venv', 'torch', 'lib', 'libtorch_cpu.so');
+    lib(tmp, big, 'torch');
+    fs.truncateSync(big, 300 * 1024 * 1024); // sparse
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      server("try { require('./build/greet.node') } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e }"),
+    );
+    approve(ws);
+    assert.equal(JSON.parse(fs.readFileSync(ws.manifest, 'utf8')).files['.venv/torch/lib/libtorch_cpu.so'], 'too-large');
+    let r = run(ws, '');
+    assert.equal(r.stdout, 'OK\n', r.stderr);
+    fs.utimesSync(big, new Date(), new Date(Date.now() + 5000));
+    r = run(ws, '');
+    assert.match(
+      r.stdout,
+      /ERR_MCP_GATE_GUARD mcp-gate-guard: refused dlopen: native code from a writable place was loaded .* must be as approved, and \S*libtorch_cpu\.so \(\.venv\/torch\/lib\/libtorch_cpu\.so\): it changed since approval \(its size, time or inode\)/,
+      r.stdout,
+    );
+    const line = JSON.parse(fs.readFileSync(ws.report, 'utf8').trim().split('\n')[0]) as { rule?: string; why: string };
+    assert.equal(line.why, 'changed');
+    assert.match(line.rule ?? '', /may dlopen\(\) any library/);
+    const m = JSON.parse(fs.readFileSync(ws.manifest, 'utf8'));
+    approve(ws);
+    delete m.large;
+    fs.writeFileSync(ws.manifest, JSON.stringify(m));
+    r = run(ws, '');
+    assert.match(r.stdout, /ERR_MCP_GATE_GUARD .*libtorch_cpu\.so.*changed since approval/, r.stdout);
+  });
+
+  it("the walk for native libraries looks through more than 200,000 entries of a scratch folder (a server's own data) without refusing (red team 8n, 23)", function () {
+    this.timeout(120_000);
+    const ws = workspace();
+    const tmp = tempDir('mcp-gate-native-cc-');
+    fs.mkdirSync(path.join(ws.root, 'build'));
+    lib(tmp, path.join(ws.root, 'build', 'greet.node'), 'addon');
+    const cache = path.join(ws.scratch, 'cache');
+    fs.mkdirSync(cache);
+    for (let d = 0; d < 21; d++) {
+      const sub = path.join(cache, String(d));
+      fs.mkdirSync(sub);
+      for (let i = 0; i < 10_000; i++) fs.closeSync(fs.openSync(path.join(sub, `${i}.html`), 'w'));
+    }
+    fs.writeFileSync(
+      path.join(ws.root, 'server.js'),
+      server("try { require('./build/greet.node') } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e }"),
+    );
+    approve(ws);
+    const r = run(ws, '');
+    assert.equal(r.stdout, 'OK\n', r.stdout + r.stderr);
+    fs.rmSync(cache, { recursive: true, force: true });
   });
 
   it('DT_AUXILIARY and DT_FILTER objects are read as needed ones (red team 7n, case 05)', () => {
