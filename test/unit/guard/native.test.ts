@@ -320,7 +320,7 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     assert.equal(r.stdout, 'OK\n', r.stderr);
   });
 
-  it('a file over 2 GiB is hashed in chunks, not skipped: a changed addon, or a changed script bash runs, padded past 2 GiB is refused (red team 8n, 01-02)', function () {
+  it('a file over 2 GiB is hashed in chunks, not skipped: a changed addon, or a changed script bash runs, padded past 4 GiB is refused (red team 8n, 01-02)', function () {
     this.timeout(120_000);
     const ws = workspace();
     const tmp = tempDir('mcp-gate-native-cc-');
@@ -336,11 +336,11 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     let r = run(ws, '');
     assert.equal(r.stdout, 'OK\nfmt1\nOK\n', r.stderr);
     fs.rmSync(ws.marker, { force: true });
-    const GIB2 = 2 * 1024 * 1024 * 1024 + 4096;
+    const GIB2 = 4 * 1024 * 1024 * 1024 + 4096; // past 2 GiB and past Node 20's largest Buffer (4 GiB)
     lib(tmp, path.join(ws.root, 'plugins', 'greet.node'), 'addon2');
     fs.truncateSync(path.join(ws.root, 'plugins', 'greet.node'), GIB2); // sparse: trailing zeros
     fs.writeFileSync(path.join(ws.root, 'tools', 'fmt.sh'), 'echo PWNED\nexit 0\n');
-    fs.truncateSync(path.join(ws.root, 'tools', 'fmt.sh'), GIB2);
+    fs.truncateSync(path.join(ws.root, 'tools', 'fmt.sh'), 2 * 1024 * 1024 * 1024 + 4096);
     r = run(ws, '');
     const lines = r.stdout.trim().split('\n');
     assert.match(lines[0], /ERR_MCP_GATE_GUARD .*plugins\/greet\.node.*changed since approval/, r.stdout + r.stderr);
