@@ -62,7 +62,7 @@ function approve(ws: Ws): void {
   );
 }
 
-function run(ws: Ws, code: string): { status: number | null; stdout: string; stderr: string } {
+function run(ws: Ws, code: string, timeout = 20_000): { status: number | null; stdout: string; stderr: string } {
   const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, MARK: ws.marker };
   delete env.NODE_OPTIONS;
   delete env.NODE_DISABLE_COMPILE_CACHE;
@@ -71,7 +71,7 @@ function run(ws: Ws, code: string): { status: number | null; stdout: string; std
     cwd: ws.root,
     env,
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout,
   });
   void code;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -341,7 +341,7 @@ console.log(JSON.stringify({ status: r.status, dir: m.getCompileCacheDir ? m.get
     fs.truncateSync(path.join(ws.root, 'plugins', 'greet.node'), GIB2); // sparse: trailing zeros
     fs.writeFileSync(path.join(ws.root, 'tools', 'fmt.sh'), 'echo PWNED\nexit 0\n');
     fs.truncateSync(path.join(ws.root, 'tools', 'fmt.sh'), 2 * 1024 * 1024 * 1024 + 4096);
-    r = run(ws, '');
+    r = run(ws, '', 100_000); // (6 GiB to hash)
     const lines = r.stdout.trim().split('\n');
     assert.match(lines[0], /ERR_MCP_GATE_GUARD .*plugins\/greet\.node.*changed since approval/, r.stdout + r.stderr);
     assert.match(lines[1], /ERR_MCP_GATE_GUARD .*tools\/fmt\.sh.*changed since approval/, r.stdout + r.stderr);
