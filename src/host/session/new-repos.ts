@@ -148,27 +148,16 @@ export interface HeldRepository {
 }
 
 /**
- * `open()` on folder `dir`; a folder the server made unreadable to its owner (the user, whose uid it runs as) is
- * made readable again first (red team 8, case 03).
+ * `act()` on a folder of the workspace; when the server made `folder` unreadable or unwritable to its owner (the
+ * user, whose uid it runs as: red team 8, cases 03 and 05), its owner's rights are given back and `act` runs again.
  */
-function openFolder<T>(dir: string, open: () => T): T {
+function asOwner<T>(folder: string, act: () => T): T {
   try {
-    return open();
+    return act();
   } catch (e) {
     if (!['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-    fs.chmodSync(dir, fs.statSync(dir).mode | 0o700);
-    return open();
-  }
-}
-
-/** Renames `from` to `to`; a parent folder the server made unwritable to its owner is made writable first. */
-function renameOrOpen(from: string, to: string, parent: string): void {
-  try {
-    fs.renameSync(from, to);
-  } catch (e) {
-    if (!['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-    fs.chmodSync(parent, fs.statSync(parent).mode | 0o700); // the server's folder is the user's own
-    fs.renameSync(from, to);
+    fs.chmodSync(folder, fs.statSync(folder).mode | 0o700);
+    return act();
   }
 }
 
@@ -325,7 +314,7 @@ export function watchNewRepositories(
     for (let i = 2; fs.existsSync(heldAs); i++) heldAs = `${what}${HELD_SUFFIX}-${i}`;
     const parent = path.dirname(what);
     try {
-      renameOrOpen(what, heldAs, parent);
+      asOwner(parent, () => fs.renameSync(what, heldAs));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // gone or moved already
       // It cannot be moved (a folder made read-only to us, a full disk: red team 8, cases 05 and 06): what makes git
@@ -445,7 +434,7 @@ export function watchNewRepositories(
     }
     let w: fs.FSWatcher;
     try {
-      w = openFolder(dir, () =>
+      w = asOwner(dir, () =>
         fs.watch(dir, { persistent: false }, (_e, name) => {
           if (name === null) return;
           if (watches.get(dir)?.w !== w) return; // replaced: this watch follows a folder moved elsewhere
@@ -492,7 +481,7 @@ export function watchNewRepositories(
     watches.set(dir, { w, id });
     let entries: fs.Dirent[] = [];
     try {
-      entries = openFolder(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
+      entries = asOwner(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' && !starting)
         goBlind(`it made ${rel(dir)}, which MCP Gate cannot look into (${(e as NodeJS.ErrnoException).code})`);
@@ -533,7 +522,7 @@ export function watchNewRepositories(
       if (++read > cap) return false;
       let entries: fs.Dirent[] = [];
       try {
-        entries = openFolder(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
+        entries = asOwner(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
           goBlind(`MCP Gate cannot look into ${rel(dir)} (${(e as NodeJS.ErrnoException).code})`);
