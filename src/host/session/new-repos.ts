@@ -30,6 +30,10 @@ const INERT_KEYS = [
 export const MAX_REPO_WATCHES = 20_000;
 /** The look-through past the budget: the next one waits this long at least, and ten times the last one's duration. */
 export const SWEEP_EVERY_MS = 2000;
+/** The look-through while every folder is watched: the watches see the rest, so it is a slow net. */
+const QUIET_SWEEP_MS = 30_000;
+/** Events within one second that make a look-through follow half a second later (a queue may have overflowed). */
+const BURST_EVENTS = 1000;
 /** Folders one look-through reads at most (beyond, what is deeper is said in `problem`). */
 const MAX_SWEEP_FOLDERS = 500_000;
 const SKIP = new Set(['.git']);
@@ -403,19 +407,36 @@ export function watchNewRepositories(
     problem ??= `more than ${budget.toLocaleString('en-US')} folders: the rest is looked through every few seconds while it runs, and once more when it stops`;
   };
 
-  // The workspace looked through again every few seconds while it runs — at most a tenth of one core when watches
-  // are short (over the budget), a twentieth otherwise: events the kernel dropped (a flooded inotify queue, which
-  // Node's watch drops silently: red team 8, case 04) and folders no watch covers are seen within seconds.
+  // The workspace looked through again while it runs: every few seconds where watches are short (over the budget,
+  // at most a tenth of one core), else every half minute (a twentieth at most) — and half a second after a burst
+  // of events: the kernel drops events when its queue overflows, and Node's watch says nothing of it (red team 8,
+  // case 04), but the flood that fills the queue arrives first.
+  const look = (): number => {
+    const t0 = Date.now();
+    if (!sweep(MAX_SWEEP_FOLDERS))
+      goBlind(
+        `its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`,
+      );
+    return Date.now() - t0;
+  };
   const lookThrough = (wait: number): void => {
     sweeping = setTimeout(() => {
-      const t0 = Date.now();
-      if (!sweep(MAX_SWEEP_FOLDERS))
-        goBlind(
-          `its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`,
-        );
-      if (!stopped) lookThrough(Math.max(SWEEP_EVERY_MS, (overAtStart ? 10 : 20) * (Date.now() - t0)));
+      const took = look();
+      if (!stopped) lookThrough(overAtStart ? Math.max(SWEEP_EVERY_MS, 10 * took) : Math.max(QUIET_SWEEP_MS, 20 * took));
     }, wait);
     sweeping.unref();
+  };
+  let burst = { since: 0, events: 0 };
+  let soon: NodeJS.Timeout | undefined;
+  const noteEvent = (): void => {
+    const now = Date.now();
+    if (now - burst.since > 1000) burst = { since: now, events: 0 };
+    if (++burst.events < BURST_EVENTS || soon || stopped) return;
+    soon = setTimeout(() => {
+      soon = undefined;
+      if (!stopped) look();
+    }, 500);
+    soon.unref();
   };
 
   const add = (dir: string, atStart: boolean): void => {
@@ -436,6 +457,7 @@ export function watchNewRepositories(
     try {
       w = asOwner(dir, () =>
         fs.watch(dir, { persistent: false }, (_e, name) => {
+          noteEvent();
           if (name === null) return;
           if (watches.get(dir)?.w !== w) return; // replaced: this watch follows a folder moved elsewhere
           if (idOf(dir) !== id) {
@@ -541,12 +563,13 @@ export function watchNewRepositories(
 
   add(project, true);
   starting = false;
-  lookThrough(SWEEP_EVERY_MS);
+  lookThrough(overAtStart ? SWEEP_EVERY_MS : QUIET_SWEEP_MS);
   return {
     problem,
     stop: async () => {
       if (stopped) return;
       if (sweeping) clearTimeout(sweeping);
+      if (soon) clearTimeout(soon);
       sweep(); // what no watch saw (an event lost, a folder over the budget)
       await Promise.all([...pending]);
       stopped = true;
