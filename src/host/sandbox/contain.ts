@@ -340,7 +340,7 @@ function snapshotOf(o: ContainOptions): WorkspaceManifest | undefined {
 
 /** The sandbox line for files the approved snapshot leaves out. */
 export function notOnSnapshotWords(files: readonly string[]): string {
-  return `not on the workspace as approved: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} — over ${MAX_HASHED_BYTES / (1024 * 1024)} MiB, never hashed, so MCP Gate cannot show ${files.length === 1 ? 'it' : 'them'} as approved; the server does not see ${files.length === 1 ? 'it' : 'them'} (grant a read path to show ${files.length === 1 ? 'it' : 'them'} live)`;
+  return `not on the workspace as approved: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} — over ${MAX_HASHED_BYTES / (1024 * 1024)} MiB, never hashed, so MCP Gate cannot show ${files.length === 1 ? 'it' : 'them'} as approved; the server does not see ${files.length === 1 ? 'it' : 'them'}`;
 }
 
 /**
@@ -539,8 +539,12 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     // own — it finds at its next start. One start at a time holds it; a second start while one runs gets an empty
     // HOME, as before. Code it leaves there is no approved file: the load guard refuses it, as anything new.
     const ownHome = path.join(cacheDir, 'home');
-    fs.mkdirSync(ownHome, { recursive: true, mode: 0o700 });
-    releaseHome = holdStateFolder(ownHome);
+    try {
+      fs.mkdirSync(ownHome, { recursive: true, mode: 0o700 });
+      releaseHome = holdStateFolder(ownHome);
+    } catch {
+      releaseHome = undefined; // its own home cannot be made: an empty HOME, as before (the sandbox line says which)
+    }
     // An npm-launched server's own package folder: its private copy, kept between its starts, read-write (./package-state.ts).
     let packageState: { source: string; target: string; writable: true } | undefined;
     const lock = locked ? o.server.record?.lock : undefined;

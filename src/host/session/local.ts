@@ -217,7 +217,7 @@ async function openWatched(
     const conn = await openStarted(ctx, server, watching, onChange, plan, start);
     conn.afterClose = () => repos?.stop() ?? Promise.resolve();
     onBlind = (why) => {
-      const detail = `"${server.name}" was stopped: ${why}, so a repository it made could go unseen until git obeys it outside the sandbox; MCP Gate looked through the workspace once more when it stopped`;
+      const detail = `"${server.name}" was stopped: ${why}, so a repository it made could go unseen until git obeys it outside the sandbox; MCP Gate looked through the workspace once more when it stopped. Find what in its workspace makes that many folders (or cannot be read); its next start is watched anew`;
       conn.changed = detail;
       ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail });
       void conn.client
