@@ -375,6 +375,23 @@ def _read_for_display():
     return False
 
 
+def _read_by_site_venv():
+    """True when the open comes from the interpreter's own site.venv() (it reads pyvenv.cfg for `home` and
+    `include-system-site-packages`; the site-packages it then adds load under the guard like any file)."""
+    try:
+        f = sys._getframe(3)
+        n = 0
+        while f is not None and n < 6:
+            c = f.f_code
+            if c.co_name == 'venv' and (c.co_filename == '<frozen site>' or (
+                    c.co_filename.endswith(os.sep + 'site.py') and _where(os.path.realpath(c.co_filename))[0] is None)):
+                return True
+            f, n = f.f_back, n + 1
+    except Exception:
+        pass
+    return False
+
+
 def _taint(p, v, data):
     _tainted[v[2]] = (p, v[1], v[0], v[2])
     if b'\r' in data:                           # the same text read in text mode (universal newlines)
@@ -466,6 +483,8 @@ def _on_open(args):
             _took_in(p, v)
             return
         _refuse(p, v[1], v[0], v[2], 'open')
+    if os.path.basename(p) == 'pyvenv.cfg' and _read_by_site_venv():
+        return                                  # a virtual environment's settings, read by site: no text becomes code
     if st.st_size > TAINT_MAX:
         if _took['in'] is None:
             v = _differs(p, st)
@@ -1902,8 +1921,44 @@ def _on_code_new(args):
         _after_taking_in('code object built after this process took in a file that is not as approved')
 
 
+# What a pickle may name after its process took in content that is not as approved (red team 8p, case 06: a
+# multiprocessing pool's own tasks). A pickle can call what it names, so a name that runs text as code, starts a
+# program, reaches an object's insides or loads a module by a computed name is refused: these modules, any name part
+# starting with `__`, and the builtins that are not classes (eval, exec, compile, getattr, __import__, open, ...).
+# Everything else passes: classes and functions of the standard library and installed packages (copyreg's
+# reconstructors, multiprocessing's own task functions, datetime, collections) and of modules the guard loads only as
+# approved (a worker function in the workspace). What those do with a pickle's arguments is the approved code's
+# behaviour, as with any data it reads; the sinks they might reach (compile, a program start) are checked themselves.
+_PICKLE_SINKS = frozenset((
+    'os', 'posix', 'nt', 'subprocess', '_posixsubprocess', 'pty', 'ctypes', '_ctypes', 'importlib', 'runpy', 'code',
+    'codeop', 'marshal', 'types', 'pickle', '_pickle', 'sys', 'builtins', '__builtin__', 'operator',
+    '_operator', 'inspect', 'gc', 'shutil', 'socket', '_socket', 'pdb', 'bdb', 'timeit', 'cProfile', 'profile',
+    'trace', 'doctest', 'webbrowser', 'platform', 'zipimport', 'pkgutil', 'site', 'sysconfig', 'io', '_io',
+    'tempfile', 'signal', '_signal', 'threading', '_thread', 'select', 'mmap', 'fcntl',
+    'resource', 'pydoc', 'idlelib', 'tkinter', 'ensurepip', 'venv', 'distutils', 'setuptools', 'pip', 'imp',
+    'linecache', 'logging.config', 'atexit', 'faulthandler', 'readline', 'rlcompleter', 'pyexpat',
+    'sqlite3', '_sqlite3', 'dbm', 'shelve', 'ssl', '_ssl', 'http', 'urllib', 'xmlrpc', 'ftplib', 'smtplib', 'telnetlib',
+    'ast', 'dis', 'symtable', 'compileall', 'py_compile', 'cffi', '_cffi_backend', 'numpy.ctypeslib'))
+
+
+def _pickle_sink(module, name):
+    try:
+        module, name = str(module), str(name)
+    except Exception:
+        return True
+    parts = module.split('.')
+    if any(parts[0] == m or module == m or module.startswith(m + '.') for m in _PICKLE_SINKS if m not in ('builtins', '__builtin__')):
+        return True
+    if any(p.startswith('__') for p in name.split('.')) or '<' in name:
+        return True
+    if module in ('builtins', '__builtin__'):
+        import builtins
+        return '.' in name or not isinstance(getattr(builtins, name, None), type)
+    return False
+
+
 def _on_find_class(args):
-    if _took['in'] is not None or _took['started']:
+    if (_took['in'] is not None or _took['started']) and _pickle_sink(args[0], args[1]):
         _after_taking_in('pickle %s.%s (a pickle names what it calls; loaded after this process took in a file that '
                          'is not as approved)' % (args[0], args[1]))
 
@@ -2488,6 +2543,22 @@ def _trim(tb):
     return tb
 
 
+def _take_argv0():
+    """The name this interpreter was started by (MCP_GATE_GUARD_ARGV0: from the wrapper, or MCP Gate for the server's
+    own start). Python runs under its real path, so its standard library is always the installation's; the name, when
+    it leads to the same binary, becomes sys.executable before site runs, so a virtual environment's pyvenv.cfg beside
+    it is found as Python would find it (its site-packages load under the guard like any file)."""
+    a0 = os.environ.pop('MCP_GATE_GUARD_ARGV0', None)
+    if not a0:
+        return
+    try:
+        exe = os.path.abspath(a0)
+        if exe != sys.executable and os.path.realpath(exe) == os.path.realpath(sys.executable):
+            sys.executable = exe
+    except (TypeError, ValueError, OSError):
+        pass
+
+
 def main(argv):
     prog = (getattr(sys, 'orig_argv', None) or [sys.executable])[0]
     try:
@@ -2520,6 +2591,7 @@ def main(argv):
     values['x_skip'] = bool(o['flags'].get('x'))
     if hasattr(sys, 'orig_argv'):
         sys.orig_argv = [prog] + list(argv)
+    _take_argv0()
     if not o['flags'].get('S'):
         import site
         try:

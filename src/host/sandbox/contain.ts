@@ -403,6 +403,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
         executable: plan.executable,
         args: plan.args,
         env: o.env,
+        argv0: declaredPath(plan.command, plan.cwd, plan.executable),
         contained,
         home: o.home,
         extraWrite,
@@ -575,7 +576,8 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     ];
     const cmd = buildSandbox(
       {
-        launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env },
+        // The guard's own variables for the server's start (the name it was declared by), beside the server's.
+        launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env: { ...env, ...guard?.env } },
         workspace: o.project,
         overlays: copy?.overlays ?? [],
         hidden,
@@ -745,4 +747,11 @@ function protectedPaths(project: string, writable: readonly string[], nested: Re
     }
   }
   return out;
+}
+
+/** The program as the definition names it by a path (`.venv/bin/python`), when that is not its real path. */
+function declaredPath(command: string, cwd: string, executable: string | undefined): string | undefined {
+  if (!executable || !(command.includes('/') || command.includes('\\'))) return undefined;
+  const named = path.resolve(cwd, command);
+  return named === executable ? undefined : named;
 }

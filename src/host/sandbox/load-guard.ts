@@ -61,6 +61,7 @@ export interface GuardedStart {
   /** The arguments and variables to start with (uncontained: the guard on the command line). */
   executable: string;
   args: string[];
+  /** Uncontained: the whole environment. Contained: only the guard's own variables, added to the server's. */
   env: Record<string, string>;
   /** Contained: files to bind into the sandbox (source on the host, target inside). */
   binds: { source: string; target: string; writable?: boolean }[];
@@ -145,6 +146,11 @@ export function prepareGuard(o: {
   closure: readonly string[];
   /** sha256 of content approved outside the workspace (an npm package's own files, where it may write): loads there pass. */
   approved?: readonly string[];
+  /**
+   * The interpreter as the definition names it (`.venv/bin/python`, absolute), when that is not its real path: Python
+   * looks for a virtual environment's `pyvenv.cfg` beside the name it runs under, and the guard gives it that name.
+   */
+  argv0?: string;
 }): GuardedStart {
   for (const f of [NODE_GUARD, PYTHON_GUARD]) {
     if (!fs.existsSync(path.join(o.guardDir, f)))
@@ -194,6 +200,7 @@ export function prepareGuard(o: {
     if (!o.contained) {
       const kind = kindOf(o.executable);
       const env: Record<string, string> = { ...o.env, MCP_GATE_GUARD: path.join(dir, 'manifest.json') };
+      if (kind === 'python' && o.argv0) env.MCP_GATE_GUARD_ARGV0 = o.argv0;
       // Node's compile cache runs bytecode from a folder in place of the text the guard checks: off (see guard.ts).
       if (kind === 'node') {
         delete env.NODE_COMPILE_CACHE;
@@ -240,9 +247,17 @@ export function prepareGuard(o: {
         kind === 'node'
           ? `${NODE_FLAGS.join(' ')} --require ${shellQuote(inside(`guard/${NODE_GUARD}`))}`
           : `-S ${shellQuote(inside(`guard/${PYTHON_GUARD}`))}`;
-      // bash's `exec -a` keeps the name it was started by as argv[0]: Python finds its installation from it and
-      // reports the wrapper as sys.executable, so its children start through the wrapper too.
-      const run = bash ? `exec -a "$0" ${shellQuote(hidden)}` : `exec ${shellQuote(hidden)}`;
+      // Node keeps the name it was started by as argv[0] (bash's `exec -a`). Python is given its real path: it finds
+      // its standard library from the name it runs under, and a name in a folder the server can write, beside a
+      // `lib/python3.X/os.py` or a `pyvenv.cfg` whose `home` points there, would load an `encodings` from that folder
+      // before the guard exists. The name it was started by goes to the guard, which treats it as sys.executable
+      // (so a virtual environment's site-packages are found, and its children start through the wrapper).
+      const run =
+        kind === 'python'
+          ? `exec -a ${shellQuote(real)} ${shellQuote(hidden)}`
+          : bash
+            ? `exec -a "$0" ${shellQuote(hidden)}`
+            : `exec ${shellQuote(hidden)}`;
       const script = [
         `#!${bash ?? '/bin/sh'}`,
         `# MCP Gate: ${real} under the load guard for "${o.server.replace(/[^\w .@/-]/g, '_')}"`,
@@ -266,6 +281,7 @@ export function prepareGuard(o: {
           ? [
               'unset PYTHONHOME PYTHONPYCACHEPREFIX PYTHONPLATLIBDIR PYTHONSTARTUP',
               'PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE',
+              'MCP_GATE_GUARD_ARGV0="${MCP_GATE_GUARD_ARGV0:-$0}"; export MCP_GATE_GUARD_ARGV0',
             ]
           : []),
         `${run} ${guard} "$@"`,
@@ -279,7 +295,8 @@ export function prepareGuard(o: {
     return {
       executable: o.executable,
       args: [...o.args],
-      env: { ...o.env },
+      // Only the guard's own variables: the sandbox passes the server's own environment beside them.
+      env: o.argv0 && kindOf(own) === 'python' ? { MCP_GATE_GUARD_ARGV0: o.argv0 } : {},
       binds,
       report,
       text: `load guard: every node and python it starts (${wrapped.join(', ') || 'none found'}) checks each file it loads against the workspace as approved`,

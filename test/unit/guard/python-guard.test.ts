@@ -381,6 +381,66 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     );
   });
 
+  it('a pickle after taking in may name classes and functions of the standard library and approved modules (a pool of workers after an edit runs); names that run code, start programs or reach insides are refused', () => {
+    // red team 8p, case 06: multiprocessing's own tasks after a README edit were refused (fork, forkserver, spawn)
+    const ws = workspace(() => ({
+      'server.py': [
+        'import multiprocessing as mp, os, sys, pickle',
+        "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib'))",
+        'import work',
+        "if __name__ == '__main__':",
+        '    if sys.argv[1:] == ["pool"]:',
+        '        out = []',
+        "        for m in ('fork', 'forkserver', 'spawn'):",
+        '            with mp.get_context(m).Pool(2) as p:',
+        "                out.append('%s=%s' % (m, p.map(work.total, ['data/input.csv'] * 2, chunksize=1)[0]))",
+        "        print('APPROVED', ' '.join(out))",
+        '    else:',
+        "        open('README.md').read()",
+        "        print('APPROVED', pickle.loads(open(sys.argv[1], 'rb').read()))",
+        '',
+      ].join('\n'),
+      'lib/work.py': "def total(path):\n    return sum(int(x) for x in open(path).read().split(','))\n",
+      'data/input.csv': '1,2,3\n',
+    }));
+    write(ws.root, { 'README.md': '# edited\n', 'data/input.csv': '1,2,3,4\n' });
+    const r = run(ws, ['server.py', 'pool']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /APPROVED fork=10 forkserver=10 spawn=10/);
+    assert.deepEqual(report(ws), []);
+    // Pickles read after the edited README: a class of the standard library and an approved module's function pass.
+    const made = (expr: string, name: string) => {
+      const w = spawnSync(
+        PY,
+        [
+          '-c',
+          `import pickle, sys, collections, operator, os\nsys.path.insert(0, 'lib')\nimport work\npickle.dump(${expr}, open(${JSON.stringify(name)}, 'wb'))`,
+        ],
+        {
+          cwd: ws.root,
+          encoding: 'utf8',
+        },
+      );
+      assert.equal(w.status, 0, w.stderr);
+      return path.join(ws.out, name);
+    };
+    const ok = made('[collections.OrderedDict(a=1), work.total]', '../out/ok.pkl');
+    const fine = run(ws, ['server.py', ok]);
+    assert.equal(fine.status, 0, fine.stderr);
+    assert.match(fine.stdout, /APPROVED \[OrderedDict\(\[\('a', 1\)\]\), <function total/);
+    for (const [expr, named] of [
+      ['os.system', 'posix.system'],
+      ["operator.attrgetter('__globals__')", 'operator.attrgetter'],
+      ['getattr', 'builtins.getattr'],
+    ]) {
+      const f = made(expr, `../out/${named}.pkl`);
+      const bad = run(ws, ['server.py', f]);
+      assert.notEqual(bad.status, 0, bad.stdout);
+      assert.match(bad.stderr, new RegExp(`README\\.md\\): it changed since approval \\(pickle ${named.replace('.', '\\.')}`), bad.stderr);
+      fs.rmSync(ws.report, { force: true });
+    }
+  });
+
   it("what follows a python script on a child's command line is its data: a changed data file does not stop the start; a changed script does", () => {
     const ws = workspace(() => ({
       'server.py':

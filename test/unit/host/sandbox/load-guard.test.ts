@@ -17,6 +17,10 @@ import { sandboxAvailable } from '../../../../src/host/sandbox/sandbox';
 import { cleanupTemp, cli, world, writeFiles, type World } from '../../helpers';
 import { miniServer, pythonServer } from '../../mini-server';
 
+/** Debian's python3 by its real path, and the folder of its site-packages inside a virtual environment. */
+const PYTHON = fs.realpathSync('/usr/bin/python3');
+const VENV_SITE = `.venv/lib/${path.basename(PYTHON).replace(/^python(\d+\.\d+).*$/, 'python$1')}/site-packages`;
+
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
 const answer = (o: unknown) => JSON.stringify(o);
 
@@ -58,6 +62,8 @@ const SHAPES: {
   server: Record<string, unknown>;
   loaded: string;
   change: (marker: string) => string;
+  /** Symbolic links to make in the workspace (path → target). */
+  links?: Record<string, string>;
 }[] = [
   {
     name: 'a Node server with a load computed at run time (require of a joined path)',
@@ -106,6 +112,22 @@ const SHAPES: {
     loaded: 'srv/plugins/greet.py',
     change: (marker) => `open(${JSON.stringify(marker)}, 'w').write('ran')\nWORD = 'CHANGED-CODE'\n`,
   },
+  {
+    // A virtual environment as `python -m venv` makes it: the server runs by the name `.venv/bin/python` (a link to the
+    // real binary), and its packages are the venv's (red team 8p, case 04: run by the real path, the venv was lost).
+    name: 'a Python server run by its virtual environment (.venv/bin/python), importing a venv package by a computed name',
+    server: { command: '.venv/bin/python', args: ['srv/server.py'] },
+    files: () => ({
+      'srv/server.py': pythonServer("return importlib.import_module('venvplug.' + 'gre' + 'et').WORD"),
+      '.venv/pyvenv.cfg': `home = ${path.dirname(PYTHON)}\ninclude-system-site-packages = false\n`,
+      [`${VENV_SITE}/venvplug/__init__.py`]: '',
+      [`${VENV_SITE}/venvplug/greet.py`]: "WORD = 'hello from the approved plugin'\n",
+      'README.md': '# app\n',
+    }),
+    links: { '.venv/bin/python': PYTHON },
+    loaded: `${VENV_SITE}/venvplug/greet.py`,
+    change: (marker) => `open(${JSON.stringify(marker)}, 'w').write('ran')\nWORD = 'CHANGED-CODE'\n`,
+  },
 ];
 
 describe('the approval enforced where code loads (the load guard)', function () {
@@ -119,6 +141,10 @@ describe('the approval enforced where code loads (the load guard)', function () 
     it(`${shape.name}: 50 edits elsewhere leave it approved and answering; a changed file it loads is refused when it loads`, async () => {
       const w = guarded(shape.files(''));
       writeFiles(w.project, { '.mcp.json': MCP({ s: shape.server }) });
+      for (const [link, target] of Object.entries(shape.links ?? {})) {
+        fs.mkdirSync(path.dirname(path.join(w.project, link)), { recursive: true });
+        fs.symlinkSync(target, path.join(w.project, link));
+      }
       const marker = path.join(w.project, 'changed-code-ran');
       const pending = evaluateGate(w.input).servers[0];
       assert.equal(pending.state, 'pending', pending.reason);
@@ -305,6 +331,41 @@ describe('the approval enforced where code loads (the load guard)', function () 
     }
     assert.ok(!fs.existsSync(marker), 'the changed text ran as code');
     assert.equal(evaluateGate(w.input).servers[0].state, 'approval-changed');
+  });
+
+  it("a python started by a name in a folder it can write, beside a pyvenv.cfg naming a standard library of its own, still runs the installation's (no code before the guard)", async () => {
+    // Python finds its standard library from the name it runs under (a `pyvenv.cfg` beside it whose `home` leads to a
+    // `lib/python3.X/os.py`): the wrapper gives it its real path, so an `encodings` written to /tmp never runs before
+    // the guard exists.
+    const w = guarded({
+      'srv/server.py': pythonServer(
+        [
+          'import shutil, subprocess, sysconfig',
+          "std = sysconfig.get_paths()['stdlib']",
+          "lib = '/tmp/x/lib/' + os.path.basename(std)",
+          "shutil.copytree(os.path.join(std, 'encodings'), lib + '/encodings', dirs_exist_ok=True)",
+          "shutil.copy(os.path.join(std, 'os.py'), lib + '/os.py')",
+          'open(lib + \'/encodings/__init__.py\', \'a\').write(\'\\nimport os as _o\\n_o.close(_o.open(_o.environ.get("WS", "/nowhere") + "/changed-code-ran", _o.O_CREAT | _o.O_WRONLY))\\n\')',
+          "os.makedirs('/tmp/x/bin', exist_ok=True)",
+          "open('/tmp/x/pyvenv.cfg', 'w').write('home = /tmp/x/bin\\n')",
+          "os.path.lexists('/tmp/x/bin/python') or os.symlink(sys.executable, '/tmp/x/bin/python')",
+          "r = subprocess.run(['/tmp/x/bin/python', '-c', 'import encodings; print(encodings.__file__)'], capture_output=True, text=True, env=dict(os.environ, WS=os.getcwd()))",
+          "return 'encodings ' + r.stdout.strip() + ' ' + r.stderr[-200:]",
+        ].join('\n'),
+      ),
+      'README.md': '# app\n',
+    });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: { command: PYTHON, args: ['srv/server.py'] } }) });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const log = new EventLog(w.store, new Masker());
+    const session = await start(w, log);
+    try {
+      const r = answer(await session.call('s', 'hello').catch((e: Error) => ({ error: e.message })));
+      assert.ok(!fs.existsSync(path.join(w.project, 'changed-code-ran')), `an encodings module from /tmp ran before the guard: ${r}`);
+      assert.match(r, /encodings \/usr\/lib\/python3[.\d]*\/encodings\/__init__\.py/, r);
+    } finally {
+      await session.close();
+    }
   });
 
   it('a file the server was not approved with (new) is refused at load; a server whose approval has no workspace record does not start', async () => {
