@@ -104,6 +104,12 @@ const NEEDS = [
     for: ['tests'],
   },
   {
+    pkg: 'python3-jinja2',
+    has: file('/usr/lib/python3/dist-packages/jinja2/__init__.py'),
+    why: 'jinja2, the template engine whose compiles the Python load guard lets through when the template is approved (test/unit/guard/python-guard*)',
+    for: ['tests'],
+  },
+  {
     pkg: 'python3-psycopg2',
     has: file('/usr/lib/python3/dist-packages/psycopg2/__init__.py'),
     why: 'psycopg2 (libpq), the libc client the carrier test and the python-psycopg2 server of test/servers drive (test/unit/host/libc-carrier*)',

@@ -904,6 +904,201 @@ def _in_site():
         return False
 
 
+# A template engine's compile (red team 8p, cases 01-03, 08: jinja2 after a program start, its own log or database,
+# or an edited config file). jinja2 turns a template's text into Python: that compile is not text the process took
+# in when the template's text is approved — the exact text of an approved file, or a string constant of the code
+# that handed it over — and what turned it into Python is jinja2's own pipeline as it loaded: every module of jinja2
+# and markupsafe the same as when it finished loading (its names, its classes' attributes, its plain data: a table
+# or a function replaced by code that read a changed file is not jinja2's), the environment, its code generator and
+# extensions jinja2's own classes, and its lexer the one jinja2 builds from the environment's settings.
+_ENGINE = ('jinja2', 'markupsafe')
+_PLAIN = (str, bytes, int, float, bool, type(None), complex)
+_engine_as_loaded = {}
+
+
+def _engine_module(name):
+    return any(name == m or name.startswith(m + '.') for m in _ENGINE)
+
+
+def _plain_copy(v, depth=0):
+    """A copy of plain data (containers of str, int, ...) to compare later; None when it is not plain."""
+    if isinstance(v, _PLAIN):
+        return ('=', v)
+    if depth > 4:
+        return None
+    if isinstance(v, (list, tuple, set, frozenset)):
+        items = [_plain_copy(x, depth + 1) for x in v]
+        return None if any(i is None for i in items) else (type(v), tuple(items) if not isinstance(v, (set, frozenset))
+                                                           else frozenset(items))
+    if isinstance(v, dict):
+        items = [(_plain_copy(k, depth + 1), _plain_copy(x, depth + 1)) for k, x in v.items()]
+        if any(a is None or b is None for a, b in items):
+            return None
+        return (dict, frozenset(items))
+    return None
+
+
+def _engine_state(module):
+    names = {}
+    for k, v in list(vars(module).items()):
+        names[k] = (v, _plain_copy(v))
+    classes = {}
+    for k, (v, _) in names.items():
+        if isinstance(v, type) and getattr(v, '__module__', None) == module.__name__:
+            classes[k] = (v, dict(vars(v)), {a: _plain_copy(x) for a, x in vars(v).items()})
+    return names, classes
+
+
+def _engine_exec(run, self, module):
+    """Runs a module's code; when an engine module's outermost import ends (`import jinja2` loads its pipeline inside
+    it, and jinja2 fills its own registries as it goes), records every engine module not recorded yet."""
+    name = getattr(module, '__name__', '')
+    if not (isinstance(name, str) and _engine_module(name)):
+        return run(self, module)
+    depth = getattr(_tls, 'engine_depth', 0)
+    _tls.engine_depth = depth + 1
+    try:
+        run(self, module)
+    finally:
+        _tls.engine_depth = depth
+    if depth == 0:
+        for n, m in list(sys.modules.items()):
+            if isinstance(n, str) and _engine_module(n) and m is not None and n not in _engine_as_loaded:
+                try:
+                    _engine_as_loaded[n] = _engine_state(m)
+                except Exception:
+                    _engine_as_loaded[n] = None
+
+
+_ORIGINAL_EXEC_MODULE = _M.SourceFileLoader.exec_module
+_ORIGINAL_EXEC_EXTENSION = _M.ExtensionFileLoader.exec_module
+
+
+def _exec_module(self, module):
+    _engine_exec(_ORIGINAL_EXEC_MODULE, self, module)
+
+
+def _exec_extension(self, module):
+    _engine_exec(_ORIGINAL_EXEC_EXTENSION, self, module)
+
+
+def _engine_unchanged():
+    """True when every loaded jinja2/markupsafe module is as it was when it finished loading."""
+    for name, module in list(sys.modules.items()):
+        if not (isinstance(name, str) and _engine_module(name)) or module is None:
+            continue
+        was = _engine_as_loaded.get(name)
+        if was is None:
+            return False                        # loaded some other way, or not recorded: not known to be jinja2's
+        names, classes = was
+        now = vars(module)
+        for k, (v, plain) in names.items():
+            if k in ('__builtins__', '__loader__', '__spec__', '__cached__'):
+                continue
+            if now.get(k, _engine_state) is not v:
+                if not (isinstance(v, type(sys)) or k.startswith('__')):
+                    return False
+            elif plain is not None and _plain_copy(v) != plain:
+                return False
+        for k, (cls, attrs, plains) in classes.items():
+            cur = vars(cls)
+            if len(cur) != len(attrs):
+                return False
+            for a, x in attrs.items():
+                if cur.get(a, _engine_state) is not x:
+                    return False
+                p = plains.get(a)
+                if p is not None and _plain_copy(x) != p:
+                    return False
+    return True
+
+
+def _engine_class(cls):
+    """A class jinja2 defines (and recorded as it loaded)."""
+    try:
+        mod = cls.__module__
+        was = _engine_as_loaded.get(mod)
+        return was is not None and any(c is cls for c, _a, _p in was[1].values())
+    except Exception:
+        return False
+
+
+def _engine_file(filename, jdirs):
+    return isinstance(filename, str) and filename.startswith(jdirs)
+
+
+def _template_compile():
+    """True for jinja2's compile of a template whose text is approved, through jinja2's own pipeline as loaded."""
+    j = sys.modules.get('jinja2')
+    if j is None or not getattr(j, '__file__', None):
+        return False
+    try:
+        jdirs = tuple(os.path.dirname(getattr(sys.modules[m], '__file__', '') or '/nonexistent') + os.sep
+                      for m in _ENGINE if m in sys.modules)
+        f = sys._getframe(3)                    # the Python code that called compile (the builtins have no frame)
+        n = 0
+        top = None
+        while f is not None and n < 16:
+            c = f.f_code
+            if not _engine_file(c.co_filename, jdirs):
+                return False                    # something other than jinja2 between its compile and Python's
+            if c.co_name == 'compile' and f.f_globals.get('__name__') == 'jinja2.environment':
+                top = f
+                break
+            f, n = f.f_back, n + 1
+        if top is None:
+            return False
+        env = top.f_locals.get('self')
+        text = top.f_locals.get('source_hint')
+        if not isinstance(text, str) or env is None:
+            return False
+        # whose text: an approved file's exact text, or a constant of the code outside jinja2 that handed it over
+        approved = _sha(text.encode('utf-8')) in APPROVED
+        if not approved:
+            g, m = top.f_back, 0
+            while g is not None and m < 16 and _engine_file(g.f_code.co_filename, jdirs):
+                g, m = g.f_back, m + 1
+            approved = g is not None and any(type(k) is str and k == text for k in g.f_code.co_consts)
+        if not approved:
+            return False
+        if not _engine_unchanged():
+            return False
+        if not all(_engine_class(k) for k in type(env).__mro__ if k is not object):
+            return False
+        if not all(_engine_class(k) for k in env.code_generator_class.__mro__ if k is not object):
+            return False
+        for ext in dict(getattr(env, 'extensions', {}) or {}).values():
+            if not all(_engine_class(k) for k in type(ext).__mro__ if k is not object):
+                return False
+        lexer = env.lexer
+        if not _engine_class(type(lexer)):
+            return False
+        return _same_shape(vars(type(lexer)(env)), vars(lexer))
+    except Exception:
+        return False
+
+
+def _same_shape(a, b, depth=0):
+    """Structural equality of a lexer's state: containers by their items, patterns by text and flags, plain objects
+    (jinja2's Failure) by class and attributes."""
+    if depth > 8 or type(a) is not type(b):
+        return False
+    if isinstance(a, _PLAIN):
+        return a == b
+    if isinstance(a, _re.Pattern):
+        return a.pattern == b.pattern and a.flags == b.flags
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_shape(x, y, depth + 1) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_shape(a[k], b[k], depth + 1) for k in a)
+    if isinstance(a, (set, frozenset)):
+        return a == b
+    if isinstance(a, type) or not _engine_class(type(a)):
+        return a is b
+    d1, d2 = getattr(a, '__dict__', None), getattr(b, '__dict__', None)
+    return d1 is not None and d2 is not None and _same_shape(d1, d2, depth + 1)
+
+
 def _caller_file(depth):
     """The file of the frame `depth` levels above the one calling this."""
     try:
@@ -978,7 +1173,7 @@ def _on_compile(args):
     if after:
         # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
         if not _generated(_caller_file(2)) and not _in_site() and \
-                not (isinstance(src, (bytes, bytearray)) and _type_expression(src)):
+                not (isinstance(src, (bytes, bytearray)) and _type_expression(src)) and not _template_compile():
             _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')
 
 
@@ -2177,6 +2372,8 @@ def install():
         dirs = {sys.base_prefix, sys.base_exec_prefix, os.path.dirname(getattr(os, '__file__', '') or '')}
         SYSTEM = tuple(sorted({_prefix(os.path.realpath(d)) for d in dirs if d}))
     _M.SourceFileLoader.get_code = _source_get_code
+    _M.SourceFileLoader.exec_module = _exec_module   # records jinja2 as it loaded (a template's compile)
+    _M.ExtensionFileLoader.exec_module = _exec_extension
     _file_finder_hook = _M.FileFinder.path_hook(
         (_Extension, _M.EXTENSION_SUFFIXES), (_Source, _M.SOURCE_SUFFIXES), (_Sourceless, _M.BYTECODE_SUFFIXES))
     sys.path_hooks.insert(0, _path_hook)

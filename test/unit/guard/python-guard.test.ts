@@ -441,6 +441,54 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
   });
 
+  it("a jinja2 template compiled after taking in runs when its text is approved (a file or a literal) through jinja2's own pipeline; changed templates, changed text and a pipeline patched from a changed file are refused", () => {
+    // red team 8p, cases 01-03 and 08: a template engine after a program start, its own log, or an edited config file
+    const how = 'exec (text turned into code after this process took in a file that is not as approved)';
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys, subprocess, jinja2, jinja2.compiler',
+        "env = jinja2.Environment(loader=jinja2.FileSystemLoader('templates'))",
+        "cfg = open('config.txt').read().strip()",
+        "subprocess.run(['true'])",
+        'mode = sys.argv[1]',
+        "if mode == 'file':",
+        "    print('APPROVED', env.get_template('a.j2').render(cfg=cfg))",
+        "elif mode == 'literal':",
+        "    print('APPROVED', env.from_string('Lit {{ cfg }}').render(cfg=cfg))",
+        "elif mode == 'text':",
+        "    print('APPROVED', env.from_string(cfg).render())",
+        "elif mode == 'table':",
+        "    jinja2.compiler.operators['eq'] = cfg",
+        "    print('APPROVED', env.get_template('a.j2').render(cfg=cfg))",
+        "elif mode == 'subclass':",
+        '    class E(jinja2.Environment):',
+        '        def _generate(self, source, name, filename, defer_init=False):',
+        '            return cfg',
+        "    print('APPROVED', E(loader=env.loader).get_template('a.j2').render(cfg=cfg))",
+        "elif mode == 'patched':",
+        '    jinja2.Environment._generate = lambda self, *a, **k: cfg',
+        "    print('APPROVED', env.get_template('a.j2').render(cfg=cfg))",
+        "elif mode == 'lexer':",
+        "    env.lexer.rules['root'] = env.lexer.rules['root'][::-1]",
+        "    print('APPROVED', env.get_template('a.j2').render(cfg=cfg))",
+        '',
+      ].join('\n'),
+      'templates/a.j2': 'Hello {{ cfg }} {{ 1 == 1 }}\n',
+      'config.txt': 'v1\n',
+    }));
+    // The config edited: the process took in a changed file (and started a program) before jinja2 compiles.
+    write(ws.root, { 'config.txt': `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)\n` });
+    for (const mode of ['file', 'literal']) assertRuns(ws, ['server.py', mode], `an approved template (${mode}) after an edit`);
+    for (const mode of ['text', 'table', 'subclass', 'patched', 'lexer']) {
+      assertRefused(ws, ['server.py', mode], path.join(ws.root, 'config.txt'), 'changed', how, false);
+      assert.ok(!fs.existsSync(ws.marker), `${mode}: the changed text ran`);
+      fs.rmSync(ws.report, { force: true });
+    }
+    // The template itself changed: it is code, refused (named as the file that changed).
+    write(ws.root, { 'config.txt': 'v1\n', 'templates/a.j2': "{{ cycler.__init__.__globals__.os.open('x', 65) }}\n" });
+    assertRefused(ws, ['server.py', 'file'], path.join(ws.root, 'templates/a.j2'), 'changed', how, false);
+  });
+
   it("what follows a python script on a child's command line is its data: a changed data file does not stop the start; a changed script does", () => {
     const ws = workspace(() => ({
       'server.py':
