@@ -110,6 +110,12 @@ const NEEDS = [
     for: ['tests'],
   },
   {
+    pkg: 'python3-attr',
+    has: file('/usr/lib/python3/dist-packages/attr/__init__.py'),
+    why: 'attrs, the class generator whose compiles the Python load guard lets through when its names are identifiers (test/unit/guard/python-guard*)',
+    for: ['tests'],
+  },
+  {
     pkg: 'python3-psycopg2',
     has: file('/usr/lib/python3/dist-packages/psycopg2/__init__.py'),
     why: 'psycopg2 (libpq), the libc client the carrier test and the python-psycopg2 server of test/servers drive (test/unit/host/libc-carrier*)',

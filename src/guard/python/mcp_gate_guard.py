@@ -859,18 +859,28 @@ def _wrap_readlink():
 # Code generators of the standard library that build source from identifiers they validate (namedtuple,
 # dataclass), ast.parse (a tree is code only when compiled again) and site's `.pth` lines (the file is checked when
 # it is opened): their compiles are not text the process took in. Recognised by name, outside root and scratch.
-_GENERATORS = tuple(os.sep + f for f in ('collections' + os.sep + '__init__.py', 'dataclasses.py', 'ast.py'))
+_GENERATORS = tuple(os.sep + f for f in ('collections' + os.sep + '__init__.py', 'ast.py'))
 
 
 def _generated(f):
-    if f == '<frozen site>':
+    """f: the frame that called compile. namedtuple (it checks its names itself) and ast.parse; a dataclass or an attrs
+    class only while what names its fields is identifiers (./_dataclass_compile, ./_attrs_compile)."""
+    name = f.f_code.co_filename
+    if name == '<frozen site>':
         return True
-    if not f.endswith(_GENERATORS):
-        return False
     try:
-        return _where(os.path.realpath(f))[0] is None
-    except (TypeError, ValueError):
+        p = os.path.realpath(name)
+        if _where(p)[0] is not None and _differs(p, os.stat(p)) is not None:
+            return False                        # a generator's file in the workspace (a venv) only as approved
+    except (TypeError, ValueError, OSError):
         return False
+    if name.endswith(_GENERATORS):
+        return True
+    if name.endswith(os.sep + 'dataclasses.py'):
+        return _dataclass_compile(f)
+    if name.endswith(os.sep + 'attr' + os.sep + '_make.py'):
+        return _attrs_compile(f)
+    return False
 
 
 def _site_frame(f):
@@ -911,7 +921,8 @@ def _in_site():
 # and markupsafe the same as when it finished loading (its names, its classes' attributes, its plain data: a table
 # or a function replaced by code that read a changed file is not jinja2's), the environment, its code generator and
 # extensions jinja2's own classes, and its lexer the one jinja2 builds from the environment's settings.
-_ENGINE = ('jinja2', 'markupsafe')
+_ENGINE = ('jinja2', 'markupsafe', 'attr', 'attrs', 'dataclasses')
+_TEMPLATES = ('jinja2', 'markupsafe')
 _PLAIN = (str, bytes, int, float, bool, type(None), complex)
 _engine_as_loaded = {}
 
@@ -982,21 +993,23 @@ def _exec_extension(self, module):
     _engine_exec(_ORIGINAL_EXEC_EXTENSION, self, module)
 
 
-def _engine_unchanged():
-    """True when every loaded jinja2/markupsafe module is as it was when it finished loading."""
+def _engine_unchanged(roots=_TEMPLATES):
+    """True when every loaded module under `roots` is as it was when its import ended."""
     for name, module in list(sys.modules.items()):
-        if not (isinstance(name, str) and _engine_module(name)) or module is None:
+        if not isinstance(name, str) or module is None or not any(name == r or name.startswith(r + '.') for r in roots):
             continue
         was = _engine_as_loaded.get(name)
         if was is None:
-            return False                        # loaded some other way, or not recorded: not known to be jinja2's
+            if name not in _engine_as_loaded and getattr(_tls, 'engine_depth', 0) > 0:
+                continue                        # its import is running now (attrs making its own classes)
+            return False                        # loaded some other way, or not recorded: not known to be the engine's
         names, classes = was
         now = vars(module)
         for k, (v, plain) in names.items():
             if k in ('__builtins__', '__loader__', '__spec__', '__cached__'):
                 continue
             if now.get(k, _engine_state) is not v:
-                if not (isinstance(v, type(sys)) or k.startswith('__')):
+                if not (isinstance(v, type(sys)) or k.startswith('__') or _counter(v, now.get(k))):
                     return False
             elif plain is not None and _plain_copy(v) != plain:
                 return False
@@ -1005,12 +1018,19 @@ def _engine_unchanged():
             if len(cur) != len(attrs):
                 return False
             for a, x in attrs.items():
-                if cur.get(a, _engine_state) is not x:
+                y = cur.get(a, _engine_state)
+                if y is not x and not _counter(x, y):
                     return False
                 p = plains.get(a)
                 if p is not None and _plain_copy(x) != p:
                     return False
     return True
+
+
+def _counter(was, now):
+    """A number that changed into another number of its type (attrs counts its attributes in a class field): a number
+    adds only digits to generated code."""
+    return type(was) is type(now) and type(was) in (int, float)
 
 
 def _engine_class(cls):
@@ -1027,6 +1047,134 @@ def _engine_file(filename, jdirs):
     return isinstance(filename, str) and filename.startswith(jdirs)
 
 
+def _shadows(obj):
+    """True when an instance attribute of obj hides a method or other callable its class defines (attributes the class
+    does not define, such as the i18n extension's install_gettext_translations, are not what its methods call)."""
+    try:
+        d = vars(obj)
+    except TypeError:
+        return False
+    cls = type(obj)
+    for k in list(d):
+        if type(k) is not str:
+            return True
+        if k in _PLAIN_CALLABLE_FIELDS:
+            continue
+        c = getattr(cls, k, _shadows)
+        if c is not _shadows and (callable(c) or (callable(d[k]) and not isinstance(d[k], type))):
+            return True                         # stands in for what the class defines (a method, a hook)
+    return False
+
+
+# Instance fields of jinja2's own objects that hold callables by design, read as settings (the environment's
+# autoescape selector, finalize, its undefined and context classes, the lexer's rules are data): their values are
+# called at render time or return a bool, and never add text to the generated code.
+_PLAIN_CALLABLE_FIELDS = frozenset(('autoescape', 'finalize', 'undefined', 'context_class', 'template_class',
+                                    'code_generator_class', 'concat', 'loader', 'bytecode_cache', 'cache'))
+
+_constants = {}
+
+
+def _source_constants(filename):
+    """The string constants of an approved module's source (empty when its file is not as approved)."""
+    try:
+        p = os.path.realpath(filename)
+        st = os.stat(p)
+    except (OSError, TypeError, ValueError):
+        return frozenset()
+    key = (p, st.st_ino, st.st_size, st.st_mtime_ns)
+    hit = _constants.get(p)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    found = frozenset()
+    _tls.busy = True
+    try:
+        data = _read(p)
+        if _verdict(p, data) is None and len(data) <= TAINT_MAX:
+            import ast
+            found = frozenset(n.value for n in ast.walk(ast.parse(data, p))
+                              if isinstance(n, ast.Constant) and type(n.value) is str)
+    except Exception:
+        found = frozenset()
+    finally:
+        _tls.busy = False
+    _constants[p] = (key, found)
+    return found
+
+
+def _identifiers(names):
+    import keyword
+    try:
+        return all(type(n) is str and n.isidentifier() and not keyword.iskeyword(n) for n in names)
+    except Exception:
+        return False
+
+
+def _qualname_ok(cls):
+    q = getattr(cls, '__qualname__', None)
+    return type(q) is str and all(p == '<locals>' or _identifiers([p]) for p in q.split('.'))
+
+
+def _frames_in(start, files, limit=12):
+    """The frames from `start` upward while their code is in one of `files` (a tuple of folder prefixes or names)."""
+    f, n = start, 0
+    while f is not None and n < limit and f.f_code.co_filename.endswith(files):
+        yield f
+        f, n = f.f_back, n + 1
+
+
+def _dataclass_compile(f):
+    """A dataclass being made by @dataclass (dataclasses._process_class on the stack, in the standard library's own
+    dataclasses as it loaded), with field and class names that are identifiers: the code it generates is its own
+    template and those names. Not _create_fn called by anything else (a pickle: red team 9p, 01)."""
+    for g in _frames_in(f, (os.sep + 'dataclasses.py',)):
+        if g.f_code.co_name == '_process_class':
+            cls = g.f_locals.get('cls')
+            fields = g.f_locals.get('fields')
+            anns = getattr(cls, '__dict__', {}).get('__annotations__', {}) if cls is not None else None
+            return (isinstance(fields, dict) and isinstance(anns, dict) and _identifiers(list(fields))
+                    and _identifiers(list(anns)) and _qualname_ok(cls) and _engine_unchanged(('dataclasses',)))
+    return False
+
+
+def _attrs_compile(f):
+    """A class being built by attrs' _ClassBuilder (attr/_make.py as it loaded) whose attribute names, class dict keys,
+    class name and repr namespace are identifiers: attrs writes its own template around those names."""
+    d = os.sep + 'attr' + os.sep
+    for g in _frames_in(f, (d + '_make.py',), 3):
+        if g.f_code.co_name == '_make_attr_tuple_class':   # a tuple class named after the class, fields by name
+            return _identifiers([g.f_locals.get('cls_name')]) and _identifiers(list(g.f_locals.get('attr_names') or ())) \
+                and _engine_unchanged(('attr', 'attrs'))
+    builder = None
+    for g in _frames_in(f, tuple(d + n for n in ('_make.py', '_next_gen.py', '__init__.py', '_funcs.py'))):
+        ns = g.f_locals.get('ns')
+        if ns is not None and not (type(ns) is str and all(_identifiers([p]) for p in ns.split('.'))):
+            return False
+        me = g.f_locals.get('self')
+        if builder is None and type(me).__name__ == '_ClassBuilder' and type(me).__module__ == 'attr._make':
+            builder = me
+    try:
+        if builder is not None:
+            names = list(builder._attr_names)
+            keys = list(builder._cls_dict)
+            cls = builder._cls
+        else:
+            # attrs' own helpers (_add_repr, _add_eq, ... for its own classes as attr/_make.py loads): the class and
+            # the attributes they are given
+            g = next((g for g in _frames_in(f, (os.sep + 'attr' + os.sep + '_make.py',))
+                      if g.f_code.co_name.startswith('_add_') and 'cls' in g.f_locals), None)
+            if g is None:
+                return False
+            cls = g.f_locals['cls']
+            attrs = g.f_locals.get('attrs') or getattr(cls, '__attrs_attrs__', None)
+            names = [a.name for a in attrs]
+            keys = list(vars(cls))
+    except Exception:
+        return False
+    return _identifiers(names) and all(type(k) is str and k.isidentifier() for k in keys) and _qualname_ok(cls) \
+        and _engine_unchanged(('attr', 'attrs'))
+
+
 def _template_compile():
     """True for jinja2's compile of a template whose text is approved, through jinja2's own pipeline as loaded."""
     j = sys.modules.get('jinja2')
@@ -1034,7 +1182,7 @@ def _template_compile():
         return False
     try:
         jdirs = tuple(os.path.dirname(getattr(sys.modules[m], '__file__', '') or '/nonexistent') + os.sep
-                      for m in _ENGINE if m in sys.modules)
+                      for m in _TEMPLATES if m in sys.modules)
         f = sys._getframe(3)                    # the Python code that called compile (the builtins have no frame)
         n = 0
         top = None
@@ -1050,18 +1198,23 @@ def _template_compile():
             return False
         env = top.f_locals.get('self')
         text = top.f_locals.get('source_hint')
-        if not isinstance(text, str) or env is None:
+        if type(text) is not str or env is None:  # exactly str: a subclass can say it equals anything (red team 9p, 02)
             return False
-        # whose text: an approved file's exact text, or a constant of the code outside jinja2 that handed it over
-        approved = _sha(text.encode('utf-8')) in APPROVED
+        # whose text: an approved file's exact text, or a string constant of the module outside jinja2 that handed
+        # it over (read from its approved source: a module-level template is a global, not the function's constant)
+        approved = _sha(str.encode(text, 'utf-8')) in APPROVED
         if not approved:
             g, m = top.f_back, 0
             while g is not None and m < 16 and _engine_file(g.f_code.co_filename, jdirs):
                 g, m = g.f_back, m + 1
-            approved = g is not None and any(type(k) is str and k == text for k in g.f_code.co_consts)
+            approved = g is not None and (any(type(k) is str and str.__eq__(k, text) is True for k in g.f_code.co_consts)
+                                          or text in _source_constants(g.f_code.co_filename))
         if not approved:
             return False
         if not _engine_unchanged():
+            return False
+        # an instance attribute that stands in for a method (env.preprocess = lambda …: red team 9p, 03)
+        if _shadows(env) or _shadows(env.lexer) or any(_shadows(x) for x in dict(env.extensions or {}).values()):
             return False
         if not all(_engine_class(k) for k in type(env).__mro__ if k is not object):
             return False
@@ -1097,14 +1250,6 @@ def _same_shape(a, b, depth=0):
         return a is b
     d1, d2 = getattr(a, '__dict__', None), getattr(b, '__dict__', None)
     return d1 is not None and d2 is not None and _same_shape(d1, d2, depth + 1)
-
-
-def _caller_file(depth):
-    """The file of the frame `depth` levels above the one calling this."""
-    try:
-        return sys._getframe(depth + 1).f_code.co_filename
-    except ValueError:
-        return ''
 
 
 def _after_taking_in(how):
@@ -1172,7 +1317,7 @@ def _on_compile(args):
         return
     if after:
         # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
-        if not _generated(_caller_file(2)) and not _in_site() and \
+        if not _generated(sys._getframe(2)) and not _in_site() and \
                 not (isinstance(src, (bytes, bytearray)) and _type_expression(src)) and not _template_compile():
             _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')
 
@@ -2116,44 +2261,109 @@ def _on_code_new(args):
         _after_taking_in('code object built after this process took in a file that is not as approved')
 
 
-# What a pickle may name after its process took in content that is not as approved (red team 8p, case 06: a
-# multiprocessing pool's own tasks). A pickle can call what it names, so a name that runs text as code, starts a
-# program, reaches an object's insides or loads a module by a computed name is refused: these modules, any name part
-# starting with `__`, and the builtins that are not classes (eval, exec, compile, getattr, __import__, open, ...).
-# Everything else passes: classes and functions of the standard library and installed packages (copyreg's
-# reconstructors, multiprocessing's own task functions, datetime, collections) and of modules the guard loads only as
-# approved (a worker function in the workspace). What those do with a pickle's arguments is the approved code's
-# behaviour, as with any data it reads; the sinks they might reach (compile, a program start) are checked themselves.
-_PICKLE_SINKS = frozenset((
-    'os', 'posix', 'nt', 'subprocess', '_posixsubprocess', 'pty', 'ctypes', '_ctypes', 'importlib', 'runpy', 'code',
-    'codeop', 'marshal', 'types', 'pickle', '_pickle', 'sys', 'builtins', '__builtin__', 'operator',
-    '_operator', 'inspect', 'gc', 'shutil', 'socket', '_socket', 'pdb', 'bdb', 'timeit', 'cProfile', 'profile',
-    'trace', 'doctest', 'webbrowser', 'platform', 'zipimport', 'pkgutil', 'site', 'sysconfig', 'io', '_io',
-    'tempfile', 'signal', '_signal', 'threading', '_thread', 'select', 'mmap', 'fcntl',
-    'resource', 'pydoc', 'idlelib', 'tkinter', 'ensurepip', 'venv', 'distutils', 'setuptools', 'pip', 'imp',
-    'linecache', 'logging.config', 'atexit', 'faulthandler', 'readline', 'rlcompleter', 'pyexpat',
-    'sqlite3', '_sqlite3', 'dbm', 'shelve', 'ssl', '_ssl', 'http', 'urllib', 'xmlrpc', 'ftplib', 'smtplib', 'telnetlib',
-    'ast', 'dis', 'symtable', 'compileall', 'py_compile', 'cffi', '_cffi_backend', 'numpy.ctypeslib'))
+# What a pickle may name after its process took in content that is not as approved. A pickle calls what it names,
+# so after taking in only what cannot turn its arguments into code or a program start passes: an allow-list. Red team
+# 8p, case 06 (a multiprocessing pool's own tasks after a README edit) needs the pools' own functions; red team 9p
+# showed a deny-list let generators (dataclasses._create_fn), `type` (a str subclass whose == lies) and dotted names
+# (`shlex` → `os.getuid`) through. Passes:
+#   - the names below (plain data types, containers, the pools' own task and result functions, copyreg's and
+#     numpy's reconstructors; each only builds data or calls what the pickle named, which is checked the same way);
+#   - an exception class of the standard library or of an approved module of the application;
+#   - a class or function defined in an approved module of the application (a file of the workspace, not under
+#     site-packages: what it does with the pickle's arguments is the approved code's behaviour, as with any data).
+# Everything else is refused: other names of the standard library and of packages, any name with a `_` part of a
+# module that is not listed, dotted names outside the application's modules.
+_PICKLE_DATA = frozenset(('bool', 'int', 'float', 'complex', 'str', 'bytes', 'bytearray', 'list', 'tuple', 'dict',
+                          'set', 'frozenset', 'range', 'slice', 'object', 'NoneType', 'Ellipsis', 'NotImplemented'))
+_PICKLE_ALLOWED = frozenset((
+    'copyreg._reconstructor', 'copy_reg._reconstructor', 'copyreg.__newobj__', 'copyreg.__newobj_ex__', '_codecs.encode',
+    'collections.OrderedDict', 'collections.defaultdict', 'collections.deque', 'collections.Counter',
+    'datetime.date', 'datetime.time', 'datetime.datetime', 'datetime.timedelta', 'datetime.timezone',
+    'decimal.Decimal', 'fractions.Fraction', 'uuid.UUID', 'uuid.SafeUUID', 'ipaddress.IPv4Address',
+    'ipaddress.IPv6Address', 'ipaddress.IPv4Network', 'ipaddress.IPv6Network', 'enum.Enum',
+    'pathlib.PurePath', 'pathlib.PurePosixPath', 'pathlib.PosixPath', 'pathlib.Path', 'zoneinfo.ZoneInfo',
+    'functools.partial', 're._compile', 'array.array', 'array._array_reconstructor',
+    'multiprocessing.pool.mapstar', 'multiprocessing.pool.starmapstar', 'multiprocessing.pool.RemoteTraceback',
+    'multiprocessing.pool.ExceptionWithTraceback', 'multiprocessing.pool.rebuild_exc',
+    'multiprocessing.pool.MaybeEncodingError', 'multiprocessing.pool._helper_reraises_exception',
+    'multiprocessing.pool.worker', 'concurrent.futures.process._process_worker',
+    'concurrent.futures.process._CallItem', 'concurrent.futures.process._ResultItem',
+    'concurrent.futures.process._ExceptionWithTraceback', 'concurrent.futures.process._rebuild_exc',
+    'concurrent.futures.process._RemoteTraceback', 'concurrent.futures.process._process_chunk',
+    'numpy.core.multiarray._reconstruct', 'numpy._core.multiarray._reconstruct', 'numpy.core.multiarray.scalar',
+    'numpy._core.multiarray.scalar', 'numpy.ndarray', 'numpy.dtype', 'numpy.core.numeric._frombuffer',
+    'numpy._core.numeric._frombuffer'))
 
 
-def _pickle_sink(module, name):
+def _stdlib_class_or_rebuild(module, name):
+    m = sys.modules.get(module)
+    if m is None:
+        # not imported yet (pickle imports it next): the standard library's own module, from outside root and scratch
+        try:
+            import importlib.util
+            spec = importlib.util.find_spec(module)
+            if spec is None or not spec.has_location or _where(os.path.realpath(spec.origin))[0] is not None:
+                return False
+            m = importlib.import_module(module)
+        except Exception:
+            return False
+    if _where(os.path.realpath(getattr(m, '__file__', '') or '/'))[0] is not None:
+        return False
+    v = getattr(m, name, None)
+    return isinstance(v, type) or (callable(v) and name.lstrip('_').startswith('rebuild'))
+
+
+def _app_module(module):
+    """True for a module loaded from an approved file of the workspace that is not a package under site-packages."""
+    m = sys.modules.get(module)
+    f = getattr(m, '__file__', None) if m is not None else None
+    if m is None:
+        # not imported yet (pickle imports it after this event): where it would load from, as import finds it
+        try:
+            import importlib.util
+            spec = importlib.util.find_spec(module)
+            f = spec.origin if spec is not None and spec.has_location else None
+        except Exception:
+            return False
+    if not isinstance(f, str):
+        return False
     try:
-        module, name = str(module), str(name)
-    except Exception:
-        return True
-    parts = module.split('.')
-    if any(parts[0] == m or module == m or module.startswith(m + '.') for m in _PICKLE_SINKS if m not in ('builtins', '__builtin__')):
-        return True
-    if any(p.startswith('__') for p in name.split('.')) or '<' in name:
-        return True
-    if module in ('builtins', '__builtin__'):
+        p = os.path.realpath(f)
+    except (TypeError, ValueError):
+        return False
+    parts = p.split(os.sep)
+    if 'site-packages' in parts or 'dist-packages' in parts:
+        return False
+    return _inside_root(p) and _verdict(p) is None
+
+
+def _pickle_allowed(module, name):
+    if type(module) is not str or type(name) is not str or '<' in name:
+        return False
+    if module.startswith(('multiprocessing.', 'concurrent.futures.')) and '.' not in name and \
+            not name.startswith('__') and _stdlib_class_or_rebuild(module, name):
+        return True                             # the pools' and queues' own objects (AuthenticationString, Lock, ...)
+    if module in ('builtins', '__builtin__') and '.' not in name:
         import builtins
-        return '.' in name or not isinstance(getattr(builtins, name, None), type)
-    return False
+        v = getattr(builtins, name, None)
+        return name in _PICKLE_DATA or (isinstance(v, type) and issubclass(v, BaseException))
+    if '%s.%s' % (module, name) in _PICKLE_ALLOWED:
+        return True
+    if any(p.startswith('__') for p in name.split('.')):
+        return False
+    if _app_module(module):
+        return True                             # what the application defines (a worker function, its own classes)
+    if '.' in name:
+        return False
+    m = sys.modules.get(module)
+    v = getattr(m, name, None) if m is not None else None
+    top = module.split('.')[0]
+    std = top in getattr(sys, 'stdlib_module_names', ()) and not _inside_root(getattr(m, '__file__', '') or '')
+    return isinstance(v, type) and issubclass(v, BaseException) and std
 
 
 def _on_find_class(args):
-    if (_took['in'] is not None or _took['started']) and _pickle_sink(args[0], args[1]):
+    if (_took['in'] is not None or _took['started']) and not _pickle_allowed(args[0], args[1]):
         _after_taking_in('pickle %s.%s (a pickle names what it calls; loaded after this process took in a file that '
                          'is not as approved)' % (args[0], args[1]))
 
@@ -2374,6 +2584,9 @@ def install():
     _M.SourceFileLoader.get_code = _source_get_code
     _M.SourceFileLoader.exec_module = _exec_module   # records jinja2 as it loaded (a template's compile)
     _M.ExtensionFileLoader.exec_module = _exec_extension
+    for n, m in list(sys.modules.items()):          # code generators loaded before the guard (none usually)
+        if isinstance(n, str) and _engine_module(n) and m is not None and n not in _engine_as_loaded:
+            _engine_as_loaded[n] = _engine_state(m)
     _file_finder_hook = _M.FileFinder.path_hook(
         (_Extension, _M.EXTENSION_SUFFIXES), (_Source, _M.SOURCE_SUFFIXES), (_Sourceless, _M.BYTECODE_SUFFIXES))
     sys.path_hooks.insert(0, _path_hook)

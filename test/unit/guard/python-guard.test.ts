@@ -414,7 +414,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         PY,
         [
           '-c',
-          `import pickle, sys, collections, operator, os\nsys.path.insert(0, 'lib')\nimport work\npickle.dump(${expr}, open(${JSON.stringify(name)}, 'wb'))`,
+          `import pickle, sys, collections, operator, os, dataclasses\nsys.path.insert(0, 'lib')\nimport work\npickle.dump(${expr}, open(${JSON.stringify(name)}, 'wb'))`,
         ],
         {
           cwd: ws.root,
@@ -428,10 +428,29 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     const fine = run(ws, ['server.py', ok]);
     assert.equal(fine.status, 0, fine.stderr);
     assert.match(fine.stdout, /APPROVED \[OrderedDict\(\[\('a', 1\)\]\), <function total/);
+    // red team 9p: a generator that builds code from its arguments (01), `type` to build a str whose == lies (02), and
+    // a dotted name reaching os from an allowed-looking module (12) are refused too (protocol 4, written by hand).
+    const dotted = path.join(ws.out, 'dotted.pkl');
+    fs.writeFileSync(
+      dotted,
+      Buffer.concat([
+        Buffer.from([0x80, 4, 0x8c, 5]),
+        Buffer.from('shlex'),
+        Buffer.from([0x94, 0x8c, 9]),
+        Buffer.from('os.getuid'),
+        Buffer.from([0x94, 0x93, 0x94, 0x2e]),
+      ]),
+    );
+    const bad = run(ws, ['server.py', dotted]);
+    assert.notEqual(bad.status, 0, bad.stdout);
+    assert.match(bad.stderr, /it changed since approval \(pickle shlex\.os\.getuid/, bad.stderr);
+    fs.rmSync(ws.report, { force: true });
     for (const [expr, named] of [
       ['os.system', 'posix.system'],
       ["operator.attrgetter('__globals__')", 'operator.attrgetter'],
       ['getattr', 'builtins.getattr'],
+      ['type', 'builtins.type'],
+      ['dataclasses._create_fn', 'dataclasses._create_fn'],
     ]) {
       const f = made(expr, `../out/${named}.pkl`);
       const bad = run(ws, ['server.py', f]);
@@ -449,6 +468,9 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         'import sys, subprocess, jinja2, jinja2.compiler',
         "env = jinja2.Environment(loader=jinja2.FileSystemLoader('templates'))",
         "cfg = open('config.txt').read().strip()",
+        "REPORT = 'Const {{ cfg }}'",
+        'def render_constant():',
+        '    return env.from_string(REPORT).render(cfg=cfg)',
         "subprocess.run(['true'])",
         'mode = sys.argv[1]',
         "if mode == 'file':",
@@ -468,6 +490,13 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "elif mode == 'patched':",
         '    jinja2.Environment._generate = lambda self, *a, **k: cfg',
         "    print('APPROVED', env.get_template('a.j2').render(cfg=cfg))",
+        "elif mode == 'constant':",
+        "    print('APPROVED', render_constant())",
+        "elif mode == 'preprocess':",
+        "    env.preprocess = lambda source, *a, **k: source.replace('@@', cfg)",
+        "    print('APPROVED', env.from_string('Lit @@').render())",
+        "elif mode == 'liar':",
+        "    print('APPROVED', env.from_string(type('S', (str,), {'__eq__': lambda a, b: True, '__hash__': str.__hash__})(cfg)).render())",
         "elif mode == 'lexer':",
         "    env.lexer.rules['root'] = env.lexer.rules['root'][::-1]",
         "    print('APPROVED', env.get_template('a.j2').render(cfg=cfg))",
@@ -478,8 +507,9 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }));
     // The config edited: the process took in a changed file (and started a program) before jinja2 compiles.
     write(ws.root, { 'config.txt': `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)\n` });
-    for (const mode of ['file', 'literal']) assertRuns(ws, ['server.py', mode], `an approved template (${mode}) after an edit`);
-    for (const mode of ['text', 'table', 'subclass', 'patched', 'lexer']) {
+    for (const mode of ['file', 'literal', 'constant']) assertRuns(ws, ['server.py', mode], `an approved template (${mode}) after an edit`);
+    // red team 9p: an instance attribute standing in for a method (03), a str subclass whose == says yes (02)
+    for (const mode of ['text', 'table', 'subclass', 'patched', 'lexer', 'preprocess', 'liar']) {
       assertRefused(ws, ['server.py', mode], path.join(ws.root, 'config.txt'), 'changed', how, false);
       assert.ok(!fs.existsSync(ws.marker), `${mode}: the changed text ran`);
       fs.rmSync(ws.report, { force: true });
@@ -487,6 +517,57 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     // The template itself changed: it is code, refused (named as the file that changed).
     write(ws.root, { 'config.txt': 'v1\n', 'templates/a.j2': "{{ cycler.__init__.__globals__.os.open('x', 65) }}\n" });
     assertRefused(ws, ['server.py', 'file'], path.join(ws.root, 'templates/a.j2'), 'changed', how, false);
+  });
+
+  it('a dataclass or an attrs class made after taking in compiles when its names are identifiers; generated code named by changed data is refused', () => {
+    // red team 9p: 09 (attrs after `git status` and an edit: the mcp SDK's dependencies) and 01 (a generator's own
+    // code-making function, called with text from a changed file)
+    const how = 'exec (text turned into code after this process took in a file that is not as approved)';
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys, subprocess, dataclasses',
+        "names = open('fields.txt').read().split()",
+        "subprocess.run(['true'])",
+        'mode = sys.argv[1]',
+        "if mode == 'dataclass':",
+        '    @dataclasses.dataclass',
+        '    class Row:',
+        '        a: int = 1',
+        '        b: str = "x"',
+        "    print('APPROVED', Row(), dataclasses.make_dataclass('Made', names)(*range(len(names))))",
+        "elif mode == 'attrs':",
+        '    import attr',
+        '    @attr.s',
+        '    class Row:',
+        '        a = attr.ib(default=1)',
+        "    print('APPROVED', Row(), attr.make_class('Made', names)(*range(len(names))))",
+        "elif mode == 'dataclass-named':",
+        "    Bad = type('Bad', (), {'__annotations__': {n: int for n in names}})",
+        "    print('APPROVED', dataclasses.dataclass(Bad))",
+        "elif mode == 'attrs-named':",
+        '    import attr',
+        "    print('APPROVED', attr.make_class('Bad', names))",
+        "elif mode == 'create-fn':",
+        "    f = dataclasses._create_fn('f', [], [' '.join(names)], globals={})",
+        "    print('APPROVED', f())",
+        '',
+      ].join('\n'),
+      'fields.txt': 'x y\n',
+    }));
+    write(ws.root, { 'README.md': '# edited\n', 'fields.txt': 'p q r\n' });
+    for (const mode of ['dataclass', 'attrs']) assertRuns(ws, ['server.py', mode], `${mode} after an edit and a program`);
+    write(ws.root, { 'fields.txt': `x=__import__('os').open(${JSON.stringify(ws.marker)},0o101)\n` });
+    for (const mode of ['dataclass-named', 'attrs-named', 'create-fn']) {
+      const r = run(ws, ['server.py', mode]);
+      assert.ok(!fs.existsSync(ws.marker), `${mode}: the changed text ran`);
+      assert.notEqual(r.status, 0, `${mode}: ${r.stdout}`);
+      assert.match(
+        r.stderr,
+        new RegExp(`fields\\.txt \\(fields\\.txt\\): it changed since approval \\(${how.replace(/[()]/g, '\\$&')}`),
+        `${mode}: ${r.stderr}`,
+      );
+      fs.rmSync(ws.report, { force: true });
+    }
   });
 
   it("what follows a python script on a child's command line is its data: a changed data file does not stop the start; a changed script does", () => {
