@@ -24,10 +24,17 @@
 //     stand-ins (240.0.0.0/8) never leave its process.
 // Why this way: a user-mode network (pasta, slirp4netns) cannot join a sandbox made by bwrap and routes to every
 // address it can (./egress.ts); a redirect inside the sandbox's own namespace keeps the door the one way out.
-// When it is off (fails soft, like ./libc-carrier.ts): MCP Gate is not root (the helper's `ip`/`nft` then fail in
-// bwrap's user namespace; an unprivileged way — `unshare -Urn` first, bwrap inside with `--share-net` — is not
-// built), nft or perl missing, or the helper's setup failing at a start (a network event says so). Then nothing
+// Not root: the door helper's nft and ip, run in bwrap's user namespace as the user's uid, lose their capabilities at
+// exec (and bwrap nests a second user namespace that owns nothing of the network). So util-linux's unshare makes the
+// network namespace first, in a user namespace that maps the user to its root; bubblewrap runs inside it with
+// `--share-net` and `--uid/--gid` of the user (the server sees its own uid, as before), and the door enters unshare's
+// namespaces (doorTarget: bubblewrap's own process), where nft and ip run as that namespace's root. The server's own
+// user namespace is a child of it: with bwrap's `--cap-drop ALL` it holds nothing over the rules (measured: nft inside
+// says "Operation not permitted"). Measured as `nobody` here (proto in the session's notes).
+// When it is off (fails soft, like ./libc-carrier.ts): nft, ip or perl missing, not root and unshare missing or not
+// allowed to make user namespaces, or the helper's setup failing at a start (a network event says so). Then nothing
 // changes: such clients reach nothing (no route, no DNS) and the sandbox's description says they are not carried.
+import { spawnSync } from 'node:child_process';
 import type * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -115,7 +122,16 @@ export interface TransparentCarrier {
   resolvConf: string;
   /** Where resolv.conf is shown: /etc/resolv.conf, or the file it links to; undefined when the host has none (a resolver's default is 127.0.0.1 then). */
   resolvTarget?: string;
+  /**
+   * Not root: util-linux's unshare, which makes the network namespace first, in a user namespace that maps MCP Gate's
+   * user to its root (so the door helper's nft and ip keep their capabilities there); bubblewrap runs inside it with
+   * `--share-net` and the user's own uid and gid (ROOTLESS, ../sandbox/sandbox.ts), and the door enters that namespace.
+   */
+  unshare?: string;
 }
+
+/** unshare's arguments before bubblewrap's command line, for a carrier that is not root's. */
+export const ROOTLESS = ['--user', '--map-root-user', '--net', '--'];
 
 /** Why the carrier is off here, for the sandbox's description. */
 export interface CarrierOff {
@@ -123,6 +139,7 @@ export interface CarrierOff {
 }
 
 export const IP_PATHS = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'];
+export const UNSHARE_PATHS = ['/usr/bin/unshare', '/bin/unshare'];
 export const NFT_PATHS = ['/usr/sbin/nft', '/sbin/nft'];
 export const PERL_PATHS = ['/usr/bin/perl', '/bin/perl'];
 
@@ -170,32 +187,70 @@ function resolvTarget(): string | undefined {
 }
 
 /**
- * The carrier for a sandbox with a door, or why it is off here: it needs root (the door helper's `ip`/`nft` in the
- * sandbox's namespace), and nft and perl at their system paths (never PATH: a workspace's bin folder could name one).
+ * The carrier for a sandbox with a door, or why it is off here: nft, ip and perl at their system paths (never PATH: a
+ * workspace's bin folder could name one); not root, also unshare and a user namespace it may make (probed once).
  */
 export function transparentCarrier(
-  o: { root?: boolean; ip?: readonly string[]; nft?: readonly string[]; perl?: readonly string[] } = {},
+  o: {
+    root?: boolean;
+    ip?: readonly string[];
+    nft?: readonly string[];
+    perl?: readonly string[];
+    unshare?: readonly string[];
+  } = {},
 ): TransparentCarrier | CarrierOff {
   if (process.platform !== 'linux') return { off: 'Linux only' };
   const root = o.root ?? process.geteuid?.() === 0;
   const ip = firstExecutable(o.ip ?? IP_PATHS);
   const nft = firstExecutable(o.nft ?? NFT_PATHS);
   const perl = firstExecutable(o.perl ?? PERL_PATHS);
+  const unshare = root ? undefined : firstExecutable(o.unshare ?? UNSHARE_PATHS);
   const missing = [
     !nft && 'nft (`apt-get install nftables`)',
     !perl && 'perl (`apt-get install perl`)',
     !ip && 'ip (`apt-get install iproute2`)',
+    !root && !unshare && 'unshare (`apt-get install util-linux`)',
   ].filter(Boolean);
-  if (!root)
-    return {
-      off: `needs root here: MCP Gate runs as uid ${process.geteuid?.()}${missing.length ? `; and ${missing.join(', ')} missing` : ''}`,
-    };
   if (missing.length) return { off: `${missing.join(', ')} missing` };
+  if (unshare) {
+    const why = rootlessProbe(unshare);
+    if (why) return { off: `MCP Gate runs as uid ${process.geteuid?.()} and ${why}` };
+  }
   try {
-    return { ip: ip!, nft: nft!, perl: perl!, ...files(), resolvTarget: resolvTarget() };
+    return { ip: ip!, nft: nft!, perl: perl!, ...files(), resolvTarget: resolvTarget(), ...(unshare ? { unshare } : {}) };
   } catch (e) {
     return { off: `its files could not be written (${(e as Error).message})` };
   }
+}
+
+const probed = new Map<string, string | undefined>();
+
+/** Why `unshare --user --map-root-user --net` cannot run here (undefined when it can), asked once a process. */
+function rootlessProbe(unshare: string): string | undefined {
+  if (probed.has(unshare)) return probed.get(unshare);
+  const r = spawnSync(unshare, [...ROOTLESS, '/bin/true'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'ignore', 'pipe'] });
+  const why =
+    r.status === 0
+      ? undefined
+      : `unshare cannot make a user and network namespace here (${(r.stderr || r.error?.message || `exit ${r.status}`).trim().slice(0, 200)}; allow unprivileged user namespaces)`;
+  probed.set(unshare, why);
+  return why;
+}
+
+/**
+ * The process whose namespaces the door enters: bubblewrap's first process (`pid`) as root; not root, its parent —
+ * bubblewrap itself, in unshare's user and network namespaces (the sandbox's own user namespace is a child of that
+ * one and owns nothing of the network).
+ */
+export function doorTarget(c: TransparentCarrier, pid: number): number {
+  if (!c.unshare) return pid;
+  try {
+    const m = /^PPid:\s*(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (m) return Number(m[1]);
+  } catch {
+    // gone: the door then fails to open, and the server does not start
+  }
+  return pid;
 }
 
 /**
@@ -224,6 +279,7 @@ export function transparentArgv(c: TransparentCarrier): string[] {
 export const HELPER_SCRIPT = `const {execFileSync:x}=require('child_process'),net=require('net'),dgram=require('dgram'),fs=require('fs');
 const [nft,ip]=process.argv.slice(1);let off='';
 for(let i=0;i<300&&!fs.readFileSync('/proc/self/uid_map','utf8').trim();i++)Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0,5);
+try{x(ip,['link','set','lo','up'],{stdio:['ignore','ignore','pipe']})}catch{}
 try{x(nft,['-f','-'],{input:${JSON.stringify(NFT_RULES)},stdio:['pipe','ignore','pipe']});try{x(ip,['route','add','local','default','dev','lo'],{stdio:['ignore','ignore','pipe']})}catch(e){try{x(nft,['delete','table','ip','mcpgate'],{stdio:'ignore'})}catch{}throw e}}catch(e){off=(String(e.stderr||'').trim()||e.message).slice(0,300)}
 const s=net.createServer();s.on('error',e=>{console.error(e.message);process.exit(3)});
 s.listen(${DOOR_PORT},'127.0.0.1',()=>process.send('door',s,()=>{if(off)return process.send({off},()=>process.exit(0));

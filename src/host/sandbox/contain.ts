@@ -12,7 +12,14 @@
 import { defaultGuardDir, GuardUnavailable, prepareGuard } from './load-guard';
 import { defaultLibcCarrier, type LibcCarrier } from '../net/libc-carrier';
 import { defaultNetShim } from '../net/net-shim';
-import { notCarried, transparentCarrier, transparentDoor, type CarrierOff, type TransparentCarrier } from '../net/transparent-carrier';
+import {
+  doorTarget,
+  notCarried,
+  transparentCarrier,
+  transparentDoor,
+  type CarrierOff,
+  type TransparentCarrier,
+} from '../net/transparent-carrier';
 import { NEUTRAL_WORDS, type FrontEndWords } from '../../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -633,7 +640,9 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
         ...(egress && cmd.door
           ? {
               door: (pid: number) =>
-                carried ? openDoor(pid, egress, undefined, transparentDoor(carried, egress, carrierOff)) : openDoor(pid, egress),
+                carried
+                  ? openDoor(doorTarget(carried, pid), egress, undefined, transparentDoor(carried, egress, carrierOff))
+                  : openDoor(pid, egress),
             }
           : {}),
       },

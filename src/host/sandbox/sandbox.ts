@@ -76,7 +76,14 @@ import { PROXY_ENV } from '../net/egress';
 import { rlimitArgs } from './limits';
 import { carrierArgv, carrierEnv, NOT_INSTALLED, PROXYCHAINS_MOUNT, type LibcCarrier } from '../net/libc-carrier';
 import { NETSHIM_MOUNT, NETSHIM_PY_FILE, NETSHIM_PY_MOUNT, netShimEnv } from '../net/net-shim';
-import { FORWARDER_MOUNT, notCarried, transparentArgv, type CarrierOff, type TransparentCarrier } from '../net/transparent-carrier';
+import {
+  FORWARDER_MOUNT,
+  notCarried,
+  ROOTLESS,
+  transparentArgv,
+  type CarrierOff,
+  type TransparentCarrier,
+} from '../net/transparent-carrier';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
@@ -724,8 +731,13 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   // bwrap makes the mount points of what is shown inside HOME; in an own home they are folders of the host's disk.
   if (ownHome) for (const m of ordered) if (m.target !== home && within(m.target, home)) clearWay(ownHome, path.relative(home, m.target));
 
+  // Not root, the transparent carrier's network namespace is made first by unshare (../net/transparent-carrier.ts):
+  // bubblewrap keeps it, and runs the server as the user's own uid and gid.
+  const rootless = transparent?.unshare;
   const args = [
+    ...(rootless ? [...ROOTLESS, probeResult.bwrap] : []),
     ...BASE_FLAGS,
+    ...(rootless ? ['--share-net', '--uid', String(process.getuid?.() ?? 0), '--gid', String(process.getgid?.() ?? 0)] : []),
     // A door enters the sandbox's user namespace from outside: it must be the one that owns its network namespace.
     ...(profile.network ? ['--unshare-user', '--info-fd', '4', '--block-fd', '5'] : probeResult.userns ? USERNS_FLAGS : []),
     ...systemArgs(),
@@ -782,7 +794,7 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   ].join('\n');
 
   return {
-    command: probeResult.bwrap,
+    command: rootless ?? probeResult.bwrap,
     args,
     env,
     cwd: workspace,

@@ -27,9 +27,11 @@ import {
   serveDns,
   transparentCarrier,
   transparentDoor,
+  doorTarget,
   type CarrierOff,
   type TransparentCarrier,
 } from '../../../../src/host/net/transparent-carrier';
+import { miniServer } from '../../mini-server';
 import { DEFAULT_LIMITS } from '../../../../src/policy/sandbox-profile';
 import { createNetns, type Netns } from '../../../fixtures/host/netns';
 import { cleanupTemp, ROOT, tempDir } from '../../helpers';
@@ -176,7 +178,7 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
         const tc = o.transparent && !('off' in o.transparent) ? o.transparent : undefined;
         return tc
           ? openDoor(
-              pid,
+              doorTarget(tc, pid),
               egress,
               undefined,
               transparentDoor(tc, egress, (why) => events.push({ outcome: 'failed', host: '(transparent carrier)', port: 0, detail: why })),
@@ -223,8 +225,11 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     assert.deepEqual([...a.subarray(a.length - 4)], [241, 0, 0, 1]);
     assert.equal(dnsReply(q, parsed!.end, 3).readUInt16BE(2) & 0xf, 3);
     assert.equal(dnsQuestion(a), undefined, 'an answer is not a question');
-    const off = transparentCarrier({ root: false });
-    assert.ok('off' in off && /needs root here/.test(off.off), JSON.stringify(off));
+    const noUnshare = transparentCarrier({ root: false, unshare: ['/nonexistent/unshare'] });
+    assert.ok('off' in noUnshare && /unshare \(`apt-get install util-linux`\) missing/.test(noUnshare.off), JSON.stringify(noUnshare));
+    const rootless = transparentCarrier({ root: false });
+    assert.ok(!('off' in rootless) && rootless.unshare, `not root, the carrier runs through unshare: ${JSON.stringify(rootless)}`);
+    assert.equal((transparentCarrier({ root: true }) as TransparentCarrier).unshare, undefined);
     const noNft = transparentCarrier({ root: true, nft: ['/nonexistent/nft'] });
     assert.ok('off' in noNft && /nft \(`apt-get install nftables`\) missing/.test(noNft.off), JSON.stringify(noNft));
     const noPerl = transparentCarrier({ root: true, perl: ['/nonexistent/perl'] });
@@ -275,6 +280,90 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     assert.ok(seen('blocked', '241.0.0.99').length === 1, `an address that is no stand-in is refused as an address: ${msg}`);
     assert.ok(!events.some((e) => e.host.startsWith('241.') && e.host !== '241.0.0.99'), `the door decides stand-ins by name: ${msg}`);
     assert.ok(!events.some((e) => e.host.startsWith('127.')), `the sandbox's own loopback never reaches the door: ${msg}`);
+  });
+
+  it('not root (unshare makes the network namespace, bubblewrap keeps it): the Go client reaches the peer by name and by address and nothing of this machine; the server keeps its own uid and cannot change the rules', async () => {
+    const rootless = transparentCarrier({ root: false });
+    assert.ok(!('off' in rootless) && rootless.unshare, JSON.stringify(rootless));
+    const { r, events, text } = await run({
+      executable: '(probe)',
+      argv: ['(result)', ...targets()],
+      probe: goProbe,
+      name: 'goprobe',
+      rules: rules(),
+      transparent: rootless,
+    });
+    const g = r as GoResult;
+    const msg = JSON.stringify({ g, events }, null, 1);
+    assert.match(text, /Go, static binaries and any other TCP client carried through it by name/);
+    assert.equal(g[`peer.test:${PEER_PORT}`].http, 'HTTP/1.1 200 OK', msg);
+    assert.equal(g[`${netns.peerAddress}:${PEER_PORT}`].http, 'HTTP/1.1 200 OK', msg);
+    assert.match(String(g[`denied.test:${PEER_PORT}`].lookup), /no such host/, msg);
+    for (const t of [`127.0.0.1:${MINE_PORT}`, `${netns.hostAddress}:${MINE_PORT}`, `mine.test:${MINE_PORT}`])
+      assert.notEqual(g[t].http, 'HTTP/1.1 200 OK', `${t} must stay unreachable: ${msg}`);
+    // Inside: its own uid (not the namespace's root), and the rules cannot be changed from there.
+    const inside = await run({
+      executable: '/bin/sh',
+      argv: ['-c', 'printf \'{"uid":"%s","nft":"%s"}\' "$(id -u)" "$(nft flush ruleset 2>&1 | head -c 80)" > "$1"', 'sh', '(result)'],
+      probe: goProbe,
+      name: 'goprobe',
+      rules: rules(),
+      transparent: rootless,
+    });
+    const seen = inside.r as { uid: string; nft: string };
+    assert.equal(seen.uid, String(process.getuid?.()), JSON.stringify(seen));
+    assert.match(seen.nft, /Operation not permitted|not found/, JSON.stringify(seen));
+  });
+
+  it('as a user who is not root, through the CLI: a client with no proxy setting and no preload (perl, cleared environment) reaches the allowed peer by address; this machine stays unreachable', function () {
+    // The whole of MCP Gate runs as `nobody` (its door helper too): nft and ip run in unshare's namespace, where that
+    // user is root, and nowhere else. The built CLI is copied where that user can read it.
+    const nobody = 65534;
+    const base = fs.realpathSync(tempDir('mcp-gate-tc-nobody-'));
+    fs.chmodSync(base, 0o755);
+    const dist = path.join(base, 'dist');
+    fs.cpSync(path.join(ROOT, 'dist'), dist, { recursive: true });
+    const home = path.join(base, 'home');
+    const repo = path.join(base, 'repo');
+    const perl = `use Socket; my ($h, $p) = @ARGV; socket(my $s, PF_INET, SOCK_STREAM, 0) or die; connect($s, sockaddr_in($p, inet_aton($h))) or do { print "refused: $!"; exit }; syswrite($s, "GET /nobody HTTP/1.0\\r\\n\\r\\n"); my $l = <$s>; print $l`;
+    fs.mkdirSync(path.join(home, '.config', 'mcp-gate'), { recursive: true });
+    fs.mkdirSync(repo);
+    fs.writeFileSync(
+      path.join(repo, 'server.js'),
+      miniServer(
+        "const { spawnSync } = require('node:child_process');",
+        `[${JSON.stringify(`${netns.peerAddress}:${PEER_PORT}`)}, ${JSON.stringify(`${netns.hostAddress}:${MINE_PORT}`)}].map((t) => t + ' ' + spawnSync('/usr/bin/perl', ['-e', ${JSON.stringify(perl)}, ...t.split(':')], { env: {}, encoding: 'utf8', timeout: 20000 }).stdout).join(' | ')`,
+      ),
+    );
+    fs.writeFileSync(path.join(repo, '.mcp.json'), JSON.stringify({ mcpServers: { s: { command: 'node', args: ['server.js'] } } }));
+    fs.writeFileSync(
+      path.join(home, '.config', 'mcp-gate', 'config.json'),
+      JSON.stringify({
+        rules: [
+          { action: `mcp.s.network.[${netns.peerAddress}]`, decision: 'allow', project: repo },
+          { action: `mcp.s.network.[${netns.hostAddress}]`, decision: 'allow', project: repo },
+          { action: 'mcp.s.tool.hello', decision: 'allow', project: repo },
+        ],
+      }),
+    );
+    spawnSync('chown', ['-R', `${nobody}:${nobody}`, home, repo]);
+    const as = (args: string[]) =>
+      spawnSync(process.execPath, [path.join(dist, 'cli.js'), ...args], {
+        cwd: repo,
+        uid: nobody,
+        gid: nobody,
+        env: { HOME: home, PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, MCP_GATE_STORE: path.join(home, 'store') },
+        encoding: 'utf8',
+        timeout: 90_000,
+      });
+    const approved = as(['approve', 's', '--yes']);
+    assert.equal(approved.status, 0, approved.stdout + approved.stderr);
+    const r = as(['call', 's', 'hello']);
+    const out = r.stdout + r.stderr;
+    assert.match(out, new RegExp(`${netns.peerAddress.replace(/\./g, '\\.')}:${PEER_PORT} HTTP/1\\.[01] 200`), out);
+    assert.doesNotMatch(out, new RegExp(`${netns.hostAddress.replace(/\./g, '\\.')}:${MINE_PORT} HTTP`), out);
+    const log = as(['log']);
+    assert.match(log.stdout, new RegExp(`network\\.\\S* .*host=${netns.peerAddress.replace(/\./g, '\\.')}`), log.stdout);
   });
 
   it('a Node raw net.connect client without the shim reaches the peer by name and by address, and nothing of this machine', async () => {
@@ -365,7 +454,7 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     assert.equal(typeof g[`peer.test:${PEER_PORT}`].lookup, 'string', JSON.stringify(g));
     assert.notEqual(g[`${netns.peerAddress}:${PEER_PORT}`].http, 'HTTP/1.1 200 OK');
     assert.deepEqual(events, []);
-    const root = transparentCarrier({ root: false });
+    const root = transparentCarrier({ root: true, perl: ['/nonexistent/perl'] });
     assert.ok('off' in root);
     const ws = fs.realpathSync(tempDir('mcp-gate-tc-ws-'));
     const c = buildSandbox(
@@ -386,7 +475,7 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
       },
       available,
     );
-    assert.match(c.description.text, /Go and static binaries: not carried \(needs root here: MCP Gate runs as uid 0\)/);
+    assert.match(c.description.text, /Go and static binaries: not carried \(perl \(`apt-get install perl`\) missing\)/);
   });
 
   it('fails soft: when the helper cannot set the rules, the door opens all the same and an event says the carrier is off', async () => {
