@@ -9,6 +9,7 @@
 // start, the guard's own cost: the guarded approval started by startPlan with and without the guard (the same copy
 // and sandbox), since the product comparison also counts the whole-workspace pin the guard replaces. Interleaved
 // rounds; each row gives the median of all samples and the spread (min–max) of the round medians (issue 48).
+import { decideStart } from '../src/policy/start';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -225,7 +226,7 @@ async function timedPlanStart(w: World, guard: boolean): Promise<number> {
     project,
     plan: { ...plan, executable: plan.executable! },
     env: { ...minimalEnv(process.env), ...plan.env },
-    policy: loadUserPolicy(w.full.userPolicy),
+    decision: decideStart(loadUserPolicy(w.full.userPolicy), serverIdentity(server, project), process.env.HOME ?? os.homedir()),
     home: process.env.HOME ?? os.homedir(),
     hostEnv: process.env,
     npm: inProcess,

@@ -1,6 +1,7 @@
 // The user's sandbox settings and the one profile type: which local servers run contained and with what extra
 // reach (SandboxProfile: network, extra read and write paths), decided here (sandboxFor) from the settings alone;
-// src/host/sandbox/contain.ts adds the rule's network verdict and whether bubblewrap starts (containmentFor), runs that
+// src/policy/start.ts asks it once per start with the network rules (decideStart); src/host/sandbox/decision.ts adds
+// whether bubblewrap starts (containmentFor), src/host/sandbox/contain.ts runs that
 // (startPlan) and words it (describeContainment), and src/host/sandbox/sandbox.ts builds the bwrap command for the
 // profile. The settings' schema for the extension is package.json's `mcpGate.sandbox`. User scope only
 // (MCP Gate's configuration file and the extension's application-scope `mcpGate.sandbox`); a repository file can

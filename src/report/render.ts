@@ -17,6 +17,7 @@ import { NEUTRAL_WORDS, type FrontEndWords } from '../trust/words';
 import { grantsFor, type UserPolicy } from '../policy/user-policy';
 import { formatOrigin } from '../policy/names';
 import { ruleText } from '../policy/rules';
+import { decideStart } from '../policy/start';
 import { serverIdentity } from '../host/identity';
 import { dependencyCount, lockSummary, type NpmLock } from '../trust/packages/npm-lock';
 import type { ImagePin } from '../trust/packages/image-pin';
@@ -337,7 +338,7 @@ export function serverText(
   if (grants) {
     lines.push(...grantsText(s, grants));
     if (s.definition?.type === 'stdio' && s.state !== 'blocked') {
-      const c = describeContainment(s, serverIdentity(s, grants.project), grants.policy, grants.home, () => grants.sandbox);
+      const c = describeContainment(s, decideStart(grants.policy, serverIdentity(s, grants.project), grants.home), () => grants.sandbox);
       if (c.length) lines.push(`  sandbox     ${escapeText(c[0])}`, ...c.slice(1).map((l) => `              ${escapeText(l)}`));
     }
   } else lines.push(`  grants that would apply: not computed here (${words.showGrants(s.name)})`);
@@ -539,7 +540,7 @@ export function sandboxText(report: GateReport, policy: UserPolicy, home: string
     L.push(`  INVALID  ${escapeText(problem)} — no server that should be contained starts until it is fixed`);
   for (const s of report.servers) {
     if (s.definition?.type !== 'stdio' || s.state === 'blocked') continue;
-    const c = describeContainment(s, serverIdentity(s, report.project), policy, home, () => p);
+    const c = describeContainment(s, decideStart(policy, serverIdentity(s, report.project), home), () => p);
     const net = c.find((l) => l.startsWith('network: '));
     // The fix is said once, on the bubblewrap line above; each server only says that it waits for it.
     const line = c[0]?.startsWith('contained')

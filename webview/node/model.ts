@@ -8,6 +8,7 @@ import { describeContainment } from '../../src/host/sandbox/decision';
 import { sandboxAvailable, type SandboxProbe } from '../../src/host/sandbox/sandbox';
 import { serverIdentity } from '../../src/host/identity';
 import type { UserPolicy } from '../../src/policy/user-policy';
+import { decideStart } from '../../src/policy/start';
 import { createHash } from 'node:crypto';
 import { diffLines } from 'diff';
 import { stateLabel, summary } from '../../src/report/render';
@@ -192,7 +193,7 @@ function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere):
     if (guarded) view.plan.guarded = guarded.map(escapeText);
   }
   if (folder.policy && folder.report && s.definition?.type === 'stdio' && s.state !== 'blocked') {
-    const lines = describeContainment(s, serverIdentity(s, folder.report.project), folder.policy, sandbox.home, sandbox.probe);
+    const lines = describeContainment(s, decideStart(folder.policy, serverIdentity(s, folder.report.project), sandbox.home), sandbox.probe);
     if (lines.length) view.sandbox = lines.map(escapeText);
   }
   const envFile = s.pinned?.pinned.envFile;

@@ -6,9 +6,10 @@
 // image digest its approval recorded (src/trust/packages/image-pin.ts), `name@sha256:…` in place of the tag. Network inside the sandbox is
 // one door to a filtering proxy (../net/egress.ts), opened when the rule `mcp.<server>.network` allows (any public host;
 // ask where a person can answer) or rules `mcp.<server>.network.<host>` name hosts (those hosts); otherwise none. Where the sandbox cannot start, a server that should be contained does not
-// start: the message names the cause, the fix, and the opt-out. One decision (containmentFor: the user's settings,
-// the network rule, whether bubblewrap starts) is what startPlan runs and what describeContainment words, so the
-// words cannot drift from what runs.
+// start: the message names the cause, the fix, and the opt-out. One decision (containmentFor over the start's
+// StartDecision, src/policy/start.ts — the user's settings, the network rule — and whether bubblewrap starts) is what
+// startPlan runs and what describeContainment words, so the words cannot drift from what runs; nothing here asks the
+// policy by another road (the door's questions at each connection go through the StartDecision too).
 import { defaultGuardDir, GuardUnavailable, prepareGuard } from './load-guard';
 import { defaultLibcCarrier, type LibcCarrier } from '../net/libc-carrier';
 import { defaultNetShim } from '../net/net-shim';
@@ -24,12 +25,9 @@ import { NEUTRAL_WORDS, type FrontEndWords } from '../../trust/words';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { decideUnder, networkHostRulesUnder, reachUnder, type UserPolicy } from '../../policy/user-policy';
-import { resolve, type Asker, type Resolved } from '../../policy/decide';
-import { networkAction, ruleText, type Rule } from '../../policy/rules';
+import type { Resolved } from '../../policy/decide';
 import type { ServerIdentity } from '../../policy/identity';
-import { sandboxFor, type LimitsDecision, type SandboxEntry } from '../../policy/sandbox-profile';
-import type { Verdict } from '../../policy/decide';
+import type { StartDecision } from '../../policy/start';
 import type { ServerReport } from '../../trust/report';
 import { npmLaunchOf } from '../../trust/approval/approvals';
 import { refOf, serverKey } from '../../trust/approval/server-ref';
@@ -216,9 +214,9 @@ export interface ContainOptions {
   plan: LaunchPlan & { executable: string };
   /** The environment the server gets (minimal + declared + env-bound secrets). */
   env: Record<string, string>;
-  policy: UserPolicy;
+  /** What the policy said at this start (src/policy/start.ts): the one road back to the policy. */
+  decision: StartDecision;
   home: string;
-  asker?: Asker;
   /** MCP Gate's own environment (for XDG_CACHE_HOME); this process's by default. */
   hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Injectable probe (tests); the real one otherwise. */
@@ -231,8 +229,6 @@ export interface ContainOptions {
   npm: NpmOps;
   /** Each connection through a contained server's network door (for the log). */
   onNetwork?: (e: EgressEvent) => void;
-  /** The policy in force now (a session's, re-read at each decision), for the network door's connections. */
-  livePolicy?: () => UserPolicy;
   /** The resolver the network door uses (tests); the system's otherwise. */
   resolver?: Resolver;
   /** The approval store's folder: the workspace manifest of a guarded server's approval is read from there. */
@@ -384,7 +380,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const locked = await fromLock(o);
   const plan = locked?.plan ?? (await fromImagePin(o)) ?? o.plan;
   const { who } = o;
-  const c = containmentFor(who, o.policy, o.home, o.probe ?? sandboxAvailable, o.limits);
+  const c = containmentFor(o.decision, o.probe ?? sandboxAvailable, o.limits);
   if (c.kind === 'refused') {
     throw new ContainRefused(
       `your sandbox settings cannot be used, so no server that should be contained starts: ${c.problems.join('; ')}`,
@@ -453,7 +449,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const { probe } = c;
 
   // The door opens when the bare rule allows (any public host) or a rule names hosts for it (those hosts only).
-  const verdict = await resolve(c.network, o.asker);
+  const verdict = await o.decision.ask(c.network);
   const network = verdict.decision === 'allow' || c.networkHosts.length > 0;
   // Without network, package launchers work from their caches at once instead of retrying the registry for
   // minutes: npm/npx offline (a package not in ~/.npm fails with ENOTCACHED), uv offline.
@@ -615,7 +611,7 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     const networkRule = network
       ? undefined
       : JSON.stringify({
-          action: networkAction(who.name),
+          action: o.decision.networkAction,
           decision: 'allow',
           ...(who.scope === 'repository' ? { project: who.project } : {}),
         });
@@ -696,14 +692,12 @@ function networkDoor(o: ContainOptions, bare: Resolved): Egress {
 export function networkDecider(o: ContainOptions, bare: Resolved): (host: string) => Promise<EgressVerdict> {
   const asked = new Map<string, Promise<Resolved>>();
   return async (host) => {
-    const policy = o.livePolicy?.() ?? o.policy;
-    const now = decideUnder(policy, o.who, networkAction(o.who.name));
-    const r = reachUnder(policy, o.who, host, now.decision === 'ask' ? bare : now);
+    const r = o.decision.reach(host, bare);
     let v = r.verdict as Resolved;
     if (r.byHostRule) {
       let pending = asked.get(host);
       if (!pending) {
-        pending = resolve(r.verdict, o.asker);
+        pending = o.decision.ask(r.verdict);
         if (r.verdict.decision === 'ask') asked.set(host, pending);
       }
       v = await pending;
@@ -712,7 +706,7 @@ export function networkDecider(o: ContainOptions, bare: Resolved): (host: string
       allow: v.decision === 'allow',
       named: r.named && v.decision === 'allow',
       reason: v.reason,
-      permit: r.permit ? ruleText(r.permit) : undefined,
+      permit: r.permit,
     };
   };
 }

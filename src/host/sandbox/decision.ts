@@ -5,11 +5,11 @@
 // (PROTECTED_IN_WORKSPACE and kin) and the package caches it gets.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { decideUnder, networkHostRulesUnder, type UserPolicy } from '../../policy/user-policy';
-import { networkAction, type Rule } from '../../policy/rules';
+import type { Rule } from '../../policy/rules';
 import type { ServerIdentity } from '../../policy/identity';
-import { sandboxFor, type LimitsDecision, type SandboxEntry } from '../../policy/sandbox-profile';
+import type { LimitsDecision, SandboxEntry } from '../../policy/sandbox-profile';
 import type { Verdict } from '../../policy/decide';
+import type { StartDecision } from '../../policy/start';
 import type { ServerReport } from '../../trust/report';
 import { npmLaunchOf } from '../../trust/approval/approvals';
 import { imageLaunchOf } from '../../trust/packages/image-pin';
@@ -134,13 +134,11 @@ export type Containment =
     };
 
 export function containmentFor(
-  who: ServerIdentity,
-  policy: UserPolicy,
-  home: string,
+  start: StartDecision,
   probe: () => SandboxProbe,
   mechanism: () => LimitMechanism = limitMechanism,
 ): Containment {
-  const d = sandboxFor(policy.sandbox, who, home);
+  const d = start.sandbox;
   if (d.kind !== 'contained') return d;
   const p = probe();
   if (!p.ok) return { kind: 'unavailable', probe: p };
@@ -149,8 +147,8 @@ export function containmentFor(
   return {
     kind: 'contained',
     probe: p,
-    network: decideUnder(policy, who, networkAction(who.name)),
-    networkHosts: networkHostRulesUnder(policy, who),
+    network: start.network,
+    networkHosts: start.networkHosts,
     extraRead: d.extraRead,
     extraWrite: d.extraWrite,
     unixSockets: d.unixSockets,
@@ -214,14 +212,12 @@ export function optOutWhere(e: SandboxEntry): string {
 /** What `startPlan` would do for this server, in words, without starting anything (the approve preview, doctor). */
 export function describeContainment(
   server: ServerReport,
-  who: ServerIdentity,
-  policy: UserPolicy,
-  home: string,
+  start: StartDecision,
   probe: () => SandboxProbe,
   mechanism: () => LimitMechanism = limitMechanism,
 ): string[] {
   if (server.definition?.type !== 'stdio') return [];
-  const c = containmentFor(who, policy, home, probe, mechanism);
+  const c = containmentFor(start, probe, mechanism);
   const words = containmentWords(server, c);
   if (c.kind === 'uncontained') {
     const p = probe();

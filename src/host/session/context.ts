@@ -8,6 +8,7 @@ import { SdkHttpError } from '@modelcontextprotocol/client';
 import type { Asker, Verdict } from '../../policy/decide';
 import { defaultMasker, type Masker } from '../../policy/mask';
 import { bindSecrets, type SecretSource } from '../../policy/secrets';
+import { decideStart, type StartDecision } from '../../policy/start';
 import type { UserPolicy } from '../../policy/user-policy';
 import type { NpmOps } from '../../trust/packages/npm-lock';
 import type { GateReport, ServerReport } from '../../trust/report';
@@ -231,6 +232,14 @@ export class SessionContext {
   refuseRequest(server: string, method: string, how: string): void {
     this.counters.refusedRequests[method] = (this.counters.refusedRequests[method] ?? 0) + 1;
     this.o.log.write({ kind: 'gate.refuse', server, detail: `refused ${how} ${stripHidden(method)}` });
+  }
+
+  /**
+   * What the policy says about a local server as it starts (src/policy/start.ts), asked once: its sandbox, network
+   * and limits; the door's later questions go through it by the rules then in force.
+   */
+  startDecision(server: ServerReport, home: string): StartDecision {
+    return decideStart(this.policy, serverIdentity(server, this.project), home, { live: () => this.policy, asker: this.o.asker });
   }
 
   /** The secrets the policy binds to this server (at this host, for a remote one), asked for where a person can answer. */

@@ -67,6 +67,7 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
   }
   if (!plan.executable) throw new DroppedError(`it cannot be started: ${plan.notFound}`);
   let start: StartPlan;
+  const home = ctx.o.env.HOME ?? os.homedir();
   try {
     start = await startPlan({
       server,
@@ -74,14 +75,13 @@ async function localStart(ctx: SessionContext, server: ServerReport): Promise<{ 
       project,
       plan: { ...plan, executable: plan.executable },
       env: { ...minimalEnv(ctx.o.env), ...plan.env, ...bound.env },
-      policy: ctx.policy,
-      home: ctx.o.env.HOME ?? os.homedir(),
-      asker: ctx.o.asker,
+      // The policy asked once for this start; the door's later questions go through it, by the rules then in force.
+      decision: ctx.startDecision(server, home),
+      home,
       hostEnv: ctx.o.env,
       words: ctx.words,
       npm: ctx.o.npm,
       limits: ctx.o.limitMechanism,
-      livePolicy: () => ctx.policy,
       storeDir: ctx.o.storeDir,
       guardDir: ctx.o.guardDir,
       onNetwork: (e) =>

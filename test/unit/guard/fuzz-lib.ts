@@ -55,7 +55,7 @@ export const caseSeed = (seed: number, index: number): number =>
   (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
 
 // ---------------------------------------------------------------------------------------------- the model
-type Fmt = 'cjs' | 'esm' | 'json' | 'py' | 'pth' | 'hook';
+type Fmt = 'cjs' | 'esm' | 'json' | 'py' | 'pth' | 'hook' | 'j2';
 export interface Mod {
   id: string;
   file: string; // workspace-relative posix path
@@ -83,6 +83,8 @@ export interface Case {
   ws: string; // the workspace (real path)
   trace: string; // outside the workspace
   files: Record<string, string>;
+  /** Python: the entry starts a program first (then every compile is checked against the workspace: the walk). */
+  started?: boolean;
 }
 
 const STATIC_EDGES = new Set(['import-static', 'import-json', 'pkg-exports-import', 'alias-import', 'self-import']);
@@ -183,14 +185,16 @@ function pyChild(g: Gen, m: Mod, edge: string): Mod {
       return mk(g, m, edge, 'pth', (id) => `site_${id}/fz_${id}.pth`);
     case 'subprocess':
       return mk(g, m, edge, 'py', (id) => `jobs/${id}.py`);
+    case 'jinja':
+      return mk(g, m, edge, 'j2', (id) => `templates/t_${id}.j2`);
   }
   throw new Error(`unknown edge ${edge}`);
 }
 
-const PY_EDGES = ['import', 'from-import', 'import_module', 'run_path', 'exec', 'sys-path', 'pth', 'subprocess'];
+const PY_EDGES = ['import', 'from-import', 'import_module', 'run_path', 'exec', 'sys-path', 'pth', 'subprocess', 'jinja'];
 
 function grow(g: Gen, m: Mod, depth: number): void {
-  if (m.fmt === 'json' || m.fmt === 'pth' || m.fmt === 'hook') return;
+  if (m.fmt === 'json' || m.fmt === 'pth' || m.fmt === 'hook' || m.fmt === 'j2') return;
   const n = depth >= 3 ? 0 : g.rng.int(depth === 0 ? 4 : 3) + (depth === 0 ? 1 : 0);
   for (let i = 0; i < n && g.n < g.max; i++) {
     const edge = g.rng.pick(g.lang === 'node' ? nodeEdges(m) : PY_EDGES);
@@ -317,26 +321,48 @@ function pyLoad(c: Mod, parent: Mod, ws: string): string {
       return `site.addsitedir(${absExpr(path.posix.dirname(c.file))})`;
     case 'subprocess':
       return `subprocess.run([sys.executable, ${pick()}], check=True)`;
+    case 'jinja':
+      // a template is code jinja2 compiles: after a program start, only an approved template's compile passes
+      return `_jinja(${J(c.file)})`;
   }
   throw new Error(`unknown edge ${c.edge}`);
 }
 
-function emitPy(m: Mod, id: string, ws: string, trace: string, children = m.children): string {
+function emitPy(m: Mod, id: string, ws: string, trace: string, children = m.children, started = false): string {
   if (m.fmt === 'pth') return `import os; _f = open(${J(trace)}, 'a'); _f.write(${J(id + '\n')}); _f.close()\n`;
+  if (m.fmt === 'j2') return `{{ mark(${J(id)}) }}\n`;
   const loads = children.map((c) => pyLoad(c, m, ws)).filter(Boolean);
   return [
     `# ${m.id} (${m.edge})`,
-    'import os, sys, importlib, runpy, site, subprocess',
+    'import os, sys, importlib, runpy, site, subprocess, dataclasses',
     `R = ${J(ws)}`,
     'if R not in sys.path: sys.path.insert(0, R)',
+    ...(started ? ["subprocess.run(['true'], check=True)"] : []),
     `with open(${J(trace)}, 'a') as _f: _f.write(${J(id + '\n')})`,
+    // generated code of the standard library in every module (a dataclass made as the module runs)
+    '@dataclasses.dataclass',
+    'class _Row:',
+    '    a: int = 1',
+    '_Row()',
+    ...(children.some((c) => c.edge === 'jinja')
+      ? [
+          'def _jinja(f):',
+          '    import jinja2',
+          '    def mark(i):',
+          `        with open(${J(trace)}, 'a') as t: t.write(i + '\\n')`,
+          "        return ''",
+          '    jinja2.Environment(loader=jinja2.FileSystemLoader(R)).get_template(f).render(mark=mark)',
+        ]
+      : []),
     ...loads,
     '',
   ].join('\n');
 }
 
 function emit(c: Case, m: Mod, id: string, children?: Mod[]): string {
-  return c.lang === 'node' ? emitNode(m, id, c.ws, c.trace, children) : emitPy(m, id, c.ws, c.trace, children);
+  return c.lang === 'node'
+    ? emitNode(m, id, c.ws, c.trace, children)
+    : emitPy(m, id, c.ws, c.trace, children, !!c.started && m.edge === 'entry');
 }
 
 /** Generates case `seed` into a fresh workspace under `base` (the workspace and the trace are real paths). */
@@ -355,6 +381,7 @@ export function generate(seed: number, base: string, lang?: 'node' | 'python'): 
   } else entry = mk(g, null, 'entry', 'py', () => 'server.py');
   grow(g, entry, 0);
   const c: Case = { seed, lang: l, entry, mods: g.mods, ws, trace, files: { 'README.md': '# a generated MCP server\n' } };
+  if (l === 'python') c.started = rng.chance(0.5);
   for (const m of g.mods) c.files[m.file] = emit(c, m, m.id);
   if (l === 'node') {
     const pkg: { name: string; imports: Record<string, string>; exports: Record<string, string> } = {

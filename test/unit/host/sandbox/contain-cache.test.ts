@@ -1,6 +1,7 @@
 // A contained server's private cache folder is named by the server's one key (src/trust/approval/server-ref.ts):
 // one per repository server and project, one per user server wherever it runs; a folder named by the key of
 // earlier releases is moved to the new name at the next start, so its packages are kept.
+import { decideStart } from '../../../../src/policy/start';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -52,7 +53,7 @@ describe('sandbox cache folders: named by the one key', () => {
       project: report.project,
       plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! },
       env: {},
-      policy: loadUserPolicy({ file: 'config.json' }),
+      decision: decideStart(loadUserPolicy({ file: 'config.json' }), who, w.home),
       home: w.home,
       hostEnv,
       npm: {} as NpmOps,

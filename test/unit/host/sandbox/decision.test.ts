@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ContainRefused, networkDecider, refusedSocketError, startPlan, type StartPlan } from '../../../../src/host/sandbox/contain';
 import { containmentFor, describeContainment, type Containment } from '../../../../src/host/sandbox/decision';
+import { decideStart } from '../../../../src/policy/start';
 import type { SandboxProbe } from '../../../../src/host/sandbox/sandbox';
 import type { ServerIdentity } from '../../../../src/policy/identity';
 import { DEFAULT_LIMITS, LIMIT_KEYS, SANDBOX_ENTRY_KEYS, SANDBOX_KEYS } from '../../../../src/policy/sandbox-profile';
@@ -53,18 +54,15 @@ describe('containment: one decision, in words and in what starts', () => {
     mechanism: LimitMechanism = RLIMITS,
   ): { c: Containment; words: string[]; plan: Promise<StartPlan> } {
     const p = policy(raw);
+    const start = decideStart(p, who, home, { asker: answer ? async () => answer : undefined });
     const c = containmentFor(
-      who,
-      p,
-      home,
+      start,
       () => probe,
       () => mechanism,
     );
     const words = describeContainment(
       server,
-      who,
-      p,
-      home,
+      start,
       () => probe,
       () => mechanism,
     );
@@ -74,9 +72,8 @@ describe('containment: one decision, in words and in what starts', () => {
       project,
       plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! },
       env: {},
-      policy: p,
+      decision: start,
       home,
-      asker: answer ? async () => answer : undefined,
       hostEnv: { XDG_CACHE_HOME: tempDir('mcp-gate-cache-') },
       probe: () => probe,
       npm: {} as NpmOps,
@@ -232,10 +229,11 @@ describe('containment: one decision, in words and in what starts', () => {
       project,
       plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! },
       env: {},
-      policy: policy(raw),
+      decision: decideStart(policy(raw), repo(), home, {
+        live: () => policy(raw),
+        asker: async (q: { action: string }) => (asked.push(q.action), 'once' as const),
+      }),
       home,
-      livePolicy: () => policy(raw),
-      asker: async (q: { action: string }) => (asked.push(q.action), 'once' as const),
       npm: {} as NpmOps,
     };
     const bare = await resolve(decideFor(repo(), 'mcp.s.network', policy(raw).rules));
@@ -320,7 +318,7 @@ describe('containment: one decision, in words and in what starts', () => {
         project,
         plan: { ...server.pinned!.plan!, executable: server.pinned!.plan!.executable! },
         env: {},
-        policy: policy({}),
+        decision: decideStart(policy({}), user, home),
         home,
         hostEnv: { XDG_CACHE_HOME: cache },
         probe: () => NO_BWRAP,
