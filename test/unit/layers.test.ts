@@ -5,7 +5,8 @@
 // where its code runs: webview/common (pure: protocol, view-model types, log model) imports neither side;
 // webview/browser and webview/main.ts (the bundle) import nothing from Node and nothing from webview/node (the
 // extension host's side), and the bundle (webview/main.ts and all it imports) reaches no Node module. `src/guard`
-// (the load guard, run inside servers' processes as its own bundle) imports only Node's built-ins, and nothing
+// (the load guard, run inside servers' processes as its own bundle) imports only Node's built-ins and the files
+// beside it in its own folder (`./x`: src/guard/node is split by concept, bundled into one file), and nothing
 // imports it. `src/netshim` (the network shim, preloaded into contained servers' processes as its own bundle) keeps
 // the same rule as `src/guard`.
 import assert from 'node:assert/strict';
@@ -33,6 +34,8 @@ type Layer =
 const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$`);
 
 /** A package name that is not a Node built-in (`undici`, `@scope/x/sub`): code the guard would have to carry. */
+/** A relative import that is not a sibling file of the same folder (`./manifest`): the guard's files import only each other. */
+const NOT_SIBLING = /^(?!\.\/[\w-]+$)\./;
 const NOT_BUILTIN_PACKAGE = new RegExp(`^(?!(node:|(${builtinModules.join('|')})(/|$)))@?[a-z0-9][\\w.-]*(/[\\w.-]+)*$`);
 
 const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
@@ -75,7 +78,7 @@ const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
   'webview/browser': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
   'webview/node': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
   other: { layers: ['guard', 'netshim', 'cli'], modules: [] },
-  // The load guard runs inside servers' own processes, its own bundle: Node's built-ins and nothing of ours.
+  // The load guard runs inside servers' own processes, its own bundle: Node's built-ins and its own files beside it.
   guard: {
     layers: [
       'netshim',
@@ -91,7 +94,7 @@ const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
       'webview/node',
       'other',
     ],
-    modules: [/^\.{1,2}\//, NOT_BUILTIN_PACKAGE],
+    modules: [NOT_SIBLING, NOT_BUILTIN_PACKAGE],
   },
   // The network shim runs inside servers' own processes too, its own bundle: the same rule.
   netshim: {
@@ -335,6 +338,21 @@ describe('layers', () => {
       'src/netshim/x.ts (netshim) imports "../host/net/egress"',
       'src/netshim/x.ts (netshim) imports src/host/net/egress.ts (host)',
       'src/host/y.ts (host) imports src/netshim/net-shim.ts (netshim)',
+    ]);
+  });
+
+  it('the checker finds the load guard importing a package or our code, and lets its files import each other (it can fail)', () => {
+    const fake = new Map([
+      [
+        path.join(ROOT, 'src', 'guard', 'node', 'x.ts'),
+        "import fs = require('node:fs');\nimport { getConfig } from './manifest';\nimport { Agent } from 'undici';\nimport { escape } from '../../text/escape';\nimport { y } from './../node/y';\n",
+      ],
+    ]);
+    assert.deepEqual(violations(fake), [
+      'src/guard/node/x.ts (guard) imports "undici"',
+      'src/guard/node/x.ts (guard) imports "../../text/escape"',
+      'src/guard/node/x.ts (guard) imports src/text/escape.ts (text)',
+      'src/guard/node/x.ts (guard) imports "./../node/y"',
     ]);
   });
 
