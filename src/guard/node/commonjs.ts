@@ -1,0 +1,118 @@
+// CommonJS for the load guard: Module.prototype._compile checks the exact text V8 is about to compile (the file's
+// bytes on disk when a transpiler stood between), Module._load refuses sink modules asked for by pinned files and
+// checks the workspace links a require went through, JSON is read once, checked and parsed from the same bytes; and
+// V8's compile cache is kept off (its bytecode would run in place of the text the guard checks).
+import Module = require('node:module');
+import path = require('node:path');
+import { F, hasOwn, real } from './base';
+import { getConfig, writable } from './manifest';
+import { stripBOM } from './hash';
+import { check, refuse } from './verdict';
+import { lexicalOf, linksAsApproved } from './links';
+import { guardSqlite } from './sqlite';
+import { checkSink } from './sinks';
+import { mode, requireOfEsm } from './esm';
+
+/** CommonJS: the exact text compiled, sink modules asked for, links followed, JSON. */
+export function installCommonJs(): void {
+  // CommonJS: the exact text compiled.
+  const proto = (Module as unknown as { prototype: { _compile: (...a: unknown[]) => unknown } }).prototype;
+  const compile = proto._compile;
+  // Node's own handlers for JavaScript files: while one of them loads a file, the text it hands to _compile is what
+  // it read (a transpiler that changes the text replaces the handler, or the module's own _compile, as pirates does).
+  const exts = (Module as unknown as { _extensions: Record<string, (m: { exports: unknown }, f: string) => void> })._extensions;
+  let nodeReads: string | null = null;
+  for (const ext of ['.js', '.cjs', '.mjs']) {
+    const handler = exts[ext];
+    if (typeof handler !== 'function') continue;
+    exts[ext] = function (this: unknown, module: { exports: unknown }, filename: string) {
+      const before = nodeReads;
+      nodeReads = filename;
+      try {
+        return handler.call(this, module, filename);
+      } finally {
+        nodeReads = before;
+      }
+    };
+  }
+  proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
+    const own = nodeReads === filename && !hasOwn(this as object, '_compile');
+    if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array))
+      check(filename, 'require', content, own);
+    // require() of an ES module (Node 20.19+, 22.12+) loads what it imports around module.register's hooks: with
+    // only those, one in the workspace or a scratch folder is refused (its imports would go unchecked).
+    if (mode === 'register' && rest[0] === 'module' && typeof filename === 'string') requireOfEsm(filename);
+    return compile.call(this, content, filename, ...rest);
+  };
+
+  // Built-in modules that run code, asked for by a file the approval pins as read.
+  const M = Module as unknown as { _load: (request: unknown, parent: { filename?: string } | undefined, isMain: boolean) => unknown };
+  const load = M._load;
+  M._load = function (this: unknown, request: unknown, parent: { filename?: string } | undefined, isMain: boolean) {
+    if (typeof request === 'string') {
+      checkSink(request, parent?.filename);
+      const lex = (Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request)
+        ? null
+        : lexicalOf(request, parent?.filename);
+      if (lex) {
+        let resolved: string | undefined;
+        try {
+          resolved = (Module as unknown as { _resolveFilename: (r: string, p: unknown, m: boolean) => string })._resolveFilename(
+            request,
+            parent,
+            isMain,
+          );
+        } catch {
+          /* the load reports it */
+        }
+        if (resolved && path.isAbsolute(resolved) && !resolved.startsWith(getConfig()!.root)) linksAsApproved(lex, 'require');
+      }
+    }
+    const m = load.call(this, request, parent, isMain);
+    if (request === 'node:sqlite') guardSqlite(m);
+    return m;
+  };
+
+  // JSON: read once, check, parse the same bytes.
+  exts['.json'] = function (module, filename) {
+    const buf = F.readFileSync(filename);
+    check(filename, 'json', buf);
+    try {
+      module.exports = JSON.parse(stripBOM(buf.toString('utf8')));
+    } catch (err) {
+      (err as Error).message = `${filename}: ${(err as Error).message}`;
+      throw err;
+    }
+  };
+}
+
+/** V8's compile cache off (module.enableCompileCache, NODE_COMPILE_CACHE). */
+export function disableCompileCache(): void {
+  // V8's compile cache (module.enableCompileCache, Node 22.1+): its entries are bytecode Node takes for a file's
+  // text after checking only a checksum in the entry itself, so a planted entry runs other code under an approved
+  // file's name (red team 6n, case 05). It is off: the call reports Node's DISABLED status, as it does under
+  // NODE_DISABLE_COMPILE_CACHE (which MCP Gate's wrappers set, and children get); the cache is a start-up speed-up
+  // only (tsc and other tools turn it on when they can and carry on when they cannot).
+  const MC = Module as unknown as {
+    enableCompileCache?: (...a: unknown[]) => unknown;
+    getCompileCacheDir?: () => string | undefined;
+    constants?: { compileCacheStatus?: { DISABLED?: number } };
+  };
+  if (typeof MC.enableCompileCache === 'function') {
+    const on = MC.getCompileCacheDir?.();
+    if (on && writable(real(on) ?? path.resolve(on)))
+      refuse({
+        p: on,
+        rel: null,
+        why: 'sink',
+        sum: '',
+        how: 'compile cache',
+        tail: "Node's compile cache is on (NODE_COMPILE_CACHE): it runs bytecode read from that folder in place of the files the guard checks",
+      });
+    const DISABLED = MC.constants?.compileCacheStatus?.DISABLED ?? 3;
+    MC.enableCompileCache = function enableCompileCache() {
+      return { status: DISABLED, message: "Disabled by MCP Gate's load guard (compiled code kept in a folder is not checked)" };
+    };
+  }
+  process.env.NODE_DISABLE_COMPILE_CACHE = '1';
+}

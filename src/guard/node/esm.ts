@@ -1,0 +1,266 @@
+// ES modules for the load guard (src/guard/CONTRACT.md, "ES modules"): the resolve and load hooks that check each
+// file: URL's source as the loader got it, registered in order of preference — module.registerHooks in the thread
+// that loads (Node 22.15+), else the ES module loader's own default loaders wrapped in place (with
+// --expose-internals, only where Node's sources look them up late), else module.register's loader thread, where this
+// same bundle is the hooks module (its `resolve` and `load` exports). Also the --loader / --import files named at
+// start, which load before any hook exists, and hooks a server registers itself, whose returned text is checked.
+import Module = require('node:module');
+import path = require('node:path');
+import url = require('node:url');
+import { ACTIVE, real, SELF, tokenize } from './base';
+import type { Bytes, LoadResult, NextLoad } from './base';
+import { getConfig } from './manifest';
+import { check, refuse } from './verdict';
+import { checkLinks } from './links';
+import { sqliteNow } from './sqlite';
+import { checkSink } from './sinks';
+
+/** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
+export let mode: 'hooks' | 'internals' | 'register' | 'none' = 'none';
+
+// ------------------------------------------------------------------------------------- the ESM load hook (exported)
+const toBytes = (s: string | ArrayBuffer | ArrayBufferView): Bytes =>
+  typeof s === 'string'
+    ? s
+    : s instanceof Uint8Array
+      ? s
+      : ArrayBuffer.isView(s)
+        ? new Uint8Array(s.buffer, s.byteOffset, s.byteLength)
+        : new Uint8Array(s);
+
+function checkLoaded(u: string, r: LoadResult): void {
+  if (!ACTIVE || typeof u !== 'string' || !u.startsWith('file:') || !r || r.source == null) return;
+  // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
+  const how =
+    r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : r.format === 'commonjs' || r.format == null ? 'require' : 'import';
+  check(url.fileURLToPath(u), how, toBytes(r.source));
+}
+
+/**
+ * require() of an ES module in the workspace or a scratch folder where only module.register's hooks check ES
+ * modules: what it imports is loaded around them (Node's defaultLoadSync), so it is refused (why "sink").
+ */
+export function requireOfEsm(filename: string): void {
+  const cfg = getConfig();
+  const p = real(filename);
+  if (!cfg || p === null || !(p.startsWith(cfg.root) || cfg.scratch.some((d) => p.startsWith(d)))) return;
+  const rel = p.startsWith(cfg.root) ? p.slice(cfg.root.length).split(path.sep).join('/') : null;
+  refuse({
+    p,
+    rel,
+    why: 'sink',
+    sum: '',
+    how: 'require() of an ES module',
+    tail: "require() of an ES module: on this Node the guard cannot check what it imports unless node is started with --expose-internals (MCP Gate's sandbox does that); import() it instead",
+  });
+}
+
+/** After a resolve: a sink module asked for by a file the approval pins as read (checkSink), links left the workspace. */
+function afterResolve(specifier: string, context: { parentURL?: string } | undefined, r: { url?: string } | undefined): void {
+  if (!ACTIVE || !r || typeof r.url !== 'string') return;
+  const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
+  if (r.url === 'node:sqlite') sqliteNow();
+  if (r.url.startsWith('node:') && parent) checkSink(r.url, parent);
+  if (r.url.startsWith('file:')) {
+    const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;
+    checkLinks(request, parent, url.fileURLToPath(r.url), 'import');
+  }
+}
+
+/** module.register resolve hook (Node without module.registerHooks). */
+export async function resolve(
+  specifier: string,
+  context: { parentURL?: string },
+  nextResolve: (s: string, c?: unknown) => unknown,
+): Promise<unknown> {
+  const r = (await nextResolve(specifier, context)) as { url?: string };
+  afterResolve(specifier, context, r);
+  return r;
+}
+
+/** module.register load hook: asks the next loader for the source and checks it for every file: URL. */
+export async function load(u: string, context: unknown, nextLoad: NextLoad): Promise<LoadResult> {
+  const r = await nextLoad(u, context);
+  checkLoaded(u, r);
+  return r;
+}
+
+/**
+ * The same hooks for module.registerHooks (Node 22.15 and later): synchronous, in the thread that loads, so no
+ * loader thread is started (module.register's costs about 30 ms a start). A CommonJS file's text is checked where
+ * it is compiled (Module.prototype._compile), as with module.register.
+ */
+const syncHooks = {
+  resolve(specifier: string, context: { parentURL?: string }, nextResolve: (s: string, c?: unknown) => { url?: string }): unknown {
+    const r = nextResolve(specifier, context);
+    afterResolve(specifier, context, r);
+    return r;
+  },
+  load(u: string, context: unknown, nextLoad: (u: string, c?: unknown) => LoadResult): LoadResult {
+    const r = nextLoad(u, context);
+    // A CommonJS file's text is checked where it is compiled; hooks a server adds are checked by guardHooks.
+    if (r && r.format != null && r.format !== 'commonjs') checkLoaded(u, r);
+    return r;
+  },
+};
+
+/**
+ * Hooks a server registers itself (module.registerHooks) run before the guard's and may return any text for a
+ * file: what one returns is checked as that file's code (accepted, as for a transpiler, while the file on disk is
+ * the approved one).
+ */
+function guardHooks(h: { resolve?: unknown; load?: unknown } | undefined): unknown {
+  if (!h || typeof h !== 'object' || typeof h.load !== 'function') return h;
+  const theirs = h.load as (u: string, c: unknown, n: unknown) => LoadResult;
+  return {
+    ...h,
+    load(u: string, context: unknown, nextLoad: unknown): LoadResult {
+      const r = theirs(u, context, nextLoad);
+      checkLoaded(u, r);
+      return r;
+    },
+  };
+}
+
+/**
+ * Node without module.registerHooks (20, 22 before 22.15), started with --expose-internals (MCP Gate's wrappers pass
+ * it): the ESM loader's own default loaders, wrapped in place, in the thread that loads — no loader thread (which
+ * costs a start about 25 ms on Node 20), and the loads module.register hooks never see are seen too: require() of an
+ * ES module (Node 20.19 and later) loads its imports through defaultLoadSync, around any registered hooks. Only where
+ * every use of these loaders in Node's own sources is the late lookup (`x ??= require(...).x`, the loader thread's
+ * chain aside) that a replaced export reaches; else false, and module.register is used as before.
+ */
+function inThreadInternals(): boolean {
+  let load: Record<string, unknown>;
+  let resolve: Record<string, unknown>;
+  let sources: Record<string, unknown>;
+  try {
+    // resolve before load, as Node itself loads them: resolve and get_format require each other, and get_format
+    // loaded first (load requires it) would leave resolve without defaultGetFormatWithoutErrors.
+    const internalRequire = Module.createRequire(SELF);
+    resolve = internalRequire('internal/modules/esm/resolve') as Record<string, unknown>;
+    load = internalRequire('internal/modules/esm/load') as Record<string, unknown>;
+    sources = (process as unknown as { binding: (n: string) => Record<string, unknown> }).binding('natives');
+  } catch {
+    return false;
+  }
+  const names = ['defaultLoad', 'defaultLoadSync', 'getSourceSync'];
+  if (!names.every((n) => typeof load[n] === 'function') || typeof resolve.defaultResolve !== 'function') return false;
+  // Every use of them in Node's module loading sources (internal/modules, main, process, vm) must look them up when
+  // called (`x ??= require(...).x`), never keep the function from before they were replaced (a destructuring, a
+  // property taken at load): else not used. (Not these: the loader thread's hook chain and node:test's module
+  // mocks, both hooks run in module.register's thread, and `node --check`, which runs nothing.)
+  const elsewhere = new Set(['internal/modules/esm/hooks', 'internal/test_runner/mock/loader', 'internal/main/check_syntax']);
+  const wrapped = /^(defaultLoad|defaultLoadSync|getSourceSync|defaultResolve)\b/;
+  const named = /\b(defaultLoad|defaultLoadSync|getSourceSync|defaultResolve)\b/;
+  for (const [id, text] of Object.entries(sources)) {
+    if (typeof text !== 'string' || elsewhere.has(id) || !/^internal\/(modules|main|process|vm)\b/.test(id)) continue;
+    for (const mod of ['load', 'resolve'].map((m) => `require('internal/modules/esm/${m}')`)) {
+      for (let i = text.indexOf(mod); i >= 0; i = text.indexOf(mod, i + 1)) {
+        const before = text.slice(Math.max(0, i - 300), i);
+        const destructured = /\{([^{}]*)\}\s*=\s*$/.exec(before);
+        if (destructured && named.test(destructured[1])) return false;
+        const taken = /^\.(\w+)/.exec(text.slice(i + mod.length, i + mod.length + 40));
+        if (taken && wrapped.test(taken[1]) && !/\?\?=\s*$/.test(before)) return false;
+      }
+    }
+  }
+  const defaultResolve = resolve.defaultResolve as (s: string, c?: { parentURL?: string }) => { url?: string };
+  const defaultLoad = load.defaultLoad as (u: unknown, c?: unknown) => Promise<LoadResult>;
+  const defaultLoadSync = load.defaultLoadSync as (u: unknown, c?: unknown) => LoadResult;
+  const getSourceSync = load.getSourceSync as (u: unknown, c?: unknown) => LoadResult;
+  resolve.defaultResolve = function (this: unknown, specifier: string, context?: { parentURL?: string }): { url?: string } {
+    const r = defaultResolve.call(this, specifier, context);
+    afterResolve(specifier, context, r);
+    return r;
+  };
+  load.defaultLoad = async function (this: unknown, u: unknown, c?: unknown): Promise<LoadResult> {
+    const r = await defaultLoad.call(this, u, c);
+    checkLoaded(String(u), r);
+    return r;
+  };
+  load.defaultLoadSync = function (this: unknown, u: unknown, c?: unknown): LoadResult {
+    const r = defaultLoadSync.call(this, u, c);
+    checkLoaded(String(u), r);
+    return r;
+  };
+  load.getSourceSync = function (this: unknown, u: unknown, c?: unknown): LoadResult {
+    const r = getSourceSync.call(this, u, c);
+    checkLoaded(String(u), { format: 'module', ...r });
+    return r;
+  };
+  return true;
+}
+
+/** --loader / --experimental-loader / --import files: the loader thread imports loaders before any hook exists. */
+export function checkPreloadFlags(): void {
+  const args = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')];
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--(experimental-loader|loader|import)(?:=(.*))?$/.exec(args[i]);
+    if (!m) continue;
+    const spec = m[2] ?? args[++i];
+    if (!spec) continue;
+    let file: string | null = null;
+    try {
+      if (spec.startsWith('file:')) file = url.fileURLToPath(spec);
+      else if (path.isAbsolute(spec) || /^\.\.?[\\/]/.test(spec)) file = path.resolve(spec);
+      else if (!/^[a-z][a-z0-9+.-]*:/i.test(spec)) file = Module.createRequire(path.join(process.cwd(), 'noop.js')).resolve(spec);
+    } catch {
+      /* a bare name that does not resolve here: the ESM hook still sees it when --import loads it */
+    }
+    if (file) check(file, m[1] === 'import' ? 'import' : 'loader');
+  }
+}
+
+/** ESM: the guard's hooks registered, by the best way this Node has (`mode` says which). */
+export function installEsm(): void {
+  // ESM: in-thread hooks where Node has them; else this same file is the hooks module (its `resolve` and `load`
+  // exports), run in Node's loader thread. Registered in the main thread and in each worker.
+  // A loader thread (--loader, or module.register called by the server) loads its hook modules there, where
+  // in-thread hooks do not reach: then this file is registered into it first, as without registerHooks.
+  const M2 = Module as unknown as { registerHooks?: (h: typeof syncHooks) => void; register?: (...a: unknown[]) => unknown };
+  const original = M2.register;
+  const self = url.pathToFileURL(SELF).href;
+  const loaderFlag = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')].some((a) =>
+    /^--(experimental-loader|loader)(=|$)/.test(a),
+  );
+  const registerHooks = M2.registerHooks;
+  if (typeof registerHooks === 'function') {
+    M2.registerHooks = function (this: unknown, h: typeof syncHooks) {
+      return registerHooks.call(this, guardHooks(h) as typeof syncHooks);
+    };
+  }
+  if (typeof registerHooks === 'function' && !loaderFlag) {
+    mode = 'hooks';
+    registerHooks.call(Module, syncHooks);
+    if (typeof original === 'function') {
+      let ours = false;
+      M2.register = function (this: unknown, ...args: unknown[]) {
+        if (!ours) {
+          ours = true;
+          original.call(this, self);
+        }
+        return original.apply(this, args);
+      };
+    }
+  } else if (!loaderFlag && inThreadInternals()) {
+    mode = 'internals';
+    if (typeof original === 'function') {
+      // A server's own module.register starts Node's loader thread, whose loads these wrappers do not see: this
+      // file is registered into it first, as below.
+      let ours = false;
+      M2.register = function (this: unknown, ...args: unknown[]) {
+        if (!ours) {
+          ours = true;
+          original.call(this, self);
+        }
+        return original.apply(this, args);
+      };
+    }
+  } else if (typeof original === 'function') {
+    mode = 'register';
+    original.call(Module, self);
+    sqliteNow(true); // an import of node:sqlite resolves in the loader thread, unseen here: guarded now
+  }
+  Module.syncBuiltinESMExports(); // so `import { registerHooks, register } from 'node:module'` gets these
+}

@@ -1,0 +1,273 @@
+// The exec check for the load guard (src/guard/CONTRACT.md, "Children"): when the server starts a program, every
+// argument that names a file the program will run (its own file, a script handed to an interpreter or a shell, sed's
+// and awk's program files, native code it may load) is checked by the rule; a program that reads files its arguments
+// do not name (a shell, make, npm, an interpreter the guard is not in) starts only while every file of the workspace
+// is as approved. `sh -c '<line>'` is read as its command line.
+import fs = require('node:fs');
+import path = require('node:path');
+import { F, hasOwn, real } from './base';
+import { failRoot, getConfig, writable } from './manifest';
+import { hashFile, UNREADABLE } from './hash';
+import { check, refuse } from './verdict';
+import { checkNative, START_LIBRARY_PATH } from './native';
+
+/** The exec check: every argument naming an existing regular file inside root or scratch must pass the rule. */
+/**
+ * Programs that run what their arguments name (shells, interpreters, wrappers): every workspace file among their
+ * arguments is checked. Any other program's arguments are its data (`wc -l README.md`): only an executable file
+ * among them is checked (a program handed to it to run).
+ */
+const RUNS_ITS_ARGUMENTS =
+  /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|node|nodejs|python[\d.]*|pypy[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|git|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source)$/;
+
+/**
+ * Programs that read and run files their arguments do not name (a shell sources, make reads its Makefile, npm its
+ * package.json scripts, an interpreter the guard is not in imports): started only while every file of the
+ * workspace is what was approved, since no guard sees what they read. `node` and `python` are not here: the
+ * sandbox's wrappers put the guard in them.
+ */
+const READS_ITS_OWN =
+  /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant|ninja|cmake|meson|bats|bazel|bazelisk|buck2?|scons|expect|m4|tox|nox|invoke|wish[\d.]*)$/;
+const known = new Map<string, { key: string; sum: string }>(); // rel → stat key and digest, for the check below
+
+/** Refuses (naming the first file that is not) unless every file of the workspace is what was approved. */
+function workspaceAsApproved(program: string): void {
+  const cfg = getConfig();
+  // What was approved is not known: fail closed (the program could read any workspace file).
+  if (!cfg)
+    refuse({
+      p: failRoot ?? '(workspace)',
+      rel: null,
+      why: 'manifest',
+      sum: '',
+      how: `spawn ${program} (it reads workspace files no guard sees)`,
+    });
+  const walk = (dir: string): void => {
+    let list: fs.Dirent[];
+    try {
+      list = F.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    list.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const d of list) {
+      const abs = path.join(dir, d.name);
+      if (d.isDirectory()) {
+        if (!(dir === cfg.rootDir && d.name === '.git')) walk(abs);
+        continue;
+      }
+      if (!d.isFile()) continue;
+      const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
+      const want = hasOwn(cfg.files, rel) ? cfg.files[rel] : undefined;
+      const how = `spawn ${program} (it reads workspace files no guard sees)`;
+      if (want === undefined) refuse({ p: abs, rel, why: 'new', sum: '', how });
+      if (want === 'too-large') {
+        // not hashed: its size, modification time and inode must be what the approval recorded (none recorded: changed)
+        let big: fs.BigIntStats;
+        try {
+          big = F.lstatSync(abs, { bigint: true }) as fs.BigIntStats;
+        } catch {
+          continue;
+        }
+        const rec = hasOwn(cfg.large, rel) ? cfg.large[rel] : undefined;
+        if (
+          !rec ||
+          rec.size !== Number(big.size) ||
+          String(rec.mtimeNs) !== String(big.mtimeNs) ||
+          (rec.ino !== undefined && String(rec.ino) !== String(big.ino))
+        )
+          refuse({ p: abs, rel, why: 'changed', sum: '', how });
+        continue;
+      }
+      let st: fs.Stats;
+      try {
+        st = F.lstatSync(abs, { bigint: false });
+      } catch {
+        continue;
+      }
+      const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      let hit = known.get(rel);
+      if (!hit || hit.key !== key) {
+        const h = hashFile(abs);
+        if (h === null) continue;
+        if (typeof h !== 'string') refuse({ p: abs, rel, why: 'changed', sum: '', how, tail: UNREADABLE(h.error) }); // fail closed
+        hit = { key, sum: h };
+        known.set(rel, hit);
+      }
+      if (hit.sum !== want) refuse({ p: abs, rel, why: 'changed', sum: hit.sum, how });
+    }
+  };
+  walk(cfg.rootDir);
+}
+
+/** An existing regular file in a writable place whose first four bytes are the ELF magic. */
+function elfInWritable(p: string): boolean {
+  const r = real(p);
+  if (r === null || !writable(r)) return false;
+  let fd: number;
+  try {
+    fd = F.openSync(r, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return false;
+  }
+  try {
+    if (!F.fstatSync(fd).isFile()) return false;
+    const b = Buffer.alloc(4);
+    return F.readSync(fd, b, 0, 4, 0) === 4 && b.readUInt32BE(0) === 0x7f454c46;
+  } catch {
+    return false;
+  } finally {
+    F.closeSync(fd);
+  }
+}
+
+const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$/;
+const SHELL_KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', 'time', '!', 'nohup', 'nice', 'env']);
+const SHELL_TRICKS = /`|\$\(|\$\{|\$[A-Za-z_]|<\(|>\(|(^|[\s;&|(){}])(\.|source|eval|exec|command|builtin|xargs|alias)(\s|$)/;
+
+/** The interpreter a script's `#!` line names (`/usr/bin/env bash` is bash), or undefined. */
+function shebang(p: string): string | undefined {
+  let head = '';
+  try {
+    const fd = F.openSync(p, 'r');
+    try {
+      const buf = Buffer.alloc(256);
+      head = buf.subarray(0, F.readSync(fd, buf, 0, 256, 0)).toString('utf8');
+    } finally {
+      F.closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  if (!head.startsWith('#!')) return undefined;
+  let words = head.slice(2).split('\n')[0].trim().split(/\s+/);
+  if (path.basename(words[0] ?? '') === 'env') words = words.slice(1).filter((w) => !w.startsWith('-') && !w.includes('='));
+  return words[0] ? path.basename(words[0]) : undefined;
+}
+
+/**
+ * The program (the file or argv[0], by its name or the interpreter its `#!` line names) that reads files no guard
+ * sees, or undefined. `sh -c 'cmd'` (also `-lc`, `-ec`) is read as its command line: a sourced file, eval, a
+ * substitution, or any word of the line naming such a program makes it one; else it is not.
+ */
+function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | undefined {
+  const names: string[] = [];
+  for (const p of [file, list[0]]) {
+    if (typeof p !== 'string') continue;
+    names.push(path.basename(p));
+    // (node and python are not read by their `#!`: in the sandbox they are the guard's own wrapper scripts)
+    if (p.includes('/') && !/^(node|nodejs|python[\d.]*|pypy[\d.]*)$/.test(path.basename(p))) {
+      const interp = shebang(path.resolve(cwd, p));
+      if (interp) names.push(interp);
+    }
+  }
+  for (const n of names) {
+    if (!READS_ITS_OWN.test(n)) continue;
+    if (SHELLS.test(n)) {
+      const rest = list.slice(1).filter((x): x is string => typeof x === 'string');
+      const c = rest.findIndex((a, i) => i < rest.length - 1 && /^-[A-Za-z]*c[A-Za-z]*$/.test(a));
+      if (c >= 0) {
+        const cmd = rest[c + 1];
+        if (SHELL_TRICKS.test(cmd)) return n;
+        // Each word in a command's place (first, after ; & | ( ) { } or a keyword such as `then`, after variable
+        // assignments) is read; arguments (`echo bash`) are not.
+        let expect = true;
+        for (const tok of cmd.match(/[;&|(){}\n]+|[^\s;&|(){}]+/g) ?? []) {
+          if (/^[;&|(){}\n]+$/.test(tok)) {
+            expect = true;
+            continue;
+          }
+          if (!expect) continue;
+          const w = tok.replace(/^['"\\]+|['"\\]+$/g, '');
+          if (!w || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || SHELL_KEYWORDS.has(w)) continue;
+          expect = false;
+          if (READS_ITS_OWN.test(path.basename(w))) return path.basename(w);
+        }
+        return undefined;
+      }
+    }
+    return n;
+  }
+  return undefined;
+}
+
+const INTERPRETER = /^(node|nodejs|python[\d.]*|pypy[\d.]*)$/;
+const NODE_VALUE_OPTIONS =
+  /^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|--input-type|--title|--experimental-default-type|--inspect-port|--disable-warning|--watch-path)$/;
+
+/**
+ * For `node`/`python` (guarded themselves: the child checks what it loads), the index in `all` after which the
+ * arguments are the script's own data (`node check.js ~/.cache/x/latest.json`), or Infinity: the first argument
+ * that is no option, or the value of -e/-p/-c/-m, ends what the interpreter itself reads.
+ */
+function interpreterDataFrom(all: readonly unknown[]): number {
+  let at = -1;
+  for (let i = 0; i < Math.min(all.length, 3); i++)
+    if (typeof all[i] === 'string' && INTERPRETER.test(path.basename(all[i] as string))) at = i;
+  if (at < 0) return Infinity;
+  const python = /^py/.test(path.basename(all[at] as string));
+  for (let i = at + 1; i < all.length; i++) {
+    const a = all[i];
+    if (typeof a !== 'string') return Infinity;
+    if (a === '--') return i + 1;
+    if (!a.startsWith('-') || a === '-') return i;
+    if (python) {
+      if (/^-[A-Za-z]*[cm]$/.test(a)) return i + 1; // -c code / -m module: what follows is its argv
+      if (/^-[A-Za-z]*[cm]./.test(a) && !a.startsWith('--')) return i;
+      if (/^-[WX]$|^--check-hash-based-pycs$/.test(a)) i++;
+    } else {
+      if (/^(-e|--eval|-p|--print|-pe)$/.test(a)) return i + 1;
+      if (/^--(eval|print)=/.test(a)) return i;
+      if (NODE_VALUE_OPTIONS.test(a)) i++;
+    }
+  }
+  return Infinity;
+}
+
+export function execCheck(file: unknown, args: unknown, cwd: unknown): void {
+  const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
+  const list: unknown[] = Array.isArray(args) ? (args as unknown[]) : [];
+  const dataFrom = interpreterDataFrom([file, ...list]);
+  const runs = [file, list[0]].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
+  const reads = readsItsOwn(file, list, base);
+  // sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
+  const scripts = new Set<string>();
+  if ([file, list[0]].some((p) => typeof p === 'string' && /^(g?sed|[gmn]?awk)$/.test(path.basename(p)))) {
+    const strs = list.filter((x): x is string => typeof x === 'string');
+    strs.forEach((a, j) => {
+      if ((a === '-f' || a === '--file') && j + 1 < strs.length) scripts.add(strs[j + 1]);
+      else if (a.startsWith('--file=')) scripts.add(a.slice(7));
+      else if (a.startsWith('-f') && a.length > 2 && !a.startsWith('--')) scripts.add(a.slice(2));
+    });
+  }
+  const words = new Map<string, boolean>(); // word → it is the program itself
+  for (const [i, a] of [file, ...list].entries()) {
+    if (i > dataFrom) break;
+    if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
+    words.set(a, words.get(a) || i <= 1);
+    if (/\s/.test(a)) for (const w of a.split(/\s+/)) if (w) words.set(w.replace(/^['"]+|['"]+$/g, ''), words.get(w) ?? false);
+  }
+  for (const [w, program] of words) {
+    if (!w) continue;
+    const abs = path.resolve(base, w);
+    let st: fs.Stats | undefined;
+    try {
+      st = F.statSync(abs, { throwIfNoEntry: false });
+    } catch {
+      continue;
+    }
+    if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0 || scripts.has(w))) check(abs, 'exec');
+  }
+  // Native code an argument names (a word of it; a value after `=`; with `.so` appended, as SQLite's loader does):
+  // a program may load it by its own loader (`sqlite3 -cmd '.load ext/greet'`, red team 8n case 03), which no guard
+  // sees, so an ELF file in a writable place named so is checked like a native library, with what it needs.
+  for (const w of words.keys()) {
+    for (const v of new Set([w, w.slice(w.indexOf('=') + 1)])) {
+      if (!v) continue;
+      for (const c of [path.resolve(base, v), path.resolve(base, v) + '.so'])
+        if (elfInWritable(c)) checkNative(c, 'exec (native code an argument names)', START_LIBRARY_PATH, true);
+    }
+  }
+  // After the files it is given: what it may read besides them must be as approved too.
+  if (reads) workspaceAsApproved(reads);
+}

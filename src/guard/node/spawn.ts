@@ -1,0 +1,209 @@
+// Child processes for the load guard: every spawn, exec, fork and *Sync form (ChildProcess.prototype.spawn and the
+// spawn_sync binding) and process.execve goes through prepareSpawn — the real interpreter binary is never started
+// around its wrapper, OpenSSL configuration that loads modules before a child's guard is refused, the exec check runs,
+// native code the child's dynamic loader takes from a writable place is checked — and the child's environment gets
+// MCP_GATE_GUARD and NODE_OPTIONS=--require <this guard> back even when the caller passed its own.
+import fs = require('node:fs');
+import path = require('node:path');
+import childProcess = require('node:child_process');
+import { F, MANIFEST, real, tokenize, VAR, withOurOptions } from './base';
+import { writable } from './manifest';
+import { refuse } from './verdict';
+import { checkNative, nativeLibsAsApproved } from './native';
+import { execCheck } from './exec-check';
+
+// ------------------------------------------------------------------------------ the real interpreter, a child's loader
+/** Where MCP Gate's sandbox shows the real node and python binaries (started there, no guard is in them). */
+const REAL_DIR = '/run/mcp-gate/real/';
+/** This process's own binary, as it was started (before execPath names the wrapper). */
+const OWN_REAL = real('/proc/self/exe') ?? real(process.execPath);
+/** The wrapper that starts this binary with the guard (MCP Gate's sandbox names it in MCP_GATE_GUARD_EXEC). */
+const WRAPPER = ((w) => (w && path.isAbsolute(w) ? w : null))(process.env.MCP_GATE_GUARD_EXEC);
+/** A /proc/<pid>/exe link (or a task's), in any text: the binary of a running process, by a name no check resolves. */
+const PROC_EXE = /\/proc\/[^/\s'"]+\/(task\/[^/\s'"]+\/)?exe(?![\w.-])/;
+/** OpenSSL's configuration: the provider and engine modules it names are loaded when node starts, before the guard. */
+const OPENSSL_VARS = /^(OPENSSL_CONF|OPENSSL_MODULES|OPENSSL_ENGINES)=/;
+const OPENSSL_FLAG = /^--openssl(-shared)?-config(=|$)/;
+
+/** The file is an interpreter's real binary, which runs without the guard: under REAL_DIR, or this binary behind its wrapper. */
+function unguardedInterpreter(p: string): boolean {
+  const r = real(p);
+  if (r === null) return false;
+  if (r.startsWith(REAL_DIR)) return true;
+  return WRAPPER !== null && r === OWN_REAL && real(WRAPPER) !== OWN_REAL;
+}
+
+/** The file a program name runs: with a `/`, to the working folder; else the first executable file along PATH. */
+function programPath(file: string, cwd: string, pathVar: string | undefined): string | null {
+  if (file.includes('/')) return path.resolve(cwd, file);
+  for (const d of (pathVar ?? '').split(':')) {
+    const c = path.resolve(cwd, d || '.', file);
+    try {
+      F.accessSync(c, fs.constants.X_OK);
+      if (F.statSync(c).isFile()) return c;
+    } catch {
+      /* not here */
+    }
+  }
+  return null;
+}
+
+/**
+ * The real binary of an interpreter, reached without its wrapper (process.argv[0] as Node set it, /proc/self/exe,
+ * setpriv --reset-env or env -i in front of it, a shell line naming it: red team 7n, cases 01–02): as the program,
+ * this binary's own is started through its wrapper instead; named anywhere else, the start is refused.
+ */
+function realInterpreter(opts: { file?: unknown; args?: unknown }, base: string, pathVar: string | undefined): void {
+  const args = Array.isArray(opts.args) ? (opts.args as unknown[]) : [];
+  const refuseIt = (p: string, what: string): never =>
+    refuse({
+      p,
+      rel: null,
+      why: 'sink',
+      sum: '',
+      how: 'spawn',
+      tail: `${what} names an interpreter's real binary (${p}), which would run without the load guard; start it by its usual name (process.execPath)`,
+    });
+  if (typeof opts.file === 'string') {
+    const prog = programPath(opts.file, base, pathVar);
+    if (prog && (unguardedInterpreter(prog) || PROC_EXE.test(opts.file))) {
+      if (WRAPPER && real(prog) === OWN_REAL) {
+        if (typeof args[0] === 'string' && (args[0] === opts.file || unguardedInterpreter(path.resolve(base, args[0])))) args[0] = WRAPPER;
+        opts.file = WRAPPER;
+      } else if (unguardedInterpreter(prog) || (real(prog) ?? '').startsWith(REAL_DIR)) refuseIt(opts.file, 'the program started');
+    }
+  }
+  for (const [i, a] of args.entries()) {
+    if (typeof a !== 'string' || (i === 0 && a === opts.file)) continue;
+    if (a.includes(REAL_DIR) || PROC_EXE.test(a)) refuseIt(a, 'an argument of the program started');
+    if (a.length > 65536) continue;
+    for (const w of a.split(/[\s;&|()<>`'"=:,]+/))
+      if (w && (w.includes('/') || i <= 1) && unguardedInterpreter(path.resolve(base, w)))
+        refuseIt(w, 'an argument of the program started');
+  }
+}
+
+/**
+ * The native libraries a child's dynamic loader loads from a writable place (red team 7n, case 03): a program in
+ * one (an ELF the repository ships) is walked like an addon (its DT_NEEDED along RPATH/RUNPATH and the child's
+ * LD_LIBRARY_PATH); LD_PRELOAD / LD_AUDIT libraries are checked; a writable folder in LD_LIBRARY_PATH makes every
+ * native library of the workspace and the scratch folders have to be as approved.
+ */
+function childLoader(file: unknown, base: string, env: Map<string, string>): void {
+  const lib = env.get('LD_LIBRARY_PATH');
+  const libPath = lib
+    ? lib
+        .split(/[:;]/)
+        .filter((d) => d !== '')
+        .map((d) => path.resolve(base, d))
+    : [];
+  if (typeof file === 'string') {
+    const prog = programPath(file, base, env.get('PATH'));
+    const rp = prog ? real(prog) : null;
+    if (prog && rp !== null && (writable(rp) || libPath.some((d) => writable(real(d) ?? d)))) checkNative(prog, 'exec', libPath, true);
+  }
+  for (const v of ['LD_PRELOAD', 'LD_AUDIT']) {
+    for (const l of (env.get(v) ?? '').split(v === 'LD_PRELOAD' ? /[:\s]+/ : /:/))
+      if (l) checkNative(l.includes('/') ? path.resolve(base, l) : l, `exec with ${v}`, libPath);
+  }
+  if (libPath.some((d) => writable(real(d) ?? d))) nativeLibsAsApproved('exec with LD_LIBRARY_PATH into a writable place');
+}
+
+/** Spawn options as ChildProcess.prototype.spawn, the spawn_sync binding and process.execve get them (file, args, cwd, envPairs). */
+function prepareSpawn(o: unknown): void {
+  if (!o || typeof o !== 'object') return;
+  const opts = o as { file?: unknown; args?: unknown; cwd?: unknown; envPairs?: unknown };
+  const base = typeof opts.cwd === 'string' && opts.cwd ? path.resolve(opts.cwd) : process.cwd();
+  const env = new Map<string, string>();
+  for (const kv of Array.isArray(opts.envPairs) ? (opts.envPairs as unknown[]) : Object.entries(process.env).map(([k, v]) => `${k}=${v}`)) {
+    if (typeof kv === 'string' && kv.indexOf('=') > 0) env.set(kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1));
+  }
+  realInterpreter(opts, base, env.get('PATH'));
+  execCheck(opts.file, opts.args, opts.cwd);
+  for (const a of Array.isArray(opts.args) ? (opts.args as unknown[]) : []) {
+    if (typeof a === 'string' && OPENSSL_FLAG.test(a))
+      refuse({
+        p: a,
+        rel: null,
+        why: 'sink',
+        sum: '',
+        how: 'spawn',
+        tail: `${a}: OpenSSL loads the modules a configuration names when node starts, before the load guard`,
+      });
+  }
+  if (process.platform === 'linux') childLoader(opts.file, base, env);
+  if (!Array.isArray(opts.envPairs)) return;
+  const pairs = (opts.envPairs as unknown[]).filter((kv) => !(typeof kv === 'string' && kv.startsWith(VAR + '=')));
+  const i = pairs.findIndex((kv) => typeof kv === 'string' && kv.startsWith('NODE_OPTIONS='));
+  const theirs = i < 0 ? undefined : (pairs.splice(i, 1)[0] as string).slice('NODE_OPTIONS='.length);
+  for (const t of tokenize(theirs ?? '')) {
+    if (OPENSSL_FLAG.test(t))
+      refuse({
+        p: t,
+        rel: null,
+        why: 'sink',
+        sum: '',
+        how: 'spawn',
+        tail: `NODE_OPTIONS has ${t}: OpenSSL loads the modules a configuration names when node starts, before the load guard`,
+      });
+  }
+  // (no compile cache in a child either: NODE_COMPILE_CACHE would turn it on before its guard runs; no OpenSSL
+  // configuration from the environment: its modules load before the child's guard, red team 7n, cases 06 and 08)
+  const rest = pairs.filter(
+    (kv) => !(typeof kv === 'string' && (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) || OPENSSL_VARS.test(kv))),
+  );
+  opts.envPairs = [...rest, `${VAR}=${MANIFEST}`, `NODE_OPTIONS=${withOurOptions(theirs)}`, 'NODE_DISABLE_COMPILE_CACHE=1'];
+}
+
+/** Children carry the guard: the wrapper as execPath, the environment, every way a program is started. */
+export function installChildren(): void {
+  // In MCP Gate's sandbox node is a wrapper that starts the real binary (at a hidden path) with this guard: the
+  // wrapper names itself in MCP_GATE_GUARD_EXEC, so a child started by process.execPath goes through it too.
+  // process.argv[0] too: Node set it to the real binary, and "start myself again" with it would skip the wrapper.
+  if (WRAPPER) {
+    process.execPath = WRAPPER;
+    process.argv[0] = WRAPPER;
+  }
+
+  // Children and workers carry the guard.
+  process.env.NODE_OPTIONS = withOurOptions(process.env.NODE_OPTIONS);
+  process.env[VAR] = MANIFEST;
+
+  const CP = childProcess.ChildProcess.prototype as unknown as { spawn: (o: unknown) => unknown };
+  const spawnAsync = CP.spawn;
+  CP.spawn = function (this: unknown, o: unknown) {
+    prepareSpawn(o);
+    return spawnAsync.call(this, o);
+  };
+  try {
+    const binding = (process as unknown as { binding: (n: string) => { spawn: (o: unknown) => unknown } }).binding('spawn_sync');
+    const spawnSync = binding.spawn;
+    binding.spawn = function (this: unknown, o: unknown) {
+      prepareSpawn(o);
+      return spawnSync.call(this, o);
+    };
+  } catch {
+    /* no spawn_sync binding on this Node: the *Sync forms are guarded by NODE_OPTIONS only */
+  }
+  // process.execve (Node 22.15+, 24): the process replaced by another program, with the environment it is given.
+  const P = process as unknown as { execve?: (file: unknown, args?: unknown, env?: unknown) => never };
+  const execve = P.execve;
+  if (typeof execve === 'function') {
+    P.execve = function execve2(this: unknown, file: unknown, args?: unknown, env?: unknown): never {
+      const src = env && typeof env === 'object' ? (env as Record<string, unknown>) : process.env;
+      const o = {
+        file,
+        args: Array.isArray(args) ? [...(args as unknown[])] : args,
+        cwd: process.cwd(),
+        envPairs: Object.entries(src)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${k}=${String(v)}`),
+      };
+      prepareSpawn(o);
+      const out: Record<string, string> = {};
+      for (const kv of o.envPairs as string[]) out[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+      return execve.call(this, o.file, o.args, out);
+    };
+    Object.defineProperty(P.execve, 'name', { value: 'execve' });
+  }
+}
