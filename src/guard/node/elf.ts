@@ -102,23 +102,9 @@ export function readElfDynamic(file: string): ElfDynamic | string {
     if (!seg) return 'its string table lies outside every loaded segment';
     const tab = at(seg.off + (strtab - seg.vaddr), Math.min(strsz, seg.vaddr + seg.filesz - strtab));
     if (!tab) return 'its string table lies outside the file';
-    const str = (i: number): string | null => {
-      if (i >= tab.length) return null;
-      const end = tab.indexOf(0, i);
-      return end < 0 ? null : tab.toString('utf8', i, end);
-    };
-    const strs = (list: number[]): string[] | null => {
-      const out: string[] = [];
-      for (const i of list) {
-        const s = str(i);
-        if (s === null) return null;
-        out.push(s);
-      }
-      return out;
-    };
-    const n = strs(needed),
-      rp = strs(rpath),
-      rn = strs(runpath);
+    const n = stringsOf(tab, needed),
+      rp = stringsOf(tab, rpath),
+      rn = stringsOf(tab, runpath);
     if (!n || !rp || !rn) return 'a name in its dynamic section lies outside its string table';
     const split = (l: string[]): string[] => l.flatMap((s) => s.split(':'));
     return withInterp({ needed: n, rpath: split(rp), runpath: split(rn) });
@@ -127,4 +113,20 @@ export function readElfDynamic(file: string): ElfDynamic | string {
   } finally {
     F.closeSync(fd);
   }
+}
+
+/** The names at `list`'s offsets in an ELF string table (each ends at a NUL byte), or null when one lies outside it. */
+function stringsOf(tab: Buffer, list: number[]): string[] | null {
+  const str = (i: number): string | null => {
+    if (i >= tab.length) return null;
+    const end = tab.indexOf(0, i);
+    return end < 0 ? null : tab.toString('utf8', i, end);
+  };
+  const out: string[] = [];
+  for (const i of list) {
+    const s = str(i);
+    if (s === null) return null;
+    out.push(s);
+  }
+  return out;
 }
