@@ -63,12 +63,24 @@ export const NFT_RULES = `table ip mcpgate {
 }
 `;
 
+/** The same for IPv6 (loaded apart: a namespace or kernel without IPv6 NAT keeps IPv4 carried, and IPv6 unreachable). */
+export const NFT6_RULES = `table ip6 mcpgate6 {
+  chain out {
+    type nat hook output priority -100; policy accept;
+    ip6 daddr ::1 return
+    meta l4proto tcp redirect to :${FORWARD_PORT}
+  }
+}
+`;
+
 /**
  * The forwarder (run inside the sandbox: `perl forward.pl 3129 3128`). Decides nothing: each redirected connection
  * becomes `CONNECT <original address>:<port>` to the door; refused (any answer but 200), the client's connection is
  * reset. One process per connection; a half-close is passed on. It loads no module (`use Socket` alone costs ~35 ms
  * a start here), so the Linux constants are written out (AF_INET 2, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2,
- * SO_LINGER 13, SOL_IP 0, SO_ORIGINAL_DST 80: the same on x86-64 and arm64). Once it listens it forks and the first
+ * SO_LINGER 13, SOL_IP 0, SO_ORIGINAL_DST 80; AF_INET6 10, SOL_IPV6 41, IPV6_V6ONLY 26, IP6T_SO_ORIGINAL_DST 80: the same on
+ * x86-64 and arm64). It listens on [::1] too where the namespace has IPv6 (NFT6_RULES send IPv6 TCP there), and asks
+ * `CONNECT [address]:port` for those. Once it listens it forks and the first
  * process exits, so the sandbox's first command waits for exactly that and polls nothing.
  */
 export const FORWARDER = `# MCP Gate's transparent forwarder (src/host/net/transparent-carrier.ts). Decides nothing: the door does.
@@ -78,16 +90,36 @@ socket(my $l, 2, 1, 0) or die "socket: $!";
 setsockopt($l, 1, 2, 1);
 bind($l, addr($lport)) or die "bind: $!";
 listen($l, 128) or die "listen: $!";
+# [::1] too, where the namespace has IPv6 (AF_INET6 10; IPV6_V6ONLY 26 at SOL_IPV6 41): its redirected connections
+my $l6;
+if (socket($l6, 10, 1, 0)) {
+  setsockopt($l6, 41, 26, 1); setsockopt($l6, 1, 2, 1);
+  (bind($l6, pack('S n N x15 C N', 10, $lport, 0, 1, 0)) && listen($l6, 128)) or undef $l6;
+}
+my @ls = grep { defined } ($l, $l6);
 $SIG{CHLD} = 'IGNORE';
 my $daemon = fork; die "fork: $!" unless defined $daemon; exit 0 if $daemon;
 while (1) {
-  accept(my $c, $l) or do { select(undef, undef, undef, 0.05); next };
+  my $lin = ''; vec($lin, fileno($_), 1) = 1 for @ls;
+  select(my $lout = $lin, undef, undef, undef) > 0 or do { select(undef, undef, undef, 0.05); next };
+  for my $s (grep { vec($lout, fileno($_), 1) } @ls) {
+  accept(my $c, $s) or next;
+  my $v4 = fileno($s) == fileno($l);
   my $pid = fork; next if !defined $pid || $pid;
-  close $l;
+  close $_ for @ls;
   my $reset = sub { setsockopt($c, 1, 13, pack('ii', 1, 0)); exit 1 };
-  my $orig = getsockopt($c, 0, 80) or $reset->();
-  my ($port, @a) = unpack('x2 n C4', $orig);
-  my $to = join('.', @a) . ":$port";
+  my $to;
+  if ($v4) {
+    my $orig = getsockopt($c, 0, 80) or $reset->();
+    my ($port, @a) = unpack('x2 n C4', $orig);
+    $to = join('.', @a) . ":$port";
+  } else {
+    my $orig = getsockopt($c, 41, 80) or $reset->();
+    my ($port, undef, @w) = unpack('x2 n N n8', $orig);
+    my $ip = join(':', map { sprintf('%x', $_) } @w);
+    $ip =~ s/(?:^|:)0(?::0)+(?::|$)/::/;
+    $to = "[$ip]:$port";
+  }
   socket(my $d, 2, 1, 0) or $reset->();
   connect($d, addr($door)) or $reset->();
   syswrite($d, "CONNECT $to HTTP/1.1\\r\\nhost: $to\\r\\n\\r\\n");
@@ -107,6 +139,7 @@ while (1) {
     }
   }
   exit 0;
+  }
 }
 `;
 
@@ -272,7 +305,7 @@ export function transparentArgv(c: TransparentCarrier): string[] {
 /**
  * What the door helper runs in the sandbox's namespaces (argv: nft, ip): waits until the sandbox's user namespace has
  * its uid map (nsenter may enter it before bubblewrap wrote it; nft and ip run as root of it only after), the rules
- * and the route (undone if half made), the door's listener (sent first, as openDoor expects), then the DNS socket —
+ * and the route (undone if half made; then IPv6's, whose failure leaves IPv6 unreachable and IPv4 carried), the door's listener (sent first, as openDoor expects), then the DNS socket —
  * or, when the rules could not be set, `{off}` with why (the door stays; the carrier is off for this start). The
  * helper then exits.
  */
@@ -281,6 +314,7 @@ const [nft,ip]=process.argv.slice(1);let off='';
 for(let i=0;i<300&&!fs.readFileSync('/proc/self/uid_map','utf8').trim();i++)Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0,5);
 try{x(ip,['link','set','lo','up'],{stdio:['ignore','ignore','pipe']})}catch{}
 try{x(nft,['-f','-'],{input:${JSON.stringify(NFT_RULES)},stdio:['pipe','ignore','pipe']});try{x(ip,['route','add','local','default','dev','lo'],{stdio:['ignore','ignore','pipe']})}catch(e){try{x(nft,['delete','table','ip','mcpgate'],{stdio:'ignore'})}catch{}throw e}}catch(e){off=(String(e.stderr||'').trim()||e.message).slice(0,300)}
+if(!off)try{x(nft,['-f','-'],{input:${JSON.stringify(NFT6_RULES)},stdio:['pipe','ignore','pipe']});try{x(ip,['-6','route','add','local','default','dev','lo'],{stdio:['ignore','ignore','pipe']})}catch{x(nft,['delete','table','ip6','mcpgate6'],{stdio:'ignore'})}}catch{}
 const s=net.createServer();s.on('error',e=>{console.error(e.message);process.exit(3)});
 s.listen(${DOOR_PORT},'127.0.0.1',()=>process.send('door',s,()=>{if(off)return process.send({off},()=>process.exit(0));
 const d=dgram.createSocket('udp4');d.on('error',e=>process.send({off:'DNS: '+e.message},()=>process.exit(0)));

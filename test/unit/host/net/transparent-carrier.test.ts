@@ -7,6 +7,7 @@
 // a Node fetch and curl still work, each carried once. Off (not root, nft missing) nothing changes and the
 // description says why.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
@@ -77,6 +78,8 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
   let carrier: TransparentCarrier;
   let goProbe: string;
   let mine: http.Server;
+  let mine6: http.Server;
+  let v6: { host: string; peer: string };
   const transports: StdioTransport[] = [];
   const egresses: Egress[] = [];
 
@@ -100,12 +103,20 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     netns = createNetns();
     await netns.startNode(PEER, { PEER_HOST: netns.peerAddress, PEER_PORT: String(PEER_PORT) });
     mine = http.createServer((_q, r) => r.end('this machine')).listen(MINE_PORT, '0.0.0.0');
+    // IPv6 on the same link (a unique-local /64 of this run): the peer listens there too, and this machine's side
+    const net6 = `fd18:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::`;
+    v6 = { host: `${net6}1`, peer: `${net6}2` };
+    spawnSync('ip', ['addr', 'add', `${v6.host}/64`, 'dev', netns.hostIf, 'nodad']);
+    spawnSync('ip', ['-n', netns.name, 'addr', 'add', `${v6.peer}/64`, 'dev', `mgn${netns.hostIf.slice(3)}`, 'nodad']);
+    await netns.startNode(PEER, { PEER_HOST: v6.peer, PEER_PORT: String(PEER_PORT) });
+    mine6 = http.createServer((_q, r) => r.end('this machine')).listen({ port: MINE_PORT, host: '::', ipv6Only: true });
   });
 
   after(async () => {
     for (const t of transports) await t.close().catch(() => undefined);
     for (const e of egresses) e.close();
     mine?.close();
+    mine6?.close();
     await netns?.destroy();
     cleanupTemp();
   });
@@ -364,6 +375,34 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     assert.doesNotMatch(out, new RegExp(`${netns.hostAddress.replace(/\./g, '\\.')}:${MINE_PORT} HTTP`), out);
     const log = as(['log']);
     assert.match(log.stdout, new RegExp(`network\\.\\S* .*host=${netns.peerAddress.replace(/\./g, '\\.')}`), log.stdout);
+  });
+
+  it("IPv6: the Go client reaches an allowed peer by its IPv6 address (redirected to the forwarder on [::1]); this machine's IPv6 address stays unreachable", async () => {
+    const { r, events } = await run({
+      executable: '(probe)',
+      argv: ['(result)', `[${v6.peer}]:${PEER_PORT}`, `[${v6.host}]:${MINE_PORT}`, `[::1]:${MINE_PORT}`],
+      probe: goProbe,
+      name: 'goprobe',
+      rules: [
+        ...rules(),
+        { action: `mcp.probe.network.[${v6.peer}]`, decision: 'allow' },
+        { action: `mcp.probe.network.[${v6.host}]`, decision: 'allow' },
+      ],
+      transparent: carrier,
+    });
+    const g = r as GoResult;
+    const msg = JSON.stringify({ g, events }, null, 1);
+    assert.equal(g[`[${v6.peer}]:${PEER_PORT}`].http, 'HTTP/1.1 200 OK', msg);
+    assert.notEqual(g[`[${v6.host}]:${MINE_PORT}`].http, 'HTTP/1.1 200 OK', msg);
+    assert.notEqual(g[`[::1]:${MINE_PORT}`].http, 'HTTP/1.1 200 OK', msg);
+    assert.ok(
+      events.some((e) => e.outcome === 'connected' && e.host === v6.peer),
+      msg,
+    );
+    assert.ok(
+      events.some((e) => e.outcome === 'blocked' && e.host === v6.host && /address of this machine/.test(e.detail)),
+      msg,
+    );
   });
 
   it('a Node raw net.connect client without the shim reaches the peer by name and by address, and nothing of this machine', async () => {
