@@ -870,17 +870,36 @@ def _generated(f):
         return True
     try:
         p = os.path.realpath(name)
-        if _where(p)[0] is not None and _differs(p, os.stat(p)) is not None:
-            return False                        # a generator's file in the workspace (a venv) only as approved
-    except (TypeError, ValueError, OSError):
+        inside = _where(p)[0] is not None
+    except (TypeError, ValueError):
         return False
-    if name.endswith(_GENERATORS):
-        return True
-    if name.endswith(os.sep + 'dataclasses.py'):
-        return _dataclass_compile(f)
-    if name.endswith(os.sep + 'attr' + os.sep + '_make.py'):
+    # The standard library's generators only from outside root and scratch (a workspace file named ast.py or
+    # dataclasses.py is the application's code); attrs also from a package folder of a workspace venv, as approved.
+    if not inside:
+        if name.endswith(_GENERATORS):
+            return True
+        if name.endswith(os.sep + 'dataclasses.py'):
+            return _dataclass_compile(f)
+    if name.endswith(os.sep + 'attr' + os.sep + '_make.py') and _library_file(p):
         return _attrs_compile(f)
     return False
+
+
+def _library_file(p):
+    """A file outside root and scratch, or an approved one of a package folder (site-packages, dist-packages) in the
+    workspace: a library, not the application's own code."""
+    kind = _where(p)[0]
+    if kind is None:
+        return True
+    if kind != 'root':
+        return False
+    parts = p.split(os.sep)
+    if 'site-packages' not in parts and 'dist-packages' not in parts:
+        return False
+    try:
+        return _differs(p, os.stat(p)) is None
+    except OSError:
+        return False
 
 
 def _site_frame(f):
@@ -1183,6 +1202,10 @@ def _template_compile():
     try:
         jdirs = tuple(os.path.dirname(getattr(sys.modules[m], '__file__', '') or '/nonexistent') + os.sep
                       for m in _TEMPLATES if m in sys.modules)
+        # jinja2 itself a library (a workspace folder named jinja2 is the application's code)
+        if not all(_library_file(os.path.realpath(getattr(sys.modules[m], '__file__', '') or '/nonexistent'))
+                   for m in _TEMPLATES if m in sys.modules):
+            return False
         f = sys._getframe(3)                    # the Python code that called compile (the builtins have no frame)
         n = 0
         top = None
