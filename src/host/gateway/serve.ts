@@ -121,42 +121,13 @@ export async function serve(o: ServeOptions): Promise<void> {
   // name every refusal.
   const ready = (async () => {
     for (const s of wanted) {
-      if (!s.gated && s.name === GATE_ENTRY_NAME) {
-        o.diag(
-          `mcp-gate serve: "${s.name}" (${s.source}) is MCP Gate's own agent entry (imported from that agent's file); it is not served, which would start MCP Gate inside itself`,
-        );
+      const skip = notStarted(s, fronted, o.server !== undefined, words);
+      if (skip) {
+        if (skip.diag !== undefined) o.diag(skip.diag);
+        if (skip.refuse !== undefined) refuse(skip.refuse, s);
         continue;
       }
-      if (!isRunnable(s)) {
-        if (o.server !== undefined || s.gated || !s.disabled) refuse(refusalLine(s, words), s);
-        continue;
-      }
-      if (fronted.length >= MAX_SERVERS) {
-        refuse(`"${s.name}" (${s.source}) is not served: at most ${MAX_SERVERS} servers run through one \`mcp-gate serve\``, s);
-        continue;
-      }
-      if (fronted.some((f) => f.server.name === s.name)) {
-        refuse(
-          `"${s.name}" (${s.source}) is not served: a server of the same name from ${fronted.find((f) => f.server.name === s.name)!.server.source} already is`,
-          s,
-        );
-        continue;
-      }
-      const session = await Session.start(
-        {
-          report,
-          policy: currentPolicy,
-          log: o.log,
-          storeDir: o.input.storeDir,
-          secrets: o.secrets,
-          env: o.env,
-          npm: o.npm,
-          clientName: 'mcp-gate-serve',
-          discoverTimeoutMs: o.discoverTimeoutMs,
-          callTimeoutMs: o.callTimeoutMs,
-        },
-        [s],
-      );
+      const session = await startSession(o, report, currentPolicy, s);
       if (!session.servers().length) {
         await session.close();
         refuse(session.notes.join('; ') || `"${s.name}" (${s.source}) could not be started`, s);
@@ -167,31 +138,12 @@ export async function serve(o: ServeOptions): Promise<void> {
     }
     // What the policy hides, told to the person (stderr, the log) and the agent (instructions): how many tools
     // of each server, and for each the exact rule that would allow it.
-    const served = fronted.map((f) => {
-      const all = f.session.tools();
-      const denied = all.filter((t) => f.session.verdictFor(f.server.name, t.name).decision === 'deny');
-      for (const t of denied.slice(0, MAX_HIDDEN_LISTED))
-        hidden.push(hiddenLine(f, t.name, prefixed, f.session.verdictFor(f.server.name, t.name), policy!.file));
-      if (denied.length > MAX_HIDDEN_LISTED)
-        hidden.push(
-          `and ${count(denied.length - MAX_HIDDEN_LISTED, 'more tool')} of "${f.server.name}" (${words.showTools(f.server.name)} lists each with its decision)`,
-        );
-      return `${f.server.name} (${count(all.length - denied.length, 'tool')}${denied.length ? `; ${denied.length} hidden by your policy` : ''})`;
-    });
+    const served = fronted.map((f) => servedLine(f, prefixed, policy!.file, words, hidden));
     o.diag(`mcp-gate serve: ${served.length ? `serving ${served.join(', ')}` : 'serving no server'} for ${report.project}`);
     for (const line of hidden) o.diag(`mcp-gate serve: hidden by policy: ${line}`);
   })();
 
-  const exposed = () => {
-    const map = new Map<string, { f: Fronted; tool: SessionTool; original: string }>();
-    for (const f of fronted) {
-      for (const t of f.session.tools()) {
-        const name = prefixed ? `${f.server.name}${PREFIX_SEPARATOR}${t.name}` : t.name;
-        if (!map.has(name)) map.set(name, { f, tool: { ...t, name }, original: t.name });
-      }
-    }
-    return map;
-  };
+  const exposed = () => exposedTools(fronted, prefixed);
   const stillAllowed = (f: Fronted): string | undefined => {
     const now = evaluateGate(o.input);
     policy = o.policyOf(now);
@@ -210,15 +162,6 @@ export async function serve(o: ServeOptions): Promise<void> {
     f.untrack();
   };
 
-  const instructions = () => {
-    const parts: string[] = [];
-    if (refusals.length) parts.push(`MCP Gate refused to serve:\n${refusals.map((r) => `- ${r}`).join('\n')}`);
-    if (hidden.length)
-      parts.push(
-        `MCP Gate's policy hides these tools (the person can allow each in their user policy, not you):\n${hidden.map((r) => `- ${r}`).join('\n')}`,
-      );
-    return parts.length ? parts.join('\n\n') : undefined;
-  };
   await ready.catch((e) => refuse(`starting failed: ${(e as Error).message}`));
   const server = frontServer({
     tools: async () => [...exposed().values()].map((x) => x.tool),
@@ -241,7 +184,7 @@ export async function serve(o: ServeOptions): Promise<void> {
       }
       return x.f.session.call(x.f.server.name, x.original, args);
     },
-    instructions: instructions(),
+    instructions: serveInstructions(refusals, hidden),
   });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
@@ -249,4 +192,84 @@ export async function serve(o: ServeOptions): Promise<void> {
   await server.connect(o.transport);
   await closed;
   for (const f of [...fronted]) await stop(f);
+}
+
+/**
+ * Why a wanted server is not started, or undefined to start it: a line for stderr only (MCP Gate's own agent entry),
+ * a refusal (not runnable, too many servers, a name already served), or neither (a disabled server of the project
+ * when every server is served: skipped silently). `explicit`: the client asked for this one server.
+ */
+function notStarted(
+  s: ServerReport,
+  fronted: readonly Fronted[],
+  explicit: boolean,
+  words: FrontEndWords,
+): { diag?: string; refuse?: string } | undefined {
+  if (!s.gated && s.name === GATE_ENTRY_NAME)
+    return {
+      diag: `mcp-gate serve: "${s.name}" (${s.source}) is MCP Gate's own agent entry (imported from that agent's file); it is not served, which would start MCP Gate inside itself`,
+    };
+  if (!isRunnable(s)) return explicit || s.gated || !s.disabled ? { refuse: refusalLine(s, words) } : {};
+  if (fronted.length >= MAX_SERVERS)
+    return { refuse: `"${s.name}" (${s.source}) is not served: at most ${MAX_SERVERS} servers run through one \`mcp-gate serve\`` };
+  if (fronted.some((f) => f.server.name === s.name))
+    return {
+      refuse: `"${s.name}" (${s.source}) is not served: a server of the same name from ${fronted.find((f) => f.server.name === s.name)!.server.source} already is`,
+    };
+  return undefined;
+}
+
+/** Starts one server's session, with serve's options. */
+function startSession(o: ServeOptions, report: GateReport, currentPolicy: () => UserPolicy, s: ServerReport): Promise<Session> {
+  return Session.start(
+    {
+      report,
+      policy: currentPolicy,
+      log: o.log,
+      storeDir: o.input.storeDir,
+      secrets: o.secrets,
+      env: o.env,
+      npm: o.npm,
+      clientName: 'mcp-gate-serve',
+      discoverTimeoutMs: o.discoverTimeoutMs,
+      callTimeoutMs: o.callTimeoutMs,
+    },
+    [s],
+  );
+}
+
+/** One served server's summary line (its tools, how many hidden); adds the lines of its hidden tools to `hidden`. */
+function servedLine(f: Fronted, prefixed: boolean, policyFile: string, words: FrontEndWords, hidden: string[]): string {
+  const all = f.session.tools();
+  const denied = all.filter((t) => f.session.verdictFor(f.server.name, t.name).decision === 'deny');
+  for (const t of denied.slice(0, MAX_HIDDEN_LISTED))
+    hidden.push(hiddenLine(f, t.name, prefixed, f.session.verdictFor(f.server.name, t.name), policyFile));
+  if (denied.length > MAX_HIDDEN_LISTED)
+    hidden.push(
+      `and ${count(denied.length - MAX_HIDDEN_LISTED, 'more tool')} of "${f.server.name}" (${words.showTools(f.server.name)} lists each with its decision)`,
+    );
+  return `${f.server.name} (${count(all.length - denied.length, 'tool')}${denied.length ? `; ${denied.length} hidden by your policy` : ''})`;
+}
+
+/** The tools served, by the name the client sees (prefixed by the server's when every server is served); the first of a name wins. */
+function exposedTools(fronted: readonly Fronted[], prefixed: boolean): Map<string, { f: Fronted; tool: SessionTool; original: string }> {
+  const map = new Map<string, { f: Fronted; tool: SessionTool; original: string }>();
+  for (const f of fronted) {
+    for (const t of f.session.tools()) {
+      const name = prefixed ? `${f.server.name}${PREFIX_SEPARATOR}${t.name}` : t.name;
+      if (!map.has(name)) map.set(name, { f, tool: { ...t, name }, original: t.name });
+    }
+  }
+  return map;
+}
+
+/** The instructions the client gets: the servers refused and the tools the policy hides, or undefined when none. */
+function serveInstructions(refusals: readonly string[], hidden: readonly string[]): string | undefined {
+  const parts: string[] = [];
+  if (refusals.length) parts.push(`MCP Gate refused to serve:\n${refusals.map((r) => `- ${r}`).join('\n')}`);
+  if (hidden.length)
+    parts.push(
+      `MCP Gate's policy hides these tools (the person can allow each in their user policy, not you):\n${hidden.map((r) => `- ${r}`).join('\n')}`,
+    );
+  return parts.length ? parts.join('\n\n') : undefined;
 }

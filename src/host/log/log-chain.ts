@@ -112,7 +112,6 @@ export function verifyChain(generations: readonly { file: string; text: string }
   const runs = new Map<string, { n: number; hash: string }>();
   const breaks: ChainBreak[] = [];
   let broken = 0;
-  const notes: string[] = [];
   let lines = 0;
   let unchainedBefore = 0;
   let chainedSeen = false;
@@ -152,15 +151,7 @@ export function verifyChain(generations: readonly { file: string; text: string }
         return;
       }
       const m = mark as Partial<ChainMark>;
-      if (
-        typeof m !== 'object' ||
-        m === null ||
-        typeof m.run !== 'string' ||
-        !Number.isSafeInteger(m.n) ||
-        (m.n as number) < 0 ||
-        typeof m.prev !== 'string' ||
-        (m.after !== undefined && typeof m.after !== 'string')
-      ) {
+      if (!isWellFormedMark(m)) {
         fail(file, at, 'its chain mark is malformed');
         return;
       }
@@ -200,6 +191,26 @@ export function verifyChain(generations: readonly { file: string; text: string }
       seen.add(hash);
     });
   });
+  const notes = chainNotes(unchainedBefore, cutRuns, broken - breaks.length);
+  return { lines, files: generations.map((g) => g.file), runs: runs.size, breaks, notes };
+}
+
+/** Whether a line's chain mark has the shape of a ChainMark (its fields of the right types, its number whole). */
+function isWellFormedMark(m: Partial<ChainMark>): m is ChainMark {
+  return !(
+    typeof m !== 'object' ||
+    m === null ||
+    typeof m.run !== 'string' ||
+    !Number.isSafeInteger(m.n) ||
+    (m.n as number) < 0 ||
+    typeof m.prev !== 'string' ||
+    (m.after !== undefined && typeof m.after !== 'string')
+  );
+}
+
+/** The notes of a verification: lines before the chain began, runs cut by rotation, breaks beyond those listed. */
+function chainNotes(unchainedBefore: number, cutRuns: number, unlisted: number): string[] {
+  const notes: string[] = [];
   if (unchainedBefore)
     notes.push(
       `${unchainedBefore} line${unchainedBefore === 1 ? '' : 's'} at the start of the log carry no chain (written before MCP Gate chained its log)`,
@@ -208,6 +219,6 @@ export function verifyChain(generations: readonly { file: string; text: string }
     notes.push(
       `${cutRuns} writer run${cutRuns === 1 ? '' : 's'} in the oldest generation begin${cutRuns === 1 ? 's' : ''} after lines rotated away (kept generations only)`,
     );
-  if (broken > breaks.length) notes.push(`${broken - breaks.length} more breaks not listed`);
-  return { lines, files: generations.map((g) => g.file), runs: runs.size, breaks, notes };
+  if (unlisted > 0) notes.push(`${unlisted} more breaks not listed`);
+  return notes;
 }
