@@ -178,19 +178,6 @@ function tunnel(
     phase = 'open';
     socket.destroy(err);
   };
-  // Writes and the end of writing wait for the tunnel, as net makes them wait for a connection (and, as net does,
-  // a socket closed before it fails the waiting write).
-  const whenOpen = (self: net.Socket, go: () => void, done: (err?: Error | null) => void) => {
-    const onClose = () =>
-      done(
-        Object.assign(new Error('Socket closed before the connection was established'), { code: 'ERR_SOCKET_CLOSED_BEFORE_CONNECTION' }),
-      );
-    self.once('close', onClose);
-    self.once('connect', () => {
-      self.off('close', onClose);
-      go();
-    });
-  };
   socket._writeGeneric = function (writev, data, encoding, done) {
     if (phase === 'open') return proto._writeGeneric!.call(this, writev, data, encoding, done);
     whenOpen(this, () => proto._writeGeneric!.call(this, writev, data, encoding, done), done);
@@ -247,12 +234,7 @@ function tunnel(
         HANDSHAKE_TIMEOUT_MS,
       );
       timer.unref();
-      // net starts reading after 'connect' unless paused; the answer must be read even if it is.
-      const h = (this as unknown as { _handle?: { reading?: boolean; readStart(): number } })._handle;
-      if (h && !h.reading) {
-        h.reading = true;
-        h.readStart();
-      }
+      readEvenIfPaused(this);
       return true;
     }
     if (phase !== 'open' && ev === 'ready') return true;
@@ -263,6 +245,29 @@ function tunnel(
     delete rest[k];
   (socket as unknown as Record<symbol, TunnelState>)[TUNNEL] = state;
   return connect.call(socket, rest, cb);
+}
+
+/**
+ * Writes and the end of writing wait for the tunnel, as net makes them wait for a connection (and, as net does,
+ * a socket closed before it fails the waiting write).
+ */
+function whenOpen(self: net.Socket, go: () => void, done: (err?: Error | null) => void): void {
+  const onClose = () =>
+    done(Object.assign(new Error('Socket closed before the connection was established'), { code: 'ERR_SOCKET_CLOSED_BEFORE_CONNECTION' }));
+  self.once('close', onClose);
+  self.once('connect', () => {
+    self.off('close', onClose);
+    go();
+  });
+}
+
+/** net starts reading after 'connect' unless paused; the door's answer must be read even if it is. */
+function readEvenIfPaused(socket: net.Socket): void {
+  const h = (socket as unknown as { _handle?: { reading?: boolean; readStart(): number } })._handle;
+  if (h && !h.reading) {
+    h.reading = true;
+    h.readStart();
+  }
 }
 
 /** `raw` as a plain Duplex (no TCP handle for TLS to take over): reads and writes pass through, errors and ends too. */
