@@ -145,45 +145,8 @@ export async function recordDecision(
   image?: ImagePin,
   npm?: NpmOps,
 ): Promise<DecisionResult> {
-  if (decision === 'approved' && (!lock || !image)) {
-    const found = findServer(evaluateGate(input), name, source);
-    if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') {
-      if (!lock && npmLaunchOf(found.server) && !npm)
-        throw new GateRefusal(
-          `"${found.server.name}" (${found.server.source}) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again`,
-        );
-      lock ??= npm ? await lockForApproval(input, found.server, { npm }) : undefined;
-      image ??= await imagePinForApproval(input, found.server);
-    }
-  }
-  // The workspace as it is now, for a server under the load guard (what its loads are checked against, its smaller
-  // files kept for diffs) or on the approved snapshot (every file kept: what it is shown).
-  let manifest: ManifestRef | undefined;
-  if (decision === 'approved') {
-    const found = findServer(evaluateGate(input), name, source);
-    const pinned = found.ok && found.server.gated ? found.server.pinned?.pinned : undefined;
-    if (found.ok && pinned && (pinned.guarded || pinned.snapshot)) {
-      try {
-        const m = await takeManifest(input.projectDir, undefined, {
-          storeDir: input.storeDir,
-          maxBytes: pinned.snapshot ? MAX_HASHED_BYTES : DIFF_BLOB_BYTES,
-        });
-        // The files its review showed are the files recorded: else one changed in between.
-        for (const [rel, f] of Object.entries(pinned.files)) {
-          if (!Object.prototype.hasOwnProperty.call(m.files, rel)) continue; // .git's files, or one that went (the digest check below refuses)
-          if (m.files[rel] !== f.sha256)
-            throw new GateRefusal(
-              `"${found.server.name}" changed while it was being approved (${rel}); nothing was recorded — review it again`,
-            );
-        }
-        manifest = await saveManifest(input.storeDir, m);
-      } catch (e) {
-        if (e instanceof ManifestError)
-          throw new GateRefusal(`"${found.server.name}" cannot be approved: ${e.message}; nothing was recorded`);
-        throw e;
-      }
-    }
-  }
+  if (decision === 'approved' && (!lock || !image)) ({ lock, image } = await packagesForApproval(input, name, source, lock, image, npm));
+  const manifest = decision === 'approved' ? await manifestForApproval(input, name, source) : undefined;
   const store = new ApprovalStore(input.storeDir, input.masker);
   const result = await store.update<DecisionResult>((records) => {
     const report = evaluateGate(input);
@@ -265,20 +228,74 @@ export async function recordDecision(
     else records.push(record);
     return { records, result: { project: report.project, server, previous, record, unchanged: false } };
   });
-  // What no approval refers to any more (a record and kept files replaced by this one) goes once it is old enough.
-  if (!result.unchanged && result.previous?.manifest) {
-    try {
-      const now = store.read();
-      if (now.health.status === 'ok')
-        await pruneKept(
-          input.storeDir,
-          now.records.flatMap((r) => (r.manifest ? [r.manifest] : [])),
-        );
-    } catch {
-      // best effort: kept files are removed at a later approval
-    }
-  }
+  if (!result.unchanged && result.previous?.manifest) await pruneReplaced(input, store);
   return result;
+}
+
+/**
+ * The lock and image pin an approval records, those given else resolved now (before the store is locked) for a
+ * server that may be approved: an npm launch's lock with `npm` (refused without it), a container launch's pin.
+ */
+async function packagesForApproval(
+  input: GateInput,
+  name: string,
+  source: string | undefined,
+  lock: NpmLock | undefined,
+  image: ImagePin | undefined,
+  npm: NpmOps | undefined,
+): Promise<{ lock: NpmLock | undefined; image: ImagePin | undefined }> {
+  const found = findServer(evaluateGate(input), name, source);
+  if (found.ok && found.server.gated && found.server.pinned && found.server.state !== 'blocked') {
+    if (!lock && npmLaunchOf(found.server) && !npm)
+      throw new GateRefusal(
+        `"${found.server.name}" (${found.server.source}) runs an npm package whose lock was not resolved before approving; nothing was recorded. Approve it again`,
+      );
+    lock ??= npm ? await lockForApproval(input, found.server, { npm }) : undefined;
+    image ??= await imagePinForApproval(input, found.server);
+  }
+  return { lock, image };
+}
+
+/**
+ * The workspace as it is now, for a server under the load guard (what its loads are checked against, its smaller
+ * files kept for diffs) or on the approved snapshot (every file kept: what it is shown); undefined for any other.
+ */
+async function manifestForApproval(input: GateInput, name: string, source: string | undefined): Promise<ManifestRef | undefined> {
+  const found = findServer(evaluateGate(input), name, source);
+  const pinned = found.ok && found.server.gated ? found.server.pinned?.pinned : undefined;
+  if (!found.ok || !pinned || !(pinned.guarded || pinned.snapshot)) return undefined;
+  try {
+    const m = await takeManifest(input.projectDir, undefined, {
+      storeDir: input.storeDir,
+      maxBytes: pinned.snapshot ? MAX_HASHED_BYTES : DIFF_BLOB_BYTES,
+    });
+    // The files its review showed are the files recorded: else one changed in between.
+    for (const [rel, f] of Object.entries(pinned.files)) {
+      if (!Object.prototype.hasOwnProperty.call(m.files, rel)) continue; // .git's files, or one that went (the digest check below refuses)
+      if (m.files[rel] !== f.sha256)
+        throw new GateRefusal(
+          `"${found.server.name}" changed while it was being approved (${rel}); nothing was recorded — review it again`,
+        );
+    }
+    return await saveManifest(input.storeDir, m);
+  } catch (e) {
+    if (e instanceof ManifestError) throw new GateRefusal(`"${found.server.name}" cannot be approved: ${e.message}; nothing was recorded`);
+    throw e;
+  }
+}
+
+/** What no approval refers to any more (a record and kept files replaced by this one) goes once it is old enough. */
+async function pruneReplaced(input: GateInput, store: ApprovalStore): Promise<void> {
+  try {
+    const now = store.read();
+    if (now.health.status === 'ok')
+      await pruneKept(
+        input.storeDir,
+        now.records.flatMap((r) => (r.manifest ? [r.manifest] : [])),
+      );
+  } catch {
+    // best effort: kept files are removed at a later approval
+  }
 }
 
 /** Returns servers of the project to pending. With no name, every decision of the project is removed. */

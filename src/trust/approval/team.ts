@@ -306,35 +306,24 @@ function admit(
 }
 
 /**
- * Imports a team file into the approval store: each entry that {@link admit}s is recorded (under the store's lock,
- * checked again inside it), with one `gate.approve` event naming the signer; every other entry is reported with
- * why. A rejection recorded on this machine is never overturned by a team file.
+ * The workspace each verified entry with one was approved on, saved. A server under the load guard has its loads
+ * checked against the workspace the signer approved (never this machine's as it is now, which the signer did not
+ * see): the record each verified entry carries is kept. A server on the approved snapshot is shown this clone's files
+ * that are byte for byte what the signer approved; a file that differs or that the signer did not have is left out
+ * of what it is shown (and said: `leftOut`).
  */
-export async function importApprovals(
+async function teamManifests(
   input: GateInput,
-  file: string,
-  o: { allowedSigners: string; log?: AuditLog },
-): Promise<ImportOutcome[]> {
-  if (!fs.existsSync(o.allowedSigners))
-    throw new GateRefusal(
-      `the allowed-signers file ${o.allowedSigners} does not exist: it lists the keys whose approvals you accept (one "<principal> <key type> <public key>" per line; see ssh-keygen(1), ALLOWED SIGNERS)`,
-    );
-  if (inside(o.allowedSigners, input.projectDir))
-    throw new GateRefusal(
-      `the allowed-signers file ${o.allowedSigners} lies inside the project: a repository cannot say whose approvals you accept; keep it in your own configuration folder`,
-    );
-  const team = readTeamFile(file);
-  // A server under the load guard has its loads checked against the workspace the signer approved (never this
-  // machine's as it is now, which the signer did not see): the record each verified entry carries is kept.
-  // A server on the approved snapshot is shown this clone's files that are byte for byte what the signer approved;
-  // a file that differs or that the signer did not have is left out of what it is shown (and said).
+  entries: readonly TeamEntry[],
+  allowedSigners: string,
+): Promise<{ manifests: Map<TeamEntry, ManifestRef>; leftOut: Map<TeamEntry, string[]> }> {
   const manifests = new Map<TeamEntry, ManifestRef>();
   const leftOut = new Map<TeamEntry, string[]>();
   const before = evaluateGate(input);
   const project = before.project;
   let local: WorkspaceManifest | undefined;
-  for (const e of team.entries) {
-    if (!e.workspace || !verify(o.allowedSigners, e.approvedBy, entryPayload(e), e.signature).ok) continue;
+  for (const e of entries) {
+    if (!e.workspace || !verify(allowedSigners, e.approvedBy, entryPayload(e), e.signature).ok) continue;
     const snapshot = before.servers.find((x) => x.name === e.server && x.source === e.source)?.pinned?.pinned.snapshot;
     if (!snapshot) {
       manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files: e.workspace, takenAt: e.approvedAt }));
@@ -356,6 +345,29 @@ export async function importApprovals(
     manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files, exec, takenAt: e.approvedAt }));
     if (differ.length) leftOut.set(e, differ);
   }
+  return { manifests, leftOut };
+}
+
+/**
+ * Imports a team file into the approval store: each entry that {@link admit}s is recorded (under the store's lock,
+ * checked again inside it), with one `gate.approve` event naming the signer; every other entry is reported with
+ * why. A rejection recorded on this machine is never overturned by a team file.
+ */
+export async function importApprovals(
+  input: GateInput,
+  file: string,
+  o: { allowedSigners: string; log?: AuditLog },
+): Promise<ImportOutcome[]> {
+  if (!fs.existsSync(o.allowedSigners))
+    throw new GateRefusal(
+      `the allowed-signers file ${o.allowedSigners} does not exist: it lists the keys whose approvals you accept (one "<principal> <key type> <public key>" per line; see ssh-keygen(1), ALLOWED SIGNERS)`,
+    );
+  if (inside(o.allowedSigners, input.projectDir))
+    throw new GateRefusal(
+      `the allowed-signers file ${o.allowedSigners} lies inside the project: a repository cannot say whose approvals you accept; keep it in your own configuration folder`,
+    );
+  const team = readTeamFile(file);
+  const { manifests, leftOut } = await teamManifests(input, team.entries, o.allowedSigners);
   const store = new ApprovalStore(input.storeDir, input.masker);
   const outcomes = await store.update((records) => {
     const report = evaluateGate(input);
