@@ -139,21 +139,8 @@ export async function tryTool(
       if (chosen.hidden) return hiddenMessage(name, chosen.hidden);
       tool = chosen.tool!;
     }
-    let args = given.arguments;
-    if (!args) {
-      const typed = await vscode.window.showInputBox({
-        title: vscode.l10n.t('Arguments of {0} (JSON)', escapeText(tool.name)),
-        prompt: vscode.l10n.t("A JSON object; the tool's input schema is shown in the result document."),
-        value: JSON.stringify(argumentSkeleton(tool.inputSchema)),
-        validateInput: (t) => {
-          const r = parseArgs(t);
-          return typeof r === 'string' ? r : undefined;
-        },
-        ignoreFocusOut: true,
-      });
-      if (typed === undefined) return undefined;
-      args = parseArgs(typed) as Record<string, unknown>;
-    }
+    const args = given.arguments || (await askArguments(tool));
+    if (!args) return undefined;
     const events: LoggedEvent[] = [];
     const stop = service.log.onEvent((e) => {
       if ((e as { server?: string }).server === name) events.push(e);
@@ -166,27 +153,7 @@ export async function tryTool(
     }
     const ok = !result.isError;
     const log = events.map((e) => logLine(e));
-    const text = [
-      vscode.l10n.t(
-        'MCP Gate: Try a Tool — "{0}" of "{1}" ({2}), called through MCP Gate\'s gateway as VS Code chat calls it.',
-        escapeText(tool.name),
-        escapeText(name),
-        escapeText(x.server.source),
-      ),
-      '',
-      vscode.l10n.t('Arguments:'),
-      JSON.stringify(args, null, 2),
-      '',
-      ok ? vscode.l10n.t('Result:') : vscode.l10n.t('Result (a tool error: what chat would be shown):'),
-      ...resultLines(result),
-      '',
-      vscode.l10n.t('The exchange log recorded (MCP Gate: Show Log shows it all):'),
-      ...(log.length ? log : [vscode.l10n.t('(nothing)')]),
-      ...(tool.inputSchema
-        ? ['', vscode.l10n.t('Input schema of {0}:', escapeText(tool.name)), JSON.stringify(tool.inputSchema, null, 2)]
-        : []),
-      '',
-    ].join('\n');
+    const text = triedText(tool, x.server, args, result, log);
     const uri = docs.show(`/Try a Tool/${name.replace(/[/\\]/g, '∕')} — ${tool.name.replace(/[/\\]/g, '∕')}`, text);
     await showDocument(uri, { preview: true });
     return { kind: 'called', server: name, tool: tool.name, ok, text, log, uri };
@@ -198,6 +165,53 @@ export async function tryTool(
   } finally {
     await client?.close();
   }
+}
+
+/** Asks the person for a tool's arguments (a JSON object, prefilled from its input schema); undefined when cancelled. */
+async function askArguments(tool: ListedTool): Promise<Record<string, unknown> | undefined> {
+  const typed = await vscode.window.showInputBox({
+    title: vscode.l10n.t('Arguments of {0} (JSON)', escapeText(tool.name)),
+    prompt: vscode.l10n.t("A JSON object; the tool's input schema is shown in the result document."),
+    value: JSON.stringify(argumentSkeleton(tool.inputSchema)),
+    validateInput: (t) => {
+      const r = parseArgs(t);
+      return typeof r === 'string' ? r : undefined;
+    },
+    ignoreFocusOut: true,
+  });
+  if (typed === undefined) return undefined;
+  return parseArgs(typed) as Record<string, unknown>;
+}
+
+/** The result document of a call tried: the tool, its arguments, its result, the log lines it made, its input schema. */
+function triedText(
+  tool: ListedTool,
+  server: ServerReport,
+  args: Record<string, unknown>,
+  result: Awaited<ReturnType<GatewayClient['call']>>,
+  log: string[],
+): string {
+  return [
+    vscode.l10n.t(
+      'MCP Gate: Try a Tool — "{0}" of "{1}" ({2}), called through MCP Gate\'s gateway as VS Code chat calls it.',
+      escapeText(tool.name),
+      escapeText(server.name),
+      escapeText(server.source),
+    ),
+    '',
+    vscode.l10n.t('Arguments:'),
+    JSON.stringify(args, null, 2),
+    '',
+    !result.isError ? vscode.l10n.t('Result:') : vscode.l10n.t('Result (a tool error: what chat would be shown):'),
+    ...resultLines(result),
+    '',
+    vscode.l10n.t('The exchange log recorded (MCP Gate: Show Log shows it all):'),
+    ...(log.length ? log : [vscode.l10n.t('(nothing)')]),
+    ...(tool.inputSchema
+      ? ['', vscode.l10n.t('Input schema of {0}:', escapeText(tool.name)), JSON.stringify(tool.inputSchema, null, 2)]
+      : []),
+    '',
+  ].join('\n');
 }
 
 function hiddenMessage(server: string, h: { name: string; allow: string[]; reason: string }): Tried {
