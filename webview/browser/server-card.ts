@@ -73,6 +73,55 @@ function cardToggle(ctx: PanelContext, s: ServerView, card: HTMLElement, body: H
 export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   const { ctx, status } = o;
   const card = h('section', { class: `card state-${s.state}`, attrs: { 'data-key': s.key, 'aria-label': `${s.name}, ${s.stateLabel}` } });
+  const actions = cardActions(s, o, card);
+
+  const body = h('div', { class: 'card-body', attrs: { id: `body-${s.key}` } });
+  card.append(
+    h(
+      'div',
+      { class: 'head' },
+      cardToggle(ctx, s, card, body),
+      icon(STATE_ICON[s.state] ?? 'circle', s.stateLabel),
+      h('h3', { class: 'name', text: s.name }),
+      h('span', { class: `state state-${s.state}`, text: s.stateLabel }),
+      h('span', { class: 'source', text: s.declared.source }),
+      actions,
+    ),
+  );
+  card.append(h('p', { class: 'reason', text: s.reason }));
+  card.append(body);
+
+  body.append(cardMeta(s, ctx));
+
+  if (s.hidden) {
+    body.append(
+      h(
+        'div',
+        { class: 'warn hidden-chars', attrs: { role: 'note' } },
+        codicon('warning'),
+        ' This definition contains invisible, control or reordering characters. Each is shown as an escape (such as \\u202E); nothing is hidden or cut.',
+      ),
+    );
+  }
+
+  const changed = !!(s.diff || s.toolsDiff);
+  if (changed) {
+    const parts = changeParts(s);
+    const at = s.diff?.approvedAt ?? s.decidedAt;
+    const since = at ? `approved ${relativeTime(at, Date.now(), navigator.language)}` : '';
+    const c = collapsible('diff', 'Changes since approval', since, true, ...parts);
+    c.classList.add('changes');
+    body.append(c);
+  }
+
+  const def = definitionParts(s, status);
+  body.append(collapsible('def', 'Definition as written', s.declared.source, s.section === 'waiting', ...def));
+  return card;
+}
+
+/** The card's action buttons (those the server offers, then Open file); an action's click goes to `o.onAction`. */
+function cardActions(s: ServerView, o: CardContext, card: HTMLElement): HTMLElement {
+  const { ctx } = o;
   const actions = h('div', { class: 'actions' });
   for (const a of s.actions) {
     const b = h('vscode-button', {
@@ -105,22 +154,11 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
   open.addEventListener('click', () => ctx.post({ type: 'open', key: s.key }));
   actions.append(open);
 
-  const body = h('div', { class: 'card-body', attrs: { id: `body-${s.key}` } });
-  card.append(
-    h(
-      'div',
-      { class: 'head' },
-      cardToggle(ctx, s, card, body),
-      icon(STATE_ICON[s.state] ?? 'circle', s.stateLabel),
-      h('h3', { class: 'name', text: s.name }),
-      h('span', { class: `state state-${s.state}`, text: s.stateLabel }),
-      h('span', { class: 'source', text: s.declared.source }),
-      actions,
-    ),
-  );
-  card.append(h('p', { class: 'reason', text: s.reason }));
-  card.append(body);
+  return actions;
+}
 
+/** Where the server is declared and what it runs: scope, importers, folder, command or URL, decision, team signer. */
+function cardMeta(s: ServerView, ctx: PanelContext): HTMLElement {
   const dl = h('dl', { class: 'meta' });
   // Repository files by their workspace-relative path; the full path on hover.
   const declared = s.declared.scope === 'repository' ? s.declared.source : s.declared.file;
@@ -154,57 +192,13 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
       ),
     );
   }
-  body.append(dl);
+  return dl;
+}
 
-  if (s.hidden) {
-    body.append(
-      h(
-        'div',
-        { class: 'warn hidden-chars', attrs: { role: 'note' } },
-        codicon('warning'),
-        ' This definition contains invisible, control or reordering characters. Each is shown as an escape (such as \\u202E); nothing is hidden or cut.',
-      ),
-    );
-  }
-
-  const changed = !!(s.diff || s.toolsDiff);
-  if (changed) {
-    const parts = changeParts(s);
-    const at = s.diff?.approvedAt ?? s.decidedAt;
-    const since = at ? `approved ${relativeTime(at, Date.now(), navigator.language)}` : '';
-    const c = collapsible('diff', 'Changes since approval', since, true, ...parts);
-    c.classList.add('changes');
-    body.append(c);
-  }
-
+/** The definition as written and what was made of it: launch plan, sandbox, pinned files, inputs, tools, digest. */
+function definitionParts(s: ServerView, status: StatusLine): HTMLElement[] {
   const def: HTMLElement[] = [h('pre', { class: 'definition', text: s.definition })];
-  if (s.plan) {
-    def.push(h('h4', { text: 'Launch plan: what will be executed' }));
-    const rows: [string, string][] = [
-      ['Program', s.plan.program],
-      ['Arguments', s.plan.args],
-      ['Folder', s.plan.folder],
-    ];
-    if (s.plan.variables) rows.push(['Variables', s.plan.variables]);
-    const pt = h('table', { class: 'files plan' });
-    for (const [k, v] of rows) pt.append(h('tr', {}, h('th', { text: k }), h('td', {}, h('code', { text: v }))));
-    def.push(pt);
-    if (s.plan.roots.length) {
-      def.push(h('h4', { text: 'Execution closure: folders pinned whole' }));
-      const rt = h('table', { class: 'files roots' });
-      for (const r of s.plan.roots) rt.append(h('tr', {}, h('td', {}, h('code', { text: r.path })), h('td', { text: r.why })));
-      def.push(rt);
-    }
-    if (s.plan.guarded) {
-      def.push(h('h4', { text: 'Checked when it loads (the load guard)' }));
-      def.push(
-        h('p', {
-          text: 'Every other file its Node and Python processes load is checked against the workspace as it is when you approve: a file changed or added since is refused before it runs, and the server is stopped.',
-        }),
-      );
-      if (s.plan.guarded.length) def.push(h('ul', { class: 'guarded' }, ...s.plan.guarded.map((g) => h('li', { text: g }))));
-    }
-  }
+  if (s.plan) def.push(...planParts(s.plan));
   if (s.sandbox?.length) {
     def.push(h('h4', { text: 'Sandbox' }));
     def.push(
@@ -240,6 +234,36 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
       ),
     );
   if (s.digest) def.push(h('p', { class: 'digest' }, 'digest ', digest(s.digest, status)));
-  body.append(collapsible('def', 'Definition as written', s.declared.source, s.section === 'waiting', ...def));
-  return card;
+  return def;
+}
+
+/** The launch plan: program, arguments, folder and variables, the folders pinned whole, what the load guard checks. */
+function planParts(plan: NonNullable<ServerView['plan']>): HTMLElement[] {
+  const parts: HTMLElement[] = [];
+  parts.push(h('h4', { text: 'Launch plan: what will be executed' }));
+  const rows: [string, string][] = [
+    ['Program', plan.program],
+    ['Arguments', plan.args],
+    ['Folder', plan.folder],
+  ];
+  if (plan.variables) rows.push(['Variables', plan.variables]);
+  const pt = h('table', { class: 'files plan' });
+  for (const [k, v] of rows) pt.append(h('tr', {}, h('th', { text: k }), h('td', {}, h('code', { text: v }))));
+  parts.push(pt);
+  if (plan.roots.length) {
+    parts.push(h('h4', { text: 'Execution closure: folders pinned whole' }));
+    const rt = h('table', { class: 'files roots' });
+    for (const r of plan.roots) rt.append(h('tr', {}, h('td', {}, h('code', { text: r.path })), h('td', { text: r.why })));
+    parts.push(rt);
+  }
+  if (plan.guarded) {
+    parts.push(h('h4', { text: 'Checked when it loads (the load guard)' }));
+    parts.push(
+      h('p', {
+        text: 'Every other file its Node and Python processes load is checked against the workspace as it is when you approve: a file changed or added since is refused before it runs, and the server is stopped.',
+      }),
+    );
+    if (plan.guarded.length) parts.push(h('ul', { class: 'guarded' }, ...plan.guarded.map((g) => h('li', { text: g }))));
+  }
+  return parts;
 }
