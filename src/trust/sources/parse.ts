@@ -164,186 +164,225 @@ const TOML_ESCAPES: Record<string, string> = { b: '\b', t: '\t', n: '\n', f: '\f
  * anything this scanner does not understand ends the scan and leaves the nearest known parent (or 1:1).
  */
 function tomlKeyPositions(text: string): Map<string, Position> {
-  const positions = new Map<string, Position>();
-  const n = text.length;
-  let i = 0;
-  let line = 1;
-  let lineStart = 0;
-  const here = (at = i): Position => ({ line, column: at - lineStart + 1 });
-  const record = (keyPath: string[], pos: Position) => {
+  return new TomlKeyScanner(text).scan();
+}
+
+/** The scanner of tomlKeyPositions: where it is in the text (offset, line, the line's start) and what it found. */
+class TomlKeyScanner {
+  private readonly positions = new Map<string, Position>();
+  private readonly n: number;
+  private i = 0;
+  private line = 1;
+  private lineStart = 0;
+  private readonly arrayTables = new Map<string, number>(); // resolved path of a [[table]] → elements so far
+
+  constructor(private readonly text: string) {
+    this.n = text.length;
+  }
+
+  scan(): Map<string, Position> {
+    const { text } = this;
+    let table: string[] = [];
+    try {
+      for (;;) {
+        this.skipBlank(true);
+        if (this.i >= this.n) break;
+        if (text[this.i] === '[') table = this.header();
+        else this.keyValue(table);
+        this.skipBlank(false);
+      }
+    } catch {
+      // Not understood: the positions found so far stand; the rest fall back to their nearest parent.
+    }
+    return this.positions;
+  }
+
+  private here(at = this.i): Position {
+    return { line: this.line, column: at - this.lineStart + 1 };
+  }
+
+  private record(keyPath: string[], pos: Position): void {
     const k = JSON.stringify(keyPath);
-    if (!positions.has(k)) positions.set(k, pos);
-  };
-  const newline = () => {
-    line++;
-    lineStart = i + 1;
-  };
-  const skipBlank = (newlines: boolean) => {
-    while (i < n) {
-      const c = text[i];
-      if (c === ' ' || c === '\t' || c === '\r') i++;
-      else if (c === '#') while (i < n && text[i] !== '\n') i++;
+    if (!this.positions.has(k)) this.positions.set(k, pos);
+  }
+
+  private newline(): void {
+    this.line++;
+    this.lineStart = this.i + 1;
+  }
+
+  private skipBlank(newlines: boolean): void {
+    const { text, n } = this;
+    while (this.i < n) {
+      const c = text[this.i];
+      if (c === ' ' || c === '\t' || c === '\r') this.i++;
+      else if (c === '#') while (this.i < n && text[this.i] !== '\n') this.i++;
       else if (c === '\n' && newlines) {
-        newline();
-        i++;
+        this.newline();
+        this.i++;
       } else break;
     }
-  };
-  const readString = (): string => {
-    const q = text[i];
-    const triple = text.startsWith(q.repeat(3), i);
-    i += triple ? 3 : 1;
+  }
+
+  private readString(): string {
+    const { text, n } = this;
+    const q = text[this.i];
+    const triple = text.startsWith(q.repeat(3), this.i);
+    this.i += triple ? 3 : 1;
     let out = '';
-    while (i < n) {
-      const c = text[i];
-      if (triple ? text.startsWith(q.repeat(3), i) : c === q) {
-        i += triple ? 3 : 1;
+    while (this.i < n) {
+      const c = text[this.i];
+      if (triple ? text.startsWith(q.repeat(3), this.i) : c === q) {
+        this.i += triple ? 3 : 1;
         // A multi-line string may end in up to two more quotes, which belong to it.
-        if (triple) while (text[i] === q) i++;
+        if (triple) while (text[this.i] === q) this.i++;
         return out;
       }
       if (c === '\n') {
         if (!triple) break;
-        newline();
+        this.newline();
       }
       if (c === '\\' && q === '"') {
-        const e = text[i + 1];
+        const e = text[this.i + 1];
         if (e === 'u' || e === 'U' || e === 'x') {
           const len = e === 'u' ? 4 : e === 'U' ? 8 : 2;
-          const cp = parseInt(text.slice(i + 2, i + 2 + len), 16);
+          const cp = parseInt(text.slice(this.i + 2, this.i + 2 + len), 16);
           out += Number.isFinite(cp) && cp <= 0x10ffff ? String.fromCodePoint(cp) : '';
-          i += 2 + len;
+          this.i += 2 + len;
           continue;
         }
         if (e === '\n' || e === '\r' || e === ' ' || e === '\t') {
-          i++; // a line-ending backslash: the newline itself is counted on the next turn
+          this.i++; // a line-ending backslash: the newline itself is counted on the next turn
           continue;
         }
         out += TOML_ESCAPES[e] ?? e;
-        i += 2;
+        this.i += 2;
         continue;
       }
       out += c;
-      i++;
+      this.i++;
     }
     throw new Error('unterminated string');
-  };
-  const readKey = (): { names: string[]; at: Position[] } => {
+  }
+
+  private readKey(): { names: string[]; at: Position[] } {
+    const { text, n } = this;
     const names: string[] = [];
     const at: Position[] = [];
     for (;;) {
-      skipBlank(false);
-      at.push(here());
-      if (text[i] === '"' || text[i] === "'") names.push(readString());
+      this.skipBlank(false);
+      at.push(this.here());
+      if (text[this.i] === '"' || text[this.i] === "'") names.push(this.readString());
       else {
-        const s = i;
-        while (i < n && !BARE_KEY_END.has(text[i])) i++;
-        if (i === s) throw new Error('expected a key');
-        names.push(text.slice(s, i));
+        const s = this.i;
+        while (this.i < n && !BARE_KEY_END.has(text[this.i])) this.i++;
+        if (this.i === s) throw new Error('expected a key');
+        names.push(text.slice(s, this.i));
       }
-      skipBlank(false);
-      if (text[i] !== '.') return { names, at };
-      i++;
+      this.skipBlank(false);
+      if (text[this.i] !== '.') return { names, at };
+      this.i++;
     }
-  };
-  const readValue = (keyPath: string[]): void => {
-    skipBlank(false);
-    const c = text[i];
+  }
+
+  private readValue(keyPath: string[]): void {
+    const { text, n } = this;
+    this.skipBlank(false);
+    const c = text[this.i];
     if (c === '"' || c === "'") {
-      readString();
+      this.readString();
     } else if (c === '{') {
-      i++;
-      for (;;) {
-        skipBlank(true);
-        if (i >= n) throw new Error('unterminated inline table');
-        if (text[i] === '}') {
-          i++;
-          return;
-        }
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        keyValue(keyPath);
-      }
+      this.readInlineTable(keyPath);
     } else if (c === '[') {
-      i++;
-      for (let index = 0; ;) {
-        skipBlank(true);
-        if (i >= n) throw new Error('unterminated array');
-        if (text[i] === ']') {
-          i++;
-          return;
-        }
-        if (text[i] === ',') {
-          i++;
-          index++;
-          continue;
-        }
-        const element = [...keyPath, String(index)];
-        record(element, here());
-        readValue(element);
-      }
+      this.readArray(keyPath);
     } else {
-      const s = i;
-      while (i < n && !VALUE_END.has(text[i])) i++;
-      if (i === s) throw new Error('expected a value');
+      const s = this.i;
+      while (this.i < n && !VALUE_END.has(text[this.i])) this.i++;
+      if (this.i === s) throw new Error('expected a value');
     }
-  };
-  const keyValue = (table: string[]) => {
-    const key = readKey();
+  }
+
+  private readInlineTable(keyPath: string[]): void {
+    const { text, n } = this;
+    this.i++;
+    for (;;) {
+      this.skipBlank(true);
+      if (this.i >= n) throw new Error('unterminated inline table');
+      if (text[this.i] === '}') {
+        this.i++;
+        return;
+      }
+      if (text[this.i] === ',') {
+        this.i++;
+        continue;
+      }
+      this.keyValue(keyPath);
+    }
+  }
+
+  private readArray(keyPath: string[]): void {
+    const { text, n } = this;
+    this.i++;
+    for (let index = 0; ;) {
+      this.skipBlank(true);
+      if (this.i >= n) throw new Error('unterminated array');
+      if (text[this.i] === ']') {
+        this.i++;
+        return;
+      }
+      if (text[this.i] === ',') {
+        this.i++;
+        index++;
+        continue;
+      }
+      const element = [...keyPath, String(index)];
+      this.record(element, this.here());
+      this.readValue(element);
+    }
+  }
+
+  private keyValue(table: string[]): void {
+    const key = this.readKey();
     const full = [...table];
     key.names.forEach((name, k) => {
       full.push(name);
-      record([...full], key.at[k]);
+      this.record([...full], key.at[k]);
     });
-    if (text[i] !== '=') throw new Error('expected =');
-    i++;
-    readValue(full);
-  };
-
-  const arrayTables = new Map<string, number>(); // resolved path of a [[table]] → elements so far
-  let table: string[] = [];
-  try {
-    for (;;) {
-      skipBlank(true);
-      if (i >= n) break;
-      if (text[i] === '[') {
-        const at = here();
-        const isArray = text[i + 1] === '[';
-        i += isArray ? 2 : 1;
-        const key = readKey();
-        if (text[i] !== ']' || (isArray && text[i + 1] !== ']')) throw new Error('expected ]');
-        i += isArray ? 2 : 1;
-        // [a.b.c] after [[a.b]] is inside the last element of a.b: every array-of-tables prefix is resolved.
-        const resolved: string[] = [];
-        key.names.forEach((name, k) => {
-          resolved.push(name);
-          if (isArray && k === key.names.length - 1) {
-            const id = JSON.stringify(resolved);
-            const count = arrayTables.get(id) ?? 0;
-            arrayTables.set(id, count + 1);
-            record([...resolved], at);
-            resolved.push(String(count));
-          } else {
-            const count = arrayTables.get(JSON.stringify(resolved));
-            if (count !== undefined) {
-              record([...resolved], at);
-              resolved.push(String(count - 1));
-            }
-          }
-          record([...resolved], at);
-        });
-        table = resolved;
-      } else {
-        keyValue(table);
-      }
-      skipBlank(false);
-    }
-  } catch {
-    // Not understood: the positions found so far stand; the rest fall back to their nearest parent.
+    if (this.text[this.i] !== '=') throw new Error('expected =');
+    this.i++;
+    this.readValue(full);
   }
-  return positions;
+
+  /** A `[a.b]` or `[[a.b]]` header: returns the table it opens, every array-of-tables prefix resolved. */
+  private header(): string[] {
+    const { text } = this;
+    const at = this.here();
+    const isArray = text[this.i + 1] === '[';
+    this.i += isArray ? 2 : 1;
+    const key = this.readKey();
+    if (text[this.i] !== ']' || (isArray && text[this.i + 1] !== ']')) throw new Error('expected ]');
+    this.i += isArray ? 2 : 1;
+    // [a.b.c] after [[a.b]] is inside the last element of a.b: every array-of-tables prefix is resolved.
+    const resolved: string[] = [];
+    key.names.forEach((name, k) => {
+      resolved.push(name);
+      if (isArray && k === key.names.length - 1) {
+        const id = JSON.stringify(resolved);
+        const count = this.arrayTables.get(id) ?? 0;
+        this.arrayTables.set(id, count + 1);
+        this.record([...resolved], at);
+        resolved.push(String(count));
+      } else {
+        const count = this.arrayTables.get(JSON.stringify(resolved));
+        if (count !== undefined) {
+          this.record([...resolved], at);
+          resolved.push(String(count - 1));
+        }
+      }
+      this.record([...resolved], at);
+    });
+    return resolved;
+  }
 }
 
 const BARE_KEY_END = new Set([' ', '\t', '\r', '\n', '=', '.', '[', ']', '{', '}', '#', '"', "'", ',']);
