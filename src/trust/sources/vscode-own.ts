@@ -277,15 +277,59 @@ function effectiveDiscovery(input: VsCodeOwnInput, reads: VsCodeReads): VsCodeOw
 const repositoryScope = (s: SettingScope) => s === 'workspace' || s === 'workspaceFolder';
 
 export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
-  const folderIndex = input.folderIndex ?? 0;
   const settingsFile = input.workspaceSettingsFile ?? VSCODE_WORKSPACE_SETTINGS;
   const reads = vscodeReads(input.vscodeVersion);
   const access = effectiveAccess(input);
   const discovery = effectiveDiscovery(input, reads);
-  const on = (d: DiscoverySource) => discovery[d]?.value === true;
-  const notes: string[] = [];
-  const accessValue: SettingValue = { key: ACCESS_KEY, value: access.raw, scope: access.scope };
+  const mechanismOf = mechanisms(input, reads, access, discovery);
+  const starts = ownStarts(input.report?.servers ?? [], mechanismOf, allowListBlocker(input, reads));
+  const unreadable: VsCodeOwnReport['unreadable'] = [];
+  for (const src of input.report?.sources ?? []) {
+    if (src.status !== 'unreadable' && src.status !== 'invalid') continue;
+    const m = mechanismOf(src);
+    if (m?.on) unreadable.push({ source: src.source, file: src.file, mechanism: m.mechanism, problems: src.problems });
+  }
 
+  const notes: string[] = discoveryNotes(access, discovery);
+  const collision = collisionOf(input, reads, starts, notes);
+  const routing = routingOf(input, reads, notes);
+  const distinct = repositoryOverrides(input, reads, settingsFile);
+  return {
+    access,
+    discovery,
+    collision,
+    reads,
+    starts,
+    unreadable,
+    routing,
+    overrides: distinct,
+    providerReachesChat: access.value !== 'none',
+    notes,
+  };
+}
+
+/** What a server's mechanism is (and whether it is on): the workspace as VS Code treats it under these settings. */
+type Mechanism = {
+  mechanism: OwnMechanism;
+  on: boolean;
+  enabledBy: SettingValue[];
+  needs: OwnStart['needs'];
+  id?: (name: string) => string;
+  uncertain?: string;
+};
+
+/**
+ * Which mechanism VS Code uses for a server (or a source) of the report, and whether it is on; undefined for one
+ * VS Code does not start itself.
+ */
+function mechanisms(
+  input: VsCodeOwnInput,
+  reads: VsCodeReads,
+  access: VsCodeOwnReport['access'],
+  discovery: VsCodeOwnReport['discovery'],
+): (s: Pick<ServerReport, 'kind' | 'scope' | 'file'>) => Mechanism | undefined {
+  const folderIndex = input.folderIndex ?? 0;
+  const accessValue: SettingValue = { key: ACCESS_KEY, value: access.raw, scope: access.scope };
   // Which mechanism VS Code uses for a server of this report, and whether it is on.
   // A window that ran under "all" and is now under "registry": VS Code 1.139 was seen to keep (and start) the
   // workspace's servers until the window reloads. Reported as possible starts: more, never less.
@@ -294,18 +338,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       ? `VS Code ${reads.measured} may still start it: this window ran with ${ACCESS_KEY} "all", and a switch back to "registry" at runtime was seen to leave the workspace's servers startable until the window reloads (Developer: Reload Window)`
       : undefined;
   const workspaceOn = access.value === 'all' || sticky !== undefined;
-  const mechanismOf = (
-    s: Pick<ServerReport, 'kind' | 'scope' | 'file'>,
-  ):
-    | {
-        mechanism: OwnMechanism;
-        on: boolean;
-        enabledBy: SettingValue[];
-        needs: OwnStart['needs'];
-        id?: (name: string) => string;
-        uncertain?: string;
-      }
-    | undefined => {
+  return (s: Pick<ServerReport, 'kind' | 'scope' | 'file'>): Mechanism | undefined => {
     if (s.kind === 'vscode' && s.scope === 'repository') {
       return {
         mechanism: 'workspace-folder-mcp.json',
@@ -346,21 +379,31 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     }
     return undefined;
   };
+}
 
+/** Whether `chat.mcp.allowedServers` keeps VS Code from starting a server itself. */
+function allowListBlocker(input: VsCodeOwnInput, reads: VsCodeReads): (s: Pick<ServerReport, 'name' | 'definition'>) => boolean {
   // chat.mcp.allowedServers (application scope: only the policy or the user value counts): a stdio server VS Code
   // starts itself passes only an entry of its name or any command entry (not matched here: counted as passing).
   const allowed = reads.allowedServers ? (input.settings[ALLOWED_KEY]?.policyValue ?? input.settings[ALLOWED_KEY]?.globalValue) : undefined;
   const allowList = Array.isArray(allowed) ? allowed.filter(isObject) : undefined;
-  const blockedByAllowList = (s: Pick<ServerReport, 'name' | 'definition'>) => {
+  return (s) => {
     if (!allowList) return false;
     const http = typeof (s.definition as { url?: unknown } | undefined)?.url === 'string';
     return !allowList.some(
       (e) => e.serverName === s.name || (!http && Array.isArray(e.serverCommand)) || (http && typeof e.serverUrl === 'string'),
     );
   };
+}
 
+/** The servers of the report VS Code would start itself, each with how and what MCP Gate says of it. */
+function ownStarts(
+  servers: readonly ServerReport[],
+  mechanismOf: (s: ServerReport) => Mechanism | undefined,
+  blockedByAllowList: (s: ServerReport) => boolean,
+): OwnStart[] {
   const starts: OwnStart[] = [];
-  for (const s of input.report?.servers ?? []) {
+  for (const s of servers) {
     const m = mechanismOf(s);
     if (!m || !m.on || blockedByAllowList(s)) continue;
     const serverNotes: string[] = [];
@@ -384,14 +427,13 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       ...(m.uncertain ? { uncertain: m.uncertain } : {}),
     });
   }
+  return starts;
+}
 
-  const unreadable: VsCodeOwnReport['unreadable'] = [];
-  for (const src of input.report?.sources ?? []) {
-    if (src.status !== 'unreadable' && src.status !== 'invalid') continue;
-    const m = mechanismOf(src);
-    if (m?.on) unreadable.push({ source: src.source, file: src.file, mechanism: m.mechanism, problems: src.problems });
-  }
-
+/** Discovery of files MCP Gate does not read (Claude Desktop, Windsurf, Copilot), said when it is on. */
+function discoveryNotes(access: VsCodeOwnReport['access'], discovery: VsCodeOwnReport['discovery']): string[] {
+  const notes: string[] = [];
+  const on = (d: DiscoverySource) => discovery[d]?.value === true;
   if (access.value === 'all') {
     const files: Partial<Record<DiscoverySource, string>> = {
       'claude-desktop': "Claude Desktop's claude_desktop_config.json",
@@ -403,7 +445,16 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
         notes.push(`VS Code also starts the servers of ${files[source]} (${discovery[source]!.key} is on), a file MCP Gate does not read`);
     }
   }
+  return notes;
+}
 
+/** `chat.mcp.collisionBehavior` where this version has it; a note when it keeps VS Code's own server of a label. */
+function collisionOf(
+  input: VsCodeOwnInput,
+  reads: VsCodeReads,
+  starts: readonly OwnStart[],
+  notes: string[],
+): VsCodeOwnReport['collision'] {
   // VS Code 1.139 groups same-label servers across sources; under "disable" only the first registered stays
   // enabled, and VS Code's own files register before extension providers such as MCP Gate's.
   let collision: VsCodeOwnReport['collision'];
@@ -418,7 +469,11 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       );
     }
   }
+  return collision;
+}
 
+/** The user-scope values that route VS Code's own starts through MCP Gate; notes where a step is the person's to take. */
+function routingOf(input: VsCodeOwnInput, reads: VsCodeReads, notes: string[]): RoutingSetting[] {
   // Routing: `registry` at user scope (or by policy) stops every hand-written and discovered server; discovery off
   // as well, so that nothing is discovered should access ever be `all` again.
   const user = (f: 'globalValue' | 'policyValue', key: string) =>
@@ -477,7 +532,11 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
       'chat.mcp.access is "none" in your settings: VS Code starts nothing, and MCP Gate\'s servers do not reach chat either; "registry" keeps MCP Gate working',
     );
   }
+  return routing;
+}
 
+/** The repository's values that defeat or change the routing (each once, though VS Code may report it twice). */
+function repositoryOverrides(input: VsCodeOwnInput, reads: VsCodeReads, settingsFile: string): RepositoryOverride[] {
   // The repository's own values: they win over the user's (window scope), even in Restricted Mode. A policy wins over them.
   const overrides: RepositoryOverride[] = [];
   if (input.settings[ACCESS_KEY]?.policyValue === undefined) {
@@ -538,18 +597,7 @@ export function vscodeOwnStarts(input: VsCodeOwnInput): VsCodeOwnReport {
     const k = JSON.stringify([o.key, o.file, o.value]);
     return !seen.has(k) && !!seen.add(k);
   });
-  return {
-    access,
-    discovery,
-    collision,
-    reads,
-    starts,
-    unreadable,
-    routing,
-    overrides: distinct,
-    providerReachesChat: access.value !== 'none',
-    notes,
-  };
+  return distinct;
 }
 
 // ---- A repository cannot undo the routing ------------------------------------------------------------------
