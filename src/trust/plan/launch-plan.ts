@@ -1,7 +1,8 @@
 // The launch plan: one pure function turns a stdio server's definition and the project into exactly what will
 // be executed — the executable as an absolute real path found on MCP Gate's own PATH (a repository's `env`
 // never decides which program runs), the arguments, the working folder as a real path, the environment the
-// repository declared (variables that control which code an interpreter loads are refused, not passed), and the
+// repository declared (variables that control which code an interpreter loads are refused, not passed:
+// ./loader-variables.ts), and the
 // execution closure (src/trust/plan/closure.ts) of the workspace content it can execute or load. The digest is
 // computed over the plan (src/trust/plan/digest.ts); the host spawns the plan and re-resolves nothing.
 import * as fs from 'node:fs';
@@ -22,6 +23,7 @@ import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
 import { nodeOptionKind } from './node-options';
 import { packageLaunchOf, WRAPPERS } from './launchers';
+import { loaderVariable } from './loader-variables';
 
 export interface LaunchPlan {
   /** The command as written. */
@@ -89,210 +91,6 @@ export function substitute(s: string, projectDir: string): string {
   return s.replace(/\$\{(workspaceFolder|workspaceFolderBasename|workspaceRoot)\}/g, (_, v: string) =>
     v === 'workspaceFolderBasename' ? path.basename(projectDir) : projectDir,
   );
-}
-
-/**
- * Variables that decide which code runs or which files an interpreter, loader, shell or package manager
- * loads. A repository may not set them: the server is blocked naming the variable (set it in user scope).
- */
-export const LOADER_EXACT = new Set([
-  'PATH',
-  'HOME',
-  'USERPROFILE',
-  'BASH_ENV',
-  'ENV',
-  'ZDOTDIR',
-  'SHELLOPTS',
-  'BASHOPTS',
-  'PS4',
-  'PROMPT_COMMAND',
-  'IFS',
-  'CDPATH',
-  'GLOBIGNORE',
-  'CLASSPATH',
-  '_JAVA_OPTIONS',
-  'JDK_JAVA_OPTIONS',
-  'GCONV_PATH',
-  'GLIBC_TUNABLES',
-  'LOCPATH',
-  'NLSPATH',
-  'HOSTALIASES',
-  'TMPDIR',
-  'TEMP',
-  'TMP',
-  'ELECTRON_RUN_AS_NODE',
-  'EDITOR',
-  'VISUAL',
-  'PAGER',
-  'BROWSER',
-  'SHELL',
-  'MANPAGER',
-  'LESSOPEN',
-  'PERLIO',
-  'TCLLIBPATH',
-  'LUA_PATH',
-  'LUA_CPATH',
-  'R_PROFILE_USER',
-  'R_LIBS_USER',
-  'JULIA_LOAD_PATH',
-  'JULIA_DEPOT_PATH',
-  'SSH_ASKPASS',
-  'SUDO_ASKPASS',
-  'GIT_ASKPASS',
-  'TERMINFO',
-  'TERMINFO_DIRS',
-  'INPUTRC',
-  'MAVEN_OPTS',
-  'GRADLE_OPTS',
-  'SBT_OPTS',
-  'ANT_OPTS',
-  'CC',
-  'CXX',
-  'CPP',
-  'LD',
-  'AR',
-  'CFLAGS',
-  'CXXFLAGS',
-  'LDFLAGS',
-  'CPPFLAGS',
-  'MAKEFLAGS',
-  'MFLAGS',
-  'LIBRARY_PATH',
-  'CPATH',
-  'PKG_CONFIG_PATH',
-  'QT_PLUGIN_PATH',
-  'QT_QPA_PLATFORM_PLUGIN_PATH',
-  'GTK_PATH',
-  'GTK_MODULES',
-  'GIO_MODULE_DIR',
-  'GST_PLUGIN_PATH',
-  'GDK_PIXBUF_MODULE_FILE',
-  'KRB5_CONFIG',
-  'MAGIC',
-  'WGETRC',
-  'CURL_HOME',
-  'SSLKEYLOGFILE',
-  'ZSH',
-  'FPATH',
-  'MAIL',
-  'MAILPATH',
-  'HISTFILE',
-  'LESSKEY',
-  'SCREENRC',
-  'VIMINIT',
-  'EXINIT',
-  'MYVIMRC',
-]);
-export const LOADER_PREFIXES = [
-  'LD_',
-  'DYLD_',
-  'NODE_',
-  'NPM_CONFIG_',
-  'PYTHON',
-  'PIP_',
-  'UV_',
-  'PERL',
-  'RUBY',
-  'GEM_',
-  'BUNDLE_',
-  'JAVA_',
-  'DENO_',
-  'BUN_',
-  'TS_NODE_',
-  'TSX_',
-  'YARN_',
-  'PNPM_',
-  'COREPACK_',
-  'XDG_',
-  'GIT_',
-  'MALLOC_',
-  'LUA_',
-  'PHP',
-  'CARGO_',
-  'RUSTC',
-  'RUSTUP_',
-  'GOPATH',
-  'GOROOT',
-  'GOFLAGS',
-  'GOENV',
-  'GOBIN',
-  'GOTOOLCHAIN',
-  'GOPROXY',
-  'GOEXPERIMENT',
-  'GODEBUG',
-  'CONDA',
-  'VIRTUAL_ENV',
-  'POETRY_',
-  'PIPX_',
-  'PDM_',
-  'HATCH_',
-  'OPENSSL_',
-  'SSL_',
-  'PYENV',
-  'RBENV',
-  'NODENV',
-  'NVM_',
-  'VOLTA_',
-  'ASDF_',
-  'MISE_',
-  'RTX_',
-  'FNM_',
-  'JENV',
-  'SDKMAN',
-  'BASH_FUNC_',
-  'DOTNET_',
-  'CORECLR_',
-  'COMPLUS_',
-  'MONO_',
-  'ERL_',
-  'ELIXIR_',
-  'MIX_',
-  'HEX_',
-  'R_PROFILE',
-  'R_ENVIRON',
-  'R_LIBS',
-  'JULIA_',
-  'TK_',
-  'GEMRC',
-  'BUNDLER_',
-  'RAILS_',
-  'NPM_',
-  'GCONV_',
-  'GLIBC_',
-  'GTK_',
-  'QT_',
-  'GST_',
-  'GIO_',
-  'DBUS_',
-  'GPG',
-  'GNUPG',
-  'SSH_',
-  'AWS_CONFIG_FILE',
-  'AWS_SHARED_CREDENTIALS_FILE',
-  'GOOGLE_APPLICATION_CREDENTIALS',
-  'KUBECONFIG',
-  'DOCKER_',
-  'CONTAINER_',
-  'PROMPT_',
-  'PS1',
-  'PS2',
-  'PS3',
-  'VIMINIT',
-  'VIMRUNTIME',
-  'MANPATH',
-  'INFOPATH',
-  'TEXINPUTS',
-  'DENO',
-  'BUN',
-];
-
-/** The reason a repository may not set `name`, or undefined when it may. */
-export function loaderVariable(name: string): string | undefined {
-  const upper = name.toUpperCase();
-  if (LOADER_EXACT.has(upper) || LOADER_PREFIXES.some((p) => upper.startsWith(p)) || name.includes('%') || name.includes('(')) {
-    return `${name} decides which program or code runs (interpreter, loader, shell or package-manager setting)`;
-  }
-  return undefined;
 }
 
 type Family = 'node' | 'python' | 'shell' | 'ruby' | 'perl' | 'php' | 'runner' | 'wrapper' | 'other';
@@ -396,63 +194,12 @@ export function planLaunch(
 ): { plan: LaunchPlan; texts: Record<string, string> } {
   if (def.type !== 'stdio' || !def.command) throw new PlanError('not a local server');
   const sub = (s: string) => substitute(s, workspace);
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(def.env)) if (v !== null) env[k] = sub(v);
-  if (opts.gated) {
-    for (const k of Object.keys(env)) {
-      const why = loaderVariable(k);
-      if (why)
-        throw new PlanError(
-          `its "env" sets ${k}: ${why}; MCP Gate does not pass a repository's ${k} (remove it, or declare the server in your user configuration)`,
-        );
-    }
-  }
-  // The working folder, as the kernel will resolve it.
-  let cwd: string;
-  try {
-    // As the kernel will resolve it at chdir: physically (`link/..` is the link target's parent), never lexically.
-    const written = def.cwd ? sub(def.cwd) : undefined;
-    const requested = written === undefined ? workspace : path.isAbsolute(written) ? written : `${workspace}/${written}`;
-    const folders = memoOf(reader).folders;
-    let r = folders.get(requested);
-    if (!r) folders.set(requested, (r = resolvePhysical(requested, workspace)));
-    if (!r.exists) throw new PlanError(`its working folder ${def.cwd} does not exist`);
-    cwd = r.real;
-  } catch (e) {
-    if (e instanceof UnpinnablePathError) throw new PlanError(`its working folder: ${e.message}`);
-    throw e;
-  }
-
+  const env = planEnv(def, sub, opts.gated);
+  const cwd = workingFolder(def, sub, workspace, reader);
   const command = sub(def.command);
   const args = def.args.map(sub);
   const entries: ClosureEntry[] = [];
-  const named: Name = (p, why, how = 'tree') => {
-    let abs: string;
-    try {
-      abs = rewriteProcPath(path.isAbsolute(p) ? p : `${cwd}/${p}`, cwd);
-    } catch (e) {
-      throw new ClosureError(`${why}: ${(e as Error).message}`);
-    }
-    const exact = how === 'file' ? 'file' : how === 'folder' ? 'tree' : undefined;
-    entries.push({
-      path: abs,
-      why,
-      whole: how === 'whole' || how === 'guardable',
-      guardable: how === 'guardable' || undefined,
-      optional: how === 'if-exists',
-      exact,
-    });
-    if (exact) return;
-    // Node and most interpreters also normalise `..` lexically before opening: pin that spelling too.
-    const lexical = path.resolve(cwd, p);
-    if (lexical !== abs && how !== 'whole' && how !== 'guardable') {
-      try {
-        entries.push({ path: rewriteProcPath(lexical, cwd), why, optional: how === 'if-exists' });
-      } catch (e) {
-        throw new ClosureError(`${why}: ${(e as Error).message}`);
-      }
-    }
-  };
+  const named = namer(cwd, entries);
 
   // A variable whose value names a workspace file (a config a library loads, OPENSSL_CONF-like): that file is pinned.
   for (const [k, v] of Object.entries(env)) {
@@ -520,6 +267,69 @@ export function planLaunch(
     closure,
   };
   return { plan, texts };
+}
+
+/** The environment a definition declares, its workspace variables filled in; a repository's loader variable is refused. */
+function planEnv(def: ServerDefinition, sub: (s: string) => string, gated: boolean): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(def.env)) if (v !== null) env[k] = sub(v);
+  if (gated) {
+    for (const k of Object.keys(env)) {
+      const why = loaderVariable(k);
+      if (why)
+        throw new PlanError(
+          `its "env" sets ${k}: ${why}; MCP Gate does not pass a repository's ${k} (remove it, or declare the server in your user configuration)`,
+        );
+    }
+  }
+  return env;
+}
+
+/** The working folder, as the kernel will resolve it at chdir: physically (`link/..` is the link target's parent), never lexically. */
+function workingFolder(def: ServerDefinition, sub: (s: string) => string, workspace: string, reader: TrackingReader): string {
+  try {
+    const written = def.cwd ? sub(def.cwd) : undefined;
+    const requested = written === undefined ? workspace : path.isAbsolute(written) ? written : `${workspace}/${written}`;
+    const folders = memoOf(reader).folders;
+    let r = folders.get(requested);
+    if (!r) folders.set(requested, (r = resolvePhysical(requested, workspace)));
+    if (!r.exists) throw new PlanError(`its working folder ${def.cwd} does not exist`);
+    return r.real;
+  } catch (e) {
+    if (e instanceof UnpinnablePathError) throw new PlanError(`its working folder: ${e.message}`);
+    throw e;
+  }
+}
+
+/** The function that names closure entries into `entries`: a path as written, relative to the working folder. */
+function namer(cwd: string, entries: ClosureEntry[]): Name {
+  return (p, why, how = 'tree') => {
+    let abs: string;
+    try {
+      abs = rewriteProcPath(path.isAbsolute(p) ? p : `${cwd}/${p}`, cwd);
+    } catch (e) {
+      throw new ClosureError(`${why}: ${(e as Error).message}`);
+    }
+    const exact = how === 'file' ? 'file' : how === 'folder' ? 'tree' : undefined;
+    entries.push({
+      path: abs,
+      why,
+      whole: how === 'whole' || how === 'guardable',
+      guardable: how === 'guardable' || undefined,
+      optional: how === 'if-exists',
+      exact,
+    });
+    if (exact) return;
+    // Node and most interpreters also normalise `..` lexically before opening: pin that spelling too.
+    const lexical = path.resolve(cwd, p);
+    if (lexical !== abs && how !== 'whole' && how !== 'guardable') {
+      try {
+        entries.push({ path: rewriteProcPath(lexical, cwd), why, optional: how === 'if-exists' });
+      } catch (e) {
+        throw new ClosureError(`${why}: ${(e as Error).message}`);
+      }
+    }
+  };
 }
 
 /**
@@ -603,71 +413,7 @@ function analyse(
   const prog = path.basename(command);
   const everything = (why: string) => named(workspace, why, 'whole');
 
-  if (family === 'wrapper') {
-    // `env K=V cmd …`, `nice cmd`, `timeout 5 cmd`: the assignments are environment, the rest another command line.
-    // Every `NAME=value` anywhere in a wrapper's arguments is checked (an option's value could hide one), and any
-    // option MCP Gate does not model (it could change the folder, read arguments from a file, …) pins the whole
-    // workspace: a superset, never less.
-    const list = [...args];
-    // `NAME=` anywhere: after option letters (`-SNODE_OPTIONS=…`, `-iS…`) or another option's `=`.
-    const refuse = (a: string) => {
-      const segments = a.split('=');
-      for (let k = 0; k < segments.length - 1; k++) {
-        const seg = segments[k].replace(/^-+/, '');
-        for (let i = 0; i <= Math.min(3, seg.length - 1); i++) {
-          const name = seg.slice(i);
-          if (!/^[A-Za-z_][A-Za-z0-9_]*(%%)?$/.test(name)) continue;
-          const why = loaderVariable(name);
-          if (opts.gated && why) throw new PlanError(`it sets ${name} through ${prog}: ${why}; MCP Gate does not pass it`);
-        }
-      }
-    };
-    for (const a of list) for (const part of a.split(/\s+/)) refuse(part);
-    let i = 0;
-    for (; i < list.length; i++) {
-      const a = list[i];
-      if (a === '--') {
-        i++;
-        break;
-      }
-      if (prog === 'env' && (a === '-S' || a === '--split-string' || /^-[a-zA-Z]*S./.test(a) || a.startsWith('--split-string='))) {
-        // The value is itself a command line: split it and read on.
-        const value =
-          a === '-S' || a === '--split-string'
-            ? (list[i + 1] ?? '')
-            : a.startsWith('--')
-              ? a.slice(a.indexOf('=') + 1)
-              : a.slice(a.indexOf('S') + 1);
-        list.splice(i, a === '-S' || a === '--split-string' ? 2 : 1, ...value.split(/\s+/).filter(Boolean));
-        i--;
-        continue;
-      }
-      if (prog === 'env' && (a === '-u' || a === '--unset')) {
-        i++; // its value is a name to remove
-        continue;
-      }
-      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(a)) continue;
-      if (/^\d+(\.\d+)?[smhd]?$/.test(a)) continue; // timeout 5, nice 10
-      if (a.startsWith('-')) {
-        if (!/^-(n|i|0|v|-ignore-environment|-null|-debug)$/.test(a)) everything(`${prog} ${a} is an option MCP Gate does not model`);
-        continue;
-      }
-      break;
-    }
-    if (i < list.length) {
-      const inner = list[i];
-      let innerExe: string | undefined;
-      if (inner.includes('/')) {
-        named(inner, `the command ${inner}`);
-        innerExe = path.resolve(cwd, inner);
-      } else {
-        innerExe = findOnPath(inner, opts.searchPath);
-        if (innerExe && within(workspace, innerExe)) named(innerExe, `the program ${inner}`);
-      }
-      analyse(inner, innerExe, list.slice(i + 1), cwd, workspace, opts, named, depth + 1);
-    }
-    return;
-  }
+  if (family === 'wrapper') return analyseWrapper(prog, args, cwd, workspace, opts, named, depth);
   // Arguments a program reads as data (a config file, a folder to serve): a file named there is pinned as itself;
   // a folder is data, not code (server-filesystem serves it), and is not pinned.
   const dataArgs = (from: number) => {
@@ -733,7 +479,100 @@ function analyse(
       if (d === workspace) break;
     }
   }
-  // Interpreters: options, then the entry (a script, -m module, or inline code), then the script's own arguments.
+  analyseInterpreter(family, prog, args, cwd, opts, named, everything, dataArgs);
+}
+
+/**
+ * `env K=V cmd …`, `nice cmd`, `timeout 5 cmd`: the assignments are environment, the rest another command line.
+ * Every `NAME=value` anywhere in a wrapper's arguments is checked (an option's value could hide one), and any
+ * option MCP Gate does not model (it could change the folder, read arguments from a file, …) pins the whole
+ * workspace: a superset, never less.
+ */
+function analyseWrapper(
+  prog: string,
+  args: readonly string[],
+  cwd: string,
+  workspace: string,
+  opts: PlanOptions,
+  named: Name,
+  depth: number,
+): void {
+  const everything = (why: string) => named(workspace, why, 'whole');
+  // `env K=V cmd …`, `nice cmd`, `timeout 5 cmd`: the assignments are environment, the rest another command line.
+  // Every `NAME=value` anywhere in a wrapper's arguments is checked (an option's value could hide one), and any
+  // option MCP Gate does not model (it could change the folder, read arguments from a file, …) pins the whole
+  // workspace: a superset, never less.
+  const list = [...args];
+  // `NAME=` anywhere: after option letters (`-SNODE_OPTIONS=…`, `-iS…`) or another option's `=`.
+  const refuse = (a: string) => {
+    const segments = a.split('=');
+    for (let k = 0; k < segments.length - 1; k++) {
+      const seg = segments[k].replace(/^-+/, '');
+      for (let i = 0; i <= Math.min(3, seg.length - 1); i++) {
+        const name = seg.slice(i);
+        if (!/^[A-Za-z_][A-Za-z0-9_]*(%%)?$/.test(name)) continue;
+        const why = loaderVariable(name);
+        if (opts.gated && why) throw new PlanError(`it sets ${name} through ${prog}: ${why}; MCP Gate does not pass it`);
+      }
+    }
+  };
+  for (const a of list) for (const part of a.split(/\s+/)) refuse(part);
+  let i = 0;
+  for (; i < list.length; i++) {
+    const a = list[i];
+    if (a === '--') {
+      i++;
+      break;
+    }
+    if (prog === 'env' && (a === '-S' || a === '--split-string' || /^-[a-zA-Z]*S./.test(a) || a.startsWith('--split-string='))) {
+      // The value is itself a command line: split it and read on.
+      const value =
+        a === '-S' || a === '--split-string'
+          ? (list[i + 1] ?? '')
+          : a.startsWith('--')
+            ? a.slice(a.indexOf('=') + 1)
+            : a.slice(a.indexOf('S') + 1);
+      list.splice(i, a === '-S' || a === '--split-string' ? 2 : 1, ...value.split(/\s+/).filter(Boolean));
+      i--;
+      continue;
+    }
+    if (prog === 'env' && (a === '-u' || a === '--unset')) {
+      i++; // its value is a name to remove
+      continue;
+    }
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(a)) continue;
+    if (/^\d+(\.\d+)?[smhd]?$/.test(a)) continue; // timeout 5, nice 10
+    if (a.startsWith('-')) {
+      if (!/^-(n|i|0|v|-ignore-environment|-null|-debug)$/.test(a)) everything(`${prog} ${a} is an option MCP Gate does not model`);
+      continue;
+    }
+    break;
+  }
+  if (i < list.length) {
+    const inner = list[i];
+    let innerExe: string | undefined;
+    if (inner.includes('/')) {
+      named(inner, `the command ${inner}`);
+      innerExe = path.resolve(cwd, inner);
+    } else {
+      innerExe = findOnPath(inner, opts.searchPath);
+      if (innerExe && within(workspace, innerExe)) named(innerExe, `the program ${inner}`);
+    }
+    analyse(inner, innerExe, list.slice(i + 1), cwd, workspace, opts, named, depth + 1);
+  }
+}
+
+/** An interpreter's command line (Node, Python): its options, then the entry (a script, -m module, or inline code), then the script's own arguments. */
+function analyseInterpreter(
+  family: Family,
+  prog: string,
+  args: readonly string[],
+  cwd: string,
+  opts: PlanOptions,
+  named: Name,
+  everything: (why: string) => void,
+  dataArgs: (from: number) => void,
+): void {
   const inline = INLINE_FLAGS[family]!;
   for (let i = 0; i < args.length; i++) {
     // Node takes `_` for `-` in option names (`--experimental_loader`): read them as Node does.
@@ -766,57 +605,73 @@ function analyse(
       return dataArgs(i + 2);
     }
     if (a.startsWith('-')) {
-      const eq = a.indexOf('=');
-      const flag = eq > 0 ? a.slice(0, eq) : a;
-      let value: string | undefined = eq > 0 ? a.slice(eq + 1) : undefined;
-      if (family === 'node') {
-        // Read with Node's own option table (./node-options.ts): what takes the next argument decides the entry.
-        const kind = nodeOptionKind(flag);
-        if (kind === 'unknown' || (kind === 'v8-value' && value === undefined)) {
-          everything(
-            `${prog} ${flag} is an option MCP Gate does not model (Node's --help does not list it${kind === 'v8-value' ? ' without =' : ''}), so what it runs is uncertain`,
-          );
-          continue;
-        }
-        if (NODE_RESOLUTION_FLAGS.test(flag))
-          everything(`${prog} ${flag} changes which files Node resolves modules to (or runs the project's scripts)`);
-        if (value === undefined && kind === 'value') value = args[++i];
-      } else if (value === undefined && family === 'python' && PYTHON_VALUE_FLAGS.test(flag)) value = args[++i];
-      if (family === 'node' && NODE_CODE_CONFIG_FLAGS.test(flag)) {
-        // A file that can load native code or any module (an OpenSSL config naming engines, a snapshot, a policy).
-        everything(`${prog} ${flag} can load code from any file of the workspace`);
-        if (value !== undefined) for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
-        continue;
-      }
-      if (value === undefined) continue;
-      if (family === 'node' && /^--env-file(-if-exists)?$/.test(flag)) {
-        // Its variables are the repository's too: the same variables are refused as in "env".
-        for (const c of candidates(value)) {
-          named(c, `the variables file of ${flag}`, 'file');
-          if (opts.gated)
-            for (const name of envFileNames(path.resolve(cwd, c))) {
-              const why = loaderVariable(name);
-              if (why) throw new PlanError(`${flag} ${value} sets ${name}: ${why}; MCP Gate does not pass a repository's ${name}`);
-            }
-        }
-        continue;
-      }
-      if (family === 'node' && NODE_PRELOAD_FLAGS.test(flag)) {
-        // A data: URL is inline code (`--import data:text/javascript,import(…)`): it can load any file.
-        if (/^data:/i.test(value)) {
-          everything(`inline code (${prog} ${flag} data:…) can load any file of the workspace`);
-          continue;
-        }
-        const spec = /^file:/i.test(value) ? candidates(value)[0] : value;
-        if (spec.startsWith('.') || path.isAbsolute(spec)) named(spec, `the module ${short(value)} that ${flag} loads`);
-        else named(cwd, `${flag} ${short(value)} is resolved from the working folder's packages`);
-      } else for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
+      i = interpreterOption(family, prog, a, args, i, cwd, opts, named, everything);
       continue;
     }
     if (a === '-') continue; // the program from stdin: MCP Gate's own pipe
     for (const c of candidates(a)) named(c, `the entry ${short(a)} that ${prog} runs`);
     return dataArgs(i + 1);
   }
+}
+
+/** One option of an interpreter's command line at `i` (with its value, when it takes the next argument): returns where it ends. */
+function interpreterOption(
+  family: Family,
+  prog: string,
+  a: string,
+  args: readonly string[],
+  i: number,
+  cwd: string,
+  opts: PlanOptions,
+  named: Name,
+  everything: (why: string) => void,
+): number {
+  const eq = a.indexOf('=');
+  const flag = eq > 0 ? a.slice(0, eq) : a;
+  let value: string | undefined = eq > 0 ? a.slice(eq + 1) : undefined;
+  if (family === 'node') {
+    // Read with Node's own option table (./node-options.ts): what takes the next argument decides the entry.
+    const kind = nodeOptionKind(flag);
+    if (kind === 'unknown' || (kind === 'v8-value' && value === undefined)) {
+      everything(
+        `${prog} ${flag} is an option MCP Gate does not model (Node's --help does not list it${kind === 'v8-value' ? ' without =' : ''}), so what it runs is uncertain`,
+      );
+      return i;
+    }
+    if (NODE_RESOLUTION_FLAGS.test(flag))
+      everything(`${prog} ${flag} changes which files Node resolves modules to (or runs the project's scripts)`);
+    if (value === undefined && kind === 'value') value = args[++i];
+  } else if (value === undefined && family === 'python' && PYTHON_VALUE_FLAGS.test(flag)) value = args[++i];
+  if (family === 'node' && NODE_CODE_CONFIG_FLAGS.test(flag)) {
+    // A file that can load native code or any module (an OpenSSL config naming engines, a snapshot, a policy).
+    everything(`${prog} ${flag} can load code from any file of the workspace`);
+    if (value !== undefined) for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
+    return i;
+  }
+  if (value === undefined) return i;
+  if (family === 'node' && /^--env-file(-if-exists)?$/.test(flag)) {
+    // Its variables are the repository's too: the same variables are refused as in "env".
+    for (const c of candidates(value)) {
+      named(c, `the variables file of ${flag}`, 'file');
+      if (opts.gated)
+        for (const name of envFileNames(path.resolve(cwd, c))) {
+          const why = loaderVariable(name);
+          if (why) throw new PlanError(`${flag} ${value} sets ${name}: ${why}; MCP Gate does not pass a repository's ${name}`);
+        }
+    }
+    return i;
+  }
+  if (family === 'node' && NODE_PRELOAD_FLAGS.test(flag)) {
+    // A data: URL is inline code (`--import data:text/javascript,import(…)`): it can load any file.
+    if (/^data:/i.test(value)) {
+      everything(`inline code (${prog} ${flag} data:…) can load any file of the workspace`);
+      return i;
+    }
+    const spec = /^file:/i.test(value) ? candidates(value)[0] : value;
+    if (spec.startsWith('.') || path.isAbsolute(spec)) named(spec, `the module ${short(value)} that ${flag} loads`);
+    else named(cwd, `${flag} ${short(value)} is resolved from the working folder's packages`);
+  } else for (const c of candidates(value)) named(c, `the value of ${flag}`, 'file');
+  return i;
 }
 
 function short(a: string): string {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../helpers';
-import { LOADER_EXACT, LOADER_PREFIXES } from '../../../src/trust/plan/launch-plan';
+import { LOADER_EXACT, LOADER_PREFIXES } from '../../../src/trust/plan/loader-variables';
 
 const GUARD = path.join(ROOT, 'src', 'guard', 'python', 'mcp_gate_guard.py');
 const PY = '/usr/bin/python3';
@@ -995,7 +995,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.match(r.stderr, new RegExp(`spawn with ${v.split('=')[0].replace(/%/g, '%')}=.* in its environment`), v);
       fs.rmSync(ws.report, { force: true });
     }
-    // the guard's copy of launch-plan.ts's list of variables that decide which code runs
+    // the guard's copy of loader-variables.ts's list of variables that decide which code runs
     const lists = spawnSync(
       PY,
       [

@@ -11,7 +11,7 @@ import { recordDecision } from '../../../../src/trust/approval/approvals';
 import { approveOffline } from '../../locks';
 import { evaluateGate, GateCache } from '../../../../src/trust/gate';
 import { type GateInput } from '../../../../src/trust/report';
-import { loaderVariable } from '../../../../src/trust/plan/launch-plan';
+import { loaderVariable } from '../../../../src/trust/plan/loader-variables';
 import { MAX_CLOSURE_FILES, MAX_WALK_ENTRIES } from '../../../../src/trust/plan/closure';
 import { Session } from '../../../../src/host/session';
 import { EventLog } from '../../../../src/host/log/log';
