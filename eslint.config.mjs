@@ -40,13 +40,7 @@ export default tseslint.config(
   },
   {
     // Files still over 600 lines, not yet split. This list may only shrink: take a file off once it is split.
-    files: [
-      'src/guard/node/guard.ts',
-      'src/host/net/egress.ts',
-      'src/host/sandbox/contain.ts',
-      'src/trust/plan/closure.ts',
-      'src/trust/plan/loads.ts',
-    ],
+    files: ['src/guard/node/guard.ts', 'src/host/net/egress.ts', 'src/host/sandbox/contain.ts', 'src/trust/plan/loads.ts'],
     rules: { 'max-lines': 'off' },
   },
   {
@@ -60,7 +54,6 @@ export default tseslint.config(
       'src/host/sandbox/sandbox.ts',
       'src/host/session/local.ts',
       'src/host/session/new-repos.ts',
-      'src/trust/plan/closure.ts',
       'src/trust/plan/loads.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },

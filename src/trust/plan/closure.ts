@@ -12,13 +12,14 @@
 // their target text and their target's root is added when it lies in the workspace. When the closure cannot be
 // pinned whole within the budgets, the server is blocked ("cannot pin what this runs: …") — never pinned in part.
 // Each file is read and hashed at most once per evaluation, whatever number of servers name it.
+// What settings files reach is read in ./project-settings.ts; the closure under the load guard is ./guarded-closure.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import type { TrackingReader } from '../sources/fsread';
 import { loadsOf } from './loads';
-import { resolvePhysical, UnpinnablePathError, within } from './realpath';
+import { manifestPaths, npmrcUnmodelled, TSCONFIG, tsconfigReach } from './project-settings';
+import { rel, resolvePhysical, UnpinnablePathError, within } from './realpath';
 
 /**
  * A file is pinned only whole; one larger than this blocks the server. Large enough for the native programs
@@ -124,7 +125,7 @@ export interface ClosureRoot {
 export interface Closure {
   roots: ClosureRoot[];
   /**
-   * A guarded closure (guardedClosureOf): what is left to the load guard — each load computed at run time, with
+   * A guarded closure (./guarded-closure.ts guardedClosureOf): what is left to the load guard — each load computed at run time, with
    * file and line, whose file is checked against the workspace as approved when it loads. Absent otherwise.
    */
   guarded?: string[];
@@ -154,16 +155,16 @@ export interface ClosureEntry {
    * reads from the project: its settings files and node_modules.
    */
   exact?: 'file' | 'tree';
-  /** With `whole`: the whole workspace unless the server runs under the load guard (guardedClosureOf), which checks it. */
+  /** With `whole`: the whole workspace unless the server runs under the load guard (./guarded-closure.ts guardedClosureOf), which checks it. */
   guardable?: boolean;
   /**
    * A file a variable names (`"env": { "DB": "data/db.json" }`): pinned as itself by closureOf; under the guard it is
-   * the server's data — not pinned, writable, and checked only if it loads as code (guardedClosureOf).
+   * the server's data — not pinned, writable, and checked only if it loads as code (./guarded-closure.ts guardedClosureOf).
    */
   data?: boolean;
 }
 
-interface Hashed {
+export interface Hashed {
   sha256: string;
   size: number;
   /** UTF-8 text when small enough to keep for diffs. */
@@ -201,21 +202,6 @@ function cacheOf(reader: TrackingReader): EvaluationCache {
   return c;
 }
 
-function rel(workspace: string, abs: string): string {
-  // The common case (a path under the workspace, as every walk makes them) without path.relative's resolving.
-  if (
-    path.sep === '/' &&
-    abs.length > workspace.length + 1 &&
-    abs.startsWith(workspace) &&
-    abs[workspace.length] === '/' &&
-    !workspace.endsWith('/')
-  ) {
-    return abs.slice(workspace.length + 1);
-  }
-  const r = path.relative(workspace, abs).split(path.sep).join('/');
-  return r === '' ? '.' : r;
-}
-
 /** The UTF-8 text of a file small enough to keep for line diffs; undefined for binary or larger content. */
 export function utf8Text(data: Buffer): string | undefined {
   if (data.length > MAX_KEPT_TEXT_BYTES) return undefined;
@@ -233,7 +219,7 @@ function nodeScript(abs: string, data: Buffer): boolean {
   return /^#!.*\b(node|nodejs|deno|bun|tsx|ts-node)\b/.test(first);
 }
 
-function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashed {
+export function hashFile(reader: TrackingReader, abs: string, workspace: string): Hashed {
   const cache = cacheOf(reader);
   const hit = cache.hashes.get(abs);
   if (hit instanceof Error) throw hit;
@@ -360,38 +346,16 @@ function walkTree(root: string, workspace: string, excluded: ReadonlySet<string>
   return walk;
 }
 
-/** Relative paths a package.json names for Node to load: main, module, bin, exports, imports. */
-function manifestPaths(text: string): string[] {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  const out: string[] = [];
-  const walk = (v: unknown, depth: number) => {
-    if (depth > 16) return;
-    if (typeof v === 'string') {
-      if (v.startsWith('.') || v.startsWith('/')) out.push(v);
-    } else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
-  };
-  if (doc && typeof doc === 'object') {
-    const d = doc as Record<string, unknown>;
-    for (const k of ['main', 'module', 'browser', 'bin', 'exports', 'imports', 'types']) walk(d[k], 0);
-  }
-  return out;
-}
-
 /**
  * What a literal may name that no loader runs as JavaScript: JSON (parsed as data). CommonJS runs every other
  * name as JavaScript (`require('./x.md')`), so every other file is read — one that does not parse is not code.
  */
-const NOT_CODE = /\.json$/i;
+export const NOT_CODE = /\.json$/i;
 /** A native addon: its machine code can open any file. */
-const NATIVE = /\.node$/i;
+export const NATIVE = /\.node$/i;
 
 /** The text of a file already hashed (read again: only files too large to keep come here), or undefined. */
-function textOf(reader: TrackingReader, abs: string): string | undefined {
+export function textOf(reader: TrackingReader, abs: string): string | undefined {
   const r = reader.read(abs, MAX_CLOSURE_FILE_BYTES);
   return r.kind === 'ok' ? r.data.toString('utf8') : undefined;
 }
@@ -409,7 +373,7 @@ interface Reach {
  * runs as JavaScript by its name (a .js/.ts/… file, a node script): one that does not parse can load anything.
  * Otherwise (an entry, a data argument, a target of any other name) a file that does not parse is not code.
  */
-function reachOf(file: string, text: string, strict: boolean, workspace: string, reader: TrackingReader): Reach {
+export function reachOf(file: string, text: string, strict: boolean, workspace: string, reader: TrackingReader): Reach {
   const cache = cacheOf(reader);
   const key = `${strict ? 's' : 'l'}\0${file}`;
   const hit = cache.imports.get(key);
@@ -447,140 +411,18 @@ function reachOf(file: string, text: string, strict: boolean, workspace: string,
   return out;
 }
 
-/** TypeScript's project files: tsx, ts-node, bun and vite-node resolve bare imports through their `paths` and `baseUrl`. */
-const TSCONFIG = /^(tsconfig(\..*)?|jsconfig)\.json$/i;
-
-/** Configs one tsconfig's `extends` chain may hold (a package's JSON files count as candidates). */
-const MAX_TSCONFIG_CHAIN = 256;
-
-interface TsConfigDoc {
-  file: string;
-  extends?: unknown;
-  compilerOptions?: { baseUrl?: unknown; paths?: unknown; jsxImportSource?: unknown };
-}
-
-/**
- * What a tsconfig.json (or jsconfig.json) makes reachable, read as a superset of how tsx (get-tsconfig),
- * ts-node and bun merge it: the whole `extends` chain — relative files (`x`, `x.json`, `x/tsconfig.json`) and
- * packages in a workspace node_modules (every JSON file of the package is taken as a possible base: its
- * `tsconfig` field, `exports` and subpaths all name one of them) —, then every `baseUrl` of the chain resolved
- * against its own folder and the root config's (`${configDir}` as either), and every `paths` target against
- * every such base. Each folder reached joins the closure, as does each config file. What MCP Gate cannot bound
- * is `computed`: a root config or a relative base that does not parse, a `jsxImportSource` that is a path (each
- * .tsx file then imports its runtime from where it lies), a chain longer than MAX_TSCONFIG_CHAIN.
- */
-function tsconfigReach(
-  root: string,
-  workspace: string,
-  read: (file: string) => string | undefined,
-  isFile: (file: string) => boolean,
-  isDir: (dir: string) => boolean,
-): { targets: { path: string; why: string }[]; computed?: string } {
-  const rootName = rel(workspace, root);
-  const rootDir = path.dirname(root);
-  const configs: TsConfigDoc[] = [];
-  const seen = new Set<string>();
-  const parseConfig = (file: string): TsConfigDoc | undefined | 'bad' => {
-    const text = read(file);
-    if (text === undefined) return 'bad';
-    const errors: ParseError[] = [];
-    const doc = parseJsonc(text, errors, { allowTrailingComma: true }) as unknown;
-    if (errors.length || !doc || typeof doc !== 'object' || Array.isArray(doc)) return 'bad';
-    return { file, ...(doc as Omit<TsConfigDoc, 'file'>) };
-  };
-  const queue: { file: string; strict: boolean }[] = [{ file: root, strict: true }];
-  const missing: string[] = [];
-  while (queue.length) {
-    const { file, strict } = queue.shift()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    if (seen.size > MAX_TSCONFIG_CHAIN)
-      return { targets: [], computed: `${rootName} extends more than ${MAX_TSCONFIG_CHAIN} configuration files, more than MCP Gate reads` };
-    const doc = parseConfig(file);
-    if (doc === 'bad' || doc === undefined) {
-      if (strict)
-        return {
-          targets: [],
-          computed: `${rel(workspace, file)} does not parse as JSON with comments, so where TypeScript loaders resolve imports is not known`,
-        };
-      continue; // a package's other JSON files: not a config
-    }
-    configs.push(doc);
-    const dir = path.dirname(file);
-    for (const x of Array.isArray(doc.extends) ? doc.extends : [doc.extends]) {
-      if (typeof x !== 'string') continue;
-      if (x.startsWith('.') || path.isAbsolute(x)) {
-        const p = path.resolve(dir, x);
-        const found = [p, `${p}.json`, path.join(p, 'tsconfig.json')].find((c) => within(workspace, c) && isFile(c));
-        if (found) queue.push({ file: found, strict: true });
-        else missing.push(p); // pinned where it would appear: its creation changes what the chain says
-        continue;
-      }
-      // A package: the first node_modules/<name> at or above the config, inside the workspace.
-      const name = x.startsWith('@') ? x.split('/').slice(0, 2).join('/') : x.split('/')[0];
-      for (let d = dir; within(workspace, d); d = path.dirname(d)) {
-        const pkg = path.join(d, 'node_modules', name);
-        if (isDir(pkg)) {
-          const candidates = jsonFilesUnder(pkg, MAX_TSCONFIG_CHAIN);
-          if (!candidates)
-            return {
-              targets: [],
-              computed: `${rel(workspace, file)} extends the package ${name}, whose JSON files MCP Gate cannot list whole (over ${MAX_TSCONFIG_CHAIN}, or a linked folder or file), so which one it uses is not known`,
-            };
-          for (const f of candidates) queue.push({ file: f, strict: false });
-          break;
-        }
-        if (d === workspace) break;
-      }
-    }
-  }
-  const targets: { path: string; why: string }[] = [...configs.slice(1).map((c) => c.file), ...missing].map((f) => ({
-    path: f,
-    why: `extended by ${rootName}`,
-  }));
-  const subst = (v: string, own: string) => [...new Set([v.replaceAll('${configDir}', rootDir), v.replaceAll('${configDir}', own)])];
-  const bases = new Set<string>([rootDir]);
-  for (const c of configs) {
-    const own = path.dirname(c.file);
-    bases.add(own);
-    const b = c.compilerOptions?.baseUrl;
-    if (typeof b !== 'string') continue;
-    for (const v of subst(b, own))
-      for (const from of [own, rootDir]) {
-        const p = path.resolve(from, v);
-        bases.add(p);
-        targets.push({ path: p, why: `${rootName} (or what it extends) sets baseUrl, from which TypeScript loaders resolve bare imports` });
-      }
-  }
-  for (const c of configs) {
-    const own = path.dirname(c.file);
-    const src = c.compilerOptions?.jsxImportSource;
-    if (typeof src === 'string' && (src.startsWith('.') || path.isAbsolute(src))) {
-      return {
-        targets: [],
-        computed: `${rel(workspace, c.file)} sets jsxImportSource to the path ${src.slice(0, 60)}: each JSX file imports its runtime from where it lies`,
-      };
-    }
-    const paths = c.compilerOptions?.paths;
-    if (!paths || typeof paths !== 'object') continue;
-    for (const [alias, list] of Object.entries(paths as Record<string, unknown>)) {
-      for (const t of Array.isArray(list) ? list : []) {
-        if (typeof t !== 'string') continue;
-        for (const v of subst(t, own))
-          for (const base of bases) {
-            // `lib/*` and `lib/` name the folder lib, `lib/x*` the folder lib, `lib/x.ts` that file.
-            const literal = v.split('*')[0];
-            const p = path.resolve(base, literal);
-            targets.push({
-              path: v.includes('*') && !literal.endsWith('/') ? path.dirname(p) : p,
-              why: `${rel(workspace, c.file)} maps ${alias} there (paths)`,
-            });
-          }
-      }
-    }
-  }
-  const unique = new Map(targets.map((t) => [t.path, t]));
-  return { targets: [...unique.values()] };
+/** What a tsconfig `f` (hashed as `h`) makes reachable (./project-settings.ts tsconfigReach), read through `reader`. */
+export function readTsconfig(f: string, h: Hashed, workspace: string, reader: TrackingReader): ReturnType<typeof tsconfigReach> {
+  const read = (file: string) =>
+    file === f ? (h.text ?? textOf(reader, f)) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined;
+  return tsconfigReach(
+    f,
+    workspace,
+    read,
+    (p) => !!reader.stat(p)?.isFile(),
+    (p) => !!reader.stat(p)?.isDirectory(),
+    jsonFilesUnder,
+  );
 }
 
 /**
@@ -621,25 +463,11 @@ function jsonFilesUnder(dir: string, max: number): string[] | undefined {
   return out;
 }
 
-/** A workspace `.npmrc` setting npm reads when it starts code (node-options, script-shell, …): any it does not model. */
-const NPMRC_SAFE =
-  /^(registry|@[^:]+:registry|\/\/.*|strict-ssl|ca|cafile|save-exact|save-prefix|fund|audit|audit-level|loglevel|progress|package-lock|package-lock-only|legacy-peer-deps|engine-strict|always-auth|update-notifier|lockfile-version|auto-install-peers|strict-peer-dependencies|shamefully-hoist|color|unicode|prefer-offline|prefer-online|offline|fetch-retries|fetch-timeout|maxsockets|omit|include|save|save-dev|workspaces-update|install-links|dedupe-peer-dependents)$/;
-
-function npmrcUnmodelled(text: string): string | undefined {
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
-    const key = line.split('=')[0].trim().toLowerCase().replace(/_/g, '-');
-    if (!NPMRC_SAFE.test(key)) return key;
-  }
-  return undefined;
-}
-
 /**
  * git runs what .git/config and .git/hooks say (aliases, fsmonitor, hooks) for any server that calls it: those
  * files, and the hooks and info folders walked as themselves (the whole workspace's walk leaves .git out).
  */
-function pinGit(
+export function pinGit(
   workspace: string,
   excluded: ReadonlySet<string>,
   reader: TrackingReader,
@@ -664,7 +492,7 @@ function pinGit(
 }
 
 /** The closure's tables from what was pinned: sorted, workspace-relative, with the texts kept for diffs. */
-function closureTables(
+export function closureTables(
   workspace: string,
   roots: ReadonlyMap<string, string>,
   files: ReadonlyMap<string, Hashed>,
@@ -689,7 +517,11 @@ function closureTables(
 }
 
 /** An entry's path as the kernel resolves it (recorded for the gate cache: the spelling and the real path). */
-function resolveEntry(e: { path: string; why: string }, workspace: string, reader: TrackingReader): ReturnType<typeof resolvePhysical> {
+export function resolveEntry(
+  e: { path: string; why: string },
+  workspace: string,
+  reader: TrackingReader,
+): ReturnType<typeof resolvePhysical> {
   let r;
   try {
     r = resolvePhysical(e.path, workspace);
@@ -700,125 +532,6 @@ function resolveEntry(e: { path: string; why: string }, workspace: string, reade
   reader.stat(e.path);
   reader.stat(r.real);
   return r;
-}
-
-/**
- * The closure of a server whose every Node or Python process runs under the load guard (src/guard/), which checks
- * each file that becomes code against the workspace as approved when it loads. What is pinned here is what the
- * person reviews and what is checked before a start: the files the plan names, the files their literal paths reach
- * (transitively), the settings files Node, npm and Python read in their folders and above, and git's own files —
- * never a package folder's whole tree nor the whole workspace. A load computed at run time is left to the guard,
- * named in `guarded`. Returns `{ fallback }` with the first reason when something here is not a load of a file
- * (code built from strings, a child process, a shell, npm's script settings) or names a package launcher's tree:
- * the server is then pinned by closureOf, as before.
- */
-export function guardedClosureOf(
-  workspace: string,
-  entries: readonly ClosureEntry[],
-  excluded: ReadonlySet<string>,
-  reader: TrackingReader,
-): { closure: Closure; texts: Record<string, string> } | { fallback: string } {
-  const whole = entries.find((e) => (e.whole && !e.guardable) || e.exact === 'tree');
-  if (whole) return { fallback: whole.why };
-  const guarded: string[] = [];
-  entries = entries.filter((e) => {
-    if (e.guardable) guarded.push(`${e.why}: each file it loads is checked when it loads`);
-    if (e.data) guarded.push(`${e.why} names ${rel(workspace, e.path)}: its data (writable, not pinned), checked if it loads as code`);
-    return !e.guardable && !e.data;
-  });
-  const files = new Map<string, Hashed>();
-  const links = new Map<string, string>();
-  const toScan: { abs: string; strict: boolean }[] = [];
-  const dirs = new Set<string>();
-  let fallback: string | undefined;
-  const settings = (f: string, h: Hashed) => {
-    const base = path.basename(f);
-    if (base === '.npmrc') {
-      const key = npmrcUnmodelled(h.text ?? textOf(reader, f) ?? '\0');
-      if (key !== undefined) fallback ??= `${rel(workspace, f)} sets ${key}, which npm can use to run code MCP Gate does not model`;
-    } else if (TSCONFIG.test(base)) {
-      const read = (file: string) =>
-        file === f ? (h.text ?? textOf(reader, f)) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined;
-      const r = tsconfigReach(
-        f,
-        workspace,
-        read,
-        (p) => !!reader.stat(p)?.isFile(),
-        (p) => !!reader.stat(p)?.isDirectory(),
-      );
-      if (r.computed) guarded.push(r.computed);
-      // What its paths reach loads as files, each checked by the guard; the configs of its chain are pinned.
-      for (const t of r.targets)
-        if (within(workspace, t.path) && TSCONFIG.test(path.basename(t.path)) && reader.stat(t.path)?.isFile()) pinFile(t.path, false);
-    }
-  };
-  const pinFile = (abs: string, scan: boolean): void => {
-    if (files.has(abs) || excluded.has(rel(workspace, abs))) return;
-    const h = hashFile(reader, abs, workspace);
-    files.set(abs, h);
-    if (files.size > MAX_CLOSURE_FILES) throw new ClosureError(`it names more than ${MAX_CLOSURE_FILES} files`);
-    dirs.add(path.dirname(abs));
-    settings(abs, h);
-    if (scan && !NOT_CODE.test(abs) && !NATIVE.test(abs)) toScan.push({ abs, strict: h.scan !== undefined });
-  };
-  const add = (e: ClosureEntry) => {
-    const r = resolveEntry(e, workspace, reader);
-    if (!within(workspace, r.real)) return;
-    const st = r.exists ? reader.stat(r.real) : undefined;
-    if (st?.isFile()) return pinFile(r.real, true);
-    // A data argument that is a folder (`server-filesystem .`) or not there: no code of it, and no settings above it.
-    if (e.exact === 'file') return;
-    dirs.add(st?.isDirectory() ? r.real : r.exists ? path.dirname(r.real) : r.existingDir);
-    // A folder (`python -m` from the working folder, `node lib/`) or a missing entry: what loads from it is checked.
-    if (!e.exact && !e.optional)
-      guarded.push(
-        `${e.why} (${rel(workspace, r.real)}${st?.isDirectory() ? '/' : ', not there now'}): what it loads from there is checked when it loads`,
-      );
-  };
-  for (const e of entries) add(e);
-  const scanAll = () => {
-    while (toScan.length && fallback === undefined) {
-      const { abs, strict } = toScan.shift()!;
-      const h = hashFile(reader, abs, workspace);
-      const text = h.scan ?? h.text ?? textOf(reader, abs);
-      if (text === undefined) {
-        fallback = `${rel(workspace, abs)} cannot be read again for what it does`;
-        return;
-      }
-      const reach = reachOf(abs, text, strict, workspace, reader);
-      if (reach.code) fallback = reach.code;
-      else if (reach.computed) guarded.push(reach.computed);
-      for (const t of reach.targets) {
-        const st = reader.stat(t);
-        if (st?.isFile()) {
-          if (NATIVE.test(t)) guarded.push(`${rel(workspace, abs)} loads the native addon ${rel(workspace, t)}: checked when it loads`);
-          pinFile(t, true);
-        } else if (st?.isDirectory() && reader.stat(path.join(t, 'package.json'))?.isFile()) pinFile(path.join(t, 'package.json'), true);
-      }
-    }
-  };
-  scanAll();
-  // What Node, npm and Python read from each folder of a pinned file up to the workspace (module type, imports
-  // maps, .npmrc, tsconfig paths, pyproject): pinned as files, also when they appear later.
-  const seen = new Set<string>();
-  for (let pass = 0; pass < 2 && fallback === undefined; pass++) {
-    for (const start of [...dirs]) {
-      for (let d = start; within(workspace, d) && !seen.has(d); d = path.dirname(d)) {
-        seen.add(d);
-        for (const name of PROJECT_SETTINGS) {
-          const p = path.join(d, name);
-          if (reader.stat(p)?.isFile()) pinFile(p, name === 'package.json');
-        }
-        if (d === workspace) break;
-      }
-    }
-    scanAll();
-  }
-  if (fallback !== undefined) return { fallback };
-  pinGit(workspace, excluded, reader, files, links);
-  const out = closureTables(workspace, new Map(), files, links);
-  out.closure.guarded = [...new Set(guarded)];
-  return out;
 }
 
 /**
@@ -969,15 +682,7 @@ function computeClosure(
   const tsconfig = (f: string, h: Hashed): void => {
     if (tsconfigsRead.has(f)) return;
     tsconfigsRead.add(f);
-    const read = (file: string) =>
-      file === f ? (h.text ?? textOf(reader, f)) : reader.stat(file)?.isFile() ? textOf(reader, file) : undefined;
-    const r = tsconfigReach(
-      f,
-      workspace,
-      read,
-      (p) => !!reader.stat(p)?.isFile(),
-      (p) => !!reader.stat(p)?.isDirectory(),
-    );
+    const r = readTsconfig(f, h, workspace, reader);
     if (r.computed) return pinWhole(r.computed);
     for (const t of r.targets) if (within(workspace, t.path)) addEntry(t.path, t.why);
   };

@@ -30,7 +30,7 @@ export interface PinnedDefinition {
   /** The working folder relative to the workspace, as the kernel resolves it. */
   cwd?: string;
   /**
-   * Present when its Node or Python processes run under the load guard (closure.ts guardedClosureOf): the loads
+   * Present when its Node or Python processes run under the load guard (guarded-closure.ts guardedClosureOf): the loads
    * left to the guard, each checked against the workspace as approved when it loads (may be empty).
    */
   guarded?: string[];

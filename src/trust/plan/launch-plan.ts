@@ -8,16 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  closureOf,
-  ClosureError,
-  guardedClosureOf,
-  PROJECT_SETTINGS,
-  snapshotClosureOf,
-  WholeWorkspace,
-  type Closure,
-  type ClosureEntry,
-} from './closure';
+import { closureOf, ClosureError, PROJECT_SETTINGS, snapshotClosureOf, WholeWorkspace, type Closure, type ClosureEntry } from './closure';
+import { guardedClosureOf } from './guarded-closure';
 import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { resolvePhysical, rewriteProcPath, UnpinnablePathError, within } from './realpath';
@@ -176,7 +168,7 @@ export interface PlanOptions {
   gated: boolean;
   /**
    * Its Node or Python processes will run under the load guard (src/guard/), which checks each file that becomes
-   * code when it loads: the closure is then the guarded one (closure.ts guardedClosureOf) when it can be, and what
+   * code when it loads: the closure is then the guarded one (guarded-closure.ts guardedClosureOf) when it can be, and what
    * would pin the whole workspace runs on the approved snapshot instead (closure.ts snapshotClosureOf).
    */
   guard?: boolean;

@@ -90,3 +90,19 @@ export function resolvePhysical(p: string, cwd: string): Resolved {
 export function within(dir: string, p: string): boolean {
   return isUnder(p, dir.replace(/\/+$/, '') || '/');
 }
+
+/** A path as workspace-relative POSIX ('.' for the workspace itself). */
+export function rel(workspace: string, abs: string): string {
+  // The common case (a path under the workspace, as every walk makes them) without path.relative's resolving.
+  if (
+    path.sep === '/' &&
+    abs.length > workspace.length + 1 &&
+    abs.startsWith(workspace) &&
+    abs[workspace.length] === '/' &&
+    !workspace.endsWith('/')
+  ) {
+    return abs.slice(workspace.length + 1);
+  }
+  const r = path.relative(workspace, abs).split(path.sep).join('/');
+  return r === '' ? '.' : r;
+}
