@@ -40,13 +40,12 @@ export default tseslint.config(
   },
   {
     // Files still over 600 lines, not yet split. This list may only shrink: take a file off once it is split.
-    files: ['src/guard/node/guard.ts', 'src/host/net/egress.ts', 'src/host/sandbox/contain.ts', 'src/trust/plan/loads.ts'],
+    files: ['src/host/net/egress.ts', 'src/host/sandbox/contain.ts', 'src/trust/plan/loads.ts'],
     rules: { 'max-lines': 'off' },
   },
   {
     // Files that still hold a function over 100 lines, not yet split. This list may only shrink.
     files: [
-      'src/guard/node/guard.ts',
       'src/host/sandbox/closure-copy.ts',
       'src/host/sandbox/contain.ts',
       'src/host/sandbox/limits.ts',

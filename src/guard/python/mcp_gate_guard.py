@@ -1584,7 +1584,7 @@ def _shell_line_reads(cmd, shell):
 # What a start is given besides its command line: its environment, and code on its command line
 # ---------------------------------------------------------------------------------------------------------
 
-# The variables MCP Gate refuses a repository to set for a server (src/trust/plan/launch-plan.ts, LOADER_EXACT and
+# The variables MCP Gate refuses a repository to set for a server (src/trust/plan/loader-variables.ts, LOADER_EXACT and
 # LOADER_PREFIXES; a test keeps the two lists equal): they decide which code a program loads. A child started with
 # one set otherwise than this process was started with (the value MCP Gate or a checked parent set) is checked.
 LOADER_EXACT = frozenset((
