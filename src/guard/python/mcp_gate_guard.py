@@ -1174,7 +1174,8 @@ def _attrs_compile(f):
             builder = me
     try:
         if builder is not None:
-            names = list(builder._attr_names)
+            # the names and their `alias`es (the __init__ parameter names) as attrs writes them
+            names = list(builder._attr_names) + [a.alias for a in builder._attrs if getattr(a, 'alias', None)]
             keys = list(builder._cls_dict)
             cls = builder._cls
         else:
@@ -1186,7 +1187,7 @@ def _attrs_compile(f):
                 return False
             cls = g.f_locals['cls']
             attrs = g.f_locals.get('attrs') or getattr(cls, '__attrs_attrs__', None)
-            names = [a.name for a in attrs]
+            names = [a.name for a in attrs] + [a.alias for a in attrs if getattr(a, 'alias', None)]
             keys = list(vars(cls))
     except Exception:
         return False
@@ -2360,6 +2361,25 @@ def _app_module(module):
     return _inside_root(p) and _verdict(p) is None
 
 
+def _defined_in(module, name):
+    """True when `name` (a qualified name: `f`, `Outer.Inner`) is a function or class the module itself defines, each
+    step a class attribute read statically: never something it imported (`app.os.system`, `app.sys.modules`)."""
+    m = sys.modules.get(module)
+    parts = name.split('.')
+    if m is None:
+        return len(parts) == 1                  # not imported yet: pickle imports it and takes a name it defines
+    obj = m
+    for i, part in enumerate(parts):
+        d = vars(obj) if i == 0 else getattr(obj, '__dict__', {})
+        if part not in d:
+            return False
+        obj = d[part]
+        if i < len(parts) - 1 and not isinstance(obj, type):
+            return False
+    # defined there: its module is this very module (a spawned worker's __main__ is also __mp_main__)
+    return callable(obj) and sys.modules.get(getattr(obj, '__module__', None) or '') is m
+
+
 def _pickle_allowed(module, name):
     if type(module) is not str or type(name) is not str or '<' in name:
         return False
@@ -2375,7 +2395,7 @@ def _pickle_allowed(module, name):
     if any(p.startswith('__') for p in name.split('.')):
         return False
     if _app_module(module):
-        return True                             # what the application defines (a worker function, its own classes)
+        return _defined_in(module, name)        # what the application defines (a worker function, its own classes)
     if '.' in name:
         return False
     m = sys.modules.get(module)

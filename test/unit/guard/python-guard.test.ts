@@ -388,19 +388,21 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         'import multiprocessing as mp, os, sys, pickle',
         "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib'))",
         'import work',
+        'def zero(x):',
+        '    return x - 1',
         "if __name__ == '__main__':",
         '    if sys.argv[1:] == ["pool"]:',
         '        out = []',
         "        for m in ('fork', 'forkserver', 'spawn'):",
         '            with mp.get_context(m).Pool(2) as p:',
-        "                out.append('%s=%s' % (m, p.map(work.total, ['data/input.csv'] * 2, chunksize=1)[0]))",
+        "                out.append('%s=%s' % (m, p.map(work.total, ['data/input.csv'] * 2, chunksize=1)[0] + p.map(zero, [1])[0]))",
         "        print('APPROVED', ' '.join(out))",
         '    else:',
         "        open('README.md').read()",
         "        print('APPROVED', pickle.loads(open(sys.argv[1], 'rb').read()))",
         '',
       ].join('\n'),
-      'lib/work.py': "def total(path):\n    return sum(int(x) for x in open(path).read().split(','))\n",
+      'lib/work.py': "import os\ndef total(path):\n    return sum(int(x) for x in open(path).read().split(','))\n",
       'data/input.csv': '1,2,3\n',
     }));
     write(ws.root, { 'README.md': '# edited\n', 'data/input.csv': '1,2,3,4\n' });
@@ -444,6 +446,22 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     const bad = run(ws, ['server.py', dotted]);
     assert.notEqual(bad.status, 0, bad.stdout);
     assert.match(bad.stderr, /it changed since approval \(pickle shlex\.os\.getuid/, bad.stderr);
+    fs.rmSync(ws.report, { force: true });
+    // red team 10p: a dotted name through an approved module reaches what it imported (work.os.system)
+    const through = path.join(ws.out, 'through.pkl');
+    fs.writeFileSync(
+      through,
+      Buffer.concat([
+        Buffer.from([0x80, 4, 0x8c, 4]),
+        Buffer.from('work'),
+        Buffer.from([0x94, 0x8c, 9]),
+        Buffer.from('os.getuid'),
+        Buffer.from([0x94, 0x93, 0x94, 0x2e]),
+      ]),
+    );
+    const via = run(ws, ['server.py', through]);
+    assert.notEqual(via.status, 0, via.stdout);
+    assert.match(via.stderr, /it changed since approval \(pickle work\.os\.getuid/, via.stderr);
     fs.rmSync(ws.report, { force: true });
     for (const [expr, named] of [
       ['os.system', 'posix.system'],
@@ -547,6 +565,9 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "elif mode == 'attrs-named':",
         '    import attr',
         "    print('APPROVED', attr.make_class('Bad', names))",
+        "elif mode == 'attrs-alias':",
+        '    import attr',
+        "    print('APPROVED', attr.make_class('Bad', {'a': attr.ib(alias=names[0])}))",
         "elif mode == 'create-fn':",
         "    f = dataclasses._create_fn('f', [], [' '.join(names)], globals={})",
         "    print('APPROVED', f())",
@@ -557,7 +578,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     write(ws.root, { 'README.md': '# edited\n', 'fields.txt': 'p q r\n' });
     for (const mode of ['dataclass', 'attrs']) assertRuns(ws, ['server.py', mode], `${mode} after an edit and a program`);
     write(ws.root, { 'fields.txt': `x=__import__('os').open(${JSON.stringify(ws.marker)},0o101)\n` });
-    for (const mode of ['dataclass-named', 'attrs-named', 'create-fn']) {
+    for (const mode of ['dataclass-named', 'attrs-named', 'attrs-alias', 'create-fn']) {
       const r = run(ws, ['server.py', mode]);
       assert.ok(!fs.existsSync(ws.marker), `${mode}: the changed text ran`);
       assert.notEqual(r.status, 0, `${mode}: ${r.stdout}`);
