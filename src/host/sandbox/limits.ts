@@ -229,29 +229,34 @@ const CHECK_EVERY_MS = 1000;
  */
 const NEAR_LIMIT = 8;
 
+/** Makes the server's cgroup where the mechanism has one, `pids` then `memory` (none without it); throws when it cannot be made. */
+function makeCgroup(values: ResourceLimits, mechanism: LimitMechanism): string[] {
+  const dirs: string[] = [];
+  if (!mechanism.cgroup) return dirs;
+  const name = `mcp-gate-${process.pid}-${++serial}`;
+  const pids = path.join(mechanism.cgroup.pids, name);
+  const memory = path.join(mechanism.cgroup.memory, name);
+  try {
+    fs.mkdirSync(pids);
+    dirs.push(pids);
+    fs.writeFileSync(path.join(pids, 'pids.max'), String(values.processes));
+    fs.mkdirSync(memory);
+    dirs.push(memory);
+    const bytes = String(values.memoryMiB * 1024 * 1024);
+    fs.writeFileSync(path.join(memory, 'memory.limit_in_bytes'), bytes);
+    if (fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes')))
+      fs.writeFileSync(path.join(memory, 'memory.memsw.limit_in_bytes'), bytes);
+  } catch (e) {
+    for (const d of dirs.reverse()) fs.rmSync(d, { recursive: false, force: true });
+    throw new Error(`its cgroup cannot be made (${(e as Error).message})`);
+  }
+  return dirs;
+}
+
 /** Makes a server's limits: its cgroup where the mechanism has one (throws when it cannot be made: the start is refused). */
 export function serverLimits(values: ResourceLimits, mechanism: LimitMechanism = limitMechanism()): ServerLimits {
   if (mechanism.refused) throw new Error(`${mechanism.refused.reason} (fix: ${mechanism.refused.fix})`);
-  const dirs: string[] = [];
-  if (mechanism.cgroup) {
-    const name = `mcp-gate-${process.pid}-${++serial}`;
-    const pids = path.join(mechanism.cgroup.pids, name);
-    const memory = path.join(mechanism.cgroup.memory, name);
-    try {
-      fs.mkdirSync(pids);
-      dirs.push(pids);
-      fs.writeFileSync(path.join(pids, 'pids.max'), String(values.processes));
-      fs.mkdirSync(memory);
-      dirs.push(memory);
-      const bytes = String(values.memoryMiB * 1024 * 1024);
-      fs.writeFileSync(path.join(memory, 'memory.limit_in_bytes'), bytes);
-      if (fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes')))
-        fs.writeFileSync(path.join(memory, 'memory.memsw.limit_in_bytes'), bytes);
-    } catch (e) {
-      for (const d of dirs.reverse()) fs.rmSync(d, { recursive: false, force: true });
-      throw new Error(`its cgroup cannot be made (${(e as Error).message})`);
-    }
-  }
+  const dirs = makeCgroup(values, mechanism);
   const [pidsDir, memoryDir] = dirs;
   const cgroupReached = (): LimitReached | undefined => {
     if (!pidsDir) return undefined;
