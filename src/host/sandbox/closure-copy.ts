@@ -233,40 +233,10 @@ export function snapshotCopy(
     writable(dir);
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  const exec = new Set(manifest.exec ?? []);
   const at = (rel: string) => path.join(tree, ...rel.split('/'));
   try {
     fs.mkdirSync(tree, { mode: 0o700 });
-    for (const [rel, sha] of Object.entries(manifest.files)) {
-      if (sha === TOO_LARGE) continue;
-      if (rel.split('/').some((part) => part === '' || part === '.' || part === '..'))
-        throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
-      let blob: string;
-      try {
-        blob = blobPath(storeDir, sha);
-      } catch (e) {
-        throw new CopyRefused(`the record of the workspace as approved is malformed at ${rel}: ${(e as Error).message}`);
-      }
-      let read;
-      try {
-        read = readExact(blob, MAX_HASHED_BYTES);
-      } catch (e) {
-        throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) cannot be read: ${(e as Error).message}`);
-      }
-      if (createHash('sha256').update(read.data).digest('hex') !== sha)
-        throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) does not match it (changed in the store)`);
-      const to = at(rel);
-      fs.mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
-      if (exec.has(rel)) {
-        fs.writeFileSync(to, read.data, { mode: 0o500, flag: 'wx' });
-        continue;
-      }
-      try {
-        fs.linkSync(blob, to); // the same bytes, read-only (0400) in the store
-      } catch {
-        fs.writeFileSync(to, read.data, { mode: 0o400, flag: 'wx' });
-      }
-    }
+    layOutKeptFiles(storeDir, manifest, at);
     for (const [rel, target] of Object.entries(manifest.links ?? {})) {
       if (rel.split('/').some((part) => part === '' || part === '.' || part === '..'))
         throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
@@ -300,6 +270,45 @@ export function snapshotCopy(
     if (!fs.existsSync(path.join(ready, COMPLETE))) throw new CopyRefused(`the workspace as approved cannot be laid out in ${ready}`);
   }
   return shown(ready);
+}
+
+/**
+ * Writes every file the record of the workspace kept into `tree` (at `at(rel)`), each verified against its digest:
+ * linked to its copy in the store (read-only), or copied when it is executable or cannot be linked. A file too
+ * large to record is left out. Throws CopyRefused naming a kept file that is missing or does not match.
+ */
+function layOutKeptFiles(storeDir: string, manifest: WorkspaceManifest, at: (rel: string) => string): void {
+  const exec = new Set(manifest.exec ?? []);
+  for (const [rel, sha] of Object.entries(manifest.files)) {
+    if (sha === TOO_LARGE) continue;
+    if (rel.split('/').some((part) => part === '' || part === '.' || part === '..'))
+      throw new CopyRefused(`the record of the workspace names ${JSON.stringify(rel)}, which is no path inside it`);
+    let blob: string;
+    try {
+      blob = blobPath(storeDir, sha);
+    } catch (e) {
+      throw new CopyRefused(`the record of the workspace as approved is malformed at ${rel}: ${(e as Error).message}`);
+    }
+    let read;
+    try {
+      read = readExact(blob, MAX_HASHED_BYTES);
+    } catch (e) {
+      throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) cannot be read: ${(e as Error).message}`);
+    }
+    if (createHash('sha256').update(read.data).digest('hex') !== sha)
+      throw new CopyRefused(`the copy of ${rel} its approval kept (${blob}) does not match it (changed in the store)`);
+    const to = at(rel);
+    fs.mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
+    if (exec.has(rel)) {
+      fs.writeFileSync(to, read.data, { mode: 0o500, flag: 'wx' });
+      continue;
+    }
+    try {
+      fs.linkSync(blob, to); // the same bytes, read-only (0400) in the store
+    } catch {
+      fs.writeFileSync(to, read.data, { mode: 0o400, flag: 'wx' });
+    }
+  }
 }
 
 /** Marks a snapshot tree made whole (a tree without it is one a start did not finish). */
