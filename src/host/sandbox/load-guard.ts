@@ -125,12 +125,8 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/**
- * Prepares a start under the guard: the manifest (verified against the approval) written for the guard, and — for a
- * contained start — the wrappers and binds; for an uncontained one, the guard on the command line. Throws
- * GuardUnavailable with what to do when the guard's files or the manifest cannot be used.
- */
-export function prepareGuard(o: {
+/** What prepareGuard is given: the server, its approval's record of the workspace, and how it starts. */
+interface GuardOptions {
   server: string;
   project: string;
   storeDir: string;
@@ -151,7 +147,14 @@ export function prepareGuard(o: {
    * looks for a virtual environment's `pyvenv.cfg` beside the name it runs under, and the guard gives it that name.
    */
   argv0?: string;
-}): GuardedStart {
+}
+
+/**
+ * Prepares a start under the guard: the manifest (verified against the approval) written for the guard, and — for a
+ * contained start — the wrappers and binds; for an uncontained one, the guard on the command line. Throws
+ * GuardUnavailable with what to do when the guard's files or the manifest cannot be used.
+ */
+export function prepareGuard(o: GuardOptions): GuardedStart {
   for (const f of [NODE_GUARD, PYTHON_GUARD]) {
     if (!fs.existsSync(path.join(o.guardDir, f)))
       throw new GuardUnavailable(
@@ -197,31 +200,7 @@ export function prepareGuard(o: {
       ...(o.approved?.length ? { approved: [...o.approved] } : {}),
     };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
-    if (!o.contained) {
-      const kind = kindOf(o.executable);
-      const env: Record<string, string> = { ...o.env, MCP_GATE_GUARD: path.join(dir, 'manifest.json') };
-      if (kind === 'python' && o.argv0) env.MCP_GATE_GUARD_ARGV0 = o.argv0;
-      // Node's compile cache runs bytecode from a folder in place of the text the guard checks: off (see guard.ts).
-      if (kind === 'node') {
-        delete env.NODE_COMPILE_CACHE;
-        env.NODE_DISABLE_COMPILE_CACHE = '1';
-      }
-      const args =
-        kind === 'node'
-          ? [...NODE_FLAGS, '--require', path.join(o.guardDir, NODE_GUARD), ...o.args]
-          : kind === 'python'
-            ? ['-S', path.join(o.guardDir, PYTHON_GUARD), ...o.args]
-            : [...o.args];
-      return {
-        executable: o.executable,
-        args,
-        env,
-        binds: [],
-        report,
-        text: 'load guard: in its Node and Python processes (uncontained: a child that clears its environment is not guarded)',
-        cleanup,
-      };
-    }
+    if (!o.contained) return uncontainedStart(o, dir, report, cleanup);
     const binds: GuardedStart['binds'] = [
       { source: o.guardDir, target: path.join(GUARD_MOUNT, 'guard') },
       { source: path.join(dir, 'manifest.json'), target: path.join(GUARD_MOUNT, 'manifest.json') },
@@ -247,46 +226,7 @@ export function prepareGuard(o: {
         kind === 'node'
           ? `${NODE_FLAGS.join(' ')} --require ${shellQuote(inside(`guard/${NODE_GUARD}`))}`
           : `-S ${shellQuote(inside(`guard/${PYTHON_GUARD}`))}`;
-      // Node keeps the name it was started by as argv[0] (bash's `exec -a`). Python is given its real path: it finds
-      // its standard library from the name it runs under, and a name in a folder the server can write, beside a
-      // `lib/python3.X/os.py` or a `pyvenv.cfg` whose `home` points there, would load an `encodings` from that folder
-      // before the guard exists. The name it was started by goes to the guard, which treats it as sys.executable
-      // (so a virtual environment's site-packages are found, and its children start through the wrapper).
-      const run =
-        kind === 'python'
-          ? `exec -a ${shellQuote(real)} ${shellQuote(hidden)}`
-          : bash
-            ? `exec -a "$0" ${shellQuote(hidden)}`
-            : `exec ${shellQuote(hidden)}`;
-      const script = [
-        `#!${bash ?? '/bin/sh'}`,
-        `# MCP Gate: ${real} under the load guard for "${o.server.replace(/[^\w .@/-]/g, '_')}"`,
-        `MCP_GATE_GUARD=${shellQuote(inside('manifest.json'))}; export MCP_GATE_GUARD`,
-        `MCP_GATE_GUARD_EXEC=${shellQuote(real)}; export MCP_GATE_GUARD_EXEC`,
-        // What Python reads before the guard exists (a bytecode folder the server can write, its home, a startup
-        // file): never from the environment. The guard compiles workspace sources itself and writes no bytecode.
-        // Node's compile cache: bytecode from a folder the server can write, run in place of the text the guard
-        // checks (red team 6n, case 05): off in every node, before any of its code runs.
-        ...(kind === 'node' ? ['unset NODE_COMPILE_CACHE', 'NODE_DISABLE_COMPILE_CACHE=1; export NODE_DISABLE_COMPILE_CACHE'] : []),
-        // OpenSSL's configuration loads the provider and engine modules it names when node starts, before the guard
-        // (red team 7n, cases 06 and 08: OPENSSL_CONF from a parent, --openssl-config from npm's `node-options`):
-        // never from the environment, and a start that names one is refused.
-        ...(kind === 'node'
-          ? [
-              'unset OPENSSL_CONF OPENSSL_MODULES OPENSSL_ENGINES',
-              `case " $NODE_OPTIONS $* " in *--openssl-config*|*--openssl-shared-config*) echo "mcp-gate: node not started: NODE_OPTIONS or its arguments name --openssl-config or --openssl-shared-config (OpenSSL would load the modules a configuration names before MCP Gate's load guard runs)" >&2; exit 126;; esac`,
-            ]
-          : []),
-        ...(kind === 'python'
-          ? [
-              'unset PYTHONHOME PYTHONPYCACHEPREFIX PYTHONPLATLIBDIR PYTHONSTARTUP',
-              'PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE',
-              'MCP_GATE_GUARD_ARGV0="${MCP_GATE_GUARD_ARGV0:-$0}"; export MCP_GATE_GUARD_ARGV0',
-            ]
-          : []),
-        `${run} ${guard} "$@"`,
-        '',
-      ].join('\n');
+      const script = wrapperScript(o.server, real, kind, hidden, guard, inside, bash);
       const file = path.join(dir, `wrapper-${i}`);
       fs.writeFileSync(file, script, { mode: 0o755 });
       binds.push({ source: real, target: hidden }, { source: file, target: real });
@@ -306,6 +246,88 @@ export function prepareGuard(o: {
     cleanup();
     throw e;
   }
+}
+
+/** An uncontained start under the guard: the guard on the command line and in the environment (`dir`: the manifest's folder). */
+function uncontainedStart(o: GuardOptions, dir: string, report: string, cleanup: () => void): GuardedStart {
+  const kind = kindOf(o.executable);
+  const env: Record<string, string> = { ...o.env, MCP_GATE_GUARD: path.join(dir, 'manifest.json') };
+  if (kind === 'python' && o.argv0) env.MCP_GATE_GUARD_ARGV0 = o.argv0;
+  // Node's compile cache runs bytecode from a folder in place of the text the guard checks: off (see guard.ts).
+  if (kind === 'node') {
+    delete env.NODE_COMPILE_CACHE;
+    env.NODE_DISABLE_COMPILE_CACHE = '1';
+  }
+  const args =
+    kind === 'node'
+      ? [...NODE_FLAGS, '--require', path.join(o.guardDir, NODE_GUARD), ...o.args]
+      : kind === 'python'
+        ? ['-S', path.join(o.guardDir, PYTHON_GUARD), ...o.args]
+        : [...o.args];
+  return {
+    executable: o.executable,
+    args,
+    env,
+    binds: [],
+    report,
+    text: 'load guard: in its Node and Python processes (uncontained: a child that clears its environment is not guarded)',
+    cleanup,
+  };
+}
+
+/**
+ * The wrapper bound over the interpreter `real` in the sandbox: it sets the guard's variables, clears what the
+ * interpreter would read before the guard exists, and runs the real binary (`hidden`) with the guard first.
+ */
+function wrapperScript(
+  server: string,
+  real: string,
+  kind: Kind,
+  hidden: string,
+  guard: string,
+  inside: (p: string) => string,
+  bash: string | undefined,
+): string {
+  // Node keeps the name it was started by as argv[0] (bash's `exec -a`). Python is given its real path: it finds
+  // its standard library from the name it runs under, and a name in a folder the server can write, beside a
+  // `lib/python3.X/os.py` or a `pyvenv.cfg` whose `home` points there, would load an `encodings` from that folder
+  // before the guard exists. The name it was started by goes to the guard, which treats it as sys.executable
+  // (so a virtual environment's site-packages are found, and its children start through the wrapper).
+  const run =
+    kind === 'python'
+      ? `exec -a ${shellQuote(real)} ${shellQuote(hidden)}`
+      : bash
+        ? `exec -a "$0" ${shellQuote(hidden)}`
+        : `exec ${shellQuote(hidden)}`;
+  return [
+    `#!${bash ?? '/bin/sh'}`,
+    `# MCP Gate: ${real} under the load guard for "${server.replace(/[^\w .@/-]/g, '_')}"`,
+    `MCP_GATE_GUARD=${shellQuote(inside('manifest.json'))}; export MCP_GATE_GUARD`,
+    `MCP_GATE_GUARD_EXEC=${shellQuote(real)}; export MCP_GATE_GUARD_EXEC`,
+    // What Python reads before the guard exists (a bytecode folder the server can write, its home, a startup
+    // file): never from the environment. The guard compiles workspace sources itself and writes no bytecode.
+    // Node's compile cache: bytecode from a folder the server can write, run in place of the text the guard
+    // checks (red team 6n, case 05): off in every node, before any of its code runs.
+    ...(kind === 'node' ? ['unset NODE_COMPILE_CACHE', 'NODE_DISABLE_COMPILE_CACHE=1; export NODE_DISABLE_COMPILE_CACHE'] : []),
+    // OpenSSL's configuration loads the provider and engine modules it names when node starts, before the guard
+    // (red team 7n, cases 06 and 08: OPENSSL_CONF from a parent, --openssl-config from npm's `node-options`):
+    // never from the environment, and a start that names one is refused.
+    ...(kind === 'node'
+      ? [
+          'unset OPENSSL_CONF OPENSSL_MODULES OPENSSL_ENGINES',
+          `case " $NODE_OPTIONS $* " in *--openssl-config*|*--openssl-shared-config*) echo "mcp-gate: node not started: NODE_OPTIONS or its arguments name --openssl-config or --openssl-shared-config (OpenSSL would load the modules a configuration names before MCP Gate's load guard runs)" >&2; exit 126;; esac`,
+        ]
+      : []),
+    ...(kind === 'python'
+      ? [
+          'unset PYTHONHOME PYTHONPYCACHEPREFIX PYTHONPLATLIBDIR PYTHONSTARTUP',
+          'PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE',
+          'MCP_GATE_GUARD_ARGV0="${MCP_GATE_GUARD_ARGV0:-$0}"; export MCP_GATE_GUARD_ARGV0',
+        ]
+      : []),
+    `${run} ${guard} "$@"`,
+    '',
+  ].join('\n');
 }
 
 /** The refusals the guard reported so far (lines that do not parse are skipped; the stderr line says them too). */
