@@ -11,7 +11,7 @@
 // startPlan runs and what describeContainment words, so the words cannot drift from what runs; nothing here asks the
 // policy by another road (the door's questions at each connection go through the StartDecision too).
 import { defaultGuardDir, GuardUnavailable, prepareGuard } from './load-guard';
-import { defaultLibcCarrier, type LibcCarrier } from '../net/libc-carrier';
+import { defaultLibcCarrier } from '../net/libc-carrier';
 import { defaultNetShim } from '../net/net-shim';
 import {
   doorTarget,
@@ -21,44 +21,18 @@ import {
   type CarrierOff,
   type TransparentCarrier,
 } from '../net/transparent-carrier';
-import { NEUTRAL_WORDS, type FrontEndWords } from '../../trust/words';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Resolved } from '../../policy/decide';
-import type { ServerIdentity } from '../../policy/identity';
-import type { StartDecision } from '../../policy/start';
-import type { ServerReport } from '../../trust/report';
-import { npmLaunchOf } from '../../trust/approval/approvals';
-import { refOf, serverKey } from '../../trust/approval/server-ref';
-import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../../trust/packages/image-pin';
-import { findOnPath, TRUST_ENV, type LaunchPlan } from '../../trust/plan/launch-plan';
-import { LockError, packageCacheRoot, type NpmOps } from '../../trust/packages/npm-lock';
-import { copyClosure, CopyRefused, snapshotCopy } from './closure-copy';
+import { TOO_LARGE } from '../../trust/approval/workspace-manifest';
+import { TRUST_ENV, type LaunchPlan } from '../../trust/plan/launch-plan';
+import { copyClosure, CopyRefused, snapshotCopy, type ClosureCopy } from './closure-copy';
 import { holdStateFolder, packageHashes, StateCopyError, syncPackageState } from './package-state';
-import {
-  loadManifest,
-  ManifestError,
-  MAX_HASHED_BYTES,
-  takeManifest,
-  TOO_LARGE,
-  type WorkspaceManifest,
-} from '../../trust/approval/workspace-manifest';
 import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths, socketsUnder } from '../../trust/plan/git-paths';
-import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxDescription, type SandboxProbe } from './sandbox';
+import { buildSandbox, sandboxAvailable, SandboxConfigError, type SandboxProbe } from './sandbox';
 import type { StdioLaunch } from './stdio';
-import { Egress, openDoor, type EgressEvent, type EgressVerdict } from '../net/egress';
-import type { Resolver } from '../net/resolve';
-import {
-  joinCgroup,
-  limitMechanism,
-  limitsWords,
-  raiseWords,
-  serverLimits,
-  type LimitMechanism,
-  type LimitReached,
-  type ServerLimits,
-} from './limits';
+import { Egress, openDoor, type EgressVerdict } from '../net/egress';
+import { joinCgroup, limitsWords, raiseWords, serverLimits, type ServerLimits } from './limits';
 import {
   containmentFor,
   OPT_OUT_HINT,
@@ -69,30 +43,11 @@ import {
   shownSockets,
   socketsAt,
   unixSocketsWords,
+  type Containment,
 } from './decision';
-
-/**
- * The private cache folder of one server (created on first start, mode 0700), named by the server's one key
- * (src/trust/approval/server-ref.ts). A user-scope server is the same server in every project, so its folder is
- * the empty one: it keeps one cache wherever it runs; a repository server's is its project's real path.
- */
-export function serverCacheDir(
-  home: string,
-  env: Readonly<Record<string, string | undefined>>,
-  who: ServerIdentity,
-  source: string,
-): string {
-  const ref = refOf(who.scope === 'repository' ? who.project : '', { source, name: who.name });
-  return path.join(cacheBase(home, env), `${who.name}-${createHash('sha256').update(serverKey(ref)).digest('hex').slice(0, 20)}`);
-}
-
-function cacheBase(home: string, env: Readonly<Record<string, string | undefined>>): string {
-  return path.join(
-    env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(home, '.cache'),
-    'mcp-gate',
-    'sandbox',
-  );
-}
+import { ContainRefused, type ContainOptions, type StartPlan } from './contain-options';
+import { fromImagePin, fromLock, liveIsSnapshot, notOnSnapshotWords, snapshotOf } from './approved-launch';
+import { moveOldCacheDir, privateDir, serverCacheDir } from './server-folders';
 
 /**
  * Bubblewrap flags that give an uncontained server its own PID namespace and no other containment: the whole
@@ -127,254 +82,13 @@ export function ownProcesses(
   };
 }
 
-/**
- * A folder MCP Gate gives a server for its own state: made (with its parents) mode 0700 when missing, and used
- * only when it is a real folder (not a link) owned by this user that no one else may write to or read; anything
- * else refuses the start with the fix. Returns the folder.
- */
-export function privateDir(dir: string, server: string): string {
-  try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (e) {
-    throw new ContainRefused(`"${server}" is not started: its private folder ${dir} cannot be made (${(e as Error).message})`);
-  }
-  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-  const st = fs.lstatSync(dir);
-  const fix = `remove it (MCP Gate makes it again, yours, mode 0700) and look into who made it`;
-  if (!st.isDirectory())
-    throw new ContainRefused(`"${server}" is not started: its private folder ${dir} is not a folder (a link or a file); ${fix}`);
-  if (uid !== undefined && st.uid !== uid)
-    throw new ContainRefused(
-      `"${server}" is not started: its private folder ${dir} belongs to uid ${st.uid}, not to you (uid ${uid}), so another user could put code in it; ${fix}`,
-    );
-  if ((st.mode & 0o077) !== 0)
-    throw new ContainRefused(
-      `"${server}" is not started: its private folder ${dir} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}, which lets other users in; ${fix}`,
-    );
-  return dir;
-}
-
-/**
- * Releases before the one key named the folder by a digest of `scope NUL project NUL source NUL name`; an existing
- * folder of that name is moved to the new one at the server's next start, so its packages are kept.
- */
-function moveOldCacheDir(
-  home: string,
-  env: Readonly<Record<string, string | undefined>>,
-  who: ServerIdentity,
-  source: string,
-  to: string,
-): void {
-  const old = path.join(
-    cacheBase(home, env),
-    `${who.name}-${createHash('sha256')
-      .update(`${who.scope}\0${who.scope === 'repository' ? who.project : ''}\0${source}\0${who.name}`)
-      .digest('hex')
-      .slice(0, 20)}`,
-  );
-  try {
-    if (!fs.existsSync(to) && fs.lstatSync(old).isDirectory()) fs.renameSync(old, to);
-  } catch {
-    // no old folder (or it cannot be moved): the server starts with an empty cache
-  }
-}
-
-export class ContainRefused extends Error {}
-
-export interface StartPlan {
-  launch: StdioLaunch;
-  /** Present when contained: what the server sees. */
-  sandbox?: SandboxDescription;
-  /** Contained without network: the rule that would give it the network (for a failure message). */
-  networkRule?: string;
-  /**
-   * Contained with Unix sockets refused: what allows them, for a failure message — always said when a path the user
-   * showed it is a socket (`shown`), otherwise when its error reads like a refused socket (refusedSocketError).
-   */
-  unixSocketsRefused?: { hint: string; shown: boolean };
-  /** Present when the user's opt-out made this server run uncontained: where it is written. */
-  optOut?: string;
-  /**
-   * Uncontained: how a stop reaches everything it started — its own PID namespace (bubblewrap), or, without
-   * bubblewrap, its process group and descendants only (the line says so; a daemon that left both may survive).
-   */
-  processes?: { pidNamespace: true } | { pidNamespace: false; why: string };
-  /** Contained: its limits (./limits.ts) — watch them once it runs, explain its exit — and the words for one reached. */
-  limits?: { held: ServerLimits; reached(r: LimitReached): string };
-  /** Under the load guard (./load-guard.ts): the report file its refusals are appended to (watch it once it runs). */
-  guardReport?: string;
-  /** Removes the verified copy and the server's cgroup (after the server stopped). */
-  cleanup(): void;
-}
-
-export interface ContainOptions {
-  server: ServerReport;
-  who: ServerIdentity;
-  project: string;
-  plan: LaunchPlan & { executable: string };
-  /** The environment the server gets (minimal + declared + env-bound secrets). */
-  env: Record<string, string>;
-  /** What the policy said at this start (src/policy/start.ts): the one road back to the policy. */
-  decision: StartDecision;
-  home: string;
-  /** MCP Gate's own environment (for XDG_CACHE_HOME); this process's by default. */
-  hostEnv?: Readonly<Record<string, string | undefined>>;
-  /** Injectable probe (tests); the real one otherwise. */
-  probe?: () => SandboxProbe;
-  /** Injectable limit mechanism (tests: the rlimits alone where this machine has a cgroup); the real one otherwise. */
-  limits?: () => LimitMechanism;
-  /** The front end's wording for the next step (src/trust/words.ts). */
-  words?: FrontEndWords;
-  /** Where the npm libraries run to install a locked tree again (the package worker, for the CLI and VS Code). */
-  npm: NpmOps;
-  /** Each connection through a contained server's network door (for the log). */
-  onNetwork?: (e: EgressEvent) => void;
-  /** The resolver the network door uses (tests); the system's otherwise. */
-  resolver?: Resolver;
-  /** The approval store's folder: the workspace manifest of a guarded server's approval is read from there. */
-  storeDir?: string;
-  /** MCP Gate's load guard files (dist/guard/); found beside the running bundle by default. */
-  guardDir?: string;
-  /** MCP Gate's network shim (dist/netshim/net-shim.cjs, ../net/net-shim.ts); found beside the running bundle by default, '' for none. */
-  netShim?: string;
-  /** The libc carrier (../net/libc-carrier.ts); found on this machine by default, '' for none. */
-  libcCarrier?: LibcCarrier | '';
-  /** The transparent carrier (../net/transparent-carrier.ts): on when this machine allows it by default, '' for none. */
-  transparentCarrier?: TransparentCarrier | CarrierOff | '';
-}
-
-/**
- * An approved npm launch runs its lock: the verified tree in MCP Gate's package cache, its command by path (with
- * the node on MCP Gate's PATH for a JavaScript command), never `npx` resolving the spec again. Undefined when the
- * server is not an npm launch or is a user server (run as written).
- */
-async function fromLock(o: ContainOptions): Promise<{ plan: LaunchPlan & { executable: string }; tree: string } | undefined> {
-  const launch = npmLaunchOf(o.server);
-  if (!launch || !o.server.gated) return undefined;
-  const lock = o.server.record?.lock;
-  if (!lock) {
-    if (o.server.viaEscapeHatch) return undefined;
-    throw new ContainRefused(
-      `"${o.server.name}" has no package lock for ${launch.spec} in its approval; ${(o.words ?? NEUTRAL_WORDS).review(o.server.name)} again`,
-    );
-  }
-  const env = o.hostEnv ?? process.env;
-  let installed;
-  try {
-    installed = await o.npm.install(lock, packageCacheRoot(o.home, env));
-  } catch (e) {
-    if (e instanceof LockError)
-      throw new ContainRefused(
-        `"${o.server.name}" is not started: its approved package ${lock.name}@${lock.version} cannot be used: ${e.message}`,
-      );
-    throw e;
-  }
-  let head = '';
-  try {
-    const fd = fs.openSync(installed.binFile, 'r');
-    const buf = Buffer.alloc(128);
-    head = buf
-      .subarray(0, fs.readSync(fd, buf, 0, 128, 0))
-      .toString('utf8')
-      .split('\n')[0];
-    fs.closeSync(fd);
-  } catch (e) {
-    throw new ContainRefused(
-      `"${o.server.name}" is not started: the command ${lock.bin.name} of ${lock.name}@${lock.version} cannot be read: ${(e as Error).message}`,
-    );
-  }
-  const script = /\.[cm]?js$/.test(installed.binFile) || /^#!.*\bnode\b/.test(head);
-  const node = script ? findOnPath('node', env.PATH) : undefined;
-  if (script && !node)
-    throw new ContainRefused(`"${o.server.name}" is not started: ${lock.name} is a Node program and node is not on MCP Gate's PATH`);
-  const plan = node
-    ? { ...o.plan, command: 'node', executable: node, args: [installed.binFile, ...launch.rest] }
-    : { ...o.plan, command: installed.binFile, executable: installed.binFile, args: launch.rest };
-  return { plan, tree: installed.dir };
-}
-
-/**
- * An approved container launch by tag runs the digest its approval recorded: the runtime must have that image
- * (pulled by digest when it does not), and the image argument becomes `name@sha256:…`. Undefined when the server
- * is not such a launch, is a user server, or was approved without a digest (the preview said "not pinned").
- */
-async function fromImagePin(o: ContainOptions): Promise<(LaunchPlan & { executable: string }) | undefined> {
-  const launch = imageLaunchOf(o.server);
-  if (!launch || !o.server.gated) return undefined;
-  const pin = o.server.record?.image;
-  const words = o.words ?? NEUTRAL_WORDS;
-  if (!pin) {
-    if (o.server.viaEscapeHatch) return undefined;
-    throw new ContainRefused(
-      `"${o.server.name}" has no image pin for ${launch.image} in its approval; ${words.review(o.server.name)} again`,
-    );
-  }
-  if (!pin.pinned) return undefined;
-  try {
-    const args = pinnedArgs(o.plan.args, launch, pin);
-    await ensureImage(o.plan.executable, pin, o.hostEnv ?? process.env);
-    return { ...o.plan, args };
-  } catch (e) {
-    if (e instanceof ImagePinError) {
-      throw new ContainRefused(
-        `"${o.server.name}" is not started: its approved image ${pin.pinned} (pinned from ${pin.image}) cannot be used: ${e.message}; make that image available to ${pin.runtime} (e.g. ${pin.runtime} pull ${pin.pinned} where the registry is reachable), or approve what ${pin.image} names now (mcp-gate update ${o.server.name})`,
-      );
-    }
-    throw e;
-  }
-}
-
-/** The workspace as approved, for a server that runs on the approved snapshot (verified against its approval). */
-function snapshotOf(o: ContainOptions): WorkspaceManifest | undefined {
-  if (!o.server.pinned?.pinned.snapshot || o.server.viaEscapeHatch) return undefined;
-  if (!o.storeDir)
-    throw new ContainRefused(`"${o.server.name}" runs on the workspace as approved, and this start has no approval store to read it from`);
-  if (!o.server.record?.manifest)
-    throw new ContainRefused(
-      `"${o.server.name}" was approved without a copy of the workspace as it was, which it runs on; approve it again`,
-    );
-  try {
-    return loadManifest(o.storeDir, o.server.record.manifest);
-  } catch (e) {
-    if (e instanceof ManifestError) throw new ContainRefused(`${e.message}; "${o.server.name}" is not started — approve it again`);
-    throw e;
-  }
-}
-
-/** The sandbox line for files the approved snapshot leaves out. */
-export function notOnSnapshotWords(files: readonly string[]): string {
-  return `not on the workspace as approved: ${files.slice(0, 3).join(', ')}${files.length > 3 ? ` and ${files.length - 3} more` : ''} — over ${MAX_HASHED_BYTES / (1024 * 1024)} MiB, never hashed, so MCP Gate cannot show ${files.length === 1 ? 'it' : 'them'} as approved; the server does not see ${files.length === 1 ? 'it' : 'them'}`;
-}
-
-/**
- * Uncontained, a server cannot be shown the approved snapshot: it starts only while the live workspace is still
- * what was approved (every file), else it is refused naming what changed.
- */
-async function liveIsSnapshot(o: ContainOptions, approved: WorkspaceManifest): Promise<void> {
-  let now: WorkspaceManifest;
-  try {
-    now = await takeManifest(o.project);
-  } catch (e) {
-    throw new ContainRefused(
-      `"${o.server.name}" runs on the workspace as approved, which cannot be compared with the live one: ${(e as Error).message}`,
-    );
-  }
-  // A file too large to hash is the same only while its size, time and inode are what the approval recorded (an
-  // approval without that record cannot tell: changed; red team 7p, case 06).
-  const sameLarge = (f: string) => {
-    const a = approved.large?.[f];
-    const n = now.large?.[f];
-    return !!a && !!n && a.size === n.size && a.mtimeNs === n.mtimeNs && a.ino === n.ino;
-  };
-  const changed = Object.keys(now.files).filter((f) => approved.files[f] !== now.files[f] || (now.files[f] === TOO_LARGE && !sameLarge(f)));
-  const links = Object.keys({ ...now.links, ...approved.links }).filter((f) => now.links?.[f] !== approved.links?.[f]);
-  const all = [...changed, ...links];
-  if (all.length) {
-    throw new ContainRefused(
-      `"${o.server.name}" runs on the workspace as approved, and it runs uncontained here, so it sees the live files: ${all.slice(0, 3).join(', ')}${all.length > 3 ? ` and ${all.length - 3} more` : ''} changed since it was approved; it is not started — approve it again (or let it run contained, where it is shown the workspace as approved)`,
-    );
-  }
-}
+/** The sandbox decision of a start that runs contained (src/host/sandbox/decision.ts). */
+type Contained = Extract<Containment, { kind: 'contained' }>;
+/** An approved npm launch's locked tree (./approved-launch.ts), when the start runs one. */
+type Locked = Awaited<ReturnType<typeof fromLock>>;
+type Plan = LaunchPlan & { executable: string };
+type Guard = ReturnType<typeof prepareGuard> | undefined;
+type GuardFor = (contained: boolean, extraWrite: readonly string[]) => Guard;
 
 export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   const locked = await fromLock(o);
@@ -387,67 +101,102 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     );
   }
   // A server whose approval relies on the load guard starts only under it (./load-guard.ts).
-  const guardFor = (contained: boolean, extraWrite: readonly string[]) => {
-    if (!o.server.gated || o.server.viaEscapeHatch || !o.server.pinned?.pinned.guarded) return undefined;
-    try {
-      if (!o.storeDir)
-        throw new GuardUnavailable(
-          `"${o.server.name}" runs only under the load guard, and this start has no approval store to read the workspace as approved from`,
-        );
-      // An npm launch's own package folder is a copy it may write (./package-state.ts): its approved files load from there.
-      const own =
-        locked && o.server.record?.lock ? path.join(locked.tree, 'node_modules', ...o.server.record.lock.name.split('/')) : undefined;
-      return prepareGuard({
-        server: o.server.name,
-        project: o.project,
-        storeDir: o.storeDir,
-        manifest: o.server.record?.manifest,
-        guardDir: o.guardDir ?? defaultGuardDir(),
-        executable: plan.executable,
-        args: plan.args,
-        env: o.env,
-        argv0: declaredPath(plan.command, plan.cwd, plan.executable),
-        contained,
-        home: o.home,
-        extraWrite,
-        closure: Object.keys(o.server.pinned.pinned.files),
-        ...(own ? { approved: packageHashes(own) } : {}),
-      });
-    } catch (e) {
-      if (e instanceof GuardUnavailable) throw new ContainRefused(e.message);
-      throw e;
-    }
-  };
-  if (c.kind === 'uncontained') {
-    // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned), in
-    // this server's own folder of the user's cache — never a predictable name in the shared /tmp, where another
-    // user could plant the .pyc files it would import (checked: the user's, 0700, see privateDir).
-    const pycache = privateDir(path.join(serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source), 'pycache'), o.server.name);
-    const snapshot = o.server.gated ? snapshotOf(o) : undefined;
-    if (snapshot) await liveIsSnapshot(o, snapshot);
-    const guard = guardFor(false, []);
-    const plain: StdioLaunch = {
-      command: plan.executable,
-      argv0: plan.command,
-      args: guard?.args ?? plan.args,
-      cwd: plan.cwd,
-      env: { ...(guard?.env ?? o.env), PYTHONPYCACHEPREFIX: pycache },
-    };
-    const own = ownProcesses(plain, (o.probe ?? sandboxAvailable)());
-    return {
-      launch: own.launch,
-      processes: own.processes,
-      optOut: c.optOut ? optOutWhere(c.optOut) : undefined,
-      guardReport: guard?.report,
-      cleanup: () => guard?.cleanup(),
-    };
-  }
+  const guardFor: GuardFor = (contained, extraWrite) => guardOf(o, plan, locked, contained, extraWrite);
+  if (c.kind === 'uncontained') return uncontainedPlan(o, plan, c, guardFor);
   if (c.kind === 'unavailable')
     throw new ContainRefused(
       `it must run contained, and the sandbox cannot start here: ${c.probe.reason}; fix: ${c.probe.fix} (${OPT_OUT_HINT(who)})`,
     );
-  const { probe } = c;
+  return containedPlan(o, plan, locked, c, guardFor);
+}
 
+/** The load guard's start for a server whose approval relies on it (./load-guard.ts); undefined for any other. */
+function guardOf(o: ContainOptions, plan: Plan, locked: Locked, contained: boolean, extraWrite: readonly string[]): Guard {
+  if (!o.server.gated || o.server.viaEscapeHatch || !o.server.pinned?.pinned.guarded) return undefined;
+  try {
+    if (!o.storeDir)
+      throw new GuardUnavailable(
+        `"${o.server.name}" runs only under the load guard, and this start has no approval store to read the workspace as approved from`,
+      );
+    // An npm launch's own package folder is a copy it may write (./package-state.ts): its approved files load from there.
+    const own =
+      locked && o.server.record?.lock ? path.join(locked.tree, 'node_modules', ...o.server.record.lock.name.split('/')) : undefined;
+    return prepareGuard({
+      server: o.server.name,
+      project: o.project,
+      storeDir: o.storeDir,
+      manifest: o.server.record?.manifest,
+      guardDir: o.guardDir ?? defaultGuardDir(),
+      executable: plan.executable,
+      args: plan.args,
+      env: o.env,
+      argv0: declaredPath(plan.command, plan.cwd, plan.executable),
+      contained,
+      home: o.home,
+      extraWrite,
+      closure: Object.keys(o.server.pinned.pinned.files),
+      ...(own ? { approved: packageHashes(own) } : {}),
+    });
+  } catch (e) {
+    if (e instanceof GuardUnavailable) throw new ContainRefused(e.message);
+    throw e;
+  }
+}
+
+/** The start of a server that runs uncontained (the user's opt-out, or a user server not asked to be contained). */
+async function uncontainedPlan(
+  o: ContainOptions,
+  plan: Plan,
+  c: Extract<Containment, { kind: 'uncontained' }>,
+  guardFor: GuardFor,
+): Promise<StartPlan> {
+  // Python keeps its bytecode outside the workspace (a __pycache__ there is never read, so it is not pinned), in
+  // this server's own folder of the user's cache — never a predictable name in the shared /tmp, where another
+  // user could plant the .pyc files it would import (checked: the user's, 0700, see privateDir).
+  const pycache = privateDir(path.join(serverCacheDir(o.home, o.hostEnv ?? process.env, o.who, o.server.source), 'pycache'), o.server.name);
+  const snapshot = o.server.gated ? snapshotOf(o) : undefined;
+  if (snapshot) await liveIsSnapshot(o, snapshot);
+  const guard = guardFor(false, []);
+  const plain: StdioLaunch = {
+    command: plan.executable,
+    argv0: plan.command,
+    args: guard?.args ?? plan.args,
+    cwd: plan.cwd,
+    env: { ...(guard?.env ?? o.env), PYTHONPYCACHEPREFIX: pycache },
+  };
+  const own = ownProcesses(plain, (o.probe ?? sandboxAvailable)());
+  return {
+    launch: own.launch,
+    processes: own.processes,
+    optOut: c.optOut ? optOutWhere(c.optOut) : undefined,
+    guardReport: guard?.report,
+    cleanup: () => guard?.cleanup(),
+  };
+}
+
+/** What a contained start decided before its sandbox is built (containedPlan, then sandboxedPlan). */
+interface ContainedStart {
+  o: ContainOptions;
+  plan: Plan;
+  locked: Locked;
+  c: Contained;
+  network: boolean;
+  env: Record<string, string>;
+  cacheDir: string;
+  caches: { source: string; target: string }[];
+  hidden: string[];
+  scanned: ReturnType<typeof nestedGitPaths>;
+  foreign: string[];
+  ownSockets: boolean;
+  shown: VerifiedCopy;
+  guard: Guard;
+  egress: Egress | undefined;
+  transparent: TransparentCarrier | CarrierOff | undefined;
+}
+
+/** The start of a server that runs contained: its network, caches, hidden .git, sockets, verified copy and guard. */
+async function containedPlan(o: ContainOptions, plan: Plan, locked: Locked, c: Contained, guardFor: GuardFor): Promise<StartPlan> {
+  const { who } = o;
   // The door opens when the bare rule allows (any public host) or a rule names hosts for it (those hosts only).
   const verdict = await o.decision.ask(c.network);
   const network = verdict.decision === 'allow' || c.networkHosts.length > 0;
@@ -459,6 +208,47 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
   // This server's own caches and its own home, kept between its starts in its private folder.
   const cacheDir = serverCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source);
   moveOldCacheDir(o.home, o.hostEnv ?? process.env, who, o.server.source, cacheDir);
+  const caches = sandboxCaches(cacheDir);
+  // The workspace's .git is hidden (an empty read-only folder) unless the user grants it: a server that runs git
+  // would otherwise run code from what `git fetch` brought in (`git show origin/x:plugin.js | node -`), which no
+  // approval pins. Granted, it is visible (read-only as a read path, as a protected folder; writable as a write path).
+  const gitDir = path.join(o.project, '.git');
+  const hidden = [...c.extraRead, ...c.extraWrite].some((p) => path.resolve(p) === gitDir) ? [] : [gitDir];
+  const scanned = scanWorkspace(o.project);
+  const foreign = foreignSockets(o.project, c, scanned, hidden, gitDir);
+  const ownSockets = !c.unixSockets && foreign.length === 0;
+  const shown = verifiedCopy(o, c, scanned, hidden, caches);
+  let guard: Guard;
+  try {
+    guard = guardFor(true, c.extraWrite);
+  } catch (e) {
+    shown.copy?.remove();
+    throw e;
+  }
+  const egress = network ? networkDoor(o, verdict) : undefined;
+  const transparent = network ? (o.transparentCarrier === undefined ? transparentCarrier() : o.transparentCarrier || undefined) : undefined;
+  return sandboxedPlan({
+    o,
+    plan,
+    locked,
+    c,
+    network,
+    env,
+    cacheDir,
+    caches,
+    hidden,
+    scanned,
+    foreign,
+    ownSockets,
+    shown,
+    guard,
+    egress,
+    transparent,
+  });
+}
+
+/** This server's own caches in its private folder (SANDBOX_CACHES), each made when missing. */
+function sandboxCaches(cacheDir: string): { source: string; target: string }[] {
   const caches = SANDBOX_CACHES.map((target) => ({
     source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')),
     target,
@@ -470,27 +260,49 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       // a cache that cannot be made is skipped by the sandbox
     }
   }
-  // The workspace's .git is hidden (an empty read-only folder) unless the user grants it: a server that runs git
-  // would otherwise run code from what `git fetch` brought in (`git show origin/x:plugin.js | node -`), which no
-  // approval pins. Granted, it is visible (read-only as a read path, as a protected folder; writable as a write path).
-  const gitDir = path.join(o.project, '.git');
-  const hidden = [...c.extraRead, ...c.extraWrite].some((p) => path.resolve(p) === gitDir) ? [] : [gitDir];
-  const scanned = scanWorkspace(o.project);
+  return caches;
+}
+
+/** The Unix socket files a contained server would see that it did not make (none when its entry allows sockets). */
+function foreignSockets(
+  project: string,
+  c: Contained,
+  scanned: ReturnType<typeof nestedGitPaths>,
+  hidden: readonly string[],
+  gitDir: string,
+): string[] {
   // Unix sockets: the server may make its own (a browser's, the tsx command's IPC) while no socket file it did not
   // make is visible to it (the workspace, your read and write paths, a granted .git); abstract sockets are its
   // network namespace's. Else refused unless your entry allows them.
-  const foreign = c.unixSockets
+  return c.unixSockets
     ? []
     : [
         ...shownSockets(c),
         ...scanned.sockets,
         ...(scanned.socketsTruncated
-          ? [`${o.project} (more than ${MAX_SOCKET_WALK.toLocaleString('en-US')} entries: not searched whole)`]
+          ? [`${project} (more than ${MAX_SOCKET_WALK.toLocaleString('en-US')} entries: not searched whole)`]
           : []),
         ...(hidden.length ? [] : socketsAt(gitDir)),
       ];
-  const ownSockets = !c.unixSockets && foreign.length === 0;
-  let copy: ReturnType<typeof copyClosure> | undefined;
+}
+
+/** What a contained repository server is shown of its workspace: the verified copy of its closure, or the approved snapshot. */
+interface VerifiedCopy {
+  copy?: ClosureCopy;
+  onSnapshot: boolean;
+  /** On the snapshot: the files over the hashing bound, which it does not see. */
+  notOnSnapshot: string[];
+}
+
+/** The verified copy a gated server with a pinned closure is shown (./closure-copy.ts); none for any other. */
+function verifiedCopy(
+  o: ContainOptions,
+  c: Contained,
+  scanned: ReturnType<typeof nestedGitPaths>,
+  hidden: readonly string[],
+  caches: readonly { target: string }[],
+): VerifiedCopy {
+  let copy: ClosureCopy | undefined;
   let onSnapshot = false;
   let notOnSnapshot: string[] = [];
   if (o.server.gated && o.server.pinned) {
@@ -518,104 +330,30 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
       throw e;
     }
   }
-  let guard: ReturnType<typeof guardFor>;
+  return { copy, onSnapshot, notOnSnapshot };
+}
+
+/** The folders a contained start holds while it runs (released by its cleanup, or when the start fails). */
+interface Held {
+  releaseState?: () => void;
+  releaseHome?: () => void;
+}
+
+/** A contained start's sandbox, cgroup and cleanup; whatever it made is undone when it fails. */
+function sandboxedPlan(s: ContainedStart): StartPlan {
+  const { o, c, guard, egress } = s;
+  const { copy } = s.shown;
+  const h: Held = {};
   try {
-    guard = guardFor(true, c.extraWrite);
-  } catch (e) {
-    copy?.remove();
-    throw e;
-  }
-  const egress = network ? networkDoor(o, verdict) : undefined;
-  const transparent = network ? (o.transparentCarrier === undefined ? transparentCarrier() : o.transparentCarrier || undefined) : undefined;
-  const carried = transparent && !('off' in transparent) ? transparent : undefined;
-  // The carrier fails soft: when the door helper cannot set it up at this start, the door opens without it (an event says so).
-  const carrierOff = (why: string) =>
-    o.onNetwork?.({
-      outcome: 'failed',
-      host: '(transparent carrier)',
-      port: 0,
-      detail: `${notCarried(why)} at this start; the door is open for the other clients`,
-    });
-  let releaseState: (() => void) | undefined;
-  let releaseHome: (() => void) | undefined;
-  try {
-    // Its own home (issue 44, item 3): what it writes under HOME — ~/.config, ~/.local/share, a dot-folder of its
-    // own — it finds at its next start. One start at a time holds it; a second start while one runs gets an empty
-    // HOME, as before. Code it leaves there is no approved file: the load guard refuses it, as anything new.
-    const ownHome = path.join(cacheDir, 'home');
-    try {
-      fs.mkdirSync(ownHome, { recursive: true, mode: 0o700 });
-      releaseHome = holdStateFolder(ownHome);
-    } catch {
-      releaseHome = undefined; // its own home cannot be made: an empty HOME, as before (the sandbox line says which)
-    }
-    // An npm-launched server's own package folder: its private copy, kept between its starts, read-write (./package-state.ts).
-    let packageState: { source: string; target: string; writable: true } | undefined;
-    const lock = locked ? o.server.record?.lock : undefined;
-    if (locked && lock) {
-      const target = path.join(locked.tree, 'node_modules', ...lock.name.split('/'));
-      const copy = path.join(cacheDir, 'package-state', lock.digest.replace(/[^A-Za-z0-9]/g, '').slice(0, 32));
-      releaseState = fs.existsSync(target) ? holdStateFolder(copy) : undefined; // another start of it holds it: read-only
-      if (releaseState) {
-        try {
-          packageState = { source: syncPackageState(target, copy), target, writable: true };
-        } catch (e) {
-          releaseState();
-          releaseState = undefined;
-          if (!(e instanceof StateCopyError)) throw e; // too large: it runs from the read-only tree, as before
-        }
-      }
-    }
-    // The certificate files your own environment names (TRUST_ENV), when the server's environment still names them
-    // (a repository's value is never shown: it could name any file of yours).
-    const host = o.hostEnv ?? process.env;
-    const trust = [
-      ...new Set(
-        TRUST_ENV.map((k) => host[k]).filter(
-          (v, i): v is string =>
-            !!v && (env as Record<string, string | undefined>)[TRUST_ENV[i]] === v && path.isAbsolute(v) && fs.existsSync(v),
-        ),
-      ),
-    ];
-    const cmd = buildSandbox(
-      {
-        // The guard's own variables for the server's start (the name it was declared by), beside the server's.
-        launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env: { ...env, ...guard?.env } },
-        workspace: o.project,
-        overlays: copy?.overlays ?? [],
-        hidden,
-        binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
-        netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
-        libcCarrier: network ? (o.libcCarrier === undefined ? (defaultLibcCarrier() ?? null) : o.libcCarrier || undefined) : undefined,
-        transparentCarrier: transparent,
-        // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
-        // not mounted over it (they would show files changed since approval).
-        profile: {
-          network,
-          unixSockets: c.unixSockets !== undefined ? true : ownSockets ? 'own' : false,
-          limits: c.limits.values,
-          extraRead: [
-            ...c.extraRead,
-            ...trust,
-            ...(onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, scanned)),
-            ...(locked ? [locked.tree] : []),
-          ],
-          extraWrite: c.extraWrite,
-          caches,
-          home: o.home,
-          ...(releaseHome ? { ownHome } : {}),
-        },
-      },
-      probe,
-    );
-    const networkRule = network
+    const cmd = sandboxCommand(s, h, ownState(s, h));
+    const networkRule = s.network
       ? undefined
       : JSON.stringify({
           action: o.decision.networkAction,
           decision: 'allow',
-          ...(who.scope === 'repository' ? { project: who.project } : {}),
+          ...(o.who.scope === 'repository' ? { project: o.who.project } : {}),
         });
-    const unixSocketsRefused = c.unixSockets || ownSockets ? undefined : { hint: unixSocketsWords(foreign), shown: true };
+    const unixSocketsRefused = c.unixSockets || s.ownSockets ? undefined : { hint: unixSocketsWords(s.foreign), shown: true };
     let held: ServerLimits;
     try {
       held = serverLimits(c.limits.values, c.mechanism);
@@ -626,22 +364,9 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     }
     const joined = joinCgroup(held.procsFiles, cmd.command, cmd.args);
     const limits = c.limits;
+    const notOnSnapshot = s.shown.notOnSnapshot;
     return {
-      launch: {
-        command: joined.command,
-        args: joined.args,
-        cwd: cmd.cwd,
-        env: cmd.env,
-        seccomp: cmd.seccomp,
-        ...(egress && cmd.door
-          ? {
-              door: (pid: number) =>
-                carried
-                  ? openDoor(doorTarget(carried, pid), egress, undefined, transparentDoor(carried, egress, carrierOff))
-                  : openDoor(pid, egress),
-            }
-          : {}),
-      },
+      launch: containedLaunch(o, cmd, joined, egress, s.transparent),
       sandbox: {
         ...cmd.description,
         text: `${cmd.description.text}\n${limitsWords(limits, c.mechanism)}${guard ? `\n${guard.text}` : ''}${notOnSnapshot.length ? `\n${notOnSnapshotWords(notOnSnapshot)}` : ''}`,
@@ -658,8 +383,8 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
         egress?.close();
         copy?.remove();
         guard?.cleanup();
-        releaseState?.();
-        releaseHome?.();
+        h.releaseState?.();
+        h.releaseHome?.();
         held.remove();
       },
     };
@@ -667,11 +392,131 @@ export async function startPlan(o: ContainOptions): Promise<StartPlan> {
     egress?.close();
     copy?.remove();
     guard?.cleanup();
-    releaseState?.();
-    releaseHome?.();
+    h.releaseState?.();
+    h.releaseHome?.();
     if (e instanceof SandboxConfigError) throw new ContainRefused(`it cannot be contained as configured: ${e.message}`);
     throw e;
   }
+}
+
+/** A contained server's own state: its own home, and an npm-launched server's own package folder, when it has one. */
+interface OwnState {
+  ownHome: string;
+  packageState?: { source: string; target: string; writable: true };
+}
+
+/** Its own home and package folder, held for this start in `h` (what cannot be held is left out). */
+function ownState(s: ContainedStart, h: Held): OwnState {
+  const { o, locked, cacheDir } = s;
+  // Its own home (issue 44, item 3): what it writes under HOME — ~/.config, ~/.local/share, a dot-folder of its
+  // own — it finds at its next start. One start at a time holds it; a second start while one runs gets an empty
+  // HOME, as before. Code it leaves there is no approved file: the load guard refuses it, as anything new.
+  const ownHome = path.join(cacheDir, 'home');
+  try {
+    fs.mkdirSync(ownHome, { recursive: true, mode: 0o700 });
+    h.releaseHome = holdStateFolder(ownHome);
+  } catch {
+    h.releaseHome = undefined; // its own home cannot be made: an empty HOME, as before (the sandbox line says which)
+  }
+  // An npm-launched server's own package folder: its private copy, kept between its starts, read-write (./package-state.ts).
+  let packageState: { source: string; target: string; writable: true } | undefined;
+  const lock = locked ? o.server.record?.lock : undefined;
+  if (locked && lock) {
+    const target = path.join(locked.tree, 'node_modules', ...lock.name.split('/'));
+    const copy = path.join(cacheDir, 'package-state', lock.digest.replace(/[^A-Za-z0-9]/g, '').slice(0, 32));
+    h.releaseState = fs.existsSync(target) ? holdStateFolder(copy) : undefined; // another start of it holds it: read-only
+    if (h.releaseState) {
+      try {
+        packageState = { source: syncPackageState(target, copy), target, writable: true };
+      } catch (e) {
+        h.releaseState();
+        h.releaseState = undefined;
+        if (!(e instanceof StateCopyError)) throw e; // too large: it runs from the read-only tree, as before
+      }
+    }
+  }
+  return { ownHome, packageState };
+}
+
+/** The bubblewrap command of a contained start (./sandbox.ts). */
+function sandboxCommand(s: ContainedStart, h: Held, { ownHome, packageState }: OwnState): ReturnType<typeof buildSandbox> {
+  const { o, plan, c, network, env, guard, locked } = s;
+  // The certificate files your own environment names (TRUST_ENV), when the server's environment still names them
+  // (a repository's value is never shown: it could name any file of yours).
+  const host = o.hostEnv ?? process.env;
+  const trust = [
+    ...new Set(
+      TRUST_ENV.map((k) => host[k]).filter(
+        (v, i): v is string =>
+          !!v && (env as Record<string, string | undefined>)[TRUST_ENV[i]] === v && path.isAbsolute(v) && fs.existsSync(v),
+      ),
+    ),
+  ];
+  return buildSandbox(
+    {
+      // The guard's own variables for the server's start (the name it was declared by), beside the server's.
+      launch: { executable: plan.executable, argv: plan.args, cwd: plan.cwd, env: { ...env, ...guard?.env } },
+      workspace: o.project,
+      overlays: s.shown.copy?.overlays ?? [],
+      hidden: s.hidden,
+      binds: [...(guard?.binds ?? []), ...(packageState ? [packageState] : [])],
+      netShim: network ? (o.netShim === undefined ? defaultNetShim() : o.netShim || undefined) : undefined,
+      libcCarrier: network ? (o.libcCarrier === undefined ? (defaultLibcCarrier() ?? null) : o.libcCarrier || undefined) : undefined,
+      transparentCarrier: s.transparent,
+      // On the approved snapshot the whole workspace is the approved copy, read-only: the live protected folders are
+      // not mounted over it (they would show files changed since approval).
+      profile: {
+        network,
+        unixSockets: c.unixSockets !== undefined ? true : s.ownSockets ? 'own' : false,
+        limits: c.limits.values,
+        extraRead: [
+          ...c.extraRead,
+          ...trust,
+          ...(s.shown.onSnapshot ? [] : protectedPaths(o.project, c.extraWrite, s.scanned)),
+          ...(locked ? [locked.tree] : []),
+        ],
+        extraWrite: c.extraWrite,
+        caches: s.caches,
+        home: o.home,
+        ...(h.releaseHome ? { ownHome } : {}),
+      },
+    },
+    c.probe,
+  );
+}
+
+/** A contained start's launch: the sandbox joined to its cgroup, and its network door when it has one. */
+function containedLaunch(
+  o: ContainOptions,
+  cmd: ReturnType<typeof buildSandbox>,
+  joined: { command: string; args: string[] },
+  egress: Egress | undefined,
+  transparent: TransparentCarrier | CarrierOff | undefined,
+): StdioLaunch {
+  const carried = transparent && !('off' in transparent) ? transparent : undefined;
+  // The carrier fails soft: when the door helper cannot set it up at this start, the door opens without it (an event says so).
+  const carrierOff = (why: string) =>
+    o.onNetwork?.({
+      outcome: 'failed',
+      host: '(transparent carrier)',
+      port: 0,
+      detail: `${notCarried(why)} at this start; the door is open for the other clients`,
+    });
+  return {
+    command: joined.command,
+    args: joined.args,
+    cwd: cmd.cwd,
+    env: cmd.env,
+    seccomp: cmd.seccomp,
+    ...(egress && cmd.door
+      ? {
+          door: (pid: number) =>
+            carried
+              ? openDoor(doorTarget(carried, pid), egress, undefined, transparentDoor(carried, egress, carrierOff))
+              : openDoor(pid, egress),
+        }
+      : {}),
+  };
 }
 
 /**

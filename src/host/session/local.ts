@@ -6,7 +6,8 @@
 import * as os from 'node:os';
 import type { LaunchPlan } from '../../trust/plan/launch-plan';
 import type { ServerReport } from '../../trust/report';
-import { ContainRefused, refusedSocketError, startPlan, type StartPlan } from '../sandbox/contain';
+import { refusedSocketError, startPlan } from '../sandbox/contain';
+import { ContainRefused, type StartPlan } from '../sandbox/contain-options';
 import { serverIdentity } from '../identity';
 import { LaunchRefused, verifiedPlan } from './launch';
 import { minimalEnv, StdioTransport } from '../sandbox/stdio';

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ContainRefused, networkDecider, refusedSocketError, startPlan, type StartPlan } from '../../../../src/host/sandbox/contain';
+import { networkDecider, refusedSocketError, startPlan } from '../../../../src/host/sandbox/contain';
+import { ContainRefused, type StartPlan } from '../../../../src/host/sandbox/contain-options';
 import { containmentFor, describeContainment, type Containment } from '../../../../src/host/sandbox/decision';
 import { decideStart } from '../../../../src/policy/start';
 import type { SandboxProbe } from '../../../../src/host/sandbox/sandbox';
