@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { PinnedFile } from '../../trust/plan/closure';
 import { MAX_CLOSURE_FILE_BYTES } from '../../trust/plan/closure';
-import type { SandboxOverlay } from './sandbox';
+import type { SandboxOverlay } from './mounts';
 import { blobPath, MAX_HASHED_BYTES, TOO_LARGE, type WorkspaceManifest } from '../../trust/approval/workspace-manifest';
 
 export class CopyRefused extends Error {}

@@ -85,6 +85,26 @@ import {
   type TransparentCarrier,
 } from '../net/transparent-carrier';
 import { SECCOMP_ARCHES, socketFilter } from './seccomp';
+import {
+  askedMounts,
+  clearWay,
+  depth,
+  doorDevArgs,
+  MASKED_DIRS,
+  MASKED_FILES,
+  mountArgs,
+  mustBeAbsolute,
+  RANK,
+  real,
+  SandboxConfigError,
+  sshHostKeys,
+  SYSTEM_PATHS,
+  systemArgs,
+  within,
+  type Mount,
+  type SandboxMounts,
+  type SandboxOverlay,
+} from './mounts';
 
 /** The launch to contain: `argv` are the arguments after the executable. */
 export interface SandboxLaunch {
@@ -94,29 +114,6 @@ export interface SandboxLaunch {
   /** Real path; must be inside the workspace or another visible path. */
   cwd: string;
   env: Record<string, string>;
-}
-
-/** A verified private copy of a closure file or of a package folder's tree, mounted read-only where the workspace has it. */
-export interface SandboxOverlay {
-  source: string;
-  /** Absolute path inside the workspace. */
-  target: string;
-}
-
-/**
- * The profile bwrap gets: the user's part (src/policy/sandbox-profile.ts — network, extra read and write paths),
- * and the host's additions: the server's own caches and the HOME to hide.
- */
-export interface SandboxMounts extends SandboxProfile {
-  /** Bound read-write (e.g. ~/.npm, ~/.cache/uv); `~/` is the profile's home. Missing ones are skipped. */
-  caches: readonly (string | { source: string; target: string })[];
-  /** The real HOME to hide. */
-  home: string;
-  /**
-   * The server's own home folder, kept between its starts (MCP Gate's, outside every workspace): shown read-write at
-   * HOME instead of an empty tmpfs. Missing: the empty tmpfs (and the path is listed as missing).
-   */
-  ownHome?: string;
 }
 
 export interface SandboxInput {
@@ -215,20 +212,6 @@ export class SandboxUnavailableError extends Error {
     this.name = 'SandboxUnavailableError';
   }
 }
-
-/** The input cannot be contained as asked (a path that would defeat the sandbox, a relative path, …). */
-export class SandboxConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SandboxConfigError';
-  }
-}
-
-/** System trees shown read-only (when they exist). Never /run, /var, /sys, /home, /root, /srv, /mnt, /media. */
-export const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix/store'];
-/** Secrets in /etc hidden even from a sandbox running as root. */
-const MASKED_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
-const MASKED_DIRS = ['/etc/sudoers.d', '/etc/ssl/private'];
 
 const BASE_FLAGS = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
 const USERNS_FLAGS = ['--unshare-user', '--disable-userns'];
@@ -438,221 +421,20 @@ function probe(options: ProbeOptions): SandboxProbe {
 
 // ---------------------------------------------------------------------------------------------- the command
 
-/** a is b or inside b */
-function within(a: string, b: string): boolean {
-  const rel = path.relative(b, a);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
-function depth(p: string): number {
-  return p === '/' ? 0 : p.split('/').length - 1;
-}
-
-function mustBeAbsolute(what: string, p: string): string {
-  if (typeof p !== 'string' || !path.isAbsolute(p) || p.includes('\0'))
-    throw new SandboxConfigError(`${what} must be an absolute path: ${JSON.stringify(p)}`);
-  return path.normalize(p).replace(/(.)\/+$/, '$1');
-}
-
 /**
- * Makes `rel` below `root` a path of real folders bwrap can make its mount point in: each part that exists and is
- * not a folder (a link, a file, a fifo the server left in its own home) is removed — a link is never followed, so a
- * mount point is never made through one. The last part may stay a regular file (a file's mount point).
+ * The network helpers a sandbox with network shows (the network shim, the libc carrier, the transparent carrier),
+ * each checked to exist and its mounts added to `mounts`; none without network.
  */
-function clearWay(root: string, rel: string): void {
-  const parts = rel.split(path.sep).filter(Boolean);
-  let at = root;
-  parts.forEach((part, i) => {
-    at = path.join(at, part);
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(at);
-    } catch {
-      return; // absent: bwrap makes it
-    }
-    const last = i === parts.length - 1;
-    if (st.isDirectory() || (last && st.isFile())) return;
-    fs.rmSync(at, { force: true, recursive: false });
-  });
-}
-
-function real(p: string): string | undefined {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The system allow-list as bwrap arguments: directories bound read-only, symlinks recreated. */
-function systemArgs(): string[] {
-  const out: string[] = [];
-  for (const p of SYSTEM_PATHS) {
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(p);
-    } catch {
-      continue;
-    }
-    if (st.isSymbolicLink()) out.push('--symlink', fs.readlinkSync(p), p);
-    else if (st.isDirectory()) out.push('--ro-bind', p, p);
-  }
-  return out;
-}
-
-/**
- * /dev of a sandbox with a network door, built here rather than by `--dev`: bubblewrap run by a user mounts `--dev`'s
- * devpts as root of a first user namespace and then makes a second one for the server, and the door must enter the
- * user namespace that owns the sandbox's network namespace (the first), which nsenter cannot reach from the second.
- * The same device nodes as `--dev` (bound from the host), the same links, a private /dev/shm — and no pseudo-terminals
- * (/dev/pts, /dev/ptmx).
- */
-function doorDevArgs(): string[] {
-  const out = ['--tmpfs', '/dev'];
-  for (const d of ['null', 'zero', 'full', 'random', 'urandom', 'tty'])
-    if (fs.existsSync(`/dev/${d}`)) out.push('--dev-bind', `/dev/${d}`, `/dev/${d}`);
-  out.push(
-    '--symlink',
-    '/proc/self/fd',
-    '/dev/fd',
-    '--symlink',
-    '/proc/self/fd/0',
-    '/dev/stdin',
-    '--symlink',
-    '/proc/self/fd/1',
-    '/dev/stdout',
-    '--symlink',
-    '/proc/self/fd/2',
-    '/dev/stderr',
-    '--tmpfs',
-    '/dev/shm',
-  );
-  return out;
-}
-
-/** Rank at equal depth: later wins, so read-only is mounted after read-write on the same path. */
-type Kind = 'tmpfs' | 'rw' | 'ro' | 'overlay' | 'mask-file' | 'mask-dir';
-const RANK: Record<Kind, number> = { tmpfs: 0, rw: 1, ro: 2, overlay: 3, 'mask-file': 4, 'mask-dir': 4 };
-
-interface Mount {
-  kind: Kind;
-  target: string;
-  source: string;
-}
-
-function mountArgs(m: Mount): string[] {
-  switch (m.kind) {
-    case 'tmpfs':
-      return ['--tmpfs', m.target];
-    case 'rw':
-      return ['--bind', m.source, m.target];
-    case 'ro':
-    case 'overlay':
-      return ['--ro-bind', m.source, m.target];
-    case 'mask-file':
-      return ['--ro-bind', '/dev/null', m.target];
-    case 'mask-dir':
-      return ['--tmpfs', m.target, '--remount-ro', m.target];
-  }
-}
-
-function sshHostKeys(): string[] {
-  try {
-    return fs
-      .readdirSync('/etc/ssh')
-      .filter((f) => /^ssh_host_.*_key$/.test(f))
-      .map((f) => `/etc/ssh/${f}`);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * The bwrap command that runs `input.launch` contained (see the header for what it sees). Throws
- * SandboxUnavailableError when bwrap cannot run here (`available`: a probe result, default sandboxAvailable()), SandboxConfigError for an input that cannot be
- * contained as asked (relative paths; a bound path equal to HOME or to /; an overlay outside the workspace;
- * a cwd the sandbox would not see).
- */
-export function buildSandbox(input: SandboxInput, available?: SandboxProbe): SandboxCommand {
-  const probeResult = available ?? sandboxAvailable();
-  if (!probeResult.ok) throw new SandboxUnavailableError(probeResult.reason, probeResult.fix);
-  const { launch, profile } = input;
-  const home = mustBeAbsolute('profile.home', profile.home);
-  const workspace = mustBeAbsolute('workspace', input.workspace);
-  const executable = mustBeAbsolute('launch.executable', launch.executable);
-  const cwd = mustBeAbsolute('launch.cwd', launch.cwd);
-  const expand = (p: string) => (p === '~' ? home : p.startsWith('~/') ? path.join(home, p.slice(2)) : p);
-
-  const mounts: Mount[] = [];
-  const missing: string[] = [];
-  const refuseExposing = (what: string, p: string) => {
-    if (p === '/') throw new SandboxConfigError(`${what} is /: that would show the whole machine`);
-    if (p === home)
-      throw new SandboxConfigError(`${what} is the home directory ${home}: that would show ~/.ssh, ~/.aws and every other project`);
-  };
-
-  refuseExposing('the workspace', workspace);
-  mounts.push({ kind: 'tmpfs', target: '/tmp', source: '' });
-  const ownHome = profile.ownHome === undefined ? undefined : real(mustBeAbsolute('its own home', profile.ownHome));
-  if (profile.ownHome !== undefined && ownHome === undefined) missing.push(profile.ownHome);
-  if (ownHome !== undefined) {
-    refuseExposing('its own home', ownHome);
-    if (within(ownHome, workspace) || within(workspace, ownHome))
-      throw new SandboxConfigError(`its own home ${ownHome} and the workspace ${workspace} overlap`);
-  }
-  mounts.push(ownHome ? { kind: 'rw', target: home, source: ownHome } : { kind: 'tmpfs', target: home, source: '' });
-  mounts.push({ kind: 'rw', target: workspace, source: workspace });
-
-  const addBind = (kind: 'rw' | 'ro', what: string, raw: string) => {
-    const p = mustBeAbsolute(what, expand(raw));
-    const r = real(p);
-    if (r === undefined) {
-      missing.push(p);
-      return;
-    }
-    refuseExposing(what, r);
-    mounts.push({ kind, target: r, source: r });
-  };
-  for (const c of profile.caches) {
-    if (typeof c === 'string') {
-      addBind('rw', 'a cache', c);
-      continue;
-    }
-    // A private cache folder shown at a path of the hidden HOME (e.g. MCP Gate's own per-server npm cache as ~/.npm).
-    const source = real(mustBeAbsolute('a cache source', c.source));
-    const target = mustBeAbsolute('a cache target', expand(c.target));
-    if (source === undefined) {
-      missing.push(c.source);
-      continue;
-    }
-    refuseExposing('a cache', source);
-    mounts.push({ kind: 'rw', target, source });
-  }
-  for (const p of profile.extraWrite) addBind('rw', 'an extraWrite path', p);
-  for (const p of profile.extraRead) addBind('ro', 'an extraRead path', p);
-
-  for (const o of input.overlays) {
-    const source = mustBeAbsolute('an overlay source', o.source);
-    const target = mustBeAbsolute('an overlay target', o.target);
-    if (!within(target, workspace)) throw new SandboxConfigError(`overlay target ${target} is not inside the workspace ${workspace}`);
-    const rt = real(target);
-    if (rt !== undefined && (!within(rt, workspace) || rt !== target))
-      throw new SandboxConfigError(`overlay target ${target} is not a real path inside the workspace (it resolves to ${rt})`);
-    if (!fs.existsSync(source)) throw new SandboxConfigError(`overlay source ${source} does not exist`);
-    mounts.push({ kind: 'overlay', target, source });
-  }
-
-  for (const h of input.hidden ?? []) {
-    const target = mustBeAbsolute('a hidden folder', h);
-    if (!within(target, workspace) || target === workspace)
-      throw new SandboxConfigError(`hidden folder ${target} is not a folder inside the workspace ${workspace}`);
-    if (real(target) === target && fs.statSync(target).isDirectory()) mounts.push({ kind: 'mask-dir', target, source: '' });
-  }
-  for (const b of input.binds ?? []) {
-    const source = mustBeAbsolute('a bind source', b.source);
-    if (!fs.existsSync(source)) throw new SandboxConfigError(`bind source ${source} does not exist`);
-    mounts.push({ kind: b.writable ? 'rw' : 'ro', target: mustBeAbsolute('a bind target', b.target), source });
-  }
+function networkMounts(
+  input: SandboxInput,
+  mounts: Mount[],
+): {
+  netShim: string | undefined;
+  carrier: LibcCarrier | undefined;
+  tc: TransparentCarrier | CarrierOff | undefined;
+  transparent: TransparentCarrier | undefined;
+} {
+  const { profile } = input;
   const netShim = profile.network && input.netShim ? mustBeAbsolute('the network shim', input.netShim) : undefined;
   if (netShim) {
     if (!fs.existsSync(netShim)) throw new SandboxConfigError(`the network shim ${netShim} does not exist (npm run build makes it)`);
@@ -690,6 +472,98 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
         source: transparent.resolvConf,
       });
   }
+  return { netShim, carrier, tc, transparent };
+}
+
+/** The bwrap arguments of a sandbox: its namespaces, the system, /dev, /proc, the ordered mounts, then prlimit and the server. */
+function bwrapArgs(
+  input: SandboxInput,
+  probeResult: Extract<SandboxProbe, { ok: true }>,
+  ordered: readonly Mount[],
+  cwd: string,
+  executable: string,
+  transparent: TransparentCarrier | undefined,
+  carrier: LibcCarrier | undefined,
+): string[] {
+  const { launch, profile } = input;
+  // Not root, the transparent carrier's network namespace is made first by unshare (../net/transparent-carrier.ts):
+  // bubblewrap keeps it, and runs the server as the user's own uid and gid.
+  const rootless = transparent?.unshare;
+  return [
+    ...(rootless ? [...ROOTLESS, probeResult.bwrap] : []),
+    ...BASE_FLAGS,
+    ...(rootless ? ['--share-net', '--uid', String(process.getuid?.() ?? 0), '--gid', String(process.getgid?.() ?? 0)] : []),
+    // A door enters the sandbox's user namespace from outside: it must be the one that owns its network namespace.
+    ...(profile.network ? ['--unshare-user', '--info-fd', '4', '--block-fd', '5'] : probeResult.userns ? USERNS_FLAGS : []),
+    ...systemArgs(),
+    ...(profile.network ? doorDevArgs() : ['--dev', '/dev']),
+    '--proc',
+    '/proc',
+    ...ordered.flatMap(mountArgs),
+    // The root the mounts hang from (bwrap's own tmpfs) read-only: nothing can be written beside the mounts (a file
+    // under /run or / would be neither workspace nor scratch to the load guard, and is nobody's business anyway).
+    '--remount-ro',
+    '/',
+    '--chdir',
+    cwd,
+    '--seccomp',
+    '3',
+    '--',
+    probeResult.prlimit,
+    ...rlimitArgs(profile.limits),
+    '--',
+    ...(transparent ? transparentArgv(transparent) : []),
+    ...(carrier ? carrierArgv(carrier) : []),
+    executable,
+    ...launch.argv,
+  ];
+}
+
+/** The sandbox's description, line by line: its network, what it reads and writes, what is empty, its sockets. */
+function descriptionText(
+  input: SandboxInput,
+  probeResult: Extract<SandboxProbe, { ok: true }>,
+  { netShim, carrier, tc, transparent }: ReturnType<typeof networkMounts>,
+  shown: {
+    readWrite: string[];
+    readOnly: string[];
+    overlays: string[];
+    hiddenHere: string[];
+    home: string;
+    ownHome: string | undefined;
+    missing: string[];
+  },
+): string {
+  const { profile } = input;
+  const { readWrite, readOnly, overlays, hiddenHere, home, ownHome, missing } = shown;
+  return [
+    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? `; libc clients (libpq, curl, C extensions${transparent ? '' : '; not Go or static binaries'}) carried through it by name without a proxy setting (proxychains4 preloaded)` : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}${transparent ? '; Go, static binaries and any other TCP client carried through it by name without a proxy setting (MCP Gate answers its DNS with stand-in addresses; nftables sends its TCP to a forwarder that asks the door)' : tc && 'off' in tc ? `; ${notCarried(tc.off)}` : ''}` : 'none (own loopback only)'}`,
+    `read-write: ${readWrite.join(', ') || '(none)'}`,
+    `read-only: ${readOnly.join(', ')}`,
+    `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
+    ...(ownHome ? [`HOME: ${home} is its own home, kept between its starts (${ownHome}; not yours)`] : []),
+    `empty: ${ownHome ? '' : `${home} (HOME), `}/tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
+    `sockets (seccomp): IP and netlink; ${profile.unixSockets === 'own' ? 'Unix sockets allowed: no socket file it did not make is visible to it (checked at this start), so it reaches only its own' : profile.unixSockets ? 'Unix sockets allowed (your setting unixSockets: true): it can connect to any socket file it can see' : 'no Unix socket, so no socket file it can see is reachable'}; no other family, no io_uring`,
+    ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
+  ].join('\n');
+}
+
+/**
+ * The bwrap command that runs `input.launch` contained (see the header for what it sees). Throws
+ * SandboxUnavailableError when bwrap cannot run here (`available`: a probe result, default sandboxAvailable()), SandboxConfigError for an input that cannot be
+ * contained as asked (relative paths; a bound path equal to HOME or to /; an overlay outside the workspace;
+ * a cwd the sandbox would not see).
+ */
+export function buildSandbox(input: SandboxInput, available?: SandboxProbe): SandboxCommand {
+  const probeResult = available ?? sandboxAvailable();
+  if (!probeResult.ok) throw new SandboxUnavailableError(probeResult.reason, probeResult.fix);
+  const { launch, profile } = input;
+  const home = mustBeAbsolute('profile.home', profile.home);
+  const workspace = mustBeAbsolute('workspace', input.workspace);
+  const executable = mustBeAbsolute('launch.executable', launch.executable);
+  const cwd = mustBeAbsolute('launch.cwd', launch.cwd);
+  const { mounts, missing, ownHome } = askedMounts(input, home, workspace);
+  const { netShim, carrier, tc, transparent } = networkMounts(input, mounts);
   for (const f of [...MASKED_FILES, ...sshHostKeys()]) if (fs.existsSync(f)) mounts.push({ kind: 'mask-file', target: f, source: '' });
   for (const d of MASKED_DIRS) if (fs.existsSync(d)) mounts.push({ kind: 'mask-dir', target: d, source: '' });
 
@@ -731,37 +605,9 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   // bwrap makes the mount points of what is shown inside HOME; in an own home they are folders of the host's disk.
   if (ownHome) for (const m of ordered) if (m.target !== home && within(m.target, home)) clearWay(ownHome, path.relative(home, m.target));
 
-  // Not root, the transparent carrier's network namespace is made first by unshare (../net/transparent-carrier.ts):
-  // bubblewrap keeps it, and runs the server as the user's own uid and gid.
+  // Not root, the transparent carrier's unshare starts bubblewrap (bwrapArgs).
   const rootless = transparent?.unshare;
-  const args = [
-    ...(rootless ? [...ROOTLESS, probeResult.bwrap] : []),
-    ...BASE_FLAGS,
-    ...(rootless ? ['--share-net', '--uid', String(process.getuid?.() ?? 0), '--gid', String(process.getgid?.() ?? 0)] : []),
-    // A door enters the sandbox's user namespace from outside: it must be the one that owns its network namespace.
-    ...(profile.network ? ['--unshare-user', '--info-fd', '4', '--block-fd', '5'] : probeResult.userns ? USERNS_FLAGS : []),
-    ...systemArgs(),
-    ...(profile.network ? doorDevArgs() : ['--dev', '/dev']),
-    '--proc',
-    '/proc',
-    ...ordered.flatMap(mountArgs),
-    // The root the mounts hang from (bwrap's own tmpfs) read-only: nothing can be written beside the mounts (a file
-    // under /run or / would be neither workspace nor scratch to the load guard, and is nobody's business anyway).
-    '--remount-ro',
-    '/',
-    '--chdir',
-    cwd,
-    '--seccomp',
-    '3',
-    '--',
-    probeResult.prlimit,
-    ...rlimitArgs(profile.limits),
-    '--',
-    ...(transparent ? transparentArgv(transparent) : []),
-    ...(carrier ? carrierArgv(carrier) : []),
-    executable,
-    ...launch.argv,
-  ];
+  const args = bwrapArgs(input, probeResult, ordered, cwd, executable, transparent, carrier);
   const seccomp = socketFilter({ unixSockets: profile.unixSockets !== false });
   if (!seccomp)
     throw new SandboxUnavailableError(
@@ -782,16 +628,12 @@ export function buildSandbox(input: SandboxInput, available?: SandboxProbe): San
   const overlays = ordered.filter((m) => m.kind === 'overlay').map((m) => m.target);
   const hiddenHere = ordered.filter((m) => m.kind === 'mask-dir' && within(m.target, workspace)).map((m) => m.target);
   const empty = ['/tmp', ...(ownHome ? [] : [home]), ...hiddenHere];
-  const text = [
-    `contained by bubblewrap ${probeResult.version}: network ${profile.network ? `its own namespace with one door, MCP Gate's filtering proxy at ${PROXY_ENV.HTTPS_PROXY} (hosts by your rules; never this machine's addresses)${netShim ? "; Node's fetch, http/https and raw TCP, and Python's raw TCP (guarded), carried through it without a proxy setting (MCP Gate's network shims preloaded)" : ''}${carrier ? `; libc clients (libpq, curl, C extensions${transparent ? '' : '; not Go or static binaries'}) carried through it by name without a proxy setting (proxychains4 preloaded)` : input.libcCarrier === null ? `; ${NOT_INSTALLED}` : ''}${transparent ? '; Go, static binaries and any other TCP client carried through it by name without a proxy setting (MCP Gate answers its DNS with stand-in addresses; nftables sends its TCP to a forwarder that asks the door)' : tc && 'off' in tc ? `; ${notCarried(tc.off)}` : ''}` : 'none (own loopback only)'}`,
-    `read-write: ${readWrite.join(', ') || '(none)'}`,
-    `read-only: ${readOnly.join(', ')}`,
-    `approved copies mounted read-only: ${overlays.length ? overlays.join(', ') : '(none)'}`,
-    ...(ownHome ? [`HOME: ${home} is its own home, kept between its starts (${ownHome}; not yours)`] : []),
-    `empty: ${ownHome ? '' : `${home} (HOME), `}/tmp${hiddenHere.length ? `, ${hiddenHere.join(', ')} (hidden: grant it as a read or write path to show it)` : ''}; not visible: everything else (other homes, /root, /run, /var, /sys, /mnt, /media, /srv)`,
-    `sockets (seccomp): IP and netlink; ${profile.unixSockets === 'own' ? 'Unix sockets allowed: no socket file it did not make is visible to it (checked at this start), so it reaches only its own' : profile.unixSockets ? 'Unix sockets allowed (your setting unixSockets: true): it can connect to any socket file it can see' : 'no Unix socket, so no socket file it can see is reachable'}; no other family, no io_uring`,
-    ...(missing.length ? [`missing, skipped: ${missing.join(', ')}`] : []),
-  ].join('\n');
+  const text = descriptionText(
+    input,
+    probeResult,
+    { netShim, carrier, tc, transparent },
+    { readWrite, readOnly, overlays, hiddenHere, home, ownHome, missing },
+  );
 
   return {
     command: rootless ?? probeResult.bwrap,

@@ -14,11 +14,11 @@ import {
   buildSandbox,
   diagnoseBwrapFailure,
   sandboxAvailable,
-  SandboxConfigError,
   SandboxUnavailableError,
   type SandboxProbe,
   type SandboxInput,
 } from '../../../../src/host/sandbox/sandbox';
+import { SandboxConfigError } from '../../../../src/host/sandbox/mounts';
 import { rlimitArgs } from '../../../../src/host/sandbox/limits';
 import { socketFilter } from '../../../../src/host/sandbox/seccomp';
 import { DEFAULT_LIMITS } from '../../../../src/policy/sandbox-profile';
