@@ -4,6 +4,7 @@
 // with the secrets bound to it and nothing else of MCP Gate's environment but PATH, HOME, locale and temp. The
 // transport is the process's stdio; the connection is ready once its tools are discovered.
 import * as os from 'node:os';
+import type { Client } from '@modelcontextprotocol/client';
 import type { LaunchPlan } from '../../trust/plan/launch-plan';
 import type { ServerReport } from '../../trust/report';
 import { refusedSocketError, startPlan } from '../sandbox/contain';
@@ -234,6 +235,89 @@ async function openWatched(
   }
 }
 
+/**
+ * Watches a contained server's limits from its first instant (`limits`: its StartPlan's), and words an exit they
+ * explain; one reached stops it (`stopFor`). Returns the stop of the watch.
+ */
+function watchLimits(
+  transport: StdioTransport,
+  limits: StartPlan['limits'],
+  stopped: () => string | undefined,
+  stopFor: (why: string) => void,
+): () => void {
+  let unwatchLimits = () => undefined as void;
+  if (limits) {
+    transport.onspawn = (pid) => {
+      unwatchLimits = limits.held.watch(pid, (r) => {
+        stopFor(limits.reached(r));
+        void transport.close().catch(() => undefined);
+      });
+    };
+    transport.onexit = (code) => {
+      unwatchLimits();
+      const r = stopped() ? undefined : limits.held.explainExit(code, transport.stderrText());
+      if (r) stopFor(limits.reached(r));
+    };
+  }
+  return () => unwatchLimits();
+}
+
+/** What a change to a file it runs does to a started server: it is stopped (after its calls, unless it can see the change). */
+function stopOnChange(
+  ctx: SessionContext,
+  server: ServerReport,
+  conn: Connection,
+  client: Client,
+  transport: StdioTransport,
+): (file: string, live: boolean) => void {
+  return (file, live) => {
+    conn.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
+    ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
+    const stop = () => {
+      conn.closeWhenIdle = undefined;
+      void client
+        .close()
+        .catch(() => undefined)
+        .then(() => transport.close().catch(() => undefined));
+    };
+    // Its calls answer first (a server's own write is a change too) — unless the change is one the server can see:
+    // a file Node or npm looks up above its folders that was not there at approval (not in its verified copy).
+    if (conn.inflight && !live) conn.closeWhenIdle = stop;
+    else stop();
+    try {
+      ctx.o.onClosureChanged?.(server.name, file);
+    } catch {
+      // the front end's re-check failing changes nothing here: the server is stopped and its calls are refused
+    }
+  };
+}
+
+/** What a file the load guard refused does to a started server: it is stopped, and the approval records the refusal (once). */
+function refusalStop(
+  ctx: SessionContext,
+  server: ServerReport,
+  conn: Connection,
+  client: Client,
+  transport: StdioTransport,
+): (r: Refusal) => Promise<void> {
+  let recorded: Promise<void> | undefined;
+  return (r: Refusal): Promise<void> => {
+    if (recorded) return recorded;
+    conn.changed = `${refusalWords(r)}; ${r.rule ? `the load guard refused what "${server.name}" was loading` : `"${server.name}" tried to load it, the load guard refused it`} and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : ctx.words.review(server.name)}`;
+    recorded = guardRefused(ctx, server, r);
+    void client
+      .close()
+      .catch(() => undefined)
+      .then(() => transport.close().catch(() => undefined));
+    try {
+      ctx.o.onClosureChanged?.(server.name, r.file);
+    } catch {
+      // as for a changed file above: the server is stopped whatever the front end does
+    }
+    return recorded;
+  };
+}
+
 /** openWatched once it is prepared to start (`start`): connects, discovers, and watches what it loads. */
 async function openStarted(
   ctx: SessionContext,
@@ -256,21 +340,7 @@ async function openStarted(
     if (conn) conn.stopped = why;
     ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: why });
   };
-  const limits = start.limits;
-  let unwatchLimits = () => undefined as void;
-  if (limits) {
-    transport.onspawn = (pid) => {
-      unwatchLimits = limits.held.watch(pid, (r) => {
-        stopFor(limits.reached(r));
-        void transport.close().catch(() => undefined);
-      });
-    };
-    transport.onexit = (code) => {
-      unwatchLimits();
-      const r = stopped ? undefined : limits.held.explainExit(code, transport.stderrText());
-      if (r) stopFor(limits.reached(r));
-    };
-  }
+  const unwatchLimits = watchLimits(transport, start.limits, () => stopped, stopFor);
   try {
     await client.connect(transport, { timeout });
     const tools = await discover(ctx, server, client);
@@ -279,26 +349,7 @@ async function openStarted(
       throw new Error('the load guard refused a file while it started');
     ctx.o.log.write({ kind: 'mcp.request', server: server.name, host: 'stdio', about: 'discover', outcome: 'answered' });
     conn = { server, client, transport, tools, cleanup: start.cleanup, sandbox: start.sandbox?.text, stopped };
-    onChange((file, live) => {
-      conn!.changed = `${file} changed on disk since "${server.name}" was approved and started; it was stopped (it ran its approved copy until then): ${ctx.words.review(server.name)}`;
-      ctx.o.log.write({ kind: 'server.stop', server: server.name, source: server.source, detail: `${file} changed on disk while it ran` });
-      const stop = () => {
-        conn!.closeWhenIdle = undefined;
-        void client
-          .close()
-          .catch(() => undefined)
-          .then(() => transport.close().catch(() => undefined));
-      };
-      // Its calls answer first (a server's own write is a change too) — unless the change is one the server can see:
-      // a file Node or npm looks up above its folders that was not there at approval (not in its verified copy).
-      if (conn!.inflight && !live) conn!.closeWhenIdle = stop;
-      else stop();
-      try {
-        ctx.o.onClosureChanged?.(server.name, file);
-      } catch {
-        // the front end's re-check failing changes nothing here: the server is stopped and its calls are refused
-      }
-    });
+    onChange(stopOnChange(ctx, server, conn, client, transport));
     if (watching.problem)
       ctx.o.log.write({
         kind: 'server.start',
@@ -310,22 +361,7 @@ async function openStarted(
     // inside one), the file named in the log, and the approval records it, so the server waits for a review. Seen by
     // a watch of the guard's report, and checked again when each call answers (session/call.ts), so an answer given
     // after a refusal is never handed on.
-    let recorded: Promise<void> | undefined;
-    const onRefusal = (r: Refusal): Promise<void> => {
-      if (recorded) return recorded;
-      conn!.changed = `${refusalWords(r)}; ${r.rule ? `the load guard refused what "${server.name}" was loading` : `"${server.name}" tried to load it, the load guard refused it`} and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : ctx.words.review(server.name)}`;
-      recorded = guardRefused(ctx, server, r);
-      void client
-        .close()
-        .catch(() => undefined)
-        .then(() => transport.close().catch(() => undefined));
-      try {
-        ctx.o.onClosureChanged?.(server.name, r.file);
-      } catch {
-        // as for a changed file above: the server is stopped whatever the front end does
-      }
-      return recorded;
-    };
+    const onRefusal = refusalStop(ctx, server, conn, client, transport);
     const report = start.guardReport;
     const unwatchGuard = report ? watchRefusals(report, ctx.project, (r) => void onRefusal(r)) : () => undefined;
     if (report) {
