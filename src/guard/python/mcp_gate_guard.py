@@ -875,6 +875,8 @@ def _generated(f):
         return False
     # The standard library's generators only from outside root and scratch (a workspace file named ast.py or
     # dataclasses.py is the application's code); attrs also from a package folder of a workspace venv, as approved.
+    if name.endswith(os.sep + 'typing_inspection' + os.sep + 'typing_objects.py') and _library_file(p):
+        return _identity_check_compile(f)
     if not inside:
         if name.endswith(_GENERATORS):
             return True
@@ -883,6 +885,16 @@ def _generated(f):
     if name.endswith(os.sep + 'attr' + os.sep + '_make.py') and _library_file(p):
         return _attrs_compile(f)
     return False
+
+
+def _identity_check_compile(f):
+    """typing_inspection (pydantic's) makes its is_* helpers as it loads: `def <function_name>(obj): return obj is
+    typing.<member> ...` (or `isinstance(obj, _obj)`) from its own literals; a compile passes while both are identifiers and the module's import is
+    running (red team 10p, cases 31-32: importing pydantic after reading an edited file)."""
+    if f.f_code.co_name not in ('_compile_identity_check_function', '_compile_isinstance_check_function') or \
+            getattr(_tls, 'engine_depth', 0) <= 0:
+        return False
+    return _identifiers([f.f_locals.get('member'), f.f_locals.get('function_name')])
 
 
 def _library_file(p):
@@ -940,7 +952,7 @@ def _in_site():
 # and markupsafe the same as when it finished loading (its names, its classes' attributes, its plain data: a table
 # or a function replaced by code that read a changed file is not jinja2's), the environment, its code generator and
 # extensions jinja2's own classes, and its lexer the one jinja2 builds from the environment's settings.
-_ENGINE = ('jinja2', 'markupsafe', 'attr', 'attrs', 'dataclasses')
+_ENGINE = ('jinja2', 'markupsafe', 'attr', 'attrs', 'dataclasses', 'typing_inspection', 'pydantic')
 _TEMPLATES = ('jinja2', 'markupsafe')
 _PLAIN = (str, bytes, int, float, bool, type(None), complex)
 _engine_as_loaded = {}
@@ -2246,6 +2258,14 @@ def _on_system(args):     # os.system: (command,) — run by /bin/sh -c
     _started(None)
 
 
+def _on_marshal_load(args):
+    """marshal.load(file): bytes read from a file object turned into code (jinja2's bytecode cache: red team 10p,
+    case 04). importlib never uses it; after taking in, refused like marshal.loads."""
+    if _took['in'] is not None or _took['started']:
+        _after_taking_in('marshal.load (bytes turned into code after this process took in a file that is not as '
+                         'approved)')
+
+
 def _on_marshal(args):
     # importlib's own bytecode reader (_compile_bytecode: SourcelessFileLoader, whatever the file's name or however
     # the loader was made, and SourceLoader's caches) names the file the bytes came from: a file inside root or
@@ -2307,6 +2327,8 @@ _PICKLE_ALLOWED = frozenset((
     'ipaddress.IPv6Address', 'ipaddress.IPv4Network', 'ipaddress.IPv6Network', 'enum.Enum',
     'pathlib.PurePath', 'pathlib.PurePosixPath', 'pathlib.PosixPath', 'pathlib.Path', 'zoneinfo.ZoneInfo',
     'functools.partial', 're._compile', 'array.array', 'array._array_reconstructor',
+    'os.stat_result', 'time.struct_time', 'types.SimpleNamespace', 'argparse.Namespace', 'subprocess.CompletedProcess',
+    'urllib.parse.ParseResult', 'urllib.parse.SplitResult', 'urllib.parse.DefragResult', 'posix.stat_result',
     'multiprocessing.pool.mapstar', 'multiprocessing.pool.starmapstar', 'multiprocessing.pool.RemoteTraceback',
     'multiprocessing.pool.ExceptionWithTraceback', 'multiprocessing.pool.rebuild_exc',
     'multiprocessing.pool.MaybeEncodingError', 'multiprocessing.pool._helper_reraises_exception',
@@ -2361,6 +2383,14 @@ def _app_module(module):
     return _inside_root(p) and _verdict(p) is None
 
 
+try:
+    import _compat_pickle
+    _PY2_NAMES = dict(_compat_pickle.NAME_MAPPING)
+    _PY2_MODULES = dict(_compat_pickle.IMPORT_MAPPING)
+except ImportError:
+    _PY2_NAMES, _PY2_MODULES = {}, {}
+
+
 def _defined_in(module, name):
     """True when `name` (a qualified name: `f`, `Outer.Inner`) is a function or class the module itself defines, each
     step a class attribute read statically: never something it imported (`app.os.system`, `app.sys.modules`)."""
@@ -2383,6 +2413,10 @@ def _defined_in(module, name):
 def _pickle_allowed(module, name):
     if type(module) is not str or type(name) is not str or '<' in name:
         return False
+    if (module, name) in _PY2_NAMES:            # protocol 0-2 write Python 2 names (exceptions, range, ...)
+        module, name = _PY2_NAMES[(module, name)]
+    elif module in _PY2_MODULES:
+        module = _PY2_MODULES[module]
     if module.startswith(('multiprocessing.', 'concurrent.futures.')) and '.' not in name and \
             not name.startswith('__') and _stdlib_class_or_rebuild(module, name):
         return True                             # the pools' and queues' own objects (AuthenticationString, Lock, ...)
@@ -2505,6 +2539,7 @@ _EVENTS = {
     'open': _on_open,
     'compile': _on_compile,
     'marshal.loads': _on_marshal,
+    'marshal.load': _on_marshal_load,
     'code.__new__': _on_code_new,
     'pickle.find_class': _on_find_class,
     'sqlite3.connect': _on_sqlite,

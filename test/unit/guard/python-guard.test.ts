@@ -591,6 +591,49 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
   });
 
+  it("a library's own generated helpers as it loads (typing_inspection, pydantic's) compile after taking in while their names are identifiers; a name from a changed file is refused", () => {
+    // red team 10p, cases 31-32: importing pydantic after reading an edited config was refused
+    const how = 'exec (text turned into code after this process took in a file that is not as approved)';
+    const site = 'venv/lib/site-packages/typing_inspection';
+    const lib = (member: string) =>
+      [
+        'def _compile_identity_check_function(member, function_name):',
+        '    g = {}',
+        "    exec('def %s(obj):\\n    return obj is %r' % (function_name, member), g)",
+        '    return g[function_name]',
+        `is_x = _compile_identity_check_function(${member}, 'is_x')`,
+        '',
+      ].join('\n');
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys',
+        "open('config.json').read()",
+        "sys.path.insert(0, 'venv/lib/site-packages')",
+        'import typing_inspection.typing_objects as t',
+        "print('APPROVED', t.is_x('x'))",
+        '',
+      ].join('\n'),
+      [`${site}/__init__.py`]: '',
+      [`${site}/typing_objects.py`]: lib("'Annotated'"),
+      'config.json': '{}\n',
+      'names.txt': 'Annotated\n',
+    }));
+    write(ws.root, { 'config.json': '{"edited": true}\n' });
+    assertRuns(ws, ['server.py'], 'its own literals, as it loads, after an edit was read');
+    // the same library code naming its helper from a file that changed: refused
+    write(ws.root, { [`${site}/typing_objects.py`]: lib("open('names.txt').read().strip()") });
+    approve(ws);
+    write(ws.root, { 'names.txt': `x(): pass\n__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)\ndef y\n` });
+    const r = run(ws, ['server.py']);
+    assert.ok(!fs.existsSync(ws.marker), 'the changed text ran');
+    assert.notEqual(r.status, 0, r.stdout);
+    assert.match(
+      r.stderr,
+      new RegExp(`names\\.txt \\(names\\.txt\\): it changed since approval \\(${how.replace(/[()]/g, '\\$&')}`),
+      r.stderr,
+    );
+  });
+
   it("what follows a python script on a child's command line is its data: a changed data file does not stop the start; a changed script does", () => {
     const ws = workspace(() => ({
       'server.py':
