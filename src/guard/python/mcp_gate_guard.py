@@ -898,14 +898,19 @@ def _identity_check_compile(f):
 
 
 def _library_file(p):
-    """A file outside root and scratch, or an approved one of a package folder (site-packages, dist-packages) in the
-    workspace: a library, not the application's own code."""
+    """A file outside root and scratch, or an approved one of the site-packages of the virtual environment this
+    interpreter runs in, when that is in the workspace (a folder merely named site-packages is the application's
+    code). A package there is taken for the library it says it is: a forged one in a committed venv is not told apart
+    (docs/concepts.md says so)."""
     kind = _where(p)[0]
     if kind is None:
         return True
-    if kind != 'root':
+    if kind != 'root' or sys.prefix == sys.base_prefix:
         return False
-    parts = p.split(os.sep)
+    prefix = _prefix(os.path.realpath(sys.prefix))
+    if not p.startswith(prefix):
+        return False
+    parts = p[len(prefix):].split(os.sep)
     if 'site-packages' not in parts and 'dist-packages' not in parts:
         return False
     try:

@@ -80,8 +80,8 @@ function approve(ws: Ws): void {
   );
 }
 
-function run(ws: Ws, args: string[], guarded = true): Run {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ws.out, LANG: 'C.UTF-8' };
+function run(ws: Ws, args: string[], guarded = true, more: Record<string, string> = {}): Run {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ws.out, LANG: 'C.UTF-8', ...more };
   if (guarded) env.MCP_GATE_GUARD = ws.manifest;
   const r = spawnSync(PY, ['-S', GUARD, ...args], { cwd: ws.root, env, encoding: 'utf8', timeout: 20000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -591,10 +591,11 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
   });
 
-  it("a library's own generated helpers as it loads (typing_inspection, pydantic's) compile after taking in while their names are identifiers; a name from a changed file is refused", () => {
+  it("a library's own generated helpers as it loads (typing_inspection, pydantic's), from the venv it runs in, compile after taking in while their names are identifiers; a name from a changed file, or a folder merely named site-packages, is refused", () => {
     // red team 10p, cases 31-32: importing pydantic after reading an edited config was refused
     const how = 'exec (text turned into code after this process took in a file that is not as approved)';
-    const site = 'venv/lib/site-packages/typing_inspection';
+    const pyVersion = path.basename(fs.realpathSync(PY)).replace(/^python(\d+\.\d+).*$/, 'python$1');
+    const site = `.venv/lib/${pyVersion}/site-packages/typing_inspection`;
     const lib = (member: string) =>
       [
         'def _compile_identity_check_function(member, function_name):',
@@ -608,23 +609,36 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       'server.py': [
         'import sys',
         "open('config.json').read()",
-        "sys.path.insert(0, 'venv/lib/site-packages')",
+        "if sys.argv[1:] == ['plain-folder']: sys.path.insert(0, 'vendor/site-packages')",
         'import typing_inspection.typing_objects as t',
         "print('APPROVED', t.is_x('x'))",
         '',
       ].join('\n'),
+      '.venv/pyvenv.cfg': `home = ${path.dirname(fs.realpathSync(PY))}\ninclude-system-site-packages = false\n`,
       [`${site}/__init__.py`]: '',
       [`${site}/typing_objects.py`]: lib("'Annotated'"),
+      'vendor/site-packages/typing_inspection/__init__.py': '',
+      'vendor/site-packages/typing_inspection/typing_objects.py': lib("'Annotated'"),
       'config.json': '{}\n',
       'names.txt': 'Annotated\n',
     }));
+    fs.mkdirSync(path.join(ws.root, '.venv', 'bin'), { recursive: true });
+    fs.symlinkSync(fs.realpathSync(PY), path.join(ws.root, '.venv', 'bin', 'python'));
+    const venv = { MCP_GATE_GUARD_ARGV0: path.join(ws.root, '.venv', 'bin', 'python') };
     write(ws.root, { 'config.json': '{"edited": true}\n' });
-    assertRuns(ws, ['server.py'], 'its own literals, as it loads, after an edit was read');
-    // the same library code naming its helper from a file that changed: refused
+    const ok = run(ws, ['server.py'], true, venv);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /APPROVED False/);
+    // the same code in a folder merely named site-packages (not the venv it runs in) is the application's: refused
+    const plain = run(ws, ['server.py', 'plain-folder']);
+    assert.notEqual(plain.status, 0, plain.stdout);
+    assert.match(plain.stderr, /config\.json \(config\.json\): it changed since approval \(exec/, plain.stderr);
+    fs.rmSync(ws.report, { force: true });
+    // the venv's library naming its helper from a file that changed: refused
     write(ws.root, { [`${site}/typing_objects.py`]: lib("open('names.txt').read().strip()") });
     approve(ws);
     write(ws.root, { 'names.txt': `x(): pass\n__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)\ndef y\n` });
-    const r = run(ws, ['server.py']);
+    const r = run(ws, ['server.py'], true, venv);
     assert.ok(!fs.existsSync(ws.marker), 'the changed text ran');
     assert.notEqual(r.status, 0, r.stdout);
     assert.match(
