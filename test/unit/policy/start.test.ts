@@ -52,6 +52,18 @@ describe('policy/start: one decision per start', () => {
     assert.equal((await noAsker.ask(asked.verdict)).decision, 'deny', 'nobody to ask: refused');
   });
 
+  it('the sandbox and the network door ask the policy only through this value: src/host/sandbox and src/host/net import types from src/policy, and one constant', () => {
+    const root = path.resolve(__dirname, '..', '..', '..', '..');
+    const asked: string[] = [];
+    for (const dir of ['src/host/sandbox', 'src/host/net'])
+      for (const f of fs.readdirSync(path.join(root, dir)).filter((n) => n.endsWith('.ts'))) {
+        const text = fs.readFileSync(path.join(root, dir, f), 'utf8');
+        for (const m of text.matchAll(/^import (?!type )([^;]*?) from '\.\.\/\.\.\/policy\/([\w-]+)';/gms))
+          asked.push(`${dir}/${f}: ${m[2]} ${m[1].replace(/\s+/g, ' ')}`);
+      }
+    assert.deepEqual(asked, ['src/host/sandbox/sandbox.ts: sandbox-profile { DEFAULT_LIMITS, type SandboxProfile }']);
+  });
+
   it('a policy with problems refuses the network (and says the sandbox cannot be used)', () => {
     const d = decideStart(policy({ rules: [{ action: 'mcp.s.network', decision: 'sometimes' as never, project }] }), who, '/home/u');
     assert.equal(d.network.decision, 'deny');
