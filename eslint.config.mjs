@@ -40,7 +40,7 @@ export default tseslint.config(
   },
   {
     // Files still over 600 lines, not yet split. This list may only shrink: take a file off once it is split.
-    files: ['src/host/net/egress.ts', 'src/host/sandbox/contain.ts', 'src/trust/plan/loads.ts'],
+    files: ['src/host/sandbox/contain.ts', 'src/trust/plan/loads.ts'],
     rules: { 'max-lines': 'off' },
   },
   {

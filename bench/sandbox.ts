@@ -12,7 +12,8 @@ import { buildSandbox, sandboxAvailable, type SandboxInput } from '../src/host/s
 import { StdioTransport, type StdioLaunch } from '../src/host/sandbox/stdio';
 import { DEFAULT_LIMITS } from '../src/policy/sandbox-profile';
 import { joinCgroup, limitMechanism, serverLimits } from '../src/host/sandbox/limits';
-import { Egress, openDoor } from '../src/host/net/egress';
+import { openDoor } from '../src/host/net/door';
+import { Egress } from '../src/host/net/egress';
 import type { BenchRow } from './gate';
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -4,7 +4,7 @@
 // a CGO_ENABLED=0 Go client and a Node raw TCP client in a real sandbox, root, +25-30 ms a start).
 //
 // How (nothing here decides: every name and every connection is decided by the door, ./egress.ts, as before):
-//   - The door helper (nsenter into the sandbox's user + network namespaces, as ./egress.ts openDoor does; it holds
+//   - The door helper (nsenter into the sandbox's user + network namespaces, as ./door.ts openDoor does; it holds
 //     the capabilities of the sandbox's user namespace over its network namespace, the server none — bwrap's
 //     `--cap-drop ALL`, and the seccomp filter refuses new user namespaces) also loads NFT_RULES — every TCP
 //     connection not to 127.0.0.0/8 redirected to 127.0.0.1:3129 — makes every IPv4 address local to the namespace
@@ -39,7 +39,8 @@ import type * as dgram from 'node:dgram';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DOOR_PORT, type DoorHelper, type Egress } from './egress';
+import type { DoorHelper } from './door';
+import { DOOR_PORT, type Egress } from './egress';
 
 /**
  * The forwarder's port on the sandbox's loopback, and the port MCP Gate's DNS socket is bound to there: 127.0.0.1:53
@@ -321,7 +322,7 @@ const d=dgram.createSocket('udp4');d.on('error',e=>process.send({off:'DNS: '+e.m
 d.bind(${DNS_PORT},'127.0.0.1',()=>process.send('dns',d,()=>process.exit(0)))}))`;
 
 /**
- * The door helper for openDoor (./egress.ts) with the carrier: DNS answered by `egress` once the helper sends its
+ * The door helper for openDoor (./door.ts) with the carrier: DNS answered by `egress` once the helper sends its
  * socket; `off(why)` when the helper could not set the carrier up (the door opens all the same).
  */
 export function transparentDoor(c: TransparentCarrier, egress: Egress, off: (why: string) => void): DoorHelper {

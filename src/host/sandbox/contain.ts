@@ -32,7 +32,8 @@ import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths, soc
 import { buildSandbox, sandboxAvailable, type SandboxProbe } from './sandbox';
 import { SandboxConfigError } from './mounts';
 import type { StdioLaunch } from './stdio';
-import { Egress, openDoor, type EgressVerdict } from '../net/egress';
+import { openDoor } from '../net/door';
+import { Egress, type EgressVerdict } from '../net/egress';
 import { joinCgroup, limitsWords, raiseWords, serverLimits, type ServerLimits } from './limits';
 import {
   containmentFor,

@@ -54,7 +54,7 @@
 // Network: the sandbox always has its own network namespace, with only its own loopback: nothing on the host
 // (not 127.0.0.1, not ::1, not an abstract Unix socket) is reachable, whatever the rules. With profile.network it
 // also gets a door: bwrap reports its first process on fd 4 (`--info-fd 4`) and waits on fd 5 (`--block-fd 5`)
-// until the caller has opened a listener on the sandbox's 127.0.0.1:3128 (../net/egress.ts openDoor), the filtering
+// until the caller has opened a listener on the sandbox's 127.0.0.1:3128 (../net/door.ts openDoor), the filtering
 // proxy the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, npm's) point at; there is no route around it.
 // Carriers bring clients that ignore those variables to the same door: the Node and Python shims, the libc carrier
 // (../net/libc-carrier.ts) and, as root, the transparent carrier (../net/transparent-carrier.ts: its forwarder started first,

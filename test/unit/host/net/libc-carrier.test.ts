@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { authority, Egress, openDoor, type EgressEvent } from '../../../../src/host/net/egress';
+import { openDoor } from '../../../../src/host/net/door';
+import { authority, Egress, type EgressEvent } from '../../../../src/host/net/egress';
 import {
   CARRIER_SCRIPT,
   defaultLibcCarrier,

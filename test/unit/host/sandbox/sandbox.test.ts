@@ -23,7 +23,8 @@ import { rlimitArgs } from '../../../../src/host/sandbox/limits';
 import { socketFilter } from '../../../../src/host/sandbox/seccomp';
 import { DEFAULT_LIMITS } from '../../../../src/policy/sandbox-profile';
 import { StdioTransport } from '../../../../src/host/sandbox/stdio';
-import { Egress, openDoor } from '../../../../src/host/net/egress';
+import { openDoor } from '../../../../src/host/net/door';
+import { Egress } from '../../../../src/host/net/egress';
 import { cleanupTemp, ROOT, tempDir } from '../../helpers';
 
 const ATTACKER = path.join(ROOT, 'out', 'test', 'fixtures', 'sandbox', 'attacker.js');
