@@ -52,7 +52,6 @@ export default tseslint.config(
       'src/host/sandbox/load-guard.ts',
       'src/host/sandbox/sandbox.ts',
       'src/host/session/local.ts',
-      'src/host/session/new-repos.ts',
       'src/trust/plan/loads.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },

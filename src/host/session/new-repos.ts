@@ -253,67 +253,81 @@ export interface WatchOptions {
   obeyed?: { names: readonly string[]; suffixes?: readonly string[]; appeared: (rel: string) => void };
 }
 
-export function watchNewRepositories(
-  project: string,
-  held: (h: HeldRepository) => void,
-  opts: WatchOptions = {},
-): { stop(): Promise<void>; problem?: string } {
-  const budget = opts.budget ?? MAX_REPO_WATCHES;
-  const blind = opts.blind ?? (() => undefined);
+/**
+ * The watch of one workspace while a contained server runs (watchNewRepositories): what was there at its start, the
+ * folders watched, the look-throughs and what they found, as fields; each step a method.
+ */
+class RepoWatch {
+  private readonly budget: number;
+  private readonly blind: (why: string) => void;
   // The obeyed entries by their last part, with the parts before it ('' for a name alone).
-  const obeyedByLast = new Map<string, string[]>();
-  for (const n of opts.obeyed?.names ?? []) {
-    const parts = n.split('/');
-    const last = parts.pop()!;
-    obeyedByLast.set(last, [...(obeyedByLast.get(last) ?? []), parts.join('/')]);
+  private readonly obeyedByLast = new Map<string, string[]>();
+  private readonly presentAtStart = new Set<string>();
+  private readonly told = new Set<string>();
+  private readonly watches = new Map<string, { w: fs.FSWatcher; id?: string }>(); // by path, with the folder's id when watched
+  private readonly before = new Map<string, string>(); // `.git` entries there at the start (read-only to it), by id
+  private readonly beforeShape = new Map<string, string>(); // bare-shaped folders there at the start, by signature
+  private readonly known = new Set<string>(); // their real paths, and the workspace's own
+  problem: string | undefined;
+  private stopped = false;
+  private starting = true; // the first walk: folders that were there
+  private overAtStart = false;
+  private blinded = false;
+  private sweeping: NodeJS.Timeout | undefined;
+  private readonly pending = new Set<Promise<void>>();
+  private burst = { since: 0, events: 0 };
+  private soon: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly project: string,
+    private readonly held: (h: HeldRepository) => void,
+    private readonly opts: WatchOptions,
+  ) {
+    this.budget = opts.budget ?? MAX_REPO_WATCHES;
+    this.blind = opts.blind ?? (() => undefined);
+    for (const n of opts.obeyed?.names ?? []) {
+      const parts = n.split('/');
+      const last = parts.pop()!;
+      this.obeyedByLast.set(last, [...(this.obeyedByLast.get(last) ?? []), parts.join('/')]);
+    }
   }
-  const presentAtStart = new Set<string>();
-  const told = new Set<string>();
-  const isObeyed = (dir: string, name: string): boolean => {
-    const parts = path.relative(project, dir).split(path.sep);
+
+  private isObeyed(dir: string, name: string): boolean {
+    const parts = path.relative(this.project, dir).split(path.sep);
     if (parts.includes('node_modules')) return false;
-    if ((opts.obeyed?.suffixes ?? []).some((x) => name.endsWith(x))) return true;
-    const before = obeyedByLast.get(name);
+    if ((this.opts.obeyed?.suffixes ?? []).some((x) => name.endsWith(x))) return true;
+    const before = this.obeyedByLast.get(name);
     if (!before) return false;
     return before.some((b) => !b || `/${parts.join('/')}/`.endsWith(`/${b}/`));
-  };
-  const noteObeyed = (dir: string, name: string, atStart: boolean): void => {
-    if (!opts.obeyed || !isObeyed(dir, name)) return;
+  }
+  private noteObeyed(dir: string, name: string, atStart: boolean): void {
+    if (!this.opts.obeyed || !this.isObeyed(dir, name)) return;
     const p = path.join(dir, name);
     if (atStart) {
-      presentAtStart.add(p);
+      this.presentAtStart.add(p);
       return;
     }
-    if (presentAtStart.has(p) || told.has(p) || !fs.existsSync(p)) return;
-    told.add(p);
-    opts.obeyed.appeared(rel(p));
-  };
-  const watches = new Map<string, { w: fs.FSWatcher; id?: string }>(); // by path, with the folder's id when watched
-  const before = new Map<string, string>(); // `.git` entries there at the start (read-only to it), by id
-  const beforeShape = new Map<string, string>(); // bare-shaped folders there at the start, by signature
-  const known = new Set<string>(); // their real paths, and the workspace's own
-  let problem: string | undefined;
-  let stopped = false;
-  let starting = true; // the first walk: folders that were there
-  let overAtStart = false;
-  let blinded = false;
+    if (this.presentAtStart.has(p) || this.told.has(p) || !fs.existsSync(p)) return;
+    this.told.add(p);
+    this.opts.obeyed.appeared(this.rel(p));
+  }
   // The server made more folders than can be watched, or more than a look-through reads: it could make a repository
   // nothing sees before git is run there. Said once; the session stops the server (fail closed).
-  const goBlind = (why: string): void => {
-    if (blinded || stopped) return;
-    blinded = true;
-    blind(why);
-  };
-  let sweeping: NodeJS.Timeout | undefined;
-  const pending = new Set<Promise<void>>();
-  const rel = (p: string) => path.relative(project, p).split(path.sep).join('/') || '.';
+  private goBlind(why: string): void {
+    if (this.blinded || this.stopped) return;
+    this.blinded = true;
+    this.blind(why);
+  }
+  private rel(p: string): string {
+    return path.relative(this.project, p).split(path.sep).join('/') || '.';
+  }
 
-  const hold = (p: Promise<void>): void => {
+  private hold(p: Promise<void>): void {
     const q = p.catch(() => undefined);
-    pending.add(q);
-    void q.finally(() => pending.delete(q));
-  };
-  const moveAside = (what: string, shown: string, why: string): void => {
+    this.pending.add(q);
+    void q.finally(() => this.pending.delete(q));
+  }
+  private moveAside(what: string, shown: string, why: string): void {
     let heldAs = `${what}${HELD_SUFFIX}`;
     for (let i = 2; fs.existsSync(heldAs); i++) heldAs = `${what}${HELD_SUFFIX}-${i}`;
     const parent = path.dirname(what);
@@ -324,16 +338,16 @@ export function watchNewRepositories(
       // It cannot be moved (a folder made read-only to us, a full disk: red team 8, cases 05 and 06): what makes git
       // take it for a repository is removed in place (removing needs no space); failing that, the server is stopped.
       const defused = defuse(what);
-      held({
-        rel: rel(shown),
+      this.held({
+        rel: this.rel(shown),
         heldAs: defused
-          ? `${rel(what)} (its ${defused} removed in place: it could not be moved, ${(e as NodeJS.ErrnoException).code})`
-          : rel(what),
+          ? `${this.rel(what)} (its ${defused} removed in place: it could not be moved, ${(e as NodeJS.ErrnoException).code})`
+          : this.rel(what),
         why,
       });
       if (!defused)
-        goBlind(
-          `a repository it made at ${rel(shown)} (${why}) could neither be moved aside nor taken apart (${(e as NodeJS.ErrnoException).code})`,
+        this.goBlind(
+          `a repository it made at ${this.rel(shown)} (${why}) could neither be moved aside nor taken apart (${(e as NodeJS.ErrnoException).code})`,
         );
       return;
     }
@@ -344,25 +358,25 @@ export function watchNewRepositories(
     } catch {
       // no HEAD in it
     }
-    held({ rel: rel(shown), heldAs: rel(heldAs), why });
-  };
+    this.held({ rel: this.rel(shown), heldAs: this.rel(heldAs), why });
+  }
 
-  const consider = (gitPath: string): void => {
-    if (stopped) return;
-    const was = before.get(gitPath);
+  private consider(gitPath: string): void {
+    if (this.stopped) return;
+    const was = this.before.get(gitPath);
     if (was !== undefined && was === idOf(gitPath)) return;
-    hold(
+    this.hold(
       (async () => {
-        const why = await gitRisk(gitPath, known);
-        if (why) moveAside(gitPath, gitPath, why);
+        const why = await gitRisk(gitPath, this.known);
+        if (why) this.moveAside(gitPath, gitPath, why);
       })(),
     );
-  };
+  }
 
   // A folder that has (or gets) a bare repository's shape: held by moving its HEAD aside, which git needs to take it
   // for one. One that was there at the start is looked at only once it changed.
-  const considerShape = (dir: string): void => {
-    if (stopped) return;
+  private considerShape(dir: string): void {
+    if (this.stopped) return;
     let names: Set<string>;
     try {
       names = new Set(fs.readdirSync(dir));
@@ -370,110 +384,108 @@ export function watchNewRepositories(
       return;
     }
     if (!hasShape(names)) return;
-    if (beforeShape.get(dir) === shapeSignature(dir)) return;
-    hold(
+    if (this.beforeShape.get(dir) === shapeSignature(dir)) return;
+    this.hold(
       (async () => {
         const why = await gitDirRisk(dir);
-        if (why) moveAside(path.join(dir, 'HEAD'), dir, `git takes it for a repository by its shape (HEAD, objects, refs) and ${why}`);
+        if (why) this.moveAside(path.join(dir, 'HEAD'), dir, `git takes it for a repository by its shape (HEAD, objects, refs) and ${why}`);
       })(),
     );
-  };
+  }
 
-  const watchGit = (gitPath: string): void => {
+  private watchGit(gitPath: string): void {
     // A new repository is looked at again whenever something in it or in its hooks folder changes (a hooks folder
     // made later is watched from the event that shows it). Watched before it is looked at, so that nothing written
     // between the two goes unseen.
     for (const d of [gitPath, path.join(gitPath, 'hooks')]) {
-      if (watches.has(d)) continue;
+      if (this.watches.has(d)) continue;
       try {
         const w = fs.watch(d, { persistent: false }, () => {
-          watchGit(gitPath);
-          consider(gitPath);
+          this.watchGit(gitPath);
+          this.consider(gitPath);
         });
         w.on('error', () => undefined);
-        watches.set(d, { w });
+        this.watches.set(d, { w });
       } catch {
         // not a folder (a gitdir: file) or gone
       }
     }
-  };
+  }
 
-  const overBudget = (): void => {
-    if (!starting && !overAtStart) {
-      goBlind(`it made more folders than the ${budget.toLocaleString('en-US')} MCP Gate watches for new git repositories`);
+  private overBudget(): void {
+    if (!this.starting && !this.overAtStart) {
+      this.goBlind(`it made more folders than the ${this.budget.toLocaleString('en-US')} MCP Gate watches for new git repositories`);
       return;
     }
-    overAtStart = true;
-    problem ??= `more than ${budget.toLocaleString('en-US')} folders: the rest is looked through every few seconds while it runs, and once more when it stops`;
-  };
+    this.overAtStart = true;
+    this.problem ??= `more than ${this.budget.toLocaleString('en-US')} folders: the rest is looked through every few seconds while it runs, and once more when it stops`;
+  }
 
   // The workspace looked through again while it runs: every few seconds where watches are short (over the budget,
   // at most a tenth of one core), else every half minute (a twentieth at most) — and half a second after a burst
   // of events: the kernel drops events when its queue overflows, and Node's watch says nothing of it (red team 8,
   // case 04), but the flood that fills the queue arrives first.
-  const look = (): number => {
+  private look(): number {
     const t0 = Date.now();
-    if (!sweep(MAX_SWEEP_FOLDERS))
-      goBlind(
+    if (!this.sweep(MAX_SWEEP_FOLDERS))
+      this.goBlind(
         `its workspace holds more than ${MAX_SWEEP_FOLDERS.toLocaleString('en-US')} folders, more than MCP Gate looks through for new git repositories while it runs`,
       );
     return Date.now() - t0;
-  };
-  const lookThrough = (wait: number): void => {
-    sweeping = setTimeout(() => {
-      const took = look();
-      if (!stopped) lookThrough(overAtStart ? Math.max(SWEEP_EVERY_MS, 10 * took) : Math.max(QUIET_SWEEP_MS, 20 * took));
+  }
+  private lookThrough(wait: number): void {
+    this.sweeping = setTimeout(() => {
+      const took = this.look();
+      if (!this.stopped) this.lookThrough(this.overAtStart ? Math.max(SWEEP_EVERY_MS, 10 * took) : Math.max(QUIET_SWEEP_MS, 20 * took));
     }, wait);
-    sweeping.unref();
-  };
-  let burst = { since: 0, events: 0 };
-  let soon: NodeJS.Timeout | undefined;
-  const noteEvent = (): void => {
+    this.sweeping.unref();
+  }
+  private noteEvent(): void {
     const now = Date.now();
-    if (now - burst.since > 1000) burst = { since: now, events: 0 };
-    if (++burst.events < BURST_EVENTS || soon || stopped) return;
-    soon = setTimeout(() => {
-      soon = undefined;
-      if (!stopped) look();
+    if (now - this.burst.since > 1000) this.burst = { since: now, events: 0 };
+    if (++this.burst.events < BURST_EVENTS || this.soon || this.stopped) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      if (!this.stopped) this.look();
     }, 500);
-    soon.unref();
-  };
+    this.soon.unref();
+  }
 
-  const add = (dir: string, atStart: boolean): void => {
-    if (stopped) return;
+  private add(dir: string, atStart: boolean): void {
+    if (this.stopped) return;
     const id = idOf(dir);
     if (id === undefined) return; // gone again
-    const had = watches.get(dir);
+    const had = this.watches.get(dir);
     if (had) {
       if (had.id === id) return;
       had.w.close(); // the folder once here was moved away (its watch went with it)
-      watches.delete(dir);
+      this.watches.delete(dir);
     }
-    if (watches.size >= budget) {
-      overBudget();
+    if (this.watches.size >= this.budget) {
+      this.overBudget();
       return;
     }
     let w: fs.FSWatcher;
     try {
       w = asOwner(dir, () =>
         fs.watch(dir, { persistent: false }, (_e, name) => {
-          noteEvent();
+          this.noteEvent();
           if (name === null) return;
-          if (watches.get(dir)?.w !== w) return; // replaced: this watch follows a folder moved elsewhere
+          if (this.watches.get(dir)?.w !== w) return; // replaced: this watch follows a folder moved elsewhere
           if (idOf(dir) !== id) {
-            add(dir, false); // what is at this path now is another folder
+            this.add(dir, false); // what is at this path now is another folder
             return;
           }
           const n = name.toString();
           const entry = path.join(dir, n);
           if (n === '.git') {
-            watchGit(entry);
-            consider(entry);
+            this.watchGit(entry);
+            this.consider(entry);
             return;
           }
-          noteObeyed(dir, n, false);
-          if (GIT_DIR_ENTRIES.has(n)) considerShape(dir);
-          if (path.basename(dir) === 'hooks') considerShape(path.dirname(dir));
+          this.noteObeyed(dir, n, false);
+          if (GIT_DIR_ENTRIES.has(n)) this.considerShape(dir);
+          if (path.basename(dir) === 'hooks') this.considerShape(path.dirname(dir));
           if (!SKIP.has(n)) {
             let st: fs.Stats | undefined;
             try {
@@ -481,7 +493,7 @@ export function watchNewRepositories(
             } catch {
               /* gone */
             }
-            if (st?.isDirectory()) add(entry, false);
+            if (st?.isDirectory()) this.add(entry, false);
           }
         }),
       );
@@ -489,55 +501,55 @@ export function watchNewRepositories(
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return; // gone again
       if (code === 'ENOSPC' || code === 'EMFILE') {
-        problem ??= `${rel(dir)} cannot be watched (${(e as Error).message})`;
-        overBudget();
+        this.problem ??= `${this.rel(dir)} cannot be watched (${(e as Error).message})`;
+        this.overBudget();
         return;
       }
       // A folder it made that cannot be read or watched (its mode taken away: red team 8, case 03): nothing in it
       // can be seen.
-      problem ??= `${rel(dir)} cannot be looked into (${(e as Error).message})`;
-      if (!starting) goBlind(`it made ${rel(dir)}, which MCP Gate cannot look into (${code ?? (e as Error).message})`);
+      this.problem ??= `${this.rel(dir)} cannot be looked into (${(e as Error).message})`;
+      if (!this.starting) this.goBlind(`it made ${this.rel(dir)}, which MCP Gate cannot look into (${code ?? (e as Error).message})`);
       return;
     }
     w.on('error', () => undefined);
-    watches.set(dir, { w, id });
+    this.watches.set(dir, { w, id });
     let entries: fs.Dirent[] = [];
     try {
       entries = asOwner(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' && !starting)
-        goBlind(`it made ${rel(dir)}, which MCP Gate cannot look into (${(e as NodeJS.ErrnoException).code})`);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' && !this.starting)
+        this.goBlind(`it made ${this.rel(dir)}, which MCP Gate cannot look into (${(e as NodeJS.ErrnoException).code})`);
       return;
     }
     const names = new Set(entries.map((e) => e.name));
     if (hasShape(names)) {
-      if (atStart) beforeShape.set(dir, shapeSignature(dir));
-      else considerShape(dir);
+      if (atStart) this.beforeShape.set(dir, shapeSignature(dir));
+      else this.considerShape(dir);
     }
     for (const e of entries) {
       const p = path.join(dir, e.name);
-      noteObeyed(dir, e.name, atStart);
+      this.noteObeyed(dir, e.name, atStart);
       if (e.name === '.git') {
         if (atStart) {
           const id = idOf(p);
-          if (id) before.set(p, id);
+          if (id) this.before.set(p, id);
           try {
-            known.add(fs.realpathSync(p));
+            this.known.add(fs.realpathSync(p));
           } catch {
             /* a broken link */
           }
         } else {
-          watchGit(p);
-          consider(p);
+          this.watchGit(p);
+          this.consider(p);
         }
-      } else if (e.isDirectory() && !SKIP.has(e.name)) add(p, atStart);
+      } else if (e.isDirectory() && !SKIP.has(e.name)) this.add(p, atStart);
     }
-  };
+  }
 
   // Every folder once, without a depth bound (an explicit stack): each `.git` and each bare-shaped folder considered.
   // False when it stopped at `cap` folders (the last look-through at the stop has none).
-  const sweep = (cap = Infinity): boolean => {
-    const stack = [project];
+  private sweep(cap = Infinity): boolean {
+    const stack = [this.project];
     let read = 0;
     while (stack.length) {
       const dir = stack.pop()!;
@@ -547,34 +559,48 @@ export function watchNewRepositories(
         entries = asOwner(dir, () => fs.readdirSync(dir, { withFileTypes: true }));
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-          goBlind(`MCP Gate cannot look into ${rel(dir)} (${(e as NodeJS.ErrnoException).code})`);
+          this.goBlind(`MCP Gate cannot look into ${this.rel(dir)} (${(e as NodeJS.ErrnoException).code})`);
         continue;
       }
-      if (hasShape(new Set(entries.map((e) => e.name)))) considerShape(dir);
+      if (hasShape(new Set(entries.map((e) => e.name)))) this.considerShape(dir);
       for (const e of entries) {
         const p = path.join(dir, e.name);
-        if (!overAtStart) noteObeyed(dir, e.name, false);
-        if (e.name === '.git') consider(p);
+        if (!this.overAtStart) this.noteObeyed(dir, e.name, false);
+        if (e.name === '.git') this.consider(p);
         else if (e.isDirectory() && !SKIP.has(e.name)) stack.push(p);
       }
     }
     return true;
-  };
+  }
 
-  add(project, true);
-  starting = false;
-  lookThrough(overAtStart ? SWEEP_EVERY_MS : QUIET_SWEEP_MS);
+  /** The first walk (the folders that were there), then the look-throughs while it runs. */
+  start(): void {
+    this.add(this.project, true);
+    this.starting = false;
+    this.lookThrough(this.overAtStart ? SWEEP_EVERY_MS : QUIET_SWEEP_MS);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    if (this.sweeping) clearTimeout(this.sweeping);
+    if (this.soon) clearTimeout(this.soon);
+    this.sweep(); // what no watch saw (an event lost, a folder over the budget)
+    await Promise.all([...this.pending]);
+    this.stopped = true;
+    for (const { w } of this.watches.values()) w.close();
+    this.watches.clear();
+  }
+}
+
+export function watchNewRepositories(
+  project: string,
+  held: (h: HeldRepository) => void,
+  opts: WatchOptions = {},
+): { stop(): Promise<void>; problem?: string } {
+  const watch = new RepoWatch(project, held, opts);
+  watch.start();
   return {
-    problem,
-    stop: async () => {
-      if (stopped) return;
-      if (sweeping) clearTimeout(sweeping);
-      if (soon) clearTimeout(soon);
-      sweep(); // what no watch saw (an event lost, a folder over the budget)
-      await Promise.all([...pending]);
-      stopped = true;
-      for (const { w } of watches.values()) w.close();
-      watches.clear();
-    },
+    problem: watch.problem,
+    stop: () => watch.stop(),
   };
 }
