@@ -1083,6 +1083,40 @@ def _engine_file(filename, jdirs):
     return isinstance(filename, str) and filename.startswith(jdirs)
 
 
+def _loaded_template(filename, text):
+    """True when `text` is exactly the content of `filename` as approved (a workspace file) or as it is outside the
+    workspace and scratch (a package's own template)."""
+    if type(filename) is not str:
+        return False
+    try:
+        p = os.path.realpath(filename)
+        kind, rel = _where(p)
+        h = _sha(str.encode(text, 'utf-8'))
+        if kind == 'root':
+            return FILES.get(rel) == h
+        if kind is None:
+            return _sha(_read(p)) == h
+    except (OSError, TypeError, ValueError, UnicodeError):
+        pass
+    return False
+
+
+# A template read by the application itself (`Template(open('x.j2').read())`): the exact text of an approved file
+# that is a template by its name — a reviewer reads those as templates, not as data.
+_TEMPLATE_SUFFIXES = ('.j2', '.jinja', '.jinja2', '.tmpl', '.tpl', '.template')
+_template_hashes = {}
+
+
+def _template_text(text):
+    if not _template_hashes:
+        _template_hashes.update({h: rel for rel, h in FILES.items() if rel.lower().endswith(_TEMPLATE_SUFFIXES)})
+        _template_hashes.setdefault('', '')
+    try:
+        return bool(_template_hashes.get(_sha(str.encode(text, 'utf-8'))))
+    except (TypeError, UnicodeError):
+        return False
+
+
 def _shadows(obj):
     """True when an instance attribute of obj hides a method or other callable its class defines (attributes the class
     does not define, such as the i18n extension's install_gettext_translations, are not what its methods call)."""
@@ -1241,9 +1275,10 @@ def _template_compile():
         text = top.f_locals.get('source_hint')
         if type(text) is not str or env is None:  # exactly str: a subclass can say it equals anything (red team 9p, 02)
             return False
-        # whose text: an approved file's exact text, or a string constant of the module outside jinja2 that handed
-        # it over (read from its approved source: a module-level template is a global, not the function's constant)
-        approved = _sha(str.encode(text, 'utf-8')) in APPROVED
+        # whose text: the exact text of the approved file jinja2's loader read it from (not any approved file's text:
+        # red team 11p, case 02), or a string constant of the module outside jinja2 that handed it over (read from
+        # its approved source: a module-level template is a global, not the function's constant)
+        approved = _loaded_template(top.f_locals.get('filename'), text) or _template_text(text)
         if not approved:
             g, m = top.f_back, 0
             while g is not None and m < 16 and _engine_file(g.f_code.co_filename, jdirs):
@@ -2402,7 +2437,13 @@ def _defined_in(module, name):
     m = sys.modules.get(module)
     parts = name.split('.')
     if m is None:
-        return len(parts) == 1                  # not imported yet: pickle imports it and takes a name it defines
+        # not imported yet: import it now (approved code; pickle would import it next) and look at what it defines
+        # — a name it merely imported (`from operator import attrgetter`) is not its own (red team 11p, case 01)
+        try:
+            import importlib
+            m = importlib.import_module(module)
+        except Exception:
+            return False
     obj = m
     for i, part in enumerate(parts):
         d = vars(obj) if i == 0 else getattr(obj, '__dict__', {})
@@ -2418,10 +2459,19 @@ def _defined_in(module, name):
 def _pickle_allowed(module, name):
     if type(module) is not str or type(name) is not str or '<' in name:
         return False
-    if (module, name) in _PY2_NAMES:            # protocol 0-2 write Python 2 names (exceptions, range, ...)
-        module, name = _PY2_NAMES[(module, name)]
-    elif module in _PY2_MODULES:
-        module = _PY2_MODULES[module]
+    if ((module, name) in _PY2_NAMES or module in _PY2_MODULES) and module not in ('builtins', 'copyreg'):
+        # protocols 0-2 write Python 2 names (exceptions, range, ...); a protocol 3+ pickle takes the name as it is,
+        # so the Python 3 name counts only while no module of the Python 2 name can be imported (red team 11p)
+        try:
+            import importlib.util
+            if module in sys.modules or importlib.util.find_spec(module.split('.')[0]) is not None:
+                return False
+        except Exception:
+            return False
+        if (module, name) in _PY2_NAMES:
+            module, name = _PY2_NAMES[(module, name)]
+        else:
+            module = _PY2_MODULES[module]
     if module.startswith(('multiprocessing.', 'concurrent.futures.')) and '.' not in name and \
             not name.startswith('__') and _stdlib_class_or_rebuild(module, name):
         return True                             # the pools' and queues' own objects (AuthenticationString, Lock, ...)

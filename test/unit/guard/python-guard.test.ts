@@ -403,6 +403,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         '',
       ].join('\n'),
       'lib/work.py': "import os\ndef total(path):\n    return sum(int(x) for x in open(path).read().split(','))\n",
+      'lib/lazy.py': 'from operator import attrgetter\n',
       'data/input.csv': '1,2,3\n',
     }));
     write(ws.root, { 'README.md': '# edited\n', 'data/input.csv': '1,2,3,4\n' });
@@ -446,6 +447,22 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     const bad = run(ws, ['server.py', dotted]);
     assert.notEqual(bad.status, 0, bad.stdout);
     assert.match(bad.stderr, /it changed since approval \(pickle shlex\.os\.getuid/, bad.stderr);
+    fs.rmSync(ws.report, { force: true });
+    // red team 11p: a name an approved module that is not imported yet merely imported (lazy.attrgetter)
+    const lazy = path.join(ws.out, 'lazy.pkl');
+    fs.writeFileSync(
+      lazy,
+      Buffer.concat([
+        Buffer.from([0x80, 4, 0x8c, 4]),
+        Buffer.from('lazy'),
+        Buffer.from([0x94, 0x8c, 10]),
+        Buffer.from('attrgetter'),
+        Buffer.from([0x94, 0x93, 0x94, 0x2e]),
+      ]),
+    );
+    const lz = run(ws, ['server.py', lazy]);
+    assert.notEqual(lz.status, 0, lz.stdout);
+    assert.match(lz.stderr, /it changed since approval \(pickle lazy\.attrgetter/, lz.stderr);
     fs.rmSync(ws.report, { force: true });
     // red team 10p: a dotted name through an approved module reaches what it imported (work.os.system)
     const through = path.join(ws.out, 'through.pkl');
@@ -508,6 +525,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "elif mode == 'patched':",
         '    jinja2.Environment._generate = lambda self, *a, **k: cfg',
         "    print('APPROVED', env.get_template('a.j2').render(cfg=cfg))",
+        "elif mode == 'read':",
+        "    print('APPROVED', jinja2.Template(open('templates/a.j2').read()).render(cfg=cfg))",
+        "elif mode == 'fixture':",
+        "    print('APPROVED', env.from_string(open('fixtures/page.txt').read()).render(cfg=cfg))",
         "elif mode == 'constant':",
         "    print('APPROVED', render_constant())",
         "elif mode == 'preprocess':",
@@ -521,13 +542,16 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         '',
       ].join('\n'),
       'templates/a.j2': 'Hello {{ cfg }} {{ 1 == 1 }}\n',
+      'fixtures/page.txt': 'Fixture {{ cfg }}\n',
       'config.txt': 'v1\n',
     }));
     // The config edited: the process took in a changed file (and started a program) before jinja2 compiles.
     write(ws.root, { 'config.txt': `__import__('os').open(${JSON.stringify(ws.marker)}, 0o101)\n` });
-    for (const mode of ['file', 'literal', 'constant']) assertRuns(ws, ['server.py', mode], `an approved template (${mode}) after an edit`);
+    for (const mode of ['file', 'literal', 'constant', 'read'])
+      assertRuns(ws, ['server.py', mode], `an approved template (${mode}) after an edit`);
     // red team 9p: an instance attribute standing in for a method (03), a str subclass whose == says yes (02)
-    for (const mode of ['text', 'table', 'subclass', 'patched', 'lexer', 'preprocess', 'liar']) {
+    // red team 11p: an approved file that is no template (a fixture) compiled as one after taking in: refused
+    for (const mode of ['text', 'table', 'subclass', 'patched', 'lexer', 'preprocess', 'liar', 'fixture']) {
       assertRefused(ws, ['server.py', mode], path.join(ws.root, 'config.txt'), 'changed', how, false);
       assert.ok(!fs.existsSync(ws.marker), `${mode}: the changed text ran`);
       fs.rmSync(ws.report, { force: true });
