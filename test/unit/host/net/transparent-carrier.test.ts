@@ -105,7 +105,9 @@ describe('host/transparent-carrier: Go, static and raw TCP clients through the d
     await netns.startNode(PEER, { PEER_HOST: netns.peerAddress, PEER_PORT: String(PEER_PORT) });
     mine = http.createServer((_q, r) => r.end('this machine')).listen(MINE_PORT, '0.0.0.0');
     // IPv6 on the same link (a unique-local /64 of this run): the peer listens there too, and this machine's side
-    const net6 = `fd18:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::`;
+    // each group four hex digits without a leading zero: the address as written is the address as the door prints it
+    const group = () => (randomBytes(2).readUInt16BE(0) | 0x1000).toString(16);
+    const net6 = `fd18:${group()}:${group()}::`;
     v6 = { host: `${net6}1`, peer: `${net6}2` };
     spawnSync('ip', ['addr', 'add', `${v6.host}/64`, 'dev', netns.hostIf, 'nodad']);
     spawnSync('ip', ['-n', netns.name, 'addr', 'add', `${v6.peer}/64`, 'dev', `mgn${netns.hostIf.slice(3)}`, 'nodad']);
