@@ -2396,6 +2396,9 @@ def _stdlib_class_or_rebuild(module, name):
     if _where(os.path.realpath(getattr(m, '__file__', '') or '/'))[0] is not None:
         return False
     v = getattr(m, name, None)
+    # defined there (not a name it imported: multiprocessing.reduction.ABCMeta, a threading or queue class)
+    if not str(getattr(v, '__module__', '') or '').startswith(('multiprocessing', 'concurrent.futures')):
+        return False
     return isinstance(v, type) or (callable(v) and name.lstrip('_').startswith('rebuild'))
 
 

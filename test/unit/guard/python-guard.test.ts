@@ -464,6 +464,23 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.notEqual(lz.status, 0, lz.stdout);
     assert.match(lz.stderr, /it changed since approval \(pickle lazy\.attrgetter/, lz.stderr);
     fs.rmSync(ws.report, { force: true });
+    // red team 11p: a class a pool module merely imported is not the pool's own (multiprocessing.reduction.ABCMeta)
+    const imported = path.join(ws.out, 'imported.pkl');
+    const mod = 'multiprocessing.reduction';
+    fs.writeFileSync(
+      imported,
+      Buffer.concat([
+        Buffer.from([0x80, 4, 0x8c, mod.length]),
+        Buffer.from(mod),
+        Buffer.from([0x94, 0x8c, 7]),
+        Buffer.from('ABCMeta'),
+        Buffer.from([0x94, 0x93, 0x94, 0x2e]),
+      ]),
+    );
+    const im = run(ws, ['server.py', imported]);
+    assert.notEqual(im.status, 0, im.stdout);
+    assert.match(im.stderr, /it changed since approval \(pickle multiprocessing\.reduction\.ABCMeta/, im.stderr);
+    fs.rmSync(ws.report, { force: true });
     // red team 10p: a dotted name through an approved module reaches what it imported (work.os.system)
     const through = path.join(ws.out, 'through.pkl');
     fs.writeFileSync(
