@@ -3,7 +3,13 @@
 // comparison (the package, then each changed file of it); a file the load guard refused, against the content its
 // approval kept (read by the caller: src/trust/approval/diff.ts refusedFileSides). VS Code opens them in its diff editor. Pure functions of the server's report; every text is escaped.
 import { escapeLines, escapeText, renderValue } from '../text/escape';
-import { diffDefinitions, type refusedFileSides } from '../trust/approval/diff';
+import {
+  diffDefinitions,
+  pinnedSetChange,
+  type FileChange as PinnedFileChange,
+  type PinnedSetChange,
+  type refusedFileSides,
+} from '../trust/approval/diff';
 import { canonicalJson, type PinnedDefinition } from '../trust/plan/digest';
 import type { ServerReport } from '../trust/report';
 import { definitionChanged } from '../trust/approval/states';
@@ -26,6 +32,29 @@ function definitionDocument(p: PinnedDefinition): string {
   for (const [f, x] of Object.entries(files ?? {}).sort(([a], [b]) => a.localeCompare(b)))
     lines.push(`  ${escapeText(f)}  ${x.size} bytes  sha256 ${x.sha256}`);
   return lines.join('\n') + '\n';
+}
+
+/** The label of the one document listing the files that only entered or left the pinned set with a folder. */
+export const PINNED_SET_LABEL = 'pinned set';
+
+/**
+ * Files that only entered (or left) what is pinned because a folder did: one document, each side the folders and
+ * those files as pinned (size, digest), so the diff shows them as lines added or removed, collapsed together.
+ */
+function pinnedSetDocument(c: PinnedSetChange, a: PinnedDefinition, b: PinnedDefinition): ChangeDocument {
+  const side = (roots: string[], files: string[], p: PinnedDefinition, what: string) => {
+    const lines = [`folders it runs from that ${what}: ${roots.length ? roots.map(escapeText).join(', ') : 'none'}`];
+    for (const f of files) {
+      const x = p.files?.[f];
+      lines.push(`  ${escapeText(f)}  ${x ? `${x.size} bytes  sha256 ${x.sha256}` : `link to ${escapeText(String(p.links?.[f]))}`}`);
+    }
+    return lines.join('\n') + '\n';
+  };
+  return {
+    label: PINNED_SET_LABEL,
+    approved: side(c.rootsRemoved, c.left, a, 'it no longer runs from (and their files it pinned)'),
+    now: side(c.rootsAdded, c.entered, b, 'it did not run from at approval (and their files, pinned with them)'),
+  };
 }
 
 /**
@@ -58,7 +87,13 @@ export function changeDocuments(
     const r = s.record!;
     const p = s.pinned!;
     out.push({ label: 'definition', approved: definitionDocument(r.pinned), now: definitionDocument(p.pinned) });
-    for (const f of diffDefinitions(r, p).files) {
+    // The code first: files whose content changed, then files new to (or gone from) what it loads; files that only
+    // entered or left the pinned set with a folder are one document, listed, not each shown as absent → added.
+    const set = pinnedSetChange(r.pinned, p.pinned);
+    const moved = new Set([...set.entered, ...set.left]);
+    const rank = (f: PinnedFileChange) => (f.before === undefined ? 1 : f.after === undefined ? 2 : 0);
+    const files = diffDefinitions(r, p).files.filter((f) => !moved.has(f.path));
+    for (const f of [...files].sort((a, b) => rank(a) - rank(b))) {
       const key = f.path.startsWith('envFile ') ? `envFile:${f.path.slice(8)}` : f.path;
       const side = (texts: Record<string, string> | undefined, digest: string | undefined) => {
         if (digest === undefined) return '(absent)\n';
@@ -67,6 +102,7 @@ export function changeDocuments(
       };
       out.push({ label: escapeText(f.path), approved: side(r.texts, f.before), now: side(p.texts, f.after) });
     }
+    if (moved.size) out.push(pinnedSetDocument(set, r.pinned, p.pinned));
   }
   if (s.record?.toolsChanged && s.record.tools) {
     const doc = (t: { instructions?: string; tools: Record<string, unknown>[] }) =>

@@ -10,7 +10,7 @@ import { packageLaunchOf } from './plan/launchers';
 import type { ApprovalRecord } from './approval/store';
 import { refOf, serverKey } from './approval/server-ref';
 import { ESCAPE_HATCH_ENV, type FullBlock, type ServerReport } from './report';
-import { changedFilesOnly } from './approval/diff';
+import { changedFilesOnly, pinnedSetChange } from './approval/diff';
 import { refusalWords } from './approval/workspace-manifest';
 import { exactTime } from '../text/time';
 
@@ -97,20 +97,21 @@ function approvedState(withPin: ServerReport, record: ApprovalRecord, pinned: Pi
   // "A file it runs changed" (the entry as written is the same) is told apart from "its definition changed".
   const files = changedFilesOnly(record.pinned, pinned.pinned);
   if (files) {
-    // Said as what happened: a file of its folders added or removed is not a file it ran.
-    const before = record.pinned.files ?? {};
-    const now = pinned.pinned.files ?? {};
-    const added = files.filter((f) => !(f in before) && f in now);
-    const removed = files.filter((f) => f in before && !(f in now));
-    const changed = files.filter((f) => !added.includes(f) && !removed.includes(f));
+    // Said as what happened: a file of its folders added or removed is not a file it ran, a folder is no file, and a
+    // file that entered (or left) what is pinned with a folder is counted with that folder, not as a change.
+    const c = pinnedSetChange(record.pinned, pinned.pinned);
     const list = (l: string[]) => `${l.slice(0, 3).join(', ')}${l.length > 3 ? ', …' : ''}`;
+    const n = (k: number, one: string, many: string) => (k === 1 ? one : `${k} ${many}`);
+    const within = (k: number) => (k ? `, ${n(k, 'a file', 'files')} in it now pinned` : '');
     const which = [
-      changed.length ? `${changed.length === 1 ? 'a file it runs' : `${changed.length} files it runs`} changed (${list(changed)})` : '',
-      added.length
-        ? `${added.length === 1 ? 'a file was' : `${added.length} files were`} added to a folder it runs from (${list(added)})`
+      c.changed.length ? `${n(c.changed.length, 'a file it runs', 'files it runs')} changed (${list(c.changed)})` : '',
+      c.added.length ? `${n(c.added.length, 'a file was', 'files were')} added to a folder it runs from (${list(c.added)})` : '',
+      c.removed.length ? `${n(c.removed.length, 'a file it may load was', 'files it may load were')} removed (${list(c.removed)})` : '',
+      c.rootsAdded.length
+        ? `it runs from ${n(c.rootsAdded.length, 'a folder', 'folders')} it did not (${list(c.rootsAdded)}${within(c.entered.length)})`
         : '',
-      removed.length
-        ? `${removed.length === 1 ? 'a file it may load was' : `${removed.length} files it may load were`} removed (${list(removed)})`
+      c.rootsRemoved.length
+        ? `it no longer runs from ${n(c.rootsRemoved.length, 'a folder', 'folders')} (${list(c.rootsRemoved)}${c.left.length ? `, ${n(c.left.length, 'a file', 'files')} in it no longer pinned` : ''})`
         : '',
     ]
       .filter(Boolean)

@@ -5,7 +5,8 @@
 // (the text kept with the approval) against now, then the definition, the tool list and the package lock; the
 // review document with the decision is the tab beside it. An update of a pinned package opens the same way (the
 // package's changed files, then the package: version, integrity, dependencies). After the decision the review's
-// tabs close and focus returns where it was.
+// tabs close and focus returns where it was. Every review document is in the MCP Gate language mode (a side named
+// mcp.json is not checked as JSON), so none of them adds to Problems.
 import * as vscode from 'vscode';
 import { defaultMasker } from '../policy/mask';
 import type { ChangeDocument } from '../report/change-text';
@@ -22,6 +23,12 @@ export async function showDocument(uri: vscode.Uri, options: vscode.TextDocument
   let doc = await vscode.workspace.openTextDocument(uri);
   if (doc.languageId !== LANGUAGE) doc = await vscode.languages.setTextDocumentLanguage(doc, LANGUAGE);
   return vscode.window.showTextDocument(doc, options);
+}
+
+/** Sets an `mcp-gate` document's language mode to MCP Gate's own (no language's checks, so nothing in Problems). */
+async function reviewLanguage(uri: vscode.Uri): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(uri);
+  if (doc.languageId !== LANGUAGE) await vscode.languages.setTextDocumentLanguage(doc, LANGUAGE);
 }
 
 /** The read-only documents of the `mcp-gate` scheme: definitions, reviews, reports. Every text is masked. */
@@ -117,6 +124,9 @@ export class Review {
       const right = this.docs.show(`${dir}/now/${name}`, c.now);
       return [right, left, right] as const;
     });
+    // In the MCP Gate language mode before the diff opens: by its file name (mcp.json, x.ts) a side would be checked
+    // by that language's extension, and a side that is no code ("(absent)", a digest) would fill Problems.
+    await Promise.all(resources.flatMap(([, l, r]) => [reviewLanguage(l), reviewLanguage(r)]));
     // VS Code's tab label is this title, with " (N files)" after it.
     const title = vscode.l10n.t('{0}: what changed ({1})', s.name, sides);
     this.titles.push(title);

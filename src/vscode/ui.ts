@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { CATALOGUE } from '../trust/sources/catalogue';
 import { escapeText } from '../text/escape';
 import { serverKey } from '../trust/approval/server-ref';
+import { announcementKey } from '../trust/approval/gate-state';
 import { changedSinceApproval, isApprovable, STATE_CODICON, stateWords } from '../trust/approval/states';
 import { CMD } from './command-ids';
 import { refOf } from './commands';
@@ -110,7 +111,8 @@ export function statusBar(service: GateService, routing?: () => RoutingView): vs
 export function notifications(service: GateService): vscode.Disposable {
   const told = new Set<string>();
   const check = async () => {
-    const seen = (x: ReturnType<GateService['waiting']>[number]) => `${serverKey(refOf(x))}@${x.server.pinned?.digest}`;
+    const seen = (x: ReturnType<GateService['waiting']>[number]) =>
+      announcementKey(x.server.state, serverKey(refOf(x)), x.server.pinned?.digest);
     const fresh = service.waiting().filter((x) => !told.has(seen(x)));
     if (!fresh.length) return;
     for (const x of fresh) told.add(seen(x));

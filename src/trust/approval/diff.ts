@@ -273,3 +273,56 @@ export function diffTools(
     out.instructions = { field: 'instructions', before: before.instructions, after: after.instructions };
   return out;
 }
+
+/** The pinned files of a change, by what matters to a person reviewing it (pinnedSetChange). */
+export interface PinnedSetChange {
+  /** In both, with other content (or another link target): the code that changed. */
+  changed: string[];
+  /** New to what it loads: not pinned at approval, in a folder it already ran from or named by itself. */
+  added: string[];
+  /** Pinned at approval, gone from a folder it still runs from (or no longer named). */
+  removed: string[];
+  /** Folders it runs from now and did not (`./`, `tools/`), and the reverse: folders, never counted as files. */
+  rootsAdded: string[];
+  rootsRemoved: string[];
+  /** Files that only entered the pinned set with a folder in rootsAdded (or left it with one in rootsRemoved). */
+  entered: string[];
+  left: string[];
+}
+
+/** The folder of a root as said (`./`, `tools/`). */
+const rootWords = (r: string) => (r === '.' || r === '' ? './' : `${r}/`);
+const under = (root: string, p: string) => root === '.' || root === '' || p.startsWith(`${root}/`);
+
+/**
+ * What changed in what a server pins, told apart: content changes first, then files added to or removed from what
+ * it loads, then folders and the files that merely entered or left the pinned set with them (a file under a folder
+ * it did not run from at approval was not reviewed as its code, nor removed from it: its content is not the change).
+ */
+export function pinnedSetChange(approved: PinnedDefinition, current: PinnedDefinition): PinnedSetChange {
+  const fa = approved.files ?? {};
+  const fb = current.files ?? {};
+  const la = approved.links ?? {};
+  const lb = current.links ?? {};
+  const ra = approved.roots ?? [];
+  const rb = current.roots ?? [];
+  const out: PinnedSetChange = { changed: [], added: [], removed: [], rootsAdded: [], rootsRemoved: [], entered: [], left: [] };
+  // A folder inside one it ran from (or runs from now) is no news of its own.
+  out.rootsAdded = rb.filter((r) => !ra.includes(r) && !ra.some((x) => under(x, r))).map(rootWords);
+  out.rootsRemoved = ra.filter((r) => !rb.includes(r) && !rb.some((x) => under(x, r))).map(rootWords);
+  const newRoot = (p: string) => rb.some((r) => !ra.includes(r) && under(r, p)) && !ra.some((r) => under(r, p));
+  const goneRoot = (p: string) => ra.some((r) => !rb.includes(r) && under(r, p)) && !rb.some((r) => under(r, p));
+  const sides = (a: Record<string, unknown>, b: Record<string, unknown>, same: (p: string) => boolean) => {
+    for (const p of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (p in a && p in b) {
+        if (!same(p)) out.changed.push(p);
+      } else if (p in b) (newRoot(p) ? out.entered : out.added).push(p);
+      else (goneRoot(p) ? out.left : out.removed).push(p);
+    }
+  };
+  sides(fa, fb, (p) => fa[p].sha256 === fb[p].sha256);
+  sides(la, lb, (p) => la[p] === lb[p]);
+  if (approved.envFile?.sha256 !== current.envFile?.sha256 && current.envFile) out.changed.push(current.envFile.path);
+  for (const l of Object.values(out) as string[][]) l.sort();
+  return out;
+}

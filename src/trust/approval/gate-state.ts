@@ -40,3 +40,12 @@ export function stateWords(s: { state: GateState; viaEscapeHatch?: boolean; disa
   const base = s.viaEscapeHatch ? 'approved by MCP_GATE_ALLOW_PROJECT' : (STATE_LABEL[s.state] ?? String(s.state));
   return s.disabled ? `${base}, disabled` : base;
 }
+
+/**
+ * What makes a waiting server news to announce again: a changed server each time what it runs differs (`digest`),
+ * a pending one once — never decided, it stays new while its files change (a file it shares with another server),
+ * and announcing it again as "new" would be wrong.
+ */
+export function announcementKey(state: GateState, key: string, digest: string | undefined): string {
+  return state === 'pending' ? `${key} pending` : `${key}@${digest}`;
+}

