@@ -15,6 +15,7 @@ import type { ServerReport } from '../trust/report';
 import { definitionChanged } from '../trust/approval/states';
 import type { NpmLock } from '../trust/packages/npm-lock';
 import type { FileChange, LockUpdate } from '../trust/approval/lock-update';
+import type { WorkspaceManifest } from '../trust/approval/workspace-manifest';
 import { lockDocument, type MinAge } from './lock-text';
 
 /** One side-by-side comparison of a changed server: what was approved and what is declared now, as plain text. */
@@ -62,11 +63,14 @@ function pinnedSetDocument(c: PinnedSetChange, a: PinnedDefinition, b: PinnedDef
  * and each changed file whose text was kept with the approval; a file whose text was not kept shows its digests.
  * For a server whose tools changed, the tool list. With the package lock about to be approved (`shown`) when it is
  * not the approved one: the package, approved lock against that one. Empty when nothing changed since approval.
+ * `atApproval`, the record of the workspace as approved, tells files that only entered the pinned set (collapsed
+ * into one document) from files written since (each shown).
  */
 export function changeDocuments(
   s: ServerReport,
   shown?: { lock?: NpmLock; minAge?: MinAge },
   refused?: ReturnType<typeof refusedFileSides>,
+  atApproval?: Pick<WorkspaceManifest, 'files' | 'links'>,
 ): ChangeDocument[] {
   const out: ChangeDocument[] = [];
   // The file the load guard refused when it loaded: first, it is why the server stopped.
@@ -89,7 +93,8 @@ export function changeDocuments(
     out.push({ label: 'definition', approved: definitionDocument(r.pinned), now: definitionDocument(p.pinned) });
     // The code first: files whose content changed, then files new to (or gone from) what it loads; files that only
     // entered or left the pinned set with a folder are one document, listed, not each shown as absent → added.
-    const set = pinnedSetChange(r.pinned, p.pinned);
+    // Only a file that was there, as it is, at approval is collapsed; without the record of the workspace, none is.
+    const set = pinnedSetChange(r.pinned, p.pinned, atApproval ?? { files: {}, links: {} });
     const moved = new Set([...set.entered, ...set.left]);
     const rank = (f: PinnedFileChange) => (f.before === undefined ? 1 : f.after === undefined ? 2 : 0);
     const files = diffDefinitions(r, p).files.filter((f) => !moved.has(f.path));

@@ -11,6 +11,7 @@ import { doctorText, policyText, sandboxText, serverText, summary, type GrantsCo
 import { lockSummary, minAgeVerdict, type MinAge } from '../report/lock-text';
 import { changeDocuments, updateDocuments } from '../report/change-text';
 import { refusedFileSides } from '../trust/approval/diff';
+import { loadManifest, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
 import { approveOrReject, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
 import { isUpdatable, planUpdate } from '../trust/approval/lock-update';
 import { registryOf, type NpmLock } from '../trust/packages/npm-lock';
@@ -107,6 +108,16 @@ function refusedOf(ctx: Ctx, x: Entry): ReturnType<typeof refusedFileSides> {
   return r?.guardRefused ? refusedFileSides(ctx.service.storeDir, x.folder.report?.project ?? x.folder.folder.uri.fsPath, r) : undefined;
 }
 
+/** The record of the workspace as this server's approval saw it (undefined when there is none or it cannot be read). */
+function approvedWorkspaceOf(ctx: Ctx, x: Entry): WorkspaceManifest | undefined {
+  const m = x.server.record?.manifest;
+  try {
+    return m ? loadManifest(ctx.service.storeDir, m) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function showDefinition(ctx: Ctx, x: Entry): Promise<void> {
   const uri = ctx.docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}`, serverText(x.server, grantsOf(ctx, x)));
   await showDocument(uri, { preview: true, preserveFocus: false });
@@ -174,7 +185,7 @@ const approve =
         (cannot
           ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}`
           : '');
-      const changes = changedSinceApproval(s) ? changeDocuments(s, shown, refusedOf(ctx, x)) : [];
+      const changes = changedSinceApproval(s) ? changeDocuments(s, shown, refusedOf(ctx, x), approvedWorkspaceOf(ctx, x)) : [];
       const sides = vscode.l10n.t('approved ↔ now');
       const definition = serverText(s, grantsOf(ctx, x), shown);
       if (changes.length) {
@@ -326,7 +337,7 @@ const updatePackage =
     let yes: boolean;
     try {
       const sides = vscode.l10n.t('approved ↔ update');
-      const changes = [...updateDocuments(u, minAge), ...changeDocuments(s)];
+      const changes = [...updateDocuments(u, minAge), ...changeDocuments(s, undefined, undefined, approvedWorkspaceOf(ctx, x))];
       const title = vscode.l10n.t(
         'Update "{0}": {1} {2} → {3}',
         escapeText(s.name),
@@ -458,7 +469,7 @@ const showDefinitionCmd =
       changedSinceApproval(x.server) &&
       (await new Review(ctx.docs).diffs(
         x.server,
-        changeDocuments(x.server, undefined, refusedOf(ctx, x)),
+        changeDocuments(x.server, undefined, refusedOf(ctx, x), approvedWorkspaceOf(ctx, x)),
         vscode.l10n.t('approved ↔ now'),
       )) > 0
     )

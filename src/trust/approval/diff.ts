@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { structuredPatch } from 'diff';
-import { blobPath, loadManifest, TOO_LARGE } from './workspace-manifest';
+import { blobPath, loadManifest, TOO_LARGE, type WorkspaceManifest } from './workspace-manifest';
 import { canonicalJson, type Pinned, type PinnedDefinition } from '../plan/digest';
 import type { ApprovalRecord } from './store';
 
@@ -298,8 +298,15 @@ const under = (root: string, p: string) => root === '.' || root === '' || p.star
  * What changed in what a server pins, told apart: content changes first, then files added to or removed from what
  * it loads, then folders and the files that merely entered or left the pinned set with them (a file under a folder
  * it did not run from at approval was not reviewed as its code, nor removed from it: its content is not the change).
+ * With `atApproval` (the workspace as approved, workspace-manifest.ts), a file or link counts as having only
+ * entered when it was there at approval with the same content; any other new file is `added`, shown in full: a file
+ * written after the approval into a folder that entered the set is new code, not noise.
  */
-export function pinnedSetChange(approved: PinnedDefinition, current: PinnedDefinition): PinnedSetChange {
+export function pinnedSetChange(
+  approved: PinnedDefinition,
+  current: PinnedDefinition,
+  atApproval?: Pick<WorkspaceManifest, 'files' | 'links'>,
+): PinnedSetChange {
   const fa = approved.files ?? {};
   const fb = current.files ?? {};
   const la = approved.links ?? {};
@@ -312,11 +319,13 @@ export function pinnedSetChange(approved: PinnedDefinition, current: PinnedDefin
   out.rootsRemoved = ra.filter((r) => !rb.includes(r) && !rb.some((x) => under(x, r))).map(rootWords);
   const newRoot = (p: string) => rb.some((r) => !ra.includes(r) && under(r, p)) && !ra.some((r) => under(r, p));
   const goneRoot = (p: string) => ra.some((r) => !rb.includes(r) && under(r, p)) && !rb.some((r) => under(r, p));
+  const own = (o: Record<string, string> | undefined, p: string) => (o && Object.prototype.hasOwnProperty.call(o, p) ? o[p] : undefined);
+  const wasThere = (p: string) => !atApproval || (p in fb ? own(atApproval.files, p) === fb[p].sha256 : own(atApproval.links, p) === lb[p]);
   const sides = (a: Record<string, unknown>, b: Record<string, unknown>, same: (p: string) => boolean) => {
     for (const p of new Set([...Object.keys(a), ...Object.keys(b)])) {
       if (p in a && p in b) {
         if (!same(p)) out.changed.push(p);
-      } else if (p in b) (newRoot(p) ? out.entered : out.added).push(p);
+      } else if (p in b) (newRoot(p) && wasThere(p) ? out.entered : out.added).push(p);
       else (goneRoot(p) ? out.left : out.removed).push(p);
     }
   };

