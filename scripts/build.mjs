@@ -4,7 +4,7 @@
 // the CLI is a self-contained Node script with a shebang. The trust panel's webview script is a browser bundle in
 // dist/webview/ (with codicons' css and font beside it): the panel loads only from dist/webview/ and media/.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { cli, extension, lockWorker, parser, relay, undiciPart } from './build-options.mjs';
@@ -23,7 +23,13 @@ await build(undiciPart);
 // Python guard beside it as it is written.
 await buildGuard();
 mkdirSync('dist/guard', { recursive: true });
+// The Python guard: its entry and its parts (src/guard/python/mcp_gate_guard_parts/), the .py files only (no
+// __pycache__ a test run left there).
+rmSync('dist/guard/mcp_gate_guard_parts', { recursive: true, force: true });
+mkdirSync('dist/guard/mcp_gate_guard_parts');
 copyFileSync('src/guard/python/mcp_gate_guard.py', 'dist/guard/mcp_gate_guard.py');
+for (const f of readdirSync('src/guard/python/mcp_gate_guard_parts').filter((n) => n.endsWith('.py')))
+  copyFileSync(`src/guard/python/mcp_gate_guard_parts/${f}`, `dist/guard/mcp_gate_guard_parts/${f}`);
 // The network shim: its own bundle, preloaded into a contained server's Node processes that have a network door
 // (src/netshim/; scripts/build-netshim.mjs).
 await buildNetShim();

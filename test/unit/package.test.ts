@@ -218,6 +218,11 @@ describe('package: the .vsix (npm run package)', function () {
     for (const f of [
       'extension/dist/guard/node-guard.cjs',
       'extension/dist/guard/mcp_gate_guard.py',
+      // the Python guard's parts, which its entry loads (src/guard/python/mcp_gate_guard_parts/)
+      ...fs
+        .readdirSync(path.join(ROOT, 'src/guard/python/mcp_gate_guard_parts'))
+        .filter((n) => n.endsWith('.py'))
+        .map((n) => `extension/dist/guard/mcp_gate_guard_parts/${n}`),
       'extension/dist/netshim/net-shim.cjs',
     ])
       assert.ok(files.has(f), `${f} is not in the package`);

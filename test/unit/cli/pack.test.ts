@@ -56,8 +56,31 @@ describe('the CLI package (npm i -g)', function () {
     ]);
     assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'guard')).sort(), [
       'mcp_gate_guard.py',
+      'mcp_gate_guard_parts',
       'node-guard.cjs',
     ]);
+    // the Python guard's parts, each file its entry loads (src/guard/python/mcp_gate_guard.py, PARTS)
+    assert.deepEqual(
+      fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'guard', 'mcp_gate_guard_parts')).sort(),
+      [
+        'state',
+        'rule',
+        'loaders',
+        'reads',
+        'wrappers',
+        'compiles',
+        'engines',
+        'programs',
+        'native',
+        'children',
+        'pickles',
+        'audit',
+        'installing',
+        'cmdline',
+      ]
+        .map((p) => `${p}.py`)
+        .sort(),
+    );
     assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'netshim')), ['net-shim.cjs']);
     fs.writeFileSync(path.join(w.project, 'server.js'), "import './lib/tool.js';\n");
     fs.mkdirSync(path.join(w.project, 'lib'));

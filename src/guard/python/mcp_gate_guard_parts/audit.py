@@ -1,0 +1,119 @@
+# mcp_gate_guard_parts/audit.py — The audit hook itself: listdir of approved folders, the table of audit events and
+# their handlers.
+# A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
+# rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import os
+import sys
+from . import state, rule, reads, wrappers, compiles, children, pickles
+
+
+_DIRS = []
+
+
+def _approved_dirs():
+    if not _DIRS:
+        d = set()
+        for k in list(state.FILES) + list(state.LINKS):
+            parts = k.split('/')
+            for i in range(1, len(parts)):
+                d.add('/'.join(parts[:i]))
+        _DIRS.append(d)
+    return _DIRS[0]
+
+
+def _on_listdir(args):
+    """os.listdir / os.scandir (os.walk, glob, pathlib) of a workspace folder: a name that was not there at approval
+    is content the pull brought (a file named by code: red team 6p, case 04), taken in like a changed file's text."""
+    if state._took['in'] is not None or state.BROKEN is not None or not state._state['on']:
+        return
+    try:
+        f = sys._getframe(2)                     # importlib's FileFinder lists a folder on sys.path: each file an
+        if f.f_code.co_name == '_fill_cache' and f.f_code.co_filename.startswith('<frozen importlib'):
+            return                               # import loads is checked itself, and the names reach no code
+    except ValueError:
+        pass
+    path = args[0] if args else None
+    if path is None:
+        path = '.'
+    if isinstance(path, int):
+        try:
+            name = state._readlink('/proc/self/fd/%d' % path)
+        except OSError:
+            state._took['started'] = True              # a folder that cannot be placed: the workspace at the next compile
+            return
+    else:
+        try:
+            name = os.fsdecode(path)
+        except TypeError:
+            return
+    p = os.path.realpath(name)
+    if p != state.ROOT and not p.startswith(state.ROOT_PREFIX):
+        return
+    rel = '' if p == state.ROOT else p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
+    state._tls.busy = True
+    try:
+        try:
+            names = os.listdir(p)
+        except OSError:
+            return
+        dirs = _approved_dirs()
+        for n in sorted(names):
+            r = rel + '/' + n if rel else n
+            if r == '.git' or r in state.FILES or r in state.LINKS or r in dirs:
+                continue
+            full = os.path.join(p, n)
+            if full in state._own:
+                continue
+            h = ''
+            try:
+                if os.path.isdir(full) and not os.path.islink(full):
+                    if not os.listdir(full):
+                        continue                 # an empty folder: no pull makes one, nothing in it
+                elif os.path.isfile(full) and os.path.getsize(full) <= state.TAINT_MAX:
+                    with open(full, 'rb') as f:
+                        h = rule._sha(f.read())
+            except OSError:
+                pass
+            reads._took_in(full, ('new', r, h))
+            return
+    finally:
+        state._tls.busy = False
+
+
+_EVENTS = {
+    'os.fork': pickles._on_fork,
+    'os.forkpty': pickles._on_fork,
+    'ctypes.dlsym': pickles._on_ctypes_call,
+    'ctypes.dlsym/handle': pickles._on_ctypes_call,
+    'ctypes.call_function': pickles._on_ctypes_call,
+    'os.listdir': _on_listdir,
+    'os.scandir': _on_listdir,
+    'open': reads._on_open,
+    'compile': compiles._on_compile,
+    'marshal.loads': children._on_marshal,
+    'marshal.load': children._on_marshal_load,
+    'code.__new__': children._on_code_new,
+    'pickle.find_class': pickles._on_find_class,
+    'sqlite3.connect': reads._on_sqlite,
+    'sqlite3.connect/handle': wrappers._on_sqlite_handle,
+    'os.rename': wrappers._on_replace,
+    'os.link': wrappers._on_replace,
+    'ctypes.dlopen': compiles._on_dlopen,
+    'subprocess.Popen': children._on_popen,
+    'os.exec': children._on_exec,
+    'os.posix_spawn': children._on_exec,
+    'os.spawn': children._on_spawn,
+    'os.system': children._on_system,
+}
+
+
+def _audit(event, args):
+    handler = _EVENTS.get(event)
+    if handler is None or getattr(state._tls, 'busy', False):
+        return
+    try:
+        handler(args)
+    except state.McpGateGuardRefused:
+        raise
+    except Exception:                            # the guard's own trouble never breaks an unrelated call
+        pass

@@ -1,0 +1,178 @@
+# mcp_gate_guard_parts/compiles.py — compile/exec of text: the code generators of the standard library (collections'
+# namedtuple, dataclasses, site's .pth lines) exempted by their frames, a type expression, the took-in rule
+# (_after_taking_in) and the audit handlers for compile and dlopen.
+# A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
+# rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import os
+import sys
+from . import state, rule, reads, engines, native, children
+
+
+# Code generators of the standard library that build source from identifiers they validate (namedtuple,
+# dataclass), ast.parse (a tree is code only when compiled again) and site's `.pth` lines (the file is checked when
+# it is opened): their compiles are not text the process took in. Recognised by name, outside root and scratch.
+_GENERATORS = tuple(os.sep + f for f in ('collections' + os.sep + '__init__.py', 'ast.py'))
+
+
+def _generated(f):
+    """f: the frame that called compile. namedtuple (it checks its names itself) and ast.parse; a dataclass or an attrs
+    class only while what names its fields is identifiers (./_dataclass_compile, ./_attrs_compile)."""
+    name = f.f_code.co_filename
+    if name == '<frozen site>':
+        return True
+    try:
+        p = os.path.realpath(name)
+        inside = rule._where(p)[0] is not None
+    except (TypeError, ValueError):
+        return False
+    # The standard library's generators only from outside root and scratch (a workspace file named ast.py or
+    # dataclasses.py is the application's code); attrs also from a package folder of a workspace venv, as approved.
+    if name.endswith(os.sep + 'typing_inspection' + os.sep + 'typing_objects.py') and _library_file(p):
+        return _identity_check_compile(f)
+    if not inside:
+        if name.endswith(_GENERATORS):
+            return True
+        if name.endswith(os.sep + 'dataclasses.py'):
+            return engines._dataclass_compile(f)
+    if name.endswith(os.sep + 'attr' + os.sep + '_make.py') and _library_file(p):
+        return engines._attrs_compile(f)
+    return False
+
+
+def _identity_check_compile(f):
+    """typing_inspection (pydantic's) makes its is_* helpers as it loads: `def <function_name>(obj): return obj is
+    typing.<member> ...` (or `isinstance(obj, _obj)`) from its own literals; a compile passes while both are identifiers and the module's import is
+    running (red team 10p, cases 31-32: importing pydantic after reading an edited file)."""
+    if f.f_code.co_name not in ('_compile_identity_check_function', '_compile_isinstance_check_function') or \
+            getattr(state._tls, 'engine_depth', 0) <= 0:
+        return False
+    return engines._identifiers([f.f_locals.get('member'), f.f_locals.get('function_name')])
+
+
+def _library_file(p):
+    """A file outside root and scratch, or an approved one of the site-packages of the virtual environment this
+    interpreter runs in, when that is in the workspace (a folder merely named site-packages is the application's
+    code). A package there is taken for the library it says it is: a forged one in a committed venv is not told apart
+    (docs/concepts.md says so)."""
+    kind = rule._where(p)[0]
+    if kind is None:
+        return True
+    if kind != 'root' or sys.prefix == sys.base_prefix:
+        return False
+    prefix = rule._prefix(os.path.realpath(sys.prefix))
+    if not p.startswith(prefix):
+        return False
+    parts = p[len(prefix):].split(os.sep)
+    if 'site-packages' not in parts and 'dist-packages' not in parts:
+        return False
+    try:
+        return reads._differs(p, os.stat(p)) is None
+    except OSError:
+        return False
+
+
+def _site_frame(f):
+    """True when f is site's addpackage (running a .pth line), in the interpreter's own site."""
+    c = f.f_code
+    if c.co_name != 'addpackage':
+        return False
+    if c.co_filename == '<frozen site>':
+        return True
+    return c.co_filename.endswith(os.sep + 'site.py') and rule._where(os.path.realpath(c.co_filename))[0] is None
+
+
+def _in_site():
+    """True for the compile of a .pth line itself (site's addpackage exec'ing it): a .pth file is checked when it is
+    opened. Also the line's own code compiling (`import os; exec("...")`), for a .pth outside the workspace and the
+    scratch folders only. Never deeper: a module the line imports runs its whole top level below it, and its
+    compiles are its own (red team 8p, case 10)."""
+    try:
+        f = sys._getframe(3)                     # the Python code that called compile/exec (the builtins have none)
+    except ValueError:
+        return False
+    if _site_frame(f):
+        return True
+    up = f.f_back
+    if f.f_code.co_filename != '<string>' or f.f_code.co_name != '<module>' or up is None or not _site_frame(up):
+        return False
+    try:
+        pth = os.fsdecode(up.f_locals.get('fullname'))
+        return rule._where(os.path.realpath(pth))[0] is None
+    except (TypeError, ValueError):
+        return False
+
+
+def _after_taking_in(how):
+    """Refuses when this process took in content that is not as approved (read it, was started by a process that
+    had, or started a program while the workspace differs): `how` is the text, bytes or pickle being turned into code."""
+    t = state._took['in']
+    if t is None and state._took['started']:
+        v = children._workspace_as_approved()
+        if v is not None:
+            t = state._took['in'] = v
+    if t is not None:
+        rule._refuse(t[0], t[1], t[2], t[3], how)
+
+
+def _type_expression(src):
+    """True when src is only a type expression (`Optional['Node']`, `list[int] | None`): names, attributes,
+    subscripts, constants, tuples, lists, dicts, sets and `|` — no call, lambda or comprehension, so evaluating it
+    runs no code of its own (typing's forward references, annotations evaluated by pydantic or inspect, the
+    `args`/`kwargs` logging.config.fileConfig evaluates: `(sys.stderr,)`, `{}`)."""
+    import ast
+    if state._TYPE_NODES is None:
+        state._TYPE_NODES = (ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple, ast.List,
+                       ast.Dict, ast.Set, ast.BinOp, ast.BitOr, ast.Load, ast.Index if hasattr(ast, 'Index') else ast.Load)
+    if len(src) > 4096:
+        return False
+    state._tls.busy = True
+    try:
+        tree = ast.parse(src, mode='eval')
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    finally:
+        state._tls.busy = False
+    for node in ast.walk(tree):
+        if not isinstance(node, state._TYPE_NODES):
+            return False
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.BitOr):
+            return False
+        if isinstance(node, ast.Attribute) and node.attr.startswith('_'):
+            return False
+        if isinstance(node, ast.Name) and node.id.startswith('__'):
+            return False
+    return True
+
+
+def _on_compile(args):
+    after = state._took['in'] is not None or state._took['started']
+    if not state._tainted and not after:            # the usual case: nothing taken in, nothing to compare (no hashing)
+        return
+    src = args[0]
+    if isinstance(src, str):
+        try:
+            src = src.encode('utf-8')
+        except UnicodeError:
+            src = None
+    h = rule._sha(src) if isinstance(src, (bytes, bytearray)) else None
+    if h is not None and state._tainted:              # the exact text of a file that is not as approved: named as such
+        t = state._tainted.get(h)
+        if t is not None:
+            rule._refuse(t[0], t[1], t[2], t[3], 'exec')
+    if h is not None and h in state.APPROVED:         # the exact text of an approved file: approved code
+        return
+    if after:
+        # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
+        if not _generated(sys._getframe(2)) and not _in_site() and \
+                not (isinstance(src, (bytes, bytearray)) and _type_expression(src)) and not engines._template_compile():
+            _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')
+
+
+def _on_dlopen(args):
+    name = args[0] if args else None
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    if isinstance(name, str) and '/' in name:    # a bare name is looked up in the system's library path
+        rule.check(name, None, 'dlopen')
+    if isinstance(name, str) and name:
+        native._check_native_if_writable(name, 'dlopen')

@@ -1,0 +1,458 @@
+# mcp_gate_guard_parts/programs.py — Programs a guarded process starts: the program itself, the files its arguments
+# name, a shell's own reads, its environment and code given on its command line.
+# A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
+# rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import os
+import re as _re
+from . import state, rule, reads, children
+
+
+def _words(arg):
+    try:
+        a = os.fsdecode(arg)
+    except TypeError:
+        return ()
+    out = [a]
+    if any(c.isspace() for c in a):
+        for w in a.split():
+            w = w.strip('\'"();&|<>`')
+            if w:
+                out.append(w)
+    more = []
+    for w in out:
+        if w.startswith('-') and '=' in w:
+            more.append(w.split('=', 1)[1])
+    return out + more
+
+
+_INTERPRETER = _re.compile(r'^(node|nodejs|python[\d.]*|pypy[\d.]*)$')
+_NODE_VALUE_OPTIONS = _re.compile(r'^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|'
+                                  r'--input-type|--title|--experimental-default-type|--inspect-port|--disable-warning|'
+                                  r'--watch-path)$')
+
+
+def _interpreter_data_from(items):
+    """For node/python (guarded themselves: the child checks what it loads), the index after which the arguments
+    are the script's own data, else None: the first argument that is no option, or the value of -e/-p/-c/-m."""
+    at = None
+    for i, item in enumerate(items[:3]):
+        try:
+            if _INTERPRETER.match(os.path.basename(os.fsdecode(item))):
+                at = i
+        except TypeError:
+            pass
+    if at is None:
+        return None
+    python = os.path.basename(os.fsdecode(items[at])).startswith('py')
+    i = at + 1
+    while i < len(items):
+        try:
+            a = os.fsdecode(items[i])
+        except TypeError:
+            return None
+        if a == '--':
+            return i + 1
+        if not a.startswith('-') or a == '-':
+            return i
+        if python:
+            if _re.match(r'^-[A-Za-z]*[cm]$', a):
+                return i + 1
+            if _re.match(r'^-[A-Za-z]*[cm].', a) and not a.startswith('--'):
+                return i
+            if _re.match(r'^-[WX]$|^--check-hash-based-pycs$', a):
+                i += 1
+        else:
+            if _re.match(r'^(-e|--eval|-p|--print|-pe)$', a):
+                return i + 1
+            if _re.match(r'^--(eval|print)=', a):
+                return i
+            if _NODE_VALUE_OPTIONS.match(a):
+                i += 1
+        i += 1
+    return None
+
+
+REAL_DIR = '/run/mcp-gate/real/'     # the sandbox's real interpreters, each started by its wrapper with the guard first
+
+
+def _unguarded(items, base):
+    """The real path of an interpreter among items[:2] that would start with no guard: the sandbox's real binary
+    under REAL_DIR, reached by its own path or through /proc/<pid>/exe or a descriptor (red team 6p, case 07)."""
+    for item in items[:2]:
+        try:
+            w = os.fsdecode(item)
+        except TypeError:
+            continue
+        if '/' not in w:
+            continue
+        try:
+            r = os.path.realpath(w if os.path.isabs(w) else os.path.join(base, w))
+        except (TypeError, ValueError):
+            continue
+        if r.startswith(REAL_DIR) or w.startswith(REAL_DIR):
+            return r
+    return None
+
+
+def _check_program(items, cwd):
+    try:
+        base = os.fsdecode(cwd) if cwd is not None else os.getcwd()
+    except (TypeError, OSError):
+        base = '.'
+    unguarded = _unguarded(items, base)
+    seen = set()
+    names = []
+    for item in items[:2]:
+        try:
+            names.append(os.path.basename(os.fsdecode(item)))
+        except TypeError:
+            pass
+    runs = unguarded is not None or any(state._RUNS_ITS_ARGUMENTS.match(n) for n in names)
+    # sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
+    scripts = set()
+    if any(_re.match(r'^g?sed$|^[gmn]?awk$', n) for n in names):
+        strs = [os.fsdecode(x) for x in items if isinstance(x, (str, bytes))]
+        for j, a in enumerate(strs):
+            if a in ('-f', '--file') and j + 1 < len(strs):
+                scripts.add(strs[j + 1])
+            elif a.startswith('--file='):
+                scripts.add(a[7:])
+            elif a.startswith('-f') and len(a) > 2 and not a.startswith('--'):
+                scripts.add(a[2:])
+    data_from = None if unguarded is not None else _interpreter_data_from(items)
+    for i, item in enumerate(items):
+        if data_from is not None and i > data_from:
+            break
+        if item is None:
+            continue
+        for w in _words(item):
+            if not w or w in seen or '\0' in w:
+                continue
+            seen.add(w)
+            f = w if os.path.isabs(w) else os.path.join(base, w)
+            p = os.path.realpath(f)
+            if rule._where(p)[0] is None:
+                continue
+            try:
+                st = os.stat(p)
+            except (OSError, ValueError):
+                continue
+            if st.st_mode & 0o170000 != 0o100000:
+                continue
+            if not (i <= 1 or runs or st.st_mode & 0o111 or w in scripts):
+                if state._took['in'] is None:              # data it is handed: what the program may pass back
+                    v = reads._differs(p, st)
+                    if v is not None:
+                        reads._took_in(p, v)
+                continue
+            v = rule._verdict(p)
+            if v is not None:
+                rule._refuse(p, v[1], v[0], v[2], 'spawn')
+    # After the files it is given: what it may read besides them must be as approved too.
+    reader = _reads_its_own(items, cwd)
+    if reader is None and unguarded is not None:
+        reader = '%s with no guard' % unguarded
+    if reader is not None:
+        v = children._workspace_as_approved()
+        if v is not None:
+            rule._refuse(v[0], v[1], v[2], v[3], 'spawn %s (it reads workspace files no guard sees)' % reader)
+
+
+_SHELLS = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|busybox)$')
+_SHELL_TRICKS = _re.compile(r'`|\$\(|\$\{|\$[A-Za-z_]|<\(|>\(|(^|[\s;&|(){}])(\.|source|eval|exec|command|builtin|xargs|alias)(\s|$)')
+
+
+def _shebang(p):
+    """The interpreter a script's `#!` line names (`/usr/bin/env bash` is bash), or None."""
+    try:
+        with open(p, 'rb') as f:
+            head = f.read(256)
+    except (OSError, ValueError, TypeError):
+        return None
+    if not head.startswith(b'#!'):
+        return None
+    words = head[2:].split(b'\n')[0].decode('utf-8', 'replace').split()
+    if words and os.path.basename(words[0]) == 'env':
+        words = [w for w in words[1:] if not w.startswith('-') and '=' not in w]
+    return os.path.basename(words[0]) if words else None
+
+
+def _reads_its_own(items, cwd=None):
+    """The name of the program among items[:2] that reads files no guard sees, else None: by its name, or by the
+    interpreter its `#!` line names. `sh -c 'cmd'` (also `-lc`, `-ec`) is read as its command line: a sourced file,
+    eval, a substitution, or any word of the line naming such a program makes it one; else it is not."""
+    names = []
+    for item in items[:2]:
+        try:
+            w = os.fsdecode(item)
+        except TypeError:
+            continue
+        names.append(os.path.basename(w))
+        p = w if os.path.isabs(w) else os.path.join(os.fsdecode(cwd) if cwd is not None else os.getcwd(), w)
+        # (node and python are not read by their `#!`: in the sandbox they are the guard's own wrapper scripts)
+        if '/' in w and not _re.match(r'^(node|nodejs|python[\d.]*|pypy[\d.]*)$', os.path.basename(w)) and os.path.isfile(p):
+            interp = _shebang(p)
+            if interp:
+                names.append(interp)
+    for n in names:
+        if not state._READS_ITS_OWN.match(n):
+            continue
+        if _SHELLS.match(n):
+            rest = [os.fsdecode(x) for x in items[1:] if isinstance(x, (str, bytes))]
+            flag = next((i for i, a in enumerate(rest[:-1]) if _re.match(r'^-[A-Za-z]*c[A-Za-z]*$', a)), None)
+            if flag is not None:
+                return _shell_line_reads(rest[flag + 1], n)
+        return n
+    return None
+
+
+_KEYWORDS = frozenset(('if', 'then', 'else', 'elif', 'do', 'while', 'until', 'time', '!', 'nohup', 'nice', 'env'))
+
+
+def _shell_line_reads(cmd, shell):
+    """The program a `sh -c` line runs that reads files no guard sees (or the shell itself for a sourced file, eval,
+    a substitution), else None: each word in a command's place — first, after ; & | ( ) { } or a keyword such as
+    `then`, after variable assignments — is read; arguments (`echo bash`) are not."""
+    if _SHELL_TRICKS.search(cmd):
+        return shell
+    expect = True
+    for tok in _re.findall(r'[;&|(){}\n]+|[^\s;&|(){}]+', cmd):
+        if _re.match(r'^[;&|(){}\n]+$', tok):
+            expect = True
+            continue
+        if not expect:
+            continue
+        w = tok.strip('\'"\\')
+        if not w or _re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', w) or w in _KEYWORDS:
+            continue
+        expect = False
+        if state._READS_ITS_OWN.match(os.path.basename(w)):
+            return os.path.basename(w)
+    return None
+
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a start is given besides its command line: its environment, and code on its command line
+# ---------------------------------------------------------------------------------------------------------
+
+# The variables MCP Gate refuses a repository to set for a server (src/trust/plan/loader-variables.ts, LOADER_EXACT and
+# LOADER_PREFIXES; a test keeps the two lists equal): they decide which code a program loads. A child started with
+# one set otherwise than this process was started with (the value MCP Gate or a checked parent set) is checked.
+LOADER_EXACT = frozenset((
+    'PATH', 'HOME', 'USERPROFILE', 'BASH_ENV', 'ENV', 'ZDOTDIR', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'IFS', 'CDPATH',
+    'GLOBIGNORE', 'CLASSPATH', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'GCONV_PATH', 'GLIBC_TUNABLES', 'LOCPATH', 'NLSPATH',
+    'HOSTALIASES', 'TMPDIR', 'TEMP', 'TMP', 'ELECTRON_RUN_AS_NODE', 'EDITOR', 'VISUAL', 'PAGER', 'BROWSER', 'SHELL',
+    'MANPAGER', 'LESSOPEN', 'PERLIO', 'TCLLIBPATH', 'LUA_PATH', 'LUA_CPATH', 'R_PROFILE_USER', 'R_LIBS_USER', 'JULIA_LOAD_PATH', 'JULIA_DEPOT_PATH',
+    'SSH_ASKPASS', 'SUDO_ASKPASS', 'GIT_ASKPASS', 'TERMINFO', 'TERMINFO_DIRS', 'INPUTRC', 'MAVEN_OPTS', 'GRADLE_OPTS', 'SBT_OPTS', 'ANT_OPTS',
+    'CC', 'CXX', 'CPP', 'LD', 'AR', 'CFLAGS', 'CXXFLAGS', 'LDFLAGS', 'CPPFLAGS', 'MAKEFLAGS', 'MFLAGS', 'LIBRARY_PATH', 'CPATH', 'PKG_CONFIG_PATH',
+    'QT_PLUGIN_PATH', 'QT_QPA_PLATFORM_PLUGIN_PATH', 'GTK_PATH', 'GTK_MODULES', 'GIO_MODULE_DIR', 'GST_PLUGIN_PATH', 'GDK_PIXBUF_MODULE_FILE',
+    'KRB5_CONFIG', 'MAGIC', 'WGETRC', 'CURL_HOME', 'SSLKEYLOGFILE', 'ZSH', 'FPATH', 'MAIL', 'MAILPATH', 'HISTFILE', 'LESSKEY', 'SCREENRC', 'VIMINIT', 'EXINIT', 'MYVIMRC',
+))
+LOADER_PREFIXES = (
+    'LD_', 'DYLD_', 'NODE_', 'NPM_CONFIG_', 'PYTHON', 'PIP_', 'UV_', 'PERL', 'RUBY', 'GEM_', 'BUNDLE_', 'JAVA_', 'DENO_', 'BUN_', 'TS_NODE_',
+    'TSX_', 'YARN_', 'PNPM_', 'COREPACK_', 'XDG_', 'GIT_', 'MALLOC_', 'LUA_', 'PHP', 'CARGO_', 'RUSTC', 'RUSTUP_', 'GOPATH', 'GOROOT', 'GOFLAGS', 'GOENV', 'GOBIN', 'GOTOOLCHAIN', 'GOPROXY', 'GOEXPERIMENT', 'GODEBUG', 'CONDA', 'VIRTUAL_ENV', 'POETRY_', 'PIPX_', 'PDM_', 'HATCH_',
+    'OPENSSL_', 'SSL_', 'PYENV', 'RBENV', 'NODENV', 'NVM_', 'VOLTA_', 'ASDF_', 'MISE_', 'RTX_', 'FNM_', 'JENV', 'SDKMAN', 'BASH_FUNC_', 'DOTNET_', 'CORECLR_',
+    'COMPLUS_', 'MONO_', 'ERL_', 'ELIXIR_', 'MIX_', 'HEX_', 'R_PROFILE', 'R_ENVIRON', 'R_LIBS', 'JULIA_', 'TK_', 'GEMRC', 'BUNDLER_', 'RAILS_', 'NPM_', 'GCONV_',
+    'GLIBC_', 'GTK_', 'QT_', 'GST_', 'GIO_', 'DBUS_', 'GPG', 'GNUPG', 'SSH_', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'GOOGLE_APPLICATION_CREDENTIALS',
+    'KUBECONFIG', 'DOCKER_', 'CONTAINER_', 'PROMPT_', 'PS1', 'PS2', 'PS3', 'VIMINIT', 'VIMRUNTIME', 'MANPATH', 'INFOPATH', 'TEXINPUTS', 'DENO', 'BUN',
+)
+# Of those, the ones that make a program run code they name or hold whatever their value: refused outright when set
+# otherwise than at this process's start (a shell's startup file, exported shell functions, Perl's and Ruby's
+# options and library folders, the dynamic loader's preloads and auditors).
+_CODE_VARS = _re.compile(r'^(BASH_ENV|BASH_FUNC_.*|PERL5OPT|PERL5LIB|PERLLIB|PERL5DB|RUBYOPT|RUBYLIB|LD_PRELOAD|LD_AUDIT|'
+                         r'PYTHONSTARTUP|PYTHONHOME|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|GLIBC_TUNABLES|GCONV_PATH)$')
+_PATH_LISTS = _re.compile(r'^(LD_LIBRARY_PATH|PYTHONPATH|NODE_PATH|PERL5LIB|PERLLIB|RUBYLIB|CLASSPATH|LUA_PATH|LUA_CPATH)$')
+_NOT_LOADERS = frozenset(('TMPDIR', 'TEMP', 'TMP', 'PATH'))   # scratch of its own; PATH: the program it finds is checked
+
+
+def _loader_variable(name):
+    u = name.upper()
+    return u in LOADER_EXACT or u.startswith(LOADER_PREFIXES) or '%' in name or '(' in name
+
+
+def _env_dict(env):
+    """A start's environment as a dict of str (None: this process's own)."""
+    if env is None:
+        return dict(os.environ)
+    out = {}
+    try:
+        if isinstance(env, dict) or hasattr(env, 'items'):
+            for k, v in env.items():
+                out[os.fsdecode(k)] = os.fsdecode(v)
+        else:
+            for e in env:
+                k, eq, v = os.fsdecode(e).partition('=')
+                if eq:
+                    out[k] = v
+    except (TypeError, ValueError):
+        return None
+    return out
+
+
+def _writable_place(p):
+    """True for a real path in the workspace, a scratch folder or this process's home (or one of those itself)."""
+    if not state._state['on']:
+        return False
+    if state.BROKEN is not None:
+        return rule._where(p)[0] is not None
+    if p == state.ROOT or rule._in_home(p) or rule._where(p)[0] is not None:
+        return True
+    return any(p == d.rstrip(os.sep) for d in state.SCRATCH)
+
+
+def _names_writable(name, value, base):
+    """The first writable place a variable's value names (a path in it, or an empty entry of a search path: the
+    working folder), else None."""
+    words = _re.split(r'[:;,\s=]+', value)
+    if _PATH_LISTS.match(name) and ('' in value.split(':') or '.' in value.split(':')):
+        words.append(base)
+    for w in words:
+        if not w or w.startswith('-') and '/' not in w:
+            continue
+        w = w.strip('\'"')
+        if not (os.path.isabs(w) or '/' in w or os.path.exists(os.path.join(base, w))):
+            continue
+        try:
+            p = os.path.realpath(w if os.path.isabs(w) else os.path.join(base, w))
+        except (TypeError, ValueError):
+            continue
+        if _writable_place(p):
+            return p
+    return None
+
+
+def _check_env(env, base, items=()):
+    """A child's environment: a variable that makes a program load code no guard sees (red team 7p, case 03), set
+    otherwise than this process was started with, is refused — one of _CODE_VARS whatever its value, any other of
+    the loader list when its value names a writable place."""
+    if not state._state['on']:
+        return
+    e = _env_dict(env)
+    if e is None:
+        rule._refuse(state.ROOT or '(workspace)', None, 'sink', '', 'spawn with an environment the guard cannot read')
+    start = state._START['env']
+    # a Python child is guarded itself: what PYTHONPATH puts on its sys.path is checked as it is imported
+    python = any(_re.match(r'^(python[\d.]*|pypy[\d.]*)$', os.path.basename(os.fsdecode(x))) for x in items[:2]
+                 if isinstance(x, (str, bytes)))
+    for k in sorted(e):
+        v = e[k]
+        if start.get(k) == v or k in (state.TOOK_IN_VAR, state.CHILD_VAR, 'MCP_GATE_GUARD') or not _loader_variable(k):
+            continue
+        if k == 'ENV' and not _re.search(r'[/$`]', v) and not os.path.exists(os.path.join(base, v)):
+            continue                             # ENV=production: a word, no file (sh sources $ENV, expanded)
+        bad = None
+        if _CODE_VARS.match(k) or k.startswith('BASH_FUNC_') or '%' in k or '(' in k:
+            bad = 'it makes the program run code it names'
+        elif k not in _NOT_LOADERS and not (python and k in ('PYTHONPATH', 'PYTHONSAFEPATH', 'PYTHONUSERBASE')):
+            w = _names_writable(k, v, base)
+            if w is not None and (w == state.ROOT or w.startswith(state.ROOT_PREFIX)):
+                # a workspace folder (a bundled helper's LD_LIBRARY_PATH=lib): what the program loads from it is
+                # approved only while every file of the workspace is what was approved, as for a program that reads
+                # its own files
+                ws = children._workspace_as_approved()
+                if ws is not None:
+                    rule._refuse(ws[0], ws[1], ws[2], ws[3], 'spawn with %s=%s in its environment (it names the workspace, '
+                            'and no guard sees what the program loads from there)' % (k, v[:200]))
+            elif w is not None:
+                bad = 'it names %s, a place the server can write' % w
+        if bad is not None:
+            p = _names_writable(k, v, base) or state.ROOT or '(workspace)'
+            how = 'spawn with %s=%s in its environment (%s; no guard sees what it loads)' % (k, v[:200], bad)
+            kind, rel = rule._where(p)
+            if kind == 'root':
+                vv = rule._verdict(p)
+                if vv is not None:
+                    rule._refuse(p, vv[1], vv[0], vv[2], how)
+            rule._refuse(p, rel if kind == 'root' else None, 'sink', '', how)
+
+
+# Interpreters and the options that give them code on their command line (a shell's -c, `perl -e`…): after this
+# process took in content that is not as approved, that text may be it (red team 7p, case 02).
+_INLINE = (
+    (_re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|rbash|pwsh|powershell)$'), _re.compile(r'^(-[A-Za-z]*c[A-Za-z]*|-Command|-command)$')),
+    (_re.compile(r'^(python[\d.]*|pypy[\d.]*)$'), _re.compile(r'^-[A-Za-z]*c')),
+    (_re.compile(r'^(node|nodejs|bun|deno)$'), _re.compile(r'^(-e|--eval|-p|--print|-pe|--eval=.*|--print=.*|eval)$')),
+    (_re.compile(r'^(perl[\d.]*)$'), _re.compile(r'^-[A-Za-z]*[eE]')),
+    (_re.compile(r'^(ruby[\d.]*|lua[\d.]*|luajit|Rscript|R|julia|osascript|jshell)$'), _re.compile(r'^(-[A-Za-z]*e|--eval|--expr|-r)$')),
+    (_re.compile(r'^(php[\d.]*)$'), _re.compile(r'^(-r|--run)$')),
+)
+_AWK = _re.compile(r'^[gmn]?awk$|^busybox$')
+
+
+def _inline_code(items):
+    """'<program> <option>' when a start gives a program code on its command line, else None."""
+    strs = []
+    for x in items:
+        try:
+            strs.append(os.fsdecode(x))
+        except TypeError:
+            strs.append('')
+    for at in range(min(3, len(strs))):
+        n = os.path.basename(strs[at])
+        for prog, flag in _INLINE:
+            if not prog.match(n):
+                continue
+            for a in strs[at + 1:]:
+                if flag.match(a):
+                    if n.startswith(('python', 'pypy')) and _multiprocessing_line(strs[strs.index(a) + 1:][:1]):
+                        return None
+                    return '%s %s' % (n, a)
+                if not a.startswith('-') and a != 'eval':
+                    break
+        if _AWK.match(n) and n != 'busybox':
+            rest = strs[at + 1:]
+            if not any(a in ('-f', '--file') or a.startswith(('-f', '--file=')) and not a.startswith('-F') for a in rest):
+                return '%s (its program text)' % n
+    return None
+
+
+def _multiprocessing_line(texts):
+    """True for the command line multiprocessing's spawn and forkserver start their interpreters with: a call of
+    their own entry point with constant arguments (no code of its own)."""
+    if not texts:
+        return False
+    text = texts[0]
+    if len(text) > 65536 or not text.startswith('from multiprocessing.'):
+        return False
+    import ast
+    state._tls.busy = True
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    finally:
+        state._tls.busy = False
+    if len(tree.body) != 2:
+        return False
+    imp, call = tree.body
+    if not (isinstance(imp, ast.ImportFrom) and imp.module in ('multiprocessing.spawn', 'multiprocessing.forkserver',
+                                                                 'multiprocessing.resource_tracker') and
+            len(imp.names) == 1 and imp.names[0].asname is None and imp.names[0].name in ('spawn_main', 'main')):
+        return False
+    c = call.value if isinstance(call, ast.Expr) else None
+    if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == imp.names[0].name):
+        return False
+    try:
+        for a in c.args:
+            ast.literal_eval(a)
+        for k in c.keywords:
+            ast.literal_eval(k.value)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    return True
+
+
+def _check_inline(items):
+    t = state._took['in']
+    if t is None:
+        return
+    what = _inline_code(items)
+    if what is None:
+        return
+    v = children._workspace_as_approved()
+    if v is None and t[1] is None:
+        v = t                                    # content read outside the workspace (a scratch file)
+    if v is not None:
+        rule._refuse(v[0], v[1], v[2], v[3], 'spawn %s: code on its command line, started after this process took in a '
+                'file that is not as approved (the text may be that file\'s)' % what)

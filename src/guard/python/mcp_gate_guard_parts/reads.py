@@ -1,0 +1,304 @@
+# mcp_gate_guard_parts/reads.py — PEP 578 audit hook, files read: opens of code files, what a process takes in (a read
+# of a workspace or scratch file that is not as approved), sqlite/dbm/readlink reads, and the finder that wraps dbm's
+# readers.
+# A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
+# rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import os
+import sys
+from importlib import machinery as _M
+import re as _re
+from . import state, rule, wrappers
+
+
+# ---------------------------------------------------------------------------------------------------------
+# PEP 578 audit hook: opens of code files, compile of a non-matching file's text, ctypes, program starts
+# ---------------------------------------------------------------------------------------------------------
+
+_TEXT_READERS = ('linecache', 'tokenize', 'traceback', 'inspect')
+
+
+def _read_for_display():
+    """True when the open comes from traceback/source display (linecache): not a load."""
+    try:
+        f = sys._getframe(3)
+        n = 0
+        while f is not None and n < 12:
+            if f.f_globals.get('__name__') in _TEXT_READERS:
+                return True
+            f, n = f.f_back, n + 1
+    except Exception:
+        pass
+    return False
+
+
+def _read_by_site_venv():
+    """True when the open comes from the interpreter's own site.venv() (it reads pyvenv.cfg for `home` and
+    `include-system-site-packages`; the site-packages it then adds load under the guard like any file)."""
+    try:
+        f = sys._getframe(3)
+        n = 0
+        while f is not None and n < 6:
+            c = f.f_code
+            if c.co_name == 'venv' and (c.co_filename == '<frozen site>' or (
+                    c.co_filename.endswith(os.sep + 'site.py') and rule._where(os.path.realpath(c.co_filename))[0] is None)):
+                return True
+            f, n = f.f_back, n + 1
+    except Exception:
+        pass
+    return False
+
+
+def _taint(p, v, data):
+    state._tainted[v[2]] = (p, v[1], v[0], v[2])
+    if b'\r' in data:                           # the same text read in text mode (universal newlines)
+        try:
+            t = data.replace(b'\r\n', b'\n').replace(b'\r', b'\n')
+            state._tainted[rule._sha(t)] = (p, v[1], v[0], v[2])
+        except Exception:
+            pass
+
+
+def _note_own(path, mode, flags):
+    """A file this process creates or truncates (before it took anything in) holds what it wrote, not a change."""
+    if state._took['in'] is not None:
+        return
+    # os.open: truncated, or created new (O_CREAT with O_EXCL); O_EXCL alone creates nothing (red team 4, case 12)
+    fresh = ('w' in mode or 'x' in mode) if mode is not None else \
+        bool(flags & os.O_TRUNC) or (flags & (os.O_CREAT | os.O_EXCL)) == (os.O_CREAT | os.O_EXCL)
+    if fresh:
+        try:
+            state._own.add(os.path.realpath(os.fsdecode(path)))
+        except (TypeError, ValueError):
+            pass
+
+
+def _took_in(p, v):
+    if state._took['in'] is None and p not in state._own:
+        state._took['in'] = (p, v[1], v[0], v[2])
+
+
+def _on_open(args):
+    path, mode = args[0], args[1]
+    if isinstance(path, int):
+        return
+    flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+    if mode is None:                            # os.open(path, flags)
+        if flags & 3 != os.O_RDONLY:
+            _note_own(path, None, flags)
+        if flags & 3 == os.O_WRONLY or flags & os.O_TRUNC:
+            return
+    elif not isinstance(mode, str):
+        return
+    else:
+        if 'r' not in mode:
+            _note_own(path, mode, 0)
+        if not ('r' in mode or ('+' in mode and 'w' not in mode)):
+            return
+    try:
+        name = os.fsdecode(path)
+    except TypeError:
+        return
+    if not os.path.isabs(name) and getattr(state._tls, 'dir_fd', False):
+        return                                  # os.open(..., dir_fd=): looked at by _wrap_open once it is open
+    if not os.path.isabs(name) and not os.path.lexists(name):
+        # Read relative to a folder descriptor some other way (posix.open before the guard's wrapper, an opener):
+        # where it is cannot be told, so it counts as content that is not as approved (red team 4, case 10).
+        _took_in(name, ('new', None, ''))
+        return
+    p = os.path.realpath(name)
+    if rule._where(p)[0] is None:
+        # read through a workspace link made or retargeted since approval: content that is not as approved
+        lv = rule._link_verdict(name, p)
+        if lv is not None and os.path.isfile(p) and os.path.getsize(p) <= state.TAINT_MAX:
+            try:
+                data = rule._read(p)
+            except OSError:
+                return
+            v = (lv[2], lv[1], rule._sha(data))
+            _taint(lv[0], v, data)
+            _took_in(lv[0], v)
+        return
+    try:
+        st = os.stat(p)
+    except OSError:
+        return
+    if st.st_mode & 0o170000 != 0o100000:        # not a regular file
+        return
+    if p.endswith(state.CODE_SUFFIXES) or name.endswith(state.CODE_SUFFIXES):
+        try:
+            data = rule._read(p)
+        except OSError:
+            return
+        v = rule._verdict(p, data)
+        if v is None:
+            return
+        if _read_for_display():
+            # a traceback showing source is not a load; compile of it, or of any part of it, after that is refused
+            # (a line of it handed back by linecache and exec'd: red team 5, case 02)
+            _taint(p, v, data)
+            _took_in(p, v)
+            return
+        rule._refuse(p, v[1], v[0], v[2], 'open')
+    if os.path.basename(p) == 'pyvenv.cfg' and _read_by_site_venv():
+        return                                  # a virtual environment's settings, read by site: no text becomes code
+    if st.st_size > state.TAINT_MAX:
+        if state._took['in'] is None:
+            v = _differs(p, st)
+            if v is not None:
+                _took_in(p, v)
+        return
+    try:
+        data = rule._read(p)
+    except OSError:
+        return
+    v = rule._verdict(p, data)
+    if v is not None and p not in state._own:
+        _taint(p, v, data)
+        _took_in(p, v)
+
+
+def _differs(p, st):
+    """The verdict for a large file read as data, hashed once per (inode, size, mtime)."""
+    kind, rel = rule._where(p)
+    if kind is None:
+        return None
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    hit = state._known.get(p)
+    if hit is None or hit[0] != key:
+        v = rule._verdict(p)
+        state._known[p] = (key, v)
+        return v
+    return hit[1]
+
+
+_PERCENT = _re.compile(rb'%([0-9A-Fa-f]{2})')
+
+
+def _sqlite_uri_path(name):
+    """The file a `file:` URI names, decoded as SQLite does (sqlite3ParseUri): an authority of '' or 'localhost'
+    after `//`, the path up to `?` or `#`, %XX decoded. None when SQLite would not open a file it names."""
+    rest = name[5:]
+    if rest.startswith('//'):
+        end = rest.find('/', 2)
+        if end < 0:
+            end = len(rest)
+        if rest[2:end] not in ('', 'localhost'):
+            return None
+        rest = rest[end:]
+    for c in '?#':
+        rest = rest.split(c, 1)[0]
+    raw = _PERCENT.sub(lambda m: bytes((int(m.group(1), 16),)), os.fsencode(rest))
+    if b'\0' in raw:
+        raw = raw.split(b'\0', 1)[0]
+    return os.fsdecode(raw)
+
+
+def _on_sqlite(args):                           # sqlite3.connect: (database,) — read by the library itself
+    try:
+        name = os.fsdecode(args[0])
+    except (TypeError, IndexError):
+        return
+    if name == ':memory:' or not name:
+        return
+    names = [name]                               # uri=False: the name as written (the event does not say which)
+    if name.startswith('file:'):
+        try:
+            decoded = _sqlite_uri_path(name)
+        except (ValueError, TypeError, UnicodeError):
+            decoded = None
+        if decoded is None:                      # cannot be placed: the workspace is checked at the next compile
+            state._took['started'] = True
+            return
+        if decoded:
+            names.append(decoded)
+    for n in names:
+        if _take_in_file(n) is None:             # there, but cannot be looked at: fail closed
+            state._took['started'] = True
+
+
+def _take_in_file(name):
+    """A file a library reads itself (sqlite, dbm): counted as taken in when it is not as approved; True then (None
+    when it is there but cannot be looked at)."""
+    p = os.path.realpath(name)
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None if os.path.lexists(name) else False   # there but not statable (a loop, no access): None
+    if st.st_mode & 0o170000 != 0o100000:
+        return False
+    v = _differs(p, st)
+    if v is not None:
+        _took_in(p, v)
+    return v is not None
+
+
+def _on_readlink(path, dir_fd, text):
+    """os.readlink: a link's text is content the approval records (its `links`); the text of a workspace link made
+    or retargeted since counts as taken in (red team 4, case 13: eval of a link's text)."""
+    if state._took['in'] is not None or state.BROKEN is not None:
+        return
+    try:
+        name = os.fsdecode(path)
+    except TypeError:
+        return
+    if dir_fd is not None and not os.path.isabs(name):
+        try:
+            name = os.path.join(state._readlink('/proc/self/fd/%d' % dir_fd), name)
+        except (OSError, TypeError):
+            _took_in(name, ('new', None, ''))
+            return
+    lex = os.path.abspath(name)
+    folder = os.path.realpath(os.path.dirname(lex))
+    full = os.path.join(folder, os.path.basename(lex))
+    if not full.startswith(state.ROOT_PREFIX):
+        return                                  # a link in a scratch folder: no record of it (the process's own)
+    rel = full[len(state.ROOT_PREFIX):].replace(os.sep, '/')
+    try:
+        t = os.fsdecode(text)
+    except TypeError:
+        return
+    if state.LINKS.get(rel) != t:
+        _took_in(full, ('changed' if rel in state.LINKS or rel in state.FILES else 'new', rel, rule._sha(t.encode('utf-8', 'surrogateescape'))))
+
+
+def _on_dbm(filename):
+    """dbm.ndbm / dbm.gnu open their files in C (no `open` event, unlike shelve's format probe): each file of the
+    database that is not as approved counts as taken in (red team 4, case 14: a pickle in a pulled state.db)."""
+    try:
+        name = os.fsdecode(filename)
+    except TypeError:
+        return
+    for f in (name, name + '.db', name + '.dir', name + '.pag'):
+        if _take_in_file(f):
+            return
+
+
+class _DbmFinder(object):
+    """Puts _on_dbm in front of the C dbm modules' open when they are imported (dbm.ndbm and dbm.gnu copy it), and
+    _wrap_sqlite around _sqlite3's connect (sqlite3 copies it)."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name not in ('_dbm', '_gdbm', '_sqlite3', 'readline', '_ssl', 'ssl'):
+            return None
+        spec = _M.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            if name == '_sqlite3':
+                wrappers._wrap_sqlite(module)
+                return
+            if name in ('readline', '_ssl', 'ssl'):
+                wrappers._wrap_readers(module)
+                return
+            opener = getattr(module, 'open', None)
+            if callable(opener):
+                def open(filename, *a, **k):
+                    _on_dbm(filename)
+                    return opener(filename, *a, **k)
+                module.open = open
+        spec.loader.exec_module = exec_module
+        return spec

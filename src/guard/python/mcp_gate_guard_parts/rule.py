@@ -1,0 +1,192 @@
+# mcp_gate_guard_parts/rule.py — The rule (src/guard/CONTRACT.md): where a real path lies (root, scratch, neither),
+# whether its bytes are what was approved, the refusal (its stderr line and its report record) and the symbolic-link
+# checks.
+# A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
+# rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import os
+from . import state
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The rule
+# ---------------------------------------------------------------------------------------------------------
+
+def _sha(data):
+    return state._sha256(data).hexdigest()
+
+
+def _read(p):
+    state._tls.busy = True
+    try:
+        with open(p, 'rb') as f:
+            return f.read()
+    finally:
+        state._tls.busy = False
+
+
+def _where(p):
+    """'root' (with rel), 'scratch', or None (not ours to check) for a real path p."""
+    if not state._state['on']:
+        return None, None
+    if state.BROKEN is not None:
+        for d in state.SYSTEM:
+            if p == d or p.startswith(d):
+                return None, None
+        return 'broken', None
+    if p.startswith(state.ROOT_PREFIX):
+        return 'root', p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
+    for d in state.SCRATCH:
+        if p.startswith(d):
+            # A file on a read-only mount (bound read-only into a scratch folder by the sandbox): the server cannot
+            # have written it, so it is no scratch file.
+            try:
+                if os.statvfs(p).f_flag & os.ST_RDONLY:
+                    return None, None
+            except (OSError, ValueError, AttributeError):
+                pass
+            return 'scratch', None
+    return None, None
+
+
+def _verdict(p, data=None):
+    """None when the real path p may become code; else (why, rel, sha)."""
+    kind, rel = _where(p)
+    if kind is None:
+        return None
+    if data is None:
+        try:
+            data = _read(p)
+        except (OSError, ValueError):
+            return None                              # the runtime cannot read it either: its own error follows
+    h = _sha(data)
+    if kind == 'root':
+        want = state.FILES.get(rel)
+        if want == h:
+            return None
+        return ('changed' if want is not None else 'new'), rel, h
+    if kind == 'scratch':
+        return (None if h in state.APPROVED else ('scratch', None, h))
+    return 'manifest', rel, h
+
+
+_REASONS = {
+    'changed': 'it changed since approval',
+    'new': 'it is not in what was approved',
+    'scratch': 'a file written outside the workspace that was not approved',
+    'sink': 'it was asked to start a program the guard could not follow',
+}
+
+
+def _message(p, rel, why):
+    if why == 'manifest':
+        reason = 'the approval manifest %s could not be read (%s)' % (os.environ.get('MCP_GATE_GUARD'), state.BROKEN)
+    else:
+        reason = _REASONS[why]
+    return 'mcp-gate-guard: refused to load %s (%s): %s' % (p, rel if rel is not None else 'null', reason)
+
+
+def _in_home(p):
+    home = state._START['home']
+    return bool(home) and home != '/' and (p == home or p.startswith(_prefix(home)))
+
+
+def _refuse(p, rel, why, h, how):
+    msg = _message(p, rel, why)
+    if why == 'scratch' and isinstance(p, str) and _in_home(p):
+        # approving again cannot help: the file is no workspace file, and the home outlives the start (red team 7p, 11)
+        how = '%s; it is in the server\'s own home (%s), which is kept between its starts, so approving again does ' \
+              'not remove it: delete %s' % (how, state._START['home'], p)
+        msg += ' (%s)' % how
+    elif 'after this process took in' in how or why == 'sink' or ' needs ' in how or 'environment' in how:
+        msg += ' (%s)' % how
+    key = (p, h, how)
+    if key not in state._told:
+        state._told.add(key)
+        try:
+            os.write(2, (msg + '\n').encode('utf-8', 'replace'))
+        except OSError:
+            pass
+        if state.REPORT:
+            _append_report(p, rel, why, h, how)
+    raise state.McpGateGuardRefused(msg, path=p)
+
+
+def _append_report(p, rel, why, h, how):
+    import json
+    import time
+    now = time.time()
+    stamp = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now)) + '.%03dZ' % int((now % 1) * 1000)
+    rec = {'file': p, 'rel': rel, 'why': why, 'sha256': h, 'runtime': 'python', 'how': how, 'pid': os.getpid(),
+           'time': stamp}
+    if why == 'scratch' and isinstance(p, str) and _in_home(p):
+        rec['home'] = True
+    line = json.dumps(rec, ensure_ascii=False) + '\n'
+    state._tls.busy = True
+    try:
+        fd = os.open(state.REPORT, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode('utf-8'))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    finally:
+        state._tls.busy = False
+
+
+def _link_verdict(path, p):
+    """For a path named inside the workspace that resolved outside it (p): None when the first symbolic link on the
+    way is one the approval recorded with the same text; else (link path, rel, why)."""
+    if not state._state['on'] or state.BROKEN is not None or p.startswith(state.ROOT_PREFIX):
+        return None
+    try:
+        lex = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return None
+    if not lex.startswith(state.ROOT_PREFIX):
+        return None
+    cur, rel = state.ROOT, ''
+    for part in lex[len(state.ROOT_PREFIX):].split(os.sep):
+        if not part:
+            continue
+        cur = os.path.join(cur, part)
+        rel = rel + '/' + part if rel else part
+        try:
+            if not os.path.islink(cur):
+                if os.path.isdir(cur):
+                    continue
+                return None
+            text = state._readlink(cur)
+        except OSError:
+            text = None
+        if state.LINKS.get(rel) != text:
+            return cur, rel, ('changed' if rel in state.LINKS or rel in state.FILES else 'new')
+        return None
+    return None
+
+
+def _links_as_approved(path, p, how):
+    """A load named inside the workspace that resolved outside it (p) went through a symbolic link of the
+    workspace: that link must be one the approval recorded, with the same text; the first link on the way decides."""
+    v = _link_verdict(path, p)
+    if v is not None:
+        _refuse(v[0], v[1], v[2], '', how + ' through a symbolic link')
+
+
+def _inside_root(path):
+    try:
+        return state._state['on'] and state.BROKEN is None and os.path.abspath(os.fsdecode(path)).startswith(state.ROOT_PREFIX)
+    except (TypeError, ValueError):
+        return False
+
+
+def check(path, data=None, how='open'):
+    """Applies the rule to a file about to become code; raises McpGateGuardRefused when it is refused."""
+    p = os.path.realpath(path)
+    _links_as_approved(path, p, how)
+    v = _verdict(p, data)
+    if v is not None:
+        _refuse(p, v[1], v[0], v[2], how)
+    return p
+def _prefix(d):
+    return d if d.endswith(os.sep) else d + os.sep
