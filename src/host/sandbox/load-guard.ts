@@ -34,6 +34,8 @@ const NODE_GUARD = 'node-guard.cjs';
  */
 const NODE_FLAGS = ['--expose-internals'];
 const PYTHON_GUARD = 'mcp_gate_guard.py';
+/** The Python guard's parts, which its entry loads from beside itself (src/guard/python/mcp_gate_guard_parts/). */
+const PYTHON_GUARD_PARTS = 'mcp_gate_guard_parts';
 /** Folders whose node and python binaries get a wrapper in the sandbox (the system's). */
 const BIN_DIRS = ['/usr/bin', '/usr/local/bin', '/bin', '/usr/sbin', '/usr/local/sbin'];
 
@@ -155,7 +157,7 @@ interface GuardOptions {
  * GuardUnavailable with what to do when the guard's files or the manifest cannot be used.
  */
 export function prepareGuard(o: GuardOptions): GuardedStart {
-  for (const f of [NODE_GUARD, PYTHON_GUARD]) {
+  for (const f of [NODE_GUARD, PYTHON_GUARD, PYTHON_GUARD_PARTS]) {
     if (!fs.existsSync(path.join(o.guardDir, f)))
       throw new GuardUnavailable(
         `MCP Gate's load guard (${path.join(o.guardDir, f)}) is missing, and "${o.server}" may run only under it; install MCP Gate again`,

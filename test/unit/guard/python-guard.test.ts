@@ -1,4 +1,5 @@
-// The Python load guard (src/guard/python/mcp_gate_guard.py, contract src/guard/CONTRACT.md): for each shape a
+// The Python load guard (src/guard/python/mcp_gate_guard.py, the entry, and its parts in mcp_gate_guard_parts/;
+// contract src/guard/CONTRACT.md): for each shape a
 // workspace is approved (manifest of every file's sha256), runs, still runs after README.md is edited, and is
 // refused — before the changed code runs — once the file it loads changes. A control run without
 // MCP_GATE_GUARD shows the changed code would have run.
