@@ -25,6 +25,9 @@ import { stateWords } from '../trust/approval/gate-state';
 import { count as counted } from '../text/count';
 import { exactTime } from '../text/time';
 import { lockDocument, minAgeVerdict, type MinAge } from './lock-text';
+import { riskLine } from './risk-text';
+
+export { riskLine } from './risk-text';
 import { NOT_PINNED, packageLaunchOf, type ImageLaunch } from '../trust/plan/launchers';
 
 export function table(rows: string[][]): string {
@@ -293,6 +296,8 @@ export function serverText(
     `  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`,
   );
   lines.push(`  state       ${stateLabel(s)}: ${escapeText(s.reason)}`);
+  const risk = riskLine(s, shown?.lock);
+  if (risk) lines.push(`  ${risk}`);
   if (s.definition) {
     lines.push(s.definition.type === 'http' ? `  connects to ${quote(s.definition.url!)}` : `  runs        ${summary(s)}`);
     if (s.definition.cwd) lines.push(`  in folder   ${quote(s.definition.cwd)}`);

@@ -7,7 +7,7 @@
 // Pinned Package… resolves it again (src/trust/approval/lock-update.ts) and shows the new lock against the approved one.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { doctorText, policyText, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
+import { doctorText, policyText, riskLine, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
 import { lockSummary, minAgeVerdict, type MinAge } from '../report/lock-text';
 import { changeDocuments, updateDocuments } from '../report/change-text';
 import { refusedFileSides } from '../trust/approval/diff';
@@ -181,7 +181,7 @@ const approve =
         ? here
         : undefined;
       const short =
-        `${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}` +
+        `${riskLine(s, shown.lock)?.concat('\n') ?? ''}${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}` +
         (cannot
           ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}`
           : '');

@@ -12,6 +12,7 @@ import { refOf } from './commands';
 import type { RoutingView } from './routing';
 import type { GateService } from './service';
 import { sandboxMissingText, serverCount, timeText, waitingText } from './words';
+import { waitingWords } from '../report/risk-text';
 
 /** Once per window: the sandbox cannot start here, with the button that opens a terminal holding the install command. */
 export function sandboxNotice(service: GateService): vscode.Disposable {
@@ -50,7 +51,12 @@ export function statusBarText(service: GateService, routing?: () => RoutingView)
     };
   }
   const cannot = service.cannotStartHere();
-  const text = `$(shield) MCP Gate${waiting.length ? `: ${vscode.l10n.t('{0} waiting', waiting.length)}` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${vscode.l10n.t('{0} uncontained', uncontained.length)}` : ''}${cannot ? ` $(error) ${vscode.l10n.t('no sandbox')}` : ''}`;
+  // What waits, in words: "1 changed · 2 new".
+  const words = waitingWords(
+    waiting.map((x) => x.server.state),
+    { changed: (n) => vscode.l10n.t('{0} changed', n), fresh: (n) => vscode.l10n.t('{0} new', n) },
+  );
+  const text = `$(shield) MCP Gate${words ? `: ${words}` : ''}${hatch ? ' $(warning) MCP_GATE_ALLOW_PROJECT' : ''}${uncontained.length ? ` $(unlock) ${vscode.l10n.t('{0} uncontained', uncontained.length)}` : ''}${cannot ? ` $(error) ${vscode.l10n.t('no sandbox')}` : ''}`;
   let tooltip: string;
   const folders = service.folders();
   if (folders.length > 1) {

@@ -89,6 +89,8 @@ export function serverCard(s: ServerView, o: CardContext): HTMLElement {
     ),
   );
   card.append(h('p', { class: 'reason', text: s.reason }));
+  // What its code does (that it did not at approval), first: src/report/risk-text.ts.
+  if (s.risk) card.append(h('p', { class: 'risk', text: s.risk }));
   card.append(body);
 
   body.append(cardMeta(s, ctx));

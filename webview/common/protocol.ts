@@ -67,6 +67,8 @@ export interface ServerView {
   state: string;
   stateLabel: string;
   reason: string;
+  /** A waiting server's risk headline ("Risk: this change starts programs (a.js:3 cp.exec)"): src/report/risk-text.ts. */
+  risk?: string;
   gated: boolean;
   declared: { file: string; line: number; column: number; scope: string; source: string; importedBy: string[] };
   /** What it runs or reaches, one line, every argument quoted. */

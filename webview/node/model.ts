@@ -11,7 +11,7 @@ import type { UserPolicy } from '../../src/policy/user-policy';
 import { decideStart } from '../../src/policy/start';
 import { createHash } from 'node:crypto';
 import { diffLines } from 'diff';
-import { stateLabel, summary } from '../../src/report/render';
+import { riskLine, stateLabel, summary } from '../../src/report/render';
 import { diffDefinitions, diffTools, type FileChange } from '../../src/trust/approval/diff';
 import { escapeText, hasHiddenCharacters, quote, renderValue } from '../../src/text/escape';
 import type { GateReport, ServerReport } from '../../src/trust/report';
@@ -175,6 +175,8 @@ function serverView(folder: FolderInput, s: ServerReport, sandbox: SandboxHere):
     pinnedFiles: Object.entries(s.pinned?.pinned.files ?? {}).map(([p, f]) => ({ path: escapeText(p), size: f.size, sha256: f.sha256 })),
     actions: allowedActions(s),
   };
+  const risk = isWaiting(s) ? riskLine(s) : undefined;
+  if (risk) view.risk = risk;
   const plan = s.pinned?.plan;
   if (plan) {
     const env = Object.entries(plan.env);

@@ -67,32 +67,37 @@ function pluginsFor(file: string): ParserPlugin[] {
  * unknown) as either — its package.json `type`, or Node's own syntax detection, decides at run time — so it is
  * read both ways and what either reading loads counts (`<!--` is a comment in a script, not in a module).
  */
-function goals(file: string): ('script' | 'module')[] {
+export function goals(file: string): ('script' | 'module')[] {
   if (/\.mjs$/i.test(file)) return ['module'];
   if (/\.cjs$/i.test(file)) return ['script'];
   if (TS.test(file) || TSX.test(file)) return ['module'];
   return ['script', 'module'];
 }
 
+/** `file` parsed as Node compiles it with `goal` (TypeScript and JSX by its name); throws the parser's error. */
+export function parseAs(file: string, text: string, goal: 'script' | 'module'): Node {
+  const { parse } = parser();
+  return parse(text, {
+    sourceType: goal,
+    plugins: pluginsFor(file),
+    errorRecovery: false,
+    allowHashBang: true,
+    allowReturnOutsideFunction: goal === 'script',
+    allowAwaitOutsideFunction: true,
+    allowImportExportEverywhere: goal === 'module',
+    allowSuperOutsideMethod: true,
+    allowUndeclaredExports: true,
+  } as Parameters<typeof parse>[1]) as unknown as Node;
+}
+
 /** What `file` (its name decides TypeScript, JSX and how Node compiles it) with this text can load. */
 export function loadsOf(file: string, text: string): Loads {
-  const { parse } = parser();
   const readings: Loads[] = [];
   let failure: { line: number; message: string } | undefined;
   for (const goal of goals(file)) {
     let ast: Node;
     try {
-      ast = parse(text, {
-        sourceType: goal,
-        plugins: pluginsFor(file),
-        errorRecovery: false,
-        allowHashBang: true,
-        allowReturnOutsideFunction: goal === 'script',
-        allowAwaitOutsideFunction: true,
-        allowImportExportEverywhere: goal === 'module',
-        allowSuperOutsideMethod: true,
-        allowUndeclaredExports: true,
-      } as Parameters<typeof parse>[1]) as unknown as Node;
+      ast = parseAs(file, text, goal);
     } catch (e) {
       failure ??= { line: (e as { loc?: { line: number } }).loc?.line ?? 0, message: (e as Error).message.replace(/\s*\(\d+:\d+\)$/, '') };
       continue;

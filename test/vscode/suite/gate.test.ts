@@ -167,12 +167,13 @@ describe('the gate in VS Code', function () {
     assert.equal(server().server.state, 'pending');
   });
 
-  (trusted ? it : it.skip)('the status bar counts with a plural form', () => {
+  (trusted ? it : it.skip)('the status bar counts with a plural form and names what waits', () => {
     // fixture-echo (.vscode/mcp.json) and sandbox-probe (.mcp.json) wait.
     assert.equal(api.service.waiting().length, 2);
     // The first line counts; a second one says what VS Code itself would still start (src/vscode/routing.ts).
     assert.equal(String(api.status.tooltip).split('\n')[0], '2 repository servers wait for your review');
-    assert.match(api.status.text, /MCP Gate: 2 waiting/);
+    // The text says what waits in words: both are new (never approved).
+    assert.match(api.status.text, /MCP Gate: 2 new/);
   });
 
   it('Try a Tool… on a server waiting for review starts nothing and calls nothing', async () => {

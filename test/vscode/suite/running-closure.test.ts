@@ -99,7 +99,7 @@ const text = (r: vscode.LanguageModelToolResult) =>
 
       await vscode.commands.executeCommand('mcpGate.openPanel');
       await waitFor('the trust panel showing lazy-probe approved', () => panelState() === 'approved');
-      assert.doesNotMatch(api.status.text, /waiting/, `before the change: ${api.status.text}`);
+      assert.doesNotMatch(api.status.text, /changed|new/, `before the change: ${api.status.text}`);
 
       // The change, as an editor, git checkout or git pull makes it: a new file renamed over the old one.
       const lib = path.join(folder, 'tools', 'lib.js');
@@ -114,7 +114,7 @@ const text = (r: vscode.LanguageModelToolResult) =>
       const seen: { status?: number; gate?: number; panel?: number } = {};
       for (;;) {
         const now = Date.now() - wrote;
-        if (seen.status === undefined && /\b1 waiting\b/.test(api.status.text)) seen.status = now;
+        if (seen.status === undefined && /\b1 changed\b/.test(api.status.text)) seen.status = now;
         if (seen.gate === undefined && state() === 'approval-changed') seen.gate = now;
         if (seen.panel === undefined && panelState() === 'approval-changed') seen.panel = now;
         if (seen.status !== undefined && seen.gate !== undefined && seen.panel !== undefined) break;
