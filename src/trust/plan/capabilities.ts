@@ -6,6 +6,7 @@
 // src/trust/approval/risk.ts). For a changed server only what is new counts: a kind in a file that did not have it
 // at approval (or a file that is new). A file whose text was not kept (binary or larger than 64 KiB) is not read.
 // Pure: texts in, capabilities out.
+import { createHash } from 'node:crypto';
 import type { Capability } from './capability';
 import { jsCapabilities } from './capabilities-js';
 import { pythonCapabilities } from './capabilities-py';
@@ -38,9 +39,20 @@ function packageJsonCapabilities(file: string, text: string): Capability[] {
 
 /** What one file's code does, by line (a module taken before its use on the same line). */
 export function capabilitiesOf(file: string, text: string): Capability[] {
+  // The panel's model is built again on every change: a file read once is not parsed again while its text is the same.
+  const key = `${file}\0${createHash('sha256').update(text).digest('hex')}`;
+  const known = READ.get(key);
+  if (known) return known.map((c) => ({ ...c }));
   const how = (c: Capability) => (c.how === 'import' ? 0 : 1);
-  return readFile(file, text).sort((a, b) => a.line - b.line || how(a) - how(b));
+  const found = readFile(file, text).sort((a, b) => a.line - b.line || how(a) - how(b));
+  if (READ.size >= READ_MAX) READ.delete(READ.keys().next().value!);
+  READ.set(key, found);
+  return found.map((c) => ({ ...c }));
 }
+
+/** What files read (by name and text digest) could do, the oldest forgotten first. */
+const READ = new Map<string, Capability[]>();
+const READ_MAX = 5000;
 
 /** By the file's name (and a `#!` line for a file without an extension); others: nothing. */
 function readFile(file: string, text: string): Capability[] {
