@@ -299,7 +299,7 @@ if (!check) {
     const status = page.locator('.statusbar-item', { hasText: 'MCP Gate' }).first();
     await status.waitFor({ timeout: 90_000 });
     await page.waitForFunction(
-      () => [...document.querySelectorAll('.statusbar-item')].some((e) => /MCP Gate: \d+ waiting/.test(e.textContent ?? '')),
+      () => [...document.querySelectorAll('.statusbar-item')].some((e) => /MCP Gate: \d+ (changed|new)/.test(e.textContent ?? '')),
       undefined,
       { timeout: 60_000 },
     );
@@ -313,8 +313,8 @@ if (!check) {
       await page.screenshot({ path: shot });
     }
     say(`reachable at ${cs.url}; status bar: "${text}"`);
-    code = statesOk && /MCP Gate: 4 waiting/.test(text ?? '') ? 0 : 1;
-    if (code) say('expected "MCP Gate: 4 waiting" (everything, db, files pending; notes changed)');
+    code = statesOk && /MCP Gate: 1 changed · 3 new/.test(text ?? '') ? 0 : 1;
+    if (code) say('expected "MCP Gate: 1 changed · 3 new" (notes changed; everything, db, files pending)');
     const pageOk = await extensionPage(page);
     if (!pageOk) code = 1;
     if (!(await npxFromLock())) code = 1;

@@ -2,8 +2,9 @@
 // `npm run test:all`, the README's test command: every suite, in order, each phase timed. It stops at the first red
 // phase (as `a && b && …` would) and always ends with one line per phase and its duration, so where the time goes is
 // in every CI log. The suites build and compile what they need themselves (a build takes about a second; the test
-// compile is incremental, tsconfig.test.json, so it costs its time once). The VS Code runs go two at a time
-// (test/vscode/all.mjs --jobs; MCP_GATE_TEST_JOBS sets it).
+// compile is incremental, tsconfig.test.json, so it costs its time once). The VS Code suite's runs and the end-to-end
+// runs share one queue, three at a time, longest first (test/vscode/all.mjs --with-e2e --jobs; MCP_GATE_TEST_JOBS
+// sets it): a run mostly waits on VS Code, so a third one fills the cores the other two leave idle.
 import { spawn } from 'node:child_process';
 
 /** [phase, command]: run by the shell of npm run, from the repository's root. */
@@ -16,8 +17,7 @@ const PHASES = [
   ['unit', 'npm run --silent test'],
   ['servers from npm', 'npm run --silent test:servers'],
   ['conformance', 'npm run --silent test:conformance'],
-  ['VS Code suites', 'npm run --silent test:vscode'],
-  ['end to end', 'npm run --silent test:e2e'],
+  ['VS Code suites and end to end', 'npm run --silent test:vscode-e2e'],
   ['demo', 'npm run --silent test:demo'],
   ['tree check (end)', 'node scripts/tree-check.mjs --end'],
 ];

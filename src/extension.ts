@@ -75,7 +75,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
           });
     }),
   );
-  context.subscriptions.push(notifications(service), sandboxNotice(service));
+  context.subscriptions.push(notifications(service, routing.stepDone), sandboxNotice(service));
   return {
     service,
     gateway,

@@ -178,7 +178,11 @@ export async function reopenThroughGate(service: GateService, open = true, becau
 export function registerRouting(
   context: vscode.ExtensionContext,
   service: GateService,
-): { view: () => RoutingView; disposable: vscode.Disposable } {
+): { view: () => RoutingView; disposable: vscode.Disposable; stepDone: Promise<void> } {
+  // Settled once the first-run step is answered or closed (at once when there is none to show): what else MCP Gate
+  // asks on open (the servers waiting for approval) comes after it, one prompt at a time.
+  let stepSettled!: () => void;
+  const stepDone = new Promise<void>((resolve) => (stepSettled = resolve));
   // The reopened window: why MCP Gate reopened it, said once in its own banner (the note is consumed here).
   const wsFile = vscode.workspace.workspaceFile?.scheme === 'file' ? vscode.workspace.workspaceFile.fsPath : undefined;
   if (wsFile && path.dirname(wsFile) === ownWorkspacesDir(service)) {
@@ -252,10 +256,13 @@ export function registerRouting(
         // The one step is the routing modal itself (src/vscode/own-starts.ts routeThroughGate): it names what VS Code
         // would start by itself, the side effect on the user's own mcp.json servers, and offers to import them. Once
         // it has routed, a repository override met later reopens the window (guard above).
-        const t = setTimeout(() => void vscode.commands.executeCommand('mcpGate.routeVsCodeServers'), 0);
-        subs.push({ dispose: () => clearTimeout(t) });
-      }
+        const t = setTimeout(
+          () => void Promise.resolve(vscode.commands.executeCommand('mcpGate.routeVsCodeServers')).then(stepSettled, stepSettled),
+          0,
+        );
+        subs.push({ dispose: () => (clearTimeout(t), stepSettled()) });
+      } else stepSettled();
     }),
   );
-  return { view: current, disposable: vscode.Disposable.from(...subs) };
+  return { view: current, disposable: vscode.Disposable.from(...subs), stepDone };
 }

@@ -113,10 +113,14 @@ export function statusBar(service: GateService, routing?: () => RoutingView): vs
   return Object.assign(vscode.Disposable.from(item, sub, trust), { item });
 }
 
-/** One notification per newly waiting server set: names them, with Review / Approve… / Not now. */
-export function notifications(service: GateService): vscode.Disposable {
+/**
+ * One notification per newly waiting server set: names them, with Review / Approve… / Not now. Not before `after`
+ * (the first-run routing step, answered or closed): one prompt at a time on opening a repository.
+ */
+export function notifications(service: GateService, after: Promise<void> = Promise.resolve()): vscode.Disposable {
   const told = new Set<string>();
   const check = async () => {
+    await after;
     const seen = (x: ReturnType<GateService['waiting']>[number]) =>
       announcementKey(x.server.state, serverKey(refOf(x)), x.server.pinned?.digest);
     const fresh = service.waiting().filter((x) => !told.has(seen(x)));

@@ -5,8 +5,10 @@
 // red one; the closing line sums them ("N passed, N failed") and the exit code is 0 only if every run was green.
 //   node test/vscode/all.mjs [--vscode <version>] [--match <text>]   (one version; only runs whose arguments contain text)
 //   node test/vscode/all.mjs --e2e [--vscode <version>]               (test/e2e/run.mjs on every tested version instead)
-//   --jobs N (default: $MCP_GATE_TEST_JOBS, else 2): runs at once. Each run has its own code-server, port, browser
-//   profile and state folder, so runs are independent; a run's output is printed whole when it ends.
+//   node test/vscode/all.mjs --with-e2e [--vscode <version>]          (both: the suite's runs and test/e2e/run.mjs, one queue)
+//   --jobs N (default: $MCP_GATE_TEST_JOBS, else 3): runs at once. Each run has its own code-server, port, browser
+//   profile and state folder, so runs are independent; a run's output is printed whole when it ends. The queue starts
+//   with the longest runs (end to end, then the whole suite's) so that no long run is left alone at the end.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -126,21 +128,35 @@ export const RUNS = [
 ];
 
 const { values: opt } = parseArgs({
-  options: { vscode: { type: 'string' }, match: { type: 'string' }, e2e: { type: 'boolean', default: false }, jobs: { type: 'string' } },
+  options: {
+    vscode: { type: 'string' },
+    match: { type: 'string' },
+    e2e: { type: 'boolean', default: false },
+    'with-e2e': { type: 'boolean', default: false },
+    jobs: { type: 'string' },
+  },
 });
-const jobs = Math.max(1, Number(opt.jobs ?? process.env.MCP_GATE_TEST_JOBS ?? 2) || 1);
+const jobs = Math.max(1, Number(opt.jobs ?? process.env.MCP_GATE_TEST_JOBS ?? 3) || 1);
 const versions = opt.vscode ? [hostVersion(opt.vscode)] : HOSTS.map((h) => h.codeServer);
-const runner = path.join(REPO, opt.e2e ? 'test/e2e/run.mjs' : 'test/vscode/run.mjs');
-const runs = opt.e2e ? [[]] : RUNS.filter((r) => !opt.match || r.join(' ').includes(opt.match));
+const SUITE = path.join(REPO, 'test/vscode/run.mjs');
+const E2E = path.join(REPO, 'test/e2e/run.mjs');
+/** [runner, args]: the end-to-end run, the suite's runs, or both. */
+const runs = [
+  ...(opt.e2e || opt['with-e2e'] ? [[E2E, []]] : []),
+  ...(opt.e2e ? [] : RUNS.filter((r) => !opt.match || r.join(' ').includes(opt.match)).map((r) => [SUITE, r])),
+];
+/** Longest first: end to end, then the runs of the whole suite (no --grep), then the rest in the list's order. */
+const weight = ([runner, args]) => (runner === E2E ? 2 : args.includes('--grep') ? 0 : 1);
+runs.sort((a, b) => weight(b) - weight(a));
 let passed = 0;
 let failed = 0;
 const red = [];
 const t0 = Date.now();
-const queue = versions.flatMap((version) => runs.map((args) => ({ version, args })));
+const queue = runs.flatMap(([runner, args]) => versions.map((version) => ({ version, runner, args })));
 const total = queue.length;
 
 /** One run, its output kept until it ends: { label, out, err, status, seconds }. */
-function runOne({ version, args }) {
+function runOne({ version, runner, args }) {
   const label = `VS Code ${version}: ${path.relative(REPO, runner)} ${args.join(' ')}`;
   const started = Date.now();
   return new Promise((resolve) => {

@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
+import { inThisRun } from './run-tree';
 
 const MARKER = '--mcp-gate-marker=override-7d1f';
 const OWN_ID = 'mcp.config.ws0.override-echo';
@@ -28,14 +29,18 @@ const shippedAs = process.env.MCP_GATE_VSCODE_WORKSPACE_FILE?.split('/').pop() ?
 /** chat.mcp.access as VS Code's own MCP service reads it: for the window, without a resource. */
 const effectiveAccess = () => vscode.workspace.getConfiguration().get('chat.mcp.access');
 
-/** Every process on this machine whose command line carries the fixture's marker (not only our children). */
+/**
+ * Every process of this run's VS Code (not only our children: any process under its code-server) whose command line
+ * carries the fixture's marker. Other runs may have the same folder open at the same time (test/vscode/all.mjs).
+ */
 function markerProcesses(): { pid: number; cmd: string }[] {
   const out: { pid: number; cmd: string }[] = [];
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ').trim();
-      if (cmd.includes(MARKER) && cmd.includes(vscode.workspace.workspaceFolders![0].uri.fsPath)) out.push({ pid: Number(d), cmd });
+      if (cmd.includes(MARKER) && cmd.includes(vscode.workspace.workspaceFolders![0].uri.fsPath) && inThisRun(Number(d)))
+        out.push({ pid: Number(d), cmd });
     } catch {
       // gone meanwhile
     }
