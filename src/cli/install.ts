@@ -134,7 +134,7 @@ export const CLI_FILES = [
   'guard/mcp_gate_guard_parts/rule.py',
   'guard/mcp_gate_guard_parts/loaders.py',
   'guard/mcp_gate_guard_parts/reads.py',
-  'guard/mcp_gate_guard_parts/wrappers.py',
+  'guard/mcp_gate_guard_parts/places.py',
   'guard/mcp_gate_guard_parts/compiles.py',
   'guard/mcp_gate_guard_parts/engines.py',
   'guard/mcp_gate_guard_parts/programs.py',

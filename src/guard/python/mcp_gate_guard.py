@@ -21,7 +21,7 @@ import os
 import sys
 
 _PACKAGE = 'mcp_gate_guard_parts'
-PARTS = ('state', 'rule', 'loaders', 'reads', 'wrappers', 'compiles', 'engines', 'programs', 'native', 'children',
+PARTS = ('state', 'rule', 'loaders', 'reads', 'places', 'compiles', 'engines', 'programs', 'native', 'children',
          'pickles', 'audit', 'installing', 'cmdline')
 
 

@@ -67,7 +67,7 @@ describe('the CLI package (npm i -g)', function () {
         'rule',
         'loaders',
         'reads',
-        'wrappers',
+        'places',
         'compiles',
         'engines',
         'programs',

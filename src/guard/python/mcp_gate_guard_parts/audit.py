@@ -4,7 +4,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import sys
-from . import state, rule, reads, wrappers, compiles, children, pickles
+from . import state, rule, reads, compiles, children, pickles
 
 
 _DIRS = []
@@ -95,9 +95,9 @@ _EVENTS = {
     'code.__new__': children._on_code_new,
     'pickle.find_class': pickles._on_find_class,
     'sqlite3.connect': reads._on_sqlite,
-    'sqlite3.connect/handle': wrappers._on_sqlite_handle,
-    'os.rename': wrappers._on_replace,
-    'os.link': wrappers._on_replace,
+    'sqlite3.connect/handle': reads._on_sqlite_handle,
+    'os.rename': reads._on_replace,
+    'os.link': reads._on_replace,
     'ctypes.dlopen': compiles._on_dlopen,
     'subprocess.Popen': children._on_popen,
     'os.exec': children._on_exec,

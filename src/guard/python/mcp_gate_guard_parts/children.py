@@ -5,7 +5,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import sys
-from . import state, rule, compiles, programs, native
+from . import state, rule, places, compiles, programs, native
 
 
 def _check_start(items, cwd, env):
@@ -31,63 +31,8 @@ def _check_start(items, cwd, env):
     p = os.path.realpath(prog)
     if '/' not in first and rule._where(p)[0] is not None:
         rule.check(prog, None, 'spawn')               # found along a PATH that names a writable place
-    if rule._where(p)[0] is not None or any(programs._writable_place(os.path.realpath(d)) for d in lp):
+    if rule._where(p)[0] is not None or any(places._writable_place(os.path.realpath(d)) for d in lp):
         native._check_native(prog, 'spawn', lp, base, program=True)
-
-
-def _workspace_as_approved():
-    """None when every file of the workspace is what was approved; else (p, rel, why, sha) of the first that is not."""
-    if not state._state['on']:
-        return None
-    if state.BROKEN is not None or not state.ROOT:
-        return state.ROOT or '(workspace)', None, 'manifest', ''   # what is approved is not known: fail closed
-    state._tls.busy = True
-    try:
-        for d, dirs, names in os.walk(state.ROOT):
-            if d == state.ROOT and '.git' in dirs:
-                dirs.remove('.git')
-            dirs.sort()
-            for n in sorted(names):
-                p = os.path.join(d, n)
-                try:
-                    st = os.lstat(p)
-                except OSError:
-                    continue
-                if st.st_mode & 0o170000 != 0o100000:
-                    continue
-                rel = p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
-                want = state.FILES.get(rel)
-                if want is None:
-                    try:
-                        with open(p, 'rb') as f:
-                            return p, rel, 'new', rule._sha(f.read())
-                    except OSError:
-                        return p, rel, 'new', ''
-                if want == 'too-large':
-                    # not hashed (over 256 MiB): its size, modification time and inode must be what was recorded
-                    # (red team 7p, case 05); with no record it cannot be told unchanged
-                    rec = state.LARGE.get(rel)
-                    if not isinstance(rec, dict) or rec.get('size') != st.st_size or \
-                            str(rec.get('mtimeNs')) != str(st.st_mtime_ns) or \
-                            (rec.get('ino') is not None and str(rec.get('ino')) != str(st.st_ino)):
-                        return p, rel, 'changed', ''
-                    continue
-                key = (st.st_ino, st.st_size, st.st_mtime_ns)
-                hit = state._known.get(rel)
-                if hit is not None and hit[0] == key:
-                    h = hit[1]
-                else:
-                    try:
-                        with open(p, 'rb') as f:
-                            h = rule._sha(f.read())
-                    except OSError:
-                        continue
-                    state._known[rel] = (key, h)
-                if h != want:
-                    return p, rel, 'changed', h
-    finally:
-        state._tls.busy = False
-    return None
 
 
 def _seq(x):

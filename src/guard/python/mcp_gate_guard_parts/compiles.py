@@ -5,7 +5,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import sys
-from . import state, rule, reads, engines, native, children
+from . import state, rule, places, engines, native
 
 
 # Code generators of the standard library that build source from identifiers they validate (namedtuple,
@@ -27,14 +27,14 @@ def _generated(f):
         return False
     # The standard library's generators only from outside root and scratch (a workspace file named ast.py or
     # dataclasses.py is the application's code); attrs also from a package folder of a workspace venv, as approved.
-    if name.endswith(os.sep + 'typing_inspection' + os.sep + 'typing_objects.py') and _library_file(p):
+    if name.endswith(os.sep + 'typing_inspection' + os.sep + 'typing_objects.py') and places._library_file(p):
         return _identity_check_compile(f)
     if not inside:
         if name.endswith(_GENERATORS):
             return True
         if name.endswith(os.sep + 'dataclasses.py'):
             return engines._dataclass_compile(f)
-    if name.endswith(os.sep + 'attr' + os.sep + '_make.py') and _library_file(p):
+    if name.endswith(os.sep + 'attr' + os.sep + '_make.py') and places._library_file(p):
         return engines._attrs_compile(f)
     return False
 
@@ -47,28 +47,6 @@ def _identity_check_compile(f):
             getattr(state._tls, 'engine_depth', 0) <= 0:
         return False
     return engines._identifiers([f.f_locals.get('member'), f.f_locals.get('function_name')])
-
-
-def _library_file(p):
-    """A file outside root and scratch, or an approved one of the site-packages of the virtual environment this
-    interpreter runs in, when that is in the workspace (a folder merely named site-packages is the application's
-    code). A package there is taken for the library it says it is: a forged one in a committed venv is not told apart
-    (docs/concepts.md says so)."""
-    kind = rule._where(p)[0]
-    if kind is None:
-        return True
-    if kind != 'root' or sys.prefix == sys.base_prefix:
-        return False
-    prefix = rule._prefix(os.path.realpath(sys.prefix))
-    if not p.startswith(prefix):
-        return False
-    parts = p[len(prefix):].split(os.sep)
-    if 'site-packages' not in parts and 'dist-packages' not in parts:
-        return False
-    try:
-        return reads._differs(p, os.stat(p)) is None
-    except OSError:
-        return False
 
 
 def _site_frame(f):
@@ -107,7 +85,7 @@ def _after_taking_in(how):
     had, or started a program while the workspace differs): `how` is the text, bytes or pickle being turned into code."""
     t = state._took['in']
     if t is None and state._took['started']:
-        v = children._workspace_as_approved()
+        v = places._workspace_as_approved()
         if v is not None:
             t = state._took['in'] = v
     if t is not None:

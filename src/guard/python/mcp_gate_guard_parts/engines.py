@@ -6,7 +6,7 @@ import os
 import sys
 from importlib import machinery as _M
 import re as _re
-from . import state, rule, compiles
+from . import state, rule, places
 
 
 # A template engine's compile (red team 8p, cases 01-03, 08: jinja2 after a program start, its own log or database,
@@ -314,7 +314,7 @@ def _template_compile():
         jdirs = tuple(os.path.dirname(getattr(sys.modules[m], '__file__', '') or '/nonexistent') + os.sep
                       for m in _TEMPLATES if m in sys.modules)
         # jinja2 itself a library (a workspace folder named jinja2 is the application's code)
-        if not all(compiles._library_file(os.path.realpath(getattr(sys.modules[m], '__file__', '') or '/nonexistent'))
+        if not all(places._library_file(os.path.realpath(getattr(sys.modules[m], '__file__', '') or '/nonexistent'))
                    for m in _TEMPLATES if m in sys.modules):
             return False
         f = sys._getframe(3)                    # the Python code that called compile (the builtins have no frame)

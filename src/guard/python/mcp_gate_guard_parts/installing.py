@@ -5,7 +5,7 @@
 import os
 import sys
 from importlib import machinery as _M
-from . import state, rule, loaders, reads, wrappers, engines, children, audit
+from . import state, rule, loaders, reads, engines, children, audit
 
 
 class _JsonContext(object):
@@ -128,11 +128,11 @@ def install():
     for m in ('readline', '_ssl', 'ssl'):         # imported before the guard (site, an interactive hook)
         if m in sys.modules:
             try:
-                wrappers._wrap_readers(sys.modules[m])
+                reads._wrap_readers(sys.modules[m])
             except Exception:
                 pass
-    wrappers._wrap_readlink()
-    wrappers._wrap_open()
+    reads._wrap_readlink()
+    reads._wrap_open()
     children._wrap_fork_exec()
     state._state['on'] = True
     _network_shim()

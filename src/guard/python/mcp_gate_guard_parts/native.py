@@ -4,7 +4,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import re as _re
-from . import state, rule, programs
+from . import state, rule, places
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -277,7 +277,7 @@ def _check_native_if_writable(name, how):
         mine = '/' in name and rule._where(os.path.realpath(name))[0] is not None
     except (TypeError, ValueError):
         return
-    if mine or any(programs._writable_place(os.path.realpath(d)) for d in lp):
+    if mine or any(places._writable_place(os.path.realpath(d)) for d in lp):
         _check_native(name, how, lp)
 
 

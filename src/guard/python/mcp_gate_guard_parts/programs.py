@@ -4,7 +4,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import re as _re
-from . import state, rule, reads, children
+from . import state, rule, reads, places
 
 
 def _words(arg):
@@ -153,7 +153,7 @@ def _check_program(items, cwd):
     if reader is None and unguarded is not None:
         reader = '%s with no guard' % unguarded
     if reader is not None:
-        v = children._workspace_as_approved()
+        v = places._workspace_as_approved()
         if v is not None:
             rule._refuse(v[0], v[1], v[2], v[3], 'spawn %s (it reads workspace files no guard sees)' % reader)
 
@@ -231,7 +231,6 @@ def _shell_line_reads(cmd, shell):
     return None
 
 
-
 # ---------------------------------------------------------------------------------------------------------
 # What a start is given besides its command line: its environment, and code on its command line
 # ---------------------------------------------------------------------------------------------------------
@@ -290,17 +289,6 @@ def _env_dict(env):
     return out
 
 
-def _writable_place(p):
-    """True for a real path in the workspace, a scratch folder or this process's home (or one of those itself)."""
-    if not state._state['on']:
-        return False
-    if state.BROKEN is not None:
-        return rule._where(p)[0] is not None
-    if p == state.ROOT or rule._in_home(p) or rule._where(p)[0] is not None:
-        return True
-    return any(p == d.rstrip(os.sep) for d in state.SCRATCH)
-
-
 def _names_writable(name, value, base):
     """The first writable place a variable's value names (a path in it, or an empty entry of a search path: the
     working folder), else None."""
@@ -317,7 +305,7 @@ def _names_writable(name, value, base):
             p = os.path.realpath(w if os.path.isabs(w) else os.path.join(base, w))
         except (TypeError, ValueError):
             continue
-        if _writable_place(p):
+        if places._writable_place(p):
             return p
     return None
 
@@ -350,7 +338,7 @@ def _check_env(env, base, items=()):
                 # a workspace folder (a bundled helper's LD_LIBRARY_PATH=lib): what the program loads from it is
                 # approved only while every file of the workspace is what was approved, as for a program that reads
                 # its own files
-                ws = children._workspace_as_approved()
+                ws = places._workspace_as_approved()
                 if ws is not None:
                     rule._refuse(ws[0], ws[1], ws[2], ws[3], 'spawn with %s=%s in its environment (it names the workspace, '
                             'and no guard sees what the program loads from there)' % (k, v[:200]))
@@ -450,7 +438,7 @@ def _check_inline(items):
     what = _inline_code(items)
     if what is None:
         return
-    v = children._workspace_as_approved()
+    v = places._workspace_as_approved()
     if v is None and t[1] is None:
         v = t                                    # content read outside the workspace (a scratch file)
     if v is not None:
