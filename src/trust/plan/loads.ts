@@ -92,6 +92,8 @@ export function parseAs(file: string, text: string, goal: 'script' | 'module'): 
 
 /** What `file` (its name decides TypeScript, JSX and how Node compiles it) with this text can load. */
 export function loadsOf(file: string, text: string): Loads {
+  // A parser that cannot be loaded is MCP Gate's fault, not the file's: it throws here, never read as "does not parse".
+  parser();
   const readings: Loads[] = [];
   let failure: { line: number; message: string } | undefined;
   for (const goal of goals(file)) {
