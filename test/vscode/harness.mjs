@@ -106,8 +106,20 @@ export function isolatedEnv(dirs, extra = {}) {
  * Starts code-server in its own process group (so the extension host, pty host, file watcher and any server the
  * tests started go with it) and waits for /healthz. Returns { child, url, port, stop(), kill(signal) }. `port`: a
  * fixed port (the workbench keeps its state in the browser per origin, so a restart that must find it uses the same).
+ * `harness`: false starts it as a user runs it, without the test harness's arguments (hosts.json `args`: 1.139's
+ * smoke-test driver, which the URL payload needs but which also hides every notification toast) — the demo.
  */
-export async function startCodeServer({ host, runDir, userData, extensionsDir, env, trusted = true, logFile, port: wanted }) {
+export async function startCodeServer({
+  host,
+  runDir,
+  userData,
+  extensionsDir,
+  env,
+  trusted = true,
+  logFile,
+  port: wanted,
+  harness = true,
+}) {
   const port = wanted ?? (await freePort());
   const configFile = path.join(runDir, 'code-server.yaml');
   fs.writeFileSync(configFile, 'auth: none\ncert: false\n');
@@ -129,7 +141,7 @@ export async function startCodeServer({ host, runDir, userData, extensionsDir, e
     '--disable-proxy',
     '--ignore-last-opened',
     ...(trusted ? ['--disable-workspace-trust'] : []),
-    ...host.codeServerArgs,
+    ...(harness ? host.codeServerArgs : []),
   ];
   const log = fs.openSync(logFile ?? path.join(runDir, 'code-server.log'), 'w');
   const child = spawn(host.node, args, { env, cwd: runDir, stdio: ['ignore', log, log], detached: true });
