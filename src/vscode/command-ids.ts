@@ -34,14 +34,18 @@ export const CONTEXT_KEYS = {
   canUpdatePackage: 'mcpGate.canUpdatePackage',
   /** VS Code itself would start some workspace server outside the gate (routing applies). */
   startsOutside: 'mcpGate.startsOutside',
-  /** Checked, and VS Code starts nothing outside the gate (the walkthrough's first step is done). */
+  /** VS Code's own starts are routed through the gate at user scope, or the window is MCP Gate's workspace (the walkthrough's first step is done). */
+  routed: 'mcpGate.routed',
+  /** Checked, and VS Code starts nothing outside the gate. */
   nothingOutside: 'mcpGate.nothingOutside',
   /** A repository setting undoes the routing (reopening through MCP Gate applies). */
   routingOverridden: 'mcpGate.routingOverridden',
   /** Some server needs the sandbox and it cannot start on this machine (installing it applies). */
   sandboxMissing: 'mcpGate.sandboxMissing',
-  /** Some repository server is approved (the walkthrough's last step is done). */
+  /** Some repository server is approved (the walkthrough's approve step is done). */
   hasApproved: 'mcpGate.hasApproved',
+  /** A tool was called through the gate in this window (Try a Tool…; the walkthrough's last step is done). */
+  triedTool: 'mcpGate.triedTool',
 } as const;
 
 export type ContextKey = (typeof CONTEXT_KEYS)[keyof typeof CONTEXT_KEYS];

@@ -13,6 +13,7 @@ import { CMD, CONTEXT_KEYS, type ContextKey } from './command-ids';
 
 export { CONTEXT_KEYS, type ContextKey } from './command-ids';
 import type { RoutingView } from './routing';
+import { hasTriedTool, onDidTryTool, tickSteps } from './walkthrough';
 import type { GateService } from './service';
 
 /** What each key is now, from the service's last check and the routing view. */
@@ -30,6 +31,8 @@ export function contextValues(service: GateService, routing?: () => RoutingView)
     [CONTEXT_KEYS.routingOverridden]: (r?.overrides.length ?? 0) > 0,
     [CONTEXT_KEYS.sandboxMissing]: service.cannotStartHere() !== undefined,
     [CONTEXT_KEYS.hasApproved]: servers.some((s) => s.gated && s.state === 'approved'),
+    [CONTEXT_KEYS.routed]: !!r && (r.routedAtUser || r.gatedWorkspace),
+    [CONTEXT_KEYS.triedTool]: hasTriedTool(),
   } as Record<ContextKey, boolean>;
 }
 
@@ -43,12 +46,14 @@ export function contextKeys(
     const next = contextValues(service, routing);
     for (const [k, v] of Object.entries(next)) if (last[k] !== v) void vscode.commands.executeCommand('setContext', k, v);
     last = next;
+    tickSteps(next);
   };
   if (service.ready) update();
   const subs = [
     service.onDidChange(update),
     vscode.workspace.onDidGrantWorkspaceTrust(update),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('chat.mcp') && update()),
+    onDidTryTool(update),
   ];
   return Object.assign(vscode.Disposable.from(...subs), { current: () => ({ ...last }) as Record<ContextKey, boolean> });
 }

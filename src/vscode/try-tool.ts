@@ -16,6 +16,7 @@ import type { GatewayProvider } from './gateway-provider';
 import { showDocument, type DocumentProvider } from './review';
 import type { FolderState, GateService } from './service';
 import { CMD } from './command-ids';
+import { markTried } from './walkthrough';
 
 type Entry = { folder: FolderState; server: ServerReport };
 
@@ -156,6 +157,7 @@ export async function tryTool(
     const text = triedText(tool, x.server, args, result, log);
     const uri = docs.show(`/Try a Tool/${name.replace(/[/\\]/g, '∕')} — ${tool.name.replace(/[/\\]/g, '∕')}`, text);
     await showDocument(uri, { preview: true });
+    markTried();
     return { kind: 'called', server: name, tool: tool.name, ok, text, log, uri };
   } catch (e) {
     void vscode.window.showWarningMessage(

@@ -1286,6 +1286,52 @@ const setup = [
   ],
 ];
 
+// ---- the walkthrough follows the person -------------------------------------------------------------------------
+// "Get Started with MCP Gate" opened as a person opens it (Welcome: Open Walkthrough...), in a workbench that has
+// never shown it (a new port: the workbench keeps its state per origin): what was done before — the routing from the
+// first run, a server approved with the CLI — is ticked; a Try a Tool… cancelled is not; one answered is.
+const walkthroughSteps = async () => {
+  await palette('Welcome: Open Walkthrough...');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with MCP Gate' }).first().click({ timeout: 15_000 });
+  await page.locator('.getting-started-step[data-step-id$="#firstRun#route"]').waitFor({ timeout: 15_000 });
+  await sleep(500);
+  return page.evaluate(() =>
+    Object.fromEntries(
+      [...document.querySelectorAll('.getting-started-step')]
+        .filter((e) => (e.getAttribute('data-step-id') ?? '').startsWith('mcp-gate.mcp-gate#firstRun#'))
+        .map((e) => [e.getAttribute('data-step-id').split('#').pop(), !!e.querySelector('.codicon-getting-started-step-checked')]),
+    ),
+  );
+};
+const walkthrough = [
+  [
+    'the walkthrough ticks what was done before it was opened: routed (first run) and a server approved (CLI); not the rest',
+    async () => {
+      const steps = await walkthroughSteps();
+      await shot('walkthrough');
+      assert(steps.route === true && steps.approve === true, `route and approve ticked: ${JSON.stringify(steps)}`);
+      assert(steps.try === false, `no tool tried yet: ${JSON.stringify(steps)}`);
+    },
+  ],
+  [
+    'Try a Tool… cancelled ticks nothing; a call answered through the gate ticks the last step',
+    async () => {
+      await palette('MCP Gate: Try a Tool…');
+      const echo = page.locator('.quick-input-list .monaco-list-row', { hasText: 'echo' }).first();
+      await echo.waitFor({ timeout: 60_000 });
+      await page.keyboard.press('Escape');
+      assert((await walkthroughSteps()).try === false, 'a cancelled Try a Tool… is not a tool tried');
+      await palette('MCP Gate: Try a Tool…');
+      await echo.click({ timeout: 60_000 });
+      await page.locator('.quick-input-widget input.input').waitFor({ state: 'visible', timeout: 10_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab', { hasText: 'fixture-echo — echo' }).waitFor({ timeout: 60_000 });
+      const steps = await walkthroughSteps();
+      assert(steps.try === true, `the call answered ticks the step: ${JSON.stringify(steps)}`);
+    },
+  ],
+];
+
 // ---- a pinned npm package: the panel's Update ---------------------------------------------------------------------
 // A repository with an npx server and a plain one, both approved with the CLI against a real registry on loopback
 // (verdaccio, test/unit/registry.ts; MCP Gate is told its address through npm_config_registry, in the CLI's and the
@@ -1416,6 +1462,16 @@ try {
     writeSettings({ 'mcpGate.askToRoute': true });
     await start(setupRepo);
     await scenario('first run', setup);
+    await stopAll();
+    const approved = cli(setupRepo, 'approve', 'fixture-echo', '--yes');
+    assert(approved.status === 0, `approve fixture-echo: ${approved.stderr}`);
+    writeSettings({
+      'mcpGate.askToRoute': false,
+      'mcpGate.rules': [{ action: 'mcp.fixture-echo.tool.echo', decision: 'allow', project: setupRepo }],
+    });
+    port = undefined; // a workbench that has never shown the walkthrough
+    await start(setupRepo);
+    await scenario('walkthrough', walkthrough);
   }
   if (!opt.only) {
     await stopAll();

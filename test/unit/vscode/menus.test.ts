@@ -93,5 +93,14 @@ describe('package.json menus and walkthrough', () => {
       const text = nls[s.description.replace(/%/g, '')];
       assert.match(text, /\(command:mcpGate\.\w+\)/, `${s.id} has a command link`);
     }
+    // Ticked when done, not when its command is merely run: routed, a server approved, a tool called.
+    const events = Object.fromEntries(w.steps.map((s: { id: string; completionEvents: string[] }) => [s.id, s.completionEvents]));
+    assert.deepEqual(events.route, ['onContext:mcpGate.routed']);
+    assert.deepEqual(events.approve, ['onContext:mcpGate.hasApproved']);
+    assert.deepEqual(events.try, ['onContext:mcpGate.triedTool']);
+    // It names exactly the setting the routing writes for a new user (src/trust/sources/vscode-own.ts routingOf).
+    const route = fs.readFileSync(path.join(ROOT, 'media/walkthrough/route.md'), 'utf8');
+    assert.match(route, /`"chat\.mcp\.access": "registry"`/);
+    assert.match(nls['walkthrough.route.description'], /"chat\.mcp\.access": "registry"/);
   });
 });
