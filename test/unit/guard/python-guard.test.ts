@@ -1390,6 +1390,44 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     );
   });
 
+  it("a check that throws refuses what it checks: changed text compiled near the recursion limit, where the guard's own frames overflow, does not run", () => {
+    // The landed guard swallowed its own errors ("never break an unrelated call"): at the right depth its compile check
+    // raised RecursionError and the changed text ran. Every depth is tried; none may run it.
+    const ws = workspace((w) => ({
+      'data.txt': 'x = 1\n',
+      'server.py': [
+        'import sys',
+        "text = open('data.txt').read()",
+        'ran = []',
+        'def at(depth):',
+        '    if depth > 0:',
+        '        return at(depth - 1)',
+        '    try:',
+        "        exec(compile(text, 'x', 'exec'))",
+        '        ran.append(1)',
+        '    except BaseException:',
+        '        pass',
+        'for k in range(1, 80):',
+        '    try:',
+        '        at(sys.getrecursionlimit() - k - 5)',
+        '    except RecursionError:',
+        '        pass',
+        "print('APPROVED', len(ran))",
+        '',
+      ].join('\n'),
+    }));
+    const plain = run(ws, ['server.py']);
+    assert.equal(plain.status, 0, plain.stderr);
+    write(ws.root, { 'data.txt': evil(ws) });
+    const r = run(ws, ['server.py']);
+    assert.ok(!fs.existsSync(ws.marker), `the changed text ran:\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /APPROVED 0\b/);
+    // Where the check itself failed, the refusal says so (and where it did not, the changed file is named).
+    assert.match(r.stderr, /mcp-gate-guard: refused /);
+    for (const l of report(ws))
+      assert.ok(l.why === 'changed' || (l.why === 'sink' && /could not check compile/.test(String(l.rule))), JSON.stringify(l));
+  });
+
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
       'server.py':

@@ -115,5 +115,7 @@ def _audit(event, args):
         handler(args)
     except state.McpGateGuardRefused:
         raise
-    except Exception:                            # the guard's own trouble never breaks an unrelated call
-        pass
+    except Exception as e:
+        # The guard could not decide (its own error on arguments it did not foresee): what it was asked to check
+        # does not happen. Failing open here would let any input that makes a check throw pass every check.
+        rule._refuse_unchecked(event, args, e)

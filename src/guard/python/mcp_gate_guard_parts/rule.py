@@ -111,7 +111,30 @@ def _refuse(p, rel, why, h, how):
     raise state.McpGateGuardRefused(msg, path=p)
 
 
-def _append_report(p, rel, why, h, how):
+def _refuse_unchecked(event, args, err):
+    """Refuses what an audit event was about when the guard's check of it raised (fail closed): the message and the
+    report name the event, what it was about and the error, for the person to report to MCP Gate."""
+    first = args[0] if isinstance(args, tuple) and args else None
+    try:
+        p = os.fsdecode(first) if isinstance(first, (str, bytes)) else '(%s)' % event
+    except Exception:
+        p = '(%s)' % event
+    reason = 'the guard could not check %s (%s: %s), so it is refused; this is a fault of MCP Gate\'s guard: ' \
+             'report it with this line' % (event, type(err).__name__, str(err)[:200])
+    msg = 'mcp-gate-guard: refused %s: %s' % (p, reason)
+    key = (p, event, type(err).__name__)
+    if key not in state._told:
+        state._told.add(key)
+        try:
+            os.write(2, (msg + '\n').encode('utf-8', 'replace'))
+        except OSError:
+            pass
+        if state.REPORT:
+            _append_report(p, None, 'sink', '', event, rule=reason)
+    raise state.McpGateGuardRefused(msg, path=p)
+
+
+def _append_report(p, rel, why, h, how, rule=None):
     import json
     import time
     now = time.time()
@@ -120,6 +143,8 @@ def _append_report(p, rel, why, h, how):
            'time': stamp}
     if why == 'scratch' and isinstance(p, str) and _in_home(p):
         rec['home'] = True
+    if rule:
+        rec['rule'] = rule
     line = json.dumps(rec, ensure_ascii=False) + '\n'
     state._tls.busy = True
     try:
