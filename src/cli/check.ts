@@ -4,11 +4,14 @@
 // that try to pre-approve servers for other agents or that the pre-approval check cannot read (preapproval) — and
 // exits with the sum of the bits of the categories that have entries and are in --fail-on (8, 16, 32, 64), or 1 when
 // the project cannot be evaluated at all (the approval store cannot be read). Text for a person, or one JSON object.
+// Every folder of the checkout that is a project of its own for the agents (it declares servers or pre-approves them,
+// at any depth: src/trust/sources/nested-projects.ts) is checked too, its entries named with the folder.
 import { evaluateGate } from '../trust/gate';
-import type { GateReport, ServerReport, SourceReport } from '../trust/report';
+import type { GateInput, GateReport, ServerReport, SourceReport } from '../trust/report';
 import { holdOf, type Hold } from '../trust/approval/states';
 import { stateWords } from '../trust/approval/gate-state';
 import { preApprovalAttempts, preApprovalLine, type PreApproval, type PreApprovalReport } from '../trust/sources/preapproval';
+import { MAX_PROJECT_WALK, nestedProjects } from '../trust/sources/nested-projects';
 import { escapeText } from '../text/escape';
 import * as path from 'node:path';
 import type { ImportOutcome } from '../trust/approval/team';
@@ -21,6 +24,8 @@ import { CHECK_BITS, CHECK_CATEGORIES, type CheckCategory } from './usage';
 /** A server the gate holds back, as the check reports it. */
 interface ServerEntry {
   kind: 'server';
+  /** The folder of the checkout it is declared in, when that is not the root (relative, POSIX). */
+  folder?: string;
   name: string;
   source: string;
   file: string;
@@ -36,6 +41,7 @@ interface ServerEntry {
 /** A reason the whole project is blocked (the report's full block). */
 interface FullBlockEntry {
   kind: 'full-block';
+  folder?: string;
   reason: string;
   files: string[];
   next: string;
@@ -44,6 +50,7 @@ interface FullBlockEntry {
 /** A configuration file MCP Gate found but cannot read or parse (not already a full block). */
 interface SourceEntry {
   kind: 'source';
+  folder?: string;
   source: string;
   file: string;
   scope: string;
@@ -53,11 +60,12 @@ interface SourceEntry {
 }
 
 /** A repository file that tries to pre-approve servers for another agent (file, agent, key, what, position). */
-type AttemptEntry = { kind: 'attempt' } & PreApproval & { next: string };
+type AttemptEntry = { kind: 'attempt'; folder?: string } & PreApproval & { next: string };
 
 /** A file the pre-approval check could not read or parse: what it pre-approves is unknown, so it fails closed. */
 interface UnreadableEntry {
   kind: 'unreadable';
+  folder?: string;
   problem: string;
   next: string;
 }
@@ -75,6 +83,8 @@ export interface CheckResult {
   changed: ServerEntry[];
   blocked: (ServerEntry | FullBlockEntry | SourceEntry)[];
   preapproval: (AttemptEntry | UnreadableEntry)[];
+  /** The folders below the root checked as projects of their own (relative, POSIX). */
+  folders?: string[];
   /** With --team: the team file and what became of each of its entries. */
   team?: { file: string; entries: ImportOutcome[] };
 }
@@ -185,6 +195,10 @@ function serverLine(e: ServerEntry): string {
 }
 
 function entryLine(e: CheckResult[CheckCategory][number]): string {
+  return e.folder ? `in ${escapeText(e.folder)}/: ${entryText(e)}` : entryText(e);
+}
+
+function entryText(e: CheckResult[CheckCategory][number]): string {
   switch (e.kind) {
     case 'server':
       return serverLine(e);
@@ -211,6 +225,7 @@ export function checkText(r: CheckResult): string {
   const health =
     r.store.health.status === 'missing' ? 'nothing approved yet' : r.store.health.status === 'ok' ? 'readable' : 'CANNOT BE READ';
   const L = [`project ${escapeText(r.project)}`, `store   ${escapeText(r.store.file)} (${health})`];
+  if (r.folders?.length) L.push(`folders ${r.folders.map(escapeText).join(', ')} (projects of their own: checked too)`);
   if (r.escapeHatch) L.push('WARNING MCP_GATE_ALLOW_PROJECT=1 is set: every repository server counts as approved without review');
   for (const c of CHECK_CATEGORIES) {
     if (!r[c].length) continue;
@@ -230,6 +245,31 @@ export function checkText(r: CheckResult): string {
   return L.join('\n');
 }
 
+/**
+ * The root's result with every nested project's entries added (each named with its folder) and the exit code over
+ * all of them. A walk that stops at its bound fails closed: what the folders past it declare is unknown.
+ */
+export function withNestedProjects(root: CheckResult, input: GateInput, failOn: CheckCategory[]): CheckResult {
+  const nested = nestedProjects(root.project);
+  const r: CheckResult = { ...root, folders: [] };
+  for (const dir of nested.folders) {
+    const folder = path.relative(root.project, dir).split(path.sep).join('/');
+    const sub = checkResult(evaluateGate({ ...input, projectDir: dir }), preApprovalAttempts(dir), failOn);
+    r.folders!.push(folder);
+    for (const c of CHECK_CATEGORIES) (r[c] as { folder?: string }[]).push(...sub[c].map((e) => ({ ...e, folder })));
+    if (sub.error && !r.error) r.error = sub.error;
+  }
+  if (nested.truncated)
+    r.preapproval.push({
+      kind: 'unreadable',
+      problem: `the checkout holds more than ${MAX_PROJECT_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every folder that declares or pre-approves servers`,
+      next: 'check a smaller folder of it (--project)',
+    });
+  r.exitCode = r.error ? 1 : failOn.reduce((code, c) => code + (r[c].length ? CHECK_BITS[c] : 0), 0);
+  r.ok = r.exitCode === 0;
+  return r;
+}
+
 export async function checkCommand(ctx: Ctx): Promise<number> {
   const { o, input, noPositionals } = ctx;
   noPositionals('check');
@@ -239,7 +279,7 @@ export async function checkCommand(ctx: Ctx): Promise<number> {
   const team = o.team !== undefined ? await withTeamApprovals(ctx, o.team) : undefined;
   try {
     const report = evaluateGate(team?.input ?? input);
-    const r = checkResult(report, preApprovalAttempts(report.project), failOn);
+    const r = withNestedProjects(checkResult(report, preApprovalAttempts(report.project), failOn), team?.input ?? input, failOn);
     if (team) {
       r.team = { file: path.resolve(o.team!), entries: team.outcomes };
       r.store = { ...r.store, file: team.ownStore };

@@ -225,4 +225,31 @@ describe('mcp-gate check', function () {
     assert.equal(j.exitCode, 1);
     assert.match(j.error, /cannot be read/);
   });
+  it('every folder of the checkout that declares or pre-approves servers is checked, named with its folder; node_modules is not (issue 47, item 5)', () => {
+    // A monorepo whose root declares nothing: its packages/app has its own .mcp.json and a Claude settings file that
+    // turns every project server on — an agent started there obeys them.
+    const w = world({
+      'README.md': 'a monorepo\n',
+      'packages/app/.mcp.json': MCP({ db: { command: 'node', args: ['db.js'] } }),
+      'packages/app/db.js': 'serve()\n',
+      'packages/app/.claude/settings.json': CLAUDE_PREAPPROVES['.claude/settings.json'],
+      'node_modules/dep/.mcp.json': MCP({ dep: { command: 'node', args: ['x.js'] } }),
+    });
+    const r = cli(w, ['check']);
+    assert.equal(r.code, 8 + 64, r.stdout + r.stderr);
+    assert.match(r.stdout, /^folders packages\/app \(projects of their own: checked too\)$/m);
+    assert.match(r.stdout, /^ {2}in packages\/app\/: db {2}\.mcp\.json:3 {2}repository scope {2}waiting for review: /m);
+    assert.match(r.stdout, /^ {2}in packages\/app\/: this repository tries to approve every server of \.mcp\.json for Claude Code /m);
+    assert.doesNotMatch(r.stdout, /\bdep\b/, 'a package in node_modules is no project of this checkout');
+    const { code, j } = checkJson(w);
+    assert.equal(code, 72);
+    assert.deepEqual(j.folders, ['packages/app']);
+    assert.deepEqual(
+      j.pending.map((e: { name: string; folder?: string }) => [e.folder, e.name]),
+      [['packages/app', 'db']],
+    );
+    // Checked from the folder itself, the same entries, without a folder.
+    const inner = cli({ ...w, project: path.join(w.project, 'packages', 'app') }, ['check']);
+    assert.equal(inner.code, 72, inner.stdout);
+  });
 });
