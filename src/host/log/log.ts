@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultMasker, type Masker } from '../../policy/mask';
 import { ChainWriter, lastLineOf, lineHash, verifyChain, type ChainReport } from './log-chain';
+import { ROTATED_KIND, rotationIn, rotationRecord, verifyRotations } from './log-rotation';
 
 export type Outcome = 'answered' | 'refused_by_policy' | 'refused_by_address' | 'redirected' | 'no_answer';
 export const OUTCOMES: readonly Outcome[] = ['answered', 'refused_by_policy', 'refused_by_address', 'redirected', 'no_answer'];
@@ -116,6 +117,8 @@ export const MAX_GENERATION_BYTES = 64 * 1024 * 1024;
 /** How old the last check of the log's path may be when held lines are appended (see `EventLog.append`). */
 export const PATH_RECHECK_MS = 250;
 const KEEP_ROTATED = 3;
+/** What a chain mark adds to a line at most (run, number, two hashes): for the size a batch will have once chained. */
+const CHAIN_MARK_BYTES = 192;
 
 /** Why the log could not be written, and which file. */
 export interface LogFailure {
@@ -282,11 +285,13 @@ export class EventLog {
       fs.mkdirSync(this.dir!, { recursive: true, mode: 0o700 });
       this.openFile();
     }
-    const link = this.chain.link(lines, this.others);
+    // Rotated first, so that the record of a rotation is chained with the lines that follow it (./log-rotation.ts).
+    const estimate = lines.reduce((n, l) => n + Buffer.byteLength(l) + CHAIN_MARK_BYTES, this.tornEnd ? 1 : 0);
+    const record = this.size + estimate > this.rotateBytes && this.size > 0 ? this.rotateIfFull(estimate) : undefined;
+    const link = this.chain.link(record ? [record, ...lines] : lines, this.others);
     // After a torn end (a write that did not complete, here or by another process) the first line starts a new line.
     const text = (this.tornEnd ? '\n' : '') + link.text;
     const adding = Buffer.byteLength(text);
-    if (this.size + adding > this.rotateBytes && this.size > 0) this.rotateIfFull(adding);
     const written = fs.writeSync(this.fd!, text);
     this.size += written;
     if (written !== adding) {
@@ -372,7 +377,7 @@ export class EventLog {
    * file being rotated (it becomes the first generation, read and verified with the rest); a lock left by a writer
    * that died is taken over after ROTATION_LOCK_STALE_MS.
    */
-  private rotateIfFull(adding: number): void {
+  private rotateIfFull(adding: number): string | undefined {
     const lock = `${this.file!}.rotating`;
     let held: number | undefined;
     for (let attempt = 0; attempt < 2 && held === undefined; attempt++) {
@@ -386,11 +391,11 @@ export class EventLog {
         } catch {
           continue; // released meanwhile: try again
         }
-        if (age < ROTATION_LOCK_STALE_MS) return; // another writer rotates now
+        if (age < ROTATION_LOCK_STALE_MS) return undefined; // another writer rotates now
         fs.rmSync(lock, { force: true });
       }
     }
-    if (held === undefined) return;
+    if (held === undefined) return undefined;
     try {
       let st: fs.Stats | undefined;
       try {
@@ -401,13 +406,20 @@ export class EventLog {
       if (!st || st.ino !== this.ino) {
         this.closeFile();
         this.openFile();
-        return;
+        return undefined;
       }
       this.size = st.size;
-      if (st.size + adding <= this.rotateBytes) return;
+      if (st.size + adding <= this.rotateBytes) return undefined;
       this.closeFile();
       this.rotate();
       this.openFile();
+      // The record of this rotation: its number (the rotated file's own record, plus one) and that file's last line.
+      const rotated = `${this.file!}.1`;
+      const head = readHead(rotated, ANCHOR_TAIL_BYTES);
+      const tail = readTail(rotated, MAX_ANCHOR_BYTES);
+      const last = tail && lastLineOf(tail.text, tail.whole);
+      const n = (head ? (rotationIn(head)?.rotation ?? 0) : 0) + 1;
+      return JSON.stringify({ at: new Date().toISOString(), ...rotationRecord(n, rotated, last === undefined ? '' : lineHash(last)) });
     } finally {
       fs.closeSync(held);
       fs.rmSync(lock, { force: true });
@@ -442,7 +454,11 @@ export class EventLog {
       else if (got !== 'missing')
         unreadable.push({ file: f, line: 0, why: `this generation cannot be read (${got}): nothing in it can be verified` });
     }
-    const report = verifyChain(generations, fs.existsSync(`${this.file}.${KEEP_ROTATED}`));
+    const mayBeCut = fs.existsSync(`${this.file}.${KEEP_ROTATED}`);
+    const report = verifyChain(generations, mayBeCut);
+    const rotations = verifyRotations(generations, mayBeCut);
+    report.breaks.push(...rotations.breaks);
+    report.notes.push(...rotations.notes);
     report.breaks.unshift(...unreadable);
     // Rotation only ever moves generations up one (.1 to .2 to .3): one missing below one present was removed.
     for (let i = 1; i < KEEP_ROTATED; i++) {
@@ -457,7 +473,7 @@ export class EventLog {
     return report;
   }
 
-  /** Reads the current log and its rotated generations, oldest first (the events, without their chain marks); unparsable lines are skipped. */
+  /** Reads the current log and its rotated generations, oldest first (the events, without their chain marks or the records of rotations); unparsable lines are skipped. */
   read(): LoggedEvent[] {
     if (!this.file) return [];
     this.flush();
@@ -472,7 +488,8 @@ export class EventLog {
         try {
           // The chain mark frames the line (./log-chain.ts, `verify`); the event is the rest.
           const { chain: _mark, ...event } = JSON.parse(line) as LoggedEvent & { chain?: unknown };
-          out.push(event as LoggedEvent);
+          // A rotation's record is the chain's own bookkeeping (./log-rotation.ts), no event of the gate.
+          if ((event as { kind?: unknown }).kind !== ROTATED_KIND) out.push(event as LoggedEvent);
         } catch {
           // a torn line from a crash; the rest of the log stands
         }
@@ -491,6 +508,21 @@ function watchExit(): void {
   process.on('exit', () => {
     for (const log of [...holding]) log.flush();
   });
+}
+
+/** The first `bytes` of a file as text, or undefined when it cannot be read. */
+function readHead(file: string, bytes: number): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+    if (!fs.fstatSync(fd).isFile()) return undefined;
+    const buf = Buffer.alloc(bytes);
+    return buf.subarray(0, fs.readSync(fd, buf, 0, bytes, 0)).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
 }
 
 /** The last `bytes` of a file as text (`whole`: that is all of it), or undefined when it cannot be read. */

@@ -39,7 +39,11 @@ describe('event log: hash chain', () => {
     const r = a.verify();
     assert.deepEqual(r.breaks, []);
     assert.equal(r.runs, 2);
-    assert.equal(r.lines, a.read().length);
+    // Every line of every generation: the events read back, and the records of the rotations.
+    const kept = ['log.jsonl.3', 'log.jsonl.2', 'log.jsonl.1', 'log.jsonl'].filter((g) => fs.existsSync(path.join(dir, g)));
+    const records = kept.flatMap((g) => lines(path.join(dir, g))).filter((l) => l.includes('"kind":"log.rotated"')).length;
+    assert.ok(records > 0, 'each rotation is recorded');
+    assert.equal(r.lines, a.read().length + records);
   });
 
   it("each line links to the line before it in its run; the first to the log's last line when the run began", () => {
@@ -148,6 +152,37 @@ describe('event log: hash chain', () => {
     put(path.join(other.dir, 'log.jsonl.3'), lines(other.file).slice(2));
     fs.rmSync(other.file);
     assert.match(why(other.log).join('\n'), /log\.jsonl\.1:0 this generation is missing while log\.jsonl\.3 exists/);
+  });
+
+  it('each rotation is recorded in the chain: a generation renamed over the oldest beside empty newer ones, or two swapped, is named (issue 47)', () => {
+    const rotated = () => {
+      const dir = tempDir();
+      const log = new EventLog(dir, new Masker(), 1500);
+      for (let i = 0; i < 120; i++) log.write(call(`t${i}`));
+      for (const g of ['log.jsonl.1', 'log.jsonl.2', 'log.jsonl.3']) assert.ok(fs.existsSync(path.join(dir, g)), g);
+      return { dir, log, f: (g: string) => path.join(dir, g) };
+    };
+    const clean = rotated();
+    assert.deepEqual(clean.log.verify().breaks, []);
+    // Each file a rotation began holds its record: which rotation, and the last line of the generation before.
+    const recorded = lines(clean.f('log.jsonl'))
+      .map((l) => JSON.parse(l) as { kind: string; rotation?: number })
+      .filter((e) => e.kind === 'log.rotated');
+    assert.equal(recorded.length, 1);
+    assert.ok(recorded[0].rotation! >= 4, `rotation ${recorded[0].rotation}`);
+    // The attack: log.jsonl.1 (the newest rotated run) renamed over log.jsonl.3, log.jsonl.1 and .2 emptied — the two
+    // generations between cut from the middle, and the rest would pass as "rotated away".
+    const cut = rotated();
+    fs.renameSync(cut.f('log.jsonl.1'), cut.f('log.jsonl.3'));
+    fs.writeFileSync(cut.f('log.jsonl.1'), '');
+    fs.writeFileSync(cut.f('log.jsonl.2'), '');
+    assert.match(why(cut.log).join('\n'), /log\.jsonl:\d+ its rotation record names a last line that log\.jsonl\.1 does not hold/);
+    // Two generations swapped.
+    const swapped = rotated();
+    fs.renameSync(swapped.f('log.jsonl.1'), swapped.f('x'));
+    fs.renameSync(swapped.f('log.jsonl.2'), swapped.f('log.jsonl.1'));
+    fs.renameSync(swapped.f('x'), swapped.f('log.jsonl.2'));
+    assert.match(why(swapped.log).join('\n'), /log\.jsonl:\d+ its rotation record names a last line that log\.jsonl\.1 does not hold/);
   });
 
   it('a generation that cannot be read is a break naming it, not an error', () => {
