@@ -1428,6 +1428,114 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.ok(l.why === 'changed' || (l.why === 'sink' && /could not check compile/.test(String(l.rule))), JSON.stringify(l));
   });
 
+  it('a read the guard cannot look at by its real path (a folder deeper than PATH_MAX, reached by chdir) is still taken in', () => {
+    // The landed guard stat()ed the real path, which is too long to name in one call (ENAMETOOLONG), and let the read
+    // through unremembered: the server read the file by a relative name and its changed text ran.
+    const seg = 'd'.repeat(200);
+    const ws = workspace(() => ({
+      'server.py': [
+        'import os',
+        'for i in range(22):',
+        `    if os.path.isdir('${seg}'): os.chdir('${seg}')`,
+        "text = open('data.txt').read() if os.path.exists('data.txt') else 'x = 1'",
+        "exec(compile(text, 'data', 'exec'))",
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+    }));
+    assertRuns(ws, ['server.py'], 'approved, no data yet');
+    // the deep data file, written as a pull would (folder by folder: its full path is too long for one call)
+    const r0 = spawnSync(
+      PY,
+      [
+        '-c',
+        `import os\nfor i in range(22):\n    os.makedirs('${seg}', exist_ok=True); os.chdir('${seg}')\nopen('data.txt', 'w').write(${JSON.stringify(evil(ws))})`,
+      ],
+      { cwd: ws.root },
+    );
+    assert.equal(r0.status, 0);
+    const r = run(ws, ['server.py']);
+    // the tree is too deep for fs.rmSync: Python's rmtree removes it folder by folder
+    spawnSync(PY, ['-c', `import shutil; shutil.rmtree('${seg}')`], { cwd: ws.root });
+    assert.ok(!fs.existsSync(ws.marker), `the changed text ran:\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /mcp-gate-guard: refused to load \S+\/data\.txt \(\S+\/data\.txt\): it is not in what was approved/);
+    assert.deepEqual(
+      report(ws).map((l) => [l.why, l.how]),
+      [['new', 'exec']],
+    );
+  });
+
+  for (const [what, call] of [
+    ['os.open(dir_fd=)', "got.append(os.read(os.open('data.txt', os.O_RDONLY, dir_fd=dfd), 1 << 20).decode())"],
+    ['os.readlink', "got.append(os.readlink('cfg'))"],
+  ] as const) {
+    it(`a check that throws inside the guard's ${what} wrapper refuses what it checks (near the recursion limit)`, () => {
+      // The wrappers swallowed their own check's error ("never break the call"): at the depth where the check's
+      // frames overflow, the changed file's text (or the retargeted link's) came back unremembered and ran.
+      const ws = workspace(() => ({
+        'data.txt': 'x = 1\n',
+        'server.py': [
+          'import os, sys',
+          "dfd = os.open('.', os.O_RDONLY)",
+          'got = []',
+          'def at(depth):',
+          '    if depth > 0:',
+          '        return at(depth - 1)',
+          `    ${call}`,
+          "k = int(os.environ['K'])",
+          'try:',
+          '    at(sys.getrecursionlimit() - k)',
+          'except RecursionError:',
+          '    pass',
+          'for t in got:',
+          "    exec(compile(t, 'x', 'exec'))",
+          "print('APPROVED', len(got))",
+          '',
+        ].join('\n'),
+      }));
+      fs.symlinkSync('1 + 1', path.join(ws.root, 'cfg'));
+      approve(ws);
+      assert.equal(run(ws, ['server.py'], true, { K: '40' }).status, 0);
+      write(ws.root, { 'data.txt': evil(ws) });
+      fs.rmSync(path.join(ws.root, 'cfg'));
+      fs.symlinkSync(`open(${JSON.stringify(ws.marker)}, 'w').write('ran')`, path.join(ws.root, 'cfg'));
+      let unchecked = 0;
+      for (let k = 1; k <= 30; k++) {
+        const r = run(ws, ['server.py'], true, { K: String(k) });
+        assert.ok(!fs.existsSync(ws.marker), `k=${k}: the changed text ran:\n${r.stdout}\n${r.stderr}`);
+        if (/could not check/.test(r.stderr)) unchecked++;
+      }
+      assert.ok(unchecked > 0, 'some depth made the check itself fail');
+    });
+  }
+
+  it('a path object asked for its name again (io.FileIO calls __fspath__ after the opener did) counts as taken in', () => {
+    // The guard decoded the object itself: a __fspath__ that names the approved README to the guard and the changed
+    // file to the opener had the changed text read unremembered, and it ran.
+    const ws = workspace(() => ({
+      'data.txt': 'x = 1\n',
+      'server.py': [
+        'import io, pathlib',
+        'class P:',
+        '    n = 0',
+        '    def __fspath__(self):',
+        '        P.n += 1',
+        "        return 'data.txt' if P.n % 2 == 1 else 'README.md'",
+        "exec(compile(io.FileIO(pathlib.PosixPath('README.md')).read(), 'r', 'exec'))",
+        "exec(compile(io.FileIO(P()).read(), 'd', 'exec'))",
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+    }));
+    write(ws.root, { 'README.md': 'y = 2\n' });
+    approve(ws);
+    assertRuns(ws, ['server.py'], 'approved');
+    write(ws.root, { 'data.txt': evil(ws) });
+    const r = run(ws, ['server.py']);
+    assert.ok(!fs.existsSync(ws.marker), `the changed text ran:\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /refused to load \(a path object: P\)/);
+  });
+
   it('data is not code: a server that reads a changed .py as text, or runs `wc` on a changed README, is not refused', () => {
     const ws = workspace(() => ({
       'server.py':

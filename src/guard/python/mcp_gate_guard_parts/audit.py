@@ -2,6 +2,7 @@
 # their handlers.
 # A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import errno
 import os
 import sys
 from . import state, rule, reads, compiles, children, pickles
@@ -32,7 +33,7 @@ def _on_listdir(args):
             return                               # import loads is checked itself, and the names reach no code
     except ValueError:
         pass
-    path = args[0] if args else None
+    path = rule._plain(args[0]) if args else None
     if path is None:
         path = '.'
     if isinstance(path, int):
@@ -41,6 +42,9 @@ def _on_listdir(args):
         except OSError:
             state._took['started'] = True              # a folder that cannot be placed: the workspace at the next compile
             return
+    elif not isinstance(path, (str, bytes)) and not reads._fixed_name(path):
+        state._took['started'] = True            # a path object, asked again here, need not name what is listed
+        return
     else:
         try:
             name = os.fsdecode(path)
@@ -54,8 +58,14 @@ def _on_listdir(args):
     try:
         try:
             names = os.listdir(p)
-        except OSError:
-            return
+        except OSError as e:
+            if e.errno != errno.ENAMETOOLONG:
+                return
+            fd = rule._open_real(p, os.O_RDONLY | os.O_DIRECTORY)     # a folder deeper than a call may name
+            try:
+                names = os.listdir(fd)
+            finally:
+                os.close(fd)
         dirs = _approved_dirs()
         for n in sorted(names):
             r = rel + '/' + n if rel else n

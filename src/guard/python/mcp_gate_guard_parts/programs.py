@@ -134,7 +134,7 @@ def _check_program(items, cwd):
             if rule._where(p)[0] is None:
                 continue
             try:
-                st = os.stat(p)
+                st = rule._stat(p)
             except (OSError, ValueError):
                 continue
             if st.st_mode & 0o170000 != 0o100000:

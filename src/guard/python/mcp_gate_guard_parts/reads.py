@@ -78,11 +78,23 @@ def _took_in(p, v):
         state._took['in'] = (p, v[1], v[0], v[2])
 
 
+def _fixed_name(path):
+    """True for a path object whose name is fixed: the standard library's own path classes (not a subclass)."""
+    pl = sys.modules.get('pathlib')
+    return type(path) is os.DirEntry or (pl is not None and type(path) in (pl.PurePosixPath, pl.PosixPath))
+
+
 def _on_open(args):
-    path, mode = args[0], args[1]
+    path, mode = rule._plain(args[0]), args[1]
     if isinstance(path, int):
         return
     flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+    if not isinstance(path, (str, bytes)) and not _fixed_name(path):
+        # a path object (io.FileIO(obj)) is asked for its name again here, after the opener asked: what it says now
+        # need not be what is opened, so a read counts as content not as approved (a write is not noted as own)
+        if (flags & 3 != os.O_WRONLY) if mode is None else (not isinstance(mode, str) or 'r' in mode or '+' in mode):
+            _took_in('(a path object: %s)' % type(path).__name__, ('new', None, ''))
+        return
     if mode is None:                            # os.open(path, flags)
         if flags & 3 != os.O_RDONLY:
             _note_own(path, None, flags)
@@ -120,7 +132,7 @@ def _on_open(args):
             _took_in(lv[0], v)
         return
     try:
-        st = os.stat(p)
+        st = rule._stat(p)
     except OSError:
         return
     if st.st_mode & 0o170000 != 0o100000:        # not a regular file
@@ -222,7 +234,7 @@ def _take_in_file(name):
     when it is there but cannot be looked at)."""
     p = os.path.realpath(name)
     try:
-        st = os.stat(p)
+        st = rule._stat(p)
     except OSError:
         return None if os.path.lexists(name) else False   # there but not statable (a loop, no access): None
     if st.st_mode & 0o170000 != 0o100000:
@@ -430,8 +442,9 @@ def _wrap_open():
         except state.McpGateGuardRefused:
             os.close(fd)
             raise
-        except Exception:
-            pass
+        except Exception as e:                  # the check itself failed (its frames overflow): not handed out
+            os.close(fd)
+            rule._refuse_unchecked('open', (where,), e)
         return fd
     os.open = open
     try:
@@ -503,8 +516,8 @@ def _wrap_readlink():
         if not getattr(state._tls, 'busy', False) and (f is None or f.f_code.co_filename not in state.GUARD_FILES):
             try:
                 _on_readlink(path, k.get('dir_fd'), text)
-            except Exception:
-                pass
+            except Exception as e:              # the text could not be looked at: not handed out (fail closed)
+                rule._refuse_unchecked('os.readlink', (path,), e)
         return text
     os.readlink = readlink
     try:

@@ -3,6 +3,7 @@
 # checks.
 # A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import errno
 import os
 from . import state
 
@@ -15,10 +16,62 @@ def _sha(data):
     return state._sha256(data).hexdigest()
 
 
+def _open_real(p, flags=os.O_RDONLY):
+    """A descriptor for the real path p; one longer than a call may name (ENAMETOOLONG: a workspace folder deeper than
+    PATH_MAX, which the server reaches by changing into it and reads by a relative name) folder by folder."""
+    was = getattr(state._tls, 'busy', False)
+    state._tls.busy = True                       # the guard's own opens raise the `open` audit event too
+    try:
+        return _open_steps(p, flags | getattr(os, 'O_CLOEXEC', 0))
+    finally:
+        state._tls.busy = was
+
+
+def _open_steps(p, flags):
+    try:
+        return state._open(p, flags)
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
+    parts = [x for x in p.split(os.sep) if x]
+    fd = state._open(os.sep, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | getattr(os, 'O_CLOEXEC', 0))
+    try:
+        for part in parts[:-1]:
+            nxt = state._open(part, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | getattr(os, 'O_CLOEXEC', 0), dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return state._open(parts[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _stat(p):
+    """os.stat of a real path, also one too long to name in one call (_open_real)."""
+    try:
+        return os.stat(p)
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
+    fd = _open_real(p, getattr(os, 'O_PATH', os.O_RDONLY))
+    try:
+        return os.stat(fd)
+    finally:
+        os.close(fd)
+
+
+def _plain(path):
+    """A str or bytes subclass as the plain value the opener uses (its own methods, which os.path calls, may lie)."""
+    if isinstance(path, str) and type(path) is not str:
+        return str.__str__(path)
+    if isinstance(path, bytes) and type(path) is not bytes:
+        return b''.join((path,))
+    return path
+
+
 def _read(p):
     state._tls.busy = True
     try:
-        with open(p, 'rb') as f:
+        with open(_open_real(p), 'rb') as f:
             return f.read()
     finally:
         state._tls.busy = False

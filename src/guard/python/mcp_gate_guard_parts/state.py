@@ -56,6 +56,7 @@ CHILD_VAR = 'MCP_GATE_GUARD_CHILD'      # set on every program a guarded process
 _took = {'in': None, 'started': False}   # in: (p, rel, why, sha) of the first such content; started: ran a program
 _own = set()                   # real paths this process created or truncated before it took anything in
 _readlink = os.readlink         # the guard's own: os.readlink is wrapped for the server's (_on_readlink)
+_open = os.open                 # the guard's own: os.open is wrapped for the server's (_wrap_open)
 _state = {'on': False}
 ROOT = None                    # real path of the workspace ('' when the manifest could not be read)
 ROOT_PREFIX = None
