@@ -287,7 +287,7 @@ function imageText(s: ServerReport, p: ImageLaunch, shown?: ImagePin): string[] 
 export function serverText(
   s: ServerReport,
   grants?: GrantsContext,
-  shown?: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin },
+  shown?: { lock?: NpmLock; minAge?: MinAge; image?: ImagePin; riskAbove?: boolean },
   words: FrontEndWords = grants?.words ?? NEUTRAL_WORDS,
 ): string {
   const lines: string[] = [];
@@ -296,7 +296,8 @@ export function serverText(
     `  declared in ${escapeText(s.file)}:${s.position.line}:${s.position.column} (${s.scope} scope${s.importedBy.length ? `, imported by ${s.importedBy.map(escapeText).join(', ')}` : ''})`,
   );
   lines.push(`  state       ${stateLabel(s)}: ${escapeText(s.reason)}`);
-  const risk = riskLine(s, shown?.lock);
+  // `riskAbove`: the risk headline is already the first line of what shows this (VS Code's review): not twice.
+  const risk = shown?.riskAbove ? undefined : riskLine(s, shown?.lock);
   if (risk) lines.push(`  ${risk}`);
   if (s.definition) {
     lines.push(s.definition.type === 'http' ? `  connects to ${quote(s.definition.url!)}` : `  runs        ${summary(s)}`);

@@ -180,14 +180,17 @@ const approve =
       )
         ? here
         : undefined;
+      // The risk headline is the review's first line (and the modal's first), once: not in the definition below it.
+      const risk = riskLine(s, shown.lock);
+      const digest = shortDigest(s.pinned.digest);
       const short =
-        `${riskLine(s, shown.lock)?.concat('\n') ?? ''}${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${shortDigest(s.pinned.digest)}${packageLine(shown)}` +
+        `${risk?.concat('\n') ?? ''}${summary(s)}\n${vscode.l10n.t('declared in {0}', where(x))} · ${digest}${packageLine(shown)}` +
         (cannot
           ? `\n\n${vscode.l10n.t('It cannot start on this machine until the sandbox works: {0}. Fix: {1}', cannot.reason, cannot.install ?? cannot.fix)}`
           : '');
       const changes = changedSinceApproval(s) ? changeDocuments(s, shown, refusedOf(ctx, x), approvedWorkspaceOf(ctx, x)) : [];
       const sides = vscode.l10n.t('approved ↔ now');
-      const definition = serverText(s, grantsOf(ctx, x), shown);
+      const definition = serverText(s, grantsOf(ctx, x), { ...shown, riskAbove: !!risk });
       if (changes.length) {
         // The code first: the multi-file diff in front, the review document (the decision) the tab beside it.
         const title = vscode.l10n.t(
@@ -198,20 +201,20 @@ const approve =
         const view = await review.document(
           s,
           vscode.l10n.t('{0} — approve the change?', s.name),
-          reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, short, definition),
+          reviewText(`${title}. ${Review.changedHeading(s, changes, sides)}`, short, definition, risk),
         );
         await review.diffs(s, changes, sides);
         yes = await ctx.prompts.confirmChange(
           title,
-          vscode.l10n.t('Approve these changes to "{0}"', escapeText(s.name)),
+          vscode.l10n.t('Approve these changes to "{0}" · {1}', escapeText(s.name), digest),
           short,
           undefined,
           view,
         );
       } else {
         const message = vscode.l10n.t('Approve "{0}" from {1} exactly as shown in the editor?', escapeText(s.name), escapeText(s.source));
-        const view = await review.document(s, vscode.l10n.t('{0} — approve?', s.name), reviewText(message, short, definition));
-        yes = await ctx.prompts.confirm(message, short, vscode.l10n.t('Approve "{0}" exactly as shown', escapeText(s.name)), view);
+        const view = await review.document(s, vscode.l10n.t('{0} — approve?', s.name), reviewText(message, short, definition, risk));
+        yes = await ctx.prompts.confirm(message, short, vscode.l10n.t('Approve "{0}" · {1}', escapeText(s.name), digest), view);
       }
     } catch (e) {
       await review.close();
@@ -236,12 +239,14 @@ const approve =
   };
 
 /**
- * A review document: the question on its first line (the choices are the lenses above it and below the last
- * line), the short summary, then everything that is decided, to its end.
+ * A review document: the risk headline on its first line (when there is one), then the question (the choices are
+ * the lenses above the first line and below the last), the short summary (without the headline: it is
+ * shown once, first), then everything that is decided, to its end (the definition without the headline: once, first).
  */
-function reviewText(question: string, short: string, body: string): string {
+function reviewText(question: string, short: string, body: string, risk?: string): string {
   const rule = '─'.repeat(80);
-  return `${question}\n${vscode.l10n.t('Read it to the end; choose above the first line or below the last. Closing this tab means Not now.')}\n${rule}\n${short}\n${rule}\n\n${body.replace(/\n*$/, '\n')}\n${rule}\n${vscode.l10n.t('End of the review of "{0}".', escapeText(question))}\n`;
+  const header = risk && short.startsWith(`${risk}\n`) ? short.slice(risk.length + 1) : short;
+  return `${risk ? `${risk}\n` : ''}${question}\n${vscode.l10n.t('Read it to the end; choose above the first line or below the last. Closing this tab means Not now.')}\n${rule}\n${header}\n${rule}\n\n${body.replace(/\n*$/, '\n')}\n${rule}\n${vscode.l10n.t('End of the review of "{0}".', escapeText(question))}\n`;
 }
 
 /** The npm libraries run in a worker thread (src/host/workers/lock-worker.ts), not in the extension host. */
@@ -354,7 +359,13 @@ const updatePackage =
       await review.diffs(s, changes, sides);
       yes = await ctx.prompts.confirmChange(
         title,
-        vscode.l10n.t('Approve "{0}" running {1} {2}', escapeText(s.name), escapeText(u.fresh.name), escapeText(u.fresh.version)),
+        vscode.l10n.t(
+          'Approve "{0}" running {1} {2} · {3}',
+          escapeText(s.name),
+          escapeText(u.fresh.name),
+          escapeText(u.fresh.version),
+          shortDigest(u.fresh.integrity),
+        ),
         line,
         {
           label: vscode.l10n.t('Not now: keep {0} {1}', escapeLabel(u.old.name), escapeLabel(u.old.version)),

@@ -1,7 +1,9 @@
 // Every question the extension puts to a person, in one replaceable object. Approving (a pending server, a change,
 // a package update) and the routing step are decided in the view that shows what is decided (`view`: a review
 // document, ./review.ts) through lenses at its top and end (./decision.ts), whose first choice is the safe one and
-// which no key press chooses: Enter never approves. Rejecting (nothing runs) is a modal; a policy `ask` is the
+// which no key press chooses: Enter never approves. An approval is one deliberate act: its lens names the server
+// and the digest it approves, and clicking it opens a modal that names them again, whose first button (the one
+// Enter presses) is "Not now" and whose second is the Approve button. Rejecting (nothing runs) is a modal; a policy `ask` is the
 // asker's modal; a secret is a password input. Tests inside VS Code replace these methods through the extension's
 // API, or run the real ones and click the lenses (run their commands) as a person would.
 import * as vscode from 'vscode';
@@ -30,6 +32,11 @@ export interface Prompts {
     keep?: { label: string; detail: string },
     view?: vscode.Uri,
   ): Promise<boolean>;
+  /**
+   * A modal with these buttons: the first is the one Enter presses (never one that grants), VS Code adds Cancel.
+   * The button chosen, or undefined (Cancel, Escape). Tests replace it to read it and answer it.
+   */
+  modal(message: string, detail: string, buttons: string[]): Promise<string | undefined>;
   ask: Asker;
   secretValue(name: string): Promise<string | undefined>;
 }
@@ -59,16 +66,22 @@ async function decide(
   return chosen === undefined ? 0 : Number(chosen);
 }
 
+/**
+ * After the Approve lens: the modal that names what is approved (`action`: the server and the digest), "Not now"
+ * its first button (Enter), the Approve button second. True only when that button was chosen.
+ */
+async function deliberately(message: string, detail: string, action: string, safe: string): Promise<boolean> {
+  return (await prompts.modal(message, detail, [safe, action])) === action;
+}
+
 const where = () => vscode.l10n.t('the choices are above its first line and below its last; closing it or Cancel means Not now');
 
 export const prompts: Prompts = {
   async confirm(message, detail, action, view) {
     if (!view) return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
-    return (
-      (await decide(view, `MCP Gate: ${message} ${vscode.l10n.t('Read it in the editor to its end: {0}.', where())}`, NOT_NOW(), [
-        { title: action, tooltip: detail },
-      ])) === 1
-    );
+    // No notification: the review is the editor in front, its choices on its first line, and nothing covers them.
+    const lens = await decide(view, '', NOT_NOW(), [{ title: action, tooltip: detail }]);
+    return lens === 1 && deliberately(message, detail, action, NOT_NOW().label);
   },
   async choose(message, detail, actions, view) {
     if (!view) return vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions);
@@ -82,14 +95,17 @@ export const prompts: Prompts = {
   },
   async confirmChange(title, approve, detail, keepWords, view) {
     if (!view) return false; // no view, nothing read: nothing approved
-    return (
-      (await decide(
-        view,
-        `MCP Gate: ${title}. ${vscode.l10n.t('Read the code diff, then decide in the review document: {0}.', where())}`,
-        keepWords ?? NOT_NOW(),
-        [{ title: approve, tooltip: detail }],
-      )) === 1
+    const safe = keepWords ?? NOT_NOW();
+    const lens = await decide(
+      view,
+      `MCP Gate: ${title}. ${vscode.l10n.t('Read the code diff, then decide in the review document: {0}.', where())}`,
+      safe,
+      [{ title: approve, tooltip: detail }],
     );
+    return lens === 1 && deliberately(`${title}. ${approve}?`, detail, approve, safe.label);
+  },
+  async modal(message, detail, buttons) {
+    return vscode.window.showWarningMessage(message, { modal: true, detail }, ...buttons);
   },
   ask: (q) => vscodeAsker(q),
   async secretValue(name) {

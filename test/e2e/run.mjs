@@ -372,6 +372,14 @@ async function clickModal(d, label) {
   await d.waitFor({ state: 'detached', timeout: 10_000 });
 }
 
+/** The modal the Approve lens opens (src/vscode/prompts.ts): "Not now" its first button, then the Approve one. */
+async function approveInModal(label) {
+  const d = await modal();
+  const buttons = await d.locator('.dialog-buttons .monaco-button').allInnerTexts();
+  assert(buttons.some((b) => b.startsWith('Not now')) && buttons.some((b) => b.startsWith(label)), `the modal's buttons: ${buttons}`);
+  await clickModal(d, label);
+}
+
 const readLog = () =>
   fs.existsSync(path.join(storeDir, 'log.jsonl'))
     ? fs
@@ -496,7 +504,7 @@ const main = [
       await card('pending').locator('.act-approve').click();
       const reviewTab = page.locator('.tab', { hasText: 'weather — approve?' });
       await reviewTab.waitFor({ timeout: 20_000 });
-      await lens('Approve "weather" exactly as shown');
+      await lens('Approve "weather" · sha256:');
       await nothingOver();
       const lenses = await lensTexts();
       assert(/Not now/.test(lenses[0] ?? ''), `the safe choice first: ${lenses}`);
@@ -515,8 +523,9 @@ const main = [
       await sleep(1000);
       assert(!readLog().some((e) => e.kind === 'gate.approve' && e.server === 'weather'), 'Enter recorded nothing');
       assert(!storeBytes().includes('"weather"'), 'nothing in the store');
-      // The lens below the last line, a deliberate click.
-      await clickLens('Approve "weather" exactly as shown');
+      // The lens below the last line, a deliberate click; then the modal's Approve button (its first is Not now).
+      await clickLens('Approve "weather" · sha256:');
+      await approveInModal('Approve "weather" · sha256:');
       await reviewTab.waitFor({ state: 'detached', timeout: 10_000 });
       await card('approved').waitFor({ state: 'attached', timeout: 10_000 });
       assert(fs.existsSync(path.join(storeDir, 'approvals.json')), `the store is in ${storeDir}`);
@@ -755,7 +764,8 @@ const main = [
       await card('approval-changed').locator('.act-approve').click();
       await diffTab.waitFor({ timeout: 20_000 });
       await reviewTab.click();
-      await clickLens('Approve these changes to "weather"');
+      await clickLens('Approve these changes to "weather" · sha256:');
+      await approveInModal('Approve these changes to "weather" · sha256:');
       await card('approved').waitFor({ state: 'attached', timeout: 10_000 });
       assert((await page.locator('.tab', { hasText: 'what changed' }).count()) === 0, 'no review tab left open');
       assert(readLog().filter((e) => e.kind === 'gate.approve' && e.server === 'weather').length === 2, 'two gate.approve events');
@@ -1431,7 +1441,8 @@ const pinned = [
       await page.keyboard.press('Enter');
       await sleep(1000);
       assert(!/"version": "1\.0\.1"/.test(storeBytes()), 'Enter recorded nothing');
-      await clickLens('Approve "fix" running fixture-server 1.0.1');
+      await clickLens('Approve "fix" running fixture-server 1.0.1 · sha512-');
+      await approveInModal('Approve "fix" running fixture-server 1.0.1 · sha512-');
       await diffTab.waitFor({ state: 'detached', timeout: 10_000 });
       await until('the approval of 1.0.1', () => /"version": "1\.0\.1"/.test(storeBytes()), 10_000);
       assert(

@@ -41,6 +41,8 @@ describe('the risk in the headline', () => {
     );
     // The shared rendering (`mcp-gate show`, Show Definition) says it right under the state.
     assert.match(serverText(s).split('\n')[3], /^ {2}Risk: this change starts programs \(tools\/notes-server\.js:3 cp\.exec/);
+    // Where the headline is already the first line (VS Code's review), the definition under it does not repeat it.
+    assert.doesNotMatch(serverText(s, undefined, { riskAbove: true }), /Risk:/);
   });
 
   it('a server never approved: everything its code does; a change that adds nothing: said, with what was looked for', () => {

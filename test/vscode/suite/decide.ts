@@ -73,3 +73,25 @@ export async function settled(p: Promise<unknown>): Promise<boolean> {
     sleep(50).then(() => false),
   ]);
 }
+
+export interface Modal {
+  message: string;
+  detail: string;
+  /** In order: the first is the one Enter presses. */
+  buttons: string[];
+}
+
+/**
+ * Stands in for the modal the Approve lens opens (api.prompts.modal, a real VS Code modal otherwise): records what
+ * it shows and answers as `answer` says (`'enter'`: the first button, what Enter presses; `'approve'`: the button
+ * that starts with "Approve"). `restore()` puts the real one back.
+ */
+export function answerModal(api: McpGateApi, answer: 'enter' | 'approve'): { shown: Modal[]; restore(): void } {
+  const real = api.prompts.modal;
+  const shown: Modal[] = [];
+  api.prompts.modal = async (message, detail, buttons) => {
+    shown.push({ message, detail, buttons });
+    return answer === 'enter' ? buttons[0] : buttons.find((b) => b.startsWith('Approve'));
+  };
+  return { shown, restore: () => (api.prompts.modal = real) };
+}

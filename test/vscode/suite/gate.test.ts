@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { McpGateApi } from '../../../src/extension';
 import { sleep, waitFor } from './wait';
-import { closeTab, pressEnter, settled, waitingDecision } from './decide';
+import { answerModal, closeTab, pressEnter, settled, waitingDecision } from './decide';
 import { gatedLabel, matchedByUrl } from '../../../src/vscode/gateway-provider';
 import type { Tried } from '../../../src/vscode/try-tool';
 
@@ -88,10 +88,10 @@ describe('the gate in VS Code', function () {
     assert.equal(await vscode.commands.executeCommand('mcpGate.approve', ref()), false);
     assert.equal(server().server.state, 'pending');
     assert.match(shown[0], /Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown in the editor\?/);
-    // The modal is short: what it runs, where it is declared (workspace-relative), the digest shortened.
+    // The modal is short: the risk headline, what it runs, where it is declared (workspace-relative), the digest shortened.
     assert.match(
       shown[1],
-      /^"node" "\$\{workspaceFolder\}\/echo-server\.mjs"\ndeclared in \.vscode\/mcp\.json:\d+ · sha256:[0-9a-f]{12}…$/,
+      /^Risk: .+\n"node" "\$\{workspaceFolder\}\/echo-server\.mjs"\ndeclared in \.vscode\/mcp\.json:\d+ · sha256:[0-9a-f]{12}…$/,
     );
     assert.equal(doc?.uri.scheme, 'mcp-gate', 'the definition is open for reading');
     const text = doc!.getText();
@@ -130,11 +130,17 @@ describe('the gate in VS Code', function () {
     assert.equal(w.uri.scheme, 'mcp-gate');
     // a named document in its own language mode (the status bar says "MCP Gate", not "Plain Text")
     assert.equal(vscode.window.activeTextEditor?.document.languageId, 'mcp-gate');
-    assert.match(w.text, /^Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown in the editor\?\n/);
+    // The risk headline first (once), then the question.
+    assert.match(w.text, /^Risk: .+\nApprove "fixture-echo" from \.vscode\/mcp\.json exactly as shown in the editor\?\n/);
+    assert.equal(w.text.match(/Risk: /g)?.length, 1, 'the risk headline once');
+    // Its long lines (the sandbox's, the rules') wrap: the MCP Gate language's default.
+    assert.equal(vscode.workspace.getConfiguration('editor', { uri: w.uri, languageId: 'mcp-gate' }).get('wordWrap'), 'on');
     assert.match(w.text, /launch plan \(what will be executed\):/);
     assert.match(w.text, /End of the review of "Approve "fixture-echo"/);
     // The safe choice first, then the deliberate one.
-    assert.deepEqual(w.titles, ['$(circle-slash) Not now: keep it waiting', '$(check) Approve "fixture-echo" exactly as shown']);
+    // The Approve lens names the server and the digest it approves.
+    const digest = `${server().server.pinned!.digest.slice(0, 19)}…`;
+    assert.deepEqual(w.titles, ['$(circle-slash) Not now: keep it waiting', `$(check) Approve "fixture-echo" · ${digest}`]);
     await pressEnter();
     assert.equal(await settled(answer), false, 'Enter decided nothing: the review still waits');
     assert.equal(server().server.state, 'pending');
@@ -150,9 +156,27 @@ describe('the gate in VS Code', function () {
     await (await waitingDecision(api)).click(/Not now/);
     assert.equal(await second, false);
     assert.equal(server().server.record, undefined);
-    const third = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref()));
-    await (await waitingDecision(api)).click(/Approve "fixture-echo"/);
-    assert.equal(await third, true);
+    // The Approve lens opens a modal naming the server and the digest; Enter there (its first button) is Not now.
+    const enter = answerModal(api, 'enter');
+    try {
+      const fourth = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref()));
+      await (await waitingDecision(api)).click(/Approve "fixture-echo"/);
+      assert.equal(await fourth, false, 'Enter in the modal approves nothing');
+    } finally {
+      enter.restore();
+    }
+    assert.equal(server().server.record, undefined);
+    assert.deepEqual(enter.shown[0].buttons, ['Not now: keep it waiting', `Approve "fixture-echo" · ${digest}`]);
+    assert.match(enter.shown[0].message, /^Approve "fixture-echo" from \.vscode\/mcp\.json exactly as shown in the editor\?$/);
+    assert.ok(enter.shown[0].detail.includes(`· ${digest}`), enter.shown[0].detail);
+    const modal = answerModal(api, 'approve');
+    try {
+      const third = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.approve', ref()));
+      await (await waitingDecision(api)).click(/Approve "fixture-echo"/);
+      assert.equal(await third, true);
+    } finally {
+      modal.restore();
+    }
     assert.equal(server().server.state, 'approved');
     assert.equal(approvals(), before + 1);
     assert.deepEqual(

@@ -16,7 +16,7 @@ import { fixturePackage, startRegistry, type Registry } from '../../unit/registr
 import { withResolution } from '../../../src/vscode/resolving';
 import { gatedLabel } from '../../../src/vscode/gateway-provider';
 import { multiDiffOf } from '../../../src/vscode/review';
-import { pressEnter, settled, waitingDecision } from './decide';
+import { answerModal, pressEnter, settled, waitingDecision } from './decide';
 import { waitFor } from './wait';
 
 const EXTENSION_ID = 'mcp-gate.mcp-gate';
@@ -127,14 +127,21 @@ const textOf = async (uri: vscode.Uri) => (await vscode.workspace.openTextDocume
     assert.equal(approvedLock()?.version, '1.0.0', 'declined: nothing moved');
     assert.equal(updates(), 0);
     const second = Promise.resolve(vscode.commands.executeCommand<boolean>('mcpGate.updatePackage', ref()));
-    await (await review()).click(/Approve "pinned-fixture" running fixture-server 1\.0\.1/);
-    assert.equal(await second, true);
+    const modal = answerModal(api, 'approve');
+    try {
+      await (await review()).click(/Approve "pinned-fixture" running fixture-server 1\.0\.1/);
+      assert.equal(await second, true);
+    } finally {
+      modal.restore();
+    }
+    // The modal the Approve lens opens names the package and its integrity; "Not now" is its first button (Enter).
+    assert.deepEqual(modal.shown[0].buttons, ['Not now: keep fixture-server 1.0.0', seen[0].titles[1].replace('$(check) ', '')]);
     for (const s of seen) {
       assert.match(s.front, new RegExp(`^${SERVER}: what changed \\(approved ↔ update\\)( \\(3 files\\))?$`));
       assert.deepEqual(s.files, ['package file package.json', 'package file server.js', 'package'], "the package's own files first");
       assert.deepEqual(s.titles, [
         '$(circle-slash) Not now: keep fixture-server 1.0.0',
-        `$(check) Approve "${SERVER}" running fixture-server 1.0.1`,
+        `$(check) Approve "${SERVER}" running fixture-server 1.0.1 · ${approvedLock()!.integrity.slice(0, 19)}…`,
       ]);
       assert.match(s.text, new RegExp(`^Update "${SERVER}": fixture-server 1\\.0\\.0 → 1\\.0\\.1\\. What changed`));
       assert.match(s.left, /^package {6}fixture-server\nversion {6}1\.0\.0\nintegrity {4}sha512-/);
