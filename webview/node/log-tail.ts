@@ -4,6 +4,7 @@
 // Bounded: at most `max` events are kept (the oldest are counted, not kept).
 import * as fs from 'node:fs';
 import type { LogBatch } from '../common/protocol';
+import { ROTATED_KIND } from '../../src/host/log/log-rotation';
 
 /** One valid line of the log (it parses to a JSON object), with its sequence number. */
 export interface TailLine {
@@ -117,6 +118,7 @@ export class LogTail {
         continue; // a torn line from a crash
       }
       if (!event || typeof event !== 'object' || Array.isArray(event)) continue;
+      if ((event as { kind?: unknown }).kind === ROTATED_KIND) continue; // the chain's record of a rotation, no event
       const entry = { id: this.nextId++, line: line.replace(/\r$/, '') };
       out.push(entry);
       this.entries.push(entry);

@@ -157,7 +157,7 @@ describe('trust panel: following the log file', () => {
 
   it('reads the rotated generations and the current file, then only what is appended, including a line written in two parts', () => {
     const dir = tempDir();
-    const log = new EventLog(dir, new Masker(), 800);
+    const log = new EventLog(dir, new Masker(), 1100);
     for (let i = 0; i < 12; i++) log.write({ kind: 'tool.call', server: `s${i}`, tool: 't' });
     assert.ok(fs.existsSync(path.join(dir, 'log.jsonl.1')), 'rotated at least once');
     const tail = new LogTail(log.file);
