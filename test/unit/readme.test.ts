@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from './helpers';
 import * as closure from '../../src/trust/plan/closure';
+import * as closureFiles from '../../src/trust/plan/closure-files';
 import * as manifest from '../../src/trust/approval/workspace-manifest';
 import { GUARDED_PROGRAM } from '../../src/trust/plan/launch-plan';
 import { GUARD_MOUNT } from '../../src/host/sandbox/load-guard';
@@ -54,11 +55,11 @@ describe('docs/concepts.md: "What an approval pins" states the code\'s own rule'
 
   it('every bound the closure enforces, as the code sets it', () => {
     for (const said of [
-      `a file of at most ${mib(closure.MAX_CLOSURE_FILE_BYTES)}`,
-      `at most ${n(closure.MAX_CLOSURE_FILES)} files and ${mib(closure.MAX_CLOSURE_BYTES)} per server`,
-      `${n(closure.MAX_WALK_ENTRIES)} entries`,
-      `${n(closure.MAX_EVALUATION_FILES)} files, ${mib(closure.MAX_EVALUATION_BYTES)} and ${n(closure.MAX_EVALUATION_ENTRIES)} entries per check`,
-      `Text files up to ${closure.MAX_KEPT_TEXT_BYTES / 1024} KiB (${closure.MAX_KEPT_TEXT_TOTAL / 1024} KiB per server)`,
+      `a file of at most ${mib(closureFiles.MAX_CLOSURE_FILE_BYTES)}`,
+      `at most ${n(closureFiles.MAX_CLOSURE_FILES)} files and ${mib(closureFiles.MAX_CLOSURE_BYTES)} per server`,
+      `${n(closureFiles.MAX_WALK_ENTRIES)} entries`,
+      `${n(closureFiles.MAX_EVALUATION_FILES)} files, ${mib(closureFiles.MAX_EVALUATION_BYTES)} and ${n(closureFiles.MAX_EVALUATION_ENTRIES)} entries per check`,
+      `Text files up to ${closureFiles.MAX_KEPT_TEXT_BYTES / 1024} KiB (${closureFiles.MAX_KEPT_TEXT_TOTAL / 1024} KiB per server)`,
     ])
       assert.ok(section.includes(said), `docs/concepts.md says: ${said}`);
   });
@@ -89,6 +90,6 @@ describe('docs/concepts.md: "What an approval pins" states the code\'s own rule'
   });
 
   it('the check can fail: a bound the README does not state is seen', () => {
-    assert.equal(section.includes(`at most ${n(closure.MAX_CLOSURE_FILES + 1)} files`), false);
+    assert.equal(section.includes(`at most ${n(closureFiles.MAX_CLOSURE_FILES + 1)} files`), false);
   });
 });

@@ -12,8 +12,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { PinnedFile } from '../../trust/plan/closure';
-import { MAX_CLOSURE_FILE_BYTES } from '../../trust/plan/closure';
+import type { PinnedFile } from '../../trust/plan/closure-files';
+import { MAX_CLOSURE_FILE_BYTES } from '../../trust/plan/closure-files';
 import type { SandboxOverlay } from './mounts';
 import { blobPath, MAX_HASHED_BYTES, TOO_LARGE, type WorkspaceManifest } from '../../trust/approval/workspace-manifest';
 

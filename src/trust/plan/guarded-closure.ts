@@ -1,25 +1,23 @@
 // The closure of a server whose every Node or Python process runs under the load guard (src/guard/): the files
 // the plan names and what their literal paths reach, the settings files around them and git's own files, pinned
-// file by file from the execution closure's parts (./closure.ts); what is computed at run time is left to the guard.
+// file by file from the execution closure's parts (./closure.ts, ./closure-files.ts); what is computed at run time
+// is left to the guard.
 import * as path from 'node:path';
 import type { TrackingReader } from '../sources/fsread';
+import { closureTables, PROJECT_SETTINGS, resolveEntry, type ClosureEntry } from './closure';
 import {
-  closureTables,
   ClosureError,
   hashFile,
   MAX_CLOSURE_FILES,
   NATIVE,
   NOT_CODE,
   pinGit,
-  PROJECT_SETTINGS,
   reachOf,
   readTsconfig,
-  resolveEntry,
   textOf,
   type Closure,
-  type ClosureEntry,
   type Hashed,
-} from './closure';
+} from './closure-files';
 import { npmrcUnmodelled, TSCONFIG } from './project-settings';
 import { rel, within } from './realpath';
 

@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closureOf, ClosureError, PROJECT_SETTINGS, snapshotClosureOf, WholeWorkspace, type Closure, type ClosureEntry } from './closure';
+import { closureOf, PROJECT_SETTINGS, snapshotClosureOf, WholeWorkspace, type ClosureEntry } from './closure';
+import { ClosureError, type Closure } from './closure-files';
 import { guardedClosureOf } from './guarded-closure';
 import type { ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';

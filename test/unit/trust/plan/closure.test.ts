@@ -12,7 +12,7 @@ import { approveOffline } from '../../locks';
 import { evaluateGate, GateCache } from '../../../../src/trust/gate';
 import { type GateInput } from '../../../../src/trust/report';
 import { loaderVariable } from '../../../../src/trust/plan/loader-variables';
-import { MAX_CLOSURE_FILES, MAX_WALK_ENTRIES } from '../../../../src/trust/plan/closure';
+import { MAX_CLOSURE_FILES, MAX_WALK_ENTRIES } from '../../../../src/trust/plan/closure-files';
 import { Session } from '../../../../src/host/session';
 import { EventLog } from '../../../../src/host/log/log';
 import { loadUserPolicy } from '../../../../src/policy/user-policy';
