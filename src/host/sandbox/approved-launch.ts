@@ -15,7 +15,8 @@ import {
 } from '../../trust/approval/workspace-manifest';
 import { ensureImage, imageLaunchOf, ImagePinError, pinnedArgs } from '../../trust/packages/image-pin';
 import { LockError, packageCacheRoot } from '../../trust/packages/npm-lock';
-import { findOnPath, type LaunchPlan } from '../../trust/plan/launch-plan';
+import { findOnPath } from '../../trust/plan/command-line';
+import type { LaunchPlan } from '../../trust/plan/launch-plan';
 import { NEUTRAL_WORDS } from '../../trust/words';
 import { ContainRefused, type ContainOptions } from './contain-options';
 

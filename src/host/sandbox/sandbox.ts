@@ -71,7 +71,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_LIMITS, type SandboxProfile } from '../../policy/sandbox-profile';
-import { findOnPath } from '../../trust/plan/launch-plan';
+import { findOnPath } from '../../trust/plan/command-line';
 import { PROXY_ENV } from '../net/egress';
 import { rlimitArgs } from './limits';
 import { carrierArgv, carrierEnv, NOT_INSTALLED, PROXYCHAINS_MOUNT, type LibcCarrier } from '../net/libc-carrier';

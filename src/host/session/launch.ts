@@ -5,7 +5,8 @@
 import { pin, PinError } from '../../trust/plan/digest';
 import { TrackingReader } from '../../trust/sources/fsread';
 import type { ServerReport } from '../../trust/report';
-import { planLaunch, PlanError, type LaunchPlan } from '../../trust/plan/launch-plan';
+import { PlanError } from '../../trust/plan/command-line';
+import { planLaunch, type LaunchPlan } from '../../trust/plan/launch-plan';
 import { ClosureError } from '../../trust/plan/closure-files';
 
 export class LaunchRefused extends Error {}

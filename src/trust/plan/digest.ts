@@ -9,7 +9,8 @@ import type { DeclaredServer, ServerDefinition } from '../sources/declarations';
 import type { TrackingReader } from '../sources/fsread';
 import { CATALOGUE } from '../sources/catalogue';
 import { ClosureError, MAX_CLOSURE_FILE_BYTES, utf8Text, type PinnedFile } from './closure-files';
-import { planLaunch, PlanError, substitute, type LaunchPlan } from './launch-plan';
+import { PlanError } from './command-line';
+import { planLaunch, substitute, type LaunchPlan } from './launch-plan';
 export type { PinnedFile } from './closure-files';
 
 /** A referenced file (envFile, a file a variable names) is pinned only whole: the closure's bound. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { imagePinIntact, repositoryOf, resolveImage } from '../../../../src/trust/packages/image-pin';
-import { findOnPath } from '../../../../src/trust/plan/launch-plan';
+import { findOnPath } from '../../../../src/trust/plan/command-line';
 import { NOT_PINNED, packageLaunchOf, type ImageLaunch } from '../../../../src/trust/plan/launchers';
 import { ApprovalStore, type ApprovalRecord } from '../../../../src/trust/approval/store';
 import { cleanupTemp, world } from '../../helpers';
