@@ -28,28 +28,18 @@ import { TOO_LARGE } from '../../trust/approval/workspace-manifest';
 import { TRUST_ENV, type LaunchPlan } from '../../trust/plan/launch-plan';
 import { copyClosure, CopyRefused, snapshotCopy, type ClosureCopy } from './closure-copy';
 import { holdStateFolder, packageHashes, StateCopyError, syncPackageState } from './package-state';
-import { gitExecutedPaths, MAX_NESTED_WALK, MAX_SOCKET_WALK, nestedGitPaths, socketsUnder } from '../../trust/plan/git-paths';
+import { nestedGitPaths, socketsUnder } from '../../trust/plan/git-paths';
 import { buildSandbox, sandboxAvailable, type SandboxProbe } from './sandbox';
 import { SandboxConfigError } from './mounts';
 import type { StdioLaunch } from './stdio';
 import { openDoor } from '../net/door';
 import { Egress, type EgressVerdict } from '../net/egress';
 import { joinCgroup, limitsWords, raiseWords, serverLimits, type ServerLimits } from './limits';
-import {
-  containmentFor,
-  OPT_OUT_HINT,
-  optOutWhere,
-  PROTECTED_IN_WORKSPACE,
-  PROTECTED_SUFFIXES,
-  SANDBOX_CACHES,
-  shownSockets,
-  socketsAt,
-  unixSocketsWords,
-  type Containment,
-} from './decision';
+import { containmentFor, OPT_OUT_HINT, optOutWhere, unixSocketsWords, type Containment } from './decision';
 import { ContainRefused, type ContainOptions, type StartPlan } from './contain-options';
 import { fromImagePin, fromLock, liveIsSnapshot, notOnSnapshotWords, snapshotOf } from './approved-launch';
 import { moveOldCacheDir, privateDir, serverCacheDir } from './server-folders';
+import { declaredPath, foreignSockets, protectedPaths, sandboxCaches, scanWorkspace, type Contained } from './contain-paths';
 
 /**
  * Bubblewrap flags that give an uncontained server its own PID namespace and no other containment: the whole
@@ -84,8 +74,6 @@ export function ownProcesses(
   };
 }
 
-/** The sandbox decision of a start that runs contained (src/host/sandbox/decision.ts). */
-type Contained = Extract<Containment, { kind: 'contained' }>;
 /** An approved npm launch's locked tree (./approved-launch.ts), when the start runs one. */
 type Locked = Awaited<ReturnType<typeof fromLock>>;
 type Plan = LaunchPlan & { executable: string };
@@ -249,46 +237,6 @@ async function containedPlan(o: ContainOptions, plan: Plan, locked: Locked, c: C
   });
 }
 
-/** This server's own caches in its private folder (SANDBOX_CACHES), each made when missing. */
-function sandboxCaches(cacheDir: string): { source: string; target: string }[] {
-  const caches = SANDBOX_CACHES.map((target) => ({
-    source: path.join(cacheDir, target.slice(2).replace(/^\./, '').replace(/\//g, '-')),
-    target,
-  }));
-  for (const c of caches) {
-    try {
-      fs.mkdirSync(c.source, { recursive: true, mode: 0o700 });
-    } catch {
-      // a cache that cannot be made is skipped by the sandbox
-    }
-  }
-  return caches;
-}
-
-/** The Unix socket files a contained server would see that it did not make (none when its entry allows sockets). */
-function foreignSockets(
-  project: string,
-  c: Contained,
-  scanned: ReturnType<typeof nestedGitPaths>,
-  hidden: readonly string[],
-  gitDir: string,
-): string[] {
-  // Unix sockets: the server may make its own (a browser's, the tsx command's IPC) while no socket file it did not
-  // make is visible to it (the workspace, your read and write paths, a granted .git); abstract sockets are its
-  // network namespace's. Else refused unless your entry allows them.
-  return c.unixSockets
-    ? []
-    : [
-        ...shownSockets(c),
-        ...scanned.sockets,
-        ...(scanned.socketsTruncated
-          ? [`${project} (more than ${MAX_SOCKET_WALK.toLocaleString('en-US')} entries: not searched whole)`]
-          : []),
-        ...(hidden.length ? [] : socketsAt(gitDir)),
-      ];
-}
-
-/** What a contained repository server is shown of its workspace: the verified copy of its closure, or the approved snapshot. */
 interface VerifiedCopy {
   copy?: ClosureCopy;
   onSnapshot: boolean;
@@ -566,42 +514,4 @@ export function refusedSocketError(stderr: string): string | undefined {
     .map((l) => l.trim())
     .find((l) => /\b(listen|connect|bind) EPERM\b|socket: operation not permitted|\[Errno 1\] Operation not permitted$/i.test(l))
     ?.slice(0, 300);
-}
-
-/** The workspace walked once per start: every nested .git (and what it names), every entry tools obey in a folder of it, and every Unix socket file in it. */
-function scanWorkspace(project: string): ReturnType<typeof nestedGitPaths> {
-  // What tools obey in a monorepo's folders too (a nested .vscode, .claude, AGENTS.md, .envrc…); .git is walked as such.
-  const nested = nestedGitPaths(
-    project,
-    PROTECTED_IN_WORKSPACE.filter((n) => n !== '.git'),
-    PROTECTED_SUFFIXES,
-  );
-  if (nested.truncated)
-    throw new ContainRefused(
-      `the workspace ${project} holds more than ${MAX_NESTED_WALK.toLocaleString('en-US')} files and folders outside node_modules, more than MCP Gate walks to find every .git a contained server must not write; open a smaller folder as the workspace`,
-    );
-  return nested;
-}
-
-function protectedPaths(project: string, writable: readonly string[], nested: ReturnType<typeof nestedGitPaths>): string[] {
-  const out: string[] = [];
-  // The workspace entries tools read as configuration, and what the repository's git config names for git to run.
-  // Every .git below the workspace's own too: git run there obeys it (a nested repository, a submodule).
-  for (const p of [...PROTECTED_IN_WORKSPACE.map((name) => path.join(project, name)), ...gitExecutedPaths(project), ...nested.paths]) {
-    if (writable.some((w) => path.resolve(w) === p)) continue;
-    try {
-      // Only a real entry of the workspace: a link out of it must not make its target visible in the sandbox.
-      if (!fs.lstatSync(p).isSymbolicLink() && fs.realpathSync(p) === p) out.push(p);
-    } catch {
-      // absent: nothing to protect (a server may create it; see README)
-    }
-  }
-  return out;
-}
-
-/** The program as the definition names it by a path (`.venv/bin/python`), when that is not its real path. */
-function declaredPath(command: string, cwd: string, executable: string | undefined): string | undefined {
-  if (!executable || !(command.includes('/') || command.includes('\\'))) return undefined;
-  const named = path.resolve(cwd, command);
-  return named === executable ? undefined : named;
 }
