@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gitRisk, HELD_SUFFIX, watchNewRepositories, type HeldRepository } from '../../../../src/host/session/new-repos';
+import { gitRisk } from '../../../../src/host/session/git-risk';
+import { HELD_SUFFIX, watchNewRepositories, type HeldRepository } from '../../../../src/host/session/new-repos';
 import { cleanupTemp, tempDir, writeFiles } from '../../helpers';
 
 const until = async (ok: () => boolean, ms = 3000): Promise<boolean> => {
