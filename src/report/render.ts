@@ -111,7 +111,7 @@ export interface GrantsContext {
   policy: UserPolicy;
   /** The HOME the sandbox hides (the front end's machine's). */
   home: string;
-  /** Whether bubblewrap can start a sandbox here (the front end probes it: src/host/sandbox/sandbox.ts sandboxAvailable). */
+  /** Whether bubblewrap can start a sandbox here (the front end probes it: src/host/sandbox/sandbox-probe.ts sandboxAvailable). */
   sandbox: SandboxProbe;
   /** The front end's wording for the next step. */
   words?: FrontEndWords;

@@ -3,7 +3,7 @@
 // NETSHIM_MOUNT and gives the server MCP_GATE_DOOR (the door's address inside) and `--require NETSHIM_MOUNT`
 // appended to its NODE_OPTIONS, so every Node process it starts (children inherit the environment) carries its
 // built-in fetch, http/https requests and raw TCP through the door, with no proxy setting or npm package of its
-// own. Clients that honour the proxy variables (./egress.ts PROXY_ENV) are not changed by it: their connections go
+// own. Clients that honour the proxy variables (./egress-terms.ts PROXY_ENV) are not changed by it: their connections go
 // to the door on loopback, which the shim never tunnels.
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 // A git repository a contained server creates while it runs (issue 44, item 5). Every `.git` that exists when a
-// server starts is read-only to it (src/host/sandbox/contain.ts protectedPaths), but a new one cannot be mounted over before
+// server starts is read-only to it (src/host/sandbox/contain-paths.ts protectedPaths), but a new one cannot be mounted over before
 // it exists, and git obeys what it finds there — VS Code's git extension opens a repository that appears in the
 // workspace by itself about half a second later and runs `git status`, whose `core.fsmonitor` is a program. So,
 // while a contained server runs, its workspace's folders are watched (inotify, one watch a folder, `node_modules`
