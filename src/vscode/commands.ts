@@ -7,131 +7,44 @@
 // Pinned Package… resolves it again (src/trust/approval/lock-update.ts) and shows the new lock against the approved one.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { doctorText, policyText, riskLine, sandboxText, serverText, summary, type GrantsContext } from '../report/render';
+import { doctorText, policyText, riskLine, sandboxText, serverText, summary } from '../report/render';
 import { lockSummary, minAgeVerdict, type MinAge } from '../report/lock-text';
 import { changeDocuments, updateDocuments } from '../report/change-text';
-import { refusedFileSides } from '../trust/approval/diff';
-import { loadManifest, type WorkspaceManifest } from '../trust/approval/workspace-manifest';
 import { approveOrReject, lockForApproval, minReleaseAge, npmLaunchOf, reset } from '../trust/approval/approvals';
 import { isUpdatable, planUpdate } from '../trust/approval/lock-update';
 import { registryOf, type NpmLock } from '../trust/packages/npm-lock';
 import { imageLaunchOf, imagePinForApproval, type ImagePin } from '../trust/packages/image-pin';
 import { escapeLabel, escapeText } from '../text/escape';
-import type { ServerReport } from '../trust/report';
-import { asRef, refOf as refIn, sameRef, type ServerRef } from '../trust/approval/server-ref';
-import { changedSinceApproval, isApprovable, isRejectable, STATE_CODICON, stateWords } from '../trust/approval/states';
+import { asRef } from '../trust/approval/server-ref';
+import { changedSinceApproval, isApprovable, isRejectable } from '../trust/approval/states';
 import { CMD, type CommandId } from './command-ids';
 import { sandboxAvailable } from '../host/sandbox/sandbox';
 import { routeThroughGate } from './own-starts';
 import { reviewFile, showServerActions } from './menus';
-import type { GatewayProvider } from './gateway-provider';
 import { tryTool, type TryArgs } from './try-tool';
 import { TrustPanel } from './panel';
-import type { Prompts } from './prompts';
 import { packageWorker, withResolution } from './resolving';
-import { Review, showDocument, type DocumentProvider } from './review';
+import { Review, showDocument } from './review';
 import { reopenThroughGate, routingText } from './routing';
-import type { FolderState, GateService } from './service';
-import { relativeTime, shortDigest, VSCODE_WORDS, workspacePath } from './words';
+import type { FolderState } from './service';
+import { relativeTime, shortDigest, VSCODE_WORDS } from './words';
+import {
+  approvedWorkspaceOf,
+  failed,
+  find,
+  grantsOf,
+  item,
+  refusedOf,
+  showDefinition,
+  target,
+  where,
+  type Ctx,
+  type Entry,
+} from './command-context';
 
 export { SCHEME, DocumentProvider } from './review';
+export { refOf, type Ctx } from './command-context';
 export type { ServerRef } from '../trust/approval/server-ref';
-
-/** What every command works with. */
-export interface Ctx {
-  context: vscode.ExtensionContext;
-  service: GateService;
-  docs: DocumentProvider;
-  prompts: Prompts;
-  /** After a decision: VS Code asks the gateway provider for its definitions again. */
-  decided(): void;
-  /** The chat gateway's provider (absent where VS Code has no MCP API): "Try a Tool…" calls through it. */
-  gateway?: GatewayProvider;
-}
-
-type Entry = { folder: FolderState; server: ServerReport };
-
-export function refOf(x: Entry): ServerRef {
-  return refIn(x.folder.folder.uri.fsPath, x.server);
-}
-
-function find(ctx: Ctx, ref: ServerRef): Entry | undefined {
-  return ctx.service.servers().find((x) => sameRef(refOf(x), ref));
-}
-
-/** A quick-pick row: the state's codicon and name; state, folder and source; the reason. */
-function item(ctx: Ctx, x: Entry) {
-  const s = x.server;
-  const multi = ctx.service.folders().length > 1;
-  const decided = s.record ? ` · ${vscode.l10n.t('decided {0}', relativeTime(s.record.decidedAt))}` : '';
-  return {
-    label: `$(${STATE_CODICON[s.state]}) ${escapeLabel(s.name)}`,
-    description: `${vscode.l10n.t(stateWords(s))}${multi ? ` · ${escapeLabel(x.folder.folder.name)}` : ''} · ${escapeLabel(s.source)}${decided}`,
-    detail: escapeLabel(s.reason),
-    item: x,
-  };
-}
-
-async function pick(ctx: Ctx, filter: (s: ServerReport) => boolean, placeHolder: string): Promise<Entry | undefined> {
-  const items = ctx.service
-    .servers()
-    .filter((x) => filter(x.server))
-    .map((x) => item(ctx, x));
-  if (items.length === 0) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('MCP Gate: no server to choose from.'));
-    return undefined;
-  }
-  return (await vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true }))?.item;
-}
-
-/** The server a command is about: the one its argument names, or the one a person picks. */
-async function target(ctx: Ctx, arg: unknown, filter: (s: ServerReport) => boolean, placeHolder: string): Promise<Entry | undefined> {
-  const ref = asRef(arg);
-  return ref ? find(ctx, ref) : pick(ctx, filter, placeHolder);
-}
-
-/** The grants preview's context: the folder's project (real path) and the user's policy now. */
-function grantsOf(ctx: Ctx, x: Entry): GrantsContext {
-  return {
-    project: x.folder.report?.project ?? x.folder.folder.uri.fsPath,
-    policy: ctx.service.policy(x.folder),
-    words: VSCODE_WORDS,
-    home: os.homedir(),
-    sandbox: ctx.service.probeSandbox(),
-    storeDir: ctx.service.storeDir,
-  };
-}
-
-/** The file the load guard refused for this server, both sides as text, when there is one. */
-function refusedOf(ctx: Ctx, x: Entry): ReturnType<typeof refusedFileSides> {
-  const r = x.server.record;
-  return r?.guardRefused ? refusedFileSides(ctx.service.storeDir, x.folder.report?.project ?? x.folder.folder.uri.fsPath, r) : undefined;
-}
-
-/** The record of the workspace as this server's approval saw it (undefined when there is none or it cannot be read). */
-function approvedWorkspaceOf(ctx: Ctx, x: Entry): WorkspaceManifest | undefined {
-  const m = x.server.record?.manifest;
-  try {
-    return m ? loadManifest(ctx.service.storeDir, m) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function showDefinition(ctx: Ctx, x: Entry): Promise<void> {
-  const uri = ctx.docs.show(`/${x.server.name} — ${x.server.source.replace(/\//g, '∕')}`, serverText(x.server, grantsOf(ctx, x)));
-  await showDocument(uri, { preview: true, preserveFocus: false });
-}
-
-function failed(e: unknown): false {
-  void vscode.window.showErrorMessage(vscode.l10n.t('MCP Gate: {0}', (e as Error).message));
-  return false;
-}
-
-/** Where a server is declared, as a person of this workspace reads it. */
-function where(x: Entry): string {
-  return `${workspacePath(x.server.file, x.folder.folder.uri.fsPath)}:${x.server.position.line}`;
-}
 
 const approve =
   (ctx: Ctx) =>
