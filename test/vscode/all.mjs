@@ -152,7 +152,12 @@ let passed = 0;
 let failed = 0;
 const red = [];
 const t0 = Date.now();
-const queue = runs.flatMap(([runner, args]) => versions.map((version) => ({ version, runner, args })));
+// The end-to-end runs first (each works on copies of its own), then each version's runs: the two versions' runs of
+// one configuration never run at once (some suites change their fixture folder while they run, e.g. multi-root).
+const queue = [
+  ...runs.filter(([runner]) => runner === E2E).flatMap(([runner, args]) => versions.map((version) => ({ version, runner, args }))),
+  ...versions.flatMap((version) => runs.filter(([runner]) => runner !== E2E).map(([runner, args]) => ({ version, runner, args }))),
+];
 const total = queue.length;
 
 /** One run, its output kept until it ends: { label, out, err, status, seconds }. */

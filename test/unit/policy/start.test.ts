@@ -61,7 +61,7 @@ describe('policy/start: one decision per start', () => {
         for (const m of text.matchAll(/^import (?!type )([^;]*?) from '\.\.\/\.\.\/policy\/([\w-]+)';/gms))
           asked.push(`${dir}/${f}: ${m[2]} ${m[1].replace(/\s+/g, ' ')}`);
       }
-    assert.deepEqual(asked, ['src/host/sandbox/sandbox.ts: sandbox-profile { DEFAULT_LIMITS, type SandboxProfile }']);
+    assert.deepEqual(asked, ['src/host/sandbox/sandbox-probe.ts: sandbox-profile { DEFAULT_LIMITS }']);
   });
 
   it('a policy with problems refuses the network (and says the sandbox cannot be used)', () => {
