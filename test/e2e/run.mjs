@@ -1333,8 +1333,10 @@ const walkthrough = [
       assert((await walkthroughSteps()).try === false, 'a cancelled Try a Tool… is not a tool tried');
       await palette('MCP Gate: Try a Tool…');
       await echo.click({ timeout: 60_000 });
-      await page.locator('.quick-input-widget input.input').waitFor({ state: 'visible', timeout: 10_000 });
-      await page.keyboard.press('Enter');
+      const args = page.locator('.quick-input-widget input.input');
+      await args.waitFor({ state: 'visible', timeout: 10_000 });
+      // Pressed on the arguments box itself (focused first): a key sent to the page as the box opens can be lost.
+      await args.press('Enter');
       await page.locator('.tab', { hasText: 'fixture-echo — echo' }).waitFor({ timeout: 60_000 });
       const steps = await walkthroughSteps();
       assert(steps.try === true, `the call answered ticks the step: ${JSON.stringify(steps)}`);
