@@ -152,16 +152,21 @@ def _refuse(p, rel, why, h, how):
         msg += ' (%s)' % how
     elif 'after this process took in' in how or why == 'sink' or ' needs ' in how or 'environment' in how:
         msg += ' (%s)' % how
-    key = (p, h, how)
-    if key not in state._told:
-        state._told.add(key)
-        try:
-            os.write(2, (msg + '\n').encode('utf-8', 'replace'))
-        except OSError:
-            pass
-        if state.REPORT:
-            _append_report(p, rel, why, h, how)
+    _tell((p, h, how), msg, lambda: _append_report(p, rel, why, h, how))
     raise state.McpGateGuardRefused(msg, path=p)
+
+
+def _tell(key, msg, report):
+    """Says a refusal once per key: the line on stderr, and the record in the report MCP Gate reads."""
+    if key in state._told:
+        return
+    state._told.add(key)
+    try:
+        os.write(2, (msg + '\n').encode('utf-8', 'replace'))
+    except OSError:
+        pass
+    if state.REPORT:
+        report()
 
 
 def _refuse_unchecked(event, args, err):
@@ -175,15 +180,7 @@ def _refuse_unchecked(event, args, err):
     reason = 'the guard could not check %s (%s: %s), so it is refused; this is a fault of MCP Gate\'s guard: ' \
              'report it with this line' % (event, type(err).__name__, str(err)[:200])
     msg = 'mcp-gate-guard: refused %s: %s' % (p, reason)
-    key = (p, event, type(err).__name__)
-    if key not in state._told:
-        state._told.add(key)
-        try:
-            os.write(2, (msg + '\n').encode('utf-8', 'replace'))
-        except OSError:
-            pass
-        if state.REPORT:
-            _append_report(p, None, 'sink', '', event, rule=reason)
+    _tell((p, event, type(err).__name__), msg, lambda: _append_report(p, None, 'sink', '', event, rule=reason))
     raise state.McpGateGuardRefused(msg, path=p)
 
 
