@@ -259,6 +259,12 @@ export function withNestedProjects(root: CheckResult, input: GateInput, failOn: 
     for (const c of CHECK_CATEGORIES) (r[c] as { folder?: string }[]).push(...sub[c].map((e) => ({ ...e, folder })));
     if (sub.error && !r.error) r.error = sub.error;
   }
+  for (const problem of nested.unreadable)
+    r.preapproval.push({
+      kind: 'unreadable',
+      problem: `a folder of the checkout cannot be listed (${problem}): what it declares or pre-approves is unknown`,
+      next: 'make it readable to the user who runs the check, or remove it',
+    });
   if (nested.truncated)
     r.preapproval.push({
       kind: 'unreadable',

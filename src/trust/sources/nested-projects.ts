@@ -41,6 +41,8 @@ export interface NestedProjects {
   folders: string[];
   /** The walk met MAX_PROJECT_WALK entries and stopped: folders past it are not known. */
   truncated: boolean;
+  /** Folders that could not be listed (what they declare is not known), each with why. */
+  unreadable: string[];
 }
 
 /** Every folder below `root` (links not followed; node_modules and .git skipped) that is a project for the agents. */
@@ -48,20 +50,23 @@ export function nestedProjects(root: string, max = MAX_PROJECT_WALK): NestedProj
   const markers = projectMarkers();
   const folders: string[] = [];
   const queue = [root];
+  const unreadable: string[] = [];
   let entries = 0;
   while (queue.length) {
     const dir = queue.pop()!;
     let list: fs.Dirent[];
     try {
       list = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
+    } catch (e) {
+      // Gone meanwhile is nothing to check; a folder that cannot be listed may declare servers: said, fails closed.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') unreadable.push(`${dir}: ${(e as Error).message}`);
       continue;
     }
     if (dir !== root && markers.some((m) => fs.existsSync(path.join(dir, ...m.split('/'))))) folders.push(dir);
     for (const d of list) {
-      if (++entries > max) return { folders: folders.sort(), truncated: true };
+      if (++entries > max) return { folders: folders.sort(), truncated: true, unreadable };
       if (d.isDirectory() && !d.isSymbolicLink() && !SKIPPED.has(d.name)) queue.push(path.join(dir, d.name));
     }
   }
-  return { folders: folders.sort(), truncated: false };
+  return { folders: folders.sort(), truncated: false, unreadable };
 }

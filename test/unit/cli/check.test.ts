@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, cli, world, writeFiles, type World } from '../helpers';
+import { cliAsNobody, toNobody } from '../nobody';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
 const DB = { '.mcp.json': MCP({ db: { command: 'node', args: ['db.js'] } }), 'db.js': 'serve()\n' };
@@ -251,5 +252,16 @@ describe('mcp-gate check', function () {
     // Checked from the folder itself, the same entries, without a folder.
     const inner = cli({ ...w, project: path.join(w.project, 'packages', 'app') }, ['check']);
     assert.equal(inner.code, 72, inner.stdout);
+  });
+  it('a folder of the checkout the user cannot list fails the check closed, naming it (as nobody)', () => {
+    const w = world({ 'README.md': 'a monorepo\n', 'packages/app/README.md': 'x\n' });
+    toNobody(w);
+    fs.chmodSync(path.join(w.project, 'packages', 'app'), 0o000);
+    const r = cliAsNobody(w, ['check', '--fail-on', 'preapproval']);
+    assert.equal(r.code, 64, r.out);
+    assert.match(
+      r.stdout,
+      /could not read: a folder of the checkout cannot be listed \(.*packages\/app: EACCES.*\): what it declares or pre-approves is unknown — make it readable/,
+    );
   });
 });
