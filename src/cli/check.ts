@@ -13,6 +13,7 @@ import { stateWords } from '../trust/approval/gate-state';
 import { preApprovalAttempts, preApprovalLine, type PreApproval, type PreApprovalReport } from '../trust/sources/preapproval';
 import { MAX_PROJECT_WALK, nestedProjects } from '../trust/sources/nested-projects';
 import { escapeText } from '../text/escape';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ImportOutcome } from '../trust/approval/team';
 import { UsageError, type Ctx } from './context';
@@ -85,6 +86,8 @@ export interface CheckResult {
   preapproval: (AttemptEntry | UnreadableEntry)[];
   /** The folders below the root checked as projects of their own (relative, POSIX). */
   folders?: string[];
+  /** The folders `--skip` kept out of the walk (relative, POSIX): what they declare is not checked. */
+  skipped?: string[];
   /** With --team: the team file and what became of each of its entries. */
   team?: { file: string; entries: ImportOutcome[] };
 }
@@ -226,6 +229,7 @@ export function checkText(r: CheckResult): string {
     r.store.health.status === 'missing' ? 'nothing approved yet' : r.store.health.status === 'ok' ? 'readable' : 'CANNOT BE READ';
   const L = [`project ${escapeText(r.project)}`, `store   ${escapeText(r.store.file)} (${health})`];
   if (r.folders?.length) L.push(`folders ${r.folders.map(escapeText).join(', ')} (projects of their own: checked too)`);
+  if (r.skipped?.length) L.push(`skipped ${r.skipped.map(escapeText).join(', ')} (--skip: not checked)`);
   if (r.escapeHatch) L.push('WARNING MCP_GATE_ALLOW_PROJECT=1 is set: every repository server counts as approved without review');
   for (const c of CHECK_CATEGORIES) {
     if (!r[c].length) continue;
@@ -249,11 +253,17 @@ export function checkText(r: CheckResult): string {
  * The root's result with every nested project's entries added (each named with its folder) and the exit code over
  * all of them. A walk that stops at its bound fails closed: what the folders past it declare is unknown.
  */
-export function withNestedProjects(root: CheckResult, input: GateInput, failOn: CheckCategory[]): CheckResult {
-  const nested = nestedProjects(root.project);
-  const r: CheckResult = { ...root, folders: [] };
+export function withNestedProjects(
+  root: CheckResult,
+  input: GateInput,
+  failOn: CheckCategory[],
+  skip: ReadonlySet<string> = new Set(),
+): CheckResult {
+  const nested = nestedProjects(root.project, MAX_PROJECT_WALK, skip);
+  const rel = (dir: string) => path.relative(root.project, dir).split(path.sep).join('/');
+  const r: CheckResult = { ...root, folders: [], skipped: nested.skipped.map(rel) };
   for (const dir of nested.folders) {
-    const folder = path.relative(root.project, dir).split(path.sep).join('/');
+    const folder = rel(dir);
     const sub = checkResult(evaluateGate({ ...input, projectDir: dir }), preApprovalAttempts(dir), failOn);
     r.folders!.push(folder);
     for (const c of CHECK_CATEGORIES) (r[c] as { folder?: string }[]).push(...sub[c].map((e) => ({ ...e, folder })));
@@ -276,6 +286,29 @@ export function withNestedProjects(root: CheckResult, input: GateInput, failOn: 
   return r;
 }
 
+/**
+ * The real paths of `--skip` folders: each a folder of the checkout below its root. A name that is not one is a
+ * usage error (a typo would otherwise skip nothing, or a link would skip a folder the person did not name).
+ */
+export function skipFolders(project: string, names: readonly string[] = []): Set<string> {
+  const root = fs.realpathSync(project);
+  const skip = new Set<string>();
+  for (const name of names) {
+    const given = path.resolve(root, name);
+    let real: string;
+    try {
+      real = fs.realpathSync(given);
+    } catch {
+      throw new UsageError(`--skip ${JSON.stringify(name)}: no such folder in ${root}`);
+    }
+    const rel = path.relative(root, real);
+    if (real !== given || !rel || rel.startsWith('..') || path.isAbsolute(rel) || !fs.statSync(real).isDirectory())
+      throw new UsageError(`--skip ${JSON.stringify(name)}: not a folder below the checkout's root ${root} (links are not followed)`);
+    skip.add(real);
+  }
+  return skip;
+}
+
 export async function checkCommand(ctx: Ctx): Promise<number> {
   const { o, input, noPositionals } = ctx;
   noPositionals('check');
@@ -285,7 +318,8 @@ export async function checkCommand(ctx: Ctx): Promise<number> {
   const team = o.team !== undefined ? await withTeamApprovals(ctx, o.team) : undefined;
   try {
     const report = evaluateGate(team?.input ?? input);
-    const r = withNestedProjects(checkResult(report, preApprovalAttempts(report.project), failOn), team?.input ?? input, failOn);
+    const skip = skipFolders(report.project, o.skip);
+    const r = withNestedProjects(checkResult(report, preApprovalAttempts(report.project), failOn), team?.input ?? input, failOn, skip);
     if (team) {
       r.team = { file: path.resolve(o.team!), entries: team.outcomes };
       r.store = { ...r.store, file: team.ownStore };

@@ -59,6 +59,8 @@ export interface Options {
   team?: string;
   /** `approvals import`, `check --team`: the allowed-signers file (default beside the user configuration). */
   'allowed-signers'?: string;
+  /** `check`: folders of the checkout not walked for projects of their own (./check.ts). */
+  skip?: string[];
 }
 
 export interface Ctx {

@@ -39,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
         as: { type: 'string' },
         team: { type: 'string' },
         'allowed-signers': { type: 'string' },
+        skip: { type: 'string', multiple: true },
       },
     });
   } catch (e) {

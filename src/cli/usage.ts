@@ -56,7 +56,7 @@ export const COMMAND_HELP: readonly { ids: readonly CommandId[]; usage: string; 
   { ids: ['doctor'], usage: 'doctor [--json]', what: ['what is declared, imported, unreadable, blocked, and what needs review'] },
   {
     ids: ['check'],
-    usage: 'check [--json] [--fail-on LIST]',
+    usage: 'check [--json] [--fail-on LIST] [--skip DIR]...',
     what: [
       'for CI: servers pending, changed since approval, rejected or blocked, sources',
       'that cannot be read, pre-approval attempts for other agents; the exit code adds',
@@ -143,6 +143,8 @@ options:
   --source FILE    which file, when a server name is declared in several
   --fail-on LIST   check: the categories that fail it (pending,changed,blocked,preapproval)
   --team FILE      check: a team file whose signed approvals count (see approvals)
+  --skip DIR       check: a folder of the checkout not walked for projects of its own
+                   (a test suite's fixtures); said in the output; may be repeated
   --allowed-signers FILE   approvals import, check --team: whose signatures you accept
                    (default: allowed_signers beside your MCP Gate configuration)
   -h, --help       this text

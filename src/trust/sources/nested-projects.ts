@@ -43,17 +43,28 @@ export interface NestedProjects {
   truncated: boolean;
   /** Folders that could not be listed (what they declare is not known), each with why. */
   unreadable: string[];
+  /** Folders of `skip` the walk met and did not enter (real paths), sorted. */
+  skipped: string[];
 }
 
-/** Every folder below `root` (links not followed; node_modules and .git skipped) that is a project for the agents. */
-export function nestedProjects(root: string, max = MAX_PROJECT_WALK): NestedProjects {
+/**
+ * Every folder below `root` (links not followed; node_modules and .git skipped) that is a project for the agents.
+ * Folders in `skip` (real paths below root, the person's choice: fixtures of a test suite) are not entered, and said.
+ */
+export function nestedProjects(root: string, max = MAX_PROJECT_WALK, skip: ReadonlySet<string> = new Set()): NestedProjects {
   const markers = projectMarkers();
   const folders: string[] = [];
   const queue = [root];
   const unreadable: string[] = [];
+  const skipped: string[] = [];
   let entries = 0;
+  const result = (truncated: boolean): NestedProjects => ({ folders: folders.sort(), truncated, unreadable, skipped: skipped.sort() });
   while (queue.length) {
     const dir = queue.pop()!;
+    if (skip.has(dir)) {
+      skipped.push(dir);
+      continue;
+    }
     let list: fs.Dirent[];
     try {
       list = fs.readdirSync(dir, { withFileTypes: true });
@@ -64,9 +75,9 @@ export function nestedProjects(root: string, max = MAX_PROJECT_WALK): NestedProj
     }
     if (dir !== root && markers.some((m) => fs.existsSync(path.join(dir, ...m.split('/'))))) folders.push(dir);
     for (const d of list) {
-      if (++entries > max) return { folders: folders.sort(), truncated: true, unreadable };
+      if (++entries > max) return result(true);
       if (d.isDirectory() && !d.isSymbolicLink() && !SKIPPED.has(d.name)) queue.push(path.join(dir, d.name));
     }
   }
-  return { folders: folders.sort(), truncated: false, unreadable };
+  return result(false);
 }

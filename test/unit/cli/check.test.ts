@@ -253,6 +253,38 @@ describe('mcp-gate check', function () {
     const inner = cli({ ...w, project: path.join(w.project, 'packages', 'app') }, ['check']);
     assert.equal(inner.code, 72, inner.stdout);
   });
+  it('--skip keeps a fixtures folder out of the walk and says so; a name that is not a folder below the root is a usage error', () => {
+    const w = world({
+      'README.md': 'a tool with a demo\n',
+      'examples/demo/.mcp.json': MCP({ demo: { command: 'node', args: ['demo.js'] } }),
+      'examples/demo/demo.js': 'serve()\n',
+      'examples/demo/inner/.claude/settings.json': CLAUDE_PREAPPROVES['.claude/settings.json'],
+      'packages/app/.mcp.json': MCP({ db: { command: 'node', args: ['db.js'] } }),
+      'packages/app/db.js': 'serve()\n',
+      'elsewhere/x.txt': 'x\n',
+    });
+    fs.symlinkSync(path.join(w.project, 'elsewhere'), path.join(w.project, 'link'));
+    assert.equal(cli(w, ['check']).code, 8 + 64, 'without --skip the fixtures are checked');
+    const r = cli(w, ['check', '--skip', 'examples/demo']);
+    assert.equal(r.code, 8, r.stdout + r.stderr);
+    assert.match(r.stdout, /^skipped examples\/demo \(--skip: not checked\)$/m);
+    assert.match(r.stdout, /in packages\/app\/: db /, 'the folders not skipped are still checked');
+    assert.doesNotMatch(r.stdout, /\bdemo {2}/);
+    const { j } = checkJson(w, ['--skip', 'examples/demo']);
+    assert.deepEqual([j.folders, j.skipped], [['packages/app'], ['examples/demo']]);
+    for (const [bad, why] of [
+      ['examples/demo/demo.js', /not a folder below the checkout's root/],
+      ['no/such', /no such folder in /],
+      ['.', /not a folder below the checkout's root/],
+      ['..', /not a folder below the checkout's root/],
+      ['link', /links are not followed/],
+    ] as const) {
+      const u = cli(w, ['check', '--skip', bad]);
+      assert.equal(u.code, 2, `${bad}: ${u.stdout}${u.stderr}`);
+      assert.match(u.stderr, why);
+      assert.equal(u.stdout, '', 'a usage error gives no verdict');
+    }
+  });
   it('a folder of the checkout the user cannot list fails the check closed, naming it (as nobody)', () => {
     const w = world({ 'README.md': 'a monorepo\n', 'packages/app/README.md': 'x\n' });
     toNobody(w);

@@ -44,5 +44,11 @@ describe('nested projects of a checkout', () => {
     );
     assert.deepEqual([r.truncated, r.unreadable], [false, []]);
     assert.equal(nestedProjects(root, 3).truncated, true, 'a walk past its bound says so');
+    const skipped = nestedProjects(root, undefined, new Set([path.join(root, 'packages', 'lib')]));
+    assert.deepEqual(
+      [skipped.folders.map((f) => path.relative(root, f)), skipped.skipped.map((f) => path.relative(root, f))],
+      [['packages/app'], ['packages/lib']],
+      'a skipped folder and all below it are not entered, and it is said',
+    );
   });
 });
