@@ -1137,6 +1137,15 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         '    import readline',
         "    readline.read_history_file('session.hist')",
         '    text = readline.get_history_item(1)',
+        "elif sys.argv[1] == 'object':",
+        '    import readline',
+        '    class P:',
+        '        def __fspath__(self):',
+        '            f = sys._getframe(1)',
+        "            while f and f.f_code.co_name != '_take_in_names': f = f.f_back",
+        "            return 'README.md' if f else 'session.hist'   # the guard is shown another name than readline",
+        '    readline.read_history_file(P())',
+        '    text = readline.get_history_item(1)',
         'else:',
         '    import ssl',
         '    try:',
@@ -1157,6 +1166,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.equal(fs.existsSync(ws.marker), false);
     fs.rmSync(ws.report);
     assertRefused(ws, ['server.py', 'ssl'], path.join(ws.root, 'ca.pem'), 'changed', undefined, false);
+    // a path object is asked for its name again by the library: it counts as taken in whatever it told the guard
+    const r = run(ws, ['server.py', 'object']);
+    assert.equal(fs.existsSync(ws.marker), false, `the changed text ran:\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /refused to load \(a path object: P\)/);
   });
 
   it('red team 8p, 10: a module a .pth line imports is not exempt: its exec of text from a changed file is refused', () => {
@@ -1185,7 +1198,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['server.py', 'inline'], rule, 'changed');
   });
 
-  it('red team 8p, 11: a sqlite file: URI is decoded as SQLite does (%XX, //localhost), for connect and ATTACH', () => {
+  it('red team 8p, 11: a sqlite file: URI is decoded as SQLite does (%XX, //localhost), for connect and ATTACH; a path object for connect', () => {
     const ws = workspace(() => ({
       'server.py': [
         'import os, sqlite3, sys, urllib.parse',
@@ -1195,6 +1208,15 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "    c = sqlite3.connect('file:' + q + '?mode=ro', uri=True)",
         "elif sys.argv[1] == 'localhost':",
         "    c = sqlite3.connect('file://localhost' + q + '#x', uri=True)",
+        "elif sys.argv[1] == 'pathlib':",
+        "    import pathlib; c = sqlite3.connect(pathlib.Path(db))",
+        "elif sys.argv[1] == 'object':",
+        '    class P:',
+        '        def __fspath__(self):',
+        '            f = sys._getframe(1)',
+        "            while f and f.f_code.co_name != '_on_sqlite': f = f.f_back",
+        "            return ':memory:' if f else db   # the guard is shown another name than SQLite",
+        '    c = sqlite3.connect(P())',
         'else:',
         "    c = sqlite3.connect(':memory:', uri=True); c.execute(\"attach database 'file:%s?mode=ro' as r\" % q)",
         "exec(c.execute('select src from r.t' if sys.argv[1] == 'attach' else 'select src from t').fetchone()[0])",
@@ -1220,13 +1242,18 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     };
     db('x = 1');
     approve(ws);
-    for (const m of ['quote', 'localhost', 'attach']) assertRuns(ws, ['server.py', m], m);
+    for (const m of ['quote', 'localhost', 'attach', 'pathlib']) assertRuns(ws, ['server.py', m], m);
     db(evil(ws));
-    for (const m of ['quote', 'localhost', 'attach']) {
+    for (const m of ['quote', 'localhost', 'attach', 'pathlib']) {
       assertRefused(ws, ['server.py', m], path.join(ws.root, 'rule store', 'rules.db'), 'changed');
       fs.rmSync(ws.marker);
       fs.rmSync(ws.report);
     }
+    // sqlite3.connect's event gets the object itself, and the connection asks it for its name again: a __fspath__
+    // that says ':memory:' to the guard and the changed file to SQLite counts as taken in.
+    const r = run(ws, ['server.py', 'object']);
+    assert.ok(!fs.existsSync(ws.marker), `the changed text ran:\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /refused to load \(a path object: P\)/);
   });
 
   it('red team 8p, 15: the files SSL_CERT_FILE and SSL_CERT_DIR name, read by OpenSSL for its default verify paths, are taken in', () => {
@@ -1462,6 +1489,34 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.deepEqual(
       report(ws).map((l) => [l.why, l.how]),
       [['new', 'exec']],
+    );
+  });
+
+  it('a program that reads its own files, started while a workspace folder cannot be listed (deeper than PATH_MAX), is refused', () => {
+    // The walk that compares the whole workspace with the approval before such a program starts skipped folders it
+    // could not list: a new script deeper than PATH_MAX, which a shell reaches by relative cd, ran unseen.
+    const seg = 'd'.repeat(200);
+    const ws = workspace(() => ({
+      'server.py': "import subprocess\nsubprocess.run(['perl', 'run.pl'], check=True)\nprint('APPROVED')\n",
+      'run.pl': `for (1 .. 22) { chdir '${seg}' if -d '${seg}'; }\ndo './x.pl' if -f 'x.pl';\n`,
+    }));
+    assertRuns(ws, ['server.py'], 'approved, nothing deep yet');
+    const r0 = spawnSync(
+      PY,
+      [
+        '-c',
+        `import os\nfor i in range(22):\n    os.makedirs('${seg}', exist_ok=True); os.chdir('${seg}')\nopen('x.pl', 'w').write('open(my $f, q(>), q(${ws.marker})); print $f 1;\\n')`,
+      ],
+      { cwd: ws.root },
+    );
+    assert.equal(r0.status, 0, r0.stderr?.toString());
+    const r = run(ws, ['server.py']);
+    spawnSync(PY, ['-c', `import shutil; shutil.rmtree('${seg}')`], { cwd: ws.root });
+    assert.ok(!fs.existsSync(ws.marker), `the new script ran:\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /refused to load \S+ \(\S+\): a folder of the workspace that cannot be listed/);
+    assert.deepEqual(
+      report(ws).map((l) => [l.why, /cannot be listed/.test(String(l.rule))]),
+      [['sink', true]],
     );
   });
 

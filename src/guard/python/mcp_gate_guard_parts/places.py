@@ -2,6 +2,7 @@
 # library file, and the whole workspace compared with what was approved.
 # A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import errno
 import os
 import sys
 from . import state, rule, reads
@@ -47,8 +48,15 @@ def _workspace_as_approved():
     if state.BROKEN is not None or not state.ROOT:
         return state.ROOT or '(workspace)', None, 'manifest', ''   # what is approved is not known: fail closed
     state._tls.busy = True
+    unlisted = []
+
+    def cannot_list(e):                          # gone meanwhile holds nothing; anything else may hold a new file
+        if e.errno != errno.ENOENT:
+            unlisted.append(e.filename if isinstance(e.filename, str) else state.ROOT)
     try:
-        for d, dirs, names in os.walk(state.ROOT):
+        for d, dirs, names in os.walk(state.ROOT, onerror=cannot_list):
+            if unlisted:
+                break
             if d == state.ROOT and '.git' in dirs:
                 dirs.remove('.git')
             dirs.sort()
@@ -92,4 +100,8 @@ def _workspace_as_approved():
                     return p, rel, 'changed', h
     finally:
         state._tls.busy = False
+    if unlisted:                                 # what it holds cannot be compared with the approval: fail closed
+        p = unlisted[0]
+        rel = p[len(state.ROOT_PREFIX):].replace(os.sep, '/') if p.startswith(state.ROOT_PREFIX) else None
+        return p, rel, 'unlistable', ''
     return None

@@ -207,6 +207,11 @@ def _sqlite_uri_path(name):
 
 
 def _on_sqlite(args):                           # sqlite3.connect: (database,) — read by the library itself
+    if args and not isinstance(args[0], (str, bytes)) and not _fixed_name(args[0]):
+        # the event gets the object itself and the connection asks it for its name again: what it says to the
+        # guard need not be what SQLite opens, so it counts as content not as approved
+        _took_in('(a path object: %s)' % type(args[0]).__name__, ('new', None, ''))
+        return
     try:
         name = os.fsdecode(args[0])
     except (TypeError, IndexError):
@@ -332,10 +337,12 @@ def _take_in_names(values):
     for v in values:
         if v is None or isinstance(v, int):
             continue
-        try:
-            name = os.fsdecode(v)
-        except TypeError:
+        if not isinstance(v, (str, bytes)) and not _fixed_name(v):
+            # a path object: the library asks it for its name again, and what it says then need not be what the
+            # guard was told (as for io.FileIO and sqlite3.connect)
+            _took_in('(a path object: %s)' % type(v).__name__, ('new', None, ''))
             continue
+        name = os.fsdecode(v)
         if os.path.isdir(name):                  # a CA folder (capath): OpenSSL reads the files in it by hash
             try:
                 for n in sorted(os.listdir(name)):

@@ -127,6 +127,8 @@ _REASONS = {
     'new': 'it is not in what was approved',
     'scratch': 'a file written outside the workspace that was not approved',
     'sink': 'it was asked to start a program the guard could not follow',
+    'unlistable': 'a folder of the workspace that cannot be listed, so what it holds cannot be compared with the '
+                  'approval',
 }
 
 
@@ -152,7 +154,10 @@ def _refuse(p, rel, why, h, how):
         msg += ' (%s)' % how
     elif 'after this process took in' in how or why == 'sink' or ' needs ' in how or 'environment' in how:
         msg += ' (%s)' % how
-    _tell((p, h, how), msg, lambda: _append_report(p, rel, why, h, how))
+    if why == 'unlistable':                      # MCP Gate's records know the why values of the contract: the
+        _tell((p, h, how), msg, lambda: _append_report(p, rel, 'sink', h, how, rule=msg))   # rule says it instead
+    else:
+        _tell((p, h, how), msg, lambda: _append_report(p, rel, why, h, how))
     raise state.McpGateGuardRefused(msg, path=p)
 
 
