@@ -42,12 +42,19 @@ function workspaceAsApproved(program: string): void {
       sum: '',
       how: `spawn ${program} (it reads workspace files no guard sees)`,
     });
+  const how = `spawn ${program} (it reads workspace files no guard sees)`;
   const walk = (dir: string): void => {
     let list: fs.Dirent[];
     try {
       list = F.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
+    } catch (e) {
+      // gone meanwhile holds nothing; a folder that cannot be listed (deeper than PATH_MAX, no permission) may hold
+      // a file the program reaches by a relative name: fail closed
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      const rel = dir === cfg.rootDir ? null : dir.slice(cfg.root.length).split(path.sep).join('/');
+      const tail = `a folder of the workspace that cannot be listed (${code ?? String(e)}), so what it holds cannot be compared with the approval`;
+      refuse({ p: dir, rel, why: 'sink', sum: '', how, tail, rule: tail });
     }
     list.sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const d of list) {
@@ -59,7 +66,6 @@ function workspaceAsApproved(program: string): void {
       if (!d.isFile()) continue;
       const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
       const want = hasOwn(cfg.files, rel) ? cfg.files[rel] : undefined;
-      const how = `spawn ${program} (it reads workspace files no guard sees)`;
       if (want === undefined) refuse({ p: abs, rel, why: 'new', sum: '', how });
       if (want === 'too-large') {
         // not hashed: its size, modification time and inode must be what the approval recorded (none recorded: changed)

@@ -479,6 +479,39 @@ for (const mode of [
       assert.equal(fs.existsSync(ws.marker), false, 'the changed script ran');
     });
 
+    it('a program that reads its own files does not start while a workspace folder cannot be listed (deeper than PATH_MAX)', () => {
+      // The walk skipped folders it could not list: a new perl file deeper than PATH_MAX, reached by relative chdir, ran.
+      const seg = 'd'.repeat(200);
+      const ws = workspace({
+        'server.js':
+          "const r = require('child_process').spawnSync('perl', ['run.pl'], { stdio: 'inherit' });\nprocess.exit(r.status ?? 7);\n",
+        'run.pl': `for (1 .. 22) { chdir '${seg}' if -d '${seg}'; }\ndo './x.pl' if -f 'x.pl';\n`,
+      });
+      approve(ws);
+      let r = run(ws, ['server.js']);
+      assert.equal(r.status, 0, r.stderr);
+      const make = spawnSync(
+        'perl',
+        [
+          '-e',
+          `for (1 .. 22) { mkdir '${seg}'; chdir '${seg}' or die } open(my $f, '>', 'x.pl') or die; print $f "open(my \\$m, q(>), q(${ws.marker})); print \\$m 1;\\n";`,
+        ],
+        { cwd: ws.root, encoding: 'utf8' },
+      );
+      assert.equal(make.status, 0, make.stderr);
+      r = run(ws, ['server.js']);
+      spawnSync('perl', ['-MFile::Path=rmtree', '-e', `rmtree('${seg}')`], { cwd: ws.root });
+      assert.equal(fs.existsSync(ws.marker), false, `the new script ran:\n${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /mcp-gate-guard: refused to load \S+ \(\S+\): a folder of the workspace that cannot be listed \(ENAMETOOLONG\)/,
+      );
+      assert.deepEqual(
+        reports(ws).map((l) => [l.why, /cannot be listed/.test(String(l.rule))]),
+        [['sink', true]],
+      );
+    });
+
     it('a program that reads files no guard sees (sh running a script that sources another) starts only while the workspace is as approved; `sh -c` running node is fine', () => {
       const ws = workspace({
         'server.js':

@@ -1209,7 +1209,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "elif sys.argv[1] == 'localhost':",
         "    c = sqlite3.connect('file://localhost' + q + '#x', uri=True)",
         "elif sys.argv[1] == 'pathlib':",
-        "    import pathlib; c = sqlite3.connect(pathlib.Path(db))",
+        '    import pathlib; c = sqlite3.connect(pathlib.Path(db))',
         "elif sys.argv[1] == 'object':",
         '    class P:',
         '        def __fspath__(self):',
