@@ -501,7 +501,6 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     for (const [expr, named] of [
       ['os.system', 'posix.system'],
       ["operator.attrgetter('__globals__')", 'operator.attrgetter'],
-      ['getattr', 'builtins.getattr'],
       ['type', 'builtins.type'],
       ['dataclasses._create_fn', 'dataclasses._create_fn'],
     ]) {
@@ -511,6 +510,103 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.match(bad.stderr, new RegExp(`README\\.md\\): it changed since approval \\(pickle ${named.replace('.', '\\.')}`), bad.stderr);
       fs.rmSync(ws.report, { force: true });
     }
+  });
+
+  it("an Enum member in a pickle after taking in (Python 3.11 names it `builtins.getattr(EnumClass, 'NAME')`) loads, in a pool's jobs too; getattr to anything else, or through another unpickler, is refused", () => {
+    // red team 10p, case 30: a process pool's jobs and results hold a dataclass with an Enum field after a README edit
+    const ws = workspace(() => ({
+      'server.py': [
+        'import concurrent.futures, multiprocessing, os, pickle, signal, sys',
+        "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'lib'))",
+        'import jobs, work',
+        "if __name__ == '__main__':",
+        "    open('README.md').read()",
+        '    if sys.argv[1:] == ["pool"]:',
+        '        out = []',
+        "        for m in ('fork', 'spawn'):",
+        '            with concurrent.futures.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context(m)) as ex:',
+        '                done = list(ex.map(jobs.run, [jobs.Job(jobs.Kind.FAST, 1), jobs.Job(jobs.Kind.SLOW, 2)]))',
+        "            out.append('%s=%s' % (m, ','.join('%s:%d' % (j.kind.name, j.n) for j in done)))",
+        "        print('APPROVED', ' '.join(out))",
+        '    else:',
+        "        load = pickle._loads if sys.argv[2:] == ['python'] else pickle.loads",
+        "        print('APPROVED', load(open(sys.argv[1], 'rb').read()))",
+        '',
+      ].join('\n'),
+      'lib/jobs.py': [
+        'import dataclasses, enum',
+        'class Kind(enum.Enum):',
+        "    FAST = 'fast'",
+        "    SLOW = 'slow'",
+        '@dataclasses.dataclass',
+        'class Job:',
+        '    kind: Kind',
+        '    n: int',
+        '    def label(self):',
+        '        return self.kind.value',
+        'def run(job):',
+        '    return Job(job.kind, job.n * 2)',
+        '',
+      ].join('\n'),
+      'lib/work.py': 'import os\ndef total(path):\n    return 0\n',
+    }));
+    write(ws.root, { 'README.md': '# edited\n' });
+    const pool = run(ws, ['server.py', 'pool']);
+    assert.equal(pool.status, 0, pool.stderr);
+    assert.match(pool.stdout, /APPROVED fork=FAST:2,SLOW:4 spawn=FAST:2,SLOW:4/);
+    assert.deepEqual(report(ws), []);
+    const made = (expr: string, name: string) => {
+      const w = spawnSync(
+        PY,
+        ['-c', `import pickle, sys, signal\nsys.path.insert(0, 'lib')\nimport jobs\nopen(${JSON.stringify(name)}, 'wb').write(${expr})`],
+        {
+          cwd: ws.root,
+          encoding: 'utf8',
+        },
+      );
+      assert.equal(w.status, 0, w.stderr);
+      return path.join(ws.root, name);
+    };
+    const ok = made('pickle.dumps([jobs.Job(jobs.Kind.SLOW, 3), signal.Signals.SIGTERM])', '../out/enum.pkl');
+    const fine = run(ws, ['server.py', ok]);
+    assert.equal(fine.status, 0, fine.stderr);
+    assert.match(fine.stdout, /APPROVED \[Job\(kind=<Kind\.SLOW: 'slow'>, n=3\), <Signals\.SIGTERM: 15>\]/);
+    assert.deepEqual(report(ws), []);
+    // Hand-made pickles (protocol 4) calling getattr on what else they can name: refused before anything runs. The
+    // last one reaches os.system through an approved function's globals (it runs without the guard: the control).
+    const s = (x: string) => `pickle.SHORT_BINUNICODE + bytes([len(${JSON.stringify(x)})]) + ${JSON.stringify(x)}.encode()`;
+    const g = (m: string, n: string) => `${s(m)} + ${s(n)} + pickle.STACK_GLOBAL`;
+    const ga = (obj: string, name: string) => `${g('builtins', 'getattr')} + ${obj} + ${s(name)} + pickle.TUPLE2 + pickle.REDUCE`;
+    const call1 = (f: string, arg: string) => `${f} + ${arg} + pickle.TUPLE1 + pickle.REDUCE`;
+    const pk = (body: string) => `pickle.PROTO + bytes([4]) + ${body} + pickle.STOP`;
+    const osm = call1(ga(ga(g('work', 'total'), '__globals__'), 'get'), s('os'));
+    const cmd = `touch ${ws.marker}`;
+    for (const [label, body, of] of [
+      ['a function', ga(g('work', 'total'), '__globals__'), 'function'],
+      ['a class that is no Enum', ga(g('collections', 'OrderedDict'), 'fromkeys'), 'type'],
+      ["an Enum's other attribute", ga(g('jobs', 'Kind'), '_member_map_'), 'EnumType'],
+      ['an Enum member’s method', ga(ga(g('jobs', 'Kind'), 'FAST'), 'value'), 'Kind'],
+      ['os.system through globals', call1(ga(osm, 'system'), s(cmd)), 'function'],
+    ]) {
+      const f = made(pk(body), `../out/${label.replace(/\W+/g, '-')}.pkl`);
+      const bad = run(ws, ['server.py', f]);
+      assert.notEqual(bad.status, 0, `${label}: ${bad.stdout}`);
+      assert.match(
+        bad.stderr,
+        new RegExp(`README\\.md\\): it changed since approval \\(pickle builtins\\.getattr \\(of ${of}`),
+        `${label}: ${bad.stderr}`,
+      );
+      assert.equal(fs.existsSync(ws.marker), false, label);
+      fs.rmSync(ws.report, { force: true });
+    }
+    const control = run(ws, ['server.py', path.join(ws.out, 'os-system-through-globals.pkl')], false);
+    assert.equal(control.status, 0, control.stderr);
+    assert.ok(fs.existsSync(ws.marker), 'without the guard the pickle runs its command (control)');
+    fs.rmSync(ws.marker);
+    // The pure-Python unpickler (and _pickle's own) names builtins.getattr itself: refused, even for an Enum member.
+    const py = run(ws, ['server.py', ok, 'python']);
+    assert.notEqual(py.status, 0, py.stdout);
+    assert.match(py.stderr, /it changed since approval \(pickle builtins\.getattr \(a pickle names/, py.stderr);
   });
 
   it("a jinja2 template compiled after taking in runs when its text is approved (a file or a literal) through jinja2's own pipeline; changed templates, changed text and a pipeline patched from a changed file are refused", () => {

@@ -5,7 +5,7 @@
 import os
 import sys
 from importlib import machinery as _M
-from . import state, rule, loaders, reads, engines, children, audit
+from . import state, rule, loaders, reads, engines, children, audit, pickles
 
 
 class _JsonContext(object):
@@ -125,6 +125,9 @@ def install():
             state._took['in'] = (inherited, None, 'changed', '')
     sys.addaudithook(audit._audit)
     sys.meta_path.insert(0, reads._DbmFinder)
+    sys.meta_path.insert(0, pickles._PickleFinder)
+    if 'pickle' in sys.modules:
+        pickles._patch_pickle(sys.modules['pickle'])
     for m in ('readline', '_ssl', 'ssl'):         # imported before the guard (site, an interactive hook)
         if m in sys.modules:
             try:

@@ -157,11 +157,117 @@ def _pickle_allowed(module, name):
     v = getattr(m, name, None) if m is not None else None
     top = module.split('.')[0]
     std = top in getattr(sys, 'stdlib_module_names', ()) and not rule._inside_root(getattr(m, '__file__', '') or '')
-    return isinstance(v, type) and issubclass(v, BaseException) and std
+    if not std:
+        return False
+    if isinstance(v, type) and issubclass(v, BaseException):
+        return True
+    # an Enum class the standard library module defines (http.HTTPStatus, signal.Signals: called with a value it
+    # looks a member up), or a member of one named as a global (re.IGNORECASE: a global enum's own reduce)
+    c = v if isinstance(v, type) else type(v)
+    return _enum_class(c) and getattr(c, '__module__', None) == module
+
+
+def _enum_class(c):
+    enum = sys.modules.get('enum')
+    return enum is not None and isinstance(c, type) and isinstance(c, enum.EnumMeta)
+
+
+# An Enum member pickles as `getattr(EnumClass, 'NAME')` on Python 3.11 (red team 10p, case 30: a pool's job holding
+# the application's own Enum): `builtins.getattr` is named, and getattr reaches anything (`getattr(os, 'system')`,
+# a function's `__globals__`). So the Unpickler `pickle` hands out (pickle.Unpickler, load, loads: _PickleFinder)
+# answers `builtins.getattr`, once this process took in, with _enum_getattr: the member of that name from an Enum
+# class's own member table (a dict read: no code of the class runs), else refused as any other name is. The audit
+# event for it passes only while that Unpickler asks (_tls.pickle_getattr); the C unpickler of `_pickle`, the pure
+# Python one and an Unpickler that looks names up itself still name `builtins.getattr`, refused.
+_GETATTR = getattr
+_GETATTR_NAMES = (('builtins', 'getattr'), ('__builtin__', 'getattr'))
+
+
+def _enum_member(cls, name):
+    if type(name) is not str or not _enum_class(cls):
+        return None
+    try:
+        members = type.__dict__['__dict__'].__get__(cls).get('_member_map_')
+    except Exception:
+        return None
+    m = members.get(name) if type(members) is dict else None
+    return m if type(m) is cls else None
+
+
+def _enum_getattr(obj, name, *default):
+    m = _enum_member(obj, name)
+    if m is not None:
+        return m
+    compiles._after_taking_in('pickle builtins.getattr (of %s: only an Enum class\'s member passes; loaded after this '
+                              'process took in a file that is not as approved)' % (getattr(type(obj), '__name__', '?'),))
+    return _GETATTR(obj, name, *default)
+
+
+def _checked_unpickler(base):
+    class Unpickler(base):
+        def find_class(self, module, name):
+            if name == 'getattr' and module in ('builtins', '__builtin__') and \
+                    (state._took['in'] is not None or state._took['started']):
+                state._tls.pickle_getattr = True
+                try:
+                    base.find_class(self, module, name)      # its audit event, and the same errors
+                finally:
+                    state._tls.pickle_getattr = False
+                return _enum_getattr
+            return base.find_class(self, module, name)
+    Unpickler.__module__, Unpickler.__qualname__ = base.__module__, base.__qualname__
+    Unpickler.__doc__ = base.__doc__
+    return Unpickler
+
+
+def _load(unpickler, file, *, fix_imports=True, encoding='ASCII', errors='strict', buffers=None):
+    return unpickler(file, fix_imports=fix_imports, encoding=encoding, errors=errors, buffers=buffers).load()
+
+
+def _loads(unpickler, data, *, fix_imports=True, encoding='ASCII', errors='strict', buffers=None):
+    if isinstance(data, str):
+        raise TypeError("Can't load pickle from unicode string")
+    import io
+    return _load(unpickler, io.BytesIO(data), fix_imports=fix_imports, encoding=encoding, errors=errors,
+                 buffers=buffers)
+
+
+def _patch_pickle(module):
+    base = getattr(module, 'Unpickler', None)
+    if not isinstance(base, type) or getattr(base, '_mcp_gate', False):
+        return
+    import functools
+    u = _checked_unpickler(base)
+    u._mcp_gate = True
+    module.Unpickler = u
+    # partial objects do not bind as methods (multiprocessing's ForkingPickler.loads = pickle.loads), as the C ones
+    module.load = functools.partial(_load, u)
+    module.loads = functools.partial(_loads, u)
+
+
+class _PickleFinder(object):
+    """Puts _checked_unpickler's Unpickler, load and loads in `pickle` as it is imported."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != 'pickle':
+            return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _patch_pickle(module)
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def _on_find_class(args):
-    if (state._took['in'] is not None or state._took['started']) and not _pickle_allowed(args[0], args[1]):
+    if (state._took['in'] is not None or state._took['started']) and not _pickle_allowed(args[0], args[1]) and \
+            not (getattr(state._tls, 'pickle_getattr', False) and tuple(args[:2]) in _GETATTR_NAMES):
         compiles._after_taking_in('pickle %s.%s (a pickle names what it calls; loaded after this process took in a file that '
                          'is not as approved)' % (args[0], args[1]))
 
