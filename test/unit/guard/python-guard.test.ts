@@ -675,6 +675,72 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assertRefused(ws, ['server.py', 'file'], path.join(ws.root, 'templates/a.j2'), 'changed', how, false);
   });
 
+  it("a jinja2 Extension the application defines in an approved module compiles an approved template after taking in; one from a changed module, a package's, made at run time or rewriting the text is refused", () => {
+    // red team 9p 07 / 10p 20: the documented way to add a tag ({% upper %}), rendering an approved template
+    const how = 'exec (text turned into code after this process took in a file that is not as approved)';
+    const ext = [
+      'from jinja2 import nodes',
+      'from jinja2.ext import Extension',
+      'class Upper(Extension):',
+      "    tags = {'upper'}",
+      '    def parse(self, parser):',
+      '        lineno = next(parser.stream).lineno',
+      "        body = parser.parse_statements(['name:endupper'], drop_needle=True)",
+      "        return nodes.CallBlock(self.call_method('_up'), [], [], body).set_lineno(lineno)",
+      '    def _up(self, caller):',
+      '        return caller().upper()',
+      '',
+    ].join('\n');
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys, subprocess, jinja2',
+        "sys.path[:0] = ['lib', 'vendor/site-packages']",
+        "cfg = open('config.txt').read().strip()",
+        "subprocess.run(['true'])",
+        'mode = sys.argv[1]',
+        "if mode == 'class':",
+        '    import exts',
+        '    env = jinja2.Environment(extensions=[exts.Upper])',
+        "elif mode == 'named':",
+        "    env = jinja2.Environment(extensions=['exts.Upper'])",
+        "elif mode == 'computed':",
+        '    env = jinja2.Environment(extensions=[cfg])',
+        "elif mode == 'runtime':",
+        '    import exts',
+        "    Made = type('Made', (exts.Upper,), {'parse': exts.Upper.parse})",
+        '    env = jinja2.Environment(extensions=[Made])',
+        "elif mode == 'rewrite':",
+        '    import exts',
+        '    class Rewrite(exts.Upper):',
+        '        def preprocess(self, source, name, filename=None):',
+        "            return source.replace('@@', cfg)",
+        '    env = jinja2.Environment(extensions=[Rewrite])',
+        "elif mode == 'replaced':",
+        '    import exts, functools',
+        "    exts.Upper._up = functools.partial(str.upper, 'x')",
+        '    env = jinja2.Environment(extensions=[exts.Upper])',
+        "print('APPROVED', env.from_string('{% upper %}report-ok{% endupper %} @@').render())",
+        '',
+      ].join('\n'),
+      'lib/exts.py': ext,
+      'vendor/site-packages/vext.py': ext,
+      'config.txt': 'v1\n',
+    }));
+    write(ws.root, { 'config.txt': 'vext.Upper\n' });
+    for (const mode of ['class', 'named']) assertRuns(ws, ['server.py', mode], `the application's extension (${mode}) after an edit`);
+    const ok = run(ws, ['server.py', 'class']);
+    assert.match(ok.stdout, /APPROVED REPORT-OK @@/);
+    // a name from the changed file resolving to a package's extension, a class made at run time, one that rewrites
+    // the approved text, one whose method was replaced by another callable: refused, nothing of it compiled
+    for (const mode of ['computed', 'runtime', 'rewrite', 'replaced']) {
+      assertRefused(ws, ['server.py', mode], path.join(ws.root, 'config.txt'), 'changed', how, false);
+      fs.rmSync(ws.report, { force: true });
+    }
+    // the extension's module changed: refused as it is imported
+    write(ws.root, { 'lib/exts.py': `${ext}\nUpper.tags = {'upper', 'evil'}\n` });
+    assertRefused(ws, ['server.py', 'class'], path.join(ws.root, 'lib/exts.py'), 'changed', 'python-import', false);
+  });
+
   it('a dataclass or an attrs class made after taking in compiles when its names are identifiers; generated code named by changed data is refused', () => {
     // red team 9p: 09 (attrs after `git status` and an edit: the mcp SDK's dependencies) and 01 (a generator's own
     // code-making function, called with text from a changed file)

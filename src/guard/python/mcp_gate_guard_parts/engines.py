@@ -6,7 +6,7 @@ import os
 import sys
 from importlib import machinery as _M
 import re as _re
-from . import state, rule, places
+from . import state, rule, places, pickles
 
 
 # A template engine's compile (red team 8p, cases 01-03, 08: jinja2 after a program start, its own log or database,
@@ -356,12 +356,41 @@ def _template_compile():
         if not all(_engine_class(k) for k in env.code_generator_class.__mro__ if k is not object):
             return False
         for ext in dict(getattr(env, 'extensions', {}) or {}).values():
-            if not all(_engine_class(k) for k in type(ext).__mro__ if k is not object):
+            if not all(_engine_class(k) or _app_class(k) for k in type(ext).__mro__ if k is not object):
                 return False
         lexer = env.lexer
         if not _engine_class(type(lexer)):
             return False
         return _same_shape(vars(type(lexer)(env)), vars(lexer))
+    except Exception:
+        return False
+
+
+def _app_class(cls):
+    """A class the application defines (red team 9p 07, 10p 20: its own jinja2 Extension): found under its qualified
+    name in its module, that module loaded from an approved file of the workspace that is unchanged and not under
+    site-packages (as for a pickle), each function of its body compiled from that file, and no preprocess or
+    filter_stream of its own — not a class made elsewhere at run time, from a changed or a package's module, or one
+    whose methods were replaced by other callables. What its parse makes of the approved text is its code's behaviour."""
+    try:
+        mod, q = cls.__module__, cls.__qualname__
+        if type(mod) is not str or type(q) is not str or '<' in q or not pickles._app_module(mod):
+            return False
+        obj = sys.modules.get(mod)
+        f = os.path.realpath(obj.__file__)
+        for part in q.split('.'):
+            obj = (type.__dict__['__dict__'].__get__(obj) if isinstance(obj, type) else vars(obj)).get(part)
+        if obj is not cls:
+            return False
+        d = type.__dict__['__dict__'].__get__(cls)
+        if 'preprocess' in d or 'filter_stream' in d:
+            return False                        # rewrites the approved text or its tokens (red team 9p, 03)
+        for v in d.values():
+            v = getattr(v, '__func__', getattr(v, 'fget', v)) if isinstance(v, (staticmethod, classmethod, property)) else v
+            if isinstance(v, type) or (callable(v) and not (type(v) is type(_app_class) and
+                                                             os.path.realpath(v.__code__.co_filename) == f)):
+                return False
+        return True
     except Exception:
         return False
 
