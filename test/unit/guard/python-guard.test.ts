@@ -795,6 +795,78 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
   });
 
+  it('an annotation of an approved module that postpones its annotations compiles after taking in; other text with a call is refused', () => {
+    // red team 10p, case 31: the MCP SDK's types (`from __future__ import annotations`, `Annotated[X | None,
+    // Field(alias='_meta')]`) evaluated by pydantic in a pool's worker after an edited config was read: refused as
+    // text turned into code, though it is the approved module's own annotation.
+    const ws = workspace(() => ({
+      'models.py': [
+        'from __future__ import annotations',
+        'from typing import Annotated, Optional',
+        'def Field(**k):',
+        '    return k',
+        'class Meta:',
+        "    meta: Annotated[Optional[int], Field(alias='_meta')] = None",
+        "    def f(self, x: Annotated[int, Field(ge=0)]) -> 'Annotated[str, Field(max_length=3)]': ...",
+        '',
+      ].join('\n'),
+      'server.py': [
+        'import sys, typing',
+        "cfg = open('config.toml').read()",
+        'import models',
+        'h = typing.get_type_hints(models.Meta, include_extras=True)',
+        'g = typing.get_type_hints(models.Meta.f, include_extras=True)',
+        "print('HINTS', h['meta'].__metadata__, g['x'].__metadata__, g['return'].__metadata__)",
+        "if sys.argv[1:] == ['data']:",
+        "    eval(compile(cfg.strip(), 'cfg', 'eval'), vars(models))",
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'config.toml': 'name = 1\n',
+    }));
+    approve(ws);
+    write(ws.root, { 'config.toml': 'name = 2\n' });
+    const r = run(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /HINTS \(\{'alias': '_meta'\},\) \(\{'ge': 0\},\) \(\{'max_length': 3\},\)/);
+    // text from the edited file that looks like an annotation but is none of the approved ones stays refused
+    write(ws.root, { 'config.toml': `Annotated[int, Field(alias=open(${JSON.stringify(ws.marker)}, 'w').write('ran'))]\n` });
+    const bad = run(ws, ['server.py', 'data']);
+    assert.ok(!fs.existsSync(ws.marker), `the text ran:\n${bad.stdout}\n${bad.stderr}`);
+    assert.match(bad.stderr, /refused to load \S+config\.toml \(config\.toml\): it changed since approval/);
+  });
+
+  it('types.coroutine marking a generator after taking in (asyncio imported late) is no code from data; another code.replace is refused', () => {
+    // red team 10p, case 31: the pool's spawn worker imported asyncio after the parent had read an edited config; the
+    // standard library's @types.coroutine replaces a function's code with its own bytecode and one more flag.
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys, types',
+        "cfg = open('config.toml').read()",
+        "if 'asyncio' in sys.modules: raise SystemExit('asyncio already imported: the test shows nothing')",
+        'import asyncio',
+        '@types.coroutine',
+        'def tick():',
+        '    yield',
+        "print('CORO', asyncio.iscoroutinefunction(tick) or bool(tick.__code__.co_flags & 0x100))",
+        "if sys.argv[1:] == ['replace']:",
+        '    def f(): return 1',
+        '    f.__code__ = f.__code__.replace(co_flags=f.__code__.co_flags)',
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'config.toml': 'name = 1\n',
+    }));
+    approve(ws);
+    write(ws.root, { 'config.toml': 'name = 2\n' });
+    const r = run(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /CORO True/);
+    const bad = run(ws, ['server.py', 'replace']);
+    assert.notEqual(bad.status, 0, bad.stdout);
+    assert.match(bad.stderr, /config\.toml\): it changed since approval \(code object built after this process took in/);
+  });
+
   it("a library's own generated helpers as it loads (typing_inspection, pydantic's), from the venv it runs in, compile after taking in while their names are identifiers; a name from a changed file, or a folder merely named site-packages, is refused", () => {
     // red team 10p, cases 31-32: importing pydantic after reading an edited config was refused
     const how = 'exec (text turned into code after this process took in a file that is not as approved)';

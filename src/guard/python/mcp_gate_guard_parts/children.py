@@ -171,6 +171,25 @@ def _on_marshal(args):
         compiles._after_taking_in('marshal (bytes turned into code after this process took in a file that is not as approved)')
 
 
+def _flag_only_replace(f, args):
+    """types.coroutine (the standard library's, outside root and scratch) marking a generator function as a
+    coroutine: `co.replace(co_flags=...)` of the function's own code, the same bytecode (asyncio imported after
+    taking in: red team 10p, case 31)."""
+    c = f.f_code
+    if c.co_name != 'coroutine' or not c.co_filename.endswith(os.sep + 'types.py'):
+        return False
+    try:
+        if rule._where(os.path.realpath(c.co_filename))[0] is not None:
+            return False
+        co = f.f_locals.get('co')
+        return type(co) is type(c) and bytes(args[0]) == co.co_code
+    except Exception:
+        return False
+
+
 def _on_code_new(args):
     if state._took['in'] is not None or state._took['started']:
+        # frame 2 is the Python code that built it (code.replace and CodeType have no frame of their own)
+        if _flag_only_replace(sys._getframe(2), args):
+            return
         compiles._after_taking_in('code object built after this process took in a file that is not as approved')

@@ -1,5 +1,6 @@
 # mcp_gate_guard_parts/compiles.py — compile/exec of text: the code generators of the standard library (collections'
-# namedtuple, dataclasses, site's .pth lines) exempted by their frames, a type expression, the took-in rule
+# namedtuple, dataclasses, site's .pth lines) exempted by their frames, a type expression or an annotation of an
+# approved module that postpones its annotations, the took-in rule
 # (_after_taking_in) and the audit handlers for compile and dlopen.
 # A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
@@ -122,6 +123,70 @@ def _type_expression(src):
     return True
 
 
+_ANNOTATIONS = {}   # real path -> ((inode, size, mtime), frozenset of the annotation texts its approved source holds)
+
+
+def _annotation_texts(p):
+    """The texts of the annotations in the file p (each as `from __future__ import annotations` keeps it, and as
+    written), when p is as approved (or no file of the workspace or scratch); else nothing. Once per version."""
+    import ast
+    try:
+        st = rule._stat(p)
+    except OSError:
+        return frozenset()
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    hit = _ANNOTATIONS.get(p)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    texts = set()
+    state._tls.busy = True
+    try:
+        data = rule._read(p)
+        if len(data) <= 8 << 20 and rule._verdict(p, data) is None:
+            text = data.decode('utf-8', 'replace')
+            unparse = getattr(ast, 'unparse', None)      # Python 3.9+
+            for node in ast.walk(ast.parse(data, p)):
+                for a in ((node.annotation,) if isinstance(node, (ast.AnnAssign, ast.arg)) else
+                          (node.returns,) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()):
+                    if a is None:
+                        continue
+                    for t in ((unparse(a) if unparse else None), ast.get_source_segment(text, a)):
+                        if t:
+                            texts.add(t)
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                        texts.add(a.value)
+    except (OSError, ValueError, SyntaxError, MemoryError, RecursionError):
+        texts = set()
+    finally:
+        state._tls.busy = False
+    _ANNOTATIONS[p] = (key, frozenset(texts))
+    return _ANNOTATIONS[p][1]
+
+
+def _approved_annotation(src):
+    """True when src is exactly an annotation written in the approved source of a module that postpones its
+    annotations (`from __future__ import annotations`: each is kept as text, and pydantic or typing.get_type_hints
+    compiles it later, `Annotated[X | None, Field(alias='_meta')]` with its call): approved code, whatever read what
+    before (red team 10p, case 31: the MCP SDK's types imported in a pool's worker after an edited config was read)."""
+    try:
+        text = bytes(src).decode('utf-8')
+    except UnicodeError:
+        return False
+    feature = getattr(sys.modules.get('__future__'), 'annotations', None)
+    if len(text) > 4096 or feature is None:
+        return False
+    for m in list(sys.modules.values()):
+        d = getattr(m, '__dict__', None)
+        f = d.get('__file__') if isinstance(d, dict) and d.get('annotations') is feature else None
+        if isinstance(f, str) and f.endswith('.py'):
+            try:
+                if text in _annotation_texts(os.path.realpath(f)):
+                    return True
+            except (TypeError, ValueError):
+                continue
+    return False
+
+
 def _on_compile(args):
     after = state._took['in'] is not None or state._took['started']
     if not state._tainted and not after:            # the usual case: nothing taken in, nothing to compare (no hashing)
@@ -142,7 +207,8 @@ def _on_compile(args):
     if after:
         # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
         if not _generated(sys._getframe(2)) and not _in_site() and \
-                not (isinstance(src, (bytes, bytearray)) and _type_expression(src)) and not engines._template_compile():
+                not (isinstance(src, (bytes, bytearray)) and (_type_expression(src) or _approved_annotation(src))) and \
+                not engines._template_compile():
             _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')
 
 
