@@ -78,7 +78,7 @@ export async function benchGateway(): Promise<BenchRow[]> {
   const relayed = async (key: string) => {
     const c = new Client({ name: 'chat-like', version: '0' });
     const relay = gateway.relayCommand(key);
-    await c.connect(new StdioClientTransport({ ...relay, env: { ...(process.env as Record<string, string>), ...gateway.relayEnv() } }));
+    await c.connect(new StdioClientTransport({ ...relay, env: { ...(process.env as Record<string, string>), ...gateway.relayEnv(key) } }));
     return c;
   };
   const overHttp = new Client({ name: 'chat-like-http', version: '0' });

@@ -162,7 +162,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     }
     const ready = await this.ready(def.args[1], who);
     if (typeof ready === 'string') return refuse(ready);
-    def.env = { ...def.env, ...ready.gateway.relayEnv() };
+    def.env = { ...def.env, ...ready.gateway.relayEnv(def.args[1]) };
     return def;
   }
 
@@ -188,7 +188,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
     if (!session) return this.refused(who, this.ended.get(key) ?? 'its session ended before the call');
     const name = session.servers()[0];
     return {
-      launch: { ...ready.gateway.relayCommand(key), env: ready.gateway.relayEnv() },
+      launch: { ...ready.gateway.relayCommand(key), env: ready.gateway.relayEnv(key) },
       hidden: () =>
         session
           .tools()

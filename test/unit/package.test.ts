@@ -239,10 +239,11 @@ describe('package: the .vsix (npm run package)', function () {
     assert.deepEqual(npm(sources('cli.js')), [], 'dist/cli.js carries npm libraries');
     assert.ok(npm(sources('lock-worker.js')).length > 0, 'the package worker carries them');
     assert.ok(sources('lock-worker.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')));
-    // The relay VS Code starts for each gated server is Node's modules only (it starts fast, carries no library).
+    // The relay VS Code starts for each gated server is Node's modules only (it starts fast, carries no library):
+    // itself and its handshake.
     assert.deepEqual(
       sources('relay.js').map((s) => s.replace(/^(\.\.\/)+/, '')),
-      ['src/host/gateway/relay.ts'],
+      ['src/host/gateway/relay.ts', 'src/host/gateway/handshake.ts'],
     );
     assert.ok(
       !sources('extension.js').some((s) => s.endsWith('src/trust/packages/npm-resolve.ts')) &&

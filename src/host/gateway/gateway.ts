@@ -1,14 +1,18 @@
 // The gateway VS Code chat reaches gated servers through: a local endpoint inside the extension host — a Unix
-// socket in a folder made fresh for each run (mode 0700, its owner checked; a named pipe of a random name on
-// Windows) — that the relay a gated server's stdio definition starts (./relay.ts) connects to. No TCP port is
-// open, so no web page, DNS rebinding or other local user reaches it; each connection must also open with a
-// greeting that carries the per-run token (compared in constant time) before anything else of it is read. A
-// connection is one MCP session: newline-delimited JSON-RPC, each line at most MAX_GATEWAY_BODY_BYTES, at most
-// MAX_LOCAL_IN_FLIGHT requests at once. The gateway answers its five methods (initialize, ping, tools/list,
-// tools/call, notifications) itself; the SDK's server costs most of a call. It lists only the tools the policy
-// does not deny, and every call goes through the server's session, which checks `mcp.<server>.tool.<name>` at call
-// time and logs the exchange. (Chosen by measurement over an HTTP endpoint on 127.0.0.1: bench group `gateway`,
-// bench/http-gateway.ts.)
+// socket in a folder made fresh for each run (mode 0700, its owner checked, in $XDG_RUNTIME_DIR where that is this
+// user's, and every folder above it checked as the relay checks it; a named pipe of a random name on Windows) — that
+// the relay a gated server's stdio definition starts (./relay.ts) connects to. No TCP port is open, so no web page,
+// DNS rebinding or other local user reaches it. Each server key has its own token, and each connection opens with
+// the handshake of ./handshake.ts: the gateway proves it holds the key's token before the relay proves it in turn
+// (the token never crosses the socket), and nothing else of it is read before. Connections are counted per client
+// (per key: one token each), so one client holding many cannot keep out the others: at most
+// MAX_CONNECTIONS_PER_CLIENT each, MAX_GATEWAY_CONNECTIONS in all, and of the connections still in their handshake
+// the oldest is closed when MAX_PENDING_CONNECTIONS wait. A connection is one MCP session: newline-delimited
+// JSON-RPC, each line at most MAX_GATEWAY_BODY_BYTES (however it arrives), at most MAX_LOCAL_IN_FLIGHT requests at
+// once. The gateway answers its five methods (initialize, ping, tools/list, tools/call, notifications) itself; the
+// SDK's server costs most of a call. It lists only the tools the policy does not deny, and every call goes through
+// the server's session, which checks `mcp.<server>.tool.<name>` at call time and logs the exchange. (Chosen by
+// measurement over an HTTP endpoint on 127.0.0.1: bench group `gateway`, bench/http-gateway.ts.)
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -16,16 +20,30 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ProtocolErrorCode as ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import { callAnswer, listedTools, serverInfoName, type FrontTarget } from './front';
+import {
+  checkSocketFolder,
+  HANDSHAKE_VERSION,
+  isNonce,
+  lineReader,
+  MAX_HANDSHAKE_LINE_BYTES,
+  nonce,
+  proofOf,
+  sameProof,
+} from './handshake';
 import { isRpcKind, rpcKind } from '../jsonrpc';
 import type { EventLog } from '../log/log';
 import type { SessionTool } from '../session';
 
 export const MAX_GATEWAY_BODY_BYTES = 1024 * 1024;
-/** Relay connections at once (each is one MCP session of one started server). */
+/** Relay connections at once, past their handshake (each is one MCP session of one started server). */
 export const MAX_GATEWAY_CONNECTIONS = 128;
+/** Connections of one client (one server key, whose token it holds) at once. */
+export const MAX_CONNECTIONS_PER_CLIENT = 16;
+/** Connections still in their handshake at once; a new one closes the oldest. */
+export const MAX_PENDING_CONNECTIONS = 32;
 /** Requests of one connection answered at once; more are refused until one ends. */
 export const MAX_LOCAL_IN_FLIGHT = 64;
-/** How long a new connection may take to send its greeting. */
+/** How long a new connection may take to complete its handshake. */
 export const GREETING_MS = 10_000;
 /** The relay the stdio definitions start (dist/relay.js beside the bundle; out/src/host/relay.js beside this file). */
 export const RELAY_SCRIPT = path.join(__dirname, 'relay.js');
@@ -116,12 +134,36 @@ interface LocalSession {
   busy: Set<RequestId>;
 }
 
+/** A connection's handshake so far: the key it named, that key's token and both nonces. */
+interface Shake {
+  key: string;
+  token: string;
+  relayNonce: string;
+  gatewayNonce: string;
+}
+
+/** Where the gateway's folder is made: $XDG_RUNTIME_DIR where it is this user's private folder, else the temporary folder. */
+function baseFolder(): string {
+  const run = process.env.XDG_RUNTIME_DIR;
+  if (run && path.isAbsolute(run)) {
+    const st = fs.lstatSync(run, { throwIfNoEntry: false });
+    if (st?.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) return run;
+  }
+  return os.tmpdir();
+}
+
 export class Gateway {
-  readonly token = randomBytes(24).toString('base64url');
+  /** Each server key's token, made when its relay is first given one (relayEnv). */
+  private readonly tokens = new Map<string, string>();
   private server?: net.Server;
   private dir?: string;
   private where = '';
   private readonly connections = new Set<net.Socket>();
+  /** The connections in their handshake, oldest first, each with how it is closed. */
+  private readonly pending = new Map<net.Socket, (why: string) => void>();
+  /** The connections past their handshake, per key. */
+  private readonly open = new Map<string, number>();
+  private opened = 0;
 
   constructor(private readonly o: GatewayOptions) {}
 
@@ -131,16 +173,19 @@ export class Gateway {
     let where: string;
     if (process.platform === 'win32') where = `\\\\.\\pipe\\mcp-gate-${randomBytes(16).toString('hex')}`;
     else {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-gw-'));
-      const st = fs.lstatSync(dir);
-      if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0) {
-        throw new Error(`MCP Gate: the gateway's folder ${dir} is not a private folder of this user; the chat gateway is not started`);
+      const dir = fs.mkdtempSync(path.join(baseFolder(), 'mcp-gate-gw-'));
+      where = path.join(dir, 'gateway.sock');
+      const check = checkSocketFolder(where);
+      if (check !== 'ok') {
+        fs.rmSync(dir, { recursive: true, force: true });
+        const why = check === 'gone' ? 'it is gone' : check.unsafe;
+        throw new Error(
+          `MCP Gate: the gateway's folder ${dir} is not one only this user controls (${why}); the chat gateway is not started`,
+        );
       }
       this.dir = dir;
-      where = path.join(dir, 'gateway.sock');
     }
     const server = net.createServer((c) => this.connection(c));
-    server.maxConnections = MAX_GATEWAY_CONNECTIONS;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(where, () => resolve());
@@ -152,17 +197,24 @@ export class Gateway {
 
   /**
    * How VS Code starts the relay for a server key (what the provided, cached definition holds: nothing secret); where
-   * the endpoint is and the token (`relayEnv`) are added only at a start. VS Code's desktop host is Electron: its
-   * binary runs the relay as Node only with ELECTRON_RUN_AS_NODE, also a cached definition started unresolved.
+   * the endpoint is and the key's token (`relayEnv`) are added only at a start. VS Code's desktop host is Electron:
+   * its binary runs the relay as Node only with ELECTRON_RUN_AS_NODE, also a cached definition started unresolved.
    */
   relayCommand(key: string): { command: string; args: string[]; env: Record<string, string> } {
     return { command: process.execPath, args: [RELAY_SCRIPT, key], env: { ELECTRON_RUN_AS_NODE: '1' } };
   }
 
-  /** Where the relay connects and the token it greets with. */
-  relayEnv(): Record<string, string> {
+  /** The token of a server key (one per key: the relay of one server cannot reach another's tools). */
+  tokenFor(key: string): string {
+    let token = this.tokens.get(key);
+    if (!token) this.tokens.set(key, (token = randomBytes(24).toString('base64url')));
+    return token;
+  }
+
+  /** Where the relay of a server key connects and the token it proves it holds. */
+  relayEnv(key: string): Record<string, string> {
     if (!this.where) throw new Error('MCP Gate: the gateway is not started');
-    return { ELECTRON_RUN_AS_NODE: '1', MCP_GATE_GATEWAY: this.where, MCP_GATE_GATEWAY_TOKEN: this.token };
+    return { ELECTRON_RUN_AS_NODE: '1', MCP_GATE_GATEWAY: this.where, MCP_GATE_GATEWAY_TOKEN: this.tokenFor(key) };
   }
 
   /** How many relay connections the gateway holds now. */
@@ -170,13 +222,14 @@ export class Gateway {
     return this.connections.size;
   }
 
-  /** One relay connection: authenticated by its first line, then one MCP session until it closes. */
+  /** One relay connection: its handshake (./handshake.ts), then one MCP session until it closes. */
   private connection(c: net.Socket): void {
+    if (this.pending.size >= MAX_PENDING_CONNECTIONS)
+      this.pending.values().next().value?.('too many connections in their handshake at once; the oldest is closed');
     this.connections.add(c);
     c.setNoDelay(true);
-    let buffered: Buffer[] = [];
-    let size = 0;
     let s: LocalSession | undefined;
+    let shake: Shake | undefined;
     let closing = false;
     const send = (m: unknown) => {
       if (!c.destroyed && c.writable) c.write(`${JSON.stringify(m)}\n`);
@@ -184,61 +237,120 @@ export class Gateway {
     const close = (why: string, key?: string) => {
       if (closing) return;
       closing = true;
+      this.pending.delete(c);
       this.log(why, key);
       send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `MCP Gate: ${why}` } });
       c.end();
       setTimeout(() => c.destroy(), 1000).unref();
     };
-    const greeting = setTimeout(() => close('the relay sent no greeting in time'), this.o.greetingMs ?? GREETING_MS);
-    greeting.unref();
-    const line = (text: string) => {
-      if (!s) {
-        clearTimeout(greeting);
-        let h: { mcpGate?: unknown; key?: unknown; token?: unknown } | null;
-        try {
-          h = JSON.parse(text) as typeof h;
-        } catch {
-          return close("the relay's greeting is not JSON");
-        }
-        if (h === null || typeof h !== 'object' || h.mcpGate !== 1 || typeof h.key !== 'string' || typeof h.token !== 'string')
-          return close("the relay's greeting is malformed");
-        if (!sameToken(h.token, this.token)) return close('missing or wrong gateway token');
-        s = { key: h.key, busy: new Set() };
-        return;
+    this.pending.set(c, close);
+    const timer = setTimeout(
+      () => close(shake ? 'the relay did not complete its handshake in time' : 'the relay sent no greeting in time'),
+      this.o.greetingMs ?? GREETING_MS,
+    );
+    timer.unref();
+    const onLine = (line: Buffer): boolean => {
+      if (closing || c.destroyed) return false;
+      const text = line.toString('utf8');
+      if (!text.trim()) return true;
+      if (s) return this.session(s, text, send);
+      const step = this.handshake(shake, text);
+      if ('refused' in step) {
+        close(step.refused, step.key);
+        return false;
       }
-      const session = s;
-      this.message(session, text, send).catch((e) => {
-        this.log(`a request failed: ${e instanceof Error ? e.message : String(e)}`, session.key);
-        send({
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: ErrorCode.InternalError, message: 'MCP Gate: the gateway failed on this message' },
-        });
-      });
+      if ('hello' in step) {
+        shake = step.hello;
+        send(step.reply);
+        return true;
+      }
+      clearTimeout(timer);
+      this.pending.delete(c);
+      s = { key: step.key, busy: new Set() };
+      this.open.set(s.key, (this.open.get(s.key) ?? 0) + 1);
+      this.opened++;
+      send({ mcpGate: HANDSHAKE_VERSION, ok: true });
+      return true;
     };
-    c.on('data', (chunk: Buffer) => {
-      if (closing) return;
-      let start = 0;
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
-        const piece = chunk.subarray(start, i);
-        const text = buffered.length ? Buffer.concat([...buffered, piece]).toString('utf8') : piece.toString('utf8');
-        buffered = [];
-        size = 0;
-        start = i + 1;
-        if (text.trim()) line(text);
-        if (closing || c.destroyed) return;
-      }
-      if (start < chunk.length) {
-        size += chunk.length - start;
-        if (size > MAX_GATEWAY_BODY_BYTES) return close('a message over 1 MiB', s?.key);
-        buffered.push(chunk.subarray(start));
-      }
-    });
+    const over = () => close(s ? 'a message over 1 MiB' : `a handshake line over ${MAX_HANDSHAKE_LINE_BYTES / 1024} KiB`, s?.key);
+    c.on(
+      'data',
+      lineReader(() => (s ? MAX_GATEWAY_BODY_BYTES : MAX_HANDSHAKE_LINE_BYTES), onLine, over),
+    );
     c.on('error', () => c.destroy());
     c.on('close', () => {
-      clearTimeout(greeting);
+      clearTimeout(timer);
       this.connections.delete(c);
+      this.pending.delete(c);
+      if (s) {
+        const left = (this.open.get(s.key) ?? 1) - 1;
+        if (left) this.open.set(s.key, left);
+        else this.open.delete(s.key);
+        this.opened--;
+      } else if (shake && !closing) this.log('a relay left in its handshake (the gateway did not hold the token it was given)');
     });
+  }
+
+  /**
+   * One line of a connection's handshake: the gateway's hello and proof to send, then (the relay's proof verified
+   * and a slot free) the session's key; or why it is refused (with the key once the relay proved it holds its token).
+   */
+  private handshake(
+    shake: Shake | undefined,
+    text: string,
+  ): { hello: Shake; reply: Message } | { key: string } | { refused: string; key?: string } {
+    let m: unknown;
+    try {
+      m = JSON.parse(text);
+    } catch {
+      return { refused: shake ? "the relay's proof is not JSON" : "the relay's greeting is not JSON" };
+    }
+    const h = (m !== null && typeof m === 'object' && !Array.isArray(m) ? m : {}) as {
+      mcpGate?: unknown;
+      key?: unknown;
+      nonce?: unknown;
+      proof?: unknown;
+    };
+    if (!shake) {
+      const key = h.key;
+      if (h.mcpGate !== HANDSHAKE_VERSION || typeof key !== 'string' || !isNonce(h.nonce))
+        return { refused: "the relay's greeting is malformed" };
+      const token = this.tokens.get(key);
+      // said before either side proved anything: it tells a client only that this key has no token here
+      if (!token) return { refused: 'no relay of this server was started by this window (start the server again from VS Code)' };
+      const gatewayNonce = nonce();
+      return {
+        hello: { key, token, relayNonce: h.nonce, gatewayNonce },
+        reply: { mcpGate: HANDSHAKE_VERSION, nonce: gatewayNonce, proof: proofOf(token, 'gateway', key, h.nonce, gatewayNonce) },
+      };
+    }
+    if (!sameProof(h.proof, proofOf(shake.token, 'relay', shake.key, shake.relayNonce, shake.gatewayNonce)))
+      return { refused: 'missing or wrong gateway token' };
+    const mine = this.open.get(shake.key) ?? 0;
+    if (mine >= MAX_CONNECTIONS_PER_CLIENT)
+      return {
+        refused: `too many connections from one client: ${mine} are open for this server (at most ${MAX_CONNECTIONS_PER_CLIENT}); close one first`,
+        key: shake.key,
+      };
+    if (this.opened >= MAX_GATEWAY_CONNECTIONS)
+      return {
+        refused: `too many connections: ${this.opened} are open (at most ${MAX_GATEWAY_CONNECTIONS}); close one first`,
+        key: shake.key,
+      };
+    return { key: shake.key };
+  }
+
+  /** One line of an open session, answered (./message below); a failure is an error answer. */
+  private session(s: LocalSession, text: string, send: (m: unknown) => void): boolean {
+    this.message(s, text, send).catch((e) => {
+      this.log(`a request failed: ${e instanceof Error ? e.message : String(e)}`, s.key);
+      send({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: ErrorCode.InternalError, message: 'MCP Gate: the gateway failed on this message' },
+      });
+    });
+    return true;
   }
 
   private log(why: string, key?: string): void {
@@ -300,5 +412,6 @@ export class Gateway {
     if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     this.dir = undefined;
     this.where = '';
+    this.tokens.clear();
   }
 }

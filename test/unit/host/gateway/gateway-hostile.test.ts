@@ -1,16 +1,25 @@
-// The gateway's local endpoint under hostile connections: whoever does not greet with the token gets nothing read
-// (no greeting in time, a greeting that is not JSON or carries the wrong token: one error line, the connection
-// closed, the refusal logged), a line over 1 MiB closes the connection, a message that is not JSON-RPC gets an
-// error and the session goes on, a handler's failure is an error answer instead of a hang or a dead process, one
-// request id cannot be answered twice at once, and a fuzzed stream without the token reaches no tool and leaves the
-// gateway serving.
+// The gateway's local endpoint under hostile connections: whoever does not complete the handshake gets nothing read
+// (no greeting in time, a greeting that is not JSON or of another shape, a proof made without the key's token: one
+// error line, the connection closed, the refusal logged), a key's token reaches that key only, one client cannot
+// hold every connection slot (and is told so), a line over 1 MiB closes the connection however its bytes arrive, a
+// message that is not JSON-RPC gets an error and the session goes on, a handler's failure is an error answer
+// instead of a hang or a dead process, one request id cannot be answered twice at once, and a fuzzed stream
+// without the token reaches no tool and leaves the gateway serving.
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Gateway, type GatewayTarget } from '../../../../src/host/gateway/gateway';
+import {
+  Gateway,
+  MAX_CONNECTIONS_PER_CLIENT,
+  MAX_GATEWAY_BODY_BYTES,
+  MAX_PENDING_CONNECTIONS,
+  type GatewayTarget,
+} from '../../../../src/host/gateway/gateway';
+import { HANDSHAKE_VERSION, MAX_HANDSHAKE_LINE_BYTES, nonce } from '../../../../src/host/gateway/handshake';
+import { handshaken, rawConnect, runRelay, type Line } from '../gateway-socket';
 import { EventLog } from '../../../../src/host/log/log';
 import { Session } from '../../../../src/host/session';
 import { Masker } from '../../../../src/policy/mask';
@@ -22,8 +31,6 @@ import { cleanupTemp, ROOT, world } from '../../helpers';
 import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
-
-type Line = { id?: unknown; result?: unknown; error?: { code: number; message: string } };
 
 /** Writes bytes to the endpoint; the lines that came back and when the connection closed (waits for the close, or `lines` lines). */
 function exchange(
@@ -76,7 +83,7 @@ describe('gateway under hostile connections', function () {
   let slow: Promise<void> | undefined;
   const rejections: unknown[] = [];
   const onRejection = (e: unknown) => rejections.push(e);
-  const greet = (key = 'fx', token?: string) => `${JSON.stringify({ mcpGate: 1, key, token: token ?? gateway.token })}\n`;
+  const open = (key = 'fx') => handshaken(where, key, gateway.tokenFor(key));
   const refusals = () =>
     log
       .read()
@@ -127,7 +134,7 @@ describe('gateway under hostile connections', function () {
     cleanupTemp();
   });
 
-  it('a connection that does not greet in time, greets with junk or with the wrong token is told once and closed; nothing after is read', async () => {
+  it('a connection that does not greet in time, greets with junk, another shape or a proof made without the token is told once and closed; nothing after is read', async () => {
     const idle = await exchange(where, '');
     assert.ok(idle.closed && idle.closedMs < 3_000, `closed after ${idle.closedMs} ms`);
     assert.match(idle.lines[0].error!.message, /MCP Gate: the relay sent no greeting in time/);
@@ -136,68 +143,133 @@ describe('gateway under hostile connections', function () {
       junk.lines.map((l) => l.error?.message),
       ["MCP Gate: the relay's greeting is not JSON"],
     );
-    const shape = await exchange(where, `${JSON.stringify({ mcpGate: 2, key: 'fx', token: gateway.token })}\n${CALL_T0}\n`);
+    // the greeting of the relay before the handshake: the token itself, which is never sent now
+    const old = await exchange(where, `${JSON.stringify({ mcpGate: 1, key: 'fx', token: gateway.tokenFor('fx') })}\n${CALL_T0}\n`);
     assert.deepEqual(
-      shape.lines.map((l) => l.error?.message),
+      old.lines.map((l) => l.error?.message),
       ["MCP Gate: the relay's greeting is malformed"],
     );
-    // Its last character changed (never to itself: a token that already ends in x made this the right one).
-    const wrong = await exchange(
-      where,
-      greet('fx', gateway.token.slice(0, -1) + (gateway.token.endsWith('x') ? 'y' : 'x')) + CALL_T0 + '\n',
-    );
+    const unknown = await exchange(where, `${JSON.stringify({ mcpGate: HANDSHAKE_VERSION, key: 'nobody', nonce: nonce() })}\n`);
+    assert.match(unknown.lines[0].error!.message, /no relay of this server was started by this window/);
+    // a proof made without the token, with a call right behind it
+    const c = await rawConnect(where);
+    c.write(`${JSON.stringify({ mcpGate: HANDSHAKE_VERSION, key: 'fx', nonce: nonce() })}\n`);
+    const [hello] = await c.until(1);
+    assert.equal(hello.mcpGate, HANDSHAKE_VERSION);
+    c.write(`${JSON.stringify({ proof: 'A'.repeat(43) })}\n${CALL_T0}\n`);
+    assert.ok(await c.end());
     assert.deepEqual(
-      wrong.lines.map((l) => l.error?.message),
+      c.lines.slice(1).map((l) => l.error?.message),
       ['MCP Gate: missing or wrong gateway token'],
     );
-    // a call sent with the CALL_T0 line right behind a bad greeting reaches no tool
-    assert.equal(calls, 0);
+    assert.equal(calls, 0, 'a call sent right behind a bad greeting or proof reaches no tool');
     assert.ok(refusals().some((d) => d === 'gateway: missing or wrong gateway token'));
   });
 
-  it('a line over 1 MiB closes the connection, before or after the greeting', async () => {
-    const before = await exchange(where, Buffer.alloc(1024 * 1024 + 10, 'a'));
-    assert.ok(before.closed);
-    assert.match(before.lines[0].error!.message, /a message over 1 MiB/);
-    const after = await exchange(where, greet() + 'x'.repeat(1024 * 1024 + 10));
-    assert.ok(after.closed);
-    assert.match(after.lines[0].error!.message, /a message over 1 MiB/);
+  it("one token per server: a relay holding one key's token cannot open another key's session", async () => {
+    const other = gateway.tokenFor('other');
+    assert.notEqual(other, gateway.tokenFor('fx'));
+    await assert.rejects(handshaken(where, 'fx', other), /the gateway did not prove it holds the token/);
+    // nor through the relay: it refuses, the gateway's proof being for another token
+    const r = await runRelay('fx', { MCP_GATE_GATEWAY: where, MCP_GATE_GATEWAY_TOKEN: other }, `${CALL_T0}\n`);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /did not prove it holds this server's token/);
+    assert.equal(calls, 0);
   });
 
-  it('after the greeting: what is not JSON-RPC gets an error, an unknown server is refused, and the session goes on', async () => {
-    const r = await exchange(
-      where,
-      greet() +
-        [
-          '{not json',
-          JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }),
-          JSON.stringify([]),
-          JSON.stringify([
-            { jsonrpc: '2.0', id: 2, method: 'ping' },
-            { jsonrpc: '2.0', id: 2, method: 'ping' },
-          ]),
-          JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
-        ].join('\n') +
-        '\n',
-      { lines: 5 },
-    );
+  it('one client cannot hold every slot: past its share it is told so, and other clients still get in', async () => {
+    const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS_PER_CLIENT }, () => open()));
+    try {
+      assert.ok(held.every((c) => c.lines[1]?.ok === true));
+      const more = await open();
+      assert.match(more.lines[1].error!.message, /MCP Gate: too many connections from one client/);
+      assert.ok(await more.end());
+      // the relay says the real reason (not that the window closed)
+      const r = await runRelay('fx', gateway.relayEnv('fx'));
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /the gateway in VS Code refused this server's connection: too many connections from one client/);
+      const another = await open('other');
+      assert.equal(another.lines[1].ok, true);
+      another.destroy();
+      // connections that never greet: past MAX_PENDING_CONNECTIONS the oldest is closed, so a relay still gets in
+      const idle = await Promise.all(Array.from({ length: MAX_PENDING_CONNECTIONS + 8 }, () => rawConnect(where)));
+      const still = await open('other');
+      assert.equal(still.lines[1].ok, true);
+      still.destroy();
+      assert.ok(idle.filter((c) => c.closed).length >= 8, 'the oldest waiting connections were closed');
+      for (const c of idle) c.destroy();
+    } finally {
+      for (const c of held) c.destroy();
+    }
+  });
+
+  it('a line over 1 MiB closes the connection however its bytes arrive; a line of exactly 1 MiB is read', async () => {
+    const before = await exchange(where, Buffer.alloc(MAX_HANDSHAKE_LINE_BYTES + 1, 'a'));
+    assert.ok(before.closed);
+    assert.match(before.lines[0].error!.message, /a handshake line over 16 KiB/);
+    // one write of 1 MiB + 10 bytes, no newline
+    const one = await open();
+    one.write(Buffer.alloc(MAX_GATEWAY_BODY_BYTES + 10, 'x'));
+    assert.ok(await one.end());
+    assert.match(one.lines[2].error!.message, /a message over 1 MiB/);
+    // a line just under the bound, then the rest of it and its newline in another chunk, with a ping behind
+    const split = await open();
+    split.write(Buffer.alloc(MAX_GATEWAY_BODY_BYTES - 5, 'x'));
+    await new Promise((r) => setTimeout(r, 100));
+    split.write(`${'x'.repeat(20)}\n${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`);
+    assert.ok(await split.end());
     assert.deepEqual(
-      r.lines.map((l) => l.error?.code ?? 'ok'),
+      split.lines.slice(2).map((l) => l.error?.message),
+      ['MCP Gate: a message over 1 MiB'],
+    );
+    // exactly 1 MiB: answered
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping', params: { pad: '' } });
+    const exact = ping.replace('"pad":""', `"pad":"${'p'.repeat(MAX_GATEWAY_BODY_BYTES - ping.length)}"`);
+    assert.equal(Buffer.byteLength(exact), MAX_GATEWAY_BODY_BYTES);
+    const ok = await open();
+    ok.write(`${exact}\n`);
+    await ok.until(3);
+    assert.deepEqual(ok.lines[2], { jsonrpc: '2.0', id: 2, result: {} });
+    ok.destroy();
+  });
+
+  it('after the handshake: what is not JSON-RPC gets an error, an unknown server is refused, and the session goes on', async () => {
+    const r = await open();
+    r.write(
+      [
+        '{not json',
+        JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }),
+        JSON.stringify([]),
+        JSON.stringify([
+          { jsonrpc: '2.0', id: 2, method: 'ping' },
+          { jsonrpc: '2.0', id: 2, method: 'ping' },
+        ]),
+        JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
+      ].join('\n') + '\n',
+    );
+    const lines = (await r.until(7)).slice(2);
+    r.destroy();
+    assert.deepEqual(
+      lines.map((l) => l.error?.code ?? 'ok'),
       [-32700, -32600, -32600, -32600, 'ok'],
     );
-    assert.deepEqual(r.lines[4], { jsonrpc: '2.0', id: 3, result: {} });
-    const other = await exchange(where, greet('other') + JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) + '\n', {
-      lines: 1,
-    });
-    assert.equal(other.lines[0].id, 1);
-    assert.match(other.lines[0].error!.message, /MCP Gate: no allowed server "other"/);
+    assert.deepEqual(lines[4], { jsonrpc: '2.0', id: 3, result: {} });
+    const other = await open('other');
+    other.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) + '\n');
+    const [, , answer] = await other.until(3);
+    other.destroy();
+    assert.equal(answer.id, 1);
+    assert.match(answer.error!.message, /MCP Gate: no allowed server "other"/);
   });
 
   it('a handler that fails is an error answer and the gateway goes on', async () => {
     failTarget = true;
     try {
-      const r = await exchange(where, greet() + CALL_T0 + '\n', { lines: 1 });
-      assert.match(r.lines[0].error!.message, /the gateway failed on this message/);
+      const r = await open();
+      r.write(CALL_T0 + '\n');
+      const [, , answer] = await r.until(3);
+      r.destroy();
+      assert.match(answer.error!.message, /the gateway failed on this message/);
     } finally {
       failTarget = false;
     }
@@ -213,11 +285,13 @@ describe('gateway under hostile connections', function () {
     try {
       const call = (text: string) =>
         JSON.stringify({ jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 't0', arguments: { text } } });
-      const pending = exchange(where, greet() + call('first') + '\n' + call('second') + '\n', { lines: 2, waitMs: 10_000 });
+      const c = await open();
+      c.write(call('first') + '\n' + call('second') + '\n');
       setTimeout(() => release(), 300);
-      const r = await pending;
-      assert.match(r.lines[0].error!.message, /a request id that is still being answered/);
-      assert.match(JSON.stringify(r.lines[1].result), /t0: first/);
+      const lines = (await c.until(4, 10_000)).slice(2);
+      c.destroy();
+      assert.match(lines[0].error!.message, /a request id that is still being answered/);
+      assert.match(JSON.stringify(lines[1].result), /t0: first/);
       assert.equal(calls - before, 1);
     } finally {
       slow = undefined;
@@ -231,15 +305,21 @@ describe('gateway under hostile connections', function () {
       fc.constant(undefined),
       fc.string({ maxLength: 40 }),
       fc.constant(''),
-      fc.constant(gateway.token.slice(1)),
-      fc.constant(gateway.token + ' '),
+      fc.constant(gateway.tokenFor('fx').slice(1)),
+      fc.constant(gateway.tokenFor('fx') + ' '),
+      fc.constant(gateway.tokenFor('fx')),
     );
+    // a greeting, then a "proof" that is not one (the token itself among them: it is never the proof)
     const greetingArb = fc.oneof(
+      tokenArb.map(
+        (t) =>
+          `${JSON.stringify({ mcpGate: HANDSHAKE_VERSION, key: 'fx', nonce: nonce() })}\n${JSON.stringify(t !== undefined ? { proof: t } : {})}\n`,
+      ),
       tokenArb.map((t) => `${JSON.stringify({ mcpGate: 1, key: 'fx', ...(t !== undefined ? { token: t } : {}) })}\n`),
       fc.string({ maxLength: 200 }).map((s) => `${s}\n`),
       fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')),
       fc.constant(`${CALL_T0}\n`),
-      fc.constant(`{"mcpGate":1,"key":"fx","token":${JSON.stringify(gateway.token)}`),
+      fc.constant(`{"mcpGate":1,"key":"fx","token":${JSON.stringify(gateway.tokenFor('fx'))}`),
     );
     const restArb = fc.oneof(
       fc.constant(`${CALL_T0}\n`),
@@ -251,8 +331,9 @@ describe('gateway under hostile connections', function () {
       fc.asyncProperty(greetingArb, restArb, async (g, rest) => {
         const r = await exchange(where, Buffer.from(g + rest, 'latin1'), { waitMs: 3_000 });
         assert.ok(r.closed);
+        // the gateway's hello (its nonce and proof) at most, then errors
         assert.ok(
-          r.lines.every((l) => l.error !== undefined),
+          r.lines.every((l, i) => l.error !== undefined || (i === 0 && l.mcpGate === HANDSHAKE_VERSION && l.ok === undefined)),
           JSON.stringify(r.lines),
         );
       }),
@@ -264,7 +345,7 @@ describe('gateway under hostile connections', function () {
     await c.connect(
       new StdioClientTransport({
         ...gateway.relayCommand('fx'),
-        env: { ...(process.env as Record<string, string>), ...gateway.relayEnv() },
+        env: { ...(process.env as Record<string, string>), ...gateway.relayEnv('fx') },
       }),
     );
     const ok = await c.callTool({ name: 't0', arguments: { text: 'still here' } });

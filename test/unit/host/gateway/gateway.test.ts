@@ -76,13 +76,13 @@ describe('gateway', function () {
     cleanupTemp();
   });
 
-  const connect = async (key: string, token = gateway.token) => {
+  const connect = async (key: string, token = gateway.tokenFor(key)) => {
     const client = new Client({ name: 'vscode-like', version: '0' });
     const relay = gateway.relayCommand(key);
     await client.connect(
       new StdioClientTransport({
         ...relay,
-        env: { ...(process.env as Record<string, string>), ...gateway.relayEnv(), MCP_GATE_GATEWAY_TOKEN: token },
+        env: { ...(process.env as Record<string, string>), ...gateway.relayEnv(key), MCP_GATE_GATEWAY_TOKEN: token },
         stderr: 'pipe',
       }),
     );
@@ -96,8 +96,8 @@ describe('gateway', function () {
     assert.equal(dir.uid, process.getuid!());
     const relay = gateway.relayCommand('fx');
     assert.deepEqual(relay, { command: process.execPath, args: [RELAY_SCRIPT, 'fx'], env: { ELECTRON_RUN_AS_NODE: '1' } });
-    assert.ok(!JSON.stringify(relay).includes(gateway.token), 'no token in what VS Code caches');
-    assert.deepEqual(Object.keys(gateway.relayEnv()).sort(), ['ELECTRON_RUN_AS_NODE', 'MCP_GATE_GATEWAY', 'MCP_GATE_GATEWAY_TOKEN']);
+    assert.ok(!JSON.stringify(relay).includes(gateway.tokenFor('fx')), 'no token in what VS Code caches');
+    assert.deepEqual(Object.keys(gateway.relayEnv('fx')).sort(), ['ELECTRON_RUN_AS_NODE', 'MCP_GATE_GATEWAY', 'MCP_GATE_GATEWAY_TOKEN']);
   });
 
   policyThroughDoor(connect, () => log);
@@ -107,7 +107,7 @@ describe('gateway', function () {
     assert.ok(
       log
         .read()
-        .some((e) => e.kind === 'gate.refuse' && /gateway: missing or wrong gateway token/.test(String((e as { detail?: string }).detail))),
+        .some((e) => e.kind === 'gate.refuse' && /gateway: a relay left in its handshake/.test(String((e as { detail?: string }).detail))),
     );
     await assert.rejects(connect('other'), /no allowed server "other"/);
   });
@@ -134,19 +134,35 @@ describe('gateway', function () {
     assert.equal(bare.status, 1);
     assert.match(bare.stderr, /MCP Gate: this relay is started by MCP Gate in VS Code only .*start the server from VS Code/);
     const gone = spawnSync(process.execPath, [RELAY_SCRIPT, 'fx'], {
-      env: { PATH: process.env.PATH, MCP_GATE_GATEWAY: path.join(path.dirname(where), 'gone.sock'), MCP_GATE_GATEWAY_TOKEN: gateway.token },
+      env: {
+        PATH: process.env.PATH,
+        MCP_GATE_GATEWAY: path.join(path.dirname(where), 'gone.sock'),
+        MCP_GATE_GATEWAY_TOKEN: gateway.tokenFor('fx'),
+      },
       encoding: 'utf8',
       timeout: 10_000,
     });
     assert.equal(gone.status, 1);
     assert.match(
       gone.stderr,
-      /MCP Gate: the gateway in VS Code cannot be reached \(.*ENOENT.*\): the window that started this server closed or reloaded; start the server again/,
+      /MCP Gate: the gateway in VS Code cannot be reached at .*gone\.sock \(.*ENOENT.*\): the window that started this server closed or reloaded; start the server again/,
     );
+    // the whole folder gone (the window closed): said the same way
+    const folderGone = spawnSync(process.execPath, [RELAY_SCRIPT, 'fx'], {
+      env: {
+        PATH: process.env.PATH,
+        MCP_GATE_GATEWAY: path.join(path.dirname(where) + '-gone', 'gateway.sock'),
+        MCP_GATE_GATEWAY_TOKEN: 'x',
+      },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    assert.equal(folderGone.status, 1);
+    assert.match(folderGone.stderr, /cannot be reached at .*\(its folder is gone\): the window that started this server closed/);
   });
 
   it('GatewayClient ("Try a Tool…") asks as chat does: through the relay, the same listing under the policy, the same call path and log', async () => {
-    const launch = () => ({ ...gateway.relayCommand('fx'), env: gateway.relayEnv() });
+    const launch = () => ({ ...gateway.relayCommand('fx'), env: gateway.relayEnv('fx') });
     const before = gateway.connectionCount;
     const c = await GatewayClient.connect(launch(), 'try-a-tool');
     assert.equal(gateway.connectionCount, before + 1);
@@ -170,10 +186,10 @@ describe('gateway', function () {
     assert.equal(gateway.connectionCount, before, 'closing ends its relay and its connection');
     await assert.rejects(
       GatewayClient.connect({ ...launch(), env: { ...launch().env, MCP_GATE_GATEWAY_TOKEN: 'not-the-token' } }, 'try-a-tool'),
-      /the gateway refused: MCP Gate: missing or wrong gateway token/,
+      /the relay ended: MCP Gate: the endpoint .*gateway\.sock did not prove it holds this server's token.*nothing of this server's session was sent to it/,
     );
     await assert.rejects(
-      GatewayClient.connect({ ...gateway.relayCommand('other'), env: gateway.relayEnv() }, 'try-a-tool'),
+      GatewayClient.connect({ ...gateway.relayCommand('other'), env: gateway.relayEnv('other') }, 'try-a-tool'),
       /the gateway answered with an error: MCP Gate: no allowed server "other"/,
     );
   });
