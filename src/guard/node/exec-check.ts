@@ -151,6 +151,31 @@ function shebang(p: string): string | undefined {
   return words[0] ? path.basename(words[0]) : undefined;
 }
 
+/** Programs that run the command their arguments name (`env X=1 sh`, `timeout 5 make`, `xargs sh`). */
+const WRAPPERS =
+  /^(env|nice|nohup|timeout|time|stdbuf|setsid|sudo|doas|flock|chrt|ionice|taskset|xargs|busybox|exec|command|builtin|unbuffer|firejail|chroot|unshare|nsenter|runuser|su|watch|strace|ltrace|valgrind|gdb|catchsegv|setarch|linux32|linux64|prlimit|cpulimit|systemd-run)$/;
+const FIND_RUNS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+const WRAPPER_VALUE = /^([-+].*|[A-Za-z_][A-Za-z0-9_]*=.*|[\d.]+[smhd]?)$/;
+
+/**
+ * Where in argv (argv[0] first) a program that runs stands: argv[0], after a wrapper its first word that is no
+ * option, assignment or number and the word after it (an option's value is taken for a program too: a wrong guess
+ * only checks more), and the word after find's -exec/-execdir/-ok/-okdir (red team 12, 05c).
+ */
+export function runPositions(list: unknown[]): number[] {
+  const words = list.map((x) => (typeof x === 'string' ? x : ''));
+  const at = new Set<number>([0]);
+  words.forEach((w, i) => {
+    if (FIND_RUNS.has(w) && i + 1 < words.length) at.add(i + 1);
+    if (!at.has(i) || !WRAPPERS.test(path.basename(w))) return;
+    let j = i + 1;
+    for (; j < words.length && WRAPPER_VALUE.test(words[j]); j++) if (/^[-+]/.test(words[j]) && !words[j].includes('=')) at.add(j + 1);
+    at.add(j);
+    at.add(j + 1);
+  });
+  return [...at].filter((x) => x < words.length).sort((a, b) => a - b);
+}
+
 /**
  * The program (the file or argv[0], by its name or the interpreter its `#!` line names) that reads files no guard
  * sees, or undefined. `sh -c 'cmd'` (also `-lc`, `-ec`) is read as its command line: a sourced file, eval, a
@@ -158,7 +183,7 @@ function shebang(p: string): string | undefined {
  */
 function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | undefined {
   const names: string[] = [];
-  for (const p of [file, list[0]]) {
+  for (const p of [file, ...runPositions(list).map((i) => list[i])]) {
     if (typeof p !== 'string') continue;
     names.push(path.basename(p));
     // (node and python are not read by their `#!`: in the sandbox they are the guard's own wrapper scripts)
@@ -170,7 +195,8 @@ function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | unde
   for (const n of names) {
     if (!READS_ITS_OWN.test(n)) continue;
     if (SHELLS.test(n)) {
-      const rest = list.slice(1).filter((x): x is string => typeof x === 'string');
+      const first = runPositions(list).find((i) => typeof list[i] === 'string' && path.basename(list[i] as string) === n) ?? 0;
+      const rest = list.slice(first + 1).filter((x): x is string => typeof x === 'string');
       const c = rest.findIndex((a, i) => i < rest.length - 1 && /^-[A-Za-z]*c[A-Za-z]*$/.test(a));
       if (c >= 0) {
         const cmd = rest[c + 1];
@@ -234,7 +260,8 @@ export function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   const base = typeof cwd === 'string' && cwd ? path.resolve(cwd) : process.cwd();
   const list: unknown[] = Array.isArray(args) ? (args as unknown[]) : [];
   const dataFrom = interpreterDataFrom([file, ...list]);
-  const runs = [file, list[0]].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
+  const programs = runPositions(list);
+  const runs = [file, ...programs.map((i) => list[i])].some((p) => typeof p === 'string' && RUNS_ITS_ARGUMENTS.test(path.basename(p)));
   const reads = readsItsOwn(file, list, base);
   // sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
   const scripts = new Set<string>();
@@ -250,7 +277,7 @@ export function execCheck(file: unknown, args: unknown, cwd: unknown): void {
   for (const [i, a] of [file, ...list].entries()) {
     if (i > dataFrom) break;
     if (typeof a !== 'string' || a === '' || a.length > 4096 || a.includes('\0')) continue;
-    words.set(a, words.get(a) || i <= 1);
+    words.set(a, words.get(a) || i === 0 || programs.includes(i - 1));
     if (/\s/.test(a)) for (const w of a.split(/\s+/)) if (w) words.set(w.replace(/^['"]+|['"]+$/g, ''), words.get(w) ?? false);
   }
   for (const [w, program] of words) {

@@ -479,6 +479,43 @@ for (const mode of [
       assert.equal(fs.existsSync(ws.marker), false, 'the changed script ran');
     });
 
+    it('a shell started through find -exec or a wrapper is checked as if started itself: its script, and what it reads (red team 12, 05c)', () => {
+      // find was neither a program that runs its arguments nor one that reads its own files: `find … -exec sh run.sh`
+      // ran a changed run.sh, and `find … -exec sh -c '. lib.sh'` a changed lib.sh, under an approval.
+      const ws = workspace({
+        'server.js': [
+          "const { spawnSync } = require('child_process');",
+          'const argv = {',
+          "  script: ['find', 'run.sh', '-maxdepth', '0', '-exec', 'sh', 'run.sh', ';'],",
+          "  sourced: ['find', 'run.sh', '-maxdepth', '0', '-exec', 'sh', '-c', '. ./lib.sh; greet', ';'],",
+          "  wrapped: ['stdbuf', '-oL', 'sh', 'run.sh'],",
+          "  plain: ['find', '.', '-maxdepth', '1', '-name', '*.md'],",
+          '}[process.argv[2]];',
+          "const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });",
+          "process.stdout.write(r.stdout || ''); process.exit(r.error ? 7 : r.status);",
+          '',
+        ].join('\n'),
+        'run.sh': 'echo approved-run\n',
+        'lib.sh': 'greet() { echo approved-lib; }\n',
+        'README.md': '# r\n',
+      });
+      approve(ws);
+      for (const m of ['script', 'sourced', 'wrapped', 'plain']) assert.equal(run(ws, ['server.js', m]).status, 0, m);
+      fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+      assert.equal(
+        run(ws, ['server.js', 'plain']).status,
+        0,
+        'find alone reads no workspace file as code: an edit elsewhere does not stop it',
+      );
+      fs.writeFileSync(path.join(ws.root, 'run.sh'), `echo ran > ${JSON.stringify(ws.marker)}\n`);
+      fs.writeFileSync(path.join(ws.root, 'lib.sh'), `greet() { echo ran > ${JSON.stringify(ws.marker)}; }\n`);
+      for (const m of ['script', 'sourced', 'wrapped']) {
+        const r = run(ws, ['server.js', m]);
+        assert.equal(fs.existsSync(ws.marker), false, `${m}: the change ran\n${r.stderr}`);
+        assert.match(r.stderr, /mcp-gate-guard: refused to load \S+\/(run|lib)\.sh/, m);
+      }
+    });
+
     it('a program that reads its own files does not start while a workspace folder cannot be listed (deeper than PATH_MAX)', () => {
       // The walk skipped folders it could not list: a new perl file deeper than PATH_MAX, reached by relative chdir, ran.
       const seg = 'd'.repeat(200);

@@ -1286,6 +1286,31 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.doesNotMatch(mp.stderr, /mcp-gate-guard/, mp.stderr);
   });
 
+  it('a script started through find -exec or a wrapper is checked as a program it runs (red team 12, 05c)', () => {
+    const ws = workspace(() => ({
+      'server.py': [
+        'import subprocess, sys',
+        "argv = {'find': ['find', 'run.sh', '-maxdepth', '0', '-exec', 'sh', 'run.sh', ';'],",
+        "        'stdbuf': ['stdbuf', '-oL', 'sh', 'run.sh'],",
+        "        'plain': ['find', '.', '-maxdepth', '1', '-name', '*.md']}[sys.argv[1]]",
+        'subprocess.run(argv, check=True)',
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'run.sh': 'echo approved-run\n',
+    }));
+    for (const m of ['find', 'stdbuf', 'plain']) assertRuns(ws, ['server.py', m], m);
+    write(ws.root, { 'README.md': '# edited\n' });
+    assertRuns(ws, ['server.py', 'plain'], 'find alone, after an edit elsewhere');
+    write(ws.root, { 'run.sh': `echo ran > ${ws.marker}\n` });
+    for (const m of ['find', 'stdbuf']) {
+      const r = run(ws, ['server.py', m]);
+      assert.equal(fs.existsSync(ws.marker), false, `${m}: the changed script ran\n${r.stderr}`);
+      assert.match(r.stderr, /mcp-gate-guard: refused to load \S+\/run\.sh \(run\.sh\): it changed since approval/, m);
+      fs.rmSync(ws.report, { force: true });
+    }
+  });
+
   it('red team 7p, 02: after taking in changed content, a shell line (shell=True, os.system, sh -c) or node -e is code from strings; plain programs (git status, echo) still start', () => {
     const ws = workspace(() => ({
       'server.py': [
@@ -1301,25 +1326,49 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         '    os.system(line)',
         "elif mode == 'node':",
         "    subprocess.run([os.path.basename(sys.argv[2]) and sys.argv[2], '-e', 'require(\"child_process\").execSync(' + repr(line) + ')'])",
+        '# red team 12, 04b, 05b, 05c: options before -c, a wrapper or find -exec before the shell',
+        "elif mode == 'sh-o':",
+        "    subprocess.run(['sh', '-o', 'errexit', '-c', line])",
+        "elif mode == 'sh+e':",
+        "    subprocess.run(['sh', '+e', '-c', line])",
+        "elif mode == 'find':",
+        "    subprocess.run(['find', '/etc/hostname', '-maxdepth', '0', '-exec', 'sh', '-c', line, ';'])",
+        "elif mode == 'wrapped':",
+        "    subprocess.run(['timeout', '5', 'nice', '-n', '5', 'sh', '-c', line])",
+        "elif mode == 'stdbuf':",
+        "    subprocess.run(['stdbuf', '-oL', 'sh', '-c', line])",
+        "elif mode == 'python-W':",
+        "    subprocess.run([sys.executable, '-W', 'ignore', '-c', 'import os; os.system(%r)' % line])",
+        "elif mode == 'script-args':",
+        "    subprocess.run([sys.executable, 'worker.py', '-c', 'cfg'], check=True)",
+        "    subprocess.run(['wc', '-c', 'task.txt'], check=True, capture_output=True)",
         "print('APPROVED')",
         '',
       ].join('\n'),
       'task.txt': 'true\n',
+      'worker.py': "import sys\nprint('worker', sys.argv[1:])\n",
     }));
-    for (const m of ['plain', 'shell', 'system', 'node']) assertRuns(ws, ['server.py', m, process.execPath], `approved, ${m}`);
+    const modes = ['shell', 'system', 'node', 'sh-o', 'sh+e', 'find', 'wrapped', 'stdbuf', 'python-W'];
+    for (const m of ['plain', 'script-args', ...modes]) assertRuns(ws, ['server.py', m, process.execPath], `approved, ${m}`);
     write(ws.root, { 'task.txt': `echo ran > ${ws.marker}\n` });
-    const ok = run(ws, ['server.py', 'plain', process.execPath]);
-    assert.equal(ok.status, 0, ok.stderr);
-    assert.deepEqual(report(ws), [], 'an edited data file and plain programs: nothing refused');
-    for (const m of ['shell', 'system', 'node']) {
+    for (const m of ['plain', 'script-args']) {
+      const ok = run(ws, ['server.py', m, process.execPath]);
+      assert.equal(ok.status, 0, ok.stderr);
+      assert.deepEqual(report(ws), [], `${m}: an edited data file and plain programs (a script's own -c argument): nothing refused`);
+    }
+    for (const m of modes) {
       const r = run(ws, ['server.py', m, process.execPath]);
       assert.notEqual(r.status, 0, `${m}: ${r.stdout}`);
       assert.equal(fs.existsSync(ws.marker), false, `${m}: the line ran`);
       assert.match(
         r.stderr,
-        /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+ [^:]*: code on its command line/,
+        // a wrapper at the front (timeout) reads files no guard sees itself: the workspace differs, refused as such
+        m === 'wrapped'
+          ? /refused to load \S+task\.txt \(task\.txt\): it changed since approval$/m
+          : /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+ [^:]*: code on its command line/,
         m,
       );
+      if (m === 'wrapped') assert.equal(report(ws)[0].how, 'spawn timeout (it reads workspace files no guard sees)');
       fs.rmSync(ws.report, { force: true });
     }
   });

@@ -101,12 +101,7 @@ def _check_program(items, cwd):
         base = '.'
     unguarded = _unguarded(items, base)
     seen = set()
-    names = []
-    for item in items[:2]:
-        try:
-            names.append(os.path.basename(os.fsdecode(item)))
-        except TypeError:
-            pass
+    names = [os.path.basename(_word(items[i])) for i in _run_positions(items)]   # through wrappers and find -exec
     runs = unguarded is not None or any(state._RUNS_ITS_ARGUMENTS.match(n) for n in names)
     # sed's and awk's program files (`-f script`): code they run, whatever the file's mode (GNU sed's `e` runs a shell).
     scripts = set()
@@ -177,14 +172,54 @@ def _shebang(p):
     return os.path.basename(words[0]) if words else None
 
 
+# Programs that run the command their arguments name (`env X=1 sh`, `timeout 5 make`, `nice -n 5 perl`, `sudo -u x
+# sh`, `xargs sh`), and find's actions that run one (`find . -exec sh -c … ;`).
+_WRAPPERS = _re.compile(r'^(env|nice|nohup|timeout|time|stdbuf|setsid|sudo|doas|flock|chrt|ionice|taskset|xargs|'
+                        r'busybox|exec|command|builtin|unbuffer|firejail|chroot|unshare|nsenter|runuser|su|watch|'
+                        r'strace|ltrace|valgrind|gdb|catchsegv|setarch|linux32|linux64|prlimit|cpulimit|systemd-run)$')
+_FIND_RUNS = frozenset(('-exec', '-execdir', '-ok', '-okdir'))
+_WRAPPER_VALUE = _re.compile(r'^([-+].*|[A-Za-z_][A-Za-z0-9_]*=.*|[\d.]+[smhd]?)$')
+
+
+def _word(x):
+    try:
+        return os.fsdecode(x)
+    except TypeError:
+        return ''
+
+
+def _run_positions(items):
+    """Where in a start's argv a program that runs stands: the first two words (a program and a script or an
+    interpreter), after a wrapper its first word that is no option, assignment or number (a wrapper's option value is
+    taken for a program too: a wrong guess only checks more), and after find's -exec/-execdir/-ok/-okdir."""
+    words = [_word(x) for x in items]
+    at = {i for i in range(min(2, len(words)))}
+    for i, w in enumerate(words):
+        if w in _FIND_RUNS and i + 1 < len(words):
+            at.add(i + 1)
+        if (i in at or i == 0) and _WRAPPERS.match(os.path.basename(w)):
+            j = i + 1
+            while j < len(words) and _WRAPPER_VALUE.match(words[j]):
+                if not words[j].startswith(('-', '+')) or '=' in words[j]:
+                    j += 1
+                    continue
+                at.add(j + 1)                            # an option's value may be the next word: looked at too
+                j += 1
+            if j < len(words):
+                at.add(j)
+                if j + 1 < len(words):
+                    at.add(j + 1)                        # what that program runs (`env sh script`)
+    return sorted(x for x in at if x < len(words))
+
+
 def _reads_its_own(items, cwd=None):
     """The name of the program among items[:2] that reads files no guard sees, else None: by its name, or by the
     interpreter its `#!` line names. `sh -c 'cmd'` (also `-lc`, `-ec`) is read as its command line: a sourced file,
     eval, a substitution, or any word of the line naming such a program makes it one; else it is not."""
     names = []
-    for item in items[:2]:
+    for at in _run_positions(items):
         try:
-            w = os.fsdecode(item)
+            w = os.fsdecode(items[at])
         except TypeError:
             continue
         names.append(os.path.basename(w))
@@ -198,7 +233,8 @@ def _reads_its_own(items, cwd=None):
         if not state._READS_ITS_OWN.match(n):
             continue
         if _SHELLS.match(n):
-            rest = [os.fsdecode(x) for x in items[1:] if isinstance(x, (str, bytes))]
+            first = next((i for i in _run_positions(items) if os.path.basename(_word(items[i])) == n), 0)
+            rest = [os.fsdecode(x) for x in items[first + 1:] if isinstance(x, (str, bytes))]
             flag = next((i for i, a in enumerate(rest[:-1]) if _re.match(r'^-[A-Za-z]*c[A-Za-z]*$', a)), None)
             if flag is not None:
                 return _shell_line_reads(rest[flag + 1], n)
@@ -357,13 +393,18 @@ def _check_env(env, base, items=()):
 
 # Interpreters and the options that give them code on their command line (a shell's -c, `perl -e`…): after this
 # process took in content that is not as approved, that text may be it (red team 7p, case 02).
+# (program, its option that takes code, its options whose value is the next word)
 _INLINE = (
-    (_re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|rbash|pwsh|powershell)$'), _re.compile(r'^(-[A-Za-z]*c[A-Za-z]*|-Command|-command)$')),
-    (_re.compile(r'^(python[\d.]*|pypy[\d.]*)$'), _re.compile(r'^-[A-Za-z]*c')),
-    (_re.compile(r'^(node|nodejs|bun|deno)$'), _re.compile(r'^(-e|--eval|-p|--print|-pe|--eval=.*|--print=.*|eval)$')),
-    (_re.compile(r'^(perl[\d.]*)$'), _re.compile(r'^-[A-Za-z]*[eE]')),
-    (_re.compile(r'^(ruby[\d.]*|lua[\d.]*|luajit|Rscript|R|julia|osascript|jshell)$'), _re.compile(r'^(-[A-Za-z]*e|--eval|--expr|-r)$')),
-    (_re.compile(r'^(php[\d.]*)$'), _re.compile(r'^(-r|--run)$')),
+    (_re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|rbash|pwsh|powershell)$'),
+     _re.compile(r'^(-[A-Za-z]*c[A-Za-z]*|-Command|-command)$'), _re.compile(r'^[-+][A-Za-z]*[oO]$|^--(rcfile|init-file)$')),
+    (_re.compile(r'^(python[\d.]*|pypy[\d.]*)$'), _re.compile(r'^-[A-Za-z]*c'), _re.compile(r'^-[A-Za-z]*[WX]$')),
+    (_re.compile(r'^(node|nodejs|bun|deno)$'), _re.compile(r'^(-e|--eval|-p|--print|-pe|--eval=.*|--print=.*|eval)$'),
+     _re.compile(r'^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--title|--input-type|'
+                 r'--env-file|--disable-warning|--stack-size|--inspect-port|--watch-path|--redirect-warnings)$')),
+    (_re.compile(r'^(perl[\d.]*)$'), _re.compile(r'^-[A-Za-z]*[eE]'), _re.compile(r'^-[A-Za-z]*[IMmx]$')),
+    (_re.compile(r'^(ruby[\d.]*|lua[\d.]*|luajit|Rscript|R|julia|osascript|jshell)$'),
+     _re.compile(r'^(-[A-Za-z]*e|--eval|--expr|-r)$'), _re.compile(r'^-[A-Za-z]*[IC]$')),
+    (_re.compile(r'^(php[\d.]*)$'), _re.compile(r'^(-r|--run)$'), _re.compile(r'^-[cdz]$')),
 )
 _AWK = _re.compile(r'^[gmn]?awk$|^busybox$')
 
@@ -376,18 +417,28 @@ def _inline_code(items):
             strs.append(os.fsdecode(x))
         except TypeError:
             strs.append('')
-    for at in range(min(3, len(strs))):
+    # every word, not the first three: a wrapper or find's -exec can stand before the program (red team 12, 05c)
+    for at in range(len(strs)):
         n = os.path.basename(strs[at])
-        for prog, flag in _INLINE:
+        for prog, flag, takes in _INLINE:
             if not prog.match(n):
                 continue
-            for a in strs[at + 1:]:
+            i = at + 1
+            while i < len(strs):
+                a = strs[i]
                 if flag.match(a):
-                    if n.startswith(('python', 'pypy')) and _multiprocessing_line(strs[strs.index(a) + 1:][:1]):
+                    if n.startswith(('python', 'pypy')) and _multiprocessing_line(strs[i + 1:i + 2]):
                         return None
                     return '%s %s' % (n, a)
-                if not a.startswith('-') and a != 'eval':
+                if a == '--':
                     break
+                if a.startswith(('-', '+')) or a == 'eval':
+                    # `sh -o errexit -c`, `sh +e -c`, `python -W ignore -c` (red team 12, 04b and 05b)
+                    i += 2 if takes.match(a) else 1
+                    continue
+                if os.path.isfile(a):                # the script it runs: what follows is its own arguments
+                    break
+                i += 1                                # a word naming no file: the program's, keep looking
         if _AWK.match(n) and n != 'busybox':
             rest = strs[at + 1:]
             if not any(a in ('-f', '--file') or a.startswith(('-f', '--file=')) and not a.startswith('-F') for a in rest):
