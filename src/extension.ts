@@ -36,10 +36,14 @@ export interface McpGateApi {
   activationMs: number;
 }
 
+/** The gate service of the running extension (its export is flushed at deactivation). */
+let active: GateService | undefined;
+
 export function activate(context: vscode.ExtensionContext): McpGateApi {
   const started = performance.now();
   const channel = vscode.window.createOutputChannel('MCP Gate', { log: true });
   const service = new GateService(context.globalStorageUri.fsPath, context.secrets, channel);
+  active = service;
   const docs = new DocumentProvider();
   context.subscriptions.push(channel, service, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs), decisions.register());
 
@@ -89,4 +93,7 @@ export function activate(context: vscode.ExtensionContext): McpGateApi {
   };
 }
 
-export function deactivate(): void {}
+/** Sends what is left of the log's export (src/vscode/service.ts) before the extension host stops. */
+export function deactivate(): Promise<void> {
+  return active?.closeExport() ?? Promise.resolve();
+}

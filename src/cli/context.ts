@@ -9,6 +9,7 @@ import { findStoreDir, type StoreChoice } from '../trust/approval/store-location
 import { defaultMasker } from '../policy/mask';
 import { loadUserPolicies, type UserPolicy } from '../policy/user-policy';
 import { EventLog } from '../host/log/log';
+import { startExport, type LogExport } from '../host/log/otel-export';
 import { Session } from '../host/session';
 import { sandboxAvailable, type SandboxProbe } from '../host/sandbox/sandbox';
 import type { GrantsContext } from '../report/render';
@@ -89,8 +90,32 @@ export interface Ctx {
   sandboxProbe(): SandboxProbe;
   /** A secret's value from the CLI's environment (MCP_GATE_SECRET_<NAME>). */
   secrets(name: string): Promise<string | undefined>;
+  /** Sends what is left of the log's export (its "logExport"), at most a few seconds; the CLI calls it before exiting. */
+  closeExport(): Promise<void>;
   /** A session through the gate with just this server (started if the gate lets it). */
   startSession(name: string): Promise<{ report: GateReport; policy: UserPolicy; session: Session; server: ServerReport }>;
+}
+
+/**
+ * The log's export (src/host/log/otel-export.ts), started from the first report a session's policy is read from (a
+ * session, `serve`): the administrator's "logExport" or the user's. Commands without a session export nothing.
+ */
+function exportOnce(log: EventLog, machine: Machine): { from(report: GateReport): void; close(): Promise<void> } {
+  let exporting: LogExport | undefined;
+  let checked = false;
+  return {
+    from(report) {
+      if (checked || !report.logExport) return;
+      checked = true;
+      const got = startExport(report.logExport, machine.env, defaultMasker);
+      if ('problem' in got) err(`warning: the exchange log is not exported: ${got.problem}`);
+      else (exporting = got.export).attach(log);
+    },
+    async close() {
+      log.flush();
+      await exporting?.shutdown();
+    },
+  };
 }
 
 export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
@@ -122,7 +147,11 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
     ),
   );
   const secretSource = async (name: string) => machine.env[SECRET_ENV_PREFIX + name] || undefined;
-  const policyOf = (report: GateReport): UserPolicy => loadUserPolicies(report.userPolicyLayers);
+  const exporting = exportOnce(log, machine);
+  const policyOf = (report: GateReport): UserPolicy => {
+    exporting.from(report);
+    return loadUserPolicies(report.userPolicyLayers);
+  };
   const sandboxProbe = () => sandboxAvailable();
   const grantsOf = (report: GateReport): GrantsContext => ({
     project: report.project,
@@ -147,6 +176,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
     grantsOf,
     sandboxProbe,
     secrets: secretSource,
+    closeExport: exporting.close,
     needName(verb) {
       if (rest.length !== 1) throw new UsageError(`mcp-gate ${verb} takes exactly one server name`);
       return rest[0];

@@ -58,7 +58,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     if (!isCommandId(command)) throw new UsageError(`unknown command "${command}"`);
-    return await COMMANDS[command](createCtx(command, o, rest));
+    const ctx = createCtx(command, o, rest);
+    try {
+      return await COMMANDS[command](ctx);
+    } finally {
+      await ctx.closeExport();
+    }
   } catch (e) {
     if (e instanceof UsageError) {
       err(`mcp-gate: ${e.message}\n\n${USAGE}`);

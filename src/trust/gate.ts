@@ -30,6 +30,7 @@ import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc, parseTomlDo
 import { ApprovalStore, type ApprovalRecord, type StoreHealth, type StoreMasker } from './approval/store';
 import { recordRef, serverKey } from './approval/server-ref';
 import { readAdminPolicy, registryListed, type AdminPolicy } from './sources/admin';
+import { exportTarget } from './sources/log-export';
 import {
   ESCAPE_HATCH_ENV,
   type FullBlock,
@@ -437,6 +438,10 @@ export function evaluateGate(input: GateInput, reader: TrackingReader = new Trac
     adminPolicy: admin,
     ...(escapeHatchRefused ? { escapeHatchRefused } : {}),
     requireLog: gateSources.some((g) => g.loc.scope === 'user' && g.report.status === 'ok' && g.gate?.requireLog === true),
+    ...exportTarget(
+      admin,
+      gateSources.filter((g) => g.loc.scope === 'user' && g.report.status === 'ok').map((g) => ({ file: g.report.file, ...g.gate })),
+    ),
     ignoredGrants,
   };
 }

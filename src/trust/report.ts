@@ -13,6 +13,7 @@ import { NEUTRAL_WORDS, type FrontEndWords } from './words';
 export type { GateState } from './approval/gate-state';
 
 import type { AdminPolicy } from './sources/admin';
+import type { LogExportTarget } from './sources/log-export';
 
 export const ESCAPE_HATCH_ENV = 'MCP_GATE_ALLOW_PROJECT';
 
@@ -116,6 +117,8 @@ export interface GateReport {
   escapeHatchRefused?: string;
   /** A user layer says `requireLog`: calls are refused while the exchange log cannot be written. */
   requireLog: boolean;
+  /** Where the exchange log is exported (./sources/log-export.ts): the administrator's target, else the user's. */
+  logExport?: LogExportTarget;
   /** Repository settings that try to set what only user scope may set (ignored: a repository cannot grant). */
   ignoredGrants: { file: string; key: string }[];
 }

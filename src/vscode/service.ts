@@ -7,6 +7,8 @@
 // nothing is ever read from an unchecked gate. The first check always fires onDidChange.
 import * as vscode from 'vscode';
 import { EventLog, type LoggedEvent } from '../host/log/log';
+import { sameTarget, startExport, type LogExport } from '../host/log/otel-export';
+import type { LogExportTarget } from '../trust/sources/log-export';
 import { defaultMasker } from '../policy/mask';
 import * as os from 'node:os';
 import { serverIdentity } from '../host/identity';
@@ -120,6 +122,7 @@ export class GateService implements vscode.Disposable {
       }
     });
     this.states = next;
+    this.exportTo(next.find((s) => s.report)?.report?.logExport, machine.env);
     if (first) this.firstCheckMs = performance.now() - started;
     if (differs) this.changed.fire();
   }
@@ -235,7 +238,35 @@ export class GateService implements vscode.Disposable {
     await this.secretStorage.delete(SECRET_KEY_PREFIX + name);
   }
 
+  /** The log's export (src/host/log/otel-export.ts) and the target it sends to. */
+  private exporting: { target: LogExportTarget; export?: LogExport } | undefined;
+
+  /**
+   * Exports the log to `target` (the administrator's "logExport", else the user's: the same for every folder), or
+   * stops exporting; the export in force is restarted only when the target changed.
+   */
+  private exportTo(target: LogExportTarget | undefined, env: Readonly<Record<string, string | undefined>>): void {
+    if (sameTarget(this.exporting?.target, target)) return;
+    void this.exporting?.export?.shutdown();
+    this.exporting = undefined;
+    if (!target) return;
+    const got = startExport(target, env, defaultMasker);
+    if ('problem' in got) this.channel.warn(vscode.l10n.t('The exchange log is not exported: {0}', got.problem));
+    else {
+      got.export.attach(this.log);
+      this.channel.info(vscode.l10n.t('The exchange log is exported to {0} (set in {1}).', target.endpoint, target.from));
+    }
+    this.exporting = { target, ...('export' in got ? { export: got.export } : {}) };
+  }
+
+  /** Sends what is left of the export, at most a few seconds (deactivation waits for it). */
+  async closeExport(): Promise<void> {
+    this.log.flush();
+    await this.exporting?.export?.shutdown();
+  }
+
   dispose(): void {
+    void this.closeExport();
     clearImmediate(this.firstCheck);
     if (this.timer) clearInterval(this.timer);
     this.watcher.close();

@@ -127,7 +127,7 @@ export interface LogFailure {
 }
 
 export class EventLog {
-  private listeners = new Set<(e: LoggedEvent) => void>();
+  private listeners = new Set<(e: LoggedEvent, line: string) => void>();
   private failureListeners = new Set<(f: LogFailure) => void>();
   /** Set while writes fail (the last failure); undefined once a write succeeds again. */
   failure: LogFailure | undefined;
@@ -142,7 +142,8 @@ export class EventLog {
     return this.dir ? path.join(this.dir, LOG_FILE) : undefined;
   }
 
-  onEvent(listener: (e: LoggedEvent) => void): () => void {
+  /** `line`: the event's line exactly as the file gets it, masked, before its chain mark (./otel-export.ts sends it). */
+  onEvent(listener: (e: LoggedEvent, line: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -175,8 +176,8 @@ export class EventLog {
       [...held, ...out].map((o) => o.line),
       checkPath,
     );
-    for (const o of held) this.tell(o.masked);
-    for (const o of out) this.tell(o.masked);
+    for (const o of held) this.tell(o.masked, o.line);
+    for (const o of out) this.tell(o.masked, o.line);
     return out.map((o) => o.masked);
   }
 
@@ -241,10 +242,10 @@ export class EventLog {
     }
   }
 
-  private tell(masked: LoggedEvent): void {
+  private tell(masked: LoggedEvent, line: string): void {
     for (const l of this.listeners) {
       try {
-        l(masked);
+        l(masked, line);
       } catch {
         // a listener's failure is its own
       }

@@ -15,10 +15,13 @@
 //   - "sandbox": { "required": true } — every local server runs contained (the user's own too); no opt-out applies.
 //   - "packages": { "minReleaseAgeDays": N, "registries": [URL, …] } — an npm approval never picks a version
 //     younger than N days (the user's own setting may only ask for more), and resolves only from a listed registry.
+//   - "logExport": { "endpoint": URL, "headers"?: {…} } — where the exchange log is exported (OTLP/HTTP,
+//     ./log-export.ts); it wins over the user's own "logExport".
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigParseError, decodeUtf8, MAX_CONFIG_BYTES, parseJsonc } from './parse';
 import type { TrackingReader } from './fsread';
+import { parseLogExport, type LogExportSetting } from './log-export';
 
 /** The administrator's policy file. Fixed: see the header. */
 export const ADMIN_POLICY_FILE = '/etc/mcp-gate/policy.json';
@@ -42,10 +45,12 @@ export interface AdminPolicy {
   sandboxRequired: boolean;
   /** npm packages: a minimum release age the user's cannot lower, the only registries approvals may resolve from. */
   packages: { minReleaseAgeDays?: number; registries?: string[] };
+  /** Where the exchange log is exported; wins over the user's. */
+  logExport?: LogExportSetting;
   lineOf?: (keyPath: string[]) => number;
 }
 
-const KEYS = new Set(['$schema', 'rules', 'blockedServers', 'escapeHatch', 'sandbox', 'packages']);
+const KEYS = new Set(['$schema', 'rules', 'blockedServers', 'escapeHatch', 'sandbox', 'packages', 'logExport']);
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Why a file or folder cannot carry the administrator's word: not root's, or writable by others. */
@@ -63,17 +68,14 @@ function ownershipProblem(p: string, what: string): string | undefined {
   return undefined;
 }
 
+/** No administrator's layer at `file`. */
+function noAdminPolicy(file: string): AdminPolicy {
+  return { file, status: 'absent', problems: [], blockedServers: [], escapeHatch: true, sandboxRequired: false, packages: {} };
+}
+
 /** Reads the administrator's layer (absent when there is no file). Never throws. */
 export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE): AdminPolicy {
-  const none: AdminPolicy = {
-    file,
-    status: 'absent',
-    problems: [],
-    blockedServers: [],
-    escapeHatch: true,
-    sandboxRequired: false,
-    packages: {},
-  };
+  const none = noAdminPolicy(file);
   const r = reader.read(file, MAX_CONFIG_BYTES);
   if (r.kind === 'missing') return none;
   const invalid = (problems: string[]): AdminPolicy => ({ ...none, status: 'invalid', problems, escapeHatch: false });
@@ -94,7 +96,7 @@ export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE
   for (const k of Object.keys(v))
     if (!KEYS.has(k))
       problems.push(
-        `${at([k])}: unknown key "${k}"; the administrator's policy has "rules", "blockedServers", "escapeHatch", "sandbox" and "packages"`,
+        `${at([k])}: unknown key "${k}"; the administrator's policy has "rules", "blockedServers", "escapeHatch", "sandbox", "packages" and "logExport"`,
       );
   if (v.escapeHatch !== undefined && typeof v.escapeHatch !== 'boolean')
     problems.push(`${at(['escapeHatch'])}: "escapeHatch" must be true or false`);
@@ -133,6 +135,9 @@ export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE
       };
     }
   }
+  const exported = v.logExport === undefined ? undefined : parseLogExport(v.logExport, `${at(['logExport'])}: "logExport"`);
+  if (exported && 'problem' in exported) problems.push(exported.problem);
+  const logExport = exported && 'value' in exported ? exported.value : undefined;
   const blocked: BlockedServer[] = [];
   if (v.blockedServers !== undefined) {
     if (!Array.isArray(v.blockedServers)) problems.push(`${at(['blockedServers'])}: "blockedServers" must be a list`);
@@ -160,6 +165,7 @@ export function readAdminPolicy(reader: TrackingReader, file = ADMIN_POLICY_FILE
     escapeHatch: v.escapeHatch !== false,
     sandboxRequired: isObj(v.sandbox) && v.sandbox.required === true,
     packages,
+    ...(logExport ? { logExport } : {}),
     lineOf: (k) => doc.positionOf(k).line,
   };
 }

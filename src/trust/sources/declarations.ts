@@ -5,6 +5,7 @@
 import type { Format, Location } from './catalogue';
 import { isImportKind, type ImportKind } from './catalogue';
 import type { ParsedDocument, Position } from './parse';
+import { parseLogExport, type LogExportSetting } from './log-export';
 
 export type Transport = 'stdio' | 'http';
 
@@ -50,6 +51,8 @@ export interface Declarations {
     servers?: unknown;
     packages?: unknown;
     requireLog?: boolean;
+    /** Where the exchange log is exported (./log-export.ts), validated. */
+    logExport?: LogExportSetting;
     lineOf?: (keyPath: string[]) => number;
   };
   fileErrors: string[];
@@ -78,6 +81,7 @@ export const USER_ONLY_KEYS = [
   'sandbox',
   'settings',
   'requireLog',
+  'logExport',
   'askToRoute',
   'reopenOverridden',
 ] as const;
@@ -148,6 +152,11 @@ export function readDeclarations(file: string, loc: Location, doc: ParsedDocumen
     if ('requireLog' in root) {
       if (typeof root.requireLog === 'boolean') out.gate.requireLog = root.requireLog;
       else out.fileErrors.push(`${file}:${fmtPos(doc.positionOf(['requireLog']))}: "requireLog" must be true or false`);
+    }
+    if ('logExport' in root) {
+      const got = parseLogExport(root.logExport, `${file}:${fmtPos(doc.positionOf(['logExport']))}: "logExport"`);
+      if ('value' in got) out.gate.logExport = got.value;
+      else out.fileErrors.push(got.problem);
     }
   }
 
