@@ -1,22 +1,24 @@
 // A real OTLP/HTTP logs receiver for tests: a plain HTTP server on 127.0.0.1 that decodes every request body with
-// the official protobuf schema (test/fixtures/otlp-proto, loaded by protobufjs), keeps the raw bytes too (to look
-// for what must never be sent), and answers 200 with an empty ExportLogsServiceResponse — or, `hang`, never answers.
+// the official protobuf schema (opentelemetry-proto, as compiled by protobufjs into the generated module that
+// @opentelemetry/otlp-transformer 0.214.0 ships, installed as the dev dependency `otlp-proto-decoder`: the last
+// version that has the logs messages with `event_name` and their decoders), keeps the raw bytes too (to look for
+// what must never be sent), and answers 200 with an empty ExportLogsServiceResponse — or, `hang`, never answers.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as path from 'node:path';
-import * as protobuf from 'protobufjs';
-import { ROOT } from '../../helpers';
 
-const PROTOS = path.join(ROOT, 'test', 'fixtures', 'otlp-proto');
+interface Message<T = unknown> {
+  decode(body: Uint8Array): T;
+  encode(m: object): { finish(): Uint8Array };
+  create(m: object): object;
+  toObject(m: T, o: { longs: typeof String; defaults: boolean }): unknown;
+}
 
-function schema(): { request: protobuf.Type; response: protobuf.Type } {
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => path.join(PROTOS, target);
-  root.loadSync('opentelemetry/proto/collector/logs/v1/logs_service.proto', { keepCase: false });
-  return {
-    request: root.lookupType('opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest'),
-    response: root.lookupType('opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse'),
+function schema(): { request: Message; response: Message } {
+  const root = require('otlp-proto-decoder/build/src/generated/root') as {
+    opentelemetry: { proto: { collector: { logs: { v1: Record<string, Message> } } } };
   };
+  const v1 = root.opentelemetry.proto.collector.logs.v1;
+  return { request: v1.ExportLogsServiceRequest, response: v1.ExportLogsServiceResponse };
 }
 
 /** One decoded log record, as a test looks at it. */
