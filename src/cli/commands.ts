@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { gateConfigPath, type Machine } from '../trust/sources/catalogue';
+import { exportTargetLine, exportTargetShown } from '../trust/sources/log-export';
 import { editServer } from '../trust/sources/edit';
 import { approveOrReject, GateRefusal, lockForApproval, minReleaseAge, reset as resetServers } from '../trust/approval/approvals';
 import { imagePinForApproval } from '../trust/packages/image-pin';
@@ -112,6 +113,7 @@ async function doctor(ctx: Ctx): Promise<number> {
           ...reportJson(report, storeHow),
           preApprovals: pre,
           agentAllowlists: allowlists,
+          logExport: report.logExport ? exportTargetShown(report.logExport) : null,
           policy: {
             file: policy.file,
             rules: policy.rules.length,
@@ -140,6 +142,8 @@ async function doctor(ctx: Ctx): Promise<number> {
         policyText(policy, secretSet, ctx.words) +
         '\n\n' +
         sandboxText(report, policy, machine.home, ctx.sandboxProbe()) +
+        '\n\n' +
+        exportTargetLine(report.logExport) +
         '\n\n' +
         agentAllowlistText(allowlists),
     );

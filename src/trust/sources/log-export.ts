@@ -95,3 +95,28 @@ export function exportTarget(
   const user = users.find((u) => u.logExport);
   return user?.logExport ? { logExport: { ...user.logExport, from: user.file, layer: 'user' } } : {};
 }
+
+/**
+ * The export in one line for doctor, naming the layer that decided (the endpoint without its query, user or
+ * password: it may carry a token; header values are never shown).
+ */
+export function exportTargetLine(t: LogExportTarget | undefined): string {
+  if (!t) return 'log export   none (an administrator\'s or your own "logExport" sends the exchange log over OTLP/HTTP)';
+  const { endpoint: shown, headers: names } = exportTargetShown(t);
+  const headers = names.length ? `, headers ${names.join(', ')}` : '';
+  return t.layer === 'admin'
+    ? `log export   ${shown}${headers} (the administrator's policy ${t.from} decides; a user's "logExport" is not used)`
+    : `log export   ${shown}${headers} (your configuration ${t.from})`;
+}
+
+/** The target as it may be shown: the endpoint without query, user or password, the header names only. */
+export function exportTargetShown(t: LogExportTarget): { endpoint: string; headers: string[]; layer: string; from: string } {
+  let endpoint = t.endpoint;
+  try {
+    const u = new URL(t.endpoint);
+    endpoint = `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    // validated when read: kept as it is
+  }
+  return { endpoint, headers: Object.keys(t.headers).sort(), layer: t.layer, from: t.from };
+}

@@ -142,6 +142,27 @@ describe("CLI: the administrator's layer (/etc/mcp-gate/policy.json)", function 
     assert.match(cliAdmin(user, userBlocked, ['list']).stdout, /^blocked\s+user/m, 'a user-scope server of a blocked name is blocked too');
   });
 
+  it('"logExport": the administrator\'s target is used, not the user\'s; doctor names the layer and never a header value', () => {
+    const w = world({ 'README.md': 'x\n' });
+    userConfig(w, { logExport: { endpoint: 'http://127.0.0.1:9/user/v1/logs', headers: { 'x-user': 'user-secret' } } });
+    const mine = cliAdmin(w, undefined, ['doctor']);
+    assert.match(
+      mine.stdout,
+      /^log export {3}http:\/\/127\.0\.0\.1:9\/user\/v1\/logs, headers x-user \(your configuration \S+config\.json\)$/m,
+    );
+    const admin = adminDir({
+      logExport: { endpoint: 'https://collector.example:4318/v1/logs?token=abc', headers: { authorization: 'admin-secret' } },
+    });
+    const r = cliAdmin(w, admin, ['doctor']);
+    assert.match(
+      r.stdout,
+      /^log export {3}https:\/\/collector\.example:4318\/v1\/logs, headers authorization \(the administrator's policy \/etc\/mcp-gate\/policy\.json decides; a user's "logExport" is not used\)$/m,
+    );
+    for (const secret of ['admin-secret', 'user-secret', 'token=abc']) assert.ok(!r.stdout.includes(secret), `${secret} shown`);
+    const j = JSON.parse(cliAdmin(w, admin, ['doctor', '--json']).stdout) as { logExport?: { layer: string; endpoint: string } };
+    assert.equal(j.logExport?.layer, 'admin', 'the JSON names the layer too');
+  });
+
   it('"escapeHatch": false: MCP_GATE_ALLOW_PROJECT=1 trusts nothing, and doctor says why', () => {
     const w = world({
       '.mcp.json': JSON.stringify({ mcpServers: { probe: { command: 'node', args: ['srv/probe-server.js'] } } }),
