@@ -43,6 +43,16 @@ function workspaceAsApproved(program: string): void {
       how: `spawn ${program} (it reads workspace files no guard sees)`,
     });
   const how = `spawn ${program} (it reads workspace files no guard sees)`;
+  const gone = (e: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
+  const cannotCheck: (p: string, e: unknown) => never = (p, e) =>
+    refuse({
+      p,
+      rel: p.slice(cfg.root.length).split(path.sep).join('/'),
+      why: 'changed',
+      sum: '',
+      how,
+      tail: UNREADABLE((e as NodeJS.ErrnoException).code ?? (e as Error).message),
+    });
   const walk = (dir: string): void => {
     let list: fs.Dirent[];
     try {
@@ -50,8 +60,8 @@ function workspaceAsApproved(program: string): void {
     } catch (e) {
       // gone meanwhile holds nothing; a folder that cannot be listed (deeper than PATH_MAX, no permission) may hold
       // a file the program reaches by a relative name: fail closed
+      if (gone(e)) return;
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return;
       const rel = dir === cfg.rootDir ? null : dir.slice(cfg.root.length).split(path.sep).join('/');
       const tail = `a folder of the workspace that cannot be listed (${code ?? String(e)}), so what it holds cannot be compared with the approval`;
       refuse({ p: dir, rel, why: 'sink', sum: '', how, tail, rule: tail });
@@ -72,8 +82,9 @@ function workspaceAsApproved(program: string): void {
         let big: fs.BigIntStats;
         try {
           big = F.lstatSync(abs, { bigint: true }) as fs.BigIntStats;
-        } catch {
-          continue;
+        } catch (e) {
+          if (gone(e)) continue;
+          cannotCheck(abs, e);
         }
         const rec = hasOwn(cfg.large, rel) ? cfg.large[rel] : undefined;
         if (
@@ -88,8 +99,9 @@ function workspaceAsApproved(program: string): void {
       let st: fs.Stats;
       try {
         st = F.lstatSync(abs, { bigint: false });
-      } catch {
-        continue;
+      } catch (e) {
+        if (gone(e)) continue;
+        cannotCheck(abs, e);
       }
       const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
       let hit = known.get(rel);

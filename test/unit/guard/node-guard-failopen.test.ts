@@ -1,0 +1,106 @@
+// The Node.js load guard (dist/guard/node-guard.cjs) when its own check cannot run as written: an error in the check
+// (a stack overflow at a deep recursion, a realpath that fails) or a built-in the guard uses that approved code
+// replaced before loading a changed file. Each must refuse the changed file (fail closed), never let it run; an
+// approved file still loads.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
+
+const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
+
+interface Ws {
+  root: string;
+  manifest: string;
+  report: string;
+}
+
+/** A workspace with `files`, approved as it is (the manifest of every file's sha256). */
+function approved(files: Record<string, string>): Ws {
+  const root = fs.realpathSync(tempDir('mcp-gate-guard-ws-'));
+  const out = fs.realpathSync(tempDir('mcp-gate-guard-out-'));
+  const scratch = fs.realpathSync(tempDir('mcp-gate-guard-scratch-'));
+  writeFiles(root, files);
+  const sums: Record<string, string> = {};
+  for (const rel of Object.keys(files))
+    sums[rel] = createHash('sha256')
+      .update(fs.readFileSync(path.join(root, rel)))
+      .digest('hex');
+  const ws = { root, manifest: path.join(out, 'manifest.json'), report: path.join(out, 'report.jsonl') };
+  fs.writeFileSync(ws.manifest, JSON.stringify({ version: 1, root, files: sums, scratch: [scratch], report: ws.report }));
+  return ws;
+}
+
+function run(ws: Ws, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest };
+  delete env.NODE_OPTIONS;
+  const r = spawnSync(process.execPath, ['--require', GUARD, ...args], {
+    cwd: ws.root,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+    maxBuffer: 1 << 28,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The changed file: it says it ran by a global it sets (no call: it needs no stack of its own). */
+const CHANGED = 'globalThis.RAN = (globalThis.RAN || 0) + 1; module.exports = 2;\n';
+const APPROVED_JOB = 'module.exports = 1;\n';
+
+describe('Node load guard: fail closed when its own check cannot run (errors, replaced built-ins)', function () {
+  this.timeout(120_000);
+  before(() => {
+    const b = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-guard.mjs')], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(b.status, 0, b.stderr);
+  });
+  after(cleanupTemp);
+
+  it('a changed file required at every recursion depth near the stack limit never runs (the guard realpath overflowing is no "not a file")', () => {
+    const ws = approved({
+      'server.js':
+        "function at(n, f) { return n > 0 ? at(n - 1, f) : f(); }\nfunction pad() { return require('./lib/job.js'); }\n" +
+        "const kind = (d, k) => { try { at(d, () => pad.apply(null, new Array(k))); return 'ok'; } catch (e) { return e.code || e.name; } };\n" +
+        "let lo = 0, hi = 20000; while (hi - lo > 1) { const m = (lo + hi) >> 1; if (kind(m, 0) === 'RangeError') hi = m; else lo = m; }\n" +
+        'const seen = {};\nfor (let d = lo + 8; d > lo - 16 && !globalThis.RAN; d--) for (let k = 0; k < 160 && !globalThis.RAN; k += 2) { const r = kind(d, k); seen[r] = (seen[r] || 0) + 1; }\n' +
+        "console.log('ran', globalThis.RAN || 0, JSON.stringify(seen));\n",
+      'lib/job.js': APPROVED_JOB,
+    });
+    let r = run(ws, ['server.js']);
+    assert.match(r.stdout, /ran 0 .*"ok"/, r.stdout + r.stderr);
+    fs.writeFileSync(path.join(ws.root, 'lib/job.js'), CHANGED);
+    r = run(ws, ['server.js']);
+    assert.match(r.stdout, /ran 0 /, r.stdout + r.stderr);
+    assert.match(r.stdout, /ERR_MCP_GATE_GUARD/, r.stdout);
+  });
+
+  it('a program that reads workspace files (sh) is not started while a folder of the workspace cannot be listed (deeper than PATH_MAX): a new script there never runs', () => {
+    const d = 'd'.repeat(200);
+    const ws = approved({
+      'run.sh': `for i in $(seq 22); do cd -P ${d} || exit 3; done\n. ./x.sh\n`,
+      'server.js':
+        "const r = require('child_process').spawnSync('sh', ['run.sh'], { encoding: 'utf8' });\n" +
+        "console.log('status', r.status, r.error ? r.error.code : '', String(r.stdout).trim());\n",
+    });
+    let r = run(ws, ['server.js']);
+    assert.match(r.stdout, /status 3 /, r.stdout + r.stderr); // approved: run.sh starts (its cd fails: no folder yet)
+    // The change: a new script 22 folders of 200 characters down (its path is longer than PATH_MAX, 4096).
+    const made = spawnSync(
+      'sh',
+      ['-c', `for i in $(seq 22); do mkdir ${d} && cd -P ${d} || exit 1; done; echo 'echo DEEP-CODE-RAN' > x.sh`],
+      {
+        cwd: ws.root,
+      },
+    );
+    assert.equal(made.status, 0, String(made.stderr));
+    try {
+      r = run(ws, ['server.js']);
+      assert.doesNotMatch(r.stdout, /DEEP-CODE-RAN/, r.stdout + r.stderr);
+      assert.match(r.stderr, /mcp-gate-guard: refused to load .*a folder of the workspace that cannot be listed \(ENAMETOOLONG\)/, r.stderr);
+    } finally {
+      spawnSync('rm', ['-rf', path.join(ws.root, d)]);
+    }
+  });
+});
