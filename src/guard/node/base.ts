@@ -2,8 +2,79 @@
 // before any code of the server ran; the few facts of this process it starts from (MCP_GATE_GUARD, the guard's own
 // file and the --require flag that names it); the shapes of a hook's load result; and NODE_OPTIONS read and written
 // as Node reads it. Everything else of the guard builds on this file, which imports only Node's built-ins.
+import crypto = require('node:crypto');
 import fs = require('node:fs');
 import path = require('node:path');
+import url = require('node:url');
+import util = require('node:util');
+
+// The built-ins the guard's verdict uses, as they were before any code of the server ran (red team 9n): approved
+// code that replaced one of them (String.prototype.startsWith, Set.prototype.has, crypto.hash, Buffer.concat,
+// Buffer.prototype.toString…) before loading a changed file made the guard take it for a file outside the
+// workspace, for an allowed one, or for the approved text. Each is called through `call` bound to it at start
+// (nothing is looked up on a prototype or a module object when it runs), and the bytes the guard reads are its
+// own ArrayBuffers, read and copied with the typed array functions taken here.
+const uncurry = Function.prototype.call.bind(Function.prototype.bind, Function.prototype.call) as <A extends unknown[], R>(
+  fn: (...a: A) => R,
+) => (self: unknown, ...a: A) => R;
+const hashProto = Object.getPrototypeOf(crypto.createHash('sha256')) as crypto.Hash;
+const typedArrayProto = Object.getPrototypeOf(Uint8Array.prototype) as Uint8Array;
+export const $ = {
+  startsWith: uncurry(String.prototype.startsWith) as (s: string, prefix: string) => boolean,
+  endsWith: uncurry(String.prototype.endsWith) as (s: string, suffix: string) => boolean,
+  slice: uncurry(String.prototype.slice) as (s: string, start: number, end?: number) => string,
+  charCodeAt: uncurry(String.prototype.charCodeAt) as (s: string, i: number) => number,
+  setHas: uncurry(Set.prototype.has) as (set: Set<string>, v: string) => boolean,
+  setAdd: uncurry(Set.prototype.add) as (set: Set<string>, v: string) => Set<string>,
+  hasOwn: uncurry(Object.prototype.hasOwnProperty) as (o: object, k: string) => boolean,
+  taSet: uncurry(typedArrayProto.set) as (target: Uint8Array, source: Uint8Array, offset: number) => void,
+  utf8Slice: uncurry((Buffer.prototype as unknown as { utf8Slice: (s: number, e: number) => string }).utf8Slice) as (
+    b: Uint8Array,
+    start: number,
+    end: number,
+  ) => string,
+  isUint8Array: util.types.isUint8Array,
+  allocUnsafeSlow: Buffer.allocUnsafeSlow,
+  U8: Uint8Array,
+  AB: ArrayBuffer,
+  hash: (crypto as unknown as { hash?: (alg: string, d: string | Uint8Array, enc: string) => string }).hash,
+  createHash: crypto.createHash,
+  hashUpdate: uncurry(hashProto.update) as (h: crypto.Hash, d: string | Uint8Array) => crypto.Hash,
+  hashDigest: uncurry(hashProto.digest) as (h: crypto.Hash, enc: 'hex') => string,
+  fileURLToPath: url.fileURLToPath,
+  isAbsolute: path.isAbsolute,
+  resolve: path.resolve,
+  dirname: path.dirname,
+  basename: path.basename,
+  sep: path.sep,
+  max: Math.max,
+  min: Math.min,
+};
+const { U8, AB } = $;
+
+/** The bytes of an open file, read into the guard's own buffers: a Buffer of exactly what was read, and its length. */
+function readAll(fd: number): [Buffer, number] {
+  let size = $.max(64 * 1024, $.min(F.fstatSync(fd).size + 1, 64 * 1024 * 1024));
+  let ab = new AB(size);
+  let buf = new U8(ab);
+  let total = 0;
+  for (;;) {
+    if (total === size) {
+      const bigger = new AB(size * 2);
+      const nb = new U8(bigger);
+      $.taSet(nb, buf, 0);
+      size *= 2;
+      ab = bigger;
+      buf = nb;
+    }
+    const n = F.readSync(fd, buf, total, size - total, null);
+    if (n === 0) break;
+    total += n;
+  }
+  const out = $.allocUnsafeSlow(total);
+  $.taSet(out, new U8(ab, 0, total), 0);
+  return [out, total];
+}
 
 // The fs functions the guard uses, as they were before any code of the server ran: a server that replaces fs's
 // functions (an "overlay" serving other text for an approved file, red team 4 case 01) changes what Node's own
@@ -23,20 +94,20 @@ export const F = {
   statSync: fs.statSync,
   writeSync: fs.writeSync,
   realpath: fs.realpathSync.native,
+  /** A file's bytes and their count (the count kept apart: a Buffer's length is a getter code can replace). */
+  readBytes(p: string): [Buffer, number] {
+    const fd = F.openSync(p, 'r');
+    try {
+      return readAll(fd);
+    } finally {
+      F.closeSync(fd);
+    }
+  },
   readFileSync(p: string, encoding?: 'utf8'): Buffer & string {
     const fd = F.openSync(p, 'r');
     try {
-      const chunks: Buffer[] = [];
-      let total = 0;
-      for (;;) {
-        const b = Buffer.allocUnsafe(Math.max(64 * 1024, Math.min(F.fstatSync(fd).size - total, 64 * 1024 * 1024)));
-        const n = F.readSync(fd, b, 0, b.length, null);
-        if (n === 0) break;
-        chunks.push(n === b.length ? b : b.subarray(0, n));
-        total += n;
-      }
-      const all = Buffer.concat(chunks, total);
-      return (encoding ? all.toString('utf8') : all) as Buffer & string;
+      const [all, n] = readAll(fd);
+      return (encoding ? $.utf8Slice(all, 0, n) : all) as Buffer & string;
     } finally {
       F.closeSync(fd);
     }
@@ -50,7 +121,7 @@ export type NextLoad = (u: string, context?: unknown) => LoadResult | Promise<Lo
 export const VAR = 'MCP_GATE_GUARD';
 export const MANIFEST = process.env[VAR] || '';
 export const ACTIVE = MANIFEST !== '';
-export const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+export const hasOwn = (o: object, k: string): boolean => $.hasOwn(o, k);
 export const real = (p: string): string | null => {
   try {
     return F.realpath(p);
@@ -58,7 +129,7 @@ export const real = (p: string): string | null => {
     return null;
   }
 };
-export const withSep = (d: string): string => (d.endsWith(path.sep) ? d : d + path.sep);
+export const withSep = (d: string): string => ($.endsWith(d, path.sep) ? d : d + path.sep);
 export const SELF = real(__filename) ?? __filename;
 const REQUIRE_FLAG = `--require ${JSON.stringify(SELF)}`;
 

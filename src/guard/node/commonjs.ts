@@ -4,7 +4,7 @@
 // V8's compile cache is kept off (its bytecode would run in place of the text the guard checks).
 import Module = require('node:module');
 import path = require('node:path');
-import { F, hasOwn, real } from './base';
+import { $, F, hasOwn, real } from './base';
 import { getConfig, writable } from './manifest';
 import { stripBOM } from './hash';
 import { check, refuse } from './verdict';
@@ -37,8 +37,13 @@ export function installCommonJs(): void {
   }
   proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
     const own = nodeReads === filename && !hasOwn(this as object, '_compile');
-    if (typeof filename === 'string' && (typeof content === 'string' || content instanceof Uint8Array))
-      check(filename, 'require', content, own);
+    if (typeof filename === 'string') {
+      // Text that is an object (its toString or Symbol.toPrimitive may say one text to the check and another to
+      // the compiler, which makes a string of it when Module.wrap is replaced): made a string once, here, and that
+      // string is both checked and compiled.
+      if (typeof content !== 'string' && !$.isUint8Array(content) && content != null) content = `${content as string}`;
+      if (typeof content === 'string' || $.isUint8Array(content)) check(filename, 'require', content, own);
+    }
     // require() of an ES module (Node 20.19+, 22.12+) loads what it imports around module.register's hooks: with
     // only those, one in the workspace or a scratch folder is refused (its imports would go unchecked).
     if (mode === 'register' && rest[0] === 'module' && typeof filename === 'string') requireOfEsm(filename);

@@ -7,9 +7,9 @@
 import Module = require('node:module');
 import path = require('node:path');
 import url = require('node:url');
-import { ACTIVE, real, SELF, tokenize } from './base';
+import { $, ACTIVE, real, SELF, tokenize } from './base';
 import type { Bytes, LoadResult, NextLoad } from './base';
-import { getConfig } from './manifest';
+import { getConfig, inScratch } from './manifest';
 import { check, refuse } from './verdict';
 import { checkLinks } from './links';
 import { sqliteNow } from './sqlite';
@@ -22,18 +22,18 @@ export let mode: 'hooks' | 'internals' | 'register' | 'none' = 'none';
 const toBytes = (s: string | ArrayBuffer | ArrayBufferView): Bytes =>
   typeof s === 'string'
     ? s
-    : s instanceof Uint8Array
+    : $.isUint8Array(s)
       ? s
       : ArrayBuffer.isView(s)
         ? new Uint8Array(s.buffer, s.byteOffset, s.byteLength)
         : new Uint8Array(s);
 
 function checkLoaded(u: string, r: LoadResult): void {
-  if (!ACTIVE || typeof u !== 'string' || !u.startsWith('file:') || !r || r.source == null) return;
+  if (!ACTIVE || typeof u !== 'string' || !$.startsWith(u, 'file:') || !r || r.source == null) return;
   // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
   const how =
     r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : r.format === 'commonjs' || r.format == null ? 'require' : 'import';
-  check(url.fileURLToPath(u), how, toBytes(r.source));
+  check($.fileURLToPath(u), how, toBytes(r.source));
 }
 
 /**
@@ -43,8 +43,8 @@ function checkLoaded(u: string, r: LoadResult): void {
 export function requireOfEsm(filename: string): void {
   const cfg = getConfig();
   const p = real(filename);
-  if (!cfg || p === null || !(p.startsWith(cfg.root) || cfg.scratch.some((d) => p.startsWith(d)))) return;
-  const rel = p.startsWith(cfg.root) ? p.slice(cfg.root.length).split(path.sep).join('/') : null;
+  if (!cfg || p === null || !($.startsWith(p, cfg.root) || inScratch(cfg, p))) return;
+  const rel = $.startsWith(p, cfg.root) ? $.slice(p, cfg.root.length).split(path.sep).join('/') : null;
   refuse({
     p,
     rel,

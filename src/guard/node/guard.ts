@@ -25,6 +25,7 @@
 // here), commonjs, exec-check and spawn (children), workers — in the order they were always installed.
 import wt = require('node:worker_threads');
 import { ACTIVE } from './base';
+import { getConfig } from './manifest';
 import { disableCompileCache, installCommonJs } from './commonjs';
 import { checkPreloadFlags, installEsm } from './esm';
 import { installNative } from './native';
@@ -41,6 +42,7 @@ export { load, resolve } from './esm';
 function install(): void {
   const internal = (wt as { isInternalThread?: boolean }).isInternalThread ?? (!wt.isMainThread && wt.parentPort === null);
 
+  getConfig(); // read now, before any code of the server could replace what reading it uses (red team 9n)
   installCommonJs();
   installNative();
   installSqlite();

@@ -5,7 +5,7 @@
 // own installation, the only place that may still load.
 import fs = require('node:fs');
 import path = require('node:path');
-import { F, MANIFEST, real, withSep } from './base';
+import { $, F, MANIFEST, real, withSep } from './base';
 
 interface Config {
   root: string; // real path of the workspace, with a trailing separator
@@ -17,6 +17,7 @@ interface Config {
   approved: string[]; // sha256 of content approved outside the workspace (an npm package's own files)
   links: Record<string, string>; // rel posix path → link text of each symbolic link of the workspace at approval
   large: Record<string, { size?: unknown; mtimeNs?: unknown; ino?: unknown }>; // too-large files: size, mtime, inode at approval
+  anyApproved: Set<string>; // every value of files and approved: what a scratch file's digest must be one of
 }
 
 // ---------------------------------------------------------------------------------------------- the manifest
@@ -66,7 +67,10 @@ export function getConfig(): Config | null {
       approved: Array.isArray(m.approved) ? (m.approved as unknown[]).filter((x): x is string => typeof x === 'string') : [],
       links: m.links && typeof m.links === 'object' && !Array.isArray(m.links) ? (m.links as Record<string, string>) : {},
       large: m.large && typeof m.large === 'object' && !Array.isArray(m.large) ? (m.large as Config['large']) : {},
+      anyApproved: new Set<string>(),
     };
+    for (const v of Object.values(files as Record<string, string>)) config.anyApproved.add(v);
+    for (const v of config.approved) config.anyApproved.add(v);
   } catch (err) {
     failure = `${MANIFEST}: ${(err as Error).message}`;
     const r = text ? salvage(text, 'root') : null;
@@ -99,6 +103,12 @@ export function readOnlyMount(p: string): boolean {
 /** Where the server or the repository can write: the workspace, or a scratch folder not mounted read-only. */
 export function writable(p: string): boolean {
   const cfg = getConfig();
-  if (cfg === null) return !(RUNTIME_PREFIX && p.startsWith(RUNTIME_PREFIX));
-  return p.startsWith(cfg.root) || (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p));
+  if (cfg === null) return !(RUNTIME_PREFIX && $.startsWith(p, RUNTIME_PREFIX));
+  return $.startsWith(p, cfg.root) || (inScratch(cfg, p) && !readOnlyMount(p));
+}
+
+/** p is in one of the scratch folders (by the functions captured at start: red team 9n). */
+export function inScratch(cfg: Config, p: string): boolean {
+  for (let i = 0; i < cfg.scratch.length; i++) if ($.startsWith(p, cfg.scratch[i])) return true;
+  return false;
 }

@@ -3,7 +3,7 @@
 // such a file came by a name computed at run time, and is refused (why "sink").
 import Module = require('node:module');
 import path = require('node:path');
-import { ACTIVE, real } from './base';
+import { $, ACTIVE, real } from './base';
 import { getConfig } from './manifest';
 import { refuse } from './verdict';
 
@@ -16,12 +16,12 @@ const SINKS = new Set(['vm', 'repl', 'inspector', 'cluster', 'test', 'v8', 'wasi
 
 export function checkSink(request: string, parentFile: string | undefined): void {
   if (!ACTIVE || !parentFile) return;
-  const name = request.startsWith('node:') ? request.slice(5) : request;
-  if (!SINKS.has(name) || !(Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request)) return;
+  const name = $.startsWith(request, 'node:') ? $.slice(request, 5) : request;
+  if (!$.setHas(SINKS, name) || !(Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request)) return;
   const cfg = getConfig();
   if (!cfg) return;
   const p = real(parentFile);
-  if (p === null || !p.startsWith(cfg.root)) return;
-  const rel = p.slice(cfg.root.length).split(path.sep).join('/');
-  if (cfg.closure.has(rel)) refuse({ p, rel, why: 'sink', sum: '', how: `node:${name}` });
+  if (p === null || !$.startsWith(p, cfg.root)) return;
+  const rel = $.slice(p, cfg.root.length).split(path.sep).join('/');
+  if ($.setHas(cfg.closure, rel)) refuse({ p, rel, why: 'sink', sum: '', how: `node:${name}` });
 }

@@ -3,13 +3,11 @@
 // scratch folder some approved content, elsewhere it is not the guard's — and `refuse` says no: one line appended to
 // the report, one line on stderr, and the guard's error (code ERR_MCP_GATE_GUARD) thrown before any of its code runs.
 // A name that is not a file (a virtual file system's member) is checked under its deepest existing folder.
-import path = require('node:path');
-import { ACTIVE, F, hasOwn, real, SELF } from './base';
+import { $, ACTIVE, F, hasOwn, real, SELF } from './base';
 import type { Bytes } from './base';
-import { config, failReport, failRoot, failure, getConfig, readOnlyMount, RUNTIME_PREFIX } from './manifest';
+import { config, failReport, failRoot, failure, getConfig, inScratch, readOnlyMount, RUNTIME_PREFIX } from './manifest';
 import { hashFile, sha256, stripBOM, UNREADABLE } from './hash';
 
-let approvedHashes: Set<string> | undefined; // every value of files, built at the first scratch check
 const allowed = new Set<string>(); // `${realpath}\0${sha256}` already allowed
 
 interface Refusal {
@@ -78,14 +76,13 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
   let rel: string | null = null;
   let zone: 'root' | 'scratch' | 'failed';
   if (cfg === null) {
-    if (failRoot && p.startsWith(failRoot)) rel = p.slice(failRoot.length).split(path.sep).join('/');
-    else if (RUNTIME_PREFIX && p.startsWith(RUNTIME_PREFIX)) return;
+    if (failRoot && $.startsWith(p, failRoot)) rel = toPosix($.slice(p, failRoot.length));
+    else if (RUNTIME_PREFIX && $.startsWith(p, RUNTIME_PREFIX)) return;
     zone = 'failed';
-  } else if (p.startsWith(cfg.root)) {
+  } else if ($.startsWith(p, cfg.root)) {
     zone = 'root';
-    rel = p.slice(cfg.root.length);
-    if (path.sep !== '/') rel = rel.split(path.sep).join('/');
-  } else if (cfg.scratch.some((d) => p.startsWith(d)) && !readOnlyMount(p)) {
+    rel = toPosix($.slice(p, cfg.root.length));
+  } else if (inScratch(cfg, p) && !readOnlyMount(p)) {
     // A JSON module in a place the server writes is data it keeps (chrome-devtools-mcp's ~/.cache/…/latest.json):
     // JSON runs no code, and what the server does with it is what approved code does with any data it reads.
     if (how === 'json') return;
@@ -94,7 +91,7 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
 
   const ok = (sum: string): boolean => {
     if (zone === 'root') return hasOwn(cfg!.files, rel!) && cfg!.files[rel!] === sum;
-    if (zone === 'scratch') return (approvedHashes ??= new Set([...Object.values(cfg!.files), ...cfg!.approved])).has(sum);
+    if (zone === 'scratch') return $.setHas(cfg!.anyApproved, sum);
     return false;
   };
   const why = (): Refusal['why'] =>
@@ -107,35 +104,35 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
     if (typeof h !== 'string') refuse({ p, rel, why: why(), sum: '', how, tail: UNREADABLE(h.error), ...head }); // fail closed
     sum = h;
   } else sum = sha256(bytes);
-  if (allowed.has(p + '\0' + sum)) return;
+  if ($.setHas(allowed, p + '\0' + sum)) return;
   if (!ok(sum) && typeof bytes === 'string' && own) {
     // Node's own loader read this text (no transpiler in between): it must be the file's text as on disk — a BOM
     // or invalid UTF-8 aside —, else what read it for Node was not the disk (a replaced fs function: red team 4,
     // case 01, an "overlay" serving a changed text under an approved file's name).
-    let disk: Buffer | null = null;
+    let disk: [Buffer, number] | null = null;
     try {
-      disk = F.readFileSync(p);
+      disk = F.readBytes(p);
     } catch {
       /* keep the text's hash */
     }
-    const text = disk?.toString('utf8');
-    if (disk && text !== undefined && (bytes === text || bytes === stripBOM(text)) && ok(sha256(disk))) sum = sha256(disk);
+    const text = disk ? $.utf8Slice(disk[0], 0, disk[1]) : undefined;
+    if (disk && text !== undefined && (bytes === text || bytes === stripBOM(text)) && ok(sha256(disk[0]))) sum = sha256(disk[0]);
   } else if (!ok(sum) && typeof bytes === 'string') {
     // The compiled text may differ from the file's bytes: a BOM stripped, invalid UTF-8 replaced, or a transpiler
     // that approved code loaded (tsx, ts-node, babel's require hook) compiling the file first. Accepted when the
     // file's bytes on disk are the approved ones: what turned them into this text is itself code the guard checked.
     // (Approved code that compiles other data under an approved file's name is code built from data: see
     // docs/concepts.md, "Sinks that name no file".)
-    let disk: Buffer | null = null;
+    let disk: [Buffer, number] | null = null;
     try {
-      disk = F.readFileSync(p);
+      disk = F.readBytes(p);
     } catch {
       /* keep the text's hash */
     }
-    if (disk && ok(sha256(disk))) sum = sha256(disk);
+    if (disk && ok(sha256(disk[0]))) sum = sha256(disk[0]);
   }
   if (ok(sum)) {
-    allowed.add(p + '\0' + sum);
+    $.setAdd(allowed, p + '\0' + sum);
     return;
   }
   refuse({ p, rel, why: why(), sum, how, ...head });
@@ -148,12 +145,15 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
  * copy's text is approved). Any other name (`[eval]`, a relative one): null, not a file load.
  */
 function virtualPath(file: string): string | null {
-  if (!path.isAbsolute(file)) return null;
-  const rest: string[] = [];
-  for (let dir = path.resolve(file); ; dir = path.dirname(dir)) {
+  if (!$.isAbsolute(file)) return null;
+  let rest = '';
+  for (let dir = $.resolve(file); ; dir = $.dirname(dir)) {
     const r = real(dir);
-    if (r !== null) return rest.length ? path.join(r, ...rest.reverse()) : null;
-    if (path.dirname(dir) === dir) return null;
-    rest.push(path.basename(dir));
+    if (r !== null) return rest ? ($.endsWith(r, $.sep) ? r : r + $.sep) + rest : null;
+    if ($.dirname(dir) === dir) return null;
+    rest = rest ? $.basename(dir) + $.sep + rest : $.basename(dir);
   }
 }
+
+/** A relative path with posix separators (what the manifest's keys are). */
+const toPosix = (rel: string): string => ($.sep === '/' ? rel : rel.split($.sep).join('/'));

@@ -103,4 +103,56 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
       spawnSync('rm', ['-rf', path.join(ws.root, d)]);
     }
   });
+
+  // Approved code that replaces a built-in the guard uses, then loads a changed file (red team 9n): each once, the
+  // approved job loading as before.
+  const POLLUTIONS: Record<string, string> = {
+    'String.prototype.startsWith': `const o = String.prototype.startsWith; String.prototype.startsWith = function (s, i) { return s === ROOT ? false : o.call(this, s, i); };`,
+    'crypto.hash': `require('crypto').hash = () => WANT;`,
+    'Hash.prototype.digest': `const H = Object.getPrototypeOf(require('crypto').createHash('sha256')); const d = H.digest; H.digest = function (e) { d.call(this, e); return WANT; };`,
+    'Set.prototype.has': `const o = Set.prototype.has; Set.prototype.has = function (x) { return typeof x === 'string' && x.includes('\\0') ? true : o.call(this, x); };`,
+    'Buffer.concat, under a require hook (the disk read of a transpiled file)': `const o = Buffer.concat; Buffer.concat = function (l, t) { const r = o.call(this, l, t); return r.toString().includes('RAN') ? Buffer.from(APPROVED) : r; }; const fs = require('fs'); require.extensions['.js'] = (m, f) => m._compile(fs.readFileSync(f, 'utf8'), f);`,
+    'Buffer.concat and Buffer.prototype.toString (the disk read of a file Node read)': `const o = Buffer.concat; Buffer.concat = function (l, t) { const r = o.call(this, l, t); return r.toString().includes('RAN') ? Buffer.from(APPROVED) : r; }; const s = Buffer.prototype.toString; Buffer.prototype.toString = function (...a) { const t = s.apply(this, a); return t === APPROVED ? require('fs').readFileSync(JOB, 'utf8') : t; };`,
+  };
+
+  it('a built-in the guard uses, replaced by approved code before it loads a changed file, does not decide the verdict', () => {
+    const ws = approved({
+      'server.js':
+        "const path = require('path'); const ROOT = __dirname + path.sep; const JOB = path.join(__dirname, 'lib/job.js');\n" +
+        `const APPROVED = ${JSON.stringify(APPROVED_JOB)}; const WANT = require('crypto').createHash('sha256').update(APPROVED).digest('hex');\n` +
+        `const which = process.argv[2];\n` +
+        Object.entries(POLLUTIONS)
+          .map(([name, code]) => `if (which === ${JSON.stringify(name)}) { ${code} }\n`)
+          .join('') +
+        "let v; try { v = require('./lib/job.js'); } catch (e) { v = e.code; }\nconsole.log('job', v, 'ran', globalThis.RAN || 0);\n",
+      'lib/job.js': APPROVED_JOB,
+    });
+    for (const name of Object.keys(POLLUTIONS)) {
+      const r = run(ws, ['server.js', name]);
+      assert.match(r.stdout, /job 1 ran 0/, `${name}: ${r.stdout}${r.stderr}`);
+    }
+    fs.writeFileSync(path.join(ws.root, 'lib/job.js'), CHANGED);
+    for (const name of Object.keys(POLLUTIONS)) {
+      const r = run(ws, ['server.js', name]);
+      assert.match(r.stdout, /job ERR_MCP_GATE_GUARD ran 0/, `${name}: ${r.stdout}${r.stderr}`);
+    }
+  });
+
+  it('text handed to _compile as an object (toString says another text each time; Module.wrap replaced) is checked as the string compiled', () => {
+    const ws = approved({
+      'server.js':
+        "const Module = require('module'); const path = require('path'); const fs = require('fs');\n" +
+        'const w = Module.wrap; Module.wrap = function (s) { return w(String(s)); };\n' +
+        "const f = path.join(__dirname, 'lib/job.js');\n" +
+        'const content = { toString() { return fs.readFileSync(f, "utf8"); } };\n' +
+        'const m = new Module(f, module); m.filename = f; m.paths = Module._nodeModulePaths(path.dirname(f));\n' +
+        "let v; try { m._compile(content, f); v = m.exports; } catch (e) { v = e.code; }\nconsole.log('job', v, 'ran', globalThis.RAN || 0);\n",
+      'lib/job.js': APPROVED_JOB,
+    });
+    let r = run(ws, ['server.js']);
+    assert.match(r.stdout, /job 1 ran 0/, r.stdout + r.stderr);
+    fs.writeFileSync(path.join(ws.root, 'lib/job.js'), CHANGED);
+    r = run(ws, ['server.js']);
+    assert.match(r.stdout, /job ERR_MCP_GATE_GUARD ran 0/, r.stdout + r.stderr);
+  });
 });
