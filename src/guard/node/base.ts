@@ -129,6 +129,20 @@ export const real = (p: string): string | null => {
     return null;
   }
 };
+/**
+ * realpath for a file about to be checked: null only when it is not there (ENOENT, ENOTDIR) or cannot be reached
+ * (EACCES: nor can the loader); any other failure is `{ error }` — a name longer than PATH_MAX (the loader may
+ * reach the file by a shorter relative name), too many links, a stack overflow in the guard's own frames — and the
+ * file, which may be there, cannot be checked.
+ */
+export const realOrWhy = (p: string): string | null | { error: string } => {
+  try {
+    return F.realpath(p);
+  } catch (e) {
+    const c = (e as NodeJS.ErrnoException | undefined)?.code ?? String((e as Error | undefined)?.message ?? e);
+    return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EACCES' ? null : { error: c };
+  }
+};
 export const withSep = (d: string): string => ($.endsWith(d, path.sep) ? d : d + path.sep);
 export const SELF = real(__filename) ?? __filename;
 const REQUIRE_FLAG = `--require ${JSON.stringify(SELF)}`;

@@ -5,7 +5,7 @@
 // is as approved. `sh -c '<line>'` is read as its command line.
 import fs = require('node:fs');
 import path = require('node:path');
-import { F, hasOwn, real } from './base';
+import { F, hasOwn, real, realOrWhy } from './base';
 import { failRoot, getConfig, writable } from './manifest';
 import { hashFile, UNREADABLE } from './hash';
 import { check, refuse } from './verdict';
@@ -299,6 +299,21 @@ export function execCheck(file: unknown, args: unknown, cwd: unknown): void {
     try {
       st = F.statSync(abs, { throwIfNoEntry: false });
     } catch {
+      // A program, or a file handed to one that runs its arguments, that cannot be looked at by its name made
+      // absolute (longer than PATH_MAX: the child reaches it by the shorter relative name) is checked by its real
+      // path, found component by component; when that cannot be found either, it cannot be checked: refused.
+      if (!(program || runs || scripts.has(w))) continue;
+      const rp = realOrWhy(abs);
+      if (typeof rp === 'string') check(rp, 'exec');
+      else if (rp !== null)
+        refuse({
+          p: abs,
+          rel: null,
+          why: 'new',
+          sum: '',
+          how: 'exec',
+          tail: `its real path cannot be found to be checked (${rp.error}), and a file the guard cannot check is refused`,
+        });
       continue;
     }
     if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0 || scripts.has(w))) check(abs, 'exec');

@@ -6,7 +6,7 @@
 import crypto = require('node:crypto');
 import fs = require('node:fs');
 import path = require('node:path');
-import { ACTIVE, F, hasOwn, real } from './base';
+import { ACTIVE, F, hasOwn, real, realOrWhy } from './base';
 import { failRoot, getConfig, readOnlyMount, writable } from './manifest';
 import { check, refuse } from './verdict';
 import { NO_DYNAMIC, readElfDynamic } from './elf';
@@ -83,7 +83,16 @@ export function checkNative(name: string, how: string, libPath: string[] = START
   const seen = new Set<string>();
   let anyWritable = false;
   const visit = (lexical: string, inherited: string[], depth: number): void => {
-    const p = real(lexical);
+    const rp = realOrWhy(lexical);
+    // A name whose real path cannot be found (longer than PATH_MAX: dlopen may still open it by a shorter relative
+    // name, as the server gave it) cannot be checked: refused.
+    if (rp !== null && typeof rp !== 'string')
+      nativeRefusal(
+        path.resolve(lexical),
+        how,
+        `its real path cannot be found to be checked (${rp.error}), and native code the guard cannot check is refused`,
+      );
+    const p = rp;
     if (p === null || seen.has(p)) return; // missing: the load itself fails
     const mine = writable(p);
     if (seen.size >= ELF_MAX || depth > ELF_DEPTH) {
@@ -122,8 +131,8 @@ export function checkNative(name: string, how: string, libPath: string[] = START
     for (const need of dyn.needed) {
       const cands = need.includes('/') ? [path.resolve(need)] : dirs.flatMap((d) => inFolder(d, need));
       for (const c of cands) {
-        const rc = real(c);
-        if (rc !== null && writable(rc)) visit(c, rpath, depth + 1);
+        const rc = realOrWhy(c);
+        if (rc !== null && (typeof rc !== 'string' || writable(rc))) visit(c, rpath, depth + 1);
       }
     }
   };

@@ -3,7 +3,7 @@
 // scratch folder some approved content, elsewhere it is not the guard's — and `refuse` says no: one line appended to
 // the report, one line on stderr, and the guard's error (code ERR_MCP_GATE_GUARD) thrown before any of its code runs.
 // A name that is not a file (a virtual file system's member) is checked under its deepest existing folder.
-import { $, ACTIVE, F, hasOwn, real, SELF } from './base';
+import { $, ACTIVE, F, hasOwn, real, realOrWhy, SELF } from './base';
 import type { Bytes } from './base';
 import { config, failReport, failRoot, failure, getConfig, inScratch, readOnlyMount, RUNTIME_PREFIX } from './manifest';
 import { hashFile, sha256, stripBOM, UNREADABLE } from './hash';
@@ -70,7 +70,9 @@ export function refuse(r: Refusal): never {
  */
 export function check(file: string, how: string, content?: Bytes, own = false, head?: Pick<Refusal, 'head' | 'rule'>): void {
   if (!ACTIVE) return;
-  const p = real(file) ?? (content !== undefined ? virtualPath(file) : null);
+  const rp = realOrWhy(file);
+  if (rp !== null && typeof rp !== 'string') unresolvable(file, how, rp.error); // fail closed
+  const p = rp ?? (content !== undefined ? virtualPath(file) : null);
   if (p === null || p === SELF) return;
   const cfg = getConfig();
   let rel: string | null = null;
@@ -136,6 +138,21 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
     return;
   }
   refuse({ p, rel, why: why(), sum, how, ...head });
+}
+
+/** A file whose real path cannot be found (realOrWhy's error): refused, named as given (made absolute). */
+function unresolvable(file: string, how: string, error: string): never {
+  const lex = $.isAbsolute(file) ? file : $.resolve(file);
+  const cfg = getConfig();
+  const rel = cfg && $.startsWith(lex, cfg.root) ? toPosix($.slice(lex, cfg.root.length)) : null;
+  refuse({
+    p: lex,
+    rel,
+    why: cfg === null ? 'manifest' : rel !== null && hasOwn(cfg.files, rel) ? 'changed' : 'new',
+    sum: '',
+    how,
+    tail: `its real path cannot be found to be checked (${error}), and a file the guard cannot check is refused`,
+  });
 }
 
 /**

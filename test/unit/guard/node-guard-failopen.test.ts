@@ -155,4 +155,46 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     r = run(ws, ['server.js']);
     assert.match(r.stdout, /job ERR_MCP_GATE_GUARD ran 0/, r.stdout + r.stderr);
   });
+
+  it('a program or a native addon named by a relative path whose absolute form is longer than PATH_MAX is refused, not skipped as missing', function () {
+    const cc = ['cc', 'gcc'].find((c) => spawnSync(c, ['--version']).status === 0);
+    const d = 'd'.repeat(200);
+    const two = `${d}/${d}`;
+    const ws = approved({
+      [`${two}/.keep`]: '',
+      'server.js':
+        `process.chdir(${JSON.stringify(two)});\nconst rel = './' + ${JSON.stringify(d + '/')}.repeat(20);\n` +
+        "try { const r = require('child_process').spawnSync(rel + 'x.sh', [], { encoding: 'utf8' });\n" +
+        "console.log('spawn', r.error ? r.error.code : r.status, String(r.stdout).trim()); } catch (e) { console.log('spawn', e.code); }\n" +
+        "try { process.dlopen({ exports: {} }, rel + 'evil.node'); } catch (e) { console.log('dlopen', e.code); }\n",
+    });
+    let r = run(ws, ['server.js']);
+    assert.match(r.stdout, /spawn ENOENT/, r.stdout + r.stderr);
+    assert.match(r.stdout, /dlopen ERR_DLOPEN_FAILED/, r.stdout + r.stderr);
+    const marker = path.join(path.dirname(ws.manifest), 'NATIVE-RAN');
+    const chain = `for i in $(seq 20); do mkdir ${d} && cd -P ${d} || exit 1; done; printf '#!/bin/sh\\necho SCRIPT-RAN\\n' > x.sh; chmod +x x.sh`;
+    const made = spawnSync('sh', ['-c', `cd -P ${d} && cd -P ${d} && ${chain}`], { cwd: ws.root });
+    assert.equal(made.status, 0, String(made.stderr));
+    if (cc) {
+      const c = path.join(path.dirname(ws.manifest), 'evil.c');
+      fs.writeFileSync(
+        c,
+        `#include <stdio.h>\n__attribute__((constructor)) static void init(void) { FILE *f = fopen(${JSON.stringify(marker)}, "w"); if (f) fclose(f); }\n`,
+      );
+      const so = path.join(path.dirname(ws.manifest), 'evil.so');
+      assert.equal(spawnSync(cc, ['-shared', '-fPIC', '-o', so, c]).status, 0);
+      const cp = spawnSync('sh', ['-c', `cd -P ${two} && for i in $(seq 20); do cd -P ${d}; done && cp ${so} evil.node`], { cwd: ws.root });
+      assert.equal(cp.status, 0, String(cp.stderr));
+    }
+    try {
+      r = run(ws, ['server.js']);
+      assert.doesNotMatch(r.stdout, /SCRIPT-RAN/, r.stdout + r.stderr);
+      assert.match(r.stderr, /mcp-gate-guard: refused to load .*cannot be found to be checked \(ENAMETOOLONG\)/, r.stderr);
+      assert.equal(fs.existsSync(marker), false, 'the new addon ran');
+      assert.match(r.stdout, /spawn ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
+      if (cc) assert.match(r.stdout, /dlopen ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
+    } finally {
+      spawnSync('rm', ['-rf', path.join(ws.root, d)]);
+    }
+  });
 });
