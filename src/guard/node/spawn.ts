@@ -6,7 +6,7 @@
 import fs = require('node:fs');
 import path = require('node:path');
 import childProcess = require('node:child_process');
-import { F, MANIFEST, real, tokenize, VAR, withOurOptions } from './base';
+import { $, F, MANIFEST, real, tokenize, VAR, withOurOptions } from './base';
 import { writable } from './manifest';
 import { refuse } from './verdict';
 import { checkNative, nativeLibsAsApproved } from './native';
@@ -113,6 +113,13 @@ function childLoader(file: unknown, base: string, env: Map<string, string>): voi
 function prepareSpawn(o: unknown): void {
   if (!o || typeof o !== 'object') return;
   const opts = o as { file?: unknown; args?: unknown; cwd?: unknown; envPairs?: unknown };
+  // The working folder and the arguments the child gets, made strings once here (a Buffer cwd, an argument that is
+  // an object whose toString may answer differently each time): the check resolves and reads the very strings the
+  // program is started with (a Buffer cwd was read as "no cwd", and a script relative to it ran unchecked).
+  if (opts.cwd != null && typeof opts.cwd !== 'string')
+    opts.cwd = $.isUint8Array(opts.cwd) ? $.utf8Slice(opts.cwd, 0, opts.cwd.length) : `${opts.cwd as string}`;
+  if (Array.isArray(opts.args))
+    opts.args = (opts.args as unknown[]).map((a) => (typeof a === 'string' || a == null ? a : `${a as string}`));
   const base = typeof opts.cwd === 'string' && opts.cwd ? path.resolve(opts.cwd) : process.cwd();
   const env = new Map<string, string>();
   for (const kv of Array.isArray(opts.envPairs) ? (opts.envPairs as unknown[]) : Object.entries(process.env).map(([k, v]) => `${k}=${v}`)) {

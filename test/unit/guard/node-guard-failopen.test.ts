@@ -197,4 +197,27 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
       spawnSync('rm', ['-rf', path.join(ws.root, d)]);
     }
   });
+
+  it('a spawn whose cwd is a Buffer, or whose argument is an object, is checked with the strings the program gets', () => {
+    const py = spawnSync('python3', ['--version']).status === 0;
+    const ws = approved({
+      'lib/job.sh': '#!/bin/sh\necho approved-sh\n',
+      'lib/job.py': "print('approved-py')\n",
+      'server.js':
+        "const cp = require('child_process');\nconst out = (r) => (r.error ? r.error.code : String(r.stdout).trim());\n" +
+        "try { console.log('cwd', out(cp.spawnSync('./job.sh', [], { cwd: Buffer.from('lib'), encoding: 'utf8' }))); } catch (e) { console.log('cwd', e.code); }\n" +
+        (py
+          ? "try { console.log('arg', out(cp.spawnSync('python3', [{ toString: () => 'lib/job.py' }], { encoding: 'utf8' }))); } catch (e) { console.log('arg', e.code); }\n"
+          : "console.log('arg approved-py');\n"),
+    });
+    fs.chmodSync(path.join(ws.root, 'lib/job.sh'), 0o755);
+    let r = run(ws, ['server.js']);
+    assert.match(r.stdout, /cwd approved-sh\narg approved-py/, r.stdout + r.stderr);
+    fs.writeFileSync(path.join(ws.root, 'lib/job.sh'), '#!/bin/sh\necho CHANGED-RAN\n');
+    fs.writeFileSync(path.join(ws.root, 'lib/job.py'), "print('CHANGED-RAN')\n");
+    r = run(ws, ['server.js']);
+    assert.match(r.stdout, /cwd ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
+    if (py) assert.match(r.stdout, /arg ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
+    assert.doesNotMatch(r.stdout, /CHANGED-RAN/, r.stdout + r.stderr);
+  });
 });
