@@ -272,8 +272,11 @@ export function installNative(): void {
   // Native addons.
   const dlopen = process.dlopen;
   process.dlopen = function (this: unknown, module: object, filename: string, ...rest: unknown[]) {
-    if (typeof filename === 'string') checkNative(filename, 'dlopen');
-    return (dlopen as (...a: unknown[]) => void).call(this, module, filename, ...rest);
+    // A name that is no string (a Buffer, an object with toString) is made one once, here, as Node's own dlopen
+    // would make it: that string is checked and loaded (it was loaded unchecked).
+    const name: unknown = typeof filename === 'string' || filename == null ? filename : `${filename as string}`;
+    if (typeof name === 'string') checkNative(name, 'dlopen');
+    return (dlopen as (...a: unknown[]) => void).call(this, module, name, ...rest);
   } as typeof process.dlopen;
 
   // OpenSSL engines: a path, else a name OpenSSL's dynamic engine looks for (OPENSSL_ENGINES, as set when called;

@@ -220,4 +220,26 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     if (py) assert.match(r.stdout, /arg ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
     assert.doesNotMatch(r.stdout, /CHANGED-RAN/, r.stdout + r.stderr);
   });
+
+  it('process.dlopen of a name that is no string (an object with toString, a Buffer) is checked as the string loaded', function () {
+    const cc = ['cc', 'gcc'].find((c) => spawnSync(c, ['--version']).status === 0);
+    if (!cc) this.skip();
+    const ws = approved({
+      'server.js':
+        "const f = require('path').join(__dirname, 'lib', 'evil.node');\n" +
+        'for (const name of [{ toString: () => f }, Buffer.from(f)]) {\n' +
+        "  try { process.dlopen({ exports: {} }, name); console.log('dlopen loaded'); } catch (e) { console.log('dlopen', e.code); }\n}\n",
+    });
+    const marker = path.join(path.dirname(ws.manifest), 'NATIVE-RAN');
+    const c = path.join(path.dirname(ws.manifest), 'evil.c');
+    fs.writeFileSync(
+      c,
+      `#include <stdio.h>\n__attribute__((constructor)) static void init(void) { FILE *f = fopen(${JSON.stringify(marker)}, "w"); if (f) fclose(f); }\n`,
+    );
+    fs.mkdirSync(path.join(ws.root, 'lib'));
+    assert.equal(spawnSync(cc!, ['-shared', '-fPIC', '-o', path.join(ws.root, 'lib', 'evil.node'), c]).status, 0);
+    const r = run(ws, ['server.js']);
+    assert.equal(fs.existsSync(marker), false, `the new addon ran: ${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, /dlopen ERR_MCP_GATE_GUARD\ndlopen ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
+  });
 });
