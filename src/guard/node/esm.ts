@@ -4,10 +4,11 @@
 // --expose-internals, only where Node's sources look them up late), else module.register's loader thread, where this
 // same bundle is the hooks module (its `resolve` and `load` exports). Also the --loader / --import files named at
 // start, which load before any hook exists, and hooks a server registers itself, whose returned text is checked.
+import fs = require('node:fs');
 import Module = require('node:module');
 import path = require('node:path');
 import url = require('node:url');
-import { $, ACTIVE, real, SELF, tokenize } from './base';
+import { $, ACTIVE, F, real, SELF, tokenize } from './base';
 import type { Bytes, LoadResult, NextLoad } from './base';
 import { getConfig, inScratch } from './manifest';
 import { check, refuse } from './verdict';
@@ -192,6 +193,29 @@ function inThreadInternals(): boolean {
   return true;
 }
 
+/** Every file of the package folder a bare name finds from the working folder (node_modules/<pkg>), checked. */
+function packageAsApproved(spec: string): void {
+  const segs = spec.split('/');
+  const pkg = spec.startsWith('@') ? segs.slice(0, 2).join('/') : segs[0];
+  for (let dir = process.cwd(); ; dir = path.dirname(dir)) {
+    const cand = path.join(dir, 'node_modules', pkg);
+    if (fs.existsSync(cand)) {
+      const walk = (d: string): void => {
+        for (const e of F.readdirSync(d, { withFileTypes: true })) {
+          const p = path.join(d, e.name);
+          if (e.isDirectory()) walk(p);
+          else check(p, 'loader');
+        }
+      };
+      const r = real(cand);
+      if (r !== null && F.statSync(r).isDirectory()) walk(r);
+      else check(cand, 'loader');
+      return;
+    }
+    if (path.dirname(dir) === dir) return;
+  }
+}
+
 /** --loader / --experimental-loader / --import files: the loader thread imports loaders before any hook exists. */
 export function checkPreloadFlags(): void {
   const args = [...process.execArgv, ...tokenize(process.env.NODE_OPTIONS ?? '')];
@@ -206,7 +230,10 @@ export function checkPreloadFlags(): void {
       else if (path.isAbsolute(spec) || /^\.\.?[\\/]/.test(spec)) file = path.resolve(spec);
       else if (!/^[a-z][a-z0-9+.-]*:/i.test(spec)) file = Module.createRequire(path.join(process.cwd(), 'noop.js')).resolve(spec);
     } catch {
-      /* a bare name that does not resolve here: the ESM hook still sees it when --import loads it */
+      // A bare name require() does not resolve (a package whose exports have only an "import" condition): --import
+      // loads it through the ESM hooks, which check it; a --loader is imported by the loader thread before any hook
+      // exists, so every file of its package folder must be as approved (it ran unchecked).
+      if (m[1] !== 'import') packageAsApproved(spec);
     }
     if (file) check(file, m[1] === 'import' ? 'import' : 'loader');
   }

@@ -242,4 +242,21 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     assert.equal(fs.existsSync(marker), false, `the new addon ran: ${r.stdout}${r.stderr}`);
     assert.match(r.stdout, /dlopen ERR_MCP_GATE_GUARD\ndlopen ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
   });
+
+  it('--loader <package> whose exports have only an "import" condition (require cannot resolve it): a changed loader never runs', () => {
+    const ws = approved({
+      'node_modules/pk/package.json': '{"name":"pk","type":"module","exports":{"import":"./x.mjs"}}\n',
+      'node_modules/pk/x.mjs': 'export async function resolve(s, c, n) { return n(s, c); }\n',
+      'server.js': "console.log('served');\n",
+    });
+    let r = run(ws, ['--loader', 'pk', 'server.js']);
+    assert.match(r.stdout, /served/, r.stdout + r.stderr);
+    fs.writeFileSync(
+      path.join(ws.root, 'node_modules/pk/x.mjs'),
+      "import { writeFileSync } from 'node:fs';\nwriteFileSync(process.env.MCP_GATE_GUARD + '.RAN', 'x');\nexport async function resolve(s, c, n) { return n(s, c); }\n",
+    );
+    r = run(ws, ['--loader', 'pk', 'server.js']);
+    assert.equal(fs.existsSync(ws.manifest + '.RAN'), false, 'the changed loader ran');
+    assert.match(r.stderr, /mcp-gate-guard: refused to load .*node_modules\/pk\/x\.mjs/, r.stderr);
+  });
 });
