@@ -118,8 +118,11 @@ function prepareSpawn(o: unknown): void {
   // program is started with (a Buffer cwd was read as "no cwd", and a script relative to it ran unchecked).
   if (opts.cwd != null && typeof opts.cwd !== 'string')
     opts.cwd = $.isUint8Array(opts.cwd) ? $.utf8Slice(opts.cwd, 0, opts.cwd.length) : `${opts.cwd as string}`;
-  if (Array.isArray(opts.args))
-    opts.args = (opts.args as unknown[]).map((a) => (typeof a === 'string' || a == null ? a : `${a as string}`));
+  const strings = (list: unknown[]): unknown[] => list.map((a) => (typeof a === 'string' || a == null ? a : `${a as string}`));
+  if (Array.isArray(opts.args)) opts.args = strings(opts.args as unknown[]);
+  // (an environment entry that is an object would be made a string by Node too, after the guard's own entries were
+  // put in: `{ toString: () => 'MCP_GATE_GUARD=' }` started the child unguarded)
+  if (Array.isArray(opts.envPairs)) opts.envPairs = strings(opts.envPairs as unknown[]);
   const base = typeof opts.cwd === 'string' && opts.cwd ? path.resolve(opts.cwd) : process.cwd();
   const env = new Map<string, string>();
   for (const kv of Array.isArray(opts.envPairs) ? (opts.envPairs as unknown[]) : Object.entries(process.env).map(([k, v]) => `${k}=${v}`)) {

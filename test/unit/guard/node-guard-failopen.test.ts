@@ -259,4 +259,19 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     assert.equal(fs.existsSync(ws.manifest + '.RAN'), false, 'the changed loader ran');
     assert.match(r.stderr, /mcp-gate-guard: refused to load .*node_modules\/pk\/x\.mjs/, r.stderr);
   });
+
+  it('a child whose environment entries are objects (toString "MCP_GATE_GUARD=") still carries the guard', () => {
+    const ws = approved({
+      'lib/job.js': APPROVED_JOB,
+      'server.js':
+        "const { ChildProcess } = require('child_process');\nconst cp = new ChildProcess();\n" +
+        "cp.spawn({ file: process.execPath, args: [process.execPath, '-e', \"try { console.log('job', require('./lib/job.js'), 'ran', globalThis.RAN || 0); } catch (e) { console.log('job', e.code); }\"], cwd: __dirname,\n" +
+        "  envPairs: [{ toString: () => 'MCP_GATE_GUARD=' }, { toString: () => 'NODE_OPTIONS=' }], stdio: ['inherit', 'inherit', 'inherit'] });\n",
+    });
+    let r = run(ws, ['server.js']);
+    assert.match(r.stdout, /job 1 ran 0/, r.stdout + r.stderr);
+    fs.writeFileSync(path.join(ws.root, 'lib/job.js'), 'globalThis.RAN = 1; module.exports = 2;\n');
+    r = run(ws, ['server.js']);
+    assert.match(r.stdout, /job ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
+  });
 });
