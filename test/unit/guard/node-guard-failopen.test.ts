@@ -98,7 +98,11 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     try {
       r = run(ws, ['server.js']);
       assert.doesNotMatch(r.stdout, /DEEP-CODE-RAN/, r.stdout + r.stderr);
-      assert.match(r.stderr, /mcp-gate-guard: refused to load .*a folder of the workspace that cannot be listed \(ENAMETOOLONG\)/, r.stderr);
+      assert.match(
+        r.stderr,
+        /mcp-gate-guard: refused to load .*a folder of the workspace that cannot be listed \(ENAMETOOLONG\)/,
+        r.stderr,
+      );
     } finally {
       spawnSync('rm', ['-rf', path.join(ws.root, d)]);
     }
