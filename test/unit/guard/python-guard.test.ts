@@ -867,6 +867,104 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.match(bad.stderr, /config\.toml\): it changed since approval \(code object built after this process took in/);
   });
 
+  it('red team 12, 30b: modules of an approved, unchanged archive (zipimport: a source and a .pyc member) import after taking in; a changed archive is refused', () => {
+    // zipimport compiles each member's source itself (and unmarshals a .pyc's code): its text is no approved file's,
+    // only the archive's bytes are; after an edited config was read that was refused as text turned into code.
+    const zipOf = (ws: Ws, members: Record<string, string>): void => {
+      const py = [
+        'import sys, json, zipfile, importlib.util, marshal',
+        'm = json.loads(sys.argv[2])',
+        "z = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED)",
+        'for n, t in sorted(m.items()):',
+        "    if n.endswith('.pyc'):",
+        "        code = compile(t, n[:-1], 'exec', dont_inherit=True)",
+        "        z.writestr(n, importlib.util.MAGIC_NUMBER + b'\\0' * 12 + marshal.dumps(code))",
+        '    else:',
+        '        z.writestr(n, t)',
+        'z.close()',
+      ].join('\n');
+      const r = spawnSync(PY, ['-c', py, path.join(ws.root, 'lib', 'plugins.zip'), JSON.stringify(members)], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+    };
+    const ws = workspace(() => ({
+      'server.py': [
+        'import sys',
+        "cfg = open('config.toml').read()",
+        "sys.path.insert(0, 'lib/plugins.zip')",
+        'import greet, fast',
+        "print(greet.greet(), fast.VALUE, 'APPROVED')",
+        '',
+      ].join('\n'),
+      'config.toml': 'name = 1\n',
+      'lib/plugins.zip': '',
+    }));
+    zipOf(ws, { 'greet.py': "def greet():\r\n    return 'zip'\r\n", 'fast.pyc': 'VALUE = 42\n' });
+    approve(ws);
+    write(ws.root, { 'config.toml': 'name = 2\n' });
+    const r = run(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /zip 42 APPROVED/);
+    // the archive changed: refused as it is opened, before its member runs
+    zipOf(ws, { 'greet.py': `${evil(ws)}def greet():\n    return 'zip'\n`, 'fast.pyc': 'VALUE = 42\n' });
+    assertRefused(ws, ['server.py'], path.join(ws.root, 'lib', 'plugins.zip'), 'changed');
+  });
+
+  it('red team 12, 01: a source whose coding declaration names a codec registered at run time is refused, imported or compiled from its approved bytes; latin-1 and cp1252 load', () => {
+    // The server registers `legacy_cp` with a table read from a data file: the module's bytes are approved, but the
+    // text Python compiles is what the table makes of them. The pull changes only the table.
+    const table = (map: (i: number) => number): string =>
+      Array.from({ length: 256 }, (_, i) => `0x${i.toString(16)}\t0x${map(i).toString(16)}\n`).join('');
+    const ws = workspace(() => ({
+      'server.py': [
+        'import codecs, sys',
+        'def _search(name):',
+        "    if name != 'legacy_cp':",
+        '        return None',
+        '    t = {}',
+        "    for line in open('legacy_cp.txt'):",
+        "        a, b = line.split('\\t')",
+        '        t[int(a, 16)] = chr(int(b, 16))',
+        "    dec = lambda b, errors='strict': codecs.charmap_decode(b, errors, t)",
+        "    return codecs.CodecInfo(lambda s, errors='strict': (s.encode('latin-1'), len(s)), dec, name='legacy_cp')",
+        'codecs.register(_search)',
+        'import latin, windows',
+        "if sys.argv[1:] == ['exec']:",
+        "    exec(compile(open('legacy.py', 'rb').read(), 'legacy.py', 'exec'), {})",
+        'else:',
+        '    import legacy',
+        "print(latin.WORD, windows.WORD, 'APPROVED')",
+        '',
+      ].join('\n'),
+      'legacy.py': Buffer.concat([
+        Buffer.from("# -*- coding: legacy_cp -*-\nBANNER = '"),
+        Buffer.from(Array.from({ length: 128 }, (_, i) => 0x80 + i)),
+        Buffer.from("'\n"),
+      ]),
+      'legacy_cp.txt': table((i) => i),
+      'latin.py': Buffer.concat([Buffer.from("# -*- coding: latin-1 -*-\nWORD = 'Gr"), Buffer.from([0xfc, 0xdf]), Buffer.from("e'\n")]),
+      'windows.py': Buffer.concat([
+        Buffer.from("#!/usr/bin/env python3\n# vim: set fileencoding=cp1252 :\nWORD = '"),
+        Buffer.from([0x80]),
+        Buffer.from("'\n"),
+      ]),
+    }));
+    const payload = `';open(${JSON.stringify(ws.marker)},'w').write('ran');print('CHANGED');X='`;
+    // the pull: bytes 0x80.. of the banner now decode to Python text
+    write(ws.root, { 'legacy_cp.txt': table((i) => (i < 0x80 ? i : i - 0x80 < payload.length ? payload.charCodeAt(i - 0x80) : 0x78)) });
+    assertRefused(ws, ['server.py'], path.join(ws.root, 'legacy.py'), 'sink', 'python-import (coding: legacy_cp)');
+    fs.rmSync(ws.report, { force: true });
+    fs.rmSync(ws.marker, { force: true });
+    assertRefused(ws, ['server.py', 'exec'], path.join(ws.root, 'legacy.py'), 'sink', 'exec (coding: legacy_cp)');
+    // codecs of Python's own, after taking in (the table read as it changed again)
+    write(ws.root, { 'server.py': "open('legacy_cp.txt').read()\nimport latin, windows\nprint(latin.WORD, windows.WORD, 'APPROVED')\n" });
+    approve(ws);
+    write(ws.root, { 'legacy_cp.txt': table((i) => i) });
+    fs.rmSync(ws.report, { force: true });
+    const r = run(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /Grüße € APPROVED/);
+  });
+
   it("a library's own generated helpers as it loads (typing_inspection, pydantic's), from the venv it runs in, compile after taking in while their names are identifiers; a name from a changed file, or a folder merely named site-packages, is refused", () => {
     // red team 10p, cases 31-32: importing pydantic after reading an edited config was refused
     const how = 'exec (text turned into code after this process took in a file that is not as approved)';

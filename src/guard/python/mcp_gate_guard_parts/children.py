@@ -5,7 +5,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import sys
-from . import state, rule, places, compiles, programs, native
+from . import state, rule, places, compiles, programs, native, loaders
 
 
 def _check_start(items, cwd, env):
@@ -168,6 +168,8 @@ def _on_marshal(args):
                 if same:
                     return
     if state._took['in'] is not None or state._took['started']:
+        if loaders._zipimport_member(f, '_unmarshal_code', args[0] if args else None):
+            return                               # a .pyc of an archive as approved (zipimport's own reader)
         compiles._after_taking_in('marshal (bytes turned into code after this process took in a file that is not as approved)')
 
 

@@ -6,7 +6,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import sys
-from . import state, rule, places, engines, native
+from . import state, rule, places, engines, native, loaders
 
 
 # Code generators of the standard library that build source from identifiers they validate (namedtuple,
@@ -187,11 +187,35 @@ def _approved_annotation(src):
     return False
 
 
+def _foreign_codec(src, f, after):
+    """Bytes whose coding declaration names a codec registered at run time (loaders._foreign_codec): the text
+    Python compiles is what that codec makes of them, so an approved file's exact bytes, or a member of an archive
+    of the workspace zipimport compiles, is refused always; other bytes after taking in."""
+    n = loaders._foreign_codec(src)
+    if n is None:
+        return
+    h = rule._sha(bytes(src))
+    how = 'exec (coding: %s)' % n[:100]
+    if h in state.APPROVED:
+        rel = next((r for r, v in state.FILES.items() if v == h), None)
+        rule._refuse(os.path.join(state.ROOT, rel) if rel else '(the text of an approved file)', rel, 'codec', h, how)
+    if loaders._zipimport_archive(f, '_compile_source') is not None:
+        p = loaders._zipimport_archive(f.f_back, '_get_module_code')
+        if p is None or rule._where(p)[0] is not None:
+            rule._refuse(p or '(an archive zipimport reads)', None, 'codec', h, how)
+    if after:
+        _after_taking_in('exec (text turned into code after this process took in a file that is not as approved; '
+                         'its coding declaration names a codec registered at run time)')
+
+
 def _on_compile(args):
     after = state._took['in'] is not None or state._took['started']
+    src = args[0]
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        src = bytes(src)
+        _foreign_codec(src, sys._getframe(2), after)
     if not state._tainted and not after:            # the usual case: nothing taken in, nothing to compare (no hashing)
         return
-    src = args[0]
     if isinstance(src, str):
         try:
             src = src.encode('utf-8')
@@ -206,7 +230,9 @@ def _on_compile(args):
         return
     if after:
         # frame 2 is the Python code that called compile/eval/exec (the builtins have no frame of their own)
+        # (a member of an archive as approved, zipimport compiling it: its text is approved code)
         if not _generated(sys._getframe(2)) and not _in_site() and \
+                not loaders._zipimport_member(sys._getframe(2), '_compile_source', src) and \
                 not (isinstance(src, (bytes, bytearray)) and (_type_expression(src) or _approved_annotation(src))) and \
                 not engines._template_compile():
             _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')

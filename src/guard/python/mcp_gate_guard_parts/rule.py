@@ -127,6 +127,8 @@ _REASONS = {
     'new': 'it is not in what was approved',
     'scratch': 'a file written outside the workspace that was not approved',
     'sink': 'it was asked to start a program the guard could not follow',
+    'codec': 'its coding declaration names a codec registered at run time, not one of Python\'s own, so the text '
+             'it decodes to is not what was approved',
     'unlistable': 'a folder of the workspace that cannot be listed, so what it holds cannot be compared with the '
                   'approval',
 }
@@ -152,9 +154,9 @@ def _refuse(p, rel, why, h, how):
         how = '%s; it is in the server\'s own home (%s), which is kept between its starts, so approving again does ' \
               'not remove it: delete %s' % (how, state._START['home'], p)
         msg += ' (%s)' % how
-    elif 'after this process took in' in how or why == 'sink' or ' needs ' in how or 'environment' in how:
+    elif 'after this process took in' in how or why in ('sink', 'codec') or ' needs ' in how or 'environment' in how:
         msg += ' (%s)' % how
-    if why == 'unlistable':                      # MCP Gate's records know the why values of the contract: the
+    if why in ('unlistable', 'codec'):           # MCP Gate's records know the why values of the contract: the
         _tell((p, h, how), msg, lambda: _append_report(p, rel, 'sink', h, how, rule=msg))   # rule says it instead
     else:
         _tell((p, h, how), msg, lambda: _append_report(p, rel, why, h, how))
