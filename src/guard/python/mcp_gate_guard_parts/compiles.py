@@ -201,8 +201,9 @@ def _foreign_codec(src, f, after):
         rule._refuse(os.path.join(state.ROOT, rel) if rel else '(the text of an approved file)', rel, 'codec', h, how)
     if loaders._zipimport_archive(f, '_compile_source') is not None:
         p = loaders._zipimport_archive(f.f_back, '_get_module_code')
-        if p is None or rule._where(p)[0] is not None:
-            rule._refuse(p or '(an archive zipimport reads)', None, 'codec', h, how)
+        kind, rel = rule._where(p) if p is not None else ('scratch', None)
+        if kind is not None:
+            rule._refuse(p or '(an archive zipimport reads)', rel, 'codec', h, how)
     if after:
         _after_taking_in('exec (text turned into code after this process took in a file that is not as approved; '
                          'its coding declaration names a codec registered at run time)')
