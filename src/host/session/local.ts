@@ -135,7 +135,7 @@ async function guardRefused(ctx: SessionContext, server: ServerReport, r: Refusa
       server.source,
       server.name,
       server.pinned.digest,
-      { file: r.file, why: r.why, at: r.at, ...(r.home ? { home: true as const } : {}) },
+      { file: r.file, why: r.why, at: r.at, ...(r.rule ? { rule: r.rule } : {}), ...(r.home ? { home: true as const } : {}) },
     );
   } catch {
     // the store cannot be written: the server is stopped all the same, and the log names the file

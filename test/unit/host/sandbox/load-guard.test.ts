@@ -278,6 +278,23 @@ describe('the approval enforced where code loads (the load guard)', function () 
     assert.match(log, /"kind": ?"guard\.refused"[^}]*"file": ?"tools\/plugins\/greet\.js"/, log);
   });
 
+  it('a refusal by a rule (a source whose coding declaration names a codec registered at run time) is shown by get with that rule, not generic words', () => {
+    const w = guarded({
+      'srv/server.py': pythonServer(
+        "import codecs\ncodecs.register(lambda n: codecs.lookup('utf-8') if n == 'plain_x' else None)\nimport plugins\nreturn importlib.import_module('plugins.' + 'gre' + 'et').WORD",
+      ),
+      'srv/plugins/__init__.py': '',
+      'srv/plugins/greet.py': "# -*- coding: plain_x -*-\nWORD = 'hello'\n",
+    });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: { command: '/usr/bin/python3', args: ['${workspaceFolder}/srv/server.py'] } }) });
+    assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
+    const call = cli(w, ['call', 's', 'hello']);
+    assert.notEqual(call.code, 0, call.stdout);
+    const after = cli(w, ['get', 's']).stdout;
+    assert.match(after, /srv\/plugins\/greet\.py: [^\n]*coding/, after);
+    assert.doesNotMatch(after, /asked for a module that runs code it is given/, 'the rule is said, not the generic words');
+  });
+
   it('the watch starts before the verified copy is made: a pinned file changed while the server starts stops it once it runs', async () => {
     const w = guarded({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
