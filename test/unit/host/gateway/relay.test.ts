@@ -130,6 +130,17 @@ describe('relay facing an impostor', function () {
       },
       /shared is writable by other users without the sticky bit/,
     ],
+    [
+      // another local user (nobody) made the folder, mode 0700 as the gateway's own would be, and its socket in it
+      'a folder another user owns',
+      () => {
+        const dir = path.join(base, 'theirs');
+        fs.mkdirSync(dir, { mode: 0o700 });
+        fs.chownSync(dir, 65534, 65534);
+        return path.join(dir, 'gateway.sock');
+      },
+      /its folder .*theirs belongs to another user \(uid 65534\)/,
+    ],
   ];
   for (const [what, place, why] of unsafe)
     it(`does not connect to a socket in ${what}, and says why`, async () => {
