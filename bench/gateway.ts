@@ -84,7 +84,7 @@ export async function benchGateway(): Promise<BenchRow[]> {
   const overHttp = new Client({ name: 'chat-like-http', version: '0' });
   await overHttp.connect(
     new StreamableHTTPClientTransport(new URL(http.urlFor('everything')), {
-      requestInit: { headers: { Authorization: `Bearer ${http.token}` } },
+      requestInit: { headers: { Authorization: `Bearer ${http.tokenFor('everything')}` } },
     }),
   );
   const viaRelay = await relayed('everything');

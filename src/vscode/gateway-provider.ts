@@ -154,7 +154,7 @@ export class GatewayProvider implements vscode.McpServerDefinitionProvider, vsco
       const ready = await this.ready(key, who);
       if (typeof ready === 'string') return refuse(ready);
       const http = await this.ensureHttp();
-      def.headers = { ...def.headers, Authorization: `Bearer ${http.token}` };
+      def.headers = { ...def.headers, Authorization: `Bearer ${http.tokenFor(key)}` };
       return def;
     }
     if (!(def instanceof vscode.McpStdioServerDefinition) || def.args[0] !== RELAY_SCRIPT || def.args.length !== 2) {

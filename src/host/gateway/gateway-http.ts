@@ -4,8 +4,8 @@
 // settings): VS Code matches an extension's stdio definition there by name alone, which a repository can copy, and
 // an HTTP one by URL (`http://127.0.0.1:*/mcp/*`), which it cannot. Every request is authenticated before anything
 // of it is parsed: it must name this endpoint in Host (DNS rebinding), come from no web origin but a loopback or
-// VS Code one, and carry the per-run bearer token (compared in constant time); only then are the path (a
-// malformed one gets 400) and the body read. Headers, the whole request and an idle connection are bounded in
+// VS Code one, and carry the bearer token of the server its path names (one per server and run, compared in constant
+// time); only then is the path answered (a malformed one gets 400) and the body read. Headers, the whole request and an idle connection are bounded in
 // time; any failure of a handler answers or closes the socket. A client's MCP session (initialize, then calls under
 // its Mcp-Session-Id) is kept (at most MAX_GATEWAY_SESSIONS; the least recently used ends first). The messages are
 // answered by the same code as the local endpoint's (./gateway.ts answerMessage), as JSON replies, no GET stream.
@@ -80,7 +80,8 @@ class Refused extends Error {
 }
 
 export class HttpGateway {
-  readonly token = randomBytes(24).toString('base64url');
+  /** One bearer token per server key: a definition for one server cannot call another's tools (issue 48 item 5). */
+  private readonly tokens = new Map<string, string>();
   private server?: http.Server;
   private port = 0;
   private readonly sessions = new Map<string, McpSession>();
@@ -88,6 +89,26 @@ export class HttpGateway {
 
   constructor(private readonly o: HttpGatewayOptions) {
     this.timeouts = { ...GATEWAY_TIMEOUTS, ...o.timeouts };
+  }
+
+  /** The bearer token of a server key, made on first use. */
+  tokenFor(key: string): string {
+    let token = this.tokens.get(key);
+    if (!token) this.tokens.set(key, (token = randomBytes(24).toString('base64url')));
+    return token;
+  }
+
+  /** The request carries the key's token; for no key (a malformed path), any token this door gave out. */
+  private tokenMatches(auth: string, key: string | undefined): boolean {
+    if (!auth.startsWith('Bearer ')) return false;
+    const given = auth.slice(7);
+    if (key !== undefined) {
+      const want = this.tokens.get(key);
+      return want !== undefined && sameToken(given, want);
+    }
+    let any = false;
+    for (const t of this.tokens.values()) any = sameToken(given, t) || any;
+    return any;
   }
 
   async start(): Promise<void> {
@@ -155,12 +176,13 @@ export class HttpGateway {
       return this.refuse(req, res, 403, `Host ${JSON.stringify(host)} is not this endpoint`);
     const origin = req.headers.origin;
     if (!originAllowed(origin)) return this.refuse(req, res, 403, `Origin ${JSON.stringify(origin)} may not call the gateway`);
-    const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ') || !sameToken(auth.slice(7), this.token))
+    // The path names the server whose token the request must carry: read for that alone (a malformed one must
+    // carry some token this door gave out), answered only after the token matched.
+    const path = keyOfPath(req.url);
+    if (!this.tokenMatches(req.headers.authorization ?? '', 'key' in path ? path.key : undefined))
       return this.refuse(req, res, 401, 'missing or wrong gateway token');
 
     // 2. What is asked.
-    const path = keyOfPath(req.url);
     if (!('key' in path)) return this.refuse(req, res, path.status, path.why);
     const key = path.key;
     if (req.method !== 'POST' && req.method !== 'DELETE') {

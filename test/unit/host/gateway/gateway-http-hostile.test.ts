@@ -112,7 +112,7 @@ describe('gateway, HTTP door, under hostile requests', function () {
     `${method} ${p} HTTP/1.1\r\n${Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('')}\r\n`;
-  const auth = () => ({ host: `127.0.0.1:${port}`, authorization: `Bearer ${gateway.token}` });
+  const auth = () => ({ host: `127.0.0.1:${port}`, authorization: `Bearer ${gateway.tokenFor('fx')}` });
 
   it('a malformed path: 401 without the token (nothing parsed first), 400 with it; no unhandled rejection', async () => {
     const bad = '/mcp/%E0%A4%A';
@@ -254,7 +254,7 @@ describe('gateway, HTTP door, under hostile requests', function () {
     const c = new Client({ name: 'after-fuzz', version: '0' });
     await c.connect(
       new StreamableHTTPClientTransport(new URL(gateway.urlFor('fx')), {
-        requestInit: { headers: { Authorization: `Bearer ${gateway.token}` } },
+        requestInit: { headers: { Authorization: `Bearer ${gateway.tokenFor('fx')}` } },
       }),
     );
     const ok = await c.callTool({ name: 't0', arguments: { text: 'still here' } });

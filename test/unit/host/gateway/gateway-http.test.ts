@@ -98,7 +98,7 @@ describe('gateway, HTTP door', function () {
     cleanupTemp();
   });
 
-  const connect = async (key: string, token = gateway.token) => {
+  const connect = async (key: string, token = gateway.tokenFor('fx')) => {
     const client = new Client({ name: 'vscode-like', version: '0' });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(gateway.urlFor(key)), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
@@ -111,11 +111,15 @@ describe('gateway, HTTP door', function () {
   it('a wrong token, a foreign Host, a web Origin and an unknown server are refused', async () => {
     await assert.rejects(connect('fx', 'not-the-token'), /401|Unauthorized|missing or wrong gateway token/);
     const url = gateway.urlFor('fx');
-    const auth = { authorization: `Bearer ${gateway.token}` };
+    const auth = { authorization: `Bearer ${gateway.tokenFor('fx')}` };
     assert.equal(await raw(url, { ...auth, host: 'evil.example:80' }), 403);
     assert.equal(await raw(url, { ...auth, origin: 'https://evil.example' }), 403);
     assert.equal(await raw(url, { ...auth }), 200);
-    assert.equal(await raw(gateway.urlFor('other'), auth), 403);
+    // one token per server: fx's token does not open another server's path, one the door gave a token for or not
+    assert.equal(await raw(gateway.urlFor('other'), auth), 401);
+    gateway.tokenFor('fy');
+    assert.equal(await raw(gateway.urlFor('fy'), auth), 401);
+    assert.equal(await raw(gateway.urlFor('other'), { authorization: `Bearer ${gateway.tokenFor('other')}` }), 403);
     assert.ok(
       log
         .read()
@@ -129,7 +133,7 @@ describe('gateway, HTTP door', function () {
       const r = await fetch(url, {
         method,
         headers: {
-          authorization: `Bearer ${gateway.token}`,
+          authorization: `Bearer ${gateway.tokenFor('fx')}`,
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
           ...headers,
