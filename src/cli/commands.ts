@@ -507,6 +507,7 @@ async function edit(ctx: Ctx): Promise<number> {
 async function reject(ctx: Ctx): Promise<number> {
   const { o, input, log, needName } = ctx;
   const name = needName('reject');
+  ctx.exportLog();
   const r = await finishBeforeStopping(approveOrReject(input, name, o.source, 'rejected', { log }));
   out(`rejected "${r.server.name}" (${r.server.source}); it will not run until you reset or approve it`);
   return 0;
@@ -516,6 +517,7 @@ async function reset(ctx: Ctx): Promise<number> {
   const { o, rest, input, log } = ctx;
   if (o.all && rest.length) throw new UsageError('mcp-gate reset takes a server name or --all, not both');
   if (!o.all && rest.length !== 1) throw new UsageError('mcp-gate reset takes a server name or --all');
+  ctx.exportLog();
   const removed = await finishBeforeStopping(resetServers(input, o.all ? undefined : rest[0], o.source, { log }));
   if (removed.length === 0) out('nothing to reset: no decision was recorded');
   if (removed.length) for (const r of removed) out(`reset "${r.server}" (${r.source}): was ${r.decision}; now waiting for review`);

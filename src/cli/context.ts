@@ -92,6 +92,11 @@ export interface Ctx {
   secrets(name: string): Promise<string | undefined>;
   /** Sends what is left of the log's export (its "logExport"), at most a few seconds; the CLI calls it before exiting. */
   closeExport(): Promise<void>;
+  /**
+   * Starts the log's export for a command that writes gate events without a session (reject, reset, a team
+   * import): the events it writes next reach the collector too. A command that reads the policy has started it.
+   */
+  exportLog(): void;
   /** A session through the gate with just this server (started if the gate lets it). */
   startSession(name: string): Promise<{ report: GateReport; policy: UserPolicy; session: Session; server: ServerReport }>;
 }
@@ -173,6 +178,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
     words,
     flags,
     policyOf,
+    exportLog: () => exporting.from(evaluateGate(input)),
     grantsOf,
     sandboxProbe,
     secrets: secretSource,

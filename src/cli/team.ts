@@ -44,6 +44,7 @@ export async function approvalsCommand(ctx: Ctx): Promise<number> {
   if (verb === 'import') {
     if (args.length !== 1) throw new UsageError('mcp-gate approvals import takes the team file');
     const file = path.resolve(args[0]);
+    ctx.exportLog();
     const outcomes = await importApprovals(input, file, { allowedSigners: allowedSignersOf(ctx), log });
     out(o.json ? JSON.stringify(outcomes, null, 2) : importText(file, outcomes));
     return outcomes.some((x) => x.outcome === 'refused') ? 1 : 0;

@@ -64,6 +64,35 @@ describe('log export over OTLP/HTTP', function () {
   this.timeout(120_000);
   after(cleanupTemp);
 
+  it('a gate decision made without a session (approve, reject, reset of a repository server) reaches the receiver too', async () => {
+    const receiver = new OtlpReceiver();
+    const url = await receiver.start();
+    try {
+      const w = exportingWorld({ endpoint: url });
+      fs.writeFileSync(path.join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { repo: { command: 'node', args: ['x.js'] } } }));
+      fs.writeFileSync(path.join(w.project, 'x.js'), 'serve()\n');
+      for (const args of [
+        ['approve', 'repo', '--yes'],
+        ['reset', 'repo'],
+        ['reject', 'repo'],
+      ]) {
+        const r = await cliAsync(w, args);
+        assert.equal(r.code, 0, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+      }
+      assert.deepEqual(
+        receiver.records.map((x) => x.eventName),
+        ['gate.approve', 'gate.reset', 'gate.reject'],
+      );
+      assert.deepEqual(
+        receiver.records.map((x) => x.body),
+        localLines(w),
+        'the same lines as the local log',
+      );
+    } finally {
+      await receiver.stop();
+    }
+  });
+
   it('the receiver gets every event of a session, masked exactly like the local log', async () => {
     const receiver = new OtlpReceiver();
     const url = await receiver.start();
