@@ -14,7 +14,7 @@ import { Session } from '../host/session';
 import { sandboxAvailable, type SandboxProbe } from '../host/sandbox/sandbox';
 import type { GrantsContext } from '../report/render';
 import { err, setMask } from './output';
-import { serversMayStart, trackSession } from './signals';
+import { closeLastOnSignal, serversMayStart, trackSession } from './signals';
 import type { CommandId } from './usage';
 import { cliWords, hintFlags, SECRET_ENV_PREFIX } from './words';
 import type { FrontEndWords } from '../trust/words';
@@ -102,24 +102,29 @@ export interface Ctx {
 }
 
 /**
- * The log's export (src/host/log/otel-export.ts), started from the first report a session's policy is read from (a
- * session, `serve`): the administrator's "logExport" or the user's. Commands without a session export nothing.
+ * The log's export (src/host/log/otel-export.ts), started from the first report a command reads the policy from (a
+ * session, `serve`, approve) or when it writes a gate event (exportLog): the administrator's "logExport" or the
+ * user's. A stop by a signal sends what is left too (./signals.ts closeLastOnSignal).
  */
 function exportOnce(log: EventLog, machine: Machine): { from(report: GateReport): void; close(): Promise<void> } {
   let exporting: LogExport | undefined;
   let checked = false;
+  const close = async () => {
+    log.flush();
+    await exporting?.shutdown();
+  };
   return {
     from(report) {
       if (checked || !report.logExport) return;
       checked = true;
       const got = startExport(report.logExport, machine.env, defaultMasker);
       if ('problem' in got) err(`warning: the exchange log is not exported: ${got.problem}`);
-      else (exporting = got.export).attach(log);
+      else {
+        (exporting = got.export).attach(log);
+        closeLastOnSignal({ close });
+      }
     },
-    async close() {
-      log.flush();
-      await exporting?.shutdown();
-    },
+    close,
   };
 }
 

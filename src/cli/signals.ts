@@ -36,6 +36,16 @@ export function finishBeforeStopping<T>(write: Promise<T>): Promise<T> {
   return write;
 }
 
+let lastly: Closable | undefined;
+
+/**
+ * What a signal closes last, after the sessions (their last events written): the log's export, which sends what is
+ * left to the collector within its own bound. A second signal exits at once, as always.
+ */
+export function closeLastOnSignal(c: Closable): void {
+  lastly = c;
+}
+
 /** Called before a session starts servers: from then on, stopping looks for processes of ours to kill. */
 export function serversMayStart(): void {
   mayHaveChildren = true;
@@ -69,7 +79,7 @@ export function installSignalHandlers(closeDeadlineMs = 3000): void {
   let stopping: number | undefined;
   const onSignal = async (sig: StopSignal) => {
     const code = SIGNAL_EXIT_CODES[sig];
-    if (stopping !== undefined || (!mayHaveChildren && open.size === 0 && writing.size === 0)) {
+    if (stopping !== undefined || (!mayHaveChildren && open.size === 0 && writing.size === 0 && !lastly)) {
       if (mayHaveChildren) killLeftovers('SIGKILL');
       process.exit(code);
     }
@@ -88,6 +98,7 @@ export function installSignalHandlers(closeDeadlineMs = 3000): void {
     killLeftovers('SIGTERM');
     await Promise.race([Promise.allSettled(closing.map((s) => s.close())), sleep(closeDeadlineMs)]);
     for (let i = 0; i < 50 && killLeftovers('SIGKILL').length > 0; i++) await sleep(20); // until reaped
+    if (lastly) await Promise.race([lastly.close().catch(() => undefined), sleep(closeDeadlineMs)]);
     process.exit(code);
   };
   for (const sig of Object.keys(SIGNAL_EXIT_CODES) as StopSignal[]) process.on(sig, () => void onSignal(sig));

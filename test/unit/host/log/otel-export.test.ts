@@ -93,6 +93,42 @@ describe('log export over OTLP/HTTP', function () {
     }
   });
 
+  it('serve stopped by Ctrl-C (SIGINT) sends what it had not sent yet before it exits', async () => {
+    const receiver = new OtlpReceiver();
+    const url = await receiver.start();
+    try {
+      const w = exportingWorld({ endpoint: url });
+      const e: Record<string, string> = { PATH: process.env.PATH ?? '', MCP_GATE_STORE: w.store };
+      for (const [k, v] of Object.entries(w.env)) if (v !== undefined) e[k] = v;
+      const p = spawn(process.execPath, [CLI, 'serve', '--project', w.project], { env: e, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      const send = (m: unknown) => p.stdin.write(JSON.stringify(m) + '\n');
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+      });
+      assert.ok(await until(() => stdout.includes('"id":1'), 30_000), stdout);
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: `fx__${SECRET}`, arguments: {} } });
+      assert.ok(await until(() => stdout.includes('"id":2'), 30_000), stdout);
+      const exited = new Promise<number | null>((r) => p.on('close', (code) => r(code)));
+      p.kill('SIGINT');
+      assert.equal(await exited, 130);
+      const kinds = receiver.records.map((x) => x.eventName);
+      assert.ok(kinds.includes('tool.call') && kinds.includes('tool.result'), kinds.join(', '));
+      assert.deepEqual(
+        receiver.records.map((x) => x.body),
+        localLines(w),
+        'everything the local log has, sent before the exit',
+      );
+    } finally {
+      await receiver.stop();
+    }
+  });
+
   it('the receiver gets every event of a session, masked exactly like the local log', async () => {
     const receiver = new OtlpReceiver();
     const url = await receiver.start();
