@@ -113,6 +113,47 @@ describe('mcp-gate serve (stdio MCP server for any agent)', function () {
     }
   });
 
+  it('a server→client request is refused at once on both revisions: the server is answered with an error, the call ends within 2 s', async () => {
+    const servers = path.join(ROOT, 'out', 'test', 'fixtures', 'servers');
+    const w = world({
+      '.mcp.json': JSON.stringify({
+        mcpServers: {
+          legacy: { command: process.execPath, args: [path.join(servers, 'stdio-fixture.js')], env: { FIXTURE_HOSTILE: '1' } },
+          modern: { command: process.execPath, args: [path.join(servers, 'modern-server.js')], env: { FIXTURE_INPUT: '1' } },
+        },
+      }),
+    });
+    writeProjectConfig(w, { rules: ['legacy', 'modern'].map((n) => ({ action: `mcp.${n}.tool.*`, decision: 'allow' })) });
+    for (const n of ['legacy', 'modern']) assert.equal(cli(w, ['approve', n, '--yes']).code, 0);
+    const { client } = await connect(w, []);
+    const timed = async (name: string) => {
+      const t0 = Date.now();
+      const r = await client.callTool({ name, arguments: {} });
+      assert.ok(Date.now() - t0 < 2000, `the call took ${Date.now() - t0} ms`);
+      return { isError: r.isError, text: (r.content as { text: string }[]).map((p) => p.text).join('\n') };
+    };
+    try {
+      // 2025-11-25: the server asks in the middle of the call and reports what it was answered: an error each time
+      const legacy = await timed('legacy__t0');
+      for (const m of ['sampling/createMessage', 'elicitation/create', 'roots/list'])
+        assert.match(legacy.text, new RegExp(`${m}: MCP error -32601: MCP Gate refused ${m}`));
+      assert.doesNotMatch(legacy.text, /answered/);
+      // 2026-07-28: an InputRequiredResult ends the call with an error naming the refusal
+      const modern = await timed('modern__ask');
+      assert.equal(modern.isError, true);
+      assert.match(modern.text, /asked for input \(elicitation\/create, sampling\/createMessage\); MCP Gate refused it/);
+    } finally {
+      await client.close();
+    }
+    const refusals = (JSON.parse(cli(w, ['log', '--json']).stdout) as { kind: string; server?: string }[]).filter(
+      (e) => e.kind === 'gate.refuse',
+    );
+    assert.deepEqual(
+      refusals.map((e) => e.server),
+      ['legacy', 'legacy', 'legacy', 'modern', 'modern'],
+    );
+  });
+
   it("does not serve its own agent entry when MCP Gate imports that agent's file (no gate inside the gate)", async () => {
     const w = world(
       {},

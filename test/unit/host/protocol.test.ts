@@ -177,6 +177,27 @@ describe('protocol revisions 2026-07-28 and 2025-11-25', function () {
     }
   });
 
+  it('over streamable HTTP, an InputRequiredResult (2026-07-28) is refused at once too: no retry round, the call ends within 2 s', async () => {
+    const port = await startHttp({ FIXTURE_INPUT: '1' });
+    const o = options(httpWorld('asker-http', port));
+    const s = await Session.start(o);
+    try {
+      assert.deepEqual(s.notes, []);
+      assert.match(startDetail(o.log, 'asker-http'), /protocol 2026-07-28/);
+      const t0 = Date.now();
+      const r = await s.call('asker-http', 'ask', {});
+      assert.ok(Date.now() - t0 < 2000, `the call took ${Date.now() - t0} ms`);
+      assert.equal(r.ok, false);
+      assert.match(r.error ?? '', /asked for input \(elicitation\/create, sampling\/createMessage\); MCP Gate refused it/);
+      assert.deepEqual(s.counters.refusedRequests, { 'elicitation/create': 1, 'sampling/createMessage': 1 });
+      assert.equal(o.log.read().filter((e) => e.kind === 'gate.refuse').length, 2);
+      // the server saw the one call: no round came back with input responses
+      assert.equal(await (await fetch(`http://127.0.0.1:${port}/calls`)).text(), '1');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a server that declares no tools capability starts with no tools and no line (nothing to count is not a refused list)', async () => {
     const w = await repoWorld({ bare: stdio(MODERN, { FIXTURE_NO_TOOLS: '1' }), modern: stdio(MODERN) });
     const s = await Session.start(options(w));
