@@ -143,7 +143,7 @@ async function doctor(ctx: Ctx): Promise<number> {
         '\n\n' +
         sandboxText(report, policy, machine.home, ctx.sandboxProbe()) +
         '\n\n' +
-        exportTargetLine(report.logExport) +
+        exportTargetLine(report.logExport, machine.env) +
         '\n\n' +
         agentAllowlistText(allowlists),
     );

@@ -100,13 +100,16 @@ export function exportTarget(
  * The export in one line for doctor, naming the layer that decided (the endpoint without its query, user or
  * password: it may carry a token; header values are never shown).
  */
-export function exportTargetLine(t: LogExportTarget | undefined): string {
+export function exportTargetLine(t: LogExportTarget | undefined, env: Readonly<Record<string, string | undefined>> = {}): string {
   if (!t) return 'log export   none (an administrator\'s or your own "logExport" sends the exchange log over OTLP/HTTP)';
   const { endpoint: shown, headers: names } = exportTargetShown(t);
   const headers = names.length ? `, headers ${names.join(', ')}` : '';
-  return t.layer === 'admin'
-    ? `log export   ${shown}${headers} (the administrator's policy ${t.from} decides; a user's "logExport" is not used)`
-    : `log export   ${shown}${headers} (your configuration ${t.from})`;
+  const line =
+    t.layer === 'admin'
+      ? `log export   ${shown}${headers} (the administrator's policy ${t.from} decides; a user's "logExport" is not used)`
+      : `log export   ${shown}${headers} (your configuration ${t.from})`;
+  const resolved = resolveHeaders(t, env);
+  return 'problem' in resolved ? `${line}\n             not exported from here: ${resolved.problem}` : line;
 }
 
 /** The target as it may be shown: the endpoint without query, user or password, the header names only. */

@@ -159,6 +159,15 @@ describe("CLI: the administrator's layer (/etc/mcp-gate/policy.json)", function 
       /^log export {3}https:\/\/collector\.example:4318\/v1\/logs, headers authorization \(the administrator's policy \/etc\/mcp-gate\/policy\.json decides; a user's "logExport" is not used\)$/m,
     );
     for (const secret of ['admin-secret', 'user-secret', 'token=abc']) assert.ok(!r.stdout.includes(secret), `${secret} shown`);
+    // a header read from the environment that is not set here: doctor says the log is not exported from here, and why
+    const envHeader = adminDir({
+      logExport: { endpoint: 'https://collector.example/v1/logs', headers: { authorization: '${env:OTEL_TOKEN}' } },
+    });
+    assert.match(
+      cliAdmin(w, envHeader, ['doctor']).stdout,
+      /^ +not exported from here: \/etc\/mcp-gate\/policy\.json: "logExport"\."headers"\."authorization" reads \$\{env:OTEL_TOKEN\}, which is not set here$/m,
+    );
+    assert.doesNotMatch(cliAdmin(w, envHeader, ['doctor'], { OTEL_TOKEN: 'set' }).stdout, /not exported from here/);
     const j = JSON.parse(cliAdmin(w, admin, ['doctor', '--json']).stdout) as { logExport?: { layer: string; endpoint: string } };
     assert.equal(j.logExport?.layer, 'admin', 'the JSON names the layer too');
   });
