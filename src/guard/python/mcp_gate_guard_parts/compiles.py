@@ -123,44 +123,28 @@ def _type_expression(src):
     return True
 
 
-_ANNOTATIONS = {}   # real path -> ((inode, size, mtime), frozenset of the annotation texts its approved source holds)
+_ANNOTATIONS = {}   # real path -> ((path, inode, size, mtime), frozenset of the annotation texts its approved source holds)
+
+
+def _annotations_in(tree, text):
+    """Each annotation of a parsed source as `from __future__ import annotations` keeps it (unparsed) and as written."""
+    import ast
+    unparse = getattr(ast, 'unparse', None)      # Python 3.9+
+    for node in ast.walk(tree):
+        a = node.annotation if isinstance(node, (ast.AnnAssign, ast.arg)) else \
+            node.returns if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if a is None:
+            continue
+        for t in ((unparse(a) if unparse else None), ast.get_source_segment(text, a)):
+            if t:
+                yield t
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            yield a.value
 
 
 def _annotation_texts(p):
-    """The texts of the annotations in the file p (each as `from __future__ import annotations` keeps it, and as
-    written), when p is as approved (or no file of the workspace or scratch); else nothing. Once per version."""
-    import ast
-    try:
-        st = rule._stat(p)
-    except OSError:
-        return frozenset()
-    key = (st.st_ino, st.st_size, st.st_mtime_ns)
-    hit = _ANNOTATIONS.get(p)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    texts = set()
-    state._tls.busy = True
-    try:
-        data = rule._read(p)
-        if len(data) <= 8 << 20 and rule._verdict(p, data) is None:
-            text = data.decode('utf-8', 'replace')
-            unparse = getattr(ast, 'unparse', None)      # Python 3.9+
-            for node in ast.walk(ast.parse(data, p)):
-                for a in ((node.annotation,) if isinstance(node, (ast.AnnAssign, ast.arg)) else
-                          (node.returns,) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()):
-                    if a is None:
-                        continue
-                    for t in ((unparse(a) if unparse else None), ast.get_source_segment(text, a)):
-                        if t:
-                            texts.add(t)
-                    if isinstance(a, ast.Constant) and isinstance(a.value, str):
-                        texts.add(a.value)
-    except (OSError, ValueError, SyntaxError, MemoryError, RecursionError):
-        texts = set()
-    finally:
-        state._tls.busy = False
-    _ANNOTATIONS[p] = (key, frozenset(texts))
-    return _ANNOTATIONS[p][1]
+    """The annotation texts of the file p when it is as approved (or no file of the workspace or scratch)."""
+    return engines._approved_source_facts(p, _ANNOTATIONS, _annotations_in)
 
 
 def _approved_annotation(src):

@@ -204,15 +204,16 @@ _PLAIN_CALLABLE_FIELDS = frozenset(('autoescape', 'finalize', 'undefined', 'cont
 _constants = {}
 
 
-def _source_constants(filename):
-    """The string constants of an approved module's source (empty when its file is not as approved)."""
+def _approved_source_facts(filename, cache, collect):
+    """collect(tree, text) over an approved module's parsed source, once per version of the file (a frozenset; empty
+    when the file is not as approved, is too large or does not parse). `cache` is the caller's own dict."""
     try:
         p = os.path.realpath(filename)
         st = os.stat(p)
     except (OSError, TypeError, ValueError):
         return frozenset()
     key = (p, st.st_ino, st.st_size, st.st_mtime_ns)
-    hit = _constants.get(p)
+    hit = cache.get(p)
     if hit is not None and hit[0] == key:
         return hit[1]
     found = frozenset()
@@ -221,14 +222,20 @@ def _source_constants(filename):
         data = rule._read(p)
         if rule._verdict(p, data) is None and len(data) <= state.TAINT_MAX:
             import ast
-            found = frozenset(n.value for n in ast.walk(ast.parse(data, p))
-                              if isinstance(n, ast.Constant) and type(n.value) is str)
+            found = frozenset(collect(ast.parse(data, p), data.decode('utf-8', 'replace')))
     except Exception:
         found = frozenset()
     finally:
         state._tls.busy = False
-    _constants[p] = (key, found)
+    cache[p] = (key, found)
     return found
+
+
+def _source_constants(filename):
+    """The string constants of an approved module's source (empty when its file is not as approved)."""
+    import ast
+    return _approved_source_facts(filename, _constants, lambda tree, _text: (
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is str))
 
 
 def _identifiers(names):
