@@ -22,13 +22,11 @@ import { HANDSHAKE_VERSION, MAX_HANDSHAKE_LINE_BYTES, nonce } from '../../../../
 import { handshaken, rawConnect, runRelay, type Line } from '../gateway-socket';
 import { EventLog } from '../../../../src/host/log/log';
 import { Session } from '../../../../src/host/session';
-import { Masker } from '../../../../src/policy/mask';
-import { loadUserPolicy } from '../../../../src/policy/user-policy';
+import { openSession } from '../gateway-session';
 import { recordDecision } from '../../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { writeProjectConfig } from '../../grants';
 import { cleanupTemp, ROOT, world } from '../../helpers';
-import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 
@@ -95,19 +93,8 @@ describe('gateway under hostile connections', function () {
     const w = world({ '.mcp.json': JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE] } } }) });
     writeProjectConfig(w, { rules: [{ action: 'mcp.fx.tool.*', decision: 'allow' }] });
     await recordDecision(w.input, 'fx', undefined, 'approved');
-    const report = evaluateGate(w.input);
-    const masker = new Masker();
-    log = new EventLog(w.store, masker);
-    session = await Session.start({
-      report,
-      policy: loadUserPolicy(report.userPolicy),
-      log,
-      storeDir: w.store,
-      secrets: async () => undefined,
-      env: process.env,
-      npm: inProcess,
-      masker,
-    });
+    const opened = await openSession(w);
+    ({ log, session } = opened);
     const fx: GatewayTarget = {
       tools: () => session.tools(),
       listed: () => true,

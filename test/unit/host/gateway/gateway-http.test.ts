@@ -10,13 +10,11 @@ import { HttpGateway, originAllowed } from '../../../../src/host/gateway/gateway
 import { EventLog } from '../../../../src/host/log/log';
 import { policyThroughDoor } from '../gateway-cases';
 import { Session } from '../../../../src/host/session';
-import { Masker } from '../../../../src/policy/mask';
-import { loadUserPolicy } from '../../../../src/policy/user-policy';
+import { openSession } from '../gateway-session';
 import { recordDecision } from '../../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { writeProjectConfig } from '../../grants';
 import { cleanupTemp, ROOT, world } from '../../helpers';
-import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 
@@ -66,19 +64,8 @@ describe('gateway, HTTP door', function () {
       ],
     });
     await recordDecision(w.input, 'fx', undefined, 'approved');
-    const report = evaluateGate(w.input);
-    const masker = new Masker();
-    log = new EventLog(w.store, masker);
-    session = await Session.start({
-      report,
-      policy: loadUserPolicy(report.userPolicy),
-      log,
-      storeDir: w.store,
-      secrets: async () => undefined,
-      env: process.env,
-      npm: inProcess,
-      masker,
-    });
+    const opened = await openSession(w);
+    ({ log, session } = opened);
     gateway = new HttpGateway({
       log,
       target: async (key) =>

@@ -12,13 +12,11 @@ import { Gateway, type GatewayTarget } from '../../../../src/host/gateway/gatewa
 import { HttpGateway } from '../../../../src/host/gateway/gateway-http';
 import { EventLog } from '../../../../src/host/log/log';
 import { Session } from '../../../../src/host/session';
-import { Masker } from '../../../../src/policy/mask';
-import { loadUserPolicy } from '../../../../src/policy/user-policy';
+import { openSession } from '../gateway-session';
 import { recordDecision } from '../../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { writeProjectConfig } from '../../grants';
 import { cleanupTemp, ROOT, world } from '../../helpers';
-import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 
 const SERVERS = path.join(ROOT, 'out', 'test', 'fixtures', 'servers');
 const LEGACY = path.join(SERVERS, 'stdio-fixture.js');
@@ -49,19 +47,9 @@ describe('gateway: a server→client request is refused at once on both doors an
     });
     const report0 = evaluateGate(w.input);
     for (const s of report0.servers) await recordDecision(w.input, s.name, s.source, 'approved');
-    const report = evaluateGate(w.input);
-    const masker = new Masker();
-    log = new EventLog(w.store, masker);
-    session = await Session.start({
-      report,
-      policy: loadUserPolicy(report.userPolicy),
-      log,
-      storeDir: w.store,
-      secrets: async () => undefined,
-      env: process.env,
-      npm: inProcess,
-      masker,
-    });
+    const opened = await openSession(w);
+    ({ log, session } = opened);
+    const report = opened.report;
     assert.deepEqual(session.notes, []);
     const target = async (key: string): Promise<GatewayTarget | { refused: string }> =>
       session.servers().includes(key)

@@ -14,13 +14,11 @@ import { resultLines } from '../../../../src/report/tool-text';
 import { EventLog } from '../../../../src/host/log/log';
 import { policyThroughDoor } from '../gateway-cases';
 import { Session } from '../../../../src/host/session';
-import { Masker } from '../../../../src/policy/mask';
-import { loadUserPolicy } from '../../../../src/policy/user-policy';
+import { openSession } from '../gateway-session';
 import { recordDecision } from '../../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { writeProjectConfig } from '../../grants';
 import { cleanupTemp, ROOT, world } from '../../helpers';
-import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 
@@ -43,19 +41,8 @@ describe('gateway', function () {
       ],
     });
     await recordDecision(w.input, 'fx', undefined, 'approved');
-    const report = evaluateGate(w.input);
-    const masker = new Masker();
-    log = new EventLog(w.store, masker);
-    session = await Session.start({
-      report,
-      policy: loadUserPolicy(report.userPolicy),
-      log,
-      storeDir: w.store,
-      secrets: async () => undefined,
-      env: process.env,
-      npm: inProcess,
-      masker,
-    });
+    const opened = await openSession(w);
+    ({ log, session } = opened);
     gateway = new Gateway({
       log,
       target: async (key) =>
