@@ -106,7 +106,10 @@ export interface Ctx {
  * session, `serve`, approve) or when it writes a gate event (exportLog): the administrator's "logExport" or the
  * user's. A stop by a signal sends what is left too (./signals.ts closeLastOnSignal).
  */
-function exportOnce(log: EventLog, machine: Machine): { from(report: GateReport): void; close(): Promise<void> } {
+function exportOnce(
+  log: EventLog,
+  machine: Machine,
+): { from(report: GateReport): void; fromGate(input: GateInput): void; close(): Promise<void> } {
   let exporting: LogExport | undefined;
   let checked = false;
   const close = async () => {
@@ -114,6 +117,13 @@ function exportOnce(log: EventLog, machine: Machine): { from(report: GateReport)
     await exporting?.shutdown();
   };
   return {
+    fromGate(input) {
+      try {
+        this.from(evaluateGate(input));
+      } catch {
+        // what the gate cannot read the command reports itself; a decision is never held up by its export
+      }
+    },
     from(report) {
       if (checked || !report.logExport) return;
       checked = true;
@@ -183,7 +193,7 @@ export function createCtx(command: CommandId, o: Options, rest: string[]): Ctx {
     words,
     flags,
     policyOf,
-    exportLog: () => exporting.from(evaluateGate(input)),
+    exportLog: () => exporting.fromGate(input),
     grantsOf,
     sandboxProbe,
     secrets: secretSource,

@@ -541,7 +541,7 @@ for (const mode of [
       assert.equal(fs.existsSync(ws.marker), false, `the new script ran:\n${r.stderr}`);
       assert.match(
         r.stderr,
-        /mcp-gate-guard: refused to load \S+ \(\S+\): a folder of the workspace that cannot be listed \(ENAMETOOLONG\)/,
+        /mcp-gate-guard: refused to load \S+ \(\S+\): a folder of the workspace that cannot be listed \(ENAMETOOLONG\), so what it holds cannot be compared with the approval: make it readable, or move it out of the workspace/,
       );
       assert.deepEqual(
         reports(ws).map((l) => [l.why, /cannot be listed/.test(String(l.rule))]),

@@ -130,7 +130,7 @@ _REASONS = {
     'codec': 'its coding declaration names a codec registered at run time, not one of Python\'s own, so the text '
              'it decodes to is not what was approved',
     'unlistable': 'a folder of the workspace that cannot be listed, so what it holds cannot be compared with the '
-                  'approval',
+                  'approval: make it readable, or move it out of the workspace',
 }
 
 
