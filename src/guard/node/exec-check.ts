@@ -63,7 +63,7 @@ function workspaceAsApproved(program: string): void {
       if (gone(e)) return;
       const code = (e as NodeJS.ErrnoException).code;
       const rel = dir === cfg.rootDir ? null : dir.slice(cfg.root.length).split(path.sep).join('/');
-      const tail = `a folder of the workspace that cannot be listed (${code ?? String(e)}), so what it holds cannot be compared with the approval: make it readable, or move it out of the workspace`;
+      const tail = `a folder of the workspace that cannot be listed (${code ?? String(e)}), so what it holds cannot be compared with the approval: make it readable, or move it out of the workspace (approving again does not change this)`;
       refuse({ p: dir, rel, why: 'sink', sum: '', how, tail, rule: tail });
     }
     list.sort((a, b) => (a.name < b.name ? -1 : 1));

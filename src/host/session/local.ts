@@ -32,7 +32,7 @@ import { PROTECTED_IN_WORKSPACE, PROTECTED_SUFFIXES } from '../sandbox/decision'
 import { readRefusals, watchRefusals, type Refusal } from '../sandbox/load-guard';
 import { observeGuardRefusal } from '../../trust/approval/approvals';
 import { ApprovalStore } from '../../trust/approval/store';
-import { refusalWords } from '../../trust/approval/workspace-manifest';
+import { approvingCannotHelp, refusalWords } from '../../trust/approval/workspace-manifest';
 
 /**
  * The verified launch plan and how it starts (contained or by the user's opt-out). The session substitutes
@@ -303,7 +303,7 @@ function refusalStop(
   let recorded: Promise<void> | undefined;
   return (r: Refusal): Promise<void> => {
     if (recorded) return recorded;
-    conn.changed = `${refusalWords(r)}; ${r.rule ? `the load guard refused what "${server.name}" was loading` : `"${server.name}" tried to load it, the load guard refused it`} and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : ctx.words.review(server.name)}`;
+    conn.changed = `${refusalWords(r)}; ${r.rule ? `the load guard refused what "${server.name}" was loading` : `"${server.name}" tried to load it, the load guard refused it`} and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : approvingCannotHelp(r) ? 'fix what it names, then start it again' : ctx.words.review(server.name)}`;
     recorded = guardRefused(ctx, server, r);
     void client
       .close()
@@ -386,7 +386,7 @@ async function openStarted(
     if (guardRefusal) {
       await guardRefused(ctx, server, guardRefusal);
       throw new DroppedError(
-        `${refusalWords(guardRefusal)}; ${guardRefusal.rule ? 'the load guard refused what it was loading while starting' : 'it tried to load it while starting, the load guard refused it'} and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : ctx.words.review(server.name)}`,
+        `${refusalWords(guardRefusal)}; ${guardRefusal.rule ? 'the load guard refused what it was loading while starting' : 'it tried to load it while starting, the load guard refused it'} and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : approvingCannotHelp(guardRefusal) ? 'fix what it names, then start it again' : ctx.words.review(server.name)}`,
       );
     }
     if (e instanceof DroppedError) throw e;

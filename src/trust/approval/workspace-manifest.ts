@@ -279,6 +279,12 @@ export interface GuardRefusal {
 }
 
 /** What a refusal means, in the words the gate's reason, the log and the session use. */
+/**
+ * A refusal by a rule that approving again cannot satisfy (a guard's rule text ends with this: src/guard/CONTRACT.md):
+ * the hint is to fix what it names, not to approve.
+ */
+export const approvingCannotHelp = (r: GuardRefusal): boolean => !!r.rule && r.rule.includes('approving again does not change this');
+
 export function refusalWords(r: GuardRefusal): string {
   if (r.home)
     return `${r.file} is in the server's own home, which MCP Gate keeps between its starts, and is no file that was approved; approving again does not remove it (delete it)`;

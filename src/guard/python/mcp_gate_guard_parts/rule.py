@@ -122,15 +122,18 @@ def _verdict(p, data=None):
     return 'manifest', rel, h
 
 
+# Said at the end of a rule that approving again cannot satisfy: MCP Gate then does not suggest approving (CONTRACT.md).
+AGAIN = 'approving again does not change this'
+
 _REASONS = {
     'changed': 'it changed since approval',
     'new': 'it is not in what was approved',
     'scratch': 'a file written outside the workspace that was not approved',
     'sink': 'it was asked to start a program the guard could not follow',
     'codec': 'its coding declaration names a codec registered at run time, not one of Python\'s own, so the text '
-             'it decodes to is not what was approved',
+             'it decodes to is not what was approved: declare utf-8 or one of Python\'s codecs (' + AGAIN + ')',
     'unlistable': 'a folder of the workspace that cannot be listed, so what it holds cannot be compared with the '
-                  'approval: make it readable, or move it out of the workspace',
+                  'approval: make it readable, or move it out of the workspace (' + AGAIN + ')',
 }
 
 

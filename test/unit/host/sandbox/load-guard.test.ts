@@ -290,6 +290,9 @@ describe('the approval enforced where code loads (the load guard)', function () 
     assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
     const call = cli(w, ['call', 's', 'hello']);
     assert.notEqual(call.code, 0, call.stdout);
+    // approving again cannot help here: the hint says to fix it, not to approve
+    assert.match(call.stdout + call.stderr, /declare utf-8 or one of Python's codecs .*fix what it names, then start it again/);
+    assert.doesNotMatch(call.stdout + call.stderr, /mcp-gate approve/);
     const after = cli(w, ['get', 's']).stdout;
     assert.match(after, /srv\/plugins\/greet\.py: [^\n]*coding/, after);
     assert.doesNotMatch(after, /asked for a module that runs code it is given/, 'the rule is said, not the generic words');
