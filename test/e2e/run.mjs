@@ -206,6 +206,9 @@ async function start(folder) {
   note(`code-server ready at ${cs.url} (pid ${cs.child.pid})`);
   browser = await launchBrowser({ host, profileDir: dir('chromium'), env, viewport: { width: 1440, height: 900 } });
   page = browser.pages()[0] ?? (await browser.newPage());
+  // The workbench's first load (its bundles, the extension host's start) was seen to take over Playwright's 30 s on a
+  // loaded machine (CI runs three windows at once): a navigation is given as long as the workbench's own first paint.
+  page.setDefaultNavigationTimeout(120_000);
   watch(page);
   await open(folder);
 }
@@ -840,7 +843,9 @@ const main = [
     async () => {
       await $('vscode-textfield.search input').fill('weather');
       await chooseOption('Filter by outcome', 'answered');
-      await sleep(400); // setState is debounced
+      // setState is debounced (100 ms) and the host's copy follows 300 ms later, through the extension host: on a
+      // loaded machine that takes longer, and nothing outside the webview shows when it is done.
+      await sleep(1500);
       await page.reload();
       await page.locator('.monaco-workbench .part.statusbar').waitFor({ timeout: 90_000 });
       await $('.log-viewport').waitFor({ timeout: 60_000 });
@@ -1333,11 +1338,26 @@ const walkthrough = [
       assert((await walkthroughSteps()).try === false, 'a cancelled Try a Tool… is not a tool tried');
       await palette('MCP Gate: Try a Tool…');
       await echo.click({ timeout: 60_000 });
-      const args = page.locator('.quick-input-widget input.input');
-      await args.waitFor({ state: 'visible', timeout: 10_000 });
-      // Pressed on the arguments box itself (focused first): a key sent to the page as the box opens can be lost.
-      await args.press('Enter');
-      await page.locator('.tab', { hasText: 'fixture-echo — echo' }).waitFor({ timeout: 60_000 });
+      // The quick pick and the arguments box share one widget: its input is visible before the box opens, and an
+      // Enter pressed while the pick is closing is taken by the pick (the box then waits for ever). So the box is
+      // known by its title, and Enter goes to it until the box is gone and the result's tab is there.
+      const box = page.locator('.quick-input-widget', { has: page.locator('.quick-input-title', { hasText: 'Arguments of echo' }) });
+      const result = page.locator('.tab', { hasText: 'fixture-echo — echo' });
+      await box.waitFor({ state: 'visible', timeout: 30_000 });
+      await until(
+        'the result of the call in its tab',
+        async () => {
+          if (await result.isVisible()) return true;
+          if (await box.isVisible())
+            await box
+              .locator('input.input')
+              .press('Enter')
+              .catch(() => undefined);
+          return false;
+        },
+        60_000,
+        1000,
+      );
       const steps = await walkthroughSteps();
       assert(steps.try === true, `the call answered ticks the step: ${JSON.stringify(steps)}`);
     },

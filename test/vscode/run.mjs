@@ -242,6 +242,9 @@ try {
 
   browser = await launchBrowser({ host, profileDir: dir('chromium'), env: { ...env, HOME: dir('home') } });
   const page = browser.pages()[0] ?? (await browser.newPage());
+  // The workbench's first load (its bundles, the extension host's start) was seen to take over Playwright's 30 s on a
+  // loaded machine (CI runs three windows at once): a navigation is given as long as the workbench's own first paint.
+  page.setDefaultNavigationTimeout(120_000);
 
   let reportExit;
   const exited = new Promise((resolve) => {
