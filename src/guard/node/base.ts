@@ -143,6 +143,32 @@ export const realOrWhy = (p: string): string | null | { error: string } => {
     return c === 'ENOENT' || c === 'ENOTDIR' || c === 'EACCES' ? null : { error: c };
   }
 };
+/**
+ * A real path that names no file of the file system: what /proc/self/fd/N or /proc/<pid>/map_files resolve to for a
+ * memfd ("/memfd:x (deleted)"), an unlinked file ("/tmp/x (deleted)"), a pipe or a socket ("pipe:[7]"). Its bytes
+ * are read through the name it was reached by, and it counts as written by the server (red team 13, cases 02-04).
+ */
+export const isAnon = (p: string): boolean => !$.startsWith(p, '/') || $.endsWith(p, ' (deleted)') || $.startsWith(p, '/memfd:');
+/**
+ * realOrWhy, and for a name that opens a file whose real path names none — a memfd or an unlinked file reached
+ * through /proc/self/fd/N, where realpath fails with ENOENT — the link's text, marked so that isAnon says so.
+ */
+export const realOrAnon = (p: string): string | null | { error: string } => {
+  const r = realOrWhy(p);
+  if (r !== null) return r;
+  try {
+    F.statSync(p);
+  } catch {
+    return null; // not there: the load itself fails
+  }
+  let t = p;
+  try {
+    t = F.readlinkSync(p);
+  } catch {
+    /* no link: named as given */
+  }
+  return isAnon(t) ? t : `${t} (deleted)`;
+};
 export const withSep = (d: string): string => ($.endsWith(d, path.sep) ? d : d + path.sep);
 export const SELF = real(__filename) ?? __filename;
 const REQUIRE_FLAG = `--require ${JSON.stringify(SELF)}`;

@@ -194,6 +194,7 @@ export function runPositions(list: unknown[]): number[] {
  * substitution, or any word of the line naming such a program makes it one; else it is not.
  */
 function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | undefined {
+  if (nodeRun([file, ...list])) return 'node --run';
   const names: string[] = [];
   for (const p of [file, ...runPositions(list).map((i) => list[i])]) {
     if (typeof p !== 'string') continue;
@@ -233,6 +234,23 @@ function readsItsOwn(file: unknown, list: unknown[], cwd: string): string | unde
     return n;
   }
   return undefined;
+}
+
+/**
+ * `node --run <script>` (Node 22+): Node runs a package.json script through /bin/sh itself, before any preload, so
+ * no guard is in what it starts (red team 13, case 09): a reader of files no guard sees, like npm.
+ */
+function nodeRun(all: readonly unknown[]): boolean {
+  for (let i = 0; i < Math.min(all.length, 3); i++) {
+    if (typeof all[i] !== 'string' || !/^(node|nodejs)$/.test(path.basename(all[i] as string))) continue;
+    for (let j = i + 1; j < all.length; j++) {
+      const a = all[j];
+      if (typeof a !== 'string' || a === '--' || !a.startsWith('-')) break;
+      if (a === '--run' || a.startsWith('--run=')) return true;
+      if (NODE_VALUE_OPTIONS.test(a)) j++;
+    }
+  }
+  return false;
 }
 
 const INTERPRETER = /^(node|nodejs|python[\d.]*|pypy[\d.]*)$/;

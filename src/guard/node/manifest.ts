@@ -5,7 +5,7 @@
 // own installation, the only place that may still load.
 import fs = require('node:fs');
 import path = require('node:path');
-import { $, F, MANIFEST, real, withSep } from './base';
+import { $, F, isAnon, MANIFEST, real, withSep } from './base';
 
 interface Config {
   root: string; // real path of the workspace, with a trailing separator
@@ -102,6 +102,7 @@ export function readOnlyMount(p: string): boolean {
 
 /** Where the server or the repository can write: the workspace, or a scratch folder not mounted read-only. */
 export function writable(p: string): boolean {
+  if (isAnon(p)) return true; // a memfd, an unlinked file: only the server made it
   const cfg = getConfig();
   if (cfg === null) return !(RUNTIME_PREFIX && $.startsWith(p, RUNTIME_PREFIX));
   return $.startsWith(p, cfg.root) || (inScratch(cfg, p) && !readOnlyMount(p));

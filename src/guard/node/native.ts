@@ -6,7 +6,7 @@
 import crypto = require('node:crypto');
 import fs = require('node:fs');
 import path = require('node:path');
-import { ACTIVE, F, hasOwn, real, realOrWhy } from './base';
+import { ACTIVE, F, hasOwn, isAnon, real, realOrAnon, realOrWhy } from './base';
 import { failRoot, getConfig, readOnlyMount, writable } from './manifest';
 import { check, refuse } from './verdict';
 import { NO_DYNAMIC, readElfDynamic } from './elf';
@@ -83,7 +83,7 @@ export function checkNative(name: string, how: string, libPath: string[] = START
   const seen = new Set<string>();
   let anyWritable = false;
   const visit = (lexical: string, inherited: string[], depth: number): void => {
-    const rp = realOrWhy(lexical);
+    const rp = realOrAnon(lexical);
     // A name whose real path cannot be found (longer than PATH_MAX: dlopen may still open it by a shorter relative
     // name, as the server gave it) cannot be checked: refused.
     if (rp !== null && typeof rp !== 'string')
@@ -102,9 +102,10 @@ export function checkNative(name: string, how: string, libPath: string[] = START
     }
     seen.add(p);
     if (mine) anyWritable = true;
-    check(p, how);
+    const src = isAnon(p) ? lexical : p; // a memfd or an unlinked file opens only by the name given
+    check(src, how);
     if (process.platform !== 'linux') return;
-    const dyn = readElfDynamic(p);
+    const dyn = readElfDynamic(src);
     if (typeof dyn === 'string') {
       if (program && depth === 0 && (dyn === NO_DYNAMIC || dyn === 'it is not an ELF file')) return; // static, or a script
       if (mine) nativeRefusal(p, how, `it is loaded as native code but the guard cannot read it as an ELF shared library: ${dyn}`);

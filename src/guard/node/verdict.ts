@@ -3,7 +3,7 @@
 // scratch folder some approved content, elsewhere it is not the guard's — and `refuse` says no: one line appended to
 // the report, one line on stderr, and the guard's error (code ERR_MCP_GATE_GUARD) thrown before any of its code runs.
 // A name that is not a file (a virtual file system's member) is checked under its deepest existing folder.
-import { $, ACTIVE, F, hasOwn, real, realOrWhy, SELF } from './base';
+import { $, ACTIVE, F, hasOwn, isAnon, real, realOrAnon, SELF } from './base';
 import type { Bytes } from './base';
 import { config, failReport, failRoot, failure, getConfig, inScratch, readOnlyMount, RUNTIME_PREFIX } from './manifest';
 import { hashFile, sha256, stripBOM, UNREADABLE } from './hash';
@@ -70,7 +70,7 @@ export function refuse(r: Refusal): never {
  */
 export function check(file: string, how: string, content?: Bytes, own = false, head?: Pick<Refusal, 'head' | 'rule'>): void {
   if (!ACTIVE) return;
-  const rp = realOrWhy(file);
+  const rp = realOrAnon(file);
   if (rp !== null && typeof rp !== 'string') unresolvable(file, how, rp.error); // fail closed
   const p = rp ?? (content !== undefined ? virtualPath(file) : null);
   if (p === null || p === SELF) return;
@@ -81,6 +81,10 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
     if (failRoot && $.startsWith(p, failRoot)) rel = toPosix($.slice(p, failRoot.length));
     else if (RUNTIME_PREFIX && $.startsWith(p, RUNTIME_PREFIX)) return;
     zone = 'failed';
+  } else if (isAnon(p)) {
+    // A memfd or an unlinked file reached through /proc/self/fd/N: written by the server, as a scratch file is, and
+    // read through the name given (its real path opens nothing) — red team 13, cases 02-04.
+    zone = 'scratch';
   } else if ($.startsWith(p, cfg.root)) {
     zone = 'root';
     rel = toPosix($.slice(p, cfg.root.length));
@@ -100,8 +104,9 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
     zone === 'failed' ? 'manifest' : zone === 'scratch' ? 'scratch' : hasOwn(cfg!.files, rel!) ? 'changed' : 'new';
   const bytes = content;
   let sum: string;
+  const src = isAnon(p) ? file : p; // where the bytes are read from
   if (bytes === undefined) {
-    const h = hashFile(p);
+    const h = hashFile(src);
     if (h === null) return; // gone, or a folder: no file load
     if (typeof h !== 'string') refuse({ p, rel, why: why(), sum: '', how, tail: UNREADABLE(h.error), ...head }); // fail closed
     sum = h;
@@ -113,7 +118,7 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
     // case 01, an "overlay" serving a changed text under an approved file's name).
     let disk: [Buffer, number] | null = null;
     try {
-      disk = F.readBytes(p);
+      disk = F.readBytes(src);
     } catch {
       /* keep the text's hash */
     }
@@ -127,7 +132,7 @@ export function check(file: string, how: string, content?: Bytes, own = false, h
     // docs/concepts.md, "Sinks that name no file".)
     let disk: [Buffer, number] | null = null;
     try {
-      disk = F.readBytes(p);
+      disk = F.readBytes(src);
     } catch {
       /* keep the text's hash */
     }

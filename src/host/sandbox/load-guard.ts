@@ -185,10 +185,11 @@ export function prepareGuard(o: GuardOptions): GuardedStart {
     fs.mkdirSync(path.join(dir, 'report'), { mode: 0o700 });
     const report = path.join(dir, 'report', 'report.jsonl');
     const inside = (p: string) => (o.contained ? path.join(GUARD_MOUNT, p) : path.join(dir, p));
-    // Contained: the places it can write outside the workspace (its private /tmp and HOME, the paths you let it
-    // write); a file the sandbox binds read-only there is not one (the guards tell by the mount). Uncontained it
-    // can write wherever you can, so no folder outside the workspace says more than another: none is checked.
-    const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev/shm', o.home, ...o.extraWrite] : [];
+    // Contained: the places it can write outside the workspace (its private /tmp and HOME, /dev — a tmpfs, the
+    // guard's report folder, the paths you let it write: red team 13, cases 05 and 07); a file the sandbox binds
+    // read-only there is not one (the guards tell by the mount). Uncontained it can write wherever you can, so no
+    // folder outside the workspace says more than another: none is checked.
+    const scratch = o.contained ? ['/tmp', '/var/tmp', '/dev', path.join(GUARD_MOUNT, 'report'), o.home, ...o.extraWrite] : [];
     const manifest = {
       version: 1,
       root: o.project,

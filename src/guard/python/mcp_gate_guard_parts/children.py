@@ -152,11 +152,12 @@ def _on_marshal(args):
         if isinstance(bp, (str, bytes)) or hasattr(bp, '__fspath__'):
             name = os.fsdecode(bp)
             p = os.path.realpath(name)
-            if rule._where(p)[0] is None and not rule._inside_root(name):
+            src = rule._source(name, p)
+            if rule._where(p, src != p)[0] is None and not rule._inside_root(name):
                 rule._links_as_approved(name, p, 'python-import')
                 return
             try:
-                data = rule._read(p)
+                data = rule._read(src)
             except OSError:
                 data = None
             if data is not None:

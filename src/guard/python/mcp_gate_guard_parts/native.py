@@ -223,9 +223,10 @@ def _check_native(name, how, library_path, base=None, program=False):
 
     def visit(lexical, inherited, depth):
         p = os.path.realpath(lexical)
-        if p in seen or not os.path.isfile(p):
+        src = rule._source(lexical, p)              # a memfd, an unlinked file: read through the name given
+        if p in seen or not os.path.isfile(src):
             return
-        mine = rule._where(p)[0] is not None
+        mine = rule._where(p, src != p)[0] is not None
         if len(seen) >= ELF_MAX or depth > ELF_DEPTH:
             if mine:
                 _native_refusal(p, how, 'it is needed through more than %d levels or %d libraries, more than the guard '
@@ -234,7 +235,7 @@ def _check_native(name, how, library_path, base=None, program=False):
         seen.add(p)
         if mine:
             rule.check(lexical, None, how if depth == 0 else '%s (needed by what it loads)' % how)
-        dyn = _read_elf_dynamic(p)
+        dyn = _read_elf_dynamic(src)
         if isinstance(dyn, str):
             if mine and not (program and depth == 0):   # a program may be a script: its #! interpreter is started
                 _native_refusal(p, how, 'it is loaded as native code but the guard cannot read it as an ELF shared '
@@ -274,7 +275,8 @@ def _check_native_if_writable(name, how):
     can only need what lies in a writable place through it)."""
     lp = _START_LIBRARY_PATH()
     try:
-        mine = '/' in name and rule._where(os.path.realpath(name))[0] is not None
+        p = os.path.realpath(name) if '/' in name else None
+        mine = p is not None and rule._where(p, rule._source(name, p) != p)[0] is not None
     except (TypeError, ValueError):
         return
     if mine or any(places._writable_place(os.path.realpath(d)) for d in lp):

@@ -215,7 +215,10 @@ def _run_positions(items):
 def _reads_its_own(items, cwd=None):
     """The name of the program among items[:2] that reads files no guard sees, else None: by its name, or by the
     interpreter its `#!` line names. `sh -c 'cmd'` (also `-lc`, `-ec`) is read as its command line: a sourced file,
-    eval, a substitution, or any word of the line naming such a program makes it one; else it is not."""
+    eval, a substitution, or any word of the line naming such a program makes it one; else it is not. `node --run`
+    (Node 22+) runs a package.json script through /bin/sh before any preload: a reader too (red team 13, case 09)."""
+    if _node_run(items):
+        return 'node --run'
     names = []
     for at in _run_positions(items):
         try:
@@ -240,6 +243,32 @@ def _reads_its_own(items, cwd=None):
                 return _shell_line_reads(rest[flag + 1], n)
         return n
     return None
+
+
+def _node_run(items):
+    for i in range(min(len(items), 3)):
+        try:
+            w = os.fsdecode(items[i])
+        except TypeError:
+            continue
+        if not _re.match(r'^(node|nodejs)$', os.path.basename(w)):
+            continue
+        j = i + 1
+        while j < len(items):
+            try:
+                a = os.fsdecode(items[j])
+            except TypeError:
+                break
+            if a == '--' or not a.startswith('-'):
+                break
+            if a == '--run' or a.startswith('--run='):
+                return True
+            if _re.match(r'^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--env-file|'
+                         r'--input-type|--title|--experimental-default-type|--inspect-port|--disable-warning|'
+                         r'--watch-path)$', a):
+                j += 1
+            j += 1
+    return False
 
 
 _KEYWORDS = frozenset(('if', 'then', 'else', 'elif', 'do', 'while', 'until', 'time', '!', 'nohup', 'nice', 'env'))

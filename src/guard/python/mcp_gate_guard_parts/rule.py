@@ -77,8 +77,20 @@ def _read(p):
         state._tls.busy = False
 
 
-def _where(p):
-    """'root' (with rel), 'scratch', or None (not ours to check) for a real path p."""
+def _anon(p):
+    """A real path that names no file of the file system: what /proc/self/fd/N resolves to for a memfd
+    ('/memfd:x (deleted)'), an unlinked file ('/tmp/x (deleted)') or a pipe ('.../pipe:[7]'). Only the server made
+    it, as a scratch file; its bytes are read through the name it was reached by (red team 13, cases 02-04)."""
+    return p.startswith('/memfd:') or p.endswith(' (deleted)') or ':[' in os.path.basename(p)
+
+
+def _source(name, p):
+    """Where the bytes of the file named `name` (real path p) are read from: p, or the name when p names no file."""
+    return name if _anon(p) or (not os.path.lexists(p) and os.path.exists(name)) else p
+
+
+def _where(p, anon=False):
+    """'root' (with rel), 'scratch', or None (not ours to check) for a real path p (anon: it names no file, _source)."""
     if not state._state['on']:
         return None, None
     if state.BROKEN is not None:
@@ -86,6 +98,8 @@ def _where(p):
             if p == d or p.startswith(d):
                 return None, None
         return 'broken', None
+    if anon or _anon(p):
+        return 'scratch', None
     if p.startswith(state.ROOT_PREFIX):
         return 'root', p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
     for d in state.SCRATCH:
@@ -101,15 +115,19 @@ def _where(p):
     return None, None
 
 
-def _verdict(p, data=None):
-    """None when the real path p may become code; else (why, rel, sha)."""
-    kind, rel = _where(p)
+def _verdict(p, data=None, name=None):
+    """None when the real path p may become code; else (why, rel, sha). `name`: how it was reached (read through it
+    when p names no file)."""
+    src = p if name is None else _source(name, p)
+    kind, rel = _where(p, src != p)
     if kind is None:
         return None
     if data is None:
         try:
-            data = _read(p)
+            data = _read(src)
         except (OSError, ValueError):
+            if src != p:
+                return 'scratch', None, ''           # it opens, but cannot be read to be checked: refused
             return None                              # the runtime cannot read it either: its own error follows
     h = _sha(data)
     if kind == 'root':
@@ -269,7 +287,7 @@ def check(path, data=None, how='open'):
     """Applies the rule to a file about to become code; raises McpGateGuardRefused when it is refused."""
     p = os.path.realpath(path)
     _links_as_approved(path, p, how)
-    v = _verdict(p, data)
+    v = _verdict(p, data, path)
     if v is not None:
         _refuse(p, v[1], v[0], v[2], how)
     return p

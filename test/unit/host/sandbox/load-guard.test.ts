@@ -388,6 +388,39 @@ describe('the approval enforced where code loads (the load guard)', function () 
     }
   });
 
+  it("a changed plugin copied by the server to /dev (a tmpfs) or to the guard's report folder, both writable in the sandbox, is refused there as a scratch file (red team 13, cases 05 and 07)", async () => {
+    const w = guarded({
+      'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
+      'tools/plugins/p.js': "module.exports = 'approved plugin';\n",
+      'tools/server.js': miniServer(
+        "const fs = require('node:fs'), path = require('node:path');",
+        "['/dev', '/run/mcp-gate/report'].map((d) => { const to = path.join(d, 'p' + Date.now() + '.js'); try { fs.copyFileSync(path.join(__dirname, 'plugins', ['p'].join('') + '.js'), to); return d + ': ' + require(to); } catch (e) { return d + ': ' + (e.code || e.message); } }).join('; ')",
+      ),
+    });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: { command: 'node', args: ['${workspaceFolder}/tools/server.js'] } }) });
+    await recordDecision(w.input, 's', undefined, 'approved');
+    const log = new EventLog(w.store, new Masker());
+    let session = await start(w, log);
+    try {
+      const r = answer(await session.call('s', 'hello'));
+      assert.match(r, /"\/dev: approved plugin; \/run\/mcp-gate\/report: approved plugin"/, 'the approved bytes load from either place');
+    } finally {
+      await session.close();
+    }
+    const marker = path.join(w.project, 'changed-code-ran');
+    writeFiles(w.project, {
+      'tools/plugins/p.js': `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran'); module.exports = 'changed';\n`,
+    });
+    session = await start(w, log);
+    try {
+      const r = answer(await session.call('s', 'hello').catch((e: Error) => ({ error: e.message })));
+      assert.ok(!fs.existsSync(marker), `a changed plugin ran from a copy outside the workspace: ${r}`);
+      assert.match(r, /was written outside the workspace and is no file that was approved|ERR_MCP_GATE_GUARD|refused/, r);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('a file the server was not approved with (new) is refused at load; a server whose approval has no workspace record does not start', async () => {
     const w = guarded({
       'package.json': JSON.stringify({ name: 'app', version: '1.0.0' }),
