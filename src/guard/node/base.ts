@@ -23,6 +23,7 @@ export const $ = {
   startsWith: uncurry(String.prototype.startsWith) as (s: string, prefix: string) => boolean,
   endsWith: uncurry(String.prototype.endsWith) as (s: string, suffix: string) => boolean,
   slice: uncurry(String.prototype.slice) as (s: string, start: number, end?: number) => string,
+  indexOf: uncurry(String.prototype.indexOf) as (s: string, search: string) => number,
   charCodeAt: uncurry(String.prototype.charCodeAt) as (s: string, i: number) => number,
   setHas: uncurry(Set.prototype.has) as (set: Set<string>, v: string) => boolean,
   setAdd: uncurry(Set.prototype.add) as (set: Set<string>, v: string) => Set<string>,

@@ -3,7 +3,7 @@
 // such a file came by a name computed at run time, and is refused (why "sink").
 import Module = require('node:module');
 import path = require('node:path');
-import { $, ACTIVE, real } from './base';
+import { $, ACTIVE, real, SELF } from './base';
 import { getConfig } from './manifest';
 import { refuse } from './verdict';
 
@@ -17,7 +17,25 @@ const SINKS = new Set(['vm', 'repl', 'inspector', 'cluster', 'test', 'v8', 'wasi
 export function checkSink(request: string, parentFile: string | undefined): void {
   if (!ACTIVE || !parentFile) return;
   const name = $.startsWith(request, 'node:') ? $.slice(request, 5) : request;
-  if (!$.setHas(SINKS, name) || !(Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request)) return;
+  // A built-in's sub-path is the built-in (`inspector/promises` runs code as `inspector` does: red team 13, case 01).
+  const slash = $.indexOf(name, '/');
+  const first = slash < 0 ? name : $.slice(name, 0, slash);
+  const builtin = (Module as unknown as { isBuiltin?: (s: string) => boolean }).isBuiltin?.(request) ?? false;
+  if (first === 'internal' && builtin) {
+    // Node's internal modules (internal/vm runs any text): reachable only because MCP Gate's wrappers pass
+    // --expose-internals for the guard's own use; no server needs them (red team 13, case 13).
+    const p = real(parentFile) ?? parentFile;
+    if (p === SELF) return;
+    refuse({
+      p,
+      rel: null,
+      why: 'sink',
+      sum: '',
+      how: `node:${name}`,
+      tail: `it asked for node:${name}, one of Node's internal modules, which MCP Gate's sandbox exposes only to its guard`,
+    });
+  }
+  if (!$.setHas(SINKS, first) || !builtin) return;
   const cfg = getConfig();
   if (!cfg) return;
   const p = real(parentFile);

@@ -55,7 +55,7 @@ const reported = (ws: Ws): Array<Record<string, unknown>> =>
         .map((l) => JSON.parse(l) as Record<string, unknown>)
     : [];
 
-describe('load guards: files with no path (a memfd, an unlinked copy) and node --run', function () {
+describe('load guards: files with no path (a memfd, an unlinked copy), node --run, Node internals', function () {
   this.timeout(120_000);
   before(() => {
     const b = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-guard.mjs')], { cwd: ROOT, encoding: 'utf8' });
@@ -99,6 +99,22 @@ describe('load guards: files with no path (a memfd, an unlinked copy) and node -
     r = node(ws, ['server.js']);
     assert.match(r.stdout, /code ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
     assert.doesNotMatch(r.stdout, /CHANGED-RAN/);
+  });
+
+  it("Node: a server's require of one of Node's internal modules (exposed for the guard's own use) is refused; the guard still works", () => {
+    const ws = approved({
+      'server.js':
+        "try { const vm = require(['internal', 'vm'].join('/')); console.log('loaded', typeof vm.runScriptInThisContext); } catch (e) { console.log('code', e.code); }\n",
+    });
+    const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest };
+    delete env.NODE_OPTIONS;
+    const r = spawnSync(process.execPath, ['--expose-internals', '--require', NODE_GUARD, 'server.js'], {
+      cwd: ws.root,
+      env,
+      encoding: 'utf8',
+    });
+    assert.match(r.stdout, /code ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
+    assert.match(r.stderr, /one of Node's internal modules/, r.stderr);
   });
 
   it('Python: bytecode unmarshalled by SourcelessFileLoader from a memfd is checked as a scratch file: a changed plugin is refused, the approved one runs', function () {
