@@ -117,6 +117,22 @@ describe('load guards: files with no path (a memfd, an unlinked copy), node --ru
     assert.match(r.stderr, /one of Node's internal modules/, r.stderr);
   });
 
+  it("Python: code the server compiled under the name <frozen site> is not site's: its exec of text after taking in a changed file is refused", () => {
+    const ws = approved({
+      'data/rules.txt': "result = 'approved rules'\n",
+      'server.py':
+        "ns = {}\nexec(compile('def apply(text, g):\\n    exec(text + chr(10), g)\\n    return g.get(\"result\")\\n', '<frozen site>', 'exec'), ns)\n" +
+        "print('rules:', ns['apply'](open('data/rules.txt').read(), {}))\n",
+    });
+    let r = python(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /rules: approved rules/);
+    fs.writeFileSync(path.join(ws.root, 'data/rules.txt'), "result = 'CHANGED' + '-RAN'\n");
+    r = python(ws, ['server.py']);
+    assert.doesNotMatch(r.stdout, /CHANGED-RAN/, r.stdout);
+    assert.match(r.stderr, /mcp-gate-guard: refused/, r.stderr);
+  });
+
   it('Python: bytecode unmarshalled by SourcelessFileLoader from a memfd is checked as a scratch file: a changed plugin is refused, the approved one runs', function () {
     if (spawnSync('/usr/bin/python3', ['-c', 'import os; os.memfd_create']).status !== 0) this.skip();
     const compile = (text: string): Buffer => {
