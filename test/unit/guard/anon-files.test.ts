@@ -55,7 +55,7 @@ const reported = (ws: Ws): Array<Record<string, unknown>> =>
         .map((l) => JSON.parse(l) as Record<string, unknown>)
     : [];
 
-describe('load guards: files with no path (a memfd, an unlinked copy), node --run, Node internals', function () {
+describe('load guards, red team 13: files with no path (a memfd, an unlinked copy), node --run, Node internals, site and gettext', function () {
   this.timeout(120_000);
   before(() => {
     const b = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-guard.mjs')], { cwd: ROOT, encoding: 'utf8' });
@@ -131,6 +131,39 @@ describe('load guards: files with no path (a memfd, an unlinked copy), node --ru
     r = python(ws, ['server.py']);
     assert.doesNotMatch(r.stdout, /CHANGED-RAN/, r.stdout);
     assert.match(r.stderr, /mcp-gate-guard: refused/, r.stderr);
+  });
+
+  it("Python: gettext's plural rule of approved translations still compiles after the server read a data file the person edited (no false refusal)", () => {
+    const mo = spawnSync(
+      '/usr/bin/python3',
+      [
+        '-c',
+        [
+          'import struct, sys',
+          "msgs = {b'': b'Content-Type: text/plain; charset=UTF-8\\nPlural-Forms: nplurals=2; plural=(n != 1);\\n', b'%d note\\x00%d notes': b'%d Notiz\\x00%d Notizen'}",
+          "keys = sorted(msgs); ids = b''; strs = b''; offs = []",
+          'for k in keys:\n    offs.append((len(ids), len(k), len(strs), len(msgs[k]))); ids += k + bytes(1); strs += msgs[k] + bytes(1)',
+          'n = len(keys); ko = 28; vo = ko + n * 8; io = vo + n * 8; so = io + len(ids)',
+          "out = struct.pack('Iiiiiii', 0x950412de, 0, n, ko, vo, 0, 0)",
+          "for o, l, _, _ in offs: out += struct.pack('ii', l, io + o)",
+          "for _, _, o, l in offs: out += struct.pack('ii', l, so + o)",
+          'sys.stdout.buffer.write(out + ids + strs)',
+        ].join('\n'),
+      ],
+      { encoding: 'buffer' },
+    );
+    assert.equal(mo.status, 0, String(mo.stderr));
+    const ws = approved({
+      'locale/de/LC_MESSAGES/app.mo': mo.stdout,
+      'data/notes.txt': 'one\n',
+      'server.py':
+        "import gettext\nnotes = open('data/notes.txt').read().splitlines()\n" +
+        "t = gettext.translation('app', localedir='locale', languages=['de'])\nprint(t.ngettext('%d note', '%d notes', len(notes)) % len(notes))\n",
+    });
+    fs.writeFileSync(path.join(ws.root, 'data/notes.txt'), 'one\ntwo\nthree\n');
+    const r = python(ws, ['server.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /3 Notizen/);
   });
 
   it('Python: bytecode unmarshalled by SourcelessFileLoader from a memfd is checked as a scratch file: a changed plugin is refused, the approved one runs', function () {

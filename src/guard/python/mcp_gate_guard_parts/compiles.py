@@ -5,6 +5,7 @@
 # A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
+import re as _re
 import sys
 from . import state, rule, places, engines, native, loaders
 
@@ -118,6 +119,19 @@ def _after_taking_in(how):
             t = state._took['in'] = v
     if t is not None:
         rule._refuse(t[0], t[1], t[2], t[3], how)
+
+
+# gettext's c2py: a .mo file's plural rule (a C expression) as a Python function, through exec of this template
+# (Python 3.7+). Whoever compiles it, text of this shape runs no code of its own: the expression may hold only `n`,
+# integers, comparisons, arithmetic (no `**`), parentheses and not/and/or/if/else (red team 13, case 11: an honest
+# server's translations after the person edited its data file).
+_PLURAL_RULE = _re.compile(
+    rb'if True:\n {12}def func\(n\):\n {16}if not isinstance\(n, int\):\n {20}n = _as_int\(n\)\n {16}'
+    rb'return int\((?:[ \t\d()%+/<>=!-]|\*(?!\*)|\b(?:not|and|or|if|else|n)\b)*\)\n {12}\Z')
+
+
+def _plural_rule(src):
+    return len(src) < 2000 and _PLURAL_RULE.match(src) is not None
 
 
 def _type_expression(src):
@@ -245,7 +259,8 @@ def _on_compile(args):
         # (a member of an archive as approved, zipimport compiling it: its text is approved code)
         if not _generated(sys._getframe(2)) and not _in_site() and \
                 not loaders._zipimport_member(sys._getframe(2), '_compile_source', src) and \
-                not (isinstance(src, (bytes, bytearray)) and (_type_expression(src) or _approved_annotation(src))) and \
+                not (isinstance(src, (bytes, bytearray)) and
+                     (_type_expression(src) or _approved_annotation(src) or _plural_rule(src))) and \
                 not engines._template_compile():
             _after_taking_in('exec (text turned into code after this process took in a file that is not as approved)')
 
