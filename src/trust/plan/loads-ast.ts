@@ -32,6 +32,8 @@ export const LOADER_STATE =
 export const DATA_URL = /^\s*data:([\w.+-]+\/[\w.+-]+)?\s*([;,]|$)/i;
 export const DATA_INERT = /^\s*data:((image|audio|video|font)\/|text\/(plain|html|css|csv|markdown)\s*[;,])/i;
 export const CHILD_START = /^(execFile|execFileSync|spawn|spawnSync|fork)$/;
+/** process.execve (Node 23.11+): the process becomes a program, however the function is reached. */
+export const PROCESS_EXEC = /^execve$/;
 export const CHILD_SHELL = /^(exec|execSync)$/;
 
 export function isLiteral(n: Node | undefined): boolean {

@@ -9,6 +9,7 @@ import {
   calleeName,
   CHILD_SHELL,
   CHILD_START,
+  PROCESS_EXEC,
   CODE_MODULES,
   CODE_NAMES,
   codeModule,
@@ -148,6 +149,8 @@ export class LoadsWalk extends LoadNames {
       return this.computedArg(n, args[0], `${objectName ?? 'a'}.require() loads a path computed at run time`);
     }
     if (isMember && name === 'dlopen') return this.computedArg(n, args[1], 'process.dlopen() loads a path computed at run time');
+    if (isMember && PROCESS_EXEC.test(name))
+      return this.flag(n, `${name}() replaces the process with a program, which can run any file of the workspace`);
     if (isMember && (name === 'binding' || name === '_linkedBinding'))
       return this.flag(n, `${name}() reaches Node's internals (it can start programs)`);
     if (/^(_load|_resolveFilename|_compile|_extensions)$/.test(name))
@@ -214,6 +217,8 @@ export class LoadsWalk extends LoadNames {
       return this.flag(n, `it names '${v}' as a string, a key that reaches what runs code it builds at run time`);
     if (LOADER_STATE.test(v) || v === 'mainModule')
       return this.flag(n, `it names '${v}' as a string, a key that reaches Node's module loader`);
+    if (PROCESS_EXEC.test(v) && !this.literalKey(parent, key))
+      return this.flag(n, `it names '${v}' as a string, a key that reaches process.execve (it replaces the process with a program)`);
     if (
       v === 'constructor' &&
       !this.literalKey(parent, key) &&
@@ -325,6 +330,7 @@ export class LoadsWalk extends LoadNames {
         `it reaches ${prop} as a property (${prop === 'WebAssembly' ? 'WebAssembly compiles code it may read at run time' : `${prop} runs code it builds at run time`})`,
       );
     if (prop !== undefined && LOADER_STATE.test(prop)) this.flag(n, `it reaches ${prop}, Node's module loader itself`);
+    if (prop !== undefined && PROCESS_EXEC.test(prop)) this.flag(n, `it reaches ${prop}, which replaces the process with a program`);
     if (
       prop === 'Worker' &&
       !(parent?.type === 'NewExpression' && key === 'callee') &&
@@ -391,7 +397,10 @@ export class LoadsWalk extends LoadNames {
       if (p.type !== 'ObjectProperty') continue;
       this.patternProps.add(p);
       const k = keyName(p);
-      if (k !== undefined && (CODE_NAMES.test(k) || LOADER_STATE.test(k) || /^(globalThis|global|mainModule)$/.test(k)))
+      if (
+        k !== undefined &&
+        (CODE_NAMES.test(k) || LOADER_STATE.test(k) || PROCESS_EXEC.test(k) || /^(globalThis|global|mainModule)$/.test(k))
+      )
         this.flag(p, `it takes ${k} by destructuring (it runs code, or reaches what does)`);
       if (keyName(p) === 'constructor') this.flag(p, 'it reaches a constructor by destructuring (Function runs code it is given)');
       else if (p.computed && !isLiteral(p.key as Node))

@@ -83,6 +83,11 @@ describe('loads: what a JavaScript or TypeScript file can load', () => {
       /takes require as a value|more than createRequire/,
     );
     assert.match(computed('a.js', "globalThis.process.binding('spawn_sync')")!, /binding\(\) reaches Node's internals/);
+    // process.execve (Node 23.11+; red team 13, case 22): the process becomes a program, however it is reached
+    assert.match(computed('a.js', "process.execve('/bin/sh', ['sh', '-c', line])")!, /execve\(\) replaces the process with a program/);
+    assert.match(computed('a.js', "const { execve } = process;\nexecve('/bin/sh', ['sh'])")!, /takes execve by destructuring/);
+    assert.match(computed('a.js', "const f = process['exec' + 've'] || process[k]; f()")!, /computed at run time|execve/);
+    assert.match(computed('a.js', "const f = process['execve'];")!, /execve/);
     assert.match(computed('a.mjs', "await import('node:vm')")!, /imports node:vm/);
     assert.equal(computed('a.js', 'module.exports.require = 1; const o = { require: 2 };'), undefined);
   });
