@@ -149,6 +149,10 @@ export class LoadsWalk extends LoadNames {
       return this.computedArg(n, args[0], `${objectName ?? 'a'}.require() loads a path computed at run time`);
     }
     if (isMember && name === 'dlopen') return this.computedArg(n, args[1], 'process.dlopen() loads a path computed at run time');
+    // The prototype of a function value is Function's (or AsyncFunction's…): its properties, however enumerated
+    // (getOwnPropertyDescriptors, Object.values), hold the constructor that runs code it is given (red team 13, 02).
+    if (name === 'getPrototypeOf' && args[0] && /^(FunctionExpression|ArrowFunctionExpression|ClassExpression)$/.test(args[0].type))
+      return this.flag(n, 'it takes the prototype of a function, whose constructor (Function) runs code it is given');
     if (isMember && PROCESS_EXEC.test(name))
       return this.flag(n, `${name}() replaces the process with a program, which can run any file of the workspace`);
     if (isMember && (name === 'binding' || name === '_linkedBinding'))

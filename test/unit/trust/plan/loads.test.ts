@@ -88,6 +88,16 @@ describe('loads: what a JavaScript or TypeScript file can load', () => {
     assert.match(computed('a.js', "const { execve } = process;\nexecve('/bin/sh', ['sh'])")!, /takes execve by destructuring/);
     assert.match(computed('a.js', "const f = process['exec' + 've'] || process[k]; f()")!, /computed at run time|execve/);
     assert.match(computed('a.js', "const f = process['execve'];")!, /execve/);
+    // Function reached through the prototype of a function value, its properties enumerated (red team 13, case 02)
+    assert.match(
+      computed(
+        'a.js',
+        'const F = Object.values(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(() => 0))).map((d) => d.value)[0];',
+      )!,
+      /prototype of a function/,
+    );
+    assert.match(computed('a.js', 'Reflect.getPrototypeOf(async function () {});')!, /prototype of a function/);
+    assert.equal(computed('a.js', 'const proto = Object.getPrototypeOf(obj);'), undefined, 'the prototype of a value is not flagged');
     assert.match(computed('a.mjs', "await import('node:vm')")!, /imports node:vm/);
     assert.equal(computed('a.js', 'module.exports.require = 1; const o = { require: 2 };'), undefined);
   });
