@@ -26,14 +26,8 @@ export function checkSink(request: string, parentFile: string | undefined): void
     // --expose-internals for the guard's own use; no server needs them (red team 13, case 13).
     const p = real(parentFile) ?? parentFile;
     if (p === SELF) return;
-    refuse({
-      p,
-      rel: null,
-      why: 'sink',
-      sum: '',
-      how: `node:${name}`,
-      tail: `it asked for node:${name}, one of Node's internal modules, which MCP Gate's sandbox exposes only to its guard`,
-    });
+    const tail = `it asked for node:${name}, one of Node's internal modules, which MCP Gate exposes only to its load guard: no server may use them; remove that require (approving again does not change this)`;
+    refuse({ p, rel: null, why: 'sink', sum: '', how: `node:${name}`, tail, rule: tail });
   }
   if (!$.setHas(SINKS, first) || !builtin) return;
   const cfg = getConfig();

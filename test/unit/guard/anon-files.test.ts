@@ -115,6 +115,10 @@ describe('load guards, red team 13: files with no path (a memfd, an unlinked cop
     });
     assert.match(r.stdout, /code ERR_MCP_GATE_GUARD/, r.stdout + r.stderr);
     assert.match(r.stderr, /one of Node's internal modules/, r.stderr);
+    // a rule approving cannot satisfy: the report carries it, so MCP Gate says what to fix instead of "approve it"
+    const line = reported(ws).at(-1);
+    assert.equal(line?.why, 'sink');
+    assert.match(String(line?.rule), /approving again does not change this/);
   });
 
   it("Python: code the server compiled under the name <frozen site> is not site's: its exec of text after taking in a changed file is refused", () => {
