@@ -1,16 +1,13 @@
 // What a person reads when a server fails (issue 44, item 6): a native module that was never built named as the
 // likely cause (its package's install script did not run), from the server's real stderr as a session sees it.
 import assert from 'node:assert/strict';
-import { EventLog } from '../../../src/host/log/log';
 import { Session } from '../../../src/host/session';
 import { nativeModuleHint } from '../../../src/host/session/local';
-import { Masker } from '../../../src/policy/mask';
-import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
-import { inProcess } from '../../../src/trust/packages/npm-resolve';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, world } from '../helpers';
+import { sessionOptions } from './session-options';
 
 describe('diagnostics a person can act on', function () {
   this.timeout(60_000);
@@ -36,18 +33,9 @@ describe('diagnostics a person can act on', function () {
     });
     writeProjectConfig(w, {});
     for (const s of evaluateGate(w.input).servers) await recordDecision(w.input, s.name, s.source, 'approved');
-    const report = evaluateGate(w.input);
-    const log = new EventLog(w.store, new Masker());
-    const session = await Session.start({
-      report,
-      policy: loadUserPolicy(report.userPolicy),
-      log,
-      storeDir: w.store,
-      secrets: async () => undefined,
-      env: process.env,
-      npm: inProcess,
-      masker: new Masker(),
-    });
+    const o = sessionOptions(w);
+    const { log } = o;
+    const session = await Session.start(o);
     try {
       assert.deepEqual(session.servers(), []);
       assert.match(

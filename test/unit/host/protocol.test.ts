@@ -8,13 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { EventLog } from '../../../src/host/log/log';
 import { Session, type SessionOptions } from '../../../src/host/session';
-import { Masker } from '../../../src/policy/mask';
-import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, cli, ROOT, world, type World } from '../helpers';
-import { inProcess } from '../../../src/trust/packages/npm-resolve';
+import { sessionOptions } from './session-options';
 
 const MODERN = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'modern-server.js');
 const LEGACY = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
@@ -46,18 +44,7 @@ function httpWorld(name: string, port: number, extra: Record<string, unknown> = 
 }
 
 function options(w: World): SessionOptions & { log: EventLog } {
-  const report = evaluateGate(w.input);
-  const log = new EventLog(w.store, new Masker());
-  return {
-    report,
-    policy: loadUserPolicy(report.userPolicy),
-    log,
-    storeDir: w.store,
-    secrets: async () => undefined,
-    env: process.env,
-    npm: inProcess,
-    masker: new Masker(),
-  } as SessionOptions & { log: EventLog };
+  return sessionOptions(w);
 }
 
 const startDetail = (log: EventLog, server: string) =>

@@ -13,7 +13,7 @@ import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { writeProjectConfig } from '../grants';
 import { cleanupTemp, ROOT, world, type World } from '../helpers';
-import { inProcess } from '../../../src/trust/packages/npm-resolve';
+import { sessionOptions } from './session-options';
 
 const FIXTURE = path.join(ROOT, 'out', 'test', 'fixtures', 'servers', 'stdio-fixture.js');
 
@@ -30,19 +30,7 @@ async function approveAll(w: World): Promise<void> {
 }
 
 function options(w: World, extra: Partial<SessionOptions> = {}): SessionOptions & { log: EventLog } {
-  const report = evaluateGate(w.input);
-  const log = new EventLog(w.store, extra.masker ?? new Masker());
-  return {
-    report,
-    policy: loadUserPolicy(report.userPolicy),
-    log,
-    storeDir: w.store,
-    secrets: async () => undefined,
-    env: process.env,
-    npm: inProcess,
-    masker: new Masker(),
-    ...extra,
-  } as SessionOptions & { log: EventLog };
+  return sessionOptions(w, extra);
 }
 
 const allowAll = (server: string) => ({ rules: [{ action: `mcp.${server}.tool.*`, decision: 'allow' }] });

@@ -11,14 +11,13 @@ import { recordDecision } from '../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../src/trust/gate';
 import { Session } from '../../../src/host/session';
 import { EventLog } from '../../../src/host/log/log';
-import { loadUserPolicy } from '../../../src/policy/user-policy';
 import { Masker } from '../../../src/policy/mask';
-import { inProcess } from '../../../src/trust/packages/npm-resolve';
 import { sandboxAvailable } from '../../../src/host/sandbox/sandbox';
 import { blobPath, loadManifest } from '../../../src/trust/approval/workspace-manifest';
 import { serverText } from '../../../src/report/render';
 import { cleanupTemp, world, writeFiles, type World } from '../helpers';
 import { miniServer } from '../mini-server';
+import { sessionOptions } from './session-options';
 
 const MCP = (servers: Record<string, unknown>) => JSON.stringify({ mcpServers: servers }, null, 2);
 const answer = (o: unknown) => JSON.stringify(o);
@@ -38,16 +37,7 @@ function snapshotWorld(files: Record<string, string>, config: Record<string, unk
 function open(w: World, log: EventLog): Promise<Session> {
   const report = evaluateGate(w.input);
   assert.equal(report.servers[0].state, 'approved', report.servers[0].reason);
-  return Session.start({
-    report,
-    policy: loadUserPolicy(report.userPolicy),
-    log,
-    storeDir: w.store,
-    secrets: async () => undefined,
-    env: process.env,
-    npm: inProcess,
-    masker: new Masker(),
-  });
+  return Session.start(sessionOptions(w, { report, log }));
 }
 
 // The plugin is read by a path computed at run time and handed to a child process: neither is checked file by file.

@@ -16,6 +16,7 @@ import { inProcess } from '../../../src/trust/packages/npm-resolve';
 import { sandboxAvailable } from '../../../src/host/sandbox/sandbox';
 import { cleanupTemp, tempDir, world, writeFiles } from '../helpers';
 import { miniServer } from '../mini-server';
+import { sessionOptions } from './session-options';
 
 const TARGETS = [
   'vendor/lib/.git/config',
@@ -40,16 +41,7 @@ async function approvedSession(w: ReturnType<typeof world>, names: string[], log
     report.servers.every((x) => x.pinned?.pinned.guarded),
     'guarded servers: their workspace is writable',
   );
-  return Session.start({
-    report,
-    policy: loadUserPolicy(report.userPolicy),
-    log,
-    storeDir: w.store,
-    secrets: async () => undefined,
-    env: process.env,
-    npm: inProcess,
-    masker: new Masker(),
-  });
+  return Session.start(sessionOptions(w, { report, log }));
 }
 
 describe('a contained server cannot write what git obeys, at any depth', function () {

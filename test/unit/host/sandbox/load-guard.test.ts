@@ -10,12 +10,11 @@ import { recordDecision } from '../../../../src/trust/approval/approvals';
 import { evaluateGate } from '../../../../src/trust/gate';
 import { Session } from '../../../../src/host/session';
 import { EventLog } from '../../../../src/host/log/log';
-import { loadUserPolicy } from '../../../../src/policy/user-policy';
 import { Masker } from '../../../../src/policy/mask';
-import { inProcess } from '../../../../src/trust/packages/npm-resolve';
 import { sandboxAvailable } from '../../../../src/host/sandbox/sandbox';
 import { cleanupTemp, cli, world, writeFiles, type World } from '../../helpers';
 import { miniServer, pythonServer } from '../../mini-server';
+import { sessionOptions } from '../session-options';
 
 /** Debian's python3 by its real path, and the folder of its site-packages inside a virtual environment. */
 const PYTHON = fs.realpathSync('/usr/bin/python3');
@@ -38,16 +37,7 @@ function guarded(files: Record<string, string>): World {
 function open(w: World, log: EventLog): Promise<Session> {
   const report = evaluateGate(w.input);
   assert.equal(report.servers[0].state, 'approved', report.servers[0].reason);
-  return Session.start({
-    report,
-    policy: loadUserPolicy(report.userPolicy),
-    log,
-    storeDir: w.store,
-    secrets: async () => undefined,
-    env: process.env,
-    npm: inProcess,
-    masker: new Masker(),
-  });
+  return Session.start(sessionOptions(w, { report, log }));
 }
 
 async function start(w: World, log: EventLog): Promise<Session> {
