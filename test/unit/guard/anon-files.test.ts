@@ -170,6 +170,22 @@ describe('load guards, red team 13: files with no path (a memfd, an unlinked cop
     assert.match(r.stdout, /3 Notizen/);
   });
 
+  it("Python: text shaped like gettext's plural template but holding a call, `**` or a name is still refused after taking in", () => {
+    const ws = approved({
+      'data/notes.txt': 'one\n',
+      'server.py':
+        'import sys\nopen("data/notes.txt").read()\n' +
+        "t = 'if True:\\n            def func(n):\\n                if not isinstance(n, int):\\n                    n = _as_int(n)\\n                return int(%s)\\n            '\n" +
+        "for e in ['(n != 1)', '__import__(\"os\").getpid()', 'n**9**9', '(lambda: 1)()', 'open(n)']:\n" +
+        '    try:\n        exec(t % e, {"_as_int": int})\n        print("ran", e)\n    except Exception as x:\n        print("refused", e, type(x).__name__)\n',
+    });
+    fs.writeFileSync(path.join(ws.root, 'data/notes.txt'), 'edited\n');
+    const r = python(ws, ['server.py']);
+    assert.match(r.stdout, /^ran \(n != 1\)$/m, r.stdout + r.stderr);
+    for (const e of ['__import__', 'n\\*\\*9', 'lambda', 'open\\(n\\)'])
+      assert.match(r.stdout, new RegExp(`^refused [^\\n]*${e}[^\\n]* McpGateGuardRefused$`, 'm'), r.stdout + r.stderr);
+  });
+
   it('Python: bytecode unmarshalled by SourcelessFileLoader from a memfd is checked as a scratch file: a changed plugin is refused, the approved one runs', function () {
     if (spawnSync('/usr/bin/python3', ['-c', 'import os; os.memfd_create']).status !== 0) this.skip();
     const compile = (text: string): Buffer => {
