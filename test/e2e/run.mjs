@@ -859,8 +859,16 @@ const main = [
         (await $('vscode-single-select[aria-label="Filter by outcome"]').evaluate((el) => el.value)) === 'answered',
         'outcome filter kept',
       );
-      const outcomes = await $('.vlist-row:not([hidden]) .c-outcome').allTextContents();
-      assert(outcomes.length > 0 && outcomes.every((o) => o === 'answered'), `filtered after reload: ${outcomes}`);
+      // The log's rows come from the host after the restored state is applied: wait for them, then check all of them.
+      const [outcomes] = await until(
+        'the restored log rows',
+        async () => {
+          const o = await $('.vlist-row:not([hidden]) .c-outcome').allTextContents();
+          return o.length > 0 ? o : null;
+        },
+        20_000,
+      );
+      assert(outcomes.every((o) => o === 'answered'), `filtered after reload: ${outcomes}`);
       await $('vscode-button', { hasText: 'Clear filters' }).click();
     },
   ],
