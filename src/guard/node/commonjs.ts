@@ -12,6 +12,25 @@ import { lexicalOf, linksAsApproved } from './links';
 import { guardSqlite } from './sqlite';
 import { checkSink } from './sinks';
 import { mode, requireOfEsm } from './esm';
+import { quiet } from './taken';
+import { codeFromText, guardInspector, noteName } from './strings';
+import { sha256 } from './hash';
+
+/** Text compiled under `filename` that is approved content, or outside the places the server writes the file's bytes. */
+function approvedText(filename: string, content: string | Uint8Array): boolean {
+  const cfg = getConfig();
+  if (!cfg) return false;
+  const sum = sha256(content);
+  if ($.setHas(cfg.anyApproved, sum)) return true;
+  const p = real(filename);
+  if (p === null || writable(p)) return false;
+  try {
+    const [b, n] = F.readBytes(p);
+    return typeof content === 'string' ? stripBOM($.utf8Slice(b, 0, n)) === stripBOM(content) : sha256(b) === sum;
+  } catch {
+    return false;
+  }
+}
 
 /** CommonJS: the exact text compiled, sink modules asked for, links followed, JSON. */
 export function installCommonJs(): void {
@@ -28,21 +47,37 @@ export function installCommonJs(): void {
     exts[ext] = function (this: unknown, module: { exports: unknown }, filename: string) {
       const before = nodeReads;
       nodeReads = filename;
+      const q = quiet.file;
+      quiet.file = filename; // Node's loader reading the module is no read of the server's (its text is checked as code)
       try {
         return handler.call(this, module, filename);
       } finally {
+        quiet.file = q;
         nodeReads = before;
       }
     };
   }
   proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
     const own = nodeReads === filename && !hasOwn(this as object, '_compile');
+    if (quiet.file === filename) quiet.file = null; // read: what the module's code reads from here is its own
     if (typeof filename === 'string') {
       // Text that is an object (its toString or Symbol.toPrimitive may say one text to the check and another to
       // the compiler, which makes a string of it when Module.wrap is replaced): made a string once, here, and that
       // string is both checked and compiled.
       if (typeof content !== 'string' && !$.isUint8Array(content) && content != null) content = `${content as string}`;
-      if (typeof content === 'string' || $.isUint8Array(content)) check(filename, 'require', content, own);
+      if (typeof content === 'string' || $.isUint8Array(content)) {
+        check(filename, 'require', content, own);
+        // Text that is neither what Node's loader read for the file nor approved content is code built from a string
+        // under that name (a transpiler's output, or any text): refused after the process took in a changed file.
+        if (!own && !approvedText(filename, content)) {
+          noteName(filename);
+          codeFromText(
+            typeof content === 'string' ? content : 'x',
+            `Module.prototype._compile (text that is not ${filename}'s own)`,
+            !path.isAbsolute(filename), // [eval]: node -e / -p
+          );
+        }
+      }
     }
     // require() of an ES module (Node 20.19+, 22.12+) loads what it imports around module.register's hooks: with
     // only those, one in the workspace or a scratch folder is refused (its imports would go unchecked).
@@ -75,6 +110,7 @@ export function installCommonJs(): void {
     }
     const m = load.call(this, request, parent, isMain);
     if (request === 'node:sqlite') guardSqlite(m);
+    if (typeof request === 'string' && /^(node:)?inspector(\/promises)?$/.test(request)) guardInspector(m);
     return m;
   };
 

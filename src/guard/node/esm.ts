@@ -14,6 +14,7 @@ import { getConfig, inScratch } from './manifest';
 import { check, refuse } from './verdict';
 import { checkLinks } from './links';
 import { sqliteNow } from './sqlite';
+import { codeFromText, guardInspector } from './strings';
 import { checkSink } from './sinks';
 
 /** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
@@ -30,7 +31,12 @@ const toBytes = (s: string | ArrayBuffer | ArrayBufferView): Bytes =>
         : new Uint8Array(s);
 
 function checkLoaded(u: string, r: LoadResult): void {
-  if (!ACTIVE || typeof u !== 'string' || !$.startsWith(u, 'file:') || !r || r.source == null) return;
+  if (!ACTIVE || typeof u !== 'string' || !r || r.source == null) return;
+  if (!$.startsWith(u, 'file:')) {
+    // a data: (or any other) URL's text names no file: code from a string (strings.ts)
+    if (!$.startsWith(u, 'node:')) codeFromText(typeof r.source === 'string' ? r.source : u, `import of ${$.slice(u, 0, 40)}`, false, true); // (asked from no frame)
+    return;
+  }
   // (source null: a CommonJS module that the CommonJS loader reads and compiles: seen by _compile)
   const how =
     r.format === 'wasm' ? 'wasm' : r.format === 'json' ? 'json' : r.format === 'commonjs' || r.format == null ? 'require' : 'import';
@@ -61,6 +67,7 @@ function afterResolve(specifier: string, context: { parentURL?: string } | undef
   if (!ACTIVE || !r || typeof r.url !== 'string') return;
   const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
   if (r.url === 'node:sqlite') sqliteNow();
+  if (r.url === 'node:inspector' || r.url === 'node:inspector/promises') guardInspector(require(r.url));
   if (r.url.startsWith('node:') && parent) checkSink(r.url, parent);
   if (r.url.startsWith('file:')) {
     const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;

@@ -30,8 +30,11 @@ const READS_ITS_OWN =
   /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|env|nice|nohup|timeout|time|xargs|sudo|doas|perl[\d.]*|ruby[\d.]*|php[\d.]*|lua[\d.]*|tclsh[\d.]*|awk|gawk|mawk|nawk|make|gmake|npx|npm|pnpm|yarn|deno|bun|tsx|ts-node|Rscript|pwsh|source|java|go|cargo|just|task|rake|bundle|gradle|mvn|ant|ninja|cmake|meson|bats|bazel|bazelisk|buck2?|scons|expect|m4|tox|nox|invoke|wish[\d.]*)$/;
 const known = new Map<string, { key: string; sum: string }>(); // rel → stat key and digest, for the check below
 
-/** Refuses (naming the first file that is not) unless every file of the workspace is what was approved. */
-function workspaceAsApproved(program: string): void {
+/**
+ * Refuses (naming the first file that is not) unless every file of the workspace is what was approved; `how` is what
+ * needs it (a program that reads files no guard sees, text turned into code by a process that was fed by one).
+ */
+export function workspaceAsApproved(how: string, own?: (p: string) => boolean): void {
   const cfg = getConfig();
   // What was approved is not known: fail closed (the program could read any workspace file).
   if (!cfg)
@@ -40,9 +43,8 @@ function workspaceAsApproved(program: string): void {
       rel: null,
       why: 'manifest',
       sum: '',
-      how: `spawn ${program} (it reads workspace files no guard sees)`,
+      how,
     });
-  const how = `spawn ${program} (it reads workspace files no guard sees)`;
   const gone = (e: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
   const cannotCheck: (p: string, e: unknown) => never = (p, e) =>
     refuse({
@@ -74,6 +76,7 @@ function workspaceAsApproved(program: string): void {
         continue;
       }
       if (!d.isFile()) continue;
+      if (own?.(abs)) continue; // a file the process made itself holds what it wrote
       const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
       const want = hasOwn(cfg.files, rel) ? cfg.files[rel] : undefined;
       if (want === undefined) refuse({ p: abs, rel, why: 'new', sum: '', how });
@@ -347,5 +350,5 @@ export function execCheck(file: unknown, args: unknown, cwd: unknown): void {
     }
   }
   // After the files it is given: what it may read besides them must be as approved too.
-  if (reads) workspaceAsApproved(reads);
+  if (reads) workspaceAsApproved(`spawn ${reads} (it reads workspace files no guard sees)`);
 }

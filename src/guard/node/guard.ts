@@ -14,6 +14,8 @@
 //     is the hooks module, preloaded there too): ESM, JSON and WASM modules, hook modules
 //   - --loader / --import at preload  files named in execArgv / NODE_OPTIONS
 //   - Worker                          entry checked; an explicit execArgv / env gets the guard put back
+//   - fs's reads, eval, Function, vm, WebAssembly (taken.ts, strings.ts): text turned into code after the process
+//                                     took in a file that is not as approved is refused, naming the file
 //   - ChildProcess.prototype.spawn and the spawn_sync binding (every spawn/exec/fork and *Sync form): the exec check
 //                                     on the arguments, and MCP_GATE_GUARD + NODE_OPTIONS=--require <this file> put
 //                                     into the child's environment even when the caller passed its own env
@@ -32,6 +34,8 @@ import { installNative } from './native';
 import { installChildren } from './spawn';
 import { installSqlite } from './sqlite';
 import { installWorkers } from './workers';
+import { installReads, startMarks } from './taken';
+import { installStrings } from './strings';
 
 export { check } from './verdict';
 export { readElfDynamic } from './elf';
@@ -50,6 +54,10 @@ function install(): void {
 
   checkPreloadFlags();
   if (internal) return; // Node's loader thread: it only runs the hook (registered by the thread that uses it)
+
+  startMarks();
+  installReads();
+  installStrings();
 
   installChildren();
   installWorkers();

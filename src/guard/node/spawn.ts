@@ -9,6 +9,7 @@ import childProcess = require('node:child_process');
 import { $, F, MANIFEST, real, tokenize, VAR, withOurOptions } from './base';
 import { writable } from './manifest';
 import { refuse } from './verdict';
+import { childMarks } from './taken';
 import { checkNative, nativeLibsAsApproved } from './native';
 import { execCheck } from './exec-check';
 
@@ -160,9 +161,20 @@ function prepareSpawn(o: unknown): void {
   // (no compile cache in a child either: NODE_COMPILE_CACHE would turn it on before its guard runs; no OpenSSL
   // configuration from the environment: its modules load before the child's guard, red team 7n, cases 06 and 08)
   const rest = pairs.filter(
-    (kv) => !(typeof kv === 'string' && (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) || OPENSSL_VARS.test(kv))),
+    (kv) =>
+      !(
+        typeof kv === 'string' &&
+        (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) || OPENSSL_VARS.test(kv) || /^MCP_GATE_GUARD_(CHILD|TOOK_IN)=/.test(kv))
+      ),
   );
-  opts.envPairs = [...rest, `${VAR}=${MANIFEST}`, `NODE_OPTIONS=${withOurOptions(theirs)}`, 'NODE_DISABLE_COMPILE_CACHE=1'];
+  // (and the child is marked as one a guarded process started, which can feed it, with what this one took in)
+  opts.envPairs = [
+    ...rest,
+    `${VAR}=${MANIFEST}`,
+    `NODE_OPTIONS=${withOurOptions(theirs)}`,
+    'NODE_DISABLE_COMPILE_CACHE=1',
+    ...childMarks(),
+  ];
 }
 
 /** Children carry the guard: the wrapper as execPath, the environment, every way a program is started. */

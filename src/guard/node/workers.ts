@@ -7,6 +7,8 @@ import url = require('node:url');
 import wt = require('node:worker_threads');
 import { MANIFEST, SELF, VAR, withOurOptions } from './base';
 import { check } from './verdict';
+import { childMarks } from './taken';
+import { codeFromText } from './strings';
 
 function workerEntry(filename: unknown): string | null {
   try {
@@ -31,14 +33,26 @@ export function installWorkers(): void {
         if (Array.isArray(o.execArgv) && !o.execArgv.some((a, i) => a === SELF && o!.execArgv![i - 1] === '--require')) {
           o.execArgv = ['--require', SELF, ...o.execArgv];
         }
-        if (o.env && typeof o.env === 'object') {
-          const env = o.env as Record<string, string | undefined>;
-          o.env = { ...env, [VAR]: MANIFEST, NODE_OPTIONS: withOurOptions(env.NODE_OPTIONS), NODE_DISABLE_COMPILE_CACHE: '1' };
-        }
       }
-      if (!(o && o.eval)) {
+      // A worker can be fed through its messages and can feed this thread: both count as started by the other
+      // (taken.ts), and it starts with what this thread took in.
+      const marks: Record<string, string> = {};
+      for (const kv of childMarks()) marks[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+      o = o && typeof o === 'object' ? o : {};
+      const env =
+        o.env && typeof o.env === 'object'
+          ? (o.env as Record<string, string | undefined>)
+          : o.env === wt.SHARE_ENV
+            ? null
+            : { ...process.env };
+      if (env !== null)
+        o.env = { ...env, [VAR]: MANIFEST, NODE_OPTIONS: withOurOptions(env.NODE_OPTIONS), NODE_DISABLE_COMPILE_CACHE: '1', ...marks };
+      if (o.eval) codeFromText(typeof filename === 'string' ? filename : `${filename as unknown as string}`, 'Worker (eval)');
+      else {
         const entry = workerEntry(filename);
         if (entry) check(entry, 'worker');
+        else if (filename instanceof URL || typeof filename === 'string')
+          codeFromText(`${filename as string}`, 'Worker (a URL that is no file)');
       }
       super(filename, o);
     }

@@ -1,0 +1,301 @@
+// What a Node process of the server took in, for the load guard (src/guard/CONTRACT.md, "Text turned into code"):
+// a file of the workspace or a scratch folder it read whose content is not as approved (not one it wrote itself
+// first), a workspace link it read that was retargeted, a program or worker it started (which can feed it through a
+// pipe or a message), or a parent that had. Text turned into code after that (strings.ts) is refused, naming the
+// file, because transformed text (a file read through `cat`, base64, a JSON field) cannot be traced back to it.
+// The same two variables as the Python guard's, so a mark crosses between Node and Python children.
+import fs = require('node:fs');
+import wt = require('node:worker_threads');
+import { $, ACTIVE, F, hasOwn, isAnon, real, realOrAnon } from './base';
+import { getConfig, inScratch, readOnlyMount, writable } from './manifest';
+import { hashFile } from './hash';
+
+export const TOOK_IN_VAR = 'MCP_GATE_GUARD_TOOK_IN';
+export const CHILD_VAR = 'MCP_GATE_GUARD_CHILD';
+
+export interface Taken {
+  p: string;
+  rel: string | null;
+  why: 'changed' | 'new' | 'scratch' | 'manifest';
+  sum: string;
+}
+
+/** in: the first content taken in that is not as approved; started: ran a program or a worker, or was started by one. */
+export const took: { in: Taken | null; started: boolean } = { in: null, started: false };
+/** The module Node's own loader is reading (its text is checked as code, not taken in), until it is compiled. */
+export const quiet: { file: string | null } = { file: null };
+const own = new Set<string>(); // real paths this process created or truncated before it took anything in
+const known = new Map<string, { key: string; sum: string | null | { error: string } }>();
+
+const toPosix = (rel: string): string => ($.sep === '/' ? rel : rel.split($.sep).join('/'));
+
+/** The name a path argument of fs gives (a string, a Buffer, a file: URL); null for a descriptor or anything else. */
+function nameOf(file: unknown): string | null {
+  if (typeof file === 'string') return file;
+  if ($.isUint8Array(file)) return Buffer.from(file as Uint8Array).toString();
+  if (file instanceof URL) {
+    try {
+      return $.fileURLToPath(file);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+/** How the real path p (read through `src`) differs from the approval: null when as approved, or no place of ours. */
+function notAsApproved(p: string, src: string): Taken | null {
+  const cfg = getConfig();
+  if (cfg === null) return writable(p) ? { p, rel: null, why: 'manifest', sum: '' } : null;
+  let rel: string | null = null;
+  if (isAnon(p)) rel = null;
+  else if ($.startsWith(p, cfg.root)) rel = toPosix($.slice(p, cfg.root.length));
+  else if (!(inScratch(cfg, p) && !readOnlyMount(p))) return null;
+  const want = rel !== null && hasOwn(cfg.files, rel) ? cfg.files[rel] : undefined;
+  let st: fs.BigIntStats;
+  try {
+    st = F.statSync(src, { bigint: true }) as fs.BigIntStats;
+  } catch {
+    return null; // not there: nothing is read
+  }
+  if (st.isDirectory()) return null;
+  if (want === 'too-large') {
+    const rec = hasOwn(cfg.large, rel!) ? cfg.large[rel!] : undefined;
+    const same =
+      !!rec &&
+      rec.size === Number(st.size) &&
+      String(rec.mtimeNs) === String(st.mtimeNs) &&
+      (rec.ino === undefined || String(rec.ino) === String(st.ino));
+    return same ? null : { p, rel, why: 'changed', sum: '' };
+  }
+  const key = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  let hit = isAnon(p) ? undefined : known.get(p);
+  if (!hit || hit.key !== key) {
+    hit = { key, sum: hashFile(src) };
+    if (!isAnon(p)) known.set(p, hit);
+  }
+  const sum = hit.sum;
+  if (sum === null) return null;
+  // a FIFO, a device, a file it cannot read: what it hands over is no approved content
+  if (typeof sum !== 'string') return { p, rel, why: rel === null ? 'scratch' : want === undefined ? 'new' : 'changed', sum: '' };
+  if (rel !== null) return want === sum ? null : { p, rel, why: want === undefined ? 'new' : 'changed', sum };
+  return $.setHas(cfg.anyApproved, sum) ? null : { p, rel: null, why: 'scratch', sum };
+}
+
+/** A read of `file` (a name as fs takes it): the process took it in when it is not as approved. */
+export function tookIn(file: unknown): void {
+  if (!ACTIVE || took.in !== null) return;
+  const name = nameOf(file);
+  if (name === null || name === quiet.file) return;
+  const rp = realOrAnon(name);
+  if (rp === null) return; // not there: the read fails
+  if (typeof rp !== 'string') {
+    took.started = true; // cannot be placed: the whole workspace is compared at the next compile
+    return;
+  }
+  if ($.setHas(own, rp)) return;
+  const t = notAsApproved(rp, isAnon(rp) ? name : rp);
+  if (t !== null) took.in = t;
+}
+
+/** A file this process creates or truncates, before it took anything in, holds what it wrote: not a change. */
+export function noteOwn(file: unknown): void {
+  if (took.in !== null) return;
+  const name = nameOf(file);
+  if (name === null) return;
+  const r = real(name) ?? ((d) => (d === null ? null : d + $.sep + $.basename(name)))(real($.dirname($.resolve(name))));
+  if (r !== null) $.setAdd(own, r);
+}
+
+/** A file this process created or truncated before it took anything in (by its real path). */
+export const isOwn = (p: string): boolean => $.setHas(own, p);
+
+/** A workspace link read (readlink): its text is content, not as approved when it is not the recorded text. */
+export function linkRead(file: unknown, text: unknown): void {
+  if (!ACTIVE || took.in !== null) return;
+  const name = nameOf(file);
+  const cfg = getConfig();
+  if (name === null || cfg === null) return;
+  const dir = real($.dirname($.resolve(name)));
+  if (dir === null) return;
+  const p = dir + $.sep + $.basename(name);
+  if (!$.startsWith(p, cfg.root)) return;
+  const rel = toPosix($.slice(p, cfg.root.length));
+  const want = hasOwn(cfg.links, rel) ? cfg.links[rel] : undefined;
+  const t = typeof text === 'string' ? text : $.isUint8Array(text) ? Buffer.from(text as Uint8Array).toString() : '';
+  if (want !== t) took.in = { p, rel, why: want === undefined ? 'new' : 'changed', sum: '' };
+}
+
+/** A folder of the workspace listed: a name that was not there at approval is content not as approved. */
+let folders: Set<string> | null = null;
+export function listed(dir: unknown, names: unknown): void {
+  if (!ACTIVE || took.in !== null || !Array.isArray(names)) return;
+  const name = nameOf(dir);
+  const cfg = getConfig();
+  if (name === null || cfg === null) return;
+  const d = real(name);
+  if (d === null || !($.startsWith(d, cfg.root) || d === cfg.rootDir)) return;
+  const base = d === cfg.rootDir ? '' : toPosix($.slice(d, cfg.root.length)) + '/';
+  if (folders === null) {
+    folders = new Set<string>();
+    for (const k of [...Object.keys(cfg.files), ...Object.keys(cfg.links)]) {
+      for (let i = k.indexOf('/'); i > 0; i = k.indexOf('/', i + 1)) folders.add(k.slice(0, i));
+    }
+  }
+  for (const n of names as unknown[]) {
+    const s =
+      typeof n === 'string'
+        ? n
+        : n && typeof n === 'object' && typeof (n as { name?: unknown }).name === 'string'
+          ? (n as { name: string }).name
+          : null;
+    if (s === null) continue;
+    const rel = base + s;
+    if (base === '' && s === '.git') continue;
+    if (hasOwn(cfg.files, rel) || hasOwn(cfg.links, rel) || folders.has(rel) || $.setHas(own, d + $.sep + s)) continue;
+    // a folder holding no file (the approval records files and links, not folders: an empty one approved is no
+    // change; a new empty folder's name is metadata, which is not counted — docs/concepts.md says so)
+    if (holdsNoFile(d + $.sep + s, 0)) continue;
+    took.in = { p: d + $.sep + s, rel, why: 'new', sum: '' };
+    return;
+  }
+}
+
+/** A folder (at any depth) with no file or link in it; false for anything else or a folder too deep to tell. */
+function holdsNoFile(p: string, depth: number): boolean {
+  if (depth > 8) return false;
+  let list: fs.Dirent[];
+  try {
+    if (!F.lstatSync(p).isDirectory()) return false;
+    list = F.readdirSync(p, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  for (const e of list) if (!e.isDirectory() || !holdsNoFile(p + $.sep + e.name, depth + 1)) return false;
+  return true;
+}
+
+/** The marks this process starts with: a child of a guarded process (it can be fed later), and what its parent took in. */
+export function startMarks(): void {
+  if (process.env[CHILD_VAR] || !wt.isMainThread) took.started = true;
+  const inherited = process.env[TOOK_IN_VAR];
+  if (inherited) {
+    try {
+      const t = JSON.parse(inherited) as unknown[];
+      took.in = {
+        p: String(t[0]),
+        rel: typeof t[1] === 'string' ? t[1] : null,
+        why: t[2] === 'new' || t[2] === 'scratch' ? t[2] : 'changed',
+        sum: String(t[3] ?? ''),
+      };
+    } catch {
+      took.in = { p: inherited, rel: null, why: 'changed', sum: '' };
+    }
+  }
+}
+
+/** The variables a child gets: it is a child of a guarded process, and what this one took in, if anything. */
+export function childMarks(): string[] {
+  took.started = true;
+  const t = took.in;
+  return [`${CHILD_VAR}=1`, ...(t ? [`${TOOK_IN_VAR}=${JSON.stringify([t.p, t.rel, t.why, t.sum])}`] : [])];
+}
+
+// ------------------------------------------------------------------------------------------- fs, as the server calls it
+type Fn = (...a: unknown[]) => unknown;
+const { O_WRONLY, O_TRUNC, O_CREAT, O_EXCL } = fs.constants;
+
+/** What an open with these flags does to the file: creates or truncates it (own), or reads it. */
+function openKind(flags: unknown): 'own' | 'read' | 'write' {
+  if (flags === undefined || flags === null) return 'read';
+  if (typeof flags === 'number') {
+    if (flags & O_TRUNC || (flags & (O_CREAT | O_EXCL)) === (O_CREAT | O_EXCL)) return 'own';
+    return (flags & 3) === O_WRONLY ? 'write' : 'read';
+  }
+  const f = String(flags);
+  if ($.indexOf(f, 'w') >= 0 || $.indexOf(f, 'x') >= 0) return 'own';
+  return $.indexOf(f, 'r') >= 0 || $.indexOf(f, '+') >= 0 ? 'read' : 'write';
+}
+
+function wrap(
+  obj: Record<string, unknown> | undefined,
+  key: string,
+  before?: (a: unknown[]) => void,
+  after?: (a: unknown[], r: unknown) => void,
+): void {
+  const orig = obj?.[key];
+  if (!obj || typeof orig !== 'function') return;
+  const w = {
+    [key](this: unknown, ...a: unknown[]): unknown {
+      before?.(a);
+      if (!after) return (orig as Fn).apply(this, a);
+      const last = a.length - 1;
+      if (last >= 0 && typeof a[last] === 'function') {
+        // callback form: what it hands back is looked at before the callback sees it
+        const cb = a[last] as Fn;
+        a[last] = function (this: unknown, err: unknown, r: unknown, ...rest: unknown[]) {
+          if (!err) after(a, r);
+          return cb.call(this, err, r, ...rest);
+        };
+        return (orig as Fn).apply(this, a);
+      }
+      const r = (orig as Fn).apply(this, a);
+      if (r && typeof (r as Promise<unknown>).then === 'function') {
+        return (r as Promise<unknown>).then((v) => {
+          after(a, v);
+          return v;
+        });
+      }
+      after(a, r);
+      return r;
+    },
+  }[key];
+  Object.defineProperty(w, 'length', { value: (orig as Fn).length });
+  obj[key] = w;
+}
+
+/** fs and fs/promises as the server calls them: reads take in, creating writes make a file its own. */
+export function installReads(): void {
+  const f = fs as unknown as Record<string, unknown>;
+  const p = fs.promises as unknown as Record<string, unknown>;
+  const read = (a: unknown[]): void => tookIn(a[0]);
+  const opening = (a: unknown[]): void => {
+    const k = openKind(a[1]);
+    if (k === 'own') noteOwn(a[0]);
+    else if (k === 'read') tookIn(a[0]);
+  };
+  const writing = (a: unknown[]): void => {
+    const o = a[2];
+    const flag = typeof o === 'object' && o !== null ? (o as { flag?: unknown }).flag : undefined;
+    if (openKind(flag ?? 'w') === 'own') noteOwn(a[0]);
+    else if (openKind(flag) === 'read') tookIn(a[0]);
+  };
+  const list = (a: unknown[], r: unknown): void => listed(a[0], r);
+  const link = (a: unknown[], r: unknown): void => linkRead(a[0], r);
+  const unplaced = (): void => {
+    took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
+  };
+  for (const o of [f, p]) {
+    wrap(o, 'readFile', read);
+    wrap(o, 'open', opening);
+    wrap(o, 'writeFile', writing);
+    wrap(o, 'readdir', undefined, list);
+    wrap(o, 'readlink', undefined, link);
+    wrap(o, 'opendir', unplaced);
+    wrap(o, 'watch', unplaced);
+  }
+  wrap(f, 'readFileSync', read);
+  wrap(f, 'openSync', opening);
+  wrap(f, 'writeFileSync', writing);
+  wrap(f, 'readdirSync', undefined, list);
+  wrap(f, 'readlinkSync', undefined, link);
+  wrap(f, 'opendirSync', unplaced);
+  wrap(f, 'watchFile', unplaced);
+  wrap(f, 'openAsBlob', read);
+  wrap(f, 'createReadStream', read);
+  wrap(f, 'createWriteStream', (a) => {
+    const o = a[1];
+    const flag = typeof o === 'object' && o !== null ? (o as { flags?: unknown }).flags : undefined;
+    if (openKind(flag ?? 'w') === 'own') noteOwn(a[0]);
+  });
+}

@@ -1,0 +1,278 @@
+// Text turned into code in a Node server (src/guard/node/strings.ts, taken.ts): an approved file loaded by a computed
+// name (so the static reader never saw it) that reads a data file and runs it. Before the data file changes, every
+// way runs; after, every way is refused before the text runs, naming the data file; the code generators of zod, depd
+// and Ajv still compile; text the process wrote itself is its own; a child and a worker carry what was taken in.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
+
+const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
+const NM = path.join(ROOT, 'node_modules');
+
+interface Ws {
+  root: string;
+  scratch: string;
+  manifest: string;
+  report: string;
+  marker: string;
+}
+
+function workspace(files: Record<string, string>): Ws {
+  const root = fs.realpathSync(tempDir('mcp-gate-strings-ws-'));
+  const scratch = fs.realpathSync(tempDir('mcp-gate-strings-scratch-'));
+  const out = fs.realpathSync(tempDir('mcp-gate-strings-out-'));
+  writeFiles(root, { 'README.md': '# server\n', ...files });
+  return {
+    root,
+    scratch,
+    manifest: path.join(out, 'manifest.json'),
+    report: path.join(out, 'report.jsonl'),
+    marker: path.join(out, 'ran'),
+  };
+}
+
+function approve(ws: Ws): void {
+  const files: Record<string, string> = {};
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile())
+        files[path.relative(ws.root, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  walk(ws.root);
+  // server.js is what the static reader read (its closure); plugins/ are loaded by a computed name
+  fs.writeFileSync(
+    ws.manifest,
+    JSON.stringify({ version: 1, root: ws.root, files, scratch: [ws.scratch], report: ws.report, closure: ['server.js'] }),
+  );
+}
+
+function run(ws: Ws, args: string[], env: Record<string, string> = {}): { status: number | null; out: string; err: string } {
+  const e: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, SCRATCH: ws.scratch, NM, ...env };
+  delete e.NODE_OPTIONS;
+  const r = spawnSync(process.execPath, ['--expose-internals', '--require', GUARD, ...args], {
+    cwd: ws.root,
+    env: e,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+function reports(ws: Ws): Array<Record<string, unknown>> {
+  return fs.existsSync(ws.report)
+    ? fs
+        .readFileSync(ws.report, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
+}
+
+/** server.js loads plugins/<argv[2]>.js by a computed name and prints what its function returns. */
+const SERVER = `const name = process.argv[2];\nconst f = require('./plugins/' + name + '.js');\nPromise.resolve().then(() => f()).then((v) => console.log('ANSWER ' + v), (e) => { console.log('FAILED ' + (e.code || '') + ' ' + e.message); process.exitCode = 3; });\n`;
+
+/** Each way text becomes code, given the text of data.txt (an expression that writes the marker and gives 'ok'). */
+const WAYS: Record<string, string> = {
+  eval: 'eval(t)',
+  'indirect eval': '(0, eval)(t)',
+  'eval kept from before': 'E(t)',
+  Function: "new Function('return ' + t)()",
+  'a function literal constructor': "(() => {}).constructor('return ' + t)()",
+  'the async function constructor': "await Object.getPrototypeOf(async function () {}).constructor('return ' + t)()",
+  'the generator constructor': "Object.getPrototypeOf(function* () {}).constructor('yield ' + t)().next().value",
+  'Reflect.construct': "Reflect.construct(Function, ['return ' + t])()",
+  'vm.runInThisContext': "require('vm').runInThisContext(t)",
+  'vm.Script': "new (require('vm').Script)(t).runInThisContext()",
+  "a Script's own constructor": "new (new (require('vm').Script)('1').constructor)(t).runInThisContext()",
+  'vm.compileFunction': "require('vm').compileFunction('return ' + t)()",
+  'vm.runInNewContext': "require('vm').runInNewContext('eval(t)', { t })",
+  'a new context kept from before': 'CTX(t)',
+  'Module._compile under a name that is no file':
+    "(() => { const M = require('module'); const m = new M('x'); m._compile('module.exports = ' + t, '/nonexistent/x.js'); return m.exports; })()",
+  'a data: import': "(await import('data:text/javascript,' + encodeURIComponent('export default ' + t))).default",
+  'a Worker from a string':
+    "await new Promise((res, rej) => { const w = new (require('worker_threads').Worker)('require(\"worker_threads\").parentPort.postMessage(' + t + ')', { eval: true }); w.on('message', res); w.on('error', rej); })",
+};
+
+const plugin = (way: string): string =>
+  `const fs = require('fs');\nconst E = eval;\nconst CTX = require('vm').runInNewContext('(t) => eval(t)');\n` +
+  `module.exports = async () => {\n  const t = fs.readFileSync(require('path').join(__dirname, '..', 'data.txt'), 'utf8');\n  return ${way};\n};\n`;
+
+describe('Node load guard: text turned into code after the process took in a changed file (strings.ts)', function () {
+  this.timeout(120_000);
+  after(cleanupTemp);
+
+  it('every way runs the approved text; after data.txt changes, each is refused before the text runs, naming data.txt', () => {
+    const files: Record<string, string> = { 'server.js': SERVER, 'data.txt': "'ok'" };
+    const names = Object.keys(WAYS);
+    names.forEach((w, i) => (files[`plugins/p${i}.js`] = plugin(WAYS[w])));
+    const ws = workspace(files);
+    approve(ws);
+    const failedBefore: string[] = [];
+    names.forEach((w, i) => {
+      const r = run(ws, ['server.js', `p${i}`]);
+      if (!/ANSWER ok/.test(r.out)) failedBefore.push(`${w}: ${r.out}${r.err}`);
+    });
+    // (a context of its own has no code generation from strings, guarded or not: the one way that fails before)
+    assert.deepEqual(
+      failedBefore.map((f) => f.split(':')[0]),
+      ['vm.runInNewContext', 'a new context kept from before'],
+      failedBefore.join('\n'),
+    );
+
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), `(require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran'), 'PWNED')`);
+    const ran: string[] = [];
+    names.forEach((w, i) => {
+      const r = run(ws, ['server.js', `p${i}`]);
+      if (fs.existsSync(ws.marker) || /PWNED/.test(r.out)) {
+        ran.push(`${w}: ${r.out}${r.err}`);
+        fs.rmSync(ws.marker, { force: true });
+      } else if (!/vm\.runInNewContext|new context/.test(w)) {
+        assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, `${w}: ${r.out}${r.err}`);
+        assert.match(
+          r.err,
+          /refused .*: text turned into code after this process took in a file that is not as approved .*, and .*data\.txt \(data\.txt\): it changed since approval/,
+          w,
+        );
+      }
+    });
+    assert.deepEqual(ran, [], 'changed text ran');
+    const lines = reports(ws);
+    assert.ok(lines.length >= names.length - 2, JSON.stringify(lines));
+    for (const l of lines) {
+      assert.equal(l.file, path.join(ws.root, 'data.txt'));
+      assert.equal(l.rel, 'data.txt');
+      assert.equal(l.why, 'changed');
+      assert.equal(l.runtime, 'node');
+    }
+    // the person's README edit is no change the process took in
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), "'ok'");
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+    assert.match(run(ws, ['server.js', 'p0']).out, /ANSWER ok/);
+  });
+
+  it("after taking in a changed file, zod's JIT, depd and Ajv still compile from their own frames; zod's Doc asked by a workspace file does not", () => {
+    const ws = workspace({
+      'server.js': SERVER,
+      'data.txt': "'ok'",
+      'plugins/libs.js':
+        "const fs = require('fs');\nconst NM = process.env.NM;\nmodule.exports = () => {\n  fs.readFileSync(__dirname + '/../data.txt', 'utf8');\n" +
+        "  const z = require(NM + '/zod/v4');\n  const s = z.object({ a: z.string(), b: z.number() });\n  const v = s.parse({ a: 'x', b: 1 });\n" +
+        "  const depd = require(NM + '/depd')('t');\n  const old = depd.function(function (x, y) { return x + y; }, 'old');\n" +
+        "  const Ajv = require(NM + '/ajv');\n  const check = new Ajv().compile({ type: 'object', properties: { n: { type: 'integer' } } });\n" +
+        "  return [v.a, typeof old, check({ n: 1 }), check({ n: 'x' })].join(',');\n};\n",
+      'plugins/doc.js':
+        "const fs = require('fs');\nmodule.exports = () => {\n  const t = fs.readFileSync(__dirname + '/../data.txt', 'utf8');\n" +
+        "  const { Doc } = require(process.env.NM + '/zod/v4/core/doc.cjs');\n  const d = new Doc([]);\n  d.write('return ' + t);\n  return d.compile()();\n};\n",
+    });
+    approve(ws);
+    assert.match(run(ws, ['server.js', 'libs']).out, /ANSWER x,function,true,false/);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), `(require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran'), 'PWNED')`);
+    const r = run(ws, ['server.js', 'libs']);
+    assert.match(r.out, /ANSWER x,function,true,false/, r.out + r.err);
+    assert.doesNotMatch(r.err, /mcp-gate-guard/);
+    const d = run(ws, ['server.js', 'doc']);
+    assert.match(d.out, /FAILED ERR_MCP_GATE_GUARD/, d.out + d.err);
+    assert.equal(fs.existsSync(ws.marker), false);
+  });
+
+  it('a file the process wrote itself is its own; one a program wrote for it, a new name listed, and a parent that took in are not', () => {
+    const ws = workspace({
+      'server.js': SERVER,
+      'data.txt': "'ok'",
+      'plugins/own.js':
+        "const fs = require('fs');\nmodule.exports = () => {\n  const f = process.env.SCRATCH + '/cache.js';\n  fs.writeFileSync(f, \"'ok' + 'own'\");\n  return eval(fs.readFileSync(f, 'utf8'));\n};\n",
+      'plugins/cat.js':
+        "const fs = require('fs'), cp = require('child_process');\nmodule.exports = () => {\n  const f = process.env.SCRATCH + '/copy.txt';\n  cp.execFileSync('cp', [__dirname + '/../data.txt', f]);\n  return eval(fs.readFileSync(f, 'utf8'));\n};\n",
+      'plugins/list.js':
+        "const fs = require('fs');\nmodule.exports = () => {\n  const names = fs.readdirSync(__dirname + '/../names');\n  return eval(names.sort().join(''));\n};\n",
+      'plugins/child.js':
+        "const fs = require('fs'), cp = require('child_process');\nmodule.exports = () => {\n  fs.readFileSync(__dirname + '/../data.txt', 'utf8');\n" +
+        "  return cp.execFileSync(process.execPath, ['-e', 'process.stdout.write(String(eval(\"1+1\")))']).toString();\n};\n",
+      'names/a': '',
+      'plugins/empty.js':
+        "const fs = require('fs');\nmodule.exports = () => {\n  fs.readdirSync(__dirname + '/..');\n  return eval('1 + 1');\n};\n",
+    });
+    fs.mkdirSync(path.join(ws.root, 'cache', 'empty'), { recursive: true }); // an empty folder, approved as it is
+    approve(ws);
+    assert.match(run(ws, ['server.js', 'own']).out, /ANSWER okown/);
+    assert.match(run(ws, ['server.js', 'cat']).out, /ANSWER ok/);
+    assert.match(run(ws, ['server.js', 'empty']).out, /ANSWER 2/, 'listing a folder that holds an approved empty folder');
+    assert.match(run(ws, ['server.js', 'list']).out, /FAILED|ANSWER/); // 'a' is a name, not a value: either way nothing new
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), "'changed'");
+    fs.writeFileSync(path.join(ws.root, 'names', "'x'"), '');
+    assert.match(run(ws, ['server.js', 'own']).out, /ANSWER okown/, 'what it wrote itself first');
+    const c = run(ws, ['server.js', 'cat']);
+    assert.match(c.out, /FAILED ERR_MCP_GATE_GUARD/, c.out + c.err);
+    const l = run(ws, ['server.js', 'list']);
+    assert.match(l.out, /FAILED ERR_MCP_GATE_GUARD/, l.out + l.err);
+    assert.match(l.err, /names\/'x'/);
+    const ch = run(ws, ['server.js', 'child']);
+    assert.doesNotMatch(ch.out, /ANSWER 2/, ch.out + ch.err);
+    assert.match(ch.err, /took in a file that is not as approved.*data\.txt/, ch.err);
+  });
+
+  it('a library frame named by a vm filename or a sourceURL is not taken for the library', () => {
+    const doc = path.join(NM, 'zod', 'v4', 'core', 'doc.cjs');
+    const ws = workspace({
+      'server.js': SERVER,
+      'data.txt': "'ok'",
+      'plugins/forge.js':
+        "const fs = require('fs'), vm = require('vm');\n" +
+        `const make = vm.runInThisContext('(function compile(t) { return new Function(t); })', { filename: ${JSON.stringify(doc)} });\n` +
+        "module.exports = () => {\n  const t = fs.readFileSync(__dirname + '/../data.txt', 'utf8');\n  return make('return ' + t)();\n};\n",
+    });
+    approve(ws);
+    assert.match(run(ws, ['server.js', 'forge']).out, /ANSWER ok/);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), `(require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran'), 'PWNED')`);
+    const r = run(ws, ['server.js', 'forge']);
+    assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, r.out + r.err);
+    assert.equal(fs.existsSync(ws.marker), false);
+  });
+
+  it('a library outside the workspace compiles its own text after taking in, also from code it compiled; asked by workspace code it does not', () => {
+    const lib = fs.realpathSync(tempDir('mcp-gate-strings-lib-'));
+    // a library: compile() builds a function from the text given; jit() builds one that itself compiles later
+    fs.writeFileSync(
+      path.join(lib, 'lib.js'),
+      "exports.compile = (t) => new Function('return ' + t)();\n" +
+        'exports.later = (t) => new Promise((res) => setTimeout(() => res(exports.compile(t)), 1));\n' +
+        "exports.jit = () => new Function('c', 'return c(\"1 + 2\")')(exports.compile);\n" +
+        'exports.own = () => new Promise((res) => setTimeout(() => res(exports.jit()), 1));\n',
+    );
+    const ws = workspace({
+      'server.js': SERVER,
+      'data.txt': "'ok'",
+      'plugins/direct.js':
+        "const fs = require('fs');\nmodule.exports = () => require(process.env.LIB + '/lib.js').compile(fs.readFileSync(__dirname + '/../data.txt', 'utf8'));\n",
+      'plugins/own.js':
+        "const fs = require('fs');\nmodule.exports = () => { fs.readFileSync(__dirname + '/../data.txt', 'utf8'); return require(process.env.LIB + '/lib.js').own(); };\n",
+      'plugins/spawn.js':
+        "const fs = require('fs'), cp = require('child_process');\nmodule.exports = () => {\n  cp.execFileSync('true');\n" +
+        "  fs.writeFileSync(__dirname + '/../out.yml', 'x');\n  return eval(JSON.stringify('made ' + fs.readFileSync(__dirname + '/../out.yml', 'utf8')));\n};\n",
+    });
+    approve(ws);
+    const env = { LIB: lib };
+    assert.match(run(ws, ['server.js', 'direct'], env).out, /ANSWER ok/);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), `(require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran'), 'PWNED')`);
+    const d = run(ws, ['server.js', 'direct'], env);
+    assert.match(d.out, /FAILED ERR_MCP_GATE_GUARD/, d.out + d.err);
+    assert.equal(fs.existsSync(ws.marker), false);
+    const o = run(ws, ['server.js', 'own'], env);
+    assert.match(o.out, /ANSWER 3/, o.out + o.err);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), "'ok'");
+    // a program started (the workspace is compared at the next compile): a file it wrote itself is no change
+    const s0 = run(ws, ['server.js', 'spawn']);
+    assert.match(s0.out, /ANSWER made x/, s0.out + s0.err);
+    fs.writeFileSync(path.join(ws.root, 'other.yml'), 'y');
+    const sp = run(ws, ['server.js', 'spawn']);
+    assert.match(sp.out, /FAILED ERR_MCP_GATE_GUARD/, sp.out + sp.err);
+    assert.match(sp.err, /other\.yml/);
+  });
+});
