@@ -868,7 +868,10 @@ const main = [
         },
         20_000,
       );
-      assert(outcomes.every((o) => o === 'answered'), `filtered after reload: ${outcomes}`);
+      assert(
+        outcomes.every((o) => o === 'answered'),
+        `filtered after reload: ${outcomes}`,
+      );
       await $('vscode-button', { hasText: 'Clear filters' }).click();
     },
   ],
