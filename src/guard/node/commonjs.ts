@@ -13,20 +13,25 @@ import { guardSqlite } from './sqlite';
 import { checkSink } from './sinks';
 import { mode, requireOfEsm } from './esm';
 import { quiet } from './taken';
-import { codeFromText, guardInspector, noteName } from './strings';
+import { codeFromText, guardInspector, guardRepl, noteName } from './strings';
 import { sha256 } from './hash';
 
-/** Text compiled under `filename` that is approved content, or outside the places the server writes the file's bytes. */
-function approvedText(filename: string, content: string | Uint8Array): boolean {
+/**
+ * Text compiled under `filename` that is that file's own: in the workspace its approved content, elsewhere its bytes
+ * on disk. Anything else (approved content of another file too) is code from a string under that name, and the name
+ * is never taken for a library's frame (strings.ts).
+ */
+function fileOwnText(filename: string, content: string | Uint8Array): boolean {
   const cfg = getConfig();
-  if (!cfg) return false;
-  const sum = sha256(content);
-  if ($.setHas(cfg.anyApproved, sum)) return true;
   const p = real(filename);
-  if (p === null || writable(p)) return false;
+  if (!cfg || p === null) return false;
+  if ($.startsWith(p, cfg.root)) {
+    const rel = $.slice(p, cfg.root.length).split(path.sep).join('/');
+    return hasOwn(cfg.files, rel) && cfg.files[rel] === sha256(content);
+  }
   try {
     const [b, n] = F.readBytes(p);
-    return typeof content === 'string' ? stripBOM($.utf8Slice(b, 0, n)) === stripBOM(content) : sha256(b) === sum;
+    return typeof content === 'string' ? stripBOM($.utf8Slice(b, 0, n)) === stripBOM(content) : sha256(b) === sha256(content);
   } catch {
     return false;
   }
@@ -69,7 +74,7 @@ export function installCommonJs(): void {
         check(filename, 'require', content, own);
         // Text that is neither what Node's loader read for the file nor approved content is code built from a string
         // under that name (a transpiler's output, or any text): refused after the process took in a changed file.
-        if (!own && !approvedText(filename, content)) {
+        if (!own && !fileOwnText(filename, content)) {
           noteName(filename);
           codeFromText(
             typeof content === 'string' ? content : 'x',
@@ -111,6 +116,7 @@ export function installCommonJs(): void {
     const m = load.call(this, request, parent, isMain);
     if (request === 'node:sqlite') guardSqlite(m);
     if (typeof request === 'string' && /^(node:)?inspector(\/promises)?$/.test(request)) guardInspector(m);
+    if (request === 'repl' || request === 'node:repl') guardRepl(m);
     return m;
   };
 

@@ -14,7 +14,7 @@ import { getConfig, inScratch } from './manifest';
 import { check, refuse } from './verdict';
 import { checkLinks } from './links';
 import { sqliteNow } from './sqlite';
-import { codeFromText, guardInspector } from './strings';
+import { codeFromText, guardInspector, guardRepl } from './strings';
 import { checkSink } from './sinks';
 
 /** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
@@ -68,6 +68,7 @@ function afterResolve(specifier: string, context: { parentURL?: string } | undef
   const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
   if (r.url === 'node:sqlite') sqliteNow();
   if (r.url === 'node:inspector' || r.url === 'node:inspector/promises') guardInspector(require(r.url));
+  if (r.url === 'node:repl') guardRepl(require('node:repl'));
   if (r.url.startsWith('node:') && parent) checkSink(r.url, parent);
   if (r.url.startsWith('file:')) {
     const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;

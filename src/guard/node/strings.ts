@@ -96,6 +96,7 @@ export function afterTakingIn(how: string): void {
 const GENERATORS: { file: RegExp; below?: RegExp }[] = [
   { file: /\/node_modules\/depd\/index\.js$/ }, // wrapfunction: arg0..argN, the message passed as a value
   { file: /\/node_modules\/ajv\/(?:dist|lib)\/compile\/index\.js$/ }, // compileSchema
+  { file: /\/node_modules\/ajv\/dist\/compile\/jtd\/(?:serialize|parse)\.js$/ }, // JTD's serializer and parser
   // zod 4's object JIT: doc.compile, asked by its own schemas (the shape's keys are quoted with JSON.stringify)
   {
     file: /\/node_modules\/zod\/(?:v4\/core|lib\/v4\/core|v4\/classic)\/doc\.c?js$/,
@@ -125,6 +126,7 @@ function tag(text: string): string {
 }
 
 const captureStackTrace = Error.captureStackTrace;
+const DEEP = 200; // frames read for libraryAsks
 const defineProperty = Object.defineProperty;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const ErrorCtor = Error;
@@ -218,15 +220,20 @@ export function codeFromText(t: string, how: string, commandLine = false, strict
  * frame under it and is not told apart (docs/concepts.md says so).
  */
 function libraryAsks(): boolean {
-  const s = callers(64);
+  const s = callers(DEEP);
   const cfg = getConfig();
-  if (!s || s.length === 0 || cfg === null) return false;
+  // (a stack as deep as the limit may hide workspace frames below it: fail closed)
+  if (!s || s.length === 0 || s.length >= DEEP - 8 || cfg === null) return false;
+  let code = false; // a library's own code asks: not only Node's and built-ins (eval handed to a timer, an event)
   for (const c of s) {
     const f = c.getFileName();
     if (typeof f !== 'string' || f === '') {
       // code compiled from a string: only a library's own compile (tagged when it was made) counts as library code
-      if (c.isEval() && !libraryCode(c.getScriptNameOrSourceURL?.())) return false;
-      continue; // (or a built-in: Array.prototype.map, Promise)
+      if (c.isEval()) {
+        if (!libraryCode(c.getScriptNameOrSourceURL?.())) return false;
+        code = true;
+      }
+      continue; // (or a built-in: Array.prototype.map, Reflect.apply, Promise)
     }
     if (c.isEval() || $.setHas(forged, f)) return false;
     if ($.startsWith(f, 'node:')) continue;
@@ -234,8 +241,9 @@ function libraryAsks(): boolean {
     if (file === null || !$.isAbsolute(file)) return false;
     const p = real(file);
     if (p === null || $.setHas(forged, p) || $.startsWith(p, cfg.root)) return false;
+    code = true;
   }
-  return true;
+  return code;
 }
 
 /**
@@ -426,6 +434,41 @@ function installWasm(): void {
     enumerable: false,
   });
   W.Module = P;
+}
+
+const replGuarded = new Set<unknown>();
+/** node:repl evaluates each line with a Script of its own (taken before the guard's vm): each line is text turned into code. */
+export function guardRepl(mod: unknown): void {
+  const R = mod as { start?: Fn; REPLServer?: Fn } | null;
+  if (!R || typeof R.start !== 'function' || replGuarded.has(R)) return;
+  replGuarded.add(R);
+  const watch = (server: unknown): unknown => {
+    const srv = server as { eval?: Fn } | null;
+    const ev = srv?.eval;
+    if (srv && typeof ev === 'function') {
+      srv.eval = function (this: unknown, ...a: unknown[]) {
+        text(str(a[0]), 'repl', false, true);
+        return apply(ev, this, a);
+      };
+    }
+    return server;
+  };
+  const start = R.start;
+  R.start = function (this: unknown, ...a: unknown[]) {
+    return watch(apply(start, this, a));
+  };
+  const C = R.REPLServer;
+  if (typeof C === 'function') {
+    R.REPLServer = new ProxyCtor(C, {
+      __proto__: null,
+      construct(target: Fn, args: unknown[], nt: Fn) {
+        return watch(construct(target as unknown as new (...x: unknown[]) => object, args, nt === R.REPLServer ? target : nt)) as object;
+      },
+      apply(target: Fn, self: unknown, args: unknown[]) {
+        return watch(apply(target, self, args));
+      },
+    } as ProxyHandler<Fn>);
+  }
 }
 
 const RUNS = /^(Runtime\.(evaluate|compileScript|callFunctionOn|runScript)|Debugger\.(setScriptSource|evaluateOnCallFrame))$/;

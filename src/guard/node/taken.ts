@@ -107,6 +107,14 @@ export function noteOwn(file: unknown): void {
   if (r !== null) $.setAdd(own, r);
 }
 
+/** A name whose content is no longer what this process wrote (a copy, a move or a link put other content there). */
+export function disown(file: unknown): void {
+  const name = nameOf(file);
+  if (name === null) return;
+  const r = real(name) ?? ((d) => (d === null ? null : d + $.sep + $.basename(name)))(real($.dirname($.resolve(name))));
+  if (r !== null) own.delete(r);
+}
+
 /** A file this process created or truncated before it took anything in (by its real path). */
 export const isOwn = (p: string): boolean => $.setHas(own, p);
 
@@ -217,29 +225,47 @@ function openKind(flags: unknown): 'own' | 'read' | 'write' {
   return $.indexOf(f, 'r') >= 0 || $.indexOf(f, '+') >= 0 ? 'read' : 'write';
 }
 
+const apply = Reflect.apply; // taken at start: the server may replace Function.prototype.apply
+const BufferFrom = Buffer.from;
+/** A path argument as fs will take it, fixed now: a file: URL as its path, a Buffer as a copy; anything else as given. */
+function plainPath(x: unknown): unknown {
+  if (x instanceof URL) {
+    try {
+      return $.fileURLToPath(x);
+    } catch {
+      return x;
+    }
+  }
+  if ($.isUint8Array(x)) return apply(BufferFrom, Buffer, [x]);
+  return x;
+}
+
 function wrap(
   obj: Record<string, unknown> | undefined,
   key: string,
   before?: (a: unknown[]) => void,
   after?: (a: unknown[], r: unknown) => void,
+  paths = 1,
 ): void {
   const orig = obj?.[key];
   if (!obj || typeof orig !== 'function') return;
   const w = {
     [key](this: unknown, ...a: unknown[]): unknown {
+      // the paths made plain once (a URL's getters, a Buffer the server still holds): what is checked is what is read
+      for (let i = 0; i < paths && i < a.length; i++) a[i] = plainPath(a[i]);
       before?.(a);
-      if (!after) return (orig as Fn).apply(this, a);
+      if (!after) return apply(orig as Fn, this, a);
       const last = a.length - 1;
       if (last >= 0 && typeof a[last] === 'function') {
         // callback form: what it hands back is looked at before the callback sees it
         const cb = a[last] as Fn;
         a[last] = function (this: unknown, err: unknown, r: unknown, ...rest: unknown[]) {
           if (!err) after(a, r);
-          return cb.call(this, err, r, ...rest);
+          return apply(cb, this, [err, r, ...rest]);
         };
-        return (orig as Fn).apply(this, a);
+        return apply(orig as Fn, this, a);
       }
-      const r = (orig as Fn).apply(this, a);
+      const r = apply(orig as Fn, this, a);
       if (r && typeof (r as Promise<unknown>).then === 'function') {
         return (r as Promise<unknown>).then((v) => {
           after(a, v);
@@ -258,44 +284,60 @@ function wrap(
 export function installReads(): void {
   const f = fs as unknown as Record<string, unknown>;
   const p = fs.promises as unknown as Record<string, unknown>;
+  // A read is looked at when asked and again when done (what was there when the bytes were read, red team 15, 04i).
   const read = (a: unknown[]): void => tookIn(a[0]);
+  const readDone = (a: unknown[]): void => tookIn(a[0]);
+  // A file becomes its own only once the open that creates or truncates it succeeded (a failed `wx` open of a changed
+  // file made it "own": red team 15, 04e–g).
   const opening = (a: unknown[]): void => {
+    if (openKind(a[1]) === 'read') tookIn(a[0]);
+  };
+  const opened = (a: unknown[]): void => {
     const k = openKind(a[1]);
     if (k === 'own') noteOwn(a[0]);
     else if (k === 'read') tookIn(a[0]);
   };
+  const flagOf = (o: unknown, key: 'flag' | 'flags'): unknown =>
+    typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[key] : undefined;
   const writing = (a: unknown[]): void => {
-    const o = a[2];
-    const flag = typeof o === 'object' && o !== null ? (o as { flag?: unknown }).flag : undefined;
-    if (openKind(flag ?? 'w') === 'own') noteOwn(a[0]);
-    else if (openKind(flag) === 'read') tookIn(a[0]);
+    if (openKind(flagOf(a[2], 'flag') ?? 'w') === 'read') tookIn(a[0]);
   };
+  const written = (a: unknown[]): void => {
+    const k = openKind(flagOf(a[2], 'flag') ?? 'w');
+    if (k === 'own') noteOwn(a[0]);
+    else if (k === 'read') tookIn(a[0]);
+  };
+  // a copy, a move or a link puts other content under the destination's name: it is no longer what the process wrote
+  const replaced = (a: unknown[]): void => disown(a[1]);
   const list = (a: unknown[], r: unknown): void => listed(a[0], r);
   const link = (a: unknown[], r: unknown): void => linkRead(a[0], r);
   const unplaced = (): void => {
     took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
   };
   for (const o of [f, p]) {
-    wrap(o, 'readFile', read);
-    wrap(o, 'open', opening);
-    wrap(o, 'writeFile', writing);
+    wrap(o, 'readFile', read, readDone);
+    wrap(o, 'open', opening, opened);
+    wrap(o, 'writeFile', writing, written);
     wrap(o, 'readdir', undefined, list);
     wrap(o, 'readlink', undefined, link);
     wrap(o, 'opendir', unplaced);
     wrap(o, 'watch', unplaced);
+    for (const k of ['copyFile', 'cp', 'rename', 'link', 'symlink']) wrap(o, k, replaced, replaced, 2);
   }
   wrap(f, 'readFileSync', read);
-  wrap(f, 'openSync', opening);
-  wrap(f, 'writeFileSync', writing);
+  wrap(f, 'openSync', opening, opened);
+  wrap(f, 'writeFileSync', writing, written);
   wrap(f, 'readdirSync', undefined, list);
   wrap(f, 'readlinkSync', undefined, link);
   wrap(f, 'opendirSync', unplaced);
   wrap(f, 'watchFile', unplaced);
   wrap(f, 'openAsBlob', read);
   wrap(f, 'createReadStream', read);
-  wrap(f, 'createWriteStream', (a) => {
-    const o = a[1];
-    const flag = typeof o === 'object' && o !== null ? (o as { flags?: unknown }).flags : undefined;
-    if (openKind(flag ?? 'w') === 'own') noteOwn(a[0]);
+  for (const k of ['copyFileSync', 'cpSync', 'renameSync', 'linkSync', 'symlinkSync']) wrap(f, k, replaced, replaced, 2);
+  wrap(f, 'createWriteStream', undefined, (a) => {
+    // (the stream opens later: its file is its own only when it is not there yet, or is truncated by a `w` flag
+    // that cannot fail for being there)
+    const flag = flagOf(a[1], 'flags') ?? 'w';
+    if (openKind(flag) === 'own' && $.indexOf(String(flag), 'x') < 0) noteOwn(a[0]);
   });
 }

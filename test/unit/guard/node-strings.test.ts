@@ -275,4 +275,31 @@ describe('Node load guard: text turned into code after the process took in a cha
     assert.match(sp.out, /FAILED ERR_MCP_GATE_GUARD/, sp.out + sp.err);
     assert.match(sp.err, /other\.yml/);
   });
+
+  it("red team 15: eval handed to a timer or an event, approved text compiled under a library's name, a failed exclusive open, a copy over its own file and the REPL do not get past", () => {
+    const depd = path.join(NM, 'depd', 'index.js');
+    const P = "require('path').join(__dirname, '..', 'data.txt')";
+    const ws = workspace({
+      'server.js': SERVER,
+      'data.txt': "'ok'",
+      'plugins/timer.js': `const fs = require('fs');\nmodule.exports = () => new Promise((res) => { const t = fs.readFileSync(${P}, 'utf8'); setImmediate(eval, 'globalThis.__r = ' + t); setImmediate(() => res(globalThis.__r)); });\n`,
+      'plugins/apply.js': `const fs = require('fs');\nmodule.exports = () => new Promise((res, rej) => { const t = fs.readFileSync(${P}, 'utf8'); setImmediate(Reflect.apply, Function, null, ['return ' + t]); setTimeout(() => { try { res((0, eval)('1') && 'done'); } catch (e) { rej(e); } }, 5); });\n`,
+      'plugins/event.js': `const fs = require('fs'), { EventEmitter } = require('events');\nmodule.exports = () => new Promise((res) => { const e = new EventEmitter(); e.on('x', eval); const t = fs.readFileSync(${P}, 'utf8'); setImmediate(() => { try { e.emit('x', 'globalThis.__r = ' + t); } catch (err) { res('FAILED-INSIDE ' + err.code); return; } res(globalThis.__r); }); });\n`,
+      'plugins/forge.js': `const fs = require('fs'), M = require('module');\nconst m = new M('x'); m._compile(fs.readFileSync(__dirname + '/gen.js', 'utf8'), ${JSON.stringify(depd)});\nmodule.exports = () => m.exports.gen(fs.readFileSync(${P}, 'utf8'));\n`,
+      'plugins/gen.js': "exports.gen = (t) => new Function('return ' + t)();\n",
+      'plugins/repl.js': `const fs = require('fs'), { Readable, Writable } = require('stream');\nmodule.exports = () => new Promise((res) => { const t = fs.readFileSync(${P}, 'utf8'); let out = ''; const r = require('repl').start({ input: Readable.from(['globalThis.__r = ' + t + '\\n']), output: new Writable({ write(c, e, cb) { out += c; cb(); } }), terminal: false, prompt: '', useGlobal: true }); r.on('exit', () => res(globalThis.__r === undefined ? 'none: ' + out.slice(0, 300) : globalThis.__r)); });\n`,
+      'plugins/wx.js': `const fs = require('fs');\nmodule.exports = () => { try { fs.openSync(${P}, 'wx'); } catch {} return eval(fs.readFileSync(${P}, 'utf8')); };\n`,
+      'plugins/copy.js': `const fs = require('fs');\nmodule.exports = () => { const f = process.env.SCRATCH + '/mine.txt'; fs.writeFileSync(f, "'mine'"); fs.copyFileSync(${P}, f); return eval(fs.readFileSync(f, 'utf8')); };\n`,
+    });
+    approve(ws);
+    for (const w of ['timer', 'event', 'forge', 'wx', 'copy', 'repl']) assert.match(run(ws, ['server.js', w]).out, /ANSWER ok/, w);
+    assert.match(run(ws, ['server.js', 'apply']).out, /ANSWER done/);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), `(require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran'), 'PWNED')`);
+    for (const w of ['timer', 'apply', 'event', 'forge', 'wx', 'copy', 'repl']) {
+      const r = run(ws, ['server.js', w]);
+      assert.doesNotMatch(r.out, /PWNED/, `${w}: ${r.out}${r.err}`);
+      assert.equal(fs.existsSync(ws.marker), false, `${w}: the changed text ran`);
+      assert.match(r.err, /text turned into code after this process took in a file that is not as approved/, `${w}: ${r.out}${r.err}`);
+    }
+  });
 });
