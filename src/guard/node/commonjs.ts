@@ -12,7 +12,7 @@ import { lexicalOf, linksAsApproved } from './links';
 import { guardSqlite } from './sqlite';
 import { checkSink } from './sinks';
 import { mode, requireOfEsm } from './esm';
-import { quiet } from './taken';
+import { guardFsPromises, quiet } from './taken';
 import { codeFromText, guardInspector, guardRepl, noteName } from './strings';
 import { sha256 } from './hash';
 
@@ -117,6 +117,7 @@ export function installCommonJs(): void {
     if (request === 'node:sqlite') guardSqlite(m);
     if (typeof request === 'string' && /^(node:)?inspector(\/promises)?$/.test(request)) guardInspector(m);
     if (request === 'repl' || request === 'node:repl') guardRepl(m);
+    if (request === 'fs/promises' || request === 'node:fs/promises') guardFsPromises(m);
     return m;
   };
 

@@ -15,6 +15,7 @@ import { check, refuse } from './verdict';
 import { checkLinks } from './links';
 import { sqliteNow } from './sqlite';
 import { codeFromText, guardInspector, guardRepl } from './strings';
+import { guardFsPromises } from './taken';
 import { checkSink } from './sinks';
 
 /** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
@@ -62,13 +63,21 @@ export function requireOfEsm(filename: string): void {
   });
 }
 
+const getBuiltinModule = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+/** A built-in module by its id, never through the module hooks (process.getBuiltinModule, Node 20.16+ and 22.3+). */
+function builtin(id: string): unknown {
+  return typeof getBuiltinModule === 'function' ? getBuiltinModule.call(process, id) : (require(id) as unknown);
+}
+
 /** After a resolve: a sink module asked for by a file the approval pins as read (checkSink), links left the workspace. */
 function afterResolve(specifier: string, context: { parentURL?: string } | undefined, r: { url?: string } | undefined): void {
   if (!ACTIVE || !r || typeof r.url !== 'string') return;
   const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
   if (r.url === 'node:sqlite') sqliteNow();
-  if (r.url === 'node:inspector' || r.url === 'node:inspector/promises') guardInspector(require(r.url));
-  if (r.url === 'node:repl') guardRepl(require('node:repl'));
+  // (a built-in taken without require: with module.registerHooks a require goes through these same hooks)
+  if (r.url === 'node:inspector' || r.url === 'node:inspector/promises') guardInspector(builtin(r.url));
+  if (r.url === 'node:repl') guardRepl(builtin('node:repl'));
+  if (r.url === 'node:fs/promises') guardFsPromises(builtin('node:fs/promises'));
   if (r.url.startsWith('node:') && parent) checkSink(r.url, parent);
   if (r.url.startsWith('file:')) {
     const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;
@@ -296,6 +305,7 @@ export function installEsm(): void {
     mode = 'register';
     original.call(Module, self);
     sqliteNow(true); // an import of node:sqlite resolves in the loader thread, unseen here: guarded now
+    guardFsPromises(fs.promises); // and so does one of node:fs/promises
   }
   Module.syncBuiltinESMExports(); // so `import { registerHooks, register } from 'node:module'` gets these
 }

@@ -45,12 +45,15 @@ function strings(list: ArrayLike<unknown>): [string[], string] {
 
 /** Names code was compiled under from a string (a vm filename, a sourceURL): never taken for a library's frame. */
 const forged = new Set<string>();
+/** Frame file name → its real path is outside the workspace and no forged name (read once per name: frames repeat). */
+const outsideRoot = new Map<string, boolean>();
 const SOURCE_URL = /\/\/[#@]\s*source(?:Mapping)?URL\s*=\s*(\S+)/g;
 const NON_SPACE = /\S/;
 
 export function noteName(name: unknown): void {
   if (typeof name === 'string' && name) {
     $.setAdd(forged, name);
+    outsideRoot.clear(); // (a name may reach a cached frame by another spelling)
     const r = real($.startsWith(name, 'file:') ? (safePath(name) ?? name) : name);
     if (r) $.setAdd(forged, r);
   }
@@ -188,8 +191,7 @@ function asApproved(name: string): boolean {
   return ok;
 }
 
-function generatorAsks(): boolean {
-  const s = callers();
+function generatorAsks(s: Site[] | null): boolean {
   if (!s || s.length === 0) return false;
   const f = s[0].getFileName();
   if (typeof f !== 'string' || s[0].isEval()) return false;
@@ -219,8 +221,7 @@ export function codeFromText(t: string, how: string, commandLine = false, strict
  * could have set up. A library function handed as a callback (`promise.then(_.template)`) runs with no workspace
  * frame under it and is not told apart (docs/concepts.md says so).
  */
-function libraryAsks(): boolean {
-  const s = callers(DEEP);
+function libraryAsks(s: Site[] | null): boolean {
   const cfg = getConfig();
   // (a stack as deep as the limit may hide workspace frames below it: fail closed)
   if (!s || s.length === 0 || s.length >= DEEP - 8 || cfg === null) return false;
@@ -237,10 +238,14 @@ function libraryAsks(): boolean {
     }
     if (c.isEval() || $.setHas(forged, f)) return false;
     if ($.startsWith(f, 'node:')) continue;
-    const file = $.startsWith(f, 'file:') ? safePath(f) : f;
-    if (file === null || !$.isAbsolute(file)) return false;
-    const p = real(file);
-    if (p === null || $.setHas(forged, p) || $.startsWith(p, cfg.root)) return false;
+    let out = outsideRoot.get(f);
+    if (out === undefined) {
+      const file = $.startsWith(f, 'file:') ? safePath(f) : f;
+      const p = file !== null && $.isAbsolute(file) ? real(file) : null;
+      out = p !== null && !$.setHas(forged, p) && !$.startsWith(p, cfg.root);
+      outsideRoot.set(f, out);
+    }
+    if (!out) return false;
     code = true;
   }
   return code;
@@ -254,7 +259,8 @@ function text(t: string, how: string, generatorOk = false, strict = false, taggi
   noteText(t);
   const tainted = took.in !== null || took.started;
   if (!tainted && !tagging) return false;
-  const lib = (generatorOk && generatorAsks()) || (!strict && libraryAsks());
+  const sites = callers(DEEP); // read once for both
+  const lib = (generatorOk && generatorAsks(sites)) || (!strict && libraryAsks(sites));
   if (tainted && !lib && reExec(NON_SPACE, t) !== null) afterTakingIn(how);
   return lib;
 }
@@ -391,7 +397,7 @@ function installWasm(): void {
   if (!W) return;
   const bytes = (how: string): void => {
     if (took.in === null && !took.started) return;
-    if (libraryAsks()) return; // (undici's llhttp, a package's own WASM)
+    if (libraryAsks(callers(DEEP))) return; // (undici's llhttp, a package's own WASM)
     afterTakingIn(how);
   };
   for (const key of ['compile', 'compileStreaming', 'instantiateStreaming']) {

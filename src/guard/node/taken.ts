@@ -6,6 +6,7 @@
 // The same two variables as the Python guard's, so a mark crosses between Node and Python children.
 import fs = require('node:fs');
 import wt = require('node:worker_threads');
+import Module = require('node:module');
 import { $, ACTIVE, F, hasOwn, isAnon, real, realOrAnon } from './base';
 import { getConfig, inScratch, readOnlyMount, writable } from './manifest';
 import { hashFile } from './hash';
@@ -280,10 +281,19 @@ function wrap(
   obj[key] = w;
 }
 
+let both: ((o: Record<string, unknown>) => void) | null = null;
+const promisesDone = new Set<unknown>();
+/** fs/promises' functions wrapped as fs's are, once (the module object is fs.promises). */
+export function guardFsPromises(p: unknown): void {
+  if (!both || !p || typeof p !== 'object' || promisesDone.has(p)) return;
+  promisesDone.add(p);
+  both(p as Record<string, unknown>);
+  Module.syncBuiltinESMExports();
+}
+
 /** fs and fs/promises as the server calls them: reads take in, creating writes make a file its own. */
 export function installReads(): void {
   const f = fs as unknown as Record<string, unknown>;
-  const p = fs.promises as unknown as Record<string, unknown>;
   // A read is looked at when asked and again when done (what was there when the bytes were read, red team 15, 04i).
   const read = (a: unknown[]): void => tookIn(a[0]);
   const readDone = (a: unknown[]): void => tookIn(a[0]);
@@ -314,7 +324,7 @@ export function installReads(): void {
   const unplaced = (): void => {
     took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
   };
-  for (const o of [f, p]) {
+  both = (o: Record<string, unknown>): void => {
     wrap(o, 'readFile', read, readDone);
     wrap(o, 'open', opening, opened);
     wrap(o, 'writeFile', writing, written);
@@ -323,7 +333,22 @@ export function installReads(): void {
     wrap(o, 'opendir', unplaced);
     wrap(o, 'watch', unplaced);
     for (const k of ['copyFile', 'cp', 'rename', 'link', 'symlink']) wrap(o, k, replaced, replaced, 2);
-  }
+  };
+  both(f);
+  // fs/promises is loaded on first use (loading it costs a start about 20 ms): wrapped then — through fs.promises, or
+  // when `fs/promises` is asked for (guardFsPromises, from the require and import hooks)
+  const d = Object.getOwnPropertyDescriptor(fs, 'promises');
+  if (d && typeof d.get === 'function' && d.configurable) {
+    const get = d.get;
+    Object.defineProperty(fs, 'promises', {
+      ...d,
+      get(this: unknown) {
+        const v = apply(get, this, []) as Record<string, unknown>;
+        guardFsPromises(v);
+        return v;
+      },
+    });
+  } else guardFsPromises(fs.promises as unknown as Record<string, unknown>);
   wrap(f, 'readFileSync', read);
   wrap(f, 'openSync', opening, opened);
   wrap(f, 'writeFileSync', writing, written);

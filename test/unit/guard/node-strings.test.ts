@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
 
@@ -52,10 +53,15 @@ function approve(ws: Ws): void {
   );
 }
 
-function run(ws: Ws, args: string[], env: Record<string, string> = {}): { status: number | null; out: string; err: string } {
+function run(
+  ws: Ws,
+  args: string[],
+  env: Record<string, string> = {},
+  node = process.execPath,
+): { status: number | null; out: string; err: string } {
   const e: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest, SCRATCH: ws.scratch, NM, ...env };
   delete e.NODE_OPTIONS;
-  const r = spawnSync(process.execPath, ['--expose-internals', '--require', GUARD, ...args], {
+  const r = spawnSync(node, ['--expose-internals', '--require', GUARD, ...args], {
     cwd: ws.root,
     env: e,
     encoding: 'utf8',
@@ -301,5 +307,27 @@ describe('Node load guard: text turned into code after the process took in a cha
       assert.equal(fs.existsSync(ws.marker), false, `${w}: the changed text ran`);
       assert.match(r.err, /text turned into code after this process took in a file that is not as approved/, `${w}: ${r.out}${r.err}`);
     }
+  });
+
+  it("on a Node with module.registerHooks (VS Code's): an ES module importing fs/promises, the REPL and the inspector gets them guarded, and a read through fs/promises is taken in", function () {
+    const dir = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache', 'mcp-gate-vscode');
+    const node = (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
+      .filter((n) => /^node-(2[2-9]|[3-9]\d)\./.test(n))
+      .map((n) => path.join(dir, n, 'bin', 'node'))
+      .find((b) => fs.existsSync(b));
+    if (!node) this.skip(); // npm run vscode-host (part of npm run test:all) installs it
+    const ws = workspace({
+      'server.mjs':
+        "import { readFile } from 'node:fs/promises'; import repl from 'node:repl'; import { Session } from 'node:inspector';\n" +
+        "const t = await readFile(new URL('./data.txt', import.meta.url), 'utf8');\nconsole.log('ANSWER ' + typeof repl.start + typeof Session + ' ' + eval(t));\n",
+      'data.txt': "'ok'",
+    });
+    approve(ws);
+    const r = run(ws, ['server.mjs'], {}, node);
+    assert.match(r.out, /ANSWER functionfunction ok/, r.out + r.err);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), `(process.stdout.write('PWNED'), 'x')`);
+    const c = run(ws, ['server.mjs'], {}, node);
+    assert.doesNotMatch(c.out, /PWNED/, c.out + c.err);
+    assert.match(c.err, /took in a file that is not as approved.*data\.txt/, c.err);
   });
 });
