@@ -104,15 +104,23 @@ export function noteOwn(file: unknown): void {
   if (took.in !== null) return;
   const name = nameOf(file);
   if (name === null) return;
-  const r = real(name) ?? ((d) => (d === null ? null : d + $.sep + $.basename(name)))(real($.dirname($.resolve(name))));
+  const r = realOrBeside(name);
   if (r !== null) $.setAdd(own, r);
+}
+
+/** A name's real path, or for a name not there yet its real folder's path with the name (what an open will create). */
+function realOrBeside(name: string): string | null {
+  const r = real(name);
+  if (r !== null) return r;
+  const d = real($.dirname($.resolve(name)));
+  return d === null ? null : d + $.sep + $.basename(name);
 }
 
 /** A name whose content is no longer what this process wrote (a copy, a move or a link put other content there). */
 export function disown(file: unknown): void {
   const name = nameOf(file);
   if (name === null) return;
-  const r = real(name) ?? ((d) => (d === null ? null : d + $.sep + $.basename(name)))(real($.dirname($.resolve(name))));
+  const r = realOrBeside(name);
   if (r !== null) own.delete(r);
 }
 
@@ -281,7 +289,7 @@ function wrap(
   obj[key] = w;
 }
 
-let both: ((o: Record<string, unknown>) => void) | null = null;
+let both: ((o: Record<string, unknown>, sync?: string) => void) | null = null;
 const promisesDone = new Set<unknown>();
 /** fs/promises' functions wrapped as fs's are, once (the module object is fs.promises). */
 export function guardFsPromises(p: unknown): void {
@@ -324,15 +332,25 @@ export function installReads(): void {
   const unplaced = (): void => {
     took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
   };
-  both = (o: Record<string, unknown>): void => {
-    wrap(o, 'readFile', read, readDone);
-    wrap(o, 'open', opening, opened);
-    wrap(o, 'writeFile', writing, written);
-    wrap(o, 'readdir', undefined, list);
-    wrap(o, 'readlink', undefined, link);
-    wrap(o, 'opendir', unplaced);
-    wrap(o, 'watch', unplaced);
-    for (const k of ['copyFile', 'cp', 'rename', 'link', 'symlink']) wrap(o, k, replaced, replaced, 2);
+  // each function of fs, wrapped in fs and fs/promises under its name and in fs under its name with `Sync`
+  const FORMS: [string, ((a: unknown[]) => void) | undefined, ((a: unknown[], r: unknown) => void) | undefined, number][] = [
+    ['readFile', read, readDone, 1],
+    ['open', opening, opened, 1],
+    ['writeFile', writing, written, 1],
+    ['readdir', undefined, list, 1],
+    ['readlink', undefined, link, 1],
+    ['opendir', unplaced, undefined, 1],
+    ...(['copyFile', 'cp', 'rename', 'link', 'symlink'].map((k) => [k, replaced, replaced, 2]) as [
+      string,
+      typeof replaced,
+      typeof replaced,
+      number,
+    ][]),
+  ];
+  both = (o: Record<string, unknown>, sync = ''): void => {
+    // (a synchronous read is looked at once: nothing runs between the look and the read)
+    for (const [k, before, after, paths] of FORMS) wrap(o, k + sync, before, sync && after === readDone ? undefined : after, paths);
+    if (!sync) wrap(o, 'watch', unplaced);
   };
   both(f);
   // fs/promises is loaded on first use (loading it costs a start about 20 ms): wrapped then — through fs.promises, or
@@ -349,16 +367,10 @@ export function installReads(): void {
       },
     });
   } else guardFsPromises(fs.promises as unknown as Record<string, unknown>);
-  wrap(f, 'readFileSync', read);
-  wrap(f, 'openSync', opening, opened);
-  wrap(f, 'writeFileSync', writing, written);
-  wrap(f, 'readdirSync', undefined, list);
-  wrap(f, 'readlinkSync', undefined, link);
-  wrap(f, 'opendirSync', unplaced);
+  both(f, 'Sync');
   wrap(f, 'watchFile', unplaced);
   wrap(f, 'openAsBlob', read);
   wrap(f, 'createReadStream', read);
-  for (const k of ['copyFileSync', 'cpSync', 'renameSync', 'linkSync', 'symlinkSync']) wrap(f, k, replaced, replaced, 2);
   wrap(f, 'createWriteStream', undefined, (a) => {
     // (the stream opens later: its file is its own only when it is not there yet, or is truncated by a `w` flag
     // that cannot fail for being there)
