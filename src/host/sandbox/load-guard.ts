@@ -170,11 +170,14 @@ export function prepareGuard(o: GuardOptions): GuardedStart {
   let files: Record<string, string>;
   let links: Record<string, string>;
   let large: Record<string, unknown>;
+  let since: number;
   try {
     const m = loadManifest(o.storeDir, o.manifest);
     files = m.files;
     links = m.links ?? {};
     large = m.large ?? {};
+    since = Date.parse(m.takenAt);
+    if (!Number.isFinite(since)) throw new ManifestError(`the record of the workspace has no valid time ("takenAt")`);
   } catch (e) {
     if (e instanceof ManifestError) throw new GuardUnavailable(`${e.message}; "${o.server}" is not started — approve it again`);
     throw e;
@@ -196,6 +199,7 @@ export function prepareGuard(o: GuardOptions): GuardedStart {
       files,
       links,
       large,
+      since,
       scratch: [...new Set(scratch)],
       report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report,
       server: o.server,

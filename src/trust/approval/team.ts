@@ -326,7 +326,9 @@ async function teamManifests(
     if (!e.workspace || !verify(allowedSigners, e.approvedBy, entryPayload(e), e.signature).ok) continue;
     const snapshot = before.servers.find((x) => x.name === e.server && x.source === e.source)?.pinned?.pinned.snapshot;
     if (!snapshot) {
-      manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files: e.workspace, takenAt: e.approvedAt }));
+      // (takenAt is when this machine's files were compared: the guards count a later metadata change as a change, and
+      // the team's own time is another machine's)
+      manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files: e.workspace, takenAt: new Date().toISOString() }));
       continue;
     }
     try {
@@ -342,7 +344,7 @@ async function teamManifests(
       else differ.push(rel);
     }
     const exec = (local.exec ?? []).filter((f) => f in files);
-    manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files, exec, takenAt: e.approvedAt }));
+    manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files, exec, takenAt: local.takenAt }));
     if (differ.length) leftOut.set(e, differ);
   }
   return { manifests, leftOut };

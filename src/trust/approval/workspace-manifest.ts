@@ -146,6 +146,9 @@ async function hashFile(abs: string, size: number, keep?: KeepContent): Promise<
  * cannot be read.
  */
 export async function takeManifest(workspace: string, now: () => Date = () => new Date(), keep?: KeepContent): Promise<WorkspaceManifest> {
+  // (the time the measure began: a file whose metadata changed after it, even to content as recorded, is told apart
+  // by the guards by its ctime — src/guard/CONTRACT.md)
+  const takenAt = now().toISOString();
   const root = fs.realpathSync(workspace);
   const files: Record<string, string> = {};
   const links: Record<string, string> = {};
@@ -225,7 +228,7 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
     links: sortedLinks,
     exec: exec.sort(),
     ...(Object.keys(large).length ? { large: sortedLarge } : {}),
-    takenAt: now().toISOString(),
+    takenAt,
   };
 }
 
