@@ -5,7 +5,7 @@
 import errno
 import os
 import sys
-from . import state, rule, reads, compiles, children, pickles
+from . import state, rule, reads, places, compiles, children, pickles
 
 
 _DIRS = []
@@ -90,6 +90,12 @@ def _on_listdir(args):
         state._tls.busy = False
 
 
+def _on_scandir(args):
+    """os.scandir: a listing (above), and each entry's kind and stat() a look at that name (places._note_scan)."""
+    places._note_scan(args)
+    _on_listdir(args)
+
+
 _EVENTS = {
     'os.fork': pickles._on_fork,
     'os.forkpty': pickles._on_fork,
@@ -97,7 +103,7 @@ _EVENTS = {
     'ctypes.dlsym/handle': pickles._on_ctypes_call,
     'ctypes.call_function': pickles._on_ctypes_call,
     'os.listdir': _on_listdir,
-    'os.scandir': _on_listdir,
+    'os.scandir': _on_scandir,
     'open': reads._on_open,
     'compile': compiles._on_compile,
     'marshal.loads': children._on_marshal,

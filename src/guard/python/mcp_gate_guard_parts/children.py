@@ -49,6 +49,8 @@ def _seq(x):
 def _started(env):
     """After a program start passed the checks: remember it, and hand what this process took in to the child (its
     guard then refuses text turned into code as this one does)."""
+    if state._looked or state._scanned:          # what it looked at is handed on as what it took in
+        places._settle_looks()
     state._took['started'] = True
     target = os.environ if env is None else env
     t = state._took['in']
@@ -95,6 +97,8 @@ def _wrap_fork_exec():
             exe = _seq(a[1])[:1] if len(a) > 1 else []
             programs._check_program(exe + argv[1:] if exe else argv, a[4] if len(a) > 4 else None)
             _check_start(exe + argv[1:] if exe else argv, a[4] if len(a) > 4 else None, a[5] if len(a) > 5 else None)
+            if state._looked or state._scanned:
+                places._settle_looks()
             state._took['started'] = True
             t = state._took['in']
             if t is not None:
@@ -132,6 +136,8 @@ def _on_system(args):     # os.system: (command,) — run by /bin/sh -c
 def _on_marshal_load(args):
     """marshal.load(file): bytes read from a file object turned into code (jinja2's bytecode cache: red team 10p,
     case 04). importlib never uses it; after taking in, refused like marshal.loads."""
+    if state._looked or state._scanned:
+        places._settle_looks()
     if state._took['in'] is not None or state._took['started']:
         compiles._after_taking_in('marshal.load (bytes turned into code after this process took in a file that is not as '
                          'approved)')
@@ -168,6 +174,8 @@ def _on_marshal(args):
                     same = False
                 if same:
                     return
+    if state._looked or state._scanned:
+        places._settle_looks()
     if state._took['in'] is not None or state._took['started']:
         if loaders._zipimport_member(f, '_unmarshal_code', args[0] if args else None):
             return                               # a .pyc of an archive as approved (zipimport's own reader)
@@ -191,6 +199,8 @@ def _flag_only_replace(f, args):
 
 
 def _on_code_new(args):
+    if state._looked or state._scanned:
+        places._settle_looks()
     if state._took['in'] is not None or state._took['started']:
         # frame 2 is the Python code that built it (code.replace and CodeType have no frame of their own)
         if _flag_only_replace(sys._getframe(2), args):

@@ -112,6 +112,8 @@ def _in_site():
 def _after_taking_in(how):
     """Refuses when this process took in content that is not as approved (read it, was started by a process that
     had, or started a program while the workspace differs): `how` is the text, bytes or pickle being turned into code."""
+    if state._looked or state._scanned:
+        places._settle_looks()
     t = state._took['in']
     if t is None and state._took['started']:
         v = places._workspace_as_approved()
@@ -235,6 +237,8 @@ def _foreign_codec(src, f, after):
 
 
 def _on_compile(args):
+    if state._looked or state._scanned:          # names looked at by metadata calls: compared now (lazily)
+        places._settle_looks()
     after = state._took['in'] is not None or state._took['started']
     src = args[0]
     if isinstance(src, (bytes, bytearray, memoryview)):

@@ -5,7 +5,7 @@
 import os
 import sys
 from importlib import machinery as _M
-from . import state, rule, loaders, reads, engines, children, audit, pickles
+from . import state, rule, loaders, reads, places, engines, children, audit, pickles
 
 
 class _JsonContext(object):
@@ -67,6 +67,10 @@ def _load_manifest(path):
     if not isinstance(large, dict) or not all(isinstance(v, dict) for v in large.values()):
         raise ValueError('"large" is not an object of file records')
     state.LARGE.update({k.replace('\\', '/'): v for k, v in large.items()})
+    since = m.get('since')
+    if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float)) or since != since):
+        raise ValueError('"since" is not a number of milliseconds')
+    state.SINCE = since
     return root, files, scratch, report, approved, links
 
 
@@ -136,6 +140,7 @@ def install():
                 pass
     reads._wrap_readlink()
     reads._wrap_open()
+    places._wrap_looks()
     children._wrap_fork_exec()
     state._state['on'] = True
     _network_shim()

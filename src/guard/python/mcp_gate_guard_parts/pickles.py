@@ -5,7 +5,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import sys
-from . import state, rule, compiles
+from . import state, rule, compiles, places
 
 
 # What a pickle may name after its process took in content that is not as approved. A pickle calls what it names,
@@ -206,6 +206,8 @@ def _enum_getattr(obj, name, *default):
 def _checked_unpickler(base):
     class Unpickler(base):
         def find_class(self, module, name):
+            if state._looked or state._scanned:
+                places._settle_looks()
             if name == 'getattr' and module in ('builtins', '__builtin__') and \
                     (state._took['in'] is not None or state._took['started']):
                 state._tls.pickle_getattr = True
@@ -266,6 +268,8 @@ class _PickleFinder(object):
 
 
 def _on_find_class(args):
+    if state._looked or state._scanned:
+        places._settle_looks()
     if (state._took['in'] is not None or state._took['started']) and not _pickle_allowed(args[0], args[1]) and \
             not (getattr(state._tls, 'pickle_getattr', False) and tuple(args[:2]) in _GETATTR_NAMES):
         compiles._after_taking_in('pickle %s.%s (a pickle names what it calls; loaded after this process took in a file that '

@@ -69,12 +69,13 @@ def _plain(path):
 
 
 def _read(p):
+    was = getattr(state._tls, 'busy', False)
     state._tls.busy = True
     try:
         with open(_open_real(p), 'rb') as f:
             return f.read()
     finally:
-        state._tls.busy = False
+        state._tls.busy = was
 
 
 def _anon(p):
