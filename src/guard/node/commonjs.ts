@@ -12,7 +12,7 @@ import { lexicalOf, linksAsApproved } from './links';
 import { guardSqlite } from './sqlite';
 import { checkSink } from './sinks';
 import { mode, requireOfEsm } from './esm';
-import { guardFsPromises, quiet } from './taken';
+import { guardFsPromises, quiet, resolutionLooked } from './taken';
 import { codeFromText, guardInspector, guardRepl, noteName } from './strings';
 import { sha256 } from './hash';
 
@@ -88,6 +88,21 @@ export function installCommonJs(): void {
     // only those, one in the workspace or a scratch folder is refused (its imports would go unchecked).
     if (mode === 'register' && rest[0] === 'module' && typeof filename === 'string') requireOfEsm(filename);
     return compile.call(this, content, filename, ...rest);
+  };
+
+  // A resolution (require, require.resolve): whether it found a file, and which, is metadata a stat's is (taken.ts).
+  const R = Module as unknown as { _resolveFilename: (r: unknown, p: { filename?: string } | undefined, ...x: unknown[]) => unknown };
+  const resolveFilename = R._resolveFilename;
+  R._resolveFilename = function (this: unknown, request: unknown, parent: { filename?: string } | undefined, ...rest: unknown[]) {
+    let r: unknown;
+    try {
+      r = resolveFilename.call(this, request, parent, ...rest);
+    } catch (e) {
+      if (typeof request === 'string') resolutionLooked(request, parent?.filename, null);
+      throw e;
+    }
+    if (typeof request === 'string' && typeof r === 'string') resolutionLooked(request, parent?.filename, r);
+    return r;
   };
 
   // Built-in modules that run code, asked for by a file the approval pins as read.

@@ -15,7 +15,7 @@ import { check, refuse } from './verdict';
 import { checkLinks } from './links';
 import { sqliteNow } from './sqlite';
 import { codeFromText, guardInspector, guardRepl } from './strings';
-import { guardFsPromises } from './taken';
+import { guardFsPromises, resolutionLooked } from './taken';
 import { checkSink } from './sinks';
 
 /** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
@@ -73,6 +73,7 @@ function builtin(id: string): unknown {
 function afterResolve(specifier: string, context: { parentURL?: string } | undefined, r: { url?: string } | undefined): void {
   if (!ACTIVE || !r || typeof r.url !== 'string') return;
   const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
+  if (r.url.startsWith('file:')) resolutionLooked(specifier, parent, url.fileURLToPath(r.url));
   if (r.url === 'node:sqlite') sqliteNow();
   // (a built-in taken without require: with module.registerHooks a require goes through these same hooks)
   if (r.url === 'node:inspector' || r.url === 'node:inspector/promises') guardInspector(builtin(r.url));
@@ -83,6 +84,13 @@ function afterResolve(specifier: string, context: { parentURL?: string } | undef
     const request = specifier.startsWith('file:') ? url.fileURLToPath(specifier) : specifier;
     checkLinks(request, parent, url.fileURLToPath(r.url), 'import');
   }
+}
+
+/** A resolution that found nothing: where it looked is metadata (taken.ts). */
+function resolveFailed(specifier: string, context: { parentURL?: string } | undefined): void {
+  if (!ACTIVE || typeof specifier !== 'string') return;
+  const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
+  resolutionLooked(specifier, parent, null);
 }
 
 /** module.register resolve hook (Node without module.registerHooks). */
@@ -110,7 +118,13 @@ export async function load(u: string, context: unknown, nextLoad: NextLoad): Pro
  */
 const syncHooks = {
   resolve(specifier: string, context: { parentURL?: string }, nextResolve: (s: string, c?: unknown) => { url?: string }): unknown {
-    const r = nextResolve(specifier, context);
+    let r: { url?: string };
+    try {
+      r = nextResolve(specifier, context);
+    } catch (e) {
+      resolveFailed(specifier, context);
+      throw e;
+    }
     afterResolve(specifier, context, r);
     return r;
   },
@@ -188,7 +202,13 @@ function inThreadInternals(): boolean {
   const defaultLoadSync = load.defaultLoadSync as (u: unknown, c?: unknown) => LoadResult;
   const getSourceSync = load.getSourceSync as (u: unknown, c?: unknown) => LoadResult;
   resolve.defaultResolve = function (this: unknown, specifier: string, context?: { parentURL?: string }): { url?: string } {
-    const r = defaultResolve.call(this, specifier, context);
+    let r: { url?: string };
+    try {
+      r = defaultResolve.call(this, specifier, context);
+    } catch (e) {
+      resolveFailed(specifier, context);
+      throw e;
+    }
     afterResolve(specifier, context, r);
     return r;
   };

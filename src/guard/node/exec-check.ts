@@ -34,7 +34,7 @@ const known = new Map<string, { key: string; sum: string }>(); // rel → stat k
  * Refuses (naming the first file that is not) unless every file of the workspace is what was approved; `how` is what
  * needs it (a program that reads files no guard sees, text turned into code by a process that was fed by one).
  */
-export function workspaceAsApproved(how: string, own?: (p: string) => boolean): void {
+export function workspaceAsApproved(how: string, own?: (p: string) => boolean, metadata = false): void {
   const cfg = getConfig();
   // What was approved is not known: fail closed (the program could read any workspace file).
   if (!cfg)
@@ -97,6 +97,7 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean): 
           (rec.ino !== undefined && String(rec.ino) !== String(big.ino))
         )
           refuse({ p: abs, rel, why: 'changed', sum: '', how });
+        if (metadata) metadataAsApproved(abs, rel, Number(big.ctimeNs / 1000000n));
         continue;
       }
       let st: fs.Stats;
@@ -116,9 +117,43 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean): 
         known.set(rel, hit);
       }
       if (hit.sum !== want) refuse({ p: abs, rel, why: 'changed', sum: hit.sum, how });
+      if (metadata) metadataAsApproved(abs, rel, st.ctimeMs);
     }
   };
+  const seen = new Set<string>();
+  const metadataAsApproved = (abs: string, rel: string, ctimeMs: number): void => {
+    seen.add(rel);
+    timesAsApproved(abs, rel, ctimeMs, how);
+  };
   walk(cfg.rootDir);
+  if (metadata) noneGone(seen, how, own);
+}
+
+// With `metadata`: a program started can hand over what it sees of names and times too (ls -l), so a file whose
+// metadata changed after approval (its ctime: no program can set it), and an approved file that is gone, differ too.
+function timesAsApproved(abs: string, rel: string, ctimeMs: number, how: string): void {
+  const since = getConfig()?.since ?? null;
+  if (since !== null && Math.floor(ctimeMs) > since)
+    // (since is a whole millisecond)
+    refuse({
+      p: abs,
+      rel,
+      why: 'changed',
+      sum: '',
+      how,
+      tail: 'its metadata (times, mode or owner) changed after approval, though not its content; approve it again',
+    });
+}
+
+function noneGone(seen: Set<string>, how: string, own?: (p: string) => boolean): void {
+  const cfg = getConfig();
+  if (cfg === null) return;
+  for (const rel of Object.keys(cfg.files)) {
+    if (seen.has(rel)) continue;
+    const abs = cfg.root + rel.split('/').join(path.sep);
+    if (own?.(abs)) continue;
+    refuse({ p: abs, rel, why: 'changed', sum: '', how, tail: 'it was approved and is gone; approve the change, or put it back' });
+  }
 }
 
 /** An existing regular file in a writable place whose first four bytes are the ELF magic. */

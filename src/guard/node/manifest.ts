@@ -18,6 +18,7 @@ interface Config {
   links: Record<string, string>; // rel posix path → link text of each symbolic link of the workspace at approval
   large: Record<string, { size?: unknown; mtimeNs?: unknown; ino?: unknown }>; // too-large files: size, mtime, inode at approval
   anyApproved: Set<string>; // every value of files and approved: what a scratch file's digest must be one of
+  since: number | null; // when the approval's measure began (ms): a later ctime is a change of metadata
 }
 
 // ---------------------------------------------------------------------------------------------- the manifest
@@ -68,6 +69,7 @@ export function getConfig(): Config | null {
       links: m.links && typeof m.links === 'object' && !Array.isArray(m.links) ? (m.links as Record<string, string>) : {},
       large: m.large && typeof m.large === 'object' && !Array.isArray(m.large) ? (m.large as Config['large']) : {},
       anyApproved: new Set<string>(),
+      since: typeof m.since === 'number' && Number.isFinite(m.since) ? m.since : null,
     };
     for (const v of Object.values(files as Record<string, string>)) config.anyApproved.add(v);
     for (const v of config.approved) config.anyApproved.add(v);

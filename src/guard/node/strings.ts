@@ -15,7 +15,7 @@ import { $, ACTIVE, F, hasOwn, real, SELF } from './base';
 import { getConfig, writable } from './manifest';
 import { hashFile } from './hash';
 import { refuse } from './verdict';
-import { isOwn, took } from './taken';
+import { isOwn, mayHaveTakenIn, settleLooked, took } from './taken';
 import { workspaceAsApproved } from './exec-check';
 
 type Fn = (...a: unknown[]) => unknown;
@@ -78,11 +78,14 @@ export function afterTakingIn(how: string): void {
   if (!ACTIVE) return;
   const cfg = getConfig();
   if (cfg === null) refuse({ p: '(workspace)', rel: null, why: 'manifest', sum: '', how });
-  if (took.in === null && took.started) workspaceAsApproved(`${how} (after it started a program or worker, or was started by one)`, isOwn);
+  settleLooked(); // names looked at: the first that shows what was not approved is taken in
+  if (took.in === null && took.started)
+    workspaceAsApproved(`${how} (after it started a program or worker, or was started by one)`, isOwn, true);
   const t = took.in;
   if (t === null) return;
-  const what =
-    t.why === 'changed'
+  const what = t.what
+    ? t.what
+    : t.why === 'changed'
       ? 'it changed since approval'
       : t.why === 'new'
         ? 'it is not in what was approved'
@@ -257,10 +260,11 @@ function libraryAsks(s: Site[] | null): boolean {
  */
 function text(t: string, how: string, generatorOk = false, strict = false, tagging = false): boolean {
   noteText(t);
-  const tainted = took.in !== null || took.started;
+  const tainted = mayHaveTakenIn();
   if (!tainted && !tagging) return false;
   const sites = callers(DEEP); // read once for both
   const lib = (generatorOk && generatorAsks(sites)) || (!strict && libraryAsks(sites));
+  // (names looked at are compared only now, when the compile would be refused for them: a library's costs nothing)
   if (tainted && !lib && reExec(NON_SPACE, t) !== null) afterTakingIn(how);
   return lib;
 }
@@ -396,7 +400,7 @@ function installWasm(): void {
   const W = (globalThis as unknown as { WebAssembly?: Record<string, unknown> }).WebAssembly;
   if (!W) return;
   const bytes = (how: string): void => {
-    if (took.in === null && !took.started) return;
+    if (!mayHaveTakenIn()) return;
     if (libraryAsks(callers(DEEP))) return; // (undici's llhttp, a package's own WASM)
     afterTakingIn(how);
   };
@@ -487,8 +491,7 @@ export function guardInspector(mod: unknown): void {
   inspected.add(proto);
   proto.post = function post2(this: unknown, ...a: unknown[]) {
     const method = a[0];
-    if (typeof method === 'string' && reExec(RUNS, method) !== null && (took.in !== null || took.started))
-      afterTakingIn(`inspector ${method}`);
+    if (typeof method === 'string' && reExec(RUNS, method) !== null && mayHaveTakenIn()) afterTakingIn(`inspector ${method}`);
     return apply(post as Fn, this, a);
   };
 }

@@ -19,6 +19,8 @@ export interface Taken {
   rel: string | null;
   why: 'changed' | 'new' | 'scratch' | 'manifest';
   sum: string;
+  /** How it differs, when not by its content (a name looked at: its metadata). */
+  what?: string;
 }
 
 /** in: the first content taken in that is not as approved; started: ran a program or a worker, or was started by one. */
@@ -169,6 +171,14 @@ export function listed(dir: unknown, names: unknown): void {
     if (s === null) continue;
     const rel = base + s;
     if (base === '' && s === '.git') continue;
+    if (
+      typeof n === 'object' &&
+      !$.setHas(own, d + $.sep + s) &&
+      typeChanged(n as fs.Dirent, hasOwn(cfg.files, rel), hasOwn(cfg.links, rel))
+    ) {
+      took.in = { p: d + $.sep + s, rel, why: 'changed', sum: '', what: 'it is no longer the kind it was approved as (a file, a link)' };
+      return;
+    }
     if (hasOwn(cfg.files, rel) || hasOwn(cfg.links, rel) || folders.has(rel) || $.setHas(own, d + $.sep + s)) continue;
     // a folder holding no file (the approval records files and links, not folders: an empty one approved is no
     // change; a new empty folder's name is metadata, which is not counted — docs/concepts.md says so)
@@ -176,6 +186,17 @@ export function listed(dir: unknown, names: unknown): void {
     took.in = { p: d + $.sep + s, rel, why: 'new', sum: '' };
     return;
   }
+}
+
+/** A listed entry's kind (withFileTypes) is not what the approval had under its name. */
+function typeChanged(e: fs.Dirent, file: boolean, link: boolean): boolean {
+  try {
+    if (file) return !e.isFile();
+    if (link) return !e.isSymbolicLink();
+  } catch {
+    return true;
+  }
+  return false;
 }
 
 /** A folder (at any depth) with no file or link in it; false for anything else or a folder too deep to tell. */
@@ -188,8 +209,278 @@ function holdsNoFile(p: string, depth: number): boolean {
   } catch {
     return false;
   }
-  for (const e of list) if (!e.isDirectory() || !holdsNoFile(p + $.sep + e.name, depth + 1)) return false;
+  for (const e of list) {
+    const full = p + $.sep + e.name;
+    if ($.setHas(own, full)) continue; // (what this process wrote there itself)
+    if (!e.isDirectory() || !holdsNoFile(full, depth + 1)) return false;
+  }
   return true;
+}
+
+// ------------------------------------------------------------------------------------------- names looked at
+// Whether a name is there, a file's size, its times, a link's target: metadata an approved program can read a payload
+// from (red team 14, cases 41–42: bits in which names exist, bytes in sizes), through any fs call that takes a name
+// (stat, exists, access, realpath, a failed open or mkdir) or a resolution of Node's loader. Each name asked about is
+// only noted here (absolute, as asked); what it shows is compared with the approval when text is about to turn into
+// code (settleLooked), and the first name that differs is taken in.
+const looked = new Set<string>();
+const lookedTimes = new Set<string>(); // of those, names whose times were asked (stat, lstat, fstat)
+const lookedDirs = new Set<string>(); // folders whose names a failed resolution looked through
+const LOOKED_MAX = 8192; // more names than this: compared now, and forgotten (the memory a long run keeps is bounded)
+
+/** A name fs was asked about. */
+export function lookedAt(file: unknown): void {
+  if (!ACTIVE || took.in !== null) return;
+  const name = nameOf(file);
+  if (name === null || name === '' || name === quiet.file) return;
+  if (looked.size >= LOOKED_MAX) {
+    settleLooked();
+    if (took.in !== null) return;
+  }
+  $.setAdd(looked, $.resolve(name));
+}
+
+/** A name whose times fs was asked for (stat, lstat; fstat of a descriptor, by the file it is open on). */
+export function timesLookedAt(file: unknown): void {
+  if (!ACTIVE || took.in !== null) return;
+  let name: string | null;
+  if (typeof file === 'number') {
+    const r = realOrAnon(`/proc/self/fd/${file}`);
+    name = typeof r === 'string' ? r : null;
+  } else name = nameOf(file);
+  if (name === null || name === '' || name === quiet.file) return;
+  if (lookedTimes.size >= LOOKED_MAX) {
+    settleLooked();
+    if (took.in !== null) return;
+  }
+  const abs = $.resolve(name);
+  $.setAdd(looked, abs);
+  $.setAdd(lookedTimes, abs);
+}
+
+/** A folder whose names a lookup went through without finding one (a resolution that failed): its names count. */
+export function lookedInto(dir: string): void {
+  if (!ACTIVE || took.in !== null) return;
+  if (lookedDirs.size >= LOOKED_MAX) {
+    settleLooked();
+    if (took.in !== null) return;
+  }
+  $.setAdd(lookedDirs, $.resolve(dir));
+}
+
+/**
+ * A resolution of Node's loader (require, require.resolve, import, import.meta.resolve): whether it found a file,
+ * and which, is metadata as a stat's is. Found: the file is a name looked at. Not found: each place it could have
+ * been (for a bare name, its package folder in each node_modules above the asking file) and the folders around it.
+ */
+export function resolutionLooked(request: string, parentFile: string | undefined, found: string | null): void {
+  if (!ACTIVE || took.in !== null) return;
+  if (found !== null) {
+    if ($.isAbsolute(found)) lookedAt(found);
+    return;
+  }
+  const base = parentFile && $.isAbsolute(parentFile) ? $.dirname(parentFile) : process.cwd();
+  let spec = request;
+  if ($.startsWith(spec, 'file:')) {
+    try {
+      spec = $.fileURLToPath(spec);
+    } catch {
+      return;
+    }
+  } else if (/^[a-z][a-z0-9+.-]*:/i.test(spec)) return; // node:, data:, http: — no file of the workspace
+  const places: string[] = [];
+  if ($.isAbsolute(spec) || /^\.\.?(?:[\\/]|$)/.test(spec)) places.push($.resolve(base, spec));
+  else {
+    const cfg = getConfig();
+    for (let d = base; ; d = $.dirname(d)) {
+      if (cfg !== null && !$.startsWith(d + $.sep, cfg.root)) break;
+      places.push($.resolve(d, 'node_modules', spec));
+      if ($.dirname(d) === d) break;
+    }
+  }
+  for (const c of places) {
+    lookedAt(c);
+    lookedInto(c);
+    lookedInto($.dirname(c));
+  }
+}
+
+/** Something may have been taken in: a file read, a program started, or names looked at not yet compared. */
+export const mayHaveTakenIn = (): boolean => took.in !== null || took.started || looked.size > 0 || lookedDirs.size > 0;
+
+/** Compares every name looked at with the approval: the first that differs is taken in. The names are then forgotten. */
+export function settleLooked(): void {
+  if (took.in === null) {
+    for (const abs of looked) {
+      const t = lookDiffers(abs);
+      if (t !== null) {
+        took.in = t;
+        break;
+      }
+    }
+  }
+  if (took.in === null) {
+    for (const d of lookedDirs) {
+      const t = folderDiffers(d);
+      if (t !== null) {
+        took.in = t;
+        break;
+      }
+    }
+  }
+  looked.clear();
+  lookedTimes.clear();
+  lookedDirs.clear();
+}
+
+/** rel of a real path inside the root ('' for the root itself), or null. */
+function relOf(p: string): string | null {
+  const cfg = getConfig();
+  if (cfg === null) return null;
+  if (p === cfg.rootDir) return '';
+  return $.startsWith(p, cfg.root) ? toPosix($.slice(p, cfg.root.length)) : null;
+}
+
+/** Folders the approval holds files or links in (rel → the names directly in it). */
+let children: Map<string, Set<string>> | null = null;
+function childrenOf(rel: string): Set<string> | undefined {
+  const cfg = getConfig();
+  if (cfg === null) return undefined;
+  if (children === null) {
+    children = new Map();
+    for (const k of [...Object.keys(cfg.files), ...Object.keys(cfg.links)]) {
+      let from = 0;
+      for (;;) {
+        const i = k.indexOf('/', from);
+        const dir = from === 0 ? '' : k.slice(0, from - 1);
+        const name = i < 0 ? k.slice(from) : k.slice(from, i);
+        let set = children.get(dir);
+        if (!set) children.set(dir, (set = new Set()));
+        set.add(name);
+        if (i < 0) break;
+        from = i + 1;
+      }
+    }
+  }
+  return children.get(rel);
+}
+
+/** The metadata of p changed after the approval's measure began (its ctime, which no program can set). */
+function timesChanged(st: fs.BigIntStats): boolean {
+  const since = getConfig()?.since;
+  return typeof since === 'number' && Number(st.ctimeNs / 1000000n) > since;
+}
+
+const METADATA = 'its metadata (times, mode or owner) changed after approval, though not its content';
+
+/** What the name abs (absolute, as asked) shows that the approval does not; null when it shows what was approved. */
+function lookDiffers(abs: string): Taken | null {
+  const cfg = getConfig();
+  if (cfg === null) return { p: abs, rel: null, why: 'manifest', sum: '' };
+  // where the name is: its folder's real path and its own name (a link there is looked at as a link)
+  const dir = real($.dirname(abs));
+  const here = dir === null ? abs : dir === $.sep ? dir + $.basename(abs) : dir + $.sep + $.basename(abs);
+  // links of the workspace on the way (the folder part as named): each as recorded
+  if (dir !== null && dir !== $.dirname(abs)) {
+    const t = linksOnTheWay($.dirname(abs));
+    if (t !== null) return t;
+  }
+  const rel = relOf(here);
+  let st: fs.BigIntStats | null = null;
+  try {
+    st = F.lstatSync(here, { bigint: true }) as fs.BigIntStats;
+  } catch {
+    st = null;
+  }
+  if (rel === null) {
+    // a scratch folder: a file there that this process did not write must hold approved content
+    if (st === null || !st.isFile() || $.setHas(own, here) || !inScratch(cfg, here) || readOnlyMount(here)) return null;
+    return notAsApproved(here, here);
+  }
+  if ($.setHas(own, here)) return null;
+  const isFile = hasOwn(cfg.files, rel);
+  const isLink = hasOwn(cfg.links, rel);
+  const isFolder = rel === '' || childrenOf(rel) !== undefined;
+  if (st === null) {
+    // gone: an approved file, link or folder no longer there
+    return isFile || isLink || isFolder ? { p: here, rel, why: 'changed', sum: '', what: 'it was approved and is gone' } : null;
+  }
+  if (st.isSymbolicLink()) {
+    let text: string | null = null;
+    try {
+      text = F.readlinkSync(here);
+    } catch {
+      text = null;
+    }
+    if (!isLink || cfg.links[rel] !== text) return { p: here, rel, why: isLink ? 'changed' : 'new', sum: '' };
+  } else if (st.isDirectory()) {
+    if (isFile || isLink) return { p: here, rel, why: 'changed', sum: '', what: 'it was approved as a file and is now a folder' };
+    if (!isFolder && !holdsNoFile(here, 0)) return { p: here, rel, why: 'new', sum: '' };
+  } else {
+    if (!isFile) return { p: here, rel, why: 'new', sum: '' };
+    const t = notAsApproved(here, here);
+    if (t !== null) return t;
+  }
+  if (rel !== '' && $.setHas(lookedTimes, abs) && timesChanged(st)) return { p: here, rel, why: 'changed', sum: '', what: METADATA };
+  return null;
+}
+
+/** The first link of the workspace on the path `dir` (absolute, as named) whose text is not the recorded one. */
+function linksOnTheWay(dir: string): Taken | null {
+  const cfg = getConfig();
+  if (cfg === null || !$.startsWith(dir + $.sep, cfg.root)) return null;
+  const parts = $.slice(dir, cfg.root.length).split($.sep);
+  let at = cfg.rootDir;
+  for (const part of parts) {
+    if (part === '') continue;
+    at = at + $.sep + part;
+    let text: string;
+    try {
+      if (!F.lstatSync(at).isSymbolicLink()) continue;
+      text = F.readlinkSync(at);
+    } catch {
+      return null;
+    }
+    const rel = toPosix($.slice(at, cfg.root.length));
+    if (!hasOwn(cfg.links, rel) || cfg.links[rel] !== text) return { p: at, rel, why: hasOwn(cfg.links, rel) ? 'changed' : 'new', sum: '' };
+    return null; // past an approved link: what it leads to is looked at by its own real path
+  }
+  return null;
+}
+
+/** A folder looked through (a resolution that found nothing): a name not approved there, or an approved one gone. */
+function folderDiffers(d: string): Taken | null {
+  const p = real(d);
+  if (p === null) {
+    const rel = relOf(d);
+    return rel !== null && childrenOf(rel) !== undefined
+      ? { p: d, rel, why: 'changed', sum: '', what: 'it was approved and is gone' }
+      : null;
+  }
+  const rel = relOf(p);
+  if (rel === null) return null;
+  let names: string[];
+  try {
+    names = F.readdirSync(p);
+  } catch {
+    return null;
+  }
+  const want = childrenOf(rel);
+  for (const n of names) {
+    if (rel === '' && n === '.git') continue;
+    const full = p + $.sep + n;
+    if ((want && want.has(n)) || $.setHas(own, full) || holdsNoFile(full, 0)) continue;
+    return { p: full, rel: rel === '' ? n : `${rel}/${n}`, why: 'new', sum: '' };
+  }
+  if (want) {
+    const there = new Set(names);
+    for (const n of want) {
+      const full = p + $.sep + n;
+      if (!there.has(n) && !$.setHas(own, full))
+        return { p: full, rel: rel === '' ? n : `${rel}/${n}`, why: 'changed', sum: '', what: 'it was approved and is gone' };
+    }
+  }
+  return null;
 }
 
 /** The marks this process starts with: a child of a guarded process (it can be fed later), and what its parent took in. */
@@ -261,7 +552,11 @@ function wrap(
   const w = {
     [key](this: unknown, ...a: unknown[]): unknown {
       // the paths made plain once (a URL's getters, a Buffer the server still holds): what is checked is what is read
-      for (let i = 0; i < paths && i < a.length; i++) a[i] = plainPath(a[i]);
+      // and each is a name looked at (whether it is there, and what, is metadata the call tells)
+      for (let i = 0; i < paths && i < a.length; i++) {
+        a[i] = plainPath(a[i]);
+        lookedAt(a[i]);
+      }
       before?.(a);
       if (!after) return apply(orig as Fn, this, a);
       const last = a.length - 1;
@@ -332,6 +627,13 @@ export function installReads(): void {
   const unplaced = (): void => {
     took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
   };
+  const times = (a: unknown[]): void => timesLookedAt(a[0]);
+  // a folder it made, a name it removed: what is (not) there is its own doing
+  const made = (a: unknown[]): void => noteOwn(a[0]);
+  const moved = (a: unknown[]): void => {
+    disown(a[1]);
+    noteOwn(a[0]);
+  };
   // each function of fs, wrapped in fs and fs/promises under its name and in fs under its name with `Sync`
   const FORMS: [string, ((a: unknown[]) => void) | undefined, ((a: unknown[], r: unknown) => void) | undefined, number][] = [
     ['readFile', read, readDone, 1],
@@ -340,7 +642,16 @@ export function installReads(): void {
     ['readdir', undefined, list, 1],
     ['readlink', undefined, link, 1],
     ['opendir', unplaced, undefined, 1],
-    ...(['copyFile', 'cp', 'rename', 'link', 'symlink'].map((k) => [k, replaced, replaced, 2]) as [
+    ['rename', replaced, moved, 2],
+    // names looked at (noted by wrap: compared with the approval at the next compile); stat's show times too
+    ...(['stat', 'lstat', 'fstat'].map((k) => [k, times, undefined, 1]) as [string, typeof times, undefined, number][]),
+    ...(['access', 'exists', 'realpath', 'statfs', 'truncate', 'appendFile', 'chmod', 'lchmod', 'chown', 'lchown', 'utimes', 'lutimes'].map(
+      (k) => [k, undefined, undefined, 1],
+    ) as [string, undefined, undefined, number][]),
+    ...(['mkdir', 'rm', 'rmdir', 'unlink'].map((k) => [k, undefined, made, 1]) as [string, undefined, typeof made, number][]),
+    ['mkdtemp', undefined, (_a: unknown[], r: unknown) => noteOwn(r), 0],
+    ['glob', unplaced, undefined, 0],
+    ...(['copyFile', 'cp', 'link', 'symlink'].map((k) => [k, replaced, replaced, 2]) as [
       string,
       typeof replaced,
       typeof replaced,
@@ -349,7 +660,16 @@ export function installReads(): void {
   ];
   both = (o: Record<string, unknown>, sync = ''): void => {
     // (a synchronous read is looked at once: nothing runs between the look and the read)
-    for (const [k, before, after, paths] of FORMS) wrap(o, k + sync, before, sync && after === readDone ? undefined : after, paths);
+    for (const [k, before, after, paths] of FORMS) {
+      const orig = o[k + sync] as { native?: unknown } | undefined;
+      wrap(o, k + sync, before, sync && after === readDone ? undefined : after, paths);
+      // realpath.native and realpathSync.native: wrapped too, on the wrapper
+      if (orig && typeof orig.native === 'function' && o[k + sync] !== orig) {
+        const holder: Record<string, unknown> = { native: orig.native };
+        wrap(holder, 'native', before, after, paths);
+        (o[k + sync] as { native?: unknown }).native = holder.native;
+      }
+    }
     if (!sync) wrap(o, 'watch', unplaced);
   };
   both(f);

@@ -37,10 +37,13 @@ function workspace(files: Record<string, string>): Ws {
 
 function approve(ws: Ws): void {
   const files: Record<string, string> = {};
+  const links: Record<string, string> = {};
+  const since = Date.now(); // (as MCP Gate's manifest: when the measure began)
   const walk = (dir: string): void => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
+      else if (e.isSymbolicLink()) links[path.relative(ws.root, p).split(path.sep).join('/')] = fs.readlinkSync(p);
       else if (e.isFile())
         files[path.relative(ws.root, p).split(path.sep).join('/')] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
     }
@@ -49,7 +52,7 @@ function approve(ws: Ws): void {
   // server.js is what the static reader read (its closure); plugins/ are loaded by a computed name
   fs.writeFileSync(
     ws.manifest,
-    JSON.stringify({ version: 1, root: ws.root, files, scratch: [ws.scratch], report: ws.report, closure: ['server.js'] }),
+    JSON.stringify({ version: 1, root: ws.root, files, links, since, scratch: [ws.scratch], report: ws.report, closure: ['server.js'] }),
   );
 }
 
@@ -273,7 +276,12 @@ describe('Node load guard: text turned into code after the process took in a cha
     const o = run(ws, ['server.js', 'own'], env);
     assert.match(o.out, /ANSWER 3/, o.out + o.err);
     fs.writeFileSync(path.join(ws.root, 'data.txt'), "'ok'");
-    // a program started (the workspace is compared at the next compile): a file it wrote itself is no change
+    // a program started (the workspace is compared at the next compile, metadata too: the program could have handed
+    // over what `ls -l` shows): data.txt as approved again, but rewritten after approval, is a change of its times
+    const m = run(ws, ['server.js', 'spawn']);
+    assert.match(m.err, /data\.txt \(data\.txt\): its metadata \(times, mode or owner\) changed after approval/, m.out + m.err);
+    approve(ws);
+    // a file it wrote itself is no change
     const s0 = run(ws, ['server.js', 'spawn']);
     assert.match(s0.out, /ANSWER made x/, s0.out + s0.err);
     fs.writeFileSync(path.join(ws.root, 'other.yml'), 'y');
@@ -329,5 +337,116 @@ describe('Node load guard: text turned into code after the process took in a cha
     const c = run(ws, ['server.mjs'], {}, node);
     assert.doesNotMatch(c.out, /PWNED/, c.out + c.err);
     assert.match(c.err, /took in a file that is not as approved.*data\.txt/, c.err);
+  });
+
+  describe('metadata: what a name shows is content too (red team 14, cases 41–42)', () => {
+    // Each plugin decodes a text from metadata alone — which names exist, sizes, times, a link's target, what
+    // require.resolve finds — and evals it. Approved, the text is 'ok'; the attacker's change makes it code.
+    const PAYLOAD = (ws: Ws): string => `(require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran'), 'PWNED')`;
+    const hex = (t: string): string[] => [...Buffer.from(t)].map((b) => b.toString(16).padStart(2, '0'));
+    const decodeHex = "Buffer.from(h.join(''), 'hex').toString()";
+    const ways: Record<string, { plugin: string; set: (ws: Ws, t: string) => void; why: RegExp }> = {
+      // e/<i>_<hex byte>: the name that exists at position i
+      'which names exist (existsSync)': {
+        plugin: `const h = []; for (let i = 0; i < 200; i++) { let b = null; for (let c = 0; c < 256 && b === null; c++) { const x = c.toString(16).padStart(2, '0'); if (fs.existsSync(W + '/e/' + i + '_' + x)) b = x; } if (b === null) break; h.push(b); }\n  return eval(${decodeHex});`,
+        set: (ws, t) => {
+          fs.rmSync(path.join(ws.root, 'e'), { recursive: true, force: true });
+          hex(t).forEach((x, i) => writeFiles(ws.root, { [`e/${i}_${x}`]: '' }));
+        },
+        why: /e\/0_[0-9a-f]{2} \(e\/0_[0-9a-f]{2}\): it (is not in what was approved|was approved and is gone)/,
+      },
+      // s/<i>: its size is the byte
+      'sizes (statSync)': {
+        plugin: `const h = []; for (let i = 0; fs.existsSync(W + '/s/' + i); i++) h.push(fs.statSync(W + '/s/' + i).size.toString(16).padStart(2, '0'));\n  return eval(${decodeHex});`,
+        set: (ws, t) => {
+          fs.rmSync(path.join(ws.root, 's'), { recursive: true, force: true });
+          hex(t).forEach((x, i) => writeFiles(ws.root, { [`s/${i}`]: 'x'.repeat(parseInt(x, 16)) }));
+        },
+        why: /s\/0 \(s\/0\): it changed since approval/,
+      },
+      // t/<i>: its modification time, in seconds, is the byte (the files' content never changes)
+      'times (touch, then statSync().mtime)': {
+        plugin: `const h = []; for (let i = 0; fs.existsSync(W + '/t/' + i); i++) h.push(Math.round(fs.statSync(W + '/t/' + i).mtimeMs / 1000).toString(16).padStart(2, '0'));\n  return eval(${decodeHex});`,
+        set: (ws, t) => {
+          const bytes = hex(t);
+          for (let i = 0; i < 200; i++) {
+            const f = path.join(ws.root, 't', String(i));
+            if (i < bytes.length) {
+              if (!fs.existsSync(f)) writeFiles(ws.root, { [`t/${i}`]: '' });
+              fs.utimesSync(f, parseInt(bytes[i], 16), parseInt(bytes[i], 16));
+            } else fs.rmSync(f, { force: true });
+          }
+        },
+        why: /t\/\d+ \(t\/\d+\): its metadata \(times, mode or owner\) changed after approval/,
+      },
+      // a link's target, through realpathSync (the target's name in base64url)
+      "a link's target (realpathSync)": {
+        plugin: `return eval(Buffer.from(require('path').basename(fs.realpathSync(W + '/l')), 'base64url').toString());`,
+        set: (ws, t) => {
+          const name = Buffer.from(t).toString('base64url');
+          writeFiles(ws.root, { [`targets/${name}`]: '' });
+          fs.rmSync(path.join(ws.root, 'l'), { force: true });
+          fs.symlinkSync(`targets/${name}`, path.join(ws.root, 'l'));
+        },
+        why: /l \(l\): it changed since approval/,
+      },
+      // which names Node's loader finds (require.resolve), and approved files gone (a failed resolve)
+      'what require.resolve finds': {
+        plugin: `const h = []; for (let i = 0; i < 200; i++) { let b = null; for (let c = 0; c < 256 && b === null; c++) { const x = c.toString(16).padStart(2, '0'); try { require.resolve(W + '/r/' + i + '_' + x); b = x; } catch {} } if (b === null) break; h.push(b); }\n  return eval(${decodeHex});`,
+        set: (ws, t) => {
+          fs.rmSync(path.join(ws.root, 'r'), { recursive: true, force: true });
+          hex(t).forEach((x, i) => writeFiles(ws.root, { [`r/${i}_${x}.js`]: '' }));
+        },
+        why: /r\/0_[0-9a-f]{2}(\.js)? \(r\/0_[0-9a-f]{2}(\.js)?\): it (is not in what was approved|was approved and is gone)/,
+      },
+    };
+    const plugin = (body: string): string =>
+      `const fs = require('fs');\nconst W = require('path').join(__dirname, '..');\nmodule.exports = () => {\n  ${body}\n};\n`;
+
+    for (const [name, w] of Object.entries(ways)) {
+      it(`${name}: approved, the decoded text runs; changed, it is refused before it runs, naming the name`, () => {
+        const ws = workspace({ 'server.js': SERVER, 'plugins/p.js': plugin(w.plugin), l: '' });
+        fs.rmSync(path.join(ws.root, 'l'));
+        w.set(ws, "'ok'");
+        if (!fs.existsSync(path.join(ws.root, 'l'))) fs.symlinkSync('README.md', path.join(ws.root, 'l'));
+        approve(ws);
+        const a = run(ws, ['server.js', 'p']);
+        assert.match(a.out, /ANSWER ok/, a.out + a.err);
+        // the person's edit of a file nobody looks at changes nothing
+        fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+        assert.match(run(ws, ['server.js', 'p']).out, /ANSWER ok/);
+        w.set(ws, PAYLOAD(ws));
+        const r = run(ws, ['server.js', 'p']);
+        assert.equal(fs.existsSync(ws.marker), false, `the changed text ran: ${r.out}${r.err}`);
+        assert.doesNotMatch(r.out, /PWNED/);
+        assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, r.out + r.err);
+        assert.match(r.err, /text turned into code after this process took in a file that is not as approved/, r.err);
+        assert.match(r.err, w.why, r.err);
+      });
+    }
+
+    it('an approved file gone (a failed open) is a change; what the server makes, stats and removes itself is not', () => {
+      const ws = workspace({
+        'server.js': SERVER,
+        'g/0': '',
+        'g/1': '',
+        'plugins/gone.js': plugin(
+          "let v = ''; for (let i = 0; i < 2; i++) { try { fs.closeSync(fs.openSync(W + '/g/' + i, 'r')); v += '1'; } catch { v += '0'; } }\n  return eval(v === '11' ? \"'ok'\" : \"'PWNED'\");",
+        ),
+        'plugins/own.js': plugin(
+          "const d = W + '/data/cache'; fs.mkdirSync(d, { recursive: true }); fs.writeFileSync(d + '/a.json', '{}');\n" +
+            "  fs.statSync(d + '/a.json'); fs.statSync(d); fs.existsSync(W + '/none'); try { require.resolve('not-installed-anywhere'); } catch {}\n" +
+            "  fs.statSync(W + '/README.md'); fs.readdirSync(d); fs.rmSync(d + '/a.json'); fs.existsSync(d + '/a.json');\n  return eval(\"'o' + 'k'\");",
+        ),
+      });
+      approve(ws);
+      assert.match(run(ws, ['server.js', 'gone']).out, /ANSWER ok/);
+      const o = run(ws, ['server.js', 'own']);
+      assert.match(o.out, /ANSWER ok/, o.out + o.err);
+      fs.rmSync(path.join(ws.root, 'g', '1'));
+      const r = run(ws, ['server.js', 'gone']);
+      assert.doesNotMatch(r.out, /PWNED/, r.out + r.err);
+      assert.match(r.err, /g\/1 \(g\/1\): it was approved and is gone/, r.err);
+    });
   });
 });

@@ -135,6 +135,22 @@ def _approved_children():
     return _CHILDREN[0]
 
 
+def _by_site(c):
+    """The interpreter's own site looking for its settings and folders (pyvenv.cfg beside the program, site-packages):
+    not the server's. Its code objects as the guard took them at start (compiles._real_site), or its site.py outside
+    root and scratch."""
+    if c.co_filename == '<frozen site>':
+        # (before the guard's compiles part is loaded, site runs as the guard starts it: no code of the server has run)
+        comp = sys.modules.get(__package__ + '.compiles')
+        return comp is None or comp._real_site(c)
+    if not c.co_filename.endswith(os.sep + 'site.py'):
+        return False
+    try:
+        return rule._where(os.path.realpath(c.co_filename))[0] is None
+    except (TypeError, ValueError):
+        return False
+
+
 def _note_look(path, dir_fd):
     """Records the absolute name a metadata call looks at; returns the path to hand the real call (a path object is
     asked for its name once, here, so what is looked at is what was recorded)."""
@@ -148,7 +164,8 @@ def _note_look(path, dir_fd):
     f = sys._getframe(2)
     while f is not None and f.f_globals.get('__name__') in _PATH_CODE:
         f = f.f_back
-    if f is not None and (f.f_code.co_filename in state.GUARD_FILES or f.f_globals.get('__name__') in _NOT_LOOKS):
+    if f is not None and (f.f_code.co_filename in state.GUARD_FILES or f.f_globals.get('__name__') in _NOT_LOOKS
+                          or _by_site(f.f_code)):
         return path
     if isinstance(path, int):
         try:
