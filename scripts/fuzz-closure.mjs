@@ -6,8 +6,9 @@
 // computed load picks) its code must never run under the guard (no escape) while what loaded before it still runs.
 // Prints the cases, escapes, false refusals and a repro of each failure (its folder is kept), and writes the result
 // between <!-- fuzz:start --> and <!-- fuzz:end --> in bench/RESULTS.md (nothing else of that file is touched).
-// Also: --case-seed X [--lang node|python] one case, kept, printed; --no-guard the control (every mutation escapes;
-// RESULTS.md untouched); --no-results leaves RESULTS.md alone. Exit 1 on any escape, false refusal or wrong prefix.
+// Every third case favours code from strings (fuzz-lib.ts' `strings`: data files read and turned into code, the
+// mutation hitting one). Also: --case-seed X [--lang node|python] [--strings] one case, kept, printed; --no-guard the
+// control (every mutation escapes; RESULTS.md untouched); --no-results leaves RESULTS.md alone. Exit 1 on any escape, false refusal or wrong prefix.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,7 +48,7 @@ const h = L.tempHarness();
 const started = Date.now();
 
 if (caseSeedArg !== undefined) {
-  const { outcome, c } = L.runCase(Number(caseSeedArg) >>> 0, h, { lang, keep: true, noGuard });
+  const { outcome, c } = L.runCase(Number(caseSeedArg) >>> 0, h, { lang, keep: true, noGuard, strings: flag('--strings') });
   console.log(L.repro(outcome, c));
   console.log(`\nplain trace: ${outcome.plain.join(' ')}\nguarded trace after the mutation: ${outcome.refusedTrace.join(' ')}`);
   console.log(L.failed(outcome) ? 'FAILED' : 'passed');
@@ -66,12 +67,24 @@ const t = {
   falseRefusals: 0,
   wrongPrefix: 0,
   generator: 0,
+  strings: 0,
+  stringMutations: 0,
+  startedRule: 0,
 };
 const edgesSeen = new Map(); // how a mutated module was loaded → cases
+const sinksSeen = new Map(); // code from strings: `<lang> <sink>` → data files generated
+const readsSeen = new Map(); // code from strings: `<lang> <read>` → data files generated
+const bump = (m, k) => m.set(k, (m.get(k) ?? 0) + 1);
+const tally = (m) =>
+  [...m]
+    .sort()
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 const failures = [];
 for (let i = 0; i < cases; i++) {
   const s = L.caseSeed(seed, i);
-  const { outcome: o, c } = L.runCase(s, h, { lang, noGuard });
+  // every third case favours code from strings (a data file read and turned into code, the mutation hitting it)
+  const { outcome: o, c } = L.runCase(s, h, { lang, noGuard, strings: i % 3 === 2 });
   t[o.lang]++;
   t.modules += o.modules;
   t.ran += o.plain.length;
@@ -81,8 +94,16 @@ for (let i = 0; i < cases; i++) {
   if (o.falseRefusals.length) t.falseRefusals++;
   if (o.wrongPrefix.length) t.wrongPrefix++;
   if (o.generatorErrors.length) t.generator++;
+  t.strings += o.strings.length;
+  t.startedRule += o.startedRule;
+  for (const x of o.strings) {
+    const [sink, read] = x.split(' ');
+    bump(sinksSeen, `${o.lang} ${sink.replace(/^str-/, '')}`);
+    bump(readsSeen, `${o.lang} ${read}`);
+  }
   if (o.mutation) {
     const m = c.mods.find((x) => x.id === o.mutation.target);
+    if (m && m.fmt === 'str') t.stringMutations++;
     const key = `${o.lang} ${o.mutation.kind === 'new' ? 'new file for ' : ''}${m ? m.edge : '?'}`;
     edgesSeen.set(key, (edgesSeen.get(key) ?? 0) + 1);
   }
@@ -102,6 +123,7 @@ const summary = [
   `false refusals (approved workspace or README edit not run as without the guard): ${t.falseRefusals}`,
   `wrong prefix (what loaded before the refused module did not run as without the guard): ${t.wrongPrefix}`,
   `generator errors (the plain run itself failed): ${t.generator}`,
+  `code from strings: ${t.strings} data file(s) turned into code (by sink: ${tally(sinksSeen)}; read by: ${tally(readsSeen)}); ${t.stringMutations} mutation(s) of such a file; ${t.startedRule} guarded run(s) where such a compile came after a worker start (the whole workspace compared)`,
 ];
 console.log('\n' + summary.join('\n'));
 console.log(
@@ -118,7 +140,7 @@ if (!noGuard && !flag('--no-results')) {
     START,
     `## Load guard: differential fuzzer (\`npm run fuzz:closure -- --cases ${cases} --seed ${seed}\`, ${when})`,
     '',
-    'Generated Node and Python workspaces (scripts/fuzz-closure.mjs, test/unit/guard/fuzz-lib.ts): the plain run is the oracle; the guarded run of the approved workspace must trace the same modules (also after a README edit), and after one loaded module changes, or a new file appears that a computed load picks, that code must never run under the guard while what loaded before it still runs.',
+    'Generated Node and Python workspaces (scripts/fuzz-closure.mjs, test/unit/guard/fuzz-lib.ts): the plain run is the oracle; the guarded run of the approved workspace must trace the same modules (also after a README edit), and after one loaded module changes, or a new file appears that a computed load picks, that code must never run under the guard while what loaded before it still runs. Modules also read data files and turn their text into code (Node: eval, indirect eval, new Function, vm, an eval worker, a data: import; Python: exec, eval, compile); every third case favours them and its mutation hits such a data file.',
     '',
     ...summary.map((l) => `- ${l}`),
     `- mutated module, by how it was loaded: ${[...edgesSeen]
@@ -127,7 +149,7 @@ if (!noGuard && !flag('--no-results')) {
       .join(', ')}`,
     ...failures.map(
       (f) =>
-        `- FAILED case ${f.i} (seed ${f.o.seed}, ${f.o.lang}): reproduce with \`node scripts/fuzz-closure.mjs --case-seed ${f.o.seed} --lang ${f.o.lang}\` — ${[
+        `- FAILED case ${f.i} (seed ${f.o.seed}, ${f.o.lang}): reproduce with \`node scripts/fuzz-closure.mjs --case-seed ${f.o.seed} --lang ${f.o.lang}${f.o.stringsFocus ? ' --strings' : ''}\` — ${[
           ...f.o.escapes,
           ...f.o.falseRefusals,
           ...f.o.wrongPrefix,

@@ -4,12 +4,23 @@
 // (require literal / computed / createRequire / JSON / package main, exports, #imports, self-reference, extensionless,
 // .cjs/.mjs, static and dynamic import, workers, child processes, module.register hooks; Python import, from-import
 // of a package, importlib.import_module of a computed name, runpy.run_path, exec(open(f).read()), sys.path.insert,
-// .pth through site.addsitedir, a child [sys.executable, file]). Each module, when it runs, appends its id to a
+// .pth through site.addsitedir, a child [sys.executable, file]), and code from strings: a module reads a data file
+// of the workspace (Node: fs.readFileSync, openSync + readSync, and where it may await fs.promises.readFile or a read
+// stream; Python: open().read(), pathlib's read_text, bytes decoded, io.open) and turns its text into code (Node:
+// indirect and direct eval, new Function, vm.runInThisContext, vm.runInNewContext with a `mark` function in the
+// context, vm.Script#runInThisContext, new Worker(text, { eval: true }), import() of a data: URL where it may await;
+// Python: exec, eval, exec(compile(…, 'exec')), eval(compile(…, 'eval'))); the data file's name is computed, so the
+// "new file" mutation has a file to add. Each module, and each data file's code, when it runs, appends its id to a
 // trace file outside the workspace. Per case: the plain run is the oracle; the guarded run must give the same
-// trace (no false refusal), also after a README edit; then one module that runs is changed (or a new file is added
-// that a computed load picks instead): no changed/new id may reach the guarded trace (no escape), and the guarded
-// trace must be exactly what ran before the refused load (the plain trace up to the changed id, less the static
-// ESM graph that the refused module belongs to, which never starts evaluating).
+// trace (no false refusal), also after a README edit (undone before the mutation); then one module or data file
+// that runs is changed (or a new file is added that a computed load picks instead): no changed/new id may reach
+// the guarded trace (no escape), and the guarded trace must be exactly what ran before the refused load (the plain
+// trace up to the changed id, less the static ESM graph that the refused module belongs to, which never starts
+// evaluating). The guard's rule for code from strings (src/guard/CONTRACT.md): refused once the process took in a
+// file that is not as approved; a process that started a program or worker compares the whole workspace at each
+// such compile. So in a Node case with code from strings the main process starts no program or module worker (an
+// eval worker still starts one: startedCut() gives where the oracle then expects the refusal, naming the README
+// edit or the mutated file); Python's compile of an approved content passes whatever was taken in.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -55,7 +66,7 @@ export const caseSeed = (seed: number, index: number): number =>
   (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0;
 
 // ---------------------------------------------------------------------------------------------- the model
-type Fmt = 'cjs' | 'esm' | 'json' | 'py' | 'pth' | 'hook' | 'j2';
+type Fmt = 'cjs' | 'esm' | 'json' | 'py' | 'pth' | 'hook' | 'j2' | 'str';
 export interface Mod {
   id: string;
   file: string; // workspace-relative posix path
@@ -67,6 +78,7 @@ export interface Mod {
   inWorker: boolean;
   alt?: string; // a computed load: the file it takes instead when that exists (the "new file" mutation)
   name?: string; // python: module name / node: bare specifier
+  read?: string; // code from strings (fmt 'str'): how the parent reads the data file (its sink is the edge)
 }
 
 export interface Mutation {
@@ -101,6 +113,9 @@ interface Gen {
   n: number;
   max: number;
   lang: 'node' | 'python';
+  strCase: boolean; // Node: the main process turns data files into code (and starts no program or module worker)
+  skip: ReadonlySet<string>; // edges not generated (runCase's `skip`)
+  strings: boolean; // runCase's `strings`: code from strings more often (Node: always in the main process)
 }
 
 function mk(g: Gen, parent: Mod | null, edge: string, fmt: Fmt, file: (id: string) => string, extra: Partial<Mod> = {}): Mod {
@@ -111,11 +126,31 @@ function mk(g: Gen, parent: Mod | null, edge: string, fmt: Fmt, file: (id: strin
   return m;
 }
 
-function nodeEdges(m: Mod): string[] {
+/** Node: the module runs in the server's own process and main thread (not in a spawned program or a module worker). */
+export function inMainProcess(m: Mod): boolean {
+  for (let x: Mod | null = m; x; x = x.parent) if (x.edge === 'spawn' || x.edge === 'worker') return false;
+  return true;
+}
+
+// Code from strings: how a module reads its data file (the asynchronous ones only where the module can await) and
+// what turns the text into code. A process that started a program or a worker compares the whole workspace at each
+// compile (src/guard/CONTRACT.md), so in a case that turns text into code the main process starts neither (only
+// str-worker starts one, and the oracle expects that rule after it).
+const NODE_READS_SYNC = ['readFileSync', 'openSync'];
+const NODE_READS_ASYNC = ['promises', 'stream'];
+const NODE_SINKS = ['eval-indirect', 'eval', 'function', 'vm-this', 'vm-new', 'vm-script', 'worker', 'data-url'];
+const PY_READS = ['open', 'pathlib', 'bytes', 'io'];
+const PY_SINKS = ['exec', 'eval', 'exec-compile', 'eval-compile'];
+
+function nodeEdges(m: Mod, g: Gen): string[] {
   const inPkg = m.file.startsWith('node_modules/');
-  const sync = ['require', 'require-computed', 'createRequire', 'require-json', 'pkg-main', 'pkg-exports-require', 'spawn'];
+  const main = inMainProcess(m);
+  const str = g.strCase && main;
+  const sync = ['require', 'require-computed', 'createRequire', 'require-json', 'pkg-main', 'pkg-exports-require'];
+  if (!str) sync.push('spawn');
+  if (str) sync.push('str', 'str', 'str', ...(g.strings ? ['str', 'str', 'str', 'str'] : []));
   if (!inPkg) sync.push('alias-require', 'self-require');
-  if (!m.inWorker) sync.push('worker', 'register');
+  if (!m.inWorker) sync.push(...(str ? [] : ['worker']), 'register');
   if (m.fmt === 'cjs') return sync;
   const stat = ['import-static', 'import-json', 'pkg-exports-import'];
   if (!inPkg) stat.push('alias-import', 'self-import');
@@ -162,6 +197,16 @@ function nodeChild(g: Gen, m: Mod, edge: string): Mod {
       const ext = r.pick(['mjs', 'mjs', 'cjs', 'js']);
       return mk(g, m, edge, ext === 'mjs' ? 'esm' : 'cjs', (id) => `lib/d_${id}.${ext}`, { esmRoot: ext === 'mjs' });
     }
+    case 'str': {
+      // the asynchronous reads and the data: import need a module that may await
+      // (weighted up there: few modules may await)
+      const sinks = [...NODE_SINKS, ...(m.esmRoot ? ['data-url', 'data-url'] : [])].filter(
+        (s) => (m.esmRoot || s !== 'data-url') && !g.skip.has(`str-${s}`),
+      );
+      const sink = r.pick(sinks.length ? sinks : ['eval-indirect']);
+      const read = r.pick(m.esmRoot ? [...NODE_READS_SYNC, ...NODE_READS_ASYNC, ...NODE_READS_ASYNC] : NODE_READS_SYNC);
+      return mk(g, m, `str-${sink}`, 'str', (id) => r.pick([`data/s_${id}.txt`, `data/s_${id}.js`, `data/s_${id}`]), { read });
+    }
   }
   throw new Error(`unknown edge ${edge}`);
 }
@@ -187,19 +232,28 @@ function pyChild(g: Gen, m: Mod, edge: string): Mod {
       return mk(g, m, edge, 'py', (id) => `jobs/${id}.py`);
     case 'jinja':
       return mk(g, m, edge, 'j2', (id) => `templates/t_${id}.j2`);
+    case 'str': {
+      const sinks = PY_SINKS.filter((s) => !g.skip.has(`str-${s}`));
+      const sink = r.pick(sinks.length ? sinks : ['exec']);
+      const read = r.pick(PY_READS);
+      return mk(g, m, `str-${sink}`, 'str', (id) => r.pick([`data/s_${id}.txt`, `data/s_${id}.py`, `data/s_${id}`]), { read });
+    }
   }
   throw new Error(`unknown edge ${edge}`);
 }
 
-const PY_EDGES = ['import', 'from-import', 'import_module', 'run_path', 'exec', 'sys-path', 'pth', 'subprocess', 'jinja'];
+const PY_EDGES = ['import', 'from-import', 'import_module', 'run_path', 'exec', 'sys-path', 'pth', 'subprocess', 'jinja', 'str', 'str'];
 
 function grow(g: Gen, m: Mod, depth: number): void {
-  if (m.fmt === 'json' || m.fmt === 'pth' || m.fmt === 'hook' || m.fmt === 'j2') return;
+  if (m.fmt === 'json' || m.fmt === 'pth' || m.fmt === 'hook' || m.fmt === 'j2' || m.fmt === 'str') return;
   const n = depth >= 3 ? 0 : g.rng.int(depth === 0 ? 4 : 3) + (depth === 0 ? 1 : 0);
+  const forced = g.strings && depth === 0 ? g.rng.int(n) : -1; // `strings`: one of the entry's loads is one
   for (let i = 0; i < n && g.n < g.max; i++) {
-    const edge = g.rng.pick(g.lang === 'node' ? nodeEdges(m) : PY_EDGES);
+    const py = g.strings ? [...PY_EDGES, 'str', 'str', 'str'] : PY_EDGES;
+    const edges = (g.lang === 'node' ? nodeEdges(m, g) : py).filter((e) => e === 'str' || !g.skip.has(e));
+    const edge = i === forced ? 'str' : g.rng.pick(edges);
     const c = g.lang === 'node' ? nodeChild(g, m, edge) : pyChild(g, m, edge);
-    if (['require-computed', 'import-dynamic'].includes(edge)) c.alt = c.file.replace(/(\.[a-z]+)?$/, (e) => `_alt${e}`);
+    if (['require-computed', 'import-dynamic', 'str'].includes(edge)) c.alt = c.file.replace(/(\.[a-z]+)?$/, (e) => `_alt${e}`);
     if (['import_module', 'run_path', 'exec', 'subprocess'].includes(edge)) c.alt = c.file.replace(/(\.[a-z]+)?$/, (e) => `_alt${e}`);
     grow(g, c, depth + 1);
     if (edge === 'from-import') {
@@ -267,12 +321,41 @@ function nodeLoad(c: Mod, parent: Mod, ws: string, trace: string): { imports: st
         body: `{ const __c = [${J(abs(c.alt!))}, ${J(abs(c.file))}].find((p) => require('node:fs').existsSync(p)); await import(__url.pathToFileURL(__c).href); }`,
       };
   }
+  if (c.fmt === 'str') return { imports: [], body: `{\n${nodeStr(c, abs, trace)}\n}` };
   throw new Error(`unknown edge ${c.edge}`);
+}
+
+/** Node: read a data file of the workspace (`c.read`) into __t, then turn it into code (`c.edge`). */
+function nodeStr(c: Mod, abs: (f: string) => string, trace: string): string {
+  const fsr = `require('node:fs')`;
+  const file = `const __p = [${J(abs(c.alt!))}, ${J(abs(c.file))}].find((p) => ${fsr}.existsSync(p));`;
+  const read: Record<string, string> = {
+    readFileSync: `const __t = ${fsr}.readFileSync(__p, 'utf8');`,
+    openSync: `const __fd = ${fsr}.openSync(__p, 'r'), __b = Buffer.alloc(${fsr}.fstatSync(__fd).size); ${fsr}.readSync(__fd, __b, 0, __b.length, 0); ${fsr}.closeSync(__fd); const __t = __b.toString('utf8');`,
+    promises: `const __t = await ${fsr}.promises.readFile(__p, 'utf8');`,
+    stream: `const __t = await new Promise((res, rej) => { let s = ''; ${fsr}.createReadStream(__p, 'utf8').on('data', (d) => (s += d)).on('end', () => res(s)).on('error', rej); });`,
+  };
+  const mark = `(s) => ${fsr}.appendFileSync(${J(trace)}, s)`;
+  const done = `{ const a = new Int32Array(require('node:worker_threads').workerData); Atomics.store(a, 0, 1); Atomics.notify(a, 0); }`;
+  const run: Record<string, string> = {
+    'str-eval-indirect': `(0, eval)(__t);`,
+    'str-eval': `eval(__t);`,
+    'str-function': `new Function(__t)();`,
+    'str-vm-this': `require('node:vm').runInThisContext(__t, { filename: __p });`,
+    'str-vm-new': `require('node:vm').runInNewContext(__t, { mark: ${mark} });`,
+    'str-vm-script': `new (require('node:vm').Script)(__t, { filename: __p }).runInThisContext();`,
+    'str-worker': `const __sab = new SharedArrayBuffer(4), __a = new Int32Array(__sab); const __w = new (require('node:worker_threads').Worker)(__t + ${J('\n;' + done)}, { eval: true, workerData: __sab }); __w.on('error', () => {}); Atomics.wait(__a, 0, 0, 15000); if (Atomics.load(__a, 0) !== 1) throw new Error('eval worker ${c.id} failed');`,
+    'str-data-url': `await import('data:text/javascript,' + encodeURIComponent(__t));`,
+  };
+  return [file, read[c.read!], run[c.edge]].join('\n');
 }
 
 function emitNode(m: Mod, id: string, ws: string, trace: string, children = m.children): string {
   const me = `require('node:fs').appendFileSync(${J(trace)}, ${J(id + '\n')});`;
   if (m.fmt === 'json') return JSON.stringify({ id }) + '\n';
+  // a data file turned into code: in a vm context of its own it is handed `mark`, elsewhere it has `process`
+  if (m.fmt === 'str')
+    return `(typeof mark === 'function' ? mark : (s) => process.getBuiltinModule('node:fs').appendFileSync(${J(trace)}, s))(${J(id + '\n')});\n`;
   if (m.fmt === 'hook') {
     return `import { appendFileSync } from 'node:fs';\nappendFileSync(${J(trace)}, ${J(id + '\n')});\nexport async function resolve(s, c, next) { return next(s, c); }\n`;
   }
@@ -325,16 +408,34 @@ function pyLoad(c: Mod, parent: Mod, ws: string): string {
       // a template is code jinja2 compiles: after a program start, only an approved template's compile passes
       return `_jinja(${J(c.file)})`;
   }
+  if (c.fmt === 'str') {
+    // a data file read (c.read) and turned into code (c.edge): one expression, so exec and eval both take it
+    const read: Record<string, string> = {
+      open: `open(${pick()}).read()`,
+      pathlib: `pathlib.Path(${pick()}).read_text()`,
+      bytes: `open(${pick()}, 'rb').read().decode('utf-8')`,
+      io: `io.open(${pick()}, encoding='utf-8').read()`,
+    };
+    const t = read[c.read!];
+    const run: Record<string, string> = {
+      'str-exec': `exec(${t})`,
+      'str-eval': `eval(${t})`,
+      'str-exec-compile': `exec(compile(${t}, ${J(c.file)}, 'exec'))`,
+      'str-eval-compile': `eval(compile(${t}, '<data>', 'eval'))`,
+    };
+    return run[c.edge];
+  }
   throw new Error(`unknown edge ${c.edge}`);
 }
 
 function emitPy(m: Mod, id: string, ws: string, trace: string, children = m.children, started = false): string {
   if (m.fmt === 'pth') return `import os; _f = open(${J(trace)}, 'a'); _f.write(${J(id + '\n')}); _f.close()\n`;
   if (m.fmt === 'j2') return `{{ mark(${J(id)}) }}\n`;
+  if (m.fmt === 'str') return `open(${J(trace)}, 'a').write(${J(id + '\n')})\n`;
   const loads = children.map((c) => pyLoad(c, m, ws)).filter(Boolean);
   return [
     `# ${m.id} (${m.edge})`,
-    'import os, sys, importlib, runpy, site, subprocess, dataclasses',
+    'import os, sys, importlib, runpy, site, subprocess, dataclasses, pathlib, io',
     `R = ${J(ws)}`,
     'if R not in sys.path: sys.path.insert(0, R)',
     ...(started ? ["subprocess.run(['true'], check=True)"] : []),
@@ -366,11 +467,13 @@ function emit(c: Case, m: Mod, id: string, children?: Mod[]): string {
 }
 
 /** Generates case `seed` into a fresh workspace under `base` (the workspace and the trace are real paths). */
-export function generate(seed: number, base: string, lang?: 'node' | 'python'): Case {
+export function generate(seed: number, base: string, lang?: 'node' | 'python', skip: readonly string[] = [], strings = false): Case {
   const rng = new Rng(seed);
   const coin = rng.chance(0.5); // drawn even when the language is given: a case seed reproduces either way
   const l = lang ?? (coin ? 'node' : 'python');
-  const g: Gen = { rng, mods: [], n: 0, max: 4 + rng.int(10), lang: l };
+  const max = 4 + rng.int(10);
+  const strCase = rng.chance(0.5); // drawn for Python too (a case seed reproduces either way)
+  const g: Gen = { rng, mods: [], n: 0, max, lang: l, strCase: l === 'node' && (strCase || strings), skip: new Set(skip), strings };
   const ws = path.join(base, 'ws');
   fs.mkdirSync(ws, { recursive: true });
   const trace = path.join(base, 'trace.txt');
@@ -503,6 +606,9 @@ export interface Outcome {
   generatorErrors: string[]; // the plain run failed: the generator's fault, not the guard's
   plain: string[]; // the oracle trace of the approved workspace
   refusedTrace: string[]; // the guarded trace after the mutation
+  strings: string[]; // code from strings generated: `<sink edge> <read>` per data file
+  stringsFocus: boolean; // generated with runCase's `strings` (reproduce with --strings)
+  startedRule: number; // runs where a compile from a string came after a worker start (the whole workspace compared)
   dir: string;
 }
 
@@ -519,18 +625,42 @@ function subtree(m: Mod): Set<string> {
   return s;
 }
 
+/**
+ * Node: the index in `trace` of the first data file turned into code in a main process that had started a worker or
+ * a program before that compile (src/guard/CONTRACT.md: the whole workspace is compared then, so any file not as
+ * approved — a README edit too — is refused there), or -1. The trace is in the order things ran; a started
+ * program's or worker's id is traced after its start, a data file's id after its compile.
+ */
+export function startedCut(c: Case, trace: string[]): number {
+  if (c.lang !== 'node') return -1;
+  const byId = new Map(c.mods.map((m) => [m.id, m]));
+  let started = false;
+  for (let i = 0; i < trace.length; i++) {
+    const m = byId.get(trace[i].replace(/!$/, '').replace(/~new$/, ''));
+    if (!m || !m.parent || !inMainProcess(m.parent)) continue;
+    if (m.fmt === 'str' && started) return i;
+    if (m.edge === 'str-worker' || m.edge === 'spawn' || m.edge === 'worker') started = true;
+  }
+  return -1;
+}
+
+/** The guard's refusal naming `file` (a load: "refused to load F (rel)"; text turned into code: "…, and F (rel)"). */
+const refusedNaming = (stderr: string, file: string): boolean =>
+  stderr.includes(`mcp-gate-guard: refused to load ${file} (`) ||
+  stderr.split('\n').some((l) => l.startsWith('mcp-gate-guard: refused ') && l.includes(`, and ${file} (`));
+
 /** Runs one case (generate, approve, plain vs guarded, README edit, one mutation). Keeps its folder on a failure. */
 export function runCase(
   seed: number,
   h: Harness,
-  opts: { lang?: 'node' | 'python'; keep?: boolean; noGuard?: boolean } = {},
+  opts: { lang?: 'node' | 'python'; keep?: boolean; noGuard?: boolean; skip?: readonly string[]; strings?: boolean } = {},
 ): { outcome: Outcome; c: Case } {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(h.dir, `case-${seed}-`)));
   const out = path.join(base, 'out');
   const scratch = path.join(base, 'scratch');
   fs.mkdirSync(out);
   fs.mkdirSync(scratch);
-  const c = generate(seed, base, opts.lang);
+  const c = generate(seed, base, opts.lang, opts.skip, opts.strings);
   const o: Outcome = {
     seed,
     lang: c.lang,
@@ -543,6 +673,9 @@ export function runCase(
     generatorErrors: [],
     plain: [],
     refusedTrace: [],
+    strings: c.mods.filter((m) => m.fmt === 'str').map((m) => `${m.edge} ${m.read}`),
+    startedRule: 0,
+    stringsFocus: !!opts.strings,
     dir: base,
   };
   approve(c, path.join(out, 'manifest.json'), scratch, path.join(out, 'report.jsonl'));
@@ -558,16 +691,34 @@ export function runCase(
   };
   if (!o.generatorErrors.length) {
     same(g0, 'approved workspace under the guard');
-    fs.writeFileSync(path.join(c.ws, 'README.md'), '# a generated MCP server, edited after approval\n');
-    same(run(c, h, true, out, opts.noGuard), 'README.md edited (not code)');
+    const readme = path.join(c.ws, 'README.md');
+    fs.writeFileSync(readme, '# a generated MCP server, edited after approval\n');
+    const gr = run(c, h, true, out, opts.noGuard);
+    const cut = opts.noGuard ? -1 : startedCut(c, p0.trace);
+    if (cut < 0) same(gr, 'README.md edited (not code)');
+    else {
+      // a compile from a string after a worker start compares the whole workspace: the README edit is named there
+      o.startedRule++;
+      const want = p0.trace.slice(0, cut);
+      if (gr.status === 0 || gr.trace.join(' ') !== want.join(' ') || !refusedNaming(gr.stderr, readme))
+        o.wrongPrefix.push(
+          `README.md edited, ${p0.trace[cut]} turned into code after a worker start (the whole workspace compared): expected a refusal naming ${readme} and trace [${want.join(' ')}], got ${lines(gr)}`,
+        );
+    }
+    fs.writeFileSync(readme, c.files['README.md']); // the mutation runs below see only the mutated file changed
   }
 
   if (!o.generatorErrors.length) {
     const rng = new Rng(seed ^ 0x5bd1e995);
     const ran = new Set(p0.trace);
     const byId = new Map(c.mods.map((m) => [m.id, m]));
-    const alts = c.mods.filter((m) => m.alt && ran.has(m.id) && (!m.parent || ran.has(m.parent.id)));
-    const changeable = c.mods.filter((m) => ran.has(m.id));
+    let alts = c.mods.filter((m) => m.alt && ran.has(m.id) && (!m.parent || ran.has(m.parent.id)));
+    let changeable = c.mods.filter((m) => ran.has(m.id));
+    if (opts.strings) {
+      // the mutation hits a data file turned into code, when one ran
+      const s = (xs: Mod[]): Mod[] => (xs.some((m) => m.fmt === 'str') ? xs.filter((m) => m.fmt === 'str') : xs);
+      [alts, changeable] = [s(alts), s(changeable)];
+    }
     let mutated: Mod;
     let mark: Mod; // the module whose load the guard must refuse (its static-graph root stops)
     if (alts.length && rng.chance(0.35)) {
@@ -594,14 +745,17 @@ export function runCase(
     if (first < 0) o.vacuous = true;
     else {
       const excluded = byId.get(mark.id) === mark ? subtree(mark) : new Set([mutated.id]);
-      const expected = p1.trace.slice(0, first).filter((t) => !excluded.has(t));
+      // a compile from a string after a worker start, before the mutated code: refused there (the whole workspace)
+      const cut = opts.noGuard ? -1 : startedCut(c, p1.trace);
+      if (cut >= 0 && cut < first) o.startedRule++;
+      const expected = p1.trace.slice(0, cut >= 0 && cut < first ? cut : first).filter((t) => !excluded.has(t));
       const esc = g1.trace.filter((t) => t.endsWith('!'));
       if (esc.length)
         o.escapes.push(
           `${o.mutation.kind} ${o.mutation.file} (${mutated.id}, loaded by ${mutated.edge}): ran under the guard: ${esc.join(' ')}; ${lines(g1)}`,
         );
       const file = fs.realpathSync(path.join(c.ws, o.mutation.file));
-      if (g1.status === 0 || !g1.stderr.includes(`mcp-gate-guard: refused to load ${file}`)) {
+      if (g1.status === 0 || !refusedNaming(g1.stderr, file)) {
         o.escapes.push(
           `${o.mutation.kind} ${o.mutation.file} (${mutated.id}, ${mutated.edge}): expected a refusal naming ${file}; ${lines(g1)}`,
         );
@@ -632,7 +786,7 @@ export function repro(o: Outcome, c: Case): string {
     .join('');
   return [
     `case seed ${o.seed} (${o.lang}, ${o.modules} modules) — kept in ${o.dir}`,
-    `reproduce: npx tsc -p tsconfig.test.json && node scripts/fuzz-closure.mjs --case-seed ${o.seed} --lang ${o.lang}`,
+    `reproduce: npx tsc -p tsconfig.test.json && node scripts/fuzz-closure.mjs --case-seed ${o.seed} --lang ${o.lang}${o.stringsFocus ? ' --strings' : ''}`,
     'modules:',
     ...tree,
     o.mutation ? `mutation: ${o.mutation.kind} ${o.mutation.file} (of ${o.mutation.target})\n${o.mutation.content}` : 'mutation: none',
