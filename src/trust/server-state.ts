@@ -11,7 +11,7 @@ import type { ApprovalRecord } from './approval/store';
 import { refOf, serverKey } from './approval/server-ref';
 import { ESCAPE_HATCH_ENV, type FullBlock, type ServerReport } from './report';
 import { changedFilesOnly, pinnedSetChange } from './approval/diff';
-import { refusalWords } from './approval/workspace-manifest';
+import { refusalAct, refusalWords } from './approval/workspace-manifest';
 import { exactTime } from '../text/time';
 
 export function decideState(
@@ -176,7 +176,7 @@ function staleApproval(withPin: ServerReport, record: ApprovalRecord, pinned: Pi
     return {
       ...withPin,
       state: 'approval-changed',
-      reason: `${refusalWords(g)} (on ${exactTime(record.decidedAt)}); it tried to load it on ${exactTime(g.at)}: the load guard refused it and MCP Gate stopped the server`,
+      reason: `${refusalWords(g)} (on ${exactTime(record.decidedAt)}); ${g.took ? refusalAct(g, 'it', ` on ${exactTime(g.at)}`) : `it tried to load it on ${exactTime(g.at)}: the load guard refused it`} and MCP Gate stopped the server`,
     };
   }
   if (record.digest === pinned.digest && pinned.pinned.guarded && !record.manifest) {

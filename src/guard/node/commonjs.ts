@@ -12,7 +12,8 @@ import { lexicalOf, linksAsApproved } from './links';
 import { guardSqlite } from './sqlite';
 import { checkSink } from './sinks';
 import { mode, requireOfEsm } from './esm';
-import { guardFsPromises, quiet, resolutionLooked } from './taken';
+import { quiet, resolutionLooked } from './taken';
+import { guardFsPromises } from './reads';
 import { codeFromText, guardInspector, guardRepl, noteName } from './strings';
 import { sha256 } from './hash';
 

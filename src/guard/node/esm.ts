@@ -15,7 +15,9 @@ import { check, refuse } from './verdict';
 import { checkLinks } from './links';
 import { sqliteNow } from './sqlite';
 import { codeFromText, guardInspector, guardRepl } from './strings';
-import { guardFsPromises, resolutionLooked } from './taken';
+import { resolutionLooked, shareTaken } from './taken';
+import { guardFsPromises } from './reads';
+import { toldBy } from './told';
 import { checkSink } from './sinks';
 
 /** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
@@ -91,6 +93,11 @@ function resolveFailed(specifier: string, context: { parentURL?: string } | unde
   if (!ACTIVE || typeof specifier !== 'string') return;
   const parent = context?.parentURL?.startsWith('file:') ? url.fileURLToPath(context.parentURL) : undefined;
   resolutionLooked(specifier, parent, null);
+}
+
+/** module.register initialize hook: the memory through which the thread that registered it tells what it took in. */
+export function initialize(data: unknown): void {
+  if (data && typeof data === 'object') toldBy((data as { taken?: unknown }).taken);
 }
 
 /** module.register resolve hook (Node without module.registerHooks). */
@@ -302,7 +309,7 @@ export function installEsm(): void {
       M2.register = function (this: unknown, ...args: unknown[]) {
         if (!ours) {
           ours = true;
-          original.call(this, self);
+          original.call(this, self, { data: { taken: shareTaken() } });
         }
         return original.apply(this, args);
       };
@@ -316,14 +323,14 @@ export function installEsm(): void {
       M2.register = function (this: unknown, ...args: unknown[]) {
         if (!ours) {
           ours = true;
-          original.call(this, self);
+          original.call(this, self, { data: { taken: shareTaken() } });
         }
         return original.apply(this, args);
       };
     }
   } else if (typeof original === 'function') {
     mode = 'register';
-    original.call(Module, self);
+    original.call(Module, self, { data: { taken: shareTaken() } });
     sqliteNow(true); // an import of node:sqlite resolves in the loader thread, unseen here: guarded now
     guardFsPromises(fs.promises); // and so does one of node:fs/promises
   }

@@ -36,9 +36,11 @@ const known = new Map<string, { key: string; sum: string }>(); // rel → stat k
  */
 export function workspaceAsApproved(how: string, own?: (p: string) => boolean, metadata = false): void {
   const cfg = getConfig();
+  // (with metadata, the compare is for text turned into code after a program start: the report says so)
+  const no: (r: Parameters<typeof refuse>[0]) => never = (r) => refuse(metadata ? { ...r, took: true } : r);
   // What was approved is not known: fail closed (the program could read any workspace file).
   if (!cfg)
-    refuse({
+    no({
       p: failRoot ?? '(workspace)',
       rel: null,
       why: 'manifest',
@@ -47,7 +49,7 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
     });
   const gone = (e: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
   const cannotCheck: (p: string, e: unknown) => never = (p, e) =>
-    refuse({
+    no({
       p,
       rel: p.slice(cfg.root.length).split(path.sep).join('/'),
       why: 'changed',
@@ -66,7 +68,7 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
       const code = (e as NodeJS.ErrnoException).code;
       const rel = dir === cfg.rootDir ? null : dir.slice(cfg.root.length).split(path.sep).join('/');
       const tail = `a folder of the workspace that cannot be listed (${code ?? String(e)}), so what it holds cannot be compared with the approval: make it readable, or move it out of the workspace (approving again does not change this)`;
-      refuse({ p: dir, rel, why: 'sink', sum: '', how, tail, rule: tail });
+      no({ p: dir, rel, why: 'sink', sum: '', how, tail, rule: tail });
     }
     list.sort((a, b) => (a.name < b.name ? -1 : 1));
     for (const d of list) {
@@ -79,7 +81,7 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
       if (own?.(abs)) continue; // a file the process made itself holds what it wrote
       const rel = abs.slice(cfg.root.length).split(path.sep).join('/');
       const want = hasOwn(cfg.files, rel) ? cfg.files[rel] : undefined;
-      if (want === undefined) refuse({ p: abs, rel, why: 'new', sum: '', how });
+      if (want === undefined) no({ p: abs, rel, why: 'new', sum: '', how });
       if (want === 'too-large') {
         // not hashed: its size, modification time and inode must be what the approval recorded (none recorded: changed)
         let big: fs.BigIntStats;
@@ -96,7 +98,7 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
           String(rec.mtimeNs) !== String(big.mtimeNs) ||
           (rec.ino !== undefined && String(rec.ino) !== String(big.ino))
         )
-          refuse({ p: abs, rel, why: 'changed', sum: '', how });
+          no({ p: abs, rel, why: 'changed', sum: '', how });
         if (metadata) metadataAsApproved(abs, rel, Number(big.ctimeNs / 1000000n));
         continue;
       }
@@ -112,11 +114,11 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
       if (!hit || hit.key !== key) {
         const h = hashFile(abs);
         if (h === null) continue;
-        if (typeof h !== 'string') refuse({ p: abs, rel, why: 'changed', sum: '', how, tail: UNREADABLE(h.error) }); // fail closed
+        if (typeof h !== 'string') no({ p: abs, rel, why: 'changed', sum: '', how, tail: UNREADABLE(h.error) }); // fail closed
         hit = { key, sum: h };
         known.set(rel, hit);
       }
-      if (hit.sum !== want) refuse({ p: abs, rel, why: 'changed', sum: hit.sum, how });
+      if (hit.sum !== want) no({ p: abs, rel, why: 'changed', sum: hit.sum, how });
       if (metadata) metadataAsApproved(abs, rel, st.ctimeMs);
     }
   };
@@ -142,6 +144,7 @@ function timesAsApproved(abs: string, rel: string, ctimeMs: number, how: string)
       sum: '',
       how,
       tail: 'its metadata (times, mode or owner) changed after approval, though not its content; approve it again',
+      took: true,
     });
 }
 
@@ -152,7 +155,15 @@ function noneGone(seen: Set<string>, how: string, own?: (p: string) => boolean):
     if (seen.has(rel)) continue;
     const abs = cfg.root + rel.split('/').join(path.sep);
     if (own?.(abs)) continue;
-    refuse({ p: abs, rel, why: 'changed', sum: '', how, tail: 'it was approved and is gone; approve the change, or put it back' });
+    refuse({
+      p: abs,
+      rel,
+      why: 'changed',
+      sum: '',
+      how,
+      tail: 'it was approved and is gone; approve the change, or put it back',
+      took: true,
+    });
   }
 }
 

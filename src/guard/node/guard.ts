@@ -24,7 +24,9 @@
 // This file is the bundle's entry (scripts/build-guard.mjs): it installs the parts, each in its own file beside it —
 // base (captured fs, this process), manifest, hash, verdict (the rule and the refusal), links, elf and native (native
 // libraries), sqlite, sinks, esm (ES module hooks; also the hooks module's `resolve` and `load` exports, re-exported
-// here), commonjs, exec-check and spawn (children), workers — in the order they were always installed.
+// here), commonjs, exec-check and spawn (children), workers, taken (what a thread took in; names looked at), reads
+// (fs as the server calls it), told (what a loader thread is told), strings (code from text) — in the order they were
+// always installed.
 import wt = require('node:worker_threads');
 import { ACTIVE } from './base';
 import { getConfig } from './manifest';
@@ -34,14 +36,15 @@ import { installNative } from './native';
 import { installChildren } from './spawn';
 import { installSqlite } from './sqlite';
 import { installWorkers } from './workers';
-import { installReads, startMarks } from './taken';
+import { startMarks } from './taken';
+import { installReads } from './reads';
 import { installStrings } from './strings';
 
 export { check } from './verdict';
 export { readElfDynamic } from './elf';
 export { checkNative, NATIVE_REWALK_MS, NATIVE_WALK_MAX } from './native';
 export { checkSink } from './sinks';
-export { load, resolve } from './esm';
+export { initialize, load, resolve } from './esm';
 
 function install(): void {
   const internal = (wt as { isInternalThread?: boolean }).isInternalThread ?? (!wt.isMainThread && wt.parentPort === null);

@@ -94,7 +94,7 @@ export function afterTakingIn(how: string): void {
           : 'the approval manifest could not be read';
   const head = `refused ${how}: text turned into code after this process took in a file that is not as approved (transformed text cannot be traced back to its file)`;
   const tail = `${what}; approve the change to that file, or make the server stop building code from what it reads`;
-  refuse({ p: t.p, rel: t.rel, why: t.why, sum: t.sum, how, head, tail });
+  refuse({ p: t.p, rel: t.rel, why: t.why, sum: t.sum, how, head, tail, took: true });
 }
 
 // ------------------------------------------------------------------------------------------- the generators allowed

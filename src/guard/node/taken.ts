@@ -6,25 +6,43 @@
 // The same two variables as the Python guard's, so a mark crosses between Node and Python children.
 import fs = require('node:fs');
 import wt = require('node:worker_threads');
-import Module = require('node:module');
 import { $, ACTIVE, F, hasOwn, isAnon, real, realOrAnon } from './base';
 import { getConfig, inScratch, readOnlyMount, writable } from './manifest';
 import { hashFile } from './hash';
+import { publish, readTold, share, sharing, type Taken } from './told';
 
 export const TOOK_IN_VAR = 'MCP_GATE_GUARD_TOOK_IN';
 export const CHILD_VAR = 'MCP_GATE_GUARD_CHILD';
 
-export interface Taken {
-  p: string;
-  rel: string | null;
-  why: 'changed' | 'new' | 'scratch' | 'manifest';
-  sum: string;
-  /** How it differs, when not by its content (a name looked at: its metadata). */
-  what?: string;
-}
+export type { Taken } from './told';
 
 /** in: the first content taken in that is not as approved; started: ran a program or a worker, or was started by one. */
-export const took: { in: Taken | null; started: boolean } = { in: null, started: false };
+let inNow: Taken | null = null;
+let started = false;
+export const took: { in: Taken | null; started: boolean } = {
+  get in(): Taken | null {
+    return inNow;
+  },
+  set in(v: Taken | null) {
+    inNow = v;
+    publish(inNow, started); // (a loader thread told: told.ts)
+  },
+  get started(): boolean {
+    return started;
+  },
+  set started(v: boolean) {
+    started = v;
+    publish(inNow, started);
+  },
+};
+
+/** Shared memory for a loader thread this thread registers (module.register's data), kept up to date from now. */
+export function shareTaken(): SharedArrayBuffer {
+  const sab = share();
+  settleLooked();
+  publish(inNow, started);
+  return sab;
+}
 /** The module Node's own loader is reading (its text is checked as code, not taken in), until it is compiled. */
 export const quiet: { file: string | null } = { file: null };
 const own = new Set<string>(); // real paths this process created or truncated before it took anything in
@@ -238,6 +256,7 @@ export function lookedAt(file: unknown): void {
     if (took.in !== null) return;
   }
   $.setAdd(looked, $.resolve(name));
+  if (sharing()) settleLooked(); // (a loader thread cannot ask for it later)
 }
 
 /** A name whose times fs was asked for (stat, lstat; fstat of a descriptor, by the file it is open on). */
@@ -256,6 +275,7 @@ export function timesLookedAt(file: unknown): void {
   const abs = $.resolve(name);
   $.setAdd(looked, abs);
   $.setAdd(lookedTimes, abs);
+  if (sharing()) settleLooked();
 }
 
 /** A folder whose names a lookup went through without finding one (a resolution that failed): its names count. */
@@ -266,6 +286,7 @@ export function lookedInto(dir: string): void {
     if (took.in !== null) return;
   }
   $.setAdd(lookedDirs, $.resolve(dir));
+  if (sharing()) settleLooked();
 }
 
 /**
@@ -306,7 +327,14 @@ export function resolutionLooked(request: string, parentFile: string | undefined
 }
 
 /** Something may have been taken in: a file read, a program started, or names looked at not yet compared. */
-export const mayHaveTakenIn = (): boolean => took.in !== null || took.started || looked.size > 0 || lookedDirs.size > 0;
+export function mayHaveTakenIn(): boolean {
+  const t = readTold(); // (in a loader thread: what the thread it loads for took in)
+  if (t !== null) {
+    if (t.in !== null && inNow === null) inNow = t.in;
+    if (t.started) started = true;
+  }
+  return inNow !== null || started || looked.size > 0 || lookedDirs.size > 0;
+}
 
 /** Compares every name looked at with the approval: the first that differs is taken in. The names are then forgotten. */
 export function settleLooked(): void {
@@ -507,194 +535,4 @@ export function childMarks(): string[] {
   took.started = true;
   const t = took.in;
   return [`${CHILD_VAR}=1`, ...(t ? [`${TOOK_IN_VAR}=${JSON.stringify([t.p, t.rel, t.why, t.sum])}`] : [])];
-}
-
-// ------------------------------------------------------------------------------------------- fs, as the server calls it
-type Fn = (...a: unknown[]) => unknown;
-const { O_WRONLY, O_TRUNC, O_CREAT, O_EXCL } = fs.constants;
-
-/** What an open with these flags does to the file: creates or truncates it (own), or reads it. */
-function openKind(flags: unknown): 'own' | 'read' | 'write' {
-  if (flags === undefined || flags === null) return 'read';
-  if (typeof flags === 'number') {
-    if (flags & O_TRUNC || (flags & (O_CREAT | O_EXCL)) === (O_CREAT | O_EXCL)) return 'own';
-    return (flags & 3) === O_WRONLY ? 'write' : 'read';
-  }
-  const f = String(flags);
-  if ($.indexOf(f, 'w') >= 0 || $.indexOf(f, 'x') >= 0) return 'own';
-  return $.indexOf(f, 'r') >= 0 || $.indexOf(f, '+') >= 0 ? 'read' : 'write';
-}
-
-const apply = Reflect.apply; // taken at start: the server may replace Function.prototype.apply
-const BufferFrom = Buffer.from;
-/** A path argument as fs will take it, fixed now: a file: URL as its path, a Buffer as a copy; anything else as given. */
-function plainPath(x: unknown): unknown {
-  if (x instanceof URL) {
-    try {
-      return $.fileURLToPath(x);
-    } catch {
-      return x;
-    }
-  }
-  if ($.isUint8Array(x)) return apply(BufferFrom, Buffer, [x]);
-  return x;
-}
-
-function wrap(
-  obj: Record<string, unknown> | undefined,
-  key: string,
-  before?: (a: unknown[]) => void,
-  after?: (a: unknown[], r: unknown) => void,
-  paths = 1,
-): void {
-  const orig = obj?.[key];
-  if (!obj || typeof orig !== 'function') return;
-  const w = {
-    [key](this: unknown, ...a: unknown[]): unknown {
-      // the paths made plain once (a URL's getters, a Buffer the server still holds): what is checked is what is read
-      // and each is a name looked at (whether it is there, and what, is metadata the call tells)
-      for (let i = 0; i < paths && i < a.length; i++) {
-        a[i] = plainPath(a[i]);
-        lookedAt(a[i]);
-      }
-      before?.(a);
-      if (!after) return apply(orig as Fn, this, a);
-      const last = a.length - 1;
-      if (last >= 0 && typeof a[last] === 'function') {
-        // callback form: what it hands back is looked at before the callback sees it
-        const cb = a[last] as Fn;
-        a[last] = function (this: unknown, err: unknown, r: unknown, ...rest: unknown[]) {
-          if (!err) after(a, r);
-          return apply(cb, this, [err, r, ...rest]);
-        };
-        return apply(orig as Fn, this, a);
-      }
-      const r = apply(orig as Fn, this, a);
-      if (r && typeof (r as Promise<unknown>).then === 'function') {
-        return (r as Promise<unknown>).then((v) => {
-          after(a, v);
-          return v;
-        });
-      }
-      after(a, r);
-      return r;
-    },
-  }[key];
-  Object.defineProperty(w, 'length', { value: (orig as Fn).length });
-  obj[key] = w;
-}
-
-let both: ((o: Record<string, unknown>, sync?: string) => void) | null = null;
-const promisesDone = new Set<unknown>();
-/** fs/promises' functions wrapped as fs's are, once (the module object is fs.promises). */
-export function guardFsPromises(p: unknown): void {
-  if (!both || !p || typeof p !== 'object' || promisesDone.has(p)) return;
-  promisesDone.add(p);
-  both(p as Record<string, unknown>);
-  Module.syncBuiltinESMExports();
-}
-
-/** fs and fs/promises as the server calls them: reads take in, creating writes make a file its own. */
-export function installReads(): void {
-  const f = fs as unknown as Record<string, unknown>;
-  // A read is looked at when asked and again when done (what was there when the bytes were read, red team 15, 04i).
-  const read = (a: unknown[]): void => tookIn(a[0]);
-  const readDone = (a: unknown[]): void => tookIn(a[0]);
-  // A file becomes its own only once the open that creates or truncates it succeeded (a failed `wx` open of a changed
-  // file made it "own": red team 15, 04e–g).
-  const opening = (a: unknown[]): void => {
-    if (openKind(a[1]) === 'read') tookIn(a[0]);
-  };
-  const opened = (a: unknown[]): void => {
-    const k = openKind(a[1]);
-    if (k === 'own') noteOwn(a[0]);
-    else if (k === 'read') tookIn(a[0]);
-  };
-  const flagOf = (o: unknown, key: 'flag' | 'flags'): unknown =>
-    typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[key] : undefined;
-  const writing = (a: unknown[]): void => {
-    if (openKind(flagOf(a[2], 'flag') ?? 'w') === 'read') tookIn(a[0]);
-  };
-  const written = (a: unknown[]): void => {
-    const k = openKind(flagOf(a[2], 'flag') ?? 'w');
-    if (k === 'own') noteOwn(a[0]);
-    else if (k === 'read') tookIn(a[0]);
-  };
-  // a copy, a move or a link puts other content under the destination's name: it is no longer what the process wrote
-  const replaced = (a: unknown[]): void => disown(a[1]);
-  const list = (a: unknown[], r: unknown): void => listed(a[0], r);
-  const link = (a: unknown[], r: unknown): void => linkRead(a[0], r);
-  const unplaced = (): void => {
-    took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
-  };
-  const times = (a: unknown[]): void => timesLookedAt(a[0]);
-  // a folder it made, a name it removed: what is (not) there is its own doing
-  const made = (a: unknown[]): void => noteOwn(a[0]);
-  const moved = (a: unknown[]): void => {
-    disown(a[1]);
-    noteOwn(a[0]);
-  };
-  // each function of fs, wrapped in fs and fs/promises under its name and in fs under its name with `Sync`
-  const FORMS: [string, ((a: unknown[]) => void) | undefined, ((a: unknown[], r: unknown) => void) | undefined, number][] = [
-    ['readFile', read, readDone, 1],
-    ['open', opening, opened, 1],
-    ['writeFile', writing, written, 1],
-    ['readdir', undefined, list, 1],
-    ['readlink', undefined, link, 1],
-    ['opendir', unplaced, undefined, 1],
-    ['rename', replaced, moved, 2],
-    // names looked at (noted by wrap: compared with the approval at the next compile); stat's show times too
-    ...(['stat', 'lstat', 'fstat'].map((k) => [k, times, undefined, 1]) as [string, typeof times, undefined, number][]),
-    ...(['access', 'exists', 'realpath', 'statfs', 'truncate', 'appendFile', 'chmod', 'lchmod', 'chown', 'lchown', 'utimes', 'lutimes'].map(
-      (k) => [k, undefined, undefined, 1],
-    ) as [string, undefined, undefined, number][]),
-    ...(['mkdir', 'rm', 'rmdir', 'unlink'].map((k) => [k, undefined, made, 1]) as [string, undefined, typeof made, number][]),
-    ['mkdtemp', undefined, (_a: unknown[], r: unknown) => noteOwn(r), 0],
-    ['glob', unplaced, undefined, 0],
-    ...(['copyFile', 'cp', 'link', 'symlink'].map((k) => [k, replaced, replaced, 2]) as [
-      string,
-      typeof replaced,
-      typeof replaced,
-      number,
-    ][]),
-  ];
-  both = (o: Record<string, unknown>, sync = ''): void => {
-    // (a synchronous read is looked at once: nothing runs between the look and the read)
-    for (const [k, before, after, paths] of FORMS) {
-      const orig = o[k + sync] as { native?: unknown } | undefined;
-      wrap(o, k + sync, before, sync && after === readDone ? undefined : after, paths);
-      // realpath.native and realpathSync.native: wrapped too, on the wrapper
-      if (orig && typeof orig.native === 'function' && o[k + sync] !== orig) {
-        const holder: Record<string, unknown> = { native: orig.native };
-        wrap(holder, 'native', before, after, paths);
-        (o[k + sync] as { native?: unknown }).native = holder.native;
-      }
-    }
-    if (!sync) wrap(o, 'watch', unplaced);
-  };
-  both(f);
-  // fs/promises is loaded on first use (loading it costs a start about 20 ms): wrapped then — through fs.promises, or
-  // when `fs/promises` is asked for (guardFsPromises, from the require and import hooks)
-  const d = Object.getOwnPropertyDescriptor(fs, 'promises');
-  if (d && typeof d.get === 'function' && d.configurable) {
-    const get = d.get;
-    Object.defineProperty(fs, 'promises', {
-      ...d,
-      get(this: unknown) {
-        const v = apply(get, this, []) as Record<string, unknown>;
-        guardFsPromises(v);
-        return v;
-      },
-    });
-  } else guardFsPromises(fs.promises as unknown as Record<string, unknown>);
-  both(f, 'Sync');
-  wrap(f, 'watchFile', unplaced);
-  wrap(f, 'openAsBlob', read);
-  wrap(f, 'createReadStream', read);
-  wrap(f, 'createWriteStream', undefined, (a) => {
-    // (the stream opens later: its file is its own only when it is not there yet, or is truncated by a `w` flag
-    // that cannot fail for being there)
-    const flag = flagOf(a[1], 'flags') ?? 'w';
-    if (openKind(flag) === 'own' && $.indexOf(String(flag), 'x') < 0) noteOwn(a[0]);
-  });
 }

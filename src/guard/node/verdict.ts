@@ -21,6 +21,8 @@ interface Refusal {
   head?: string;
   /** The rule that refused it, for the report (what MCP Gate shows the person): set with head. */
   rule?: string;
+  /** Text turned into code after the process took the file in (not a load of it). */
+  took?: boolean;
 }
 
 export function refuse(r: Refusal): never {
@@ -47,6 +49,7 @@ export function refuse(r: Refusal): never {
       runtime: 'node',
       how: r.how,
       ...(r.rule ? { rule: r.rule } : {}),
+      ...(r.took ? { took: true } : {}),
       pid: process.pid,
       time: new Date().toISOString(),
     };

@@ -34,6 +34,15 @@ export function installWorkers(): void {
           o.execArgv = ['--require', SELF, ...o.execArgv];
         }
       }
+      // Its text or entry is judged first, by what this thread took in until now (marking it started first had an
+      // honest eval worker compare the whole workspace: a README edit refused it — the fuzzer, bug 2).
+      if (o?.eval) codeFromText(typeof filename === 'string' ? filename : `${filename as unknown as string}`, 'Worker (eval)');
+      else {
+        const entry = workerEntry(filename);
+        if (entry) check(entry, 'worker');
+        else if (filename instanceof URL || typeof filename === 'string')
+          codeFromText(`${filename as string}`, 'Worker (a URL that is no file)');
+      }
       // A worker can be fed through its messages and can feed this thread: both count as started by the other
       // (taken.ts), and it starts with what this thread took in.
       const marks: Record<string, string> = {};
@@ -47,13 +56,6 @@ export function installWorkers(): void {
             : { ...process.env };
       if (env !== null)
         o.env = { ...env, [VAR]: MANIFEST, NODE_OPTIONS: withOurOptions(env.NODE_OPTIONS), NODE_DISABLE_COMPILE_CACHE: '1', ...marks };
-      if (o.eval) codeFromText(typeof filename === 'string' ? filename : `${filename as unknown as string}`, 'Worker (eval)');
-      else {
-        const entry = workerEntry(filename);
-        if (entry) check(entry, 'worker');
-        else if (filename instanceof URL || typeof filename === 'string')
-          codeFromText(`${filename as string}`, 'Worker (a URL that is no file)');
-      }
       super(filename, o);
     }
   }

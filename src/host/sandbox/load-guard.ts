@@ -365,6 +365,8 @@ export function readRefusals(report: string, project: string): Refusal[] {
         how: typeof r.how === 'string' ? r.how : undefined,
         ...(typeof r.rule === 'string' && r.rule ? { rule: r.rule } : {}),
         ...(r.home === true && r.why === 'scratch' ? { home: true as const } : {}),
+        // text turned into code after the process took the file in (the Node guard says so; the Python guard's `how`)
+        ...(r.took === true || (typeof r.how === 'string' && r.how.includes('after this process took in')) ? { took: true as const } : {}),
       });
     } catch {
       // a torn or foreign line

@@ -32,7 +32,7 @@ import { PROTECTED_IN_WORKSPACE, PROTECTED_SUFFIXES } from '../sandbox/decision'
 import { readRefusals, watchRefusals, type Refusal } from '../sandbox/load-guard';
 import { observeGuardRefusal } from '../../trust/approval/approvals';
 import { ApprovalStore } from '../../trust/approval/store';
-import { approvingCannotHelp, refusalWords } from '../../trust/approval/workspace-manifest';
+import { approvingCannotHelp, refusalAct, refusalWords } from '../../trust/approval/workspace-manifest';
 
 /**
  * The verified launch plan and how it starts (contained or by the user's opt-out). The session substitutes
@@ -125,7 +125,7 @@ async function guardRefused(ctx: SessionContext, server: ServerReport, r: Refusa
     server: server.name,
     source: server.source,
     file: r.file,
-    detail: `${refusalWords(r)}: the load guard refused to load it${r.how ? ` (${r.runtime ?? ''} ${r.how})`.replace('( ', '(') : ''}; the server was stopped`,
+    detail: `${refusalWords(r)}: ${r.took ? 'the server took it in, then turned text into code, and the load guard refused that' : 'the load guard refused to load it'}${r.how ? ` (${r.runtime ?? ''} ${r.how})`.replace('( ', '(') : ''}; the server was stopped`,
   });
   if (!server.pinned) return;
   try {
@@ -135,7 +135,15 @@ async function guardRefused(ctx: SessionContext, server: ServerReport, r: Refusa
       server.source,
       server.name,
       server.pinned.digest,
-      { file: r.file, why: r.why, at: r.at, ...(r.rule ? { rule: r.rule } : {}), ...(r.home ? { home: true as const } : {}) },
+      {
+        file: r.file,
+        why: r.why,
+        at: r.at,
+        ...(r.rule ? { rule: r.rule } : {}),
+        ...(r.home ? { home: true as const } : {}),
+        ...(r.took ? { took: true as const } : {}),
+        ...(r.how ? { how: r.how.slice(0, 300) } : {}),
+      },
     );
   } catch {
     // the store cannot be written: the server is stopped all the same, and the log names the file
@@ -303,7 +311,7 @@ function refusalStop(
   let recorded: Promise<void> | undefined;
   return (r: Refusal): Promise<void> => {
     if (recorded) return recorded;
-    conn.changed = `${refusalWords(r)}; ${r.rule ? `the load guard refused what "${server.name}" was loading` : `"${server.name}" tried to load it, the load guard refused it`} and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : approvingCannotHelp(r) ? 'fix what it names, then start it again' : ctx.words.review(server.name)}`;
+    conn.changed = `${refusalWords(r)}; ${refusalAct(r, `"${server.name}"`)} and MCP Gate stopped the server: ${r.home ? `delete ${r.path}, then start it again` : approvingCannotHelp(r) ? 'fix what it names, then start it again' : ctx.words.review(server.name)}`;
     recorded = guardRefused(ctx, server, r);
     void client
       .close()
@@ -386,7 +394,7 @@ async function openStarted(
     if (guardRefusal) {
       await guardRefused(ctx, server, guardRefusal);
       throw new DroppedError(
-        `${refusalWords(guardRefusal)}; ${guardRefusal.rule ? 'the load guard refused what it was loading while starting' : 'it tried to load it while starting, the load guard refused it'} and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : approvingCannotHelp(guardRefusal) ? 'fix what it names, then start it again' : ctx.words.review(server.name)}`,
+        `${refusalWords(guardRefusal)}; ${refusalAct(guardRefusal, 'it', ' while starting')} and MCP Gate stopped the server: ${guardRefusal.home ? `delete ${guardRefusal.path}, then start it again` : approvingCannotHelp(guardRefusal) ? 'fix what it names, then start it again' : ctx.words.review(server.name)}`,
       );
     }
     if (e instanceof DroppedError) throw e;

@@ -134,7 +134,9 @@ function validate(v: unknown): ApprovalRecord[] {
       (!isObj(r.guardRefused) ||
         typeof r.guardRefused.file !== 'string' ||
         !['changed', 'new', 'scratch', 'sink'].includes(r.guardRefused.why as string) ||
-        typeof r.guardRefused.at !== 'string')
+        typeof r.guardRefused.at !== 'string' ||
+        (r.guardRefused.took !== undefined && r.guardRefused.took !== true) ||
+        (r.guardRefused.how !== undefined && typeof r.guardRefused.how !== 'string'))
     )
       throw new Error(`record ${i}: malformed load-guard refusal`);
     const key = serverKey(recordRef(r as { project: string; source: string; server: string }));

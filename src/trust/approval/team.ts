@@ -328,7 +328,10 @@ async function teamManifests(
     if (!snapshot) {
       // (takenAt is when this machine's files were compared: the guards count a later metadata change as a change, and
       // the team's own time is another machine's)
-      manifests.set(e, await saveManifest(input.storeDir, { version: 1, root: project, files: e.workspace, takenAt: new Date().toISOString() }));
+      manifests.set(
+        e,
+        await saveManifest(input.storeDir, { version: 1, root: project, files: e.workspace, takenAt: new Date().toISOString() }),
+      );
       continue;
     }
     try {

@@ -279,6 +279,12 @@ export interface GuardRefusal {
   rule?: string;
   /** The file is in the server's own home, which MCP Gate keeps between its starts: approving again cannot help. */
   home?: true;
+  /**
+   * The server did not load the file: it took it in (read it, or looked at it) and then turned text into code —
+   * `how` says which way (eval, exec, new Function…).
+   */
+  took?: true;
+  how?: string;
 }
 
 /** What a refusal means, in the words the gate's reason, the log and the session use. */
@@ -287,6 +293,17 @@ export interface GuardRefusal {
  * the hint is to fix what it names, not to approve.
  */
 export const approvingCannotHelp = (r: GuardRefusal): boolean => !!r.rule && r.rule.includes('approving again does not change this');
+
+/**
+ * What the server (`who`: `"s"`, or `it`) did that the guard refused, as a clause: `"s" tried to load it, the load
+ * guard refused it`; for text turned into code after it took the file in, that.
+ */
+export function refusalAct(r: GuardRefusal, who: string, when = ''): string {
+  if (r.rule) return `the load guard refused what ${who} was loading${when}`;
+  if (r.took)
+    return `${who} took it in${when} and then turned text into code${r.how ? ` (${r.how.split(' (')[0]})` : ''}, which the load guard refused, since that text may come from it`;
+  return `${who} tried to load it${when}, the load guard refused it`;
+}
 
 export function refusalWords(r: GuardRefusal): string {
   if (r.home)

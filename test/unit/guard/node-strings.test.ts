@@ -339,6 +339,30 @@ describe('Node load guard: text turned into code after the process took in a cha
     assert.match(c.err, /took in a file that is not as approved.*data\.txt/, c.err);
   });
 
+  it("the fuzzer's two: a data: import after the server registered its own loader hooks (a loader thread) is refused after taking in; an eval worker is judged by what was taken in before it", () => {
+    const ws = workspace({
+      'server.mjs':
+        "import fs from 'node:fs';\nimport { register } from 'node:module';\n" +
+        "register('data:text/javascript,export async function resolve(s, c, n) { return n(s, c); }');\n" +
+        "const t = fs.readFileSync(new URL('./data.txt', import.meta.url), 'utf8');\n" +
+        "console.log('ANSWER ' + (await import('data:text/javascript,' + encodeURIComponent('export default ' + t))).default);\n",
+      'worker.js':
+        "const { Worker } = require('node:worker_threads');\nconst w = new Worker('require(\"node:worker_threads\").parentPort.postMessage(1 + 1)', { eval: true });\n" +
+        "w.on('message', (m) => { console.log('ANSWER ' + m); process.exit(0); });\n",
+      'data.txt': "'ok'",
+    });
+    approve(ws);
+    assert.match(run(ws, ['server.mjs']).out, /ANSWER ok/);
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+    const w = run(ws, ['worker.js']);
+    assert.match(w.out, /ANSWER 2/, w.out + w.err);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), `(require('fs').writeFileSync(${JSON.stringify(ws.marker)}, 'ran'), 'PWNED')`);
+    const r = run(ws, ['server.mjs']);
+    assert.doesNotMatch(r.out, /PWNED/, r.out + r.err);
+    assert.equal(fs.existsSync(ws.marker), false, 'the changed text ran');
+    assert.match(r.err, /refused import of data:.*took in a file that is not as approved.*data\.txt/, r.err);
+  });
+
   describe('metadata: what a name shows is content too (red team 14, cases 41–42)', () => {
     // Each plugin decodes a text from metadata alone — which names exist, sizes, times, a link's target, what
     // require.resolve finds — and evals it. Approved, the text is 'ok'; the attacker's change makes it code.

@@ -268,6 +268,35 @@ describe('the approval enforced where code loads (the load guard)', function () 
     assert.match(log, /"kind": ?"guard\.refused"[^}]*"file": ?"tools\/plugins\/greet\.js"/, log);
   });
 
+  it('text turned into code after the server read a changed file: the call, get and the log say it read the file and then ran text (eval), not that it loaded it', () => {
+    const w = guarded({
+      ...SHAPES[0].files(''),
+      'tools/plugins/greet.js': "const fs = require('fs');\nmodule.exports = eval(fs.readFileSync(__dirname + '/../data.txt', 'utf8'));\n",
+      'tools/data.txt': "'hello from the data'",
+    });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
+    assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
+    assert.match(cli(w, ['call', 's', 'hello']).stdout, /hello from the data/);
+    const marker = path.join(w.project, 'changed-text-ran');
+    fs.writeFileSync(path.join(w.project, 'tools/data.txt'), `(require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran'), 'CHANGED')`);
+    const call = cli(w, ['call', 's', 'hello']);
+    assert.ok(!fs.existsSync(marker), 'the changed text ran');
+    assert.match(
+      call.stdout + call.stderr,
+      /tools\/data\.txt changed since it was approved; "s" took it in and then turned text into code \(eval\), which the load guard refused/,
+      call.stdout + call.stderr,
+    );
+    const after = cli(w, ['get', 's']).stdout;
+    assert.match(
+      after,
+      /tools\/data\.txt changed since it was approved \(on [^)]*\); it took it in on [^\n]* and then turned text into code \(eval\)/,
+      after,
+    );
+    assert.doesNotMatch(after, /tried to load it/);
+    const log = cli(w, ['log', '--json']).stdout;
+    assert.match(log, /"kind": ?"guard\.refused"[^}]*"file": ?"tools\/data\.txt"[^}]*took it in, then turned text into code/, log);
+  });
+
   it('a refusal by a rule (a source whose coding declaration names a codec registered at run time) is shown by get with that rule, not generic words', () => {
     const w = guarded({
       'srv/server.py': pythonServer(
