@@ -171,12 +171,14 @@ export function prepareGuard(o: GuardOptions): GuardedStart {
   let links: Record<string, string>;
   let large: Record<string, unknown>;
   let since: number;
+  let folders: string[] | undefined;
   try {
     const m = loadManifest(o.storeDir, o.manifest);
     files = m.files;
     links = m.links ?? {};
     large = m.large ?? {};
     since = Date.parse(m.takenAt);
+    folders = Array.isArray(m.folders) ? m.folders.filter((f): f is string => typeof f === 'string') : undefined;
     if (!Number.isFinite(since)) throw new ManifestError(`the record of the workspace has no valid time ("takenAt")`);
   } catch (e) {
     if (e instanceof ManifestError) throw new GuardUnavailable(`${e.message}; "${o.server}" is not started — approve it again`);
@@ -200,6 +202,7 @@ export function prepareGuard(o: GuardOptions): GuardedStart {
       links,
       large,
       since,
+      ...(folders ? { folders } : {}),
       scratch: [...new Set(scratch)],
       report: o.contained ? path.join(GUARD_MOUNT, 'report', 'report.jsonl') : report,
       server: o.server,

@@ -48,6 +48,11 @@ export interface WorkspaceManifest {
   exec?: string[];
   /** Each TOO_LARGE file's size, modification time (ns) and inode at approval: the guards compare them, as it is not hashed. */
   large?: Record<string, LargeFile>;
+  /**
+   * Folders holding no file or link at approval (the others are known from `files` and `links`): a folder's name is
+   * content to the guards, so a new empty one is a change and an approved one is not.
+   */
+  folders?: string[];
   takenAt: string;
 }
 
@@ -157,6 +162,7 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
   let entries = 0;
   let bytes = 0;
   const toHash: { rel: string; abs: string; size: number }[] = [];
+  const dirs: string[] = [];
   const queue: string[] = [''];
   while (queue.length) {
     const relDir = queue.pop()!;
@@ -176,8 +182,10 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
         );
       const rel = relDir ? `${relDir}/${d.name}` : d.name;
       if (!relDir && d.name === '.git') continue;
-      if (d.isDirectory()) queue.push(rel);
-      else if (d.isFile()) toHash.push({ rel, abs: path.join(root, rel), size: 0 });
+      if (d.isDirectory()) {
+        queue.push(rel);
+        dirs.push(rel.split(path.sep).join('/'));
+      } else if (d.isFile()) toHash.push({ rel, abs: path.join(root, rel), size: 0 });
       else if (d.isSymbolicLink()) {
         try {
           links[rel.split(path.sep).join('/')] = await fs.promises.readlink(path.join(root, rel));
@@ -228,8 +236,17 @@ export async function takeManifest(workspace: string, now: () => Date = () => ne
     links: sortedLinks,
     exec: exec.sort(),
     ...(Object.keys(large).length ? { large: sortedLarge } : {}),
+    folders: emptyFolders(dirs, files, links),
     takenAt,
   };
+}
+
+/** The folders of `dirs` that hold no file and no link (at any depth), sorted. */
+function emptyFolders(dirs: string[], files: Record<string, string>, links: Record<string, string>): string[] {
+  const holding = new Set<string>();
+  for (const k of [...Object.keys(files), ...Object.keys(links)])
+    for (let i = k.indexOf('/'); i > 0; i = k.indexOf('/', i + 1)) holding.add(k.slice(0, i));
+  return dirs.filter((d) => !holding.has(d)).sort();
 }
 
 /** Writes a manifest beside the store (named by its digest) and returns the reference an approval keeps. */
@@ -259,6 +276,8 @@ export function loadManifest(storeDir: string, ref: ManifestRef): WorkspaceManif
     const m = JSON.parse(data.toString('utf8')) as WorkspaceManifest;
     if (m.version !== 1 || typeof m.root !== 'string' || typeof m.files !== 'object' || m.files === null) throw new Error('unknown shape');
     if ((m.links !== undefined && (typeof m.links !== 'object' || m.links === null)) || (m.exec !== undefined && !Array.isArray(m.exec)))
+      throw new Error('unknown shape');
+    if (m.folders !== undefined && (!Array.isArray(m.folders) || m.folders.some((f) => typeof f !== 'string')))
       throw new Error('unknown shape');
     return m;
   } catch (e) {

@@ -47,6 +47,18 @@ describe('the record of the workspace an approval keeps', () => {
     assert.equal(fs.readdirSync(path.join(store, 'blobs')).filter((n) => n.startsWith('.tmp-')).length, 0, 'no temporary file left');
   });
 
+  it('records the folders that hold no file (their names are content to the guards) and when the measure began', async () => {
+    const ws = tempDir('mcp-gate-manifest-folders-');
+    writeFiles(ws, { 'src/a.js': 'a', 'src/deep/b.js': 'b' });
+    fs.mkdirSync(path.join(ws, 'cache', 'empty'), { recursive: true });
+    fs.mkdirSync(path.join(ws, 'src', 'none'));
+    fs.mkdirSync(path.join(ws, '.git', 'objects'), { recursive: true });
+    const before = Date.now();
+    const m = await takeManifest(ws);
+    assert.deepEqual(m.folders, ['cache', 'cache/empty', 'src/none']);
+    assert.ok(Date.parse(m.takenAt) >= before - 1 && Date.parse(m.takenAt) <= Date.now());
+  });
+
   it('a record changed after it was saved is refused, naming the file', async () => {
     const ws = writeFiles(tempDir(), { 'a.js': '1\n' });
     const store = tempDir();
