@@ -12,7 +12,7 @@ import { lexicalOf, linksAsApproved } from './links';
 import { guardSqlite } from './sqlite';
 import { checkSink } from './sinks';
 import { mode, requireOfEsm } from './esm';
-import { quiet, resolutionLooked } from './taken';
+import { lookedAt, placesLooked, quiet, resolutionLooked } from './taken';
 import { guardFsPromises } from './reads';
 import { codeFromText, guardInspector, guardRepl, noteName } from './strings';
 import { sha256 } from './hash';
@@ -91,20 +91,7 @@ export function installCommonJs(): void {
     return compile.call(this, content, filename, ...rest);
   };
 
-  // A resolution (require, require.resolve): whether it found a file, and which, is metadata a stat's is (taken.ts).
-  const R = Module as unknown as { _resolveFilename: (r: unknown, p: { filename?: string } | undefined, ...x: unknown[]) => unknown };
-  const resolveFilename = R._resolveFilename;
-  R._resolveFilename = function (this: unknown, request: unknown, parent: { filename?: string } | undefined, ...rest: unknown[]) {
-    let r: unknown;
-    try {
-      r = resolveFilename.call(this, request, parent, ...rest);
-    } catch (e) {
-      if (typeof request === 'string') resolutionLooked(request, parent?.filename, null);
-      throw e;
-    }
-    if (typeof request === 'string' && typeof r === 'string') resolutionLooked(request, parent?.filename, r);
-    return r;
-  };
+  installResolutionLooks();
 
   // Built-in modules that run code, asked for by a file the approval pins as read.
   const M = Module as unknown as { _load: (request: unknown, parent: { filename?: string } | undefined, isMain: boolean) => unknown };
@@ -179,4 +166,41 @@ export function disableCompileCache(): void {
     };
   }
   process.env.NODE_DISABLE_COMPILE_CACHE = '1';
+}
+
+/** Resolutions as metadata (taken.ts): what require, require.resolve and Module._findPath found, or where they looked. */
+function installResolutionLooks(): void {
+  // A resolution (require, require.resolve): whether it found a file, and which, is metadata a stat's is (taken.ts).
+  const R = Module as unknown as { _resolveFilename: (r: unknown, p: { filename?: string } | undefined, ...x: unknown[]) => unknown };
+  const resolveFilename = R._resolveFilename;
+  R._resolveFilename = function (this: unknown, request: unknown, parent: { filename?: string } | undefined, ...rest: unknown[]) {
+    let r: unknown;
+    try {
+      r = resolveFilename.call(this, request, parent, ...rest);
+    } catch (e) {
+      if (typeof request === 'string')
+        resolutionLooked(request, parent?.filename, null, (rest[1] as { paths?: unknown } | undefined)?.paths);
+      throw e;
+    }
+    if (typeof request === 'string' && typeof r === 'string') resolutionLooked(request, parent?.filename, r);
+    return r;
+  };
+
+  // Module._findPath, which the server can call itself: a failed search stats through Node's internals (c15).
+  const FP = Module as unknown as { _findPath?: (r: unknown, paths: unknown, ...x: unknown[]) => unknown };
+  const findPath = FP._findPath;
+  if (typeof findPath === 'function')
+    FP._findPath = function (this: unknown, request: unknown, paths: unknown, ...rest: unknown[]) {
+      const r = findPath.call(this, request, paths, ...rest);
+      if (typeof r === 'string') lookedAt(r);
+      else if (typeof request === 'string')
+        placesLooked(
+          path.isAbsolute(request)
+            ? [request]
+            : (Array.isArray(paths) ? (paths as unknown[]) : [])
+                .filter((d): d is string => typeof d === 'string')
+                .map((d) => path.resolve(d, request)),
+        );
+      return r;
+    };
 }

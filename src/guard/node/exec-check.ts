@@ -74,7 +74,11 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
     for (const d of list) {
       const abs = path.join(dir, d.name);
       if (d.isDirectory()) {
-        if (!(dir === cfg.rootDir && d.name === '.git')) walk(abs);
+        if (dir === cfg.rootDir && d.name === '.git') continue;
+        // with metadata, a new folder is a change even when empty (an approval that recorded its empty folders)
+        if (metadata && !own?.(abs) && newFolder(abs.slice(cfg.root.length).split(path.sep).join('/')))
+          no({ p: abs, rel: abs.slice(cfg.root.length).split(path.sep).join('/'), why: 'new', sum: '', how });
+        walk(abs);
         continue;
       }
       if (!d.isFile()) continue;
@@ -129,6 +133,19 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
   };
   walk(cfg.rootDir);
   if (metadata) noneGone(seen, how, own);
+}
+
+let folders: Set<string> | null = null;
+/** A folder the approval did not have (known only when it recorded its empty folders). */
+function newFolder(rel: string): boolean {
+  const cfg = getConfig();
+  if (cfg === null || cfg.folders === null) return false;
+  if (folders === null) {
+    folders = new Set(cfg.folders);
+    for (const k of [...Object.keys(cfg.files), ...Object.keys(cfg.links)])
+      for (let i = k.indexOf('/'); i > 0; i = k.indexOf('/', i + 1)) folders.add(k.slice(0, i));
+  }
+  return !folders.has(rel);
 }
 
 // With `metadata`: a program started can hand over what it sees of names and times too (ls -l), so a file whose

@@ -19,6 +19,7 @@ interface Config {
   large: Record<string, { size?: unknown; mtimeNs?: unknown; ino?: unknown }>; // too-large files: size, mtime, inode at approval
   anyApproved: Set<string>; // every value of files and approved: what a scratch file's digest must be one of
   since: number | null; // when the approval's measure began (ms): a later ctime is a change of metadata
+  folders: Set<string> | null; // folders holding no file or link at approval (null: not recorded, an older approval)
 }
 
 // ---------------------------------------------------------------------------------------------- the manifest
@@ -70,6 +71,7 @@ export function getConfig(): Config | null {
       large: m.large && typeof m.large === 'object' && !Array.isArray(m.large) ? (m.large as Config['large']) : {},
       anyApproved: new Set<string>(),
       since: typeof m.since === 'number' && Number.isFinite(m.since) ? m.since : null,
+      folders: Array.isArray(m.folders) ? new Set((m.folders as unknown[]).filter((x): x is string => typeof x === 'string')) : null,
     };
     for (const v of Object.values(files as Record<string, string>)) config.anyApproved.add(v);
     for (const v of config.approved) config.anyApproved.add(v);

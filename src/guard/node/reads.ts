@@ -4,12 +4,19 @@
 // handed over is a name looked at (its metadata, compared when text is about to turn into code).
 import fs = require('node:fs');
 import Module = require('node:module');
+import path = require('node:path');
 import { $ } from './base';
-import { disown, linkRead, listed, lookedAt, noteOwn, timesLookedAt, took, tookIn } from './taken';
+import { created, disown, isThere, linkRead, listed, lookedAt, noteOwn, removed, timesLookedAt, took, tookIn } from './taken';
 
 // ------------------------------------------------------------------------------------------- fs, as the server calls it
 type Fn = (...a: unknown[]) => unknown;
 const { O_WRONLY, O_TRUNC, O_CREAT, O_EXCL } = fs.constants;
+
+/** An open with these flags fails when the file is there (`x`, O_CREAT|O_EXCL). */
+function exclusive(flags: unknown): boolean {
+  if (typeof flags === 'number') return (flags & (O_CREAT | O_EXCL)) === (O_CREAT | O_EXCL);
+  return typeof flags === 'string' && $.indexOf(flags, 'x') >= 0;
+}
 
 /** What an open with these flags does to the file: creates or truncates it (own), or reads it. */
 function openKind(flags: unknown): 'own' | 'read' | 'write' {
@@ -92,46 +99,88 @@ export function guardFsPromises(p: unknown): void {
   Module.syncBuiltinESMExports();
 }
 
+// ------------------------------------------------------------------------------------------- what each call does
+// A read is looked at when asked and again when done (what was there when the bytes were read, red team 15, 04i).
+const read = (a: unknown[]): void => tookIn(a[0]);
+const readDone = (a: unknown[]): void => tookIn(a[0]);
+// A file becomes its own only once the open that creates or truncates it succeeded (a failed `wx` open of a changed
+// file made it "own": red team 15, 04e–g).
+// Whether the name was there before a write (an append that creates the file makes it its own, red team 16 h04).
+const there = new WeakMap<unknown[], boolean>();
+const opening = (a: unknown[]): void => {
+  const k = openKind(a[1]);
+  if (k === 'read') tookIn(a[0]);
+  else if (k === 'write') there.set(a, isThere(a[0]));
+};
+/** A FileHandle's stat (fs/promises) shows times too: its class, patched once when the first handle is seen (c04). */
+let handlesDone = false;
+function guardHandle(h: unknown): void {
+  if (handlesDone || !h || typeof h !== 'object' || typeof (h as { fd?: unknown }).fd !== 'number') return;
+  const proto = Object.getPrototypeOf(h) as Record<string, unknown> | null;
+  const stat = proto?.stat;
+  if (!proto || typeof stat !== 'function') return;
+  handlesDone = true;
+  proto.stat = function (this: { fd?: unknown }, ...a: unknown[]) {
+    timesLookedAt(this?.fd);
+    return apply(stat as Fn, this, a);
+  };
+}
+const opened = (a: unknown[], r?: unknown): void => {
+  guardHandle(r);
+  const k = openKind(a[1]);
+  if (k === 'own') (exclusive(a[1]) ? created : noteOwn)(a[0]);
+  else if (k === 'read') tookIn(a[0]);
+  else if (there.get(a) === false) created(a[0]);
+};
+const flagOf = (o: unknown, key: 'flag' | 'flags'): unknown =>
+  typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[key] : undefined;
+const writingWith =
+  (dflt: string) =>
+  (a: unknown[]): void => {
+    const k = openKind(flagOf(a[2], 'flag') ?? dflt);
+    if (k === 'read') tookIn(a[0]);
+    else if (k === 'write') there.set(a, isThere(a[0]));
+  };
+const writtenWith =
+  (dflt: string) =>
+  (a: unknown[]): void => {
+    const flag = flagOf(a[2], 'flag') ?? dflt;
+    const k = openKind(flag);
+    if (k === 'own') (exclusive(flag) ? created : noteOwn)(a[0]);
+    else if (k === 'read') tookIn(a[0]);
+    else if (there.get(a) === false) created(a[0]);
+  };
+const writing = writingWith('w');
+const written = writtenWith('w');
+const appending = writingWith('a');
+const appended = writtenWith('a');
+// a copy, a move or a link puts other content under the destination's name: it is no longer what the process wrote
+const replaced = (a: unknown[]): void => disown(a[1]);
+const list = (a: unknown[], r: unknown): void => listed(a[0], r);
+const link = (a: unknown[], r: unknown): void => linkRead(a[0], r);
+const unplaced = (): void => {
+  took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
+};
+const times = (a: unknown[]): void => timesLookedAt(a[0]);
+// a folder it made, a name it removed: what is (not) there is its own doing
+// (mkdir with recursive answers the first folder it made: each from there down is its own)
+const made = (a: unknown[], r: unknown): void => {
+  if (typeof r === 'string' && typeof a[0] === 'string' && $.startsWith(a[0], r))
+    for (let p = a[0]; p.length >= r.length; p = path.dirname(p)) {
+      created(p);
+      if (p === r || path.dirname(p) === p) break;
+    }
+  else created(a[0]);
+};
+const gone = (a: unknown[]): void => removed(a[0]);
+const moved = (a: unknown[]): void => {
+  disown(a[1]);
+  removed(a[0]);
+};
+
 /** fs and fs/promises as the server calls them: reads take in, creating writes make a file its own. */
 export function installReads(): void {
   const f = fs as unknown as Record<string, unknown>;
-  // A read is looked at when asked and again when done (what was there when the bytes were read, red team 15, 04i).
-  const read = (a: unknown[]): void => tookIn(a[0]);
-  const readDone = (a: unknown[]): void => tookIn(a[0]);
-  // A file becomes its own only once the open that creates or truncates it succeeded (a failed `wx` open of a changed
-  // file made it "own": red team 15, 04e–g).
-  const opening = (a: unknown[]): void => {
-    if (openKind(a[1]) === 'read') tookIn(a[0]);
-  };
-  const opened = (a: unknown[]): void => {
-    const k = openKind(a[1]);
-    if (k === 'own') noteOwn(a[0]);
-    else if (k === 'read') tookIn(a[0]);
-  };
-  const flagOf = (o: unknown, key: 'flag' | 'flags'): unknown =>
-    typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[key] : undefined;
-  const writing = (a: unknown[]): void => {
-    if (openKind(flagOf(a[2], 'flag') ?? 'w') === 'read') tookIn(a[0]);
-  };
-  const written = (a: unknown[]): void => {
-    const k = openKind(flagOf(a[2], 'flag') ?? 'w');
-    if (k === 'own') noteOwn(a[0]);
-    else if (k === 'read') tookIn(a[0]);
-  };
-  // a copy, a move or a link puts other content under the destination's name: it is no longer what the process wrote
-  const replaced = (a: unknown[]): void => disown(a[1]);
-  const list = (a: unknown[], r: unknown): void => listed(a[0], r);
-  const link = (a: unknown[], r: unknown): void => linkRead(a[0], r);
-  const unplaced = (): void => {
-    took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
-  };
-  const times = (a: unknown[]): void => timesLookedAt(a[0]);
-  // a folder it made, a name it removed: what is (not) there is its own doing
-  const made = (a: unknown[]): void => noteOwn(a[0]);
-  const moved = (a: unknown[]): void => {
-    disown(a[1]);
-    noteOwn(a[0]);
-  };
   // each function of fs, wrapped in fs and fs/promises under its name and in fs under its name with `Sync`
   const FORMS: [string, ((a: unknown[]) => void) | undefined, ((a: unknown[], r: unknown) => void) | undefined, number][] = [
     ['readFile', read, readDone, 1],
@@ -143,10 +192,16 @@ export function installReads(): void {
     ['rename', replaced, moved, 2],
     // names looked at (noted by wrap: compared with the approval at the next compile); stat's show times too
     ...(['stat', 'lstat', 'fstat'].map((k) => [k, times, undefined, 1]) as [string, typeof times, undefined, number][]),
-    ...(['access', 'exists', 'realpath', 'statfs', 'truncate', 'appendFile', 'chmod', 'lchmod', 'chown', 'lchown', 'utimes', 'lutimes'].map(
-      (k) => [k, undefined, undefined, 1],
-    ) as [string, undefined, undefined, number][]),
-    ...(['mkdir', 'rm', 'rmdir', 'unlink'].map((k) => [k, undefined, made, 1]) as [string, undefined, typeof made, number][]),
+    ['access', times, undefined, 1], // (X_OK says the mode, which a chmod after approval set: its ctime tells)
+    ['appendFile', appending, appended, 1],
+    ['mkdir', undefined, made, 1],
+    ...(['rm', 'rmdir', 'unlink'].map((k) => [k, undefined, gone, 1]) as [string, undefined, typeof gone, number][]),
+    ...(['exists', 'realpath', 'statfs', 'truncate', 'chmod', 'lchmod', 'chown', 'lchown', 'utimes', 'lutimes'].map((k) => [
+      k,
+      undefined,
+      undefined,
+      1,
+    ]) as [string, undefined, undefined, number][]),
     ['mkdtemp', undefined, (_a: unknown[], r: unknown) => noteOwn(r), 0],
     ['glob', unplaced, undefined, 0],
     ...(['copyFile', 'cp', 'link', 'symlink'].map((k) => [k, replaced, replaced, 2]) as [

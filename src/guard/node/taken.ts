@@ -128,6 +128,57 @@ export function noteOwn(file: unknown): void {
   if (r !== null) $.setAdd(own, r);
 }
 
+/** The approval had a file, a link or a folder under rel. */
+function approvedName(rel: string): boolean {
+  const cfg = getConfig();
+  return cfg !== null && (hasOwn(cfg.files, rel) || hasOwn(cfg.links, rel) || approvedFolder(rel));
+}
+
+/**
+ * A name the process created where none was (an exclusive open, mkdir, an append that made the file): its own from
+ * now — but that none was there shows an approved name gone, which is content taken in (red team 16, c16, c21).
+ */
+export function created(file: unknown): void {
+  if (took.in !== null) return;
+  const name = nameOf(file);
+  if (name === null) return;
+  const r = realOrBeside(name);
+  if (r === null) return;
+  const rel = $.setHas(own, r) ? null : relOf(r);
+  if (rel !== null && rel !== '' && approvedName(rel)) {
+    took.in = { p: r, rel, why: 'changed', sum: '', what: 'it was approved and is gone' };
+    return;
+  }
+  $.setAdd(own, r);
+}
+
+/** A name the process removed: it was there, so a name the approval does not have was content taken in. */
+export function removed(file: unknown): void {
+  if (took.in !== null) return;
+  const name = nameOf(file);
+  if (name === null) return;
+  const r = realOrBeside(name);
+  if (r === null) return;
+  const rel = $.setHas(own, r) ? null : relOf(r);
+  if (rel !== null && rel !== '' && !approvedName(rel)) {
+    took.in = { p: r, rel, why: 'new', sum: '' };
+    return;
+  }
+  $.setAdd(own, r);
+}
+
+/** Whether a name is there (its last link not followed). */
+export function isThere(file: unknown): boolean {
+  const name = nameOf(file);
+  if (name === null) return true;
+  try {
+    F.lstatSync(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A name's real path, or for a name not there yet its real folder's path with the name (what an open will create). */
 function realOrBeside(name: string): string | null {
   const r = real(name);
@@ -163,8 +214,22 @@ export function linkRead(file: unknown, text: unknown): void {
   if (want !== t) took.in = { p, rel, why: want === undefined ? 'new' : 'changed', sum: '' };
 }
 
-/** A folder of the workspace listed: a name that was not there at approval is content not as approved. */
-let folders: Set<string> | null = null;
+/** A name a listing gives (a string, a Buffer, a Dirent whose name is either), or null. */
+function entryName(n: unknown): string | null {
+  if (typeof n === 'string') return n;
+  if ($.isUint8Array(n)) return Buffer.from(n as Uint8Array).toString();
+  if (n && typeof n === 'object') {
+    const v = (n as { name?: unknown }).name;
+    if (typeof v === 'string') return v;
+    if ($.isUint8Array(v)) return Buffer.from(v as Uint8Array).toString();
+  }
+  return null;
+}
+
+/**
+ * A folder of the workspace listed: a name that was not there at approval, an approved name no longer there, or an
+ * entry of another kind than approved (withFileTypes) is content not as approved.
+ */
 export function listed(dir: unknown, names: unknown): void {
   if (!ACTIVE || took.in !== null || !Array.isArray(names)) return;
   const name = nameOf(dir);
@@ -172,49 +237,65 @@ export function listed(dir: unknown, names: unknown): void {
   if (name === null || cfg === null) return;
   const d = real(name);
   if (d === null || !($.startsWith(d, cfg.root) || d === cfg.rootDir)) return;
-  const base = d === cfg.rootDir ? '' : toPosix($.slice(d, cfg.root.length)) + '/';
-  if (folders === null) {
-    folders = new Set<string>();
-    for (const k of [...Object.keys(cfg.files), ...Object.keys(cfg.links)]) {
-      for (let i = k.indexOf('/'); i > 0; i = k.indexOf('/', i + 1)) folders.add(k.slice(0, i));
-    }
-  }
+  const relDir = d === cfg.rootDir ? '' : toPosix($.slice(d, cfg.root.length));
+  const base = relDir === '' ? '' : relDir + '/';
+  const there = new Set<string>();
   for (const n of names as unknown[]) {
-    const s =
-      typeof n === 'string'
-        ? n
-        : n && typeof n === 'object' && typeof (n as { name?: unknown }).name === 'string'
-          ? (n as { name: string }).name
-          : null;
+    const s = entryName(n);
     if (s === null) continue;
-    const rel = base + s;
+    if ($.indexOf(s, '/') < 0 && $.indexOf(s, $.sep) < 0) there.add(s); // (a recursive listing: its first level)
+    const rel = base + toPosix(s);
     if (base === '' && s === '.git') continue;
-    if (
-      typeof n === 'object' &&
-      !$.setHas(own, d + $.sep + s) &&
-      typeChanged(n as fs.Dirent, hasOwn(cfg.files, rel), hasOwn(cfg.links, rel))
-    ) {
-      took.in = { p: d + $.sep + s, rel, why: 'changed', sum: '', what: 'it is no longer the kind it was approved as (a file, a link)' };
+    const p = d + $.sep + s;
+    if ($.setHas(own, p)) continue;
+    if (typeof n === 'object' && !$.isUint8Array(n) && typeChanged(n as fs.Dirent, rel)) {
+      took.in = { p, rel, why: 'changed', sum: '', what: 'it is no longer the kind it was approved as (a file, a link, a folder)' };
       return;
     }
-    if (hasOwn(cfg.files, rel) || hasOwn(cfg.links, rel) || folders.has(rel) || $.setHas(own, d + $.sep + s)) continue;
-    // a folder holding no file (the approval records files and links, not folders: an empty one approved is no
-    // change; a new empty folder's name is metadata, which is not counted — docs/concepts.md says so)
-    if (holdsNoFile(d + $.sep + s, 0)) continue;
-    took.in = { p: d + $.sep + s, rel, why: 'new', sum: '' };
+    if (hasOwn(cfg.files, rel) || hasOwn(cfg.links, rel) || approvedFolder(rel) || newFolderUncounted(p)) continue;
+    took.in = { p, rel, why: 'new', sum: '' };
     return;
   }
+  // an approved name gone from the listing (not one the process removed itself)
+  const want = childrenOf(relDir);
+  if (want)
+    for (const n of want) {
+      if (there.has(n) || (base === '' && n === '.git')) continue;
+      const p = d + $.sep + n;
+      if ($.setHas(own, p)) continue;
+      took.in = { p, rel: base + n, why: 'changed', sum: '', what: 'it was approved and is gone' };
+      return;
+    }
 }
 
 /** A listed entry's kind (withFileTypes) is not what the approval had under its name. */
-function typeChanged(e: fs.Dirent, file: boolean, link: boolean): boolean {
+function typeChanged(e: fs.Dirent, rel: string): boolean {
+  const cfg = getConfig();
+  if (cfg === null) return false;
   try {
-    if (file) return !e.isFile();
-    if (link) return !e.isSymbolicLink();
+    if (hasOwn(cfg.files, rel)) return !e.isFile();
+    if (hasOwn(cfg.links, rel)) return !e.isSymbolicLink();
+    if (approvedFolder(rel)) return !e.isDirectory();
   } catch {
     return true;
   }
   return false;
+}
+
+/** The approval had a folder under rel: one holding files or links, or an empty one it recorded ('' is the root). */
+function approvedFolder(rel: string): boolean {
+  const cfg = getConfig();
+  return rel === '' || childrenOf(rel) !== undefined || (cfg !== null && cfg.folders !== null && $.setHas(cfg.folders, rel));
+}
+
+/**
+ * A new folder whose name is not counted: with no record of the approval's empty folders (an older approval), one
+ * holding nothing but folders and the process's own files; with one, none (a new folder's name is content too).
+ */
+function newFolderUncounted(p: string): boolean {
+  const cfg = getConfig();
+  if (cfg !== null && cfg.folders !== null) return false;
+  return holdsNoFile(p, 0);
 }
 
 /** A folder (at any depth) with no file or link in it; false for anything else or a folder too deep to tell. */
@@ -294,7 +375,7 @@ export function lookedInto(dir: string): void {
  * and which, is metadata as a stat's is. Found: the file is a name looked at. Not found: each place it could have
  * been (for a bare name, its package folder in each node_modules above the asking file) and the folders around it.
  */
-export function resolutionLooked(request: string, parentFile: string | undefined, found: string | null): void {
+export function resolutionLooked(request: string, parentFile: string | undefined, found: string | null, from?: unknown): void {
   if (!ACTIVE || took.in !== null) return;
   if (found !== null) {
     if ($.isAbsolute(found)) lookedAt(found);
@@ -310,15 +391,24 @@ export function resolutionLooked(request: string, parentFile: string | undefined
     }
   } else if (/^[a-z][a-z0-9+.-]*:/i.test(spec)) return; // node:, data:, http: — no file of the workspace
   const places: string[] = [];
-  if ($.isAbsolute(spec) || /^\.\.?(?:[\\/]|$)/.test(spec)) places.push($.resolve(base, spec));
-  else {
-    const cfg = getConfig();
-    for (let d = base; ; d = $.dirname(d)) {
-      if (cfg !== null && !$.startsWith(d + $.sep, cfg.root)) break;
-      places.push($.resolve(d, 'node_modules', spec));
-      if ($.dirname(d) === d) break;
-    }
+  // (require.resolve's `paths` option: each is where a search starts, instead of the asking file's folder — c11)
+  const starts = Array.isArray(from) ? from.filter((x): x is string => typeof x === 'string').map((x) => $.resolve(x)) : [base];
+  const cfg = getConfig();
+  for (const start of starts) {
+    if ($.isAbsolute(spec) || /^\.\.?(?:[\\/]|$)/.test(spec)) places.push($.resolve(start, spec));
+    else
+      for (let d = start; ; d = $.dirname(d)) {
+        if (cfg !== null && !$.startsWith(d + $.sep, cfg.root)) break;
+        places.push($.resolve(d, 'node_modules', spec));
+        if ($.dirname(d) === d) break;
+      }
   }
+  placesLooked(places);
+}
+
+/** Places a lookup tried and found nothing in (Module._findPath's): each, and the folders in and around it. */
+export function placesLooked(places: string[]): void {
+  if (!ACTIVE || took.in !== null) return;
   for (const c of places) {
     lookedAt(c);
     lookedInto(c);
@@ -376,7 +466,7 @@ function childrenOf(rel: string): Set<string> | undefined {
   if (cfg === null) return undefined;
   if (children === null) {
     children = new Map();
-    for (const k of [...Object.keys(cfg.files), ...Object.keys(cfg.links)]) {
+    for (const k of [...Object.keys(cfg.files), ...Object.keys(cfg.links), ...(cfg.folders ?? [])]) {
       let from = 0;
       for (;;) {
         const i = k.indexOf('/', from);
@@ -428,7 +518,7 @@ function lookDiffers(abs: string): Taken | null {
   if ($.setHas(own, here)) return null;
   const isFile = hasOwn(cfg.files, rel);
   const isLink = hasOwn(cfg.links, rel);
-  const isFolder = rel === '' || childrenOf(rel) !== undefined;
+  const isFolder = approvedFolder(rel);
   if (st === null) {
     // gone: an approved file, link or folder no longer there
     return isFile || isLink || isFolder ? { p: here, rel, why: 'changed', sum: '', what: 'it was approved and is gone' } : null;
@@ -443,7 +533,7 @@ function lookDiffers(abs: string): Taken | null {
     if (!isLink || cfg.links[rel] !== text) return { p: here, rel, why: isLink ? 'changed' : 'new', sum: '' };
   } else if (st.isDirectory()) {
     if (isFile || isLink) return { p: here, rel, why: 'changed', sum: '', what: 'it was approved as a file and is now a folder' };
-    if (!isFolder && !holdsNoFile(here, 0)) return { p: here, rel, why: 'new', sum: '' };
+    if (!isFolder && !newFolderUncounted(here)) return { p: here, rel, why: 'new', sum: '' };
   } else {
     if (!isFile) return { p: here, rel, why: 'new', sum: '' };
     const t = notAsApproved(here, here);
@@ -497,7 +587,7 @@ function folderDiffers(d: string): Taken | null {
   for (const n of names) {
     if (rel === '' && n === '.git') continue;
     const full = p + $.sep + n;
-    if ((want && want.has(n)) || $.setHas(own, full) || holdsNoFile(full, 0)) continue;
+    if ((want && want.has(n)) || $.setHas(own, full) || newFolderUncounted(full)) continue;
     return { p: full, rel: rel === '' ? n : `${rel}/${n}`, why: 'new', sum: '' };
   }
   if (want) {

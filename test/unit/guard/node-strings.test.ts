@@ -49,10 +49,34 @@ function approve(ws: Ws): void {
     }
   };
   walk(ws.root);
+  // the folders holding no file or link, as MCP Gate's record of the workspace has them
+  const holding = new Set<string>();
+  for (const k of [...Object.keys(files), ...Object.keys(links)])
+    for (let i = k.indexOf('/'); i > 0; i = k.indexOf('/', i + 1)) holding.add(k.slice(0, i));
+  const folders: string[] = [];
+  const dirs = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }))
+      if (e.isDirectory()) {
+        const rel = path.relative(ws.root, path.join(dir, e.name)).split(path.sep).join('/');
+        if (!holding.has(rel)) folders.push(rel);
+        dirs(path.join(dir, e.name));
+      }
+  };
+  dirs(ws.root);
   // server.js is what the static reader read (its closure); plugins/ are loaded by a computed name
   fs.writeFileSync(
     ws.manifest,
-    JSON.stringify({ version: 1, root: ws.root, files, links, since, scratch: [ws.scratch], report: ws.report, closure: ['server.js'] }),
+    JSON.stringify({
+      version: 1,
+      root: ws.root,
+      files,
+      links,
+      since,
+      folders,
+      scratch: [ws.scratch],
+      report: ws.report,
+      closure: ['server.js'],
+    }),
   );
 }
 
@@ -449,7 +473,103 @@ describe('Node load guard: text turned into code after the process took in a cha
       });
     }
 
-    it('an approved file gone (a failed open) is a change; what the server makes, stats and removes itself is not', () => {
+    // Red team 16: each channel carries one bit per name; the text is the bits' bytes, trimmed.
+    const N = 8 * 100;
+    const bitsOf = (t: string): number[] => {
+      const b = Buffer.from(t.padEnd(N / 8, ' '));
+      return Array.from({ length: N }, (_, i) => (b[i >> 3] >> (7 - (i & 7))) & 1);
+    };
+    // base: each name's state at approval; the attacker only moves names away from it (the way that got past)
+    const channels: Record<string, { base: number; bit: string; set: (ws: Ws, i: number, v: number) => void; pre?: string }> = {
+      'new empty folders (existsSync)': {
+        base: 0,
+        bit: "fs.existsSync(W + '/e/' + i)",
+        set: (ws, i, v) =>
+          v
+            ? fs.mkdirSync(path.join(ws.root, 'e', String(i)), { recursive: true })
+            : fs.rmSync(path.join(ws.root, 'e', String(i)), { recursive: true, force: true }),
+      },
+      'approved names gone from a listing (readdirSync)': {
+        base: 1,
+        pre: "const names = fs.readdirSync(W + '/d');",
+        bit: 'names.includes(String(i))',
+        set: (ws, i, v) => (v ? writeFiles(ws.root, { [`d/${i}`]: '' }) : fs.rmSync(path.join(ws.root, 'd', String(i)), { force: true })),
+      },
+      'kinds, approved folders become files (withFileTypes)': {
+        base: 1,
+        pre: "const kinds = new Map(fs.readdirSync(W + '/k', { withFileTypes: true }).map((e) => [e.name, e.isDirectory()]));",
+        bit: 'kinds.get(String(i))',
+        set: (ws, i, v) => {
+          const p = path.join(ws.root, 'k', String(i));
+          fs.rmSync(p, { recursive: true, force: true });
+          if (v) writeFiles(ws.root, { [`k/${i}/x`]: '' });
+          else writeFiles(ws.root, { [`k/${i}`]: '' });
+        },
+      },
+      "names as Buffers (readdirSync, encoding 'buffer')": {
+        base: 0,
+        pre: "const bn = fs.readdirSync(W + '/n', { encoding: 'buffer' }).map(String);",
+        bit: 'bn.includes(String(i))',
+        set: (ws, i, v) => (v ? writeFiles(ws.root, { [`n/${i}`]: 'x' }) : fs.rmSync(path.join(ws.root, 'n', String(i)), { force: true })),
+      },
+      'mode bits (chmod, then accessSync X_OK)': {
+        base: 0,
+        bit: "(() => { try { fs.accessSync(W + '/x/' + i, fs.constants.X_OK); return 1; } catch { return 0; } })()",
+        set: (ws, i, v) => {
+          if (!fs.existsSync(path.join(ws.root, 'x', String(i)))) writeFiles(ws.root, { [`x/${i}`]: '' });
+          fs.chmodSync(path.join(ws.root, 'x', String(i)), v ? 0o755 : 0o644);
+        },
+      },
+      'require.resolve with a paths option': {
+        base: 1,
+        bit: "(() => { try { require.resolve('p' + i, { paths: [W + '/q'] }); return 1; } catch { return 0; } })()",
+        set: (ws, i, v) =>
+          v
+            ? writeFiles(ws.root, { [`q/node_modules/p${i}/index.js`]: '' })
+            : fs.rmSync(path.join(ws.root, 'q', 'node_modules', `p${i}`), { recursive: true, force: true }),
+      },
+      'Module._findPath': {
+        base: 1,
+        bit: "require('module')._findPath(W + '/f/' + i, [], false) ? 1 : 0",
+        set: (ws, i, v) =>
+          v ? writeFiles(ws.root, { [`f/${i}.json`]: '{}' }) : fs.rmSync(path.join(ws.root, 'f', `${i}.json`), { force: true }),
+      },
+      "mkdir's EEXIST": {
+        base: 1,
+        bit: "(() => { const p = W + '/m/' + i; try { fs.mkdirSync(p); fs.rmdirSync(p); return 0; } catch { return 1; } })()",
+        set: (ws, i, v) => (v ? writeFiles(ws.root, { [`m/${i}`]: '' }) : fs.rmSync(path.join(ws.root, 'm', String(i)), { force: true })),
+      },
+      "an exclusive create's EEXIST (wx)": {
+        base: 1,
+        bit: "(() => { const p = W + '/w/' + i; try { fs.writeFileSync(p, '', { flag: 'wx' }); fs.unlinkSync(p); return 0; } catch { return 1; } })()",
+        set: (ws, i, v) => (v ? writeFiles(ws.root, { [`w/${i}`]: '' }) : fs.rmSync(path.join(ws.root, 'w', String(i)), { force: true })),
+      },
+    };
+    for (const [name, ch] of Object.entries(channels)) {
+      it(`red team 16, ${name}: the bits approved decode to text that runs; the attacker's bits are refused before they run`, () => {
+        const ok = bitsOf("'ok'");
+        const mask = ok.map((x) => x ^ ch.base).join('');
+        const body =
+          `${ch.pre ?? ''}\n  const M = '${mask}';\n  const b = []; for (let i = 0; i < ${N}; i++) b.push((${ch.bit} ? 1 : 0) ^ Number(M[i]));\n` +
+          `  const t = Buffer.from(Array.from({ length: ${N / 8} }, (_, k) => b.slice(k * 8, k * 8 + 8).reduce((v, x) => v * 2 + x, 0))).toString().trim();\n  return eval(t);`;
+        const ws = workspace({ 'server.js': SERVER, 'plugins/p.js': plugin(body) });
+        for (const d of ['e', 'd', 'k', 'n', 'x', 'q', 'f', 'm', 'w']) fs.mkdirSync(path.join(ws.root, d), { recursive: true });
+        for (let i = 0; i < N; i++) ch.set(ws, i, ch.base);
+        approve(ws);
+        const a = run(ws, ['server.js', 'p']);
+        assert.match(a.out, /ANSWER ok/, a.out + a.err);
+        fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+        assert.match(run(ws, ['server.js', 'p']).out, /ANSWER ok/, 'a README edit');
+        bitsOf(PAYLOAD(ws)).forEach((x, i) => {
+          if (x !== ok[i]) ch.set(ws, i, 1 - ch.base);
+        });
+        const r = run(ws, ['server.js', 'p']);
+        assert.equal(fs.existsSync(ws.marker), false, `the changed text ran: ${r.out}${r.err}`);
+        assert.match(r.err, /text turned into code after this process took in a file that is not as approved/, r.out + r.err);
+      });
+    }
+
+    it('red team 16, h04: a log the server creates by appending, then stats, is its own; an approved file gone is a change', () => {
       const ws = workspace({
         'server.js': SERVER,
         'g/0': '',
@@ -459,6 +579,7 @@ describe('Node load guard: text turned into code after the process took in a cha
         ),
         'plugins/own.js': plugin(
           "const d = W + '/data/cache'; fs.mkdirSync(d, { recursive: true }); fs.writeFileSync(d + '/a.json', '{}');\n" +
+            "  fs.mkdirSync(W + '/logs', { recursive: true }); fs.appendFileSync(W + '/logs/app.log', 'started\\n'); fs.statSync(W + '/logs/app.log'); fs.readdirSync(W + '/logs');\n" +
             "  fs.statSync(d + '/a.json'); fs.statSync(d); fs.existsSync(W + '/none'); try { require.resolve('not-installed-anywhere'); } catch {}\n" +
             "  fs.statSync(W + '/README.md'); fs.readdirSync(d); fs.rmSync(d + '/a.json'); fs.existsSync(d + '/a.json');\n  return eval(\"'o' + 'k'\");",
         ),
