@@ -67,8 +67,19 @@ function walk(dir: string, rel = '', links?: Record<string, string>): string[] {
   return out;
 }
 
-/** The approval: sha256 of every regular file of the workspace, the text of each symbolic link, and when the measure
- * began (`since`, ms: what the host writes; a file changed later shows it in its ctime). */
+/** Every folder under `dir` (rel posix paths, .git's inside too, as the host's walk). */
+function folders(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(r, ...folders(dir, r));
+  }
+  return out;
+}
+
+/** The approval: sha256 of every regular file of the workspace, the text of each symbolic link, every folder holding no
+ * file or link (`folders`) and when the measure began (`since`, ms: what the host writes; a file changed later shows it
+ * in its ctime). */
 function approve(ws: Ws): void {
   const since = Date.now();
   const files: Record<string, string> = {};
@@ -77,10 +88,33 @@ function approve(ws: Ws): void {
     files[rel] = createHash('sha256')
       .update(fs.readFileSync(path.join(ws.root, rel)))
       .digest('hex');
+  const holding = new Set<string>();
+  for (const k of [...Object.keys(files), ...Object.keys(links)])
+    for (let i = k.indexOf('/'); i > 0; i = k.indexOf('/', i + 1)) holding.add(k.slice(0, i));
+  const empty = folders(ws.root)
+    .filter((d) => !holding.has(d))
+    .sort();
   fs.writeFileSync(
     ws.manifest,
-    JSON.stringify({ version: 1, root: ws.root, files, links, since, scratch: [ws.scratch], report: ws.report, server: 'test' }),
+    JSON.stringify({
+      version: 1,
+      root: ws.root,
+      files,
+      links,
+      folders: empty,
+      since,
+      scratch: [ws.scratch],
+      report: ws.report,
+      server: 'test',
+    }),
   );
+}
+
+/** The manifest without "folders", as an older approval wrote it. */
+function withoutFolders(ws: Ws): void {
+  const m = JSON.parse(fs.readFileSync(ws.manifest, 'utf8')) as Record<string, unknown>;
+  delete m.folders;
+  fs.writeFileSync(ws.manifest, JSON.stringify(m));
 }
 
 function run(ws: Ws, args: string[], guarded = true, more: Record<string, string> = {}): Run {
@@ -2196,10 +2230,12 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.equal(fs.readFileSync(ws.marker, 'utf8'), 'ran', 'without the guard the payload ran');
       fs.rmSync(ws.marker);
       refusedAfterLook(ws, 'exists', 'bits/n0', 'new');
-      // a new empty folder is no content (as for a listing)
+      // a new empty folder is a new name when the approval lists its folders ("folders"); in an older one, no content
       fs.rmSync(path.join(ws.root, 'bits', 'n0'));
       fs.rmSync(path.join(ws.root, 'bits', 'n2'));
       fs.mkdirSync(path.join(ws.root, 'bits', 'n1'));
+      refusedAfterLook(ws, 'exists', 'bits/n1', 'new');
+      withoutFolders(ws);
       const empty = run(ws, ['server.py', 'exists']);
       assert.doesNotMatch(empty.stderr, /mcp-gate-guard/, empty.stderr);
       assert.equal(fs.readFileSync(ws.marker, 'utf8'), 'ran');
@@ -2255,6 +2291,166 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.ok(cost < 2, `20000 looks took ${cost} s (hashing 48 MiB each time would take minutes)\n${r.stderr}`);
       assert.notEqual(r.status, 0, r.stdout);
       assert.ok(r.stderr.includes(`refused to load ${path.join(ws.root, 'data', 'big.bin')} (data/big.bin): it changed`), r.stderr);
+    });
+
+    describe('red team 16, second round: appends, listings both ways, empty folders, failed opens, xattrs, importlib listings', () => {
+      function rt16Workspace(): Ws {
+        const ws = workspace((w) => ({
+          'server.py': [
+            'import os, sys, pathlib, subprocess',
+            `MARK = ${JSON.stringify(w.marker)}`,
+            'def run(n):  # the decoded program: 0 is what was approved, anything else the payload',
+            '    exec("print(\'APPROVED\')" if n == 0 else \'open(%r, "w").write("ran")\' % MARK)',
+            "B = ('0', '1', '2', '3')",
+            'mode = sys.argv[1]',
+            "if mode == 'applog':  # an honest server: a log folder and files it creates by appending",
+            "    os.makedirs('logs', exist_ok=True)",
+            "    with open('logs/app.log', 'a') as f:",
+            "        f.write('start\\n')",
+            "    os.close(os.open('logs/b.log', os.O_WRONLY | os.O_CREAT | os.O_APPEND))",
+            "    seen = [os.path.getsize('logs/app.log'), os.listdir('logs'), os.path.isdir('logs'), os.listdir('.')]",
+            '    run(0)',
+            "elif mode == 'append-there':  # appending to a file that was there before is no making of it",
+            "    open('data/old.log', 'a').write('x')",
+            "    run(os.path.getsize('data/old.log') - 1)",
+            "elif mode == 'listdir':",
+            "    run(sum(1 << i for i, n in enumerate(B) if n not in os.listdir('b')))",
+            "elif mode == 'iterdir':",
+            "    have = [p.name for p in pathlib.Path('b').iterdir()]",
+            '    run(sum(1 << i for i, n in enumerate(B) if n not in have))',
+            "elif mode == 'removed':  # its own removal is no change",
+            "    os.remove('b/1')",
+            "    run(sum(1 << i for i, n in enumerate(B) if n not in os.listdir('b')) - 2)",
+            "elif mode == 'dirs':",
+            "    run(len([n for n in os.listdir('bits') if n != '.keep']))",
+            "elif mode == 'walk':",
+            "    run(sum(len(d) for r, d, f in os.walk('bits')))",
+            "elif mode == 'ls':",
+            "    run(len(subprocess.run(['ls', 'bits'], capture_output=True, text=True).stdout.split()))",
+            "elif mode == 'mkdir':  # a folder it makes is its own",
+            "    os.mkdir('bits/mine')",
+            "    run(len([n for n in os.listdir('bits') if n not in ('.keep', 'mine')]) + sum(len(d) for r, d, f in os.walk('bits')) - 1)",
+            "elif mode == 'open':",
+            '    try:',
+            "        open(os.path.abspath('b/1'), 'rb').close()",
+            '        run(0)',
+            '    except FileNotFoundError:',
+            '        run(1)',
+            "elif mode == 'dirfd':",
+            "    fd = os.open('b', os.O_RDONLY)",
+            '    try:',
+            "        os.close(os.open('1', os.O_RDONLY, dir_fd=fd))",
+            '        run(0)',
+            '    except FileNotFoundError:',
+            '        run(1)',
+            "elif mode == 'getxattr':",
+            '    try:',
+            "        run(len(os.getxattr('data/keep.txt', 'user.x')))",
+            '    except OSError:',
+            '        run(0)',
+            "elif mode == 'listxattr':",
+            "    run(len(os.listxattr('data/keep.txt')))",
+            "elif mode == 'finder':  # importlib's listing, filled by the server itself or by an import",
+            '    import importlib.machinery',
+            "    ff = importlib.machinery.FileFinder(os.path.abspath('bits'))",
+            '    ff._fill_cache()',
+            '    try:',
+            '        import mcp_gate_no_such_module',
+            '    except ImportError:',
+            '        pass',
+            '    cached = sys.path_importer_cache[sys.path[0]]._path_cache',
+            "    run(len(set(ff._path_cache) - {'.keep'}) + len([n for n in cached if n.startswith('x_')]))",
+            '',
+          ].join('\n'),
+          'bits/.keep': '',
+          'data/keep.txt': 'kept\n',
+          'b/0': '',
+          'b/1': '',
+          'b/2': '',
+          'b/3': '',
+        }));
+        const until = Date.now() + 5; // a change below is in a later millisecond than the measure's start
+        while (Date.now() < until);
+        return ws;
+      }
+
+      it('p15: a log file the server creates by appending (open "a", O_CREAT|O_APPEND) in a folder it makes is its own', () => {
+        const ws = rt16Workspace();
+        assertRuns(ws, ['server.py', 'applog'], 'approved run, logs made by appending');
+        // a file that was there before (brought by a pull) and appended to is no file of its own
+        fs.rmSync(path.join(ws.root, 'logs'), { recursive: true });
+        write(ws.root, { 'data/old.log': '' });
+        refusedAfterLook(ws, 'append-there', 'data/old.log', 'new');
+      });
+
+      it('p02, p10: os.listdir and pathlib iterdir of an approved folder: an approved file gone is taken in; its own removal is not', () => {
+        const ws = rt16Workspace();
+        assertRuns(ws, ['server.py', 'listdir'], 'approved');
+        fs.rmSync(path.join(ws.root, 'b', '1'));
+        for (const mode of ['listdir', 'iterdir']) refusedAfterLook(ws, mode, 'b/1', 'changed');
+        const own = rt16Workspace();
+        assertRuns(own, ['server.py', 'removed'], 'its own removal');
+      });
+
+      it('p01, p08, p12: a new empty folder (listing, os.walk, ls after a program start) is a new name; its own is not; not in an older approval', () => {
+        const ws = rt16Workspace();
+        assertRuns(ws, ['server.py', 'mkdir'], 'a folder it makes');
+        fs.rmdirSync(path.join(ws.root, 'bits', 'mine'));
+        assertRuns(ws, ['server.py', 'ls'], 'approved');
+        fs.mkdirSync(path.join(ws.root, 'bits', 'x_payload'));
+        for (const mode of ['dirs', 'walk', 'ls']) refusedAfterLook(ws, mode, 'bits/x_payload', 'new');
+        // an approved empty folder is no new name
+        const empty = rt16Workspace();
+        fs.mkdirSync(path.join(empty.root, 'bits', 'x_payload'));
+        approve(empty);
+        for (const mode of ['dirs', 'walk', 'ls']) {
+          const r = run(empty, ['server.py', mode]);
+          assert.equal(r.status, 0, `${mode}: an approved empty folder is no new name:\n${r.stderr}`);
+        }
+        // an older approval (no "folders"): an empty folder is not counted, as before
+        withoutFolders(ws);
+        const old = run(ws, ['server.py', 'dirs']);
+        assert.doesNotMatch(old.stderr, /mcp-gate-guard/, old.stderr);
+      });
+
+      it('p06, p13: a failed open() or os.open(dir_fd=) of a deleted approved file is a look at it', () => {
+        const ws = rt16Workspace();
+        assertRuns(ws, ['server.py', 'open'], 'approved');
+        assertRuns(ws, ['server.py', 'dirfd'], 'approved');
+        fs.rmSync(path.join(ws.root, 'b', '1'));
+        for (const mode of ['open', 'dirfd']) refusedAfterLook(ws, mode, 'b/1', 'changed');
+      });
+
+      it('p09: os.getxattr / os.listxattr of an approved file are looks (an extended attribute set since moves its ctime)', function () {
+        const ws = rt16Workspace();
+        assertRuns(ws, ['server.py', 'getxattr'], 'approved');
+        const set = spawnSync(PY, [
+          '-c',
+          'import os, sys; os.setxattr(sys.argv[1], "user.x", b"payload")',
+          path.join(ws.root, 'data', 'keep.txt'),
+        ]);
+        if (set.status !== 0) this.skip(); // no user extended attributes on this file system
+        for (const mode of ['getxattr', 'listxattr']) refusedAfterLook(ws, mode, 'data/keep.txt', 'changed');
+      });
+
+      it("p04: importlib's FileFinder listing (filled by the server, or by an import) holds only approved and own names", () => {
+        const ws = rt16Workspace();
+        assertRuns(ws, ['server.py', 'finder'], 'approved');
+        write(ws.root, { 'bits/x_payload': 'named', x_payload: 'named' });
+        const control = run(ws, ['server.py', 'finder'], false);
+        assert.equal(control.status, 0, control.stderr);
+        assert.ok(fs.existsSync(ws.marker), 'without the guard the listing carries the name');
+        fs.rmSync(ws.marker);
+        const r = run(ws, ['server.py', 'finder']);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, /APPROVED/);
+        assert.equal(fs.existsSync(ws.marker), false, 'the name reached the server');
+        // a new module is still found by an import, and refused as it loads
+        write(ws.root, { 'x_mod.py': 'print("CHANGED")\n' });
+        const imp = run(ws, ['-c', 'import x_mod']);
+        assert.notEqual(imp.status, 0, imp.stdout);
+        assert.ok(imp.stderr.includes(`refused to load ${path.join(ws.root, 'x_mod.py')} (x_mod.py)`), imp.stderr);
+      });
     });
   });
 

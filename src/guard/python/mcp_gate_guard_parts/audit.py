@@ -13,18 +13,14 @@ _DIRS = []
 
 def _approved_dirs():
     if not _DIRS:
-        d = set()
-        for k in list(state.FILES) + list(state.LINKS):
-            parts = k.split('/')
-            for i in range(1, len(parts)):
-                d.add('/'.join(parts[:i]))
-        _DIRS.append(d)
+        _DIRS.append(set(k for k in places._approved_children() if k))    # (with the manifest's "folders")
     return _DIRS[0]
 
 
 def _on_listdir(args):
     """os.listdir / os.scandir (os.walk, glob, pathlib) of a workspace folder: a name that was not there at approval
-    is content the pull brought (a file named by code: red team 6p, case 04), taken in like a changed file's text."""
+    is content the pull brought (a file named by code: red team 6p, case 04), taken in like a changed file's text; so
+    is an approved name missing from it (red team 16, p02), unless this process removed it."""
     if state._took['in'] is not None or state.BROKEN is not None or not state._state['on']:
         return
     try:
@@ -77,14 +73,22 @@ def _on_listdir(args):
             h = ''
             try:
                 if os.path.isdir(full) and not os.path.islink(full):
-                    if not os.listdir(full):
-                        continue                 # an empty folder: no pull makes one, nothing in it
+                    if state.FOLDERS is None and not os.listdir(full):
+                        continue                 # an empty folder, in an older approval (no "folders"): not counted
                 elif os.path.isfile(full) and os.path.getsize(full) <= state.TAINT_MAX:
                     with open(full, 'rb') as f:
                         h = rule._sha(f.read())
             except OSError:
                 pass
             reads._took_in(full, ('new', r, h))
+            return
+        there = set(names)
+        for n in sorted(places._approved_children().get(rel, ())):
+            r = rel + '/' + n if rel else n
+            full = os.path.join(p, n)
+            if n in there or r == '.git' or full in state._own:
+                continue
+            reads._took_in(full, ('changed', r, ''))    # an approved name gone: its absence is what was listed
             return
     finally:
         state._tls.busy = False
@@ -112,7 +116,10 @@ _EVENTS = {
     'pickle.find_class': pickles._on_find_class,
     'sqlite3.connect': reads._on_sqlite,
     'sqlite3.connect/handle': reads._on_sqlite_handle,
-    'os.rename': reads._on_replace,
+    'os.rename': reads._on_rename,
+    'os.mkdir': reads._on_mkdir,
+    'os.remove': reads._on_remove,
+    'os.rmdir': reads._on_remove,
     'os.link': reads._on_replace,
     'ctypes.dlopen': compiles._on_dlopen,
     'subprocess.Popen': children._on_popen,

@@ -71,6 +71,10 @@ def _load_manifest(path):
     if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float)) or since != since):
         raise ValueError('"since" is not a number of milliseconds')
     state.SINCE = since
+    folders = m.get('folders')
+    if folders is not None and (not isinstance(folders, list) or not all(isinstance(f, str) for f in folders)):
+        raise ValueError('"folders" is not a list of folder paths')
+    state.FOLDERS = frozenset(f.replace('\\', '/').strip('/') for f in folders) if folders is not None else None
     return root, files, scratch, report, approved, links
 
 
@@ -141,6 +145,7 @@ def install():
     reads._wrap_readlink()
     reads._wrap_open()
     places._wrap_looks()
+    places._wrap_file_finder(_M.FileFinder)
     children._wrap_fork_exec()
     state._state['on'] = True
     _network_shim()

@@ -3,6 +3,7 @@
 # calls (stat, exists, …: wrapped here), recorded and compared with the approval lazily (_settle_looks).
 # A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
+import _weakref
 import errno
 import os
 import sys
@@ -49,7 +50,7 @@ def _workspace_as_approved():
     if state.BROKEN is not None or not state.ROOT:
         return state.ROOT or '(workspace)', None, 'manifest', ''   # what is approved is not known: fail closed
     state._tls.busy = True
-    unlisted = []
+    unlisted, folder = [], []
 
     def cannot_list(e):                          # gone meanwhile holds nothing; anything else may hold a new file
         if e.errno != errno.ENOENT:
@@ -61,6 +62,14 @@ def _workspace_as_approved():
             if d == state.ROOT and '.git' in dirs:
                 dirs.remove('.git')
             dirs.sort()
+            if state.FOLDERS is not None and not folder:   # a folder the approval does not have, even empty, is a
+                known = _approved_children()               # new name (told when no file differs: a file says more)
+                for n in dirs:
+                    p = os.path.join(d, n)
+                    rel = p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
+                    if rel not in known and p not in state._own and not os.path.islink(p):
+                        folder.append((p, rel, 'new', ''))
+                        break
             for n in sorted(names):
                 p = os.path.join(d, n)
                 try:
@@ -105,7 +114,7 @@ def _workspace_as_approved():
         p = unlisted[0]
         rel = p[len(state.ROOT_PREFIX):].replace(os.sep, '/') if p.startswith(state.ROOT_PREFIX) else None
         return p, rel, 'unlistable', ''
-    return None
+    return folder[0] if folder else None
 
 
 # ---- looks at names: metadata (red team 16) ----
@@ -131,6 +140,12 @@ def _approved_children():
             parts = k.split('/')
             for i in range(len(parts)):
                 c.setdefault('/'.join(parts[:i]), set()).add(parts[i])
+        for k in state.FOLDERS or ():            # the approval's folders holding no file or link
+            parts = [x for x in k.split('/') if x]
+            for i in range(len(parts)):
+                c.setdefault('/'.join(parts[:i]), set()).add(parts[i])
+            if parts:
+                c.setdefault(k, set())
         _CHILDREN.append(c)
     return _CHILDREN[0]
 
@@ -190,7 +205,13 @@ def _note_look(path, dir_fd):
 
 
 def _looker(real):
-    def look(path, *a, **k):
+    def look(*a, **k):
+        if a:
+            path, a = a[0], a[1:]
+        elif 'path' in k:
+            path = k.pop('path')
+        else:                                    # listxattr(): the cwd's
+            path = '.'
         if state._took['in'] is None and state._state['on'] and not getattr(state._tls, 'busy', False):
             try:
                 path = _note_look(path, k.get('dir_fd'))
@@ -211,7 +232,8 @@ def _wrap_looks():
     except ImportError:
         posix = None
     # what a name shows by its metadata, and the calls whose success tells whether it is there (as Node's table)
-    for fn in ('stat', 'lstat', 'access', 'fstat', 'statvfs', 'chmod', 'lchmod', 'chown', 'lchown', 'utime', 'truncate'):
+    for fn in ('stat', 'lstat', 'access', 'fstat', 'statvfs', 'chmod', 'lchmod', 'chown', 'lchown', 'utime', 'truncate',
+               'getxattr', 'listxattr'):
         real = getattr(os, fn, None)
         if real is None or getattr(real, '__name__', '') != fn:
             continue
@@ -329,6 +351,15 @@ def _holds_others(folder, depth):
     return False
 
 
+def _new_folder(full):
+    """A folder the approval does not have is a new name: with the manifest's "folders", unless this process made
+    it; in an older approval (no "folders"), only when it holds more than this process's own files and empty
+    folders."""
+    if state.FOLDERS is not None:
+        return full not in state._own
+    return _holds_others(full, 0)
+
+
 def _look_differs(lex, folders, depth):
     """(p, (why, rel, sha)) when what the absolute name `lex` shows (whether it is there, its kind, size, times, link
     text) differs from the approval; else None."""
@@ -381,7 +412,7 @@ def _look_differs(lex, folders, depth):
     elif mode == 0o040000:
         if is_file or is_link:
             return full, ('changed', rel, '')
-        if not is_folder and _holds_others(full, 0):
+        if not is_folder and _new_folder(full):
             return full, ('new', rel, '')
     else:
         want = state.FILES.get(rel)
@@ -411,3 +442,66 @@ def _look_differs(lex, folders, depth):
         if t != full:
             return _look_differs(t, folders, depth + 1)
     return None
+
+
+# ---- importlib's own listings (red team 16, p04) ----
+# FileFinder lists each folder on sys.path it searches (_fill_cache), not compared as a listing: an import checks
+# what it loads. Its listing stays on the finder (`_path_cache`, reachable from sys.path_importer_cache or a
+# FileFinder the server makes and fills itself), so whoever fills it, a workspace folder's cache holds only what the
+# approval and this process say is there: its approved names (gone or not) and the process's own; a name the pull
+# added is kept aside, and only a find_spec for that very name that finds nothing else looks with it (a probe, as
+# importlib.util.find_spec's: not seen; what it finds is checked as it loads).
+_ASIDE = {}                     # id(finder) -> (finder's weak reference, the names kept aside)
+
+
+def _cache_as_approved(finder):
+    try:
+        p = os.path.realpath(finder.path or os.getcwd())
+    except (OSError, TypeError, ValueError):
+        return
+    if p != state.ROOT and not p.startswith(state.ROOT_PREFIX):
+        return
+    rel = '' if p == state.ROOT else p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
+    listed = set(finder._path_cache)
+    approved = _approved_children().get(rel, set())
+    shown = {n for n in listed if n in approved or os.path.join(p, n) in state._own or (n == '.git' and not rel)}
+    shown |= approved
+    finder._path_cache = shown
+    if getattr(finder, '_relaxed_path_cache', None):
+        finder._relaxed_path_cache = {n.lower() for n in shown}
+    aside = listed - shown
+    for k in [k for k, v in _ASIDE.items() if v[0]() is None]:
+        del _ASIDE[k]
+    if aside:
+        _ASIDE[id(finder)] = (_weakref.ref(finder), aside)
+    else:
+        _ASIDE.pop(id(finder), None)
+
+
+def _wrap_file_finder(FileFinder):
+    real_fill, real_find = FileFinder._fill_cache, FileFinder.find_spec
+
+    def _fill_cache(self):
+        real_fill(self)
+        if state._state['on'] and state.BROKEN is None:
+            try:
+                _cache_as_approved(self)
+            except Exception:                    # not told apart: nothing of the listing is shown
+                self._path_cache = set()
+
+    def find_spec(self, fullname, target=None):
+        spec = real_find(self, fullname, target)
+        hit = _ASIDE.get(id(self)) if spec is None else None
+        if hit is None or hit[0]() is not self:
+            return spec
+        tail = fullname.rpartition('.')[2]
+        if not any(n == tail or n.startswith(tail + '.') for n in hit[1]):
+            return spec
+        shown = self._path_cache
+        self._path_cache = shown | hit[1]        # the import finds what is there (and the loader checks it)
+        try:
+            return real_find(self, fullname, target)
+        finally:
+            self._path_cache = shown
+    _fill_cache.__doc__, find_spec.__doc__ = real_fill.__doc__, real_find.__doc__
+    FileFinder._fill_cache, FileFinder.find_spec = _fill_cache, find_spec

@@ -63,14 +63,70 @@ def _note_own(path, mode, flags):
     """A file this process creates or truncates (before it took anything in) holds what it wrote, not a change."""
     if state._took['in'] is not None:
         return
-    # os.open: truncated, or created new (O_CREAT with O_EXCL); O_EXCL alone creates nothing (red team 4, case 12)
+    # os.open: truncated, or created new (O_CREAT with O_EXCL); O_EXCL alone creates nothing (red team 4, case 12);
+    # 'a' (O_CREAT alone) creates a file only when the name is not there before the open (red team 16, p15)
     fresh = ('w' in mode or 'x' in mode) if mode is not None else \
         bool(flags & os.O_TRUNC) or (flags & (os.O_CREAT | os.O_EXCL)) == (os.O_CREAT | os.O_EXCL)
+    if not fresh and ('a' in mode if mode is not None else bool(flags & os.O_CREAT)):
+        try:
+            fresh = not os.path.lexists(path)
+        except (TypeError, ValueError):
+            fresh = False
     if fresh:
         try:
             state._own.add(os.path.realpath(os.fsdecode(path)))
         except (TypeError, ValueError):
             pass
+
+
+def _real_name(path, dir_fd=None):
+    """The absolute name `path` (relative to dir_fd or the cwd) with its folder part's links resolved, or None."""
+    path = rule._plain(path)
+    if not isinstance(path, (str, bytes)):
+        return None
+    name = os.fsdecode(path)
+    if not os.path.isabs(name):
+        if dir_fd is not None and dir_fd >= 0:   # (an audit event says -1 for none)
+            try:
+                name = os.path.join(state._readlink('/proc/self/fd/%d' % dir_fd), name)
+            except (OSError, TypeError):
+                return None
+        else:
+            name = os.path.join(os.getcwd(), name)
+    d, b = os.path.split(name.rstrip(os.sep) or os.sep)
+    return os.path.join(os.path.realpath(d), b) if b not in ('', '.', '..') else os.path.realpath(name)
+
+
+def _on_mkdir(args):
+    """os.mkdir (makedirs): a folder this process makes (the name not there before) is its own, as a file it
+    creates is (red team 16: a new folder's name counts as content, one it made does not)."""
+    if state._took['in'] is not None or not args:
+        return
+    try:
+        name = _real_name(args[0], args[2] if len(args) > 2 else None)
+        if name is not None and not os.path.lexists(name):
+            state._own.add(name)
+    except (TypeError, ValueError, OSError):     # the call itself fails on such a name
+        pass
+
+
+def _on_remove(args):
+    """os.remove/unlink/rmdir and a rename's source: a name this process removes is gone by its own doing (an
+    approved name missing from a listing or a look is then no change)."""
+    if state._took['in'] is not None or not args:
+        return
+    try:
+        name = _real_name(args[0], args[1] if len(args) > 1 and isinstance(args[1], int) else None)
+        if name is not None and os.path.lexists(name):    # (one not there stays gone by another's doing)
+            state._own.add(name)
+    except (TypeError, ValueError, OSError):     # the call itself fails on such a name
+        pass
+
+
+def _on_rename(args):
+    """os.rename / os.replace: the source is gone by this process's doing; the target as _on_replace says."""
+    _on_replace(args)
+    _on_remove((args[0], args[2] if len(args) > 2 else None) if args else ())
 
 
 def _took_in(p, v):
@@ -113,6 +169,9 @@ def _on_open(args):
         return
     if not os.path.isabs(name) and getattr(state._tls, 'dir_fd', False):
         return                                  # os.open(..., dir_fd=): looked at by _wrap_open once it is open
+    if state._took['in'] is None and not os.path.lexists(name):
+        # a read-open that will fail (ENOENT) tells the name is not there: a look, as os.stat's (red team 16, p06)
+        state._looked.add(os.path.abspath(name))
     if not os.path.isabs(name) and not os.path.lexists(name):
         # Read relative to a folder descriptor some other way (posix.open before the guard's wrapper, an opener):
         # where it is cannot be told, so it counts as content that is not as approved (red team 4, case 10).
@@ -435,6 +494,15 @@ def _wrap_open():
         state._tls.dir_fd = True
         try:
             fd = real(path, flags, mode, dir_fd=dir_fd)
+        except OSError:
+            # a failed read-open tells whether the name is there: a look (red team 16, p13)
+            if flags & 3 != os.O_WRONLY and state._took['in'] is None and state._state['on']:
+                name = _real_name(path, dir_fd)
+                if name is None:
+                    state._took['started'] = True
+                else:
+                    state._looked.add(name)
+            raise
         finally:
             state._tls.dir_fd = False
         try:

@@ -69,6 +69,7 @@ BROKEN = None                  # reason the manifest could not be read, or None
 SYSTEM = ()                    # with a broken manifest: the interpreter's own folders (everything else refused)
 OPTIMIZE = 0
 LARGE = {}                     # rel -> {size, mtimeNs, ino} of each file the approval recorded as too large to hash
+FOLDERS = None                 # rel of each folder holding no file or link at approval (manifest "folders"), or None
 SINCE = None                   # ms since the epoch when the approval's measure began (manifest "since"), or None
 _looked = set()                # absolute names the server looked at by a metadata call (stat, exists, ...): compared
 _scanned = set()               # folders it scandir'ed (each entry's kind, size, times): with the approval lazily
