@@ -162,3 +162,12 @@ export async function until(cond: () => boolean, ms: number): Promise<boolean> {
   }
   return cond();
 }
+
+/** VS Code's own Node (22+, with module.registerHooks), kept by `npm run vscode-host`; undefined when it is not there. */
+export function vscodeNode(): string | undefined {
+  const dir = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache', 'mcp-gate-vscode');
+  return (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
+    .filter((n) => /^node-(2[2-9]|[3-9]\d)\./.test(n))
+    .map((n) => path.join(dir, n, 'bin', 'node'))
+    .find((b) => fs.existsSync(b));
+}

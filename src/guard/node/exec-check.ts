@@ -7,6 +7,7 @@ import fs = require('node:fs');
 import path = require('node:path');
 import { F, hasOwn, real, realOrWhy } from './base';
 import { failRoot, getConfig, writable } from './manifest';
+import { approvedFolder } from './taken';
 import { hashFile, UNREADABLE } from './hash';
 import { check, refuse } from './verdict';
 import { checkNative, START_LIBRARY_PATH } from './native';
@@ -76,7 +77,7 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
       if (d.isDirectory()) {
         if (dir === cfg.rootDir && d.name === '.git') continue;
         // with metadata, a new folder is a change even when empty (an approval that recorded its empty folders)
-        if (metadata && !own?.(abs) && newFolder(abs.slice(cfg.root.length).split(path.sep).join('/')))
+        if (metadata && cfg.folders !== null && !own?.(abs) && !approvedFolder(abs.slice(cfg.root.length).split(path.sep).join('/')))
           no({ p: abs, rel: abs.slice(cfg.root.length).split(path.sep).join('/'), why: 'new', sum: '', how });
         walk(abs);
         continue;
@@ -135,34 +136,16 @@ export function workspaceAsApproved(how: string, own?: (p: string) => boolean, m
   if (metadata) noneGone(seen, how, own);
 }
 
-let folders: Set<string> | null = null;
-/** A folder the approval did not have (known only when it recorded its empty folders). */
-function newFolder(rel: string): boolean {
-  const cfg = getConfig();
-  if (cfg === null || cfg.folders === null) return false;
-  if (folders === null) {
-    folders = new Set(cfg.folders);
-    for (const k of [...Object.keys(cfg.files), ...Object.keys(cfg.links)])
-      for (let i = k.indexOf('/'); i > 0; i = k.indexOf('/', i + 1)) folders.add(k.slice(0, i));
-  }
-  return !folders.has(rel);
-}
-
 // With `metadata`: a program started can hand over what it sees of names and times too (ls -l), so a file whose
 // metadata changed after approval (its ctime: no program can set it), and an approved file that is gone, differ too.
+const tookRefuse = (p: string, rel: string, how: string, tail: string): never =>
+  refuse({ p, rel, why: 'changed', sum: '', how, tail, took: true });
+
 function timesAsApproved(abs: string, rel: string, ctimeMs: number, how: string): void {
   const since = getConfig()?.since ?? null;
+  // (since is a whole millisecond)
   if (since !== null && Math.floor(ctimeMs) > since)
-    // (since is a whole millisecond)
-    refuse({
-      p: abs,
-      rel,
-      why: 'changed',
-      sum: '',
-      how,
-      tail: 'its metadata (times, mode or owner) changed after approval, though not its content; approve it again',
-      took: true,
-    });
+    tookRefuse(abs, rel, how, 'its metadata (times, mode or owner) changed after approval, though not its content; approve it again');
 }
 
 function noneGone(seen: Set<string>, how: string, own?: (p: string) => boolean): void {
@@ -171,16 +154,7 @@ function noneGone(seen: Set<string>, how: string, own?: (p: string) => boolean):
   for (const rel of Object.keys(cfg.files)) {
     if (seen.has(rel)) continue;
     const abs = cfg.root + rel.split('/').join(path.sep);
-    if (own?.(abs)) continue;
-    refuse({
-      p: abs,
-      rel,
-      why: 'changed',
-      sum: '',
-      how,
-      tail: 'it was approved and is gone; approve the change, or put it back',
-      took: true,
-    });
+    if (!own?.(abs)) tookRefuse(abs, rel, how, 'it was approved and is gone; approve the change, or put it back');
   }
 }
 

@@ -135,37 +135,30 @@ function approvedName(rel: string): boolean {
 }
 
 /**
- * A name the process created where none was (an exclusive open, mkdir, an append that made the file): its own from
- * now — but that none was there shows an approved name gone, which is content taken in (red team 16, c16, c21).
+ * A name the process created or removed becomes its own from now — unless what the call showed (`shows`, given the
+ * name's rel when it is a workspace name not already its own) differs from the approval: that is taken in.
  */
-export function created(file: unknown): void {
+function ownNow(file: unknown, shows: (rel: string, r: string) => Taken | null): void {
   if (took.in !== null) return;
   const name = nameOf(file);
   if (name === null) return;
   const r = realOrBeside(name);
   if (r === null) return;
   const rel = $.setHas(own, r) ? null : relOf(r);
-  if (rel !== null && rel !== '' && approvedName(rel)) {
-    took.in = { p: r, rel, why: 'changed', sum: '', what: 'it was approved and is gone' };
-    return;
-  }
-  $.setAdd(own, r);
+  const t = rel !== null && rel !== '' ? shows(rel, r) : null;
+  if (t !== null) took.in = t;
+  else $.setAdd(own, r);
 }
 
+/**
+ * A name the process created where none was (an exclusive open, mkdir, an append that made the file): that none was
+ * there shows an approved name gone (red team 16, c16, c21).
+ */
+export const created = (file: unknown): void =>
+  ownNow(file, (rel, p) => (approvedName(rel) ? { p, rel, why: 'changed', sum: '', what: 'it was approved and is gone' } : null));
+
 /** A name the process removed: it was there, so a name the approval does not have was content taken in. */
-export function removed(file: unknown): void {
-  if (took.in !== null) return;
-  const name = nameOf(file);
-  if (name === null) return;
-  const r = realOrBeside(name);
-  if (r === null) return;
-  const rel = $.setHas(own, r) ? null : relOf(r);
-  if (rel !== null && rel !== '' && !approvedName(rel)) {
-    took.in = { p: r, rel, why: 'new', sum: '' };
-    return;
-  }
-  $.setAdd(own, r);
-}
+export const removed = (file: unknown): void => ownNow(file, (rel, p) => (approvedName(rel) ? null : { p, rel, why: 'new', sum: '' }));
 
 /** Whether a name is there (its last link not followed). */
 export function isThere(file: unknown): boolean {
@@ -283,7 +276,7 @@ function typeChanged(e: fs.Dirent, rel: string): boolean {
 }
 
 /** The approval had a folder under rel: one holding files or links, or an empty one it recorded ('' is the root). */
-function approvedFolder(rel: string): boolean {
+export function approvedFolder(rel: string): boolean {
   const cfg = getConfig();
   return rel === '' || childrenOf(rel) !== undefined || (cfg !== null && cfg.folders !== null && $.setHas(cfg.folders, rel));
 }

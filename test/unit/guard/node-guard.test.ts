@@ -6,11 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import Module from 'node:module';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { prepareGuard } from '../../../src/host/sandbox/load-guard';
 import { saveManifest, takeManifest } from '../../../src/trust/approval/workspace-manifest';
-import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
+import { cleanupTemp, ROOT, tempDir, writeFiles, vscodeNode } from '../helpers';
 
 const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
 
@@ -677,11 +676,7 @@ for (const mode of [
     });
 
     it("on a Node with module.registerHooks (VS Code's, kept by npm run vscode-host): a server's own load hook returning CommonJS source for a changed plugin is refused; for an approved one it runs", function () {
-      const dir = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache', 'mcp-gate-vscode');
-      const node = (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
-        .filter((n) => /^node-(2[2-9]|[3-9]\d)\./.test(n))
-        .map((n) => path.join(dir, n, 'bin', 'node'))
-        .find((b) => fs.existsSync(b));
+      const node = vscodeNode();
       if (!node) this.skip(); // npm run vscode-host (part of npm run test:all) installs it
       const ws = workspace({
         'server.mjs':

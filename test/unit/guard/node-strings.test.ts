@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
+import { cleanupTemp, ROOT, tempDir, writeFiles, vscodeNode } from '../helpers';
 
 const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
 const NM = path.join(ROOT, 'node_modules');
@@ -342,11 +341,7 @@ describe('Node load guard: text turned into code after the process took in a cha
   });
 
   it("on a Node with module.registerHooks (VS Code's): an ES module importing fs/promises, the REPL and the inspector gets them guarded, and a read through fs/promises is taken in", function () {
-    const dir = process.env.MCP_GATE_VSCODE_DIR || path.join(os.homedir(), '.cache', 'mcp-gate-vscode');
-    const node = (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
-      .filter((n) => /^node-(2[2-9]|[3-9]\d)\./.test(n))
-      .map((n) => path.join(dir, n, 'bin', 'node'))
-      .find((b) => fs.existsSync(b));
+    const node = vscodeNode();
     if (!node) this.skip(); // npm run vscode-host (part of npm run test:all) installs it
     const ws = workspace({
       'server.mjs':

@@ -29,23 +29,9 @@ def _on_listdir(args):
             return                               # import loads is checked itself, and the names reach no code
     except ValueError:
         pass
-    path = rule._plain(args[0]) if args else None
-    if path is None:
-        path = '.'
-    if isinstance(path, int):
-        try:
-            name = state._readlink('/proc/self/fd/%d' % path)
-        except OSError:
-            state._took['started'] = True              # a folder that cannot be placed: the workspace at the next compile
-            return
-    elif not isinstance(path, (str, bytes)) and not reads._fixed_name(path):
-        state._took['started'] = True            # a path object, asked again here, need not name what is listed
+    name = places._listed_name(args)
+    if name is None:
         return
-    else:
-        try:
-            name = os.fsdecode(path)
-        except TypeError:
-            return
     p = os.path.realpath(name)
     if p != state.ROOT and not p.startswith(state.ROOT_PREFIX):
         return

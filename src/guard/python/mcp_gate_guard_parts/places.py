@@ -247,24 +247,36 @@ def _wrap_looks():
             setattr(posix, fn, w)              # the same function under its other name (importlib calls posix's)
 
 
-def _note_scan(args):
-    """os.scandir: its entries' kind (is_dir, is_file: from the listing itself) and stat() are looks at each name."""
-    if state._took['in'] is not None:
-        return
+def _listed_name(args):
+    """The folder a listing's audit event names (os.listdir, os.scandir: '.' when none), as a str; None when it
+    cannot be told — a descriptor that cannot be placed, or a path object that, asked again, need not name what is
+    listed: the process then counts as started (the workspace is compared at the next compile)."""
     path = rule._plain(args[0]) if args else None
     if path is None:
         path = '.'
     if isinstance(path, int):
         try:
-            name = state._readlink('/proc/self/fd/%d' % path)
+            return state._readlink('/proc/self/fd/%d' % path)
         except OSError:
             state._took['started'] = True
-            return
-    elif not isinstance(path, (str, bytes)) and not reads._fixed_name(path):
-        state._took['started'] = True            # a path object, asked again, need not name what is listed
+            return None
+    if not isinstance(path, (str, bytes)) and not reads._fixed_name(path):
+        state._took['started'] = True
+        return None
+    try:
+        return os.fsdecode(path)
+    except TypeError:
+        return None
+
+
+def _note_scan(args):
+    """os.scandir: its entries' kind (is_dir, is_file: from the listing itself) and stat() are looks at each name."""
+    if state._took['in'] is not None:
         return
-    else:
-        name = os.path.abspath(os.fsdecode(path))
+    name = _listed_name(args)
+    if name is None:
+        return
+    name = os.path.abspath(name)
     state._scanned.add(name)
 
 

@@ -297,6 +297,32 @@ describe('the approval enforced where code loads (the load guard)', function () 
     assert.match(log, /"kind": ?"guard\.refused"[^}]*"file": ?"tools\/data\.txt"[^}]*took it in, then turned text into code/, log);
   });
 
+  it('metadata through the CLI: a time set on an unchanged data file the server reads the times of refuses its eval, saying to approve again; approved again, it answers', () => {
+    const w = guarded({
+      ...SHAPES[0].files(''),
+      'tools/plugins/greet.js':
+        "const fs = require('fs');\nconst s = fs.statSync(__dirname + '/../data.txt');\nmodule.exports = eval(JSON.stringify('mtime ' + (s.mtimeMs > 0)));\n",
+      'tools/data.txt': 'x',
+    });
+    writeFiles(w.project, { '.mcp.json': MCP({ s: SHAPES[0].server }) });
+    assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
+    assert.match(cli(w, ['call', 's', 'hello']).stdout, /mtime true/);
+    fs.utimesSync(path.join(w.project, 'tools/data.txt'), 1000, 1000);
+    const call = cli(w, ['call', 's', 'hello']);
+    assert.doesNotMatch(call.stdout, /mtime true/, call.stdout + call.stderr);
+    assert.match(
+      call.stdout + call.stderr,
+      /tools\/data\.txt[^\n]*changed since it was approved; "s" took it in and then turned text into code \(eval\)[^\n]*mcp-gate approve s/,
+      call.stdout + call.stderr,
+    );
+    const get = cli(w, ['get', 's']).stdout;
+    assert.match(get, /tools\/data\.txt/, get);
+    // what the message says to do, as written
+    assert.equal(cli(w, ['approve', 's', '--yes']).code, 0);
+    const again = cli(w, ['call', 's', 'hello']);
+    assert.match(again.stdout, /mtime true/, again.stdout + again.stderr);
+  });
+
   it('a refusal by a rule (a source whose coding declaration names a codec registered at run time) is shown by get with that rule, not generic words', () => {
     const w = guarded({
       'srv/server.py': pythonServer(
