@@ -17,7 +17,14 @@ import util = require('node:util');
 const uncurry = Function.prototype.call.bind(Function.prototype.bind, Function.prototype.call) as <A extends unknown[], R>(
   fn: (...a: A) => R,
 ) => (self: unknown, ...a: A) => R;
-const hashProto = Object.getPrototypeOf(crypto.createHash('sha256')) as crypto.Hash;
+// A sha256 fed in pieces goes to the native handle under crypto's Hash, by the handle's own update and digest taken
+// here: Hash.prototype.update and digest look `this[kHandle].update` up on the handle's prototype each time they run,
+// which server code reaches from any hash it makes and replaces (red team 17: a digest that answered the approved
+// sum for a changed script let it run). (No kHandle on some other Node: pieces are joined and hashed at once.)
+type Handle = { update(d: Uint8Array): boolean; digest(enc: 'hex'): string };
+const hashProbe = crypto.createHash('sha256');
+const kHandle = Object.getOwnPropertySymbols(hashProbe).find((s) => s.description === 'kHandle');
+const handleProto = kHandle ? (Object.getPrototypeOf((hashProbe as unknown as Record<symbol, Handle>)[kHandle]) as Handle) : null;
 const typedArrayProto = Object.getPrototypeOf(Uint8Array.prototype) as Uint8Array;
 export const $ = {
   startsWith: uncurry(String.prototype.startsWith) as (s: string, prefix: string) => boolean,
@@ -36,12 +43,15 @@ export const $ = {
   ) => string,
   isUint8Array: util.types.isUint8Array,
   allocUnsafeSlow: Buffer.allocUnsafeSlow,
+  fromUtf8: ((from) => (s: string) => from(s, 'utf8'))(Buffer.from) as (s: string) => Buffer,
   U8: Uint8Array,
   AB: ArrayBuffer,
   hash: (crypto as unknown as { hash?: (alg: string, d: string | Uint8Array, enc: string) => string }).hash,
   createHash: crypto.createHash,
-  hashUpdate: uncurry(hashProto.update) as (h: crypto.Hash, d: string | Uint8Array) => crypto.Hash,
-  hashDigest: uncurry(hashProto.digest) as (h: crypto.Hash, enc: 'hex') => string,
+  getOwnPropertyDescriptor: Object.getOwnPropertyDescriptor,
+  getPrototypeOf: Object.getPrototypeOf as (o: object) => object | null,
+  handleUpdate: handleProto ? (uncurry(handleProto.update) as (h: Handle, d: Uint8Array) => boolean) : null,
+  handleDigest: handleProto ? (uncurry(handleProto.digest) as (h: Handle, enc: 'hex') => string) : null,
   fileURLToPath: url.fileURLToPath,
   isAbsolute: path.isAbsolute,
   resolve: path.resolve,
@@ -52,6 +62,19 @@ export const $ = {
   min: Math.min,
 };
 const { U8, AB } = $;
+
+/**
+ * A new sha256 handle of crypto's own (the value crypto.createHash put on the hash as its own property, of the
+ * handle's class): null when this Node keeps no such handle. Throws when the hash was tampered with (an accessor
+ * put where the handle goes): a sum the guard cannot trust is no sum.
+ */
+export function sha256Handle(): Handle | null {
+  if (!kHandle || !handleProto) return null;
+  const d = $.getOwnPropertyDescriptor($.createHash('sha256'), kHandle);
+  if (!d || !$.hasOwn(d, 'value') || d.value === null || typeof d.value !== 'object' || $.getPrototypeOf(d.value as object) !== handleProto)
+    throw new Error('the hash the guard makes was tampered with');
+  return d.value as Handle;
+}
 
 /** The bytes of an open file, read into the guard's own buffers: a Buffer of exactly what was read, and its length. */
 function readAll(fd: number): [Buffer, number] {

@@ -13,7 +13,7 @@ import url = require('node:url');
 import fs = require('node:fs');
 import { $, ACTIVE, F, hasOwn, real, SELF } from './base';
 import { getConfig, writable } from './manifest';
-import { hashFile } from './hash';
+import { hashFile, sha256 } from './hash';
 import { refuse } from './verdict';
 import { isOwn, mayHaveTakenIn, settleLooked, took } from './taken';
 import { workspaceAsApproved } from './exec-check';
@@ -118,7 +118,7 @@ interface Site {
 
 // Code a library compiled with no workspace frame under it carries a sourceURL of the guard's (a name issued once,
 // random, never one the server's own text named): its frames, when they later ask for a compile, are library frames.
-const TAG = `mcp-gate-library-${$.hashDigest($.hashUpdate($.createHash('sha256'), String(Math.random()) + String(process.hrtime.bigint())), 'hex').slice(0, 16)}/`;
+const TAG = `mcp-gate-library-${sha256(String(Math.random()) + String(process.hrtime.bigint())).slice(0, 16)}/`;
 const tags = new Set<string>();
 let tagged = 0;
 function libraryCode(name: unknown): boolean {

@@ -142,6 +142,33 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     }
   });
 
+  // A file the guard hashes in pieces (a program a spawn runs, an addon) goes through crypto's native hash handle:
+  // approved code can reach the handle's prototype from any hash it makes (red team 17), or put an accessor where
+  // the handle goes. Either way the changed script must not run.
+  it("the hash handle's digest replaced, or an accessor put where the handle goes, does not let a changed program run", () => {
+    const HANDLE = `const h0 = require('crypto').createHash('sha256'); const k = Object.getOwnPropertySymbols(h0).find((s) => String(s).includes('Handle'));`;
+    const ws = approved({
+      'server.js':
+        `const m = JSON.parse(require('fs').readFileSync(process.env.MCP_GATE_GUARD, 'utf8')); const sums = new Set(Object.values(m.files)); ${HANDLE}\n` +
+        "if (process.argv[2] === 'digest') { const p = Object.getPrototypeOf(h0[k]); const d = p.digest; p.digest = function (e) { const r = d.call(this, e); return sums.has(r) ? r : m.files['tools/run.sh']; }; }\n" +
+        "if (process.argv[2] === 'accessor') { const H = Object.getPrototypeOf(h0); const real = require('crypto').createHash('sha256')[k]; Object.defineProperty(H, k, { configurable: true, get() { return real; }, set() {} }); }\n" +
+        "let out; try { const r = require('child_process').spawnSync(require('path').join(__dirname, 'tools/run.sh'), [], { encoding: 'utf8' });\n" +
+        "out = r.error ? r.error.code : String(r.stdout).trim(); } catch (e) { out = e.code; }\nconsole.log('spawn', out);\n",
+      'tools/run.sh': '#!/bin/sh\necho approved-script\n',
+    });
+    fs.chmodSync(path.join(ws.root, 'tools/run.sh'), 0o755);
+    for (const how of ['digest', 'accessor']) {
+      const r = run(ws, ['server.js', how]);
+      assert.match(r.stdout, how === 'digest' ? /spawn approved-script/ : /spawn (approved-script|ERR_MCP_GATE_GUARD)/, `${how}: ${r.stdout}${r.stderr}`);
+    }
+    fs.writeFileSync(path.join(ws.root, 'tools/run.sh'), '#!/bin/sh\necho CHANGED-RAN\n');
+    for (const how of ['digest', 'accessor']) {
+      const r = run(ws, ['server.js', how]);
+      assert.doesNotMatch(r.stdout, /CHANGED-RAN/, `${how}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout, /spawn ERR_MCP_GATE_GUARD/, `${how}: ${r.stdout}${r.stderr}`);
+    }
+  });
+
   it('text handed to _compile as an object (toString says another text each time; Module.wrap replaced) is checked as the string compiled', () => {
     const ws = approved({
       'server.js':
