@@ -23,12 +23,12 @@ await build(undiciPart);
 // Python guard beside it as it is written.
 await buildGuard();
 mkdirSync('dist/guard', { recursive: true });
-// The Python guard: its entry and its parts (src/guard/python/mcp_gate_guard_parts/), the .py files only (no
-// __pycache__ a test run left there).
+// The Python guard: its entry and its parts (src/guard/python/mcp_gate_guard_parts/), the .py files and the tables
+// it reads (.json) only (no __pycache__ a test run left there).
 rmSync('dist/guard/mcp_gate_guard_parts', { recursive: true, force: true });
 mkdirSync('dist/guard/mcp_gate_guard_parts');
 copyFileSync('src/guard/python/mcp_gate_guard.py', 'dist/guard/mcp_gate_guard.py');
-for (const f of readdirSync('src/guard/python/mcp_gate_guard_parts').filter((n) => n.endsWith('.py')))
+for (const f of readdirSync('src/guard/python/mcp_gate_guard_parts').filter((n) => n.endsWith('.py') || n.endsWith('.json')))
   copyFileSync(`src/guard/python/mcp_gate_guard_parts/${f}`, `dist/guard/mcp_gate_guard_parts/${f}`);
 // The network shim: its own bundle, preloaded into a contained server's Node processes that have a network door
 // (src/netshim/; scripts/build-netshim.mjs).
