@@ -1,11 +1,10 @@
-// Child processes for the load guard: every spawn, exec, fork and *Sync form (ChildProcess.prototype.spawn and the
-// spawn_sync binding) and process.execve goes through prepareSpawn — the real interpreter binary is never started
+// Child processes for the load guard: every spawn, exec, fork and *Sync form (the process_wrap and spawn_sync
+// bindings, under child_process and called directly) and process.execve goes through prepareSpawn — the real interpreter binary is never started
 // around its wrapper, OpenSSL configuration that loads modules before a child's guard is refused, the exec check runs,
 // native code the child's dynamic loader takes from a writable place is checked — and the child's environment gets
 // MCP_GATE_GUARD and NODE_OPTIONS=--require <this guard> back even when the caller passed its own.
 import fs = require('node:fs');
 import path = require('node:path');
-import childProcess = require('node:child_process');
 import { $, F, MANIFEST, real, tokenize, VAR, withOurOptions } from './base';
 import { writable } from './manifest';
 import { refuse } from './verdict';
@@ -177,6 +176,55 @@ function prepareSpawn(o: unknown): void {
   ];
 }
 
+/** A binding by process.binding, without the deprecation warning it may emit (--pending-deprecation). */
+function binding(name: string): Record<string, unknown> | null {
+  const P = process as unknown as { binding?: (n: string) => Record<string, unknown>; emitWarning: typeof process.emitWarning };
+  if (typeof P.binding !== 'function') return null;
+  const emit = P.emitWarning;
+  P.emitWarning = (() => undefined) as typeof process.emitWarning;
+  try {
+    return P.binding(name);
+  } catch {
+    return null;
+  } finally {
+    P.emitWarning = emit;
+  }
+}
+
+/**
+ * The spawn functions of the process_wrap and spawn_sync bindings, each through prepareSpawn. process_wrap's takes
+ * the options object (Node 20, 22) or, on newer Node, its fields one by one (file, args, cwd, envPairs, stdio, …):
+ * both are checked, and what prepareSpawn made of them is what starts.
+ */
+function guardBindings(): { async: boolean; sync: boolean } {
+  const done = { async: false, sync: false };
+  const pw = binding('process_wrap');
+  const proto = (pw?.Process as { prototype?: Record<string, unknown> } | undefined)?.prototype;
+  const spawnAsync = proto?.spawn;
+  if (proto && typeof spawnAsync === 'function') {
+    proto.spawn = function spawn(this: unknown, ...a: unknown[]) {
+      if (a[0] !== null && typeof a[0] === 'object') prepareSpawn(a[0]);
+      else {
+        const o = { file: a[0], args: a[1], cwd: a[2], envPairs: a[3] };
+        prepareSpawn(o);
+        [a[0], a[1], a[2], a[3]] = [o.file, o.args, o.cwd, o.envPairs];
+      }
+      return (spawnAsync as (...x: unknown[]) => unknown).apply(this, a);
+    };
+    done.async = true;
+  }
+  const ss = binding('spawn_sync');
+  const spawnSync = ss?.spawn;
+  if (ss && typeof spawnSync === 'function') {
+    ss.spawn = function (this: unknown, o: unknown) {
+      prepareSpawn(o);
+      return (spawnSync as (o: unknown) => unknown).call(this, o);
+    };
+    done.sync = true;
+  }
+  return done;
+}
+
 /** Children carry the guard: the wrapper as execPath, the environment, every way a program is started. */
 export function installChildren(): void {
   // In MCP Gate's sandbox node is a wrapper that starts the real binary (at a hidden path) with this guard: the
@@ -191,21 +239,23 @@ export function installChildren(): void {
   process.env.NODE_OPTIONS = withOurOptions(process.env.NODE_OPTIONS);
   process.env[VAR] = MANIFEST;
 
-  const CP = childProcess.ChildProcess.prototype as unknown as { spawn: (o: unknown) => unknown };
-  const spawnAsync = CP.spawn;
-  CP.spawn = function (this: unknown, o: unknown) {
-    prepareSpawn(o);
-    return spawnAsync.call(this, o);
-  };
-  try {
-    const binding = (process as unknown as { binding: (n: string) => { spawn: (o: unknown) => unknown } }).binding('spawn_sync');
-    const spawnSync = binding.spawn;
-    binding.spawn = function (this: unknown, o: unknown) {
-      prepareSpawn(o);
-      return spawnSync.call(this, o);
+  // Every program started goes through one of two native bindings, wrapped here: process_wrap's Process.prototype.
+  // spawn (every asynchronous form — spawn, exec, execFile, fork, cluster, the test runner — and the binding called
+  // directly through process.binding('process_wrap'), which went unchecked: red team 17) and spawn_sync's spawn (the
+  // *Sync forms). Node's child_process module is not loaded for it (a start costs about 5 ms less).
+  const bindings = guardBindings();
+  if (!bindings.async) {
+    // (no process_wrap binding to reach on this Node: ChildProcess.prototype.spawn, as before)
+    const cp = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+    const mod = (typeof cp === 'function' ? cp.call(process, 'node:child_process') : require('node:child_process')) as {
+      ChildProcess: { prototype: { spawn: (o: unknown) => unknown } };
     };
-  } catch {
-    /* no spawn_sync binding on this Node: the *Sync forms are guarded by NODE_OPTIONS only */
+    const CP = mod.ChildProcess.prototype;
+    const spawnAsync = CP.spawn;
+    CP.spawn = function (this: unknown, o: unknown) {
+      prepareSpawn(o);
+      return spawnAsync.call(this, o);
+    };
   }
   // process.execve (Node 22.15+, 24): the process replaced by another program, with the environment it is given.
   const P = process as unknown as { execve?: (file: unknown, args?: unknown, env?: unknown) => never };

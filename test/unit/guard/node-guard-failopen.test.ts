@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cleanupTemp, ROOT, tempDir, writeFiles } from '../helpers';
+import { cleanupTemp, ROOT, tempDir, vscodeNode, writeFiles } from '../helpers';
 
 const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
 
@@ -166,6 +166,33 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
       const r = run(ws, ['server.js', how]);
       assert.doesNotMatch(r.stdout, /CHANGED-RAN/, `${how}: ${r.stdout}${r.stderr}`);
       assert.match(r.stdout, /spawn ERR_MCP_GATE_GUARD/, `${how}: ${r.stdout}${r.stderr}`);
+    }
+  });
+
+  // The native spawn under child_process, reached by process.binding('process_wrap') (red team 17): on Node 20 and
+  // 22 it takes an options object, on Node 24 its fields one by one; both are checked.
+  it("a changed script started through process.binding('process_wrap') directly is refused, as through child_process", () => {
+    const ws = approved({
+      'server.js':
+        "const { Process } = process.binding('process_wrap'); const p = new Process(); p.onexit = (c) => console.log('exit', c);\n" +
+        "const file = '/bin/sh', args = ['sh', require('path').join(__dirname, 'tools/run.sh')], stdio = [{ type: 'ignore' }, { type: 'inherit', fd: 1 }, { type: 'ignore' }];\n" +
+        "let out; try { out = process.version.startsWith('v2') && +process.version.slice(1, 3) >= 24 ? p.spawn(file, args, '/', [], stdio, 0) : p.spawn({ file, args, cwd: '/', envPairs: [], stdio }); } catch (e) { out = e.code; }\n" +
+        "console.log('spawn', out);\n",
+      'tools/run.sh': 'echo approved-script\n',
+    });
+    const nodes = [process.execPath, vscodeNode()].filter((n): n is string => !!n);
+    const runWith = (node: string) => {
+      const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest };
+      delete env.NODE_OPTIONS;
+      const r = spawnSync(node, ['--expose-internals', '--require', GUARD, 'server.js'], { cwd: ws.root, env, encoding: 'utf8', timeout: 60_000 });
+      return `${r.stdout}${r.stderr}`;
+    };
+    for (const node of nodes) assert.match(runWith(node), /approved-script/, node);
+    fs.writeFileSync(path.join(ws.root, 'tools/run.sh'), 'echo CHANGED-RAN\n');
+    for (const node of nodes) {
+      const out = runWith(node);
+      assert.doesNotMatch(out, /CHANGED-RAN/, `${node}: ${out}`);
+      assert.match(out, /spawn ERR_MCP_GATE_GUARD/, `${node}: ${out}`);
     }
   });
 
