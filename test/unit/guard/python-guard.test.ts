@@ -1546,6 +1546,86 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.deepEqual(JSON.parse(lists.stdout), [[...LOADER_EXACT].sort(), [...LOADER_PREFIXES]]);
   });
 
+  describe('code on a command line: the shared table command_lines.json (red team 17, q06)', () => {
+    // Each mode starts a fixed program line after reading task.txt: once task.txt changed, a line that gives a program
+    // code (GNU sed's `e` command, tar --to-command, git -c, ssh -o ProxyCommand, GIT_SSH_COMMAND) is refused before
+    // the start; an honest line is not, nor any line before anything changed.
+    const CODE = /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn [^:]*: code on its command line/;
+    function lineWorkspace(): Ws {
+      return workspace((w) => ({
+        'server.py': [
+          'import subprocess, sys, os',
+          "task = open('task.txt').read()",
+          'mode = sys.argv[1]',
+          `MARK = ${JSON.stringify(w.marker)}`,
+          'LINES = {',
+          "    'sed-e': ['sed', '-n', '-e', '1e echo SED-RAN > ' + MARK, 'data.txt'],",
+          "    'sed-sandbox': ['sed', '--sandbox', '-n', 's/server/srv/p', 'data.txt'],",
+          "    'tar': ['tar', '--to-command=touch ' + MARK, '--version'],",
+          "    'git-c': ['git', '-c', 'core.pager=touch ' + MARK, '--version'],",
+          "    'git': ['git', '--version'],",
+          "    'ssh-proxy': ['ssh', '-o', 'ProxyCommand=touch ' + MARK, 'x'],",
+          "    'ssh-proxy-joined': ['ssh', '-oproxycommand=touch ' + MARK, 'x'],",
+          "    'ssh-timeout': ['ssh', '-o', 'ConnectTimeout=1', '-V'],",
+          '}',
+          "if mode == 'env':",
+          '# a value naming no file (one naming a writable place is refused whenever it is set: red team 7p, 03)',
+          "    subprocess.run(['git', '--version'], env={**os.environ, 'GIT_SSH_COMMAND': 'ssh -o BatchMode=yes'}, check=True)",
+          "elif mode == 'environ':",
+          "    os.environ['GIT_SSH_COMMAND'] = 'ssh -o BatchMode=yes'",
+          "    subprocess.run(['git', '--version'], check=True)",
+          'else:',
+          '    r = subprocess.run(LINES[mode], capture_output=True, text=True)',
+          '    print(r.stdout + r.stderr)',
+          "print('APPROVED')",
+          '',
+        ].join('\n'),
+        'task.txt': 'nothing\n',
+        'data.txt': 'server\n',
+      }));
+    }
+    const refusedModes = ['sed-e', 'tar', 'git-c', 'ssh-proxy', 'ssh-proxy-joined', 'env', 'environ'];
+    const honestModes = ['sed-sandbox', 'git', 'ssh-timeout'];
+
+    it("after taking in a changed file: GNU sed's e command, tar --to-command, git -c, ssh -o ProxyCommand and GIT_SSH_COMMAND are code on the command line", () => {
+      const ws = lineWorkspace();
+      const before = run(ws, ['server.py', 'sed-e']);
+      assert.equal(before.status, 0, before.stderr);
+      assert.equal(fs.existsSync(ws.marker), true, 'before anything changed the same sed line runs (its e command too)');
+      fs.rmSync(ws.marker);
+      write(ws.root, { 'README.md': '# edited\n' });
+      for (const m of ['sed-e', 'git', 'git-c', 'env', 'environ']) {
+        const r = run(ws, ['server.py', m]);
+        assert.equal(r.status, 0, `${m}, README edited (never read): ${r.stderr}`);
+        assert.deepEqual(report(ws), [], `${m}: nothing refused`);
+        fs.rmSync(ws.marker, { force: true });
+      }
+      write(ws.root, { 'README.md': '# approved\n', 'task.txt': 'changed\n' });
+      for (const m of refusedModes) {
+        const r = run(ws, ['server.py', m]);
+        assert.notEqual(r.status, 0, `${m}: ${r.stdout}`);
+        assert.equal(fs.existsSync(ws.marker), false, `${m}: the line ran`);
+        assert.match(r.stderr, CODE, m);
+        if (m === 'env' || m === 'environ')
+          assert.match(r.stderr, /spawn git with GIT_SSH_COMMAND in its environment: code on its command line/, m);
+        fs.rmSync(ws.report, { force: true });
+      }
+    });
+
+    it('after taking in a changed file: honest lines start (sed --sandbox without -e, git --version, ssh -o ConnectTimeout=1)', () => {
+      const ws = lineWorkspace();
+      write(ws.root, { 'task.txt': 'changed\n' });
+      for (const m of honestModes) {
+        const r = run(ws, ['server.py', m]);
+        assert.equal(r.status, 0, `${m}: ${r.stderr}`);
+        assert.match(r.stdout, /APPROVED/, m);
+        assert.doesNotMatch(r.stderr, /code on its command line/, m);
+        assert.deepEqual(report(ws), [], `${m}: nothing refused`);
+      }
+      assert.match(run(ws, ['server.py', 'sed-sandbox']).stdout, /^srv$/m, 'sed --sandbox ran');
+    });
+  });
+
   it('red team 7p, 04 and 12: a changed file GNU readline or OpenSSL reads itself is taken in', () => {
     const ws = workspace(() => ({
       'server.py': [

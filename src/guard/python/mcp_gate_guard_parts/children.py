@@ -17,7 +17,7 @@ def _check_start(items, cwd, env):
         base = '.'
     e = programs._env_dict(env)
     programs._check_env(env, base, items)
-    programs._check_inline(items)
+    programs._check_inline(items, env, base)
     if not items or state.BROKEN is not None:
         return
     try:

@@ -8,38 +8,7 @@ from importlib import machinery as _M
 from . import state, rule, loaders, reads, places, engines, children, audit, pickles
 
 
-class _JsonContext(object):
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    memo = None
-
-    @staticmethod
-    def parse_constant(name):
-        raise ValueError('invalid constant %s' % name)
-
-
-def _parse_json(text):
-    """json.loads without importing json (and so re): its C scanner, when present."""
-    try:
-        from _json import make_scanner
-    except ImportError:
-        make_scanner = None
-    if make_scanner is None:
-        import json
-        return json.loads(text)
-    ctx = _JsonContext()
-    ctx.memo = {}
-    start = len(text) - len(text.lstrip(' \t\n\r'))
-    try:
-        value, end = make_scanner(ctx)(text, start)
-    except StopIteration:
-        raise ValueError('not JSON')
-    if text[end:].strip(' \t\n\r'):
-        raise ValueError('extra data after the JSON value')
-    return value
+_parse_json = state._parse_json         # (in state.py: programs.py reads its table with it before this part loads)
 
 
 def _load_manifest(path):

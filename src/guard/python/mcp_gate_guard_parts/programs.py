@@ -420,58 +420,110 @@ def _check_env(env, base, items=()):
             rule._refuse(p, rel if kind == 'root' else None, 'sink', '', how)
 
 
-# Interpreters and the options that give them code on their command line (a shell's -c, `perl -e`…): after this
-# process took in content that is not as approved, that text may be it (red team 7p, case 02).
-# (program, its option that takes code, its options whose value is the next word)
-_INLINE = (
-    (_re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|rbash|pwsh|powershell)$'),
-     _re.compile(r'^(-[A-Za-z]*c[A-Za-z]*|-Command|-command)$'), _re.compile(r'^[-+][A-Za-z]*[oO]$|^--(rcfile|init-file)$')),
-    (_re.compile(r'^(python[\d.]*|pypy[\d.]*)$'), _re.compile(r'^-[A-Za-z]*c'), _re.compile(r'^-[A-Za-z]*[WX]$')),
-    (_re.compile(r'^(node|nodejs|bun|deno)$'), _re.compile(r'^(-e|--eval|-p|--print|-pe|--eval=.*|--print=.*|eval)$'),
-     _re.compile(r'^(-r|--require|--import|--loader|--experimental-loader|-C|--conditions|--title|--input-type|'
-                 r'--env-file|--disable-warning|--stack-size|--inspect-port|--watch-path|--redirect-warnings)$')),
-    (_re.compile(r'^(perl[\d.]*)$'), _re.compile(r'^-[A-Za-z]*[eE]'), _re.compile(r'^-[A-Za-z]*[IMmx]$')),
-    (_re.compile(r'^(ruby[\d.]*|lua[\d.]*|luajit|Rscript|R|julia|osascript|jshell)$'),
-     _re.compile(r'^(-[A-Za-z]*e|--eval|--expr|-r)$'), _re.compile(r'^-[A-Za-z]*[IC]$')),
-    (_re.compile(r'^(php[\d.]*)$'), _re.compile(r'^(-r|--run)$'), _re.compile(r'^-[cdz]$')),
-)
-_AWK = _re.compile(r'^[gmn]?awk$|^busybox$')
+# Programs given code on their command line (a shell's -c, `perl -e`, GNU sed's `e` command, `git -c core.pager=`…):
+# after this process took in content that is not as approved, that text may be it (red team 7p, case 02; red team
+# 17). One table for both guards, command_lines.json beside this module (src/guard/CONTRACT.md, "Code on a command
+# line"), read once here; when it cannot be read every start after taking in is taken as code (fail closed).
+_TABLE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'command_lines.json')
 
 
-def _inline_code(items):
-    """'<program> <option>' when a start gives a program code on its command line, else None."""
+def _load_table(path):
+    """((names, code, takes, value, text, unless) per program, the env variables), its regexes compiled (`value`
+    case-insensitive); raises ValueError (or OSError) when the table is not as described in its `about`."""
+    with open(path, 'rb') as f:
+        t = state._parse_json(f.read().decode('utf-8-sig'))
+    if not isinstance(t, dict) or not isinstance(t.get('programs'), list) or not isinstance(t.get('env'), list):
+        raise ValueError('no "programs" and "env" lists')
+    progs = []
+    for p in t['programs']:
+        if not isinstance(p, dict) or not isinstance(p.get('names'), str) or not isinstance(p.get('text', False), bool):
+            raise ValueError('a program without "names"')
+        rx = {}
+        for k in ('code', 'takes', 'value', 'unless'):
+            if p.get(k) is not None and not isinstance(p[k], str):
+                raise ValueError('"%s" of %s is no regular expression' % (k, p['names']))
+            rx[k] = _re.compile(p[k], _re.I if k == 'value' else 0) if p.get(k) is not None else None
+        progs.append((_re.compile(p['names']), rx['code'], rx['takes'], rx['value'], p.get('text', False), rx['unless']))
+    if not all(isinstance(v, str) and v for v in t['env']):
+        raise ValueError('"env" is not a list of names')
+    return tuple(progs), tuple(t['env'])
+
+
+try:
+    _TABLE, _TABLE_ENV = _load_table(_TABLE_FILE)
+    _TABLE_ERROR = None
+except (OSError, ValueError, TypeError, _re.error, RecursionError, MemoryError) as _e:
+    _TABLE, _TABLE_ENV = None, ()
+    _TABLE_ERROR = '%s could not be read (%s): every start is taken as code' % (_TABLE_FILE, _e)
+
+
+def _option_value(a, nxt):
+    """The value option word a gives: a long one's after '=', a short one's letters after it (`-oProxyCommand=x`),
+    else the next word."""
+    if a.startswith('--') and '=' in a:
+        return a.split('=', 1)[1]
+    if _re.match(r'^-[A-Za-z].', a):
+        return a[2:]
+    return nxt if nxt is not None else ''
+
+
+def _inline_code(items, base=''):
+    """'<program> <option>' when a start gives a program code on its command line, else None (the words read as
+    CONTRACT.md says; base: the child's working folder, where a word may name the script it runs)."""
     strs = []
     for x in items:
         try:
             strs.append(os.fsdecode(x))
         except TypeError:
             strs.append('')
+    if _TABLE is None:
+        return '%s (%s)' % (os.path.basename(strs[0]) if strs else '(program)', _TABLE_ERROR)
     # every word, not the first three: a wrapper or find's -exec can stand before the program (red team 12, 05c)
     for at in range(len(strs)):
         n = os.path.basename(strs[at])
-        for prog, flag, takes in _INLINE:
-            if not prog.match(n):
+        for names, code, takes, value, text, unless in _TABLE:
+            if not names.match(n):
                 continue
+            if text and (unless is None or not any(unless.match(a) for a in strs[at + 1:])):
+                return '%s (its program text)' % n
             i = at + 1
             while i < len(strs):
                 a = strs[i]
-                if flag.match(a):
-                    if n.startswith(('python', 'pypy')) and _multiprocessing_line(strs[i + 1:i + 2]):
-                        return None
-                    return '%s %s' % (n, a)
+                if code is not None and code.match(a):
+                    if value is None or value.match(_option_value(a, strs[i + 1] if i + 1 < len(strs) else None)):
+                        if n.startswith(('python', 'pypy')) and _multiprocessing_line(strs[i + 1:i + 2]):
+                            break                     # multiprocessing starting its interpreter: no code of its own
+                        return '%s %s' % (n, a)
+                    i += 1                            # `ssh -o ConnectTimeout=1`: an option whose value is no code
+                    continue
                 if a == '--':
                     break
                 if a.startswith(('-', '+')) or a == 'eval':
                     # `sh -o errexit -c`, `sh +e -c`, `python -W ignore -c` (red team 12, 04b and 05b)
-                    i += 2 if takes.match(a) else 1
+                    i += 2 if takes is not None and takes.match(a) else 1
                     continue
-                if os.path.isfile(a):                # the script it runs: what follows is its own arguments
+                if a and os.path.isfile(os.path.join(base, a)):   # the script it runs: what follows is its own
                     break
                 i += 1                                # a word naming no file: the program's, keep looking
-        if _AWK.match(n) and n != 'busybox':
-            rest = strs[at + 1:]
-            if not any(a in ('-f', '--file') or a.startswith(('-f', '--file=')) and not a.startswith('-F') for a in rest):
-                return '%s (its program text)' % n
+    return None
+
+
+def _env_code(items, env):
+    """'<program> with <VAR> in its environment' when the child's environment gives one of the table's `env`
+    variables (a command line git, ssh, a pager or an editor runs) a value other than this process had when its
+    guard started, else None."""
+    e = _env_dict(env)
+    if not e:
+        return None
+    start = state._START['env']
+    for k in _TABLE_ENV:
+        v = e.get(k)
+        if v is not None and v != start.get(k):
+            try:
+                n = os.path.basename(os.fsdecode(items[0])) if items else '(program)'
+            except TypeError:
+                n = '(program)'
+            return '%s with %s in its environment' % (n, k)
     return None
 
 
@@ -511,11 +563,13 @@ def _multiprocessing_line(texts):
     return True
 
 
-def _check_inline(items):
+def _check_inline(items, env=None, base=''):
+    """After taking in, a start given code on its command line or by a variable of its environment (env None: this
+    process's own, compared with its start too: the server can set os.environ['GIT_SSH_COMMAND'])."""
     t = state._took['in']
     if t is None:
         return
-    what = _inline_code(items)
+    what = _inline_code(items, base) or _env_code(items, env)
     if what is None:
         return
     v = places._workspace_as_approved()

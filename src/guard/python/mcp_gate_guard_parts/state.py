@@ -1,7 +1,7 @@
 # mcp_gate_guard_parts/state.py — The guard's shared state: the manifest as read (ROOT, FILES, SCRATCH, …), what this
-# process took in and was started with, and the exception a refusal raises. Every other part reads these as attributes
-# of this module (`state.ROOT`), never as copies, since install() and the command line assign them once the parts are
-# loaded.
+# process took in and was started with, the exception a refusal raises, and the JSON reader (for the manifest and
+# programs.py's table). Every other part reads these as attributes of this module (`state.ROOT`), never as copies,
+# since install() and the command line assign them once the parts are loaded.
 # A part of MCP Gate's Python load guard: its entry is mcp_gate_guard.py beside this folder (how the parts load), the
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 
@@ -76,3 +76,37 @@ _scanned = set()               # folders it scandir'ed (each entry's kind, size,
 _START = {'env': {}, 'cwd': '/', 'home': None}   # what this process was started with (MCP Gate's, or a checked parent's)
 _file_finder_hook = None
 _TYPE_NODES = None
+
+
+class _JsonContext(object):
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo = None
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError('invalid constant %s' % name)
+
+
+def _parse_json(text):
+    """json.loads without importing json (and so re): its C scanner, when present."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        make_scanner = None
+    if make_scanner is None:
+        import json
+        return json.loads(text)
+    ctx = _JsonContext()
+    ctx.memo = {}
+    start = len(text) - len(text.lstrip(' \t\n\r'))
+    try:
+        value, end = make_scanner(ctx)(text, start)
+    except StopIteration:
+        raise ValueError('not JSON')
+    if text[end:].strip(' \t\n\r'):
+        raise ValueError('extra data after the JSON value')
+    return value
