@@ -195,6 +195,12 @@ export const realOrAnon = (p: string): string | null | { error: string } => {
 };
 export const withSep = (d: string): string => ($.endsWith(d, path.sep) ? d : d + path.sep);
 export const SELF = real(__filename) ?? __filename;
+/**
+ * While the guard installs itself (before any code of the server runs): its own requires of Node's internal modules
+ * are allowed then only — after, a require naming the guard's file as its parent is no proof it is the guard's
+ * (`Module._load('internal/vm', { filename: <this file> })`: red team 17).
+ */
+export const phase = { installing: true };
 const REQUIRE_FLAG = `--require ${JSON.stringify(SELF)}`;
 
 export function tokenize(s: string): string[] {

@@ -38,6 +38,18 @@ function fileOwnText(filename: string, content: string | Uint8Array): boolean {
   }
 }
 
+// Module.wrap and Module.wrapper as Node had them (read at install, before any code of the server ran).
+const M0 = Module as unknown as { wrap: unknown; wrapper: unknown };
+const WRAP = M0.wrap;
+const WRAPPER = M0.wrapper;
+const [W0, W1] = Array.isArray(WRAPPER) ? [WRAPPER[0] as unknown, WRAPPER[1] as unknown] : [undefined, undefined];
+/** Module.wrap or Module.wrapper is no longer Node's own (then the text Node compiles is not the file's alone). */
+function wrapReplaced(): boolean {
+  if (M0.wrap !== WRAP || M0.wrapper !== WRAPPER) return true;
+  const w = WRAPPER as unknown[];
+  return Array.isArray(WRAPPER) && (w[0] !== W0 || w[1] !== W1);
+}
+
 /** CommonJS: the exact text compiled, sink modules asked for, links followed, JSON. */
 export function installCommonJs(): void {
   // CommonJS: the exact text compiled.
@@ -88,6 +100,13 @@ export function installCommonJs(): void {
     // require() of an ES module (Node 20.19+, 22.12+) loads what it imports around module.register's hooks: with
     // only those, one in the workspace or a scratch folder is refused (its imports would go unchecked).
     if (mode === 'register' && rest[0] === 'module' && typeof filename === 'string') requireOfEsm(filename);
+    // Module.wrap or Module.wrapper replaced: Node compiles the text they put around the module with it, text of the
+    // server's own that no file check sees (a banner read from a changed file: red team 17, n02 and n08).
+    if (wrapReplaced())
+      codeFromText(
+        'Module.wrap',
+        'Module.prototype._compile with Module.wrap or Module.wrapper replaced (text put around the module is compiled with it)',
+      );
     return compile.call(this, content, filename, ...rest);
   };
 

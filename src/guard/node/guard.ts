@@ -28,7 +28,7 @@
 // (fs as the server calls it), told (what a loader thread is told), strings (code from text) — in the order they were
 // always installed.
 import wt = require('node:worker_threads');
-import { ACTIVE } from './base';
+import { ACTIVE, phase } from './base';
 import { getConfig } from './manifest';
 import { disableCompileCache, installCommonJs } from './commonjs';
 import { checkPreloadFlags, installEsm } from './esm';
@@ -67,4 +67,10 @@ function install(): void {
   installEsm();
 }
 
-if (ACTIVE) install();
+if (ACTIVE) {
+  try {
+    install();
+  } finally {
+    phase.installing = false;
+  }
+}

@@ -11,6 +11,8 @@ import { refuse } from './verdict';
 import { childMarks } from './taken';
 import { checkNative, nativeLibsAsApproved } from './native';
 import { execCheck } from './exec-check';
+import { commandLineVariable, inlineCode } from './inline';
+import { codeFromText } from './strings';
 
 // ------------------------------------------------------------------------------ the real interpreter, a child's loader
 /** Where MCP Gate's sandbox shows the real node and python binaries (started there, no guard is in them). */
@@ -109,6 +111,19 @@ function childLoader(file: unknown, base: string, env: Map<string, string>): voi
   if (libPath.some((d) => writable(real(d) ?? d))) nativeLibsAsApproved('exec with LD_LIBRARY_PATH into a writable place');
 }
 
+/**
+ * Code given to the program on its command line, or in a command-line variable this process set: text turned into
+ * code, refused after this process took in what is not as approved (src/guard/CONTRACT.md, "Code on a command line").
+ */
+function commandLineCode(opts: { file?: unknown; args?: unknown }, base: string, env: ReadonlyMap<string, string>): void {
+  const args = Array.isArray(opts.args) ? (opts.args as unknown[]) : [];
+  const words = [opts.file, ...args.slice(1)].map((w) => (typeof w === 'string' ? w : ''));
+  const what = inlineCode(words, base);
+  if (what) codeFromText(words.join(' '), `spawn ${what}: code on its command line`, false, true);
+  const v = commandLineVariable(env);
+  if (v) codeFromText(env.get(v) ?? '', `spawn with ${v}: a command line in its environment`, false, true);
+}
+
 /** Spawn options as ChildProcess.prototype.spawn, the spawn_sync binding and process.execve get them (file, args, cwd, envPairs). */
 function prepareSpawn(o: unknown): void {
   if (!o || typeof o !== 'object') return;
@@ -130,6 +145,7 @@ function prepareSpawn(o: unknown): void {
   }
   realInterpreter(opts, base, env.get('PATH'));
   execCheck(opts.file, opts.args, opts.cwd);
+  commandLineCode(opts, base, env);
   for (const a of Array.isArray(opts.args) ? (opts.args as unknown[]) : []) {
     if (typeof a === 'string' && OPENSSL_FLAG.test(a))
       refuse({

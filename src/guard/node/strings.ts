@@ -481,7 +481,9 @@ export function guardRepl(mod: unknown): void {
   }
 }
 
-const RUNS = /^(Runtime\.(evaluate|compileScript|callFunctionOn|runScript)|Debugger\.(setScriptSource|evaluateOnCallFrame))$/;
+// (a breakpoint's condition is JavaScript the debugger evaluates each time it is reached: red team 17, n05)
+const RUNS =
+  /^(Runtime\.(evaluate|compileScript|callFunctionOn|runScript)|Debugger\.(setScriptSource|evaluateOnCallFrame|setBreakpoint|setBreakpointByUrl|setBreakpointOnFunctionCall))$/;
 const inspected = new Set<unknown>();
 /** node:inspector's (and inspector/promises') Session: a method that runs text, after taking in, is refused. */
 export function guardInspector(mod: unknown): void {

@@ -128,6 +128,13 @@ const WAYS: Record<string, string> = {
   'Module._compile under a name that is no file':
     "(() => { const M = require('module'); const m = new M('x'); m._compile('module.exports = ' + t, '/nonexistent/x.js'); return m.exports; })()",
   'a data: import': "(await import('data:text/javascript,' + encodeURIComponent('export default ' + t))).default",
+  // (red team 17: text put around a module by Module.wrap or Module.wrapper, compiled with it; a breakpoint's condition)
+  'Module.wrap replaced':
+    "(() => { const M = require('module'); const o = M.wrap; M.wrap = (s) => o('globalThis.T = ' + t + ';' + s); const f = require.resolve('../lib.js'); delete require.cache[f]; try { require(f); } finally { M.wrap = o; } return globalThis.T; })()",
+  'Module.wrapper replaced':
+    "(() => { const M = require('module'); const w = M.wrapper[0]; M.wrapper[0] = w + 'globalThis.T = ' + t + ';'; const f = require.resolve('../lib.js'); delete require.cache[f]; try { require(f); } finally { M.wrapper[0] = w; } return globalThis.T; })()",
+  "an inspector breakpoint's condition":
+    "await (async () => { const s = new (require('inspector').Session)(); s.connect(); const post = (m, a) => new Promise((r, j) => s.post(m, a, (e, v) => (e ? j(e) : r(v)))); await post('Debugger.enable', {}); await post('Debugger.setBreakpointByUrl', { lineNumber: 0, urlRegex: 'lib\\\\.js$', condition: '(globalThis.T = ' + t + ', false)' }); const f = require.resolve('../lib.js'); delete require.cache[f]; require(f); s.disconnect(); return globalThis.T; })()",
   'a Worker from a string':
     "await new Promise((res, rej) => { const w = new (require('worker_threads').Worker)('require(\"worker_threads\").parentPort.postMessage(' + t + ')', { eval: true }); w.on('message', res); w.on('error', rej); })",
 };
@@ -141,7 +148,7 @@ describe('Node load guard: text turned into code after the process took in a cha
   after(cleanupTemp);
 
   it('every way runs the approved text; after data.txt changes, each is refused before the text runs, naming data.txt', () => {
-    const files: Record<string, string> = { 'server.js': SERVER, 'data.txt': "'ok'" };
+    const files: Record<string, string> = { 'server.js': SERVER, 'data.txt': "'ok'", 'lib.js': 'module.exports = 1;\n' };
     const names = Object.keys(WAYS);
     names.forEach((w, i) => (files[`plugins/p${i}.js`] = plugin(WAYS[w])));
     const ws = workspace(files);
@@ -588,5 +595,73 @@ describe('Node load guard: text turned into code after the process took in a cha
       assert.doesNotMatch(r.out, /PWNED/, r.out + r.err);
       assert.match(r.err, /g\/1 \(g\/1\): it was approved and is gone/, r.err);
     });
+  });
+});
+
+// Code on a command line (src/guard/CONTRACT.md, "Code on a command line (both guards)"; red team 17, n01 and n06):
+// a start that gives a program code in its arguments or in a command-line variable is text turned into code.
+describe('Node load guard: code on a command line, after taking in a changed file (inline.ts)', function () {
+  this.timeout(180_000);
+  after(cleanupTemp);
+
+  /** Each start, given the text of data.txt (`t`); each prints "ok" with the approved text. */
+  const STARTS: Record<string, string> = {
+    'execSync of a line (sh -c)': "cp.execSync(t).toString().trim()",
+    "sed's program text (GNU sed's e command runs a shell)": "cp.execFileSync('sed', ['-n', '-e', t, 'input.txt']).toString().trim()",
+    'git -c with a command': "cp.execFileSync('git', ['-c', 'core.pager=' + t, '--version']).toString().startsWith('git version') ? 'ok' : 'no'",
+    'ssh -o ProxyCommand': "(() => { try { cp.execFileSync('ssh', ['-o', 'ProxyCommand=' + t, '-o', 'BatchMode=yes', 'h'], { stdio: 'pipe' }); } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e; } return 'ok'; })()",
+    'a command-line variable the process set (GIT_PAGER)': "cp.execFileSync('/bin/echo', ['ok'], { env: { ...process.env, GIT_PAGER: t } }).toString().trim()",
+  };
+  const APPROVED: Record<string, string> = {
+    'execSync of a line (sh -c)': 'echo ok',
+    "sed's program text (GNU sed's e command runs a shell)": '1p',
+    'git -c with a command': 'less',
+    'ssh -o ProxyCommand': 'false',
+    'a command-line variable the process set (GIT_PAGER)': 'less',
+  };
+  const CHANGED: Record<string, string> = {
+    'execSync of a line (sh -c)': 'echo PWNED',
+    "sed's program text (GNU sed's e command runs a shell)": '1e echo PWNED',
+    'git -c with a command': 'sh -c "echo PWNED >&2"',
+    'ssh -o ProxyCommand': 'sh -c "echo PWNED >&2"',
+    'a command-line variable the process set (GIT_PAGER)': 'echo PWNED',
+  };
+
+  for (const node of [process.execPath, vscodeNode()].filter((n): n is string => !!n))
+    it(`each start runs with the approved text and is refused after data.txt changes, naming it (${node === process.execPath ? `Node ${process.version}` : path.basename(path.dirname(path.dirname(node)))})`, () => {
+      const names = Object.keys(STARTS);
+      const files: Record<string, string> = { 'server.js': SERVER, 'input.txt': 'ok\n' };
+      names.forEach((w, i) => {
+        files[`plugins/c${i}.js`] =
+          `const cp = require('child_process');\nmodule.exports = () => {\n  const t = require('fs').readFileSync(require('path').join(__dirname, '..', 'data${i}.txt'), 'utf8');\n  return ${STARTS[w]};\n};\n`;
+        files[`data${i}.txt`] = APPROVED[w];
+      });
+      const ws = workspace(files);
+      approve(ws);
+      names.forEach((w, i) => assert.match(run(ws, ['server.js', `c${i}`], {}, node).out, /ANSWER ok/, w));
+      // a README edit the process never took in refuses nothing
+      fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+      names.forEach((w, i) => assert.match(run(ws, ['server.js', `c${i}`], {}, node).out, /ANSWER ok/, `${w}, after a README edit`));
+      names.forEach((w, i) => {
+        fs.writeFileSync(path.join(ws.root, `data${i}.txt`), CHANGED[w]);
+        const r = run(ws, ['server.js', `c${i}`], {}, node);
+        assert.doesNotMatch(r.out + r.err, /PWNED/, w);
+        assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, `${w}: ${r.out}${r.err}`);
+        assert.match(r.err, new RegExp(`refused spawn .*(code on its command line|a command line in its environment).*data${i}\\.txt \\(data${i}\\.txt\\): it changed since approval`), w);
+      });
+    });
+
+  it("Node's internal modules are refused to a require with no parent, or one that names the guard's file (red team 17, n17)", () => {
+    const ws = workspace({
+      'server.js': SERVER,
+      'plugins/a.js': "module.exports = () => { require('module')._load('internal/vm', null, false); return 'ran'; };\n",
+      'plugins/b.js': `module.exports = () => { require('module')._load('internal/vm', { filename: ${JSON.stringify(GUARD)} }, false); return 'ran'; };\n`,
+    });
+    approve(ws);
+    for (const p of ['a', 'b']) {
+      const r = run(ws, ['server.js', p]);
+      assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, `${p}: ${r.out}${r.err}`);
+      assert.match(r.err, /it asked for node:internal\/vm, one of Node's internal modules/, r.err);
+    }
   });
 });
