@@ -14,11 +14,14 @@ import { getConfig, inScratch } from './manifest';
 import { check, refuse } from './verdict';
 import { checkLinks } from './links';
 import { sqliteNow } from './sqlite';
-import { codeFromText, guardInspector, guardRepl } from './strings';
+import { codeFromText, guardInspector, guardRepl, installStrings } from './strings';
 import { resolutionLooked, shareTaken } from './taken';
-import { guardFsPromises } from './reads';
+import { guardFsPromises, installReads } from './reads';
 import { toldBy } from './told';
 import { checkSink } from './sinks';
+import { installChildren } from './spawn';
+import { installWorkers } from './workers';
+import { stripBOM } from './hash';
 
 /** How ES modules are checked here: registerHooks, the loader's own functions wrapped (--expose-internals), or module.register's thread. */
 export let mode: 'hooks' | 'internals' | 'register' | 'none' = 'none';
@@ -95,9 +98,70 @@ function resolveFailed(specifier: string, context: { parentURL?: string } | unde
   resolutionLooked(specifier, parent, null);
 }
 
+// ------------------------------------------------------------------------- hooks of the server's own (loader thread)
+// Red team 17, case n10: on a Node without module.registerHooks a server's module.register runs its hooks in Node's
+// loader thread. Hooks registered later run first, so the guard — registered before them — never saw what theirs
+// short-circuited (a `virtual:` URL whose text they built from a changed cfg.json), and nothing the loader thread read
+// was seen (the guard installed only the file checks there). Now (decision, measured on Node 20 and 22):
+//  - the guard registers itself again after each module.register of the server (installEsm): outermost, its load
+//    sees each final result of the chain;
+//  - the loader thread that runs hooks of the server's own is guarded as the main thread is (reads taken in, text
+//    turned into code, programs and workers started), from before the server's hook module loads;
+//  - text their hooks hand back for a URL that is not a file as approved — a URL that is not file: or node:, or a
+//    file whose source is not its bytes (a transpiler's output) — is text turned into code: refused after the server
+//    (either thread) took in content that is not as approved. What the loader thread read with fs is placed as in
+//    the main thread (refused naming cfg.json); where it could have been fed by what the guard cannot place (a
+//    program or worker it started, a read without a name, or the main thread's own start marks), the whole
+//    workspace is compared with metadata (exec-check's workspaceAsApproved, as after a program start).
+//  Why not compare the whole workspace for every such text: that refuses an honest hook (a
+//  transpiler, a virtual module of constant text) after a README edit, which nothing read; placing the loader
+//  thread's reads keeps that running while a hook that read the changed file is refused.
+/** In a loader thread: hooks of the server's own are registered beside the guard's (initialize's data). */
+let theirs = false;
+
 /** module.register initialize hook: the memory through which the thread that registered it tells what it took in. */
 export function initialize(data: unknown): void {
-  if (data && typeof data === 'object') toldBy((data as { taken?: unknown }).taken);
+  if (!data || typeof data !== 'object') return;
+  toldBy((data as { taken?: unknown }).taken);
+  if ((data as { theirs?: unknown }).theirs === true && !theirs && ACTIVE) {
+    theirs = true;
+    // this thread now runs the server's code: guarded as its main thread (no start marks: what the main thread
+    // took in and whether it started are told, told.ts)
+    installReads();
+    installStrings();
+    installChildren();
+    installWorkers();
+    Module.syncBuiltinESMExports();
+  }
+}
+
+/** The bytes of a file: URL on disk, or null (no such file: then no file, judged as text). */
+function diskBytes(u: string): Buffer | null {
+  try {
+    const [b, n] = F.readBytes($.fileURLToPath(u));
+    return b.subarray(0, n);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * In a loader thread with hooks of the server's own: text a hook handed back for a URL that is not a file as
+ * approved (not file: or node:, or a file whose source is not its bytes) is text turned into code (strings.ts).
+ */
+function hookText(u: string, r: LoadResult): void {
+  // (a URL that is not file: is judged by checkLoaded, for any hook: a data: import too)
+  if (!theirs || !ACTIVE || typeof u !== 'string' || !r || r.source == null || !$.startsWith(u, 'file:')) return;
+  const src = toBytes(r.source);
+  const disk = diskBytes(u);
+  if (disk !== null) {
+    if (typeof src === 'string') {
+      const t = $.utf8Slice(disk, 0, disk.length);
+      if (src === t || src === stripBOM(t)) return;
+    } else if (Buffer.from(src.buffer, src.byteOffset, src.byteLength).equals(disk)) return;
+  }
+  const text = typeof src === 'string' ? src : $.utf8Slice(Buffer.from(src.buffer, src.byteOffset, src.byteLength), 0, src.byteLength);
+  codeFromText(text, `import of ${$.slice(u, 0, 60)} (text a module hook of the server's own gave for the file)`, false, true);
 }
 
 /** module.register resolve hook (Node without module.registerHooks). */
@@ -115,6 +179,7 @@ export async function resolve(
 export async function load(u: string, context: unknown, nextLoad: NextLoad): Promise<LoadResult> {
   const r = await nextLoad(u, context);
   checkLoaded(u, r);
+  hookText(u, r);
   return r;
 }
 
@@ -283,6 +348,23 @@ export function checkPreloadFlags(): void {
   }
 }
 
+type Register = (...a: unknown[]) => unknown;
+/**
+ * module.register as the server calls it: this file registered into the loader thread before its hooks (so that
+ * thread is guarded before their module loads: `theirs` in the data) and again after them, outermost, where its load
+ * sees what they hand back (hookText). `taken`: the memory already shared with the loader thread, if any.
+ */
+function aroundTheirs(original: Register, self: string, taken: SharedArrayBuffer | null): Register {
+  let shared = taken;
+  return function (this: unknown, ...args: unknown[]) {
+    shared ??= shareTaken();
+    original.call(this, self, { data: { taken: shared, theirs: true } });
+    const r = original.apply(this, args);
+    original.call(this, self, { data: { taken: shared, theirs: true } });
+    return r;
+  };
+}
+
 /** ESM: the guard's hooks registered, by the best way this Node has (`mode` says which). */
 export function installEsm(): void {
   // ESM: in-thread hooks where Node has them; else this same file is the hooks module (its `resolve` and `load`
@@ -304,33 +386,17 @@ export function installEsm(): void {
   if (typeof registerHooks === 'function' && !loaderFlag) {
     mode = 'hooks';
     registerHooks.call(Module, syncHooks);
-    if (typeof original === 'function') {
-      let ours = false;
-      M2.register = function (this: unknown, ...args: unknown[]) {
-        if (!ours) {
-          ours = true;
-          original.call(this, self, { data: { taken: shareTaken() } });
-        }
-        return original.apply(this, args);
-      };
-    }
+    if (typeof original === 'function') M2.register = aroundTheirs(original, self, null);
   } else if (!loaderFlag && inThreadInternals()) {
     mode = 'internals';
-    if (typeof original === 'function') {
-      // A server's own module.register starts Node's loader thread, whose loads these wrappers do not see: this
-      // file is registered into it first, as below.
-      let ours = false;
-      M2.register = function (this: unknown, ...args: unknown[]) {
-        if (!ours) {
-          ours = true;
-          original.call(this, self, { data: { taken: shareTaken() } });
-        }
-        return original.apply(this, args);
-      };
-    }
+    // A server's own module.register starts Node's loader thread, whose loads these wrappers do not see: this file
+    // is registered into it (aroundTheirs).
+    if (typeof original === 'function') M2.register = aroundTheirs(original, self, null);
   } else if (typeof original === 'function') {
     mode = 'register';
-    original.call(Module, self, { data: { taken: shareTaken() } });
+    const taken = shareTaken();
+    original.call(Module, self, { data: { taken } });
+    M2.register = aroundTheirs(original, self, taken);
     sqliteNow(true); // an import of node:sqlite resolves in the loader thread, unseen here: guarded now
     guardFsPromises(fs.promises); // and so does one of node:fs/promises
   }
