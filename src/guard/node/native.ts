@@ -3,10 +3,9 @@
 // a writable place, recursively; once native code from a writable place runs, every file of the workspace and the
 // scratch folders named like a native library must be as approved (it may dlopen() any of them unseen). Also the
 // hooks that route process.dlopen and crypto.setEngine through these checks.
-import crypto = require('node:crypto');
 import fs = require('node:fs');
 import path = require('node:path');
-import { ACTIVE, F, hasOwn, isAnon, real, realOrAnon, realOrWhy } from './base';
+import { ACTIVE, cryptoParts, F, hasOwn, isAnon, real, realOrAnon, realOrWhy } from './base';
 import { failRoot, getConfig, readOnlyMount, writable } from './manifest';
 import { check, refuse } from './verdict';
 import { NO_DYNAMIC, readElfDynamic } from './elf';
@@ -281,8 +280,17 @@ export function installNative(): void {
   } as typeof process.dlopen;
 
   // OpenSSL engines: a path, else a name OpenSSL's dynamic engine looks for (OPENSSL_ENGINES, as set when called;
-  // the dynamic loader's LD_LIBRARY_PATH).
-  const C = crypto as unknown as { setEngine?: (engine: unknown, flags?: unknown) => void };
+  // the dynamic loader's LD_LIBRARY_PATH). Wrapped in crypto's internal util module when the guard has it
+  // (base.ts cryptoParts), before node:crypto takes its setEngine from there, so node:crypto need not load now;
+  // node:crypto's own too when it was loaded already, or the guard has no internal module.
+  const targets: Record<string, unknown>[] = [];
+  if (cryptoParts.util) targets.push(cryptoParts.util);
+  if (!cryptoParts.util || (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes('NativeModule crypto'))
+    targets.push(require('node:crypto') as Record<string, unknown>);
+  for (const C of targets) wrapSetEngine(C);
+}
+
+function wrapSetEngine(C: Record<string, unknown>): void {
   const setEngine = C.setEngine;
   if (typeof setEngine === 'function') {
     C.setEngine = function (this: unknown, engine: unknown, ...rest: unknown[]) {
