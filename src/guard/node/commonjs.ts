@@ -11,8 +11,8 @@ import { check, refuse } from './verdict';
 import { lexicalOf, linksAsApproved } from './links';
 import { guardSqlite } from './sqlite';
 import { checkSink } from './sinks';
-import { mode, requireOfEsm } from './esm';
-import { lookedAt, placesLooked, quiet, resolutionLooked } from './taken';
+import { mode, requireOfEsm, serverHooks } from './esm';
+import { isOwn, lookedAt, placesLooked, quiet, resolutionLooked } from './taken';
 import { guardFsPromises } from './reads';
 import { codeFromText, guardInspector, guardRepl, noteName } from './strings';
 import { sha256 } from './hash';
@@ -76,7 +76,8 @@ export function installCommonJs(): void {
     };
   }
   proto._compile = function (this: unknown, content: unknown, filename: unknown, ...rest: unknown[]) {
-    const own = nodeReads === filename && !hasOwn(this as object, '_compile');
+    // (Node's own loader read the text, unless module hooks of the server's own could have given it: tsx on Node 24)
+    const own = nodeReads === filename && !hasOwn(this as object, '_compile') && !serverHooks.on;
     if (quiet.file === filename) quiet.file = null; // read: what the module's code reads from here is its own
     if (typeof filename === 'string') {
       // Text that is an object (its toString or Symbol.toPrimitive may say one text to the check and another to
@@ -146,7 +147,9 @@ export function installCommonJs(): void {
   // JSON: read once, check, parse the same bytes.
   exts['.json'] = function (module, filename) {
     const buf = F.readFileSync(filename);
-    check(filename, 'json', buf);
+    // (a JSON file this process wrote itself before it took anything in is its own data: a cache it keeps in the
+    // workspace, red team 17, h10; JSON runs no code)
+    if (!isOwn(real(filename) ?? filename)) check(filename, 'json', buf);
     try {
       module.exports = JSON.parse(stripBOM(buf.toString('utf8')));
     } catch (err) {

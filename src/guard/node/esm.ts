@@ -348,6 +348,13 @@ export function checkPreloadFlags(): void {
   }
 }
 
+/**
+ * The server registered module hooks of its own (module.register or module.registerHooks): on Node 23 and later
+ * they also give require() its text, so the text Node's own CommonJS loader hands to _compile may be theirs (tsx),
+ * not what it read from disk (commonjs.ts).
+ */
+export const serverHooks = { on: false };
+
 type Register = (...a: unknown[]) => unknown;
 /**
  * module.register as the server calls it: this file registered into the loader thread before its hooks (so that
@@ -357,6 +364,7 @@ type Register = (...a: unknown[]) => unknown;
 function aroundTheirs(original: Register, self: string, taken: SharedArrayBuffer | null): Register {
   let shared = taken;
   return function (this: unknown, ...args: unknown[]) {
+    serverHooks.on = true;
     shared ??= shareTaken();
     original.call(this, self, { data: { taken: shared, theirs: true } });
     const r = original.apply(this, args);
@@ -380,6 +388,7 @@ export function installEsm(): void {
   const registerHooks = M2.registerHooks;
   if (typeof registerHooks === 'function') {
     M2.registerHooks = function (this: unknown, h: typeof syncHooks) {
+      serverHooks.on = true;
       return registerHooks.call(this, guardHooks(h) as typeof syncHooks);
     };
   }

@@ -146,5 +146,31 @@ describe("Node load guard: module hooks of the server's own (module.register, th
       assert.match(r.out, /ANSWER ok 4/, `a README edit: ${r.out}`);
       assert.ok(!fs.existsSync(ws.report), 'nothing refused');
     });
+
+    // tsx (a real transpiler, `--import tsx`): on Node 23 and later its hooks also give require() the transpiled text
+    // of a CommonJS TypeScript file, which the guard took for a changed file (Node 20 cannot run this even unguarded:
+    // ERR_REQUIRE_CYCLE_MODULE).
+    if (!/^v20\./.test(v))
+      it(`${v}: tsx runs an unchanged CommonJS TypeScript server, also after a README edit; a changed lib.ts is refused`, () => {
+        const ws = approved({
+          'package.json': '{ "name": "t" }\n',
+          'server.ts': "import { greet } from './lib.ts';\nconst n: number = 2;\nconsole.log('ANSWER ' + greet('w') + ' ' + n);\n",
+          'lib.ts': "export function greet(n: string): string { return 'hello ' + n; }\n",
+        });
+        const tsx = (): string => {
+          const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest };
+          delete env.NODE_OPTIONS;
+          const args = ['--expose-internals', '--require', GUARD, '--import', path.join(ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs'), 'server.ts'];
+          const r = spawnSync(node, args, { cwd: ws.root, env, encoding: 'utf8', timeout: 60_000 });
+          return `${r.stdout}${r.stderr}`;
+        };
+        assert.match(tsx(), /ANSWER hello w 2/);
+        fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+        assert.match(tsx(), /ANSWER hello w 2/, 'after a README edit');
+        fs.writeFileSync(path.join(ws.root, 'lib.ts'), "export function greet(n: string): string { return 'CHANGED ' + n; }\n");
+        const out = tsx();
+        assert.doesNotMatch(out, /CHANGED/, out);
+        assert.match(out, /refused to load .*lib\.ts \(lib\.ts\): it changed since approval/, out);
+      });
   }
 });

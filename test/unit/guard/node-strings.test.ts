@@ -595,6 +595,25 @@ describe('Node load guard: text turned into code after the process took in a cha
       assert.doesNotMatch(r.out, /PWNED/, r.out + r.err);
       assert.match(r.err, /g\/1 \(g\/1\): it was approved and is gone/, r.err);
     });
+
+    it('red team 17, h10: a JSON cache the server writes in the workspace and then requires is its own data; an approved JSON module changed by another is refused', () => {
+      const ws = workspace({
+        'server.js': SERVER,
+        'conf.json': '{ "v": "ok" }\n',
+        'plugins/cache.js': plugin(
+          "const c = W + '/.cache/index.json'; fs.mkdirSync(W + '/.cache', { recursive: true }); fs.writeFileSync(c, JSON.stringify({ v: 'ok' }));\n  return require(c).v;",
+        ),
+        'plugins/conf.js': plugin('return require(W + "/conf.json").v;'),
+      });
+      approve(ws);
+      const a = run(ws, ['server.js', 'cache']);
+      assert.match(a.out, /ANSWER ok/, a.out + a.err);
+      assert.match(run(ws, ['server.js', 'conf']).out, /ANSWER ok/);
+      fs.writeFileSync(path.join(ws.root, 'conf.json'), '{ "v": "PWNED" }\n');
+      const r = run(ws, ['server.js', 'conf']);
+      assert.doesNotMatch(r.out, /PWNED/, r.out + r.err);
+      assert.match(r.err, /refused to load .*conf\.json \(conf\.json\): it changed since approval/, r.err);
+    });
   });
 });
 
