@@ -1,82 +1,86 @@
-// Code on a command line for the load guard (src/guard/CONTRACT.md, "Code on a command line (both guards)"): a start
-// that gives a program code in its arguments (`sh -c`, `node -e`, awk's and sed's program text, tar's
-// --to-command, git -c, ssh -o ProxyCommand…) or in a variable holding a command line (GIT_SSH_COMMAND, PAGER…) that
-// this process set. Read by the table both guards share (command_lines.json, bundled here); the caller turns what is
-// found into "text turned into code" (strings.ts), refused after this process took in what is not as approved.
+// Starts after taking in, for the load guard (src/guard/CONTRACT.md, "Starts after taking in (both guards)"): which
+// program starts may go ahead once this process took in what is not as approved — a guarded interpreter, a program
+// of the table's `safe` list given none of its code options, or a shell's simple `-c` line of such a start — with no
+// command-line variable given another value. Every other start could run code it is given (on its command line, on
+// its input, in a file or variable it reads), which no list of such programs holds whole (red teams 17 and 18): the
+// caller turns it into text turned into code (strings.ts). The table is shared with the Python guard.
 import path = require('node:path');
 import table from '../python/mcp_gate_guard_parts/command_lines.json';
-import { F } from './base';
 
-interface Entry {
+interface Safe {
   names: RegExp;
-  code: RegExp | null;
-  takes: RegExp | null;
-  text: boolean;
-  unless: RegExp | null;
-  value: RegExp | null;
+  code: readonly string[];
 }
-
-const re = (s: unknown, flags = ''): RegExp | null => (typeof s === 'string' ? new RegExp(s, flags) : null);
-const ENTRIES: Entry[] = (table.programs as Record<string, unknown>[]).map((e) => ({
-  names: re(e.names)!,
-  code: re(e.code),
-  takes: re(e.takes),
-  text: e.text === true,
-  unless: re(e.unless),
-  value: re(e.value, 'i'),
-}));
+const SAFE: Safe[] = (table.safe as { names: string; code: string[] }[]).map((e) => ({ names: new RegExp(e.names), code: e.code }));
 const ENV: readonly string[] = table.env;
 /** The command-line variables as this process had them when its guard started. */
 const AT_START = new Map(ENV.map((v) => [v, process.env[v]]));
+/** Interpreters that carry the guard (in the sandbox, its wrappers) and the mark of what this process took in. */
+const INTERPRETERS = /^(node|nodejs|python[\d.]*|pypy[\d.]*)$/;
+const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash|rbash)$/;
+/** A shell line of words, spaces and plain quotes only: nothing the shell expands, redirects, chains or groups. */
+const SIMPLE = /^[^;&|<>()$`\\*?[\]{}~!\n\r]*$/;
 
-function isFile(p: string): boolean {
-  try {
-    return F.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** The value an option gives: a long one's after '=', a short one's letters after it (`-oX`), else the next word. */
-function valueOf(a: string, next: string | undefined): string {
-  if (a.startsWith('--') && a.includes('=')) return a.slice(a.indexOf('=') + 1);
-  if (/^-[A-Za-z]./.test(a)) return a.slice(2);
-  return next ?? '';
-}
-
-/**
- * '<program> <option>' (or '<program> (its program text)') when the words of a start — the program first — give a
- * program code on its command line, else null. `cwd` resolves the words that may name the script a program runs.
- */
-export function inlineCode(words: readonly string[], cwd: string): string | null {
-  for (let at = 0; at < words.length; at++) {
-    const n = path.basename(words[at]);
-    for (const e of ENTRIES) {
-      if (!e.names.test(n)) continue;
-      if (e.text && !(e.unless && words.slice(at + 1).some((a) => e.unless!.test(a)))) return `${n} (its program text)`;
-      for (let i = at + 1; i < words.length; i++) {
-        const a = words[i];
-        if (e.code?.test(a)) {
-          if (!e.value || e.value.test(valueOf(a, words[i + 1]))) return `${n} ${a}`;
-          continue;
-        }
-        if (a === '--') break;
-        if (a.startsWith('-') || a.startsWith('+') || a === 'eval') {
-          if (e.takes?.test(a)) i++;
-          continue;
-        }
-        if (isFile(path.resolve(cwd, a))) break; // the script it runs: what follows is its own arguments
-      }
+/** The word is one of the code options (exact, --long=value, a long option's abbreviation, a short one in a cluster). */
+export function isCodeOption(word: string, code: readonly string[]): boolean {
+  for (const o of code) {
+    if (word === o) return true;
+    if (o.startsWith('--')) {
+      const name = word.includes('=') ? word.slice(0, word.indexOf('=')) : word;
+      if (name === o || (name.startsWith('--') && name.length >= 3 && o.startsWith(name))) return true;
+    } else if (/^-[A-Za-z0-9]$/.test(o) && /^-[A-Za-z0-9]/.test(word) && !word.startsWith('--')) {
+      const cluster = word.includes('=') ? word.slice(1, word.indexOf('=')) : word.slice(1);
+      if (cluster.includes(o[1])) return true;
     }
   }
-  return null;
+  return false;
+}
+
+/** A simple shell line split into its words (plain quotes removed), or null when it is not one. */
+function simpleWords(line: string): string[] | null {
+  if (!SIMPLE.test(line)) return null;
+  const words: string[] = [];
+  let cur = '';
+  let quote = '';
+  let any = false;
+  for (const ch of line) {
+    if (quote) {
+      if (ch === quote) quote = '';
+      else cur += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      any = true;
+    } else if (ch === ' ' || ch === '\t') {
+      if (cur || any) words.push(cur);
+      cur = '';
+      any = false;
+    } else cur += ch;
+  }
+  if (quote) return null;
+  if (cur || any) words.push(cur);
+  return words.length ? words : null;
 }
 
 /**
- * The command-line variable the child's environment holds with another value than this process started with, or
- * null. (One the child lacks runs nothing: a child given a small environment of its own is not refused for it.)
+ * Why the start of `words` (the program first) could run code it is given — '<program>', '<program> <option>' or
+ * '<VAR>' — or null when it may go ahead after this process took in what is not as approved. `env`: the child's.
  */
-export function commandLineVariable(env: ReadonlyMap<string, string>): string | null {
-  for (const v of ENV) if (env.has(v) && env.get(v) !== AT_START.get(v)) return v;
+export function startNotSafe(words: readonly string[], env: ReadonlyMap<string, string>, depth = 0): string | null {
+  for (const v of ENV) if (env.has(v) && env.get(v) !== AT_START.get(v)) return `with ${v} in its environment`;
+  const n = path.basename(words[0] ?? '');
+  if (INTERPRETERS.test(n)) return null;
+  if (SHELLS.test(n) && depth < 2) {
+    // `sh -c '<line>'` (also -lc, -ec): the line's own words, when it is a simple one
+    const c = words.findIndex((w, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(w));
+    const before = words.slice(1, c < 0 ? words.length : c);
+    const line = c < 0 ? undefined : words[c + 1];
+    const inner = line !== undefined && before.every((w) => /^-[A-Za-z]+$/.test(w)) ? simpleWords(line) : null;
+    if (inner && words.length === c + 2) return startNotSafe(inner, env, depth + 1) === null ? null : `${n} -c '${line}'`;
+    return n;
+  }
+  const safe = SAFE.find((e) => e.names.test(n));
+  if (!safe) return n;
+  const end = words.indexOf('--');
+  for (const w of words.slice(1, end < 0 ? words.length : end)) if (isCodeOption(w, safe.code)) return `${n} ${w}`;
   return null;
 }

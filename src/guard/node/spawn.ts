@@ -11,7 +11,7 @@ import { refuse } from './verdict';
 import { childMarks } from './taken';
 import { checkNative, nativeLibsAsApproved } from './native';
 import { execCheck } from './exec-check';
-import { commandLineVariable, inlineCode } from './inline';
+import { startNotSafe } from './inline';
 import { codeFromText } from './strings';
 
 // ------------------------------------------------------------------------------ the real interpreter, a child's loader
@@ -112,16 +112,15 @@ function childLoader(file: unknown, base: string, env: Map<string, string>): voi
 }
 
 /**
- * Code given to the program on its command line, or in a command-line variable this process set: text turned into
- * code, refused after this process took in what is not as approved (src/guard/CONTRACT.md, "Code on a command line").
+ * A start after this process took in what is not as approved: allowed only when it cannot run code it is given
+ * (inline.ts), else text turned into code — refused naming what was taken in (src/guard/CONTRACT.md, "Starts after
+ * taking in").
  */
-function commandLineCode(opts: { file?: unknown; args?: unknown }, base: string, env: ReadonlyMap<string, string>): void {
+function afterTakingInStart(opts: { file?: unknown; args?: unknown }, env: ReadonlyMap<string, string>): void {
   const args = Array.isArray(opts.args) ? (opts.args as unknown[]) : [];
-  const words = [opts.file, ...args.slice(1)].map((w) => (typeof w === 'string' ? w : ''));
-  const what = inlineCode(words, base);
-  if (what) codeFromText(words.join(' '), `spawn ${what}: code on its command line`, false, true);
-  const v = commandLineVariable(env);
-  if (v) codeFromText(env.get(v) ?? '', `spawn with ${v}: a command line in its environment`, false, true);
+  const words = [opts.file, ...args.slice(1)].map((w) => (typeof w === 'string' ? w : `${w as string}`));
+  const why = startNotSafe(words, env);
+  if (why) codeFromText(words.join(' ') || '?', `spawn ${why} (a program that may run code it is given)`, false, true);
 }
 
 /** Spawn options as ChildProcess.prototype.spawn, the spawn_sync binding and process.execve get them (file, args, cwd, envPairs). */
@@ -145,7 +144,7 @@ function prepareSpawn(o: unknown): void {
   }
   realInterpreter(opts, base, env.get('PATH'));
   execCheck(opts.file, opts.args, opts.cwd);
-  commandLineCode(opts, base, env);
+  afterTakingInStart(opts, env);
   for (const a of Array.isArray(opts.args) ? (opts.args as unknown[]) : []) {
     if (typeof a === 'string' && OPENSSL_FLAG.test(a))
       refuse({

@@ -316,6 +316,7 @@ export function installStrings(): void {
   }
   installVm();
   installWasm();
+  refuseShadowRealm();
   // process.binding: 'fs' reads with no name taken.ts sees (the whole workspace is compared at the next compile);
   // 'contextify' compiles text as vm does
   const P = process as unknown as { binding?: Fn };
@@ -485,6 +486,21 @@ export function guardRepl(mod: unknown): void {
 const RUNS =
   /^(Runtime\.(evaluate|compileScript|callFunctionOn|runScript)|Debugger\.(setScriptSource|evaluateOnCallFrame|setBreakpoint|setBreakpointByUrl|setBreakpointOnFunctionCall))$/;
 const inspected = new Set<unknown>();
+/**
+ * ShadowRealm (--experimental-shadow-realm): a realm has an eval and a Function of its own, which the guard is not
+ * in, and loads modules (importValue) past its hooks — a realm made before taking in ran text read after, and a new
+ * workspace module, unchecked (red team 18). No server needs it: it is refused when made.
+ */
+function refuseShadowRealm(): void {
+  const g = globalThis as { ShadowRealm?: unknown };
+  if (typeof g.ShadowRealm !== 'function') return;
+  const tail =
+    'a ShadowRealm has an eval and a module loader of its own, which the load guard is not in: MCP Gate refuses it (remove --experimental-shadow-realm)';
+  g.ShadowRealm = function ShadowRealm(): never {
+    refuse({ p: '(ShadowRealm)', rel: null, why: 'sink', sum: '', how: 'new ShadowRealm()', tail, rule: tail });
+  };
+}
+
 /** node:inspector's (and inspector/promises') Session: a method that runs text, after taking in, is refused. */
 export function guardInspector(mod: unknown): void {
   const proto = (mod as { Session?: { prototype?: Record<string, unknown> } } | null)?.Session?.prototype;

@@ -617,33 +617,38 @@ describe('Node load guard: text turned into code after the process took in a cha
   });
 });
 
-// Code on a command line (src/guard/CONTRACT.md, "Code on a command line (both guards)"; red team 17, n01 and n06):
-// a start that gives a program code in its arguments or in a command-line variable is text turned into code.
-describe('Node load guard: code on a command line, after taking in a changed file (inline.ts)', function () {
+// Starts after taking in (src/guard/CONTRACT.md, "Starts after taking in (both guards)"; red teams 17 and 18): once a
+// process took in a changed file, a start that could run code it is given is text turned into code; a safe one is not.
+describe('Node load guard: starts after taking in a changed file (inline.ts)', function () {
   this.timeout(180_000);
   after(cleanupTemp);
 
-  /** Each start, given the text of data.txt (`t`); each prints "ok" with the approved text. */
+  /** Each start, given the text of its data file (`t`); each prints "ok" with the approved text. */
   const STARTS: Record<string, string> = {
-    'execSync of a line (sh -c)': "cp.execSync(t).toString().trim()",
+    'execSync of a line (sh -c)': 'cp.execSync(t).toString().trim()',
     "sed's program text (GNU sed's e command runs a shell)": "cp.execFileSync('sed', ['-n', '-e', t, 'input.txt']).toString().trim()",
     'git -c with a command': "cp.execFileSync('git', ['-c', 'core.pager=' + t, '--version']).toString().startsWith('git version') ? 'ok' : 'no'",
-    'ssh -o ProxyCommand': "(() => { try { cp.execFileSync('ssh', ['-o', 'ProxyCommand=' + t, '-o', 'BatchMode=yes', 'h'], { stdio: 'pipe' }); } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e; } return 'ok'; })()",
+    'ssh -vo ProxyCommand (a cluster)':
+      "(() => { try { cp.execFileSync('ssh', ['-vo', 'ProxyCommand=' + t, '-o', 'BatchMode=yes', 'h'], { stdio: 'pipe' }); } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e; } return 'ok'; })()",
     'a command-line variable the process set (GIT_PAGER)': "cp.execFileSync('/bin/echo', ['ok'], { env: { ...process.env, GIT_PAGER: t } }).toString().trim()",
+    'a safe start after taking in (git --version, a simple sh -c line)':
+      "t && cp.execFileSync('git', ['--version']).toString().startsWith('git version') && cp.execSync('git --version').toString().startsWith('git version') ? 'ok' : 'no'",
   };
   const APPROVED: Record<string, string> = {
     'execSync of a line (sh -c)': 'echo ok',
     "sed's program text (GNU sed's e command runs a shell)": '1p',
     'git -c with a command': 'less',
-    'ssh -o ProxyCommand': 'false',
+    'ssh -vo ProxyCommand (a cluster)': 'false',
     'a command-line variable the process set (GIT_PAGER)': 'less',
+    'a safe start after taking in (git --version, a simple sh -c line)': 'x',
   };
-  const CHANGED: Record<string, string> = {
-    'execSync of a line (sh -c)': 'echo PWNED',
+  const CHANGED: Record<string, string | null> = {
+    'execSync of a line (sh -c)': 'echo PWNED >&2; echo ok',
     "sed's program text (GNU sed's e command runs a shell)": '1e echo PWNED',
     'git -c with a command': 'sh -c "echo PWNED >&2"',
-    'ssh -o ProxyCommand': 'sh -c "echo PWNED >&2"',
+    'ssh -vo ProxyCommand (a cluster)': 'sh -c "echo PWNED >&2"',
     'a command-line variable the process set (GIT_PAGER)': 'echo PWNED',
+    'a safe start after taking in (git --version, a simple sh -c line)': null, // changed, and still runs
   };
 
   for (const node of [process.execPath, vscodeNode()].filter((n): n is string => !!n))
@@ -662,13 +667,29 @@ describe('Node load guard: code on a command line, after taking in a changed fil
       fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
       names.forEach((w, i) => assert.match(run(ws, ['server.js', `c${i}`], {}, node).out, /ANSWER ok/, `${w}, after a README edit`));
       names.forEach((w, i) => {
-        fs.writeFileSync(path.join(ws.root, `data${i}.txt`), CHANGED[w]);
+        const changed = CHANGED[w];
+        fs.writeFileSync(path.join(ws.root, `data${i}.txt`), changed ?? 'y');
         const r = run(ws, ['server.js', `c${i}`], {}, node);
+        if (changed === null) {
+          assert.match(r.out, /ANSWER ok/, `${w}: ${r.out}${r.err}`);
+          return;
+        }
         assert.doesNotMatch(r.out + r.err, /PWNED/, w);
         assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, `${w}: ${r.out}${r.err}`);
-        assert.match(r.err, new RegExp(`refused spawn .*(code on its command line|a command line in its environment).*data${i}\\.txt \\(data${i}\\.txt\\): it changed since approval`), w);
+        assert.match(r.err, new RegExp(`refused spawn .* \\(a program that may run code it is given\\).*data${i}\\.txt \\(data${i}\\.txt\\): it changed since approval`), w);
       });
     });
+
+  it('a ShadowRealm (its own eval and module loader, which the guard is not in) is refused when made (red team 18)', () => {
+    const ws = workspace({
+      'server.js': SERVER,
+      'plugins/realm.js': "module.exports = () => new ShadowRealm().evaluate('1 + 1');\n",
+    });
+    approve(ws);
+    const r = run(ws, ['--experimental-shadow-realm', 'server.js', 'realm']);
+    assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, r.out + r.err);
+    assert.match(r.err, /a ShadowRealm has an eval and a module loader of its own/, r.err);
+  });
 
   it("Node's internal modules are refused to a require with no parent, or one that names the guard's file (red team 17, n17)", () => {
     const ws = workspace({
