@@ -1445,7 +1445,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
   });
 
-  it('red team 7p, 02: after taking in changed content, a shell line (shell=True, os.system, sh -c) or node -e is code from strings; plain programs (git status, echo) still start', () => {
+  it('red team 7p, 02: after taking in changed content, a shell line (shell=True, os.system, sh -c) is refused and python -c is refused by its own guard; plain programs (git status, echo) and a guarded interpreter start', () => {
     const ws = workspace(() => ({
       'server.py': [
         'import subprocess, sys, os',
@@ -1459,7 +1459,8 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "elif mode == 'system':",
         '    os.system(line)',
         "elif mode == 'node':",
-        "    subprocess.run([os.path.basename(sys.argv[2]) and sys.argv[2], '-e', 'require(\"child_process\").execSync(' + repr(line) + ')'])",
+        '# an interpreter is guarded itself (it refuses its own -e text): it starts, with the mark of what was taken in',
+        "    print(subprocess.run([sys.argv[2], '-p', 'process.env.MCP_GATE_GUARD_TOOK_IN || \"none\"'], capture_output=True, text=True).stdout)",
         '# red team 12, 04b, 05b, 05c: options before -c, a wrapper or find -exec before the shell',
         "elif mode == 'sh-o':",
         "    subprocess.run(['sh', '-o', 'errexit', '-c', line])",
@@ -1472,7 +1473,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "elif mode == 'stdbuf':",
         "    subprocess.run(['stdbuf', '-oL', 'sh', '-c', line])",
         "elif mode == 'python-W':",
-        "    subprocess.run([sys.executable, '-W', 'ignore', '-c', 'import os; os.system(%r)' % line])",
+        `    subprocess.run([sys.executable, '-S', ${JSON.stringify(GUARD)}, '-W', 'ignore', '-c', 'import os; os.system(%r)' % line], check=True)`,
         "elif mode == 'script-args':",
         "    subprocess.run([sys.executable, 'worker.py', '-c', 'cfg'], check=True)",
         "    subprocess.run(['wc', '-c', 'task.txt'], check=True, capture_output=True)",
@@ -1482,14 +1483,17 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       'task.txt': 'true\n',
       'worker.py': "import sys\nprint('worker', sys.argv[1:])\n",
     }));
-    const modes = ['shell', 'system', 'node', 'sh-o', 'sh+e', 'find', 'wrapped', 'stdbuf', 'python-W'];
-    for (const m of ['plain', 'script-args', ...modes]) assertRuns(ws, ['server.py', m, process.execPath], `approved, ${m}`);
+    const modes = ['shell', 'system', 'sh-o', 'sh+e', 'find', 'wrapped', 'stdbuf', 'python-W'];
+    for (const m of ['plain', 'script-args', 'node', ...modes]) assertRuns(ws, ['server.py', m, process.execPath], `approved, ${m}`);
     write(ws.root, { 'task.txt': `echo ran > ${ws.marker}\n` });
     for (const m of ['plain', 'script-args']) {
       const ok = run(ws, ['server.py', m, process.execPath]);
       assert.equal(ok.status, 0, ok.stderr);
       assert.deepEqual(report(ws), [], `${m}: an edited data file and plain programs (a script's own -c argument): nothing refused`);
     }
+    const node = run(ws, ['server.py', 'node', process.execPath]);
+    assert.equal(node.status, 0, node.stderr);
+    assert.match(node.stdout, /^\[.*"task\.txt".*\]$/m, 'node started with the mark of what was taken in');
     for (const m of modes) {
       const r = run(ws, ['server.py', m, process.execPath]);
       assert.notEqual(r.status, 0, `${m}: ${r.stdout}`);
@@ -1499,7 +1503,9 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         // a wrapper at the front (timeout) reads files no guard sees itself: the workspace differs, refused as such
         m === 'wrapped'
           ? /refused to load \S+task\.txt \(task\.txt\): it changed since approval$/m
-          : /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+ [^:]*: code on its command line/,
+          : m === 'python-W' // a guarded interpreter starts; its guard refuses its -c text
+            ? /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(-c \(the command line of a child/
+            : /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+: started after this process took in a file that is not as approved \(it may run code it is given\)\)/,
         m,
       );
       if (m === 'wrapped') assert.equal(report(ws)[0].how, 'spawn timeout (it reads workspace files no guard sees)');
@@ -1546,55 +1552,80 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     assert.deepEqual(JSON.parse(lists.stdout), [[...LOADER_EXACT].sort(), [...LOADER_PREFIXES]]);
   });
 
-  describe('code on a command line: the shared table command_lines.json (red team 17, q06)', () => {
-    // Each mode starts a fixed program line after reading task.txt: once task.txt changed, a line that gives a program
-    // code (GNU sed's `e` command, tar --to-command, git -c, ssh -o ProxyCommand, GIT_SSH_COMMAND) is refused before
-    // the start; an honest line is not, nor any line before anything changed.
-    const CODE = /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn [^:]*: code on its command line/;
+  describe('starts after taking in: a guarded interpreter, a safe program of command_lines.json or a simple sh -c line (red team 18)', () => {
+    // Each mode starts a fixed program line after reading task.txt (`before`: without reading it). Once task.txt
+    // changed, only a start the rule allows runs (CONTRACT.md, "Starts after taking in"); any other one — whatever
+    // program it is, known to run code or not — is refused while the workspace is not as approved.
+    const STARTED =
+      /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+: started after this process took in a file that is not as approved \(it may run code it is given\)\)/;
     function lineWorkspace(): Ws {
-      return workspace((w) => ({
+      const ws = workspace((w) => ({
         'server.py': [
           'import subprocess, sys, os',
-          "task = open('task.txt').read()",
+          "if sys.argv[2:] != ['before']:",
+          "    task = open('task.txt').read()",
           'mode = sys.argv[1]',
           `MARK = ${JSON.stringify(w.marker)}`,
+          `OUT = ${JSON.stringify(w.out)}`,
           'LINES = {',
-          "    'sed-e': ['sed', '-n', '-e', '1e echo SED-RAN > ' + MARK, 'data.txt'],",
-          "    'sed-sandbox': ['sed', '--sandbox', '-n', 's/server/srv/p', 'data.txt'],",
-          "    'tar': ['tar', '--to-command=touch ' + MARK, '--version'],",
-          "    'git-c': ['git', '-c', 'core.pager=touch ' + MARK, '--version'],",
-          "    'git': ['git', '--version'],",
-          "    'ssh-proxy': ['ssh', '-o', 'ProxyCommand=touch ' + MARK, 'x'],",
-          "    'ssh-proxy-joined': ['ssh', '-oproxycommand=touch ' + MARK, 'x'],",
-          "    'ssh-timeout': ['ssh', '-o', 'ConnectTimeout=1', '-V'],",
+          "    'sed-e': (['sed', '-n', '-e', '1e touch ' + MARK, 'data.txt'], ''),",
+          "    'gdb': (['gdb', '-nx', '-batch', '-ex', 'shell touch ' + MARK], ''),",
+          "    'ed': (['ed', '-s', 'data.txt'], '!touch ' + MARK + '\\nq\\n'),",
+          "    'sh-line': (['sh', '-c', 'touch ' + MARK + '; true'], ''),",
+          "    'xargs': (['xargs', 'touch', MARK], ''),",
+          "    'env-wrap': (['env', 'X=1', 'touch', MARK], ''),",
+          "    'tar-abbrev': (['tar', '--to-com=touch ' + MARK, '-xf', os.path.join(OUT, 'a.tar')], ''),",
+          "    'ssh-cluster': (['ssh', '-vo', 'ProxyCommand=touch ' + MARK, '-o', 'BatchMode=yes', 'x'], ''),",
+          "    'git-c': (['git', '-c', 'alias.zz=!touch ' + MARK, 'zz'], ''),",
+          "    'git-exec-path': (['git', '--exec-path=' + os.path.join(OUT, 'bin'), 'zz'], ''),",
+          "    'git-config-global': (['git', 'zz'], ''),",
+          "    'git': (['git', '--version'], ''),",
+          "    'git-status': (['git', 'status', '--short'], ''),",
+          "    'ls': (['ls', '-la'], ''),",
+          "    'sh-simple': (['sh', '-c', 'git --version'], ''),",
+          "    'rg': (['rg', '-n', 'server', 'data.txt'], ''),",
+          "    'grep': (['grep', '-n', 'server', 'data.txt'], ''),",
           '}',
-          "if mode == 'env':",
-          '# a value naming no file (one naming a writable place is refused whenever it is set: red team 7p, 03)',
-          "    subprocess.run(['git', '--version'], env={**os.environ, 'GIT_SSH_COMMAND': 'ssh -o BatchMode=yes'}, check=True)",
-          "elif mode == 'environ':",
-          "    os.environ['GIT_SSH_COMMAND'] = 'ssh -o BatchMode=yes'",
-          "    subprocess.run(['git', '--version'], check=True)",
-          'else:',
-          '    r = subprocess.run(LINES[mode], capture_output=True, text=True)',
-          '    print(r.stdout + r.stderr)',
+          'argv, stdin = LINES[mode]',
+          'env = None',
+          "if mode == 'git-config-global':",
+          "    env = {**os.environ, 'GIT_CONFIG_GLOBAL': 'gitconfig'}",
+          'r = subprocess.run(argv, capture_output=True, text=True, input=stdin, env=env, timeout=20)',
+          "print(r.stdout + r.stderr)",
           "print('APPROVED')",
           '',
         ].join('\n'),
         'task.txt': 'nothing\n',
         'data.txt': 'server\n',
+        'gitconfig': `[alias]\n\tzz = !touch ${w.marker}\n`,
       }));
+      write(ws.out, { 'bin/git-zz': `#!/bin/sh\ntouch ${ws.marker}\n`, 'data.txt': 'x\n' });
+      fs.chmodSync(path.join(ws.out, 'bin', 'git-zz'), 0o755);
+      const made = spawnSync('tar', ['-cf', 'a.tar', 'data.txt'], { cwd: ws.out, encoding: 'utf8' });
+      assert.equal(made.status, 0, made.stderr);
+      fs.rmSync(path.join(ws.out, 'data.txt'));
+      const init = spawnSync('git', ['init', '-q', '.'], { cwd: ws.root, encoding: 'utf8', env: { ...process.env, HOME: ws.out } });
+      assert.equal(init.status, 0, init.stderr);
+      approve(ws);
+      return ws;
     }
-    const refusedModes = ['sed-e', 'tar', 'git-c', 'ssh-proxy', 'ssh-proxy-joined', 'env', 'environ'];
-    const honestModes = ['sed-sandbox', 'git', 'ssh-timeout'];
+    const refusedModes = ['sed-e', 'gdb', 'ed', 'sh-line', 'xargs', 'env-wrap', 'tar-abbrev', 'ssh-cluster', 'git-c', 'git-exec-path', 'git-config-global'];
+    const allowedModes = ['git', 'git-status', 'ls', 'sh-simple', 'rg', 'grep'];
+    const WRAPPERS = ['xargs', 'env-wrap'];
 
-    it("after taking in a changed file: GNU sed's e command, tar --to-command, git -c, ssh -o ProxyCommand and GIT_SSH_COMMAND are code on the command line", () => {
+    it('after taking in a changed file: sed -e, gdb -ex, ed on its stdin, a sh -c line that is not simple, xargs and env wrappers, tar --to-com, ssh -vo ProxyCommand, git -c, git --exec-path and GIT_CONFIG_GLOBAL are refused; before, and after a README edit never read, they run', () => {
       const ws = lineWorkspace();
-      const before = run(ws, ['server.py', 'sed-e']);
-      assert.equal(before.status, 0, before.stderr);
-      assert.equal(fs.existsSync(ws.marker), true, 'before anything changed the same sed line runs (its e command too)');
-      fs.rmSync(ws.marker);
+      for (const m of refusedModes) {
+        const r = run(ws, ['server.py', m, 'before']);
+        assert.equal(r.status, 0, `${m}, before taking in: ${r.stderr}`);
+        assert.deepEqual(report(ws), [], `${m}, before taking in: nothing refused`);
+        assert.equal(fs.existsSync(ws.marker), true, `${m}: before anything was taken in the line runs (its code too)\n${r.stdout}`);
+        fs.rmSync(ws.marker);
+      }
       write(ws.root, { 'README.md': '# edited\n' });
-      for (const m of ['sed-e', 'git', 'git-c', 'env', 'environ']) {
+      // (xargs and env read files no guard sees themselves, and GIT_CONFIG_GLOBAL names a workspace file: refused
+      // while the workspace differs, whatever was taken in)
+      for (const m of refusedModes.filter((x) => !WRAPPERS.includes(x) && x !== 'git-config-global')) {
         const r = run(ws, ['server.py', m]);
         assert.equal(r.status, 0, `${m}, README edited (never read): ${r.stderr}`);
         assert.deepEqual(report(ws), [], `${m}: nothing refused`);
@@ -1605,24 +1636,29 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         const r = run(ws, ['server.py', m]);
         assert.notEqual(r.status, 0, `${m}: ${r.stdout}`);
         assert.equal(fs.existsSync(ws.marker), false, `${m}: the line ran`);
-        assert.match(r.stderr, CODE, m);
-        if (m === 'env' || m === 'environ')
-          assert.match(r.stderr, /spawn git with GIT_SSH_COMMAND in its environment: code on its command line/, m);
+        if (m === 'git-config-global')
+          // a variable naming a workspace file: refused by the environment check first
+          assert.match(r.stderr, /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn with GIT_CONFIG_GLOBAL=gitconfig in its environment/, m);
+        else if (WRAPPERS.includes(m))
+          assert.match(r.stderr, /refused to load \S+task\.txt \(task\.txt\): it changed since approval$/m, m);
+        else assert.match(r.stderr, STARTED, m);
         fs.rmSync(ws.report, { force: true });
       }
     });
 
-    it('after taking in a changed file: honest lines start (sed --sandbox without -e, git --version, ssh -o ConnectTimeout=1)', () => {
+    it('after taking in a changed file: git --version, git status, ls, sh -c with a simple line, rg and grep start', () => {
       const ws = lineWorkspace();
       write(ws.root, { 'task.txt': 'changed\n' });
-      for (const m of honestModes) {
+      for (const m of allowedModes) {
         const r = run(ws, ['server.py', m]);
         assert.equal(r.status, 0, `${m}: ${r.stderr}`);
         assert.match(r.stdout, /APPROVED/, m);
-        assert.doesNotMatch(r.stderr, /code on its command line/, m);
+        assert.doesNotMatch(r.stderr, /mcp-gate-guard/, m);
         assert.deepEqual(report(ws), [], `${m}: nothing refused`);
       }
-      assert.match(run(ws, ['server.py', 'sed-sandbox']).stdout, /^srv$/m, 'sed --sandbox ran');
+      assert.match(run(ws, ['server.py', 'sh-simple']).stdout, /^git version /m, 'sh -c ran git');
+      assert.match(run(ws, ['server.py', 'git-status']).stdout, /\?\? |M task\.txt|^\s*$/m, 'git status ran');
+      assert.match(run(ws, ['server.py', 'rg']).stdout, /^1:server$/m, 'rg ran');
     });
   });
 

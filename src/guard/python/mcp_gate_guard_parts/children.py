@@ -8,16 +8,17 @@ import sys
 from . import state, rule, places, compiles, programs, native, loaders
 
 
-def _check_start(items, cwd, env):
-    """Everything a start is given besides its arguments' files: its environment, code on its command line, the
-    program found along its PATH and the native libraries the dynamic loader maps for it."""
+def _check_start(items, cwd, env, words=None):
+    """Everything a start is given besides its arguments' files: its environment, a start after taking in (words: the
+    program then argv[1:] when items holds argv[0] too), the program found along its PATH and the native libraries
+    the dynamic loader maps for it."""
     try:
         base = os.fsdecode(cwd) if cwd is not None else os.getcwd()
     except (TypeError, OSError):
         base = '.'
     e = programs._env_dict(env)
     programs._check_env(env, base, items)
-    programs._check_inline(items, env, base)
+    programs._check_after_taking_in(items if words is None else words, env, base)
     if not items or state.BROKEN is not None:
         return
     try:
@@ -72,7 +73,9 @@ def _started(env):
 
 def _on_popen(args):      # subprocess.Popen: (executable, args, cwd, env)
     programs._check_program([args[0]] + _seq(args[1]), args[2])
-    _check_start([args[0]] + _seq(args[1]) if args[0] is not None else _seq(args[1]), args[2], args[3] if len(args) > 3 else None)
+    argv = _seq(args[1])
+    _check_start([args[0]] + argv if args[0] is not None else argv, args[2], args[3] if len(args) > 3 else None,
+                 [args[0]] + argv[1:] if args[0] is not None else None)
     _started(args[3] if len(args) > 3 else None)
     state._tls.popen = True                           # its _posixsubprocess.fork_exec is this start
 

@@ -5,7 +5,7 @@
 import os
 import sys
 from importlib import machinery as _M
-from . import state, rule, loaders, compiles, programs, installing
+from . import state, rule, loaders, compiles, installing
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -229,6 +229,42 @@ def _is_zip(data):
     return b'PK\x05\x06' in data[-65557:]
 
 
+def _multiprocessing_line(texts):
+    """True for the command line multiprocessing's spawn and forkserver start their interpreters with: a call of
+    their own entry point with constant arguments (no code of its own)."""
+    if not texts:
+        return False
+    text = texts[0]
+    if len(text) > 65536 or not text.startswith('from multiprocessing.'):
+        return False
+    import ast
+    state._tls.busy = True
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    finally:
+        state._tls.busy = False
+    if len(tree.body) != 2:
+        return False
+    imp, call = tree.body
+    if not (isinstance(imp, ast.ImportFrom) and imp.module in ('multiprocessing.spawn', 'multiprocessing.forkserver',
+                                                                 'multiprocessing.resource_tracker') and
+            len(imp.names) == 1 and imp.names[0].asname is None and imp.names[0].name in ('spawn_main', 'main')):
+        return False
+    c = call.value if isinstance(call, ast.Expr) else None
+    if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == imp.names[0].name):
+        return False
+    try:
+        for a in c.args:
+            ast.literal_eval(a)
+        for k in c.keywords:
+            ast.literal_eval(k.value)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    return True
+
+
 def _run(o, values):
     safe = bool(values.get('safe_path'))
     if o['command'] is not None:
@@ -239,7 +275,7 @@ def _run(o, values):
         # the interpreter's own command line, not text the process took in (red team 6p, case 06) — unless its parent
         # had taken in content that is not as approved: the text may be that content (red team 7p, case 01), so it
         # falls under the took-in rule like any text turned into code (multiprocessing's own line excepted)
-        exempt = state._took['in'] is None or programs._multiprocessing_line([o['command']])
+        exempt = state._took['in'] is None or _multiprocessing_line([o['command']])
         state._tls.busy = exempt
         try:
             if not exempt:

@@ -4,7 +4,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import re as _re
-from . import state, rule, reads, places
+from . import state, rule, reads, places, native
 
 
 def _words(arg):
@@ -420,33 +420,34 @@ def _check_env(env, base, items=()):
             rule._refuse(p, rel if kind == 'root' else None, 'sink', '', how)
 
 
-# Programs given code on their command line (a shell's -c, `perl -e`, GNU sed's `e` command, `git -c core.pager=`…):
-# after this process took in content that is not as approved, that text may be it (red team 7p, case 02; red team
-# 17). One table for both guards, command_lines.json beside this module (src/guard/CONTRACT.md, "Code on a command
-# line"), read once here; when it cannot be read every start after taking in is taken as code (fail closed).
+# Starts after taking in (src/guard/CONTRACT.md, "Starts after taking in (both guards)"). A list of programs given
+# code is never complete (gdb -ex, zip -TT, sqlite3 .shell, ed on its stdin: red teams 17 and 18), so after this
+# process took in content that is not as approved a start is allowed only when it is a guarded interpreter, a program
+# of the shared table's `safe` list given none of its `code` options (and no `env` variable changed), or a shell `-c`
+# simple line that is one of those; any other start only while the whole workspace is as approved. The table,
+# command_lines.json beside this module, is read once here; when it cannot be read no start after taking in is
+# allowed by it (fail closed).
 _TABLE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'command_lines.json')
 
 
 def _load_table(path):
-    """((names, code, takes, value, text, unless) per program, the env variables), its regexes compiled (`value`
-    case-insensitive); raises ValueError (or OSError) when the table is not as described in its `about`."""
+    """((names regex, frozenset of code options) per safe program, the env variables); raises ValueError (or
+    OSError) when the table is not as described in its `about`."""
     with open(path, 'rb') as f:
         t = state._parse_json(f.read().decode('utf-8-sig'))
-    if not isinstance(t, dict) or not isinstance(t.get('programs'), list) or not isinstance(t.get('env'), list):
-        raise ValueError('no "programs" and "env" lists')
-    progs = []
-    for p in t['programs']:
-        if not isinstance(p, dict) or not isinstance(p.get('names'), str) or not isinstance(p.get('text', False), bool):
-            raise ValueError('a program without "names"')
-        rx = {}
-        for k in ('code', 'takes', 'value', 'unless'):
-            if p.get(k) is not None and not isinstance(p[k], str):
-                raise ValueError('"%s" of %s is no regular expression' % (k, p['names']))
-            rx[k] = _re.compile(p[k], _re.I if k == 'value' else 0) if p.get(k) is not None else None
-        progs.append((_re.compile(p['names']), rx['code'], rx['takes'], rx['value'], p.get('text', False), rx['unless']))
+    if not isinstance(t, dict) or not isinstance(t.get('safe'), list) or not isinstance(t.get('env'), list):
+        raise ValueError('no "safe" and "env" lists')
+    safe = []
+    for p in t['safe']:
+        if not isinstance(p, dict) or not isinstance(p.get('names'), str):
+            raise ValueError('a safe program without "names"')
+        code = p.get('code', [])
+        if not isinstance(code, list) or not all(isinstance(c, str) and c for c in code):
+            raise ValueError('"code" of %s is not a list of words' % p['names'])
+        safe.append((_re.compile(p['names']), frozenset(code)))
     if not all(isinstance(v, str) and v for v in t['env']):
         raise ValueError('"env" is not a list of names')
-    return tuple(progs), tuple(t['env'])
+    return tuple(safe), tuple(t['env'])
 
 
 try:
@@ -454,127 +455,141 @@ try:
     _TABLE_ERROR = None
 except (OSError, ValueError, TypeError, _re.error, RecursionError, MemoryError) as _e:
     _TABLE, _TABLE_ENV = None, ()
-    _TABLE_ERROR = '%s could not be read (%s): every start is taken as code' % (_TABLE_FILE, _e)
+    _TABLE_ERROR = '%s could not be read (%s): no start after taking in is allowed by it' % (_TABLE_FILE, _e)
 
 
-def _option_value(a, nxt):
-    """The value option word a gives: a long one's after '=', a short one's letters after it (`-oProxyCommand=x`),
-    else the next word."""
-    if a.startswith('--') and '=' in a:
-        return a.split('=', 1)[1]
-    if _re.match(r'^-[A-Za-z].', a):
-        return a[2:]
-    return nxt if nxt is not None else ''
+def _code_option(w, code):
+    """The code option of `code` a word is, else None: the option itself (or a subcommand named so), `--long=value`,
+    a long option's abbreviation of at least `--` and three letters (`--to-com`), or a cluster of short options
+    holding a one-letter one (`-vo` holds `-o`; the rest of the cluster may be its value)."""
+    if w in code:
+        return w
+    if w.startswith('--'):
+        name = w.split('=', 1)[0]
+        if name in code:
+            return name
+        if len(name) >= 5:
+            for c in code:
+                if c.startswith('--') and c.startswith(name):
+                    return c
+        return None
+    if len(w) > 2 and w[0] == '-':
+        for c in code:
+            if len(c) == 2 and c[0] == '-' and c[1] in w[1:]:
+                return c
+    return None
 
 
-def _inline_code(items, base=''):
-    """'<program> <option>' when a start gives a program code on its command line, else None (the words read as
-    CONTRACT.md says; base: the child's working folder, where a word may name the script it runs)."""
+_SHELL_NAMES = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|rbash|hush)$')
+_SHELL_LONG = frozenset(('--norc', '--noprofile', '--posix', '--login', '--restricted', '--noediting'))
+_NOT_SIMPLE = _re.compile(r'[;&|<>()$`\\*?\[\]{}~!\n\r]')
+
+
+def _shell_line(words):
+    """A shell's words after its name: the `-c` line when they are options (`-e`, `-o errexit`, `+e`, a few long
+    ones) and a cluster with `c` followed by the line, else None."""
+    i = 0
+    while i < len(words):
+        a = words[i]
+        if a in _SHELL_LONG:
+            i += 1
+            continue
+        if not _re.match(r'^[-+][A-Za-z]+$', a):
+            return None
+        if 'c' in a[1:] and a[0] == '-':
+            if i + 1 >= len(words) or words[i + 1].startswith(('-', '+')):
+                return None
+            return words[i + 1]
+        i += 2 if a[-1] in 'oO' else 1      # `-o errexit`, `+O extglob`: an option and its name
+    return None
+
+
+def _env_changed(e):
+    """The first of the table's `env` variables the child's environment gives another value than this process had
+    when its guard started (a missing one does not count), else None."""
+    start = state._START['env']
+    for k in _TABLE_ENV:
+        v = (e or {}).get(k)
+        if v is not None and v != start.get(k):
+            return k
+    return None
+
+
+def _start_allowed(items, env=None, base='', depth=0):
+    """None when a start is allowed after taking in whatever the workspace holds (CONTRACT.md's cases 1 to 3), else
+    why not (items: the program file then argv[1:]; env None: this process's own)."""
     strs = []
     for x in items:
         try:
             strs.append(os.fsdecode(x))
         except TypeError:
-            strs.append('')
+            return 'an argument that is no text'
+    if not strs:
+        return 'no program'
     if _TABLE is None:
-        return '%s (%s)' % (os.path.basename(strs[0]) if strs else '(program)', _TABLE_ERROR)
-    # every word, not the first three: a wrapper or find's -exec can stand before the program (red team 12, 05c)
-    for at in range(len(strs)):
-        n = os.path.basename(strs[at])
-        for names, code, takes, value, text, unless in _TABLE:
-            if not names.match(n):
-                continue
-            if text and (unless is None or not any(unless.match(a) for a in strs[at + 1:])):
-                return '%s (its program text)' % n
-            i = at + 1
-            while i < len(strs):
-                a = strs[i]
-                if code is not None and code.match(a):
-                    if value is None or value.match(_option_value(a, strs[i + 1] if i + 1 < len(strs) else None)):
-                        if n.startswith(('python', 'pypy')) and _multiprocessing_line(strs[i + 1:i + 2]):
-                            break                     # multiprocessing starting its interpreter: no code of its own
-                        return '%s %s' % (n, a)
-                    i += 1                            # `ssh -o ConnectTimeout=1`: an option whose value is no code
-                    continue
-                if a == '--':
-                    break
-                if a.startswith(('-', '+')) or a == 'eval':
-                    # `sh -o errexit -c`, `sh +e -c`, `python -W ignore -c` (red team 12, 04b and 05b)
-                    i += 2 if takes is not None and takes.match(a) else 1
-                    continue
-                if a and os.path.isfile(os.path.join(base, a)):   # the script it runs: what follows is its own
-                    break
-                i += 1                                # a word naming no file: the program's, keep looking
-    return None
-
-
-def _env_code(items, env):
-    """'<program> with <VAR> in its environment' when the child's environment gives one of the table's `env`
-    variables (a command line git, ssh, a pager or an editor runs) a value other than this process had when its
-    guard started, else None."""
+        return _TABLE_ERROR
+    first, words = strs[0], strs[1:]
+    n = os.path.basename(first)
+    if n == 'busybox' and words and _SHELL_NAMES.match(words[0]):
+        n, words = words[0], words[1:]       # `busybox sh -c …`: its shell
     e = _env_dict(env)
-    if not e:
-        return None
-    start = state._START['env']
-    for k in _TABLE_ENV:
-        v = e.get(k)
-        if v is not None and v != start.get(k):
-            try:
-                n = os.path.basename(os.fsdecode(items[0])) if items else '(program)'
-            except TypeError:
-                n = '(program)'
-            return '%s with %s in its environment' % (n, k)
-    return None
+    if e is None:
+        return 'an environment the guard cannot read'
+    prog = native._which(first, e, base)
+    prog = os.path.realpath(prog) if prog is not None else None
+    if prog is not None and rule._where(prog)[0] is not None:
+        return 'the program is a file of the workspace or scratch'
+    if _INTERPRETER.match(n):
+        if _unguarded(strs[:1], base) is not None:
+            return 'an interpreter with no guard'
+        return None                          # 1. guarded itself: refuses its own -e/-c text after taking in
+    changed = _env_changed(e)
+    if changed is not None:
+        return '%s in its environment' % changed
+    for names, code in _TABLE:
+        if not names.match(n):
+            continue
+        for w in words:
+            if w == '--':
+                break
+            c = _code_option(w, code)
+            if c is not None:
+                return 'given %s' % (c if c == w else '%s (%s)' % (w[:80], c))
+        return None                          # 2. a safe program given none of its code options
+    if _SHELL_NAMES.match(n) and depth == 0:
+        line = _shell_line(words)
+        if line is None:
+            return 'a shell not given a -c line'
+        if _NOT_SIMPLE.search(line):
+            return 'a -c line that is not simple'
+        import shlex
+        try:
+            inner = shlex.split(line)
+        except ValueError:
+            return 'a -c line that is not simple'
+        if not inner:
+            return None
+        why = _start_allowed(inner, env, base, 1)
+        return None if why is None else 'a -c line: %s' % why    # 3.
+    return 'not a program the table knows to be safe'
 
 
-def _multiprocessing_line(texts):
-    """True for the command line multiprocessing's spawn and forkserver start their interpreters with: a call of
-    their own entry point with constant arguments (no code of its own)."""
-    if not texts:
-        return False
-    text = texts[0]
-    if len(text) > 65536 or not text.startswith('from multiprocessing.'):
-        return False
-    import ast
-    state._tls.busy = True
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    finally:
-        state._tls.busy = False
-    if len(tree.body) != 2:
-        return False
-    imp, call = tree.body
-    if not (isinstance(imp, ast.ImportFrom) and imp.module in ('multiprocessing.spawn', 'multiprocessing.forkserver',
-                                                                 'multiprocessing.resource_tracker') and
-            len(imp.names) == 1 and imp.names[0].asname is None and imp.names[0].name in ('spawn_main', 'main')):
-        return False
-    c = call.value if isinstance(call, ast.Expr) else None
-    if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == imp.names[0].name):
-        return False
-    try:
-        for a in c.args:
-            ast.literal_eval(a)
-        for k in c.keywords:
-            ast.literal_eval(k.value)
-    except (ValueError, TypeError, SyntaxError, RecursionError):
-        return False
-    return True
-
-
-def _check_inline(items, env=None, base=''):
-    """After taking in, a start given code on its command line or by a variable of its environment (env None: this
-    process's own, compared with its start too: the server can set os.environ['GIT_SSH_COMMAND'])."""
+def _check_after_taking_in(items, env=None, base=''):
+    """After taking in content that is not as approved, a start not allowed by _start_allowed runs only while every
+    file of root is as approved (and never after taking in a scratch file)."""
     t = state._took['in']
     if t is None:
         return
-    what = _inline_code(items, base) or _env_code(items, env)
-    if what is None:
+    why = _start_allowed(items, env, base)
+    if why is None:
         return
     v = places._workspace_as_approved()
     if v is None and t[1] is None:
         v = t                                    # content read outside the workspace (a scratch file)
     if v is not None:
-        rule._refuse(v[0], v[1], v[2], v[3], 'spawn %s: code on its command line, started after this process took in a '
-                'file that is not as approved (the text may be that file\'s)' % what)
+        try:
+            n = os.path.basename(os.fsdecode(items[0])) if items else '(program)'
+        except TypeError:
+            n = '(program)'
+        rule._refuse(v[0], v[1], v[2], v[3], 'spawn %s: started after this process took in a file that is not as '
+                'approved (it may run code it is given)' % n)
