@@ -116,10 +116,13 @@ function childLoader(file: unknown, base: string, env: Map<string, string>): voi
  * (inline.ts), else text turned into code — refused naming what was taken in (src/guard/CONTRACT.md, "Starts after
  * taking in").
  */
-function afterTakingInStart(opts: { file?: unknown; args?: unknown }, env: ReadonlyMap<string, string>): void {
+function afterTakingInStart(opts: { file?: unknown; args?: unknown }, base: string, env: ReadonlyMap<string, string>): void {
   const args = Array.isArray(opts.args) ? (opts.args as unknown[]) : [];
   const words = [opts.file, ...args.slice(1)].map((w) => (typeof w === 'string' ? w : `${w as string}`));
-  const why = startNotSafe(words, env);
+  // (a program that is a file of the workspace or a scratch folder is none of the table's, whatever its name)
+  const prog = typeof opts.file === 'string' ? programPath(opts.file, base, env.get('PATH')) : null;
+  const own = prog !== null && writable(real(prog) ?? prog);
+  const why = own ? `${path.basename(prog)}, a file of the workspace or a scratch folder,` : startNotSafe(words, env);
   if (why) codeFromText(words.join(' ') || '?', `spawn ${why} (a program that may run code it is given)`, false, true);
 }
 
@@ -144,7 +147,7 @@ function prepareSpawn(o: unknown): void {
   }
   realInterpreter(opts, base, env.get('PATH'));
   execCheck(opts.file, opts.args, opts.cwd);
-  afterTakingInStart(opts, env);
+  afterTakingInStart(opts, base, env);
   for (const a of Array.isArray(opts.args) ? (opts.args as unknown[]) : []) {
     if (typeof a === 'string' && OPENSSL_FLAG.test(a))
       refuse({

@@ -1505,7 +1505,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
           ? /refused to load \S+task\.txt \(task\.txt\): it changed since approval$/m
           : m === 'python-W' // a guarded interpreter starts; its guard refuses its -c text
             ? /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(-c \(the command line of a child/
-            : /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+: started after this process took in a file that is not as approved \(it may run code it is given\)\)/,
+            : /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+: started after this process took in a file that is not as approved \(it may run code it is given: .*\)\)/,
         m,
       );
       if (m === 'wrapped') assert.equal(report(ws)[0].how, 'spawn timeout (it reads workspace files no guard sees)');
@@ -1557,7 +1557,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     // changed, only a start the rule allows runs (CONTRACT.md, "Starts after taking in"); any other one — whatever
     // program it is, known to run code or not — is refused while the workspace is not as approved.
     const STARTED =
-      /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+: started after this process took in a file that is not as approved \(it may run code it is given\)\)/;
+      /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+: started after this process took in a file that is not as approved \(it may run code it is given: .*\)\)/;
     function lineWorkspace(): Ws {
       const ws = workspace((w) => ({
         'server.py': [

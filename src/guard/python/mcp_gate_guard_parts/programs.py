@@ -460,7 +460,7 @@ except (OSError, ValueError, TypeError, _re.error, RecursionError, MemoryError) 
 
 def _code_option(w, code):
     """The code option of `code` a word is, else None: the option itself (or a subcommand named so), `--long=value`,
-    a long option's abbreviation of at least `--` and three letters (`--to-com`), or a cluster of short options
+    a long option's abbreviation (`--to-com`; `--` and one letter or more, as getopt_long takes), or a cluster of short options
     holding a one-letter one (`-vo` holds `-o`; the rest of the cluster may be its value)."""
     if w in code:
         return w
@@ -468,7 +468,7 @@ def _code_option(w, code):
         name = w.split('=', 1)[0]
         if name in code:
             return name
-        if len(name) >= 5:
+        if len(name) >= 3:
             for c in code:
                 if c.startswith('--') and c.startswith(name):
                     return c
@@ -539,13 +539,13 @@ def _start_allowed(items, env=None, base='', depth=0):
     prog = os.path.realpath(prog) if prog is not None else None
     if prog is not None and rule._where(prog)[0] is not None:
         return 'the program is a file of the workspace or scratch'
+    changed = _env_changed(e)                # (also for an interpreter: the child's guard takes it as its own)
+    if changed is not None:
+        return '%s in its environment' % changed
     if _INTERPRETER.match(n):
         if _unguarded(strs[:1], base) is not None:
             return 'an interpreter with no guard'
         return None                          # 1. guarded itself: refuses its own -e/-c text after taking in
-    changed = _env_changed(e)
-    if changed is not None:
-        return '%s in its environment' % changed
     for names, code in _TABLE:
         if not names.match(n):
             continue
@@ -592,4 +592,4 @@ def _check_after_taking_in(items, env=None, base=''):
         except TypeError:
             n = '(program)'
         rule._refuse(v[0], v[1], v[2], v[3], 'spawn %s: started after this process took in a file that is not as '
-                'approved (it may run code it is given)' % n)
+                'approved (it may run code it is given: %s)' % (n, why))
