@@ -123,7 +123,7 @@ function afterTakingInStart(opts: { file?: unknown; args?: unknown }, base: stri
   const prog = typeof opts.file === 'string' ? programPath(opts.file, base, env.get('PATH')) : null;
   const own = prog !== null && writable(real(prog) ?? prog);
   const why = own ? `${path.basename(prog)}, a file of the workspace or a scratch folder,` : startNotSafe(words, env);
-  if (why) codeFromText(words.join(' ') || '?', `spawn ${why} (a program that may run code it is given)`, false, true);
+  if (why) codeFromText(words.join(' ') || '?', `spawn ${why} (a program that may run code it is given)`);
 }
 
 /** Spawn options as ChildProcess.prototype.spawn, the spawn_sync binding and process.execve get them (file, args, cwd, envPairs). */
