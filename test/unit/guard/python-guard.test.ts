@@ -1662,6 +1662,106 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     });
   });
 
+  describe('starts after taking in: the program is the file it resolves to, in a system folder, and PATH is as started (red team 19)', () => {
+    // A link or a copy named git or python3 in the home folder (or a folder put first in PATH) is none of the
+    // table's, whatever its name: what counts is the file it resolves to. And PATH, HOME, XDG_CONFIG_HOME and git's
+    // variables must be as the process started with (git runs `git-<alias>` from PATH).
+    const STARTED =
+      /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn \S+: started after this process took in a file that is not as approved \(it may run code it is given: (.*)\)\)/;
+    function nameWorkspace(): { ws: Ws; bin: string; gitbin: string } {
+      const ws = workspace((w) => ({
+        'server.py': [
+          'import subprocess, sys, os',
+          "if sys.argv[2:] != ['before']:",
+          "    task = open('task.txt').read()",
+          'mode = sys.argv[1]',
+          `MARK = ${JSON.stringify(w.marker)}`,
+          `GITBIN = ${JSON.stringify(path.join(w.out, 'gitbin'))}`,
+          'LINES = {',
+          "    'home-git': (['git', '-s'], 'touch ' + MARK + '\\n'),",
+          "    'home-python3': (['python3', '-s'], 'touch ' + MARK + '\\n'),",
+          "    'sh-fake-git': (['sh', '-c', 'git status'], ''),",
+          "    'path-changed': (['git', 'zz'], ''),",
+          "    'usr-bin-git': (['/usr/bin/git', '--version'], ''),",
+          "    'git-status': (['git', 'status', '--short'], ''),",
+          "    'venv-python': ([os.path.join(os.path.dirname(GITBIN), 'venv', 'bin', 'python'), '-V'], ''),",
+          '}',
+          'argv, stdin = LINES[mode]',
+          'env = None',
+          "if mode == 'path-changed':",
+          "    env = {**os.environ, 'PATH': GITBIN + ':' + os.environ['PATH']}",
+          'r = subprocess.run(argv, capture_output=True, text=True, input=stdin, env=env, timeout=20)',
+          "print(r.stdout + r.stderr)",
+          "print('APPROVED')",
+          '',
+        ].join('\n'),
+        'task.txt': 'nothing\n',
+      }));
+      // the home folder (HOME of the run, outside the workspace and scratch): bin/git and bin/python3 are links to
+      // /bin/sh; fake/git a script; gitbin/git-zz what `git zz` runs from PATH
+      const bin = path.join(ws.out, 'bin');
+      write(ws.out, { 'fake/git': `#!/bin/sh\ntouch ${ws.marker}\n`, 'gitbin/git-zz': `#!/bin/sh\ntouch ${ws.marker}\n` });
+      fs.mkdirSync(bin, { recursive: true });
+      fs.symlinkSync('/bin/sh', path.join(bin, 'git'));
+      fs.symlinkSync('/bin/sh', path.join(bin, 'python3'));
+      // a virtual environment's python: a link to the system's (what multiprocessing starts)
+      fs.mkdirSync(path.join(ws.out, 'venv', 'bin'), { recursive: true });
+      fs.symlinkSync(fs.realpathSync(PY), path.join(ws.out, 'venv', 'bin', 'python'));
+      for (const f of ['fake/git', 'gitbin/git-zz']) fs.chmodSync(path.join(ws.out, f), 0o755);
+      const init = spawnSync('git', ['init', '-q', '.'], { cwd: ws.root, encoding: 'utf8', env: { ...process.env, HOME: ws.out } });
+      assert.equal(init.status, 0, init.stderr);
+      approve(ws);
+      return { ws, bin, gitbin: path.join(ws.out, 'gitbin') };
+    }
+    const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
+    // each refused mode, with the PATH the server is started with (the home bin or the fake git's folder first: PATH
+    // itself is then as started, only what it finds is not a system program)
+    function refused(ws: Ws, bin: string): Record<string, [string, RegExp]> {
+      return {
+        'home-git': [`${bin}:${SYSTEM_PATH}`, /^the program is \S+\/bin\/git \(\/\S+\), not a file of the system's bin folders$/],
+        'home-python3': [`${bin}:${SYSTEM_PATH}`, /^the program is \S+\/bin\/python3 \(\/\S+\), not a file of the system's bin folders$/],
+        'sh-fake-git': [`${path.join(ws.out, 'fake')}:${SYSTEM_PATH}`, /^a -c line: the program is \S+\/fake\/git, not a file of the system's bin folders$/],
+        'path-changed': [SYSTEM_PATH, /^PATH in its environment$/],
+      };
+    }
+
+    it('after taking in a changed file: a link $HOME/bin/git or python3 to /bin/sh, sh -c "git status" finding a fake git along PATH, and git started with another PATH are refused; before taking in they run', () => {
+      const { ws, bin } = nameWorkspace();
+      for (const [m, [p]] of Object.entries(refused(ws, bin))) {
+        const r = run(ws, ['server.py', m, 'before'], true, { PATH: p });
+        assert.equal(r.status, 0, `${m}, before taking in: ${r.stderr}`);
+        assert.deepEqual(report(ws), [], `${m}, before taking in: nothing refused`);
+        assert.equal(fs.existsSync(ws.marker), true, `${m}: before anything was taken in the start runs (its code too)\n${r.stdout}`);
+        fs.rmSync(ws.marker);
+      }
+      write(ws.root, { 'task.txt': 'changed\n' });
+      for (const [m, [p, why]] of Object.entries(refused(ws, bin))) {
+        const r = run(ws, ['server.py', m], true, { PATH: p });
+        assert.notEqual(r.status, 0, `${m}: ${r.stdout}`);
+        assert.equal(fs.existsSync(ws.marker), false, `${m}: the start ran`);
+        const got = STARTED.exec(r.stderr);
+        assert.ok(got, `${m}: ${r.stderr}`);
+        assert.match(got[1], why, m);
+        fs.rmSync(ws.report, { force: true });
+      }
+    });
+
+    it("after taking in a changed file: /usr/bin/git --version, git status with PATH as started and a virtual environment's link to the system python run", () => {
+      const { ws } = nameWorkspace();
+      write(ws.root, { 'task.txt': 'changed\n' });
+      for (const m of ['usr-bin-git', 'git-status', 'venv-python']) {
+        const r = run(ws, ['server.py', m]);
+        assert.equal(r.status, 0, `${m}: ${r.stderr}`);
+        assert.match(r.stdout, /APPROVED/, m);
+        assert.doesNotMatch(r.stderr, /mcp-gate-guard/, m);
+        assert.deepEqual(report(ws), [], `${m}: nothing refused`);
+      }
+      assert.match(run(ws, ['server.py', 'usr-bin-git']).stdout, /^git version /m, '/usr/bin/git ran');
+      assert.match(run(ws, ['server.py', 'git-status']).stdout, /\?\? |M task\.txt/m, 'git status ran');
+      assert.match(run(ws, ['server.py', 'venv-python']).stdout, /^Python 3\./m, 'the venv python ran');
+    });
+  });
+
   it('red team 7p, 04 and 12: a changed file GNU readline or OpenSSL reads itself is taken in', () => {
     const ws = workspace(() => ({
       'server.py': [

@@ -447,14 +447,17 @@ def _load_table(path):
         safe.append((_re.compile(p['names']), frozenset(code)))
     if not all(isinstance(v, str) and v for v in t['env']):
         raise ValueError('"env" is not a list of names')
-    return tuple(safe), tuple(t['env'])
+    prefixes = t.get('env_prefixes', [])
+    if not isinstance(prefixes, list) or not all(isinstance(v, str) and v for v in prefixes):
+        raise ValueError('"env_prefixes" is not a list of words')
+    return tuple(safe), tuple(t['env']), tuple(prefixes)
 
 
 try:
-    _TABLE, _TABLE_ENV = _load_table(_TABLE_FILE)
+    _TABLE, _TABLE_ENV, _TABLE_ENV_PREFIXES = _load_table(_TABLE_FILE)
     _TABLE_ERROR = None
 except (OSError, ValueError, TypeError, _re.error, RecursionError, MemoryError) as _e:
-    _TABLE, _TABLE_ENV = None, ()
+    _TABLE, _TABLE_ENV, _TABLE_ENV_PREFIXES = None, (), ()
     _TABLE_ERROR = '%s could not be read (%s): no start after taking in is allowed by it' % (_TABLE_FILE, _e)
 
 
@@ -504,14 +507,60 @@ def _shell_line(words):
     return None
 
 
+# Besides the table's `env` and `env_prefixes`, what a start after taking in must be given as this process started
+# with (red team 19): PATH (git runs `git-<alias>` and a shell its words from it), the folders git and a shell read
+# their configuration from, and git's own variables and exported shell functions. (PS4, SHELLOPTS, BASHOPTS,
+# GCONV_PATH and BASH_FUNC_… are refused before that whatever was taken in: _CODE_VARS.)
+_START_ENV = ('PATH', 'HOME', 'XDG_CONFIG_HOME', 'GIT_COMMON_DIR')
+_START_ENV_PREFIXES = ('GIT_', 'BASH_FUNC_')
+
+
 def _env_changed(e):
-    """The first of the table's `env` variables the child's environment gives another value than this process had
-    when its guard started (a missing one does not count), else None."""
+    """The first of those variables (the table's `env`, a name starting with one of its `env_prefixes`, _START_ENV,
+    _START_ENV_PREFIXES) the child's environment gives another value than this process had when its guard started
+    (a missing one does not count), else None."""
     start = state._START['env']
-    for k in _TABLE_ENV:
-        v = (e or {}).get(k)
+    e = e or {}
+    prefixes = tuple(_TABLE_ENV_PREFIXES) + _START_ENV_PREFIXES
+    for k in tuple(_TABLE_ENV) + _START_ENV + tuple(sorted(k for k in e if k.startswith(prefixes))):
+        v = e.get(k)
         if v is not None and v != start.get(k):
             return k
+    return None
+
+
+# Where a program of the rule (a guarded interpreter, a safe program, a shell and its -c line's program) must be:
+# the folder it is found in and the file it is, links followed, one of the system's (or the sandbox's wrappers) — a
+# link or a copy anywhere else (the home folder, /tmp, /var/tmp, a version manager's folder, an editor's own node) is
+# none of the table's, whatever its name (red team 19, cases a31 to a36).
+_SYSTEM_DIRS = frozenset(('/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin', '/usr/local/sbin'))
+_SANDBOX_DIR = '/run/mcp-gate/'
+
+
+def _system_place(p):
+    return (os.path.dirname(p) in _SYSTEM_DIRS or p.startswith(_SANDBOX_DIR)) and not p.startswith(REAL_DIR)
+
+
+def _not_system(first, e, base, interpreter=False):
+    """Why the program `first` (a name looked up along the start's PATH, or a path from base) is not a system
+    program, else None. An interpreter may be found elsewhere (a virtual environment's bin/python, a link) when the
+    file it is, is a system interpreter: named as one, it is the wrapped binary in the sandbox."""
+    found = native._which(first, e, base)
+    if found is None:
+        return 'the program is not found'
+    try:
+        found = os.path.normpath(found)
+        real = os.path.realpath(found)
+        folder = os.path.realpath(os.path.dirname(found))
+    except (TypeError, ValueError, OSError):
+        return 'the program is not found'
+    if rule._where(real)[0] is not None:
+        return 'the program is a file of the workspace or scratch'
+    if interpreter and _system_place(real) and _INTERPRETER.match(os.path.basename(real)):
+        return None
+    if interpreter or not (_system_place(real) and _system_place(os.path.join(folder, os.path.basename(found)))):
+        return 'the program is %s, not a file of the system\'s bin folders' % (real if real == found else '%s (%s)'
+                                                                               % (found, real))
     return None
 
 
@@ -535,10 +584,9 @@ def _start_allowed(items, env=None, base='', depth=0):
     e = _env_dict(env)
     if e is None:
         return 'an environment the guard cannot read'
-    prog = native._which(first, e, base)
-    prog = os.path.realpath(prog) if prog is not None else None
-    if prog is not None and rule._where(prog)[0] is not None:
-        return 'the program is a file of the workspace or scratch'
+    where = _not_system(first, e, base, bool(_INTERPRETER.match(n)))      # (the program it is, not its name)
+    if where is not None:
+        return where
     changed = _env_changed(e)                # (also for an interpreter: the child's guard takes it as its own)
     if changed is not None:
         return '%s in its environment' % changed
