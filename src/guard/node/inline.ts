@@ -6,6 +6,7 @@
 // caller turns it into text turned into code (strings.ts). The table is shared with the Python guard.
 import path = require('node:path');
 import table from '../python/mcp_gate_guard_parts/command_lines.json';
+import { F, real } from './base';
 
 interface Safe {
   names: RegExp;
@@ -13,11 +14,28 @@ interface Safe {
 }
 const SAFE: Safe[] = (table.safe as { names: string; code: string[] }[]).map((e) => ({ names: new RegExp(e.names), code: e.code }));
 const ENV: readonly string[] = table.env;
-/** The command-line variables as this process had them when its guard started. */
-const AT_START = new Map(ENV.map((v) => [v, process.env[v]]));
+const PREFIXES: readonly string[] = (table as { env_prefixes?: string[] }).env_prefixes ?? [];
+/** The command-line variables as this process had them when its guard started (also every one of a prefix). */
+const AT_START = new Map(
+  Object.keys(process.env)
+    .filter(counted)
+    .map((v) => [v, process.env[v]]),
+);
+for (const v of ENV) AT_START.set(v, process.env[v]);
+function counted(v: string): boolean {
+  return ENV.includes(v) || PREFIXES.some((p) => v.startsWith(p));
+}
+/**
+ * Where a program of the table or an interpreter must be, by its real path: the system's folders and the sandbox's
+ * wrappers — never a file under HOME, /tmp, the workspace or a scratch folder, whatever its name (a link named `git`
+ * or `python3` to /bin/sh, an interpreter the sandbox does not wrap: red team 19).
+ */
+const SYSTEM = /^\/(usr\/(local\/)?(s?bin)|s?bin|run\/mcp-gate)\//;
 /** Interpreters that carry the guard (in the sandbox, its wrappers) and the mark of what this process took in. */
 const INTERPRETERS = /^(node|nodejs|python[\d.]*|pypy[\d.]*)$/;
-const SHELLS = /^(sh|bash|dash|zsh|ksh|mksh|ash|rbash)$/;
+/** Shells that, given -c without a login or interactive option, read no file of their own (BASH_ENV is in `env`):
+ * zsh reads ~/.zshenv and fish its config on every start, so they are not here (red team 19, a18). */
+const SHELLS = /^(sh|bash|dash|ash|rbash)$/;
 /** A shell line of words, spaces and plain quotes only: nothing the shell expands, redirects, chains or groups. */
 const SIMPLE = /^[^;&|<>()$`\\*?[\]{}~!\n\r]*$/;
 
@@ -34,6 +52,31 @@ export function isCodeOption(word: string, code: readonly string[]): boolean {
     }
   }
   return false;
+}
+
+/** What the table makes of a program's name: an interpreter, a shell, the safe entry it is (by index), or null. */
+function kind(n: string): string | null {
+  if (INTERPRETERS.test(n)) return 'interpreter';
+  if (SHELLS.test(n)) return 'shell';
+  const i = SAFE.findIndex((e) => e.names.test(n));
+  return i < 0 ? null : `safe ${i}`;
+}
+
+/** The real path of the file a program name starts (through PATH as the child has it), or null. */
+function programFile(name: string, cwd: string, pathVar: string | undefined): string | null {
+  const isFile = (p: string): boolean => {
+    try {
+      return F.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (name.includes('/')) return real(path.resolve(cwd, name));
+  for (const d of (pathVar ?? '').split(':')) {
+    const c = path.resolve(cwd, d || '.', name);
+    if (isFile(c)) return real(c);
+  }
+  return null;
 }
 
 /** A simple shell line split into its words (plain quotes removed), or null when it is not one. */
@@ -65,22 +108,28 @@ function simpleWords(line: string): string[] | null {
  * Why the start of `words` (the program first) could run code it is given — '<program>', '<program> <option>' or
  * '<VAR>' — or null when it may go ahead after this process took in what is not as approved. `env`: the child's.
  */
-export function startNotSafe(words: readonly string[], env: ReadonlyMap<string, string>, depth = 0): string | null {
-  for (const v of ENV) if (env.has(v) && env.get(v) !== AT_START.get(v)) return `with ${v} in its environment`;
+export function startNotSafe(words: readonly string[], env: ReadonlyMap<string, string>, cwd = process.cwd(), depth = 0): string | null {
+  for (const [v, value] of env) if (counted(v) && value !== AT_START.get(v)) return `with ${v} in its environment`;
   const n = path.basename(words[0] ?? '');
+  // (the table's programs and the interpreters count only as the system's own file of that kind: a link named `git`
+  // to /bin/sh is a shell, one in HOME is no system program)
+  const found = programFile(words[0] ?? '', cwd, env.get('PATH'));
+  if (kind(n) !== null && !(found !== null && SYSTEM.test(found) && kind(path.basename(found)) === kind(n)))
+    return `${n}, ${found !== null ? `at ${found}` : 'not found'}, not the system's own,`;
   if (INTERPRETERS.test(n)) return null;
   if (SHELLS.test(n) && depth < 2) {
     // `sh -c '<line>'` (also -lc, -ec): the line's own words, when it is a simple one
-    const c = words.findIndex((w, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(w));
+    // (only -c with -e and -u: -l and -i read startup files from HOME, -x prints PS4, -o takes an option's name)
+    const c = words.findIndex((w, i) => i > 0 && /^-[eu]*c[eu]*$/.test(w));
     const before = words.slice(1, c < 0 ? words.length : c);
     const line = c < 0 ? undefined : words[c + 1];
-    const inner = line !== undefined && before.every((w) => /^-[A-Za-z]+$/.test(w)) ? simpleWords(line) : null;
-    if (inner && words.length === c + 2) return startNotSafe(inner, env, depth + 1) === null ? null : `${n} -c '${line}'`;
+    const inner = line !== undefined && before.every((w) => /^-[eu]+$/.test(w)) ? simpleWords(line) : null;
+    if (inner && words.length === c + 2) return startNotSafe(inner, env, cwd, depth + 1) === null ? null : `${n} -c '${line}'`;
     return n;
   }
   const safe = SAFE.find((e) => e.names.test(n));
   if (!safe) return n;
-  const end = words.indexOf('--');
-  for (const w of words.slice(1, end < 0 ? words.length : end)) if (isCodeOption(w, safe.code)) return `${n} ${w}`;
+  // (every word, also after '--': find reads its expression after it, red team 19, a08)
+  for (const w of words.slice(1)) if (isCodeOption(w, safe.code)) return `${n} ${w}`;
   return null;
 }

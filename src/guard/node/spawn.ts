@@ -122,7 +122,7 @@ function afterTakingInStart(opts: { file?: unknown; args?: unknown }, base: stri
   // (a program that is a file of the workspace or a scratch folder is none of the table's, whatever its name)
   const prog = typeof opts.file === 'string' ? programPath(opts.file, base, env.get('PATH')) : null;
   const own = prog !== null && writable(real(prog) ?? prog);
-  const why = own ? `${path.basename(prog)}, a file of the workspace or a scratch folder,` : startNotSafe(words, env);
+  const why = own ? `${path.basename(prog)}, a file of the workspace or a scratch folder,` : startNotSafe(words, env, base);
   if (why) codeFromText(words.join(' ') || '?', `spawn ${why} (a program that may run code it is given)`);
 }
 

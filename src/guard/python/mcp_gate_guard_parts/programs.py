@@ -483,27 +483,22 @@ def _code_option(w, code):
     return None
 
 
-_SHELL_NAMES = _re.compile(r'^(sh|bash|dash|zsh|ksh|mksh|ash|fish|rbash|hush)$')
-_SHELL_LONG = frozenset(('--norc', '--noprofile', '--posix', '--login', '--restricted', '--noediting'))
+# (zsh reads ~/.zshenv and fish its config on every start, a login or interactive shell its startup files: only these
+# shells, given -c with -e or -u, read no file of their own — BASH_ENV is in the table's env; red team 19, a18)
+_SHELL_NAMES = _re.compile(r'^(sh|bash|dash|ash|rbash)$')
 _NOT_SIMPLE = _re.compile(r'[;&|<>()$`\\*?\[\]{}~!\n\r]')
 
 
 def _shell_line(words):
-    """A shell's words after its name: the `-c` line when they are options (`-e`, `-o errexit`, `+e`, a few long
-    ones) and a cluster with `c` followed by the line, else None."""
-    i = 0
-    while i < len(words):
-        a = words[i]
-        if a in _SHELL_LONG:
-            i += 1
-            continue
-        if not _re.match(r'^[-+][A-Za-z]+$', a):
-            return None
-        if 'c' in a[1:] and a[0] == '-':
-            if i + 1 >= len(words) or words[i + 1].startswith(('-', '+')):
+    """A shell's words after its name: the `-c` line when they are `-e`/`-u` options and a cluster of them with `c`
+    followed by the line, else None."""
+    for i, a in enumerate(words):
+        if _re.match(r'^-[eu]*c[eu]*$', a):
+            if i + 1 >= len(words) or i + 2 != len(words):
                 return None
             return words[i + 1]
-        i += 2 if a[-1] in 'oO' else 1      # `-o errexit`, `+O extglob`: an option and its name
+        if not _re.match(r'^-[eu]+$', a):
+            return None
     return None
 
 
@@ -597,9 +592,7 @@ def _start_allowed(items, env=None, base='', depth=0):
     for names, code in _TABLE:
         if not names.match(n):
             continue
-        for w in words:
-            if w == '--':
-                break
+        for w in words:                      # (also after '--': find reads its expression after it, a08)
             c = _code_option(w, code)
             if c is not None:
                 return 'given %s' % (c if c == w else '%s (%s)' % (w[:80], c))
