@@ -62,7 +62,10 @@ export const $ = {
   ) => string,
   isUint8Array: util.types.isUint8Array,
   allocUnsafeSlow: Buffer.allocUnsafeSlow,
-  fromUtf8: ((from) => (s: string) => from(s, 'utf8'))(Buffer.from) as (s: string) => Buffer,
+  fromUtf8: (
+    (from) => (s: string) =>
+      from(s, 'utf8')
+  )(Buffer.from) as (s: string) => Buffer,
   U8: Uint8Array,
   AB: ArrayBuffer,
   hash: cryptoParts.hash,

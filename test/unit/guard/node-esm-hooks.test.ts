@@ -42,7 +42,12 @@ function approved(files: Record<string, string>): Ws {
 function run(node: string, ws: Ws): { status: number | null; out: string } {
   const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest };
   delete env.NODE_OPTIONS;
-  const r = spawnSync(node, ['--expose-internals', '--require', GUARD, 'server.js'], { cwd: ws.root, env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(node, ['--expose-internals', '--require', GUARD, 'server.js'], {
+    cwd: ws.root,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -103,14 +108,18 @@ describe("Node load guard: module hooks of the server's own (module.register, th
       fs.writeFileSync(path.join(ws.root, 'cfg.json'), '{"v":"ok"}' + payload(ws));
       r = run(node, ws);
       assert.ok(!fs.existsSync(ws.marker), `the changed text ran: ${r.out}`);
-      assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD .*virtual:cfg: text turned into code.*\(cfg\.json\): it changed since approval/, r.out);
+      assert.match(
+        r.out,
+        /FAILED ERR_MCP_GATE_GUARD .*virtual:cfg: text turned into code.*\(cfg\.json\): it changed since approval/,
+        r.out,
+      );
       assert.match(fs.readFileSync(ws.report, 'utf8'), /"rel":"cfg.json","why":"changed".*"took":true/);
     });
 
     it(`${v}: a transpiled file with text its hook added from a changed file it read is refused (source that is not the file's bytes)`, () => {
       const ws = approved({
         'server.js': SERVER,
-        'hooks.mjs': hooks("'{\"v\":\"ok\"}'", "fs.readFileSync(new URL('cfg.json', W), 'utf8')"),
+        'hooks.mjs': hooks('\'{"v":"ok"}\'', "fs.readFileSync(new URL('cfg.json', W), 'utf8')"),
         'lib.ts': LIB,
         'cfg.json': '// nothing\n',
       });
@@ -125,7 +134,7 @@ describe("Node load guard: module hooks of the server's own (module.register, th
     it(`${v}: a transpiler whose hook adds what a program it started printed of a changed file is refused (the loader thread's programs are guarded)`, () => {
       const ws = approved({
         'server.js': SERVER,
-        'hooks.mjs': hooks("'{\"v\":\"ok\"}'", "cp.execFileSync('cat', ['cfg.json'], { cwd: W, encoding: 'utf8' })"),
+        'hooks.mjs': hooks('\'{"v":"ok"}\'', "cp.execFileSync('cat', ['cfg.json'], { cwd: W, encoding: 'utf8' })"),
         'lib.ts': LIB,
         'cfg.json': '// nothing\n',
       });
@@ -138,7 +147,7 @@ describe("Node load guard: module hooks of the server's own (module.register, th
     });
 
     it(`${v}: an honest hook (a virtual module of constant text, a transpiler) runs unchanged and after a README edit`, () => {
-      const ws = approved({ 'server.js': SERVER, 'hooks.mjs': hooks("'{\"v\":\"ok\"}'"), 'lib.ts': LIB });
+      const ws = approved({ 'server.js': SERVER, 'hooks.mjs': hooks('\'{"v":"ok"}\''), 'lib.ts': LIB });
       let r = run(node, ws);
       assert.match(r.out, /ANSWER ok 4/, r.out);
       fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited by the person\n');
@@ -160,7 +169,14 @@ describe("Node load guard: module hooks of the server's own (module.register, th
         const tsx = (): string => {
           const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest };
           delete env.NODE_OPTIONS;
-          const args = ['--expose-internals', '--require', GUARD, '--import', path.join(ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs'), 'server.ts'];
+          const args = [
+            '--expose-internals',
+            '--require',
+            GUARD,
+            '--import',
+            path.join(ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs'),
+            'server.ts',
+          ];
           const r = spawnSync(node, args, { cwd: ws.root, env, encoding: 'utf8', timeout: 60_000 });
           return `${r.stdout}${r.stderr}`;
         };

@@ -159,7 +159,11 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     fs.chmodSync(path.join(ws.root, 'tools/run.sh'), 0o755);
     for (const how of ['digest', 'accessor']) {
       const r = run(ws, ['server.js', how]);
-      assert.match(r.stdout, how === 'digest' ? /spawn approved-script/ : /spawn (approved-script|ERR_MCP_GATE_GUARD)/, `${how}: ${r.stdout}${r.stderr}`);
+      assert.match(
+        r.stdout,
+        how === 'digest' ? /spawn approved-script/ : /spawn (approved-script|ERR_MCP_GATE_GUARD)/,
+        `${how}: ${r.stdout}${r.stderr}`,
+      );
     }
     fs.writeFileSync(path.join(ws.root, 'tools/run.sh'), '#!/bin/sh\necho CHANGED-RAN\n');
     for (const how of ['digest', 'accessor']) {
@@ -184,7 +188,12 @@ describe('Node load guard: fail closed when its own check cannot run (errors, re
     const runWith = (node: string) => {
       const env: Record<string, string | undefined> = { ...process.env, MCP_GATE_GUARD: ws.manifest };
       delete env.NODE_OPTIONS;
-      const r = spawnSync(node, ['--expose-internals', '--require', GUARD, 'server.js'], { cwd: ws.root, env, encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(node, ['--expose-internals', '--require', GUARD, 'server.js'], {
+        cwd: ws.root,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       return `${r.stdout}${r.stderr}`;
     };
     for (const node of nodes) assert.match(runWith(node), /approved-script/, node);

@@ -627,10 +627,12 @@ describe('Node load guard: starts after taking in a changed file (inline.ts)', f
   const STARTS: Record<string, string> = {
     'execSync of a line (sh -c)': 'cp.execSync(t).toString().trim()',
     "sed's program text (GNU sed's e command runs a shell)": "cp.execFileSync('sed', ['-n', '-e', t, 'input.txt']).toString().trim()",
-    'git -c with a command': "cp.execFileSync('git', ['-c', 'core.pager=' + t, '--version']).toString().startsWith('git version') ? 'ok' : 'no'",
+    'git -c with a command':
+      "cp.execFileSync('git', ['-c', 'core.pager=' + t, '--version']).toString().startsWith('git version') ? 'ok' : 'no'",
     'ssh -vo ProxyCommand (a cluster)':
       "(() => { try { cp.execFileSync('ssh', ['-vo', 'ProxyCommand=' + t, '-o', 'BatchMode=yes', 'h'], { stdio: 'pipe' }); } catch (e) { if (e.code === 'ERR_MCP_GATE_GUARD') throw e; } return 'ok'; })()",
-    'a command-line variable the process set (GIT_PAGER)': "cp.execFileSync('/bin/echo', ['ok'], { env: { ...process.env, GIT_PAGER: t } }).toString().trim()",
+    'a command-line variable the process set (GIT_PAGER)':
+      "cp.execFileSync('/bin/echo', ['ok'], { env: { ...process.env, GIT_PAGER: t } }).toString().trim()",
     'a safe start after taking in (git --version, a simple sh -c line)':
       "t && cp.execFileSync('git', ['--version']).toString().startsWith('git version') && cp.execSync('git --version').toString().startsWith('git version') ? 'ok' : 'no'",
   };
@@ -676,7 +678,13 @@ describe('Node load guard: starts after taking in a changed file (inline.ts)', f
         }
         assert.doesNotMatch(r.out + r.err, /PWNED/, w);
         assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, `${w}: ${r.out}${r.err}`);
-        assert.match(r.err, new RegExp(`refused spawn .* \\(a program that may run code it is given\\).*data${i}\\.txt \\(data${i}\\.txt\\): it changed since approval`), w);
+        assert.match(
+          r.err,
+          new RegExp(
+            `refused spawn .* \\(a program that may run code it is given\\).*data${i}\\.txt \\(data${i}\\.txt\\): it changed since approval`,
+          ),
+          w,
+        );
       });
     });
 

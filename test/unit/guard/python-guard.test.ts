@@ -1591,13 +1591,13 @@ describe('python load guard (mcp_gate_guard.py)', function () {
           "if mode == 'git-config-global':",
           "    env = {**os.environ, 'GIT_CONFIG_GLOBAL': 'gitconfig'}",
           'r = subprocess.run(argv, capture_output=True, text=True, input=stdin, env=env, timeout=20)',
-          "print(r.stdout + r.stderr)",
+          'print(r.stdout + r.stderr)',
           "print('APPROVED')",
           '',
         ].join('\n'),
         'task.txt': 'nothing\n',
         'data.txt': 'server\n',
-        'gitconfig': `[alias]\n\tzz = !touch ${w.marker}\n`,
+        gitconfig: `[alias]\n\tzz = !touch ${w.marker}\n`,
       }));
       write(ws.out, { 'bin/git-zz': `#!/bin/sh\ntouch ${ws.marker}\n`, 'data.txt': 'x\n' });
       fs.chmodSync(path.join(ws.out, 'bin', 'git-zz'), 0o755);
@@ -1609,7 +1609,19 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       approve(ws);
       return ws;
     }
-    const refusedModes = ['sed-e', 'gdb', 'ed', 'sh-line', 'xargs', 'env-wrap', 'tar-abbrev', 'ssh-cluster', 'git-c', 'git-exec-path', 'git-config-global'];
+    const refusedModes = [
+      'sed-e',
+      'gdb',
+      'ed',
+      'sh-line',
+      'xargs',
+      'env-wrap',
+      'tar-abbrev',
+      'ssh-cluster',
+      'git-c',
+      'git-exec-path',
+      'git-config-global',
+    ];
     const allowedModes = ['git', 'git-status', 'ls', 'sh-simple', 'rg', 'grep'];
     const WRAPPERS = ['xargs', 'env-wrap'];
 
@@ -1638,9 +1650,12 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         assert.equal(fs.existsSync(ws.marker), false, `${m}: the line ran`);
         if (m === 'git-config-global')
           // a variable naming a workspace file: refused by the environment check first
-          assert.match(r.stderr, /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn with GIT_CONFIG_GLOBAL=gitconfig in its environment/, m);
-        else if (WRAPPERS.includes(m))
-          assert.match(r.stderr, /refused to load \S+task\.txt \(task\.txt\): it changed since approval$/m, m);
+          assert.match(
+            r.stderr,
+            /refused to load \S+task\.txt \(task\.txt\): it changed since approval \(spawn with GIT_CONFIG_GLOBAL=gitconfig in its environment/,
+            m,
+          );
+        else if (WRAPPERS.includes(m)) assert.match(r.stderr, /refused to load \S+task\.txt \(task\.txt\): it changed since approval$/m, m);
         else assert.match(r.stderr, STARTED, m);
         fs.rmSync(ws.report, { force: true });
       }
@@ -1691,7 +1706,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
           "if mode == 'path-changed':",
           "    env = {**os.environ, 'PATH': GITBIN + ':' + os.environ['PATH']}",
           'r = subprocess.run(argv, capture_output=True, text=True, input=stdin, env=env, timeout=20)',
-          "print(r.stdout + r.stderr)",
+          'print(r.stdout + r.stderr)',
           "print('APPROVED')",
           '',
         ].join('\n'),
@@ -1720,7 +1735,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       return {
         'home-git': [`${bin}:${SYSTEM_PATH}`, /^the program is \S+\/bin\/git \(\/\S+\), not a file of the system's bin folders$/],
         'home-python3': [`${bin}:${SYSTEM_PATH}`, /^the program is \S+\/bin\/python3 \(\/\S+\), not a file of the system's bin folders$/],
-        'sh-fake-git': [`${path.join(ws.out, 'fake')}:${SYSTEM_PATH}`, /^a -c line: the program is \S+\/fake\/git, not a file of the system's bin folders$/],
+        'sh-fake-git': [
+          `${path.join(ws.out, 'fake')}:${SYSTEM_PATH}`,
+          /^a -c line: the program is \S+\/fake\/git, not a file of the system's bin folders$/,
+        ],
         'path-changed': [SYSTEM_PATH, /^PATH in its environment$/],
       };
     }
