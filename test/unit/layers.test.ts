@@ -6,7 +6,8 @@
 // webview/browser and webview/main.ts (the bundle) import nothing from Node and nothing from webview/node (the
 // extension host's side), and the bundle (webview/main.ts and all it imports) reaches no Node module. `src/guard`
 // (the load guard, run inside servers' processes as its own bundle) imports only Node's built-ins and the files
-// beside it in its own folder (`./x`: src/guard/node is split by concept, bundled into one file), and nothing
+// beside it in its own folder (`./x`: src/guard/node is split by concept, bundled into one file; and the tables it
+// shares with the Python guard, `../python/mcp_gate_guard_parts/*.json`), and nothing
 // imports it. `src/netshim` (the network shim, preloaded into contained servers' processes as its own bundle) keeps
 // the same rule as `src/guard`.
 import assert from 'node:assert/strict';
@@ -36,6 +37,8 @@ const NODE_BUILTIN = new RegExp(`^(node:.*|(${builtinModules.join('|')})(/.*)?)$
 /** A package name that is not a Node built-in (`undici`, `@scope/x/sub`): code the guard would have to carry. */
 /** A relative import that is not a sibling file of the same folder (`./manifest`): the guard's files import only each other. */
 const NOT_SIBLING = /^(?!\.\/[\w-]+$)\./;
+/** The same for the Node guard, which also reads the tables both guards share (data, in the Python guard's parts). */
+const NOT_SIBLING_OR_TABLE = /^(?!\.\/[\w-]+$|\.\.\/python\/mcp_gate_guard_parts\/[\w-]+\.json$)\./;
 const NOT_BUILTIN_PACKAGE = new RegExp(`^(?!(node:|(${builtinModules.join('|')})(/|$)))@?[a-z0-9][\\w.-]*(/[\\w.-]+)*$`);
 
 const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
@@ -78,7 +81,8 @@ const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
   'webview/browser': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/node'], modules: [/^vscode$/, NODE_BUILTIN] },
   'webview/node': { layers: ['guard', 'netshim', 'cli', 'vscode', 'webview/browser'], modules: [/^vscode$/] },
   other: { layers: ['guard', 'netshim', 'cli'], modules: [] },
-  // The load guard runs inside servers' own processes, its own bundle: Node's built-ins and its own files beside it.
+  // The load guard runs inside servers' own processes, its own bundle: Node's built-ins and its own files beside it
+  // (and the tables it shares with the Python guard, command_lines.json).
   guard: {
     layers: [
       'netshim',
@@ -94,7 +98,7 @@ const FORBIDDEN: Record<Layer, { layers: Layer[]; modules: RegExp[] }> = {
       'webview/node',
       'other',
     ],
-    modules: [NOT_SIBLING, NOT_BUILTIN_PACKAGE],
+    modules: [NOT_SIBLING_OR_TABLE, NOT_BUILTIN_PACKAGE],
   },
   // The network shim runs inside servers' own processes too, its own bundle: the same rule.
   netshim: {
