@@ -8,7 +8,7 @@ import path = require('node:path');
 import { $, F, MANIFEST, real, tokenize, VAR, withOurOptions } from './base';
 import { writable } from './manifest';
 import { refuse } from './verdict';
-import { childMarks } from './taken';
+import { childMarks, mayHaveTakenIn } from './taken';
 import { checkNative, nativeLibsAsApproved } from './native';
 import { execCheck } from './exec-check';
 import { startNotSafe } from './inline';
@@ -117,6 +117,7 @@ function childLoader(file: unknown, base: string, env: Map<string, string>): voi
  * taking in").
  */
 function afterTakingInStart(opts: { file?: unknown; args?: unknown }, base: string, env: ReadonlyMap<string, string>): void {
+  if (!mayHaveTakenIn()) return; // (nothing taken in: no lookup of the program, no stat along PATH, on every start)
   const args = Array.isArray(opts.args) ? (opts.args as unknown[]) : [];
   const words = [opts.file, ...args.slice(1)].map((w) => (typeof w === 'string' ? w : `${w as string}`));
   // (a program that is a file of the workspace or a scratch folder is none of the table's, whatever its name)
