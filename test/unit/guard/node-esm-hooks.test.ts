@@ -116,34 +116,25 @@ describe("Node load guard: module hooks of the server's own (module.register, th
       assert.match(fs.readFileSync(ws.report, 'utf8'), /"rel":"cfg.json","why":"changed".*"took":true/);
     });
 
-    it(`${v}: a transpiled file with text its hook added from a changed file it read is refused (source that is not the file's bytes)`, () => {
-      const ws = approved({
-        'server.js': SERVER,
-        'hooks.mjs': hooks('\'{"v":"ok"}\'', "fs.readFileSync(new URL('cfg.json', W), 'utf8')"),
-        'lib.ts': LIB,
-        'cfg.json': '// nothing\n',
-      });
+    /** A transpiler whose hook adds `extra` (read from cfg.json): answers approved; after cfg.json changes, what it said. */
+    const attackedThrough = (extra: string): string => {
+      const ws = approved({ 'server.js': SERVER, 'hooks.mjs': hooks('\'{"v":"ok"}\'', extra), 'lib.ts': LIB, 'cfg.json': '// nothing\n' });
       let r = run(node, ws);
       assert.match(r.out, /ANSWER ok 4/, r.out);
       fs.writeFileSync(path.join(ws.root, 'cfg.json'), payload(ws).slice(1));
       r = run(node, ws);
       assert.ok(!fs.existsSync(ws.marker), `the changed text ran: ${r.out}`);
-      assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD .*lib\.ts \(text a module hook.*\(cfg\.json\): it changed since approval/, r.out);
+      return r.out;
+    };
+
+    it(`${v}: a transpiled file with text its hook added from a changed file it read is refused (source that is not the file's bytes)`, () => {
+      const out = attackedThrough("fs.readFileSync(new URL('cfg.json', W), 'utf8')");
+      assert.match(out, /FAILED ERR_MCP_GATE_GUARD .*lib\.ts \(text a module hook.*\(cfg\.json\): it changed since approval/, out);
     });
 
     it(`${v}: a transpiler whose hook adds what a program it started printed of a changed file is refused (the loader thread's programs are guarded)`, () => {
-      const ws = approved({
-        'server.js': SERVER,
-        'hooks.mjs': hooks('\'{"v":"ok"}\'', "cp.execFileSync('cat', ['cfg.json'], { cwd: W, encoding: 'utf8' })"),
-        'lib.ts': LIB,
-        'cfg.json': '// nothing\n',
-      });
-      let r = run(node, ws);
-      assert.match(r.out, /ANSWER ok 4/, r.out);
-      fs.writeFileSync(path.join(ws.root, 'cfg.json'), payload(ws).slice(1));
-      r = run(node, ws);
-      assert.ok(!fs.existsSync(ws.marker), `the changed text ran: ${r.out}`);
-      assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD .*\(cfg\.json\): it changed since approval/, r.out);
+      const out = attackedThrough("cp.execFileSync('cat', ['cfg.json'], { cwd: W, encoding: 'utf8' })");
+      assert.match(out, /FAILED ERR_MCP_GATE_GUARD .*\(cfg\.json\): it changed since approval/, out);
     });
 
     it(`${v}: an honest hook (a virtual module of constant text, a transpiler) runs unchanged and after a README edit`, () => {
