@@ -106,6 +106,7 @@ export const CLI_FILES = [
   'guard/mcp_gate_guard_parts/loaders.py',
   'guard/mcp_gate_guard_parts/reads.py',
   'guard/mcp_gate_guard_parts/places.py',
+  'guard/mcp_gate_guard_parts/gitfiles.py',
   'guard/mcp_gate_guard_parts/compiles.py',
   'guard/mcp_gate_guard_parts/engines.py',
   'guard/mcp_gate_guard_parts/programs.py',
@@ -115,5 +116,6 @@ export const CLI_FILES = [
   'guard/mcp_gate_guard_parts/audit.py',
   'guard/mcp_gate_guard_parts/installing.py',
   'guard/mcp_gate_guard_parts/cmdline.py',
+  'guard/mcp_gate_guard_parts/command_lines.json',
   'netshim/net-shim.cjs',
 ];

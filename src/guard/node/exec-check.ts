@@ -386,6 +386,14 @@ export function execCheck(file: unknown, args: unknown, cwd: unknown): void {
         if (elfInWritable(c)) checkNative(c, 'exec (native code an argument names)', START_LIBRARY_PATH, true);
     }
   }
+  // A V8 startup snapshot node starts from (`--snapshot-blob f` or `--snapshot-blob=f`, also in a shell line): its
+  // code runs as the program, deserialised, never compiled where a guard sees it (red team 20, r17): checked as code.
+  const all = [...words.keys()];
+  for (const [i, a] of all.entries()) {
+    const blob = a === '--snapshot-blob' ? all[i + 1] : a.startsWith('--snapshot-blob=') ? a.slice('--snapshot-blob='.length) : undefined;
+    const rp = blob ? realOrWhy(path.resolve(base, blob)) : null;
+    if (typeof rp === 'string') check(rp, 'exec');
+  }
   // After the files it is given: what it may read besides them must be as approved too.
   if (reads) workspaceAsApproved(`spawn ${reads} (it reads workspace files no guard sees)`);
 }

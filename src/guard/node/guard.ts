@@ -38,7 +38,7 @@ import { installSqlite } from './sqlite';
 import { installWorkers } from './workers';
 import { startMarks } from './taken';
 import { installReads } from './reads';
-import { installStrings } from './strings';
+import { installStrings, textEntry } from './strings';
 
 export { check } from './verdict';
 export { readElfDynamic } from './elf';
@@ -65,6 +65,7 @@ function install(): void {
   installChildren();
   installWorkers();
   installEsm();
+  if (wt.isMainThread) textEntry();
 }
 
 if (ACTIVE) {

@@ -7,12 +7,20 @@
 import path = require('node:path');
 import table from '../python/mcp_gate_guard_parts/command_lines.json';
 import { F, real } from './base';
+import { gitObeysChanged } from './git';
 
 interface Safe {
   names: RegExp;
   code: readonly string[];
+  git: boolean;
 }
-const SAFE: Safe[] = (table.safe as { names: string; code: string[] }[]).map((e) => ({ names: new RegExp(e.names), code: e.code }));
+const SAFE: Safe[] = (table.safe as { names: string; code: string[]; git?: boolean }[]).map((e) => ({
+  names: new RegExp(e.names),
+  code: e.code,
+  git: e.git === true,
+}));
+const GIT_SUBCOMMANDS = new RegExp(table.git.subcommands);
+const GIT_SUB_CODE = table.git.sub_code as Record<string, readonly string[] | undefined>;
 const ENV: readonly string[] = table.env;
 const PREFIXES: readonly string[] = (table as { env_prefixes?: string[] }).env_prefixes ?? [];
 /** The command-line variables as this process had them when its guard started (also every one of a prefix). */
@@ -129,7 +137,35 @@ export function startNotSafe(words: readonly string[], env: ReadonlyMap<string, 
   }
   const safe = SAFE.find((e) => e.names.test(n));
   if (!safe) return n;
+  if (safe.git) return gitNotSafe(words, env, cwd, safe.code);
   // (every word, also after '--': find reads its expression after it, red team 19, a08)
   for (const w of words.slice(1)) if (isCodeOption(w, safe.code)) return `${n} ${w}`;
   return null;
+}
+
+/**
+ * git: its own options (before the subcommand) none of `code`; a subcommand of the table's (no alias, no
+ * git-<name> found along PATH) given none of its code options; and no file it obeys not as approved (git.ts).
+ */
+function gitNotSafe(words: readonly string[], env: ReadonlyMap<string, string>, cwd: string, code: readonly string[]): string | null {
+  const w = gitWords(words, code, cwd);
+  return typeof w === 'string' || w === null ? w : gitObeysChanged(w.dir, w.rest, env);
+}
+
+/** Why git's words are not safe (see gitNotSafe), or null for git alone, or the folder it works in and the words after its subcommand. */
+export function gitWords(words: readonly string[], code: readonly string[], cwd: string): string | null | { dir: string; rest: string[] } {
+  let dir = cwd;
+  let i = 1;
+  for (; i < words.length && words[i].startsWith('-'); i++) {
+    const w = words[i];
+    if (isCodeOption(w, code)) return `git ${w}`;
+    if (w === '-C') dir = path.resolve(dir, words[i + 1] ?? '');
+    if (table.git.takes_value.includes(w)) i++;
+  }
+  if (i >= words.length) return null; // (git --version, git alone)
+  const sub = words[i];
+  if (!GIT_SUBCOMMANDS.test(sub)) return `git ${sub}, not a git command of the table,`;
+  const rest = words.slice(i + 1);
+  for (const w of rest) if (isCodeOption(w, GIT_SUB_CODE[sub] ?? [])) return `git ${sub} ${w}`;
+  return { dir, rest };
 }

@@ -5,7 +5,7 @@
 import fs = require('node:fs');
 import Module = require('node:module');
 import path = require('node:path');
-import { $ } from './base';
+import { $, F } from './base';
 import { created, disown, isThere, linkRead, listed, lookedAt, noteOwn, removed, timesLookedAt, took, tookIn } from './taken';
 
 // ------------------------------------------------------------------------------------------- fs, as the server calls it
@@ -159,8 +159,40 @@ const replaced = (a: unknown[]): void => disown(a[1]);
 const list = (a: unknown[], r: unknown): void => listed(a[0], r);
 const link = (a: unknown[], r: unknown): void => linkRead(a[0], r);
 const unplaced = (): void => {
+  if (copying > 0) return; // (cpSync's own opendir: its names were compared before it, copyTree)
   took.started = true; // names or bytes this cannot place: the whole workspace is compared at the next compile
 };
+/**
+ * cpSync: Node 20's own copy lists the source's folders with opendir, which alone counts as started, and then a
+ * README edit refused the next compile (red team 20, r08: a workspace folder copied to scratch). The names it copies
+ * are compared first instead, as a listing of each folder of the source (at most COPY_NAMES; more: started).
+ */
+let copying = 0;
+const COPY_NAMES = 10_000;
+function copyTree(src: unknown): void {
+  let count = 0;
+  const walk = (dir: string, depth: number): boolean => {
+    let entries: fs.Dirent[];
+    try {
+      if (!F.lstatSync(dir).isDirectory()) return true;
+      entries = F.readdirSync(dir, { withFileTypes: true }) as fs.Dirent[];
+    } catch {
+      return true; // (not there, no folder: the copy fails or copies one file, which it reads itself)
+    }
+    count += entries.length;
+    if (count > COPY_NAMES || depth > 64) return false;
+    listed(dir, entries);
+    for (const e of entries) if (e.isDirectory() && !walk(path.join(dir, e.name), depth + 1)) return false;
+    return true;
+  };
+  let name: string | null = null;
+  try {
+    name = typeof src === 'string' ? src : src instanceof URL ? $.fileURLToPath(src) : null;
+  } catch {
+    name = null;
+  }
+  if (name === null || !walk(path.resolve(name), 0)) took.started = true;
+}
 const times = (a: unknown[]): void => timesLookedAt(a[0]);
 // a folder it made, a name it removed: what is (not) there is its own doing
 // (mkdir with recursive answers the first folder it made: each from there down is its own)
@@ -242,6 +274,25 @@ export function installReads(): void {
   } else guardFsPromises(fs.promises as unknown as Record<string, unknown>);
   both(f, 'Sync');
   wrap(f, 'watchFile', unplaced);
+  const realCpSync = f.cpSync;
+  if (typeof realCpSync === 'function')
+    f.cpSync = function cpSync(this: unknown, ...a: unknown[]): unknown {
+      copyTree(a[0]);
+      copying++;
+      try {
+        return apply(realCpSync as Fn, this, a);
+      } finally {
+        copying--;
+      }
+    };
+  // process.loadEnvFile reads a file in C++ into process.env, where code may take it from (red team 20, r01)
+  const P = process as unknown as Record<string, unknown>;
+  const envFile = P.loadEnvFile;
+  if (typeof envFile === 'function')
+    P.loadEnvFile = function loadEnvFile(this: unknown, ...a: unknown[]): unknown {
+      tookIn(a[0] === undefined ? '.env' : a[0]);
+      return apply(envFile as (...x: unknown[]) => unknown, this, a);
+    };
   wrap(f, 'openAsBlob', read);
   wrap(f, 'createReadStream', read);
   wrap(f, 'createWriteStream', undefined, (a) => {

@@ -216,6 +216,19 @@ export function codeFromText(t: string, how: string, commandLine = false, strict
 }
 
 /**
+ * node's own program text — `-e`/`-p`, or a program read from standard input (no script, or `-`) — which Node
+ * compiles from source it holds; as an ES module (`--input-type=module`, or detected) through no hook of the guard
+ * (red team 20, r13). After its parent took in what is not as approved (the mark it inherits), refused at start.
+ */
+export function textEntry(): void {
+  const P = process as unknown as { _eval?: unknown };
+  const script = process.argv[1];
+  if (typeof P._eval === 'string') codeFromText(P._eval, "node -e or -p (the program's own text)", true, true);
+  else if (script === undefined || script === '-')
+    codeFromText('[stdin]', 'node reading its program from standard input (or a REPL)', true, true);
+}
+
+/**
  * No frame of the stack is workspace code or code compiled from a string: every one is Node's own, a built-in, or a
  * file outside the workspace (a package of the pinned tree, the runtime, a package folder's layer whose files were
  * checked as approved content when they loaded). Such code turning text into code after taking in is a library doing

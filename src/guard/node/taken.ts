@@ -6,7 +6,7 @@
 // The same two variables as the Python guard's, so a mark crosses between Node and Python children.
 import fs = require('node:fs');
 import wt = require('node:worker_threads');
-import { $, ACTIVE, F, hasOwn, isAnon, real, realOrAnon } from './base';
+import { $, ACTIVE, F, hasOwn, isAnon, real, realOrAnon, withSep } from './base';
 import { getConfig, inScratch, readOnlyMount, writable } from './manifest';
 import { hashFile } from './hash';
 import { publish, readTold, share, sharing, type Taken } from './told';
@@ -46,6 +46,7 @@ export function shareTaken(): SharedArrayBuffer {
 /** The module Node's own loader is reading (its text is checked as code, not taken in), until it is compiled. */
 export const quiet: { file: string | null } = { file: null };
 const own = new Set<string>(); // real paths this process created or truncated before it took anything in
+const gone = new Set<string>(); // of those, names it removed and has not made again: their absence only is its own
 const known = new Map<string, { key: string; sum: string | null | { error: string } }>();
 
 const toPosix = (rel: string): string => ($.sep === '/' ? rel : rel.split($.sep).join('/'));
@@ -103,6 +104,15 @@ function notAsApproved(p: string, src: string): Taken | null {
   return $.setHas(cfg.anyApproved, sum) ? null : { p, rel: null, why: 'scratch', sum };
 }
 
+/**
+ * The file at p is as approved, in no place of ours, or not there. (Not "its own": a name this process removed is
+ * its own, and a child may have written it since — git init in a folder it cleared.)
+ */
+export function asApproved(p: string): boolean {
+  const rp = real(p);
+  return rp === null || notAsApproved(rp, rp) === null;
+}
+
 /** A read of `file` (a name as fs takes it): the process took it in when it is not as approved. */
 export function tookIn(file: unknown): void {
   if (!ACTIVE || took.in !== null) return;
@@ -114,7 +124,7 @@ export function tookIn(file: unknown): void {
     took.started = true; // cannot be placed: the whole workspace is compared at the next compile
     return;
   }
-  if ($.setHas(own, rp)) return;
+  if (isOwn(rp)) return;
   const t = notAsApproved(rp, isAnon(rp) ? name : rp);
   if (t !== null) took.in = t;
 }
@@ -125,7 +135,10 @@ export function noteOwn(file: unknown): void {
   const name = nameOf(file);
   if (name === null) return;
   const r = realOrBeside(name);
-  if (r !== null) $.setAdd(own, r);
+  if (r !== null) {
+    $.setAdd(own, r);
+    gone.delete(r);
+  }
 }
 
 /** The approval had a file, a link or a folder under rel. */
@@ -138,7 +151,7 @@ function approvedName(rel: string): boolean {
  * A name the process created or removed becomes its own from now — unless what the call showed (`shows`, given the
  * name's rel when it is a workspace name not already its own) differs from the approval: that is taken in.
  */
-function ownNow(file: unknown, shows: (rel: string, r: string) => Taken | null): void {
+function ownNow(file: unknown, shows: (rel: string, r: string) => Taken | null, removing = false): void {
   if (took.in !== null) return;
   const name = nameOf(file);
   if (name === null) return;
@@ -147,7 +160,11 @@ function ownNow(file: unknown, shows: (rel: string, r: string) => Taken | null):
   const rel = $.setHas(own, r) ? null : relOf(r);
   const t = rel !== null && rel !== '' ? shows(rel, r) : null;
   if (t !== null) took.in = t;
-  else $.setAdd(own, r);
+  else {
+    $.setAdd(own, r);
+    if (removing) $.setAdd(gone, r);
+    else gone.delete(r);
+  }
 }
 
 /**
@@ -158,7 +175,8 @@ export const created = (file: unknown): void =>
   ownNow(file, (rel, p) => (approvedName(rel) ? { p, rel, why: 'changed', sum: '', what: 'it was approved and is gone' } : null));
 
 /** A name the process removed: it was there, so a name the approval does not have was content taken in. */
-export const removed = (file: unknown): void => ownNow(file, (rel, p) => (approvedName(rel) ? null : { p, rel, why: 'new', sum: '' }));
+export const removed = (file: unknown): void =>
+  ownNow(file, (rel, p) => (approvedName(rel) ? null : { p, rel, why: 'new', sum: '' }), true);
 
 /** Whether a name is there (its last link not followed). */
 export function isThere(file: unknown): boolean {
@@ -180,16 +198,25 @@ function realOrBeside(name: string): string | null {
   return d === null ? null : d + $.sep + $.basename(name);
 }
 
-/** A name whose content is no longer what this process wrote (a copy, a move or a link put other content there). */
+/**
+ * A name whose content is no longer what this process wrote (a copy, a move or a link put other content there), and
+ * every name below it: a folder copied, moved or linked onto one holding its own files (red team 20, r08, r11).
+ */
 export function disown(file: unknown): void {
   const name = nameOf(file);
   if (name === null) return;
   const r = realOrBeside(name);
-  if (r !== null) own.delete(r);
+  if (r === null) return;
+  own.delete(r);
+  const below = withSep(r);
+  for (const o of [...own]) if ($.startsWith(o, below)) own.delete(o);
 }
 
-/** A file this process created or truncated before it took anything in (by its real path). */
-export const isOwn = (p: string): boolean => $.setHas(own, p);
+/**
+ * A file this process created or truncated before it took anything in (by its real path) — not a name it only
+ * removed: whatever is there now another process wrote (a child's `git init`, a `mv`: red team 20, r10).
+ */
+export const isOwn = (p: string): boolean => $.setHas(own, p) && !$.setHas(gone, p);
 
 /** A workspace link read (readlink): its text is content, not as approved when it is not the recorded text. */
 export function linkRead(file: unknown, text: unknown): void {
@@ -240,7 +267,7 @@ export function listed(dir: unknown, names: unknown): void {
     const rel = base + toPosix(s);
     if (base === '' && s === '.git') continue;
     const p = d + $.sep + s;
-    if ($.setHas(own, p)) continue;
+    if (isOwn(p)) continue;
     if (typeof n === 'object' && !$.isUint8Array(n) && typeChanged(n as fs.Dirent, rel)) {
       took.in = { p, rel, why: 'changed', sum: '', what: 'it is no longer the kind it was approved as (a file, a link, a folder)' };
       return;
@@ -303,7 +330,7 @@ function holdsNoFile(p: string, depth: number): boolean {
   }
   for (const e of list) {
     const full = p + $.sep + e.name;
-    if ($.setHas(own, full)) continue; // (what this process wrote there itself)
+    if (isOwn(full)) continue; // (what this process wrote there itself)
     if (!e.isDirectory() || !holdsNoFile(full, depth + 1)) return false;
   }
   return true;
@@ -505,10 +532,10 @@ function lookDiffers(abs: string): Taken | null {
   }
   if (rel === null) {
     // a scratch folder: a file there that this process did not write must hold approved content
-    if (st === null || !st.isFile() || $.setHas(own, here) || !inScratch(cfg, here) || readOnlyMount(here)) return null;
+    if (st === null || !st.isFile() || isOwn(here) || !inScratch(cfg, here) || readOnlyMount(here)) return null;
     return notAsApproved(here, here);
   }
-  if ($.setHas(own, here)) return null;
+  if ($.setHas(own, here) && (st === null || !$.setHas(gone, here))) return null; // (its own, or gone by its doing)
   const isFile = hasOwn(cfg.files, rel);
   const isLink = hasOwn(cfg.links, rel);
   const isFolder = approvedFolder(rel);
@@ -580,7 +607,7 @@ function folderDiffers(d: string): Taken | null {
   for (const n of names) {
     if (rel === '' && n === '.git') continue;
     const full = p + $.sep + n;
-    if ((want && want.has(n)) || $.setHas(own, full) || newFolderUncounted(full)) continue;
+    if ((want && want.has(n)) || isOwn(full) || newFolderUncounted(full)) continue;
     return { p: full, rel: rel === '' ? n : `${rel}/${n}`, why: 'new', sum: '' };
   }
   if (want) {

@@ -21,8 +21,8 @@ import os
 import sys
 
 _PACKAGE = 'mcp_gate_guard_parts'
-PARTS = ('state', 'rule', 'loaders', 'reads', 'places', 'compiles', 'engines', 'programs', 'native', 'children',
-         'pickles', 'audit', 'installing', 'cmdline')
+PARTS = ('state', 'rule', 'loaders', 'reads', 'places', 'gitfiles', 'compiles', 'engines', 'programs', 'native',
+         'children', 'pickles', 'audit', 'installing', 'cmdline')
 
 
 def _load_parts():

@@ -68,6 +68,7 @@ describe('the CLI package (npm i -g)', function () {
         'loaders',
         'reads',
         'places',
+        'gitfiles',
         'compiles',
         'engines',
         'programs',
@@ -79,6 +80,7 @@ describe('the CLI package (npm i -g)', function () {
         'cmdline',
       ]
         .map((p) => `${p}.py`)
+        .concat('command_lines.json') // (the table of starts after taking in, shared with the Node guard)
         .sort(),
     );
     assert.deepEqual(fs.readdirSync(path.join(prefix, 'lib', 'node_modules', 'mcp-gate', 'dist', 'netshim')), ['net-shim.cjs']);

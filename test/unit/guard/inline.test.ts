@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isCodeOption, startNotSafe } from '../../../src/guard/node/inline';
+import { configEntries } from '../../../src/guard/node/git';
+import { gitWords, isCodeOption, startNotSafe } from '../../../src/guard/node/inline';
+import table from '../../../src/guard/python/mcp_gate_guard_parts/command_lines.json';
 
 const NO_ENV = new Map<string, string>(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
 const split = (line: string): string[] => line.split(' ');
@@ -13,10 +15,7 @@ const split = (line: string): string[] => line.split(' ');
 describe('load guard: starts after taking in (inline.ts)', () => {
   it('the starts servers make go ahead: safe programs, guarded interpreters, a simple shell line of them', () => {
     for (const line of [
-      'git status',
       'git --version',
-      'git log -n 5 --oneline',
-      '/usr/bin/git diff HEAD -- src',
       'rg -n pattern src',
       'grep -r x .',
       'ls -la',
@@ -26,8 +25,8 @@ describe('load guard: starts after taking in (inline.ts)', () => {
       'sort -u f',
     ])
       assert.equal(startNotSafe(split(line), NO_ENV), null, line);
-    assert.equal(startNotSafe(['sh', '-c', 'git status --short'], NO_ENV), null);
-    assert.equal(startNotSafe(['/bin/bash', '-ec', "git log --format='%H'"], NO_ENV), null);
+    assert.equal(startNotSafe(['sh', '-c', 'git --version'], NO_ENV), null);
+    assert.equal(startNotSafe(['/bin/bash', '-ec', 'git --version'], NO_ENV), null);
   });
 
   it('red teams 17 and 18: each start that can run code it is given is not safe, and says why', () => {
@@ -49,10 +48,10 @@ describe('load guard: starts after taking in (inline.ts)', () => {
       [['git', '-c', 'core.pager=id', '--version'], /^git -c$/],
       [['git', '-cx=y', 'status'], /^git -cx=y$/],
       [['git', '--exec-path=gx', 'x'], /^git --exec-path=gx$/],
-      [['git', 'ls-remote', '--upload-pa=id', '.'], /^git --upload-pa=id$/],
-      [['git', 'ls-remote', '--upl', 'id', '.'], /^git --upl$/],
+      [['git', 'ls-remote', '--upload-pa=id', '.'], /^git ls-remote --upload-pa=id$/],
+      [['git', 'ls-remote', '--upl', 'id', '.'], /^git ls-remote --upl$/],
       [['git', '--git-dir=fake', 'status'], /^git --git-dir=fake$/],
-      [['git', 'submodule', 'foreach', 'id'], /^git submodule$/],
+      [['git', 'submodule', 'foreach', 'id'], /^git submodule, not a git command of the table,$/],
       [['rg', '--pre', 'id', 'x'], /^rg --pre$/],
       [['rg', '-uz', 'x'], /^rg -uz$/],
       [['find', '.', '-exec', 'id', ';'], /^find -exec$/],
@@ -74,7 +73,7 @@ describe('load guard: starts after taking in (inline.ts)', () => {
     env.set('TAR_OPTIONS', '--to-command=id');
     assert.equal(startNotSafe(['node', 'x.js'], env), 'with TAR_OPTIONS in its environment');
     const small = new Map([['PATH', process.env.PATH ?? '']]); // (a child given a small environment of its own)
-    assert.equal(startNotSafe(['git', 'status'], small), null);
+    assert.equal(startNotSafe(['git', '--version'], small), null);
     // red team 19: where programs are found, and a shell's own variables, count too
     for (const [v, value] of [
       ['PATH', `/tmp/fake-bin:${process.env.PATH ?? ''}`],
@@ -85,7 +84,7 @@ describe('load guard: starts after taking in (inline.ts)', () => {
     ]) {
       const e = new Map(NO_ENV);
       e.set(v, value);
-      assert.equal(startNotSafe(['sh', '-c', 'git status'], e), `with ${v} in its environment`, v);
+      assert.equal(startNotSafe(['sh', '-c', 'git --version'], e), `with ${v} in its environment`, v);
     }
   });
 
@@ -115,5 +114,51 @@ describe('load guard: starts after taking in (inline.ts)', () => {
     assert.ok(!isCodeOption('--tox', ['--to-command']));
     assert.ok(!isCodeOption('--', ['--to-command']));
     assert.ok(!isCodeOption('status', ['-c']));
+  });
+  it("git: its own options and the subcommand's are told apart (switch -c, status -uno go ahead); an alias or a command of git's not in the table is not safe", () => {
+    const code = (table.safe as { names: string; code: string[] }[]).find((e) => e.names === '^git$')!.code;
+    for (const line of [
+      'git status -uno --short',
+      'git switch -c b2',
+      'git log -n 5 --oneline',
+      'git diff HEAD -- src',
+      'git commit -q -m x -u',
+      'git clone -q https://h/r.git d',
+    ])
+      assert.equal(typeof gitWords(split(line), code, '/w'), 'object', line);
+    assert.deepEqual(gitWords(split('git -C sub status'), code, '/w'), { dir: '/w/sub', rest: [] });
+    assert.deepEqual(gitWords(['git', '-C', '/r', '-C', 'x', '--no-pager', 'log', '-1'], code, '/w'), { dir: '/r/x', rest: ['-1'] });
+    const cases: [string, string][] = [
+      ['git p', 'git p, not a git command of the table,'],
+      ['git -C r p', 'git p, not a git command of the table,'],
+      ['git lfs pull', 'git lfs, not a git command of the table,'],
+      ['git help log', 'git help, not a git command of the table,'],
+      ['git --help', 'git --help'],
+      ['git -c x=y status', 'git -c'],
+      ['git clone -u id h:r', 'git clone -u'],
+      ['git clone --recurse-submodules h:r', 'git clone --recurse-submodules'],
+      ['git rebase -x id main', 'git rebase -x'],
+      ['git rebase -i main', 'git rebase -i'],
+      ['git grep -Oid x', 'git grep -Oid'],
+      ['git init --templ=t d', 'git init --templ=t'],
+      ['git config --edit', 'git config --edit'],
+      ['git push --exec=id o', 'git push --exec=id'],
+    ];
+    for (const [line, why] of cases) assert.equal(gitWords(split(line), code, '/w'), why, line);
+  });
+
+  it('git configuration is read key by key; a value continued on the next line or a line git reads otherwise is no plain configuration', () => {
+    assert.deepEqual(
+      configEntries('[core]\n\tbare = false\n[remote "origin"]\n\turl = https://h/r.git # c\n[alias] p = "!id"\n[Core.Sub]\nX\n'),
+      [
+        { key: 'core.bare', value: 'false' },
+        { key: 'remote.origin.url', value: 'https://h/r.git' },
+        { key: 'alias.p', value: '!id' },
+        { key: 'core.sub.x', value: 'true' },
+      ],
+    );
+    assert.equal(configEntries('[alias]\n\tp = !echo \\\n  id\n'), null);
+    assert.equal(configEntries('fsmonitor = id\n'), null); // (a key before any section)
+    assert.equal(configEntries('[core\n'), null);
   });
 });

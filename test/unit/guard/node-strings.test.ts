@@ -688,6 +688,187 @@ describe('Node load guard: starts after taking in a changed file (inline.ts)', f
       });
     });
 
+  // git runs what its configuration and hooks say: after taking in, each file it obeys that the process or the
+  // repository could have written must be as approved or hold only plain keys (git.ts, red team 19)
+  const GIT_PLUGIN = `const cp = require('child_process'), fs = require('fs'), path = require('path');
+module.exports = () => {
+  const S = process.env.SCRATCH;
+  fs.rmSync(path.join(S, 'r'), { recursive: true, force: true });
+  fs.rmSync(path.join(S, 'home'), { recursive: true, force: true });
+  fs.mkdirSync(path.join(S, 'home'));
+  const steps = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'steps.json'), 'utf8'));
+  for (const s of steps) {
+    if (s.write) { fs.mkdirSync(path.dirname(path.join(S, s.write)), { recursive: true }); fs.writeFileSync(path.join(S, s.write), s.text, { mode: 0o755 }); continue; }
+    cp.execFileSync('git', s.map((w) => w.split('@S@').join(S)), { cwd: process.cwd(), stdio: 'pipe' });
+  }
+  return 'ok';
+};
+`;
+  const R = ['-C', '@S@/r'];
+  const INIT = [
+    ['init', '-q', '@S@/r'],
+    [...R, 'config', 'user.name', 'a'],
+    [...R, 'config', 'user.email', 'a@b'],
+  ];
+  const GIT_EVERYDAY = [
+    ...INIT,
+    [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
+    [...R, 'switch', '-q', '-c', 'b2'],
+    [...R, 'status', '-uno', '--short'],
+    [...R, 'log', '--oneline'],
+  ];
+
+  it('git after taking in: a repository it made and the commands servers use go ahead; a config key, a hook or a ~/.gitconfig it wrote is refused (red team 19)', () => {
+    const ws = workspace({ 'server.js': SERVER, 'plugins/git.js': GIT_PLUGIN, 'steps.json': JSON.stringify(GIT_EVERYDAY) });
+    approve(ws);
+    const env = { HOME: path.join(ws.scratch, 'home') };
+    const first = run(ws, ['server.js', 'git'], env);
+    assert.match(first.out, /ANSWER ok/, first.out + first.err);
+    // the same commands after the process took in a changed steps.json (and a README edit): none refused
+    fs.writeFileSync(path.join(ws.root, 'steps.json'), JSON.stringify([...GIT_EVERYDAY, [...R, 'diff', '--stat']]));
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+    const again = run(ws, ['server.js', 'git'], env);
+    assert.match(again.out, /ANSWER ok/, again.out + again.err);
+    const attacks: [string, unknown[], RegExp, Record<string, string>?][] = [
+      [
+        'core.fsmonitor',
+        [...INIT, [...R, 'config', 'core.fsmonitor', 'echo PWNED >&2; false'], [...R, 'status']],
+        /spawn git, obeying \S+\/r\/\.git\/config \(core\.fsmonitor\), which is not as approved/,
+      ],
+      ['an alias', [...INIT, [...R, 'config', 'alias.p', '!echo PWNED >&2'], [...R, 'p']], /spawn git p, not a git command of the table,/],
+      [
+        'a hook the process wrote',
+        [
+          ...INIT,
+          { write: 'r/.git/hooks/pre-commit', text: '#!/bin/sh\necho PWNED >&2\n' },
+          [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
+        ],
+        /spawn git, with the hook \S+\/r\/\.git\/hooks\/pre-commit, which is not as approved/,
+      ],
+      [
+        'a ~/.gitconfig the process wrote',
+        [{ write: 'home/.gitconfig', text: '[core]\n\tfsmonitor = echo PWNED >&2; false\n' }, ...INIT, [...R, 'status']],
+        /spawn git, obeying \S+\/home\/\.gitconfig \(core\.fsmonitor\), which is not as approved/,
+      ],
+      [
+        'a gitdir: file of the workspace pointing at a repository laid out in it',
+        [['-C', 'sub', 'status']],
+        /spawn git, obeying \S+\/gd\/config \(core\.fsmonitor\), which is not as approved/,
+        {
+          'sub/.git': 'gitdir: ../gd\n',
+          'gd/HEAD': 'ref: refs/heads/main\n',
+          'gd/config': '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "echo PWNED >&2; false"\n',
+          'gd/objects/info/.keep': '',
+          'gd/refs/heads/.keep': '',
+        },
+      ],
+    ];
+    for (const [what, steps, why, files] of attacks) {
+      writeFiles(ws.root, { ...(files ?? {}), 'steps.json': JSON.stringify(steps) });
+      const r = run(ws, ['server.js', 'git'], env);
+      assert.doesNotMatch(r.out + r.err, /PWNED/, what);
+      assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, `${what}: ${r.out}${r.err}`);
+      assert.match(r.err, why, `${what}: ${r.err}`);
+      assert.match(r.err, /steps\.json \(steps\.json\): it changed since approval/, what);
+    }
+  });
+
+  // Red team 20: content taken in by a channel the guard did not count, own files a folder moved over, and code a
+  // child node runs that passes no hook (its program on standard input as an ES module, a startup snapshot)
+  const RT20: Record<string, { plugin: string; files: Record<string, string>; attack: (ws: Ws) => void; why: RegExp }> = {
+    'process.loadEnvFile (r01)': {
+      plugin:
+        "module.exports = () => { process.loadEnvFile(require('path').join(__dirname, '..', '.env')); return new Function('return ' + process.env.EXPR)(); };\n",
+      files: { '.env': 'EXPR="\'ok\'"\n' },
+      attack: (ws) => fs.writeFileSync(path.join(ws.root, '.env'), "EXPR=\"(console.error('PWNED'), 'ok')\"\n"),
+      why: /refused Function: .*\.env \(\.env\): it changed since approval/,
+    },
+    'a folder renamed onto one whose file the process wrote and removed (r11)': {
+      plugin: `const fs = require('fs'), path = require('path');
+module.exports = () => {
+  const d = path.join(process.env.SCRATCH, 'd'), cfg = path.join(__dirname, '..', 'cfg');
+  fs.rmSync(d, { recursive: true, force: true });
+  fs.mkdirSync(d);
+  fs.writeFileSync(path.join(d, 'expr.txt'), "'ok'");
+  fs.unlinkSync(path.join(d, 'expr.txt'));
+  fs.rmdirSync(d);
+  fs.renameSync(cfg, d);
+  try { return new Function('return ' + fs.readFileSync(path.join(d, 'expr.txt'), 'utf8'))(); } finally { fs.renameSync(d, cfg); }
+};
+`,
+      files: { 'cfg/expr.txt': "'ok'" },
+      attack: (ws) => fs.writeFileSync(path.join(ws.root, 'cfg', 'expr.txt'), "(console.error('PWNED'), 'ok')"),
+      why: /refused Function: .*\/d\/expr\.txt/,
+    },
+    'a workspace folder copied over files the process wrote (cpSync, r08)': {
+      plugin: `const fs = require('fs'), path = require('path');
+module.exports = () => {
+  const d = path.join(process.env.SCRATCH, 'c');
+  fs.rmSync(d, { recursive: true, force: true });
+  fs.mkdirSync(d);
+  fs.writeFileSync(path.join(d, 'expr.txt'), "'ok'");
+  fs.cpSync(path.join(__dirname, '..', 'defaults'), d, { recursive: true });
+  return new Function('return ' + fs.readFileSync(path.join(d, 'expr.txt'), 'utf8'))();
+};
+`,
+      files: { 'defaults/expr.txt': "'ok'", 'defaults/sub/more.txt': 'x' },
+      attack: (ws) => fs.writeFileSync(path.join(ws.root, 'defaults', 'expr.txt'), "(console.error('PWNED'), 'ok')"),
+      why: /refused Function: .*(\/c\/expr\.txt|defaults\/expr\.txt)/,
+    },
+    'a child node reading an ES module from its standard input (r13)': {
+      plugin: `const cp = require('child_process'), fs = require('fs'), path = require('path');
+module.exports = () => {
+  const t = fs.readFileSync(path.join(__dirname, '..', 'data.txt'), 'utf8');
+  try { return cp.execFileSync(process.execPath, ['--input-type=module'], { input: t, stdio: 'pipe' }).toString().trim(); }
+  catch (e) { throw new Error(String(e.stderr)); }
+};
+`,
+      files: { 'data.txt': "console.log('ok')\n" },
+      attack: (ws) => fs.writeFileSync(path.join(ws.root, 'data.txt'), "console.log('ok'); console.error('PWNED')\n"),
+      why: /refused node reading its program from standard input \(or a REPL\): text turned into code after this process took in .*data\.txt \(data\.txt\): it changed since approval/,
+    },
+    'a child node started from a V8 startup snapshot (--snapshot-blob=, r17)': {
+      plugin:
+        "module.exports = () => require('child_process').execFileSync(process.execPath, ['--snapshot-blob=' + require('path').join(__dirname, '..', 'snap.blob')]).toString().trim();\n",
+      files: {},
+      attack: (ws) => snapshot(ws.root, "console.error('PWNED'); console.log('ok')"),
+      why: /refused to load \S+snap\.blob \(snap\.blob\): it changed since approval/,
+    },
+  };
+  /** A V8 startup snapshot whose main function runs `main`, built unguarded into <dir>/snap.blob. */
+  function snapshot(dir: string, main: string): void {
+    const entry = path.join(tempDir('mcp-gate-snap-'), 'entry.js');
+    fs.writeFileSync(entry, `require('v8').startupSnapshot.setDeserializeMainFunction(() => { ${main}; });\n`);
+    const e: Record<string, string | undefined> = { ...process.env };
+    delete e.NODE_OPTIONS;
+    const r = spawnSync(process.execPath, ['--snapshot-blob', path.join(dir, 'snap.blob'), '--build-snapshot', entry], {
+      env: e,
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+  }
+
+  it('red team 20: a changed .env through process.loadEnvFile, a folder moved onto own files, a child node fed an ES module on stdin or started from a snapshot: approved runs, README edit runs, the change is refused', () => {
+    const names = Object.keys(RT20);
+    const files: Record<string, string> = { 'server.js': SERVER };
+    names.forEach((w, i) => Object.assign(files, RT20[w].files, { [`plugins/t${i}.js`]: RT20[w].plugin }));
+    const ws = workspace(files);
+    snapshot(ws.root, "console.log('ok')");
+    approve(ws);
+    names.forEach((w, i) => assert.match(run(ws, ['server.js', `t${i}`]).out, /ANSWER ok/, w));
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+    names.forEach((w, i) => assert.match(run(ws, ['server.js', `t${i}`]).out, /ANSWER ok/, `${w}, after a README edit`));
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# server\n');
+    names.forEach((w, i) => {
+      RT20[w].attack(ws);
+      const r = run(ws, ['server.js', `t${i}`]);
+      assert.doesNotMatch(r.out + r.err, /PWNED/, w);
+      assert.match(r.out, /FAILED/, `${w}: ${r.out}${r.err}`);
+      assert.match(r.out + r.err, RT20[w].why, `${w}: ${r.out}${r.err}`);
+      approve(ws); // (each attack against an approval of the others' changes)
+    });
+  });
+
   it('a ShadowRealm (its own eval and module loader, which the guard is not in) is refused when made (red team 18)', () => {
     const ws = workspace({
       'server.js': SERVER,

@@ -1780,6 +1780,147 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     });
   });
 
+  it('git after taking in: a repository it made and the commands servers use go ahead; a config key, a hook or a ~/.gitconfig it wrote is refused (gitfiles.py, red team 19)', () => {
+    const R = ['-C', '@S@/r'];
+    const INIT = [
+      ['init', '-q', '@S@/r'],
+      [...R, 'config', 'user.name', 'a'],
+      [...R, 'config', 'user.email', 'a@b'],
+    ];
+    const EVERYDAY = [
+      ...INIT,
+      [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
+      [...R, 'switch', '-q', '-c', 'b2'],
+      [...R, 'status', '-uno', '--short'],
+      [...R, 'log', '--oneline'],
+    ];
+    const ws = workspace((w) => ({
+      'server.py': [
+        'import json, os, shutil, subprocess',
+        `S = ${JSON.stringify(w.scratch)}`,
+        "shutil.rmtree(os.path.join(S, 'r'), ignore_errors=True)",
+        "shutil.rmtree(os.path.join(S, 'home'), ignore_errors=True)",
+        "os.makedirs(os.path.join(S, 'home'))",
+        "for s in json.load(open('steps.json')):",
+        '    if isinstance(s, dict):',
+        "        p = os.path.join(S, s['write'])",
+        '        os.makedirs(os.path.dirname(p), exist_ok=True)',
+        "        open(p, 'w').write(s['text'])",
+        '        os.chmod(p, 0o755)',
+        '        continue',
+        "    r = subprocess.run(['git'] + [x.replace('@S@', S) for x in s], capture_output=True, text=True, timeout=20)",
+        '    assert r.returncode == 0, r.stderr',
+        "print('APPROVED')",
+        '',
+      ].join('\n'),
+      'steps.json': JSON.stringify(EVERYDAY),
+    }));
+    const home = { HOME: path.join(ws.scratch, 'home') };
+    const first = run(ws, ['server.py'], true, home);
+    assert.equal(first.status, 0, first.stderr);
+    write(ws.root, { 'README.md': '# edited\n', 'steps.json': JSON.stringify([...EVERYDAY, [...R, 'diff', '--stat']]) });
+    const again = run(ws, ['server.py'], true, home);
+    assert.equal(again.status, 0, `the same commands after taking in a changed steps.json: ${again.stderr}`);
+    assert.match(again.stdout, /APPROVED/);
+    write(ws.root, { 'README.md': '# approved\n' });
+    const attacks: [string, unknown[], RegExp, Record<string, string>?][] = [
+      [
+        'core.fsmonitor',
+        [...INIT, [...R, 'config', 'core.fsmonitor', `touch ${ws.marker}; false`], [...R, 'status']],
+        /git, obeying \S+\/r\/\.git\/config \(core\.fsmonitor\), which is not as approved/,
+      ],
+      ['an alias', [...INIT, [...R, 'config', 'alias.p', `!touch ${ws.marker}`], [...R, 'p']], /git p, not a git command of the table/],
+      [
+        'a hook the process wrote',
+        [
+          ...INIT,
+          { write: 'r/.git/hooks/pre-commit', text: `#!/bin/sh\ntouch ${ws.marker}\n` },
+          [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
+        ],
+        /git, with the hook \S+\/r\/\.git\/hooks\/pre-commit, which is not as approved/,
+      ],
+      [
+        'a ~/.gitconfig the process wrote',
+        [{ write: 'home/.gitconfig', text: `[core]\n\tfsmonitor = touch ${ws.marker}; false\n` }, ...INIT, [...R, 'status']],
+        /git, obeying \S+\/home\/\.gitconfig \(core\.fsmonitor\), which is not as approved/,
+      ],
+      [
+        'a gitdir: file of the workspace pointing at a repository laid out in it',
+        [['-C', 'sub', 'status']],
+        /git, obeying \S+\/gd\/config \(core\.fsmonitor\), which is not as approved/,
+        {
+          'sub/.git': 'gitdir: ../gd\n',
+          'gd/HEAD': 'ref: refs/heads/main\n',
+          'gd/config': `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${ws.marker}; false"\n`,
+          'gd/objects/info/.keep': '',
+          'gd/refs/heads/.keep': '',
+        },
+      ],
+    ];
+    for (const [what, steps, why, files] of attacks) {
+      write(ws.root, { ...(files ?? {}), 'steps.json': JSON.stringify(steps) });
+      const r = run(ws, ['server.py'], true, home);
+      assert.notEqual(r.status, 0, `${what}: ${r.stdout}`);
+      assert.equal(fs.existsSync(ws.marker), false, `${what}: git ran what it was told`);
+      assert.match(
+        r.stderr,
+        /refused to load \S+steps\.json \(steps\.json\): it changed since approval \(spawn git: started after this process took in/,
+        `${what}: ${r.stderr}`,
+      );
+      assert.match(r.stderr, why, `${what}: ${r.stderr}`);
+      fs.rmSync(ws.report, { force: true });
+    }
+  });
+
+  it('red team 20: a changed file linked by folder descriptors onto a name the process wrote and removed (r09), or a folder renamed onto its own folder (r10), is taken in', () => {
+    const ws = workspace((w) => ({
+      'expr.txt': "'APPROVED'\n",
+      'cfg/expr.txt': "'APPROVED'\n",
+      'server.py': [
+        'import os, sys',
+        'W = os.path.dirname(os.path.abspath(__file__))',
+        `S = ${JSON.stringify(w.scratch)}`,
+        "if sys.argv[1] == 'link':",
+        "    n = 'x%d.txt' % os.getpid()",
+        "    open(os.path.join(S, n), 'w').write('1')",
+        '    os.unlink(os.path.join(S, n))',
+        '    wfd, sfd = os.open(W, os.O_RDONLY | os.O_DIRECTORY), os.open(S, os.O_RDONLY | os.O_DIRECTORY)',
+        "    os.link('expr.txt', n, src_dir_fd=wfd, dst_dir_fd=sfd)",
+        '    text = open(os.path.join(S, n)).read()',
+        'else:',
+        "    d = os.path.join(S, 'd%d' % os.getpid())",
+        '    os.mkdir(d)',
+        "    open(os.path.join(d, 'expr.txt'), 'w').write('1')",
+        "    os.remove(os.path.join(d, 'expr.txt'))",
+        '    os.rmdir(d)',
+        "    os.rename(os.path.join(W, 'cfg'), d)",
+        '    try:',
+        "        text = open(os.path.join(d, 'expr.txt')).read()",
+        '    finally:',
+        "        os.rename(d, os.path.join(W, 'cfg'))",
+        'print(eval(text))',
+        '',
+      ].join('\n'),
+    }));
+    for (const mode of ['link', 'rename']) assertRuns(ws, ['server.py', mode], mode);
+    write(ws.root, { 'README.md': '# edited\n' });
+    for (const mode of ['link', 'rename']) assert.match(run(ws, ['server.py', mode]).stdout, /APPROVED/, `${mode}, README edited`);
+    write(ws.root, { 'README.md': '# approved\n' });
+    for (const [mode, file] of [
+      ['link', 'expr.txt'],
+      ['rename', 'cfg/expr.txt'],
+    ]) {
+      approve(ws);
+      // (a text of its own per mode: a scratch file holding content the approval has anywhere is approved content)
+      write(ws.root, { [file]: `(open(${JSON.stringify(ws.marker)}, 'w').write('ran'), 'CHANGED ${mode}')[1]\n` });
+      const r = run(ws, ['server.py', mode]);
+      assert.notEqual(r.status, 0, `${mode}: ${r.stdout}`);
+      assert.equal(fs.existsSync(ws.marker), false, `${mode}: the changed text ran`);
+      assert.match(r.stderr, /mcp-gate-guard: refused to load \S+ \(|mcp-gate-guard: refused/, `${mode}: ${r.stderr}`);
+      fs.rmSync(ws.report, { force: true });
+    }
+  });
+
   it('red team 7p, 04 and 12: a changed file GNU readline or OpenSSL reads itself is taken in', () => {
     const ws = workspace(() => ({
       'server.py': [

@@ -54,7 +54,7 @@ def _on_listdir(args):
             if r == '.git' or r in state.FILES or r in state.LINKS or r in dirs:
                 continue
             full = os.path.join(p, n)
-            if full in state._own:
+            if state._is_own(full):
                 continue
             h = ''
             try:
@@ -72,7 +72,7 @@ def _on_listdir(args):
         for n in sorted(places._approved_children().get(rel, ())):
             r = rel + '/' + n if rel else n
             full = os.path.join(p, n)
-            if n in there or r == '.git' or full in state._own:
+            if n in there or r == '.git' or state._is_own(full):
                 continue
             reads._took_in(full, ('changed', r, ''))    # an approved name gone: its absence is what was listed
             return

@@ -67,7 +67,7 @@ def _workspace_as_approved():
                 for n in dirs:
                     p = os.path.join(d, n)
                     rel = p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
-                    if rel not in known and p not in state._own and not os.path.islink(p):
+                    if rel not in known and not state._is_own(p) and not os.path.islink(p):
                         folder.append((p, rel, 'new', ''))
                         break
             for n in sorted(names):
@@ -309,7 +309,7 @@ def _settle_looks():
         for name in sorted(looked):
             state._tls.busy = True
             v = _look_differs(name, folders, 0)
-            if v is not None and v[0] not in state._own:
+            if v is not None and not state._is_own(v[0]):
                 reads._took_in(v[0], v[1])
                 if state._took['in'] is not None:
                     return
@@ -353,7 +353,7 @@ def _holds_others(folder, depth):
         return True
     for n in names:
         p = os.path.join(folder, n)
-        if p in state._own:
+        if state._is_own(p):
             continue
         if os.path.isdir(p) and not os.path.islink(p) and depth < 8:
             if _holds_others(p, depth + 1):
@@ -368,7 +368,7 @@ def _new_folder(full):
     it; in an older approval (no "folders"), only when it holds more than this process's own files and empty
     folders."""
     if state.FOLDERS is not None:
-        return full not in state._own
+        return not state._is_own(full)
     return _holds_others(full, 0)
 
 
@@ -386,7 +386,7 @@ def _look_differs(lex, folders, depth):
         if hit[0] is not None:
             return hit[0]
         full = os.path.join(hit[1], base)
-    if full in state._own or full == state.ROOT:
+    if state._is_own(full) or full == state.ROOT:
         return None
     kind, rel = rule._where(full)
     if kind is None or kind == 'broken':
@@ -476,7 +476,7 @@ def _cache_as_approved(finder):
     rel = '' if p == state.ROOT else p[len(state.ROOT_PREFIX):].replace(os.sep, '/')
     listed = set(finder._path_cache)
     approved = _approved_children().get(rel, set())
-    shown = {n for n in listed if n in approved or os.path.join(p, n) in state._own or (n == '.git' and not rel)}
+    shown = {n for n in listed if n in approved or state._is_own(os.path.join(p, n)) or (n == '.git' and not rel)}
     shown |= approved
     finder._path_cache = shown
     if getattr(finder, '_relaxed_path_cache', None):

@@ -4,7 +4,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import re as _re
-from . import state, rule, reads, places, native
+from . import state, rule, reads, places, native, gitfiles
 
 
 def _words(arg):
@@ -444,20 +444,20 @@ def _load_table(path):
         code = p.get('code', [])
         if not isinstance(code, list) or not all(isinstance(c, str) and c for c in code):
             raise ValueError('"code" of %s is not a list of words' % p['names'])
-        safe.append((_re.compile(p['names']), frozenset(code)))
+        safe.append((_re.compile(p['names']), frozenset(code), p.get('git') is True))
     if not all(isinstance(v, str) and v for v in t['env']):
         raise ValueError('"env" is not a list of names')
     prefixes = t.get('env_prefixes', [])
     if not isinstance(prefixes, list) or not all(isinstance(v, str) and v for v in prefixes):
         raise ValueError('"env_prefixes" is not a list of words')
-    return tuple(safe), tuple(t['env']), tuple(prefixes)
+    return tuple(safe), tuple(t['env']), tuple(prefixes), gitfiles.load(t)
 
 
 try:
-    _TABLE, _TABLE_ENV, _TABLE_ENV_PREFIXES = _load_table(_TABLE_FILE)
+    _TABLE, _TABLE_ENV, _TABLE_ENV_PREFIXES, _GIT = _load_table(_TABLE_FILE)
     _TABLE_ERROR = None
 except (OSError, ValueError, TypeError, _re.error, RecursionError, MemoryError) as _e:
-    _TABLE, _TABLE_ENV, _TABLE_ENV_PREFIXES = None, (), ()
+    _TABLE, _TABLE_ENV, _TABLE_ENV_PREFIXES, _GIT = None, (), (), None
     _TABLE_ERROR = '%s could not be read (%s): no start after taking in is allowed by it' % (_TABLE_FILE, _e)
 
 
@@ -589,9 +589,12 @@ def _start_allowed(items, env=None, base='', depth=0):
         if _unguarded(strs[:1], base) is not None:
             return 'an interpreter with no guard'
         return None                          # 1. guarded itself: refuses its own -e/-c text after taking in
-    for names, code in _TABLE:
+    for names, code, git in _TABLE:
         if not names.match(n):
             continue
+        if git:                              # (git's own options, its subcommand's, the files it obeys)
+            w = gitfiles.words_why(words, code, base, _GIT, _code_option)
+            return w if w is None or isinstance(w, str) else gitfiles.obeys_changed(w[0], w[1], e, _GIT)
         for w in words:                      # (also after '--': find reads its expression after it, a08)
             c = _code_option(w, code)
             if c is not None:

@@ -74,7 +74,9 @@ def _note_own(path, mode, flags):
             fresh = False
     if fresh:
         try:
-            state._own.add(os.path.realpath(os.fsdecode(path)))
+            p = os.path.realpath(os.fsdecode(path))
+            state._own.add(p)
+            state._gone.discard(p)
         except (TypeError, ValueError):
             pass
 
@@ -106,6 +108,7 @@ def _on_mkdir(args):
         name = _real_name(args[0], args[2] if len(args) > 2 else None)
         if name is not None and not os.path.lexists(name):
             state._own.add(name)
+            state._gone.discard(name)
     except (TypeError, ValueError, OSError):     # the call itself fails on such a name
         pass
 
@@ -119,6 +122,7 @@ def _on_remove(args):
         name = _real_name(args[0], args[1] if len(args) > 1 and isinstance(args[1], int) else None)
         if name is not None and os.path.lexists(name):    # (one not there stays gone by another's doing)
             state._own.add(name)
+            state._gone.add(name)             # (its absence: what is there later another process put there)
     except (TypeError, ValueError, OSError):     # the call itself fails on such a name
         pass
 
@@ -130,7 +134,7 @@ def _on_rename(args):
 
 
 def _took_in(p, v):
-    if state._took['in'] is None and p not in state._own:
+    if state._took['in'] is None and not state._is_own(p):
         state._took['in'] = (p, v[1], v[0], v[2])
 
 
@@ -224,7 +228,7 @@ def _on_open(args):
     except OSError:
         return
     v = rule._verdict(p, data)
-    if v is not None and p not in state._own:
+    if v is not None and not state._is_own(p):
         _taint(p, v, data)
         _took_in(p, v)
 
@@ -531,13 +535,21 @@ def _wrap_open():
 
 def _on_replace(args):
     """os.rename / os.replace / os.link: a file moved or linked onto one this process made is no longer what it wrote
-    (red team 5, case 04: a changed inbox job linked onto its own spool file)."""
+    (red team 5, case 04: a changed inbox job linked onto its own spool file) — and every name below it, a folder
+    moved onto one holding its own files (red team 20, r10); each name as the call resolves it, relative to its
+    folder descriptor (r09: os.link(src_dir_fd=, dst_dir_fd=))."""
     try:
-        src, dst = os.path.realpath(os.fsdecode(args[0])), os.path.realpath(os.fsdecode(args[1]))
-    except (TypeError, ValueError, IndexError):
+        src = _real_name(args[0], args[2] if len(args) > 2 else None)
+        dst = _real_name(args[1], args[3] if len(args) > 3 else None)
+        src, dst = os.path.realpath(src), os.path.realpath(dst)
+    except (TypeError, ValueError, IndexError, OSError):
         return
-    if dst in state._own and src not in state._own:
-        state._own.discard(dst)
+    if state._is_own(src) and os.path.isfile(src):
+        return                                   # (its own file moved onto its own name: still what it wrote)
+    below = dst.rstrip(os.sep) + os.sep
+    for o in [o for o in state._own if o == dst or o.startswith(below)]:
+        state._own.discard(o)
+        state._gone.discard(o)
 
 
 def _sqlite_authorizer(action, arg1, arg2, db, trigger):

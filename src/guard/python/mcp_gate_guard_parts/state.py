@@ -55,6 +55,13 @@ TOOK_IN_VAR = 'MCP_GATE_GUARD_TOOK_IN'
 CHILD_VAR = 'MCP_GATE_GUARD_CHILD'      # set on every program a guarded process starts: it can be fed later
 _took = {'in': None, 'started': False}   # in: (p, rel, why, sha) of the first such content; started: ran a program
 _own = set()                   # real paths this process created or truncated before it took anything in
+_gone = set()                  # of those, names it removed (and has not made again): only their absence is its own
+
+
+def _is_own(p):
+    """p is a name this process made (created, truncated, a folder), or removed and is still gone: whatever is there
+    at a removed name another process put there (a child's `git init`, a `mv`: red team 20, r10)."""
+    return p in _own and (p not in _gone or not os.path.lexists(p))
 _readlink = os.readlink         # the guard's own: os.readlink is wrapped for the server's (_on_readlink)
 _open = os.open                 # the guard's own: os.open is wrapped for the server's (_wrap_open)
 _state = {'on': False}
