@@ -79,7 +79,12 @@ function localPath(v: string, from: string, home: string | undefined): string | 
  * Why git, started in `dir` with the words after its subcommand `args` and the environment `env`, may obey a file
  * that is not as approved — 'git, obeying <file> (<key>)' or 'git, with the hook <file>' — or null.
  */
-export function gitObeysChanged(dir: string, args: readonly string[], env: ReadonlyMap<string, string>): string | null {
+export function gitObeysChanged(
+  dir: string,
+  args: readonly string[],
+  env: ReadonlyMap<string, string>,
+  edits: string | null = null,
+): string | null {
   const home = env.get('HOME');
   const configs: string[] = [];
   const gitDirs: string[] = [];
@@ -93,8 +98,10 @@ export function gitObeysChanged(dir: string, args: readonly string[], env: Reado
       const m = /^gitdir:\s*(.+?)\s*$/m.exec(readText(dot) ?? '');
       if (m) gitDirs.push(path.resolve(d, m[1]));
     }
-    // (a bare repository: git takes a folder with HEAD, objects/ and refs/ as one)
-    if (isFile(path.join(d, 'HEAD')) && isDir(path.join(d, 'objects')) && isDir(path.join(d, 'refs'))) gitDirs.push(d);
+    // (a bare repository: git takes a folder with HEAD and objects/ and refs/, or a commondir file, as one; a folder
+    // with HEAD and a config is taken as one here too)
+    const head = isFile(path.join(d, 'HEAD'));
+    if (head && (isDir(path.join(d, 'objects')) || isFile(path.join(d, 'commondir')) || isFile(path.join(d, 'config')))) gitDirs.push(d);
   };
   const global = env.get('GIT_CONFIG_GLOBAL');
   if (global !== undefined) configs.push(path.resolve(dir, global));
@@ -113,6 +120,7 @@ export function gitObeysChanged(dir: string, args: readonly string[], env: Reado
     }
   let g = 0;
   let c = 0;
+  let editor: string | null = null;
   for (;;) {
     if (g < gitDirs.length) {
       const d = gitDirs[g++];
@@ -139,6 +147,8 @@ export function gitObeysChanged(dir: string, args: readonly string[], env: Reado
       if (/^(include|includeif\..*)\.path$/.test(key)) {
         const p = localPath(value, path.dirname(f), home);
         if (p !== null) configs.push(p);
+      } else if (key === 'core.editor' && value) {
+        editor = value;
       } else if (key === 'core.hookspath') {
         const p = localPath(value, dir, home);
         if (p !== null) hookDirs.push(p);
@@ -159,7 +169,20 @@ export function gitObeysChanged(dir: string, args: readonly string[], env: Reado
     for (const n of names)
       if (!n.endsWith('.sample') && !asApproved(path.join(h, n))) return `git, with the hook ${path.join(h, n)}, which is not as approved`;
   }
-  return null;
+  return edits === null ? null : editorOpens(edits, env, editor);
+}
+
+/**
+ * git `sub` may open an editor: the one git would find — GIT_EDITOR, core.editor, VISUAL (when TERM names a
+ * terminal), EDITOR, else vi when TERM names a terminal — reads startup files of its own (~/.vimrc): not safe then,
+ * unless that is `:` or `true` (what servers set to keep git from opening one).
+ */
+function editorOpens(sub: string, env: ReadonlyMap<string, string>, core: string | null): string | null {
+  const term = env.get('TERM');
+  const dumb = !term || term === 'dumb';
+  const found = env.get('GIT_EDITOR') || core || (!dumb && env.get('VISUAL')) || env.get('EDITOR') || (dumb ? null : 'vi');
+  if (!found || /^\s*(:|(\/usr)?(\/bin\/)?true)\s*$/.test(found)) return null;
+  return `git ${sub}, which may open an editor (${found}) that reads startup files of its own,`;
 }
 
 /** A file's text (at most MAX_BYTES), or null when it cannot be read or is larger. */

@@ -149,11 +149,24 @@ export function startNotSafe(words: readonly string[], env: ReadonlyMap<string, 
  */
 function gitNotSafe(words: readonly string[], env: ReadonlyMap<string, string>, cwd: string, code: readonly string[]): string | null {
   const w = gitWords(words, code, cwd);
-  return typeof w === 'string' || w === null ? w : gitObeysChanged(w.dir, w.rest, env);
+  return typeof w === 'string' || w === null ? w : gitObeysChanged(w.dir, w.rest, env, w.edits ? w.sub : null);
+}
+
+const EDITOR = table.git.editor;
+/** The subcommand and the words after it may open an editor (the table's `editor`), whichever git would find. */
+function mayEdit(sub: string, rest: readonly string[]): boolean {
+  if (!EDITOR.subcommands.includes(sub)) return false;
+  const has = (list: readonly string[]): boolean => rest.some((w) => isCodeOption(w, list));
+  const when = (EDITOR.when as Record<string, string[] | undefined>)[sub];
+  return (has(EDITOR.opens) || EDITOR.default.includes(sub) || (when !== undefined && has(when))) && !has(EDITOR.message);
 }
 
 /** Why git's words are not safe (see gitNotSafe), or null for git alone, or the folder it works in and the words after its subcommand. */
-export function gitWords(words: readonly string[], code: readonly string[], cwd: string): string | null | { dir: string; rest: string[] } {
+export function gitWords(
+  words: readonly string[],
+  code: readonly string[],
+  cwd: string,
+): string | null | { dir: string; sub: string; rest: string[]; edits: boolean } {
   let dir = cwd;
   let i = 1;
   for (; i < words.length && words[i].startsWith('-'); i++) {
@@ -167,5 +180,5 @@ export function gitWords(words: readonly string[], code: readonly string[], cwd:
   if (!GIT_SUBCOMMANDS.test(sub)) return `git ${sub}, not a git command of the table,`;
   const rest = words.slice(i + 1);
   for (const w of rest) if (isCodeOption(w, GIT_SUB_CODE[sub] ?? [])) return `git ${sub} ${w}`;
-  return { dir, rest };
+  return { dir, sub, rest, edits: mayEdit(sub, rest) };
 }

@@ -721,7 +721,7 @@ module.exports = () => {
   it('git after taking in: a repository it made and the commands servers use go ahead; a config key, a hook or a ~/.gitconfig it wrote is refused (red team 19)', () => {
     const ws = workspace({ 'server.js': SERVER, 'plugins/git.js': GIT_PLUGIN, 'steps.json': JSON.stringify(GIT_EVERYDAY) });
     approve(ws);
-    const env = { HOME: path.join(ws.scratch, 'home') };
+    const env = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm' }; // (a terminal: git's default editor is vi)
     const first = run(ws, ['server.js', 'git'], env);
     assert.match(first.out, /ANSWER ok/, first.out + first.err);
     // the same commands after the process took in a changed steps.json (and a README edit): none refused
@@ -744,6 +744,11 @@ module.exports = () => {
           [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
         ],
         /spawn git, with the hook \S+\/r\/\.git\/hooks\/pre-commit, which is not as approved/,
+      ],
+      [
+        'git commit with no message: vi, which reads ~/.vimrc',
+        [...INIT, { write: 'home/.vimrc', text: ':!echo PWNED >&2\n:qa!\n' }, [...R, 'commit', '-q', '--allow-empty']],
+        /spawn git commit, which may open an editor \(vi\) that reads startup files of its own/,
       ],
       [
         'a ~/.gitconfig the process wrote',

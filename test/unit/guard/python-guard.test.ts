@@ -1815,7 +1815,7 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       ].join('\n'),
       'steps.json': JSON.stringify(EVERYDAY),
     }));
-    const home = { HOME: path.join(ws.scratch, 'home') };
+    const home = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm' }; // (a terminal: git's default editor is vi)
     const first = run(ws, ['server.py'], true, home);
     assert.equal(first.status, 0, first.stderr);
     write(ws.root, { 'README.md': '# edited\n', 'steps.json': JSON.stringify([...EVERYDAY, [...R, 'diff', '--stat']]) });
@@ -1838,6 +1838,11 @@ describe('python load guard (mcp_gate_guard.py)', function () {
           [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
         ],
         /git, with the hook \S+\/r\/\.git\/hooks\/pre-commit, which is not as approved/,
+      ],
+      [
+        'git commit with no message: vi, which reads ~/.vimrc',
+        [...INIT, { write: 'home/.vimrc', text: `:!touch ${ws.marker}\n:qa!\n` }, [...R, 'commit', '-q', '--allow-empty']],
+        /git commit, which may open an editor \(vi\) that reads startup files of its own/,
       ],
       [
         'a ~/.gitconfig the process wrote',

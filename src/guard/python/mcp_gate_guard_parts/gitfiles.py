@@ -30,13 +30,31 @@ def load(t):
         raise ValueError('"git.sub_code" is not a map of lists of options')
     if not isinstance(g.get('subcommands'), str):
         raise ValueError('"git.subcommands" is not a pattern')
+    e = g.get('editor')
+    if not isinstance(e, dict) or not all(isinstance(e.get(k), list) for k in ('subcommands', 'opens', 'message',
+                                                                               'default')) \
+            or not isinstance(e.get('when'), dict):
+        raise ValueError('"git.editor" is not as described')
     return {'keys': tuple(_re.compile(k) for k in keys), 'subs': _re.compile(g['subcommands']),
-            'sub_code': {k: frozenset(v) for k, v in sub_code.items()}, 'takes': frozenset(takes)}
+            'sub_code': {k: frozenset(v) for k, v in sub_code.items()}, 'takes': frozenset(takes),
+            'editor': {k: (frozenset(v) if isinstance(v, list) else {a: frozenset(b) for a, b in v.items()})
+                       for k, v in e.items() if k != 'about'}}
+
+
+def _may_edit(sub, rest, g, code_option):
+    """The subcommand and the words after it may open an editor (the table's `editor`)."""
+    e = g['editor']
+    if sub not in e['subcommands']:
+        return False
+
+    def has(opts):
+        return any(code_option(w, opts) is not None for w in rest)
+    return (has(e['opens']) or sub in e['default'] or has(e['when'].get(sub, frozenset()))) and not has(e['message'])
 
 
 def words_why(words, code, base, g, code_option):
     """git's words after its name: why not safe (a str), None for git alone, or (folder it works in, words after the
-    subcommand)."""
+    subcommand, the subcommand when it may open an editor else None)."""
     d = base or os.getcwd()
     i = 0
     while i < len(words) and words[i].startswith('-'):
@@ -59,7 +77,7 @@ def words_why(words, code, base, g, code_option):
         c = code_option(w, g['sub_code'].get(sub, frozenset()))
         if c is not None:
             return 'git %s given %s' % (sub, c if c == w else '%s (%s)' % (w[:80], c))
-    return os.path.normpath(d), rest
+    return os.path.normpath(d), rest, (sub if _may_edit(sub, rest, g, code_option) else None)
 
 
 def config_entries(text):
@@ -133,18 +151,32 @@ def _as_approved(p):
         return False
 
 
-def obeys_changed(d, args, env, g):
+def obeys_changed(d, args, env, g, edits=None):
     """Why git, working in d with the words after its subcommand `args` and the environment env, may obey a file
-    that is not as approved, else None."""
+    that is not as approved (or open an editor, when `edits` names its subcommand), else None."""
     was = getattr(state._tls, 'busy', False)
     state._tls.busy = True                       # (the guard's own looks: no audit event of them counts)
     try:
-        return _obeys_changed(d, args, env, g)
+        editor = []
+        why = _obeys_changed(d, args, env, g, editor)
+        return why if why is not None or edits is None else _editor_opens(edits, env, editor[-1] if editor else None)
     finally:
         state._tls.busy = was
 
 
-def _obeys_changed(d, args, env, g):
+def _editor_opens(sub, env, core):
+    """git `sub` may open an editor: the one git finds (GIT_EDITOR, core.editor, VISUAL when TERM names a terminal,
+    EDITOR, else vi when it does) reads startup files of its own (~/.vimrc): why not safe, unless `:` or `true`."""
+    term = env.get('TERM')
+    dumb = not term or term == 'dumb'
+    found = env.get('GIT_EDITOR') or core or (not dumb and env.get('VISUAL')) or env.get('EDITOR') or \
+        (None if dumb else 'vi')
+    if not found or _re.match(r'^\s*(:|(/usr)?(/bin/)?true)\s*$', found):
+        return None
+    return 'git %s, which may open an editor (%s) that reads startup files of its own' % (sub, found[:80])
+
+
+def _obeys_changed(d, args, env, g, editor):
     home = env.get('HOME')
     configs, git_dirs, hook_dirs, seen = [], [], [], set()
 
@@ -156,9 +188,9 @@ def _obeys_changed(d, args, env, g):
             m = _re.search(r'(?m)^gitdir:\s*(.+?)\s*$', _text(dot) or '')
             if m:
                 git_dirs.append(os.path.normpath(os.path.join(x, m.group(1))))
-        if os.path.isfile(os.path.join(x, 'HEAD')) and os.path.isdir(os.path.join(x, 'objects')) \
-                and os.path.isdir(os.path.join(x, 'refs')):
-            git_dirs.append(x)                   # (a bare repository)
+        if os.path.isfile(os.path.join(x, 'HEAD')) and (os.path.isdir(os.path.join(x, 'objects')) or any(
+                os.path.isfile(os.path.join(x, n)) for n in ('commondir', 'config'))):
+            git_dirs.append(x)                   # (a bare repository, or a folder git may take as one)
     if env.get('GIT_CONFIG_GLOBAL') is not None:
         configs.append(os.path.join(d, env['GIT_CONFIG_GLOBAL']))
     elif home:
@@ -215,6 +247,8 @@ def _obeys_changed(d, args, env, g):
                 p = _local(value, os.path.dirname(f), home)
                 if p is not None:
                     configs.append(p)
+            elif key == 'core.editor' and value:
+                editor.append(value)
             elif key == 'core.hookspath':
                 p = _local(value, d, home)
                 if p is not None:

@@ -594,7 +594,7 @@ def _start_allowed(items, env=None, base='', depth=0):
             continue
         if git:                              # (git's own options, its subcommand's, the files it obeys)
             w = gitfiles.words_why(words, code, base, _GIT, _code_option)
-            return w if w is None or isinstance(w, str) else gitfiles.obeys_changed(w[0], w[1], e, _GIT)
+            return w if w is None or isinstance(w, str) else gitfiles.obeys_changed(w[0], w[1], e, _GIT, w[2])
         for w in words:                      # (also after '--': find reads its expression after it, a08)
             c = _code_option(w, code)
             if c is not None:
