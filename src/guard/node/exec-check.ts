@@ -7,7 +7,7 @@ import fs = require('node:fs');
 import path = require('node:path');
 import { F, hasOwn, real, realOrWhy } from './base';
 import { failRoot, getConfig, writable } from './manifest';
-import { approvedFolder } from './taken';
+import { approvedFolder, tookIn } from './taken';
 import { hashFile, UNREADABLE } from './hash';
 import { check, refuse } from './verdict';
 import { checkNative, START_LIBRARY_PATH } from './native';
@@ -375,6 +375,10 @@ export function execCheck(file: unknown, args: unknown, cwd: unknown): void {
       continue;
     }
     if (st && st.isFile() && (program || runs || (st.mode & 0o111) !== 0 || scripts.has(w))) check(abs, 'exec');
+    // Data it is handed (a file of the workspace or a scratch folder that is not as approved): what the program may
+    // run (`gdb -x`, `sqlite3 -init`, `m4`…) or pass back, so it is taken in, and this start too is then held to the
+    // starts rule (as the Python guard does: "guards differ", issue 43)
+    else if (st && st.isFile()) tookIn(abs);
   }
   // Native code an argument names (a word of it; a value after `=`; with `.so` appended, as SQLite's loader does):
   // a program may load it by its own loader (`sqlite3 -cmd '.load ext/greet'`, red team 8n case 03), which no guard

@@ -874,6 +874,31 @@ module.exports = () => {
     });
   });
 
+  it('a changed file handed to a program is taken in, as in the Python guard: a program off the safe list (tar) is then refused, a safe one (cat) runs', () => {
+    // (gdb -x, sqlite3 -init, m4 and the like run what such a file says: no list of them is whole)
+    const ws = workspace({
+      'server.js': SERVER,
+      'data.txt': 'approved\n',
+      'plugins/tar.js':
+        "const cp = require('child_process'), path = require('path');\nmodule.exports = () => { cp.execFileSync('tar', ['-cf', '/dev/null', 'data.txt'], { cwd: path.join(__dirname, '..') }); return 'ok'; };\n",
+      'plugins/cat.js':
+        "const cp = require('child_process'), path = require('path');\nmodule.exports = () => cp.execFileSync('cat', ['data.txt'], { cwd: path.join(__dirname, '..') }).toString().trim() ? 'ok' : 'no';\n",
+    });
+    approve(ws);
+    for (const p of ['tar', 'cat']) assert.match(run(ws, ['server.js', p]).out, /ANSWER ok/, p);
+    fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
+    for (const p of ['tar', 'cat']) assert.match(run(ws, ['server.js', p]).out, /ANSWER ok/, `${p}, README edited (never handed)`);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), 'changed\n');
+    const tar = run(ws, ['server.js', 'tar']);
+    assert.match(tar.out, /FAILED ERR_MCP_GATE_GUARD/, tar.out + tar.err);
+    assert.match(
+      tar.err,
+      /refused spawn tar \(a program that may run code it is given\).*data\.txt \(data\.txt\): it changed since approval/,
+      tar.err,
+    );
+    assert.match(run(ws, ['server.js', 'cat']).out, /ANSWER ok/, 'cat, a safe program, handed the changed file');
+  });
+
   it('a ShadowRealm (its own eval and module loader, which the guard is not in) is refused when made (red team 18)', () => {
     const ws = workspace({
       'server.js': SERVER,
