@@ -111,6 +111,7 @@ function childLoader(file: unknown, base: string, env: Map<string, string>): voi
   if (libPath.some((d) => writable(real(d) ?? d))) nativeLibsAsApproved('exec with LD_LIBRARY_PATH into a writable place');
 }
 
+const SHELL_WORD = /^(sh|bash|dash|ash|rbash|zsh|ksh|mksh|fish|busybox)$/;
 /**
  * A start after this process took in what is not as approved: allowed only when it cannot run code it is given
  * (inline.ts), else text turned into code — refused naming what was taken in (src/guard/CONTRACT.md, "Starts after
@@ -124,7 +125,10 @@ function afterTakingInStart(opts: { file?: unknown; args?: unknown }, base: stri
   const prog = typeof opts.file === 'string' ? programPath(opts.file, base, env.get('PATH')) : null;
   const own = prog !== null && writable(real(prog) ?? prog);
   const why = own ? `${path.basename(prog)}, a file of the workspace or a scratch folder,` : startNotSafe(words, env, base);
-  if (why) codeFromText(words.join(' ') || '?', `spawn ${why} (a program that may run code it is given)`);
+  // (a shell among its words — `sh -c`, `env sh -c` — is never a library's own start: a library function handed the
+  // words as a callback, `setImmediate(promiseSpawn, 'sh', ['-c', text])`, runs with no workspace frame under it)
+  const shell = words.some((w) => SHELL_WORD.test(path.basename(w)));
+  if (why) codeFromText(words.join(' ') || '?', `spawn ${why} (a program that may run code it is given)`, false, shell);
 }
 
 /** Spawn options as ChildProcess.prototype.spawn, the spawn_sync binding and process.execve get them (file, args, cwd, envPairs). */

@@ -899,6 +899,27 @@ module.exports = () => {
     assert.match(run(ws, ['server.js', 'cat']).out, /ANSWER ok/, 'cat, a safe program, handed the changed file');
   });
 
+  it("a shell line started by a library function handed it as a callback (no workspace frame under it) is no library's own start", () => {
+    const ws = workspace({
+      'server.js': SERVER,
+      'data.txt': 'echo ok\n',
+      'plugins/cb.js': `const fs = require('fs'), path = require('path');
+const spawn = require(path.join(process.env.NM, 'cross-spawn'));
+module.exports = () => {
+  const t = fs.readFileSync(path.join(__dirname, '..', 'data.txt'), 'utf8');
+  setImmediate(spawn.sync, 'sh', ['-c', t], { stdio: 'inherit' });
+  return new Promise((res) => setTimeout(() => res('ok'), 200));
+};
+`,
+    });
+    approve(ws);
+    assert.match(run(ws, ['server.js', 'cb']).out, /ANSWER ok/);
+    fs.writeFileSync(path.join(ws.root, 'data.txt'), 'echo PWNED >&2; echo ok\n');
+    const r = run(ws, ['server.js', 'cb']);
+    assert.doesNotMatch(r.out + r.err, /PWNED/, r.out + r.err);
+    assert.match(r.err, /refused spawn sh .*data\.txt \(data\.txt\): it changed since approval/, r.err);
+  });
+
   it('a ShadowRealm (its own eval and module loader, which the guard is not in) is refused when made (red team 18)', () => {
     const ws = workspace({
       'server.js': SERVER,
