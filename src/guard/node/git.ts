@@ -6,9 +6,11 @@
 // may hold only the table's `config_keys`, and no hook may be such a file (red team 19: a repository made in
 // /tmp, a bare one laid out in the workspace, a `gitdir:` file, a ~/.gitconfig the process wrote). The table is
 // shared with the Python guard (gitfiles.py).
+import fs = require('node:fs');
 import path = require('node:path');
 import table from '../python/mcp_gate_guard_parts/command_lines.json';
 import { F, real } from './base';
+import { getConfig } from './manifest';
 import { asApproved } from './taken';
 
 const KEYS: readonly RegExp[] = table.git.config_keys.map((k) => new RegExp(k));
@@ -19,6 +21,13 @@ const MAX_BYTES = 1024 * 1024;
 const isDir = (p: string): boolean => {
   try {
     return F.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+const isLink = (p: string): boolean => {
+  try {
+    return F.lstatSync(p).isSymbolicLink();
   } catch {
     return false;
   }
@@ -79,12 +88,7 @@ function localPath(v: string, from: string, home: string | undefined): string | 
  * Why git, started in `dir` with the words after its subcommand `args` and the environment `env`, may obey a file
  * that is not as approved — 'git, obeying <file> (<key>)' or 'git, with the hook <file>' — or null.
  */
-export function gitObeysChanged(
-  dir: string,
-  args: readonly string[],
-  env: ReadonlyMap<string, string>,
-  edits: string | null = null,
-): string | null {
+export function gitObeysChanged(dir: string, args: readonly string[], env: ReadonlyMap<string, string>): string | null {
   const home = env.get('HOME');
   const configs: string[] = [];
   const gitDirs: string[] = [];
@@ -95,12 +99,13 @@ export function gitObeysChanged(
     const dot = path.join(d, '.git');
     if (isDir(dot)) gitDirs.push(dot);
     else if (isFile(dot)) {
-      const m = /^gitdir:\s*(.+?)\s*$/m.exec(readText(dot) ?? '');
-      if (m) gitDirs.push(path.resolve(d, m[1]));
+      // (as git reads it: the whole text after "gitdir: ", only its trailing CR and LF taken off — red team 21)
+      const t = (readText(dot) ?? '').replace(/[\r\n]+$/, '');
+      if (t.startsWith('gitdir: ')) gitDirs.push(path.resolve(d, t.slice('gitdir: '.length)));
     }
     // (a bare repository: git takes a folder with HEAD and objects/ and refs/, or a commondir file, as one; a folder
     // with HEAD and a config is taken as one here too)
-    const head = isFile(path.join(d, 'HEAD'));
+    const head = isFile(path.join(d, 'HEAD')) || isLink(path.join(d, 'HEAD')); // (a HEAD link into refs/: red team 21)
     if (head && (isDir(path.join(d, 'objects')) || isFile(path.join(d, 'commondir')) || isFile(path.join(d, 'config')))) gitDirs.push(d);
   };
   const global = env.get('GIT_CONFIG_GLOBAL');
@@ -113,14 +118,16 @@ export function gitObeysChanged(
     repo(d);
     if (path.dirname(d) === d) break;
   }
-  for (const a of args)
-    if (!a.startsWith('-')) {
-      const p = localPath(a, dir, home);
-      if (p !== null && isDir(p)) repo(p);
-    }
+  // (a local path names the repository git opens there, or at <path>.git: receive-pack's and upload-pack's own
+  // lookup — red team 21, g04)
+  const local = (p: string | null): void => {
+    if (p === null) return;
+    if (isDir(p)) repo(p);
+    if (isDir(`${p}.git`)) repo(`${p}.git`);
+  };
+  for (const a of args) if (!a.startsWith('-')) local(localPath(a, dir, home));
   let g = 0;
   let c = 0;
-  let editor: string | null = null;
   for (;;) {
     if (g < gitDirs.length) {
       const d = gitDirs[g++];
@@ -135,7 +142,7 @@ export function gitObeysChanged(
     const f = configs[c++];
     if (!once(`c:${f}`) || !isFile(f)) continue;
     if (seen.size > MAX) return `git, obeying more than ${MAX} repositories and configuration files`;
-    const approved = asApproved(f);
+    const approved = unchanged(f);
     const text = readText(f);
     const entries = text === null ? null : configEntries(text);
     if (entries === null) {
@@ -147,14 +154,11 @@ export function gitObeysChanged(
       if (/^(include|includeif\..*)\.path$/.test(key)) {
         const p = localPath(value, path.dirname(f), home);
         if (p !== null) configs.push(p);
-      } else if (key === 'core.editor' && value) {
-        editor = value;
       } else if (key === 'core.hookspath') {
         const p = localPath(value, dir, home);
         if (p !== null) hookDirs.push(p);
       } else if (/^remote\..*\.(url|pushurl)$/.test(key)) {
-        const p = localPath(value, dir, home);
-        if (p !== null && isDir(p)) repo(p);
+        local(localPath(value, dir, home));
       }
     }
   }
@@ -167,22 +171,29 @@ export function gitObeysChanged(
       continue;
     }
     for (const n of names)
-      if (!n.endsWith('.sample') && !asApproved(path.join(h, n))) return `git, with the hook ${path.join(h, n)}, which is not as approved`;
+      if (!n.endsWith('.sample') && !unchanged(path.join(h, n))) return `git, with the hook ${path.join(h, n)}, which is not as approved`;
   }
-  return edits === null ? null : editorOpens(edits, env, editor);
+  return null;
 }
 
 /**
- * git `sub` may open an editor: the one git would find — GIT_EDITOR, core.editor, VISUAL (when TERM names a
- * terminal), EDITOR, else vi when TERM names a terminal — reads startup files of its own (~/.vimrc): not safe then,
- * unless that is `:` or `true` (what servers set to keep git from opening one).
+ * A file git obeys is as approved, or outside the workspace and scratch folders and not changed since the approval
+ * began (a configuration the process's own git wrote in another folder — `git init /elsewhere`, then `git config`:
+ * red team 21, g01 — is not, when the process can write it).
  */
-function editorOpens(sub: string, env: ReadonlyMap<string, string>, core: string | null): string | null {
-  const term = env.get('TERM');
-  const dumb = !term || term === 'dumb';
-  const found = env.get('GIT_EDITOR') || core || (!dumb && env.get('VISUAL')) || env.get('EDITOR') || (dumb ? null : 'vi');
-  if (!found || /^\s*(:|(\/usr)?(\/bin\/)?true)\s*$/.test(found)) return null;
-  return `git ${sub}, which may open an editor (${found}) that reads startup files of its own,`;
+function unchanged(p: string): boolean {
+  if (!asApproved(p)) return false;
+  const cfg = getConfig();
+  const rp = real(p);
+  if (rp === null || cfg === null || cfg.since === null) return true;
+  try {
+    const st = F.statSync(rp);
+    if (st.ctimeMs <= cfg.since) return true;
+    F.accessSync(rp, fs.constants.W_OK);
+    return false; // (changed since, and writable by this process)
+  } catch {
+    return true;
+  }
 }
 
 /** A file's text (at most MAX_BYTES), or null when it cannot be read or is larger. */

@@ -149,16 +149,7 @@ export function startNotSafe(words: readonly string[], env: ReadonlyMap<string, 
  */
 function gitNotSafe(words: readonly string[], env: ReadonlyMap<string, string>, cwd: string, code: readonly string[]): string | null {
   const w = gitWords(words, code, cwd);
-  return typeof w === 'string' || w === null ? w : gitObeysChanged(w.dir, w.rest, env, w.edits ? w.sub : null);
-}
-
-const EDITOR = table.git.editor;
-/** The subcommand and the words after it may open an editor (the table's `editor`), whichever git would find. */
-function mayEdit(sub: string, rest: readonly string[]): boolean {
-  if (!EDITOR.subcommands.includes(sub)) return false;
-  const has = (list: readonly string[]): boolean => rest.some((w) => isCodeOption(w, list));
-  const when = (EDITOR.when as Record<string, string[] | undefined>)[sub];
-  return (has(EDITOR.opens) || EDITOR.default.includes(sub) || (when !== undefined && has(when))) && !has(EDITOR.message);
+  return typeof w === 'string' || w === null ? w : gitObeysChanged(w.dir, w.rest, env);
 }
 
 /** Why git's words are not safe (see gitNotSafe), or null for git alone, or the folder it works in and the words after its subcommand. */
@@ -166,7 +157,7 @@ export function gitWords(
   words: readonly string[],
   code: readonly string[],
   cwd: string,
-): string | null | { dir: string; sub: string; rest: string[]; edits: boolean } {
+): string | null | { dir: string; sub: string; rest: string[] } {
   let dir = cwd;
   let i = 1;
   for (; i < words.length && words[i].startsWith('-'); i++) {
@@ -180,5 +171,14 @@ export function gitWords(
   if (!GIT_SUBCOMMANDS.test(sub)) return `git ${sub}, not a git command of the table,`;
   const rest = words.slice(i + 1);
   for (const w of rest) if (isCodeOption(w, GIT_SUB_CODE[sub] ?? [])) return `git ${sub} ${w}`;
-  return { dir, sub, rest, edits: mayEdit(sub, rest) };
+  return { dir, sub, rest };
+}
+
+/** The variables every start after taking in gets (the table's `git.neutral`): git opens no editor or pager, runs no hook. */
+export function gitNeutral(): string[] {
+  const n = table.git.neutral;
+  const out = Object.entries(n.env).map(([k, v]) => `${k}=${v}`);
+  out.push(`GIT_CONFIG_COUNT=${n.config.length}`);
+  n.config.forEach(([k, v], i) => out.push(`GIT_CONFIG_KEY_${i}=${k}`, `GIT_CONFIG_VALUE_${i}=${v}`));
+  return out;
 }

@@ -8,10 +8,10 @@ import path = require('node:path');
 import { $, F, MANIFEST, real, tokenize, VAR, withOurOptions } from './base';
 import { writable } from './manifest';
 import { refuse } from './verdict';
-import { childMarks, mayHaveTakenIn } from './taken';
+import { childMarks, mayHaveTakenIn, settleLooked, took } from './taken';
 import { checkNative, nativeLibsAsApproved } from './native';
 import { execCheck } from './exec-check';
-import { startNotSafe } from './inline';
+import { gitNeutral, startNotSafe } from './inline';
 import { codeFromText } from './strings';
 
 // ------------------------------------------------------------------------------ the real interpreter, a child's loader
@@ -182,11 +182,19 @@ function prepareSpawn(o: unknown): void {
   }
   // (no compile cache in a child either: NODE_COMPILE_CACHE would turn it on before its guard runs; no OpenSSL
   // configuration from the environment: its modules load before the child's guard, red team 7n, cases 06 and 08)
+  // (after taking in, git — started now, through a shell line or by a child — opens no editor, runs no hook and
+  // enters no submodule: git.neutral of command_lines.json, in place of the server's own of those variables)
+  if (mayHaveTakenIn()) settleLooked();
+  const neutral = took.in !== null ? gitNeutral() : [];
+  const replaced = new Set(neutral.map((kv) => kv.slice(0, kv.indexOf('=') + 1)));
   const rest = pairs.filter(
     (kv) =>
       !(
         typeof kv === 'string' &&
-        (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) || OPENSSL_VARS.test(kv) || /^MCP_GATE_GUARD_(CHILD|TOOK_IN)=/.test(kv))
+        (/^NODE_(COMPILE_CACHE|DISABLE_COMPILE_CACHE)=/.test(kv) ||
+          OPENSSL_VARS.test(kv) ||
+          /^MCP_GATE_GUARD_(CHILD|TOOK_IN)=/.test(kv) ||
+          (neutral.length > 0 && (replaced.has(kv.slice(0, kv.indexOf('=') + 1)) || /^GIT_CONFIG_(KEY|VALUE)_\d+=/.test(kv))))
       ),
   );
   // (and the child is marked as one a guarded process started, which can feed it, with what this one took in)
@@ -196,6 +204,7 @@ function prepareSpawn(o: unknown): void {
     `NODE_OPTIONS=${withOurOptions(theirs)}`,
     'NODE_DISABLE_COMPILE_CACHE=1',
     ...childMarks(),
+    ...neutral,
   ];
 }
 

@@ -126,12 +126,11 @@ describe('load guard: starts after taking in (inline.ts)', () => {
       'git clone -q https://h/r.git d',
     ])
       assert.equal(typeof gitWords(split(line), code, '/w'), 'object', line);
-    assert.deepEqual(gitWords(split('git -C sub status'), code, '/w'), { dir: '/w/sub', sub: 'status', rest: [], edits: false });
+    assert.deepEqual(gitWords(split('git -C sub status'), code, '/w'), { dir: '/w/sub', sub: 'status', rest: [] });
     assert.deepEqual(gitWords(['git', '-C', '/r', '-C', 'x', '--no-pager', 'log', '-1'], code, '/w'), {
       dir: '/r/x',
       sub: 'log',
       rest: ['-1'],
-      edits: false,
     });
     const cases: [string, string][] = [
       ['git p', 'git p, not a git command of the table,'],
@@ -150,31 +149,6 @@ describe('load guard: starts after taking in (inline.ts)', () => {
       ['git push --exec=id o', 'git push --exec=id'],
     ];
     for (const [line, why] of cases) assert.equal(gitWords(split(line), code, '/w'), why, line);
-    // which starts may open an editor (git.ts then asks which one git would find)
-    const edits = (line: string): boolean => (gitWords(split(line), code, '/w') as { edits: boolean }).edits;
-    for (const line of [
-      'git commit',
-      'git commit --amend',
-      'git commit -a',
-      'git revert HEAD',
-      'git tag -a v1',
-      'git notes add',
-      'git commit -c HEAD',
-      'git merge --edit b',
-    ])
-      assert.equal(edits(line), true, line);
-    for (const line of [
-      'git commit -m x',
-      'git commit -am x',
-      'git commit -F f',
-      'git commit --amend --no-edit',
-      'git tag v1',
-      'git tag -a v1 -m x',
-      'git switch -c b',
-      'git merge b',
-      'git status',
-    ])
-      assert.equal(edits(line), false, line);
   });
 
   it('git configuration is read key by key; a value continued on the next line or a line git reads otherwise is no plain configuration', () => {

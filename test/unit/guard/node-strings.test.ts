@@ -699,7 +699,9 @@ module.exports = () => {
   const steps = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'steps.json'), 'utf8'));
   for (const s of steps) {
     if (s.write) { fs.mkdirSync(path.dirname(path.join(S, s.write)), { recursive: true }); fs.writeFileSync(path.join(S, s.write), s.text, { mode: 0o755 }); continue; }
-    cp.execFileSync('git', s.map((w) => w.split('@S@').join(S)), { cwd: process.cwd(), stdio: 'pipe' });
+    const r = cp.spawnSync('git', s.map((w) => w.split('@S@').join(S).split('@O@').join(process.env.OUTSIDE).split('@W@').join(process.cwd())), { stdio: 'pipe' });
+    process.stderr.write(r.stderr || '');
+    if (r.status !== 0) throw new Error('git ' + s[s.length - 1] + ': ' + String(r.stderr));
   }
   return 'ok';
 };
@@ -721,7 +723,8 @@ module.exports = () => {
   it('git after taking in: a repository it made and the commands servers use go ahead; a config key, a hook or a ~/.gitconfig it wrote is refused (red team 19)', () => {
     const ws = workspace({ 'server.js': SERVER, 'plugins/git.js': GIT_PLUGIN, 'steps.json': JSON.stringify(GIT_EVERYDAY) });
     approve(ws);
-    const env = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm' }; // (a terminal: git's default editor is vi)
+    // (a terminal: git's default editor is vi; a folder outside the workspace and scratch folders)
+    const env = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm', OUTSIDE: fs.realpathSync(tempDir('mcp-gate-outside-')) };
     const first = run(ws, ['server.js', 'git'], env);
     assert.match(first.out, /ANSWER ok/, first.out + first.err);
     // the same commands after the process took in a changed steps.json (and a README edit): none refused
@@ -746,9 +749,37 @@ module.exports = () => {
         /spawn git, with the hook \S+\/r\/\.git\/hooks\/pre-commit, which is not as approved/,
       ],
       [
-        'git commit with no message: vi, which reads ~/.vimrc',
-        [...INIT, { write: 'home/.vimrc', text: ':!echo PWNED >&2\n:qa!\n' }, [...R, 'commit', '-q', '--allow-empty']],
-        /spawn git commit, which may open an editor \(vi\) that reads startup files of its own/,
+        'a repository made outside the workspace and scratch folders (red team 21, g01)',
+        [
+          ['init', '-q', '@O@/r'],
+          ['-C', '@O@/r', 'config', 'core.fsmonitor', 'echo PWNED >&2; false'],
+          ['-C', '@O@/r', 'status'],
+        ],
+        /spawn git, obeying \S+\/r\/\.git\/config \(core\.fsmonitor\), which is not as approved/,
+      ],
+      [
+        'a gitdir: file whose path ends in a blank (g03)',
+        [['-C', 'sub2', 'status']],
+        /spawn git, obeying .*\/gd2 \/config \(core\.fsmonitor\), which is not as approved/,
+        {
+          'sub2/.git': 'gitdir: ../gd2 \n',
+          'gd2 /HEAD': 'ref: refs/heads/main\n',
+          'gd2 /config': '[core]\n\tfsmonitor = "echo PWNED >&2; false"\n',
+          'gd2 /objects/info/.keep': '',
+          'gd2 /refs/heads/.keep': '',
+        },
+      ],
+      [
+        'a push to <path>, which git opens as <path>.git, with a hook (g04)',
+        [...INIT, [...R, 'commit', '-q', '--allow-empty', '-m', 'x'], [...R, 'push', '-q', '@W@/dst', 'HEAD:refs/heads/x']],
+        /spawn git, with the hook \S+\/dst\.git\/hooks\/pre-receive, which is not as approved/,
+        {
+          'dst.git/HEAD': 'ref: refs/heads/main\n',
+          'dst.git/config': '[core]\n\tbare = true\n',
+          'dst.git/objects/info/.keep': '',
+          'dst.git/refs/heads/.keep': '',
+          'dst.git/hooks/pre-receive': '#!/bin/sh\necho PWNED >&2\n',
+        },
       ],
       [
         'a ~/.gitconfig the process wrote',
@@ -775,6 +806,27 @@ module.exports = () => {
       assert.match(r.out, /FAILED ERR_MCP_GATE_GUARD/, `${what}: ${r.out}${r.err}`);
       assert.match(r.err, why, `${what}: ${r.err}`);
       assert.match(r.err, /steps\.json \(steps\.json\): it changed since approval/, what);
+    }
+    // what git itself would run is off after taking in (git.neutral): no editor (vi fed keystrokes or a ~/.vimrc), no
+    // hook, no submodule — git runs, and what it was set up to run does not
+    const neutral: [string, unknown[], RegExp][] = [
+      [
+        'git commit with no message (vi would read a ~/.vimrc the process wrote)',
+        [...INIT, { write: 'home/.vimrc', text: ':!echo PWNED >&2\n:qa!\n' }, [...R, 'commit', '-q', '--allow-empty']],
+        /Aborting commit due to empty commit message/,
+      ],
+      [
+        'git add -e (an editor of the patch)',
+        [...INIT, { write: 'home/.vimrc', text: ':!echo PWNED >&2\n:qa!\n' }, [...R, 'add', '-e']],
+        /FAILED/,
+      ],
+    ];
+    for (const [what, steps, shows] of neutral) {
+      writeFiles(ws.root, { 'steps.json': JSON.stringify(steps) });
+      const r = run(ws, ['server.js', 'git'], env);
+      assert.doesNotMatch(r.out + r.err, /PWNED/, what);
+      assert.doesNotMatch(r.out + r.err, /ERR_MCP_GATE_GUARD/, what);
+      assert.match(r.out + r.err, shows, `${what}: ${r.out}${r.err}`);
     }
   });
 

@@ -1808,14 +1808,18 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         "        open(p, 'w').write(s['text'])",
         '        os.chmod(p, 0o755)',
         '        continue',
-        "    r = subprocess.run(['git'] + [x.replace('@S@', S) for x in s], capture_output=True, text=True, timeout=20)",
+        "    w = [x.replace('@S@', S).replace('@O@', os.environ['OUTSIDE']).replace('@W@', os.getcwd()) for x in s]",
+        "    r = subprocess.run(['git'] + w, capture_output=True, text=True, timeout=20)",
         '    assert r.returncode == 0, r.stderr',
         "print('APPROVED')",
         '',
       ].join('\n'),
       'steps.json': JSON.stringify(EVERYDAY),
     }));
-    const home = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm' }; // (a terminal: git's default editor is vi)
+    // (a terminal: git's default editor is vi; a folder outside the workspace and scratch folders)
+    const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-outside-')));
+    made.push(outside);
+    const home = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm', OUTSIDE: outside };
     const first = run(ws, ['server.py'], true, home);
     assert.equal(first.status, 0, first.stderr);
     write(ws.root, { 'README.md': '# edited\n', 'steps.json': JSON.stringify([...EVERYDAY, [...R, 'diff', '--stat']]) });
@@ -1840,9 +1844,37 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         /git, with the hook \S+\/r\/\.git\/hooks\/pre-commit, which is not as approved/,
       ],
       [
-        'git commit with no message: vi, which reads ~/.vimrc',
-        [...INIT, { write: 'home/.vimrc', text: `:!touch ${ws.marker}\n:qa!\n` }, [...R, 'commit', '-q', '--allow-empty']],
-        /git commit, which may open an editor \(vi\) that reads startup files of its own/,
+        'a repository made outside the workspace and scratch folders (red team 21, g01)',
+        [
+          ['init', '-q', '@O@/r'],
+          ['-C', '@O@/r', 'config', 'core.fsmonitor', `touch ${ws.marker}; false`],
+          ['-C', '@O@/r', 'status'],
+        ],
+        /git, obeying \S+\/r\/\.git\/config \(core\.fsmonitor\), which is not as approved/,
+      ],
+      [
+        'a gitdir: file whose path ends in a blank (g03)',
+        [['-C', 'sub2', 'status']],
+        /git, obeying .*\/gd2 \/config \(core\.fsmonitor\), which is not as approved/,
+        {
+          'sub2/.git': 'gitdir: ../gd2 \n',
+          'gd2 /HEAD': 'ref: refs/heads/main\n',
+          'gd2 /config': `[core]\n\tfsmonitor = "touch ${ws.marker}; false"\n`,
+          'gd2 /objects/info/.keep': '',
+          'gd2 /refs/heads/.keep': '',
+        },
+      ],
+      [
+        'a push to <path>, which git opens as <path>.git, with a hook (g04)',
+        [...INIT, [...R, 'commit', '-q', '--allow-empty', '-m', 'x'], [...R, 'push', '-q', '@W@/dst', 'HEAD:refs/heads/x']],
+        /git, with the hook \S+\/dst\.git\/hooks\/pre-receive, which is not as approved/,
+        {
+          'dst.git/HEAD': 'ref: refs/heads/main\n',
+          'dst.git/config': '[core]\n\tbare = true\n',
+          'dst.git/objects/info/.keep': '',
+          'dst.git/refs/heads/.keep': '',
+          'dst.git/hooks/pre-receive': `#!/bin/sh\ntouch ${ws.marker}\n`,
+        },
       ],
       [
         'a ~/.gitconfig the process wrote',
@@ -1874,6 +1906,25 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       );
       assert.match(r.stderr, why, `${what}: ${r.stderr}`);
       fs.rmSync(ws.report, { force: true });
+    }
+    // what git itself would run is off after taking in (git.neutral): no editor, no hook, no submodule
+    for (const [what, steps, shows] of [
+      [
+        'git commit with no message (vi would read a ~/.vimrc the process wrote)',
+        [...INIT, { write: 'home/.vimrc', text: `:!touch ${ws.marker}\n:qa!\n` }, [...R, 'commit', '-q', '--allow-empty']],
+        /Aborting commit due to empty commit message/,
+      ],
+      [
+        'git add -e (an editor of the patch)',
+        [...INIT, { write: 'home/.vimrc', text: `:!touch ${ws.marker}\n:qa!\n` }, [...R, 'add', '-e']],
+        /AssertionError/,
+      ],
+    ] as [string, unknown[], RegExp][]) {
+      write(ws.root, { 'steps.json': JSON.stringify(steps) });
+      const r = run(ws, ['server.py'], true, home);
+      assert.equal(fs.existsSync(ws.marker), false, `${what}: the editor ran`);
+      assert.doesNotMatch(r.stderr, /mcp-gate-guard/, what);
+      assert.match(r.stderr, shows, `${what}: ${r.stderr}`);
     }
   });
 

@@ -5,7 +5,7 @@
 # rule src/guard/CONTRACT.md. Standard library only; Python 3.8+ syntax.
 import os
 import sys
-from . import state, rule, places, compiles, programs, native, loaders
+from . import state, rule, places, compiles, programs, native, loaders, gitfiles
 
 
 def _check_start(items, cwd, env, words=None):
@@ -62,6 +62,7 @@ def _started(env):
         if t is not None:
             import json
             target[state.TOOK_IN_VAR] = json.dumps([t[0], t[1], t[2], t[3]])
+            gitfiles.neutral(target, programs._GIT)  # (git then opens no editor, runs no hook: red team 21)
     except (TypeError, AttributeError):
         # Unmarked, the child could later be fed a changed file's text and not know it: refused (pass a dict).
         if t is not None:

@@ -30,31 +30,22 @@ def load(t):
         raise ValueError('"git.sub_code" is not a map of lists of options')
     if not isinstance(g.get('subcommands'), str):
         raise ValueError('"git.subcommands" is not a pattern')
-    e = g.get('editor')
-    if not isinstance(e, dict) or not all(isinstance(e.get(k), list) for k in ('subcommands', 'opens', 'message',
-                                                                               'default')) \
-            or not isinstance(e.get('when'), dict):
-        raise ValueError('"git.editor" is not as described')
+    n = g.get('neutral')
+    if not isinstance(n, dict) or not isinstance(n.get('env'), dict) or not isinstance(n.get('config'), list) or \
+            not all(isinstance(kv, list) and len(kv) == 2 and all(isinstance(x, str) for x in kv) for kv in n['config']):
+        raise ValueError('"git.neutral" is not as described')
+    neutral = dict(n['env'])
+    neutral['GIT_CONFIG_COUNT'] = str(len(n['config']))
+    for i, (k, v) in enumerate(n['config']):
+        neutral['GIT_CONFIG_KEY_%d' % i] = k
+        neutral['GIT_CONFIG_VALUE_%d' % i] = v
     return {'keys': tuple(_re.compile(k) for k in keys), 'subs': _re.compile(g['subcommands']),
-            'sub_code': {k: frozenset(v) for k, v in sub_code.items()}, 'takes': frozenset(takes),
-            'editor': {k: (frozenset(v) if isinstance(v, list) else {a: frozenset(b) for a, b in v.items()})
-                       for k, v in e.items() if k != 'about'}}
-
-
-def _may_edit(sub, rest, g, code_option):
-    """The subcommand and the words after it may open an editor (the table's `editor`)."""
-    e = g['editor']
-    if sub not in e['subcommands']:
-        return False
-
-    def has(opts):
-        return any(code_option(w, opts) is not None for w in rest)
-    return (has(e['opens']) or sub in e['default'] or has(e['when'].get(sub, frozenset()))) and not has(e['message'])
+            'sub_code': {k: frozenset(v) for k, v in sub_code.items()}, 'takes': frozenset(takes), 'neutral': neutral}
 
 
 def words_why(words, code, base, g, code_option):
     """git's words after its name: why not safe (a str), None for git alone, or (folder it works in, words after the
-    subcommand, the subcommand when it may open an editor else None)."""
+    subcommand)."""
     d = base or os.getcwd()
     i = 0
     while i < len(words) and words[i].startswith('-'):
@@ -77,7 +68,7 @@ def words_why(words, code, base, g, code_option):
         c = code_option(w, g['sub_code'].get(sub, frozenset()))
         if c is not None:
             return 'git %s given %s' % (sub, c if c == w else '%s (%s)' % (w[:80], c))
-    return os.path.normpath(d), rest, (sub if _may_edit(sub, rest, g, code_option) else None)
+    return os.path.normpath(d), rest
 
 
 def config_entries(text):
@@ -145,38 +136,43 @@ def _text(p):
 
 
 def _as_approved(p):
+    """As approved, or outside the workspace and scratch folders and not changed since the approval began (one the
+    process's own git wrote elsewhere — `git init /elsewhere`, `git config` — is not, when it can write it: red team
+    21, g01)."""
     try:
-        return rule._verdict(os.path.realpath(p)) is None
+        rp = os.path.realpath(p)
+        if rule._verdict(rp) is not None:
+            return False
+        if state.SINCE is None or not os.path.exists(rp) or os.stat(rp).st_ctime_ns // 1000000 <= state.SINCE:
+            return True
+        return not os.access(rp, os.W_OK)
     except (OSError, ValueError):
         return False
 
 
-def obeys_changed(d, args, env, g, edits=None):
+def obeys_changed(d, args, env, g):
     """Why git, working in d with the words after its subcommand `args` and the environment env, may obey a file
-    that is not as approved (or open an editor, when `edits` names its subcommand), else None."""
+    that is not as approved, else None."""
     was = getattr(state._tls, 'busy', False)
     state._tls.busy = True                       # (the guard's own looks: no audit event of them counts)
     try:
-        editor = []
-        why = _obeys_changed(d, args, env, g, editor)
-        return why if why is not None or edits is None else _editor_opens(edits, env, editor[-1] if editor else None)
+        return _obeys_changed(d, args, env, g)
     finally:
         state._tls.busy = was
 
 
-def _editor_opens(sub, env, core):
-    """git `sub` may open an editor: the one git finds (GIT_EDITOR, core.editor, VISUAL when TERM names a terminal,
-    EDITOR, else vi when it does) reads startup files of its own (~/.vimrc): why not safe, unless `:` or `true`."""
-    term = env.get('TERM')
-    dumb = not term or term == 'dumb'
-    found = env.get('GIT_EDITOR') or core or (not dumb and env.get('VISUAL')) or env.get('EDITOR') or \
-        (None if dumb else 'vi')
-    if not found or _re.match(r'^\s*(:|(/usr)?(/bin/)?true)\s*$', found):
-        return None
-    return 'git %s, which may open an editor (%s) that reads startup files of its own' % (sub, found[:80])
+def neutral(target, g):
+    """The table's `git.neutral` put in a start's environment (a dict, or os.environ when it inherits this process's):
+    git opens no editor or pager, runs no hook, enters no submodule. Returns the variables it set."""
+    if g is None:
+        return {}
+    for k in [k for k in target if k.startswith('GIT_CONFIG_KEY_') or k.startswith('GIT_CONFIG_VALUE_')]:
+        del target[k]
+    target.update(g['neutral'])
+    return g['neutral']
 
 
-def _obeys_changed(d, args, env, g, editor):
+def _obeys_changed(d, args, env, g):
     home = env.get('HOME')
     configs, git_dirs, hook_dirs, seen = [], [], [], set()
 
@@ -185,10 +181,12 @@ def _obeys_changed(d, args, env, g, editor):
         if os.path.isdir(dot):
             git_dirs.append(dot)
         elif os.path.isfile(dot):
-            m = _re.search(r'(?m)^gitdir:\s*(.+?)\s*$', _text(dot) or '')
-            if m:
-                git_dirs.append(os.path.normpath(os.path.join(x, m.group(1))))
-        if os.path.isfile(os.path.join(x, 'HEAD')) and (os.path.isdir(os.path.join(x, 'objects')) or any(
+            # (as git reads it: the whole text after "gitdir: ", only its trailing CR and LF taken off — red team 21)
+            t = (_text(dot) or '').rstrip('\r\n')
+            if t.startswith('gitdir: '):
+                git_dirs.append(os.path.normpath(os.path.join(x, t[len('gitdir: '):])))
+        head = os.path.join(x, 'HEAD')                # (a HEAD link into refs/ counts: red team 21, g07)
+        if (os.path.isfile(head) or os.path.islink(head)) and (os.path.isdir(os.path.join(x, 'objects')) or any(
                 os.path.isfile(os.path.join(x, n)) for n in ('commondir', 'config'))):
             git_dirs.append(x)                   # (a bare repository, or a folder git may take as one)
     if env.get('GIT_CONFIG_GLOBAL') is not None:
@@ -205,11 +203,14 @@ def _obeys_changed(d, args, env, g, editor):
         if os.path.dirname(x) == x:
             break
         x = os.path.dirname(x)
+    def local(p):                               # (at <path>.git too: receive-pack's own lookup, red team 21)
+        if p is not None:
+            for c in (p, p + '.git'):
+                if os.path.isdir(c):
+                    repo(c)
     for a in args:
         if not a.startswith('-'):
-            p = _local(a, d, home)
-            if p is not None and os.path.isdir(p):
-                repo(p)
+            local(_local(a, d, home))
     gi = ci = 0
     while True:
         if gi < len(git_dirs):
@@ -247,16 +248,12 @@ def _obeys_changed(d, args, env, g, editor):
                 p = _local(value, os.path.dirname(f), home)
                 if p is not None:
                     configs.append(p)
-            elif key == 'core.editor' and value:
-                editor.append(value)
             elif key == 'core.hookspath':
                 p = _local(value, d, home)
                 if p is not None:
                     hook_dirs.append(p)
             elif key.startswith('remote.') and (key.endswith('.url') or key.endswith('.pushurl')):
-                p = _local(value, d, home)
-                if p is not None and os.path.isdir(p):
-                    repo(p)
+                local(_local(value, d, home))
     for h in hook_dirs:
         if ('h', h) in seen:
             continue

@@ -517,9 +517,10 @@ def _env_changed(e):
     start = state._START['env']
     e = e or {}
     prefixes = tuple(_TABLE_ENV_PREFIXES) + _START_ENV_PREFIXES
+    ours = _GIT['neutral'] if _GIT is not None else {}   # (what the guard put there itself: gitfiles.neutral)
     for k in tuple(_TABLE_ENV) + _START_ENV + tuple(sorted(k for k in e if k.startswith(prefixes))):
         v = e.get(k)
-        if v is not None and v != start.get(k):
+        if v is not None and v != start.get(k) and v != ours.get(k):
             return k
     return None
 
@@ -594,7 +595,7 @@ def _start_allowed(items, env=None, base='', depth=0):
             continue
         if git:                              # (git's own options, its subcommand's, the files it obeys)
             w = gitfiles.words_why(words, code, base, _GIT, _code_option)
-            return w if w is None or isinstance(w, str) else gitfiles.obeys_changed(w[0], w[1], e, _GIT, w[2])
+            return w if w is None or isinstance(w, str) else gitfiles.obeys_changed(w[0], w[1], e, _GIT)
         for w in words:                      # (also after '--': find reads its expression after it, a08)
             c = _code_option(w, code)
             if c is not None:
