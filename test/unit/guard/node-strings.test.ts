@@ -724,7 +724,13 @@ module.exports = () => {
     const ws = workspace({ 'server.js': SERVER, 'plugins/git.js': GIT_PLUGIN, 'steps.json': JSON.stringify(GIT_EVERYDAY) });
     approve(ws);
     // (a terminal: git's default editor is vi; a folder outside the workspace and scratch folders)
-    const env = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm', OUTSIDE: fs.realpathSync(tempDir('mcp-gate-outside-')) };
+    // (and a workspace folder first on PATH, as `npm run` or `uv run` put one)
+    const env = {
+      HOME: path.join(ws.scratch, 'home'),
+      TERM: 'xterm',
+      OUTSIDE: fs.realpathSync(tempDir('mcp-gate-outside-')),
+      PATH: `${path.join(ws.root, 'bin')}:${process.env.PATH ?? ''}`,
+    };
     const first = run(ws, ['server.js', 'git'], env);
     assert.match(first.out, /ANSWER ok/, first.out + first.err);
     // the same commands after the process took in a changed steps.json (and a README edit): none refused
@@ -820,7 +826,14 @@ module.exports = () => {
         [...INIT, { write: 'home/.vimrc', text: ':!echo PWNED >&2\n:qa!\n' }, [...R, 'add', '-e']],
         /FAILED/,
       ],
+      [
+        'ssh for an ssh:// remote, a new bin/ssh first on PATH',
+        [...INIT, ['ls-remote', 'ssh://127.0.0.1:1/x']],
+        /ssh: connect to host 127\.0\.0\.1 port 1/,
+      ],
     ];
+    writeFiles(ws.root, { 'bin/ssh': '#!/bin/sh\necho PWNED >&2\n' });
+    fs.chmodSync(path.join(ws.root, 'bin', 'ssh'), 0o755);
     for (const [what, steps, shows] of neutral) {
       writeFiles(ws.root, { 'steps.json': JSON.stringify(steps) });
       const r = run(ws, ['server.js', 'git'], env);

@@ -1819,7 +1819,13 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     // (a terminal: git's default editor is vi; a folder outside the workspace and scratch folders)
     const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-gate-outside-')));
     made.push(outside);
-    const home = { HOME: path.join(ws.scratch, 'home'), TERM: 'xterm', OUTSIDE: outside };
+    // (and a workspace folder first on PATH, as `uv run` puts one)
+    const home = {
+      HOME: path.join(ws.scratch, 'home'),
+      TERM: 'xterm',
+      OUTSIDE: outside,
+      PATH: `${path.join(ws.root, 'bin')}:${process.env.PATH ?? ''}`,
+    };
     const first = run(ws, ['server.py'], true, home);
     assert.equal(first.status, 0, first.stderr);
     write(ws.root, { 'README.md': '# edited\n', 'steps.json': JSON.stringify([...EVERYDAY, [...R, 'diff', '--stat']]) });
@@ -1907,7 +1913,10 @@ describe('python load guard (mcp_gate_guard.py)', function () {
       assert.match(r.stderr, why, `${what}: ${r.stderr}`);
       fs.rmSync(ws.report, { force: true });
     }
-    // what git itself would run is off after taking in (git.neutral): no editor, no hook, no submodule
+    // what git itself would run is off after taking in (git.neutral): no editor, no hook, no submodule, no ssh found
+    // along PATH
+    write(ws.root, { 'bin/ssh': `#!/bin/sh\ntouch ${ws.marker}\n` });
+    fs.chmodSync(path.join(ws.root, 'bin', 'ssh'), 0o755);
     for (const [what, steps, shows] of [
       [
         'git commit with no message (vi would read a ~/.vimrc the process wrote)',
@@ -1918,6 +1927,11 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         'git add -e (an editor of the patch)',
         [...INIT, { write: 'home/.vimrc', text: `:!touch ${ws.marker}\n:qa!\n` }, [...R, 'add', '-e']],
         /AssertionError/,
+      ],
+      [
+        'ssh for an ssh:// remote, a new bin/ssh first on PATH',
+        [...INIT, ['ls-remote', 'ssh://127.0.0.1:1/x']],
+        /ssh: connect to host 127\.0\.0\.1 port 1/,
       ],
     ] as [string, unknown[], RegExp][]) {
       write(ws.root, { 'steps.json': JSON.stringify(steps) });
