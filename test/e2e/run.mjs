@@ -1453,7 +1453,7 @@ const pinned = [
       const diffTab = page.locator('.tab', { hasText: 'fix: what changed (approved ↔ update)' });
       const reviewTab = page.locator('.tab', { hasText: 'fix — approve the update?' });
       await diffTab.waitFor({ timeout: 60_000 });
-      await reviewTab.waitFor({ timeout: 5000 });
+      await reviewTab.waitFor({ timeout: 30_000 }); // (opened after the diff; a loaded machine took over 5 s)
       await until(
         'the new version in the multi-file diff',
         async () =>

@@ -827,13 +827,25 @@ module.exports = () => {
         /FAILED/,
       ],
       [
+        'a push to a repository on this machine named inside an option (receive-pack there obeys its hooks; red team 22)',
+        [...INIT, [...R, 'commit', '-q', '--allow-empty', '-m', 'x'], [...R, 'push', '--repo=@W@/evil.git', '--all']],
+        /transport 'file' not allowed/,
+      ],
+      [
         'ssh for an ssh:// remote, a new bin/ssh first on PATH',
         [...INIT, ['ls-remote', 'ssh://127.0.0.1:1/x']],
         /ssh: connect to host 127\.0\.0\.1 port 1/,
       ],
     ];
-    writeFiles(ws.root, { 'bin/ssh': '#!/bin/sh\necho PWNED >&2\n' });
-    fs.chmodSync(path.join(ws.root, 'bin', 'ssh'), 0o755);
+    writeFiles(ws.root, {
+      'bin/ssh': '#!/bin/sh\necho PWNED >&2\n',
+      'evil.git/HEAD': 'ref: refs/heads/main\n',
+      'evil.git/config': '[core]\n\tbare = true\n',
+      'evil.git/objects/info/.keep': '',
+      'evil.git/refs/heads/.keep': '',
+      'evil.git/hooks/pre-receive': '#!/bin/sh\necho PWNED >&2\n',
+    });
+    for (const f of ['bin/ssh', 'evil.git/hooks/pre-receive']) fs.chmodSync(path.join(ws.root, f), 0o755);
     for (const [what, steps, shows] of neutral) {
       writeFiles(ws.root, { 'steps.json': JSON.stringify(steps) });
       const r = run(ws, ['server.js', 'git'], env);

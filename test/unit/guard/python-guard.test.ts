@@ -1915,8 +1915,15 @@ describe('python load guard (mcp_gate_guard.py)', function () {
     }
     // what git itself would run is off after taking in (git.neutral): no editor, no hook, no submodule, no ssh found
     // along PATH
-    write(ws.root, { 'bin/ssh': `#!/bin/sh\ntouch ${ws.marker}\n` });
-    fs.chmodSync(path.join(ws.root, 'bin', 'ssh'), 0o755);
+    write(ws.root, {
+      'bin/ssh': `#!/bin/sh\ntouch ${ws.marker}\n`,
+      'evil.git/HEAD': 'ref: refs/heads/main\n',
+      'evil.git/config': '[core]\n\tbare = true\n',
+      'evil.git/objects/info/.keep': '',
+      'evil.git/refs/heads/.keep': '',
+      'evil.git/hooks/pre-receive': `#!/bin/sh\ntouch ${ws.marker}\n`,
+    });
+    for (const f of ['bin/ssh', 'evil.git/hooks/pre-receive']) fs.chmodSync(path.join(ws.root, f), 0o755);
     for (const [what, steps, shows] of [
       [
         'git commit with no message (vi would read a ~/.vimrc the process wrote)',
@@ -1927,6 +1934,11 @@ describe('python load guard (mcp_gate_guard.py)', function () {
         'git add -e (an editor of the patch)',
         [...INIT, { write: 'home/.vimrc', text: `:!touch ${ws.marker}\n:qa!\n` }, [...R, 'add', '-e']],
         /AssertionError/,
+      ],
+      [
+        'a push to a repository on this machine named inside an option (receive-pack there obeys its hooks; red team 22)',
+        [...INIT, [...R, 'commit', '-q', '--allow-empty', '-m', 'x'], [...R, 'push', '--repo=@W@/evil.git', '--all']],
+        /transport 'file' not allowed/,
       ],
       [
         'ssh for an ssh:// remote, a new bin/ssh first on PATH',
