@@ -208,6 +208,15 @@ export function disown(file: unknown): void {
   const r = realOrBeside(name);
   if (r === null) return;
   own.delete(r);
+  // (only a folder has names below it: a file written and renamed into place, thousands of times, costs no walk of
+  // every own name each time)
+  let folder = false;
+  try {
+    folder = F.lstatSync(r).isDirectory();
+  } catch {
+    folder = false;
+  }
+  if (!folder) return;
   const below = withSep(r);
   for (const o of [...own]) if ($.startsWith(o, below)) own.delete(o);
 }

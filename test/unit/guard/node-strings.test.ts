@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cleanupTemp, ROOT, tempDir, writeFiles, vscodeNode } from '../helpers';
+import { EVERYDAY, INIT, R } from './git-steps';
 
 const GUARD = path.join(ROOT, 'dist', 'guard', 'node-guard.cjs');
 const NM = path.join(ROOT, 'node_modules');
@@ -706,22 +707,9 @@ module.exports = () => {
   return 'ok';
 };
 `;
-  const R = ['-C', '@S@/r'];
-  const INIT = [
-    ['init', '-q', '@S@/r'],
-    [...R, 'config', 'user.name', 'a'],
-    [...R, 'config', 'user.email', 'a@b'],
-  ];
-  const GIT_EVERYDAY = [
-    ...INIT,
-    [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
-    [...R, 'switch', '-q', '-c', 'b2'],
-    [...R, 'status', '-uno', '--short'],
-    [...R, 'log', '--oneline'],
-  ];
 
   it('git after taking in: a repository it made and the commands servers use go ahead; a config key, a hook or a ~/.gitconfig it wrote is refused (red team 19)', () => {
-    const ws = workspace({ 'server.js': SERVER, 'plugins/git.js': GIT_PLUGIN, 'steps.json': JSON.stringify(GIT_EVERYDAY) });
+    const ws = workspace({ 'server.js': SERVER, 'plugins/git.js': GIT_PLUGIN, 'steps.json': JSON.stringify(EVERYDAY) });
     approve(ws);
     // (a terminal: git's default editor is vi; a folder outside the workspace and scratch folders)
     // (and a workspace folder first on PATH, as `npm run` or `uv run` put one)
@@ -734,7 +722,7 @@ module.exports = () => {
     const first = run(ws, ['server.js', 'git'], env);
     assert.match(first.out, /ANSWER ok/, first.out + first.err);
     // the same commands after the process took in a changed steps.json (and a README edit): none refused
-    fs.writeFileSync(path.join(ws.root, 'steps.json'), JSON.stringify([...GIT_EVERYDAY, [...R, 'diff', '--stat']]));
+    fs.writeFileSync(path.join(ws.root, 'steps.json'), JSON.stringify([...EVERYDAY, [...R, 'diff', '--stat']]));
     fs.writeFileSync(path.join(ws.root, 'README.md'), '# edited\n');
     const again = run(ws, ['server.js', 'git'], env);
     assert.match(again.out, /ANSWER ok/, again.out + again.err);

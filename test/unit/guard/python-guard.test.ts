@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../helpers';
 import { LOADER_EXACT, LOADER_PREFIXES } from '../../../src/trust/plan/loader-variables';
+import { EVERYDAY, INIT, R } from './git-steps';
 
 const GUARD = path.join(ROOT, 'src', 'guard', 'python', 'mcp_gate_guard.py');
 const PY = '/usr/bin/python3';
@@ -1781,19 +1782,6 @@ describe('python load guard (mcp_gate_guard.py)', function () {
   });
 
   it('git after taking in: a repository it made and the commands servers use go ahead; a config key, a hook or a ~/.gitconfig it wrote is refused (gitfiles.py, red team 19)', () => {
-    const R = ['-C', '@S@/r'];
-    const INIT = [
-      ['init', '-q', '@S@/r'],
-      [...R, 'config', 'user.name', 'a'],
-      [...R, 'config', 'user.email', 'a@b'],
-    ];
-    const EVERYDAY = [
-      ...INIT,
-      [...R, 'commit', '-q', '--allow-empty', '-m', 'x'],
-      [...R, 'switch', '-q', '-c', 'b2'],
-      [...R, 'status', '-uno', '--short'],
-      [...R, 'log', '--oneline'],
-    ];
     const ws = workspace((w) => ({
       'server.py': [
         'import json, os, shutil, subprocess',

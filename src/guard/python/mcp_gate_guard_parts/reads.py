@@ -546,8 +546,12 @@ def _on_replace(args):
         return
     if state._is_own(src) and os.path.isfile(src):
         return                                   # (its own file moved onto its own name: still what it wrote)
+    state._own.discard(dst)
+    state._gone.discard(dst)
+    if not (os.path.isdir(src) or os.path.isdir(dst)):
+        return                                   # (a file renamed into place: no walk of every own name each time)
     below = dst.rstrip(os.sep) + os.sep
-    for o in [o for o in state._own if o == dst or o.startswith(below)]:
+    for o in [o for o in state._own if o.startswith(below)]:
         state._own.discard(o)
         state._gone.discard(o)
 
